@@ -1,0 +1,1008 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jstream.c - streaming Chrome-trace tokenizer.
+ *
+ * The reader keeps a window of the (decompressed) input in one buffer. Each
+ * event object is parsed from that window by a small recursive-descent parser
+ * that returns MORE when the object runs past the bytes read so far; the
+ * reader then slides the window (keeping the object's start), reads more and
+ * parses the object again. Restarts happen once per buffer refill, so their
+ * cost is negligible, and the buffer only grows when a single event is larger
+ * than it. Newlines in the bytes that slide out are counted so that an error
+ * can name its line and column without a second pass.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "jstream.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define JS_INITIAL_CAP (1u << 20)
+#define JS_MAX_DEPTH 256
+
+enum { P_OK = 0, P_MORE, P_ERR };
+
+enum { ST_START, ST_EVENTS, ST_TOPOBJ, ST_DONE };
+
+struct jstream {
+    gzFile gz;
+    char *path;
+    char *buf;
+    size_t cap, len, pos;
+    int eof;
+    int state;
+    int top_is_object;
+    int64_t base_off;        /* absolute offset of buf[0] */
+    long base_line;          /* newlines before buf[0] */
+    int64_t last_nl_abs;     /* absolute offset just after the last newline before buf[0] */
+    int64_t stop_offset;
+    int first_in_array;      /* no element read yet in the current array/object */
+};
+
+/* Parser over a complete-or-partial window. */
+typedef struct pstate {
+    const char *p, *end;
+    int status;
+    const char *errp;
+    const char *errmsg;
+    int depth;
+} pstate;
+
+/* Byte classes for the string scanner: 1 = stop (quote, backslash, control). */
+static unsigned char str_stop[256];
+static int tables_ready;
+
+static void tables_init(void)
+{
+    if (tables_ready)
+        return;
+    for (int c = 0; c < 0x20; c++)
+        str_stop[c] = 1;
+    str_stop['"'] = 1;
+    str_stop['\\'] = 1;
+    tables_ready = 1;
+}
+
+static int fail(pstate *ps, const char *at, const char *msg)
+{
+    if (ps->status == P_OK) {
+        ps->status = P_ERR;
+        ps->errp = at;
+        ps->errmsg = msg;
+    }
+    return -1;
+}
+
+static int more(pstate *ps)
+{
+    if (ps->status == P_OK)
+        ps->status = P_MORE;
+    return -1;
+}
+
+static inline void skip_ws(pstate *ps)
+{
+    const char *p = ps->p, *e = ps->end;
+    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+        p++;
+    ps->p = p;
+}
+
+/* Parses a string starting at '"'; fills s (without quotes). */
+static int parse_string(pstate *ps, js_span *s)
+{
+    const char *p = ps->p + 1, *e = ps->end;
+    unsigned flags = 0;
+    const char *start = p;
+    for (;;) {
+        while (p < e && !str_stop[(unsigned char)*p])
+            p++;
+        if (p >= e)
+            return more(ps);
+        char c = *p;
+        if (c == '"')
+            break;
+        if (c == '\\') {
+            flags |= JS_F_ESC;
+            if (p + 1 >= e)
+                return more(ps);
+            char n = p[1];
+            if (n == 'u') {
+                if (p + 6 > e)
+                    return more(ps);
+                for (int i = 2; i < 6; i++) {
+                    char h = p[i];
+                    if (!((h >= '0' && h <= '9') || (h >= 'a' && h <= 'f') || (h >= 'A' && h <= 'F')))
+                        return fail(ps, p, "bad \\u escape in string");
+                }
+                p += 6;
+            } else if (n == '"' || n == '\\' || n == '/' || n == 'b' || n == 'f' || n == 'n' ||
+                       n == 'r' || n == 't') {
+                p += 2;
+            } else {
+                return fail(ps, p, "bad escape in string");
+            }
+            continue;
+        }
+        /* raw control character: tolerated (real traces have them) */
+        flags |= JS_F_CTRL;
+        p++;
+    }
+    s->p = start;
+    s->n = (size_t)(p - start);
+    s->type = JS_STR;
+    s->flags = flags;
+    ps->p = p + 1;
+    return 0;
+}
+
+static int parse_number(pstate *ps, js_span *s)
+{
+    const char *p = ps->p, *e = ps->end, *start = p;
+    if (p < e && *p == '-')
+        p++;
+    if (p >= e)
+        return more(ps);
+    if (*p < '0' || *p > '9')
+        return fail(ps, start, "bad number");
+    while (p < e && *p >= '0' && *p <= '9')
+        p++;
+    if (p < e && *p == '.') {
+        p++;
+        const char *d = p;
+        while (p < e && *p >= '0' && *p <= '9')
+            p++;
+        if (p < e && p == d)
+            return fail(ps, start, "bad number");
+    }
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        p++;
+        if (p < e && (*p == '+' || *p == '-'))
+            p++;
+        const char *d = p;
+        while (p < e && *p >= '0' && *p <= '9')
+            p++;
+        if (p < e && p == d)
+            return fail(ps, start, "bad number");
+    }
+    if (p >= e)
+        return more(ps); /* a number may continue in the next bytes */
+    s->p = start;
+    s->n = (size_t)(p - start);
+    s->type = JS_NUM;
+    s->flags = 0;
+    ps->p = p;
+    return 0;
+}
+
+static int parse_literal(pstate *ps, const char *word, int type, js_span *s)
+{
+    size_t n = strlen(word);
+    const char *p = ps->p;
+    size_t avail = (size_t)(ps->end - p);
+    if (memcmp(p, word, avail < n ? avail : n) != 0)
+        return fail(ps, p, "unexpected character");
+    if (avail < n)
+        return more(ps);
+    s->p = p;
+    s->n = n;
+    s->type = type;
+    s->flags = 0;
+    ps->p = p + n;
+    return 0;
+}
+
+static int parse_value(pstate *ps, js_span *s);
+
+/* Parses an object or array starting at '{' or '['; s spans the raw text. */
+static int parse_container(pstate *ps, js_span *s)
+{
+    const char *start = ps->p;
+    char open = *start, close = open == '{' ? '}' : ']';
+    unsigned flags = 0;
+    if (++ps->depth > JS_MAX_DEPTH)
+        return fail(ps, start, "nesting too deep");
+    ps->p++;
+    skip_ws(ps);
+    if (ps->p >= ps->end)
+        return more(ps);
+    if (*ps->p == close) {
+        ps->p++;
+    } else {
+        for (;;) {
+            js_span v;
+            if (open == '{') {
+                if (*ps->p != '"')
+                    return fail(ps, ps->p, "expected a string key");
+                if (parse_string(ps, &v))
+                    return -1;
+                flags |= v.flags;
+                skip_ws(ps);
+                if (ps->p >= ps->end)
+                    return more(ps);
+                if (*ps->p != ':')
+                    return fail(ps, ps->p, "expected ':'");
+                ps->p++;
+                skip_ws(ps);
+            }
+            if (parse_value(ps, &v))
+                return -1;
+            flags |= v.flags;
+            skip_ws(ps);
+            if (ps->p >= ps->end)
+                return more(ps);
+            if (*ps->p == ',') {
+                ps->p++;
+                skip_ws(ps);
+                if (ps->p >= ps->end)
+                    return more(ps);
+                continue;
+            }
+            if (*ps->p == close) {
+                ps->p++;
+                break;
+            }
+            return fail(ps, ps->p, open == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
+        }
+    }
+    ps->depth--;
+    s->p = start;
+    s->n = (size_t)(ps->p - start);
+    s->type = open == '{' ? JS_OBJ : JS_ARR;
+    s->flags = flags;
+    return 0;
+}
+
+static int parse_value(pstate *ps, js_span *s)
+{
+    skip_ws(ps);
+    if (ps->p >= ps->end)
+        return more(ps);
+    switch (*ps->p) {
+    case '"':
+        return parse_string(ps, s);
+    case '{':
+    case '[':
+        return parse_container(ps, s);
+    case 't':
+        return parse_literal(ps, "true", JS_TRUE, s);
+    case 'f':
+        return parse_literal(ps, "false", JS_FALSE, s);
+    case 'n':
+        return parse_literal(ps, "null", JS_NULL, s);
+    default:
+        if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9'))
+            return parse_number(ps, s);
+        return fail(ps, ps->p, "unexpected character");
+    }
+}
+
+static int key_is(const js_span *k, const char *lit, size_t n)
+{
+    return k->n == n && memcmp(k->p, lit, n) == 0;
+}
+#define KEY_IS(k, lit) key_is((k), lit, sizeof(lit) - 1)
+
+static int span_time(const js_span *v, int64_t *out)
+{
+    if (v->type == JS_NUM || v->type == JS_STR) {
+        const char *p = v->p;
+        size_t n = v->n;
+        /* msprof appends TABs or spaces to string times: ignore them */
+        while (n && (p[n - 1] == '\t' || p[n - 1] == ' '))
+            n--;
+        while (n && (*p == ' ' || *p == '\t')) {
+            p++;
+            n--;
+        }
+        return js_us_to_ns(p, n, out);
+    }
+    return -1;
+}
+
+/* Parses one event object at ps->p ('{'). */
+static int parse_event(pstate *ps, trace_event *ev)
+{
+    const char *start = ps->p;
+    memset(ev, 0, offsetof(trace_event, argv));
+    ps->p++;
+    skip_ws(ps);
+    if (ps->p >= ps->end)
+        return more(ps);
+    if (*ps->p == '}') {
+        ps->p++;
+        return 0;
+    }
+    for (;;) {
+        js_span k, v;
+        if (*ps->p != '"')
+            return fail(ps, ps->p, "expected a string key");
+        if (parse_string(ps, &k))
+            return -1;
+        skip_ws(ps);
+        if (ps->p >= ps->end)
+            return more(ps);
+        if (*ps->p != ':')
+            return fail(ps, ps->p, "expected ':'");
+        ps->p++;
+        const char *vstart;
+        skip_ws(ps);
+        vstart = ps->p;
+        if (parse_value(ps, &v))
+            return -1;
+        ev->n_keys++;
+        switch (k.n) {
+        case 2:
+            if (KEY_IS(&k, "ph")) {
+                if (v.type == JS_STR && v.n > 0)
+                    ev->ph = v.p[0];
+            } else if (KEY_IS(&k, "ts")) {
+                if (span_time(&v, &ev->ts_ns) != 0)
+                    return fail(ps, vstart, "'ts' is not a number");
+                ev->has_ts = 1;
+            } else if (KEY_IS(&k, "id")) {
+                ev->id = v;
+            } else if (KEY_IS(&k, "bp")) {
+                ev->bp = v;
+            }
+            break;
+        case 3:
+            if (KEY_IS(&k, "pid"))
+                ev->pid = v;
+            else if (KEY_IS(&k, "tid"))
+                ev->tid = v;
+            else if (KEY_IS(&k, "cat"))
+                ev->cat = v;
+            else if (KEY_IS(&k, "dur")) {
+                if (v.type != JS_NULL) {
+                    if (span_time(&v, &ev->dur_ns) != 0)
+                        return fail(ps, vstart, "'dur' is not a number");
+                    ev->has_dur = 1;
+                }
+            }
+            break;
+        case 4:
+            if (KEY_IS(&k, "name"))
+                ev->name = v;
+            else if (KEY_IS(&k, "args"))
+                ev->args = v;
+            break;
+        case 1:
+            if (KEY_IS(&k, "s"))
+                ev->scope = v;
+            break;
+        default:
+            break;
+        }
+        skip_ws(ps);
+        if (ps->p >= ps->end)
+            return more(ps);
+        if (*ps->p == ',') {
+            ps->p++;
+            skip_ws(ps);
+            if (ps->p >= ps->end)
+                return more(ps);
+            continue;
+        }
+        if (*ps->p == '}') {
+            ps->p++;
+            break;
+        }
+        return fail(ps, ps->p, "expected ',' or '}'");
+    }
+    (void)start;
+    return 0;
+}
+
+jstream *js_open(const char *path, tb_error *err)
+{
+    tables_init();
+    jstream *js = calloc(1, sizeof *js);
+    if (!js) {
+        tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    js->path = strdup(path);
+    js->cap = JS_INITIAL_CAP;
+    js->buf = malloc(js->cap);
+    if (!js->path || !js->buf) {
+        js_close(js);
+        tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    js->gz = gzopen(path, "rb");
+    if (!js->gz) {
+        tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot open: %s", strerror(errno ? errno : ENOMEM));
+        js_close(js);
+        return NULL;
+    }
+    gzbuffer(js->gz, 1u << 18);
+    js->stop_offset = -1;
+    return js;
+}
+
+void js_close(jstream *js)
+{
+    if (!js)
+        return;
+    if (js->gz)
+        gzclose(js->gz);
+    free(js->buf);
+    free(js->path);
+    free(js);
+}
+
+/* Slides consumed bytes out (keeping buf[keep..]) and reads more. Returns 0, or -1 on I/O error. */
+static int refill(jstream *js, size_t keep, tb_error *err)
+{
+    if (keep > 0) {
+        /* count newlines in what slides out, for line numbers */
+        const char *p = js->buf, *e = js->buf + keep;
+        while ((p = memchr(p, '\n', (size_t)(e - p))) != NULL) {
+            js->base_line++;
+            p++;
+            js->last_nl_abs = js->base_off + (p - js->buf);
+        }
+        memmove(js->buf, js->buf + keep, js->len - keep);
+        js->len -= keep;
+        js->pos -= keep;
+        js->base_off += (int64_t)keep;
+    }
+    if (js->len == js->cap) {
+        size_t ncap = js->cap * 2;
+        char *nb = realloc(js->buf, ncap);
+        if (!nb) {
+            tb_error_set(err, TB_ERR_NOMEM, "out of memory (one event larger than %zu bytes)", js->cap);
+            return -1;
+        }
+        js->buf = nb;
+        js->cap = ncap;
+    }
+    int n = gzread(js->gz, js->buf + js->len, (unsigned)(js->cap - js->len));
+    if (n < 0) {
+        int zerr;
+        const char *msg = gzerror(js->gz, &zerr);
+        tb_error_at(err, zerr == Z_DATA_ERROR ? TB_ERR_PARSE : TB_ERR_IO, js->path, 0, 0,
+                    js->base_off + (int64_t)js->len, "read failed: %s", msg);
+        return -1;
+    }
+    if (n == 0)
+        js->eof = 1;
+    js->len += (size_t)n;
+    return 0;
+}
+
+static void position_of(const jstream *js, const char *at, long *line, long *col, int64_t *off)
+{
+    long l = js->base_line + 1;
+    int64_t ls = js->last_nl_abs;
+    for (const char *p = js->buf; p < at; p++) {
+        if (*p == '\n') {
+            l++;
+            ls = js->base_off + (p + 1 - js->buf);
+        }
+    }
+    *off = js->base_off + (at - js->buf);
+    *line = l;
+    *col = (long)(*off - ls) + 1;
+}
+
+static int syntax_error(jstream *js, const char *at, const char *msg, tb_error *err)
+{
+    long line, col;
+    int64_t off;
+    position_of(js, at, &line, &col, &off);
+    tb_error_at(err, TB_ERR_PARSE, js->path, line, col, off, "malformed JSON: %s", msg);
+    js->state = ST_DONE;
+    return JS_ITEM_ERROR;
+}
+
+/* Skips whitespace in the buffer, refilling as needed. Returns 0, 1 at EOF, -1 on error. */
+static int next_char(jstream *js, tb_error *err)
+{
+    for (;;) {
+        while (js->pos < js->len) {
+            char c = js->buf[js->pos];
+            if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
+                js->pos++;
+            else
+                return 0;
+        }
+        if (js->eof)
+            return 1;
+        if (refill(js, js->pos, err))
+            return -1;
+    }
+}
+
+int js_next(jstream *js, trace_event *ev, js_span *key, js_span *val, tb_error *err)
+{
+    int r;
+    for (;;) {
+        switch (js->state) {
+        case ST_DONE:
+            return JS_ITEM_END;
+        case ST_START:
+            if ((r = next_char(js, err)) < 0)
+                return JS_ITEM_ERROR;
+            if (r == 1)
+                return tb_error_at(err, TB_ERR_PARSE, js->path, 1, 1, 0, "empty input, expected a JSON trace"),
+                       JS_ITEM_ERROR;
+            if (js->base_off == 0 && js->pos == 0 && js->len >= 3 && memcmp(js->buf, "\xEF\xBB\xBF", 3) == 0) {
+                js->pos = 3;
+                continue;
+            }
+            if (js->buf[js->pos] == '[') {
+                js->pos++;
+                js->state = ST_EVENTS;
+                js->first_in_array = 1;
+            } else if (js->buf[js->pos] == '{') {
+                js->pos++;
+                js->state = ST_TOPOBJ;
+                js->top_is_object = 1;
+                js->first_in_array = 1;
+            } else {
+                return syntax_error(js, js->buf + js->pos, "expected '[' or '{' at the start of a trace", err);
+            }
+            continue;
+        case ST_EVENTS: {
+            if ((r = next_char(js, err)) < 0)
+                return JS_ITEM_ERROR;
+            if (r == 1) {
+                js->stop_offset = js->base_off + (int64_t)js->pos;
+                js->state = ST_DONE;
+                return JS_ITEM_TRUNCATED;
+            }
+            char c = js->buf[js->pos];
+            if (c == ']') {
+                js->pos++;
+                if (js->top_is_object) {
+                    js->state = ST_TOPOBJ;
+                    js->first_in_array = 0;
+                    continue;
+                }
+                /* only whitespace may follow */
+                if ((r = next_char(js, err)) < 0)
+                    return JS_ITEM_ERROR;
+                js->state = ST_DONE;
+                if (r == 0)
+                    return syntax_error(js, js->buf + js->pos, "unexpected data after the end of the trace", err);
+                return JS_ITEM_END;
+            }
+            if (!js->first_in_array) {
+                if (c != ',')
+                    return syntax_error(js, js->buf + js->pos, "expected ',' or ']' between events", err);
+                js->pos++;
+                if ((r = next_char(js, err)) < 0)
+                    return JS_ITEM_ERROR;
+                if (r == 1) {
+                    js->stop_offset = js->base_off + (int64_t)js->pos;
+                    js->state = ST_DONE;
+                    return JS_ITEM_TRUNCATED;
+                }
+                c = js->buf[js->pos];
+                if (c == ']') /* tolerate a trailing comma */
+                    continue;
+            }
+            if (c != '{')
+                return syntax_error(js, js->buf + js->pos, "expected an event object", err);
+            for (;;) {
+                pstate ps = {.p = js->buf + js->pos, .end = js->buf + js->len};
+                parse_event(&ps, ev);
+                if (ps.status == P_OK) {
+                    ev->offset = js->base_off + (int64_t)js->pos;
+                    ev->args_state = 0;
+                    js->pos = (size_t)(ps.p - js->buf);
+                    js->first_in_array = 0;
+                    return JS_ITEM_EVENT;
+                }
+                if (ps.status == P_ERR)
+                    return syntax_error(js, ps.errp, ps.errmsg, err);
+                if (js->eof) {
+                    js->stop_offset = js->base_off + (int64_t)js->pos;
+                    js->state = ST_DONE;
+                    return JS_ITEM_TRUNCATED;
+                }
+                if (refill(js, js->pos, err))
+                    return JS_ITEM_ERROR;
+            }
+        }
+        case ST_TOPOBJ: {
+            if ((r = next_char(js, err)) < 0)
+                return JS_ITEM_ERROR;
+            if (r == 1) {
+                js->stop_offset = js->base_off + (int64_t)js->pos;
+                js->state = ST_DONE;
+                return JS_ITEM_TRUNCATED;
+            }
+            char c = js->buf[js->pos];
+            if (c == '}') {
+                js->pos++;
+                if ((r = next_char(js, err)) < 0)
+                    return JS_ITEM_ERROR;
+                js->state = ST_DONE;
+                if (r == 0)
+                    return syntax_error(js, js->buf + js->pos, "unexpected data after the end of the trace", err);
+                return JS_ITEM_END;
+            }
+            if (!js->first_in_array) {
+                if (c != ',')
+                    return syntax_error(js, js->buf + js->pos, "expected ',' or '}' in the top-level object", err);
+                js->pos++;
+                if ((r = next_char(js, err)) < 0)
+                    return JS_ITEM_ERROR;
+                if (r == 1) {
+                    js->stop_offset = js->base_off + (int64_t)js->pos;
+                    js->state = ST_DONE;
+                    return JS_ITEM_TRUNCATED;
+                }
+            }
+            /* one member: key, then either the events array or a value */
+            for (;;) {
+                pstate ps = {.p = js->buf + js->pos, .end = js->buf + js->len};
+                js_span k, v;
+                size_t kstart = js->pos;
+                if (*ps.p != '"')
+                    return syntax_error(js, ps.p, "expected a string key", err);
+                if (parse_string(&ps, &k) == 0) {
+                    skip_ws(&ps);
+                    if (ps.p >= ps.end)
+                        more(&ps);
+                    else if (*ps.p != ':')
+                        fail(&ps, ps.p, "expected ':'");
+                    else {
+                        ps.p++;
+                        skip_ws(&ps);
+                        if (ps.p >= ps.end)
+                            more(&ps);
+                        else if (KEY_IS(&k, "traceEvents") && *ps.p == '[') {
+                            js->pos = (size_t)(ps.p + 1 - js->buf);
+                            js->state = ST_EVENTS;
+                            js->first_in_array = 1;
+                            break;
+                        } else if (parse_value(&ps, &v) == 0) {
+                            js->pos = (size_t)(ps.p - js->buf);
+                            js->first_in_array = 0;
+                            *key = k;
+                            *val = v;
+                            return JS_ITEM_TOPKEY;
+                        }
+                    }
+                }
+                if (ps.status == P_ERR)
+                    return syntax_error(js, ps.errp, ps.errmsg, err);
+                if (js->eof) {
+                    js->stop_offset = js->base_off + (int64_t)kstart;
+                    js->state = ST_DONE;
+                    return JS_ITEM_TRUNCATED;
+                }
+                if (refill(js, js->pos, err))
+                    return JS_ITEM_ERROR;
+            }
+            continue;
+        }
+        }
+    }
+}
+
+int js_top_is_object(const jstream *js)
+{
+    return js->top_is_object;
+}
+
+int64_t js_stop_offset(const jstream *js)
+{
+    return js->stop_offset;
+}
+
+int64_t js_bytes_done(const jstream *js)
+{
+    return js->base_off + (int64_t)js->pos;
+}
+
+int64_t js_raw_bytes_done(const jstream *js)
+{
+    return (int64_t)gzoffset(js->gz);
+}
+
+/* ---- args and values ---------------------------------------------------- */
+
+static void parse_args(trace_event *ev)
+{
+    ev->args_state = -1;
+    ev->n_args = 0;
+    if (ev->args.type != JS_OBJ)
+        return;
+    pstate ps = {.p = ev->args.p + 1, .end = ev->args.p + ev->args.n - 1};
+    skip_ws(&ps);
+    while (ps.p < ps.end && ev->n_args < JS_MAX_MEMBERS) {
+        js_member *m = &ev->argv[ev->n_args];
+        if (*ps.p != '"' || parse_string(&ps, &m->key))
+            break;
+        skip_ws(&ps);
+        if (ps.p >= ps.end || *ps.p != ':')
+            break;
+        ps.p++;
+        if (parse_value(&ps, &m->val))
+            break;
+        ev->n_args++;
+        skip_ws(&ps);
+        if (ps.p < ps.end && *ps.p == ',') {
+            ps.p++;
+            skip_ws(&ps);
+        }
+    }
+    ev->args_state = 1;
+}
+
+js_span js_arg(trace_event *ev, const char *key)
+{
+    js_span none = {0};
+    if (ev->args_state == 0)
+        parse_args(ev);
+    size_t kn = strlen(key);
+    for (int i = 0; i < ev->n_args; i++) {
+        const js_span *k = &ev->argv[i].key;
+        if (k->n == kn && memcmp(k->p, key, kn) == 0)
+            return ev->argv[i].val;
+    }
+    return none;
+}
+
+int js_us_to_ns(const char *p, size_t n, int64_t *out)
+{
+    const char *e = p + n;
+    int neg = 0;
+    if (p < e && (*p == '-' || *p == '+')) {
+        neg = *p == '-';
+        p++;
+    }
+    if (p >= e)
+        return -1;
+    uint64_t ip = 0;
+    const char *d0 = p;
+    while (p < e && *p >= '0' && *p <= '9') {
+        if (ip > (UINT64_MAX - 9) / 10)
+            return -1;
+        ip = ip * 10 + (uint64_t)(*p - '0');
+        p++;
+    }
+    int have_digits = p > d0;
+    uint64_t frac = 0;
+    int fdig = 0, round_up = 0;
+    if (p < e && *p == '.') {
+        p++;
+        while (p < e && *p >= '0' && *p <= '9') {
+            if (fdig < 3) {
+                frac = frac * 10 + (uint64_t)(*p - '0');
+            } else if (fdig == 3) {
+                round_up = *p >= '5';
+            }
+            fdig++;
+            have_digits = 1;
+            p++;
+        }
+    }
+    if (!have_digits)
+        return -1;
+    if (p < e && (*p == 'e' || *p == 'E')) {
+        /* exponent notation (Excel-saved files): fall back to long double */
+        char tmp[64];
+        size_t len = (size_t)(e - (neg ? d0 - 1 : d0));
+        const char *s0 = neg ? d0 - 1 : d0;
+        if (len >= sizeof tmp)
+            return -1;
+        memcpy(tmp, s0, len);
+        tmp[len] = 0;
+        char *end;
+        errno = 0;
+        long double v = strtold(tmp, &end);
+        if (end != tmp + len || errno || !isfinite(v) || fabsl(v) > 9.2e15L)
+            return -1;
+        *out = (int64_t)llroundl(v * 1000.0L);
+        return 0;
+    }
+    if (p != e)
+        return -1;
+    while (fdig < 3) {
+        frac *= 10;
+        fdig++;
+    }
+    if (ip > (uint64_t)INT64_MAX / 1000 - 1)
+        return -1;
+    uint64_t ns = ip * 1000 + frac + (uint64_t)round_up;
+    *out = neg ? -(int64_t)ns : (int64_t)ns;
+    return 0;
+}
+
+int js_span_int(js_span s, int64_t *out)
+{
+    if (s.type != JS_NUM && s.type != JS_STR)
+        return -1;
+    if (s.n == 0 || s.n > 40)
+        return -1;
+    char tmp[48];
+    memcpy(tmp, s.p, s.n);
+    tmp[s.n] = 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(tmp, &end, 10);
+    if (errno == 0 && *end == 0) {
+        *out = v;
+        return 0;
+    }
+    if (errno == ERANGE) {
+        /* ids above INT64_MAX (unsigned 64-bit) keep their bits */
+        errno = 0;
+        unsigned long long u = strtoull(tmp, &end, 10);
+        if (errno == 0 && *end == 0) {
+            *out = (int64_t)u;
+            return 0;
+        }
+        return -1;
+    }
+    errno = 0;
+    double d = strtod(tmp, &end);
+    if (errno == 0 && *end == 0 && isfinite(d) && d == floor(d) && fabs(d) < 9.2e18) {
+        *out = (int64_t)d;
+        return 0;
+    }
+    return -1;
+}
+
+int js_span_real(js_span s, double *out)
+{
+    if (s.type != JS_NUM && s.type != JS_STR)
+        return -1;
+    if (s.n == 0 || s.n > 60)
+        return -1;
+    char tmp[64];
+    memcpy(tmp, s.p, s.n);
+    tmp[s.n] = 0;
+    char *end;
+    errno = 0;
+    double d = strtod(tmp, &end);
+    if (errno || *end != 0)
+        return -1;
+    *out = d;
+    return 0;
+}
+
+static int grow(char **buf, size_t *cap, size_t need)
+{
+    if (*cap >= need)
+        return 0;
+    size_t ncap = *cap ? *cap : 256;
+    while (ncap < need)
+        ncap *= 2;
+    char *nb = realloc(*buf, ncap);
+    if (!nb)
+        return -1;
+    *buf = nb;
+    *cap = ncap;
+    return 0;
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return c - 'A' + 10;
+}
+
+static size_t put_utf8(char *o, unsigned cp)
+{
+    if (cp < 0x80) {
+        o[0] = (char)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        o[0] = (char)(0xC0 | (cp >> 6));
+        o[1] = (char)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        o[0] = (char)(0xE0 | (cp >> 12));
+        o[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+        o[2] = (char)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    o[0] = (char)(0xF0 | (cp >> 18));
+    o[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+    o[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
+    o[3] = (char)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+const char *js_str_decode(js_span s, char **buf, size_t *cap, size_t *len)
+{
+    if (s.type != JS_STR || !(s.flags & JS_F_ESC)) {
+        *len = s.n;
+        return s.p;
+    }
+    if (grow(buf, cap, s.n + 1))
+        return NULL;
+    char *o = *buf;
+    const char *p = s.p, *e = s.p + s.n;
+    while (p < e) {
+        if (*p != '\\') {
+            *o++ = *p++;
+            continue;
+        }
+        char c = p[1];
+        p += 2;
+        switch (c) {
+        case 'b': *o++ = '\b'; break;
+        case 'f': *o++ = '\f'; break;
+        case 'n': *o++ = '\n'; break;
+        case 'r': *o++ = '\r'; break;
+        case 't': *o++ = '\t'; break;
+        case 'u': {
+            unsigned cp = (unsigned)(hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 | hexval(p[3]));
+            p += 4;
+            if (cp >= 0xD800 && cp < 0xDC00 && p + 6 <= e && p[0] == '\\' && p[1] == 'u') {
+                unsigned lo = (unsigned)(hexval(p[2]) << 12 | hexval(p[3]) << 8 | hexval(p[4]) << 4 | hexval(p[5]));
+                if (lo >= 0xDC00 && lo < 0xE000) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+                    p += 6;
+                }
+            }
+            if (cp == 0)
+                cp = 0xFFFD; /* keep C strings whole */
+            o += put_utf8(o, cp);
+            break;
+        }
+        default: *o++ = c; break;
+        }
+    }
+    *o = 0;
+    *len = (size_t)(o - *buf);
+    return *buf;
+}
+
+const char *js_raw_clean(js_span s, char **buf, size_t *cap, size_t *len)
+{
+    if (!(s.flags & JS_F_CTRL)) {
+        *len = s.n;
+        return s.p;
+    }
+    /* escape raw control characters; outside strings they cannot occur
+     * (the parser treats them as errors there, except whitespace) */
+    if (grow(buf, cap, s.n * 6 + 1))
+        return NULL;
+    char *o = *buf;
+    int in_str = 0;
+    static const char hex[] = "0123456789abcdef";
+    for (const char *p = s.p, *e = s.p + s.n; p < e; p++) {
+        unsigned char c = (unsigned char)*p;
+        if (in_str) {
+            if (c == '\\' && p + 1 < e) {
+                *o++ = *p++;
+                *o++ = *p;
+                continue;
+            }
+            if (c == '"')
+                in_str = 0;
+            else if (c < 0x20) {
+                *o++ = '\\';
+                *o++ = 'u';
+                *o++ = '0';
+                *o++ = '0';
+                *o++ = hex[c >> 4];
+                *o++ = hex[c & 15];
+                continue;
+            }
+        } else if (c == '"') {
+            in_str = 1;
+        }
+        *o++ = (char)c;
+    }
+    *o = 0;
+    *len = (size_t)(o - *buf);
+    return *buf;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * jstream.h - the streaming Chrome-trace reader (private to ingest/).
+ *
+ * A purpose-built tokenizer for trace JSON: it walks a top-level array of
+ * events or a {"traceEvents": [...], ...} object, and hands out one event at a
+ * time with its fields as spans into its own buffer. Memory stays bounded by
+ * the largest single event, whatever the file size. It reads plain or gzip
+ * input (zlib reads both), keeps ts/dur as exact nanoseconds from their
+ * decimal text, tolerates raw control characters inside strings and a
+ * trailing `{}` event, and reports a cut-short file as such (with the offset
+ * of the incomplete event) instead of as a syntax error.
+ */
+#ifndef TB_INGEST_JSTREAM_H
+#define TB_INGEST_JSTREAM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracebook/error.h"
+
+enum { JS_NONE = 0, JS_STR, JS_NUM, JS_OBJ, JS_ARR, JS_TRUE, JS_FALSE, JS_NULL };
+
+#define JS_F_ESC 1u  /* the string holds backslash escapes */
+#define JS_F_CTRL 2u /* the string holds raw control characters */
+
+/* A span of text inside the reader's buffer (borrowed: valid until the next js_next). */
+typedef struct js_span {
+    const char *p;  /* for JS_STR: the characters between the quotes */
+    size_t n;
+    int type;       /* JS_* of the value; JS_NONE when absent */
+    unsigned flags; /* JS_F_* for strings and for containers holding such strings */
+} js_span;
+
+#define JS_MAX_MEMBERS 64
+
+typedef struct js_member {
+    js_span key;
+    js_span val;
+} js_member;
+
+typedef struct trace_event {
+    char ph;                      /* first character of "ph", 0 when absent */
+    js_span name, cat, id, bp, scope, pid, tid, args;
+    int has_ts, has_dur;
+    int64_t ts_ns, dur_ns;
+    int64_t offset;               /* byte offset of the event's '{' */
+    int n_keys;                   /* members in the event object (0 = `{}`) */
+    /* args, parsed on demand by js_args() */
+    int args_state;               /* 0 not parsed, 1 parsed, -1 not an object */
+    int n_args;
+    js_member argv[JS_MAX_MEMBERS];
+} trace_event;
+
+typedef struct jstream jstream;
+
+enum js_item { JS_ITEM_EVENT = 1, JS_ITEM_TOPKEY, JS_ITEM_END, JS_ITEM_TRUNCATED, JS_ITEM_ERROR };
+
+/* Opens path (plain or gzip). Returns new (free with js_close) or NULL with err set. */
+jstream *js_open(const char *path, tb_error *err);
+void js_close(jstream *js);
+
+/*
+ * Reads the next item. JS_ITEM_EVENT fills *ev; JS_ITEM_TOPKEY fills *key and
+ * *val with a top-level member other than traceEvents (raw value text);
+ * JS_ITEM_TRUNCATED means the input stopped early (js_stop_offset tells where);
+ * JS_ITEM_ERROR sets err with file, line, column and offset.
+ */
+int js_next(jstream *js, trace_event *ev, js_span *key, js_span *val, tb_error *err);
+
+/* 1 when the input is a top-level object ({"traceEvents": ...}). */
+int js_top_is_object(const jstream *js);
+
+/* Offset of the incomplete item when the input was cut short. */
+int64_t js_stop_offset(const jstream *js);
+/* Bytes consumed so far (decompressed) and the compressed/raw bytes read. */
+int64_t js_bytes_done(const jstream *js);
+int64_t js_raw_bytes_done(const jstream *js);
+
+/* Parses ev->args on first use; returns the value of key or a JS_NONE span. */
+js_span js_arg(trace_event *ev, const char *key);
+
+/*
+ * Converts a JSON number (or the text of a numeric string) in microseconds to
+ * integer nanoseconds without going through a double when it has at most three
+ * decimals. Returns 0 on success, -1 when the text is not a number.
+ */
+int js_us_to_ns(const char *p, size_t n, int64_t *out);
+
+/* Parses an integer value (number, or numeric string). Returns 0 or -1. */
+int js_span_int(js_span s, int64_t *out);
+/* Parses a real value (number, or numeric string). Returns 0 or -1. */
+int js_span_real(js_span s, double *out);
+
+/*
+ * Decodes a string span (escapes resolved, control characters kept) into buf;
+ * returns buf, or the raw text when it needs no decoding. *len gets the length.
+ * buf grows as needed (*cap); the returned pointer is borrowed.
+ */
+const char *js_str_decode(js_span s, char **buf, size_t *cap, size_t *len);
+
+/*
+ * Copies the raw text of a value into valid JSON: raw control characters
+ * inside strings are escaped. Returns a pointer to the text (borrowed: the
+ * span itself when nothing needs escaping, else *buf).
+ */
+const char *js_raw_clean(js_span s, char **buf, size_t *cap, size_t *len);
+
+#endif

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rows.c - the column lists importers fill, one per destination table.
+ * The DB stage builds its INSERT statements from these, so an importer and
+ * the loader can never disagree on column order.
+ */
+#include "rows.h"
+
+const row_table_def row_tables[R_TABLE_COUNT] = {
+    [R_TASK] = {"TASK", "startNs,endNs,deviceId,connectionId,globalTaskId,globalPid,taskType,"
+                        "contextId,streamId,taskId,modelId,rankId,name", 13},
+    [R_COMPUTE_TASK_INFO] = {"COMPUTE_TASK_INFO", "name,globalTaskId,taskType,opType,blockNum,"
+                                                  "mixBlockNum,inputShapes,rankId", 8},
+    [R_COMMUNICATION_OP] = {"COMMUNICATION_OP", "opName,startNs,endNs,connectionId,groupName,opId,"
+                                                "dataType,algType,count,opType,deviceId,rankId", 12},
+    [R_COMMUNICATION_TASK_INFO] = {"COMMUNICATION_TASK_INFO",
+                                   "name,globalTaskId,taskType,planeId,groupName,notifyId,srcRank,"
+                                   "dstRank,transportType,size,dataType,linkType,bandwidth,rankId", 14},
+    [R_MEMCPY_INFO] = {"MEMCPY_INFO", "globalTaskId,size,memcpyOperation,rankId", 4},
+    [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId", 7},
+    [R_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,"
+                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId", 11},
+    [R_STEP_TIME] = {"STEP_TIME", "id,startNs,endNs,rankId", 4},
+    [R_OVERLAP_ANALYSIS] = {"OVERLAP_ANALYSIS", "id,deviceId,startNs,endNs,type,rankId", 6},
+    [R_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,message,globalTid,connectionId,rankId", 7},
+    [R_FLOW_END] = {"TB_FLOW_END", "rankId,ph,cat,name,flowId,pid,tid,ts,seq", 9},
+    [R_COUNTER] = {"TB_COUNTER", "rankId,pid,name,series,timestampNs,value", 6},
+    [R_EVENT] = {"TB_EVENT", "rankId,pid,tid,ph,cat,name,startNs,endNs,args", 9},
+    [R_PROCESS] = {"TB_PROCESS", "rankId,pid,name,labels,sortIndex,deviceId,layer", 7},
+    [R_THREAD] = {"TB_THREAD", "rankId,pid,tid,name,sortIndex", 5},
+    [R_CONNECTION_IDS] = {"CONNECTION_IDS", "id,connectionId,rankId", 3},
+    [R_RANK_DEVICE_MAP] = {"RANK_DEVICE_MAP", "rankId,deviceId", 2},
+    [R_NPU_INFO] = {"NPU_INFO", "id,name,rankId", 3},
+    [R_GC_RECORD] = {"GC_RECORD", "startNs,endNs,globalTid,rankId", 4},
+};

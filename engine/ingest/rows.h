@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * rows.h - how importers hand rows to the DB stage (private to the engine).
+ *
+ * Importers know formats, not SQLite: they push rows of typed values into a
+ * row_sink, table by table, in the column order given by row_tables[]. The
+ * DB stage (engine/db) implements the sink with prepared INSERTs and interns
+ * strings through STRING_IDS.
+ */
+#ifndef TB_INGEST_ROWS_H
+#define TB_INGEST_ROWS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum row_table {
+    R_TASK, R_COMPUTE_TASK_INFO, R_COMMUNICATION_OP, R_COMMUNICATION_TASK_INFO,
+    R_MEMCPY_INFO, R_CANN_API, R_PYTORCH_API, R_STEP_TIME, R_OVERLAP_ANALYSIS,
+    R_MSTX_EVENTS, R_FLOW_END, R_COUNTER, R_EVENT, R_PROCESS, R_THREAD,
+    R_CONNECTION_IDS, R_RANK_DEVICE_MAP, R_NPU_INFO, R_GC_RECORD,
+    R_TABLE_COUNT
+};
+
+typedef struct row_table_def {
+    const char *table;   /* SQL table name */
+    const char *columns; /* comma-separated column list, in value order */
+    int ncols;
+} row_table_def;
+
+extern const row_table_def row_tables[R_TABLE_COUNT];
+
+enum { V_NULL = 0, V_INT, V_REAL, V_TEXT };
+
+typedef struct tb_val {
+    int type;
+    int64_t i;
+    double d;
+    const char *s; /* borrowed for the duration of the row call */
+    size_t n;
+} tb_val;
+
+#define VNULL ((tb_val){.type = V_NULL})
+#define VINT(x) ((tb_val){.type = V_INT, .i = (int64_t)(x)})
+#define VREAL(x) ((tb_val){.type = V_REAL, .d = (x)})
+#define VTEXT(p, len) ((tb_val){.type = V_TEXT, .s = (p), .n = (len)})
+
+typedef struct row_sink {
+    void *ctx;
+    /* Returns the STRING_IDS id of s (interned once), or -1 on failure. */
+    int64_t (*intern)(void *ctx, const char *s, size_t n);
+    /* Inserts one row; returns 0, or -1 on failure (the sink keeps the error). */
+    int (*row)(void *ctx, int table, const tb_val *vals);
+} row_sink;
+
+#endif

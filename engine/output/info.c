@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * info.c - the `info` summary of a loaded DB: what was found (sources,
+ * layers, devices, ranks, steps, time span), where every event went, row
+ * counts per table and the warnings of the load. Reads the DB only.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tracebook/tracebook.h"
+
+static void section(FILE *f, const char *title)
+{
+    fprintf(f, "\n%s\n", title);
+}
+
+/* Prints every row of q as "  col1  col2 ...", with a header when asked. */
+static int print_rows(sqlite3 *db, FILE *f, const char *sql, const char *empty)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        return -1;
+    int n = 0, cols = sqlite3_column_count(q);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        fputs(" ", f);
+        for (int i = 0; i < cols; i++) {
+            const char *v = (const char *)sqlite3_column_text(q, i);
+            fprintf(f, " %s", v ? v : "-");
+        }
+        fputc('\n', f);
+        n++;
+    }
+    sqlite3_finalize(q);
+    if (n == 0 && empty)
+        fprintf(f, "  %s\n", empty);
+    return n;
+}
+
+tb_status tb_info_write(const char *db_path, FILE *f, tb_error *err)
+{
+    sqlite3 *db;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return tb_error_at(err, TB_ERR_DB, db_path, 0, 0, -1, "cannot open the DB");
+    }
+    fprintf(f, "tracebook %s: %s\n", TB_VERSION, db_path);
+    section(f, "Sources (id, rank, kind, bytes, events, skipped, path, note):");
+    print_rows(db, f,
+               "SELECT id, rankId, '[' || kind || ']', bytes, rowsRead, rowsSkipped, path, coalesce(note, '')"
+               " FROM TB_SOURCE ORDER BY id",
+               "none");
+    section(f, "Ranks and devices (rank: devices):");
+    print_rows(db, f,
+               "SELECT r.rankId || ':', coalesce((SELECT group_concat(deviceId, ',') FROM RANK_DEVICE_MAP m"
+               " WHERE m.rankId = r.rankId), '-') FROM TB_RANK r ORDER BY r.rankId",
+               "none");
+    section(f, "Devices (rank, id, name):");
+    print_rows(db, f, "SELECT rankId, id, name FROM NPU_INFO ORDER BY rankId, id", "no device names in the input");
+    section(f, "Layers (rank, pid, process name, layer, device):");
+    print_rows(db, f,
+               "SELECT rankId, pid, '\"' || coalesce(name, '') || '\"', coalesce(layer, '-'), coalesce(deviceId, '-')"
+               " FROM TB_PROCESS ORDER BY rankId, coalesce(sortIndex, 1e18), pid",
+               "none");
+    section(f, "Time span (start ns, end ns, duration ms, baseTime ns):");
+    print_rows(db, f,
+               "SELECT startTimeNs, endTimeNs, printf('%.3f', (endTimeNs - startTimeNs) / 1e6), coalesce(baseTimeNs, '-')"
+               " FROM SESSION_TIME_INFO",
+               "no timed events");
+    section(f, "Steps (rank, count, first, last):");
+    print_rows(db, f, "SELECT rankId, count(*), min(id), max(id) FROM STEP_TIME GROUP BY rankId ORDER BY rankId",
+               "no ProfilerStep#N steps");
+    section(f, "Events per destination (source, destination, events):");
+    print_rows(db, f, "SELECT sourceId, dest, events FROM TB_LOAD_COUNT ORDER BY sourceId, events DESC", "none");
+    section(f, "Rows per table:");
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                           " AND name NOT LIKE 'ENUM_%' ORDER BY name",
+                           -1, &q, NULL) == SQLITE_OK) {
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            char sql[256];
+            snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s\"", (const char *)sqlite3_column_text(q, 0));
+            sqlite3_stmt *c;
+            if (sqlite3_prepare_v2(db, sql, -1, &c, NULL) == SQLITE_OK && sqlite3_step(c) == SQLITE_ROW &&
+                sqlite3_column_int64(c, 0) > 0)
+                fprintf(f, "  %-26s %lld\n", (const char *)sqlite3_column_text(q, 0),
+                        (long long)sqlite3_column_int64(c, 0));
+            sqlite3_finalize(c);
+        }
+        sqlite3_finalize(q);
+    }
+    section(f, "Warnings:");
+    print_rows(db, f, "SELECT message FROM TB_WARNING ORDER BY rowid", "none");
+    sqlite3_close(db);
+    return TB_OK;
+}

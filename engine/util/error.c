@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * error.c - the engine's error record (see include/tracebook/error.h).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tracebook/tracebook.h"
+
+void tb_error_clear(tb_error *err)
+{
+    if (!err)
+        return;
+    memset(err, 0, sizeof *err);
+    err->offset = -1;
+}
+
+tb_status tb_error_set(tb_error *err, tb_status code, const char *fmt, ...)
+{
+    if (!err)
+        return code;
+    tb_error_clear(err);
+    err->code = code;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+tb_status tb_error_at(tb_error *err, tb_status code, const char *file, long line, long column, int64_t offset,
+                      const char *fmt, ...)
+{
+    if (!err)
+        return code;
+    tb_error_clear(err);
+    err->code = code;
+    snprintf(err->file, sizeof err->file, "%s", file ? file : "");
+    err->line = line;
+    err->column = column;
+    err->offset = offset;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    va_end(ap);
+    return code;
+}
+
+const char *tb_strerror(tb_status code)
+{
+    switch (code) {
+    case TB_OK: return "no error";
+    case TB_ERR_USAGE: return "usage error";
+    case TB_ERR_IO: return "I/O error";
+    case TB_ERR_PARSE: return "malformed input";
+    case TB_ERR_TRUNCATED: return "input cut short";
+    case TB_ERR_DB: return "database error";
+    case TB_ERR_NOMEM: return "out of memory";
+    case TB_ERR_NOTFOUND: return "no input found";
+    case TB_ERR_INTERNAL: return "internal error";
+    }
+    return "unknown error";
+}
+
+int tb_exit_code(tb_status code)
+{
+    switch (code) {
+    case TB_OK: return TB_EXIT_OK;
+    case TB_ERR_USAGE: return TB_EXIT_USAGE;
+    case TB_ERR_PARSE:
+    case TB_ERR_TRUNCATED: return TB_EXIT_INPUT;
+    case TB_ERR_IO: return TB_EXIT_IO;
+    case TB_ERR_DB: return TB_EXIT_DB;
+    case TB_ERR_NOTFOUND: return TB_EXIT_NOTFOUND;
+    default: return TB_EXIT_FAILURE;
+    }
+}
+
+const char *tb_version(void)
+{
+    return TB_VERSION;
+}

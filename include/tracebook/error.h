@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * error.h - the engine's error record, result codes and exit codes.
+ *
+ * Every engine call that can fail returns a tb_status and fills a
+ * caller-owned tb_error with the code, a message and, when the problem is in
+ * an input file, the file, line, column and byte offset. The CLI turns the
+ * record into `tracebook: error: FILE:LINE:COL: message` and the code into a
+ * named exit code.
+ */
+#ifndef TRACEBOOK_ERROR_H
+#define TRACEBOOK_ERROR_H
+
+#include <stdint.h>
+
+typedef enum tb_status {
+    TB_OK = 0,
+    TB_ERR_USAGE,    /* bad arguments or options */
+    TB_ERR_IO,       /* a file could not be read or written */
+    TB_ERR_PARSE,    /* an input is malformed */
+    TB_ERR_TRUNCATED,/* an input stops early (only an error with --strict) */
+    TB_ERR_DB,       /* SQLite failed */
+    TB_ERR_NOMEM,    /* out of memory */
+    TB_ERR_NOTFOUND, /* nothing to read where the user pointed */
+    TB_ERR_INTERNAL  /* a broken invariant: a bug in tracebook */
+} tb_status;
+
+/* Exit codes of the `tracebook` command (listed in --help and docs/cli.md). */
+enum tb_exit {
+    TB_EXIT_OK = 0,
+    TB_EXIT_FAILURE = 1,  /* internal error */
+    TB_EXIT_USAGE = 2,    /* bad command line */
+    TB_EXIT_INPUT = 3,    /* malformed or cut-short (with --strict) input */
+    TB_EXIT_IO = 4,       /* a file could not be read or written */
+    TB_EXIT_DB = 5,       /* SQLite error */
+    TB_EXIT_NOTFOUND = 6  /* no usable input found */
+};
+
+typedef struct tb_error {
+    tb_status code;
+    char message[512];
+    char file[1024];      /* input file the problem is in, or "" */
+    long line;            /* 1-based, 0 when unknown */
+    long column;          /* 1-based, 0 when unknown */
+    int64_t offset;       /* byte offset in the (decompressed) input, -1 when unknown */
+} tb_error;
+
+/* Resets err to "no error". */
+void tb_error_clear(tb_error *err);
+
+/* Fills err (code, printf-style message; no file position). Returns code. */
+tb_status tb_error_set(tb_error *err, tb_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Fills err with a position in an input file. Returns code. */
+tb_status tb_error_at(tb_error *err, tb_status code, const char *file, long line,
+                      long column, int64_t offset, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+
+/* Returns a static description of a status code. */
+const char *tb_strerror(tb_status code);
+
+/* Maps a status to the command's exit code. */
+int tb_exit_code(tb_status code);
+
+#endif

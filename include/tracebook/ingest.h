@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ingest.h - finding inputs and loading them into the unified trace DB.
+ *
+ * tb_load() streams every input (one per rank) into a new SQLite file,
+ * written under a temporary name and renamed into place only when the whole
+ * load succeeded, so a reader never sees half a DB and an existing DB of the
+ * same name survives a failed load untouched.
+ */
+#ifndef TRACEBOOK_INGEST_H
+#define TRACEBOOK_INGEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tracebook/error.h"
+
+/* Destinations an imported event can land in; counted per load. */
+enum tb_dest {
+    TB_DEST_TASK, TB_DEST_COMPUTE_TASK_INFO, TB_DEST_COMMUNICATION_OP,
+    TB_DEST_COMMUNICATION_TASK_INFO, TB_DEST_MEMCPY_INFO, TB_DEST_CANN_API,
+    TB_DEST_PYTORCH_API, TB_DEST_STEP_TIME, TB_DEST_OVERLAP_ANALYSIS,
+    TB_DEST_MSTX_EVENTS, TB_DEST_TB_FLOW, TB_DEST_TB_COUNTER, TB_DEST_TB_EVENT,
+    TB_DEST_METADATA, TB_DEST_SKIPPED_PYTHON, TB_DEST_EMPTY, TB_DEST_UNKNOWN_PHASE,
+    TB_DEST_COUNT
+};
+
+/* Returns the table (or pseudo-destination) name of a destination (static). */
+const char *tb_dest_name(int dest);
+
+typedef struct tb_load_options {
+    const char *const *inputs;  /* -dir values: trace files or directories (borrowed) */
+    size_t n_inputs;
+    const char *output;         /* path of the DB to write (borrowed) */
+    int strict;                 /* a cut-short input is an error, not a warning */
+    int keep_python_functions;  /* keep Kineto python_function events (TB_EVENT) */
+    /* Called with each warning (may be NULL). */
+    void (*warn)(void *ctx, const char *msg);
+    /* Called now and then while a file loads (may be NULL). */
+    void (*progress)(void *ctx, const char *file, uint64_t done, uint64_t total);
+    void *ctx;
+} tb_load_options;
+
+typedef struct tb_load_result {
+    uint64_t events;                 /* trace events read, all inputs */
+    uint64_t dest[TB_DEST_COUNT];    /* events per destination */
+    uint64_t warnings;
+    size_t n_files;                  /* trace files loaded */
+} tb_load_result;
+
+/*
+ * Loads opt->inputs into a new DB at opt->output. On error nothing is left at
+ * opt->output that was not there before. res may be NULL.
+ */
+tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err);
+
+/*
+ * Finds the trace files under path (a file, or a directory searched a few
+ * levels deep). Returns a new NULL-terminated array of new strings, sorted
+ * (free with tb_paths_free), or NULL with err set (TB_ERR_NOTFOUND when
+ * nothing usable is there).
+ */
+char **tb_find_traces(const char *path, tb_error *err);
+void tb_paths_free(char **paths);
+
+/*
+ * Computes the default DB name `msprof_<UTC YYYYMMDDhhmmss>.db` for an
+ * already loaded DB: the session start taken from the data. Writes into out.
+ */
+tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_error *err);
+
+/* Writes the `info` summary of a loaded DB to f. */
+tb_status tb_info_write(const char *db_path, FILE *f, tb_error *err);
+
+#endif

@@ -1,0 +1,144 @@
+-- SPDX-License-Identifier: MIT
+-- unified.sql - the tables of tracebook's unified trace DB.
+--
+-- The tables follow the msprof unified DB (msprof_*.db, schema 1.2.0): same
+-- table and column names, times as INTEGER nanoseconds, text attributes as
+-- ids into STRING_IDS, so SQL written for msprof DBs runs here. tracebook adds
+-- a rankId column to every row table (0 for a single rank) and a few columns
+-- marked "tracebook" below; its own tables are prefixed TB_. Ids such as
+-- globalTaskId and connectionId are indexed, never declared PRIMARY KEY:
+-- real inputs repeat them. This file is embedded in the binary.
+
+CREATE TABLE META_DATA (name TEXT, value TEXT);
+CREATE TABLE STRING_IDS (id INTEGER, value TEXT);
+CREATE TABLE SESSION_TIME_INFO (startTimeNs INTEGER, endTimeNs INTEGER, baseTimeNs INTEGER);
+CREATE TABLE NPU_INFO (id INTEGER, name TEXT, rankId INTEGER);
+CREATE TABLE RANK_DEVICE_MAP (rankId INTEGER, deviceId INTEGER);
+CREATE TABLE HOST_INFO (hostUid TEXT, hostName TEXT, rankId INTEGER);
+
+CREATE TABLE TASK (
+    startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER,
+    globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER,
+    streamId INTEGER, taskId INTEGER, modelId INTEGER,
+    rankId INTEGER, name INTEGER          -- tracebook: rank; slice name (string id)
+);
+CREATE TABLE COMPUTE_TASK_INFO (
+    name INTEGER, globalTaskId INTEGER, blockNum INTEGER, mixBlockNum INTEGER,
+    taskType INTEGER, opType INTEGER, inputFormats INTEGER, inputDataTypes INTEGER,
+    inputShapes INTEGER, outputFormats INTEGER, outputDataTypes INTEGER,
+    outputShapes INTEGER, attrInfo INTEGER, opState INTEGER, hf32Eligible INTEGER,
+    gridDim INTEGER, blockDim INTEGER, rankId INTEGER
+);
+CREATE TABLE COMMUNICATION_SCHEDULE_TASK_INFO (
+    name INTEGER, globalTaskId INTEGER, taskType INTEGER, opType INTEGER, rankId INTEGER
+);
+CREATE TABLE COMMUNICATION_TASK_INFO (
+    name INTEGER, globalTaskId INTEGER, taskType INTEGER, planeId INTEGER,
+    groupName INTEGER, notifyId INTEGER, rdmaType INTEGER, srcRank INTEGER,
+    dstRank INTEGER, transportType INTEGER, size INTEGER, dataType INTEGER,
+    linkType INTEGER, opId INTEGER, isMaster INTEGER, bandwidth NUMERIC, rankId INTEGER
+);
+CREATE TABLE COMMUNICATION_OP (
+    opName INTEGER, startNs INTEGER, endNs INTEGER, connectionId INTEGER,
+    groupName INTEGER, opId INTEGER, relay INTEGER, retry INTEGER, dataType INTEGER,
+    algType INTEGER, count NUMERIC, opType INTEGER, deviceId INTEGER, rankSize INTEGER,
+    rankId INTEGER
+);
+CREATE TABLE CANN_API (
+    startNs INTEGER, endNs INTEGER, type INTEGER, globalTid INTEGER,
+    connectionId INTEGER, name INTEGER, rankId INTEGER
+);
+CREATE TABLE PYTORCH_API (
+    startNs INTEGER, endNs INTEGER, globalTid INTEGER, connectionId INTEGER,
+    name INTEGER, sequenceNumber INTEGER, fwdThreadId INTEGER, inputDtypes INTEGER,
+    inputShapes INTEGER, callchainId INTEGER, type INTEGER, rankId INTEGER
+);
+CREATE TABLE CONNECTION_IDS (id INTEGER, connectionId INTEGER, rankId INTEGER);
+CREATE TABLE PYTORCH_CALLCHAINS (id INTEGER, stack INTEGER, stackDepth INTEGER, rankId INTEGER);
+CREATE TABLE STEP_TIME (id INTEGER, startNs INTEGER, endNs INTEGER, rankId INTEGER);
+CREATE TABLE GC_RECORD (startNs INTEGER, endNs INTEGER, globalTid INTEGER, rankId INTEGER);
+CREATE TABLE MEMCPY_INFO (globalTaskId INTEGER, size INTEGER, memcpyOperation INTEGER, rankId INTEGER);
+CREATE TABLE OVERLAP_ANALYSIS (
+    id INTEGER, deviceId INTEGER, startNs INTEGER, endNs INTEGER, type INTEGER, rankId INTEGER
+);
+CREATE TABLE MSTX_EVENTS (
+    startNs INTEGER, endNs INTEGER, eventType INTEGER, rangeId INTEGER, category INTEGER,
+    message INTEGER, globalTid INTEGER, endGlobalTid INTEGER, domainId INTEGER,
+    connectionId INTEGER, rankId INTEGER
+);
+CREATE TABLE NPU_MEM (type INTEGER, ddr NUMERIC, hbm NUMERIC, timestampNs INTEGER, deviceId INTEGER, rankId INTEGER);
+CREATE TABLE NPU_MODULE_MEM (moduleId INTEGER, timestampNs INTEGER, totalReserved NUMERIC, deviceId INTEGER, rankId INTEGER);
+CREATE TABLE NPU_OP_MEM (
+    operatorName INTEGER, addr INTEGER, type INTEGER, size INTEGER, timestampNs INTEGER,
+    globalTid INTEGER, totalAllocate NUMERIC, totalReserve NUMERIC, component INTEGER,
+    deviceId INTEGER, rankId INTEGER
+);
+CREATE TABLE MEMORY_RECORD (
+    component INTEGER, timestamp INTEGER, totalAllocated INTEGER, totalReserved INTEGER,
+    totalActive INTEGER, streamPtr INTEGER, deviceId INTEGER, rankId INTEGER
+);
+CREATE TABLE OP_MEMORY (
+    name INTEGER, size INTEGER, allocationTime INTEGER, releaseTime INTEGER,
+    activeReleaseTime INTEGER, duration INTEGER, activeDuration INTEGER,
+    allocationTotalAllocated INTEGER, allocationTotalReserved INTEGER,
+    allocationTotalActive INTEGER, releaseTotalAllocated INTEGER,
+    releaseTotalReserved INTEGER, releaseTotalActive INTEGER, streamPtr INTEGER,
+    deviceId INTEGER, rankId INTEGER
+);
+CREATE TABLE TASK_PMU_INFO (globalTaskId INTEGER, name INTEGER, value NUMERIC, rankId INTEGER);
+
+-- Enumerations (msprof values; tracebook's own ids are 60000 and up).
+CREATE TABLE ENUM_API_TYPE (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO ENUM_API_TYPE VALUES
+    (20000, 'acl'), (15000, 'model'), (10000, 'node'), (5500, 'communication'),
+    (5000, 'runtime'), (50001, 'op'), (50002, 'queue'), (50003, 'trace'), (50004, 'mstx'),
+    (60001, 'cuda_runtime'), (60002, 'cuda_driver'), (60003, 'user_annotation');
+CREATE TABLE ENUM_OVERLAP_ANALYSIS_TYPE (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO ENUM_OVERLAP_ANALYSIS_TYPE VALUES
+    (0, 'COMPUTE'), (1, 'COMMUNICATION'), (2, 'COMM_NOT_OVERLAP_COMP'), (3, 'FREE');
+CREATE TABLE ENUM_MEMCPY_OPERATION (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO ENUM_MEMCPY_OPERATION VALUES
+    (0, 'host to host'), (1, 'host to device'), (2, 'device to host'), (3, 'device to device'),
+    (4, 'managed memory'), (5, 'addr device to device'), (6, 'host to device ex'),
+    (7, 'device to host ex'), (65535, 'other');
+CREATE TABLE ENUM_MSTX_EVENT_TYPE (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO ENUM_MSTX_EVENT_TYPE VALUES (0, 'marker'), (1, 'push/pop'), (2, 'start/end'), (3, 'marker_ex');
+CREATE TABLE ENUM_HCCL_DATA_TYPE (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO ENUM_HCCL_DATA_TYPE VALUES
+    (0, 'INT8'), (1, 'INT16'), (2, 'INT32'), (3, 'FP16'), (4, 'FP32'), (5, 'INT64'),
+    (6, 'UINT64'), (7, 'UINT8'), (8, 'UINT16'), (9, 'UINT32'), (10, 'FP64'), (11, 'BFP16'),
+    (12, 'INT128'), (14, 'HIF8'), (15, 'FP8E4M3'), (16, 'FP8E5M2'), (17, 'FP8E8M0');
+CREATE TABLE ENUM_HCCL_LINK_TYPE (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO ENUM_HCCL_LINK_TYPE VALUES
+    (0, 'ON_CHIP'), (1, 'HCCS'), (2, 'PCIE'), (3, 'ROCE'), (4, 'SIO'), (5, 'HCCS_SW'),
+    (6, 'STANDARD_ROCE'), (7, 'UB');
+CREATE TABLE ENUM_HCCL_TRANSPORT_TYPE (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO ENUM_HCCL_TRANSPORT_TYPE VALUES (0, 'SDMA'), (1, 'RDMA'), (2, 'LOCAL'), (3, 'UB'), (4, 'ROCE');
+
+-- tracebook's own tables.
+CREATE TABLE TB_SOURCE (
+    id INTEGER, rankId INTEGER, path TEXT, kind TEXT, bytes INTEGER, mtimeNs INTEGER,
+    rowsRead INTEGER, rowsSkipped INTEGER, note TEXT
+);
+CREATE TABLE TB_LOAD_COUNT (sourceId INTEGER, dest TEXT, events INTEGER);
+CREATE TABLE TB_WARNING (sourceId INTEGER, message TEXT);
+CREATE TABLE TB_RANK (rankId INTEGER, hostName TEXT, source TEXT);
+CREATE TABLE TB_PROCESS (
+    rankId INTEGER, pid, name TEXT, labels TEXT, sortIndex INTEGER, deviceId INTEGER, layer TEXT
+);
+CREATE TABLE TB_THREAD (rankId INTEGER, pid, tid, name TEXT, sortIndex INTEGER);
+CREATE TABLE TB_FLOW (
+    rankId INTEGER, cat INTEGER, name INTEGER, flowId TEXT, fromPid, fromTid, fromNs INTEGER,
+    toPid, toTid, toNs INTEGER, connectionId INTEGER
+);
+CREATE TABLE TB_EVENT (
+    rankId INTEGER, pid, tid, ph TEXT, cat INTEGER, name INTEGER, startNs INTEGER,
+    endNs INTEGER, args TEXT
+);
+CREATE TABLE TB_COUNTER (
+    rankId INTEGER, pid, name INTEGER, series INTEGER, timestampNs INTEGER, value NUMERIC
+);
+CREATE TABLE TB_ITERATION (
+    rankId INTEGER, deviceId INTEGER, modelId INTEGER, indexId INTEGER, iterId INTEGER,
+    startNs INTEGER, endNs INTEGER
+);

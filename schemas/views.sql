@@ -1,0 +1,99 @@
+-- SPDX-License-Identifier: MIT
+-- views.sql - views with names resolved, for report authors.
+--
+-- Plain SQL only (no tracebook functions), so the sqlite3 shell reads them.
+-- dur is in nanoseconds everywhere. A window (--model-id/--iteration-id)
+-- is applied by TEMP views of the same names at report time.
+
+CREATE VIEW kernel AS
+SELECT t.rankId AS rankId, t.deviceId AS deviceId, t.streamId AS streamId,
+       t.globalTaskId AS globalTaskId, t.connectionId AS connectionId,
+       n.value AS name, o.value AS opType, tt.value AS taskType,
+       t.startNs AS startNs, t.endNs AS endNs, t.endNs - t.startNs AS dur
+FROM TASK t
+JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
+LEFT JOIN STRING_IDS n ON n.id = c.name
+LEFT JOIN STRING_IDS o ON o.id = c.opType
+LEFT JOIN STRING_IDS tt ON tt.id = t.taskType;
+
+CREATE VIEW device_task AS
+SELECT t.rankId AS rankId, t.deviceId AS deviceId, t.streamId AS streamId,
+       t.globalTaskId AS globalTaskId, t.connectionId AS connectionId,
+       n.value AS name, tt.value AS taskType,
+       CASE WHEN c.globalTaskId IS NOT NULL THEN 'compute'
+            WHEN m.globalTaskId IS NOT NULL THEN 'memory'
+            WHEN ct.globalTaskId IS NOT NULL THEN 'communication'
+            ELSE 'other' END AS class,
+       t.startNs AS startNs, t.endNs AS endNs, t.endNs - t.startNs AS dur
+FROM TASK t
+LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
+LEFT JOIN MEMCPY_INFO m ON m.globalTaskId = t.globalTaskId
+LEFT JOIN (SELECT DISTINCT globalTaskId FROM COMMUNICATION_TASK_INFO) ct ON ct.globalTaskId = t.globalTaskId
+LEFT JOIN STRING_IDS n ON n.id = t.name
+LEFT JOIN STRING_IDS tt ON tt.id = t.taskType;
+
+CREATE VIEW comm_op AS
+SELECT o.rankId AS rankId, o.deviceId AS deviceId, o.opId AS opId,
+       n.value AS name, ot.value AS opType, g.value AS groupName,
+       o.startNs AS startNs, o.endNs AS endNs, o.endNs - o.startNs AS dur,
+       o.connectionId AS connectionId
+FROM COMMUNICATION_OP o
+LEFT JOIN STRING_IDS n ON n.id = o.opName
+LEFT JOIN STRING_IDS ot ON ot.id = o.opType
+LEFT JOIN STRING_IDS g ON g.id = o.groupName;
+
+CREATE VIEW api AS
+SELECT a.rankId AS rankId, 'CANN' AS source, e.name AS type, n.value AS name,
+       a.globalTid AS globalTid, a.startNs AS startNs, a.endNs AS endNs,
+       a.endNs - a.startNs AS dur, a.connectionId AS connectionId
+FROM CANN_API a
+LEFT JOIN STRING_IDS n ON n.id = a.name
+LEFT JOIN ENUM_API_TYPE e ON e.id = a.type
+UNION ALL
+SELECT p.rankId, 'PYTORCH', e.name, n.value, p.globalTid, p.startNs, p.endNs,
+       p.endNs - p.startNs, p.connectionId
+FROM PYTORCH_API p
+LEFT JOIN STRING_IDS n ON n.id = p.name
+LEFT JOIN ENUM_API_TYPE e ON e.id = p.type;
+
+CREATE VIEW step AS
+SELECT rankId, id, startNs, endNs, endNs - startNs AS dur FROM STEP_TIME;
+
+CREATE VIEW memcpy AS
+SELECT t.rankId AS rankId, t.deviceId AS deviceId, t.streamId AS streamId,
+       t.globalTaskId AS globalTaskId, n.value AS name, m.size AS size,
+       e.name AS operation, t.startNs AS startNs, t.endNs AS endNs,
+       t.endNs - t.startNs AS dur
+FROM MEMCPY_INFO m
+JOIN TASK t ON t.globalTaskId = m.globalTaskId
+LEFT JOIN STRING_IDS n ON n.id = t.name
+LEFT JOIN ENUM_MEMCPY_OPERATION e ON e.id = m.memcpyOperation;
+
+CREATE VIEW overlap AS
+SELECT o.rankId AS rankId, o.deviceId AS deviceId, e.name AS type,
+       o.startNs AS startNs, o.endNs AS endNs, o.endNs - o.startNs AS dur
+FROM OVERLAP_ANALYSIS o
+LEFT JOIN ENUM_OVERLAP_ANALYSIS_TYPE e ON e.id = o.type;
+
+CREATE VIEW event AS
+SELECT e.rankId AS rankId, e.pid AS pid, e.tid AS tid, e.ph AS ph,
+       c.value AS cat, n.value AS name, e.startNs AS startNs, e.endNs AS endNs,
+       e.endNs - e.startNs AS dur, e.args AS args
+FROM TB_EVENT e
+LEFT JOIN STRING_IDS c ON c.id = e.cat
+LEFT JOIN STRING_IDS n ON n.id = e.name;
+
+CREATE VIEW flow AS
+SELECT f.rankId AS rankId, c.value AS cat, n.value AS name, f.flowId AS flowId,
+       f.fromPid AS fromPid, f.fromTid AS fromTid, f.fromNs AS fromNs,
+       f.toPid AS toPid, f.toTid AS toTid, f.toNs AS toNs, f.connectionId AS connectionId
+FROM TB_FLOW f
+LEFT JOIN STRING_IDS c ON c.id = f.cat
+LEFT JOIN STRING_IDS n ON n.id = f.name;
+
+CREATE VIEW counter AS
+SELECT c.rankId AS rankId, c.pid AS pid, n.value AS name, s.value AS series,
+       c.timestampNs AS timestampNs, c.value AS value
+FROM TB_COUNTER c
+LEFT JOIN STRING_IDS n ON n.id = c.name
+LEFT JOIN STRING_IDS s ON s.id = c.series;
