@@ -59,6 +59,7 @@ static const char usage_export_db[] =
     "                            be written), the timestamp taken from the data\n"
     "  --strict                  an input cut short is an error (default: warning)\n"
     "  --keep-python-functions   keep Kineto python_function events (in TB_EVENT)\n"
+    "  --timing                  print the time of each loading phase on stderr\n"
     "  -q, --quiet               no progress line, no warnings on stderr\n";
 
 static const char usage_info[] =
@@ -79,7 +80,7 @@ typedef struct cli {
     const char **inputs;
     size_t n_inputs;
     const char *output;
-    int strict, keep_python, quiet;
+    int strict, keep_python, quiet, timing;
     int progress_shown;
 } cli;
 
@@ -154,6 +155,8 @@ static int parse_opts(cli *c, int argc, char **argv, const char *usage, int allo
             c->strict = 1;
         } else if (!strcmp(a, "--keep-python-functions")) {
             c->keep_python = 1;
+        } else if (!strcmp(a, "--timing")) {
+            c->timing = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             c->quiet = 1;
         } else {
@@ -172,11 +175,15 @@ static tb_status run_load(cli *c, const char *out, tb_error *err)
     tb_load_options o = {.inputs = c->inputs, .n_inputs = c->n_inputs, .output = out, .strict = c->strict,
                          .keep_python_functions = c->keep_python, .warn = on_warn,
                          .progress = isatty(STDERR_FILENO) ? on_progress : NULL, .ctx = c};
-    tb_status st = tb_load(&o, NULL, err);
+    tb_load_result r;
+    tb_status st = tb_load(&o, &r, err);
     if (c->progress_shown) {
         fputs("\r\033[K", stderr);
         c->progress_shown = 0;
     }
+    if (st == TB_OK && c->timing)
+        fprintf(stderr, "tracebook: timing: %llu events: read %.3f s, post-process %.3f s, indexes %.3f s\n",
+                (unsigned long long)r.events, r.seconds_read, r.seconds_post, r.seconds_index);
     return st;
 }
 

@@ -3,9 +3,13 @@
  * dbw.c - bulk writer of the unified DB.
  *
  * Loading speed is bound by SQLite inserts, so the writer keeps every
- * statement prepared, binds values without copies, keeps one transaction
- * with the journal off, interns strings in an in-memory hash table (one
- * STRING_IDS row per distinct string) and builds indexes only at the end.
+ * statement prepared, keeps one transaction with the journal off, interns
+ * strings in an in-memory hash table (one STRING_IDS row per distinct
+ * string) and builds indexes only at the end. Inserts run on a writer thread:
+ * the importer serializes rows into 1 MiB chunks, at most DBW_MAX_QUEUED of
+ * them in flight (bounded memory), and the writer binds and steps them while
+ * the importer parses on. Only the writer touches the connection until
+ * dbw_drain() has waited for it to go idle.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "dbw.h"
@@ -13,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <time.h>
 
 typedef struct istr {
     uint64_t hash;
@@ -21,10 +27,32 @@ typedef struct istr {
     size_t len;
 } istr;
 
+#define DBW_CHUNK (1u << 20)
+#define DBW_MAX_QUEUED 8
+#define ROW_STRING 255 /* chunk tag of a STRING_IDS row */
+#define DBW_BATCH 32   /* rows per multi-row INSERT */
+
+typedef struct chunk {
+    struct chunk *next;
+    size_t len, cap;
+    unsigned char *data;
+} chunk;
+
 struct dbw {
     sqlite3 *db;
+    /* writer thread and its queue (guarded by mu) */
+    pthread_t thread;
+    int thread_started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv_work, cv_space, cv_idle;
+    chunk *head, *tail, *spare;
+    int queued, busy, stop, failed, sync_ready;
+    chunk *cur; /* being filled by the importer */
     sqlite3_stmt *ins[R_TABLE_COUNT];
     sqlite3_stmt *ins_string;
+    sqlite3_stmt *batch[R_TABLE_COUNT + 1]; /* DBW_BATCH-row INSERTs; the last is STRING_IDS */
+    const unsigned char *pend[R_TABLE_COUNT + 1][DBW_BATCH];
+    int npend[R_TABLE_COUNT + 1];
     row_sink sink;
     tb_error err;
     int in_txn;
@@ -63,6 +91,288 @@ static int db_fail(dbw *w, tb_error *err, const char *what)
     return -1;
 }
 
+/* ---- the writer thread ------------------------------------------------------ */
+
+static chunk *chunk_new(size_t cap)
+{
+    chunk *c = malloc(sizeof *c);
+    if (!c)
+        return NULL;
+    c->data = malloc(cap);
+    if (!c->data) {
+        free(c);
+        return NULL;
+    }
+    c->next = NULL;
+    c->len = 0;
+    c->cap = cap;
+    return c;
+}
+
+static void chunk_free(chunk *c)
+{
+    if (c) {
+        free(c->data);
+        free(c);
+    }
+}
+
+/* Binds one serialized row at parameters base+1..base+n; returns the byte after it. */
+static const unsigned char *bind_row(sqlite3_stmt *st, int base, int n, const unsigned char *p)
+{
+    for (int i = 1; i <= n; i++) {
+        int type = *p++;
+        if (type == V_INT) {
+            int64_t x;
+            memcpy(&x, p, 8);
+            p += 8;
+            sqlite3_bind_int64(st, base + i, x);
+        } else if (type == V_REAL) {
+            double d;
+            memcpy(&d, p, 8);
+            p += 8;
+            sqlite3_bind_double(st, base + i, d);
+        } else if (type == V_TEXT) {
+            uint32_t len;
+            memcpy(&len, p, 4);
+            p += 4;
+            sqlite3_bind_text(st, base + i, (const char *)p, (int)len, SQLITE_STATIC);
+            p += len;
+        } else {
+            sqlite3_bind_null(st, base + i);
+        }
+    }
+    return p;
+}
+
+/* Skips one serialized row of n values. */
+static const unsigned char *skip_row(int n, const unsigned char *p)
+{
+    for (int i = 0; i < n; i++) {
+        int type = *p++;
+        if (type == V_INT || type == V_REAL) {
+            p += 8;
+        } else if (type == V_TEXT) {
+            uint32_t len;
+            memcpy(&len, p, 4);
+            p += 4 + len;
+        }
+    }
+    return p;
+}
+
+static int slot_cols(int slot)
+{
+    return slot == R_TABLE_COUNT ? 2 : row_tables[slot].ncols;
+}
+
+static const char *slot_name(int slot)
+{
+    return slot == R_TABLE_COUNT ? "STRING_IDS" : row_tables[slot].table;
+}
+
+static void step_or_fail(dbw *w, sqlite3_stmt *st, int slot)
+{
+    if (sqlite3_step(st) != SQLITE_DONE && !w->failed) {
+        pthread_mutex_lock(&w->mu);
+        tb_error_set(&w->err, TB_ERR_DB, "cannot insert into %s: %s", slot_name(slot), sqlite3_errmsg(w->db));
+        w->failed = 1;
+        pthread_mutex_unlock(&w->mu);
+    }
+    sqlite3_reset(st);
+}
+
+/* Inserts the waiting rows of a table: whole batches with the multi-row
+ * statement, the rest one by one. */
+static void flush_pending(dbw *w, int slot, int all)
+{
+    int n = slot_cols(slot);
+    int k = 0;
+    for (; k + DBW_BATCH <= w->npend[slot]; k += DBW_BATCH) {
+        for (int r = 0; r < DBW_BATCH; r++)
+            bind_row(w->batch[slot], r * n, n, w->pend[slot][k + r]);
+        step_or_fail(w, w->batch[slot], slot);
+    }
+    if (all) {
+        sqlite3_stmt *one = slot == R_TABLE_COUNT ? w->ins_string : w->ins[slot];
+        for (; k < w->npend[slot]; k++) {
+            bind_row(one, 0, n, w->pend[slot][k]);
+            step_or_fail(w, one, slot);
+        }
+    }
+    w->npend[slot] -= k;
+}
+
+/* Binds and steps the rows of one chunk (writer thread). Rows of a table
+ * are inserted in their order, DBW_BATCH rows per statement. */
+static void write_chunk(dbw *w, chunk *c)
+{
+    const unsigned char *p = c->data, *e = c->data + c->len;
+    while (p < e && !w->failed) {
+        int table = *p++;
+        int slot = table == ROW_STRING ? R_TABLE_COUNT : table;
+        w->pend[slot][w->npend[slot]++] = p;
+        p = skip_row(slot_cols(slot), p);
+        if (w->npend[slot] == DBW_BATCH)
+            flush_pending(w, slot, 0);
+    }
+    /* the rows point into this chunk: insert what waits before it is reused */
+    for (int t = 0; t <= R_TABLE_COUNT; t++)
+        if (w->npend[t])
+            flush_pending(w, t, 1);
+}
+
+static void *writer_main(void *arg)
+{
+    dbw *w = arg;
+    pthread_mutex_lock(&w->mu);
+    for (;;) {
+        while (!w->head && !w->stop)
+            pthread_cond_wait(&w->cv_work, &w->mu);
+        if (!w->head && w->stop)
+            break;
+        chunk *c = w->head;
+        w->head = c->next;
+        if (!w->head)
+            w->tail = NULL;
+        w->queued--;
+        w->busy = 1;
+        pthread_mutex_unlock(&w->mu);
+        write_chunk(w, c);
+        pthread_mutex_lock(&w->mu);
+        w->busy = 0;
+        c->len = 0;
+        if (!w->spare && c->cap == DBW_CHUNK)
+            w->spare = c;
+        else
+            chunk_free(c);
+        pthread_cond_signal(&w->cv_space);
+        if (!w->head)
+            pthread_cond_broadcast(&w->cv_idle);
+    }
+    pthread_mutex_unlock(&w->mu);
+    return NULL;
+}
+
+/* Hands the current chunk to the writer (waits while too many are queued). */
+static int submit(dbw *w)
+{
+    chunk *c = w->cur;
+    w->cur = NULL;
+    if (!c)
+        return 0;
+    if (c->len == 0) {
+        chunk_free(c);
+        return 0;
+    }
+    pthread_mutex_lock(&w->mu);
+    while (w->queued >= DBW_MAX_QUEUED && !w->failed)
+        pthread_cond_wait(&w->cv_space, &w->mu);
+    int failed = w->failed;
+    if (!failed) {
+        c->next = NULL; /* a reused chunk still points at its old neighbour */
+        if (w->tail)
+            w->tail->next = c;
+        else
+            w->head = c;
+        w->tail = c;
+        w->queued++;
+        pthread_cond_signal(&w->cv_work);
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (failed) {
+        chunk_free(c);
+        return -1;
+    }
+    return 0;
+}
+
+/* Room for need bytes in the current chunk. */
+static int reserve(dbw *w, size_t need)
+{
+    if (w->cur && w->cur->len + need <= w->cur->cap)
+        return 0;
+    if (submit(w))
+        return -1;
+    size_t cap = need > DBW_CHUNK ? need : DBW_CHUNK;
+    if (cap == DBW_CHUNK) {
+        pthread_mutex_lock(&w->mu);
+        w->cur = w->spare;
+        w->spare = NULL;
+        pthread_mutex_unlock(&w->mu);
+    }
+    if (!w->cur && !(w->cur = chunk_new(cap))) {
+        tb_error_set(&w->err, TB_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static int enqueue(dbw *w, int table, const tb_val *v, int n)
+{
+    size_t need = 1 + (size_t)n * 9;
+    for (int i = 0; i < n; i++)
+        if (v[i].type == V_TEXT)
+            need += 4 + v[i].n;
+    if (reserve(w, need))
+        return -1;
+    unsigned char *p = w->cur->data + w->cur->len;
+    *p++ = (unsigned char)table;
+    for (int i = 0; i < n; i++) {
+        *p++ = (unsigned char)v[i].type;
+        if (v[i].type == V_INT) {
+            memcpy(p, &v[i].i, 8);
+            p += 8;
+        } else if (v[i].type == V_REAL) {
+            memcpy(p, &v[i].d, 8);
+            p += 8;
+        } else if (v[i].type == V_TEXT) {
+            uint32_t len = (uint32_t)v[i].n;
+            memcpy(p, &len, 4);
+            p += 4;
+            memcpy(p, v[i].s, v[i].n);
+            p += v[i].n;
+        }
+    }
+    w->cur->len = (size_t)(p - w->cur->data);
+    return 0;
+}
+
+/* Waits until the writer has stored every row handed so far. Returns 0 or -1. */
+static int drain(dbw *w)
+{
+    if (!w->thread_started)
+        return 0;
+    int rc = submit(w);
+    pthread_mutex_lock(&w->mu);
+    while ((w->head || w->busy) && !w->failed)
+        pthread_cond_wait(&w->cv_idle, &w->mu);
+    if (w->failed)
+        rc = -1;
+    pthread_mutex_unlock(&w->mu);
+    return rc;
+}
+
+static void stop_writer(dbw *w)
+{
+    if (!w->thread_started)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = 1;
+    pthread_cond_signal(&w->cv_work);
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    w->thread_started = 0;
+    while (w->head) {
+        chunk *c = w->head;
+        w->head = c->next;
+        chunk_free(c);
+    }
+    chunk_free(w->spare);
+    chunk_free(w->cur);
+    w->spare = w->cur = NULL;
+}
+
 static int64_t intern(void *ctx, const char *s, size_t n)
 {
     dbw *w = ctx;
@@ -91,15 +401,9 @@ static int64_t intern(void *ctx, const char *s, size_t n)
     w->tab[i] = (istr){.hash = h, .id = id, .off = w->arena_len, .len = n};
     w->arena_len += n;
     w->tab_n++;
-    sqlite3_stmt *st = w->ins_string;
-    sqlite3_bind_int64(st, 1, id);
-    sqlite3_bind_text(st, 2, s, (int)n, SQLITE_STATIC);
-    if (sqlite3_step(st) != SQLITE_DONE) {
-        db_fail(w, &w->err, "cannot insert into STRING_IDS");
-        sqlite3_reset(st);
+    tb_val v[2] = {VINT(id), VTEXT(s, n)};
+    if (enqueue(w, ROW_STRING, v, 2))
         return -1;
-    }
-    sqlite3_reset(st);
     if (w->tab_n * 2 > w->tab_cap) {
         size_t ncap = w->tab_cap * 2;
         istr *nt = calloc(ncap, sizeof *nt);
@@ -125,28 +429,15 @@ static int64_t intern(void *ctx, const char *s, size_t n)
 static int put_row(void *ctx, int table, const tb_val *v)
 {
     dbw *w = ctx;
-    sqlite3_stmt *st = w->ins[table];
-    int n = row_tables[table].ncols;
-    for (int i = 0; i < n; i++) {
-        switch (v[i].type) {
-        case V_INT: sqlite3_bind_int64(st, i + 1, v[i].i); break;
-        case V_REAL: sqlite3_bind_double(st, i + 1, v[i].d); break;
-        case V_TEXT: sqlite3_bind_text(st, i + 1, v[i].s, (int)v[i].n, SQLITE_STATIC); break;
-        default: sqlite3_bind_null(st, i + 1); break;
-        }
-    }
-    int rc = sqlite3_step(st);
-    sqlite3_reset(st);
-    if (rc != SQLITE_DONE) {
-        char what[96];
-        snprintf(what, sizeof what, "cannot insert into %s", row_tables[table].table);
-        return db_fail(w, &w->err, what);
-    }
-    return 0;
+    return enqueue(w, table, v, row_tables[table].ncols);
 }
 
 tb_status dbw_exec(dbw *w, const char *sql, tb_error *err)
 {
+    if (drain(w)) {
+        *err = w->err;
+        return err->code;
+    }
     char *msg = NULL;
     if (sqlite3_exec(w->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
         tb_error_set(err, TB_ERR_DB, "SQLite: %s", msg ? msg : sqlite3_errmsg(w->db));
@@ -173,13 +464,13 @@ dbw *dbw_create(const char *path, tb_error *err)
         tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+    if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot create the DB: %s",
                     w->db ? sqlite3_errmsg(w->db) : "out of memory");
         goto fail;
     }
-    if (dbw_exec(w, "PRAGMA page_size=16384; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+    if (dbw_exec(w, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
                     "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-32768; PRAGMA temp_store=FILE;",
                  err) ||
         dbw_exec(w, "BEGIN", err))
@@ -190,23 +481,44 @@ dbw *dbw_create(const char *path, tb_error *err)
                     " pid, tid, ts INTEGER, seq INTEGER)",
                  err))
         goto fail;
-    for (int t = 0; t < R_TABLE_COUNT; t++) {
-        char sql[1024];
-        int n = snprintf(sql, sizeof sql, "INSERT INTO %s(%s) VALUES(", row_tables[t].table, row_tables[t].columns);
-        for (int i = 0; i < row_tables[t].ncols; i++)
-            n += snprintf(sql + n, sizeof sql - (size_t)n, i ? ",?" : "?");
-        snprintf(sql + n, sizeof sql - (size_t)n, ")");
-        if (sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, &w->ins[t], NULL) != SQLITE_OK) {
-            db_fail(w, err, "cannot prepare an insert");
-            goto fail;
+    for (int t = 0; t <= R_TABLE_COUNT; t++) {
+        const char *table = t == R_TABLE_COUNT ? "STRING_IDS" : row_tables[t].table;
+        const char *cols = t == R_TABLE_COUNT ? "id,value" : row_tables[t].columns;
+        int ncols = slot_cols(t);
+        for (int rows = 1; rows <= DBW_BATCH; rows += DBW_BATCH - 1) {
+            size_t cap = 256 + (size_t)rows * ((size_t)ncols * 2 + 3);
+            char *sql = malloc(cap);
+            if (!sql) {
+                tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                goto fail;
+            }
+            size_t n = (size_t)snprintf(sql, cap, "INSERT INTO %s(%s) VALUES", table, cols);
+            for (int r = 0; r < rows; r++) {
+                n += (size_t)snprintf(sql + n, cap - n, r ? ",(" : "(");
+                for (int i = 0; i < ncols; i++)
+                    n += (size_t)snprintf(sql + n, cap - n, i ? ",?" : "?");
+                n += (size_t)snprintf(sql + n, cap - n, ")");
+            }
+            sqlite3_stmt **dst = rows == 1 ? (t == R_TABLE_COUNT ? &w->ins_string : &w->ins[t]) : &w->batch[t];
+            int rc = sqlite3_prepare_v3(w->db, sql, -1, SQLITE_PREPARE_PERSISTENT, dst, NULL);
+            free(sql);
+            if (rc != SQLITE_OK) {
+                db_fail(w, err, "cannot prepare an insert");
+                goto fail;
+            }
         }
     }
-    if (sqlite3_prepare_v3(w->db, "INSERT INTO STRING_IDS(id, value) VALUES(?, ?)", -1, SQLITE_PREPARE_PERSISTENT,
-                           &w->ins_string, NULL) != SQLITE_OK) {
-        db_fail(w, err, "cannot prepare an insert");
+    w->sink = (row_sink){.ctx = w, .intern = intern, .row = put_row};
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv_work, NULL);
+    pthread_cond_init(&w->cv_space, NULL);
+    pthread_cond_init(&w->cv_idle, NULL);
+    w->sync_ready = 1;
+    if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
+        tb_error_set(err, TB_ERR_INTERNAL, "cannot start the writer thread");
         goto fail;
     }
-    w->sink = (row_sink){.ctx = w, .intern = intern, .row = put_row};
+    w->thread_started = 1;
     return w;
 fail:
     dbw_destroy(w);
@@ -220,6 +532,7 @@ const row_sink *dbw_sink(dbw *w)
 
 sqlite3 *dbw_db(dbw *w)
 {
+    drain(w);
     return w->db;
 }
 
@@ -228,7 +541,8 @@ const tb_error *dbw_error(const dbw *w)
     return &w->err;
 }
 
-/* Pairs flow ends (the n-th start of (rank, cat, id) with its n-th finish). */
+/* Pairs flow ends: the n-th start of (rank, cat, id) with its n-th finish;
+ * unpaired ends are kept as half flows. Indexed temp tables keep it O(n log n). */
 static const char pair_flows_sql[] =
     "CREATE TEMP TABLE fs AS SELECT rankId, cat, name, flowId, pid, tid, ts,"
     " row_number() OVER (PARTITION BY rankId, cat, flowId ORDER BY seq) AS k"
@@ -236,27 +550,55 @@ static const char pair_flows_sql[] =
     "CREATE TEMP TABLE ff AS SELECT rankId, cat, name, flowId, pid, tid, ts,"
     " row_number() OVER (PARTITION BY rankId, cat, flowId ORDER BY seq) AS k"
     " FROM TB_FLOW_END WHERE ph <> 's';"
+    "CREATE INDEX temp.fs_key ON fs(rankId, cat, flowId, k);"
+    "CREATE INDEX temp.ff_key ON ff(rankId, cat, flowId, k);"
+    "CREATE TEMP TABLE conn_cats AS SELECT id FROM STRING_IDS WHERE value IN ('HostToDevice', 'ac2g');"
     "INSERT INTO TB_FLOW(rankId, cat, name, flowId, fromPid, fromTid, fromNs, toPid, toTid, toNs, connectionId)"
-    " SELECT coalesce(s.rankId, f.rankId), coalesce(s.cat, f.cat), coalesce(s.name, f.name),"
-    "  coalesce(s.flowId, f.flowId), s.pid, s.tid, s.ts, f.pid, f.tid, f.ts,"
-    "  CASE WHEN c.value IN ('HostToDevice', 'ac2g') AND coalesce(s.flowId, f.flowId) GLOB '[0-9]*'"
-    "   THEN CAST(coalesce(s.flowId, f.flowId) AS INTEGER) END"
-    " FROM fs s FULL JOIN ff f ON f.rankId = s.rankId AND f.cat IS s.cat AND f.flowId IS s.flowId AND f.k = s.k"
-    " LEFT JOIN STRING_IDS c ON c.id = coalesce(s.cat, f.cat)"
-    " ORDER BY coalesce(s.ts, f.ts);"
-    "DROP TABLE fs; DROP TABLE ff; DROP TABLE TB_FLOW_END;";
+    " SELECT s.rankId, s.cat, s.name, s.flowId, s.pid, s.tid, s.ts, f.pid, f.tid, f.ts,"
+    "  CASE WHEN s.cat IN (SELECT id FROM conn_cats) AND s.flowId GLOB '[0-9]*'"
+    "   THEN CAST(s.flowId AS INTEGER) END"
+    " FROM fs s LEFT JOIN ff f ON f.rankId = s.rankId AND f.cat IS s.cat AND f.flowId IS s.flowId AND f.k = s.k;"
+    "INSERT INTO TB_FLOW(rankId, cat, name, flowId, fromPid, fromTid, fromNs, toPid, toTid, toNs, connectionId)"
+    " SELECT f.rankId, f.cat, f.name, f.flowId, NULL, NULL, NULL, f.pid, f.tid, f.ts,"
+    "  CASE WHEN f.cat IN (SELECT id FROM conn_cats) AND f.flowId GLOB '[0-9]*'"
+    "   THEN CAST(f.flowId AS INTEGER) END"
+    " FROM ff f WHERE NOT EXISTS (SELECT 1 FROM fs s WHERE s.rankId = f.rankId AND s.cat IS f.cat"
+    "  AND s.flowId IS f.flowId AND s.k = f.k);"
+    "DROP TABLE fs; DROP TABLE ff; DROP TABLE conn_cats; DROP TABLE TB_FLOW_END;";
 
-tb_status dbw_finish(dbw *w, tb_error *err)
+double dbw_now(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+tb_status dbw_finish(dbw *w, double *seconds_post, double *seconds_index, tb_error *err)
+{
+    double t0 = dbw_now();
+    int drained = drain(w);
+    stop_writer(w);
+    if (drained) {
+        *err = w->err;
+        return err->code;
+    }
     for (int t = 0; t < R_TABLE_COUNT; t++) {
         sqlite3_finalize(w->ins[t]);
         w->ins[t] = NULL;
     }
     sqlite3_finalize(w->ins_string);
     w->ins_string = NULL;
-    if (dbw_exec(w, pair_flows_sql, err) || dbw_exec(w, tb_sql_indexes, err) || dbw_exec(w, tb_sql_views, err) ||
-        dbw_exec(w, "COMMIT", err))
+    for (int t = 0; t <= R_TABLE_COUNT; t++) {
+        sqlite3_finalize(w->batch[t]);
+        w->batch[t] = NULL;
+    }
+    if (dbw_exec(w, pair_flows_sql, err))
         return TB_ERR_DB;
+    double t1 = dbw_now();
+    if (dbw_exec(w, tb_sql_indexes, err) || dbw_exec(w, tb_sql_views, err) || dbw_exec(w, "COMMIT", err))
+        return TB_ERR_DB;
+    *seconds_post = t1 - t0;
+    *seconds_index = dbw_now() - t1;
     w->in_txn = 0;
     if (sqlite3_close(w->db) != SQLITE_OK) {
         tb_error_set(err, TB_ERR_DB, "cannot close the DB: %s", sqlite3_errmsg(w->db));
@@ -271,9 +613,23 @@ void dbw_destroy(dbw *w)
 {
     if (!w)
         return;
+    if (w->thread_started) {
+        pthread_mutex_lock(&w->mu);
+        w->failed = 1; /* discard what is queued */
+        pthread_mutex_unlock(&w->mu);
+        stop_writer(w);
+    }
+    if (w->sync_ready) {
+        pthread_mutex_destroy(&w->mu);
+        pthread_cond_destroy(&w->cv_work);
+        pthread_cond_destroy(&w->cv_space);
+        pthread_cond_destroy(&w->cv_idle);
+    }
     for (int t = 0; t < R_TABLE_COUNT; t++)
         sqlite3_finalize(w->ins[t]);
     sqlite3_finalize(w->ins_string);
+    for (int t = 0; t <= R_TABLE_COUNT; t++)
+        sqlite3_finalize(w->batch[t]);
     if (w->db) {
         if (w->in_txn)
             sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);

@@ -34,7 +34,10 @@ tb_status dbw_exec(dbw *w, const char *sql, tb_error *err);
 const tb_error *dbw_error(const dbw *w);
 
 /* Finishes the load: post-processing, indexes, views, commit, close. */
-tb_status dbw_finish(dbw *w, tb_error *err);
+tb_status dbw_finish(dbw *w, double *seconds_post, double *seconds_index, tb_error *err);
+
+/* Monotonic wall time in seconds. */
+double dbw_now(void);
 
 /* Closes (rolling back when not finished). Accepts NULL. */
 void dbw_destroy(dbw *w);

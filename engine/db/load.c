@@ -269,7 +269,7 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, tb_error *err)
             sqlite3_reset(s_cnt);
         }
         for (int dev = 0; dev < 64; dev++) {
-            if (!(s->r.devices_seen & ((int64_t)1 << dev)))
+            if (!(s->r.devices_seen & ((uint64_t)1 << dev)))
                 continue;
             sqlite3_bind_int(s_rdm, 1, s->rank);
             sqlite3_bind_int(s_rdm, 2, dev);
@@ -444,6 +444,7 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         goto fail;
     }
 
+    double t_read = dbw_now();
     import_ids ids = {.next_task = 1, .next_op = 1, .next_overlap = 1, .next_flow_seq = 1};
     for (size_t i = 0; i < nsrc; i++) {
         struct stat sb;
@@ -482,8 +483,9 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
             warnf(opt, dbw_db(w), (int64_t)i + 1, res, "%s: %llu events with an unknown phase kept in TB_EVENT",
                   src[i].path, (unsigned long long)src[i].r.dest[TB_DEST_UNKNOWN_PHASE]);
     }
+    res->seconds_read = dbw_now() - t_read;
     if ((st = apply_trace_ranks(w, src, nsrc, err)) != TB_OK || (st = bookkeeping(w, src, nsrc, err)) != TB_OK ||
-        (st = dbw_finish(w, err)) != TB_OK)
+        (st = dbw_finish(w, &res->seconds_post, &res->seconds_index, err)) != TB_OK)
         goto fail;
     dbw_destroy(w);
     w = NULL;

@@ -18,7 +18,12 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <zlib.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #define JS_INITIAL_CAP (1u << 20)
 #define JS_MAX_DEPTH 256
@@ -28,7 +33,9 @@ enum { P_OK = 0, P_MORE, P_ERR };
 enum { ST_START, ST_EVENTS, ST_TOPOBJ, ST_DONE };
 
 struct jstream {
-    gzFile gz;
+    gzFile gz;      /* gzip input, or NULL */
+    int fd;         /* plain input (read directly: no extra copy), or -1 */
+    int64_t raw_read;
     char *path;
     char *buf;
     size_t cap, len, pos;
@@ -91,6 +98,26 @@ static inline void skip_ws(pstate *ps)
     ps->p = p;
 }
 
+/* Returns the first quote, backslash or control character in [p, e), or e. */
+static inline const char *scan_string(const char *p, const char *e)
+{
+#if defined(__SSE2__)
+    const __m128i quote = _mm_set1_epi8('"'), bslash = _mm_set1_epi8('\\'), ctl = _mm_set1_epi8(0x1F);
+    while (e - p >= 16) {
+        __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i m = _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(x, quote), _mm_cmpeq_epi8(x, bslash)),
+                                 _mm_cmpeq_epi8(_mm_min_epu8(x, ctl), x)); /* x <= 0x1F */
+        int mask = _mm_movemask_epi8(m);
+        if (mask)
+            return p + __builtin_ctz((unsigned)mask);
+        p += 16;
+    }
+#endif
+    while (p < e && !str_stop[(unsigned char)*p])
+        p++;
+    return p;
+}
+
 /* Parses a string starting at '"'; fills s (without quotes). */
 static int parse_string(pstate *ps, js_span *s)
 {
@@ -98,8 +125,7 @@ static int parse_string(pstate *ps, js_span *s)
     unsigned flags = 0;
     const char *start = p;
     for (;;) {
-        while (p < e && !str_stop[(unsigned char)*p])
-            p++;
+        p = scan_string(p, e);
         if (p >= e)
             return more(ps);
         char c = *p;
@@ -280,6 +306,64 @@ static int parse_value(pstate *ps, js_span *s)
     }
 }
 
+/* Parses the args object of an event, keeping its members for js_arg. */
+static int parse_args_inline(pstate *ps, trace_event *ev, js_span *s)
+{
+    const char *start = ps->p;
+    unsigned flags = 0;
+    ev->n_args = 0;
+    if (++ps->depth > JS_MAX_DEPTH)
+        return fail(ps, start, "nesting too deep");
+    ps->p++;
+    skip_ws(ps);
+    if (ps->p >= ps->end)
+        return more(ps);
+    if (*ps->p != '}') {
+        for (;;) {
+            js_span k, v;
+            if (*ps->p != '"')
+                return fail(ps, ps->p, "expected a string key");
+            if (parse_string(ps, &k))
+                return -1;
+            skip_ws(ps);
+            if (ps->p >= ps->end)
+                return more(ps);
+            if (*ps->p != ':')
+                return fail(ps, ps->p, "expected ':'");
+            ps->p++;
+            if (parse_value(ps, &v))
+                return -1;
+            flags |= k.flags | v.flags;
+            if (ev->n_args < JS_MAX_MEMBERS) {
+                ev->argv[ev->n_args].key = k;
+                ev->argv[ev->n_args].val = v;
+                ev->n_args++;
+            }
+            skip_ws(ps);
+            if (ps->p >= ps->end)
+                return more(ps);
+            if (*ps->p == ',') {
+                ps->p++;
+                skip_ws(ps);
+                if (ps->p >= ps->end)
+                    return more(ps);
+                continue;
+            }
+            if (*ps->p == '}')
+                break;
+            return fail(ps, ps->p, "expected ',' or '}'");
+        }
+    }
+    ps->p++;
+    ps->depth--;
+    s->p = start;
+    s->n = (size_t)(ps->p - start);
+    s->type = JS_OBJ;
+    s->flags = flags;
+    ev->args_state = 1;
+    return 0;
+}
+
 static int key_is(const js_span *k, const char *lit, size_t n)
 {
     return k->n == n && memcmp(k->p, lit, n) == 0;
@@ -331,8 +415,12 @@ static int parse_event(pstate *ps, trace_event *ev)
         const char *vstart;
         skip_ws(ps);
         vstart = ps->p;
-        if (parse_value(ps, &v))
+        if (k.n == 4 && vstart < ps->end && *vstart == '{' && memcmp(k.p, "args", 4) == 0) {
+            if (parse_args_inline(ps, ev, &v))
+                return -1;
+        } else if (parse_value(ps, &v)) {
             return -1;
+        }
         ev->n_keys++;
         switch (k.n) {
         case 2:
@@ -405,6 +493,7 @@ jstream *js_open(const char *path, tb_error *err)
         tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         return NULL;
     }
+    js->fd = -1;
     js->path = strdup(path);
     js->cap = JS_INITIAL_CAP;
     js->buf = malloc(js->cap);
@@ -413,13 +502,26 @@ jstream *js_open(const char *path, tb_error *err)
         tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    js->gz = gzopen(path, "rb");
-    if (!js->gz) {
-        tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot open: %s", strerror(errno ? errno : ENOMEM));
+    js->fd = open(path, O_RDONLY);
+    if (js->fd < 0) {
+        tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot open: %s", strerror(errno));
         js_close(js);
         return NULL;
     }
-    gzbuffer(js->gz, 1u << 18);
+    unsigned char magic[2];
+    ssize_t got = pread(js->fd, magic, 2, 0);
+    if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
+        js->gz = gzdopen(js->fd, "rb");
+        if (!js->gz) {
+            tb_error_at(err, TB_ERR_NOMEM, path, 0, 0, -1, "cannot open: out of memory");
+            js_close(js);
+            return NULL;
+        }
+        js->fd = -1; /* owned by gz now */
+        gzbuffer(js->gz, 1u << 18);
+    } else {
+        posix_fadvise(js->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    }
     js->stop_offset = -1;
     return js;
 }
@@ -430,6 +532,8 @@ void js_close(jstream *js)
         return;
     if (js->gz)
         gzclose(js->gz);
+    if (js->fd >= 0)
+        close(js->fd);
     free(js->buf);
     free(js->path);
     free(js);
@@ -461,12 +565,35 @@ static int refill(jstream *js, size_t keep, tb_error *err)
         js->buf = nb;
         js->cap = ncap;
     }
+    if (!js->gz) {
+        ssize_t r;
+        do
+            r = read(js->fd, js->buf + js->len, js->cap - js->len);
+        while (r < 0 && errno == EINTR);
+        if (r < 0) {
+            tb_error_at(err, TB_ERR_IO, js->path, 0, 0, js->base_off + (int64_t)js->len, "read failed: %s",
+                        strerror(errno));
+            js->state = ST_DONE;
+            return -1;
+        }
+        if (r == 0)
+            js->eof = 1;
+        js->len += (size_t)r;
+        js->raw_read += r;
+        return 0;
+    }
     int n = gzread(js->gz, js->buf + js->len, (unsigned)(js->cap - js->len));
     if (n < 0) {
         int zerr;
         const char *msg = gzerror(js->gz, &zerr);
+        /* zlib prefixes its message with the file ("<fd:3>: "): keep only the reason */
+        const char *colon = strstr(msg, ": ");
+        if (colon)
+            msg = colon + 2;
         tb_error_at(err, zerr == Z_DATA_ERROR ? TB_ERR_PARSE : TB_ERR_IO, js->path, 0, 0,
-                    js->base_off + (int64_t)js->len, "read failed: %s", msg);
+                    js->base_off + (int64_t)js->len, "%s: %s",
+                    zerr == Z_DATA_ERROR ? "corrupt compressed data" : "read failed", msg);
+        js->state = ST_DONE;
         return -1;
     }
     if (n == 0)
@@ -594,7 +721,6 @@ int js_next(jstream *js, trace_event *ev, js_span *key, js_span *val, tb_error *
                 parse_event(&ps, ev);
                 if (ps.status == P_OK) {
                     ev->offset = js->base_off + (int64_t)js->pos;
-                    ev->args_state = 0;
                     js->pos = (size_t)(ps.p - js->buf);
                     js->first_in_array = 0;
                     return JS_ITEM_EVENT;
@@ -705,7 +831,7 @@ int64_t js_bytes_done(const jstream *js)
 
 int64_t js_raw_bytes_done(const jstream *js)
 {
-    return (int64_t)gzoffset(js->gz);
+    return js->gz ? (int64_t)gzoffset(js->gz) : js->raw_read;
 }
 
 /* ---- args and values ---------------------------------------------------- */
@@ -716,9 +842,10 @@ static void parse_args(trace_event *ev)
     ev->n_args = 0;
     if (ev->args.type != JS_OBJ)
         return;
-    pstate ps = {.p = ev->args.p + 1, .end = ev->args.p + ev->args.n - 1};
+    /* the window includes the closing brace, so a number just before it ends */
+    pstate ps = {.p = ev->args.p + 1, .end = ev->args.p + ev->args.n};
     skip_ws(&ps);
-    while (ps.p < ps.end && ev->n_args < JS_MAX_MEMBERS) {
+    while (ps.p < ps.end && *ps.p != '}' && ev->n_args < JS_MAX_MEMBERS) {
         js_member *m = &ev->argv[ev->n_args];
         if (*ps.p != '"' || parse_string(&ps, &m->key))
             break;
@@ -818,11 +945,42 @@ int js_us_to_ns(const char *p, size_t n, int64_t *out)
     return 0;
 }
 
+/* 1 when p[0..n) is a plain JSON-style decimal number (no hex, spaces, nan, inf). */
+static int plain_number(const char *p, size_t n)
+{
+    size_t i = 0;
+    if (i < n && (p[i] == '-' || p[i] == '+'))
+        i++;
+    if (i >= n || !((p[i] >= '0' && p[i] <= '9') || p[i] == '.'))
+        return 0;
+    for (; i < n; i++) {
+        char c = p[i];
+        if (!((c >= '0' && c <= '9') || c == '.' || c == 'e' || c == 'E' || c == '-' || c == '+'))
+            return 0;
+    }
+    return 1;
+}
+
 int js_span_int(js_span s, int64_t *out)
 {
     if (s.type != JS_NUM && s.type != JS_STR)
         return -1;
-    if (s.n == 0 || s.n > 40)
+    /* fast path: up to 18 plain digits, optionally negative */
+    if (s.n > 0 && s.n <= 18) {
+        const char *p = s.p, *e = s.p + s.n;
+        int neg = *p == '-';
+        p += neg;
+        if (p < e) {
+            int64_t v = 0;
+            while (p < e && *p >= '0' && *p <= '9')
+                v = v * 10 + (*p++ - '0');
+            if (p == e) {
+                *out = neg ? -v : v;
+                return 0;
+            }
+        }
+    }
+    if (s.n == 0 || s.n > 40 || !plain_number(s.p, s.n))
         return -1;
     char tmp[48];
     memcpy(tmp, s.p, s.n);
@@ -834,7 +992,7 @@ int js_span_int(js_span s, int64_t *out)
         *out = v;
         return 0;
     }
-    if (errno == ERANGE) {
+    if (errno == ERANGE && tmp[0] != '-') {
         /* ids above INT64_MAX (unsigned 64-bit) keep their bits */
         errno = 0;
         unsigned long long u = strtoull(tmp, &end, 10);
@@ -857,7 +1015,7 @@ int js_span_real(js_span s, double *out)
 {
     if (s.type != JS_NUM && s.type != JS_STR)
         return -1;
-    if (s.n == 0 || s.n > 60)
+    if (s.n == 0 || s.n > 60 || !plain_number(s.p, s.n))
         return -1;
     char tmp[64];
     memcpy(tmp, s.p, s.n);
@@ -945,15 +1103,18 @@ const char *js_str_decode(js_span s, char **buf, size_t *cap, size_t *len)
         case 'u': {
             unsigned cp = (unsigned)(hexval(p[0]) << 12 | hexval(p[1]) << 8 | hexval(p[2]) << 4 | hexval(p[3]));
             p += 4;
+            int paired = 0;
             if (cp >= 0xD800 && cp < 0xDC00 && p + 6 <= e && p[0] == '\\' && p[1] == 'u') {
                 unsigned lo = (unsigned)(hexval(p[2]) << 12 | hexval(p[3]) << 8 | hexval(p[4]) << 4 | hexval(p[5]));
                 if (lo >= 0xDC00 && lo < 0xE000) {
                     cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
                     p += 6;
+                    paired = 1;
                 }
             }
-            if (cp == 0)
-                cp = 0xFFFD; /* keep C strings whole */
+            /* NUL would cut C strings, a lone surrogate is not UTF-8: both become U+FFFD */
+            if (cp == 0 || (!paired && cp >= 0xD800 && cp < 0xE000))
+                cp = 0xFFFD;
             o += put_utf8(o, cp);
             break;
         }
@@ -967,6 +1128,11 @@ const char *js_str_decode(js_span s, char **buf, size_t *cap, size_t *len)
 
 const char *js_raw_clean(js_span s, char **buf, size_t *cap, size_t *len)
 {
+    if (s.type == JS_STR) {
+        /* a string span lacks its quotes: the raw text starts one byte earlier */
+        s.p--;
+        s.n += 2;
+    }
     if (!(s.flags & JS_F_CTRL)) {
         *len = s.n;
         return s.p;

@@ -32,6 +32,7 @@ typedef struct js_span {
     unsigned flags; /* JS_F_* for strings and for containers holding such strings */
 } js_span;
 
+/* js_arg sees the first JS_MAX_MEMBERS members of args; later ones are ignored. */
 #define JS_MAX_MEMBERS 64
 
 typedef struct js_member {
@@ -77,7 +78,7 @@ int64_t js_stop_offset(const jstream *js);
 int64_t js_bytes_done(const jstream *js);
 int64_t js_raw_bytes_done(const jstream *js);
 
-/* Parses ev->args on first use; returns the value of key or a JS_NONE span. */
+/* Returns the value of args member key, or a JS_NONE span (parses args first if needed). */
 js_span js_arg(trace_event *ev, const char *key);
 
 /*
@@ -101,7 +102,7 @@ const char *js_str_decode(js_span s, char **buf, size_t *cap, size_t *len);
 
 /*
  * Copies the raw text of a value into valid JSON: raw control characters
- * inside strings are escaped. Returns a pointer to the text (borrowed: the
+ * inside strings are escaped; a string value gets its quotes back. Returns a pointer to the text (borrowed: the
  * span itself when nothing needs escaping, else *buf).
  */
 const char *js_raw_clean(js_span s, char **buf, size_t *cap, size_t *len);

@@ -23,6 +23,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_STEP_TIME] = {"STEP_TIME", "id,startNs,endNs,rankId", 4},
     [R_OVERLAP_ANALYSIS] = {"OVERLAP_ANALYSIS", "id,deviceId,startNs,endNs,type,rankId", 6},
     [R_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,message,globalTid,connectionId,rankId", 7},
+    [R_FLOW] = {"TB_FLOW", "rankId,cat,name,flowId,fromPid,fromTid,fromNs,toPid,toTid,toNs,connectionId", 11},
     [R_FLOW_END] = {"TB_FLOW_END", "rankId,ph,cat,name,flowId,pid,tid,ts,seq", 9},
     [R_COUNTER] = {"TB_COUNTER", "rankId,pid,name,series,timestampNs,value", 6},
     [R_EVENT] = {"TB_EVENT", "rankId,pid,tid,ph,cat,name,startNs,endNs,args", 9},

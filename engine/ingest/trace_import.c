@@ -32,6 +32,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "flows.h"
 #include "jstream.h"
 
 #define INVALID_ID 4294967295LL
@@ -84,6 +85,9 @@ typedef struct imp {
     char **str_pids;
     size_t n_str_pids;
     FILE *spill;
+    char *sbuf; /* spill write buffer */
+    size_t slen;
+    flow_pairer *flows;
     uint64_t spilled;
     int replaying;
     char *dbuf;
@@ -412,7 +416,7 @@ static int proc_device(const proc *p)
 static void note_device(imp *im, int64_t dev)
 {
     if (dev >= 0 && dev < 64)
-        im->res->devices_seen |= (int64_t)1 << dev;
+        im->res->devices_seen |= (uint64_t)1 << dev;
 }
 
 /* ---- metadata ------------------------------------------------------------- */
@@ -885,24 +889,27 @@ static int route_slice(imp *im, trace_event *ev, int64_t pkey, proc *p)
 
 static int put_flow_end(imp *im, trace_event *ev, int64_t pkey)
 {
-    char ph[2] = {ev->ph, 0};
     int64_t cat = intern_span(im, ev->cat), name = intern_span(im, ev->name);
     if (cat == -1 || name == -1)
         return -1;
-    tb_val id = VNULL;
-    if (ev->id.type == JS_STR || ev->id.type == JS_NUM) {
-        size_t n;
-        const char *s = ev->id.type == JS_STR ? js_str_decode(ev->id, &im->dbuf, &im->dcap, &n) : ev->id.p;
-        if (ev->id.type == JS_NUM)
-            n = ev->id.n;
-        id = VTEXT(s, n);
+    flow_end e = {.ph = ev->ph, .cat = cat, .name = name, .pid = pid_val(im, pkey), .has_ts = ev->has_ts,
+                  .ts = ev->ts_ns, .conn = span_eq(ev->cat, "HostToDevice") || span_eq(ev->cat, "ac2g")};
+    /* the id decodes into its own buffer; tid is a number in practice, text otherwise */
+    if (ev->id.type == JS_STR)
+        e.id = js_str_decode(ev->id, &im->abuf, &im->acap, &e.idn);
+    else if (ev->id.type == JS_NUM) {
+        e.id = ev->id.p;
+        e.idn = ev->id.n;
+    } else {
+        e.id = "";
+        e.idn = 0;
     }
-    tb_val tidv = ev->tid.type == JS_NONE ? VNULL : span_val(im, ev->tid);
-    /* flow end values must not alias the decode buffer twice: tid is numeric in practice */
-    tb_val v[9] = {VINT(im->opt->rank), VTEXT(ph, 1), idval(cat), idval(name), id, pid_val(im, pkey), tidv,
-                   ev->has_ts ? VINT(ev->ts_ns) : VNULL, VINT(im->ids->next_flow_seq++)};
-    if (row(im, R_FLOW_END, v))
-        return -1;
+    e.tid = ev->tid.type == JS_NONE ? VNULL : span_val(im, ev->tid);
+    if (!e.id)
+        return oom(im);
+    int rc = fp_add(im->flows, &e);
+    if (rc != 0)
+        return rc == -2 ? oom(im) : -1;
     im->res->dest[TB_DEST_TB_FLOW]++;
     return 0;
 }
@@ -956,11 +963,31 @@ static js_span *spill_span(trace_event *ev, int i)
     return s[i];
 }
 
+#define SPILL_BUF (1u << 20)
+
+static int spill_write(imp *im, const void *p, size_t n)
+{
+    if (im->slen + n > SPILL_BUF) {
+        if (im->slen && fwrite(im->sbuf, 1, im->slen, im->spill) != im->slen)
+            return -1;
+        im->slen = 0;
+        if (n > SPILL_BUF)
+            return fwrite(p, 1, n, im->spill) == n ? 0 : -1;
+    }
+    memcpy(im->sbuf + im->slen, p, n);
+    im->slen += n;
+    return 0;
+}
+
 static int spill_event(imp *im, trace_event *ev)
 {
-    if (!im->spill && !(im->spill = tmpfile())) {
-        tb_error_set(im->err, TB_ERR_IO, "cannot create a temporary file: %s", strerror(errno));
-        return -1;
+    if (!im->spill) {
+        if (!(im->spill = tmpfile())) {
+            tb_error_set(im->err, TB_ERR_IO, "cannot create a temporary file: %s", strerror(errno));
+            return -1;
+        }
+        if (!(im->sbuf = malloc(SPILL_BUF)))
+            return oom(im);
     }
     spill_hdr h;
     memset(&h, 0, sizeof h);
@@ -976,11 +1003,11 @@ static int spill_event(imp *im, trace_event *ev)
         h.type[i] = (uint8_t)s->type;
         h.flags[i] = (uint8_t)s->flags;
     }
-    if (fwrite(&h, sizeof h, 1, im->spill) != 1)
+    if (spill_write(im, &h, sizeof h))
         goto fail;
     for (int i = 0; i < SPILL_SPANS; i++) {
         js_span *s = spill_span(ev, i);
-        if (s->n && fwrite(s->p, 1, s->n, im->spill) != s->n)
+        if (s->n && spill_write(im, s->p, s->n))
             goto fail;
     }
     im->spilled++;
@@ -990,17 +1017,46 @@ fail:
     return -1;
 }
 
+/* Reads exactly n bytes of the spill file through a large buffer. */
+typedef struct spill_reader {
+    FILE *f;
+    char *buf;
+    size_t len, pos;
+} spill_reader;
+
+static int spill_read(spill_reader *r, void *out, size_t n)
+{
+    char *o = out;
+    while (n) {
+        if (r->pos == r->len) {
+            r->len = fread(r->buf, 1, SPILL_BUF, r->f);
+            r->pos = 0;
+            if (r->len == 0)
+                return -1;
+        }
+        size_t k = r->len - r->pos < n ? r->len - r->pos : n;
+        memcpy(o, r->buf + r->pos, k);
+        r->pos += k;
+        o += k;
+        n -= k;
+    }
+    return 0;
+}
+
 static int route(imp *im, trace_event *ev);
 
 static int replay_spill(imp *im)
 {
     if (!im->spill)
         return 0;
-    if (fflush(im->spill) != 0 || fseek(im->spill, 0, SEEK_SET) != 0) {
+    if ((im->slen && fwrite(im->sbuf, 1, im->slen, im->spill) != im->slen) || fflush(im->spill) != 0 ||
+        fseek(im->spill, 0, SEEK_SET) != 0) {
         tb_error_set(im->err, TB_ERR_IO, "cannot read back a temporary file: %s", strerror(errno));
         return -1;
     }
     im->replaying = 1;
+    im->slen = 0;
+    spill_reader rd = {.f = im->spill, .buf = im->sbuf};
     char *buf = NULL;
     size_t cap = 0;
     trace_event *ev = malloc(sizeof *ev);
@@ -1009,7 +1065,7 @@ static int replay_spill(imp *im)
     int rc = 0;
     for (uint64_t k = 0; k < im->spilled; k++) {
         spill_hdr h;
-        if (fread(&h, sizeof h, 1, im->spill) != 1) {
+        if (spill_read(&rd, &h, sizeof h) != 0) {
             rc = -1;
             tb_error_set(im->err, TB_ERR_IO, "cannot read back a temporary file");
             break;
@@ -1027,7 +1083,7 @@ static int replay_spill(imp *im)
             buf = nb;
             cap = ncap;
         }
-        if (total && fread(buf, 1, total, im->spill) != total) {
+        if (total && spill_read(&rd, buf, total) != 0) {
             rc = -1;
             tb_error_set(im->err, TB_ERR_IO, "cannot read back a temporary file");
             break;
@@ -1220,6 +1276,8 @@ static void imp_free(imp *im)
     free(im->str_pids);
     if (im->spill)
         fclose(im->spill);
+    free(im->sbuf);
+    fp_destroy(im->flows);
     free(im->dbuf);
     free(im->abuf);
 }
@@ -1243,6 +1301,10 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
     jstream *js = js_open(path, err);
     if (!ev || !js) {
         st = ev ? err->code : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if (!(im.flows = fp_create(sink, opt->rank, &ids->next_flow_seq))) {
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto done;
     }
     int64_t next_progress = 64 << 20;
@@ -1285,7 +1347,10 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
             goto done;
         }
     }
-    if (replay_spill(&im) != 0 || flush_processes(&im) != 0) {
+    int frc = 0;
+    if (replay_spill(&im) != 0 || (frc = fp_flush(im.flows)) != 0 || flush_processes(&im) != 0) {
+        if (frc == -2)
+            oom(&im);
         st = err->code != TB_OK ? err->code : TB_ERR_DB;
         goto done;
     }

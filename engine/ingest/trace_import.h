@@ -39,7 +39,7 @@ typedef struct trace_import_result {
     int64_t trace_rank;    /* distributedInfo.rank, -1 when absent */
     int64_t min_ns, max_ns;
     int has_times;
-    int64_t devices_seen;  /* bit set of device ids 0..63 */
+    uint64_t devices_seen; /* bit set of device ids 0..63 */
     char kind[32];         /* "ascend timeline" or "kineto" */
 } trace_import_result;
 

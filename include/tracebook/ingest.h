@@ -47,6 +47,9 @@ typedef struct tb_load_result {
     uint64_t dest[TB_DEST_COUNT];    /* events per destination */
     uint64_t warnings;
     size_t n_files;                  /* trace files loaded */
+    /* wall seconds of the phases: streaming the inputs into rows, pairing
+     * flows and other post-processing SQL, building indexes and views */
+    double seconds_read, seconds_post, seconds_index;
 } tb_load_result;
 
 /*
