@@ -10,6 +10,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <libgen.h>
+#include <signal.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,6 +229,7 @@ static int cmd_export_db(int argc, char **argv)
         else
             default_dir(c.inputs[0], dir, sizeof dir);
         snprintf(pending, sizeof pending, "%s/.tracebook-pending-%ld.db", dir, (long)getpid());
+        tb_temp_register(pending);
         tb_status st = run_load(&c, pending, &err);
         if (st == TB_OK) {
             char name[96];
@@ -238,6 +240,7 @@ static int cmd_export_db(int argc, char **argv)
             if (st != TB_OK)
                 unlink(pending);
         }
+        tb_temp_unregister(pending);
         rc = tb_exit_code(st);
     }
     if (rc != TB_EXIT_OK)
@@ -271,11 +274,13 @@ static int cmd_info(int argc, char **argv)
         const char *tmpdir = getenv("TMPDIR");
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/tracebook-info-%ld.db", tmpdir && *tmpdir ? tmpdir : "/tmp", (long)getpid());
+        tb_temp_register(path);
         st = run_load(&c, path, &err);
         if (st == TB_OK) {
             st = tb_info_write(path, stdout, &err);
             unlink(path);
         }
+        tb_temp_unregister(path);
     }
     if (st != TB_OK)
         print_error(&err);
@@ -283,8 +288,24 @@ static int cmd_info(int argc, char **argv)
     return tb_exit_code(st);
 }
 
+/* Removes temporary outputs, then dies of the same signal. */
+static void on_signal(int sig)
+{
+    tb_temp_cleanup();
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
 int main(int argc, char **argv)
 {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
+
     if (argc < 2) {
         fputs(usage_main, stderr);
         return TB_EXIT_USAGE;

@@ -439,6 +439,7 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         goto fail;
     }
     close(fd);
+    tb_temp_register(tmp);
     if (!(w = dbw_create(tmp, err))) {
         st = err->code;
         goto fail;
@@ -493,6 +494,7 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         st = tb_error_at(err, TB_ERR_IO, opt->output, 0, 0, -1, "cannot write: %s", strerror(errno));
         goto fail;
     }
+    tb_temp_unregister(tmp);
     free(tmp);
     for (size_t i = 0; i < nsrc; i++)
         free(src[i].path);
@@ -503,6 +505,7 @@ fail:
     dbw_destroy(w);
     if (tmp) {
         unlink(tmp);
+        tb_temp_unregister(tmp);
         free(tmp);
     }
     for (size_t i = 0; i < nsrc; i++)

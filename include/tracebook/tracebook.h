@@ -19,4 +19,14 @@
 /* Returns the library version string (static, never free). */
 const char *tb_version(void);
 
+/*
+ * Temporary output files that an interrupted run must not leave behind.
+ * tb_temp_register() copies path (returns 0, or -1 when the table is full);
+ * tb_temp_cleanup() unlinks every registered file and is async-signal-safe,
+ * for the command's SIGINT/SIGTERM handler.
+ */
+int tb_temp_register(const char *path);
+void tb_temp_unregister(const char *path);
+void tb_temp_cleanup(void);
+
 #endif

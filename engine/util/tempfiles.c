@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tempfiles.c - temporary outputs to remove if the process is interrupted.
+ *
+ * Outputs are written under temporary names and renamed when complete; a
+ * Ctrl-C or a job scheduler's SIGTERM in the middle must not leave the
+ * temporary file behind. The engine registers each temporary path here, and
+ * tb_temp_cleanup() (async-signal-safe: only unlink on a fixed table) lets
+ * the command's signal handler remove them.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tracebook/tracebook.h"
+
+#define TB_MAX_TEMPS 16
+#define TB_TEMP_PATH 4096
+
+static char temps[TB_MAX_TEMPS][TB_TEMP_PATH];
+static volatile sig_atomic_t used[TB_MAX_TEMPS];
+
+int tb_temp_register(const char *path)
+{
+    if (strlen(path) >= TB_TEMP_PATH)
+        return -1;
+    for (int i = 0; i < TB_MAX_TEMPS; i++) {
+        if (!used[i]) {
+            memcpy(temps[i], path, strlen(path) + 1);
+            used[i] = 1;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+void tb_temp_unregister(const char *path)
+{
+    for (int i = 0; i < TB_MAX_TEMPS; i++)
+        if (used[i] && strcmp(temps[i], path) == 0)
+            used[i] = 0;
+}
+
+void tb_temp_cleanup(void)
+{
+    for (int i = 0; i < TB_MAX_TEMPS; i++) {
+        if (used[i]) {
+            unlink(temps[i]);
+            used[i] = 0;
+        }
+    }
+}
