@@ -1,16 +1,17 @@
 -- SPDX-License-Identifier: MIT
 -- indexes.sql - indexes created once loading is done (faster than during).
+--
+-- The set is what joins of the unified tables need: string ids, the id that
+-- ties TASK to its *_INFO tables, msprof's own TASK(startNs, globalTaskId),
+-- steps and communication ops by time. Time-range indexes on the big host API
+-- tables (PYTORCH_API, CANN_API) are not built at load time: they would cost
+-- more than a third of the load (docs/performance.md), and msprof's own DB
+-- has none either.
 CREATE UNIQUE INDEX STRING_IDS_id ON STRING_IDS(id);
 CREATE INDEX TASK_start ON TASK(startNs, globalTaskId);
 CREATE INDEX TASK_gtid ON TASK(globalTaskId);
-CREATE INDEX TASK_conn ON TASK(rankId, connectionId);
 CREATE INDEX COMPUTE_TASK_INFO_gtid ON COMPUTE_TASK_INFO(globalTaskId);
 CREATE INDEX COMMUNICATION_TASK_INFO_gtid ON COMMUNICATION_TASK_INFO(globalTaskId);
 CREATE INDEX MEMCPY_INFO_gtid ON MEMCPY_INFO(globalTaskId);
 CREATE INDEX COMMUNICATION_OP_start ON COMMUNICATION_OP(startNs);
-CREATE INDEX CANN_API_conn ON CANN_API(rankId, connectionId);
-CREATE INDEX CANN_API_start ON CANN_API(startNs);
-CREATE INDEX PYTORCH_API_start ON PYTORCH_API(startNs);
 CREATE INDEX STEP_TIME_id ON STEP_TIME(rankId, id);
-CREATE INDEX OVERLAP_ANALYSIS_start ON OVERLAP_ANALYSIS(startNs);
-CREATE INDEX TB_EVENT_start ON TB_EVENT(startNs);

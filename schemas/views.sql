@@ -83,8 +83,10 @@ FROM TB_EVENT e
 LEFT JOIN STRING_IDS c ON c.id = e.cat
 LEFT JOIN STRING_IDS n ON n.id = e.name;
 
+-- TB_FLOW.name is NULL when the name is the category followed by the id
+-- (HostToDevice<id>): the view rebuilds it.
 CREATE VIEW flow AS
-SELECT f.rankId AS rankId, c.value AS cat, n.value AS name, f.flowId AS flowId,
+SELECT f.rankId AS rankId, c.value AS cat, coalesce(n.value, c.value || f.flowId) AS name, f.flowId AS flowId,
        f.fromPid AS fromPid, f.fromTid AS fromTid, f.fromNs AS fromNs,
        f.toPid AS toPid, f.toTid AS toTid, f.toNs AS toNs, f.connectionId AS connectionId
 FROM TB_FLOW f

@@ -887,9 +887,18 @@ static int route_slice(imp *im, trace_event *ev, int64_t pkey, proc *p)
     return put_event(im, ev, pkey);
 }
 
+/* 1 when a flow's name is its category followed by its id (HostToDevice<id>):
+ * such names are unique per flow, so they are not interned (NULL in TB_FLOW). */
+static int name_is_cat_id(const trace_event *ev)
+{
+    const js_span *n = &ev->name, *c = &ev->cat, *id = &ev->id;
+    return n->type == JS_STR && c->type == JS_STR && (id->type == JS_STR || id->type == JS_NUM) &&
+           n->n == c->n + id->n && memcmp(n->p, c->p, c->n) == 0 && memcmp(n->p + c->n, id->p, id->n) == 0;
+}
+
 static int put_flow_end(imp *im, trace_event *ev, int64_t pkey)
 {
-    int64_t cat = intern_span(im, ev->cat), name = intern_span(im, ev->name);
+    int64_t cat = intern_span(im, ev->cat), name = name_is_cat_id(ev) ? -2 : intern_span(im, ev->name);
     if (cat == -1 || name == -1)
         return -1;
     flow_end e = {.ph = ev->ph, .cat = cat, .name = name, .pid = pid_val(im, pkey), .has_ts = ev->has_ts,
