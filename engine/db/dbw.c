@@ -573,7 +573,12 @@ double dbw_now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-tb_status dbw_finish(dbw *w, double *seconds_post, double *seconds_index, tb_error *err)
+tb_status dbw_pair_staged_flows(dbw *w, tb_error *err)
+{
+    return dbw_exec(w, pair_flows_sql, err);
+}
+
+tb_status dbw_finish(dbw *w, double *seconds_index, tb_error *err)
 {
     double t0 = dbw_now();
     int drained = drain(w);
@@ -592,13 +597,9 @@ tb_status dbw_finish(dbw *w, double *seconds_post, double *seconds_index, tb_err
         sqlite3_finalize(w->batch[t]);
         w->batch[t] = NULL;
     }
-    if (dbw_exec(w, pair_flows_sql, err))
-        return TB_ERR_DB;
-    double t1 = dbw_now();
     if (dbw_exec(w, tb_sql_indexes, err) || dbw_exec(w, tb_sql_views, err) || dbw_exec(w, "COMMIT", err))
         return TB_ERR_DB;
-    *seconds_post = t1 - t0;
-    *seconds_index = dbw_now() - t1;
+    *seconds_index = dbw_now() - t0;
     w->in_txn = 0;
     if (sqlite3_close(w->db) != SQLITE_OK) {
         tb_error_set(err, TB_ERR_DB, "cannot close the DB: %s", sqlite3_errmsg(w->db));

@@ -4,8 +4,8 @@
  *
  * A dbw owns one new SQLite file: it creates the schema, takes rows from
  * importers through a row_sink (prepared INSERTs in one transaction, journal
- * off, strings interned through STRING_IDS), and on finish pairs flow ends,
- * writes the session tables, builds indexes and views, and commits.
+ * off, strings interned through STRING_IDS), pairs staged flow ends on
+ * request, and on finish builds indexes and views and commits.
  */
 #ifndef TB_DB_DBW_H
 #define TB_DB_DBW_H
@@ -33,8 +33,11 @@ tb_status dbw_exec(dbw *w, const char *sql, tb_error *err);
 /* The error the sink met, if a row call failed. */
 const tb_error *dbw_error(const dbw *w);
 
-/* Finishes the load: post-processing, indexes, views, commit, close. */
-tb_status dbw_finish(dbw *w, double *seconds_post, double *seconds_index, tb_error *err);
+/* Pairs the flow ends that were staged (partners in different flushes). */
+tb_status dbw_pair_staged_flows(dbw *w, tb_error *err);
+
+/* Finishes the load: indexes, views, commit, close. */
+tb_status dbw_finish(dbw *w, double *seconds_index, tb_error *err);
 
 /* Monotonic wall time in seconds. */
 double dbw_now(void);

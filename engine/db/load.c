@@ -329,6 +329,31 @@ done:
     return st;
 }
 
+/*
+ * Binds HostToDevice flows to the slices at their ends: the finish encloses a
+ * device task, whose connectionId becomes the flow's (older torch_npu flow ids
+ * encode it as (id << 32) | 0xFFFFFFFF, so the id itself is not used), and the
+ * start encloses a CANN API slice, which takes that connectionId when its own
+ * args carried none.
+ */
+static const char bind_h2d_sql[] =
+    "CREATE TEMP TABLE h2d AS"
+    " SELECT f.rowid AS frow, f.rankId AS rankId, ((f.fromPid << 32) | (f.fromTid & 4294967295)) AS gtid,"
+    "  f.fromNs AS fromNs,"
+    "  (SELECT t.connectionId FROM TASK t WHERE t.startNs <= f.toNs AND t.endNs >= f.toNs"
+    "    AND t.globalPid = f.toPid AND t.rankId = f.rankId ORDER BY t.startNs DESC LIMIT 1) AS conn"
+    " FROM TB_FLOW f WHERE f.cat = (SELECT id FROM STRING_IDS WHERE value = 'HostToDevice')"
+    "  AND f.fromNs IS NOT NULL AND f.toNs IS NOT NULL;"
+    "UPDATE TB_FLOW SET connectionId = h.conn FROM h2d h WHERE TB_FLOW.rowid = h.frow AND h.conn IS NOT NULL;"
+    "CREATE INDEX tb_tmp_cann_tid ON CANN_API(globalTid, startNs);"
+    "CREATE TEMP TABLE h2d_api AS"
+    " SELECT (SELECT c.rowid FROM CANN_API c WHERE c.globalTid = h.gtid AND c.startNs <= h.fromNs"
+    "   AND c.endNs >= h.fromNs AND c.rankId = h.rankId ORDER BY c.startNs DESC LIMIT 1) AS crow, h.conn AS conn"
+    " FROM h2d h WHERE h.conn IS NOT NULL;"
+    "UPDATE CANN_API SET connectionId = b.conn FROM h2d_api b"
+    " WHERE CANN_API.rowid = b.crow AND CANN_API.connectionId IS NULL;"
+    "DROP INDEX tb_tmp_cann_tid; DROP TABLE h2d; DROP TABLE h2d_api;";
+
 /* Ranks named by the traces themselves (distributedInfo.rank) win over input order when they are distinct. */
 static tb_status apply_trace_ranks(dbw *w, src_info *src, size_t nsrc, tb_error *err)
 {
@@ -484,9 +509,13 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
             warnf(opt, dbw_db(w), (int64_t)i + 1, res, "%s: %llu events with an unknown phase kept in TB_EVENT",
                   src[i].path, (unsigned long long)src[i].r.dest[TB_DEST_UNKNOWN_PHASE]);
     }
-    res->seconds_read = dbw_now() - t_read;
-    if ((st = apply_trace_ranks(w, src, nsrc, err)) != TB_OK || (st = bookkeeping(w, src, nsrc, err)) != TB_OK ||
-        (st = dbw_finish(w, &res->seconds_post, &res->seconds_index, err)) != TB_OK)
+    double t_post = dbw_now();
+    res->seconds_read = t_post - t_read;
+    if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = dbw_exec(w, bind_h2d_sql, err)) != TB_OK ||
+        (st = apply_trace_ranks(w, src, nsrc, err)) != TB_OK || (st = bookkeeping(w, src, nsrc, err)) != TB_OK)
+        goto fail;
+    res->seconds_post = dbw_now() - t_post;
+    if ((st = dbw_finish(w, &res->seconds_index, err)) != TB_OK)
         goto fail;
     dbw_destroy(w);
     w = NULL;

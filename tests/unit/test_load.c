@@ -299,6 +299,36 @@ static void test_flow_pairing(void **state)
     assert_int_equal(q1(db, "SELECT toNs FROM flow WHERE cat = 'y'"), -1);
 }
 
+static void test_h2d_binding(void **state)
+{
+    (void)state;
+    /* older torch_npu: the flow id is (connection_id << 32) | 0xFFFFFFFF; the
+     * launching API slice has no connection id of its own */
+    static const char text[] =
+        "[{\"ph\":\"X\",\"name\":\"AscendCL@aclnnAdd\",\"pid\":20,\"tid\":5,\"ts\":\"100.000\",\"dur\":10,"
+        "\"args\":{\"level\":\"acl\"}},"
+        "{\"ph\":\"X\",\"name\":\"AscendCL@other\",\"pid\":20,\"tid\":5,\"ts\":\"120.000\",\"dur\":10,"
+        "\"args\":{\"level\":\"acl\",\"connection_id\":42}},"
+        "{\"ph\":\"s\",\"cat\":\"HostToDevice\",\"name\":\"HostToDevice180388626431\",\"id\":\"180388626431\","
+        "\"pid\":20,\"tid\":5,\"ts\":\"105.000\"},"
+        "{\"ph\":\"f\",\"cat\":\"HostToDevice\",\"name\":\"HostToDevice180388626431\",\"id\":\"180388626431\","
+        "\"pid\":30,\"tid\":1,\"ts\":\"150.000\",\"bp\":\"e\"},"
+        "{\"ph\":\"X\",\"name\":\"Add\",\"pid\":30,\"tid\":1,\"ts\":\"150.000\",\"dur\":3,"
+        "\"args\":{\"Task Type\":\"AI_VECTOR_CORE\",\"connection_id\":42}},"
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":20,\"tid\":0,\"args\":{\"name\":\"CANN\"}},"
+        "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":30,\"tid\":0,\"args\":{\"name\":\"Ascend Hardware\"}}]";
+    char path[4200], db[4200];
+    write_text("h2d.json", text, path, sizeof path);
+    const char *in[] = {path};
+    tb_error err;
+    assert_int_equal(load("h2d.db", in, 1, 0, &err, db, sizeof db), TB_OK);
+    assert_int_equal(q1(db, "SELECT connectionId FROM flow WHERE cat = 'HostToDevice'"), 42);
+    assert_int_equal(q1(db, "SELECT connectionId FROM api WHERE name = 'AscendCL@aclnnAdd'"), 42);
+    /* an API that has its own id keeps it */
+    assert_int_equal(q1(db, "SELECT connectionId FROM api WHERE name = 'AscendCL@other'"), 42);
+    assert_int_equal(q1(db, "SELECT count(*) FROM flow WHERE name = 'HostToDevice180388626431'"), 1);
+}
+
 static void test_bare_npu_device(void **state)
 {
     (void)state;
@@ -432,6 +462,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ascend_routing),   cmocka_unit_test(test_kineto_routing),
         cmocka_unit_test(test_flow_pairing),     cmocka_unit_test(test_bare_npu_device),
+        cmocka_unit_test(test_h2d_binding),
         cmocka_unit_test(test_two_ranks),        cmocka_unit_test(test_failed_load_keeps_old_db),
         cmocka_unit_test(test_truncated),        cmocka_unit_test(test_find_traces),
     };

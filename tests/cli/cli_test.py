@@ -1,0 +1,1118 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# cli_test.py - the `tracebook` command's behaviour, exit codes and messages.
+#
+# Each case runs the built binary on the checked-in samples or on small
+# traces written here (malformed, cut short, with raw control characters,
+# unknown phases, gzip, several ranks) and asserts what a user sees: the
+# exit code, the exact stdout/stderr text where it is deterministic, which
+# files exist afterwards (no half DBs, no temporary leftovers, an older DB of
+# the same name untouched after a failure) and, through the `sqlite3` shell,
+# the row counts in the DB. Expected values are computed independently from
+# the inputs with Python's json module, never read back from tracebook.
+#
+# Every run writes with -o into a directory made by tempfile.mkdtemp under
+# $TMPDIR (one tree per run of this script, removed when all cases pass),
+# except the default-output-name case, which copies its input into such a
+# directory first. Runs get their own TMPDIR, XDG_CACHE_HOME and an empty
+# working directory; a run that leaves anything in those fails its case.
+# The samples are checked to be unchanged at the end.
+#
+# usage: cli_test.py TRACEBOOK SAMPLES_DIR [CASE_SUBSTRING ...]
+# Prints one `ok`/`FAIL` line per case (failures with their details) and a
+# final `N passed, N failed` line; exits 0 when all pass, 1 otherwise.
+# Python 3 standard library and the `sqlite3` command only.
+
+import collections
+import datetime
+import decimal
+import fnmatch
+import gzip
+import hashlib
+import json
+import os
+import pty
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import traceback
+import zlib
+
+VERSION = "0.1.0"
+
+EXIT_CODES_HELP = (
+    "exit codes:\n"
+    "  0  success\n"
+    "  1  internal error\n"
+    "  2  usage error (bad command line)\n"
+    "  3  malformed input, or an input cut short with --strict\n"
+    "  4  a file could not be read or written\n"
+    "  5  SQLite error\n"
+    "  6  no usable input found\n"
+)
+
+NO_TRACE_MSG = "no trace file found (looked for trace_view.json, msprof_*.json, Kineto *.json[.gz])"
+LEFTOVER_PATTERNS = ("*.tmp-*", ".tracebook-pending-*")
+
+TB = None        # path of the binary
+SAMPLES = None   # samples/ directory
+ASCEND = None    # samples/ascend_small/trace_view.json
+KINETO = None    # samples/kineto_small/trace.json
+ROOT = None      # this run's temporary tree
+
+
+# ---- harness -------------------------------------------------------------------
+
+class Result:
+    def __init__(self, rc, out, err):
+        self.rc, self.out, self.err = rc, out, err
+
+    def __repr__(self):
+        return "exit %s, stdout %r, stderr %r" % (self.rc, self.out[:400], self.err[:400])
+
+
+class Case:
+    """One test case: a sandbox directory and the list of problems found."""
+
+    def __init__(self, name):
+        self.name = name
+        slug = re.sub(r"[^A-Za-z0-9]+", "_", name)[:40]
+        self.root = tempfile.mkdtemp(prefix=slug + "-", dir=ROOT)
+        self.cwd = self.mkdir("cwd")
+        self.tmp = self.mkdir("tmp")
+        self.xdg = self.mkdir("xdg-cache")
+        self.problems = []
+
+    def mkdir(self, name):
+        path = os.path.join(self.root, name)
+        os.makedirs(path, exist_ok=True)
+        return path
+
+    def fail(self, msg):
+        self.problems.append(msg)
+
+    def check(self, cond, what):
+        if not cond:
+            self.fail(what)
+        return bool(cond)
+
+    def eq(self, actual, expected, what):
+        if actual != expected:
+            self.fail("%s:\n      expected %r\n      got      %r" % (what, expected, actual))
+            return False
+        return True
+
+    def run(self, args, cwd=None, default_out=False, outside_ok=False, stderr_fd=None):
+        """Runs tracebook; checks it wrote nothing into its cwd, TMPDIR or cache."""
+        args = [str(a) for a in args]
+        if len(args) >= 2 and args[0] == "export" and args[1] == "db" and not default_out:
+            out = None
+            for i, a in enumerate(args):
+                if a in ("-o", "--output") and i + 1 < len(args):
+                    out = args[i + 1]
+                elif a.startswith("--output="):
+                    out = a[len("--output="):]
+            # a safety net for the test itself: never let a run write beside the samples
+            if out is None or not (outside_ok or os.path.abspath(out).startswith(ROOT + os.sep)):
+                raise AssertionError("test bug: export db run without -o into the temporary tree: %r" % args)
+        env = dict(os.environ)
+        env.update({"LC_ALL": "C", "LANG": "C", "TMPDIR": self.tmp, "XDG_CACHE_HOME": self.xdg})
+        run_cwd = cwd or self.cwd
+        try:
+            p = subprocess.run([TB] + args, cwd=run_cwd, env=env, stdin=subprocess.DEVNULL,
+                               stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE if stderr_fd is None else stderr_fd,
+                               timeout=120)
+        except subprocess.TimeoutExpired:
+            self.fail("timed out: tracebook %s" % " ".join(args))
+            return Result(None, "", "")
+        res = Result(p.returncode,
+                     p.stdout.decode("utf-8", "surrogateescape"),
+                     (p.stderr or b"").decode("utf-8", "surrogateescape"))
+        for d, what in ((self.cwd, "its working directory"), (self.tmp, "TMPDIR")):
+            if cwd is not None and d == self.cwd:
+                continue
+            left = sorted(os.listdir(d))
+            if left:
+                self.fail("tracebook %s left files in %s: %s" % (" ".join(args), what, left))
+                for n in left:
+                    path = os.path.join(d, n)
+                    shutil.rmtree(path) if os.path.isdir(path) else os.unlink(path)
+        return res
+
+    def expect(self, res, rc, out=None, err=None, what=""):
+        """Checks exit code and (when given) exact stdout / stderr."""
+        label = (what + ": ") if what else ""
+        ok = self.eq(res.rc, rc, label + "exit code (%r)" % res)
+        if out is not None:
+            ok &= self.eq(res.out, out, label + "stdout")
+        if err is not None:
+            ok &= self.eq(res.err, err, label + "stderr")
+        return ok
+
+
+CASES = []
+
+
+def case(name):
+    def deco(fn):
+        CASES.append((name, fn))
+        return fn
+    return deco
+
+
+# ---- helpers -------------------------------------------------------------------
+
+def sql(db, query):
+    """Rows of query on db (a list of dicts), through the sqlite3 shell, read-only."""
+    p = subprocess.run(["sqlite3", "-readonly", "-json", db, query], capture_output=True, timeout=60)
+    if p.returncode != 0:
+        raise AssertionError("sqlite3 %s %r: %s" % (db, query, p.stderr.decode(errors="replace").strip()))
+    text = p.stdout.decode("utf-8", "surrogateescape").strip()
+    return json.loads(text) if text else []
+
+
+def scalar(db, query):
+    rows = sql(db, query)
+    if not rows:
+        return None
+    return next(iter(rows[0].values()))
+
+
+def load_counts(db, source_id=1):
+    """TB_LOAD_COUNT of one source as {dest: events}."""
+    return {r["dest"]: r["events"] for r in
+            sql(db, "SELECT dest, events FROM TB_LOAD_COUNT WHERE sourceId = %d" % source_id)}
+
+
+def table_counts(db):
+    """{table: rows} for every table of db."""
+    names = [r["name"] for r in sql(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")]
+    if not names:
+        return {}
+    q = " UNION ALL ".join("SELECT '%s' AS t, count(*) AS n FROM \"%s\"" % (n, n) for n in names)
+    return {r["t"]: r["n"] for r in sql(db, q)}
+
+
+def rank_tables(db):
+    """Tables that have a rankId column."""
+    return [r["name"] for r in sql(db, "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
+                                       " WHERE m.type = 'table' AND c.name = 'rankId' ORDER BY m.name")]
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def write(path, data):
+    with open(path, "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+def listing(d):
+    return sorted(os.listdir(d))
+
+
+def leftovers(d):
+    return [n for n in os.listdir(d) if any(fnmatch.fnmatch(n, p) for p in LEFTOVER_PATTERNS)]
+
+
+def fingerprint(path):
+    st = os.stat(path)
+    return (hashlib.sha256(read(path)).hexdigest(), st.st_size, st.st_mtime_ns)
+
+
+def line_col(data, offset):
+    """1-based line and column (in bytes) of a byte offset."""
+    line = data.count(b"\n", 0, offset) + 1
+    col = offset - (data.rfind(b"\n", 0, offset) + 1) + 1
+    return line, col
+
+
+def scan_events(data):
+    """Reads the events of a JSON trace (top-level array or traceEvents) one by one
+    with json.JSONDecoder.raw_decode. Returns (complete events, byte offset where
+    the first incomplete event starts, or None when the array is complete)."""
+    t = data.decode("latin-1")  # one char per byte: offsets are byte offsets
+    dec = json.JSONDecoder()
+
+    def skip(p):
+        while p < len(t) and t[p] in " \t\r\n":
+            p += 1
+        return p
+
+    p = skip(0)
+    if t[p] == "[":
+        p += 1
+    else:
+        p = t.index("[", t.index('"traceEvents"')) + 1
+    evs = []
+    p = skip(p)
+    while True:
+        if p < len(t) and t[p] == "]":
+            return evs, None
+        if evs:
+            if p < len(t) and t[p] == ",":
+                p = skip(p + 1)
+            elif p < len(t):
+                raise ValueError("unexpected %r at byte %d" % (t[p], p))
+        try:
+            ev, end = dec.raw_decode(t, p)
+        except ValueError:
+            return evs, p
+        evs.append(ev)
+        p = skip(end)
+
+
+def make_old_db(path):
+    """Creates a small SQLite DB with known content (the DB a failed run must not touch)."""
+    subprocess.run(["sqlite3", path, "CREATE TABLE keep(x TEXT); INSERT INTO keep VALUES('precious');"],
+                   check=True, capture_output=True, timeout=60)
+    return read(path)
+
+
+_usage = {}
+
+
+def usage(kind):
+    """The help text of the main command ('main'), 'export' or 'info', as printed on stdout."""
+    if kind not in _usage:
+        args = {"main": ["--help"], "export": ["help", "export"], "info": ["help", "info"]}[kind]
+        p = subprocess.run([TB] + args, capture_output=True, timeout=60, cwd=ROOT)
+        _usage[kind] = p.stdout.decode()
+    return _usage[kind]
+
+
+def ts_ns(v):
+    """A trace ts (µs, number or string) in integer ns."""
+    return int(decimal.Decimal(str(v).strip()) * 1000)
+
+
+def step_summary(events):
+    """(count, first, last) of the ProfilerStep#N host steps in events."""
+    ids = sorted({int(e["name"].split("#", 1)[1]) for e in events
+                  if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#")
+                  and e.get("cat") != "gpu_user_annotation"})
+    return len(ids), ids[0], ids[-1]
+
+
+def info_sections(text):
+    """Section titles of `info` output (lines that start a section), in order."""
+    lines = text.split("\n")
+    return [lines[i] for i in range(1, len(lines)) if lines[i - 1] == "" and lines[i] and lines[i][0] != " "]
+
+
+# ---- 1. usage ----------------------------------------------------------------------
+
+@case("usage: --help, -h, help")
+def _(t):
+    r = t.run(["--help"])
+    t.expect(r, 0, err="")
+    t.check(r.out.startswith("usage: tracebook <command> [options]\n"), "--help starts with the usage line: %r" % r.out[:80])
+    t.check(EXIT_CODES_HELP in r.out, "--help lists the exit codes 0-6:\n%s" % r.out)
+    for cmd in ("  export db ", "  info ", "  help CMD "):
+        t.check(cmd in r.out, "--help lists %r" % cmd.strip())
+    for args in (["-h"], ["help"]):
+        r2 = t.run(args)
+        t.expect(r2, 0, out=r.out, err="", what=" ".join(args))
+
+
+@case("usage: --version, -V")
+def _(t):
+    for a in ("--version", "-V"):
+        t.expect(t.run([a]), 0, out="tracebook %s\n" % VERSION, err="", what=a)
+
+
+@case("usage: help export / help info")
+def _(t):
+    r = t.run(["help", "export"])
+    t.expect(r, 0, err="")
+    t.check(r.out.startswith("usage: tracebook export db -dir PATH [-dir PATH ...] [-o FILE|DIR] [options]\n"),
+            "help export usage line: %r" % r.out[:100])
+    for opt in ("-dir, --dir PATH", "-o, --output FILE|DIR", "--strict", "--keep-python-functions",
+                "--timing", "-q, --quiet", "msprof_<UTC YYYYMMDDhhmmss>.db"):
+        t.check(opt in r.out, "help export mentions %r" % opt)
+    for args in (["export", "db", "--help"], ["export", "db", "-h"], ["export", "--help"], ["export", "-h"]):
+        t.expect(t.run(args), 0, out=r.out, err="", what=" ".join(args))
+    r = t.run(["help", "info"])
+    t.expect(r, 0, err="")
+    t.check(r.out.startswith("usage: tracebook info -dir PATH [-dir PATH ...] [options]\n"),
+            "help info usage line: %r" % r.out[:100])
+    for opt in ("-dir, --dir PATH", "--strict", "--keep-python-functions", "-q, --quiet"):
+        t.check(opt in r.out, "help info mentions %r" % opt)
+    t.check("--output" not in r.out, "help info has no -o")
+    t.expect(t.run(["info", "--help"]), 0, out=r.out, err="", what="info --help")
+
+
+@case("usage: no arguments -> exit 2, usage on stderr")
+def _(t):
+    t.expect(t.run([]), 2, out="", err=usage("main"))
+
+
+@case("usage: unknown command -> exit 2")
+def _(t):
+    msg = "tracebook: error: unknown command 'frobnicate'\n\n" + usage("main")
+    t.expect(t.run(["frobnicate"]), 2, out="", err=msg, what="frobnicate")
+    t.expect(t.run(["help", "frobnicate"]), 2, out="", err=msg, what="help frobnicate")
+
+
+@case("usage: unknown option -> exit 2, nothing written")
+def _(t):
+    out = t.mkdir("out")
+    r = t.run(["export", "db", "--frobnicate", "-dir", ASCEND, "-o", os.path.join(out, "x.db")])
+    t.expect(r, 2, out="", err="tracebook: error: unknown option '--frobnicate'\n\n" + usage("export"))
+    r = t.run(["info", "-dir", ASCEND, "-o", os.path.join(out, "x.db")])
+    t.expect(r, 2, out="", err="tracebook: error: unknown option '-o'\n\n" + usage("info"), what="info -o")
+    t.eq(listing(out), [], "files in the output directory")
+
+
+@case("usage: export db without -dir -> exit 2")
+def _(t):
+    out = t.mkdir("out")
+    t.expect(t.run(["export", "db", "-o", os.path.join(out, "x.db")]), 2, out="",
+             err="tracebook: error: no input: give -dir PATH\n\n" + usage("export"))
+    t.expect(t.run(["info"]), 2, out="",
+             err="tracebook: error: no input: give -dir PATH\n\n" + usage("info"), what="info")
+    t.expect(t.run(["export"]), 2, out="", err=usage("export"), what="export alone")
+    t.expect(t.run(["export", "db", "-o", os.path.join(out, "x.db"), "-dir"]), 2, out="",
+             err="tracebook: error: option '-dir' needs a path\n\n" + usage("export"), what="-dir without a value")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o"], outside_ok=True), 2, out="",
+             err="tracebook: error: option '-o' needs a path\n\n" + usage("export"), what="-o without a value")
+    t.eq(listing(out), [], "files in the output directory")
+
+
+@case("usage: export timeline -> exit 2, this version exports db")
+def _(t):
+    out = t.mkdir("out")
+    r = t.run(["export", "timeline", "-dir", ASCEND, "-o", os.path.join(out, "t.json")])
+    t.expect(r, 2, out="",
+             err="tracebook: error: unknown export type 'timeline' (this version exports: db)\n\n" + usage("export"))
+    t.eq(listing(out), [], "files in the output directory")
+
+
+@case("usage: --dir=PATH and --output=FILE forms; stdout is the DB path")
+def _(t):
+    out = os.path.join(t.mkdir("out"), "eq.db")
+    r = t.run(["export", "db", "--dir=" + ASCEND, "--output=" + out])
+    t.expect(r, 0, out=out + "\n", err="")
+    if os.path.exists(out):
+        t.eq(scalar(out, "SELECT rowsRead FROM TB_SOURCE"), 2500, "rowsRead")
+
+
+# ---- 2. exit codes -------------------------------------------------------------------
+
+@case("exit 6: missing path")
+def _(t):
+    out = t.mkdir("out")
+    missing = os.path.join(t.root, "no-such-dir")
+    err = "tracebook: error: %s: cannot read: No such file or directory\n" % missing
+    t.expect(t.run(["export", "db", "-dir", missing, "-o", os.path.join(out, "x.db")]), 6, out="", err=err)
+    t.expect(t.run(["info", "-dir", missing]), 6, out="", err=err, what="info")
+    # a missing second input fails the whole load
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-dir", missing, "-o", os.path.join(out, "x.db")]),
+             6, out="", err=err, what="second -dir missing")
+    t.eq(listing(out), [], "files in the output directory")
+
+
+@case("exit 6: directory without traces")
+def _(t):
+    d = t.mkdir("notraces")
+    write(os.path.join(d, "notes.txt"), "not a trace\n")
+    write(os.path.join(d, "config.json"), '{"a": 1}\n')         # JSON, not a trace
+    write(os.path.join(d, "profiler_info_0.json"), '{"ph": "X"}\n')  # known non-trace name
+    out = t.mkdir("out")
+    err = "tracebook: error: %s: %s\n" % (d, NO_TRACE_MSG)
+    t.expect(t.run(["export", "db", "-dir", d, "-o", os.path.join(out, "x.db")]), 6, out="", err=err)
+    t.expect(t.run(["export", "db", "-dir", d, "-o", out]), 6, out="", err=err, what="-o DIR")
+    t.expect(t.run(["info", "-dir", d]), 6, out="", err=err, what="info")
+    t.eq(listing(out), [], "files in the output directory")
+
+
+@case("exit 4: unreadable input")
+def _(t):
+    out = t.mkdir("out")
+    loop = os.path.join(t.root, "loop.json")
+    os.symlink("loop.json", loop)  # stat() fails with ELOOP, even for root
+    r = t.run(["export", "db", "-dir", loop, "-o", os.path.join(out, "x.db")])
+    t.expect(r, 4, out="", err="tracebook: error: %s: cannot read: Too many levels of symbolic links\n" % loop)
+    if os.geteuid() != 0:
+        locked = os.path.join(t.root, "locked.json")
+        shutil.copyfile(ASCEND, locked)
+        os.chmod(locked, 0)
+        r = t.run(["export", "db", "-dir", locked, "-o", os.path.join(out, "x.db")])
+        t.expect(r, 4, out="", err="tracebook: error: %s: cannot open: Permission denied\n" % locked,
+                 what="mode 000 file")
+    t.eq(listing(out), [], "files in the output directory")
+
+
+@case("exit 3: empty input file")
+def _(t):
+    out = t.mkdir("out")
+    empty = os.path.join(t.root, "empty.json")
+    write(empty, "")
+    r = t.run(["export", "db", "-dir", empty, "-o", os.path.join(out, "x.db")])
+    t.expect(r, 3, out="", err="tracebook: error: %s:1:1: empty input, expected a JSON trace\n" % empty)
+    t.eq(listing(out), [], "files in the output directory")
+
+
+@case("exit 4: unwritable output file (/proc, missing directory, file as directory)")
+def _(t):
+    d = t.mkdir("d")
+    plain = os.path.join(d, "plain")
+    write(plain, "x")
+    for out, reason in ((os.path.join(d, "no", "such", "dir", "x.db"), "No such file or directory"),
+                        (os.path.join(plain, "x.db"), "Not a directory"),
+                        ("/proc/x.db", None)):
+        r = t.run(["export", "db", "-dir", ASCEND, "-o", out], outside_ok=True)
+        if reason:
+            t.expect(r, 4, out="", err="tracebook: error: %s: cannot write: %s\n" % (out, reason), what=out)
+        else:
+            t.expect(r, 4, out="", what=out)
+            t.check(r.err.startswith("tracebook: error: %s: cannot write: " % out) and r.err.count("\n") == 1,
+                    "%s: one error line naming the path: %r" % (out, r.err))
+    t.eq(listing(d), ["plain"], "files in the directory")
+
+
+@case("exit 4: unwritable output directory names that directory")
+def _(t):
+    # -o DIR where DIR exists but cannot be written: the message must name what
+    # the user gave, not tracebook's internal pending file name
+    r = t.run(["export", "db", "-dir", ASCEND, "-o", "/proc"], outside_ok=True)
+    t.expect(r, 4, out="")
+    t.check(r.err.startswith("tracebook: error: /proc") and "cannot write" in r.err and r.err.count("\n") == 1,
+            "one error line naming /proc: %r" % r.err)
+    t.check(".tracebook-pending" not in r.err, "message names an internal temporary file: %r" % r.err)
+
+
+@case("exit 4: default name taken by a directory, nothing left behind")
+def _(t):
+    out = t.mkdir("out")
+    name = expected_default_name(json.loads(read(ASCEND)))
+    os.mkdir(os.path.join(out, name))
+    r = t.run(["export", "db", "-dir", ASCEND, "-o", out])
+    t.expect(r, 4, out="", err="tracebook: error: %s/%s: cannot write: Is a directory\n" % (out, name))
+    t.eq(listing(out), [name], "files in the output directory")
+    t.eq(listing(os.path.join(out, name)), [], "files in the directory in the way")
+
+
+@case("-o naming an input file is refused, the input kept")
+def _(t):
+    d = t.mkdir("in")
+    trace = os.path.join(d, "trace_view.json")
+    shutil.copyfile(ASCEND, trace)
+    before = fingerprint(trace)
+    r = t.run(["export", "db", "-dir", trace, "-o", trace])
+    t.check(r.rc not in (0, None), "exit code is not 0 (%r)" % r)
+    t.check(r.err.startswith("tracebook: error: ") and trace in r.err, "an error naming the file: %r" % r.err)
+    t.eq(fingerprint(trace), before, "the input (sha256, size, mtime) after the run")
+    t.eq(listing(d), ["trace_view.json"], "files beside the input")
+
+
+# ---- 3. malformed JSON ----------------------------------------------------------------
+
+MALFORMED = (
+    b'[\n'
+    b'{"ph": "X", "name": "good", "pid": 1, "tid": 1, "ts": 1.0, "dur": 2.0},\n'
+    b'{"ph": "X", "name": "bad" "pid": 1, "tid": 1, "ts": 3.0, "dur": 1.0},\n'
+    b'{"ph": "X", "name": "after", "pid": 1, "tid": 1, "ts": 5.0, "dur": 1.0}\n'
+    b']\n'
+)
+# By hand: line 3 is `{"ph": "X", "name": "bad" "pid": ...`; after the value
+# "bad" (columns 21-25) and a space, column 27 holds `"` where ',' or '}' must be.
+MALFORMED_LINE, MALFORMED_COL = 3, 27
+
+
+@case("malformed JSON mid-file: exit 3, FILE:LINE:COL, old DB kept, no leftovers")
+def _(t):
+    d = t.mkdir("work")
+    bad = os.path.join(d, "bad.json")
+    write(bad, MALFORMED)
+    off = MALFORMED.index(b'"bad" ') + len(b'"bad" ')
+    t.eq(line_col(MALFORMED, off), (MALFORMED_LINE, MALFORMED_COL), "test self-check: hand-computed position")
+    err = "tracebook: error: %s:%d:%d: malformed JSON: expected ',' or '}'\n" % (bad, MALFORMED_LINE, MALFORMED_COL)
+    out = os.path.join(d, "out.db")
+    old = make_old_db(out)
+    r = t.run(["export", "db", "-dir", bad, "-o", out])
+    t.expect(r, 3, out="", err=err)
+    t.eq(read(out) == old, True, "the existing out.db is byte-identical after the failed run")
+    t.eq(sql(out, "SELECT x FROM keep"), [{"x": "precious"}], "content of the existing out.db")
+    t.eq(leftovers(d), [], "temporary leftovers")
+    t.eq(listing(d), ["bad.json", "out.db"], "files in the output directory")
+    # no older DB there: nothing is created
+    out2 = os.path.join(t.mkdir("out2"), "new.db")
+    t.expect(t.run(["export", "db", "-dir", bad, "-o", out2]), 3, out="", err=err, what="-o new file")
+    t.eq(listing(os.path.dirname(out2)), [], "files after a failed run into an empty directory")
+    # -o DIR (default name): the pending file is removed too
+    out3 = t.mkdir("out3")
+    t.expect(t.run(["export", "db", "-dir", bad, "-o", out3]), 3, out="", err=err, what="-o DIR")
+    t.eq(listing(out3), [], "files after a failed run with -o DIR")
+    # the same through the directory holding it, and through info
+    t.expect(t.run(["info", "-dir", bad]), 3, out="", err=err, what="info")
+
+
+@case("malformed JSON past the first MiB (plain and .gz): exact line and column")
+def _(t):
+    lines = [b"["]
+    for i in range(40000):
+        lines.append(b'{"ph": "X", "name": "ev%d", "pid": 1, "tid": 1, "ts": %d, "dur": 1, "cat": "c"},' % (i, i * 10))
+    lines.append(b'{"ph": "X", "name": "bad", "pid": 1, "tid": 1, "ts": 5, "dur": 1, "cat": "c",},')
+    lines.append(b'{"ph": "X", "name": "x", "pid": 1, "tid": 1, "ts": 5, "dur": 1}')
+    lines.append(b"]")
+    data = b"\n".join(lines) + b"\n"
+    t.check(len(data) > 2 << 20, "test self-check: the file is bigger than two MiB")
+    # the error is the '}' after the trailing comma of line 40002 (1 + 40000 + 1)
+    off = data.index(b'"cat": "c",}') + len(b'"cat": "c",')
+    line, col = line_col(data, off)
+    t.eq(line, 40002, "test self-check: line of the error")
+    d = t.mkdir("work")
+    plain = os.path.join(d, "deep.json")
+    gz = os.path.join(d, "deep.json.gz")
+    write(plain, data)
+    write(gz, gzip.compress(data, mtime=0))
+    for path in (plain, gz):
+        out = os.path.join(d, "out.db")
+        r = t.run(["export", "db", "-dir", path, "-o", out])
+        t.expect(r, 3, out="", err="tracebook: error: %s:%d:%d: malformed JSON: expected a string key\n"
+                 % (path, line, col), what=os.path.basename(path))
+        t.eq(listing(d), ["deep.json", "deep.json.gz"], "files after " + os.path.basename(path))
+
+
+@case("malformed values: bad ts, bad top-level member, data after the end")
+def _(t):
+    d = t.mkdir("work")
+    out = os.path.join(t.mkdir("out"), "x.db")
+    asc = read(ASCEND)
+    # a ts that is not a number: the position of the value
+    good = b'"ts": "1704161547420330.895"'
+    data = asc.replace(good, b'"ts": "17041615474x0330.895"', 1)
+    p1 = os.path.join(d, "bad_ts.json")
+    write(p1, data)
+    line, col = line_col(data, asc.index(good) + len(b'"ts": '))
+    t.expect(t.run(["export", "db", "-dir", p1, "-o", out]), 3, out="",
+             err="tracebook: error: %s:%d:%d: malformed JSON: 'ts' is not a number\n" % (p1, line, col), what="bad ts")
+    # a Kineto member after traceEvents without its ':'
+    kin = read(KINETO)
+    key = b'"displayTimeUnit": '
+    data = kin.replace(key, b'"displayTimeUnit" ', 1)
+    p2 = os.path.join(d, "bad_member.json")
+    write(p2, data)
+    line, col = line_col(data, kin.index(key) + len(key) - 1)  # the value's '"' now sits where ':' was
+    t.expect(t.run(["export", "db", "-dir", p2, "-o", out]), 3, out="",
+             err="tracebook: error: %s:%d:%d: malformed JSON: expected ':'\n" % (p2, line, col), what="bad member")
+    # something after the closing ']'
+    data = asc.rstrip() + b"\n]\n"
+    p3 = os.path.join(d, "extra.json")
+    write(p3, data)
+    line, col = line_col(data, len(asc.rstrip()) + 1)
+    t.expect(t.run(["export", "db", "-dir", p3, "-o", out]), 3, out="",
+             err="tracebook: error: %s:%d:%d: malformed JSON: unexpected data after the end of the trace\n"
+             % (p3, line, col), what="data after the end")
+    t.eq(listing(os.path.dirname(out)), [], "files in the output directory")
+
+
+# ---- 4. cut-short input ----------------------------------------------------------------
+
+def cut_in_event(data):
+    """Cuts data 40 bytes into the first event line that starts after the middle."""
+    start = data.index(b"\n{", len(data) // 2) + 1
+    return data[:start + 40]
+
+
+@case("cut-short Ascend trace: warning with the byte offset, complete events kept; --strict fails")
+def _(t):
+    data = cut_in_event(read(ASCEND))
+    evs, stop = scan_events(data)
+    t.check(stop is not None and data[stop:stop + 1] == b"{", "test self-check: the cut is inside an event")
+    d = t.mkdir("work")
+    cut = os.path.join(d, "trace_view.json")
+    write(cut, data)
+    out = os.path.join(t.mkdir("out"), "cut.db")
+    msg = "%s: input cut short at byte %d: kept %d complete events, the rest is lost" % (cut, stop, len(evs))
+    r = t.run(["export", "db", "-dir", cut, "-o", out])
+    t.expect(r, 0, out=out + "\n", err="tracebook: warning: %s\n" % msg)
+    if os.path.exists(out):
+        t.eq(sql(out, "SELECT rowsRead, rowsSkipped, bytes, note FROM TB_SOURCE"),
+             [{"rowsRead": len(evs), "rowsSkipped": 0, "bytes": len(data), "note": "cut short at byte %d" % stop}],
+             "TB_SOURCE")
+        t.eq(sql(out, "SELECT sourceId, message FROM TB_WARNING"), [{"sourceId": 1, "message": msg}], "TB_WARNING")
+        counts = load_counts(out)
+        t.eq(counts.get("TB_FLOW (flow ends)"), sum(e.get("ph") in ("s", "f") for e in evs), "flow ends loaded")
+        t.eq(counts.get("TB_COUNTER"), sum(e.get("ph") == "C" for e in evs), "counter events loaded")
+        # every complete slice is in the DB exactly once, the cut one is not
+        names = sql(out, "SELECT s.value AS name FROM (SELECT name FROM PYTORCH_API UNION ALL SELECT name FROM"
+                         " CANN_API UNION ALL SELECT name FROM TASK UNION ALL SELECT name FROM TB_EVENT"
+                         " WHERE ph = 'X') x JOIN STRING_IDS s ON s.id = x.name")
+        t.eq(collections.Counter(r["name"] for r in names),
+             collections.Counter(e["name"] for e in evs if e.get("ph") == "X"), "names of the loaded slices")
+    # -q: the same DB, nothing on stderr
+    outq = os.path.join(os.path.dirname(out), "quiet.db")
+    t.expect(t.run(["export", "db", "-q", "-dir", cut, "-o", outq]), 0, out=outq + "\n", err="", what="-q")
+    # --strict: exit 3, no DB, an existing DB kept
+    sd = t.mkdir("strict")
+    strict = os.path.join(sd, "strict.db")
+    old = make_old_db(strict)
+    r = t.run(["export", "db", "--strict", "-dir", cut, "-o", strict])
+    t.expect(r, 3, out="", err="tracebook: error: %s: byte %d: input cut short at byte %d after %d complete events"
+             " (--strict)\n" % (cut, stop, stop, len(evs)), what="--strict")
+    t.eq(read(strict) == old, True, "--strict: the existing DB is byte-identical")
+    t.eq(listing(sd), ["strict.db"], "--strict: files in the output directory")
+    t.expect(t.run(["export", "db", "--strict", "-dir", cut, "-o", sd]), 3, out="", what="--strict -o DIR")
+    t.eq(listing(sd), ["strict.db"], "--strict -o DIR: files in the output directory")
+
+
+@case("cut-short Kineto trace and cut-short .gz stream")
+def _(t):
+    d = t.mkdir("work")
+    out = t.mkdir("out")
+    # Kineto: cut inside traceEvents; the members after it are lost too
+    data = cut_in_event(read(KINETO))
+    evs, stop = scan_events(data)
+    kin = os.path.join(d, "trace.json")
+    write(kin, data)
+    db = os.path.join(out, "k.db")
+    r = t.run(["export", "db", "-dir", kin, "-o", db])
+    t.expect(r, 0, out=db + "\n", err="tracebook: warning: %s: input cut short at byte %d: kept %d complete events,"
+             " the rest is lost\n" % (kin, stop, len(evs)), what="kineto")
+    if os.path.exists(db):
+        t.eq(sql(db, "SELECT rowsRead, note FROM TB_SOURCE"),
+             [{"rowsRead": len(evs), "note": "cut short at byte %d" % stop}], "kineto TB_SOURCE")
+        t.eq(scalar(db, "SELECT count(*) FROM TB_WARNING"), 1, "kineto TB_WARNING rows")
+    # gzip stream cut in half: the offset is in the decompressed text
+    gzdata = gzip.compress(read(ASCEND), mtime=0)
+    gzdata = gzdata[:len(gzdata) // 2]
+    text = zlib.decompressobj(31).decompress(gzdata)
+    evs, stop = scan_events(text)
+    gz = os.path.join(d, "trace_view.json.gz")
+    write(gz, gzdata)
+    db = os.path.join(out, "g.db")
+    r = t.run(["export", "db", "-dir", gz, "-o", db])
+    t.expect(r, 0, out=db + "\n", err="tracebook: warning: %s: input cut short at byte %d: kept %d complete events,"
+             " the rest is lost\n" % (gz, stop, len(evs)), what="gz")
+    if os.path.exists(db):
+        t.eq(scalar(db, "SELECT rowsRead FROM TB_SOURCE"), len(evs), "gz rowsRead")
+
+
+# ---- 5. raw control characters, {} events --------------------------------------------
+
+CTRL_TRACE = (
+    b'[\n'
+    b'{"ph": "X", "name": "ctl\x01name\tend", "pid": 1, "tid": 1, "ts": 10, "dur": 5, "cat": "misc",'
+    b' "args": {"note": "a\x01b\tc", "n": 1}},\n'
+    b'{"ph": "i", "name": "tab\tinstant", "pid": 1, "tid": 1, "ts": 12, "s": "t",'
+    b' "args": {"multi": "line1\nline2\x1f", "esc": "q\\"\\u0041"}},\n'
+    b'{}\n'
+    b']\n'
+)
+
+
+@case("raw control characters in strings and a trailing {} event")
+def _(t):
+    d = t.mkdir("work")
+    p = os.path.join(d, "ctl.json")
+    write(p, CTRL_TRACE)
+    out = os.path.join(t.mkdir("out"), "c.db")
+    r = t.run(["export", "db", "-dir", p, "-o", out])
+    t.expect(r, 0, out=out + "\n", err="")
+    if not os.path.exists(out):
+        return
+    names = {r["value"] for r in sql(out, "SELECT value FROM STRING_IDS")}
+    for n in ("ctl\x01name\tend", "tab\tinstant"):
+        t.check(n in names, "name %r in STRING_IDS (%r)" % (n, sorted(names)))
+    rows = sql(out, "SELECT name, args FROM event ORDER BY startNs")
+    t.eq([r["name"] for r in rows], ["ctl\x01name\tend", "tab\tinstant"], "TB_EVENT names")
+    want = [{"note": "a\x01b\tc", "n": 1}, {"multi": "line1\nline2\x1f", "esc": 'q"A'}]
+    for row, w in zip(rows, want):
+        try:
+            t.eq(json.loads(row["args"]), w, "args of %r" % row["name"])
+        except (ValueError, TypeError) as e:
+            t.fail("args of %r is not valid JSON (%s): %r" % (row["name"], e, row["args"]))
+    t.eq(load_counts(out).get("empty {} events"), 1, "'empty {} events' in TB_LOAD_COUNT")
+    t.eq(sql(out, "SELECT rowsRead, rowsSkipped FROM TB_SOURCE"), [{"rowsRead": 3, "rowsSkipped": 1}], "TB_SOURCE")
+
+
+# ---- 6. unknown phases ------------------------------------------------------------------
+
+@case("unknown phases: kept in TB_EVENT, counted, warned about")
+def _(t):
+    d = t.mkdir("work")
+    p = os.path.join(d, "phases.json")
+    write(p, '[\n'
+             '{"ph": "X", "name": "known", "pid": 7, "tid": 1, "ts": 100, "dur": 5, "cat": "cpu_op"},\n'
+             '{"ph": "Z", "name": "zed_one", "pid": 7, "tid": 1, "ts": 101, "args": {"k": 1}},\n'
+             '{"ph": "Z", "name": "zed_two", "pid": 7, "tid": 2, "ts": 102}\n'
+             ']\n')
+    out = os.path.join(t.mkdir("out"), "p.db")
+    msg = "%s: 2 events with an unknown phase kept in TB_EVENT" % p
+    r = t.run(["export", "db", "-dir", p, "-o", out])
+    t.expect(r, 0, out=out + "\n", err="tracebook: warning: %s\n" % msg)
+    if not os.path.exists(out):
+        return
+    t.eq(load_counts(out).get("unknown phase (TB_EVENT)"), 2, "'unknown phase (TB_EVENT)' in TB_LOAD_COUNT")
+    t.eq(sql(out, "SELECT name, ph, tid, args FROM event WHERE ph = 'Z' ORDER BY name"),
+         [{"name": "zed_one", "ph": "Z", "tid": 1, "args": '{"k": 1}'},
+          {"name": "zed_two", "ph": "Z", "tid": 2, "args": None}], "TB_EVENT rows of phase Z")
+    t.eq(sql(out, "SELECT message FROM TB_WARNING"), [{"message": msg}], "TB_WARNING")
+    t.eq(scalar(out, "SELECT rowsRead FROM TB_SOURCE"), 3, "rowsRead")
+    t.expect(t.run(["export", "db", "-q", "-dir", p, "-o", out]), 0, out=out + "\n", err="", what="-q")
+
+
+# ---- 7. gzip -------------------------------------------------------------------------------
+
+@case(".json.gz input loads the same rows as the plain file")
+def _(t):
+    for sample in (ASCEND, KINETO):
+        d = t.mkdir("gz-" + os.path.basename(os.path.dirname(sample)))
+        gz = os.path.join(d, os.path.basename(sample) + ".gz")
+        write(gz, gzip.compress(read(sample), mtime=0))
+        out = t.mkdir("out-" + os.path.basename(d))
+        plain_db, gz_db, dir_db = (os.path.join(out, n) for n in ("plain.db", "gz.db", "dir.db"))
+        for src, db in ((sample, plain_db), (gz, gz_db), (d, dir_db)):
+            t.expect(t.run(["export", "db", "-dir", src, "-o", db]), 0, out=db + "\n", err="", what=src)
+        if not all(os.path.exists(p) for p in (plain_db, gz_db, dir_db)):
+            continue
+        want = table_counts(plain_db)
+        t.check(want.get("TASK", 0) > 0, "plain load has TASK rows")
+        for db in (gz_db, dir_db):
+            t.eq(table_counts(db), want, "rows per table, %s vs plain" % os.path.basename(db))
+            t.eq(load_counts(db), load_counts(plain_db), "TB_LOAD_COUNT, %s vs plain" % os.path.basename(db))
+            t.eq(sql(db, "SELECT path, kind, rowsRead, rowsSkipped, bytes FROM TB_SOURCE"),
+                 [{"path": gz, "kind": sql(plain_db, "SELECT kind FROM TB_SOURCE")[0]["kind"], "rowsRead": 2500,
+                   "rowsSkipped": sql(plain_db, "SELECT rowsSkipped FROM TB_SOURCE")[0]["rowsSkipped"],
+                   "bytes": os.path.getsize(gz)}], "TB_SOURCE of " + os.path.basename(db))
+
+
+# ---- 8. default output name ----------------------------------------------------------------
+
+def expected_default_name(doc):
+    """msprof_<UTC YYYYMMDDhhmmss>.db of the earliest event ts (Unix µs)."""
+    evs = doc if isinstance(doc, list) else doc["traceEvents"]
+    first = min(ts_ns(e["ts"]) for e in evs if "ts" in e)
+    assert first > 946684800 * 10 ** 9, "ts are not Unix times"
+    when = datetime.datetime.fromtimestamp(first // 10 ** 9, tz=datetime.timezone.utc)
+    return when.strftime("msprof_%Y%m%d%H%M%S.db")
+
+
+@case("default output name: msprof_<earliest ts>.db beside the input, deterministic, atomic")
+def _(t):
+    name = expected_default_name(json.loads(read(ASCEND)))
+    t.eq(name, "msprof_20240102021227.db", "test self-check: name from the sample's earliest ts")
+    d = t.mkdir("input")
+    trace = os.path.join(d, "trace_view.json")
+    shutil.copyfile(ASCEND, trace)
+    before = fingerprint(trace)
+    db = os.path.join(d, name)
+    r = t.run(["export", "db", "-dir", d], default_out=True)
+    t.expect(r, 0, out=db + "\n", err="")
+    t.eq(listing(d), sorted(["trace_view.json", name]), "files beside the input")
+    if not os.path.exists(db):
+        return
+    t.eq(scalar(db, "SELECT rowsRead FROM TB_SOURCE"), 2500, "rowsRead")
+    ino = os.stat(db).st_ino
+    # again, through the file: same name, the DB replaced by a rename (new inode)
+    r = t.run(["export", "db", "-dir", trace], default_out=True)
+    t.expect(r, 0, out=db + "\n", err="", what="second run")
+    t.eq(listing(d), sorted(["trace_view.json", name]), "files beside the input after the second run")
+    t.check(os.stat(db).st_ino != ino, "the second run replaced the DB by renaming a new file into place")
+    t.eq(scalar(db, "SELECT count(*) FROM TB_SOURCE"), 1, "TB_SOURCE rows after the second run")
+    # -o DIR: the default name in that directory
+    out = t.mkdir("out")
+    r = t.run(["export", "db", "-dir", d, "-o", out])
+    t.expect(r, 0, out=os.path.join(out, name) + "\n", err="", what="-o DIR")
+    t.eq(listing(out), [name], "files in the -o directory")
+    r = t.run(["export", "db", "-dir", d, "-o", out + "/"])
+    t.eq(r.rc, 0, "-o DIR/: exit code (%r)" % r)
+    t.check(r.out.endswith("\n") and os.path.exists(r.out[:-1]) and
+            os.path.samefile(r.out[:-1], os.path.join(out, name)), "-o DIR/: prints the DB's path: %r" % r.out)
+    t.eq(listing(out), [name], "files in the -o directory after -o DIR/")
+    t.eq(fingerprint(trace), before, "the input (sha256, size, mtime) after the runs")
+
+
+@case("output DB permissions follow the umask (0644 with umask 022)")
+def _(t):
+    old = os.umask(0o022)
+    try:
+        out = os.path.join(t.mkdir("out"), "m.db")
+        t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", out]), 0, out=out + "\n", err="")
+        if os.path.exists(out):
+            t.eq(oct(os.stat(out).st_mode & 0o777), oct(0o644), "mode of the DB")
+    finally:
+        os.umask(old)
+
+
+@case("an existing DB at -o FILE is replaced on success")
+def _(t):
+    d = t.mkdir("out")
+    out = os.path.join(d, "x.db")
+    make_old_db(out)
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", out]), 0, out=out + "\n", err="")
+    t.eq(scalar(out, "SELECT count(*) FROM sqlite_master WHERE name = 'keep'"), 0, "old table gone")
+    t.eq(scalar(out, "SELECT rowsRead FROM TB_SOURCE"), 2500, "rowsRead of the new DB")
+    t.eq(listing(d), ["x.db"], "files in the output directory")
+
+
+# ---- 9. several ranks -----------------------------------------------------------------------
+
+@case("two -dir: two ranks, distinct rank ids, per-rank rows as in single loads; info sections")
+def _(t):
+    out = t.mkdir("out")
+    asc_dir, kin_dir = os.path.dirname(ASCEND), os.path.dirname(KINETO)
+    single = {}
+    for name, src in (("ascend", asc_dir), ("kineto", kin_dir)):
+        db = os.path.join(out, name + ".db")
+        t.expect(t.run(["export", "db", "-dir", src, "-o", db]), 0, out=db + "\n", err="", what="single " + name)
+        single[name] = db
+    kin_doc = json.loads(read(KINETO))
+    t.eq(kin_doc["distributedInfo"]["rank"], 0, "test self-check: the Kineto sample says rank 0")
+    # the ascend trace names no rank, so input order decides: first 0, then 1
+    for order, want in ((("ascend", "kineto"), {"ascend": 0, "kineto": 1}),
+                        (("kineto", "ascend"), {"kineto": 0, "ascend": 1})):
+        db = os.path.join(out, "-".join(order) + ".db")
+        dirs = {"ascend": asc_dir, "kineto": kin_dir}
+        paths = {"ascend": ASCEND, "kineto": KINETO}
+        r = t.run(["export", "db", "-dir", dirs[order[0]], "-dir", dirs[order[1]], "-o", db])
+        t.expect(r, 0, out=db + "\n", err="", what=" + ".join(order))
+        if not os.path.exists(db):
+            continue
+        src = sql(db, "SELECT id, rankId, path, rowsRead FROM TB_SOURCE ORDER BY id")
+        t.eq(src, [{"id": i + 1, "rankId": want[n], "path": paths[n], "rowsRead": 2500} for i, n in enumerate(order)],
+             "%s: TB_SOURCE" % "+".join(order))
+        t.eq([r["rankId"] for r in sql(db, "SELECT DISTINCT rankId FROM TASK ORDER BY rankId")], [0, 1],
+             "%s: SELECT DISTINCT rankId FROM TASK" % "+".join(order))
+        t.eq(sql(db, "SELECT rankId, source FROM TB_RANK ORDER BY rankId"),
+             sorted(({"rankId": want[n], "source": paths[n]} for n in order), key=lambda x: x["rankId"]),
+             "%s: TB_RANK" % "+".join(order))
+        # every rank's rows match the single-rank load of its input
+        for table in rank_tables(db):
+            for n in order:
+                got = scalar(db, 'SELECT count(*) FROM "%s" WHERE rankId = %d' % (table, want[n]))
+                exp = scalar(single[n], 'SELECT count(*) FROM "%s"' % table)
+                t.eq(got, exp, "%s: %s rows of rank %d (%s)" % ("+".join(order), table, want[n], n))
+            others = scalar(db, 'SELECT count(*) FROM "%s" WHERE rankId NOT IN (0, 1) OR rankId IS NULL' % table)
+            t.eq(others, 0, "%s: %s rows with another rank" % ("+".join(order), table))
+        t.eq(scalar(db, "SELECT count(*) - count(DISTINCT globalTaskId) FROM TASK"), 0,
+             "%s: globalTaskId unique across ranks" % "+".join(order))
+    # info over both inputs
+    r = t.run(["info", "-dir", asc_dir, "-dir", kin_dir])
+    t.expect(r, 0, err="", what="info")
+    secs = info_sections(r.out)
+    want_secs = ["Sources", "Ranks and devices", "Layers", "Time span", "Steps", "Events per destination",
+                 "Rows per table", "Warnings"]
+    found = [next((i for i, s in enumerate(secs) if s.startswith(w)), None) for w in want_secs]
+    t.check(None not in found and found == sorted(found), "info sections %s in order; got %s" % (want_secs, secs))
+    asc_steps = step_summary(json.loads(read(ASCEND)))
+    kin_steps = step_summary(kin_doc["traceEvents"])
+    for rank, (n, a, b) in ((0, asc_steps), (1, kin_steps)):
+        t.check("\n  %d %d %d %d\n" % (rank, n, a, b) in r.out, "info Steps line for rank %d: %d steps %d..%d\n%s"
+                % (rank, n, a, b, r.out))
+    t.check("\n  0: 0\n  1: 0\n" in r.out, "info Ranks and devices lists ranks 0 and 1")
+
+
+# ---- 10. --keep-python-functions ----------------------------------------------------------
+
+@case("--keep-python-functions: python_function events go to TB_EVENT")
+def _(t):
+    evs = json.loads(read(KINETO))["traceEvents"]
+    py = collections.Counter(e["name"] for e in evs if e.get("cat") == "python_function")
+    n = sum(py.values())
+    t.check(n > 0, "test self-check: the Kineto sample has python_function events")
+    out = t.mkdir("out")
+    keep, skip = os.path.join(out, "keep.db"), os.path.join(out, "skip.db")
+    t.expect(t.run(["export", "db", "--keep-python-functions", "-dir", KINETO, "-o", keep]), 0, out=keep + "\n", err="")
+    t.expect(t.run(["export", "db", "-dir", KINETO, "-o", skip]), 0, out=skip + "\n", err="", what="without")
+    if not (os.path.exists(keep) and os.path.exists(skip)):
+        return
+    kc, sc = load_counts(keep), load_counts(skip)
+    t.eq(sc.get("skipped python_function"), n, "without: 'skipped python_function'")
+    t.eq(kc.get("skipped python_function"), None, "with: 'skipped python_function'")
+    t.eq(kc.get("TB_EVENT", 0), sc.get("TB_EVENT", 0) + n, "with: TB_EVENT count = without + python_function")
+    t.eq(collections.Counter(r["name"] for r in sql(keep, "SELECT name FROM event WHERE cat = 'python_function'")),
+         py, "with: python_function names in TB_EVENT")
+    t.eq(scalar(skip, "SELECT count(*) FROM event WHERE cat = 'python_function'"), 0, "without: none in TB_EVENT")
+    t.eq(scalar(keep, "SELECT rowsSkipped FROM TB_SOURCE"), 0, "with: rowsSkipped")
+    t.eq(scalar(skip, "SELECT rowsSkipped FROM TB_SOURCE"), n, "without: rowsSkipped")
+
+
+# ---- 11. progress only on a TTY --------------------------------------------------------------
+
+def padded_trace(path):
+    """A Kineto-shaped trace with a 65 MiB member before its two events: enough
+    bytes for the progress callback (every 64 MiB) to fire after the first event."""
+    with open(path, "wb") as f:
+        f.write(b'{"padding": "' + b"x" * (65 << 20) + b'",\n "traceEvents": [\n'
+                b'{"ph": "i", "name": "a", "pid": 1, "tid": 1, "ts": 1, "s": "t"},\n'
+                b'{"ph": "i", "name": "b", "pid": 1, "tid": 1, "ts": 2, "s": "t"}\n]}\n')
+
+
+@case("no progress line when stderr is not a TTY (clean loads print nothing)")
+def _(t):
+    out = t.mkdir("out")
+    for src in (ASCEND, KINETO):
+        for q in ([], ["-q"]):
+            db = os.path.join(out, "x.db")
+            t.expect(t.run(["export", "db"] + q + ["-dir", src, "-o", db]), 0, out=db + "\n", err="",
+                     what="%s %s" % (os.path.basename(src), " ".join(q)))
+    big = os.path.join(t.mkdir("big"), "padded.json")
+    padded_trace(big)
+    db = os.path.join(out, "big.db")
+    t.expect(t.run(["export", "db", "-dir", big, "-o", db]), 0, out=db + "\n", err="", what="65 MiB input, pipe")
+    # the positive control: on a pseudo-terminal the same load shows progress and clears it
+    master, slave = pty.openpty()
+    try:
+        r = t.run(["export", "db", "-dir", big, "-o", db], stderr_fd=slave)
+        os.close(slave)
+        slave = None
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        if slave is not None:
+            os.close(slave)
+        os.close(master)
+    t.eq(r.rc, 0, "pty: exit code")
+    text = seen.decode("utf-8", "replace")
+    t.check(("loading %s: " % big) in text and text.endswith("\r\x1b[K"),
+            "pty: a progress line that is cleared at the end: %r" % text[:300])
+    master, slave = pty.openpty()
+    try:
+        r = t.run(["export", "db", "-q", "-dir", big, "-o", db], stderr_fd=slave)
+        os.close(slave)
+        slave = None
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        if slave is not None:
+            os.close(slave)
+        os.close(master)
+    t.eq((r.rc, seen), (0, b""), "pty with -q: exit code and stderr")
+
+
+@case("--timing prints one timing line")
+def _(t):
+    db = os.path.join(t.mkdir("out"), "x.db")
+    r = t.run(["export", "db", "--timing", "-dir", ASCEND, "-o", db])
+    t.expect(r, 0, out=db + "\n")
+    t.check(re.fullmatch(r"tracebook: timing: 2500 events: read \d+\.\d{3} s, post-process \d+\.\d{3} s,"
+                         r" indexes \d+\.\d{3} s\n", r.err), "timing line: %r" % r.err)
+
+
+# ---- 12. info on a DB -------------------------------------------------------------------------
+
+@case("info -dir X.db reads a DB written by export db")
+def _(t):
+    db = os.path.join(t.mkdir("out"), "a.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", db]), 0, out=db + "\n", err="")
+    before = fingerprint(db)
+    r = t.run(["info", "-dir", db])
+    t.expect(r, 0, err="")
+    first, _, rest = r.out.partition("\n")
+    t.eq(first, "tracebook %s: %s" % (VERSION, db), "first line")
+    r2 = t.run(["info", "-dir", ASCEND])
+    t.expect(r2, 0, err="", what="info on the trace")
+    t.eq(rest, r2.out.partition("\n")[2], "info of the DB = info of the trace it came from (after line 1)")
+    t.check("\n  1 0 [ascend timeline] %d 2500 0 %s \n" % (os.path.getsize(ASCEND), ASCEND) in r.out,
+            "Sources line of the DB:\n%s" % r.out)
+    t.eq(fingerprint(db), before, "the DB after info (read only)")
+
+
+@case("info -dir on a missing .db, a non-DB .db and a foreign SQLite DB fails")
+def _(t):
+    d = t.mkdir("work")
+    missing = os.path.join(d, "missing.db")
+    r = t.run(["info", "-dir", missing])
+    t.expect(r, 6, out="", what="missing .db (exit 6 like every missing path)")
+    t.check(r.err.startswith("tracebook: error: %s: " % missing), "missing .db: message names it: %r" % r.err)
+    garbage = os.path.join(d, "garbage.db")
+    write(garbage, "this is not a database\n" * 100)
+    foreign = os.path.join(d, "foreign.db")
+    make_old_db(foreign)
+    for path in (garbage, foreign):
+        r = t.run(["info", "-dir", path])
+        t.check(r.rc not in (0, None), "%s: exit code is not 0 (%r)" % (os.path.basename(path), r))
+        t.check(r.err.startswith("tracebook: error: %s: " % path), "%s: an error naming the file: %r"
+                % (os.path.basename(path), r.err))
+    t.eq(listing(d), ["foreign.db", "garbage.db"], "files after info")
+
+
+# ---- the end -----------------------------------------------------------------------------------
+
+def main():
+    global TB, SAMPLES, ASCEND, KINETO, ROOT
+    if len(sys.argv) < 3:
+        print("usage: cli_test.py TRACEBOOK SAMPLES_DIR [CASE_SUBSTRING ...]", file=sys.stderr)
+        return 2
+    TB = os.path.abspath(sys.argv[1])
+    SAMPLES = os.path.abspath(sys.argv[2])
+    ASCEND = os.path.join(SAMPLES, "ascend_small", "trace_view.json")
+    KINETO = os.path.join(SAMPLES, "kineto_small", "trace.json")
+    only = sys.argv[3:]
+    for path in (TB, ASCEND, KINETO):
+        if not os.path.exists(path):
+            print("cli_test.py: missing %s" % path, file=sys.stderr)
+            return 1
+    if not shutil.which("sqlite3"):
+        print("cli_test.py: the sqlite3 command is needed (Debian: apt-get install sqlite3)", file=sys.stderr)
+        return 1
+    ROOT = os.path.realpath(tempfile.mkdtemp(prefix="cli_test-"))
+    sample_state = {p: fingerprint(p) for p in (ASCEND, KINETO)}
+    sample_dirs = {d: listing(d) for d in (os.path.dirname(ASCEND), os.path.dirname(KINETO))}
+
+    passed = failed = 0
+    for i, (name, fn) in enumerate(CASES, 1):
+        if only and not any(s in name for s in only):
+            continue
+        t = Case(name)
+        try:
+            fn(t)
+        except Exception:  # a crash of the test itself is a failure of its case
+            t.fail("exception:\n" + traceback.format_exc())
+        if t.problems:
+            failed += 1
+            print("FAIL %2d %s" % (i, name))
+            for p in t.problems:
+                print("    - " + p.replace("\n", "\n      "))
+        else:
+            passed += 1
+            print("ok   %2d %s" % (i, name))
+            shutil.rmtree(t.root, ignore_errors=True)
+        sys.stdout.flush()
+
+    # the samples are inputs only
+    problems = [p for p, fp in sample_state.items() if fingerprint(p) != fp]
+    problems += ["%s now holds %s" % (d, sorted(set(listing(d)) - set(names)))
+                 for d, names in sample_dirs.items() if listing(d) != names]
+    if problems:
+        failed += 1
+        print("FAIL    samples untouched")
+        for p in problems:
+            print("    - " + p)
+    else:
+        passed += 1
+        print("ok      samples untouched")
+
+    if failed:
+        print("kept the failing cases' files under %s" % ROOT)
+    else:
+        shutil.rmtree(ROOT, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
