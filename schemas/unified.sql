@@ -11,7 +11,9 @@
 
 CREATE TABLE META_DATA (name TEXT, value TEXT);
 CREATE TABLE STRING_IDS (id INTEGER, value TEXT);
-CREATE TABLE SESSION_TIME_INFO (startTimeNs INTEGER, endTimeNs INTEGER, baseTimeNs INTEGER);
+-- one row per rank (tracebook): ranks may be on different clocks; baseTimeNs is
+-- Kineto's baseTimeNanoseconds (Unix time of ts 0), NULL when times are Unix time
+CREATE TABLE SESSION_TIME_INFO (startTimeNs INTEGER, endTimeNs INTEGER, baseTimeNs INTEGER, rankId INTEGER);
 CREATE TABLE NPU_INFO (id INTEGER, name TEXT, rankId INTEGER);
 CREATE TABLE RANK_DEVICE_MAP (rankId INTEGER, deviceId INTEGER);
 CREATE TABLE HOST_INFO (hostUid TEXT, hostName TEXT, rankId INTEGER);

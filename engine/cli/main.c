@@ -224,10 +224,14 @@ static int cmd_export_db(int argc, char **argv)
         snprintf(final, sizeof final, "%s", c.output);
         rc = tb_exit_code(run_load(&c, final, &err));
     } else {
-        if (c.output)
+        if (c.output) {
             snprintf(dir, sizeof dir, "%s", c.output);
-        else
+            size_t n = strlen(dir);
+            while (n > 1 && dir[n - 1] == '/')
+                dir[--n] = 0;
+        } else {
             default_dir(c.inputs[0], dir, sizeof dir);
+        }
         snprintf(pending, sizeof pending, "%s/.tracebook-pending-%ld.db", dir, (long)getpid());
         tb_temp_register(pending);
         tb_status st = run_load(&c, pending, &err);
@@ -241,6 +245,9 @@ static int cmd_export_db(int argc, char **argv)
                 unlink(pending);
         }
         tb_temp_unregister(pending);
+        /* a failure to create the pending file is the directory's */
+        if (st != TB_OK && strncmp(err.file, pending, strlen(pending)) == 0)
+            snprintf(err.file, sizeof err.file, "%s", dir);
         rc = tb_exit_code(st);
     }
     if (rc != TB_EXIT_OK)
@@ -269,7 +276,7 @@ static int cmd_info(int argc, char **argv)
     tb_error_clear(&err);
     tb_status st;
     if (c.n_inputs == 1 && ends_with(c.inputs[0], ".db")) {
-        st = tb_info_write(c.inputs[0], stdout, &err);
+        st = tb_info_write(c.inputs[0], c.inputs[0], stdout, &err);
     } else {
         const char *tmpdir = getenv("TMPDIR");
         char path[PATH_MAX];
@@ -277,7 +284,12 @@ static int cmd_info(int argc, char **argv)
         tb_temp_register(path);
         st = run_load(&c, path, &err);
         if (st == TB_OK) {
-            st = tb_info_write(path, stdout, &err);
+            char title[PATH_MAX];
+            size_t n = 0;
+            title[0] = 0;
+            for (size_t i = 0; i < c.n_inputs && n < sizeof title; i++)
+                n += (size_t)snprintf(title + n, sizeof title - n, "%s%s", i ? " " : "", c.inputs[i]);
+            st = tb_info_write(path, title, stdout, &err);
             unlink(path);
         }
         tb_temp_unregister(path);

@@ -94,16 +94,19 @@ static int known_non_trace(const char *name)
     return 0;
 }
 
-/* Looks at the first bytes: a trace is an array of objects or has "traceEvents". */
+/* Looks at the first bytes: a trace is an array of objects or has "traceEvents".
+ * Returns 1 or 0, or -1 when the file cannot be read (errno set). */
 static int looks_like_trace(const char *path)
 {
     gzFile gz = gzopen(path, "rb");
     if (!gz)
-        return 0;
+        return -1;
     static char buf[1 << 16];
     int n = gzread(gz, buf, sizeof buf - 1);
     gzclose(gz);
-    if (n <= 0)
+    if (n < 0)
+        return -1;
+    if (n == 0)
         return 0;
     buf[n] = 0;
     const char *p = buf;
@@ -120,7 +123,9 @@ static int looks_like_trace(const char *path)
     return *p == '{' && (strstr(p, "\"traceEvents\"") || strstr(p, "\"ph\""));
 }
 
-static int walk(const char *dir, int depth, pathlist *pl)
+/* Collects trace files under dir. Returns 0, -1 when out of memory, or -2
+ * when a candidate file cannot be read (its path in bad). */
+static int walk(const char *dir, int depth, pathlist *pl, char *bad, size_t badn)
 {
     DIR *d = opendir(dir);
     if (!d)
@@ -137,13 +142,17 @@ static int walk(const char *dir, int depth, pathlist *pl)
         if (stat(path, &st) != 0)
             continue;
         if (S_ISDIR(st.st_mode)) {
-            if (depth < 4 && walk(path, depth + 1, pl)) {
-                rc = -1;
+            if (depth < 4 && (rc = walk(path, depth + 1, pl, bad, badn)) != 0)
+                break;
+        } else if (S_ISREG(st.st_mode) && (ends_with(de->d_name, ".json") || ends_with(de->d_name, ".json.gz")) &&
+                   !known_non_trace(de->d_name)) {
+            int t = looks_like_trace(path);
+            if (t < 0) {
+                snprintf(bad, badn, "%s", path);
+                rc = -2;
                 break;
             }
-        } else if (S_ISREG(st.st_mode) && (ends_with(de->d_name, ".json") || ends_with(de->d_name, ".json.gz")) &&
-                   !known_non_trace(de->d_name) && looks_like_trace(path)) {
-            if (pl_add(pl, path)) {
+            if (t && pl_add(pl, path)) {
                 rc = -1;
                 break;
             }
@@ -172,7 +181,14 @@ char **tb_find_traces(const char *path, tb_error *err)
             goto nomem;
         return pl.v;
     }
-    if (walk(path, 0, &pl))
+    char bad[PATH_MAX];
+    int wrc = walk(path, 0, &pl, bad, sizeof bad);
+    if (wrc == -2) {
+        tb_error_at(err, TB_ERR_IO, bad, 0, 0, -1, "cannot read: %s", strerror(errno ? errno : EIO));
+        tb_paths_free(pl.v);
+        return NULL;
+    }
+    if (wrc)
         goto nomem;
     if (pl.n == 0) {
         tb_error_at(err, TB_ERR_NOTFOUND, path, 0, 0, -1,
@@ -229,12 +245,10 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, tb_error *err)
         sqlite3_prepare_v2(db, "INSERT INTO RANK_DEVICE_MAP VALUES(?,?)", -1, &s_rdm, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO TB_RANK VALUES(?,NULL,?)", -1, &s_rank, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO META_DATA VALUES(?,?)", -1, &s_meta, NULL) ||
-        sqlite3_prepare_v2(db, "INSERT INTO SESSION_TIME_INFO VALUES(?,?,?)", -1, &s_sess, NULL)) {
+        sqlite3_prepare_v2(db, "INSERT INTO SESSION_TIME_INFO VALUES(?,?,?,?)", -1, &s_sess, NULL)) {
         tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
         goto done;
     }
-    int64_t t0 = 0, t1 = 0, base = 0;
-    int have_t = 0, have_base = 0;
     for (size_t i = 0; i < nsrc; i++) {
         src_info *s = &src[i];
         uint64_t skipped = s->r.dest[TB_DEST_SKIPPED_PYTHON] + s->r.dest[TB_DEST_EMPTY];
@@ -283,26 +297,18 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, tb_error *err)
             goto dberr;
         sqlite3_reset(s_rank);
         if (s->r.has_times) {
-            if (!have_t || s->r.min_ns < t0)
-                t0 = s->r.min_ns;
-            if (!have_t || s->r.max_ns > t1)
-                t1 = s->r.max_ns;
-            have_t = 1;
+            /* one row per rank: ranks may run on different clocks */
+            sqlite3_bind_int64(s_sess, 1, s->r.min_ns);
+            sqlite3_bind_int64(s_sess, 2, s->r.max_ns);
+            if (s->r.has_base_time)
+                sqlite3_bind_int64(s_sess, 3, s->r.base_time_ns);
+            else
+                sqlite3_bind_null(s_sess, 3);
+            sqlite3_bind_int(s_sess, 4, s->rank);
+            if (sqlite3_step(s_sess) != SQLITE_DONE)
+                goto dberr;
+            sqlite3_reset(s_sess);
         }
-        if (s->r.has_base_time && !have_base) {
-            base = s->r.base_time_ns;
-            have_base = 1;
-        }
-    }
-    if (have_t) {
-        sqlite3_bind_int64(s_sess, 1, t0);
-        sqlite3_bind_int64(s_sess, 2, t1);
-        if (have_base)
-            sqlite3_bind_int64(s_sess, 3, base);
-        else
-            sqlite3_bind_null(s_sess, 3);
-        if (sqlite3_step(s_sess) != SQLITE_DONE)
-            goto dberr;
     }
     static const char *const meta[][2] = {
         {"SCHEMA_VERSION", "1.2.0"}, {"SCHEMA_VERSION_MAJOR", "1"}, {"SCHEMA_VERSION_MINOR", "2"},
@@ -448,6 +454,38 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         tb_paths_free(files);
     }
 
+    /* the output never replaces an input; an input given twice loads once */
+    struct stat ost;
+    int out_exists = stat(opt->output, &ost) == 0;
+    for (size_t i = 0; i < nsrc; i++) {
+        struct stat ist;
+        if (stat(src[i].path, &ist) != 0)
+            continue;
+        if (out_exists && ist.st_dev == ost.st_dev && ist.st_ino == ost.st_ino) {
+            st = tb_error_at(err, TB_ERR_USAGE, opt->output, 0, 0, -1, "the output would replace the input '%s'",
+                             src[i].path);
+            goto fail;
+        }
+        for (size_t j = 0; j < i; j++) {
+            struct stat jst;
+            if (src[j].path && stat(src[j].path, &jst) == 0 && jst.st_dev == ist.st_dev && jst.st_ino == ist.st_ino) {
+                if (opt->warn) {
+                    char msg[2 * PATH_MAX + 64];
+                    snprintf(msg, sizeof msg, "%s: the same file as %s: loaded once", src[i].path, src[j].path);
+                    opt->warn(opt->ctx, msg);
+                }
+                res->warnings++;
+                free(src[i].path);
+                memmove(&src[i], &src[i + 1], (nsrc - i - 1) * sizeof *src);
+                nsrc--;
+                i--;
+                break;
+            }
+        }
+    }
+    for (size_t i = 0; i < nsrc; i++)
+        src[i].rank = (int)i;
+
     /* temporary file beside the destination, renamed into place at the end */
     size_t tl = strlen(opt->output) + 32;
     tmp = malloc(tl);
@@ -459,6 +497,16 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     int fd = mkstemp(tmp);
     if (fd < 0) {
         st = tb_error_at(err, TB_ERR_IO, opt->output, 0, 0, -1, "cannot write: %s", strerror(errno));
+        free(tmp);
+        tmp = NULL;
+        goto fail;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        st = tb_error_at(err, TB_ERR_IO, opt->output, 0, 0, -1, "cannot write: %s", strerror(errno));
+        close(fd);
+        unlink(tmp);
         free(tmp);
         tmp = NULL;
         goto fail;
@@ -560,8 +608,8 @@ tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_e
     int64_t ns = 0;
     /* session start: baseTime + start (Kineto), else the earliest event when it is Unix time, else newest mtime */
     if (sqlite3_prepare_v2(db,
-                           "SELECT CASE WHEN baseTimeNs IS NOT NULL THEN baseTimeNs + startTimeNs"
-                           " WHEN startTimeNs > 946684800000000000 THEN startTimeNs END FROM SESSION_TIME_INFO",
+                           "SELECT min(CASE WHEN baseTimeNs IS NOT NULL THEN baseTimeNs + startTimeNs"
+                           " WHEN startTimeNs > 946684800000000000 THEN startTimeNs END) FROM SESSION_TIME_INFO",
                            -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
             ns = sqlite3_column_int64(q, 0);

@@ -5,9 +5,11 @@
  * counts per table and the warnings of the load. Reads the DB only.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tracebook/tracebook.h"
 
@@ -38,14 +40,30 @@ static int print_rows(sqlite3 *db, FILE *f, const char *sql, const char *empty)
     return n;
 }
 
-tb_status tb_info_write(const char *db_path, FILE *f, tb_error *err)
+tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_error *err)
 {
+    struct stat st;
+    if (stat(db_path, &st) != 0)
+        return tb_error_at(err, errno == ENOENT ? TB_ERR_NOTFOUND : TB_ERR_IO, db_path, 0, 0, -1, "cannot read: %s",
+                           strerror(errno));
     sqlite3 *db;
     if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        tb_error_at(err, TB_ERR_IO, db_path, 0, 0, -1, "cannot open the DB: %s", sqlite3_errmsg(db));
         sqlite3_close(db);
-        return tb_error_at(err, TB_ERR_DB, db_path, 0, 0, -1, "cannot open the DB");
+        return err->code;
     }
-    fprintf(f, "tracebook %s: %s\n", TB_VERSION, db_path);
+    sqlite3_stmt *probe;
+    int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM TB_SOURCE", -1, &probe, NULL);
+    if (rc != SQLITE_OK) {
+        if (rc == SQLITE_NOTADB)
+            tb_error_at(err, TB_ERR_PARSE, db_path, 0, 0, -1, "not an SQLite DB");
+        else
+            tb_error_at(err, TB_ERR_PARSE, db_path, 0, 0, -1, "not a DB written by tracebook (no TB_SOURCE table)");
+        sqlite3_close(db);
+        return err->code;
+    }
+    sqlite3_finalize(probe);
+    fprintf(f, "tracebook %s: %s\n", TB_VERSION, title ? title : db_path);
     section(f, "Sources (id, rank, kind, bytes, events, skipped, path, note):");
     print_rows(db, f,
                "SELECT id, rankId, '[' || kind || ']', bytes, rowsRead, rowsSkipped, path, coalesce(note, '')"
@@ -63,10 +81,10 @@ tb_status tb_info_write(const char *db_path, FILE *f, tb_error *err)
                "SELECT rankId, pid, '\"' || coalesce(name, '') || '\"', coalesce(layer, '-'), coalesce(deviceId, '-')"
                " FROM TB_PROCESS ORDER BY rankId, coalesce(sortIndex, 1e18), pid",
                "none");
-    section(f, "Time span (start ns, end ns, duration ms, baseTime ns):");
+    section(f, "Time span (rank, start ns, end ns, duration ms, baseTime ns):");
     print_rows(db, f,
-               "SELECT startTimeNs, endTimeNs, printf('%.3f', (endTimeNs - startTimeNs) / 1e6), coalesce(baseTimeNs, '-')"
-               " FROM SESSION_TIME_INFO",
+               "SELECT rankId, startTimeNs, endTimeNs, printf('%.3f', (endTimeNs - startTimeNs) / 1e6),"
+               " coalesce(baseTimeNs, '-') FROM SESSION_TIME_INFO ORDER BY rankId",
                "no timed events");
     section(f, "Steps (rank, count, first, last):");
     print_rows(db, f, "SELECT rankId, count(*), min(id), max(id) FROM STEP_TIME GROUP BY rankId ORDER BY rankId",

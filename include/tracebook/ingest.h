@@ -73,7 +73,11 @@ void tb_paths_free(char **paths);
  */
 tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_error *err);
 
-/* Writes the `info` summary of a loaded DB to f. */
-tb_status tb_info_write(const char *db_path, FILE *f, tb_error *err);
+/*
+ * Writes the `info` summary of a DB that tracebook wrote to f; title names
+ * what the user gave (the inputs or the DB). A missing file is
+ * TB_ERR_NOTFOUND; a file that is not such a DB is TB_ERR_PARSE.
+ */
+tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_error *err);
 
 #endif

@@ -16,7 +16,8 @@
 # $TMPDIR (one tree per run of this script, removed when all cases pass),
 # except the default-output-name case, which copies its input into such a
 # directory first. Runs get their own TMPDIR, XDG_CACHE_HOME and an empty
-# working directory; a run that leaves anything in those fails its case.
+# working directory; a run that leaves anything in its working directory or
+# TMPDIR fails its case.
 # The samples are checked to be unchanged at the end.
 #
 # usage: cli_test.py TRACEBOOK SAMPLES_DIR [CASE_SUBSTRING ...]
@@ -35,9 +36,11 @@ import os
 import pty
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 import traceback
 import zlib
 
@@ -105,10 +108,19 @@ class Case:
             return False
         return True
 
-    def run(self, args, cwd=None, default_out=False, outside_ok=False, stderr_fd=None):
-        """Runs tracebook; checks it wrote nothing into its cwd, TMPDIR or cache."""
+    def env(self):
+        """The environment of every run: C locale, this case's TMPDIR and cache."""
+        env = dict(os.environ)
+        env.update({"LC_ALL": "C", "LANG": "C", "TMPDIR": self.tmp, "XDG_CACHE_HOME": self.xdg})
+        return env
+
+    def run(self, args, default_out=False, outside_ok=False, stderr_fd=None):
+        """Runs tracebook in the case's empty working directory; checks that it
+        left nothing there or in its TMPDIR. default_out: an `export db` without
+        -o on purpose; outside_ok: -o points outside the temporary tree (/proc)."""
         args = [str(a) for a in args]
-        if len(args) >= 2 and args[0] == "export" and args[1] == "db" and not default_out:
+        loads = any(a in ("-dir", "--dir") or a.startswith(("-dir=", "--dir=")) for a in args)
+        if args[:2] == ["export", "db"] and loads and not default_out and not outside_ok:
             out = None
             for i, a in enumerate(args):
                 if a in ("-o", "--output") and i + 1 < len(args):
@@ -116,13 +128,10 @@ class Case:
                 elif a.startswith("--output="):
                     out = a[len("--output="):]
             # a safety net for the test itself: never let a run write beside the samples
-            if out is None or not (outside_ok or os.path.abspath(out).startswith(ROOT + os.sep)):
+            if out is None or not os.path.abspath(out).startswith(ROOT + os.sep):
                 raise AssertionError("test bug: export db run without -o into the temporary tree: %r" % args)
-        env = dict(os.environ)
-        env.update({"LC_ALL": "C", "LANG": "C", "TMPDIR": self.tmp, "XDG_CACHE_HOME": self.xdg})
-        run_cwd = cwd or self.cwd
         try:
-            p = subprocess.run([TB] + args, cwd=run_cwd, env=env, stdin=subprocess.DEVNULL,
+            p = subprocess.run([TB] + args, cwd=self.cwd, env=self.env(), stdin=subprocess.DEVNULL,
                                stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE if stderr_fd is None else stderr_fd,
                                timeout=120)
@@ -133,8 +142,6 @@ class Case:
                      p.stdout.decode("utf-8", "surrogateescape"),
                      (p.stderr or b"").decode("utf-8", "surrogateescape"))
         for d, what in ((self.cwd, "its working directory"), (self.tmp, "TMPDIR")):
-            if cwd is not None and d == self.cwd:
-                continue
             left = sorted(os.listdir(d))
             if left:
                 self.fail("tracebook %s left files in %s: %s" % (" ".join(args), what, left))
@@ -550,7 +557,7 @@ def _(t):
     out3 = t.mkdir("out3")
     t.expect(t.run(["export", "db", "-dir", bad, "-o", out3]), 3, out="", err=err, what="-o DIR")
     t.eq(listing(out3), [], "files after a failed run with -o DIR")
-    # the same through the directory holding it, and through info
+    # info loads into a temporary DB: the same error, nothing left in TMPDIR
     t.expect(t.run(["info", "-dir", bad]), 3, out="", err=err, what="info")
 
 
@@ -752,9 +759,11 @@ def _(t):
     if not os.path.exists(out):
         return
     t.eq(load_counts(out).get("unknown phase (TB_EVENT)"), 2, "'unknown phase (TB_EVENT)' in TB_LOAD_COUNT")
-    t.eq(sql(out, "SELECT name, ph, tid, args FROM event WHERE ph = 'Z' ORDER BY name"),
-         [{"name": "zed_one", "ph": "Z", "tid": 1, "args": '{"k": 1}'},
-          {"name": "zed_two", "ph": "Z", "tid": 2, "args": None}], "TB_EVENT rows of phase Z")
+    rows = sql(out, "SELECT name, ph, tid, args FROM event WHERE ph = 'Z' ORDER BY name")
+    for r in rows:
+        r["args"] = None if r["args"] is None else json.loads(r["args"])
+    t.eq(rows, [{"name": "zed_one", "ph": "Z", "tid": 1, "args": {"k": 1}},
+                {"name": "zed_two", "ph": "Z", "tid": 2, "args": None}], "TB_EVENT rows of phase Z")
     t.eq(sql(out, "SELECT message FROM TB_WARNING"), [{"message": msg}], "TB_WARNING")
     t.eq(scalar(out, "SELECT rowsRead FROM TB_SOURCE"), 3, "rowsRead")
     t.expect(t.run(["export", "db", "-q", "-dir", p, "-o", out]), 0, out=out + "\n", err="", what="-q")
@@ -947,6 +956,29 @@ def padded_trace(path):
                 b'{"ph": "i", "name": "b", "pid": 1, "tid": 1, "ts": 2, "s": "t"}\n]}\n')
 
 
+def run_on_pty(t, args):
+    """Runs tracebook with stderr on a pseudo-terminal; returns (exit code, bytes written there)."""
+    master, slave = pty.openpty()
+    try:
+        r = t.run(args, stderr_fd=slave)
+        os.close(slave)
+        slave = None
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:  # EIO: the child is gone and the slave closed
+                break
+            if not chunk:
+                break
+            seen += chunk
+    finally:
+        if slave is not None:
+            os.close(slave)
+        os.close(master)
+    return r.rc, seen
+
+
 @case("no progress line when stderr is not a TTY (clean loads print nothing)")
 def _(t):
     out = t.mkdir("out")
@@ -960,47 +992,12 @@ def _(t):
     db = os.path.join(out, "big.db")
     t.expect(t.run(["export", "db", "-dir", big, "-o", db]), 0, out=db + "\n", err="", what="65 MiB input, pipe")
     # the positive control: on a pseudo-terminal the same load shows progress and clears it
-    master, slave = pty.openpty()
-    try:
-        r = t.run(["export", "db", "-dir", big, "-o", db], stderr_fd=slave)
-        os.close(slave)
-        slave = None
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-    finally:
-        if slave is not None:
-            os.close(slave)
-        os.close(master)
-    t.eq(r.rc, 0, "pty: exit code")
+    rc, seen = run_on_pty(t, ["export", "db", "-dir", big, "-o", db])
+    t.eq(rc, 0, "pty: exit code")
     text = seen.decode("utf-8", "replace")
     t.check(("loading %s: " % big) in text and text.endswith("\r\x1b[K"),
             "pty: a progress line that is cleared at the end: %r" % text[:300])
-    master, slave = pty.openpty()
-    try:
-        r = t.run(["export", "db", "-q", "-dir", big, "-o", db], stderr_fd=slave)
-        os.close(slave)
-        slave = None
-        seen = b""
-        while True:
-            try:
-                chunk = os.read(master, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            seen += chunk
-    finally:
-        if slave is not None:
-            os.close(slave)
-        os.close(master)
-    t.eq((r.rc, seen), (0, b""), "pty with -q: exit code and stderr")
+    t.eq(run_on_pty(t, ["export", "db", "-q", "-dir", big, "-o", db]), (0, b""), "pty with -q: exit code and stderr")
 
 
 @case("--timing prints one timing line")
@@ -1010,6 +1007,64 @@ def _(t):
     t.expect(r, 0, out=db + "\n")
     t.check(re.fullmatch(r"tracebook: timing: 2500 events: read \d+\.\d{3} s, post-process \d+\.\d{3} s,"
                          r" indexes \d+\.\d{3} s\n", r.err), "timing line: %r" % r.err)
+
+
+# ---- interrupted runs ----------------------------------------------------------------------
+
+def interrupted_run(t, args, fifo, sig, watch_dir):
+    """Starts tracebook on args (which read the FIFO fifo), feeds it the start of a
+    trace and keeps the FIFO open so the load blocks, waits until a temporary file
+    shows up in watch_dir, sends sig. Returns (returncode, stdout, stderr) or None."""
+    before = set(os.listdir(watch_dir))
+    p = subprocess.Popen([TB] + args, cwd=t.cwd, env=t.env(), stdin=subprocess.DEVNULL,
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    fd = None
+    try:
+        deadline = time.monotonic() + 30
+        while fd is None and time.monotonic() < deadline and p.poll() is None:
+            try:  # succeeds once tracebook has the FIFO open for reading
+                fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                time.sleep(0.01)
+        if fd is None:
+            t.fail("tracebook %s never opened its input (%r)" % (" ".join(args), p.poll()))
+            return None
+        os.write(fd, b'[\n{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},\n')
+        while time.monotonic() < deadline and set(os.listdir(watch_dir)) == before:
+            time.sleep(0.01)
+        t.check(set(os.listdir(watch_dir)) != before, "a temporary file appeared in %s during the load" % watch_dir)
+        p.send_signal(sig)
+        out, err = p.communicate(timeout=30)
+        return p.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+    finally:
+        if fd is not None:
+            os.close(fd)
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+
+
+@case("SIGTERM/SIGINT during a load: no temporary files left, an existing DB kept")
+def _(t):
+    d = t.mkdir("in")
+    fifo = os.path.join(d, "slow.json")
+    os.mkfifo(fifo)
+    out = t.mkdir("out")
+    db = os.path.join(out, "x.db")
+    old = make_old_db(db)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        for target in (db, out):
+            what = "%s, -o %s" % (sig.name, "FILE" if target == db else "DIR")
+            r = interrupted_run(t, ["export", "db", "-dir", fifo, "-o", target], fifo, sig, out)
+            if r is None:
+                continue
+            t.eq(r[0], -sig, what + ": died of the signal (%r)" % (r,))
+            t.eq(listing(out), ["x.db"], what + ": files in the output directory")
+            t.check(read(db) == old, what + ": the existing DB is byte-identical")
+    r = interrupted_run(t, ["info", "-dir", fifo], fifo, signal.SIGTERM, t.tmp)
+    if r is not None:
+        t.eq(r[0], -signal.SIGTERM, "info: died of the signal (%r)" % (r,))
+        t.eq(listing(t.tmp), [], "info: files left in TMPDIR")
 
 
 # ---- 12. info on a DB -------------------------------------------------------------------------
