@@ -246,8 +246,11 @@ static int cmd_export_db(int argc, char **argv)
         }
         tb_temp_unregister(pending);
         /* a failure to create the pending file is the directory's */
-        if (st != TB_OK && strncmp(err.file, pending, strlen(pending)) == 0)
-            snprintf(err.file, sizeof err.file, "%s", dir);
+        if (st != TB_OK && strncmp(err.file, pending, strlen(pending)) == 0) {
+            size_t n = strlen(dir) < sizeof err.file - 1 ? strlen(dir) : sizeof err.file - 1;
+            memcpy(err.file, dir, n);
+            err.file[n] = 0;
+        }
         rc = tb_exit_code(st);
     }
     if (rc != TB_EXIT_OK)
