@@ -375,9 +375,17 @@ static int classify_layer(const char *name)
     static const struct { const char *name; int layer; } known[] = {
         {"Python", L_PYTHON}, {"Python GC", L_PYTHON_GC}, {"CANN", L_CANN},
         {"Ascend Hardware", L_HW}, {"Communication", L_COMM}, {"Overlap Analysis", L_OVERLAP},
-        {"MsprofTx", L_MSTX}, {"AI Core Freq", L_ASCEND_OTHER}, {"NPU MEM", L_ASCEND_OTHER},
-        {"Step Trace", L_ASCEND_OTHER}, {"OS Runtime API", L_ASCEND_OTHER},
-        {"Task Scheduler", L_HW},
+        {"MsprofTx", L_MSTX}, {"Task Scheduler", L_HW},
+        /* layers whose slices and counters stay generic (TB_EVENT / TB_COUNTER) */
+        {"AI Core Freq", L_ASCEND_OTHER}, {"NPU MEM", L_ASCEND_OTHER}, {"Step Trace", L_ASCEND_OTHER},
+        {"OS Runtime API", L_ASCEND_OTHER}, {"HBM", L_ASCEND_OTHER}, {"DDR", L_ASCEND_OTHER},
+        {"LLC", L_ASCEND_OTHER}, {"PCIe", L_ASCEND_OTHER}, {"HCCS", L_ASCEND_OTHER}, {"NIC", L_ASCEND_OTHER},
+        {"RoCE", L_ASCEND_OTHER}, {"SIO", L_ASCEND_OTHER}, {"QoS", L_ASCEND_OTHER}, {"Acc PMU", L_ASCEND_OTHER},
+        {"Stars Soc Info", L_ASCEND_OTHER}, {"Stars Chip Trans", L_ASCEND_OTHER}, {"CCU", L_ASCEND_OTHER},
+        {"Biu Perf", L_ASCEND_OTHER}, {"Ub", L_ASCEND_OTHER}, {"Block Detail", L_ASCEND_OTHER},
+        {"DPU", L_ASCEND_OTHER}, {"Fusion Task", L_ASCEND_OTHER}, {"Low Power", L_ASCEND_OTHER},
+        {"CPU Usage", L_ASCEND_OTHER}, {"Memory Usage", L_ASCEND_OTHER}, {"Disk Usage", L_ASCEND_OTHER},
+        {"Network Usage", L_ASCEND_OTHER},
     };
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strcmp(name, known[i].name) == 0)
@@ -408,7 +416,10 @@ static int proc_device(const proc *p)
         return 0;
     if (p->device_label >= 0)
         return p->device_label;
-    if (p->bare_npu && p->has_sort && p->key > 0 && ((p->key >> 5) & 31) == (p->sort_index & 31))
+    /* current msprof pids: (realPid << 10) | (sortIndex << 5) | deviceId; a
+     * host has at most 16 devices (31 is the host itself) */
+    if (p->bare_npu && p->has_sort && p->key > 0 && ((p->key >> 5) & 31) == (p->sort_index & 31) &&
+        (p->key & 31) < 16)
         return (int)(p->key & 31);
     return 0;
 }

@@ -26,7 +26,10 @@ import sys
 NON_COMPUTE = ("EVENT_", "NOTIFY_", "STREAM_WAIT", "MEMCPY", "PROFILING_", "HCCL", "COMMUNICATION",
                "RDMA", "SDMA", "WRITE_VALUE", "Notify", "Memcpy", "Reduce", "Event")
 ASCEND_LAYERS = {"Python", "Python GC", "CANN", "Ascend Hardware", "Communication", "Overlap Analysis",
-                 "MsprofTx", "AI Core Freq", "NPU MEM", "Step Trace", "OS Runtime API", "Task Scheduler"}
+                 "MsprofTx", "AI Core Freq", "NPU MEM", "Step Trace", "OS Runtime API", "Task Scheduler",
+                 "HBM", "DDR", "LLC", "PCIe", "HCCS", "NIC", "RoCE", "SIO", "QoS", "Acc PMU", "Stars Soc Info",
+                 "Stars Chip Trans", "CCU", "Biu Perf", "Ub", "Block Detail", "DPU", "Fusion Task", "Low Power",
+                 "CPU Usage", "Memory Usage", "Disk Usage", "Network Usage"}
 OVERLAP_NAMES = {"Computing", "Communication", "Communication(Not Overlapped)", "Free"}
 
 TRACES = [
