@@ -94,7 +94,8 @@ CREATE TABLE ENUM_API_TYPE (id INTEGER PRIMARY KEY, name TEXT);
 INSERT INTO ENUM_API_TYPE VALUES
     (20000, 'acl'), (15000, 'model'), (10000, 'node'), (5500, 'communication'),
     (5000, 'runtime'), (50001, 'op'), (50002, 'queue'), (50003, 'trace'), (50004, 'mstx'),
-    (60001, 'cuda_runtime'), (60002, 'cuda_driver'), (60003, 'user_annotation');
+    (60001, 'cuda_runtime'), (60002, 'cuda_driver'), (60003, 'user_annotation'),
+    (60004, 'tops_runtime'), (60005, 'tops_cpu');
 CREATE TABLE ENUM_OVERLAP_ANALYSIS_TYPE (id INTEGER PRIMARY KEY, name TEXT);
 INSERT INTO ENUM_OVERLAP_ANALYSIS_TYPE VALUES
     (0, 'COMPUTE'), (1, 'COMMUNICATION'), (2, 'COMM_NOT_OVERLAP_COMP'), (3, 'FREE');
@@ -139,6 +140,16 @@ CREATE TABLE TB_EVENT (
 );
 CREATE TABLE TB_COUNTER (
     rankId INTEGER, pid, name INTEGER, series INTEGER, timestampNs INTEGER, value NUMERIC
+);
+-- topsprof statistics listings: one row per (class, device, name) as printed
+CREATE TABLE TB_TOPS_SUMMARY (
+    rankId INTEGER, class TEXT, deviceId INTEGER, pid INTEGER, timePct NUMERIC, timeNs INTEGER,
+    calls INTEGER, avgNs INTEGER, minNs INTEGER, maxNs INTEGER, name INTEGER
+);
+-- topsprof section footers: Accumulate Time, Total Calls, Total Time
+CREATE TABLE TB_TOPS_TOTAL (
+    rankId INTEGER, class TEXT, deviceId INTEGER, pid INTEGER, fromTrace INTEGER,
+    accumulateNs INTEGER, totalCalls INTEGER, totalNs INTEGER
 );
 CREATE TABLE TB_ITERATION (
     rankId INTEGER, deviceId INTEGER, modelId INTEGER, indexId INTEGER, iterId INTEGER,

@@ -486,7 +486,7 @@ dbw *dbw_create(const char *path, tb_error *err)
         const char *cols = t == R_TABLE_COUNT ? "id,value" : row_tables[t].columns;
         int ncols = slot_cols(t);
         for (int rows = 1; rows <= DBW_BATCH; rows += DBW_BATCH - 1) {
-            size_t cap = 256 + (size_t)rows * ((size_t)ncols * 2 + 3);
+            size_t cap = 64 + strlen(table) + strlen(cols) + (size_t)rows * ((size_t)ncols * 2 + 3);
             char *sql = malloc(cap);
             if (!sql) {
                 tb_error_set(err, TB_ERR_NOMEM, "out of memory");

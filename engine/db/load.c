@@ -23,6 +23,9 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../ingest/detect.h"
+#include "../ingest/msprof_db.h"
+#include "../ingest/topsprof_import.h"
 #include "../ingest/trace_import.h"
 #include "dbw.h"
 #include "tracebook/tracebook.h"
@@ -35,7 +38,8 @@ static const char *const dest_names[TB_DEST_COUNT] = {
     [TB_DEST_MSTX_EVENTS] = "MSTX_EVENTS", [TB_DEST_TB_FLOW] = "TB_FLOW (flow ends)",
     [TB_DEST_TB_COUNTER] = "TB_COUNTER", [TB_DEST_TB_EVENT] = "TB_EVENT", [TB_DEST_METADATA] = "metadata",
     [TB_DEST_SKIPPED_PYTHON] = "skipped python_function", [TB_DEST_EMPTY] = "empty {} events",
-    [TB_DEST_UNKNOWN_PHASE] = "unknown phase (TB_EVENT)",
+    [TB_DEST_UNKNOWN_PHASE] = "unknown phase (TB_EVENT)", [TB_DEST_OTHER_TABLES] = "other tables",
+    [TB_DEST_BETTER_SOURCE] = "skipped: table filled by a better source",
 };
 
 const char *tb_dest_name(int dest)
@@ -43,29 +47,7 @@ const char *tb_dest_name(int dest)
     return dest >= 0 && dest < TB_DEST_COUNT ? dest_names[dest] : "?";
 }
 
-/* ---- finding trace files --------------------------------------------------- */
-
-typedef struct pathlist {
-    char **v;
-    size_t n, cap;
-} pathlist;
-
-static int pl_add(pathlist *pl, const char *p)
-{
-    if (pl->n + 2 > pl->cap) {
-        size_t ncap = pl->cap ? pl->cap * 2 : 8;
-        char **nv = realloc(pl->v, ncap * sizeof *nv);
-        if (!nv)
-            return -1;
-        pl->v = nv;
-        pl->cap = ncap;
-    }
-    if (!(pl->v[pl->n] = strdup(p)))
-        return -1;
-    pl->n++;
-    pl->v[pl->n] = NULL;
-    return 0;
-}
+/* ---- finding inputs ---------------------------------------------------------- */
 
 void tb_paths_free(char **paths)
 {
@@ -76,138 +58,37 @@ void tb_paths_free(char **paths)
     free(paths);
 }
 
-static int ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
-/* JSON files beside traces that are not traces (formats.md). */
-static int known_non_trace(const char *name)
-{
-    static const char *const pre[] = {"communication", "profiler_info", "profiler_metadata", "cluster_",
-                                      "reports_sample_config", "msprof_slice.json", "step_trace_",
-                                      "parallel_group", "metadata"};
-    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
-        if (strncmp(name, pre[i], strlen(pre[i])) == 0)
-            return 1;
-    return 0;
-}
-
-/* Looks at the first bytes: a trace is an array of objects or has "traceEvents".
- * Returns 1 or 0, or -1 when the file cannot be read (errno set). */
-static int looks_like_trace(const char *path)
-{
-    gzFile gz = gzopen(path, "rb");
-    if (!gz)
-        return -1;
-    static char buf[1 << 16];
-    int n = gzread(gz, buf, sizeof buf - 1);
-    gzclose(gz);
-    if (n < 0)
-        return -1;
-    if (n == 0)
-        return 0;
-    buf[n] = 0;
-    const char *p = buf;
-    if ((unsigned char)p[0] == 0xEF)
-        p += 3;
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-        p++;
-    if (*p == '[') {
-        p++;
-        while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-            p++;
-        return *p == '{' || *p == ']';
-    }
-    return *p == '{' && (strstr(p, "\"traceEvents\"") || strstr(p, "\"ph\""));
-}
-
-/* Collects trace files under dir. Returns 0, -1 when out of memory, or -2
- * when a candidate file cannot be read (its path in bad). */
-static int walk(const char *dir, int depth, pathlist *pl, char *bad, size_t badn)
-{
-    DIR *d = opendir(dir);
-    if (!d)
-        return 0;
-    struct dirent *de;
-    int rc = 0;
-    while ((de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.')
-            continue;
-        char path[PATH_MAX];
-        if (snprintf(path, sizeof path, "%s/%s", dir, de->d_name) >= (int)sizeof path)
-            continue;
-        struct stat st;
-        if (stat(path, &st) != 0)
-            continue;
-        if (S_ISDIR(st.st_mode)) {
-            if (depth < 4 && (rc = walk(path, depth + 1, pl, bad, badn)) != 0)
-                break;
-        } else if (S_ISREG(st.st_mode) && (ends_with(de->d_name, ".json") || ends_with(de->d_name, ".json.gz")) &&
-                   !known_non_trace(de->d_name)) {
-            int t = looks_like_trace(path);
-            if (t < 0) {
-                snprintf(bad, badn, "%s", path);
-                rc = -2;
-                break;
-            }
-            if (t && pl_add(pl, path)) {
-                rc = -1;
-                break;
-            }
-        }
-    }
-    closedir(d);
-    return rc;
-}
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 char **tb_find_traces(const char *path, tb_error *err)
 {
-    struct stat st;
-    pathlist pl = {0};
-    if (stat(path, &st) != 0) {
-        tb_error_at(err, errno == ENOENT ? TB_ERR_NOTFOUND : TB_ERR_IO, path, 0, 0, -1, "cannot read: %s",
-                    strerror(errno));
+    input_set set;
+    const char *in[] = {path};
+    if (detect_inputs(in, 1, &set, err) != TB_OK)
+        return NULL;
+    size_t n = 0;
+    for (size_t g = 0; g < set.n; g++)
+        n += set.groups[g].n;
+    char **v = calloc(n + 1, sizeof *v);
+    if (!v) {
+        input_set_free(&set);
+        tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    if (!S_ISDIR(st.st_mode)) {
-        if (pl_add(&pl, path))
-            goto nomem;
-        return pl.v;
-    }
-    char bad[PATH_MAX];
-    int wrc = walk(path, 0, &pl, bad, sizeof bad);
-    if (wrc == -2) {
-        tb_error_at(err, TB_ERR_IO, bad, 0, 0, -1, "cannot read: %s", strerror(errno ? errno : EIO));
-        tb_paths_free(pl.v);
-        return NULL;
-    }
-    if (wrc)
-        goto nomem;
-    if (pl.n == 0) {
-        tb_error_at(err, TB_ERR_NOTFOUND, path, 0, 0, -1,
-                    "no trace file found (looked for trace_view.json, msprof_*.json, Kineto *.json[.gz])");
-        free(pl.v);
-        return NULL;
-    }
-    qsort(pl.v, pl.n, sizeof *pl.v, cmp_str);
-    return pl.v;
-nomem:
-    tb_paths_free(pl.v);
-    tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    return NULL;
+    size_t k = 0;
+    for (size_t g = 0; g < set.n; g++)
+        for (size_t i = 0; i < set.groups[g].n; i++) {
+            v[k++] = set.groups[g].files[i].path;
+            set.groups[g].files[i].path = NULL;
+        }
+    input_set_free(&set);
+    return v;
 }
 
 /* ---- loading ---------------------------------------------------------------- */
 
 typedef struct src_info {
     char *path;
+    int kind;        /* IN_* */
+    size_t group;    /* rank group index */
     int rank;
     int64_t bytes, mtime_ns;
     trace_import_result r;
@@ -235,7 +116,8 @@ static void warnf(const tb_load_options *opt, sqlite3 *db, int64_t src, tb_load_
     }
 }
 
-static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, tb_error *err)
+static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const input_file *ignored, size_t n_ignored,
+                             tb_error *err)
 {
     sqlite3 *db = dbw_db(w);
     sqlite3_stmt *s_src = NULL, *s_cnt = NULL, *s_rdm = NULL, *s_rank = NULL, *s_meta = NULL, *s_sess = NULL;
@@ -282,8 +164,32 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, tb_error *err)
                 goto dberr;
             sqlite3_reset(s_cnt);
         }
+        /* per rank (the group's last file closes it): devices, rank row, time span */
+        if (i + 1 < nsrc && src[i + 1].group == s->group)
+            continue;
+        uint64_t devices = 0;
+        int64_t t0 = 0, t1 = 0, base = 0;
+        int have_t = 0, have_base = 0;
+        size_t first = i;
+        while (first > 0 && src[first - 1].group == s->group)
+            first--;
+        for (size_t k = first; k <= i; k++) {
+            const trace_import_result *r = &src[k].r;
+            devices |= r->devices_seen;
+            if (r->has_times) {
+                if (!have_t || r->min_ns < t0)
+                    t0 = r->min_ns;
+                if (!have_t || r->max_ns > t1)
+                    t1 = r->max_ns;
+                have_t = 1;
+            }
+            if (r->has_base_time && !have_base) {
+                base = r->base_time_ns;
+                have_base = 1;
+            }
+        }
         for (int dev = 0; dev < 64; dev++) {
-            if (!(s->r.devices_seen & ((uint64_t)1 << dev)))
+            if (!(devices & ((uint64_t)1 << dev)))
                 continue;
             sqlite3_bind_int(s_rdm, 1, s->rank);
             sqlite3_bind_int(s_rdm, 2, dev);
@@ -296,12 +202,12 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, tb_error *err)
         if (sqlite3_step(s_rank) != SQLITE_DONE)
             goto dberr;
         sqlite3_reset(s_rank);
-        if (s->r.has_times) {
+        if (have_t) {
             /* one row per rank: ranks may run on different clocks */
-            sqlite3_bind_int64(s_sess, 1, s->r.min_ns);
-            sqlite3_bind_int64(s_sess, 2, s->r.max_ns);
-            if (s->r.has_base_time)
-                sqlite3_bind_int64(s_sess, 3, s->r.base_time_ns);
+            sqlite3_bind_int64(s_sess, 1, t0);
+            sqlite3_bind_int64(s_sess, 2, t1);
+            if (have_base)
+                sqlite3_bind_int64(s_sess, 3, base);
             else
                 sqlite3_bind_null(s_sess, 3);
             sqlite3_bind_int(s_sess, 4, s->rank);
@@ -309,6 +215,27 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, tb_error *err)
                 goto dberr;
             sqlite3_reset(s_sess);
         }
+    }
+    /* files seen but not read: listed, so `info` can say what was left out */
+    for (size_t i = 0; i < n_ignored; i++) {
+        struct stat sb;
+        int64_t bytes = 0, mtime = 0;
+        if (stat(ignored[i].path, &sb) == 0) {
+            bytes = (int64_t)sb.st_size;
+            mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+        }
+        sqlite3_bind_int64(s_src, 1, (int64_t)(nsrc + i) + 1);
+        sqlite3_bind_null(s_src, 2);
+        sqlite3_bind_text(s_src, 3, ignored[i].path, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s_src, 4, "ignored", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s_src, 5, bytes);
+        sqlite3_bind_int64(s_src, 6, mtime);
+        sqlite3_bind_int64(s_src, 7, 0);
+        sqlite3_bind_int64(s_src, 8, 0);
+        sqlite3_bind_text(s_src, 9, "not a format tracebook reads", -1, SQLITE_STATIC);
+        if (sqlite3_step(s_src) != SQLITE_DONE)
+            goto dberr;
+        sqlite3_reset(s_src);
     }
     static const char *const meta[][2] = {
         {"SCHEMA_VERSION", "1.2.0"}, {"SCHEMA_VERSION_MAJOR", "1"}, {"SCHEMA_VERSION_MINOR", "2"},
@@ -340,70 +267,190 @@ done:
  * device task, whose connectionId becomes the flow's (older torch_npu flow ids
  * encode it as (id << 32) | 0xFFFFFFFF, so the id itself is not used), and the
  * start encloses a CANN API slice, which takes that connectionId when its own
- * args carried none.
+ * args carried none. Temporary indexes keep each lookup logarithmic, and
+ * each half runs only when some row needs it.
  */
-static const char bind_h2d_sql[] =
+static const char bind_h2d_flows_sql[] =
+    "CREATE INDEX tb_tmp_task_pid ON TASK(globalPid, startNs);"
     "CREATE TEMP TABLE h2d AS"
     " SELECT f.rowid AS frow, f.rankId AS rankId, ((f.fromPid << 32) | (f.fromTid & 4294967295)) AS gtid,"
     "  f.fromNs AS fromNs,"
     "  (SELECT t.connectionId FROM TASK t WHERE t.startNs <= f.toNs AND t.endNs >= f.toNs"
     "    AND t.globalPid = f.toPid AND t.rankId = f.rankId ORDER BY t.startNs DESC LIMIT 1) AS conn"
     " FROM TB_FLOW f WHERE f.cat = (SELECT id FROM STRING_IDS WHERE value = 'HostToDevice')"
-    "  AND f.fromNs IS NOT NULL AND f.toNs IS NOT NULL;"
+    "  AND f.fromNs IS NOT NULL AND f.toNs IS NOT NULL"
+    "  AND (f.connectionId IS NULL OR f.connectionId >= 4294967296);"
     "UPDATE TB_FLOW SET connectionId = h.conn FROM h2d h WHERE TB_FLOW.rowid = h.frow AND h.conn IS NOT NULL;"
+    "DROP INDEX tb_tmp_task_pid;";
+
+static const char bind_h2d_api_sql[] =
     "CREATE INDEX tb_tmp_cann_tid ON CANN_API(globalTid, startNs);"
     "CREATE TEMP TABLE h2d_api AS"
-    " SELECT (SELECT c.rowid FROM CANN_API c WHERE c.globalTid = h.gtid AND c.startNs <= h.fromNs"
-    "   AND c.endNs >= h.fromNs AND c.rankId = h.rankId ORDER BY c.startNs DESC LIMIT 1) AS crow, h.conn AS conn"
-    " FROM h2d h WHERE h.conn IS NOT NULL;"
+    " SELECT (SELECT c.rowid FROM CANN_API c WHERE c.globalTid = ((f.fromPid << 32) | (f.fromTid & 4294967295))"
+    "   AND c.startNs <= f.fromNs AND c.endNs >= f.fromNs AND c.rankId = f.rankId"
+    "   ORDER BY c.startNs DESC LIMIT 1) AS crow, f.connectionId AS conn"
+    " FROM TB_FLOW f WHERE f.cat = (SELECT id FROM STRING_IDS WHERE value = 'HostToDevice')"
+    "  AND f.fromNs IS NOT NULL AND f.connectionId IS NOT NULL;"
     "UPDATE CANN_API SET connectionId = b.conn FROM h2d_api b"
     " WHERE CANN_API.rowid = b.crow AND CANN_API.connectionId IS NULL;"
-    "DROP INDEX tb_tmp_cann_tid; DROP TABLE h2d; DROP TABLE h2d_api;";
+    "DROP INDEX tb_tmp_cann_tid; DROP TABLE h2d_api;";
 
-/* Ranks named by the traces themselves (distributedInfo.rank) win over input order when they are distinct. */
-static tb_status apply_trace_ranks(dbw *w, src_info *src, size_t nsrc, tb_error *err)
+/* 1 when the query's single value is non-zero. */
+static int sql_true(dbw *w, const char *sql)
 {
-    for (size_t i = 0; i < nsrc; i++) {
-        if (src[i].r.trace_rank < 0 || src[i].r.trace_rank > INT_MAX)
-            return TB_OK;
-        for (size_t j = 0; j < i; j++)
-            if (src[j].r.trace_rank == src[i].r.trace_rank)
-                return TB_OK;
-    }
-    int changed = 0;
-    for (size_t i = 0; i < nsrc; i++)
-        changed |= src[i].r.trace_rank != src[i].rank;
-    if (!changed)
-        return TB_OK;
-    /* shift through negative ids so no two inputs ever share a rank mid-way */
     sqlite3 *db = dbw_db(w);
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
-                           " WHERE m.type = 'table' AND c.name = 'rankId'",
-                           -1, &q, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+    int r = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+        r = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+        sqlite3_finalize(q);
+    }
+    return r;
+}
+
+/* Runs the binding only where it has work: flow ids that are not connection
+ * ids themselves, API slices without a connection id. */
+static tb_status bind_h2d(dbw *w, tb_error *err)
+{
+    static const char h2d[] = "(SELECT id FROM STRING_IDS WHERE value = 'HostToDevice')";
+    char q[512];
+    snprintf(q, sizeof q,
+             "SELECT EXISTS (SELECT 1 FROM TB_FLOW WHERE cat = %s AND toNs IS NOT NULL"
+             " AND (connectionId IS NULL OR connectionId >= 4294967296))",
+             h2d);
     tb_status st = TB_OK;
-    while (st == TB_OK && sqlite3_step(q) == SQLITE_ROW) {
-        const char *t = (const char *)sqlite3_column_text(q, 0);
-        for (int pass = 0; pass < 2 && st == TB_OK; pass++) {
-            for (size_t i = 0; i < nsrc && st == TB_OK; i++) {
-                char sql[256];
-                if (pass == 0)
-                    snprintf(sql, sizeof sql, "UPDATE \"%s\" SET rankId = %d WHERE rankId = %d", t, -1 - src[i].rank,
-                             src[i].rank);
-                else
-                    snprintf(sql, sizeof sql, "UPDATE \"%s\" SET rankId = %lld WHERE rankId = %d", t,
-                             (long long)src[i].r.trace_rank, -1 - src[i].rank);
-                st = dbw_exec(w, sql, err);
+    if (sql_true(w, q))
+        st = dbw_exec(w, bind_h2d_flows_sql, err);
+    if (st == TB_OK && sql_true(w, "SELECT EXISTS (SELECT 1 FROM CANN_API WHERE connectionId IS NULL)")) {
+        snprintf(q, sizeof q, "SELECT EXISTS (SELECT 1 FROM TB_FLOW WHERE cat = %s)", h2d);
+        if (sql_true(w, q))
+            st = dbw_exec(w, bind_h2d_api_sql, err);
+    }
+    return st;
+}
+
+/*
+ * The rank of each group: profiler_info_N.json, else what a file of the group
+ * says (distributedInfo.rank, RANK_DEVICE_MAP), else the group's order. Ranks
+ * named by the inputs win only when every group names one and no two agree;
+ * rows are then renumbered through negative ids so no two groups ever share a
+ * rank mid-way.
+ */
+static tb_status apply_ranks(dbw *w, src_info *src, size_t nsrc, const int64_t *hint, size_t ngroups,
+                             tb_error *err)
+{
+    if (ngroups == 0)
+        return TB_OK;
+    int64_t *claim = malloc(ngroups * sizeof *claim);
+    if (!claim)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    for (size_t g = 0; g < ngroups; g++)
+        claim[g] = hint[g];
+    for (size_t i = 0; i < nsrc; i++)
+        if (claim[src[i].group] < 0 && src[i].r.trace_rank >= 0 && src[i].r.trace_rank <= INT_MAX)
+            claim[src[i].group] = src[i].r.trace_rank;
+    int usable = 1, changed = 0;
+    for (size_t g = 0; g < ngroups && usable; g++) {
+        if (claim[g] < 0)
+            usable = 0;
+        for (size_t h = 0; h < g && usable; h++)
+            if (claim[h] == claim[g])
+                usable = 0;
+        changed |= claim[g] != (int64_t)g;
+    }
+    tb_status st = TB_OK;
+    if (usable && changed) {
+        sqlite3 *db = dbw_db(w);
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(db,
+                               "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
+                               " WHERE m.type = 'table' AND c.name = 'rankId'",
+                               -1, &q, NULL) != SQLITE_OK) {
+            free(claim);
+            return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+        }
+        char **tables = NULL;
+        size_t nt = 0;
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            char **nv = realloc(tables, (nt + 1) * sizeof *nv);
+            if (!nv)
+                break;
+            tables = nv;
+            tables[nt] = strdup((const char *)sqlite3_column_text(q, 0));
+            if (tables[nt])
+                nt++;
+        }
+        sqlite3_finalize(q);
+        for (size_t t = 0; t < nt && st == TB_OK; t++) {
+            for (int pass = 0; pass < 2 && st == TB_OK; pass++) {
+                for (size_t g = 0; g < ngroups && st == TB_OK; g++) {
+                    char sql[256];
+                    long long from = pass == 0 ? (long long)g : -1LL - (long long)g;
+                    long long to = pass == 0 ? -1LL - (long long)g : (long long)claim[g];
+                    snprintf(sql, sizeof sql, "UPDATE \"%s\" SET rankId = %lld WHERE rankId = %lld", tables[t], to,
+                             from);
+                    st = dbw_exec(w, sql, err);
+                }
             }
         }
+        for (size_t t = 0; t < nt; t++)
+            free(tables[t]);
+        free(tables);
+        if (st == TB_OK)
+            for (size_t i = 0; i < nsrc; i++)
+                src[i].rank = (int)claim[src[i].group];
     }
-    sqlite3_finalize(q);
-    if (st == TB_OK)
-        for (size_t i = 0; i < nsrc; i++)
-            src[i].rank = (int)src[i].r.trace_rank;
+    free(claim);
     return st;
+}
+
+/* Which destination counts go with which row tables (for precedence). */
+static const struct {
+    int dest;
+    uint64_t rows;
+} dest_rows[] = {
+    {TB_DEST_TASK, ROWBIT(R_TASK)},
+    {TB_DEST_COMPUTE_TASK_INFO, ROWBIT(R_COMPUTE_TASK_INFO) | ROWBIT(R_FULL_COMPUTE_TASK_INFO)},
+    {TB_DEST_MEMCPY_INFO, ROWBIT(R_MEMCPY_INFO)},
+    {TB_DEST_COMMUNICATION_TASK_INFO, ROWBIT(R_COMMUNICATION_TASK_INFO) | ROWBIT(R_FULL_COMMUNICATION_TASK_INFO)},
+    {TB_DEST_COMMUNICATION_OP, ROWBIT(R_COMMUNICATION_OP) | ROWBIT(R_FULL_COMMUNICATION_OP)},
+    {TB_DEST_CANN_API, ROWBIT(R_CANN_API)},
+    {TB_DEST_PYTORCH_API, ROWBIT(R_PYTORCH_API) | ROWBIT(R_FULL_PYTORCH_API)},
+    {TB_DEST_STEP_TIME, ROWBIT(R_STEP_TIME)},
+    {TB_DEST_OVERLAP_ANALYSIS, ROWBIT(R_OVERLAP_ANALYSIS)},
+    {TB_DEST_MSTX_EVENTS, ROWBIT(R_MSTX_EVENTS) | ROWBIT(R_FULL_MSTX_EVENTS)},
+};
+
+/* Row tables a source filled, which later sources of the same rank skip.
+ * Device tasks go together with the tables that describe them. */
+static uint64_t filled_mask(const trace_import_result *r)
+{
+    uint64_t m = 0;
+    for (size_t i = 0; i < sizeof dest_rows / sizeof dest_rows[0]; i++)
+        if (r->dest[dest_rows[i].dest])
+            m |= dest_rows[i].rows;
+    if (m & ROWBIT(R_TASK))
+        m |= ROWBIT(R_COMPUTE_TASK_INFO) | ROWBIT(R_FULL_COMPUTE_TASK_INFO) | ROWBIT(R_MEMCPY_INFO) |
+             ROWBIT(R_COMMUNICATION_TASK_INFO) | ROWBIT(R_FULL_COMMUNICATION_TASK_INFO);
+    return m;
+}
+
+/* Counts of events whose table was skipped move to the "better source" counter. */
+static void move_skipped(trace_import_result *r, uint64_t skipped)
+{
+    for (size_t i = 0; i < sizeof dest_rows / sizeof dest_rows[0]; i++) {
+        if ((dest_rows[i].rows & skipped) && r->dest[dest_rows[i].dest]) {
+            r->dest[TB_DEST_BETTER_SOURCE] += r->dest[dest_rows[i].dest];
+            r->dest[dest_rows[i].dest] = 0;
+        }
+    }
+}
+
+static void free_ignored(input_file *v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i].path);
+    free(v);
 }
 
 tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err)
@@ -419,40 +466,51 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         return tb_error_set(err, TB_ERR_USAGE, "no input given (-dir PATH)");
 
     src_info *src = NULL;
-    size_t nsrc = 0, srccap = 0;
+    size_t nsrc = 0, srccap = 0, ngroups = 0, n_ignored = 0;
+    int64_t *rank_hint = NULL;
+    input_file *ignored = NULL;
     char *tmp = NULL;
     dbw *w = NULL;
     tb_status st = TB_OK;
 
-    for (size_t i = 0; i < opt->n_inputs; i++) {
-        char **files = tb_find_traces(opt->inputs[i], err);
-        if (!files) {
-            st = err->code;
-            goto fail;
-        }
-        for (char **f = files; *f; f++) {
+    input_set set;
+    if ((st = detect_inputs(opt->inputs, opt->n_inputs, &set, err)) != TB_OK)
+        return st;
+    ngroups = set.n;
+    for (size_t g = 0; g < set.n; g++) {
+        for (size_t i = 0; i < set.groups[g].n; i++) {
             if (nsrc == srccap) {
                 srccap = srccap ? srccap * 2 : 8;
                 src_info *ns = realloc(src, srccap * sizeof *ns);
                 if (!ns) {
-                    tb_paths_free(files);
+                    input_set_free(&set);
                     st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
                     goto fail;
                 }
                 src = ns;
             }
             memset(&src[nsrc], 0, sizeof src[nsrc]);
-            src[nsrc].path = strdup(*f);
-            src[nsrc].rank = (int)nsrc;
-            if (!src[nsrc].path) {
-                tb_paths_free(files);
-                st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-                goto fail;
-            }
+            src[nsrc].path = set.groups[g].files[i].path;
+            set.groups[g].files[i].path = NULL;
+            src[nsrc].kind = set.groups[g].files[i].kind;
+            src[nsrc].group = g;
+            src[nsrc].rank = (int)g;
             nsrc++;
         }
-        tb_paths_free(files);
     }
+    if (!(rank_hint = calloc(set.n ? set.n : 1, sizeof *rank_hint))) {
+        input_set_free(&set);
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t g = 0; g < set.n; g++)
+        rank_hint[g] = set.groups[g].rank_hint;
+    /* files seen but not read are listed (kind "ignored") */
+    ignored = set.ignored;
+    n_ignored = set.n_ignored;
+    set.ignored = NULL;
+    set.n_ignored = 0;
+    input_set_free(&set);
 
     /* the output never replaces an input; an input given twice loads once */
     struct stat ost;
@@ -483,8 +541,6 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
             }
         }
     }
-    for (size_t i = 0; i < nsrc; i++)
-        src[i].rank = (int)i;
 
     /* temporary file beside the destination, renamed into place at the end */
     size_t tl = strlen(opt->output) + 32;
@@ -520,16 +576,31 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
 
     double t_read = dbw_now();
     import_ids ids = {.next_task = 1, .next_op = 1, .next_overlap = 1, .next_flow_seq = 1};
+    uint64_t filled = 0;
     for (size_t i = 0; i < nsrc; i++) {
         struct stat sb;
         if (stat(src[i].path, &sb) == 0) {
             src[i].bytes = (int64_t)sb.st_size;
             src[i].mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
         }
+        /* a new rank starts with nothing filled; within a rank, later (lesser)
+         * sources skip the tables an earlier one filled */
+        if (i == 0 || src[i].group != src[i - 1].group)
+            filled = 0;
         trace_import_opts io = {.rank = src[i].rank, .keep_python_functions = opt->keep_python_functions,
                                 .warn = opt->warn, .progress = opt->progress, .ctx = opt->ctx,
-                                .total_bytes = (uint64_t)src[i].bytes};
-        st = trace_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
+                                .total_bytes = (uint64_t)src[i].bytes, .skip_rows = filled};
+        switch (src[i].kind) {
+        case IN_MSPROF_DB:
+            st = msprof_db_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
+            break;
+        case IN_TOPSPROF:
+            st = topsprof_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
+            break;
+        default:
+            st = trace_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
+            break;
+        }
         if (st != TB_OK) {
             const tb_error *we = dbw_error(w);
             if (we->code != TB_OK && err->message[0] == 0)
@@ -538,6 +609,8 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
                 snprintf(err->file, sizeof err->file, "%s", src[i].path);
             goto fail;
         }
+        move_skipped(&src[i].r, filled);
+        filled |= filled_mask(&src[i].r);
         res->events += src[i].r.events;
         for (int d = 0; d < TB_DEST_COUNT; d++)
             res->dest[d] += src[i].r.dest[d];
@@ -559,8 +632,9 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     }
     double t_post = dbw_now();
     res->seconds_read = t_post - t_read;
-    if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = dbw_exec(w, bind_h2d_sql, err)) != TB_OK ||
-        (st = apply_trace_ranks(w, src, nsrc, err)) != TB_OK || (st = bookkeeping(w, src, nsrc, err)) != TB_OK)
+    if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = bind_h2d(w, err)) != TB_OK ||
+        (st = apply_ranks(w, src, nsrc, rank_hint, ngroups, err)) != TB_OK ||
+        (st = bookkeeping(w, src, nsrc, ignored, n_ignored, err)) != TB_OK)
         goto fail;
     res->seconds_post = dbw_now() - t_post;
     if ((st = dbw_finish(w, &res->seconds_index, err)) != TB_OK)
@@ -576,6 +650,8 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     for (size_t i = 0; i < nsrc; i++)
         free(src[i].path);
     free(src);
+    free_ignored(ignored, n_ignored);
+    free(rank_hint);
     return TB_OK;
 
 fail:
@@ -588,6 +664,8 @@ fail:
     for (size_t i = 0; i < nsrc; i++)
         free(src[i].path);
     free(src);
+    free_ignored(ignored, n_ignored);
+    free(rank_hint);
     if (st == TB_OK)
         st = TB_ERR_INTERNAL;
     if (err->code == TB_OK)

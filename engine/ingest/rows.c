@@ -33,4 +33,36 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_RANK_DEVICE_MAP] = {"RANK_DEVICE_MAP", "rankId,deviceId", 2},
     [R_NPU_INFO] = {"NPU_INFO", "id,name,rankId", 3},
     [R_GC_RECORD] = {"GC_RECORD", "startNs,endNs,globalTid,rankId", 4},
+    [R_FULL_COMPUTE_TASK_INFO] = {"COMPUTE_TASK_INFO",
+                                  "name,globalTaskId,blockNum,mixBlockNum,taskType,opType,inputFormats,"
+                                  "inputDataTypes,inputShapes,outputFormats,outputDataTypes,outputShapes,attrInfo,"
+                                  "opState,hf32Eligible,gridDim,blockDim,rankId", 18},
+    [R_FULL_COMMUNICATION_OP] = {"COMMUNICATION_OP", "opName,startNs,endNs,connectionId,groupName,opId,relay,retry,"
+                                                     "dataType,algType,count,opType,deviceId,rankSize,rankId", 15},
+    [R_FULL_COMMUNICATION_TASK_INFO] = {"COMMUNICATION_TASK_INFO",
+                                        "name,globalTaskId,taskType,planeId,groupName,notifyId,rdmaType,srcRank,"
+                                        "dstRank,transportType,size,dataType,linkType,opId,isMaster,bandwidth,rankId",
+                                        17},
+    [R_FULL_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,fwdThreadId,"
+                                           "inputDtypes,inputShapes,callchainId,type,rankId", 12},
+    [R_FULL_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,rangeId,category,message,globalTid,endGlobalTid,"
+                                           "domainId,connectionId,rankId", 11},
+    [R_COMMUNICATION_SCHEDULE_TASK_INFO] = {"COMMUNICATION_SCHEDULE_TASK_INFO",
+                                            "name,globalTaskId,taskType,opType,rankId", 5},
+    [R_NPU_MEM] = {"NPU_MEM", "type,ddr,hbm,timestampNs,deviceId,rankId", 6},
+    [R_NPU_MODULE_MEM] = {"NPU_MODULE_MEM", "moduleId,timestampNs,totalReserved,deviceId,rankId", 5},
+    [R_NPU_OP_MEM] = {"NPU_OP_MEM", "operatorName,addr,type,size,timestampNs,globalTid,totalAllocate,totalReserve,"
+                                    "component,deviceId,rankId", 11},
+    [R_MEMORY_RECORD] = {"MEMORY_RECORD", "component,timestamp,totalAllocated,totalReserved,totalActive,streamPtr,"
+                                          "deviceId,rankId", 8},
+    [R_OP_MEMORY] = {"OP_MEMORY", "name,size,allocationTime,releaseTime,activeReleaseTime,duration,activeDuration,"
+                                  "allocationTotalAllocated,allocationTotalReserved,allocationTotalActive,"
+                                  "releaseTotalAllocated,releaseTotalReserved,releaseTotalActive,streamPtr,deviceId,"
+                                  "rankId", 16},
+    [R_PYTORCH_CALLCHAINS] = {"PYTORCH_CALLCHAINS", "id,stack,stackDepth,rankId", 4},
+    [R_TASK_PMU_INFO] = {"TASK_PMU_INFO", "globalTaskId,name,value,rankId", 4},
+    [R_HOST_INFO] = {"HOST_INFO", "hostUid,hostName,rankId", 3},
+    [R_TOPS_SUMMARY] = {"TB_TOPS_SUMMARY", "rankId,class,deviceId,pid,timePct,timeNs,calls,avgNs,minNs,maxNs,name",
+                        11},
+    [R_TOPS_TOTAL] = {"TB_TOPS_TOTAL", "rankId,class,deviceId,pid,fromTrace,accumulateNs,totalCalls,totalNs", 8},
 };

@@ -18,8 +18,17 @@ enum row_table {
     R_MEMCPY_INFO, R_CANN_API, R_PYTORCH_API, R_STEP_TIME, R_OVERLAP_ANALYSIS,
     R_MSTX_EVENTS, R_FLOW, R_FLOW_END, R_COUNTER, R_EVENT, R_PROCESS, R_THREAD,
     R_CONNECTION_IDS, R_RANK_DEVICE_MAP, R_NPU_INFO, R_GC_RECORD,
+    /* every column of msprof tables, for importing msprof-compatible DBs */
+    R_FULL_COMPUTE_TASK_INFO, R_FULL_COMMUNICATION_OP, R_FULL_COMMUNICATION_TASK_INFO,
+    R_FULL_PYTORCH_API, R_FULL_MSTX_EVENTS, R_COMMUNICATION_SCHEDULE_TASK_INFO, R_NPU_MEM,
+    R_NPU_MODULE_MEM, R_NPU_OP_MEM, R_MEMORY_RECORD, R_OP_MEMORY, R_PYTORCH_CALLCHAINS,
+    R_TASK_PMU_INFO, R_HOST_INFO,
+    R_TOPS_SUMMARY, R_TOPS_TOTAL,
     R_TABLE_COUNT
 };
+
+/* A set of row tables as a bit mask. */
+#define ROWBIT(t) ((uint64_t)1 << (t))
 
 typedef struct row_table_def {
     const char *table;   /* SQL table name */
@@ -28,6 +37,7 @@ typedef struct row_table_def {
 } row_table_def;
 
 extern const row_table_def row_tables[R_TABLE_COUNT];
+_Static_assert(R_TABLE_COUNT <= 64, "row table masks are 64 bits");
 
 enum { V_NULL = 0, V_INT, V_REAL, V_TEXT };
 

@@ -88,6 +88,8 @@ typedef struct imp {
     char *sbuf; /* spill write buffer */
     size_t slen;
     flow_pairer *flows;
+    int64_t *steps; /* ProfilerStep ids stored */
+    size_t nsteps;
     uint64_t spilled;
     int replaying;
     char *dbuf;
@@ -307,6 +309,8 @@ static tb_val idval(int64_t id)
 
 static int row(imp *im, int table, const tb_val *v)
 {
+    if (im->opt->skip_rows & ROWBIT(table))
+        return 0; /* a better source of this rank filled the table */
     return im->sink->row(im->sink->ctx, table, v);
 }
 
@@ -532,6 +536,23 @@ static int step_number(js_span name, int64_t *n)
     return js_span_int(d, n) == 0;
 }
 
+/* 1 when ProfilerStep#step was already stored for this file (old traces
+ * record a step both as cpu_op and as user_annotation); else remembers it. */
+static int step_seen(imp *im, int64_t step)
+{
+    for (size_t i = 0; i < im->nsteps; i++)
+        if (im->steps[i] == step)
+            return 1;
+    if (im->nsteps % 64 == 0) {
+        int64_t *n = realloc(im->steps, (im->nsteps + 64) * sizeof *n);
+        if (!n)
+            return 0;
+        im->steps = n;
+    }
+    im->steps[im->nsteps++] = step;
+    return 0;
+}
+
 static int put_pytorch(imp *im, trace_event *ev, int64_t pid, int type)
 {
     int64_t name = intern_span(im, ev->name);
@@ -551,7 +572,7 @@ static int put_pytorch(imp *im, trace_event *ev, int64_t pid, int type)
         return -1;
     im->res->dest[TB_DEST_PYTORCH_API]++;
     int64_t step;
-    if (step_number(ev->name, &step)) {
+    if (step_number(ev->name, &step) && !step_seen(im, step)) {
         tb_val s[4] = {VINT(step), VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(im->opt->rank)};
         if (row(im, R_STEP_TIME, s))
             return -1;
@@ -677,6 +698,49 @@ static int hccl_data_type(js_span s)
     return -1;
 }
 
+static int span_contains(js_span s, const char *lit)
+{
+    size_t n = strlen(lit);
+    for (size_t i = 0; i + n <= s.n; i++)
+        if (memcmp(s.p + i, lit, n) == 0)
+            return 1;
+    return 0;
+}
+
+/* Communication kernels (metrics.md): ^nccl, ^rccl, ^hccl, ncclKernel, ncclDevKernel. */
+static int is_comm_kernel(js_span name)
+{
+    js_span n = name;
+    if (span_prefix(n, "void ")) {
+        n.p += 5;
+        n.n -= 5;
+    }
+    return span_iprefix(n, "nccl") || span_iprefix(n, "rccl") || span_iprefix(n, "hccl") ||
+           span_contains(name, "ncclKernel") || span_contains(name, "ncclDevKernel");
+}
+
+/* The collective of an NCCL kernel: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...)" -> "AllReduce". */
+static js_span collective_of(js_span name)
+{
+    const char *p = name.p, *e = name.p + name.n;
+    for (const char *q = p; q + 5 <= e; q++) {
+        if (strncasecmp(q, "ccl", 3) == 0 && q > p && (q[-1] == 'n' || q[-1] == 'r' || q[-1] == 'h' ||
+                                                       q[-1] == 'N' || q[-1] == 'R' || q[-1] == 'H')) {
+            const char *u = memchr(q, '_', (size_t)(e - q));
+            if (!u)
+                break;
+            const char *t = u + 1, *te = t;
+            while (te < e && *te != '_' && *te != '(' && *te != '<' && *te != ' ')
+                te++;
+            if (te > t)
+                return (js_span){.p = t, .n = (size_t)(te - t), .type = JS_STR};
+            break;
+        }
+    }
+    const char *paren = memchr(p, '(', name.n);
+    return (js_span){.p = p, .n = paren ? (size_t)(paren - p) : name.n, .type = JS_STR, .flags = name.flags};
+}
+
 /* op type of an hcom op name: "hcom_allReduce__123_0_1" -> "hcom_allReduce" */
 static int64_t op_type_of(imp *im, js_span name)
 {
@@ -689,9 +753,10 @@ static int64_t op_type_of(imp *im, js_span name)
     return intern_span(im, t);
 }
 
-static int put_comm_op(imp *im, trace_event *ev, int64_t device, tb_val conn, int64_t group)
+static int put_comm_op(imp *im, trace_event *ev, int64_t device, tb_val conn, int64_t group, int kernel)
 {
-    int64_t name = intern_span(im, ev->name), optype = op_type_of(im, ev->name);
+    int64_t name = intern_span(im, ev->name);
+    int64_t optype = kernel ? intern_span(im, collective_of(ev->name)) : op_type_of(im, ev->name);
     if (name == -1 || optype == -1)
         return -1;
     int dt = hccl_data_type(js_arg(ev, "data_type"));
@@ -719,7 +784,7 @@ static int put_comm_layer(imp *im, trace_event *ev, int64_t pid, proc *p)
         int64_t group = intern_span(im, js_arg(ev, "group_name"));
         if (group == -1)
             return -1;
-        return put_comm_op(im, ev, dev, arg_intval(ev, "connection_id"), group);
+        return put_comm_op(im, ev, dev, arg_intval(ev, "connection_id"), group, 0);
     }
     /* a small HCCL task: a device task with its communication details */
     int64_t name = intern_span(im, ev->name), tt = intern_span(im, js_arg(ev, "task type"));
@@ -770,16 +835,6 @@ static int put_overlap(imp *im, trace_event *ev, proc *p)
     return 0;
 }
 
-static int is_comm_kernel(js_span name)
-{
-    js_span n = name;
-    if (span_prefix(n, "void ")) {
-        n.p += 5;
-        n.n -= 5;
-    }
-    return span_iprefix(n, "nccl") || span_iprefix(n, "rccl") || span_iprefix(n, "hccl");
-}
-
 static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
 {
     int64_t dev = arg_int(ev, "device", 0);
@@ -801,8 +856,18 @@ static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
         im->res->dest[TB_DEST_MEMCPY_INFO]++;
         return 0;
     }
-    if (is_comm_kernel(ev->name))
-        return put_comm_op(im, ev, dev, corr, -2);
+    if (is_comm_kernel(ev->name)) {
+        /* the kernel is both the op and its device task: COMMUNICATION_TASK_INFO links them */
+        int64_t op = im->ids->next_op;
+        if (put_comm_op(im, ev, dev, corr, -2, 1))
+            return -1;
+        tb_val ct[17] = {idval(name), VINT(gid), idval(cat), VNULL, VNULL, VNULL, VNULL, VNULL, VNULL, VNULL,
+                         VNULL, VNULL, VNULL, VINT(op), VNULL, VNULL, VINT(im->opt->rank)};
+        if (row(im, R_FULL_COMMUNICATION_TASK_INFO, ct))
+            return -1;
+        im->res->dest[TB_DEST_COMMUNICATION_TASK_INFO]++;
+        return 0;
+    }
     tb_val v[8] = {idval(name), VINT(gid), idval(cat), VNULL, VNULL, VNULL, VNULL, VINT(im->opt->rank)};
     if (row(im, R_COMPUTE_TASK_INFO, v))
         return -1;
@@ -1297,6 +1362,7 @@ static void imp_free(imp *im)
     if (im->spill)
         fclose(im->spill);
     free(im->sbuf);
+    free(im->steps);
     fp_destroy(im->flows);
     free(im->dbuf);
     free(im->abuf);

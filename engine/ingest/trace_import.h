@@ -27,6 +27,7 @@ typedef struct trace_import_opts {
     void (*progress)(void *ctx, const char *file, uint64_t done, uint64_t total);
     void *ctx;
     uint64_t total_bytes;  /* file size, for progress */
+    uint64_t skip_rows;    /* ROWBIT()s of row tables not to fill (a better source did) */
 } trace_import_opts;
 
 typedef struct trace_import_result {
@@ -42,6 +43,8 @@ typedef struct trace_import_result {
     uint64_t devices_seen; /* bit set of device ids 0..63 */
     char kind[32];         /* "ascend timeline" or "kineto" */
 } trace_import_result;
+
+/* Options and results are shared by every importer of the engine. */
 
 /* Imports path into sink. On failure err says where; rows already pushed stay. */
 tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids,

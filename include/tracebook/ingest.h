@@ -23,6 +23,8 @@ enum tb_dest {
     TB_DEST_PYTORCH_API, TB_DEST_STEP_TIME, TB_DEST_OVERLAP_ANALYSIS,
     TB_DEST_MSTX_EVENTS, TB_DEST_TB_FLOW, TB_DEST_TB_COUNTER, TB_DEST_TB_EVENT,
     TB_DEST_METADATA, TB_DEST_SKIPPED_PYTHON, TB_DEST_EMPTY, TB_DEST_UNKNOWN_PHASE,
+    TB_DEST_OTHER_TABLES, /* rows of other tables (DB and text inputs) */
+    TB_DEST_BETTER_SOURCE, /* not loaded: an earlier source of the rank filled that table */
     TB_DEST_COUNT
 };
 

@@ -57,7 +57,7 @@ EXIT_CODES_HELP = (
     "  6  no usable input found\n"
 )
 
-NO_TRACE_MSG = "no trace file found (looked for trace_view.json, msprof_*.json, Kineto *.json[.gz])"
+NO_TRACE_MSG = "no input found (looked for msprof/torch_npu timelines and DBs, Kineto traces, topsprof listings)"
 LEFTOVER_PATTERNS = ("*.tmp-*", ".tracebook-pending-*")
 
 TB = None        # path of the binary

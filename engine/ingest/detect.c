@@ -1,0 +1,373 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * detect.c - finds the inputs under each -dir and groups them by rank.
+ *
+ * Kinds are recognised by name and by the first bytes (a trace is a JSON
+ * array of objects or an object with "traceEvents"; a DB starts with the
+ * SQLite header; a topsprof listing by its class headers). JSON files that
+ * sit beside traces but are not traces (communication.json,
+ * profiler_info_N.json, ...) are not taken for traces. Files nobody reads are
+ * kept in a list so that `info` can show them. Raw data directories of an
+ * msprof collection (device_N/data, host/data) are not searched.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "detect.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <zlib.h>
+
+#include "msprof_db.h"
+#include "topsprof.h"
+
+#define MAX_DEPTH 5
+
+const char *input_kind_name(int kind)
+{
+    switch (kind) {
+    case IN_MSPROF_DB: return "msprof db";
+    case IN_TRACE_JSON: return "trace json";
+    case IN_TOPSPROF: return "topsprof listing";
+    default: return "ignored";
+    }
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+static int starts_with(const char *s, const char *pre)
+{
+    return strncmp(s, pre, strlen(pre)) == 0;
+}
+
+/* JSON files beside traces that are not traces (formats.md). */
+static int known_non_trace(const char *name)
+{
+    static const char *const pre[] = {"communication", "profiler_info", "profiler_metadata", "cluster_",
+                                      "reports_sample_config", "msprof_slice.json", "step_trace_",
+                                      "parallel_group", "metadata"};
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        if (starts_with(name, pre[i]))
+            return 1;
+    return 0;
+}
+
+/* Looks at the first bytes: a trace is an array of objects or has "traceEvents".
+ * Returns 1 or 0, or -1 when the file cannot be read (errno set). */
+static int looks_like_trace(const char *path)
+{
+    gzFile gz = gzopen(path, "rb");
+    if (!gz)
+        return -1;
+    static char buf[1 << 16];
+    int n = gzread(gz, buf, sizeof buf - 1);
+    gzclose(gz);
+    if (n < 0)
+        return -1;
+    if (n == 0)
+        return 0;
+    buf[n] = 0;
+    const char *p = buf;
+    if ((unsigned char)p[0] == 0xEF)
+        p += 3;
+    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+        p++;
+    if (*p == '[') {
+        p++;
+        while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+            p++;
+        return *p == '{' || *p == ']';
+    }
+    return *p == '{' && (strstr(p, "\"traceEvents\"") || strstr(p, "\"ph\""));
+}
+
+/* A directory holding one rank's outputs. */
+static int is_rank_root(const char *dir, const char *name)
+{
+    if (starts_with(name, "PROF_") || ends_with(name, "_ascend_pt"))
+        return 1;
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int found = 0;
+    while (!found && (de = readdir(d)) != NULL)
+        found = !strcmp(de->d_name, "ASCEND_PROFILER_OUTPUT") || !strcmp(de->d_name, "mindstudio_profiler_output") ||
+                (starts_with(de->d_name, "profiler_info_") && ends_with(de->d_name, ".json"));
+    closedir(d);
+    return found;
+}
+
+/* profiler_info_<N>.json in dir gives the rank N. */
+static int64_t rank_from_profiler_info(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return -1;
+    struct dirent *de;
+    int64_t rank = -1;
+    while ((de = readdir(d)) != NULL) {
+        if (!starts_with(de->d_name, "profiler_info_") || !ends_with(de->d_name, ".json"))
+            continue;
+        char *end;
+        errno = 0;
+        long long r = strtoll(de->d_name + 14, &end, 10);
+        if (end != de->d_name + 14 && errno == 0 && strcmp(end, ".json") == 0 && r >= 0)
+            rank = r;
+    }
+    closedir(d);
+    return rank;
+}
+
+static int add_file(input_file **v, size_t *n, size_t *cap, const char *path, int kind)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? *cap * 2 : 8;
+        input_file *nv = realloc(*v, nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = nc;
+    }
+    if (!((*v)[*n].path = strdup(path)))
+        return -1;
+    (*v)[*n].kind = kind;
+    (*n)++;
+    return 0;
+}
+
+static rank_group *add_group(input_set *set, const char *root)
+{
+    if (set->n == set->cap) {
+        size_t nc = set->cap ? set->cap * 2 : 8;
+        rank_group *ng = realloc(set->groups, nc * sizeof *ng);
+        if (!ng)
+            return NULL;
+        set->groups = ng;
+        set->cap = nc;
+    }
+    rank_group *g = &set->groups[set->n];
+    memset(g, 0, sizeof *g);
+    g->rank_hint = -1;
+    if (!(g->root = strdup(root)))
+        return NULL;
+    set->n++;
+    return g;
+}
+
+/* Kind of a regular file: -1 when it cannot be read. */
+static int classify(const char *path, const char *name)
+{
+    if (ends_with(name, ".db")) {
+        if (!strcmp(name, "analysis.db"))
+            return IN_IGNORED; /* torch_npu's step trace DB: not an msprof DB */
+        return msprof_db_is_db(path) ? IN_MSPROF_DB : IN_IGNORED;
+    }
+    if ((ends_with(name, ".json") || ends_with(name, ".json.gz")) && !known_non_trace(name)) {
+        int t = looks_like_trace(path);
+        return t < 0 ? -1 : t ? IN_TRACE_JSON : IN_IGNORED;
+    }
+    if (ends_with(name, ".txt") || ends_with(name, ".log") || ends_with(name, ".csv"))
+        return tops_is_listing(path) ? IN_TOPSPROF : IN_IGNORED;
+    return IN_IGNORED;
+}
+
+typedef struct walker {
+    input_set *set;
+    rank_group *group; /* the rank root being walked, or NULL */
+    char bad[PATH_MAX];
+} walker;
+
+static int walk(walker *w, const char *dir, int depth)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    char **names = NULL;
+    size_t n = 0, cap = 0;
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.')
+            continue;
+        if (n == cap) {
+            cap = cap ? cap * 2 : 32;
+            char **nn = realloc(names, cap * sizeof *nn);
+            if (!nn) {
+                rc = -1;
+                break;
+            }
+            names = nn;
+        }
+        if (!(names[n] = strdup(de->d_name))) {
+            rc = -1;
+            break;
+        }
+        n++;
+    }
+    closedir(d);
+    /* sorted, so ranks and files come in a stable order */
+    for (size_t i = 1; i < n; i++)
+        for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
+            char *t = names[j];
+            names[j] = names[j - 1];
+            names[j - 1] = t;
+        }
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char path[PATH_MAX];
+        if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path)
+            continue;
+        struct stat st;
+        if (stat(path, &st) != 0)
+            continue;
+        if (S_ISDIR(st.st_mode)) {
+            if (depth >= MAX_DEPTH || !strcmp(names[i], "data") || !strcmp(names[i], "log"))
+                continue;
+            rank_group *outer = w->group;
+            if (!w->group && is_rank_root(path, names[i])) {
+                if (!(w->group = add_group(w->set, path))) {
+                    rc = -1;
+                    break;
+                }
+                w->group->rank_hint = rank_from_profiler_info(path);
+            }
+            rc = walk(w, path, depth + 1);
+            w->group = outer;
+            continue;
+        }
+        if (!S_ISREG(st.st_mode))
+            continue;
+        int kind = classify(path, names[i]);
+        if (kind < 0) {
+            snprintf(w->bad, sizeof w->bad, "%s", path);
+            rc = -2;
+            break;
+        }
+        if (kind == IN_IGNORED) {
+            if (add_file(&w->set->ignored, &w->set->n_ignored, &w->set->cap_ignored, path, kind))
+                rc = -1;
+            continue;
+        }
+        rank_group *g = w->group;
+        if (!g && !(g = add_group(w->set, path))) {
+            rc = -1;
+            break;
+        }
+        if (add_file(&g->files, &g->n, &g->cap, path, kind))
+            rc = -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
+    return rc;
+}
+
+static int by_kind(const void *a, const void *b)
+{
+    const input_file *x = a, *y = b;
+    if (x->kind != y->kind)
+        return x->kind - y->kind;
+    return strcmp(x->path, y->path);
+}
+
+tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    walker w = {.set = out};
+    for (size_t i = 0; i < n; i++) {
+        const char *p = paths[i];
+        struct stat st;
+        if (stat(p, &st) != 0) {
+            tb_error_at(err, errno == ENOENT ? TB_ERR_NOTFOUND : TB_ERR_IO, p, 0, 0, -1, "cannot read: %s",
+                        strerror(errno));
+            goto fail;
+        }
+        size_t before = out->n;
+        if (!S_ISDIR(st.st_mode)) {
+            const char *base = strrchr(p, '/');
+            base = base ? base + 1 : p;
+            /* a file named on the command line is read as a trace unless it is a DB or a
+             * listing; a JSON name or a pipe is taken at its word, without reading ahead */
+            int kind = IN_TRACE_JSON;
+            if (S_ISREG(st.st_mode) && !ends_with(base, ".json") && !ends_with(base, ".json.gz")) {
+                kind = classify(p, base);
+                if (kind < 0) {
+                    tb_error_at(err, TB_ERR_IO, p, 0, 0, -1, "cannot read: %s", strerror(errno ? errno : EIO));
+                    goto fail;
+                }
+                if (kind == IN_IGNORED)
+                    kind = IN_TRACE_JSON;
+            }
+            rank_group *g = add_group(out, p);
+            if (!g || add_file(&g->files, &g->n, &g->cap, p, kind))
+                goto nomem;
+            continue;
+        }
+        /* the -dir itself may be one rank's root */
+        const char *base = strrchr(p, '/');
+        base = base && base[1] ? base + 1 : p;
+        w.group = NULL;
+        if (is_rank_root(p, base) || !strcmp(base, "ASCEND_PROFILER_OUTPUT") ||
+            !strcmp(base, "mindstudio_profiler_output")) {
+            if (!(w.group = add_group(out, p)))
+                goto nomem;
+            w.group->rank_hint = rank_from_profiler_info(p);
+        }
+        int rc = walk(&w, p, 0);
+        w.group = NULL;
+        if (rc == -2) {
+            tb_error_at(err, TB_ERR_IO, w.bad, 0, 0, -1, "cannot read: %s", strerror(errno ? errno : EIO));
+            goto fail;
+        }
+        if (rc)
+            goto nomem;
+        /* drop rank roots that held nothing readable */
+        for (size_t g = before; g < out->n;) {
+            if (out->groups[g].n == 0) {
+                free(out->groups[g].root);
+                free(out->groups[g].files);
+                memmove(&out->groups[g], &out->groups[g + 1], (out->n - g - 1) * sizeof *out->groups);
+                out->n--;
+            } else {
+                g++;
+            }
+        }
+        if (out->n == before) {
+            tb_error_at(err, TB_ERR_NOTFOUND, p, 0, 0, -1,
+                        "no input found (looked for msprof/torch_npu timelines and DBs, Kineto traces, "
+                        "topsprof listings)");
+            goto fail;
+        }
+    }
+    for (size_t g = 0; g < out->n; g++)
+        qsort(out->groups[g].files, out->groups[g].n, sizeof *out->groups[g].files, by_kind);
+    return TB_OK;
+nomem:
+    tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+fail:
+    input_set_free(out);
+    return err->code;
+}
+
+void input_set_free(input_set *set)
+{
+    for (size_t g = 0; g < set->n; g++) {
+        for (size_t i = 0; i < set->groups[g].n; i++)
+            free(set->groups[g].files[i].path);
+        free(set->groups[g].files);
+        free(set->groups[g].root);
+    }
+    free(set->groups);
+    for (size_t i = 0; i < set->n_ignored; i++)
+        free(set->ignored[i].path);
+    free(set->ignored);
+    memset(set, 0, sizeof *set);
+}

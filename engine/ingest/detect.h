@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * detect.h - what the -dir inputs hold: files by kind, grouped by rank
+ * (private to the engine).
+ *
+ * Every -dir is searched a few levels deep. Files under one rank root (a
+ * PROF_* or *_ascend_pt directory, or a directory holding
+ * ASCEND_PROFILER_OUTPUT, mindstudio_profiler_output or profiler_info_N.json)
+ * form one rank; elsewhere each trace file or DB is a rank of its own.
+ * Within a rank, files are ordered by precedence: DB, then timeline JSON, then
+ * text outputs; a later file only fills tables that nothing before it filled.
+ */
+#ifndef TB_INGEST_DETECT_H
+#define TB_INGEST_DETECT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracebook/error.h"
+
+enum input_kind {
+    IN_MSPROF_DB,   /* msprof_*.db, ascend_pytorch_profiler*.db, a tracebook DB */
+    IN_TRACE_JSON,  /* Chrome trace: Ascend timeline or Kineto */
+    IN_TOPSPROF,    /* topsprof statistics/trace listing or its CSV export */
+    IN_IGNORED      /* not read: listed so `info` can say so */
+};
+
+typedef struct input_file {
+    char *path;
+    int kind;
+} input_file;
+
+typedef struct rank_group {
+    char *root;           /* rank root directory, or the file itself */
+    input_file *files;    /* ordered by precedence */
+    size_t n, cap;
+    int64_t rank_hint;    /* from profiler_info_N.json, -1 when none */
+} rank_group;
+
+typedef struct input_set {
+    rank_group *groups;
+    size_t n, cap;
+    input_file *ignored;  /* files seen but not read */
+    size_t n_ignored, cap_ignored;
+} input_set;
+
+/* Finds the inputs under paths. Fills out (free with input_set_free). */
+tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_error *err);
+void input_set_free(input_set *set);
+
+/* The name of an input kind (static). */
+const char *input_kind_name(int kind);
+
+#endif

@@ -1,0 +1,533 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * msprof_db.c - imports an msprof-compatible SQLite DB (msprof_*.db,
+ * ascend_pytorch_profiler*.db, or one tracebook wrote) into the unified DB.
+ *
+ * Real DBs differ from the published schema (formats.md §3): columns are
+ * read by name, with aliases (blockDim -> blockNum), missing columns become
+ * NULL, unknown tables and columns are ignored. Every text attribute is an id
+ * into the source's STRING_IDS; those ids are re-interned into ours so two
+ * inputs never clash. globalTaskId and opId are shifted past the ids already
+ * used, so every task stays unique in a multi-rank DB; connectionId stays as
+ * it is (it pairs rows within one rank, and rankId tells ranks apart).
+ *
+ * The input is never modified: a DB with a write-ahead log beside it is
+ * copied to a private temporary directory first (opening it in place would
+ * write its -shm file or checkpoint the log); any other DB is opened
+ * immutable, which takes no locks and creates no files.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "msprof_db.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* How a destination column is filled from the source row. */
+enum col_kind { K_PLAIN, K_STRING, K_TIME, K_GTID, K_OPID, K_RANK };
+
+typedef struct table_spec {
+    const char *src;       /* source table */
+    int row;               /* destination row table */
+    int dest;              /* TB_DEST_* counter, -1 none */
+    const char *strings;   /* comma-separated string-id columns */
+    const char *aliases;   /* "dst=src,dst=src" */
+} table_spec;
+
+static const table_spec specs[] = {
+    {"TASK", R_TASK, TB_DEST_TASK, "taskType,name", ""},
+    {"COMPUTE_TASK_INFO", R_FULL_COMPUTE_TASK_INFO, TB_DEST_COMPUTE_TASK_INFO,
+     "name,taskType,opType,inputFormats,inputDataTypes,inputShapes,outputFormats,outputDataTypes,outputShapes,"
+     "attrInfo,opState,hf32Eligible",
+     "blockNum=blockDim,mixBlockNum=mixBlockDim"},
+    {"COMMUNICATION_SCHEDULE_TASK_INFO", R_COMMUNICATION_SCHEDULE_TASK_INFO, -1, "name,taskType,opType", ""},
+    {"COMMUNICATION_TASK_INFO", R_FULL_COMMUNICATION_TASK_INFO, TB_DEST_COMMUNICATION_TASK_INFO,
+     "name,taskType,groupName", ""},
+    {"COMMUNICATION_OP", R_FULL_COMMUNICATION_OP, TB_DEST_COMMUNICATION_OP, "opName,groupName,algType,opType", ""},
+    {"CANN_API", R_CANN_API, TB_DEST_CANN_API, "name", ""},
+    {"PYTORCH_API", R_FULL_PYTORCH_API, TB_DEST_PYTORCH_API, "name,inputDtypes,inputShapes", ""},
+    {"STEP_TIME", R_STEP_TIME, TB_DEST_STEP_TIME, "", ""},
+    {"MEMCPY_INFO", R_MEMCPY_INFO, TB_DEST_MEMCPY_INFO, "", ""},
+    {"OVERLAP_ANALYSIS", R_OVERLAP_ANALYSIS, TB_DEST_OVERLAP_ANALYSIS, "", ""},
+    {"MSTX_EVENTS", R_FULL_MSTX_EVENTS, TB_DEST_MSTX_EVENTS, "message", ""},
+    {"NPU_MEM", R_NPU_MEM, -1, "type", ""},
+    {"NPU_MODULE_MEM", R_NPU_MODULE_MEM, -1, "", ""},
+    {"NPU_OP_MEM", R_NPU_OP_MEM, -1, "operatorName,component", ""},
+    {"MEMORY_RECORD", R_MEMORY_RECORD, -1, "component", ""},
+    {"OP_MEMORY", R_OP_MEMORY, -1, "name", ""},
+    {"PYTORCH_CALLCHAINS", R_PYTORCH_CALLCHAINS, -1, "stack", ""},
+    {"CONNECTION_IDS", R_CONNECTION_IDS, -1, "", ""},
+    {"GC_RECORD", R_GC_RECORD, -1, "", ""},
+    {"TASK_PMU_INFO", R_TASK_PMU_INFO, -1, "name", ""},
+    {"NPU_INFO", R_NPU_INFO, -1, "", ""},
+    {"HOST_INFO", R_HOST_INFO, -1, "", ""},
+    {"RANK_DEVICE_MAP", R_RANK_DEVICE_MAP, -1, "", ""},
+};
+
+static const char *const time_cols[] = {"startNs", "endNs", "timestampNs", "timestamp", "allocationTime",
+                                        "releaseTime", "activeReleaseTime", NULL};
+
+/* ---- id maps ---------------------------------------------------------------- */
+
+typedef struct idmap {
+    int64_t *key, *val;
+    unsigned char *used;
+    size_t cap, n;
+} idmap;
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return x;
+}
+
+static int idmap_put(idmap *m, int64_t k, int64_t v)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        idmap nm = {0};
+        nm.cap = m->cap ? m->cap * 2 : 1024;
+        nm.key = malloc(nm.cap * sizeof *nm.key);
+        nm.val = malloc(nm.cap * sizeof *nm.val);
+        nm.used = calloc(nm.cap, 1);
+        if (!nm.key || !nm.val || !nm.used) {
+            free(nm.key);
+            free(nm.val);
+            free(nm.used);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->used[i])
+                idmap_put(&nm, m->key[i], m->val[i]);
+        free(m->key);
+        free(m->val);
+        free(m->used);
+        *m = nm;
+    }
+    size_t mask = m->cap - 1, i = mix((uint64_t)k) & mask;
+    while (m->used[i] && m->key[i] != k)
+        i = (i + 1) & mask;
+    if (!m->used[i]) {
+        m->used[i] = 1;
+        m->n++;
+    }
+    m->key[i] = k;
+    m->val[i] = v;
+    return 0;
+}
+
+static int idmap_get(const idmap *m, int64_t k, int64_t *v)
+{
+    if (!m->cap)
+        return 0;
+    size_t mask = m->cap - 1, i = mix((uint64_t)k) & mask;
+    while (m->used[i]) {
+        if (m->key[i] == k) {
+            *v = m->val[i];
+            return 1;
+        }
+        i = (i + 1) & mask;
+    }
+    return 0;
+}
+
+static void idmap_free(idmap *m)
+{
+    free(m->key);
+    free(m->val);
+    free(m->used);
+}
+
+/* ---- opening without touching the input ------------------------------------ */
+
+static int copy_file(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY), out = -1, rc = -1;
+    if (in < 0)
+        return -1;
+    out = open(to, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (out < 0)
+        goto done;
+    char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) > 0) {
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0)
+                goto done;
+            off += w;
+        }
+    }
+    rc = n < 0 ? -1 : 0;
+done:
+    if (out >= 0 && close(out) != 0)
+        rc = -1;
+    close(in);
+    return rc;
+}
+
+/* Percent-encodes a path for a file: URI. */
+static void uri_path(const char *path, char *out, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)path; *p && o + 4 < n; p++) {
+        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x20) {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        } else {
+            out[o++] = (char)*p;
+        }
+    }
+    out[o] = 0;
+}
+
+typedef struct source {
+    sqlite3 *db;
+    char tmpdir[PATH_MAX];
+    char copy[PATH_MAX + 32], copy_wal[PATH_MAX + 32];
+} source;
+
+static void source_close(source *s)
+{
+    if (s->db)
+        sqlite3_close(s->db);
+    s->db = NULL;
+    if (s->copy[0]) {
+        unlink(s->copy_wal);
+        char shm[PATH_MAX + 40];
+        snprintf(shm, sizeof shm, "%s-shm", s->copy);
+        unlink(shm);
+        unlink(s->copy);
+        rmdir(s->tmpdir);
+        s->copy[0] = 0;
+    }
+}
+
+static tb_status source_open(source *s, const char *path, tb_error *err)
+{
+    memset(s, 0, sizeof *s);
+    char wal[PATH_MAX + 8];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    struct stat st;
+    int has_wal = stat(wal, &st) == 0 && st.st_size > 0;
+    int rc;
+    if (has_wal) {
+        const char *base = getenv("TMPDIR");
+        snprintf(s->tmpdir, sizeof s->tmpdir, "%s/tracebook-db-XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(s->tmpdir))
+            return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
+        snprintf(s->copy, sizeof s->copy, "%s/input.db", s->tmpdir);
+        snprintf(s->copy_wal, sizeof s->copy_wal, "%s/input.db-wal", s->tmpdir);
+        if (copy_file(path, s->copy) != 0 || copy_file(wal, s->copy_wal) != 0) {
+            tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
+            source_close(s);
+            return err->code;
+        }
+        rc = sqlite3_open_v2(s->copy, &s->db, SQLITE_OPEN_READWRITE, NULL);
+    } else {
+        char uri[PATH_MAX * 3 + 32], enc[PATH_MAX * 3];
+        uri_path(path, enc, sizeof enc);
+        snprintf(uri, sizeof uri, "file:%s?immutable=1", enc);
+        rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    }
+    if (rc != SQLITE_OK) {
+        tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot open the DB: %s",
+                    s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        source_close(s);
+        return err->code;
+    }
+    return TB_OK;
+}
+
+/* ---- import ------------------------------------------------------------------ */
+
+static int has_table(sqlite3 *db, const char *t)
+{
+    sqlite3_stmt *q;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &q, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(q, 1, t, -1, SQLITE_STATIC);
+        found = sqlite3_step(q) == SQLITE_ROW;
+        sqlite3_finalize(q);
+    }
+    return found;
+}
+
+static int in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && strncmp(p, name, n) == 0)
+            return 1;
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return 0;
+}
+
+/* The source column for a destination column: itself or its alias, if present. */
+static int src_column(sqlite3 *db, const table_spec *sp, const char *dst, char *out, size_t n)
+{
+    char candidates[2][128];
+    int nc = 0;
+    size_t dn = strlen(dst);
+    if (dn >= sizeof candidates[0])
+        return 0;
+    memcpy(candidates[nc++], dst, dn + 1);
+    for (const char *p = sp->aliases; *p;) {
+        const char *eq = strchr(p, '='), *e = strchr(p, ',');
+        if (!eq)
+            break;
+        size_t klen = (size_t)(eq - p);
+        size_t vlen = e ? (size_t)(e - eq - 1) : strlen(eq + 1);
+        if (klen == strlen(dst) && strncmp(p, dst, klen) == 0 && vlen < sizeof candidates[0])
+            snprintf(candidates[nc++], sizeof candidates[0], "%.*s", (int)vlen, eq + 1);
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    for (int i = 0; i < nc; i++) {
+        sqlite3_stmt *q;
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name = ?", sp->src);
+        if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+            continue;
+        sqlite3_bind_text(q, 1, candidates[i], -1, SQLITE_STATIC);
+        int found = sqlite3_step(q) == SQLITE_ROW;
+        sqlite3_finalize(q);
+        if (found) {
+            size_t cn = strlen(candidates[i]);
+            if (cn >= n)
+                return 0;
+            memcpy(out, candidates[i], cn + 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+typedef struct ctx {
+    const row_sink *sink;
+    const trace_import_opts *opt;
+    trace_import_result *res;
+    idmap strings;
+    int64_t gtid_base, op_base, max_gtid, max_op;
+    tb_error *err;
+    const char *path;
+} ctx;
+
+static tb_status import_strings(ctx *c, sqlite3 *db)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, "SELECT id, value FROM STRING_IDS", -1, &q, NULL) != SQLITE_OK)
+        return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read STRING_IDS: %s", sqlite3_errmsg(db));
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(q, 1);
+        size_t n = (size_t)sqlite3_column_bytes(q, 1);
+        int64_t id = c->sink->intern(c->sink->ctx, v ? v : "", v ? n : 0);
+        if (id < 0 || idmap_put(&c->strings, sqlite3_column_int64(q, 0), id)) {
+            sqlite3_finalize(q);
+            return tb_error_set(c->err, id < 0 ? TB_ERR_DB : TB_ERR_NOMEM, "cannot intern the strings of %s",
+                                c->path);
+        }
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE)
+        return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read STRING_IDS: %s", sqlite3_errmsg(db));
+    return TB_OK;
+}
+
+static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
+{
+    const row_table_def *rt = &row_tables[sp->row];
+    int ncols = rt->ncols;
+    int kinds[32];
+    char sql[4096];
+    size_t o = (size_t)snprintf(sql, sizeof sql, "SELECT ");
+    /* one select item per destination column, NULL where the source has none */
+    char cols[1024];
+    snprintf(cols, sizeof cols, "%s", rt->columns);
+    char *name = cols;
+    for (int i = 0; i < ncols; i++) {
+        char *comma = strchr(name, ',');
+        if (comma)
+            *comma = 0;
+        char srcname[128];
+        int present = src_column(db, sp, name, srcname, sizeof srcname);
+        kinds[i] = K_PLAIN;
+        if (!strcmp(name, "rankId"))
+            kinds[i] = K_RANK;
+        else if (in_list(sp->strings, name))
+            kinds[i] = K_STRING;
+        else if (!strcmp(name, "globalTaskId"))
+            kinds[i] = K_GTID;
+        else if (!strcmp(name, "opId"))
+            kinds[i] = K_OPID;
+        else
+            for (const char *const *t = time_cols; *t; t++)
+                if (!strcmp(*t, name))
+                    kinds[i] = K_TIME;
+        if (!present || kinds[i] == K_RANK)
+            o += (size_t)snprintf(sql + o, sizeof sql - o, "%sNULL", i ? ", " : "");
+        else if (kinds[i] == K_TIME)
+            o += (size_t)snprintf(sql + o, sizeof sql - o, "%sCAST(\"%s\" AS INTEGER)", i ? ", " : "", srcname);
+        else
+            o += (size_t)snprintf(sql + o, sizeof sql - o, "%s\"%s\"", i ? ", " : "", srcname);
+        name = comma ? comma + 1 : name + strlen(name);
+    }
+    snprintf(sql + o, sizeof sql - o, " FROM \"%s\"", sp->src);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read table %s: %s", sp->src,
+                           sqlite3_errmsg(db));
+    tb_val v[32];
+    int rc;
+    uint64_t rows = 0;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        for (int i = 0; i < ncols; i++) {
+            int t = sqlite3_column_type(q, i);
+            if (kinds[i] == K_RANK) {
+                v[i] = VINT(c->opt->rank);
+                continue;
+            }
+            if (t == SQLITE_NULL) {
+                v[i] = VNULL;
+                continue;
+            }
+            if (kinds[i] == K_STRING) {
+                int64_t nid;
+                v[i] = idmap_get(&c->strings, sqlite3_column_int64(q, i), &nid) ? VINT(nid) : VNULL;
+            } else if (kinds[i] == K_GTID || kinds[i] == K_OPID) {
+                int64_t x = sqlite3_column_int64(q, i);
+                int64_t *mx = kinds[i] == K_GTID ? &c->max_gtid : &c->max_op;
+                if (x > *mx)
+                    *mx = x;
+                v[i] = VINT(x + (kinds[i] == K_GTID ? c->gtid_base : c->op_base));
+            } else if (t == SQLITE_INTEGER) {
+                v[i] = VINT(sqlite3_column_int64(q, i));
+            } else if (t == SQLITE_FLOAT) {
+                v[i] = VREAL(sqlite3_column_double(q, i));
+            } else {
+                const char *s = (const char *)sqlite3_column_text(q, i);
+                size_t n = (size_t)sqlite3_column_bytes(q, i);
+                v[i] = VTEXT(s, n);
+            }
+        }
+        if (c->sink->row(c->sink->ctx, sp->row, v)) {
+            sqlite3_finalize(q);
+            return TB_ERR_DB;
+        }
+        rows++;
+    }
+    sqlite3_finalize(q);
+    if (rc != SQLITE_DONE)
+        return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read table %s: %s", sp->src,
+                           sqlite3_errmsg(db));
+    if (sp->dest >= 0)
+        c->res->dest[sp->dest] += rows;
+    else
+        c->res->dest[TB_DEST_OTHER_TABLES] += rows;
+    c->res->events += rows;
+    return TB_OK;
+}
+
+/* Session span and rank of the source, when it says. */
+static void source_facts(ctx *c, sqlite3 *db)
+{
+    sqlite3_stmt *q;
+    if (has_table(db, "SESSION_TIME_INFO") &&
+        sqlite3_prepare_v2(db, "SELECT min(startTimeNs), max(endTimeNs) FROM SESSION_TIME_INFO", -1, &q, NULL) ==
+            SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
+            sqlite3_column_type(q, 1) != SQLITE_NULL) {
+            c->res->min_ns = sqlite3_column_int64(q, 0);
+            c->res->max_ns = sqlite3_column_int64(q, 1);
+            c->res->has_times = 1;
+        }
+        sqlite3_finalize(q);
+    }
+    if (!c->res->has_times && has_table(db, "TASK") &&
+        sqlite3_prepare_v2(db, "SELECT min(startNs), max(endNs) FROM TASK", -1, &q, NULL) == SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+            c->res->min_ns = sqlite3_column_int64(q, 0);
+            c->res->max_ns = sqlite3_column_int64(q, 1);
+            c->res->has_times = 1;
+        }
+        sqlite3_finalize(q);
+    }
+    if (has_table(db, "RANK_DEVICE_MAP") &&
+        sqlite3_prepare_v2(db, "SELECT min(rankId), max(rankId) FROM RANK_DEVICE_MAP", -1, &q, NULL) == SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
+            sqlite3_column_int64(q, 0) == sqlite3_column_int64(q, 1))
+            c->res->trace_rank = sqlite3_column_int64(q, 0);
+        sqlite3_finalize(q);
+    }
+    if (has_table(db, "TASK") &&
+        sqlite3_prepare_v2(db, "SELECT DISTINCT deviceId FROM TASK WHERE deviceId BETWEEN 0 AND 63", -1, &q, NULL) ==
+            SQLITE_OK) {
+        while (sqlite3_step(q) == SQLITE_ROW)
+            c->res->devices_seen |= (uint64_t)1 << sqlite3_column_int(q, 0);
+        sqlite3_finalize(q);
+    }
+}
+
+int msprof_db_is_db(const char *path)
+{
+    char head[16];
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return 0;
+    size_t n = fread(head, 1, sizeof head, f);
+    fclose(f);
+    return n == 16 && memcmp(head, "SQLite format 3", 16) == 0;
+}
+
+tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
+                           trace_import_result *res, tb_error *err)
+{
+    memset(res, 0, sizeof *res);
+    res->trace_rank = -1;
+    res->stop_offset = -1;
+    snprintf(res->kind, sizeof res->kind, "msprof db");
+    if (!msprof_db_is_db(path))
+        return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, 0, "not an SQLite DB");
+    source s;
+    tb_status st = source_open(&s, path, err);
+    if (st != TB_OK)
+        return st;
+    ctx c = {.sink = sink, .opt = opt, .res = res, .err = err, .path = path,
+             .gtid_base = ids->next_task - 1, .op_base = ids->next_op - 1};
+    if (!has_table(s.db, "STRING_IDS")) {
+        st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not an msprof-compatible DB (no STRING_IDS table)");
+        goto done;
+    }
+    if ((st = import_strings(&c, s.db)) != TB_OK)
+        goto done;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        if (!has_table(s.db, specs[i].src))
+            continue;
+        if ((st = import_table(&c, s.db, &specs[i])) != TB_OK)
+            goto done;
+    }
+    ids->next_task += c.max_gtid + 1;
+    ids->next_op += c.max_op + 1;
+    source_facts(&c, s.db);
+done:
+    idmap_free(&c.strings);
+    source_close(&s);
+    return st;
+}

@@ -1,0 +1,1349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_csv.c - unit tests for the streaming CSV reader (engine/ingest/csv.c).
+ *
+ * The value helpers (csv_trim, csv_is_null, csv_us_to_ns, csv_int, csv_real)
+ * are checked on fields built by hand. The reader is checked on small files
+ * written into a private mkdtemp() directory (removed by the group teardown):
+ * quoting and doubled quotes, CRLF, a BOM, newlines inside quotes and the
+ * line numbers of the rows after them, blank lines, trailing TABs, column
+ * lookup with aliases, width and missing-column errors with their exact
+ * messages, gzip input, files larger than the 1 MiB window (so the buffer
+ * slides, and grows for one huge record), an unterminated quote and an empty
+ * file. Every expected line and offset is worked out by hand next to its
+ * input. Finally every CSV of the shared public samples is read, when
+ * ../shared/data/public is there (those tests are skipped otherwise; set
+ * TB_SHARED_DATA to point elsewhere). Runs with the exit-code protocol: main
+ * returns the number of failed tests.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <setjmp.h>
+#include <cmocka.h>
+#include <zlib.h>
+
+#include "ingest/csv.h"
+
+/* ---- helpers ------------------------------------------------------------ */
+
+static char tmpdir[PATH_MAX];
+
+/* Fails (at the caller's line) unless two int64 values are equal; prints them signed. */
+#define assert_i64(want, got)                                                             \
+    do {                                                                                  \
+        int64_t w_ = (want), g_ = (got);                                                  \
+        if (w_ != g_) {                                                                   \
+            print_error("%s: expected %" PRId64 ", got %" PRId64 "\n", #got, w_, g_);     \
+            fail();                                                                       \
+        }                                                                                 \
+    } while (0)
+
+/* Fails unless the n bytes at p are exactly the string literal lit (which may hold NULs). */
+#define assert_bytes(p, n, lit)                                                           \
+    do {                                                                                  \
+        const char *p_ = (p);                                                             \
+        size_t n_ = (n);                                                                  \
+        if (n_ != sizeof(lit) - 1 || (n_ && memcmp(p_, lit, n_) != 0)) {                  \
+            print_error("%s: expected \"%s\", got \"%.*s\"\n", #p, lit, (int)n_, p_);     \
+            fail();                                                                       \
+        }                                                                                 \
+    } while (0)
+
+/* Fails unless field f holds exactly the literal lit. */
+#define assert_field(f, lit)                                                              \
+    do {                                                                                  \
+        csv_field f_ = (f);                                                               \
+        assert_bytes(f_.p, f_.n, lit);                                                    \
+    } while (0)
+
+/* A growable byte buffer for building inputs. */
+typedef struct sbuf {
+    char *p;
+    size_t n, cap;
+} sbuf;
+
+/*
+ * What a test holds when an assertion fails: cmocka longjmps out of the
+ * test, so the per-test teardown releases these (sanitizer runs stay clean
+ * and report only the failure).
+ */
+static sbuf text;           /* input under construction */
+static csv_reader *held[4]; /* readers opened by open_ok */
+
+static void sb_add(sbuf *b, const void *d, size_t n)
+{
+    if (b->n + n + 1 > b->cap) {
+        size_t ncap = b->cap ? b->cap : 4096;
+        while (ncap < b->n + n + 1)
+            ncap *= 2;
+        char *np = realloc(b->p, ncap);
+        assert_non_null(np);
+        b->p = np;
+        b->cap = ncap;
+    }
+    if (n)
+        memcpy(b->p + b->n, d, n);
+    b->n += n;
+    b->p[b->n] = 0;
+}
+
+static void sb_str(sbuf *b, const char *s)
+{
+    sb_add(b, s, strlen(s));
+}
+
+__attribute__((format(printf, 2, 3))) static void sb_fmt(sbuf *b, const char *fmt, ...)
+{
+    char tmp[512];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(tmp, sizeof tmp, fmt, ap);
+    va_end(ap);
+    assert_true(n >= 0 && (size_t)n < sizeof tmp);
+    sb_add(b, tmp, (size_t)n);
+}
+
+/* Returns the global input buffer, emptied. */
+static sbuf *fresh_text(void)
+{
+    text.n = 0;
+    return &text;
+}
+
+/* Writes n bytes to name inside the temporary directory; path gets the full path. */
+static void write_file(char *path, size_t cap, const char *name, const void *data, size_t n)
+{
+    int w = snprintf(path, cap, "%s/%s", tmpdir, name);
+    assert_true(w > 0 && (size_t)w < cap);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    if (n)
+        assert_int_equal(fwrite(data, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Writes a string literal (sizeof - 1 bytes, so embedded NULs count) to name. */
+#define write_lit(path, name, lit) write_file(path, sizeof path, name, lit, sizeof(lit) - 1)
+
+/* Writes n bytes gzip-compressed to name inside the temporary directory. */
+static void write_gz(char *path, size_t cap, const char *name, const void *data, size_t n)
+{
+    int w = snprintf(path, cap, "%s/%s", tmpdir, name);
+    assert_true(w > 0 && (size_t)w < cap);
+    gzFile g = gzopen(path, "wb");
+    assert_non_null(g);
+    const char *p = data;
+    while (n > 0) {
+        unsigned chunk = n > (1u << 20) ? (1u << 20) : (unsigned)n;
+        assert_int_equal(gzwrite(g, p, chunk), (int)chunk);
+        p += chunk;
+        n -= chunk;
+    }
+    assert_int_equal(gzclose(g), Z_OK);
+}
+
+/* Opens path or fails; the reader is held until close_r (or the teardown). */
+static csv_reader *open_ok(const char *path)
+{
+    tb_error err;
+    tb_error_clear(&err);
+    csv_reader *r = csv_open(path, &err);
+    if (!r) {
+        print_error("csv_open(%s): %s\n", path, err.message);
+        fail();
+    }
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++) {
+        if (!held[i]) {
+            held[i] = r;
+            return r;
+        }
+    }
+    csv_close(r);
+    fail_msg("too many open readers");
+    return NULL;
+}
+
+static void close_r(csv_reader *r)
+{
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++)
+        if (held[i] == r)
+            held[i] = NULL;
+    csv_close(r);
+}
+
+/* Opens path and reads its header, or fails. */
+static csv_reader *open_with_header(const char *path)
+{
+    csv_reader *r = open_ok(path);
+    tb_error err;
+    tb_error_clear(&err);
+    if (csv_header(r, &err) != 0) {
+        print_error("csv_header(%s): %s:%ld: %s\n", path, err.file, err.line, err.message);
+        fail();
+    }
+    return r;
+}
+
+/* Asserts that the next record exists, starts on line and has n fields. */
+static void next_row(csv_reader *r, csv_row *row, long line, int n)
+{
+    tb_error err;
+    tb_error_clear(&err);
+    int k = csv_next(r, row, &err);
+    if (k != 1) {
+        print_error("expected a row, got %d (%s:%ld:%ld: %s)\n", k, err.file, err.line, err.column, err.message);
+        fail();
+    }
+    if (row->line != line || row->n != n) {
+        print_error("expected a row of %d fields on line %ld, got %d fields on line %ld\n", n, line, row->n,
+                    row->line);
+        fail();
+    }
+}
+
+/* Asserts that the input has no more records (twice: the end is sticky). */
+static void expect_end(csv_reader *r)
+{
+    csv_row row;
+    tb_error err;
+    for (int i = 0; i < 2; i++) {
+        tb_error_clear(&err);
+        int k = csv_next(r, &row, &err);
+        if (k != 0) {
+            print_error("expected the end, got %d (line %ld: %s)\n", k, k == 1 ? row.line : err.line, err.message);
+            fail();
+        }
+    }
+}
+
+/* Asserts that csv_next fails; returns the error in *err. */
+static void expect_error(csv_reader *r, tb_error *err)
+{
+    csv_row row;
+    tb_error_clear(err);
+    int k = csv_next(r, &row, err);
+    if (k != -1) {
+        print_error("expected an error, got %d (line %ld)\n", k, k == 1 ? row.line : 0L);
+        fail();
+    }
+}
+
+static csv_field fld(const char *s)
+{
+    return (csv_field){.p = s, .n = strlen(s)};
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    const char *t = getenv("TMPDIR");
+    if (!t || !*t)
+        t = "/tmp";
+    int w = snprintf(tmpdir, sizeof tmpdir, "%s/test_csv.XXXXXX", t);
+    if (w < 0 || (size_t)w >= sizeof tmpdir || !mkdtemp(tmpdir))
+        return -1;
+    return 0;
+}
+
+static int test_teardown(void **state)
+{
+    (void)state;
+    for (size_t i = 0; i < sizeof held / sizeof held[0]; i++) {
+        csv_close(held[i]);
+        held[i] = NULL;
+    }
+    free(text.p);
+    text = (sbuf){0};
+    return 0;
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    DIR *d = opendir(tmpdir);
+    if (!d)
+        return -1;
+    struct dirent *de;
+    char path[PATH_MAX];
+    while ((de = readdir(d)) != NULL) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        int w = snprintf(path, sizeof path, "%s/%s", tmpdir, de->d_name);
+        if (w > 0 && (size_t)w < sizeof path)
+            unlink(path);
+    }
+    closedir(d);
+    return rmdir(tmpdir) == 0 ? 0 : -1;
+}
+
+/* ---- value helpers ------------------------------------------------------ */
+
+static void test_trim_and_null(void **state)
+{
+    (void)state;
+    assert_field(csv_trim(fld("1724670453385978.290\t")), "1724670453385978.290");
+    assert_field(csv_trim(fld(" \t 12 \t\t")), "12");
+    assert_field(csv_trim(fld("a\tb")), "a\tb"); /* inner tabs stay */
+    assert_field(csv_trim(fld(" \t ")), "");
+    assert_field(csv_trim(fld("")), "");
+    assert_field(csv_trim(fld("x\r")), "x\r"); /* only spaces and tabs */
+    /* the length bounds the text */
+    assert_field(csv_trim((csv_field){.p = " ab  cd", .n = 4}), "ab");
+
+    assert_true(csv_is_null(fld("")));
+    assert_true(csv_is_null(fld(" \t")));
+    assert_true(csv_is_null(fld("N/A")));
+    assert_true(csv_is_null(fld("N/A\t")));
+    assert_true(csv_is_null(fld(" N/A ")));
+    assert_false(csv_is_null(fld("n/a")));
+    assert_false(csv_is_null(fld("NA")));
+    assert_false(csv_is_null(fld("N/A/B")));
+    assert_false(csv_is_null(fld("0")));
+    assert_false(csv_is_null(fld("\"\""))); /* raw quotes: a value, not empty */
+}
+
+static int64_t ns_of(const char *s, int *lost)
+{
+    int64_t v = INT64_MIN;
+    if (csv_us_to_ns(fld(s), &v, lost) != 0) {
+        print_error("csv_us_to_ns(\"%s\") failed\n", s);
+        fail();
+    }
+    return v;
+}
+
+static void test_us_to_ns(void **state)
+{
+    (void)state;
+    int lost = 0;
+    /* msprof/torch_npu timestamps: exact, with or without the TAB */
+    assert_i64(INT64_C(1724670453385978290), ns_of("1724670453385978.290\t", &lost));
+    assert_i64(INT64_C(1706704429088523015), ns_of("1706704429088523.015\t", &lost));
+    assert_i64(INT64_C(1736413971558972912), ns_of(" 1736413971558972.912 \t", &lost));
+    assert_i64(INT64_C(1695115378713661000), ns_of("1695115378713661", &lost));
+    assert_i64(INT64_C(1695115378653323500), ns_of("1695115378653323.5", &lost));
+    assert_i64(496851, ns_of("496.8508", &lost)); /* the 4th decimal rounds */
+    assert_i64(0, ns_of("0", &lost));
+    assert_i64(-1500, ns_of("-1.5", &lost));
+    assert_int_equal(lost, 0);
+
+    /* exponent notation from Excel: accepted, flagged */
+    assert_i64(INT64_C(1695120000000000000), ns_of("1.69512E+15", &lost));
+    assert_int_equal(lost, 1);
+    lost = 0;
+    assert_i64(INT64_C(94509000000000000), ns_of("9.4509E+13\t", &lost));
+    assert_int_equal(lost, 1);
+    lost = 0;
+    assert_i64(1500000, ns_of("1.5e3", &lost));
+    assert_int_equal(lost, 1);
+    /* the flag gathers: a plain number later does not clear it */
+    assert_i64(2000, ns_of("2", &lost));
+    assert_int_equal(lost, 1);
+    /* the flag is optional */
+    assert_i64(INT64_C(1695120000000000000), ns_of("1.69512E+15", NULL));
+
+    /* not numbers: the value is left alone, the flag too */
+    int64_t v = 77;
+    lost = 0;
+    const char *bad[] = {"", " \t", "N/A", "abc", "0x10", "nan", "inf", "1.2.3", "1e", "1 2", "12us", "--1", NULL};
+    for (const char **b = bad; *b; b++) {
+        if (csv_us_to_ns(fld(*b), &v, &lost) != -1) {
+            print_error("csv_us_to_ns(\"%s\") accepted\n", *b);
+            fail();
+        }
+    }
+    assert_i64(77, v);
+    assert_int_equal(lost, 0);
+}
+
+static void test_int(void **state)
+{
+    (void)state;
+    int64_t v = 0;
+    assert_int_equal(csv_int(fld("42"), &v), 0);
+    assert_i64(42, v);
+    assert_int_equal(csv_int(fld(" -7\t"), &v), 0);
+    assert_i64(-7, v);
+    assert_int_equal(csv_int(fld("+5"), &v), 0);
+    assert_i64(5, v);
+    assert_int_equal(csv_int(fld("4294967295"), &v), 0);
+    assert_i64(INT64_C(4294967295), v);
+    assert_int_equal(csv_int(fld("94509039890976"), &v), 0);
+    assert_i64(INT64_C(94509039890976), v);
+    assert_int_equal(csv_int(fld("9223372036854775807"), &v), 0);
+    assert_i64(INT64_MAX, v);
+    assert_int_equal(csv_int(fld("-9223372036854775808"), &v), 0);
+    assert_i64(INT64_MIN, v);
+    assert_int_equal(csv_int(fld("007"), &v), 0);
+    assert_i64(7, v);
+    assert_int_equal(csv_int(fld("-000000000000000000000000000000009223372036854775808"), &v), 0);
+    assert_i64(INT64_MIN, v);
+
+    v = 99;
+    const char *bad[] = {"",      " ",    "N/A", "+",    "-",   "1.0",  "1e3",  "0x10",  "12a",
+                         "- 1",   "1 2",  "nan", "inf",  "1,5", "9223372036854775808",
+                         "-9223372036854775809", "18446744073709551615", "99999999999999999999999", NULL};
+    for (const char **b = bad; *b; b++) {
+        if (csv_int(fld(*b), &v) != -1) {
+            print_error("csv_int(\"%s\") accepted\n", *b);
+            fail();
+        }
+    }
+    assert_i64(99, v);
+}
+
+static void test_real(void **state)
+{
+    (void)state;
+    double d = 0;
+    assert_int_equal(csv_real(fld("75174.57464453117"), &d), 0);
+    assert_true(d == 75174.57464453117);
+    assert_int_equal(csv_real(fld("1.69512E+15"), &d), 0);
+    assert_true(d == 1.69512e15);
+    assert_int_equal(csv_real(fld(" 0.0\t"), &d), 0);
+    assert_true(d == 0.0);
+    assert_int_equal(csv_real(fld("-1.5e-3"), &d), 0);
+    assert_true(d == -1.5e-3);
+    assert_int_equal(csv_real(fld(".5"), &d), 0);
+    assert_true(d == 0.5);
+    assert_int_equal(csv_real(fld("5."), &d), 0);
+    assert_true(d == 5.0);
+    assert_int_equal(csv_real(fld("+12"), &d), 0);
+    assert_true(d == 12.0);
+    assert_int_equal(csv_real(fld("1e-400"), &d), 0); /* underflow: a tiny value, not an error */
+    assert_true(d >= 0.0 && d < 1e-300);
+
+    d = 99;
+    const char *bad[] = {"",    " ",    "N/A",   "nan",  "NaN",  "inf",    "-inf", "infinity", "0x10", "0x1p3",
+                         "1e",  "1e+",  "e5",    ".",    "-.",   "1.2.3",  "abc",  "1,5",      "1 2",  "1e400",
+                         "--1", "1.5x", "1d",    NULL};
+    for (const char **b = bad; *b; b++) {
+        if (csv_real(fld(*b), &d) != -1) {
+            print_error("csv_real(\"%s\") accepted\n", *b);
+            fail();
+        }
+    }
+    assert_true(d == 99);
+}
+
+/* ---- the reader ----------------------------------------------------------- */
+
+static void test_quoting(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    write_lit(path, "quoting.csv",
+              "a,b,c\n"                                  /* line 1 */
+              "1,\"x,y\",\"he said \"\"hi\"\"\"\n"       /* line 2 */
+              "\"\"\"232138240\"\"\",,\"\"\n"            /* line 3: shapes in doubled quotes */
+              "plain\"quote,\"ab\"cd,\"\"\"\"\n"         /* line 4: lenient forms */
+              "\"\",\" spaced \", x \n");                /* line 5 */
+    csv_reader *r = open_ok(path);
+    csv_row row;
+    next_row(r, &row, 1, 3);
+    assert_field(row.f[0], "a");
+    assert_field(row.f[1], "b");
+    assert_field(row.f[2], "c");
+    assert_i64(0, row.offset);
+    next_row(r, &row, 2, 3);
+    assert_field(row.f[0], "1");
+    assert_field(row.f[1], "x,y");
+    assert_field(row.f[2], "he said \"hi\"");
+    assert_i64(6, row.offset);
+    next_row(r, &row, 3, 3);
+    assert_field(row.f[0], "\"232138240\"");
+    assert_field(row.f[1], "");
+    assert_field(row.f[2], "");
+    next_row(r, &row, 4, 3);
+    assert_field(row.f[0], "plain\"quote"); /* a quote inside an unquoted field is a character */
+    assert_field(row.f[1], "abcd");         /* text after a closing quote is kept */
+    assert_field(row.f[2], "\"");
+    next_row(r, &row, 5, 3);
+    assert_field(row.f[0], "");
+    assert_field(row.f[1], " spaced "); /* the raw reader trims nothing */
+    assert_field(row.f[2], " x ");
+    expect_end(r);
+    close_r(r);
+}
+
+static void test_crlf(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    write_lit(path, "crlf.csv",
+              "h1,h2\r\n"        /* line 1 */
+              "1,2\r\n"          /* line 2 */
+              "\"q\r\nz\",3\r\n" /* lines 3-4: CRLF inside quotes is data */
+              "\"c\r\",4\r\n"    /* line 5: a quoted CR before the line end stays */
+              "x\ry,5\r\n"       /* line 6: a bare CR is data */
+              "last,6\r");       /* line 7: CR at the end of the input, no LF */
+    csv_reader *r = open_with_header(path);
+    assert_int_equal(csv_width(r), 2);
+    assert_field(csv_name(r, 1), "h2");
+    csv_row row;
+    tb_error err;
+    next_row(r, &row, 2, 2);
+    assert_field(row.f[1], "2");
+    next_row(r, &row, 3, 2);
+    assert_field(row.f[0], "q\r\nz");
+    assert_field(row.f[1], "3");
+    next_row(r, &row, 5, 2);
+    assert_field(row.f[0], "c\r");
+    assert_field(row.f[1], "4");
+    next_row(r, &row, 6, 2);
+    assert_field(row.f[0], "x\ry");
+    assert_field(row.f[1], "5");
+    next_row(r, &row, 7, 2);
+    assert_field(row.f[0], "last");
+    assert_field(row.f[1], "6");
+    assert_int_equal(csv_check_width(r, &row, &err), 0);
+    expect_end(r);
+    close_r(r);
+}
+
+static void test_bom(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    tb_error err;
+    csv_row row;
+    write_lit(path, "bom.csv",
+              "\xEF\xBB\xBF" "Component,Timestamp(us)\n"
+              "APP,\xEF\xBB\xBF" "1.5\n"); /* a BOM elsewhere is data */
+    csv_reader *r = open_with_header(path);
+    assert_int_equal(csv_col(r, (const char *const[]){"Component", NULL}), 0);
+    assert_field(csv_name(r, 0), "Component");
+    next_row(r, &row, 2, 2);
+    assert_i64(27, row.offset); /* 3 (BOM) + 24 */
+    assert_field(row.f[1], "\xEF\xBB\xBF" "1.5");
+    expect_end(r);
+    close_r(r);
+
+    /* a BOM before a quoted field; columns count from after the BOM */
+    write_lit(path, "bom-quote.csv", "\xEF\xBB\xBF\"x\"\"y\",z\n\"open");
+    r = open_ok(path);
+    next_row(r, &row, 1, 2);
+    assert_field(row.f[0], "x\"y");
+    assert_i64(3, row.offset);
+    expect_error(r, &err);
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.column, 1);
+    assert_i64(12, err.offset); /* 3 (BOM) + 9 */
+    close_r(r);
+
+    /* an error on the BOM's own line: its column counts from after the BOM */
+    write_lit(path, "bom-line1.csv", "\xEF\xBB\xBF" "a,\"b");
+    r = open_ok(path);
+    expect_error(r, &err);
+    assert_int_equal(err.line, 1);
+    assert_int_equal(err.column, 3);
+    assert_i64(5, err.offset);
+    close_r(r);
+
+    /* only a BOM: no header */
+    write_lit(path, "bom-only.csv", "\xEF\xBB\xBF");
+    r = open_ok(path);
+    tb_error_clear(&err);
+    assert_int_equal(csv_header(r, &err), -1);
+    assert_string_equal(err.message, "empty CSV, expected a header row");
+    close_r(r);
+
+    /* two bytes of a BOM are data */
+    write_lit(path, "half-bom.csv", "\xEF\xBB");
+    r = open_ok(path);
+    next_row(r, &row, 1, 1);
+    assert_field(row.f[0], "\xEF\xBB");
+    expect_end(r);
+    close_r(r);
+}
+
+static void test_embedded_newlines(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    tb_error err;
+    csv_row row;
+    /* shaped like torch_npu operator_details.csv: call stacks span lines */
+    write_lit(path, "stacks.csv",
+              "Name,Stack,Dur\n"             /* line 1 */
+              "aten::empty,\";\n"            /* line 2 */
+              ";\n"                          /* line 3 */
+              ";\",66.25\n"                  /* line 4 */
+              "aten::zero_,\"/a.py(1): f\n"  /* line 5 */
+              "\n"                           /* line 6: empty, but inside quotes */
+              "/b.py(2): g\n"                /* line 7 */
+              "\",221.16\n"                  /* line 8 */
+              "tail,x,1\n"                   /* line 9 */
+              "bad,row\n");                  /* line 10 */
+    csv_reader *r = open_with_header(path);
+    next_row(r, &row, 2, 3);
+    assert_field(row.f[0], "aten::empty");
+    assert_field(row.f[1], ";\n;\n;");
+    assert_field(row.f[2], "66.25");
+    assert_int_equal(csv_check_width(r, &row, &err), 0);
+    next_row(r, &row, 5, 3);
+    assert_field(row.f[1], "/a.py(1): f\n\n/b.py(2): g\n");
+    assert_field(row.f[2], "221.16");
+    next_row(r, &row, 9, 3);
+    assert_field(row.f[0], "tail");
+    next_row(r, &row, 10, 2);
+    tb_error_clear(&err);
+    assert_int_equal(csv_check_width(r, &row, &err), -1);
+    assert_int_equal(err.line, 10);
+    assert_string_equal(err.message, "row has 2 fields, the header has 3");
+    expect_end(r);
+    close_r(r);
+}
+
+static void test_blank_lines(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    tb_error err;
+    csv_row row;
+    write_lit(path, "blank.csv",
+              "\n"      /* line 1 */
+              "\r\n"    /* line 2 */
+              "a,b\n"   /* line 3: the header */
+              "\n"      /* line 4 */
+              "1,2\n"   /* line 5 */
+              "\r\n"    /* line 6 */
+              "\n"      /* line 7 */
+              "3,4\n"   /* line 8 */
+              "\n"      /* line 9 */
+              "\r");    /* line 10 */
+    csv_reader *r = open_with_header(path);
+    next_row(r, &row, 5, 2);
+    assert_field(row.f[0], "1");
+    next_row(r, &row, 8, 2);
+    assert_field(row.f[1], "4");
+    expect_end(r);
+    /* a missing column is reported on the header's line */
+    tb_error_clear(&err);
+    assert_int_equal(csv_require(r, (const char *const[]){"c", NULL}, &err), -1);
+    assert_int_equal(err.line, 3);
+    close_r(r);
+
+    /* lines that only look empty are records */
+    write_lit(path, "not-blank.csv", "x\n\"\"\n,\n \n");
+    r = open_ok(path);
+    next_row(r, &row, 1, 1);
+    next_row(r, &row, 2, 1);
+    assert_field(row.f[0], "");
+    next_row(r, &row, 3, 2);
+    assert_field(row.f[0], "");
+    assert_field(row.f[1], "");
+    next_row(r, &row, 4, 1);
+    assert_field(row.f[0], " ");
+    expect_end(r);
+    close_r(r);
+}
+
+static void test_no_final_newline(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    csv_row row;
+    write_lit(path, "nofinal.csv", "a,b\n1,");
+    csv_reader *r = open_ok(path);
+    next_row(r, &row, 1, 2);
+    next_row(r, &row, 2, 2);
+    assert_field(row.f[0], "1");
+    assert_field(row.f[1], "");
+    expect_end(r);
+    close_r(r);
+
+    write_lit(path, "nofinal-quoted.csv", "a,\"b\"\"\"");
+    r = open_ok(path);
+    next_row(r, &row, 1, 2);
+    assert_field(row.f[1], "b\"");
+    expect_end(r);
+    close_r(r);
+}
+
+static void test_trailing_tabs(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    csv_row row;
+    int64_t ns = 0;
+    int lost = 0;
+    write_lit(path, "tabs.csv",
+              "Component,Timestamp(us),Total Reserved(MB),Device\r\n"
+              "SLOG,1724670453385978.290\t,0.0,NPU:0\r\n"            /* unquoted TAB (npu_module_mem.csv) */
+              "aten::empty,\"1706704429088523.015\t\",75776.0,NPU:1\r\n" /* quoted TAB (kernel_details.csv) */
+              "x,\"123.5\"\t ,N/A,\"a\tb\"\r\n");                    /* TAB after the closing quote */
+    csv_reader *r = open_with_header(path);
+    assert_field(csv_name(r, 3), "Device"); /* the CR of the CRLF is not part of the name */
+    int ts = csv_require(r, (const char *const[]){"Timestamp(us)", NULL}, NULL);
+    assert_int_equal(ts, 1);
+
+    next_row(r, &row, 2, 4);
+    assert_field(row.f[ts], "1724670453385978.290\t"); /* the reader keeps it */
+    assert_field(csv_trim(row.f[ts]), "1724670453385978.290");
+    assert_int_equal(csv_us_to_ns(row.f[ts], &ns, &lost), 0);
+    assert_i64(INT64_C(1724670453385978290), ns);
+    assert_field(row.f[3], "NPU:0");
+
+    next_row(r, &row, 3, 4);
+    assert_field(row.f[ts], "1706704429088523.015\t");
+    assert_int_equal(csv_us_to_ns(row.f[ts], &ns, &lost), 0);
+    assert_i64(INT64_C(1706704429088523015), ns);
+    double d = 0;
+    assert_int_equal(csv_real(row.f[2], &d), 0);
+    assert_true(d == 75776.0);
+
+    next_row(r, &row, 4, 4);
+    assert_field(row.f[ts], "123.5\t ");
+    assert_int_equal(csv_us_to_ns(row.f[ts], &ns, &lost), 0);
+    assert_i64(123500, ns);
+    assert_true(csv_is_null(row.f[2]));
+    assert_field(csv_trim(row.f[3]), "a\tb"); /* a TAB inside a value stays */
+    assert_int_equal(lost, 0);
+    expect_end(r);
+    close_r(r);
+}
+
+static void test_columns(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    tb_error err;
+    write_lit(path, "columns.csv", "Step Id, Name ,Start Time(us)\t,Name,\n1,2,3,4,5\n");
+    csv_reader *r = open_with_header(path);
+    assert_int_equal(csv_width(r), 5);
+    assert_field(csv_name(r, 1), "Name");
+    assert_field(csv_name(r, 2), "Start Time(us)");
+    assert_field(csv_name(r, 4), "");
+    assert_string_equal(csv_path(r), path);
+    assert_int_equal(csv_col(r, (const char *const[]){"Name", NULL}), 1); /* trimmed; leftmost */
+    assert_int_equal(csv_col(r, (const char *const[]){"Start Time(us)", NULL}), 2);
+    assert_int_equal(csv_col(r, (const char *const[]){" Start Time(us) ", NULL}), 2);
+    assert_int_equal(csv_col(r, (const char *const[]){"name", NULL}), -1); /* case matters */
+    assert_int_equal(csv_col(r, (const char *const[]){"Step", NULL}), -1);  /* whole names only */
+    /* aliases are tried in order: the first alias present wins */
+    assert_int_equal(csv_col(r, (const char *const[]){"Task Start Time(us)", "Start Time(us)", NULL}), 2);
+    assert_int_equal(csv_col(r, (const char *const[]){"Start Time(us)", "Name", NULL}), 2);
+    assert_int_equal(csv_col(r, (const char *const[]){NULL}), -1);
+
+    tb_error_clear(&err);
+    assert_int_equal(csv_require(r, (const char *const[]){"Op Name", "Name", NULL}, &err), 1);
+    assert_int_equal(err.code, TB_OK);
+    assert_int_equal(csv_require(r, (const char *const[]){"Device_id", "Device", NULL}, &err), -1);
+    assert_int_equal(err.code, TB_ERR_PARSE);
+    assert_string_equal(err.file, path);
+    assert_int_equal(err.line, 1);
+    assert_int_equal(err.column, 0);
+    assert_string_equal(err.message, "missing column 'Device_id'");
+    close_r(r);
+
+    /* the message the brief of this reader names */
+    write_lit(path, "no-start.csv", "Name,Duration(us)\nx,1\n");
+    r = open_with_header(path);
+    tb_error_clear(&err);
+    assert_int_equal(csv_require(r, (const char *const[]){"Start Time(us)", "Task Start Time(us)", NULL}, &err), -1);
+    assert_string_equal(err.message, "missing column 'Start Time(us)'");
+    assert_int_equal(err.line, 1);
+    close_r(r);
+}
+
+static void test_width_errors(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    tb_error err;
+    csv_row row;
+    write_lit(path, "width.csv",
+              "a,b,c\n"    /* line 1, offset 0 */
+              "1,2,3\n"    /* line 2, offset 6 */
+              "1,2\n"      /* line 3, offset 12 */
+              "1,2,3,\n"   /* line 4, offset 16: a trailing comma is one more field */
+              "\"x\n"      /* line 5, offset 23 */
+              "y\",2,3\n"  /* line 6 */
+              "only\n");   /* line 7, offset 33 */
+    csv_reader *r = open_with_header(path);
+    next_row(r, &row, 2, 3);
+    tb_error_clear(&err);
+    assert_int_equal(csv_check_width(r, &row, &err), 0);
+    assert_int_equal(err.code, TB_OK);
+
+    next_row(r, &row, 3, 2);
+    assert_int_equal(csv_check_width(r, &row, &err), -1);
+    assert_int_equal(err.code, TB_ERR_PARSE);
+    assert_string_equal(err.file, path);
+    assert_int_equal(err.line, 3);
+    assert_int_equal(err.column, 0);
+    assert_i64(12, err.offset);
+    assert_string_equal(err.message, "row has 2 fields, the header has 3");
+
+    next_row(r, &row, 4, 4);
+    tb_error_clear(&err);
+    assert_int_equal(csv_check_width(r, &row, &err), -1);
+    assert_int_equal(err.line, 4);
+    assert_i64(16, err.offset);
+    assert_string_equal(err.message, "row has 4 fields, the header has 3");
+
+    next_row(r, &row, 5, 3);
+    assert_int_equal(csv_check_width(r, &row, &err), 0);
+
+    next_row(r, &row, 7, 1);
+    tb_error_clear(&err);
+    assert_int_equal(csv_check_width(r, &row, &err), -1);
+    assert_int_equal(err.line, 7);
+    assert_i64(33, err.offset);
+    assert_string_equal(err.message, "row has 1 field, the header has 3");
+    expect_end(r);
+    close_r(r);
+}
+
+static void test_gzip(void **state)
+{
+    (void)state;
+    char path[PATH_MAX], gzpath[PATH_MAX];
+    static const char data[] = "Name,Input Shapes,Start Time(us)\r\n"
+                               "ZerosLike,\"\"\"232138240\"\"\",\"1695115378713661.5\t\"\r\n"
+                               "aten::empty,\";\n;\",1.69512E+15\r\n";
+    write_lit(path, "plain.csv", data);
+    write_gz(gzpath, sizeof gzpath, "packed.csv", data, sizeof data - 1); /* no .gz: told by magic */
+    for (int pass = 0; pass < 2; pass++) {
+        csv_reader *r = open_with_header(pass ? gzpath : path);
+        csv_row row;
+        int64_t ns = 0;
+        int lost = 0;
+        next_row(r, &row, 2, 3);
+        assert_i64(34, row.offset);
+        assert_field(row.f[1], "\"232138240\"");
+        assert_int_equal(csv_us_to_ns(row.f[2], &ns, &lost), 0);
+        assert_i64(INT64_C(1695115378713661500), ns);
+        next_row(r, &row, 3, 3);
+        assert_field(row.f[1], ";\n;");
+        assert_int_equal(csv_us_to_ns(row.f[2], &ns, &lost), 0);
+        assert_i64(INT64_C(1695120000000000000), ns);
+        assert_int_equal(lost, 1);
+        expect_end(r);
+        close_r(r);
+    }
+
+    /* an empty gzip member: no header */
+    write_gz(gzpath, sizeof gzpath, "empty.csv.gz", "", 0);
+    csv_reader *r = open_ok(gzpath);
+    tb_error err;
+    tb_error_clear(&err);
+    assert_int_equal(csv_header(r, &err), -1);
+    assert_string_equal(err.message, "empty CSV, expected a header row");
+    close_r(r);
+
+    /* a gzip header followed by a deflate block of the reserved type 3 */
+    static const unsigned char corrupt[] = {0x1f, 0x8b, 8, 0, 0, 0, 0, 0, 0, 3, 0xff, 0xff, 0xff, 0xff};
+    write_file(gzpath, sizeof gzpath, "corrupt.csv.gz", corrupt, sizeof corrupt);
+    r = open_ok(gzpath);
+    expect_error(r, &err);
+    assert_int_equal(err.code, TB_ERR_PARSE);
+    assert_string_equal(err.file, gzpath);
+    assert_string_equal(err.message, "corrupt compressed data: invalid block type");
+    close_r(r);
+}
+
+/*
+ * A file several times the 1 MiB window: 60,000 rows (some spanning two
+ * lines, so records straddle refills at varied points) and, in the middle,
+ * one record of about 3 MiB, made of doubled quotes and newlines, that makes
+ * the buffer grow. Every row's line, offset and values are checked, plain
+ * and through gzip.
+ */
+enum { BIG_N = 60000, BIG_AT = 30000, BLOB_REPS = 600000 };
+static long big_line[BIG_N + 1];
+static int64_t big_off[BIG_N + 1];
+
+static void build_big(sbuf *b)
+{
+    long line = 1;
+    sb_str(b, "id,name,stack,ts\n");
+    line++;
+    for (int i = 0; i <= BIG_N; i++) {
+        big_line[i] = line;
+        big_off[i] = (int64_t)b->n;
+        if (i == BIG_AT) {
+            /* "ab""\n" five bytes each, decoded to `ab"\n` */
+            sb_str(b, "big,\"");
+            for (int k = 0; k < BLOB_REPS; k++)
+                sb_add(b, "ab\"\"\n", 5);
+            sb_str(b, "\",-,0\n");
+            line += BLOB_REPS + 1;
+            continue;
+        }
+        sb_fmt(b, "%d,\"name \"\"%d\"\"\",", i, i);
+        if (i % 7 == 0) {
+            sb_fmt(b, "\"stack\n%d\",", i);
+            line++;
+        } else {
+            sb_fmt(b, "s%d,", i);
+        }
+        sb_fmt(b, "%" PRId64 ".%03d\t\n", INT64_C(1695115378000000) + i, i % 1000);
+        line++;
+    }
+}
+
+static void check_big(csv_reader *r)
+{
+    char want[64];
+    csv_row row;
+    tb_error err;
+    for (int i = 0; i <= BIG_N; i++) {
+        next_row(r, &row, big_line[i], 4);
+        assert_i64(big_off[i], row.offset);
+        if (i == BIG_AT) {
+            assert_field(row.f[0], "big");
+            assert_int_equal(row.f[1].n, (size_t)BLOB_REPS * 4);
+            for (size_t k = 0; k < row.f[1].n; k += 4)
+                if (memcmp(row.f[1].p + k, "ab\"\n", 4) != 0)
+                    fail_msg("blob differs at byte %zu", k);
+            assert_field(row.f[2], "-");
+            continue;
+        }
+        tb_error_clear(&err);
+        assert_int_equal(csv_check_width(r, &row, &err), 0);
+        int64_t id = -1, ns = 0;
+        assert_int_equal(csv_int(row.f[0], &id), 0);
+        assert_i64(i, id);
+        int n = snprintf(want, sizeof want, "name \"%d\"", i);
+        assert_true(row.f[1].n == (size_t)n && memcmp(row.f[1].p, want, (size_t)n) == 0);
+        n = snprintf(want, sizeof want, i % 7 == 0 ? "stack\n%d" : "s%d", i);
+        assert_true(row.f[2].n == (size_t)n && memcmp(row.f[2].p, want, (size_t)n) == 0);
+        assert_int_equal(csv_us_to_ns(row.f[3], &ns, NULL), 0);
+        assert_i64((INT64_C(1695115378000000) + i) * 1000 + i % 1000, ns);
+    }
+    expect_end(r);
+}
+
+static void test_large_file(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    sbuf *b = fresh_text();
+    build_big(b);
+    assert_true(b->n > 5 * (1u << 20)); /* the window slides several times */
+    write_file(path, sizeof path, "large.csv", b->p, b->n);
+    csv_reader *r = open_with_header(path);
+    check_big(r);
+    close_r(r);
+
+    write_gz(path, sizeof path, "large.csv.gz", b->p, b->n);
+    r = open_with_header(path);
+    check_big(r);
+    close_r(r);
+}
+
+static void test_unterminated_quote(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    tb_error err;
+    csv_row row;
+    write_lit(path, "unterminated.csv",
+              "a,b\n"          /* line 1 */
+              "1,\"abc\n"      /* line 2: the quote opens at column 3, offset 6 */
+              "def\n");
+    csv_reader *r = open_ok(path);
+    next_row(r, &row, 1, 2);
+    expect_error(r, &err);
+    assert_int_equal(err.code, TB_ERR_PARSE);
+    assert_string_equal(err.file, path);
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.column, 3);
+    assert_i64(6, err.offset);
+    assert_string_equal(err.message, "unterminated quoted field");
+    /* the reader stays failed, with the same error */
+    expect_error(r, &err);
+    assert_int_equal(err.line, 2);
+    assert_string_equal(err.message, "unterminated quoted field");
+    close_r(r);
+
+    /* in the header */
+    write_lit(path, "unterminated-header.csv", "x,\"a\"\"b");
+    r = open_ok(path);
+    tb_error_clear(&err);
+    assert_int_equal(csv_header(r, &err), -1);
+    assert_int_equal(err.line, 1);
+    assert_int_equal(err.column, 3);
+    assert_string_equal(err.message, "unterminated quoted field");
+    close_r(r);
+
+    /* far past the first window: the position is still exact */
+    sbuf *b = fresh_text();
+    sb_str(b, "k,v\n");
+    for (int i = 0; i < 100000; i++)
+        sb_fmt(b, "%d,value %d\n", i, i);
+    sb_str(b, "tail, \"never closed\n\n\n");
+    write_file(path, sizeof path, "unterminated-large.csv", b->p, b->n);
+    r = open_with_header(path);
+    for (int i = 0; i < 100000; i++)
+        next_row(r, &row, i + 2, 2);
+    next_row(r, &row, 100002, 2); /* a quote after a space does not open a quoted field */
+    assert_field(row.f[1], " \"never closed");
+    expect_end(r);
+    close_r(r);
+
+    b = fresh_text();
+    sb_str(b, "k,v\n");
+    for (int i = 0; i < 100000; i++)
+        sb_fmt(b, "%d,value %d\n", i, i);
+    size_t quote_off = b->n + 5;
+    sb_str(b, "tail,\"never closed\n\n\n");
+    write_file(path, sizeof path, "unterminated-large2.csv", b->p, b->n);
+    r = open_with_header(path);
+    for (int i = 0; i < 100000; i++)
+        next_row(r, &row, i + 2, 2);
+    expect_error(r, &err);
+    assert_int_equal(err.line, 100002);
+    assert_int_equal(err.column, 6);
+    assert_i64((int64_t)quote_off, err.offset);
+    close_r(r);
+}
+
+static void test_empty_file(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    tb_error err;
+    write_lit(path, "empty.csv", "");
+    csv_reader *r = open_ok(path);
+    tb_error_clear(&err);
+    assert_int_equal(csv_header(r, &err), -1);
+    assert_int_equal(err.code, TB_ERR_PARSE);
+    assert_string_equal(err.file, path);
+    assert_int_equal(err.line, 0);
+    assert_string_equal(err.message, "empty CSV, expected a header row");
+    assert_int_equal(csv_width(r), 0);
+    expect_error(r, &err); /* the reader stays failed */
+    assert_string_equal(err.message, "empty CSV, expected a header row");
+    close_r(r);
+
+    /* only blank lines */
+    write_lit(path, "blank-only.csv", "\n\r\n\n");
+    r = open_ok(path);
+    tb_error_clear(&err);
+    assert_int_equal(csv_header(r, &err), -1);
+    assert_string_equal(err.message, "empty CSV, expected a header row");
+    close_r(r);
+
+    /* without csv_header an empty input simply ends */
+    write_lit(path, "empty2.csv", "");
+    r = open_ok(path);
+    expect_end(r);
+    close_r(r);
+}
+
+static void test_open_errors(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    tb_error err;
+    int w = snprintf(path, sizeof path, "%s/no-such-file.csv", tmpdir);
+    assert_true(w > 0 && (size_t)w < sizeof path);
+    tb_error_clear(&err);
+    assert_null(csv_open(path, &err));
+    assert_int_equal(err.code, TB_ERR_IO);
+    assert_string_equal(err.file, path);
+    assert_string_equal(err.message, "cannot open: No such file or directory");
+
+    /* a directory opens but cannot be read */
+    csv_reader *r = open_ok(tmpdir);
+    expect_error(r, &err);
+    assert_int_equal(err.code, TB_ERR_IO);
+    assert_string_equal(err.message, "read failed: Is a directory");
+    close_r(r);
+    csv_close(NULL); /* accepts NULL */
+}
+
+/* ---- the shared public samples ------------------------------------------ */
+
+/* 1 when dir/ascend/torch_npu_rank0 exists. */
+static int has_samples(const char *dir)
+{
+    char p[PATH_MAX];
+    int w = snprintf(p, sizeof p, "%s/ascend/torch_npu_rank0", dir);
+    return w > 0 && (size_t)w < sizeof p && access(p, R_OK) == 0;
+}
+
+/* Looks for shared/data/public in dir and its ancestors; fills out. Returns 1 when found. */
+static int find_up(const char *dir, char *out, size_t cap)
+{
+    char d[PATH_MAX];
+    int w = snprintf(d, sizeof d, "%s", dir);
+    if (w <= 0 || (size_t)w >= sizeof d)
+        return 0;
+    for (;;) {
+        w = snprintf(out, cap, "%s/shared/data/public", d);
+        if (w > 0 && (size_t)w < cap && has_samples(out))
+            return 1;
+        char *slash = strrchr(d, '/');
+        if (!slash || slash == d)
+            return 0;
+        *slash = 0;
+    }
+}
+
+/*
+ * The shared samples' data/public directory, or NULL: $TB_SHARED_DATA when
+ * set (only there), else shared/data/public above the working directory or
+ * above this executable (meson runs tests from the build tree, which sits in
+ * the project, next to ../shared).
+ */
+static const char *shared_dir(void)
+{
+    static char found[PATH_MAX];
+    static int state; /* 0 not looked, 1 found, -1 absent */
+    if (state)
+        return state > 0 ? found : NULL;
+    state = -1;
+    const char *env = getenv("TB_SHARED_DATA");
+    if (env && *env) {
+        int w = snprintf(found, sizeof found, "%s", env);
+        if (w > 0 && (size_t)w < sizeof found && has_samples(found))
+            state = 1;
+        return state > 0 ? found : NULL;
+    }
+    char dir[PATH_MAX];
+    if (getcwd(dir, sizeof dir) && find_up(dir, found, sizeof found)) {
+        state = 1;
+        return found;
+    }
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n > 0) {
+        dir[n] = 0;
+        if (find_up(dir, found, sizeof found))
+            state = 1;
+    }
+    return state > 0 ? found : NULL;
+}
+
+/* Fills path with the shared sample rel, or skips the test when the samples are absent. */
+static void shared_path(char *path, size_t cap, const char *rel)
+{
+    const char *dir = shared_dir();
+    if (!dir) {
+        print_message("shared samples not found: skipping\n");
+        skip();
+    }
+    int w = snprintf(path, cap, "%s/ascend/%s", dir, rel);
+    assert_true(w > 0 && (size_t)w < cap);
+}
+
+/*
+ * Every CSV of the shared samples, with its header width and record count.
+ * The counts were taken independently with Python's csv module:
+ *   rows = list(csv.reader(open(f, newline='', encoding='utf-8-sig')))
+ *   width = len(rows[0]); count = sum(1 for r in rows[1:] if r)
+ * and the short row with the line reader.line_num gave before it, plus one.
+ * kernel_details.csv of rank 0 and its copy misc/op_summary_1.csv really do
+ * hold one row of 31 fields (line 17: a FlashAttentionScore kernel whose
+ * Duration or Wait Time is missing), which csv_check_width must report.
+ */
+static const struct sample {
+    const char *rel;
+    int width, rows;
+    long last_line;  /* line where the last record starts */
+    long short_line; /* the line of the row with the wrong width, or 0 */
+    int short_n;
+} samples[] = {
+    {"cluster_analysis_output/cluster_step_trace_time.csv", 11, 18, 19, 0, 0},
+    {"cluster_analysis_output/cluster_step_trace_time_8ranks.csv", 11, 9, 10, 0, 0},
+    {"misc/kernel_details_new_header.csv", 46, 29, 30, 0, 0},
+    {"misc/op_summary_1.csv", 32, 21, 22, 17, 31},
+    {"torch_npu_rank0/ASCEND_PROFILER_OUTPUT/kernel_details.csv", 32, 21, 22, 17, 31},
+    {"torch_npu_rank0/ASCEND_PROFILER_OUTPUT/memory_record.csv", 5, 11, 12, 0, 0},
+    {"torch_npu_rank0/ASCEND_PROFILER_OUTPUT/npu_module_mem.csv", 4, 78, 79, 0, 0},
+    {"torch_npu_rank0/ASCEND_PROFILER_OUTPUT/operator_details.csv", 9, 2, 15, 0, 0},
+    {"torch_npu_rank0/ASCEND_PROFILER_OUTPUT/operator_memory.csv", 10, 28, 29, 0, 0},
+    {"torch_npu_rank0/ASCEND_PROFILER_OUTPUT/step_trace_time.csv", 9, 1, 2, 0, 0},
+    {"torch_npu_rank1/ASCEND_PROFILER_OUTPUT/kernel_details.csv", 32, 22, 23, 0, 0},
+    {"torch_npu_rank1/ASCEND_PROFILER_OUTPUT/memory_record.csv", 7, 30, 31, 0, 0},
+    {"torch_npu_rank1/ASCEND_PROFILER_OUTPUT/operator_details.csv", 9, 3, 21, 0, 0},
+    {"torch_npu_rank1/ASCEND_PROFILER_OUTPUT/operator_memory.csv", 15, 21, 22, 0, 0},
+    {"torch_npu_rank1/ASCEND_PROFILER_OUTPUT/static_op_mem.csv", 7, 56, 57, 0, 0},
+    {"torch_npu_rank1/ASCEND_PROFILER_OUTPUT/step_trace_time.csv", 9, 1, 2, 0, 0},
+};
+
+static void test_shared_counts(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    for (size_t s = 0; s < sizeof samples / sizeof samples[0]; s++) {
+        const struct sample *sm = &samples[s];
+        shared_path(path, sizeof path, sm->rel);
+        csv_reader *r = open_with_header(path);
+        if (csv_width(r) != sm->width)
+            fail_msg("%s: header has %d fields, expected %d", sm->rel, csv_width(r), sm->width);
+        csv_row row;
+        tb_error err;
+        int rows = 0, k;
+        long last = 0;
+        tb_error_clear(&err);
+        while ((k = csv_next(r, &row, &err)) == 1) {
+            rows++;
+            last = row.line;
+            tb_error werr;
+            tb_error_clear(&werr);
+            int bad = csv_check_width(r, &row, &werr);
+            if (row.line == sm->short_line) {
+                char msg[64];
+                snprintf(msg, sizeof msg, "row has %d fields, the header has %d", sm->short_n, sm->width);
+                if (!bad || strcmp(werr.message, msg) != 0 || werr.line != sm->short_line)
+                    fail_msg("%s:%ld: expected \"%s\", got \"%s\"", sm->rel, row.line, msg, werr.message);
+                assert_string_equal(werr.file, path);
+            } else if (bad) {
+                fail_msg("%s:%ld: %s", sm->rel, werr.line, werr.message);
+            }
+        }
+        if (k != 0)
+            fail_msg("%s: %s:%ld: %s", sm->rel, err.file, err.line, err.message);
+        if (rows != sm->rows || last != sm->last_line)
+            fail_msg("%s: %d rows ending on line %ld, expected %d ending on line %ld", sm->rel, rows, last,
+                     sm->rows, sm->last_line);
+        close_r(r);
+    }
+}
+
+/* Opens a shared sample with its header and reads rows up to the one starting on line. */
+static csv_reader *shared_row(const char *rel, long line, csv_row *row)
+{
+    char path[PATH_MAX];
+    shared_path(path, sizeof path, rel);
+    csv_reader *r = open_with_header(path);
+    tb_error err;
+    tb_error_clear(&err);
+    while (csv_next(r, row, &err) == 1)
+        if (row->line == line)
+            return r;
+    fail_msg("%s: no row on line %ld (%s)", rel, line, err.message);
+    return NULL;
+}
+
+static int col(csv_reader *r, const char *name)
+{
+    tb_error err;
+    tb_error_clear(&err);
+    int i = csv_require(r, (const char *const[]){name, NULL}, &err);
+    if (i < 0)
+        fail_msg("%s", err.message);
+    return i;
+}
+
+static void test_shared_values(void **state)
+{
+    (void)state;
+    csv_row row;
+    int64_t ns = 0, v = 0;
+    int lost = 0;
+
+    /* CRLF, unquoted TAB after the time, no Device_id */
+    csv_reader *r = shared_row("torch_npu_rank0/ASCEND_PROFILER_OUTPUT/npu_module_mem.csv", 2, &row);
+    assert_int_equal(csv_col(r, (const char *const[]){"Device_id", NULL}), -1);
+    assert_int_equal(col(r, "Device"), 3);
+    assert_field(row.f[0], "SLOG");
+    assert_field(row.f[1], "1724670453385978.290\t");
+    assert_int_equal(csv_us_to_ns(row.f[col(r, "Timestamp(us)")], &ns, &lost), 0);
+    assert_i64(INT64_C(1724670453385978290), ns);
+    assert_field(row.f[3], "NPU:0");
+    close_r(r);
+
+    /* Excel-saved: exponent notation, precision lost */
+    r = shared_row("torch_npu_rank1/ASCEND_PROFILER_OUTPUT/memory_record.csv", 2, &row);
+    assert_int_equal(csv_us_to_ns(row.f[col(r, "Timestamp(us)")], &ns, &lost), 0);
+    assert_i64(INT64_C(1695120000000000000), ns);
+    assert_int_equal(lost, 1);
+    assert_true(csv_is_null(row.f[col(r, "Total Allocated(MB)")]));
+    close_r(r);
+
+    /* 2024 operator_memory: TABs after several times */
+    lost = 0;
+    r = shared_row("torch_npu_rank1/ASCEND_PROFILER_OUTPUT/operator_memory.csv", 2, &row);
+    assert_int_equal(csv_us_to_ns(row.f[col(r, "Allocation Time(us)")], &ns, &lost), 0);
+    assert_i64(INT64_C(1706704429088523015), ns);
+    assert_int_equal(csv_us_to_ns(row.f[col(r, "Duration(us)")], &ns, &lost), 0);
+    assert_i64(174949, ns);
+    assert_int_equal(csv_int(row.f[col(r, "Stream Ptr")], &v), 0);
+    assert_i64(INT64_C(94509039890976), v);
+    assert_int_equal(lost, 0);
+    close_r(r);
+
+    /* op_summary_1: `Start Time(us)`, shapes in doubled quotes, N/A */
+    r = shared_row("misc/op_summary_1.csv", 2, &row);
+    int start = csv_col(r, (const char *const[]){"Task Start Time(us)", "Start Time(us)", NULL});
+    assert_int_equal(start, 7);
+    assert_int_equal(csv_us_to_ns(row.f[start], &ns, &lost), 0);
+    assert_i64(INT64_C(1695115378713661000), ns);
+    assert_field(row.f[col(r, "Input Shapes")], "\"232138240\"");
+    assert_true(csv_is_null(row.f[col(r, "Context ID")]));
+    close_r(r);
+
+    /* quoted TAB after the start time */
+    r = shared_row("misc/kernel_details_new_header.csv", 2, &row);
+    assert_field(row.f[col(r, "Start Time(us)")], "1736413971558972.912\t");
+    assert_int_equal(csv_us_to_ns(row.f[col(r, "Start Time(us)")], &ns, &lost), 0);
+    assert_i64(INT64_C(1736413971558972912), ns);
+    assert_int_equal(lost, 0);
+    close_r(r);
+
+    /* call stacks over many lines */
+    r = shared_row("torch_npu_rank0/ASCEND_PROFILER_OUTPUT/operator_details.csv", 2, &row);
+    assert_field(row.f[0], "aten::empty");
+    assert_field(row.f[1], ";\n;\n;\n;\n;\n");
+    assert_int_equal(row.f[2].n, 784);
+    close_r(r);
+    r = shared_row("torch_npu_rank0/ASCEND_PROFILER_OUTPUT/operator_details.csv", 15, &row);
+    assert_field(row.f[0], "aten::zero_");
+    assert_int_equal(row.f[2].n, 556);
+    assert_field(row.f[6], "496.8508203");
+    close_r(r);
+
+    /* cluster step trace: an empty Step, a stage tuple */
+    r = shared_row("cluster_analysis_output/cluster_step_trace_time_8ranks.csv", 2, &row);
+    assert_true(csv_is_null(row.f[col(r, "Step")]));
+    assert_int_equal(csv_int(row.f[col(r, "Index")], &v), 0);
+    assert_i64(0, v);
+    close_r(r);
+    r = shared_row("cluster_analysis_output/cluster_step_trace_time_8ranks.csv", 10, &row);
+    assert_field(row.f[col(r, "Type")], "stage");
+    assert_field(row.f[col(r, "Index")], "(0, 1, 2, 3, 4, 5, 6, 7)");
+    assert_int_equal(csv_int(row.f[col(r, "Index")], &v), -1);
+    close_r(r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_trim_and_null, test_teardown),
+        cmocka_unit_test_teardown(test_us_to_ns, test_teardown),
+        cmocka_unit_test_teardown(test_int, test_teardown),
+        cmocka_unit_test_teardown(test_real, test_teardown),
+        cmocka_unit_test_teardown(test_quoting, test_teardown),
+        cmocka_unit_test_teardown(test_crlf, test_teardown),
+        cmocka_unit_test_teardown(test_bom, test_teardown),
+        cmocka_unit_test_teardown(test_embedded_newlines, test_teardown),
+        cmocka_unit_test_teardown(test_blank_lines, test_teardown),
+        cmocka_unit_test_teardown(test_no_final_newline, test_teardown),
+        cmocka_unit_test_teardown(test_trailing_tabs, test_teardown),
+        cmocka_unit_test_teardown(test_columns, test_teardown),
+        cmocka_unit_test_teardown(test_width_errors, test_teardown),
+        cmocka_unit_test_teardown(test_gzip, test_teardown),
+        cmocka_unit_test_teardown(test_large_file, test_teardown),
+        cmocka_unit_test_teardown(test_unterminated_quote, test_teardown),
+        cmocka_unit_test_teardown(test_empty_file, test_teardown),
+        cmocka_unit_test_teardown(test_open_errors, test_teardown),
+        cmocka_unit_test_teardown(test_shared_counts, test_teardown),
+        cmocka_unit_test_teardown(test_shared_values, test_teardown),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
