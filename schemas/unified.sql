@@ -141,6 +141,12 @@ CREATE TABLE TB_EVENT (
 CREATE TABLE TB_COUNTER (
     rankId INTEGER, pid, name INTEGER, series INTEGER, timestampNs INTEGER, value NUMERIC
 );
+-- step trace time as the profiler computed it (step_trace_time.csv), in µs
+CREATE TABLE TB_STEP_TRACE_TIME (
+    rankId INTEGER, deviceId INTEGER, step TEXT, computing NUMERIC, communicationNotOverlapped NUMERIC,
+    overlapped NUMERIC, communication NUMERIC, free NUMERIC, stage NUMERIC, bubble NUMERIC,
+    communicationNotOverlappedExcludeReceive NUMERIC, preparing NUMERIC
+);
 -- topsprof statistics listings: one row per (class, device, name) as printed
 CREATE TABLE TB_TOPS_SUMMARY (
     rankId INTEGER, class TEXT, deviceId INTEGER, pid INTEGER, timePct NUMERIC, timeNs INTEGER,

@@ -25,6 +25,7 @@
 
 #include "../ingest/detect.h"
 #include "../ingest/msprof_db.h"
+#include "../ingest/npu_text.h"
 #include "../ingest/topsprof_import.h"
 #include "../ingest/trace_import.h"
 #include "dbw.h"
@@ -40,6 +41,7 @@ static const char *const dest_names[TB_DEST_COUNT] = {
     [TB_DEST_SKIPPED_PYTHON] = "skipped python_function", [TB_DEST_EMPTY] = "empty {} events",
     [TB_DEST_UNKNOWN_PHASE] = "unknown phase (TB_EVENT)", [TB_DEST_OTHER_TABLES] = "other tables",
     [TB_DEST_BETTER_SOURCE] = "skipped: table filled by a better source",
+    [TB_DEST_BAD_ROWS] = "skipped: rows with a wrong field count",
 };
 
 const char *tb_dest_name(int dest)
@@ -94,26 +96,87 @@ typedef struct src_info {
     trace_import_result r;
 } src_info;
 
-static void warnf(const tb_load_options *opt, sqlite3 *db, int64_t src, tb_load_result *res, const char *fmt, ...)
-    __attribute__((format(printf, 5, 6)));
+/* Warnings of a load: shown through the caller's callback as they come, and
+ * kept for TB_WARNING (written with the other bookkeeping rows). */
+typedef struct warn_log {
+    const tb_load_options *opt;
+    tb_load_result *res;
+    int64_t source;   /* TB_SOURCE id of the file being read */
+    int64_t *src_ids;
+    char **msgs;
+    size_t n, cap;
+} warn_log;
 
-static void warnf(const tb_load_options *opt, sqlite3 *db, int64_t src, tb_load_result *res, const char *fmt, ...)
+static void warn_add(warn_log *wl, const char *msg)
 {
-    char msg[1024];
+    if (wl->opt->warn)
+        wl->opt->warn(wl->opt->ctx, msg);
+    wl->res->warnings++;
+    if (wl->n == wl->cap) {
+        size_t nc = wl->cap ? wl->cap * 2 : 16;
+        char **nm = realloc(wl->msgs, nc * sizeof *nm);
+        int64_t *ns = nm ? realloc(wl->src_ids, nc * sizeof *ns) : NULL;
+        if (nm)
+            wl->msgs = nm;
+        if (!nm || !ns)
+            return; /* shown, not kept: out of memory */
+        wl->src_ids = ns;
+        wl->cap = nc;
+    }
+    if ((wl->msgs[wl->n] = strdup(msg)) != NULL)
+        wl->src_ids[wl->n++] = wl->source;
+}
+
+static void warnf(warn_log *wl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void warnf(warn_log *wl, const char *fmt, ...)
+{
+    char msg[2048];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    if (opt->warn)
-        opt->warn(opt->ctx, msg);
-    res->warnings++;
+    warn_add(wl, msg);
+}
+
+/* The importers' callbacks: warnings into the log, progress to the caller. */
+static void import_warn(void *ctx, const char *msg)
+{
+    warn_add(ctx, msg);
+}
+
+static void import_progress(void *ctx, const char *file, uint64_t done, uint64_t total)
+{
+    warn_log *wl = ctx;
+    if (wl->opt->progress)
+        wl->opt->progress(wl->opt->ctx, file, done, total);
+}
+
+static void warn_log_free(warn_log *wl)
+{
+    for (size_t i = 0; i < wl->n; i++)
+        free(wl->msgs[i]);
+    free(wl->msgs);
+    free(wl->src_ids);
+}
+
+static tb_status write_warnings(dbw *w, const warn_log *wl, tb_error *err)
+{
+    sqlite3 *db = dbw_db(w);
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(db, "INSERT INTO TB_WARNING(sourceId, message) VALUES(?, ?)", -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, src);
-        sqlite3_bind_text(st, 2, msg, -1, SQLITE_TRANSIENT);
-        sqlite3_step(st);
-        sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(db, "INSERT INTO TB_WARNING(sourceId, message) VALUES(?, ?)", -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+    for (size_t i = 0; i < wl->n; i++) {
+        sqlite3_bind_int64(st, 1, wl->src_ids[i]);
+        sqlite3_bind_text(st, 2, wl->msgs[i], -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+        }
+        sqlite3_reset(st);
     }
+    sqlite3_finalize(st);
+    return TB_OK;
 }
 
 static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const input_file *ignored, size_t n_ignored,
@@ -469,10 +532,13 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     size_t nsrc = 0, srccap = 0, ngroups = 0, n_ignored = 0;
     int64_t *rank_hint = NULL;
     input_file *ignored = NULL;
+    warn_log wl = {0};
     char *tmp = NULL;
     dbw *w = NULL;
     tb_status st = TB_OK;
 
+    wl.opt = opt;
+    wl.res = res;
     input_set set;
     if ((st = detect_inputs(opt->inputs, opt->n_inputs, &set, err)) != TB_OK)
         return st;
@@ -527,12 +593,7 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         for (size_t j = 0; j < i; j++) {
             struct stat jst;
             if (src[j].path && stat(src[j].path, &jst) == 0 && jst.st_dev == ist.st_dev && jst.st_ino == ist.st_ino) {
-                if (opt->warn) {
-                    char msg[2 * PATH_MAX + 64];
-                    snprintf(msg, sizeof msg, "%s: the same file as %s: loaded once", src[i].path, src[j].path);
-                    opt->warn(opt->ctx, msg);
-                }
-                res->warnings++;
+                warnf(&wl, "%s: the same file as %s: loaded once", src[i].path, src[j].path);
                 free(src[i].path);
                 memmove(&src[i], &src[i + 1], (nsrc - i - 1) * sizeof *src);
                 nsrc--;
@@ -587,15 +648,20 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
          * sources skip the tables an earlier one filled */
         if (i == 0 || src[i].group != src[i - 1].group)
             filled = 0;
+        wl.source = (int64_t)i + 1;
         trace_import_opts io = {.rank = src[i].rank, .keep_python_functions = opt->keep_python_functions,
-                                .warn = opt->warn, .progress = opt->progress, .ctx = opt->ctx,
-                                .total_bytes = (uint64_t)src[i].bytes, .skip_rows = filled};
+                                .warn = import_warn, .progress = import_progress, .ctx = &wl,
+                                .total_bytes = (uint64_t)src[i].bytes, .skip_rows = filled,
+                                .strict_rows = opt->strict};
         switch (src[i].kind) {
         case IN_MSPROF_DB:
             st = msprof_db_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
             break;
         case IN_TOPSPROF:
             st = topsprof_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
+            break;
+        case IN_NPU_CSV:
+            st = npu_text_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
             break;
         default:
             st = trace_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
@@ -622,19 +688,18 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
                                  (long long)src[i].r.stop_offset, (unsigned long long)src[i].r.events);
                 goto fail;
             }
-            warnf(opt, dbw_db(w), (int64_t)i + 1, res,
-                  "%s: input cut short at byte %lld: kept %llu complete events, the rest is lost", src[i].path,
+            warnf(&wl, "%s: input cut short at byte %lld: kept %llu complete events, the rest is lost", src[i].path,
                   (long long)src[i].r.stop_offset, (unsigned long long)src[i].r.events);
         }
         if (src[i].r.dest[TB_DEST_UNKNOWN_PHASE])
-            warnf(opt, dbw_db(w), (int64_t)i + 1, res, "%s: %llu events with an unknown phase kept in TB_EVENT",
+            warnf(&wl, "%s: %llu events with an unknown phase kept in TB_EVENT",
                   src[i].path, (unsigned long long)src[i].r.dest[TB_DEST_UNKNOWN_PHASE]);
     }
     double t_post = dbw_now();
     res->seconds_read = t_post - t_read;
     if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = bind_h2d(w, err)) != TB_OK ||
         (st = apply_ranks(w, src, nsrc, rank_hint, ngroups, err)) != TB_OK ||
-        (st = bookkeeping(w, src, nsrc, ignored, n_ignored, err)) != TB_OK)
+        (st = bookkeeping(w, src, nsrc, ignored, n_ignored, err)) != TB_OK || (st = write_warnings(w, &wl, err)) != TB_OK)
         goto fail;
     res->seconds_post = dbw_now() - t_post;
     if ((st = dbw_finish(w, &res->seconds_index, err)) != TB_OK)
@@ -652,6 +717,7 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     free(src);
     free_ignored(ignored, n_ignored);
     free(rank_hint);
+    warn_log_free(&wl);
     return TB_OK;
 
 fail:
@@ -666,6 +732,7 @@ fail:
     free(src);
     free_ignored(ignored, n_ignored);
     free(rank_hint);
+    warn_log_free(&wl);
     if (st == TB_OK)
         st = TB_ERR_INTERNAL;
     if (err->code == TB_OK)

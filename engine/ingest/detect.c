@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "msprof_db.h"
+#include "npu_text.h"
 #include "topsprof.h"
 
 #define MAX_DEPTH 5
@@ -32,6 +33,7 @@ const char *input_kind_name(int kind)
     switch (kind) {
     case IN_MSPROF_DB: return "msprof db";
     case IN_TRACE_JSON: return "trace json";
+    case IN_NPU_CSV: return "torch_npu csv";
     case IN_TOPSPROF: return "topsprof listing";
     default: return "ignored";
     }
@@ -175,6 +177,8 @@ static int classify(const char *path, const char *name)
         int t = looks_like_trace(path);
         return t < 0 ? -1 : t ? IN_TRACE_JSON : IN_IGNORED;
     }
+    if (npu_text_is_known(path))
+        return IN_NPU_CSV;
     if (ends_with(name, ".txt") || ends_with(name, ".log") || ends_with(name, ".csv"))
         return tops_is_listing(path) ? IN_TOPSPROF : IN_IGNORED;
     return IN_IGNORED;

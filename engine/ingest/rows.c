@@ -64,5 +64,8 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_HOST_INFO] = {"HOST_INFO", "hostUid,hostName,rankId", 3},
     [R_TOPS_SUMMARY] = {"TB_TOPS_SUMMARY", "rankId,class,deviceId,pid,timePct,timeNs,calls,avgNs,minNs,maxNs,name",
                         11},
+    [R_STEP_TRACE_TIME] = {"TB_STEP_TRACE_TIME",
+                           "rankId,deviceId,step,computing,communicationNotOverlapped,overlapped,communication,free,"
+                           "stage,bubble,communicationNotOverlappedExcludeReceive,preparing", 12},
     [R_TOPS_TOTAL] = {"TB_TOPS_TOTAL", "rankId,class,deviceId,pid,fromTrace,accumulateNs,totalCalls,totalNs", 8},
 };

@@ -28,6 +28,7 @@ typedef struct trace_import_opts {
     void *ctx;
     uint64_t total_bytes;  /* file size, for progress */
     uint64_t skip_rows;    /* ROWBIT()s of row tables not to fill (a better source did) */
+    int strict_rows;       /* a CSV row of the wrong width is an error, not a skipped row */
 } trace_import_opts;
 
 typedef struct trace_import_result {

@@ -25,6 +25,7 @@ enum tb_dest {
     TB_DEST_METADATA, TB_DEST_SKIPPED_PYTHON, TB_DEST_EMPTY, TB_DEST_UNKNOWN_PHASE,
     TB_DEST_OTHER_TABLES, /* rows of other tables (DB and text inputs) */
     TB_DEST_BETTER_SOURCE, /* not loaded: an earlier source of the rank filled that table */
+    TB_DEST_BAD_ROWS,      /* CSV rows skipped: wrong number of fields */
     TB_DEST_COUNT
 };
 

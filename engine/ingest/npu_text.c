@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * npu_text.c - torch_npu / msprof text outputs (summary CSVs) into unified-DB
+ * rows.
+ *
+ * Which CSV a file is comes from its name (formats.md §4); columns are found
+ * by header name with the aliases old and new versions use, and absent
+ * optional columns are NULL. Times are microsecond text converted to exact
+ * nanoseconds (a trailing TAB, as torch_npu writes, is stripped); memory
+ * sizes in MB/KB become bytes. Rows:
+ *   kernel_details.csv, op_summary*.csv -> TASK (+ COMPUTE_TASK_INFO for
+ *       compute task types, + MEMCPY_INFO for MEMCPY tasks); rows whose
+ *       Accelerator Core / Task Type is HCCL or COMMUNICATION (the hcom_*
+ *       ops) -> COMMUNICATION_OP
+ *   step_trace_time.csv -> TB_STEP_TRACE_TIME (µs, as written)
+ *   memory_record.csv -> MEMORY_RECORD;  operator_memory.csv -> OP_MEMORY
+ * A row whose field count differs from the header's is skipped with a
+ * warning naming FILE:LINE (real files have such rows); --strict makes it an
+ * error. Excel-saved files with exponent timestamps load with one warning
+ * that precision was lost.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "npu_text.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "csv.h"
+
+enum text_kind { T_KERNELS, T_STEP_TRACE, T_MEMORY_RECORD, T_OP_MEMORY, T_UNKNOWN };
+
+static int starts_with(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+static int text_kind(const char *path)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (starts_with(base, "kernel_details") || starts_with(base, "op_summary"))
+        return T_KERNELS;
+    if (starts_with(base, "step_trace_time"))
+        return T_STEP_TRACE;
+    if (starts_with(base, "memory_record"))
+        return T_MEMORY_RECORD;
+    if (starts_with(base, "operator_memory"))
+        return T_OP_MEMORY;
+    return T_UNKNOWN;
+}
+
+int npu_text_is_known(const char *path)
+{
+    size_t n = strlen(path);
+    return n > 4 && (!strcmp(path + n - 4, ".csv") || (n > 7 && !strcmp(path + n - 7, ".csv.gz"))) &&
+           text_kind(path) != T_UNKNOWN;
+}
+
+typedef struct ctx {
+    const row_sink *sink;
+    import_ids *ids;
+    const trace_import_opts *opt;
+    trace_import_result *res;
+    tb_error *err;
+    csv_reader *csv;
+    const csv_row *row;
+    int lost_precision;
+    char *buf;
+    size_t cap;
+} ctx;
+
+#define COLS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static int row_out(ctx *c, int table, const tb_val *v)
+{
+    if (c->opt->skip_rows & ROWBIT(table))
+        return 0;
+    return c->sink->row(c->sink->ctx, table, v);
+}
+
+static csv_field field(ctx *c, int col)
+{
+    csv_field none = {"", 0};
+    if (col < 0 || col >= c->row->n)
+        return none;
+    return csv_trim(c->row->f[col]);
+}
+
+/* Text of a field with doubled-quote shapes unwrapped ("\"8192,2\"" -> 8192,2). */
+static tb_val text_val(ctx *c, int col)
+{
+    csv_field f = field(c, col);
+    if (csv_is_null(f))
+        return VNULL;
+    while (f.n >= 2 && f.p[0] == '"' && f.p[f.n - 1] == '"') {
+        f.p++;
+        f.n -= 2;
+    }
+    return VTEXT(f.p, f.n);
+}
+
+static int64_t intern_col(ctx *c, int col)
+{
+    tb_val v = text_val(c, col);
+    if (v.type == V_NULL)
+        return -2;
+    return c->sink->intern(c->sink->ctx, v.s, v.n);
+}
+
+static tb_val idv(int64_t id)
+{
+    return id < 0 ? VNULL : VINT(id);
+}
+
+static tb_val int_val(ctx *c, int col)
+{
+    int64_t v;
+    csv_field f = field(c, col);
+    return !csv_is_null(f) && csv_int(f, &v) == 0 ? VINT(v) : VNULL;
+}
+
+static tb_val real_val(ctx *c, int col)
+{
+    double v;
+    csv_field f = field(c, col);
+    return !csv_is_null(f) && csv_real(f, &v) == 0 ? VREAL(v) : VNULL;
+}
+
+/* A number in `unit` bytes (MB, KB) as whole bytes. */
+static tb_val bytes_val(ctx *c, int col, double unit)
+{
+    double v;
+    csv_field f = field(c, col);
+    return !csv_is_null(f) && csv_real(f, &v) == 0 ? VINT((int64_t)llround(v * unit)) : VNULL;
+}
+
+/* µs text -> ns; fails (TB_ERR_PARSE) on text that is not a time. */
+static int time_val(ctx *c, int col, tb_val *out)
+{
+    csv_field f = field(c, col);
+    if (csv_is_null(f)) {
+        *out = VNULL;
+        return 0;
+    }
+    int64_t ns;
+    if (csv_us_to_ns(f, &ns, &c->lost_precision) != 0) {
+        tb_error_at(c->err, TB_ERR_PARSE, csv_path(c->csv), c->row->line, 0, c->row->offset,
+                    "bad time '%.*s' in column '%.*s'", (int)(f.n > 40 ? 40 : f.n), f.p,
+                    (int)csv_name(c->csv, col).n, csv_name(c->csv, col).p);
+        return -1;
+    }
+    *out = VINT(ns);
+    return 0;
+}
+
+/* Device of a row: Device_id, else "Device Type"/"Device" like NPU:3, else 0. */
+static int64_t device_of(ctx *c, int dev_col, int type_col)
+{
+    int64_t d;
+    csv_field f = field(c, dev_col);
+    if (dev_col >= 0 && csv_int(f, &d) == 0)
+        return d;
+    f = field(c, type_col);
+    if (type_col >= 0 && f.n > 4 && memcmp(f.p, "NPU:", 4) == 0) {
+        csv_field n = {f.p + 4, f.n - 4};
+        if (csv_int(n, &d) == 0)
+            return d;
+    }
+    return 0;
+}
+
+static void note_time(ctx *c, int64_t s, int64_t e)
+{
+    trace_import_result *r = c->res;
+    if (!r->has_times || s < r->min_ns)
+        r->min_ns = s;
+    if (!r->has_times || e > r->max_ns)
+        r->max_ns = e;
+    r->has_times = 1;
+}
+
+static int non_compute(csv_field t)
+{
+    static const char *const pre[] = {"EVENT_", "NOTIFY_", "STREAM_WAIT", "MEMCPY", "PROFILING_", "HCCL",
+                                      "COMMUNICATION", "RDMA", "SDMA", "WRITE_VALUE"};
+    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
+        if (t.n >= strlen(pre[i]) && memcmp(t.p, pre[i], strlen(pre[i])) == 0)
+            return 1;
+    return 0;
+}
+
+typedef struct kcols {
+    int name, type, core, start, dur, stream, task, model, ctx, block, mix, shapes, dev, devtype;
+} kcols;
+
+static int kernel_row(ctx *c, const kcols *k)
+{
+    tb_val start, dur;
+    if (time_val(c, k->start, &start) || time_val(c, k->dur, &dur))
+        return -1;
+    if (start.type == V_NULL)
+        return 1; /* no start: nothing to place on a timeline */
+    int64_t end = start.i + (dur.type == V_INT ? dur.i : 0);
+    int64_t dev = device_of(c, k->dev, k->devtype);
+    csv_field core = field(c, k->core);
+    int64_t name = intern_col(c, k->name), type = intern_col(c, k->type), coreid = intern_col(c, k->core);
+    if (name == -1 || type == -1 || coreid == -1)
+        return -1;
+    note_time(c, start.i, end);
+    if (dev >= 0 && dev < 64)
+        c->res->devices_seen |= (uint64_t)1 << dev;
+    c->res->events++;
+    if ((core.n == 4 && !memcmp(core.p, "HCCL", 4)) || (core.n == 13 && !memcmp(core.p, "COMMUNICATION", 13))) {
+        tb_val v[12] = {idv(name), start, VINT(end), VNULL, VNULL, VINT(c->ids->next_op++), VNULL, VNULL, VNULL,
+                        idv(type), VINT(dev), VINT(c->opt->rank)};
+        c->res->dest[TB_DEST_COMMUNICATION_OP]++;
+        return row_out(c, R_COMMUNICATION_OP, v);
+    }
+    int64_t gid = c->ids->next_task++;
+    tb_val model = int_val(c, k->model);
+    tb_val task[13] = {start, VINT(end), VINT(dev), VNULL, VINT(gid), VNULL, idv(coreid), int_val(c, k->ctx),
+                       int_val(c, k->stream), int_val(c, k->task), model.type == V_NULL ? VINT(4294967295LL) : model,
+                       VINT(c->opt->rank), idv(name)};
+    if (row_out(c, R_TASK, task))
+        return -1;
+    c->res->dest[TB_DEST_TASK]++;
+    if (core.n >= 6 && !memcmp(core.p, "MEMCPY", 6)) {
+        tb_val m[4] = {VINT(gid), VNULL, VINT(65535), VINT(c->opt->rank)};
+        c->res->dest[TB_DEST_MEMCPY_INFO]++;
+        return row_out(c, R_MEMCPY_INFO, m);
+    }
+    if (non_compute(core))
+        return 0;
+    int64_t shapes = intern_col(c, k->shapes);
+    if (shapes == -1)
+        return -1;
+    tb_val info[8] = {idv(name), VINT(gid), idv(coreid), idv(type), int_val(c, k->block), int_val(c, k->mix),
+                      idv(shapes), VINT(c->opt->rank)};
+    c->res->dest[TB_DEST_COMPUTE_TASK_INFO]++;
+    return row_out(c, R_COMPUTE_TASK_INFO, info);
+}
+
+static int step_trace_row(ctx *c, const int *col, int dev_col)
+{
+    tb_val v[12];
+    v[0] = VINT(c->opt->rank);
+    v[1] = dev_col >= 0 ? int_val(c, dev_col) : VNULL;
+    v[2] = text_val(c, col[0]);
+    for (int i = 1; i < 10; i++)
+        v[2 + i] = real_val(c, col[i]);
+    c->res->events++;
+    c->res->dest[TB_DEST_OTHER_TABLES]++;
+    return row_out(c, R_STEP_TRACE_TIME, v);
+}
+
+static int memory_record_row(ctx *c, const int *col)
+{
+    tb_val ts;
+    if (time_val(c, col[1], &ts))
+        return -1;
+    int64_t comp = intern_col(c, col[0]);
+    if (comp == -1)
+        return -1;
+    if (ts.type == V_INT)
+        note_time(c, ts.i, ts.i);
+    tb_val v[8] = {idv(comp), ts, bytes_val(c, col[2], 1048576.0), bytes_val(c, col[3], 1048576.0),
+                   bytes_val(c, col[4], 1048576.0), text_val(c, col[5]), VINT(device_of(c, -1, col[6])),
+                   VINT(c->opt->rank)};
+    c->res->events++;
+    c->res->dest[TB_DEST_OTHER_TABLES]++;
+    return row_out(c, R_MEMORY_RECORD, v);
+}
+
+static int op_memory_row(ctx *c, const int *col)
+{
+    tb_val alloc, rel, arel, dur, adur;
+    if (time_val(c, col[2], &alloc) || time_val(c, col[3], &rel) || time_val(c, col[4], &arel) ||
+        time_val(c, col[5], &dur) || time_val(c, col[6], &adur))
+        return -1;
+    int64_t name = intern_col(c, col[0]);
+    if (name == -1)
+        return -1;
+    if (alloc.type == V_INT)
+        note_time(c, alloc.i, rel.type == V_INT ? rel.i : alloc.i);
+    tb_val v[16] = {idv(name), bytes_val(c, col[1], 1024.0), alloc, rel, arel, dur, adur,
+                    bytes_val(c, col[7], 1048576.0), bytes_val(c, col[8], 1048576.0), bytes_val(c, col[9], 1048576.0),
+                    bytes_val(c, col[10], 1048576.0), bytes_val(c, col[11], 1048576.0),
+                    bytes_val(c, col[12], 1048576.0), text_val(c, col[13]), VINT(device_of(c, -1, col[14])),
+                    VINT(c->opt->rank)};
+    c->res->events++;
+    c->res->dest[TB_DEST_OTHER_TABLES]++;
+    return row_out(c, R_OP_MEMORY, v);
+}
+
+tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
+                          trace_import_result *res, tb_error *err)
+{
+    memset(res, 0, sizeof *res);
+    res->trace_rank = -1;
+    res->stop_offset = -1;
+    snprintf(res->kind, sizeof res->kind, "torch_npu csv");
+    int kind = text_kind(path);
+    ctx c = {.sink = sink, .ids = ids, .opt = opt, .res = res, .err = err};
+    if (!(c.csv = csv_open(path, err)))
+        return err->code;
+    tb_status st = TB_OK;
+    if (csv_header(c.csv, err) != 0) {
+        st = err->code;
+        goto done;
+    }
+    kcols k = {0};
+    int col[16];
+    int dev_col = -1;
+    switch (kind) {
+    case T_KERNELS:
+        k.name = csv_require(c.csv, COLS("Name", "Op Name"), err);
+        k.start = csv_require(c.csv, COLS("Start Time(us)", "Task Start Time(us)"), err);
+        if (k.name < 0 || k.start < 0) {
+            st = err->code;
+            goto done;
+        }
+        k.type = csv_col(c.csv, COLS("Type", "OP Type"));
+        k.core = csv_col(c.csv, COLS("Accelerator Core", "Task Type"));
+        k.dur = csv_col(c.csv, COLS("Duration(us)", "Task Duration(us)"));
+        k.stream = csv_col(c.csv, COLS("Stream ID"));
+        k.task = csv_col(c.csv, COLS("Task ID"));
+        k.model = csv_col(c.csv, COLS("Model ID"));
+        k.ctx = csv_col(c.csv, COLS("Context ID"));
+        k.block = csv_col(c.csv, COLS("Block Num", "Block Dim"));
+        k.mix = csv_col(c.csv, COLS("Mix Block Num", "Mix Block Dim"));
+        k.shapes = csv_col(c.csv, COLS("Input Shapes"));
+        k.dev = csv_col(c.csv, COLS("Device_id"));
+        k.devtype = csv_col(c.csv, COLS("Device Type"));
+        break;
+    case T_STEP_TRACE: {
+        static const char *const names[10] = {"Step", "Computing", "Communication(Not Overlapped)", "Overlapped",
+                                              "Communication", "Free", "Stage", "Bubble",
+                                              "Communication(Not Overlapped and Exclude Receive)", "Preparing"};
+        for (int i = 0; i < 10; i++) {
+            const char *one[2] = {names[i], NULL};
+            col[i] = i < 2 ? csv_require(c.csv, one, err) : csv_col(c.csv, one);
+            if (i < 2 && col[i] < 0) {
+                st = err->code;
+                goto done;
+            }
+        }
+        dev_col = csv_col(c.csv, COLS("Device_id"));
+        break;
+    }
+    case T_MEMORY_RECORD: {
+        col[0] = csv_require(c.csv, COLS("Component"), err);
+        col[1] = csv_require(c.csv, COLS("Timestamp(us)"), err);
+        if (col[0] < 0 || col[1] < 0) {
+            st = err->code;
+            goto done;
+        }
+        col[2] = csv_col(c.csv, COLS("Total Allocated(MB)"));
+        col[3] = csv_col(c.csv, COLS("Total Reserved(MB)"));
+        col[4] = csv_col(c.csv, COLS("Total Active(MB)"));
+        col[5] = csv_col(c.csv, COLS("Stream Ptr"));
+        col[6] = csv_col(c.csv, COLS("Device Type", "Device"));
+        break;
+    }
+    case T_OP_MEMORY: {
+        static const char *const names[15] = {
+            "Name", "Size(KB)", "Allocation Time(us)", "Release Time(us)", "Active Release Time(us)",
+            "Duration(us)", "Active Duration(us)", "Allocation Total Allocated(MB)", "Allocation Total Reserved(MB)",
+            "Allocation Total Active(MB)", "Release Total Allocated(MB)", "Release Total Reserved(MB)",
+            "Release Total Active(MB)", "Stream Ptr", "Device Type"};
+        for (int i = 0; i < 15; i++) {
+            const char *one[2] = {names[i], NULL};
+            col[i] = i == 0 ? csv_require(c.csv, one, err) : csv_col(c.csv, one);
+        }
+        if (col[0] < 0) {
+            st = err->code;
+            goto done;
+        }
+        break;
+    }
+    default:
+        st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not a CSV tracebook reads");
+        goto done;
+    }
+    csv_row row;
+    int r;
+    while ((r = csv_next(c.csv, &row, err)) == 1) {
+        c.row = &row;
+        if (row.n == 1 && row.f[0].n == 0)
+            continue;
+        tb_error werr;
+        if (csv_check_width(c.csv, &row, &werr) != 0) {
+            if (opt->strict_rows) {
+                *err = werr;
+                st = err->code;
+                goto done;
+            }
+            res->dest[TB_DEST_BAD_ROWS]++;
+            if (opt->warn) {
+                char msg[1200];
+                snprintf(msg, sizeof msg, "%s:%ld: %s: row skipped", path, row.line, werr.message);
+                opt->warn(opt->ctx, msg);
+            }
+            continue;
+        }
+        int rc;
+        switch (kind) {
+        case T_KERNELS: rc = kernel_row(&c, &k); break;
+        case T_STEP_TRACE: rc = step_trace_row(&c, col, dev_col); break;
+        case T_MEMORY_RECORD: rc = memory_record_row(&c, col); break;
+        default: rc = op_memory_row(&c, col); break;
+        }
+        if (rc < 0) {
+            st = err->code != TB_OK ? err->code : TB_ERR_DB;
+            goto done;
+        }
+    }
+    if (r < 0) {
+        st = err->code;
+        goto done;
+    }
+    if (c.lost_precision && opt->warn) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "%s: times in exponent notation (saved by a spreadsheet?): precision lost", path);
+        opt->warn(opt->ctx, msg);
+    }
+done:
+    csv_close(c.csv);
+    free(c.buf);
+    return st;
+}
