@@ -510,7 +510,7 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     if (st != TB_OK)
         return st;
     ctx c = {.sink = sink, .opt = opt, .res = res, .err = err, .path = path,
-             .gtid_base = ids->next_task - 1, .op_base = ids->next_op - 1};
+             .gtid_base = ids->next_task, .op_base = ids->next_op};
     if (!has_table(s.db, "STRING_IDS")) {
         st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not an msprof-compatible DB (no STRING_IDS table)");
         goto done;

@@ -329,6 +329,102 @@ static void test_h2d_binding(void **state)
     assert_int_equal(q1(db, "SELECT count(*) FROM flow WHERE name = 'HostToDevice180388626431'"), 1);
 }
 
+static void copy_path(const char *from, const char *to)
+{
+    FILE *in = fopen(from, "rb"), *out = fopen(to, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+}
+
+static long file_size(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static void test_msprof_db_with_wal(void **state)
+{
+    (void)state;
+    /* an msprof-style DB whose rows are still in its write-ahead log */
+    char live[4200], dir[4200], db[4300], wal[4400], src_wal[4300], out[4200];
+    snprintf(live, sizeof live, "%s/live.db", tmpdir);
+    snprintf(dir, sizeof dir, "%s/waldb", tmpdir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    snprintf(db, sizeof db, "%s/msprof_1.db", dir);
+    snprintf(wal, sizeof wal, "%s-wal", db);
+    snprintf(src_wal, sizeof src_wal, "%s-wal", live);
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(live, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h,
+                                  "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
+                                  "CREATE TABLE STRING_IDS(id INTEGER, value TEXT);"
+                                  "CREATE TABLE TASK(startNs, endNs, deviceId, connectionId, globalTaskId, globalPid,"
+                                  " taskType, contextId, streamId, taskId, modelId, depth);"
+                                  "CREATE TABLE COMPUTE_TASK_INFO(name, globalTaskId, blockDim, mixBlockDim, taskType,"
+                                  " opType, waitNs);"
+                                  "CREATE TABLE status_info(key TEXT, value TEXT);"
+                                  "INSERT INTO STRING_IDS VALUES (7, 'MatMul'), (9, 'AI_CORE'), (11, 'MatMulV2');"
+                                  "INSERT INTO TASK VALUES (100, 200, 2, 5, 0, 1, 9, 4294967295, 3, 1, 4294967295, 0),"
+                                  " (300, 450, 2, 6, 1, 1, 9, 4294967295, 3, 2, 4294967295, 0);"
+                                  "INSERT INTO COMPUTE_TASK_INFO VALUES (7, 0, 24, 0, 9, 11, 0), (7, 1, 48, 0, 9, 11, 0);",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    /* copy while the log still holds the rows, as a profiler's output may be left */
+    copy_path(live, db);
+    copy_path(src_wal, wal);
+    sqlite3_close(h);
+    long db_size = file_size(db), wal_size = file_size(wal);
+    assert_true(wal_size > 0);
+
+    /* a trace loaded first takes globalTaskId 1..: the DB's ids are shifted past them */
+    char trace[4200];
+    write_text("waldb/trace.json",
+               "[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"pid\":0,\"tid\":1,\"ts\":1,\"dur\":1}]",
+               trace, sizeof trace);
+    const char *in[] = {trace, db};
+    tb_error err;
+    assert_int_equal(load("fromwal.db", in, 2, 0, &err, out, sizeof out), TB_OK);
+    assert_int_equal(q1(out, "SELECT count(*) FROM TASK WHERE rankId = 1"), 2);
+    assert_int_equal(q1(out, "SELECT count(*) FROM kernel WHERE name = 'MatMul' AND opType = 'MatMulV2'"
+                             " AND taskType = 'AI_CORE' AND rankId = 1"),
+                     2);
+    assert_int_equal(q1(out, "SELECT sum(blockNum) FROM COMPUTE_TASK_INFO WHERE rankId = 1"), 72); /* blockDim */
+    assert_int_equal(q1(out, "SELECT count(DISTINCT globalTaskId) FROM TASK"), 3);
+    assert_int_equal(q1(out, "SELECT min(startNs) FROM TASK WHERE rankId = 1"), 100);
+    assert_int_equal(q1(out, "SELECT deviceId FROM RANK_DEVICE_MAP WHERE rankId = 1"), 2);
+    char buf[64];
+    assert_string_equal(qs(out, buf, sizeof buf, "SELECT kind FROM TB_SOURCE WHERE id = 2"), "msprof db");
+    /* the input is untouched: same sizes, no -shm created, log not checkpointed */
+    assert_int_equal(file_size(db), db_size);
+    assert_int_equal(file_size(wal), wal_size);
+    char shm[4400];
+    snprintf(shm, sizeof shm, "%s-shm", db);
+    assert_int_equal(access(shm, F_OK), -1);
+}
+
+static void test_not_an_msprof_db(void **state)
+{
+    (void)state;
+    char path[4200], out[4200];
+    snprintf(path, sizeof path, "%s/other.db", tmpdir);
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h, "CREATE TABLE t(x); INSERT INTO t VALUES (1);", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(h);
+    const char *in[] = {path};
+    tb_error err;
+    assert_int_equal(load("other_out.db", in, 1, 0, &err, out, sizeof out), TB_ERR_PARSE);
+    assert_string_equal(err.file, path);
+    assert_string_equal(err.message, "not an msprof-compatible DB (no STRING_IDS table)");
+    assert_int_equal(access(out, F_OK), -1);
+}
+
 static void test_bare_npu_device(void **state)
 {
     (void)state;
@@ -462,7 +558,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ascend_routing),   cmocka_unit_test(test_kineto_routing),
         cmocka_unit_test(test_flow_pairing),     cmocka_unit_test(test_bare_npu_device),
-        cmocka_unit_test(test_h2d_binding),
+        cmocka_unit_test(test_h2d_binding),      cmocka_unit_test(test_msprof_db_with_wal),
+        cmocka_unit_test(test_not_an_msprof_db),
         cmocka_unit_test(test_two_ranks),        cmocka_unit_test(test_failed_load_keeps_old_db),
         cmocka_unit_test(test_truncated),        cmocka_unit_test(test_find_traces),
     };
