@@ -485,6 +485,19 @@ static int parse_event(pstate *ps, trace_event *ev)
     return 0;
 }
 
+int js_parse_event_at(const char *p, const char *end, trace_event *ev, const char **next)
+{
+    tables_init();
+    pstate ps = {.p = p, .end = end};
+    if (p >= end || *p != '{')
+        return 0;
+    parse_event(&ps, ev);
+    if (ps.status != P_OK)
+        return 0;
+    *next = ps.p;
+    return 1;
+}
+
 jstream *js_open(const char *path, tb_error *err)
 {
     tables_init();

@@ -78,6 +78,13 @@ int64_t js_stop_offset(const jstream *js);
 int64_t js_bytes_done(const jstream *js);
 int64_t js_raw_bytes_done(const jstream *js);
 
+/*
+ * Parses one complete event object at p (which must be '{') from memory.
+ * Returns 1 and sets *next past it, or 0 when the bytes are not a whole
+ * event. Spans in ev point into [p, end).
+ */
+int js_parse_event_at(const char *p, const char *end, trace_event *ev, const char **next);
+
 /* Returns the value of args member key, or a JS_NONE span (parses args first if needed). */
 js_span js_arg(trace_event *ev, const char *key);
 

@@ -1368,6 +1368,69 @@ static void imp_free(imp *im)
     free(im->abuf);
 }
 
+/*
+ * torch_npu writes its metadata at the end of the array. For a plain file,
+ * read the metadata events of its last few MiB first, so that events of named
+ * processes route at once instead of waiting in the spill file. Only whole
+ * events that start at a line or after "}," count; anything else in the tail
+ * is left to the normal pass, which sees every event again in order.
+ */
+#define TAIL_BYTES (4u << 20)
+
+static void prescan_tail(imp *im, const char *path, trace_event *ev)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return;
+    unsigned char magic[2] = {0, 0};
+    if (fread(magic, 1, 2, f) != 2 || (magic[0] == 0x1f && magic[1] == 0x8b) || fseeko(f, 0, SEEK_END) != 0) {
+        fclose(f);
+        return;
+    }
+    off_t size = ftello(f);
+    off_t start = size > (off_t)TAIL_BYTES ? size - (off_t)TAIL_BYTES : 0;
+    char *buf = malloc(TAIL_BYTES);
+    size_t n = 0;
+    if (buf && fseeko(f, start, SEEK_SET) == 0)
+        n = fread(buf, 1, TAIL_BYTES, f);
+    fclose(f);
+    if (!buf)
+        return;
+    const char *p = buf, *e = buf + n;
+    /* the first event start: a '{' after a newline or after "}," */
+    while (p < e) {
+        const char *q = memchr(p, '{', (size_t)(e - p));
+        if (!q)
+            break;
+        const char *b = q;
+        while (b > buf && (b[-1] == ' ' || b[-1] == '\t' || b[-1] == '\r'))
+            b--;
+        int boundary = b == buf ? start == 0 : (b[-1] == '\n' || b[-1] == ',' || b[-1] == '[');
+        if (boundary && b > buf && b[-1] == ',') {
+            const char *c = b - 1;
+            while (c > buf && (c[-1] == ' ' || c[-1] == '\n' || c[-1] == '\r' || c[-1] == '\t'))
+                c--;
+            boundary = c > buf && c[-1] == '}';
+        }
+        const char *next;
+        if (boundary && js_parse_event_at(q, e, ev, &next)) {
+            /* from here, events follow one another */
+            p = q;
+            while (p < e && js_parse_event_at(p, e, ev, &next)) {
+                int64_t pkey;
+                if (ev->ph == 'M' && pid_key(im, ev->pid, &pkey) == 0)
+                    on_metadata(im, ev, pkey);
+                p = next;
+                while (p < e && (*p == ',' || *p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+                    p++;
+            }
+            break;
+        }
+        p = q + 1;
+    }
+    free(buf);
+}
+
 tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
                        trace_import_result *res, tb_error *err)
 {
@@ -1393,6 +1456,7 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
         st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto done;
     }
+    prescan_tail(&im, path, ev);
     int64_t next_progress = 64 << 20;
     for (;;) {
         js_span key, val;
