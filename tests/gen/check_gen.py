@@ -8,9 +8,15 @@
 # events, that the same arguments give byte-identical output, that another
 # seed gives other output, that the metadata sits at the end (ascend) and
 # baseTimeNanoseconds after traceEvents (kineto), and that every flow start
-# has its finish. Then it regenerates the checked-in samples and compares
-# them byte for byte, so a generator change that alters them is caught and
-# the samples are regenerated on purpose (commands in samples/README.md).
+# has its finish. For --kind torch_npu_dir it checks that the same arguments
+# give the same tree, that each rank's trace_view.json is the ascend trace of
+# seed S+r, and that each kernel_details.csv has one row per Ascend Hardware
+# task and hcom_* Communication op of that trace (same names, starts and
+# durations, in the right step) and parses with every row as wide as its
+# header, and that step_trace_time.csv agrees with the Overlap Analysis lanes.
+# Then it regenerates the checked-in samples and compares them byte for
+# byte, so a generator change that alters them is caught and the samples are
+# regenerated on purpose (commands in samples/README.md).
 #
 # usage: check_gen.py GENERATOR [TMPDIR] [SAMPLES_DIR]
 #   TMPDIR       where outputs go (default: a new temporary directory, removed)
@@ -19,6 +25,8 @@
 # Python 3 standard library only.
 
 import collections
+import csv
+import decimal
 import json
 import os
 import shutil
@@ -38,6 +46,19 @@ SAMPLES = (
     ("kineto_small/trace.json",
      ["--kind", "kineto", "--events", "2500", "--seed", "1", "--layers", "1"]),
 )
+# Checked-in directories written by --kind torch_npu_dir: (dir, ranks, events, seed, layers).
+SAMPLE_DIRS = (
+    ("torch_npu_2rank", 2, 1500, 1, 1),
+)
+
+KD_HEADER = ["Step Id", "Model ID", "Task ID", "Stream ID", "Name", "Type", "Accelerator Core",
+             "Start Time(us)", "Duration(us)", "Wait Time(us)", "Block Dim", "Mix Block Dim",
+             "HF32 Eligible", "Input Shapes", "Input Data Types", "Input Formats", "Output Shapes",
+             "Output Data Types", "Output Formats", "Context ID"]
+ST_HEADER = ["Device_id", "Step", "Computing", "Communication(Not Overlapped)", "Overlapped",
+             "Communication", "Free", "Stage", "Bubble",
+             "Communication(Not Overlapped and Exclude Receive)", "Preparing"]
+LANES = ("Computing", "Communication", "Communication(Not Overlapped)", "Free")
 
 failures = []
 
@@ -137,11 +158,195 @@ def check_kinds(gen, tmp):
                 fail("%s N=%d: different seeds gave identical output" % (kind, n))
 
 
+def dir_args(ranks, events, seed, layers):
+    return ["--kind", "torch_npu_dir", "--ranks", str(ranks), "--events", str(events),
+            "--seed", str(seed), "--layers", str(layers)]
+
+
+def tree(root):
+    """Relative paths of the files under root, sorted."""
+    out = []
+    for d, _, files in os.walk(root):
+        out += [os.path.relpath(os.path.join(d, f), root) for f in files]
+    return sorted(out)
+
+
+def same_tree(a, b, what):
+    """Fails unless directories a and b hold the same files with the same bytes."""
+    ta, tb = tree(a), tree(b)
+    if ta != tb:
+        fail("%s: files differ: only in %s %s, only in %s %s"
+             % (what, a, sorted(set(ta) - set(tb)), b, sorted(set(tb) - set(ta))))
+        return False
+    diff = [f for f in ta if read(os.path.join(a, f)) != read(os.path.join(b, f))]
+    if diff:
+        fail("%s: %d file(s) differ, e.g. %s" % (what, len(diff), diff[0]))
+        return False
+    return True
+
+
+def dec(x):
+    """A µs value as an exact Decimal (a trailing TAB, as torch_npu writes, stripped)."""
+    return decimal.Decimal(str(x).rstrip("\t"))
+
+
+def check_kernel_details(path, events, names):
+    """kernel_details.csv against its trace: one row per Ascend Hardware task and hcom_* op."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows or rows[0] != KD_HEADER:
+        fail("%s: header is not the 20-column kernel_details header" % path)
+        return
+    header, rows = rows[0], rows[1:]
+    wrong = [i + 2 for i, r in enumerate(rows) if len(r) != len(header)]
+    if wrong:
+        fail("%s: %d row(s) not %d fields wide, first at line %d"
+             % (path, len(wrong), len(header), wrong[0]))
+        return
+    hw = [e for e in events if e["ph"] == "X" and names.get(e["pid"]) == "Ascend Hardware"]
+    hcom = [e for e in events if e["ph"] == "X" and names.get(e["pid"]) == "Communication"
+            and e["name"].startswith("hcom_")]
+    if len(rows) != len(hw) + len(hcom):
+        fail("%s: %d rows, but its trace has %d Ascend Hardware + %d hcom_* X events"
+             % (path, len(rows), len(hw), len(hcom)))
+    col = {h: i for i, h in enumerate(header)}
+    starts = [r[col["Start Time(us)"]] for r in rows]
+    if not all(s.endswith("\t") and len(s[:-1].split(".")[-1]) == 3 for s in starts):
+        fail("%s: a Start Time(us) is not 3 decimals followed by a TAB" % path)
+        return
+    want = collections.Counter((e["name"], dec(e["ts"]), dec(e["dur"])) for e in hw + hcom)
+    got = collections.Counter((r[col["Name"]], dec(r[col["Start Time(us)"]]),
+                               dec(r[col["Duration(us)"]])) for r in rows)
+    if want != got:
+        fail("%s: names, starts and durations differ from the trace's, e.g. %r"
+             % (path, sorted((want - got) + (got - want))[:1]))
+    hccl = [r for r in rows if r[col["Accelerator Core"]] == "HCCL"]
+    if len(hccl) != len(hcom) or any(r[col["Task ID"]] != "N/A" or r[col["Stream ID"]] != "N/A"
+                                     for r in hccl):
+        fail("%s: HCCL rows do not match the hcom_* ops or have a Task/Stream ID" % path)
+    if [dec(s) for s in starts] != sorted(dec(s) for s in starts):
+        fail("%s: rows are not sorted by start" % path)
+    steps = step_ranges(events)
+    for r in rows:
+        rng = steps.get(r[col["Step Id"]])
+        if rng is None or not rng[0] <= dec(r[col["Start Time(us)"]]) <= rng[1]:
+            fail("%s: %s at %s is not inside ProfilerStep#%s"
+                 % (path, r[col["Name"]], r[col["Start Time(us)"]].strip(), r[col["Step Id"]]))
+            break
+
+
+def step_ranges(events):
+    """{"N": (start, end)} of the ProfilerStep#N slices."""
+    return {e["name"].split("#", 1)[1]: (dec(e["ts"]), dec(e["ts"]) + dec(e["dur"]))
+            for e in events if e["ph"] == "X" and e["name"].startswith("ProfilerStep#")}
+
+
+def check_step_trace(path, events, names, device):
+    """step_trace_time.csv: consistent values that agree with the Overlap Analysis lanes."""
+    with open(path, newline="") as f:
+        rows = list(csv.reader(f))
+    if not rows or rows[0] != ST_HEADER:
+        fail("%s: header is not the 11-column step_trace_time header" % path)
+        return
+    rows = rows[1:]
+    if any(len(r) != len(ST_HEADER) for r in rows):
+        fail("%s: a row is not %d fields wide" % (path, len(ST_HEADER)))
+        return
+    steps = step_ranges(events)
+    lanes = [e for e in events if e["ph"] == "X" and names.get(e["pid"]) == "Overlap Analysis"]
+    if len(set(r[1] for r in rows)) != len(rows):
+        fail("%s: a step has more than one row" % path)
+    # only the trace's last step can have been cut short: every other one needs its row
+    order = sorted(steps, key=int)
+    missing = sorted(set(order[:-1]) - set(r[1] for r in rows), key=int)
+    if missing:
+        fail("%s: no row for complete step(s) %s" % (path, missing))
+    for r in rows:
+        v = dict(zip(ST_HEADER, r))
+        if v["Device_id"] != str(device) or v["Step"] not in steps:
+            fail("%s: row %r: wrong Device_id or a step not in the trace" % (path, r[:2]))
+            continue
+        num = {k: dec(x) for k, x in v.items() if k not in ("Device_id", "Step")}
+        if min(num.values()) < 0:
+            fail("%s: step %s has a negative value" % (path, v["Step"]))
+        if num["Overlapped"] != num["Communication"] - num["Communication(Not Overlapped)"]:
+            fail("%s: step %s: Overlapped != Communication - Communication(Not Overlapped)"
+                 % (path, v["Step"]))
+        a, b = steps[v["Step"]]
+        sums = collections.Counter()
+        for e in lanes:
+            if a <= dec(e["ts"]) <= b:
+                sums[e["name"]] += dec(e["dur"])
+        bad = [k for k in LANES if sums[k] != num[k]]
+        if bad:
+            fail("%s: step %s: %s differs from the sum of its Overlap Analysis lane"
+                 % (path, v["Step"], bad[0]))
+
+
+def check_torch_npu_dir(gen, tmp, root, ranks, events, seed, layers):
+    """The files of a --kind torch_npu_dir tree, rank by rank."""
+    want = ["rank%d_ascend_pt" % r for r in range(ranks)]
+    if sorted(os.listdir(root)) != sorted(want):
+        fail("%s: holds %s, expected %s" % (root, sorted(os.listdir(root)), want))
+        return
+    for r in range(ranks):
+        base = os.path.join(root, "rank%d_ascend_pt" % r)
+        out = os.path.join(base, "ASCEND_PROFILER_OUTPUT")
+        info = os.path.join(base, "profiler_info_%d.json" % r)
+        try:
+            with open(info) as f:
+                doc = json.load(f)
+            if sorted(doc) != ["config", "end_info", "rank_id", "start_info"] or doc["rank_id"] != r:
+                fail("%s: keys %s, rank_id %r" % (info, sorted(doc), doc.get("rank_id")))
+        except (OSError, ValueError) as e:
+            fail("%s: %s" % (info, e))
+        trace = os.path.join(out, "trace_view.json")
+        # the rank's trace is the ascend kind's trace of seed S+r
+        single = os.path.join(tmp, "torch_npu_dir-rank%d.json" % r)
+        if run(gen, ["--kind", "ascend", "--events", str(events), "--seed", str(seed + r),
+                     "--rank", str(r), "--ranks", str(ranks), "--layers", str(layers)], single) \
+                and read(single) != read(trace):
+            fail("%s differs from --kind ascend --seed %d --rank %d" % (trace, seed + r, r))
+        try:
+            with open(trace, "rb") as f:
+                evs = json.loads(f.read(), parse_float=decimal.Decimal)
+        except (OSError, ValueError) as e:
+            fail("%s: %s" % (trace, e))
+            continue
+        check_events("ascend", trace, events_of("ascend", trace, evs), events)
+        meta = [e for e in evs if e.get("ph") == "M"]
+        names = {e["pid"]: e["args"]["name"] for e in meta if e["name"] == "process_name"}
+        labels = {e["args"]["labels"] for e in meta if e["name"] == "process_labels"
+                  and names.get(e["pid"]) == "Ascend Hardware"}
+        if labels != {"NPU %d" % (r % 8)}:
+            fail("%s: Ascend Hardware labels %s, expected NPU %d" % (trace, sorted(labels), r % 8))
+        check_kernel_details(os.path.join(out, "kernel_details.csv"), evs, names)
+        check_step_trace(os.path.join(out, "step_trace_time.csv"), evs, names, r % 8)
+
+
+def check_dir_kind(gen, tmp):
+    """--kind torch_npu_dir: same arguments, same tree; the tree's contents."""
+    for ranks, events, seed, layers in ((3, 2000, 4, 1), (2, 50, 7, 2)):
+        a = os.path.join(tmp, "torch_npu_dir-%d-a" % events)
+        b = os.path.join(tmp, "torch_npu_dir-%d-b" % events)
+        ok = True
+        for d in (a, b):
+            shutil.rmtree(d, ignore_errors=True)
+            ok = ok and run(gen, dir_args(ranks, events, seed, layers), d)
+        if ok and same_tree(a, b, "torch_npu_dir: same arguments twice"):
+            check_torch_npu_dir(gen, tmp, a, ranks, events, seed, layers)
+
+
 def check_usage(gen, tmp):
     out = os.path.join(tmp, "bad.json")
     for args in (["--kind", "nope", "--events", "5"], ["--kind", "ascend"],
-                 ["--kind", "ascend", "--events", "-1"], ["--kind", "ascend", "--events", "5x"]):
+                 ["--kind", "ascend", "--events", "-1"], ["--kind", "ascend", "--events", "5x"],
+                 ["--kind", "torch_npu_dir", "--events", "5", "--rank", "1"]):
         r = subprocess.run([gen] + args + ["-o", out], capture_output=True)
+        if r.returncode == 0 or not r.stderr:
+            fail("%s: bad arguments accepted (exit %d)" % (" ".join(args), r.returncode))
+    for args in (["--kind", "torch_npu_dir", "--events", "5", "-o", "-"],):
+        r = subprocess.run([gen] + args, capture_output=True)
         if r.returncode == 0 or not r.stderr:
             fail("%s: bad arguments accepted (exit %d)" % (" ".join(args), r.returncode))
 
@@ -159,6 +364,21 @@ def check_samples(gen, tmp, samples):
             fail("%s differs from a fresh 'tracebook-gen %s': regenerate it as "
                  "samples/README.md says, or find what changed the generator"
                  % (path, " ".join(args)))
+    for rel, ranks, events, seed, layers in SAMPLE_DIRS:
+        path = os.path.join(samples, rel)
+        if not os.path.isdir(path):
+            fail("%s: sample missing" % path)
+            continue
+        fresh = os.path.join(tmp, rel)
+        shutil.rmtree(fresh, ignore_errors=True)
+        args = dir_args(ranks, events, seed, layers)
+        if not run(gen, args, fresh):
+            continue
+        if not same_tree(path, fresh, "%s vs a fresh 'tracebook-gen %s' (regenerate it as "
+                         "samples/README.md says, or find what changed the generator)"
+                         % (path, " ".join(args))):
+            continue
+        check_torch_npu_dir(gen, tmp, path, ranks, events, seed, layers)
 
 
 def main(argv):
@@ -176,6 +396,7 @@ def main(argv):
     os.makedirs(tmp, exist_ok=True)
     try:
         check_kinds(gen, tmp)
+        check_dir_kind(gen, tmp)
         check_usage(gen, tmp)
         check_samples(gen, tmp, samples)
     finally:

@@ -5,7 +5,14 @@
  * Writes a torch_npu-style trace_view.json (--kind ascend) or a PyTorch
  * profiler (Kineto) GPU trace (--kind kineto) holding exactly --events trace
  * events, metadata included, so that tests can check counts and benches can
- * scale to gigabytes. The bytes depend only on the arguments: one private
+ * scale to gigabytes. --kind torch_npu_dir writes a torch_npu profiling
+ * directory per rank r: the ascend trace of seed S+r, plus kernel_details.csv
+ * (a row per Ascend Hardware task and HCCL op of that trace, collected while
+ * the step is written and sorted by start when it ends), step_trace_time.csv
+ * (a row per complete step, from the intervals behind the Overlap Analysis
+ * lanes) and profiler_info_<r>.json. The CSVs are a by-product of the real
+ * (not dry) run and draw no random numbers, so the trace stays byte-identical
+ * to --kind ascend --seed S+r --rank r. The bytes depend only on the arguments: one private
  * splitmix64 generator drives every random choice, all times are integer
  * nanoseconds and every number is formatted by hand (no floating point), so
  * the output is the same on every machine and libc.
@@ -43,6 +50,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* Exit codes, listed in --help. */
 enum { EXIT_OK = 0, EXIT_IO = 1, EXIT_USAGE = 2 };
@@ -189,12 +197,30 @@ struct ivec {
 /* A forward op remembered for its fwdbwd flow. */
 struct fwrec { uint64_t ts, seq; };
 
-/* Input shapes of one op in both notations. */
+/*
+ * One kernel_details.csv row (torch_npu_dir): an Ascend Hardware task or an
+ * HCCL op of the step being written, kept until the step ends and its rows
+ * are sorted by start.
+ */
+struct krow {
+    uint64_t t0, t1, task_id, stream_id, ord;
+    const char *name;           /* NULL for an HCCL op: its name is in hcom */
+    const struct dims *d;       /* the op's shapes (NULL: none) */
+    int type;                   /* task type (T_*) */
+    char hcom[64];
+};
+
+/* Input shapes of one op in both notations, and its kernels' columns in kernel_details.csv. */
 struct dims {
     char a[96];       /* ascend "Input Dims": "4096,4096;4096" */
     char at[96];      /* ascend "Input type" */
     char k[128];      /* kineto "Input Dims": [[4096, 4096], [4096]] */
     char kt[128];     /* kineto "Input type": ["c10::BFloat16", ...] */
+    char dt[64];      /* kernel_details "Input Data Types": "DT_BF16;INT64" */
+    char fm[32];      /* "Input Formats": "ND;ND" */
+    char o[96];       /* "Output Shapes" (ascend notation) */
+    char odt[64];     /* "Output Data Types" */
+    char ofm[32];     /* "Output Formats" */
 };
 
 enum {
@@ -233,6 +259,15 @@ struct gen {
     size_t nfw, capfw;
     uint64_t hcom_idx[4];
     struct out o;
+    /* torch_npu_dir: kernel_details.csv and step_trace_time.csv beside the trace */
+    int csv;
+    int cut;                    /* this step ran out of units */
+    uint64_t step_no, step_p0;  /* the step's number and host start */
+    uint64_t bubble;            /* the step's receive time (hcom_receive) */
+    struct krow *rows;
+    size_t nrows, caprows;
+    uint64_t kd_prev_end;       /* end of the previous kernel_details row */
+    struct out kd, st;
 };
 
 static _Noreturn void die_oom(void)
@@ -274,8 +309,10 @@ static void fw_push(struct gen *g, uint64_t ts, uint64_t seq)
 /* Takes a unit (one op) from the step's allowance; 0 once the step is cut. */
 static int unit(struct gen *g)
 {
-    if (g->units >= g->unit_limit)
+    if (g->units >= g->unit_limit) {
+        g->cut = 1;
         return 0;
+    }
     g->units++;
     return 1;
 }
@@ -288,13 +325,33 @@ static void seen(struct gen *g, uint64_t t)
         g->s.tend = t;
 }
 
+/* A kernel_details row for a task or an HCCL op just written (torch_npu_dir). */
+static struct krow *krow_push(struct gen *g)
+{
+    struct krow *r;
+
+    if (g->nrows == g->caprows) {
+        size_t cap = g->caprows ? g->caprows * 2 : 256;
+        struct krow *p = realloc(g->rows, cap * sizeof *p);
+        if (!p)
+            die_oom();
+        g->rows = p;
+        g->caprows = cap;
+    }
+    r = &g->rows[g->nrows];
+    memset(r, 0, sizeof *r);
+    r->ord = g->nrows++;
+    return r;
+}
+
 /*
  * Writes one trace event (or only counts it in a dry run). fmt is literal
  * JSON with conversions taking a uint64_t (%u; %d as int64_t; %t ns as µs
  * with exactly 3 decimals; %T ns as µs, trailing zeros trimmed; %M millionths
  * trimmed) or a const char * (%s, written unescaped); %% is a percent sign.
+ * Returns 1 when the event was written, 0 when only counted or dropped.
  */
-static void ev(struct gen *g, const char *fmt, ...)
+static int ev(struct gen *g, const char *fmt, ...)
 {
     va_list ap;
     const char *p, *q;
@@ -303,10 +360,10 @@ static void ev(struct gen *g, const char *fmt, ...)
 
     if (g->dry) {
         g->n++;
-        return;
+        return 0;
     }
     if (g->n >= g->events)
-        return;             /* only the metadata tail can run past --events */
+        return 0;           /* only the metadata tail can run past --events */
     if (g->n++)
         out_put(&g->o, ",\n", 2);
     va_start(ap, fmt);
@@ -349,6 +406,7 @@ static void ev(struct gen *g, const char *fmt, ...)
         }
     }
     va_end(ap);
+    return 1;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -383,8 +441,54 @@ static uint64_t dim_value(const struct gen *g, const char **p)
     return digits ? f * v : v;
 }
 
-/* Fills d from a symbolic shape list and type letters (see dim_value). */
-static void mkdims(const struct gen *g, struct dims *d, const char *shape, const char *types)
+/* Device data types and formats of type letters: "DT_BF16;INT64" and "ND;ND". */
+static void mktypes(char *dt, size_t ndt, char *fm, size_t nfm, const char *types)
+{
+    size_t ld = 0, lf = 0;
+    const char *t;
+
+    dt[0] = fm[0] = 0;
+    for (t = types; *t; t++) {
+        const char *ty = *t == 'l' ? "INT64" : *t == 's' ? "FLOAT" : "DT_BF16";
+
+        ld += (size_t)snprintf(dt + ld, ld < ndt ? ndt - ld : 0, "%s%s", t > types ? ";" : "", ty);
+        lf += (size_t)snprintf(fm + lf, lf < nfm ? nfm - lf : 0, "%sND", t > types ? ";" : "");
+    }
+    assert(ld < ndt && lf < nfm);
+}
+
+/* A symbolic shape list in ascend notation ("N,H;H" -> "8192,4096;4096"). */
+static void shape_a(const struct gen *g, char *buf, size_t n, const char *shape)
+{
+    size_t l = 0;
+    const char *p;
+    int first_dim = 1;
+
+    buf[0] = 0;
+    for (p = shape; *p; p++) {
+        if (*p == ';') {
+            l += (size_t)snprintf(buf + l, l < n ? n - l : 0, ";");
+            first_dim = 1;
+            continue;
+        }
+        if (*p == ',')
+            continue;
+        {
+            unsigned long long v = (unsigned long long)dim_value(g, &p);
+            p--;
+            l += (size_t)snprintf(buf + l, l < n ? n - l : 0, "%s%llu", first_dim ? "" : ",", v);
+            first_dim = 0;
+        }
+    }
+    assert(l < n);
+}
+
+/*
+ * Fills d from a symbolic shape list and type letters (see dim_value), and
+ * the output shape and types its kernels show in kernel_details.csv.
+ */
+static void mkdims(const struct gen *g, struct dims *d, const char *shape, const char *types,
+                   const char *oshape, const char *otypes)
 {
     size_t la = 0, lat = 0, lk = 0, lkt = 0;
     const char *p = shape, *t;
@@ -421,6 +525,9 @@ static void mkdims(const struct gen *g, struct dims *d, const char *shape, const
     APP(d->kt, lkt, "]");
 #undef APP
     assert(la < sizeof d->a && lat < sizeof d->at && lk < sizeof d->k && lkt < sizeof d->kt);
+    mktypes(d->dt, sizeof d->dt, d->fm, sizeof d->fm, types);
+    mktypes(d->odt, sizeof d->odt, d->ofm, sizeof d->ofm, otypes);
+    shape_a(g, d->o, sizeof d->o, oshape);
 }
 
 static void model_init(struct gen *g)
@@ -428,20 +535,21 @@ static void model_init(struct gen *g)
     static const uint64_t hs[] = {2048, 3072, 4096, 5120};
     static const uint64_t ss[] = {1024, 2048, 4096};
     static const uint64_t vs[] = {32000, 32768, 151936};
-    static const struct { int id; const char *shape, *types; } shapes[] = {
-        {D_NORM, "B,S,H;H", "bb"},
-        {D_ATTN, "B,S,H;B,S,H;B,S,H", "bbb"},
-        {D_EW, "B,S,H;B,S,H", "bb"},
-        {D_EW1, "B,S,H", "b"},
-        {D_SCALAR, "B,S,H;", "bs"},
-        {D_SWI, "B,S,2F", "b"},
-        {D_SWIG, "B,S,F;B,S,2F", "bb"},
-        {D_LSM, "N,V", "b"},
-        {D_LOSS, "N,V;N", "bl"},
-        {D_EMB, "V,H;B,S", "bl"},
-        {D_IN, "B,S", "l"},
-        {D_MASK, "N", "l"},
-        {D_PARAM, "3H,H;H", "bb"},
+    /* inputs, their types, then the output and its types ("" a scalar) */
+    static const struct { int id; const char *shape, *types, *oshape, *otypes; } shapes[] = {
+        {D_NORM, "B,S,H;H", "bb", "B,S,H", "b"},
+        {D_ATTN, "B,S,H;B,S,H;B,S,H", "bbb", "B,S,H", "b"},
+        {D_EW, "B,S,H;B,S,H", "bb", "B,S,H", "b"},
+        {D_EW1, "B,S,H", "b", "B,S,H", "b"},
+        {D_SCALAR, "B,S,H;", "bs", "B,S,H", "b"},
+        {D_SWI, "B,S,2F", "b", "B,S,F", "b"},
+        {D_SWIG, "B,S,F;B,S,2F", "bb", "B,S,2F", "b"},
+        {D_LSM, "N,V", "b", "N,V", "b"},
+        {D_LOSS, "N,V;N", "bl", "", "b"},
+        {D_EMB, "V,H;B,S", "bl", "B,S,H", "b"},
+        {D_IN, "B,S", "l", "B,S", "l"},
+        {D_MASK, "N", "l", "N", "l"},
+        {D_PARAM, "3H,H;H", "bb", "3H,H;H", "bb"},
     };
     /* nn.Linear in -> out per linear kind (L_QKV ... L_LM) */
     static const char *const lin[NLIN][2] = {{"H", "3H"}, {"H", "H"}, {"H", "2F"}, {"F", "H"}, {"H", "V"}};
@@ -455,21 +563,25 @@ static void model_init(struct gen *g)
     g->F = (g->H * 8 / 3 + 255) / 256 * 256;
     g->hcom_group = (unsigned)(100 + rnd(&c) % 900);
     for (i = 0; i < sizeof shapes / sizeof shapes[0]; i++)
-        mkdims(g, &g->dm[shapes[i].id], shapes[i].shape, shapes[i].types);
+        mkdims(g, &g->dm[shapes[i].id], shapes[i].shape, shapes[i].types, shapes[i].oshape,
+               shapes[i].otypes);
     for (i = 0; i < NLIN; i++) {
         const char *in = lin[i][0], *out = lin[i][1], *p;
-        char s[32];
+        char s[32], o[16];
 
         p = in;
         g->lin_in[i] = dim_value(g, &p);
         p = out;
         g->lin_out[i] = dim_value(g, &p);
         snprintf(s, sizeof s, "N,%s;%s,%s", in, in, out);       /* forward: x @ W^T */
-        mkdims(g, &g->dm[D_MM + 3 * i], s, "bb");
+        snprintf(o, sizeof o, "N,%s", out);
+        mkdims(g, &g->dm[D_MM + 3 * i], s, "bb", o, "b");
         snprintf(s, sizeof s, "N,%s;%s,%s", out, out, in);      /* dX = dY @ W */
-        mkdims(g, &g->dm[D_MM + 3 * i + 1], s, "bb");
+        snprintf(o, sizeof o, "N,%s", in);
+        mkdims(g, &g->dm[D_MM + 3 * i + 1], s, "bb", o, "b");
         snprintf(s, sizeof s, "%s,N;N,%s", out, in);            /* dW = dY^T @ X */
-        mkdims(g, &g->dm[D_MM + 3 * i + 2], s, "bb");
+        snprintf(o, sizeof o, "%s,%s", out, in);
+        mkdims(g, &g->dm[D_MM + 3 * i + 2], s, "bb", o, "b");
     }
 }
 
@@ -619,6 +731,8 @@ static void ew_init(void)
     size_t i;
     int inpl;
 
+    if (ewops)
+        return;
     ewops = calloc(2 * NEW, sizeof *ewops);
     if (!ewops)
         die_oom();
@@ -704,15 +818,28 @@ static void a_cann(struct gen *g, uint64_t tid, const char *name, const char *le
        name, g->pid_cann, tid, t0, t1 - t0, tid, level, id, k);
 }
 
+/* A task on the Ascend Hardware layer; d: the shapes of the op it runs (may be NULL). */
 static void a_task(struct gen *g, const char *name, int type, int stream, uint64_t t0, uint64_t t1,
-                   uint64_t task_id, uint64_t k)
+                   uint64_t task_id, uint64_t k, const struct dims *d)
 {
-    ev(g, "{\"name\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": \"%t\", \"dur\": %T, \"args\": "
-          "{\"Model Id\": 4294967295, \"Task Type\": \"%s\", \"Physic Stream Id\": %u, \"Task Id\": %u, "
-          "\"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": %u}, \"ph\": \"X\"}",
-       name, g->pid_hw, g->stream_id[stream], t0, t1 - t0, task_type[type],
-       g->stream_id[stream], task_id, k);
+    int w = ev(g, "{\"name\": \"%s\", \"pid\": %u, \"tid\": %u, \"ts\": \"%t\", \"dur\": %T, \"args\": "
+                  "{\"Model Id\": 4294967295, \"Task Type\": \"%s\", \"Physic Stream Id\": %u, \"Task Id\": %u, "
+                  "\"Batch Id\": 0, \"Subtask Id\": 4294967295, \"connection_id\": %u}, \"ph\": \"X\"}",
+               name, g->pid_hw, g->stream_id[stream], t0, t1 - t0, task_type[type],
+               g->stream_id[stream], task_id, k);
+
     seen(g, t1);
+    if (w && g->csv) {
+        struct krow *r = krow_push(g);
+
+        r->t0 = t0;
+        r->t1 = t1;
+        r->task_id = task_id;
+        r->stream_id = g->stream_id[stream];
+        r->name = name;
+        r->d = d;
+        r->type = type;
+    }
 }
 
 static void a_cpu(struct gen *g, uint64_t tid, const char *name, const char *cat, uint64_t t0,
@@ -832,7 +959,7 @@ static void a_op(struct gen *g, const struct aop *op, uint64_t work, const struc
             a_cann(g, g->tid_deq, "Runtime@MemcpyAsync", "runtime", "MemcpyAsync", l0[i], l1[i], kc[i]);
         else
             a_cann(g, g->tid_deq, "Node@launch", "node", k->name, l0[i], l1[i], kc[i]);
-        a_task(g, k->name, k->type, S_COMPUTE, k0[i], k1[i], kid[i], kc[i]);
+        a_task(g, k->name, k->type, S_COMPUTE, k0[i], k1[i], kid[i], kc[i], d);
         a_h2d(g, kc[i], g->tid_deq, l0[i], S_COMPUTE, k0[i]);
         a_flow(g, "s", "async_npu", "torch_to_npu", k0[i], g->pid, tid, a0);
         a_flow(g, "f", "async_npu", "torch_to_npu", k0[i], g->pid_hw, g->stream_id[S_COMPUTE], k0[i]);
@@ -984,7 +1111,7 @@ static void a_wait_comm(struct gen *g)
     s->dev[S_COMPUTE] = t1 + R(g, 200, 1000);
     id = next_task_id(g, S_COMPUTE);
     a_cann(g, g->ptid, "AscendCL@aclrtStreamWaitEvent", "acl", "aclrtStreamWaitEvent", c0, c1, k);
-    a_task(g, "EVENT_WAIT", T_EW, S_COMPUTE, t0, t1, id, k);
+    a_task(g, "EVENT_WAIT", T_EW, S_COMPUTE, t0, t1, id, k, NULL);
     a_h2d(g, k, g->ptid, c0, S_COMPUTE, t0);
 }
 
@@ -1044,6 +1171,8 @@ static void a_comm(struct gen *g, int kind, uint64_t bytes)
     for (i = 0; i < np + 2; i++)
         ids[i] = next_task_id(g, S_COMM);
     iv_push(&g->comm, cs, ce);
+    if (kind == HC_RECV)
+        g->bubble += ce - cs;
     if (!g->step_dev0)
         g->step_dev0 = cs;
 
@@ -1053,14 +1182,20 @@ static void a_comm(struct gen *g, int kind, uint64_t bytes)
     a_cann(g, g->ptid, nm, "acl", api[kind], c0, c1, k);
     snprintf(hn, sizeof hn, "hcom_%s__%u_%llu_1", hcom[kind], g->hcom_group,
              (unsigned long long)g->hcom_idx[kind]++);
-    ev(g, "{\"name\": \"%s\", \"pid\": %u, \"tid\": 0, \"ts\": \"%t\", \"dur\": %T, \"args\": "
-          "{\"connection_id\": %u, \"model id\": 4294967295, \"data_type\": \"FP16\", "
-          "\"alg_type\": \"%s\", \"count\": %u}, \"ph\": \"X\"}",
-       hn, g->pid_comm, cs, ce - cs, k, kind >= HC_SEND ? "NA" : "RING", bytes / 2);
+    if (ev(g, "{\"name\": \"%s\", \"pid\": %u, \"tid\": 0, \"ts\": \"%t\", \"dur\": %T, \"args\": "
+              "{\"connection_id\": %u, \"model id\": 4294967295, \"data_type\": \"FP16\", "
+              "\"alg_type\": \"%s\", \"count\": %u}, \"ph\": \"X\"}",
+           hn, g->pid_comm, cs, ce - cs, k, kind >= HC_SEND ? "NA" : "RING", bytes / 2) && g->csv) {
+        struct krow *row = krow_push(g);
+
+        row->t0 = cs;
+        row->t1 = ce;
+        snprintf(row->hcom, sizeof row->hcom, "%s", hn);
+    }
     for (i = 0; i < np + 2; i++) {
         const char *n = i == 0 ? "EVENT_WAIT" : i == np + 1 ? "EVENT_RECORD" : i % 2 ? "Notify_Wait" : "Memcpy";
         int type = i == 0 ? T_EW : i == np + 1 ? T_ER : i % 2 ? T_NOTIFY : T_MEMCPY;
-        a_task(g, n, type, S_COMM, ts[i], te[i], ids[i], k);
+        a_task(g, n, type, S_COMM, ts[i], te[i], ids[i], k, NULL);
     }
     a_h2d(g, k, g->ptid, c0, S_COMM, cs);
 }
@@ -1182,6 +1317,9 @@ static void a_step(struct gen *g)
     g->step_dev0 = 0;
     g->ptid = g->tid_main;
     p0 = s->host;
+    g->step_no = step;
+    g->step_p0 = p0;
+    g->bubble = 0;
     s->host += R(g, 5000, 20000);
 
     /* input batch to the device, attention mask, pipeline receive */
@@ -1317,6 +1455,209 @@ static void a_tail(struct gen *g)
     a_meta_proc(g, g->pid_ovl, "Overlap Analysis", g->npu_label, 31);
     for (i = 0; i < 4; i++)
         a_meta_thread(g, g->pid_ovl, i, lanes[i], i);
+}
+
+/* ------------------------------------------------------------------------ */
+/* torch_npu_dir: kernel_details.csv and step_trace_time.csv.               */
+
+static const char kd_header[] =
+    "Step Id,Model ID,Task ID,Stream ID,Name,Type,Accelerator Core,Start Time(us),Duration(us),"
+    "Wait Time(us),Block Dim,Mix Block Dim,HF32 Eligible,Input Shapes,Input Data Types,Input Formats,"
+    "Output Shapes,Output Data Types,Output Formats,Context ID\n";
+static const char st_header[] =
+    "Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,"
+    "Bubble,Communication(Not Overlapped and Exclude Receive),Preparing\n";
+
+static void put_u(struct out *o, uint64_t v)
+{
+    char b[24];
+    out_put(o, b, fmt_u(b, v));
+}
+
+/* ns as µs: exactly 3 decimals, or trailing zeros trimmed (one kept). */
+static void put_us(struct out *o, uint64_t ns, int trim)
+{
+    char b[48];
+    out_put(o, b, fmt_fixed(b, ns, 3, trim));
+}
+
+/* A shape list in torch_npu's CSV style: the field holds it in quotes, doubled. */
+static void put_shapes(struct out *o, const char *shapes)
+{
+    out_str(o, "\"\"\"");
+    out_str(o, shapes);
+    out_str(o, "\"\"\"");
+}
+
+/* Rows by start; rows starting together keep the order they were written in. */
+static int krow_cmp(const void *a, const void *b)
+{
+    const struct krow *x = a, *y = b;
+
+    if (x->t0 != y->t0)
+        return x->t0 < y->t0 ? -1 : 1;
+    return x->ord < y->ord ? -1 : x->ord > y->ord;
+}
+
+/*
+ * One kernel_details.csv row. Kernels (AI_CORE, AI_VECTOR_CORE, MIX_AIC,
+ * AI_CPU) carry their op's shapes and the op type that ends their name
+ * (aclnnMm_MatMulV3_MatMulV3 -> MatMulV3); other tasks (memcpy, event and
+ * notify tasks) and HCCL ops have N/A there, as in real files. Wait Time is
+ * the gap after the previous row's end, 0 when they overlap.
+ */
+static void kd_row(struct gen *g, const struct krow *r)
+{
+    static const unsigned block_dim[] = {20, 40, 24, 1};   /* T_AIC, T_AIV, T_MIX, T_AICPU */
+    struct out *o = &g->kd;
+    uint64_t wait = g->kd_prev_end && r->t0 > g->kd_prev_end ? r->t0 - g->kd_prev_end : 0;
+    int kernel = r->name && r->d && r->type <= T_AICPU;
+
+    g->kd_prev_end = r->t1;
+    put_u(o, g->step_no);
+    out_str(o, ",4294967295,");
+    if (r->name) {
+        const char *u = strrchr(r->name, '_');
+
+        put_u(o, r->task_id);
+        out_put(o, ",", 1);
+        put_u(o, r->stream_id);
+        out_put(o, ",", 1);
+        out_str(o, r->name);
+        out_put(o, ",", 1);
+        out_str(o, kernel && u ? u + 1 : task_type[r->type]);
+        out_put(o, ",", 1);
+        out_str(o, task_type[r->type]);
+    } else {
+        const char *u = strstr(r->hcom, "__");      /* hcom_allReduce__506_0_1 -> hcom_allReduce_ */
+
+        out_str(o, "N/A,N/A,");
+        out_str(o, r->hcom);
+        out_put(o, ",", 1);
+        out_put(o, r->hcom, u ? (size_t)(u - r->hcom) + 1 : strlen(r->hcom));
+        out_str(o, ",HCCL");
+    }
+    out_str(o, ",\"");
+    put_us(o, r->t0, 0);
+    out_str(o, "\t\",");
+    put_us(o, r->t1 - r->t0, 1);
+    out_put(o, ",", 1);
+    put_us(o, wait, 1);
+    if (kernel) {
+        out_put(o, ",", 1);
+        put_u(o, block_dim[r->type]);
+        out_str(o, r->type == T_MIX ? ",48,NO," : ",0,NO,");
+        put_shapes(o, r->d->a);
+        out_put(o, ",", 1);
+        out_str(o, r->d->dt);
+        out_put(o, ",", 1);
+        out_str(o, r->d->fm);
+        out_put(o, ",", 1);
+        put_shapes(o, r->d->o);
+        out_put(o, ",", 1);
+        out_str(o, r->d->odt);
+        out_put(o, ",", 1);
+        out_str(o, r->d->ofm);
+        out_str(o, r->type == T_MIX ? ",0\n" : ",N/A\n");
+    } else {
+        out_str(o, ",0,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A,N/A\n");
+    }
+}
+
+/* |union| of intervals sorted by start (touching ones merge). */
+static uint64_t iv_union(const struct ival *v, size_t n)
+{
+    uint64_t sum = 0, a, b;
+    size_t i = 0;
+
+    while (i < n) {
+        a = v[i].a;
+        b = v[i].b;
+        for (i++; i < n && v[i].a <= b; i++)
+            b = max64(b, v[i].b);
+        sum += b - a;
+    }
+    return sum;
+}
+
+/* |union| of two start-sorted lists, with the first start and the last end. */
+static uint64_t iv_union2(const struct ivec *x, const struct ivec *y, uint64_t *first, uint64_t *last)
+{
+    size_t i = 0, j = 0;
+    uint64_t sum = 0, a = 0, b = 0;
+    int open = 0;
+
+    *first = *last = 0;
+    while (i < x->n || j < y->n) {
+        const struct ival *v = (j >= y->n || (i < x->n && x->v[i].a <= y->v[j].a)) ? &x->v[i++] : &y->v[j++];
+
+        if (open && v->a <= b) {
+            b = max64(b, v->b);
+            continue;
+        }
+        if (open)
+            sum += b - a;
+        else
+            *first = v->a;
+        a = v->a;
+        b = v->b;
+        open = 1;
+    }
+    if (open) {
+        sum += b - a;
+        *last = b;
+    }
+    return sum;
+}
+
+/*
+ * The step_trace_time.csv row of a complete step, from the same compute and
+ * communication intervals as its Overlap Analysis lanes (metrics.md, policy
+ * torch_npu): Computing |U(compute)|, Communication |U(comm)|, Not Overlapped
+ * |U(comm) \ U(compute)|, Free the gaps between busy intervals, Stage the
+ * busy span less Bubble (the receive ops), Preparing the first device work
+ * after the step's host start.
+ */
+static void st_row(struct gen *g)
+{
+    struct out *o = &g->st;
+    uint64_t comp = iv_union(g->comp.v, g->comp.n), comm = iv_union(g->comm.v, g->comm.n);
+    uint64_t w0, w1, busy = iv_union2(&g->comp, &g->comm, &w0, &w1);
+    uint64_t cno = busy - comp, span = w1 - w0;
+    uint64_t v[9];
+    unsigned i;
+
+    v[0] = comp;
+    v[1] = cno;
+    v[2] = comm - cno;
+    v[3] = comm;
+    v[4] = span - busy;
+    v[5] = span > g->bubble ? span - g->bubble : 0;
+    v[6] = g->bubble;
+    v[7] = cno > g->bubble ? cno - g->bubble : 0;
+    v[8] = busy && w0 > g->step_p0 ? w0 - g->step_p0 : 0;
+    put_u(o, g->dev_id);
+    out_put(o, ",", 1);
+    put_u(o, g->step_no);
+    for (i = 0; i < 9; i++) {
+        out_put(o, ",", 1);
+        put_us(o, v[i], 1);
+    }
+    out_put(o, "\n", 1);
+}
+
+/* After a step is written: its kernel_details rows, and its step trace if complete. */
+static void csv_step(struct gen *g)
+{
+    size_t i;
+
+    if (g->nrows)
+        qsort(g->rows, g->nrows, sizeof *g->rows, krow_cmp);
+    for (i = 0; i < g->nrows; i++)
+        kd_row(g, &g->rows[i]);
+    g->nrows = 0;
+    if (!g->cut)
+        st_row(g);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -2114,11 +2455,14 @@ static uint64_t run_step(struct gen *g, uint64_t limit, int dry)
     g->dry = dry;
     g->units = 0;
     g->unit_limit = limit;
+    g->cut = 0;
     if (g->kind == ASCEND)
         a_step(g);
     else
         k_step(g);
     g->dry = 0;
+    if (!dry && g->csv)
+        csv_step(g);
     return g->n - n0;
 }
 
@@ -2189,6 +2533,8 @@ static void usage(FILE *f)
 {
     fputs("usage: tracebook-gen --kind ascend|kineto --events N [--seed S] [--ranks R] [--rank R]\n"
           "                     [--layers L] -o FILE\n"
+          "       tracebook-gen --kind torch_npu_dir --events N [--seed S] [--ranks R]\n"
+          "                     [--layers L] -o DIR\n"
           "\n"
           "Writes a synthetic, reproducible profile trace with exactly N trace events\n"
           "(metadata included). The bytes depend only on the arguments.\n"
@@ -2198,13 +2544,21 @@ static void usage(FILE *f)
           "                  Analysis layers, flows; metadata at the end\n"
           "  --kind kineto   PyTorch profiler GPU trace: {\"traceEvents\": [...], ...} with\n"
           "                  baseTimeNanoseconds after the events\n"
-          "  --events N      number of trace events to write (0 or more)\n"
+          "  --kind torch_npu_dir  a torch_npu profiling directory for ranks 0..R-1:\n"
+          "                  DIR/rank<r>_ascend_pt/profiler_info_<r>.json and\n"
+          "                  ASCEND_PROFILER_OUTPUT/ with trace_view.json (the ascend\n"
+          "                  trace of --seed S+r --rank r), kernel_details.csv (one row\n"
+          "                  per Ascend Hardware task and HCCL op of that trace) and\n"
+          "                  step_trace_time.csv (one row per complete step)\n"
+          "  --events N      number of trace events to write (0 or more; per rank)\n"
           "  --seed S        random seed (default 1)\n"
           "  --ranks R       size of the communication group / world_size (default 8;\n"
           "                  1 means no communication)\n"
-          "  --rank R        this rank: distributedInfo.rank, device id R % 8 (default 0)\n"
+          "  --rank R        this rank: distributedInfo.rank, device id R % 8 (default 0;\n"
+          "                  not with torch_npu_dir, which writes every rank)\n"
           "  --layers L      transformer layers per step (default 2)\n"
-          "  -o, --output FILE  where to write ('-' for standard output)\n"
+          "  -o, --output FILE  where to write ('-' for standard output); for\n"
+          "                  torch_npu_dir a directory, created if missing (not its parents)\n"
           "  -h, --help      show this help\n"
           "\n"
           "exit status: 0 success, 1 I/O error, 2 usage error\n", f);
@@ -2229,12 +2583,228 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *v)
     return 1;
 }
 
+/* Opens path for writing ('-': standard output) behind o's buffer. */
+static int out_open(struct out *o, const char *path)
+{
+    o->f = strcmp(path, "-") ? fopen(path, "wb") : stdout;
+    if (!o->f) {
+        fprintf(stderr, "tracebook-gen: error: cannot open '%s': %s\n", path, strerror(errno));
+        return 0;
+    }
+    if (!o->buf) {
+        o->buf = malloc(OBUF_CAP);
+        if (!o->buf)
+            die_oom();
+    }
+    o->len = 0;
+    o->err = 0;
+    return 1;
+}
+
+/* Flushes and closes o; EXIT_OK, or EXIT_IO with a message. */
+static int out_close(struct out *o, const char *path)
+{
+    int bad;
+
+    out_flush(o);
+    bad = o->err || ferror(o->f);
+    if (o->f != stdout)
+        bad |= fclose(o->f) != 0;
+    else
+        bad |= fflush(o->f) != 0;
+    o->f = NULL;
+    if (bad) {
+        fprintf(stderr, "tracebook-gen: error: cannot write '%s': %s\n", path, strerror(errno));
+        return EXIT_IO;
+    }
+    return EXIT_OK;
+}
+
+/* One trace of --kind ascend or kineto to path. */
+static int write_trace(struct gen *g, const char *path)
+{
+    if (!out_open(&g->o, path))
+        return EXIT_IO;
+    gen_init(g);
+    if (g->kind == ASCEND)
+        out_str(&g->o, "[\n");
+    else
+        k_header(g);
+    generate(g);
+    assert(g->n == g->events);
+    if (g->kind == ASCEND)
+        out_str(&g->o, "\n]\n");
+    else
+        k_footer(g);
+    return out_close(&g->o, path);
+}
+
+static int make_dir(const char *path)
+{
+    if (mkdir(path, 0777) == 0 || errno == EEXIST)
+        return 1;
+    fprintf(stderr, "tracebook-gen: error: cannot create directory '%s': %s\n", path, strerror(errno));
+    return 0;
+}
+
+/* dir + "/" + name into buf; 0 (with a message) when it does not fit. */
+static int join(char *buf, size_t n, const char *dir, const char *name)
+{
+    if ((size_t)snprintf(buf, n, "%s/%s", dir, name) >= n) {
+        fprintf(stderr, "tracebook-gen: error: path too long '%s/%s'\n", dir, name);
+        return 0;
+    }
+    return 1;
+}
+
+/*
+ * profiler_info_<r>.json as torch_npu writes it (json.dump, indent 4): the
+ * profiler's config, start_info (the monotonic clock at the start) and
+ * end_info (Unix and monotonic time at the end, whose difference maps the
+ * monotonic clock onto the trace's Unix times), and the rank. The schedule
+ * matches the steps in the trace; the host booted at a fixed synthetic time.
+ */
+static int write_profiler_info(struct gen *g, const char *path, uint64_t first_step, uint64_t nsteps)
+{
+    const uint64_t boot = 1704161511000000000ull - 23502000000000ull;  /* Unix ns at monotonic 0 */
+    uint64_t start = g->t0 - 1500000, end = g->s.tend + 2000000;
+    char b[2048];
+    int n;
+
+    n = snprintf(b, sizeof b,
+                 "{\n"
+                 "    \"config\": {\n"
+                 "        \"common_config\": {\n"
+                 "            \"activities\": [\n"
+                 "                \"ProfilerActivity.CPU\",\n"
+                 "                \"ProfilerActivity.NPU\"\n"
+                 "            ],\n"
+                 "            \"schedule\": {\n"
+                 "                \"_wait\": 0,\n"
+                 "                \"_warmup\": 1,\n"
+                 "                \"_active\": %llu,\n"
+                 "                \"_repeat\": 1,\n"
+                 "                \"_skip_first\": %llu\n"
+                 "            },\n"
+                 "            \"on_trace_ready\": {\n"
+                 "                \"_worker_name\": \"tracebook-gen_%llu\",\n"
+                 "                \"_dir_name\": \"/tmp/tracebook-gen/torch_npu_dir\"\n"
+                 "            },\n"
+                 "            \"record_shapes\": true,\n"
+                 "            \"profile_memory\": true,\n"
+                 "            \"with_stack\": false,\n"
+                 "            \"with_flops\": false,\n"
+                 "            \"with_modules\": false\n"
+                 "        },\n"
+                 "        \"experimental_config\": {\n"
+                 "            \"_profiler_level\": \"Level1\",\n"
+                 "            \"_aic_metrics\": \"ACL_AICORE_NONE\",\n"
+                 "            \"_l2_cache\": false,\n"
+                 "            \"_msprof_tx\": false,\n"
+                 "            \"_op_attr\": false,\n"
+                 "            \"_data_simplification\": true,\n"
+                 "            \"record_op_args\": false,\n"
+                 "            \"_export_type\": [\n"
+                 "                \"text\"\n"
+                 "            ]\n"
+                 "        }\n"
+                 "    },\n"
+                 "    \"start_info\": {\n"
+                 "        \"syscnt_enable\": false,\n"
+                 "        \"freq\": 100.0,\n"
+                 "        \"start_cnt\": 0,\n"
+                 "        \"start_monotonic\": %llu\n"
+                 "    },\n"
+                 "    \"end_info\": {\n"
+                 "        \"collectionTimeEnd\": %llu,\n"
+                 "        \"MonotonicTimeEnd\": %llu\n"
+                 "    },\n"
+                 "    \"rank_id\": %u\n"
+                 "}\n",
+                 (unsigned long long)(nsteps ? nsteps : 1), (unsigned long long)(first_step - 1),
+                 (unsigned long long)g->pid, (unsigned long long)(start - boot),
+                 (unsigned long long)end, (unsigned long long)(end - boot), g->rank);
+    assert(n > 0 && (size_t)n < sizeof b);
+    if (!out_open(&g->o, path))
+        return EXIT_IO;
+    out_put(&g->o, b, (size_t)n);
+    return out_close(&g->o, path);
+}
+
+/*
+ * --kind torch_npu_dir: per rank r, the ascend trace of seed S+r (exactly the
+ * bytes of --kind ascend --seed S+r --rank r --ranks R), the CSVs made from
+ * the same run, and profiler_info_<r>.json.
+ */
+static int write_dir(struct gen *g, const char *dir)
+{
+    uint64_t seed0 = g->seed, first;
+    unsigned r;
+    int rc = EXIT_OK;
+
+    if (!make_dir(dir))
+        return EXIT_IO;
+    g->kind = ASCEND;
+    g->csv = 1;
+    for (r = 0; r < g->ranks && rc == EXIT_OK; r++) {
+        char name[64], base[4096], out[4096], trace[4096], kd[4096], st[4096], info[4096];
+        int rc2;
+
+        snprintf(name, sizeof name, "rank%u_ascend_pt", r);
+        if (!join(base, sizeof base, dir, name) || !join(out, sizeof out, base, "ASCEND_PROFILER_OUTPUT") ||
+            !join(trace, sizeof trace, out, "trace_view.json") ||
+            !join(kd, sizeof kd, out, "kernel_details.csv") ||
+            !join(st, sizeof st, out, "step_trace_time.csv"))
+            return EXIT_USAGE;
+        snprintf(name, sizeof name, "profiler_info_%u.json", r);
+        if (!join(info, sizeof info, base, name))
+            return EXIT_USAGE;
+        if (!make_dir(base) || !make_dir(out))
+            return EXIT_IO;
+
+        memset(&g->s, 0, sizeof g->s);
+        g->n = 0;
+        g->dry = 0;
+        g->nrows = 0;
+        g->kd_prev_end = 0;
+        g->seed = seed0 + r;
+        g->rank = r;
+        if (!out_open(&g->o, trace))
+            return EXIT_IO;
+        if (!out_open(&g->kd, kd)) {
+            out_close(&g->o, trace);
+            return EXIT_IO;
+        }
+        if (!out_open(&g->st, st)) {
+            out_close(&g->o, trace);
+            out_close(&g->kd, kd);
+            return EXIT_IO;
+        }
+        gen_init(g);
+        first = g->s.step;
+        out_str(&g->kd, kd_header);
+        out_str(&g->st, st_header);
+        out_str(&g->o, "[\n");
+        generate(g);
+        assert(g->n == g->events);
+        out_str(&g->o, "\n]\n");
+        rc = out_close(&g->o, trace);
+        rc2 = out_close(&g->kd, kd);
+        rc = rc ? rc : rc2;
+        rc2 = out_close(&g->st, st);
+        rc = rc ? rc : rc2;
+        if (rc == EXIT_OK)
+            rc = write_profiler_info(g, info, first, g->s.step - first);
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static struct gen g;
     const char *out = NULL, *kind = NULL;
     uint64_t v, ranks = 0;
-    int i, have_events = 0, rc = EXIT_OK;
+    int i, have_events = 0, have_rank = 0, dir, rc;
 
     g.seed = 1;
     g.layers = 2;
@@ -2292,6 +2862,7 @@ int main(int argc, char **argv)
             if (!parse_u64(name, val, 65535, &v))
                 return EXIT_USAGE;
             g.rank = (unsigned)v;
+            have_rank = 1;
         } else {
             if (!parse_u64(name, val, 64, &v) || v < 1) {
                 fprintf(stderr, "tracebook-gen: error: --layers must be 1..64 '%s'\n", val);
@@ -2300,13 +2871,24 @@ int main(int argc, char **argv)
             g.layers = (unsigned)v;
         }
     }
-    if (!kind || (strcmp(kind, "ascend") && strcmp(kind, "kineto"))) {
-        fprintf(stderr, "tracebook-gen: error: --kind must be ascend or kineto '%s'\n", kind ? kind : "");
+    if (!kind || (strcmp(kind, "ascend") && strcmp(kind, "kineto") && strcmp(kind, "torch_npu_dir"))) {
+        fprintf(stderr, "tracebook-gen: error: --kind must be ascend, kineto or torch_npu_dir '%s'\n",
+                kind ? kind : "");
         return EXIT_USAGE;
     }
     if (!have_events || !out) {
         fprintf(stderr, "tracebook-gen: error: %s is required\n", !have_events ? "--events" : "-o");
         usage(stderr);
+        return EXIT_USAGE;
+    }
+    dir = !strcmp(kind, "torch_npu_dir");
+    if (dir && have_rank) {
+        fprintf(stderr, "tracebook-gen: error: --rank does not apply to --kind torch_npu_dir, "
+                "which writes ranks 0..R-1 (use --ranks)\n");
+        return EXIT_USAGE;
+    }
+    if (dir && (!*out || !strcmp(out, "-"))) {
+        fprintf(stderr, "tracebook-gen: error: --kind torch_npu_dir needs a directory for -o '%s'\n", out);
         return EXIT_USAGE;
     }
     if (!ranks)
@@ -2316,33 +2898,13 @@ int main(int argc, char **argv)
         return EXIT_USAGE;
     }
     g.ranks = (unsigned)ranks;
-    g.kind = strcmp(kind, "ascend") ? KINETO : ASCEND;
+    g.kind = strcmp(kind, "kineto") ? ASCEND : KINETO;
 
-    g.o.f = strcmp(out, "-") ? fopen(out, "wb") : stdout;
-    if (!g.o.f) {
-        fprintf(stderr, "tracebook-gen: error: cannot open '%s': %s\n", out, strerror(errno));
-        return EXIT_IO;
-    }
-    g.o.buf = malloc(OBUF_CAP);
-    if (!g.o.buf)
-        die_oom();
-    gen_init(&g);
-    if (g.kind == ASCEND)
-        out_str(&g.o, "[\n");
-    else
-        k_header(&g);
-    generate(&g);
-    assert(g.n == g.events);
-    if (g.kind == ASCEND)
-        out_str(&g.o, "\n]\n");
-    else
-        k_footer(&g);
-    out_flush(&g.o);
-    if (g.o.err || ferror(g.o.f) || (g.o.f != stdout ? fclose(g.o.f) : fflush(g.o.f)) != 0) {
-        fprintf(stderr, "tracebook-gen: error: cannot write '%s': %s\n", out, strerror(errno));
-        rc = EXIT_IO;
-    }
+    rc = dir ? write_dir(&g, out) : write_trace(&g, out);
     free(g.o.buf);
+    free(g.kd.buf);
+    free(g.st.buf);
+    free(g.rows);
     free(g.comp.v);
     free(g.comm.v);
     free(g.fw);
