@@ -161,3 +161,61 @@ CREATE TABLE TB_ITERATION (
     rankId INTEGER, deviceId INTEGER, modelId INTEGER, indexId INTEGER, iterId INTEGER,
     startNs INTEGER, endNs INTEGER
 );
+-- Communication analysis of torch_npu (ASCEND_PROFILER_OUTPUT/communication.json,
+-- communication_matrix.json) and msprof-analyze (cluster_communication.json,
+-- cluster_communication_matrix.json). step is the file's key as written ("step2");
+-- opKind 'collective' or 'p2p'; opName and groupName (string ids) are the two halves
+-- of the "<op>@<group>" key; groupRanks is the rank set a cluster file keys the op
+-- under ("0,1,2,3"), NULL for p2p and per-rank files; cluster is 1 for rows of a
+-- cluster file, whose rankId is the rank the file names (NULL where it names none),
+-- 0 for per-rank files. "Total Op Info" sums are not rows.
+-- One row per op and rank; times in ns (exact from the ms/µs text), ratios as written.
+CREATE TABLE TB_COMM_OP_STAT (
+    rankId INTEGER, step TEXT, opKind TEXT, opName INTEGER, groupName INTEGER, startTimeNs INTEGER,
+    elapseNs INTEGER, transitNs INTEGER, waitNs INTEGER, synchronizationNs INTEGER, idleNs INTEGER,
+    waitRatio NUMERIC, synchronizationRatio NUMERIC, groupRanks TEXT, cluster INTEGER
+);
+-- one row per op, rank and transport (RDMA, HCCS, PCIE, SDMA, SIO, ...), as written
+CREATE TABLE TB_COMM_BANDWIDTH (
+    rankId INTEGER, step TEXT, opName INTEGER, transport TEXT, transitSizeMB NUMERIC, transitTimeMs NUMERIC,
+    bandwidthGBs NUMERIC, largePacketRatio NUMERIC, opKind TEXT, groupName INTEGER, groupRanks TEXT,
+    cluster INTEGER
+);
+-- one row per op and "src-dst" link of the communication matrix, as written
+CREATE TABLE TB_COMM_MATRIX (
+    rankId INTEGER, step TEXT, opKind TEXT, opName INTEGER, groupName INTEGER, srcRank INTEGER, dstRank INTEGER,
+    transportType TEXT, transitSizeMB NUMERIC, transitTimeMs NUMERIC, bandwidthGBs NUMERIC, groupRanks TEXT,
+    cluster INTEGER
+);
+-- communication groups: communication_group.json (kind 'collective' or 'p2p', groupIndex
+-- its place in that list, names from comm_group_parallel_info when given; rankId NULL) and
+-- profiler_metadata.json parallel_group_info (kind the process group's name, e.g. 'tp';
+-- groupId its key; groupRank the rank's place in it; rankId the rank that wrote the file).
+-- ranks as written, comma-separated; groupName is a string id (the "@<group>" of op keys).
+CREATE TABLE TB_COMM_GROUP (
+    kind TEXT, groupIndex INTEGER, ranks TEXT, groupName INTEGER, groupId TEXT, pgName TEXT,
+    groupRank INTEGER, rankId INTEGER
+);
+-- msprof-analyze cluster_step_trace_time*.csv, as written (µs): type 'rank' rows give the
+-- rank in indexText, type 'stage' rows the stage's rank tuple
+CREATE TABLE TB_CLUSTER_STEP_TRACE_TIME (
+    step TEXT, type TEXT, indexText TEXT, computing NUMERIC, communicationNotOverlapped NUMERIC,
+    overlapped NUMERIC, communication NUMERIC, free NUMERIC, stage NUMERIC, bubble NUMERIC,
+    communicationNotOverlappedExcludeReceive NUMERIC, preparing NUMERIC
+);
+-- npu_module_mem.csv: reserved memory per component (name as a string id; no module
+-- enum is known for the text file)
+CREATE TABLE TB_NPU_MODULE_MEM (
+    rankId INTEGER, component INTEGER, timestampNs INTEGER, totalReservedBytes INTEGER, deviceId INTEGER
+);
+-- static_op_mem.csv: static graph memory per op (deviceId as written: a number or 'host')
+CREATE TABLE TB_STATIC_OP_MEM (
+    rankId INTEGER, deviceId TEXT, opName INTEGER, modelName INTEGER, graphId INTEGER,
+    nodeIndexStart INTEGER, nodeIndexEnd INTEGER, sizeBytes INTEGER
+);
+-- operator_details.csv: host and device time per framework operator (ns)
+CREATE TABLE TB_OPERATOR_DETAILS (
+    rankId INTEGER, name INTEGER, inputShapes INTEGER, callStack TEXT, hostSelfNs INTEGER,
+    hostTotalNs INTEGER, deviceSelfNs INTEGER, deviceTotalNs INTEGER, deviceSelfAicoreNs INTEGER,
+    deviceTotalAicoreNs INTEGER
+);

@@ -23,8 +23,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
+#include "../ingest/analysis_db.h"
 #include "../ingest/detect.h"
 #include "../ingest/msprof_db.h"
+#include "../ingest/npu_json.h"
 #include "../ingest/npu_text.h"
 #include "../ingest/topsprof_import.h"
 #include "../ingest/trace_import.h"
@@ -502,10 +504,16 @@ static uint64_t filled_mask(const trace_import_result *r)
 static void move_skipped(trace_import_result *r, uint64_t skipped)
 {
     for (size_t i = 0; i < sizeof dest_rows / sizeof dest_rows[0]; i++) {
-        if ((dest_rows[i].rows & skipped) && r->dest[dest_rows[i].dest]) {
-            r->dest[TB_DEST_BETTER_SOURCE] += r->dest[dest_rows[i].dest];
-            r->dest[dest_rows[i].dest] = 0;
-        }
+        int d = dest_rows[i].dest;
+        if (!(dest_rows[i].rows & skipped) || !r->dest[d])
+            continue;
+        /* an event counts once: the tables that only describe a task or an API
+         * call (its info rows, its step) are not events of their own */
+        int secondary = d == TB_DEST_COMPUTE_TASK_INFO || d == TB_DEST_MEMCPY_INFO ||
+                        d == TB_DEST_COMMUNICATION_TASK_INFO || d == TB_DEST_STEP_TIME;
+        if (!secondary)
+            r->dest[TB_DEST_BETTER_SOURCE] += r->dest[d];
+        r->dest[d] = 0;
     }
 }
 
@@ -662,6 +670,15 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
             break;
         case IN_NPU_CSV:
             st = npu_text_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
+            break;
+        case IN_ANALYSIS_DB:
+            st = analysis_db_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
+            /* the rank's step_trace_time.csv (sorted after it) then adds no second copy */
+            if (st == TB_OK && src[i].r.dest[TB_DEST_OTHER_TABLES])
+                filled |= ROWBIT(R_STEP_TRACE_TIME);
+            break;
+        case IN_NPU_JSON:
+            st = npu_json_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
             break;
         default:
             st = trace_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);

@@ -6,7 +6,10 @@
  * array of objects or an object with "traceEvents"; a DB starts with the
  * SQLite header; a topsprof listing by its class headers). JSON files that
  * sit beside traces but are not traces (communication.json,
- * profiler_info_N.json, ...) are not taken for traces. Files nobody reads are
+ * profiler_info_N.json, ...) are not taken for traces; those with an importer
+ * of their own (communication.json, communication_matrix.json, their
+ * cluster_* forms, communication_group.json, profiler_metadata.json: see
+ * npu_json.c) are known by name before the trace test. Files nobody reads are
  * kept in a list so that `info` can show them. Raw data directories of an
  * msprof collection (device_N/data, host/data) are not searched.
  */
@@ -20,9 +23,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include "msprof_db.h"
+#include "npu_json.h"
 #include "npu_text.h"
 #include "topsprof.h"
 
@@ -32,8 +37,10 @@ const char *input_kind_name(int kind)
 {
     switch (kind) {
     case IN_MSPROF_DB: return "msprof db";
+    case IN_ANALYSIS_DB: return "torch_npu analysis db";
     case IN_TRACE_JSON: return "trace json";
     case IN_NPU_CSV: return "torch_npu csv";
+    case IN_NPU_JSON: return "communication json";
     case IN_TOPSPROF: return "topsprof listing";
     default: return "ignored";
     }
@@ -168,11 +175,17 @@ static rank_group *add_group(input_set *set, const char *root)
 /* Kind of a regular file: -1 when it cannot be read. */
 static int classify(const char *path, const char *name)
 {
+    if ((ends_with(name, ".db") || ends_with(name, ".txt") || ends_with(name, ".log") || ends_with(name, ".csv")) &&
+        access(path, R_OK) != 0)
+        return -1;
     if (ends_with(name, ".db")) {
-        if (!strcmp(name, "analysis.db"))
-            return IN_IGNORED; /* torch_npu's step trace DB: not an msprof DB */
+        if (!strcmp(name, "analysis.db")) /* torch_npu's step trace DB: not an msprof DB */
+            return msprof_db_is_db(path) ? IN_ANALYSIS_DB : IN_IGNORED;
         return msprof_db_is_db(path) ? IN_MSPROF_DB : IN_IGNORED;
     }
+    /* before the trace test below, which passes over these names (known_non_trace) */
+    if (npu_json_is_known(name))
+        return IN_NPU_JSON;
     if ((ends_with(name, ".json") || ends_with(name, ".json.gz")) && !known_non_trace(name)) {
         int t = looks_like_trace(path);
         return t < 0 ? -1 : t ? IN_TRACE_JSON : IN_IGNORED;
@@ -298,17 +311,20 @@ tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_e
         if (!S_ISDIR(st.st_mode)) {
             const char *base = strrchr(p, '/');
             base = base ? base + 1 : p;
-            /* a file named on the command line is read as a trace unless it is a DB or a
-             * listing; a JSON name or a pipe is taken at its word, without reading ahead */
+            /* a file named on the command line is read as a trace unless it is a DB, a
+             * listing or a JSON file known by name (communication.json, ...); another JSON
+             * name or a pipe is taken at its word, without reading ahead */
             int kind = IN_TRACE_JSON;
-            if (S_ISREG(st.st_mode) && !ends_with(base, ".json") && !ends_with(base, ".json.gz")) {
+            if (S_ISREG(st.st_mode) &&
+                ((!ends_with(base, ".json") && !ends_with(base, ".json.gz")) || npu_json_is_known(base))) {
                 kind = classify(p, base);
                 if (kind < 0) {
                     tb_error_at(err, TB_ERR_IO, p, 0, 0, -1, "cannot read: %s", strerror(errno ? errno : EIO));
                     goto fail;
                 }
+                /* a .db that is no SQLite file is reported as such by the DB reader */
                 if (kind == IN_IGNORED)
-                    kind = IN_TRACE_JSON;
+                    kind = ends_with(base, ".db") ? IN_MSPROF_DB : IN_TRACE_JSON;
             }
             rank_group *g = add_group(out, p);
             if (!g || add_file(&g->files, &g->n, &g->cap, p, kind))

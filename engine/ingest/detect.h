@@ -20,8 +20,12 @@
 
 enum input_kind {
     IN_MSPROF_DB,   /* msprof_*.db, ascend_pytorch_profiler*.db, a tracebook DB */
+    IN_ANALYSIS_DB, /* torch_npu analysis.db (StepTraceTime): before the CSVs, so it wins
+                     * over step_trace_time.csv */
     IN_TRACE_JSON,  /* Chrome trace: Ascend timeline or Kineto */
     IN_NPU_CSV,     /* torch_npu / msprof summary CSV (kernel_details, step_trace_time, ...) */
+    IN_NPU_JSON,    /* communication*.json, cluster_communication*.json, communication_group.json,
+                     * profiler_metadata.json */
     IN_TOPSPROF,    /* topsprof statistics/trace listing or its CSV export */
     IN_IGNORED      /* not read: listed so `info` can say so */
 };

@@ -19,6 +19,8 @@
 #define _POSIX_C_SOURCE 200809L
 #include "msprof_db.h"
 
+#include "tracebook/tracebook.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -67,7 +69,6 @@ static const table_spec specs[] = {
     {"TASK_PMU_INFO", R_TASK_PMU_INFO, -1, "name", ""},
     {"NPU_INFO", R_NPU_INFO, -1, "", ""},
     {"HOST_INFO", R_HOST_INFO, -1, "", ""},
-    {"RANK_DEVICE_MAP", R_RANK_DEVICE_MAP, -1, "", ""},
 };
 
 static const char *const time_cols[] = {"startNs", "endNs", "timestampNs", "timestamp", "allocationTime",
@@ -207,6 +208,8 @@ static void source_close(source *s)
         snprintf(shm, sizeof shm, "%s-shm", s->copy);
         unlink(shm);
         unlink(s->copy);
+        tb_temp_unregister(s->copy);
+        tb_temp_unregister(s->copy_wal);
         rmdir(s->tmpdir);
         s->copy[0] = 0;
     }
@@ -227,6 +230,8 @@ static tb_status source_open(source *s, const char *path, tb_error *err)
             return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
         snprintf(s->copy, sizeof s->copy, "%s/input.db", s->tmpdir);
         snprintf(s->copy_wal, sizeof s->copy_wal, "%s/input.db-wal", s->tmpdir);
+        tb_temp_register(s->copy);
+        tb_temp_register(s->copy_wal);
         if (copy_file(path, s->copy) != 0 || copy_file(wal, s->copy_wal) != 0) {
             tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
             source_close(s);
@@ -351,9 +356,31 @@ static tb_status import_strings(ctx *c, sqlite3 *db)
     return TB_OK;
 }
 
+/* Rows of the table, for the "skipped: better source" count. */
+static int64_t count_rows(sqlite3 *db, const char *table)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s\"", table);
+    sqlite3_stmt *q;
+    int64_t n = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW)
+            n = sqlite3_column_int64(q, 0);
+        sqlite3_finalize(q);
+    }
+    return n;
+}
+
 static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
 {
     const row_table_def *rt = &row_tables[sp->row];
+    if (c->opt->skip_rows & ROWBIT(sp->row)) {
+        /* an earlier source of this rank filled the table */
+        int64_t n = count_rows(db, sp->src);
+        c->res->dest[TB_DEST_BETTER_SOURCE] += (uint64_t)n;
+        c->res->events += (uint64_t)n;
+        return TB_OK;
+    }
     int ncols = rt->ncols;
     int kinds[32];
     char sql[4096];
@@ -459,6 +486,14 @@ static void source_facts(ctx *c, sqlite3 *db)
             c->res->has_times = 1;
         }
         sqlite3_finalize(q);
+        /* older DBs and tracebook's own keep Kineto's base time here */
+        if (sqlite3_prepare_v2(db, "SELECT min(baseTimeNs) FROM SESSION_TIME_INFO", -1, &q, NULL) == SQLITE_OK) {
+            if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+                c->res->base_time_ns = sqlite3_column_int64(q, 0);
+                c->res->has_base_time = 1;
+            }
+            sqlite3_finalize(q);
+        }
     }
     if (!c->res->has_times && has_table(db, "TASK") &&
         sqlite3_prepare_v2(db, "SELECT min(startNs), max(endNs) FROM TASK", -1, &q, NULL) == SQLITE_OK) {

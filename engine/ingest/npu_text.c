@@ -14,6 +14,16 @@
  *       ops) -> COMMUNICATION_OP
  *   step_trace_time.csv -> TB_STEP_TRACE_TIME (µs, as written)
  *   memory_record.csv -> MEMORY_RECORD;  operator_memory.csv -> OP_MEMORY
+ *   npu_module_mem.csv -> TB_NPU_MODULE_MEM (the component by name: the text
+ *       file gives no module id; Total Reserved in MB (torch_npu) or KB
+ *       (msprof) as bytes)
+ *   static_op_mem.csv -> TB_STATIC_OP_MEM (Device_id as written: 'host' or a
+ *       number; Size(KB) as bytes)
+ *   operator_details.csv -> TB_OPERATOR_DETAILS (durations as exact ns)
+ *   cluster_step_trace_time*.csv (msprof-analyze) -> TB_CLUSTER_STEP_TRACE_TIME
+ *       (µs, as written; Index is text: a rank, or a stage's rank tuple)
+ * A step_trace_time.csv whose rank already has TB_STEP_TRACE_TIME rows from
+ * analysis.db adds none (its rows count as filled by a better source).
  * A row whose field count differs from the header's is skipped with a
  * warning naming FILE:LINE (real files have such rows); --strict makes it an
  * error. Excel-saved files with exponent timestamps load with one warning
@@ -29,7 +39,10 @@
 
 #include "csv.h"
 
-enum text_kind { T_KERNELS, T_STEP_TRACE, T_MEMORY_RECORD, T_OP_MEMORY, T_UNKNOWN };
+enum text_kind {
+    T_KERNELS, T_STEP_TRACE, T_MEMORY_RECORD, T_OP_MEMORY, T_MODULE_MEM, T_STATIC_OP_MEM, T_OPERATOR_DETAILS,
+    T_CLUSTER_STEP_TRACE, T_UNKNOWN
+};
 
 static int starts_with(const char *s, const char *p)
 {
@@ -48,6 +61,14 @@ static int text_kind(const char *path)
         return T_MEMORY_RECORD;
     if (starts_with(base, "operator_memory"))
         return T_OP_MEMORY;
+    if (starts_with(base, "npu_module_mem"))
+        return T_MODULE_MEM;
+    if (starts_with(base, "static_op_mem"))
+        return T_STATIC_OP_MEM;
+    if (starts_with(base, "operator_details"))
+        return T_OPERATOR_DETAILS;
+    if (starts_with(base, "cluster_step_trace_time"))
+        return T_CLUSTER_STEP_TRACE;
     return T_UNKNOWN;
 }
 
@@ -155,8 +176,8 @@ static int time_val(ctx *c, int col, tb_val *out)
     return 0;
 }
 
-/* Device of a row: Device_id, else "Device Type"/"Device" like NPU:3, else 0. */
-static int64_t device_of(ctx *c, int dev_col, int type_col)
+/* Device of a row: Device_id, else "Device Type"/"Device" like NPU:3, else -1 (unknown). */
+static int64_t device_known(ctx *c, int dev_col, int type_col)
 {
     int64_t d;
     csv_field f = field(c, dev_col);
@@ -168,7 +189,14 @@ static int64_t device_of(ctx *c, int dev_col, int type_col)
         if (csv_int(n, &d) == 0)
             return d;
     }
-    return 0;
+    return -1;
+}
+
+/* Device of a row, 0 when the file does not say. */
+static int64_t device_of(ctx *c, int dev_col, int type_col)
+{
+    int64_t d = device_known(c, dev_col, type_col);
+    return d < 0 ? 0 : d;
 }
 
 static void note_time(ctx *c, int64_t s, int64_t e)
@@ -203,14 +231,14 @@ static int kernel_row(ctx *c, const kcols *k)
     if (start.type == V_NULL)
         return 1; /* no start: nothing to place on a timeline */
     int64_t end = start.i + (dur.type == V_INT ? dur.i : 0);
-    int64_t dev = device_of(c, k->dev, k->devtype);
+    int64_t known = device_known(c, k->dev, k->devtype), dev = known < 0 ? 0 : known;
     csv_field core = field(c, k->core);
     int64_t name = intern_col(c, k->name), type = intern_col(c, k->type), coreid = intern_col(c, k->core);
     if (name == -1 || type == -1 || coreid == -1)
         return -1;
     note_time(c, start.i, end);
-    if (dev >= 0 && dev < 64)
-        c->res->devices_seen |= (uint64_t)1 << dev;
+    if (known >= 0 && known < 64)
+        c->res->devices_seen |= (uint64_t)1 << known;
     c->res->events++;
     if ((core.n == 4 && !memcmp(core.p, "HCCL", 4)) || (core.n == 13 && !memcmp(core.p, "COMMUNICATION", 13))) {
         tb_val v[12] = {idv(name), start, VINT(end), VNULL, VNULL, VINT(c->ids->next_op++), VNULL, VNULL, VNULL,
@@ -251,8 +279,74 @@ static int step_trace_row(ctx *c, const int *col, int dev_col)
     for (int i = 1; i < 10; i++)
         v[2 + i] = real_val(c, col[i]);
     c->res->events++;
+    if (c->opt->skip_rows & ROWBIT(R_STEP_TRACE_TIME)) {
+        c->res->dest[TB_DEST_BETTER_SOURCE]++; /* the rank's analysis.db gave them */
+        return 0;
+    }
     c->res->dest[TB_DEST_OTHER_TABLES]++;
     return row_out(c, R_STEP_TRACE_TIME, v);
+}
+
+/* col: Component, Timestamp(us), Total Reserved, Device_id, Device; unit: bytes per reserved unit */
+static int module_mem_row(ctx *c, const int *col, double unit)
+{
+    tb_val ts;
+    if (time_val(c, col[1], &ts))
+        return -1;
+    int64_t comp = intern_col(c, col[0]);
+    if (comp == -1)
+        return -1;
+    if (ts.type == V_INT)
+        note_time(c, ts.i, ts.i);
+    tb_val v[5] = {VINT(c->opt->rank), idv(comp), ts, bytes_val(c, col[2], unit), VINT(device_of(c, col[3], col[4]))};
+    c->res->events++;
+    c->res->dest[TB_DEST_OTHER_TABLES]++;
+    return row_out(c, R_TB_NPU_MODULE_MEM, v);
+}
+
+/* col: Device_id, Op Name, Model Name, Graph ID, Node Index Start, Node Index End, Size(KB) */
+static int static_op_mem_row(ctx *c, const int *col)
+{
+    int64_t op = intern_col(c, col[1]), model = intern_col(c, col[2]);
+    if (op == -1 || model == -1)
+        return -1;
+    tb_val v[8] = {VINT(c->opt->rank), text_val(c, col[0]), idv(op), idv(model), int_val(c, col[3]),
+                   int_val(c, col[4]), int_val(c, col[5]), bytes_val(c, col[6], 1024.0)};
+    c->res->events++;
+    c->res->dest[TB_DEST_OTHER_TABLES]++;
+    return row_out(c, R_STATIC_OP_MEM, v);
+}
+
+/* col: Name, Input Shapes, Call Stack, then the six durations */
+static int operator_details_row(ctx *c, const int *col)
+{
+    tb_val v[10];
+    for (int i = 0; i < 6; i++)
+        if (time_val(c, col[3 + i], &v[4 + i]))
+            return -1;
+    int64_t name = intern_col(c, col[0]), shapes = intern_col(c, col[1]);
+    if (name == -1 || shapes == -1)
+        return -1;
+    v[0] = VINT(c->opt->rank);
+    v[1] = idv(name);
+    v[2] = idv(shapes);
+    v[3] = text_val(c, col[2]);
+    c->res->events++;
+    c->res->dest[TB_DEST_OTHER_TABLES]++;
+    return row_out(c, R_OPERATOR_DETAILS, v);
+}
+
+/* col: Step, Type, Index, then the nine step trace fields */
+static int cluster_step_trace_row(ctx *c, const int *col)
+{
+    tb_val v[12];
+    for (int i = 0; i < 3; i++)
+        v[i] = text_val(c, col[i]);
+    for (int i = 3; i < 12; i++)
+        v[i] = real_val(c, col[i]);
+    c->res->events++;
+    c->res->dest[TB_DEST_OTHER_TABLES]++;
+    return row_out(c, R_CLUSTER_STEP_TRACE_TIME, v);
 }
 
 static int memory_record_row(ctx *c, const int *col)
@@ -300,8 +394,8 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
     memset(res, 0, sizeof *res);
     res->trace_rank = -1;
     res->stop_offset = -1;
-    snprintf(res->kind, sizeof res->kind, "torch_npu csv");
     int kind = text_kind(path);
+    snprintf(res->kind, sizeof res->kind, "%s", kind == T_CLUSTER_STEP_TRACE ? "msprof-analyze csv" : "torch_npu csv");
     ctx c = {.sink = sink, .ids = ids, .opt = opt, .res = res, .err = err};
     if (!(c.csv = csv_open(path, err)))
         return err->code;
@@ -313,6 +407,7 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
     kcols k = {0};
     int col[16];
     int dev_col = -1;
+    double unit = 1048576.0;
     switch (kind) {
     case T_KERNELS:
         k.name = csv_require(c.csv, COLS("Name", "Op Name"), err);
@@ -379,6 +474,62 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         }
         break;
     }
+    case T_MODULE_MEM:
+        col[0] = csv_require(c.csv, COLS("Component"), err);
+        col[1] = col[0] < 0 ? -1 : csv_require(c.csv, COLS("Timestamp(us)"), err);
+        if (col[0] < 0 || col[1] < 0) {
+            st = err->code;
+            goto done;
+        }
+        col[2] = csv_col(c.csv, COLS("Total Reserved(MB)"));
+        if (col[2] < 0 && (col[2] = csv_col(c.csv, COLS("Total Reserved(KB)"))) >= 0)
+            unit = 1024.0; /* msprof's npu_module_mem says KB */
+        col[3] = csv_col(c.csv, COLS("Device_id", "Device Id"));
+        col[4] = csv_col(c.csv, COLS("Device", "Device Type"));
+        break;
+    case T_STATIC_OP_MEM: {
+        static const char *const names[7][3] = {
+            {"Device_id", "Device Id", NULL}, {"Op Name", "Name", NULL}, {"Model Name", NULL, NULL},
+            {"Graph ID", "Graph Id", NULL}, {"Node Index Start", NULL, NULL}, {"Node Index End", NULL, NULL},
+            {"Size(KB)", NULL, NULL}};
+        for (int i = 0; i < 7; i++)
+            col[i] = i == 1 ? csv_require(c.csv, names[i], err) : csv_col(c.csv, names[i]);
+        if (col[1] < 0) {
+            st = err->code;
+            goto done;
+        }
+        break;
+    }
+    case T_OPERATOR_DETAILS: {
+        static const char *const names[9] = {
+            "Name", "Input Shapes", "Call Stack", "Host Self Duration(us)", "Host Total Duration(us)",
+            "Device Self Duration(us)", "Device Total Duration(us)", "Device Self Duration With AICore(us)",
+            "Device Total Duration With AICore(us)"};
+        for (int i = 0; i < 9; i++) {
+            const char *one[2] = {names[i], NULL};
+            col[i] = i == 0 ? csv_require(c.csv, one, err) : csv_col(c.csv, one);
+        }
+        if (col[0] < 0) {
+            st = err->code;
+            goto done;
+        }
+        break;
+    }
+    case T_CLUSTER_STEP_TRACE: {
+        static const char *const names[12] = {
+            "Step", "Type", "Index", "Computing", "Communication(Not Overlapped)", "Overlapped", "Communication",
+            "Free", "Stage", "Bubble", "Communication(Not Overlapped and Exclude Receive)", "Preparing"};
+        for (int i = 0; i < 12; i++) {
+            const char *one[2] = {names[i], NULL};
+            /* Type and Index tell what a row is; the rest may be absent */
+            col[i] = (i == 1 || i == 2) ? csv_require(c.csv, one, err) : csv_col(c.csv, one);
+            if ((i == 1 || i == 2) && col[i] < 0) {
+                st = err->code;
+                goto done;
+            }
+        }
+        break;
+    }
     default:
         st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not a CSV tracebook reads");
         goto done;
@@ -409,7 +560,11 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         case T_KERNELS: rc = kernel_row(&c, &k); break;
         case T_STEP_TRACE: rc = step_trace_row(&c, col, dev_col); break;
         case T_MEMORY_RECORD: rc = memory_record_row(&c, col); break;
-        default: rc = op_memory_row(&c, col); break;
+        case T_OP_MEMORY: rc = op_memory_row(&c, col); break;
+        case T_MODULE_MEM: rc = module_mem_row(&c, col, unit); break;
+        case T_STATIC_OP_MEM: rc = static_op_mem_row(&c, col); break;
+        case T_OPERATOR_DETAILS: rc = operator_details_row(&c, col); break;
+        default: rc = cluster_step_trace_row(&c, col); break;
         }
         if (rc < 0) {
             st = err->code != TB_OK ? err->code : TB_ERR_DB;

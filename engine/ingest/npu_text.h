@@ -8,7 +8,8 @@
 #include "trace_import.h"
 
 /* 1 when path names a CSV this importer reads (kernel_details, op_summary,
- * step_trace_time, memory_record, operator_memory). */
+ * step_trace_time, memory_record, operator_memory, npu_module_mem,
+ * static_op_mem, operator_details, cluster_step_trace_time). */
 int npu_text_is_known(const char *path);
 
 /* Imports one such CSV. */

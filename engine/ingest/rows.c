@@ -68,4 +68,24 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                            "rankId,deviceId,step,computing,communicationNotOverlapped,overlapped,communication,free,"
                            "stage,bubble,communicationNotOverlappedExcludeReceive,preparing", 12},
     [R_TOPS_TOTAL] = {"TB_TOPS_TOTAL", "rankId,class,deviceId,pid,fromTrace,accumulateNs,totalCalls,totalNs", 8},
+    [R_COMM_OP_STAT] = {"TB_COMM_OP_STAT",
+                        "rankId,step,opKind,opName,groupName,startTimeNs,elapseNs,transitNs,waitNs,"
+                        "synchronizationNs,idleNs,waitRatio,synchronizationRatio,groupRanks,cluster", 15},
+    [R_COMM_BANDWIDTH] = {"TB_COMM_BANDWIDTH",
+                          "rankId,step,opName,transport,transitSizeMB,transitTimeMs,bandwidthGBs,largePacketRatio,"
+                          "opKind,groupName,groupRanks,cluster", 12},
+    [R_COMM_MATRIX] = {"TB_COMM_MATRIX",
+                       "rankId,step,opKind,opName,groupName,srcRank,dstRank,transportType,transitSizeMB,"
+                       "transitTimeMs,bandwidthGBs,groupRanks,cluster", 13},
+    [R_COMM_GROUP] = {"TB_COMM_GROUP", "kind,groupIndex,ranks,groupName,groupId,pgName,groupRank,rankId", 8},
+    [R_CLUSTER_STEP_TRACE_TIME] = {"TB_CLUSTER_STEP_TRACE_TIME",
+                                   "step,type,indexText,computing,communicationNotOverlapped,overlapped,"
+                                   "communication,free,stage,bubble,communicationNotOverlappedExcludeReceive,"
+                                   "preparing", 12},
+    [R_TB_NPU_MODULE_MEM] = {"TB_NPU_MODULE_MEM", "rankId,component,timestampNs,totalReservedBytes,deviceId", 5},
+    [R_STATIC_OP_MEM] = {"TB_STATIC_OP_MEM",
+                         "rankId,deviceId,opName,modelName,graphId,nodeIndexStart,nodeIndexEnd,sizeBytes", 8},
+    [R_OPERATOR_DETAILS] = {"TB_OPERATOR_DETAILS",
+                            "rankId,name,inputShapes,callStack,hostSelfNs,hostTotalNs,deviceSelfNs,deviceTotalNs,"
+                            "deviceSelfAicoreNs,deviceTotalAicoreNs", 10},
 };

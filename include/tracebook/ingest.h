@@ -62,6 +62,17 @@ typedef struct tb_load_result {
 tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err);
 
 /*
+ * Loads the inputs into a cached DB under tb_cache_dir(), or reuses the one
+ * already there when its TB_SOURCE still matches the inputs' files, sizes and
+ * modification times (rebuild forces a reload). opt->output is ignored; the
+ * DB's path is written to db_out; *reused tells which happened.
+ */
+tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, size_t n, int *reused, tb_error *err);
+
+/* Writes the cache directory ($XDG_CACHE_HOME/tracebook or ~/.cache/tracebook), creating it. */
+tb_status tb_cache_dir(char *out, size_t n, tb_error *err);
+
+/*
  * Finds the trace files under path (a file, or a directory searched a few
  * levels deep). Returns a new NULL-terminated array of new strings, sorted
  * (free with tb_paths_free), or NULL with err set (TB_ERR_NOTFOUND when
@@ -82,5 +93,8 @@ tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_e
  * TB_ERR_NOTFOUND; a file that is not such a DB is TB_ERR_PARSE.
  */
 tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_error *err);
+
+/* 1 when db_path is a DB that tracebook wrote (has TB_SOURCE), or does not exist. */
+int tb_db_is_own(const char *db_path);
 
 #endif

@@ -542,7 +542,11 @@ static void test_find_traces(void **state)
     assert_non_null(paths);
     assert_non_null(paths[0]);
     assert_non_null(strstr(paths[0], "ASCEND_PROFILER_OUTPUT/trace_view.json"));
-    assert_null(paths[1]);
+    /* communication.json is an input of its own (TB_COMM_*), never a trace;
+     * profiler_info_0.json and notes.json are not read */
+    assert_non_null(paths[1]);
+    assert_non_null(strstr(paths[1], "ASCEND_PROFILER_OUTPUT/communication.json"));
+    assert_null(paths[2]);
     tb_paths_free(paths);
     char empty[4300];
     snprintf(empty, sizeof empty, "%s/empty", tmpdir);

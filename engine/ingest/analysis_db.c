@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * analysis_db.c - torch_npu's analysis.db into TB_STEP_TRACE_TIME.
+ *
+ * torch_npu writes analysis.db beside its ascend_pytorch_profiler_<rank>.db
+ * (export type db); its StepTraceTime table (formats.md §3) holds what
+ * step_trace_time.csv holds in the text export, in µs:
+ *   StepTraceTime(deviceId, step, computing, communication_not_overlapped,
+ *     overlapped, communication, free, stage, bubble,
+ *     communication_not_overlapped_and_exclude_receive, preparing)
+ * Each row becomes one TB_STEP_TRACE_TIME row of the file's rank, values as
+ * stored (step as text). Columns are read by name, with the camelCase
+ * spellings as aliases; a missing column is NULL, other tables are not read.
+ * A DB without StepTraceTime loads nothing, with a warning.
+ *
+ * The input is never modified: as in msprof_db.c, a DB with a write-ahead log
+ * beside it is copied with its log to a private temporary directory first
+ * (opening it in place would write its -shm file or checkpoint the log); any
+ * other DB is opened immutable, which takes no locks and creates no files.
+ * (The copy-and-open code is a small duplicate of msprof_db.c's, which this
+ * change does not touch.)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "analysis_db.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "msprof_db.h"
+
+/* ---- opening without touching the input (as msprof_db.c) -------------------- */
+
+static int copy_file(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY), out = -1, rc = -1;
+    if (in < 0)
+        return -1;
+    out = open(to, O_WRONLY | O_CREAT | O_EXCL, 0600);
+    if (out < 0)
+        goto done;
+    char buf[1 << 16];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof buf)) > 0) {
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(out, buf + off, (size_t)(n - off));
+            if (w < 0)
+                goto done;
+            off += w;
+        }
+    }
+    rc = n < 0 ? -1 : 0;
+done:
+    if (out >= 0 && close(out) != 0)
+        rc = -1;
+    close(in);
+    return rc;
+}
+
+/* Percent-encodes a path for a file: URI. */
+static void uri_path(const char *path, char *out, size_t n)
+{
+    static const char hex[] = "0123456789ABCDEF";
+    size_t o = 0;
+    for (const unsigned char *p = (const unsigned char *)path; *p && o + 4 < n; p++) {
+        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x20) {
+            out[o++] = '%';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 15];
+        } else {
+            out[o++] = (char)*p;
+        }
+    }
+    out[o] = 0;
+}
+
+typedef struct source {
+    sqlite3 *db;
+    char tmpdir[PATH_MAX];
+    char copy[PATH_MAX + 32], copy_wal[PATH_MAX + 32];
+} source;
+
+static void source_close(source *s)
+{
+    if (s->db)
+        sqlite3_close(s->db);
+    s->db = NULL;
+    if (s->copy[0]) {
+        unlink(s->copy_wal);
+        char shm[PATH_MAX + 40];
+        snprintf(shm, sizeof shm, "%s-shm", s->copy);
+        unlink(shm);
+        unlink(s->copy);
+        rmdir(s->tmpdir);
+        s->copy[0] = 0;
+    }
+}
+
+static tb_status source_open(source *s, const char *path, tb_error *err)
+{
+    memset(s, 0, sizeof *s);
+    char wal[PATH_MAX + 8];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    struct stat st;
+    int has_wal = stat(wal, &st) == 0 && st.st_size > 0;
+    int rc;
+    if (has_wal) {
+        const char *base = getenv("TMPDIR");
+        snprintf(s->tmpdir, sizeof s->tmpdir, "%s/tracebook-db-XXXXXX", base && *base ? base : "/tmp");
+        if (!mkdtemp(s->tmpdir))
+            return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
+        snprintf(s->copy, sizeof s->copy, "%s/input.db", s->tmpdir);
+        snprintf(s->copy_wal, sizeof s->copy_wal, "%s/input.db-wal", s->tmpdir);
+        if (copy_file(path, s->copy) != 0 || copy_file(wal, s->copy_wal) != 0) {
+            tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
+            source_close(s);
+            return err->code;
+        }
+        rc = sqlite3_open_v2(s->copy, &s->db, SQLITE_OPEN_READWRITE, NULL);
+    } else {
+        char uri[PATH_MAX * 3 + 32], enc[PATH_MAX * 3];
+        uri_path(path, enc, sizeof enc);
+        snprintf(uri, sizeof uri, "file:%s?immutable=1", enc);
+        rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+    }
+    if (rc != SQLITE_OK) {
+        tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot open the DB: %s",
+                    s->db ? sqlite3_errmsg(s->db) : "out of memory");
+        source_close(s);
+        return err->code;
+    }
+    return TB_OK;
+}
+
+/* ---- import ------------------------------------------------------------------ */
+
+/* TB_STEP_TRACE_TIME's columns after rankId, each with the source names that fill it. */
+static const char *const columns[11][3] = {
+    {"deviceId", "device_id", NULL},
+    {"step", NULL, NULL},
+    {"computing", NULL, NULL},
+    {"communication_not_overlapped", "communicationNotOverlapped", NULL},
+    {"overlapped", NULL, NULL},
+    {"communication", NULL, NULL},
+    {"free", NULL, NULL},
+    {"stage", NULL, NULL},
+    {"bubble", NULL, NULL},
+    {"communication_not_overlapped_and_exclude_receive", "communicationNotOverlappedExcludeReceive", NULL},
+    {"preparing", NULL, NULL},
+};
+
+/* 1 when table t has a column named name (SQLite compares names ignoring case). */
+static int has_column(sqlite3 *db, const char *t, const char *name)
+{
+    sqlite3_stmt *q;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ? COLLATE NOCASE", -1, &q, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(q, 1, t, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
+        found = sqlite3_step(q) == SQLITE_ROW;
+        sqlite3_finalize(q);
+    }
+    return found;
+}
+
+static int has_table(sqlite3 *db, const char *t)
+{
+    sqlite3_stmt *q;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &q, NULL) ==
+        SQLITE_OK) {
+        sqlite3_bind_text(q, 1, t, -1, SQLITE_STATIC);
+        found = sqlite3_step(q) == SQLITE_ROW;
+        sqlite3_finalize(q);
+    }
+    return found;
+}
+
+tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
+                             trace_import_result *res, tb_error *err)
+{
+    (void)ids;
+    memset(res, 0, sizeof *res);
+    res->trace_rank = -1;
+    res->stop_offset = -1;
+    snprintf(res->kind, sizeof res->kind, "torch_npu analysis db");
+    if (!msprof_db_is_db(path))
+        return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, 0, "not an SQLite DB");
+    source s;
+    tb_status st = source_open(&s, path, err);
+    if (st != TB_OK)
+        return st;
+    sqlite3_stmt *q = NULL;
+    if (!has_table(s.db, "StepTraceTime")) {
+        if (opt->warn) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "%s: no StepTraceTime table: nothing loaded", path);
+            opt->warn(opt->ctx, msg);
+        }
+        goto done;
+    }
+    /* one select item per destination column, NULL where the source has none */
+    char sql[2048];
+    size_t o = (size_t)snprintf(sql, sizeof sql, "SELECT ");
+    for (int i = 0; i < 11; i++) {
+        const char *src = NULL;
+        for (int a = 0; a < 3 && columns[i][a] && !src; a++)
+            if (has_column(s.db, "StepTraceTime", columns[i][a]))
+                src = columns[i][a];
+        o += (size_t)snprintf(sql + o, sizeof sql - o, "%s%s%s%s", i ? ", " : "", src ? "\"" : "NULL",
+                              src ? src : "", src ? "\"" : "");
+    }
+    snprintf(sql + o, sizeof sql - o, " FROM StepTraceTime");
+    if (sqlite3_prepare_v2(s.db, sql, -1, &q, NULL) != SQLITE_OK) {
+        st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "cannot read table StepTraceTime: %s",
+                         sqlite3_errmsg(s.db));
+        goto done;
+    }
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        tb_val v[12];
+        v[0] = VINT(opt->rank);
+        for (int i = 0; i < 11; i++) {
+            int t = sqlite3_column_type(q, i);
+            if (t == SQLITE_NULL)
+                v[1 + i] = VNULL;
+            else if (i == 1 || t == SQLITE_TEXT || t == SQLITE_BLOB) { /* step is text, whatever its storage */
+                const char *text = (const char *)sqlite3_column_text(q, i);
+                v[1 + i] = text ? VTEXT(text, (size_t)sqlite3_column_bytes(q, i)) : VNULL;
+            } else if (t == SQLITE_INTEGER)
+                v[1 + i] = VINT(sqlite3_column_int64(q, i));
+            else
+                v[1 + i] = VREAL(sqlite3_column_double(q, i));
+        }
+        res->events++;
+        if (opt->skip_rows & ROWBIT(R_STEP_TRACE_TIME)) {
+            res->dest[TB_DEST_BETTER_SOURCE]++;
+            continue;
+        }
+        res->dest[TB_DEST_OTHER_TABLES]++;
+        if (sink->row(sink->ctx, R_STEP_TRACE_TIME, v)) {
+            st = TB_ERR_DB;
+            goto done;
+        }
+    }
+    if (rc != SQLITE_DONE)
+        st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "cannot read table StepTraceTime: %s",
+                         sqlite3_errmsg(s.db));
+done:
+    sqlite3_finalize(q);
+    source_close(&s);
+    return st;
+}

@@ -1,0 +1,228 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# ascend_inputs.py - conformance of the Ascend text, DB and topsprof inputs.
+#
+# On the shared public data this test checks, counting every expectation
+# independently of tracebook (Python's csv, json and sqlite3 modules):
+#   - every directory under ascend/ loads (exit 0);
+#   - kernel_details.csv: TASK and COMMUNICATION_OP rows equal the CSV's rows
+#     (HCCL rows are communication ops), minus rows of the wrong width, which
+#     are skipped with a FILE:LINE warning;
+#   - memory_record / operator_memory / step_trace_time rows;
+#   - the two torch_npu ranks load as one DB with ranks 0 and 1 (from
+#     profiler_info_N.json) and each rank's rows equal its own load;
+#   - the msprof DB: rows per table equal the source's, and text attributes
+#     resolve to the same strings after re-interning;
+#   - precedence: a rank directory with both trace_view.json and
+#     kernel_details.csv gives exactly the TASK rows of the JSON alone;
+#   - topsprof listings: rows per class and the footers;
+#   - no input file is modified or created beside the inputs.
+# usage: ascend_inputs.py TRACEBOOK SHARED_DATA_DIR OUT_DIR   (exit 77 when the data is absent)
+import csv
+import decimal
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+failures = []
+
+
+def check(what, got, want):
+    if got != want:
+        failures.append("%s: got %r, want %r" % (what, got, want))
+
+
+def run(tb, args):
+    r = subprocess.run([tb] + args, capture_output=True, text=True)
+    return r
+
+
+def q(db, sql):
+    con = sqlite3.connect("file:%s?mode=ro" % db, uri=True)
+    try:
+        return con.execute(sql).fetchall()
+    finally:
+        con.close()
+
+
+def q1(db, sql):
+    return q(db, sql)[0][0]
+
+
+def csv_rows(path):
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        rows = [r for r in csv.reader(f) if r]
+    return rows[0], rows[1:]
+
+
+def snapshot(root):
+    state = {}
+    for d, _, files in os.walk(root):
+        for name in files:
+            p = os.path.join(d, name)
+            with open(p, "rb") as f:
+                state[p] = hashlib.sha256(f.read()).hexdigest()
+    return state
+
+
+def load(tb, out, name, dirs):
+    db = os.path.join(out, name)
+    if os.path.exists(db):
+        os.unlink(db)
+    args = ["export", "db", "-o", db, "--quiet"]
+    for d in dirs:
+        args += ["-dir", d]
+    r = run(tb, args)
+    if r.returncode != 0:
+        failures.append("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
+        return None
+    return db
+
+
+def check_kernel_details(db, path, rank, label):
+    header, rows = csv_rows(path)
+    good = [r for r in rows if len(r) == len(header)]
+    core = header.index("Accelerator Core")
+    hccl = sum(1 for r in good if r[core] in ("HCCL", "COMMUNICATION"))
+    check("%s TASK rows" % label, q1(db, "SELECT count(*) FROM TASK WHERE rankId = %d" % rank), len(good) - hccl)
+    check("%s COMMUNICATION_OP rows" % label,
+          q1(db, "SELECT count(*) FROM COMMUNICATION_OP WHERE rankId = %d" % rank), hccl)
+    bad = len(rows) - len(good)
+    got_bad = q1(db, "SELECT coalesce(sum(events), 0) FROM TB_LOAD_COUNT c JOIN TB_SOURCE s ON s.id = c.sourceId"
+                     " WHERE s.path = '%s' AND c.dest = 'skipped: rows with a wrong field count'" % path)
+    check("%s rows of the wrong width skipped" % label, got_bad, bad)
+    # the earliest start, exactly (a trailing TAB stripped, µs text to ns)
+    start = header.index("Start Time(us)")
+    want_min = min(int((decimal.Decimal(r[start].strip()) * 1000).quantize(1, rounding=decimal.ROUND_HALF_UP))
+                   for r in good)
+    got_min = q1(db, "SELECT min(startNs) FROM (SELECT startNs FROM TASK WHERE rankId = %d UNION ALL"
+                     " SELECT startNs FROM COMMUNICATION_OP WHERE rankId = %d)" % (rank, rank))
+    check("%s earliest start ns" % label, got_min, want_min)
+
+
+def main():
+    if len(sys.argv) != 4:
+        print("usage: ascend_inputs.py TRACEBOOK SHARED_DATA_DIR OUT_DIR", file=sys.stderr)
+        return 2
+    tb, data, out = sys.argv[1:]
+    asc = os.path.join(data, "ascend")
+    if not os.path.isdir(asc):
+        print("skip: %s is absent" % asc)
+        return 77
+    os.makedirs(out, exist_ok=True)
+    before = snapshot(data)
+
+    # every directory of profile data loads (msprof_config holds report configs, not data)
+    for d in sorted(os.listdir(asc)):
+        if os.path.isdir(os.path.join(asc, d)) and d != "msprof_config":
+            load(tb, out, "dir_%s.db" % d, [os.path.join(asc, d)])
+
+    # torch_npu ranks: one DB, ranks from profiler_info_N.json
+    r0, r1 = os.path.join(asc, "torch_npu_rank0"), os.path.join(asc, "torch_npu_rank1")
+    db = load(tb, out, "two_ranks.db", [r0, r1])
+    if db:
+        check("two ranks: ranks", q(db, "SELECT DISTINCT rankId FROM TB_RANK ORDER BY 1"), [(0,), (1,)])
+        for rank, d in ((0, r0), (1, r1)):
+            out_dir = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
+            check_kernel_details(db, os.path.join(out_dir, "kernel_details.csv"), rank, "rank %d" % rank)
+            for table, name in (("MEMORY_RECORD", "memory_record.csv"), ("OP_MEMORY", "operator_memory.csv"),
+                                ("TB_STEP_TRACE_TIME", "step_trace_time.csv")):
+                p = os.path.join(out_dir, name)
+                if os.path.exists(p):
+                    header, rows = csv_rows(p)
+                    want = sum(1 for r in rows if len(r) == len(header))
+                    check("rank %d %s rows" % (rank, table),
+                          q1(db, "SELECT count(*) FROM %s WHERE rankId = %d" % (table, rank)), want)
+        # each rank's rows equal its own load
+        for rank, d in ((0, r0), (1, r1)):
+            single = load(tb, out, "rank%d.db" % rank, [d])
+            if single:
+                for t in ("TASK", "COMMUNICATION_OP", "MEMORY_RECORD", "OP_MEMORY"):
+                    check("rank %d %s: in the 2-rank DB as alone" % (rank, t),
+                          q1(db, "SELECT count(*) FROM %s WHERE rankId = %d" % (t, rank)),
+                          q1(single, "SELECT count(*) FROM %s" % t))
+
+    # the msprof DB: rows per table, strings resolved the same
+    src = os.path.join(asc, "msprof_db", "msprof_0.db")
+    db = load(tb, out, "msprof.db", [src])
+    if db:
+        # immutable: a read-only open of a WAL DB would still create -shm/-wal beside it
+        con = sqlite3.connect("file:%s?immutable=1" % src, uri=True)
+        try:
+            tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            for t in ("TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_TASK_INFO", "COMMUNICATION_OP", "CANN_API",
+                      "OVERLAP_ANALYSIS", "MSTX_EVENTS", "NPU_OP_MEM", "NPU_INFO"):
+                if t in tables:
+                    check("msprof db %s rows" % t, q1(db, "SELECT count(*) FROM %s" % t),
+                          con.execute("SELECT count(*) FROM %s" % t).fetchone()[0])
+            want = con.execute("SELECT s.value, count(*) FROM COMPUTE_TASK_INFO c JOIN STRING_IDS s"
+                               " ON s.id = c.name GROUP BY 1 ORDER BY 1").fetchall()
+            want_api = con.execute("SELECT s.value, count(*) FROM CANN_API c JOIN STRING_IDS s"
+                                   " ON s.id = c.name GROUP BY 1 ORDER BY 1").fetchall()
+            want_span = con.execute("SELECT min(startNs), max(endNs) FROM TASK").fetchone()
+        finally:
+            con.close()
+        check("msprof db kernel names", q(db, "SELECT name, count(*) FROM kernel GROUP BY 1 ORDER BY 1"), want)
+        check("msprof db API names", q(db, "SELECT s.value, count(*) FROM CANN_API c JOIN STRING_IDS s"
+                                           " ON s.id = c.name GROUP BY 1 ORDER BY 1"), want_api)
+        check("msprof db task span", q(db, "SELECT min(startNs), max(endNs) FROM TASK")[0], want_span)
+        check("msprof db kernels join TASK", q1(db, "SELECT count(*) FROM kernel"),
+              q1(db, "SELECT count(*) FROM COMPUTE_TASK_INFO"))
+
+    # precedence: JSON and CSV in one rank directory give the JSON's tasks only
+    rank_dir = os.path.join(out, "both", "rank_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    shutil.rmtree(os.path.join(out, "both"), ignore_errors=True)
+    os.makedirs(rank_dir)
+    shutil.copyfile(os.path.join(asc, "torch_npu_timeline", "trace_view.json"), os.path.join(rank_dir, "trace_view.json"))
+    shutil.copyfile(os.path.join(r0, "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"),
+                    os.path.join(rank_dir, "kernel_details.csv"))
+    json_only = load(tb, out, "json_only.db", [os.path.join(asc, "torch_npu_timeline", "trace_view.json")])
+    both = load(tb, out, "both.db", [os.path.join(out, "both")])
+    if json_only and both:
+        check("precedence: TASK rows of JSON+CSV equal JSON alone", q1(both, "SELECT count(*) FROM TASK"),
+              q1(json_only, "SELECT count(*) FROM TASK"))
+        check("precedence: one rank", q1(both, "SELECT count(*) FROM TB_RANK"), 1)
+        check("precedence: the CSV's tasks counted as skipped",
+              q1(both, "SELECT coalesce(sum(events), 0) FROM TB_LOAD_COUNT WHERE dest ="
+                       " 'skipped: table filled by a better source'") > 0, True)
+
+    # topsprof listings: rows per class counted with a regex over the text
+    tops = os.path.join(data, "topsprof")
+    if os.path.isdir(tops):
+        summary = os.path.join(tops, "summary_example.txt")
+        db = load(tb, out, "tops_summary.db", [summary])
+        if db:
+            klass, counts = None, {}
+            row = re.compile(r"^(?:==\d+== )?\s*[\d.]+%?\s+[\d.]+[mun]?s\s+\d+\s")
+            for line in open(summary, encoding="utf-8", errors="replace"):
+                m = re.search(r"(GCU|CPU|RUNTIME) activities:", line)
+                if m:
+                    klass = m.group(1)
+                    rest = line[m.end():]
+                    if row.match(rest.strip() and "x " + rest.strip() or ""):
+                        counts[klass] = counts.get(klass, 0) + 1
+                    continue
+                if klass and row.match(line):
+                    counts[klass] = counts.get(klass, 0) + 1
+            got = dict(q(db, "SELECT class, count(*) FROM TB_TOPS_SUMMARY GROUP BY 1"))
+            check("topsprof summary rows per class", got, counts)
+        trace = os.path.join(tops, "trace_example.txt")
+        db = load(tb, out, "tops_trace.db", [trace])
+        if db:
+            check("topsprof trace: GCU tasks", q1(db, "SELECT count(*) FROM TASK"), 3)
+
+    # inputs untouched, nothing created beside them
+    check("shared data unchanged (files and contents)", snapshot(data) == before, True)
+
+    for f in failures:
+        print("FAIL " + f)
+    print("%d failures" % len(failures))
+    return 1 if failures else 0
+
+
+sys.exit(main())
