@@ -48,9 +48,11 @@ static const char usage_main[] =
 static const char usage_export_db[] =
     "usage: tracebook export db -dir PATH [-dir PATH ...] [-o FILE|DIR] [options]\n"
     "\n"
-    "Loads the inputs into the unified trace DB. PATH is a trace file (.json or\n"
-    ".json.gz: Ascend trace_view.json / msprof_*.json, Kineto traces) or a directory\n"
-    "holding them; every trace file found is one rank.\n"
+    "Loads the inputs into the unified trace DB. PATH is a file (a timeline or\n"
+    "Kineto trace .json[.gz], an msprof-compatible .db, a torch_npu summary CSV, a\n"
+    "topsprof listing) or a directory searched for them. Files under one rank's\n"
+    "directory (PROF_*, *_ascend_pt, ...) form one rank, other files one rank each;\n"
+    "within a rank a DB wins over a timeline, a timeline over CSVs.\n"
     "\n"
     "options:\n"
     "  -dir, --dir PATH          an input (repeat for several ranks)\n"
@@ -66,29 +68,35 @@ static const char usage_export_db[] =
 static const char usage_info[] =
     "usage: tracebook info -dir PATH [-dir PATH ...] [options]\n"
     "\n"
-    "Loads the inputs into a temporary DB (or reads PATH when it is a DB that\n"
-    "tracebook wrote) and prints what was found: sources, ranks and devices,\n"
-    "layers, time span, steps, events per destination table, rows per table\n"
-    "and warnings.\n"
+    "Loads the inputs (or reads PATH when it is a .db that tracebook wrote) and\n"
+    "prints what was found: sources, ranks and devices, layers, time span,\n"
+    "steps, events per destination table, rows per table and warnings.\n"
+    "The DB is kept under $XDG_CACHE_HOME/tracebook/ (~/.cache/tracebook/) and\n"
+    "reused while the inputs' files, sizes and modification times are unchanged;\n"
+    "the first line of the output names it.\n"
     "\n"
     "options:\n"
     "  -dir, --dir PATH          an input (repeat for several ranks)\n"
+    "  --rebuild                 load again even when the cached DB is current\n"
     "  --strict                  an input cut short is an error\n"
     "  --keep-python-functions   keep Kineto python_function events\n"
+    "  --timing                  accepted; the load phases are shown by export db\n"
     "  -q, --quiet               no progress line\n";
 
 typedef struct cli {
     const char **inputs;
     size_t n_inputs;
     const char *output;
-    int strict, keep_python, quiet, timing;
+    int strict, keep_python, quiet, timing, rebuild;
     int progress_shown;
 } cli;
 
 static void print_error(const tb_error *e)
 {
-    if (e->file[0] && e->line > 0)
+    if (e->file[0] && e->line > 0 && e->column > 0)
         fprintf(stderr, "tracebook: error: %s:%ld:%ld: %s\n", e->file, e->line, e->column, e->message);
+    else if (e->file[0] && e->line > 0)
+        fprintf(stderr, "tracebook: error: %s:%ld: %s\n", e->file, e->line, e->message);
     else if (e->file[0] && e->offset >= 0)
         fprintf(stderr, "tracebook: error: %s: byte %lld: %s\n", e->file, (long long)e->offset, e->message);
     else if (e->file[0])
@@ -158,6 +166,8 @@ static int parse_opts(cli *c, int argc, char **argv, const char *usage, int allo
             c->keep_python = 1;
         } else if (!strcmp(a, "--timing")) {
             c->timing = 1;
+        } else if (!allow_output && !strcmp(a, "--rebuild")) {
+            c->rebuild = 1;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             c->quiet = 1;
         } else {
@@ -278,24 +288,31 @@ static int cmd_info(int argc, char **argv)
     tb_error err;
     tb_error_clear(&err);
     tb_status st;
-    if (c.n_inputs == 1 && ends_with(c.inputs[0], ".db")) {
+    if (c.n_inputs == 1 && ends_with(c.inputs[0], ".db") && tb_db_is_own(c.inputs[0])) {
         st = tb_info_write(c.inputs[0], c.inputs[0], stdout, &err);
     } else {
-        const char *tmpdir = getenv("TMPDIR");
+        /* the DB is kept in the cache and reused while the inputs are unchanged */
         char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/tracebook-info-%ld.db", tmpdir && *tmpdir ? tmpdir : "/tmp", (long)getpid());
-        tb_temp_register(path);
-        st = run_load(&c, path, &err);
+        int reused = 0;
+        tb_load_options o = {.inputs = c.inputs, .n_inputs = c.n_inputs, .strict = c.strict,
+                             .keep_python_functions = c.keep_python, .warn = on_warn,
+                             .progress = isatty(STDERR_FILENO) ? on_progress : NULL, .ctx = &c};
+        st = tb_cache_load(&o, c.rebuild, path, sizeof path, &reused, &err);
+        if (c.progress_shown) {
+            fputs("\r\033[K", stderr);
+            c.progress_shown = 0;
+        }
         if (st == TB_OK) {
-            char title[PATH_MAX];
+            char title[2 * PATH_MAX];
             size_t n = 0;
             title[0] = 0;
             for (size_t i = 0; i < c.n_inputs && n < sizeof title; i++)
                 n += (size_t)snprintf(title + n, sizeof title - n, "%s%s", i ? " " : "", c.inputs[i]);
+            if (n < sizeof title)
+                snprintf(title + n, sizeof title - n, " (DB %s, %s)", path,
+                         reused ? "reused: inputs unchanged" : "loaded now");
             st = tb_info_write(path, title, stdout, &err);
-            unlink(path);
         }
-        tb_temp_unregister(path);
     }
     if (st != TB_OK)
         print_error(&err);

@@ -40,6 +40,34 @@ static int print_rows(sqlite3 *db, FILE *f, const char *sql, const char *empty)
     return n;
 }
 
+int tb_db_is_own(const char *db_path)
+{
+    struct stat st;
+    if (stat(db_path, &st) != 0)
+        return 1; /* let tb_info_write name the problem */
+    /* immutable: looking must not create -shm/-wal files beside someone else's DB */
+    char uri[8192];
+    size_t o = (size_t)snprintf(uri, sizeof uri, "file:");
+    for (const char *p = db_path; *p && o + 4 < sizeof uri; p++) {
+        if (*p == '%' || *p == '?' || *p == '#')
+            o += (size_t)snprintf(uri + o, sizeof uri - o, "%%%02X", (unsigned char)*p);
+        else
+            uri[o++] = *p;
+    }
+    snprintf(uri + o, sizeof uri - o, "?immutable=1");
+    sqlite3 *db;
+    int own = 0;
+    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(db, "SELECT 1 FROM TB_SOURCE", -1, &q, NULL) == SQLITE_OK) {
+            own = 1;
+            sqlite3_finalize(q);
+        }
+    }
+    sqlite3_close(db);
+    return own;
+}
+
 tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_error *err)
 {
     struct stat st;

@@ -31,6 +31,7 @@ import decimal
 import fnmatch
 import gzip
 import hashlib
+import csv
 import json
 import os
 import pty
@@ -1061,9 +1062,13 @@ def _(t):
             t.eq(r[0], -sig, what + ": died of the signal (%r)" % (r,))
             t.eq(listing(out), ["x.db"], what + ": files in the output directory")
             t.check(read(db) == old, what + ": the existing DB is byte-identical")
-    r = interrupted_run(t, ["info", "-dir", fifo], fifo, signal.SIGTERM, t.tmp)
+    # info loads into its cache directory: the temporary DB must go there too
+    cache = os.path.join(t.env()["XDG_CACHE_HOME"], "tracebook")
+    os.makedirs(cache, exist_ok=True)
+    r = interrupted_run(t, ["info", "-dir", fifo], fifo, signal.SIGTERM, cache)
     if r is not None:
         t.eq(r[0], -signal.SIGTERM, "info: died of the signal (%r)" % (r,))
+        t.eq(listing(cache), [], "info: files left in the cache directory")
         t.eq(listing(t.tmp), [], "info: files left in TMPDIR")
 
 
@@ -1103,6 +1108,87 @@ def _(t):
         t.check(r.err.startswith("tracebook: error: %s: " % path), "%s: an error naming the file: %r"
                 % (os.path.basename(path), r.err))
     t.eq(listing(d), ["foreign.db", "garbage.db"], "files after info")
+
+
+# ---- 13. info's cached DB -------------------------------------------------------------------
+
+@case("info keeps its DB in the cache and reuses it only while the inputs are unchanged")
+def _(t):
+    d = t.mkdir("in")
+    trace = os.path.join(d, "trace_view.json")
+    shutil.copyfile(ASCEND, trace)
+    first = t.run(["info", "-dir", d])
+    t.expect(first, 0)
+    head = first.out.splitlines()[0] if first.out else ""
+    t.check(head.endswith(", loaded now)"), "first run loads: %r" % head)
+    m = re.search(r"\(DB (\S+), ", head)
+    t.check(m is not None, "the first line names the DB: %r" % head)
+    if m:
+        db = m.group(1)
+        cache = os.path.join(t.env()["XDG_CACHE_HOME"], "tracebook")
+        t.eq(os.path.dirname(db), cache, "the DB is in $XDG_CACHE_HOME/tracebook")
+        second = t.run(["info", "-dir", d])
+        t.check(second.out.splitlines()[0].endswith(", reused: inputs unchanged)"), "second run reuses")
+        t.eq(second.out.splitlines()[1:], first.out.splitlines()[1:], "same report when reused")
+        # a changed input (new mtime) is loaded again, as is --rebuild
+        os.utime(trace, ns=(os.stat(trace).st_atime_ns, os.stat(trace).st_mtime_ns + 1000000000))
+        third = t.run(["info", "-dir", d])
+        t.check(third.out.splitlines()[0].endswith(", loaded now)"), "changed input: loaded again")
+        fourth = t.run(["info", "--rebuild", "-dir", d])
+        t.check(fourth.out.splitlines()[0].endswith(", loaded now)"), "--rebuild: loaded again")
+        # a file added to the input directory makes the cached DB stale too
+        shutil.copyfile(KINETO, os.path.join(d, "trace.json"))
+        fifth = t.run(["info", "-dir", d])
+        t.check(fifth.out.splitlines()[0].endswith(", loaded now)"), "added input: loaded again")
+        t.eq(scalar(db, "SELECT count(*) FROM TB_SOURCE"), 2, "the reloaded DB has both sources")
+
+
+# ---- 14. the generated multi-rank and topsprof samples ------------------------------------
+
+@case("samples/torch_npu_2rank loads as two ranks, the timeline winning over kernel_details.csv")
+def _(t):
+    root = os.path.join(SAMPLES, "torch_npu_2rank")
+    out = t.mkdir("out")
+    db = os.path.join(out, "two.db")
+    r = t.run(["export", "db", "-dir", root, "-o", db, "-q"])
+    t.expect(r, 0, out=db + "\n", err="")
+    t.eq(sql(db, "SELECT rankId FROM TB_RANK ORDER BY 1"), [{"rankId": 0}, {"rankId": 1}], "ranks")
+    for rank in (0, 1):
+        pt = os.path.join(root, "rank%d_ascend_pt" % rank, "ASCEND_PROFILER_OUTPUT")
+        events = json.loads(read(os.path.join(pt, "trace_view.json")))
+        names = {str(e["pid"]): e["args"]["name"] for e in events
+                 if e.get("ph") == "M" and e.get("name") == "process_name"}
+        hw = sum(1 for e in events if e.get("ph") == "X" and names.get(str(e.get("pid"))) == "Ascend Hardware")
+        with open(os.path.join(pt, "kernel_details.csv"), newline="") as f:
+            csv_rows = sum(1 for _ in csv.reader(f)) - 1
+        t.eq(scalar(db, "SELECT count(*) FROM TASK WHERE rankId = %d" % rank), hw,
+             "rank %d: TASK rows = the timeline's Ascend Hardware slices" % rank)
+        skipped = scalar(db, "SELECT sum(c.events) FROM TB_LOAD_COUNT c JOIN TB_SOURCE s ON s.id = c.sourceId"
+                             " WHERE s.rankId = %d AND s.path LIKE '%%kernel_details.csv'"
+                             " AND c.dest = 'skipped: table filled by a better source'" % rank)
+        t.eq(skipped, csv_rows, "rank %d: every kernel_details.csv row skipped for the better source" % rank)
+        t.eq(scalar(db, "SELECT count(*) FROM TB_STEP_TRACE_TIME WHERE rankId = %d" % rank), 1,
+             "rank %d: step_trace_time.csv row" % rank)
+        t.eq(scalar(db, "SELECT group_concat(deviceId) FROM RANK_DEVICE_MAP WHERE rankId = %d" % rank), str(rank),
+             "rank %d: device from NPU <n>" % rank)
+
+
+@case("samples/topsprof listings load: statistics per device, trace rows as device tasks")
+def _(t):
+    out = t.mkdir("out")
+    stats = os.path.join(SAMPLES, "topsprof", "summary_per_gcu.txt")
+    db = os.path.join(out, "tops.db")
+    t.expect(t.run(["export", "db", "-dir", stats, "-o", db, "-q"]), 0, out=db + "\n", err="")
+    # rows counted from the text: lines of a table with a percentage first
+    want = sum(1 for line in read(stats).decode().splitlines()
+               if re.match(r"^(==\d+== )?\s*(GCU activities:|RUNTIME activities:|CPU activities:)?\s*\d+\.\d+%", line))
+    t.eq(scalar(db, "SELECT count(*) FROM TB_TOPS_SUMMARY"), want, "statistics rows")
+    t.check(scalar(db, "SELECT count(DISTINCT deviceId) FROM TB_TOPS_SUMMARY") >= 2, "split per device")
+    trace = os.path.join(SAMPLES, "topsprof", "trace_nodes.txt")
+    db2 = os.path.join(out, "trace.db")
+    t.expect(t.run(["export", "db", "-dir", trace, "-o", db2, "-q"]), 0, out=db2 + "\n", err="")
+    t.check(scalar(db2, "SELECT count(*) FROM kernel") > 0, "trace rows are kernels")
+    t.eq(scalar(db2, "SELECT count(*) FROM kernel"), scalar(db2, "SELECT count(*) FROM TASK"), "every task a kernel")
 
 
 # ---- the end -----------------------------------------------------------------------------------

@@ -1,0 +1,168 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cache.c - reuse of a DB already loaded from the same inputs.
+ *
+ * Commands that only need a DB to read (info, and the report commands) keep
+ * the DB they load under $XDG_CACHE_HOME/tracebook/ (~/.cache/tracebook/),
+ * named by a hash of the tool and schema version and of the inputs' paths.
+ * Such a DB is reused only when its TB_SOURCE still lists exactly the files
+ * the inputs hold now, with the same sizes and modification times: a stale
+ * DB (a profile re-collected in place, a file added) is rebuilt, never
+ * silently used. --rebuild forces the reload.
+ */
+#define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "tracebook/tracebook.h"
+
+static uint64_t fnv(uint64_t h, const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int mkdirs(const char *path)
+{
+    char tmp[PATH_MAX];
+    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp)
+        return -1;
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+tb_status tb_cache_dir(char *out, size_t n, tb_error *err)
+{
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    int w;
+    if (xdg && *xdg)
+        w = snprintf(out, n, "%s/tracebook", xdg);
+    else if (home && *home)
+        w = snprintf(out, n, "%s/.cache/tracebook", home);
+    else
+        w = snprintf(out, n, "/tmp/tracebook-cache");
+    if (w < 0 || (size_t)w >= n)
+        return tb_error_set(err, TB_ERR_USAGE, "cache directory path too long");
+    if (mkdirs(out) != 0)
+        return tb_error_at(err, TB_ERR_IO, out, 0, 0, -1, "cannot write: %s", strerror(errno));
+    return TB_OK;
+}
+
+/* 1 when db's TB_SOURCE lists exactly the files in paths with their sizes and mtimes. */
+static int cache_matches(const char *db_path, char **paths)
+{
+    sqlite3 *db;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return 0;
+    }
+    sqlite3_stmt *q;
+    int ok = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT path, bytes, mtimeNs FROM TB_SOURCE WHERE kind <> 'ignored' ORDER BY path", -1,
+                           &q, NULL) != SQLITE_OK)
+        goto done;
+    size_t n = 0;
+    for (char **p = paths; *p; p++)
+        n++;
+    size_t seen = 0;
+    ok = 1;
+    while (ok && sqlite3_step(q) == SQLITE_ROW) {
+        const char *path = (const char *)sqlite3_column_text(q, 0);
+        struct stat st;
+        int found = 0;
+        for (char **p = paths; *p && !found; p++)
+            found = path && !strcmp(*p, path);
+        if (!found || stat(path, &st) != 0 || (int64_t)st.st_size != sqlite3_column_int64(q, 1) ||
+            (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec != sqlite3_column_int64(q, 2))
+            ok = 0;
+        seen++;
+    }
+    if (seen != n)
+        ok = 0;
+    sqlite3_finalize(q);
+done:
+    sqlite3_close(db);
+    return ok;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, size_t n, int *reused, tb_error *err)
+{
+    *reused = 0;
+    /* every input file, in a stable order, for the key and the staleness check */
+    char **all = NULL;
+    size_t nall = 0;
+    tb_status st = TB_OK;
+    for (size_t i = 0; i < opt->n_inputs; i++) {
+        char **files = tb_find_traces(opt->inputs[i], err);
+        if (!files) {
+            st = err->code;
+            goto done;
+        }
+        for (char **f = files; *f; f++) {
+            char **na = realloc(all, (nall + 2) * sizeof *na);
+            if (!na) {
+                tb_paths_free(files);
+                st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+            all = na;
+            all[nall++] = *f;
+            *f = NULL;
+            all[nall] = NULL;
+        }
+        free(files);
+    }
+    if (!all) {
+        st = tb_error_set(err, TB_ERR_NOTFOUND, "no input found");
+        goto done;
+    }
+    qsort(all, nall, sizeof *all, cmp_str);
+    uint64_t h = 1469598103934665603ULL;
+    h = fnv(h, TB_VERSION, strlen(TB_VERSION));
+    h = fnv(h, "|schema1|", 9);
+    h = fnv(h, opt->keep_python_functions ? "py1" : "py0", 3);
+    for (size_t i = 0; i < opt->n_inputs; i++) {
+        char real[PATH_MAX];
+        const char *p = realpath(opt->inputs[i], real) ? real : opt->inputs[i];
+        h = fnv(h, p, strlen(p) + 1);
+    }
+    char dir[PATH_MAX];
+    if ((st = tb_cache_dir(dir, sizeof dir, err)) != TB_OK)
+        goto done;
+    if ((size_t)snprintf(db_out, n, "%s/%016llx.db", dir, (unsigned long long)h) >= n) {
+        st = tb_error_set(err, TB_ERR_USAGE, "cache path too long");
+        goto done;
+    }
+    struct stat sb;
+    if (!rebuild && stat(db_out, &sb) == 0 && cache_matches(db_out, all)) {
+        *reused = 1;
+        goto done;
+    }
+    tb_load_options o = *opt;
+    o.output = db_out;
+    st = tb_load(&o, NULL, err);
+done:
+    for (size_t i = 0; i < nall; i++)
+        free(all[i]);
+    free(all);
+    return st;
+}
