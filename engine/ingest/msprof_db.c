@@ -11,13 +11,12 @@
  * used, so every task stays unique in a multi-rank DB; connectionId stays as
  * it is (it pairs rows within one rank, and rankId tells ranks apart).
  *
- * The input is never modified: a DB with a write-ahead log beside it is
- * copied to a private temporary directory first (opening it in place would
- * write its -shm file or checkpoint the log); any other DB is opened
- * immutable, which takes no locks and creates no files.
+ * The input is never modified: it is opened through sqlite_input.c (a DB
+ * with a write-ahead log is read from a private copy, any other immutable).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "msprof_db.h"
+#include "sqlite_input.h"
 
 #include "tracebook/tracebook.h"
 
@@ -146,112 +145,6 @@ static void idmap_free(idmap *m)
     free(m->used);
 }
 
-/* ---- opening without touching the input ------------------------------------ */
-
-static int copy_file(const char *from, const char *to)
-{
-    int in = open(from, O_RDONLY), out = -1, rc = -1;
-    if (in < 0)
-        return -1;
-    out = open(to, O_WRONLY | O_CREAT | O_EXCL, 0600);
-    if (out < 0)
-        goto done;
-    char buf[1 << 16];
-    ssize_t n;
-    while ((n = read(in, buf, sizeof buf)) > 0) {
-        for (ssize_t off = 0; off < n;) {
-            ssize_t w = write(out, buf + off, (size_t)(n - off));
-            if (w < 0)
-                goto done;
-            off += w;
-        }
-    }
-    rc = n < 0 ? -1 : 0;
-done:
-    if (out >= 0 && close(out) != 0)
-        rc = -1;
-    close(in);
-    return rc;
-}
-
-/* Percent-encodes a path for a file: URI. */
-static void uri_path(const char *path, char *out, size_t n)
-{
-    static const char hex[] = "0123456789ABCDEF";
-    size_t o = 0;
-    for (const unsigned char *p = (const unsigned char *)path; *p && o + 4 < n; p++) {
-        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x20) {
-            out[o++] = '%';
-            out[o++] = hex[*p >> 4];
-            out[o++] = hex[*p & 15];
-        } else {
-            out[o++] = (char)*p;
-        }
-    }
-    out[o] = 0;
-}
-
-typedef struct source {
-    sqlite3 *db;
-    char tmpdir[PATH_MAX];
-    char copy[PATH_MAX + 32], copy_wal[PATH_MAX + 32];
-} source;
-
-static void source_close(source *s)
-{
-    if (s->db)
-        sqlite3_close(s->db);
-    s->db = NULL;
-    if (s->copy[0]) {
-        unlink(s->copy_wal);
-        char shm[PATH_MAX + 40];
-        snprintf(shm, sizeof shm, "%s-shm", s->copy);
-        unlink(shm);
-        unlink(s->copy);
-        tb_temp_unregister(s->copy);
-        tb_temp_unregister(s->copy_wal);
-        rmdir(s->tmpdir);
-        s->copy[0] = 0;
-    }
-}
-
-static tb_status source_open(source *s, const char *path, tb_error *err)
-{
-    memset(s, 0, sizeof *s);
-    char wal[PATH_MAX + 8];
-    snprintf(wal, sizeof wal, "%s-wal", path);
-    struct stat st;
-    int has_wal = stat(wal, &st) == 0 && st.st_size > 0;
-    int rc;
-    if (has_wal) {
-        const char *base = getenv("TMPDIR");
-        snprintf(s->tmpdir, sizeof s->tmpdir, "%s/tracebook-db-XXXXXX", base && *base ? base : "/tmp");
-        if (!mkdtemp(s->tmpdir))
-            return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
-        snprintf(s->copy, sizeof s->copy, "%s/input.db", s->tmpdir);
-        snprintf(s->copy_wal, sizeof s->copy_wal, "%s/input.db-wal", s->tmpdir);
-        tb_temp_register(s->copy);
-        tb_temp_register(s->copy_wal);
-        if (copy_file(path, s->copy) != 0 || copy_file(wal, s->copy_wal) != 0) {
-            tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
-            source_close(s);
-            return err->code;
-        }
-        rc = sqlite3_open_v2(s->copy, &s->db, SQLITE_OPEN_READWRITE, NULL);
-    } else {
-        char uri[PATH_MAX * 3 + 32], enc[PATH_MAX * 3];
-        uri_path(path, enc, sizeof enc);
-        snprintf(uri, sizeof uri, "file:%s?immutable=1", enc);
-        rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
-    }
-    if (rc != SQLITE_OK) {
-        tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot open the DB: %s",
-                    s->db ? sqlite3_errmsg(s->db) : "out of memory");
-        source_close(s);
-        return err->code;
-    }
-    return TB_OK;
-}
 
 /* ---- import ------------------------------------------------------------------ */
 
@@ -540,8 +433,8 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     snprintf(res->kind, sizeof res->kind, "msprof db");
     if (!msprof_db_is_db(path))
         return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, 0, "not an SQLite DB");
-    source s;
-    tb_status st = source_open(&s, path, err);
+    sqlite_input s;
+    tb_status st = sqlite_input_open(&s, path, err);
     if (st != TB_OK)
         return st;
     ctx c = {.sink = sink, .opt = opt, .res = res, .err = err, .path = path,
@@ -563,6 +456,6 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     source_facts(&c, s.db);
 done:
     idmap_free(&c.strings);
-    source_close(&s);
+    sqlite_input_close(&s);
     return st;
 }

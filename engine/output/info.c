@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "../ingest/sqlite_input.h"
 #include "tracebook/tracebook.h"
 
 static void section(FILE *f, const char *title)
@@ -47,14 +48,7 @@ int tb_db_is_own(const char *db_path)
         return 1; /* let tb_info_write name the problem */
     /* immutable: looking must not create -shm/-wal files beside someone else's DB */
     char uri[8192];
-    size_t o = (size_t)snprintf(uri, sizeof uri, "file:");
-    for (const char *p = db_path; *p && o + 4 < sizeof uri; p++) {
-        if (*p == '%' || *p == '?' || *p == '#')
-            o += (size_t)snprintf(uri + o, sizeof uri - o, "%%%02X", (unsigned char)*p);
-        else
-            uri[o++] = *p;
-    }
-    snprintf(uri + o, sizeof uri - o, "?immutable=1");
+    sqlite_input_uri(db_path, uri, sizeof uri);
     sqlite3 *db;
     int own = 0;
     if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
