@@ -64,18 +64,6 @@ static int has_column(sqlite3 *db, const char *t, const char *name)
     return found;
 }
 
-static int has_table(sqlite3 *db, const char *t)
-{
-    sqlite3_stmt *q;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &q, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_text(q, 1, t, -1, SQLITE_STATIC);
-        found = sqlite3_step(q) == SQLITE_ROW;
-        sqlite3_finalize(q);
-    }
-    return found;
-}
 
 tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
                              trace_import_result *res, tb_error *err)
@@ -92,7 +80,7 @@ tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids 
     if (st != TB_OK)
         return st;
     sqlite3_stmt *q = NULL;
-    if (!has_table(s.db, "StepTraceTime")) {
+    if (!sqlite_input_has_table(s.db, "StepTraceTime")) {
         if (opt->warn) {
             char msg[1200];
             snprintf(msg, sizeof msg, "%s: no StepTraceTime table: nothing loaded", path);

@@ -148,18 +148,6 @@ static void idmap_free(idmap *m)
 
 /* ---- import ------------------------------------------------------------------ */
 
-static int has_table(sqlite3 *db, const char *t)
-{
-    sqlite3_stmt *q;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &q, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_text(q, 1, t, -1, SQLITE_STATIC);
-        found = sqlite3_step(q) == SQLITE_ROW;
-        sqlite3_finalize(q);
-    }
-    return found;
-}
 
 static int in_list(const char *list, const char *name)
 {
@@ -369,7 +357,7 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
 static void source_facts(ctx *c, sqlite3 *db)
 {
     sqlite3_stmt *q;
-    if (has_table(db, "SESSION_TIME_INFO") &&
+    if (sqlite_input_has_table(db, "SESSION_TIME_INFO") &&
         sqlite3_prepare_v2(db, "SELECT min(startTimeNs), max(endTimeNs) FROM SESSION_TIME_INFO", -1, &q, NULL) ==
             SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
@@ -388,7 +376,7 @@ static void source_facts(ctx *c, sqlite3 *db)
             sqlite3_finalize(q);
         }
     }
-    if (!c->res->has_times && has_table(db, "TASK") &&
+    if (!c->res->has_times && sqlite_input_has_table(db, "TASK") &&
         sqlite3_prepare_v2(db, "SELECT min(startNs), max(endNs) FROM TASK", -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
             c->res->min_ns = sqlite3_column_int64(q, 0);
@@ -397,14 +385,14 @@ static void source_facts(ctx *c, sqlite3 *db)
         }
         sqlite3_finalize(q);
     }
-    if (has_table(db, "RANK_DEVICE_MAP") &&
+    if (sqlite_input_has_table(db, "RANK_DEVICE_MAP") &&
         sqlite3_prepare_v2(db, "SELECT min(rankId), max(rankId) FROM RANK_DEVICE_MAP", -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
             sqlite3_column_int64(q, 0) == sqlite3_column_int64(q, 1))
             c->res->trace_rank = sqlite3_column_int64(q, 0);
         sqlite3_finalize(q);
     }
-    if (has_table(db, "TASK") &&
+    if (sqlite_input_has_table(db, "TASK") &&
         sqlite3_prepare_v2(db, "SELECT DISTINCT deviceId FROM TASK WHERE deviceId BETWEEN 0 AND 63", -1, &q, NULL) ==
             SQLITE_OK) {
         while (sqlite3_step(q) == SQLITE_ROW)
@@ -439,14 +427,14 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
         return st;
     ctx c = {.sink = sink, .opt = opt, .res = res, .err = err, .path = path,
              .gtid_base = ids->next_task, .op_base = ids->next_op};
-    if (!has_table(s.db, "STRING_IDS")) {
+    if (!sqlite_input_has_table(s.db, "STRING_IDS")) {
         st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not an msprof-compatible DB (no STRING_IDS table)");
         goto done;
     }
     if ((st = import_strings(&c, s.db)) != TB_OK)
         goto done;
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-        if (!has_table(s.db, specs[i].src))
+        if (!sqlite_input_has_table(s.db, specs[i].src))
             continue;
         if ((st = import_table(&c, s.db, &specs[i])) != TB_OK)
             goto done;

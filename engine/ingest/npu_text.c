@@ -199,14 +199,9 @@ static int64_t device_of(ctx *c, int dev_col, int type_col)
     return d < 0 ? 0 : d;
 }
 
-static void note_time(ctx *c, int64_t s, int64_t e)
+static void note_time(ctx *c, int64_t start, int64_t end)
 {
-    trace_import_result *r = c->res;
-    if (!r->has_times || s < r->min_ns)
-        r->min_ns = s;
-    if (!r->has_times || e > r->max_ns)
-        r->max_ns = e;
-    r->has_times = 1;
+    result_note_time(c->res, start, end);
 }
 
 static int non_compute(csv_field t)

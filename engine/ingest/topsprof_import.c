@@ -40,12 +40,7 @@ static int64_t intern(ctx *c, const char *s)
 
 static void note_time(ctx *c, int64_t start, int64_t end)
 {
-    trace_import_result *r = c->res;
-    if (!r->has_times || start < r->min_ns)
-        r->min_ns = start;
-    if (!r->has_times || end > r->max_ns)
-        r->max_ns = end;
-    r->has_times = 1;
+    result_note_time(c->res, start, end);
 }
 
 static int on_stat(void *p, const tops_stat *s)

@@ -47,6 +47,16 @@ typedef struct trace_import_result {
 
 /* Options and results are shared by every importer of the engine. */
 
+/* Widens the result's time span to [start, end]. */
+static inline void result_note_time(trace_import_result *r, int64_t start, int64_t end)
+{
+    if (!r->has_times || start < r->min_ns)
+        r->min_ns = start;
+    if (!r->has_times || end > r->max_ns)
+        r->max_ns = end;
+    r->has_times = 1;
+}
+
 /* Imports path into sink. On failure err says where; rows already pushed stay. */
 tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids,
                        const trace_import_opts *opt, trace_import_result *res, tb_error *err);
