@@ -21,6 +21,9 @@
  *       number; Size(KB) as bytes)
  *   operator_details.csv -> TB_OPERATOR_DETAILS (durations as exact ns)
  *   cluster_step_trace_time*.csv (msprof-analyze) -> TB_CLUSTER_STEP_TRACE_TIME
+ *   step_trace_<timestamp>.csv (msprof, graph iterations) -> TB_ITERATION:
+ *       start = Iteration End - Iteration Time, end = Iteration End, indexId =
+ *       the execution count of the row's model, iterId = Iteration ID
  *       (µs, as written; Index is text: a rank, or a stage's rank tuple)
  * A step_trace_time.csv whose rank already has TB_STEP_TRACE_TIME rows from
  * analysis.db adds none (its rows count as filled by a better source).
@@ -41,7 +44,7 @@
 
 enum text_kind {
     T_KERNELS, T_STEP_TRACE, T_MEMORY_RECORD, T_OP_MEMORY, T_MODULE_MEM, T_STATIC_OP_MEM, T_OPERATOR_DETAILS,
-    T_CLUSTER_STEP_TRACE, T_UNKNOWN
+    T_CLUSTER_STEP_TRACE, T_ITERATIONS, T_UNKNOWN
 };
 
 static int starts_with(const char *s, const char *p)
@@ -69,6 +72,10 @@ static int text_kind(const char *path)
         return T_OPERATOR_DETAILS;
     if (starts_with(base, "cluster_step_trace_time"))
         return T_CLUSTER_STEP_TRACE;
+    /* msprof's graph iterations: step_trace_<timestamp>.csv (or a slice of it) */
+    if (!strcmp(base, "step_trace.csv") ||
+        (starts_with(base, "step_trace_") && (base[11] >= '0' && base[11] <= '9')) || starts_with(base, "step_trace_slice_"))
+        return T_ITERATIONS;
     return T_UNKNOWN;
 }
 
@@ -263,6 +270,49 @@ static int kernel_row(ctx *c, const kcols *k)
                       idv(shapes), VINT(c->opt->rank)};
     c->res->dest[TB_DEST_COMPUTE_TASK_INFO]++;
     return row_out(c, R_COMPUTE_TASK_INFO, info);
+}
+
+/* Executions counted per (device, model), for TB_ITERATION.indexId. */
+typedef struct model_count {
+    int64_t device, model, n;
+} model_count;
+
+/* msprof step_trace rows: one graph iteration each. The iteration starts
+ * Iteration Time before its end (FP Start when that is missing); indexId
+ * counts the executions of its model in file order, which is end order. */
+static int iteration_row(ctx *c, const int *col, model_count *mc, size_t *nmc)
+{
+    tb_val fp, end, dur;
+    if (time_val(c, col[2], &fp) || time_val(c, col[3], &end) || time_val(c, col[4], &dur))
+        return -1;
+    if (end.type != V_INT)
+        return 0;
+    int64_t start = dur.type == V_INT ? end.i - dur.i : fp.type == V_INT ? fp.i : end.i;
+    int64_t dev = device_of(c, col[0], -1), model = 4294967295LL, iter = -1;
+    tb_val m = int_val(c, col[5]);
+    if (m.type == V_INT)
+        model = m.i;
+    tb_val it = int_val(c, col[1]);
+    if (it.type == V_INT)
+        iter = it.i;
+    size_t k = 0;
+    while (k < *nmc && !(mc[k].device == dev && mc[k].model == model))
+        k++;
+    if (k == *nmc) {
+        if (*nmc == 64)
+            k = 63; /* more models than anyone runs: the last slot counts the rest */
+        else
+            mc[(*nmc)++] = (model_count){dev, model, 0};
+    }
+    mc[k].n++;
+    result_note_time(c->res, start, end.i);
+    if (dev >= 0 && dev < 64)
+        c->res->devices_seen |= (uint64_t)1 << dev;
+    tb_val v[7] = {VINT(c->opt->rank), VINT(dev), VINT(model), VINT(mc[k].n), iter < 0 ? VNULL : VINT(iter),
+                   VINT(start), end};
+    c->res->events++;
+    c->res->dest[TB_DEST_OTHER_TABLES]++;
+    return row_out(c, R_ITERATION, v);
 }
 
 static int step_trace_row(ctx *c, const int *col, int dev_col)
@@ -525,10 +575,24 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         }
         break;
     }
+    case T_ITERATIONS:
+        col[0] = csv_col(c.csv, COLS("Device_id"));
+        col[1] = csv_col(c.csv, COLS("Iteration ID"));
+        col[2] = csv_col(c.csv, COLS("FP Start(us)"));
+        col[3] = csv_require(c.csv, COLS("Iteration End(us)"), err);
+        col[4] = csv_col(c.csv, COLS("Iteration Time(us)"));
+        col[5] = csv_col(c.csv, COLS("Model ID"));
+        if (col[3] < 0) {
+            st = err->code;
+            goto done;
+        }
+        break;
     default:
         st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not a CSV tracebook reads");
         goto done;
     }
+    model_count models[64];
+    size_t nmodels = 0;
     csv_row row;
     int r;
     while ((r = csv_next(c.csv, &row, err)) == 1) {
@@ -559,6 +623,7 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         case T_MODULE_MEM: rc = module_mem_row(&c, col, unit); break;
         case T_STATIC_OP_MEM: rc = static_op_mem_row(&c, col); break;
         case T_OPERATOR_DETAILS: rc = operator_details_row(&c, col); break;
+        case T_ITERATIONS: rc = iteration_row(&c, col, models, &nmodels); break;
         default: rc = cluster_step_trace_row(&c, col); break;
         }
         if (rc < 0) {

@@ -88,4 +88,5 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_OPERATOR_DETAILS] = {"TB_OPERATOR_DETAILS",
                             "rankId,name,inputShapes,callStack,hostSelfNs,hostTotalNs,deviceSelfNs,deviceTotalNs,"
                             "deviceSelfAicoreNs,deviceTotalAicoreNs", 10},
+    [R_ITERATION] = {"TB_ITERATION", "rankId,deviceId,modelId,indexId,iterId,startNs,endNs", 7},
 };

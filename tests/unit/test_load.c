@@ -425,6 +425,47 @@ static void test_not_an_msprof_db(void **state)
     assert_int_equal(access(out, F_OK), -1);
 }
 
+static void test_msprof_prof_dir(void **state)
+{
+    (void)state;
+    /* an msprof collection: PROF_xxx/mindstudio_profiler_output with op_summary and step_trace */
+    char dir[4200], p[4200], db[4200];
+    snprintf(dir, sizeof dir, "%s/PROF_000001_20240101000000_ABC", tmpdir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    char out[4300];
+    snprintf(out, sizeof out, "%s/mindstudio_profiler_output", dir);
+    assert_int_equal(mkdir(out, 0755), 0);
+    write_text("PROF_000001_20240101000000_ABC/mindstudio_profiler_output/op_summary_20240101000000.csv",
+               "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,Task Type,Task Start Time(us),"
+               "Task Duration(us),Task Wait Time(us)\r\n"
+               "2,1,10,5,MatMul_1,MatMul,AI_CORE,\"1000.500\t\",20.25,0\r\n"
+               "2,1,11,5,Add_2,Add,AI_VECTOR_CORE,1030.000\t,5,9.25\r\n"
+               "2,N/A,N/A,N/A,hcom_allReduce__1_0_1,hcom_allReduce_,COMMUNICATION,1040.000,30,0\r\n",
+               p, sizeof p);
+    write_text("PROF_000001_20240101000000_ABC/mindstudio_profiler_output/step_trace_20240101000000.csv",
+               "Device_id,Iteration ID,FP Start(us),BP End(us),Iteration End(us),Iteration Time(us),"
+               "FP to BP Time(us),Iteration Refresh(us),Data Aug Bound(us),Model ID\n"
+               "2,1,1000.0,1060.0,1080.0,90.0,60,20,N/A,1\n"
+               "2,2,1100.0,1160.0,1180.0,95.5,60,20,10,1\n"
+               "2,3,1200.0,1250.0,1260.0,70.0,50,10,10,7\n",
+               p, sizeof p);
+    const char *in_dir[] = {dir};
+    tb_error err;
+    assert_int_equal(load("prof.db", in_dir, 1, 0, &err, db, sizeof db), TB_OK);
+    assert_int_equal(q1(db, "SELECT count(*) FROM TASK"), 2);
+    assert_int_equal(q1(db, "SELECT count(*) FROM kernel WHERE deviceId = 2"), 2);
+    assert_int_equal(q1(db, "SELECT startNs FROM kernel WHERE name = 'MatMul_1'"), 1000500);
+    assert_int_equal(q1(db, "SELECT dur FROM kernel WHERE name = 'MatMul_1'"), 20250);
+    assert_int_equal(q1(db, "SELECT count(*) FROM comm_op WHERE name = 'hcom_allReduce__1_0_1'"), 1);
+    assert_int_equal(q1(db, "SELECT count(*) FROM TB_ITERATION"), 3);
+    assert_int_equal(q1(db, "SELECT startNs FROM TB_ITERATION WHERE iterId = 2"), 1180000 - 95500);
+    assert_int_equal(q1(db, "SELECT endNs FROM TB_ITERATION WHERE iterId = 2"), 1180000);
+    assert_int_equal(q1(db, "SELECT indexId FROM TB_ITERATION WHERE iterId = 2"), 2);
+    assert_int_equal(q1(db, "SELECT indexId FROM TB_ITERATION WHERE modelId = 7"), 1);
+    assert_int_equal(q1(db, "SELECT deviceId FROM RANK_DEVICE_MAP"), 2);
+    assert_int_equal(q1(db, "SELECT count(*) FROM TB_RANK"), 1);
+}
+
 static void test_bare_npu_device(void **state)
 {
     (void)state;
@@ -563,7 +604,7 @@ int main(void)
         cmocka_unit_test(test_ascend_routing),   cmocka_unit_test(test_kineto_routing),
         cmocka_unit_test(test_flow_pairing),     cmocka_unit_test(test_bare_npu_device),
         cmocka_unit_test(test_h2d_binding),      cmocka_unit_test(test_msprof_db_with_wal),
-        cmocka_unit_test(test_not_an_msprof_db),
+        cmocka_unit_test(test_not_an_msprof_db), cmocka_unit_test(test_msprof_prof_dir),
         cmocka_unit_test(test_two_ranks),        cmocka_unit_test(test_failed_load_keeps_old_db),
         cmocka_unit_test(test_truncated),        cmocka_unit_test(test_find_traces),
     };
