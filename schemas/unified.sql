@@ -219,3 +219,19 @@ CREATE TABLE TB_OPERATOR_DETAILS (
     hostTotalNs INTEGER, deviceSelfNs INTEGER, deviceTotalNs INTEGER, deviceSelfAicoreNs INTEGER,
     deviceTotalAicoreNs INTEGER
 );
+
+-- op_statistic.csv (msprof, torch_npu): per op type and core type; times in ns
+CREATE TABLE TB_OP_STATISTIC (
+    rankId INTEGER, deviceId INTEGER, opType INTEGER, coreType INTEGER, count INTEGER, totalNs INTEGER,
+    minNs INTEGER, avgNs INTEGER, maxNs INTEGER, ratio NUMERIC
+);
+-- api_statistic.csv: per API level and name; times in ns, variance as written (µs²)
+CREATE TABLE TB_API_STATISTIC (
+    rankId INTEGER, deviceId INTEGER, level INTEGER, apiName INTEGER, timeNs INTEGER, count INTEGER,
+    avgNs INTEGER, minNs INTEGER, maxNs INTEGER, variance NUMERIC
+);
+-- communication_statistic.csv: per communication op type; times in ns
+CREATE TABLE TB_COMM_STATISTIC (
+    rankId INTEGER, deviceId INTEGER, opType INTEGER, count INTEGER, totalNs INTEGER, minNs INTEGER,
+    avgNs INTEGER, maxNs INTEGER, ratio NUMERIC
+);

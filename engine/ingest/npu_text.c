@@ -21,6 +21,8 @@
  *       number; Size(KB) as bytes)
  *   operator_details.csv -> TB_OPERATOR_DETAILS (durations as exact ns)
  *   cluster_step_trace_time*.csv (msprof-analyze) -> TB_CLUSTER_STEP_TRACE_TIME
+ *   op_statistic / api_statistic / communication_statistic.csv ->
+ *       TB_OP_STATISTIC / TB_API_STATISTIC / TB_COMM_STATISTIC (times in ns)
  *   step_trace_<timestamp>.csv (msprof, graph iterations) -> TB_ITERATION:
  *       start = Iteration End - Iteration Time, end = Iteration End, indexId =
  *       the execution count of the row's model, iterId = Iteration ID
@@ -44,7 +46,7 @@
 
 enum text_kind {
     T_KERNELS, T_STEP_TRACE, T_MEMORY_RECORD, T_OP_MEMORY, T_MODULE_MEM, T_STATIC_OP_MEM, T_OPERATOR_DETAILS,
-    T_CLUSTER_STEP_TRACE, T_ITERATIONS, T_UNKNOWN
+    T_CLUSTER_STEP_TRACE, T_ITERATIONS, T_OP_STATISTIC, T_API_STATISTIC, T_COMM_STATISTIC, T_UNKNOWN
 };
 
 static int starts_with(const char *s, const char *p)
@@ -72,6 +74,12 @@ static int text_kind(const char *path)
         return T_OPERATOR_DETAILS;
     if (starts_with(base, "cluster_step_trace_time"))
         return T_CLUSTER_STEP_TRACE;
+    if (starts_with(base, "op_statistic"))
+        return T_OP_STATISTIC;
+    if (starts_with(base, "api_statistic"))
+        return T_API_STATISTIC;
+    if (starts_with(base, "communication_statistic"))
+        return T_COMM_STATISTIC;
     /* msprof's graph iterations: step_trace_<timestamp>.csv (or a slice of it) */
     if (!strcmp(base, "step_trace.csv") ||
         (starts_with(base, "step_trace_") && (base[11] >= '0' && base[11] <= '9')) || starts_with(base, "step_trace_slice_"))
@@ -362,6 +370,40 @@ static int static_op_mem_row(ctx *c, const int *col)
     return row_out(c, R_STATIC_OP_MEM, v);
 }
 
+/* Statistics CSVs. col: the columns in row-table order after rankId and
+ * deviceId (-1 absent); kinds: 's' string id, 'i' integer, 't' µs -> ns,
+ * 'r' real; dev: Device_id column. */
+static int statistic_row(ctx *c, int table, const int *col, const char *kinds, int dev)
+{
+    tb_val v[16];
+    int n = (int)strlen(kinds);
+    v[0] = VINT(c->opt->rank);
+    int64_t d = device_known(c, dev, -1);
+    v[1] = d < 0 ? VNULL : VINT(d);
+    for (int i = 0; i < n; i++) {
+        switch (kinds[i]) {
+        case 's': {
+            int64_t id = intern_col(c, col[i]);
+            if (id == -1)
+                return -1;
+            v[2 + i] = idv(id);
+            break;
+        }
+        case 't':
+            if (time_val(c, col[i], &v[2 + i]))
+                return -1;
+            break;
+        case 'i': v[2 + i] = int_val(c, col[i]); break;
+        default: v[2 + i] = real_val(c, col[i]); break;
+        }
+    }
+    if (d >= 0 && d < 64)
+        c->res->devices_seen |= (uint64_t)1 << d;
+    c->res->events++;
+    c->res->dest[TB_DEST_OTHER_TABLES]++;
+    return row_out(c, table, v);
+}
+
 /* col: Name, Input Shapes, Call Stack, then the six durations */
 static int operator_details_row(ctx *c, const int *col)
 {
@@ -575,6 +617,35 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         }
         break;
     }
+    case T_OP_STATISTIC:
+    case T_API_STATISTIC:
+    case T_COMM_STATISTIC: {
+        /* columns in row-table order; the first two are required */
+        static const char *const op[8][3] = {{"OP Type", "Op Type", NULL}, {"Core Type", NULL, NULL},
+                                             {"Count", NULL, NULL}, {"Total Time(us)", NULL, NULL},
+                                             {"Min Time(us)", NULL, NULL}, {"Avg Time(us)", NULL, NULL},
+                                             {"Max Time(us)", NULL, NULL}, {"Ratio(%)", NULL, NULL}};
+        static const char *const api[8][3] = {{"Level", NULL, NULL}, {"API Name", NULL, NULL},
+                                              {"Time(us)", NULL, NULL}, {"Count", NULL, NULL},
+                                              {"Avg(us)", NULL, NULL}, {"Min(us)", NULL, NULL},
+                                              {"Max(us)", NULL, NULL}, {"Variance", NULL, NULL}};
+        static const char *const comm[7][3] = {{"OP Type", "Op Type", NULL}, {"Count", NULL, NULL},
+                                               {"Total Time(us)", NULL, NULL}, {"Min Time(us)", NULL, NULL},
+                                               {"Avg Time(us)", NULL, NULL}, {"Max Time(us)", NULL, NULL},
+                                               {"Ratio(%)", NULL, NULL}};
+        const char *const(*names)[3] = kind == T_OP_STATISTIC ? op : kind == T_API_STATISTIC ? api : comm;
+        int n = kind == T_COMM_STATISTIC ? 7 : 8;
+        for (int i = 0; i < n; i++)
+            col[i] = i < 2 && kind != T_COMM_STATISTIC ? csv_require(c.csv, names[i], err)
+                     : i == 0                          ? csv_require(c.csv, names[i], err)
+                                                       : csv_col(c.csv, names[i]);
+        if (col[0] < 0 || (kind != T_COMM_STATISTIC && col[1] < 0)) {
+            st = err->code;
+            goto done;
+        }
+        dev_col = csv_col(c.csv, COLS("Device_id"));
+        break;
+    }
     case T_ITERATIONS:
         col[0] = csv_col(c.csv, COLS("Device_id"));
         col[1] = csv_col(c.csv, COLS("Iteration ID"));
@@ -624,6 +695,9 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         case T_STATIC_OP_MEM: rc = static_op_mem_row(&c, col); break;
         case T_OPERATOR_DETAILS: rc = operator_details_row(&c, col); break;
         case T_ITERATIONS: rc = iteration_row(&c, col, models, &nmodels); break;
+        case T_OP_STATISTIC: rc = statistic_row(&c, R_OP_STATISTIC, col, "ssittttr", dev_col); break;
+        case T_API_STATISTIC: rc = statistic_row(&c, R_API_STATISTIC, col, "sstitttr", dev_col); break;
+        case T_COMM_STATISTIC: rc = statistic_row(&c, R_COMM_STATISTIC, col, "sittttr", dev_col); break;
         default: rc = cluster_step_trace_row(&c, col); break;
         }
         if (rc < 0) {

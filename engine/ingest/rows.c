@@ -89,4 +89,9 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                             "rankId,name,inputShapes,callStack,hostSelfNs,hostTotalNs,deviceSelfNs,deviceTotalNs,"
                             "deviceSelfAicoreNs,deviceTotalAicoreNs", 10},
     [R_ITERATION] = {"TB_ITERATION", "rankId,deviceId,modelId,indexId,iterId,startNs,endNs", 7},
+    [R_OP_STATISTIC] = {"TB_OP_STATISTIC",
+                        "rankId,deviceId,opType,coreType,count,totalNs,minNs,avgNs,maxNs,ratio", 10},
+    [R_API_STATISTIC] = {"TB_API_STATISTIC", "rankId,deviceId,level,apiName,timeNs,count,avgNs,minNs,maxNs,variance",
+                         10},
+    [R_COMM_STATISTIC] = {"TB_COMM_STATISTIC", "rankId,deviceId,opType,count,totalNs,minNs,avgNs,maxNs,ratio", 9},
 };

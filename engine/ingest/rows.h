@@ -27,7 +27,7 @@ enum row_table {
     /* torch_npu / msprof-analyze communication analysis and summary CSVs */
     R_COMM_OP_STAT, R_COMM_BANDWIDTH, R_COMM_MATRIX, R_COMM_GROUP, R_CLUSTER_STEP_TRACE_TIME,
     R_TB_NPU_MODULE_MEM, R_STATIC_OP_MEM, R_OPERATOR_DETAILS,
-    R_ITERATION,
+    R_ITERATION, R_OP_STATISTIC, R_API_STATISTIC, R_COMM_STATISTIC,
     R_TABLE_COUNT
 };
 

@@ -449,9 +449,32 @@ static void test_msprof_prof_dir(void **state)
                "2,2,1100.0,1160.0,1180.0,95.5,60,20,10,1\n"
                "2,3,1200.0,1250.0,1260.0,70.0,50,10,10,7\n",
                p, sizeof p);
+    write_text("PROF_000001_20240101000000_ABC/mindstudio_profiler_output/op_statistic_20240101000000.csv",
+               "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)\n"
+               "2,MatMul,AI_CORE,4,100.5,20.125,25.125,30,80.2\n"
+               "2,Add,AI_VECTOR_CORE,2,25,10,12.5,15,19.8\n",
+               p, sizeof p);
+    write_text("PROF_000001_20240101000000_ABC/mindstudio_profiler_output/api_statistic_20240101000000.csv",
+               "Device_id,Level,API Name,Time(us),Count,Avg(us),Min(us),Max(us),Variance\n"
+               "host,acl,aclrtSynchronizeStream,50.5,2,25.25,20,30.5,27.56\n",
+               p, sizeof p);
+    write_text("PROF_000001_20240101000000_ABC/mindstudio_profiler_output/communication_statistic_20240101000000.csv",
+               "Device_id,OP Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),Ratio(%)\n"
+               "2,hcom_allReduce_,1,30,30,30,30,100\n",
+               p, sizeof p);
     const char *in_dir[] = {dir};
     tb_error err;
     assert_int_equal(load("prof.db", in_dir, 1, 0, &err, db, sizeof db), TB_OK);
+    assert_int_equal(q1(db, "SELECT totalNs FROM TB_OP_STATISTIC o JOIN STRING_IDS s ON s.id = o.opType"
+                            " WHERE s.value = 'MatMul' AND deviceId = 2 AND count = 4"),
+                     100500);
+    assert_int_equal(q1(db, "SELECT minNs FROM TB_OP_STATISTIC o JOIN STRING_IDS s ON s.id = o.coreType"
+                            " WHERE s.value = 'AI_CORE'"),
+                     20125);
+    assert_int_equal(q1(db, "SELECT maxNs FROM TB_API_STATISTIC a JOIN STRING_IDS s ON s.id = a.apiName"
+                            " WHERE s.value = 'aclrtSynchronizeStream' AND deviceId IS NULL AND count = 2"),
+                     30500);
+    assert_int_equal(q1(db, "SELECT totalNs FROM TB_COMM_STATISTIC WHERE deviceId = 2"), 30000);
     assert_int_equal(q1(db, "SELECT count(*) FROM TASK"), 2);
     assert_int_equal(q1(db, "SELECT count(*) FROM kernel WHERE deviceId = 2"), 2);
     assert_int_equal(q1(db, "SELECT startNs FROM kernel WHERE name = 'MatMul_1'"), 1000500);
