@@ -136,10 +136,21 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
         goto done;
     }
     qsort(all, nall, sizeof *all, cmp_str);
+    /* a file reached twice (the same -dir given twice) is one source */
+    size_t u = 0;
+    for (size_t i = 0; i < nall; i++) {
+        if (u > 0 && !strcmp(all[u - 1], all[i]))
+            free(all[i]);
+        else
+            all[u++] = all[i];
+    }
+    nall = u;
+    all[nall] = NULL;
     uint64_t h = 1469598103934665603ULL;
     h = fnv(h, TB_VERSION, strlen(TB_VERSION));
     h = fnv(h, "|schema1|", 9);
     h = fnv(h, opt->keep_python_functions ? "py1" : "py0", 3);
+    h = fnv(h, opt->strict ? "st1" : "st0", 3);
     for (size_t i = 0; i < opt->n_inputs; i++) {
         char real[PATH_MAX];
         const char *p = realpath(opt->inputs[i], real) ? real : opt->inputs[i];

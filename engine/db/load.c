@@ -494,6 +494,8 @@ static uint64_t filled_mask(const trace_import_result *r)
     for (size_t i = 0; i < sizeof dest_rows / sizeof dest_rows[0]; i++)
         if (r->dest[dest_rows[i].dest])
             m |= dest_rows[i].rows;
+    m |= r->rows_filled & ~(ROWBIT(R_FLOW) | ROWBIT(R_FLOW_END) | ROWBIT(R_EVENT) | ROWBIT(R_COUNTER) |
+                            ROWBIT(R_PROCESS) | ROWBIT(R_THREAD));
     if (m & ROWBIT(R_TASK))
         m |= ROWBIT(R_COMPUTE_TASK_INFO) | ROWBIT(R_FULL_COMPUTE_TASK_INFO) | ROWBIT(R_MEMCPY_INFO) |
              ROWBIT(R_COMMUNICATION_TASK_INFO) | ROWBIT(R_FULL_COMMUNICATION_TASK_INFO);
@@ -770,7 +772,8 @@ tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_e
     int64_t ns = 0;
     /* session start: baseTime + start (Kineto), else the earliest event when it is Unix time, else newest mtime */
     if (sqlite3_prepare_v2(db,
-                           "SELECT min(CASE WHEN baseTimeNs IS NOT NULL THEN baseTimeNs + startTimeNs"
+                           "SELECT min(CASE WHEN baseTimeNs IS NOT NULL AND startTimeNs < 946684800000000000"
+                           " THEN baseTimeNs + startTimeNs"
                            " WHEN startTimeNs > 946684800000000000 THEN startTimeNs END) FROM SESSION_TIME_INFO",
                            -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)

@@ -74,7 +74,7 @@ tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids 
     res->stop_offset = -1;
     snprintf(res->kind, sizeof res->kind, "torch_npu analysis db");
     if (!msprof_db_is_db(path))
-        return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, 0, "not an SQLite DB");
+        return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not an SQLite DB");
     sqlite_input s;
     tb_status st = sqlite_input_open(&s, path, err);
     if (st != TB_OK)

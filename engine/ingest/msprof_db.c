@@ -256,9 +256,14 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
 {
     const row_table_def *rt = &row_tables[sp->row];
     if (c->opt->skip_rows & ROWBIT(sp->row)) {
-        /* an earlier source of this rank filled the table */
+        /* an earlier source of this rank filled the table; a row that only
+         * describes a task counts with its task, not on its own */
         int64_t n = count_rows(db, sp->src);
-        c->res->dest[TB_DEST_BETTER_SOURCE] += (uint64_t)n;
+        int secondary = sp->dest == TB_DEST_COMPUTE_TASK_INFO || sp->dest == TB_DEST_COMMUNICATION_TASK_INFO ||
+                        sp->dest == TB_DEST_MEMCPY_INFO || sp->row == R_COMMUNICATION_SCHEDULE_TASK_INFO ||
+                        sp->row == R_TASK_PMU_INFO;
+        if (!secondary)
+            c->res->dest[TB_DEST_BETTER_SOURCE] += (uint64_t)n;
         c->res->events += (uint64_t)n;
         return TB_OK;
     }
@@ -345,6 +350,8 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
     if (rc != SQLITE_DONE)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read table %s: %s", sp->src,
                            sqlite3_errmsg(db));
+    if (rows)
+        c->res->rows_filled |= ROWBIT(sp->row);
     if (sp->dest >= 0)
         c->res->dest[sp->dest] += rows;
     else
@@ -367,8 +374,11 @@ static void source_facts(ctx *c, sqlite3 *db)
             c->res->has_times = 1;
         }
         sqlite3_finalize(q);
-        /* older DBs and tracebook's own keep Kineto's base time here */
-        if (sqlite3_prepare_v2(db, "SELECT min(baseTimeNs) FROM SESSION_TIME_INFO", -1, &q, NULL) == SQLITE_OK) {
+        /* tracebook's own DBs keep Kineto's base time here; msprof's baseTimeNs is
+         * something else (its times are Unix time already), so it counts only
+         * when the times are not */
+        if (c->res->has_times && c->res->min_ns < 946684800000000000LL &&
+            sqlite3_prepare_v2(db, "SELECT min(baseTimeNs) FROM SESSION_TIME_INFO", -1, &q, NULL) == SQLITE_OK) {
             if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
                 c->res->base_time_ns = sqlite3_column_int64(q, 0);
                 c->res->has_base_time = 1;
@@ -420,7 +430,7 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     res->stop_offset = -1;
     snprintf(res->kind, sizeof res->kind, "msprof db");
     if (!msprof_db_is_db(path))
-        return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, 0, "not an SQLite DB");
+        return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not an SQLite DB");
     sqlite_input s;
     tb_status st = sqlite_input_open(&s, path, err);
     if (st != TB_OK)

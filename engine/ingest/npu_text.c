@@ -246,9 +246,13 @@ static int kernel_row(ctx *c, const kcols *k)
     int64_t name = intern_col(c, k->name), type = intern_col(c, k->type), coreid = intern_col(c, k->core);
     if (name == -1 || type == -1 || coreid == -1)
         return -1;
-    note_time(c, start.i, end);
-    if (known >= 0 && known < 64)
-        c->res->devices_seen |= (uint64_t)1 << known;
+    int comm = (core.n == 4 && !memcmp(core.p, "HCCL", 4)) || (core.n == 13 && !memcmp(core.p, "COMMUNICATION", 13));
+    /* a row a better source already gave says nothing about the rank's span or devices */
+    if (!(c->opt->skip_rows & ROWBIT(comm ? R_COMMUNICATION_OP : R_TASK))) {
+        note_time(c, start.i, end);
+        if (known >= 0 && known < 64)
+            c->res->devices_seen |= (uint64_t)1 << known;
+    }
     c->res->events++;
     if ((core.n == 4 && !memcmp(core.p, "HCCL", 4)) || (core.n == 13 && !memcmp(core.p, "COMMUNICATION", 13))) {
         tb_val v[12] = {idv(name), start, VINT(end), VNULL, VNULL, VINT(c->ids->next_op++), VNULL, VNULL, VNULL,
@@ -296,7 +300,7 @@ static int iteration_row(ctx *c, const int *col, model_count *mc, size_t *nmc)
     if (end.type != V_INT)
         return 0;
     int64_t start = dur.type == V_INT ? end.i - dur.i : fp.type == V_INT ? fp.i : end.i;
-    int64_t dev = device_of(c, col[0], -1), model = 4294967295LL, iter = -1;
+    int64_t known = device_known(c, col[0], -1), dev = known < 0 ? 0 : known, model = 4294967295LL, iter = -1;
     tb_val m = int_val(c, col[5]);
     if (m.type == V_INT)
         model = m.i;
@@ -314,8 +318,8 @@ static int iteration_row(ctx *c, const int *col, model_count *mc, size_t *nmc)
     }
     mc[k].n++;
     result_note_time(c->res, start, end.i);
-    if (dev >= 0 && dev < 64)
-        c->res->devices_seen |= (uint64_t)1 << dev;
+    if (known >= 0 && known < 64)
+        c->res->devices_seen |= (uint64_t)1 << known;
     tb_val v[7] = {VINT(c->opt->rank), VINT(dev), VINT(model), VINT(mc[k].n), iter < 0 ? VNULL : VINT(iter),
                    VINT(start), end};
     c->res->events++;

@@ -73,7 +73,9 @@ void sqlite_input_close(sqlite_input *s)
         unlink(s->copy);
         tb_temp_unregister(s->copy);
         tb_temp_unregister(s->copy_wal);
+        tb_temp_unregister(shm);
         rmdir(s->tmpdir);
+        tb_temp_unregister(s->tmpdir);
         s->copy[0] = 0;
     }
 }
@@ -93,8 +95,12 @@ tb_status sqlite_input_open(sqlite_input *s, const char *path, tb_error *err)
             return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
         snprintf(s->copy, sizeof s->copy, "%s/input.db", s->tmpdir);
         snprintf(s->copy_wal, sizeof s->copy_wal, "%s/input.db-wal", s->tmpdir);
+        char shm[PATH_MAX + 40];
+        snprintf(shm, sizeof shm, "%s-shm", s->copy);
+        tb_temp_register(s->tmpdir);
         tb_temp_register(s->copy);
         tb_temp_register(s->copy_wal);
+        tb_temp_register(shm);
         if (copy_file(path, s->copy) != 0 || copy_file(wal, s->copy_wal) != 0) {
             tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
             sqlite_input_close(s);

@@ -42,6 +42,7 @@ typedef struct trace_import_result {
     int64_t min_ns, max_ns;
     int has_times;
     uint64_t devices_seen; /* bit set of device ids 0..63 */
+    uint64_t rows_filled;  /* ROWBIT()s of tables this source put rows in (beyond the TB_DEST counts) */
     char kind[32];         /* "ascend timeline" or "kineto" */
 } trace_import_result;
 

@@ -6,7 +6,8 @@
  * Ctrl-C or a job scheduler's SIGTERM in the middle must not leave the
  * temporary file behind. The engine registers each temporary path here, and
  * tb_temp_cleanup() (async-signal-safe: only unlink on a fixed table) lets
- * the command's signal handler remove them.
+ * the command's signal handler remove them. A registered directory is
+ * removed after the files (it must be empty by then).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <signal.h>
@@ -45,9 +46,13 @@ void tb_temp_unregister(const char *path)
 
 void tb_temp_cleanup(void)
 {
+    /* files first, then the (now empty) directories among them */
+    for (int i = 0; i < TB_MAX_TEMPS; i++)
+        if (used[i])
+            unlink(temps[i]);
     for (int i = 0; i < TB_MAX_TEMPS; i++) {
         if (used[i]) {
-            unlink(temps[i]);
+            rmdir(temps[i]);
             used[i] = 0;
         }
     }
