@@ -93,6 +93,7 @@ typedef struct src_info {
     char *path;
     int kind;        /* IN_* */
     size_t group;    /* rank group index */
+    int cluster;     /* from the cluster group: belongs to no rank */
     int rank;
     int64_t bytes, mtime_ns;
     trace_import_result r;
@@ -205,7 +206,10 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const input_fil
         else
             note[0] = 0;
         sqlite3_bind_int64(s_src, 1, (int64_t)i + 1);
-        sqlite3_bind_int(s_src, 2, s->rank);
+        if (s->cluster)
+            sqlite3_bind_null(s_src, 2);
+        else
+            sqlite3_bind_int(s_src, 2, s->rank);
         sqlite3_bind_text(s_src, 3, s->path, -1, SQLITE_STATIC);
         sqlite3_bind_text(s_src, 4, s->r.kind, -1, SQLITE_STATIC);
         sqlite3_bind_int64(s_src, 5, s->bytes);
@@ -230,7 +234,7 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const input_fil
             sqlite3_reset(s_cnt);
         }
         /* per rank (the group's last file closes it): devices, rank row, time span */
-        if (i + 1 < nsrc && src[i + 1].group == s->group)
+        if ((i + 1 < nsrc && src[i + 1].group == s->group) || s->cluster)
             continue;
         uint64_t devices = 0;
         int64_t t0 = 0, t1 = 0, base = 0;
@@ -412,8 +416,8 @@ static tb_status apply_ranks(dbw *w, src_info *src, size_t nsrc, const int64_t *
     for (size_t g = 0; g < ngroups; g++)
         claim[g] = hint[g];
     for (size_t i = 0; i < nsrc; i++)
-        if (claim[src[i].group] < 0 && src[i].r.trace_rank >= 0 && src[i].r.trace_rank <= INT_MAX)
-            claim[src[i].group] = src[i].r.trace_rank;
+        if (!src[i].cluster && claim[src[i].rank] < 0 && src[i].r.trace_rank >= 0 && src[i].r.trace_rank <= INT_MAX)
+            claim[src[i].rank] = src[i].r.trace_rank;
     int usable = 1, changed = 0;
     for (size_t g = 0; g < ngroups && usable; g++) {
         if (claim[g] < 0)
@@ -463,9 +467,35 @@ static tb_status apply_ranks(dbw *w, src_info *src, size_t nsrc, const int64_t *
         free(tables);
         if (st == TB_OK)
             for (size_t i = 0; i < nsrc; i++)
-                src[i].rank = (int)claim[src[i].group];
+                if (!src[i].cluster)
+                    src[i].rank = (int)claim[src[i].rank];
     }
     free(claim);
+    return st;
+}
+
+/* Provisional rankId of rows from cluster-level files; NULL once loaded. */
+#define TB_CLUSTER_RANK (-1000000)
+
+/* Rows of cluster-level files belong to no rank unless they name one. */
+static tb_status clear_cluster_rank(dbw *w, tb_error *err)
+{
+    sqlite3 *db = dbw_db(w);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
+                           " WHERE m.type = 'table' AND c.name = 'rankId'",
+                           -1, &q, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+    char sql[64][160];
+    int n = 0;
+    while (n < 64 && sqlite3_step(q) == SQLITE_ROW)
+        snprintf(sql[n++], sizeof sql[0], "UPDATE \"%.100s\" SET rankId = NULL WHERE rankId = %d",
+                 (const char *)sqlite3_column_text(q, 0), TB_CLUSTER_RANK);
+    sqlite3_finalize(q);
+    tb_status st = TB_OK;
+    for (int i = 0; i < n && st == TB_OK; i++)
+        st = dbw_exec(w, sql[i], err);
     return st;
 }
 
@@ -553,7 +583,8 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     if ((st = detect_inputs(opt->inputs, opt->n_inputs, &set, err)) != TB_OK)
         return st;
     ngroups = set.n;
-    for (size_t g = 0; g < set.n; g++) {
+    size_t nranks = 0;
+    for (size_t g = 0; g < set.n; nranks += !set.groups[g].cluster, g++) {
         for (size_t i = 0; i < set.groups[g].n; i++) {
             if (nsrc == srccap) {
                 srccap = srccap ? srccap * 2 : 8;
@@ -570,7 +601,8 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
             set.groups[g].files[i].path = NULL;
             src[nsrc].kind = set.groups[g].files[i].kind;
             src[nsrc].group = g;
-            src[nsrc].rank = (int)g;
+            src[nsrc].cluster = set.groups[g].cluster;
+            src[nsrc].rank = set.groups[g].cluster ? TB_CLUSTER_RANK : (int)nranks;
             nsrc++;
         }
     }
@@ -579,8 +611,10 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    for (size_t g = 0; g < set.n; g++)
-        rank_hint[g] = set.groups[g].rank_hint;
+    for (size_t g = 0, r = 0; g < set.n; g++)
+        if (!set.groups[g].cluster)
+            rank_hint[r++] = set.groups[g].rank_hint;
+    ngroups = nranks;
     /* files seen but not read are listed (kind "ignored") */
     ignored = set.ignored;
     n_ignored = set.n_ignored;
@@ -716,6 +750,11 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     }
     double t_post = dbw_now();
     res->seconds_read = t_post - t_read;
+    int any_cluster = 0;
+    for (size_t i = 0; i < nsrc; i++)
+        any_cluster |= src[i].cluster;
+    if (any_cluster && (st = clear_cluster_rank(w, err)) != TB_OK)
+        goto fail;
     if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = bind_h2d(w, err)) != TB_OK ||
         (st = apply_ranks(w, src, nsrc, rank_hint, ngroups, err)) != TB_OK ||
         (st = bookkeeping(w, src, nsrc, ignored, n_ignored, err)) != TB_OK || (st = write_warnings(w, &wl, err)) != TB_OK)

@@ -274,6 +274,19 @@ static int walk(walker *w, const char *dir, int depth)
             continue;
         }
         rank_group *g = w->group;
+        /* results about the whole cluster belong to no rank */
+        if (!g && (!strncmp(names[i], "cluster_", 8) || !strcmp(names[i], "communication_group.json"))) {
+            if (w->set->cluster_index < 0) {
+                size_t idx = w->set->n;
+                if (!add_group(w->set, dir)) {
+                    rc = -1;
+                    break;
+                }
+                w->set->groups[idx].cluster = 1;
+                w->set->cluster_index = (long)idx;
+            }
+            g = &w->set->groups[w->set->cluster_index];
+        }
         if (!g && !(g = add_group(w->set, path))) {
             rc = -1;
             break;
@@ -298,6 +311,7 @@ static int by_kind(const void *a, const void *b)
 tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_error *err)
 {
     memset(out, 0, sizeof *out);
+    out->cluster_index = -1;
     walker w = {.set = out};
     for (size_t i = 0; i < n; i++) {
         const char *p = paths[i];
@@ -308,6 +322,7 @@ tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_e
             goto fail;
         }
         size_t before = out->n;
+        out->cluster_index = -1; /* each -dir has its own cluster group */
         if (!S_ISDIR(st.st_mode)) {
             const char *base = strrchr(p, '/');
             base = base ? base + 1 : p;

@@ -40,11 +40,13 @@ typedef struct rank_group {
     input_file *files;    /* ordered by precedence */
     size_t n, cap;
     int64_t rank_hint;    /* from profiler_info_N.json, -1 when none */
+    int cluster;          /* cluster-level files (cluster_*, communication_group.json): no rank of their own */
 } rank_group;
 
 typedef struct input_set {
     rank_group *groups;
     size_t n, cap;
+    long cluster_index;   /* the current -dir's cluster group in groups, -1 when none yet */
     input_file *ignored;  /* files seen but not read */
     size_t n_ignored, cap_ignored;
 } input_set;
