@@ -119,9 +119,10 @@ CREATE TABLE ENUM_HCCL_TRANSPORT_TYPE (id INTEGER PRIMARY KEY, name TEXT);
 INSERT INTO ENUM_HCCL_TRANSPORT_TYPE VALUES (0, 'SDMA'), (1, 'RDMA'), (2, 'LOCAL'), (3, 'UB'), (4, 'ROCE');
 
 -- tracebook's own tables.
+-- every file found: path as reached, and relative to the -dir it was found under
 CREATE TABLE TB_SOURCE (
     id INTEGER, rankId INTEGER, path TEXT, kind TEXT, bytes INTEGER, mtimeNs INTEGER,
-    rowsRead INTEGER, rowsSkipped INTEGER, note TEXT
+    rowsRead INTEGER, rowsSkipped INTEGER, note TEXT, input TEXT, relPath TEXT
 );
 CREATE TABLE TB_LOAD_COUNT (sourceId INTEGER, dest TEXT, events INTEGER);
 CREATE TABLE TB_WARNING (sourceId INTEGER, message TEXT);

@@ -182,13 +182,33 @@ static tb_status write_warnings(dbw *w, const warn_log *wl, tb_error *err)
     return TB_OK;
 }
 
+/* Binds TB_SOURCE's input and relPath: the -dir the file was found under and
+ * the file's path relative to it (its name when the -dir is the file). */
+static void bind_relative(sqlite3_stmt *st, const tb_load_options *opt, const char *path)
+{
+    for (size_t k = 0; k < opt->n_inputs; k++) {
+        const char *in = opt->inputs[k];
+        size_t n = strlen(in);
+        while (n > 1 && in[n - 1] == '/')
+            n--;
+        if (strncmp(path, in, n) == 0 && (path[n] == '/' || path[n] == 0)) {
+            const char *rel = path[n] == '/' ? path + n + 1 : strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+            sqlite3_bind_text(st, 10, in, (int)n, SQLITE_STATIC);
+            sqlite3_bind_text(st, 11, rel, -1, SQLITE_STATIC);
+            return;
+        }
+    }
+    sqlite3_bind_null(st, 10);
+    sqlite3_bind_text(st, 11, path, -1, SQLITE_STATIC);
+}
+
 static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const input_file *ignored, size_t n_ignored,
-                             tb_error *err)
+                             const tb_load_options *opt, tb_error *err)
 {
     sqlite3 *db = dbw_db(w);
     sqlite3_stmt *s_src = NULL, *s_cnt = NULL, *s_rdm = NULL, *s_rank = NULL, *s_meta = NULL, *s_sess = NULL;
     tb_status st = TB_ERR_DB;
-    if (sqlite3_prepare_v2(db, "INSERT INTO TB_SOURCE VALUES(?,?,?,?,?,?,?,?,?)", -1, &s_src, NULL) ||
+    if (sqlite3_prepare_v2(db, "INSERT INTO TB_SOURCE VALUES(?,?,?,?,?,?,?,?,?,?,?)", -1, &s_src, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO TB_LOAD_COUNT VALUES(?,?,?)", -1, &s_cnt, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO RANK_DEVICE_MAP VALUES(?,?)", -1, &s_rdm, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO TB_RANK VALUES(?,NULL,?)", -1, &s_rank, NULL) ||
@@ -220,6 +240,7 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const input_fil
             sqlite3_bind_text(s_src, 9, note, -1, SQLITE_TRANSIENT);
         else
             sqlite3_bind_null(s_src, 9);
+        bind_relative(s_src, opt, s->path);
         if (sqlite3_step(s_src) != SQLITE_DONE)
             goto dberr;
         sqlite3_reset(s_src);
@@ -302,6 +323,7 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const input_fil
         sqlite3_bind_int64(s_src, 7, 0);
         sqlite3_bind_int64(s_src, 8, 0);
         sqlite3_bind_text(s_src, 9, "not a format tracebook reads", -1, SQLITE_STATIC);
+        bind_relative(s_src, opt, ignored[i].path);
         if (sqlite3_step(s_src) != SQLITE_DONE)
             goto dberr;
         sqlite3_reset(s_src);
@@ -757,7 +779,7 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         goto fail;
     if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = bind_h2d(w, err)) != TB_OK ||
         (st = apply_ranks(w, src, nsrc, rank_hint, ngroups, err)) != TB_OK ||
-        (st = bookkeeping(w, src, nsrc, ignored, n_ignored, err)) != TB_OK || (st = write_warnings(w, &wl, err)) != TB_OK)
+        (st = bookkeeping(w, src, nsrc, ignored, n_ignored, opt, err)) != TB_OK || (st = write_warnings(w, &wl, err)) != TB_OK)
         goto fail;
     res->seconds_post = dbw_now() - t_post;
     if ((st = dbw_finish(w, &res->seconds_index, err)) != TB_OK)

@@ -487,6 +487,11 @@ static void test_msprof_prof_dir(void **state)
     assert_int_equal(q1(db, "SELECT indexId FROM TB_ITERATION WHERE modelId = 7"), 1);
     assert_int_equal(q1(db, "SELECT deviceId FROM RANK_DEVICE_MAP"), 2);
     assert_int_equal(q1(db, "SELECT count(*) FROM TB_RANK"), 1);
+    /* TB_SOURCE: each file relative to the -dir it was found under */
+    char buf[256];
+    assert_string_equal(qs(db, buf, sizeof buf, "SELECT relPath FROM TB_SOURCE WHERE relPath LIKE '%op_summary%'"),
+                        "mindstudio_profiler_output/op_summary_20240101000000.csv");
+    assert_int_equal(q1(db, "SELECT count(*) FROM TB_SOURCE WHERE input || '/' || relPath <> path"), 0);
 }
 
 static void test_bare_npu_device(void **state)
