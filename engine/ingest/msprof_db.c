@@ -411,6 +411,19 @@ static void source_facts(ctx *c, sqlite3 *db)
     }
 }
 
+/* 1 when the DB's TASK table has a rankId column (tracebook's own DBs). */
+static int task_has_rank_column(sqlite3 *db)
+{
+    sqlite3_stmt *q;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('TASK') WHERE name = 'rankId'", -1, &q, NULL) ==
+        SQLITE_OK) {
+        found = sqlite3_step(q) == SQLITE_ROW;
+        sqlite3_finalize(q);
+    }
+    return found;
+}
+
 int msprof_db_is_db(const char *path)
 {
     char head[16];
@@ -448,6 +461,18 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
             continue;
         if ((st = import_table(&c, s.db, &specs[i])) != TB_OK)
             goto done;
+    }
+    /* a DB that already holds several ranks (one tracebook wrote) loads as one rank */
+    sqlite3_stmt *q;
+    if (task_has_rank_column(s.db) &&
+        sqlite3_prepare_v2(s.db, "SELECT count(DISTINCT rankId) FROM TASK", -1, &q, NULL) == SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 1 && opt->warn) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "%s holds %lld ranks: loaded as one rank (load the original inputs instead)",
+                     path, (long long)sqlite3_column_int64(q, 0));
+            opt->warn(opt->ctx, msg);
+        }
+        sqlite3_finalize(q);
     }
     ids->next_task += c.max_gtid + 1;
     ids->next_op += c.max_op + 1;
