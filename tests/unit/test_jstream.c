@@ -29,31 +29,12 @@
 #include <zlib.h>
 
 #include "ingest/jstream.h"
+#include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static char tmpdir[PATH_MAX];
 
-/* Fails (at the caller's line) unless two int64 values are equal; prints them signed. */
-#define assert_i64(want, got)                                                             \
-    do {                                                                                  \
-        int64_t w_ = (want), g_ = (got);                                                  \
-        if (w_ != g_) {                                                                   \
-            print_error("%s: expected %" PRId64 ", got %" PRId64 "\n", #got, w_, g_);     \
-            fail();                                                                       \
-        }                                                                                 \
-    } while (0)
 
-/* Fails unless the n bytes at p are exactly the string literal lit. */
-#define assert_bytes(p, n, lit)                                                           \
-    do {                                                                                  \
-        const char *p_ = (p);                                                             \
-        size_t n_ = (n);                                                                  \
-        if (n_ != sizeof(lit) - 1 || (n_ && memcmp(p_, lit, n_) != 0)) {                  \
-            print_error("%s: expected \"%s\", got \"%.*s\"\n", #p, lit, (int)n_, p_);     \
-            fail();                                                                       \
-        }                                                                                 \
-    } while (0)
 
 /* Fails unless span s has type t and its text is the literal lit. */
 #define assert_span(s, t, lit)                                                            \
@@ -112,38 +93,12 @@ __attribute__((format(printf, 2, 3))) static void sb_fmt(sbuf *b, const char *fm
 }
 
 /* Writes n bytes to name inside the temporary directory; path gets the full path. */
-static void write_file(char *path, size_t cap, const char *name, const void *data, size_t n)
-{
-    int w = snprintf(path, cap, "%s/%s", tmpdir, name);
-    assert_true(w > 0 && (size_t)w < cap);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    if (n)
-        assert_int_equal(fwrite(data, 1, n, f), n);
-    assert_int_equal(fclose(f), 0);
-}
 
 static void write_str(char *path, size_t cap, const char *name, const char *text)
 {
     write_file(path, cap, name, text, strlen(text));
 }
 
-/* Writes n bytes gzip-compressed to name inside the temporary directory. */
-static void write_gz(char *path, size_t cap, const char *name, const void *data, size_t n)
-{
-    int w = snprintf(path, cap, "%s/%s", tmpdir, name);
-    assert_true(w > 0 && (size_t)w < cap);
-    gzFile g = gzopen(path, "wb");
-    assert_non_null(g);
-    const char *p = data;
-    while (n > 0) {
-        unsigned chunk = n > (1u << 20) ? (1u << 20) : (unsigned)n;
-        assert_int_equal(gzwrite(g, p, chunk), (int)chunk);
-        p += chunk;
-        n -= chunk;
-    }
-    assert_int_equal(gzclose(g), Z_OK);
-}
 
 /* Reads a whole file into aux; returns aux.p (borrowed: valid until aux is reused). */
 static const char *slurp(const char *path, size_t *n)

@@ -21,33 +21,22 @@
 #include <sqlite3.h>
 
 #include "tracebook/tracebook.h"
+#define TU_WITH_SQLITE
+#include "testutil.h"
 
-static char tmpdir[4096];
 
 static int setup_dir(void **state)
 {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    snprintf(tmpdir, sizeof tmpdir, "%s/tb-load-XXXXXX", base && *base ? base : "/tmp");
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tu_make_tmpdir("tb-load");
 }
 
 static int teardown_dir(void **state)
 {
     (void)state;
-    char cmd[4200];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    return system(cmd) == 0 ? 0 : -1;
+    return tu_remove_tmpdir();
 }
 
-static void write_text(const char *name, const char *text, char *path, size_t n)
-{
-    snprintf(path, n, "%s/%s", tmpdir, name);
-    FILE *f = fopen(path, "wb");
-    assert_non_null(f);
-    assert_int_equal(fwrite(text, 1, strlen(text), f), strlen(text));
-    assert_int_equal(fclose(f), 0);
-}
 
 /* Loads the given inputs into tmpdir/name; returns the status. */
 static tb_status load(const char *name, const char *const *inputs, size_t n, int strict, tb_error *err,
@@ -59,25 +48,6 @@ static tb_status load(const char *name, const char *const *inputs, size_t n, int
     return tb_load(&o, NULL, err);
 }
 
-/* Runs a query returning one integer (or -1 for NULL). */
-static int64_t q1(const char *db, const char *fmt, ...)
-{
-    char sql[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(sql, sizeof sql, fmt, ap);
-    va_end(ap);
-    sqlite3 *h;
-    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
-        fail_msg("bad SQL %s: %s", sql, sqlite3_errmsg(h));
-    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
-    int64_t v = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 0);
-    sqlite3_finalize(st);
-    sqlite3_close(h);
-    return v;
-}
 
 /* Runs a query returning one text value into out. */
 static const char *qs(const char *db, char *out, size_t n, const char *sql)

@@ -32,20 +32,11 @@
 #include <zlib.h>
 
 #include "ingest/topsprof.h"
+#include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */
 
-static char tmpdir[PATH_MAX];
 
-/* Fails (at the caller's line) unless two int64 values are equal; prints them signed. */
-#define assert_i64(want, got)                                                             \
-    do {                                                                                  \
-        int64_t w_ = (want), g_ = (got);                                                  \
-        if (w_ != g_) {                                                                   \
-            print_error("%s: expected %" PRId64 ", got %" PRId64 "\n", #got, w_, g_);     \
-            fail();                                                                       \
-        }                                                                                 \
-    } while (0)
 
 /* One item handed to a callback, with its strings copied. */
 typedef struct item {

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * testutil.h - helpers shared by the cmocka tests: exact-value assertions,
+ * a private temporary directory per test group, files written into it, and
+ * one-value SQL queries against a DB a test loaded. Include after cmocka.h;
+ * define TU_WITH_SQLITE first for the query helpers.
+ */
+#ifndef TB_TESTUTIL_H
+#define TB_TESTUTIL_H
+
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+/* The group's temporary directory (made by tu_make_tmpdir). */
+static char tmpdir[PATH_MAX];
+
+/* Fails (at the caller's line) unless two int64 values are equal; prints them signed. */
+#define assert_i64(want, got)                                                             \
+    do {                                                                                  \
+        int64_t w_ = (want), g_ = (got);                                                  \
+        if (w_ != g_) {                                                                   \
+            print_error("%s: expected %" PRId64 ", got %" PRId64 "\n", #got, w_, g_);     \
+            fail();                                                                       \
+        }                                                                                 \
+    } while (0)
+
+/* Fails unless the n bytes at p are exactly the string literal lit (which may hold NULs). */
+#define assert_bytes(p, n, lit)                                                           \
+    do {                                                                                  \
+        const char *p_ = (p);                                                             \
+        size_t n_ = (n);                                                                  \
+        if (n_ != sizeof(lit) - 1 || (n_ && memcmp(p_, lit, n_) != 0)) {                  \
+            print_error("%s: expected \"%s\", got \"%.*s\"\n", #p, lit, (int)n_, p_);     \
+            fail();                                                                       \
+        }                                                                                 \
+    } while (0)
+
+/* Makes tmpdir under $TMPDIR (else /tmp), named after tag. Returns 0 or -1. */
+static inline int tu_make_tmpdir(const char *tag)
+{
+    const char *base = getenv("TMPDIR");
+    snprintf(tmpdir, sizeof tmpdir, "%s/%s-XXXXXX", base && *base ? base : "/tmp", tag);
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+/* Removes tmpdir and everything in it. Returns 0 or -1. */
+static inline int tu_remove_tmpdir(void)
+{
+    char cmd[PATH_MAX + 32];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Writes n bytes to tmpdir/name; path (cap bytes) gets the full name. */
+static inline void write_file(char *path, size_t cap, const char *name, const void *data, size_t n)
+{
+    int w = snprintf(path, cap, "%s/%s", tmpdir, name);
+    assert_true(w > 0 && (size_t)w < cap);
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    if (n)
+        assert_int_equal(fwrite(data, 1, n, f), n);
+    assert_int_equal(fclose(f), 0);
+}
+
+/* Writes n bytes gzip-compressed to tmpdir/name. */
+static inline void write_gz(char *path, size_t cap, const char *name, const void *data, size_t n)
+{
+    int w = snprintf(path, cap, "%s/%s", tmpdir, name);
+    assert_true(w > 0 && (size_t)w < cap);
+    gzFile g = gzopen(path, "wb");
+    assert_non_null(g);
+    const char *p = data;
+    while (n > 0) {
+        unsigned chunk = n > (1u << 20) ? (1u << 20) : (unsigned)n;
+        assert_int_equal(gzwrite(g, p, chunk), (int)chunk);
+        p += chunk;
+        n -= chunk;
+    }
+    assert_int_equal(gzclose(g), Z_OK);
+}
+
+/* Writes text to tmpdir/name (its directory must exist); path gets the full name. */
+static inline void write_text(const char *name, const char *text, char *path, size_t n)
+{
+    write_file(path, n, name, text, strlen(text));
+}
+
+#ifdef TU_WITH_SQLITE
+#include <sqlite3.h>
+
+/* Runs a query returning one integer (-1 for NULL) on db, read-only. */
+static inline int64_t q1(const char *db, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static inline int64_t q1(const char *db, const char *fmt, ...)
+{
+    char sql[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(sql, sizeof sql, fmt, ap);
+    va_end(ap);
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("bad SQL %s: %s", sql, sqlite3_errmsg(h));
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    int64_t v = sqlite3_column_type(st, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return v;
+}
+#endif
+
+#endif
