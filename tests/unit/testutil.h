@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <zlib.h>
 
 /* The group's temporary directory (made by tu_make_tmpdir). */
@@ -90,6 +91,78 @@ static inline void write_gz(char *path, size_t cap, const char *name, const void
 static inline void write_text(const char *name, const char *text, char *path, size_t n)
 {
     write_file(path, n, name, text, strlen(text));
+}
+
+/* 1 when dir holds the shared public samples (their ascend/ folder). */
+static inline int tu_has_samples(const char *dir)
+{
+    char p[PATH_MAX];
+    int w = snprintf(p, sizeof p, "%s/ascend", dir);
+    return w > 0 && (size_t)w < sizeof p && access(p, R_OK) == 0;
+}
+
+/* Looks for shared/data/public in dir and its ancestors; fills out. Returns 1 when found. */
+static inline int tu_find_up(const char *dir, char *out, size_t cap)
+{
+    char d[PATH_MAX];
+    int w = snprintf(d, sizeof d, "%s", dir);
+    if (w <= 0 || (size_t)w >= sizeof d)
+        return 0;
+    for (;;) {
+        w = snprintf(out, cap, "%s/shared/data/public", d);
+        if (w > 0 && (size_t)w < cap && tu_has_samples(out))
+            return 1;
+        char *slash = strrchr(d, '/');
+        if (!slash || slash == d)
+            return 0;
+        *slash = 0;
+    }
+}
+
+/*
+ * The shared samples' data/public directory, or NULL: $TB_SHARED_DATA when
+ * set (only there), else shared/data/public above the working directory or
+ * above this executable (meson runs tests from the build tree, which sits in
+ * the project, next to ../shared).
+ */
+static inline const char *shared_dir(void)
+{
+    static char found[PATH_MAX];
+    static int state; /* 0 not looked, 1 found, -1 absent */
+    if (state)
+        return state > 0 ? found : NULL;
+    state = -1;
+    const char *env = getenv("TB_SHARED_DATA");
+    if (env && *env) {
+        int w = snprintf(found, sizeof found, "%s", env);
+        if (w > 0 && (size_t)w < sizeof found && tu_has_samples(found))
+            state = 1;
+        return state > 0 ? found : NULL;
+    }
+    char dir[PATH_MAX];
+    if (getcwd(dir, sizeof dir) && tu_find_up(dir, found, sizeof found)) {
+        state = 1;
+        return found;
+    }
+    ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+    if (n > 0) {
+        dir[n] = 0;
+        if (tu_find_up(dir, found, sizeof found))
+            state = 1;
+    }
+    return state > 0 ? found : NULL;
+}
+
+/* Fills path with the shared sample ascend/rel, or skips the test when the samples are absent. */
+static inline void shared_path(char *path, size_t cap, const char *rel)
+{
+    const char *dir = shared_dir();
+    if (!dir) {
+        print_message("shared samples not found: skipping\n");
+        skip();
+    }
+    int w = snprintf(path, cap, "%s/ascend/%s", dir, rel);
+    assert_true(w > 0 && (size_t)w < cap);
 }
 
 #ifdef TU_WITH_SQLITE
