@@ -58,28 +58,19 @@ static int text_kind(const char *path)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    if (starts_with(base, "kernel_details") || starts_with(base, "op_summary"))
-        return T_KERNELS;
-    if (starts_with(base, "step_trace_time"))
-        return T_STEP_TRACE;
-    if (starts_with(base, "memory_record"))
-        return T_MEMORY_RECORD;
-    if (starts_with(base, "operator_memory"))
-        return T_OP_MEMORY;
-    if (starts_with(base, "npu_module_mem"))
-        return T_MODULE_MEM;
-    if (starts_with(base, "static_op_mem"))
-        return T_STATIC_OP_MEM;
-    if (starts_with(base, "operator_details"))
-        return T_OPERATOR_DETAILS;
-    if (starts_with(base, "cluster_step_trace_time"))
-        return T_CLUSTER_STEP_TRACE;
-    if (starts_with(base, "op_statistic"))
-        return T_OP_STATISTIC;
-    if (starts_with(base, "api_statistic"))
-        return T_API_STATISTIC;
-    if (starts_with(base, "communication_statistic"))
-        return T_COMM_STATISTIC;
+    static const struct {
+        const char *prefix;
+        int kind;
+    } by_name[] = {
+        {"kernel_details", T_KERNELS}, {"op_summary", T_KERNELS}, {"step_trace_time", T_STEP_TRACE},
+        {"memory_record", T_MEMORY_RECORD}, {"operator_memory", T_OP_MEMORY}, {"npu_module_mem", T_MODULE_MEM},
+        {"static_op_mem", T_STATIC_OP_MEM}, {"operator_details", T_OPERATOR_DETAILS},
+        {"cluster_step_trace_time", T_CLUSTER_STEP_TRACE}, {"op_statistic", T_OP_STATISTIC},
+        {"api_statistic", T_API_STATISTIC}, {"communication_statistic", T_COMM_STATISTIC},
+    };
+    for (size_t i = 0; i < sizeof by_name / sizeof by_name[0]; i++)
+        if (starts_with(base, by_name[i].prefix))
+            return by_name[i].kind;
     /* msprof's graph iterations: step_trace_<timestamp>.csv (or a slice of it) */
     if (!strcmp(base, "step_trace.csv") ||
         (starts_with(base, "step_trace_") && (base[11] >= '0' && base[11] <= '9')) || starts_with(base, "step_trace_slice_"))
