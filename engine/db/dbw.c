@@ -56,7 +56,6 @@ struct dbw {
     row_sink sink;
     tb_error err;
     int in_txn;
-    int finished;
     /* intern table */
     istr *tab;
     size_t tab_cap, tab_n;
@@ -606,7 +605,6 @@ tb_status dbw_finish(dbw *w, double *seconds_index, tb_error *err)
         return TB_ERR_DB;
     }
     w->db = NULL;
-    w->finished = 1;
     return TB_OK;
 }
 

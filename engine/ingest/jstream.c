@@ -390,7 +390,6 @@ static int span_time(const js_span *v, int64_t *out)
 /* Parses one event object at ps->p ('{'). */
 static int parse_event(pstate *ps, trace_event *ev)
 {
-    const char *start = ps->p;
     memset(ev, 0, offsetof(trace_event, argv));
     ps->p++;
     skip_ws(ps);
@@ -481,7 +480,6 @@ static int parse_event(pstate *ps, trace_event *ev)
         }
         return fail(ps, ps->p, "expected ',' or '}'");
     }
-    (void)start;
     return 0;
 }
 

@@ -58,8 +58,6 @@ typedef struct proc {
     int has_sort;
     int device_label;  /* device from "NPU <n>", -1 none */
     int bare_npu;      /* labels say "NPU" without a number */
-    js_span pid;       /* not kept: rebuilt from key */
-    char *pid_str;     /* string pid (Kineto annotation tracks) */
 } proc;
 
 typedef struct thread {
@@ -68,7 +66,7 @@ typedef struct thread {
     char *name;
     int64_t sort_index;
     int has_sort;
-    char *pid_str, *tid_str;
+    char *tid_str;
 } thread;
 
 typedef struct imp {
@@ -1347,12 +1345,10 @@ static void imp_free(imp *im)
     for (size_t i = 0; i < im->nproc_cap; i++) {
         free(im->procs[i].name);
         free(im->procs[i].labels);
-        free(im->procs[i].pid_str);
     }
     free(im->procs);
     for (size_t i = 0; i < im->nthr_cap; i++) {
         free(im->threads[i].name);
-        free(im->threads[i].pid_str);
         free(im->threads[i].tid_str);
     }
     free(im->threads);
