@@ -24,10 +24,14 @@ static const char usage_main[] =
     "usage: tracebook <command> [options]\n"
     "\n"
     "tracebook loads accelerator profile data (Ascend msprof/torch_npu timelines,\n"
-    "PyTorch Kineto traces) into one msprof-compatible SQLite trace DB.\n"
+    "PyTorch Kineto traces) into one msprof-compatible SQLite trace DB and runs\n"
+    "report specs over it.\n"
     "\n"
     "commands:\n"
     "  export db    load the inputs and write the unified DB (msprof_<timestamp>.db)\n"
+    "  report       run report specs over the inputs: csv, json, console tables\n"
+    "  query        run one SQL statement over the inputs and print the result\n"
+    "  reports      list the built-in reports\n"
     "  info         show what the inputs hold: sources, layers, devices, ranks,\n"
     "               steps, time span, rows per table, warnings\n"
     "  help CMD     show the options of a command\n"
@@ -82,6 +86,57 @@ static const char usage_info[] =
     "  --keep-python-functions   keep Kineto python_function events\n"
     "  --timing                  accepted; the load phases are shown by export db\n"
     "  -q, --quiet               no progress line\n";
+
+static const char usage_report[] =
+    "usage: tracebook report -dir PATH [-dir PATH ...] --spec FILE [--spec FILE ...] [options]\n"
+    "\n"
+    "Runs report specs (YAML or JSON; docs/spec.md) over the inputs' unified DB and\n"
+    "writes each report's outputs: DIR/<report id>[_<iteration label>].csv / .json,\n"
+    "console tables on stdout, and DIR/tracebook_run.json (inputs, window, unit,\n"
+    "specs, files). An msprof reports_sample_config.json is a valid spec. PATH is\n"
+    "what export db reads, or a DB that tracebook wrote; the DB is cached as for\n"
+    "info. Built-in reports: `tracebook reports`; `--spec builtin:NAME` runs one.\n"
+    "\n"
+    "options:\n"
+    "  -dir, --dir PATH          an input (repeat for several ranks)\n"
+    "  --spec FILE               a spec to run (repeat; run in order)\n"
+    "  -o, --output DIR          where files go (created; default: the current directory)\n"
+    "  --format LIST             outputs for every report, replacing the specs':\n"
+    "                            comma-separated csv, json, console\n"
+    "  --timeunit ns|us|ms|s     unit of typed time columns (default us, as msprof)\n"
+    "  --param NAME=VALUE        set a parameter (REPORT.NAME=VALUE for one report)\n"
+    "  --report ID               run only this report (repeat)\n"
+    "  --model-id M              window: model M (4294967295 = step mode)\n"
+    "  --iteration-id I          window: from iteration (or step) I\n"
+    "  --iteration-count N       window: N iterations (default 1)\n"
+    "  --max-steps N             SQLite step budget per report (default 20000000000)\n"
+    "  --rebuild                 load the inputs again even when the cached DB is current\n"
+    "  --strict                  an input cut short is an error\n"
+    "  -q, --quiet               no progress, notes or list of files written\n";
+
+static const char usage_query[] =
+    "usage: tracebook query -dir PATH [-dir PATH ...] [options] SQL\n"
+    "\n"
+    "Runs one SQL statement over the inputs' unified DB in the report sandbox\n"
+    "(read-only, step budget) and prints the result as a table. Column aliases\n"
+    "may carry a type (\"Total:dur_ns\") converted by --timeunit.\n"
+    "\n"
+    "options:\n"
+    "  -dir, --dir PATH          an input (repeat for several ranks)\n"
+    "  --format console|csv|json output format (default console)\n"
+    "  -o, --output FILE         write to FILE instead of stdout (csv, json)\n"
+    "  --timeunit ns|us|ms|s     unit of typed time columns (default us)\n"
+    "  --param NAME=VALUE        bind :NAME (as text)\n"
+    "  --model-id M, --iteration-id I, --iteration-count N   a window, as for report\n"
+    "  --max-steps N             SQLite step budget (default 20000000000)\n"
+    "  --max-rows N              console: rows printed (default 100; 0 = all)\n"
+    "  --rebuild, --strict, -q   as for report\n";
+
+static const char usage_reports[] =
+    "usage: tracebook reports [NAME]\n"
+    "\n"
+    "Lists the built-in reports (one line each), or shows one report's help:\n"
+    "title, description, required tables, parameters and its spec file.\n";
 
 typedef struct cli {
     const char **inputs;
@@ -320,6 +375,369 @@ static int cmd_info(int argc, char **argv)
     return tb_exit_code(st);
 }
 
+/* --- report, query, reports ------------------------------------------------ */
+
+typedef struct rcli {
+    cli c;
+    const char **specs;
+    size_t n_specs;
+    const char **params;
+    size_t n_params;
+    const char **only;
+    size_t n_only;
+    const char *format;
+    tb_time_unit unit;
+    tb_window window;
+    int has_model, has_iter, has_count;
+    int64_t max_steps;
+    int64_t max_rows;
+    const char *sql;
+} rcli;
+
+static int parse_int64(const char *s, int64_t *v)
+{
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+/* Parses report/query options. Returns -1 when fine, else an exit code. */
+static int parse_report_opts(rcli *r, int argc, char **argv, const char *usage, int is_query)
+{
+    size_t cap = (size_t)argc + 1;
+    r->c.inputs = calloc(cap, sizeof *r->c.inputs);
+    r->specs = calloc(cap, sizeof *r->specs);
+    r->params = calloc(cap, sizeof *r->params);
+    r->only = calloc(cap, sizeof *r->only);
+    r->unit = TB_UNIT_US;
+    r->max_rows = 100;
+    if (!r->c.inputs || !r->specs || !r->params || !r->only)
+        return TB_EXIT_FAILURE;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+#define NEEDS_VALUE                                                          \
+    do {                                                                     \
+        if (!v)                                                              \
+            return usage_error(usage, "option '%s' needs a value", a);       \
+        i++;                                                                 \
+    } while (0)
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(usage, stdout);
+            return TB_EXIT_OK;
+        } else if (!strcmp(a, "-dir") || !strcmp(a, "--dir")) {
+            NEEDS_VALUE;
+            r->c.inputs[r->c.n_inputs++] = v;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            NEEDS_VALUE;
+            r->c.output = v;
+        } else if (!is_query && !strcmp(a, "--spec")) {
+            NEEDS_VALUE;
+            r->specs[r->n_specs++] = v;
+        } else if (!is_query && !strcmp(a, "--report")) {
+            NEEDS_VALUE;
+            r->only[r->n_only++] = v;
+        } else if (!strcmp(a, "--param")) {
+            NEEDS_VALUE;
+            r->params[r->n_params++] = v;
+        } else if (!strcmp(a, "--format")) {
+            NEEDS_VALUE;
+            r->format = v;
+        } else if (!strcmp(a, "--timeunit")) {
+            NEEDS_VALUE;
+            if (!strcmp(v, "ns")) r->unit = TB_UNIT_NS;
+            else if (!strcmp(v, "us")) r->unit = TB_UNIT_US;
+            else if (!strcmp(v, "ms")) r->unit = TB_UNIT_MS;
+            else if (!strcmp(v, "s")) r->unit = TB_UNIT_S;
+            else return usage_error(usage, "--timeunit '%s': expected ns, us, ms or s", v);
+        } else if (!strcmp(a, "--model-id") || !strcmp(a, "--iteration-id") || !strcmp(a, "--iteration-count") ||
+                   !strcmp(a, "--max-steps") || (is_query && !strcmp(a, "--max-rows"))) {
+            NEEDS_VALUE;
+            int64_t x;
+            if (parse_int64(v, &x) != 0 || x < 0) {
+                fprintf(stderr, "tracebook: error: %s '%s': expected a non-negative integer\n\n%s", a, v, usage);
+                return TB_EXIT_USAGE;
+            }
+            if (!strcmp(a, "--model-id")) { r->window.model_id = x; r->has_model = 1; }
+            else if (!strcmp(a, "--iteration-id")) { r->window.iteration_id = x; r->has_iter = 1; }
+            else if (!strcmp(a, "--iteration-count")) { r->window.iteration_count = x; r->has_count = 1; }
+            else if (!strcmp(a, "--max-steps")) r->max_steps = x;
+            else r->max_rows = x;
+        } else if (!strcmp(a, "--rebuild")) {
+            r->c.rebuild = 1;
+        } else if (!strcmp(a, "--strict")) {
+            r->c.strict = 1;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            r->c.quiet = 1;
+        } else if (is_query && a[0] != '-' && !r->sql) {
+            r->sql = a;
+        } else {
+            return usage_error(usage, "unknown option '%s'", a);
+        }
+#undef NEEDS_VALUE
+    }
+    if (r->c.n_inputs == 0)
+        return usage_error(usage, "%s", "no input: give -dir PATH");
+    if (!is_query && r->n_specs == 0)
+        return usage_error(usage, "%s", "no spec: give --spec FILE (built-in reports: tracebook reports)");
+    if (is_query && !r->sql)
+        return usage_error(usage, "%s", "no SQL statement given");
+    if (r->has_iter && !r->has_model)
+        return usage_error(usage, "%s", "--iteration-id needs --model-id (4294967295 for step mode)");
+    if (r->has_model && !r->has_iter)
+        return usage_error(usage, "%s", "--model-id needs --iteration-id");
+    if (r->has_count && !r->has_iter)
+        return usage_error(usage, "%s", "--iteration-count needs --model-id and --iteration-id");
+    if (r->has_count && r->window.iteration_count < 1)
+        return usage_error(usage, "%s", "--iteration-count must be at least 1");
+    r->window.set = r->has_model;
+    if (!r->has_count)
+        r->window.iteration_count = 1;
+    return -1;
+}
+
+static void rcli_free(rcli *r)
+{
+    free(r->c.inputs);
+    free(r->specs);
+    free(r->params);
+    free(r->only);
+}
+
+/* Parses --format for report: a mask, 0 when not given, ~0u when bad. */
+static unsigned parse_formats(const char *list)
+{
+    if (!list)
+        return 0;
+    unsigned m = 0;
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
+        else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
+        else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
+        else if (n == 7 && !strncmp(p, "console", 7)) m |= TB_OUT_CONSOLE;
+        else return ~0u;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return m ? m : ~0u;
+}
+
+/* The DB for the inputs: a DB tracebook wrote as it is, else the cached load. */
+static tb_status obtain_db(cli *c, char *path, size_t n, tb_error *err)
+{
+    if (c->n_inputs == 1 && ends_with(c->inputs[0], ".db") && tb_db_is_own(c->inputs[0])) {
+        snprintf(path, n, "%s", c->inputs[0]);
+        return TB_OK;
+    }
+    int reused = 0;
+    tb_load_options o = {.inputs = c->inputs, .n_inputs = c->n_inputs, .strict = c->strict, .warn = on_warn,
+                         .progress = isatty(STDERR_FILENO) ? on_progress : NULL, .ctx = c};
+    tb_status st = tb_cache_load(&o, c->rebuild, path, n, &reused, err);
+    if (c->progress_shown) {
+        fputs("\r\033[K", stderr);
+        c->progress_shown = 0;
+    }
+    return st;
+}
+
+static void on_note(void *ctx, const char *msg)
+{
+    cli *c = ctx;
+    if (!c->quiet)
+        fprintf(stderr, "tracebook: note: %s\n", msg);
+}
+
+static void on_written(void *ctx, const char *path)
+{
+    cli *c = ctx;
+    if (!c->quiet)
+        fprintf(stderr, "tracebook: wrote %s\n", path);
+}
+
+static void free_specs(tb_spec **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        tb_spec_free(v[i]);
+    free(v);
+}
+
+static tb_status load_spec(const char *arg, tb_spec **out, cli *c, tb_error *err)
+{
+    if (!strncmp(arg, "builtin:", 8)) {
+        char text[512];
+        int k = snprintf(text, sizeof text, "tracebook: 1\nreports:\n  - use: \"%s\"\n", arg + 8);
+        if (k < 0 || (size_t)k >= sizeof text || strchr(arg + 8, '"') || strchr(arg + 8, '\\'))
+            return tb_error_set(err, TB_ERR_USAGE, "--spec '%s': not a built-in report name", arg);
+        return tb_spec_load_mem(arg, text, (size_t)k, out, on_warn, c, err);
+    }
+    return tb_spec_load(arg, out, on_warn, c, err);
+}
+
+static int cmd_report(int argc, char **argv)
+{
+    rcli r = {0};
+    int rc = parse_report_opts(&r, argc, argv, usage_report, 0);
+    if (rc >= 0) {
+        rcli_free(&r);
+        return rc;
+    }
+    unsigned formats = parse_formats(r.format);
+    if (formats == ~0u) {
+        rc = usage_error(usage_report, "--format '%s': expected a comma-separated list of csv, json, console", r.format);
+        rcli_free(&r);
+        return rc;
+    }
+    tb_error err;
+    tb_error_clear(&err);
+    tb_spec **specs = calloc(r.n_specs, sizeof *specs);
+    tb_status st = specs ? TB_OK : tb_error_set(&err, TB_ERR_NOMEM, "out of memory");
+    size_t loaded = 0;
+    /* specs first: a broken spec fails before any loading */
+    for (; st == TB_OK && loaded < r.n_specs; loaded++)
+        st = load_spec(r.specs[loaded], &specs[loaded], &r.c, &err);
+    char db[PATH_MAX];
+    if (st == TB_OK)
+        st = obtain_db(&r.c, db, sizeof db, &err);
+    if (st == TB_OK) {
+        tb_report_job job = {
+            .run = {.db_path = db, .specs = (const tb_spec *const *)specs, .n_specs = r.n_specs,
+                    .window = r.window, .unit = r.unit, .params = r.params, .n_params = r.n_params,
+                    .formats = formats, .max_steps = r.max_steps, .only = r.n_only ? r.only : NULL,
+                    .n_only = r.n_only, .note = on_note, .ctx = &r.c},
+            .out_dir = r.c.output ? r.c.output : ".",
+            .console = stdout,
+            .inputs = r.c.inputs,
+            .n_inputs = r.c.n_inputs,
+            .written = on_written,
+        };
+        tb_run_result res;
+        st = tb_report_write(&job, &res, &err);
+    }
+    if (st != TB_OK)
+        print_error(&err);
+    free_specs(specs, loaded);
+    rcli_free(&r);
+    return tb_exit_code(st);
+}
+
+static int cmd_query(int argc, char **argv)
+{
+    rcli r = {0};
+    int rc = parse_report_opts(&r, argc, argv, usage_query, 1);
+    if (rc >= 0) {
+        rcli_free(&r);
+        return rc;
+    }
+    const char *fmt = r.format ? r.format : "console";
+    if (strcmp(fmt, "console") && strcmp(fmt, "csv") && strcmp(fmt, "json")) {
+        rc = usage_error(usage_query, "--format '%s': expected console, csv or json", fmt);
+        rcli_free(&r);
+        return rc;
+    }
+    tb_error err;
+    tb_error_clear(&err);
+    char db[PATH_MAX];
+    tb_status st = obtain_db(&r.c, db, sizeof db, &err);
+    if (st == TB_OK) {
+        tb_query_job q = {
+            .run = {.db_path = db, .window = r.window, .unit = r.unit, .params = r.params,
+                    .n_params = r.n_params, .max_steps = r.max_steps, .note = on_note, .ctx = &r.c},
+            .sql = r.sql,
+            .format = !strcmp(fmt, "csv") ? TB_OUT_CSV : !strcmp(fmt, "json") ? TB_OUT_JSON : TB_OUT_CONSOLE,
+            .out_path = r.c.output,
+            .out = stdout,
+            .max_rows = (size_t)r.max_rows,
+        };
+        uint64_t rows = 0;
+        st = tb_query_write(&q, &rows, &err);
+    }
+    if (st != TB_OK)
+        print_error(&err);
+    rcli_free(&r);
+    return tb_exit_code(st);
+}
+
+static void print_param(const tb_param *p)
+{
+    printf("    %s (%s", p->name, p->type == TB_PARAM_INT ? "int" : p->type == TB_PARAM_REAL ? "real"
+                                 : p->type == TB_PARAM_BOOL ? "bool" : "text");
+    if (p->has_value) {
+        if (p->type == TB_PARAM_INT)
+            printf(", default %lld", (long long)p->i);
+        else if (p->type == TB_PARAM_BOOL)
+            printf(", default %s", p->i ? "true" : "false");
+        else if (p->type == TB_PARAM_REAL)
+            printf(", default %g", p->d);
+        else
+            printf(", default '%s'", p->s ? p->s : "");
+    }
+    printf(")%s%s\n", p->help ? ": " : "", p->help ? p->help : "");
+}
+
+static int cmd_reports(int argc, char **argv)
+{
+    if (argc > 0 && (!strcmp(argv[0], "-h") || !strcmp(argv[0], "--help"))) {
+        fputs(usage_reports, stdout);
+        return TB_EXIT_OK;
+    }
+    if (argc > 1)
+        return usage_error(usage_reports, "unexpected argument '%s'", argv[1]);
+    const char *want = argc ? argv[0] : NULL;
+    size_t n = 0;
+    const tb_builtin *b = tb_builtins(&n);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        tb_error err;
+        tb_error_clear(&err);
+        tb_spec *sp = NULL;
+        char name[128];
+        snprintf(name, sizeof name, "builtin:%s.yaml", b[i].name);
+        if (tb_spec_load_mem(name, b[i].text, strlen(b[i].text), &sp, NULL, NULL, &err) != TB_OK) {
+            print_error(&err);
+            return TB_EXIT_FAILURE;
+        }
+        for (size_t k = 0; k < sp->n_reports; k++) {
+            const tb_spec_report *rep = &sp->reports[k];
+            if (want && strcmp(want, rep->id))
+                continue;
+            found = 1;
+            if (!want) {
+                printf("%-26s %s\n", rep->id, rep->title ? rep->title : "");
+                continue;
+            }
+            printf("%s: %s\n", rep->id, rep->title ? rep->title : "");
+            if (rep->description)
+                printf("\n  %s\n", rep->description);
+            printf("\n  spec file: reports/%s.yaml\n", b[i].name);
+            if (rep->n_requires) {
+                printf("  requires:");
+                for (size_t q = 0; q < rep->n_requires; q++)
+                    printf(" %s", rep->requires[q]);
+                printf("\n");
+            }
+            if (rep->n_params) {
+                printf("  params:\n");
+                for (size_t q = 0; q < rep->n_params; q++)
+                    print_param(&rep->params[q]);
+            }
+            printf("\n  run it: tracebook report -dir PATH --spec builtin:%s\n", rep->id);
+        }
+        tb_spec_free(sp);
+    }
+    if (want && !found) {
+        fprintf(stderr, "tracebook: error: no built-in report '%s' (tracebook reports lists them)\n", want);
+        return TB_EXIT_USAGE;
+    }
+    return TB_EXIT_OK;
+}
+
 /* Removes temporary outputs, then dies of the same signal. */
 static void on_signal(int sig)
 {
@@ -364,6 +782,18 @@ int main(int argc, char **argv)
             fputs(usage_export_db, stdout);
             return TB_EXIT_OK;
         }
+        if (!strcmp(argv[2], "report")) {
+            fputs(usage_report, stdout);
+            return TB_EXIT_OK;
+        }
+        if (!strcmp(argv[2], "query")) {
+            fputs(usage_query, stdout);
+            return TB_EXIT_OK;
+        }
+        if (!strcmp(argv[2], "reports")) {
+            fputs(usage_reports, stdout);
+            return TB_EXIT_OK;
+        }
         return usage_error(usage_main, "unknown command '%s'", argv[2]);
     }
     if (!strcmp(cmd, "export")) {
@@ -377,5 +807,11 @@ int main(int argc, char **argv)
     }
     if (!strcmp(cmd, "info"))
         return cmd_info(argc - 2, argv + 2);
+    if (!strcmp(cmd, "report"))
+        return cmd_report(argc - 2, argv + 2);
+    if (!strcmp(cmd, "query"))
+        return cmd_query(argc - 2, argv + 2);
+    if (!strcmp(cmd, "reports"))
+        return cmd_reports(argc - 2, argv + 2);
     return usage_error(usage_main, "unknown command '%s'", cmd);
 }

@@ -13,6 +13,8 @@
 
 #include "tracebook/error.h"
 #include "tracebook/ingest.h"
+#include "tracebook/report.h"
+#include "tracebook/output.h"
 
 #define TB_VERSION "0.1.0"
 

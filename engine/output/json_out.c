@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * json_out.c - the JSON writer of report rows, and whole small JSON files.
+ *
+ * A report becomes an array of objects, one per row, keys the column headers
+ * in column order. It is streamed: one object per line as rows arrive
+ * (`[\n{...},\n{...}\n]\n`), so a million-row report needs no more memory
+ * than one row; the keys are escaped once, at begin(). Values keep their
+ * type: integers and scaled integers as exact JSON numbers, reals through
+ * numfmt_double, NULL and the NaN and infinities JSON cannot spell as null,
+ * text as strings. Strings are escaped per RFC 8259 (control characters as
+ * \u00XX) and made valid UTF-8: profilers copy kernel names and call stacks
+ * byte for byte, and one stray Latin-1 byte would make the whole file
+ * unreadable to a strict parser, so each invalid sequence becomes U+FFFD.
+ *
+ * utf8_seq(), the decoder behind that, is shared with the console writer.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+#include "tracebook/tracebook.h"
+
+int utf8_seq(const char *p, size_t n, size_t *len)
+{
+    const unsigned char *s = (const unsigned char *)p;
+    unsigned b = s[0];
+    if (b < 0x80) {
+        *len = 1;
+        return 1;
+    }
+    size_t need;
+    unsigned lo = 0x80, hi = 0xBF; /* the second byte's range (Unicode table 3-7) */
+    if (b >= 0xC2 && b <= 0xDF)
+        need = 2;
+    else if (b >= 0xE0 && b <= 0xEF) {
+        need = 3;
+        if (b == 0xE0)
+            lo = 0xA0;
+        else if (b == 0xED)
+            hi = 0x9F; /* no surrogates */
+    } else if (b >= 0xF0 && b <= 0xF4) {
+        need = 4;
+        if (b == 0xF0)
+            lo = 0x90;
+        else if (b == 0xF4)
+            hi = 0x8F; /* nothing past U+10FFFF */
+    } else {
+        *len = 1;
+        return 0;
+    }
+    for (size_t k = 1; k < need; k++) {
+        unsigned c = k < n ? s[k] : 0;
+        if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF)) {
+            *len = k; /* the maximal invalid subpart: one U+FFFD for all of it */
+            return 0;
+        }
+    }
+    *len = need;
+    return 1;
+}
+
+/* Writes s (n bytes) as a JSON string. */
+static void put_string(FILE *f, const char *s, size_t n)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (n == 0) {
+        fputs("\"\"", f); /* s may be NULL */
+        return;
+    }
+    putc('"', f);
+    size_t from = 0, i = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len = 1;
+        if (c >= 0x80 && utf8_seq(s + i, n - i, &len)) {
+            i += len;
+            continue;
+        }
+        fwrite(s + from, 1, i - from, f);
+        switch (c) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        case '\b': fputs("\\b", f); break;
+        case '\f': fputs("\\f", f); break;
+        default:
+            if (c < 0x20) {
+                char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
+                fputs(u, f);
+            } else {
+                fputs("\xEF\xBF\xBD", f); /* U+FFFD */
+            }
+        }
+        i += len;
+        from = i;
+    }
+    fwrite(s + from, 1, n - from, f);
+    putc('"', f);
+}
+
+typedef struct json_sink {
+    out_sink base;
+    afile af;
+    char *keys;     /* `"header":` for every column, back to back (owned) */
+    size_t *key_at; /* ncols + 1 offsets into keys (owned) */
+    size_t ncols;
+    size_t rows;
+    int begun, done;
+} json_sink;
+
+static tb_status write_error(json_sink *js, tb_error *err)
+{
+    return tb_error_at(err, TB_ERR_IO, js->af.path, 0, 0, -1, "cannot write: %s", strerror(errno ? errno : EIO));
+}
+
+static tb_status json_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
+{
+    json_sink *js = (json_sink *)s;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = NULL;
+    if (js->begun || js->done)
+        return tb_error_at(err, TB_ERR_INTERNAL, js->af.path ? js->af.path : "", 0, 0, -1, "begin called twice");
+    js->key_at = malloc((n + 1) * sizeof *js->key_at);
+    m = open_memstream(&buf, &len);
+    if (!js->key_at || !m)
+        goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        js->key_at[i] = (size_t)ftell(m);
+        const char *h = cols[i].header ? cols[i].header : "";
+        put_string(m, h, strlen(h));
+        putc(':', m);
+    }
+    js->key_at[n] = (size_t)ftell(m);
+    if (ferror(m) || fclose(m) != 0) {
+        m = NULL;
+        goto nomem;
+    }
+    js->keys = buf;
+    js->ncols = n;
+    js->begun = 1;
+    return TB_OK;
+
+nomem:
+    if (m)
+        fclose(m);
+    free(buf);
+    free(js->key_at);
+    js->key_at = NULL;
+    return tb_error_at(err, TB_ERR_NOMEM, js->af.path, 0, 0, -1, "out of memory");
+}
+
+static tb_status json_row(tb_sink *s, const tb_cell *cells, tb_error *err)
+{
+    json_sink *js = (json_sink *)s;
+    if (!js->begun || js->done)
+        return tb_error_at(err, TB_ERR_INTERNAL, js->af.path ? js->af.path : "", 0, 0, -1,
+                           "row outside begin and finish");
+    FILE *f = js->af.f;
+    errno = 0;
+    fputs(js->rows ? ",\n{" : "[\n{", f);
+    char num[NUMFMT_MAX];
+    for (size_t i = 0; i < js->ncols; i++) {
+        if (i)
+            putc(',', f);
+        fwrite(js->keys + js->key_at[i], 1, js->key_at[i + 1] - js->key_at[i], f);
+        const tb_cell *c = &cells[i];
+        size_t n;
+        switch (c->kind) {
+        case TB_CELL_NULL:
+            fputs("null", f);
+            break;
+        case TB_CELL_INT:
+            n = numfmt_scaled(c->i, c->scale, num);
+            fwrite(num, 1, n, f);
+            break;
+        case TB_CELL_REAL:
+            n = numfmt_double(c->d, num);
+            if (n)
+                fwrite(num, 1, n, f);
+            else
+                fputs("null", f);
+            break;
+        case TB_CELL_TEXT:
+            put_string(f, c->s, c->n);
+            break;
+        }
+    }
+    putc('}', f);
+    js->rows++;
+    if (ferror(f))
+        return write_error(js, err);
+    return TB_OK;
+}
+
+static tb_status json_finish(tb_sink *s, tb_error *err)
+{
+    json_sink *js = (json_sink *)s;
+    if (!js->begun || js->done)
+        return tb_error_at(err, TB_ERR_INTERNAL, js->af.path ? js->af.path : "", 0, 0, -1,
+                           "finish without begin, or twice");
+    js->done = -1;
+    char *name = strdup(js->af.path);
+    js->base.written = malloc(sizeof *js->base.written);
+    if (!name || !js->base.written) {
+        free(name);
+        free(js->base.written);
+        js->base.written = NULL;
+        return tb_error_at(err, TB_ERR_NOMEM, js->af.path, 0, 0, -1, "out of memory");
+    }
+    fputs(js->rows ? "\n]\n" : "[]\n", js->af.f);
+    int direct = js->af.direct;
+    if (afile_commit(&js->af, err) != TB_OK) {
+        free(name);
+        free(js->base.written);
+        js->base.written = NULL;
+        return err ? err->code : TB_ERR_IO;
+    }
+    js->base.written[0] = name;
+    js->base.n_written = direct ? 0 : 1; /* a stream is no file to list */
+    js->done = 1;
+    return TB_OK;
+}
+
+static void json_destroy(tb_sink *s)
+{
+    json_sink *js = (json_sink *)s;
+    afile_abort(&js->af);
+    if (js->base.written)
+        free(js->base.written[0]);
+    free(js->base.written);
+    free(js->keys);
+    free(js->key_at);
+    free(js);
+}
+
+tb_status json_sink_create(const char *path, const json_sink_options *opt, tb_sink **out, tb_error *err)
+{
+    (void)opt;
+    *out = NULL;
+    json_sink *js = calloc(1, sizeof *js);
+    if (!js)
+        return tb_error_at(err, TB_ERR_NOMEM, path, 0, 0, -1, "out of memory");
+    js->base.vt = (tb_sink){json_begin, json_row, json_finish, json_destroy};
+    if (afile_open(path, &js->af, err) != TB_OK) {
+        free(js);
+        return err ? err->code : TB_ERR_IO;
+    }
+    *out = &js->base.vt;
+    return TB_OK;
+}
+
+tb_status json_write_file(const char *path, const char *text, tb_error *err)
+{
+    afile af;
+    if (afile_open(path, &af, err) != TB_OK)
+        return err ? err->code : TB_ERR_IO;
+    fputs(text, af.f);
+    return afile_commit(&af, err);
+}

@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * numfmt.c - numbers as text for the writers.
+ *
+ * Two kinds of numbers reach a writer. Typed time columns converted by
+ * --timeunit arrive as an integer and a scale (1234 ns at scale 3 is
+ * 1.234 us): they are written exactly with integer arithmetic, never through
+ * a double, so that no nanosecond is lost or invented. Every other real is a
+ * double, written with the fewest significant digits that read back as the
+ * same double (15 digits are enough for most values and never show binary
+ * noise; 17 are always enough), so that 0.1 stays "0.1" while 0.1 + 0.2 keeps
+ * the digits that tell it apart from 0.3: the first of %.15g, %.16g and
+ * %.17g that strtod() reads back exactly, computed with one printf.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <assert.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "output.h"
+
+size_t numfmt_scaled(int64_t v, int scale, char *buf)
+{
+    assert(scale >= 0 && scale <= 18);
+    if (scale < 0)
+        scale = 0;
+    if (scale > 18)
+        scale = 18;
+    /* the magnitude as unsigned: -INT64_MIN does not fit an int64_t */
+    uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    char digits[24];
+    int nd = 0;
+    do {
+        digits[nd++] = (char)('0' + u % 10);
+        u /= 10;
+    } while (u);
+    while (nd <= scale) /* at least one digit before the point */
+        digits[nd++] = '0';
+    /* digits[] is least significant first; drop fractional zeros from the end */
+    int frac = scale, lo = 0;
+    while (frac > 0 && digits[lo] == '0') {
+        lo++;
+        frac--;
+    }
+    size_t n = 0;
+    if (v < 0)
+        buf[n++] = '-';
+    for (int i = nd - 1; i >= lo; i--) {
+        if (i == lo + frac - 1)
+            buf[n++] = '.';
+        buf[n++] = digits[i];
+    }
+    buf[n] = 0;
+    return n;
+}
+
+/*
+ * The shortest text is found from the 25 significant digits of one %.24e
+ * instead of up to three printf calls (one printf of a double costs about
+ * four strtod calls here): rounding them to 15, 16 or 17 digits gives what
+ * %.15g, %.16g and %.17g would, except when the digits past the cut are
+ * exactly 5000...: then the binary value may lie on either side of the tie
+ * (rounding the 17 digits of %.17g again to 16 picks the wrong side about
+ * one time in twenty), and printf itself decides.
+ */
+#define ALL_DIGITS 25
+
+typedef struct digits {
+    char d[ALL_DIGITS];
+    int n;   /* significant digits in d (after round_to: trailing zeros removed) */
+    int exp; /* d[0] is in the 10^exp place */
+} digits;
+
+/* Rounds full to prec digits into out; returns 0, or -1 on a decimal tie. */
+static int round_to(const digits *full, int prec, digits *out)
+{
+    *out = *full;
+    out->n = prec;
+    if (full->d[prec] >= '5') {
+        int tie = full->d[prec] == '5';
+        for (int i = prec + 1; i < full->n && tie; i++)
+            tie = full->d[i] == '0';
+        if (tie)
+            return -1;
+        int i = prec - 1;
+        while (i >= 0 && out->d[i] == '9')
+            out->d[i--] = '0';
+        if (i >= 0) {
+            out->d[i]++;
+        } else { /* 99.9 -> 100 */
+            out->d[0] = '1';
+            out->exp++;
+        }
+    }
+    while (out->n > 1 && out->d[out->n - 1] == '0')
+        out->n--;
+    return 0;
+}
+
+/* Reads [-]d.ddd...e[+-]XX (as printf %e writes it) into dg; returns 1 when negative. */
+static int read_sci(const char *s, digits *dg)
+{
+    int neg = *s == '-';
+    s += neg;
+    int n = 0;
+    for (; *s && *s != 'e'; s++)
+        if (*s != '.' && n < ALL_DIGITS)
+            dg->d[n++] = *s;
+    dg->n = n;
+    dg->exp = *s ? (int)strtol(s + 1, NULL, 10) : 0;
+    return neg;
+}
+
+static size_t put_exp(char *b, int e)
+{
+    size_t n = 0;
+    b[n++] = 'e';
+    b[n++] = e < 0 ? '-' : '+';
+    unsigned u = (unsigned)(e < 0 ? -e : e);
+    if (u >= 100)
+        b[n++] = (char)('0' + u / 100);
+    b[n++] = (char)('0' + u / 10 % 10); /* at least two digits, as printf */
+    b[n++] = (char)('0' + u % 10);
+    return n;
+}
+
+/* Writes sign and dg in %e form for strtod ("1.234e+05"). */
+static size_t put_sci(char *b, int neg, const digits *dg)
+{
+    size_t n = 0;
+    if (neg)
+        b[n++] = '-';
+    b[n++] = dg->d[0];
+    if (dg->n > 1) {
+        b[n++] = '.';
+        memcpy(b + n, dg->d + 1, (size_t)dg->n - 1);
+        n += (size_t)dg->n - 1;
+    }
+    n += put_exp(b + n, dg->exp);
+    b[n] = 0;
+    return n;
+}
+
+/* Writes sign and dg as printf's %.{prec}g would (trailing zeros removed). */
+static size_t put_g(char *b, int neg, const digits *dg, int prec)
+{
+    size_t n = 0;
+    int x = dg->exp;
+    if (x < -4 || x >= prec)
+        return put_sci(b, neg, dg);
+    if (neg)
+        b[n++] = '-';
+    if (x < 0) {
+        b[n++] = '0';
+        b[n++] = '.';
+        for (int i = 0; i < -x - 1; i++)
+            b[n++] = '0';
+        memcpy(b + n, dg->d, (size_t)dg->n);
+        n += (size_t)dg->n;
+    } else {
+        for (int i = 0; i <= x; i++)
+            b[n++] = i < dg->n ? dg->d[i] : '0';
+        if (dg->n > x + 1) {
+            b[n++] = '.';
+            memcpy(b + n, dg->d + x + 1, (size_t)(dg->n - x - 1));
+            n += (size_t)(dg->n - x - 1);
+        }
+    }
+    b[n] = 0;
+    return n;
+}
+
+size_t numfmt_double(double d, char *buf)
+{
+    if (isnan(d) || isinf(d)) {
+        buf[0] = 0;
+        return 0;
+    }
+    if (d == trunc(d) && fabs(d) <= 9007199254740992.0) {
+        /* integral and exact: "3" and "1000000", never "3.0" or "1e+06"; -0.0 is "0" */
+        return numfmt_scaled((int64_t)d, 0, buf);
+    }
+    char all[48];
+    snprintf(all, sizeof all, "%.*e", ALL_DIGITS - 1, d);
+    digits full, dg;
+    int neg = read_sci(all, &full);
+    for (int prec = 15; prec < 17; prec++) {
+        if (round_to(&full, prec, &dg) != 0) {
+            /* a decimal tie: only the binary value can break it */
+            int n = snprintf(buf, NUMFMT_MAX, "%.*g", prec, d);
+            if (strtod(buf, NULL) == d)
+                return (size_t)n;
+            continue;
+        }
+        put_sci(buf, neg, &dg);
+        if (strtod(buf, NULL) == d)
+            return put_g(buf, neg, &dg, prec);
+    }
+    if (round_to(&full, 17, &dg) != 0)
+        return (size_t)snprintf(buf, NUMFMT_MAX, "%.17g", d);
+    return put_g(buf, neg, &dg, 17); /* 17 digits always read back */
+}

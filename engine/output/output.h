@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * output.h - the writers of report rows (private to the engine).
+ *
+ * The runner hands rows to a tb_sink (include/tracebook/report.h). The
+ * sinks made here are the CSV, JSON and console writers; the XLSX and
+ * timeline writers share the same pieces:
+ *
+ *   - afile: an output file written under a temporary name in its final
+ *     directory and renamed into place only when complete, so that a reader
+ *     never sees half a file and an interrupted run leaves nothing behind
+ *     (the temporary is registered with tb_temp_register).
+ *   - numfmt: exact decimal text for numbers: scaled integers (typed time
+ *     columns after --timeunit) and the shortest round-tripping double.
+ *   - out_sink: the common head of every sink made here, so that the caller
+ *     can list the files a sink wrote (sink_written) to tell the user.
+ *
+ * Typical use:
+ *
+ *     tb_sink *s;
+ *     if (csv_sink_create("out/top.csv", &(csv_sink_options){.bom = 1}, &s, err)) ...
+ *     st = s->begin(s, cols, n, err);
+ *     while (... && st == TB_OK) st = s->row(s, cells, err);
+ *     if (st == TB_OK) st = s->finish(s, err);
+ *     const char *const *paths;
+ *     size_t k = sink_written(s, &paths);   (the files now in place)
+ *     sink_destroy(s);                       (removes temporaries unless finished)
+ */
+#ifndef TB_OUTPUT_H
+#define TB_OUTPUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tracebook/error.h"
+#include "tracebook/report.h"
+
+/* ---- atomic output files ------------------------------------------------- */
+
+/* An output file being written. Fields are read-only for callers, except f for writing. */
+typedef struct afile {
+    FILE *f;          /* write here; NULL once closed */
+    char *path;       /* the final path (owned) */
+    char *tmp;        /* the temporary path beside it (owned), NULL when none is left */
+    char *buf;        /* f's stdio buffer (owned) */
+    int registered;   /* tmp is in the tb_temp table */
+    int direct;       /* a stream or device written in place: no tmp, no rename */
+} afile;
+
+/*
+ * Creates final_path.tmp-XXXXXX in final_path's directory and opens it for
+ * writing with a 256 KiB buffer; the temporary gets the permissions a new
+ * final_path would get (0666 less the umask). Fills *af (caller memory):
+ * finish it with afile_commit or afile_abort. On error *af is zeroed and err
+ * names final_path.
+ *
+ * "-", /dev/stdout and /dev/stderr write to a duplicate of the standard
+ * descriptor; other paths under /dev/ or /proc/ and existing non-regular
+ * files (a FIFO) are opened and written in place (af->direct is 1).
+ */
+tb_status afile_open(const char *final_path, afile *af, tb_error *err);
+
+/*
+ * Flushes and closes the file without renaming it (to bound the number of
+ * open files when a writer makes many). Any write error that stdio held back
+ * (a full disk) is reported here as TB_ERR_IO naming the final path; the
+ * afile is left for afile_abort then.
+ */
+tb_status afile_close(afile *af, tb_error *err);
+
+/*
+ * Closes the file if still open (checking every write error as above) and
+ * renames it to its final path, atomically replacing a file already there.
+ * On success or failure the afile is finished: on failure the temporary is
+ * removed and err names the final path. Frees af's memory either way.
+ */
+tb_status afile_commit(afile *af, tb_error *err);
+
+/* Changes the final path of an afile not yet committed (path is copied). */
+tb_status afile_retarget(afile *af, const char *final_path, tb_error *err);
+
+/* Closes and removes the temporary, frees af's memory. A zeroed or finished afile is fine. */
+void afile_abort(afile *af);
+
+/* ---- numbers as text ----------------------------------------------------- */
+
+/* Room for any text numfmt_* writes, its NUL included. */
+#define NUMFMT_MAX 32
+
+/*
+ * Writes the exact decimal of v / 10^scale (scale 0..18) into buf
+ * (NUMFMT_MAX bytes) with trailing fractional zeros and a bare point
+ * removed: (1234, 3) -> "1.234", (1000, 3) -> "1", (-5, 3) -> "-0.005".
+ * Returns the length.
+ */
+size_t numfmt_scaled(int64_t v, int scale, char *buf);
+
+/*
+ * Writes the shortest of %.15g, %.16g, %.17g that reads back (strtod) as
+ * the same double into buf (NUMFMT_MAX bytes); integral values within 2^53
+ * are written as integers ("3", not "3.0" or "3e+00"); -0.0 is "0".
+ * Returns the length, or 0 (buf "") for NaN and infinities: the writer picks
+ * their spelling.
+ */
+size_t numfmt_double(double d, char *buf);
+
+/* ---- text ---------------------------------------------------------------- */
+
+/*
+ * Decodes the UTF-8 sequence at p (n > 0 bytes left). Returns 1 when it is
+ * valid (*len its 1..4 bytes), 0 when not (*len the bytes of the maximal
+ * invalid subpart, at least 1: replace them with one U+FFFD, Unicode 3.9
+ * "U+FFFD substitution of maximal subparts"). Overlongs, surrogates and
+ * code points past U+10FFFF are invalid.
+ */
+int utf8_seq(const char *p, size_t n, size_t *len);
+
+/* ---- sinks ----------------------------------------------------------------- */
+
+/*
+ * The head of every sink made in engine/output/: a tb_sink * from these
+ * constructors points to an out_sink. written lists the final paths of the
+ * files a successful finish put in place (none before).
+ */
+typedef struct out_sink {
+    tb_sink vt;        /* first member */
+    char **written;    /* owned, n_written entries */
+    size_t n_written;
+} out_sink;
+
+/*
+ * The files a sink made by a constructor below has put in place: *paths
+ * gets a borrowed array (valid until the sink is destroyed). Returns their
+ * count: 0 before a successful finish and for the console.
+ */
+size_t sink_written(const tb_sink *s, const char *const **paths);
+
+/* Calls s->destroy(s); NULL is fine. */
+void sink_destroy(tb_sink *s);
+
+typedef struct csv_sink_options {
+    size_t rows_per_file; /* data rows per file before a new slice starts; 0 = 1,000,000 */
+    int bom;              /* 1: each file starts with a UTF-8 BOM (Excel) */
+} csv_sink_options;
+
+/*
+ * A CSV writer (RFC 4180 quoting, "\n" line ends, a header row in every
+ * file). When the rows need more than one file, the files are path with
+ * _1, _2, ... before its extension (out/top_1.csv) and path itself is not
+ * written; finish() renames every file into place and, after a split,
+ * removes a path left by an earlier run. A stream (af->direct, e.g.
+ * /dev/stdout) is never split and is not listed by sink_written. opt may
+ * be NULL. Returns new in *out (free with
+ * sink_destroy); the first file is created here so that an unwritable
+ * place fails early.
+ */
+tb_status csv_sink_create(const char *path, const csv_sink_options *opt, tb_sink **out, tb_error *err);
+
+typedef struct json_sink_options {
+    int reserved; /* no options yet: pass NULL */
+} json_sink_options;
+
+/*
+ * A JSON writer: an array of objects, one per row and one per line, keys
+ * the column headers; numbers as JSON numbers, NULL, NaN and infinities as
+ * null, text as strings (invalid UTF-8 replaced by U+FFFD). No rows: "[]".
+ * opt may be NULL. Returns new in *out (free with sink_destroy).
+ */
+tb_status json_sink_create(const char *path, const json_sink_options *opt, tb_sink **out, tb_error *err);
+
+/* Writes text (NUL-terminated) as the whole file path, atomically. */
+tb_status json_write_file(const char *path, const char *text, tb_error *err);
+
+typedef struct console_options {
+    const char *title;  /* a line printed before the table, or NULL (borrowed until finish) */
+    int max_col_width;  /* in code points, longer values end in "..."; 0 = 40 */
+    size_t max_rows;    /* rows printed, the rest counted as "(N more rows)"; 0 = all */
+    size_t width_rows;  /* rows held to compute the column widths; 0 = 1000 */
+} console_options;
+
+/*
+ * A console table on f (borrowed; not closed): columns two spaces apart,
+ * numbers right-aligned, text left-aligned, the header underlined with '-'.
+ * Widths come from the header and the first width_rows rows; later rows are
+ * cut to them. Control characters print as spaces and invalid UTF-8 bytes
+ * as '?'. opt may be NULL. Returns new in *out (free with sink_destroy).
+ */
+tb_status console_sink_create(FILE *f, const console_options *opt, tb_sink **out, tb_error *err);
+
+#endif

@@ -1,0 +1,334 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report_out.c - the files of a report run.
+ *
+ * Connects the runner (engine/report/) to the writers of this folder: the
+ * runner asks for a sink per report and format, this file names the file
+ * (`<dir>/<report id>[_<window label>].<ext>`, as nsys names its
+ * `<base>_<report>[_<filter>]` outputs), opens the writer, and keeps what
+ * each report produced for the run metadata file, tracebook_run.json, which
+ * records everything the CSVs have no room for: the inputs, the window, the
+ * time unit, the specs and their metrics policy, the tool version and the
+ * files and row count of each report. The metadata holds no clock time, so
+ * the same inputs give the same file.
+ */
+#include <errno.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "output/output.h"
+#include "tracebook/tracebook.h"
+
+typedef struct job_state {
+    tb_report_job *job;
+    json_t *reports;         /* array of per-report objects */
+    json_t *current;         /* the object of the report being run */
+    int xlsx_noted;
+    tb_error *err;
+} job_state;
+
+const char *tb_unit_name(tb_time_unit unit)
+{
+    switch (unit) {
+    case TB_UNIT_NS: return "ns";
+    case TB_UNIT_US: return "us";
+    case TB_UNIT_MS: return "ms";
+    default: return "s";
+    }
+}
+
+static void say(job_state *js, const char *msg)
+{
+    if (js->job->run.note)
+        js->job->run.note(js->job->run.ctx, msg);
+}
+
+/* The object for rep in js->reports, made on first use. */
+static json_t *report_obj(job_state *js, const tb_spec *spec, const tb_spec_report *rep)
+{
+    if (js->current && !strcmp(json_string_value(json_object_get(js->current, "id")), rep->id))
+        return js->current;
+    json_t *o = json_object();
+    json_object_set_new(o, "id", json_string(rep->id));
+    json_object_set_new(o, "title", json_string(rep->title ? rep->title : rep->id));
+    if (spec)
+        json_object_set_new(o, "spec", json_string(spec->path));
+    if (rep->use)
+        json_object_set_new(o, "builtin", json_string(rep->use));
+    json_object_set_new(o, "files", json_array());
+    json_array_append_new(js->reports, o);
+    js->current = o;
+    return o;
+}
+
+static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
+                           const char *label, tb_sink **out, tb_error *err)
+{
+    job_state *js = ctx;
+    *out = NULL;
+    report_obj(js, spec, rep);
+    if (format == TB_OUT_CONSOLE) {
+        console_options co = {.title = rep->title ? rep->title : rep->id};
+        return console_sink_create(js->job->console ? js->job->console : stdout, &co, out, err);
+    }
+    if (format == TB_OUT_XLSX) {
+        if (!js->xlsx_noted)
+            say(js, "xlsx output is not written by this version: the reports' csv/json/console outputs are");
+        js->xlsx_noted = 1;
+        return TB_OK;
+    }
+    const char *ext = format == TB_OUT_JSON ? "json" : "csv";
+    size_t n = strlen(js->job->out_dir) + strlen(rep->id) + (label ? strlen(label) : 0) + 16;
+    char *path = malloc(n);
+    if (!path)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    if (label && *label)
+        snprintf(path, n, "%s/%s_%s.%s", js->job->out_dir, rep->id, label, ext);
+    else
+        snprintf(path, n, "%s/%s.%s", js->job->out_dir, rep->id, ext);
+    tb_status rc = format == TB_OUT_JSON ? json_sink_create(path, NULL, out, err) : csv_sink_create(path, NULL, out, err);
+    free(path);
+    return rc;
+}
+
+static const char *base_name(const char *p)
+{
+    const char *s = strrchr(p, '/');
+    return s ? s + 1 : p;
+}
+
+static void sink_done(void *ctx, const tb_spec_report *rep, tb_sink *sink)
+{
+    job_state *js = ctx;
+    const char *const *paths = NULL;
+    size_t n = sink_written(sink, &paths);
+    json_t *files = json_object_get(report_obj(js, NULL, rep), "files");
+    for (size_t i = 0; i < n; i++) {
+        json_array_append_new(files, json_string(base_name(paths[i])));
+        if (js->job->written)
+            js->job->written(js->job->run.ctx, paths[i]);
+    }
+}
+
+static void report_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
+{
+    job_state *js = ctx;
+    json_t *o = report_obj(js, NULL, rep);
+    if (skipped)
+        json_object_set_new(o, "skipped", json_string(skipped));
+    else
+        json_object_set_new(o, "rows", json_integer((json_int_t)rows));
+    js->current = NULL;
+}
+
+/* The same report id twice would write the same files. */
+static tb_status check_ids(const tb_run_options *o, tb_error *err)
+{
+    for (size_t a = 0; a < o->n_specs; a++)
+        for (size_t i = 0; i < o->specs[a]->n_reports; i++)
+            for (size_t b = a; b < o->n_specs; b++)
+                for (size_t k = b == a ? i + 1 : 0; k < o->specs[b]->n_reports; k++)
+                    if (!strcmp(o->specs[a]->reports[i].id, o->specs[b]->reports[k].id))
+                        return tb_error_set(err, TB_ERR_USAGE,
+                                            "report id '%s' is used by %s and %s: give one of them another id",
+                                            o->specs[a]->reports[i].id, o->specs[a]->path, o->specs[b]->path);
+    return TB_OK;
+}
+
+static json_t *metadata(const tb_report_job *job, const tb_run_result *res, json_t *reports)
+{
+    const tb_run_options *o = &job->run;
+    json_t *m = json_object();
+    json_object_set_new(m, "tool", json_string("tracebook"));
+    json_object_set_new(m, "version", json_string(tb_version()));
+    json_t *in = json_array();
+    for (size_t i = 0; i < job->n_inputs; i++)
+        json_array_append_new(in, json_string(job->inputs[i]));
+    json_object_set_new(m, "inputs", in);
+    if (o->window.set) {
+        json_t *w = json_object();
+        json_object_set_new(w, "model_id", json_integer(o->window.model_id));
+        json_object_set_new(w, "iteration_id", json_integer(o->window.iteration_id));
+        json_object_set_new(w, "iteration_count", json_integer(o->window.iteration_count));
+        json_object_set_new(w, "label", json_string(res->window_label));
+        json_object_set_new(m, "window", w);
+    } else {
+        json_object_set_new(m, "window", json_null());
+    }
+    json_object_set_new(m, "timeunit", json_string(tb_unit_name(o->unit)));
+    json_t *specs = json_array();
+    for (size_t i = 0; i < o->n_specs; i++) {
+        const tb_spec *sp = o->specs[i];
+        json_t *s = json_object();
+        json_object_set_new(s, "path", json_string(sp->path));
+        json_object_set_new(s, "kind", json_string(sp->msprof_reports ? "msprof reports file" : "tracebook spec"));
+        json_t *jp = json_object();
+        json_object_set_new(jp, "all_layers", json_boolean(sp->json_process.all));
+        json_t *layers = json_array();
+        for (size_t k = 0; k < sp->json_process.n_layers; k++)
+            json_array_append_new(layers, json_string(sp->json_process.layers[k]));
+        json_object_set_new(jp, "layers", layers);
+        if (sp->json_process.fallback[0])
+            json_object_set_new(jp, "fallback", json_string(sp->json_process.fallback));
+        json_object_set_new(s, "json_process", jp);
+        json_object_set_new(s, "step_trace_policy",
+                            json_string(sp->step_trace_policy ? sp->step_trace_policy : "torch_npu"));
+        json_array_append_new(specs, s);
+    }
+    json_object_set_new(m, "specs", specs);
+    json_object_set_new(m, "reports", json_incref(reports));
+    return m;
+}
+
+/* What an msprof reports file runs: it only selects timeline layers, and
+ * msprof's export summary writes these summaries whatever it says. */
+static const char msprof_summaries[] =
+    "tracebook: 1\n"
+    "reports:\n"
+    "  - use: op_statistic\n"
+    "  - use: api_statistic\n"
+    "  - use: communication_statistic\n";
+
+tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
+{
+    job_state js = {.job = job, .reports = json_array(), .err = err};
+    const tb_spec **specs = NULL;
+    tb_spec *summaries = NULL;
+    tb_run_options o = job->run;
+    if (!js.reports)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    tb_status rc = TB_OK;
+    for (size_t i = 0; i < o.n_specs && !summaries; i++) {
+        const tb_spec *sp = o.specs[i];
+        if (!sp->msprof_reports || sp->n_reports)
+            continue;
+        if ((rc = tb_spec_load_mem("builtin:msprof-summaries", msprof_summaries, sizeof msprof_summaries - 1,
+                                   &summaries, NULL, NULL, err)))
+            goto done;
+        char msg[1200];
+        snprintf(msg, sizeof msg, "%s: an msprof reports file selects timeline layers only; "
+                 "running msprof's summaries: op_statistic, api_statistic, communication_statistic", sp->path);
+        say(&js, msg);
+        specs = calloc(o.n_specs + 1, sizeof *specs);
+        if (!specs) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (size_t k = 0; k < o.n_specs; k++)
+            specs[k] = o.specs[k];
+        specs[o.n_specs] = summaries;
+        o.specs = specs;
+        o.n_specs++;
+    }
+    if ((rc = check_ids(&o, err)))
+        goto done;
+    if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
+        rc = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
+                         strerror(errno));
+        goto done;
+    }
+    o.open_sink = open_sink;
+    o.sink_ctx = &js;
+    o.sink_done = sink_done;
+    o.report_done = report_done;
+    rc = tb_report_run(&o, res, err);
+    if (rc)
+        goto done;
+    int any_file = 0;
+    for (size_t i = 0; i < json_array_size(js.reports); i++)
+        any_file |= json_array_size(json_object_get(json_array_get(js.reports, i), "files")) > 0;
+    if (any_file) {
+        tb_report_job shown = *job;
+        shown.run = o;
+        json_t *m = metadata(&shown, res, js.reports);
+        char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        json_decref(m);
+        if (!text) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        size_t n = strlen(job->out_dir) + 32;
+        char *path = malloc(n);
+        if (!path) {
+            free(text);
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        snprintf(path, n, "%s/tracebook_run.json", job->out_dir);
+        size_t tl = strlen(text);
+        char *withnl = realloc(text, tl + 2);
+        if (withnl) {
+            text = withnl;
+            text[tl] = '\n';
+            text[tl + 1] = 0;
+        }
+        rc = json_write_file(path, text, err);
+        if (!rc && job->written)
+            job->written(job->run.ctx, path);
+        free(text);
+        free(path);
+    }
+done:
+    json_decref(js.reports);
+    free(specs);
+    tb_spec_free(summaries);
+    return rc;
+}
+
+/* Copies the file at path to f. */
+static tb_status copy_out(const char *path, FILE *f, tb_error *err)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in)
+        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot read: %s", strerror(errno));
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, f) != n)
+            break;
+    int bad = ferror(in) || ferror(f) || fflush(f) != 0;
+    fclose(in);
+    return bad ? tb_error_set(err, TB_ERR_IO, "writing the query result: %s", strerror(errno)) : TB_OK;
+}
+
+tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
+{
+    tb_sink *sink = NULL;
+    tb_status rc;
+    char tmpdir[4096] = "";
+    char path[4200];
+    const char *target = job->out_path;
+    if (job->format == TB_OUT_CONSOLE) {
+        console_options co = {.max_rows = job->max_rows};
+        rc = console_sink_create(job->out ? job->out : stdout, &co, &sink, err);
+    } else {
+        if (!target) {
+            /* csv/json to a stream: written to a private file first, so that
+             * an error never leaves half a result on the stream */
+            const char *base = getenv("TMPDIR");
+            snprintf(tmpdir, sizeof tmpdir, "%s/tracebook-query-XXXXXX", base && *base ? base : "/tmp");
+            if (!mkdtemp(tmpdir))
+                return tb_error_at(err, TB_ERR_IO, tmpdir, 0, 0, -1, "cannot create a temporary directory: %s",
+                                   strerror(errno));
+            snprintf(path, sizeof path, "%s/result", tmpdir);
+            target = path;
+        }
+        rc = job->format == TB_OUT_JSON ? json_sink_create(target, NULL, &sink, err)
+                                        : csv_sink_create(target, &(csv_sink_options){.rows_per_file = SIZE_MAX}, &sink, err);
+    }
+    if (!rc)
+        rc = tb_query_run(&job->run, job->sql, sink, rows, err);
+    sink_destroy(sink);
+    if (tmpdir[0]) {
+        if (!rc)
+            rc = copy_out(path, job->out ? job->out : stdout, err);
+        unlink(path);
+        rmdir(tmpdir);
+    }
+    return rc;
+}

@@ -1,0 +1,813 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * runner.c - runs report specs over a unified DB, in a sandbox.
+ *
+ * One read-only connection serves a whole run: the window's TEMP views are
+ * created first (trusted), then the authorizer goes up and every report's
+ * SQL runs under it. The authorizer allows reading and calling functions,
+ * nothing else: no writes (not even to temp), no ATTACH, no PRAGMA but a few
+ * read-only ones, no extension loading; a progress handler counts VM steps
+ * and stops a runaway query (an endless recursive CTE) with an error that
+ * names the report.
+ *
+ * A report's columns come from its SQL aliases. An alias may end in a type
+ * (`"Total Time:dur_ns"`, `:ts_ns`, `:ratio_%`, `:mem_B`) and a leading '_'
+ * hides a helper column. Typed time columns are converted to --timeunit
+ * exactly (integer ns become a scaled integer: no float noise) and their
+ * header gets the unit: "Total Time(us)". `sort` and `limit` wrap the SQL in
+ * an outer SELECT, so a built-in's order can be changed without editing it.
+ * Parameters are always bound, never pasted into SQL.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/sqlfuncs.h"
+#include "report/window.h"
+#include "tracebook/tracebook.h"
+
+typedef struct runner {
+    const tb_run_options *opt;
+    sqlite3 *db;
+    int trusted;            /* 1 while the runner itself runs SQL */
+    char denied[160];       /* what the authorizer refused last */
+    int64_t steps;          /* VM steps of the current statement, in units of STEP_CHUNK */
+    int64_t max_chunks;
+    int budget_hit;
+} runner;
+
+#define STEP_CHUNK 1000
+
+/* --- sandbox ------------------------------------------------------------ */
+
+static const char *action_name(int code)
+{
+    switch (code) {
+    case SQLITE_INSERT: return "INSERT";
+    case SQLITE_UPDATE: return "UPDATE";
+    case SQLITE_DELETE: return "DELETE";
+    case SQLITE_ATTACH: return "ATTACH";
+    case SQLITE_DETACH: return "DETACH";
+    case SQLITE_PRAGMA: return "PRAGMA";
+    case SQLITE_TRANSACTION: return "a transaction statement";
+    case SQLITE_SAVEPOINT: return "SAVEPOINT";
+    case SQLITE_ALTER_TABLE: return "ALTER TABLE";
+    case SQLITE_REINDEX: return "REINDEX";
+    case SQLITE_ANALYZE: return "ANALYZE";
+    case SQLITE_CREATE_VTABLE: return "CREATE VIRTUAL TABLE";
+    case SQLITE_DROP_VTABLE: return "DROP VIRTUAL TABLE";
+    case SQLITE_CREATE_INDEX: case SQLITE_CREATE_TEMP_INDEX: return "CREATE INDEX";
+    case SQLITE_CREATE_TABLE: case SQLITE_CREATE_TEMP_TABLE: return "CREATE TABLE";
+    case SQLITE_CREATE_TRIGGER: case SQLITE_CREATE_TEMP_TRIGGER: return "CREATE TRIGGER";
+    case SQLITE_CREATE_VIEW: case SQLITE_CREATE_TEMP_VIEW: return "CREATE VIEW";
+    case SQLITE_DROP_INDEX: case SQLITE_DROP_TEMP_INDEX: return "DROP INDEX";
+    case SQLITE_DROP_TABLE: case SQLITE_DROP_TEMP_TABLE: return "DROP TABLE";
+    case SQLITE_DROP_TRIGGER: case SQLITE_DROP_TEMP_TRIGGER: return "DROP TRIGGER";
+    case SQLITE_DROP_VIEW: case SQLITE_DROP_TEMP_VIEW: return "DROP VIEW";
+    default: return "this statement";
+    }
+}
+
+/* Read-only PRAGMAs a report may query (also as pragma_xxx() functions);
+ * for these the value is an argument (a table name), never a setting. */
+static int pragma_allowed(const char *name, const char *value)
+{
+    (void)value;
+    static const char *const ok[] = {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo",
+                                     "foreign_key_list", "function_list", "collation_list", "table_list"};
+    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+        if (name && sqlite3_stricmp(name, ok[i]) == 0)
+            return 1;
+    return 0;
+}
+
+static int authorize(void *ctx, int code, const char *a, const char *b, const char *dbname, const char *trigger)
+{
+    runner *r = ctx;
+    (void)dbname;
+    (void)trigger;
+    if (r->trusted)
+        return SQLITE_OK;
+    switch (code) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_RECURSIVE:
+        return SQLITE_OK;
+    case SQLITE_FUNCTION:
+        if (b && (sqlite3_stricmp(b, "load_extension") == 0 || sqlite3_stricmp(b, "readfile") == 0 ||
+                  sqlite3_stricmp(b, "writefile") == 0)) {
+            if (!r->denied[0])
+                snprintf(r->denied, sizeof r->denied, "the function %s() is not allowed in report SQL", b);
+            return SQLITE_DENY;
+        }
+        return SQLITE_OK;
+    case SQLITE_PRAGMA:
+        if (pragma_allowed(a, b))
+            return SQLITE_OK;
+        if (!r->denied[0])
+            snprintf(r->denied, sizeof r->denied, "PRAGMA %s%s%s is not allowed: report SQL is read-only", a ? a : "",
+                 b ? " = " : "", b ? b : "");
+        return SQLITE_DENY;
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+        /* CREATE and DROP first ask to change their schema row, then to
+         * create or drop: refuse that second request, so that the message
+         * names the statement (defensive mode and the refused PRAGMA
+         * writable_schema keep the schema table itself unwritable) */
+        if (a && (!sqlite3_stricmp(a, "sqlite_master") || !sqlite3_stricmp(a, "sqlite_temp_master")))
+            return SQLITE_OK;
+        /* fall through */
+    default:
+        /* the first refusal names the statement (DROP TABLE, then its DELETE) */
+        if (!r->denied[0])
+            snprintf(r->denied, sizeof r->denied, "%s is not allowed: report SQL is read-only", action_name(code));
+        return SQLITE_DENY;
+    }
+}
+
+static int progress(void *ctx)
+{
+    runner *r = ctx;
+    if (r->trusted)
+        return 0;
+    if (++r->steps > r->max_chunks) {
+        r->budget_hit = 1;
+        return 1;
+    }
+    return 0;
+}
+
+static tb_status open_db(runner *r, tb_error *err)
+{
+    const tb_run_options *o = r->opt;
+    if (sqlite3_open_v2(o->db_path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+        tb_error_set(err, TB_ERR_DB, "%s: cannot open the DB: %s", o->db_path,
+                     r->db ? sqlite3_errmsg(r->db) : "out of memory");
+        return TB_ERR_DB;
+    }
+    sqlite3_extended_result_codes(r->db, 1);
+    sqlite3_db_config(r->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+    sqlite3_db_config(r->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
+    sqlite3_db_config(r->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+    sqlite3_limit(r->db, SQLITE_LIMIT_ATTACHED, 0);
+    /* A DB that is not SQLite fails here, on the first read. */
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(r->db, "SELECT count(*) FROM main.sqlite_master WHERE name = 'STRING_IDS'", -1, &st,
+                                NULL);
+    int ok = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1;
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: cannot read the DB: %s", o->db_path, sqlite3_errmsg(r->db));
+    if (!ok)
+        return tb_error_set(err, TB_ERR_PARSE, "%s: not a unified trace DB (no STRING_IDS table)", o->db_path);
+    if (sqlfuncs_register(r->db) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "registering SQL functions: %s", sqlite3_errmsg(r->db));
+    r->max_chunks = (o->max_steps > 0 ? o->max_steps : TB_DEFAULT_MAX_STEPS) / STEP_CHUNK;
+    if (r->max_chunks < 1)
+        r->max_chunks = 1;
+    sqlite3_set_authorizer(r->db, authorize, r);
+    sqlite3_progress_handler(r->db, STEP_CHUNK, progress, r);
+    return TB_OK;
+}
+
+/* --- columns ------------------------------------------------------------ */
+
+typedef struct column {
+    char *alias;        /* as the SQL names it, e.g. "Total Time:dur_ns" */
+    char *base;         /* without the type: "Total Time" */
+    char *header;       /* what writers print */
+    tb_col_type type;
+    int hidden;
+    const tb_spec_column *opt;
+} column;
+
+static const struct { const char *suffix; tb_col_type type; } col_types[] = {
+    {"dur_ns", TB_COL_DUR_NS}, {"ts_ns", TB_COL_TS_NS}, {"ratio_%", TB_COL_RATIO_PCT}, {"mem_B", TB_COL_MEM_B},
+};
+
+static const char *unit_name(tb_time_unit u)
+{
+    switch (u) {
+    case TB_UNIT_NS: return "ns";
+    case TB_UNIT_US: return "us";
+    case TB_UNIT_MS: return "ms";
+    default: return "s";
+    }
+}
+
+/* Splits an alias into base and type. */
+static void parse_alias(const char *alias, char **base, tb_col_type *type)
+{
+    const char *colon = strrchr(alias, ':');
+    *type = TB_COL_PLAIN;
+    size_t n = strlen(alias);
+    if (colon) {
+        for (size_t i = 0; i < sizeof col_types / sizeof col_types[0]; i++)
+            if (strcmp(colon + 1, col_types[i].suffix) == 0) {
+                *type = col_types[i].type;
+                n = (size_t)(colon - alias);
+            }
+    }
+    *base = strndup(alias, n);
+}
+
+static void columns_free(column *c, size_t n)
+{
+    for (size_t i = 0; c && i < n; i++) {
+        free(c[i].alias);
+        free(c[i].base);
+        free(c[i].header);
+    }
+    free(c);
+}
+
+static const tb_spec_column *column_opt(const tb_spec_report *rep, const char *base)
+{
+    for (size_t i = 0; rep && i < rep->n_columns; i++)
+        if (strcmp(rep->columns[i].name, base) == 0)
+            return &rep->columns[i];
+    return NULL;
+}
+
+static tb_status read_columns(sqlite3_stmt *st, const tb_spec_report *rep, tb_time_unit unit, column **out,
+                              size_t *n, tb_error *err)
+{
+    int nc = sqlite3_column_count(st);
+    column *c = calloc(nc > 0 ? (size_t)nc : 1, sizeof *c);
+    if (!c)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    int header_units = rep ? rep->header_units : 1;
+    for (int i = 0; i < nc; i++) {
+        const char *name = sqlite3_column_name(st, i);
+        c[i].alias = strdup(name ? name : "");
+        parse_alias(c[i].alias ? c[i].alias : "", &c[i].base, &c[i].type);
+        if (!c[i].alias || !c[i].base) {
+            columns_free(c, (size_t)nc);
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        }
+        c[i].hidden = c[i].base[0] == '_';
+        c[i].opt = column_opt(rep, c[i].base);
+        const char *suffix = "";
+        char unitbuf[8];
+        if (header_units) {
+            if (c[i].type == TB_COL_DUR_NS || c[i].type == TB_COL_TS_NS) {
+                snprintf(unitbuf, sizeof unitbuf, "(%s)", unit_name(unit));
+                suffix = unitbuf;
+            } else if (c[i].type == TB_COL_RATIO_PCT) {
+                suffix = "(%)";
+            } else if (c[i].type == TB_COL_MEM_B) {
+                suffix = "(B)";
+            }
+        }
+        if (c[i].opt && c[i].opt->header)
+            c[i].header = strdup(c[i].opt->header);
+        else {
+            size_t len = strlen(c[i].base) + strlen(suffix) + 1;
+            c[i].header = malloc(len);
+            if (c[i].header)
+                snprintf(c[i].header, len, "%s%s", c[i].base, suffix);
+        }
+        if (!c[i].header) {
+            columns_free(c, (size_t)nc);
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        }
+    }
+    *out = c;
+    *n = (size_t)nc;
+    return TB_OK;
+}
+
+/* --- parameters --------------------------------------------------------- */
+
+/* Converts text to a param of type t. Returns 0 or -1. */
+static int param_parse(tb_param_type t, const char *text, tb_param *p)
+{
+    char *end = NULL;
+    errno = 0;
+    switch (t) {
+    case TB_PARAM_INT: {
+        long long v = strtoll(text, &end, 10);
+        if (errno || end == text || *end)
+            return -1;
+        p->i = v;
+        return 0;
+    }
+    case TB_PARAM_REAL: {
+        double v = strtod(text, &end);
+        if (errno || end == text || *end || !isfinite(v))
+            return -1;
+        p->d = v;
+        return 0;
+    }
+    case TB_PARAM_BOOL:
+        if (!strcmp(text, "true") || !strcmp(text, "1") || !strcmp(text, "yes")) {
+            p->i = 1;
+            return 0;
+        }
+        if (!strcmp(text, "false") || !strcmp(text, "0") || !strcmp(text, "no")) {
+            p->i = 0;
+            return 0;
+        }
+        return -1;
+    default:
+        p->s = (char *)text;
+        return 0;
+    }
+}
+
+static const char *type_name(tb_param_type t)
+{
+    switch (t) {
+    case TB_PARAM_INT: return "int";
+    case TB_PARAM_REAL: return "real";
+    case TB_PARAM_BOOL: return "bool";
+    default: return "text";
+    }
+}
+
+static const tb_param *find_param(const tb_param *v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].name, name) == 0)
+            return &v[i];
+    return NULL;
+}
+
+/* The --param override for name in report id, or NULL: "id.name=v" wins over "name=v". */
+static const char *find_override(const tb_run_options *o, const char *id, const char *name)
+{
+    const char *plain = NULL;
+    size_t nl = strlen(name), il = id ? strlen(id) : 0;
+    for (size_t i = 0; i < o->n_params; i++) {
+        const char *kv = o->params[i];
+        if (id && !strncmp(kv, id, il) && kv[il] == '.' && !strncmp(kv + il + 1, name, nl) && kv[il + 1 + nl] == '=')
+            return kv + il + 2 + nl;
+        if (!strncmp(kv, name, nl) && kv[nl] == '=')
+            plain = kv + nl + 1;
+    }
+    return plain;
+}
+
+static tb_status bind_params(runner *r, sqlite3_stmt *st, const tb_spec *spec, const tb_spec_report *rep,
+                             const char *what, tb_error *err)
+{
+    int n = sqlite3_bind_parameter_count(st);
+    for (int i = 1; i <= n; i++) {
+        const char *pn = sqlite3_bind_parameter_name(st, i);
+        if (!pn)
+            return tb_error_set(err, TB_ERR_USAGE, "%s: positional parameter '?' in SQL; use a named one (:name)", what);
+        const char *name = pn + 1;
+        const tb_param *p = rep ? find_param(rep->params, rep->n_params, name) : NULL;
+        if (!p && spec)
+            p = find_param(spec->params, spec->n_params, name);
+        const char *ov = find_override(r->opt, rep ? rep->id : NULL, name);
+        if (!p && !ov)
+            return tb_error_set(err, TB_ERR_USAGE, "%s: SQL parameter '%s' is not declared under params", what, pn);
+        tb_param v = p ? *p : (tb_param){.type = TB_PARAM_TEXT};
+        if (ov) {
+            if (param_parse(v.type, ov, &v) != 0)
+                return tb_error_set(err, TB_ERR_USAGE, "--param %s=%s: '%s' is not a valid %s", name, ov, ov,
+                                    type_name(v.type));
+            v.has_value = 1;
+        }
+        if (!v.has_value)
+            return tb_error_set(err, TB_ERR_USAGE, "%s: parameter '%s' has no default; give it with --param %s=VALUE",
+                                what, name, name);
+        int rc;
+        switch (v.type) {
+        case TB_PARAM_INT:
+        case TB_PARAM_BOOL: rc = sqlite3_bind_int64(st, i, v.i); break;
+        case TB_PARAM_REAL: rc = sqlite3_bind_double(st, i, v.d); break;
+        default: rc = sqlite3_bind_text(st, i, v.s ? v.s : "", -1, SQLITE_TRANSIENT); break;
+        }
+        if (rc != SQLITE_OK)
+            return tb_error_set(err, TB_ERR_DB, "%s: binding '%s': %s", what, pn, sqlite3_errmsg(r->db));
+    }
+    return TB_OK;
+}
+
+/* Every --param must name a parameter some report or spec declares. */
+static tb_status check_overrides(const tb_run_options *o, tb_error *err)
+{
+    for (size_t i = 0; i < o->n_params; i++) {
+        const char *kv = o->params[i];
+        const char *eq = strchr(kv, '=');
+        if (!eq || eq == kv)
+            return tb_error_set(err, TB_ERR_USAGE, "--param '%s': expected NAME=VALUE or REPORT.NAME=VALUE", kv);
+        int found = 0;
+        for (size_t s = 0; s < o->n_specs && !found; s++) {
+            const tb_spec *sp = o->specs[s];
+            for (size_t k = 0; k < sp->n_params && !found; k++)
+                found = strlen(sp->params[k].name) == (size_t)(eq - kv) && !strncmp(sp->params[k].name, kv, eq - kv);
+            for (size_t rp = 0; rp < sp->n_reports && !found; rp++) {
+                const tb_spec_report *rep = &sp->reports[rp];
+                size_t il = strlen(rep->id);
+                const char *name = kv;
+                if (!strncmp(kv, rep->id, il) && kv[il] == '.')
+                    name = kv + il + 1;
+                for (size_t k = 0; k < rep->n_params && !found; k++)
+                    found = strlen(rep->params[k].name) == (size_t)(eq - name) &&
+                            !strncmp(rep->params[k].name, name, eq - name);
+            }
+        }
+        if (!found)
+            return tb_error_set(err, TB_ERR_USAGE, "--param '%.*s': no report declares this parameter", (int)(eq - kv),
+                                kv);
+    }
+    return TB_OK;
+}
+
+/* --- statements --------------------------------------------------------- */
+
+/* The position of byte offset off of sql, added to the SQL's place in its spec. */
+static void sql_position(const tb_spec_report *rep, const char *sql, int off, long *line, long *col)
+{
+    *line = rep && rep->sql_pos.line ? rep->sql_pos.line : 1;
+    *col = rep && rep->sql_pos.column ? rep->sql_pos.column : 1;
+    if (off < 0)
+        return;
+    long l = 0, c = 0;
+    for (int i = 0; i < off && sql[i]; i++) {
+        if (sql[i] == '\n') {
+            l++;
+            c = 0;
+        } else {
+            c++;
+        }
+    }
+    /* a block scalar's lines are all indented by the column its first line
+     * starts at (YAML strips that indentation from the text) */
+    *line += l;
+    *col += c;
+}
+
+static tb_status sql_error(runner *r, const tb_spec_report *rep, const char *sql, const char *what, int rc,
+                           tb_error *err)
+{
+    /* a refusal of the authorizer surfaces as SQLITE_AUTH, or as a plain
+     * error for a refused function: its reason is the message either way */
+    const char *msg = r->denied[0] ? r->denied : sqlite3_errmsg(r->db);
+    /* SQL that does not compile is a broken spec (bad input), not a DB failure */
+    tb_status code = r->denied[0] || rc == SQLITE_AUTH ? TB_ERR_USAGE : TB_ERR_PARSE;
+    if (rep && rep->sql_pos.file) {
+        long line, col;
+        sql_position(rep, sql, sqlite3_error_offset(r->db), &line, &col);
+        return tb_error_at(err, code, rep->sql_pos.file, line, col, -1, "%s: %s", what, msg);
+    }
+    return tb_error_set(err, code, "%s: %s", what, msg);
+}
+
+/* Prepares exactly one statement. */
+static tb_status prepare_one(runner *r, const tb_spec_report *rep, const char *sql, const char *what,
+                             sqlite3_stmt **out, tb_error *err)
+{
+    const char *tail = NULL;
+    r->denied[0] = 0;
+    int rc = sqlite3_prepare_v2(r->db, sql, -1, out, &tail);
+    if (rc != SQLITE_OK)
+        return sql_error(r, rep, sql, what, rc, err);
+    if (!*out)
+        return tb_error_set(err, TB_ERR_USAGE, "%s: the SQL holds no statement", what);
+    while (tail && *tail) {
+        sqlite3_stmt *more = NULL;
+        const char *t2 = NULL;
+        /* only to see whether more text follows: never run */
+        r->trusted = 1;
+        rc = sqlite3_prepare_v2(r->db, tail, -1, &more, &t2);
+        r->trusted = 0;
+        if (rc != SQLITE_OK || more) {
+            sqlite3_finalize(more);
+            sqlite3_finalize(*out);
+            *out = NULL;
+            if (rc != SQLITE_OK)
+                return sql_error(r, rep, sql, what, rc, err);
+            return tb_error_set(err, TB_ERR_USAGE, "%s: the SQL holds more than one statement", what);
+        }
+        if (t2 == tail)
+            break;
+        tail = t2;
+    }
+    return TB_OK;
+}
+
+/* The SQL text without trailing blanks and semicolons: new (free). */
+static char *trim_sql(const char *sql)
+{
+    size_t n = strlen(sql);
+    while (n && (sql[n - 1] == ';' || sql[n - 1] == ' ' || sql[n - 1] == '\n' || sql[n - 1] == '\t' ||
+                 sql[n - 1] == '\r'))
+        n--;
+    return strndup(sql, n);
+}
+
+/* Wraps the report's SQL for its sort and limit. Returns new text (free). */
+static tb_status wrap_sql(const tb_spec_report *rep, const char *sql, const column *c, size_t nc, const char *what,
+                          char **out, tb_error *err)
+{
+    char *inner = trim_sql(sql);
+    if (!inner)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    sqlite3_str *s = sqlite3_str_new(NULL);
+    sqlite3_str_appendf(s, "SELECT * FROM (\n%s\n)", inner);
+    free(inner);
+    for (size_t i = 0; i < rep->n_sort; i++) {
+        const column *hit = NULL;
+        for (size_t k = 0; k < nc && !hit; k++)
+            if (!strcmp(c[k].base, rep->sort[i].column) || !strcmp(c[k].alias, rep->sort[i].column))
+                hit = &c[k];
+        if (!hit) {
+            sqlite3_str *names = sqlite3_str_new(NULL);
+            for (size_t k = 0; k < nc; k++)
+                sqlite3_str_appendf(names, "%s'%s'", k ? ", " : "", c[k].base);
+            char *list = sqlite3_str_finish(names);
+            sqlite3_free(sqlite3_str_finish(s));
+            tb_status rc = tb_error_at(err, TB_ERR_USAGE, rep->sort[i].pos.file, rep->sort[i].pos.line,
+                                       rep->sort[i].pos.column, -1, "%s: sort column '%s' is not a column; columns: %s",
+                                       what, rep->sort[i].column, list ? list : "");
+            sqlite3_free(list);
+            return rc;
+        }
+        sqlite3_str_appendf(s, "%s\"%w\"%s", i ? ", " : " ORDER BY ", hit->alias, rep->sort[i].desc ? " DESC" : "");
+    }
+    if (rep->limit >= 0)
+        sqlite3_str_appendf(s, " LIMIT %lld", (long long)rep->limit);
+    char *text = sqlite3_str_finish(s);
+    if (!text)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    *out = strdup(text);
+    sqlite3_free(text);
+    return *out ? TB_OK : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+}
+
+static int64_t pow10i(int k)
+{
+    int64_t p = 1;
+    while (k-- > 0)
+        p *= 10;
+    return p;
+}
+
+/* Steps st to the end, converting each row and handing it to every sink. */
+static tb_status pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, tb_sink **sinks, size_t ns,
+                      const char *what, uint64_t *rows, tb_error *err)
+{
+    tb_cell *cells = calloc(nc ? nc : 1, sizeof *cells);
+    if (!cells)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    int scale = (int)r->opt->unit;
+    tb_status rc = TB_OK;
+    r->steps = 0;
+    r->budget_hit = 0;
+    r->denied[0] = 0;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t k = 0;
+        for (size_t i = 0; i < nc; i++) {
+            if (c[i].hidden)
+                continue;
+            tb_cell *cell = &cells[k++];
+            memset(cell, 0, sizeof *cell);
+            int timed = c[i].type == TB_COL_DUR_NS || c[i].type == TB_COL_TS_NS;
+            switch (sqlite3_column_type(st, (int)i)) {
+            case SQLITE_NULL: cell->kind = TB_CELL_NULL; break;
+            case SQLITE_INTEGER:
+                cell->kind = TB_CELL_INT;
+                cell->i = sqlite3_column_int64(st, (int)i);
+                cell->scale = timed ? scale : 0;
+                break;
+            case SQLITE_FLOAT:
+                cell->kind = TB_CELL_REAL;
+                cell->d = sqlite3_column_double(st, (int)i);
+                if (timed && scale)
+                    cell->d /= (double)pow10i(scale);
+                break;
+            default:
+                cell->kind = TB_CELL_TEXT;
+                cell->s = (const char *)sqlite3_column_text(st, (int)i);
+                cell->n = (size_t)sqlite3_column_bytes(st, (int)i);
+                if (!cell->s) {
+                    cell->s = "";
+                    cell->n = 0;
+                }
+                break;
+            }
+        }
+        for (size_t j = 0; j < ns; j++)
+            if ((rc = sinks[j]->row(sinks[j], cells, err)))
+                goto done;
+        (*rows)++;
+    }
+    if (s != SQLITE_DONE) {
+        if (r->budget_hit)
+            rc = tb_error_set(err, TB_ERR_USAGE,
+                              "%s: stopped after %" PRId64 " SQLite steps (the step budget); "
+                              "a query that never ends? raise the budget with --max-steps",
+                              what, r->max_chunks * STEP_CHUNK);
+        else
+            rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, r->denied[0] ? r->denied : sqlite3_errmsg(r->db));
+    }
+done:
+    free(cells);
+    return rc;
+}
+
+/* Runs st (prepared, bound) into the sinks opened for it. */
+static tb_status run_statement(runner *r, sqlite3_stmt *st, const column *c, size_t nc, tb_sink **sinks, size_t ns,
+                               const char *what, uint64_t *rows, int finish, tb_error *err)
+{
+    tb_sink_column *sc = calloc(nc ? nc : 1, sizeof *sc);
+    if (!sc)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    size_t nv = 0;
+    for (size_t i = 0; i < nc; i++)
+        if (!c[i].hidden)
+            sc[nv++] = (tb_sink_column){.header = c[i].header, .type = c[i].type, .opt = c[i].opt};
+    tb_status rc = TB_OK;
+    for (size_t j = 0; j < ns && !rc; j++)
+        rc = sinks[j]->begin(sinks[j], sc, nv, err);
+    if (!rc)
+        rc = pump(r, st, c, nc, sinks, ns, what, rows, err);
+    for (size_t j = 0; j < ns && !rc && finish; j++)
+        rc = sinks[j]->finish(sinks[j], err);
+    free(sc);
+    return rc;
+}
+
+/* Is the table (or view) there with at least one row? */
+static int has_rows(runner *r, const char *table)
+{
+    r->trusted = 1;
+    char *q = sqlite3_mprintf("SELECT 1 FROM main.\"%w\" LIMIT 1", table);
+    sqlite3_stmt *st = NULL;
+    int yes = q && sqlite3_prepare_v2(r->db, q, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    sqlite3_free(q);
+    r->trusted = 0;
+    return yes;
+}
+
+static void notef(const tb_run_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void notef(const tb_run_options *o, const char *fmt, ...)
+{
+    if (!o->note)
+        return;
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    o->note(o->ctx, msg);
+}
+
+static int wanted(const tb_run_options *o, const char *id)
+{
+    if (!o->only)
+        return 1;
+    for (size_t i = 0; i < o->n_only; i++)
+        if (!strcmp(o->only[i], id))
+            return 1;
+    return 0;
+}
+
+static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *label,
+                            tb_run_result *res, tb_error *err)
+{
+    const tb_run_options *o = r->opt;
+    char what[300];
+    snprintf(what, sizeof what, "report '%s'", rep->id);
+    for (size_t i = 0; i < rep->n_requires; i++) {
+        if (!has_rows(r, rep->requires[i])) {
+            char why[200];
+            snprintf(why, sizeof why, "the data has no %s rows", rep->requires[i]);
+            notef(o, "report '%s' skipped: %s", rep->id, why);
+            if (o->report_done)
+                o->report_done(o->sink_ctx, rep, why, 0);
+            res->reports_skipped++;
+            return TB_OK;
+        }
+    }
+    sqlite3_stmt *st = NULL;
+    column *c = NULL;
+    size_t nc = 0;
+    char *wrapped = NULL;
+    tb_sink *sinks[4] = {0};
+    size_t ns = 0;
+    tb_status rc = prepare_one(r, rep, rep->sql, what, &st, err);
+    if (rc)
+        goto done;
+    if ((rc = read_columns(st, rep, o->unit, &c, &nc, err)))
+        goto done;
+    if (rep->n_sort || rep->limit >= 0) {
+        if ((rc = wrap_sql(rep, rep->sql, c, nc, what, &wrapped, err)))
+            goto done;
+        sqlite3_finalize(st);
+        st = NULL;
+        if ((rc = prepare_one(r, rep, wrapped, what, &st, err)))
+            goto done;
+    }
+    if ((rc = bind_params(r, st, spec, rep, what, err)))
+        goto done;
+
+    unsigned formats = o->formats ? o->formats : rep->outputs ? rep->outputs : spec->outputs ? spec->outputs : TB_OUT_CSV;
+    static const unsigned order[] = {TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_CONSOLE};
+    for (size_t i = 0; i < 4; i++) {
+        if (!(formats & order[i]))
+            continue;
+        tb_sink *s = NULL;
+        if ((rc = o->open_sink(o->sink_ctx, spec, rep, order[i], label, &s, err)))
+            goto done;
+        if (s)
+            sinks[ns++] = s;
+    }
+    uint64_t rows = 0;
+    rc = run_statement(r, st, c, nc, sinks, ns, what, &rows, 1, err);
+    if (!rc) {
+        res->reports_run++;
+        res->rows += rows;
+        for (size_t i = 0; i < ns && o->sink_done; i++)
+            o->sink_done(o->sink_ctx, rep, sinks[i]);
+        if (o->report_done)
+            o->report_done(o->sink_ctx, rep, NULL, rows);
+    }
+done:
+    for (size_t i = 0; i < ns; i++)
+        sinks[i]->destroy(sinks[i]);
+    sqlite3_finalize(st);
+    columns_free(c, nc);
+    free(wrapped);
+    return rc;
+}
+
+static tb_status runner_open(runner *r, const tb_run_options *opt, window_info *wi, tb_error *err)
+{
+    memset(r, 0, sizeof *r);
+    r->opt = opt;
+    tb_status rc = open_db(r, err);
+    if (rc)
+        return rc;
+    r->trusted = 1;
+    rc = window_apply(r->db, &opt->window, wi, err);
+    r->trusted = 0;
+    return rc;
+}
+
+tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error *err)
+{
+    runner r;
+    window_info wi = {0};
+    memset(res, 0, sizeof *res);
+    tb_status rc = check_overrides(opt, err);
+    if (rc)
+        return rc;
+    for (size_t i = 0; i < opt->n_only; i++) {
+        int found = 0;
+        for (size_t s = 0; s < opt->n_specs && !found; s++)
+            for (size_t k = 0; k < opt->specs[s]->n_reports && !found; k++)
+                found = !strcmp(opt->specs[s]->reports[k].id, opt->only[i]);
+        if (!found)
+            return tb_error_set(err, TB_ERR_USAGE, "--report '%s': no spec has a report with this id", opt->only[i]);
+    }
+    if ((rc = runner_open(&r, opt, &wi, err)))
+        goto done;
+    snprintf(res->window_label, sizeof res->window_label, "%s", wi.label);
+    for (size_t s = 0; s < opt->n_specs && !rc; s++)
+        for (size_t k = 0; k < opt->specs[s]->n_reports && !rc; k++)
+            if (wanted(opt, opt->specs[s]->reports[k].id))
+                rc = run_report(&r, opt->specs[s], &opt->specs[s]->reports[k], wi.label, res, err);
+done:
+    window_info_finish(&wi);
+    sqlite3_close(r.db);
+    return rc;
+}
+
+tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink, uint64_t *rows, tb_error *err)
+{
+    runner r;
+    window_info wi = {0};
+    sqlite3_stmt *st = NULL;
+    column *c = NULL;
+    size_t nc = 0;
+    *rows = 0;
+    tb_status rc = runner_open(&r, opt, &wi, err);
+    if (rc)
+        goto done;
+    if ((rc = prepare_one(&r, NULL, sql, "query", &st, err)))
+        goto done;
+    if ((rc = read_columns(st, NULL, opt->unit, &c, &nc, err)))
+        goto done;
+    if ((rc = bind_params(&r, st, NULL, NULL, "query", err)))
+        goto done;
+    rc = run_statement(&r, st, c, nc, &sink, 1, "query", rows, 1, err);
+done:
+    sqlite3_finalize(st);
+    columns_free(c, nc);
+    window_info_finish(&wi);
+    sqlite3_close(r.db);
+    return rc;
+}

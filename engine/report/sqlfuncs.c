@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sqlfuncs.c - statistics and interval functions for report SQL (contracts
+ * in sqlfuncs.h).
+ *
+ * Every aggregate keeps its state in sqlite3_aggregate_context, which SQLite
+ * zeroes on first use, so "all zero" is each state's empty value. States that
+ * own heap memory (the values of a percentile, the intervals of a union) free
+ * it in xFinal: SQLite calls xFinal for every aggregate context it allocated,
+ * also when a step failed and the statement is being reset, so nothing leaks
+ * on errors. xFinal without a context (no row reached xStep) gives the empty
+ * group's result.
+ *
+ * median and the quartiles share percentile's step and final functions; their
+ * fixed p comes through the function's user data.
+ */
+#include "report/sqlfuncs.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "metrics/interval.h"
+
+/* ---- percentiles -------------------------------------------------------- */
+
+/* Compaction and growth start at this many values / intervals. */
+#define FIRST_CAP 16
+
+typedef struct pct_state {
+    double *v;   /* owned; the group's non-NULL values */
+    size_t n, cap;
+    double p;    /* the group's p, 0 .. 100 */
+    int have_p;  /* p was set by the first row */
+} pct_state;
+
+/* The fixed p of median, lower_quartile, upper_quartile (user data). */
+static double p_median = 50, p_lower = 25, p_upper = 75;
+
+static void pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    double p;
+    if (argc == 2) {
+        int t = sqlite3_value_numeric_type(argv[1]);
+        p = sqlite3_value_double(argv[1]);
+        if ((t != SQLITE_INTEGER && t != SQLITE_FLOAT) || !(p >= 0 && p <= 100)) {
+            sqlite3_result_error(ctx, "percentile: p must be between 0 and 100", -1);
+            return;
+        }
+    } else {
+        p = *(const double *)sqlite3_user_data(ctx);
+    }
+    pct_state *st = sqlite3_aggregate_context(ctx, sizeof *st);
+    if (!st) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    if (!st->have_p) {
+        st->p = p;
+        st->have_p = 1;
+    } else if (st->p != p) {
+        sqlite3_result_error(ctx, "percentile: p must be the same for every row of a group", -1);
+        return;
+    }
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+        return;
+    if (st->n == st->cap) {
+        size_t cap = st->cap ? st->cap * 2 : FIRST_CAP;
+        double *v = cap > st->cap && cap <= SIZE_MAX / sizeof *v ? realloc(st->v, cap * sizeof *v) : NULL;
+        if (!v) {
+            sqlite3_result_error_nomem(ctx);
+            return;
+        }
+        st->v = v;
+        st->cap = cap;
+    }
+    st->v[st->n++] = sqlite3_value_double(argv[0]);
+}
+
+static int cmp_double(const void *pa, const void *pb)
+{
+    double a = *(const double *)pa, b = *(const double *)pb;
+    return (a > b) - (a < b);
+}
+
+/*
+ * numpy's 'linear' method on sorted v: position p/100 * (n-1), then a lerp
+ * written as numpy writes it (from the upper neighbour when the fraction is
+ * 0.5 or more), so results match it to the last bit in the usual cases.
+ * p * (n - 1) is computed before dividing by 100 so integer p needs one rounding.
+ */
+static double pct_of_sorted(const double *v, size_t n, double p)
+{
+    assert(n > 0 && p >= 0 && p <= 100);
+    double pos = p * (double)(n - 1) / 100.0;
+    size_t lo = (size_t)pos;
+    if (lo >= n - 1)
+        return v[n - 1];
+    double t = pos - (double)lo, a = v[lo], b = v[lo + 1], d = b - a;
+    return t >= 0.5 ? b - d * (1.0 - t) : a + d * t;
+}
+
+static void pct_final(sqlite3_context *ctx)
+{
+    pct_state *st = sqlite3_aggregate_context(ctx, 0);
+    if (!st || st->n == 0) {
+        sqlite3_result_null(ctx);
+    } else {
+        qsort(st->v, st->n, sizeof *st->v, cmp_double);
+        sqlite3_result_double(ctx, pct_of_sorted(st->v, st->n, st->p));
+    }
+    if (st) {
+        free(st->v);
+        st->v = NULL;
+        st->n = st->cap = 0;
+    }
+}
+
+/* ---- variance ----------------------------------------------------------- */
+
+typedef struct var_state {
+    int64_t n;
+    double mean, m2; /* Welford: running mean and sum of squared deviations */
+} var_state;
+
+/* What a variance aggregate returns (user data). */
+enum { V_SAMPLE_VAR, V_SAMPLE_SD, V_POP_VAR, V_POP_SD };
+static const int var_kind[] = {V_SAMPLE_VAR, V_SAMPLE_SD, V_POP_VAR, V_POP_SD};
+
+static void var_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+        return;
+    var_state *st = sqlite3_aggregate_context(ctx, sizeof *st);
+    if (!st) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    double x = sqlite3_value_double(argv[0]);
+    st->n++;
+    double d = x - st->mean;
+    st->mean += d / (double)st->n;
+    st->m2 += d * (x - st->mean);
+}
+
+static void var_final(sqlite3_context *ctx)
+{
+    var_state *st = sqlite3_aggregate_context(ctx, 0);
+    int kind = *(const int *)sqlite3_user_data(ctx);
+    int64_t n = st ? st->n : 0;
+    int sample = kind == V_SAMPLE_VAR || kind == V_SAMPLE_SD;
+    if (n < (sample ? 2 : 1)) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    double var = st->m2 / (double)(sample ? n - 1 : n);
+    if (var < 0) /* cannot happen with Welford's update; keeps sqrt defined */
+        var = 0;
+    sqlite3_result_double(ctx, kind == V_SAMPLE_SD || kind == V_POP_SD ? sqrt(var) : var);
+}
+
+/* ---- interval aggregates ------------------------------------------------ */
+
+typedef struct union_state {
+    ivec iv;      /* owned; a merged set unless unsorted */
+    int unsorted; /* a row came out of start order since the last merge */
+} union_state;
+
+/* What a union aggregate returns (user data). */
+enum { U_LENGTH, U_COUNT };
+static const int union_kind[] = {U_LENGTH, U_COUNT};
+
+/*
+ * While rows arrive in start order the set stays merged: a row that touches
+ * or overlaps the last interval extends it. Out of order rows are appended;
+ * when the array is full it is merged first and only grows when that freed
+ * less than half, so memory stays about twice the merged size and each row
+ * costs O(log n) amortized.
+ */
+static void union_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL)
+        return;
+    union_state *st = sqlite3_aggregate_context(ctx, sizeof *st);
+    if (!st) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    int64_t s = sqlite3_value_int64(argv[0]), e = sqlite3_value_int64(argv[1]);
+    if (e <= s)
+        return;
+    ivec *x = &st->iv;
+    if (x->n && !st->unsorted) {
+        iv *last = &x->v[x->n - 1];
+        if (s < last->s) {
+            st->unsorted = 1;
+        } else if (s <= last->e) {
+            if (e > last->e)
+                last->e = e;
+            return;
+        }
+    }
+    if (x->n == x->cap && st->unsorted && x->n >= FIRST_CAP) {
+        ivec_merge(x);
+        st->unsorted = 0;
+        if (x->n > x->cap / 2 && ivec_reserve(x, x->cap * 2)) {
+            sqlite3_result_error_nomem(ctx);
+            return;
+        }
+        /* The merged set may now take the row in order. */
+        iv *last = &x->v[x->n - 1];
+        if (s < last->s) {
+            st->unsorted = 1;
+        } else if (s <= last->e) {
+            if (e > last->e)
+                last->e = e;
+            return;
+        }
+    }
+    if (ivec_push(x, s, e))
+        sqlite3_result_error_nomem(ctx);
+}
+
+static void union_final(sqlite3_context *ctx)
+{
+    union_state *st = sqlite3_aggregate_context(ctx, 0);
+    int kind = *(const int *)sqlite3_user_data(ctx);
+    int64_t r = 0;
+    if (st) {
+        if (st->unsorted)
+            ivec_merge(&st->iv);
+        assert(iv_is_merged(st->iv.v, st->iv.n));
+        r = kind == U_COUNT ? (int64_t)st->iv.n : iv_length(st->iv.v, st->iv.n);
+        ivec_free(&st->iv);
+    }
+    sqlite3_result_int64(ctx, r);
+}
+
+/* ---- scalars ------------------------------------------------------------ */
+
+static void intersect_ns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    assert(argc == 4);
+    for (int i = 0; i < argc; i++) {
+        if (sqlite3_value_type(argv[i]) == SQLITE_NULL) {
+            sqlite3_result_null(ctx);
+            return;
+        }
+    }
+    int64_t s1 = sqlite3_value_int64(argv[0]), e1 = sqlite3_value_int64(argv[1]);
+    int64_t s2 = sqlite3_value_int64(argv[2]), e2 = sqlite3_value_int64(argv[3]);
+    int64_t lo = s1 > s2 ? s1 : s2, hi = e1 < e2 ? e1 : e2;
+    sqlite3_result_int64(ctx, hi > lo ? hi - lo : 0);
+}
+
+/* ---- registration ------------------------------------------------------- */
+
+int sqlfuncs_register(sqlite3 *db)
+{
+    static const struct {
+        const char *name;
+        int nargs;
+        const void *data;
+        void (*fn)(sqlite3_context *, int, sqlite3_value **);   /* scalar */
+        void (*step)(sqlite3_context *, int, sqlite3_value **); /* aggregate */
+        void (*final)(sqlite3_context *);
+    } f[] = {
+        {"median", 1, &p_median, NULL, pct_step, pct_final},
+        {"percentile", 2, NULL, NULL, pct_step, pct_final},
+        {"lower_quartile", 1, &p_lower, NULL, pct_step, pct_final},
+        {"upper_quartile", 1, &p_upper, NULL, pct_step, pct_final},
+        {"variance", 1, &var_kind[V_SAMPLE_VAR], NULL, var_step, var_final},
+        {"stdev", 1, &var_kind[V_SAMPLE_SD], NULL, var_step, var_final},
+        {"var_pop", 1, &var_kind[V_POP_VAR], NULL, var_step, var_final},
+        {"stdev_pop", 1, &var_kind[V_POP_SD], NULL, var_step, var_final},
+        {"union_ns", 2, &union_kind[U_LENGTH], NULL, union_step, union_final},
+        {"union_count", 2, &union_kind[U_COUNT], NULL, union_step, union_final},
+        {"intersect_ns", 4, NULL, intersect_ns, NULL, NULL},
+    };
+    int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
+#ifdef SQLITE_INNOCUOUS
+    flags |= SQLITE_INNOCUOUS;
+#endif
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+        int rc = sqlite3_create_function_v2(db, f[i].name, f[i].nargs, flags, (void *)f[i].data,
+                                            f[i].fn, f[i].step, f[i].final, NULL);
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    return SQLITE_OK;
+}

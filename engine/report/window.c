@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * window.c - the iteration window: every table and view sees only the
+ * selected iterations.
+ *
+ * The stored tables and views of a unified DB are window-free. For a run
+ * with a window, this file computes each rank's time range and creates TEMP
+ * views with the names of the stored tables and views: SQLite resolves an
+ * unqualified name in the temp schema first, so report SQL (and the TEMP
+ * copies of the stored views, which name the tables unqualified) reads the
+ * filtered rows without knowing a window exists.
+ *
+ * The range of iterations [I, I+N-1] of a rank (formats: msprof's rule):
+ * start = end of the latest iteration, of any model, that ended before
+ * iteration I started (0 if none); end = end of iteration I+N-1.
+ *   graph mode (model M): iterations are TB_ITERATION rows of model M, I
+ *       counting the model's executions (indexId);
+ *   step mode (M = 4294967295): iterations are STEP_TIME steps; a step's
+ *       device range runs from the first device task launched inside it (its
+ *       host range) to the later of that task set's last end and the host
+ *       step's end. Device tasks are kept by membership: a task launched by
+ *       an API call inside the window's steps, or, with no launching call,
+ *       a task that starts inside the range.
+ * Filters, chosen by the columns a table has:
+ *   device tables (TASK, COMMUNICATION_OP, OVERLAP_ANALYSIS): start inside
+ *       [start, end);
+ *   other tables with startNs/endNs (host calls, markers, events): the host
+ *       rule, start inside [start, end] or starting before and spanning start;
+ *   timestampNs/timestamp samples: inside [start, end];
+ *   per-task tables (globalTaskId, no time): tasks that are in the window;
+ *   STEP_TIME (step mode) and TB_ITERATION (graph mode): by id.
+ * Tables without a rankId or a time (strings, enums, metadata, summaries
+ * copied from the input) are not filtered.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/window.h"
+
+typedef struct buf {
+    char *p;
+    size_t n, cap;
+} buf;
+
+static int buf_add(buf *b, const char *s)
+{
+    size_t len = strlen(s);
+    if (b->n + len + 1 > b->cap) {
+        size_t cap = b->cap ? b->cap * 2 : 1024;
+        while (cap < b->n + len + 1)
+            cap *= 2;
+        char *p = realloc(b->p, cap);
+        if (!p)
+            return -1;
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, s, len + 1);
+    b->n += len;
+    return 0;
+}
+
+static tb_status db_error(sqlite3 *db, tb_error *err, const char *what)
+{
+    return tb_error_set(err, TB_ERR_DB, "window: %s: %s", what, sqlite3_errmsg(db));
+}
+
+static tb_status exec(sqlite3 *db, const char *sql, tb_error *err)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        tb_error_set(err, TB_ERR_DB, "window: %s", msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return TB_ERR_DB;
+    }
+    return TB_OK;
+}
+
+/* Lists what a DB holds, for the error that names an unknown model or
+ * iteration: "model 1 (iterations 1-10), steps 1-5". */
+static void list_available(sqlite3 *db, char *out, size_t n)
+{
+    size_t used = 0;
+    out[0] = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db,
+            "SELECT modelId, min(indexId), max(indexId) FROM main.TB_ITERATION "
+            "GROUP BY modelId ORDER BY modelId", -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW && used < n) {
+            int k = snprintf(out + used, n - used, "%smodel %" PRId64 " (iterations %" PRId64 "-%" PRId64 ")",
+                             used ? ", " : "", (int64_t)sqlite3_column_int64(st, 0),
+                             (int64_t)sqlite3_column_int64(st, 1), (int64_t)sqlite3_column_int64(st, 2));
+            if (k > 0)
+                used += (size_t)k;
+        }
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (used < n && sqlite3_prepare_v2(db, "SELECT min(id), max(id) FROM main.STEP_TIME", -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+        int k = snprintf(out + used, n - used, "%sstep mode, model 4294967295 (steps %" PRId64 "-%" PRId64 ")",
+                         used ? ", " : "", (int64_t)sqlite3_column_int64(st, 0), (int64_t)sqlite3_column_int64(st, 1));
+        if (k > 0)
+            used += (size_t)k;
+    }
+    sqlite3_finalize(st);
+    if (!out[0])
+        snprintf(out, n, "no iterations or steps");
+}
+
+/*
+ * The per-rank iteration table both modes reduce to: TEMP tb_iter(rankId,
+ * id, startNs, endNs, hostStartNs, hostEndNs), one row per iteration (graph
+ * mode: the model's executions, every device of the rank folded together;
+ * step mode: steps with their device ranges), plus tb_iter_any(rankId,
+ * endNs) holding the ends of every iteration of any model, for the start
+ * rule.
+ */
+static tb_status build_iterations(sqlite3 *db, const tb_window *w, tb_error *err)
+{
+    tb_status st = exec(db,
+        "CREATE TEMP TABLE tb_iter(rankId INTEGER, id INTEGER, startNs INTEGER, endNs INTEGER, "
+        "  hostStartNs INTEGER, hostEndNs INTEGER);"
+        "CREATE TEMP TABLE tb_iter_any(rankId INTEGER, endNs INTEGER);", err);
+    if (st)
+        return st;
+    char sql[1024];
+    if (w->model_id != WINDOW_STEP_MODEL) {
+        snprintf(sql, sizeof sql,
+            "INSERT INTO temp.tb_iter SELECT rankId, indexId, min(startNs), max(endNs), min(startNs), max(endNs) "
+            "FROM main.TB_ITERATION WHERE modelId = %" PRId64 " GROUP BY rankId, indexId;"
+            "INSERT INTO temp.tb_iter_any SELECT rankId, endNs FROM main.TB_ITERATION;",
+            w->model_id);
+        return exec(db, sql, err);
+    }
+    /* Step mode: the device range of each step through the tasks its host
+     * range launched (CANN_API connection ids). */
+    st = exec(db,
+        "INSERT INTO temp.tb_iter "
+        "SELECT s.rankId, s.id, coalesce(min(t.startNs), s.startNs), max(coalesce(max(t.endNs), s.endNs), s.endNs), "
+        "       s.startNs, s.endNs "
+        "FROM main.STEP_TIME s "
+        "LEFT JOIN main.CANN_API a ON a.rankId IS s.rankId AND a.startNs >= s.startNs AND a.startNs <= s.endNs "
+        "LEFT JOIN main.TASK t ON t.rankId IS a.rankId AND t.connectionId = a.connectionId "
+        "GROUP BY s.rankId, s.id;"
+        "INSERT INTO temp.tb_iter_any SELECT rankId, endNs FROM temp.tb_iter;", err);
+    return st;
+}
+
+/* Checks the window against the DB: the model exists, iteration I and
+ * I+N-1 exist for at least one rank. */
+static tb_status check_window(sqlite3 *db, const tb_window *w, tb_error *err)
+{
+    char avail[512];
+    sqlite3_stmt *st = NULL;
+    int64_t lo = 0, hi = 0, have = 0;
+    if (sqlite3_prepare_v2(db, "SELECT count(*), min(id), max(id) FROM temp.tb_iter", -1, &st, NULL) != SQLITE_OK)
+        return db_error(db, err, "checking the window");
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        have = sqlite3_column_int64(st, 0);
+        lo = sqlite3_column_int64(st, 1);
+        hi = sqlite3_column_int64(st, 2);
+    }
+    sqlite3_finalize(st);
+    int step_mode = w->model_id == WINDOW_STEP_MODEL;
+    if (have == 0) {
+        list_available(db, avail, sizeof avail);
+        if (step_mode)
+            return tb_error_set(err, TB_ERR_USAGE, "--model-id 4294967295 (step mode): the data has no steps; it has: %s",
+                                avail);
+        return tb_error_set(err, TB_ERR_USAGE, "--model-id %" PRId64 ": no such model; the data has: %s",
+                            w->model_id, avail);
+    }
+    int64_t last = w->iteration_id + w->iteration_count - 1;
+    if (w->iteration_id < lo || w->iteration_id > hi || last > hi) {
+        const char *what = step_mode ? "steps" : "iterations";
+        if (step_mode)
+            return tb_error_set(err, TB_ERR_USAGE,
+                                "--iteration-id %" PRId64 " --iteration-count %" PRId64
+                                ": step mode has %s %" PRId64 "-%" PRId64,
+                                w->iteration_id, w->iteration_count, what, lo, hi);
+        return tb_error_set(err, TB_ERR_USAGE,
+                            "--iteration-id %" PRId64 " --iteration-count %" PRId64 ": model %" PRId64
+                            " has %s %" PRId64 "-%" PRId64,
+                            w->iteration_id, w->iteration_count, w->model_id, what, lo, hi);
+    }
+    return TB_OK;
+}
+
+/* The column names of a main table, as a bit set of the ones the filters use. */
+enum { C_RANK = 1, C_START = 2, C_END = 4, C_TS = 8, C_TIMESTAMP = 16, C_GTID = 32, C_FROM = 64, C_TO = 128 };
+
+static int table_columns(sqlite3 *db, const char *table)
+{
+    static const struct { const char *name; int bit; } known[] = {
+        {"rankId", C_RANK}, {"startNs", C_START}, {"endNs", C_END}, {"timestampNs", C_TS},
+        {"timestamp", C_TIMESTAMP}, {"globalTaskId", C_GTID}, {"fromNs", C_FROM}, {"toNs", C_TO},
+    };
+    int bits = 0;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1, 'main')", -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(st, 0);
+        for (size_t i = 0; c && i < sizeof known / sizeof known[0]; i++)
+            if (strcmp(c, known[i].name) == 0)
+                bits |= known[i].bit;
+    }
+    sqlite3_finalize(st);
+    return bits;
+}
+
+static int is_device_table(const char *t)
+{
+    return strcmp(t, "TASK") == 0 || strcmp(t, "COMMUNICATION_OP") == 0 || strcmp(t, "OVERLAP_ANALYSIS") == 0;
+}
+
+/* The WHERE clause filtering main.<table> (alias x) through temp.tb_window,
+ * or NULL when the table is not windowed. Static text or out. */
+static const char *table_filter(const char *t, int cols, const tb_window *w, char *out, size_t n)
+{
+#define IN_RANK "EXISTS (SELECT 1 FROM temp.tb_window w WHERE w.rankId IS x.rankId AND "
+    if (!(cols & C_RANK))
+        return NULL;
+    int step_mode = w->model_id == WINDOW_STEP_MODEL;
+    if (strcmp(t, "STEP_TIME") == 0 && step_mode) {
+        snprintf(out, n, "x.id >= %" PRId64 " AND x.id <= %" PRId64, w->iteration_id,
+                 w->iteration_id + w->iteration_count - 1);
+        return out;
+    }
+    if (strcmp(t, "TB_ITERATION") == 0 && !step_mode) {
+        snprintf(out, n, "x.modelId = %" PRId64 " AND x.indexId >= %" PRId64 " AND x.indexId <= %" PRId64,
+                 w->model_id, w->iteration_id, w->iteration_id + w->iteration_count - 1);
+        return out;
+    }
+    if (strcmp(t, "TASK") == 0 && step_mode)
+        return "x.globalTaskId IN (SELECT globalTaskId FROM temp.tb_window_task)";
+    if ((cols & C_START) && is_device_table(t))
+        return IN_RANK "x.startNs >= w.startNs AND x.startNs < w.endNs)";
+    if ((cols & C_START) && (cols & C_END))
+        return IN_RANK "((x.startNs >= w.startNs AND x.startNs <= w.endNs) OR "
+                       "(x.startNs <= w.startNs AND x.endNs >= w.startNs)))";
+    if (cols & C_TS)
+        return IN_RANK "x.timestampNs >= w.startNs AND x.timestampNs <= w.endNs)";
+    if (cols & C_TIMESTAMP)
+        return IN_RANK "x.timestamp >= w.startNs AND x.timestamp <= w.endNs)";
+    if ((cols & C_FROM) && (cols & C_TO))
+        return IN_RANK "((x.fromNs >= w.startNs AND x.fromNs <= w.endNs) OR "
+                       "(x.toNs >= w.startNs AND x.toNs <= w.endNs)))";
+    if (cols & C_GTID)
+        return "x.globalTaskId IN (SELECT globalTaskId FROM TASK)";
+    return NULL;
+#undef IN_RANK
+}
+
+/* Creates the TEMP views: first the filtered tables (in an order where
+ * TASK exists before the per-task tables that refer to it), then TEMP copies
+ * of the stored views. */
+static tb_status create_views(sqlite3 *db, const tb_window *w, tb_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    buf b = {0};
+    tb_status rc = TB_OK;
+    if (sqlite3_prepare_v2(db,
+            "SELECT name, type, sql FROM main.sqlite_master WHERE type IN ('table', 'view') "
+            "AND name NOT LIKE 'sqlite_%' ORDER BY type = 'view', name <> 'TASK', name", -1, &st, NULL) != SQLITE_OK)
+        return db_error(db, err, "reading the schema");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        const char *type = (const char *)sqlite3_column_text(st, 1);
+        const char *sql = (const char *)sqlite3_column_text(st, 2);
+        if (!name || !type || !sql)
+            continue;
+        if (strcmp(type, "table") == 0) {
+            char tmp[512];
+            const char *where = table_filter(name, table_columns(db, name), w, tmp, sizeof tmp);
+            if (!where)
+                continue;
+            char *q = sqlite3_mprintf("CREATE TEMP VIEW \"%w\" AS SELECT x.* FROM main.\"%w\" x WHERE %s;\n", name,
+                                      name, where);
+            if (!q || buf_add(&b, q)) {
+                sqlite3_free(q);
+                rc = tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+                goto done;
+            }
+            sqlite3_free(q);
+        } else {
+            /* "CREATE VIEW name AS ..." -> "CREATE TEMP VIEW name AS ..." */
+            const char *p = sql;
+            if (sqlite3_strnicmp(p, "CREATE VIEW", 11) != 0)
+                continue;
+            if (buf_add(&b, "CREATE TEMP VIEW") || buf_add(&b, p + 11) || buf_add(&b, ";\n")) {
+                rc = tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+                goto done;
+            }
+        }
+    }
+    if (b.p)
+        rc = exec(db, b.p, err);
+done:
+    sqlite3_finalize(st);
+    free(b.p);
+    return rc;
+}
+
+tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_error *err)
+{
+    memset(info, 0, sizeof *info);
+    if (!w->set)
+        return TB_OK;
+    if (w->iteration_count < 1)
+        return tb_error_set(err, TB_ERR_USAGE, "--iteration-count must be at least 1, got %" PRId64,
+                            w->iteration_count);
+    if (w->iteration_count == 1)
+        snprintf(info->label, sizeof info->label, "%" PRId64, w->iteration_id);
+    else
+        snprintf(info->label, sizeof info->label, "%" PRId64 "_%" PRId64, w->iteration_id,
+                 w->iteration_id + w->iteration_count - 1);
+
+    tb_status rc = build_iterations(db, w, err);
+    if (rc)
+        return rc;
+    if ((rc = check_window(db, w, err)))
+        return rc;
+
+    /* Per rank: start = latest end (any model) before iteration I started,
+     * end = end of iteration I+N-1. Ranks that lack iteration I get no
+     * window row and therefore no rows at all. */
+    char sql[2048];
+    snprintf(sql, sizeof sql,
+        "CREATE TEMP TABLE tb_window(rankId INTEGER, startNs INTEGER, endNs INTEGER, "
+        "  hostStartNs INTEGER, hostEndNs INTEGER);"
+        "INSERT INTO temp.tb_window "
+        "SELECT f.rankId, "
+        "  coalesce((SELECT max(a.endNs) FROM temp.tb_iter_any a WHERE a.rankId IS f.rankId AND a.endNs <= f.startNs), 0), "
+        "  (SELECT max(l.endNs) FROM temp.tb_iter l WHERE l.rankId IS f.rankId "
+        "     AND l.id >= %" PRId64 " AND l.id <= %" PRId64 "), "
+        "  f.hostStartNs, "
+        "  (SELECT max(l.hostEndNs) FROM temp.tb_iter l WHERE l.rankId IS f.rankId "
+        "     AND l.id >= %" PRId64 " AND l.id <= %" PRId64 ") "
+        "FROM temp.tb_iter f WHERE f.id = %" PRId64 ";",
+        w->iteration_id, w->iteration_id + w->iteration_count - 1, w->iteration_id,
+        w->iteration_id + w->iteration_count - 1, w->iteration_id);
+    if ((rc = exec(db, sql, err)))
+        return rc;
+
+    if (w->model_id == WINDOW_STEP_MODEL) {
+        /* Task membership: launched inside the window's host steps, else
+         * starting inside the device range. */
+        rc = exec(db,
+            "CREATE TEMP TABLE tb_window_task(globalTaskId INTEGER PRIMARY KEY);"
+            "INSERT OR IGNORE INTO temp.tb_window_task "
+            "SELECT t.globalTaskId FROM main.TASK t "
+            "JOIN temp.tb_window w ON w.rankId IS t.rankId "
+            "LEFT JOIN main.CANN_API a ON a.rankId IS t.rankId AND a.connectionId = t.connectionId "
+            "WHERE CASE WHEN a.startNs IS NOT NULL "
+            "           THEN a.startNs >= w.hostStartNs AND a.startNs <= w.hostEndNs "
+            "           ELSE t.startNs >= w.startNs AND t.startNs < w.endNs END;",
+            err);
+        if (rc)
+            return rc;
+    }
+    if ((rc = create_views(db, w, err)))
+        return rc;
+
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT rankId, startNs, endNs FROM temp.tb_window ORDER BY rankId", -1, &st, NULL) !=
+        SQLITE_OK)
+        return db_error(db, err, "reading the window");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        window_rank *r = realloc(info->ranks, (info->n_ranks + 1) * sizeof *r);
+        if (!r) {
+            sqlite3_finalize(st);
+            return tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+        }
+        info->ranks = r;
+        r[info->n_ranks].rank = sqlite3_column_int64(st, 0);
+        r[info->n_ranks].start_ns = sqlite3_column_int64(st, 1);
+        r[info->n_ranks].end_ns = sqlite3_column_int64(st, 2);
+        info->n_ranks++;
+    }
+    sqlite3_finalize(st);
+    return TB_OK;
+}
+
+void window_info_finish(window_info *info)
+{
+    free(info->ranks);
+    info->ranks = NULL;
+    info->n_ranks = 0;
+}

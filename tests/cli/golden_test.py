@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# golden_test.py - every sample spec run through the command, its outputs
+# compared byte for byte with the checked-in expected files.
+#
+# usage: golden_test.py TRACEBOOK SAMPLES_DIR GOLDEN_DIR WORK_DIR [--update]
+#
+# Each case runs `tracebook report` from SAMPLES_DIR (so inputs and specs are
+# named relative to it in the outputs) with -o into a fresh directory under
+# WORK_DIR. The expected files of case NAME are GOLDEN_DIR/NAME/: every file
+# the run wrote, plus stdout.txt and stderr.txt (the output directory's path
+# written as OUT). --update rewrites them; do that only for a change you
+# understand, and say why in the commit.
+import os
+import shutil
+import subprocess
+import sys
+
+CASES = [
+    # the team nightly spec over the Ascend sample: built-ins + custom SQL
+    ("nightly", ["-dir", "ascend_small", "--spec", "specs/nightly.yaml"]),
+    # the same in step mode, step 9 only: every report sees one step
+    ("nightly_step9", ["-dir", "ascend_small", "--spec", "specs/nightly.yaml",
+                       "--model-id", "4294967295", "--iteration-id", "9"]),
+    # the top-kernels spec with params, on a Kineto trace, console output too
+    ("top_kernels", ["-dir", "kineto_small", "--spec", "specs/top_kernels.yaml",
+                     "--param", "top=5", "--param", "name_like=%", "--timeunit", "ms"]),
+    # msprof's reports_sample_config.json is a valid spec
+    ("msprof_config", ["-dir", "ascend_small", "--spec", "specs/reports_sample_config.json"]),
+    # two ranks, JSON output, a built-in run by name
+    ("two_ranks_json", ["-dir", "torch_npu_2rank", "--spec", "builtin:op_statistic",
+                        "--spec", "builtin:communication_statistic", "--format", "json,csv"]),
+]
+
+
+def run_case(exe, samples, work, name, args):
+    out = os.path.join(work, name)
+    shutil.rmtree(out, ignore_errors=True)
+    p = subprocess.run([exe, "report"] + args + ["-o", out], cwd=samples,
+                       capture_output=True, text=True)
+    got = {}
+    if os.path.isdir(out):
+        for f in sorted(os.listdir(out)):
+            with open(os.path.join(out, f), "rb") as fh:
+                got[f] = fh.read()
+    got["stdout.txt"] = p.stdout.replace(out, "OUT").encode()
+    got["stderr.txt"] = p.stderr.replace(out, "OUT").encode()
+    return p.returncode, got
+
+
+def main():
+    exe, samples, golden, work = (os.path.abspath(a) for a in sys.argv[1:5])
+    update = "--update" in sys.argv[5:]
+    os.makedirs(work, exist_ok=True)
+    failed = 0
+    for name, args in CASES:
+        rc, got = run_case(exe, samples, work, name, args)
+        want_dir = os.path.join(golden, name)
+        if rc != 0:
+            print("FAIL %s: exit %d\n%s" % (name, rc, got["stderr.txt"].decode()))
+            failed += 1
+            continue
+        if update:
+            shutil.rmtree(want_dir, ignore_errors=True)
+            os.makedirs(want_dir)
+            for f, data in got.items():
+                with open(os.path.join(want_dir, f), "wb") as fh:
+                    fh.write(data)
+            print("updated %s (%d files)" % (name, len(got)))
+            continue
+        want = {}
+        if os.path.isdir(want_dir):
+            for f in sorted(os.listdir(want_dir)):
+                with open(os.path.join(want_dir, f), "rb") as fh:
+                    want[f] = fh.read()
+        problems = []
+        for f in sorted(set(want) | set(got)):
+            if f not in got:
+                problems.append("missing output %s" % f)
+            elif f not in want:
+                problems.append("unexpected output %s" % f)
+            elif got[f] != want[f]:
+                a = want[f].decode(errors="replace").splitlines()
+                b = got[f].decode(errors="replace").splitlines()
+                line = next((i for i in range(max(len(a), len(b)))
+                             if i >= len(a) or i >= len(b) or a[i] != b[i]), 0)
+                problems.append("%s differs at line %d:\n  want: %s\n  got:  %s" % (
+                    f, line + 1, a[line] if line < len(a) else "<end>", b[line] if line < len(b) else "<end>"))
+        if problems:
+            failed += 1
+            print("FAIL %s:\n  %s" % (name, "\n  ".join(problems)))
+        else:
+            print("ok %s (%d files)" % (name, len(got)))
+    sys.exit(1 if failed else 0)
+
+
+main()
