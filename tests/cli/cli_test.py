@@ -289,7 +289,8 @@ _usage = {}
 def usage(kind):
     """The help text of the main command ('main'), 'export' or 'info', as printed on stdout."""
     if kind not in _usage:
-        args = {"main": ["--help"], "export": ["help", "export"], "info": ["help", "info"]}[kind]
+        args = {"main": ["--help"], "export": ["help", "export"], "info": ["help", "info"],
+                "report": ["help", "report"]}[kind]
         p = subprocess.run([TB] + args, capture_output=True, timeout=60, cwd=ROOT)
         _usage[kind] = p.stdout.decode()
     return _usage[kind]
@@ -1189,6 +1190,134 @@ def _(t):
     t.expect(t.run(["export", "db", "-dir", trace, "-o", db2, "-q"]), 0, out=db2 + "\n", err="")
     t.check(scalar(db2, "SELECT count(*) FROM kernel") > 0, "trace rows are kernels")
     t.eq(scalar(db2, "SELECT count(*) FROM kernel"), scalar(db2, "SELECT count(*) FROM TASK"), "every task a kernel")
+
+
+# ---- 15. report, query, reports --------------------------------------------------------------
+
+def ascend_counts():
+    """Independent counts of the Ascend sample: device tasks and steps."""
+    events = json.loads(read(ASCEND))
+    names = {str(e["pid"]): e["args"]["name"] for e in events
+             if e.get("ph") == "M" and e.get("name") == "process_name"}
+    hw = [e for e in events if e.get("ph") == "X" and names.get(str(e.get("pid"))) == "Ascend Hardware"]
+    steps = sorted(int(e["name"].split("#")[1]) for e in events
+                   if e.get("ph") == "X" and str(e.get("name", "")).startswith("ProfilerStep#"))
+    return hw, steps
+
+
+@case("query: console table, csv and json on stdout, typed columns converted")
+def _(t):
+    hw, _steps = ascend_counts()
+    total_ns = sum(int(decimal.Decimal(str(e["dur"])) * 1000) for e in hw)
+    r = t.run(["query", "-dir", ASCEND, "SELECT count(*) AS n FROM TASK"])
+    width = max(1, len(str(len(hw))))
+    t.expect(r, 0, out="%s\n%s\n%s\n" % ("n".rjust(width), "-" * width, str(len(hw)).rjust(width)), err="")
+    r = t.run(["query", "-dir", ASCEND, "--format", "csv", "--timeunit", "ms",
+               "SELECT count(*) AS n, sum(endNs - startNs) AS \"Total:dur_ns\" FROM TASK"])
+    ms = (decimal.Decimal(total_ns) / 1000000).normalize()
+    t.expect(r, 0, out="n,Total(ms)\n%d,%s\n" % (len(hw), format(ms, "f")), err="")
+    r = t.run(["query", "-dir", ASCEND, "--format", "json", "SELECT 1 AS a, 'x' AS b, NULL AS c"])
+    t.expect(r, 0, err="")
+    t.eq(json.loads(r.out), [{"a": 1, "b": "x", "c": None}], "json rows")
+
+
+@case("query: the sandbox refuses writes, exit 2, input DB unchanged")
+def _(t):
+    out = t.mkdir("out")
+    db = os.path.join(out, "a.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", db, "-q"]), 0)
+    before = fingerprint(db)
+    for sql_text, msg in (("DELETE FROM TASK", "DELETE is not allowed: report SQL is read-only"),
+                          ("ATTACH DATABASE 'x.db' AS x", "ATTACH is not allowed: report SQL is read-only"),
+                          ("PRAGMA writable_schema = 1",
+                           "PRAGMA writable_schema = 1 is not allowed: report SQL is read-only")):
+        t.expect(t.run(["query", "-dir", db, sql_text]), 2, out="", err="tracebook: error: query: %s\n" % msg,
+                 what=sql_text)
+    r = t.run(["query", "-dir", db, "--max-steps", "100000",
+               "WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n) SELECT count(*) FROM n"])
+    t.expect(r, 2, out="", err="tracebook: error: query: stopped after 100000 SQLite steps (the step budget); "
+                               "a query that never ends? raise the budget with --max-steps\n")
+    t.eq(fingerprint(db), before, "the DB is unchanged")
+    t.eq(listing(out), ["a.db"], "nothing else beside the DB")
+
+
+@case("report: window options checked, unknown model lists what exists")
+def _(t):
+    _hw, steps = ascend_counts()
+    out = t.mkdir("out")
+    base = ["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "-o", out]
+    first = "tracebook: error: %s\n\n" + usage("report")
+    t.expect(t.run(base + ["--iteration-id", "9"]), 2, out="",
+             err=first % "--iteration-id needs --model-id (4294967295 for step mode)")
+    t.expect(t.run(base + ["--model-id", "4294967295"]), 2, out="", err=first % "--model-id needs --iteration-id")
+    t.expect(t.run(base + ["--model-id", "4294967295", "--iteration-id", "9", "--iteration-count", "0"]), 2,
+             out="", err=first % "--iteration-count must be at least 1")
+    t.expect(t.run(base + ["--model-id", "5", "--iteration-id", "1"]), 2, out="",
+             err="tracebook: error: --model-id 5: no such model; the data has: step mode, model 4294967295 "
+                 "(steps %d-%d)\n" % (steps[0], steps[-1]))
+    t.expect(t.run(base + ["--model-id", "4294967295", "--iteration-id", str(steps[-1]), "--iteration-count", "2"]),
+             2, out="", err="tracebook: error: --iteration-id %d --iteration-count 2: step mode has steps %d-%d\n"
+             % (steps[-1], steps[0], steps[-1]))
+    t.eq(listing(out), [], "nothing written")
+    r = t.run(base + ["-q", "--model-id", "4294967295", "--iteration-id", str(steps[0])])
+    t.expect(r, 0, out="", err="")
+    t.eq(listing(out), ["top_kernels_%d.csv" % steps[0], "tracebook_run.json"], "files carry the step label")
+
+
+@case("report: a broken spec fails before loading, exact message, nothing written")
+def _(t):
+    out = t.mkdir("out")
+    spec = os.path.join(t.mkdir("specs"), "bad.yaml")
+    write(spec, b"tracebook: 1\nreports:\n  - id: a\n    titel: A\n    sql: SELECT 1 AS x\n")
+    r = t.run(["report", "-dir", ASCEND, "--spec", spec, "-o", out])
+    t.eq(r.rc, 3, "exit code")
+    t.check(r.err.startswith("tracebook: error: %s:4:5: unknown key 'titel' in report" % spec), r.err)
+    t.eq(listing(out), [], "nothing written")
+    write(spec, b"tracebook: 1\nreports:\n  - id: a\n    sql: |\n      SELECT name,\n             nme AS y\n"
+                b"      FROM kernel\n")
+    r = t.run(["report", "-dir", ASCEND, "--spec", spec, "-o", out])
+    t.expect(r, 3, out="", err="tracebook: error: %s:6:14: report 'a': no such column: nme\n" % spec)
+    t.eq(listing(out), [], "nothing written")
+
+
+@case("report: --param, --format, --report; a failing report keeps the complete files before it")
+def _(t):
+    out = t.mkdir("out")
+    t.expect(t.run(["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "--param", "nope=1", "-o", out]), 2,
+             out="", err="tracebook: error: --param 'nope': no report declares this parameter\n")
+    t.expect(t.run(["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "--param", "top=x", "-o", out]), 2,
+             out="", err="tracebook: error: --param top=x: 'x' is not a valid int\n")
+    r = t.run(["report", "-q", "-dir", ASCEND, "--spec", "builtin:top_kernels", "--param", "top=2",
+               "--format", "json", "-o", out])
+    t.expect(r, 0, out="", err="")
+    rows = json.loads(read(os.path.join(out, "top_kernels.json")))
+    t.eq(len(rows), 2, "top=2 gives two rows")
+    t.eq(list(rows[0]), ["Name", "Type", "Count", "Total Time(us)", "Avg Time(us)", "Min Time(us)",
+                         "Max Time(us)", "Ratio(%)"], "headers")
+    spec = os.path.join(t.mkdir("specs"), "two.yaml")
+    write(spec, b"tracebook: 1\nreports:\n  - id: good\n    sql: SELECT 1 AS x\n"
+                b"  - id: bad\n    sql: SELECT abs(-9223372036854775807 - 1) AS x\n")
+    out2 = t.mkdir("out2")
+    r = t.run(["report", "-q", "-dir", ASCEND, "--spec", spec, "-o", out2])
+    t.expect(r, 5, out="", err="tracebook: error: report 'bad': integer overflow\n")
+    t.eq(listing(out2), ["good.csv"], "the good report's file, no half file of the bad one")
+    r = t.run(["report", "-q", "-dir", ASCEND, "--spec", spec, "--report", "good", "-o", out2])
+    t.expect(r, 0, out="", err="")
+    t.eq(listing(out2), ["good.csv", "tracebook_run.json"], "--report runs one")
+
+
+@case("reports: lists the built-ins, shows one's help")
+def _(t):
+    r = t.run(["reports"])
+    t.expect(r, 0, err="")
+    ids = [line.split()[0] for line in r.out.splitlines()]
+    t.eq(sorted(ids), ["api_statistic", "communication_statistic", "op_statistic", "top_kernels"], "ids")
+    r = t.run(["reports", "top_kernels"])
+    t.expect(r, 0, err="")
+    t.check(r.out.startswith("top_kernels: Top kernels by total time\n"), r.out[:80])
+    t.check("    top (int, default 20): number of kernels to list\n" in r.out, r.out)
+    t.expect(t.run(["reports", "nope"]), 2, out="",
+             err="tracebook: error: no built-in report 'nope' (tracebook reports lists them)\n")
 
 
 # ---- the end -----------------------------------------------------------------------------------
