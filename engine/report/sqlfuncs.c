@@ -179,6 +179,25 @@ static const int union_kind[] = {U_LENGTH, U_COUNT};
  * less than half, so memory stays about twice the merged size and each row
  * costs O(log n) amortized.
  */
+/* Joins [s, e) to the merged set's last interval when it starts inside or
+ * touches it (returns 1); marks the set unsorted when it starts before. */
+static int join_last(union_state *st, int64_t s, int64_t e)
+{
+    ivec *x = &st->iv;
+    if (!x->n || st->unsorted)
+        return 0;
+    iv *last = &x->v[x->n - 1];
+    if (s < last->s) {
+        st->unsorted = 1;
+        return 0;
+    }
+    if (s > last->e)
+        return 0;
+    if (e > last->e)
+        last->e = e;
+    return 1;
+}
+
 static void union_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;
@@ -190,19 +209,9 @@ static void union_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         return;
     }
     int64_t s = sqlite3_value_int64(argv[0]), e = sqlite3_value_int64(argv[1]);
-    if (e <= s)
+    if (e <= s || join_last(st, s, e))
         return;
     ivec *x = &st->iv;
-    if (x->n && !st->unsorted) {
-        iv *last = &x->v[x->n - 1];
-        if (s < last->s) {
-            st->unsorted = 1;
-        } else if (s <= last->e) {
-            if (e > last->e)
-                last->e = e;
-            return;
-        }
-    }
     if (x->n == x->cap && st->unsorted && x->n >= FIRST_CAP) {
         ivec_merge(x);
         st->unsorted = 0;
@@ -211,14 +220,8 @@ static void union_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
             return;
         }
         /* The merged set may now take the row in order. */
-        iv *last = &x->v[x->n - 1];
-        if (s < last->s) {
-            st->unsorted = 1;
-        } else if (s <= last->e) {
-            if (e > last->e)
-                last->e = e;
+        if (join_last(st, s, e))
             return;
-        }
     }
     if (ivec_push(x, s, e))
         sqlite3_result_error_nomem(ctx);
