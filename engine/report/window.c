@@ -136,17 +136,25 @@ static tb_status build_iterations(sqlite3 *db, const tb_window *w, tb_error *err
         return exec(db, sql, err);
     }
     /* Step mode: the device range of each step through the tasks its host
-     * range launched (CANN_API connection ids). */
-    st = exec(db,
+     * range launched (CANN_API connection ids). Each launch finds its step
+     * by the latest step starting at or before the call (an index seek),
+     * so this is O(n log n), never tasks x steps. */
+    return exec(db,
+        "CREATE TEMP TABLE tb_steps AS SELECT rankId, id, startNs, endNs FROM main.STEP_TIME;"
+        "CREATE INDEX temp.tb_steps_start ON tb_steps(rankId, startNs);"
+        "CREATE TEMP TABLE tb_step_dev AS "
+        "SELECT rankId, step, min(ts) AS lo, max(te) AS hi FROM ("
+        "  SELECT l.rankId AS rankId, l.ts AS ts, l.te AS te,"
+        "         (SELECT CASE WHEN s.endNs >= l.api THEN s.id END FROM temp.tb_steps s"
+        "          WHERE s.rankId = l.rankId AND s.startNs <= l.api ORDER BY s.startNs DESC LIMIT 1) AS step"
+        "  FROM (SELECT t.rankId AS rankId, t.startNs AS ts, t.endNs AS te, a.startNs AS api"
+        "        FROM main.TASK t JOIN main.CANN_API a ON a.rankId = t.rankId AND a.connectionId = t.connectionId) l"
+        ") WHERE step IS NOT NULL GROUP BY rankId, step;"
         "INSERT INTO temp.tb_iter "
-        "SELECT s.rankId, s.id, coalesce(min(t.startNs), s.startNs), max(coalesce(max(t.endNs), s.endNs), s.endNs), "
-        "       s.startNs, s.endNs "
-        "FROM main.STEP_TIME s "
-        "LEFT JOIN main.CANN_API a ON a.rankId IS s.rankId AND a.startNs >= s.startNs AND a.startNs <= s.endNs "
-        "LEFT JOIN main.TASK t ON t.rankId IS a.rankId AND t.connectionId = a.connectionId "
-        "GROUP BY s.rankId, s.id;"
+        "SELECT s.rankId, s.id, coalesce(d.lo, s.startNs), max(coalesce(d.hi, s.endNs), s.endNs), s.startNs, s.endNs "
+        "FROM temp.tb_steps s LEFT JOIN temp.tb_step_dev d ON d.rankId = s.rankId AND d.step = s.id "
+        "ORDER BY s.rankId, s.id;"
         "INSERT INTO temp.tb_iter_any SELECT rankId, endNs FROM temp.tb_iter;", err);
-    return st;
 }
 
 /* Checks the window against the DB: the model exists, iteration I and
@@ -355,7 +363,7 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
             "INSERT OR IGNORE INTO temp.tb_window_task "
             "SELECT t.globalTaskId FROM main.TASK t "
             "JOIN temp.tb_window w ON w.rankId IS t.rankId "
-            "LEFT JOIN main.CANN_API a ON a.rankId IS t.rankId AND a.connectionId = t.connectionId "
+            "LEFT JOIN main.CANN_API a ON a.rankId = t.rankId AND a.connectionId = t.connectionId "
             "WHERE CASE WHEN a.startNs IS NOT NULL "
             "           THEN a.startNs >= w.hostStartNs AND a.startNs <= w.hostEndNs "
             "           ELSE t.startNs >= w.startNs AND t.startNs < w.endNs END;",
