@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/metrics.h"
 #include "report/sqlfuncs.h"
 #include "report/window.h"
 #include "tracebook/tracebook.h"
@@ -38,6 +39,9 @@ typedef struct runner {
     int64_t steps;          /* VM steps of the current statement, in units of STEP_CHUNK */
     int64_t max_chunks;
     int budget_hit;
+    /* computed tables built on this connection, with the options they were built with */
+    struct built { const metric_table *t; char *options; } built[32];
+    size_t n_built;
 } runner;
 
 #define STEP_CHUNK 1000
@@ -638,11 +642,111 @@ static tb_status run_statement(runner *r, sqlite3_stmt *st, const column *c, siz
     return rc;
 }
 
+/* --- computed tables ------------------------------------------------------ */
+
+static int word_char(int c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
+/* Does text name the identifier id (case-insensitive, as a whole word)? */
+static int names_word(const char *text, const char *id)
+{
+    size_t n = strlen(id);
+    for (const char *p = text; p && *p; p++) {
+        if (sqlite3_strnicmp(p, id, (int)n) == 0 && (p == text || !word_char((unsigned char)p[-1])) &&
+            !word_char((unsigned char)p[n]))
+            return 1;
+    }
+    return 0;
+}
+
+static int same_options(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* Builds t (and what it depends on) unless built with the same options. */
+static tb_status build_metric(runner *r, const metric_table *t, const char *options, int depth, tb_error *err)
+{
+    if (depth > 8)
+        return tb_error_set(err, TB_ERR_INTERNAL, "computed table '%s': dependency loop", t->name);
+    for (size_t i = 0; i < r->n_built; i++)
+        if (r->built[i].t == t && same_options(r->built[i].options, options))
+            return TB_OK;
+    for (size_t d = 0; d < 4 && t->depends[d]; d++) {
+        const metric_table *dep = metrics_find(t->depends[d]);
+        if (!dep)
+            return tb_error_set(err, TB_ERR_INTERNAL, "computed table '%s' needs unknown '%s'", t->name, t->depends[d]);
+        tb_status rc = build_metric(r, dep, options, depth + 1, err);
+        if (rc)
+            return rc;
+    }
+    metric_ctx m = {.db = r->db, .options_json = options, .note = r->opt->note, .ctx = r->opt->ctx};
+    r->trusted = 1;
+    tb_status rc = t->build(&m, err);
+    r->trusted = 0;
+    if (rc)
+        return rc;
+    size_t slot = r->n_built;
+    for (size_t i = 0; i < r->n_built; i++)
+        if (r->built[i].t == t)
+            slot = i;
+    if (slot == r->n_built) {
+        if (r->n_built == sizeof r->built / sizeof r->built[0])
+            return tb_error_set(err, TB_ERR_INTERNAL, "too many computed tables");
+        r->n_built++;
+    } else {
+        free(r->built[slot].options);
+    }
+    r->built[slot].t = t;
+    r->built[slot].options = options ? strdup(options) : NULL;
+    return TB_OK;
+}
+
+typedef struct need_ctx {
+    runner *r;
+    const char *sql;
+    const tb_spec_report *rep;
+    const char *options;
+    tb_status rc;
+    tb_error *err;
+} need_ctx;
+
+static void build_if_named(void *ctx, const metric_table *t)
+{
+    need_ctx *n = ctx;
+    if (n->rc)
+        return;
+    int named = n->sql && names_word(n->sql, t->name);
+    for (size_t i = 0; n->rep && !named && i < n->rep->n_requires; i++)
+        named = sqlite3_stricmp(n->rep->requires[i], t->name) == 0;
+    if (named)
+        n->rc = build_metric(n->r, t, n->options, 0, n->err);
+}
+
+/* Builds every computed table the SQL or the report's requires names. */
+static tb_status build_needed(runner *r, const char *sql, const tb_spec_report *rep, const char *options,
+                              tb_error *err)
+{
+    need_ctx n = {.r = r, .sql = sql, .rep = rep, .options = options, .err = err};
+    metrics_each(build_if_named, &n);
+    return n.rc;
+}
+
+static void runner_free_built(runner *r)
+{
+    for (size_t i = 0; i < r->n_built; i++)
+        free(r->built[i].options);
+    r->n_built = 0;
+}
+
 /* Is the table (or view) there with at least one row? */
 static int has_rows(runner *r, const char *table)
 {
     r->trusted = 1;
-    char *q = sqlite3_mprintf("SELECT 1 FROM main.\"%w\" LIMIT 1", table);
+    /* a computed table is in temp, built before this check */
+    char *q = sqlite3_mprintf("SELECT 1 FROM %s.\"%w\" LIMIT 1", metrics_find(table) ? "temp" : "main", table);
     sqlite3_stmt *st = NULL;
     int yes = q && sqlite3_prepare_v2(r->db, q, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
@@ -681,6 +785,9 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
     const tb_run_options *o = r->opt;
     char what[300];
     snprintf(what, sizeof what, "report '%s'", rep->id);
+    tb_status brc = build_needed(r, rep->sql, rep, spec->metrics_json, err);
+    if (brc)
+        return brc;
     for (size_t i = 0; i < rep->n_requires; i++) {
         if (!has_rows(r, rep->requires[i])) {
             char why[200];
@@ -781,6 +888,7 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
             if (wanted(opt, opt->specs[s]->reports[k].id))
                 rc = run_report(&r, opt->specs[s], &opt->specs[s]->reports[k], wi.label, res, err);
 done:
+    runner_free_built(&r);
     window_info_finish(&wi);
     sqlite3_close(r.db);
     return rc;
@@ -797,6 +905,8 @@ tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink
     tb_status rc = runner_open(&r, opt, &wi, err);
     if (rc)
         goto done;
+    if ((rc = build_needed(&r, sql, NULL, NULL, err)))
+        goto done;
     if ((rc = prepare_one(&r, NULL, sql, "query", &st, err)))
         goto done;
     if ((rc = read_columns(st, NULL, opt->unit, &c, &nc, err)))
@@ -807,6 +917,7 @@ tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink
 done:
     sqlite3_finalize(st);
     columns_free(c, nc);
+    runner_free_built(&r);
     window_info_finish(&wi);
     sqlite3_close(r.db);
     return rc;

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# docs_test.py - the examples of docs/spec.md are tests.
+# docs_test.py - the examples of a docs page (docs/spec.md, docs/metrics.md) are tests.
 #
-# usage: docs_test.py TRACEBOOK SPEC_MD SAMPLE_DIR WORK_DIR
+# usage: docs_test.py TRACEBOOK PAGE_MD SAMPLE_DIR WORK_DIR
 #
 # Every ```yaml block of the page is written to a file and run with
 # `tracebook report -dir SAMPLE_DIR --spec FILE`. HTML comments right after

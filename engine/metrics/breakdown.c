@@ -1,0 +1,1020 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * breakdown.c - the breakdown family of computed tables: HTA's temporal,
+ * communication/computation-overlap and idle-time breakdowns, and
+ * TraceLens' exposed-time partition (reference: metrics.md, "HTA-style
+ * breakdown" and "Exposed-time partition").
+ *
+ * Every table here reads the device tasks of each rank once, through the
+ * `device_task` view and the rank's `CANN_API` launch calls (read by their
+ * unqualified names, so an iteration window applies), and writes one or a
+ * few rows per rank into a TEMP table.
+ *
+ * The HTA tables reproduce HolisticTraceAnalysis' arithmetic, quirks
+ * included, because their purpose is to give HTA's numbers:
+ *
+ *   - times: HTA reads ts and dur as float64 µs, computes end = ts + dur in
+ *     float64, then rounds ts up and end down to whole µs (its fix for ns
+ *     traces). With `hta.round_us` (default) each stored exact ns value is
+ *     turned into the double nearest to it in µs, as Python's float() of the
+ *     trace's decimal would be, and rounded the same way; an event shorter
+ *     than 1 µs can so end before it starts. Without it, times stay exact ns
+ *     and the µs columns hold ns / 1000;
+ *   - the window: with 2 or more ProfilerStep#N names, HTA keeps the CPU
+ *     events that start before the last step starts and only the GPU events
+ *     whose correlation id one of the kept CPU events has
+ *     (`hta.drop_last_step`, `hta.linked_only`);
+ *   - merging: HTA's merge_kernel_intervals sorts by start and opens a group
+ *     whenever a start lies after every earlier end; a group's length is its
+ *     largest end minus its first start, so a group made of one negative-
+ *     length event counts negatively. hta_merge below keeps those groups
+ *     apart (`neg`) so that every sum and sweep sees them as HTA does;
+ *   - rounding of the outputs: pandas' round(x, 2), i.e. rint(x * 100) / 100.
+ *
+ * The exposed-time partition follows TraceLens' GPUEventAnalyser: classes by
+ * Kineto category and name, exact ns, one iv_sweep over three classes, and
+ * a run-time check of comp + exposed_comm + exposed_memcpy + idle == total.
+ */
+#include <jansson.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/interval.h"
+#include "metrics/metrics.h"
+
+/* ---- options ------------------------------------------------------------- */
+
+static tb_status opt_bool(const metric_ctx *m, const char *path, int def, int *out, tb_error *err)
+{
+    char *s = metrics_option(m, path);
+    *out = def;
+    if (!s)
+        return TB_OK;
+    tb_status rc = TB_OK;
+    if (!strcmp(s, "true"))
+        *out = 1;
+    else if (!strcmp(s, "false"))
+        *out = 0;
+    else
+        rc = tb_error_set(err, TB_ERR_USAGE, "metrics option '%s': expected true or false, got '%s'", path, s);
+    free(s);
+    return rc;
+}
+
+static tb_status opt_number(const metric_ctx *m, const char *path, double def, double *out, tb_error *err)
+{
+    char *s = metrics_option(m, path);
+    *out = def;
+    if (!s)
+        return TB_OK;
+    char *end = NULL;
+    double x = strtod(s, &end);
+    tb_status rc = TB_OK;
+    if (end == s || *end || !isfinite(x) || x < 0)
+        rc = tb_error_set(err, TB_ERR_USAGE, "metrics option '%s': expected a number >= 0, got '%s'", path, s);
+    else
+        *out = x;
+    free(s);
+    return rc;
+}
+
+/*
+ * Fails on a key of the metrics section `section` (an object) that is not in
+ * keys (NULL-terminated), naming the allowed ones: a typo never passes
+ * silently. Other sections belong to other families and are not looked at.
+ */
+static tb_status check_keys(const metric_ctx *m, const char *section, const char *const *keys, tb_error *err)
+{
+    if (!m->options_json)
+        return TB_OK;
+    json_t *root = json_loads(m->options_json, 0, NULL);
+    json_t *sec = json_is_object(root) ? json_object_get(root, section) : NULL;
+    tb_status rc = TB_OK;
+    if (sec && !json_is_object(sec)) {
+        rc = tb_error_set(err, TB_ERR_USAGE, "metrics option '%s': expected a map", section);
+    } else if (sec) {
+        const char *key;
+        json_t *v;
+        json_object_foreach(sec, key, v) {
+            size_t i = 0;
+            while (keys[i] && strcmp(keys[i], key))
+                i++;
+            if (keys[i])
+                continue;
+            char list[256] = "";
+            size_t used = 0;
+            for (i = 0; keys[i] && used < sizeof list; i++) {
+                int k = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", keys[i]);
+                used += k > 0 ? (size_t)k : 0;
+            }
+            rc = tb_error_set(err, TB_ERR_USAGE, "unknown metrics option '%s.%s'; expected one of: %s", section, key,
+                              list);
+            break;
+        }
+    }
+    json_decref(root);
+    return rc;
+}
+
+typedef struct hta_opts {
+    int round_us;          /* hta.round_us: HTA's float µs and rounding */
+    int drop_last;         /* hta.drop_last_step */
+    int linked_only;       /* hta.linked_only */
+    double kernel_wait_us; /* hta.kernel_wait_us */
+} hta_opts;
+
+static tb_status hta_options(const metric_ctx *m, hta_opts *o, tb_error *err)
+{
+    static const char *const keys[] = {"round_us", "drop_last_step", "linked_only", "kernel_wait_us", NULL};
+    tb_status rc;
+    if ((rc = check_keys(m, "hta", keys, err)) || (rc = opt_bool(m, "hta.round_us", 1, &o->round_us, err)) ||
+        (rc = opt_bool(m, "hta.drop_last_step", 1, &o->drop_last, err)) ||
+        (rc = opt_bool(m, "hta.linked_only", 1, &o->linked_only, err)))
+        return rc;
+    return opt_number(m, "hta.kernel_wait_us", 30.0, &o->kernel_wait_us, err);
+}
+
+/* ---- HTA's float microseconds --------------------------------------------- */
+
+/*
+ * The double nearest to ns / 1000, i.e. what Python's float() makes of the
+ * trace's decimal µs value. Up to 2^53 ns, (double)ns is exact and one IEEE
+ * division rounds once. Above (absolute timestamps), q + r / 1000 with q the
+ * whole µs (exact: q < 2^53) rounds like the exact sum: q >= 2^43, so the
+ * rounding points near the sum are multiples of 2^-10; r / 1000 is either
+ * such a multiple itself (r a multiple of 125: computed exactly) or at least
+ * 8e-6 away from every one, far more than its own rounding error.
+ */
+static double us_double(int64_t ns)
+{
+    const int64_t exact = (int64_t)1 << 53;
+    if (ns >= -exact && ns <= exact)
+        return (double)ns / 1000.0;
+    int64_t q = ns / 1000, r = ns % 1000;
+    if (r < 0) {
+        q--;
+        r += 1000;
+    }
+    return (double)q + (double)r / 1000.0;
+}
+
+/* An event [s, e) in ns as HTA holds it: whole µs, ts rounded up and
+ * ts + dur (in float64) rounded down; or exact ns without round_us. */
+static void hta_time(int round_us, int64_t s, int64_t e, int64_t *ts, int64_t *te)
+{
+    if (!round_us) {
+        *ts = s;
+        *te = e;
+        return;
+    }
+    double t = us_double(s);
+    double end = t + us_double(e - s);
+    *ts = (int64_t)ceil(t);
+    *te = (int64_t)floor(end);
+}
+
+/* A time of the HTA domain in µs: whole µs, or exact ns / 1000. */
+static double hta_us(int round_us, int64_t v)
+{
+    return round_us ? (double)v : (double)v / 1000.0;
+}
+
+/* pandas' round(x, 2): numpy multiplies by 100, rounds half to even, divides. */
+static double round2(double x)
+{
+    return rint(x * 100.0) / 100.0;
+}
+
+/* ---- kernel classes -------------------------------------------------------- */
+
+enum { K_COMP, K_COMM, K_MEM, K_OTHER, K_SKIP };
+
+static int starts(const char *s, const char *p)
+{
+    return strncmp(s, p, strlen(p)) == 0;
+}
+
+/* Does needle occur in the first n bytes of s? */
+static int has(const char *s, size_t n, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (size_t i = 0; i + k <= n; i++)
+        if (s[i] == needle[0] && memcmp(s + i, needle, k) == 0)
+            return 1;
+    return 0;
+}
+
+/*
+ * HTA's kernel type of a name (hta/common/types.py, utils.get_kernel_type),
+ * tested in its order: communication `(^nccl.*)|(^hip)|(^hccl)|(.*ncclKernel.*)`,
+ * memory `(^(hip)?Memcpy)|(^(hip)?Memset)|(^dma)`, computation when the name
+ * does not match the non-compute pattern, else other. Python's re.match
+ * anchors at the start and `.` stops at a newline, so "contains" looks at the
+ * first line only.
+ */
+static int hta_kind(const char *name)
+{
+    size_t line = strcspn(name, "\n");
+    if (starts(name, "nccl") || starts(name, "hip") || starts(name, "hccl") || has(name, line, "ncclKernel"))
+        return K_COMM;
+    if (starts(name, "Memcpy") || starts(name, "hipMemcpy") || starts(name, "Memset") || starts(name, "hipMemset") ||
+        starts(name, "dma"))
+        return K_MEM;
+    static const char *const noncompute_prefix[] = {"nccl", "Stream Wait Event", "runFunction", "hip", "job_exe",
+                                                    "packet", "pe_exe", "cpum_exe_subgraph", "hccl",
+                                                    "collective_subgraph_execution"};
+    for (size_t i = 0; i < sizeof noncompute_prefix / sizeof noncompute_prefix[0]; i++)
+        if (starts(name, noncompute_prefix[i]))
+            return K_OTHER;
+    if (has(name, line, "Memcpy") || has(name, line, "Memset") || has(name, line, "dma") || has(name, line, "Sync"))
+        return K_OTHER;
+    if (starts(name, "cuda") && line >= 4 && has(name + 4, line - 4, "LaunchKernel"))
+        return K_OTHER;
+    return K_COMP;
+}
+
+/* A device task's class from tracebook's tables (device_task.class), for
+ * tasks without a name (an msprof DB's TASK has none). */
+static int class_kind(const char *cls)
+{
+    if (!cls)
+        return K_OTHER;
+    if (!strcmp(cls, "compute"))
+        return K_COMP;
+    if (!strcmp(cls, "communication"))
+        return K_COMM;
+    if (!strcmp(cls, "memory"))
+        return K_MEM;
+    return K_OTHER;
+}
+
+static int hta_classify(const char *name, const char *task_type, const char *cls)
+{
+    (void)task_type;
+    return name ? hta_kind(name) : class_kind(cls);
+}
+
+/* Case-insensitive search of needle (lowercase ASCII) in s. */
+static int has_nocase(const char *s, const char *needle)
+{
+    size_t k = strlen(needle);
+    for (; *s; s++) {
+        size_t i = 0;
+        while (i < k && s[i] && (s[i] | 0x20) == needle[i])
+            i++;
+        if (i == k)
+            return 1;
+    }
+    return 0;
+}
+
+/* name == one of the words, optionally followed by ".kd" (ROCm code objects). */
+static int is_word_kd(const char *name, const char *const *words, size_t n)
+{
+    size_t len = strlen(name);
+    if (len > 3 && !strcmp(name + len - 3, ".kd"))
+        len -= 3;
+    for (size_t i = 0; i < n; i++)
+        if (strlen(words[i]) == len && !strncmp(name, words[i], len))
+            return 1;
+    return 0;
+}
+
+/*
+ * TraceLens' classes (TreePerf/gpu_event_analyser.py, get_gpu_event_lists):
+ * GPU events are Kineto's kernel, gpu_memcpy and gpu_memset; gpu_memcpy is
+ * memcpy; a kernel with a ROCm 7.1 rocclr copy name is memcpy and one with a
+ * rocclr fill name computation; otherwise a kernel or memset whose name
+ * contains nccl, rccl or cross_device_reduce (any case) is communication and
+ * the rest computation. Tasks of other inputs (NPU) go by tracebook's class:
+ * memory, communication, compute; other tasks (syncs, waits) are left out.
+ */
+static int tl_classify(const char *name, const char *task_type, const char *cls)
+{
+    static const char *const copy[] = {"MEMORY_COPY_HOST_TO_DEVICE", "MEMORY_COPY_DEVICE_TO_HOST",
+                                       "MEMORY_COPY_DEVICE_TO_DEVICE", "__amd_rocclr_copyBuffer",
+                                       "__amd_rocclr_copyBufferRect", "__amd_rocclr_copyBufferAligned",
+                                       "__amd_rocclr_copyBufferRectAligned"};
+    static const char *const fill[] = {"__amd_rocclr_fillBuffer", "__amd_rocclr_fillBufferAligned"};
+    int kernel = task_type && !strcmp(task_type, "kernel");
+    if (kernel || (task_type && (!strcmp(task_type, "gpu_memcpy") || !strcmp(task_type, "gpu_memset")))) {
+        if (!strcmp(task_type, "gpu_memcpy"))
+            return K_MEM;
+        const char *n = name ? name : "";
+        if (kernel && is_word_kd(n, copy, sizeof copy / sizeof copy[0]))
+            return K_MEM;
+        if (kernel && is_word_kd(n, fill, sizeof fill / sizeof fill[0]))
+            return K_COMP;
+        if (has_nocase(n, "nccl") || has_nocase(n, "rccl") || has_nocase(n, "cross_device_reduce"))
+            return K_COMM;
+        return K_COMP;
+    }
+    int k = class_kind(cls);
+    return k == K_OTHER ? K_SKIP : k;
+}
+
+/* ---- reading the device tasks of each rank -------------------------------- */
+
+/* One device task; times in ns as read, then in the metric's unit. */
+typedef struct dev_ev {
+    int64_t s, e;
+    int64_t launch;   /* start of the launching call (when linked) */
+    int64_t stream;
+    int64_t ord;      /* globalTaskId: the trace's order */
+    unsigned char kind;
+    unsigned char linked;
+} dev_ev;
+
+typedef struct evvec {
+    dev_ev *v;
+    size_t n, cap;
+} evvec;
+
+static int ev_push(evvec *x, const dev_ev *e)
+{
+    if (x->n == x->cap) {
+        size_t cap = x->cap ? x->cap * 2 : 1024;
+        dev_ev *v = realloc(x->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        x->v = v;
+        x->cap = cap;
+    }
+    x->v[x->n++] = *e;
+    return 0;
+}
+
+typedef int (*classify_fn)(const char *name, const char *task_type, const char *cls);
+typedef tb_status (*rank_fn)(void *ctx, int64_t rank, evvec *ev, tb_error *err);
+
+/*
+ * Calls fn once per rank (in rank order) with the rank's device tasks, each
+ * classified by classify (K_SKIP leaves a task out) and linked to the
+ * earliest CANN_API call of its rank with the same connectionId.
+ */
+static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn classify, rank_fn fn, void *ctx,
+                           tb_error *err)
+{
+    static const char sql[] =
+        "SELECT d.rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, l.launchNs "
+        "FROM device_task d "
+        "LEFT JOIN (SELECT rankId, connectionId, min(startNs) AS launchNs FROM CANN_API "
+        "           WHERE connectionId IS NOT NULL AND startNs IS NOT NULL GROUP BY rankId, connectionId) l "
+        "  ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
+        "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
+        "ORDER BY d.rankId";
+    sqlite3_stmt *st = NULL;
+    evvec ev = {0};
+    tb_status rc = TB_OK;
+    if (sqlite3_prepare_v2(m->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+        goto done;
+    }
+    int64_t rank = 0;
+    int have = 0, s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t r = sqlite3_column_int64(st, 0);
+        if (have && r != rank) {
+            if ((rc = fn(ctx, rank, &ev, err)))
+                goto done;
+            ev.n = 0;
+        }
+        rank = r;
+        have = 1;
+        dev_ev e = {
+            .stream = sqlite3_column_int64(st, 1),
+            .s = sqlite3_column_int64(st, 2),
+            .e = sqlite3_column_int64(st, 3),
+            .ord = sqlite3_column_int64(st, 4),
+            .linked = sqlite3_column_type(st, 8) != SQLITE_NULL,
+            .launch = sqlite3_column_int64(st, 8),
+        };
+        int k = classify((const char *)sqlite3_column_text(st, 5), (const char *)sqlite3_column_text(st, 6),
+                         (const char *)sqlite3_column_text(st, 7));
+        if (k == K_SKIP)
+            continue;
+        e.kind = (unsigned char)k;
+        if (ev_push(&ev, &e)) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
+            goto done;
+        }
+    }
+    if (s != SQLITE_DONE) {
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+        goto done;
+    }
+    if (have)
+        rc = fn(ctx, rank, &ev, err);
+done:
+    sqlite3_finalize(st);
+    free(ev.v);
+    return rc;
+}
+
+/* ---- HTA's window: ProfilerSteps and the last-step cut -------------------- */
+
+typedef struct step_cut {
+    int64_t rank;
+    int64_t last_start; /* latest ProfilerStep start, HTA domain */
+    int64_t last_end;   /* latest ProfilerStep end, HTA domain */
+} step_cut;
+
+typedef struct hta_ctx {
+    const metric_ctx *m;
+    const char *what;
+    hta_opts o;
+    int64_t nsteps;      /* distinct ProfilerStep#N names, all ranks (HTA's symbol table) */
+    step_cut *cuts;
+    size_t ncuts;
+    sqlite3_stmt *ins;   /* the table's INSERT */
+} hta_ctx;
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/*
+ * Reads the ProfilerStep#N slices HTA sees (host ops and annotations in
+ * PYTORCH_API, and complete slices in TB_EVENT such as the GPU copies of the
+ * step annotations): their distinct names over all ranks, and per rank the
+ * latest start and end, in HTA's time domain.
+ */
+static tb_status hta_steps(hta_ctx *h, tb_error *err)
+{
+    static const char sql[] =
+        "WITH ps(id) AS (SELECT id FROM STRING_IDS WHERE value GLOB 'ProfilerStep#[0-9]*') "
+        "SELECT rankId, startNs, endNs, name FROM PYTORCH_API "
+        " WHERE name IN (SELECT id FROM ps) AND startNs IS NOT NULL AND endNs IS NOT NULL "
+        "UNION ALL "
+        "SELECT rankId, startNs, endNs, name FROM TB_EVENT "
+        " WHERE ph = 'X' AND name IN (SELECT id FROM ps) AND startNs IS NOT NULL AND endNs IS NOT NULL "
+        "ORDER BY 1";
+    sqlite3_stmt *st = NULL;
+    int64_t *names = NULL;
+    size_t nnames = 0, capnames = 0, capcuts = 0;
+    tb_status rc = TB_OK;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+        goto done;
+    }
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t rank = sqlite3_column_int64(st, 0), ts, te;
+        hta_time(h->o.round_us, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), &ts, &te);
+        if (!h->ncuts || h->cuts[h->ncuts - 1].rank != rank) {
+            if (h->ncuts == capcuts) {
+                capcuts = capcuts ? capcuts * 2 : 8;
+                step_cut *p = realloc(h->cuts, capcuts * sizeof *p);
+                if (!p)
+                    goto nomem;
+                h->cuts = p;
+            }
+            h->cuts[h->ncuts++] = (step_cut){rank, ts, te};
+        }
+        step_cut *c = &h->cuts[h->ncuts - 1];
+        if (ts > c->last_start)
+            c->last_start = ts;
+        if (te > c->last_end)
+            c->last_end = te;
+        if (nnames == capnames) {
+            capnames = capnames ? capnames * 2 : 64;
+            int64_t *p = realloc(names, capnames * sizeof *p);
+            if (!p)
+                goto nomem;
+            names = p;
+        }
+        names[nnames++] = sqlite3_column_int64(st, 3);
+    }
+    if (s != SQLITE_DONE) {
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+        goto done;
+    }
+    if (nnames)
+        qsort(names, nnames, sizeof *names, cmp_i64);
+    for (size_t i = 0; i < nnames; i++)
+        if (i == 0 || names[i] != names[i - 1])
+            h->nsteps++;
+    goto done;
+nomem:
+    rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+done:
+    sqlite3_finalize(st);
+    free(names);
+    return rc;
+}
+
+/*
+ * Puts a rank's events into HTA's domain and applies HTA's window
+ * (Trace._filter_irrelevant_gpu_kernels): with 2 or more ProfilerSteps, a
+ * GPU event stays when its launching call starts before the last step's
+ * start (drop_last_step; else at or before the last step's end), and an
+ * event without a launching call stays only without linked_only. A rank
+ * without step slices of its own is not filtered. Compacts ev in place.
+ */
+static void hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
+{
+    const step_cut *cut = NULL;
+    for (size_t i = 0; i < h->ncuts; i++)
+        if (h->cuts[i].rank == rank)
+            cut = &h->cuts[i];
+    int filter = h->nsteps >= 2 && cut;
+    size_t k = 0;
+    for (size_t i = 0; i < ev->n; i++) {
+        dev_ev e = ev->v[i];
+        int64_t ls = 0, unused;
+        if (e.linked)
+            hta_time(h->o.round_us, e.launch, e.launch, &ls, &unused);
+        hta_time(h->o.round_us, e.s, e.e, &e.s, &e.e);
+        e.launch = ls;
+        if (filter) {
+            int kept_launch = e.linked && (h->o.drop_last ? ls < cut->last_start : ls <= cut->last_end);
+            if (h->o.linked_only ? !kept_launch : (e.linked && !kept_launch))
+                continue;
+        }
+        ev->v[k++] = e;
+    }
+    ev->n = k;
+}
+
+/* ---- HTA's merge --------------------------------------------------------- */
+
+/*
+ * The groups of HTA's merge_kernel_intervals over v (sorted here): a group
+ * opens at a start later than every earlier end and spans to the largest
+ * end among its members. Groups with end > start form a merged set (pos);
+ * groups with end < start (possible after rounding) are kept as their
+ * spans [end, start) (neg), which HTA's sums and sweeps count negatively.
+ * Among equal starts HTA's order is unspecified (an unstable sort); here the
+ * longest comes first, so shorter ones join its group.
+ */
+typedef struct hgroups {
+    iv *pos, *neg;       /* caller memory, n intervals each */
+    size_t npos, nneg;
+    size_t ngroups;
+    int64_t first;       /* start of the first group */
+    int64_t last_end;    /* end of the last group */
+    int64_t sum;         /* sum over groups of end - start, signed */
+} hgroups;
+
+static void close_group(hgroups *g, int64_t s, int64_t e)
+{
+    if (!g->ngroups)
+        g->first = s;
+    g->ngroups++;
+    g->last_end = e;
+    g->sum += e - s;
+    if (e > s)
+        g->pos[g->npos++] = (iv){s, e};
+    else if (e < s)
+        g->neg[g->nneg++] = (iv){e, s};
+}
+
+static void hta_merge(iv *v, size_t n, hgroups *g)
+{
+    g->npos = g->nneg = g->ngroups = 0;
+    g->first = g->last_end = g->sum = 0;
+    if (!n)
+        return;
+    iv_sort(v, n);
+    int open = 0;
+    int64_t gs = 0, ge = 0, runmax = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j, kmin = i;
+        int64_t s = v[i].s, emax = v[i].e;
+        for (j = i + 1; j < n && v[j].s == s; j++) {
+            if (v[j].e > emax)
+                emax = v[j].e;
+            if (v[j].e < v[kmin].e)
+                kmin = j;
+        }
+        if (open && s <= runmax) {
+            if (emax > ge)
+                ge = emax;
+        } else if (emax >= s) {
+            if (open)
+                close_group(g, gs, ge);
+            gs = s;
+            ge = emax;
+        } else {
+            /* all of the run end before s and no group is open to take
+             * them: each one is a group of its own (HTA's cummax never
+             * reaches s), the shortest last */
+            if (open)
+                close_group(g, gs, ge);
+            for (size_t k = i; k < j; k++)
+                if (k != kmin)
+                    close_group(g, s, v[k].e);
+            gs = s;
+            ge = v[kmin].e;
+        }
+        runmax = open ? (emax > runmax ? emax : runmax) : emax;
+        open = 1;
+        i = j;
+    }
+    close_group(g, gs, ge);
+}
+
+/*
+ * The set of time covered by a class in HTA's sweeps (cumulative +1/-1 per
+ * group start/end): the positive groups minus every negative span. out needs
+ * room for npos + nneg intervals; neg is merged in place.
+ */
+static size_t hta_effective(hgroups *g, iv *out)
+{
+    size_t nn = iv_merge(g->neg, g->nneg);
+    return iv_subtract(g->pos, g->npos, g->neg, nn, out);
+}
+
+/* Scratch for the HTA tables: interval copies and group arrays. */
+typedef struct hscratch {
+    iv *a, *pos, *neg, *pos2, *neg2, *eff1, *eff2;
+} hscratch;
+
+static void hscratch_free(hscratch *x)
+{
+    free(x->a);
+    free(x->pos);
+    free(x->neg);
+    free(x->pos2);
+    free(x->neg2);
+    free(x->eff1);
+    free(x->eff2);
+}
+
+static int hscratch_init(hscratch *x, size_t n)
+{
+    memset(x, 0, sizeof *x);
+    size_t b = (n ? n : 1) * sizeof(iv);
+    x->a = malloc(b);
+    x->pos = malloc(b);
+    x->neg = malloc(b);
+    x->pos2 = malloc(b);
+    x->neg2 = malloc(b);
+    x->eff1 = malloc(b);
+    x->eff2 = malloc(b);
+    if (!x->a || !x->pos || !x->neg || !x->pos2 || !x->neg2 || !x->eff1 || !x->eff2) {
+        hscratch_free(x);
+        return -1;
+    }
+    return 0;
+}
+
+/* Copies the events of kind k (any kind when k < 0) into a; returns the count. */
+static size_t pick(const evvec *ev, int k, iv *a)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < ev->n; i++)
+        if (k < 0 || ev->v[i].kind == k)
+            a[n++] = (iv){ev->v[i].s, ev->v[i].e};
+    return n;
+}
+
+static tb_status insert_done(const hta_ctx *h, tb_error *err)
+{
+    int s = sqlite3_step(h->ins);
+    sqlite3_reset(h->ins);
+    sqlite3_clear_bindings(h->ins);
+    if (s != SQLITE_DONE)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    return TB_OK;
+}
+
+static void bind_us(const hta_ctx *h, int col, int64_t v)
+{
+    if (h->o.round_us)
+        sqlite3_bind_int64(h->ins, col, v);
+    else
+        sqlite3_bind_double(h->ins, col, (double)v / 1000.0);
+}
+
+/* ---- temporal_breakdown --------------------------------------------------- */
+
+/*
+ * HTA's get_temporal_breakdown for one rank: kernel_time = end of the last
+ * merged group - start of the first; idle = kernel_time - merged length of
+ * all GPU events; compute = merged length of the computation kernels;
+ * non_compute = kernel_time - compute - idle; each _pctg =
+ * round(100 * x / kernel_time, 2).
+ */
+static tb_status temporal_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    hta_ctx *h = ctx;
+    hta_prepare(h, rank, ev);
+    if (!ev->n)
+        return TB_OK;
+    hscratch x;
+    if (hscratch_init(&x, ev->n))
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    hgroups all = {.pos = x.pos, .neg = x.neg}, comp = {.pos = x.pos2, .neg = x.neg2};
+    hta_merge(x.a, pick(ev, -1, x.a), &all);
+    hta_merge(x.a, pick(ev, K_COMP, x.a), &comp);
+    int64_t kernel = all.last_end - all.first;
+    int64_t idle = kernel - all.sum;
+    int64_t compute = comp.sum;
+    int64_t noncompute = kernel - compute - idle;
+    /* without negative groups these are lengths of unions: HTA's asserts
+     * (idle, compute <= kernel_time, non_compute >= 0) must hold */
+    if (!all.nneg && !comp.nneg && (idle < 0 || compute > kernel || noncompute < 0)) {
+        hscratch_free(&x);
+        return tb_error_set(err, TB_ERR_INTERNAL,
+                            "%s: rank %lld: idle %lld, compute %lld, non-compute %lld do not fit kernel time %lld",
+                            h->what, (long long)rank, (long long)idle, (long long)compute, (long long)noncompute,
+                            (long long)kernel);
+    }
+    hscratch_free(&x);
+    if ((idle < 0 || compute > kernel || noncompute < 0) && h->m->note) {
+        size_t neg = 0;
+        for (size_t i = 0; i < ev->n; i++)
+            neg += ev->v[i].e < ev->v[i].s;
+        char msg[400];
+        snprintf(msg, sizeof msg,
+                 "%s: rank %lld: %zu tasks end before they start after HTA's rounding to whole us, so idle "
+                 "%lld, compute %lld and non-compute %lld us break HTA's own checks (HTA would stop here); "
+                 "metrics.hta.round_us: false gives exact times",
+                 h->what, (long long)rank, neg, (long long)idle, (long long)compute, (long long)noncompute);
+        h->m->note(h->m->ctx, msg);
+    }
+    sqlite3_bind_int64(h->ins, 1, rank);
+    bind_us(h, 2, idle);
+    bind_us(h, 3, compute);
+    bind_us(h, 4, noncompute);
+    bind_us(h, 5, kernel);
+    if (kernel != 0) {
+        sqlite3_bind_double(h->ins, 6, round2(100.0 * ((double)idle / (double)kernel)));
+        sqlite3_bind_double(h->ins, 7, round2(100.0 * ((double)compute / (double)kernel)));
+        sqlite3_bind_double(h->ins, 8, round2(100.0 * ((double)noncompute / (double)kernel)));
+    }
+    return insert_done(h, err);
+}
+
+/* Shared driver of the three HTA tables: options, steps, table, rows. */
+static tb_status hta_build(const metric_ctx *m, const char *what, const char *create, const char *insert,
+                           rank_fn fn, tb_error *err)
+{
+    hta_ctx h = {.m = m, .what = what};
+    tb_status rc = hta_options(m, &h.o, err);
+    if (rc)
+        return rc;
+    if ((rc = metrics_exec(m, what, create, err)) || (rc = hta_steps(&h, err)))
+        goto done;
+    if (sqlite3_prepare_v2(m->db, insert, -1, &h.ins, NULL) != SQLITE_OK) {
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+        goto done;
+    }
+    rc = each_rank(m, what, hta_classify, fn, &h, err);
+done:
+    sqlite3_finalize(h.ins);
+    free(h.cuts);
+    return rc;
+}
+
+static tb_status build_temporal(const metric_ctx *m, tb_error *err)
+{
+    return hta_build(m, "temporal_breakdown",
+                     "DROP TABLE IF EXISTS temp.temporal_breakdown;"
+                     "CREATE TEMP TABLE temporal_breakdown (rank INTEGER, idle_time_us NUMERIC, "
+                     "compute_time_us NUMERIC, non_compute_time_us NUMERIC, kernel_time_us NUMERIC, "
+                     "idle_time_pctg REAL, compute_time_pctg REAL, non_compute_time_pctg REAL)",
+                     "INSERT INTO temp.temporal_breakdown VALUES (?, ?, ?, ?, ?, ?, ?, ?)", temporal_rank, err);
+}
+
+/* ---- comm_comp_overlap ------------------------------------------------------ */
+
+/*
+ * HTA's get_comm_comp_overlap for one rank: merged communication and
+ * computation kernels swept together; the time during which both are active
+ * over the merged communication time, as round(100 * ratio, 2). NULL when
+ * the rank has no communication kernel (HTA: NaN).
+ */
+static tb_status overlap_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    hta_ctx *h = ctx;
+    hta_prepare(h, rank, ev);
+    if (!ev->n)
+        return TB_OK;
+    hscratch x;
+    if (hscratch_init(&x, ev->n))
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    hgroups comm = {.pos = x.pos, .neg = x.neg}, comp = {.pos = x.pos2, .neg = x.neg2};
+    hta_merge(x.a, pick(ev, K_COMM, x.a), &comm);
+    hta_merge(x.a, pick(ev, K_COMP, x.a), &comp);
+    /* eff1 and eff2 hold npos + nneg <= the class's event count intervals */
+    size_t n1 = hta_effective(&comm, x.eff1);
+    size_t n2 = hta_effective(&comp, x.eff2);
+    int64_t both = iv_intersect_len(x.eff1, n1, x.eff2, n2);
+    sqlite3_bind_int64(h->ins, 1, rank);
+    if (comm.ngroups && comm.sum != 0)
+        sqlite3_bind_double(h->ins, 2, round2(100.0 * ((double)both / (double)comm.sum)));
+    hscratch_free(&x);
+    return insert_done(h, err);
+}
+
+static tb_status build_overlap(const metric_ctx *m, tb_error *err)
+{
+    return hta_build(m, "comm_comp_overlap",
+                     "DROP TABLE IF EXISTS temp.comm_comp_overlap;"
+                     "CREATE TEMP TABLE comm_comp_overlap (rank INTEGER, comp_comm_overlap_pctg REAL)",
+                     "INSERT INTO temp.comm_comp_overlap VALUES (?, ?)", overlap_rank, err);
+}
+
+/* ---- idle_time_breakdown ---------------------------------------------------- */
+
+static int cmp_stream_start(const void *a, const void *b)
+{
+    const dev_ev *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->s != y->s)
+        return x->s < y->s ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/*
+ * HTA's get_idle_time_breakdown for one rank, every stream: the tasks of a
+ * stream in start order (equal starts in trace order); the gap before a task
+ * is its start minus the previous task's end (not merged, may be negative).
+ * host_wait when the task's launching call started after the previous task
+ * ended, else kernel_wait when the gap is below hta.kernel_wait_us, else
+ * other. A stream's first task has no gap but counts in 'other', so every
+ * stream has an 'other' row; the categories without tasks have none.
+ * idle_time is in µs, idle_time_ratio its share of the stream's sum; both
+ * rounded to 2 decimals, the ratio NULL when the stream's sum is 0.
+ */
+static tb_status idle_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    static const char *const names[3] = {"host_wait", "kernel_wait", "other"};
+    hta_ctx *h = ctx;
+    hta_prepare(h, rank, ev);
+    if (!ev->n)
+        return TB_OK;
+    qsort(ev->v, ev->n, sizeof *ev->v, cmp_stream_start);
+    double thr = h->o.round_us ? h->o.kernel_wait_us : h->o.kernel_wait_us * 1000.0;
+    for (size_t i = 0; i < ev->n;) {
+        int64_t sum[3] = {0, 0, 0};
+        int seen[3] = {0, 0, 1};
+        size_t j = i + 1;
+        for (; j < ev->n && ev->v[j].stream == ev->v[i].stream; j++) {
+            const dev_ev *e = &ev->v[j];
+            int64_t prev_end = ev->v[j - 1].e, gap = e->s - prev_end;
+            int cat = e->linked && e->launch > prev_end ? 0 : (double)gap < thr ? 1 : 2;
+            sum[cat] += gap;
+            seen[cat] = 1;
+        }
+        int64_t total = sum[0] + sum[1] + sum[2];
+        for (int c = 0; c < 3; c++) {
+            if (!seen[c])
+                continue;
+            sqlite3_bind_int64(h->ins, 1, rank);
+            sqlite3_bind_int64(h->ins, 2, ev->v[i].stream);
+            sqlite3_bind_text(h->ins, 3, names[c], -1, SQLITE_STATIC);
+            sqlite3_bind_double(h->ins, 4, round2(hta_us(h->o.round_us, sum[c])));
+            if (total != 0)
+                sqlite3_bind_double(h->ins, 5, round2((double)sum[c] / (double)total));
+            tb_status rc = insert_done(h, err);
+            if (rc)
+                return rc;
+        }
+        i = j;
+    }
+    return TB_OK;
+}
+
+static tb_status build_idle(const metric_ctx *m, tb_error *err)
+{
+    return hta_build(m, "idle_time_breakdown",
+                     "DROP TABLE IF EXISTS temp.idle_time_breakdown;"
+                     "CREATE TEMP TABLE idle_time_breakdown (rank INTEGER, stream INTEGER, idle_category TEXT, "
+                     "idle_time REAL, idle_time_ratio REAL)",
+                     "INSERT INTO temp.idle_time_breakdown VALUES (?, ?, ?, ?, ?)", idle_rank, err);
+}
+
+/* ---- exposed_time (TraceLens) ------------------------------------------------ */
+
+typedef struct tl_ctx {
+    const metric_ctx *m;
+    int linked_only;
+    sqlite3_stmt *ins;
+} tl_ctx;
+
+enum { TL_COMP = 1, TL_COMM = 2, TL_MEMCPY = 4 };
+
+/*
+ * TraceLens' GPUEventAnalyser.compute_metrics_dict for one rank, in exact ns:
+ * total = last end - first start over the GPU events; computation =
+ * |U(comp)|; exposed_comm = |U(comm) \ U(comp)|; exposed_memcpy =
+ * |U(memcpy) \ U(comp) \ U(comm)|; idle = total - |U(all)|. The first three
+ * come from one sweep, U(all) from a separate merge, and the partition
+ * comp + exposed_comm + exposed_memcpy + idle == total is checked.
+ */
+static tb_status exposed_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    static const char what[] = "exposed_time";
+    tl_ctx *t = ctx;
+    iv_rec *r = malloc((ev->n ? ev->n : 1) * sizeof *r);
+    ivec all = IVEC_INIT;
+    if (!r || ivec_reserve(&all, ev->n ? ev->n : 1)) {
+        free(r);
+        ivec_free(&all);
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
+    }
+    size_t n = 0;
+    int64_t first = 0, last = 0;
+    for (size_t i = 0; i < ev->n; i++) {
+        const dev_ev *e = &ev->v[i];
+        if ((t->linked_only && !e->linked) || e->e < e->s)
+            continue;
+        int cls = e->kind == K_COMM ? 1 : e->kind == K_MEM ? 2 : 0;
+        r[n++] = (iv_rec){e->s, e->e, cls};
+        ivec_push(&all, e->s, e->e); /* room reserved: cannot fail */
+        if (n == 1 || e->s < first)
+            first = e->s;
+        if (n == 1 || e->e > last)
+            last = e->e;
+    }
+    tb_status rc = TB_OK;
+    int64_t part[IV_MASKS];
+    if (!n)
+        goto done;
+    if (iv_sweep(r, n, part, NULL, NULL) != 0) {
+        rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
+        goto done;
+    }
+    ivec_merge(&all);
+    int64_t total = last - first, busy = iv_length(all.v, all.n);
+    int64_t comp = 0, ecomm = 0, ememcpy = part[TL_MEMCPY], tcomm = 0, tmemcpy = 0;
+    for (unsigned mask = 1; mask < 8; mask++) {
+        if (mask & TL_COMP)
+            comp += part[mask];
+        else if (mask & TL_COMM)
+            ecomm += part[mask];
+        if (mask & TL_COMM)
+            tcomm += part[mask];
+        if (mask & TL_MEMCPY)
+            tmemcpy += part[mask];
+    }
+    int64_t idle = total - busy;
+    if (comp + ecomm + ememcpy + idle != total || idle < 0) {
+        rc = tb_error_set(err, TB_ERR_INTERNAL,
+                          "%s: rank %lld: computation %lld + exposed_comm %lld + exposed_memcpy %lld + idle %lld ns "
+                          "is not the total %lld ns",
+                          what, (long long)rank, (long long)comp, (long long)ecomm, (long long)ememcpy,
+                          (long long)idle, (long long)total);
+        goto done;
+    }
+    int64_t v[9] = {rank, total, comp, ecomm, ememcpy, idle, busy, tcomm, tmemcpy};
+    for (int c = 0; c < 9; c++)
+        sqlite3_bind_int64(t->ins, c + 1, v[c]);
+    int s = sqlite3_step(t->ins);
+    sqlite3_reset(t->ins);
+    if (s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(t->m->db));
+done:
+    free(r);
+    ivec_free(&all);
+    return rc;
+}
+
+static tb_status build_exposed(const metric_ctx *m, tb_error *err)
+{
+    static const char what[] = "exposed_time";
+    static const char *const keys[] = {"linked_only", NULL};
+    tl_ctx t = {.m = m};
+    tb_status rc = check_keys(m, "exposed", keys, err);
+    if (!rc)
+        rc = opt_bool(m, "exposed.linked_only", 1, &t.linked_only, err);
+    if (rc)
+        return rc;
+    rc = metrics_exec(m, what,
+                      "DROP TABLE IF EXISTS temp.exposed_time;"
+                      "CREATE TEMP TABLE exposed_time (rank INTEGER, total_ns INTEGER, computation_ns INTEGER, "
+                      "exposed_comm_ns INTEGER, exposed_memcpy_ns INTEGER, idle_ns INTEGER, busy_ns INTEGER, "
+                      "total_comm_ns INTEGER, total_memcpy_ns INTEGER)",
+                      err);
+    if (rc)
+        return rc;
+    if (sqlite3_prepare_v2(m->db, "INSERT INTO temp.exposed_time VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &t.ins,
+                           NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+    rc = each_rank(m, what, tl_classify, exposed_rank, &t, err);
+    sqlite3_finalize(t.ins);
+    return rc;
+}
+
+/* ---- the family --------------------------------------------------------------- */
+
+const metric_table metrics_breakdown[] = {
+    {"temporal_breakdown", {NULL}, build_temporal,
+     "HTA's temporal breakdown per rank: idle, compute and non-compute time of the GPU (options hta.*)"},
+    {"comm_comp_overlap", {NULL}, build_overlap,
+     "HTA's communication/computation overlap per rank: share of communication time overlapped by compute"},
+    {"idle_time_breakdown", {NULL}, build_idle,
+     "HTA's idle time breakdown per rank and stream: host_wait, kernel_wait, other"},
+    {"exposed_time", {NULL}, build_exposed,
+     "TraceLens' exposed-time partition per rank: computation, exposed communication and memcpy, idle (ns)"},
+};
+const size_t metrics_breakdown_n = sizeof metrics_breakdown / sizeof metrics_breakdown[0];

@@ -1,0 +1,701 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cluster.c - computed tables over a whole cluster: the cluster step trace
+ * (msprof-analyze's cluster_step_trace_time.csv), slow ranks in collective
+ * communication and the communication matrix.
+ *
+ * cluster_step_trace_time: one `rank` row per rank and step, from the first
+ *     of these sources that has rows (metrics.cluster.rank_source picks one):
+ *     the computed step_trace_time when the DB has device tasks, the rows of
+ *     the ranks' step_trace_time.csv (TB_STEP_TRACE_TIME), the rank rows of
+ *     a loaded cluster_step_trace_time.csv (TB_CLUSTER_STEP_TRACE_TIME).
+ *     Then one `stage` row per step and pipeline stage: the max over the
+ *     stage's ranks of each field. The stages are the `p2p` groups of
+ *     communication_group.json (TB_COMM_GROUP kind 'p2p') when they are
+ *     disjoint and cover every rank of the step; otherwise one stage of all
+ *     the step's ranks (metrics.md, "Cluster"). profiler_metadata.json's
+ *     "pp" groups are pipeline chains across stages, never stages, and are
+ *     not read. Fields are REAL microseconds, as the cluster CSV writes them.
+ * cluster_step_trace_time_csv: the same rows with msprof-analyze's exact
+ *     header (Preparing only when the source had it), for the report.
+ * slow_rank_op / slow_rank: per collective op, group and step, transmit =
+ *     the least time of the op over its ranks and wait = own time - transmit;
+ *     then per rank the total wait, ranked (position 1 = least total wait:
+ *     the rank the others waited for).
+ * communication_matrix: bytes, time and bandwidth per step, op, link and
+ *     transport, from communication_matrix.json files (TB_COMM_MATRIX), else
+ *     from the HCCL tasks (COMMUNICATION_TASK_INFO).
+ *
+ * Every build reads unqualified names so that an iteration window (TEMP
+ * views of the same names, report/window.c) applies. The stage partition is
+ * the one piece of logic done in C: it needs set checks SQL states badly.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/metrics.h"
+
+/* The step trace fields, in msprof's column order. */
+#define FIELDS                                                                                   \
+    "computing, communicationNotOverlapped, overlapped, communication, free, stage, bubble, " \
+    "communicationNotOverlappedExcludeReceive, preparing"
+
+/* "step2" (communication JSON) and "2" (step trace CSVs) both become "2"; "" is NULL. */
+#define STEP_TEXT(x) "CASE WHEN " x " LIKE 'step%' THEN substr(" x ", 5) ELSE NULLIF(CAST(" x " AS TEXT), '') END"
+
+/* Point-to-point ops (sends and receives) by name or type; every other op is collective. */
+#define IS_P2P(name, type)                                                                   \
+    "(coalesce(" name ", '') LIKE '%send%' OR coalesce(" name ", '') LIKE '%recv%' OR "      \
+    "coalesce(" name ", '') LIKE '%receive%' OR coalesce(" type ", '') LIKE '%send%' OR "    \
+    "coalesce(" type ", '') LIKE '%recv%' OR coalesce(" type ", '') LIKE '%receive%')"
+
+/* --- small SQLite helpers -------------------------------------------------- */
+
+static tb_status db_fail(const metric_ctx *m, const char *what, tb_error *err)
+{
+    return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+}
+
+/* Does the query return a row? -1 on an SQLite error (err set). */
+static int any_row(const metric_ctx *m, const char *what, const char *sql, tb_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(m->db, sql, -1, &st, NULL) != SQLITE_OK) {
+        db_fail(m, what, err);
+        return -1;
+    }
+    int rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        db_fail(m, what, err);
+        return -1;
+    }
+    return rc == SQLITE_ROW;
+}
+
+static void note(const metric_ctx *m, const char *msg)
+{
+    if (m->note)
+        m->note(m->ctx, msg);
+}
+
+/* --- cluster_step_trace_time: rank rows ------------------------------------- */
+
+enum rank_source { SRC_AUTO, SRC_COMPUTED, SRC_STEP_CSV, SRC_CLUSTER_CSV };
+
+static const char *const source_names[] = {"auto", "step_trace_time", "TB_STEP_TRACE_TIME",
+                                           "TB_CLUSTER_STEP_TRACE_TIME"};
+
+/* Fills temp.tb_m_cluster_rank from one source. *rows: did it give any. */
+static tb_status rank_rows_from(const metric_ctx *m, enum rank_source s, int *rows, tb_error *err)
+{
+    static const char *const sql[] = {
+        [SRC_COMPUTED] =
+            "INSERT INTO temp.tb_m_cluster_rank "
+            "SELECT " STEP_TEXT("step") ", CAST(rankId AS TEXT), rankId, deviceId, "
+            "  computing / 1000.0, communicationNotOverlapped / 1000.0, overlapped / 1000.0, "
+            "  communication / 1000.0, free / 1000.0, stage / 1000.0, bubble / 1000.0, "
+            "  communicationNotOverlappedExcludeReceive / 1000.0, preparing / 1000.0, 'step_trace_time' "
+            "FROM step_trace_time",
+        [SRC_STEP_CSV] =
+            "INSERT INTO temp.tb_m_cluster_rank "
+            "SELECT " STEP_TEXT("step") ", CAST(rankId AS TEXT), rankId, deviceId, "
+            "  CAST(computing AS REAL), CAST(communicationNotOverlapped AS REAL), CAST(overlapped AS REAL), "
+            "  CAST(communication AS REAL), CAST(free AS REAL), CAST(stage AS REAL), CAST(bubble AS REAL), "
+            "  CAST(communicationNotOverlappedExcludeReceive AS REAL), CAST(preparing AS REAL), "
+            "  'TB_STEP_TRACE_TIME' "
+            "FROM TB_STEP_TRACE_TIME",
+        [SRC_CLUSTER_CSV] =
+            "INSERT INTO temp.tb_m_cluster_rank "
+            "SELECT " STEP_TEXT("step") ", trim(indexText), "
+            "  CASE WHEN trim(indexText) <> '' AND trim(indexText) NOT GLOB '*[^0-9]*' "
+            "       THEN CAST(trim(indexText) AS INTEGER) END, NULL, "
+            "  CAST(computing AS REAL), CAST(communicationNotOverlapped AS REAL), CAST(overlapped AS REAL), "
+            "  CAST(communication AS REAL), CAST(free AS REAL), CAST(stage AS REAL), CAST(bubble AS REAL), "
+            "  CAST(communicationNotOverlappedExcludeReceive AS REAL), CAST(preparing AS REAL), "
+            "  'TB_CLUSTER_STEP_TRACE_TIME' "
+            "FROM TB_CLUSTER_STEP_TRACE_TIME WHERE type = 'rank'",
+    };
+    /* step_trace_time is in this table's depends: the runner built it with
+     * the spec's options (its step trace policy) before this build */
+    *rows = 0;
+    tb_status rc = metrics_exec(m, "cluster_step_trace_time", sql[s], err);
+    if (rc)
+        return rc;
+    *rows = sqlite3_changes(m->db) > 0;
+    return TB_OK;
+}
+
+static tb_status rank_rows(const metric_ctx *m, tb_error *err)
+{
+    char *opt = metrics_option(m, "cluster.rank_source");
+    enum rank_source want = SRC_AUTO;
+    if (opt) {
+        int found = 0;
+        for (int i = 0; i < 4 && !found; i++)
+            if (!strcmp(opt, source_names[i])) {
+                want = (enum rank_source)i;
+                found = 1;
+            }
+        if (!found) {
+            tb_error_set(err, TB_ERR_USAGE,
+                         "metrics.cluster.rank_source: unknown source '%s'; expected one of: auto, "
+                         "step_trace_time, TB_STEP_TRACE_TIME, TB_CLUSTER_STEP_TRACE_TIME",
+                         opt);
+            free(opt);
+            return TB_ERR_USAGE;
+        }
+        free(opt);
+    }
+    tb_status rc = metrics_exec(m, "cluster_step_trace_time",
+                                "DROP TABLE IF EXISTS temp.tb_m_cluster_rank;"
+                                "CREATE TEMP TABLE tb_m_cluster_rank (step TEXT, idx TEXT, rankId INTEGER, "
+                                "  deviceId INTEGER, computing REAL, communicationNotOverlapped REAL, "
+                                "  overlapped REAL, communication REAL, free REAL, stage REAL, bubble REAL, "
+                                "  communicationNotOverlappedExcludeReceive REAL, preparing REAL, source TEXT);",
+                                err);
+    if (rc)
+        return rc;
+    if (want != SRC_AUTO) {
+        int rows = 0;
+        return rank_rows_from(m, want, &rows, err);
+    }
+    /* auto: the computed step trace when the DB has device tasks, then the CSVs */
+    int tasks = any_row(m, "cluster_step_trace_time", "SELECT 1 FROM TASK LIMIT 1", err);
+    if (tasks < 0)
+        return err->code;
+    for (enum rank_source s = tasks ? SRC_COMPUTED : SRC_STEP_CSV; s <= SRC_CLUSTER_CSV; s++) {
+        int rows = 0;
+        if ((rc = rank_rows_from(m, s, &rows, err)))
+            return rc;
+        if (rows)
+            break;
+    }
+    return TB_OK;
+}
+
+/* --- cluster_step_trace_time: stages ---------------------------------------- */
+
+typedef struct group {
+    int64_t *r; /* sorted, distinct */
+    size_t n;
+} group;
+
+typedef struct groups {
+    group *v;
+    size_t n;
+    int overlap; /* two groups share a rank: not a partition */
+} groups;
+
+static void groups_finish(groups *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        free(g->v[i].r);
+    free(g->v);
+    memset(g, 0, sizeof *g);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Parses "0,1,2" (as TB_COMM_GROUP writes ranks) into a sorted, distinct list.
+ * Returns 0, or -1 when the text is not a list of integers. */
+static int parse_ranks(const char *s, group *out)
+{
+    size_t cap = 8, n = 0;
+    int64_t *v = malloc(cap * sizeof *v);
+    if (!v)
+        return -1;
+    const char *p = s;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        char *end = NULL;
+        long long x = strtoll(p, &end, 10);
+        if (end == p)
+            goto bad;
+        if (n == cap) {
+            int64_t *w = realloc(v, 2 * cap * sizeof *v);
+            if (!w)
+                goto bad;
+            v = w;
+            cap *= 2;
+        }
+        v[n++] = x;
+        p = end;
+        while (*p == ' ')
+            p++;
+        if (*p == ',')
+            p++;
+        else if (*p)
+            goto bad;
+    }
+    if (!n)
+        goto bad;
+    qsort(v, n, sizeof *v, cmp_i64);
+    size_t k = 1;
+    for (size_t i = 1; i < n; i++)
+        if (v[i] != v[k - 1])
+            v[k++] = v[i];
+    out->r = v;
+    out->n = k;
+    return 0;
+bad:
+    free(v);
+    return -1;
+}
+
+static int same_group(const group *a, const group *b)
+{
+    return a->n == b->n && !memcmp(a->r, b->r, a->n * sizeof *a->r);
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+    const group *x = a, *y = b;
+    return cmp_i64(&x->r[0], &y->r[0]);
+}
+
+/* The p2p groups of communication_group.json, distinct, ordered by first rank. */
+static tb_status read_p2p_groups(const metric_ctx *m, groups *g, tb_error *err)
+{
+    memset(g, 0, sizeof *g);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(m->db, "SELECT DISTINCT ranks FROM TB_COMM_GROUP WHERE kind = 'p2p' AND ranks IS NOT NULL",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(m, "cluster_step_trace_time: p2p groups", err);
+    size_t cap = 0;
+    int rc;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        group one;
+        if (parse_ranks((const char *)sqlite3_column_text(st, 0), &one) != 0)
+            continue; /* not a rank list: it cannot name a stage */
+        int dup = 0;
+        for (size_t i = 0; i < g->n && !dup; i++)
+            dup = same_group(&g->v[i], &one);
+        if (dup) {
+            free(one.r);
+            continue;
+        }
+        if (g->n == cap) {
+            size_t nc = cap ? 2 * cap : 8;
+            group *w = realloc(g->v, nc * sizeof *w);
+            if (!w) {
+                free(one.r);
+                sqlite3_finalize(st);
+                groups_finish(g);
+                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            }
+            g->v = w;
+            cap = nc;
+        }
+        g->v[g->n++] = one;
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE) {
+        groups_finish(g);
+        return db_fail(m, "cluster_step_trace_time: p2p groups", err);
+    }
+    if (g->n)
+        qsort(g->v, g->n, sizeof *g->v, cmp_group);
+    /* disjoint? (a rank in two groups makes the groups no partition) */
+    for (size_t i = 0; i < g->n && !g->overlap; i++)
+        for (size_t j = i + 1; j < g->n && !g->overlap; j++)
+            for (size_t a = 0, b = 0; a < g->v[i].n && b < g->v[j].n;) {
+                if (g->v[i].r[a] == g->v[j].r[b]) {
+                    g->overlap = 1;
+                    break;
+                }
+                if (g->v[i].r[a] < g->v[j].r[b])
+                    a++;
+                else
+                    b++;
+            }
+    return TB_OK;
+}
+
+/* The group holding rank, or -1. */
+static long group_of(const groups *g, int64_t rank)
+{
+    for (size_t i = 0; i < g->n; i++)
+        if (bsearch(&rank, g->v[i].r, g->v[i].n, sizeof rank, cmp_i64))
+            return (long)i;
+    return -1;
+}
+
+/* Python's str() of a tuple of ints: "(0, 1, 2)", "(5,)", "()". Returns new (free with free()). */
+static char *tuple_text(const int64_t *r, size_t n)
+{
+    size_t cap = 3 + n * 24;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    size_t k = 0;
+    s[k++] = '(';
+    for (size_t i = 0; i < n; i++)
+        k += (size_t)snprintf(s + k, cap - k, "%s%lld", i ? ", " : "", (long long)r[i]);
+    if (n == 1)
+        s[k++] = ',';
+    s[k++] = ')';
+    s[k] = 0;
+    return s;
+}
+
+/* Ranks of one step: the distinct integer ranks of its rank rows, sorted. */
+typedef struct ranklist {
+    int64_t *r;
+    size_t n, cap;
+} ranklist;
+
+static int ranklist_add(ranklist *l, int64_t x)
+{
+    if (l->n == l->cap) {
+        size_t nc = l->cap ? 2 * l->cap : 16;
+        int64_t *w = realloc(l->r, nc * sizeof *w);
+        if (!w)
+            return -1;
+        l->r = w;
+        l->cap = nc;
+    }
+    l->r[l->n++] = x;
+    return 0;
+}
+
+/* Inserts (step, rank, stage idx, stage order) for one step into tb_m_cluster_stage. */
+static tb_status stage_step(const metric_ctx *m, sqlite3_value *step, const groups *g, sqlite3_stmt *ranks,
+                            sqlite3_stmt *ins, int *fell_back, tb_error *err)
+{
+    ranklist l = {0};
+    tb_status rc = TB_OK;
+    char *one = NULL;
+    sqlite3_reset(ranks);
+    sqlite3_bind_value(ranks, 1, step);
+    int s;
+    while ((s = sqlite3_step(ranks)) == SQLITE_ROW)
+        if (ranklist_add(&l, sqlite3_column_int64(ranks, 0)) != 0) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+    if (s != SQLITE_DONE) {
+        rc = db_fail(m, "cluster_step_trace_time: ranks", err);
+        goto done;
+    }
+    if (!l.n)
+        goto done;
+    int partition = g->n && !g->overlap;
+    for (size_t i = 0; i < l.n && partition; i++)
+        partition = group_of(g, l.r[i]) >= 0;
+    if (g->n && !partition)
+        *fell_back = 1;
+    if (!partition && !(one = tuple_text(l.r, l.n))) {
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < l.n; i++) {
+        long gi = partition ? group_of(g, l.r[i]) : 0;
+        char *idx = partition ? tuple_text(g->v[gi].r, g->v[gi].n) : one;
+        if (!idx) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        sqlite3_reset(ins);
+        sqlite3_bind_value(ins, 1, step);
+        sqlite3_bind_int64(ins, 2, l.r[i]);
+        sqlite3_bind_text(ins, 3, idx, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(ins, 4, gi);
+        if (partition)
+            free(idx);
+        if (sqlite3_step(ins) != SQLITE_DONE) {
+            rc = db_fail(m, "cluster_step_trace_time: stages", err);
+            goto done;
+        }
+    }
+done:
+    free(one);
+    free(l.r);
+    return rc;
+}
+
+static tb_status stage_map(const metric_ctx *m, tb_error *err)
+{
+    groups g;
+    sqlite3_stmt *steps = NULL, *ranks = NULL, *ins = NULL;
+    tb_status rc = metrics_exec(m, "cluster_step_trace_time",
+                                "DROP TABLE IF EXISTS temp.tb_m_cluster_stage;"
+                                "CREATE TEMP TABLE tb_m_cluster_stage (step TEXT, rankId INTEGER, idx TEXT, "
+                                "  ord INTEGER);",
+                                err);
+    if (rc)
+        return rc;
+    if ((rc = read_p2p_groups(m, &g, err)))
+        return rc;
+    if (sqlite3_prepare_v2(m->db, "SELECT DISTINCT step FROM temp.tb_m_cluster_rank", -1, &steps, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(m->db,
+                           "SELECT DISTINCT rankId FROM temp.tb_m_cluster_rank "
+                           "WHERE step IS ?1 AND rankId IS NOT NULL ORDER BY rankId",
+                           -1, &ranks, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(m->db, "INSERT INTO temp.tb_m_cluster_stage VALUES (?1, ?2, ?3, ?4)", -1, &ins, NULL) !=
+            SQLITE_OK) {
+        rc = db_fail(m, "cluster_step_trace_time: stages", err);
+        goto done;
+    }
+    int fell_back = 0, s;
+    while (!rc && (s = sqlite3_step(steps)) == SQLITE_ROW)
+        rc = stage_step(m, sqlite3_column_value(steps, 0), &g, ranks, ins, &fell_back, err);
+    if (!rc && s != SQLITE_DONE)
+        rc = db_fail(m, "cluster_step_trace_time: steps", err);
+    if (!rc && fell_back)
+        note(m, g.overlap ? "cluster_step_trace_time: the p2p groups of communication_group.json overlap: "
+                            "one stage of all ranks"
+                          : "cluster_step_trace_time: the p2p groups of communication_group.json do not cover "
+                            "every rank: one stage of all ranks");
+done:
+    sqlite3_finalize(steps);
+    sqlite3_finalize(ranks);
+    sqlite3_finalize(ins);
+    groups_finish(&g);
+    return rc;
+}
+
+static tb_status build_step_trace(const metric_ctx *m, tb_error *err)
+{
+    tb_status rc = metrics_exec(m, "cluster_step_trace_time",
+                                "DROP TABLE IF EXISTS temp.cluster_step_trace_time;"
+                                "CREATE TEMP TABLE cluster_step_trace_time (step TEXT, type TEXT, idx TEXT, "
+                                "  computing REAL, communicationNotOverlapped REAL, overlapped REAL, "
+                                "  communication REAL, free REAL, stage REAL, bubble REAL, "
+                                "  communicationNotOverlappedExcludeReceive REAL, preparing REAL, "
+                                "  rankId INTEGER, deviceId INTEGER, source TEXT, seq INTEGER);",
+                                err);
+    if (rc || (rc = rank_rows(m, err)) || (rc = stage_map(m, err)))
+        return rc;
+    /* msprof-analyze's order: rank rows by rank then step, then stage rows by
+     * step then stage; seq keeps it */
+    return metrics_exec(
+        m, "cluster_step_trace_time",
+        "INSERT INTO temp.cluster_step_trace_time "
+        "SELECT step, type, idx, " FIELDS ", rankId, deviceId, source, "
+        "  row_number() OVER (ORDER BY type = 'stage', rankId, deviceId, CASE WHEN type = 'rank' THEN idx END, "
+        "    step IS NOT NULL, CAST(step AS INTEGER), step, ord) "
+        "FROM (SELECT step, 'rank' AS type, idx, " FIELDS ", rankId, deviceId, source, 0 AS ord "
+        "      FROM temp.tb_m_cluster_rank "
+        "      UNION ALL "
+        "      SELECT r.step, 'stage', s.idx, max(r.computing), max(r.communicationNotOverlapped), "
+        "        max(r.overlapped), max(r.communication), max(r.free), max(r.stage), max(r.bubble), "
+        "        max(r.communicationNotOverlappedExcludeReceive), max(r.preparing), NULL, NULL, "
+        "        min(r.source), min(s.ord) "
+        "      FROM temp.tb_m_cluster_rank r "
+        "      JOIN temp.tb_m_cluster_stage s ON s.step IS r.step AND s.rankId = r.rankId "
+        "      GROUP BY r.step, s.idx);"
+        "DROP TABLE temp.tb_m_cluster_rank;"
+        "DROP TABLE temp.tb_m_cluster_stage;",
+        err);
+}
+
+/* The msprof-analyze layout: exact header, Preparing only when the source had it. */
+static tb_status build_step_trace_csv(const metric_ctx *m, tb_error *err)
+{
+    int prep = any_row(m, "cluster_step_trace_time_csv",
+                       "SELECT 1 FROM temp.cluster_step_trace_time WHERE preparing IS NOT NULL LIMIT 1", err);
+    if (prep < 0)
+        return err->code;
+    char *sql = sqlite3_mprintf(
+        "DROP TABLE IF EXISTS temp.cluster_step_trace_time_csv;"
+        "CREATE TEMP TABLE cluster_step_trace_time_csv AS "
+        "SELECT step AS \"Step\", type AS \"Type\", idx AS \"Index\", computing AS \"Computing\", "
+        "  communicationNotOverlapped AS \"Communication(Not Overlapped)\", overlapped AS \"Overlapped\", "
+        "  communication AS \"Communication\", free AS \"Free\", stage AS \"Stage\", bubble AS \"Bubble\", "
+        "  communicationNotOverlappedExcludeReceive AS \"Communication(Not Overlapped and Exclude Receive)\"%s "
+        "FROM temp.cluster_step_trace_time ORDER BY seq;",
+        prep ? ", preparing AS \"Preparing\"" : "");
+    if (!sql)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    tb_status rc = metrics_exec(m, "cluster_step_trace_time_csv", sql, err);
+    sqlite3_free(sql);
+    return rc;
+}
+
+/* --- communication ops with a step ------------------------------------------- */
+
+/* temp.tb_m_cluster_op(rankId, opId, opName, opType, groupName, startNs, endNs, step):
+ * COMMUNICATION_OP with its step: the STEP_TIME step of the rank holding the
+ * launching API call (connectionId), else the last step that started at or
+ * before the op (the device runs behind the host). */
+static tb_status comm_ops(const metric_ctx *m, tb_error *err)
+{
+    return metrics_exec(m, "communication ops",
+                        "DROP TABLE IF EXISTS temp.tb_m_cluster_launch;"
+                        "CREATE TEMP TABLE tb_m_cluster_launch AS "
+                        "  SELECT a.rankId AS rankId, a.connectionId AS connectionId, min(a.startNs) AS startNs "
+                        "  FROM CANN_API a "
+                        "  WHERE a.connectionId IN (SELECT connectionId FROM COMMUNICATION_OP) "
+                        "  GROUP BY a.rankId, a.connectionId;"
+                        "CREATE INDEX temp.tb_m_cluster_launch_i ON tb_m_cluster_launch(connectionId, rankId);"
+                        "DROP TABLE IF EXISTS temp.tb_m_cluster_op;"
+                        "CREATE TEMP TABLE tb_m_cluster_op AS "
+                        "  SELECT o.rankId AS rankId, o.opId AS opId, o.name AS opName, o.opType AS opType, "
+                        "    o.groupName AS groupName, o.startNs AS startNs, o.endNs AS endNs, "
+                        "    (SELECT CAST(s.id AS TEXT) FROM STEP_TIME s "
+                        "     WHERE s.rankId IS o.rankId AND s.startNs <= coalesce(l.startNs, o.startNs) "
+                        "       AND (l.startNs IS NULL OR l.startNs <= s.endNs) "
+                        "     ORDER BY s.startNs DESC LIMIT 1) AS step "
+                        "  FROM comm_op o "
+                        "  LEFT JOIN temp.tb_m_cluster_launch l ON l.connectionId = o.connectionId "
+                        "    AND l.rankId IS o.rankId;"
+                        "CREATE INDEX temp.tb_m_cluster_op_i ON tb_m_cluster_op(opId, rankId);"
+                        "DROP TABLE temp.tb_m_cluster_launch;",
+                        err);
+}
+
+/* --- slow rank ------------------------------------------------------------------ */
+
+static tb_status build_slow_rank_op(const metric_ctx *m, tb_error *err)
+{
+    tb_status rc = metrics_exec(m, "slow_rank_op",
+                                "DROP TABLE IF EXISTS temp.slow_rank_op;"
+                                "CREATE TEMP TABLE slow_rank_op (step TEXT, opName TEXT, groupName TEXT, "
+                                "  groupRanks TEXT, rankId INTEGER, timeNs INTEGER, transmitNs INTEGER, "
+                                "  waitNs INTEGER, ranks INTEGER, source TEXT);"
+                                "DROP TABLE IF EXISTS temp.tb_m_cluster_optime;"
+                                "CREATE TEMP TABLE tb_m_cluster_optime (step TEXT, opName TEXT, groupName TEXT, "
+                                "  groupRanks TEXT, rankId INTEGER, timeNs INTEGER, source TEXT);",
+                                err);
+    if (rc)
+        return rc;
+    int stat = any_row(m, "slow_rank_op", "SELECT 1 FROM TB_COMM_OP_STAT WHERE opKind = 'collective' LIMIT 1", err);
+    if (stat < 0)
+        return err->code;
+    if (stat) {
+        /* communication.json and cluster_communication.json may both give an
+         * op of a rank: one row each, the cluster file's first */
+        rc = metrics_exec(m, "slow_rank_op",
+                          "INSERT INTO temp.tb_m_cluster_optime "
+                          "SELECT step, opName, groupName, groupRanks, rankId, timeNs, 'TB_COMM_OP_STAT' FROM ("
+                          "  SELECT " STEP_TEXT("s.step") " AS step, n.value AS opName, g.value AS groupName, "
+                          "    s.groupRanks AS groupRanks, s.rankId AS rankId, s.elapseNs AS timeNs, "
+                          "    row_number() OVER (PARTITION BY s.rankId, s.step, s.opName, s.groupName "
+                          "                       ORDER BY s.cluster DESC) AS k "
+                          "  FROM TB_COMM_OP_STAT s "
+                          "  LEFT JOIN STRING_IDS n ON n.id = s.opName "
+                          "  LEFT JOIN STRING_IDS g ON g.id = s.groupName "
+                          "  WHERE s.opKind = 'collective' AND s.elapseNs IS NOT NULL AND s.rankId IS NOT NULL) "
+                          "WHERE k = 1;",
+                          err);
+    } else {
+        if ((rc = comm_ops(m, err)))
+            return rc;
+        rc = metrics_exec(m, "slow_rank_op",
+                          "INSERT INTO temp.tb_m_cluster_optime "
+                          "SELECT step, opName, groupName, NULL, rankId, endNs - startNs, 'COMMUNICATION_OP' "
+                          "FROM temp.tb_m_cluster_op "
+                          "WHERE rankId IS NOT NULL AND NOT " IS_P2P("opName", "opType") ";"
+                          "DROP TABLE temp.tb_m_cluster_op;",
+                          err);
+    }
+    if (rc)
+        return rc;
+    return metrics_exec(m, "slow_rank_op",
+                        "INSERT INTO temp.slow_rank_op "
+                        "SELECT step, opName, groupName, max(groupRanks) OVER w, rankId, timeNs, "
+                        "  min(timeNs) OVER w, timeNs - min(timeNs) OVER w, count(*) OVER w, source "
+                        "FROM temp.tb_m_cluster_optime "
+                        "WINDOW w AS (PARTITION BY step, opName, groupName) "
+                        "ORDER BY step IS NOT NULL, CAST(step AS INTEGER), step, opName, groupName, rankId;"
+                        "DROP TABLE temp.tb_m_cluster_optime;",
+                        err);
+}
+
+static tb_status build_slow_rank(const metric_ctx *m, tb_error *err)
+{
+    return metrics_exec(m, "slow_rank",
+                        "DROP TABLE IF EXISTS temp.slow_rank;"
+                        "CREATE TEMP TABLE slow_rank (position INTEGER, rankId INTEGER, ops INTEGER, "
+                        "  totalTimeNs INTEGER, totalWaitNs INTEGER, maxWaitNs INTEGER, waitRatio REAL, "
+                        "  lastArrivals INTEGER, source TEXT);"
+                        "INSERT INTO temp.slow_rank "
+                        "SELECT row_number() OVER (ORDER BY sum(waitNs), rankId), rankId, count(*), sum(timeNs), "
+                        "  sum(waitNs), max(waitNs), "
+                        "  CASE WHEN sum(timeNs) > 0 THEN CAST(sum(waitNs) AS REAL) / sum(timeNs) END, "
+                        "  sum(ranks > 1 AND waitNs = 0), min(source) "
+                        "FROM temp.slow_rank_op GROUP BY rankId ORDER BY 1;",
+                        err);
+}
+
+/* --- communication matrix ------------------------------------------------------- */
+
+static tb_status build_matrix(const metric_ctx *m, tb_error *err)
+{
+    tb_status rc = metrics_exec(m, "communication_matrix",
+                                "DROP TABLE IF EXISTS temp.communication_matrix;"
+                                "CREATE TEMP TABLE communication_matrix (step TEXT, opKind TEXT, opName TEXT, "
+                                "  groupName TEXT, groupRanks TEXT, srcRank INTEGER, dstRank INTEGER, "
+                                "  transport TEXT, bytes INTEGER, timeNs INTEGER, bandwidthGBs REAL, source TEXT);",
+                                err);
+    if (rc)
+        return rc;
+    int files = any_row(m, "communication_matrix", "SELECT 1 FROM TB_COMM_MATRIX LIMIT 1", err);
+    if (files < 0)
+        return err->code;
+    if (files)
+        /* one row per link: the cluster file's, else the source rank's file, else the lowest rank's */
+        return metrics_exec(
+            m, "communication_matrix",
+            "INSERT INTO temp.communication_matrix "
+            "SELECT step, opKind, opName, groupName, groupRanks, srcRank, dstRank, transport, bytes, timeNs, bw, "
+            "  'TB_COMM_MATRIX' FROM ("
+            "  SELECT " STEP_TEXT("x.step") " AS step, x.opKind AS opKind, n.value AS opName, "
+            "    g.value AS groupName, x.groupRanks AS groupRanks, x.srcRank AS srcRank, x.dstRank AS dstRank, "
+            "    x.transportType AS transport, CAST(round(x.transitSizeMB * 1000000) AS INTEGER) AS bytes, "
+            "    CAST(round(x.transitTimeMs * 1000000) AS INTEGER) AS timeNs, CAST(x.bandwidthGBs AS REAL) AS bw, "
+            "    row_number() OVER (PARTITION BY x.step, x.opKind, x.opName, x.groupName, x.srcRank, x.dstRank, "
+            "      x.transportType ORDER BY x.cluster DESC, x.rankId IS x.srcRank DESC, x.rankId) AS k "
+            "  FROM TB_COMM_MATRIX x "
+            "  LEFT JOIN STRING_IDS n ON n.id = x.opName "
+            "  LEFT JOIN STRING_IDS g ON g.id = x.groupName) "
+            "WHERE k = 1 "
+            "ORDER BY step IS NOT NULL, CAST(step AS INTEGER), step, opKind, opName, srcRank, dstRank, transport;",
+            err);
+    int tasks = any_row(m, "communication_matrix", "SELECT 1 FROM COMMUNICATION_TASK_INFO LIMIT 1", err);
+    if (tasks <= 0)
+        return tasks < 0 ? err->code : TB_OK;
+    if ((rc = comm_ops(m, err)))
+        return rc;
+    /* bytes per ns is GB/s */
+    return metrics_exec(
+        m, "communication_matrix",
+        "INSERT INTO temp.communication_matrix "
+        "SELECT o.step, CASE WHEN o.opName IS NULL THEN NULL WHEN " IS_P2P("o.opName", "o.opType") " THEN 'p2p' "
+        "    ELSE 'collective' END, o.opName, coalesce(g.value, o.groupName), NULL, c.srcRank, c.dstRank, "
+        "  coalesce(e.name, CAST(c.transportType AS TEXT)), sum(c.size), sum(t.endNs - t.startNs), "
+        "  CASE WHEN sum(t.endNs - t.startNs) > 0 THEN CAST(sum(c.size) AS REAL) / sum(t.endNs - t.startNs) END, "
+        "  'COMMUNICATION_TASK_INFO' "
+        "FROM COMMUNICATION_TASK_INFO c "
+        "JOIN TASK t ON t.globalTaskId = c.globalTaskId AND t.rankId IS c.rankId "
+        "LEFT JOIN temp.tb_m_cluster_op o ON o.opId = c.opId AND o.rankId IS c.rankId "
+        "LEFT JOIN STRING_IDS g ON g.id = c.groupName "
+        "LEFT JOIN ENUM_HCCL_TRANSPORT_TYPE e ON e.id = c.transportType "
+        "WHERE c.size > 0 "
+        "GROUP BY o.step, o.opName, coalesce(g.value, o.groupName), c.srcRank, c.dstRank, c.transportType "
+        "ORDER BY o.step IS NOT NULL, CAST(o.step AS INTEGER), o.step, 2, o.opName, c.srcRank, c.dstRank, 8;"
+        "DROP TABLE temp.tb_m_cluster_op;",
+        err);
+}
+
+const metric_table metrics_cluster[] = {
+    {"cluster_step_trace_time", {"step_trace_time", NULL}, build_step_trace,
+     "per rank and step the step trace (us), then per pipeline stage the max over its ranks"},
+    {"cluster_step_trace_time_csv", {"cluster_step_trace_time", NULL}, build_step_trace_csv,
+     "cluster_step_trace_time with msprof-analyze's cluster_step_trace_time.csv header"},
+    {"slow_rank_op", {NULL}, build_slow_rank_op,
+     "per collective op, group, step and rank: time, transmit (least time over the ranks) and wait"},
+    {"slow_rank", {"slow_rank_op", NULL}, build_slow_rank,
+     "per rank the total wait in collective ops, ranked from the least (the rank the others waited for)"},
+    {"communication_matrix", {NULL}, build_matrix,
+     "bytes, time and bandwidth per step, op, source rank, destination rank and transport"},
+};
+const size_t metrics_cluster_n = sizeof metrics_cluster / sizeof metrics_cluster[0];

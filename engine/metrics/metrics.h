@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * metrics.h - computed tables: metrics made on demand inside a report run.
+ *
+ * A report's SQL may read tables that are not in the DB but computed from
+ * it: step_trace_time, overlap_lanes, temporal_breakdown, ... Each one is a
+ * metric_table with a build function that creates `temp.<name>` on the
+ * run's connection, reading the (window-filtered) tables and views, so
+ * every metric honours the window. The runner builds a table the first time
+ * a report names it (in its SQL or its `requires`), with the options of the
+ * report's spec (its `metrics:` section), and builds it again when a later
+ * spec's options differ.
+ *
+ * Build functions run trusted (the sandbox's authorizer lets the runner's
+ * own SQL through), may create helper TEMP tables of their own (named
+ * `tb_m_<something>`, dropped or replaced on rebuild), and report a broken
+ * invariant as TB_ERR_INTERNAL: a metric never silently gives a wrong number.
+ */
+#ifndef TB_METRICS_H
+#define TB_METRICS_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "tracebook/error.h"
+
+typedef struct metric_ctx {
+    sqlite3 *db;               /* the run's connection (borrowed) */
+    const char *options_json;  /* the spec's `metrics` section as compact JSON, or NULL */
+    void (*note)(void *ctx, const char *msg); /* may be NULL */
+    void *ctx;
+} metric_ctx;
+
+typedef struct metric_table {
+    const char *name;          /* the table's name in report SQL (lowercase) */
+    const char *depends[4];    /* metric tables built first, NULL-terminated */
+    /* Creates TEMP TABLE <name> (after dropping an older one). */
+    tb_status (*build)(const metric_ctx *m, tb_error *err);
+    const char *summary;       /* one line for docs and `tracebook reports` */
+} metric_table;
+
+/* Per-file tables (each file owns its array). */
+extern const metric_table metrics_steptrace[];
+extern const size_t metrics_steptrace_n;
+extern const metric_table metrics_breakdown[];
+extern const size_t metrics_breakdown_n;
+extern const metric_table metrics_cluster[];
+extern const size_t metrics_cluster_n;
+
+/* Returns the table named name (case-insensitive), or NULL. */
+const metric_table *metrics_find(const char *name);
+
+/* Calls fn for every computed table, in a fixed order. */
+void metrics_each(void (*fn)(void *ctx, const metric_table *t), void *ctx);
+
+/*
+ * The option at a dotted path of the spec's metrics section ("hta.round_us")
+ * as text, "true"/"false" for booleans, or NULL when absent. Returns new
+ * (free with free()).
+ */
+char *metrics_option(const metric_ctx *m, const char *path);
+
+/* The same as an integer/boolean/double with a default. */
+long long metrics_option_int(const metric_ctx *m, const char *path, long long def);
+double metrics_option_double(const metric_ctx *m, const char *path, double def);
+
+/* Runs sql (several statements) on m->db; SQLite errors become TB_ERR_DB naming what. */
+tb_status metrics_exec(const metric_ctx *m, const char *what, const char *sql, tb_error *err);
+
+#endif

@@ -1,0 +1,455 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_breakdown.c - the breakdown computed tables (engine/metrics/
+ * breakdown.c): HTA's temporal_breakdown, comm_comp_overlap and
+ * idle_time_breakdown under each window option, TraceLens' exposed_time,
+ * option errors, and the built-in reports' headers.
+ *
+ * The DB is made from the engine's own schema with Kineto-like rows
+ * (taskType = the Kineto category); every answer is worked out by hand
+ * below. HTA's domain is whole µs: ts rounded up, ts + dur rounded down.
+ *
+ * Rank 0. ProfilerStep#1 [800, 1000] and #2 [1044, 1100] µs (PYTORCH_API),
+ * and a GPU copy of #2 [1046, 1099] (TB_EVENT, ph X): HTA's last step start
+ * is the latest of both, 1046. Tasks (ns; HTA µs; launch call µs):
+ *   T1 gemm    stream 7  [1000300, 1010000) -> [1001, 1010)  launch 900
+ *   T2 nccl    stream 20 [1005000, 1020000) -> [1005, 1020)  launch 950
+ *   T3 gemm    stream 7  [1012000, 1015500) -> [1012, 1015)  launch 1011
+ *   T4 memcpy  stream 7  [1025000, 1030000) -> [1025, 1030)  launch 960
+ *   T5 memset  stream 7  [1050000, 1052000) -> [1050, 1052)  launch 1045
+ *   T6 gemm    stream 7  [1060400, 1060900) -> [1061, 1060)  launch 1047
+ *   T7 gemm    stream 7  [1070000, 1071000) -> [1070, 1071)  no launch call
+ * HTA kinds: gemm compute, nccl communication, Memcpy/Memset memory.
+ * Default window (launch < 1046, linked only): T1-T5 (T5 only because the
+ * GPU copy of step 2 moves the cut past 1045).
+ *   groups [1001,1020) [1025,1030) [1050,1052) = 26; kernel 1052 - 1001 =
+ *   51; idle 25; compute 9 + 3 = 12; non-compute 51 - 12 - 25 = 14;
+ *   49.02 / 23.53 / 27.45 %.
+ *   overlap: comm [1005,1020) = 15, with compute [1005,1010) [1012,1015) =
+ *   8: 53.33 %.
+ *   idle, stream 7: T3 gap 2, launched at 1011 > 1010: host_wait; T4 gap
+ *   10 < 30: kernel_wait; T5 gap 20, launched at 1045 > 1030: host_wait.
+ *   host 22 (0.69), kernel 10 (0.31), other 0 (T1, first). Stream 20:
+ *   other 0, ratio NULL (no idle time at all).
+ * drop_last_step false (launch <= 1100): T6 joins, negative after rounding:
+ *   its own group [1061,1060): groups 26 - 1 = 25, kernel 1060 - 1001 = 59,
+ *   idle 34, compute 11, non-compute 14; 57.63 / 18.64 / 23.73 %. Idle:
+ *   T6 gap 1061 - 1052 = 9: kernel_wait; host 22 (0.54), kernel 19 (0.46).
+ * linked_only false: T6 still out (its launch call is cut), T7 in: groups
+ *   27, kernel 70, idle 43, compute 13, non-compute 14; 61.43/18.57/20 %.
+ * round_us false (exact ns, µs = ns / 1000): T1-T5; union 26700, kernel
+ *   51700, idle 25000, compute 13200, non-compute 13500; 48.36/25.53/26.11.
+ *
+ * Rank 1 has no step slices: not filtered. U1 gemm [0, 10) µs launched
+ * (conn 100), U2 gemm [20, 30) unlinked. kernel 30, idle 10, compute 20,
+ * non-compute 0; 33.33 / 66.67 / 0. Idle: U2 gap 10 < 30, not linked:
+ * kernel_wait 10 (ratio 1).
+ *
+ * Rank 2 (no steps, unlinked), equal starts after rounding:
+ *   A [10200,10900) -> [11,10), B [10300,10800) -> [11,10), C [11000,
+ *   15000) -> [11,15): one group [11,15) (the longest of a start first);
+ *   D [20200,20900) -> [21,20), E [20400,20600) -> [21,20): no group to
+ *   join, each a group of -1. Sum 4 - 2 = 2, kernel 20 - 11 = 9, idle 7,
+ *   compute 2, non-compute 0; 77.78 / 22.22 / 0. Idle (start order A B C
+ *   D E): gaps 1, 1, 6, 1: kernel_wait 9.
+ *
+ * exposed_time (exact ns, linked only, no step window): rank 0 T1-T6 (T5
+ * memset is computation for TraceLens): total 1060900 - 1000300 = 60600;
+ * comp [1000300,1010000) [1012000,1015500) [1050000,1052000)
+ * [1060400,1060900) = 15700; exposed comm [1010000,1012000)
+ * [1015500,1020000) = 6500; exposed memcpy 5000; busy 19700 + 5000 + 2000
+ * + 500 = 27200; idle 33400. Rank 1: U1 only, 10000 all computation.
+ * Rank 2: nothing linked, no row. Unlinked too: rank 0 + T7: total 70700,
+ * comp 16700, busy 28200, idle 42500; rank 1 total 30000, comp 20000, idle
+ * 10000; rank 2 total 10700, union 700 + 4000 + 700 = 5400, idle 5300.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+
+#include "testutil.h"
+#include "tracebook/tracebook.h"
+
+extern const char tb_sql_unified[];
+extern const char tb_sql_views[];
+
+static char dbpath[PATH_MAX + 16];
+
+static const char rows_sql[] =
+    "INSERT INTO STRING_IDS VALUES (1, 'kernel'), (2, 'gpu_memcpy'), (3, 'gpu_memset'), (4, 'gemm_kernel'),"
+    "  (5, 'ncclDevKernel_AllReduce_Sum_f32'), (6, 'Memcpy HtoD (Pageable -> Device)'), (7, 'Memset (Device)'),"
+    "  (8, 'ProfilerStep#1'), (9, 'ProfilerStep#2'), (10, 'cudaLaunchKernel'), (11, 'gpu_user_annotation');"
+    "INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, streamId, taskType, rankId, name) VALUES"
+    "  (1000300, 1010000, 0, 1, 1, 7, 1, 0, 4),"   /* T1 */
+    "  (1005000, 1020000, 0, 2, 2, 20, 1, 0, 5),"  /* T2 */
+    "  (1012000, 1015500, 0, 3, 3, 7, 1, 0, 4),"   /* T3 */
+    "  (1025000, 1030000, 0, 4, 4, 7, 2, 0, 6),"   /* T4 */
+    "  (1050000, 1052000, 0, 5, 5, 7, 3, 0, 7),"   /* T5 */
+    "  (1060400, 1060900, 0, 6, 6, 7, 1, 0, 4),"   /* T6 */
+    "  (1070000, 1071000, 0, NULL, 7, 7, 1, 0, 4),"/* T7 */
+    "  (0, 10000, 0, 100, 10, 1, 1, 1, 4),"        /* U1 */
+    "  (20000, 30000, 0, NULL, 11, 1, 1, 1, 4),"   /* U2 */
+    "  (10200, 10900, 0, NULL, 20, 1, 1, 2, 4), (10300, 10800, 0, NULL, 21, 1, 1, 2, 4),"
+    "  (11000, 15000, 0, NULL, 22, 1, 1, 2, 4), (20200, 20900, 0, NULL, 23, 1, 1, 2, 4),"
+    "  (20400, 20600, 0, NULL, 24, 1, 1, 2, 4);"
+    "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, rankId) VALUES (4, 1, 0), (4, 3, 0), (4, 6, 0), (4, 7, 0),"
+    "  (4, 10, 1), (4, 11, 1), (4, 20, 2), (4, 21, 2), (4, 22, 2), (4, 23, 2), (4, 24, 2);"
+    "INSERT INTO COMMUNICATION_TASK_INFO (name, globalTaskId, opId, rankId) VALUES (5, 2, 1, 0);"
+    "INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, connectionId, opId, deviceId, rankId) VALUES"
+    "  (5, 1005000, 1020000, 2, 1, 0, 0);"
+    "INSERT INTO MEMCPY_INFO VALUES (4, 64, 1, 0), (5, 64, 65535, 0);"
+    "INSERT INTO CANN_API (startNs, endNs, type, globalTid, connectionId, name, rankId) VALUES"
+    "  (900000, 901000, 60001, 1, 1, 10, 0), (950000, 951000, 60001, 1, 2, 10, 0),"
+    "  (1011000, 1011500, 60001, 1, 3, 10, 0), (960000, 961000, 60001, 1, 4, 10, 0),"
+    "  (1045000, 1045500, 60001, 1, 5, 10, 0), (1047000, 1047500, 60001, 1, 6, 10, 0),"
+    "  (0, 1000, 60001, 1, 100, 10, 1);"
+    "INSERT INTO PYTORCH_API (startNs, endNs, globalTid, name, type, rankId) VALUES"
+    "  (800000, 1000000, 1, 8, 60003, 0), (1044000, 1100000, 1, 9, 60003, 0);"
+    "INSERT INTO STEP_TIME VALUES (1, 800000, 1000000, 0), (2, 1044000, 1100000, 0);"
+    "INSERT INTO TB_EVENT VALUES (0, 1, 7, 'X', 11, 9, 1046000, 1099000, NULL);";
+
+static int setup(void **state)
+{
+    (void)state;
+    if (tu_make_tmpdir("test_breakdown") != 0)
+        return -1;
+    snprintf(dbpath, sizeof dbpath, "%s/bd.db", tmpdir);
+    sqlite3 *db = NULL;
+    if (sqlite3_open(dbpath, &db) != SQLITE_OK)
+        return -1;
+    int rc = sqlite3_exec(db, tb_sql_unified, NULL, NULL, NULL) | sqlite3_exec(db, tb_sql_views, NULL, NULL, NULL) |
+             sqlite3_exec(db, rows_sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tu_remove_tmpdir();
+}
+
+/* A sink that keeps the result as text: "h1|h2\nv1|v2\n...", integers plain. */
+typedef struct capture {
+    tb_sink vt;
+    char text[16384];
+    size_t n, ncols;
+} capture;
+
+static void cap_add(capture *c, const char *s, size_t n)
+{
+    if (c->n + n < sizeof c->text) {
+        memcpy(c->text + c->n, s, n);
+        c->n += n;
+        c->text[c->n] = 0;
+    }
+}
+
+static tb_status cap_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
+{
+    (void)err;
+    capture *c = (capture *)s;
+    c->ncols = n;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            cap_add(c, "|", 1);
+        cap_add(c, cols[i].header, strlen(cols[i].header));
+    }
+    cap_add(c, "\n", 1);
+    return TB_OK;
+}
+
+static tb_status cap_row(tb_sink *s, const tb_cell *cells, tb_error *err)
+{
+    (void)err;
+    capture *c = (capture *)s;
+    char buf[96];
+    for (size_t i = 0; i < c->ncols; i++) {
+        if (i)
+            cap_add(c, "|", 1);
+        const tb_cell *x = &cells[i];
+        int k = 0;
+        switch (x->kind) {
+        case TB_CELL_NULL: k = snprintf(buf, sizeof buf, "NULL"); break;
+        case TB_CELL_INT:
+            k = x->scale ? snprintf(buf, sizeof buf, "%" PRId64 "e-%d", x->i, x->scale)
+                         : snprintf(buf, sizeof buf, "%" PRId64, x->i);
+            break;
+        case TB_CELL_REAL: k = snprintf(buf, sizeof buf, "%.15g", x->d); break;
+        case TB_CELL_TEXT: k = snprintf(buf, sizeof buf, "%.*s", (int)x->n, x->s); break;
+        }
+        cap_add(c, buf, (size_t)k);
+    }
+    cap_add(c, "\n", 1);
+    return TB_OK;
+}
+
+static tb_status cap_finish(tb_sink *s, tb_error *err)
+{
+    (void)s;
+    (void)err;
+    return TB_OK;
+}
+
+static void cap_destroy(tb_sink *s)
+{
+    (void)s;
+}
+
+static void cap_init(capture *c)
+{
+    memset(c, 0, sizeof *c);
+    c->vt = (tb_sink){cap_begin, cap_row, cap_finish, cap_destroy};
+}
+
+static tb_status open_capture(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
+                              const char *label, tb_sink **out, tb_error *err)
+{
+    (void)spec;
+    (void)rep;
+    (void)format;
+    (void)label;
+    (void)err;
+    *out = &((capture *)ctx)->vt;
+    return TB_OK;
+}
+
+/* Runs a spec (YAML text) with tb_report_run into c; the status is returned, the error in err. */
+static tb_status run_spec(capture *c, const char *yaml, tb_error *err)
+{
+    tb_spec *spec = NULL;
+    cap_init(c);
+    tb_error_clear(err);
+    tb_status st = tb_spec_load_mem("t.yaml", yaml, strlen(yaml), &spec, NULL, NULL, err);
+    if (st)
+        return st;
+    const tb_spec *specs[] = {spec};
+    tb_run_options o = {.db_path = dbpath, .unit = TB_UNIT_NS, .specs = specs, .n_specs = 1,
+                        .formats = TB_OUT_CSV, .open_sink = open_capture, .sink_ctx = c};
+    tb_run_result res;
+    st = tb_report_run(&o, &res, err);
+    tb_spec_free(spec);
+    return st;
+}
+
+/* A spec with a metrics section (YAML flow map, may be "") and one report. */
+static void assert_spec(const char *metrics, const char *sql, const char *want)
+{
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml, "tracebook: 1\n%s%s%sreports:\n  - id: r\n    sql: \"%s\"\n",
+             *metrics ? "metrics: " : "", metrics, *metrics ? "\n" : "", sql);
+    capture c;
+    tb_error err;
+    tb_status st = run_spec(&c, yaml, &err);
+    if (st != TB_OK)
+        print_error("run failed: %s\n", err.message);
+    assert_int_equal(st, TB_OK);
+    if (strcmp(c.text, want) != 0)
+        print_error("got:\n%s\nwant:\n%s\n", c.text, want);
+    assert_string_equal(c.text, want);
+}
+
+#define TEMPORAL "SELECT * FROM temporal_breakdown ORDER BY rank"
+#define TEMPORAL_HEADER                                                                                       \
+    "rank|idle_time_us|compute_time_us|non_compute_time_us|kernel_time_us|idle_time_pctg|compute_time_pctg|" \
+    "non_compute_time_pctg\n"
+#define IDLE                                                                                                  \
+    "SELECT * FROM idle_time_breakdown ORDER BY rank, stream, "                                              \
+    "CASE idle_category WHEN 'host_wait' THEN 0 WHEN 'kernel_wait' THEN 1 ELSE 2 END"
+#define IDLE_HEADER "rank|stream|idle_category|idle_time|idle_time_ratio\n"
+#define EXPOSED "SELECT * FROM exposed_time ORDER BY rank"
+#define EXPOSED_HEADER                                                                                        \
+    "rank|total_ns|computation_ns|exposed_comm_ns|exposed_memcpy_ns|idle_ns|busy_ns|total_comm_ns|"          \
+    "total_memcpy_ns\n"
+
+static void temporal_default(void **state)
+{
+    (void)state;
+    assert_spec("", TEMPORAL,
+                TEMPORAL_HEADER
+                "0|25|12|14|51|49.02|23.53|27.45\n"
+                "1|10|20|0|30|33.33|66.67|0\n"
+                "2|7|2|0|9|77.78|22.22|0\n");
+}
+
+static void temporal_options(void **state)
+{
+    (void)state;
+    /* the last step kept: T6 comes in, negative after rounding */
+    assert_spec("{hta: {drop_last_step: false}}", TEMPORAL,
+                TEMPORAL_HEADER
+                "0|34|11|14|59|57.63|18.64|23.73\n"
+                "1|10|20|0|30|33.33|66.67|0\n"
+                "2|7|2|0|9|77.78|22.22|0\n");
+    /* unlinked T7 in, T6 still cut with its launch call */
+    assert_spec("{hta: {linked_only: false}}", "SELECT * FROM temporal_breakdown WHERE rank = 0",
+                TEMPORAL_HEADER "0|43|13|14|70|61.43|18.57|20\n");
+    /* exact ns; µs columns are ns / 1000 */
+    assert_spec("{hta: {round_us: false}}", TEMPORAL,
+                TEMPORAL_HEADER
+                "0|25|13.2|13.5|51.7|48.36|25.53|26.11\n"
+                "1|10|20|0|30|33.33|66.67|0\n"
+                "2|5.3|5.4|0|10.7|49.53|50.47|0\n");
+}
+
+static void overlap_default(void **state)
+{
+    (void)state;
+    assert_spec("", "SELECT * FROM comm_comp_overlap ORDER BY rank",
+                "rank|comp_comm_overlap_pctg\n0|53.33\n1|NULL\n2|NULL\n");
+    /* exact ns: comm 15000, with compute [1005000,1010000) [1012000,1015500) = 8500 */
+    assert_spec("{hta: {round_us: false}}", "SELECT * FROM comm_comp_overlap WHERE rank = 0",
+                "rank|comp_comm_overlap_pctg\n0|56.67\n");
+}
+
+static void idle_default(void **state)
+{
+    (void)state;
+    assert_spec("", IDLE,
+                IDLE_HEADER
+                "0|7|host_wait|22|0.69\n"
+                "0|7|kernel_wait|10|0.31\n"
+                "0|7|other|0|0\n"
+                "0|20|other|0|NULL\n"
+                "1|1|kernel_wait|10|1\n"
+                "1|1|other|0|0\n"
+                "2|1|kernel_wait|9|1\n"
+                "2|1|other|0|0\n");
+}
+
+static void idle_options(void **state)
+{
+    (void)state;
+    /* a 5 µs threshold: T4's gap of 10 is other */
+    assert_spec("{hta: {kernel_wait_us: 5}}", IDLE " LIMIT 3",
+                IDLE_HEADER
+                "0|7|host_wait|22|0.69\n"
+                "0|7|other|10|0.31\n"
+                "0|20|other|0|NULL\n");
+    assert_spec("{hta: {drop_last_step: false}}", IDLE " LIMIT 3",
+                IDLE_HEADER
+                "0|7|host_wait|22|0.54\n"
+                "0|7|kernel_wait|19|0.46\n"
+                "0|7|other|0|0\n");
+}
+
+static void exposed_default(void **state)
+{
+    (void)state;
+    assert_spec("", EXPOSED,
+                EXPOSED_HEADER
+                "0|60600|15700|6500|5000|33400|27200|15000|5000\n"
+                "1|10000|10000|0|0|0|10000|0|0\n");
+    assert_spec("{exposed: {linked_only: false}}", EXPOSED,
+                EXPOSED_HEADER
+                "0|70700|16700|6500|5000|42500|28200|15000|5000\n"
+                "1|30000|20000|0|0|10000|20000|0|0\n"
+                "2|10700|5400|0|0|5300|5400|0|0\n");
+}
+
+static void option_errors(void **state)
+{
+    (void)state;
+    capture c;
+    tb_error err;
+    tb_status st = run_spec(&c,
+                            "tracebook: 1\nmetrics: {hta: {round_us: yes}}\n"
+                            "reports:\n  - id: r\n    sql: SELECT * FROM temporal_breakdown\n",
+                            &err);
+    assert_int_equal(st, TB_ERR_USAGE);
+    assert_string_equal(err.message, "metrics option 'hta.round_us': expected true or false, got 'yes'");
+    st = run_spec(&c,
+                  "tracebook: 1\nmetrics: {hta: {kernel_wait_us: -1}}\n"
+                  "reports:\n  - id: r\n    sql: SELECT * FROM idle_time_breakdown\n",
+                  &err);
+    assert_int_equal(st, TB_ERR_USAGE);
+    assert_string_equal(err.message, "metrics option 'hta.kernel_wait_us': expected a number >= 0, got '-1'");
+    st = run_spec(&c,
+                  "tracebook: 1\nmetrics: {hta: {round_ns: false}}\n"
+                  "reports:\n  - id: r\n    sql: SELECT * FROM comm_comp_overlap\n",
+                  &err);
+    assert_int_equal(st, TB_ERR_USAGE);
+    assert_string_equal(err.message, "unknown metrics option 'hta.round_ns'; expected one of: round_us, "
+                                     "drop_last_step, linked_only, kernel_wait_us");
+    st = run_spec(&c,
+                  "tracebook: 1\nmetrics: {exposed: {linked: false}}\n"
+                  "reports:\n  - id: r\n    sql: SELECT * FROM exposed_time\n",
+                  &err);
+    assert_int_equal(st, TB_ERR_USAGE);
+    assert_string_equal(err.message, "unknown metrics option 'exposed.linked'; expected one of: linked_only");
+}
+
+/* The built-in reports write HTA's and TraceLens' headers exactly. */
+static void builtin_reports(void **state)
+{
+    (void)state;
+    capture c;
+    tb_error err;
+    tb_status st = run_spec(&c, "tracebook: 1\nreports:\n  - use: temporal_breakdown\n", &err);
+    assert_int_equal(st, TB_OK);
+    assert_string_equal(c.text,
+                        "rank|idle_time(us)|compute_time(us)|non_compute_time(us)|kernel_time(us)|idle_time_pctg|"
+                        "compute_time_pctg|non_compute_time_pctg\n"
+                        "0|25|12|14|51|49.02|23.53|27.45\n"
+                        "1|10|20|0|30|33.33|66.67|0\n"
+                        "2|7|2|0|9|77.78|22.22|0\n");
+    st = run_spec(&c, "tracebook: 1\nreports:\n  - use: comm_comp_overlap\n", &err);
+    assert_int_equal(st, TB_OK);
+    assert_string_equal(c.text, "rank|comp_comm_overlap_pctg\n0|53.33\n1|NULL\n2|NULL\n");
+    st = run_spec(&c, "tracebook: 1\nreports:\n  - use: idle_time_breakdown\n    limit: 1\n", &err);
+    assert_int_equal(st, TB_OK);
+    assert_string_equal(c.text, "rank|stream|idle_category|idle_time|idle_time_ratio\n0|7|host_wait|22|0.69\n");
+    st = run_spec(&c, "tracebook: 1\nreports:\n  - use: exposed_time\n", &err);
+    if (st != TB_OK)
+        print_error("run failed: %s\n", err.message);
+    assert_int_equal(st, TB_OK);
+    assert_string_equal(c.text,
+                        "rank|type|time ms|percent\n"
+                        "0|computation_time|0.0157|25.9075907590759\n"
+                        "0|exposed_comm_time|0.0065|10.7260726072607\n"
+                        "0|exposed_memcpy_time|0.005|8.25082508250825\n"
+                        "0|busy_time|0.0272|44.8844884488449\n"
+                        "0|idle_time|0.0334|55.1155115511551\n"
+                        "0|total_time|0.0606|100\n"
+                        "0|total_comm_time|0.015|24.7524752475248\n"
+                        "0|total_memcpy_time|0.005|8.25082508250825\n"
+                        "1|computation_time|0.01|100\n"
+                        "1|exposed_comm_time|0|0\n"
+                        "1|exposed_memcpy_time|0|0\n"
+                        "1|busy_time|0.01|100\n"
+                        "1|idle_time|0|0\n"
+                        "1|total_time|0.01|100\n"
+                        "1|total_comm_time|0|0\n"
+                        "1|total_memcpy_time|0|0\n");
+    /* compute T1 T3 T6 T7, U1 U2, A-E = 40800 ns; communication T2 15000; memory
+     * T4 5000, T5 2000; all 62800 */
+    st = run_spec(&c, "tracebook: 1\nreports:\n  - use: kernel_breakdown\n    params: {top: 1}\n", &err);
+    assert_int_equal(st, TB_OK);
+    assert_string_equal(c.text,
+                        "Class|Name|Count|Total Time(ns)|Avg Time(ns)|Min Time(ns)|Max Time(ns)|Class Ratio(%)|"
+                        "Ratio(%)\n"
+                        "compute|gemm_kernel|11|40800|3709.09090909091|200|10000|100|64.968152866242\n"
+                        "communication|ncclDevKernel_AllReduce_Sum_f32|1|15000|15000|15000|15000|100|"
+                        "23.8853503184713\n"
+                        "memory|Memcpy HtoD (Pageable -> Device)|1|5000|5000|5000|5000|71.4285714285714|"
+                        "7.96178343949045\n");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(temporal_default),
+        cmocka_unit_test(temporal_options),
+        cmocka_unit_test(overlap_default),
+        cmocka_unit_test(idle_default),
+        cmocka_unit_test(idle_options),
+        cmocka_unit_test(exposed_default),
+        cmocka_unit_test(option_errors),
+        cmocka_unit_test(builtin_reports),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

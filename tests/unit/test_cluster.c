@@ -1,0 +1,546 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cluster.c - the cluster computed tables (engine/metrics/cluster.c):
+ * cluster_step_trace_time (rank sources, stages from p2p groups and the
+ * one-stage fallbacks, msprof-analyze's CSV layout, the rank_source option),
+ * slow_rank_op / slow_rank (from communication JSON rows and from
+ * COMMUNICATION_OP) and communication_matrix (from matrix rows and from
+ * HCCL tasks).
+ *
+ * Each test builds a small DB from the engine's own schema; the expected
+ * rows are worked out by hand in the comments.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <sqlite3.h>
+
+#include "testutil.h"
+#include "metrics/metrics.h"
+#include "tracebook/tracebook.h"
+
+extern const char tb_sql_unified[];
+extern const char tb_sql_views[];
+
+static char dbpath[PATH_MAX + 16];
+
+/* Makes tmpdir/<name>.db from the schema, the views and rows; dbpath names it. */
+static void make_db(const char *name, const char *rows)
+{
+    snprintf(dbpath, sizeof dbpath, "%s/%s.db", tmpdir, name);
+    remove(dbpath);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
+    char *msg = NULL;
+    /* one transaction, no syncs: a test DB need not survive a crash */
+    int rc = sqlite3_exec(db, "PRAGMA synchronous = OFF; BEGIN", NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, tb_sql_unified, NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, tb_sql_views, NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, rows, NULL, NULL, &msg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &msg);
+    if (rc != SQLITE_OK)
+        print_error("make_db %s: %s\n", name, msg ? msg : "?");
+    sqlite3_free(msg);
+    sqlite3_close(db);
+    assert_int_equal(rc, SQLITE_OK);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return tu_make_tmpdir("test_cluster");
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    return tu_remove_tmpdir();
+}
+
+/* A sink that keeps the result as text: "h1|h2\nv1|v2\n...". */
+typedef struct capture {
+    tb_sink vt;
+    char text[16384];
+    size_t n;
+    size_t ncols;
+} capture;
+
+static void cap_add(capture *c, const char *s, size_t n)
+{
+    if (c->n + n < sizeof c->text) {
+        memcpy(c->text + c->n, s, n);
+        c->n += n;
+        c->text[c->n] = 0;
+    }
+}
+
+static tb_status cap_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
+{
+    (void)err;
+    capture *c = (capture *)s;
+    c->ncols = n;
+    for (size_t i = 0; i < n; i++) {
+        if (i)
+            cap_add(c, "|", 1);
+        cap_add(c, cols[i].header, strlen(cols[i].header));
+    }
+    cap_add(c, "\n", 1);
+    return TB_OK;
+}
+
+static tb_status cap_row(tb_sink *s, const tb_cell *cells, tb_error *err)
+{
+    (void)err;
+    capture *c = (capture *)s;
+    char buf[64];
+    for (size_t i = 0; i < c->ncols; i++) {
+        if (i)
+            cap_add(c, "|", 1);
+        const tb_cell *x = &cells[i];
+        int k = 0;
+        switch (x->kind) {
+        case TB_CELL_NULL: k = snprintf(buf, sizeof buf, "NULL"); break;
+        case TB_CELL_INT: k = snprintf(buf, sizeof buf, "%" PRId64, x->i); break;
+        case TB_CELL_REAL: k = snprintf(buf, sizeof buf, "%.15g", x->d); break;
+        case TB_CELL_TEXT: k = snprintf(buf, sizeof buf, "'%.*s'", (int)x->n, x->s); break;
+        }
+        cap_add(c, buf, (size_t)k);
+    }
+    cap_add(c, "\n", 1);
+    return TB_OK;
+}
+
+static tb_status cap_finish(tb_sink *s, tb_error *err)
+{
+    (void)s;
+    (void)err;
+    return TB_OK;
+}
+
+static void cap_destroy(tb_sink *s)
+{
+    (void)s;
+}
+
+static void cap_init(capture *c)
+{
+    memset(c, 0, sizeof *c);
+    c->vt = (tb_sink){cap_begin, cap_row, cap_finish, cap_destroy};
+}
+
+/* Notes of the last run, one per line. */
+static char notes[2048];
+
+static void keep_note(void *ctx, const char *msg)
+{
+    (void)ctx;
+    size_t n = strlen(notes);
+    snprintf(notes + n, sizeof notes - n, "%s\n", msg);
+}
+
+/* Runs sql over dbpath (times in ns) and checks the exact text. */
+static void assert_rows(const char *sql, const char *want)
+{
+    tb_run_options o = {.db_path = dbpath, .unit = TB_UNIT_NS, .note = keep_note};
+    capture c;
+    cap_init(&c);
+    notes[0] = 0;
+    tb_error err;
+    tb_error_clear(&err);
+    uint64_t rows = 0;
+    tb_status st = tb_query_run(&o, sql, &c.vt, &rows, &err);
+    if (st != TB_OK)
+        print_error("query failed: %s\n", err.message);
+    assert_int_equal(st, TB_OK);
+    if (strcmp(c.text, want) != 0)
+        print_error("got:\n%swant:\n%s", c.text, want);
+    assert_string_equal(c.text, want);
+}
+
+#define STEP_COLS                                                                                     \
+    "SELECT step, type, idx, computing, communicationNotOverlapped, overlapped, communication, free, " \
+    "stage, bubble, communicationNotOverlappedExcludeReceive AS cnoer, preparing, source "             \
+    "FROM cluster_step_trace_time "
+#define STEP_HEAD                                                                                      \
+    "step|type|idx|computing|communicationNotOverlapped|overlapped|communication|free|stage|bubble|" \
+    "cnoer|preparing|source\n"
+
+/*
+ * Four ranks' step_trace_time.csv rows (TB_STEP_TRACE_TIME, µs) in steps 1-4:
+ *   step 1, ranks 0-3 (fields computing, notOverlapped, overlapped, comm,
+ *   free, stage, bubble, notOverlappedExcludeReceive):
+ *     r0: 10 5 1   6    2 20 0 5
+ *     r1: 12 4 2   6    3 18 1 3
+ *     r2:  8 9 0.5 9.5  1 25 2 7
+ *     r3:  9 7 3   10   4 22 0 7
+ *   step 2: ranks 0, 1 (as step 1); step 3: ranks 0, 1, 4; step 4: rank 4.
+ * p2p groups "0,1" and "2,3" (communication_group.json); a collective group
+ * and profiler_metadata's pp group "0,2" must not count as stages.
+ * Step 1: stages (0, 1) = max(r0, r1) = 12 5 2 6 3 20 1 5 and
+ *         (2, 3) = max(r2, r3) = 9 9 3 10 4 25 2 7.
+ * Step 2: ranks 0, 1 are all in group (0, 1): one stage (0, 1), group (2, 3)
+ *         has no rank there (msprof-analyze's 8-rank file with 16-rank groups).
+ * Step 3: rank 4 is in no group: one stage of all ranks (0, 1, 4).
+ * Step 4: only rank 4: one stage "(4,)", as Python writes a 1-tuple.
+ * Rank 5's row has an empty step: the step is NULL, its stage "(5,)".
+ */
+static const char stage_rows[] =
+    "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing, communicationNotOverlapped, overlapped,"
+    "  communication, free, stage, bubble, communicationNotOverlappedExcludeReceive) VALUES"
+    "  (0, '1', 10, 5, 1, 6, 2, 20, 0, 5), (1, '1', 12, 4, 2, 6, 3, 18, 1, 3),"
+    "  (2, '1', 8, 9, 0.5, 9.5, 1, 25, 2, 7), (3, '1', 9, 7, 3, 10, 4, 22, 0, 7),"
+    "  (0, '2', 10, 5, 1, 6, 2, 20, 0, 5), (1, '2', 12, 4, 2, 6, 3, 18, 1, 3),"
+    "  (0, '3', 10, 5, 1, 6, 2, 20, 0, 5), (1, '3', 12, 4, 2, 6, 3, 18, 1, 3),"
+    "  (4, '3', 1, 50, 1, 51, 1, 60, 0, 50), (4, '4', 1, 50, 1, 51, 1, 60, 0, 50),"
+    "  (5, '', 1, 2, 3, 4, 5, 6, 7, 8);"
+    "INSERT INTO TB_COMM_GROUP (kind, groupIndex, ranks) VALUES ('collective', 0, '0,1,2,3'),"
+    "  ('p2p', 0, '0,1'), ('p2p', 1, '3,2'), ('pp', 0, '0,2');";
+
+static void stages_from_p2p_groups(void **state)
+{
+    (void)state;
+    make_db("stages", stage_rows);
+    assert_rows(STEP_COLS "WHERE type = 'stage' ORDER BY seq",
+                STEP_HEAD
+                "NULL|'stage'|'(5,)'|1|2|3|4|5|6|7|8|NULL|'TB_STEP_TRACE_TIME'\n"
+                "'1'|'stage'|'(0, 1)'|12|5|2|6|3|20|1|5|NULL|'TB_STEP_TRACE_TIME'\n"
+                "'1'|'stage'|'(2, 3)'|9|9|3|10|4|25|2|7|NULL|'TB_STEP_TRACE_TIME'\n"
+                "'2'|'stage'|'(0, 1)'|12|5|2|6|3|20|1|5|NULL|'TB_STEP_TRACE_TIME'\n"
+                "'3'|'stage'|'(0, 1, 4)'|12|50|2|51|3|60|1|50|NULL|'TB_STEP_TRACE_TIME'\n"
+                "'4'|'stage'|'(4,)'|1|50|1|51|1|60|0|50|NULL|'TB_STEP_TRACE_TIME'\n");
+    /* rank rows: as loaded, in msprof-analyze's order (rank, then step) */
+    assert_rows("SELECT idx, step, rankId, computing FROM cluster_step_trace_time WHERE type = 'rank' ORDER BY seq",
+                "idx|step|rankId|computing\n"
+                "'0'|'1'|0|10\n'0'|'2'|0|10\n'0'|'3'|0|10\n'1'|'1'|1|12\n'1'|'2'|1|12\n'1'|'3'|1|12\n"
+                "'2'|'1'|2|8\n'3'|'1'|3|9\n'4'|'3'|4|1\n'4'|'4'|4|1\n'5'|NULL|5|1\n");
+    /* rank 4 is in no p2p group: said once */
+    assert_string_equal(notes, "cluster_step_trace_time: the p2p groups of communication_group.json do not cover "
+                               "every rank: one stage of all ranks\n");
+}
+
+/* Overlapping p2p groups are no partition: one stage of all ranks, per step. */
+static void overlapping_groups_give_one_stage(void **state)
+{
+    (void)state;
+    make_db("overlap", "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing, free) VALUES"
+                       "  (0, '1', 1, 4), (1, '1', 2, 3), (2, '1', 3, 2), (3, '1', 4, 1);"
+                       "INSERT INTO TB_COMM_GROUP (kind, groupIndex, ranks) VALUES ('p2p', 0, '0,1'),"
+                       "  ('p2p', 1, '1,2,3');");
+    assert_rows("SELECT idx, computing, free, communication FROM cluster_step_trace_time WHERE type = 'stage'",
+                "idx|computing|free|communication\n'(0, 1, 2, 3)'|4|4|NULL\n");
+    assert_string_equal(notes, "cluster_step_trace_time: the p2p groups of communication_group.json overlap: "
+                               "one stage of all ranks\n");
+    /* no groups at all: one stage too, without a note */
+    make_db("nogroups", "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing) VALUES (1, '7', 5), (0, '7', 6);");
+    assert_rows("SELECT idx, computing FROM cluster_step_trace_time WHERE type = 'stage'",
+                "idx|computing\n'(0, 1)'|6\n");
+    assert_string_equal(notes, "");
+}
+
+/*
+ * With no per-rank step trace, the rank rows of a cluster_step_trace_time.csv
+ * are the source; its stage rows are recomputed (here they hold nonsense).
+ * Preparing was in the file: it is a column of the msprof-analyze layout.
+ */
+static void cluster_csv_rank_rows(void **state)
+{
+    (void)state;
+    make_db("clustercsv",
+            "INSERT INTO TB_CLUSTER_STEP_TRACE_TIME VALUES"
+            "  ('2', 'rank', '0', 10, 5, 1, 6, 2, 20, 0, 5, 0.5),"
+            "  ('2', 'rank', '1', 12, 4, 2, 6, 3, 18, 1, 3, 0.25),"
+            "  ('2', 'stage', '(0, 1)', 99, 99, 99, 99, 99, 99, 99, 99, 99);");
+    assert_rows(STEP_COLS "ORDER BY seq",
+                STEP_HEAD "'2'|'rank'|'0'|10|5|1|6|2|20|0|5|0.5|'TB_CLUSTER_STEP_TRACE_TIME'\n"
+                          "'2'|'rank'|'1'|12|4|2|6|3|18|1|3|0.25|'TB_CLUSTER_STEP_TRACE_TIME'\n"
+                          "'2'|'stage'|'(0, 1)'|12|5|2|6|3|20|1|5|0.5|'TB_CLUSTER_STEP_TRACE_TIME'\n");
+    assert_rows("SELECT * FROM cluster_step_trace_time_csv ORDER BY rowid",
+                "Step|Type|Index|Computing|Communication(Not Overlapped)|Overlapped|Communication|Free|Stage|"
+                "Bubble|Communication(Not Overlapped and Exclude Receive)|Preparing\n"
+                "'2'|'rank'|'0'|10|5|1|6|2|20|0|5|0.5\n"
+                "'2'|'rank'|'1'|12|4|2|6|3|18|1|3|0.25\n"
+                "'2'|'stage'|'(0, 1)'|12|5|2|6|3|20|1|5|0.5\n");
+}
+
+/* TB_STEP_TRACE_TIME wins over the cluster CSV; without Preparing the layout has none. */
+static void step_csv_wins_and_no_preparing(void **state)
+{
+    (void)state;
+    make_db("both", "INSERT INTO TB_CLUSTER_STEP_TRACE_TIME (step, type, indexText, computing) VALUES"
+                    "  ('2', 'rank', '0', 1000);"
+                    "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing, bubble) VALUES (0, '2', 7.5, 0);");
+    assert_rows("SELECT * FROM cluster_step_trace_time_csv ORDER BY rowid",
+                "Step|Type|Index|Computing|Communication(Not Overlapped)|Overlapped|Communication|Free|Stage|"
+                "Bubble|Communication(Not Overlapped and Exclude Receive)\n"
+                "'2'|'rank'|'0'|7.5|NULL|NULL|NULL|NULL|NULL|0|NULL\n"
+                "'2'|'stage'|'(0,)'|7.5|NULL|NULL|NULL|NULL|NULL|0|NULL\n");
+}
+
+/* With device tasks, the rank rows are the computed step_trace_time (ns -> µs). */
+static void computed_step_trace_first(void **state)
+{
+    (void)state;
+    if (!metrics_find("step_trace_time"))
+        skip(); /* steptrace.c does not provide it in this build */
+    make_db("computed",
+            "INSERT INTO STRING_IDS VALUES (1, 'k'), (2, 'AI_CORE');"
+            "INSERT INTO TASK (startNs, endNs, deviceId, globalTaskId, taskType, rankId, name) VALUES"
+            "  (1000, 3000, 0, 1, 2, 0, 1), (1500, 4000, 0, 2, 2, 1, 1);"
+            "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, taskType, opType, rankId) VALUES"
+            "  (1, 1, 2, 1, 0), (1, 2, 2, 1, 1);"
+            "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing) VALUES (0, '2', 7.5), (1, '2', 8.5);");
+    assert_rows("SELECT count(*) AS n, min(source) AS s FROM cluster_step_trace_time WHERE type = 'rank'",
+                "n|s\n2|'step_trace_time'\n");
+    /* every field of a rank row is the computed one, in µs */
+    assert_rows("SELECT count(*) AS differ FROM cluster_step_trace_time c JOIN step_trace_time s "
+                "  ON c.rankId = s.rankId AND c.step IS NULLIF(CAST(s.step AS TEXT), '') "
+                "WHERE c.type = 'rank' AND (c.computing IS NOT s.computing / 1000.0 "
+                "  OR c.free IS NOT s.free / 1000.0 OR c.preparing IS NOT s.preparing / 1000.0)",
+                "differ\n0\n");
+}
+
+/* A sink opener handing out one capture sink. */
+static tb_status open_capture(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
+                              const char *label, tb_sink **out, tb_error *err)
+{
+    (void)spec;
+    (void)rep;
+    (void)format;
+    (void)label;
+    (void)err;
+    *out = &((capture *)ctx)->vt;
+    return TB_OK;
+}
+
+/* Runs a spec given as text; returns the status, the text in c. */
+static tb_status run_spec(capture *c, const char *yaml, tb_error *err)
+{
+    tb_spec *spec = NULL;
+    tb_error_clear(err);
+    tb_status st = tb_spec_load_mem("t.yaml", yaml, strlen(yaml), &spec, NULL, NULL, err);
+    if (st)
+        return st;
+    const tb_spec *specs[] = {spec};
+    cap_init(c);
+    tb_run_options o = {.db_path = dbpath, .specs = specs, .n_specs = 1, .unit = TB_UNIT_NS,
+                        .open_sink = open_capture, .sink_ctx = c};
+    tb_run_result res;
+    st = tb_report_run(&o, &res, err);
+    tb_spec_free(spec);
+    return st;
+}
+
+/* metrics.cluster.rank_source picks a source; an unknown one is an error. */
+static void rank_source_option(void **state)
+{
+    (void)state;
+    make_db("option", "INSERT INTO TB_CLUSTER_STEP_TRACE_TIME (step, type, indexText, computing) VALUES"
+                      "  ('2', 'rank', '0', 1000);"
+                      "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing) VALUES (0, '2', 7.5);");
+    capture c;
+    tb_error err;
+    assert_int_equal(run_spec(&c,
+                              "tracebook: 1\n"
+                              "metrics: {cluster: {rank_source: TB_CLUSTER_STEP_TRACE_TIME}}\n"
+                              "reports:\n"
+                              "  - id: r\n"
+                              "    sql: SELECT type, computing, source FROM cluster_step_trace_time ORDER BY seq\n",
+                              &err),
+                     TB_OK);
+    assert_string_equal(c.text, "type|computing|source\n'rank'|1000|'TB_CLUSTER_STEP_TRACE_TIME'\n"
+                                "'stage'|1000|'TB_CLUSTER_STEP_TRACE_TIME'\n");
+    assert_int_equal(run_spec(&c,
+                              "tracebook: 1\n"
+                              "metrics: {cluster: {rank_source: timeline}}\n"
+                              "reports:\n"
+                              "  - id: r\n"
+                              "    sql: SELECT * FROM cluster_step_trace_time\n",
+                              &err),
+                     TB_ERR_USAGE);
+    assert_string_equal(err.message, "metrics.cluster.rank_source: unknown source 'timeline'; expected one of: "
+                                     "auto, step_trace_time, TB_STEP_TRACE_TIME, TB_CLUSTER_STEP_TRACE_TIME");
+}
+
+/* The built-in report writes msprof-analyze's header. */
+static void builtin_report_header(void **state)
+{
+    (void)state;
+    make_db("builtin", stage_rows);
+    capture c;
+    tb_error err;
+    tb_status st = run_spec(&c, "tracebook: 1\nreports:\n  - use: cluster_step_trace_time\n", &err);
+    if (st)
+        print_error("%s\n", err.message);
+    assert_int_equal(st, TB_OK);
+    const char *nl = strchr(c.text, '\n');
+    assert_non_null(nl);
+    assert_true(!strncmp(c.text,
+                         "Step|Type|Index|Computing|Communication(Not Overlapped)|Overlapped|Communication|"
+                         "Free|Stage|Bubble|Communication(Not Overlapped and Exclude Receive)\n",
+                         (size_t)(nl - c.text) + 1));
+    assert_non_null(strstr(c.text, "'1'|'stage'|'(2, 3)'|9|9|3|10|4|25|2|7\n"));
+}
+
+/*
+ * Slow rank from communication JSON rows (TB_COMM_OP_STAT), step "step1":
+ *   opA@g1: r0 10, r1 30, r2 25 -> transmit 10, waits 0, 20, 15
+ *   opB@g1: r0 40, r1 5,  r2 5  -> transmit 5,  waits 35, 0, 0
+ * Rank 1's per-rank file repeats opA with 99: the cluster file's row wins.
+ * A p2p op is not collective: left out.
+ * Totals: r0 ops 2, time 50, wait 35, max 35, last arrivals 1 (opA);
+ *         r1 2, 35, 20, 20, 1 (opB); r2 2, 30, 15, 15, 1 (opB).
+ * Positions by total wait: r2 (15), r1 (20), r0 (35).
+ */
+static void slow_rank_from_op_stats(void **state)
+{
+    (void)state;
+    make_db("slowstat",
+            "INSERT INTO STRING_IDS VALUES (1, 'opA'), (2, 'opB'), (3, 'g1'), (4, 'hcom_send__1');"
+            "INSERT INTO TB_COMM_OP_STAT (rankId, step, opKind, opName, groupName, elapseNs, cluster) VALUES"
+            "  (0, 'step1', 'collective', 1, 3, 10, 1), (1, 'step1', 'collective', 1, 3, 30, 1),"
+            "  (2, 'step1', 'collective', 1, 3, 25, 1), (1, 'step1', 'collective', 1, 3, 99, 0),"
+            "  (0, 'step1', 'collective', 2, 3, 40, 1), (1, 'step1', 'collective', 2, 3, 5, 1),"
+            "  (2, 'step1', 'collective', 2, 3, 5, 1), (0, 'step1', 'p2p', 4, 3, 1000, 1);");
+    assert_rows("SELECT step, opName, groupName, rankId, ranks, timeNs, transmitNs, waitNs, source "
+                "FROM slow_rank_op ORDER BY rowid",
+                "step|opName|groupName|rankId|ranks|timeNs|transmitNs|waitNs|source\n"
+                "'1'|'opA'|'g1'|0|3|10|10|0|'TB_COMM_OP_STAT'\n"
+                "'1'|'opA'|'g1'|1|3|30|10|20|'TB_COMM_OP_STAT'\n"
+                "'1'|'opA'|'g1'|2|3|25|10|15|'TB_COMM_OP_STAT'\n"
+                "'1'|'opB'|'g1'|0|3|40|5|35|'TB_COMM_OP_STAT'\n"
+                "'1'|'opB'|'g1'|1|3|5|5|0|'TB_COMM_OP_STAT'\n"
+                "'1'|'opB'|'g1'|2|3|5|5|0|'TB_COMM_OP_STAT'\n");
+    assert_rows("SELECT * FROM slow_rank ORDER BY position",
+                "position|rankId|ops|totalTimeNs|totalWaitNs|maxWaitNs|waitRatio|lastArrivals|source\n"
+                "1|2|2|30|15|15|0.5|1|'TB_COMM_OP_STAT'\n"
+                "2|1|2|35|20|20|0.571428571428571|1|'TB_COMM_OP_STAT'\n"
+                "3|0|2|50|35|35|0.7|1|'TB_COMM_OP_STAT'\n");
+}
+
+/*
+ * Slow rank from COMMUNICATION_OP when no communication JSON was loaded.
+ * Steps (STEP_TIME, both ranks): 1 = [0, 1000], 2 = [1000, 2000].
+ *   hcom_allReduce__1: r0 [100,150) 50, r1 [120,150) 30 -> step 1, waits 20, 0
+ *   hcom_allGather__3: r0 [1010,1040) 30, launched at 900 (CANN_API, connection
+ *       77) -> step 1; r1 [950,1040) 90, no launch -> step 1; waits 0, 60
+ *   hcom_allReduce__2: r0 [1100,1120) 20, r1 [1050,1120) 70 -> step 2; waits 0, 50
+ *   hcom_send__4 on r0 is point-to-point: left out.
+ */
+static const char op_rows[] =
+    "INSERT INTO STRING_IDS VALUES (1, 'hcom_allReduce__1'), (2, 'hcom_allGather__3'),"
+    "  (3, 'hcom_allReduce__2'), (4, 'hcom_send__4'), (5, 'grp'), (6, 'hcom_allReduce_'), (7, 'hcom_send_'),"
+    "  (8, 'MEMCPY');"
+    "INSERT INTO STEP_TIME VALUES (1, 0, 1000, 0), (2, 1000, 2000, 0), (1, 0, 1000, 1), (2, 1000, 2000, 1);"
+    "INSERT INTO CANN_API (startNs, endNs, type, globalTid, connectionId, name, rankId) VALUES"
+    "  (900, 910, 5500, 1, 77, 2, 0);"
+    "INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, connectionId, groupName, opId, opType, deviceId, rankId)"
+    "  VALUES (1, 100, 150, NULL, 5, 1, 6, 0, 0), (1, 120, 150, NULL, 5, 1, 6, 0, 1),"
+    "  (2, 1010, 1040, 77, 5, 2, 6, 0, 0), (2, 950, 1040, NULL, 5, 2, 6, 0, 1),"
+    "  (3, 1100, 1120, NULL, 5, 3, 6, 0, 0), (3, 1050, 1120, NULL, 5, 3, 6, 0, 1),"
+    "  (4, 1200, 1300, NULL, 5, 4, 7, 0, 0);";
+
+static void slow_rank_from_comm_ops(void **state)
+{
+    (void)state;
+    make_db("slowop", op_rows);
+    assert_rows("SELECT step, opName, rankId, timeNs, transmitNs, waitNs, source FROM slow_rank_op ORDER BY rowid",
+                "step|opName|rankId|timeNs|transmitNs|waitNs|source\n"
+                "'1'|'hcom_allGather__3'|0|30|30|0|'COMMUNICATION_OP'\n"
+                "'1'|'hcom_allGather__3'|1|90|30|60|'COMMUNICATION_OP'\n"
+                "'1'|'hcom_allReduce__1'|0|50|30|20|'COMMUNICATION_OP'\n"
+                "'1'|'hcom_allReduce__1'|1|30|30|0|'COMMUNICATION_OP'\n"
+                "'2'|'hcom_allReduce__2'|0|20|20|0|'COMMUNICATION_OP'\n"
+                "'2'|'hcom_allReduce__2'|1|70|20|50|'COMMUNICATION_OP'\n");
+    /* r0: wait 20, last arrivals 2; r1: wait 110, last arrivals 1 */
+    assert_rows("SELECT position, rankId, ops, totalTimeNs, totalWaitNs, maxWaitNs, lastArrivals FROM slow_rank",
+                "position|rankId|ops|totalTimeNs|totalWaitNs|maxWaitNs|lastArrivals\n"
+                "1|0|3|100|20|20|2\n2|1|3|190|110|60|1\n");
+}
+
+/*
+ * Communication matrix from matrix rows (TB_COMM_MATRIX): 20.97152 MB is
+ * 20971520 bytes, 0.86381540625 ms is 863815 ns (rounded), bandwidth as
+ * written. The link 0-8 is in the cluster file and in rank 0's file (the
+ * cluster file's row wins, bandwidth 24.2778); the link 1-0 is in rank 0's
+ * and rank 1's files (the source rank's row wins, bandwidth 0.0247).
+ */
+static void matrix_from_files(void **state)
+{
+    (void)state;
+    make_db("matrix",
+            "INSERT INTO STRING_IDS VALUES (1, 'hcom_send__822_0'), (2, '1333'), (3, 'hcom_broadcast__483_0'),"
+            "  (4, '9350');"
+            "INSERT INTO TB_COMM_MATRIX (rankId, step, opKind, opName, groupName, srcRank, dstRank,"
+            "  transportType, transitSizeMB, transitTimeMs, bandwidthGBs, groupRanks, cluster) VALUES"
+            "  (NULL, 'step2', 'p2p', 1, 2, 0, 8, 'RDMA', 20.97152, 0.86381540625, 24.2778, NULL, 1),"
+            "  (0, 'step2', 'p2p', 1, 2, 0, 8, 'RDMA', 20.97152, 0.9, 1.5, NULL, 0),"
+            "  (0, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.5, NULL, 0),"
+            "  (1, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.0247, NULL, 0);");
+    assert_rows("SELECT * FROM communication_matrix",
+                "step|opKind|opName|groupName|groupRanks|srcRank|dstRank|transport|bytes|timeNs|bandwidthGBs|"
+                "source\n"
+                "'2'|'collective'|'hcom_broadcast__483_0'|'9350'|NULL|1|0|'HCCS'|40|1620|0.0247|'TB_COMM_MATRIX'\n"
+                "'2'|'p2p'|'hcom_send__822_0'|'1333'|NULL|0|8|'RDMA'|20971520|863815|24.2778|'TB_COMM_MATRIX'\n");
+}
+
+/*
+ * Communication matrix from HCCL tasks when no matrix file was loaded:
+ * hcom_allReduce__1 (rank 0, step 1) moves 1000 + 3000 bytes 0 -> 1 over
+ * SDMA in 10 + 20 ns (133.33 GB/s) and 500 bytes 0 -> 0 LOCAL in 5 ns (100
+ * GB/s); a notify task (size 0) moves nothing.
+ */
+static void matrix_from_tasks(void **state)
+{
+    (void)state;
+    make_db("tasks", "INSERT INTO STRING_IDS VALUES (1, 'hcom_allReduce__1'), (5, 'grp');"
+                     "INSERT INTO STEP_TIME VALUES (1, 0, 1000, 0);"
+                     "INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, groupName, opId, rankId)"
+                     "  VALUES (1, 100, 200, 5, 1, 0);"
+                     "INSERT INTO TASK (startNs, endNs, globalTaskId, rankId) VALUES"
+                     "  (100, 110, 1, 0), (110, 130, 2, 0), (130, 131, 3, 0), (131, 136, 4, 0);"
+                     "INSERT INTO COMMUNICATION_TASK_INFO (globalTaskId, groupName, srcRank, dstRank, transportType,"
+                     "  size, opId, rankId) VALUES (1, 5, 0, 1, 0, 1000, 1, 0), (2, 5, 0, 1, 0, 3000, 1, 0),"
+                     "  (3, 5, 0, 1, 0, 0, 1, 0), (4, 5, 0, 0, 2, 500, 1, 0);");
+    assert_rows("SELECT * FROM communication_matrix",
+                "step|opKind|opName|groupName|groupRanks|srcRank|dstRank|transport|bytes|timeNs|bandwidthGBs|"
+                "source\n"
+                "'1'|'collective'|'hcom_allReduce__1'|'grp'|NULL|0|0|'LOCAL'|500|5|100|'COMMUNICATION_TASK_INFO'\n"
+                "'1'|'collective'|'hcom_allReduce__1'|'grp'|NULL|0|1|'SDMA'|4000|30|133.333333333333|"
+                "'COMMUNICATION_TASK_INFO'\n");
+}
+
+/* Without any source the tables exist and are empty. */
+static void empty_db(void **state)
+{
+    (void)state;
+    make_db("empty", "SELECT 1;");
+    assert_rows("SELECT (SELECT count(*) FROM cluster_step_trace_time) + (SELECT count(*) FROM slow_rank) + "
+                "(SELECT count(*) FROM communication_matrix) AS n",
+                "n\n0\n");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(stages_from_p2p_groups),
+        cmocka_unit_test(overlapping_groups_give_one_stage),
+        cmocka_unit_test(cluster_csv_rank_rows),
+        cmocka_unit_test(step_csv_wins_and_no_preparing),
+        cmocka_unit_test(computed_step_trace_first),
+        cmocka_unit_test(rank_source_option),
+        cmocka_unit_test(builtin_report_header),
+        cmocka_unit_test(slow_rank_from_op_stats),
+        cmocka_unit_test(slow_rank_from_comm_ops),
+        cmocka_unit_test(matrix_from_files),
+        cmocka_unit_test(matrix_from_tasks),
+        cmocka_unit_test(empty_db),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
