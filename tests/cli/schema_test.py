@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# schema_test.py - schemas/report-spec.schema.json describes the language the
+# loader reads: every built-in report file, every sample spec and every
+# working example of docs/spec.md validates against it, and specs the loader
+# refuses are refused by the schema too (and by the loader, checked with
+# the command). Needs python3-jsonschema and python3-yaml (scripts/setup).
+#
+# usage: schema_test.py TRACEBOOK SOURCE_ROOT WORK_DIR
+import json
+import os
+import re
+import subprocess
+import sys
+
+import jsonschema
+import yaml
+
+BAD = [
+    ("unknown top-level key", {"tracebook": 1, "report": []}),
+    ("unknown report key", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1", "titel": "x"}]}),
+    ("bad output format", {"tracebook": 1, "outputs": ["pdf"]}),
+    ("bad policy", {"tracebook": 1, "metrics": {"step_trace": {"policy": "fast"}}}),
+    ("negative limit", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1", "limit": -1}]}),
+    ("bad id", {"tracebook": 1, "reports": [{"id": "a b", "sql": "SELECT 1"}]}),
+    ("sheet name with /", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1", "xlsx": {"sheet": "a/b"}}]}),
+    ("version 2", {"tracebook": 2}),
+]
+
+
+def main():
+    exe, root, work = (os.path.abspath(a) for a in sys.argv[1:4])
+    os.makedirs(work, exist_ok=True)
+    schema = json.load(open(os.path.join(root, "schemas", "report-spec.schema.json")))
+    jsonschema.Draft202012Validator.check_schema(schema)
+    validator = jsonschema.Draft202012Validator(schema)
+    failed = 0
+    good = []
+    for d in ("reports", os.path.join("samples", "specs")):
+        for name in sorted(os.listdir(os.path.join(root, d))):
+            if name.endswith((".yaml", ".json")):
+                good.append((os.path.join(d, name), yaml.safe_load(open(os.path.join(root, d, name)))))
+    page = open(os.path.join(root, "docs", "spec.md"), encoding="utf-8").read()
+    for n, (body, notes) in enumerate(re.findall(r"```yaml\n(.*?)```\n((?:<!-- .*? -->\n)*)", page, re.S), 1):
+        if "error:" not in notes:
+            good.append(("docs/spec.md example %d" % n, yaml.safe_load(body)))
+    for what, doc in good:
+        errors = list(validator.iter_errors(doc))
+        if errors:
+            failed += 1
+            print("FAIL %s: %s" % (what, errors[0].message))
+        else:
+            print("ok valid: %s" % what)
+    for what, doc in BAD:
+        schema_ok = validator.is_valid(doc)
+        path = os.path.join(work, "bad.json")
+        with open(path, "w") as f:
+            json.dump(doc, f)
+        p = subprocess.run([exe, "report", "-dir", os.path.join(root, "samples", "ascend_small"),
+                            "--spec", path, "-o", os.path.join(work, "out")], capture_output=True, text=True)
+        if schema_ok or p.returncode != 3:
+            failed += 1
+            print("FAIL %s: schema %s it, the command exits %d (%s)" % (
+                what, "accepts" if schema_ok else "refuses", p.returncode, p.stderr.strip()))
+        else:
+            print("ok refused by both: %s" % what)
+    sys.exit(1 if failed else 0)
+
+
+main()
