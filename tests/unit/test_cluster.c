@@ -19,11 +19,10 @@
 #include <sqlite3.h>
 
 #include "testutil.h"
+#include "capture.h"
 #include "metrics/metrics.h"
 #include "tracebook/tracebook.h"
 
-extern const char tb_sql_unified[];
-extern const char tb_sql_views[];
 
 static char dbpath[PATH_MAX + 16];
 
@@ -32,24 +31,7 @@ static void make_db(const char *name, const char *rows)
 {
     snprintf(dbpath, sizeof dbpath, "%s/%s.db", tmpdir, name);
     remove(dbpath);
-    sqlite3 *db = NULL;
-    assert_int_equal(sqlite3_open(dbpath, &db), SQLITE_OK);
-    char *msg = NULL;
-    /* one transaction, no syncs: a test DB need not survive a crash */
-    int rc = sqlite3_exec(db, "PRAGMA synchronous = OFF; BEGIN", NULL, NULL, &msg);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, tb_sql_unified, NULL, NULL, &msg);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, tb_sql_views, NULL, NULL, &msg);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, rows, NULL, NULL, &msg);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, "COMMIT", NULL, NULL, &msg);
-    if (rc != SQLITE_OK)
-        print_error("make_db %s: %s\n", name, msg ? msg : "?");
-    sqlite3_free(msg);
-    sqlite3_close(db);
-    assert_int_equal(rc, SQLITE_OK);
+    assert_int_equal(tu_unified_db(dbpath, rows), 0);
 }
 
 static int setup(void **state)
@@ -64,75 +46,12 @@ static int teardown(void **state)
     return tu_remove_tmpdir();
 }
 
-/* A sink that keeps the result as text: "h1|h2\nv1|v2\n...". */
-typedef struct capture {
-    tb_sink vt;
-    char text[16384];
-    size_t n;
-    size_t ncols;
-} capture;
-
-static void cap_add(capture *c, const char *s, size_t n)
-{
-    if (c->n + n < sizeof c->text) {
-        memcpy(c->text + c->n, s, n);
-        c->n += n;
-        c->text[c->n] = 0;
-    }
-}
-
-static tb_status cap_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
-{
-    (void)err;
-    capture *c = (capture *)s;
-    c->ncols = n;
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            cap_add(c, "|", 1);
-        cap_add(c, cols[i].header, strlen(cols[i].header));
-    }
-    cap_add(c, "\n", 1);
-    return TB_OK;
-}
-
-static tb_status cap_row(tb_sink *s, const tb_cell *cells, tb_error *err)
-{
-    (void)err;
-    capture *c = (capture *)s;
-    char buf[64];
-    for (size_t i = 0; i < c->ncols; i++) {
-        if (i)
-            cap_add(c, "|", 1);
-        const tb_cell *x = &cells[i];
-        int k = 0;
-        switch (x->kind) {
-        case TB_CELL_NULL: k = snprintf(buf, sizeof buf, "NULL"); break;
-        case TB_CELL_INT: k = snprintf(buf, sizeof buf, "%" PRId64, x->i); break;
-        case TB_CELL_REAL: k = snprintf(buf, sizeof buf, "%.15g", x->d); break;
-        case TB_CELL_TEXT: k = snprintf(buf, sizeof buf, "'%.*s'", (int)x->n, x->s); break;
-        }
-        cap_add(c, buf, (size_t)k);
-    }
-    cap_add(c, "\n", 1);
-    return TB_OK;
-}
-
-static tb_status cap_finish(tb_sink *s, tb_error *err)
-{
-    (void)s;
-    (void)err;
-    return TB_OK;
-}
-
-static void cap_destroy(tb_sink *s)
-{
-    (void)s;
-}
-
+/* The captured style of this file's expected strings (capture.h). */
 static void cap_init(capture *c)
 {
-    memset(c, 0, sizeof *c);
-    c->vt = (tb_sink){cap_begin, cap_row, cap_finish, cap_destroy};
+    c->int_tag = 0;
+    c->quote_text = 1;
+    cap_reset(c);
 }
 
 /* Notes of the last run, one per line. */

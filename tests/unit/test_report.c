@@ -18,10 +18,9 @@
 #include <sys/stat.h>
 
 #include "testutil.h"
+#include "capture.h"
 #include "tracebook/tracebook.h"
 
-extern const char tb_sql_unified[];
-extern const char tb_sql_views[];
 
 static char dbpath[PATH_MAX + 16];
 
@@ -68,13 +67,7 @@ static int setup(void **state)
     if (tu_make_tmpdir("test_report") != 0)
         return -1;
     snprintf(dbpath, sizeof dbpath, "%s/w.db", tmpdir);
-    sqlite3 *db = NULL;
-    if (sqlite3_open(dbpath, &db) != SQLITE_OK)
-        return -1;
-    int rc = sqlite3_exec(db, tb_sql_unified, NULL, NULL, NULL) | sqlite3_exec(db, tb_sql_views, NULL, NULL, NULL) |
-             sqlite3_exec(db, rows_sql, NULL, NULL, NULL);
-    sqlite3_close(db);
-    return rc == SQLITE_OK ? 0 : -1;
+    return tu_unified_db(dbpath, rows_sql);
 }
 
 static int teardown(void **state)
@@ -83,77 +76,12 @@ static int teardown(void **state)
     return tu_remove_tmpdir();
 }
 
-/* A sink that keeps the result as text: "h1|h2\nv1|v2\n...". */
-typedef struct capture {
-    tb_sink vt;
-    char text[8192];
-    size_t n;
-    size_t ncols;
-    tb_col_type types[16];
-} capture;
-
-static void cap_add(capture *c, const char *s, size_t n)
-{
-    if (c->n + n < sizeof c->text) {
-        memcpy(c->text + c->n, s, n);
-        c->n += n;
-        c->text[c->n] = 0;
-    }
-}
-
-static tb_status cap_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
-{
-    (void)err;
-    capture *c = (capture *)s;
-    c->ncols = n;
-    for (size_t i = 0; i < n; i++) {
-        if (i)
-            cap_add(c, "|", 1);
-        cap_add(c, cols[i].header, strlen(cols[i].header));
-        c->types[i] = cols[i].type;
-    }
-    cap_add(c, "\n", 1);
-    return TB_OK;
-}
-
-static tb_status cap_row(tb_sink *s, const tb_cell *cells, tb_error *err)
-{
-    (void)err;
-    capture *c = (capture *)s;
-    char buf[64];
-    for (size_t i = 0; i < c->ncols; i++) {
-        if (i)
-            cap_add(c, "|", 1);
-        const tb_cell *x = &cells[i];
-        int k = 0;
-        switch (x->kind) {
-        case TB_CELL_NULL: k = snprintf(buf, sizeof buf, "NULL"); break;
-        case TB_CELL_INT: k = snprintf(buf, sizeof buf, "%" PRId64 "e-%d", x->i, x->scale); break;
-        case TB_CELL_REAL: k = snprintf(buf, sizeof buf, "%.15g", x->d); break;
-        case TB_CELL_TEXT: k = snprintf(buf, sizeof buf, "'%.*s'", (int)x->n, x->s); break;
-        }
-        cap_add(c, buf, (size_t)k);
-    }
-    cap_add(c, "\n", 1);
-    return TB_OK;
-}
-
-static tb_status cap_finish(tb_sink *s, tb_error *err)
-{
-    (void)s;
-    (void)err;
-    return TB_OK;
-}
-
-static void cap_destroy(tb_sink *s)
-{
-    (void)s;
-}
-
+/* The captured style of this file's expected strings (capture.h). */
 static void cap_init(capture *c)
 {
-    memset(c, 0, sizeof *c);
-    c->vt = (tb_sink){cap_begin, cap_row, cap_finish, cap_destroy};
+    c->int_tag = 1;
+    c->quote_text = 1;
+    cap_reset(c);
 }
 
 /* Runs sql with a window; returns the status, the text in c. */
