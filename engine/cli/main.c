@@ -741,7 +741,11 @@ static int cmd_reports(int argc, char **argv)
 /* Removes temporary outputs, then dies of the same signal. */
 static void on_signal(int sig)
 {
+    /* errno belongs to the code the signal interrupted (it dies here anyway,
+     * but a sanitizer rightly flags a handler that changes it) */
+    int saved = errno;
     tb_temp_cleanup();
+    errno = saved;
     signal(sig, SIG_DFL);
     raise(sig);
 }

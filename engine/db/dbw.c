@@ -10,15 +10,30 @@
  * them in flight (bounded memory), and the writer binds and steps them while
  * the importer parses on. Only the writer touches the connection until
  * dbw_drain() has waited for it to go idle.
+ *
+ * A recorder (dbw_record_create) is the same sink without a DB: strings are
+ * interned into ids of its own and the chunks are written, in order, to an
+ * unnamed temporary file. dbw_replay() reads them back into a real writer,
+ * re-interning the strings and shifting the ids drawn from the load's
+ * counters, so the rows land exactly as if the importer had written them
+ * there directly. The replay can start while the recording still goes on:
+ * it follows the file, and once it has caught up it hands the writer over,
+ * so that the recording thread maps each further chunk itself and passes it
+ * straight on. That is how ranks load in parallel (load.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "dbw.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 typedef struct istr {
     uint64_t hash;
@@ -30,6 +45,7 @@ typedef struct istr {
 #define DBW_CHUNK (1u << 20)
 #define DBW_MAX_QUEUED 8
 #define ROW_STRING 255 /* chunk tag of a STRING_IDS row */
+#define ROW_MARK 254   /* chunk tag of a recorder's mark (dbw_record_mark) */
 #define DBW_BATCH 32   /* rows per multi-row INSERT */
 
 typedef struct chunk {
@@ -46,7 +62,8 @@ struct dbw {
     pthread_mutex_t mu;
     pthread_cond_t cv_work, cv_space, cv_idle;
     chunk *head, *tail, *spare;
-    int queued, busy, stop, failed, sync_ready;
+    int queued, busy, stop, sync_ready;
+    atomic_int failed; /* also read by the writer between rows, without the lock */
     chunk *cur; /* being filled by the importer */
     sqlite3_stmt *ins[R_TABLE_COUNT];
     sqlite3_stmt *ins_string;
@@ -62,7 +79,25 @@ struct dbw {
     char *arena;
     size_t arena_len, arena_cap;
     int64_t next_string_id;
+    /* a recorder: its file of chunks ([uint32 length][bytes], in order), -1 for a writer;
+     * the fields after it are guarded by mu (cv_idle signals a change) */
+    int rec_fd;
+    int64_t rec_written;   /* bytes of whole chunks in the file */
+    int rec_writing;       /* a chunk is being written */
+    int rec_ended;         /* dbw_record_end: nothing more comes */
+    struct replay *live;   /* set when the replay has caught up: chunks go through it, not the file */
 };
+
+/* The state of a replay into w: the recording's string ids mapped to w's,
+ * what its counter ids are shifted by, the roles of each table's columns. */
+typedef struct replay {
+    dbw *w;
+    dbw_shift shift;
+    int64_t *map;          /* the recorder's string id -> w's (0: not seen) */
+    size_t map_cap;
+    int keep_overlap;      /* the rows now replayed keep their OVERLAP_ANALYSIS ids */
+    unsigned char roles[R_TABLE_COUNT][ROW_MAX_COLS];
+} replay;
 
 static uint64_t hash_bytes(const char *p, size_t n)
 {
@@ -253,6 +288,9 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
+static tb_status replay_chunk(replay *rs, unsigned char *buf, size_t n, tb_error *err);
+static int rec_write(dbw *w, const chunk *c);
+
 /* Hands the current chunk to the writer (waits while too many are queued). */
 static int submit(dbw *w)
 {
@@ -263,6 +301,34 @@ static int submit(dbw *w)
     if (c->len == 0) {
         chunk_free(c);
         return 0;
+    }
+    if (w->rec_fd >= 0) {
+        /* a recorder: the chunk goes to its file, or through the replay that
+         * caught up with it; then it is kept for reuse */
+        pthread_mutex_lock(&w->mu);
+        replay *live = w->live;
+        if (!live)
+            w->rec_writing = 1;
+        pthread_mutex_unlock(&w->mu);
+        int rc = 0;
+        if (live) {
+            if (replay_chunk(live, c->data, c->len, &w->err) != TB_OK)
+                rc = -1;
+        } else {
+            rc = rec_write(w, c);
+            pthread_mutex_lock(&w->mu);
+            if (rc == 0)
+                w->rec_written += (int64_t)(sizeof(uint32_t) + c->len);
+            w->rec_writing = 0;
+            pthread_cond_broadcast(&w->cv_idle);
+            pthread_mutex_unlock(&w->mu);
+        }
+        c->len = 0;
+        if (!w->spare && c->cap == DBW_CHUNK)
+            w->spare = c;
+        else
+            chunk_free(c);
+        return rc;
     }
     pthread_mutex_lock(&w->mu);
     while (w->queued >= DBW_MAX_QUEUED && !w->failed)
@@ -446,7 +512,8 @@ tb_status dbw_exec(dbw *w, const char *sql, tb_error *err)
     return TB_OK;
 }
 
-dbw *dbw_create(const char *path, tb_error *err)
+/* A dbw with its intern table and locks, no DB yet. Returns new, or NULL with err set. */
+static dbw *dbw_alloc(tb_error *err)
 {
     dbw *w = calloc(1, sizeof *w);
     if (!w) {
@@ -459,10 +526,255 @@ dbw *dbw_create(const char *path, tb_error *err)
     w->arena_cap = 1 << 20;
     w->arena = malloc(w->arena_cap);
     w->next_string_id = 1;
+    w->rec_fd = -1;
     if (!w->tab || !w->arena) {
         tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto fail;
+        dbw_destroy(w);
+        return NULL;
     }
+    w->sink = (row_sink){.ctx = w, .intern = intern, .row = put_row};
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_cond_init(&w->cv_work, NULL);
+    pthread_cond_init(&w->cv_space, NULL);
+    pthread_cond_init(&w->cv_idle, NULL);
+    w->sync_ready = 1;
+    return w;
+}
+
+dbw *dbw_record_create(const char *dir, tb_error *err)
+{
+    dbw *w = dbw_alloc(err);
+    if (!w)
+        return NULL;
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/.tracebook-rank-XXXXXX", dir);
+    if ((w->rec_fd = mkstemp(path)) < 0) {
+        tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "cannot write a temporary file: %s", strerror(errno));
+        dbw_destroy(w);
+        return NULL;
+    }
+    /* no name from here on: nothing to remove when the run is interrupted */
+    unlink(path);
+    return w;
+}
+
+int dbw_record_mark(dbw *rec, int64_t flags)
+{
+    tb_val v = VINT(flags);
+    return enqueue(rec, ROW_MARK, &v, 1);
+}
+
+int dbw_record_end(dbw *rec)
+{
+    int rc = submit(rec);
+    pthread_mutex_lock(&rec->mu);
+    rec->rec_ended = 1;
+    pthread_cond_broadcast(&rec->cv_idle);
+    pthread_mutex_unlock(&rec->mu);
+    return rc;
+}
+
+/* Appends one chunk to the recorder's file. Returns 0, or -1 with the error kept. */
+static int rec_write(dbw *w, const chunk *c)
+{
+    uint32_t n = (uint32_t)c->len;
+    const unsigned char *parts[2] = {(const unsigned char *)&n, c->data};
+    size_t lens[2] = {sizeof n, c->len};
+    for (int i = 0; i < 2; i++) {
+        size_t done = 0;
+        while (done < lens[i]) {
+            ssize_t k = write(w->rec_fd, parts[i] + done, lens[i] - done);
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0) {
+                tb_error_set(&w->err, TB_ERR_IO, "cannot write a temporary file: %s",
+                             k < 0 ? strerror(errno) : "no space");
+                return -1;
+            }
+            done += (size_t)k;
+        }
+    }
+    return 0;
+}
+
+/* Reads n bytes at off of the recorder's file. Returns 0 or -1. */
+static int rec_read(int fd, void *buf, size_t n, int64_t off)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = pread(fd, (char *)buf + done, n - done, (off_t)(off + (int64_t)done));
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        done += (size_t)k;
+    }
+    return 0;
+}
+
+/* Fails a replay: the writer's error when it has one, else msg. */
+static tb_status replay_fail(dbw *w, tb_error *err, tb_status code, const char *msg)
+{
+    if (w->err.code != TB_OK)
+        *err = w->err;
+    else
+        tb_error_set(err, code, "%s", msg);
+    return err->code;
+}
+
+/* Replays one recorded chunk into rs->w: string entries interned, string-id
+ * and counter-id columns rewritten in place, each row then copied as it is. */
+static tb_status replay_chunk(replay *rs, unsigned char *buf, size_t n, tb_error *err)
+{
+    dbw *w = rs->w;
+    unsigned char *p = buf, *e = buf + n;
+    while (p < e) {
+        int tag = *p;
+        if (tag == ROW_STRING) {
+            /* [tag][V_INT][id: 8][V_TEXT][length: 4][bytes]: the recorder's id -> ours */
+            int64_t id;
+            uint32_t len;
+            memcpy(&id, p + 2, 8);
+            memcpy(&len, p + 11, 4);
+            if (id <= 0)
+                return tb_error_set(err, TB_ERR_INTERNAL, "recorded string id %lld out of range", (long long)id);
+            if ((size_t)id >= rs->map_cap) {
+                size_t cap = rs->map_cap ? rs->map_cap : 1024;
+                while (cap <= (size_t)id)
+                    cap *= 2;
+                int64_t *nm = realloc(rs->map, cap * sizeof *nm);
+                if (!nm)
+                    return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                memset(nm + rs->map_cap, 0, (cap - rs->map_cap) * sizeof *nm);
+                rs->map = nm;
+                rs->map_cap = cap;
+            }
+            int64_t ours = intern(w, (const char *)p + 15, len);
+            if (ours < 0)
+                return replay_fail(w, err, TB_ERR_DB, "cannot intern a string");
+            rs->map[id] = ours;
+            p += 15 + len;
+            continue;
+        }
+        if (tag == ROW_MARK) {
+            int64_t flags;
+            memcpy(&flags, p + 2, 8);
+            rs->keep_overlap = (flags & DBW_MARK_KEEP_OVERLAP_IDS) != 0;
+            p += 10;
+            continue;
+        }
+        /* a row: ids rewritten in place, then the bytes copied as they are */
+        unsigned char *q = p + 1;
+        const unsigned char *role = rs->roles[tag];
+        for (int i = 0; i < row_tables[tag].ncols; i++) {
+            int type = *q++;
+            if (type == V_INT) {
+                if (role[i] != COL_PLAIN) {
+                    int64_t x;
+                    memcpy(&x, q, 8);
+                    switch (role[i]) {
+                    case COL_STRING:
+                        if (x <= 0 || (size_t)x >= rs->map_cap || !rs->map[x])
+                            return tb_error_set(err, TB_ERR_INTERNAL, "%s: string id %lld out of range",
+                                                row_tables[tag].table, (long long)x);
+                        x = rs->map[x];
+                        break;
+                    case COL_TASK_ID: x += rs->shift.task; break;
+                    case COL_OP_ID: x += rs->shift.op; break;
+                    case COL_OVERLAP_ID: x += rs->keep_overlap ? 0 : rs->shift.overlap; break;
+                    case COL_FLOW_SEQ: x += rs->shift.flow_seq; break;
+                    default: break;
+                    }
+                    memcpy(q, &x, 8);
+                }
+                q += 8;
+            } else if (type == V_REAL) {
+                q += 8;
+            } else if (type == V_TEXT) {
+                uint32_t len;
+                memcpy(&len, q, 4);
+                q += 4 + len;
+            }
+        }
+        size_t rn = (size_t)(q - p);
+        if (reserve(w, rn))
+            return replay_fail(w, err, TB_ERR_DB, "cannot queue a row");
+        memcpy(w->cur->data + w->cur->len, p, rn);
+        w->cur->len += rn;
+        p = q;
+    }
+    return TB_OK;
+}
+
+tb_status dbw_replay(dbw *w, dbw *rec, const dbw_shift *shift, int *handed, tb_error *err)
+{
+    *handed = 0;
+    replay *rs = calloc(1, sizeof *rs);
+    if (!rs)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    rs->w = w;
+    rs->shift = *shift;
+    for (int t = 0; t < R_TABLE_COUNT; t++)
+        row_roles(t, rs->roles[t]);
+    unsigned char *buf = NULL;
+    size_t cap = 0;
+    int64_t off = 0;
+    tb_status st = TB_OK;
+    pthread_mutex_lock(&rec->mu);
+    for (;;) {
+        while (off == rec->rec_written && rec->rec_writing && !rec->rec_ended)
+            pthread_cond_wait(&rec->cv_idle, &rec->mu);
+        if (off == rec->rec_written) {
+            if (!rec->rec_ended) {
+                /* caught up while the recording goes on: it continues through rs, into w */
+                rec->live = rs;
+                rs = NULL;
+                *handed = 1;
+            }
+            break;
+        }
+        int64_t end = rec->rec_written;
+        pthread_mutex_unlock(&rec->mu);
+        while (off < end && st == TB_OK) {
+            uint32_t n;
+            if (rec_read(rec->rec_fd, &n, sizeof n, off) != 0) {
+                st = tb_error_set(err, TB_ERR_IO, "cannot read back a temporary file: %s", strerror(errno));
+                break;
+            }
+            if (n > cap) {
+                unsigned char *nb = realloc(buf, n);
+                if (!nb) {
+                    st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                    break;
+                }
+                buf = nb;
+                cap = n;
+            }
+            if (rec_read(rec->rec_fd, buf, n, off + (int64_t)sizeof n) != 0) {
+                st = tb_error_set(err, TB_ERR_IO, "cannot read back a temporary file: %s", strerror(errno));
+                break;
+            }
+            off += (int64_t)sizeof n + n;
+            st = replay_chunk(rs, buf, n, err);
+        }
+        pthread_mutex_lock(&rec->mu);
+        if (st != TB_OK)
+            break;
+    }
+    pthread_mutex_unlock(&rec->mu);
+    free(buf);
+    if (rs) {
+        free(rs->map);
+        free(rs);
+    }
+    return st;
+}
+
+dbw *dbw_create(const char *path, tb_error *err)
+{
+    dbw *w = dbw_alloc(err);
+    if (!w)
+        return NULL;
     if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot create the DB: %s",
@@ -507,12 +819,6 @@ dbw *dbw_create(const char *path, tb_error *err)
             }
         }
     }
-    w->sink = (row_sink){.ctx = w, .intern = intern, .row = put_row};
-    pthread_mutex_init(&w->mu, NULL);
-    pthread_cond_init(&w->cv_work, NULL);
-    pthread_cond_init(&w->cv_space, NULL);
-    pthread_cond_init(&w->cv_idle, NULL);
-    w->sync_ready = 1;
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
         tb_error_set(err, TB_ERR_INTERNAL, "cannot start the writer thread");
         goto fail;
@@ -633,6 +939,14 @@ void dbw_destroy(dbw *w)
         if (w->in_txn)
             sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_close(w->db);
+    }
+    chunk_free(w->cur);
+    chunk_free(w->spare);
+    if (w->rec_fd >= 0)
+        close(w->rec_fd);
+    if (w->live) {
+        free(w->live->map);
+        free(w->live);
     }
     free(w->tab);
     free(w->arena);

@@ -6,6 +6,10 @@
  * importers through a row_sink (prepared INSERTs in one transaction, journal
  * off, strings interned through STRING_IDS), pairs staged flow ends on
  * request, and on finish builds indexes and views and commits.
+ *
+ * A recorder is a dbw without a DB: it takes the same rows and keeps them,
+ * in order, in an unnamed temporary file, to be replayed into a writer later
+ * (ranks loading in parallel, each recorded, replayed in rank order).
  */
 #ifndef TB_DB_DBW_H
 #define TB_DB_DBW_H
@@ -41,6 +45,42 @@ tb_status dbw_finish(dbw *w, double *seconds_index, tb_error *err);
 
 /* Monotonic wall time in seconds. */
 double dbw_now(void);
+
+/*
+ * Creates a recorder whose temporary file lives in dir (it is unlinked at
+ * once, so an interrupted run leaves nothing behind). Its sink interns
+ * strings into ids of its own. One thread records; one other may replay.
+ * Returns new (free with dbw_destroy, after the replay), or NULL with err set.
+ */
+dbw *dbw_record_create(const char *dir, tb_error *err);
+
+/* Flags of a recorder's mark. */
+#define DBW_MARK_KEEP_OVERLAP_IDS 1 /* the rows that follow (a DB input's) keep their OVERLAP_ANALYSIS ids */
+
+/* Records a mark before the rows of the next input. Returns 0, or -1 (see dbw_error). */
+int dbw_record_mark(dbw *rec, int64_t flags);
+
+/* Ends a recording (the recording thread calls it, even after a failure):
+ * the last rows are written out. Returns 0, or -1 (see dbw_error). */
+int dbw_record_end(dbw *rec);
+
+/* What to add to the ids a recording drew from its own counters (which all
+ * started at 1): the values the load's counters had, minus one. */
+typedef struct dbw_shift {
+    int64_t task, op, overlap, flow_seq;
+} dbw_shift;
+
+/*
+ * Replays what rec records into w, in order: strings re-interned into w,
+ * string-id columns translated, counter ids shifted (rows.h row_roles). The
+ * rows then are exactly those the importer would have given w directly. It
+ * follows a recording still going on; when it catches up before the end, it
+ * hands w over (*handed = 1): the recording thread then passes every further
+ * chunk into w itself, and the caller must not use w again before that
+ * thread has called dbw_record_end. The caller owns w until then.
+ * Returns TB_OK or the error, with err set.
+ */
+tb_status dbw_replay(dbw *w, dbw *rec, const dbw_shift *shift, int *handed, tb_error *err);
 
 /* Closes (rolling back when not finished). Accepts NULL. */
 void dbw_destroy(dbw *w);

@@ -2,22 +2,35 @@
 /*
  * load.c - tb_load(): inputs -> one unified DB, atomically.
  *
- * Each trace file found under the -dir inputs is one rank. Files are
- * streamed through the trace importer into a DB written under a temporary
- * name beside the destination; the session tables (SESSION_TIME_INFO,
- * RANK_DEVICE_MAP, META_DATA, TB_SOURCE, ...) are written once all files are
- * in, and only a complete DB is renamed into place. Any failure removes the
- * temporary file, so a reader never sees half a DB and an older DB of the
- * same name survives.
+ * The files found under the -dir inputs are grouped into ranks (detect.c);
+ * each group is a unit of work whose files load one after the other. Rows
+ * stream through the importers into a DB written under a temporary name
+ * beside the destination; the session tables (SESSION_TIME_INFO,
+ * RANK_DEVICE_MAP, META_DATA, TB_SOURCE, ...) are written once all files
+ * are in, and only a complete DB is renamed into place. Any failure removes
+ * the temporary file, so a reader never sees half a DB and an older DB of
+ * the same name survives.
+ *
+ * Several groups load in parallel on a small pool of threads: the first
+ * group writes into the DB directly, every later one into a recorder (dbw.c)
+ * that keeps its rows in an unnamed temporary file, and this thread replays
+ * the recordings into the DB in group order as they complete, shifting the
+ * ids each group drew from its own counters. Every row, string id and
+ * counter id therefore comes out exactly as in a load of one group after
+ * the other, whatever the threads' timing; and the first failing group in
+ * input order decides the error.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -87,6 +100,7 @@ char **tb_find_traces(const char *path, tb_error *err)
     return v;
 }
 
+
 /* ---- loading ---------------------------------------------------------------- */
 
 typedef struct src_info {
@@ -94,27 +108,31 @@ typedef struct src_info {
     int kind;        /* IN_* */
     size_t group;    /* rank group index */
     int cluster;     /* from the cluster group: belongs to no rank */
-    int rank;
+    int rank;        /* the load's rank of its rows (the first rank of a DB that holds several) */
+    int multi;       /* a DB that holds several ranks: TB_SOURCE names none */
+    int64_t hint;    /* rank named by profiler_info_<N>.json in its rank root, -1 none */
     int64_t bytes, mtime_ns;
     trace_import_result r;
 } src_info;
 
 /* Warnings of a load: shown through the caller's callback as they come, and
- * kept for TB_WARNING (written with the other bookkeeping rows). */
+ * kept for TB_WARNING (written with the other bookkeeping rows). A group
+ * loading in parallel keeps its own log, shown and kept in the load's log
+ * when the group is replayed, so warnings come in input order. */
 typedef struct warn_log {
     const tb_load_options *opt;
-    tb_load_result *res;
-    int64_t source;   /* TB_SOURCE id of the file being read */
+    tb_load_result *res;        /* counts the warnings; NULL in a group's own log */
+    pthread_mutex_t *cb_mu;     /* held around the caller's callbacks when threads load, else NULL */
+    int live;                   /* show each warning through opt->warn at once */
+    int64_t source;             /* TB_SOURCE id of the file being read */
     int64_t *src_ids;
     char **msgs;
     size_t n, cap;
 } warn_log;
 
-static void warn_add(warn_log *wl, const char *msg)
+/* Keeps msg as a warning of source src. */
+static void warn_keep(warn_log *wl, const char *msg, int64_t src)
 {
-    if (wl->opt->warn)
-        wl->opt->warn(wl->opt->ctx, msg);
-    wl->res->warnings++;
     if (wl->n == wl->cap) {
         size_t nc = wl->cap ? wl->cap * 2 : 16;
         char **nm = realloc(wl->msgs, nc * sizeof *nm);
@@ -127,7 +145,27 @@ static void warn_add(warn_log *wl, const char *msg)
         wl->cap = nc;
     }
     if ((wl->msgs[wl->n] = strdup(msg)) != NULL)
-        wl->src_ids[wl->n++] = wl->source;
+        wl->src_ids[wl->n++] = src;
+}
+
+/* Shows msg (when the log is live) and keeps it as a warning of source src. */
+static void warn_src(warn_log *wl, const char *msg, int64_t src)
+{
+    if (wl->live && wl->opt->warn) {
+        if (wl->cb_mu)
+            pthread_mutex_lock(wl->cb_mu);
+        wl->opt->warn(wl->opt->ctx, msg);
+        if (wl->cb_mu)
+            pthread_mutex_unlock(wl->cb_mu);
+    }
+    if (wl->res)
+        wl->res->warnings++;
+    warn_keep(wl, msg, src);
+}
+
+static void warn_add(warn_log *wl, const char *msg)
+{
+    warn_src(wl, msg, wl->source);
 }
 
 static void warnf(warn_log *wl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -151,8 +189,13 @@ static void import_warn(void *ctx, const char *msg)
 static void import_progress(void *ctx, const char *file, uint64_t done, uint64_t total)
 {
     warn_log *wl = ctx;
-    if (wl->opt->progress)
-        wl->opt->progress(wl->opt->ctx, file, done, total);
+    if (!wl->opt->progress)
+        return;
+    if (wl->cb_mu)
+        pthread_mutex_lock(wl->cb_mu);
+    wl->opt->progress(wl->opt->ctx, file, done, total);
+    if (wl->cb_mu)
+        pthread_mutex_unlock(wl->cb_mu);
 }
 
 static void warn_log_free(warn_log *wl)
@@ -161,7 +204,29 @@ static void warn_log_free(warn_log *wl)
         free(wl->msgs[i]);
     free(wl->msgs);
     free(wl->src_ids);
+    wl->msgs = NULL;
+    wl->src_ids = NULL;
+    wl->n = wl->cap = 0;
 }
+
+/* The files of one rank group (or the cluster-level files), loaded one after
+ * the other; groups are what loads in parallel. */
+typedef struct unit {
+    size_t first, n;      /* src[first .. first + n) */
+    int rank;             /* the load's rank of its rows (its first, for a DB that holds several) */
+    size_t nranks;        /* ranks it gives: 0 for cluster-level files, several for such a DB */
+    int cluster;
+    db_ranks dbr;         /* the ranks of its first file, a DB that holds several (else empty) */
+    /* parallel loading (guarded by the pool's lock) */
+    int state;            /* U_WAITING, U_RUNNING, U_DONE */
+    tb_status st;
+    tb_error err;
+    dbw *rec;             /* its recording (every group but the first) */
+    import_ids used;      /* the recording's counters, started at 1 */
+    warn_log wl;          /* its warnings, until it is replayed */
+} unit;
+
+enum { U_WAITING, U_RUNNING, U_DONE };
 
 static tb_status write_warnings(dbw *w, const warn_log *wl, tb_error *err)
 {
@@ -202,7 +267,72 @@ static void bind_relative(sqlite3_stmt *st, const tb_load_options *opt, const ch
     sqlite3_bind_text(st, 11, path, -1, SQLITE_STATIC);
 }
 
-static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const input_file *ignored, size_t n_ignored,
+
+/* Facts of one rank for the bookkeeping tables. */
+typedef struct rank_facts {
+    uint64_t devices;
+    int64_t t0, t1, base;
+    int have_t, have_base;
+} rank_facts;
+
+/* Adds what an input says about its rank's devices, time span and base time. */
+static void facts_add(rank_facts *f, uint64_t devices, int has_t, int64_t t0, int64_t t1, int has_base, int64_t base)
+{
+    f->devices |= devices;
+    if (has_t) {
+        if (!f->have_t || t0 < f->t0)
+            f->t0 = t0;
+        if (!f->have_t || t1 > f->t1)
+            f->t1 = t1;
+        f->have_t = 1;
+    }
+    if (has_base && !f->have_base) {
+        f->base = base;
+        f->have_base = 1;
+    }
+}
+
+/* RANK_DEVICE_MAP, TB_RANK and SESSION_TIME_INFO rows of one rank. */
+static int rank_rows(sqlite3_stmt *s_rdm, sqlite3_stmt *s_rank, sqlite3_stmt *s_sess, int rank, const rank_facts *f,
+                     const char *host, const char *source)
+{
+    for (int dev = 0; dev < 64; dev++) {
+        if (!(f->devices & ((uint64_t)1 << dev)))
+            continue;
+        sqlite3_bind_int(s_rdm, 1, rank);
+        sqlite3_bind_int(s_rdm, 2, dev);
+        if (sqlite3_step(s_rdm) != SQLITE_DONE)
+            return -1;
+        sqlite3_reset(s_rdm);
+    }
+    sqlite3_bind_int(s_rank, 1, rank);
+    if (host)
+        sqlite3_bind_text(s_rank, 2, host, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s_rank, 2);
+    sqlite3_bind_text(s_rank, 3, source, -1, SQLITE_STATIC);
+    if (sqlite3_step(s_rank) != SQLITE_DONE)
+        return -1;
+    sqlite3_reset(s_rank);
+    if (f->have_t) {
+        /* one row per rank: ranks may run on different clocks */
+        sqlite3_bind_int64(s_sess, 1, f->t0);
+        sqlite3_bind_int64(s_sess, 2, f->t1);
+        if (f->have_base)
+            sqlite3_bind_int64(s_sess, 3, f->base);
+        else
+            sqlite3_bind_null(s_sess, 3);
+        sqlite3_bind_int(s_sess, 4, rank);
+        if (sqlite3_step(s_sess) != SQLITE_DONE)
+            return -1;
+        sqlite3_reset(s_sess);
+    }
+    return 0;
+}
+
+/* final[p]: the rankId of provisional rank p after apply_ranks. */
+static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const unit *units, size_t nunits,
+                             const int64_t *final, const input_file *ignored, size_t n_ignored,
                              const tb_load_options *opt, tb_error *err)
 {
     sqlite3 *db = dbw_db(w);
@@ -211,7 +341,7 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const input_fil
     if (sqlite3_prepare_v2(db, "INSERT INTO TB_SOURCE VALUES(?,?,?,?,?,?,?,?,?,?,?)", -1, &s_src, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO TB_LOAD_COUNT VALUES(?,?,?)", -1, &s_cnt, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO RANK_DEVICE_MAP VALUES(?,?)", -1, &s_rdm, NULL) ||
-        sqlite3_prepare_v2(db, "INSERT INTO TB_RANK VALUES(?,NULL,?)", -1, &s_rank, NULL) ||
+        sqlite3_prepare_v2(db, "INSERT INTO TB_RANK VALUES(?,?,?)", -1, &s_rank, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO META_DATA VALUES(?,?)", -1, &s_meta, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO SESSION_TIME_INFO VALUES(?,?,?,?)", -1, &s_sess, NULL)) {
         tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
@@ -219,14 +349,15 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const input_fil
     }
     for (size_t i = 0; i < nsrc; i++) {
         src_info *s = &src[i];
-        uint64_t skipped = s->r.dest[TB_DEST_SKIPPED_PYTHON] + s->r.dest[TB_DEST_EMPTY];
+        uint64_t skipped =
+            s->r.dest[TB_DEST_SKIPPED_PYTHON] + s->r.dest[TB_DEST_EMPTY] + s->r.dest[TB_DEST_BAD_ROWS];
         char note[160];
         if (s->r.truncated)
             snprintf(note, sizeof note, "cut short at byte %lld", (long long)s->r.stop_offset);
         else
             note[0] = 0;
         sqlite3_bind_int64(s_src, 1, (int64_t)i + 1);
-        if (s->cluster)
+        if (s->cluster || s->multi)
             sqlite3_bind_null(s_src, 2);
         else
             sqlite3_bind_int(s_src, 2, s->rank);
@@ -254,56 +385,38 @@ static tb_status bookkeeping(dbw *w, src_info *src, size_t nsrc, const input_fil
                 goto dberr;
             sqlite3_reset(s_cnt);
         }
-        /* per rank (the group's last file closes it): devices, rank row, time span */
-        if ((i + 1 < nsrc && src[i + 1].group == s->group) || s->cluster)
+    }
+    /* per rank: devices, rank row, time span. A group of files is one rank,
+     * named after its last file; a DB that holds several ranks gives each of
+     * them its own facts, and the group's other files add to its first. */
+    for (size_t u = 0; u < nunits; u++) {
+        const unit *g = &units[u];
+        if (g->cluster || g->n == 0)
             continue;
-        uint64_t devices = 0;
-        int64_t t0 = 0, t1 = 0, base = 0;
-        int have_t = 0, have_base = 0;
-        size_t first = i;
-        while (first > 0 && src[first - 1].group == s->group)
-            first--;
-        for (size_t k = first; k <= i; k++) {
+        size_t from = g->dbr.n ? 1 : 0;
+        rank_facts f = {0};
+        if (g->dbr.n) {
+            const db_rank *d = &g->dbr.v[0];
+            facts_add(&f, d->devices, d->has_times, d->min_ns, d->max_ns, d->has_base_time, d->base_time_ns);
+        }
+        for (size_t k = g->first + from; k < g->first + g->n; k++) {
             const trace_import_result *r = &src[k].r;
-            devices |= r->devices_seen;
-            if (r->has_times) {
-                if (!have_t || r->min_ns < t0)
-                    t0 = r->min_ns;
-                if (!have_t || r->max_ns > t1)
-                    t1 = r->max_ns;
-                have_t = 1;
-            }
-            if (r->has_base_time && !have_base) {
-                base = r->base_time_ns;
-                have_base = 1;
-            }
+            facts_add(&f, r->devices_seen, r->has_times, r->min_ns, r->max_ns, r->has_base_time, r->base_time_ns);
         }
-        for (int dev = 0; dev < 64; dev++) {
-            if (!(devices & ((uint64_t)1 << dev)))
-                continue;
-            sqlite3_bind_int(s_rdm, 1, s->rank);
-            sqlite3_bind_int(s_rdm, 2, dev);
-            if (sqlite3_step(s_rdm) != SQLITE_DONE)
+        const char *last = src[g->first + g->n - 1].path;
+        if (!g->dbr.n) {
+            if (rank_rows(s_rdm, s_rank, s_sess, (int)final[g->rank], &f, NULL, last))
                 goto dberr;
-            sqlite3_reset(s_rdm);
+            continue;
         }
-        sqlite3_bind_int(s_rank, 1, s->rank);
-        sqlite3_bind_text(s_rank, 2, s->path, -1, SQLITE_STATIC);
-        if (sqlite3_step(s_rank) != SQLITE_DONE)
-            goto dberr;
-        sqlite3_reset(s_rank);
-        if (have_t) {
-            /* one row per rank: ranks may run on different clocks */
-            sqlite3_bind_int64(s_sess, 1, t0);
-            sqlite3_bind_int64(s_sess, 2, t1);
-            if (have_base)
-                sqlite3_bind_int64(s_sess, 3, base);
-            else
-                sqlite3_bind_null(s_sess, 3);
-            sqlite3_bind_int(s_sess, 4, s->rank);
-            if (sqlite3_step(s_sess) != SQLITE_DONE)
+        for (size_t j = 0; j < g->dbr.n; j++) {
+            const db_rank *d = &g->dbr.v[j];
+            rank_facts dj = {0};
+            if (j > 0)
+                facts_add(&dj, d->devices, d->has_times, d->min_ns, d->max_ns, d->has_base_time, d->base_time_ns);
+            if (rank_rows(s_rdm, s_rank, s_sess, (int)final[g->rank + (int)j], j ? &dj : &f, d->host,
+                          d->source ? d->source : src[g->first].path))
                 goto dberr;
-            sqlite3_reset(s_sess);
         }
     }
     /* files seen but not read: listed, so `info` can say what was left out */
@@ -352,6 +465,7 @@ done:
     sqlite3_finalize(s_sess);
     return st;
 }
+
 
 /*
  * Binds HostToDevice flows to the slices at their ends: the finish encloses a
@@ -421,78 +535,89 @@ static tb_status bind_h2d(dbw *w, tb_error *err)
 }
 
 /*
- * The rank of each group: profiler_info_N.json, else what a file of the group
- * says (distributedInfo.rank, RANK_DEVICE_MAP), else the group's order. Ranks
- * named by the inputs win only when every group names one and no two agree;
- * rows are then renumbered through negative ids so no two groups ever share a
- * rank mid-way.
+ * The rankId of each rank of the load. Ranks are numbered 0, 1, ... in input
+ * order while loading (a DB that holds several ranks takes several numbers
+ * in a row); the ids the inputs name (profiler_info_N.json, else what a file
+ * of the group says: distributedInfo.rank, a DB's RANK_DEVICE_MAP or, for a
+ * DB that holds several ranks, its own rankIds) replace them only when every
+ * rank names one and no two name the same. Otherwise, the numbering in input
+ * order stays, which keeps the ranks of every input apart; two inputs that
+ * name the same rank are warned about. who[p] is the first input of rank p
+ * (an index into src); final[p] receives the rankId of rank p.
  */
-static tb_status apply_ranks(dbw *w, src_info *src, size_t nsrc, const int64_t *hint, size_t ngroups,
-                             tb_error *err)
+static tb_status apply_ranks(dbw *w, const int64_t *claim, const size_t *who, const src_info *src, size_t nranks,
+                             int64_t *final, warn_log *wl, tb_error *err)
 {
-    if (ngroups == 0)
-        return TB_OK;
-    int64_t *claim = malloc(ngroups * sizeof *claim);
-    if (!claim)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    for (size_t g = 0; g < ngroups; g++)
-        claim[g] = hint[g];
-    for (size_t i = 0; i < nsrc; i++)
-        if (!src[i].cluster && claim[src[i].rank] < 0 && src[i].r.trace_rank >= 0 && src[i].r.trace_rank <= INT_MAX)
-            claim[src[i].rank] = src[i].r.trace_rank;
-    int usable = 1, changed = 0;
-    for (size_t g = 0; g < ngroups && usable; g++) {
+    int usable = 1, changed = 0, clash = 0;
+    for (size_t g = 0; g < nranks; g++) {
+        final[g] = (int64_t)g;
         if (claim[g] < 0)
             usable = 0;
-        for (size_t h = 0; h < g && usable; h++)
-            if (claim[h] == claim[g])
-                usable = 0;
-        changed |= claim[g] != (int64_t)g;
-    }
-    tb_status st = TB_OK;
-    if (usable && changed) {
-        sqlite3 *db = dbw_db(w);
-        sqlite3_stmt *q;
-        if (sqlite3_prepare_v2(db,
-                               "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
-                               " WHERE m.type = 'table' AND c.name = 'rankId'",
-                               -1, &q, NULL) != SQLITE_OK) {
-            free(claim);
-            return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
-        }
-        char **tables = NULL;
-        size_t nt = 0;
-        while (sqlite3_step(q) == SQLITE_ROW) {
-            char **nv = realloc(tables, (nt + 1) * sizeof *nv);
-            if (!nv)
-                break;
-            tables = nv;
-            tables[nt] = strdup((const char *)sqlite3_column_text(q, 0));
-            if (tables[nt])
-                nt++;
-        }
-        sqlite3_finalize(q);
-        for (size_t t = 0; t < nt && st == TB_OK; t++) {
-            for (int pass = 0; pass < 2 && st == TB_OK; pass++) {
-                for (size_t g = 0; g < ngroups && st == TB_OK; g++) {
-                    char sql[256];
-                    long long from = pass == 0 ? (long long)g : -1LL - (long long)g;
-                    long long to = pass == 0 ? -1LL - (long long)g : (long long)claim[g];
-                    snprintf(sql, sizeof sql, "UPDATE \"%s\" SET rankId = %lld WHERE rankId = %lld", tables[t], to,
-                             from);
-                    st = dbw_exec(w, sql, err);
-                }
+        for (size_t h = 0; h < g && !clash; h++) {
+            if (claim[g] >= 0 && claim[h] == claim[g]) {
+                char msg[2048];
+                clash = 1;
+                snprintf(msg, sizeof msg, "%s and %s both name rank %lld: ranks are numbered in input order",
+                         src[who[h]].path, src[who[g]].path, (long long)claim[g]);
+                warn_src(wl, msg, (int64_t)who[g] + 1);
             }
         }
-        for (size_t t = 0; t < nt; t++)
-            free(tables[t]);
-        free(tables);
-        if (st == TB_OK)
-            for (size_t i = 0; i < nsrc; i++)
-                if (!src[i].cluster)
-                    src[i].rank = (int)claim[src[i].rank];
+        changed |= claim[g] != (int64_t)g;
     }
-    free(claim);
+    if (!usable || clash || !changed)
+        return TB_OK;
+    /* one UPDATE per table, through a map of the numbers that change */
+    tb_status st = dbw_exec(w, "CREATE TEMP TABLE tb_rank_map (p INTEGER PRIMARY KEY, f INTEGER)", err);
+    sqlite3 *db = dbw_db(w);
+    sqlite3_stmt *q = NULL;
+    if (st == TB_OK && sqlite3_prepare_v2(db, "INSERT INTO tb_rank_map VALUES(?, ?)", -1, &q, NULL) != SQLITE_OK)
+        st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+    for (size_t g = 0; g < nranks && st == TB_OK; g++) {
+        if (claim[g] == (int64_t)g)
+            continue;
+        sqlite3_bind_int64(q, 1, (int64_t)g);
+        sqlite3_bind_int64(q, 2, claim[g]);
+        if (sqlite3_step(q) != SQLITE_DONE)
+            st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    q = NULL;
+    char **tables = NULL;
+    size_t nt = 0;
+    if (st == TB_OK && sqlite3_prepare_v2(db,
+                                          "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
+                                          " WHERE m.type = 'table' AND c.name = 'rankId'",
+                                          -1, &q, NULL) != SQLITE_OK)
+        st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+    while (st == TB_OK && sqlite3_step(q) == SQLITE_ROW) {
+        char **nv = realloc(tables, (nt + 1) * sizeof *nv);
+        if (!nv || !(nv[nt] = strdup((const char *)sqlite3_column_text(q, 0)))) {
+            if (nv)
+                tables = nv;
+            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        tables = nv;
+        nt++;
+    }
+    sqlite3_finalize(q);
+    for (size_t t = 0; t < nt && st == TB_OK; t++) {
+        char sql[512];
+        snprintf(sql, sizeof sql,
+                 "UPDATE \"%s\" SET rankId = (SELECT f FROM tb_rank_map WHERE p = rankId)"
+                 " WHERE rankId IN (SELECT p FROM tb_rank_map)",
+                 tables[t]);
+        st = dbw_exec(w, sql, err);
+    }
+    for (size_t t = 0; t < nt; t++)
+        free(tables[t]);
+    free(tables);
+    if (st == TB_OK)
+        st = dbw_exec(w, "DROP TABLE tb_rank_map", err);
+    if (st == TB_OK)
+        for (size_t g = 0; g < nranks; g++)
+            final[g] = claim[g];
     return st;
 }
 
@@ -578,6 +703,357 @@ static void free_ignored(input_file *v, size_t n)
     free(v);
 }
 
+/* What the loading of the groups shares. */
+typedef struct load_ctx {
+    const tb_load_options *opt;
+    src_info *src;
+    unit *units;
+    size_t nunits;
+} load_ctx;
+
+/*
+ * Loads the files of one group into sink, one after the other, drawing ids
+ * from ids. w is the writer or recorder behind the sink (its error explains
+ * a failed row; a recorder also gets a mark before each file). Warnings go
+ * to wl. Returns TB_OK or the first error, with err set and naming the file.
+ */
+static tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row_sink *sink, import_ids *ids,
+                           warn_log *wl, tb_error *err)
+{
+    const tb_load_options *opt = L->opt;
+    uint64_t filled = 0, skip = 0;
+    tb_status st = TB_OK;
+    for (size_t i = g->first; i < g->first + g->n; i++) {
+        src_info *s = &L->src[i];
+        struct stat sb;
+        if (stat(s->path, &sb) == 0) {
+            s->bytes = (int64_t)sb.st_size;
+            s->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+        }
+        wl->source = (int64_t)i + 1;
+        /* a DB input keeps its own OVERLAP_ANALYSIS ids; a replay must not shift them */
+        if (recording && dbw_record_mark(w, s->kind == IN_MSPROF_DB ? DBW_MARK_KEEP_OVERLAP_IDS : 0)) {
+            *err = *dbw_error(w);
+            st = err->code;
+            break;
+        }
+        /* within a group, later (lesser) sources skip the tables an earlier one filled; the
+         * slices of one msprof summary (op_summary_slice_<n>_*.csv) are one source: a slice
+         * skips what its first slice skipped, not the tables the slices before it filled */
+        if (!(i > g->first && s->kind == IN_NPU_CSV && s[-1].kind == IN_NPU_CSV &&
+              npu_text_same_series(s[-1].path, s->path)))
+            skip = filled;
+        trace_import_opts io = {.rank = s->rank, .keep_python_functions = opt->keep_python_functions,
+                                .warn = import_warn, .progress = import_progress, .ctx = wl,
+                                .total_bytes = (uint64_t)s->bytes, .skip_rows = skip,
+                                .strict_rows = opt->strict};
+        switch (s->kind) {
+        case IN_MSPROF_DB:
+            st = msprof_db_import(s->path, sink, ids, &io, i == g->first && g->dbr.n ? &g->dbr : NULL, &s->r, err);
+            break;
+        case IN_TOPSPROF:
+            st = topsprof_import(s->path, sink, ids, &io, &s->r, err);
+            break;
+        case IN_NPU_CSV:
+            st = npu_text_import(s->path, sink, ids, &io, &s->r, err);
+            break;
+        case IN_ANALYSIS_DB:
+            st = analysis_db_import(s->path, sink, ids, &io, &s->r, err);
+            /* the rank's step_trace_time.csv (sorted after it) then adds no second copy */
+            if (st == TB_OK && s->r.dest[TB_DEST_OTHER_TABLES])
+                filled |= ROWBIT(R_STEP_TRACE_TIME);
+            break;
+        case IN_NPU_JSON:
+            st = npu_json_import(s->path, sink, ids, &io, &s->r, err);
+            break;
+        default:
+            st = trace_import(s->path, sink, ids, &io, &s->r, err);
+            break;
+        }
+        if (st != TB_OK) {
+            const tb_error *we = dbw_error(w);
+            if (we->code != TB_OK && err->message[0] == 0)
+                *err = *we;
+            if (err->file[0] == 0)
+                snprintf(err->file, sizeof err->file, "%s", s->path);
+            break;
+        }
+        move_skipped(&s->r, skip);
+        filled |= filled_mask(&s->r);
+        if (s->r.truncated) {
+            if (opt->strict) {
+                st = tb_error_at(err, TB_ERR_TRUNCATED, s->path, 0, 0, s->r.stop_offset,
+                                 "input cut short at byte %lld after %llu complete events (--strict)",
+                                 (long long)s->r.stop_offset, (unsigned long long)s->r.events);
+                break;
+            }
+            warnf(wl, "%s: input cut short at byte %lld: kept %llu complete events, the rest is lost", s->path,
+                  (long long)s->r.stop_offset, (unsigned long long)s->r.events);
+        }
+        if (s->r.dest[TB_DEST_UNKNOWN_PHASE])
+            warnf(wl, "%s: %llu events with an unknown phase kept in TB_EVENT", s->path,
+                  (unsigned long long)s->r.dest[TB_DEST_UNKNOWN_PHASE]);
+    }
+    return st;
+}
+
+/* Adds a loaded group's counts to the result. */
+static void count_unit(const load_ctx *L, const unit *g, tb_load_result *res)
+{
+    for (size_t i = g->first; i < g->first + g->n; i++) {
+        const src_info *s = &L->src[i];
+        res->events += s->r.events;
+        for (int d = 0; d < TB_DEST_COUNT; d++)
+            res->dest[d] += s->r.dest[d];
+        res->n_files++;
+    }
+}
+
+/* ---- parallel loading ------------------------------------------------------ */
+
+/* How many threads load groups: opt->jobs, else TRACEBOOK_JOBS, else the
+ * online CPUs up to 4; never more than there are groups. 1 loads them one
+ * after the other on the calling thread. */
+static size_t pick_jobs(const tb_load_options *opt, size_t nunits)
+{
+    long jobs = opt->jobs;
+    const char *env = getenv("TRACEBOOK_JOBS");
+    if (jobs <= 0 && env && *env) {
+        char *end;
+        errno = 0;
+        long v = strtol(env, &end, 10);
+        if (errno == 0 && *end == 0 && v > 0)
+            jobs = v;
+    }
+    if (jobs <= 0) {
+        long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+        jobs = cpus < 1 ? 1 : cpus > 4 ? 4 : cpus;
+    }
+    if (jobs > 64)
+        jobs = 64;
+    return (size_t)jobs < nunits ? (size_t)jobs : nunits;
+}
+
+typedef struct pool {
+    load_ctx *L;
+    dbw *w;                 /* the DB's writer: the first group writes into it directly */
+    import_ids *ids;        /* the load's counters (the first group's) */
+    warn_log *wl;           /* the load's warnings (the first group's, live) */
+    char dir[PATH_MAX];     /* where recordings go: the output's directory */
+    pthread_mutex_t mu;     /* guards the fields below and the groups' state */
+    pthread_cond_t cv;
+    size_t next;            /* the next group to start */
+    size_t replayed;        /* groups done with: replayed into the DB */
+    size_t window;          /* a group starts only this many ahead of the replay */
+    size_t stop;            /* no group from here on starts: the first one that failed */
+    atomic_size_t failed;   /* the same, read by the recorders' sinks */
+    int nice_recorders;     /* nice value of a thread once it records (10: measured as fast as 19, and
+                             * unlike 0, it lets the DB's current group finish first) */
+} pool;
+
+/* A recording's sink: the recorder's, refusing rows once a group before
+ * this one has failed, so a doomed load stops early. */
+typedef struct guard {
+    const row_sink *inner;
+    pool *p;
+    size_t k;
+    row_sink sink;
+} guard;
+
+static int cancelled(const guard *g)
+{
+    return atomic_load_explicit(&g->p->failed, memory_order_relaxed) < g->k;
+}
+
+static int64_t guard_intern(void *ctx, const char *s, size_t n)
+{
+    guard *g = ctx;
+    return cancelled(g) ? -1 : g->inner->intern(g->inner->ctx, s, n);
+}
+
+static int guard_row(void *ctx, int table, const tb_val *v)
+{
+    guard *g = ctx;
+    return cancelled(g) ? -1 : g->inner->row(g->inner->ctx, table, v);
+}
+
+/* Loads group k: the first into the DB, the others into their recording
+ * (made when the group was taken, so the replay can follow it at once). */
+static void run_unit(pool *p, size_t k)
+{
+    unit *g = &p->L->units[k];
+    if (k == 0) {
+        g->st = load_unit(p->L, g, p->w, 0, dbw_sink(p->w), p->ids, p->wl, &g->err);
+        return;
+    }
+    if (!g->rec) {
+        g->st = g->err.code;
+        return;
+    }
+#ifdef __linux__
+    /* Recording is work ahead of time: the group the DB is taking now (and
+     * the writer) come first. Linux keeps the nice value per thread, so this
+     * lowers this worker alone, until it exits at the end of the load. */
+    if (p->nice_recorders)
+        (void)setpriority(PRIO_PROCESS, 0, p->nice_recorders);
+#endif
+    g->used = (import_ids){.next_task = 1, .next_op = 1, .next_overlap = 1, .next_flow_seq = 1};
+    guard gd = {.inner = dbw_sink(g->rec), .p = p, .k = k};
+    gd.sink = (row_sink){.ctx = &gd, .intern = guard_intern, .row = guard_row};
+    g->st = load_unit(p->L, g, g->rec, 1, &gd.sink, &g->used, &g->wl, &g->err);
+    /* the replay may be waiting for the rest: end the recording in any case */
+    if (dbw_record_end(g->rec) && g->st == TB_OK) {
+        g->err = *dbw_error(g->rec);
+        g->st = g->err.code;
+    }
+    if (g->st != TB_OK && cancelled(&gd))
+        tb_error_set(&g->err, g->st, "cancelled: an earlier rank failed");
+}
+
+static void *worker(void *arg)
+{
+    pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->next < p->L->nunits && p->next < p->stop && p->next >= p->replayed + p->window)
+            pthread_cond_wait(&p->cv, &p->mu);
+        if (p->next >= p->L->nunits || p->next >= p->stop)
+            break;
+        size_t k = p->next++;
+        unit *g = &p->L->units[k];
+        tb_error_clear(&g->err);
+        if (k > 0)
+            g->rec = dbw_record_create(p->dir, &g->err);
+        g->state = U_RUNNING;
+        pthread_cond_broadcast(&p->cv);
+        pthread_mutex_unlock(&p->mu);
+        run_unit(p, k);
+        pthread_mutex_lock(&p->mu);
+        p->L->units[k].state = U_DONE;
+        if (p->L->units[k].st != TB_OK && k < p->stop) {
+            p->stop = k;
+            atomic_store(&p->failed, k);
+        }
+        pthread_cond_broadcast(&p->cv);
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Stops the groups from k on (k itself failed, or its replay did). */
+static void pool_stop(pool *p, size_t k)
+{
+    pthread_mutex_lock(&p->mu);
+    if (k < p->stop) {
+        p->stop = k;
+        atomic_store(&p->failed, k);
+    }
+    pthread_cond_broadcast(&p->cv);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/*
+ * Loads every group on jobs threads; this thread replays the recordings
+ * into w in group order, each as soon as the groups before it are in: it
+ * follows a recording still going on and, once caught up, leaves the rest
+ * of the group to its thread, which then writes into w itself. The first
+ * group that fails in input order gives the error (a later one may have
+ * failed sooner: it does not count, as in a load of one group after the
+ * other).
+ */
+static tb_status load_parallel(load_ctx *L, dbw *w, import_ids *ids, warn_log *wl, size_t jobs, const char *out_tmp,
+                               tb_load_result *res, tb_error *err)
+{
+    pool p = {.L = L, .w = w, .ids = ids, .wl = wl, .window = 2 * jobs, .stop = L->nunits, .nice_recorders = 10};
+    atomic_init(&p.failed, L->nunits);
+    const char *slash = strrchr(out_tmp, '/');
+    if (!slash)
+        snprintf(p.dir, sizeof p.dir, ".");
+    else if (slash == out_tmp)
+        snprintf(p.dir, sizeof p.dir, "/");
+    else
+        snprintf(p.dir, sizeof p.dir, "%.*s", (int)(slash - out_tmp), out_tmp);
+    pthread_mutex_t cb_mu;
+    pthread_mutex_init(&cb_mu, NULL);
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.cv, NULL);
+    wl->cb_mu = &cb_mu;
+    for (size_t u = 0; u < L->nunits; u++)
+        L->units[u].wl = (warn_log){.opt = L->opt, .cb_mu = &cb_mu, .live = 0};
+    pthread_t *threads = calloc(jobs, sizeof *threads);
+    size_t started = 0;
+    tb_status st = TB_OK;
+    if (!threads)
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    for (; st == TB_OK && started < jobs; started++)
+        if (pthread_create(&threads[started], NULL, worker, &p) != 0)
+            break;
+    if (st == TB_OK && started == 0)
+        st = tb_error_set(err, TB_ERR_INTERNAL, "cannot start a loading thread");
+    for (size_t k = 0; k < L->nunits && st == TB_OK; k++) {
+        unit *g = &L->units[k];
+        tb_status rst = TB_OK;
+        tb_error rerr;
+        tb_error_clear(&rerr);
+        if (k > 0) {
+            /* its rows, as if it had loaded right after the group before */
+            pthread_mutex_lock(&p.mu);
+            while (g->state == U_WAITING)
+                pthread_cond_wait(&p.cv, &p.mu);
+            int failed = g->state == U_DONE && g->st != TB_OK;
+            pthread_mutex_unlock(&p.mu);
+            if (g->rec && !failed) {
+                dbw_shift sh = {ids->next_task - 1, ids->next_op - 1, ids->next_overlap - 1,
+                                ids->next_flow_seq - 1};
+                int handed;
+                if ((rst = dbw_replay(w, g->rec, &sh, &handed, &rerr)) != TB_OK)
+                    pool_stop(&p, 0); /* the group stops too: its rows have nowhere to go */
+            }
+        }
+        pthread_mutex_lock(&p.mu);
+        while (g->state != U_DONE)
+            pthread_cond_wait(&p.cv, &p.mu);
+        pthread_mutex_unlock(&p.mu);
+        if (g->st != TB_OK || rst != TB_OK) {
+            *err = g->st != TB_OK ? g->err : rerr;
+            st = g->st != TB_OK ? g->st : rst;
+            break;
+        }
+        if (k > 0) {
+            /* its warnings, in their place after those of the groups before */
+            for (size_t i = 0; i < g->wl.n; i++)
+                warn_src(wl, g->wl.msgs[i], g->wl.src_ids[i]);
+            warn_log_free(&g->wl);
+            dbw_destroy(g->rec);
+            g->rec = NULL;
+            ids->next_task += g->used.next_task - 1;
+            ids->next_op += g->used.next_op - 1;
+            ids->next_overlap += g->used.next_overlap - 1;
+            ids->next_flow_seq += g->used.next_flow_seq - 1;
+        }
+        count_unit(L, g, res);
+        pthread_mutex_lock(&p.mu);
+        p.replayed = k + 1;
+        pthread_cond_broadcast(&p.cv);
+        pthread_mutex_unlock(&p.mu);
+    }
+    if (st != TB_OK)
+        pool_stop(&p, 0);
+    for (size_t t = 0; t < started; t++)
+        pthread_join(threads[t], NULL);
+    free(threads);
+    for (size_t u = 0; u < L->nunits; u++) {
+        dbw_destroy(L->units[u].rec);
+        L->units[u].rec = NULL;
+        warn_log_free(&L->units[u].wl);
+    }
+    wl->cb_mu = NULL;
+    pthread_cond_destroy(&p.cv);
+    pthread_mutex_destroy(&p.mu);
+    pthread_mutex_destroy(&cb_mu);
+    return st;
+}
+
 tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err)
 {
     tb_load_result local;
@@ -591,8 +1067,10 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         return tb_error_set(err, TB_ERR_USAGE, "no input given (-dir PATH)");
 
     src_info *src = NULL;
-    size_t nsrc = 0, srccap = 0, ngroups = 0, n_ignored = 0;
-    int64_t *rank_hint = NULL;
+    size_t nsrc = 0, srccap = 0, n_ignored = 0, nunits = 0, nranks = 0;
+    unit *units = NULL;
+    int64_t *claim = NULL, *final = NULL;
+    size_t *who = NULL;
     input_file *ignored = NULL;
     warn_log wl = {0};
     char *tmp = NULL;
@@ -601,12 +1079,11 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
 
     wl.opt = opt;
     wl.res = res;
+    wl.live = 1;
     input_set set;
     if ((st = detect_inputs(opt->inputs, opt->n_inputs, &set, err)) != TB_OK)
         return st;
-    ngroups = set.n;
-    size_t nranks = 0;
-    for (size_t g = 0; g < set.n; nranks += !set.groups[g].cluster, g++) {
+    for (size_t g = 0; g < set.n; g++) {
         for (size_t i = 0; i < set.groups[g].n; i++) {
             if (nsrc == srccap) {
                 srccap = srccap ? srccap * 2 : 8;
@@ -624,19 +1101,10 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
             src[nsrc].kind = set.groups[g].files[i].kind;
             src[nsrc].group = g;
             src[nsrc].cluster = set.groups[g].cluster;
-            src[nsrc].rank = set.groups[g].cluster ? TB_CLUSTER_RANK : (int)nranks;
+            src[nsrc].hint = set.groups[g].cluster ? -1 : set.groups[g].rank_hint;
             nsrc++;
         }
     }
-    if (!(rank_hint = calloc(set.n ? set.n : 1, sizeof *rank_hint))) {
-        input_set_free(&set);
-        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
-    for (size_t g = 0, r = 0; g < set.n; g++)
-        if (!set.groups[g].cluster)
-            rank_hint[r++] = set.groups[g].rank_hint;
-    ngroups = nranks;
     /* files seen but not read are listed (kind "ignored") */
     ignored = set.ignored;
     n_ignored = set.n_ignored;
@@ -667,6 +1135,33 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
                 break;
             }
         }
+    }
+
+    /* the groups, and the ranks they give: one each, several for a DB that
+     * holds several, none for the cluster-level files */
+    if (!(units = calloc(nsrc ? nsrc : 1, sizeof *units))) {
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t i = 0; i < nsrc; i++) {
+        if (i == 0 || src[i].group != src[i - 1].group) {
+            unit *g = &units[nunits++];
+            g->first = i;
+            g->cluster = src[i].cluster;
+            g->nranks = g->cluster ? 0 : 1;
+            if (!g->cluster && src[i].kind == IN_MSPROF_DB) {
+                if ((st = msprof_db_ranks(src[i].path, &g->dbr, err)) != TB_OK)
+                    goto fail;
+                if (g->dbr.n)
+                    g->nranks = g->dbr.n;
+            }
+            g->rank = g->cluster ? TB_CLUSTER_RANK : (int)nranks;
+            nranks += g->nranks;
+        }
+        unit *g = &units[nunits - 1];
+        g->n++;
+        src[i].rank = g->rank;
+        src[i].multi = g->dbr.n && i == g->first;
     }
 
     /* temporary file beside the destination, renamed into place at the end */
@@ -703,83 +1198,53 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
 
     double t_read = dbw_now();
     import_ids ids = {.next_task = 1, .next_op = 1, .next_overlap = 1, .next_flow_seq = 1};
-    uint64_t filled = 0;
-    for (size_t i = 0; i < nsrc; i++) {
-        struct stat sb;
-        if (stat(src[i].path, &sb) == 0) {
-            src[i].bytes = (int64_t)sb.st_size;
-            src[i].mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
-        }
-        /* a new rank starts with nothing filled; within a rank, later (lesser)
-         * sources skip the tables an earlier one filled */
-        if (i == 0 || src[i].group != src[i - 1].group)
-            filled = 0;
-        wl.source = (int64_t)i + 1;
-        trace_import_opts io = {.rank = src[i].rank, .keep_python_functions = opt->keep_python_functions,
-                                .warn = import_warn, .progress = import_progress, .ctx = &wl,
-                                .total_bytes = (uint64_t)src[i].bytes, .skip_rows = filled,
-                                .strict_rows = opt->strict};
-        switch (src[i].kind) {
-        case IN_MSPROF_DB:
-            st = msprof_db_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
-            break;
-        case IN_TOPSPROF:
-            st = topsprof_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
-            break;
-        case IN_NPU_CSV:
-            st = npu_text_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
-            break;
-        case IN_ANALYSIS_DB:
-            st = analysis_db_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
-            /* the rank's step_trace_time.csv (sorted after it) then adds no second copy */
-            if (st == TB_OK && src[i].r.dest[TB_DEST_OTHER_TABLES])
-                filled |= ROWBIT(R_STEP_TRACE_TIME);
-            break;
-        case IN_NPU_JSON:
-            st = npu_json_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
-            break;
-        default:
-            st = trace_import(src[i].path, dbw_sink(w), &ids, &io, &src[i].r, err);
-            break;
-        }
-        if (st != TB_OK) {
-            const tb_error *we = dbw_error(w);
-            if (we->code != TB_OK && err->message[0] == 0)
-                *err = *we;
-            if (err->file[0] == 0)
-                snprintf(err->file, sizeof err->file, "%s", src[i].path);
+    load_ctx L = {.opt = opt, .src = src, .units = units, .nunits = nunits};
+    size_t jobs = pick_jobs(opt, nunits);
+    if (jobs >= 2) {
+        if ((st = load_parallel(&L, w, &ids, &wl, jobs, tmp, res, err)) != TB_OK)
             goto fail;
-        }
-        move_skipped(&src[i].r, filled);
-        filled |= filled_mask(&src[i].r);
-        res->events += src[i].r.events;
-        for (int d = 0; d < TB_DEST_COUNT; d++)
-            res->dest[d] += src[i].r.dest[d];
-        res->n_files++;
-        if (src[i].r.truncated) {
-            if (opt->strict) {
-                st = tb_error_at(err, TB_ERR_TRUNCATED, src[i].path, 0, 0, src[i].r.stop_offset,
-                                 "input cut short at byte %lld after %llu complete events (--strict)",
-                                 (long long)src[i].r.stop_offset, (unsigned long long)src[i].r.events);
+    } else {
+        for (size_t u = 0; u < nunits; u++) {
+            if ((st = load_unit(&L, &units[u], w, 0, dbw_sink(w), &ids, &wl, err)) != TB_OK)
                 goto fail;
-            }
-            warnf(&wl, "%s: input cut short at byte %lld: kept %llu complete events, the rest is lost", src[i].path,
-                  (long long)src[i].r.stop_offset, (unsigned long long)src[i].r.events);
+            count_unit(&L, &units[u], res);
         }
-        if (src[i].r.dest[TB_DEST_UNKNOWN_PHASE])
-            warnf(&wl, "%s: %llu events with an unknown phase kept in TB_EVENT",
-                  src[i].path, (unsigned long long)src[i].r.dest[TB_DEST_UNKNOWN_PHASE]);
     }
     double t_post = dbw_now();
     res->seconds_read = t_post - t_read;
+
+    /* what each rank names itself: profiler_info_N.json, else the first file
+     * that says (a DB that holds several ranks names each of them) */
+    if (!(claim = malloc((nranks ? nranks : 1) * sizeof *claim)) ||
+        !(final = malloc((nranks ? nranks : 1) * sizeof *final)) ||
+        !(who = calloc(nranks ? nranks : 1, sizeof *who))) {
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    for (size_t u = 0; u < nunits; u++) {
+        const unit *g = &units[u];
+        for (size_t j = 0; j < g->nranks; j++) {
+            int64_t id = g->dbr.n ? g->dbr.v[j].id : src[g->first].hint;
+            claim[g->rank + (int)j] = id >= 0 && id <= INT_MAX ? id : -1;
+            who[g->rank + (int)j] = g->first;
+        }
+        for (size_t i = g->first; i < g->first + g->n && !g->dbr.n && !g->cluster; i++)
+            if (claim[g->rank] < 0 && src[i].r.trace_rank >= 0 && src[i].r.trace_rank <= INT_MAX)
+                claim[g->rank] = src[i].r.trace_rank;
+    }
     int any_cluster = 0;
     for (size_t i = 0; i < nsrc; i++)
         any_cluster |= src[i].cluster;
     if (any_cluster && (st = clear_cluster_rank(w, err)) != TB_OK)
         goto fail;
     if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = bind_h2d(w, err)) != TB_OK ||
-        (st = apply_ranks(w, src, nsrc, rank_hint, ngroups, err)) != TB_OK ||
-        (st = bookkeeping(w, src, nsrc, ignored, n_ignored, opt, err)) != TB_OK || (st = write_warnings(w, &wl, err)) != TB_OK)
+        (st = apply_ranks(w, claim, who, src, nranks, final, &wl, err)) != TB_OK)
+        goto fail;
+    for (size_t i = 0; i < nsrc; i++)
+        if (!src[i].cluster)
+            src[i].rank = (int)final[src[i].rank];
+    if ((st = bookkeeping(w, src, nsrc, units, nunits, final, ignored, n_ignored, opt, err)) != TB_OK ||
+        (st = write_warnings(w, &wl, err)) != TB_OK)
         goto fail;
     res->seconds_post = dbw_now() - t_post;
     if ((st = dbw_finish(w, &res->seconds_index, err)) != TB_OK)
@@ -792,13 +1257,8 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     }
     tb_temp_unregister(tmp);
     free(tmp);
-    for (size_t i = 0; i < nsrc; i++)
-        free(src[i].path);
-    free(src);
-    free_ignored(ignored, n_ignored);
-    free(rank_hint);
-    warn_log_free(&wl);
-    return TB_OK;
+    tmp = NULL;
+    goto done;
 
 fail:
     dbw_destroy(w);
@@ -807,16 +1267,22 @@ fail:
         tb_temp_unregister(tmp);
         free(tmp);
     }
-    for (size_t i = 0; i < nsrc; i++)
-        free(src[i].path);
-    free(src);
-    free_ignored(ignored, n_ignored);
-    free(rank_hint);
-    warn_log_free(&wl);
     if (st == TB_OK)
         st = TB_ERR_INTERNAL;
     if (err->code == TB_OK)
         err->code = st;
+done:
+    for (size_t i = 0; i < nsrc; i++)
+        free(src[i].path);
+    free(src);
+    for (size_t u = 0; u < nunits; u++)
+        db_ranks_free(&units[u].dbr);
+    free(units);
+    free(claim);
+    free(final);
+    free(who);
+    free_ignored(ignored, n_ignored);
+    warn_log_free(&wl);
     return st;
 }
 
@@ -856,3 +1322,4 @@ tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_e
         return tb_error_set(err, TB_ERR_USAGE, "output path too long");
     return TB_OK;
 }
+

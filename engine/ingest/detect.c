@@ -305,6 +305,9 @@ static int by_kind(const void *a, const void *b)
     const input_file *x = a, *y = b;
     if (x->kind != y->kind)
         return x->kind - y->kind;
+    /* msprof's task_time repeats op_summary's tasks: after the other CSVs, so they win */
+    if (x->kind == IN_NPU_CSV && npu_text_order(x->path) != npu_text_order(y->path))
+        return npu_text_order(x->path) - npu_text_order(y->path);
     return strcmp(x->path, y->path);
 }
 

@@ -58,20 +58,15 @@ typedef struct pstate {
     int depth;
 } pstate;
 
-/* Byte classes for the string scanner: 1 = stop (quote, backslash, control). */
-static unsigned char str_stop[256];
-static int tables_ready;
-
-static void tables_init(void)
-{
-    if (tables_ready)
-        return;
-    for (int c = 0; c < 0x20; c++)
-        str_stop[c] = 1;
-    str_stop['"'] = 1;
-    str_stop['\\'] = 1;
-    tables_ready = 1;
-}
+/* Byte classes for the string scanner: 1 = stop (quote, backslash, control).
+ * Constant, so readers on several threads share it safely. */
+static const unsigned char str_stop[256] = {
+    [0x00] = 1, [0x01] = 1, [0x02] = 1, [0x03] = 1, [0x04] = 1, [0x05] = 1, [0x06] = 1, [0x07] = 1,
+    [0x08] = 1, [0x09] = 1, [0x0a] = 1, [0x0b] = 1, [0x0c] = 1, [0x0d] = 1, [0x0e] = 1, [0x0f] = 1,
+    [0x10] = 1, [0x11] = 1, [0x12] = 1, [0x13] = 1, [0x14] = 1, [0x15] = 1, [0x16] = 1, [0x17] = 1,
+    [0x18] = 1, [0x19] = 1, [0x1a] = 1, [0x1b] = 1, [0x1c] = 1, [0x1d] = 1, [0x1e] = 1, [0x1f] = 1,
+    ['"'] = 1, ['\\'] = 1,
+};
 
 static int fail(pstate *ps, const char *at, const char *msg)
 {
@@ -485,7 +480,6 @@ static int parse_event(pstate *ps, trace_event *ev)
 
 int js_parse_event_at(const char *p, const char *end, trace_event *ev, const char **next)
 {
-    tables_init();
     pstate ps = {.p = p, .end = end};
     if (p >= end || *p != '{')
         return 0;
@@ -498,7 +492,6 @@ int js_parse_event_at(const char *p, const char *end, trace_event *ev, const cha
 
 jstream *js_open(const char *path, tb_error *err)
 {
-    tables_init();
     jstream *js = calloc(1, sizeof *js);
     if (!js) {
         tb_error_set(err, TB_ERR_NOMEM, "out of memory");

@@ -11,6 +11,11 @@
  * used, so every task stays unique in a multi-rank DB; connectionId stays as
  * it is (it pairs rows within one rank, and rankId tells ranks apart).
  *
+ * A DB that holds several ranks keeps them (msprof_db_ranks): rows of a DB
+ * tracebook wrote keep their rankId, rows of an msprof DB whose
+ * RANK_DEVICE_MAP lists several ranks find theirs through their deviceId
+ * (or their task's); each of the DB's ranks becomes a rank of the load.
+ *
  * The input is never modified: it is opened through sqlite_input.c (a DB
  * with a write-ahead log is read from a private copy, any other immutable).
  */
@@ -33,41 +38,39 @@
 /* How a destination column is filled from the source row. */
 enum col_kind { K_PLAIN, K_STRING, K_TIME, K_GTID, K_OPID, K_RANK };
 
+/* Which source table fills which row table; string-id columns are those
+ * rows.c names for the row table. */
 typedef struct table_spec {
     const char *src;       /* source table */
     int row;               /* destination row table */
     int dest;              /* TB_DEST_* counter, -1 none */
-    const char *strings;   /* comma-separated string-id columns */
     const char *aliases;   /* "dst=src,dst=src" */
 } table_spec;
 
 static const table_spec specs[] = {
-    {"TASK", R_TASK, TB_DEST_TASK, "taskType,name", ""},
+    {"TASK", R_TASK, TB_DEST_TASK, ""},
     {"COMPUTE_TASK_INFO", R_FULL_COMPUTE_TASK_INFO, TB_DEST_COMPUTE_TASK_INFO,
-     "name,taskType,opType,inputFormats,inputDataTypes,inputShapes,outputFormats,outputDataTypes,outputShapes,"
-     "attrInfo,opState,hf32Eligible",
      "blockNum=blockDim,mixBlockNum=mixBlockDim"},
-    {"COMMUNICATION_SCHEDULE_TASK_INFO", R_COMMUNICATION_SCHEDULE_TASK_INFO, -1, "name,taskType,opType", ""},
-    {"COMMUNICATION_TASK_INFO", R_FULL_COMMUNICATION_TASK_INFO, TB_DEST_COMMUNICATION_TASK_INFO,
-     "name,taskType,groupName", ""},
-    {"COMMUNICATION_OP", R_FULL_COMMUNICATION_OP, TB_DEST_COMMUNICATION_OP, "opName,groupName,algType,opType", ""},
-    {"CANN_API", R_CANN_API, TB_DEST_CANN_API, "name", ""},
-    {"PYTORCH_API", R_FULL_PYTORCH_API, TB_DEST_PYTORCH_API, "name,inputDtypes,inputShapes", ""},
-    {"STEP_TIME", R_STEP_TIME, TB_DEST_STEP_TIME, "", ""},
-    {"MEMCPY_INFO", R_MEMCPY_INFO, TB_DEST_MEMCPY_INFO, "", ""},
-    {"OVERLAP_ANALYSIS", R_OVERLAP_ANALYSIS, TB_DEST_OVERLAP_ANALYSIS, "", ""},
-    {"MSTX_EVENTS", R_FULL_MSTX_EVENTS, TB_DEST_MSTX_EVENTS, "message", ""},
-    {"NPU_MEM", R_NPU_MEM, -1, "type", ""},
-    {"NPU_MODULE_MEM", R_NPU_MODULE_MEM, -1, "", ""},
-    {"NPU_OP_MEM", R_NPU_OP_MEM, -1, "operatorName,component", ""},
-    {"MEMORY_RECORD", R_MEMORY_RECORD, -1, "component", ""},
-    {"OP_MEMORY", R_OP_MEMORY, -1, "name", ""},
-    {"PYTORCH_CALLCHAINS", R_PYTORCH_CALLCHAINS, -1, "stack", ""},
-    {"CONNECTION_IDS", R_CONNECTION_IDS, -1, "", ""},
-    {"GC_RECORD", R_GC_RECORD, -1, "", ""},
-    {"TASK_PMU_INFO", R_TASK_PMU_INFO, -1, "name", ""},
-    {"NPU_INFO", R_NPU_INFO, -1, "", ""},
-    {"HOST_INFO", R_HOST_INFO, -1, "", ""},
+    {"COMMUNICATION_SCHEDULE_TASK_INFO", R_COMMUNICATION_SCHEDULE_TASK_INFO, -1, ""},
+    {"COMMUNICATION_TASK_INFO", R_FULL_COMMUNICATION_TASK_INFO, TB_DEST_COMMUNICATION_TASK_INFO, ""},
+    {"COMMUNICATION_OP", R_FULL_COMMUNICATION_OP, TB_DEST_COMMUNICATION_OP, ""},
+    {"CANN_API", R_CANN_API, TB_DEST_CANN_API, ""},
+    {"PYTORCH_API", R_FULL_PYTORCH_API, TB_DEST_PYTORCH_API, ""},
+    {"STEP_TIME", R_STEP_TIME, TB_DEST_STEP_TIME, ""},
+    {"MEMCPY_INFO", R_MEMCPY_INFO, TB_DEST_MEMCPY_INFO, ""},
+    {"OVERLAP_ANALYSIS", R_OVERLAP_ANALYSIS, TB_DEST_OVERLAP_ANALYSIS, ""},
+    {"MSTX_EVENTS", R_FULL_MSTX_EVENTS, TB_DEST_MSTX_EVENTS, ""},
+    {"NPU_MEM", R_NPU_MEM, -1, ""},
+    {"NPU_MODULE_MEM", R_NPU_MODULE_MEM, -1, ""},
+    {"NPU_OP_MEM", R_NPU_OP_MEM, -1, ""},
+    {"MEMORY_RECORD", R_MEMORY_RECORD, -1, ""},
+    {"OP_MEMORY", R_OP_MEMORY, -1, ""},
+    {"PYTORCH_CALLCHAINS", R_PYTORCH_CALLCHAINS, -1, ""},
+    {"CONNECTION_IDS", R_CONNECTION_IDS, -1, ""},
+    {"GC_RECORD", R_GC_RECORD, -1, ""},
+    {"TASK_PMU_INFO", R_TASK_PMU_INFO, -1, ""},
+    {"NPU_INFO", R_NPU_INFO, -1, ""},
+    {"HOST_INFO", R_HOST_INFO, -1, ""},
 };
 
 static const char *const time_cols[] = {"startNs", "endNs", "timestampNs", "timestamp", "allocationTime",
@@ -149,21 +152,6 @@ static void idmap_free(idmap *m)
 /* ---- import ------------------------------------------------------------------ */
 
 
-static int in_list(const char *list, const char *name)
-{
-    size_t n = strlen(name);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if (len == n && strncmp(p, name, n) == 0)
-            return 1;
-        if (!e)
-            break;
-        p = e + 1;
-    }
-    return 0;
-}
-
 /* The source column for a destination column: itself or its alias, if present. */
 static int src_column(sqlite3 *db, const table_spec *sp, const char *dst, char *out, size_t n)
 {
@@ -205,6 +193,12 @@ static int src_column(sqlite3 *db, const table_spec *sp, const char *dst, char *
     return 0;
 }
 
+/* A DB rankId and the index of its rank among the DB's ranks. */
+typedef struct rank_key {
+    int64_t id;
+    size_t index;
+} rank_key;
+
 typedef struct ctx {
     const row_sink *sink;
     const trace_import_opts *opt;
@@ -213,7 +207,30 @@ typedef struct ctx {
     int64_t gtid_base, op_base, max_gtid, max_op;
     tb_error *err;
     const char *path;
+    const db_ranks *ranks; /* several ranks, or NULL */
+    rank_key *keys;        /* ranks->v by id, for the rank of each row */
+    int task_ranks;        /* temp.tb_task_rank holds each task's DB rank (by device) */
 } ctx;
+
+/* The load's rank of a row whose DB rankId is id (the DB's first rank when
+ * the row names none, or one the DB does not list). */
+static int64_t row_rank(const ctx *c, sqlite3_stmt *q, int col)
+{
+    if (!c->ranks || sqlite3_column_type(q, col) == SQLITE_NULL)
+        return c->opt->rank;
+    int64_t id = sqlite3_column_int64(q, col);
+    size_t lo = 0, hi = c->ranks->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (c->keys[mid].id < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < c->ranks->n && c->keys[lo].id == id)
+        return c->opt->rank + (int64_t)c->keys[lo].index;
+    return c->opt->rank;
+}
 
 static tb_status import_strings(ctx *c, sqlite3 *db)
 {
@@ -252,6 +269,42 @@ static int64_t count_rows(sqlite3 *db, const char *table)
     return n;
 }
 
+/* 1 when the source table has the column. */
+static int has_column(sqlite3 *db, const char *table, const char *col)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name = ?", table);
+    sqlite3_stmt *q;
+    int found = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(q, 1, col, -1, SQLITE_STATIC);
+        found = sqlite3_step(q) == SQLITE_ROW;
+        sqlite3_finalize(q);
+    }
+    return found;
+}
+
+/* The select item giving a row's DB rankId: NULL for a DB of one rank (the
+ * row takes the load's rank), the row's own rankId in a DB tracebook wrote,
+ * else the rank RANK_DEVICE_MAP gives its device, or its task's device.
+ * Returns the length written. */
+static size_t rank_expr(ctx *c, sqlite3 *db, const table_spec *sp, char *out, size_t n, const char *sep)
+{
+    const char *dev = !strcmp(sp->src, "NPU_INFO") ? "id" : "deviceId";
+    if (!c->ranks)
+        return (size_t)snprintf(out, n, "%sNULL", sep);
+    if (!c->ranks->by_device)
+        return (size_t)snprintf(out, n, "%s%s", sep, has_column(db, sp->src, "rankId") ? "\"rankId\"" : "NULL");
+    if (has_column(db, sp->src, dev))
+        return (size_t)snprintf(out, n,
+                                "%s(SELECT min(m.rankId) FROM RANK_DEVICE_MAP m WHERE m.deviceId = \"%s\".\"%s\")", sep,
+                                sp->src, dev);
+    if (c->task_ranks && has_column(db, sp->src, "globalTaskId"))
+        return (size_t)snprintf(out, n, "%s(SELECT r FROM temp.tb_task_rank WHERE g = \"%s\".globalTaskId LIMIT 1)",
+                                sep, sp->src);
+    return (size_t)snprintf(out, n, "%sNULL", sep);
+}
+
 static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
 {
     const row_table_def *rt = &row_tables[sp->row];
@@ -284,7 +337,7 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         kinds[i] = K_PLAIN;
         if (!strcmp(name, "rankId"))
             kinds[i] = K_RANK;
-        else if (in_list(sp->strings, name))
+        else if (row_is_string(sp->row, name))
             kinds[i] = K_STRING;
         else if (!strcmp(name, "globalTaskId"))
             kinds[i] = K_GTID;
@@ -294,7 +347,9 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
             for (const char *const *t = time_cols; *t; t++)
                 if (!strcmp(*t, name))
                     kinds[i] = K_TIME;
-        if (!present || kinds[i] == K_RANK)
+        if (kinds[i] == K_RANK)
+            o += rank_expr(c, db, sp, sql + o, sizeof sql - o, i ? ", " : "");
+        else if (!present)
             o += (size_t)snprintf(sql + o, sizeof sql - o, "%sNULL", i ? ", " : "");
         else if (kinds[i] == K_TIME)
             o += (size_t)snprintf(sql + o, sizeof sql - o, "%sCAST(\"%s\" AS INTEGER)", i ? ", " : "", srcname);
@@ -314,7 +369,7 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         for (int i = 0; i < ncols; i++) {
             int t = sqlite3_column_type(q, i);
             if (kinds[i] == K_RANK) {
-                v[i] = VINT(c->opt->rank);
+                v[i] = VINT(row_rank(c, q, i));
                 continue;
             }
             if (t == SQLITE_NULL) {
@@ -435,8 +490,162 @@ int msprof_db_is_db(const char *path)
     return n == 16 && memcmp(head, "SQLite format 3", 16) == 0;
 }
 
+/* ---- ranks ------------------------------------------------------------------ */
+
+void db_ranks_free(db_ranks *r)
+{
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n; i++) {
+        free(r->v[i].host);
+        free(r->v[i].source);
+    }
+    free(r->v);
+    memset(r, 0, sizeof *r);
+}
+
+static char *dup_col(sqlite3_stmt *q, int col)
+{
+    const char *t = (const char *)sqlite3_column_text(q, col);
+    return t ? strdup(t) : NULL;
+}
+
+/* The ranks listed by the query (column 0 the rankId, 1 and 2 the host and
+ * source, when it has them). Returns 0, or -1 when out of memory. */
+static int list_ranks(sqlite3 *db, const char *sql, db_ranks *out)
+{
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        return 0;
+    int rc = 0, cols = sqlite3_column_count(q);
+    while (rc == 0 && sqlite3_step(q) == SQLITE_ROW) {
+        db_rank *nv = realloc(out->v, (out->n + 1) * sizeof *nv);
+        if (!nv) {
+            rc = -1;
+            break;
+        }
+        out->v = nv;
+        db_rank *r = &out->v[out->n++];
+        memset(r, 0, sizeof *r);
+        r->id = sqlite3_column_int64(q, 0);
+        r->host = cols > 1 ? dup_col(q, 1) : NULL;
+        r->source = cols > 2 ? dup_col(q, 2) : NULL;
+    }
+    sqlite3_finalize(q);
+    return rc;
+}
+
+/* Devices, time span and base time of each rank. A DB tracebook wrote has
+ * them per rank; an msprof DB has one session for all its devices. */
+static void rank_facts(sqlite3 *db, db_ranks *out)
+{
+    int own = !out->by_device;
+    for (size_t i = 0; i < out->n; i++) {
+        db_rank *r = &out->v[i];
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(db, "SELECT DISTINCT deviceId FROM RANK_DEVICE_MAP WHERE rankId = ?"
+                                   " AND deviceId BETWEEN 0 AND 63", -1, &q, NULL) == SQLITE_OK) {
+            sqlite3_bind_int64(q, 1, r->id);
+            while (sqlite3_step(q) == SQLITE_ROW)
+                r->devices |= (uint64_t)1 << sqlite3_column_int(q, 0);
+            sqlite3_finalize(q);
+        }
+        if (!sqlite_input_has_table(db, "SESSION_TIME_INFO"))
+            continue;
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT min(startTimeNs), max(endTimeNs), %s FROM SESSION_TIME_INFO%s",
+                 has_column(db, "SESSION_TIME_INFO", "baseTimeNs") ? "min(baseTimeNs)" : "NULL",
+                 own ? " WHERE rankId = ?" : "");
+        if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+            continue;
+        if (own)
+            sqlite3_bind_int64(q, 1, r->id);
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
+            sqlite3_column_type(q, 1) != SQLITE_NULL) {
+            r->min_ns = sqlite3_column_int64(q, 0);
+            r->max_ns = sqlite3_column_int64(q, 1);
+            r->has_times = 1;
+            /* as for a DB of one rank: msprof's baseTimeNs counts only when its times are not Unix time */
+            if (sqlite3_column_type(q, 2) != SQLITE_NULL && (own || r->min_ns < 946684800000000000LL)) {
+                r->base_time_ns = sqlite3_column_int64(q, 2);
+                r->has_base_time = 1;
+            }
+        }
+        sqlite3_finalize(q);
+    }
+}
+
+tb_status msprof_db_ranks(const char *path, db_ranks *out, tb_error *err)
+{
+    memset(out, 0, sizeof *out);
+    if (!msprof_db_is_db(path))
+        return TB_OK;
+    sqlite_input s;
+    tb_error ignored;
+    if (sqlite_input_open(&s, path, &ignored) != TB_OK)
+        return TB_OK; /* the import says why */
+    int rc = 0;
+    if (sqlite_input_has_table(s.db, "TB_RANK")) {
+        rc = list_ranks(s.db, "SELECT rankId, hostName, source FROM TB_RANK WHERE rankId IS NOT NULL ORDER BY rowid",
+                        out);
+    } else if (sqlite_input_has_table(s.db, "RANK_DEVICE_MAP") && sqlite_input_has_table(s.db, "STRING_IDS")) {
+        out->by_device = 1;
+        rc = list_ranks(s.db,
+                        sqlite_input_has_table(s.db, "HOST_INFO")
+                            ? "SELECT DISTINCT rankId, (SELECT hostName FROM HOST_INFO LIMIT 1) FROM RANK_DEVICE_MAP"
+                              " WHERE rankId IS NOT NULL ORDER BY rankId"
+                            : "SELECT DISTINCT rankId FROM RANK_DEVICE_MAP WHERE rankId IS NOT NULL ORDER BY rankId",
+                        out);
+    }
+    if (rc == 0 && out->n >= 2)
+        rank_facts(s.db, out);
+    sqlite_input_close(&s);
+    if (rc != 0) {
+        db_ranks_free(out);
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    }
+    if (out->n < 2)
+        db_ranks_free(out); /* one rank: loaded as before */
+    return TB_OK;
+}
+
+static int by_rank_id(const void *a, const void *b)
+{
+    const rank_key *x = a, *y = b;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* Prepares the rank of each row: ids sorted for lookup and, in an msprof DB,
+ * the rank of each task (through its device) for the tables that describe tasks. */
+static tb_status setup_ranks(ctx *c, sqlite3 *db)
+{
+    if (!(c->keys = malloc(c->ranks->n * sizeof *c->keys)))
+        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < c->ranks->n; i++)
+        c->keys[i] = (rank_key){c->ranks->v[i].id, i};
+    qsort(c->keys, c->ranks->n, sizeof *c->keys, by_rank_id);
+    if (!c->ranks->by_device || !sqlite_input_has_table(db, "TASK") || !has_column(db, "TASK", "deviceId") ||
+        !has_column(db, "TASK", "globalTaskId"))
+        return TB_OK;
+    char *msg = NULL;
+    if (sqlite3_exec(db,
+                     "CREATE TEMP TABLE tb_task_rank AS SELECT globalTaskId AS g,"
+                     " (SELECT min(m.rankId) FROM RANK_DEVICE_MAP m WHERE m.deviceId = t.deviceId) AS r FROM TASK t;"
+                     "CREATE INDEX temp.tb_task_rank_g ON tb_task_rank(g);",
+                     NULL, NULL, &msg) != SQLITE_OK) {
+        tb_status st = tb_error_at(c->err, TB_ERR_DB, c->path, 0, 0, -1, "cannot map tasks to ranks: %s",
+                                   msg ? msg : sqlite3_errmsg(db));
+        sqlite3_free(msg);
+        return st;
+    }
+    c->task_ranks = 1;
+    return TB_OK;
+}
+
 tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                           trace_import_result *res, tb_error *err)
+                           const db_ranks *ranks, trace_import_result *res, tb_error *err)
 {
     memset(res, 0, sizeof *res);
     res->trace_rank = -1;
@@ -449,11 +658,14 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     if (st != TB_OK)
         return st;
     ctx c = {.sink = sink, .opt = opt, .res = res, .err = err, .path = path,
-             .gtid_base = ids->next_task, .op_base = ids->next_op};
+             .gtid_base = ids->next_task, .op_base = ids->next_op,
+             .ranks = ranks && ranks->n >= 2 ? ranks : NULL};
     if (!sqlite_input_has_table(s.db, "STRING_IDS")) {
         st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not an msprof-compatible DB (no STRING_IDS table)");
         goto done;
     }
+    if (c.ranks && (st = setup_ranks(&c, s.db)) != TB_OK)
+        goto done;
     if ((st = import_strings(&c, s.db)) != TB_OK)
         goto done;
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
@@ -462,13 +674,16 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
         if ((st = import_table(&c, s.db, &specs[i])) != TB_OK)
             goto done;
     }
-    /* a DB that already holds several ranks (one tracebook wrote) loads as one rank */
+    /* rows of several ranks in a DB that does not list them (or is not the
+     * first input of its rank directory) load as one rank */
     sqlite3_stmt *q;
-    if (task_has_rank_column(s.db) &&
+    if (!c.ranks && task_has_rank_column(s.db) &&
         sqlite3_prepare_v2(s.db, "SELECT count(DISTINCT rankId) FROM TASK", -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 1 && opt->warn) {
-            char msg[1200];
-            snprintf(msg, sizeof msg, "%s holds %lld ranks: loaded as one rank (load the original inputs instead)",
+            char msg[1400];
+            snprintf(msg, sizeof msg,
+                     "%s holds rows of %lld ranks: loaded as one rank (a DB keeps its ranks when it lists them in"
+                     " TB_RANK or RANK_DEVICE_MAP and is the first input of its rank)",
                      path, (long long)sqlite3_column_int64(q, 0));
             opt->warn(opt->ctx, msg);
         }
@@ -478,6 +693,7 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     ids->next_op += c.max_op + 1;
     source_facts(&c, s.db);
 done:
+    free(c.keys);
     idmap_free(&c.strings);
     sqlite_input_close(&s);
     return st;

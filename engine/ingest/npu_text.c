@@ -27,12 +27,26 @@
  *       start = Iteration End - Iteration Time, end = Iteration End, indexId =
  *       the execution count of the row's model, iterId = Iteration ID
  *       (µs, as written; Index is text: a rank, or a stage's rank tuple)
+ *   task_time_<timestamp>.csv (msprof: every device task with its kernel
+ *       name, task type, stream, task id, start, stop and duration) -> TASK
+ *       (+ COMPUTE_TASK_INFO / MEMCPY_INFO as for kernels). It repeats what
+ *       op_summary and kernel_details give, so it only matters when nothing
+ *       better filled TASK: detect.c puts it after the rank's other CSVs and
+ *       the precedence masks (skip_rows) then skip it. Its rows are all
+ *       device tasks: an HCCL task type gives no COMMUNICATION_OP, and a row
+ *       whose kernel_name is N/A (msprof's mark of a non-compute task) gets
+ *       no COMPUTE_TASK_INFO.
+ *   npu_mem_<timestamp>.csv (msprof) -> NPU_MEM, in msprof's DB units: ddr
+ *       and hbm in bytes (the CSV's KB times 1024), the event spelled as the
+ *       DB spells it (APP -> app, Device -> device), time in ns. A rank whose
+ *       msprof DB filled NPU_MEM adds no second copy.
  * A step_trace_time.csv whose rank already has TB_STEP_TRACE_TIME rows from
  * analysis.db adds none (its rows count as filled by a better source).
  * A row whose field count differs from the header's is skipped with a
- * warning naming FILE:LINE (real files have such rows); --strict makes it an
- * error. Excel-saved files with exponent timestamps load with one warning
- * that precision was lost.
+ * warning naming FILE:LINE (real files have such rows) and counted under
+ * TB_DEST_BAD_ROWS (TB_SOURCE.rowsSkipped); --strict makes it an error.
+ * Excel-saved files with exponent timestamps load with one warning that
+ * precision was lost.
  */
 #define _POSIX_C_SOURCE 200809L
 #include "npu_text.h"
@@ -41,12 +55,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "csv.h"
 
 enum text_kind {
     T_KERNELS, T_STEP_TRACE, T_MEMORY_RECORD, T_OP_MEMORY, T_MODULE_MEM, T_STATIC_OP_MEM, T_OPERATOR_DETAILS,
-    T_CLUSTER_STEP_TRACE, T_ITERATIONS, T_OP_STATISTIC, T_API_STATISTIC, T_COMM_STATISTIC, T_UNKNOWN
+    T_CLUSTER_STEP_TRACE, T_ITERATIONS, T_OP_STATISTIC, T_API_STATISTIC, T_COMM_STATISTIC, T_TASK_TIME,
+    T_NPU_MEM, T_UNKNOWN
 };
 
 static int starts_with(const char *s, const char *p)
@@ -67,6 +83,7 @@ static int text_kind(const char *path)
         {"static_op_mem", T_STATIC_OP_MEM}, {"operator_details", T_OPERATOR_DETAILS},
         {"cluster_step_trace_time", T_CLUSTER_STEP_TRACE}, {"op_statistic", T_OP_STATISTIC},
         {"api_statistic", T_API_STATISTIC}, {"communication_statistic", T_COMM_STATISTIC},
+        {"task_time", T_TASK_TIME}, {"npu_mem", T_NPU_MEM},
     };
     for (size_t i = 0; i < sizeof by_name / sizeof by_name[0]; i++)
         if (starts_with(base, by_name[i].prefix))
@@ -83,6 +100,24 @@ int npu_text_is_known(const char *path)
     size_t n = strlen(path);
     return n > 4 && (!strcmp(path + n - 4, ".csv") || (n > 7 && !strcmp(path + n - 7, ".csv.gz"))) &&
            text_kind(path) != T_UNKNOWN;
+}
+
+int npu_text_order(const char *path)
+{
+    return text_kind(path) == T_TASK_TIME; /* a copy of op_summary's tasks: read last */
+}
+
+int npu_text_same_series(const char *a, const char *b)
+{
+    const char *sa = strrchr(a, '/'), *sb = strrchr(b, '/');
+    size_t da = sa ? (size_t)(sa - a) : 0, db = sb ? (size_t)(sb - b) : 0;
+    if (da != db || memcmp(a, b, da) != 0)
+        return 0;
+    const char *ba = sa ? sa + 1 : a, *bb = sb ? sb + 1 : b;
+    const char *la = strstr(ba, "_slice_"), *lb = strstr(bb, "_slice_");
+    /* <name>_slice_<n>_<timestamp>.csv: the same <name>, a different n */
+    return la && lb && la - ba == lb - bb && memcmp(ba, bb, (size_t)(la - ba)) == 0 &&
+           text_kind(a) == text_kind(b) && text_kind(a) != T_UNKNOWN;
 }
 
 typedef struct ctx {
@@ -163,10 +198,14 @@ static tb_val bytes_val(ctx *c, int col, double unit)
     return !csv_is_null(f) && csv_real(f, &v) == 0 ? VINT((int64_t)llround(v * unit)) : VNULL;
 }
 
-/* µs text -> ns; fails (TB_ERR_PARSE) on text that is not a time. */
+/* µs text -> ns; fails (TB_ERR_PARSE) on text that is not a time. A time
+ * written in literal quotes ("1698131672794564.2", as msprof's manual shows
+ * task_time's) is read without them. */
 static int time_val(ctx *c, int col, tb_val *out)
 {
     csv_field f = field(c, col);
+    while (f.n >= 2 && f.p[0] == '"' && f.p[f.n - 1] == '"')
+        f = csv_trim((csv_field){f.p + 1, f.n - 2});
     if (csv_is_null(f)) {
         *out = VNULL;
         return 0;
@@ -221,23 +260,25 @@ static int non_compute(csv_field t)
 }
 
 typedef struct kcols {
-    int name, type, core, start, dur, stream, task, model, ctx, block, mix, shapes, dev, devtype;
+    int name, type, core, start, dur, stop, stream, task, model, ctx, block, mix, shapes, dev, devtype;
+    int tasks_only; /* task_time: every row is a device task (no HCCL ops), N/A names are not compute */
 } kcols;
 
 static int kernel_row(ctx *c, const kcols *k)
 {
-    tb_val start, dur;
-    if (time_val(c, k->start, &start) || time_val(c, k->dur, &dur))
+    tb_val start, dur, stop;
+    if (time_val(c, k->start, &start) || time_val(c, k->dur, &dur) || time_val(c, k->stop, &stop))
         return -1;
     if (start.type == V_NULL)
         return 1; /* no start: nothing to place on a timeline */
-    int64_t end = start.i + (dur.type == V_INT ? dur.i : 0);
+    int64_t end = stop.type == V_INT && stop.i >= start.i ? stop.i : start.i + (dur.type == V_INT ? dur.i : 0);
     int64_t known = device_known(c, k->dev, k->devtype), dev = known < 0 ? 0 : known;
     csv_field core = field(c, k->core);
     int64_t name = intern_col(c, k->name), type = intern_col(c, k->type), coreid = intern_col(c, k->core);
     if (name == -1 || type == -1 || coreid == -1)
         return -1;
-    int comm = (core.n == 4 && !memcmp(core.p, "HCCL", 4)) || (core.n == 13 && !memcmp(core.p, "COMMUNICATION", 13));
+    int comm = !k->tasks_only && ((core.n == 4 && !memcmp(core.p, "HCCL", 4)) ||
+                                  (core.n == 13 && !memcmp(core.p, "COMMUNICATION", 13)));
     /* a row a better source already gave says nothing about the rank's span or devices */
     if (!(c->opt->skip_rows & ROWBIT(comm ? R_COMMUNICATION_OP : R_TASK))) {
         note_time(c, start.i, end);
@@ -245,7 +286,7 @@ static int kernel_row(ctx *c, const kcols *k)
             c->res->devices_seen |= (uint64_t)1 << known;
     }
     c->res->events++;
-    if ((core.n == 4 && !memcmp(core.p, "HCCL", 4)) || (core.n == 13 && !memcmp(core.p, "COMMUNICATION", 13))) {
+    if (comm) {
         tb_val v[12] = {idv(name), start, VINT(end), VNULL, VNULL, VINT(c->ids->next_op++), VNULL, VNULL, VNULL,
                         idv(type), VINT(dev), VINT(c->opt->rank)};
         c->res->dest[TB_DEST_COMMUNICATION_OP]++;
@@ -264,7 +305,7 @@ static int kernel_row(ctx *c, const kcols *k)
         c->res->dest[TB_DEST_MEMCPY_INFO]++;
         return row_out(c, R_MEMCPY_INFO, m);
     }
-    if (non_compute(core))
+    if (non_compute(core) || (k->tasks_only && name < 0))
         return 0;
     int64_t shapes = intern_col(c, k->shapes);
     if (shapes == -1)
@@ -273,6 +314,42 @@ static int kernel_row(ctx *c, const kcols *k)
                       idv(shapes), VINT(c->opt->rank)};
     c->res->dest[TB_DEST_COMPUTE_TASK_INFO]++;
     return row_out(c, R_COMPUTE_TASK_INFO, info);
+}
+
+/* col: event, ddr(KB), hbm(KB), timestamp(us), Device_id. NPU_MEM as msprof's
+ * DB holds it: the event as a string id spelled as the DB spells it, sizes in
+ * bytes, the time in ns. */
+static int npu_mem_row(ctx *c, const int *col)
+{
+    tb_val ts;
+    if (time_val(c, col[3], &ts))
+        return -1;
+    c->res->events++;
+    if (c->opt->skip_rows & ROWBIT(R_NPU_MEM)) {
+        c->res->dest[TB_DEST_BETTER_SOURCE]++; /* the rank's msprof DB gave them */
+        return 0;
+    }
+    tb_val ev = text_val(c, col[0]);
+    int64_t type = -2;
+    if (ev.type == V_TEXT) {
+        if (ev.n == 3 && !strncasecmp(ev.s, "app", 3))
+            type = c->sink->intern(c->sink->ctx, "app", 3);
+        else if (ev.n == 6 && !strncasecmp(ev.s, "device", 6))
+            type = c->sink->intern(c->sink->ctx, "device", 6);
+        else
+            type = c->sink->intern(c->sink->ctx, ev.s, ev.n);
+        if (type == -1)
+            return -1;
+    }
+    int64_t known = device_known(c, col[4], -1);
+    if (ts.type == V_INT)
+        note_time(c, ts.i, ts.i);
+    if (known >= 0 && known < 64)
+        c->res->devices_seen |= (uint64_t)1 << known;
+    tb_val v[6] = {idv(type), bytes_val(c, col[1], 1024.0), bytes_val(c, col[2], 1024.0), ts,
+                   VINT(known < 0 ? 0 : known), VINT(c->opt->rank)};
+    c->res->dest[TB_DEST_OTHER_TABLES]++;
+    return row_out(c, R_NPU_MEM, v);
 }
 
 /* Executions counted per (device, model), for TB_ITERATION.indexId. */
@@ -486,7 +563,7 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         st = err->code;
         goto done;
     }
-    kcols k = {0};
+    kcols k = {.stop = -1};
     int col[16];
     int dev_col = -1;
     double unit = 1048576.0;
@@ -510,6 +587,46 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         k.shapes = csv_col(c.csv, COLS("Input Shapes"));
         k.dev = csv_col(c.csv, COLS("Device_id"));
         k.devtype = csv_col(c.csv, COLS("Device Type"));
+        break;
+    case T_TASK_TIME:
+        k = (kcols){.name = -1, .type = -1, .core = -1, .start = -1, .dur = -1, .stop = -1, .stream = -1,
+                    .task = -1, .model = -1, .ctx = -1, .block = -1, .mix = -1, .shapes = -1, .dev = -1,
+                    .devtype = -1, .tasks_only = 1};
+        if (csv_col(c.csv, COLS("task_start(us)")) < 0 && csv_col(c.csv, COLS("Running(us)")) >= 0 &&
+            csv_col(c.csv, COLS("Waiting(us)")) >= 0) {
+            /* msprof's older chips write task scheduler totals per task type
+             * under this name (Time(%), Time(us), Count, ..., Waiting(us),
+             * Running(us), Pending(us), ...): no tasks to place */
+            if (opt->warn) {
+                char msg[1200];
+                snprintf(msg, sizeof msg, "%s: task scheduler totals (no task_start(us) column): not read", path);
+                opt->warn(opt->ctx, msg);
+            }
+            goto done;
+        }
+        k.name = csv_require(c.csv, COLS("kernel_name"), err);
+        k.start = k.name < 0 ? -1 : csv_require(c.csv, COLS("task_start(us)"), err);
+        if (k.name < 0 || k.start < 0) {
+            st = err->code;
+            goto done;
+        }
+        k.core = csv_col(c.csv, COLS("kernel_type"));
+        k.stream = csv_col(c.csv, COLS("stream_id"));
+        k.task = csv_col(c.csv, COLS("task_id"));
+        k.dur = csv_col(c.csv, COLS("task_time(us)"));
+        k.stop = csv_col(c.csv, COLS("task_stop(us)"));
+        k.dev = csv_col(c.csv, COLS("Device_id"));
+        break;
+    case T_NPU_MEM:
+        col[0] = csv_require(c.csv, COLS("event"), err);
+        col[3] = col[0] < 0 ? -1 : csv_require(c.csv, COLS("timestamp(us)"), err);
+        if (col[0] < 0 || col[3] < 0) {
+            st = err->code;
+            goto done;
+        }
+        col[1] = csv_col(c.csv, COLS("ddr(KB)"));
+        col[2] = csv_col(c.csv, COLS("hbm(KB)"));
+        col[4] = csv_col(c.csv, COLS("Device_id"));
         break;
     case T_STEP_TRACE: {
         static const char *const names[10] = {"Step", "Computing", "Communication(Not Overlapped)", "Overlapped",
@@ -675,14 +792,17 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
             res->dest[TB_DEST_BAD_ROWS]++;
             if (opt->warn) {
                 char msg[1200];
-                snprintf(msg, sizeof msg, "%s:%ld: %s: row skipped", path, row.line, werr.message);
+                snprintf(msg, sizeof msg, "%s:%ld: %s: row skipped (an error with --strict)", path, row.line,
+                         werr.message);
                 opt->warn(opt->ctx, msg);
             }
             continue;
         }
         int rc;
         switch (kind) {
-        case T_KERNELS: rc = kernel_row(&c, &k); break;
+        case T_KERNELS:
+        case T_TASK_TIME: rc = kernel_row(&c, &k); break;
+        case T_NPU_MEM: rc = npu_mem_row(&c, col); break;
         case T_STEP_TRACE: rc = step_trace_row(&c, col, dev_col); break;
         case T_MEMORY_RECORD: rc = memory_record_row(&c, col); break;
         case T_OP_MEMORY: rc = op_memory_row(&c, col); break;

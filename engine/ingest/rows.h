@@ -38,10 +38,34 @@ typedef struct row_table_def {
     const char *table;   /* SQL table name */
     const char *columns; /* comma-separated column list, in value order */
     int ncols;
+    const char *strings; /* the columns that hold STRING_IDS ids (comma-separated) */
 } row_table_def;
 
 extern const row_table_def row_tables[R_TABLE_COUNT];
 _Static_assert(R_TABLE_COUNT <= 64, "row table masks are 64 bits");
+
+#define ROW_MAX_COLS 32
+
+/*
+ * What a column holds, for code that moves rows from one load into another
+ * (the parallel load replays a rank's rows into the DB, and a DB input maps
+ * its string ids): an id into STRING_IDS, or an id drawn from one of the
+ * counters of import_ids (trace_import.h), which run on across the inputs.
+ */
+enum row_role {
+    COL_PLAIN,
+    COL_STRING,     /* a STRING_IDS id */
+    COL_TASK_ID,    /* globalTaskId: import_ids.next_task */
+    COL_OP_ID,      /* opId: import_ids.next_op */
+    COL_OVERLAP_ID, /* OVERLAP_ANALYSIS.id: import_ids.next_overlap (a DB input keeps its own) */
+    COL_FLOW_SEQ,   /* TB_FLOW_END.seq: import_ids.next_flow_seq */
+};
+
+/* Fills roles[0 .. row_tables[table].ncols) with the row_role of each column. */
+void row_roles(int table, unsigned char *roles);
+
+/* 1 when column name of the row table holds STRING_IDS ids. */
+int row_is_string(int table, const char *name);
 
 enum { V_NULL = 0, V_INT, V_REAL, V_TEXT };
 

@@ -44,6 +44,17 @@
  *     Activity, Device/GCU and Pid). Times carry their unit ("56.61ms"), or
  *     the header ("Time(ms)") or an nvprof-style units row right after the
  *     header (",%,ms,,ms,ms,ms,") gives it. Other columns are ignored.
+ *     Statistics exports seen in public files fit this map: a header
+ *     "Type,Time(%),Time,Calls,Avg,Min,Max,Name" with rows
+ *     "GCU activities,100.00%,276.51us,2,...,<name>", or the units in the
+ *     header ("Time(us)", "Avg(us)", ...) and bare numbers in the rows. The
+ *     trace export's columns have not been seen.
+ *   - The counter tool's export (tcu --export-csv) continues after its
+ *     "GCU activities" rows with tables of hardware counters; with a class
+ *     column, a row whose class cell names no activity class ends the table
+ *     (csv_table_ends) and the lines up to the next table header are skipped.
+ *   - A trace header may name the unit of bare times ("Start(us)
+ *     Duration(us) Name"), as newer versions are reported to print it.
  *   - nvprof's inline class ("GPU activities:  86.86% ... name") is read as a
  *     class line followed by a row.
  */
@@ -505,18 +516,36 @@ static int stat_header(char *b, char *e, int strict)
     return 1;
 }
 
+/* 1 when [p, e) is the word w, or w and a unit in parentheses ("Start(us)"): *scale gets the unit, else -1. */
+static int head_word(const char *p, const char *e, const char *w, int *scale)
+{
+    size_t n = strlen(w);
+    *scale = -1;
+    if ((size_t)(e - p) < n || memcmp(p, w, n) != 0)
+        return 0;
+    p += n;
+    if (p == e)
+        return 1;
+    if (e - p < 3 || *p != '(' || e[-1] != ')')
+        return 0;
+    *scale = unit_scale(p + 1, (size_t)(e - p - 2));
+    return *scale >= 0;
+}
+
 /*
  * The trace header "Start Duration [Node Name] Name". Fills the Duration's
- * end and the Name's start as offsets from c, and whether Node Name is there
- * (strict: it must be).
+ * end and the Name's start as offsets from c, whether Node Name is there
+ * (strict: it must be), and the unit of bare times in the Start and Duration
+ * columns when the header names one ("Start(us) Duration(us) Name"), else -1.
  */
-static int trace_header(char *c, char *b, char *e, int strict, size_t *dur_end, size_t *name_col, int *has_node)
+static int trace_header(char *c, char *b, char *e, int strict, size_t *dur_end, size_t *name_col, int *has_node,
+                        int *start_scale, int *dur_scale)
 {
     char *ts[6], *te[6];
     int n = tokens(b, e, ts, te, 5);
     if (n != 3 && n != 5)
         return 0;
-    if (!span_is(ts[0], te[0], "Start") || !span_is(ts[1], te[1], "Duration") ||
+    if (!head_word(ts[0], te[0], "Start", start_scale) || !head_word(ts[1], te[1], "Duration", dur_scale) ||
         !span_is(ts[n - 1], te[n - 1], "Name"))
         return 0;
     if (n == 5 && (!span_is(ts[2], te[2], "Node") || !span_is(ts[3], te[3], "Name")))
@@ -731,6 +760,7 @@ typedef struct tp {
     int device;
     int thdr, has_node;  /* a trace header was seen: its columns */
     size_t dur_end, name_col;
+    int start_scale, dur_scale; /* unit of bare Start and Duration times (from the header), -1 none */
     int pend_on;         /* a footer waits for a possible "Total Time" */
     tops_total pend;
     csvmap csv;
@@ -833,13 +863,13 @@ static tb_status trace_row(tp *t, char *b, char *e)
     tops_trace row = {.klass = t->klass, .device = t->device, .pid = t->pid, .node_name = "", .line = t->line};
     tb_status s;
     char *p = b, *q = tok_end(p, e);
-    if ((s = time_field(t, p, q, -1, &row.start_ns)) != TB_OK)
+    if ((s = time_field(t, p, q, t->start_scale, &row.start_ns)) != TB_OK)
         return s;
     p = skip_ws(q, e);
     if (p >= e)
         return bad(t, p, "missing column 'Duration', expected Start Duration Node Name Name");
     q = tok_end(p, e);
-    if ((s = time_field(t, p, q, -1, &row.dur_ns)) != TB_OK)
+    if ((s = time_field(t, p, q, t->dur_scale, &row.dur_ns)) != TB_OK)
         return s;
     char *d = q, *node = NULL, *node_e = NULL, *name;
     char *c = t->content;
@@ -990,6 +1020,32 @@ static tb_status csv_time(tp *t, int c, int64_t *out)
     return TB_OK;
 }
 
+/*
+ * 1 when a CSV row ends the export's table: with a class column, a row whose
+ * class cell names no activity class ("<CLASS> activities", "<CLASS> trace"
+ * or one word), or is empty in a row narrower than the header. Enflame's
+ * tcu --export-csv follows its "GCU activities" rows with tables of hardware
+ * counters (",Kernel Name,Invocations", "Type,Die,SIP,...", "GCU Metric,...")
+ * that are not topsprof tables.
+ */
+static int csv_table_ends(tp *t)
+{
+    int i = t->csv.idx[C_CLASS];
+    if (i < 0)
+        return 0;
+    if (i >= t->f.n)
+        return 1;
+    char *v = ftrim(t->f.val[i]);
+    size_t n = strlen(v);
+    if (n == 0)
+        return t->f.n < t->csv.ncols;
+    if (v[n - 1] == ':')
+        n--;
+    if ((n > 11 && memcmp(v + n - 11, " activities", 11) == 0) || (n > 6 && memcmp(v + n - 6, " trace", 6) == 0))
+        return 0;
+    return memchr(v, ' ', n) != NULL;
+}
+
 /* A CSV data row, through the header's map. */
 static tb_status csv_row(tp *t)
 {
@@ -1133,9 +1189,9 @@ static tb_status do_line(tp *t, char *raw, size_t n)
     int comma = memchr(b, ',', (size_t)(te - b)) != NULL;
     if (!comma) {
         size_t dur_end, name_col;
-        int has_node, is_trace = 0;
+        int has_node, is_trace = 0, start_scale = -1, dur_scale = -1;
         if (stat_header(b, te, 0) ||
-            (is_trace = trace_header(c, b, te, 0, &dur_end, &name_col, &has_node))) {
+            (is_trace = trace_header(c, b, te, 0, &dur_end, &name_col, &has_node, &start_scale, &dur_scale))) {
             mark_table(t);
             if ((s = flush(t)) != TB_OK)
                 return s;
@@ -1147,6 +1203,8 @@ static tb_status do_line(tp *t, char *raw, size_t n)
                 t->thdr = 1;
                 t->dur_end = dur_end;
                 t->name_col = name_col;
+                t->start_scale = start_scale;
+                t->dur_scale = dur_scale;
                 t->has_node = has_node;
             }
             t->state = ST_ROWS;
@@ -1177,6 +1235,12 @@ static tb_status do_line(tp *t, char *raw, size_t n)
                 return TB_OK;
             if ((s = flush(t)) != TB_OK)
                 return s;
+            if (csv_table_ends(t)) {
+                /* what follows is not ours, up to the next table header */
+                t->csv.on = 0;
+                t->state = ST_OUT;
+                return TB_OK;
+            }
             return csv_row(t);
         }
     } else if (t->csv.on) {
@@ -1205,6 +1269,7 @@ tb_status tops_parse(const char *path, const tops_callbacks *cb, tb_error *err)
     t.err = err;
     t.prefixed = -1;
     t.device = -1;
+    t.start_scale = t.dur_scale = -1;
     t.state = ST_OUT;
     for (int c = 0; c < C_COUNT; c++)
         t.csv.idx[c] = t.csv.scale[c] = -1;
@@ -1256,7 +1321,7 @@ static int sniff_line(fields *f, char *raw, size_t n)
     char *b = skip_ws(c, e), *te = rtrim(b, e);
     char *ke, *rest;
     size_t dur_end, name_col;
-    int has_node;
+    int has_node, start_scale, dur_scale;
     if (b == te)
         return 0;
     if (pid >= 0 && after(b, te, "TOPSPROF", 0))
@@ -1264,7 +1329,7 @@ static int sniff_line(fields *f, char *raw, size_t n)
     if (class_line(b, te, &ke, &rest) && rest == te &&
         (span_is(b, ke, "GCU") || span_is(b, ke, "CPU") || span_is(b, ke, "RUNTIME")))
         return 1;
-    if (stat_header(b, te, 1) || trace_header(c, b, te, 1, &dur_end, &name_col, &has_node))
+    if (stat_header(b, te, 1) || trace_header(c, b, te, 1, &dur_end, &name_col, &has_node, &start_scale, &dur_scale))
         return 1;
     if (memchr(b, ',', (size_t)(te - b)) && csv_split(f, b, te) == 0) {
         csvmap m;

@@ -2,7 +2,7 @@
 /*
  * ingest.h - finding inputs and loading them into the unified trace DB.
  *
- * tb_load() streams every input (one per rank) into a new SQLite file,
+ * tb_load() streams every input into a new SQLite file, several ranks at once,
  * written under a temporary name and renamed into place only when the whole
  * load succeeded, so a reader never sees half a DB and an existing DB of the
  * same name survives a failed load untouched.
@@ -40,9 +40,15 @@ typedef struct tb_load_options {
     int keep_python_functions;  /* keep Kineto python_function events (TB_EVENT) */
     /* Called with each warning (may be NULL). */
     void (*warn)(void *ctx, const char *msg);
-    /* Called now and then while a file loads (may be NULL). */
+    /* Called now and then while a file loads (may be NULL). With several
+     * ranks loading at once, the callbacks come from the loading threads,
+     * never two at a time. */
     void (*progress)(void *ctx, const char *file, uint64_t done, uint64_t total);
     void *ctx;
+    /* Threads loading ranks at once: 0 = the environment variable
+     * TRACEBOOK_JOBS, else the online CPUs up to 4; 1 = one rank after the
+     * other. The DB is the same whatever the number. */
+    int jobs;
 } tb_load_options;
 
 typedef struct tb_load_result {

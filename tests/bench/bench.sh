@@ -13,12 +13,24 @@
 # tracebook s) and tracebook's throughput in MB/s, then one PASS/FAIL line per
 # target: speed-up >= 4 and tracebook peak RSS < 150 MB.
 #
+# Then, per size, a multi-rank case (--ranks R, default 2; 0 skips it): R
+# generated ranks of N events each, loaded together. For --kind ascend these
+# are the torch_npu rank directories of `tracebook-gen --kind torch_npu_dir`
+# (trace_view.json, kernel_details.csv, step_trace_time.csv each); for kineto,
+# one trace per rank (--rank r) in a directory of its own. It times
+#   python3 json.load of every rank's trace, one after the other
+#   BUILD/tracebook export db -dir RANK0 -dir RANK1 ... (ranks in parallel)
+#   the same with TRACEBOOK_JOBS=1 (one rank after the other)
+# and prints a second table: wall seconds and peak RSS of each, the parallel
+# speed-up over TRACEBOOK_JOBS=1 and over Python, and whether both DBs hold
+# the same rows (they must: sqlite3 dumps compared, when sqlite3 is there).
+#
 # It prints figures; it is not a unit test. Exit status is 0 unless a command
 # fails (the generator, python, or tracebook on a trace). When the tracebook
 # binary is not built yet its columns say "-" and its targets are skipped.
 #
-# usage: tests/bench/bench.sh [--kind ascend|kineto] [BUILD_DIR] [SIZES...]
-#   defaults: --kind ascend, BUILD_DIR build, SIZES 1000000 5000000
+# usage: tests/bench/bench.sh [--kind ascend|kineto] [--ranks R] [BUILD_DIR] [SIZES...]
+#   defaults: --kind ascend, --ranks 2, BUILD_DIR build, SIZES 1000000 5000000
 # MB = 10^6 bytes for file sizes and throughput; RSS MB = 2^20 bytes. Times
 # are /usr/bin/time's wall clock (10 ms resolution; below that counts as 10 ms).
 # Needs /usr/bin/time from Debian's `time` package (apt-get install time).
@@ -26,6 +38,7 @@
 set -u -o pipefail
 
 kind=ascend
+nranks=2
 build=
 sizes=()
 
@@ -39,6 +52,9 @@ while [ $# -gt 0 ]; do
     --kind) [ $# -ge 2 ] || { echo "bench.sh: error: --kind needs a value" >&2; exit 2; }
         kind=$2; shift 2; continue ;;
     --kind=*) kind=${1#--kind=} ;;
+    --ranks) [ $# -ge 2 ] || { echo "bench.sh: error: --ranks needs a value" >&2; exit 2; }
+        nranks=$2; shift 2; continue ;;
+    --ranks=*) nranks=${1#--ranks=} ;;
     -*) echo "bench.sh: error: unknown option '$1'" >&2; usage >&2; exit 2 ;;
     *)
         if [[ $1 =~ ^[0-9]+$ ]]; then
@@ -56,6 +72,7 @@ ascend) trace_name=trace_view.json ;;
 kineto) trace_name=trace.json ;;
 *) echo "bench.sh: error: --kind must be ascend or kineto '$kind'" >&2; exit 2 ;;
 esac
+[[ $nranks =~ ^[0-9]+$ ]] || { echo "bench.sh: error: --ranks must be a number '$nranks'" >&2; exit 2; }
 build=${build:-build}
 [ ${#sizes[@]} -gt 0 ] || sizes=(1000000 5000000)
 
@@ -93,6 +110,7 @@ label() {
 
 status=0
 rows=()
+rank_rows=()
 verdicts=()
 echo "tracebook bench: kind $kind, generator $gen, tracebook ${tb:-(not built)}, tmp $tmp"
 [ -n "$tb" ] || echo "note: no tracebook binary in $build (looked for tracebook, engine/cli/tracebook): its columns are skipped"
@@ -151,6 +169,81 @@ for n in "${sizes[@]}"; do
     rows+=("$(printf '%-6s %10s %9s %9s %12s %11s %13s %8s %8s' \
         "$lab" "$n" "$mb" "$py_s" "$py_rss" "$tb_s" "$tb_rss" "$ratio" "$mbs")")
     rm -f "$f"
+
+    # ---- R ranks of n events each, loaded together ----
+    if [ "$nranks" -ge 2 ] && [ -n "$tb" ]; then
+        rd=$tmp/ranks
+        rm -rf "$rd"
+        mkdir -p "$rd"
+        dirs=() traces=()
+        if [ "$kind" = ascend ]; then
+            if ! "$gen" --kind torch_npu_dir --events "$n" --seed 1 --ranks "$nranks" -o "$rd" >/dev/null; then
+                echo "bench.sh: error: generator failed for $nranks ranks of $n events" >&2
+                exit 1
+            fi
+            for ((r = 0; r < nranks; r++)); do
+                dirs+=("$rd/rank${r}_ascend_pt")
+                traces+=("$rd/rank${r}_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json")
+            done
+        else
+            for ((r = 0; r < nranks; r++)); do
+                mkdir -p "$rd/rank$r"
+                if ! "$gen" --kind kineto --events "$n" --seed $((1 + r)) --ranks "$nranks" --rank "$r" \
+                    -o "$rd/rank$r/trace.json"; then
+                    echo "bench.sh: error: generator failed for rank $r of $n events" >&2
+                    exit 1
+                fi
+                dirs+=("$rd/rank$r")
+                traces+=("$rd/rank$r/trace.json")
+            done
+        fi
+        rbytes=$(du -cb "${dirs[@]}" | tail -1 | cut -f1)
+        rmb=$(awk -v b="$rbytes" 'BEGIN { printf "%.1f", b / 1e6 }')
+        echo "$lab x $nranks ranks: generated $rmb MB"
+        rpy_s=- rpy_rss=-
+        if /usr/bin/time -v -o "$tmp/rpy.time" python3 -c \
+            'import json,sys; [json.load(open(p)) for p in sys.argv[1:]]' "${traces[@]}"; then
+            rpy_s=$(wall "$tmp/rpy.time") rpy_rss=$(rss "$tmp/rpy.time")
+        else
+            echo "bench.sh: error: python3 json.load failed on the rank traces" >&2
+            status=1
+        fi
+        args=()
+        for d in "${dirs[@]}"; do args+=(-dir "$d"); done
+        par_s=FAIL par_rss=FAIL seq_s=FAIL seq_rss=FAIL
+        if /usr/bin/time -v -o "$tmp/par.time" "$tb" export db "${args[@]}" -o "$tmp/par.db" --quiet \
+            >/dev/null 2>"$tmp/tb.err"; then
+            par_s=$(wall "$tmp/par.time") par_rss=$(rss "$tmp/par.time")
+        else
+            echo "bench.sh: error: tracebook export db failed on $nranks ranks:" >&2
+            head -5 "$tmp/tb.err" >&2
+            status=1
+        fi
+        if TRACEBOOK_JOBS=1 /usr/bin/time -v -o "$tmp/seq.time" "$tb" export db "${args[@]}" -o "$tmp/seq.db" \
+            --quiet >/dev/null 2>"$tmp/tb.err"; then
+            seq_s=$(wall "$tmp/seq.time") seq_rss=$(rss "$tmp/seq.time")
+        else
+            echo "bench.sh: error: TRACEBOOK_JOBS=1 tracebook export db failed on $nranks ranks:" >&2
+            head -5 "$tmp/tb.err" >&2
+            status=1
+        fi
+        same=-
+        if command -v sqlite3 >/dev/null && [ -f "$tmp/par.db" ] && [ -f "$tmp/seq.db" ]; then
+            if cmp -s <(sqlite3 "$tmp/par.db" .dump) <(sqlite3 "$tmp/seq.db" .dump); then same=yes; else same=NO; status=1; fi
+        fi
+        vs_seq=$(awk -v p="$par_s" -v s="$seq_s" 'BEGIN { if (p == "FAIL" || s == "FAIL") print "-";
+                 else { if (p < 0.01) p = 0.01; printf "%.2f", s / p } }')
+        vs_py=$(awk -v p="$par_s" -v s="$rpy_s" 'BEGIN { if (p == "FAIL" || s == "-") print "-";
+                 else { if (p < 0.01) p = 0.01; printf "%.2f", s / p } }')
+        echo "$lab x $nranks ranks: parallel $par_s s, $par_rss MB RSS; one after the other $seq_s s, $seq_rss MB RSS"
+        rank_rows+=("$(printf '%-6s %5s %9s %9s %12s %10s %11s %10s %11s %8s %8s %5s' \
+            "$lab" "$nranks" "$rmb" "$rpy_s" "$rpy_rss" "$par_s" "$par_rss" "$seq_s" "$seq_rss" "$vs_seq" "$vs_py" \
+            "$same")")
+        if [ "$par_rss" != FAIL ]; then
+            verdicts+=("$(awk -v m="$par_rss" -v l="$lab x $nranks ranks" 'BEGIN { printf "%s %s: tracebook RSS %.1f MB < 150 MB", (m < 150 ? "PASS" : "FAIL"), l, m }')")
+        fi
+        rm -rf "$rd" "$tmp/par.db" "$tmp/seq.db"
+    fi
 done
 
 echo
@@ -158,5 +251,11 @@ printf '%-6s %10s %9s %9s %12s %11s %13s %8s %8s\n' \
     size events MB python_s python_RSS_MB tracebook_s tracebook_RSS_MB speedup MB/s
 for r in "${rows[@]}"; do echo "$r"; done
 echo
+if [ ${#rank_rows[@]} -gt 0 ]; then
+    printf '%-6s %5s %9s %9s %12s %10s %11s %10s %11s %8s %8s %5s\n' \
+        size ranks MB python_s python_RSS_MB par_s par_RSS_MB seq_s seq_RSS_MB vs_seq vs_py same
+    for r in "${rank_rows[@]}"; do echo "$r"; done
+    echo
+fi
 for v in "${verdicts[@]}"; do echo "$v"; done
 exit $status

@@ -7,7 +7,10 @@
 #   - every directory under ascend/ loads (exit 0);
 #   - kernel_details.csv: TASK and COMMUNICATION_OP rows equal the CSV's rows
 #     (HCCL rows are communication ops), minus rows of the wrong width, which
-#     are skipped with a FILE:LINE warning;
+#     are skipped and counted in TB_SOURCE.rowsSkipped;
+#   - misc/op_summary_1.csv alone: the same counts, the FILE:LINE warning of
+#     each row of the wrong width (its line found with Python's csv), and
+#     with --strict exit 3 and the error at the first such row;
 #   - memory_record / operator_memory / step_trace_time rows;
 #   - the two torch_npu ranks load as one DB with ranks 0 and 1 (from
 #     profiler_info_N.json) and each rank's rows equal its own load;
@@ -96,6 +99,7 @@ def check_kernel_details(db, path, rank, label):
     got_bad = q1(db, "SELECT coalesce(sum(events), 0) FROM TB_LOAD_COUNT c JOIN TB_SOURCE s ON s.id = c.sourceId"
                      " WHERE s.path = '%s' AND c.dest = 'skipped: rows with a wrong field count'" % path)
     check("%s rows of the wrong width skipped" % label, got_bad, bad)
+    check("%s rowsSkipped" % label, q1(db, "SELECT rowsSkipped FROM TB_SOURCE WHERE path = '%s'" % path), bad)
     # the earliest start, exactly (a trailing TAB stripped, µs text to ns)
     start = header.index("Start Time(us)")
     want_min = min(int((decimal.Decimal(r[start].strip()) * 1000).quantize(1, rounding=decimal.ROUND_HALF_UP))
@@ -103,6 +107,49 @@ def check_kernel_details(db, path, rank, label):
     got_min = q1(db, "SELECT min(startNs) FROM (SELECT startNs FROM TASK WHERE rankId = %d UNION ALL"
                      " SELECT startNs FROM COMMUNICATION_OP WHERE rankId = %d)" % (rank, rank))
     check("%s earliest start ns" % label, got_min, want_min)
+
+
+def wrong_width_lines(path):
+    """(line where each record of the wrong width starts, its width, the header's width)."""
+    out = []
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        r = csv.reader(f)
+        header = next(r)
+        last = r.line_num
+        for row in r:
+            if row and len(row) != len(header):
+                out.append((last + 1, len(row), len(header)))
+            last = r.line_num
+    return out
+
+
+def check_short_rows(tb, out, path):
+    """A CSV with rows of the wrong width: skipped with a FILE:LINE warning each, or an error with --strict."""
+    bad = wrong_width_lines(path)
+    if not bad:
+        failures.append("%s: expected rows of the wrong width" % path)
+        return
+    db = os.path.join(out, "short_rows.db")
+    if os.path.exists(db):
+        os.unlink(db)
+    r = run(tb, ["export", "db", "-dir", path, "-o", db])
+    if r.returncode != 0:
+        failures.append("%s: exit %d: %s" % (path, r.returncode, r.stderr.strip()))
+        return
+    want = ["tracebook: warning: %s:%d: row has %d fields, the header has %d: row skipped (an error with --strict)"
+            % (path, line, n, width) for line, n, width in bad]
+    got = [l for l in r.stderr.splitlines() if "row skipped" in l]
+    check("%s warnings" % path, got, want)
+    check("%s rowsSkipped" % path, q1(db, "SELECT rowsSkipped FROM TB_SOURCE"), len(bad))
+    header, rows = csv_rows(path)
+    good = sum(1 for row in rows if len(row) == len(header))
+    check("%s tasks and ops" % path,
+          q1(db, "SELECT (SELECT count(*) FROM TASK) + (SELECT count(*) FROM COMMUNICATION_OP)"), good)
+    r = run(tb, ["export", "db", "--strict", "-dir", path, "-o", os.path.join(out, "short_rows_strict.db")])
+    line, n, width = bad[0]
+    check("%s --strict exit" % path, r.returncode, 3)
+    check("%s --strict error" % path, r.stderr.strip(),
+          "tracebook: error: %s:%d: row has %d fields, the header has %d" % (path, line, n, width))
 
 
 def main():
@@ -146,6 +193,9 @@ def main():
                     check("rank %d %s: in the 2-rank DB as alone" % (rank, t),
                           q1(db, "SELECT count(*) FROM %s WHERE rankId = %d" % (t, rank)),
                           q1(single, "SELECT count(*) FROM %s" % t))
+
+    # op_summary_1.csv: its row of the wrong width
+    check_short_rows(tb, out, os.path.join(asc, "misc", "op_summary_1.csv"))
 
     # the msprof DB: rows per table, strings resolved the same
     src = os.path.join(asc, "msprof_db", "msprof_0.db")

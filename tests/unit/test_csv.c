@@ -13,11 +13,19 @@
  * file. Every expected line and offset is worked out by hand next to its
  * input. Finally every CSV of the shared public samples is read, when
  * ../shared/data/public is there (those tests are skipped otherwise; set
- * TB_SHARED_DATA to point elsewhere). Runs with the exit-code protocol: main
+ * TB_SHARED_DATA to point elsewhere).
+ *
+ * msprof's task_time and npu_mem summaries (engine/ingest/npu_text.c), which
+ * the shared samples lack, are loaded end to end through tb_load() from small
+ * files written here with msprof's quirks (BOM, CRLF, TAB-suffixed and
+ * quoted times, N/A, a row of the wrong width): exact rows and ns values,
+ * precedence (op_summary and a DB win over them, slices of one summary do
+ * not skip each other), and the errors for missing columns. The shared
+ * op_summary_1.csv row of the wrong width gives its FILE:LINE warning and
+ * counts in TB_SOURCE.rowsSkipped. Runs with the exit-code protocol: main
  * returns the number of failed tests.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -26,6 +34,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <setjmp.h>
@@ -33,6 +42,8 @@
 #include <zlib.h>
 
 #include "ingest/csv.h"
+#include "tracebook/tracebook.h"
+#define TU_WITH_SQLITE
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */
@@ -225,20 +236,7 @@ static int test_teardown(void **state)
 static int group_teardown(void **state)
 {
     (void)state;
-    DIR *d = opendir(tmpdir);
-    if (!d)
-        return -1;
-    struct dirent *de;
-    char path[PATH_MAX];
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        int w = snprintf(path, sizeof path, "%s/%s", tmpdir, de->d_name);
-        if (w > 0 && (size_t)w < sizeof path)
-            unlink(path);
-    }
-    closedir(d);
-    return rmdir(tmpdir) == 0 ? 0 : -1;
+    return tu_remove_tmpdir(); /* the load tests make subdirectories */
 }
 
 /* ---- value helpers ------------------------------------------------------ */
@@ -1206,6 +1204,342 @@ static void test_shared_values(void **state)
     close_r(r);
 }
 
+/* ---- msprof task_time and npu_mem, through tb_load ---------------------- */
+
+/* Makes tmpdir/rel and its parents; path gets the full name. */
+static void make_dirs(const char *rel, char *path, size_t n)
+{
+    int w = snprintf(path, n, "%s/%s", tmpdir, rel);
+    assert_true(w > 0 && (size_t)w < n);
+    for (char *p = path + strlen(tmpdir) + 1; *p; p++) {
+        if (*p == '/') {
+            *p = 0;
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    }
+    mkdir(path, 0755);
+}
+
+/* Writes text to tmpdir/rel, making its directories; path gets the full name. */
+static void put(const char *rel, const char *text, char *path, size_t n)
+{
+    char dir[PATH_MAX];
+    int w = snprintf(dir, sizeof dir, "%s", rel);
+    assert_true(w > 0 && (size_t)w < sizeof dir);
+    char *slash = strrchr(dir, '/');
+    if (slash) {
+        *slash = 0;
+        make_dirs(dir, path, n);
+    }
+    write_text(rel, text, path, n);
+}
+
+/* Warnings of the last load, one per line. */
+static char warnings[8192];
+
+static void on_warn(void *ctx, const char *msg)
+{
+    (void)ctx;
+    size_t n = strlen(warnings);
+    snprintf(warnings + n, sizeof warnings - n, "%s\n", msg);
+}
+
+/* Loads input (tmpdir/rel, or an absolute path) into tmpdir/name; db gets its path. */
+static tb_status load_in(const char *name, const char *rel, int strict, tb_error *err, char *db, size_t dbn)
+{
+    char in[PATH_MAX];
+    int w = rel[0] == '/' ? snprintf(in, sizeof in, "%s", rel) : snprintf(in, sizeof in, "%s/%s", tmpdir, rel);
+    assert_true(w > 0 && (size_t)w < sizeof in);
+    w = snprintf(db, dbn, "%s/%s", tmpdir, name);
+    assert_true(w > 0 && (size_t)w < dbn);
+    unlink(db);
+    warnings[0] = 0;
+    tb_error_clear(err);
+    const char *inputs[] = {in};
+    tb_load_options o = {.inputs = inputs, .n_inputs = 1, .output = db, .strict = strict, .warn = on_warn};
+    return tb_load(&o, NULL, err);
+}
+
+/* As load_in, but the load must succeed. */
+static void load_ok(const char *name, const char *rel, char *db, size_t dbn)
+{
+    tb_error err;
+    if (load_in(name, rel, 0, &err, db, dbn) != TB_OK)
+        fail_msg("%s: %s:%ld:%ld: %s", rel, err.file, err.line, err.column, err.message);
+}
+
+/* Every row of a query: columns joined by '|', rows ended by '\n', NULL as "" (static). */
+static const char *rows(const char *db, const char *sql)
+{
+    static char out[16384];
+    size_t o = 0;
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("bad SQL %s: %s", sql, sqlite3_errmsg(h));
+    out[0] = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int i = 0; i < sqlite3_column_count(st); i++) {
+            const unsigned char *t = sqlite3_column_text(st, i);
+            o += (size_t)snprintf(out + o, sizeof out - o, "%s%s", i ? "|" : "", t ? (const char *)t : "");
+        }
+        o += (size_t)snprintf(out + o, sizeof out - o, "\n");
+        assert_true(o < sizeof out);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return out;
+}
+
+#define SID(col) "(SELECT value FROM STRING_IDS WHERE id = " col ")"
+
+/* TASK rows with their strings, in start order. */
+static const char task_sql[] =
+    "SELECT deviceId, " SID("t.name") ", " SID("t.taskType") ", streamId, taskId, startNs, endNs,"
+    " (SELECT count(*) FROM COMPUTE_TASK_INFO c WHERE c.globalTaskId = t.globalTaskId),"
+    " (SELECT count(*) FROM MEMCPY_INFO m WHERE m.globalTaskId = t.globalTaskId)"
+    " FROM TASK t ORDER BY startNs";
+
+/* Events a source counted under dest (0 when none). */
+static int64_t count_of(const char *db, const char *path_like, const char *dest)
+{
+    return q1(db,
+              "SELECT coalesce(sum(events), 0) FROM TB_LOAD_COUNT c JOIN TB_SOURCE s ON s.id = c.sourceId"
+              " WHERE s.path LIKE '%%%s' AND c.dest = '%s'",
+              path_like, dest);
+}
+
+/* msprof's header; a BOM, CRLF ends, TAB-suffixed and quoted times, N/A, a short row. */
+static const char task_time_csv[] =
+    "\xEF\xBB\xBF"
+    "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),task_stop(us)\r\n"
+    "0,trans_TransData_0,KERNEL_AICORE,2,3,9.02,1698131672794564.2\t,1698131672794573.22\t\r\n"
+    "0,N/A,EVENT_RECORD,2,4,1.5,1698131672794600.000\t,1698131672794601.500\t\r\n"
+    "0,MemcpyAsync,MEMCPY_ASYNC,3,5,2.001,\"\"\"1698131672794700.001\"\"\",\"1698131672794702.002\t\"\r\n"
+    "1,conv1_relu,AI_CORE,5,6,13.53,1698131672805906.0\t,N/A\r\n"
+    "1,hcom_allReduce__1_1,HCCL,7,8,4,1698131672900000\t,1698131672900004\t\r\n"
+    "1,short,AI_CORE,5\r\n";
+
+static void test_task_time(void **state)
+{
+    (void)state;
+    char p[PATH_MAX], db[PATH_MAX];
+    put("tt/PROF_000001_20240101000000_AAA/mindstudio_profiler_output/task_time_20240101000000.csv", task_time_csv,
+        p, sizeof p);
+    load_ok("tt.db", "tt", db, sizeof db);
+    /* stop as written (else start + task_time); N/A name: a task, not compute;
+       HCCL: a device task, no COMMUNICATION_OP */
+    assert_string_equal(rows(db, task_sql),
+                        "0|trans_TransData_0|KERNEL_AICORE|2|3|1698131672794564200|1698131672794573220|1|0\n"
+                        "0||EVENT_RECORD|2|4|1698131672794600000|1698131672794601500|0|0\n"
+                        "0|MemcpyAsync|MEMCPY_ASYNC|3|5|1698131672794700001|1698131672794702002|0|1\n"
+                        "1|conv1_relu|AI_CORE|5|6|1698131672805906000|1698131672805919530|1|0\n"
+                        "1|hcom_allReduce__1_1|HCCL|7|8|1698131672900000000|1698131672900004000|0|0\n");
+    assert_int_equal(q1(db, "SELECT count(*) FROM COMMUNICATION_OP"), 0);
+    assert_string_equal(rows(db, "SELECT name, taskType, dur FROM kernel ORDER BY startNs"),
+                        "trans_TransData_0|KERNEL_AICORE|9020\nconv1_relu|AI_CORE|13530\n");
+    assert_string_equal(rows(db, "SELECT rankId, deviceId FROM RANK_DEVICE_MAP ORDER BY deviceId"), "0|0\n0|1\n");
+    assert_string_equal(rows(db, "SELECT startTimeNs, endTimeNs FROM SESSION_TIME_INFO"),
+                        "1698131672794564200|1698131672900004000\n");
+    /* the short row: warned at FILE:LINE, counted, in rowsSkipped */
+    char want[PATH_MAX + 200];
+    snprintf(want, sizeof want, "%s:7: row has 4 fields, the header has 8: row skipped (an error with --strict)\n",
+             p);
+    assert_string_equal(warnings, want);
+    assert_int_equal(count_of(db, "task_time_20240101000000.csv", "skipped: rows with a wrong field count"), 1);
+    assert_string_equal(rows(db, "SELECT kind, rowsRead, rowsSkipped FROM TB_SOURCE"), "torch_npu csv|5|1\n");
+    assert_int_equal(count_of(db, "task_time_20240101000000.csv", "TASK"), 5);
+    assert_int_equal(count_of(db, "task_time_20240101000000.csv", "COMPUTE_TASK_INFO"), 2);
+    assert_int_equal(count_of(db, "task_time_20240101000000.csv", "MEMCPY_INFO"), 1);
+
+    /* --strict: the short row is an error at its line */
+    tb_error err;
+    assert_int_equal(load_in("tt_strict.db", "tt", 1, &err, db, sizeof db), TB_ERR_PARSE);
+    assert_string_equal(err.file, p);
+    assert_int_equal(err.line, 7);
+    assert_string_equal(err.message, "row has 4 fields, the header has 8");
+}
+
+static const char op_summary_csv[] =
+    "Device_id,Model ID,Task ID,Stream ID,Op Name,OP Type,OP State,Task Type,Task Start Time(us),"
+    "Task Duration(us),Task Wait Time(us),Block Num\r\n"
+    "0,4294967295,3,2,trans_TransData_0,TransData,static,AI_CORE,1698131672794564.2\t,9.02,0,8\r\n"
+    "1,4294967295,6,5,conv1_relu,Conv2D,static,AI_CORE,1698131672805906.0\t,13.53,0,24\r\n";
+
+static void test_task_time_precedence(void **state)
+{
+    (void)state;
+    char p[PATH_MAX], db[PATH_MAX];
+    /* beside op_summary: op_summary gives the tasks, task_time none */
+    put("pr/PROF_000001_20240101000000_AAA/mindstudio_profiler_output/op_summary_20240101000000.csv",
+        op_summary_csv, p, sizeof p);
+    put("pr/PROF_000001_20240101000000_AAA/mindstudio_profiler_output/task_time_20240101000000.csv", task_time_csv,
+        p, sizeof p);
+    load_ok("pr.db", "pr", db, sizeof db);
+    assert_string_equal(rows(db, "SELECT " SID("name") ", startNs, endNs FROM TASK ORDER BY startNs"),
+                        "trans_TransData_0|1698131672794564200|1698131672794573220\n"
+                        "conv1_relu|1698131672805906000|1698131672805919530\n");
+    assert_int_equal(count_of(db, "task_time_20240101000000.csv", "skipped: table filled by a better source"), 5);
+    assert_int_equal(count_of(db, "task_time_20240101000000.csv", "TASK"), 0);
+    assert_int_equal(count_of(db, "op_summary_20240101000000.csv", "TASK"), 2);
+
+    /* task_time comes after the rank's other CSVs even when its path sorts first */
+    put("pr2/job_ascend_pt/a/task_time_20240101000000.csv", task_time_csv, p, sizeof p);
+    put("pr2/job_ascend_pt/b/kernel_details.csv",
+        "Name,Type,Accelerator Core,Start Time(us),Duration(us)\n"
+        "k,MatMul,AI_CORE,1698131672794564.2\t,1\n",
+        p, sizeof p);
+    load_ok("pr2.db", "pr2", db, sizeof db);
+    assert_string_equal(rows(db, "SELECT relPath FROM TB_SOURCE ORDER BY id"),
+                        "job_ascend_pt/b/kernel_details.csv\njob_ascend_pt/a/task_time_20240101000000.csv\n");
+    assert_int_equal(q1(db, "SELECT count(*) FROM TASK"), 1);
+    assert_int_equal(count_of(db, "task_time_20240101000000.csv", "skipped: table filled by a better source"), 5);
+
+    /* the slices of one summary are one source: the second does not skip what the first filled */
+    static const char hdr[] =
+        "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),task_stop(us)\n";
+    char text[512];
+    snprintf(text, sizeof text, "%s0,a,AI_CORE,1,1,1,100,101\n0,b,AI_CORE,1,2,1,200,201\n", hdr);
+    put("sl/PROF_000001_20240101000000_AAA/mindstudio_profiler_output/task_time_slice_0_20240101000000.csv", text,
+        p, sizeof p);
+    snprintf(text, sizeof text, "%s0,c,AI_CORE,1,3,1,300,301\n", hdr);
+    put("sl/PROF_000001_20240101000000_AAA/mindstudio_profiler_output/task_time_slice_1_20240101000000.csv", text,
+        p, sizeof p);
+    load_ok("sl.db", "sl", db, sizeof db);
+    assert_string_equal(rows(db, "SELECT " SID("name") ", startNs, endNs FROM TASK ORDER BY startNs"),
+                        "a|100000|101000\nb|200000|201000\nc|300000|301000\n");
+    /* ... and with op_summary slices, these load and the task_time slices are skipped */
+    snprintf(text, sizeof text,
+             "Device_id,Task ID,Stream ID,Op Name,Task Type,Task Start Time(us),Task Duration(us)\n"
+             "0,1,1,a,AI_CORE,100,1\n");
+    put("sl/PROF_000001_20240101000000_AAA/mindstudio_profiler_output/op_summary_slice_0_20240101000000.csv", text,
+        p, sizeof p);
+    snprintf(text, sizeof text,
+             "Device_id,Task ID,Stream ID,Op Name,Task Type,Task Start Time(us),Task Duration(us)\n"
+             "0,2,1,b,AI_CORE,200,1\n");
+    put("sl/PROF_000001_20240101000000_AAA/mindstudio_profiler_output/op_summary_slice_1_20240101000000.csv", text,
+        p, sizeof p);
+    load_ok("sl2.db", "sl", db, sizeof db);
+    assert_string_equal(rows(db, "SELECT " SID("name") ", startNs FROM TASK ORDER BY startNs"),
+                        "a|100000\nb|200000\n");
+    assert_int_equal(count_of(db, "op_summary_slice_1_20240101000000.csv", "TASK"), 1);
+    assert_int_equal(count_of(db, "task_time_slice_0_20240101000000.csv", "skipped: table filled by a better source"),
+                     2);
+    assert_int_equal(count_of(db, "task_time_slice_1_20240101000000.csv", "skipped: table filled by a better source"),
+                     1);
+}
+
+static const char npu_mem_csv[] =
+    "Device_id,event,ddr(KB),hbm(KB),memory(KB),timestamp(us)\r\n"
+    "0,APP,67336,24576,91912,1709539654242981.240\t\r\n"
+    "0,Device,0,1048576,1048576,1709539654262967.240\t\r\n"
+    "1,APP,1.5,N/A,1.5,1709539654282965.2405\t\r\n"
+    "1,APP,2\r\n";
+
+static void test_npu_mem(void **state)
+{
+    (void)state;
+    char p[PATH_MAX], db[PATH_MAX];
+    put("nm/PROF_000001_20240101000000_AAA/mindstudio_profiler_output/npu_mem_20240101000000.csv", npu_mem_csv, p,
+        sizeof p);
+    load_ok("nm.db", "nm", db, sizeof db);
+    /* as msprof's DB holds it: app/device, bytes, ns (a 4th decimal rounds) */
+    assert_string_equal(rows(db, "SELECT " SID("type") ", ddr, hbm, timestampNs, deviceId, rankId FROM NPU_MEM"
+                                 " ORDER BY timestampNs"),
+                        "app|68952064|25165824|1709539654242981240|0|0\n"
+                        "device|0|1073741824|1709539654262967240|0|0\n"
+                        "app|1536||1709539654282965241|1|0\n");
+    assert_string_equal(rows(db, "SELECT deviceId FROM RANK_DEVICE_MAP ORDER BY 1"), "0\n1\n");
+    assert_string_equal(rows(db, "SELECT rowsRead, rowsSkipped FROM TB_SOURCE"), "3|1\n");
+    assert_int_equal(count_of(db, "npu_mem_20240101000000.csv", "other tables"), 3);
+    char want[PATH_MAX + 200];
+    snprintf(want, sizeof want, "%s:5: row has 3 fields, the header has 6: row skipped (an error with --strict)\n",
+             p);
+    assert_string_equal(warnings, want);
+
+    /* a rank whose msprof DB filled NPU_MEM adds no second copy */
+    char dbin[PATH_MAX];
+    put("nmdb/PROF_000001_20240101000000_AAA/mindstudio_profiler_output/npu_mem_20240101000000.csv", npu_mem_csv,
+        p, sizeof p);
+    int w = snprintf(dbin, sizeof dbin, "%s/nmdb/PROF_000001_20240101000000_AAA/msprof_20240101000000.db", tmpdir);
+    assert_true(w > 0 && (size_t)w < sizeof dbin);
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(dbin, &h), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(h,
+                                  "CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);"
+                                  "INSERT INTO STRING_IDS VALUES (7, 'app');"
+                                  "CREATE TABLE NPU_MEM (type INTEGER, ddr NUMERIC, hbm NUMERIC, timestampNs INTEGER,"
+                                  " deviceId INTEGER);"
+                                  "INSERT INTO NPU_MEM VALUES (7, 68952064, 25165824, 1709539654242981240, 0);",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(h);
+    load_ok("nmdb.db", "nmdb", db, sizeof db);
+    assert_string_equal(rows(db, "SELECT " SID("type") ", ddr, hbm, timestampNs, deviceId FROM NPU_MEM"),
+                        "app|68952064|25165824|1709539654242981240|0\n");
+    assert_int_equal(count_of(db, "npu_mem_20240101000000.csv", "skipped: table filled by a better source"), 3);
+}
+
+/* Fails unless loading rel fails with TB_ERR_PARSE at line 1 of file, with message. */
+static void load_fails(const char *rel, const char *file, const char *message)
+{
+    char db[PATH_MAX];
+    tb_error err;
+    assert_int_equal(load_in("bad.db", rel, 0, &err, db, sizeof db), TB_ERR_PARSE);
+    assert_string_equal(err.file, file);
+    assert_int_equal(err.line, 1);
+    assert_string_equal(err.message, message);
+}
+
+static void test_missing_columns(void **state)
+{
+    (void)state;
+    char p[PATH_MAX], db[PATH_MAX];
+    put("mc1/npu_mem_1.csv", "Device_id,event,ddr(KB),hbm(KB),memory(KB)\n0,APP,1,2,3\n", p, sizeof p);
+    load_fails("mc1", p, "missing column 'timestamp(us)'");
+    put("mc2/npu_mem_1.csv", "Device_id,ddr(KB),timestamp(us)\n0,1,2\n", p, sizeof p);
+    load_fails("mc2", p, "missing column 'event'");
+    put("mc3/task_time_1.csv", "Device_id,kernel_name,kernel_type,task_time(us),task_stop(us)\n0,a,AI_CORE,1,2\n",
+        p, sizeof p);
+    load_fails("mc3", p, "missing column 'task_start(us)'");
+    put("mc4/task_time_1.csv", "Device_id,kernel_type,task_start(us)\n0,AI_CORE,1\n", p, sizeof p);
+    load_fails("mc4", p, "missing column 'kernel_name'");
+    /* the task scheduler totals older chips write under this name: not read, with a warning */
+    put("mc5/task_time_1.csv",
+        "Time(%),Time(us),Count,Avg(us),Min(us),Max(us),Waiting(us),Running(us),Pending(us),Type,API,Task ID,"
+        "Op Name,Stream ID\n"
+        "100,5,1,5,5,5,0,5,0,AI_CORE,N/A,1,a,2\n",
+        p, sizeof p);
+    load_ok("mc5.db", "mc5", db, sizeof db);
+    char want[PATH_MAX + 100];
+    snprintf(want, sizeof want, "%s: task scheduler totals (no task_start(us) column): not read\n", p);
+    assert_string_equal(warnings, want);
+    assert_int_equal(q1(db, "SELECT count(*) FROM TASK"), 0);
+    assert_string_equal(rows(db, "SELECT rowsRead, rowsSkipped FROM TB_SOURCE"), "0|0\n");
+}
+
+/* The shared op_summary_1.csv: its row of 31 fields is skipped with a warning and counted. */
+static void test_shared_short_row(void **state)
+{
+    (void)state;
+    char p[PATH_MAX], db[PATH_MAX];
+    shared_path(p, sizeof p, "misc/op_summary_1.csv");
+    load_ok("short.db", p, db, sizeof db);
+    char want[PATH_MAX + 200];
+    snprintf(want, sizeof want, "%s:17: row has 31 fields, the header has 32: row skipped (an error with --strict)\n",
+             p);
+    assert_string_equal(warnings, want);
+    assert_string_equal(rows(db, "SELECT rowsRead, rowsSkipped FROM TB_SOURCE"), "20|1\n");
+    assert_int_equal(count_of(db, "op_summary_1.csv", "skipped: rows with a wrong field count"), 1);
+    tb_error err;
+    assert_int_equal(load_in("short_strict.db", p, 1, &err, db, sizeof db), TB_ERR_PARSE);
+    assert_string_equal(err.file, p);
+    assert_int_equal(err.line, 17);
+    assert_string_equal(err.message, "row has 31 fields, the header has 32");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1229,6 +1563,11 @@ int main(void)
         cmocka_unit_test_teardown(test_open_errors, test_teardown),
         cmocka_unit_test_teardown(test_shared_counts, test_teardown),
         cmocka_unit_test_teardown(test_shared_values, test_teardown),
+        cmocka_unit_test_teardown(test_task_time, test_teardown),
+        cmocka_unit_test_teardown(test_task_time_precedence, test_teardown),
+        cmocka_unit_test_teardown(test_npu_mem, test_teardown),
+        cmocka_unit_test_teardown(test_missing_columns, test_teardown),
+        cmocka_unit_test_teardown(test_shared_short_row, test_teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -2,11 +2,15 @@
 /*
  * test_load.c - the loading stage end to end through tb_load(): routing of
  * Ascend and Kineto events into the unified tables, flow pairing, device and
- * rank rules, the spill path for metadata that comes late, and the atomic
- * output rules. Each case writes a small trace with known content into a
- * temporary directory and checks exact rows with SQL.
+ * rank rules, the spill path for metadata that comes late, the atomic
+ * output rules, ranks loading in parallel (the same DB as one after the
+ * other, errors in input order) and DBs that hold several ranks. Each case
+ * writes small inputs with known content into a temporary directory and
+ * checks exact rows with SQL.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -63,6 +67,33 @@ static const char *qs(const char *db, char *out, size_t n, const char *sql)
     sqlite3_finalize(st);
     sqlite3_close(h);
     return out;
+}
+
+/* Fills path with samples/rel of the source tree (found above the working
+ * directory or this executable); returns 0 when the tree has no samples. */
+static int samples_path(char *path, size_t cap, const char *rel)
+{
+    char dir[PATH_MAX];
+    for (int from = 0; from < 2; from++) {
+        if (from == 0 && !getcwd(dir, sizeof dir))
+            continue;
+        if (from == 1) {
+            ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+            if (n <= 0)
+                continue;
+            dir[n] = 0;
+        }
+        for (;;) {
+            int w = snprintf(path, cap, "%s/samples/%s", dir, rel);
+            if (w > 0 && (size_t)w < cap && access(path, R_OK) == 0)
+                return 1;
+            char *slash = strrchr(dir, '/');
+            if (!slash || slash == dir)
+                break;
+            *slash = 0;
+        }
+    }
+    return 0;
 }
 
 /* An Ascend timeline whose metadata comes after the events (spill path). */
@@ -596,6 +627,470 @@ static void test_find_traces(void **state)
     assert_int_equal(err.code, TB_ERR_NOTFOUND);
 }
 
+/* ---- parallel loading and DBs of several ranks ------------------------------ */
+
+/* Loads inputs into tmpdir/name with the given number of loading threads. */
+static tb_status load_jobs(const char *name, const char *const *inputs, size_t n, int jobs, tb_error *err, char *db,
+                           size_t dbn)
+{
+    snprintf(db, dbn, "%s/%s", tmpdir, name);
+    unlink(db);
+    tb_load_options o = {.inputs = inputs, .n_inputs = n, .output = db, .jobs = jobs};
+    return tb_load(&o, NULL, err);
+}
+
+/* A growing text buffer. */
+typedef struct text {
+    char *p;
+    size_t n, cap;
+} text;
+
+static void text_add(text *t, const char *s, size_t n)
+{
+    if (t->n + n + 1 > t->cap) {
+        t->cap = (t->n + n + 1) * 2;
+        t->p = realloc(t->p, t->cap);
+        assert_non_null(t->p);
+    }
+    memcpy(t->p + t->n, s, n);
+    t->n += n;
+    t->p[t->n] = 0;
+}
+
+/* Every table of the DB, row by row in rowid order (so the order rows were
+ * written in counts too), each value with its type: returns new text (free it). */
+static char *dump_db(const char *db)
+{
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *tables;
+    assert_int_equal(sqlite3_prepare_v2(h, "SELECT name, sql FROM sqlite_master ORDER BY type, name", -1, &tables,
+                                        NULL),
+                     SQLITE_OK);
+    text t = {0};
+    text_add(&t, "", 0);
+    while (sqlite3_step(tables) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(tables, 0);
+        const char *sql = (const char *)sqlite3_column_text(tables, 1);
+        char line[8192];
+        int w = snprintf(line, sizeof line, "== %s: %s\n", name, sql ? sql : "");
+        text_add(&t, line, (size_t)w < sizeof line ? (size_t)w : sizeof line - 1);
+        if (!sql || strncmp(sql, "CREATE TABLE", 12) != 0)
+            continue;
+        char q[512];
+        snprintf(q, sizeof q, "SELECT rowid, * FROM \"%s\" ORDER BY rowid", name);
+        sqlite3_stmt *rows;
+        assert_int_equal(sqlite3_prepare_v2(h, q, -1, &rows, NULL), SQLITE_OK);
+        while (sqlite3_step(rows) == SQLITE_ROW) {
+            for (int i = 0; i < sqlite3_column_count(rows); i++) {
+                int type = sqlite3_column_type(rows, i);
+                const char *v = (const char *)sqlite3_column_text(rows, i);
+                w = snprintf(line, sizeof line, "%s%d:%s", i ? "|" : "", type, v ? v : "");
+                text_add(&t, line, (size_t)w < sizeof line ? (size_t)w : sizeof line - 1);
+            }
+            text_add(&t, "\n", 1);
+        }
+        sqlite3_finalize(rows);
+    }
+    sqlite3_finalize(tables);
+    sqlite3_close(h);
+    return t.p;
+}
+
+/* Fails unless the two DBs hold the same tables with the same rows in the same order. */
+static void assert_same_db(const char *want_db, const char *got_db)
+{
+    char *a = dump_db(want_db), *b = dump_db(got_db);
+    if (strcmp(a, b) != 0) {
+        size_t i = 0, line = 0;
+        while (a[i] && a[i] == b[i])
+            i++;
+        size_t start = i;
+        while (start > 0 && a[start - 1] != '\n')
+            start--;
+        for (size_t k = 0; k < start; k++)
+            line += a[k] == '\n';
+        const char *ea = strchr(a + start, '\n'), *eb = strchr(b + start, '\n');
+        print_error("%s and %s differ at dump line %zu:\n  %.*s\n  %.*s\n", want_db, got_db, line + 1,
+                    (int)(ea ? ea - (a + start) : 200), a + start, (int)(eb ? eb - (b + start) : 200), b + start);
+        free(a);
+        free(b);
+        fail();
+    }
+    free(a);
+    free(b);
+}
+
+/* Writes an msprof-style DB (rows keyed by string ids, task and op ids from 0,
+ * OVERLAP_ANALYSIS ids of its own) built by the SQL. */
+static void write_db(const char *name, const char *sql, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", tmpdir, name);
+    unlink(path);
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open(path, &h), SQLITE_OK);
+    char *msg = NULL;
+    if (sqlite3_exec(h, sql, NULL, NULL, &msg) != SQLITE_OK)
+        fail_msg("bad SQL: %s", msg);
+    sqlite3_close(h);
+}
+
+static const char msprof_small_sql[] =
+    "CREATE TABLE STRING_IDS(id INTEGER, value TEXT);"
+    "INSERT INTO STRING_IDS VALUES (1, 'MatMul_1'), (2, 'AI_CORE'), (3, 'hcom_allReduce__1_0_1'), (4, 'group0'),"
+    " (5, 'Notify_Wait'), (6, 'aclnnMm'), (7, 'only in the DB'), (8, 'hcom_allReduce');"
+    "CREATE TABLE TASK(startNs, endNs, deviceId, connectionId, globalTaskId, globalPid, taskType, contextId,"
+    " streamId, taskId, modelId);"
+    "INSERT INTO TASK VALUES (1000, 2000, 0, 41, 0, 7, 2, 0, 3, 1, 4294967295),"
+    " (2500, 2600, 0, 42, 1, 7, 5, 0, 3, 2, 4294967295), (3000, 3900, 0, 43, 2, 7, 2, 0, 3, 3, 4294967295);"
+    "CREATE TABLE COMPUTE_TASK_INFO(name, globalTaskId, blockDim, mixBlockDim, taskType, opType);"
+    "INSERT INTO COMPUTE_TASK_INFO VALUES (1, 0, 8, 0, 2, 7), (1, 2, 8, 0, 2, 7);"
+    "CREATE TABLE COMMUNICATION_OP(opName, startNs, endNs, connectionId, groupName, opId, relay, retry, dataType,"
+    " algType, count, opType, deviceId);"
+    "INSERT INTO COMMUNICATION_OP VALUES (3, 2400, 2700, 44, 4, 0, 0, 0, 3, NULL, 1024, 8, 0);"
+    "CREATE TABLE COMMUNICATION_TASK_INFO(name, globalTaskId, taskType, planeId, groupName, notifyId, rdmaType,"
+    " srcRank, dstRank, transportType, size, dataType, linkType, opId);"
+    "INSERT INTO COMMUNICATION_TASK_INFO VALUES (5, 1, 5, 0, 4, 1, 0, 0, 1, 0, 64, 3, 1, 0);"
+    "CREATE TABLE OVERLAP_ANALYSIS(id, deviceId, startNs, endNs, type);"
+    "INSERT INTO OVERLAP_ANALYSIS VALUES (70, 0, 1000, 2000, 0), (71, 0, 2400, 2700, 1);"
+    "CREATE TABLE CANN_API(startNs, endNs, type, globalTid, connectionId, name);"
+    "INSERT INTO CANN_API VALUES (900, 950, 20000, 30064771079, 41, 6);";
+
+/* Writes a timeline of n kernels named k0..k499 into tmpdir/name. */
+static void write_big_trace(const char *name, size_t n, char *path, size_t cap)
+{
+    size_t tcap = n * 120 + 16, len = 0;
+    char *text = malloc(tcap);
+    assert_non_null(text);
+    len += (size_t)snprintf(text + len, tcap - len, "[");
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, tcap - len,
+                                "%s{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k%zu\",\"pid\":0,\"tid\":1,\"ts\":%zu,"
+                                "\"dur\":1}",
+                                i ? ",\n" : "", i % 500, i);
+    len += (size_t)snprintf(text + len, tcap - len, "]");
+    write_file(path, cap, name, text, len);
+    free(text);
+}
+
+/* Inputs of several kinds, each a rank: an Ascend timeline (flows, layers,
+ * overlap lanes), a Kineto trace, an msprof DB, a torch_npu rank directory
+ * with a timeline and a CSV of the same tasks, and flows left unpaired. */
+static void write_rank_inputs(char paths[5][4200])
+{
+    char p[4200];
+    write_text("par_a.json", ascend_late_meta, paths[0], sizeof paths[0]);
+    write_text("par_b.json", kineto, paths[1], sizeof paths[1]);
+    write_db("par_c.db", msprof_small_sql, paths[2], sizeof paths[2]);
+    snprintf(paths[3], sizeof paths[3], "%s/par_d_ascend_pt", tmpdir);
+    mkdir(paths[3], 0755);
+    snprintf(p, sizeof p, "%s/ASCEND_PROFILER_OUTPUT", paths[3]);
+    mkdir(p, 0755);
+    write_text("par_d_ascend_pt/ASCEND_PROFILER_OUTPUT/trace_view.json", ascend_late_meta, p, sizeof p);
+    write_text("par_d_ascend_pt/ASCEND_PROFILER_OUTPUT/kernel_details.csv",
+               "Step Id,Model ID,Task ID,Stream ID,Name,Type,Accelerator Core,Start Time(us),Duration(us),"
+               "Wait Time(us),Block Dim,Mix Block Dim,Input Shapes\n"
+               "7,4294967295,7,2,MatMul_1,MatMul,AI_CORE,\"1010.000\t\",20.0004,0,8,0,\"\"\"2,3;3,4\"\"\"\n"
+               "7,4294967295,8,2,csv_only_kernel,Add,AI_VECTOR_CORE,\"1050.000\t\",1.5,0,4,0,\"\"\"8\"\"\"\n",
+               p, sizeof p);
+    write_text("par_e.json",
+               "[{\"ph\":\"f\",\"cat\":\"fwdbwd\",\"id\":1,\"pid\":1,\"tid\":2,\"ts\":5,\"bp\":\"e\"},"
+               "{\"ph\":\"s\",\"cat\":\"fwdbwd\",\"id\":1,\"pid\":1,\"tid\":1,\"ts\":1},"
+               "{\"ph\":\"s\",\"cat\":\"y\",\"id\":\"7\",\"pid\":1,\"tid\":1,\"ts\":30},"
+               "{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"MatMul_1\",\"pid\":0,\"tid\":7,\"ts\":40,\"dur\":2},"
+               "{\"ph\":\"C\",\"name\":\"mem\",\"pid\":1,\"tid\":0,\"ts\":41,\"args\":{\"KB\":3}},"
+               "{\"ph\":\"X\",\"name\":\"Computing\",\"pid\":50,\"tid\":0,\"ts\":40,\"dur\":2},"
+               "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":50,\"tid\":0,"
+               "\"args\":{\"name\":\"Overlap Analysis\"}}]",
+               paths[4], sizeof paths[4]);
+}
+
+static void test_parallel_same_as_sequential(void **state)
+{
+    (void)state;
+    char paths[5][4200], seq[4200], par[4200];
+    write_rank_inputs(paths);
+    const char *in[5];
+    for (int i = 0; i < 5; i++)
+        in[i] = paths[i];
+    /* 2 ranks, 3 ranks (an msprof DB first), 5 ranks: every number of threads,
+     * several times, gives the DB a load of one rank after the other gives */
+    static const struct {
+        size_t first, n;
+    } sets[] = {{0, 2}, {2, 3}, {0, 5}, {1, 3}};
+    tb_error err;
+    for (size_t k = 0; k < sizeof sets / sizeof sets[0]; k++) {
+        assert_int_equal(load_jobs("seq.db", in + sets[k].first, sets[k].n, 1, &err, seq, sizeof seq), TB_OK);
+        for (int jobs = 2; jobs <= 4; jobs++) {
+            for (int rep = 0; rep < 3; rep++) {
+                assert_int_equal(load_jobs("par.db", in + sets[k].first, sets[k].n, jobs, &err, par, sizeof par),
+                                 TB_OK);
+                assert_same_db(seq, par);
+            }
+        }
+    }
+    /* the rows landed where they should: ids run on across ranks, DB ids shifted,
+     * strings shared, the DB's overlap ids its own */
+    assert_int_equal(load_jobs("par.db", in, 5, 3, &err, par, sizeof par), TB_OK);
+    assert_int_equal(q1(par, "SELECT count(*) - count(DISTINCT globalTaskId) FROM TASK"), 0);
+    assert_int_equal(q1(par, "SELECT count(*) FROM STRING_IDS WHERE value = 'MatMul_1'"), 1);
+    assert_int_equal(q1(par, "SELECT count(*) FROM OVERLAP_ANALYSIS WHERE id IN (70, 71) AND rankId = 2"), 2);
+    assert_int_equal(q1(par, "SELECT count(*) FROM COMMUNICATION_TASK_INFO t JOIN COMMUNICATION_OP o"
+                             " ON o.opId = t.opId AND o.rankId = t.rankId WHERE t.rankId = 2"),
+                     1);
+    assert_int_equal(q1(par, "SELECT count(*) FROM TB_FLOW WHERE toNs IS NULL AND rankId = 4"), 1);
+    assert_int_equal(q1(par, "SELECT count(DISTINCT rankId) FROM TB_SOURCE"), 5);
+
+    /* a small rank, then a big one: its replay catches up with its recording
+     * and the recording thread writes the rest into the DB itself */
+    char big[4200];
+    write_big_trace("par_big.json", 60000, big, sizeof big);
+    const char *small_big[] = {paths[4], big, paths[0]};
+    assert_int_equal(load_jobs("seq.db", small_big, 3, 1, &err, seq, sizeof seq), TB_OK);
+    for (int rep = 0; rep < 3; rep++) {
+        assert_int_equal(load_jobs("par.db", small_big, 3, 2, &err, par, sizeof par), TB_OK);
+        assert_same_db(seq, par);
+    }
+
+    /* the 2-rank torch_npu sample, when the tree has it */
+    char sample[4200];
+    if (samples_path(sample, sizeof sample, "torch_npu_2rank")) {
+        const char *s_in[] = {sample};
+        assert_int_equal(load_jobs("seq.db", s_in, 1, 1, &err, seq, sizeof seq), TB_OK);
+        for (int rep = 0; rep < 3; rep++) {
+            assert_int_equal(load_jobs("par.db", s_in, 1, 2, &err, par, sizeof par), TB_OK);
+            assert_same_db(seq, par);
+        }
+    }
+}
+
+/* Number of entries in dir (without . and ..). */
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL)
+        n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+    closedir(d);
+    return n;
+}
+
+static void test_parallel_error(void **state)
+{
+    (void)state;
+    char good[4200], bad1[4200], bad2[4200], big[4200];
+    write_text("perr_good.json", ascend_late_meta, good, sizeof good);
+    write_text("perr_bad1.json", "[{\"ph\":\"X\",\"ts\":1},\n{\"ph\" \"X\"}]", bad1, sizeof bad1);
+    write_text("perr_bad2.json", "[{\"ph\":\"X\",\"ts\":1},\n{\"ph\":\"X\",\n\"ts\": ]", bad2, sizeof bad2);
+    /* a bigger good rank, still loading when the bad ones fail */
+    write_big_trace("perr_big.json", 20000, big, sizeof big);
+    char outdir[4200], out[4300];
+    snprintf(outdir, sizeof outdir, "%s/perr_out", tmpdir);
+    assert_int_equal(mkdir(outdir, 0755), 0);
+    snprintf(out, sizeof out, "%s/out.db", outdir);
+    /* the second rank is malformed: its error, whatever the threads and even
+     * when a later rank fails sooner; nothing is left in the output directory */
+    const char *cases[][4] = {{good, bad1, good, NULL}, {big, bad1, bad2, NULL}, {good, bad1, bad2, big}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t nin = cases[c][3] ? 4 : 3;
+        for (int jobs = 1; jobs <= 4; jobs++) {
+            for (int rep = 0; rep < 3; rep++) {
+                tb_error err;
+                tb_load_options o = {.inputs = cases[c], .n_inputs = nin, .output = out, .jobs = jobs};
+                assert_int_equal(tb_load(&o, NULL, &err), TB_ERR_PARSE);
+                assert_string_equal(err.file, bad1);
+                assert_int_equal(err.line, 2);
+                assert_int_equal(err.column, 7);
+                assert_string_equal(err.message, "malformed JSON: expected ':'");
+                assert_int_equal(count_entries(outdir), 0);
+            }
+        }
+    }
+    /* an error in the first rank while a later one is still loading */
+    const char *first_bad[] = {bad2, big, good};
+    tb_error err;
+    tb_load_options o = {.inputs = first_bad, .n_inputs = 3, .output = out, .jobs = 3};
+    assert_int_equal(tb_load(&o, NULL, &err), TB_ERR_PARSE);
+    assert_string_equal(err.file, bad2);
+    assert_int_equal(count_entries(outdir), 0);
+}
+
+/* The rankId values of TB_RANK, comma-separated in order, into out. */
+static const char *rank_list(const char *db, char *out, size_t n)
+{
+    return qs(db, out, n, "SELECT group_concat(rankId) FROM (SELECT rankId FROM TB_RANK ORDER BY rankId)");
+}
+
+/* Fails unless every table with a rankId holds, per rank, as many rows in got as in want. */
+static void assert_rank_counts(const char *want, const char *got, int64_t want_shift)
+{
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open_v2(want, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *q;
+    assert_int_equal(sqlite3_prepare_v2(h,
+                                        "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
+                                        " WHERE m.type = 'table' AND c.name = 'rankId' AND m.name NOT LIKE 'TB_%'"
+                                        " AND m.name NOT IN ('SESSION_TIME_INFO', 'RANK_DEVICE_MAP')",
+                                        -1, &q, NULL),
+                     SQLITE_OK);
+    int tables = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(q, 0);
+        for (int64_t r = 0; r < 8; r++) {
+            int64_t a = q1(want, "SELECT count(*) FROM \"%s\" WHERE rankId = %lld", t, (long long)r);
+            int64_t b = q1(got, "SELECT count(*) FROM \"%s\" WHERE rankId = %lld", t, (long long)(r + want_shift));
+            if (a != b)
+                fail_msg("%s rank %lld: %lld rows in %s, %lld in %s", t, (long long)r, (long long)a, want,
+                         (long long)b, got);
+        }
+        tables++;
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(h);
+    assert_true(tables > 10);
+}
+
+static void test_multi_rank_db(void **state)
+{
+    (void)state;
+    char a[4200], b[4200], two[4200], re[4200], both[4200], buf[4400];
+    /* two Kineto traces naming ranks 5 and 3, exported to one DB */
+    write_text("mr_a.json", kineto, a, sizeof a);
+    char *k3 = strdup(kineto);
+    assert_non_null(k3);
+    char *r = strstr(k3, "\"rank\": 5");
+    assert_non_null(r);
+    r[8] = '3';
+    write_text("mr_b.json", k3, b, sizeof b);
+    free(k3);
+    const char *in[] = {a, b};
+    tb_error err;
+    assert_int_equal(load_jobs("mr_two.db", in, 2, 0, &err, two, sizeof two), TB_OK);
+    assert_string_equal(rank_list(two, buf, sizeof buf), "3,5");
+    /* loaded again, alone: the ranks, their rows, TB_RANK and the per-rank tables stay */
+    for (int jobs = 1; jobs <= 2; jobs++) {
+        tb_load_result res;
+        tb_load_options o = {.inputs = (const char *[]){two}, .n_inputs = 1, .output = re, .jobs = jobs};
+        snprintf(re, sizeof re, "%s/mr_re.db", tmpdir);
+        assert_int_equal(tb_load(&o, &res, &err), TB_OK);
+        assert_int_equal(res.warnings, 0);
+        assert_string_equal(rank_list(re, buf, sizeof buf), "3,5");
+        for (int rank = 3; rank <= 5; rank += 2) {
+            assert_int_equal(q1(re, "SELECT count(*) FROM TASK WHERE rankId = %d", rank),
+                             q1(two, "SELECT count(*) FROM TASK WHERE rankId = %d", rank));
+            assert_int_equal(q1(re, "SELECT count(*) FROM PYTORCH_API WHERE rankId = %d", rank),
+                             q1(two, "SELECT count(*) FROM PYTORCH_API WHERE rankId = %d", rank));
+            assert_int_equal(q1(re, "SELECT count(*) FROM CANN_API WHERE rankId = %d", rank),
+                             q1(two, "SELECT count(*) FROM CANN_API WHERE rankId = %d", rank));
+            assert_int_equal(q1(re, "SELECT baseTimeNs FROM SESSION_TIME_INFO WHERE rankId = %d", rank),
+                             q1(two, "SELECT baseTimeNs FROM SESSION_TIME_INFO WHERE rankId = %d", rank));
+            assert_int_equal(q1(re, "SELECT deviceId FROM RANK_DEVICE_MAP WHERE rankId = %d", rank), 1);
+        }
+        assert_int_equal(q1(re, "SELECT count(*) FROM TB_RANK WHERE source IN ('%s', '%s')", a, b), 2);
+        assert_int_equal(q1(re, "SELECT count(*) FROM TB_SOURCE WHERE rankId IS NULL AND kind = 'msprof db'"), 1);
+        assert_int_equal(q1(re, "SELECT count(*) FROM TB_WARNING"), 0);
+    }
+    /* two such DBs name the same ranks: numbered in input order, with a warning */
+    char copy[4200];
+    snprintf(copy, sizeof copy, "%s/mr_copy.db", tmpdir);
+    copy_path(two, copy);
+    const char *in2[] = {two, copy};
+    tb_load_result res;
+    tb_load_options o = {.inputs = in2, .n_inputs = 2, .output = both};
+    snprintf(both, sizeof both, "%s/mr_both.db", tmpdir);
+    assert_int_equal(tb_load(&o, &res, &err), TB_OK);
+    assert_string_equal(rank_list(both, buf, sizeof buf), "0,1,2,3");
+    assert_int_equal(res.warnings, 1);
+    char want[9000];
+    snprintf(want, sizeof want, "%s and %s both name rank 5: ranks are numbered in input order", two, copy);
+    assert_string_equal(qs(both, buf, sizeof buf, "SELECT message FROM TB_WARNING"), want);
+    assert_int_equal(q1(both, "SELECT count(*) FROM TASK WHERE rankId = 2"),
+                     q1(two, "SELECT count(*) FROM TASK WHERE rankId = 5"));
+    assert_int_equal(q1(both, "SELECT count(*) - count(DISTINCT globalTaskId) FROM TASK"), 0);
+    /* beside an input that names another rank, every named rank stays */
+    char c7[4200];
+    char *k7 = strdup(kineto);
+    assert_non_null(k7);
+    strstr(k7, "\"rank\": 5")[8] = '7';
+    write_text("mr_c.json", k7, c7, sizeof c7);
+    free(k7);
+    const char *in3[] = {c7, two};
+    assert_int_equal(load_jobs("mr_three.db", in3, 2, 2, &err, both, sizeof both), TB_OK);
+    assert_string_equal(rank_list(both, buf, sizeof buf), "3,5,7");
+
+    /* the 2-rank torch_npu sample, exported and loaded again */
+    char sample[4200];
+    if (samples_path(sample, sizeof sample, "torch_npu_2rank")) {
+        const char *s_in[] = {sample};
+        assert_int_equal(load_jobs("mr_sample.db", s_in, 1, 0, &err, two, sizeof two), TB_OK);
+        const char *r_in[] = {two};
+        assert_int_equal(load_jobs("mr_sample_re.db", r_in, 1, 0, &err, re, sizeof re), TB_OK);
+        assert_string_equal(rank_list(re, buf, sizeof buf), "0,1");
+        assert_rank_counts(two, re, 0);
+        /* TB_RANK kept as the DB had it: each rank's source is still its own input */
+        static const char sources[] = "SELECT group_concat(rankId || ' ' || source, ', ')"
+                                      " FROM (SELECT * FROM TB_RANK ORDER BY rankId)";
+        char want_src[4400];
+        qs(two, want_src, sizeof want_src, sources);
+        assert_non_null(strstr(want_src, "rank1_ascend_pt"));
+        assert_string_equal(qs(re, buf, sizeof buf, sources), want_src);
+    }
+}
+
+static void test_msprof_db_ranks_by_device(void **state)
+{
+    (void)state;
+    /* an msprof DB of two devices, each its own rank in RANK_DEVICE_MAP */
+    char db[4200], out[4200], buf[256];
+    write_db("bydev.db",
+             "CREATE TABLE STRING_IDS(id INTEGER, value TEXT);"
+             "INSERT INTO STRING_IDS VALUES (1, 'MatMul'), (2, 'AI_CORE'), (3, 'aclnnMm');"
+             "CREATE TABLE RANK_DEVICE_MAP(rankId INTEGER, deviceId INTEGER);"
+             "INSERT INTO RANK_DEVICE_MAP VALUES (4, 0), (5, 1);"
+             "CREATE TABLE SESSION_TIME_INFO(startTimeNs INTEGER, endTimeNs INTEGER);"
+             "INSERT INTO SESSION_TIME_INFO VALUES (1000, 9000);"
+             "CREATE TABLE NPU_INFO(id INTEGER, name TEXT);"
+             "INSERT INTO NPU_INFO VALUES (0, 'Ascend910B'), (1, 'Ascend910B');"
+             "CREATE TABLE HOST_INFO(hostUid TEXT, hostName TEXT);"
+             "INSERT INTO HOST_INFO VALUES ('42', 'node-7');"
+             "CREATE TABLE TASK(startNs, endNs, deviceId, connectionId, globalTaskId, globalPid, taskType, contextId,"
+             " streamId, taskId, modelId);"
+             "INSERT INTO TASK VALUES (1000, 2000, 0, 1, 0, 7, 2, 0, 3, 1, 4294967295),"
+             " (1500, 2500, 1, 2, 1, 7, 2, 0, 3, 1, 4294967295), (3000, 3500, 1, 3, 2, 7, 2, 0, 3, 2, 4294967295);"
+             "CREATE TABLE COMPUTE_TASK_INFO(name, globalTaskId, blockDim, mixBlockDim, taskType, opType);"
+             "INSERT INTO COMPUTE_TASK_INFO VALUES (1, 0, 8, 0, 2, 1), (1, 1, 8, 0, 2, 1), (1, 2, 8, 0, 2, 1);"
+             "CREATE TABLE CANN_API(startNs, endNs, type, globalTid, connectionId, name);"
+             "INSERT INTO CANN_API VALUES (900, 950, 20000, 30064771079, 1, 3),"
+             " (1400, 1450, 20000, 30064771079, 2, 3);",
+             db, sizeof db);
+    const char *in[] = {db};
+    tb_load_result res;
+    tb_error err;
+    snprintf(out, sizeof out, "%s/bydev_out.db", tmpdir);
+    tb_load_options o = {.inputs = in, .n_inputs = 1, .output = out};
+    assert_int_equal(tb_load(&o, &res, &err), TB_OK);
+    assert_int_equal(res.warnings, 0);
+    assert_string_equal(rank_list(out, buf, sizeof buf), "4,5");
+    /* device rows by their device, task descriptions by their task's, host rows to the first rank */
+    assert_int_equal(q1(out, "SELECT count(*) FROM TASK WHERE rankId = 4 AND deviceId = 0"), 1);
+    assert_int_equal(q1(out, "SELECT count(*) FROM TASK WHERE rankId = 5 AND deviceId = 1"), 2);
+    assert_int_equal(q1(out, "SELECT count(*) FROM kernel WHERE rankId = 5 AND name = 'MatMul'"), 2);
+    assert_int_equal(q1(out, "SELECT count(*) FROM COMPUTE_TASK_INFO c JOIN TASK t USING (globalTaskId)"
+                             " WHERE c.rankId = t.rankId"),
+                     3);
+    assert_int_equal(q1(out, "SELECT count(*) FROM CANN_API WHERE rankId = 4"), 2);
+    assert_int_equal(q1(out, "SELECT count(*) FROM NPU_INFO WHERE rankId = 4 AND id = 0"), 1);
+    assert_int_equal(q1(out, "SELECT count(*) FROM NPU_INFO WHERE rankId = 5 AND id = 1"), 1);
+    assert_string_equal(qs(out, buf, sizeof buf, "SELECT group_concat(rankId || ':' || deviceId) FROM"
+                                                 " (SELECT * FROM RANK_DEVICE_MAP ORDER BY rankId)"),
+                        "4:0,5:1");
+    assert_string_equal(qs(out, buf, sizeof buf, "SELECT group_concat(hostName) FROM TB_RANK"), "node-7,node-7");
+    assert_int_equal(q1(out, "SELECT count(*) FROM SESSION_TIME_INFO WHERE startTimeNs = 1000 AND endTimeNs = 9000"),
+                     2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -605,6 +1100,8 @@ int main(void)
         cmocka_unit_test(test_not_an_msprof_db), cmocka_unit_test(test_msprof_prof_dir),
         cmocka_unit_test(test_two_ranks),        cmocka_unit_test(test_failed_load_keeps_old_db),
         cmocka_unit_test(test_truncated),        cmocka_unit_test(test_find_traces),
+        cmocka_unit_test(test_parallel_same_as_sequential), cmocka_unit_test(test_parallel_error),
+        cmocka_unit_test(test_multi_rank_db),    cmocka_unit_test(test_msprof_db_ranks_by_device),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }

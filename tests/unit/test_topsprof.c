@@ -882,6 +882,64 @@ static void test_csv_export(void **state)
                 "expected 3 columns as in the header, got 1");
 }
 
+/* Layouts of public files and reports: statistics exports with the class in
+ * a Type column, followed by a counter tool's tables; units in the header;
+ * a trace header naming the unit of bare times. */
+static void test_export_variants(void **state)
+{
+    (void)state;
+    /* rows "GCU activities,..." with units in the values; the counter tables after them are not ours */
+    parse_ok("tcu.csv",
+             "Type,Time(%),Time,Calls,Avg,Min,Max,Name\n"
+             "GCU activities,75.00%,300.00us,3,100.00us,90.00us,110.00us,add_kernel\n"
+             "GCU activities,25.00%,100.00us,1,100.00us,100.00us,100.00us,mul_kernel\n"
+             ",Kernel Name,Invocations\n"
+             ",\"add_kernel <<<8,1,1>>> <<<2,1,1>>> <<<1,1,1>>>\",3\n"
+             ",SIP/BUSY,CYCLE,1200.5\n"
+             "Type,Die,SIP,Minimum,Maximum,Average,Invocations\n"
+             "GCU Metric,0,0,1000,1400,1200,3\n"
+             "GCU Metric,1,0,1100,1300,1200,3\n");
+    assert_int_equal(rec.n, 2);
+    check_stat(&rec.v[0], "GCU", -1, 2, 75.0, 300000, 3, 100000, 90000, 110000, "add_kernel");
+    check_stat(&rec.v[1], "GCU", -1, 3, 25.0, 100000, 1, 100000, 100000, 100000, "mul_kernel");
+    /* a later statistics header opens a table again */
+    parse_ok("tcu2.csv",
+             "Type,Time(%),Time,Calls,Avg,Min,Max,Name\n"
+             "GCU activities,100.00%,1.00ms,1,1.00ms,1.00ms,1.00ms,a\n"
+             "GCU Metric,0,0,1,1,1,1\n"
+             "Type,Time(%),Time,Calls,Avg,Min,Max,Name\n"
+             "RUNTIME activities,100.00%,2.00us,2,1.00us,1.00us,1.00us,b\n");
+    assert_int_equal(rec.n, 2);
+    check_stat(&rec.v[1], "RUNTIME", -1, 5, 100.0, 2000, 2, 1000, 1000, 1000, "b");
+    /* a short row whose class names an activity class is still an error */
+    parse_fails("tcu3.csv", "Type,Time(%),Time,Calls,Avg,Min,Max,Name\nGCU activities,1.00%,1ms\n", TB_ERR_PARSE,
+                2, 1, "expected 8 columns as in the header, got 3");
+
+    /* units in the header, bare numbers in the rows */
+    parse_ok("vpd.csv",
+             "Type,Time(%),Time(us),Calls,Avg(us),Min(us),Max(us),Name\n"
+             "GCU activities,86.86,56610.5,2,28305.25,28000.001,28610.499,scalar_add\n");
+    assert_int_equal(rec.n, 1);
+    check_stat(&rec.v[0], "GCU", -1, 2, 86.86, 56610500, 2, 28305250, 28000001, 28610499, "scalar_add");
+
+    /* a trace header naming the unit (after the class line); a unit in a value still wins */
+    parse_ok("trunits.txt",
+             "==5== GCU trace:\n"
+             "==5==    Start(us)  Duration(us)  Name\n"
+             "==5==        0.000        13.320  warm_up()\n"
+             "==5==   424480.000     56.61ms  scalar_add(float*, float*)\n"
+             "==5==     Accumulate Time 56.62ms, Total Calls 2\n");
+    assert_int_equal(rec.n, 3);
+    check_trace(&rec.v[0], 3, 0, 13320, "", "warm_up()");
+    check_trace(&rec.v[1], 4, 424480000, 56610000, "", "scalar_add(float*, float*)");
+    assert_string_equal(rec.v[1].klass, "GCU");
+    assert_int_equal(rec.v[1].pid, 5);
+    check_total(&rec.v[2], "GCU", -1, 5, 56620000, 2, -1);
+    /* without a unit in the header, a bare number is an error */
+    parse_fails("trbare.txt", "GCU trace:\n   Start   Duration  Name\n   0.000   13.32us  k\n", TB_ERR_PARSE, 3, 4,
+                "bad time '0.000'");
+}
+
 static void test_sniff(void **state)
 {
     (void)state;
@@ -1050,6 +1108,7 @@ int main(void)
         cmocka_unit_test_teardown(test_trace_node_names, test_teardown),
         cmocka_unit_test_teardown(test_noise_interleaved, test_teardown),
         cmocka_unit_test_teardown(test_csv_export, test_teardown),
+        cmocka_unit_test_teardown(test_export_variants, test_teardown),
         cmocka_unit_test_teardown(test_sniff, test_teardown),
         cmocka_unit_test_teardown(test_callback_stops, test_teardown),
         cmocka_unit_test_teardown(test_gzip, test_teardown),
