@@ -189,6 +189,30 @@ static inline int64_t q1(const char *db, const char *fmt, ...)
     sqlite3_close(h);
     return v;
 }
+/* Every row of a query as text: columns joined by '|', rows ended by '\n',
+ * NULL as "". Returns a static buffer (valid until the next call). */
+static inline const char *rows(const char *db, const char *sql)
+{
+    static char out[65536];
+    size_t o = 0;
+    sqlite3 *h;
+    assert_int_equal(sqlite3_open_v2(db, &h, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(h, sql, -1, &st, NULL) != SQLITE_OK)
+        fail_msg("bad SQL %s: %s", sql, sqlite3_errmsg(h));
+    out[0] = 0;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        for (int i = 0; i < sqlite3_column_count(st); i++) {
+            const unsigned char *t = sqlite3_column_text(st, i);
+            o += (size_t)snprintf(out + o, sizeof out - o, "%s%s", i ? "|" : "", t ? (const char *)t : "");
+        }
+        o += (size_t)snprintf(out + o, sizeof out - o, "\n");
+        assert_true(o < sizeof out);
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(h);
+    return out;
+}
 #endif
 
 #endif
