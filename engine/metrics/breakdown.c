@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "metrics/interval.h"
+#include "metrics/classes.h"
 #include "metrics/metrics.h"
 
 /* ---- options ------------------------------------------------------------- */
@@ -91,7 +92,14 @@ static tb_status check_keys(const metric_ctx *m, const char *section, const char
     if (!m->options_json)
         return TB_OK;
     json_t *root = json_loads(m->options_json, 0, NULL);
-    json_t *sec = json_is_object(root) ? json_object_get(root, section) : NULL;
+    json_t *sec = root;
+    for (const char *p = section; sec && *p;) {
+        size_t n = strcspn(p, ".");
+        char key[64];
+        snprintf(key, sizeof key, "%.*s", (int)(n < sizeof key ? n : sizeof key - 1), p);
+        sec = json_is_object(sec) ? json_object_get(sec, key) : NULL;
+        p += n + (p[n] == '.');
+    }
     tb_status rc = TB_OK;
     if (sec && !json_is_object(sec)) {
         rc = tb_error_set(err, TB_ERR_USAGE, "metrics option '%s': expected a map", section);
@@ -119,18 +127,57 @@ static tb_status check_keys(const metric_ctx *m, const char *section, const char
     return rc;
 }
 
+/* Name rules that replace a family's built-in class test (NULL: the built-in). */
+typedef struct class_over {
+    class_rule *comm;      /* <section>.classes.communication */
+    class_rule *mem;       /* <section>.classes.memory */
+} class_over;
+
 typedef struct hta_opts {
     int round_us;          /* hta.round_us: HTA's float µs and rounding */
     int drop_last;         /* hta.drop_last_step */
     int linked_only;       /* hta.linked_only */
     double kernel_wait_us; /* hta.kernel_wait_us */
+    class_over over;       /* hta.classes.* */
 } hta_opts;
+
+/*
+ * Reads <section>.classes: optional `communication` and `memory` name rules
+ * (classes.h patterns) that replace the family's built-in tests of those
+ * classes. Other keys are errors.
+ */
+static tb_status class_overrides(const metric_ctx *m, const char *section, class_over *o, tb_error *err)
+{
+    char path[64];
+    snprintf(path, sizeof path, "%s.classes", section);
+    static const char *const keys[] = {"communication", "memory", NULL};
+    tb_status rc = check_keys(m, path, keys, err);
+    char *v;
+    snprintf(path, sizeof path, "%s.classes.communication", section);
+    if (!rc && (v = metrics_option(m, path)) != NULL) {
+        free(v);
+        rc = class_rule_create(m, path, NULL, &o->comm, err);
+    }
+    snprintf(path, sizeof path, "%s.classes.memory", section);
+    if (!rc && (v = metrics_option(m, path)) != NULL) {
+        free(v);
+        rc = class_rule_create(m, path, NULL, &o->mem, err);
+    }
+    return rc;
+}
+
+static void class_over_finish(class_over *o)
+{
+    class_rule_destroy(o->comm);
+    class_rule_destroy(o->mem);
+    o->comm = o->mem = NULL;
+}
 
 static tb_status hta_options(const metric_ctx *m, hta_opts *o, tb_error *err)
 {
-    static const char *const keys[] = {"round_us", "drop_last_step", "linked_only", "kernel_wait_us", NULL};
+    static const char *const keys[] = {"round_us", "drop_last_step", "linked_only", "kernel_wait_us", "classes", NULL};
     tb_status rc;
-    if ((rc = check_keys(m, "hta", keys, err)) || (rc = opt_bool(m, "hta.round_us", 1, &o->round_us, err)) ||
+    if ((rc = check_keys(m, "hta", keys, err)) || (rc = class_overrides(m, "hta", &o->over, err)) || (rc = opt_bool(m, "hta.round_us", 1, &o->round_us, err)) ||
         (rc = opt_bool(m, "hta.drop_last_step", 1, &o->drop_last, err)) ||
         (rc = opt_bool(m, "hta.linked_only", 1, &o->linked_only, err)))
         return rc;
@@ -215,13 +262,15 @@ static int has(const char *s, size_t n, const char *needle)
  * anchors at the start and `.` stops at a newline, so "contains" looks at the
  * first line only.
  */
-static int hta_kind(const char *name)
+static int hta_kind(const class_over *ov, const char *name)
 {
     size_t line = strcspn(name, "\n");
-    if (starts(name, "nccl") || starts(name, "hip") || starts(name, "hccl") || has(name, line, "ncclKernel"))
+    if (ov->comm ? class_rule_match(ov->comm, name)
+                 : starts(name, "nccl") || starts(name, "hip") || starts(name, "hccl") || has(name, line, "ncclKernel"))
         return K_COMM;
-    if (starts(name, "Memcpy") || starts(name, "hipMemcpy") || starts(name, "Memset") || starts(name, "hipMemset") ||
-        starts(name, "dma"))
+    if (ov->mem ? class_rule_match(ov->mem, name)
+                : starts(name, "Memcpy") || starts(name, "hipMemcpy") || starts(name, "Memset") ||
+                      starts(name, "hipMemset") || starts(name, "dma"))
         return K_MEM;
     static const char *const noncompute_prefix[] = {"nccl", "Stream Wait Event", "runFunction", "hip", "job_exe",
                                                     "packet", "pe_exe", "cpum_exe_subgraph", "hccl",
@@ -251,10 +300,10 @@ static int class_kind(const char *cls)
     return K_OTHER;
 }
 
-static int hta_classify(const char *name, const char *task_type, const char *cls)
+static int hta_classify(const void *cx, const char *name, const char *task_type, const char *cls)
 {
     (void)task_type;
-    return name ? hta_kind(name) : class_kind(cls);
+    return name ? hta_kind(cx, name) : class_kind(cls);
 }
 
 /* Case-insensitive search of needle (lowercase ASCII) in s. */
@@ -292,8 +341,9 @@ static int is_word_kd(const char *name, const char *const *words, size_t n)
  * the rest computation. Tasks of other inputs (NPU) go by tracebook's class:
  * memory, communication, compute; other tasks (syncs, waits) are left out.
  */
-static int tl_classify(const char *name, const char *task_type, const char *cls)
+static int tl_classify(const void *cx, const char *name, const char *task_type, const char *cls)
 {
+    const class_over *ov = cx;
     static const char *const copy[] = {"MEMORY_COPY_HOST_TO_DEVICE", "MEMORY_COPY_DEVICE_TO_HOST",
                                        "MEMORY_COPY_DEVICE_TO_DEVICE", "__amd_rocclr_copyBuffer",
                                        "__amd_rocclr_copyBufferRect", "__amd_rocclr_copyBufferAligned",
@@ -304,11 +354,12 @@ static int tl_classify(const char *name, const char *task_type, const char *cls)
         if (!strcmp(task_type, "gpu_memcpy"))
             return K_MEM;
         const char *n = name ? name : "";
-        if (kernel && is_word_kd(n, copy, sizeof copy / sizeof copy[0]))
+        if (kernel && (ov->mem ? class_rule_match(ov->mem, n) : is_word_kd(n, copy, sizeof copy / sizeof copy[0])))
             return K_MEM;
         if (kernel && is_word_kd(n, fill, sizeof fill / sizeof fill[0]))
             return K_COMP;
-        if (has_nocase(n, "nccl") || has_nocase(n, "rccl") || has_nocase(n, "cross_device_reduce"))
+        if (ov->comm ? class_rule_match(ov->comm, n)
+                     : has_nocase(n, "nccl") || has_nocase(n, "rccl") || has_nocase(n, "cross_device_reduce"))
             return K_COMM;
         return K_COMP;
     }
@@ -347,7 +398,7 @@ static int ev_push(evvec *x, const dev_ev *e)
     return 0;
 }
 
-typedef int (*classify_fn)(const char *name, const char *task_type, const char *cls);
+typedef int (*classify_fn)(const void *cx, const char *name, const char *task_type, const char *cls);
 typedef tb_status (*rank_fn)(void *ctx, int64_t rank, evvec *ev, tb_error *err);
 
 /*
@@ -355,8 +406,8 @@ typedef tb_status (*rank_fn)(void *ctx, int64_t rank, evvec *ev, tb_error *err);
  * classified by classify (K_SKIP leaves a task out) and linked to the
  * earliest CANN_API call of its rank with the same connectionId.
  */
-static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn classify, rank_fn fn, void *ctx,
-                           tb_error *err)
+static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn classify, const void *cx, rank_fn fn,
+                           void *ctx, tb_error *err)
 {
     static const char sql[] =
         "SELECT d.rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, l.launchNs "
@@ -392,7 +443,7 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
             .linked = sqlite3_column_type(st, 8) != SQLITE_NULL,
             .launch = sqlite3_column_int64(st, 8),
         };
-        int k = classify((const char *)sqlite3_column_text(st, 5), (const char *)sqlite3_column_text(st, 6),
+        int k = classify(cx, (const char *)sqlite3_column_text(st, 5), (const char *)sqlite3_column_text(st, 6),
                          (const char *)sqlite3_column_text(st, 7));
         if (k == K_SKIP)
             continue;
@@ -759,17 +810,18 @@ static tb_status hta_build(const metric_ctx *m, const char *what, const char *cr
     hta_ctx h = {.m = m, .what = what};
     tb_status rc = hta_options(m, &h.o, err);
     if (rc)
-        return rc;
+        goto done;
     if ((rc = metrics_exec(m, what, create, err)) || (rc = hta_steps(&h, err)))
         goto done;
     if (sqlite3_prepare_v2(m->db, insert, -1, &h.ins, NULL) != SQLITE_OK) {
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         goto done;
     }
-    rc = each_rank(m, what, hta_classify, fn, &h, err);
+    rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, err);
 done:
     sqlite3_finalize(h.ins);
     free(h.cuts);
+    class_over_finish(&h.o.over);
     return rc;
 }
 
@@ -982,13 +1034,16 @@ done:
 static tb_status build_exposed(const metric_ctx *m, tb_error *err)
 {
     static const char what[] = "exposed_time";
-    static const char *const keys[] = {"linked_only", NULL};
+    static const char *const keys[] = {"linked_only", "classes", NULL};
     tl_ctx t = {.m = m};
+    class_over over = {0};
     tb_status rc = check_keys(m, "exposed", keys, err);
     if (!rc)
         rc = opt_bool(m, "exposed.linked_only", 1, &t.linked_only, err);
+    if (!rc)
+        rc = class_overrides(m, "exposed", &over, err);
     if (rc)
-        return rc;
+        goto done;
     rc = metrics_exec(m, what,
                       "DROP TABLE IF EXISTS temp.exposed_time;"
                       "CREATE TEMP TABLE exposed_time (rank INTEGER, total_ns INTEGER, computation_ns INTEGER, "
@@ -996,12 +1051,16 @@ static tb_status build_exposed(const metric_ctx *m, tb_error *err)
                       "total_comm_ns INTEGER, total_memcpy_ns INTEGER)",
                       err);
     if (rc)
-        return rc;
+        goto done;
     if (sqlite3_prepare_v2(m->db, "INSERT INTO temp.exposed_time VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &t.ins,
-                           NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
-    rc = each_rank(m, what, tl_classify, exposed_rank, &t, err);
+                           NULL) != SQLITE_OK) {
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+        goto done;
+    }
+    rc = each_rank(m, what, tl_classify, &over, exposed_rank, &t, err);
+done:
     sqlite3_finalize(t.ins);
+    class_over_finish(&over);
     return rc;
 }
 

@@ -279,6 +279,28 @@ static void exposed_default(void **state)
                 "2|10700|5400|0|0|5300|5400|0|0\n");
 }
 
+/*
+ * Class rules replacing the built-in ones. hta.classes.communication
+ * "gemm*": T1 and T3 are communication, T2 (nccl) falls to HTA's
+ * non-compute list: rank 0 has no compute, so non-compute is 51 - 0 - 25 =
+ * 26 (49.02 / 0 / 50.98 %); hta.classes.memory "re:^gemm" gives the same.
+ * exposed.classes.communication "*gemm*": T1, T3, T6 communication, T2 and
+ * the memset T5 computation: comp [1005000,1020000) + [1050000,1052000) =
+ * 17000; exposed comm [1000300,1005000) + T6 500 = 5200 (T3 lies inside
+ * T2); memcpy 5000; busy 27200, idle 33400 (17000 + 5200 + 5000 + 33400 =
+ * 60600); total comm 9700 + 3500 + 500 = 13700.
+ */
+static void class_overrides(void **state)
+{
+    (void)state;
+    assert_spec("{hta: {classes: {communication: 'gemm*'}}}", "SELECT * FROM temporal_breakdown WHERE rank = 0",
+                TEMPORAL_HEADER "0|25|0|26|51|49.02|0|50.98\n");
+    assert_spec("{hta: {classes: {memory: 're:^gemm'}}}", "SELECT * FROM temporal_breakdown WHERE rank = 0",
+                TEMPORAL_HEADER "0|25|0|26|51|49.02|0|50.98\n");
+    assert_spec("{exposed: {classes: {communication: ['*gemm*']}}}", "SELECT * FROM exposed_time WHERE rank = 0",
+                EXPOSED_HEADER "0|60600|17000|5200|5000|33400|27200|13700|5000\n");
+}
+
 static void option_errors(void **state)
 {
     (void)state;
@@ -302,13 +324,27 @@ static void option_errors(void **state)
                   &err);
     assert_int_equal(st, TB_ERR_USAGE);
     assert_string_equal(err.message, "unknown metrics option 'hta.round_ns'; expected one of: round_us, "
-                                     "drop_last_step, linked_only, kernel_wait_us");
+                                     "drop_last_step, linked_only, kernel_wait_us, classes");
     st = run_spec(&c,
                   "tracebook: 1\nmetrics: {exposed: {linked: false}}\n"
                   "reports:\n  - id: r\n    sql: SELECT * FROM exposed_time\n",
                   &err);
     assert_int_equal(st, TB_ERR_USAGE);
-    assert_string_equal(err.message, "unknown metrics option 'exposed.linked'; expected one of: linked_only");
+    assert_string_equal(err.message, "unknown metrics option 'exposed.linked'; expected one of: linked_only, classes");
+    st = run_spec(&c,
+                  "tracebook: 1\nmetrics: {hta: {classes: {compute: gemm}}}\n"
+                  "reports:\n  - id: r\n    sql: SELECT * FROM temporal_breakdown\n",
+                  &err);
+    assert_int_equal(st, TB_ERR_USAGE);
+    assert_string_equal(err.message, "unknown metrics option 'hta.classes.compute'; expected one of: communication, "
+                                     "memory");
+    st = run_spec(&c,
+                  "tracebook: 1\nmetrics: {exposed: {classes: {communication: 're:('}}}\n"
+                  "reports:\n  - id: r\n    sql: SELECT * FROM exposed_time\n",
+                  &err);
+    assert_int_equal(st, TB_ERR_USAGE);
+    assert_string_equal(err.message,
+                        "metrics.exposed.classes.communication: bad regular expression 're:(': Unmatched ( or \\(");
 }
 
 /* The built-in reports write HTA's and TraceLens' headers exactly. */
@@ -375,6 +411,7 @@ int main(void)
         cmocka_unit_test(overlap_default),
         cmocka_unit_test(idle_default),
         cmocka_unit_test(idle_options),
+        cmocka_unit_test(class_overrides),
         cmocka_unit_test(exposed_default),
         cmocka_unit_test(option_errors),
         cmocka_unit_test(builtin_reports),
