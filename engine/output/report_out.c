@@ -227,9 +227,14 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     }
     if ((rc = check_ids(&o, err)))
         goto done;
+    struct stat sb;
     if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
         rc = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
                          strerror(errno));
+        goto done;
+    }
+    if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        rc = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
         goto done;
     }
     o.open_sink = open_sink;

@@ -1306,6 +1306,15 @@ def _(t):
     t.eq(listing(out2), ["good.csv", "tracebook_run.json"], "--report runs one")
 
 
+@case("report: -o naming a file is refused, the file untouched")
+def _(t):
+    f = os.path.join(t.mkdir("out"), "afile")
+    write(f, b"keep me\n")
+    t.expect(t.run(["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "-o", f]), 4, out="",
+             err="tracebook: error: %s: the output must be a directory\n" % f)
+    t.eq(read(f), b"keep me\n", "the file is unchanged")
+
+
 @case("reports: lists the built-ins, shows one's help")
 def _(t):
     r = t.run(["reports"])
