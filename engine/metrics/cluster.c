@@ -525,7 +525,16 @@ static tb_status build_step_trace_csv(const metric_ctx *m, tb_error *err)
 /* temp.tb_m_cluster_op(rankId, opId, opName, opType, groupName, startNs, endNs, step):
  * COMMUNICATION_OP with its step: the STEP_TIME step of the rank holding the
  * launching API call (connectionId), else the last step that started at or
- * before the op (the device runs behind the host). */
+ * before the op (the device runs behind the host). Of several such steps the
+ * latest start wins, then the least id.
+ *
+ * Each op finds its step by an index seek on a TEMP copy of the steps
+ * (rankId, startNs), so this is O(n log n), never ops x steps (as
+ * report/window.c build_iterations). `reach` is the greatest end of the
+ * rank's steps starting at or before this one: when the latest step before
+ * the call has a reach below it, no step holds the call and no scan runs.
+ * Only overlapping steps make the last seek walk back, and only as far as
+ * the step that holds the call. */
 static tb_status comm_ops(const metric_ctx *m, tb_error *err)
 {
     return metrics_exec(m, "communication ops",
@@ -536,19 +545,33 @@ static tb_status comm_ops(const metric_ctx *m, tb_error *err)
                         "  WHERE a.connectionId IN (SELECT connectionId FROM COMMUNICATION_OP) "
                         "  GROUP BY a.rankId, a.connectionId;"
                         "CREATE INDEX temp.tb_m_cluster_launch_i ON tb_m_cluster_launch(connectionId, rankId);"
+                        "DROP TABLE IF EXISTS temp.tb_m_cluster_step;"
+                        "CREATE TEMP TABLE tb_m_cluster_step AS "
+                        "  SELECT rankId, id, startNs, endNs, "
+                        "    max(endNs) OVER (PARTITION BY rankId ORDER BY startNs) AS reach "
+                        "  FROM STEP_TIME WHERE startNs IS NOT NULL;"
+                        "CREATE INDEX temp.tb_m_cluster_step_i ON tb_m_cluster_step(rankId, startNs DESC, id);"
                         "DROP TABLE IF EXISTS temp.tb_m_cluster_op;"
                         "CREATE TEMP TABLE tb_m_cluster_op AS "
                         "  SELECT o.rankId AS rankId, o.opId AS opId, o.name AS opName, o.opType AS opType, "
                         "    o.groupName AS groupName, o.startNs AS startNs, o.endNs AS endNs, "
-                        "    (SELECT CAST(s.id AS TEXT) FROM STEP_TIME s "
-                        "     WHERE s.rankId IS o.rankId AND s.startNs <= coalesce(l.startNs, o.startNs) "
-                        "       AND (l.startNs IS NULL OR l.startNs <= s.endNs) "
-                        "     ORDER BY s.startNs DESC LIMIT 1) AS step "
+                        "    CASE WHEN l.startNs IS NULL THEN "
+                        "      (SELECT CAST(s.id AS TEXT) FROM temp.tb_m_cluster_step s "
+                        "       WHERE s.rankId IS o.rankId AND s.startNs <= o.startNs "
+                        "       ORDER BY s.startNs DESC, s.id LIMIT 1) "
+                        "    WHEN (SELECT s.reach FROM temp.tb_m_cluster_step s "
+                        "          WHERE s.rankId IS o.rankId AND s.startNs <= l.startNs "
+                        "          ORDER BY s.startNs DESC, s.id LIMIT 1) >= l.startNs THEN "
+                        "      (SELECT CAST(s.id AS TEXT) FROM temp.tb_m_cluster_step s "
+                        "       WHERE s.rankId IS o.rankId AND s.startNs <= l.startNs AND l.startNs <= s.endNs "
+                        "       ORDER BY s.startNs DESC, s.id LIMIT 1) "
+                        "    END AS step "
                         "  FROM comm_op o "
                         "  LEFT JOIN temp.tb_m_cluster_launch l ON l.connectionId = o.connectionId "
                         "    AND l.rankId IS o.rankId;"
                         "CREATE INDEX temp.tb_m_cluster_op_i ON tb_m_cluster_op(opId, rankId);"
-                        "DROP TABLE temp.tb_m_cluster_launch;",
+                        "DROP TABLE temp.tb_m_cluster_launch;"
+                        "DROP TABLE temp.tb_m_cluster_step;",
                         err);
 }
 
