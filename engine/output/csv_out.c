@@ -8,6 +8,14 @@
  * written exactly (numfmt.c); NULL is an empty field; NaN and infinities are
  * spelled "NaN", "inf" and "-inf", as Python and pandas read them.
  *
+ * Text (headers too) is made valid UTF-8 on the way out, as the JSON writer
+ * does: profilers copy kernel names byte for byte and SQL blobs carry NUL
+ * bytes, and one stray byte makes a strict reader (Python's csv module over
+ * a file opened with encoding="utf-8") fail on the whole file. Each maximal
+ * invalid subpart (utf8_seq) and each NUL becomes U+FFFD; every other byte,
+ * control characters included, is written as it is. Duplicate headers stay:
+ * they are legal CSV.
+ *
  * Big results are split like msprof's summaries: after rows_per_file data
  * rows the writer continues in a new file, each with the header row. Until
  * the end it cannot know whether one file will do, so every slice is written
@@ -66,28 +74,48 @@ static char *slice_name(const char *path, size_t k)
     return s;
 }
 
-/* Writes one field, quoted when it must be. */
+/*
+ * Writes s (n bytes) with each NUL and each maximal invalid UTF-8 subpart
+ * as U+FFFD and, inside quotes, each '"' doubled.
+ */
+static void put_text(FILE *f, const char *s, size_t n, int quoted)
+{
+    size_t from = 0, i = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        if (c != 0 && c < 0x80 && !(quoted && c == '"')) {
+            i++;
+            continue;
+        }
+        size_t len = 1;
+        if (c >= 0x80 && utf8_seq(s + i, n - i, &len)) {
+            i += len;
+            continue;
+        }
+        fwrite(s + from, 1, i - from, f);
+        fputs(c == '"' ? "\"\"" : "\xEF\xBF\xBD", f); /* a doubled quote, or U+FFFD */
+        i += len;
+        from = i;
+    }
+    fwrite(s + from, 1, n - from, f);
+}
+
+/*
+ * Writes one field, quoted when it must be. The replacements of put_text
+ * never need quotes, so the raw bytes decide.
+ */
 static void put_field(FILE *f, const char *s, size_t n)
 {
     if (n == 0)
         return;
-    int quote = n > 0 && (s[0] == ' ' || s[n - 1] == ' ');
+    int quote = s[0] == ' ' || s[n - 1] == ' ';
     for (size_t i = 0; i < n && !quote; i++)
         quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
-    if (!quote) {
-        fwrite(s, 1, n, f);
-        return;
-    }
-    putc('"', f);
-    size_t from = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] == '"') {
-            fwrite(s + from, 1, i + 1 - from, f); /* the quote, then again below */
-            from = i;
-        }
-    }
-    fwrite(s + from, 1, n - from, f);
-    putc('"', f);
+    if (quote)
+        putc('"', f);
+    put_text(f, s, n, quote);
+    if (quote)
+        putc('"', f);
 }
 
 static void put_cell(FILE *f, const tb_cell *c)

@@ -13,10 +13,20 @@
  * byte for byte, and one stray Latin-1 byte would make the whole file
  * unreadable to a strict parser, so each invalid sequence becomes U+FFFD.
  *
- * utf8_seq(), the decoder behind that, is shared with the console writer.
+ * Keys are unique. SQL allows `SELECT 1 AS x, 2 AS x`, and a parser keeps
+ * one value of a repeated key (Python's json.load the last, silently), so a
+ * header that repeats an earlier one gets " (2)", " (3)", ... appended: the
+ * first suffix that no header and no key made so far has (x, x, "x (2)" ->
+ * x, "x (3)", "x (2)"). Headers are compared as a parser reads them, after
+ * the U+FFFD replacement ("a\xFF" and "a\xFE" repeat each other). The CSV
+ * writer keeps repeated headers: they are legal there.
+ *
+ * utf8_seq(), the decoder behind the U+FFFD replacement, is shared with the
+ * CSV and console writers.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,22 +133,129 @@ static tb_status write_error(json_sink *js, tb_error *err)
     return tb_error_at(err, TB_ERR_IO, js->af.path, 0, 0, -1, "cannot write: %s", strerror(errno ? errno : EIO));
 }
 
+/*
+ * A set of byte strings (borrowed), open addressing with linear probing:
+ * one row's keys, so that picking unique keys stays linear in the columns
+ * (a SELECT may have thousands).
+ */
+typedef struct keyset {
+    struct keyslot {
+        const char *s; /* NULL: empty */
+        size_t n;
+        size_t first;  /* the first column with this key */
+    } *slot;
+    size_t mask;
+} keyset;
+
+/* The slot holding s, or the empty one where it goes. */
+static struct keyslot *key_slot(const keyset *ks, const char *s, size_t n)
+{
+    uint64_t h = 14695981039346656037u; /* FNV-1a */
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
+    size_t i = (size_t)h & ks->mask;
+    while (ks->slot[i].s && !(ks->slot[i].n == n && memcmp(ks->slot[i].s, s, n) == 0))
+        i = (i + 1) & ks->mask;
+    return &ks->slot[i];
+}
+
+/* The scratch memory of json_begin. */
+static void free_keys(char *quoted, size_t *q_at, size_t *next, char **made, size_t n, struct keyslot *slot)
+{
+    free(quoted);
+    free(q_at);
+    free(next);
+    if (made)
+        for (size_t i = 0; i < n; i++)
+            free(made[i]);
+    free(made);
+    free(slot);
+}
+
+/*
+ * Escapes the headers once and makes them unique keys: js->keys gets
+ * `"key":` for every column, back to back, js->key_at the offsets.
+ */
 static tb_status json_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
 {
     json_sink *js = (json_sink *)s;
-    char *buf = NULL;
-    size_t len = 0;
+    char *quoted = NULL, *buf = NULL, *cand = NULL;
+    size_t qlen = 0, len = 0;
+    size_t *q_at = NULL, *next = NULL;
+    char **made = NULL; /* the keys with a suffix, by column (owned) */
+    keyset ks = {0};
     FILE *m = NULL;
     if (js->begun || js->done)
         return tb_error_at(err, TB_ERR_INTERNAL, js->af.path ? js->af.path : "", 0, 0, -1, "begin called twice");
-    js->key_at = malloc((n + 1) * sizeof *js->key_at);
-    m = open_memstream(&buf, &len);
-    if (!js->key_at || !m)
+    if (n > SIZE_MAX / 8 / sizeof *ks.slot)
+        goto nomem;
+
+    /* every header as its JSON string, back to back: what a parser compares */
+    q_at = malloc((n + 1) * sizeof *q_at);
+    m = open_memstream(&quoted, &qlen);
+    if (!q_at || !m)
         goto nomem;
     for (size_t i = 0; i < n; i++) {
-        js->key_at[i] = (size_t)ftell(m);
+        q_at[i] = (size_t)ftell(m);
         const char *h = cols[i].header ? cols[i].header : "";
         put_string(m, h, strlen(h));
+    }
+    q_at[n] = (size_t)ftell(m);
+    if (ferror(m) || fclose(m) != 0) {
+        m = NULL;
+        goto nomem;
+    }
+    m = NULL;
+
+    /* every header in the set (at most n more keys join it: load <= 1/2) */
+    size_t cap = 8;
+    while (cap < 4 * n)
+        cap *= 2;
+    ks.slot = calloc(cap, sizeof *ks.slot);
+    ks.mask = cap - 1;
+    next = calloc(n + 1, sizeof *next); /* by first column: the suffix to try next */
+    made = calloc(n + 1, sizeof *made);
+    js->key_at = malloc((n + 1) * sizeof *js->key_at);
+    m = open_memstream(&buf, &len);
+    if (!ks.slot || !next || !made || !js->key_at || !m)
+        goto nomem;
+    for (size_t i = 0; i < n; i++) {
+        struct keyslot *k = key_slot(&ks, quoted + q_at[i], q_at[i + 1] - q_at[i]);
+        if (!k->s)
+            *k = (struct keyslot){quoted + q_at[i], q_at[i + 1] - q_at[i], i};
+    }
+
+    for (size_t i = 0; i < n; i++) {
+        const char *q = quoted + q_at[i];
+        size_t qn = q_at[i + 1] - q_at[i];
+        js->key_at[i] = (size_t)ftell(m);
+        size_t first = key_slot(&ks, q, qn)->first;
+        if (first == i) {
+            fwrite(q, 1, qn, m);
+        } else {
+            /*
+             * The suffixes of one header are taken in increasing order and a
+             * taken one stays taken, so the search resumes where the last
+             * repeat of this header stopped.
+             */
+            cand = malloc(qn + 24);
+            if (!cand)
+                goto nomem;
+            memcpy(cand, q, qn - 1); /* without the closing quote */
+            size_t k = next[first] ? next[first] : 2, cn;
+            struct keyslot *slot;
+            for (;; k++) {
+                cn = qn - 1 + (size_t)snprintf(cand + qn - 1, 25, " (%zu)\"", k);
+                slot = key_slot(&ks, cand, cn);
+                if (!slot->s)
+                    break;
+            }
+            next[first] = k + 1;
+            fwrite(cand, 1, cn, m);
+            made[i] = cand; /* the set borrows it */
+            cand = NULL;
+            *slot = (struct keyslot){made[i], cn, i};
+        }
         putc(':', m);
     }
     js->key_at[n] = (size_t)ftell(m);
@@ -149,11 +266,14 @@ static tb_status json_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb
     js->keys = buf;
     js->ncols = n;
     js->begun = 1;
+    free_keys(quoted, q_at, next, made, n, ks.slot);
     return TB_OK;
 
 nomem:
     if (m)
         fclose(m);
+    free(cand);
+    free_keys(quoted, q_at, next, made, n, ks.slot);
     free(buf);
     free(js->key_at);
     js->key_at = NULL;

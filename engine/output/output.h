@@ -112,7 +112,8 @@ size_t numfmt_double(double d, char *buf);
  * valid (*len its 1..4 bytes), 0 when not (*len the bytes of the maximal
  * invalid subpart, at least 1: replace them with one U+FFFD, Unicode 3.9
  * "U+FFFD substitution of maximal subparts"). Overlongs, surrogates and
- * code points past U+10FFFF are invalid.
+ * code points past U+10FFFF are invalid. The CSV and JSON writers do so;
+ * the console prints '?' instead.
  */
 int utf8_seq(const char *p, size_t n, size_t *len);
 
@@ -146,14 +147,16 @@ typedef struct csv_sink_options {
 
 /*
  * A CSV writer (RFC 4180 quoting, "\n" line ends, a header row in every
- * file). When the rows need more than one file, the files are path with
- * _1, _2, ... before its extension (out/top_1.csv) and path itself is not
- * written; finish() renames every file into place and, after a split,
- * removes a path left by an earlier run. A stream (af->direct, e.g.
- * /dev/stdout) is never split and is not listed by sink_written. opt may
- * be NULL. Returns new in *out (free with
- * sink_destroy); the first file is created here so that an unwritable
- * place fails early.
+ * file, the headers as given even when repeated). Text, headers included,
+ * is written as valid UTF-8: each maximal invalid subpart (utf8_seq) and
+ * each NUL byte becomes U+FFFD, other bytes are written unchanged. When the
+ * rows need more than one file, the files are path with _1, _2, ... before
+ * its extension (out/top_1.csv) and path itself is not written; finish()
+ * renames every file into place and, after a split, removes a path left by
+ * an earlier run. A stream (af->direct, e.g. /dev/stdout) is never split
+ * and is not listed by sink_written. opt may be NULL. Returns new in *out
+ * (free with sink_destroy); the first file is created here so that an
+ * unwritable place fails early.
  */
 tb_status csv_sink_create(const char *path, const csv_sink_options *opt, tb_sink **out, tb_error *err);
 
@@ -163,9 +166,12 @@ typedef struct json_sink_options {
 
 /*
  * A JSON writer: an array of objects, one per row and one per line, keys
- * the column headers; numbers as JSON numbers, NULL, NaN and infinities as
- * null, text as strings (invalid UTF-8 replaced by U+FFFD). No rows: "[]".
- * opt may be NULL. Returns new in *out (free with sink_destroy).
+ * the column headers made unique: a header that repeats an earlier one
+ * (compared after the U+FFFD replacement) gets " (2)", " (3)", ... appended,
+ * the first suffix that no header and no earlier key has. Numbers as JSON
+ * numbers, NULL, NaN and infinities as null, text as strings (invalid UTF-8
+ * replaced by U+FFFD). No rows: "[]". opt may be NULL. Returns new in *out
+ * (free with sink_destroy).
  */
 tb_status json_sink_create(const char *path, const json_sink_options *opt, tb_sink **out, tb_error *err);
 

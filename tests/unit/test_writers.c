@@ -8,7 +8,10 @@
  * a few thousand pseudo-random doubles. Each writer is fed the same small
  * table (an int, a scaled int, a real, a NULL, text that needs quoting or
  * escaping, UTF-8 text) and its output is compared byte for byte; the JSON
- * is also parsed back with jansson to check types and values. The file
+ * is also parsed back with jansson to check types and values. Invalid UTF-8
+ * and NUL bytes become U+FFFD in both the CSV and the JSON (each output is
+ * checked to be valid UTF-8), and repeated headers become unique JSON keys
+ * while the CSV keeps them. The file
  * behaviour is checked in a fresh directory per test under a private
  * mkdtemp() directory (removed by the group teardown): CSV slices and their
  * names, destroy() without finish() leaving nothing, a signal's clean-up
@@ -453,7 +456,7 @@ static void test_csv_bytes(void **state)
     assert_file(path, "id,Time(us),ratio,note,\"Name, full\",名前\n"
                       "1,1.234,0.30000000000000004,,\"say \"\"hi\"\", ok\",核函数\n"
                       "-2,-0.005,NaN,,\" lead\",\"line\nbreak\"\n"
-                      "-9223372036854775808,1,inf,,plain,a\0b\n"
+                      "-9223372036854775808,1,inf,,plain,a\xEF\xBF\xBD" "b\n" /* NUL: U+FFFD */
                       "0,0,-inf,,\"trail \",\"\r\"\n"
                       "9223372036854775807,1.2,1e+21,,tab\there,x\x01y\n");
     const char *const *paths;
@@ -481,6 +484,76 @@ static void test_csv_bytes(void **state)
     /* a finished sink takes no more calls */
     assert_int_equal(s->finish(s, &err), TB_ERR_INTERNAL);
     assert_int_equal(s->row(s, table[0], &err), TB_ERR_INTERNAL);
+}
+
+/* Fails unless s (n bytes) is valid UTF-8 without NUL bytes: what a strict reader takes. */
+static void assert_strict_utf8(const char *s, size_t n)
+{
+    size_t len;
+    for (size_t i = 0; i < n; i += len) {
+        if (s[i] == 0 || !utf8_seq(s + i, n - i, &len))
+            fail_msg("byte %zu of \"%s\" is not strict UTF-8", i, s);
+    }
+}
+
+/* Writes one text cell with the header h through a CSV sink; returns the file's text. */
+static const char *csv_one(const char *dir, const char *h, const char *text, size_t n)
+{
+    char path[PATH_MAX];
+    join(path, dir, "one.csv");
+    tb_sink *s = make_csv(path, NULL);
+    tb_error err;
+    tb_error_clear(&err);
+    tb_sink_column c = {.header = h};
+    tb_cell cell = {.kind = TB_CELL_TEXT, .s = text, .n = n};
+    ok(s->begin(s, &c, 1, &err), &err);
+    ok(s->row(s, &cell, &err), &err);
+    ok(s->finish(s, &err), &err);
+    drop(s);
+    size_t len = slurp(path);
+    assert_strict_utf8(content, len); /* whatever went in */
+    assert_int_equal(strlen(content), len);
+    return content;
+}
+
+#define csv_text_is(text, lit) assert_string_equal(csv_one(dir, "k", text, sizeof(text) - 1), "k\n" lit "\n")
+
+#define FFFD "\xEF\xBF\xBD"
+
+static void test_csv_utf8(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX];
+    fresh_dir(dir, "csv_utf8");
+    csv_text_is("plain", "plain");
+    /* valid UTF-8 passes as is: 2, 3 and 4 bytes, U+FFFD itself, U+FFFF, U+10FFFF */
+    csv_text_is("é中😀" FFFD "\xEF\xBF\xBF\xF4\x8F\xBF\xBF", "é中😀" FFFD "\xEF\xBF\xBF\xF4\x8F\xBF\xBF");
+    /* control characters other than NUL stay */
+    csv_text_is("\x01\t\x1f\x7f", "\x01\t\x1f\x7f");
+    /* NUL bytes: one U+FFFD each */
+    csv_text_is("\0", FFFD);
+    csv_text_is("a\0\0b", "a" FFFD FFFD "b");
+    csv_text_is("\xC2\x80\0", "\xC2\x80" FFFD);
+    /* invalid bytes: one U+FFFD per maximal invalid subpart */
+    csv_text_is("a\xFF" "b", "a" FFFD "b");
+    csv_text_is("\xC3", FFFD);                                /* cut short at the end */
+    csv_text_is("\xE4\xB8" "x", FFFD "x");                    /* a 3-byte lead, 2 bytes */
+    csv_text_is("\xE4\xB8\xE4\xB8\xAD", FFFD "中");           /* a cut sequence, then a whole one */
+    csv_text_is("\xC0\xAF", FFFD FFFD);                       /* overlong '/' */
+    csv_text_is("\xED\xA0\x80", FFFD FFFD FFFD);              /* a surrogate */
+    csv_text_is("\xF4\x90\x80\x80", FFFD FFFD FFFD FFFD);     /* > U+10FFFF */
+    csv_text_is("\x80\xBF", FFFD FFFD);                       /* lone continuations */
+    csv_text_is("\xF0\x9F\x98", FFFD);                        /* a 4-byte lead, 3 bytes */
+    csv_text_is("\xF0\x9F\x98" "\0", FFFD FFFD);              /* ... cut by a NUL */
+    csv_text_is("Latin-1 caf\xE9!", "Latin-1 caf" FFFD "!");
+    /* quoting looks at the raw bytes; quotes are doubled around replacements */
+    csv_text_is("\xFF,\0", "\"" FFFD "," FFFD "\"");
+    csv_text_is("\"\xFF\"", "\"\"\"" FFFD "\"\"\"");
+    csv_text_is(" \xE9", "\" " FFFD "\"");
+    csv_text_is("\xE9\n\"", "\"" FFFD "\n\"\"\"");
+    /* headers are written the same way */
+    assert_string_equal(csv_one(dir, "caf\xE9,\xFF", "v", 1), "\"caf" FFFD "," FFFD "\"\nv\n");
+    assert_string_equal(csv_one(dir, "\xC3", NULL, 0), FFFD "\n\n");
 }
 
 /* Writes n one-column rows (values 1..n) to path with k rows per file. */
@@ -906,6 +979,122 @@ static void test_json_escapes(void **state)
     assert_string_equal(json_one(dir, "a\"b\n\xFF", "v", 1), "[\n{\"a\\\"b\\n\xEF\xBF\xBD\":\"v\"}\n]\n");
 }
 
+/* Writes one row of integers 0..n-1 under the headers h through s. */
+static void feed_headers(tb_sink *s, const tb_sink_column *h, size_t n)
+{
+    static tb_cell cells[3000];
+    assert_true(n <= sizeof cells / sizeof cells[0]);
+    for (size_t i = 0; i < n; i++)
+        cells[i] = (tb_cell){.kind = TB_CELL_INT, .i = (int64_t)i};
+    tb_error err;
+    tb_error_clear(&err);
+    ok(s->begin(s, h, n, &err), &err);
+    ok(s->row(s, cells, &err), &err);
+    ok(s->finish(s, &err), &err);
+}
+
+/* The JSON file at path parsed (into parsed): one object whose keys, in order, are want. */
+static void assert_json_keys(const char *path, const char *const *want, size_t n)
+{
+    json_error_t je;
+    json_decref(parsed);
+    parsed = json_load_file(path, JSON_REJECT_DUPLICATES, &je);
+    if (!parsed)
+        fail_msg("%s:%d:%d: %s", path, je.line, je.column, je.text);
+    json_t *o = json_array_get(parsed, 0);
+    assert_int_equal(json_object_size(o), n);
+    void *it = json_object_iter(o);
+    for (size_t i = 0; i < n; i++, it = json_object_iter_next(o, it)) {
+        assert_string_equal(json_object_iter_key(it), want[i]);
+        assert_i64((int64_t)i, json_integer_value(json_object_iter_value(it)));
+    }
+}
+
+/* Repeated headers: unique JSON keys, the CSV header row as given. */
+static void test_json_dup_keys(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], path[PATH_MAX];
+    fresh_dir(dir, "json_dup");
+
+    static const tb_sink_column h[] = {
+        {.header = "x"},     {.header = "x"},      {.header = "x (2)"}, {.header = "x"},
+        {.header = "a\xFF"}, {.header = "a\xFE"},  {.header = NULL},    {.header = ""},
+        {.header = "x (3)"}, {.header = "y"},      {.header = "y"},     {.header = "q\"\n"},
+        {.header = "q\"\n"}, {.header = "y (2)"},
+    };
+    static const char *const keys[] = {
+        "x", "x (4)", "x (2)", "x (5)", "a" FFFD, "a" FFFD " (2)", "", " (2)", "x (3)", "y", "y (3)",
+        "q\"\n", "q\"\n (2)", "y (2)",
+    };
+    const size_t nh = sizeof h / sizeof h[0];
+    join(path, dir, "dup.json");
+    tb_sink *s = make_json(path);
+    feed_headers(s, h, nh);
+    drop(s);
+    assert_file(path, "[\n{\"x\":0,\"x (4)\":1,\"x (2)\":2,\"x (5)\":3,\"a" FFFD "\":4,\"a" FFFD " (2)\":5,"
+                      "\"\":6,\" (2)\":7,\"x (3)\":8,\"y\":9,\"y (3)\":10,\"q\\\"\\n\":11,\"q\\\"\\n (2)\":12,"
+                      "\"y (2)\":13}\n]\n");
+    assert_json_keys(path, keys, nh);
+
+    /* the review's case, and a repeat of a key made earlier */
+    static const tb_sink_column h2[] = {{.header = "x"}, {.header = "x"}};
+    join(path, dir, "x.json");
+    s = make_json(path);
+    feed_headers(s, h2, 2);
+    drop(s);
+    assert_file(path, "[\n{\"x\":0,\"x (2)\":1}\n]\n");
+    static const tb_sink_column h3[] = {{.header = "x"}, {.header = "x"}, {.header = "x (2)"}};
+    s = make_json(path);
+    feed_headers(s, h3, 3);
+    drop(s);
+    assert_file(path, "[\n{\"x\":0,\"x (3)\":1,\"x (2)\":2}\n]\n");
+    static const tb_sink_column h4[] = {{.header = "x (2)"}, {.header = "x"}, {.header = "x"}};
+    s = make_json(path);
+    feed_headers(s, h4, 3);
+    drop(s);
+    assert_file(path, "[\n{\"x (2)\":0,\"x\":1,\"x (3)\":2}\n]\n");
+
+    /* no rows: the keys are not written, and begin() still copes */
+    s = make_json(path);
+    tb_error err;
+    tb_error_clear(&err);
+    ok(s->begin(s, h, nh, &err), &err);
+    ok(s->finish(s, &err), &err);
+    drop(s);
+    assert_file(path, "[]\n");
+
+    /* the CSV keeps the headers as they are (invalid UTF-8 replaced) */
+    join(path, dir, "dup.csv");
+    s = make_csv(path, NULL);
+    feed_headers(s, h, nh);
+    drop(s);
+    assert_file(path, "x,x,x (2),x,a" FFFD ",a" FFFD ",,,x (3),y,y,\"q\"\"\n\",\"q\"\"\n\",y (2)\n"
+                      "0,1,2,3,4,5,6,7,8,9,10,11,12,13\n");
+}
+
+/* Thousands of repeats stay fast: c (2) .. c (1001), then "c" 2000 times. */
+static void test_json_dup_many(void **state)
+{
+    (void)state;
+    enum { TAKEN = 1000, NMANY = 3000 };
+    static char names[NMANY][24];
+    static tb_sink_column h[NMANY];
+    static const char *keys[NMANY];
+    for (size_t i = 0; i < NMANY; i++) {
+        snprintf(names[i], sizeof names[i], "c (%zu)", i + 2);
+        h[i].header = i < TAKEN ? names[i] : "c";
+        keys[i] = i == TAKEN ? "c" : names[i > TAKEN ? i - 1 : i];
+    }
+    char dir[PATH_MAX], path[PATH_MAX];
+    fresh_dir(dir, "json_dup_many");
+    join(path, dir, "many.json");
+    tb_sink *s = make_json(path);
+    feed_headers(s, h, NMANY);
+    drop(s);
+    assert_json_keys(path, keys, NMANY);
+}
+
 static void test_utf8_seq(void **state)
 {
     (void)state;
@@ -1085,6 +1274,7 @@ int main(void)
         cmocka_unit_test_teardown(test_double, test_teardown),
         cmocka_unit_test_teardown(test_double_roundtrip, test_teardown),
         cmocka_unit_test_teardown(test_csv_bytes, test_teardown),
+        cmocka_unit_test_teardown(test_csv_utf8, test_teardown),
         cmocka_unit_test_teardown(test_csv_split, test_teardown),
         cmocka_unit_test_teardown(test_csv_abandon, test_teardown),
         cmocka_unit_test_teardown(test_replace, test_teardown),
@@ -1093,6 +1283,8 @@ int main(void)
         cmocka_unit_test_teardown(test_streams, test_teardown),
         cmocka_unit_test_teardown(test_json_bytes, test_teardown),
         cmocka_unit_test_teardown(test_json_escapes, test_teardown),
+        cmocka_unit_test_teardown(test_json_dup_keys, test_teardown),
+        cmocka_unit_test_teardown(test_json_dup_many, test_teardown),
         cmocka_unit_test_teardown(test_utf8_seq, test_teardown),
         cmocka_unit_test_teardown(test_json_write_file, test_teardown),
         cmocka_unit_test_teardown(test_console, test_teardown),
