@@ -915,6 +915,7 @@ static tb_status read_sql_file(loader *L, const specnode *v, tb_spec_report *r)
     free(r->sql);
     r->sql = text;
     r->sql_pos = (tb_spec_pos){.file = r->sql_file, .line = 1, .column = 1};
+    r->sql_verbatim = 1;
     return TB_OK;
 }
 
@@ -940,6 +941,7 @@ static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const cha
     if (!(dst->origin = strdup(file)))
         return -1;
     dst->sql_pos = (tb_spec_pos){.file = dst->origin, .line = src->sql_pos.line, .column = src->sql_pos.column};
+    dst->sql_verbatim = src->sql_verbatim;
     if (src->n_requires) {
         if (!(dst->requires = calloc(src->n_requires, sizeof *dst->requires)))
             return -1;
@@ -1173,6 +1175,9 @@ static tb_status parse_report(loader *L, const specnode *m, size_t index, tb_spe
         if (!(r->sql = strdup(v->text)))
             return nomem(L);
         r->sql_pos = (tb_spec_pos){.file = L->file, .line = v->text_line, .column = v->text_column};
+        /* literal blocks and one-line plain scalars only (specnode.h): quoting,
+         * escapes and folding move the text against the file */
+        r->sql_verbatim = v->verbatim;
     } else if ((st = read_sql_file(L, file->value, r))) {
         return st;
     }

@@ -104,27 +104,177 @@ static int build_lines(builder *b)
     return 0;
 }
 
-/*
- * Where a block scalar's content starts: the line after its indicator
- * (`|`, `>`), at the indentation of the first non-blank content line.
- */
-static void block_start(builder *b, yaml_mark_t m, long *line, long *col)
+/* Byte offset in b->text of a 0-based libyaml mark (its column counts characters); b->lines must be built. */
+static size_t mark_offset(const builder *b, yaml_mark_t m)
 {
-    *line = mark_line(m) + 1;
-    *col = 1;
-    if (build_lines(b) != 0)
-        return;
-    for (size_t li = m.line + 1; li < b->n_lines; li++) {
-        size_t p = b->lines[li], indent = 0;
-        while (p < b->len && b->text[p] == ' ') {
+    if (m.line >= b->n_lines)
+        return b->len;
+    size_t p = b->lines[m.line];
+    for (size_t k = 0; k < m.column && p < b->len; k++) {
+        p++;
+        while (p < b->len && ((unsigned char)b->text[p] & 0xC0) == 0x80)
             p++;
-            indent++;
+    }
+    return p;
+}
+
+/* The 0-based mark of byte offset off; b->lines must be built. */
+static yaml_mark_t offset_mark(const builder *b, size_t off)
+{
+    size_t lo = 0, hi = b->n_lines; /* the last line starting at or before off */
+    while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (b->lines[mid] <= off)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    yaml_mark_t m = {.line = lo};
+    for (size_t p = b->lines[lo]; p < off && p < b->len; p++)
+        if (((unsigned char)b->text[p] & 0xC0) != 0x80)
+            m.column++;
+    return m;
+}
+
+/* Byte offset of the end of line li (its line break, or the end of the text); b->lines must be built. */
+static size_t line_end(const builder *b, size_t li)
+{
+    size_t p = b->lines[li];
+    while (p < b->len && b->text[p] != '\n' && b->text[p] != '\r')
+        p++;
+    return p;
+}
+
+/*
+ * Byte offset where a scalar event's own text starts (its opening quote or
+ * block indicator included). The event starts at its tag when it has one,
+ * and the scalar may follow on a later line, past blanks and comments
+ * (`sql: !!str` on one line, `|` on the next). Anchors never get here.
+ */
+static size_t scalar_offset(const builder *b, const yaml_event_t *e)
+{
+    size_t p = mark_offset(b, e->start_mark);
+    if (!e->data.scalar.tag || p >= b->len || b->text[p] != '!')
+        return p;
+    while (p < b->len && b->text[p] != ' ' && b->text[p] != '\t' && b->text[p] != '\n' && b->text[p] != '\r')
+        p++;
+    for (;;) {
+        while (p < b->len && (b->text[p] == ' ' || b->text[p] == '\t' || b->text[p] == '\n' || b->text[p] == '\r'))
+            p++;
+        if (p >= b->len || b->text[p] != '#')
+            return p;
+        while (p < b->len && b->text[p] != '\n' && b->text[p] != '\r')
+            p++;
+    }
+}
+
+/*
+ * 1 when s (n bytes) holds a line break other than \n: \r, or NEL, LS, PS,
+ * which libyaml counts as line breaks (so its line numbers do) but a byte
+ * offset's line, counted in \n, does not.
+ */
+static int odd_break(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c == '\r')
+            return 1;
+        if (c == 0xC2 && i + 1 < n && (unsigned char)s[i + 1] == 0x85)
+            return 1;
+        if (c == 0xE2 && i + 2 < n && (unsigned char)s[i + 1] == 0x80 &&
+            ((unsigned char)s[i + 2] == 0xA8 || (unsigned char)s[i + 2] == 0xA9))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * 1 when a literal block scalar's value n is the file's lines from line
+ * index first on, each with the same number of leading spaces removed
+ * (*indent): then an offset into the value maps onto the file line by line.
+ * The indentation is measured, not guessed: libyaml takes it from the first
+ * content line, or from an explicit indicator (`|2`: the parent's
+ * indentation plus 2), which leaves any further spaces in the value. Empty
+ * lines of the value need no match (an offset cannot point into them).
+ */
+static int literal_lines(const builder *b, size_t first, const specnode *n, size_t *indent)
+{
+    const char *v = n->text, *end = n->text + n->len;
+    int found = 0;
+    if (odd_break(v, n->len))
+        return 0;
+    for (size_t li = first;; li++) {
+        const char *nl = memchr(v, '\n', (size_t)(end - v));
+        size_t vl = (size_t)((nl ? nl : end) - v);
+        if (vl > 0) {
+            if (li >= b->n_lines)
+                return 0;
+            size_t s = b->lines[li], sl = line_end(b, li) - s;
+            if (sl < vl)
+                return 0;
+            if (!found) {
+                *indent = sl - vl;
+                found = 1;
+            }
+            if (sl - vl != *indent || memcmp(b->text + s + *indent, v, vl) != 0)
+                return 0;
+            for (size_t k = 0; k < *indent; k++)
+                if (b->text[s + k] != ' ')
+                    return 0;
         }
+        if (!nl)
+            return found;
+        v = nl + 1;
+    }
+}
+
+/*
+ * Sets where a scalar's text starts (text_line, text_column) and whether it
+ * is verbatim (see specnode.h), from the scalar's own start, past a tag.
+ * Returns 0 or -1 (no memory).
+ */
+static int locate_text(builder *b, const yaml_event_t *e, specnode *n)
+{
+    if (build_lines(b) != 0)
+        return -1;
+    size_t at = scalar_offset(b, e);
+    yaml_mark_t m = e->data.scalar.tag ? offset_mark(b, at) : e->start_mark;
+    n->text_line = mark_line(m);
+    n->text_column = mark_col(b, m);
+    switch (n->style) {
+    case SPECNODE_PLAIN:
+        /* one line exactly when the file holds the value as it is (folding turns a break into a space) */
+        n->verbatim = n->len > 0 && n->len <= b->len - at && memcmp(b->text + at, n->text, n->len) == 0 &&
+                      !memchr(n->text, '\n', n->len) && !odd_break(n->text, n->len);
+        return 0;
+    case SPECNODE_SINGLE_QUOTED:
+    case SPECNODE_DOUBLE_QUOTED:
+        n->text_column++;
+        return 0;
+    case SPECNODE_LITERAL:
+    case SPECNODE_FOLDED:
+        break;
+    }
+    /* a block's text starts on the line after its header (`|-2  # comment`) */
+    n->text_line = (long)m.line + 2;
+    n->text_column = 1;
+    size_t indent;
+    if (n->style == SPECNODE_LITERAL && literal_lines(b, m.line + 1, n, &indent)) {
+        n->verbatim = 1;
+        n->text_column = (long)indent + 1;
+        return 0;
+    }
+    /* else the indentation of the first non-blank line */
+    for (size_t li = m.line + 1; li < b->n_lines; li++) {
+        size_t p = b->lines[li];
+        while (p < b->len && b->text[p] == ' ')
+            p++;
         if (p < b->len && b->text[p] != '\n' && b->text[p] != '\r') {
-            *col = (long)indent + 1;
-            return;
+            n->text_column = (long)(p - b->lines[li]) + 1;
+            return 0;
         }
     }
+    return 0;
 }
 
 /* Line and column (1-based, in characters) of byte offset off. */
@@ -308,7 +458,7 @@ int specnode_find_dup(const specnode *n, const specnode_pair **dup, const specno
 
 const char *specnode_describe(const specnode *n, char *buf, size_t cap)
 {
-    if (!n || (n->kind == SPECNODE_SCALAR && n->len == 0 && !n->quoted && !n->block))
+    if (!n || (n->kind == SPECNODE_SCALAR && n->len == 0 && n->style == SPECNODE_PLAIN))
         snprintf(buf, cap, "an empty value");
     else if (n->kind == SPECNODE_MAP)
         snprintf(buf, cap, "a mapping");
@@ -414,19 +564,23 @@ static tb_status on_event(builder *b, const yaml_event_t *e, int *done, int *n_d
             free(text);
             return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
         }
-        yaml_scalar_style_t style = e->data.scalar.style;
         node->kind = SPECNODE_SCALAR;
         node->line = node->text_line = line;
         node->column = node->text_column = col;
         node->text = text;
         node->len = n;
-        node->quoted = style == YAML_SINGLE_QUOTED_SCALAR_STYLE || style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-        node->block = style == YAML_LITERAL_SCALAR_STYLE || style == YAML_FOLDED_SCALAR_STYLE;
-        if (node->quoted)
-            node->text_column = col + 1;
-        else if (node->block)
-            block_start(b, e->start_mark, &node->text_line, &node->text_column);
-        if (node->quoted || node->block || force_str)
+        switch (e->data.scalar.style) {
+        case YAML_SINGLE_QUOTED_SCALAR_STYLE: node->style = SPECNODE_SINGLE_QUOTED; break;
+        case YAML_DOUBLE_QUOTED_SCALAR_STYLE: node->style = SPECNODE_DOUBLE_QUOTED; break;
+        case YAML_LITERAL_SCALAR_STYLE: node->style = SPECNODE_LITERAL; break;
+        case YAML_FOLDED_SCALAR_STYLE: node->style = SPECNODE_FOLDED; break;
+        default: node->style = SPECNODE_PLAIN; break;
+        }
+        if (locate_text(b, e, node) != 0) {
+            specnode_free(node);
+            return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
+        }
+        if (node->style != SPECNODE_PLAIN || force_str)
             node->type = SPECNODE_STR;
         else
             resolve(node);

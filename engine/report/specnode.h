@@ -44,6 +44,15 @@ typedef enum specnode_type {
     SPECNODE_STR
 } specnode_type;
 
+/* How a scalar was written (libyaml's scalar style); JSON strings are double-quoted. */
+typedef enum specnode_style {
+    SPECNODE_PLAIN,
+    SPECNODE_SINGLE_QUOTED,
+    SPECNODE_DOUBLE_QUOTED,
+    SPECNODE_LITERAL,        /* a `|` block */
+    SPECNODE_FOLDED          /* a `>` block */
+} specnode_style;
+
 typedef struct specnode specnode;
 
 /* One key/value pair of a mapping. */
@@ -61,12 +70,19 @@ struct specnode {
     char *text;              /* the scalar's value, NUL-terminated (may hold NULs: see len) */
     size_t len;
     specnode_type type;
-    int quoted;              /* 1: single- or double-quoted */
-    int block;               /* 1: a literal (|) or folded (>) block scalar */
+    specnode_style style;
     int64_t i;               /* SPECNODE_INT, and SPECNODE_BOOL (0/1) */
     double d;                /* SPECNODE_REAL */
-    long text_line;         /* where the value's text starts: after an opening quote, */
-    long text_column;       /* or a block scalar's first content line */
+    long text_line;          /* where the value's text starts: past a tag, after an opening */
+    long text_column;        /* quote, or a block scalar's first content line at its indentation */
+    /*
+     * 1 when the text is the file's text, line k (0-based) of it on line
+     * text_line + k, every line from text_column on: a literal block scalar
+     * (checked line by line, so an explicit indentation indicator such as
+     * `|2` is counted in) or a plain scalar on one line. 0 for every other
+     * style, where quoting, escapes or folding change the text.
+     */
+    int verbatim;
 
     /* SPECNODE_SEQ: items; SPECNODE_MAP: pairs (in document order) */
     specnode **items;

@@ -84,6 +84,13 @@ typedef struct tb_spec_report {
     size_t n_requires;
     char *sql;           /* the SQL text (from sql or sql_file) */
     tb_spec_pos sql_pos; /* where the SQL starts (line of sql:, or sql_file's line 1) */
+    /* 1 when byte offsets in sql map onto the file: line k (0-based) of sql is
+     * file line sql_pos.line + k, and its characters start at column
+     * sql_pos.column on every line (a literal `|` block scalar, a plain scalar
+     * on one line, sql_file). 0 otherwise (folded `>` blocks, quoted scalars,
+     * multi-line plain scalars, JSON strings: escapes or line folding changed
+     * the text, and only sql_pos itself is exact). */
+    int sql_verbatim;
     char *sql_file;      /* resolved path, or NULL when inline */
     tb_param *params;    /* the report's own params (override the spec's) */
     size_t n_params;
@@ -239,8 +246,11 @@ typedef struct tb_run_result {
     char window_label[48];           /* "" without a window */
 } tb_run_result;
 
-/* The default VM step budget of one report (about a minute of SQLite work). */
-#define TB_DEFAULT_MAX_STEPS 20000000000LL
+/* The default VM step budget of one report (about two minutes of SQLite work). */
+#define TB_DEFAULT_MAX_STEPS 5000000000LL
+
+/* The largest string or blob report SQL may make (bytes). */
+#define TB_MAX_VALUE_BYTES (256 * 1024 * 1024)
 
 /*
  * Runs every report of every spec, in order, over opt->db_path. Report SQL

@@ -12,8 +12,10 @@
  * message, line and column of their error, each worked out by hand from the
  * input next to it. `use:` is checked against the built-in top_kernels
  * report (reports/kernels.yaml) without depending on its text beyond its
- * id and its `top` param. Runs with the exit-code protocol: main returns
- * the number of failed tests.
+ * id and its `top` param. sql_verbatim is checked for each way of writing
+ * SQL, and where it is 1, every character of the SQL is looked up in the
+ * file by the runner's rule (line + newlines, column + characters). Runs
+ * with the exit-code protocol: main returns the number of failed tests.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
@@ -458,6 +460,174 @@ static void test_sql_positions(void **state)
     assert_pos(s->reports[3].sql_pos, path, 10, 9); /* line 1 of the SQL is the blank line 10 */
     assert_str("SELECT 5 FROM t\n", s->reports[4].sql);
     assert_pos(s->reports[4].sql_pos, path, 15, 6);
+}
+
+/* ---- sql_verbatim: offsets into the SQL that map onto the file -------------------------- */
+
+/*
+ * 1 when every character of r's SQL stands where the runner's rule puts it
+ * in text (the file's contents, ASCII): line sql_pos.line plus the newlines
+ * before it, column sql_pos.column plus the characters since the last one.
+ */
+static int maps(const char *text, const tb_spec_report *r)
+{
+    long line = 0, col = 0;
+    for (const char *q = r->sql; *q; q++) {
+        if (*q == '\n') {
+            line++;
+            col = 0;
+            continue;
+        }
+        const char *p = text;
+        for (long l = 1; p && l < r->sql_pos.line + line; l++)
+            if ((p = strchr(p, '\n')))
+                p++;
+        long at = r->sql_pos.column + col;
+        if (!p || at < 1 || (long)strcspn(p, "\n") < at || p[at - 1] != *q)
+            return 0;
+        col++;
+    }
+    return 1;
+}
+
+static const char styles_yaml[] =
+    "tracebook: 1\n"
+    "reports:\n"
+    "  - id: literal\n"
+    "    sql: |\n"
+    "      SELECT a,\n"                  /* 5 */
+    "        b FROM t\n"
+    "  - id: strip\n"
+    "    sql: |-\n"
+    "      SELECT 1\n"                   /* 9 */
+    "  - id: keep\n"
+    "    sql: |+\n"
+    "      SELECT 2\n"                   /* 12 */
+    "\n"
+    "  - id: indicator\n"
+    "    sql: |2\n"                      /* the mapping's indentation (4) + 2 */
+    "        SELECT 3\n"                 /* 16: the text starts at column 7, with 2 spaces */
+    "          FROM t\n"
+    "  - id: tagged\n"
+    "    sql: !!str\n"
+    "      |\n"                          /* 20: the header, after its tag */
+    "      SELECT 4\n"
+    "  - id: folded\n"
+    "    sql: >\n"
+    "      SELECT 5\n"                   /* 24 */
+    "      FROM t\n"
+    "  - id: single\n"
+    "    sql: 'SELECT 6'\n"              /* 27 */
+    "  - id: double\n"
+    "    sql: \"SELECT 7\"\n"            /* 29 */
+    "  - id: plain\n"
+    "    sql: SELECT 8 FROM t\n"         /* 31 */
+    "  - id: plain_tagged\n"
+    "    sql: !!str SELECT 9\n"          /* 33: S at column 16 */
+    "  - id: plain_lines\n"
+    "    sql: SELECT 10\n"               /* 35 */
+    "      FROM t\n"
+    "  - {id: flow, sql: SELECT 11}\n"; /* 37: S at column 21 */
+
+/* Each way of writing inline YAML SQL: literal blocks and one-line plain scalars map, the rest not. */
+static void test_sql_verbatim_yaml(void **state)
+{
+    (void)state;
+    tb_spec *s = load_ok("styles.yaml", styles_yaml);
+    struct {
+        const char *id, *sql;
+        long line, col;
+        int verbatim;
+    } want[] = {
+        {"literal", "SELECT a,\n  b FROM t\n", 5, 7, 1},
+        {"strip", "SELECT 1", 9, 7, 1},
+        {"keep", "SELECT 2\n\n", 12, 7, 1},
+        {"indicator", "  SELECT 3\n    FROM t\n", 16, 7, 1},
+        {"tagged", "SELECT 4\n", 21, 7, 1},
+        {"folded", "SELECT 5 FROM t\n", 24, 7, 0},
+        {"single", "SELECT 6", 27, 11, 0},
+        {"double", "SELECT 7", 29, 11, 0},
+        {"plain", "SELECT 8 FROM t", 31, 10, 1},
+        {"plain_tagged", "SELECT 9", 33, 16, 1},
+        {"plain_lines", "SELECT 10 FROM t", 35, 10, 0},
+        {"flow", "SELECT 11", 37, 21, 1},
+    };
+    assert_int_equal(s->n_reports, sizeof want / sizeof want[0]);
+    for (size_t i = 0; i < s->n_reports; i++) {
+        const tb_spec_report *r = &s->reports[i];
+        assert_string_equal(r->id, want[i].id);
+        assert_str(want[i].sql, r->sql);
+        assert_pos(r->sql_pos, path, want[i].line, want[i].col);
+        if (r->sql_verbatim != want[i].verbatim)
+            fail_msg("report %s: sql_verbatim %d, expected %d", r->id, r->sql_verbatim, want[i].verbatim);
+        /* the flag holds its promise; where the text was folded, offsets indeed do not map */
+        if (r->sql_verbatim)
+            assert_true(maps(styles_yaml, r));
+        else if (strcmp(r->id, "folded") == 0 || strcmp(r->id, "plain_lines") == 0)
+            assert_false(maps(styles_yaml, r));
+    }
+}
+
+/* CRLF line ends keep a literal block verbatim. */
+static void test_sql_verbatim_crlf(void **state)
+{
+    (void)state;
+    static const char text[] = "tracebook: 1\r\nreports:\r\n  - id: a\r\n    sql: |\r\n     SELECT 1\r\n       FROM t\r\n";
+    tb_spec *s = load_ok("crlf.yaml", text);
+    const tb_spec_report *r = &s->reports[0];
+    assert_str("SELECT 1\n  FROM t\n", r->sql);
+    assert_pos(r->sql_pos, path, 5, 6);
+    assert_int_equal(r->sql_verbatim, 1);
+    assert_true(maps(text, r));
+}
+
+/* JSON strings never map (escapes); sql_file always does; use: keeps the built-in's flag. */
+static void test_sql_verbatim_other(void **state)
+{
+    (void)state;
+    static const char json[] = "{\"tracebook\": 1, \"reports\": [\n"
+                               "  {\"id\": \"a\", \"sql\": \"SELECT 1\"},\n"
+                               "  {\"id\": \"b\", \"sql\": \"SELECT\\n  x FROM t\"}\n"
+                               "]}\n";
+    tb_spec *s = load_ok("styles.json", json);
+    assert_int_equal(s->n_reports, 2);
+    assert_pos(s->reports[0].sql_pos, path, 2, 23);
+    assert_int_equal(s->reports[0].sql_verbatim, 0);
+    assert_str("SELECT\n  x FROM t", s->reports[1].sql);
+    assert_pos(s->reports[1].sql_pos, path, 3, 23);
+    assert_int_equal(s->reports[1].sql_verbatim, 0);
+    assert_false(maps(json, &s->reports[1]));
+    test_teardown(NULL);
+
+    char p[PATH_MAX];
+    write_text("v.sql", "SELECT 1\n  FROM t\n", p, sizeof p);
+    s = load_ok("file.yaml", "tracebook: 1\nreports:\n  - id: f\n    sql_file: v.sql\n");
+    assert_pos(s->reports[0].sql_pos, p, 1, 1);
+    assert_int_equal(s->reports[0].sql_verbatim, 1);
+    test_teardown(NULL);
+
+    /* the built-in file loaded on its own gives the flag the used copy must keep */
+    const tb_builtin *b = tb_builtin_find("kernels");
+    assert_non_null(b);
+    tb_spec *k = NULL;
+    tb_error err;
+    tb_error_clear(&err);
+    assert_int_equal(tb_spec_load_mem("builtin:kernels.yaml", b->text, strlen(b->text), &k, NULL, NULL, &err), TB_OK);
+    hold(k);
+    const tb_spec_report *src = NULL;
+    for (size_t i = 0; i < k->n_reports; i++)
+        if (strcmp(k->reports[i].id, "top_kernels") == 0)
+            src = &k->reports[i];
+    assert_non_null(src);
+    assert_int_equal(src->sql_verbatim, 1); /* the built-ins write their SQL as literal blocks */
+    s = load_ok("use_v.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    title: T\n");
+    const tb_spec_report *r = &s->reports[0];
+    assert_str(src->sql, r->sql);
+    assert_string_equal(r->sql_pos.file, "builtin:kernels.yaml");
+    assert_int_equal(r->sql_pos.line, src->sql_pos.line);
+    assert_int_equal(r->sql_pos.column, src->sql_pos.column);
+    assert_int_equal(r->sql_verbatim, src->sql_verbatim);
+    assert_true(maps(b->text, r));
 }
 
 /* Strings where lists are allowed, the default title, the spec's single output, a column without options. */
@@ -1011,6 +1181,9 @@ int main(void)
         cmocka_unit_test_teardown(test_full_json, test_teardown),
         cmocka_unit_test_teardown(test_scalar_types, test_teardown),
         cmocka_unit_test_teardown(test_sql_positions, test_teardown),
+        cmocka_unit_test_teardown(test_sql_verbatim_yaml, test_teardown),
+        cmocka_unit_test_teardown(test_sql_verbatim_crlf, test_teardown),
+        cmocka_unit_test_teardown(test_sql_verbatim_other, test_teardown),
         cmocka_unit_test_teardown(test_short_forms, test_teardown),
         cmocka_unit_test_teardown(test_metrics_json, test_teardown),
         cmocka_unit_test_teardown(test_sql_file, test_teardown),
