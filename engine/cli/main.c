@@ -109,7 +109,7 @@ static const char usage_report[] =
     "  --model-id M              window: model M (4294967295 = step mode)\n"
     "  --iteration-id I          window: from iteration (or step) I\n"
     "  --iteration-count N       window: N iterations (default 1)\n"
-    "  --max-steps N             SQLite step budget per report (default 20000000000)\n"
+    "  --max-steps N             SQLite step budget per report (default 5000000000)\n"
     "  --rebuild                 load the inputs again even when the cached DB is current\n"
     "  --strict                  an input cut short is an error\n"
     "  -q, --quiet               no progress, notes or list of files written\n";
@@ -128,7 +128,7 @@ static const char usage_query[] =
     "  --timeunit ns|us|ms|s     unit of typed time columns (default us)\n"
     "  --param NAME=VALUE        bind :NAME (as text)\n"
     "  --model-id M, --iteration-id I, --iteration-count N   a window, as for report\n"
-    "  --max-steps N             SQLite step budget (default 20000000000)\n"
+    "  --max-steps N             SQLite step budget (default 5000000000)\n"
     "  --max-rows N              console: rows printed (default 100; 0 = all)\n"
     "  --rebuild, --strict, -q   as for report\n";
 

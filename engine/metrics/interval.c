@@ -181,10 +181,16 @@ int iv_is_merged(const iv *v, size_t n)
 
 int64_t iv_length(const iv *v, size_t n)
 {
-    int64_t len = 0;
-    for (size_t i = 0; i < n; i++)
-        len += v[i].e - v[i].s;
-    return len;
+    /* in unsigned arithmetic, saturated: intervals spanning most of the
+     * int64 range (report SQL can pass anything) must not overflow */
+    uint64_t len = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t d = (uint64_t)v[i].e - (uint64_t)v[i].s;
+        if (d > (uint64_t)INT64_MAX - len)
+            return INT64_MAX;
+        len += d;
+    }
+    return (int64_t)len;
 }
 
 size_t iv_union(const iv *a, size_t na, const iv *b, size_t nb, iv *out)

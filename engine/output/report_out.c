@@ -12,11 +12,13 @@
  * files and row count of each report. The metadata holds no clock time, so
  * the same inputs give the same file.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sqlite3.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -24,8 +26,146 @@
 #include "output/output.h"
 #include "tracebook/tracebook.h"
 
+/* The files a run must never replace: the files the load read (found
+ * under the inputs by the names TB_SOURCE lists as read), and the DB. */
+typedef struct file_ids {
+    struct fid { dev_t dev; ino_t ino; } *v;
+    size_t n, cap;
+    char **names;   /* base names of the files the load read, sorted */
+    size_t n_names;
+} file_ids;
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The base names of the files the DB's load read (TB_SOURCE, not 'ignored'). */
+static int ids_names(file_ids *f, const char *db_path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT DISTINCT path FROM TB_SOURCE WHERE kind IS NOT 'ignored'", -1, &st, NULL) !=
+            SQLITE_OK)
+        goto done;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *p = (const char *)sqlite3_column_text(st, 0);
+        if (!p)
+            continue;
+        const char *b = strrchr(p, '/');
+        char **v = realloc(f->names, (f->n_names + 1) * sizeof *v);
+        if (!v || !(v[f->n_names] = strdup(b ? b + 1 : p))) {
+            if (v)
+                f->names = v;
+            rc = -1;
+            break;
+        }
+        f->names = v;
+        f->n_names++;
+    }
+    if (f->n_names)
+        qsort(f->names, f->n_names, sizeof *f->names, cmp_str);
+done:
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+static int was_read(const file_ids *f, const char *name)
+{
+    return f->n_names && bsearch(&name, f->names, f->n_names, sizeof *f->names, cmp_str) != NULL;
+}
+
+static void ids_free(file_ids *f)
+{
+    for (size_t i = 0; i < f->n_names; i++)
+        free(f->names[i]);
+    free(f->names);
+    free(f->v);
+}
+
+static int ids_add(file_ids *f, const struct stat *sb)
+{
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 64;
+        struct fid *v = realloc(f->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        f->v = v;
+        f->cap = cap;
+    }
+    f->v[f->n].dev = sb->st_dev;
+    f->v[f->n].ino = sb->st_ino;
+    f->n++;
+    return 0;
+}
+
+/* Adds path, and when it is a directory every regular file below it
+ * (links not followed, depth bounded). Unreadable parts are skipped: the
+ * load already said what it could not read. */
+static int ids_walk(file_ids *f, const char *path, int depth)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return 0;
+    if (S_ISREG(sb.st_mode)) {
+        const char *b = strrchr(path, '/');
+        return depth == 0 || was_read(f, b ? b + 1 : path) ? ids_add(f, &sb) : 0;
+    }
+    if (!S_ISDIR(sb.st_mode) || depth > 32)
+        return 0;
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int rc = 0;
+    while (!rc && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        size_t n = strlen(path) + strlen(e->d_name) + 2;
+        char *child = malloc(n);
+        if (!child) {
+            rc = -1;
+            break;
+        }
+        snprintf(child, n, "%s/%s", path, e->d_name);
+        rc = ids_walk(f, child, depth + 1);
+        free(child);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Fails when path exists and is one of the protected files. */
+static tb_status ids_check(const file_ids *f, const char *path, tb_error *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return TB_OK;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->v[i].dev == sb.st_dev && f->v[i].ino == sb.st_ino)
+            return tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1,
+                               "refusing to replace an input file: write the output elsewhere (-o)");
+    return TB_OK;
+}
+
+static tb_status ids_collect(file_ids *f, const char *const *inputs, size_t n, const char *db, tb_error *err)
+{
+    if (db && ids_names(f, db))
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (ids_walk(f, inputs[i], 0))
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    if (db && ids_walk(f, db, 0))
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    return TB_OK;
+}
+
 typedef struct job_state {
     tb_report_job *job;
+    file_ids inputs;          /* files the outputs must not replace */
     json_t *reports;         /* array of per-report objects */
     json_t *current;         /* the object of the report being run */
     int xlsx_noted;
@@ -91,7 +231,12 @@ static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report 
         snprintf(path, n, "%s/%s_%s.%s", js->job->out_dir, rep->id, label, ext);
     else
         snprintf(path, n, "%s/%s.%s", js->job->out_dir, rep->id, ext);
-    tb_status rc = format == TB_OUT_JSON ? json_sink_create(path, NULL, out, err) : csv_sink_create(path, NULL, out, err);
+    tb_status rc = ids_check(&js->inputs, path, err);
+    if (rc) {
+        free(path);
+        return rc;
+    }
+    rc = format == TB_OUT_JSON ? json_sink_create(path, NULL, out, err) : csv_sink_create(path, NULL, out, err);
     free(path);
     return rc;
 }
@@ -126,9 +271,27 @@ static void report_done(void *ctx, const tb_spec_report *rep, const char *skippe
     js->current = NULL;
 }
 
-/* The same report id twice would write the same files. */
+/* Is b a + "_" + a digit...: the name a split CSV or a window label gives a's files? */
+static int shadows(const char *a, const char *b)
+{
+    size_t n = strlen(a);
+    return !strncmp(a, b, n) && b[n] == '_' && b[n + 1] >= '0' && b[n + 1] <= '9';
+}
+
+/* The same report id twice would write the same files, and so would ids
+ * like "a" and "a_1" (a's second CSV slice, or a's files in a window). */
 static tb_status check_ids(const tb_run_options *o, tb_error *err)
 {
+    for (size_t a = 0; a < o->n_specs; a++)
+        for (size_t i = 0; i < o->specs[a]->n_reports; i++)
+            for (size_t b = 0; b < o->n_specs; b++)
+                for (size_t k = 0; k < o->specs[b]->n_reports; k++)
+                    if (shadows(o->specs[a]->reports[i].id, o->specs[b]->reports[k].id))
+                        return tb_error_set(err, TB_ERR_USAGE,
+                                            "report ids '%s' and '%s' could name the same file (split CSVs and "
+                                            "window labels add _N to an id): rename '%s'",
+                                            o->specs[a]->reports[i].id, o->specs[b]->reports[k].id,
+                                            o->specs[b]->reports[k].id);
     for (size_t a = 0; a < o->n_specs; a++)
         for (size_t i = 0; i < o->specs[a]->n_reports; i++)
             for (size_t b = a; b < o->n_specs; b++)
@@ -227,6 +390,8 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     }
     if ((rc = check_ids(&o, err)))
         goto done;
+    if ((rc = ids_collect(&js.inputs, job->inputs, job->n_inputs, job->run.db_path, err)))
+        goto done;
     struct stat sb;
     if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
         rc = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
@@ -244,10 +409,16 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     rc = tb_report_run(&o, res, err);
     if (rc)
         goto done;
-    int any_file = 0;
-    for (size_t i = 0; i < json_array_size(js.reports); i++)
-        any_file |= json_array_size(json_object_get(json_array_get(js.reports, i), "files")) > 0;
-    if (any_file) {
+    /* the metadata goes with files: when every report wrote only to the
+     * console there is nothing to describe; when some were skipped, the
+     * file says why */
+    int any_file = 0, any_skipped = 0;
+    for (size_t i = 0; i < json_array_size(js.reports); i++) {
+        json_t *r = json_array_get(js.reports, i);
+        any_file |= json_array_size(json_object_get(r, "files")) > 0;
+        any_skipped |= json_object_get(r, "skipped") != NULL;
+    }
+    if (any_file || any_skipped) {
         tb_report_job shown = *job;
         shown.run = o;
         json_t *m = metadata(&shown, res, js.reports);
@@ -280,6 +451,7 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     }
 done:
     json_decref(js.reports);
+    ids_free(&js.inputs);
     free(specs);
     tb_spec_free(summaries);
     return rc;
@@ -308,6 +480,15 @@ tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
     char tmpdir[4096] = "";
     char path[4200];
     const char *target = job->out_path;
+    if (target) {
+        file_ids ids = {0};
+        rc = ids_collect(&ids, NULL, 0, job->run.db_path, err);
+        if (!rc)
+            rc = ids_check(&ids, target, err);
+        ids_free(&ids);
+        if (rc)
+            return rc;
+    }
     if (job->format == TB_OUT_CONSOLE) {
         console_options co = {.max_rows = job->max_rows};
         rc = console_sink_create(job->out ? job->out : stdout, &co, &sink, err);
@@ -322,6 +503,9 @@ tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
                                    strerror(errno));
             snprintf(path, sizeof path, "%s/result", tmpdir);
             target = path;
+            /* an interrupted run removes them (the file first, then the directory) */
+            tb_temp_register(path);
+            tb_temp_register(tmpdir);
         }
         rc = job->format == TB_OUT_JSON ? json_sink_create(target, NULL, &sink, err)
                                         : csv_sink_create(target, &(csv_sink_options){.rows_per_file = SIZE_MAX}, &sink, err);
@@ -334,6 +518,8 @@ tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
             rc = copy_out(path, job->out ? job->out : stdout, err);
         unlink(path);
         rmdir(tmpdir);
+        tb_temp_unregister(path);
+        tb_temp_unregister(tmpdir);
     }
     return rc;
 }

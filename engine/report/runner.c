@@ -19,6 +19,7 @@
  * Parameters are always bound, never pasted into SQL.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <math.h>
 #include <sqlite3.h>
@@ -39,6 +40,7 @@ typedef struct runner {
     int64_t steps;          /* VM steps of the current statement, in units of STEP_CHUNK */
     int64_t max_chunks;
     int budget_hit;
+    int sql_shift;          /* bytes of WRAP_HEAD before the report's SQL while preparing a wrapper */
     /* computed tables built on this connection, with the options they were built with */
     struct built { const metric_table *t; char *options; } built[32];
     size_t n_built;
@@ -159,6 +161,9 @@ static tb_status open_db(runner *r, tb_error *err)
     sqlite3_db_config(r->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
     sqlite3_db_config(r->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
     sqlite3_limit(r->db, SQLITE_LIMIT_ATTACHED, 0);
+    /* a value larger than this (randomblob(9e8), a string built in a
+     * recursive CTE) is an error, not gigabytes of memory */
+    sqlite3_limit(r->db, SQLITE_LIMIT_LENGTH, TB_MAX_VALUE_BYTES);
     /* A DB that is not SQLite fails here, on the first read. */
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(r->db, "SELECT count(*) FROM main.sqlite_master WHERE name = 'STRING_IDS'", -1, &st,
@@ -286,6 +291,10 @@ static tb_status read_columns(sqlite3_stmt *st, const tb_spec_report *rep, tb_ti
     return TB_OK;
 }
 
+/* A usage error at the start of a report's SQL in its spec (no position for a query). */
+static tb_status sql_error_at(const tb_spec_report *rep, tb_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* --- parameters --------------------------------------------------------- */
 
 /* Converts text to a param of type t. Returns 0 or -1. */
@@ -364,15 +373,24 @@ static tb_status bind_params(runner *r, sqlite3_stmt *st, const tb_spec *spec, c
     for (int i = 1; i <= n; i++) {
         const char *pn = sqlite3_bind_parameter_name(st, i);
         if (!pn)
-            return tb_error_set(err, TB_ERR_USAGE, "%s: positional parameter '?' in SQL; use a named one (:name)", what);
+            return sql_error_at(rep, err, "%s: positional parameter '?' in SQL; use a named one (:name)", what);
         const char *name = pn + 1;
         const tb_param *p = rep ? find_param(rep->params, rep->n_params, name) : NULL;
         if (!p && spec)
             p = find_param(spec->params, spec->n_params, name);
         const char *ov = find_override(r->opt, rep ? rep->id : NULL, name);
         if (!p && !ov)
-            return tb_error_set(err, TB_ERR_USAGE, "%s: SQL parameter '%s' is not declared under params", what, pn);
+            return sql_error_at(rep, err, "%s: SQL parameter '%s' is not declared under params", what, pn);
         tb_param v = p ? *p : (tb_param){.type = TB_PARAM_TEXT};
+        if (!p && ov) {
+            /* an undeclared value (query --param) is typed by its text:
+             * "1000" binds as an integer, "1.5" as a real, else text */
+            tb_param probe;
+            if (param_parse(TB_PARAM_INT, ov, &probe) == 0)
+                v.type = TB_PARAM_INT;
+            else if (param_parse(TB_PARAM_REAL, ov, &probe) == 0)
+                v.type = TB_PARAM_REAL;
+        }
         if (ov) {
             if (param_parse(v.type, ov, &v) != 0)
                 return tb_error_set(err, TB_ERR_USAGE, "--param %s=%s: '%s' is not a valid %s", name, ov, ov,
@@ -412,11 +430,16 @@ static tb_status check_overrides(const tb_run_options *o, tb_error *err)
                 const tb_spec_report *rep = &sp->reports[rp];
                 size_t il = strlen(rep->id);
                 const char *name = kv;
-                if (!strncmp(kv, rep->id, il) && kv[il] == '.')
+                int scoped = !strncmp(kv, rep->id, il) && kv[il] == '.';
+                if (scoped)
                     name = kv + il + 1;
                 for (size_t k = 0; k < rep->n_params && !found; k++)
                     found = strlen(rep->params[k].name) == (size_t)(eq - name) &&
                             !strncmp(rep->params[k].name, name, eq - name);
+                /* REPORT.NAME may also set a spec-wide param for that report */
+                for (size_t k = 0; scoped && k < sp->n_params && !found; k++)
+                    found = strlen(sp->params[k].name) == (size_t)(eq - name) &&
+                            !strncmp(sp->params[k].name, name, eq - name);
             }
         }
         if (!found)
@@ -433,15 +456,17 @@ static void sql_position(const tb_spec_report *rep, const char *sql, int off, lo
 {
     *line = rep && rep->sql_pos.line ? rep->sql_pos.line : 1;
     *col = rep && rep->sql_pos.column ? rep->sql_pos.column : 1;
-    if (off < 0)
+    /* folded or quoted YAML and JSON strings do not map onto the file:
+     * only the start of the SQL is exact */
+    if (off < 0 || !rep || !rep->sql_verbatim)
         return;
     long l = 0, c = 0;
     for (int i = 0; i < off && sql[i]; i++) {
         if (sql[i] == '\n') {
             l++;
             c = 0;
-        } else {
-            c++;
+        } else if (((unsigned char)sql[i] & 0xC0) != 0x80) {
+            c++;   /* characters, not bytes: UTF-8 continuation bytes do not count */
         }
     }
     /* a block scalar's lines are all indented by the column its first line
@@ -460,10 +485,29 @@ static tb_status sql_error(runner *r, const tb_spec_report *rep, const char *sql
     tb_status code = r->denied[0] || rc == SQLITE_AUTH ? TB_ERR_USAGE : TB_ERR_PARSE;
     if (rep && rep->sql_pos.file) {
         long line, col;
-        sql_position(rep, sql, sqlite3_error_offset(r->db), &line, &col);
+        /* an offset into the wrapper maps back into the report's SQL */
+        int off = sqlite3_error_offset(r->db);
+        off = off >= r->sql_shift ? off - r->sql_shift : -1;
+        if (off >= 0 && (size_t)off > strlen(sql + r->sql_shift))
+            off = -1;
+        sql_position(rep, sql + r->sql_shift, off, &line, &col);
         return tb_error_at(err, code, rep->sql_pos.file, line, col, -1, "%s: %s", what, msg);
     }
     return tb_error_set(err, code, "%s: %s", what, msg);
+}
+
+/* A usage error at the start of the report's SQL (no position for a query). */
+static tb_status sql_error_at(const tb_spec_report *rep, tb_error *err, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (rep && rep->sql_pos.file)
+        return tb_error_at(err, TB_ERR_USAGE, rep->sql_pos.file, rep->sql_pos.line, rep->sql_pos.column, -1, "%s",
+                           msg);
+    return tb_error_set(err, TB_ERR_USAGE, "%s", msg);
 }
 
 /* Prepares exactly one statement. */
@@ -476,7 +520,13 @@ static tb_status prepare_one(runner *r, const tb_spec_report *rep, const char *s
     if (rc != SQLITE_OK)
         return sql_error(r, rep, sql, what, rc, err);
     if (!*out)
-        return tb_error_set(err, TB_ERR_USAGE, "%s: the SQL holds no statement", what);
+        return sql_error_at(rep, err, "%s: the SQL holds no statement", what);
+    if (!sqlite3_stmt_readonly(*out)) {
+        /* VACUUM and the like pass the authorizer's questions but write */
+        sqlite3_finalize(*out);
+        *out = NULL;
+        return sql_error_at(rep, err, "%s: only a read-only statement (SELECT, WITH, VALUES) may run", what);
+    }
     while (tail && *tail) {
         sqlite3_stmt *more = NULL;
         const char *t2 = NULL;
@@ -490,7 +540,7 @@ static tb_status prepare_one(runner *r, const tb_spec_report *rep, const char *s
             *out = NULL;
             if (rc != SQLITE_OK)
                 return sql_error(r, rep, sql, what, rc, err);
-            return tb_error_set(err, TB_ERR_USAGE, "%s: the SQL holds more than one statement", what);
+            return sql_error_at(rep, err, "%s: the SQL holds more than one statement", what);
         }
         if (t2 == tail)
             break;
@@ -509,6 +559,9 @@ static char *trim_sql(const char *sql)
     return strndup(sql, n);
 }
 
+/* The start of the wrapper of sort and limit; the report's SQL follows it. */
+#define WRAP_HEAD "SELECT * FROM (\n"
+
 /* Wraps the report's SQL for its sort and limit. Returns new text (free). */
 static tb_status wrap_sql(const tb_spec_report *rep, const char *sql, const column *c, size_t nc, const char *what,
                           char **out, tb_error *err)
@@ -517,7 +570,7 @@ static tb_status wrap_sql(const tb_spec_report *rep, const char *sql, const colu
     if (!inner)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     sqlite3_str *s = sqlite3_str_new(NULL);
-    sqlite3_str_appendf(s, "SELECT * FROM (\n%s\n)", inner);
+    sqlite3_str_appendf(s, WRAP_HEAD "%s\n)", inner);
     free(inner);
     for (size_t i = 0; i < rep->n_sort; i++) {
         const column *hit = NULL;
@@ -745,8 +798,9 @@ static void runner_free_built(runner *r)
 static int has_rows(runner *r, const char *table)
 {
     r->trusted = 1;
-    /* a computed table is in temp, built before this check */
-    char *q = sqlite3_mprintf("SELECT 1 FROM %s.\"%w\" LIMIT 1", metrics_find(table) ? "temp" : "main", table);
+    /* unqualified: the window's view when there is one, a computed table
+     * (in temp, built before this check) when the name is one */
+    char *q = sqlite3_mprintf("SELECT 1 FROM \"%w\" LIMIT 1", table);
     sqlite3_stmt *st = NULL;
     int yes = q && sqlite3_prepare_v2(r->db, q, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
@@ -791,7 +845,8 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
     for (size_t i = 0; i < rep->n_requires; i++) {
         if (!has_rows(r, rep->requires[i])) {
             char why[200];
-            snprintf(why, sizeof why, "the data has no %s rows", rep->requires[i]);
+            snprintf(why, sizeof why, "the data has no %s rows%s", rep->requires[i],
+                     o->window.set ? " in the window" : "");
             notef(o, "report '%s' skipped: %s", rep->id, why);
             if (o->report_done)
                 o->report_done(o->sink_ctx, rep, why, 0);
@@ -811,11 +866,16 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
     if ((rc = read_columns(st, rep, o->unit, &c, &nc, err)))
         goto done;
     if (rep->n_sort || rep->limit >= 0) {
-        if ((rc = wrap_sql(rep, rep->sql, c, nc, what, &wrapped, err)))
+        /* the statement's own text: a comment after its ';' would swallow
+         * the wrapper's closing parenthesis */
+        if ((rc = wrap_sql(rep, sqlite3_sql(st), c, nc, what, &wrapped, err)))
             goto done;
         sqlite3_finalize(st);
         st = NULL;
-        if ((rc = prepare_one(r, rep, wrapped, what, &st, err)))
+        r->sql_shift = (int)strlen(WRAP_HEAD);
+        rc = prepare_one(r, rep, wrapped, what, &st, err);
+        r->sql_shift = 0;
+        if (rc)
             goto done;
     }
     if ((rc = bind_params(r, st, spec, rep, what, err)))

@@ -157,19 +157,60 @@ static tb_status build_iterations(sqlite3 *db, const tb_window *w, tb_error *err
         "INSERT INTO temp.tb_iter_any SELECT rankId, endNs FROM temp.tb_iter;", err);
 }
 
-/* Checks the window against the DB: the model exists, iteration I and
- * I+N-1 exist for at least one rank. */
+/* What the ranks hold of the mode's iterations, for an error:
+ * "steps 1-3", or "rank 0: steps 8-9; rank 1: steps 3-4". */
+static void rank_ranges(sqlite3 *db, const char *what, char *out, size_t n)
+{
+    sqlite3_stmt *st = NULL;
+    size_t used = 0;
+    int rows = 0, same = 1;
+    int64_t lo0 = 0, hi0 = 0;
+    out[0] = 0;
+    if (sqlite3_prepare_v2(db, "SELECT rankId, min(id), max(id) FROM temp.tb_iter GROUP BY rankId ORDER BY rankId",
+                           -1, &st, NULL) != SQLITE_OK)
+        return;
+    while (sqlite3_step(st) == SQLITE_ROW && used < n) {
+        int64_t lo = sqlite3_column_int64(st, 1), hi = sqlite3_column_int64(st, 2);
+        if (rows == 0) {
+            lo0 = lo;
+            hi0 = hi;
+        } else if (lo != lo0 || hi != hi0) {
+            same = 0;
+        }
+        int k = snprintf(out + used, n - used, "%srank %" PRId64 ": %s %" PRId64 "-%" PRId64, rows ? "; " : "",
+                         (int64_t)sqlite3_column_int64(st, 0), what, lo, hi);
+        if (k > 0)
+            used += (size_t)k;
+        rows++;
+    }
+    sqlite3_finalize(st);
+    if (rows && same)
+        snprintf(out, n, "%s %" PRId64 "-%" PRId64, what, lo0, hi0);
+}
+
+/*
+ * Checks the window against the DB: the model exists, and the ranks that
+ * have iteration I also have I+N-1 (a rank without iteration I is left out
+ * of the window; at least one rank must have it).
+ */
 static tb_status check_window(sqlite3 *db, const tb_window *w, tb_error *err)
 {
     char avail[512];
     sqlite3_stmt *st = NULL;
-    int64_t lo = 0, hi = 0, have = 0;
-    if (sqlite3_prepare_v2(db, "SELECT count(*), min(id), max(id) FROM temp.tb_iter", -1, &st, NULL) != SQLITE_OK)
+    int64_t have = 0, first = 0, both = 0;
+    int64_t last = w->iteration_id + w->iteration_count - 1;
+    if (sqlite3_prepare_v2(db,
+            "SELECT (SELECT count(*) FROM temp.tb_iter), "
+            "  (SELECT count(DISTINCT rankId) FROM temp.tb_iter WHERE id = ?1), "
+            "  (SELECT count(DISTINCT f.rankId) FROM temp.tb_iter f JOIN temp.tb_iter l "
+            "     ON l.rankId IS f.rankId AND l.id = ?2 WHERE f.id = ?1)", -1, &st, NULL) != SQLITE_OK)
         return db_error(db, err, "checking the window");
+    sqlite3_bind_int64(st, 1, w->iteration_id);
+    sqlite3_bind_int64(st, 2, last);
     if (sqlite3_step(st) == SQLITE_ROW) {
         have = sqlite3_column_int64(st, 0);
-        lo = sqlite3_column_int64(st, 1);
-        hi = sqlite3_column_int64(st, 2);
+        first = sqlite3_column_int64(st, 1);
+        both = sqlite3_column_int64(st, 2);
     }
     sqlite3_finalize(st);
     int step_mode = w->model_id == WINDOW_STEP_MODEL;
@@ -181,18 +222,15 @@ static tb_status check_window(sqlite3 *db, const tb_window *w, tb_error *err)
         return tb_error_set(err, TB_ERR_USAGE, "--model-id %" PRId64 ": no such model; the data has: %s",
                             w->model_id, avail);
     }
-    int64_t last = w->iteration_id + w->iteration_count - 1;
-    if (w->iteration_id < lo || w->iteration_id > hi || last > hi) {
-        const char *what = step_mode ? "steps" : "iterations";
+    if (first == 0 || both != first) {
+        rank_ranges(db, step_mode ? "steps" : "iterations", avail, sizeof avail);
         if (step_mode)
             return tb_error_set(err, TB_ERR_USAGE,
-                                "--iteration-id %" PRId64 " --iteration-count %" PRId64
-                                ": step mode has %s %" PRId64 "-%" PRId64,
-                                w->iteration_id, w->iteration_count, what, lo, hi);
+                                "--iteration-id %" PRId64 " --iteration-count %" PRId64 ": step mode has %s",
+                                w->iteration_id, w->iteration_count, avail);
         return tb_error_set(err, TB_ERR_USAGE,
-                            "--iteration-id %" PRId64 " --iteration-count %" PRId64 ": model %" PRId64
-                            " has %s %" PRId64 "-%" PRId64,
-                            w->iteration_id, w->iteration_count, w->model_id, what, lo, hi);
+                            "--iteration-id %" PRId64 " --iteration-count %" PRId64 ": model %" PRId64 " has %s",
+                            w->iteration_id, w->iteration_count, w->model_id, avail);
     }
     return TB_OK;
 }
@@ -244,19 +282,27 @@ static const char *table_filter(const char *t, int cols, const tb_window *w, cha
                  w->model_id, w->iteration_id, w->iteration_id + w->iteration_count - 1);
         return out;
     }
-    if (strcmp(t, "TASK") == 0 && step_mode)
-        return "x.globalTaskId IN (SELECT globalTaskId FROM temp.tb_window_task)";
+    if ((strcmp(t, "TASK") == 0 || strcmp(t, "COMMUNICATION_OP") == 0) && step_mode) {
+        snprintf(out, n, "x.rowid IN (SELECT r FROM temp.tb_window_%s)", t[0] == 'T' ? "task" : "op");
+        return out;
+    }
+    if (strcmp(t, "TASK") == 0) {
+        /* graph mode: a task of another model is out, whatever its time */
+        snprintf(out, n, IN_RANK "x.startNs >= w.startNs AND x.startNs < w.endNs) AND "
+                 "(x.modelId IS NULL OR x.modelId = 4294967295 OR x.modelId = %" PRId64 ")", w->model_id);
+        return out;
+    }
     if ((cols & C_START) && is_device_table(t))
         return IN_RANK "x.startNs >= w.startNs AND x.startNs < w.endNs)";
     if ((cols & C_START) && (cols & C_END))
-        return IN_RANK "((x.startNs >= w.startNs AND x.startNs <= w.endNs) OR "
-                       "(x.startNs <= w.startNs AND x.endNs >= w.startNs)))";
+        return IN_RANK "((x.startNs >= w.hostStartNs AND x.startNs <= w.hostEndNs) OR "
+                       "(x.startNs <= w.hostStartNs AND x.endNs >= w.hostStartNs)))";
     if (cols & C_TS)
         return IN_RANK "x.timestampNs >= w.startNs AND x.timestampNs <= w.endNs)";
     if (cols & C_TIMESTAMP)
         return IN_RANK "x.timestamp >= w.startNs AND x.timestamp <= w.endNs)";
     if ((cols & C_FROM) && (cols & C_TO))
-        return IN_RANK "((x.fromNs >= w.startNs AND x.fromNs <= w.endNs) OR "
+        return IN_RANK "((x.fromNs >= w.hostStartNs AND x.fromNs <= w.hostEndNs) OR "
                        "(x.toNs >= w.startNs AND x.toNs <= w.endNs)))";
     if (cols & C_GTID)
         return "x.globalTaskId IN (SELECT globalTaskId FROM TASK)";
@@ -322,6 +368,9 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
     if (w->iteration_count < 1)
         return tb_error_set(err, TB_ERR_USAGE, "--iteration-count must be at least 1, got %" PRId64,
                             w->iteration_count);
+    if (w->iteration_id < 0 || w->iteration_count > INT64_MAX - w->iteration_id)
+        return tb_error_set(err, TB_ERR_USAGE, "--iteration-id %" PRId64 " --iteration-count %" PRId64
+                            ": the last iteration is out of range", w->iteration_id, w->iteration_count);
     if (w->iteration_count == 1)
         snprintf(info->label, sizeof info->label, "%" PRId64, w->iteration_id);
     else
@@ -334,41 +383,52 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
     if ((rc = check_window(db, w, err)))
         return rc;
 
-    /* Per rank: start = latest end (any model) before iteration I started,
-     * end = end of iteration I+N-1. Ranks that lack iteration I get no
-     * window row and therefore no rows at all. */
+    /* Per rank. Graph mode, msprof's rule: start = the latest end (any
+     * model) before iteration I started, end = the end of iteration I+N-1;
+     * host rows use the same range. Step mode: the device range from step
+     * I's START to step I+N-1's END (a GPU behind its host makes steps'
+     * device ranges overlap, so the end of an earlier step is no bound), and
+     * host rows the host range from step I's start to step I+N-1's end.
+     * Ranks that lack iteration I get no window row and so no rows. */
+    int64_t last = w->iteration_id + w->iteration_count - 1;
+    int step_mode = w->model_id == WINDOW_STEP_MODEL;
     char sql[2048];
     snprintf(sql, sizeof sql,
         "CREATE TEMP TABLE tb_window(rankId INTEGER, startNs INTEGER, endNs INTEGER, "
         "  hostStartNs INTEGER, hostEndNs INTEGER);"
         "INSERT INTO temp.tb_window "
-        "SELECT f.rankId, "
-        "  coalesce((SELECT max(a.endNs) FROM temp.tb_iter_any a WHERE a.rankId IS f.rankId AND a.endNs <= f.startNs), 0), "
-        "  (SELECT max(l.endNs) FROM temp.tb_iter l WHERE l.rankId IS f.rankId "
-        "     AND l.id >= %" PRId64 " AND l.id <= %" PRId64 "), "
-        "  f.hostStartNs, "
-        "  (SELECT max(l.hostEndNs) FROM temp.tb_iter l WHERE l.rankId IS f.rankId "
-        "     AND l.id >= %" PRId64 " AND l.id <= %" PRId64 ") "
-        "FROM temp.tb_iter f WHERE f.id = %" PRId64 ";",
-        w->iteration_id, w->iteration_id + w->iteration_count - 1, w->iteration_id,
-        w->iteration_id + w->iteration_count - 1, w->iteration_id);
+        "SELECT f.rankId, s, e, CASE WHEN %d THEN hs ELSE s END, CASE WHEN %d THEN he ELSE e END FROM ("
+        "  SELECT f.rankId AS rankId, "
+        "    CASE WHEN %d THEN f.startNs ELSE coalesce((SELECT max(a.endNs) FROM temp.tb_iter_any a "
+        "      WHERE a.rankId IS f.rankId AND a.endNs <= f.startNs), 0) END AS s, "
+        "    (SELECT max(l.endNs) FROM temp.tb_iter l WHERE l.rankId IS f.rankId "
+        "       AND l.id >= %" PRId64 " AND l.id <= %" PRId64 ") AS e, "
+        "    f.hostStartNs AS hs, "
+        "    (SELECT max(l.hostEndNs) FROM temp.tb_iter l WHERE l.rankId IS f.rankId "
+        "       AND l.id >= %" PRId64 " AND l.id <= %" PRId64 ") AS he "
+        "  FROM temp.tb_iter f WHERE f.id = %" PRId64 ") f;",
+        step_mode, step_mode, step_mode, w->iteration_id, last, w->iteration_id, last, w->iteration_id);
     if ((rc = exec(db, sql, err)))
         return rc;
 
-    if (w->model_id == WINDOW_STEP_MODEL) {
-        /* Task membership: launched inside the window's host steps, else
-         * starting inside the device range. */
-        rc = exec(db,
-            "CREATE TEMP TABLE tb_window_task(globalTaskId INTEGER PRIMARY KEY);"
-            "INSERT OR IGNORE INTO temp.tb_window_task "
-            "SELECT t.globalTaskId FROM main.TASK t "
+    if (step_mode) {
+        /* Membership of device work: launched by a call inside the window's
+         * host steps, else (no launching call) starting inside the device
+         * range. Tasks and communication ops alike. */
+        static const char member[] =
+            "CREATE TEMP TABLE tb_window_%s(r INTEGER PRIMARY KEY);"
+            "INSERT OR IGNORE INTO temp.tb_window_%s "
+            "SELECT t.rowid FROM main.%s t "
             "JOIN temp.tb_window w ON w.rankId IS t.rankId "
             "LEFT JOIN main.CANN_API a ON a.rankId = t.rankId AND a.connectionId = t.connectionId "
             "WHERE CASE WHEN a.startNs IS NOT NULL "
             "           THEN a.startNs >= w.hostStartNs AND a.startNs <= w.hostEndNs "
-            "           ELSE t.startNs >= w.startNs AND t.startNs < w.endNs END;",
-            err);
-        if (rc)
+            "           ELSE t.startNs >= w.startNs AND t.startNs < w.endNs END;";
+        snprintf(sql, sizeof sql, member, "task", "task", "TASK");
+        if ((rc = exec(db, sql, err)))
+            return rc;
+        snprintf(sql, sizeof sql, member, "op", "op", "COMMUNICATION_OP");
+        if ((rc = exec(db, sql, err)))
             return rc;
     }
     if ((rc = create_views(db, w, err)))

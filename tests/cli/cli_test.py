@@ -1315,6 +1315,53 @@ def _(t):
     t.eq(read(f), b"keep me\n", "the file is unchanged")
 
 
+@case("report/query: an output never replaces an input; colliding ids and writing SQL refused")
+def _(t):
+    d = t.mkdir("in")
+    pt = os.path.join(d, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    shutil.copytree(os.path.join(SAMPLES, "torch_npu_2rank", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT"), pt)
+    before = {n: fingerprint(os.path.join(pt, n)) for n in sorted(os.listdir(pt))}
+    r = t.run(["report", "-q", "-dir", d, "--spec", "builtin:step_trace_time", "-o", pt])
+    t.expect(r, 2, out="", err="tracebook: error: %s/step_trace_time.csv: refusing to replace an input file: "
+                               "write the output elsewhere (-o)\n" % pt)
+    t.eq({n: fingerprint(os.path.join(pt, n)) for n in sorted(os.listdir(pt))}, before, "the inputs are unchanged")
+    out = t.mkdir("out")
+    db = os.path.join(out, "a.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", db, "-q"]), 0)
+    size = os.path.getsize(db)
+    t.expect(t.run(["query", "-dir", db, "--format", "csv", "-o", db, "SELECT 1"]), 2, out="",
+             err="tracebook: error: %s: refusing to replace an input file: write the output elsewhere (-o)\n" % db)
+    t.eq(os.path.getsize(db), size, "the DB is unchanged")
+    spec = os.path.join(t.mkdir("specs"), "ids.yaml")
+    write(spec, b"tracebook: 1\nreports:\n  - {id: a, sql: SELECT 1 AS x}\n  - {id: a_1, sql: SELECT 2 AS x}\n")
+    t.expect(t.run(["report", "-dir", db, "--spec", spec, "-o", out]), 2, out="",
+             err="tracebook: error: report ids 'a' and 'a_1' could name the same file (split CSVs and window "
+                 "labels add _N to an id): rename 'a_1'\n")
+    write(spec, b"tracebook: 1\nreports:\n  - {id: v, sql: VACUUM}\n")
+    t.expect(t.run(["report", "-dir", db, "--spec", spec, "-o", out]), 2, out="",
+             err="tracebook: error: %s:3:18: report 'v': only a read-only statement (SELECT, WITH, VALUES) may run\n"
+                 % spec)
+    t.eq(listing(out), ["a.db"], "nothing written")
+
+
+@case("report: windows over ranks with different steps")
+def _(t):
+    root = os.path.join(SAMPLES, "torch_npu_2rank")
+    out = t.mkdir("out")
+    base = ["query", "-dir", root, "--model-id", "4294967295"]
+    msg = "step mode has rank 0: steps 8-9; rank 1: steps 3-4"
+    t.expect(t.run(base + ["--iteration-id", "6", "SELECT 1"]), 2, out="",
+             err="tracebook: error: --iteration-id 6 --iteration-count 1: %s\n" % msg)
+    t.expect(t.run(base + ["--iteration-id", "3", "--iteration-count", "7", "SELECT 1"]), 2, out="",
+             err="tracebook: error: --iteration-id 3 --iteration-count 7: %s\n" % msg)
+    t.expect(t.run(base + ["--iteration-id", "3", "--iteration-count", "9223372036854775807", "SELECT 1"]), 2,
+             out="", err="tracebook: error: --iteration-id 3 --iteration-count 9223372036854775807: the last "
+                         "iteration is out of range\n")
+    r = t.run(base + ["--format", "csv", "--iteration-id", "8", "SELECT DISTINCT rankId AS r FROM TASK"])
+    t.expect(r, 0, out="r\n0\n", err="", what="rank 1 has no step 8: left out")
+    t.eq(listing(out), [], "nothing written")
+
+
 @case("reports: lists the built-ins, shows one's help")
 def _(t):
     r = t.run(["reports"])

@@ -36,7 +36,7 @@ static char dbpath[PATH_MAX + 16];
  *   10: launched at 1100 (conn 11), runs [1500,1600)
  *   11: launched at 1900 (conn 12), runs [2100,2300)
  *   12: launched at 2500 (conn 13), runs [2600,2700)
- *   13: no launching call, runs [2350,2360)
+ *   13: no launching call, runs [2650,2660)
  *   14: launched at 3500 (conn 14), runs [3600,4100)
  * Device ranges: step 1 [1500, max(2300, 2000)] = [1500,2300], step 2
  * [2600, max(2700, 3000)] = [2600,3000], step 3 [3600, max(4100, 4000)] =
@@ -51,7 +51,9 @@ static const char rows_sql[] =
     "  (260, 265, 0, NULL, 4, 2, 0), (310, 315, 0, NULL, 5, 2, 0), (399, 402, 0, NULL, 6, 2, 0),"
     "  (410, 415, 0, NULL, 7, 2, 0),"
     "  (1500, 1600, 0, 11, 10, 2, 0), (2100, 2300, 0, 12, 11, 2, 0), (2600, 2700, 0, 13, 12, 2, 0),"
-    "  (2350, 2360, 0, NULL, 13, 2, 0), (3600, 4100, 0, 14, 14, 2, 0);"
+    "  (2650, 2660, 0, NULL, 13, 2, 0), (3600, 4100, 0, 14, 14, 2, 0);"
+    "INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, connectionId, opId, deviceId, rankId) VALUES"
+    "  (1, 2620, 2630, 12, 1, 0, 0);"
     "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, opType, rankId)"
     "  SELECT 1, globalTaskId, 3, 0 FROM TASK;"
     "INSERT INTO CANN_API (startNs, endNs, type, globalTid, connectionId, name, rankId) VALUES"
@@ -145,15 +147,20 @@ static void graph_mode_first_and_several(void **state)
 static void step_mode_membership(void **state)
 {
     (void)state;
-    /* step 2: tasks launched inside host [2000,3000] (12) and the unlinked
-     * task 13 starting inside the device range [2300, 3000) */
+    /* step 2: the device range is [2600, 3000): task 12 launched inside
+     * host [2000,3000], and the unlinked task 13 starting inside the range */
     assert_rows(TASKS, 4294967295LL, 2, 1, "id\n12e-0\n13e-0\n");
     assert_rows("SELECT id FROM step", 4294967295LL, 2, 1, "id\n2e-0\n");
     /* task 11 starts after step 1's host end but was launched inside it;
-     * nothing ended before step 1, so its range starts at 0 and the
-     * unlinked graph-mode tasks 1-7 (before 2300) are in it too */
-    assert_rows(TASKS, 4294967295LL, 1, 1, "id\n1e-0\n2e-0\n3e-0\n4e-0\n5e-0\n6e-0\n7e-0\n10e-0\n11e-0\n");
+     * the unlinked graph-mode tasks 1-7 start before step 1's START (1500) */
+    assert_rows(TASKS, 4294967295LL, 1, 1, "id\n10e-0\n11e-0\n");
     assert_rows(TASKS, 4294967295LL, 2, 2, "id\n12e-0\n13e-0\n14e-0\n");
+    /* the communication op launched in step 1 (call at 1900) runs inside
+     * step 2's device range: it is step 1's */
+    assert_rows("SELECT opId FROM COMMUNICATION_OP", 4294967295LL, 1, 1, "opId\n1e-0\n");
+    assert_rows("SELECT count(*) AS n FROM comm_op", 4294967295LL, 2, 1, "n\n0e-0\n");
+    /* host rows: the host range of the steps, [2000, 3000] for step 2 */
+    assert_rows("SELECT connectionId AS c FROM CANN_API ORDER BY 1", 4294967295LL, 2, 1, "c\n13e-0\n");
 }
 
 static void window_errors(void **state)
