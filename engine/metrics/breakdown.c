@@ -407,16 +407,33 @@ typedef tb_status (*rank_fn)(void *ctx, int64_t rank, evvec *ev, tb_error *err);
  * earliest CANN_API call of its rank with the same connectionId.
  */
 static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn classify, const void *cx, rank_fn fn,
-                           void *ctx, tb_error *err)
+                           void *ctx, int with_comm_ops, tb_error *err)
 {
-    static const char sql[] =
+#define LAUNCH "(SELECT rankId, connectionId, min(startNs) AS launchNs FROM CANN_API " \
+               " WHERE connectionId IS NOT NULL AND startNs IS NOT NULL GROUP BY rankId, connectionId)"
+    static const char tasks[] =
         "SELECT d.rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, l.launchNs "
-        "FROM device_task d "
-        "LEFT JOIN (SELECT rankId, connectionId, min(startNs) AS launchNs FROM CANN_API "
-        "           WHERE connectionId IS NOT NULL AND startNs IS NOT NULL GROUP BY rankId, connectionId) l "
-        "  ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
+        "FROM device_task d LEFT JOIN " LAUNCH " l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
         "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
         "ORDER BY d.rankId";
+    /* with the communication ops that are not also tasks: on an NPU the
+     * HCCL ops are not tasks; on a GPU they repeat NCCL kernels, which are
+     * classed by name */
+    static const char with_ops[] =
+        "SELECT * FROM ("
+        "SELECT d.rankId AS rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, "
+        "       l.launchNs "
+        "FROM device_task d LEFT JOIN " LAUNCH " l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
+        "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
+        "UNION ALL "
+        "SELECT c.rankId, NULL, c.startNs, c.endNs, NULL, c.name, NULL, 'communication', l.launchNs "
+        "FROM comm_op c LEFT JOIN " LAUNCH " l ON l.rankId = c.rankId AND l.connectionId = c.connectionId "
+        "WHERE c.startNs IS NOT NULL AND c.endNs IS NOT NULL "
+        "  AND NOT EXISTS (SELECT 1 FROM TASK t WHERE t.startNs = c.startNs AND t.rankId = c.rankId "
+        "                  AND t.endNs = c.endNs)"
+        ") ORDER BY rankId";
+#undef LAUNCH
+    const char *sql = with_comm_ops ? with_ops : tasks;
     sqlite3_stmt *st = NULL;
     evvec ev = {0};
     tb_status rc = TB_OK;
@@ -817,7 +834,7 @@ static tb_status hta_build(const metric_ctx *m, const char *what, const char *cr
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         goto done;
     }
-    rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, err);
+    rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, 0, err);
 done:
     sqlite3_finalize(h.ins);
     free(h.cuts);
@@ -1057,7 +1074,7 @@ static tb_status build_exposed(const metric_ctx *m, tb_error *err)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         goto done;
     }
-    rc = each_rank(m, what, tl_classify, &over, exposed_rank, &t, err);
+    rc = each_rank(m, what, tl_classify, &over, exposed_rank, &t, 1, err);
 done:
     sqlite3_finalize(t.ins);
     class_over_finish(&over);

@@ -301,6 +301,35 @@ static void class_overrides(void **state)
                 EXPOSED_HEADER "0|60600|17000|5200|5000|33400|27200|13700|5000\n");
 }
 
+/*
+ * An NPU-style rank: its HCCL op is a COMMUNICATION_OP row with no task
+ * (unlike a GPU's NCCL kernel, which is both). exposed_time counts it as
+ * communication: compute [0,100), comm op [50,200), both launched. A
+ * GPU-style NCCL kernel that is both a task and an op, [300,400), counts
+ * once, by its task: total 400, computation 100, exposed comm [100,200) +
+ * [300,400) = 200, idle 400 - 300 = 100, busy 300, total comm 150 + 100 =
+ * 250.
+ */
+static void exposed_npu_comm_ops(void **state)
+{
+    (void)state;
+    char saved[sizeof dbpath];
+    memcpy(saved, dbpath, sizeof dbpath);
+    snprintf(dbpath, sizeof dbpath, "%s/npu.db", tmpdir);
+    assert_int_equal(tu_unified_db(dbpath,
+        "INSERT INTO STRING_IDS VALUES (1, 'kernel'), (2, 'gemm_kernel'), (3, 'hcom_allReduce__1'),"
+        "  (4, 'ncclDevKernel_AllReduce');"
+        "INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, globalPid, taskType, streamId, "
+        "  rankId, name) VALUES (0, 100, 0, 301, 1, 1, 1, 7, 0, 2), (300, 400, 0, 302, 2, 1, 1, 8, 0, 4);"
+        "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, rankId) VALUES (2, 1, 0);"
+        "INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, connectionId, opId, deviceId, rankId) VALUES"
+        "  (3, 50, 200, 300, 1, 0, 0), (4, 300, 400, 302, 2, 0, 0);"
+        "INSERT INTO CANN_API (startNs, endNs, type, globalTid, connectionId, name, rankId) VALUES"
+        "  (-10, -5, 5000, 1, 300, 3, 0), (-20, -15, 5000, 1, 301, 2, 0), (-30, -25, 5000, 1, 302, 4, 0);"), 0);
+    assert_spec("", EXPOSED, EXPOSED_HEADER "0|400|100|200|0|100|300|250|0\n");
+    memcpy(dbpath, saved, sizeof dbpath);
+}
+
 static void option_errors(void **state)
 {
     (void)state;
@@ -412,6 +441,7 @@ int main(void)
         cmocka_unit_test(idle_default),
         cmocka_unit_test(idle_options),
         cmocka_unit_test(class_overrides),
+        cmocka_unit_test(exposed_npu_comm_ops),
         cmocka_unit_test(exposed_default),
         cmocka_unit_test(option_errors),
         cmocka_unit_test(builtin_reports),
