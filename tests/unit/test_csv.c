@@ -1206,20 +1206,6 @@ static void test_shared_values(void **state)
 
 /* ---- msprof task_time and npu_mem, through tb_load ---------------------- */
 
-/* Makes tmpdir/rel and its parents; path gets the full name. */
-static void make_dirs(const char *rel, char *path, size_t n)
-{
-    int w = snprintf(path, n, "%s/%s", tmpdir, rel);
-    assert_true(w > 0 && (size_t)w < n);
-    for (char *p = path + strlen(tmpdir) + 1; *p; p++) {
-        if (*p == '/') {
-            *p = 0;
-            mkdir(path, 0755);
-            *p = '/';
-        }
-    }
-    mkdir(path, 0755);
-}
 
 /* Writes text to tmpdir/rel, making its directories; path gets the full name. */
 static void put(const char *rel, const char *text, char *path, size_t n)

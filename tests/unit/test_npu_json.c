@@ -46,20 +46,6 @@ static int teardown_dir(void **state)
     return tu_remove_tmpdir();
 }
 
-/* Makes tmpdir/rel (and its parents). */
-static void make_dirs(const char *rel, char *path, size_t n)
-{
-    int w = snprintf(path, n, "%s/%s", tmpdir, rel);
-    assert_true(w > 0 && (size_t)w < n);
-    for (char *p = path + strlen(tmpdir) + 1; *p; p++) {
-        if (*p == '/') {
-            *p = 0;
-            mkdir(path, 0755);
-            *p = '/';
-        }
-    }
-    mkdir(path, 0755);
-}
 
 
 /* Warnings of a load, one per line. */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -56,6 +57,22 @@ static inline int tu_remove_tmpdir(void)
     char cmd[PATH_MAX + 32];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
     return system(cmd) == 0 ? 0 : -1;
+}
+
+/* Makes tmpdir/rel and its parents (fails the test when the name does not
+ * fit); path gets the full name. */
+static inline void make_dirs(const char *rel, char *path, size_t n)
+{
+    int w = snprintf(path, n, "%s/%s", tmpdir, rel);
+    assert_true(w > 0 && (size_t)w < n);
+    for (char *p = path + strlen(tmpdir) + 1; *p; p++) {
+        if (*p == '/') {
+            *p = 0;
+            mkdir(path, 0755);
+            *p = '/';
+        }
+    }
+    mkdir(path, 0755);
 }
 
 /* Writes n bytes to tmpdir/name; path (cap bytes) gets the full name. */
