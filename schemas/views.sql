@@ -22,13 +22,13 @@ SELECT t.rankId AS rankId, t.deviceId AS deviceId, t.streamId AS streamId,
        n.value AS name, tt.value AS taskType,
        CASE WHEN c.globalTaskId IS NOT NULL THEN 'compute'
             WHEN m.globalTaskId IS NOT NULL THEN 'memory'
-            WHEN ct.globalTaskId IS NOT NULL THEN 'communication'
+            WHEN EXISTS (SELECT 1 FROM COMMUNICATION_TASK_INFO ct WHERE ct.globalTaskId = t.globalTaskId)
+                 THEN 'communication'
             ELSE 'other' END AS class,
        t.startNs AS startNs, t.endNs AS endNs, t.endNs - t.startNs AS dur
 FROM TASK t
 LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
 LEFT JOIN MEMCPY_INFO m ON m.globalTaskId = t.globalTaskId
-LEFT JOIN (SELECT DISTINCT globalTaskId FROM COMMUNICATION_TASK_INFO) ct ON ct.globalTaskId = t.globalTaskId
 LEFT JOIN STRING_IDS n ON n.id = t.name
 LEFT JOIN STRING_IDS tt ON tt.id = t.taskType;
 
