@@ -218,7 +218,7 @@ static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report 
     }
     if (format == TB_OUT_XLSX) {
         if (!js->xlsx_noted)
-            say(js, "xlsx output is not written by this version: the reports' csv/json/console outputs are");
+            say(js, "xlsx outputs are not written by this version; the reports' other outputs are");
         js->xlsx_noted = 1;
         return TB_OK;
     }
