@@ -140,6 +140,14 @@ static tb_status build_iterations(sqlite3 *db, const tb_window *w, tb_error *err
      * by the latest step starting at or before the call (an index seek),
      * so this is O(n log n), never tasks x steps. */
     return exec(db,
+        /* each connection's launching call, once: both the step ranges and
+         * the window's membership join it (SQLite would otherwise build an
+         * automatic index on CANN_API for each) */
+        "CREATE TEMP TABLE tb_launch(rankId INTEGER, connectionId INTEGER, startNs INTEGER, "
+        "  PRIMARY KEY (rankId, connectionId)) WITHOUT ROWID;"
+        "INSERT INTO temp.tb_launch SELECT rankId, connectionId, min(startNs) FROM main.CANN_API "
+        "  WHERE connectionId IS NOT NULL AND rankId IS NOT NULL AND startNs IS NOT NULL "
+        "  GROUP BY rankId, connectionId;"
         "CREATE TEMP TABLE tb_steps AS SELECT rankId, id, startNs, endNs FROM main.STEP_TIME;"
         "CREATE INDEX temp.tb_steps_start ON tb_steps(rankId, startNs);"
         "CREATE TEMP TABLE tb_step_dev AS "
@@ -148,7 +156,7 @@ static tb_status build_iterations(sqlite3 *db, const tb_window *w, tb_error *err
         "         (SELECT CASE WHEN s.endNs >= l.api THEN s.id END FROM temp.tb_steps s"
         "          WHERE s.rankId = l.rankId AND s.startNs <= l.api ORDER BY s.startNs DESC LIMIT 1) AS step"
         "  FROM (SELECT t.rankId AS rankId, t.startNs AS ts, t.endNs AS te, a.startNs AS api"
-        "        FROM main.TASK t JOIN main.CANN_API a ON a.rankId = t.rankId AND a.connectionId = t.connectionId) l"
+        "        FROM main.TASK t JOIN temp.tb_launch a ON a.rankId = t.rankId AND a.connectionId = t.connectionId) l"
         ") WHERE step IS NOT NULL GROUP BY rankId, step;"
         "INSERT INTO temp.tb_iter "
         "SELECT s.rankId, s.id, coalesce(d.lo, s.startNs), max(coalesce(d.hi, s.endNs), s.endNs), s.startNs, s.endNs "
@@ -420,7 +428,7 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
             "INSERT OR IGNORE INTO temp.tb_window_%s "
             "SELECT t.rowid FROM main.%s t "
             "JOIN temp.tb_window w ON w.rankId IS t.rankId "
-            "LEFT JOIN main.CANN_API a ON a.rankId = t.rankId AND a.connectionId = t.connectionId "
+            "LEFT JOIN temp.tb_launch a ON a.rankId = t.rankId AND a.connectionId = t.connectionId "
             "WHERE CASE WHEN a.startNs IS NOT NULL "
             "           THEN a.startNs >= w.hostStartNs AND a.startNs <= w.hostEndNs "
             "           ELSE t.startNs >= w.startNs AND t.startNs < w.endNs END;";
