@@ -3,7 +3,8 @@
  * capture.h - for the tests of the report runner and the computed tables:
  * a unified DB made from the engine's own schema plus hand-written rows,
  * and a tb_sink that keeps a result as text ("h1|h2\nv1|v2\n") to compare
- * with an expected string. Include after cmocka.h and testutil.h.
+ * with an expected string, and runners of a spec into it. Include after
+ * cmocka.h and testutil.h.
  */
 #ifndef TB_CAPTURE_H
 #define TB_CAPTURE_H
@@ -130,6 +131,57 @@ static inline void cap_reset(capture *c)
     c->vt = (tb_sink){cap_begin, cap_row, cap_finish, cap_destroy};
     c->int_tag = tag;
     c->quote_text = quote;
+}
+
+/* A tb_sink_open_fn handing out the one capture sink (ctx) for every report. */
+static inline tb_status cap_open(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
+                                 const char *label, tb_sink **out, tb_error *err)
+{
+    (void)spec;
+    (void)rep;
+    (void)format;
+    (void)label;
+    (void)err;
+    *out = &((capture *)ctx)->vt;
+    return TB_OK;
+}
+
+/* Runs a spec given as YAML text over db with tb_report_run into c (its
+ * style flags kept, its text emptied), CSV only, times in ns. Returns the
+ * status; the error is in err. */
+static inline tb_status cap_run_spec(capture *c, const char *db, const char *yaml, tb_error *err)
+{
+    tb_spec *spec = NULL;
+    cap_reset(c);
+    tb_error_clear(err);
+    tb_status st = tb_spec_load_mem("t.yaml", yaml, strlen(yaml), &spec, NULL, NULL, err);
+    if (st)
+        return st;
+    const tb_spec *specs[] = {spec};
+    tb_run_options o = {.db_path = db, .unit = TB_UNIT_NS, .specs = specs, .n_specs = 1, .formats = TB_OUT_CSV,
+                        .open_sink = cap_open, .sink_ctx = c};
+    tb_run_result res;
+    st = tb_report_run(&o, &res, err);
+    tb_spec_free(spec);
+    return st;
+}
+
+/* Fails unless a spec with the metrics section (a YAML flow map, may be "")
+ * and the one report sql gives exactly want, in c's style. */
+static inline void cap_assert_spec(capture *c, const char *db, const char *metrics, const char *sql,
+                                   const char *want)
+{
+    char yaml[2048];
+    snprintf(yaml, sizeof yaml, "tracebook: 1\n%s%s%sreports:\n  - id: r\n    sql: \"%s\"\n",
+             *metrics ? "metrics: " : "", metrics, *metrics ? "\n" : "", sql);
+    tb_error err;
+    tb_status st = cap_run_spec(c, db, yaml, &err);
+    if (st != TB_OK)
+        print_error("run failed: %s\n", err.message);
+    assert_int_equal(st, TB_OK);
+    if (strcmp(c->text, want) != 0)
+        print_error("got:\n%s\nwant:\n%s\n", c->text, want);
+    assert_string_equal(c->text, want);
 }
 
 #endif

@@ -134,51 +134,19 @@ static void cap_init(capture *c)
     cap_reset(c);
 }
 
-static tb_status open_capture(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
-                              const char *label, tb_sink **out, tb_error *err)
-{
-    (void)spec;
-    (void)rep;
-    (void)format;
-    (void)label;
-    (void)err;
-    *out = &((capture *)ctx)->vt;
-    return TB_OK;
-}
-
-/* Runs a spec (YAML text) with tb_report_run into c; the status is returned, the error in err. */
+/* Runs a spec (YAML text) into c in this file's style (capture.h). */
 static tb_status run_spec(capture *c, const char *yaml, tb_error *err)
 {
-    tb_spec *spec = NULL;
     cap_init(c);
-    tb_error_clear(err);
-    tb_status st = tb_spec_load_mem("t.yaml", yaml, strlen(yaml), &spec, NULL, NULL, err);
-    if (st)
-        return st;
-    const tb_spec *specs[] = {spec};
-    tb_run_options o = {.db_path = dbpath, .unit = TB_UNIT_NS, .specs = specs, .n_specs = 1,
-                        .formats = TB_OUT_CSV, .open_sink = open_capture, .sink_ctx = c};
-    tb_run_result res;
-    st = tb_report_run(&o, &res, err);
-    tb_spec_free(spec);
-    return st;
+    return cap_run_spec(c, dbpath, yaml, err);
 }
 
-/* A spec with a metrics section (YAML flow map, may be "") and one report. */
+/* A spec with a metrics section (may be "") and one report gives want. */
 static void assert_spec(const char *metrics, const char *sql, const char *want)
 {
-    char yaml[2048];
-    snprintf(yaml, sizeof yaml, "tracebook: 1\n%s%s%sreports:\n  - id: r\n    sql: \"%s\"\n",
-             *metrics ? "metrics: " : "", metrics, *metrics ? "\n" : "", sql);
     capture c;
-    tb_error err;
-    tb_status st = run_spec(&c, yaml, &err);
-    if (st != TB_OK)
-        print_error("run failed: %s\n", err.message);
-    assert_int_equal(st, TB_OK);
-    if (strcmp(c.text, want) != 0)
-        print_error("got:\n%s\nwant:\n%s\n", c.text, want);
-    assert_string_equal(c.text, want);
+    cap_init(&c);
+    cap_assert_spec(&c, dbpath, metrics, sql, want);
 }
 
 #define TEMPORAL "SELECT * FROM temporal_breakdown ORDER BY rank"

@@ -225,35 +225,11 @@ static void computed_step_trace_first(void **state)
                 "differ\n0\n");
 }
 
-/* A sink opener handing out one capture sink. */
-static tb_status open_capture(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
-                              const char *label, tb_sink **out, tb_error *err)
-{
-    (void)spec;
-    (void)rep;
-    (void)format;
-    (void)label;
-    (void)err;
-    *out = &((capture *)ctx)->vt;
-    return TB_OK;
-}
-
-/* Runs a spec given as text; returns the status, the text in c. */
+/* Runs a spec (YAML text) into c in this file's style (capture.h). */
 static tb_status run_spec(capture *c, const char *yaml, tb_error *err)
 {
-    tb_spec *spec = NULL;
-    tb_error_clear(err);
-    tb_status st = tb_spec_load_mem("t.yaml", yaml, strlen(yaml), &spec, NULL, NULL, err);
-    if (st)
-        return st;
-    const tb_spec *specs[] = {spec};
     cap_init(c);
-    tb_run_options o = {.db_path = dbpath, .specs = specs, .n_specs = 1, .unit = TB_UNIT_NS,
-                        .open_sink = open_capture, .sink_ctx = c};
-    tb_run_result res;
-    st = tb_report_run(&o, &res, err);
-    tb_spec_free(spec);
-    return st;
+    return cap_run_spec(c, dbpath, yaml, err);
 }
 
 /* metrics.cluster.rank_source picks a source; an unknown one is an error. */
