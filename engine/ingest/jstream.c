@@ -160,6 +160,22 @@ static int parse_string(pstate *ps, js_span *s)
     return 0;
 }
 
+/* An object member's key and the ':' after it; ps->p is at the key. */
+static inline int parse_key(pstate *ps, js_span *k)
+{
+    if (*ps->p != '"')
+        return fail(ps, ps->p, "expected a string key");
+    if (parse_string(ps, k))
+        return -1;
+    skip_ws(ps);
+    if (ps->p >= ps->end)
+        return more(ps);
+    if (*ps->p != ':')
+        return fail(ps, ps->p, "expected ':'");
+    ps->p++;
+    return 0;
+}
+
 static int parse_number(pstate *ps, js_span *s)
 {
     const char *p = ps->p, *e = ps->end, *start = p;
@@ -236,17 +252,9 @@ static int parse_container(pstate *ps, js_span *s)
         for (;;) {
             js_span v;
             if (open == '{') {
-                if (*ps->p != '"')
-                    return fail(ps, ps->p, "expected a string key");
-                if (parse_string(ps, &v))
+                if (parse_key(ps, &v))
                     return -1;
                 flags |= v.flags;
-                skip_ws(ps);
-                if (ps->p >= ps->end)
-                    return more(ps);
-                if (*ps->p != ':')
-                    return fail(ps, ps->p, "expected ':'");
-                ps->p++;
                 skip_ws(ps);
             }
             if (parse_value(ps, &v))
@@ -316,16 +324,8 @@ static int parse_args_inline(pstate *ps, trace_event *ev, js_span *s)
     if (*ps->p != '}') {
         for (;;) {
             js_span k, v;
-            if (*ps->p != '"')
-                return fail(ps, ps->p, "expected a string key");
-            if (parse_string(ps, &k))
+            if (parse_key(ps, &k))
                 return -1;
-            skip_ws(ps);
-            if (ps->p >= ps->end)
-                return more(ps);
-            if (*ps->p != ':')
-                return fail(ps, ps->p, "expected ':'");
-            ps->p++;
             if (parse_value(ps, &v))
                 return -1;
             flags |= k.flags | v.flags;
@@ -396,16 +396,8 @@ static int parse_event(pstate *ps, trace_event *ev)
     }
     for (;;) {
         js_span k, v;
-        if (*ps->p != '"')
-            return fail(ps, ps->p, "expected a string key");
-        if (parse_string(ps, &k))
+        if (parse_key(ps, &k))
             return -1;
-        skip_ws(ps);
-        if (ps->p >= ps->end)
-            return more(ps);
-        if (*ps->p != ':')
-            return fail(ps, ps->p, "expected ':'");
-        ps->p++;
         const char *vstart;
         skip_ws(ps);
         vstart = ps->p;
