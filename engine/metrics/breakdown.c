@@ -420,14 +420,15 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
      * HCCL ops are not tasks; on a GPU they repeat NCCL kernels, which are
      * classed by name */
     static const char with_ops[] =
+        "WITH l AS MATERIALIZED " LAUNCH " "
         "SELECT * FROM ("
         "SELECT d.rankId AS rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, "
         "       l.launchNs "
-        "FROM device_task d LEFT JOIN " LAUNCH " l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
+        "FROM device_task d LEFT JOIN l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
         "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
         "UNION ALL "
         "SELECT c.rankId, NULL, c.startNs, c.endNs, NULL, c.name, NULL, 'communication', l.launchNs "
-        "FROM comm_op c LEFT JOIN " LAUNCH " l ON l.rankId = c.rankId AND l.connectionId = c.connectionId "
+        "FROM comm_op c LEFT JOIN l ON l.rankId = c.rankId AND l.connectionId = c.connectionId "
         "WHERE c.startNs IS NOT NULL AND c.endNs IS NOT NULL "
         "  AND NOT EXISTS (SELECT 1 FROM TASK t WHERE t.startNs = c.startNs AND t.rankId = c.rankId "
         "                  AND t.endNs = c.endNs)"
