@@ -89,17 +89,7 @@ static tb_status opt_number(const metric_ctx *m, const char *path, double def, d
  */
 static tb_status check_keys(const metric_ctx *m, const char *section, const char *const *keys, tb_error *err)
 {
-    if (!m->options_json)
-        return TB_OK;
-    json_t *root = json_loads(m->options_json, 0, NULL);
-    json_t *sec = root;
-    for (const char *p = section; sec && *p;) {
-        size_t n = strcspn(p, ".");
-        char key[64];
-        snprintf(key, sizeof key, "%.*s", (int)(n < sizeof key ? n : sizeof key - 1), p);
-        sec = json_is_object(sec) ? json_object_get(sec, key) : NULL;
-        p += n + (p[n] == '.');
-    }
+    json_t *sec = metrics_option_node(m, section);
     tb_status rc = TB_OK;
     if (sec && !json_is_object(sec)) {
         rc = tb_error_set(err, TB_ERR_USAGE, "metrics option '%s': expected a map", section);
@@ -123,7 +113,7 @@ static tb_status check_keys(const metric_ctx *m, const char *section, const char
             break;
         }
     }
-    json_decref(root);
+    json_decref(sec);
     return rc;
 }
 

@@ -61,43 +61,15 @@ static tb_status add(class_rule *r, const char *path, const char *text, tb_error
     return TB_OK;
 }
 
-/* The JSON value at a dotted path, borrowed from root (NULL when absent). */
-static json_t *lookup(json_t *root, const char *path)
-{
-    json_t *cur = root;
-    const char *p = path;
-    while (cur && *p) {
-        size_t n = strcspn(p, ".");
-        char key[128];
-        if (n >= sizeof key)
-            return NULL;
-        memcpy(key, p, n);
-        key[n] = 0;
-        cur = json_is_object(cur) ? json_object_get(cur, key) : NULL;
-        p += n;
-        if (*p == '.')
-            p++;
-    }
-    return cur;
-}
-
 tb_status class_rule_create(const metric_ctx *m, const char *path, const char *const *defaults, class_rule **out,
                             tb_error *err)
 {
     *out = NULL;
     tb_status rc = TB_OK;
-    json_t *root = NULL;
     class_rule *r = calloc(1, sizeof *r);
     if (!r)
         return tb_error_set(err, TB_ERR_NOMEM, "metrics.%s: out of memory", path);
-    if (m && m->options_json) {
-        json_error_t je;
-        if (!(root = json_loads(m->options_json, 0, &je))) {
-            rc = tb_error_set(err, TB_ERR_INTERNAL, "metrics options are not JSON: %s", je.text);
-            goto fail;
-        }
-    }
-    json_t *v = root ? lookup(root, path) : NULL;
+    json_t *v = metrics_option_node(m, path);
     if (v && !json_is_null(v)) {
         size_t n = json_is_array(v) ? json_array_size(v) : 1;
         if (!json_is_array(v) && !json_is_string(v)) {
@@ -129,11 +101,11 @@ tb_status class_rule_create(const metric_ctx *m, const char *path, const char *c
             if ((rc = add(r, path, defaults[i], err)))
                 goto fail;
     }
-    json_decref(root);
+    json_decref(v);
     *out = r;
     return TB_OK;
 fail:
-    json_decref(root);
+    json_decref(v);
     class_rule_destroy(r);
     return rc;
 }

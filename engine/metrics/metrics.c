@@ -62,12 +62,19 @@ static json_t *lookup(json_t *root, const char *path)
     return cur;
 }
 
-char *metrics_option(const metric_ctx *m, const char *path)
+json_t *metrics_option_node(const metric_ctx *m, const char *path)
 {
-    if (!m->options_json)
+    if (!m || !m->options_json)
         return NULL;
     json_t *root = json_loads(m->options_json, 0, NULL);
-    json_t *v = root ? lookup(root, path) : NULL;
+    json_t *v = root ? json_incref(lookup(root, path)) : NULL;
+    json_decref(root);
+    return v;
+}
+
+char *metrics_option(const metric_ctx *m, const char *path)
+{
+    json_t *v = metrics_option_node(m, path);
     char *out = NULL;
     if (json_is_string(v))
         out = strdup(json_string_value(v));
@@ -77,7 +84,7 @@ char *metrics_option(const metric_ctx *m, const char *path)
         out = strdup("false");
     else if (v && !json_is_null(v))
         out = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
-    json_decref(root);
+    json_decref(v);
     return out;
 }
 

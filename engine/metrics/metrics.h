@@ -19,6 +19,7 @@
 #ifndef TB_METRICS_H
 #define TB_METRICS_H
 
+#include <jansson.h>
 #include <sqlite3.h>
 #include <stddef.h>
 
@@ -59,6 +60,12 @@ void metrics_each(void (*fn)(void *ctx, const metric_table *t), void *ctx);
  * (free with free()).
  */
 char *metrics_option(const metric_ctx *m, const char *path);
+
+/*
+ * The JSON value at a dotted path of m's options ("hta.classes"), or NULL
+ * when absent (or m has no options). Returns new (json_decref).
+ */
+json_t *metrics_option_node(const metric_ctx *m, const char *path);
 
 /* The same as an integer/boolean/double with a default. */
 long long metrics_option_int(const metric_ctx *m, const char *path, long long def);

@@ -172,16 +172,6 @@ typedef struct job_state {
     tb_error *err;
 } job_state;
 
-const char *tb_unit_name(tb_time_unit unit)
-{
-    switch (unit) {
-    case TB_UNIT_NS: return "ns";
-    case TB_UNIT_US: return "us";
-    case TB_UNIT_MS: return "ms";
-    default: return "s";
-    }
-}
-
 static void say(job_state *js, const char *msg)
 {
     if (js->job->run.note)

@@ -199,7 +199,7 @@ static const struct { const char *suffix; tb_col_type type; } col_types[] = {
     {"dur_ns", TB_COL_DUR_NS}, {"ts_ns", TB_COL_TS_NS}, {"ratio_%", TB_COL_RATIO_PCT}, {"mem_B", TB_COL_MEM_B},
 };
 
-static const char *unit_name(tb_time_unit u)
+const char *tb_unit_name(tb_time_unit u)
 {
     switch (u) {
     case TB_UNIT_NS: return "ns";
@@ -265,7 +265,7 @@ static tb_status read_columns(sqlite3_stmt *st, const tb_spec_report *rep, tb_ti
         char unitbuf[8];
         if (header_units) {
             if (c[i].type == TB_COL_DUR_NS || c[i].type == TB_COL_TS_NS) {
-                snprintf(unitbuf, sizeof unitbuf, "(%s)", unit_name(unit));
+                snprintf(unitbuf, sizeof unitbuf, "(%s)", tb_unit_name(unit));
                 suffix = unitbuf;
             } else if (c[i].type == TB_COL_RATIO_PCT) {
                 suffix = "(%)";

@@ -40,7 +40,4 @@ typedef struct tb_query_job {
 /* Runs job->sql (tb_query_run) and writes the result. *rows gets the row count. */
 tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err);
 
-/* The name of a time unit ("ns", "us", "ms", "s"); static. */
-const char *tb_unit_name(tb_time_unit unit);
-
 #endif

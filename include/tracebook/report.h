@@ -37,6 +37,9 @@ enum tb_out_format {
 /* --timeunit: the unit typed time columns are written in. */
 typedef enum tb_time_unit { TB_UNIT_NS = 0, TB_UNIT_US = 3, TB_UNIT_MS = 6, TB_UNIT_S = 9 } tb_time_unit;
 
+/* The name of a time unit ("ns", "us", "ms", "s"); static. */
+const char *tb_unit_name(tb_time_unit unit);
+
 typedef enum tb_param_type { TB_PARAM_INT, TB_PARAM_REAL, TB_PARAM_TEXT, TB_PARAM_BOOL } tb_param_type;
 
 /* A place in a spec file: file is borrowed from the owning tb_spec (its path). */
