@@ -126,7 +126,7 @@ static const char usage_query[] =
     "  --format console|csv|json output format (default console)\n"
     "  -o, --output FILE         write to FILE instead of stdout (csv, json)\n"
     "  --timeunit ns|us|ms|s     unit of typed time columns (default us)\n"
-    "  --param NAME=VALUE        bind :NAME (as text)\n"
+    "  --param NAME=VALUE        bind :NAME (an integer or real when VALUE is one, else text)\n"
     "  --model-id M, --iteration-id I, --iteration-count N   a window, as for report\n"
     "  --max-steps N             SQLite step budget (default 5000000000)\n"
     "  --max-rows N              console: rows printed (default 100; 0 = all)\n"
