@@ -19,10 +19,10 @@
  * there directly. The replay can start while the recording still goes on:
  * it follows the file, and once it has caught up it hands the writer over,
  * so that the recording thread maps each further chunk itself and passes it
- * straight on. That is how ranks load in parallel (load.c).
+ * straight on. That is how ranks load in parallel (ingest/load_pool.c).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "dbw.h"
+#include "db/dbw.h"
 
 #include <errno.h>
 #include <limits.h>

@@ -17,7 +17,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
-#include "../ingest/rows.h"
+#include "db/rows.h"
 #include "tracebook/error.h"
 
 typedef struct dbw dbw;

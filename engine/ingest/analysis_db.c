@@ -16,7 +16,7 @@
  * The input is never modified: it is opened through sqlite_input.c.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "analysis_db.h"
+#include "ingest/analysis_db.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +28,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "msprof_db.h"
-#include "sqlite_input.h"
+#include "ingest/msprof_db.h"
+#include "db/sqlite_input.h"
 
 
 /* ---- import ------------------------------------------------------------------ */

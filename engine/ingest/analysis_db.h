@@ -6,7 +6,7 @@
 #ifndef TB_INGEST_ANALYSIS_DB_H
 #define TB_INGEST_ANALYSIS_DB_H
 
-#include "trace_import.h"
+#include "ingest/trace_import.h"
 
 /* Imports the DB at path; the input is never modified. */
 tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,

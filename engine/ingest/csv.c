@@ -22,7 +22,7 @@
  * its line without a second pass.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "csv.h"
+#include "ingest/csv.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -34,7 +34,7 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "jstream.h"
+#include "ingest/jstream.h"
 
 #define CSV_INITIAL_CAP (1u << 20)
 

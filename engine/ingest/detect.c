@@ -14,7 +14,7 @@
  * msprof collection (device_N/data, host/data) are not searched.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "detect.h"
+#include "ingest/detect.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -26,10 +26,10 @@
 #include <unistd.h>
 #include <zlib.h>
 
-#include "msprof_db.h"
-#include "npu_json.h"
-#include "npu_text.h"
-#include "topsprof.h"
+#include "ingest/msprof_db.h"
+#include "ingest/npu_json.h"
+#include "ingest/npu_text.h"
+#include "ingest/topsprof.h"
 
 #define MAX_DEPTH 5
 

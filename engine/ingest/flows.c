@@ -9,7 +9,7 @@
  * mostly have one end), all are staged and the table starts empty.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "flows.h"
+#include "ingest/flows.h"
 
 #include <stdlib.h>
 #include <string.h>

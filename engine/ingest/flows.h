@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-#include "rows.h"
+#include "db/rows.h"
 
 typedef struct flow_pairer flow_pairer;
 

@@ -20,10 +20,11 @@
  * with a write-ahead log is read from a private copy, any other immutable).
  */
 #define _POSIX_C_SOURCE 200809L
-#include "msprof_db.h"
-#include "sqlite_input.h"
+#include "ingest/msprof_db.h"
+#include "db/sqlite_input.h"
 
-#include "tracebook/tracebook.h"
+#include "tracebook/error.h"
+#include "tracebook/load.h"
 
 #include <errno.h>
 #include <fcntl.h>

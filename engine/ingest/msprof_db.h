@@ -5,7 +5,7 @@
 #ifndef TB_INGEST_MSPROF_DB_H
 #define TB_INGEST_MSPROF_DB_H
 
-#include "trace_import.h"
+#include "ingest/trace_import.h"
 
 /* 1 when path starts with the SQLite file header. */
 int msprof_db_is_db(const char *path);

@@ -67,7 +67,7 @@
  * of an unexpected shape is skipped, and one warning per file counts them.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "npu_json.h"
+#include "ingest/npu_json.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -8,7 +8,7 @@
 #ifndef TB_INGEST_NPU_JSON_H
 #define TB_INGEST_NPU_JSON_H
 
-#include "trace_import.h"
+#include "ingest/trace_import.h"
 
 /* 1 when the file name (a base name, or a path) is one this importer reads,
  * plain or .gz. */

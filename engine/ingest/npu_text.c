@@ -49,7 +49,7 @@
  * precision was lost.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "npu_text.h"
+#include "ingest/npu_text.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -57,7 +57,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "csv.h"
+#include "ingest/csv.h"
 
 enum text_kind {
     T_KERNELS, T_STEP_TRACE, T_MEMORY_RECORD, T_OP_MEMORY, T_MODULE_MEM, T_STATIC_OP_MEM, T_OPERATOR_DETAILS,

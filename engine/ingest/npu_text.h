@@ -5,7 +5,7 @@
 #ifndef TB_INGEST_NPU_TEXT_H
 #define TB_INGEST_NPU_TEXT_H
 
-#include "trace_import.h"
+#include "ingest/trace_import.h"
 
 /* 1 when path names a CSV this importer reads (kernel_details, op_summary,
  * step_trace_time, memory_record, operator_memory, npu_module_mem,

@@ -59,7 +59,7 @@
  *     class line followed by a row.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "topsprof.h"
+#include "ingest/topsprof.h"
 
 #include <errno.h>
 #include <stdarg.h>

@@ -11,12 +11,12 @@
  * topsprof-style reports can be printed from them.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "topsprof_import.h"
+#include "ingest/topsprof_import.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "topsprof.h"
+#include "ingest/topsprof.h"
 
 typedef struct ctx {
     const row_sink *sink;

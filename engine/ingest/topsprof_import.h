@@ -5,7 +5,7 @@
 #ifndef TB_INGEST_TOPSPROF_IMPORT_H
 #define TB_INGEST_TOPSPROF_IMPORT_H
 
-#include "trace_import.h"
+#include "ingest/trace_import.h"
 
 /* Imports a topsprof statistics or trace listing (or its CSV export). */
 tb_status topsprof_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,

@@ -24,7 +24,7 @@
  *   anything else      -> TB_EVENT. No event is dropped silently.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "trace_import.h"
+#include "ingest/trace_import.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -32,8 +32,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "flows.h"
-#include "jstream.h"
+#include "ingest/flows.h"
+#include "ingest/jstream.h"
 
 #define INVALID_ID 4294967295LL
 

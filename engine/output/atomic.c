@@ -28,8 +28,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "output.h"
-#include "tracebook/tracebook.h"
+#include "output/output.h"
+#include "tracebook/error.h"
+#include "tracebook/output.h"
 
 #define AFILE_BUFSIZE (256u * 1024u)
 

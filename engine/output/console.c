@@ -28,8 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
-#include "tracebook/tracebook.h"
+#include "output/output.h"
+#include "tracebook/error.h"
+#include "tracebook/output.h"
 
 #define CONSOLE_WIDTH 40
 #define CONSOLE_HOLD 1000

@@ -32,8 +32,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "output.h"
-#include "tracebook/tracebook.h"
+#include "output/output.h"
+#include "tracebook/error.h"
+#include "tracebook/output.h"
 
 #define CSV_DEFAULT_ROWS 1000000u
 

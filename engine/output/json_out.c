@@ -31,8 +31,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
-#include "tracebook/tracebook.h"
+#include "output/output.h"
+#include "tracebook/error.h"
+#include "tracebook/output.h"
 
 int utf8_seq(const char *p, size_t n, size_t *len)
 {

@@ -19,7 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "output.h"
+#include "output/output.h"
 
 size_t numfmt_scaled(int64_t v, int scale, char *buf)
 {

@@ -2,7 +2,7 @@
 /*
  * output.h - the writers of report rows (private to the engine).
  *
- * The runner hands rows to a tb_sink (include/tracebook/report.h). The
+ * The runner hands rows to a tb_sink (include/tracebook/output.h). The
  * sinks made here are the CSV, JSON and console writers; the XLSX and
  * timeline writers share the same pieces:
  *
@@ -34,7 +34,7 @@
 #include <stdio.h>
 
 #include "tracebook/error.h"
-#include "tracebook/report.h"
+#include "tracebook/output.h"
 
 /* ---- atomic output files ------------------------------------------------- */
 

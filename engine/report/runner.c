@@ -30,7 +30,9 @@
 #include "metrics/metrics.h"
 #include "report/sqlfuncs.h"
 #include "report/window.h"
-#include "tracebook/tracebook.h"
+#include "tracebook/error.h"
+#include "tracebook/report.h"
+#include "tracebook/db.h"
 
 typedef struct runner {
     const tb_run_options *opt;
@@ -683,7 +685,9 @@ static tb_status run_statement(runner *r, sqlite3_stmt *st, const column *c, siz
     size_t nv = 0;
     for (size_t i = 0; i < nc; i++)
         if (!c[i].hidden)
-            sc[nv++] = (tb_sink_column){.header = c[i].header, .type = c[i].type, .opt = c[i].opt};
+            sc[nv++] = (tb_sink_column){.header = c[i].header, .type = c[i].type,
+                                          .number_format = c[i].opt ? c[i].opt->format : NULL,
+                                          .width = c[i].opt ? c[i].opt->width : 0};
     tb_status rc = TB_OK;
     for (size_t j = 0; j < ns && !rc; j++)
         rc = sinks[j]->begin(sinks[j], sc, nv, err);

@@ -19,7 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tracebook/tracebook.h"
+#include "tracebook/error.h"
 
 #define TB_MAX_TEMPS 256
 #define TB_TEMP_PATH 4096

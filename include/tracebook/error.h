@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * error.h - the engine's error record, result codes and exit codes.
+ * error.h - what every stage of the engine shares: the error record, result
+ * codes and exit codes, the version, and the temporary-file registry.
  *
  * Every engine call that can fail returns a tb_status and fills a
  * caller-owned tb_error with the code, a message and, when the problem is in
@@ -62,5 +63,20 @@ const char *tb_strerror(tb_status code);
 
 /* Maps a status to the command's exit code. */
 int tb_exit_code(tb_status code);
+
+#define TB_VERSION "0.1.0"
+
+/* Returns the library version string (static, never free). */
+const char *tb_version(void);
+
+/*
+ * Temporary output files that an interrupted run must not leave behind.
+ * tb_temp_register() copies path (returns 0, or -1 when the table is full);
+ * tb_temp_cleanup() unlinks every registered file and is async-signal-safe,
+ * for the command's SIGINT/SIGTERM handler.
+ */
+int tb_temp_register(const char *path);
+void tb_temp_unregister(const char *path);
+void tb_temp_cleanup(void);
 
 #endif

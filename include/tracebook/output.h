@@ -1,43 +1,73 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * output.h - writing a report run's files.
+ * output.h - what the writers take: rows of typed cells, through a sink.
  *
- * tb_report_write() runs specs (tb_report_run) with the engine's writers
- * behind it: for each report and format, `<dir>/<report id>[_<label>].csv`
- * or `.json` (label: the window's iteration label), console tables on the
- * given stream, and a run metadata file `<dir>/tracebook_run.json` (inputs,
- * window, unit, policy, version, the files of each report). Every file is
- * written under a temporary name and renamed when complete.
+ * The output stage is last in the engine's data flow (load -> db -> report
+ * -> output). A writer knows columns (a header, a type, a number format and
+ * width) and cells; it never sees a spec. Every file a writer makes is
+ * written under a temporary name and renamed into place by finish, so a
+ * reader never sees half a file.
  */
 #ifndef TRACEBOOK_OUTPUT_H
 #define TRACEBOOK_OUTPUT_H
 
-#include <stdio.h>
+#include <stddef.h>
+#include <stdint.h>
 
-#include "tracebook/report.h"
+#include "tracebook/error.h"
 
-typedef struct tb_report_job {
-    tb_run_options run;             /* open_sink, sink_done and report_done are set by tb_report_write */
-    const char *out_dir;            /* created when missing (one level) */
-    FILE *console;                  /* console tables go here (stdout) */
-    const char *const *inputs;      /* what -dir named, for the metadata (borrowed) */
-    size_t n_inputs;
-    void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
-} tb_report_job;
+/* Column types carried by an alias suffix ("Total Time:dur_ns"). */
+typedef enum tb_col_type {
+    TB_COL_PLAIN = 0,
+    TB_COL_DUR_NS,    /* a duration in ns: converted by --timeunit, "(us)" in the header */
+    TB_COL_TS_NS,     /* a timestamp in ns: converted by --timeunit */
+    TB_COL_RATIO_PCT, /* a percentage 0..100: header gets "(%)" */
+    TB_COL_MEM_B      /* a size in bytes: header gets "(B)" */
+} tb_col_type;
 
-/* Runs job->run's specs and writes their outputs. */
-tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err);
+/* Output formats (a bit mask). */
+enum tb_out_format {
+    TB_OUT_CSV = 1u << 0,
+    TB_OUT_JSON = 1u << 1,
+    TB_OUT_XLSX = 1u << 2,
+    TB_OUT_CONSOLE = 1u << 3
+};
 
-typedef struct tb_query_job {
-    tb_run_options run;             /* db_path, window, unit, params, max_steps */
-    const char *sql;
-    unsigned format;                /* one of TB_OUT_CONSOLE, TB_OUT_CSV, TB_OUT_JSON */
-    const char *out_path;           /* csv/json: write this file (atomically); NULL = to out */
-    FILE *out;                      /* console, and csv/json without out_path */
-    size_t max_rows;                /* console: rows printed, 0 = all */
-} tb_query_job;
+/*
+ * Rows reach a writer through a sink; the writers of the output stage are
+ * sinks, and the report runner (tracebook/report.h) feeds them. A cell is one value of a row. Typed time columns converted by
+ * --timeunit arrive as TB_CELL_INT with scale > 0: the value is i / 10^scale
+ * and must be written exactly ("1234" ns at scale 3 is 1.234); every other
+ * number has scale 0.
+ */
+typedef enum tb_cell_kind { TB_CELL_NULL, TB_CELL_INT, TB_CELL_REAL, TB_CELL_TEXT } tb_cell_kind;
 
-/* Runs job->sql (tb_query_run) and writes the result. *rows gets the row count. */
-tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err);
+typedef struct tb_cell {
+    tb_cell_kind kind;
+    int scale;        /* TB_CELL_INT only: decimal places, 0..9 */
+    int64_t i;
+    double d;
+    const char *s;    /* TB_CELL_TEXT: borrowed, valid during the row call; not NUL-safe, use n */
+    size_t n;
+} tb_cell;
+
+typedef struct tb_sink_column {
+    const char *header;           /* the header to write (unit already applied) */
+    tb_col_type type;
+    const char *number_format;    /* spreadsheet number format, or NULL (borrowed) */
+    int width;                    /* spreadsheet column width in characters, 0 = automatic */
+} tb_sink_column;
+
+typedef struct tb_sink tb_sink;
+struct tb_sink {
+    /* Called once before any row; cols are borrowed for the sink's life. */
+    tb_status (*begin)(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err);
+    /* One row of n cells (n as given to begin). */
+    tb_status (*row)(tb_sink *s, const tb_cell *cells, tb_error *err);
+    /* Completes the output: files are renamed into place only here. */
+    tb_status (*finish)(tb_sink *s, tb_error *err);
+    /* Frees the sink; when finish did not succeed, removes every temporary file. */
+    void (*destroy)(tb_sink *s);
+};
 
 #endif

@@ -7,32 +7,19 @@
  * tb_spec_load() parses and validates a spec file into a tb_spec; every
  * problem is reported with the spec's file, line and column. tb_report_run()
  * opens the DB read-only, applies the iteration window, runs each report in
- * a sandbox and hands the rows to the writers (engine/output/).
+ * a sandbox and hands the rows to the writers (tracebook/output.h).
+ * tb_report_write() is the whole report job: specs run with the engine's
+ * writers behind them and the run's metadata file beside the outputs.
  */
 #ifndef TRACEBOOK_REPORT_H
 #define TRACEBOOK_REPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "tracebook/error.h"
-
-/* Column types carried by an alias suffix ("Total Time:dur_ns"). */
-typedef enum tb_col_type {
-    TB_COL_PLAIN = 0,
-    TB_COL_DUR_NS,    /* a duration in ns: converted by --timeunit, "(us)" in the header */
-    TB_COL_TS_NS,     /* a timestamp in ns: converted by --timeunit */
-    TB_COL_RATIO_PCT, /* a percentage 0..100: header gets "(%)" */
-    TB_COL_MEM_B      /* a size in bytes: header gets "(B)" */
-} tb_col_type;
-
-/* Output formats (a bit mask). */
-enum tb_out_format {
-    TB_OUT_CSV = 1u << 0,
-    TB_OUT_JSON = 1u << 1,
-    TB_OUT_XLSX = 1u << 2,
-    TB_OUT_CONSOLE = 1u << 3
-};
+#include "tracebook/output.h"
 
 /* --timeunit: the unit typed time columns are written in. */
 typedef enum tb_time_unit { TB_UNIT_NS = 0, TB_UNIT_US = 3, TB_UNIT_MS = 6, TB_UNIT_S = 9 } tb_time_unit;
@@ -146,42 +133,6 @@ typedef struct tb_window {
 } tb_window;
 
 /*
- * Rows leave the runner through a sink; the writers in engine/output/ are
- * sinks. A cell is one value of a row. Typed time columns converted by
- * --timeunit arrive as TB_CELL_INT with scale > 0: the value is i / 10^scale
- * and must be written exactly ("1234" ns at scale 3 is 1.234); every other
- * number has scale 0.
- */
-typedef enum tb_cell_kind { TB_CELL_NULL, TB_CELL_INT, TB_CELL_REAL, TB_CELL_TEXT } tb_cell_kind;
-
-typedef struct tb_cell {
-    tb_cell_kind kind;
-    int scale;        /* TB_CELL_INT only: decimal places, 0..9 */
-    int64_t i;
-    double d;
-    const char *s;    /* TB_CELL_TEXT: borrowed, valid during the row call; not NUL-safe, use n */
-    size_t n;
-} tb_cell;
-
-typedef struct tb_sink_column {
-    const char *header;           /* the header to write (unit already applied) */
-    tb_col_type type;
-    const tb_spec_column *opt;    /* per-column options, or NULL (borrowed) */
-} tb_sink_column;
-
-typedef struct tb_sink tb_sink;
-struct tb_sink {
-    /* Called once before any row; cols are borrowed for the sink's life. */
-    tb_status (*begin)(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err);
-    /* One row of n cells (n as given to begin). */
-    tb_status (*row)(tb_sink *s, const tb_cell *cells, tb_error *err);
-    /* Completes the output: files are renamed into place only here. */
-    tb_status (*finish)(tb_sink *s, tb_error *err);
-    /* Frees the sink; when finish did not succeed, removes every temporary file. */
-    void (*destroy)(tb_sink *s);
-};
-
-/*
  * Loads and validates a spec (YAML, or JSON when the file starts with '{' or
  * '[' after blanks). `use:` entries are expanded from the built-in reports.
  * Returns new (free with tb_spec_free) in *out. Errors carry the spec's
@@ -268,5 +219,44 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
  * as a report, writing to sink (borrowed; finish is called, destroy is not).
  */
 tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink, uint64_t *rows, tb_error *err);
+
+/*
+ * The report job: runs specs (tb_report_run) with the engine's writers
+ * behind it: for each report and format, `<dir>/<report id>[_<label>].csv`
+ * or `.json` (label: the window's iteration label), console tables on the
+ * given stream, and a run metadata file `<dir>/tracebook_run.json` (inputs,
+ * window, unit, policy, version, the files of each report). Every file is
+ * written under a temporary name and renamed when complete.
+ */
+typedef struct tb_report_job {
+    tb_run_options run;             /* open_sink, sink_done and report_done are set by tb_report_write */
+    const char *out_dir;            /* created when missing (one level) */
+    FILE *console;                  /* console tables go here (stdout) */
+    const char *const *inputs;      /* what -dir named, for the metadata (borrowed) */
+    size_t n_inputs;
+    void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
+} tb_report_job;
+
+/* Runs job->run's specs and writes their outputs. */
+tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err);
+
+typedef struct tb_query_job {
+    tb_run_options run;             /* db_path, window, unit, params, max_steps */
+    const char *sql;
+    unsigned format;                /* one of TB_OUT_CONSOLE, TB_OUT_CSV, TB_OUT_JSON */
+    const char *out_path;           /* csv/json: write this file (atomically); NULL = to out */
+    FILE *out;                      /* console, and csv/json without out_path */
+    size_t max_rows;                /* console: rows printed, 0 = all */
+} tb_query_job;
+
+/* Runs job->sql (tb_query_run) and writes the result. *rows gets the row count. */
+tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err);
+
+/*
+ * Writes the `info` summary of a DB that tracebook wrote to f; title names
+ * what the user gave (the inputs or the DB). A missing file is
+ * TB_ERR_NOTFOUND; a file that is not such a DB is TB_ERR_PARSE.
+ */
+tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_error *err);
 
 #endif

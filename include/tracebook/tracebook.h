@@ -3,8 +3,10 @@
  * tracebook.h - the one public header of the tracebook engine.
  *
  * The engine is a library: it reads parsed accelerator profile data, loads it
- * into the unified SQLite trace DB and (later stages) runs report specs over
- * it. It never prints and never exits; every call that can fail fills a
+ * into the unified SQLite trace DB and runs report specs over it. One header
+ * per stage, in the order data flows: load.h (finding and loading inputs),
+ * db.h (the unified DB), report.h (specs, the runner, the report job),
+ * output.h (rows, cells and the writers' sink); error.h is shared by all. It never prints and never exits; every call that can fail fills a
  * caller-owned tb_error. The `tracebook` command in engine/cli/ is a thin
  * shell over this header.
  */
@@ -12,23 +14,9 @@
 #define TRACEBOOK_H
 
 #include "tracebook/error.h"
-#include "tracebook/ingest.h"
+#include "tracebook/load.h"
+#include "tracebook/db.h"
 #include "tracebook/report.h"
 #include "tracebook/output.h"
-
-#define TB_VERSION "0.1.0"
-
-/* Returns the library version string (static, never free). */
-const char *tb_version(void);
-
-/*
- * Temporary output files that an interrupted run must not leave behind.
- * tb_temp_register() copies path (returns 0, or -1 when the table is full);
- * tb_temp_cleanup() unlinks every registered file and is async-signal-safe,
- * for the command's SIGINT/SIGTERM handler.
- */
-int tb_temp_register(const char *path);
-void tb_temp_unregister(const char *path);
-void tb_temp_cleanup(void);
 
 #endif

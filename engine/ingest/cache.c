@@ -19,7 +19,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "tracebook/tracebook.h"
+#include "tracebook/error.h"
+#include "tracebook/load.h"
 
 static uint64_t fnv(uint64_t h, const char *s, size_t n)
 {

@@ -11,8 +11,10 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "../ingest/sqlite_input.h"
-#include "tracebook/tracebook.h"
+#include "db/sqlite_input.h"
+#include "tracebook/error.h"
+#include "tracebook/report.h"
+#include "tracebook/db.h"
 
 static void section(FILE *f, const char *title)
 {
@@ -39,27 +41,6 @@ static int print_rows(sqlite3 *db, FILE *f, const char *sql, const char *empty)
     if (n == 0 && empty)
         fprintf(f, "  %s\n", empty);
     return n;
-}
-
-int tb_db_is_own(const char *db_path)
-{
-    struct stat st;
-    if (stat(db_path, &st) != 0)
-        return 1; /* let tb_info_write name the problem */
-    /* immutable: looking must not create -shm/-wal files beside someone else's DB */
-    char uri[8192];
-    sqlite_input_uri(db_path, uri, sizeof uri);
-    sqlite3 *db;
-    int own = 0;
-    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
-        sqlite3_stmt *q;
-        if (sqlite3_prepare_v2(db, "SELECT 1 FROM TB_SOURCE", -1, &q, NULL) == SQLITE_OK) {
-            own = 1;
-            sqlite3_finalize(q);
-        }
-    }
-    sqlite3_close(db);
-    return own;
 }
 
 tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_error *err)

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * report_out.c - the files of a report run.
+ * job.c - the report job: a report run and the files it writes.
  *
- * Connects the runner (engine/report/) to the writers of this folder: the
+ * Connects the runner (runner.c) to the writers of the output stage: the
  * runner asks for a sink per report and format, this file names the file
  * (`<dir>/<report id>[_<window label>].<ext>`, as nsys names its
  * `<base>_<report>[_<filter>]` outputs), opens the writer, and keeps what
@@ -24,7 +24,10 @@
 #include <unistd.h>
 
 #include "output/output.h"
-#include "tracebook/tracebook.h"
+#include "report/msprof_reports.h"
+#include "tracebook/error.h"
+#include "tracebook/report.h"
+#include "tracebook/db.h"
 
 /* The files a run must never replace: the files the load read (found
  * under the inputs by the names TB_SOURCE lists as read), and the DB. */
@@ -338,15 +341,6 @@ static json_t *metadata(const tb_report_job *job, const tb_run_result *res, json
     return m;
 }
 
-/* What an msprof reports file runs: it only selects timeline layers, and
- * msprof's export summary writes these summaries whatever it says. */
-static const char msprof_summaries[] =
-    "tracebook: 1\n"
-    "reports:\n"
-    "  - use: op_statistic\n"
-    "  - use: api_statistic\n"
-    "  - use: communication_statistic\n";
-
 tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
 {
     job_state js = {.job = job, .reports = json_array(), .err = err};
@@ -356,25 +350,10 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     if (!js.reports)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     tb_status rc = TB_OK;
-    for (size_t i = 0; i < o.n_specs && !summaries; i++) {
-        const tb_spec *sp = o.specs[i];
-        if (!sp->msprof_reports || sp->n_reports)
-            continue;
-        if ((rc = tb_spec_load_mem("builtin:msprof-summaries", msprof_summaries, sizeof msprof_summaries - 1,
-                                   &summaries, NULL, NULL, err)))
-            goto done;
-        char msg[1200];
-        snprintf(msg, sizeof msg, "%s: an msprof reports file selects timeline layers only; "
-                 "running msprof's summaries: op_statistic, api_statistic, communication_statistic", sp->path);
-        say(&js, msg);
-        specs = calloc(o.n_specs + 1, sizeof *specs);
-        if (!specs) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        for (size_t k = 0; k < o.n_specs; k++)
-            specs[k] = o.specs[k];
-        specs[o.n_specs] = summaries;
+    /* an msprof reports file runs msprof's summaries (report/msprof_reports.c) */
+    if ((rc = msprof_reports_expand(o.specs, o.n_specs, &specs, &summaries, job->run.note, job->run.ctx, err)))
+        goto done;
+    if (summaries) {
         o.specs = specs;
         o.n_specs++;
     }

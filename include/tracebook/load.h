@@ -1,14 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ingest.h - finding inputs and loading them into the unified trace DB.
+ * load.h - finding inputs and loading them into the unified trace DB.
  *
  * tb_load() streams every input into a new SQLite file, several ranks at once,
  * written under a temporary name and renamed into place only when the whole
  * load succeeded, so a reader never sees half a DB and an existing DB of the
  * same name survives a failed load untouched.
  */
-#ifndef TRACEBOOK_INGEST_H
-#define TRACEBOOK_INGEST_H
+#ifndef TRACEBOOK_LOAD_H
+#define TRACEBOOK_LOAD_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -86,21 +86,5 @@ tb_status tb_cache_dir(char *out, size_t n, tb_error *err);
  */
 char **tb_find_traces(const char *path, tb_error *err);
 void tb_paths_free(char **paths);
-
-/*
- * Computes the default DB name `msprof_<UTC YYYYMMDDhhmmss>.db` for an
- * already loaded DB: the session start taken from the data. Writes into out.
- */
-tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_error *err);
-
-/*
- * Writes the `info` summary of a DB that tracebook wrote to f; title names
- * what the user gave (the inputs or the DB). A missing file is
- * TB_ERR_NOTFOUND; a file that is not such a DB is TB_ERR_PARSE.
- */
-tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_error *err);
-
-/* 1 when db_path is a DB that tracebook wrote (has TB_SOURCE), or does not exist. */
-int tb_db_is_own(const char *db_path);
 
 #endif

@@ -6,7 +6,7 @@
  * interrupted run removes them too.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "sqlite_input.h"
+#include "db/sqlite_input.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +16,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tracebook/tracebook.h"
+#include "tracebook/error.h"
+#include "tracebook/db.h"
 
 static int copy_file(const char *from, const char *to)
 {

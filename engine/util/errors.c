@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * error.c - the engine's error record (see include/tracebook/error.h).
+ * errors.c - the engine's error record (see include/tracebook/error.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "tracebook/tracebook.h"
+#include "tracebook/error.h"
 
 void tb_error_clear(tb_error *err)
 {

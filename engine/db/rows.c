@@ -6,7 +6,7 @@
  * columns that hold STRING_IDS ids, which code moving rows between loads
  * must translate (row_roles).
  */
-#include "rows.h"
+#include "db/rows.h"
 
 #include <string.h>
 

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * names.c - a DB's default name and whether tracebook wrote it.
+ *
+ * Export commands name the DB as msprof does, `msprof_<timestamp>.db`, with
+ * the timestamp taken from the data (the session start), so the same inputs
+ * give the same name. tb_db_is_own() tells a DB that tracebook wrote (it
+ * has TB_SOURCE) from any other SQLite file, looking without writing.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "db/sqlite_input.h"
+#include "tracebook/db.h"
+
+tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_error *err)
+{
+    sqlite3 *db;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return tb_error_at(err, TB_ERR_DB, db_path, 0, 0, -1, "cannot open the DB");
+    }
+    sqlite3_stmt *q;
+    int64_t ns = 0;
+    /* session start: baseTime + start (Kineto), else the earliest event when it is Unix time, else newest mtime */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT min(CASE WHEN baseTimeNs IS NOT NULL AND startTimeNs < 946684800000000000"
+                           " THEN baseTimeNs + startTimeNs"
+                           " WHEN startTimeNs > 946684800000000000 THEN startTimeNs END) FROM SESSION_TIME_INFO",
+                           -1, &q, NULL) == SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL)
+            ns = sqlite3_column_int64(q, 0);
+        sqlite3_finalize(q);
+    }
+    if (ns == 0 && sqlite3_prepare_v2(db, "SELECT max(mtimeNs) FROM TB_SOURCE", -1, &q, NULL) == SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW)
+            ns = sqlite3_column_int64(q, 0);
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+    time_t t = (time_t)(ns / 1000000000LL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm);
+    if ((size_t)snprintf(out, outlen, "msprof_%s.db", stamp) >= outlen)
+        return tb_error_set(err, TB_ERR_USAGE, "output path too long");
+    return TB_OK;
+}
+
+int tb_db_is_own(const char *db_path)
+{
+    struct stat st;
+    if (stat(db_path, &st) != 0)
+        return 1; /* let tb_info_write name the problem */
+    /* immutable: looking must not create -shm/-wal files beside someone else's DB */
+    char uri[8192];
+    sqlite_input_uri(db_path, uri, sizeof uri);
+    sqlite3 *db;
+    int own = 0;
+    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(db, "SELECT 1 FROM TB_SOURCE", -1, &q, NULL) == SQLITE_OK) {
+            own = 1;
+            sqlite3_finalize(q);
+        }
+    }
+    sqlite3_close(db);
+    return own;
+}

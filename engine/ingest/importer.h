@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * importer.h - what every importer of the engine shares.
+ *
+ * Each reader (trace_import.c for Chrome traces, npu_json.c, npu_text.c,
+ * msprof_db.c, analysis_db.c, topsprof_import.c) turns one input file into
+ * rows of the unified DB through a row_sink (db/rows.h). They take the same
+ * options, draw ids from the same counters and fill the same result, so the
+ * load driver (load_driver.c) treats them alike.
+ */
+#ifndef TB_INGEST_IMPORTER_H
+#define TB_INGEST_IMPORTER_H
+
+#include <stdint.h>
+
+#include "db/rows.h"
+#include "tracebook/error.h"
+#include "tracebook/load.h"
+
+/* Ids that run on across files of one load, so they stay unique in the DB. */
+typedef struct import_ids {
+    int64_t next_task;     /* globalTaskId */
+    int64_t next_op;       /* COMMUNICATION_OP.opId */
+    int64_t next_overlap;  /* OVERLAP_ANALYSIS.id */
+    int64_t next_flow_seq; /* order of flow ends */
+} import_ids;
+
+typedef struct trace_import_opts {
+    int rank;
+    int keep_python_functions;
+    void (*warn)(void *ctx, const char *msg);
+    void (*progress)(void *ctx, const char *file, uint64_t done, uint64_t total);
+    void *ctx;
+    uint64_t total_bytes;  /* file size, for progress */
+    uint64_t skip_rows;    /* ROWBIT()s of row tables not to fill (a better source did) */
+    int strict_rows;       /* a CSV row of the wrong width is an error, not a skipped row */
+} trace_import_opts;
+
+typedef struct trace_import_result {
+    uint64_t events;
+    uint64_t dest[TB_DEST_COUNT];
+    int truncated;
+    int64_t stop_offset;
+    int has_base_time;
+    int64_t base_time_ns;  /* Kineto baseTimeNanoseconds */
+    int64_t trace_rank;    /* distributedInfo.rank, -1 when absent */
+    int64_t min_ns, max_ns;
+    int has_times;
+    uint64_t devices_seen; /* bit set of device ids 0..63 */
+    uint64_t rows_filled;  /* ROWBIT()s of tables this source put rows in (beyond the TB_DEST counts) */
+    char kind[32];         /* "ascend timeline" or "kineto" */
+} trace_import_result;
+
+/* Widens the result's time span to [start, end]. */
+static inline void result_note_time(trace_import_result *r, int64_t start, int64_t end)
+{
+    if (!r->has_times || start < r->min_ns)
+        r->min_ns = start;
+    if (!r->has_times || end > r->max_ns)
+        r->max_ns = end;
+    r->has_times = 1;
+}
+
+#endif

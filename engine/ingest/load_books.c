@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * load_books.c - the load's bookkeeping and its post-processing SQL.
+ *
+ * Once every file of a load is in, the driver (load_driver.c) calls these in turn:
+ * the HostToDevice binding of CANN_API rows to their tasks, the numbering of
+ * the ranks from what the inputs name, the cluster-level rows that belong to
+ * no rank, and the tables that describe the load itself (TB_SOURCE with
+ * counts per destination, TB_RANK, RANK_DEVICE_MAP, SESSION_TIME_INFO,
+ * META_DATA, TB_WARNING).
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ingest/load_int.h"
+#include "tracebook/error.h"
+#include "tracebook/load.h"
+
+tb_status load_books_warnings(dbw *w, const warn_log *wl, tb_error *err)
+{
+    sqlite3 *db = dbw_db(w);
+    sqlite3_stmt *st;
+    if (sqlite3_prepare_v2(db, "INSERT INTO TB_WARNING(sourceId, message) VALUES(?, ?)", -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+    for (size_t i = 0; i < wl->n; i++) {
+        sqlite3_bind_int64(st, 1, wl->src_ids[i]);
+        sqlite3_bind_text(st, 2, wl->msgs[i], -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return TB_OK;
+}
+
+/* Binds TB_SOURCE's input and relPath: the -dir the file was found under and
+ * the file's path relative to it (its name when the -dir is the file). */
+static void bind_relative(sqlite3_stmt *st, const tb_load_options *opt, const char *path)
+{
+    for (size_t k = 0; k < opt->n_inputs; k++) {
+        const char *in = opt->inputs[k];
+        size_t n = strlen(in);
+        while (n > 1 && in[n - 1] == '/')
+            n--;
+        if (strncmp(path, in, n) == 0 && (path[n] == '/' || path[n] == 0)) {
+            const char *rel = path[n] == '/' ? path + n + 1 : strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+            sqlite3_bind_text(st, 10, in, (int)n, SQLITE_STATIC);
+            sqlite3_bind_text(st, 11, rel, -1, SQLITE_STATIC);
+            return;
+        }
+    }
+    sqlite3_bind_null(st, 10);
+    sqlite3_bind_text(st, 11, path, -1, SQLITE_STATIC);
+}
+
+
+/* Facts of one rank for the load_books_write tables. */
+typedef struct rank_facts {
+    uint64_t devices;
+    int64_t t0, t1, base;
+    int have_t, have_base;
+} rank_facts;
+
+/* Adds what an input says about its rank's devices, time span and base time. */
+static void facts_add(rank_facts *f, uint64_t devices, int has_t, int64_t t0, int64_t t1, int has_base, int64_t base)
+{
+    f->devices |= devices;
+    if (has_t) {
+        if (!f->have_t || t0 < f->t0)
+            f->t0 = t0;
+        if (!f->have_t || t1 > f->t1)
+            f->t1 = t1;
+        f->have_t = 1;
+    }
+    if (has_base && !f->have_base) {
+        f->base = base;
+        f->have_base = 1;
+    }
+}
+
+/* RANK_DEVICE_MAP, TB_RANK and SESSION_TIME_INFO rows of one rank. */
+static int rank_rows(sqlite3_stmt *s_rdm, sqlite3_stmt *s_rank, sqlite3_stmt *s_sess, int rank, const rank_facts *f,
+                     const char *host, const char *source)
+{
+    for (int dev = 0; dev < 64; dev++) {
+        if (!(f->devices & ((uint64_t)1 << dev)))
+            continue;
+        sqlite3_bind_int(s_rdm, 1, rank);
+        sqlite3_bind_int(s_rdm, 2, dev);
+        if (sqlite3_step(s_rdm) != SQLITE_DONE)
+            return -1;
+        sqlite3_reset(s_rdm);
+    }
+    sqlite3_bind_int(s_rank, 1, rank);
+    if (host)
+        sqlite3_bind_text(s_rank, 2, host, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_null(s_rank, 2);
+    sqlite3_bind_text(s_rank, 3, source, -1, SQLITE_STATIC);
+    if (sqlite3_step(s_rank) != SQLITE_DONE)
+        return -1;
+    sqlite3_reset(s_rank);
+    if (f->have_t) {
+        /* one row per rank: ranks may run on different clocks */
+        sqlite3_bind_int64(s_sess, 1, f->t0);
+        sqlite3_bind_int64(s_sess, 2, f->t1);
+        if (f->have_base)
+            sqlite3_bind_int64(s_sess, 3, f->base);
+        else
+            sqlite3_bind_null(s_sess, 3);
+        sqlite3_bind_int(s_sess, 4, rank);
+        if (sqlite3_step(s_sess) != SQLITE_DONE)
+            return -1;
+        sqlite3_reset(s_sess);
+    }
+    return 0;
+}
+
+/* final[p]: the rankId of provisional rank p after load_books_apply_ranks. */
+tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units, size_t nunits,
+                           const int64_t *final, const input_file *ignored, size_t n_ignored,
+                           const tb_load_options *opt, tb_error *err)
+{
+    sqlite3 *db = dbw_db(w);
+    sqlite3_stmt *s_src = NULL, *s_cnt = NULL, *s_rdm = NULL, *s_rank = NULL, *s_meta = NULL, *s_sess = NULL;
+    tb_status st = TB_ERR_DB;
+    if (sqlite3_prepare_v2(db, "INSERT INTO TB_SOURCE VALUES(?,?,?,?,?,?,?,?,?,?,?)", -1, &s_src, NULL) ||
+        sqlite3_prepare_v2(db, "INSERT INTO TB_LOAD_COUNT VALUES(?,?,?)", -1, &s_cnt, NULL) ||
+        sqlite3_prepare_v2(db, "INSERT INTO RANK_DEVICE_MAP VALUES(?,?)", -1, &s_rdm, NULL) ||
+        sqlite3_prepare_v2(db, "INSERT INTO TB_RANK VALUES(?,?,?)", -1, &s_rank, NULL) ||
+        sqlite3_prepare_v2(db, "INSERT INTO META_DATA VALUES(?,?)", -1, &s_meta, NULL) ||
+        sqlite3_prepare_v2(db, "INSERT INTO SESSION_TIME_INFO VALUES(?,?,?,?)", -1, &s_sess, NULL)) {
+        tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+        goto done;
+    }
+    for (size_t i = 0; i < nsrc; i++) {
+        src_info *s = &src[i];
+        uint64_t skipped =
+            s->r.dest[TB_DEST_SKIPPED_PYTHON] + s->r.dest[TB_DEST_EMPTY] + s->r.dest[TB_DEST_BAD_ROWS];
+        char note[160];
+        if (s->r.truncated)
+            snprintf(note, sizeof note, "cut short at byte %lld", (long long)s->r.stop_offset);
+        else
+            note[0] = 0;
+        sqlite3_bind_int64(s_src, 1, (int64_t)i + 1);
+        if (s->cluster || s->multi)
+            sqlite3_bind_null(s_src, 2);
+        else
+            sqlite3_bind_int(s_src, 2, s->rank);
+        sqlite3_bind_text(s_src, 3, s->path, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s_src, 4, s->r.kind, -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s_src, 5, s->bytes);
+        sqlite3_bind_int64(s_src, 6, s->mtime_ns);
+        sqlite3_bind_int64(s_src, 7, (int64_t)s->r.events);
+        sqlite3_bind_int64(s_src, 8, (int64_t)skipped);
+        if (note[0])
+            sqlite3_bind_text(s_src, 9, note, -1, SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_null(s_src, 9);
+        bind_relative(s_src, opt, s->path);
+        if (sqlite3_step(s_src) != SQLITE_DONE)
+            goto dberr;
+        sqlite3_reset(s_src);
+        for (int d = 0; d < TB_DEST_COUNT; d++) {
+            if (!s->r.dest[d])
+                continue;
+            sqlite3_bind_int64(s_cnt, 1, (int64_t)i + 1);
+            sqlite3_bind_text(s_cnt, 2, tb_dest_name(d), -1, SQLITE_STATIC);
+            sqlite3_bind_int64(s_cnt, 3, (int64_t)s->r.dest[d]);
+            if (sqlite3_step(s_cnt) != SQLITE_DONE)
+                goto dberr;
+            sqlite3_reset(s_cnt);
+        }
+    }
+    /* per rank: devices, rank row, time span. A group of files is one rank,
+     * named after its last file; a DB that holds several ranks gives each of
+     * them its own facts, and the group's other files add to its first. */
+    for (size_t u = 0; u < nunits; u++) {
+        const unit *g = &units[u];
+        if (g->cluster || g->n == 0)
+            continue;
+        size_t from = g->dbr.n ? 1 : 0;
+        rank_facts f = {0};
+        if (g->dbr.n) {
+            const db_rank *d = &g->dbr.v[0];
+            facts_add(&f, d->devices, d->has_times, d->min_ns, d->max_ns, d->has_base_time, d->base_time_ns);
+        }
+        for (size_t k = g->first + from; k < g->first + g->n; k++) {
+            const trace_import_result *r = &src[k].r;
+            facts_add(&f, r->devices_seen, r->has_times, r->min_ns, r->max_ns, r->has_base_time, r->base_time_ns);
+        }
+        const char *last = src[g->first + g->n - 1].path;
+        if (!g->dbr.n) {
+            if (rank_rows(s_rdm, s_rank, s_sess, (int)final[g->rank], &f, NULL, last))
+                goto dberr;
+            continue;
+        }
+        for (size_t j = 0; j < g->dbr.n; j++) {
+            const db_rank *d = &g->dbr.v[j];
+            rank_facts dj = {0};
+            if (j > 0)
+                facts_add(&dj, d->devices, d->has_times, d->min_ns, d->max_ns, d->has_base_time, d->base_time_ns);
+            if (rank_rows(s_rdm, s_rank, s_sess, (int)final[g->rank + (int)j], j ? &dj : &f, d->host,
+                          d->source ? d->source : src[g->first].path))
+                goto dberr;
+        }
+    }
+    /* files seen but not read: listed, so `info` can say what was left out */
+    for (size_t i = 0; i < n_ignored; i++) {
+        struct stat sb;
+        int64_t bytes = 0, mtime = 0;
+        if (stat(ignored[i].path, &sb) == 0) {
+            bytes = (int64_t)sb.st_size;
+            mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+        }
+        sqlite3_bind_int64(s_src, 1, (int64_t)(nsrc + i) + 1);
+        sqlite3_bind_null(s_src, 2);
+        sqlite3_bind_text(s_src, 3, ignored[i].path, -1, SQLITE_STATIC);
+        sqlite3_bind_text(s_src, 4, "ignored", -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s_src, 5, bytes);
+        sqlite3_bind_int64(s_src, 6, mtime);
+        sqlite3_bind_int64(s_src, 7, 0);
+        sqlite3_bind_int64(s_src, 8, 0);
+        sqlite3_bind_text(s_src, 9, "not a format tracebook reads", -1, SQLITE_STATIC);
+        bind_relative(s_src, opt, ignored[i].path);
+        if (sqlite3_step(s_src) != SQLITE_DONE)
+            goto dberr;
+        sqlite3_reset(s_src);
+    }
+    static const char *const meta[][2] = {
+        {"SCHEMA_VERSION", "1.2.0"}, {"SCHEMA_VERSION_MAJOR", "1"}, {"SCHEMA_VERSION_MINOR", "2"},
+        {"SCHEMA_VERSION_MICRO", "0"}, {"TRACEBOOK_VERSION", TB_VERSION}, {"TRACEBOOK_SCHEMA", "1"},
+    };
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) {
+        sqlite3_bind_text(s_meta, 1, meta[i][0], -1, SQLITE_STATIC);
+        sqlite3_bind_text(s_meta, 2, meta[i][1], -1, SQLITE_STATIC);
+        if (sqlite3_step(s_meta) != SQLITE_DONE)
+            goto dberr;
+        sqlite3_reset(s_meta);
+    }
+    st = TB_OK;
+    goto done;
+dberr:
+    tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+done:
+    sqlite3_finalize(s_src);
+    sqlite3_finalize(s_cnt);
+    sqlite3_finalize(s_rdm);
+    sqlite3_finalize(s_rank);
+    sqlite3_finalize(s_meta);
+    sqlite3_finalize(s_sess);
+    return st;
+}
+
+
+/*
+ * Binds HostToDevice flows to the slices at their ends: the finish encloses a
+ * device task, whose connectionId becomes the flow's (older torch_npu flow ids
+ * encode it as (id << 32) | 0xFFFFFFFF, so the id itself is not used), and the
+ * start encloses a CANN API slice, which takes that connectionId when its own
+ * args carried none. Temporary indexes keep each lookup logarithmic, and
+ * each half runs only when some row needs it.
+ */
+static const char bind_h2d_flows_sql[] =
+    "CREATE INDEX tb_tmp_task_pid ON TASK(globalPid, startNs);"
+    "CREATE TEMP TABLE h2d AS"
+    " SELECT f.rowid AS frow, f.rankId AS rankId, ((f.fromPid << 32) | (f.fromTid & 4294967295)) AS gtid,"
+    "  f.fromNs AS fromNs,"
+    "  (SELECT t.connectionId FROM TASK t WHERE t.startNs <= f.toNs AND t.endNs >= f.toNs"
+    "    AND t.globalPid = f.toPid AND t.rankId = f.rankId ORDER BY t.startNs DESC LIMIT 1) AS conn"
+    " FROM TB_FLOW f WHERE f.cat = (SELECT id FROM STRING_IDS WHERE value = 'HostToDevice')"
+    "  AND f.fromNs IS NOT NULL AND f.toNs IS NOT NULL"
+    "  AND (f.connectionId IS NULL OR f.connectionId >= 4294967296);"
+    "UPDATE TB_FLOW SET connectionId = h.conn FROM h2d h WHERE TB_FLOW.rowid = h.frow AND h.conn IS NOT NULL;"
+    "DROP INDEX tb_tmp_task_pid;";
+
+static const char bind_h2d_api_sql[] =
+    "CREATE INDEX tb_tmp_cann_tid ON CANN_API(globalTid, startNs);"
+    "CREATE TEMP TABLE h2d_api AS"
+    " SELECT (SELECT c.rowid FROM CANN_API c WHERE c.globalTid = ((f.fromPid << 32) | (f.fromTid & 4294967295))"
+    "   AND c.startNs <= f.fromNs AND c.endNs >= f.fromNs AND c.rankId = f.rankId"
+    "   ORDER BY c.startNs DESC LIMIT 1) AS crow, f.connectionId AS conn"
+    " FROM TB_FLOW f WHERE f.cat = (SELECT id FROM STRING_IDS WHERE value = 'HostToDevice')"
+    "  AND f.fromNs IS NOT NULL AND f.connectionId IS NOT NULL;"
+    "UPDATE CANN_API SET connectionId = b.conn FROM h2d_api b"
+    " WHERE CANN_API.rowid = b.crow AND CANN_API.connectionId IS NULL;"
+    "DROP INDEX tb_tmp_cann_tid; DROP TABLE h2d_api;";
+
+/* 1 when the query's single value is non-zero. */
+static int sql_true(dbw *w, const char *sql)
+{
+    sqlite3 *db = dbw_db(w);
+    sqlite3_stmt *q;
+    int r = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+        r = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+        sqlite3_finalize(q);
+    }
+    return r;
+}
+
+/* Runs the binding only where it has work: flow ids that are not connection
+ * ids themselves, API slices without a connection id. */
+tb_status load_books_bind_h2d(dbw *w, tb_error *err)
+{
+    static const char h2d[] = "(SELECT id FROM STRING_IDS WHERE value = 'HostToDevice')";
+    char q[512];
+    snprintf(q, sizeof q,
+             "SELECT EXISTS (SELECT 1 FROM TB_FLOW WHERE cat = %s AND toNs IS NOT NULL"
+             " AND (connectionId IS NULL OR connectionId >= 4294967296))",
+             h2d);
+    tb_status st = TB_OK;
+    if (sql_true(w, q))
+        st = dbw_exec(w, bind_h2d_flows_sql, err);
+    if (st == TB_OK && sql_true(w, "SELECT EXISTS (SELECT 1 FROM CANN_API WHERE connectionId IS NULL)")) {
+        snprintf(q, sizeof q, "SELECT EXISTS (SELECT 1 FROM TB_FLOW WHERE cat = %s)", h2d);
+        if (sql_true(w, q))
+            st = dbw_exec(w, bind_h2d_api_sql, err);
+    }
+    return st;
+}
+
+/*
+ * The rankId of each rank of the load. Ranks are numbered 0, 1, ... in input
+ * order while loading (a DB that holds several ranks takes several numbers
+ * in a row); the ids the inputs name (profiler_info_N.json, else what a file
+ * of the group says: distributedInfo.rank, a DB's RANK_DEVICE_MAP or, for a
+ * DB that holds several ranks, its own rankIds) replace them only when every
+ * rank names one and no two name the same. Otherwise, the numbering in input
+ * order stays, which keeps the ranks of every input apart; two inputs that
+ * name the same rank are warned about. who[p] is the first input of rank p
+ * (an index into src); final[p] receives the rankId of rank p.
+ */
+tb_status load_books_apply_ranks(dbw *w, const int64_t *claim, const size_t *who, const src_info *src, size_t nranks,
+                                 int64_t *final, warn_log *wl, tb_error *err)
+{
+    int usable = 1, changed = 0, clash = 0;
+    for (size_t g = 0; g < nranks; g++) {
+        final[g] = (int64_t)g;
+        if (claim[g] < 0)
+            usable = 0;
+        for (size_t h = 0; h < g && !clash; h++) {
+            if (claim[g] >= 0 && claim[h] == claim[g]) {
+                char msg[2048];
+                clash = 1;
+                snprintf(msg, sizeof msg, "%s and %s both name rank %lld: ranks are numbered in input order",
+                         src[who[h]].path, src[who[g]].path, (long long)claim[g]);
+                load_warn_src(wl, msg, (int64_t)who[g] + 1);
+            }
+        }
+        changed |= claim[g] != (int64_t)g;
+    }
+    if (!usable || clash || !changed)
+        return TB_OK;
+    /* one UPDATE per table, through a map of the numbers that change */
+    tb_status st = dbw_exec(w, "CREATE TEMP TABLE tb_rank_map (p INTEGER PRIMARY KEY, f INTEGER)", err);
+    sqlite3 *db = dbw_db(w);
+    sqlite3_stmt *q = NULL;
+    if (st == TB_OK && sqlite3_prepare_v2(db, "INSERT INTO tb_rank_map VALUES(?, ?)", -1, &q, NULL) != SQLITE_OK)
+        st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+    for (size_t g = 0; g < nranks && st == TB_OK; g++) {
+        if (claim[g] == (int64_t)g)
+            continue;
+        sqlite3_bind_int64(q, 1, (int64_t)g);
+        sqlite3_bind_int64(q, 2, claim[g]);
+        if (sqlite3_step(q) != SQLITE_DONE)
+            st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    q = NULL;
+    char **tables = NULL;
+    size_t nt = 0;
+    if (st == TB_OK && sqlite3_prepare_v2(db,
+                                          "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
+                                          " WHERE m.type = 'table' AND c.name = 'rankId'",
+                                          -1, &q, NULL) != SQLITE_OK)
+        st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+    while (st == TB_OK && sqlite3_step(q) == SQLITE_ROW) {
+        char **nv = realloc(tables, (nt + 1) * sizeof *nv);
+        if (!nv || !(nv[nt] = strdup((const char *)sqlite3_column_text(q, 0)))) {
+            if (nv)
+                tables = nv;
+            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        tables = nv;
+        nt++;
+    }
+    sqlite3_finalize(q);
+    for (size_t t = 0; t < nt && st == TB_OK; t++) {
+        char sql[512];
+        snprintf(sql, sizeof sql,
+                 "UPDATE \"%s\" SET rankId = (SELECT f FROM tb_rank_map WHERE p = rankId)"
+                 " WHERE rankId IN (SELECT p FROM tb_rank_map)",
+                 tables[t]);
+        st = dbw_exec(w, sql, err);
+    }
+    for (size_t t = 0; t < nt; t++)
+        free(tables[t]);
+    free(tables);
+    if (st == TB_OK)
+        st = dbw_exec(w, "DROP TABLE tb_rank_map", err);
+    if (st == TB_OK)
+        for (size_t g = 0; g < nranks; g++)
+            final[g] = claim[g];
+    return st;
+}
+
+/* Rows of cluster-level files belong to no rank unless they name one. */
+tb_status load_books_clear_cluster(dbw *w, tb_error *err)
+{
+    sqlite3 *db = dbw_db(w);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
+                           " WHERE m.type = 'table' AND c.name = 'rankId'",
+                           -1, &q, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+    char sql[64][160];
+    int n = 0;
+    while (n < 64 && sqlite3_step(q) == SQLITE_ROW)
+        snprintf(sql[n++], sizeof sql[0], "UPDATE \"%.100s\" SET rankId = NULL WHERE rankId = %d",
+                 (const char *)sqlite3_column_text(q, 0), TB_CLUSTER_RANK);
+    sqlite3_finalize(q);
+    tb_status st = TB_OK;
+    for (int i = 0; i < n && st == TB_OK; i++)
+        st = dbw_exec(w, sql[i], err);
+    return st;
+}

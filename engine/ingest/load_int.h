@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * load_int.h - what the three files of the load driver share.
+ *
+ * load_driver.c runs a load (tb_load): it finds the inputs, groups them into
+ * ranks, loads each group's files through the importers and renames the
+ * finished DB into place. load_pool.c loads several groups at once on a
+ * small thread pool and replays their recordings in group order.
+ * load_books.c writes the bookkeeping tables once every file is in
+ * (TB_SOURCE, TB_RANK, RANK_DEVICE_MAP, SESSION_TIME_INFO, META_DATA,
+ * TB_WARNING) and runs the post-processing SQL that needs all rows
+ * (HostToDevice binding, rank numbering, cluster-level rows).
+ */
+#ifndef TB_INGEST_LOAD_INT_H
+#define TB_INGEST_LOAD_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "db/dbw.h"
+#include "ingest/detect.h"
+#include "ingest/importer.h"
+#include "ingest/msprof_db.h"
+#include "tracebook/load.h"
+
+/* Provisional rankId of rows from cluster-level files; NULL once loaded. */
+#define TB_CLUSTER_RANK (-1000000)
+
+typedef struct src_info {
+    char *path;
+    int kind;        /* IN_* */
+    size_t group;    /* rank group index */
+    int cluster;     /* from the cluster group: belongs to no rank */
+    int rank;        /* the load's rank of its rows (the first rank of a DB that holds several) */
+    int multi;       /* a DB that holds several ranks: TB_SOURCE names none */
+    int64_t hint;    /* rank named by profiler_info_<N>.json in its rank root, -1 none */
+    int64_t bytes, mtime_ns;
+    trace_import_result r;
+} src_info;
+
+/* Warnings of a load: shown through the caller's callback as they come, and
+ * kept for TB_WARNING (written with the other load_books_write rows). A group
+ * loading in parallel keeps its own log, shown and kept in the load's log
+ * when the group is replayed, so warnings come in input order. */
+typedef struct warn_log {
+    const tb_load_options *opt;
+    tb_load_result *res;        /* counts the warnings; NULL in a group's own log */
+    pthread_mutex_t *cb_mu;     /* held around the caller's callbacks when threads load, else NULL */
+    int live;                   /* show each warning through opt->warn at once */
+    int64_t source;             /* TB_SOURCE id of the file being read */
+    int64_t *src_ids;
+    char **msgs;
+    size_t n, cap;
+} warn_log;
+
+
+/* The files of one rank group (or the cluster-level files), loaded one after
+ * the other; groups are what loads in parallel. */
+typedef struct unit {
+    size_t first, n;      /* src[first .. first + n) */
+    int rank;             /* the load's rank of its rows (its first, for a DB that holds several) */
+    size_t nranks;        /* ranks it gives: 0 for cluster-level files, several for such a DB */
+    int cluster;
+    db_ranks dbr;         /* the ranks of its first file, a DB that holds several (else empty) */
+    /* parallel loading (guarded by the pool's lock) */
+    int state;            /* U_WAITING, U_RUNNING, U_DONE */
+    tb_status st;
+    tb_error err;
+    dbw *rec;             /* its recording (every group but the first) */
+    import_ids used;      /* the recording's counters, started at 1 */
+    warn_log wl;          /* its warnings, until it is replayed */
+} unit;
+
+enum { U_WAITING, U_RUNNING, U_DONE };
+
+
+/* What the loading of the groups shares. */
+typedef struct load_ctx {
+    const tb_load_options *opt;
+    src_info *src;
+    unit *units;
+    size_t nunits;
+} load_ctx;
+
+/* ---- load_driver.c: warnings and the importers' callbacks ---- */
+
+/* Shows msg (when the log is live) and keeps it as a warning of source src. */
+void load_warn_src(warn_log *wl, const char *msg, int64_t src);
+/* The same for the file being read (wl->source). */
+void load_warn_add(warn_log *wl, const char *msg);
+void load_warnf(warn_log *wl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Frees the kept messages; the log can be used again. */
+void load_warn_log_free(warn_log *wl);
+/* Importer callbacks; ctx is a warn_log. */
+void load_import_warn(void *ctx, const char *msg);
+void load_import_progress(void *ctx, const char *file, uint64_t done, uint64_t total);
+
+/*
+ * Loads the files of one group into sink, one after the other, drawing ids
+ * from ids. w is the writer or recorder behind the sink (its error explains
+ * a failed row; a recorder also gets a mark before each file). Warnings go
+ * to wl. Returns TB_OK or the first error, with err set and naming the file.
+ */
+tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row_sink *sink, import_ids *ids,
+                    warn_log *wl, tb_error *err);
+/* Adds a loaded group's counts to the result. */
+void load_count_unit(const load_ctx *L, const unit *g, tb_load_result *res);
+
+/* ---- load_pool.c ---- */
+
+/* How many threads load groups: opt->jobs, else TRACEBOOK_JOBS, else the
+ * online CPUs up to 4; never more than there are groups. */
+size_t load_pool_jobs(const tb_load_options *opt, size_t nunits);
+/*
+ * Loads every group of L with jobs threads (>= 2) into w: the first group
+ * directly, the others into recordings (beside out_tmp) replayed in group
+ * order. Counts go to res, warnings to wl in input order.
+ */
+tb_status load_pool_run(load_ctx *L, dbw *w, import_ids *ids, warn_log *wl, size_t jobs, const char *out_tmp,
+                        tb_load_result *res, tb_error *err);
+
+/* ---- load_books.c ---- */
+
+/* TB_WARNING rows of the load's warnings. */
+tb_status load_books_warnings(dbw *w, const warn_log *wl, tb_error *err);
+/* TB_SOURCE, TB_SOURCE_COUNT, RANK_DEVICE_MAP, TB_RANK, SESSION_TIME_INFO and
+ * META_DATA rows; final[p] is the rankId of provisional rank p. */
+tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units, size_t nunits,
+                           const int64_t *final, const input_file *ignored, size_t n_ignored,
+                           const tb_load_options *opt, tb_error *err);
+/* Binds CANN_API rows to their tasks through HostToDevice flows. */
+tb_status load_books_bind_h2d(dbw *w, tb_error *err);
+/* Numbers the ranks (see load_books.c); final[p] receives rank p's rankId. */
+tb_status load_books_apply_ranks(dbw *w, const int64_t *claim, const size_t *who, const src_info *src, size_t nranks,
+                                 int64_t *final, warn_log *wl, tb_error *err);
+/* Rows of cluster-level files belong to no rank unless they name one. */
+tb_status load_books_clear_cluster(dbw *w, tb_error *err);
+
+#endif

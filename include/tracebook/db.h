@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * db.h - the unified trace DB: its names and its identity.
+ *
+ * A DB that tracebook wrote holds the msprof tables plus its own TB_ tables
+ * (TB_SOURCE: the files it was loaded from). These calls answer questions
+ * about such a DB without loading anything.
+ */
+#ifndef TRACEBOOK_DB_H
+#define TRACEBOOK_DB_H
+
+#include <stddef.h>
+
+#include "tracebook/error.h"
+
+/*
+ * Computes the default DB name `msprof_<UTC YYYYMMDDhhmmss>.db` for an
+ * already loaded DB: the session start taken from the data. Writes into out.
+ */
+tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_error *err);
+
+/* 1 when db_path is a DB that tracebook wrote (has TB_SOURCE), or does not exist. */
+int tb_db_is_own(const char *db_path);
+
+#endif
