@@ -179,6 +179,17 @@ static void on_warn(void *ctx, const char *msg)
         fprintf(stderr, "tracebook: warning: %s\n", msg);
 }
 
+static void on_load_note(void *ctx, const char *msg)
+{
+    cli *c = ctx;
+    if (c->progress_shown) {
+        fputs("\r\033[K", stderr);
+        c->progress_shown = 0;
+    }
+    if (!c->quiet)
+        fprintf(stderr, "tracebook: note: %s\n", msg);
+}
+
 static void on_progress(void *ctx, const char *file, uint64_t done, uint64_t total)
 {
     cli *c = ctx;
@@ -239,7 +250,7 @@ static int parse_opts(cli *c, int argc, char **argv, const char *usage, int allo
 static tb_status run_load(cli *c, const char *out, tb_error *err)
 {
     tb_load_options o = {.inputs = c->inputs, .n_inputs = c->n_inputs, .output = out, .strict = c->strict,
-                         .keep_python_functions = c->keep_python, .warn = on_warn,
+                         .keep_python_functions = c->keep_python, .warn = on_warn, .note = on_load_note,
                          .progress = isatty(STDERR_FILENO) ? on_progress : NULL, .ctx = c};
     tb_load_result r;
     tb_status st = tb_load(&o, &r, err);
@@ -350,7 +361,7 @@ static int cmd_info(int argc, char **argv)
         char path[PATH_MAX];
         int reused = 0;
         tb_load_options o = {.inputs = c.inputs, .n_inputs = c.n_inputs, .strict = c.strict,
-                             .keep_python_functions = c.keep_python, .warn = on_warn,
+                             .keep_python_functions = c.keep_python, .warn = on_warn, .note = on_load_note,
                              .progress = isatty(STDERR_FILENO) ? on_progress : NULL, .ctx = &c};
         st = tb_cache_load(&o, c.rebuild, path, sizeof path, &reused, &err);
         if (c.progress_shown) {
@@ -538,6 +549,7 @@ static tb_status obtain_db(cli *c, char *path, size_t n, tb_error *err)
     }
     int reused = 0;
     tb_load_options o = {.inputs = c->inputs, .n_inputs = c->n_inputs, .strict = c->strict, .warn = on_warn,
+                         .note = on_load_note,
                          .progress = isatty(STDERR_FILENO) ? on_progress : NULL, .ctx = c};
     tb_status st = tb_cache_load(&o, c->rebuild, path, n, &reused, err);
     if (c->progress_shown) {

@@ -7,8 +7,8 @@
  * DB stage (engine/db) implements the sink with prepared INSERTs and interns
  * strings through STRING_IDS.
  */
-#ifndef TB_INGEST_ROWS_H
-#define TB_INGEST_ROWS_H
+#ifndef TB_DB_ROWS_H
+#define TB_DB_ROWS_H
 
 #include <stddef.h>
 #include <stdint.h>

@@ -8,8 +8,8 @@
  * -shm file or checkpoint the log into it); any other DB is opened immutable,
  * which takes no locks and creates no files.
  */
-#ifndef TB_INGEST_SQLITE_INPUT_H
-#define TB_INGEST_SQLITE_INPUT_H
+#ifndef TB_DB_SQLITE_INPUT_H
+#define TB_DB_SQLITE_INPUT_H
 
 #include <limits.h>
 #include <sqlite3.h>

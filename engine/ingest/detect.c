@@ -29,6 +29,7 @@
 #include "ingest/msprof_db.h"
 #include "ingest/npu_json.h"
 #include "ingest/npu_text.h"
+#include "ingest/own_outputs.h"
 #include "ingest/topsprof.h"
 
 #define MAX_DEPTH 5
@@ -146,10 +147,19 @@ static int add_file(input_file **v, size_t *n, size_t *cap, const char *path, in
         *v = nv;
         *cap = nc;
     }
+    memset(&(*v)[*n], 0, sizeof **v);
     if (!((*v)[*n].path = strdup(path)))
         return -1;
     (*v)[*n].kind = kind;
     (*n)++;
+    return 0;
+}
+
+int detect_add_ignored(input_set *set, const char *path, const char *note)
+{
+    if (add_file(&set->ignored, &set->n_ignored, &set->cap_ignored, path, IN_IGNORED))
+        return -1;
+    set->ignored[set->n_ignored - 1].note = note;
     return 0;
 }
 
@@ -231,6 +241,10 @@ static int walk(walker *w, const char *dir, int depth)
         n++;
     }
     closedir(d);
+    /* what a tracebook run wrote here is not an input (own_outputs.c) */
+    own_list own = {0};
+    if (rc == 0 && own_list_load(dir, &own))
+        rc = -1;
     /* sorted, so ranks and files come in a stable order */
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
@@ -262,6 +276,11 @@ static int walk(walker *w, const char *dir, int depth)
         }
         if (!S_ISREG(st.st_mode))
             continue;
+        if (own.n && (own_list_has(&own, names[i]) || !strcmp(names[i], "tracebook_run.json"))) {
+            if (detect_add_ignored(w->set, path, own_list_has(&own, names[i]) ? OWN_NOTE_RUN_FILE : OWN_NOTE_RUN_META))
+                rc = -1;
+            continue;
+        }
         int kind = classify(path, names[i]);
         if (kind < 0) {
             snprintf(w->bad, sizeof w->bad, "%s", path);
@@ -297,6 +316,7 @@ static int walk(walker *w, const char *dir, int depth)
     for (size_t i = 0; i < n; i++)
         free(names[i]);
     free(names);
+    own_list_free(&own);
     return rc;
 }
 
@@ -347,6 +367,7 @@ tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_e
             rank_group *g = add_group(out, p);
             if (!g || add_file(&g->files, &g->n, &g->cap, p, kind))
                 goto nomem;
+            g->files[g->n - 1].named = 1;
             continue;
         }
         /* the -dir itself may be one rank's root */
@@ -383,6 +404,19 @@ tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_e
                         "no input found (looked for msprof/torch_npu timelines and DBs, Kineto traces, "
                         "topsprof listings)");
             goto fail;
+        }
+    }
+    /* a tracebook DB loaded from inputs of this run would count them twice */
+    if (own_drop_derived(out, err) != TB_OK)
+        goto fail;
+    for (size_t g = 0; g < out->n;) {
+        if (out->groups[g].n == 0) {
+            free(out->groups[g].root);
+            free(out->groups[g].files);
+            memmove(&out->groups[g], &out->groups[g + 1], (out->n - g - 1) * sizeof *out->groups);
+            out->n--;
+        } else {
+            g++;
         }
     }
     for (size_t g = 0; g < out->n; g++)

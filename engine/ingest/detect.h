@@ -33,6 +33,9 @@ enum input_kind {
 typedef struct input_file {
     char *path;
     int kind;
+    int named;            /* named as a -dir of its own (not found by scanning) */
+    int own_db;           /* a DB that tracebook wrote: 1, 0 no, -1 not known */
+    const char *note;     /* files not read: why (static), NULL = not a format tracebook reads */
 } input_file;
 
 typedef struct rank_group {
@@ -51,9 +54,17 @@ typedef struct input_set {
     size_t n_ignored, cap_ignored;
 } input_set;
 
-/* Finds the inputs under paths. Fills out (free with input_set_free). */
+/*
+ * Finds the inputs under paths. Fills out (free with input_set_free).
+ * tracebook's own outputs are not inputs (own_outputs.c): files listed by a
+ * tracebook_run.json, and tracebook DBs loaded from inputs of this run, go
+ * to out->ignored with the reason.
+ */
 tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_error *err);
 void input_set_free(input_set *set);
+
+/* Adds path to set->ignored with note (static, may be NULL). Returns 0, or -1 when out of memory. */
+int detect_add_ignored(input_set *set, const char *path, const char *note);
 
 /* The name of an input kind (static). */
 const char *input_kind_name(int kind);

@@ -223,12 +223,13 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
         sqlite3_bind_int64(s_src, 1, (int64_t)(nsrc + i) + 1);
         sqlite3_bind_null(s_src, 2);
         sqlite3_bind_text(s_src, 3, ignored[i].path, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s_src, 4, "ignored", -1, SQLITE_STATIC);
+        sqlite3_bind_text(s_src, 4, ignored[i].note ? "skipped" : "ignored", -1, SQLITE_STATIC);
         sqlite3_bind_int64(s_src, 5, bytes);
         sqlite3_bind_int64(s_src, 6, mtime);
         sqlite3_bind_int64(s_src, 7, 0);
         sqlite3_bind_int64(s_src, 8, 0);
-        sqlite3_bind_text(s_src, 9, "not a format tracebook reads", -1, SQLITE_STATIC);
+        sqlite3_bind_text(s_src, 9, ignored[i].note ? ignored[i].note : "not a format tracebook reads", -1,
+                          SQLITE_STATIC);
         bind_relative(s_src, opt, ignored[i].path);
         if (sqlite3_step(s_src) != SQLITE_DONE)
             goto dberr;

@@ -390,6 +390,13 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     set.ignored = NULL;
     set.n_ignored = 0;
     input_set_free(&set);
+    for (size_t i = 0; i < n_ignored && opt->note; i++) {
+        if (!ignored[i].note)
+            continue;
+        char msg[PATH_MAX + 256];
+        snprintf(msg, sizeof msg, "%s: not read: %s", ignored[i].path, ignored[i].note);
+        opt->note(opt->ctx, msg);
+    }
 
     /* the output never replaces an input; an input given twice loads once */
     struct stat ost;

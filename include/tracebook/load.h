@@ -40,6 +40,9 @@ typedef struct tb_load_options {
     int keep_python_functions;  /* keep Kineto python_function events (TB_EVENT) */
     /* Called with each warning (may be NULL). */
     void (*warn)(void *ctx, const char *msg);
+    /* Called with notes that are no problem, such as a file passed over
+     * because tracebook wrote it (may be NULL). */
+    void (*note)(void *ctx, const char *msg);
     /* Called now and then while a file loads (may be NULL). With several
      * ranks loading at once, the callbacks come from the loading threads,
      * never two at a time. */

@@ -832,14 +832,103 @@ def _(t):
     # -o DIR: the default name in that directory
     out = t.mkdir("out")
     r = t.run(["export", "db", "-dir", d, "-o", out])
-    t.expect(r, 0, out=os.path.join(out, name) + "\n", err="", what="-o DIR")
+    # the DB beside the input was loaded from it: passed over, not a second rank
+    t.expect(r, 0, out=os.path.join(out, name) + "\n",
+             err="tracebook: note: %s: not read: a tracebook DB loaded from inputs of this same run\n" % db,
+             what="-o DIR")
     t.eq(listing(out), [name], "files in the -o directory")
-    r = t.run(["export", "db", "-dir", d, "-o", out + "/"])
+    odb = os.path.join(out, name)
+    if os.path.exists(odb):
+        t.eq(scalar(odb, "SELECT count(DISTINCT rankId) FROM TASK"), 1, "-o DIR: ranks")
+        t.eq(scalar(odb, "SELECT count(*) FROM TASK"), scalar(db, "SELECT count(*) FROM TASK"), "-o DIR: tasks")
+        t.eq(scalar(odb, "SELECT kind || ' ' || note FROM TB_SOURCE WHERE path = '%s'" % db),
+             "skipped a tracebook DB loaded from inputs of this same run", "-o DIR: TB_SOURCE row of the DB")
+    r = t.run(["export", "db", "-dir", d, "-o", out + "/", "--quiet"])
     t.eq(r.rc, 0, "-o DIR/: exit code (%r)" % r)
     t.check(r.out.endswith("\n") and os.path.exists(r.out[:-1]) and
             os.path.samefile(r.out[:-1], os.path.join(out, name)), "-o DIR/: prints the DB's path: %r" % r.out)
     t.eq(listing(out), [name], "files in the -o directory after -o DIR/")
     t.eq(fingerprint(trace), before, "the input (sha256, size, mtime) after the runs")
+
+
+@case("own outputs: a DB exported beside its inputs is not loaded again with them")
+def _(t):
+    d = t.mkdir("run")
+    shutil.copyfile(ASCEND, os.path.join(d, "trace_view.json"))
+    first = os.path.join(t.mkdir("first"), "a.db")
+    t.expect(t.run(["export", "db", "-dir", d, "-o", first]), 0, out=first + "\n", err="")
+    tasks = scalar(first, "SELECT count(*) FROM TASK")
+    # two exports into the input folder itself, then a third run over the folder
+    inside = os.path.join(d, "inside.db")
+    t.expect(t.run(["export", "db", "-dir", d, "-o", inside]), 0, out=inside + "\n", err="")
+    again = os.path.join(d, "again.db")
+    r = t.run(["export", "db", "-dir", d, "-o", again])
+    t.expect(r, 0, out=again + "\n",
+             err="tracebook: note: %s: not read: a tracebook DB loaded from inputs of this same run\n" % inside)
+    last = os.path.join(t.mkdir("last"), "b.db")
+    r = t.run(["export", "db", "-dir", d, "-o", last, "--quiet"])
+    t.expect(r, 0, out=last + "\n", err="")
+    if os.path.exists(last):
+        t.eq(scalar(last, "SELECT count(*) FROM TASK"), tasks, "tasks: the trace's, once")
+        t.eq(scalar(last, "SELECT count(DISTINCT rankId) FROM TASK"), 1, "ranks")
+        t.eq(scalar(last, "SELECT group_concat(relPath, ' ') FROM (SELECT relPath FROM TB_SOURCE"
+                          " WHERE kind = 'skipped' ORDER BY relPath)"), "again.db inside.db", "skipped files")
+    # named on its own, a tracebook DB loads, even beside its inputs
+    named = os.path.join(t.mkdir("named"), "n.db")
+    t.expect(t.run(["export", "db", "-dir", d, "-dir", inside, "-o", named, "--quiet"]), 0, out=named + "\n")
+    if os.path.exists(named):
+        t.eq(scalar(named, "SELECT count(DISTINCT rankId) FROM TASK"), 2, "-dir FILE.db: a rank of its own")
+
+
+@case("own outputs: a folder of tracebook DBs alone loads them all")
+def _(t):
+    shards = t.mkdir("shards")
+    for i, src in enumerate((ASCEND, KINETO)):
+        out = os.path.join(shards, "shard%d.db" % i)
+        t.expect(t.run(["export", "db", "-dir", src, "-o", out]), 0, out=out + "\n", err="")
+    merged = os.path.join(t.mkdir("merged"), "m.db")
+    r = t.run(["export", "db", "-dir", shards, "-o", merged])
+    t.expect(r, 0, out=merged + "\n")
+    # both shards hold a rank 0: numbered in input order, with the usual warning, no note
+    t.check(r.err.startswith("tracebook: warning: ") and "both name rank 0" in r.err and "note" not in r.err,
+            "stderr: %r" % r.err)
+    if os.path.exists(merged):
+        t.eq(scalar(merged, "SELECT count(DISTINCT rankId) FROM TASK"), 2, "ranks of the two shards")
+        t.eq(scalar(merged, "SELECT count(*) FROM TB_SOURCE WHERE kind = 'skipped'"), 0, "nothing skipped")
+
+
+@case("own outputs: report files listed in tracebook_run.json are passed over; other files load")
+def _(t):
+    d = t.mkdir("prof")
+    shutil.copyfile(ASCEND, os.path.join(d, "trace_view.json"))
+    spec = os.path.join(SAMPLES, "specs", "nightly.yaml")
+    base = t.mkdir("base")
+    t.expect(t.run(["report", "-dir", d, "--spec", spec, "-o", base, "--quiet"]), 0, err="")
+    # the reports written into the input folder itself
+    t.expect(t.run(["report", "-dir", d, "--spec", spec, "-o", d, "--quiet"]), 0, err="")
+    meta = json.loads(read(os.path.join(d, "tracebook_run.json")))
+    written = sorted(f for rep in meta["reports"] for f in rep.get("files", []))
+    t.check(len(written) >= 4, "the run wrote its files into the input folder: %r" % written)
+    # a file tracebook did not write, in a format it reads, still loads
+    shutil.copyfile(KINETO, os.path.join(d, "kineto_trace.json"))
+    db = os.path.join(t.mkdir("db"), "x.db")
+    r = t.run(["export", "db", "-dir", d, "-o", db])
+    t.eq(r.rc, 0, "exit code (%r)" % r)
+    notes = sorted(l for l in r.err.splitlines())
+    t.eq(len(notes), len(written) + 1, "one note per file passed over, and the metadata: %r" % notes)
+    t.check(all(l.startswith("tracebook: note: ") for l in notes), "notes only: %r" % notes)
+    if os.path.exists(db):
+        t.eq(scalar(db, "SELECT group_concat(relPath, ' ') FROM (SELECT relPath FROM TB_SOURCE"
+                        " WHERE kind NOT IN ('skipped', 'ignored') ORDER BY relPath)"),
+             "kineto_trace.json trace_view.json", "files loaded")
+        t.eq(scalar(db, "SELECT count(*) FROM TB_SOURCE WHERE kind = 'skipped'"), len(written) + 1, "files skipped")
+    # and the reports of a second run equal the first's
+    again = t.mkdir("again")
+    t.expect(t.run(["report", "-dir", os.path.join(d, "trace_view.json"), "--spec", spec, "-o", again, "--quiet"]),
+             0, err="")
+    for f in written:
+        if f.endswith(".csv"):
+            t.eq(read(os.path.join(again, f)), read(os.path.join(base, f)), "%s: same as the first run" % f)
 
 
 @case("output DB permissions follow the umask (0644 with umask 022)")

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * own_outputs.h - telling tracebook's own outputs from inputs (own_outputs.c).
+ */
+#ifndef TB_INGEST_OWN_OUTPUTS_H
+#define TB_INGEST_OWN_OUTPUTS_H
+
+#include <stddef.h>
+
+#include "ingest/detect.h"
+#include "tracebook/error.h"
+
+/* Why a file was passed over (the TB_SOURCE note of a skipped file). */
+#define OWN_NOTE_RUN_FILE "an output of tracebook, listed in tracebook_run.json beside it"
+#define OWN_NOTE_RUN_META "tracebook's run metadata (tracebook_run.json)"
+#define OWN_NOTE_DERIVED "a tracebook DB loaded from inputs of this same run"
+
+/* The files a tracebook_run.json lists as outputs of its run: base names in its folder. */
+typedef struct own_list {
+    char **names;   /* sorted, new strings */
+    size_t n;
+} own_list;
+
+/*
+ * Reads DIR/tracebook_run.json when there is one and fills out with every
+ * file name it lists under a "files" key (at any depth, so later output
+ * kinds are covered too). A missing or unreadable file gives an empty list:
+ * the folder then holds no outputs of tracebook that it knows of. Returns 0,
+ * or -1 when out of memory.
+ */
+int own_list_load(const char *dir, own_list *out);
+
+/* 1 when name is in the list. */
+int own_list_has(const own_list *l, const char *name);
+
+void own_list_free(own_list *l);
+
+/*
+ * Passes over the tracebook DBs that scanning found (not the ones named as
+ * a -dir of their own) when one of the files their TB_SOURCE lists is an
+ * input of this same run: such a DB was loaded from those inputs and would
+ * count every row twice. A folder of tracebook DBs alone (shards, merged
+ * nights) keeps them. Moves each such DB to set->ignored with the note
+ * OWN_NOTE_DERIVED.
+ */
+tb_status own_drop_derived(input_set *set, tb_error *err);
+
+#endif
