@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "metrics/metrics.h"
+#include "report/sandbox.h"
 #include "report/sqlfuncs.h"
 #include "report/window.h"
 #include "tracebook/error.h"
@@ -37,8 +38,7 @@
 typedef struct runner {
     const tb_run_options *opt;
     sqlite3 *db;
-    int trusted;            /* 1 while the runner itself runs SQL */
-    char denied[160];       /* what the authorizer refused last */
+    sandbox sb;             /* what report SQL may do; trusted while the runner itself runs SQL */
     int64_t steps;          /* VM steps of the current statement, in units of STEP_CHUNK */
     int64_t max_chunks;
     int budget_hit;
@@ -50,98 +50,12 @@ typedef struct runner {
 
 #define STEP_CHUNK 1000
 
-/* --- sandbox ------------------------------------------------------------ */
-
-static const char *action_name(int code)
-{
-    switch (code) {
-    case SQLITE_INSERT: return "INSERT";
-    case SQLITE_UPDATE: return "UPDATE";
-    case SQLITE_DELETE: return "DELETE";
-    case SQLITE_ATTACH: return "ATTACH";
-    case SQLITE_DETACH: return "DETACH";
-    case SQLITE_PRAGMA: return "PRAGMA";
-    case SQLITE_TRANSACTION: return "a transaction statement";
-    case SQLITE_SAVEPOINT: return "SAVEPOINT";
-    case SQLITE_ALTER_TABLE: return "ALTER TABLE";
-    case SQLITE_REINDEX: return "REINDEX";
-    case SQLITE_ANALYZE: return "ANALYZE";
-    case SQLITE_CREATE_VTABLE: return "CREATE VIRTUAL TABLE";
-    case SQLITE_DROP_VTABLE: return "DROP VIRTUAL TABLE";
-    case SQLITE_CREATE_INDEX: case SQLITE_CREATE_TEMP_INDEX: return "CREATE INDEX";
-    case SQLITE_CREATE_TABLE: case SQLITE_CREATE_TEMP_TABLE: return "CREATE TABLE";
-    case SQLITE_CREATE_TRIGGER: case SQLITE_CREATE_TEMP_TRIGGER: return "CREATE TRIGGER";
-    case SQLITE_CREATE_VIEW: case SQLITE_CREATE_TEMP_VIEW: return "CREATE VIEW";
-    case SQLITE_DROP_INDEX: case SQLITE_DROP_TEMP_INDEX: return "DROP INDEX";
-    case SQLITE_DROP_TABLE: case SQLITE_DROP_TEMP_TABLE: return "DROP TABLE";
-    case SQLITE_DROP_TRIGGER: case SQLITE_DROP_TEMP_TRIGGER: return "DROP TRIGGER";
-    case SQLITE_DROP_VIEW: case SQLITE_DROP_TEMP_VIEW: return "DROP VIEW";
-    default: return "this statement";
-    }
-}
-
-/* Read-only PRAGMAs a report may query (also as pragma_xxx() functions);
- * for these the value is an argument (a table name), never a setting. */
-static int pragma_allowed(const char *name, const char *value)
-{
-    (void)value;
-    static const char *const ok[] = {"table_info", "table_xinfo", "index_list", "index_info", "index_xinfo",
-                                     "foreign_key_list", "function_list", "collation_list", "table_list"};
-    for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
-        if (name && sqlite3_stricmp(name, ok[i]) == 0)
-            return 1;
-    return 0;
-}
-
-static int authorize(void *ctx, int code, const char *a, const char *b, const char *dbname, const char *trigger)
-{
-    runner *r = ctx;
-    (void)dbname;
-    (void)trigger;
-    if (r->trusted)
-        return SQLITE_OK;
-    switch (code) {
-    case SQLITE_SELECT:
-    case SQLITE_READ:
-    case SQLITE_RECURSIVE:
-        return SQLITE_OK;
-    case SQLITE_FUNCTION:
-        if (b && (sqlite3_stricmp(b, "load_extension") == 0 || sqlite3_stricmp(b, "readfile") == 0 ||
-                  sqlite3_stricmp(b, "writefile") == 0)) {
-            if (!r->denied[0])
-                snprintf(r->denied, sizeof r->denied, "the function %s() is not allowed in report SQL", b);
-            return SQLITE_DENY;
-        }
-        return SQLITE_OK;
-    case SQLITE_PRAGMA:
-        if (pragma_allowed(a, b))
-            return SQLITE_OK;
-        if (!r->denied[0])
-            snprintf(r->denied, sizeof r->denied, "PRAGMA %s%s%s is not allowed: report SQL is read-only", a ? a : "",
-                 b ? " = " : "", b ? b : "");
-        return SQLITE_DENY;
-    case SQLITE_INSERT:
-    case SQLITE_UPDATE:
-    case SQLITE_DELETE:
-        /* CREATE and DROP first ask to change their schema row, then to
-         * create or drop: refuse that second request, so that the message
-         * names the statement (defensive mode and the refused PRAGMA
-         * writable_schema keep the schema table itself unwritable) */
-        if (a && (!sqlite3_stricmp(a, "sqlite_master") || !sqlite3_stricmp(a, "sqlite_temp_master")))
-            return SQLITE_OK;
-        /* fall through */
-    default:
-        /* the first refusal names the statement (DROP TABLE, then its DELETE) */
-        if (!r->denied[0])
-            snprintf(r->denied, sizeof r->denied, "%s is not allowed: report SQL is read-only", action_name(code));
-        return SQLITE_DENY;
-    }
-}
+/* --- budget ------------------------------------------------------------- */
 
 static int progress(void *ctx)
 {
     runner *r = ctx;
-    if (r->trusted)
+    if (r->sb.trusted)
         return 0;
     if (++r->steps > r->max_chunks) {
         r->budget_hit = 1;
@@ -159,13 +73,6 @@ static tb_status open_db(runner *r, tb_error *err)
         return TB_ERR_DB;
     }
     sqlite3_extended_result_codes(r->db, 1);
-    sqlite3_db_config(r->db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
-    sqlite3_db_config(r->db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, NULL);
-    sqlite3_db_config(r->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
-    sqlite3_limit(r->db, SQLITE_LIMIT_ATTACHED, 0);
-    /* a value larger than this (randomblob(9e8), a string built in a
-     * recursive CTE) is an error, not gigabytes of memory */
-    sqlite3_limit(r->db, SQLITE_LIMIT_LENGTH, TB_MAX_VALUE_BYTES);
     /* A DB that is not SQLite fails here, on the first read. */
     sqlite3_stmt *st = NULL;
     int rc = sqlite3_prepare_v2(r->db, "SELECT count(*) FROM main.sqlite_master WHERE name = 'STRING_IDS'", -1, &st,
@@ -181,7 +88,9 @@ static tb_status open_db(runner *r, tb_error *err)
     r->max_chunks = (o->max_steps > 0 ? o->max_steps : TB_DEFAULT_MAX_STEPS) / STEP_CHUNK;
     if (r->max_chunks < 1)
         r->max_chunks = 1;
-    sqlite3_set_authorizer(r->db, authorize, r);
+    tb_status st2 = sandbox_install(&r->sb, r->db, o->db_path, err);
+    if (st2 != TB_OK)
+        return st2;
     sqlite3_progress_handler(r->db, STEP_CHUNK, progress, r);
     return TB_OK;
 }
@@ -482,9 +391,9 @@ static tb_status sql_error(runner *r, const tb_spec_report *rep, const char *sql
 {
     /* a refusal of the authorizer surfaces as SQLITE_AUTH, or as a plain
      * error for a refused function: its reason is the message either way */
-    const char *msg = r->denied[0] ? r->denied : sqlite3_errmsg(r->db);
+    const char *msg = sandbox_message(&r->sb, r->db);
     /* SQL that does not compile is a broken spec (bad input), not a DB failure */
-    tb_status code = r->denied[0] || rc == SQLITE_AUTH ? TB_ERR_USAGE : TB_ERR_PARSE;
+    tb_status code = r->sb.denied[0] || rc == SQLITE_AUTH ? TB_ERR_USAGE : TB_ERR_PARSE;
     if (rep && rep->sql_pos.file) {
         long line, col;
         /* an offset into the wrapper maps back into the report's SQL */
@@ -517,7 +426,7 @@ static tb_status prepare_one(runner *r, const tb_spec_report *rep, const char *s
                              sqlite3_stmt **out, tb_error *err)
 {
     const char *tail = NULL;
-    r->denied[0] = 0;
+    r->sb.denied[0] = 0;
     int rc = sqlite3_prepare_v2(r->db, sql, -1, out, &tail);
     if (rc != SQLITE_OK)
         return sql_error(r, rep, sql, what, rc, err);
@@ -533,9 +442,9 @@ static tb_status prepare_one(runner *r, const tb_spec_report *rep, const char *s
         sqlite3_stmt *more = NULL;
         const char *t2 = NULL;
         /* only to see whether more text follows: never run */
-        r->trusted = 1;
+        r->sb.trusted = 1;
         rc = sqlite3_prepare_v2(r->db, tail, -1, &more, &t2);
-        r->trusted = 0;
+        r->sb.trusted = 0;
         if (rc != SQLITE_OK || more) {
             sqlite3_finalize(more);
             sqlite3_finalize(*out);
@@ -622,7 +531,7 @@ static tb_status pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, t
     tb_status rc = TB_OK;
     r->steps = 0;
     r->budget_hit = 0;
-    r->denied[0] = 0;
+    r->sb.denied[0] = 0;
     int s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         size_t k = 0;
@@ -668,7 +577,7 @@ static tb_status pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, t
                               "a query that never ends? raise the budget with --max-steps",
                               what, r->max_chunks * STEP_CHUNK);
         else
-            rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, r->denied[0] ? r->denied : sqlite3_errmsg(r->db));
+            rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sandbox_message(&r->sb, r->db));
     }
 done:
     free(cells);
@@ -740,9 +649,9 @@ static tb_status build_metric(runner *r, const metric_table *t, const char *opti
             return rc;
     }
     metric_ctx m = {.db = r->db, .options_json = options, .note = r->opt->note, .ctx = r->opt->ctx};
-    r->trusted = 1;
+    r->sb.trusted = 1;
     tb_status rc = t->build(&m, err);
-    r->trusted = 0;
+    r->sb.trusted = 0;
     if (rc)
         return rc;
     size_t slot = r->n_built;
@@ -801,7 +710,7 @@ static void runner_free_built(runner *r)
 /* Is the table (or view) there with at least one row? */
 static int has_rows(runner *r, const char *table)
 {
-    r->trusted = 1;
+    r->sb.trusted = 1;
     /* unqualified: the window's view when there is one, a computed table
      * (in temp, built before this check) when the name is one */
     char *q = sqlite3_mprintf("SELECT 1 FROM \"%w\" LIMIT 1", table);
@@ -809,7 +718,7 @@ static int has_rows(runner *r, const char *table)
     int yes = q && sqlite3_prepare_v2(r->db, q, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     sqlite3_free(q);
-    r->trusted = 0;
+    r->sb.trusted = 0;
     return yes;
 }
 
@@ -922,9 +831,9 @@ static tb_status runner_open(runner *r, const tb_run_options *opt, window_info *
     tb_status rc = open_db(r, err);
     if (rc)
         return rc;
-    r->trusted = 1;
+    r->sb.trusted = 1;
     rc = window_apply(r->db, &opt->window, wi, err);
-    r->trusted = 0;
+    r->sb.trusted = 0;
     return rc;
 }
 
@@ -954,6 +863,7 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
 done:
     runner_free_built(&r);
     window_info_finish(&wi);
+    sandbox_finish(&r.sb);
     sqlite3_close(r.db);
     return rc;
 }
@@ -983,6 +893,7 @@ done:
     columns_free(c, nc);
     runner_free_built(&r);
     window_info_finish(&wi);
+    sandbox_finish(&r.sb);
     sqlite3_close(r.db);
     return rc;
 }

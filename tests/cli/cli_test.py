@@ -38,6 +38,7 @@ import pty
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -1328,6 +1329,33 @@ def _(t):
                                "a query that never ends? raise the budget with --max-steps\n")
     t.eq(fingerprint(db), before, "the DB is unchanged")
     t.eq(listing(out), ["a.db"], "nothing else beside the DB")
+
+
+@case("query: the sandbox allows listed functions and modules only (FTS3 tables, fts3_tokenizer)")
+def _(t):
+    out = t.mkdir("out")
+    db = os.path.join(out, "a.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", db, "-q"]), 0)
+    # an FTS3 table and a view that calls fts3_tokenizer, planted in a DB tracebook wrote
+    con = sqlite3.connect(db)
+    con.execute("CREATE VIRTUAL TABLE notes USING fts3(body)")
+    con.execute("INSERT INTO notes(body) VALUES ('x')")
+    con.execute("CREATE VIEW leak AS SELECT hex(fts3_tokenizer('simple')) AS p")
+    con.commit()
+    con.close()
+    before = fingerprint(db)
+    for sql_text, msg in (("SELECT * FROM notes", "the virtual table module fts3 is not allowed in report SQL"),
+                          ("SELECT count(*) FROM notes WHERE notes MATCH 'x'",
+                           "the virtual table module fts3 is not allowed in report SQL"),
+                          ("SELECT * FROM leak", "the function fts3_tokenizer() is not allowed in report SQL"),
+                          ("SELECT fts3_tokenizer('simple', x'4141414141414141')",
+                           "the function fts3_tokenizer() is not allowed in report SQL")):
+        t.expect(t.run(["query", "-dir", db, sql_text]), 2, out="", err="tracebook: error: query: %s\n" % msg,
+                 what=sql_text)
+    # json_each is a virtual table of an allowed module
+    r = t.run(["query", "-dir", db, "--format", "csv", "SELECT sum(value) AS s FROM json_each('[1,2,3]')"])
+    t.expect(r, 0, out="s\n6\n", err="")
+    t.eq(fingerprint(db), before, "the DB is unchanged")
 
 
 @case("report: window options checked, unknown model lists what exists")

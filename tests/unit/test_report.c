@@ -204,6 +204,14 @@ static void sandbox_refuses_writes(void **state)
         {"PRAGMA writable_schema = 1", "query: PRAGMA writable_schema = 1 is not allowed: report SQL is read-only"},
         {"PRAGMA journal_mode", "query: PRAGMA journal_mode is not allowed: report SQL is read-only"},
         {"SELECT load_extension('x')", "query: the function load_extension() is not allowed in report SQL"},
+        /* the allow-list: a leak of a library address and a pointer install */
+        {"SELECT hex(fts3_tokenizer('simple'))", "query: the function fts3_tokenizer() is not allowed in report SQL"},
+        {"SELECT fts3_tokenizer('simple', x'0000000000000000')",
+         "query: the function fts3_tokenizer() is not allowed in report SQL"},
+        {"SELECT sqlite_compileoption_used('ENABLE_FTS3')",
+         "query: the function sqlite_compileoption_used() is not allowed in report SQL"},
+        {"SELECT count(*) FROM TASK WHERE name = fts5_source_id()",
+         "query: the function fts5_source_id() is not allowed in report SQL"},
         {"SELECT 1; DROP TABLE TASK", "query: the SQL holds more than one statement"},
     };
     size_t n0 = 0, n1 = 0;
@@ -216,6 +224,11 @@ static void sandbox_refuses_writes(void **state)
         assert_int_not_equal(st, TB_OK);
         assert_string_equal(err.message, cases[i].msg);
     }
+    /* SQLite's own functions and tracebook's are on the list */
+    assert_rows("SELECT abs(-2) AS a, json_extract('{\"x\": 3}', '$.x') AS j, '{\"y\": 4}' ->> '$.y' AS k,"
+                " printf('%d', 5) AS p, median(v) AS m, round(sqrt(16)) AS s, row_number() OVER () AS r"
+                " FROM (SELECT 6 AS v)",
+                -1, 0, 0, "a|j|k|p|m|s|r\n2e-0|3e-0|4e-0|'5'|6|4|1e-0\n");
     /* a read-only PRAGMA is fine */
     assert_rows("SELECT count(*) > 5 AS ok FROM pragma_table_info('TASK')", -1, 0, 0, "ok\n1e-0\n");
     char *after = file_bytes(dbpath, &n1);
