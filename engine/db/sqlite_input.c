@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "db/sqlite_input.h"
+#include "util/tempname.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -91,8 +92,10 @@ tb_status sqlite_input_open(sqlite_input *s, const char *path, tb_error *err)
     int rc;
     if (has_wal) {
         const char *base = getenv("TMPDIR");
-        snprintf(s->tmpdir, sizeof s->tmpdir, "%s/tracebook-db-XXXXXX", base && *base ? base : "/tmp");
-        if (!mkdtemp(s->tmpdir))
+        char stem[PATH_MAX];
+        snprintf(stem, sizeof stem, "%s/tracebook-db", base && *base ? base : "/tmp");
+        tempname_sweep_beside(stem);
+        if (tempname_template(s->tmpdir, sizeof s->tmpdir, stem) != 0 || !mkdtemp(s->tmpdir))
             return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
         snprintf(s->copy, sizeof s->copy, "%s/input.db", s->tmpdir);
         snprintf(s->copy_wal, sizeof s->copy_wal, "%s/input.db-wal", s->tmpdir);

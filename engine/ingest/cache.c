@@ -9,6 +9,11 @@
  * the inputs hold now, with the same sizes and modification times: a stale
  * DB (a profile re-collected in place, a file added) is rebuilt, never
  * silently used. --rebuild forces the reload.
+ *
+ * The cache must be private: its folder is made 0700 and refused when it
+ * belongs to another user or others may write it (a forged DB there would
+ * be reused as "inputs unchanged"), and a cached DB is reused only when it
+ * is this user's regular file that no one else may write.
  */
 #define _XOPEN_SOURCE 700
 #include <errno.h>
@@ -18,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tracebook/error.h"
 #include "tracebook/load.h"
@@ -45,6 +51,28 @@ static int mkdirs(const char *path)
     return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* Refuses a cache entry (folder or DB) that another user could have planted
+ * or can change: it must be ours, not a symbolic link, and writable by
+ * nobody else. */
+static tb_status check_private(const char *path, int want_dir, tb_error *err)
+{
+    struct stat st;
+    if (lstat(path, &st) != 0)
+        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot read: %s", strerror(errno));
+    const char *why = NULL;
+    if (want_dir ? !S_ISDIR(st.st_mode) : !S_ISREG(st.st_mode))
+        why = want_dir ? "not a directory" : "not a regular file";
+    else if (st.st_uid != geteuid())
+        why = "owned by another user";
+    else if (st.st_mode & (S_IWGRP | S_IWOTH))
+        why = "writable by other users";
+    if (why)
+        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1,
+                           "the cache %s is %s: refusing to use it (set XDG_CACHE_HOME to a folder of your own)",
+                           want_dir ? "directory" : "DB", why);
+    return TB_OK;
+}
+
 tb_status tb_cache_dir(char *out, size_t n, tb_error *err)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
@@ -53,13 +81,22 @@ tb_status tb_cache_dir(char *out, size_t n, tb_error *err)
         w = snprintf(out, n, "%s/tracebook", xdg);
     else if (home && *home)
         w = snprintf(out, n, "%s/.cache/tracebook", home);
-    else
-        w = snprintf(out, n, "/tmp/tracebook-cache");
+    else /* no home: a folder of this user's own in /tmp */
+        w = snprintf(out, n, "/tmp/tracebook-cache-%lu", (unsigned long)geteuid());
     if (w < 0 || (size_t)w >= n)
         return tb_error_set(err, TB_ERR_USAGE, "cache directory path too long");
-    if (mkdirs(out) != 0)
+    /* the parents as any cache home; the cache itself private */
+    char *slash = strrchr(out, '/');
+    if (slash && slash != out) {
+        *slash = 0;
+        int rc = mkdirs(out);
+        *slash = '/';
+        if (rc != 0)
+            return tb_error_at(err, TB_ERR_IO, out, 0, 0, -1, "cannot write: %s", strerror(errno));
+    }
+    if (mkdir(out, 0700) != 0 && errno != EEXIST)
         return tb_error_at(err, TB_ERR_IO, out, 0, 0, -1, "cannot write: %s", strerror(errno));
-    return TB_OK;
+    return check_private(out, 1, err);
 }
 
 /* 1 when db's TB_SOURCE lists exactly the files in paths with their sizes and mtimes. */
@@ -73,7 +110,7 @@ static int cache_matches(const char *db_path, char **paths)
     sqlite3_stmt *q;
     int ok = 0;
     if (sqlite3_prepare_v2(db,
-                           "SELECT path, bytes, mtimeNs FROM TB_SOURCE WHERE kind <> 'ignored' ORDER BY path", -1,
+                           "SELECT path, bytes, mtimeNs FROM TB_SOURCE WHERE kind NOT IN ('ignored', 'skipped') ORDER BY path", -1,
                            &q, NULL) != SQLITE_OK)
         goto done;
     size_t n = 0;
@@ -165,7 +202,11 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
         goto done;
     }
     struct stat sb;
-    if (!rebuild && stat(db_out, &sb) == 0 && cache_matches(db_out, all)) {
+    tb_error why;
+    /* a DB that someone else could have put or changed there is never
+     * trusted: it is loaded again, and the new one renamed over it */
+    if (!rebuild && lstat(db_out, &sb) == 0 && check_private(db_out, 0, &why) == TB_OK &&
+        cache_matches(db_out, all)) {
         *reused = 1;
         goto done;
     }

@@ -39,6 +39,7 @@
 #include "ingest/npu_text.h"
 #include "ingest/topsprof_import.h"
 #include "ingest/trace_import.h"
+#include "util/tempname.h"
 #include "tracebook/error.h"
 #include "tracebook/load.h"
 
@@ -451,14 +452,15 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     }
 
     /* temporary file beside the destination, renamed into place at the end */
-    size_t tl = strlen(opt->output) + 32;
+    size_t tl = strlen(opt->output) + 128;
     tmp = malloc(tl);
     if (!tmp) {
         st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto fail;
     }
-    snprintf(tmp, tl, "%s.tmp-XXXXXX", opt->output);
-    int fd = mkstemp(tmp);
+    /* what a killed run left beside the destination goes first */
+    tempname_sweep_beside(opt->output);
+    int fd = tempname_template(tmp, tl, opt->output) == 0 ? mkstemp(tmp) : (errno = ENAMETOOLONG, -1);
     if (fd < 0) {
         st = tb_error_at(err, TB_ERR_IO, opt->output, 0, 0, -1, "cannot write: %s", strerror(errno));
         free(tmp);

@@ -2,8 +2,10 @@
 /*
  * atomic.c - output files that appear whole or not at all.
  *
- * Every output file is written to `FINAL.tmp-XXXXXX` in the final file's own
- * directory (so that rename() never crosses a file system) and renamed over
+ * Every output file is written to `FINAL.tmp-<pid>@<host>-XXXXXX` in the
+ * final file's own directory (so that rename() never crosses a file
+ * system; the name says whose it is, so that a later run removes it when a
+ * SIGKILL left it: util/tempname.c) and renamed over
  * FINAL once every byte is known to be written. stdio keeps write errors to
  * itself until a flush, so a full disk shows up at fflush/fclose: those are
  * checked before the rename, and a failure removes the temporary instead.
@@ -29,6 +31,7 @@
 #include <unistd.h>
 
 #include "output/output.h"
+#include "util/tempname.h"
 #include "tracebook/error.h"
 #include "tracebook/output.h"
 
@@ -104,7 +107,7 @@ tb_status afile_open(const char *final_path, afile *af, tb_error *err)
     int fd = -1;
     size_t n = strlen(final_path);
     af->path = malloc(n + 1);
-    af->tmp = malloc(n + sizeof ".tmp-XXXXXX");
+    af->tmp = malloc(n + 128);
     af->buf = malloc(AFILE_BUFSIZE);
     if (!af->path || !af->tmp || !af->buf) {
         tb_error_at(err, TB_ERR_NOMEM, final_path, 0, 0, -1, "out of memory");
@@ -126,9 +129,8 @@ tb_status afile_open(const char *final_path, afile *af, tb_error *err)
             goto fail;
         goto buffer;
     }
-    memcpy(af->tmp, final_path, n);
-    memcpy(af->tmp + n, ".tmp-XXXXXX", sizeof ".tmp-XXXXXX");
-    fd = mkstemp(af->tmp);
+    tempname_sweep_beside(final_path);
+    fd = tempname_template(af->tmp, n + 128, final_path) == 0 ? mkstemp(af->tmp) : (errno = ENAMETOOLONG, -1);
     if (fd < 0) {
         tb_error_at(err, TB_ERR_IO, final_path, 0, 0, -1, "cannot write: %s", strerror(errno));
         free(af->tmp);

@@ -49,7 +49,7 @@ typedef struct afile {
 } afile;
 
 /*
- * Creates final_path.tmp-XXXXXX in final_path's directory and opens it for
+ * Creates final_path.tmp-<pid>@<host>-XXXXXX in final_path's directory and opens it for
  * writing with a 256 KiB buffer; the temporary gets the permissions a new
  * final_path would get (0666 less the umask). Fills *af (caller memory):
  * finish it with afile_commit or afile_abort. On error *af is zeroed and err

@@ -25,6 +25,7 @@
 
 #include "output/output.h"
 #include "report/msprof_reports.h"
+#include "util/tempname.h"
 #include "tracebook/error.h"
 #include "tracebook/report.h"
 #include "tracebook/db.h"
@@ -466,8 +467,10 @@ tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
             /* csv/json to a stream: written to a private file first, so that
              * an error never leaves half a result on the stream */
             const char *base = getenv("TMPDIR");
-            snprintf(tmpdir, sizeof tmpdir, "%s/tracebook-query-XXXXXX", base && *base ? base : "/tmp");
-            if (!mkdtemp(tmpdir))
+            char stem[4096];
+            snprintf(stem, sizeof stem, "%s/tracebook-query", base && *base ? base : "/tmp");
+            tempname_sweep_beside(stem);
+            if (tempname_template(tmpdir, sizeof tmpdir, stem) != 0 || !mkdtemp(tmpdir))
                 return tb_error_at(err, TB_ERR_IO, tmpdir, 0, 0, -1, "cannot create a temporary directory: %s",
                                    strerror(errno));
             snprintf(path, sizeof path, "%s/result", tmpdir);

@@ -38,6 +38,7 @@ import pty
 import re
 import shutil
 import signal
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -1232,6 +1233,78 @@ def _(t):
         fifth = t.run(["info", "-dir", d])
         t.check(fifth.out.splitlines()[0].endswith(", loaded now)"), "added input: loaded again")
         t.eq(scalar(db, "SELECT count(*) FROM TB_SOURCE"), 2, "the reloaded DB has both sources")
+
+
+@case("the cache folder must be private: another user's or a world-writable one is refused")
+def _(t):
+    d = t.mkdir("in")
+    shutil.copyfile(ASCEND, os.path.join(d, "trace_view.json"))
+    cache = os.path.join(t.env()["XDG_CACHE_HOME"], "tracebook")
+    t.expect(t.run(["info", "-dir", d]), 0)
+    t.eq(oct(os.stat(cache).st_mode & 0o777), oct(0o700), "the cache folder is made 0700")
+    os.chmod(cache, 0o777)
+    r = t.run(["info", "-dir", d])
+    t.expect(r, 4, out="", err="tracebook: error: %s: the cache directory is writable by other users: refusing "
+                                "to use it (set XDG_CACHE_HOME to a folder of your own)\n" % cache)
+    os.chmod(cache, 0o700)
+    # a cached DB that others may write is not reused: loaded again over it
+    dbs = [os.path.join(cache, n) for n in os.listdir(cache) if n.endswith(".db")]
+    t.eq(len(dbs), 1, "one cached DB")
+    if dbs:
+        os.chmod(dbs[0], 0o666)
+        r = t.run(["info", "-dir", d])
+        t.check(r.rc == 0 and r.out.splitlines()[0].endswith(", loaded now)"), "writable DB: loaded again: %r" % r)
+        r = t.run(["info", "-dir", d])
+        t.check(r.rc == 0 and r.out.splitlines()[0].endswith(", reused: inputs unchanged)"), "then reused: %r" % r)
+    if os.geteuid() == 0:
+        os.chown(cache, 65534, 65534)
+        r = t.run(["info", "-dir", d])
+        t.expect(r, 4, out="", err="tracebook: error: %s: the cache directory is owned by another user: refusing "
+                                    "to use it (set XDG_CACHE_HOME to a folder of your own)\n" % cache)
+        os.chown(cache, 0, 0)
+
+
+@case("temporaries a killed run left are removed by the next run; others' are kept")
+def _(t):
+    out = t.mkdir("out")
+    host = socket.gethostname() or "localhost"
+    host = "".join("_" if c in "/@- " else c for c in host)[:63]
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    live = os.getpid()
+    names = {"stale": "x.db.tmp-%d@%s-abcdef" % (dead.pid, host),
+             "stale_csv": "op_statistic.csv.tmp-%d@%s-ghijkl" % (dead.pid, host),
+             "running": "x.db.tmp-%d@%s-mnopqr" % (live, host),
+             "other_host": "x.db.tmp-%d@elsewhere-stuvwx" % dead.pid,
+             "not_ours": "notes.tmp-1234"}
+    for n in names.values():
+        with open(os.path.join(out, n), "w") as f:
+            f.write("left over")
+    db = os.path.join(out, "x.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", db, "-q"]), 0, out=db + "\n", err="")
+    t.eq(listing(out), sorted(["x.db", names["running"], names["other_host"], names["not_ours"]]),
+         "stale temporaries of this host removed, the rest kept")
+    # a SIGKILLed export leaves its temporary; the next run into that folder removes it
+    big = os.path.join(t.mkdir("big"), "trace.json")
+    with open(big, "w") as f:
+        f.write('{"traceEvents": [')
+        f.write(",".join('{"ph": "X", "name": "k%d", "pid": 1, "tid": 1, "ts": %d, "dur": 1}' % (i, i)
+                         for i in range(400000)))
+        f.write("]}")
+    killed = t.mkdir("killed")
+    p = subprocess.Popen([TB, "export", "db", "-dir", big, "-o", os.path.join(killed, "k.db"), "-q"],
+                         cwd=t.cwd, env=t.env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 30
+    while time.time() < deadline and not any(".tmp-" in n for n in os.listdir(killed)):
+        time.sleep(0.005)
+    p.kill()
+    p.wait()
+    left = [n for n in os.listdir(killed) if ".tmp-" in n]
+    t.check(left and all(n.startswith("k.db.tmp-%d@" % p.pid) for n in left),
+            "a SIGKILL leaves the temporary, named with the pid: %r" % left)
+    again = os.path.join(killed, "k2.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", again, "-q"]), 0, out=again + "\n", err="")
+    t.eq(listing(killed), ["k2.db"], "the next run removed the killed run's temporary")
 
 
 # ---- 14. the generated multi-rank and topsprof samples ------------------------------------
