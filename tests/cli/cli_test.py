@@ -1458,7 +1458,8 @@ def _(t):
     write(spec, b"tracebook: 1\nreports:\n  - id: a\n    titel: A\n    sql: SELECT 1 AS x\n")
     r = t.run(["report", "-dir", ASCEND, "--spec", spec, "-o", out])
     t.eq(r.rc, 3, "exit code")
-    t.check(r.err.startswith("tracebook: error: %s:4:5: unknown key 'titel' in report" % spec), r.err)
+    t.check(r.err.startswith("tracebook: error: %s:4:5: unknown key 'titel' in report (did you mean 'title'?); "
+                             "expected one of: id, title," % spec), r.err)
     t.eq(listing(out), [], "nothing written")
     write(spec, b"tracebook: 1\nreports:\n  - id: a\n    sql: |\n      SELECT name,\n             nme AS y\n"
                 b"      FROM kernel\n")
