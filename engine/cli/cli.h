@@ -121,9 +121,10 @@ int cli_usage_error(const cli_command *cmd, const char *fmt, ...) __attribute__(
 void cli_print_error(const tb_error *e);
 
 /* parse.c */
-/* Parses argv for cmd into a (init'ed here; free with cli_args_free). Returns -1
- * when the command should run, else the exit code to end with (help printed, or
- * a usage error reported). */
+/* Parses argv (the words after the command's name) for cmd into a, which it
+ * initialises: free with cli_args_free(), also after a failure. Values are
+ * borrowed from argv. Returns -1 when the command should run, else the exit
+ * code to end with (help printed, or a usage error reported). */
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
 void cli_args_free(cli_args *a);
 /* The one value of a single-valued option, or NULL. Borrowed from argv. */

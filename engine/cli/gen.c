@@ -111,8 +111,8 @@ void cli_write_man(FILE *f)
     fputs(".SH SEE ALSO\n.BR tracebook\\-spec (5),\n.BR sqlite3 (1)\n", f);
 }
 
-/* The help topics and first words of the commands, space-separated. */
-static void command_words(FILE *f, int two_words)
+/* The first words of the commands ("export", "report", ...), space-separated. */
+static void command_words(FILE *f)
 {
     for (size_t i = 0; i < cli_n_commands; i++) {
         const char *name = cli_commands[i].name;
@@ -121,11 +121,11 @@ static void command_words(FILE *f, int two_words)
         for (size_t j = 0; j < i; j++)
             dup |= strncmp(cli_commands[j].name, name, k) == 0 && strcspn(cli_commands[j].name, " ") == k;
         if (!dup)
-            fprintf(f, "%s%.*s", i ? " " : "", (int)(two_words ? strlen(name) : k), name);
+            fprintf(f, "%s%.*s", i ? " " : "", (int)k, name);
     }
 }
 
-/* The compgen call that completes an option's value, or NULL for none. */
+/* Writes the lines that complete a value of the kind how (nothing for COMPLETE_NONE). */
 static void complete_value(FILE *f, cli_complete how, const char *values, const char *indent)
 {
     switch (how) {
@@ -183,7 +183,7 @@ void cli_write_completion(FILE *f)
           "    if ((COMP_CWORD == 1)); then\n"
           "        COMPREPLY=($(compgen -W \"",
           f);
-    command_words(f, 0);
+    command_words(f);
     fputs(" -h --help -V --version\" -- \"$cur\"))\n"
           "        return\n"
           "    fi\n"
@@ -238,7 +238,7 @@ void cli_write_completion(FILE *f)
             fputs("        if ((COMP_CWORD == 2)) && [[ $cur != -* ]]; then\n"
                   "            COMPREPLY=($(compgen -W \"",
                   f);
-            command_words(f, 0);
+            command_words(f);
             fputs("\" -- \"$cur\"))\n"
                   "            return\n"
                   "        fi\n",

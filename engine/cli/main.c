@@ -103,27 +103,17 @@ void cli_print_error(const tb_error *e)
         fprintf(stderr, "tracebook: error: %s\n", e->message);
 }
 
-/* The first words of every command ("export", "info", ...), for "did you mean". */
-static size_t command_words(const char **out, size_t cap)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < cli_n_commands && n < cap; i++) {
-        static char words[16][32];
-        size_t k = strcspn(cli_commands[i].name, " ");
-        snprintf(words[i % 16], sizeof words[0], "%.*s", (int)k, cli_commands[i].name);
-        int dup = 0;
-        for (size_t j = 0; j < n; j++)
-            dup |= !strcmp(out[j], words[i % 16]);
-        if (!dup)
-            out[n++] = words[i % 16];
-    }
-    return n;
-}
-
 static int unknown_command(const char *word)
 {
+    /* the words a command line starts with: "export", "report", ... */
+    char first[16][32];
     const char *cands[16];
-    size_t n = command_words(cands, 16);
+    size_t n = 0;
+    for (size_t i = 0; i < cli_n_commands && n < 16; i++) {
+        snprintf(first[n], sizeof first[n], "%.*s", (int)strcspn(cli_commands[i].name, " "), cli_commands[i].name);
+        cands[n] = first[n];
+        n++;
+    }
     const char *near = cli_suggest(word, cands, n);
     if (near)
         return cli_usage_error(NULL, "unknown command '%s' (did you mean '%s'?)", word, near);
@@ -133,10 +123,15 @@ static int unknown_command(const char *word)
 /*
  * Finds the command that argv starts with. *used gets the number of words
  * its name took. Returns NULL when there is none, having reported why
- * (*rc gets the exit code). for_help: `help export` names export db.
+ * (*rc gets the exit code). for_help: `help export` names export db (the
+ * first command of that family).
  */
 static const cli_command *select_command(int argc, char **argv, int for_help, int *used, int *rc)
 {
+    const cli_command *family = NULL;   /* the first command named "WORD something" */
+    char types[200] = "";                /* the second words of that family: "db" */
+    const char *cands[16];
+    size_t n_types = 0;
     for (size_t i = 0; i < cli_n_commands; i++) {
         const char *name = cli_commands[i].name;
         size_t k = strcspn(name, " ");
@@ -151,25 +146,36 @@ static const cli_command *select_command(int argc, char **argv, int for_help, in
             *used = 2;
             return &cli_commands[i];
         }
-        if (for_help && argc < 2) {
-            *used = 1;
-            return &cli_commands[i];
-        }
-        if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-            cli_help(&cli_commands[i], stdout);
-            *rc = TB_EXIT_OK;
-            return NULL;
-        }
-        if (argc < 2)
-            *rc = cli_usage_error(&cli_commands[i], "%.*s needs a type: %s", (int)k, name, name + k + 1);
-        else if (argv[1][0] == '-')
-            *rc = cli_usage_error(&cli_commands[i], "%.*s needs a type first: %s %s", (int)k, name, name, argv[1]);
-        else
-            *rc = cli_usage_error(&cli_commands[i], "unknown %.*s type '%s' (this version exports: %s)", (int)k,
-                                  name, argv[1], name + k + 1);
+        if (!family)
+            family = &cli_commands[i];
+        size_t at = strlen(types);
+        snprintf(types + at, sizeof types - at, "%s%s", at ? ", " : "", name + k + 1);
+        if (n_types < 16)
+            cands[n_types++] = name + k + 1;
+    }
+    if (!family) {
+        *rc = unknown_command(argv[0]);
         return NULL;
     }
-    *rc = unknown_command(argv[0]);
+    if (for_help && argc < 2) {
+        *used = 1;
+        return family;
+    }
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        cli_help(family, stdout);
+        *rc = TB_EXIT_OK;
+    } else if (argc < 2) {
+        *rc = cli_usage_error(family, "%s needs a type: %s", argv[0], types);
+    } else if (argv[1][0] == '-') {
+        *rc = cli_usage_error(family, "%s needs a type first: %s", argv[0], types);
+    } else {
+        const char *near = cli_suggest(argv[1], cands, n_types);
+        if (near)
+            *rc = cli_usage_error(family, "unknown %s type '%s' (did you mean '%s'?)", argv[0], argv[1], near);
+        else
+            *rc = cli_usage_error(family, "unknown %s type '%s' (this version %ss: %s)", argv[0], argv[1], argv[0],
+                                  types);
+    }
     return NULL;
 }
 

@@ -79,38 +79,26 @@ static const cli_option *find_option(const cli_command *cmd, const char *arg, si
     return NULL;
 }
 
-/* "did you mean" for an unknown option: the nearest spelling cmd accepts. */
-static const char *near_option(const cli_command *cmd, const char *arg, size_t len)
+/* "did you mean" for an unknown option: the option of cmd whose name is
+ * nearest to arg's, dashes aside ("-strct" and "--stirct" both find
+ * "strict"), or NULL. */
+static const cli_option *near_option(const cli_command *cmd, const char *arg, size_t len)
 {
-    char word[80], cand[2][80];
-    const char *cands[2];
-    const char *best = NULL;
-    size_t best_d = (size_t)-1;
-    static char shown[80];
-    snprintf(word, sizeof word, "%.*s", (int)(len < 79 ? len : 79), arg);
-    for (size_t i = 0; i < cmd->n_options; i++) {
-        const cli_option *o = &cmd->options[i];
-        snprintf(cand[0], sizeof cand[0], "--%s", o->name);
-        snprintf(cand[1], sizeof cand[1], "%s", o->alias ? o->alias : "");
-        cands[0] = cand[0];
-        cands[1] = o->alias && strlen(o->alias) > 2 ? cand[1] : NULL;
-        const char *s = cli_suggest(word, cands, 2);
-        /* "-strct" is as near to "-strict" as "--strct" is to "--strict" */
-        if (!s && word[0] == '-' && word[1] != '-') {
-            char two[82];
-            snprintf(two, sizeof two, "-%s", word);
-            s = cli_suggest(two, cands, 1);
-        }
-        if (s) {
-            size_t d = distance(word, s);
-            if (d < best_d) {
-                best_d = d;
-                snprintf(shown, sizeof shown, "%s", s);
-                best = shown;
-            }
-        }
+    while (len && *arg == '-') {
+        arg++;
+        len--;
     }
-    return best;
+    char word[64];
+    snprintf(word, sizeof word, "%.*s", (int)(len < sizeof word - 1 ? len : sizeof word - 1), arg);
+    const char *names[OPT_COUNT];
+    size_t n = 0;
+    for (size_t i = 0; i < cmd->n_options && n < OPT_COUNT; i++)
+        names[n++] = cmd->options[i].name;
+    const char *near = cli_suggest(word, names, n);
+    for (size_t i = 0; near && i < cmd->n_options; i++)
+        if (cmd->options[i].name == near)
+            return &cmd->options[i];
+    return NULL;
 }
 
 /* The noun of a missing value in the message: paths for paths. */
@@ -154,9 +142,10 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a)
         size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
         const cli_option *o = find_option(cmd, arg, len);
         if (!o) {
-            const char *near = near_option(cmd, arg, len);
+            const cli_option *near = near_option(cmd, arg, len);
             if (near)
-                return cli_usage_error(cmd, "unknown option '%.*s' (did you mean '%s'?)", (int)len, arg, near);
+                return cli_usage_error(cmd, "unknown option '%.*s' (did you mean '--%s'?)", (int)len, arg,
+                                       near->name);
             return cli_usage_error(cmd, "unknown option '%.*s'", (int)len, arg);
         }
         if (o->id == OPT_HELP) {

@@ -134,7 +134,7 @@ static void free_specs(tb_spec **v, size_t n)
 }
 
 /* Reports an unknown built-in report name with the nearest one. Returns TB_EXIT_USAGE. */
-static int unknown_builtin(const cli_command *cmd, const char *what, const char *name)
+static int unknown_builtin(const char *what, const char *name)
 {
     tb_error err;
     tb_error_clear(&err);
@@ -147,7 +147,6 @@ static int unknown_builtin(const cli_command *cmd, const char *what, const char 
                         "lists them\n", what, name, near);
     else
         fprintf(stderr, "tracebook: error: %sno built-in report '%s' (tracebook reports lists them)\n", what, name);
-    (void)cmd;
     free(ids);
     free_specs(specs, n_specs);
     return TB_EXIT_USAGE;
@@ -264,7 +263,7 @@ int cli_cmd_report(cli_args *a)
         if (!strncmp(s, "builtin:", 8) && !is_builtin(s + 8)) {
             char what[300];
             snprintf(what, sizeof what, "--spec '%.200s': ", s);
-            return unknown_builtin(a->cmd, what, s + 8);
+            return unknown_builtin(what, s + 8);
         }
     }
     cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
@@ -459,6 +458,6 @@ int cli_cmd_reports(cli_args *a)
         tb_spec_free(sp);
     }
     if (want && !found)
-        return unknown_builtin(a->cmd, "", want);
+        return unknown_builtin("", want);
     return TB_EXIT_OK;
 }

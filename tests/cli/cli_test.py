@@ -516,6 +516,10 @@ def _(t):
     out = t.mkdir("out")
     t.expect(t.run(["reprot"]), 2, out="", err=usage_error("", "unknown command 'reprot' (did you mean 'report'?)"))
     t.expect(t.run(["help", "qurey"]), 2, out="", err=usage_error("", "unknown command 'qurey' (did you mean 'query'?)"))
+    t.expect(t.run(["export", "bd", "-dir", ASCEND]), 2, out="",
+             err=usage_error("export", "unknown export type 'bd' (did you mean 'db'?)"))
+    t.expect(t.run(["export", "db", "-dri", ASCEND, "-o", os.path.join(out, "x.db")]), 2, out="",
+             err=usage_error("export", "unknown option '-dri' (did you mean '--dir'?)"))
     t.expect(t.run(["--verison"]), 2, out="", err=usage_error("", "unknown option '--verison' (did you mean "
                                                                  "'--version'?)"))
     t.expect(t.run(["export", "db", "-dir", ASCEND, "--stirct", "-o", os.path.join(out, "x.db")]), 2, out="",
