@@ -263,6 +263,9 @@ static void report_done(void *ctx, const tb_spec_report *rep, const char *skippe
     else
         json_object_set_new(o, "rows", json_integer((json_int_t)rows));
     js->current = NULL;
+    /* the caller's own, for a progress display */
+    if (js->job->run.report_done)
+        js->job->run.report_done(js->job->run.ctx, rep, skipped, rows);
 }
 
 /* Is b a + "_" + a digit...: the name a split CSV or a window label gives a's files? */

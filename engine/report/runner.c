@@ -11,13 +11,15 @@
  * names the report.
  *
  * A report's columns come from its SQL aliases. An alias may end in a type
- * (`"Total Time:dur_ns"`, `:ts_ns`, `:ratio_%`, `:mem_B`) and a leading '_'
+ * (`"Total Time:dur_ns"`, `:ts_ns`, `:ratio_%`, `:mem_B`; one that reads
+ * like a type but is none, `:ratio_pct`, is an error) and a leading '_'
  * hides a helper column. Typed time columns are converted to --timeunit
  * exactly (integer ns become a scaled integer: no float noise) and their
  * header gets the unit: "Total Time(us)". `sort` and `limit` wrap the SQL in
  * an outer SELECT, so a built-in's order can be changed without editing it.
  * Parameters are always bound, never pasted into SQL.
  */
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <inttypes.h>
@@ -120,20 +122,39 @@ const char *tb_unit_name(tb_time_unit u)
     }
 }
 
-/* Splits an alias into base and type. */
-static void parse_alias(const char *alias, char **base, tb_col_type *type)
+/* Does s read like a type suffix: letters and digits, '_', then letters or '%' ("ratio_pct")? */
+static int looks_like_type(const char *s)
+{
+    size_t a = 0, b = 0;
+    while (isalnum((unsigned char)s[a]))
+        a++;
+    if (a == 0 || s[a] != '_')
+        return 0;
+    s += a + 1;
+    while (isalpha((unsigned char)s[b]) || s[b] == '%')
+        b++;
+    return b > 0 && s[b] == 0;
+}
+
+/* Splits an alias into base and type. Returns -1 when the alias ends in
+ * what reads like a type suffix but is none of them (a typo such as
+ * ":ratio_pct" would otherwise silently be part of the name). */
+static int parse_alias(const char *alias, char **base, tb_col_type *type)
 {
     const char *colon = strrchr(alias, ':');
     *type = TB_COL_PLAIN;
     size_t n = strlen(alias);
+    int known = 0;
     if (colon) {
         for (size_t i = 0; i < sizeof col_types / sizeof col_types[0]; i++)
             if (strcmp(colon + 1, col_types[i].suffix) == 0) {
                 *type = col_types[i].type;
                 n = (size_t)(colon - alias);
+                known = 1;
             }
     }
     *base = strndup(alias, n);
+    return colon && colon > alias && !known && looks_like_type(colon + 1) ? -1 : 0;
 }
 
 static void columns_free(column *c, size_t n)
@@ -165,10 +186,24 @@ static tb_status read_columns(sqlite3_stmt *st, const tb_spec_report *rep, tb_ti
     for (int i = 0; i < nc; i++) {
         const char *name = sqlite3_column_name(st, i);
         c[i].alias = strdup(name ? name : "");
-        parse_alias(c[i].alias ? c[i].alias : "", &c[i].base, &c[i].type);
+        int bad = parse_alias(c[i].alias ? c[i].alias : "", &c[i].base, &c[i].type);
         if (!c[i].alias || !c[i].base) {
             columns_free(c, (size_t)nc);
             return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        }
+        if (bad) {
+            char what[300];
+            snprintf(what, sizeof what, "%s%.200s%s", rep ? "report '" : "query", rep ? rep->id : "", rep ? "'" : "");
+            tb_status code = TB_ERR_PARSE;
+            if (rep && rep->sql_pos.file)
+                tb_error_at(err, code, rep->sql_pos.file, rep->sql_pos.line, rep->sql_pos.column, -1,
+                            "%s: column '%.200s': unknown type suffix '%.60s'; the types are :dur_ns, :ts_ns, "
+                            ":ratio_%%, :mem_B", what, c[i].alias, strrchr(c[i].alias, ':'));
+            else
+                tb_error_set(err, code, "%s: column '%.200s': unknown type suffix '%.60s'; the types are :dur_ns, "
+                             ":ts_ns, :ratio_%%, :mem_B", what, c[i].alias, strrchr(c[i].alias, ':'));
+            columns_free(c, (size_t)nc);
+            return code;
         }
         c[i].hidden = c[i].base[0] == '_';
         c[i].opt = column_opt(rep, c[i].base);
@@ -404,7 +439,11 @@ static tb_status sql_error(runner *r, const tb_spec_report *rep, const char *sql
         sql_position(rep, sql + r->sql_shift, off, &line, &col);
         return tb_error_at(err, code, rep->sql_pos.file, line, col, -1, "%s: %s", what, msg);
     }
-    return tb_error_set(err, code, "%s: %s", what, msg);
+    tb_error_set(err, code, "%s: %s", what, msg);
+    /* a query's error: the byte offset in its statement, for the caller to show */
+    if (!r->sb.denied[0] && rc != SQLITE_AUTH)
+        err->offset = sqlite3_error_offset(r->db);
+    return code;
 }
 
 /* A usage error at the start of the report's SQL (no position for a query). */
@@ -449,8 +488,12 @@ static tb_status prepare_one(runner *r, const tb_spec_report *rep, const char *s
             sqlite3_finalize(more);
             sqlite3_finalize(*out);
             *out = NULL;
-            if (rc != SQLITE_OK)
-                return sql_error(r, rep, sql, what, rc, err);
+            if (rc != SQLITE_OK) {
+                tb_status e = sql_error(r, rep, sql, what, rc, err);
+                if (!rep && err->offset >= 0)
+                    err->offset += tail - sql;   /* the offset was in the text after the first statement */
+                return e;
+            }
             return sql_error_at(rep, err, "%s: the SQL holds more than one statement", what);
         }
         if (t2 == tail)

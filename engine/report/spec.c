@@ -140,6 +140,53 @@ static int in_list(const char *s, const char *const *names)
     return 0;
 }
 
+/* Edit distance of a and b (insertions, deletions, substitutions, adjacent
+ * swaps), capped: keys are short. */
+static size_t key_distance(const char *a, const char *b)
+{
+    size_t n = strlen(a), m = strlen(b);
+    if (n > 40 || m > 40)
+        return (size_t)-1;
+    size_t d[41][41];
+    for (size_t i = 0; i <= n; i++)
+        d[i][0] = i;
+    for (size_t j = 0; j <= m; j++)
+        d[0][j] = j;
+    for (size_t i = 1; i <= n; i++)
+        for (size_t j = 1; j <= m; j++) {
+            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+            if (d[i - 1][j] + 1 < best)
+                best = d[i - 1][j] + 1;
+            if (d[i][j - 1] + 1 < best)
+                best = d[i][j - 1] + 1;
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
+                best = d[i - 2][j - 2] + 1;
+            d[i][j] = best;
+        }
+    return d[n][m];
+}
+
+/* " (did you mean 'k'?)" for the allowed name nearest to key when it is a
+ * likely typo (one edit for short keys, two from 6 characters, three from
+ * 12), else "". Written into buf. */
+static const char *did_you_mean(const char *key, const char *const *allowed, char *buf, size_t cap)
+{
+    size_t len = strlen(key), limit = len >= 12 ? 3 : len >= 6 ? 2 : 1, best_d = limit + 1;
+    const char *best = NULL;
+    for (size_t i = 0; allowed[i]; i++) {
+        size_t d = key_distance(key, allowed[i]);
+        if (d < best_d) {
+            best_d = d;
+            best = allowed[i];
+        }
+    }
+    if (best)
+        snprintf(buf, cap, " (did you mean '%s'?)", best);
+    else
+        buf[0] = 0;
+    return buf;
+}
+
 static const char *describe(const specnode *n, char *buf, size_t cap)
 {
     return specnode_describe(n, buf, cap);
@@ -150,9 +197,10 @@ static tb_status check_keys(loader *L, const specnode *map, const char *where, c
 {
     for (size_t i = 0; i < map->n; i++) {
         if (!in_list(map->pairs[i].key, allowed)) {
-            char list[400];
-            return fail_key(L, &map->pairs[i], "unknown key '%.60s' in %s; expected one of: %s", map->pairs[i].key,
-                            where, join(allowed, list, sizeof list));
+            char list[400], near[96];
+            return fail_key(L, &map->pairs[i], "unknown key '%.60s' in %s%s; expected one of: %s", map->pairs[i].key,
+                            where, did_you_mean(map->pairs[i].key, allowed, near, sizeof near),
+                            join(allowed, list, sizeof list));
         }
     }
     return TB_OK;
@@ -386,8 +434,10 @@ static tb_status parse_json_process(loader *L, const specnode_pair *pair, int st
             continue;
         const specnode *v = specnode_get(m, p->key)->value;
         if (!in_list(p->key, layer_names)) {
+            char near[96];
             if (strict)
-                return fail_key(L, p, "unknown key '%.60s' in json_process; expected one of: %s", p->key,
+                return fail_key(L, p, "unknown key '%.60s' in json_process%s; expected one of: %s", p->key,
+                                did_you_mean(p->key, layer_names, near, sizeof near),
                                 join(layer_names, list, sizeof list));
             fall_back(L, "unknown key '%.40s' at %ld:%ld in json_process" AS_MSPROF, p->key, p->line, p->column);
             return TB_OK;

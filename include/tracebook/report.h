@@ -229,7 +229,8 @@ tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink
  * written under a temporary name and renamed when complete.
  */
 typedef struct tb_report_job {
-    tb_run_options run;             /* open_sink, sink_done and report_done are set by tb_report_write */
+    tb_run_options run;             /* open_sink and sink_done are set by tb_report_write; report_done,
+                                       when set, is called after each report with run.ctx */
     const char *out_dir;            /* created when missing (one level) */
     FILE *console;                  /* console tables go here (stdout) */
     const char *const *inputs;      /* what -dir named, for the metadata (borrowed) */

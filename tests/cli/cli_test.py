@@ -117,7 +117,7 @@ class Case:
         env.update({"LC_ALL": "C", "LANG": "C", "TMPDIR": self.tmp, "XDG_CACHE_HOME": self.xdg})
         return env
 
-    def run(self, args, default_out=False, outside_ok=False, stderr_fd=None):
+    def run(self, args, default_out=False, outside_ok=False, stderr_fd=None, stdout_fd=None):
         """Runs tracebook in the case's empty working directory; checks that it
         left nothing there or in its TMPDIR. default_out: an `export db` without
         -o on purpose; outside_ok: -o points outside the temporary tree (/proc)."""
@@ -126,23 +126,22 @@ class Case:
         if args[:2] == ["export", "db"] and loads and not default_out and not outside_ok:
             out = None
             for i, a in enumerate(args):
-                if a in ("-o", "--output") and i + 1 < len(args):
-                    out = args[i + 1]
-                elif a.startswith("--output="):
-                    out = a[len("--output="):]
+                name, eq, value = a.partition("=")
+                if name in ("-o", "--output", "-output"):
+                    out = value if eq else args[i + 1] if i + 1 < len(args) else None
             # a safety net for the test itself: never let a run write beside the samples
-            if out is None or not os.path.abspath(out).startswith(ROOT + os.sep):
+            if out != "-" and (out is None or not os.path.abspath(out).startswith(ROOT + os.sep)):
                 raise AssertionError("test bug: export db run without -o into the temporary tree: %r" % args)
         try:
             p = subprocess.run([TB] + args, cwd=self.cwd, env=self.env(), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE,
+                               stdout=subprocess.PIPE if stdout_fd is None else stdout_fd,
                                stderr=subprocess.PIPE if stderr_fd is None else stderr_fd,
                                timeout=120)
         except subprocess.TimeoutExpired:
             self.fail("timed out: tracebook %s" % " ".join(args))
             return Result(None, "", "")
         res = Result(p.returncode,
-                     p.stdout.decode("utf-8", "surrogateescape"),
+                     (p.stdout or b"").decode("utf-8", "surrogateescape"),
                      (p.stderr or b"").decode("utf-8", "surrogateescape"))
         for d, what in ((self.cwd, "its working directory"), (self.tmp, "TMPDIR")):
             left = sorted(os.listdir(d))
@@ -298,6 +297,11 @@ def usage(kind):
     return _usage[kind]
 
 
+def usage_error(topic, msg):
+    """What a usage error prints: one line, then the help command to try."""
+    return "tracebook: error: %s\ntry 'tracebook help%s'\n" % (msg, " " + topic if topic else "")
+
+
 def ts_ns(v):
     """A trace ts (µs, number or string) in integer ns."""
     return int(decimal.Decimal(str(v).strip()) * 1000)
@@ -366,7 +370,7 @@ def _(t):
 
 @case("usage: unknown command -> exit 2")
 def _(t):
-    msg = "tracebook: error: unknown command 'frobnicate'\n\n" + usage("main")
+    msg = usage_error("", "unknown command 'frobnicate'")
     t.expect(t.run(["frobnicate"]), 2, out="", err=msg, what="frobnicate")
     t.expect(t.run(["help", "frobnicate"]), 2, out="", err=msg, what="help frobnicate")
 
@@ -375,9 +379,9 @@ def _(t):
 def _(t):
     out = t.mkdir("out")
     r = t.run(["export", "db", "--frobnicate", "-dir", ASCEND, "-o", os.path.join(out, "x.db")])
-    t.expect(r, 2, out="", err="tracebook: error: unknown option '--frobnicate'\n\n" + usage("export"))
+    t.expect(r, 2, out="", err=usage_error("export", "unknown option '--frobnicate'"))
     r = t.run(["info", "-dir", ASCEND, "-o", os.path.join(out, "x.db")])
-    t.expect(r, 2, out="", err="tracebook: error: unknown option '-o'\n\n" + usage("info"), what="info -o")
+    t.expect(r, 2, out="", err=usage_error("info", "unknown option '-o'"), what="info -o")
     t.eq(listing(out), [], "files in the output directory")
 
 
@@ -385,14 +389,14 @@ def _(t):
 def _(t):
     out = t.mkdir("out")
     t.expect(t.run(["export", "db", "-o", os.path.join(out, "x.db")]), 2, out="",
-             err="tracebook: error: no input: give -dir PATH\n\n" + usage("export"))
+             err=usage_error("export", "no input: give -dir PATH"))
     t.expect(t.run(["info"]), 2, out="",
-             err="tracebook: error: no input: give -dir PATH\n\n" + usage("info"), what="info")
-    t.expect(t.run(["export"]), 2, out="", err=usage("export"), what="export alone")
+             err=usage_error("info", "no input: give -dir PATH"), what="info")
+    t.expect(t.run(["export"]), 2, out="", err=usage_error("export", "export needs a type: db"), what="export alone")
     t.expect(t.run(["export", "db", "-o", os.path.join(out, "x.db"), "-dir"]), 2, out="",
-             err="tracebook: error: option '-dir' needs a path\n\n" + usage("export"), what="-dir without a value")
+             err=usage_error("export", "option '-dir' needs a path"), what="-dir without a value")
     t.expect(t.run(["export", "db", "-dir", ASCEND, "-o"], outside_ok=True), 2, out="",
-             err="tracebook: error: option '-o' needs a path\n\n" + usage("export"), what="-o without a value")
+             err=usage_error("export", "option '-o' needs a path"), what="-o without a value")
     t.eq(listing(out), [], "files in the output directory")
 
 
@@ -401,7 +405,7 @@ def _(t):
     out = t.mkdir("out")
     r = t.run(["export", "timeline", "-dir", ASCEND, "-o", os.path.join(out, "t.json")])
     t.expect(r, 2, out="",
-             err="tracebook: error: unknown export type 'timeline' (this version exports: db)\n\n" + usage("export"))
+             err=usage_error("export", "unknown export type 'timeline' (this version exports: db)"))
     t.eq(listing(out), [], "files in the output directory")
 
 
@@ -412,6 +416,129 @@ def _(t):
     t.expect(r, 0, out=out + "\n", err="")
     if os.path.exists(out):
         t.eq(scalar(out, "SELECT rowsRead FROM TB_SOURCE"), 2500, "rowsRead")
+
+
+@case("usage: every option in every form: -name V, --name V, --name=V, -name=V")
+def _(t):
+    out = t.mkdir("out")
+    for i, form in enumerate((["-dir", ASCEND, "-output", "%s/a%d.db"], ["--dir", ASCEND, "--output", "%s/a%d.db"],
+                              ["--dir=" + ASCEND, "--output=%s/a%d.db"], ["-dir=" + ASCEND, "-o", "%s/a%d.db"])):
+        args = [a % (out, i) if "%s" in a else a for a in form]
+        db = "%s/a%d.db" % (out, i)
+        t.expect(t.run(["export", "db", "-quiet"] + args), 0, out=db + "\n", err="", what=" ".join(form))
+    # the same spellings for report and query options
+    r = t.run(["query", "-dir=" + ASCEND, "-format", "csv", "--timeunit=ms", "-max-steps=100000000",
+               "SELECT 1500000 AS \"T:dur_ns\""])
+    t.expect(r, 0, out="T(ms)\n1.5\n", err="", what="query options")
+    r = t.run(["report", "-q", "-dir", ASCEND, "-spec=builtin:top_kernels", "-param", "top=1", "-format=json",
+               "-o", os.path.join(out, "r")])
+    t.expect(r, 0, out="", err="", what="report options")
+    t.eq(len(json.loads(read(os.path.join(out, "r", "top_kernels.json")))), 1, "-param top=1 gives one row")
+    # `--` ends the options: a statement may then start with a dash
+    r = t.run(["query", "-dir", ASCEND, "--format", "csv", "--", "-- a comment first\nSELECT 2 AS x"])
+    t.expect(r, 0, out="x\n2\n", err="", what="-- before the SQL")
+
+
+@case("usage: a single-valued option given twice, a flag given a value, extra arguments")
+def _(t):
+    out = t.mkdir("out")
+    a, b = os.path.join(out, "a.db"), os.path.join(out, "b.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", a, "--output=" + b]), 2, out="",
+             err=usage_error("export", "option '--output' given twice ('%s', then '%s'): it takes one value" % (a, b)))
+    t.expect(t.run(["query", "-dir", ASCEND, "--format", "csv", "--format", "json", "SELECT 1"]), 2, out="",
+             err=usage_error("query", "option '--format' given twice ('csv', then 'json'): it takes one value"))
+    t.expect(t.run(["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "--timeunit", "ms", "-timeunit",
+                    "s"]), 2, out="",
+             err=usage_error("report", "option '-timeunit' given twice ('ms', then 's'): it takes one value"))
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", a, "--strict=yes"]), 2, out="",
+             err=usage_error("export", "option '--strict' takes no value"))
+    t.expect(t.run(["query", "-dir", ASCEND, "SELECT 1", "SELECT 2"]), 2, out="",
+             err=usage_error("query", "unexpected argument 'SELECT 2' (query takes one SQL statement)"))
+    t.expect(t.run(["query", "-dir", ASCEND]), 2, out="", err=usage_error("query", "no SQL statement given"))
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", a, "extra"]), 2, out="",
+             err=usage_error("export", "unexpected argument 'extra'"))
+    t.expect(t.run(["reports", "a", "b"]), 2, out="",
+             err=usage_error("reports", "unexpected argument 'b' (reports takes one report name)"))
+    # repeatable options keep every value
+    r = t.run(["query", "-dir", ASCEND, "--format", "csv", "--param", "a=1", "--param=b=x", "SELECT :a AS a, :b AS b"])
+    t.expect(r, 0, out="a,b\n1,x\n", err="", what="--param twice")
+    t.eq(listing(out), [], "nothing written")
+
+
+@case("usage: options the chosen mode would ignore are errors")
+def _(t):
+    out = t.mkdir("out")
+    f = os.path.join(out, "q.csv")
+    t.expect(t.run(["query", "-dir", ASCEND, "-o", f, "SELECT 1"]), 2, out="",
+             err=usage_error("query", "-o: the console table goes to stdout; give --format csv or json to write a "
+                                      "file"))
+    t.expect(t.run(["query", "-dir", ASCEND, "--format", "json", "--max-rows", "5", "SELECT 1"]), 2, out="",
+             err=usage_error("query", "--max-rows: only the console table has a row limit (--format json writes "
+                                      "every row)"))
+    t.expect(t.run(["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "--format", "console", "-o", out]), 2,
+             out="", err=usage_error("report", "-o: --format console writes no files; drop -o or add csv or json"))
+    t.expect(t.run(["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "-o", "-"]), 2, out="",
+             err=usage_error("report", "-o -: report writes a directory of files; give a directory"))
+    t.expect(t.run(["info", "-dir", ASCEND, "--timing"]), 2, out="",
+             err=usage_error("info", "unknown option '--timing'"))
+    t.eq(listing(out), [], "nothing written")
+
+
+@case("-o: '-' is stdout where one file is written; missing directories are created")
+def _(t):
+    out = t.mkdir("out")
+    db = os.path.join(out, "ref.db")
+    t.expect(t.run(["export", "db", "-q", "-dir", ASCEND, "-o", db]), 0)
+    r = t.run(["export", "db", "-q", "-dir", ASCEND, "-o", "-"], outside_ok=True)
+    t.eq(r.rc, 0, "export db -o -: exit code (%r)" % r)
+    piped = os.path.join(out, "piped.db")
+    write(piped, r.out.encode("utf-8", "surrogateescape"))
+    t.check(read(piped)[:16] == b"SQLite format 3\0", "stdout holds an SQLite DB")
+    t.eq(table_counts(piped), table_counts(db), "the DB on stdout has the rows of the DB written to a file")
+    r = t.run(["query", "-dir", ASCEND, "--format", "csv", "-o", "-", "SELECT 1 AS x"])
+    t.expect(r, 0, out="x\n1\n", err="", what="query -o -")
+    deep = os.path.join(out, "a", "b", "q.json")
+    t.expect(t.run(["query", "-dir", ASCEND, "--format", "json", "-o", deep, "SELECT 1 AS x"]), 0, out="", err="")
+    t.eq(json.loads(read(deep)), [{"x": 1}], "query -o into missing directories")
+    rdir = os.path.join(out, "c", "d")
+    t.expect(t.run(["report", "-q", "-dir", ASCEND, "--spec", "builtin:top_kernels", "-o", rdir]), 0, out="", err="")
+    t.eq(listing(rdir), ["top_kernels.csv", "tracebook_run.json"], "report -o into missing directories")
+    edir = os.path.join(out, "e", "f") + "/"
+    r = t.run(["export", "db", "-q", "-dir", ASCEND, "-o", edir])
+    t.expect(r, 0, err="", what="export db -o DIR/ (missing)")
+    t.check(r.out.startswith(edir) and r.out.endswith(".db\n") and os.path.isfile(r.out.strip()),
+            "DIR/ gets the default name: %r" % r.out)
+    # a DB is never written to a terminal
+    rc, seen = run_on_pty(t, ["export", "db", "-dir", ASCEND, "-o", "-"], stream="stdout")
+    t.eq(rc, 2, "export db -o - on a terminal: exit code")
+
+
+@case("did you mean: commands, options, built-in reports, --report ids")
+def _(t):
+    out = t.mkdir("out")
+    t.expect(t.run(["reprot"]), 2, out="", err=usage_error("", "unknown command 'reprot' (did you mean 'report'?)"))
+    t.expect(t.run(["help", "qurey"]), 2, out="", err=usage_error("", "unknown command 'qurey' (did you mean 'query'?)"))
+    t.expect(t.run(["export", "bd", "-dir", ASCEND]), 2, out="",
+             err=usage_error("export", "unknown export type 'bd' (did you mean 'db'?)"))
+    t.expect(t.run(["export", "db", "-dri", ASCEND, "-o", os.path.join(out, "x.db")]), 2, out="",
+             err=usage_error("export", "unknown option '-dri' (did you mean '--dir'?)"))
+    t.expect(t.run(["--verison"]), 2, out="", err=usage_error("", "unknown option '--verison' (did you mean "
+                                                                 "'--version'?)"))
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "--stirct", "-o", os.path.join(out, "x.db")]), 2, out="",
+             err=usage_error("export", "unknown option '--stirct' (did you mean '--strict'?)"))
+    t.expect(t.run(["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "--time-unit", "ms"]), 2, out="",
+             err=usage_error("report", "unknown option '--time-unit' (did you mean '--timeunit'?)"))
+    t.expect(t.run(["report", "-dir", ASCEND, "--spec", "builtin:op_statistc", "-o", out]), 2, out="",
+             err="tracebook: error: --spec 'builtin:op_statistc': no built-in report 'op_statistc' (did you mean "
+                 "'op_statistic'?); tracebook reports lists them\n")
+    t.expect(t.run(["reports", "top_kernel"]), 2, out="",
+             err="tracebook: error: no built-in report 'top_kernel' (did you mean 'top_kernels'?); tracebook "
+                 "reports lists them\n")
+    t.expect(t.run(["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "--report", "top_kernel", "-o", out]),
+             2, out="", err=usage_error("report", "--report 'top_kernel': no spec has a report with this id (did you "
+                                                  "mean 'top_kernels'?)"))
+    t.eq(listing(out), [], "nothing written")
+
 
 
 # ---- 2. exit codes -------------------------------------------------------------------
@@ -470,13 +597,16 @@ def _(t):
     t.eq(listing(out), [], "files in the output directory")
 
 
-@case("exit 4: unwritable output file (/proc, missing directory, file as directory)")
+@case("exit 4: unwritable output file (/proc, file as directory); missing directories are created")
 def _(t):
     d = t.mkdir("d")
     plain = os.path.join(d, "plain")
     write(plain, "x")
-    for out, reason in ((os.path.join(d, "no", "such", "dir", "x.db"), "No such file or directory"),
-                        (os.path.join(plain, "x.db"), "Not a directory"),
+    made = os.path.join(d, "no", "such", "dir", "x.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", made]), 0, out=made + "\n", err="", what="missing parents")
+    t.check(os.path.isfile(made), "the DB under the created directories")
+    shutil.rmtree(os.path.join(d, "no"))
+    for out, reason in ((os.path.join(plain, "x.db"), "Not a directory"),
                         ("/proc/x.db", None)):
         r = t.run(["export", "db", "-dir", ASCEND, "-o", out], outside_ok=True)
         if reason:
@@ -1049,11 +1179,11 @@ def padded_trace(path):
                 b'{"ph": "i", "name": "b", "pid": 1, "tid": 1, "ts": 2, "s": "t"}\n]}\n')
 
 
-def run_on_pty(t, args):
-    """Runs tracebook with stderr on a pseudo-terminal; returns (exit code, bytes written there)."""
+def run_on_pty(t, args, stream="stderr"):
+    """Runs tracebook with stderr (or stdout) on a pseudo-terminal; returns (exit code, bytes written there)."""
     master, slave = pty.openpty()
     try:
-        r = t.run(args, stderr_fd=slave)
+        r = t.run(args, **{stream + "_fd": slave})
         os.close(slave)
         slave = None
         seen = b""
@@ -1091,6 +1221,34 @@ def _(t):
     t.check(("loading %s: " % big) in text and text.endswith("\r\x1b[K"),
             "pty: a progress line that is cleared at the end: %r" % text[:300])
     t.eq(run_on_pty(t, ["export", "db", "-q", "-dir", big, "-o", db]), (0, b""), "pty with -q: exit code and stderr")
+
+
+@case("progress on a TTY: one line for all ranks, then one for the reports")
+def _(t):
+    d = t.mkdir("big")
+    big = os.path.join(d, "padded.json")
+    padded_trace(big)
+    big2 = os.path.join(d, "padded2.json")
+    shutil.copyfile(big, big2)
+    out = t.mkdir("out")
+    db = os.path.join(out, "two.db")
+    rc, seen = run_on_pty(t, ["export", "db", "-dir", big, "-dir", big2, "-o", db])
+    t.eq(rc, 0, "two ranks: exit code")
+    text = seen.decode("utf-8", "replace")
+    t.check(re.search(r"\x1b\[Kloading 2 files: +\d+% \(\d+ of 130 MB\)", text) and text.endswith("\r\x1b[K"),
+            "two ranks: one line for both files, cleared at the end: %r" % text[-300:])
+    t.eq(sql(db, "SELECT count(*) AS n FROM TB_RANK"), [{"n": 2}], "two ranks loaded")
+    rc, seen = run_on_pty(t, ["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "--spec",
+                              "builtin:op_statistic", "-o", out])
+    t.eq(rc, 0, "report: exit code")
+    text = seen.decode("utf-8", "replace")
+    want = ("\r\x1b[Krunning reports: 0/2 done\r\x1b[Ktracebook: wrote %s/top_kernels.csv\r\n"
+            "\r\x1b[Krunning reports: 1/2 done (last: top_kernels)\r\x1b[Ktracebook: wrote %s/op_statistic.csv\r\n"
+            "\r\x1b[Krunning reports: 2/2 done (last: op_statistic)\r\x1b[Ktracebook: wrote %s/tracebook_run.json"
+            "\r\n" % (out, out, out))
+    t.eq(text, want, "report: a progress line per report, erased before every message")
+    t.eq(run_on_pty(t, ["report", "-q", "-dir", ASCEND, "--spec", "builtin:top_kernels", "-o", out]), (0, b""),
+         "report -q on a TTY: nothing on stderr")
 
 
 @case("--timing prints one timing line")
@@ -1384,6 +1542,39 @@ def _(t):
     t.eq(json.loads(r.out), [{"a": 1, "b": "x", "c": None}], "json rows")
 
 
+@case("query: an SQL error points at its place in the statement")
+def _(t):
+    out = t.mkdir("out")
+    db = os.path.join(out, "a.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", db, "-q"]), 0)
+    t.expect(t.run(["query", "-dir", db, "SELECT name,\n       nme AS y\nFROM kernel"]), 3, out="",
+             err="tracebook: error: query: no such column: nme\n         nme AS y\n         ^ line 2, column 8\n")
+    t.expect(t.run(["query", "-dir", db, "SELECT 1; SELEC 2"]), 3, out="",
+             err="tracebook: error: query: near \"SELEC\": syntax error\n  SELECT 1; SELEC 2\n"
+                 "            ^ line 1, column 11\n", what="an error in a second statement")
+    # an error without a place in the text has no pointer
+    t.expect(t.run(["query", "-dir", db, "SELECT 1 +"]), 3, out="", err="tracebook: error: query: incomplete input\n")
+
+
+@case("query and report: an unknown column type suffix is an error listing the types")
+def _(t):
+    out = t.mkdir("out")
+    db = os.path.join(out, "a.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", db, "-q"]), 0)
+    types = "the types are :dur_ns, :ts_ns, :ratio_%, :mem_B"
+    t.expect(t.run(["query", "-dir", db, "SELECT 1 AS \"Share:ratio_pct\""]), 3, out="",
+             err="tracebook: error: query: column 'Share:ratio_pct': unknown type suffix ':ratio_pct'; %s\n" % types)
+    spec = os.path.join(t.mkdir("specs"), "s.yaml")
+    write(spec, b"tracebook: 1\nreports:\n  - id: a\n    sql: SELECT 1 AS \"T:dur_us\"\n")
+    t.expect(t.run(["report", "-dir", db, "--spec", spec, "-o", out]), 3, out="",
+             err="tracebook: error: %s:4:10: report 'a': column 'T:dur_us': unknown type suffix ':dur_us'; %s\n"
+                 % (spec, types))
+    # other colons are plain names
+    t.expect(t.run(["query", "-dir", db, "--format", "csv", "SELECT 1 AS \"a:b\", 2 AS \"10:30\", 3 AS \"x:ms\""]),
+             0, out="a:b,10:30,x:ms\n1,2,3\n", err="")
+    t.eq(listing(out), ["a.db"], "nothing written")
+
+
 @case("query: the sandbox refuses writes, exit 2, input DB unchanged")
 def _(t):
     out = t.mkdir("out")
@@ -1436,7 +1627,7 @@ def _(t):
     _hw, steps = ascend_counts()
     out = t.mkdir("out")
     base = ["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "-o", out]
-    first = "tracebook: error: %s\n\n" + usage("report")
+    first = usage_error("report", "%s")
     t.expect(t.run(base + ["--iteration-id", "9"]), 2, out="",
              err=first % "--iteration-id needs --model-id (4294967295 for step mode)")
     t.expect(t.run(base + ["--model-id", "4294967295"]), 2, out="", err=first % "--model-id needs --iteration-id")
@@ -1461,7 +1652,8 @@ def _(t):
     write(spec, b"tracebook: 1\nreports:\n  - id: a\n    titel: A\n    sql: SELECT 1 AS x\n")
     r = t.run(["report", "-dir", ASCEND, "--spec", spec, "-o", out])
     t.eq(r.rc, 3, "exit code")
-    t.check(r.err.startswith("tracebook: error: %s:4:5: unknown key 'titel' in report" % spec), r.err)
+    t.check(r.err.startswith("tracebook: error: %s:4:5: unknown key 'titel' in report (did you mean 'title'?); "
+                             "expected one of: id, title," % spec), r.err)
     t.eq(listing(out), [], "nothing written")
     write(spec, b"tracebook: 1\nreports:\n  - id: a\n    sql: |\n      SELECT name,\n             nme AS y\n"
                 b"      FROM kernel\n")

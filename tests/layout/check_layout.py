@@ -13,7 +13,9 @@
 #   metrics  (none)          may use: db, util
 #   output   output.h        may use: util
 #   report   report.h        may use: metrics, db, output, util
-#   cli      tracebook.h     may use: the public headers only
+#   cli      tracebook.h     may use: the public headers only (and its own
+#                            headers, by bare name: the command is built
+#                            without the engine's private folder)
 #
 # Two things are checked in every engine source file:
 #   1. each #include "..." names a header of its own stage or of a stage it
@@ -113,9 +115,11 @@ def main():
                     print('%s:%d: %s includes "%s" of the %s stage' % (rel, line, stage, inc, hstage))
                     bad += 1
                 continue
-            if stage == "cli" and not inc.startswith("cli/"):
-                print('%s:%d: the CLI includes the private header "%s"' % (rel, line, inc))
-                bad += 1
+            if stage == "cli":
+                # the command sees include/ only: its own headers sit beside it
+                if "/" in inc or not os.path.exists(os.path.join(engine, "cli", inc)):
+                    print('%s:%d: the CLI includes the private header "%s"' % (rel, line, inc))
+                    bad += 1
                 continue
             if len(parts) != 2 or parts[0] not in ALLOWED:
                 if not (len(parts) == 1 and parts[0].endswith("embedded_sql.h")):

@@ -779,7 +779,7 @@ static void test_use_errors(void **state)
     expect_error("use4.yaml", "tracebook: 1\nparams: {top: 2.5}\nreports:\n  - use: top_kernels\n", TB_ERR_PARSE, 2,
                  15, "param 'top' must be an int (built-in report 'top_kernels' declares it so), got '2.5'");
     expect_error("use5.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    titel: x\n", TB_ERR_PARSE, 4, 5,
-                 "unknown key 'titel' in a report with 'use'; expected one of: use, id, title, description, params, "
+                 "unknown key 'titel' in a report with 'use' (did you mean 'title'?); expected one of: use, id, title, description, params, "
                  "outputs, sort, limit, header_units, columns, xlsx, requires");
     /* an unknown param name lists the report's params */
     write_text("use6.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    params: {tpo: 1}\n", path, sizeof path);
@@ -912,6 +912,11 @@ static void test_json_process_strict(void **state)
                  "hbm, communication, hccs, os_runtime_api, network_usage, disk_usage, memory_usage, cpu_usage, "
                  "msproftx, npu_mem, overlap_analyse, pcie, sio, stars_soc, step_trace, freq, llc, nic, roce, qos, "
                  "device_tx, ccu, biu_perf, ub, block_detail, dpu, fusion_task");
+    expect_error("jp1b.yaml", "tracebook: 1\njson_process: {ascnd: true}\n", TB_ERR_PARSE, 2, 16,
+                 "unknown key 'ascnd' in json_process (did you mean 'ascend'?); expected one of: ascend, acc_pmu, "
+                 "cann, ddr, stars_chip_trans, hbm, communication, hccs, os_runtime_api, network_usage, disk_usage, "
+                 "memory_usage, cpu_usage, msproftx, npu_mem, overlap_analyse, pcie, sio, stars_soc, step_trace, freq, "
+                 "llc, nic, roce, qos, device_tx, ccu, biu_perf, ub, block_detail, dpu, fusion_task");
     expect_error("jp2.yaml", "tracebook: 1\njson_process:\n  ascend: yes\n", TB_ERR_PARSE, 3, 11,
                  "'ascend' in json_process must be true or false, got 'yes'");
     expect_error("jp3.yaml", "tracebook: 1\njson_process: [ascend]\n", TB_ERR_PARSE, 2, 15,
@@ -928,13 +933,13 @@ static void test_error_unknown_key(void **state)
 {
     (void)state;
     expect_error("e1.yaml", "tracebook: 1\nreports:\n  - id: a\n    titel: A\n    sql: SELECT 1\n", TB_ERR_PARSE, 4, 5,
-                 "unknown key 'titel' in report; expected one of: id, title, description, use, requires, sql, "
+                 "unknown key 'titel' in report (did you mean 'title'?); expected one of: id, title, description, use, requires, sql, "
                  "sql_file, params, outputs, sort, limit, header_units, columns, xlsx");
     expect_error("e1b.yaml", "tracebook: 1\nreport: []\n", TB_ERR_PARSE, 2, 1,
-                 "unknown key 'report' in the spec; expected one of: tracebook, json_process, params, metrics, "
+                 "unknown key 'report' in the spec (did you mean 'reports'?); expected one of: tracebook, json_process, params, metrics, "
                  "outputs, reports, workbook");
     expect_error("e1c.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: x\n    columns: {A: {wdth: 3}}\n",
-                 TB_ERR_PARSE, 5, 19, "unknown key 'wdth' in column 'A'; expected one of: header, format, width");
+                 TB_ERR_PARSE, 5, 19, "unknown key 'wdth' in column 'A' (did you mean 'width'?); expected one of: header, format, width");
 }
 
 static void test_error_wrong_types(void **state)

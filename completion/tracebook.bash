@@ -1,0 +1,175 @@
+# bash completion for tracebook                                -*- shell-script -*-
+# SPDX-License-Identifier: MIT
+# Written by `tracebook --help-completion` from engine/cli/commands.c: edit that, not this.
+# Install as $(pkg-config --variable=completionsdir bash-completion)/tracebook,
+# or source it from ~/.bashrc.
+
+# The built-in report names (from `tracebook reports`), each prefixed by $2.
+_tracebook_builtins()
+{
+    local id rest
+    "$1" reports 2>/dev/null | while read -r id rest; do printf '%s%s\n' "$2" "$id"; done
+}
+
+_tracebook()
+{
+    local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} tb=${COMP_WORDS[0]}
+    local cmd opts
+    COMPREPLY=()
+    # "builtin:NAME": bash splits the word at ':'
+    if [[ $cur == : && $prev == builtin ]]; then
+        COMPREPLY=($(_tracebook_builtins "$tb"))
+        return
+    fi
+    if [[ $prev == : && ${COMP_WORDS[COMP_CWORD-2]} == builtin ]]; then
+        COMPREPLY=($(compgen -W "$(_tracebook_builtins "$tb")" -- "$cur"))
+        return
+    fi
+    if ((COMP_CWORD == 1)); then
+        COMPREPLY=($(compgen -W "export report query reports info help -h --help -V --version" -- "$cur"))
+        return
+    fi
+    cmd=${COMP_WORDS[1]}
+    if [[ $cmd == export ]]; then
+        if ((COMP_CWORD == 2)); then
+            COMPREPLY=($(compgen -W "db" -- "$cur"))
+            return
+        fi
+        cmd="$cmd ${COMP_WORDS[2]}"
+    fi
+    case $cmd in
+    "export db")
+        case $prev in
+        --dir|-dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --output|-output|-o)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        esac
+        opts="-dir --dir -o --output --strict --keep-python-functions --timing -q --quiet -h --help"
+        ;;
+    "report")
+        case $prev in
+        --dir|-dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --spec|-spec)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "$(_tracebook_builtins "$tb" builtin:)" -- "$cur"))
+            return
+            ;;
+        --output|-output|-o)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -d -- "$cur"))
+            return
+            ;;
+        --format|-format)
+            COMPREPLY=($(compgen -W "csv json console xlsx" -- "$cur"))
+            return
+            ;;
+        --timeunit|-timeunit)
+            COMPREPLY=($(compgen -W "ns us ms s" -- "$cur"))
+            return
+            ;;
+        --param|-param)
+            return
+            ;;
+        --report|-report)
+            return
+            ;;
+        --model-id|-model-id)
+            return
+            ;;
+        --iteration-id|-iteration-id)
+            return
+            ;;
+        --iteration-count|-iteration-count)
+            return
+            ;;
+        --max-steps|-max-steps)
+            return
+            ;;
+        esac
+        opts="-dir --dir --spec -o --output --format --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict -q --quiet -h --help"
+        ;;
+    "query")
+        case $prev in
+        --dir|-dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --format|-format)
+            COMPREPLY=($(compgen -W "console csv json" -- "$cur"))
+            return
+            ;;
+        --output|-output|-o)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --timeunit|-timeunit)
+            COMPREPLY=($(compgen -W "ns us ms s" -- "$cur"))
+            return
+            ;;
+        --param|-param)
+            return
+            ;;
+        --model-id|-model-id)
+            return
+            ;;
+        --iteration-id|-iteration-id)
+            return
+            ;;
+        --iteration-count|-iteration-count)
+            return
+            ;;
+        --max-steps|-max-steps)
+            return
+            ;;
+        --max-rows|-max-rows)
+            return
+            ;;
+        esac
+        opts="-dir --dir --format -o --output --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-rows --rebuild --strict -q --quiet -h --help"
+        ;;
+    "reports")
+        opts="-h --help"
+        if [[ $cur != -* ]]; then
+            COMPREPLY=($(compgen -W "$(_tracebook_builtins "$tb")" -- "$cur"))
+            return
+        fi
+        ;;
+    "info")
+        case $prev in
+        --dir|-dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        esac
+        opts="-dir --dir --rebuild --strict --keep-python-functions -q --quiet -h --help"
+        ;;
+    "help")
+        opts="-h --help"
+        if ((COMP_CWORD == 2)) && [[ $cur != -* ]]; then
+            COMPREPLY=($(compgen -W "export report query reports info help" -- "$cur"))
+            return
+        fi
+        ;;
+    *)
+        return
+        ;;
+    esac
+    if [[ $cur == -* ]]; then
+        COMPREPLY=($(compgen -W "$opts" -- "$cur"))
+    fi
+}
+complete -F _tracebook tracebook

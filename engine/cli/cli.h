@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli.h - the pieces of the `tracebook` command shared by its files.
+ *
+ * One table (commands.c) lists every command with its synopsis, text and
+ * options. Everything the user sees about the command line is made from it:
+ * dispatch and `help CMD` (main.c), the option parser (parse.c) and the man
+ * page and bash completion (gen.c). So none of them can disagree with the
+ * others. The handlers (load.c, report.c) receive parsed arguments and call
+ * the engine through tracebook.h only; progress.c draws the progress line.
+ */
+#ifndef TRACEBOOK_CLI_H
+#define TRACEBOOK_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tracebook/tracebook.h"
+
+/* Every option any command has; a command lists the ones it takes. */
+typedef enum cli_opt_id {
+    OPT_HELP,
+    OPT_DIR,
+    OPT_OUTPUT,
+    OPT_SPEC,
+    OPT_FORMAT,
+    OPT_TIMEUNIT,
+    OPT_PARAM,
+    OPT_REPORT,
+    OPT_MODEL_ID,
+    OPT_ITERATION_ID,
+    OPT_ITERATION_COUNT,
+    OPT_MAX_STEPS,
+    OPT_MAX_ROWS,
+    OPT_REBUILD,
+    OPT_STRICT,
+    OPT_KEEP_PYTHON,
+    OPT_TIMING,
+    OPT_QUIET,
+    OPT_COUNT
+} cli_opt_id;
+
+/* What an option's value is, for completion. */
+typedef enum cli_complete {
+    COMPLETE_NONE,   /* a value with no suggestions (a number, NAME=VALUE) */
+    COMPLETE_FILE,   /* a file or directory */
+    COMPLETE_DIR,    /* a directory */
+    COMPLETE_WORDS,  /* one of the words in values */
+    COMPLETE_SPEC,   /* a spec file or builtin:NAME */
+    COMPLETE_REPORT  /* a built-in report name */
+} cli_complete;
+
+/* An option as a command takes it. */
+typedef struct cli_option {
+    cli_opt_id id;
+    const char *alias;     /* a short spelling ("-o", "-q", "-dir"), or NULL */
+    const char *name;      /* the long name without dashes ("output") */
+    const char *arg;       /* the value's name in help ("FILE|DIR"), NULL for a flag */
+    int repeat;            /* 1: may be given several times, each value kept */
+    cli_complete complete;
+    const char *values;    /* COMPLETE_WORDS: the words, space-separated */
+    const char *help;      /* help text; '\n' where the help output breaks the line */
+} cli_option;
+
+typedef struct cli_args cli_args;
+
+typedef struct cli_command {
+    const char *name;      /* "export db", "info", ...: the words that select it */
+    const char *label;     /* the name in the main command list when not name ("help CMD") */
+    const char *synopsis;  /* after `tracebook NAME` in the usage line */
+    const char *summary;   /* the main command list; '\n' breaks the line */
+    const char *text;      /* the paragraph of `help CMD`; '\n' breaks the line */
+    const cli_option *options;
+    size_t n_options;
+    int min_pos, max_pos;  /* positional arguments taken */
+    const char *pos_name;  /* their name in messages ("SQL statement") */
+    cli_complete pos_complete;
+    int (*run)(cli_args *a);
+} cli_command;
+
+/* The parsed command line of one command. */
+struct cli_args {
+    const cli_command *cmd;
+    const char **v[OPT_COUNT];      /* the values of each option, in order */
+    size_t n[OPT_COUNT];            /* how many times each option was given */
+    const char *as_written[OPT_COUNT]; /* the spelling last used, for messages */
+    const char **pos;
+    size_t n_pos;
+    const char **store;             /* one allocation behind v and pos */
+};
+
+/* An exit code with its meaning, for --help, the man page and docs. */
+typedef struct cli_exit {
+    int code;
+    const char *meaning;
+} cli_exit;
+
+/* An environment variable the command reads, for the man page. */
+typedef struct cli_env {
+    const char *name;
+    const char *meaning;
+} cli_env;
+
+/* commands.c: the table. */
+extern const cli_command cli_commands[];
+extern const size_t cli_n_commands;
+extern const cli_exit cli_exits[];
+extern const size_t cli_n_exits;
+extern const cli_env cli_envs[];
+extern const size_t cli_n_envs;
+extern const char cli_about[];   /* what tracebook is, one paragraph ('\n' breaks) */
+
+/* The command named by words (e.g. "export db"), or NULL. */
+const cli_command *cli_find(const char *name);
+
+/* main.c: help and messages. */
+void cli_help(const cli_command *cmd, FILE *f);   /* cmd NULL: the main usage */
+/* Prints `tracebook: error: MESSAGE` and `try 'tracebook help CMD'`; returns TB_EXIT_USAGE. */
+int cli_usage_error(const cli_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void cli_print_error(const tb_error *e);
+
+/* parse.c */
+/* Parses argv (the words after the command's name) for cmd into a, which it
+ * initialises: free with cli_args_free(), also after a failure. Values are
+ * borrowed from argv. Returns -1 when the command should run, else the exit
+ * code to end with (help printed, or a usage error reported). */
+int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
+void cli_args_free(cli_args *a);
+/* The one value of a single-valued option, or NULL. Borrowed from argv. */
+const char *cli_value(const cli_args *a, cli_opt_id id);
+/* The candidate in cands (n of them) nearest to word by edit distance, when
+ * near enough to be a likely typo; else NULL. Borrowed from cands. */
+const char *cli_suggest(const char *word, const char *const *cands, size_t n);
+/* Parses a non-negative integer option value; a usage error otherwise. Returns -1 when fine. */
+int cli_count(const cli_args *a, cli_opt_id id, int64_t *out);
+
+/* gen.c: the hidden --help-man and --help-completion outputs. */
+void cli_write_man(FILE *f);
+void cli_write_completion(FILE *f);
+
+/* progress.c: the one progress line on a terminal's stderr. */
+typedef struct cli_progress cli_progress;
+/* Returns new (free with cli_progress_destroy), drawing only when on (a TTY, not --quiet). */
+cli_progress *cli_progress_create(int on);
+void cli_progress_destroy(cli_progress *p);
+/* tb_load_options.progress */
+void cli_progress_load(void *p, const char *file, uint64_t done, uint64_t total);
+/* Says what runs now ("running reports"); expected: how many reports will run (0: unknown). */
+void cli_progress_reports(cli_progress *p, size_t expected);
+/* A report finished (or was skipped). */
+void cli_progress_report_done(cli_progress *p, const char *id);
+/* Erases the line and draws no more (console tables are about to fill the terminal). */
+void cli_progress_stop(cli_progress *p);
+/* Erases the line (before any other message, and at the end). */
+void cli_progress_clear(cli_progress *p);
+
+/* The state of one run, the ctx of the engine's callbacks. */
+typedef struct cli_run {
+    int quiet;
+    cli_progress *progress;
+} cli_run;
+
+/* load.c / report.c: shared helpers. */
+void cli_on_warn(void *ctx, const char *msg);
+void cli_on_note(void *ctx, const char *msg);
+/* Creates the missing directories above path (its last component is not created). */
+void cli_make_parents(const char *path);
+/* Creates the missing directories of path, path itself included. */
+void cli_make_dirs(const char *path);
+/* The progress line of a run: drawn on a terminal's stderr unless quiet. Returns new. */
+cli_progress *cli_progress_for(int quiet);
+/* The DB of the -dir inputs: a DB tracebook wrote as it is (*reused = 2), else
+ * the cached load (*reused 1 when reused, 0 when loaded now). */
+tb_status cli_obtain_db(const cli_args *a, cli_run *run, char *path, size_t n, int *reused, tb_error *err);
+
+/* The handlers. */
+int cli_cmd_export_db(cli_args *a);
+int cli_cmd_info(cli_args *a);
+int cli_cmd_report(cli_args *a);
+int cli_cmd_query(cli_args *a);
+int cli_cmd_reports(cli_args *a);
+int cli_cmd_help(cli_args *a);
+
+#endif

@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * commands.c - the command table of `tracebook`.
+ *
+ * Each command's name, synopsis, help text and options, the exit codes and
+ * the environment variables are written once here. Dispatch, `help CMD`,
+ * the option parser, tracebook(1) and the bash completion are all made from
+ * this table (see cli.h), so they say the same thing; tests/cli/table_test.py
+ * fails when the checked-in man page or completion differ from what the
+ * table gives.
+ */
+#include <string.h>
+
+#include "cli.h"
+
+#define N(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Options that read the same for every command that has them. */
+#define O_DIR                                                                                            \
+    {OPT_DIR, "-dir", "dir", "PATH", 1, COMPLETE_FILE, NULL, "an input (repeat for several ranks)"}
+#define O_STRICT(h) {OPT_STRICT, NULL, "strict", NULL, 0, COMPLETE_NONE, NULL, h}
+#define O_KEEP(h) {OPT_KEEP_PYTHON, NULL, "keep-python-functions", NULL, 0, COMPLETE_NONE, NULL, h}
+#define O_REBUILD(h) {OPT_REBUILD, NULL, "rebuild", NULL, 0, COMPLETE_NONE, NULL, h}
+#define O_QUIET(h) {OPT_QUIET, "-q", "quiet", NULL, 0, COMPLETE_NONE, NULL, h}
+#define O_HELP {OPT_HELP, "-h", "help", NULL, 0, COMPLETE_NONE, NULL, "show this help"}
+#define O_TIMEUNIT(h) {OPT_TIMEUNIT, NULL, "timeunit", "ns|us|ms|s", 0, COMPLETE_WORDS, "ns us ms s", h}
+#define O_PARAM(h) {OPT_PARAM, NULL, "param", "NAME=VALUE", 1, COMPLETE_NONE, NULL, h}
+#define O_WINDOW(what)                                                                                   \
+    {OPT_MODEL_ID, NULL, "model-id", "M", 0, COMPLETE_NONE, NULL, "window: model M (4294967295 = step mode)"}, \
+    {OPT_ITERATION_ID, NULL, "iteration-id", "I", 0, COMPLETE_NONE, NULL, "window: from iteration (or step) I"}, \
+    {OPT_ITERATION_COUNT, NULL, "iteration-count", "N", 0, COMPLETE_NONE, NULL, "window: N iterations (default 1)"}, \
+    {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite step budget" what " (default 5000000000)"}
+
+static const cli_option export_db_opts[] = {
+    O_DIR,
+    {OPT_OUTPUT, "-o", "output", "FILE|DIR", 0, COMPLETE_FILE, NULL,
+     "the DB to write; a directory gets the default name\n"
+     "(missing directories are created); - writes it to\n"
+     "stdout. Default: msprof_<UTC YYYYMMDDhhmmss>.db\n"
+     "beside the first input (the current directory when\n"
+     "that cannot be written), the timestamp taken from\n"
+     "the data"},
+    O_STRICT("an input cut short is an error (default: warning)"),
+    O_KEEP("keep Kineto python_function events (in TB_EVENT)"),
+    {OPT_TIMING, NULL, "timing", NULL, 0, COMPLETE_NONE, NULL, "print the time of each loading phase on stderr"},
+    O_QUIET("no progress line, no warnings on stderr"),
+    O_HELP,
+};
+
+static const cli_option info_opts[] = {
+    O_DIR,
+    O_REBUILD("load again even when the cached DB is current"),
+    O_STRICT("an input cut short is an error"),
+    O_KEEP("keep Kineto python_function events"),
+    O_QUIET("no progress line, no warnings on stderr"),
+    O_HELP,
+};
+
+static const cli_option report_opts[] = {
+    O_DIR,
+    {OPT_SPEC, NULL, "spec", "FILE", 1, COMPLETE_SPEC, NULL,
+     "a spec to run (repeat; run in order); builtin:NAME\n"
+     "runs a built-in report"},
+    {OPT_OUTPUT, "-o", "output", "DIR", 0, COMPLETE_DIR, NULL,
+     "where files go (created with its parents;\n"
+     "default: the current directory)"},
+    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json console xlsx",
+     "outputs for every report, replacing the specs':\n"
+     "comma-separated csv, json, console"},
+    O_TIMEUNIT("unit of typed time columns (default us, as msprof)"),
+    O_PARAM("set a parameter (REPORT.NAME=VALUE for one report)"),
+    {OPT_REPORT, NULL, "report", "ID", 1, COMPLETE_NONE, NULL, "run only this report (repeat)"},
+    O_WINDOW(" per report"),
+    O_REBUILD("load the inputs again even when the cached DB is current"),
+    O_STRICT("an input cut short is an error"),
+    O_QUIET("no progress, notes or list of files written"),
+    O_HELP,
+};
+
+static const cli_option query_opts[] = {
+    O_DIR,
+    {OPT_FORMAT, NULL, "format", "console|csv|json", 0, COMPLETE_WORDS, "console csv json",
+     "output format (default console)"},
+    {OPT_OUTPUT, "-o", "output", "FILE", 0, COMPLETE_FILE, NULL,
+     "csv, json: write to FILE instead of stdout (- is\n"
+     "stdout; missing parent directories are created)"},
+    O_TIMEUNIT("unit of typed time columns (default us)"),
+    O_PARAM("bind :NAME (an integer or real when VALUE is one,\nelse text)"),
+    O_WINDOW(""),
+    {OPT_MAX_ROWS, NULL, "max-rows", "N", 0, COMPLETE_NONE, NULL, "console: rows printed (default 100; 0 = all)"},
+    O_REBUILD("load the inputs again even when the cached DB is current"),
+    O_STRICT("an input cut short is an error"),
+    O_QUIET("no progress line, no warnings or notes"),
+    O_HELP,
+};
+
+static const cli_option reports_opts[] = {O_HELP};
+static const cli_option help_opts[] = {O_HELP};
+
+const cli_command cli_commands[] = {
+    {"export db", NULL, "-dir PATH [-dir PATH ...] [-o FILE|DIR] [options]",
+     "load the inputs and write the unified DB (msprof_<timestamp>.db)",
+     "Loads the inputs into the unified trace DB. PATH is a file (a timeline or\n"
+     "Kineto trace .json[.gz], an msprof-compatible .db, a torch_npu summary CSV, a\n"
+     "topsprof listing) or a directory searched for them. Files under one rank's\n"
+     "directory (PROF_*, *_ascend_pt, ...) form one rank, other files one rank each;\n"
+     "within a rank a DB wins over a timeline, a timeline over CSVs.",
+     export_db_opts, N(export_db_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_export_db},
+    {"report", NULL, "-dir PATH [-dir PATH ...] --spec FILE [--spec FILE ...] [options]",
+     "run report specs over the inputs: csv, json, console tables",
+     "Runs report specs (YAML or JSON; docs/spec.md, tracebook-spec(5)) over the\n"
+     "inputs' unified DB and writes each report's outputs: DIR/<report id>[_<iteration\n"
+     "label>].csv / .json, console tables on stdout, and DIR/tracebook_run.json\n"
+     "(inputs, window, unit, specs, files). An msprof reports_sample_config.json is a\n"
+     "valid spec. PATH is what export db reads, or a DB that tracebook wrote; the DB\n"
+     "is cached as for info. Built-in reports: `tracebook reports`; `--spec\n"
+     "builtin:NAME` runs one.",
+     report_opts, N(report_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_report},
+    {"query", NULL, "-dir PATH [-dir PATH ...] [options] SQL",
+     "run one SQL statement over the inputs and print the result",
+     "Runs one SQL statement over the inputs' unified DB in the report sandbox\n"
+     "(read-only, step budget) and prints the result as a table. Column aliases\n"
+     "may carry a type (\"Total:dur_ns\") converted by --timeunit. An error in the\n"
+     "statement points at its place in it.",
+     query_opts, N(query_opts), 1, 1, "SQL statement", COMPLETE_NONE, cli_cmd_query},
+    {"reports", NULL, "[NAME]", "list the built-in reports",
+     "Lists the built-in reports (one line each), or shows one report's help:\n"
+     "title, description, required tables, parameters and its spec file.",
+     reports_opts, N(reports_opts), 0, 1, "report name", COMPLETE_REPORT, cli_cmd_reports},
+    {"info", NULL, "-dir PATH [-dir PATH ...] [options]",
+     "show what the inputs hold: sources, layers, devices, ranks,\n"
+     "steps, time span, rows per table, warnings",
+     "Loads the inputs (or reads PATH when it is a .db that tracebook wrote) and\n"
+     "prints what was found: sources, ranks and devices, layers, time span,\n"
+     "steps, events per destination table, rows per table and warnings.\n"
+     "The DB is kept under $XDG_CACHE_HOME/tracebook/ (~/.cache/tracebook/) and\n"
+     "reused while the inputs' files, sizes and modification times are unchanged;\n"
+     "the first line of the output names it.",
+     info_opts, N(info_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_info},
+    {"help", "help CMD", "[CMD]", "show the options of a command",
+     "Shows the usage of a command (export, info, report, query, reports), or\n"
+     "the main usage without one.",
+     help_opts, N(help_opts), 0, 2, "command", COMPLETE_NONE, cli_cmd_help},
+};
+const size_t cli_n_commands = N(cli_commands);
+
+const cli_exit cli_exits[] = {
+    {TB_EXIT_OK, "success"},
+    {TB_EXIT_FAILURE, "internal error"},
+    {TB_EXIT_USAGE, "usage error (bad command line)"},
+    {TB_EXIT_INPUT, "malformed input, or an input cut short with --strict"},
+    {TB_EXIT_IO, "a file could not be read or written"},
+    {TB_EXIT_DB, "SQLite error"},
+    {TB_EXIT_NOTFOUND, "no usable input found"},
+};
+const size_t cli_n_exits = N(cli_exits);
+
+const cli_env cli_envs[] = {
+    {"TRACEBOOK_JOBS", "how many ranks load at once (default: the online CPUs, up to 4; 1 loads one after the "
+                       "other); the DB is the same whatever the number"},
+    {"XDG_CACHE_HOME", "where info, report and query keep the DBs they load (XDG_CACHE_HOME/tracebook, else "
+                       "~/.cache/tracebook)"},
+    {"TMPDIR", "where the private copy of a DB input with a -wal file goes (default /tmp)"},
+};
+const size_t cli_n_envs = N(cli_envs);
+
+const char cli_about[] =
+    "tracebook loads accelerator profile data (Ascend msprof/torch_npu timelines,\n"
+    "PyTorch Kineto traces) into one msprof-compatible SQLite trace DB and runs\n"
+    "report specs over it.";
+
+const cli_command *cli_find(const char *name)
+{
+    for (size_t i = 0; i < cli_n_commands; i++)
+        if (!strcmp(cli_commands[i].name, name))
+            return &cli_commands[i];
+    return NULL;
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * load.c - `tracebook export db` and `tracebook info`: loading the inputs.
+ *
+ * export db writes the unified DB where -o says (a file, a directory that
+ * gets the default name, or `-` for stdout) or beside the first input;
+ * info summarises the cached DB of the inputs. Both report warnings and the
+ * progress line through the engine's callbacks (tb_load_options), and
+ * cli_obtain_db() is the cached load that report and query share.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+void cli_on_warn(void *ctx, const char *msg)
+{
+    cli_run *r = ctx;
+    cli_progress_clear(r->progress);
+    if (!r->quiet)
+        fprintf(stderr, "tracebook: warning: %s\n", msg);
+}
+
+void cli_on_note(void *ctx, const char *msg)
+{
+    cli_run *r = ctx;
+    cli_progress_clear(r->progress);
+    if (!r->quiet)
+        fprintf(stderr, "tracebook: note: %s\n", msg);
+}
+
+/* Creates the directories of path up to (not including) its last component,
+ * or all of it when whole. Failures are left for the write that follows to
+ * report, with the path the user gave. */
+static void make_dirs(const char *path, int whole)
+{
+    char buf[PATH_MAX];
+    size_t n = strlen(path);
+    if (n == 0 || n >= sizeof buf)
+        return;
+    memcpy(buf, path, n + 1);
+    for (size_t i = 1; i <= n; i++) {
+        if (buf[i] != '/' && !(whole && buf[i] == 0))
+            continue;
+        if (buf[i - 1] == '/')
+            continue;
+        char c = buf[i];
+        buf[i] = 0;
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return;
+        buf[i] = c;
+    }
+}
+
+void cli_make_parents(const char *path)
+{
+    make_dirs(path, 0);
+}
+
+void cli_make_dirs(const char *path)
+{
+    make_dirs(path, 1);
+}
+
+cli_progress *cli_progress_for(int quiet)
+{
+    return cli_progress_create(!quiet && isatty(STDERR_FILENO));
+}
+
+static int is_dir(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && strcmp(s + a - b, suf) == 0;
+}
+
+/* The default output directory: the first input's directory, else the current one. */
+static void default_dir(const char *input, char *out, size_t n)
+{
+    if (is_dir(input)) {
+        snprintf(out, n, "%s", input);
+    } else {
+        char tmp[PATH_MAX];
+        snprintf(tmp, sizeof tmp, "%s", input);
+        snprintf(out, n, "%s", dirname(tmp));
+    }
+    if (access(out, W_OK | X_OK) != 0)
+        snprintf(out, n, ".");
+}
+
+/* The load options of the parsed -dir, --strict and --keep-python-functions. */
+static tb_load_options load_options(const cli_args *a, cli_run *run)
+{
+    return (tb_load_options){.inputs = a->v[OPT_DIR], .n_inputs = a->n[OPT_DIR], .strict = a->n[OPT_STRICT] > 0,
+                             .keep_python_functions = a->n[OPT_KEEP_PYTHON] > 0, .warn = cli_on_warn, .note = cli_on_note,
+                             .progress = cli_progress_load, .ctx = run};
+}
+
+static tb_status run_load(const cli_args *a, cli_run *run, const char *out, tb_error *err)
+{
+    tb_load_options o = load_options(a, run);
+    o.output = out;
+    tb_load_result r;
+    tb_status st = tb_load(&o, &r, err);
+    cli_progress_clear(run->progress);
+    if (st == TB_OK && a->n[OPT_TIMING])
+        fprintf(stderr, "tracebook: timing: %llu events: read %.3f s, post-process %.3f s, indexes %.3f s\n",
+                (unsigned long long)r.events, r.seconds_read, r.seconds_post, r.seconds_index);
+    return st;
+}
+
+/* Copies the file at path to stdout. */
+static tb_status copy_to_stdout(const char *path, tb_error *err)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot read: %s", strerror(errno));
+    char buf[1 << 16];
+    size_t n;
+    tb_status st = TB_OK;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        if (fwrite(buf, 1, n, stdout) != n) {
+            st = tb_error_at(err, TB_ERR_IO, "-", 0, 0, -1, "cannot write to stdout: %s", strerror(errno));
+            break;
+        }
+    if (st == TB_OK && ferror(f))
+        st = tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot read: %s", strerror(errno));
+    fclose(f);
+    if (st == TB_OK && fflush(stdout) != 0)
+        st = tb_error_at(err, TB_ERR_IO, "-", 0, 0, -1, "cannot write to stdout: %s", strerror(errno));
+    return st;
+}
+
+/* `-o -`: the DB is loaded into a temporary file, then copied to stdout. */
+static tb_status export_to_stdout(const cli_args *a, cli_run *run, tb_error *err)
+{
+    const char *tmpdir = getenv("TMPDIR");
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/tracebook-XXXXXX", tmpdir && *tmpdir ? tmpdir : "/tmp");
+    int fd = mkstemp(path);
+    if (fd < 0)
+        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot create a temporary file: %s", strerror(errno));
+    close(fd);
+    tb_temp_register(path);
+    tb_status st = run_load(a, run, path, err);
+    if (st == TB_OK)
+        st = copy_to_stdout(path, err);
+    unlink(path);
+    tb_temp_unregister(path);
+    return st;
+}
+
+int cli_cmd_export_db(cli_args *a)
+{
+    if (a->n[OPT_DIR] == 0)
+        return cli_usage_error(a->cmd, "no input: give -dir PATH");
+    const char *output = cli_value(a, OPT_OUTPUT);
+    if (output && !strcmp(output, "-") && isatty(STDOUT_FILENO))
+        return cli_usage_error(a->cmd, "-o -: refusing to write a DB to a terminal; redirect stdout");
+    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    tb_error err;
+    tb_error_clear(&err);
+    char dir[PATH_MAX], final[PATH_MAX + 128], pending[PATH_MAX + 64];
+    int rc;
+    final[0] = 0;
+    if (output && !strcmp(output, "-")) {
+        rc = tb_exit_code(export_to_stdout(a, &run, &err));
+    } else if (output && !is_dir(output) && !ends_with(output, "/")) {
+        cli_make_parents(output);
+        snprintf(final, sizeof final, "%s", output);
+        rc = tb_exit_code(run_load(a, &run, final, &err));
+    } else {
+        if (output) {
+            cli_make_dirs(output);
+            snprintf(dir, sizeof dir, "%s", output);
+            size_t n = strlen(dir);
+            while (n > 1 && dir[n - 1] == '/')
+                dir[--n] = 0;
+        } else {
+            default_dir(a->v[OPT_DIR][0], dir, sizeof dir);
+        }
+        snprintf(pending, sizeof pending, "%s/.tracebook-pending-%ld.db", dir, (long)getpid());
+        tb_temp_register(pending);
+        tb_status st = run_load(a, &run, pending, &err);
+        if (st == TB_OK) {
+            char name[96];
+            st = tb_db_default_name(pending, name, sizeof name, &err);
+            snprintf(final, sizeof final, "%s/%s", dir, name);
+            if (st == TB_OK && rename(pending, final) != 0)
+                st = tb_error_at(&err, TB_ERR_IO, final, 0, 0, -1, "cannot write: %s", strerror(errno));
+            if (st != TB_OK)
+                unlink(pending);
+        }
+        tb_temp_unregister(pending);
+        /* a failure to create the pending file is the directory's */
+        if (st != TB_OK && strncmp(err.file, pending, strlen(pending)) == 0) {
+            size_t n = strlen(dir) < sizeof err.file - 1 ? strlen(dir) : sizeof err.file - 1;
+            memcpy(err.file, dir, n);
+            err.file[n] = 0;
+        }
+        rc = tb_exit_code(st);
+    }
+    if (rc != TB_EXIT_OK)
+        cli_print_error(&err);
+    else if (final[0])
+        printf("%s\n", final);
+    cli_progress_destroy(run.progress);
+    return rc;
+}
+
+tb_status cli_obtain_db(const cli_args *a, cli_run *run, char *path, size_t n, int *reused, tb_error *err)
+{
+    const char *const *in = a->v[OPT_DIR];
+    *reused = 0;
+    if (a->n[OPT_DIR] == 1 && ends_with(in[0], ".db") && tb_db_is_own(in[0])) {
+        snprintf(path, n, "%s", in[0]);
+        *reused = 2;
+        return TB_OK;
+    }
+    tb_load_options o = load_options(a, run);
+    tb_status st = tb_cache_load(&o, a->n[OPT_REBUILD] > 0, path, n, reused, err);
+    cli_progress_clear(run->progress);
+    return st;
+}
+
+int cli_cmd_info(cli_args *a)
+{
+    if (a->n[OPT_DIR] == 0)
+        return cli_usage_error(a->cmd, "no input: give -dir PATH");
+    const char *const *in = a->v[OPT_DIR];
+    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    tb_error err;
+    tb_error_clear(&err);
+    char path[PATH_MAX];
+    int reused = 0;
+    tb_status st = cli_obtain_db(a, &run, path, sizeof path, &reused, &err);
+    if (st == TB_OK && reused == 2) {
+        /* a DB that tracebook wrote, read as it is */
+        st = tb_info_write(path, path, stdout, &err);
+    } else if (st == TB_OK) {
+        char title[2 * PATH_MAX];
+        size_t k = 0;
+        title[0] = 0;
+        for (size_t i = 0; i < a->n[OPT_DIR] && k < sizeof title; i++)
+            k += (size_t)snprintf(title + k, sizeof title - k, "%s%s", i ? " " : "", in[i]);
+        if (k < sizeof title)
+            snprintf(title + k, sizeof title - k, " (DB %s, %s)", path,
+                     reused ? "reused: inputs unchanged" : "loaded now");
+        st = tb_info_write(path, title, stdout, &err);
+    }
+    if (st != TB_OK)
+        cli_print_error(&err);
+    cli_progress_destroy(run.progress);
+    return tb_exit_code(st);
+}

@@ -1,0 +1,463 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * report.c - `tracebook report`, `query` and `reports`.
+ *
+ * report loads every spec first (a broken spec fails before any loading),
+ * then the inputs' cached DB, then runs the reports through
+ * tb_report_write(); query runs one statement through tb_query_write(), and
+ * points at the place in the statement where SQLite found an error;
+ * reports lists the built-in reports. Options a mode does not use are
+ * refused here rather than ignored (`query -o FILE` with console output).
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+/* The window, unit and budget options report and query share. */
+typedef struct run_opts {
+    tb_window window;
+    tb_time_unit unit;
+    int64_t max_steps;
+} run_opts;
+
+/* Returns -1 when fine, else the exit code of the usage error reported. */
+static int parse_run_opts(const cli_args *a, run_opts *r)
+{
+    memset(r, 0, sizeof *r);
+    r->unit = TB_UNIT_US;
+    int rc;
+    if (a->n[OPT_MAX_STEPS] && (rc = cli_count(a, OPT_MAX_STEPS, &r->max_steps)) >= 0)
+        return rc;
+    const char *u = cli_value(a, OPT_TIMEUNIT);
+    if (u) {
+        if (!strcmp(u, "ns")) r->unit = TB_UNIT_NS;
+        else if (!strcmp(u, "us")) r->unit = TB_UNIT_US;
+        else if (!strcmp(u, "ms")) r->unit = TB_UNIT_MS;
+        else if (!strcmp(u, "s")) r->unit = TB_UNIT_S;
+        else return cli_usage_error(a->cmd, "--timeunit '%s': expected ns, us, ms or s", u);
+    }
+    int has_model = a->n[OPT_MODEL_ID] > 0, has_iter = a->n[OPT_ITERATION_ID] > 0;
+    int has_count = a->n[OPT_ITERATION_COUNT] > 0;
+    if (has_model && (rc = cli_count(a, OPT_MODEL_ID, &r->window.model_id)) >= 0)
+        return rc;
+    if (has_iter && (rc = cli_count(a, OPT_ITERATION_ID, &r->window.iteration_id)) >= 0)
+        return rc;
+    if (has_count && (rc = cli_count(a, OPT_ITERATION_COUNT, &r->window.iteration_count)) >= 0)
+        return rc;
+    if (has_iter && !has_model)
+        return cli_usage_error(a->cmd, "--iteration-id needs --model-id (4294967295 for step mode)");
+    if (has_model && !has_iter)
+        return cli_usage_error(a->cmd, "--model-id needs --iteration-id");
+    if (has_count && !has_iter)
+        return cli_usage_error(a->cmd, "--iteration-count needs --model-id and --iteration-id");
+    if (has_count && r->window.iteration_count < 1)
+        return cli_usage_error(a->cmd, "--iteration-count must be at least 1");
+    r->window.set = has_model;
+    if (!has_count)
+        r->window.iteration_count = 1;
+    return -1;
+}
+
+/* Parses --format for report: a mask, 0 when not given, ~0u when bad. */
+static unsigned parse_formats(const char *list)
+{
+    if (!list)
+        return 0;
+    unsigned m = 0;
+    const char *p = list;
+    while (*p) {
+        size_t n = strcspn(p, ",");
+        if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
+        else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
+        else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
+        else if (n == 7 && !strncmp(p, "console", 7)) m |= TB_OUT_CONSOLE;
+        else return ~0u;
+        p += n;
+        if (*p == ',')
+            p++;
+    }
+    return m ? m : ~0u;
+}
+
+/* The ids of every built-in report, in file order: a new array of strings
+ * borrowed from *specs (free both with free_builtin_ids). NULL with err set
+ * when a built-in does not load (a bug). */
+static const char **builtin_ids(tb_spec ***specs, size_t *n_specs, size_t *n, tb_error *err)
+{
+    size_t nb = 0;
+    const tb_builtin *b = tb_builtins(&nb);
+    *specs = calloc(nb ? nb : 1, sizeof **specs);
+    *n_specs = 0;
+    *n = 0;
+    const char **ids = NULL;
+    size_t cap = 0;
+    if (!*specs) {
+        tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    for (size_t i = 0; i < nb; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "builtin:%s.yaml", b[i].name);
+        tb_spec *sp = NULL;
+        if (tb_spec_load_mem(name, b[i].text, strlen(b[i].text), &sp, NULL, NULL, err) != TB_OK)
+            goto fail;
+        (*specs)[(*n_specs)++] = sp;
+        for (size_t k = 0; k < sp->n_reports; k++) {
+            if (*n == cap) {
+                cap = cap ? cap * 2 : 32;
+                const char **more = realloc(ids, cap * sizeof *ids);
+                if (!more) {
+                    tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                    goto fail;
+                }
+                ids = more;
+            }
+            ids[(*n)++] = sp->reports[k].id;
+        }
+    }
+    if (!ids)
+        ids = calloc(1, sizeof *ids);
+    return ids;
+fail:
+    free(ids);
+    return NULL;
+}
+
+static void free_specs(tb_spec **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        tb_spec_free(v[i]);
+    free(v);
+}
+
+/* Reports an unknown built-in report name with the nearest one. Returns TB_EXIT_USAGE. */
+static int unknown_builtin(const char *what, const char *name)
+{
+    tb_error err;
+    tb_error_clear(&err);
+    tb_spec **specs = NULL;
+    size_t n_specs = 0, n = 0;
+    const char **ids = builtin_ids(&specs, &n_specs, &n, &err);
+    const char *near = ids ? cli_suggest(name, ids, n) : NULL;
+    if (near)
+        fprintf(stderr, "tracebook: error: %sno built-in report '%s' (did you mean '%s'?); tracebook reports "
+                        "lists them\n", what, name, near);
+    else
+        fprintf(stderr, "tracebook: error: %sno built-in report '%s' (tracebook reports lists them)\n", what, name);
+    free(ids);
+    free_specs(specs, n_specs);
+    return TB_EXIT_USAGE;
+}
+
+static int is_builtin(const char *name)
+{
+    tb_error err;
+    tb_error_clear(&err);
+    tb_spec **specs = NULL;
+    size_t n_specs = 0, n = 0;
+    const char **ids = builtin_ids(&specs, &n_specs, &n, &err);
+    int found = 0;
+    for (size_t i = 0; ids && i < n && !found; i++)
+        found = !strcmp(ids[i], name);
+    free(ids);
+    free_specs(specs, n_specs);
+    return found;
+}
+
+static tb_status load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err)
+{
+    if (!strncmp(arg, "builtin:", 8)) {
+        char text[512];
+        int k = snprintf(text, sizeof text, "tracebook: 1\nreports:\n  - use: \"%s\"\n", arg + 8);
+        if (k < 0 || (size_t)k >= sizeof text || strchr(arg + 8, '"') || strchr(arg + 8, '\\'))
+            return tb_error_set(err, TB_ERR_USAGE, "--spec '%s': not a built-in report name", arg);
+        return tb_spec_load_mem(arg, text, (size_t)k, out, cli_on_warn, run, err);
+    }
+    return tb_spec_load(arg, out, cli_on_warn, run, err);
+}
+
+static void on_written(void *ctx, const char *path)
+{
+    cli_run *r = ctx;
+    cli_progress_clear(r->progress);
+    if (!r->quiet)
+        fprintf(stderr, "tracebook: wrote %s\n", path);
+}
+
+static void on_report_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
+{
+    cli_run *r = ctx;
+    (void)skipped;
+    (void)rows;
+    cli_progress_report_done(r->progress, rep->id);
+}
+
+/* --report IDs that no spec has: a usage error naming the nearest id. Returns -1 when all are there. */
+static int check_only(const cli_args *a, tb_spec *const *specs, size_t n_specs)
+{
+    for (size_t i = 0; i < a->n[OPT_REPORT]; i++) {
+        const char *want = a->v[OPT_REPORT][i];
+        const char *cands[256];
+        size_t n = 0;
+        int found = 0;
+        for (size_t s = 0; s < n_specs; s++)
+            for (size_t k = 0; k < specs[s]->n_reports; k++) {
+                found |= !strcmp(specs[s]->reports[k].id, want);
+                if (n < 256)
+                    cands[n++] = specs[s]->reports[k].id;
+            }
+        /* an msprof reports file runs summaries its spec does not list: the engine checks those */
+        for (size_t s = 0; s < n_specs; s++)
+            found |= specs[s]->msprof_reports;
+        if (found)
+            continue;
+        const char *near = cli_suggest(want, cands, n);
+        if (near)
+            return cli_usage_error(a->cmd, "--report '%s': no spec has a report with this id (did you mean '%s'?)",
+                                   want, near);
+        return cli_usage_error(a->cmd, "--report '%s': no spec has a report with this id", want);
+    }
+    return -1;
+}
+
+/* How many reports the run will go through (for the progress line). */
+static size_t expected_reports(const cli_args *a, tb_spec *const *specs, size_t n_specs)
+{
+    size_t n = 0;
+    for (size_t s = 0; s < n_specs; s++)
+        for (size_t k = 0; k < specs[s]->n_reports; k++) {
+            int want = a->n[OPT_REPORT] == 0;
+            for (size_t i = 0; i < a->n[OPT_REPORT] && !want; i++)
+                want = !strcmp(a->v[OPT_REPORT][i], specs[s]->reports[k].id);
+            n += want;
+        }
+    return n;
+}
+
+int cli_cmd_report(cli_args *a)
+{
+    if (a->n[OPT_DIR] == 0)
+        return cli_usage_error(a->cmd, "no input: give -dir PATH");
+    if (a->n[OPT_SPEC] == 0)
+        return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
+    run_opts ro;
+    int rc = parse_run_opts(a, &ro);
+    if (rc >= 0)
+        return rc;
+    const char *format = cli_value(a, OPT_FORMAT);
+    unsigned formats = parse_formats(format);
+    if (formats == ~0u)
+        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, console",
+                               format);
+    const char *out_dir = cli_value(a, OPT_OUTPUT);
+    if (out_dir && !strcmp(out_dir, "-"))
+        return cli_usage_error(a->cmd, "-o -: report writes a directory of files; give a directory");
+    if (out_dir && formats == TB_OUT_CONSOLE)
+        return cli_usage_error(a->cmd, "%s: --format console writes no files; drop -o or add csv or json",
+                               a->as_written[OPT_OUTPUT]);
+    for (size_t i = 0; i < a->n[OPT_SPEC]; i++) {
+        const char *s = a->v[OPT_SPEC][i];
+        if (!strncmp(s, "builtin:", 8) && !is_builtin(s + 8)) {
+            char what[300];
+            snprintf(what, sizeof what, "--spec '%.200s': ", s);
+            return unknown_builtin(what, s + 8);
+        }
+    }
+    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    tb_error err;
+    tb_error_clear(&err);
+    size_t n_specs = a->n[OPT_SPEC];
+    tb_spec **specs = calloc(n_specs, sizeof *specs);
+    tb_status st = specs ? TB_OK : tb_error_set(&err, TB_ERR_NOMEM, "out of memory");
+    size_t loaded = 0;
+    /* specs first: a broken spec fails before any loading */
+    for (; st == TB_OK && loaded < n_specs; loaded++)
+        st = load_spec(a->v[OPT_SPEC][loaded], &specs[loaded], &run, &err);
+    if (st == TB_OK && (rc = check_only(a, specs, loaded)) >= 0)
+        goto done;
+    char db[PATH_MAX];
+    int reused = 0;
+    if (st == TB_OK)
+        st = cli_obtain_db(a, &run, db, sizeof db, &reused, &err);
+    if (st == TB_OK) {
+        tb_report_job job = {
+            .run = {.db_path = db, .specs = (const tb_spec *const *)specs, .n_specs = n_specs,
+                    .window = ro.window, .unit = ro.unit, .params = a->v[OPT_PARAM], .n_params = a->n[OPT_PARAM],
+                    .formats = formats, .max_steps = ro.max_steps, .only = a->n[OPT_REPORT] ? a->v[OPT_REPORT] : NULL,
+                    .n_only = a->n[OPT_REPORT], .note = cli_on_note, .ctx = &run, .report_done = on_report_done},
+            .out_dir = out_dir ? out_dir : ".",
+            .console = stdout,
+            .inputs = a->v[OPT_DIR],
+            .n_inputs = a->n[OPT_DIR],
+            .written = on_written,
+        };
+        /* console tables go to stdout: the progress line would garble a terminal's view of them */
+        int console = formats ? (formats & TB_OUT_CONSOLE) != 0 : 0;
+        for (size_t s = 0; s < n_specs && !formats && !console; s++) {
+            console |= (specs[s]->outputs & TB_OUT_CONSOLE) != 0;
+            for (size_t k = 0; k < specs[s]->n_reports; k++)
+                console |= (specs[s]->reports[k].outputs & TB_OUT_CONSOLE) != 0;
+        }
+        if (console && isatty(STDOUT_FILENO))
+            cli_progress_stop(run.progress);
+        else
+            cli_progress_reports(run.progress, expected_reports(a, specs, n_specs));
+        if (out_dir)
+            cli_make_parents(out_dir);
+        tb_run_result res;
+        st = tb_report_write(&job, &res, &err);
+        cli_progress_clear(run.progress);
+    }
+    rc = tb_exit_code(st);
+    if (st != TB_OK)
+        cli_print_error(&err);
+done:
+    free_specs(specs, loaded);
+    cli_progress_destroy(run.progress);
+    return rc;
+}
+
+/* Prints the line of sql holding byte offset off, with a caret under it. */
+static void show_sql_place(const char *sql, int64_t off)
+{
+    size_t len = strlen(sql);
+    if (off < 0 || (size_t)off > len)
+        return;
+    size_t start = (size_t)off, end = (size_t)off;
+    while (start > 0 && sql[start - 1] != '\n')
+        start--;
+    while (end < len && sql[end] != '\n')
+        end++;
+    long line = 1;
+    for (size_t i = 0; i < start; i++)
+        line += sql[i] == '\n';
+    size_t col = 0;
+    for (size_t i = start; i < (size_t)off; i++)
+        col += ((unsigned char)sql[i] & 0xC0) != 0x80;
+    fprintf(stderr, "  %.*s\n  %*s^ line %ld, column %zu\n", (int)(end - start), sql + start, (int)col, "", line,
+            col + 1);
+}
+
+int cli_cmd_query(cli_args *a)
+{
+    if (a->n[OPT_DIR] == 0)
+        return cli_usage_error(a->cmd, "no input: give -dir PATH");
+    run_opts ro;
+    int rc = parse_run_opts(a, &ro);
+    if (rc >= 0)
+        return rc;
+    const char *fmt = cli_value(a, OPT_FORMAT) ? cli_value(a, OPT_FORMAT) : "console";
+    if (strcmp(fmt, "console") && strcmp(fmt, "csv") && strcmp(fmt, "json"))
+        return cli_usage_error(a->cmd, "--format '%s': expected console, csv or json", fmt);
+    int console = !strcmp(fmt, "console");
+    const char *out = cli_value(a, OPT_OUTPUT);
+    if (out && console)
+        return cli_usage_error(a->cmd, "%s: the console table goes to stdout; give --format csv or json to write "
+                               "a file", a->as_written[OPT_OUTPUT]);
+    int64_t max_rows = 100;
+    if (a->n[OPT_MAX_ROWS] && !console)
+        return cli_usage_error(a->cmd, "%s: only the console table has a row limit (--format %s writes every row)",
+                               a->as_written[OPT_MAX_ROWS], fmt);
+    if (a->n[OPT_MAX_ROWS] && (rc = cli_count(a, OPT_MAX_ROWS, &max_rows)) >= 0)
+        return rc;
+    if (out && !strcmp(out, "-"))
+        out = NULL;
+    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    tb_error err;
+    tb_error_clear(&err);
+    char db[PATH_MAX];
+    int reused = 0;
+    tb_status st = cli_obtain_db(a, &run, db, sizeof db, &reused, &err);
+    if (st == TB_OK) {
+        tb_query_job q = {
+            .run = {.db_path = db, .window = ro.window, .unit = ro.unit, .params = a->v[OPT_PARAM],
+                    .n_params = a->n[OPT_PARAM], .max_steps = ro.max_steps, .note = cli_on_note, .ctx = &run},
+            .sql = a->pos[0],
+            .format = !strcmp(fmt, "csv") ? TB_OUT_CSV : !strcmp(fmt, "json") ? TB_OUT_JSON : TB_OUT_CONSOLE,
+            .out_path = out,
+            .out = stdout,
+            .max_rows = (size_t)max_rows,
+        };
+        if (out)
+            cli_make_parents(out);
+        uint64_t rows = 0;
+        st = tb_query_write(&q, &rows, &err);
+    }
+    if (st != TB_OK) {
+        cli_print_error(&err);
+        /* an error SQLite places in the statement: show where */
+        if (!err.file[0] && err.offset >= 0)
+            show_sql_place(a->pos[0], err.offset);
+    }
+    cli_progress_destroy(run.progress);
+    return tb_exit_code(st);
+}
+
+static void print_param(const tb_param *p)
+{
+    printf("    %s (%s", p->name, p->type == TB_PARAM_INT ? "int" : p->type == TB_PARAM_REAL ? "real"
+                                 : p->type == TB_PARAM_BOOL ? "bool" : "text");
+    if (p->has_value) {
+        if (p->type == TB_PARAM_INT)
+            printf(", default %lld", (long long)p->i);
+        else if (p->type == TB_PARAM_BOOL)
+            printf(", default %s", p->i ? "true" : "false");
+        else if (p->type == TB_PARAM_REAL)
+            printf(", default %g", p->d);
+        else
+            printf(", default '%s'", p->s ? p->s : "");
+    }
+    printf(")%s%s\n", p->help ? ": " : "", p->help ? p->help : "");
+}
+
+int cli_cmd_reports(cli_args *a)
+{
+    const char *want = a->n_pos ? a->pos[0] : NULL;
+    size_t n = 0;
+    const tb_builtin *b = tb_builtins(&n);
+    int found = 0;
+    for (size_t i = 0; i < n; i++) {
+        tb_error err;
+        tb_error_clear(&err);
+        tb_spec *sp = NULL;
+        char name[128];
+        snprintf(name, sizeof name, "builtin:%s.yaml", b[i].name);
+        if (tb_spec_load_mem(name, b[i].text, strlen(b[i].text), &sp, NULL, NULL, &err) != TB_OK) {
+            cli_print_error(&err);
+            return TB_EXIT_FAILURE;
+        }
+        for (size_t k = 0; k < sp->n_reports; k++) {
+            const tb_spec_report *rep = &sp->reports[k];
+            if (want && strcmp(want, rep->id))
+                continue;
+            found = 1;
+            if (!want) {
+                printf("%-26s %s\n", rep->id, rep->title ? rep->title : "");
+                continue;
+            }
+            printf("%s: %s\n", rep->id, rep->title ? rep->title : "");
+            if (rep->description)
+                printf("\n  %s\n", rep->description);
+            printf("\n  spec file: reports/%s.yaml\n", b[i].name);
+            if (rep->n_requires) {
+                printf("  requires:");
+                for (size_t q = 0; q < rep->n_requires; q++)
+                    printf(" %s", rep->requires[q]);
+                printf("\n");
+            }
+            if (rep->n_params) {
+                printf("  params:\n");
+                for (size_t q = 0; q < rep->n_params; q++)
+                    print_param(&rep->params[q]);
+            }
+            printf("\n  run it: tracebook report -dir PATH --spec builtin:%s\n", rep->id);
+        }
+        tb_spec_free(sp);
+    }
+    if (want && !found)
+        return unknown_builtin("", want);
+    return TB_EXIT_OK;
+}
