@@ -16,6 +16,12 @@ _tracebook()
     local cur=${COMP_WORDS[COMP_CWORD]} prev=${COMP_WORDS[COMP_CWORD-1]} tb=${COMP_WORDS[0]}
     local cmd opts
     COMPREPLY=()
+    # "--name=VALUE": bash splits the word at '='
+    if [[ $cur == = ]]; then
+        cur=
+    elif [[ $prev == = ]]; then
+        prev=${COMP_WORDS[COMP_CWORD-2]}
+    fi
     # "builtin:NAME": bash splits the word at ':'
     if [[ $cur == : && $prev == builtin ]]; then
         COMPREPLY=($(_tracebook_builtins "$tb"))

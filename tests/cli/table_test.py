@@ -137,6 +137,8 @@ def main():
         (["tracebook", "help", "e"], ["export"]),
         (["tracebook", "reports", "top_"], ["top_kernels"]),
         (["tracebook", "report", "--spec", "builtin", ":", "top_k"], ["top_kernels"]),
+        (["tracebook", "query", "--format", "="], ["console", "csv", "json"]),
+        (["tracebook", "query", "--format", "=", "c"], ["console", "csv"]),
         (["tracebook", "info", "--rep"], []),
         (["tracebook", "info", "--reb"], ["--rebuild"]),
     ]
