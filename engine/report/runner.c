@@ -41,6 +41,7 @@ typedef struct runner {
     const tb_run_options *opt;
     sqlite3 *db;
     sandbox sb;             /* what report SQL may do; trusted while the runner itself runs SQL */
+    int64_t n_ranks;        /* ranks the DB holds (TB_RANK); :rank columns are written only when > 1 */
     int64_t steps;          /* VM steps of the current statement, in units of STEP_CHUNK */
     int64_t max_chunks;
     int budget_hit;
@@ -90,6 +91,16 @@ static tb_status open_db(runner *r, tb_error *err)
     r->max_chunks = (o->max_steps > 0 ? o->max_steps : TB_DEFAULT_MAX_STEPS) / STEP_CHUNK;
     if (r->max_chunks < 1)
         r->max_chunks = 1;
+    /* the ranks the load recorded; a DB made another way: those its tasks name */
+    r->n_ranks = 0;
+    static const char *const rank_sql[] = {"SELECT count(DISTINCT rankId) FROM TB_RANK",
+                                           "SELECT count(DISTINCT rankId) FROM TASK"};
+    for (size_t q = 0; q < 2 && r->n_ranks == 0; q++) {
+        if (sqlite3_prepare_v2(r->db, rank_sql[q], -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+            r->n_ranks = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+        st = NULL;
+    }
     tb_status st2 = sandbox_install(&r->sb, r->db, o->db_path, err);
     if (st2 != TB_OK)
         return st2;
@@ -110,6 +121,7 @@ typedef struct column {
 
 static const struct { const char *suffix; tb_col_type type; } col_types[] = {
     {"dur_ns", TB_COL_DUR_NS}, {"ts_ns", TB_COL_TS_NS}, {"ratio_%", TB_COL_RATIO_PCT}, {"mem_B", TB_COL_MEM_B},
+    {"rank", TB_COL_RANK},
 };
 
 const char *tb_unit_name(tb_time_unit u)
@@ -198,10 +210,10 @@ static tb_status read_columns(sqlite3_stmt *st, const tb_spec_report *rep, tb_ti
             if (rep && rep->sql_pos.file)
                 tb_error_at(err, code, rep->sql_pos.file, rep->sql_pos.line, rep->sql_pos.column, -1,
                             "%s: column '%.200s': unknown type suffix '%.60s'; the types are :dur_ns, :ts_ns, "
-                            ":ratio_%%, :mem_B", what, c[i].alias, strrchr(c[i].alias, ':'));
+                            ":ratio_%%, :mem_B, :rank", what, c[i].alias, strrchr(c[i].alias, ':'));
             else
                 tb_error_set(err, code, "%s: column '%.200s': unknown type suffix '%.60s'; the types are :dur_ns, "
-                             ":ts_ns, :ratio_%%, :mem_B", what, c[i].alias, strrchr(c[i].alias, ':'));
+                             ":ts_ns, :ratio_%%, :mem_B, :rank", what, c[i].alias, strrchr(c[i].alias, ':'));
             columns_free(c, (size_t)nc);
             return code;
         }
@@ -564,6 +576,13 @@ static int64_t pow10i(int k)
 }
 
 /* Steps st to the end, converting each row and handing it to every sink. */
+/* 1 when column c is written: not hidden (`_name`), and a rank column only
+ * when there are ranks to tell apart. */
+static int shown(const runner *r, const column *c)
+{
+    return !c->hidden && !(c->type == TB_COL_RANK && r->n_ranks < 2);
+}
+
 static tb_status pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, tb_sink **sinks, size_t ns,
                       const char *what, uint64_t *rows, tb_error *err)
 {
@@ -579,7 +598,7 @@ static tb_status pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, t
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         size_t k = 0;
         for (size_t i = 0; i < nc; i++) {
-            if (c[i].hidden)
+            if (!shown(r, &c[i]))
                 continue;
             tb_cell *cell = &cells[k++];
             memset(cell, 0, sizeof *cell);
@@ -636,7 +655,7 @@ static tb_status run_statement(runner *r, sqlite3_stmt *st, const column *c, siz
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     size_t nv = 0;
     for (size_t i = 0; i < nc; i++)
-        if (!c[i].hidden)
+        if (shown(r, &c[i]))
             sc[nv++] = (tb_sink_column){.header = c[i].header, .type = c[i].type,
                                           .number_format = c[i].opt ? c[i].opt->format : NULL,
                                           .width = c[i].opt ? c[i].opt->width : 0};

@@ -73,7 +73,7 @@ static const char *const output_names[] = {"csv", "json", "xlsx", "console", NUL
 static const char *const param_types[] = {"int", "real", "text", "bool", NULL};
 static const char *const policies[] = {"torch_npu", "torch_npu_text", "msprof_analyze", "mindspore", NULL};
 /* Column type suffixes (report.h tb_col_type): options and sort keys name the base column. */
-static const char *const type_suffixes[] = {":dur_ns", ":ts_ns", ":ratio_%", ":mem_B", NULL};
+static const char *const type_suffixes[] = {":dur_ns", ":ts_ns", ":ratio_%", ":mem_B", ":rank", NULL};
 
 /* Where a report's id and explicit sheet name were written (for duplicate messages). */
 typedef struct report_aux {

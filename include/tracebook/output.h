@@ -22,7 +22,8 @@ typedef enum tb_col_type {
     TB_COL_DUR_NS,    /* a duration in ns: converted by --timeunit, "(us)" in the header */
     TB_COL_TS_NS,     /* a timestamp in ns: converted by --timeunit */
     TB_COL_RATIO_PCT, /* a percentage 0..100: header gets "(%)" */
-    TB_COL_MEM_B      /* a size in bytes: header gets "(B)" */
+    TB_COL_MEM_B,     /* a size in bytes: header gets "(B)" */
+    TB_COL_RANK       /* a rank id: written only when the DB holds more than one rank */
 } tb_col_type;
 
 /* Output formats (a bit mask). */

@@ -32,6 +32,7 @@ import fnmatch
 import gzip
 import hashlib
 import csv
+import io
 import json
 import os
 import pty
@@ -1393,6 +1394,34 @@ def _(t):
         t.eq(scalar(db, "SELECT count(*) FROM TB_SOURCE"), 2, "the reloaded DB has both sources")
 
 
+@case("ranks that share a device id stay apart: a leading Rank ID, each rank's rows as a run on it alone")
+def _(t):
+    ranks = []
+    for r in range(2):
+        d = t.mkdir("node%d" % r)  # two machines' device 0
+        shutil.copyfile(ASCEND, os.path.join(d, "trace_view.json"))
+        ranks.append(d)
+    specs = ["builtin:op_statistic", "builtin:api_statistic", "builtin:communication_statistic",
+             "builtin:step_trace_time", "builtin:top_kernels", "builtin:kernel_breakdown"]
+    names = [sp.split(":")[1] + ".csv" for sp in specs]
+    one, two = t.mkdir("one"), t.mkdir("two")
+    args = sum((["--spec", sp] for sp in specs), [])
+    t.expect(t.run(["report", "-dir", ranks[0], "-o", one, "-q"] + args), 0, err="")
+    t.expect(t.run(["report", "-dir", ranks[0], "-dir", ranks[1], "-o", two, "-q"] + args), 0, err="")
+    for n in names:
+        p1, p2 = os.path.join(one, n), os.path.join(two, n)
+        if not (t.check(os.path.exists(p1), "%s written for one rank" % n) and
+                t.check(os.path.exists(p2), "%s written for two ranks" % n)):
+            continue
+        single = list(csv.reader(io.StringIO(read(p1).decode("utf-8-sig"))))
+        both = list(csv.reader(io.StringIO(read(p2).decode("utf-8-sig"))))
+        t.check(single and single[0][0] != "Rank ID", "%s: one rank, no rank column: %r" % (n, single[:1]))
+        t.eq(both[0], ["Rank ID"] + single[0], "%s: header with two ranks" % n)
+        t.check(len(single) > 1, "%s: rows" % n)
+        for r in ("0", "1"):
+            t.eq([row[1:] for row in both[1:] if row[0] == r], single[1:], "%s: rank %s's rows" % (n, r))
+
+
 @case("the cache folder must be private: another user's or a world-writable one is refused")
 def _(t):
     d = t.mkdir("in")
@@ -1561,7 +1590,7 @@ def _(t):
     out = t.mkdir("out")
     db = os.path.join(out, "a.db")
     t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", db, "-q"]), 0)
-    types = "the types are :dur_ns, :ts_ns, :ratio_%, :mem_B"
+    types = "the types are :dur_ns, :ts_ns, :ratio_%, :mem_B, :rank"
     t.expect(t.run(["query", "-dir", db, "SELECT 1 AS \"Share:ratio_pct\""]), 3, out="",
              err="tracebook: error: query: column 'Share:ratio_pct': unknown type suffix ':ratio_pct'; %s\n" % types)
     spec = os.path.join(t.mkdir("specs"), "s.yaml")
