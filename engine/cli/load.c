@@ -105,7 +105,7 @@ static tb_load_options load_options(const cli_args *a, cli_run *run)
 {
     return (tb_load_options){.inputs = a->v[OPT_DIR], .n_inputs = a->n[OPT_DIR], .strict = a->n[OPT_STRICT] > 0,
                              .keep_python_functions = a->n[OPT_KEEP_PYTHON] > 0, .warn = cli_on_warn, .note = cli_on_note,
-                             .progress = cli_progress_load, .ctx = run};
+                             .progress = cli_progress_load, .phase = cli_progress_phase, .ctx = run};
 }
 
 static tb_status run_load(const cli_args *a, cli_run *run, const char *out, tb_error *err)

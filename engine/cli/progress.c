@@ -5,7 +5,8 @@
  * The line sits on stderr and is redrawn in place (`\r`, erase to the end of
  * the line): while inputs load, the bytes read against the size of the
  * files being read, all ranks together (they load on several threads; the
- * engine never calls two callbacks at a time); while reports run, how many
+ * engine never calls two callbacks at a time), then the phases after
+ * reading (post-processing, indexing); while reports run, how many
  * are done. Any other message first erases it, and it is erased at the end,
  * so a finished run leaves nothing of it. It is drawn only when stderr is a
  * terminal and --quiet is not given.
@@ -100,6 +101,19 @@ void cli_progress_load(void *ctx, const char *file, uint64_t done, uint64_t tota
                  (unsigned long long)(all_total >> 20));
     else
         snprintf(line, sizeof line, "loading %zu files: %llu MB", p->n_files, (unsigned long long)(all_done >> 20));
+    draw(p, line);
+}
+
+void cli_progress_phase(void *ctx, const char *what)
+{
+    cli_progress *p = ((cli_run *)ctx)->progress;
+    if (!p || !p->on || !what)
+        return;
+    char line[300];
+    if (p->n_files > 1)
+        snprintf(line, sizeof line, "loading %zu files: %.200s", p->n_files, what);
+    else
+        snprintf(line, sizeof line, "loading: %.200s", what);
     draw(p, line);
 }
 

@@ -500,6 +500,8 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     }
     double t_post = dbw_now();
     res->seconds_read = t_post - t_read;
+    if (opt->phase)
+        opt->phase(opt->ctx, "post-processing");
 
     /* what each rank names itself: profiler_info_N.json, else the first file
      * that says (a DB that holds several ranks names each of them) */
@@ -535,6 +537,8 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         (st = load_books_warnings(w, &wl, err)) != TB_OK)
         goto fail;
     res->seconds_post = dbw_now() - t_post;
+    if (opt->phase)
+        opt->phase(opt->ctx, "indexing");
     if ((st = dbw_finish(w, &res->seconds_index, err)) != TB_OK)
         goto fail;
     dbw_destroy(w);

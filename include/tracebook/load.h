@@ -47,6 +47,10 @@ typedef struct tb_load_options {
      * ranks loading at once, the callbacks come from the loading threads,
      * never two at a time. */
     void (*progress)(void *ctx, const char *file, uint64_t done, uint64_t total);
+    /* Called when the load enters a phase after reading (may be NULL):
+     * "post-processing" (flow pairing, HostToDevice binding, rank numbering,
+     * bookkeeping tables), then "indexing" (indexes and views). */
+    void (*phase)(void *ctx, const char *what);
     void *ctx;
     /* Threads loading ranks at once: 0 = the environment variable
      * TRACEBOOK_JOBS, else the online CPUs up to 4; 1 = one rank after the

@@ -1224,7 +1224,7 @@ def _(t):
     t.eq(run_on_pty(t, ["export", "db", "-q", "-dir", big, "-o", db]), (0, b""), "pty with -q: exit code and stderr")
 
 
-@case("progress on a TTY: one line for all ranks, then one for the reports")
+@case("progress on a TTY: one line for all ranks, the phases after reading, then one for the reports")
 def _(t):
     d = t.mkdir("big")
     big = os.path.join(d, "padded.json")
@@ -1238,12 +1238,16 @@ def _(t):
     text = seen.decode("utf-8", "replace")
     t.check(re.search(r"\x1b\[Kloading 2 files: +\d+% \(\d+ of 130 MB\)", text) and text.endswith("\r\x1b[K"),
             "two ranks: one line for both files, cleared at the end: %r" % text[-300:])
+    t.check("\x1b[Kloading 2 files: post-processing\r\x1b[Kloading 2 files: indexing\r\x1b[K" in text,
+            "two ranks: the phases after reading: %r" % text[-300:])
     t.eq(sql(db, "SELECT count(*) AS n FROM TB_RANK"), [{"n": 2}], "two ranks loaded")
     rc, seen = run_on_pty(t, ["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "--spec",
                               "builtin:op_statistic", "-o", out])
     t.eq(rc, 0, "report: exit code")
     text = seen.decode("utf-8", "replace")
-    want = ("\r\x1b[Krunning reports: 0/2 done\r\x1b[Ktracebook: wrote %s/top_kernels.csv\r\n"
+    # the inputs load into the cache first: the phases after reading, then the reports
+    want = ("\r\x1b[Kloading: post-processing\r\x1b[Kloading: indexing\r\x1b[K"
+            "\r\x1b[Krunning reports: 0/2 done\r\x1b[Ktracebook: wrote %s/top_kernels.csv\r\n"
             "\r\x1b[Krunning reports: 1/2 done (last: top_kernels)\r\x1b[Ktracebook: wrote %s/op_statistic.csv\r\n"
             "\r\x1b[Krunning reports: 2/2 done (last: op_statistic)\r\x1b[Ktracebook: wrote %s/tracebook_run.json"
             "\r\n" % (out, out, out))
