@@ -449,7 +449,7 @@ static int clean_text(const char *s, size_t n, char **buf, size_t *cap, size_t *
 
 static tb_status about_row(xlsx_book *b, const char *key, const char *value, tb_error *err)
 {
-    if (b->about_row >= b->rows_per_sheet)
+    if (b->about_row >= LXW_ROW_MAX)
         return TB_OK; /* notes past a sheet's rows are dropped; they would be millions */
     char *buf = NULL;
     size_t cap = 0, chars;
