@@ -1460,6 +1460,10 @@ static tb_status parse_workbook(loader *L, const specnode *n)
     const specnode_pair *f = specnode_get(n, "file");
     if (f && (st = get_nonempty(L, f->value, "file", &L->spec->workbook_file)))
         return st;
+    const char *w = L->spec->workbook_file;
+    if (w && (strchr(w, '/') || !strcmp(w, ".") || !strcmp(w, "..")))
+        return fail_node(L, f->value, "workbook 'file' must be a file name, got '%.60s': it is written in the "
+                         "output folder", w);
     return TB_OK;
 }
 

@@ -1167,6 +1167,8 @@ static void test_xlsx_options(void **state)
     XERR("x13.yaml", "    xlsx: {conditional: [{column: a, type: top}]}\n", 5, 26,
          "a top format needs 'top' (how many cells, 1 to 1000)");
 #undef XERR
+    expect_error("x14.yaml", "tracebook: 1\nworkbook: {file: out/r.xlsx}\n", TB_ERR_PARSE, 2, 18,
+                 "workbook 'file' must be a file name, got 'out/r.xlsx': it is written in the output folder");
 }
 
 /* JSON positions survive libyaml's limits: tabs, surrogate pair escapes, a BOM. */
