@@ -102,7 +102,7 @@ static const char usage_report[] =
     "  --spec FILE               a spec to run (repeat; run in order)\n"
     "  -o, --output DIR          where files go (created; default: the current directory)\n"
     "  --format LIST             outputs for every report, replacing the specs':\n"
-    "                            comma-separated csv, json, console\n"
+    "                            comma-separated csv, json, xlsx, console\n"
     "  --timeunit ns|us|ms|s     unit of typed time columns (default us, as msprof)\n"
     "  --param NAME=VALUE        set a parameter (REPORT.NAME=VALUE for one report)\n"
     "  --report ID               run only this report (repeat)\n"
