@@ -13,9 +13,11 @@
  *
  * Cells: numbers are stored as numbers with a format from the column's type:
  * integers and byte counts `#,##0`; a time converted to a unit (TB_CELL_INT
- * with scale s) `#,##0.` and s zeros; a ratio (TB_COL_RATIO_PCT, 0..100) is
- * stored divided by 100 with `0.00%`, so that Excel shows and computes it as
- * a percentage; a column's own number format or width from the spec wins.
+ * with scale s) `#,##0.` and s zeros, a real time `#,##0.000`; a ratio
+ * (TB_COL_RATIO_PCT, 0..100) is stored divided by 100 with `0.00%`, so that
+ * Excel shows and computes it as a percentage; a column's own number format
+ * or width from the spec wins (a ratio under an own format without '%' is
+ * stored as written, 0..100).
  * Excel keeps 15 significant digits, so nanosecond timestamps lose their
  * last digits here (CSV and JSON keep them). NaN and infinities are written
  * as the text the CSV writer uses. Text is made valid UTF-8 (U+FFFD for
@@ -30,9 +32,10 @@
  * it never needs to warn, every lxw_error is turned into a tb_error naming
  * the workbook and sheet, and around the calls that may still print
  * (workbook_new_opt, workbook_add_worksheet, the chart calls,
- * workbook_close) descriptor 2 is pointed at a temporary file (dup/dup2,
- * restored after the call): any text found there becomes the error
- * message. The capture is not thread-safe; the report runner is one thread.
+ * worksheet_conditional_format_range, workbook_close) descriptor 2 is
+ * pointed at a temporary file (dup/dup2, restored after the call): any
+ * text found there becomes the error message. The capture is not
+ * thread-safe; the report runner is one thread.
  *
  * The file is written under a temporary name beside its final name (afile,
  * atomic.c) and renamed into place only by a successful commit; any failure
@@ -629,10 +632,13 @@ static tb_status x_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_er
     if (!x->fmt || !x->ratio || !x->timed || !x->width)
         return nomem(b, err);
     for (size_t i = 0; i < n; i++) {
-        x->ratio[i] = cols[i].type == TB_COL_RATIO_PCT;
+        const char *own = cols[i].number_format && *cols[i].number_format ? cols[i].number_format : NULL;
+        /* a ratio is a fraction under a percent format (Excel multiplies by 100 to show
+         * it); a format of the spec's without '%' shows the 0..100 as written */
+        x->ratio[i] = cols[i].type == TB_COL_RATIO_PCT && (!own || strchr(own, '%'));
         x->timed[i] = cols[i].type == TB_COL_DUR_NS || cols[i].type == TB_COL_TS_NS;
-        if (cols[i].number_format && *cols[i].number_format) {
-            if (!(x->fmt[i] = num_format(b, cols[i].number_format)))
+        if (own) {
+            if (!(x->fmt[i] = num_format(b, own)))
                 return nomem(b, err);
         } else if (x->ratio[i]) {
             x->fmt[i] = b->f_pct;
@@ -856,12 +862,16 @@ static tb_status add_conds(xsheet *x, tb_error *err)
         }
         for (size_t k = 0; k < x->n_parts; k++) {
             part *p = &x->parts[k];
+            char msg[512];
             if (p->rows < 2)
                 continue;
+            capture c;
+            cap_begin(&c);
             lxw_error e =
                 worksheet_conditional_format_range(p->ws, 1, (lxw_col_t)col, p->rows - 1, (lxw_col_t)col, &cf);
-            if (e)
-                return lxw_fail(b, p->name, e, NULL, err);
+            size_t printed = cap_end(&c, msg, sizeof msg);
+            if (e || printed)
+                return lxw_fail(b, p->name, e ? e : LXW_ERROR_PARAMETER_VALIDATION, printed ? msg : NULL, err);
         }
     }
     return TB_OK;
@@ -878,7 +888,8 @@ static tb_status x_finish(tb_sink *s, tb_error *err)
         part *p = &x->parts[k];
         lxw_error e = LXW_NO_ERROR;
         for (size_t i = 0; i < x->nc && !e; i++) {
-            double w = x->cols[i].width > 0 ? (double)x->cols[i].width : x->width[i] < 6 ? 6.0 : (double)x->width[i];
+            double w = x->cols[i].width > 0 ? (double)(x->cols[i].width > 255 ? 255 : x->cols[i].width)
+                                            : x->width[i] < 6 ? 6.0 : (double)x->width[i];
             e = worksheet_set_column(p->ws, (lxw_col_t)i, (lxw_col_t)i, w, NULL);
         }
         if (!e && x->nc)

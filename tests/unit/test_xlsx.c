@@ -453,6 +453,35 @@ static void test_failure_and_repeat(void **state)
     assert_string_equal(err.file, bad);
 }
 
+/* A ratio under a format of the spec's: a fraction when the format has '%', else 0..100 as written. */
+static void test_ratio_own_format(void **state)
+{
+    (void)state;
+    char path[600];
+    path_of(path, sizeof path, "ratio.xlsx");
+    open_book(path, 0);
+    tb_error err;
+    tb_error_clear(&err);
+    static const tb_sink_column cols[] = {
+        {.header = "A(%)", .name = "A", .type = TB_COL_RATIO_PCT, .number_format = "0.00"},
+        {.header = "B(%)", .name = "B", .type = TB_COL_RATIO_PCT, .number_format = "0.0%"},
+    };
+    xlsx_cond conds[] = {{.column = "A", .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_LT, .value = 10}};
+    assert_int_equal(TB_OK, xlsx_sheet_sink(book, &(xlsx_sheet_options){.name = "R", .conds = conds, .n_conds = 1},
+                                            &sink, &err));
+    assert_int_equal(TB_OK, sink->begin(sink, cols, 2, &err));
+    tb_cell row[] = {real(12.5), real(12.5)};
+    assert_int_equal(TB_OK, sink->row(sink, row, &err));
+    assert_int_equal(TB_OK, sink->finish(sink, &err));
+    sink_destroy(sink);
+    sink = NULL;
+    commit();
+    const char *s = read_part(path, "xl/worksheets/sheet2.xml");
+    has(s, "<c r=\"A2\" s=\"3\"><v>12.5</v></c>");
+    has(s, "<c r=\"B2\" s=\"4\"><v>0.125</v></c>");
+    has(s, "operator=\"lessThan\"><formula>10</formula>"); /* the threshold as written, too */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -460,6 +489,7 @@ int main(void)
         cmocka_unit_test_teardown(test_cells_and_formats, teardown),
         cmocka_unit_test_teardown(test_split_and_clip, teardown),
         cmocka_unit_test_teardown(test_failure_and_repeat, teardown),
+        cmocka_unit_test_teardown(test_ratio_own_format, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
