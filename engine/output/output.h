@@ -257,6 +257,7 @@ typedef struct xlsx_cond {
 
 typedef struct xlsx_sheet_options {
     const char *name;          /* wanted name: made valid and unique (xlsx_sheet_name) */
+    const char *key;           /* fills the sheet xlsx_sheet_reserve made for this key, or NULL */
     xlsx_chart chart;          /* kind NONE: no chart */
     const xlsx_cond *conds;
     size_t n_conds;
@@ -292,6 +293,15 @@ tb_status xlsx_create(const char *path, const xlsx_options *opt, xlsx_book **out
  * columns the report does not have fail at begin, naming the sheet.
  */
 tb_status xlsx_sheet_sink(xlsx_book *b, const xlsx_sheet_options *so, tb_sink **out, tb_error *err);
+
+/*
+ * Adds a sheet now, named from name, for the sink that will come with this
+ * key (xlsx_sheet_options.key): sheets appear in the order they are added,
+ * so reserving them first orders them. A reserved sheet no sink fills stays
+ * empty; a sheet's continuations ("<name> (2)") are added when needed.
+ * key is copied.
+ */
+tb_status xlsx_sheet_reserve(xlsx_book *b, const char *key, const char *name, tb_error *err);
 
 /* The name of the k-th sheet (0-based) a sheet sink has filled so far, or NULL: borrowed (valid until xlsx_destroy). */
 const char *xlsx_sink_sheet(const tb_sink *s, size_t k);

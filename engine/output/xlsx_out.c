@@ -70,6 +70,13 @@ struct xlsx_book {
     size_t n_names;
     char **notes;
     size_t n_notes;
+    struct reserved {
+        char *key;
+        lxw_worksheet *ws;
+        const char *name;     /* in names */
+        int used;
+    } *reserved;
+    size_t n_reserved;
     size_t rows_per_sheet;
     int open_sinks;           /* sinks made and not finished */
     int closed;               /* workbook_close was called (wb freed) */
@@ -514,6 +521,9 @@ void xlsx_destroy(xlsx_book *b)
     for (size_t i = 0; i < b->n_notes; i++)
         free(b->notes[i]);
     free(b->notes);
+    for (size_t i = 0; i < b->n_reserved; i++)
+        free(b->reserved[i].key);
+    free(b->reserved);
     free(b->path);
     free(b);
 }
@@ -581,9 +591,15 @@ static tb_status new_part(xsheet *x, tb_error *err)
         snprintf(want, sizeof want, "%s (%zu)", x->parts[0].name, x->n_parts + 1);
     else
         snprintf(want, sizeof want, "%s", x->so.name ? x->so.name : "Sheet");
-    const char *name;
-    tb_status st = add_sheet(b, want, &p->ws, &name, err);
-    if (st)
+    const char *name = NULL;
+    tb_status st = TB_OK;
+    for (size_t i = 0; !x->n_parts && x->so.key && i < b->n_reserved && !name; i++)
+        if (!b->reserved[i].used && !strcmp(b->reserved[i].key, x->so.key)) {
+            b->reserved[i].used = 1;
+            p->ws = b->reserved[i].ws;
+            name = b->reserved[i].name;
+        }
+    if (!name && (st = add_sheet(b, want, &p->ws, &name, err)))
         return st;
     p->name = (char *)name;
     x->n_parts++;
@@ -926,6 +942,24 @@ static void x_destroy(tb_sink *s)
     free(x->parts);
     free(x->buf);
     free(x);
+}
+
+tb_status xlsx_sheet_reserve(xlsx_book *b, const char *key, const char *name, tb_error *err)
+{
+    if (b->closed)
+        return tb_error_at(err, TB_ERR_INTERNAL, b->path, 0, 0, -1, "workbook already closed");
+    struct reserved *v = realloc(b->reserved, (b->n_reserved + 1) * sizeof *v);
+    if (!v)
+        return nomem(b, err);
+    b->reserved = v;
+    struct reserved *r = &v[b->n_reserved];
+    memset(r, 0, sizeof *r);
+    if (!(r->key = strdup(key)))
+        return nomem(b, err);
+    b->n_reserved++;
+    tb_status st = add_sheet(b, name, &r->ws, &r->name, err);
+    r->used = st != TB_OK; /* never handed out */
+    return st;
 }
 
 const char *xlsx_sink_sheet(const tb_sink *s, size_t k)

@@ -383,6 +383,22 @@ static tb_status book_path(const job_state *js, const char *label, char **out, t
     return TB_OK;
 }
 
+/* The sheet name a report asks for: xlsx.sheet, else its title, else its id. */
+static const char *sheet_want(const tb_spec_report *r)
+{
+    return r->xlsx_sheet ? r->xlsx_sheet : r->title ? r->title : r->id;
+}
+
+/* Does report r of spec sp run and write xlsx (the runner's rule for a report's formats)? */
+static int writes_xlsx(const tb_run_options *o, const tb_spec *sp, const tb_spec_report *r)
+{
+    int wanted = !o->n_only;
+    for (size_t i = 0; i < o->n_only && !wanted; i++)
+        wanted = !strcmp(o->only[i], r->id);
+    unsigned f = o->formats ? o->formats : r->outputs ? r->outputs : sp->outputs;
+    return wanted && (f & TB_OUT_XLSX);
+}
+
 /* Starts the run's workbook (once). */
 static tb_status book_open(job_state *js, const char *label, tb_error *err)
 {
@@ -401,6 +417,16 @@ static tb_status book_open(job_state *js, const char *label, tb_error *err)
     }
     rc = xlsx_create(js->book_path, &(xlsx_options){.about = a.v, .n_about = a.n, .created = start}, &js->book, err);
     about_free(&a);
+    /* workbook.sheets: those reports' sheets first, in that order */
+    const tb_run_options *o = &js->job->run;
+    for (size_t s = 0; s < o->n_specs && !rc; s++)
+        for (size_t i = 0; i < o->specs[s]->n_workbook_sheets && !rc; i++)
+            for (size_t k = 0; k < o->specs[s]->n_reports && !rc; k++) {
+                const tb_spec_report *r = &o->specs[s]->reports[k];
+                if (strcmp(r->id, o->specs[s]->workbook_sheets[i]) || !writes_xlsx(o, o->specs[s], r))
+                    continue;
+                rc = xlsx_sheet_reserve(js->book, r->id, sheet_want(r), err);
+            }
     return rc;
 }
 
@@ -435,7 +461,8 @@ static tb_status open_sheet(job_state *js, const tb_spec_report *rep, const char
                                    .op = ops[rep->conds[i].op], .value = rep->conds[i].value,
                                    .top = rep->conds[i].top};
     xlsx_sheet_options so = {
-        .name = rep->xlsx_sheet ? rep->xlsx_sheet : rep->title ? rep->title : rep->id,
+        .name = sheet_want(rep),
+        .key = rep->id,
         .chart = {.kind = chart_kind(rep->chart_type), .categories = rep->chart_categories,
                   .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values},
         .conds = js->conds,
@@ -598,19 +625,13 @@ static json_t *metadata(const tb_report_job *job, const tb_run_result *res, json
     return m;
 }
 
-/* Does any report of the run write xlsx (the runner's rule for a report's formats)? */
+/* Does any report of the run write xlsx? */
 static int wants_xlsx(const tb_run_options *o)
 {
     for (size_t s = 0; s < o->n_specs; s++)
-        for (size_t k = 0; k < o->specs[s]->n_reports; k++) {
-            const tb_spec_report *r = &o->specs[s]->reports[k];
-            int wanted = !o->n_only;
-            for (size_t i = 0; i < o->n_only && !wanted; i++)
-                wanted = !strcmp(o->only[i], r->id);
-            unsigned f = o->formats ? o->formats : r->outputs ? r->outputs : o->specs[s]->outputs;
-            if (wanted && (f & TB_OUT_XLSX))
+        for (size_t k = 0; k < o->specs[s]->n_reports; k++)
+            if (writes_xlsx(o, o->specs[s], &o->specs[s]->reports[k]))
                 return 1;
-        }
     return 0;
 }
 

@@ -71,7 +71,7 @@ static const char *const chart_types[] = {"bar", "stacked_bar", "column", "stack
 static const char *const cond_keys[] = {"column", "type", "op", "value", "top", NULL};
 static const char *const cond_types[] = {"threshold", "top", "data_bar", "color_scale", NULL};
 static const char *const cond_ops[] = {"gt", "ge", "lt", "le", "eq", "ne", NULL}; /* tb_cond_op order */
-static const char *const workbook_keys[] = {"file", NULL};
+static const char *const workbook_keys[] = {"file", "sheets", NULL};
 static const char *const output_names[] = {"csv", "json", "xlsx", "console", NULL};
 static const char *const param_types[] = {"int", "real", "text", "bool", NULL};
 static const char *const policies[] = {"torch_npu", "torch_npu_text", "msprof_analyze", "mindspore", NULL};
@@ -95,6 +95,7 @@ typedef struct loader {
     tb_spec **builtins;        /* parsed built-in files by tb_builtins() index (lazily), or NULL */
     size_t n_builtins;
     report_aux *aux;
+    const specnode *wb_sheets; /* workbook.sheets, checked once the reports are known */
 } loader;
 
 static tb_status load_text(const char *name, const char *text, size_t len, int depth,
@@ -327,6 +328,9 @@ void tb_spec_free(tb_spec *spec)
         report_free(&spec->reports[i]);
     free(spec->reports);
     free(spec->workbook_file);
+    for (size_t i = 0; i < spec->n_workbook_sheets; i++)
+        free(spec->workbook_sheets[i]);
+    free(spec->workbook_sheets);
     free(spec);
 }
 
@@ -1464,6 +1468,39 @@ static tb_status parse_workbook(loader *L, const specnode *n)
     if (w && (strchr(w, '/') || !strcmp(w, ".") || !strcmp(w, "..")))
         return fail_node(L, f->value, "workbook 'file' must be a file name, got '%.60s': it is written in the "
                          "output folder", w);
+    const specnode_pair *sh = specnode_get(n, "sheets");
+    if (!sh)
+        return TB_OK;
+    char d[64];
+    if (sh->value->kind != SPECNODE_SEQ)
+        return fail_node(L, sh->value, "workbook 'sheets' must be a list of report ids, got %s",
+                         describe(sh->value, d, sizeof d));
+    L->wb_sheets = sh->value;
+    if (sh->value->n && !(L->spec->workbook_sheets = calloc(sh->value->n, sizeof *L->spec->workbook_sheets)))
+        return nomem(L);
+    for (size_t i = 0; i < sh->value->n; i++) {
+        L->spec->n_workbook_sheets = i + 1;
+        if ((st = get_nonempty(L, sh->value->items[i], "sheets", &L->spec->workbook_sheets[i])))
+            return st;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(L->spec->workbook_sheets[k], L->spec->workbook_sheets[i]))
+                return fail_node(L, sh->value->items[i], "workbook 'sheets' names report '%.60s' twice",
+                                 L->spec->workbook_sheets[i]);
+    }
+    return TB_OK;
+}
+
+/* Every id of workbook.sheets must name a report of this spec. */
+static tb_status check_wb_sheets(loader *L)
+{
+    for (size_t i = 0; i < L->spec->n_workbook_sheets; i++) {
+        int found = 0;
+        for (size_t k = 0; k < L->spec->n_reports && !found; k++)
+            found = !strcmp(L->spec->reports[k].id, L->spec->workbook_sheets[i]);
+        if (!found)
+            return fail_node(L, L->wb_sheets->items[i], "workbook 'sheets' names '%.60s', which is no report of "
+                             "this spec", L->spec->workbook_sheets[i]);
+    }
     return TB_OK;
 }
 
@@ -1495,7 +1532,7 @@ static tb_status parse_tracebook(loader *L, const specnode *root)
         return st;
     if ((p = specnode_get(root, "reports")) && (st = parse_reports(L, p->value)))
         return st;
-    return TB_OK;
+    return check_wb_sheets(L);
 }
 
 /* ---- entry points ---------------------------------------------------------------------- */

@@ -134,6 +134,8 @@ typedef struct tb_spec {
     tb_spec_report *reports;
     size_t n_reports;
     char *workbook_file;      /* workbook.file, or NULL */
+    char **workbook_sheets;   /* workbook.sheets: report ids whose sheets come first, in this order */
+    size_t n_workbook_sheets;
     unsigned outputs;         /* `outputs:` default formats; 0 = csv */
 } tb_spec;
 

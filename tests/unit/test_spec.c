@@ -1112,7 +1112,7 @@ static void test_error_report_fields(void **state)
 static void test_xlsx_options(void **state)
 {
     (void)state;
-    tb_spec *s = load_ok("x1.yaml", "tracebook: 1\nworkbook: {file: review.xlsx}\nreports:\n  - id: a\n    sql: x\n"
+    tb_spec *s = load_ok("x1.yaml", "tracebook: 1\nworkbook: {file: review.xlsx, sheets: [a]}\nreports:\n  - id: a\n    sql: x\n"
                                     "    xlsx:\n      chart: {type: stacked_bar, categories: Rank,\n"
                                     "              values: [Compute, Exposed comm, Free]}\n"
                                     "      conditional:\n"
@@ -1121,6 +1121,8 @@ static void test_xlsx_options(void **state)
                                     "        - {column: Total, type: data_bar}\n"
                                     "        - {column: Free, type: color_scale}\n");
     assert_str("review.xlsx", s->workbook_file);
+    assert_int_equal(s->n_workbook_sheets, 1);
+    assert_str("a", s->workbook_sheets[0]);
     const tb_spec_report *r = &s->reports[0];
     assert_str("stacked_bar", r->chart_type);
     assert_str("Rank", r->chart_categories);
@@ -1169,6 +1171,12 @@ static void test_xlsx_options(void **state)
 #undef XERR
     expect_error("x14.yaml", "tracebook: 1\nworkbook: {file: out/r.xlsx}\n", TB_ERR_PARSE, 2, 18,
                  "workbook 'file' must be a file name, got 'out/r.xlsx': it is written in the output folder");
+    expect_error("x15.yaml", "tracebook: 1\nworkbook: {sheets: a}\n", TB_ERR_PARSE, 2, 20,
+                 "workbook 'sheets' must be a list of report ids, got 'a'");
+    expect_error("x16.yaml", "tracebook: 1\nworkbook: {sheets: [a, b]}\nreports:\n  - {id: a, sql: x}\n", TB_ERR_PARSE,
+                 2, 24, "workbook 'sheets' names 'b', which is no report of this spec");
+    expect_error("x17.yaml", "tracebook: 1\nworkbook: {sheets: [a, a]}\n", TB_ERR_PARSE, 2, 24,
+                 "workbook 'sheets' names report 'a' twice");
 }
 
 /* JSON positions survive libyaml's limits: tabs, surrogate pair escapes, a BOM. */

@@ -482,6 +482,38 @@ static void test_ratio_own_format(void **state)
     has(s, "operator=\"lessThan\"><formula>10</formula>"); /* the threshold as written, too */
 }
 
+/* Reserved sheets come first, in reservation order; a reserved sheet no sink fills stays empty. */
+static void test_reserved_order(void **state)
+{
+    (void)state;
+    char path[600];
+    path_of(path, sizeof path, "order.xlsx");
+    open_book(path, 0);
+    tb_error err;
+    tb_error_clear(&err);
+    assert_int_equal(TB_OK, xlsx_sheet_reserve(book, "second", "Second", &err));
+    assert_int_equal(TB_OK, xlsx_sheet_reserve(book, "never", "Never", &err));
+    static const tb_sink_column cols[] = {{.header = "n"}};
+    const char *keys[] = {"first", "second"};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(TB_OK, xlsx_sheet_sink(book, &(xlsx_sheet_options){.name = keys[k], .key = keys[k]},
+                                                &sink, &err));
+        assert_int_equal(TB_OK, sink->begin(sink, cols, 1, &err));
+        tb_cell row[] = {num(k + 1, 0)};
+        assert_int_equal(TB_OK, sink->row(sink, row, &err));
+        assert_int_equal(TB_OK, sink->finish(sink, &err));
+        assert_string_equal(k ? "Second" : "first", xlsx_sink_sheet(sink, 0));
+        sink_destroy(sink);
+        sink = NULL;
+    }
+    commit();
+    const char *wb = read_part(path, "xl/workbook.xml");
+    has(wb, "<sheets><sheet name=\"About\" sheetId=\"1\" r:id=\"rId1\"/><sheet name=\"Second\" sheetId=\"2\" "
+            "r:id=\"rId2\"/><sheet name=\"Never\" sheetId=\"3\" r:id=\"rId3\"/><sheet name=\"first\" sheetId=\"4\"");
+    const char *s2 = read_part(path, "xl/worksheets/sheet2.xml");
+    has(s2, "<c r=\"A2\" s=\"3\"><v>2</v></c>");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -490,6 +522,7 @@ int main(void)
         cmocka_unit_test_teardown(test_split_and_clip, teardown),
         cmocka_unit_test_teardown(test_failure_and_repeat, teardown),
         cmocka_unit_test_teardown(test_ratio_own_format, teardown),
+        cmocka_unit_test_teardown(test_reserved_order, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
