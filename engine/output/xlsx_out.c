@@ -263,7 +263,10 @@ static tb_status nomem(xlsx_book *b, tb_error *err)
 static tb_status lxw_fail(xlsx_book *b, const char *sheet, lxw_error e, const char *printed, tb_error *err)
 {
     const char *why = printed && *printed ? printed : lxw_strerror(e);
-    tb_status code = e == LXW_ERROR_MEMORY_MALLOC_FAILED ? TB_ERR_NOMEM : TB_ERR_IO;
+    /* files and zip: the disk; anything else is input this file should have checked */
+    tb_status code = e == LXW_ERROR_MEMORY_MALLOC_FAILED ? TB_ERR_NOMEM
+                     : e >= LXW_ERROR_CREATING_XLSX_FILE && e <= LXW_ERROR_ZIP_CLOSE ? TB_ERR_IO
+                                                                                     : TB_ERR_INTERNAL;
     if (sheet)
         return tb_error_at(err, code, b->path, 0, 0, -1, "sheet '%s': %s", sheet, why);
     return tb_error_at(err, code, b->path, 0, 0, -1, "%s", why);

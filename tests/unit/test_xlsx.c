@@ -514,6 +514,42 @@ static void test_reserved_order(void **state)
     has(s2, "<c r=\"A2\" s=\"3\"><v>2</v></c>");
 }
 
+/* What libxlsxwriter prints becomes the error; nothing reaches stderr. */
+static void test_warnings_captured(void **state)
+{
+    (void)state;
+    char path[600], errpath[600];
+    path_of(path, sizeof path, "warn.xlsx");
+    path_of(errpath, sizeof errpath, "stderr.txt");
+    open_book(path, 0);
+    tb_error err;
+    tb_error_clear(&err);
+    static const tb_sink_column cols[] = {{.header = "n", .name = "n"}};
+    xlsx_cond conds[] = {{.column = "n", .kind = XLSX_COND_TOP, .top = 5000}}; /* the spec allows 1..1000 */
+    assert_int_equal(TB_OK, xlsx_sheet_sink(book, &(xlsx_sheet_options){.name = "W", .conds = conds, .n_conds = 1},
+                                            &sink, &err));
+    assert_int_equal(TB_OK, sink->begin(sink, cols, 1, &err));
+    tb_cell row[] = {num(1, 0)};
+    assert_int_equal(TB_OK, sink->row(sink, row, &err));
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(errpath, "w+");
+    assert_non_null(f);
+    dup2(fileno(f), 2);
+    tb_status rc = sink->finish(sink, &err);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    long printed = (fseek(f, 0, SEEK_END), ftell(f));
+    fclose(f);
+    unlink(errpath);
+    assert_int_equal(TB_ERR_INTERNAL, rc);
+    assert_int_equal(0, printed);
+    if (!strstr(err.message, "sheet 'W': ") || !strstr(err.message, "1-1000"))
+        fail_msg("message: %s", err.message);
+    assert_null(strstr(err.message, "[WARNING]"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -523,6 +559,7 @@ int main(void)
         cmocka_unit_test_teardown(test_failure_and_repeat, teardown),
         cmocka_unit_test_teardown(test_ratio_own_format, teardown),
         cmocka_unit_test_teardown(test_reserved_order, teardown),
+        cmocka_unit_test_teardown(test_warnings_captured, teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
