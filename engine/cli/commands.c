@@ -66,7 +66,7 @@ static const cli_option report_opts[] = {
      "default: the current directory)"},
     {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json console xlsx",
      "outputs for every report, replacing the specs':\n"
-     "comma-separated csv, json, console"},
+     "comma-separated csv, json, xlsx (one workbook for all reports), console"},
     O_TIMEUNIT("unit of typed time columns (default us, as msprof)"),
     O_PARAM("set a parameter (REPORT.NAME=VALUE for one report)"),
     {OPT_REPORT, NULL, "report", "ID", 1, COMPLETE_NONE, NULL, "run only this report (repeat)"},
@@ -107,7 +107,7 @@ const cli_command cli_commands[] = {
      "within a rank a DB wins over a timeline, a timeline over CSVs.",
      export_db_opts, N(export_db_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_export_db},
     {"report", NULL, "-dir PATH [-dir PATH ...] --spec FILE [--spec FILE ...] [options]",
-     "run report specs over the inputs: csv, json, console tables",
+     "run report specs over the inputs: csv, json, xlsx, console tables",
      "Runs report specs (YAML or JSON; docs/spec.md, tracebook-spec(5)) over the\n"
      "inputs' unified DB and writes each report's outputs: DIR/<report id>[_<iteration\n"
      "label>].csv / .json, console tables on stdout, and DIR/tracebook_run.json\n"

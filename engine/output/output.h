@@ -3,8 +3,8 @@
  * output.h - the writers of report rows (private to the engine).
  *
  * The runner hands rows to a tb_sink (include/tracebook/output.h). The
- * sinks made here are the CSV, JSON and console writers; the XLSX and
- * timeline writers share the same pieces:
+ * sinks made here are the CSV, JSON and console writers and the sheets of
+ * an XLSX workbook (xlsx_out.c); they share the same pieces:
  *
  *   - afile: an output file written under a temporary name in its final
  *     directory and renamed into place only when complete, so that a reader
@@ -193,5 +193,133 @@ typedef struct console_options {
  * as '?'. opt may be NULL. Returns new in *out (free with sink_destroy).
  */
 tb_status console_sink_create(FILE *f, const console_options *opt, tb_sink **out, tb_error *err);
+
+/* ---- XLSX workbooks ------------------------------------------------------ */
+
+/*
+ * One workbook per run: an About sheet first (key/value rows the caller
+ * gives as plain text), then one sheet per report, each fed through its own
+ * tb_sink. The writer sees columns and cells only; what a sheet is named,
+ * charts and conditional formats arrive as the plain descriptions below,
+ * their columns named as tb_sink_column.name (else .header) names them.
+ *
+ *     xlsx_book *b;
+ *     xlsx_create("out/tracebook.xlsx", &(xlsx_options){.about = kv, .n_about = n}, &b, err);
+ *     xlsx_sheet_sink(b, &(xlsx_sheet_options){.name = "Top kernels"}, &s, err);
+ *     ... s->begin, s->row, s->finish, sink_destroy(s) ...
+ *     xlsx_commit(b, err);      (the file now in place)
+ *     xlsx_destroy(b);          (removes everything unless committed)
+ */
+typedef struct xlsx_book xlsx_book;
+
+typedef struct xlsx_pair {
+    const char *key;    /* borrowed for the call */
+    const char *value;
+} xlsx_pair;
+
+typedef struct xlsx_options {
+    const xlsx_pair *about;   /* the About sheet's rows, copied by xlsx_create */
+    size_t n_about;
+    int64_t created;          /* the document's creation time (Unix seconds); fixed so that
+                                 the same rows give the same bytes */
+    const char *tmpdir;       /* the writer's temporary files; NULL = the workbook's folder */
+    size_t rows_per_sheet;    /* rows per sheet, header included, before "<name> (2)"
+                                 starts; 0 = Excel's 1,048,576 (a test sets a small one) */
+} xlsx_options;
+
+typedef enum xlsx_chart_kind {
+    XLSX_CHART_NONE = 0,
+    XLSX_CHART_BAR,
+    XLSX_CHART_STACKED_BAR,
+    XLSX_CHART_COLUMN,
+    XLSX_CHART_STACKED_COLUMN,
+    XLSX_CHART_LINE,
+    XLSX_CHART_PIE
+} xlsx_chart_kind;
+
+typedef struct xlsx_chart {
+    xlsx_chart_kind kind;
+    const char *categories;       /* a column, or NULL (1, 2, 3, ...) */
+    const char *const *values;    /* one series per column (a pie takes one) */
+    size_t n_values;
+} xlsx_chart;
+
+typedef enum xlsx_cond_kind { XLSX_COND_THRESHOLD, XLSX_COND_TOP, XLSX_COND_DATA_BAR, XLSX_COND_COLOR_SCALE } xlsx_cond_kind;
+typedef enum xlsx_cond_op { XLSX_OP_GT, XLSX_OP_GE, XLSX_OP_LT, XLSX_OP_LE, XLSX_OP_EQ, XLSX_OP_NE } xlsx_cond_op;
+
+typedef struct xlsx_cond {
+    const char *column;
+    xlsx_cond_kind kind;
+    xlsx_cond_op op;    /* THRESHOLD */
+    double value;       /* THRESHOLD: in the column's unit as the CSV writes it (a ratio 0..100) */
+    int top;            /* TOP: the N largest, 1..1000 */
+} xlsx_cond;
+
+typedef struct xlsx_sheet_options {
+    const char *name;          /* wanted name: made valid and unique (xlsx_sheet_name) */
+    const char *key;           /* fills the sheet xlsx_sheet_reserve made for this key, or NULL */
+    xlsx_chart chart;          /* kind NONE: no chart */
+    const xlsx_cond *conds;
+    size_t n_conds;
+} xlsx_sheet_options;
+
+/* Room for any sheet name xlsx_sheet_name writes (31 UTF-16 units, up to 4 bytes each). */
+#define XLSX_SHEET_NAME_MAX 128
+
+/*
+ * Makes want a valid sheet name into out (XLSX_SHEET_NAME_MAX bytes): each of
+ * []:*?/\ and each control character becomes '_', invalid UTF-8 becomes
+ * '_', leading and trailing apostrophes are dropped, the name is cut to 31
+ * UTF-16 units on a character boundary, an empty name is "Sheet", and
+ * "History" (Excel's) becomes "History_". Then, while the name equals
+ * (ASCII case-insensitively) one of the n names of used, " (2)", " (3)", ...
+ * is appended, the base cut so that the whole stays within 31 units.
+ */
+void xlsx_sheet_name(const char *want, const char *const *used, size_t n, char *out);
+
+/*
+ * Starts the workbook at path (written under a temporary name in its folder,
+ * libxlsxwriter's constant-memory mode, temporary files in opt->tmpdir) and
+ * its About sheet. Returns new in *out (finish with xlsx_commit, free with
+ * xlsx_destroy). Errors name path.
+ */
+tb_status xlsx_create(const char *path, const xlsx_options *opt, xlsx_book **out, tb_error *err);
+
+/*
+ * Adds a sheet for one report and returns the sink that fills it: new in
+ * *out (free with sink_destroy; the sheet stays in the book). so's strings
+ * are borrowed until the sink's finish. One sink at a time: a sheet is
+ * complete when its sink finished. Charts and conditional formats whose
+ * columns the report does not have fail at begin, naming the sheet.
+ */
+tb_status xlsx_sheet_sink(xlsx_book *b, const xlsx_sheet_options *so, tb_sink **out, tb_error *err);
+
+/*
+ * Adds a sheet now, named from name, for the sink that will come with this
+ * key (xlsx_sheet_options.key): sheets appear in the order they are added,
+ * so reserving them first orders them. A reserved sheet no sink fills stays
+ * empty; a sheet's continuations ("<name> (2)") are added when needed.
+ * key is copied.
+ */
+tb_status xlsx_sheet_reserve(xlsx_book *b, const char *key, const char *name, tb_error *err);
+
+/* The name of the k-th sheet (0-based) a sheet sink has filled so far, or NULL: borrowed (valid until xlsx_destroy). */
+const char *xlsx_sink_sheet(const tb_sink *s, size_t k);
+
+/* Adds a line to the About sheet's notes (text copied). */
+tb_status xlsx_note(xlsx_book *b, const char *text, tb_error *err);
+
+/* The number of sheets so far, About included. */
+size_t xlsx_sheet_count(const xlsx_book *b);
+
+/*
+ * Writes the notes into the About sheet, closes the workbook and renames it
+ * into place. Fails when a sheet's sink did not finish. Afterwards only
+ * xlsx_destroy may be called.
+ */
+tb_status xlsx_commit(xlsx_book *b, tb_error *err);
+
+/* Frees the book; without a successful commit nothing is left on disk. NULL is fine. */
+void xlsx_destroy(xlsx_book *b);
 
 #endif

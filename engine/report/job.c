@@ -11,6 +11,16 @@
  * time unit, the specs and their metrics policy, the tool version and the
  * files and row count of each report. The metadata holds no clock time, so
  * the same inputs give the same file.
+ *
+ * XLSX outputs go to one workbook per run (`<dir>/tracebook.xlsx`, or the
+ * spec's `workbook.file`; `_<window label>` before `.xlsx` in a window),
+ * one sheet per report. This file writes its About sheet's rows from the DB
+ * (the inputs and their sizes, ranks and devices, the window, the metrics
+ * policies, the load's warnings, the version, the units, the session start
+ * taken from the data, which is also the workbook's creation time so that the
+ * same inputs give the same bytes) and hands the writer (output/xlsx_out.c)
+ * plain text and column names only. The workbook is put in place after the
+ * last report, so a failed run leaves none.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,6 +31,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "output/output.h"
@@ -172,15 +183,13 @@ typedef struct job_state {
     file_ids inputs;          /* files the outputs must not replace */
     json_t *reports;         /* array of per-report objects */
     json_t *current;         /* the object of the report being run */
-    int xlsx_noted;
+    xlsx_book *book;         /* the run's workbook, made by the first xlsx sheet */
+    char *book_path;         /* its final path (owned) */
+    tb_sink *sheet;          /* the xlsx sink open now (owned by the runner) */
+    xlsx_cond *conds;        /* the open sheet's conditional formats (owned) */
+    json_t *skipped_notes;   /* reports skipped, for the About sheet */
     tb_error *err;
 } job_state;
-
-static void say(job_state *js, const char *msg)
-{
-    if (js->job->run.note)
-        js->job->run.note(js->job->run.ctx, msg);
-}
 
 /* The object for rep in js->reports, made on first use. */
 static json_t *report_obj(job_state *js, const tb_spec *spec, const tb_spec_report *rep)
@@ -200,6 +209,271 @@ static json_t *report_obj(job_state *js, const tb_spec *spec, const tb_spec_repo
     return o;
 }
 
+/* ---- the workbook ---------------------------------------------------------- */
+
+/* A growable list of About rows (owned strings). */
+typedef struct about_rows {
+    xlsx_pair *v;
+    size_t n, cap;
+} about_rows;
+
+static int about_add(about_rows *a, const char *key, const char *value)
+{
+    if (a->n == a->cap) {
+        size_t cap = a->cap ? a->cap * 2 : 32;
+        xlsx_pair *v = realloc(a->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        a->v = v;
+        a->cap = cap;
+    }
+    char *k = strdup(key), *val = strdup(value ? value : "");
+    if (!k || !val) {
+        free(k);
+        free(val);
+        return -1;
+    }
+    a->v[a->n++] = (xlsx_pair){.key = k, .value = val};
+    return 0;
+}
+
+static void about_free(about_rows *a)
+{
+    for (size_t i = 0; i < a->n; i++) {
+        free((char *)a->v[i].key);
+        free((char *)a->v[i].value);
+    }
+    free(a->v);
+}
+
+/* Adds the (key, value) rows of sql; a DB without the table adds none. Returns 0 or -1 (no memory). */
+static int about_sql(about_rows *a, sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st;
+    int rc = 0;
+    if (!db || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return 0;
+    while (!rc && sqlite3_step(st) == SQLITE_ROW) {
+        const char *k = (const char *)sqlite3_column_text(st, 0), *v = (const char *)sqlite3_column_text(st, 1);
+        rc = about_add(a, k ? k : "", v ? v : "");
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Days since 1970-01-01 of a proleptic Gregorian date (timegm is not POSIX). */
+static int64_t days_from_civil(int64_t y, int m, int d)
+{
+    y -= m <= 2;
+    int64_t era = (y >= 0 ? y : y - 399) / 400;
+    int64_t yoe = y - era * 400;
+    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    return era * 146097 + doe - 719468;
+}
+
+/* The session start (Unix seconds) as the DB's default name takes it from the data; 0 when unknown. */
+static int64_t session_start(const char *db_path)
+{
+    char name[64];
+    tb_error e = {0};
+    if (!db_path || tb_db_default_name(db_path, name, sizeof name, &e) != TB_OK)
+        return 0;
+    /* msprof_YYYYMMDDhhmmss.db */
+    const char *p = strchr(name, '_');
+    int f[6] = {0}, w[6] = {4, 2, 2, 2, 2, 2};
+    if (!p)
+        return 0;
+    p++;
+    for (int i = 0; i < 6; i++)
+        for (int k = 0; k < w[i]; k++, p++) {
+            if (*p < '0' || *p > '9')
+                return 0;
+            f[i] = f[i] * 10 + (*p - '0');
+        }
+    return days_from_civil(f[0], f[1], f[2]) * 86400 + f[3] * 3600 + f[4] * 60 + f[5];
+}
+
+/* The About sheet's rows: what the run read and how it counted. */
+static int about_build(const job_state *js, const char *label, int64_t start, about_rows *a)
+{
+    const tb_report_job *job = js->job;
+    const tb_run_options *o = &job->run;
+    char buf[512];
+    if (about_add(a, "tracebook", tb_version()))
+        return -1;
+    if (start) {
+        time_t t = (time_t)start;
+        struct tm tm;
+        gmtime_r(&t, &tm);
+        strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S UTC (from the data)", &tm);
+    } else {
+        snprintf(buf, sizeof buf, "unknown");
+    }
+    if (about_add(a, "session start", buf))
+        return -1;
+    snprintf(buf, sizeof buf,
+             "time columns in %s (#,##0.000 with decimals, #,##0 in ns); ratio columns as percentages "
+             "(0.00%%, stored as fractions); sizes in bytes; counts #,##0",
+             tb_unit_name(o->unit));
+    if (about_add(a, "units", buf))
+        return -1;
+    if (o->window.set)
+        snprintf(buf, sizeof buf, "model %lld, iterations %lld to %lld (%s)", (long long)o->window.model_id,
+                 (long long)o->window.iteration_id,
+                 (long long)(o->window.iteration_id + o->window.iteration_count - 1), label && *label ? label : "-");
+    else
+        snprintf(buf, sizeof buf, "the whole run");
+    if (about_add(a, "window", buf))
+        return -1;
+    for (size_t i = 0; i < o->n_specs; i++) {
+        const tb_spec *sp = o->specs[i];
+        if (about_add(a, "spec", sp->path) ||
+            about_add(a, "step trace policy", sp->step_trace_policy ? sp->step_trace_policy : "torch_npu") ||
+            about_add(a, "metrics options", sp->metrics_json ? sp->metrics_json : "defaults"))
+            return -1;
+    }
+    for (size_t i = 0; i < job->n_inputs; i++)
+        if (about_add(a, "input", job->inputs[i]))
+            return -1;
+    sqlite3 *db = NULL;
+    if (o->db_path && sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        db = NULL;
+    }
+    int rc = about_sql(a, db,
+                       "SELECT 'file read', path || ' (' || kind || ', ' || bytes || ' bytes, rank ' || rankId || ')'"
+                       " FROM TB_SOURCE WHERE kind IS NOT 'ignored' ORDER BY id") ||
+             about_sql(a, db,
+                       "SELECT 'rank ' || r.rankId, 'host ' || coalesce(r.hostName, '-') || ', devices ' ||"
+                       " coalesce((SELECT group_concat(deviceId, ', ') FROM RANK_DEVICE_MAP m"
+                       " WHERE m.rankId = r.rankId), '-') FROM TB_RANK r ORDER BY r.rankId") ||
+             about_sql(a, db, "SELECT 'load warning', message FROM TB_WARNING ORDER BY rowid LIMIT 10000");
+    sqlite3_close(db);
+    return rc;
+}
+
+/* The workbook's file name: the specs' workbook.file, else tracebook.xlsx; the window label before .xlsx. */
+static tb_status book_path(const job_state *js, const char *label, char **out, tb_error *err)
+{
+    const tb_run_options *o = &js->job->run;
+    const char *name = NULL, *from = NULL;
+    for (size_t i = 0; i < o->n_specs; i++) {
+        const char *f = o->specs[i]->workbook_file;
+        if (!f)
+            continue;
+        if (name && strcmp(name, f))
+            return tb_error_set(err, TB_ERR_USAGE, "specs %s and %s name different workbooks ('%s', '%s'): a run "
+                                "writes one", from, o->specs[i]->path, name, f);
+        name = f;
+        from = o->specs[i]->path;
+    }
+    if (!name)
+        name = "tracebook.xlsx";
+    size_t n = strlen(name);
+    size_t stem = n > 5 && !strcmp(name + n - 5, ".xlsx") ? n - 5 : n;
+    size_t len = strlen(js->job->out_dir) + n + (label ? strlen(label) : 0) + 16;
+    char *p = malloc(len);
+    if (!p)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    if (label && *label)
+        snprintf(p, len, "%s/%.*s_%s.xlsx", js->job->out_dir, (int)stem, name, label);
+    else
+        snprintf(p, len, "%s/%.*s.xlsx", js->job->out_dir, (int)stem, name);
+    *out = p;
+    return TB_OK;
+}
+
+/* The sheet name a report asks for: xlsx.sheet, else its title, else its id. */
+static const char *sheet_want(const tb_spec_report *r)
+{
+    return r->xlsx_sheet ? r->xlsx_sheet : r->title ? r->title : r->id;
+}
+
+/* Does report r of spec sp run and write xlsx (the runner's rule for a report's formats)? */
+static int writes_xlsx(const tb_run_options *o, const tb_spec *sp, const tb_spec_report *r)
+{
+    int wanted = !o->n_only;
+    for (size_t i = 0; i < o->n_only && !wanted; i++)
+        wanted = !strcmp(o->only[i], r->id);
+    unsigned f = o->formats ? o->formats : r->outputs ? r->outputs : sp->outputs;
+    return wanted && (f & TB_OUT_XLSX);
+}
+
+/* Starts the run's workbook (once). */
+static tb_status book_open(job_state *js, const char *label, tb_error *err)
+{
+    if (js->book)
+        return TB_OK;
+    tb_status rc = book_path(js, label, &js->book_path, err);
+    if (rc)
+        return rc;
+    if ((rc = ids_check(&js->inputs, js->book_path, err)))
+        return rc;
+    about_rows a = {0};
+    int64_t start = session_start(js->job->run.db_path);
+    if (about_build(js, label, start, &a)) {
+        about_free(&a);
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    }
+    rc = xlsx_create(js->book_path, &(xlsx_options){.about = a.v, .n_about = a.n, .created = start}, &js->book, err);
+    about_free(&a);
+    /* workbook.sheets: those reports' sheets first, in that order */
+    const tb_run_options *o = &js->job->run;
+    for (size_t s = 0; s < o->n_specs && !rc; s++)
+        for (size_t i = 0; i < o->specs[s]->n_workbook_sheets && !rc; i++)
+            for (size_t k = 0; k < o->specs[s]->n_reports && !rc; k++) {
+                const tb_spec_report *r = &o->specs[s]->reports[k];
+                if (strcmp(r->id, o->specs[s]->workbook_sheets[i]) || !writes_xlsx(o, o->specs[s], r))
+                    continue;
+                rc = xlsx_sheet_reserve(js->book, r->id, sheet_want(r), err);
+            }
+    return rc;
+}
+
+static xlsx_chart_kind chart_kind(const char *t)
+{
+    static const struct { const char *name; xlsx_chart_kind kind; } kinds[] = {
+        {"bar", XLSX_CHART_BAR},       {"stacked_bar", XLSX_CHART_STACKED_BAR},
+        {"column", XLSX_CHART_COLUMN}, {"stacked_column", XLSX_CHART_STACKED_COLUMN},
+        {"line", XLSX_CHART_LINE},     {"pie", XLSX_CHART_PIE},
+    };
+    for (size_t i = 0; t && i < sizeof kinds / sizeof kinds[0]; i++)
+        if (!strcmp(t, kinds[i].name))
+            return kinds[i].kind;
+    return XLSX_CHART_NONE;
+}
+
+/* A report's sheet in the run's workbook. */
+static tb_status open_sheet(job_state *js, const tb_spec_report *rep, const char *label, tb_sink **out, tb_error *err)
+{
+    tb_status rc = book_open(js, label, err);
+    if (rc)
+        return rc;
+    free(js->conds);
+    js->conds = NULL;
+    if (rep->n_conds && !(js->conds = calloc(rep->n_conds, sizeof *js->conds)))
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    static const xlsx_cond_kind kinds[] = {XLSX_COND_THRESHOLD, XLSX_COND_TOP, XLSX_COND_DATA_BAR,
+                                           XLSX_COND_COLOR_SCALE};
+    static const xlsx_cond_op ops[] = {XLSX_OP_GT, XLSX_OP_GE, XLSX_OP_LT, XLSX_OP_LE, XLSX_OP_EQ, XLSX_OP_NE};
+    for (size_t i = 0; i < rep->n_conds; i++)
+        js->conds[i] = (xlsx_cond){.column = rep->conds[i].column, .kind = kinds[rep->conds[i].type],
+                                   .op = ops[rep->conds[i].op], .value = rep->conds[i].value,
+                                   .top = rep->conds[i].top};
+    xlsx_sheet_options so = {
+        .name = sheet_want(rep),
+        .key = rep->id,
+        .chart = {.kind = chart_kind(rep->chart_type), .categories = rep->chart_categories,
+                  .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values},
+        .conds = js->conds,
+        .n_conds = rep->n_conds,
+    };
+    rc = xlsx_sheet_sink(js->book, &so, out, err);
+    js->sheet = rc ? NULL : *out;
+    return rc;
+}
+
 static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
                            const char *label, tb_sink **out, tb_error *err)
 {
@@ -210,12 +484,8 @@ static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report 
         console_options co = {.title = rep->title ? rep->title : rep->id};
         return console_sink_create(js->job->console ? js->job->console : stdout, &co, out, err);
     }
-    if (format == TB_OUT_XLSX) {
-        if (!js->xlsx_noted)
-            say(js, "xlsx outputs are not written by this version; the reports' other outputs are");
-        js->xlsx_noted = 1;
-        return TB_OK;
-    }
+    if (format == TB_OUT_XLSX)
+        return open_sheet(js, rep, label, out, err);
     const char *ext = format == TB_OUT_JSON ? "json" : "csv";
     size_t n = strlen(js->job->out_dir) + strlen(rep->id) + (label ? strlen(label) : 0) + 16;
     char *path = malloc(n);
@@ -246,7 +516,17 @@ static void sink_done(void *ctx, const tb_spec_report *rep, tb_sink *sink)
     job_state *js = ctx;
     const char *const *paths = NULL;
     size_t n = sink_written(sink, &paths);
-    json_t *files = json_object_get(report_obj(js, NULL, rep), "files");
+    json_t *o = report_obj(js, NULL, rep);
+    json_t *files = json_object_get(o, "files");
+    if (sink == js->sheet) {
+        /* the workbook is listed now and put in place after the last report */
+        json_t *sheets = json_array();
+        for (size_t k = 0; xlsx_sink_sheet(sink, k); k++)
+            json_array_append_new(sheets, json_string(xlsx_sink_sheet(sink, k)));
+        json_array_append_new(files, json_string(base_name(js->book_path)));
+        json_object_set_new(o, "sheets", sheets);
+        js->sheet = NULL;
+    }
     for (size_t i = 0; i < n; i++) {
         json_array_append_new(files, json_string(base_name(paths[i])));
         if (js->job->written)
@@ -258,8 +538,12 @@ static void report_done(void *ctx, const tb_spec_report *rep, const char *skippe
 {
     job_state *js = ctx;
     json_t *o = report_obj(js, NULL, rep);
-    if (skipped)
+    if (skipped) {
         json_object_set_new(o, "skipped", json_string(skipped));
+        char note[512];
+        snprintf(note, sizeof note, "report '%s' skipped: %s", rep->id, skipped);
+        json_array_append_new(js->skipped_notes, json_string(note));
+    }
     else
         json_object_set_new(o, "rows", json_integer((json_int_t)rows));
     js->current = NULL;
@@ -345,14 +629,27 @@ static json_t *metadata(const tb_report_job *job, const tb_run_result *res, json
     return m;
 }
 
+/* Does any report of the run write xlsx? */
+static int wants_xlsx(const tb_run_options *o)
+{
+    for (size_t s = 0; s < o->n_specs; s++)
+        for (size_t k = 0; k < o->specs[s]->n_reports; k++)
+            if (writes_xlsx(o, o->specs[s], &o->specs[s]->reports[k]))
+                return 1;
+    return 0;
+}
+
 tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
 {
-    job_state js = {.job = job, .reports = json_array(), .err = err};
+    job_state js = {.job = job, .reports = json_array(), .skipped_notes = json_array(), .err = err};
     const tb_spec **specs = NULL;
     tb_spec *summaries = NULL;
     tb_run_options o = job->run;
-    if (!js.reports)
+    if (!js.reports || !js.skipped_notes) {
+        json_decref(js.reports);
+        json_decref(js.skipped_notes);
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    }
     tb_status rc = TB_OK;
     /* an msprof reports file runs msprof's summaries (report/msprof_reports.c) */
     if ((rc = msprof_reports_expand(o.specs, o.n_specs, &specs, &summaries, job->run.note, job->run.ctx, err)))
@@ -382,10 +679,21 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     rc = tb_report_run(&o, res, err);
     if (rc)
         goto done;
+    /* one workbook for the run, even when every report that wanted it was skipped */
+    if (!js.book && wants_xlsx(&o) && (rc = book_open(&js, res->window_label, err)))
+        goto done;
+    if (js.book) {
+        for (size_t i = 0; i < json_array_size(js.skipped_notes) && !rc; i++)
+            rc = xlsx_note(js.book, json_string_value(json_array_get(js.skipped_notes, i)), err);
+        if (rc || (rc = xlsx_commit(js.book, err)))
+            goto done;
+        if (job->written)
+            job->written(job->run.ctx, js.book_path);
+    }
     /* the metadata goes with files: when every report wrote only to the
      * console there is nothing to describe; when some were skipped, the
      * file says why */
-    int any_file = 0, any_skipped = 0;
+    int any_file = js.book != NULL, any_skipped = 0;
     for (size_t i = 0; i < json_array_size(js.reports); i++) {
         json_t *r = json_array_get(js.reports, i);
         any_file |= json_array_size(json_object_get(r, "files")) > 0;
@@ -395,6 +703,8 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
         tb_report_job shown = *job;
         shown.run = o;
         json_t *m = metadata(&shown, res, js.reports);
+        if (js.book)
+            json_object_set_new(m, "workbook", json_string(base_name(js.book_path)));
         char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         json_decref(m);
         if (!text) {
@@ -423,6 +733,10 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
         free(path);
     }
 done:
+    xlsx_destroy(js.book);
+    free(js.book_path);
+    free(js.conds);
+    json_decref(js.skipped_notes);
     json_decref(js.reports);
     ids_free(&js.inputs);
     free(specs);

@@ -656,7 +656,7 @@ static tb_status run_statement(runner *r, sqlite3_stmt *st, const column *c, siz
     size_t nv = 0;
     for (size_t i = 0; i < nc; i++)
         if (shown(r, &c[i]))
-            sc[nv++] = (tb_sink_column){.header = c[i].header, .type = c[i].type,
+            sc[nv++] = (tb_sink_column){.header = c[i].header, .name = c[i].base, .type = c[i].type,
                                           .number_format = c[i].opt ? c[i].opt->format : NULL,
                                           .width = c[i].opt ? c[i].opt->width : 0};
     tb_status rc = TB_OK;

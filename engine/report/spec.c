@@ -65,10 +65,13 @@ static const char *const use_keys[] = {"use",    "id",   "title", "description",
                                        "sort",   "limit", "header_units", "columns", "xlsx", "requires", NULL};
 static const char *const param_keys[] = {"type", "default", "help", NULL};
 static const char *const column_keys[] = {"header", "format", "width", NULL};
-static const char *const xlsx_keys[] = {"sheet", "chart", NULL};
+static const char *const xlsx_keys[] = {"sheet", "chart", "conditional", NULL};
 static const char *const chart_keys[] = {"type", "categories", "values", NULL};
-static const char *const chart_types[] = {"bar", "column", "line", "pie", NULL};
-static const char *const workbook_keys[] = {"file", NULL};
+static const char *const chart_types[] = {"bar", "stacked_bar", "column", "stacked_column", "line", "pie", NULL};
+static const char *const cond_keys[] = {"column", "type", "op", "value", "top", NULL};
+static const char *const cond_types[] = {"threshold", "top", "data_bar", "color_scale", NULL};
+static const char *const cond_ops[] = {"gt", "ge", "lt", "le", "eq", "ne", NULL}; /* tb_cond_op order */
+static const char *const workbook_keys[] = {"file", "sheets", NULL};
 static const char *const output_names[] = {"csv", "json", "xlsx", "console", NULL};
 static const char *const param_types[] = {"int", "real", "text", "bool", NULL};
 static const char *const policies[] = {"torch_npu", "torch_npu_text", "msprof_analyze", "mindspore", NULL};
@@ -92,6 +95,7 @@ typedef struct loader {
     tb_spec **builtins;        /* parsed built-in files by tb_builtins() index (lazily), or NULL */
     size_t n_builtins;
     report_aux *aux;
+    const specnode *wb_sheets; /* workbook.sheets, checked once the reports are known */
 } loader;
 
 static tb_status load_text(const char *name, const char *text, size_t len, int depth,
@@ -347,7 +351,12 @@ static void report_free(tb_spec_report *r)
     free(r->xlsx_sheet);
     free(r->chart_type);
     free(r->chart_categories);
+    for (size_t i = 0; i < r->n_chart_values; i++)
+        free(r->chart_values[i]);
     free(r->chart_values);
+    for (size_t i = 0; i < r->n_conds; i++)
+        free(r->conds[i].column);
+    free(r->conds);
 }
 
 void tb_spec_free(tb_spec *spec)
@@ -367,6 +376,9 @@ void tb_spec_free(tb_spec *spec)
         report_free(&spec->reports[i]);
     free(spec->reports);
     free(spec->workbook_file);
+    for (size_t i = 0; i < spec->n_workbook_sheets; i++)
+        free(spec->workbook_sheets[i]);
+    free(spec->workbook_sheets);
     free(spec);
 }
 
@@ -780,23 +792,20 @@ static tb_status chart_column(loader *L, const specnode *v, const char *what, ch
     return st ? st : check_base_name(L, v->line, v->column, *out);
 }
 
-/* Parses `xlsx:`; present keys replace r's values (a chart replaces the whole chart). */
-static tb_status parse_xlsx(loader *L, const specnode *n, tb_spec_report *r, report_aux *aux)
+/* The index of text in list, or -1. */
+static int list_index(const char *const *list, const char *text)
+{
+    for (int i = 0; list[i]; i++)
+        if (!strcmp(list[i], text))
+            return i;
+    return -1;
+}
+
+/* Parses `chart:` into r, replacing its chart. */
+static tb_status parse_chart(loader *L, const specnode *c, tb_spec_report *r)
 {
     tb_status st;
-    char d[64], list[64];
-    if ((st = need_map(L, n, "xlsx")) || (st = check_keys(L, n, "xlsx", xlsx_keys)))
-        return st;
-    const specnode_pair *sheet = specnode_get(n, "sheet"), *chart = specnode_get(n, "chart");
-    if (sheet) {
-        if ((st = get_str(L, sheet->value, "sheet", &r->xlsx_sheet)) || (st = check_sheet(L, sheet->value)))
-            return st;
-        aux->sheet_line = sheet->value->line;
-        aux->sheet_col = sheet->value->column;
-    }
-    if (!chart)
-        return TB_OK;
-    const specnode *c = chart->value;
+    char d[64], list[128];
     if ((st = need_map(L, c, "chart")) || (st = check_keys(L, c, "chart", chart_keys)))
         return st;
     const specnode_pair *type = specnode_get(c, "type"), *cat = specnode_get(c, "categories"),
@@ -804,15 +813,133 @@ static tb_status parse_xlsx(loader *L, const specnode *n, tb_spec_report *r, rep
     if (!type)
         return fail_node(L, c, "chart needs 'type' (one of: %s)", join(chart_types, list, sizeof list));
     if (!val)
-        return fail_node(L, c, "chart needs 'values' (the column to plot)");
+        return fail_node(L, c, "chart needs 'values' (the column to plot, or a list of columns)");
     if (!is_text(type->value) || !in_list(type->value->text, chart_types))
         return fail_node(L, type->value, "unknown chart type %s; expected one of: %s",
                          describe(type->value, d, sizeof d), join(chart_types, list, sizeof list));
+    specnode *const *items = NULL;
+    size_t n = 0;
+    const specnode *one = NULL;
+    if ((st = str_or_list(L, val->value, "values", &items, &n, &one)))
+        return st;
+    if (n == 0)
+        return fail_node(L, val->value, "chart 'values' must name at least one column");
+    if (n > 1 && !strcmp(type->value->text, "pie"))
+        return fail_node(L, val->value, "a pie chart takes one 'values' column, got %zu", n);
+    free(r->chart_type);
     free(r->chart_categories);
-    r->chart_categories = NULL;
+    r->chart_type = r->chart_categories = NULL;
+    for (size_t i = 0; i < r->n_chart_values; i++)
+        free(r->chart_values[i]);
+    free(r->chart_values);
+    r->n_chart_values = 0;
+    if (!(r->chart_values = calloc(n, sizeof *r->chart_values)))
+        return nomem(L);
+    for (size_t i = 0; i < n; i++) {
+        r->n_chart_values = i + 1; /* counted first: report_free frees a value that failed its check */
+        if ((st = chart_column(L, items[i], "values", &r->chart_values[i])))
+            return st;
+    }
     if ((st = get_str(L, type->value, "type", &r->chart_type)) ||
-        (st = chart_column(L, val->value, "values", &r->chart_values)) ||
         (cat && (st = chart_column(L, cat->value, "categories", &r->chart_categories))))
+        return st;
+    return TB_OK;
+}
+
+/* Parses one entry of `conditional:` into c. */
+static tb_status parse_cond(loader *L, const specnode *n, tb_spec_cond *c)
+{
+    tb_status st;
+    char d[64], list[128];
+    if ((st = need_map(L, n, "conditional entry")) || (st = check_keys(L, n, "conditional entry", cond_keys)))
+        return st;
+    c->pos = (tb_spec_pos){.file = L->file, .line = n->line, .column = n->column};
+    const specnode_pair *col = specnode_get(n, "column"), *type = specnode_get(n, "type"),
+                        *op = specnode_get(n, "op"), *val = specnode_get(n, "value"), *top = specnode_get(n, "top");
+    if (!col)
+        return fail_node(L, n, "conditional format needs 'column'");
+    if (!type)
+        return fail_node(L, n, "conditional format needs 'type' (one of: %s)", join(cond_types, list, sizeof list));
+    if ((st = chart_column(L, col->value, "column", &c->column)))
+        return st;
+    int t = is_text(type->value) ? list_index(cond_types, type->value->text) : -1;
+    if (t < 0)
+        return fail_node(L, type->value, "unknown conditional format type %s; expected one of: %s",
+                         describe(type->value, d, sizeof d), join(cond_types, list, sizeof list));
+    c->type = (tb_cond_type)t;
+    if (c->type == TB_COND_THRESHOLD) {
+        if (!op)
+            return fail_node(L, n, "a threshold needs 'op' (one of: %s)", join(cond_ops, list, sizeof list));
+        if (!val)
+            return fail_node(L, n, "a threshold needs 'value' (a number)");
+        int o = is_text(op->value) ? list_index(cond_ops, op->value->text) : -1;
+        if (o < 0)
+            return fail_node(L, op->value, "unknown threshold op %s; expected one of: %s",
+                             describe(op->value, d, sizeof d), join(cond_ops, list, sizeof list));
+        c->op = (tb_cond_op)o;
+        const specnode *v = val->value;
+        if (v->kind != SPECNODE_SCALAR || (v->type != SPECNODE_INT && v->type != SPECNODE_REAL) ||
+            (v->type == SPECNODE_REAL && !isfinite(v->d)))
+            return fail_node(L, v, "'value' must be a finite number, got %s", describe(v, d, sizeof d));
+        c->value = v->type == SPECNODE_INT ? (double)v->i : v->d;
+    } else if (op || val) {
+        const specnode_pair *extra = op ? op : val;
+        return fail_key(L, extra, "'%s' belongs to a threshold, not to a %s", extra->key, cond_types[t]);
+    }
+    if (c->type == TB_COND_TOP) {
+        if (!top)
+            return fail_node(L, n, "a top format needs 'top' (how many cells, 1 to 1000)");
+        const specnode *v = top->value;
+        if (v->kind != SPECNODE_SCALAR || v->type != SPECNODE_INT || v->i < 1 || v->i > 1000)
+            return fail_node(L, v, "'top' must be an integer from 1 to 1000, got %s", describe(v, d, sizeof d));
+        c->top = (int)v->i;
+    } else if (top) {
+        return fail_key(L, top, "'top' belongs to a top format, not to a %s", cond_types[t]);
+    }
+    return TB_OK;
+}
+
+/* Parses `conditional:` (a list), replacing r's. */
+static tb_status parse_conds(loader *L, const specnode *n, tb_spec_report *r)
+{
+    char d[64];
+    tb_status st;
+    if (n->kind != SPECNODE_SEQ)
+        return fail_node(L, n, "'conditional' must be a list of formats, got %s", describe(n, d, sizeof d));
+    for (size_t i = 0; i < r->n_conds; i++)
+        free(r->conds[i].column);
+    free(r->conds);
+    r->conds = NULL;
+    r->n_conds = 0;
+    if (n->n == 0)
+        return TB_OK;
+    if (!(r->conds = calloc(n->n, sizeof *r->conds)))
+        return nomem(L);
+    for (size_t i = 0; i < n->n; i++) {
+        r->n_conds = i + 1;
+        if ((st = parse_cond(L, n->items[i], &r->conds[i])))
+            return st;
+    }
+    return TB_OK;
+}
+
+/* Parses `xlsx:`; present keys replace r's values (a chart replaces the whole chart). */
+static tb_status parse_xlsx(loader *L, const specnode *n, tb_spec_report *r, report_aux *aux)
+{
+    tb_status st;
+    if ((st = need_map(L, n, "xlsx")) || (st = check_keys(L, n, "xlsx", xlsx_keys)))
+        return st;
+    const specnode_pair *sheet = specnode_get(n, "sheet"), *chart = specnode_get(n, "chart"),
+                        *cond = specnode_get(n, "conditional");
+    if (sheet) {
+        if ((st = get_str(L, sheet->value, "sheet", &r->xlsx_sheet)) || (st = check_sheet(L, sheet->value)))
+            return st;
+        aux->sheet_line = sheet->value->line;
+        aux->sheet_col = sheet->value->column;
+    }
+    if (chart && (st = parse_chart(L, chart->value, r)))
+        return st;
+    if (cond && (st = parse_conds(L, cond->value, r)))
         return st;
     return TB_OK;
 }
@@ -987,9 +1114,27 @@ static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const cha
     DUP(xlsx_sheet);
     DUP(chart_type);
     DUP(chart_categories);
-    DUP(chart_values);
+    if (src->n_chart_values) {
+        if (!(dst->chart_values = calloc(src->n_chart_values, sizeof *dst->chart_values)))
+            return -1;
+        for (; dst->n_chart_values < src->n_chart_values; dst->n_chart_values++)
+            if (!(dst->chart_values[dst->n_chart_values] = strdup(src->chart_values[dst->n_chart_values])))
+                return -1;
+    }
     if (!(dst->origin = strdup(file)))
         return -1;
+    if (src->n_conds) {
+        if (!(dst->conds = calloc(src->n_conds, sizeof *dst->conds)))
+            return -1;
+        for (size_t i = 0; i < src->n_conds; i++) {
+            dst->conds[i] = src->conds[i];
+            dst->conds[i].column = NULL;
+            dst->conds[i].pos.file = dst->origin;
+            dst->n_conds = i + 1;
+            if (!(dst->conds[i].column = strdup(src->conds[i].column)))
+                return -1;
+        }
+    }
     dst->sql_pos = (tb_spec_pos){.file = dst->origin, .line = src->sql_pos.line, .column = src->sql_pos.column};
     dst->sql_verbatim = src->sql_verbatim;
     if (src->n_requires) {
@@ -1369,6 +1514,43 @@ static tb_status parse_workbook(loader *L, const specnode *n)
     const specnode_pair *f = specnode_get(n, "file");
     if (f && (st = get_nonempty(L, f->value, "file", &L->spec->workbook_file)))
         return st;
+    const char *w = L->spec->workbook_file;
+    if (w && (strchr(w, '/') || !strcmp(w, ".") || !strcmp(w, "..")))
+        return fail_node(L, f->value, "workbook 'file' must be a file name, got '%.60s': it is written in the "
+                         "output folder", w);
+    const specnode_pair *sh = specnode_get(n, "sheets");
+    if (!sh)
+        return TB_OK;
+    char d[64];
+    if (sh->value->kind != SPECNODE_SEQ)
+        return fail_node(L, sh->value, "workbook 'sheets' must be a list of report ids, got %s",
+                         describe(sh->value, d, sizeof d));
+    L->wb_sheets = sh->value;
+    if (sh->value->n && !(L->spec->workbook_sheets = calloc(sh->value->n, sizeof *L->spec->workbook_sheets)))
+        return nomem(L);
+    for (size_t i = 0; i < sh->value->n; i++) {
+        L->spec->n_workbook_sheets = i + 1;
+        if ((st = get_nonempty(L, sh->value->items[i], "sheets", &L->spec->workbook_sheets[i])))
+            return st;
+        for (size_t k = 0; k < i; k++)
+            if (!strcmp(L->spec->workbook_sheets[k], L->spec->workbook_sheets[i]))
+                return fail_node(L, sh->value->items[i], "workbook 'sheets' names report '%.60s' twice",
+                                 L->spec->workbook_sheets[i]);
+    }
+    return TB_OK;
+}
+
+/* Every id of workbook.sheets must name a report of this spec. */
+static tb_status check_wb_sheets(loader *L)
+{
+    for (size_t i = 0; i < L->spec->n_workbook_sheets; i++) {
+        int found = 0;
+        for (size_t k = 0; k < L->spec->n_reports && !found; k++)
+            found = !strcmp(L->spec->reports[k].id, L->spec->workbook_sheets[i]);
+        if (!found)
+            return fail_node(L, L->wb_sheets->items[i], "workbook 'sheets' names '%.60s', which is no report of "
+                             "this spec", L->spec->workbook_sheets[i]);
+    }
     return TB_OK;
 }
 
@@ -1400,7 +1582,7 @@ static tb_status parse_tracebook(loader *L, const specnode *root)
         return st;
     if ((p = specnode_get(root, "reports")) && (st = parse_reports(L, p->value)))
         return st;
-    return TB_OK;
+    return check_wb_sheets(L);
 }
 
 /* ---- entry points ---------------------------------------------------------------------- */

@@ -54,6 +54,8 @@ typedef struct tb_cell {
 
 typedef struct tb_sink_column {
     const char *header;           /* the header to write (unit already applied) */
+    const char *name;             /* the column's name without its type suffix, for references
+                                     (xlsx charts, conditional formats), or NULL */
     tb_col_type type;
     const char *number_format;    /* spreadsheet number format, or NULL (borrowed) */
     int width;                    /* spreadsheet column width in characters, 0 = automatic */

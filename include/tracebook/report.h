@@ -57,6 +57,19 @@ typedef struct tb_spec_column {
     tb_spec_pos pos;
 } tb_spec_column;
 
+/* xlsx.conditional: one conditional format on a column's data cells. */
+typedef enum tb_cond_type { TB_COND_THRESHOLD, TB_COND_TOP, TB_COND_DATA_BAR, TB_COND_COLOR_SCALE } tb_cond_type;
+typedef enum tb_cond_op { TB_COND_GT, TB_COND_GE, TB_COND_LT, TB_COND_LE, TB_COND_EQ, TB_COND_NE } tb_cond_op;
+
+typedef struct tb_spec_cond {
+    char *column;        /* base name */
+    tb_cond_type type;
+    tb_cond_op op;       /* threshold */
+    double value;        /* threshold: in the column's written unit (a ratio 0..100) */
+    int top;             /* top: how many cells, 1..1000 */
+    tb_spec_pos pos;
+} tb_spec_cond;
+
 /* One sort key: a column's base name, descending when desc. */
 typedef struct tb_spec_sort {
     char *column;
@@ -92,8 +105,12 @@ typedef struct tb_spec_report {
     tb_spec_column *columns;
     size_t n_columns;
     char *xlsx_sheet;    /* NULL = title */
-    char *chart_type;    /* xlsx chart: "bar", "column", "line", "pie", or NULL */
-    char *chart_categories, *chart_values;
+    char *chart_type;    /* xlsx chart: "bar", "stacked_bar", "column", "stacked_column", "line", "pie", or NULL */
+    char *chart_categories;  /* a column's base name, or NULL */
+    char **chart_values;     /* base names: one series each (a pie has one) */
+    size_t n_chart_values;
+    tb_spec_cond *conds;     /* xlsx.conditional, in file order */
+    size_t n_conds;
     tb_spec_pos pos;
 } tb_spec_report;
 
@@ -117,6 +134,8 @@ typedef struct tb_spec {
     tb_spec_report *reports;
     size_t n_reports;
     char *workbook_file;      /* workbook.file, or NULL */
+    char **workbook_sheets;   /* workbook.sheets: report ids whose sheets come first, in this order */
+    size_t n_workbook_sheets;
     unsigned outputs;         /* `outputs:` default formats; 0 = csv */
 } tb_spec;
 

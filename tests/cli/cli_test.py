@@ -1777,16 +1777,46 @@ def _(t):
     t.eq(listing(out), [], "nothing written")
 
 
-@case("report: xlsx outputs are noted as not written, the other formats are")
+@case("report: xlsx outputs go to one workbook, byte-identical from run to run")
 def _(t):
     out = t.mkdir("out")
     spec = os.path.join(t.mkdir("specs"), "x.yaml")
-    write(spec, b"tracebook: 1\nreports:\n  - {id: a, sql: SELECT 1 AS x, outputs: [csv, xlsx]}\n")
+    write(spec, b"tracebook: 1\nreports:\n  - {id: a, sql: SELECT 1 AS x, outputs: [csv, xlsx]}\n"
+                b"  - {id: b, title: 'B: two', sql: SELECT 2 AS y, outputs: xlsx}\n")
     r = t.run(["report", "-dir", ASCEND, "--spec", spec, "-o", out])
-    t.expect(r, 0, out="", err="tracebook: note: xlsx outputs are not written by this version; the reports' other "
-                               "outputs are\ntracebook: wrote %s/a.csv\ntracebook: wrote %s/tracebook_run.json\n"
-                               % (out, out))
-    t.eq(listing(out), ["a.csv", "tracebook_run.json"], "files")
+    t.expect(r, 0, out="", err="tracebook: wrote %s/a.csv\ntracebook: wrote %s/tracebook.xlsx\n"
+                               "tracebook: wrote %s/tracebook_run.json\n" % (out, out, out))
+    t.eq(listing(out), ["a.csv", "tracebook.xlsx", "tracebook_run.json"], "files")
+    with open(os.path.join(out, "tracebook_run.json")) as f:
+        meta = json.load(f)
+    t.eq(meta["workbook"], "tracebook.xlsx", "run file names the workbook")
+    t.eq([(x["files"], x["sheets"]) for x in meta["reports"]],
+         [(["a.csv", "tracebook.xlsx"], ["a"]), (["tracebook.xlsx"], ["B_ two"])], "files and sheets")
+    with open(os.path.join(out, "tracebook.xlsx"), "rb") as f:
+        first = f.read()
+    t.eq(first[:2], b"PK", "a zip file")
+    r = t.run(["report", "-dir", ASCEND, "--spec", spec, "-o", out])
+    t.expect(r, 0, out="")
+    with open(os.path.join(out, "tracebook.xlsx"), "rb") as f:
+        t.eq(f.read() == first, True, "same inputs, same bytes")
+    # --format xlsx: every report to the workbook, named by the spec
+    write(spec, b"tracebook: 1\nworkbook: {file: review.xlsx}\nreports:\n  - {id: a, sql: SELECT 1 AS x}\n")
+    out2 = t.mkdir("out2")
+    r = t.run(["report", "-dir", ASCEND, "--spec", spec, "--format", "xlsx", "-o", out2])
+    t.expect(r, 0, out="", err="tracebook: wrote %s/review.xlsx\ntracebook: wrote %s/tracebook_run.json\n"
+                               % (out2, out2))
+
+
+@case("report: a failing workbook leaves nothing behind")
+def _(t):
+    out = t.mkdir("out")
+    spec = os.path.join(t.mkdir("specs"), "x.yaml")
+    write(spec, b"tracebook: 1\noutputs: xlsx\nreports:\n  - {id: a, sql: SELECT 1 AS x}\n"
+                b"  - {id: b, sql: SELECT 1 AS x, xlsx: {chart: {type: bar, values: nope}}}\n")
+    r = t.run(["report", "-dir", ASCEND, "--spec", spec, "-o", out])
+    t.expect(r, 2, out="", err="tracebook: error: %s/tracebook.xlsx: sheet 'b': chart values column 'nope' is "
+                               "not a column of the report\n" % out)
+    t.eq(listing(out), [], "no workbook, no temporary")
 
 
 @case("reports: lists the built-ins, shows one's help")

@@ -9,12 +9,15 @@
 # named relative to it in the outputs) with -o into a fresh directory under
 # WORK_DIR. The expected files of case NAME are GOLDEN_DIR/NAME/: every file
 # the run wrote, plus stdout.txt and stderr.txt (the output directory's path
-# written as OUT). --update rewrites them; do that only for a change you
-# understand, and say why in the commit.
+# written as OUT). A workbook (.xlsx) is compared by its unzipped parts,
+# kept as GOLDEN_DIR/NAME/<workbook>.parts/<part path> (its creation time
+# comes from the data, so the parts repeat). --update rewrites them; do that
+# only for a change you understand, and say why in the commit.
 import os
 import shutil
 import subprocess
 import sys
+import zipfile
 
 CASES = [
     # the team nightly spec over the Ascend sample: built-ins + custom SQL
@@ -30,6 +33,11 @@ CASES = [
     # two ranks, JSON output, a built-in run by name
     ("two_ranks_json", ["-dir", "torch_npu_2rank", "--spec", "builtin:op_statistic",
                         "--spec", "builtin:communication_statistic", "--format", "json,csv"]),
+    # a review workbook: About sheet, charts, conditional formats
+    ("review_workbook", ["-dir", "ascend_small", "--spec", "specs/review_workbook.yaml"]),
+    # the nightly spec's reports in one workbook, in a window
+    ("nightly_xlsx_step9", ["-dir", "ascend_small", "--spec", "specs/nightly.yaml", "--format", "xlsx",
+                            "--model-id", "4294967295", "--iteration-id", "9"]),
 ]
 
 
@@ -41,6 +49,11 @@ def run_case(exe, samples, work, name, args):
     got = {}
     if os.path.isdir(out):
         for f in sorted(os.listdir(out)):
+            if f.endswith(".xlsx"):
+                with zipfile.ZipFile(os.path.join(out, f)) as z:
+                    for part in z.namelist():
+                        got[f + ".parts/" + part] = z.read(part)
+                continue
             with open(os.path.join(out, f), "rb") as fh:
                 got[f] = fh.read()
     got["stdout.txt"] = p.stdout.replace(out, "OUT").encode()
@@ -64,15 +77,17 @@ def main():
             shutil.rmtree(want_dir, ignore_errors=True)
             os.makedirs(want_dir)
             for f, data in got.items():
+                os.makedirs(os.path.dirname(os.path.join(want_dir, f)), exist_ok=True)
                 with open(os.path.join(want_dir, f), "wb") as fh:
                     fh.write(data)
             print("updated %s (%d files)" % (name, len(got)))
             continue
         want = {}
-        if os.path.isdir(want_dir):
-            for f in sorted(os.listdir(want_dir)):
-                with open(os.path.join(want_dir, f), "rb") as fh:
-                    want[f] = fh.read()
+        for root, _dirs, files in os.walk(want_dir):
+            for f in files:
+                full = os.path.join(root, f)
+                with open(full, "rb") as fh:
+                    want[os.path.relpath(full, want_dir)] = fh.read()
         problems = []
         for f in sorted(set(want) | set(got)):
             if f not in got:

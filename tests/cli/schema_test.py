@@ -25,6 +25,19 @@ BAD = [
     ("bad id", {"tracebook": 1, "reports": [{"id": "a b", "sql": "SELECT 1"}]}),
     ("sheet name with /", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1", "xlsx": {"sheet": "a/b"}}]}),
     ("version 2", {"tracebook": 2}),
+    ("pie with two values", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1", "xlsx": {
+        "chart": {"type": "pie", "values": ["a", "b"]}}}]}),
+    ("unknown chart type", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1", "xlsx": {
+        "chart": {"type": "area", "values": "a"}}}]}),
+    ("threshold without op", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1", "xlsx": {
+        "conditional": [{"column": "a", "type": "threshold", "value": 1}]}}]}),
+    ("top with a value", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1", "xlsx": {
+        "conditional": [{"column": "a", "type": "top", "top": 3, "value": 1}]}}]}),
+    ("data bar with top", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1", "xlsx": {
+        "conditional": [{"column": "a", "type": "data_bar", "top": 3}]}}]}),
+    ("conditional not a list", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1", "xlsx": {
+        "conditional": {"column": "a", "type": "data_bar"}}}]}),
+    ("workbook file with /", {"tracebook": 1, "workbook": {"file": "a/b.xlsx"}}),
 ]
 
 

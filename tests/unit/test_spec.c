@@ -317,7 +317,8 @@ static void check_full(const tb_spec *s, const char *spec_path)
     assert_str("Top kernels", r->xlsx_sheet);
     assert_str("bar", r->chart_type);
     assert_str("Name", r->chart_categories);
-    assert_str("Total Time", r->chart_values);
+    assert_int_equal(r->n_chart_values, 1);
+    assert_str("Total Time", r->chart_values[0]);
 
     r = &s->reports[2];
     assert_str("from_file", r->id);
@@ -668,7 +669,8 @@ static void test_short_forms(void **state)
     assert_null(r->xlsx_sheet);
     assert_str("pie", r->chart_type);
     assert_null(r->chart_categories);
-    assert_str("Count", r->chart_values);
+    assert_int_equal(r->n_chart_values, 1);
+    assert_str("Count", r->chart_values[0]);
 }
 
 /* metrics is kept as compact JSON, typed as YAML 1.2 core types it, in file order. */
@@ -1102,13 +1104,84 @@ static void test_error_report_fields(void **state)
     expect_error("e15b.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: x\n    columns: {\"Total:dur_ns\": {}}\n",
                  TB_ERR_PARSE, 5, 15, "column 'Total:dur_ns' must be named without its type suffix: 'Total'");
     expect_error("e15c.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: x\n    xlsx: {chart: {type: area, values: v}}\n",
-                 TB_ERR_PARSE, 5, 26, "unknown chart type 'area'; expected one of: bar, column, line, pie");
+                 TB_ERR_PARSE, 5, 26, "unknown chart type 'area'; expected one of: bar, stacked_bar, column, stacked_column, line, pie");
     expect_error("e15d.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: x\n    sort: [\"-\"]\n", TB_ERR_PARSE, 5, 12,
                  "sort key '-' names no column");
     expect_error("e15e.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: x\n    requires: [\"TASK; DROP\"]\n",
                  TB_ERR_PARSE, 5, 16, "'requires' names tables or views, got 'TASK; DROP'");
     expect_error("e15f.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: x\n    xlsx: {chart: {type: bar}}\n",
-                 TB_ERR_PARSE, 5, 19, "chart needs 'values' (the column to plot)");
+                 TB_ERR_PARSE, 5, 19, "chart needs 'values' (the column to plot, or a list of columns)");
+}
+
+/* xlsx: stacked charts with several value columns, conditional formats, and their errors. */
+static void test_xlsx_options(void **state)
+{
+    (void)state;
+    tb_spec *s = load_ok("x1.yaml", "tracebook: 1\nworkbook: {file: review.xlsx, sheets: [a]}\nreports:\n  - id: a\n    sql: x\n"
+                                    "    xlsx:\n      chart: {type: stacked_bar, categories: Rank,\n"
+                                    "              values: [Compute, Exposed comm, Free]}\n"
+                                    "      conditional:\n"
+                                    "        - {column: Busy, type: threshold, op: ge, value: 90.5}\n"
+                                    "        - {column: Total, type: top, top: 3}\n"
+                                    "        - {column: Total, type: data_bar}\n"
+                                    "        - {column: Free, type: color_scale}\n");
+    assert_str("review.xlsx", s->workbook_file);
+    assert_int_equal(s->n_workbook_sheets, 1);
+    assert_str("a", s->workbook_sheets[0]);
+    const tb_spec_report *r = &s->reports[0];
+    assert_str("stacked_bar", r->chart_type);
+    assert_str("Rank", r->chart_categories);
+    assert_int_equal(r->n_chart_values, 3);
+    assert_str("Compute", r->chart_values[0]);
+    assert_str("Exposed comm", r->chart_values[1]);
+    assert_str("Free", r->chart_values[2]);
+    assert_int_equal(r->n_conds, 4);
+    assert_str("Busy", r->conds[0].column);
+    assert_int_equal(r->conds[0].type, TB_COND_THRESHOLD);
+    assert_int_equal(r->conds[0].op, TB_COND_GE);
+    assert_true(r->conds[0].value == 90.5);
+    assert_pos(r->conds[0].pos, path, 10, 11);
+    assert_int_equal(r->conds[1].type, TB_COND_TOP);
+    assert_int_equal(r->conds[1].top, 3);
+    assert_int_equal(r->conds[2].type, TB_COND_DATA_BAR);
+    assert_int_equal(r->conds[3].type, TB_COND_COLOR_SCALE);
+
+    const char *head = "tracebook: 1\nreports:\n  - id: a\n    sql: x\n";
+    char text[512];
+#define XERR(name, tail, line, col, msg)                                                                          \
+    do {                                                                                                          \
+        snprintf(text, sizeof text, "%s%s", head, tail);                                                       \
+        expect_error(name, text, TB_ERR_PARSE, line, col, msg);                                                   \
+    } while (0)
+    XERR("x2.yaml", "    xlsx: {chart: {type: pie, values: [a, b]}}\n", 5, 39, "a pie chart takes one 'values' column, got 2");
+    XERR("x3.yaml", "    xlsx: {chart: {type: bar, values: []}}\n", 5, 39, "chart 'values' must name at least one column");
+    XERR("x4.yaml", "    xlsx: {chart: {type: bar, values: [\"T:dur_ns\"]}}\n", 5, 40,
+         "column 'T:dur_ns' must be named without its type suffix: 'T'");
+    XERR("x5.yaml", "    xlsx: {conditional: {column: a}}\n", 5, 25, "'conditional' must be a list of formats, got a mapping");
+    XERR("x6.yaml", "    xlsx: {conditional: [{type: top, top: 3}]}\n", 5, 26, "conditional format needs 'column'");
+    XERR("x7.yaml", "    xlsx: {conditional: [{column: a, type: hot}]}\n", 5, 44,
+         "unknown conditional format type 'hot'; expected one of: threshold, top, data_bar, color_scale");
+    XERR("x8.yaml", "    xlsx: {conditional: [{column: a, type: threshold, value: 1}]}\n", 5, 26,
+         "a threshold needs 'op' (one of: gt, ge, lt, le, eq, ne)");
+    XERR("x9.yaml", "    xlsx: {conditional: [{column: a, type: threshold, op: \">\", value: 1}]}\n", 5, 59,
+         "unknown threshold op '>'; expected one of: gt, ge, lt, le, eq, ne");
+    XERR("x10.yaml", "    xlsx: {conditional: [{column: a, type: threshold, op: gt, value: x}]}\n", 5, 70,
+         "'value' must be a finite number, got 'x'");
+    XERR("x11.yaml", "    xlsx: {conditional: [{column: a, type: top, top: 0}]}\n", 5, 54,
+         "'top' must be an integer from 1 to 1000, got '0'");
+    XERR("x12.yaml", "    xlsx: {conditional: [{column: a, type: data_bar, top: 2}]}\n", 5, 54,
+         "'top' belongs to a top format, not to a data_bar");
+    XERR("x13.yaml", "    xlsx: {conditional: [{column: a, type: top}]}\n", 5, 26,
+         "a top format needs 'top' (how many cells, 1 to 1000)");
+#undef XERR
+    expect_error("x14.yaml", "tracebook: 1\nworkbook: {file: out/r.xlsx}\n", TB_ERR_PARSE, 2, 18,
+                 "workbook 'file' must be a file name, got 'out/r.xlsx': it is written in the output folder");
+    expect_error("x15.yaml", "tracebook: 1\nworkbook: {sheets: a}\n", TB_ERR_PARSE, 2, 20,
+                 "workbook 'sheets' must be a list of report ids, got 'a'");
+    expect_error("x16.yaml", "tracebook: 1\nworkbook: {sheets: [a, b]}\nreports:\n  - {id: a, sql: x}\n", TB_ERR_PARSE,
+                 2, 24, "workbook 'sheets' names 'b', which is no report of this spec");
+    expect_error("x17.yaml", "tracebook: 1\nworkbook: {sheets: [a, a]}\n", TB_ERR_PARSE, 2, 24,
+                 "workbook 'sheets' names report 'a' twice");
 }
 
 /* JSON positions survive libyaml's limits: tabs, surrogate pair escapes, a BOM. */
@@ -1216,6 +1289,7 @@ int main(void)
         cmocka_unit_test_teardown(test_error_outputs, test_teardown),
         cmocka_unit_test_teardown(test_error_params, test_teardown),
         cmocka_unit_test_teardown(test_error_report_fields, test_teardown),
+        cmocka_unit_test_teardown(test_xlsx_options, test_teardown),
         cmocka_unit_test_teardown(test_json_positions, test_teardown),
         cmocka_unit_test_teardown(test_missing_file, test_teardown),
         cmocka_unit_test_teardown(test_builtins_load, test_teardown),
