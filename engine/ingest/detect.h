@@ -55,7 +55,4 @@ typedef struct input_set {
 tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_error *err);
 void input_set_free(input_set *set);
 
-/* The name of an input kind (static). */
-const char *input_kind_name(int kind);
-
 #endif

@@ -170,11 +170,6 @@ int bytesrc_read(bytesrc *src, void *buf, size_t n, size_t *got, tb_error *err)
 {
     assert(n > 0);
     *got = 0;
-    if (src->failed) {
-        if (err)
-            *err = src->error;
-        return -1;
-    }
     size_t have = src->peek_len - src->peek_pos;
     if (have > 0) {
         size_t k = have < n ? have : n;
@@ -183,6 +178,11 @@ int bytesrc_read(bytesrc *src, void *buf, size_t n, size_t *got, tb_error *err)
         src->off += (int64_t)k;
         *got = k;
         return 1;
+    }
+    if (src->failed) {
+        if (err)
+            *err = src->error;
+        return -1;
     }
     int rc = pull(src, buf, n, got, err);
     src->off += (int64_t)*got;
@@ -193,38 +193,36 @@ int bytesrc_peek(bytesrc *src, size_t n, const char **head, size_t *len, tb_erro
 {
     *head = "";
     *len = 0;
-    if (src->failed) {
-        if (err)
-            *err = src->error;
-        return -1;
-    }
     if (src->peek_pos > 0) {
         memmove(src->peek, src->peek + src->peek_pos, src->peek_len - src->peek_pos);
         src->peek_len -= src->peek_pos;
         src->peek_pos = 0;
     }
-    if (n >= SIZE_MAX / 2)
-        return fail(src, err, TB_ERR_NOMEM, "out of memory");
     if (src->peek_cap < n + 1) {
-        char *p = realloc(src->peek, n + 1);
+        char *p = n < SIZE_MAX / 2 ? realloc(src->peek, n + 1) : NULL;
         if (!p)
             return fail(src, err, TB_ERR_NOMEM, "out of memory");
         src->peek = p;
         src->peek_cap = n + 1;
     }
-    while (src->peek_len < n) {
+    int rc = 0;
+    while (rc == 0 && src->peek_len < n) {
         size_t got;
-        int rc = pull(src, src->peek + src->peek_len, n - src->peek_len, &got, err);
-        if (rc < 0)
-            return -1;
-        if (rc == 0)
-            break;
-        src->peek_len += got;
+        if (src->failed) {
+            if (err)
+                *err = src->error;
+            rc = -1;
+        } else if ((rc = pull(src, src->peek + src->peek_len, n - src->peek_len, &got, err)) == 1) {
+            src->peek_len += got;
+            rc = 0;
+        } else if (rc == 0) {
+            break; /* the end */
+        }
     }
     src->peek[src->peek_len] = 0;
     *head = src->peek;
     *len = src->peek_len;
-    return 0;
+    return rc;
 }
 
 int64_t bytesrc_offset(const bytesrc *src)

@@ -71,9 +71,12 @@ int bytesrc_read(bytesrc *src, void *buf, size_t n, size_t *got, tb_error *err);
 /*
  * Makes the first n bytes of what is not read yet visible without consuming
  * them: *head (borrowed: valid until the next call on src) gets them, *len
- * how many there are (fewer at the end of the input), and a NUL byte follows
+ * how many there are (fewer at the end of the input, more when an earlier
+ * peek asked for more), and a NUL byte follows
  * them, so a sniffer may search them as a string. The next reads return the
- * same bytes first. Returns 0, or -1 with err set as bytesrc_read.
+ * same bytes first. Returns 0, or -1 with err set as bytesrc_read; *head and
+ * *len then still show the bytes that came before the error (the head of a
+ * gzip stream cut short, say), and reads return them before the error.
  */
 int bytesrc_peek(bytesrc *src, size_t n, const char **head, size_t *len, tb_error *err);
 

@@ -9,7 +9,7 @@
  * raw offsets, the file size), gzip told by its magic bytes whatever the
  * name, a gzip stream cut short (TB_ERR_TRUNCATED with the file and the
  * offset of the first missing byte, and the same error again on the next
- * call), corrupt compressed data, an empty file, a missing file (errno kept),
+ * call; a peek past the cut still shows the bytes before it), corrupt compressed data, an empty file, a missing file (errno kept),
  * a directory, peeking before reading (peeked bytes come first and are not
  * counted as consumed; the head is NUL-terminated), and the window's growth
  * limit (BYTESRC_FULL). Runs with the exit-code protocol: main returns the
@@ -264,6 +264,26 @@ static void test_truncated_gzip(void **state)
     assert_i64((int64_t)len, w.base + (int64_t)w.len);
     assert_i64((int64_t)len, err.offset);
     bytesrc_win_finish(&w);
+    bytesrc_close(src);
+
+    /* a peek past the cut shows the bytes before it (a sniffer still sees the head) */
+    src = bytesrc_open(path, &err);
+    assert_non_null(src);
+    const char *head;
+    size_t hn;
+    assert_int_equal(bytesrc_peek(src, (size_t)N * 2, &head, &hn, &err), -1);
+    assert_int_equal(err.code, TB_ERR_TRUNCATED);
+    assert_int_equal(hn, len);
+    assert_memory_equal(head, text, hn);
+    assert_int_equal(head[hn], 0);
+    /* reads hand those bytes out first, then the error again */
+    size_t total = 0;
+    while ((rc = bytesrc_read(src, buf + total, 100000, &got, &err)) == 1)
+        total += got;
+    assert_int_equal(rc, -1);
+    assert_int_equal(err.code, TB_ERR_TRUNCATED);
+    assert_int_equal(total, len);
+    assert_memory_equal(buf, text, total);
     bytesrc_close(src);
     free(buf);
     free(text);
