@@ -138,6 +138,35 @@ static char *read_window(bytesrc *src, size_t cap, size_t *n)
     return out;
 }
 
+/* Reads path whole twice, through bytesrc_read and through a small window, and checks every byte and count. */
+static void check_whole(const char *path, const char *text, size_t n, int gzip)
+{
+    int64_t size = (int64_t)file_size(path);
+    tb_error err;
+    bytesrc *src = bytesrc_open(path, &err);
+    assert_non_null(src);
+    assert_string_equal(bytesrc_path(src), path);
+    assert_int_equal(bytesrc_is_gzip(src), gzip);
+    assert_i64(size, bytesrc_raw_size(src));
+    assert_i64(0, bytesrc_offset(src));
+    size_t got_n;
+    char *got = read_all(src, 65536, &got_n);
+    assert_int_equal(got_n, n);
+    assert_memory_equal(got, text, n);
+    assert_i64((int64_t)n, bytesrc_offset(src));
+    assert_i64(size, bytesrc_raw_offset(src));
+    free(got);
+    bytesrc_close(src);
+
+    src = bytesrc_open(path, &err);
+    assert_non_null(src);
+    got = read_window(src, 1000, &got_n);
+    assert_int_equal(got_n, n);
+    assert_memory_equal(got, text, n);
+    free(got);
+    bytesrc_close(src);
+}
+
 static void test_plain(void **state)
 {
     (void)state;
@@ -145,30 +174,7 @@ static void test_plain(void **state)
     char *text = sample_text(N);
     char path[PATH_MAX];
     write_file(path, sizeof path, "plain.json.gz", text, N); /* the name says gzip; the bytes do not */
-
-    tb_error err;
-    bytesrc *src = bytesrc_open(path, &err);
-    assert_non_null(src);
-    assert_string_equal(bytesrc_path(src), path);
-    assert_int_equal(bytesrc_is_gzip(src), 0);
-    assert_i64(N, bytesrc_raw_size(src));
-    assert_i64(0, bytesrc_offset(src));
-    size_t n;
-    char *got = read_all(src, 100000, &n);
-    assert_int_equal(n, N);
-    assert_memory_equal(got, text, N);
-    assert_i64(N, bytesrc_offset(src));
-    assert_i64(N, bytesrc_raw_offset(src));
-    free(got);
-    bytesrc_close(src);
-
-    src = bytesrc_open(path, &err);
-    assert_non_null(src);
-    got = read_window(src, 4096, &n);
-    assert_int_equal(n, N);
-    assert_memory_equal(got, text, N);
-    free(got);
-    bytesrc_close(src);
+    check_whole(path, text, N, 0);
     free(text);
 }
 
@@ -179,30 +185,8 @@ static void test_gzip(void **state)
     char *text = sample_text(N);
     char path[PATH_MAX];
     write_gz(path, sizeof path, "packed.csv", text, N); /* no .gz: told by the magic bytes */
-    int64_t size = (int64_t)file_size(path);
-    assert_true(size < N / 2);
-
-    tb_error err;
-    bytesrc *src = bytesrc_open(path, &err);
-    assert_non_null(src);
-    assert_int_equal(bytesrc_is_gzip(src), 1);
-    assert_i64(size, bytesrc_raw_size(src));
-    size_t n;
-    char *got = read_all(src, 65536, &n);
-    assert_int_equal(n, N);
-    assert_memory_equal(got, text, N);
-    assert_i64(N, bytesrc_offset(src));
-    assert_i64(size, bytesrc_raw_offset(src));
-    free(got);
-    bytesrc_close(src);
-
-    src = bytesrc_open(path, &err);
-    assert_non_null(src);
-    got = read_window(src, 1000, &n);
-    assert_int_equal(n, N);
-    assert_memory_equal(got, text, N);
-    free(got);
-    bytesrc_close(src);
+    assert_true(file_size(path) < N / 2);
+    check_whole(path, text, N, 1);
     free(text);
 }
 
