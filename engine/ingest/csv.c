@@ -35,6 +35,7 @@
 #include "jstream.h"
 
 #define CSV_INITIAL_CAP (1u << 20)
+#define CSV_LINE_CAP (1u << 12)
 
 /* Scanner states. */
 enum {
@@ -93,11 +94,11 @@ static int nomem(csv_reader *r, tb_error *err)
     return stop(r, err);
 }
 
-/* A reader with its window and path, without a source. */
-static csv_reader *create(const char *path, tb_error *err)
+/* A reader with its window (cap bytes to start with) and path, without a source. */
+static csv_reader *create(const char *path, size_t cap, tb_error *err)
 {
     csv_reader *r = calloc(1, sizeof *r);
-    if (!r || !(r->path = strdup(path ? path : "")) || bytesrc_win_init(&r->win, CSV_INITIAL_CAP, err)) {
+    if (!r || !(r->path = strdup(path ? path : "")) || bytesrc_win_init(&r->win, cap, err)) {
         csv_close(r);
         tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         return NULL;
@@ -109,7 +110,7 @@ static csv_reader *create(const char *path, tb_error *err)
 
 csv_reader *csv_open(const char *path, tb_error *err)
 {
-    csv_reader *r = create(path, err);
+    csv_reader *r = create(path, CSV_INITIAL_CAP, err);
     if (r && !(r->src = bytesrc_open(path, err))) {
         csv_close(r);
         return NULL;
@@ -119,7 +120,7 @@ csv_reader *csv_open(const char *path, tb_error *err)
 
 csv_reader *csv_open_lines(const char *path, tb_error *err)
 {
-    csv_reader *r = create(path, err);
+    csv_reader *r = create(path, CSV_LINE_CAP, err); /* csv_split grows it for a longer line */
     if (r) {
         r->win.eof = 1; /* nothing to read: csv_split hands the bytes in */
         r->started = 1;
