@@ -26,17 +26,16 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <zlib.h>
 
 #include "ingest/jstream.h"
+#include "util/bytesrc.h"
 
 #define CSV_INITIAL_CAP (1u << 20)
+#define CSV_LINE_CAP (1u << 12)
 
 /* Scanner states. */
 enum {
@@ -52,27 +51,24 @@ static const unsigned char plain_stop[256] = {[','] = 1, ['\n'] = 1, ['\r'] = 1}
 static const unsigned char quoted_stop[256] = {['"'] = 1, ['\n'] = 1};
 
 struct csv_reader {
-    gzFile gz;            /* gzip input, or NULL */
-    int fd;               /* plain input (read directly), or -1 */
+    bytesrc *src;         /* the file, plain or gzip; NULL for a reader of lines (csv_split) */
     char *path;
-    char *buf;
-    size_t cap, len;      /* buffer size and bytes in it */
+    bytesrc_win win;      /* the window: win.buf, win.len, win.eof, win.base (offset of win.buf[0]) */
     size_t rec;           /* start of the current record in buf (raw and decoded) */
     size_t pos;           /* next raw byte to scan */
     size_t w;             /* next decoded byte to write: rec <= w <= pos */
-    int eof;              /* the input has no more bytes */
     int started;          /* the BOM check is done */
     int failed;           /* an error happened: error holds it */
     int state;            /* S_* */
     int cr;               /* the last decoded byte is a CR outside quotes */
     int syntax;           /* the record holds a separator or a quote (so it is not a blank line) */
-    int64_t base_off;     /* absolute offset of buf[0] */
     long line;            /* 1-based line of buf[pos] */
     int64_t line_start;   /* absolute offset of that line's first byte */
     long rec_line;        /* line where the current record starts */
     long q_line, q_col;   /* where the open quoted field started (for errors) */
     int64_t q_off;
     size_t *ends;         /* field ends, as offsets from rec in decoded bytes */
+    size_t *starts;       /* field starts, as offsets from rec in raw bytes (cap_ends + 1 entries) */
     size_t n_ends, cap_ends;
     csv_field *fields;    /* the row handed out (cap_ends entries) */
     size_t cap_fields;
@@ -98,43 +94,36 @@ static int nomem(csv_reader *r, tb_error *err)
     return stop(r, err);
 }
 
-csv_reader *csv_open(const char *path, tb_error *err)
+/* A reader with its window (cap bytes to start with) and path, without a source. */
+static csv_reader *create(const char *path, size_t cap, tb_error *err)
 {
     csv_reader *r = calloc(1, sizeof *r);
-    if (!r) {
-        tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    r->fd = -1;
-    r->path = strdup(path);
-    r->cap = CSV_INITIAL_CAP;
-    r->buf = malloc(r->cap);
-    if (!r->path || !r->buf) {
+    if (!r || !(r->path = strdup(path ? path : "")) || bytesrc_win_init(&r->win, cap, err)) {
         csv_close(r);
         tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         return NULL;
     }
     r->line = 1;
     r->rec_line = 1;
-    r->fd = open(path, O_RDONLY);
-    if (r->fd < 0) {
-        tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot open: %s", strerror(errno));
+    return r;
+}
+
+csv_reader *csv_open(const char *path, tb_error *err)
+{
+    csv_reader *r = create(path, CSV_INITIAL_CAP, err);
+    if (r && !(r->src = bytesrc_open(path, err))) {
         csv_close(r);
         return NULL;
     }
-    unsigned char magic[2];
-    ssize_t got = pread(r->fd, magic, 2, 0);
-    if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-        r->gz = gzdopen(r->fd, "rb");
-        if (!r->gz) {
-            tb_error_at(err, TB_ERR_NOMEM, path, 0, 0, -1, "cannot open: out of memory");
-            csv_close(r);
-            return NULL;
-        }
-        r->fd = -1; /* owned by gz now */
-        gzbuffer(r->gz, 1u << 18);
-    } else {
-        posix_fadvise(r->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    return r;
+}
+
+csv_reader *csv_open_lines(const char *path, tb_error *err)
+{
+    csv_reader *r = create(path, CSV_LINE_CAP, err); /* csv_split grows it for a longer line */
+    if (r) {
+        r->win.eof = 1; /* nothing to read: csv_split hands the bytes in */
+        r->started = 1;
     }
     return r;
 }
@@ -143,13 +132,11 @@ void csv_close(csv_reader *r)
 {
     if (!r)
         return;
-    if (r->gz)
-        gzclose(r->gz);
-    if (r->fd >= 0)
-        close(r->fd);
-    free(r->buf);
+    bytesrc_close(r->src);
+    bytesrc_win_finish(&r->win);
     free(r->path);
     free(r->ends);
+    free(r->starts);
     free(r->fields);
     free(r->names);
     free(r->names_text);
@@ -157,62 +144,18 @@ void csv_close(csv_reader *r)
 }
 
 /*
- * Slides the current record to the front of the buffer, doubles the buffer
- * when the record fills it, and reads more. Returns 0 (r->eof set when
+ * Slides the current record to the front of the buffer (the buffer doubles
+ * when the record fills it) and reads more. Returns 0 (r->win.eof set when
  * nothing more came), or -1 with the reader stopped.
  */
 static int refill(csv_reader *r, tb_error *err)
 {
-    if (r->rec > 0) {
-        memmove(r->buf, r->buf + r->rec, r->len - r->rec);
-        r->len -= r->rec;
-        r->pos -= r->rec;
-        r->w -= r->rec;
-        r->base_off += (int64_t)r->rec;
-        r->rec = 0;
-    }
-    if (r->len == r->cap) {
-        char *nb = r->cap <= SIZE_MAX / 2 ? realloc(r->buf, r->cap * 2) : NULL;
-        if (!nb) {
-            tb_error_at(&r->error, TB_ERR_NOMEM, r->path, r->rec_line, 0, r->base_off,
-                        "out of memory (one record larger than %zu bytes)", r->cap);
-            return stop(r, err);
-        }
-        r->buf = nb;
-        r->cap *= 2;
-    }
-    size_t room = r->cap - r->len;
-    if (!r->gz) {
-        ssize_t n;
-        do
-            n = read(r->fd, r->buf + r->len, room);
-        while (n < 0 && errno == EINTR);
-        if (n < 0) {
-            tb_error_at(&r->error, TB_ERR_IO, r->path, 0, 0, r->base_off + (int64_t)r->len, "read failed: %s",
-                        strerror(errno));
-            return stop(r, err);
-        }
-        if (n == 0)
-            r->eof = 1;
-        r->len += (size_t)n;
-        return 0;
-    }
-    int n = gzread(r->gz, r->buf + r->len, room > (1u << 30) ? (1u << 30) : (unsigned)room);
-    if (n < 0) {
-        int zerr;
-        const char *msg = gzerror(r->gz, &zerr);
-        /* zlib prefixes its message with the file ("<fd:3>: "): keep only the reason */
-        const char *colon = strstr(msg, ": ");
-        if (colon)
-            msg = colon + 2;
-        tb_error_at(&r->error, zerr == Z_DATA_ERROR ? TB_ERR_PARSE : TB_ERR_IO, r->path, 0, 0,
-                    r->base_off + (int64_t)r->len, "%s: %s",
-                    zerr == Z_DATA_ERROR ? "corrupt compressed data" : "read failed", msg);
+    size_t keep = r->rec;
+    r->pos -= keep;
+    r->w -= keep;
+    r->rec = 0;
+    if (bytesrc_fill(r->src, &r->win, keep, 0, &r->error) < 0)
         return stop(r, err);
-    }
-    if (n == 0)
-        r->eof = 1;
-    r->len += (size_t)n;
     return 0;
 }
 
@@ -221,7 +164,7 @@ static int push_end(csv_reader *r, tb_error *err)
 {
     if (r->n_ends == r->cap_ends) {
         if (r->cap_ends >= (size_t)INT_MAX) {
-            tb_error_at(&r->error, TB_ERR_PARSE, r->path, r->rec_line, 0, r->base_off + (int64_t)r->rec,
+            tb_error_at(&r->error, TB_ERR_PARSE, r->path, r->rec_line, 0, r->win.base + (int64_t)r->rec,
                         "too many fields in one record");
             return stop(r, err);
         }
@@ -230,6 +173,10 @@ static int push_end(csv_reader *r, tb_error *err)
         if (!ne)
             return nomem(r, err);
         r->ends = ne;
+        size_t *ns = realloc(r->starts, (ncap + 1) * sizeof *ns);
+        if (!ns)
+            return nomem(r, err);
+        r->starts = ns;
         r->cap_ends = ncap;
     }
     r->ends[r->n_ends++] = r->w - r->rec;
@@ -269,17 +216,19 @@ static int end_record(csv_reader *r, csv_row *row, tb_error *err)
         r->fields = nf;
         r->cap_fields = r->cap_ends;
     }
-    const char *base = r->buf + r->rec;
+    const char *base = r->win.buf + r->rec;
     size_t start = 0;
     for (size_t i = 0; i < r->n_ends; i++) {
         r->fields[i].p = base + start;
         r->fields[i].n = r->ends[i] - start;
         start = r->ends[i];
     }
+    r->starts[0] = 0;
     row->n = (int)r->n_ends;
     row->f = r->fields;
+    row->start = r->starts;
     row->line = r->rec_line;
-    row->offset = r->base_off + (int64_t)r->rec;
+    row->offset = r->win.base + (int64_t)r->rec;
     /* the row's bytes stay put: the next record is written after them, and
      * the buffer only slides during the next call */
     reset_record(r);
@@ -292,8 +241,8 @@ static int end_record(csv_reader *r, csv_row *row, tb_error *err)
  */
 static int scan(csv_reader *r, csv_row *row, tb_error *err)
 {
-    char *b = r->buf;
-    size_t i = r->pos, w = r->w, n = r->len;
+    char *b = r->win.buf;
+    size_t i = r->pos, w = r->w, n = r->win.len;
     int st = r->state, cr = r->cr;
     while (i < n) {
         /* fast paths: runs of ordinary bytes inside a field */
@@ -320,7 +269,7 @@ static int scan(csv_reader *r, csv_row *row, tb_error *err)
             }
             if (c == '\n') {
                 r->line++;
-                r->line_start = r->base_off + (int64_t)i;
+                r->line_start = r->win.base + (int64_t)i;
             }
             b[w++] = c;
             break;
@@ -336,7 +285,7 @@ static int scan(csv_reader *r, csv_row *row, tb_error *err)
             if (c == '"') {
                 st = S_QUOTED;
                 r->syntax = 1;
-                r->q_off = r->base_off + (int64_t)(i - 1);
+                r->q_off = r->win.base + (int64_t)(i - 1);
                 r->q_line = r->line;
                 r->q_col = (long)(r->q_off - r->line_start) + 1;
                 break;
@@ -349,6 +298,7 @@ static int scan(csv_reader *r, csv_row *row, tb_error *err)
                 r->w = w;
                 if (push_end(r, err))
                     return -1;
+                r->starts[r->n_ends] = i - r->rec; /* the next field's first raw byte */
                 r->syntax = 1;
                 st = S_START;
                 cr = 0;
@@ -356,7 +306,7 @@ static int scan(csv_reader *r, csv_row *row, tb_error *err)
             }
             if (c == '\n') {
                 r->line++;
-                r->line_start = r->base_off + (int64_t)i;
+                r->line_start = r->win.base + (int64_t)i;
                 r->pos = i;
                 r->w = w;
                 r->state = st;
@@ -386,10 +336,10 @@ int csv_next(csv_reader *r, csv_row *row, tb_error *err)
     if (r->failed)
         return stop(r, err);
     if (!r->started) {
-        while (r->len < 3 && !r->eof)
+        while (r->win.len < 3 && !r->win.eof)
             if (refill(r, err))
                 return -1;
-        if (r->len >= 3 && memcmp(r->buf, "\xEF\xBB\xBF", 3) == 0) {
+        if (r->win.len >= 3 && memcmp(r->win.buf, "\xEF\xBB\xBF", 3) == 0) {
             r->pos = 3;
             r->line_start = 3; /* columns count from after the BOM */
             reset_record(r);
@@ -397,8 +347,8 @@ int csv_next(csv_reader *r, csv_row *row, tb_error *err)
         r->started = 1;
     }
     for (;;) {
-        if (r->pos == r->len) {
-            if (!r->eof) {
+        if (r->pos == r->win.len) {
+            if (!r->win.eof) {
                 if (refill(r, err))
                     return -1;
                 continue;
@@ -419,6 +369,30 @@ int csv_next(csv_reader *r, csv_row *row, tb_error *err)
         if (k)
             return k;
     }
+}
+
+int csv_split(csv_reader *r, const char *p, size_t n, long line, int64_t offset, csv_row *row, tb_error *err)
+{
+    assert(!r->src);
+    if (r->win.cap < n + 1) {
+        char *nb = realloc(r->win.buf, n + 1);
+        if (!nb) {
+            tb_error_at(err, TB_ERR_NOMEM, r->path, line, 0, offset, "out of memory");
+            return -1;
+        }
+        r->win.buf = nb;
+        r->win.cap = n + 1;
+    }
+    if (n)
+        memcpy(r->win.buf, p, n);
+    r->win.len = n;
+    r->win.base = offset;
+    r->failed = 0;
+    r->pos = 0;
+    r->line = line;
+    r->line_start = offset;
+    reset_record(r);
+    return csv_next(r, row, err);
 }
 
 int csv_header(csv_reader *r, tb_error *err)
@@ -497,8 +471,8 @@ int csv_check_width(const csv_reader *r, const csv_row *row, tb_error *err)
 {
     if (row->n == r->width)
         return 0;
-    tb_error_at(err, TB_ERR_PARSE, r->path, row->line, 0, row->offset, "row has %d field%s, the header has %d",
-                row->n, row->n == 1 ? "" : "s", r->width);
+    tb_error_at(err, TB_ERR_PARSE, r->path, row->line, 0, row->offset,
+                "row has %d field%s, the header has %d", row->n, row->n == 1 ? "" : "s", r->width);
     return -1;
 }
 

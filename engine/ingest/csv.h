@@ -53,6 +53,8 @@ typedef struct csv_row {
     const csv_field *f; /* f[0] .. f[n - 1] */
     long line;          /* 1-based line where the record starts */
     int64_t offset;     /* byte offset of the record's first byte (decompressed input) */
+    const size_t *start; /* start[i]: offset of field i's first byte in the record as read (quotes
+                          * included), from the record's first byte; for error columns */
 } csv_row;
 
 typedef struct csv_reader csv_reader;
@@ -62,6 +64,25 @@ csv_reader *csv_open(const char *path, tb_error *err);
 
 /* Closes the file and frees the reader; accepts NULL. */
 void csv_close(csv_reader *r);
+
+/*
+ * Returns a reader of lines the caller already holds (new: free with
+ * csv_close), or NULL with err set (out of memory): for inputs that mix CSV
+ * lines with other text, as topsprof listings do. Each line goes through
+ * csv_split; csv_next and csv_header are not for such a reader. path names
+ * the input in errors (copied; may be NULL).
+ */
+csv_reader *csv_open_lines(const char *path, tb_error *err);
+
+/*
+ * Splits the n bytes at p, one record without its line end, by the same
+ * rules as csv_next, into *row (borrowed as for csv_next: valid until the
+ * next call; p is neither changed nor kept). line and offset say where p[0]
+ * is in the input; columns in errors count from p[0]. Returns 1 with *row
+ * filled, 0 when the text is empty, -1 with err set (an unterminated quoted
+ * field, at its quote; out of memory). r comes from csv_open_lines.
+ */
+int csv_split(csv_reader *r, const char *p, size_t n, long line, int64_t offset, csv_row *row, tb_error *err);
 
 /*
  * Reads the next record into *row. Returns 1 for a record, 0 at the end of

@@ -24,28 +24,16 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <zlib.h>
 
 #include "ingest/msprof_db.h"
 #include "ingest/npu_json.h"
 #include "ingest/npu_text.h"
 #include "ingest/own_outputs.h"
 #include "ingest/topsprof.h"
+#include "util/bytesrc.h"
 
 #define MAX_DEPTH 5
-
-const char *input_kind_name(int kind)
-{
-    switch (kind) {
-    case IN_MSPROF_DB: return "msprof db";
-    case IN_ANALYSIS_DB: return "torch_npu analysis db";
-    case IN_TRACE_JSON: return "trace json";
-    case IN_NPU_CSV: return "torch_npu csv";
-    case IN_NPU_JSON: return "communication json";
-    case IN_TOPSPROF: return "topsprof listing";
-    default: return "ignored";
-    }
-}
+#define SNIFF_BYTES ((size_t)64 * 1024) /* how much of a .json file the trace test looks at */
 
 static int ends_with(const char *s, const char *suf)
 {
@@ -74,29 +62,33 @@ static int known_non_trace(const char *name)
  * Returns 1 or 0, or -1 when the file cannot be read (errno set). */
 static int looks_like_trace(const char *path)
 {
-    gzFile gz = gzopen(path, "rb");
-    if (!gz)
+    bytesrc *src = bytesrc_open(path, NULL);
+    if (!src)
         return -1;
-    static char buf[1 << 16];
-    int n = gzread(gz, buf, sizeof buf - 1);
-    gzclose(gz);
-    if (n < 0)
-        return -1;
-    if (n == 0)
-        return 0;
-    buf[n] = 0;
-    const char *p = buf;
-    if ((unsigned char)p[0] == 0xEF)
-        p += 3;
-    while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
-        p++;
-    if (*p == '[') {
-        p++;
+    const char *p;
+    size_t n;
+    tb_error err;
+    int rc = bytesrc_peek(src, SNIFF_BYTES, &p, &n, &err);
+    if (rc < 0 && err.code == TB_ERR_TRUNCATED)
+        rc = 0; /* a gzip trace cut short: its head still tells */
+    if (rc == 0 && n > 0) {
+        if (n >= 3 && memcmp(p, "\xEF\xBB\xBF", 3) == 0)
+            p += 3;
         while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
             p++;
-        return *p == '{' || *p == ']';
+        if (*p == '[') {
+            p++;
+            while (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t')
+                p++;
+            rc = *p == '{' || *p == ']';
+        } else {
+            rc = *p == '{' && (strstr(p, "\"traceEvents\"") || strstr(p, "\"ph\""));
+        }
     }
-    return *p == '{' && (strstr(p, "\"traceEvents\"") || strstr(p, "\"ph\""));
+    if (rc < 0 && err.code != TB_ERR_IO)
+        errno = EIO; /* corrupt compressed data */
+    bytesrc_close(src);
+    return rc;
 }
 
 /* A directory holding one rank's outputs. */

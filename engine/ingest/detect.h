@@ -66,7 +66,4 @@ void input_set_free(input_set *set);
 /* Adds path to set->ignored with note (static, may be NULL). Returns 0, or -1 when out of memory. */
 int detect_add_ignored(input_set *set, const char *path, const char *note);
 
-/* The name of an input kind (static). */
-const char *input_kind_name(int kind);
-
 #endif

@@ -18,12 +18,11 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <fcntl.h>
-#include <unistd.h>
-#include <zlib.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
+
+#include "util/bytesrc.h"
 
 #define JS_INITIAL_CAP (1u << 20)
 #define JS_MAX_DEPTH 256
@@ -33,16 +32,11 @@ enum { P_OK = 0, P_MORE, P_ERR };
 enum { ST_START, ST_EVENTS, ST_TOPOBJ, ST_DONE };
 
 struct jstream {
-    gzFile gz;      /* gzip input, or NULL */
-    int fd;         /* plain input (read directly: no extra copy), or -1 */
-    int64_t raw_read;
-    char *path;
-    char *buf;
-    size_t cap, len, pos;
-    int eof;
+    bytesrc *src;            /* the file, plain or gzip */
+    bytesrc_win win;         /* the window being parsed; win.base is the offset of win.buf[0] */
+    size_t pos;              /* next byte to look at in win.buf */
     int state;
     int top_is_object;
-    int64_t base_off;        /* absolute offset of buf[0] */
     long base_line;          /* newlines before buf[0] */
     int64_t last_nl_abs;     /* absolute offset just after the last newline before buf[0] */
     int64_t stop_offset;
@@ -489,34 +483,9 @@ jstream *js_open(const char *path, tb_error *err)
         tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         return NULL;
     }
-    js->fd = -1;
-    js->path = strdup(path);
-    js->cap = JS_INITIAL_CAP;
-    js->buf = malloc(js->cap);
-    if (!js->path || !js->buf) {
-        js_close(js);
-        tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    js->fd = open(path, O_RDONLY);
-    if (js->fd < 0) {
-        tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot open: %s", strerror(errno));
+    if (bytesrc_win_init(&js->win, JS_INITIAL_CAP, err) || !(js->src = bytesrc_open(path, err))) {
         js_close(js);
         return NULL;
-    }
-    unsigned char magic[2];
-    ssize_t got = pread(js->fd, magic, 2, 0);
-    if (got == 2 && magic[0] == 0x1f && magic[1] == 0x8b) {
-        js->gz = gzdopen(js->fd, "rb");
-        if (!js->gz) {
-            tb_error_at(err, TB_ERR_NOMEM, path, 0, 0, -1, "cannot open: out of memory");
-            js_close(js);
-            return NULL;
-        }
-        js->fd = -1; /* owned by gz now */
-        gzbuffer(js->gz, 1u << 18);
-    } else {
-        posix_fadvise(js->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     }
     js->stop_offset = -1;
     return js;
@@ -526,89 +495,52 @@ void js_close(jstream *js)
 {
     if (!js)
         return;
-    if (js->gz)
-        gzclose(js->gz);
-    if (js->fd >= 0)
-        close(js->fd);
-    free(js->buf);
-    free(js->path);
+    bytesrc_close(js->src);
+    bytesrc_win_finish(&js->win);
     free(js);
 }
 
-/* Slides consumed bytes out (keeping buf[keep..]) and reads more. Returns 0, or -1 on I/O error. */
+/*
+ * Slides consumed bytes out (keeping buf[keep..]) and reads more. A gzip
+ * stream that ends early is the end of the input here: the parser then
+ * reports the incomplete item where it starts. Returns 0, or -1 on error.
+ */
 static int refill(jstream *js, size_t keep, tb_error *err)
 {
     if (keep > 0) {
         /* count newlines in what slides out, for line numbers */
-        const char *p = js->buf, *e = js->buf + keep;
+        const char *p = js->win.buf, *e = js->win.buf + keep;
         while ((p = memchr(p, '\n', (size_t)(e - p))) != NULL) {
             js->base_line++;
             p++;
-            js->last_nl_abs = js->base_off + (p - js->buf);
+            js->last_nl_abs = js->win.base + (p - js->win.buf);
         }
-        memmove(js->buf, js->buf + keep, js->len - keep);
-        js->len -= keep;
         js->pos -= keep;
-        js->base_off += (int64_t)keep;
     }
-    if (js->len == js->cap) {
-        size_t ncap = js->cap * 2;
-        char *nb = realloc(js->buf, ncap);
-        if (!nb) {
-            tb_error_set(err, TB_ERR_NOMEM, "out of memory (one event larger than %zu bytes)", js->cap);
-            return -1;
-        }
-        js->buf = nb;
-        js->cap = ncap;
-    }
-    if (!js->gz) {
-        ssize_t r;
-        do
-            r = read(js->fd, js->buf + js->len, js->cap - js->len);
-        while (r < 0 && errno == EINTR);
-        if (r < 0) {
-            tb_error_at(err, TB_ERR_IO, js->path, 0, 0, js->base_off + (int64_t)js->len, "read failed: %s",
-                        strerror(errno));
-            js->state = ST_DONE;
-            return -1;
-        }
-        if (r == 0)
-            js->eof = 1;
-        js->len += (size_t)r;
-        js->raw_read += r;
+    tb_error e;
+    if (bytesrc_fill(js->src, &js->win, keep, 0, &e) >= 0)
+        return 0;
+    if (e.code == TB_ERR_TRUNCATED) {
+        js->win.eof = 1;
         return 0;
     }
-    int n = gzread(js->gz, js->buf + js->len, (unsigned)(js->cap - js->len));
-    if (n < 0) {
-        int zerr;
-        const char *msg = gzerror(js->gz, &zerr);
-        /* zlib prefixes its message with the file ("<fd:3>: "): keep only the reason */
-        const char *colon = strstr(msg, ": ");
-        if (colon)
-            msg = colon + 2;
-        tb_error_at(err, zerr == Z_DATA_ERROR ? TB_ERR_PARSE : TB_ERR_IO, js->path, 0, 0,
-                    js->base_off + (int64_t)js->len, "%s: %s",
-                    zerr == Z_DATA_ERROR ? "corrupt compressed data" : "read failed", msg);
-        js->state = ST_DONE;
-        return -1;
-    }
-    if (n == 0)
-        js->eof = 1;
-    js->len += (size_t)n;
-    return 0;
+    if (err)
+        *err = e;
+    js->state = ST_DONE;
+    return -1;
 }
 
 static void position_of(const jstream *js, const char *at, long *line, long *col, int64_t *off)
 {
     long l = js->base_line + 1;
     int64_t ls = js->last_nl_abs;
-    for (const char *p = js->buf; p < at; p++) {
+    for (const char *p = js->win.buf; p < at; p++) {
         if (*p == '\n') {
             l++;
-            ls = js->base_off + (p + 1 - js->buf);
+            ls = js->win.base + (p + 1 - js->win.buf);
         }
     }
-    *off = js->base_off + (at - js->buf);
+    *off = js->win.base + (at - js->win.buf);
     *line = l;
     *col = (long)(*off - ls) + 1;
 }
@@ -618,7 +550,7 @@ static int syntax_error(jstream *js, const char *at, const char *msg, tb_error *
     long line, col;
     int64_t off;
     position_of(js, at, &line, &col, &off);
-    tb_error_at(err, TB_ERR_PARSE, js->path, line, col, off, "malformed JSON: %s", msg);
+    tb_error_at(err, TB_ERR_PARSE, bytesrc_path(js->src), line, col, off, "malformed JSON: %s", msg);
     js->state = ST_DONE;
     return JS_ITEM_ERROR;
 }
@@ -627,14 +559,14 @@ static int syntax_error(jstream *js, const char *at, const char *msg, tb_error *
 static int next_char(jstream *js, tb_error *err)
 {
     for (;;) {
-        while (js->pos < js->len) {
-            char c = js->buf[js->pos];
+        while (js->pos < js->win.len) {
+            char c = js->win.buf[js->pos];
             if (c == ' ' || c == '\n' || c == '\r' || c == '\t')
                 js->pos++;
             else
                 return 0;
         }
-        if (js->eof)
+        if (js->win.eof)
             return 1;
         if (refill(js, js->pos, err))
             return -1;
@@ -652,34 +584,35 @@ int js_next(jstream *js, trace_event *ev, js_span *key, js_span *val, tb_error *
             if ((r = next_char(js, err)) < 0)
                 return JS_ITEM_ERROR;
             if (r == 1)
-                return tb_error_at(err, TB_ERR_PARSE, js->path, 1, 1, 0, "empty input, expected a JSON trace"),
+                return tb_error_at(err, TB_ERR_PARSE, bytesrc_path(js->src), 1, 1, 0,
+                                   "empty input, expected a JSON trace"),
                        JS_ITEM_ERROR;
-            if (js->base_off == 0 && js->pos == 0 && js->len >= 3 && memcmp(js->buf, "\xEF\xBB\xBF", 3) == 0) {
+            if (js->win.base == 0 && js->pos == 0 && js->win.len >= 3 && memcmp(js->win.buf, "\xEF\xBB\xBF", 3) == 0) {
                 js->pos = 3;
                 continue;
             }
-            if (js->buf[js->pos] == '[') {
+            if (js->win.buf[js->pos] == '[') {
                 js->pos++;
                 js->state = ST_EVENTS;
                 js->first_in_array = 1;
-            } else if (js->buf[js->pos] == '{') {
+            } else if (js->win.buf[js->pos] == '{') {
                 js->pos++;
                 js->state = ST_TOPOBJ;
                 js->top_is_object = 1;
                 js->first_in_array = 1;
             } else {
-                return syntax_error(js, js->buf + js->pos, "expected '[' or '{' at the start of a trace", err);
+                return syntax_error(js, js->win.buf + js->pos, "expected '[' or '{' at the start of a trace", err);
             }
             continue;
         case ST_EVENTS: {
             if ((r = next_char(js, err)) < 0)
                 return JS_ITEM_ERROR;
             if (r == 1) {
-                js->stop_offset = js->base_off + (int64_t)js->pos;
+                js->stop_offset = js->win.base + (int64_t)js->pos;
                 js->state = ST_DONE;
                 return JS_ITEM_TRUNCATED;
             }
-            char c = js->buf[js->pos];
+            char c = js->win.buf[js->pos];
             if (c == ']') {
                 js->pos++;
                 if (js->top_is_object) {
@@ -692,39 +625,39 @@ int js_next(jstream *js, trace_event *ev, js_span *key, js_span *val, tb_error *
                     return JS_ITEM_ERROR;
                 js->state = ST_DONE;
                 if (r == 0)
-                    return syntax_error(js, js->buf + js->pos, "unexpected data after the end of the trace", err);
+                    return syntax_error(js, js->win.buf + js->pos, "unexpected data after the end of the trace", err);
                 return JS_ITEM_END;
             }
             if (!js->first_in_array) {
                 if (c != ',')
-                    return syntax_error(js, js->buf + js->pos, "expected ',' or ']' between events", err);
+                    return syntax_error(js, js->win.buf + js->pos, "expected ',' or ']' between events", err);
                 js->pos++;
                 if ((r = next_char(js, err)) < 0)
                     return JS_ITEM_ERROR;
                 if (r == 1) {
-                    js->stop_offset = js->base_off + (int64_t)js->pos;
+                    js->stop_offset = js->win.base + (int64_t)js->pos;
                     js->state = ST_DONE;
                     return JS_ITEM_TRUNCATED;
                 }
-                c = js->buf[js->pos];
+                c = js->win.buf[js->pos];
                 if (c == ']') /* tolerate a trailing comma */
                     continue;
             }
             if (c != '{')
-                return syntax_error(js, js->buf + js->pos, "expected an event object", err);
+                return syntax_error(js, js->win.buf + js->pos, "expected an event object", err);
             for (;;) {
-                pstate ps = {.p = js->buf + js->pos, .end = js->buf + js->len};
+                pstate ps = {.p = js->win.buf + js->pos, .end = js->win.buf + js->win.len};
                 parse_event(&ps, ev);
                 if (ps.status == P_OK) {
-                    ev->offset = js->base_off + (int64_t)js->pos;
-                    js->pos = (size_t)(ps.p - js->buf);
+                    ev->offset = js->win.base + (int64_t)js->pos;
+                    js->pos = (size_t)(ps.p - js->win.buf);
                     js->first_in_array = 0;
                     return JS_ITEM_EVENT;
                 }
                 if (ps.status == P_ERR)
                     return syntax_error(js, ps.errp, ps.errmsg, err);
-                if (js->eof) {
-                    js->stop_offset = js->base_off + (int64_t)js->pos;
+                if (js->win.eof) {
+                    js->stop_offset = js->win.base + (int64_t)js->pos;
                     js->state = ST_DONE;
                     return JS_ITEM_TRUNCATED;
                 }
@@ -736,35 +669,35 @@ int js_next(jstream *js, trace_event *ev, js_span *key, js_span *val, tb_error *
             if ((r = next_char(js, err)) < 0)
                 return JS_ITEM_ERROR;
             if (r == 1) {
-                js->stop_offset = js->base_off + (int64_t)js->pos;
+                js->stop_offset = js->win.base + (int64_t)js->pos;
                 js->state = ST_DONE;
                 return JS_ITEM_TRUNCATED;
             }
-            char c = js->buf[js->pos];
+            char c = js->win.buf[js->pos];
             if (c == '}') {
                 js->pos++;
                 if ((r = next_char(js, err)) < 0)
                     return JS_ITEM_ERROR;
                 js->state = ST_DONE;
                 if (r == 0)
-                    return syntax_error(js, js->buf + js->pos, "unexpected data after the end of the trace", err);
+                    return syntax_error(js, js->win.buf + js->pos, "unexpected data after the end of the trace", err);
                 return JS_ITEM_END;
             }
             if (!js->first_in_array) {
                 if (c != ',')
-                    return syntax_error(js, js->buf + js->pos, "expected ',' or '}' in the top-level object", err);
+                    return syntax_error(js, js->win.buf + js->pos, "expected ',' or '}' in the top-level object", err);
                 js->pos++;
                 if ((r = next_char(js, err)) < 0)
                     return JS_ITEM_ERROR;
                 if (r == 1) {
-                    js->stop_offset = js->base_off + (int64_t)js->pos;
+                    js->stop_offset = js->win.base + (int64_t)js->pos;
                     js->state = ST_DONE;
                     return JS_ITEM_TRUNCATED;
                 }
             }
             /* one member: key, then either the events array or a value */
             for (;;) {
-                pstate ps = {.p = js->buf + js->pos, .end = js->buf + js->len};
+                pstate ps = {.p = js->win.buf + js->pos, .end = js->win.buf + js->win.len};
                 js_span k, v;
                 size_t kstart = js->pos;
                 if (*ps.p != '"')
@@ -781,12 +714,12 @@ int js_next(jstream *js, trace_event *ev, js_span *key, js_span *val, tb_error *
                         if (ps.p >= ps.end)
                             more(&ps);
                         else if (KEY_IS(&k, "traceEvents") && *ps.p == '[') {
-                            js->pos = (size_t)(ps.p + 1 - js->buf);
+                            js->pos = (size_t)(ps.p + 1 - js->win.buf);
                             js->state = ST_EVENTS;
                             js->first_in_array = 1;
                             break;
                         } else if (parse_value(&ps, &v) == 0) {
-                            js->pos = (size_t)(ps.p - js->buf);
+                            js->pos = (size_t)(ps.p - js->win.buf);
                             js->first_in_array = 0;
                             *key = k;
                             *val = v;
@@ -796,8 +729,8 @@ int js_next(jstream *js, trace_event *ev, js_span *key, js_span *val, tb_error *
                 }
                 if (ps.status == P_ERR)
                     return syntax_error(js, ps.errp, ps.errmsg, err);
-                if (js->eof) {
-                    js->stop_offset = js->base_off + (int64_t)kstart;
+                if (js->win.eof) {
+                    js->stop_offset = js->win.base + (int64_t)kstart;
                     js->state = ST_DONE;
                     return JS_ITEM_TRUNCATED;
                 }
@@ -822,12 +755,12 @@ int64_t js_stop_offset(const jstream *js)
 
 int64_t js_bytes_done(const jstream *js)
 {
-    return js->base_off + (int64_t)js->pos;
+    return js->win.base + (int64_t)js->pos;
 }
 
 int64_t js_raw_bytes_done(const jstream *js)
 {
-    return js->gz ? (int64_t)gzoffset(js->gz) : js->raw_read;
+    return bytesrc_raw_offset(js->src);
 }
 
 /* ---- args and values ---------------------------------------------------- */

@@ -6,7 +6,7 @@
  * events or a {"traceEvents": [...], ...} object, and hands out one event at a
  * time with its fields as spans into its own buffer. Memory stays bounded by
  * the largest single event, whatever the file size. It reads plain or gzip
- * input (zlib reads both), keeps ts/dur as exact nanoseconds from their
+ * input (through util/bytesrc), keeps ts/dur as exact nanoseconds from their
  * decimal text, tolerates raw control characters inside strings and a
  * trailing `{}` event, and reports a cut-short file as such (with the offset
  * of the incomplete event) instead of as a syntax error.

@@ -77,7 +77,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <zlib.h>
+
+#include "util/bytesrc.h"
 
 enum json_kind { J_COMM, J_MATRIX, J_CLUSTER_COMM, J_CLUSTER_MATRIX, J_GROUP, J_METADATA, J_UNKNOWN };
 
@@ -118,54 +119,23 @@ static int read_all(const char *path, char **buf, size_t *len, tb_error *err)
 {
     *buf = NULL;
     *len = 0;
-    errno = 0;
-    gzFile gz = gzopen(path, "rb");
-    if (!gz) {
-        tb_error_at(err, errno ? TB_ERR_IO : TB_ERR_NOMEM, path, 0, 0, -1, "cannot open: %s",
-                    errno ? strerror(errno) : "out of memory");
+    bytesrc_win w;
+    if (bytesrc_win_init(&w, 1 << 16, err))
+        return -1;
+    bytesrc *src = bytesrc_open(path, err);
+    int rc = -1;
+    if (src)
+        while ((rc = bytesrc_fill(src, &w, 0, 0, err)) == 1)
+            ;
+    bytesrc_close(src);
+    if (rc < 0) {
+        bytesrc_win_finish(&w);
         return -1;
     }
-    size_t cap = 1 << 16, n = 0;
-    char *b = malloc(cap);
-    if (!b)
-        goto nomem;
-    for (;;) {
-        if (cap - n < (1 << 15)) {
-            if (cap > SIZE_MAX / 4)
-                goto nomem;
-            char *nb = realloc(b, cap * 2);
-            if (!nb)
-                goto nomem;
-            b = nb;
-            cap *= 2;
-        }
-        size_t want = cap - n - 1;
-        if (want > (1u << 30))
-            want = 1u << 30;
-        int k = gzread(gz, b + n, (unsigned)want);
-        if (k < 0) {
-            int zerr;
-            const char *msg = gzerror(gz, &zerr);
-            tb_error_at(err, zerr == Z_DATA_ERROR ? TB_ERR_PARSE : TB_ERR_IO, path, 0, 0, (int64_t)n,
-                        "read failed: %s", zerr == Z_ERRNO ? strerror(errno) : msg);
-            free(b);
-            gzclose(gz);
-            return -1;
-        }
-        if (k == 0)
-            break;
-        n += (size_t)k;
-    }
-    gzclose(gz);
-    b[n] = 0;
-    *buf = b;
-    *len = n;
+    w.buf[w.len] = 0; /* the window always keeps a byte after its bytes */
+    *buf = w.buf;     /* the window's buffer is the caller's now */
+    *len = w.len;
     return 0;
-nomem:
-    free(b);
-    gzclose(gz);
-    tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    return -1;
 }
 
 static int is_digit(char c)

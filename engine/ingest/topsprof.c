@@ -2,8 +2,8 @@
 /*
  * topsprof.c - reader for Enflame topsprof listings (see topsprof.h).
  *
- * The file is read line by line through zlib (plain or gzip) into one
- * buffer that only grows for a longer line, so memory is bounded by the
+ * The file is read line by line (plain or gzip, through util/bytesrc) into
+ * one buffer that only grows for a longer line, so memory is bounded by the
  * longest line (capped at 1 MiB). Each line goes through a small state
  * machine:
  *
@@ -22,6 +22,10 @@
  *   - "Accumulate Time <t>, Total Calls <n>" and "Total Time <t>" close the
  *     section; the total is handed out at "Total Time" or when the next
  *     section (or the end of the file) shows that no "Total Time" follows.
+ *
+ * CSV lines (the --export-csv form) are split by csv.c (csv_split), so an
+ * export is quoted exactly as the summary CSVs are; a quoted field does not
+ * span lines here, since the listing is read line by line.
  *
  * Statistics rows are split on blanks: six columns, then the Name, which is
  * the rest of the line (it holds spaces: "scalar_add(float*, float*, ...)").
@@ -67,9 +71,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <zlib.h>
 
-#define TP_CHUNK ((size_t)64 * 1024)
+#include "ingest/csv.h"
+#include "util/bytesrc.h"
+
+#define TP_CHUNK ((size_t)64 * 1024)  /* the line buffer to start with */
 #define TP_MAX_LINE ((size_t)1 << 20)  /* parse: a longer line is an error */
 #define TP_SNIFF_BYTES ((size_t)64 * 1024)
 #define TP_SNIFF_LINES 64
@@ -225,112 +231,67 @@ static int parse_small(const char *p, const char *e, int *out)
 /* ---- line reader ---------------------------------------------------------- */
 
 typedef struct lreader {
-    gzFile gz;
-    char *buf;
-    size_t cap, len, pos; /* unread bytes: buf[pos, len); cap > len always (room for a NUL) */
+    bytesrc *src;
+    bytesrc_win win;      /* unread bytes: win.buf[pos, win.len) */
+    size_t pos;
     size_t max_line;
-    int eof;
-    int64_t base;         /* input offset of buf[0] */
 } lreader;
 
 static tb_status lr_open(lreader *r, const char *path, size_t max_line, tb_error *err)
 {
     memset(r, 0, sizeof *r);
     r->max_line = max_line;
-    r->cap = TP_CHUNK;
-    r->buf = malloc(r->cap);
-    if (!r->buf)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    errno = 0;
-    r->gz = gzopen(path, "rb"); /* reads plain files as they are */
-    if (!r->gz) {
-        free(r->buf);
-        r->buf = NULL;
-        return tb_error_at(err, errno ? TB_ERR_IO : TB_ERR_NOMEM, path, 0, 0, -1, "cannot open: %s",
-                           errno ? strerror(errno) : "out of memory");
+    if (bytesrc_win_init(&r->win, TP_CHUNK, err))
+        return TB_ERR_NOMEM;
+    if (!(r->src = bytesrc_open(path, err))) {
+        bytesrc_win_finish(&r->win);
+        return err ? err->code : TB_ERR_IO;
     }
     return TB_OK;
 }
 
 static void lr_close(lreader *r)
 {
-    if (r->gz)
-        gzclose(r->gz);
-    free(r->buf);
+    bytesrc_close(r->src);
+    bytesrc_win_finish(&r->win);
     memset(r, 0, sizeof *r);
 }
 
 /*
  * Reads the next line: 1 with *line (borrowed, NUL-terminated in place, the
  * '\n' and a '\r' before it cut off; valid until the next call), *n and *off;
- * 0 at the end; -1 with err set.
+ * 0 at the end; -1 with err set (a gzip stream cut short is TB_ERR_TRUNCATED).
  */
 static int lr_next(lreader *r, const char *path, long lineno, char **line, size_t *n, int64_t *off,
                    tb_error *err)
 {
     for (;;) {
-        char *s = r->buf + r->pos;
-        char *nl = memchr(s, '\n', r->len - r->pos);
-        if (nl || (r->eof && r->len > r->pos)) {
-            size_t k = nl ? (size_t)(nl - s) : r->len - r->pos;
-            *off = r->base + (int64_t)r->pos;
+        char *s = r->win.buf + r->pos;
+        char *nl = memchr(s, '\n', r->win.len - r->pos);
+        if (nl || (r->win.eof && r->win.len > r->pos)) {
+            size_t k = nl ? (size_t)(nl - s) : r->win.len - r->pos;
+            *off = r->win.base + (int64_t)r->pos;
             r->pos += k + (nl ? 1 : 0);
             if (k > 0 && s[k - 1] == '\r')
                 k--;
-            s[k] = 0;
+            s[k] = 0; /* the '\n', or the spare byte the window keeps after its bytes */
             *line = s;
             *n = k;
             return 1;
         }
-        if (r->eof)
+        if (r->win.eof)
             return 0;
-        if (r->pos > 0) {
-            memmove(r->buf, r->buf + r->pos, r->len - r->pos);
-            r->base += (int64_t)r->pos;
-            r->len -= r->pos;
-            r->pos = 0;
+        size_t keep = r->pos;
+        r->pos = 0;
+        /* room for the line, its '\n' and the spare byte */
+        int rc = bytesrc_fill(r->src, &r->win, keep, r->max_line + 2, err);
+        if (rc == BYTESRC_FULL) {
+            tb_error_at(err, TB_ERR_PARSE, path, lineno, 0, r->win.base,
+                        "line longer than %zu bytes, expected a topsprof listing", r->max_line);
+            return -1;
         }
-        if (r->len + 1 >= r->cap) {
-            if (r->len >= r->max_line) {
-                tb_error_at(err, TB_ERR_PARSE, path, lineno, 0, r->base,
-                            "line longer than %zu bytes, expected a topsprof listing", r->max_line);
-                return -1;
-            }
-            char *nb = realloc(r->buf, r->cap * 2);
-            if (!nb) {
-                tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-                return -1;
-            }
-            r->buf = nb;
-            r->cap *= 2;
-        }
-        size_t room = r->cap - 1 - r->len;
-        if (room > TP_CHUNK)
-            room = TP_CHUNK;
-        int got = gzread(r->gz, r->buf + r->len, (unsigned)room);
-        if (got <= 0) {
-            int zerr = Z_OK;
-            const char *msg = gzerror(r->gz, &zerr);
-            /* zlib prefixes its message with the file name: keep only the reason */
-            const char *colon = msg ? strstr(msg, ": ") : NULL;
-            if (colon)
-                msg = colon + 2;
-            if (got < 0 || (zerr != Z_OK && zerr != Z_BUF_ERROR)) {
-                tb_error_at(err, zerr == Z_DATA_ERROR ? TB_ERR_PARSE : TB_ERR_IO, path, 0, 0,
-                            r->base + (int64_t)r->len, "%s: %s",
-                            zerr == Z_DATA_ERROR ? "corrupt compressed data" : "read failed",
-                            zerr == Z_ERRNO ? strerror(errno) : msg);
-                return -1;
-            }
-            if (zerr == Z_BUF_ERROR) {
-                tb_error_at(err, TB_ERR_TRUNCATED, path, 0, 0, r->base + (int64_t)r->len,
-                            "compressed input cut short: %s", msg);
-                return -1;
-            }
-            r->eof = 1;
-            continue;
-        }
-        r->len += (size_t)got;
+        if (rc < 0)
+            return -1;
     }
 }
 
@@ -570,19 +531,48 @@ typedef struct csvmap {
 } csvmap;
 
 typedef struct fields {
+    csv_reader *csv;          /* splits the lines (csv.c's rules); made on first use */
     char *buf;
     size_t cap;
     int n;
     char *val[TP_MAX_FIELDS]; /* unquoted, NUL-terminated, in buf */
     char *src[TP_MAX_FIELDS]; /* where each field starts in the line (for error columns) */
     char *errp;               /* a split error: where and what */
-    const char *errmsg;
+    char errmsg[sizeof ((tb_error *)0)->message];
 } fields;
 
-/* Splits [p, e) (RFC 4180 quoting). Returns 0, -1 on a syntax error (f->errp, f->errmsg), -2 out of memory. */
-static int csv_split(fields *f, char *p, char *e)
+static void fields_finish(fields *f)
 {
-    size_t need = (size_t)(e - p) + TP_MAX_FIELDS + 1;
+    csv_close(f->csv);
+    free(f->buf);
+}
+
+/* Splits [p, e) as a CSV record. Returns 0, -1 on a syntax error (f->errp, f->errmsg), -2 out of memory. */
+static int split_line(fields *f, char *p, char *e)
+{
+    tb_error err;
+    csv_row row;
+    if (!f->csv && !(f->csv = csv_open_lines(NULL, &err)))
+        return -2;
+    int rc = csv_split(f->csv, p, (size_t)(e - p), 1, 0, &row, &err);
+    if (rc < 0 && err.code == TB_ERR_NOMEM)
+        return -2;
+    if (rc < 0) {
+        f->errp = p + (err.offset >= 0 ? err.offset : 0);
+        snprintf(f->errmsg, sizeof f->errmsg, "%s", err.message);
+        return -1;
+    }
+    f->n = 0;
+    if (rc == 0)
+        return 0;
+    if (row.n > TP_MAX_FIELDS) {
+        f->errp = p + row.start[TP_MAX_FIELDS];
+        snprintf(f->errmsg, sizeof f->errmsg, "too many columns");
+        return -1;
+    }
+    size_t need = 0;
+    for (int i = 0; i < row.n; i++)
+        need += row.f[i].n + 1;
     if (need > f->cap) {
         char *nb = realloc(f->buf, need);
         if (!nb)
@@ -591,52 +581,15 @@ static int csv_split(fields *f, char *p, char *e)
         f->cap = need;
     }
     char *o = f->buf;
-    f->n = 0;
-    for (;;) {
-        if (f->n == TP_MAX_FIELDS) {
-            f->errp = p;
-            f->errmsg = "too many columns";
-            return -1;
-        }
-        f->src[f->n] = p;
-        f->val[f->n] = o;
-        char *s = skip_ws(p, e);
-        if (s < e && *s == '"') {
-            char *open = s;
-            p = s + 1;
-            for (;;) {
-                if (p >= e) {
-                    f->errp = open;
-                    f->errmsg = "unterminated quoted field";
-                    return -1;
-                }
-                if (*p == '"') {
-                    if (p + 1 < e && p[1] == '"') {
-                        *o++ = '"';
-                        p += 2;
-                        continue;
-                    }
-                    p++;
-                    break;
-                }
-                *o++ = *p++;
-            }
-            p = skip_ws(p, e);
-            if (p < e && *p != ',') {
-                f->errp = p;
-                f->errmsg = "expected ',' after a quoted field";
-                return -1;
-            }
-        } else {
-            while (p < e && *p != ',')
-                *o++ = *p++;
-        }
-        *o++ = 0;
-        f->n++;
-        if (p >= e)
-            return 0;
-        p++; /* the comma */
+    for (int i = 0; i < row.n; i++) {
+        memcpy(o, row.f[i].p, row.f[i].n);
+        o[row.f[i].n] = 0;
+        f->val[i] = o;
+        f->src[i] = p + row.start[i];
+        o += row.f[i].n + 1;
     }
+    f->n = row.n;
+    return 0;
 }
 
 /* Trims a NUL-terminated field in place; returns it. */
@@ -656,7 +609,7 @@ static char *ftrim(char *s)
  * the listing's table; parsing wants the Name and the Time and Calls
  * (statistics) or the Start and Duration (trace).
  */
-static int csv_header(csvmap *m, fields *f, int strict)
+static int map_header(csvmap *m, fields *f, int strict)
 {
     csvmap h;
     memset(&h, 0, sizeof h);
@@ -1047,7 +1000,7 @@ static int csv_table_ends(tp *t)
 }
 
 /* A CSV data row, through the header's map. */
-static tb_status csv_row(tp *t)
+static tb_status export_row(tp *t)
 {
     if (t->f.n < t->csv.ncols)
         return bad(t, t->content, "expected %d columns as in the header, got %d", t->csv.ncols, t->f.n);
@@ -1131,9 +1084,9 @@ static int csv_units(tp *t)
     return 1;
 }
 
-static tb_status csv_split_or_fail(tp *t, char *b, char *e, int *ok)
+static tb_status split_or_fail(tp *t, char *b, char *e, int *ok)
 {
-    int rc = csv_split(&t->f, b, e);
+    int rc = split_line(&t->f, b, e);
     *ok = rc == 0;
     if (rc == -2)
         return tb_error_set(t->err, TB_ERR_NOMEM, "out of memory");
@@ -1215,10 +1168,10 @@ static tb_status do_line(tp *t, char *raw, size_t n)
     /* a CSV header starts with a letter or a quote, a listing's row with a digit */
     if (comma && (t->csv.on || t->state != ST_ROWS || !is_digit(*b))) {
         int ok;
-        if ((s = csv_split_or_fail(t, b, te, &ok)) != TB_OK)
+        if ((s = split_or_fail(t, b, te, &ok)) != TB_OK)
             return s;
         csvmap m;
-        if (ok && csv_header(&m, &t->f, 0)) {
+        if (ok && map_header(&m, &t->f, 0)) {
             mark_table(t);
             if ((s = flush(t)) != TB_OK)
                 return s;
@@ -1241,7 +1194,7 @@ static tb_status do_line(tp *t, char *raw, size_t n)
                 t->state = ST_OUT;
                 return TB_OK;
             }
-            return csv_row(t);
+            return export_row(t);
         }
     } else if (t->csv.on) {
         /* a CSV row of a single column cannot hold the Name and a time */
@@ -1307,7 +1260,7 @@ tb_status tops_parse(const char *path, const tops_callbacks *cb, tb_error *err)
                         "header");
 done:
     lr_close(&r);
-    free(t.f.buf);
+    fields_finish(&t.f);
     return s;
 }
 
@@ -1331,9 +1284,9 @@ static int sniff_line(fields *f, char *raw, size_t n)
         return 1;
     if (stat_header(b, te, 1) || trace_header(c, b, te, 1, &dur_end, &name_col, &has_node, &start_scale, &dur_scale))
         return 1;
-    if (memchr(b, ',', (size_t)(te - b)) && csv_split(f, b, te) == 0) {
+    if (memchr(b, ',', (size_t)(te - b)) && split_line(f, b, te) == 0) {
         csvmap m;
-        return csv_header(&m, f, 1) != 0;
+        return map_header(&m, f, 1) != 0;
     }
     return 0;
 }
@@ -1358,7 +1311,7 @@ int tops_is_listing(const char *path)
         }
         yes = sniff_line(&f, line, n);
     }
-    free(f.buf);
+    fields_finish(&f);
     lr_close(&r);
     return yes;
 }

@@ -1019,6 +1019,116 @@ static void test_open_errors(void **state)
     csv_close(NULL); /* accepts NULL */
 }
 
+/* A gzip CSV cut in half: the rows before the cut, then TB_ERR_TRUNCATED (not a quiet end). */
+static void test_gzip_cut_short(void **state)
+{
+    (void)state;
+    sbuf *b = fresh_text();
+    sb_str(b, "id,name\n");
+    for (int i = 0; i < 200000; i++)
+        sb_fmt(b, "%d,name %d\n", i, i * 7);
+    char path[PATH_MAX];
+    write_gz(path, sizeof path, "whole.csv.gz", b->p, b->n);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char gz[1 << 21];
+    size_t gzn = fread(gz, 1, sizeof gz, f);
+    fclose(f);
+    assert_true(gzn > 1000 && gzn < sizeof gz);
+    write_file(path, sizeof path, "cut.csv.gz", gz, gzn / 2);
+
+    csv_reader *r = open_with_header(path);
+    csv_row row;
+    tb_error err;
+    tb_error_clear(&err);
+    int k, rows = 0;
+    int64_t last = -1;
+    while ((k = csv_next(r, &row, &err)) == 1) {
+        int64_t id;
+        assert_int_equal(csv_int(row.f[0], &id), 0);
+        assert_i64(rows, id);
+        last = row.offset;
+        rows++;
+    }
+    assert_int_equal(k, -1);
+    assert_true(rows > 0 && rows < 200000);
+    assert_int_equal(err.code, TB_ERR_TRUNCATED);
+    assert_string_equal(err.file, path);
+    assert_string_equal(err.message, "compressed input cut short (the gzip stream ends early)");
+    assert_true(err.offset > last);
+    close_r(r);
+}
+
+/* csv_split: one line the caller holds, by csv_next's rules; where each field starts. */
+static void test_split(void **state)
+{
+    (void)state;
+    tb_error err;
+    csv_reader *r = csv_open_lines("lines.csv", &err);
+    assert_non_null(r);
+    csv_row row;
+    /* a quote opens a quoted field only as its first byte; text after a closing quote is kept */
+    static const char line[] = "a,\"b,c\",,\"d\"\"e\"x,  \"f\"";
+    char copy[sizeof line];
+    memcpy(copy, line, sizeof line);
+    assert_int_equal(csv_split(r, copy, sizeof line - 1, 5, 100, &row, &err), 1);
+    assert_memory_equal(copy, line, sizeof line); /* the caller's text is left as it was */
+    assert_int_equal(row.n, 5);
+    assert_int_equal(row.line, 5);
+    assert_i64(100, row.offset);
+    assert_field(row.f[0], "a");
+    assert_field(row.f[1], "b,c");
+    assert_field(row.f[2], "");
+    assert_field(row.f[3], "d\"ex");
+    assert_field(row.f[4], "  \"f\"");
+    static const size_t starts[] = {0, 2, 8, 9, 17};
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(row.start[i], starts[i]);
+
+    /* an unterminated quote: line and offset as given, the column from the text's start */
+    static const char bad[] = "1ms,1,\"unterminated, name";
+    tb_error_clear(&err);
+    assert_int_equal(csv_split(r, bad, sizeof bad - 1, 2, 50, &row, &err), -1);
+    assert_int_equal(err.code, TB_ERR_PARSE);
+    assert_string_equal(err.file, "lines.csv");
+    assert_int_equal(err.line, 2);
+    assert_int_equal(err.column, 7);
+    assert_i64(56, err.offset);
+    assert_string_equal(err.message, "unterminated quoted field");
+
+    /* the error does not stick; a CR at the end is dropped; empty text is no record */
+    assert_int_equal(csv_split(r, "x,y\r", 4, 3, 0, &row, &err), 1);
+    assert_int_equal(row.n, 2);
+    assert_field(row.f[0], "x");
+    assert_field(row.f[1], "y");
+    assert_int_equal(row.start[1], 2);
+    assert_int_equal(csv_split(r, "", 0, 4, 0, &row, &err), 0);
+
+    /* longer than the reader's window */
+    size_t n = (size_t)3 << 20;
+    char *big = malloc(n);
+    assert_non_null(big);
+    memset(big, 'z', n);
+    big[10] = ',';
+    assert_int_equal(csv_split(r, big, n, 1, 0, &row, &err), 1);
+    assert_int_equal(row.n, 2);
+    assert_int_equal(row.f[1].n, n - 11);
+    assert_int_equal(row.start[1], 11);
+    free(big);
+    csv_close(r);
+
+    /* rows read from a file carry their field starts too (quotes counted) */
+    char path[PATH_MAX];
+    write_lit(path, "starts.csv", "h1,h2,h3\n\"a,b\",c,\"\"\"d\"\n");
+    r = open_with_header(path);
+    next_row(r, &row, 2, 3);
+    assert_int_equal(row.start[0], 0);
+    assert_int_equal(row.start[1], 6);
+    assert_int_equal(row.start[2], 8);
+    assert_field(row.f[2], "\"d");
+    close_r(r);
+}
+
 /* ---- the shared public samples ------------------------------------------ */
 
 /* 1 when dir/ascend/torch_npu_rank0 exists. */
@@ -1523,6 +1633,8 @@ int main(void)
         cmocka_unit_test_teardown(test_unterminated_quote, test_teardown),
         cmocka_unit_test_teardown(test_empty_file, test_teardown),
         cmocka_unit_test_teardown(test_open_errors, test_teardown),
+        cmocka_unit_test_teardown(test_gzip_cut_short, test_teardown),
+        cmocka_unit_test_teardown(test_split, test_teardown),
         cmocka_unit_test_teardown(test_shared_counts, test_teardown),
         cmocka_unit_test_teardown(test_shared_values, test_teardown),
         cmocka_unit_test_teardown(test_task_time, test_teardown),

@@ -867,6 +867,11 @@ static void test_csv_export(void **state)
     check_trace(&rec.v[1], 3, 424480000, 56610000, "layer_0/add", "scalar_add(float*, float*, float*, unsigned long)");
     assert_string_equal(rec.v[1].klass, "GCU");
 
+    /* lines split by csv.c's rules: "" inside quotes, text after a closing quote kept */
+    parse_ok("csvquotes.csv", "Time,Calls,Name\n1ms,1,\"a, \"\"b\"\"\"c\n");
+    assert_int_equal(rec.n, 1);
+    check_stat(&rec.v[0], "", -1, 2, -1, 1000000, 1, -1, -1, -1, "a, \"b\"c");
+
     /* errors name the line, the column where the field starts, and the column */
     parse_fails("csvbad.csv", "Time(%),Time,Calls,Avg,Min,Max,Name\n1.00%,1ms,1,1ms,12.3xs,1ms,k\n", TB_ERR_PARSE,
                 2, 17, "bad time '12.3xs' in column 'Min'");
