@@ -513,6 +513,11 @@ tb_status dbw_exec(dbw *w, const char *sql, tb_error *err)
 }
 
 /* A dbw with its intern table and locks, no DB yet. Returns new, or NULL with err set. */
+static const tb_error *sink_error(void *ctx)
+{
+    return &((dbw *)ctx)->err;
+}
+
 static dbw *dbw_alloc(tb_error *err)
 {
     dbw *w = calloc(1, sizeof *w);
@@ -532,7 +537,7 @@ static dbw *dbw_alloc(tb_error *err)
         dbw_destroy(w);
         return NULL;
     }
-    w->sink = (row_sink){.ctx = w, .intern = intern, .row = put_row};
+    w->sink = (row_sink){.ctx = w, .intern = intern, .row = put_row, .error = sink_error};
     pthread_mutex_init(&w->mu, NULL);
     pthread_cond_init(&w->cv_work, NULL);
     pthread_cond_init(&w->cv_space, NULL);

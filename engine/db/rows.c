@@ -8,6 +8,7 @@
  */
 #include "db/rows.h"
 
+#include <stdio.h>
 #include <string.h>
 
 const row_table_def row_tables[R_TABLE_COUNT] = {
@@ -154,4 +155,18 @@ void row_roles(int table, unsigned char *roles)
             roles[i] = COL_FLOW_SEQ;
         p = e ? e + 1 : p + n;
     }
+}
+
+tb_status row_sink_fail(const row_sink *s, const char *path, tb_error *err)
+{
+    const tb_error *e = s->error ? s->error(s->ctx) : NULL;
+    if (e && e->code != TB_OK) {
+        if (e != err)
+            *err = *e;
+    } else {
+        tb_error_set(err, TB_ERR_DB, "the DB writer failed");
+    }
+    if (path && err->file[0] == 0)
+        snprintf(err->file, sizeof err->file, "%s", path);
+    return err->code;
 }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracebook/error.h"
+
 enum row_table {
     R_TASK, R_COMPUTE_TASK_INFO, R_COMMUNICATION_OP, R_COMMUNICATION_TASK_INFO,
     R_MEMCPY_INFO, R_CANN_API, R_PYTORCH_API, R_STEP_TIME, R_OVERLAP_ANALYSIS,
@@ -88,6 +90,15 @@ typedef struct row_sink {
     int64_t (*intern)(void *ctx, const char *s, size_t n);
     /* Inserts one row; returns 0, or -1 on failure (the sink keeps the error). */
     int (*row)(void *ctx, int table, const tb_val *vals);
+    /* The error behind the last failure (borrowed; code TB_OK when none). */
+    const tb_error *(*error)(void *ctx);
 } row_sink;
+
+/*
+ * After intern or row failed: copies the sink's error into err, naming path
+ * when the error names no file, and returns its code (TB_ERR_DB when the
+ * sink kept none). Importers report every sink failure through this.
+ */
+tb_status row_sink_fail(const row_sink *s, const char *path, tb_error *err);
 
 #endif

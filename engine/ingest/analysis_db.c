@@ -128,7 +128,7 @@ tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids 
         }
         res->dest[TB_DEST_OTHER_TABLES]++;
         if (sink->row(sink->ctx, R_STEP_TRACE_TIME, v)) {
-            st = TB_ERR_DB;
+            st = row_sink_fail(sink, path, err);
             goto done;
         }
     }

@@ -296,9 +296,7 @@ tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row
             break;
         }
         if (st != TB_OK) {
-            const tb_error *we = dbw_error(w);
-            if (we->code != TB_OK && err->message[0] == 0)
-                *err = *we;
+            /* the importer set err, a failure of the DB writer included (row_sink_fail) */
             if (err->file[0] == 0)
                 snprintf(err->file, sizeof err->file, "%s", s->path);
             break;

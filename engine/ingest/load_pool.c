@@ -70,6 +70,7 @@ typedef struct guard {
     pool *p;
     size_t k;
     row_sink sink;
+    tb_error cancel;        /* the error of a sink that refuses rows */
 } guard;
 
 static int cancelled(const guard *g)
@@ -87,6 +88,16 @@ static int guard_row(void *ctx, int table, const tb_val *v)
 {
     guard *g = ctx;
     return cancelled(g) ? -1 : g->inner->row(g->inner->ctx, table, v);
+}
+
+static const tb_error *guard_error(void *ctx)
+{
+    guard *g = ctx;
+    if (cancelled(g)) {
+        tb_error_set(&g->cancel, TB_ERR_DB, "cancelled: an earlier rank failed");
+        return &g->cancel;
+    }
+    return g->inner->error(g->inner->ctx);
 }
 
 /* Loads group k: the first into the DB, the others into their recording
@@ -111,7 +122,7 @@ static void run_unit(pool *p, size_t k)
 #endif
     g->used = (import_ids){.next_task = 1, .next_op = 1, .next_overlap = 1, .next_flow_seq = 1};
     guard gd = {.inner = dbw_sink(g->rec), .p = p, .k = k};
-    gd.sink = (row_sink){.ctx = &gd, .intern = guard_intern, .row = guard_row};
+    gd.sink = (row_sink){.ctx = &gd, .intern = guard_intern, .row = guard_row, .error = guard_error};
     g->st = load_unit(p->L, g, g->rec, 1, &gd.sink, &g->used, &g->wl, &g->err);
     /* the replay may be waiting for the rest: end the recording in any case */
     if (dbw_record_end(g->rec) && g->st == TB_OK) {

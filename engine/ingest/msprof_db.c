@@ -243,10 +243,13 @@ static tb_status import_strings(ctx *c, sqlite3 *db)
         const char *v = (const char *)sqlite3_column_text(q, 1);
         size_t n = (size_t)sqlite3_column_bytes(q, 1);
         int64_t id = c->sink->intern(c->sink->ctx, v ? v : "", v ? n : 0);
-        if (id < 0 || idmap_put(&c->strings, sqlite3_column_int64(q, 0), id)) {
+        if (id < 0) {
             sqlite3_finalize(q);
-            return tb_error_set(c->err, id < 0 ? TB_ERR_DB : TB_ERR_NOMEM, "cannot intern the strings of %s",
-                                c->path);
+            return row_sink_fail(c->sink, c->path, c->err);
+        }
+        if (idmap_put(&c->strings, sqlite3_column_int64(q, 0), id)) {
+            sqlite3_finalize(q);
+            return tb_error_set(c->err, TB_ERR_NOMEM, "cannot intern the strings of %s", c->path);
         }
     }
     sqlite3_finalize(q);
@@ -398,7 +401,7 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         }
         if (c->sink->row(c->sink->ctx, sp->row, v)) {
             sqlite3_finalize(q);
-            return TB_ERR_DB;
+            return row_sink_fail(c->sink, c->path, c->err);
         }
         rows++;
     }

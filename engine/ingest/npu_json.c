@@ -560,13 +560,19 @@ static int put(ctx *c, int table, const tb_val *v)
         return 0;
     }
     c->res->dest[TB_DEST_OTHER_TABLES]++;
-    return c->sink->row(c->sink->ctx, table, v);
+    if (c->sink->row(c->sink->ctx, table, v) == 0)
+        return 0;
+    row_sink_fail(c->sink, c->path, c->err);
+    return -1;
 }
 
-/* Interns s[0..n); -1 on failure. */
+/* Interns s[0..n); -1 on failure, with c->err set. */
 static int64_t intern(ctx *c, const char *s, size_t n)
 {
-    return c->sink->intern(c->sink->ctx, s, n);
+    int64_t id = c->sink->intern(c->sink->ctx, s, n);
+    if (id < 0)
+        row_sink_fail(c->sink, c->path, c->err);
+    return id;
 }
 
 /* Where an op sits: the keys around it and what they say. */
@@ -952,7 +958,9 @@ tb_status npu_json_import(const char *path, const row_sink *sink, import_ids *id
     default: rc = metadata_file(&c, root); break;
     }
     if (rc) {
-        st = err->code != TB_OK ? err->code : TB_ERR_DB;
+        /* every failure sets err (its own problem, or the sink's) */
+        st = err->code != TB_OK ? err->code
+                                : tb_error_at(err, TB_ERR_INTERNAL, path, 0, 0, -1, "a row failed without a reason");
         goto done;
     }
     if (c.n_bad)

@@ -139,7 +139,19 @@ static int row_out(ctx *c, int table, const tb_val *v)
 {
     if (c->opt->skip_rows & ROWBIT(table))
         return 0;
-    return c->sink->row(c->sink->ctx, table, v);
+    if (c->sink->row(c->sink->ctx, table, v) == 0)
+        return 0;
+    row_sink_fail(c->sink, NULL, c->err);
+    return -1;
+}
+
+/* Interns s[0..n) through the sink; -1 with c->err set on failure. */
+static int64_t intern_text(ctx *c, const char *s, size_t n)
+{
+    int64_t id = c->sink->intern(c->sink->ctx, s, n);
+    if (id < 0)
+        row_sink_fail(c->sink, NULL, c->err);
+    return id;
 }
 
 static csv_field field(ctx *c, int col)
@@ -168,7 +180,7 @@ static int64_t intern_col(ctx *c, int col)
     tb_val v = text_val(c, col);
     if (v.type == V_NULL)
         return -2;
-    return c->sink->intern(c->sink->ctx, v.s, v.n);
+    return intern_text(c, v.s, v.n);
 }
 
 static tb_val idv(int64_t id)
@@ -333,11 +345,11 @@ static int npu_mem_row(ctx *c, const int *col)
     int64_t type = -2;
     if (ev.type == V_TEXT) {
         if (ev.n == 3 && !strncasecmp(ev.s, "app", 3))
-            type = c->sink->intern(c->sink->ctx, "app", 3);
+            type = intern_text(c, "app", 3);
         else if (ev.n == 6 && !strncasecmp(ev.s, "device", 6))
-            type = c->sink->intern(c->sink->ctx, "device", 6);
+            type = intern_text(c, "device", 6);
         else
-            type = c->sink->intern(c->sink->ctx, ev.s, ev.n);
+            type = intern_text(c, ev.s, ev.n);
         if (type == -1)
             return -1;
     }
@@ -816,7 +828,11 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         default: rc = cluster_step_trace_row(&c, col); break;
         }
         if (rc < 0) {
-            st = err->code != TB_OK ? err->code : TB_ERR_DB;
+            /* every failing row sets err (its own problem, or the sink's) */
+            st = err->code != TB_OK ? err->code
+                                    : tb_error_at(err, TB_ERR_INTERNAL, path, 0, 0, -1, "a row failed without a reason");
+            if (err->file[0] == 0)
+                snprintf(err->file, sizeof err->file, "%s", path);
             goto done;
         }
     }

@@ -737,7 +737,8 @@ static tb_status stopped(tp *t)
 {
     if (t->err && t->err->code == TB_OK)
         tb_error_at(t->err, TB_ERR_DB, t->path, t->line, 0, t->line_off, "stopped by the caller");
-    return TB_ERR_DB;
+    /* the caller that stopped the listing (a row it could not store) said why */
+    return t->err ? t->err->code : TB_ERR_DB;
 }
 
 static tb_status time_field(tp *t, char *p, char *e, int def_scale, int64_t *out)

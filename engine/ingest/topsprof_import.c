@@ -24,18 +24,26 @@ typedef struct ctx {
     const trace_import_opts *opt;
     trace_import_result *res;
     int64_t s_gcu;
+    const char *path;
+    tb_error *err;      /* a sink failure is told here; the listing reader then stops */
 } ctx;
 
 static int row(ctx *c, int table, const tb_val *v)
 {
     if (c->opt->skip_rows & ROWBIT(table))
         return 0;
-    return c->sink->row(c->sink->ctx, table, v);
+    if (c->sink->row(c->sink->ctx, table, v) == 0)
+        return 0;
+    row_sink_fail(c->sink, c->path, c->err);
+    return -1;
 }
 
 static int64_t intern(ctx *c, const char *s)
 {
-    return c->sink->intern(c->sink->ctx, s, strlen(s));
+    int64_t id = c->sink->intern(c->sink->ctx, s, strlen(s));
+    if (id < 0)
+        row_sink_fail(c->sink, c->path, c->err);
+    return id;
 }
 
 static void note_time(ctx *c, int64_t start, int64_t end)
@@ -113,9 +121,9 @@ tb_status topsprof_import(const char *path, const row_sink *sink, import_ids *id
     res->trace_rank = -1;
     res->stop_offset = -1;
     snprintf(res->kind, sizeof res->kind, "topsprof listing");
-    ctx c = {.sink = sink, .ids = ids, .opt = opt, .res = res};
+    ctx c = {.sink = sink, .ids = ids, .opt = opt, .res = res, .path = path, .err = err};
     if ((c.s_gcu = intern(&c, "GCU")) < 0)
-        return TB_ERR_DB;
+        return err->code;
     tops_callbacks cb = {.ctx = &c, .stat = on_stat, .trace = on_trace, .total = on_total};
     return tops_parse(path, &cb, err);
 }

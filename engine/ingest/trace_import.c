@@ -297,6 +297,8 @@ static int64_t intern_span(imp *im, js_span s)
         n = s.n;
     }
     int64_t id = im->sink->intern(im->sink->ctx, p, n);
+    if (id < 0)
+        row_sink_fail(im->sink, im->path, im->err);
     return id;
 }
 
@@ -309,7 +311,10 @@ static int row(imp *im, int table, const tb_val *v)
 {
     if (im->opt->skip_rows & ROWBIT(table))
         return 0; /* a better source of this rank filled the table */
-    return im->sink->row(im->sink->ctx, table, v);
+    if (im->sink->row(im->sink->ctx, table, v) == 0)
+        return 0;
+    row_sink_fail(im->sink, im->path, im->err);
+    return -1;
 }
 
 static int64_t arg_int(trace_event *ev, const char *key, int64_t dflt)
@@ -992,7 +997,7 @@ static int put_flow_end(imp *im, trace_event *ev, int64_t pkey)
         return oom(im);
     int rc = fp_add(im->flows, &e);
     if (rc != 0)
-        return rc == -2 ? oom(im) : -1;
+        return rc == -2 ? oom(im) : (row_sink_fail(im->sink, im->path, im->err), -1);
     im->res->dest[TB_DEST_TB_FLOW]++;
     return 0;
 }
@@ -1465,7 +1470,9 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
                 continue;
             }
             if (route(&im, ev) != 0) {
-                st = err->code != TB_OK ? err->code : TB_ERR_DB;
+                st = err->code != TB_OK ? err->code
+                                        : tb_error_at(err, TB_ERR_INTERNAL, path, 0, 0, -1,
+                                                      "an event failed without a reason");
                 if (err->file[0] == 0)
                     snprintf(err->file, sizeof err->file, "%s", path);
                 if (err->offset < 0)
@@ -1497,7 +1504,11 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
     if (replay_spill(&im) != 0 || (frc = fp_flush(im.flows)) != 0 || flush_processes(&im) != 0) {
         if (frc == -2)
             oom(&im);
-        st = err->code != TB_OK ? err->code : TB_ERR_DB;
+        else if (frc != 0)
+            row_sink_fail(im.sink, path, err);
+        /* every failure sets err (its own problem, or the sink's) */
+        st = err->code != TB_OK ? err->code
+                                : tb_error_at(err, TB_ERR_INTERNAL, path, 0, 0, -1, "a row failed without a reason");
         goto done;
     }
     snprintf(res->kind, sizeof res->kind, "%s", im.top_object ? "kineto" : "ascend timeline");
