@@ -65,8 +65,8 @@ static int has_column(sqlite3 *db, const char *t, const char *name)
 }
 
 
-tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                             trace_import_result *res, tb_error *err)
+tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                             import_result *res, tb_error *err)
 {
     (void)ids;
     memset(res, 0, sizeof *res);

@@ -9,7 +9,7 @@
 #include "ingest/trace_import.h"
 
 /* Imports the DB at path; the input is never modified. */
-tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                             trace_import_result *res, tb_error *err);
+tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                             import_result *res, tb_error *err);
 
 #endif

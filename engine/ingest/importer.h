@@ -25,7 +25,7 @@ typedef struct import_ids {
     int64_t next_flow_seq; /* order of flow ends */
 } import_ids;
 
-typedef struct trace_import_opts {
+typedef struct import_opts {
     int rank;
     int keep_python_functions;
     void (*warn)(void *ctx, const char *msg);
@@ -34,9 +34,9 @@ typedef struct trace_import_opts {
     uint64_t total_bytes;  /* file size, for progress */
     uint64_t skip_rows;    /* ROWBIT()s of row tables not to fill (a better source did) */
     int strict_rows;       /* a CSV row of the wrong width is an error, not a skipped row */
-} trace_import_opts;
+} import_opts;
 
-typedef struct trace_import_result {
+typedef struct import_result {
     uint64_t events;
     uint64_t dest[TB_DEST_COUNT];
     int truncated;
@@ -49,10 +49,10 @@ typedef struct trace_import_result {
     uint64_t devices_seen; /* bit set of device ids 0..63 */
     uint64_t rows_filled;  /* ROWBIT()s of tables this source put rows in (beyond the TB_DEST counts) */
     char kind[32];         /* "ascend timeline" or "kineto" */
-} trace_import_result;
+} import_result;
 
 /* Widens the result's time span to [start, end]. */
-static inline void result_note_time(trace_import_result *r, int64_t start, int64_t end)
+static inline void import_note_time(import_result *r, int64_t start, int64_t end)
 {
     if (!r->has_times || start < r->min_ns)
         r->min_ns = start;

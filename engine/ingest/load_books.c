@@ -193,7 +193,7 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
             facts_add(&f, d->devices, d->has_times, d->min_ns, d->max_ns, d->has_base_time, d->base_time_ns);
         }
         for (size_t k = g->first + from; k < g->first + g->n; k++) {
-            const trace_import_result *r = &src[k].r;
+            const import_result *r = &src[k].r;
             facts_add(&f, r->devices_seen, r->has_times, r->min_ns, r->max_ns, r->has_base_time, r->base_time_ns);
         }
         const char *last = src[g->first + g->n - 1].path;

@@ -198,7 +198,7 @@ static const struct {
 
 /* Row tables a source filled, which later sources of the same rank skip.
  * Device tasks go together with the tables that describe them. */
-static uint64_t filled_mask(const trace_import_result *r)
+static uint64_t filled_mask(const import_result *r)
 {
     uint64_t m = 0;
     for (size_t i = 0; i < sizeof dest_rows / sizeof dest_rows[0]; i++)
@@ -213,7 +213,7 @@ static uint64_t filled_mask(const trace_import_result *r)
 }
 
 /* Counts of events whose table was skipped move to the "better source" counter. */
-static void move_skipped(trace_import_result *r, uint64_t skipped)
+static void move_skipped(import_result *r, uint64_t skipped)
 {
     for (size_t i = 0; i < sizeof dest_rows / sizeof dest_rows[0]; i++) {
         int d = dest_rows[i].dest;
@@ -268,7 +268,7 @@ tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row
         if (!(i > g->first && s->kind == IN_NPU_CSV && s[-1].kind == IN_NPU_CSV &&
               npu_text_same_series(s[-1].path, s->path)))
             skip = filled;
-        trace_import_opts io = {.rank = s->rank, .keep_python_functions = opt->keep_python_functions,
+        import_opts io = {.rank = s->rank, .keep_python_functions = opt->keep_python_functions,
                                 .warn = load_import_warn, .progress = load_import_progress, .ctx = wl,
                                 .total_bytes = (uint64_t)s->bytes, .skip_rows = skip,
                                 .strict_rows = opt->strict};

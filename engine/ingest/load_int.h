@@ -36,7 +36,7 @@ typedef struct src_info {
     int multi;       /* a DB that holds several ranks: TB_SOURCE names none */
     int64_t hint;    /* rank named by profiler_info_<N>.json in its rank root, -1 none */
     int64_t bytes, mtime_ns;
-    trace_import_result r;
+    import_result r;
 } src_info;
 
 /* Warnings of a load: shown through the caller's callback as they come, and

@@ -202,8 +202,8 @@ typedef struct rank_key {
 
 typedef struct ctx {
     const row_sink *sink;
-    const trace_import_opts *opt;
-    trace_import_result *res;
+    const import_opts *opt;
+    import_result *res;
     idmap strings;
     int64_t gtid_base, op_base, max_gtid, max_op;
     tb_error *err;
@@ -648,8 +648,8 @@ static tb_status setup_ranks(ctx *c, sqlite3 *db)
     return TB_OK;
 }
 
-tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                           const db_ranks *ranks, trace_import_result *res, tb_error *err)
+tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                           const db_ranks *ranks, import_result *res, tb_error *err)
 {
     memset(res, 0, sizeof *res);
     res->trace_rank = -1;

@@ -41,7 +41,7 @@ void db_ranks_free(db_ranks *r);
  * modified. ranks (borrowed, may be NULL) are the DB's ranks when it holds
  * several (msprof_db_ranks): its i-th rank's rows then take rank opt->rank + i.
  */
-tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                           const db_ranks *ranks, trace_import_result *res, tb_error *err);
+tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                           const db_ranks *ranks, import_result *res, tb_error *err);
 
 #endif

@@ -513,8 +513,8 @@ static int rank_set_key(const char *key, char *out)
 
 typedef struct ctx {
     const row_sink *sink;
-    const trace_import_opts *opt;
-    trace_import_result *res;
+    const import_opts *opt;
+    import_result *res;
     tb_error *err;
     const char *path;
     int cluster;
@@ -920,8 +920,8 @@ static int metadata_file(ctx *c, json_t *root)
     return rc;
 }
 
-tb_status npu_json_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                          trace_import_result *res, tb_error *err)
+tb_status npu_json_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                          import_result *res, tb_error *err)
 {
     (void)ids; /* these tables carry no global ids */
     memset(res, 0, sizeof *res);

@@ -15,7 +15,7 @@
 int npu_json_is_known(const char *name);
 
 /* Imports one such file. Malformed JSON is TB_ERR_PARSE at FILE:LINE:COL. */
-tb_status npu_json_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                          trace_import_result *res, tb_error *err);
+tb_status npu_json_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                          import_result *res, tb_error *err);
 
 #endif

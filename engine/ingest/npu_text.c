@@ -123,8 +123,8 @@ int npu_text_same_series(const char *a, const char *b)
 typedef struct ctx {
     const row_sink *sink;
     import_ids *ids;
-    const trace_import_opts *opt;
-    trace_import_result *res;
+    const import_opts *opt;
+    import_result *res;
     tb_error *err;
     csv_reader *csv;
     const csv_row *row;
@@ -258,7 +258,7 @@ static int64_t device_of(ctx *c, int dev_col, int type_col)
 
 static void note_time(ctx *c, int64_t start, int64_t end)
 {
-    result_note_time(c->res, start, end);
+    import_note_time(c->res, start, end);
 }
 
 static int non_compute(csv_field t)
@@ -397,7 +397,7 @@ static int iteration_row(ctx *c, const int *col, model_count *mc, size_t *nmc)
             mc[(*nmc)++] = (model_count){dev, model, 0};
     }
     mc[k].n++;
-    result_note_time(c->res, start, end.i);
+    import_note_time(c->res, start, end.i);
     if (known >= 0 && known < 64)
         c->res->devices_seen |= (uint64_t)1 << known;
     tb_val v[7] = {VINT(c->opt->rank), VINT(dev), VINT(model), VINT(mc[k].n), iter < 0 ? VNULL : VINT(iter),
@@ -559,8 +559,8 @@ static int op_memory_row(ctx *c, const int *col)
     return row_out(c, R_OP_MEMORY, v);
 }
 
-tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                          trace_import_result *res, tb_error *err)
+tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                          import_result *res, tb_error *err)
 {
     memset(res, 0, sizeof *res);
     res->trace_rank = -1;

@@ -29,7 +29,7 @@ int npu_text_order(const char *path);
 int npu_text_same_series(const char *a, const char *b);
 
 /* Imports one such CSV. */
-tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                          trace_import_result *res, tb_error *err);
+tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                          import_result *res, tb_error *err);
 
 #endif

@@ -21,8 +21,8 @@
 typedef struct ctx {
     const row_sink *sink;
     import_ids *ids;
-    const trace_import_opts *opt;
-    trace_import_result *res;
+    const import_opts *opt;
+    import_result *res;
     int64_t s_gcu;
     const char *path;
     tb_error *err;      /* a sink failure is told here; the listing reader then stops */
@@ -48,7 +48,7 @@ static int64_t intern(ctx *c, const char *s)
 
 static void note_time(ctx *c, int64_t start, int64_t end)
 {
-    result_note_time(c->res, start, end);
+    import_note_time(c->res, start, end);
 }
 
 static int on_stat(void *p, const tops_stat *s)
@@ -114,8 +114,8 @@ static int on_trace(void *p, const tops_trace *t)
     return row(c, R_TASK, task) || row(c, R_COMPUTE_TASK_INFO, info);
 }
 
-tb_status topsprof_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                          trace_import_result *res, tb_error *err)
+tb_status topsprof_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                          import_result *res, tb_error *err)
 {
     memset(res, 0, sizeof *res);
     res->trace_rank = -1;

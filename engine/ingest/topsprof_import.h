@@ -8,7 +8,7 @@
 #include "ingest/trace_import.h"
 
 /* Imports a topsprof statistics or trace listing (or its CSV export). */
-tb_status topsprof_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                          trace_import_result *res, tb_error *err);
+tb_status topsprof_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                          import_result *res, tb_error *err);
 
 #endif

@@ -72,8 +72,8 @@ typedef struct thread {
 typedef struct imp {
     const row_sink *sink;
     import_ids *ids;
-    const trace_import_opts *opt;
-    trace_import_result *res;
+    const import_opts *opt;
+    import_result *res;
     const char *path;
     int top_object;
     proc *procs;
@@ -354,7 +354,7 @@ static int64_t end_ns(const trace_event *ev)
 
 static void note_time(imp *im, const trace_event *ev)
 {
-    trace_import_result *r = im->res;
+    import_result *r = im->res;
     int64_t e = end_ns(ev);
     if (!r->has_times) {
         r->min_ns = ev->ts_ns;
@@ -1432,8 +1432,8 @@ static void prescan_tail(imp *im, const char *path, trace_event *ev)
     free(buf);
 }
 
-tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                       trace_import_result *res, tb_error *err)
+tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                       import_result *res, tb_error *err)
 {
     imp im;
     memset(&im, 0, sizeof im);

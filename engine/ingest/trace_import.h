@@ -10,6 +10,6 @@
 
 /* Imports path into sink. On failure err says where; rows already pushed stay. */
 tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids,
-                       const trace_import_opts *opt, trace_import_result *res, tb_error *err);
+                       const import_opts *opt, import_result *res, tb_error *err);
 
 #endif

@@ -59,8 +59,8 @@ static const tb_error *f_error(void *ctx)
     return &((failing *)ctx)->err;
 }
 
-typedef tb_status (*import_fn)(const char *path, const row_sink *sink, import_ids *ids, const trace_import_opts *opt,
-                               trace_import_result *res, tb_error *err);
+typedef tb_status (*import_fn)(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                               import_result *res, tb_error *err);
 
 /* Runs imp on path failing at call k = 1, 2, ... until a pass succeeds; each failure must carry the sink's error. */
 static void check_importer(import_fn imp, const char *path)
@@ -70,8 +70,8 @@ static void check_importer(import_fn imp, const char *path)
         failing f = {.fail_at = k};
         row_sink sink = {.ctx = &f, .intern = f_intern, .row = f_row, .error = f_error};
         import_ids ids = {1, 1, 1, 1};
-        trace_import_opts opt = {.rank = 0};
-        trace_import_result res;
+        import_opts opt = {.rank = 0};
+        import_result res;
         tb_error err;
         tb_error_clear(&err);
         tb_status st = imp(path, &sink, &ids, &opt, &res, &err);
