@@ -244,16 +244,3 @@ void afile_abort(afile *af)
     }
     release(af);
 }
-
-size_t sink_written(const tb_sink *s, const char *const **paths)
-{
-    const out_sink *o = (const out_sink *)s;
-    *paths = (const char *const *)o->written;
-    return o->n_written;
-}
-
-void sink_destroy(tb_sink *s)
-{
-    if (s)
-        s->destroy(s);
-}

@@ -21,8 +21,7 @@
  * the U+FFFD replacement ("a\xFF" and "a\xFE" repeat each other). The CSV
  * writer keeps repeated headers: they are legal there.
  *
- * utf8_seq(), the decoder behind the U+FFFD replacement, is shared with the
- * CSV and console writers.
+ * utf8_seq() (text.c) is the decoder behind the U+FFFD replacement.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -34,45 +33,6 @@
 #include "output/output.h"
 #include "tracebook/error.h"
 #include "tracebook/output.h"
-
-int utf8_seq(const char *p, size_t n, size_t *len)
-{
-    const unsigned char *s = (const unsigned char *)p;
-    unsigned b = s[0];
-    if (b < 0x80) {
-        *len = 1;
-        return 1;
-    }
-    size_t need;
-    unsigned lo = 0x80, hi = 0xBF; /* the second byte's range (Unicode table 3-7) */
-    if (b >= 0xC2 && b <= 0xDF)
-        need = 2;
-    else if (b >= 0xE0 && b <= 0xEF) {
-        need = 3;
-        if (b == 0xE0)
-            lo = 0xA0;
-        else if (b == 0xED)
-            hi = 0x9F; /* no surrogates */
-    } else if (b >= 0xF0 && b <= 0xF4) {
-        need = 4;
-        if (b == 0xF0)
-            lo = 0x90;
-        else if (b == 0xF4)
-            hi = 0x8F; /* nothing past U+10FFFF */
-    } else {
-        *len = 1;
-        return 0;
-    }
-    for (size_t k = 1; k < need; k++) {
-        unsigned c = k < n ? s[k] : 0;
-        if (k == 1 ? (c < lo || c > hi) : (c < 0x80 || c > 0xBF)) {
-            *len = k; /* the maximal invalid subpart: one U+FFFD for all of it */
-            return 0;
-        }
-    }
-    *len = need;
-    return 1;
-}
 
 /* Writes s (n bytes) as a JSON string. */
 static void put_string(FILE *f, const char *s, size_t n)
