@@ -129,9 +129,6 @@ int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
 void cli_args_free(cli_args *a);
 /* The one value of a single-valued option, or NULL. Borrowed from argv. */
 const char *cli_value(const cli_args *a, cli_opt_id id);
-/* The candidate in cands (n of them) nearest to word by edit distance, when
- * near enough to be a likely typo; else NULL. Borrowed from cands. */
-const char *cli_suggest(const char *word, const char *const *cands, size_t n);
 /* Parses a non-negative integer option value; a usage error otherwise. Returns -1 when fine. */
 int cli_count(const cli_args *a, cli_opt_id id, int64_t *out);
 

@@ -114,7 +114,7 @@ static int unknown_command(const char *word)
         cands[n] = first[n];
         n++;
     }
-    const char *near = cli_suggest(word, cands, n);
+    const char *near = tb_suggest(word, cands, n);
     if (near)
         return cli_usage_error(NULL, "unknown command '%s' (did you mean '%s'?)", word, near);
     return cli_usage_error(NULL, "unknown command '%s'", word);
@@ -169,7 +169,7 @@ static const cli_command *select_command(int argc, char **argv, int for_help, in
     } else if (argv[1][0] == '-') {
         *rc = cli_usage_error(family, "%s needs a type first: %s", argv[0], types);
     } else {
-        const char *near = cli_suggest(argv[1], cands, n_types);
+        const char *near = tb_suggest(argv[1], cands, n_types);
         if (near)
             *rc = cli_usage_error(family, "unknown %s type '%s' (did you mean '%s'?)", argv[0], argv[1], near);
         else
@@ -242,7 +242,7 @@ int main(int argc, char **argv)
     }
     if (first[0] == '-') {
         static const char *const globals[] = {"--help", "--version"};
-        const char *near = cli_suggest(first, globals, 2);
+        const char *near = tb_suggest(first, globals, 2);
         if (near)
             return cli_usage_error(NULL, "unknown option '%s' (did you mean '%s'?)", first, near);
         return cli_usage_error(NULL, "unknown option '%s': a command comes first", first);

@@ -17,52 +17,6 @@
 
 #include "cli.h"
 
-/* Optimal string alignment distance (Levenshtein plus adjacent swaps). */
-static size_t distance(const char *a, const char *b)
-{
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 64 || m > 64)
-        return (size_t)-1;
-    size_t d[65][65];
-    for (size_t i = 0; i <= n; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= m; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= n; i++)
-        for (size_t j = 1; j <= m; j++) {
-            size_t cost = a[i - 1] != b[j - 1];
-            size_t best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            if (d[i - 1][j - 1] + cost < best)
-                best = d[i - 1][j - 1] + cost;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[n][m];
-}
-
-const char *cli_suggest(const char *word, const char *const *cands, size_t n)
-{
-    /* one edit for short words, two from 6 characters, three from 12: more
-     * than that suggests a different word rather than a typo */
-    size_t len = strlen(word);
-    size_t limit = len >= 12 ? 3 : len >= 6 ? 2 : 1;
-    const char *best = NULL;
-    size_t best_d = limit + 1;
-    for (size_t i = 0; i < n; i++) {
-        if (!cands[i])
-            continue;
-        size_t d = distance(word, cands[i]);
-        if (d < best_d) {
-            best_d = d;
-            best = cands[i];
-        }
-    }
-    return best;
-}
-
 /* The option of cmd that arg (without any "=VALUE") names, or NULL. */
 static const cli_option *find_option(const cli_command *cmd, const char *arg, size_t len)
 {
@@ -94,7 +48,7 @@ static const cli_option *near_option(const cli_command *cmd, const char *arg, si
     size_t n = 0;
     for (size_t i = 0; i < cmd->n_options && n < OPT_COUNT; i++)
         names[n++] = cmd->options[i].name;
-    const char *near = cli_suggest(word, names, n);
+    const char *near = tb_suggest(word, names, n);
     for (size_t i = 0; near && i < cmd->n_options; i++)
         if (cmd->options[i].name == near)
             return &cmd->options[i];

@@ -141,7 +141,7 @@ static int unknown_builtin(const char *what, const char *name)
     tb_spec **specs = NULL;
     size_t n_specs = 0, n = 0;
     const char **ids = builtin_ids(&specs, &n_specs, &n, &err);
-    const char *near = ids ? cli_suggest(name, ids, n) : NULL;
+    const char *near = ids ? tb_suggest(name, ids, n) : NULL;
     if (near)
         fprintf(stderr, "tracebook: error: %sno built-in report '%s' (did you mean '%s'?); tracebook reports "
                         "lists them\n", what, name, near);
@@ -214,7 +214,7 @@ static int check_only(const cli_args *a, tb_spec *const *specs, size_t n_specs)
             found |= specs[s]->msprof_reports;
         if (found)
             continue;
-        const char *near = cli_suggest(want, cands, n);
+        const char *near = tb_suggest(want, cands, n);
         if (near)
             return cli_usage_error(a->cmd, "--report '%s': no spec has a report with this id (did you mean '%s'?)",
                                    want, near);

@@ -323,6 +323,21 @@ static int by_kind(const void *a, const void *b)
     return strcmp(x->path, y->path);
 }
 
+/* Removes the groups from index `from` on that hold no file. */
+static void drop_empty_groups(input_set *set, size_t from)
+{
+    for (size_t g = from; g < set->n;) {
+        if (set->groups[g].n == 0) {
+            free(set->groups[g].root);
+            free(set->groups[g].files);
+            memmove(&set->groups[g], &set->groups[g + 1], (set->n - g - 1) * sizeof *set->groups);
+            set->n--;
+        } else {
+            g++;
+        }
+    }
+}
+
 tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -381,16 +396,7 @@ tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_e
         if (rc)
             goto nomem;
         /* drop rank roots that held nothing readable */
-        for (size_t g = before; g < out->n;) {
-            if (out->groups[g].n == 0) {
-                free(out->groups[g].root);
-                free(out->groups[g].files);
-                memmove(&out->groups[g], &out->groups[g + 1], (out->n - g - 1) * sizeof *out->groups);
-                out->n--;
-            } else {
-                g++;
-            }
-        }
+        drop_empty_groups(out, before);
         if (out->n == before) {
             tb_error_at(err, TB_ERR_NOTFOUND, p, 0, 0, -1,
                         "no input found (looked for msprof/torch_npu timelines and DBs, Kineto traces, "
@@ -401,16 +407,7 @@ tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_e
     /* a tracebook DB loaded from inputs of this run would count them twice */
     if (own_drop_derived(out, err) != TB_OK)
         goto fail;
-    for (size_t g = 0; g < out->n;) {
-        if (out->groups[g].n == 0) {
-            free(out->groups[g].root);
-            free(out->groups[g].files);
-            memmove(&out->groups[g], &out->groups[g + 1], (out->n - g - 1) * sizeof *out->groups);
-            out->n--;
-        } else {
-            g++;
-        }
-    }
+    drop_empty_groups(out, 0);
     for (size_t g = 0; g < out->n; g++)
         qsort(out->groups[g].files, out->groups[g].n, sizeof *out->groups[g].files, by_kind);
     return TB_OK;

@@ -144,46 +144,15 @@ static int in_list(const char *s, const char *const *names)
     return 0;
 }
 
-/* Edit distance of a and b (insertions, deletions, substitutions, adjacent
- * swaps), capped: keys are short. */
-static size_t key_distance(const char *a, const char *b)
-{
-    size_t n = strlen(a), m = strlen(b);
-    if (n > 40 || m > 40)
-        return (size_t)-1;
-    size_t d[41][41];
-    for (size_t i = 0; i <= n; i++)
-        d[i][0] = i;
-    for (size_t j = 0; j <= m; j++)
-        d[0][j] = j;
-    for (size_t i = 1; i <= n; i++)
-        for (size_t j = 1; j <= m; j++) {
-            size_t best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-            if (d[i - 1][j] + 1 < best)
-                best = d[i - 1][j] + 1;
-            if (d[i][j - 1] + 1 < best)
-                best = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < best)
-                best = d[i - 2][j - 2] + 1;
-            d[i][j] = best;
-        }
-    return d[n][m];
-}
-
 /* " (did you mean 'k'?)" for the allowed name nearest to key when it is a
  * likely typo (one edit for short keys, two from 6 characters, three from
  * 12), else "". Written into buf. */
 static const char *did_you_mean(const char *key, const char *const *allowed, char *buf, size_t cap)
 {
-    size_t len = strlen(key), limit = len >= 12 ? 3 : len >= 6 ? 2 : 1, best_d = limit + 1;
-    const char *best = NULL;
-    for (size_t i = 0; allowed[i]; i++) {
-        size_t d = key_distance(key, allowed[i]);
-        if (d < best_d) {
-            best_d = d;
-            best = allowed[i];
-        }
-    }
+    size_t n = 0;
+    while (allowed[n])
+        n++;
+    const char *best = tb_suggest(key, allowed, n);
     if (best)
         snprintf(buf, cap, " (did you mean '%s'?)", best);
     else

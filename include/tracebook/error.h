@@ -12,6 +12,7 @@
 #ifndef TRACEBOOK_ERROR_H
 #define TRACEBOOK_ERROR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum tb_status {
@@ -78,5 +79,13 @@ const char *tb_version(void);
 int tb_temp_register(const char *path);
 void tb_temp_unregister(const char *path);
 void tb_temp_cleanup(void);
+
+/*
+ * The name of cands[0..n) nearest to word when word is a likely typo of it
+ * (within one edit for a short word, two from 6 characters, three from 12;
+ * NULL entries are skipped), else NULL. Borrowed from cands. For "did you
+ * mean" in messages.
+ */
+const char *tb_suggest(const char *word, const char *const *cands, size_t n);
 
 #endif
