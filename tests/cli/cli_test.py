@@ -394,12 +394,13 @@ def _(t):
     t.eq(listing(out), [], "files in the output directory")
 
 
-@case("usage: export timeline -> exit 2, this version exports db")
+@case("usage: export of an unknown type -> exit 2, this version exports db and timeline")
 def _(t):
     out = t.mkdir("out")
-    r = t.run(["export", "timeline", "-dir", ASCEND, "-o", os.path.join(out, "t.json")])
+    r = t.run(["export", "nosuch", "-dir", ASCEND, "-o", os.path.join(out, "t.json")])
     t.expect(r, 2, out="",
-             err="tracebook: error: unknown export type 'timeline' (this version exports: db)\n\n" + usage("export"))
+             err="tracebook: error: unknown export type 'nosuch' (this version exports: db, timeline)\n\n"
+             + usage("export"))
     t.eq(listing(out), [], "files in the output directory")
 
 
