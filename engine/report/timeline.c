@@ -761,7 +761,7 @@ static tb_status write_tasks(tl *t, tb_error *err)
             arg_str_col(w, "Task Type", q, 5);
             tlw_int(w, "Physic Stream Id", stream);
             arg_int_col(w, "Task Id", q, 8);
-            tlw_int(w, "Subtask Id", is_null(q, 6) ? INVALID_ID : sqlite3_column_int64(q, 6));
+            arg_int_col(w, "Subtask Id", q, 6); /* none: no contextId, as the loader reads it back */
             arg_int_col(w, "connection_id", q, 3);
             if (sqlite3_column_int(q, 14))
                 arg_int_col(w, "size", q, 15);
@@ -1072,6 +1072,133 @@ static tb_status write_flows(tl *t, tb_error *err)
     return step_done(t, q, rc, st, err);
 }
 
+/*
+ * HostToDevice flows of a rank whose DB has none (a DB input: msprof and
+ * torch_npu DBs keep the link only as connection ids): from the innermost
+ * CANN call of each connection id (the latest to start) to each Ascend
+ * Hardware task of that id, as msprof draws them. Through the window's
+ * views like everything else.
+ */
+static tb_status write_h2d(tl *t, tb_error *err)
+{
+    sqlite3_stmt *q;
+    tb_status st = prep(t, "SELECT EXISTS (SELECT 1 FROM TB_FLOW f JOIN STRING_IDS c ON c.id = f.cat "
+                           "WHERE f.rankId IS ?1 AND c.value = 'HostToDevice')", &q, err);
+    if (st)
+        return st;
+    int have = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if (have)
+        return TB_OK;
+    /* the rank is a number: it goes into the text of these three statements */
+    char *msg = NULL;
+    char sql[320];
+    snprintf(sql, sizeof sql,
+             "DROP TABLE IF EXISTS temp.tl_launch;"
+             "CREATE TEMP TABLE tl_launch AS SELECT connectionId, globalTid, max(startNs) AS startNs "
+             "FROM CANN_API WHERE rankId IS %" PRId64 " AND connectionId IS NOT NULL GROUP BY connectionId;"
+             "CREATE INDEX temp.tl_launch_conn ON tl_launch(connectionId);", t->rank);
+    if (sqlite3_exec(t->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        st = tb_error_set(err, TB_ERR_DB, "timeline: %s", msg ? msg : sqlite3_errmsg(t->db));
+        sqlite3_free(msg);
+        return st;
+    }
+    if ((st = prep(t,
+            "SELECT a.globalTid, a.startNs, t.globalPid, t.deviceId, t.streamId, t.startNs, t.connectionId "
+            "FROM TASK t JOIN temp.tl_launch a ON a.connectionId = t.connectionId "
+            "WHERE t.rankId IS ?1 AND NOT EXISTS "
+            "(SELECT 1 FROM COMMUNICATION_TASK_INFO c WHERE c.globalTaskId = t.globalTaskId)", &q, err)))
+        return st;
+    int rc;
+    tlw *w = t->w;
+    while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        jv pid, tid;
+        split_gtid(sqlite3_column_int64(q, 0), &pid, &tid);
+        long a = host_proc(t, &pid, "CANN", 7);
+        int64_t dev = is_null(q, 3) ? 0 : sqlite3_column_int64(q, 3);
+        long b = a < 0 ? -1 : device_proc(t, sqlite3_column_int64(q, 2), "Ascend Hardware", dev, 14);
+        if (a < 0 || b < 0) {
+            st = nomem(err);
+            break;
+        }
+        if (!t->procs[a].keep || !t->procs[b].keep)
+            continue;
+        int64_t stream = is_null(q, 4) ? 0 : sqlite3_column_int64(q, 4);
+        if (t->procs[b].made && stream_thread(t, b, stream)) {
+            st = nomem(err);
+            break;
+        }
+        char id[32], name[48];
+        snprintf(id, sizeof id, "%" PRId64, (int64_t)sqlite3_column_int64(q, 6));
+        snprintf(name, sizeof name, "HostToDevice%s", id);
+        jv stid = {.i = stream};
+        for (int end = 0; end < 2; end++) {
+            if (end == 0)
+                tlw_begin(w);
+            else
+                tlw_next(w);
+            tlw_cstr(w, "name", name);
+            tlw_cstr(w, "ph", end ? "f" : "s");
+            tlw_cstr(w, "cat", "HostToDevice");
+            tlw_cstr(w, "id", id);
+            put_jv(w, "pid", &t->procs[end ? b : a].pid);
+            put_jv(w, "tid", end ? &stid : &tid);
+            tlw_us(w, "ts", sqlite3_column_int64(q, end ? 5 : 1), 1);
+            if (end)
+                tlw_cstr(w, "bp", "e");
+        }
+        st = tlw_end(w, err);
+    }
+    st = step_done(t, q, rc, st, err);
+    sqlite3_exec(t->db, "DROP TABLE IF EXISTS temp.tl_launch", NULL, NULL, NULL);
+    return st;
+}
+
+/*
+ * A rank without process metadata (a DB input): its layers' processes made
+ * before any event, so that the metadata comes first, as in msprof's files
+ * (a reader then never waits for a process's name). Devices and streams
+ * are those of the rows about to be written.
+ */
+static tb_status make_layers(tl *t, tb_error *err)
+{
+    static const struct { const char *table, *layer; int sort; } host[] = {
+        {"PYTORCH_API", "Python", 0}, {"MSTX_EVENTS", "MsprofTx", 6}, {"CANN_API", "CANN", 7}};
+    tb_status st = TB_OK;
+    sqlite3_stmt *q;
+    for (size_t i = 0; i < sizeof host / sizeof host[0] && !st; i++) {
+        char sql[128];
+        snprintf(sql, sizeof sql, "SELECT EXISTS (SELECT 1 FROM %s WHERE rankId IS ?1)", host[i].table);
+        if ((st = prep(t, sql, &q, err)))
+            return st;
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) && layer_proc(t, host[i].layer, -1, host[i].sort) < 0)
+            st = nomem(err);
+        sqlite3_finalize(q);
+    }
+    if (st || (st = prep(t,
+            "SELECT DISTINCT 0, deviceId, streamId FROM TASK t WHERE rankId IS ?1 AND NOT EXISTS "
+            "  (SELECT 1 FROM COMMUNICATION_TASK_INFO c WHERE c.globalTaskId = t.globalTaskId) "
+            "UNION SELECT DISTINCT 1, deviceId, NULL FROM TASK t WHERE rankId IS ?1 AND EXISTS "
+            "  (SELECT 1 FROM COMMUNICATION_TASK_INFO c WHERE c.globalTaskId = t.globalTaskId) "
+            "UNION SELECT DISTINCT 1, deviceId, NULL FROM COMMUNICATION_OP WHERE rankId IS ?1 "
+            "UNION SELECT DISTINCT 2, deviceId, NULL FROM TASK WHERE rankId IS ?1 "
+            "UNION SELECT DISTINCT 2, deviceId, NULL FROM COMMUNICATION_OP WHERE rankId IS ?1 "
+            "ORDER BY 1, 2, 3", &q, err)))
+        return st;
+    static const char *const layer[] = {"Ascend Hardware", "Communication", "Overlap Analysis"};
+    static const int sort[] = {14, 16, 31};
+    int rc;
+    while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int kind = sqlite3_column_int(q, 0);
+        long k = layer_proc(t, layer[kind], is_null(q, 1) ? 0 : sqlite3_column_int64(q, 1), sort[kind]);
+        if (k < 0 || (kind == 0 && t->procs[k].made && stream_thread(t, k, is_null(q, 2) ? 0 : sqlite3_column_int64(q, 2)))) {
+            st = nomem(err);
+            break;
+        }
+    }
+    return step_done(t, q, rc, st, err);
+}
+
 /* ---- ranks and files --------------------------------------------------------------------- */
 
 static int64_t query_int(sqlite3 *db, const char *sql, int64_t rank, int64_t dflt, int *found)
@@ -1104,6 +1231,8 @@ static tb_status export_rank(tl *t, const char *suffix, tb_error *err)
         t->base_pid = query_int(db, "SELECT globalTid >> 32 FROM CANN_API WHERE rankId IS ?1 LIMIT 1", t->rank, 0, NULL);
     t->base_pid &= 0x1fffff; /* keep the made pids below 2^31 */
     tb_status st = load_procs(t, err);
+    if (!st && t->np == 0 && !t->kineto)
+        st = make_layers(t, err);
     char tail[96] = "";
     if (!st && t->kineto) {
         int64_t base = query_int(db, "SELECT baseTimeNs FROM SESSION_TIME_INFO WHERE rankId IS ?1", t->rank, 0, &found);
@@ -1134,6 +1263,8 @@ static tb_status export_rank(tl *t, const char *suffix, tb_error *err)
         st = write_counters(t, err);
     if (!st)
         st = write_flows(t, err);
+    if (!st && !t->kineto)
+        st = write_h2d(t, err);
     if (!st)
         st = tlw_finish(t->w, err);
     if (!st) {

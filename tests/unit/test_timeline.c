@@ -485,6 +485,13 @@ static void test_made_processes(void **state)
     assert_i64(count_rows(db, NULL, "SELECT count(*) FROM CANN_API"), st.x_in[1]);
     assert_i64(count_rows(db, NULL, hw_rows), st.x_in[2]);
     assert_true(st.x_in[4] > 0); /* computed lanes */
+    /* HostToDevice flows from the connection ids: one per task a CANN call launched */
+    int64_t h2d = count_rows(db, NULL, "SELECT count(*) FROM TASK t WHERE t.connectionId IN "
+                                       "(SELECT connectionId FROM CANN_API) AND NOT EXISTS "
+                                       "(SELECT 1 FROM COMMUNICATION_TASK_INFO c WHERE c.globalTaskId = t.globalTaskId)");
+    assert_true(h2d > 0);
+    assert_i64(h2d, st.s);
+    assert_i64(h2d, st.f);
     json_error_t je;
     json_t *doc = json_load_file(fl.path[0], 0, &je);
     json_t *e;
