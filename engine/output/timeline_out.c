@@ -278,9 +278,19 @@ static tb_status open_slice(tlw *w, tb_error *err)
     char *path = slice_path(w, n == 0 ? -1 : n);
     if (!path)
         return tb_error_set(err, TB_ERR_NOMEM, "timeline: out of memory");
+    tb_status st;
+    if (w->o.check_path && (st = w->o.check_path(w->o.ctx, path, err))) {
+        free(path);
+        return st;
+    }
     if (n == 1) {
         /* the first file becomes slice 0 */
         char *first = slice_path(w, 0);
+        if (first && w->o.check_path && (st = w->o.check_path(w->o.ctx, first, err))) {
+            free(first);
+            free(path);
+            return st;
+        }
         if (!first || afile_retarget(&w->files[0], first, err) != TB_OK) {
             free(first);
             free(path);
@@ -289,7 +299,7 @@ static tb_status open_slice(tlw *w, tb_error *err)
         free(w->paths[0]);
         w->paths[0] = first;
     }
-    tb_status st = afile_open(path, &w->files[w->nfiles], err);
+    st = afile_open(path, &w->files[w->nfiles], err);
     if (st) {
         free(path);
         return st;

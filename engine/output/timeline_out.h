@@ -40,6 +40,9 @@ typedef struct tlw_options {
      * they write events with the tlw_ calls like any other. */
     tb_status (*begin_slice)(void *ctx, tlw *w, tb_error *err);
     tb_status (*end_slice)(void *ctx, tlw *w, tb_error *err);
+    /* Called with each final path before a file of that name is started
+     * (may be NULL): an error stops the writer before it writes there. */
+    tb_status (*check_path)(void *ctx, const char *path, tb_error *err);
     void *ctx;
 } tlw_options;
 

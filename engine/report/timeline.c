@@ -93,6 +93,8 @@ typedef struct tl {
     size_t last;        /* the last proc found: events come in runs */
     tlw *w;
     int lanes_built;
+    struct fid { dev_t dev; ino_t ino; } *inputs; /* files an output must not replace */
+    size_t n_inputs;
 } tl;
 
 /* ---- layers ----------------------------------------------------------------- */
@@ -656,7 +658,8 @@ static tb_status write_cann(tl *t, tb_error *err)
 static long device_proc(tl *t, int64_t pid, const char *layer, int64_t device, int sort)
 {
     long k = find_int_proc(t, pid);
-    if (k >= 0 && t->procs[k].name && layer_key(t->procs[k].name) == layer_key(layer))
+    const char *have = k >= 0 ? layer_key(t->procs[k].name) : NULL, *want = layer_key(layer);
+    if (have && want && strcmp(have, want) == 0)
         return k;
     return layer_proc(t, layer, device, sort);
 }
@@ -1199,6 +1202,50 @@ static tb_status make_layers(tl *t, tb_error *err)
     return step_done(t, q, rc, st, err);
 }
 
+/* The files the DB was loaded from (TB_SOURCE) and the DB itself: an
+ * output never replaces one of them (compared by identity, not by name). */
+static tb_status collect_inputs(tl *t, tb_error *err)
+{
+    sqlite3_stmt *q = NULL;
+    struct stat sb;
+    if (stat(t->opt->db_path, &sb) == 0) {
+        if (!(t->inputs = malloc(sizeof *t->inputs)))
+            return nomem(err);
+        t->inputs[t->n_inputs++] = (struct fid){sb.st_dev, sb.st_ino};
+    }
+    if (sqlite3_prepare_v2(t->db, "SELECT DISTINCT path FROM TB_SOURCE WHERE kind IS NOT 'ignored'", -1, &q, NULL) !=
+        SQLITE_OK)
+        return TB_OK; /* not a DB tracebook wrote: no sources listed */
+    tb_status st = TB_OK;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *p = col_text(q, 0);
+        if (!p || stat(p, &sb) != 0)
+            continue;
+        struct fid *v = realloc(t->inputs, (t->n_inputs + 1) * sizeof *v);
+        if (!v) {
+            st = nomem(err);
+            break;
+        }
+        t->inputs = v;
+        v[t->n_inputs++] = (struct fid){sb.st_dev, sb.st_ino};
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
+static tb_status check_path(void *ctx, const char *path, tb_error *err)
+{
+    const tl *t = ctx;
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return TB_OK;
+    for (size_t i = 0; i < t->n_inputs; i++)
+        if (t->inputs[i].dev == sb.st_dev && t->inputs[i].ino == sb.st_ino)
+            return tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1,
+                               "refusing to replace an input file: write the output elsewhere (-o)");
+    return TB_OK;
+}
+
 /* ---- ranks and files --------------------------------------------------------------------- */
 
 static int64_t query_int(sqlite3 *db, const char *sql, int64_t rank, int64_t dflt, int *found)
@@ -1242,7 +1289,7 @@ static tb_status export_rank(tl *t, const char *suffix, tb_error *err)
     if (!st) {
         tlw_options wo = {.dir = t->opt->out_dir, .stem = "msprof", .suffix = suffix, .top_object = t->kineto,
                           .tail = tail, .slice_bytes = t->opt->slice_bytes, .begin_slice = begin_slice,
-                          .end_slice = end_slice, .ctx = t};
+                          .end_slice = end_slice, .check_path = check_path, .ctx = t};
         st = tlw_create(&wo, &t->w, err);
     }
     if (!st)
@@ -1349,7 +1396,7 @@ tb_status tb_timeline_write(const tb_timeline_options *opt, tb_timeline_result *
         st = tb_error_at(err, TB_ERR_PARSE, opt->db_path, 0, 0, -1, "not a unified DB: no TASK table");
         goto done;
     }
-    if ((st = window_apply(t.db, &opt->window, &wi, err)))
+    if ((st = collect_inputs(&t, err)) || (st = window_apply(t.db, &opt->window, &wi, err)))
         goto done;
     snprintf(res->window_label, sizeof res->window_label, "%s", wi.label);
     if ((st = list_ranks(t.db, &ranks, &nranks, err)))
@@ -1375,6 +1422,7 @@ tb_status tb_timeline_write(const tb_timeline_options *opt, tb_timeline_result *
     }
 done:
     free(ranks);
+    free(t.inputs);
     window_info_finish(&wi);
     sqlite3_close(t.db);
     return st;

@@ -515,6 +515,41 @@ static void test_made_processes(void **state)
     json_decref(doc);
 }
 
+/* An output never replaces a file the DB was loaded from. */
+static void test_no_replace(void **state)
+{
+    (void)state;
+    char db[PBUF], db2[PBUF], dir[PBUF];
+    load_sample("ascend_small", "ascend.db", db, sizeof db);
+    files fl;
+    export_db(db, "again", NULL, (tb_window){0}, 0, &fl);
+    /* load the exported timeline, then export that DB into the same directory */
+    snprintf(db2, sizeof db2, "%s/again.db", tmpdir);
+    const char *inputs[] = {fl.path[0]};
+    tb_load_options lo = {.inputs = inputs, .n_inputs = 1, .output = db2};
+    tb_error err;
+    tb_error_clear(&err);
+    assert_int_equal(tb_load(&lo, NULL, &err), TB_OK);
+    struct stat before, after;
+    assert_int_equal(stat(fl.path[0], &before), 0);
+    snprintf(dir, sizeof dir, "%s/again", tmpdir);
+    tb_timeline_options o = {.db_path = db2, .out_dir = dir};
+    tb_timeline_result res;
+    assert_int_equal(tb_timeline_write(&o, &res, &err), TB_ERR_USAGE);
+    assert_non_null(strstr(err.message, "refusing to replace an input file"));
+    assert_int_equal(stat(fl.path[0], &after), 0);
+    assert_true(before.st_ino == after.st_ino && before.st_mtime == after.st_mtime);
+    /* and nothing else was left in the directory */
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        n += e->d_name[0] != '.';
+    closedir(d);
+    assert_int_equal(n, 1);
+}
+
 /* msprof_slice.json */
 static void test_slice_config(void **state)
 {
@@ -544,7 +579,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_whole),        cmocka_unit_test(test_layers), cmocka_unit_test(test_window),
         cmocka_unit_test(test_slices),       cmocka_unit_test(test_ranks),  cmocka_unit_test(test_kineto),
-        cmocka_unit_test(test_made_processes), cmocka_unit_test(test_slice_config),
+        cmocka_unit_test(test_made_processes), cmocka_unit_test(test_no_replace),
+        cmocka_unit_test(test_slice_config),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
