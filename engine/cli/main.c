@@ -695,7 +695,8 @@ static const char usage_export_timeline[] =
     "\n"
     "options:\n"
     "  -dir, --dir PATH          an input (repeat for several ranks)\n"
-    "  -o, --output DIR          where files go (created; default: the current directory)\n"
+    "  -o, --output DIR          where files go (created; default: beside the first\n"
+    "                            input, else the current directory)\n"
     "  --spec FILE, -reports FILE  a spec or an msprof reports_sample_config.json:\n"
     "                            its json_process picks the layers (default: all)\n"
     "  --model-id M, --iteration-id I, --iteration-count N   a window, as for report\n"
@@ -787,7 +788,13 @@ static int cmd_export_timeline(int argc, char **argv)
     if (st == TB_OK)
         st = obtain_db(&c, db, sizeof db, &err);
     if (st == TB_OK) {
-        tb_timeline_options o = {.db_path = db, .out_dir = c.output ? c.output : ".", .spec = spec,
+        char dir[PATH_MAX];
+        /* as export db: beside the first input, else the current directory */
+        if (c.output)
+            snprintf(dir, sizeof dir, "%s", c.output);
+        else
+            default_dir(c.inputs[0], dir, sizeof dir);
+        tb_timeline_options o = {.db_path = db, .out_dir = dir, .spec = spec,
                                  .window = window, .slice_bytes = slice_bytes, .note = on_note, .ctx = &c,
                                  .written = print_path};
         tb_timeline_result res;

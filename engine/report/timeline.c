@@ -829,6 +829,12 @@ static tb_status write_overlap(tl *t, tb_error *err)
     sqlite3_finalize(q);
     if (!given) {
         /* no lanes in the input: the computed ones (metrics.md, overlap_lanes) */
+        if (t->opt->note) {
+            char msg[160];
+            snprintf(msg, sizeof msg, "rank %" PRId64 ": no Overlap Analysis lanes in the input: "
+                     "writing the lanes computed from its tasks", t->rank);
+            t->opt->note(t->opt->ctx, msg);
+        }
         if (!t->lanes_built) {
             const metric_table *m = metrics_find("overlap_lanes");
             metric_ctx mc = {.db = t->db, .note = t->opt->note, .ctx = t->opt->ctx};
@@ -1283,8 +1289,10 @@ static tb_status export_rank(tl *t, const char *suffix, tb_error *err)
     char tail[96] = "";
     if (!st && t->kineto) {
         int64_t base = query_int(db, "SELECT baseTimeNs FROM SESSION_TIME_INFO WHERE rankId IS ?1", t->rank, 0, &found);
+        /* the rank's id, so that the trace loads back as the same rank */
+        int k = snprintf(tail, sizeof tail, "\"distributedInfo\": {\"rank\": %" PRId64 "}", t->rank);
         if (found)
-            snprintf(tail, sizeof tail, "\"baseTimeNanoseconds\": %" PRId64, base);
+            snprintf(tail + k, sizeof tail - (size_t)k, ",\n\"baseTimeNanoseconds\": %" PRId64, base);
     }
     if (!st) {
         tlw_options wo = {.dir = t->opt->out_dir, .stem = "msprof", .suffix = suffix, .top_object = t->kineto,

@@ -443,6 +443,7 @@ static void test_kineto(void **state)
     json_t *doc = json_load_file(fl.path[0], 0, &je);
     assert_non_null(doc);
     assert_true(json_is_integer(json_object_get(doc, "baseTimeNanoseconds")));
+    assert_i64(0, json_integer_value(json_object_get(json_object_get(doc, "distributedInfo"), "rank")));
     json_t *e;
     size_t i;
     int kernels = 0;
