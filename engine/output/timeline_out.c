@@ -120,13 +120,43 @@ static void escaped(tlw *w, const char *s, size_t n)
     put(w, "\"", 1);
 }
 
+/* 1 when s needs no escape in a JSON string (the keys of the code are such) */
+static int plain(const char *s, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (c < 0x20 || c >= 0x80 || c == '"' || c == '\\')
+            return 0;
+    }
+    return 1;
+}
+
 static void key(tlw *w, const char *k)
 {
     if (!w->first[w->depth])
         put(w, ", ", 2);
     w->first[w->depth] = 0;
-    escaped(w, k, strlen(k));
-    put(w, ": ", 2);
+    size_t n = strlen(k);
+    if (plain(k, n)) {
+        put(w, "\"", 1);
+        put(w, k, n);
+        put(w, "\": ", 3);
+    } else {
+        escaped(w, k, n);
+        put(w, ": ", 2);
+    }
+}
+
+/* The decimal digits of v at the end of b[0..24); returns where they start.
+ * (printf is a fifth of the export's time otherwise.) */
+static char *digits(uint64_t v, char *end)
+{
+    char *p = end;
+    do {
+        *--p = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    return p;
 }
 
 void tlw_begin(tlw *w)
@@ -171,10 +201,12 @@ void tlw_cstr(tlw *w, const char *k, const char *s)
 
 void tlw_int(tlw *w, const char *k, int64_t v)
 {
-    char b[32];
-    int n = snprintf(b, sizeof b, "%" PRId64, v);
+    char b[24], *e = b + sizeof b;
+    char *p = digits(v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v, e);
+    if (v < 0)
+        *--p = '-';
     key(w, k);
-    put(w, b, (size_t)n);
+    put(w, p, (size_t)(e - p));
 }
 
 void tlw_real(tlw *w, const char *k, double v)
@@ -190,12 +222,22 @@ void tlw_real(tlw *w, const char *k, double v)
 
 void tlw_us(tlw *w, const char *k, int64_t ns, int as_string)
 {
-    char b[48];
+    char b[32], *e = b + sizeof b;
     uint64_t m = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
-    int n = snprintf(b, sizeof b, "%s%s%" PRIu64 ".%03u%s", as_string ? "\"" : "", ns < 0 ? "-" : "", m / 1000,
-                     (unsigned)(m % 1000), as_string ? "\"" : "");
+    unsigned frac = (unsigned)(m % 1000);
+    if (as_string)
+        *--e = '"';
+    *--e = (char)('0' + frac % 10);
+    *--e = (char)('0' + frac / 10 % 10);
+    *--e = (char)('0' + frac / 100);
+    *--e = '.';
+    char *p = digits(m / 1000, e);
+    if (ns < 0)
+        *--p = '-';
+    if (as_string)
+        *--p = '"';
     key(w, k);
-    put(w, b, (size_t)n);
+    put(w, p, (size_t)(b + sizeof b - p));
 }
 
 void tlw_dur(tlw *w, const char *k, int64_t ns)
