@@ -26,6 +26,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "output/timeline_out.h"
 #include "report/window.h"
 #include "tracebook/tracebook.h"
 #define TU_WITH_SQLITE
@@ -551,6 +552,53 @@ static void test_no_replace(void **state)
     assert_int_equal(n, 1);
 }
 
+/* The writer's exact text: times from ns, durations, integers, escapes. */
+static void test_writer_text(void **state)
+{
+    (void)state;
+    char dir[PBUF];
+    snprintf(dir, sizeof dir, "%s/writer", tmpdir);
+    mkdir(dir, 0755);
+    tlw *w = NULL;
+    tb_error err;
+    tb_error_clear(&err);
+    tlw_options o = {.dir = dir, .stem = "msprof", .suffix = "1"};
+    assert_int_equal(tlw_create(&o, &w, &err), TB_OK);
+    tlw_begin(w);
+    tlw_cstr(w, "name", "a\"b\\c\n\x01\xff\xc3\xa9");
+    tlw_us(w, "ts", 1704161547420306491LL, 1);
+    tlw_us(w, "t2", 5, 0);
+    tlw_us(w, "t3", -1500, 1);
+    tlw_dur(w, "dur", 8340);
+    tlw_dur(w, "d2", 1000);
+    tlw_obj(w, "args");
+    tlw_int(w, "min", INT64_MIN);
+    tlw_int(w, "max", INT64_MAX);
+    tlw_int(w, "k\"ey", 0);
+    tlw_real(w, "r", 0.1);
+    tlw_obj_end(w);
+    assert_int_equal(tlw_end(w, &err), TB_OK);
+    tlw_begin(w);
+    tlw_cstr(w, "ph", "s");
+    tlw_next(w);
+    tlw_cstr(w, "ph", "f");
+    assert_int_equal(tlw_end(w, &err), TB_OK);
+    assert_i64(3, (int64_t)tlw_events(w));
+    assert_int_equal(tlw_finish(w, &err), TB_OK);
+    const char *const *paths;
+    assert_int_equal(tlw_files(w, &paths), 1);
+    FILE *f = fopen(paths[0], "rb");
+    assert_non_null(f);
+    char buf[1024];
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    tlw_destroy(w);
+    assert_bytes(buf, n,
+                 "[\n{\"name\": \"a\\\"b\\\\c\\n\\u0001\\ufffd\xc3\xa9\", \"ts\": \"1704161547420306.491\", "
+                 "\"t2\": 0.005, \"t3\": \"-1.500\", \"dur\": 8.34, \"d2\": 1, \"args\": {\"min\": -9223372036854775808, "
+                 "\"max\": 9223372036854775807, \"k\\\"ey\": 0, \"r\": 0.1}},\n{\"ph\": \"s\"},\n{\"ph\": \"f\"}\n]\n");
+}
+
 /* msprof_slice.json */
 static void test_slice_config(void **state)
 {
@@ -581,7 +629,7 @@ int main(void)
         cmocka_unit_test(test_whole),        cmocka_unit_test(test_layers), cmocka_unit_test(test_window),
         cmocka_unit_test(test_slices),       cmocka_unit_test(test_ranks),  cmocka_unit_test(test_kineto),
         cmocka_unit_test(test_made_processes), cmocka_unit_test(test_no_replace),
-        cmocka_unit_test(test_slice_config),
+        cmocka_unit_test(test_slice_config),   cmocka_unit_test(test_writer_text),
     };
     return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
 }
