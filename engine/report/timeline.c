@@ -1007,6 +1007,59 @@ static tb_status write_counters(tl *t, tb_error *err)
     return step_done(t, q, rc, st, err);
 }
 
+/*
+ * NPU_MEM rows (an msprof DB's, or npu_mem CSVs') as the NPU MEM layer's
+ * counters, for a rank that has no counters of its own (a timeline's NPU
+ * MEM counters are in TB_COUNTER already): per row, msprof's three series
+ * of its event, APP or Device: <event>/DDR, <event>/HBM and <event>/Memory
+ * (their sum), in KB (the DB holds bytes).
+ */
+static tb_status write_npu_mem(tl *t, tb_error *err)
+{
+    sqlite3_stmt *q;
+    tb_status st = prep(t, "SELECT EXISTS (SELECT 1 FROM TB_COUNTER WHERE rankId IS ?1)", &q, err);
+    if (st)
+        return st;
+    int have = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if (have || !has_table(t, "NPU_MEM"))
+        return TB_OK;
+    if ((st = prep(t, "SELECT m.deviceId, e.value, m.timestampNs, m.ddr, m.hbm FROM NPU_MEM m "
+                      "LEFT JOIN STRING_IDS e ON e.id = m.type WHERE m.rankId IS ?1", &q, err)))
+        return st;
+    int rc;
+    tlw *w = t->w;
+    while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        long k = layer_proc(t, "NPU MEM", is_null(q, 0) ? 0 : sqlite3_column_int64(q, 0), 17);
+        if (k < 0) {
+            st = nomem(err);
+            break;
+        }
+        if (!t->procs[k].keep || is_null(q, 2))
+            continue;
+        const char *ev = col_text(q, 1);
+        const char *who = ev && (ev[0] == 'd' || ev[0] == 'D') ? "Device" : "APP";
+        double ddr = sqlite3_column_double(q, 3), hbm = sqlite3_column_double(q, 4);
+        static const char *const what[] = {"DDR", "HBM", "Memory"};
+        double kb[] = {ddr / 1024, hbm / 1024, (ddr + hbm) / 1024};
+        for (int i = 0; i < 3 && !st; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "%s/%s", who, what[i]);
+            tlw_begin(w);
+            tlw_cstr(w, "name", name);
+            put_jv(w, "pid", &t->procs[k].pid);
+            tlw_int(w, "tid", 0);
+            tlw_us(w, "ts", sqlite3_column_int64(q, 2), 1);
+            tlw_cstr(w, "ph", "C");
+            tlw_obj(w, "args");
+            tlw_real(w, "KB", kb[i]);
+            tlw_obj_end(w);
+            st = tlw_end(w, err);
+        }
+    }
+    return step_done(t, q, rc, st, err);
+}
+
 /* 1 when s is a decimal number JSON can carry as it is (Kineto's numeric ids) */
 static int plain_digits(const char *s)
 {
@@ -1192,10 +1245,11 @@ static tb_status make_layers(tl *t, tb_error *err)
             "UNION SELECT DISTINCT 1, deviceId, NULL FROM COMMUNICATION_OP WHERE rankId IS ?1 "
             "UNION SELECT DISTINCT 2, deviceId, NULL FROM TASK WHERE rankId IS ?1 "
             "UNION SELECT DISTINCT 2, deviceId, NULL FROM COMMUNICATION_OP WHERE rankId IS ?1 "
+            "UNION SELECT DISTINCT 3, deviceId, NULL FROM NPU_MEM WHERE rankId IS ?1 "
             "ORDER BY 1, 2, 3", &q, err)))
         return st;
-    static const char *const layer[] = {"Ascend Hardware", "Communication", "Overlap Analysis"};
-    static const int sort[] = {14, 16, 31};
+    static const char *const layer[] = {"Ascend Hardware", "Communication", "Overlap Analysis", "NPU MEM"};
+    static const int sort[] = {14, 16, 31, 17};
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         int kind = sqlite3_column_int(q, 0);
@@ -1316,6 +1370,8 @@ static tb_status export_rank(tl *t, const char *suffix, tb_error *err)
         st = write_events(t, err);
     if (!st)
         st = write_counters(t, err);
+    if (!st && !t->kineto)
+        st = write_npu_mem(t, err);
     if (!st)
         st = write_flows(t, err);
     if (!st && !t->kineto)

@@ -474,8 +474,12 @@ static void test_made_processes(void **state)
     assert_int_equal(system(cmd), 0);
     sqlite3 *h;
     assert_int_equal(sqlite3_open(db, &h), SQLITE_OK);
+    /* and memory as an msprof DB holds it: bytes, events 'app' and 'device' */
     assert_int_equal(sqlite3_exec(h, "DELETE FROM TB_PROCESS; DELETE FROM TB_THREAD; DELETE FROM TB_FLOW; "
-                                     "DELETE FROM TB_COUNTER; DELETE FROM OVERLAP_ANALYSIS",
+                                     "DELETE FROM TB_COUNTER; DELETE FROM OVERLAP_ANALYSIS;"
+                                     "INSERT INTO STRING_IDS VALUES (900001, 'app'), (900002, 'device');"
+                                     "INSERT INTO NPU_MEM VALUES (900001, 2048, 1048576, 1704161547420306491, 0, 0),"
+                                     "  (900002, 0, 3072, 1704161547420406491, 0, 0)",
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(h);
@@ -487,6 +491,7 @@ static void test_made_processes(void **state)
     assert_i64(count_rows(db, NULL, "SELECT count(*) FROM CANN_API"), st.x_in[1]);
     assert_i64(count_rows(db, NULL, hw_rows), st.x_in[2]);
     assert_true(st.x_in[4] > 0); /* computed lanes */
+    assert_i64(6, st.c);        /* NPU MEM: three series per NPU_MEM row */
     /* HostToDevice flows from the connection ids: one per task a CANN call launched */
     int64_t h2d = count_rows(db, NULL, "SELECT count(*) FROM TASK t WHERE t.connectionId IN "
                                        "(SELECT connectionId FROM CANN_API) AND NOT EXISTS "
@@ -507,6 +512,12 @@ static void test_made_processes(void **state)
             /* (realPid << 10) | (14 << 5) | device 0, realPid the Python pid 437675 */
             assert_i64(((int64_t)437675 << 10) | (14 << 5), json_integer_value(pid));
         }
+        if (strcmp(name, "APP/Memory") == 0) {
+            assert_string_equal(json_string_value(json_object_get(e, "ts")), "1704161547420306.491");
+            assert_true(json_number_value(json_object_get(json_object_get(e, "args"), "KB")) == 1026.0);
+        }
+        if (strcmp(name, "Device/HBM") == 0)
+            assert_true(json_number_value(json_object_get(json_object_get(e, "args"), "KB")) == 3.0);
         if (strcmp(name, "thread_name") == 0 &&
             strncmp(json_string_value(json_object_get(json_object_get(e, "args"), "name")), "Stream ", 7) == 0)
             streams++;
