@@ -43,6 +43,13 @@ _tracebook()
         fi
         cmd="$cmd ${COMP_WORDS[2]}"
     fi
+    if [[ $cmd == export ]]; then
+        if ((COMP_CWORD == 2)); then
+            COMPREPLY=($(compgen -W "timeline" -- "$cur"))
+            return
+        fi
+        cmd="$cmd ${COMP_WORDS[2]}"
+    fi
     case $cmd in
     "export db")
         case $prev in
@@ -58,6 +65,43 @@ _tracebook()
             ;;
         esac
         opts="-dir --dir -o --output --strict --keep-python-functions --timing -q --quiet -h --help"
+        ;;
+    "export timeline")
+        case $prev in
+        --dir|-dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --output|-output|-o)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -d -- "$cur"))
+            return
+            ;;
+        --spec|-spec|-reports)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "$(_tracebook_builtins "$tb" builtin:)" -- "$cur"))
+            return
+            ;;
+        --model-id|-model-id)
+            return
+            ;;
+        --iteration-id|-iteration-id)
+            return
+            ;;
+        --iteration-count|-iteration-count)
+            return
+            ;;
+        --slice-mb|-slice-mb)
+            return
+            ;;
+        --slice-config|-slice-config)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        esac
+        opts="-dir --dir -o --output -reports --spec --model-id --iteration-id --iteration-count --slice-mb --slice-config --rebuild --strict -q --quiet -h --help"
         ;;
     "report")
         case $prev in

@@ -38,6 +38,8 @@ typedef enum cli_opt_id {
     OPT_KEEP_PYTHON,
     OPT_TIMING,
     OPT_QUIET,
+    OPT_SLICE_MB,
+    OPT_SLICE_CONFIG,
     OPT_COUNT
 } cli_opt_id;
 
@@ -169,12 +171,17 @@ void cli_make_parents(const char *path);
 void cli_make_dirs(const char *path);
 /* The progress line of a run: drawn on a terminal's stderr unless quiet. Returns new. */
 cli_progress *cli_progress_for(int quiet);
+/* The default output folder of the export commands: the first input's
+ * folder (the input itself when it is one) when it can be written, else ".". */
+void cli_default_dir(const char *input, char *out, size_t n);
+
 /* The DB of the -dir inputs: a DB tracebook wrote as it is (*reused = 2), else
  * the cached load (*reused 1 when reused, 0 when loaded now). */
 tb_status cli_obtain_db(const cli_args *a, cli_run *run, char *path, size_t n, int *reused, tb_error *err);
 
 /* The handlers. */
 int cli_cmd_export_db(cli_args *a);
+int cli_cmd_export_timeline(cli_args *a);
 int cli_cmd_info(cli_args *a);
 int cli_cmd_report(cli_args *a);
 int cli_cmd_query(cli_args *a);

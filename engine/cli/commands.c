@@ -25,10 +25,12 @@
 #define O_HELP {OPT_HELP, "-h", "help", NULL, 0, COMPLETE_NONE, NULL, "show this help"}
 #define O_TIMEUNIT(h) {OPT_TIMEUNIT, NULL, "timeunit", "ns|us|ms|s", 0, COMPLETE_WORDS, "ns us ms s", h}
 #define O_PARAM(h) {OPT_PARAM, NULL, "param", "NAME=VALUE", 1, COMPLETE_NONE, NULL, h}
-#define O_WINDOW(what)                                                                                   \
+#define O_ITERATIONS                                                                                     \
     {OPT_MODEL_ID, NULL, "model-id", "M", 0, COMPLETE_NONE, NULL, "window: model M (4294967295 = step mode)"}, \
     {OPT_ITERATION_ID, NULL, "iteration-id", "I", 0, COMPLETE_NONE, NULL, "window: from iteration (or step) I"}, \
-    {OPT_ITERATION_COUNT, NULL, "iteration-count", "N", 0, COMPLETE_NONE, NULL, "window: N iterations (default 1)"}, \
+    {OPT_ITERATION_COUNT, NULL, "iteration-count", "N", 0, COMPLETE_NONE, NULL, "window: N iterations (default 1)"}
+#define O_WINDOW(what)                                                                                   \
+    O_ITERATIONS,                                                                                        \
     {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite step budget" what " (default 5000000000)"}
 
 static const cli_option export_db_opts[] = {
@@ -44,6 +46,27 @@ static const cli_option export_db_opts[] = {
     O_KEEP("keep Kineto python_function events (in TB_EVENT)"),
     {OPT_TIMING, NULL, "timing", NULL, 0, COMPLETE_NONE, NULL, "print the time of each loading phase on stderr"},
     O_QUIET("no progress line, no warnings on stderr"),
+    O_HELP,
+};
+
+static const cli_option export_timeline_opts[] = {
+    O_DIR,
+    {OPT_OUTPUT, "-o", "output", "DIR", 0, COMPLETE_DIR, NULL,
+     "where the timeline files go (created with its\n"
+     "parents). Default: beside the first input (the\n"
+     "current directory when that cannot be written)"},
+    {OPT_SPEC, "-reports", "spec", "FILE", 0, COMPLETE_SPEC, NULL,
+     "the layers to write: a spec's json_process, or an\n"
+     "msprof reports_sample_config.json (default: all)"},
+    O_ITERATIONS,
+    {OPT_SLICE_MB, NULL, "slice-mb", "N", 0, COMPLETE_NONE, NULL,
+     "cut each rank's timeline into files of about N MiB\n"
+     "(msprof_slice_<k>_<timestamp>.json; 0: one file)"},
+    {OPT_SLICE_CONFIG, NULL, "slice-config", "FILE", 0, COMPLETE_FILE, NULL,
+     "take the slicing from an msprof_slice.json"},
+    O_REBUILD("load the inputs again even when the cached DB is current"),
+    O_STRICT("an input cut short is an error"),
+    O_QUIET("no progress line, notes or warnings on stderr"),
     O_HELP,
 };
 
@@ -106,6 +129,15 @@ const cli_command cli_commands[] = {
      "directory (PROF_*, *_ascend_pt, ...) form one rank, other files one rank each;\n"
      "within a rank a DB wins over a timeline, a timeline over CSVs.",
      export_db_opts, N(export_db_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_export_db},
+    {"export timeline", NULL, "-dir PATH [-dir PATH ...] [-o DIR] [--spec FILE] [window options]",
+     "write the Chrome-trace timeline (msprof_<timestamp>.json)",
+     "Writes the inputs' timeline as msprof does: one Chrome-trace JSON file per\n"
+     "rank (msprof_<timestamp>.json, with _rank<R> when there are several), with\n"
+     "process and thread names, slices with their args, flows, counters and the\n"
+     "Overlap Analysis lanes (computed when the input has none). --spec or msprof's\n"
+     "-reports selects the layers (json_process); the window options select the\n"
+     "events of some iterations. The paths written go to stdout (docs/timeline.md).",
+     export_timeline_opts, N(export_timeline_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_export_timeline},
     {"report", NULL, "-dir PATH [-dir PATH ...] --spec FILE [--spec FILE ...] [options]",
      "run report specs over the inputs: csv, json, xlsx, console tables",
      "Runs report specs (YAML or JSON; docs/spec.md, tracebook-spec(5)) over the\n"

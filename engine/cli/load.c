@@ -86,8 +86,7 @@ static int ends_with(const char *s, const char *suf)
     return a >= b && strcmp(s + a - b, suf) == 0;
 }
 
-/* The default output directory: the first input's directory, else the current one. */
-static void default_dir(const char *input, char *out, size_t n)
+void cli_default_dir(const char *input, char *out, size_t n)
 {
     if (is_dir(input)) {
         snprintf(out, n, "%s", input);
@@ -189,7 +188,7 @@ int cli_cmd_export_db(cli_args *a)
             while (n > 1 && dir[n - 1] == '/')
                 dir[--n] = 0;
         } else {
-            default_dir(a->v[OPT_DIR][0], dir, sizeof dir);
+            cli_default_dir(a->v[OPT_DIR][0], dir, sizeof dir);
         }
         snprintf(pending, sizeof pending, "%s/.tracebook-pending-%ld.db", dir, (long)getpid());
         tb_temp_register(pending);

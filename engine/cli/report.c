@@ -10,6 +10,7 @@
  * refused here rather than ignored (`query -o FILE` with console output).
  */
 #include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -460,4 +461,72 @@ int cli_cmd_reports(cli_args *a)
     if (want && !found)
         return unknown_builtin("", want);
     return TB_EXIT_OK;
+}
+
+static void print_written(void *ctx, const char *path)
+{
+    (void)ctx;
+    printf("%s\n", path);
+}
+
+int cli_cmd_export_timeline(cli_args *a)
+{
+    if (a->n[OPT_DIR] == 0)
+        return cli_usage_error(a->cmd, "no input: give -dir PATH");
+    run_opts ro;
+    int rc = parse_run_opts(a, &ro);
+    if (rc >= 0)
+        return rc;
+    int64_t slice_mb = -1;
+    if (a->n[OPT_SLICE_MB] && (rc = cli_count(a, OPT_SLICE_MB, &slice_mb)) >= 0)
+        return rc;
+    if (a->n[OPT_SLICE_MB] && a->n[OPT_SLICE_CONFIG])
+        return cli_usage_error(a->cmd, "--slice-mb and --slice-config: give one of them");
+    if (slice_mb > INT64_MAX / (1024 * 1024))
+        return cli_usage_error(a->cmd, "--slice-mb %lld: too large", (long long)slice_mb);
+    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    tb_error err;
+    tb_error_clear(&err);
+    tb_spec *spec = NULL;
+    tb_status st = TB_OK;
+    int64_t slice_bytes = slice_mb > 0 ? slice_mb * 1024 * 1024 : 0;
+    const char *spec_arg = cli_value(a, OPT_SPEC);
+    if (spec_arg)
+        st = load_spec(spec_arg, &spec, &run, &err);
+    const char *slice_config = cli_value(a, OPT_SLICE_CONFIG);
+    if (st == TB_OK && slice_config)
+        st = tb_timeline_slice_config(slice_config, &slice_bytes, &err);
+    char db[PATH_MAX];
+    int reused = 0;
+    if (st == TB_OK)
+        st = cli_obtain_db(a, &run, db, sizeof db, &reused, &err);
+    if (st == TB_OK) {
+        char dir[PATH_MAX];
+        const char *output = cli_value(a, OPT_OUTPUT);
+        if (output) {
+            cli_make_dirs(output);
+            snprintf(dir, sizeof dir, "%s", output);
+        } else {
+            /* as export db: beside the first input, else the current directory */
+            cli_default_dir(a->v[OPT_DIR][0], dir, sizeof dir);
+        }
+        tb_timeline_options o = {.db_path = db, .out_dir = dir, .spec = spec, .window = ro.window,
+                                 .slice_bytes = slice_bytes, .note = cli_on_note, .ctx = &run,
+                                 .written = print_written};
+        tb_timeline_result res;
+        st = tb_timeline_write(&o, &res, &err);
+        if (st == TB_OK && res.files == 0)
+            cli_on_note(&run, "no rank to export");
+        if (st == TB_OK && res.flows_unpaired) {
+            char msg[96];
+            snprintf(msg, sizeof msg, "%llu flows without both ends were not written",
+                     (unsigned long long)res.flows_unpaired);
+            cli_on_note(&run, msg);
+        }
+    }
+    if (st != TB_OK)
+        cli_print_error(&err);
+    tb_spec_free(spec);
+    cli_progress_destroy(run.progress);
+    return tb_exit_code(st);
 }

@@ -11,9 +11,10 @@
  * - every file that a tracebook_run.json lists as an output of its run is
  *   passed over, in the folder of that tracebook_run.json, and so is the
  *   metadata file itself;
- * - a tracebook DB (one that has TB_SOURCE) found while scanning is passed
- *   over when a file its TB_SOURCE lists is an input of this same run: the
- *   DB was loaded from it. Files are matched by base name, size and
+ * - a tracebook DB (one that has TB_SOURCE), or a timeline that `export
+ *   timeline` wrote (its first event names the inputs), found while
+ *   scanning is passed over when a file it was made from is an input of
+ *   this same run: it would count that file's events twice. Files are matched by base name, size and
  *   modification time, which survive a move of the whole folder. A folder of
  *   tracebook DBs alone loads them, and a DB named as a -dir of its own
  *   always loads.
@@ -21,7 +22,7 @@
  * Each file passed over stays in the load's list of files not read, with
  * the reason, so TB_SOURCE and `info` show it.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _GNU_SOURCE /* memmem */
 #include "ingest/own_outputs.h"
 
 #include <jansson.h>
@@ -33,6 +34,7 @@
 
 #include "db/sqlite_input.h"
 #include "ingest/msprof_db.h"
+#include "util/bytesrc.h"
 
 /* ---- tracebook_run.json ------------------------------------------------------ */
 
@@ -119,13 +121,20 @@ void own_list_free(own_list *l)
     memset(l, 0, sizeof *l);
 }
 
-/* ---- DBs derived from this run's inputs ----------------------------------- */
+/* ---- outputs derived from this run's inputs ------------------------------- */
 
 /* A file's identity across moves: base name, size, modification time. */
 typedef struct ident {
     const char *base;
     int64_t bytes, mtime_ns;
 } ident;
+
+/* What a candidate says it was made from: tracebook's DB or timeline. */
+typedef struct origin {
+    int own;             /* 1: tracebook wrote it */
+    ident *src;          /* the inputs it was loaded from (names owned) */
+    size_t n;
+} origin;
 
 static const char *base_of(const char *p)
 {
@@ -143,74 +152,153 @@ static int cmp_ident(const void *a, const void *b)
     return strcmp(x->base, y->base);
 }
 
-/* 1 when path is a tracebook DB, and then whether one of its sources is in ids (*derived). */
-static int tracebook_db_from(const char *path, const ident *ids, size_t n, int *derived)
+static void origin_free(origin *o)
 {
-    *derived = 0;
+    for (size_t i = 0; i < o->n; i++)
+        free((char *)o->src[i].base);
+    free(o->src);
+    memset(o, 0, sizeof *o);
+}
+
+static int origin_add(origin *o, const char *path, int64_t bytes, int64_t mtime_ns)
+{
+    ident *nv = realloc(o->src, (o->n + 1) * sizeof *nv);
+    if (!nv)
+        return -1;
+    o->src = nv;
+    if (!(nv[o->n].base = strdup(base_of(path ? path : ""))))
+        return -1;
+    nv[o->n].bytes = bytes;
+    nv[o->n].mtime_ns = mtime_ns;
+    o->n++;
+    return 0;
+}
+
+/* A tracebook DB (it has TB_SOURCE) and the files its TB_SOURCE lists. */
+static int db_origin(const char *path, origin *o)
+{
     if (!msprof_db_is_db(path))
         return 0;
     sqlite_input s;
     tb_error ignored;
     if (sqlite_input_open(&s, path, &ignored) != TB_OK)
         return 0; /* the import says why */
-    int own = sqlite_input_has_table(s.db, "TB_SOURCE");
+    o->own = sqlite_input_has_table(s.db, "TB_SOURCE");
     sqlite3_stmt *q = NULL;
-    if (own && n &&
+    int rc = 0;
+    if (o->own &&
         sqlite3_prepare_v2(s.db,
                            "SELECT path, bytes, mtimeNs FROM TB_SOURCE"
                            " WHERE kind NOT IN ('ignored', 'skipped') AND path IS NOT NULL",
-                           -1, &q, NULL) == SQLITE_OK) {
-        while (!*derived && sqlite3_step(q) == SQLITE_ROW) {
-            const char *p = (const char *)sqlite3_column_text(q, 0);
-            ident key = {.base = base_of(p ? p : ""), .bytes = sqlite3_column_int64(q, 1),
-                         .mtime_ns = sqlite3_column_int64(q, 2)};
-            *derived = bsearch(&key, ids, n, sizeof *ids, cmp_ident) != NULL;
-        }
-    }
+                           -1, &q, NULL) == SQLITE_OK)
+        while (rc == 0 && sqlite3_step(q) == SQLITE_ROW)
+            rc = origin_add(o, (const char *)sqlite3_column_text(q, 0), sqlite3_column_int64(q, 1),
+                            sqlite3_column_int64(q, 2));
     sqlite3_finalize(q);
     sqlite_input_close(&s);
-    return own;
+    return rc;
+}
+
+/*
+ * A timeline that `export timeline` wrote starts with an event naming
+ * process 0 "tracebook export", whose args list the inputs as
+ * [name, bytes, mtimeNs] (report/timeline.c). It is looked for on the
+ * first lines only: the writer puts one event per line, that one first.
+ */
+static int timeline_origin(const char *path, origin *o)
+{
+    tb_error ignored;
+    bytesrc *src = bytesrc_open(path, &ignored);
+    if (!src)
+        return 0; /* the import says why */
+    const char *head;
+    size_t len = 0;
+    int rc = 0;
+    if (bytesrc_peek(src, 4096, &head, &len, &ignored) == 0) {
+        const char *hit = memmem(head, len, "\"tracebook export\"", 18);
+        const char *from = hit, *to = hit;
+        while (from && from > head && from[-1] != '\n')
+            from--;
+        while (to && to < head + len && *to != '\n')
+            to++;
+        size_t n = hit ? (size_t)(to - from) : 0;
+        while (n && (from[n - 1] == ',' || from[n - 1] == '\r' || from[n - 1] == ' '))
+            n--;
+        json_error_t je;
+        json_t *ev = n ? json_loadb(from, n, 0, &je) : NULL;
+        json_t *args = json_object_get(ev, "args");
+        json_t *sources = json_object_get(args, "sources");
+        const char *pname = json_string_value(json_object_get(ev, "name"));
+        const char *aname = json_string_value(json_object_get(args, "name"));
+        if (pname && aname && !strcmp(pname, "process_name") && !strcmp(aname, "tracebook export") &&
+            json_is_array(sources)) {
+            o->own = 1;
+            size_t i;
+            json_t *x;
+            json_array_foreach(sources, i, x) {
+                if (rc == 0 && json_is_string(json_array_get(x, 0)))
+                    rc = origin_add(o, json_string_value(json_array_get(x, 0)),
+                                    (int64_t)json_integer_value(json_array_get(x, 1)),
+                                    (int64_t)json_integer_value(json_array_get(x, 2)));
+            }
+        }
+        json_decref(ev);
+    }
+    bytesrc_close(src);
+    return rc;
 }
 
 tb_status own_drop_derived(input_set *set, tb_error *err)
 {
-    size_t total = 0, nid = 0;
+    size_t total = 0;
     for (size_t g = 0; g < set->n; g++)
         total += set->groups[g].n;
     ident *ids = malloc((total ? total : 1) * sizeof *ids);
-    if (!ids)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    /* every input but the tracebook DBs: what such a DB may have been loaded from */
+    origin *orig = calloc(total ? total : 1, sizeof *orig);
+    tb_status st = TB_OK;
+    if (!ids || !orig) {
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    /* what each candidate is; the inputs that are not tracebook's own are
+     * what such an output may have been made from */
+    size_t k = 0, nid = 0;
     for (size_t g = 0; g < set->n; g++)
-        for (size_t i = 0; i < set->groups[g].n; i++) {
+        for (size_t i = 0; i < set->groups[g].n; i++, k++) {
             input_file *f = &set->groups[g].files[i];
             struct stat sb;
-            if (stat(f->path, &sb) != 0)
-                continue;
-            f->own_db = -1;
-            if (f->kind == IN_MSPROF_DB) {
-                int derived;
-                f->own_db = tracebook_db_from(f->path, NULL, 0, &derived);
-                if (f->own_db)
-                    continue;
+            if (stat(f->path, &sb) != 0 || !S_ISREG(sb.st_mode))
+                continue; /* a pipe is read once, by its importer */
+            /* a file named as a -dir of its own always loads: no need to look */
+            int rc = f->named ? 0
+                     : f->kind == IN_MSPROF_DB ? db_origin(f->path, &orig[k])
+                     : f->kind == IN_TRACE_JSON ? timeline_origin(f->path, &orig[k])
+                                                : 0;
+            if (rc) {
+                st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                goto done;
             }
+            f->own_db = f->kind == IN_MSPROF_DB ? orig[k].own : 0;
+            if (orig[k].own)
+                continue;
             ids[nid++] = (ident){.base = base_of(f->path), .bytes = (int64_t)sb.st_size,
                                  .mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec};
         }
     qsort(ids, nid, sizeof *ids, cmp_ident);
-    tb_status st = TB_OK;
+    k = 0;
     for (size_t g = 0; g < set->n && st == TB_OK; g++) {
         rank_group *rg = &set->groups[g];
-        for (size_t i = 0; i < rg->n;) {
+        for (size_t i = 0; i < rg->n; k++) {
             input_file *f = &rg->files[i];
             int derived = 0;
-            if (f->kind == IN_MSPROF_DB && f->own_db == 1 && !f->named)
-                tracebook_db_from(f->path, ids, nid, &derived);
+            for (size_t j = 0; orig[k].own && !f->named && j < orig[k].n && !derived; j++)
+                derived = bsearch(&orig[k].src[j], ids, nid, sizeof *ids, cmp_ident) != NULL;
             if (!derived) {
                 i++;
                 continue;
             }
-            if (detect_add_ignored(set, f->path, OWN_NOTE_DERIVED)) {
+            const char *note = f->kind == IN_MSPROF_DB ? OWN_NOTE_DERIVED : OWN_NOTE_TIMELINE;
+            if (detect_add_ignored(set, f->path, note)) {
                 st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
                 break;
             }
@@ -219,6 +307,10 @@ tb_status own_drop_derived(input_set *set, tb_error *err)
             rg->n--;
         }
     }
+done:
+    for (size_t i = 0; orig && i < total; i++)
+        origin_free(&orig[i]);
+    free(orig);
     free(ids);
     return st;
 }

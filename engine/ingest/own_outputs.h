@@ -14,6 +14,7 @@
 #define OWN_NOTE_RUN_FILE "an output of tracebook, listed in tracebook_run.json beside it"
 #define OWN_NOTE_RUN_META "tracebook's run metadata (tracebook_run.json)"
 #define OWN_NOTE_DERIVED "a tracebook DB loaded from inputs of this same run"
+#define OWN_NOTE_TIMELINE "a timeline tracebook exported from inputs of this same run"
 
 /* The files a tracebook_run.json lists as outputs of its run: base names in its folder. */
 typedef struct own_list {
@@ -36,12 +37,12 @@ int own_list_has(const own_list *l, const char *name);
 void own_list_free(own_list *l);
 
 /*
- * Passes over the tracebook DBs that scanning found (not the ones named as
- * a -dir of their own) when one of the files their TB_SOURCE lists is an
- * input of this same run: such a DB was loaded from those inputs and would
- * count every row twice. A folder of tracebook DBs alone (shards, merged
- * nights) keeps them. Moves each such DB to set->ignored with the note
- * OWN_NOTE_DERIVED.
+ * Passes over the tracebook DBs and exported timelines that scanning found
+ * (not the ones named as a -dir of their own) when one of the files they
+ * were made from is an input of this same run: they would count every
+ * event twice. A folder of tracebook DBs alone (shards, merged nights)
+ * keeps them. Moves each such file to set->ignored with the note
+ * OWN_NOTE_DERIVED or OWN_NOTE_TIMELINE.
  */
 tb_status own_drop_derived(input_set *set, tb_error *err);
 

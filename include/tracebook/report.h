@@ -279,4 +279,48 @@ tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
  */
 tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_error *err);
 
+/*
+ * The timeline export (`export timeline`): the DB as a Chrome-trace JSON
+ * timeline in msprof's layout, one file per rank (docs/timeline.md).
+ * Layers are chosen by the spec's json_process (msprof's keys; NULL spec:
+ * every layer), events by the window (each rank's range), and big
+ * timelines are cut into slices that are each a complete file.
+ */
+typedef struct tb_timeline_options {
+    const char *db_path;             /* a unified DB (opened read-only) */
+    const char *out_dir;             /* created when missing (one level) */
+    const tb_spec *spec;             /* borrowed; its json_process picks the layers; NULL = all */
+    tb_window window;
+    int64_t slice_bytes;             /* 0: one file per rank; else slices of at most about this size */
+    void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
+    void (*note)(void *ctx, const char *msg);     /* things the user should know (may be NULL) */
+    void *ctx;
+} tb_timeline_options;
+
+typedef struct tb_timeline_result {
+    size_t files;                    /* files written, slices included */
+    size_t ranks;                    /* ranks exported */
+    uint64_t events;                 /* trace events written, metadata included, all files */
+    uint64_t flows_unpaired;         /* TB_FLOW rows without both ends: not written */
+    char window_label[48];           /* "" without a window */
+} tb_timeline_result;
+
+/*
+ * Writes `<out_dir>/msprof_<timestamp>.json` (the timestamp from the data,
+ * as tb_db_default_name's); with several ranks `msprof_<timestamp>_rank<R>.json`
+ * per rank; a window adds `_<label>`; slices are
+ * `msprof_slice_<N>_<timestamp>[...].json`. Every file is written under a
+ * temporary name and renamed when complete.
+ */
+tb_status tb_timeline_write(const tb_timeline_options *opt, tb_timeline_result *res, tb_error *err);
+
+/*
+ * Reads an msprof slicing file (msprof_slice.json: slice_switch "on"/"off",
+ * "slice_file_size(MB)", strategy) into *slice_bytes: 0 when slicing is off,
+ * else the size limit in bytes (msprof's rule: a size of 200 MB or more is
+ * the limit; slicing on without one takes 200 MB). A missing or malformed
+ * file is an error naming it.
+ */
+tb_status tb_timeline_slice_config(const char *path, int64_t *slice_bytes, tb_error *err);
+
 #endif

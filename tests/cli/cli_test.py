@@ -393,7 +393,7 @@ def _(t):
              err=usage_error("export", "no input: give -dir PATH"))
     t.expect(t.run(["info"]), 2, out="",
              err=usage_error("info", "no input: give -dir PATH"), what="info")
-    t.expect(t.run(["export"]), 2, out="", err=usage_error("export", "export needs a type: db"), what="export alone")
+    t.expect(t.run(["export"]), 2, out="", err=usage_error("export", "export needs a type: db, timeline"), what="export alone")
     t.expect(t.run(["export", "db", "-o", os.path.join(out, "x.db"), "-dir"]), 2, out="",
              err=usage_error("export", "option '-dir' needs a path"), what="-dir without a value")
     t.expect(t.run(["export", "db", "-dir", ASCEND, "-o"], outside_ok=True), 2, out="",
@@ -401,12 +401,12 @@ def _(t):
     t.eq(listing(out), [], "files in the output directory")
 
 
-@case("usage: export timeline -> exit 2, this version exports db")
+@case("usage: export of an unknown type -> exit 2, this version exports db and timeline")
 def _(t):
     out = t.mkdir("out")
-    r = t.run(["export", "timeline", "-dir", ASCEND, "-o", os.path.join(out, "t.json")])
+    r = t.run(["export", "nosuch", "-dir", ASCEND, "-o", os.path.join(out, "t.json")])
     t.expect(r, 2, out="",
-             err=usage_error("export", "unknown export type 'timeline' (this version exports: db)"))
+             err=usage_error("export", "unknown export type 'nosuch' (this version exports: db, timeline)"))
     t.eq(listing(out), [], "files in the output directory")
 
 
@@ -1011,6 +1011,37 @@ def _(t):
     t.expect(t.run(["export", "db", "-dir", d, "-dir", inside, "-o", named, "--quiet"]), 0, out=named + "\n")
     if os.path.exists(named):
         t.eq(scalar(named, "SELECT count(DISTINCT rankId) FROM TASK"), 2, "-dir FILE.db: a rank of its own")
+
+
+@case("own outputs: a timeline exported beside its inputs is not loaded again with them; alone, it loads")
+def _(t):
+    d = t.mkdir("prof")
+    shutil.copyfile(ASCEND, os.path.join(d, "trace_view.json"))
+    r = t.run(["export", "timeline", "-dir", d, "-q"], default_out=True)
+    t.eq(r.rc, 0, "export timeline beside the input (%r)" % r)
+    exported = [n for n in os.listdir(d) if n.startswith("msprof_")]
+    t.eq(len(exported), 1, "one timeline written beside the input: %r" % exported)
+    first = json.loads(read(os.path.join(d, exported[0]))) if exported else []
+    t.check(first and first[0].get("args", {}).get("name") == "tracebook export"
+            and first[0]["args"]["sources"][0][0] == "trace_view.json",
+            "the first event names tracebook and the input: %r" % (first[:1],))
+    db = os.path.join(t.mkdir("out"), "x.db")
+    r = t.run(["export", "db", "-dir", d, "-o", db])
+    t.expect(r, 0, out=db + "\n",
+             err="tracebook: note: %s: not read: a timeline tracebook exported from inputs of this same run\n"
+             % os.path.join(d, exported[0] if exported else "?"))
+    single = os.path.join(t.mkdir("single"), "s.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", single, "-q"]), 0)
+    if os.path.exists(db):
+        t.eq(scalar(db, "SELECT count(*) FROM TASK"), scalar(single, "SELECT count(*) FROM TASK"), "tasks once")
+    # the exported timeline alone (moved away from its input) loads
+    alone = t.mkdir("alone")
+    if exported:
+        shutil.move(os.path.join(d, exported[0]), os.path.join(alone, exported[0]))
+    adb = os.path.join(t.mkdir("adb"), "a.db")
+    t.expect(t.run(["export", "db", "-dir", alone, "-o", adb, "-q"]), 0, out=adb + "\n")
+    if os.path.exists(adb):
+        t.eq(scalar(adb, "SELECT count(*) FROM TASK"), scalar(single, "SELECT count(*) FROM TASK"), "alone: tasks")
 
 
 @case("own outputs: a folder of tracebook DBs alone loads them all")
