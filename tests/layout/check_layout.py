@@ -35,7 +35,8 @@ ALLOWED = {
     "report": {"metrics", "db", "output", "util"},
     "cli": set(),  # public headers only, below
 }
-PUBLIC = {"error.h": "util", "db.h": "db", "load.h": "ingest", "report.h": "report", "output.h": "output"}
+PUBLIC = {"error.h": "util", "version.h": "util", "db.h": "db", "load.h": "ingest", "report.h": "report",
+          "output.h": "output"}
 
 
 def strip(text):
