@@ -7,7 +7,7 @@
 # Installs the build into OUT_DIR/destdir (meson install --destdir, no
 # rebuild), checks the installed files (command, shared library with its
 # soname links, static library, public headers with the generated
-# version.h, tracebook.pc, LICENSE), then builds
+# version.h, tracebook.pc, the SQLite extension, LICENSE), then builds
 # tests/install/use_library.c the way a user would, with
 # `pkg-config --cflags --libs tracebook` (PKG_CONFIG_PATH and
 # PKG_CONFIG_SYSROOT_DIR pointed into the destdir), once against the shared
@@ -69,6 +69,7 @@ def main():
     soname = run(["objdump", "-p", os.path.join(libdir, "libtracebook.so." + version)]) if shutil.which("objdump") else ""
     if soname:
         check("SONAME               libtracebook.so." + major_minor in soname, "soname libtracebook.so." + major_minor)
+    check(os.path.exists(os.path.join(libdir, "tracebook", "tracebook.so")), "the SQLite extension in <libdir>/tracebook/")
     incdir = one(dest + "/**/include/tracebook")
     for h in ("tracebook.h", "error.h", "load.h", "db.h", "report.h", "output.h", "version.h"):
         check(os.path.exists(os.path.join(incdir, h)), "include/tracebook/" + h)

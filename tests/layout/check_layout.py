@@ -14,6 +14,8 @@
 #   output   output.h        may use: util
 #   report   report.h        may use: metrics, db, output, util
 #   cli      tracebook.h     may use: the public headers only
+#   sqlite-ext (none)        may use: report, metrics, db, output, util
+#                            (the loadable SQLite extension)
 #
 # Two things are checked in every engine source file:
 #   1. each #include "..." names a header of its own stage or of a stage it
@@ -34,6 +36,7 @@ ALLOWED = {
     "output": {"util"},
     "report": {"metrics", "db", "output", "util"},
     "cli": set(),  # public headers only, below
+    "sqlite-ext": {"report", "metrics", "db", "output", "util"},
 }
 PUBLIC = {"error.h": "util", "version.h": "util", "db.h": "db", "load.h": "ingest", "report.h": "report",
           "output.h": "output"}
