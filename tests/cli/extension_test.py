@@ -25,8 +25,6 @@ import sqlite3
 import subprocess
 import sys
 
-import yaml
-
 failures = []
 
 
@@ -82,6 +80,8 @@ def main():
                 os.execv(other, [other] + sys.argv)
         print("skipped: this Python's sqlite3 module cannot load extensions (built without it)")
         return 77
+
+    import yaml  # after the interpreter is settled: the other one has its own
 
     exe, ext, root, out = sys.argv[1:5]
     shutil.rmtree(out, ignore_errors=True)

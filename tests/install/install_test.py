@@ -69,7 +69,12 @@ def main():
     soname = run(["objdump", "-p", os.path.join(libdir, "libtracebook.so." + version)]) if shutil.which("objdump") else ""
     if soname:
         check("SONAME               libtracebook.so." + major_minor in soname, "soname libtracebook.so." + major_minor)
-    check(os.path.exists(os.path.join(libdir, "tracebook", "tracebook.so")), "the SQLite extension in <libdir>/tracebook/")
+    ext = os.path.join(libdir, "tracebook", "tracebook.so")
+    if check(os.path.exists(ext), "the SQLite extension in <libdir>/tracebook/") and sanitize in ("", "none") \
+            and shutil.which("sqlite3"):
+        # (a sanitized module needs its runtime preloaded: tests/cli/extension_test.py covers that build)
+        loaded = run(["sqlite3", ":memory:", ".load " + ext, "SELECT tracebook_version()"]).strip()
+        check(loaded == version, "the installed extension says %r" % loaded)
     incdir = one(dest + "/**/include/tracebook")
     for h in ("tracebook.h", "error.h", "load.h", "db.h", "report.h", "output.h", "version.h"):
         check(os.path.exists(os.path.join(incdir, h)), "include/tracebook/" + h)
@@ -79,6 +84,9 @@ def main():
     if lic:
         with open(lic) as f:
             check("Copyright (c) 2026 the tracebook authors" in f.read(), "LICENSE is tracebook's")
+
+    got = run([exe, "--version"]).strip()
+    check(got == "tracebook " + version, "the installed command says %r" % got)
 
     # pkg-config as a user's build runs it
     env = dict(os.environ, PKG_CONFIG_PATH=os.path.join(libdir, "pkgconfig"), PKG_CONFIG_SYSROOT_DIR=dest)
