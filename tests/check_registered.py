@@ -6,7 +6,8 @@
 import os
 import sys
 
-TEST_DIRS = {"unit": (".c",), "layout": (".py",), "cli": (".py", ".sh"), "conformance": (".py",), "gen": (".py",)}
+TEST_DIRS = {"unit": (".c",), "layout": (".py",), "cli": (".py", ".sh"), "conformance": (".py",), "gen": (".py",),
+             "install": (".py", ".c")}
 
 root = sys.argv[1]
 registered = {os.path.normpath(os.path.join(root, p)) if not os.path.isabs(p) else os.path.normpath(p)

@@ -15,6 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracebook/version.h"
+
 typedef enum tb_status {
     TB_OK = 0,
     TB_ERR_USAGE,    /* bad arguments or options */
@@ -65,9 +67,8 @@ const char *tb_strerror(tb_status code);
 /* Maps a status to the command's exit code. */
 int tb_exit_code(tb_status code);
 
-#define TB_VERSION "0.1.0"
-
-/* Returns the library version string (static, never free). */
+/* Returns the library's version string, TB_VERSION of the library as built
+ * (tracebook/version.h; static, never free). */
 const char *tb_version(void);
 
 /*

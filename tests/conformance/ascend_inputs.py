@@ -157,6 +157,9 @@ def main():
         print("usage: ascend_inputs.py TRACEBOOK SHARED_DATA_DIR OUT_DIR", file=sys.stderr)
         return 2
     tb, data, out = sys.argv[1:]
+    if not os.path.isdir(data):
+        print("skipped: %s not found" % data)
+        return 77
     asc = os.path.join(data, "ascend")
     if not os.path.isdir(asc):
         print("skip: %s is absent" % asc)

@@ -172,6 +172,9 @@ def main():
         print("usage: breakdown.py TRACEBOOK SHARED_DATA_DIR OUT_DIR", file=sys.stderr)
         return 2
     exe, data, out = sys.argv[1:]
+    if not os.path.isdir(data):
+        print("skipped: %s not found" % data)
+        return 77
     ns_dir = os.path.join(data, "kineto", "ns_resolution_trace")
     h100 = os.path.join(data, "kineto", "tracelens", "h100")
     mi300 = os.path.join(data, "kineto", "tracelens", "mi300")

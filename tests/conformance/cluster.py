@@ -277,6 +277,9 @@ def main():
         print("usage: cluster.py TRACEBOOK SHARED_DATA_DIR OUT_DIR", file=sys.stderr)
         return 2
     tb, data, out = sys.argv[1:]
+    if not os.path.isdir(data):
+        print("skipped: %s not found" % data)
+        return 77
     folder = os.path.join(data, "ascend", "cluster_analysis_output")
     if not os.path.isdir(folder):
         print("skip: %s is absent" % folder)

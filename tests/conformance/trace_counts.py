@@ -174,7 +174,7 @@ def main():
         return 2
     tb, data, out = sys.argv[1:]
     if not os.path.isdir(data):
-        print("skip: %s is absent" % data)
+        print("skipped: %s not found" % data)
         return 77
     os.makedirs(out, exist_ok=True)
     tables = ["TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP", "COMMUNICATION_TASK_INFO", "MEMCPY_INFO",

@@ -16,6 +16,8 @@
 #   cli      tracebook.h     may use: the public headers only (and its own
 #                            headers, by bare name: the command is built
 #                            without the engine's private folder)
+#   sqlite-ext (none)        may use: report, metrics, db, output, util
+#                            (the loadable SQLite extension)
 #
 # Two things are checked in every engine source file:
 #   1. each #include "..." names a header of its own stage or of a stage it
@@ -36,8 +38,10 @@ ALLOWED = {
     "output": {"util"},
     "report": {"metrics", "db", "output", "util"},
     "cli": set(),  # public headers only, below
+    "sqlite-ext": {"report", "metrics", "db", "output", "util"},
 }
-PUBLIC = {"error.h": "util", "db.h": "db", "load.h": "ingest", "report.h": "report", "output.h": "output"}
+PUBLIC = {"error.h": "util", "version.h": "util", "db.h": "db", "load.h": "ingest", "report.h": "report",
+          "output.h": "output"}
 
 
 def strip(text):
