@@ -27,8 +27,10 @@
  *     from the HCCL tasks (COMMUNICATION_TASK_INFO).
  *
  * Every build reads unqualified names so that an iteration window (TEMP
- * views of the same names, report/window.c) applies. The stage partition is
- * the one piece of logic done in C: it needs set checks SQL states badly.
+ * views of the same names, report/window.c) applies. Two pieces are done in
+ * C: the stage partition (it needs set checks SQL states badly) and the step
+ * of each communication op (the step rule of steps.h, shared with the step
+ * trace and the window).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +38,7 @@
 #include <string.h>
 
 #include "metrics/metrics.h"
+#include "metrics/steps.h"
 
 /* The step trace fields, in msprof's column order. */
 #define FIELDS                                                                                   \
@@ -522,57 +525,65 @@ static tb_status build_step_trace_csv(const metric_ctx *m, tb_error *err)
 
 /* --- communication ops with a step ------------------------------------------- */
 
-/* temp.tb_m_cluster_op(rankId, opId, opName, opType, groupName, startNs, endNs, step):
- * COMMUNICATION_OP with its step: the STEP_TIME step of the rank holding the
- * launching API call (connectionId), else the last step that started at or
- * before the op (the device runs behind the host). Of several such steps the
- * latest start wins, then the least id.
- *
- * Each op finds its step by an index seek on a TEMP copy of the steps
- * (rankId, startNs), so this is O(n log n), never ops x steps (as
- * report/window.c build_iterations). `reach` is the greatest end of the
- * rank's steps starting at or before this one: when the latest step before
- * the call has a reach below it, no step holds the call and no scan runs.
- * Only overlapping steps make the last seek walk back, and only as far as
- * the step that holds the call. */
+/* temp.tb_m_cluster_op(rankId, opId, opName, opType, groupName, startNs, endNs, connectionId, step):
+ * COMMUNICATION_OP with its step as text: the step of its launching call
+ * (metrics/steps.h; NULL when no step holds the call), else, for an op
+ * with no launching call, the last step that started at or before the op
+ * (the device runs behind the host). */
 static tb_status comm_ops(const metric_ctx *m, tb_error *err)
 {
-    return metrics_exec(m, "communication ops",
-                        "DROP TABLE IF EXISTS temp.tb_m_cluster_launch;"
-                        "CREATE TEMP TABLE tb_m_cluster_launch AS "
-                        "  SELECT a.rankId AS rankId, a.connectionId AS connectionId, min(a.startNs) AS startNs "
-                        "  FROM CANN_API a "
-                        "  WHERE a.connectionId IN (SELECT connectionId FROM COMMUNICATION_OP) "
-                        "  GROUP BY a.rankId, a.connectionId;"
-                        "CREATE INDEX temp.tb_m_cluster_launch_i ON tb_m_cluster_launch(connectionId, rankId);"
-                        "DROP TABLE IF EXISTS temp.tb_m_cluster_step;"
-                        "CREATE TEMP TABLE tb_m_cluster_step AS "
-                        "  SELECT rankId, id, startNs, endNs, "
-                        "    max(endNs) OVER (PARTITION BY rankId ORDER BY startNs) AS reach "
-                        "  FROM STEP_TIME WHERE startNs IS NOT NULL;"
-                        "CREATE INDEX temp.tb_m_cluster_step_i ON tb_m_cluster_step(rankId, startNs DESC, id);"
-                        "DROP TABLE IF EXISTS temp.tb_m_cluster_op;"
-                        "CREATE TEMP TABLE tb_m_cluster_op AS "
-                        "  SELECT o.rankId AS rankId, o.opId AS opId, o.name AS opName, o.opType AS opType, "
-                        "    o.groupName AS groupName, o.startNs AS startNs, o.endNs AS endNs, "
-                        "    CASE WHEN l.startNs IS NULL THEN "
-                        "      (SELECT CAST(s.id AS TEXT) FROM temp.tb_m_cluster_step s "
-                        "       WHERE s.rankId IS o.rankId AND s.startNs <= o.startNs "
-                        "       ORDER BY s.startNs DESC, s.id LIMIT 1) "
-                        "    WHEN (SELECT s.reach FROM temp.tb_m_cluster_step s "
-                        "          WHERE s.rankId IS o.rankId AND s.startNs <= l.startNs "
-                        "          ORDER BY s.startNs DESC, s.id LIMIT 1) >= l.startNs THEN "
-                        "      (SELECT CAST(s.id AS TEXT) FROM temp.tb_m_cluster_step s "
-                        "       WHERE s.rankId IS o.rankId AND s.startNs <= l.startNs AND l.startNs <= s.endNs "
-                        "       ORDER BY s.startNs DESC, s.id LIMIT 1) "
-                        "    END AS step "
-                        "  FROM comm_op o "
-                        "  LEFT JOIN temp.tb_m_cluster_launch l ON l.connectionId = o.connectionId "
-                        "    AND l.rankId IS o.rankId;"
-                        "CREATE INDEX temp.tb_m_cluster_op_i ON tb_m_cluster_op(opId, rankId);"
-                        "DROP TABLE temp.tb_m_cluster_launch;"
-                        "DROP TABLE temp.tb_m_cluster_step;",
-                        err);
+    static const char what[] = "communication ops";
+    tb_status rc = metrics_exec(m, what,
+                                "DROP TABLE IF EXISTS temp.tb_m_cluster_op;"
+                                "CREATE TEMP TABLE tb_m_cluster_op AS "
+                                "  SELECT o.rankId AS rankId, o.opId AS opId, o.name AS opName, o.opType AS opType, "
+                                "    o.groupName AS groupName, o.startNs AS startNs, o.endNs AS endNs, "
+                                "    o.connectionId AS connectionId, NULL AS step "
+                                "  FROM comm_op o;",
+                                err);
+    if (rc)
+        return rc;
+    steps s;
+    if ((rc = steps_load(m->db, 1, what, &s, err)))
+        return rc;
+    sqlite3_stmt *st = NULL, *upd = NULL;
+    if (sqlite3_prepare_v2(m->db,
+                           "SELECT rowid, ifnull(rankId, 0), connectionId, startNs FROM temp.tb_m_cluster_op "
+                           "WHERE startNs IS NOT NULL", -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(m->db, "UPDATE temp.tb_m_cluster_op SET step = ?2 WHERE rowid = ?1", -1, &upd, NULL) !=
+            SQLITE_OK) {
+        rc = db_fail(m, what, err);
+        goto done;
+    }
+    int step = SQLITE_DONE;
+    while (s.n && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t rank = sqlite3_column_int64(st, 1);
+        int64_t k = sqlite3_column_type(st, 2) == SQLITE_NULL
+                        ? IDMAP_ABSENT
+                        : steps_launched(steps_launches(&s, rank), sqlite3_column_int64(st, 2));
+        if (k == IDMAP_ABSENT)
+            k = steps_started(&s, rank, sqlite3_column_int64(st, 3));
+        if (k < 0)
+            continue;
+        char id[24];
+        snprintf(id, sizeof id, "%lld", (long long)s.v[k].id);
+        sqlite3_reset(upd);
+        sqlite3_bind_int64(upd, 1, sqlite3_column_int64(st, 0));
+        sqlite3_bind_text(upd, 2, id, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(upd) != SQLITE_DONE) {
+            rc = db_fail(m, what, err);
+            goto done;
+        }
+    }
+    if (s.n && step != SQLITE_DONE)
+        rc = db_fail(m, what, err);
+    else
+        rc = metrics_exec(m, what, "CREATE INDEX temp.tb_m_cluster_op_i ON tb_m_cluster_op(opId, rankId);", err);
+done:
+    sqlite3_finalize(st);
+    sqlite3_finalize(upd);
+    steps_finish(&s);
+    return rc;
 }
 
 /* --- slow rank ------------------------------------------------------------------ */
