@@ -35,7 +35,6 @@
  * Kineto category and name, exact ns, one iv_sweep over three classes, and
  * a run-time check of comp + exposed_comm + exposed_memcpy + idle == total.
  */
-#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,111 +47,27 @@
 
 /* ---- options ------------------------------------------------------------- */
 
-static tb_status opt_bool(const metric_ctx *m, const char *path, int def, int *out, tb_error *err)
-{
-    char *s = metrics_option(m, path);
-    *out = def;
-    if (!s)
-        return TB_OK;
-    tb_status rc = TB_OK;
-    if (!strcmp(s, "true"))
-        *out = 1;
-    else if (!strcmp(s, "false"))
-        *out = 0;
-    else
-        rc = tb_error_set(err, TB_ERR_USAGE, "metrics option '%s': expected true or false, got '%s'", path, s);
-    free(s);
-    return rc;
-}
-
-static tb_status opt_number(const metric_ctx *m, const char *path, double def, double *out, tb_error *err)
-{
-    char *s = metrics_option(m, path);
-    *out = def;
-    if (!s)
-        return TB_OK;
-    char *end = NULL;
-    double x = strtod(s, &end);
-    tb_status rc = TB_OK;
-    if (end == s || *end || !isfinite(x) || x < 0)
-        rc = tb_error_set(err, TB_ERR_USAGE, "metrics option '%s': expected a number >= 0, got '%s'", path, s);
-    else
-        *out = x;
-    free(s);
-    return rc;
-}
-
-/*
- * Fails on a key of the metrics section `section` (an object) that is not in
- * keys (NULL-terminated), naming the allowed ones: a typo never passes
- * silently. Other sections belong to other families and are not looked at.
- */
-static tb_status check_keys(const metric_ctx *m, const char *section, const char *const *keys, tb_error *err)
-{
-    json_t *sec = metrics_option_node(m, section);
-    tb_status rc = TB_OK;
-    if (sec && !json_is_object(sec)) {
-        rc = tb_error_set(err, TB_ERR_USAGE, "metrics option '%s': expected a map", section);
-    } else if (sec) {
-        const char *key;
-        json_t *v;
-        json_object_foreach(sec, key, v) {
-            size_t i = 0;
-            while (keys[i] && strcmp(keys[i], key))
-                i++;
-            if (keys[i])
-                continue;
-            char list[256] = "";
-            size_t used = 0;
-            for (i = 0; keys[i] && used < sizeof list; i++) {
-                int k = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", keys[i]);
-                used += k > 0 ? (size_t)k : 0;
-            }
-            rc = tb_error_set(err, TB_ERR_USAGE, "unknown metrics option '%s.%s'; expected one of: %s", section, key,
-                              list);
-            break;
-        }
-    }
-    json_decref(sec);
-    return rc;
-}
-
 /* Name rules that replace a family's built-in class test (NULL: the built-in). */
 typedef struct class_over {
     class_rule *comm;      /* <section>.classes.communication */
     class_rule *mem;       /* <section>.classes.memory */
 } class_over;
 
-typedef struct hta_opts {
-    int round_us;          /* hta.round_us: HTA's float µs and rounding */
-    int drop_last;         /* hta.drop_last_step */
-    int linked_only;       /* hta.linked_only */
-    double kernel_wait_us; /* hta.kernel_wait_us */
-    class_over over;       /* hta.classes.* */
-} hta_opts;
-
 /*
- * Reads <section>.classes: optional `communication` and `memory` name rules
- * (classes.h patterns) that replace the family's built-in tests of those
- * classes. Other keys are errors.
+ * The rules of <section>.classes (classes.h patterns), each only when given:
+ * they replace the family's built-in tests of those classes.
  */
-static tb_status class_overrides(const metric_ctx *m, const char *section, class_over *o, tb_error *err)
+static tb_status class_overrides(const char *section, const metrics_patterns *comm, const metrics_patterns *mem,
+                                 class_over *o, tb_error *err)
 {
     char path[64];
-    snprintf(path, sizeof path, "%s.classes", section);
-    static const char *const keys[] = {"communication", "memory", NULL};
-    tb_status rc = check_keys(m, path, keys, err);
-    char *v;
+    tb_status rc = TB_OK;
     snprintf(path, sizeof path, "%s.classes.communication", section);
-    if (!rc && (v = metrics_option(m, path)) != NULL) {
-        free(v);
-        rc = class_rule_create(m, path, NULL, &o->comm, err);
-    }
+    if (comm->set)
+        rc = class_rule_create(comm, path, NULL, &o->comm, err);
     snprintf(path, sizeof path, "%s.classes.memory", section);
-    if (!rc && (v = metrics_option(m, path)) != NULL) {
-        free(v);
-        rc = class_rule_create(m, path, NULL, &o->mem, err);
-    }
+    if (!rc && mem->set)
+        rc = class_rule_create(mem, path, NULL, &o->mem, err);
     return rc;
 }
 
@@ -163,15 +78,21 @@ static void class_over_finish(class_over *o)
     o->comm = o->mem = NULL;
 }
 
+typedef struct hta_opts {
+    int round_us;          /* hta.round_us: HTA's float µs and rounding */
+    int drop_last;         /* hta.drop_last_step */
+    int linked_only;       /* hta.linked_only */
+    double kernel_wait_us; /* hta.kernel_wait_us */
+    class_over over;       /* hta.classes.* */
+} hta_opts;
+
 static tb_status hta_options(const metric_ctx *m, hta_opts *o, tb_error *err)
 {
-    static const char *const keys[] = {"round_us", "drop_last_step", "linked_only", "kernel_wait_us", "classes", NULL};
-    tb_status rc;
-    if ((rc = check_keys(m, "hta", keys, err)) || (rc = class_overrides(m, "hta", &o->over, err)) || (rc = opt_bool(m, "hta.round_us", 1, &o->round_us, err)) ||
-        (rc = opt_bool(m, "hta.drop_last_step", 1, &o->drop_last, err)) ||
-        (rc = opt_bool(m, "hta.linked_only", 1, &o->linked_only, err)))
-        return rc;
-    return opt_number(m, "hta.kernel_wait_us", 30.0, &o->kernel_wait_us, err);
+    o->round_us = m->opt->hta.round_us;
+    o->drop_last = m->opt->hta.drop_last_step;
+    o->linked_only = m->opt->hta.linked_only;
+    o->kernel_wait_us = m->opt->hta.kernel_wait_us;
+    return class_overrides("hta", &m->opt->hta.communication, &m->opt->hta.memory, &o->over, err);
 }
 
 /* ---- HTA's float microseconds --------------------------------------------- */
@@ -1042,14 +963,9 @@ done:
 static tb_status build_exposed(const metric_ctx *m, tb_error *err)
 {
     static const char what[] = "exposed_time";
-    static const char *const keys[] = {"linked_only", "classes", NULL};
-    tl_ctx t = {.m = m};
+    tl_ctx t = {.m = m, .linked_only = m->opt->exposed.linked_only};
     class_over over = {0};
-    tb_status rc = check_keys(m, "exposed", keys, err);
-    if (!rc)
-        rc = opt_bool(m, "exposed.linked_only", 1, &t.linked_only, err);
-    if (!rc)
-        rc = class_overrides(m, "exposed", &over, err);
+    tb_status rc = class_overrides("exposed", &m->opt->exposed.communication, &m->opt->exposed.memory, &over, err);
     if (rc)
         goto done;
     rc = metrics_exec(m, what,

@@ -86,10 +86,12 @@ static void note(const metric_ctx *m, const char *msg)
 
 /* --- cluster_step_trace_time: rank rows ------------------------------------- */
 
-enum rank_source { SRC_AUTO, SRC_COMPUTED, SRC_STEP_CSV, SRC_CLUSTER_CSV };
-
-static const char *const source_names[] = {"auto", "step_trace_time", "TB_STEP_TRACE_TIME",
-                                           "TB_CLUSTER_STEP_TRACE_TIME"};
+enum rank_source {
+    SRC_AUTO = METRICS_SOURCE_AUTO,
+    SRC_COMPUTED = METRICS_SOURCE_COMPUTED,
+    SRC_STEP_CSV = METRICS_SOURCE_STEP_CSV,
+    SRC_CLUSTER_CSV = METRICS_SOURCE_CLUSTER_CSV
+};
 
 /* Fills temp.tb_m_cluster_rank from one source. *rows: did it give any. */
 static tb_status rank_rows_from(const metric_ctx *m, enum rank_source s, int *rows, tb_error *err)
@@ -133,25 +135,7 @@ static tb_status rank_rows_from(const metric_ctx *m, enum rank_source s, int *ro
 
 static tb_status rank_rows(const metric_ctx *m, tb_error *err)
 {
-    char *opt = metrics_option(m, "cluster.rank_source");
-    enum rank_source want = SRC_AUTO;
-    if (opt) {
-        int found = 0;
-        for (int i = 0; i < 4 && !found; i++)
-            if (!strcmp(opt, source_names[i])) {
-                want = (enum rank_source)i;
-                found = 1;
-            }
-        if (!found) {
-            tb_error_set(err, TB_ERR_USAGE,
-                         "metrics.cluster.rank_source: unknown source '%s'; expected one of: auto, "
-                         "step_trace_time, TB_STEP_TRACE_TIME, TB_CLUSTER_STEP_TRACE_TIME",
-                         opt);
-            free(opt);
-            return TB_ERR_USAGE;
-        }
-        free(opt);
-    }
+    enum rank_source want = (enum rank_source)m->opt->rank_source;
     tb_status rc = metrics_exec(m, "cluster_step_trace_time",
                                 "DROP TABLE IF EXISTS temp.tb_m_cluster_rank;"
                                 "CREATE TEMP TABLE tb_m_cluster_rank (step TEXT, idx TEXT, rankId INTEGER, "

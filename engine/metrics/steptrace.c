@@ -91,8 +91,6 @@
 #include "util/idmap.h"
 #include "util/vec.h"
 
-enum policy { P_TORCH_NPU, P_TORCH_NPU_TEXT, P_MSPROF_ANALYZE, P_MINDSPORE, N_POLICIES };
-static const char *const policy_names[N_POLICIES] = {"torch_npu", "torch_npu_text", "msprof_analyze", "mindspore"};
 
 /* The lanes, numbered as ENUM_OVERLAP_ANALYSIS_TYPE numbers them. */
 enum lane { L_COMPUTE, L_COMM, L_CNO, L_FREE, N_LANES };
@@ -103,8 +101,6 @@ static const char *const default_compute_exclude[] = {"*AicpuKernel", "*AivKerne
 static const char *const default_receive[] = {"hcom_receive*", NULL};
 static const char *const default_receive_mindspore[] = {"hcom_receive*", "hcom_*SendRecv__*", "hcom_send__*",
                                                         "*Receive-op*", "*Send-op*", NULL};
-
-enum stream_rule { SR_ALL, SR_ANY, SR_NONE };
 
 /* ---- a small open-addressing hash map: (a, b, c) -> v >= 0 ------------------------ */
 
@@ -367,7 +363,7 @@ static tb_status load_task_info(load *L, tb_error *err)
                         "SELECT globalTaskId, name FROM COMPUTE_TASK_INFO WHERE globalTaskId IS NOT NULL",
                         &L->compute, &L->compute_unnamed);
     int unused;
-    if (!rc && L->stream_rule != SR_NONE)
+    if (!rc && L->stream_rule != METRICS_STREAM_NONE)
         rc = idmap_load(L->m->db,
                         "SELECT globalTaskId, 1 FROM COMMUNICATION_TASK_INFO WHERE globalTaskId IS NOT NULL",
                         &L->commtask, &unused);
@@ -463,7 +459,7 @@ static tb_status load_tasks(load *L, tb_error *err)
         size_t k = 0;
         for (size_t j = 0; j < d->comp.n; j++) {
             const stream_count *c = &L->sc[d->cstream[j]];
-            int comm_only = L->stream_rule == SR_ALL ? c->comm == c->total : c->comm > 0;
+            int comm_only = L->stream_rule == METRICS_STREAM_ALL ? c->comm == c->total : c->comm > 0;
             if (!comm_only)
                 d->comp.v[k++] = d->comp.v[j];
         }
@@ -559,21 +555,11 @@ static tb_status load_all(load *L, const metric_ctx *m, int policy, int want_ste
     L->want_lanes = want_lanes;
     tb_status rc = TB_OK;
     class_rule *excl = NULL, *recv = NULL;
-    char *rule = metrics_option(m, "classes.comm_stream_rule");
-    L->stream_rule = SR_ALL;
-    if (rule && !strcmp(rule, "any"))
-        L->stream_rule = SR_ANY;
-    else if (rule && !strcmp(rule, "none"))
-        L->stream_rule = SR_NONE;
-    else if (rule && strcmp(rule, "all") != 0)
-        rc = tb_error_set(err, TB_ERR_USAGE,
-                          "metrics.classes.comm_stream_rule: unknown rule '%s'; expected one of: all, any, none", rule);
-    free(rule);
-    if (rc)
-        return rc;
-    if ((rc = class_rule_create(m, "classes.compute_exclude", default_compute_exclude, &excl, err)) ||
-        (rc = class_rule_create(m, "classes.receive",
-                                policy == P_MINDSPORE ? default_receive_mindspore : default_receive, &recv, err)) ||
+    L->stream_rule = m->opt->comm_stream_rule;
+    if ((rc = class_rule_create(&m->opt->compute_exclude, "classes.compute_exclude", default_compute_exclude, &excl,
+                                err)) ||
+        (rc = class_rule_create(&m->opt->receive, "classes.receive",
+                                policy == METRICS_MINDSPORE ? default_receive_mindspore : default_receive, &recv, err)) ||
         (rc = class_rule_ids(excl, m->db, &L->excl, err)) || (rc = class_rule_ids(recv, m->db, &L->recv, err)))
         goto done;
     if (want_steps && (rc = steps_load(m->db, 1, "step_trace_time", &L->st, err)))
@@ -777,7 +763,7 @@ static int step_from_ops(int policy, const dev *d, run rc, run rm, run rr, const
         }
     }
     o->preparing = have && o->has_fwk ? first - o->fwk : 0;
-    if (policy == P_MINDSPORE) {
+    if (policy == METRICS_MINDSPORE) {
         o->free = free_lane ? iv_clip_len(free_lane->v, free_lane->n, o->start, o->end) : 0;
         o->stage = (have ? last_e - first : 0) - o->bubble;
         o->cno_excl = o->cno - o->bubble;
@@ -814,7 +800,7 @@ static void step_from_lanes(int policy, const dev *d, const ivec *lv, const run 
     o->free = sum[L_FREE];
     o->bubble = dur_sum(&d->recv, rr);
     o->preparing = first_busy != INT64_MAX && o->has_fwk ? first_busy - o->fwk : 0;
-    if (policy == P_MSPROF_ANALYZE) {
+    if (policy == METRICS_MSPROF_ANALYZE) {
         o->stage = o->free + o->computing + o->cno - o->bubble;
         o->cno_excl = o->cno - o->bubble;
     } else {
@@ -844,7 +830,7 @@ static tb_status insert_row(sqlite3_stmt *ins, const dev *d, const strow *o, int
                          o->stage,     o->bubble, o->cno_excl,  o->preparing};
     for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
         sqlite3_bind_int64(ins, i++, v[k]);
-    sqlite3_bind_text(ins, i++, policy_names[policy], -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, i++, metrics_policy_names[policy], -1, SQLITE_STATIC);
     if (sqlite3_step(ins) != SQLITE_DONE)
         return tb_error_set(err, TB_ERR_DB, "step_trace_time: inserting: %s", sqlite3_errmsg(m->db));
     return TB_OK;
@@ -883,8 +869,8 @@ static tb_status device_rows(const load *L, const dev *d, sqlite3_stmt *ins, tb_
     srange *r = NULL;
     size_t *order = NULL;
     run *runs = NULL;
-    int by_lanes = policy == P_TORCH_NPU_TEXT || policy == P_MSPROF_ANALYZE;
-    int need_lanes = by_lanes ? !d->has_lanes : policy == P_MINDSPORE;
+    int by_lanes = policy == METRICS_TORCH_NPU_TEXT || policy == METRICS_MSPROF_ANALYZE;
+    int need_lanes = by_lanes ? !d->has_lanes : policy == METRICS_MINDSPORE;
     if (need_lanes && make_lanes(d, &own))
         goto oom;
     const ivec *lv = by_lanes && d->has_lanes ? d->lane : own.v;
@@ -901,7 +887,7 @@ static tb_status device_rows(const load *L, const dev *d, sqlite3_stmt *ins, tb_
         if (begin > end)
             begin = end = 0;
     }
-    size_t ns = policy == P_MSPROF_ANALYZE ? 0 : d->nsteps;
+    size_t ns = policy == METRICS_MSPROF_ANALYZE ? 0 : d->nsteps;
     if (ns == 0) {
         /* the whole profile as one step */
         strow o = {.start = begin, .end = end};
@@ -929,7 +915,7 @@ static tb_status device_rows(const load *L, const dev *d, sqlite3_stmt *ins, tb_
         steps_range(h, &d->span[k], &r[k].start, &r[k].end);
     }
     order_steps(order, ns, r);
-    int closed = policy == P_MINDSPORE;
+    int closed = policy == METRICS_MINDSPORE;
     run *rc_ = runs, *rm = runs + ns, *rr = runs + 2 * ns, *rl = runs + 3 * ns;
     claim(&d->comp, r, order, ns, closed, rc_);
     claim(&d->comm, r, order, ns, closed, rm);
@@ -978,33 +964,10 @@ static tb_status end_insert(const metric_ctx *m, const char *what, tb_status rc,
     return metrics_exec(m, what, "RELEASE tb_m_steptrace", err);
 }
 
-static tb_status read_policy(const metric_ctx *m, int *policy, tb_error *err)
-{
-    char *p = metrics_option(m, "step_trace.policy");
-    *policy = P_TORCH_NPU;
-    if (!p)
-        return TB_OK;
-    int found = 0;
-    for (int i = 0; i < N_POLICIES; i++)
-        if (!strcmp(p, policy_names[i])) {
-            *policy = i;
-            found = 1;
-        }
-    tb_status rc = found ? TB_OK
-                         : tb_error_set(err, TB_ERR_USAGE,
-                                        "metrics.step_trace.policy: unknown policy '%s'; expected one of: "
-                                        "torch_npu, torch_npu_text, msprof_analyze, mindspore", p);
-    free(p);
-    return rc;
-}
-
 static tb_status build_step_trace_time(const metric_ctx *m, tb_error *err)
 {
-    int policy;
-    tb_status rc = read_policy(m, &policy, err);
-    if (rc)
-        return rc;
-    rc = metrics_exec(m, "step_trace_time",
+    int policy = m->opt->policy;
+    tb_status rc = metrics_exec(m, "step_trace_time",
         "DROP TABLE IF EXISTS temp.step_trace_time;"
         "CREATE TEMP TABLE step_trace_time(rankId INTEGER, deviceId INTEGER, step INTEGER, "
         "  startNs INTEGER, endNs INTEGER, fwkStartNs INTEGER, computing INTEGER, "
@@ -1014,8 +977,8 @@ static tb_status build_step_trace_time(const metric_ctx *m, tb_error *err)
     if (rc)
         return rc;
     load L;
-    int by_lanes = policy == P_TORCH_NPU_TEXT || policy == P_MSPROF_ANALYZE;
-    if ((rc = load_all(&L, m, policy, policy != P_MSPROF_ANALYZE, by_lanes, err)))
+    int by_lanes = policy == METRICS_TORCH_NPU_TEXT || policy == METRICS_MSPROF_ANALYZE;
+    if ((rc = load_all(&L, m, policy, policy != METRICS_MSPROF_ANALYZE, by_lanes, err)))
         goto done;
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(m->db, "INSERT INTO temp.step_trace_time VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
@@ -1047,7 +1010,7 @@ static tb_status build_overlap_lanes(const metric_ctx *m, tb_error *err)
     load L;
     sqlite3_stmt *ins = NULL;
     lanes l = {0};
-    if ((rc = load_all(&L, m, P_TORCH_NPU, 0, 0, err)))
+    if ((rc = load_all(&L, m, METRICS_TORCH_NPU, 0, 0, err)))
         goto done;
     if (sqlite3_prepare_v2(m->db, "INSERT INTO temp.overlap_lanes VALUES (?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK) {
         rc = tb_error_set(err, TB_ERR_DB, "overlap_lanes: %s", sqlite3_errmsg(m->db));

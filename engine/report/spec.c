@@ -41,8 +41,11 @@
 
 #include <jansson.h>
 
+#include "metrics/classes.h"
+#include "metrics/options.h"
 #include "report/specnode.h"
 #include "tracebook/report.h"
+#include "util/str.h"
 
 #define MAX_SPEC_BYTES (64u << 20)
 #define MAX_USE_DEPTH 4
@@ -71,7 +74,6 @@ static const char *const chart_types[] = {"bar", "column", "line", "pie", NULL};
 static const char *const workbook_keys[] = {"file", NULL};
 static const char *const output_names[] = {"csv", "json", "xlsx", "console", NULL};
 static const char *const param_types[] = {"int", "real", "text", "bool", NULL};
-static const char *const policies[] = {"torch_npu", "torch_npu_text", "msprof_analyze", "mindspore", NULL};
 /* Column type suffixes (report.h tb_col_type): options and sort keys name the base column. */
 static const char *const type_suffixes[] = {":dur_ns", ":ts_ns", ":ratio_%", ":mem_B", NULL};
 
@@ -314,7 +316,8 @@ void tb_spec_free(tb_spec *spec)
         param_free(&spec->params[i]);
     free(spec->params);
     free(spec->step_trace_policy);
-    free(spec->metrics_json);
+    metrics_options_finish(spec->metrics);
+    free(spec->metrics);
     for (size_t i = 0; i < spec->n_reports; i++)
         report_free(&spec->reports[i]);
     free(spec->reports);
@@ -1228,87 +1231,122 @@ static tb_status parse_reports(loader *L, const specnode *n)
 
 /* ---- the rest of a tracebook spec ---------------------------------------------------- */
 
-/* Converts a metrics subtree to JSON. Returns new, or NULL with err set. */
-static json_t *to_json(loader *L, const specnode *n)
+/* A pattern option (metrics/classes.h): a string or a list of strings, each a valid pattern. */
+static tb_status parse_patterns(loader *L, const specnode *v, const char *path, metrics_patterns *p)
 {
-    json_t *j = NULL;
-    char d[64];
-    if (n->kind == SPECNODE_MAP) {
-        if (!(j = json_object()))
-            goto nomem;
-        for (size_t i = 0; i < n->n; i++) {
-            json_t *v = to_json(L, n->pairs[i].value);
-            if (!v || json_object_set_new(j, n->pairs[i].key, v) != 0) {
-                if (!v) {
-                    json_decref(j);
-                    return NULL;
-                }
-                goto nomem;
-            }
-        }
-        return j;
+    char d[64], why[128];
+    specnode *const *items = NULL;
+    size_t count = 0;
+    const specnode *one;
+    tb_status st = str_or_list(L, v, path, &items, &count, &one);
+    if (st)
+        return st;
+    if (!(p->v = calloc(count ? count : 1, sizeof *p->v)))
+        return nomem(L);
+    p->set = 1;
+    for (size_t i = 0; i < count; i++) {
+        const specnode *it = items[i];
+        /* a number as written is no pattern (is_text would take it) */
+        if (!is_text(it) || it->type != SPECNODE_STR)
+            return fail_node(L, it, "'%s' item %zu must be a string pattern, got %s", path, i + 1,
+                             describe(it, d, sizeof d));
+        if (class_pattern_check(it->text, why, sizeof why) != 0)
+            return fail_node(L, it, "'%s' has a bad regular expression '%.60s': %s", path, it->text, why);
+        if (!(p->v[p->n] = strdup(it->text)))
+            return nomem(L);
+        p->n++;
     }
-    if (n->kind == SPECNODE_SEQ) {
-        if (!(j = json_array()))
-            goto nomem;
-        for (size_t i = 0; i < n->n; i++) {
-            json_t *v = to_json(L, n->items[i]);
-            if (!v) {
-                json_decref(j);
-                return NULL;
-            }
-            if (json_array_append_new(j, v) != 0)
-                goto nomem;
-        }
-        return j;
-    }
-    switch (n->type) {
-    case SPECNODE_NULL: j = json_null(); break;
-    case SPECNODE_BOOL: j = json_boolean(n->i); break;
-    case SPECNODE_INT: j = json_integer(n->i); break;
-    case SPECNODE_REAL:
-        if (!isfinite(n->d)) {
-            fail_node(L, n, "'metrics' values must be finite numbers, got %s", describe(n, d, sizeof d));
-            return NULL;
-        }
-        j = json_real(n->d);
-        break;
-    case SPECNODE_STR: j = json_stringn(n->text, n->len); break;
-    }
-    if (j)
-        return j;
-nomem:
-    json_decref(j);
-    nomem(L);
-    return NULL;
+    return TB_OK;
 }
 
-static tb_status parse_metrics(loader *L, const specnode *n)
+/* One option's value into the struct (def->kind says how; a null keeps the default). */
+static tb_status parse_option(loader *L, const specnode *v, const char *path, const metrics_option_def *def);
+
+/*
+ * A mapping of metrics options checked against level (metrics/options.h):
+ * an unknown key is an error that suggests the closest known one.
+ */
+static tb_status parse_option_map(loader *L, const specnode *n, const char *path, const metrics_option_def *level)
 {
     tb_status st;
-    char d[64], list[128];
-    if ((st = need_map(L, n, "metrics")))
+    if ((st = need_map(L, n, path)))
         return st;
-    const specnode_pair *step = specnode_get(n, "step_trace");
-    if (step) {
-        if ((st = need_map(L, step->value, "metrics.step_trace")))
-            return st;
-        const specnode_pair *pol = specnode_get(step->value, "policy");
-        if (pol) {
-            const specnode *v = pol->value;
-            if (!is_text(v) || !in_list(v->text, policies))
-                return fail_node(L, v, "unknown step trace policy %s; expected one of: %s", describe(v, d, sizeof d),
-                                 join(policies, list, sizeof list));
-            if ((st = get_str(L, v, "policy", &L->spec->step_trace_policy)))
-                return st;
+    for (size_t i = 0; i < n->n; i++) {
+        const specnode_pair *pair = &n->pairs[i];
+        const metrics_option_def *def = level;
+        while (def->key && strcmp(def->key, pair->key) != 0)
+            def++;
+        if (!def->key) {
+            const char *names[16];
+            char list[400];
+            metrics_option_keys(level, names, sizeof names / sizeof names[0]);
+            const char *near = str_closest(pair->key, names);
+            return fail_key(L, pair, "unknown key '%.60s' in %s; %s%s%sexpected one of: %s", pair->key, path,
+                            near ? "did you mean '" : "", near ? near : "", near ? "'? " : "",
+                            join(names, list, sizeof list));
         }
+        char sub[160];
+        snprintf(sub, sizeof sub, "%s.%s", path, def->key);
+        if ((st = parse_option(L, pair->value, sub, def)))
+            return st;
     }
-    json_t *j = to_json(L, n);
-    if (!j)
-        return L->err->code;
-    L->spec->metrics_json = json_dumps(j, JSON_COMPACT);
-    json_decref(j);
-    return L->spec->metrics_json ? TB_OK : nomem(L);
+    return TB_OK;
+}
+
+static tb_status parse_option(loader *L, const specnode *v, const char *path, const metrics_option_def *def)
+{
+    char d[64], list[200];
+    if (def->kind == METRICS_OPT_SECTION)
+        return parse_option_map(L, v, path, def->sub);
+    if (v->kind == SPECNODE_SCALAR && v->type == SPECNODE_NULL)
+        return TB_OK;
+    void *at = (char *)L->spec->metrics + def->offset;
+    switch (def->kind) {
+    case METRICS_OPT_BOOL:
+        if (v->kind != SPECNODE_SCALAR || v->type != SPECNODE_BOOL)
+            return fail_node(L, v, "'%s' must be true or false, got %s", path, describe(v, d, sizeof d));
+        *(int *)at = (int)v->i;
+        return TB_OK;
+    case METRICS_OPT_NUMBER: {
+        int num = v->kind == SPECNODE_SCALAR && (v->type == SPECNODE_INT || v->type == SPECNODE_REAL);
+        double x = !num ? 0 : v->type == SPECNODE_INT ? (double)v->i : v->d;
+        if (!num || !isfinite(x) || x < 0)
+            return fail_node(L, v, "'%s' must be a number >= 0, got %s", path, describe(v, d, sizeof d));
+        *(double *)at = x;
+        return TB_OK;
+    }
+    case METRICS_OPT_CHOICE:
+        for (int i = 0; is_text(v) && def->values[i]; i++)
+            if (strcmp(v->text, def->values[i]) == 0) {
+                *(int *)at = i;
+                return TB_OK;
+            }
+        return fail_node(L, v, "'%s' must be one of: %s; got %s", path, join(def->values, list, sizeof list),
+                         describe(v, d, sizeof d));
+    case METRICS_OPT_PATTERNS:
+        return parse_patterns(L, v, path, at);
+    case METRICS_OPT_SECTION:
+        break;
+    }
+    return TB_OK;
+}
+
+/* The `metrics` section: every option checked and parsed into spec->metrics. */
+static tb_status parse_metrics(loader *L, const specnode *n)
+{
+    if (!(L->spec->metrics = malloc(sizeof *L->spec->metrics)))
+        return nomem(L);
+    metrics_options_init(L->spec->metrics);
+    tb_status st = parse_option_map(L, n, "metrics", metrics_option_table);
+    if (st)
+        return st;
+    /* the policy by name, for the run's metadata (written only when given) */
+    const specnode_pair *step = specnode_get(n, "step_trace");
+    const specnode_pair *pol = step ? specnode_get(step->value, "policy") : NULL;
+    if (pol && is_text(pol->value) &&
+        !(L->spec->step_trace_policy = strdup(metrics_policy_names[L->spec->metrics->policy])))
+        return nomem(L);
+    return TB_OK;
 }
 
 static tb_status parse_workbook(loader *L, const specnode *n)

@@ -315,6 +315,7 @@ static void class_options(void **state)
                 "1|NULL|200|150|50|400|0|150\n");
 }
 
+/* Bad class options stop the spec when it loads (test_spec.c has the positions). */
 static void class_option_errors(void **state)
 {
     (void)state;
@@ -322,16 +323,16 @@ static void class_option_errors(void **state)
     tb_error err;
     tb_status st = run_spec(&c, "tracebook: 1\nmetrics: {classes: {receive: [\"re:(\"]}}\n"
                                 "reports:\n  - id: r\n    sql: SELECT * FROM step_trace_time\n", &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_non_null(strstr(err.message, "metrics.classes.receive: bad regular expression 're:('"));
+    assert_int_equal(st, TB_ERR_PARSE);
+    assert_non_null(strstr(err.message, "'metrics.classes.receive' has a bad regular expression 're:('"));
     st = run_spec(&c, "tracebook: 1\nmetrics: {classes: {comm_stream_rule: some}}\n"
                       "reports:\n  - id: r\n    sql: SELECT * FROM step_trace_time\n", &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_non_null(strstr(err.message, "metrics.classes.comm_stream_rule: unknown rule 'some'"));
+    assert_int_equal(st, TB_ERR_PARSE);
+    assert_string_equal(err.message, "'metrics.classes.comm_stream_rule' must be one of: all, any, none; got 'some'");
     st = run_spec(&c, "tracebook: 1\nmetrics: {classes: {compute_exclude: [1]}}\n"
                       "reports:\n  - id: r\n    sql: SELECT * FROM overlap_lanes\n", &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_non_null(strstr(err.message, "metrics.classes.compute_exclude: item 1 is not a string pattern"));
+    assert_int_equal(st, TB_ERR_PARSE);
+    assert_string_equal(err.message, "'metrics.classes.compute_exclude' item 1 must be a string pattern, got '1'");
 }
 
 /* The lanes, as worked out at the top. */
