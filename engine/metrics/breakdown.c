@@ -44,6 +44,9 @@
 #include "metrics/interval.h"
 #include "metrics/classes.h"
 #include "metrics/metrics.h"
+#include "util/sort.h"
+#include "util/str.h"
+#include "util/vec.h"
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -150,11 +153,6 @@ static double round2(double x)
 
 enum { K_COMP, K_COMM, K_MEM, K_OTHER, K_SKIP };
 
-static int starts(const char *s, const char *p)
-{
-    return strncmp(s, p, strlen(p)) == 0;
-}
-
 /* Does needle occur in the first n bytes of s? */
 static int has(const char *s, size_t n, const char *needle)
 {
@@ -177,21 +175,22 @@ static int hta_kind(const class_over *ov, const char *name)
 {
     size_t line = strcspn(name, "\n");
     if (ov->comm ? class_rule_match(ov->comm, name)
-                 : starts(name, "nccl") || starts(name, "hip") || starts(name, "hccl") || has(name, line, "ncclKernel"))
+                 : str_starts(name, "nccl") || str_starts(name, "hip") || str_starts(name, "hccl") ||
+                       has(name, line, "ncclKernel"))
         return K_COMM;
     if (ov->mem ? class_rule_match(ov->mem, name)
-                : starts(name, "Memcpy") || starts(name, "hipMemcpy") || starts(name, "Memset") ||
-                      starts(name, "hipMemset") || starts(name, "dma"))
+                : str_starts(name, "Memcpy") || str_starts(name, "hipMemcpy") || str_starts(name, "Memset") ||
+                      str_starts(name, "hipMemset") || str_starts(name, "dma"))
         return K_MEM;
     static const char *const noncompute_prefix[] = {"nccl", "Stream Wait Event", "runFunction", "hip", "job_exe",
                                                     "packet", "pe_exe", "cpum_exe_subgraph", "hccl",
                                                     "collective_subgraph_execution"};
     for (size_t i = 0; i < sizeof noncompute_prefix / sizeof noncompute_prefix[0]; i++)
-        if (starts(name, noncompute_prefix[i]))
+        if (str_starts(name, noncompute_prefix[i]))
             return K_OTHER;
     if (has(name, line, "Memcpy") || has(name, line, "Memset") || has(name, line, "dma") || has(name, line, "Sync"))
         return K_OTHER;
-    if (starts(name, "cuda") && line >= 4 && has(name + 4, line - 4, "LaunchKernel"))
+    if (str_starts(name, "cuda") && line >= 4 && has(name + 4, line - 4, "LaunchKernel"))
         return K_OTHER;
     return K_COMP;
 }
@@ -297,16 +296,7 @@ typedef struct evvec {
 
 static int ev_push(evvec *x, const dev_ev *e)
 {
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 1024;
-        dev_ev *v = realloc(x->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        x->v = v;
-        x->cap = cap;
-    }
-    x->v[x->n++] = *e;
-    return 0;
+    return VEC_PUSH(x->v, x->n, x->cap, *e);
 }
 
 typedef int (*classify_fn)(const void *cx, const char *name, const char *task_type, const char *cls);
@@ -412,12 +402,6 @@ typedef struct hta_ctx {
     sqlite3_stmt *ins;   /* the table's INSERT */
 } hta_ctx;
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /*
  * Reads the ProfilerStep#N slices HTA sees (host ops and annotations in
  * PYTORCH_API, and complete slices in TB_EVENT such as the GPU copies of the
@@ -446,39 +430,22 @@ static tb_status hta_steps(hta_ctx *h, tb_error *err)
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t rank = sqlite3_column_int64(st, 0), ts, te;
         hta_time(h->o.round_us, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), &ts, &te);
-        if (!h->ncuts || h->cuts[h->ncuts - 1].rank != rank) {
-            if (h->ncuts == capcuts) {
-                capcuts = capcuts ? capcuts * 2 : 8;
-                step_cut *p = realloc(h->cuts, capcuts * sizeof *p);
-                if (!p)
-                    goto nomem;
-                h->cuts = p;
-            }
-            h->cuts[h->ncuts++] = (step_cut){rank, ts, te};
-        }
+        if ((!h->ncuts || h->cuts[h->ncuts - 1].rank != rank) &&
+            VEC_PUSH(h->cuts, h->ncuts, capcuts, ((step_cut){rank, ts, te})))
+            goto nomem;
         step_cut *c = &h->cuts[h->ncuts - 1];
         if (ts > c->last_start)
             c->last_start = ts;
         if (te > c->last_end)
             c->last_end = te;
-        if (nnames == capnames) {
-            capnames = capnames ? capnames * 2 : 64;
-            int64_t *p = realloc(names, capnames * sizeof *p);
-            if (!p)
-                goto nomem;
-            names = p;
-        }
-        names[nnames++] = sqlite3_column_int64(st, 3);
+        if (VEC_PUSH(names, nnames, capnames, sqlite3_column_int64(st, 3)))
+            goto nomem;
     }
     if (s != SQLITE_DONE) {
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
         goto done;
     }
-    if (nnames)
-        qsort(names, nnames, sizeof *names, cmp_i64);
-    for (size_t i = 0; i < nnames; i++)
-        if (i == 0 || names[i] != names[i - 1])
-            h->nsteps++;
+    h->nsteps += sort_unique_i64(names, nnames);
     goto done;
 nomem:
     rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);

@@ -152,15 +152,8 @@ tb_status class_rule_ids(const class_rule *r, sqlite3 *db, class_ids *out, tb_er
 
 int class_ids_has(const class_ids *s, int64_t id)
 {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->n && s->v[lo] == id;
+    size_t i = sort_bound_i64(s->v, s->n, sizeof *s->v, 0, id, 0);
+    return i < s->n && s->v[i] == id;
 }
 
 void class_ids_finish(class_ids *s)

@@ -39,6 +39,8 @@
 
 #include "metrics/metrics.h"
 #include "metrics/steps.h"
+#include "util/sort.h"
+#include "util/vec.h"
 
 /* The step trace fields, in msprof's column order. */
 #define FIELDS                                                                                   \
@@ -184,36 +186,20 @@ static void groups_finish(groups *g)
     memset(g, 0, sizeof *g);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Parses "0,1,2" (as TB_COMM_GROUP writes ranks) into a sorted, distinct list.
  * Returns 0, or -1 when the text is not a list of integers. */
 static int parse_ranks(const char *s, group *out)
 {
-    size_t cap = 8, n = 0;
-    int64_t *v = malloc(cap * sizeof *v);
-    if (!v)
-        return -1;
+    size_t cap = 0, n = 0;
+    int64_t *v = NULL;
     const char *p = s;
     while (*p) {
         while (*p == ' ')
             p++;
         char *end = NULL;
         long long x = strtoll(p, &end, 10);
-        if (end == p)
+        if (end == p || VEC_PUSH(v, n, cap, (int64_t)x))
             goto bad;
-        if (n == cap) {
-            int64_t *w = realloc(v, 2 * cap * sizeof *v);
-            if (!w)
-                goto bad;
-            v = w;
-            cap *= 2;
-        }
-        v[n++] = x;
         p = end;
         while (*p == ' ')
             p++;
@@ -224,13 +210,8 @@ static int parse_ranks(const char *s, group *out)
     }
     if (!n)
         goto bad;
-    qsort(v, n, sizeof *v, cmp_i64);
-    size_t k = 1;
-    for (size_t i = 1; i < n; i++)
-        if (v[i] != v[k - 1])
-            v[k++] = v[i];
     out->r = v;
-    out->n = k;
+    out->n = sort_unique_i64(v, n);
     return 0;
 bad:
     free(v);
@@ -245,7 +226,7 @@ static int same_group(const group *a, const group *b)
 static int cmp_group(const void *a, const void *b)
 {
     const group *x = a, *y = b;
-    return cmp_i64(&x->r[0], &y->r[0]);
+    return sort_cmp_i64(&x->r[0], &y->r[0]);
 }
 
 /* The p2p groups of communication_group.json, distinct, ordered by first rank. */
@@ -269,19 +250,12 @@ static tb_status read_p2p_groups(const metric_ctx *m, groups *g, tb_error *err)
             free(one.r);
             continue;
         }
-        if (g->n == cap) {
-            size_t nc = cap ? 2 * cap : 8;
-            group *w = realloc(g->v, nc * sizeof *w);
-            if (!w) {
-                free(one.r);
-                sqlite3_finalize(st);
-                groups_finish(g);
-                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            }
-            g->v = w;
-            cap = nc;
+        if (VEC_PUSH(g->v, g->n, cap, one)) {
+            free(one.r);
+            sqlite3_finalize(st);
+            groups_finish(g);
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         }
-        g->v[g->n++] = one;
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -310,7 +284,7 @@ static tb_status read_p2p_groups(const metric_ctx *m, groups *g, tb_error *err)
 static long group_of(const groups *g, int64_t rank)
 {
     for (size_t i = 0; i < g->n; i++)
-        if (bsearch(&rank, g->v[i].r, g->v[i].n, sizeof rank, cmp_i64))
+        if (bsearch(&rank, g->v[i].r, g->v[i].n, sizeof rank, sort_cmp_i64))
             return (long)i;
     return -1;
 }
@@ -341,16 +315,7 @@ typedef struct ranklist {
 
 static int ranklist_add(ranklist *l, int64_t x)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? 2 * l->cap : 16;
-        int64_t *w = realloc(l->r, nc * sizeof *w);
-        if (!w)
-            return -1;
-        l->r = w;
-        l->cap = nc;
-    }
-    l->r[l->n++] = x;
-    return 0;
+    return VEC_PUSH(l->r, l->n, l->cap, x);
 }
 
 /* Inserts (step, rank, stage idx, stage order) for one step into tb_m_cluster_stage. */

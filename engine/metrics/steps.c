@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "metrics/steps.h"
+#include "util/sort.h"
 #include "util/vec.h"
 
 static tb_status db_fail(sqlite3 *db, const char *what, const char *table, tb_error *err)
@@ -43,39 +44,15 @@ void steps_finish(steps *s)
 
 void steps_of_rank(const steps *s, int64_t rank, size_t *off, size_t *n)
 {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].rank < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t end = lo;
-    hi = s->n;
-    while (end < hi) {
-        size_t mid = end + (hi - end) / 2;
-        if (s->v[mid].rank <= rank)
-            end = mid + 1;
-        else
-            hi = mid;
-    }
-    *off = lo;
-    *n = end - lo;
+    const size_t at = offsetof(steps_step, rank);
+    *off = sort_bound_i64(s->v, s->n, sizeof *s->v, at, rank, 0);
+    *n = sort_bound_i64(s->v, s->n, sizeof *s->v, at, rank, 1) - *off;
 }
 
 /* The last of the n steps at off that started at or before t, as an index past it (0: none). */
 static size_t last_started(const steps *s, size_t off, size_t n, int64_t t)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[off + mid].start <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return sort_bound_i64(s->v + off, n, sizeof *s->v, offsetof(steps_step, start), t, 1);
 }
 
 long steps_started(const steps *s, int64_t rank, int64_t t)
@@ -105,15 +82,8 @@ long steps_at(const steps *s, int64_t rank, int64_t t)
 /* The rank's entry of s->ranks, or NULL. */
 static steps_rank *rank_entry(const steps *s, int64_t rank)
 {
-    size_t lo = 0, hi = s->nranks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->ranks[mid].rank < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->nranks && s->ranks[lo].rank == rank ? &s->ranks[lo] : NULL;
+    size_t i = sort_bound_i64(s->ranks, s->nranks, sizeof *s->ranks, offsetof(steps_rank, rank), rank, 0);
+    return i < s->nranks && s->ranks[i].rank == rank ? &s->ranks[i] : NULL;
 }
 
 const idmap *steps_launches(const steps *s, int64_t rank)
@@ -184,17 +154,9 @@ static tb_status load_launches(sqlite3 *db, const char *what, steps *s, tb_error
             "WHERE connectionId IS NOT NULL AND startNs IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, what, "CANN_API", err);
     int rc;
-    int64_t last_rank = 0;
-    steps_rank *r = NULL;
-    int looked = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0);
-        if (!looked || rank != last_rank) {
-            /* calls come in runs of one rank: look the rank up once a run */
-            r = rank_entry(s, rank);
-            last_rank = rank;
-            looked = 1;
-        }
+        /* a binary search over the ranks: a step or two for a few ranks */
+        steps_rank *r = rank_entry(s, sqlite3_column_int64(st, 0));
         if (r && idmap_add(&r->launch, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2))) {
             sqlite3_finalize(st);
             return nomem(what, err);
@@ -236,17 +198,8 @@ static tb_status spans_of(const steps *s, sqlite3 *db, const char *what, const c
     if (!ok)
         return sql ? db_fail(db, what, table, err) : nomem(what, err);
     int rc;
-    int64_t last_rank = 0;
-    const idmap *l = NULL;
-    int looked = 0;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0);
-        if (!looked || rank != last_rank) {
-            l = steps_launches(s, rank);
-            last_rank = rank;
-            looked = 1;
-        }
-        int64_t k = steps_launched(l, sqlite3_column_int64(st, 1));
+        int64_t k = steps_launched(steps_launches(s, sqlite3_column_int64(st, 0)), sqlite3_column_int64(st, 1));
         if (k >= 0)
             steps_span_add(&span[k], sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
     }

@@ -78,6 +78,7 @@
  * the op counts once, in the first step by START (then id).
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,6 +90,7 @@
 #include "metrics/steps.h"
 #include "util/hash.h"
 #include "util/idmap.h"
+#include "util/sort.h"
 #include "util/vec.h"
 
 
@@ -301,14 +303,8 @@ static dev *get_dev(load *L, int64_t rank, int64_t device)
         L->last_dev = (size_t)k;
         return &L->d[k];
     }
-    if (L->nd == L->capd) {
-        size_t cap = L->capd ? L->capd * 2 : 8;
-        dev *v = realloc(L->d, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        L->d = v;
-        L->capd = cap;
-    }
+    if (vec_reserve(&L->d, &L->capd, L->nd + 1, sizeof *L->d))
+        return NULL;
     dev *d = &L->d[L->nd];
     memset(d, 0, sizeof *d);
     d->rank = rank;
@@ -406,16 +402,8 @@ static tb_status load_tasks(load *L, tb_error *err)
             int64_t stream = sqlite3_column_int64(st, 6);
             int64_t k = hmap_get(&L->streams, rank, device, stream);
             if (k < 0) {
-                if (L->nsc == L->capsc) {
-                    size_t cap = L->capsc ? L->capsc * 2 : 64;
-                    stream_count *v = realloc(L->sc, cap * sizeof *v);
-                    if (!v)
-                        goto oom;
-                    L->sc = v;
-                    L->capsc = cap;
-                }
-                k = hmap_put(&L->streams, rank, device, stream, (int64_t)L->nsc);
-                if (k < 0)
+                if (vec_reserve(&L->sc, &L->capsc, L->nsc + 1, sizeof *L->sc) ||
+                    (k = hmap_put(&L->streams, rank, device, stream, (int64_t)L->nsc)) < 0)
                     goto oom;
                 L->sc[L->nsc++] = (stream_count){0, 0};
             }
@@ -559,7 +547,8 @@ static tb_status load_all(load *L, const metric_ctx *m, int policy, int want_ste
     if ((rc = class_rule_create(&m->opt->compute_exclude, "classes.compute_exclude", default_compute_exclude, &excl,
                                 err)) ||
         (rc = class_rule_create(&m->opt->receive, "classes.receive",
-                                policy == METRICS_MINDSPORE ? default_receive_mindspore : default_receive, &recv, err)) ||
+                                policy == METRICS_MINDSPORE ? default_receive_mindspore : default_receive, &recv,
+                                err)) ||
         (rc = class_rule_ids(excl, m->db, &L->excl, err)) || (rc = class_rule_ids(recv, m->db, &L->recv, err)))
         goto done;
     if (want_steps && (rc = steps_load(m->db, 1, "step_trace_time", &L->st, err)))
@@ -663,15 +652,7 @@ typedef struct srange {
 /* Index of the first interval of v (sorted by start) with start >= t (> t when after). */
 static size_t first_from(const ivec *v, int64_t t, int after)
 {
-    size_t lo = 0, hi = v->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (after ? v->v[mid].s <= t : v->v[mid].s < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return sort_bound_i64(v->v, v->n, sizeof *v->v, offsetof(iv, s), t, after);
 }
 
 /* A run [lo, hi) of a sorted array. */

@@ -245,12 +245,9 @@ static int is_report_id(const char *s)
 /* The type suffix that name ends with (":dur_ns", ...), or NULL. */
 static const char *type_suffix(const char *name)
 {
-    size_t n = strlen(name);
-    for (size_t i = 0; type_suffixes[i]; i++) {
-        size_t k = strlen(type_suffixes[i]);
-        if (n > k && strcmp(name + n - k, type_suffixes[i]) == 0)
+    for (size_t i = 0; type_suffixes[i]; i++)
+        if (strlen(name) > strlen(type_suffixes[i]) && str_ends(name, type_suffixes[i]))
             return type_suffixes[i];
-    }
     return NULL;
 }
 
@@ -693,17 +690,6 @@ static tb_status parse_columns(loader *L, const specnode *n, tb_spec_report *r)
     return TB_OK;
 }
 
-static int same_ci(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++) {
-        char x = (*a >= 'A' && *a <= 'Z') ? (char)(*a - 'A' + 'a') : *a;
-        char y = (*b >= 'A' && *b <= 'Z') ? (char)(*b - 'A' + 'a') : *b;
-        if (x != y)
-            return 0;
-    }
-    return *a == *b;
-}
-
 /* Checks Excel's sheet name rules; n is the name's node. */
 static tb_status check_sheet(loader *L, const specnode *n)
 {
@@ -721,7 +707,7 @@ static tb_status check_sheet(loader *L, const specnode *n)
         return fail_node(L, n, "sheet name '%.60s' is longer than Excel's 31 characters", s);
     if (s[0] == '\'' || s[strlen(s) - 1] == '\'')
         return fail_node(L, n, "sheet name '%.60s' must not start or end with an apostrophe", s);
-    if (same_ci(s, "History"))
+    if (str_eq_ci(s, "History"))
         return fail_node(L, n, "sheet name '%s' is reserved by Excel", s);
     return TB_OK;
 }
@@ -882,7 +868,7 @@ static tb_status read_sql_file(loader *L, const specnode *v, tb_spec_report *r)
     char *rel = NULL;
     if ((st = get_nonempty(L, v, "sql_file", &rel)))
         return st;
-    if (strncmp(L->file, "builtin:", 8) == 0) {
+    if (str_starts(L->file, "builtin:")) {
         free(rel);
         return fail_node(L, v, "'sql_file' is not available in built-in reports");
     }
@@ -1218,7 +1204,7 @@ static tb_status parse_reports(loader *L, const specnode *n)
                 return fail_pos(L, L->aux[i].id_line, L->aux[i].id_col, "duplicate report id '%s' (first at line %ld)",
                                 spec->reports[i].id, L->aux[j].id_line);
             const char *a = spec->reports[i].xlsx_sheet, *b = spec->reports[j].xlsx_sheet;
-            if (a && b && same_ci(a, b)) {
+            if (a && b && str_eq_ci(a, b)) {
                 long line = L->aux[i].sheet_line ? L->aux[i].sheet_line : spec->reports[i].pos.line;
                 long col = L->aux[i].sheet_line ? L->aux[i].sheet_col : spec->reports[i].pos.column;
                 long first = L->aux[j].sheet_line ? L->aux[j].sheet_line : spec->reports[j].pos.line;

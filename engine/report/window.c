@@ -33,12 +33,14 @@
  * copied from the input) are not filtered.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "metrics/steps.h"
 #include "report/window.h"
+#include "util/sort.h"
 #include "util/vec.h"
 
 typedef struct buf {
@@ -388,15 +390,8 @@ static tb_status read_ranks(sqlite3 *db, window_info *info, tb_error *err)
 /* The window of rank (info->ranks is ordered by rank), or NULL when the rank is not in it. */
 static const window_rank *rank_window(const window_info *info, int64_t rank)
 {
-    size_t lo = 0, hi = info->n_ranks;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (info->ranks[mid].rank < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < info->n_ranks && info->ranks[lo].rank == rank ? &info->ranks[lo] : NULL;
+    size_t i = sort_bound_i64(info->ranks, info->n_ranks, sizeof *info->ranks, offsetof(window_rank, rank), rank, 0);
+    return i < info->n_ranks && info->ranks[i].rank == rank ? &info->ranks[i] : NULL;
 }
 
 /*
@@ -428,22 +423,14 @@ static tb_status members(sqlite3 *db, const tb_window *w, const steps *s, const 
         goto done;
     }
     int step;
-    int64_t last_rank = 0;
-    int looked = 0;
-    const window_rank *wr = NULL;
-    const idmap *launch = NULL;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t rank = sqlite3_column_int64(st, 1);
-        if (!looked || rank != last_rank) {
-            wr = rank_window(info, rank);
-            launch = steps_launches(s, rank);
-            last_rank = rank;
-            looked = 1;
-        }
+        const window_rank *wr = rank_window(info, rank);
         if (!wr)
             continue;
-        int64_t k = sqlite3_column_type(st, 2) == SQLITE_NULL ? IDMAP_ABSENT
-                                                              : steps_launched(launch, sqlite3_column_int64(st, 2));
+        int64_t k = sqlite3_column_type(st, 2) == SQLITE_NULL
+                        ? IDMAP_ABSENT
+                        : steps_launched(steps_launches(s, rank), sqlite3_column_int64(st, 2));
         int64_t t = sqlite3_column_int64(st, 3);
         int in = k >= 0 ? s->v[k].id >= first && s->v[k].id <= last : t >= wr->start_ns && t < wr->end_ns;
         if (!in)

@@ -6,12 +6,6 @@
 #include <string.h>
 
 #include "util/idmap.h"
-#include "util/vec.h"
-
-int idmap_add(idmap *m, int64_t k, int64_t v)
-{
-    return VEC_PUSH(m->p, m->n, m->cap, ((idmap_pair){k, v}));
-}
 
 static int cmp_pair(const void *a, const void *b)
 {

@@ -15,6 +15,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/sort.h"
+#include "util/vec.h"
+
 /* What idmap_get returns for an id that is not in the map (never a stored value). */
 #define IDMAP_ABSENT INT64_MIN
 
@@ -33,8 +36,12 @@ typedef struct idmap {
 
 #define IDMAP_INIT {0, NULL, 0, NULL, 0, 0}
 
-/* Adds (k, v) before idmap_build; v must not be IDMAP_ABSENT. 0, or -1 when out of memory. */
-int idmap_add(idmap *m, int64_t k, int64_t v);
+/* Adds (k, v) before idmap_build; v must not be IDMAP_ABSENT. 0, or -1 when out of memory.
+ * Inline: a map is filled from a million-row scan. */
+static inline int idmap_add(idmap *m, int64_t k, int64_t v)
+{
+    return VEC_PUSH(m->p, m->n, m->cap, ((idmap_pair){k, v}));
+}
 
 /* Makes the pairs added a map; of the values added for one id the least is kept. */
 void idmap_build(idmap *m);
@@ -47,15 +54,8 @@ static inline int64_t idmap_get(const idmap *m, int64_t k)
             return IDMAP_ABSENT;
         return m->dense[k - m->base];
     }
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->p[mid].k < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < m->n && m->p[lo].k == k ? m->p[lo].v : IDMAP_ABSENT;
+    size_t i = sort_bound_i64(m->p, m->n, sizeof *m->p, offsetof(idmap_pair, k), k, 0);
+    return i < m->n && m->p[i].k == k ? m->p[i].v : IDMAP_ABSENT;
 }
 
 /* 1 when the map holds no id. */

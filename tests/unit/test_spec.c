@@ -718,7 +718,8 @@ static void test_metrics_options(void **state)
                          "  cluster: {rank_source: TB_STEP_TRACE_TIME}\n"
                          "  exposed: {linked_only: false}\n"
                          "  hta: {kernel_wait_us: 12.5, round_us: false, classes: {memory: [dma*]}}\n"
-                         "  classes: {comm_stream_rule: none, compute_exclude: [], receive: [\"hcom_receive*\", \"re:^recv\"]}\n"
+                         "  classes: {comm_stream_rule: none, compute_exclude: [],\n"
+                         "            receive: [\"hcom_receive*\", \"re:^recv\"]}\n"
                          "  step_trace: {policy: msprof_analyze}\n");
     assert_int_equal(1, metrics_options_equal(s->metrics, t->metrics));
     assert_int_equal(0, metrics_options_equal(s->metrics, NULL));
@@ -729,35 +730,43 @@ static void test_metrics_options(void **state)
 static void test_error_metrics_options(void **state)
 {
     (void)state;
-    expect_error("m1.yaml", "tracebook: 1\nmetrics:\n  hta:\n    rond_us: false\n", TB_ERR_PARSE, 4, 5,
-                 "unknown key 'rond_us' in metrics.hta; did you mean 'round_us'? expected one of: round_us, "
-                 "drop_last_step, linked_only, kernel_wait_us, classes");
-    expect_error("m2.yaml", "tracebook: 1\nmetrics: {stepp_trace: {policy: torch_npu}}\n", TB_ERR_PARSE, 2, 11,
-                 "unknown key 'stepp_trace' in metrics; did you mean 'step_trace'? expected one of: step_trace, "
-                 "classes, hta, exposed, cluster");
-    expect_error("m3.yaml", "tracebook: 1\nmetrics: {x: .nan}\n", TB_ERR_PARSE, 2, 11,
-                 "unknown key 'x' in metrics; expected one of: step_trace, classes, hta, exposed, cluster");
-    expect_error("m4.yaml", "tracebook: 1\nmetrics: {hta: {round_us: yes}}\n", TB_ERR_PARSE, 2, 27,
-                 "'metrics.hta.round_us' must be true or false, got 'yes'");
-    expect_error("m5.yaml", "tracebook: 1\nmetrics:\n  hta: {kernel_wait_us: -1}\n", TB_ERR_PARSE, 3, 25,
-                 "'metrics.hta.kernel_wait_us' must be a number >= 0, got '-1'");
-    expect_error("m6.yaml", "tracebook: 1\nmetrics: {hta: {kernel_wait_us: .inf}}\n", TB_ERR_PARSE, 2, 33,
-                 "'metrics.hta.kernel_wait_us' must be a number >= 0, got '.inf'");
-    expect_error("m7.yaml", "tracebook: 1\nmetrics: {classes: {comm_stream_rule: some}}\n", TB_ERR_PARSE, 2, 39,
-                 "'metrics.classes.comm_stream_rule' must be one of: all, any, none; got 'some'");
-    expect_error("m8.yaml", "tracebook: 1\nmetrics:\n  classes:\n    receive: [\"a*\", \"re:(\"]\n", TB_ERR_PARSE,
-                 4, 21, "'metrics.classes.receive' has a bad regular expression 're:(': Unmatched ( or \\(");
-    expect_error("m9.yaml", "tracebook: 1\nmetrics: {classes: {compute_exclude: [\"a*\", {a: b}]}}\n", TB_ERR_PARSE, 2, 45,
-                 "'metrics.classes.compute_exclude' item 2 must be a string pattern, got a mapping");
-    expect_error("m10.yaml", "tracebook: 1\nmetrics: {exposed: {classes: {memory: {a: 1}}}}\n", TB_ERR_PARSE, 2,
-                 39, "'metrics.exposed.classes.memory' must be a string or a list of strings, got a mapping");
-    expect_error("m11.yaml", "tracebook: 1\nmetrics: {hta: {classes: {compute: gemm}}}\n", TB_ERR_PARSE, 2, 27,
-                 "unknown key 'compute' in metrics.hta.classes; expected one of: communication, memory");
-    expect_error("m12.yaml", "tracebook: 1\nmetrics: {cluster: {rank_source: timeline}}\n", TB_ERR_PARSE, 2, 34,
-                 "'metrics.cluster.rank_source' must be one of: auto, step_trace_time, TB_STEP_TRACE_TIME, "
-                 "TB_CLUSTER_STEP_TRACE_TIME; got 'timeline'");
-    expect_error("m13.yaml", "tracebook: 1\nmetrics: [hta]\n", TB_ERR_PARSE, 2, 10,
-                 "'metrics' must be a mapping, got a list");
+    static const struct {
+        const char *name, *text;
+        long line, col;
+        const char *msg;
+    } bad[] = {
+        {"m1.yaml", "tracebook: 1\nmetrics:\n  hta:\n    rond_us: false\n", 4, 5,
+         "unknown key 'rond_us' in metrics.hta; did you mean 'round_us'? expected one of: round_us, "
+         "drop_last_step, linked_only, kernel_wait_us, classes"},
+        {"m2.yaml", "tracebook: 1\nmetrics: {stepp_trace: {policy: torch_npu}}\n", 2, 11,
+         "unknown key 'stepp_trace' in metrics; did you mean 'step_trace'? expected one of: step_trace, "
+         "classes, hta, exposed, cluster"},
+        {"m3.yaml", "tracebook: 1\nmetrics: {x: .nan}\n", 2, 11,
+         "unknown key 'x' in metrics; expected one of: step_trace, classes, hta, exposed, cluster"},
+        {"m4.yaml", "tracebook: 1\nmetrics: {hta: {round_us: yes}}\n", 2, 27,
+         "'metrics.hta.round_us' must be true or false, got 'yes'"},
+        {"m5.yaml", "tracebook: 1\nmetrics:\n  hta: {kernel_wait_us: -1}\n", 3, 25,
+         "'metrics.hta.kernel_wait_us' must be a number >= 0, got '-1'"},
+        {"m6.yaml", "tracebook: 1\nmetrics: {hta: {kernel_wait_us: .inf}}\n", 2, 33,
+         "'metrics.hta.kernel_wait_us' must be a number >= 0, got '.inf'"},
+        {"m7.yaml", "tracebook: 1\nmetrics: {classes: {comm_stream_rule: some}}\n", 2, 39,
+         "'metrics.classes.comm_stream_rule' must be one of: all, any, none; got 'some'"},
+        {"m8.yaml", "tracebook: 1\nmetrics:\n  classes:\n    receive: [\"a*\", \"re:(\"]\n", 4, 21,
+         "'metrics.classes.receive' has a bad regular expression 're:(': Unmatched ( or \\("},
+        {"m9.yaml", "tracebook: 1\nmetrics: {classes: {compute_exclude: [\"a*\", {a: b}]}}\n", 2, 45,
+         "'metrics.classes.compute_exclude' item 2 must be a string pattern, got a mapping"},
+        {"m10.yaml", "tracebook: 1\nmetrics: {exposed: {classes: {memory: {a: 1}}}}\n", 2, 39,
+         "'metrics.exposed.classes.memory' must be a string or a list of strings, got a mapping"},
+        {"m11.yaml", "tracebook: 1\nmetrics: {hta: {classes: {compute: gemm}}}\n", 2, 27,
+         "unknown key 'compute' in metrics.hta.classes; expected one of: communication, memory"},
+        {"m12.yaml", "tracebook: 1\nmetrics: {cluster: {rank_source: timeline}}\n", 2, 34,
+         "'metrics.cluster.rank_source' must be one of: auto, step_trace_time, TB_STEP_TRACE_TIME, "
+         "TB_CLUSTER_STEP_TRACE_TIME; got 'timeline'"},
+        {"m13.yaml", "tracebook: 1\nmetrics: [hta]\n", 2, 10,
+         "'metrics' must be a mapping, got a list"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_error(bad[i].name, bad[i].text, TB_ERR_PARSE, bad[i].line, bad[i].col, bad[i].msg);
 }
 
 /* sql_file relative to the spec's directory, from tb_spec_load_mem's name too. */
