@@ -91,11 +91,12 @@ typedef struct hta_opts {
 
 static tb_status hta_options(const metric_ctx *m, hta_opts *o, tb_error *err)
 {
-    o->round_us = m->opt->hta.round_us;
-    o->drop_last = m->opt->hta.drop_last_step;
-    o->linked_only = m->opt->hta.linked_only;
-    o->kernel_wait_us = m->opt->hta.kernel_wait_us;
-    return class_overrides("hta", &m->opt->hta.communication, &m->opt->hta.memory, &o->over, err);
+    const metrics_options *opt = metrics_opts(m);
+    o->round_us = opt->hta.round_us;
+    o->drop_last = opt->hta.drop_last_step;
+    o->linked_only = opt->hta.linked_only;
+    o->kernel_wait_us = opt->hta.kernel_wait_us;
+    return class_overrides("hta", &opt->hta.communication, &opt->hta.memory, &o->over, err);
 }
 
 /* ---- HTA's float microseconds --------------------------------------------- */
@@ -930,9 +931,10 @@ done:
 static tb_status build_exposed(const metric_ctx *m, tb_error *err)
 {
     static const char what[] = "exposed_time";
-    tl_ctx t = {.m = m, .linked_only = m->opt->exposed.linked_only};
+    const metrics_options *opt = metrics_opts(m);
+    tl_ctx t = {.m = m, .linked_only = opt->exposed.linked_only};
     class_over over = {0};
-    tb_status rc = class_overrides("exposed", &m->opt->exposed.communication, &m->opt->exposed.memory, &over, err);
+    tb_status rc = class_overrides("exposed", &opt->exposed.communication, &opt->exposed.memory, &over, err);
     if (rc)
         goto done;
     rc = metrics_exec(m, what,

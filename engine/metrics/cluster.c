@@ -137,7 +137,7 @@ static tb_status rank_rows_from(const metric_ctx *m, enum rank_source s, int *ro
 
 static tb_status rank_rows(const metric_ctx *m, tb_error *err)
 {
-    enum rank_source want = (enum rank_source)m->opt->rank_source;
+    enum rank_source want = (enum rank_source)metrics_opts(m)->rank_source;
     tb_status rc = metrics_exec(m, "cluster_step_trace_time",
                                 "DROP TABLE IF EXISTS temp.tb_m_cluster_rank;"
                                 "CREATE TEMP TABLE tb_m_cluster_rank (step TEXT, idx TEXT, rankId INTEGER, "

@@ -27,7 +27,7 @@
 
 typedef struct metric_ctx {
     sqlite3 *db;               /* the run's connection (borrowed) */
-    const metrics_options *opt; /* the spec's options, or the defaults (borrowed; never NULL) */
+    const metrics_options *opt; /* the spec's options (borrowed), or NULL for the defaults: read through metrics_opts */
     void (*note)(void *ctx, const char *msg); /* may be NULL */
     void *ctx;
 } metric_ctx;
@@ -53,6 +53,12 @@ const metric_table *metrics_find(const char *name);
 
 /* Calls fn for every computed table, in a fixed order. */
 void metrics_each(void (*fn)(void *ctx, const metric_table *t), void *ctx);
+
+/* The options a build uses: m's, or the defaults when it has none (borrowed). */
+static inline const metrics_options *metrics_opts(const metric_ctx *m)
+{
+    return m->opt ? m->opt : metrics_options_default();
+}
 
 /* Runs sql (several statements) on m->db; SQLite errors become TB_ERR_DB naming what. */
 tb_status metrics_exec(const metric_ctx *m, const char *what, const char *sql, tb_error *err);

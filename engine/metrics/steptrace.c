@@ -543,10 +543,11 @@ static tb_status load_all(load *L, const metric_ctx *m, int policy, int want_ste
     L->want_lanes = want_lanes;
     tb_status rc = TB_OK;
     class_rule *excl = NULL, *recv = NULL;
-    L->stream_rule = m->opt->comm_stream_rule;
-    if ((rc = class_rule_create(&m->opt->compute_exclude, "classes.compute_exclude", default_compute_exclude, &excl,
+    const metrics_options *opt = metrics_opts(m);
+    L->stream_rule = opt->comm_stream_rule;
+    if ((rc = class_rule_create(&opt->compute_exclude, "classes.compute_exclude", default_compute_exclude, &excl,
                                 err)) ||
-        (rc = class_rule_create(&m->opt->receive, "classes.receive",
+        (rc = class_rule_create(&opt->receive, "classes.receive",
                                 policy == METRICS_MINDSPORE ? default_receive_mindspore : default_receive, &recv,
                                 err)) ||
         (rc = class_rule_ids(excl, m->db, &L->excl, err)) || (rc = class_rule_ids(recv, m->db, &L->recv, err)))
@@ -947,7 +948,7 @@ static tb_status end_insert(const metric_ctx *m, const char *what, tb_status rc,
 
 static tb_status build_step_trace_time(const metric_ctx *m, tb_error *err)
 {
-    int policy = m->opt->policy;
+    int policy = metrics_opts(m)->policy;
     tb_status rc = metrics_exec(m, "step_trace_time",
         "DROP TABLE IF EXISTS temp.step_trace_time;"
         "CREATE TEMP TABLE step_trace_time(rankId INTEGER, deviceId INTEGER, step INTEGER, "

@@ -732,10 +732,7 @@ static tb_status build_metric(runner *r, const metric_table *t, const metrics_op
         if (rc)
             return rc;
     }
-    metric_ctx m = {.db = r->db,
-                    .opt = options ? options : metrics_options_default(),
-                    .note = r->opt->note,
-                    .ctx = r->opt->ctx};
+    metric_ctx m = {.db = r->db, .opt = options, .note = r->opt->note, .ctx = r->opt->ctx};
     r->trusted = 1;
     tb_status rc = t->build(&m, err);
     r->trusted = 0;

@@ -313,6 +313,7 @@ void tb_spec_free(tb_spec *spec)
         param_free(&spec->params[i]);
     free(spec->params);
     free(spec->step_trace_policy);
+    free(spec->metrics_json);
     metrics_options_finish(spec->metrics);
     free(spec->metrics);
     for (size_t i = 0; i < spec->n_reports; i++)
@@ -1317,6 +1318,61 @@ static tb_status parse_option(loader *L, const specnode *v, const char *path, co
     return TB_OK;
 }
 
+/* Converts a metrics subtree to JSON (for display: tb_spec.metrics_json). Returns new, or NULL with err set. */
+static json_t *to_json(loader *L, const specnode *n)
+{
+    json_t *j = NULL;
+    char d[64];
+    if (n->kind == SPECNODE_MAP) {
+        if (!(j = json_object()))
+            goto nomem;
+        for (size_t i = 0; i < n->n; i++) {
+            json_t *v = to_json(L, n->pairs[i].value);
+            if (!v || json_object_set_new(j, n->pairs[i].key, v) != 0) {
+                if (!v) {
+                    json_decref(j);
+                    return NULL;
+                }
+                goto nomem;
+            }
+        }
+        return j;
+    }
+    if (n->kind == SPECNODE_SEQ) {
+        if (!(j = json_array()))
+            goto nomem;
+        for (size_t i = 0; i < n->n; i++) {
+            json_t *v = to_json(L, n->items[i]);
+            if (!v) {
+                json_decref(j);
+                return NULL;
+            }
+            if (json_array_append_new(j, v) != 0)
+                goto nomem;
+        }
+        return j;
+    }
+    switch (n->type) {
+    case SPECNODE_NULL: j = json_null(); break;
+    case SPECNODE_BOOL: j = json_boolean(n->i); break;
+    case SPECNODE_INT: j = json_integer(n->i); break;
+    case SPECNODE_REAL:
+        if (!isfinite(n->d)) {
+            fail_node(L, n, "'metrics' values must be finite numbers, got %s", describe(n, d, sizeof d));
+            return NULL;
+        }
+        j = json_real(n->d);
+        break;
+    case SPECNODE_STR: j = json_stringn(n->text, n->len); break;
+    }
+    if (j)
+        return j;
+nomem:
+    json_decref(j);
+    nomem(L);
+    return NULL;
+}
+
 /* The `metrics` section: every option checked and parsed into spec->metrics. */
 static tb_status parse_metrics(loader *L, const specnode *n)
 {
@@ -1332,7 +1388,13 @@ static tb_status parse_metrics(loader *L, const specnode *n)
     if (pol && is_text(pol->value) &&
         !(L->spec->step_trace_policy = strdup(metrics_policy_names[L->spec->metrics->policy])))
         return nomem(L);
-    return TB_OK;
+    /* the section as written, for the run's metadata */
+    json_t *j = to_json(L, n);
+    if (!j)
+        return L->err->code;
+    L->spec->metrics_json = json_dumps(j, JSON_COMPACT);
+    json_decref(j);
+    return L->spec->metrics_json ? TB_OK : nomem(L);
 }
 
 static tb_status parse_workbook(loader *L, const specnode *n)

@@ -257,6 +257,7 @@ static void check_full(const tb_spec *s, const char *spec_path)
     assert_str("torch_npu", s->step_trace_policy);
     assert_non_null(s->metrics);
     assert_int_equal(METRICS_TORCH_NPU, s->metrics->policy);
+    assert_str("{\"step_trace\":{\"policy\":\"torch_npu\"}}", s->metrics_json);
     assert_int_equal(s->outputs, TB_OUT_CSV | TB_OUT_JSON);
     assert_str("perf_review.xlsx", s->workbook_file);
     assert_int_equal(s->n_reports, 3);
@@ -650,6 +651,7 @@ static void test_short_forms(void **state)
                          "    sql: SELECT 1\n");
     assert_int_equal(s->outputs, TB_OUT_CONSOLE);
     assert_null(s->metrics);
+    assert_null(s->metrics_json);
     assert_null(s->step_trace_policy);
     assert_null(s->workbook_file);
     assert_int_equal(s->json_process.all, 1);
@@ -711,6 +713,12 @@ static void test_metrics_options(void **state)
     assert_int_equal(0, o->exposed.communication.set); /* null: the default */
     assert_int_equal(METRICS_SOURCE_STEP_CSV, o->rank_source);
     assert_int_equal(s->n_reports, 0);
+    /* the section as written, typed as YAML 1.2 core types it, in file order */
+    assert_str("{\"step_trace\":{\"policy\":\"msprof_analyze\"},"
+               "\"classes\":{\"receive\":[\"hcom_receive*\",\"re:^recv\"],\"compute_exclude\":[],\"comm_stream_rule\":\"none\"},\"hta\":{\"round_us\":false,"
+               "\"kernel_wait_us\":12.5,\"classes\":{\"memory\":\"dma*\"}},\"exposed\":{\"linked_only\":false,"
+               "\"classes\":{\"communication\":null}},\"cluster\":{\"rank_source\":\"TB_STEP_TRACE_TIME\"}}",
+               s->metrics_json);
     /* the same options compare equal; the defaults do not */
     tb_spec *t = load_ok("metrics2.yaml",
                          "tracebook: 1\n"
