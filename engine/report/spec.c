@@ -142,6 +142,18 @@ static int in_list(const char *s, const char *const *names)
     return 0;
 }
 
+/* " (did you mean 'k'?)" for the allowed name nearest to key when it is a
+ * likely typo (util/str.h, str_closest), else "". Written into buf. */
+static const char *did_you_mean(const char *key, const char *const *allowed, char *buf, size_t cap)
+{
+    const char *best = str_closest(key, allowed);
+    if (best)
+        snprintf(buf, cap, " (did you mean '%s'?)", best);
+    else
+        buf[0] = 0;
+    return buf;
+}
+
 static const char *describe(const specnode *n, char *buf, size_t cap)
 {
     return specnode_describe(n, buf, cap);
@@ -1265,12 +1277,10 @@ static tb_status parse_option_map(loader *L, const specnode *n, const char *path
             def++;
         if (!def->key) {
             const char *names[16];
-            char list[400];
+            char list[400], near[96];
             metrics_option_keys(level, names, sizeof names / sizeof names[0]);
-            const char *near = str_closest(pair->key, names);
-            return fail_key(L, pair, "unknown key '%.60s' in %s; %s%s%sexpected one of: %s", pair->key, path,
-                            near ? "did you mean '" : "", near ? near : "", near ? "'? " : "",
-                            join(names, list, sizeof list));
+            return fail_key(L, pair, "unknown key '%.60s' in %s%s; expected one of: %s", pair->key, path,
+                            did_you_mean(pair->key, names, near, sizeof near), join(names, list, sizeof list));
         }
         char sub[160];
         snprintf(sub, sizeof sub, "%s.%s", path, def->key);
