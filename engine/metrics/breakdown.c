@@ -35,7 +35,6 @@
  * Kineto category and name, exact ns, one iv_sweep over three classes, and
  * a run-time check of comp + exposed_comm + exposed_memcpy + idle == total.
  */
-#include <jansson.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,77 +44,11 @@
 #include "metrics/interval.h"
 #include "metrics/classes.h"
 #include "metrics/metrics.h"
+#include "util/sort.h"
+#include "util/str.h"
+#include "util/vec.h"
 
 /* ---- options ------------------------------------------------------------- */
-
-static tb_status opt_bool(const metric_ctx *m, const char *path, int def, int *out, tb_error *err)
-{
-    char *s = metrics_option(m, path);
-    *out = def;
-    if (!s)
-        return TB_OK;
-    tb_status rc = TB_OK;
-    if (!strcmp(s, "true"))
-        *out = 1;
-    else if (!strcmp(s, "false"))
-        *out = 0;
-    else
-        rc = tb_error_set(err, TB_ERR_USAGE, "metrics option '%s': expected true or false, got '%s'", path, s);
-    free(s);
-    return rc;
-}
-
-static tb_status opt_number(const metric_ctx *m, const char *path, double def, double *out, tb_error *err)
-{
-    char *s = metrics_option(m, path);
-    *out = def;
-    if (!s)
-        return TB_OK;
-    char *end = NULL;
-    double x = strtod(s, &end);
-    tb_status rc = TB_OK;
-    if (end == s || *end || !isfinite(x) || x < 0)
-        rc = tb_error_set(err, TB_ERR_USAGE, "metrics option '%s': expected a number >= 0, got '%s'", path, s);
-    else
-        *out = x;
-    free(s);
-    return rc;
-}
-
-/*
- * Fails on a key of the metrics section `section` (an object) that is not in
- * keys (NULL-terminated), naming the allowed ones: a typo never passes
- * silently. Other sections belong to other families and are not looked at.
- */
-static tb_status check_keys(const metric_ctx *m, const char *section, const char *const *keys, tb_error *err)
-{
-    json_t *sec = metrics_option_node(m, section);
-    tb_status rc = TB_OK;
-    if (sec && !json_is_object(sec)) {
-        rc = tb_error_set(err, TB_ERR_USAGE, "metrics option '%s': expected a map", section);
-    } else if (sec) {
-        const char *key;
-        json_t *v;
-        json_object_foreach(sec, key, v) {
-            size_t i = 0;
-            while (keys[i] && strcmp(keys[i], key))
-                i++;
-            if (keys[i])
-                continue;
-            char list[256] = "";
-            size_t used = 0;
-            for (i = 0; keys[i] && used < sizeof list; i++) {
-                int k = snprintf(list + used, sizeof list - used, "%s%s", i ? ", " : "", keys[i]);
-                used += k > 0 ? (size_t)k : 0;
-            }
-            rc = tb_error_set(err, TB_ERR_USAGE, "unknown metrics option '%s.%s'; expected one of: %s", section, key,
-                              list);
-            break;
-        }
-    }
-    json_decref(sec);
-    return rc;
-}
 
 /* Name rules that replace a family's built-in class test (NULL: the built-in). */
 typedef struct class_over {
@@ -123,36 +56,21 @@ typedef struct class_over {
     class_rule *mem;       /* <section>.classes.memory */
 } class_over;
 
-typedef struct hta_opts {
-    int round_us;          /* hta.round_us: HTA's float µs and rounding */
-    int drop_last;         /* hta.drop_last_step */
-    int linked_only;       /* hta.linked_only */
-    double kernel_wait_us; /* hta.kernel_wait_us */
-    class_over over;       /* hta.classes.* */
-} hta_opts;
-
 /*
- * Reads <section>.classes: optional `communication` and `memory` name rules
- * (classes.h patterns) that replace the family's built-in tests of those
- * classes. Other keys are errors.
+ * The rules of <section>.classes (classes.h patterns), each only when given:
+ * they replace the family's built-in tests of those classes.
  */
-static tb_status class_overrides(const metric_ctx *m, const char *section, class_over *o, tb_error *err)
+static tb_status class_overrides(const char *section, const metrics_patterns *comm, const metrics_patterns *mem,
+                                 class_over *o, tb_error *err)
 {
     char path[64];
-    snprintf(path, sizeof path, "%s.classes", section);
-    static const char *const keys[] = {"communication", "memory", NULL};
-    tb_status rc = check_keys(m, path, keys, err);
-    char *v;
+    tb_status rc = TB_OK;
     snprintf(path, sizeof path, "%s.classes.communication", section);
-    if (!rc && (v = metrics_option(m, path)) != NULL) {
-        free(v);
-        rc = class_rule_create(m, path, NULL, &o->comm, err);
-    }
+    if (comm->set)
+        rc = class_rule_create(comm, path, NULL, &o->comm, err);
     snprintf(path, sizeof path, "%s.classes.memory", section);
-    if (!rc && (v = metrics_option(m, path)) != NULL) {
-        free(v);
-        rc = class_rule_create(m, path, NULL, &o->mem, err);
-    }
+    if (!rc && mem->set)
+        rc = class_rule_create(mem, path, NULL, &o->mem, err);
     return rc;
 }
 
@@ -163,15 +81,22 @@ static void class_over_finish(class_over *o)
     o->comm = o->mem = NULL;
 }
 
+typedef struct hta_opts {
+    int round_us;          /* hta.round_us: HTA's float µs and rounding */
+    int drop_last;         /* hta.drop_last_step */
+    int linked_only;       /* hta.linked_only */
+    double kernel_wait_us; /* hta.kernel_wait_us */
+    class_over over;       /* hta.classes.* */
+} hta_opts;
+
 static tb_status hta_options(const metric_ctx *m, hta_opts *o, tb_error *err)
 {
-    static const char *const keys[] = {"round_us", "drop_last_step", "linked_only", "kernel_wait_us", "classes", NULL};
-    tb_status rc;
-    if ((rc = check_keys(m, "hta", keys, err)) || (rc = class_overrides(m, "hta", &o->over, err)) || (rc = opt_bool(m, "hta.round_us", 1, &o->round_us, err)) ||
-        (rc = opt_bool(m, "hta.drop_last_step", 1, &o->drop_last, err)) ||
-        (rc = opt_bool(m, "hta.linked_only", 1, &o->linked_only, err)))
-        return rc;
-    return opt_number(m, "hta.kernel_wait_us", 30.0, &o->kernel_wait_us, err);
+    const metrics_options *opt = metrics_opts(m);
+    o->round_us = opt->hta.round_us;
+    o->drop_last = opt->hta.drop_last_step;
+    o->linked_only = opt->hta.linked_only;
+    o->kernel_wait_us = opt->hta.kernel_wait_us;
+    return class_overrides("hta", &opt->hta.communication, &opt->hta.memory, &o->over, err);
 }
 
 /* ---- HTA's float microseconds --------------------------------------------- */
@@ -229,11 +154,6 @@ static double round2(double x)
 
 enum { K_COMP, K_COMM, K_MEM, K_OTHER, K_SKIP };
 
-static int starts(const char *s, const char *p)
-{
-    return strncmp(s, p, strlen(p)) == 0;
-}
-
 /* Does needle occur in the first n bytes of s? */
 static int has(const char *s, size_t n, const char *needle)
 {
@@ -256,21 +176,22 @@ static int hta_kind(const class_over *ov, const char *name)
 {
     size_t line = strcspn(name, "\n");
     if (ov->comm ? class_rule_match(ov->comm, name)
-                 : starts(name, "nccl") || starts(name, "hip") || starts(name, "hccl") || has(name, line, "ncclKernel"))
+                 : str_starts(name, "nccl") || str_starts(name, "hip") || str_starts(name, "hccl") ||
+                       has(name, line, "ncclKernel"))
         return K_COMM;
     if (ov->mem ? class_rule_match(ov->mem, name)
-                : starts(name, "Memcpy") || starts(name, "hipMemcpy") || starts(name, "Memset") ||
-                      starts(name, "hipMemset") || starts(name, "dma"))
+                : str_starts(name, "Memcpy") || str_starts(name, "hipMemcpy") || str_starts(name, "Memset") ||
+                      str_starts(name, "hipMemset") || str_starts(name, "dma"))
         return K_MEM;
     static const char *const noncompute_prefix[] = {"nccl", "Stream Wait Event", "runFunction", "hip", "job_exe",
                                                     "packet", "pe_exe", "cpum_exe_subgraph", "hccl",
                                                     "collective_subgraph_execution"};
     for (size_t i = 0; i < sizeof noncompute_prefix / sizeof noncompute_prefix[0]; i++)
-        if (starts(name, noncompute_prefix[i]))
+        if (str_starts(name, noncompute_prefix[i]))
             return K_OTHER;
     if (has(name, line, "Memcpy") || has(name, line, "Memset") || has(name, line, "dma") || has(name, line, "Sync"))
         return K_OTHER;
-    if (starts(name, "cuda") && line >= 4 && has(name + 4, line - 4, "LaunchKernel"))
+    if (str_starts(name, "cuda") && line >= 4 && has(name + 4, line - 4, "LaunchKernel"))
         return K_OTHER;
     return K_COMP;
 }
@@ -376,16 +297,7 @@ typedef struct evvec {
 
 static int ev_push(evvec *x, const dev_ev *e)
 {
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 1024;
-        dev_ev *v = realloc(x->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        x->v = v;
-        x->cap = cap;
-    }
-    x->v[x->n++] = *e;
-    return 0;
+    return VEC_PUSH(x->v, x->n, x->cap, *e);
 }
 
 typedef int (*classify_fn)(const void *cx, const char *name, const char *task_type, const char *cls);
@@ -491,12 +403,6 @@ typedef struct hta_ctx {
     sqlite3_stmt *ins;   /* the table's INSERT */
 } hta_ctx;
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /*
  * Reads the ProfilerStep#N slices HTA sees (host ops and annotations in
  * PYTORCH_API, and complete slices in TB_EVENT such as the GPU copies of the
@@ -525,39 +431,22 @@ static tb_status hta_steps(hta_ctx *h, tb_error *err)
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t rank = sqlite3_column_int64(st, 0), ts, te;
         hta_time(h->o.round_us, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), &ts, &te);
-        if (!h->ncuts || h->cuts[h->ncuts - 1].rank != rank) {
-            if (h->ncuts == capcuts) {
-                capcuts = capcuts ? capcuts * 2 : 8;
-                step_cut *p = realloc(h->cuts, capcuts * sizeof *p);
-                if (!p)
-                    goto nomem;
-                h->cuts = p;
-            }
-            h->cuts[h->ncuts++] = (step_cut){rank, ts, te};
-        }
+        if ((!h->ncuts || h->cuts[h->ncuts - 1].rank != rank) &&
+            VEC_PUSH(h->cuts, h->ncuts, capcuts, ((step_cut){rank, ts, te})))
+            goto nomem;
         step_cut *c = &h->cuts[h->ncuts - 1];
         if (ts > c->last_start)
             c->last_start = ts;
         if (te > c->last_end)
             c->last_end = te;
-        if (nnames == capnames) {
-            capnames = capnames ? capnames * 2 : 64;
-            int64_t *p = realloc(names, capnames * sizeof *p);
-            if (!p)
-                goto nomem;
-            names = p;
-        }
-        names[nnames++] = sqlite3_column_int64(st, 3);
+        if (VEC_PUSH(names, nnames, capnames, sqlite3_column_int64(st, 3)))
+            goto nomem;
     }
     if (s != SQLITE_DONE) {
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
         goto done;
     }
-    if (nnames)
-        qsort(names, nnames, sizeof *names, cmp_i64);
-    for (size_t i = 0; i < nnames; i++)
-        if (i == 0 || names[i] != names[i - 1])
-            h->nsteps++;
+    h->nsteps += sort_unique_i64(names, nnames);
     goto done;
 nomem:
     rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -1042,14 +931,10 @@ done:
 static tb_status build_exposed(const metric_ctx *m, tb_error *err)
 {
     static const char what[] = "exposed_time";
-    static const char *const keys[] = {"linked_only", "classes", NULL};
-    tl_ctx t = {.m = m};
+    const metrics_options *opt = metrics_opts(m);
+    tl_ctx t = {.m = m, .linked_only = opt->exposed.linked_only};
     class_over over = {0};
-    tb_status rc = check_keys(m, "exposed", keys, err);
-    if (!rc)
-        rc = opt_bool(m, "exposed.linked_only", 1, &t.linked_only, err);
-    if (!rc)
-        rc = class_overrides(m, "exposed", &over, err);
+    tb_status rc = class_overrides("exposed", &opt->exposed.communication, &opt->exposed.memory, &over, err);
     if (rc)
         goto done;
     rc = metrics_exec(m, what,

@@ -1,17 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * classes.c - name rules for the classes of device work: globs and POSIX
- * regular expressions read from a spec option (see classes.h for the
+ * regular expressions from a spec option (see classes.h for the
  * pattern syntax), matched against names or, once, against every string of
  * a DB's STRING_IDS.
  */
 #include <fnmatch.h>
-#include <jansson.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "metrics/classes.h"
+#include "util/sort.h"
+#include "util/str.h"
+#include "util/vec.h"
 
 typedef struct pattern {
     char *text;  /* the glob, or the regular expression without its "re:" */
@@ -39,75 +41,71 @@ void class_rule_destroy(class_rule *r)
     free(r);
 }
 
+/* Compiles text without its prefix into re. 0, or the regcomp error with its reason in why. */
+static int compile(regex_t *re, const char *text, char *why, size_t cap)
+{
+    int rc = regcomp(re, text, REG_EXTENDED | REG_NOSUB);
+    if (rc != 0)
+        regerror(rc, re, why, cap);
+    return rc;
+}
+
+int class_pattern_check(const char *text, char *why, size_t cap)
+{
+    if (!str_starts(text, RE_PREFIX))
+        return 0;
+    regex_t re;
+    if (compile(&re, text + strlen(RE_PREFIX), why, cap) != 0)
+        return -1;
+    regfree(&re);
+    return 0;
+}
+
 /* Appends one pattern; the option path names it in errors. */
 static tb_status add(class_rule *r, const char *path, const char *text, tb_error *err)
 {
     pattern *p = &r->v[r->n];
     memset(p, 0, sizeof *p);
-    p->is_re = strncmp(text, RE_PREFIX, strlen(RE_PREFIX)) == 0;
+    p->is_re = str_starts(text, RE_PREFIX);
     p->text = strdup(p->is_re ? text + strlen(RE_PREFIX) : text);
     if (!p->text)
         return tb_error_set(err, TB_ERR_NOMEM, "metrics.%s: out of memory", path);
-    if (p->is_re) {
-        int rc = regcomp(&p->re, p->text, REG_EXTENDED | REG_NOSUB);
-        if (rc != 0) {
-            char why[128];
-            regerror(rc, &p->re, why, sizeof why);
-            free(p->text);
-            return tb_error_set(err, TB_ERR_USAGE, "metrics.%s: bad regular expression '%s': %s", path, text, why);
-        }
+    char why[128];
+    if (p->is_re && compile(&p->re, p->text, why, sizeof why) != 0) {
+        free(p->text);
+        return tb_error_set(err, TB_ERR_USAGE, "metrics.%s: bad regular expression '%s': %s", path, text, why);
     }
     r->n++;
     return TB_OK;
 }
 
-tb_status class_rule_create(const metric_ctx *m, const char *path, const char *const *defaults, class_rule **out,
-                            tb_error *err)
+tb_status class_rule_create(const metrics_patterns *p, const char *path, const char *const *defaults,
+                            class_rule **out, tb_error *err)
 {
     *out = NULL;
     tb_status rc = TB_OK;
     class_rule *r = calloc(1, sizeof *r);
     if (!r)
         return tb_error_set(err, TB_ERR_NOMEM, "metrics.%s: out of memory", path);
-    json_t *v = metrics_option_node(m, path);
-    if (v && !json_is_null(v)) {
-        size_t n = json_is_array(v) ? json_array_size(v) : 1;
-        if (!json_is_array(v) && !json_is_string(v)) {
-            rc = tb_error_set(err, TB_ERR_USAGE, "metrics.%s: expected a pattern or a list of patterns", path);
-            goto fail;
-        }
-        if (n && !(r->v = calloc(n, sizeof *r->v))) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "metrics.%s: out of memory", path);
-            goto fail;
-        }
-        for (size_t i = 0; i < n; i++) {
-            json_t *item = json_is_array(v) ? json_array_get(v, i) : v;
-            if (!json_is_string(item)) {
-                rc = tb_error_set(err, TB_ERR_USAGE, "metrics.%s: item %zu is not a string pattern", path, i + 1);
-                goto fail;
-            }
-            if ((rc = add(r, path, json_string_value(item), err)))
-                goto fail;
-        }
-    } else if (defaults) {
-        size_t n = 0;
-        while (defaults[n])
+    const char *const *list = p && p->set ? (const char *const *)p->v : defaults;
+    size_t n = 0;
+    if (p && p->set)
+        n = p->n;
+    else
+        while (defaults && defaults[n])
             n++;
-        if (n && !(r->v = calloc(n, sizeof *r->v))) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "metrics.%s: out of memory", path);
-            goto fail;
-        }
-        for (size_t i = 0; i < n; i++)
-            if ((rc = add(r, path, defaults[i], err)))
-                goto fail;
+    if (n && !(r->v = calloc(n, sizeof *r->v))) {
+        class_rule_destroy(r);
+        return tb_error_set(err, TB_ERR_NOMEM, "metrics.%s: out of memory", path);
     }
-    json_decref(v);
+    for (size_t i = 0; i < n && !rc; i++)
+        rc = add(r, path, list[i], err);
+    if (rc) {
+        class_rule_destroy(r);
+        return rc;
+    }
     *out = r;
     return TB_OK;
-fail:
-    json_decref(v);
-    class_rule_destroy(r);
-    return rc;
 }
 
 int class_rule_match(const class_rule *r, const char *name)
@@ -120,17 +118,6 @@ int class_rule_match(const class_rule *r, const char *name)
             return 1;
     }
     return 0;
-}
-
-size_t class_rule_count(const class_rule *r)
-{
-    return r ? r->n : 0;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
 }
 
 tb_status class_rule_ids(const class_rule *r, sqlite3 *db, class_ids *out, tb_error *err)
@@ -148,46 +135,25 @@ tb_status class_rule_ids(const class_rule *r, sqlite3 *db, class_ids *out, tb_er
         const char *s = (const char *)sqlite3_column_text(st, 1);
         if (sqlite3_column_type(st, 0) == SQLITE_NULL || !class_rule_match(r, s))
             continue;
-        if (out->n == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            int64_t *v = realloc(out->v, nc * sizeof *v);
-            if (!v) {
-                sqlite3_finalize(st);
-                class_ids_finish(out);
-                return tb_error_set(err, TB_ERR_NOMEM, "matching names: out of memory");
-            }
-            out->v = v;
-            cap = nc;
+        if (VEC_PUSH(out->v, out->n, cap, sqlite3_column_int64(st, 0))) {
+            sqlite3_finalize(st);
+            class_ids_finish(out);
+            return tb_error_set(err, TB_ERR_NOMEM, "matching names: out of memory");
         }
-        out->v[out->n++] = sqlite3_column_int64(st, 0);
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
         class_ids_finish(out);
         return tb_error_set(err, TB_ERR_DB, "reading STRING_IDS: %s", sqlite3_errmsg(db));
     }
-    if (out->n > 1) {
-        qsort(out->v, out->n, sizeof *out->v, cmp_i64);
-        size_t k = 1;
-        for (size_t i = 1; i < out->n; i++)
-            if (out->v[i] != out->v[k - 1])
-                out->v[k++] = out->v[i];
-        out->n = k;
-    }
+    out->n = sort_unique_i64(out->v, out->n);
     return TB_OK;
 }
 
 int class_ids_has(const class_ids *s, int64_t id)
 {
-    size_t lo = 0, hi = s->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid] < id)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < s->n && s->v[lo] == id;
+    size_t i = sort_bound_i64(s->v, s->n, sizeof *s->v, 0, id, 0);
+    return i < s->n && s->v[i] == id;
 }
 
 void class_ids_finish(class_ids *s)

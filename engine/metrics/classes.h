@@ -3,11 +3,11 @@
  * classes.h - name rules for the classes of device work (metrics.md,
  * "Classes of device work"), shared by the computed tables.
  *
- * A class_rule is a list of name patterns read from a spec option (the
- * `metrics:` section), with built-in defaults when the option is absent:
- * which communication ops are receive ops, which compute-task names are left
- * out of compute, ... The option holds a string or a list of strings; an
- * empty list matches nothing.
+ * A class_rule is a list of name patterns from a spec option (the
+ * `metrics:` section, parsed into a metrics_patterns when the spec loads),
+ * with built-in defaults when the option is absent: which communication ops
+ * are receive ops, which compute-task names are left out of compute, ... The
+ * option holds a string or a list of strings; an empty list matches nothing.
  *
  * A pattern is a glob by default: fnmatch(3) without flags, matching the
  * WHOLE name ('*' matches any characters, '/' included; '?', '[...]').
@@ -28,27 +28,31 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "metrics/metrics.h"
+#include "metrics/options.h"
 #include "tracebook/error.h"
 
 typedef struct class_rule class_rule;
 
 /*
- * Reads the rule at the option path (e.g. "classes.receive") of m's
- * options, or, when the option is absent, uses defaults (a NULL-terminated
- * list of patterns, may be NULL for "matches nothing"). Returns new in *out
- * (free with class_rule_destroy). A value that is not a string or a list of
- * strings, or a regular expression that does not compile, is TB_ERR_USAGE
- * naming the option ("metrics.classes.receive: ...").
+ * 0 when text is a valid pattern; else -1 with the reason in why (cap
+ * bytes): a regular expression that does not compile. The spec loader
+ * checks every pattern with it, so that class_rule_create does not fail on
+ * a spec that loaded.
  */
-tb_status class_rule_create(const metric_ctx *m, const char *path, const char *const *defaults, class_rule **out,
-                            tb_error *err);
+int class_pattern_check(const char *text, char *why, size_t cap);
+
+/*
+ * The rule of the pattern option p (path names it in errors, e.g.
+ * "classes.receive"), or, when p is not set, of defaults (a NULL-terminated
+ * list of patterns, may be NULL for "matches nothing"). Returns new in *out
+ * (free with class_rule_destroy). A regular expression that does not
+ * compile is TB_ERR_USAGE naming the option ("metrics.classes.receive: ...").
+ */
+tb_status class_rule_create(const metrics_patterns *p, const char *path, const char *const *defaults,
+                            class_rule **out, tb_error *err);
 
 /* 1 when name matches one of r's patterns, else 0 (NULL name: 0). */
 int class_rule_match(const class_rule *r, const char *name);
-
-/* The number of patterns of r (0: the rule matches nothing). */
-size_t class_rule_count(const class_rule *r);
 
 /* Frees r; accepts NULL. */
 void class_rule_destroy(class_rule *r);

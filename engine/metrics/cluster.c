@@ -27,8 +27,10 @@
  *     from the HCCL tasks (COMMUNICATION_TASK_INFO).
  *
  * Every build reads unqualified names so that an iteration window (TEMP
- * views of the same names, report/window.c) applies. The stage partition is
- * the one piece of logic done in C: it needs set checks SQL states badly.
+ * views of the same names, report/window.c) applies. Two pieces are done in
+ * C: the stage partition (it needs set checks SQL states badly) and the step
+ * of each communication op (the step rule of steps.h, shared with the step
+ * trace and the window).
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -36,6 +38,9 @@
 #include <string.h>
 
 #include "metrics/metrics.h"
+#include "metrics/steps.h"
+#include "util/sort.h"
+#include "util/vec.h"
 
 /* The step trace fields, in msprof's column order. */
 #define FIELDS                                                                                   \
@@ -83,10 +88,12 @@ static void note(const metric_ctx *m, const char *msg)
 
 /* --- cluster_step_trace_time: rank rows ------------------------------------- */
 
-enum rank_source { SRC_AUTO, SRC_COMPUTED, SRC_STEP_CSV, SRC_CLUSTER_CSV };
-
-static const char *const source_names[] = {"auto", "step_trace_time", "TB_STEP_TRACE_TIME",
-                                           "TB_CLUSTER_STEP_TRACE_TIME"};
+enum rank_source {
+    SRC_AUTO = METRICS_SOURCE_AUTO,
+    SRC_COMPUTED = METRICS_SOURCE_COMPUTED,
+    SRC_STEP_CSV = METRICS_SOURCE_STEP_CSV,
+    SRC_CLUSTER_CSV = METRICS_SOURCE_CLUSTER_CSV
+};
 
 /* Fills temp.tb_m_cluster_rank from one source. *rows: did it give any. */
 static tb_status rank_rows_from(const metric_ctx *m, enum rank_source s, int *rows, tb_error *err)
@@ -130,25 +137,7 @@ static tb_status rank_rows_from(const metric_ctx *m, enum rank_source s, int *ro
 
 static tb_status rank_rows(const metric_ctx *m, tb_error *err)
 {
-    char *opt = metrics_option(m, "cluster.rank_source");
-    enum rank_source want = SRC_AUTO;
-    if (opt) {
-        int found = 0;
-        for (int i = 0; i < 4 && !found; i++)
-            if (!strcmp(opt, source_names[i])) {
-                want = (enum rank_source)i;
-                found = 1;
-            }
-        if (!found) {
-            tb_error_set(err, TB_ERR_USAGE,
-                         "metrics.cluster.rank_source: unknown source '%s'; expected one of: auto, "
-                         "step_trace_time, TB_STEP_TRACE_TIME, TB_CLUSTER_STEP_TRACE_TIME",
-                         opt);
-            free(opt);
-            return TB_ERR_USAGE;
-        }
-        free(opt);
-    }
+    enum rank_source want = (enum rank_source)metrics_opts(m)->rank_source;
     tb_status rc = metrics_exec(m, "cluster_step_trace_time",
                                 "DROP TABLE IF EXISTS temp.tb_m_cluster_rank;"
                                 "CREATE TEMP TABLE tb_m_cluster_rank (step TEXT, idx TEXT, rankId INTEGER, "
@@ -197,36 +186,20 @@ static void groups_finish(groups *g)
     memset(g, 0, sizeof *g);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Parses "0,1,2" (as TB_COMM_GROUP writes ranks) into a sorted, distinct list.
  * Returns 0, or -1 when the text is not a list of integers. */
 static int parse_ranks(const char *s, group *out)
 {
-    size_t cap = 8, n = 0;
-    int64_t *v = malloc(cap * sizeof *v);
-    if (!v)
-        return -1;
+    size_t cap = 0, n = 0;
+    int64_t *v = NULL;
     const char *p = s;
     while (*p) {
         while (*p == ' ')
             p++;
         char *end = NULL;
         long long x = strtoll(p, &end, 10);
-        if (end == p)
+        if (end == p || VEC_PUSH(v, n, cap, (int64_t)x))
             goto bad;
-        if (n == cap) {
-            int64_t *w = realloc(v, 2 * cap * sizeof *v);
-            if (!w)
-                goto bad;
-            v = w;
-            cap *= 2;
-        }
-        v[n++] = x;
         p = end;
         while (*p == ' ')
             p++;
@@ -237,13 +210,8 @@ static int parse_ranks(const char *s, group *out)
     }
     if (!n)
         goto bad;
-    qsort(v, n, sizeof *v, cmp_i64);
-    size_t k = 1;
-    for (size_t i = 1; i < n; i++)
-        if (v[i] != v[k - 1])
-            v[k++] = v[i];
     out->r = v;
-    out->n = k;
+    out->n = sort_unique_i64(v, n);
     return 0;
 bad:
     free(v);
@@ -258,7 +226,7 @@ static int same_group(const group *a, const group *b)
 static int cmp_group(const void *a, const void *b)
 {
     const group *x = a, *y = b;
-    return cmp_i64(&x->r[0], &y->r[0]);
+    return sort_cmp_i64(&x->r[0], &y->r[0]);
 }
 
 /* The p2p groups of communication_group.json, distinct, ordered by first rank. */
@@ -282,19 +250,12 @@ static tb_status read_p2p_groups(const metric_ctx *m, groups *g, tb_error *err)
             free(one.r);
             continue;
         }
-        if (g->n == cap) {
-            size_t nc = cap ? 2 * cap : 8;
-            group *w = realloc(g->v, nc * sizeof *w);
-            if (!w) {
-                free(one.r);
-                sqlite3_finalize(st);
-                groups_finish(g);
-                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            }
-            g->v = w;
-            cap = nc;
+        if (VEC_PUSH(g->v, g->n, cap, one)) {
+            free(one.r);
+            sqlite3_finalize(st);
+            groups_finish(g);
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         }
-        g->v[g->n++] = one;
     }
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE) {
@@ -323,7 +284,7 @@ static tb_status read_p2p_groups(const metric_ctx *m, groups *g, tb_error *err)
 static long group_of(const groups *g, int64_t rank)
 {
     for (size_t i = 0; i < g->n; i++)
-        if (bsearch(&rank, g->v[i].r, g->v[i].n, sizeof rank, cmp_i64))
+        if (bsearch(&rank, g->v[i].r, g->v[i].n, sizeof rank, sort_cmp_i64))
             return (long)i;
     return -1;
 }
@@ -354,16 +315,7 @@ typedef struct ranklist {
 
 static int ranklist_add(ranklist *l, int64_t x)
 {
-    if (l->n == l->cap) {
-        size_t nc = l->cap ? 2 * l->cap : 16;
-        int64_t *w = realloc(l->r, nc * sizeof *w);
-        if (!w)
-            return -1;
-        l->r = w;
-        l->cap = nc;
-    }
-    l->r[l->n++] = x;
-    return 0;
+    return VEC_PUSH(l->r, l->n, l->cap, x);
 }
 
 /* Inserts (step, rank, stage idx, stage order) for one step into tb_m_cluster_stage. */
@@ -522,57 +474,65 @@ static tb_status build_step_trace_csv(const metric_ctx *m, tb_error *err)
 
 /* --- communication ops with a step ------------------------------------------- */
 
-/* temp.tb_m_cluster_op(rankId, opId, opName, opType, groupName, startNs, endNs, step):
- * COMMUNICATION_OP with its step: the STEP_TIME step of the rank holding the
- * launching API call (connectionId), else the last step that started at or
- * before the op (the device runs behind the host). Of several such steps the
- * latest start wins, then the least id.
- *
- * Each op finds its step by an index seek on a TEMP copy of the steps
- * (rankId, startNs), so this is O(n log n), never ops x steps (as
- * report/window.c build_iterations). `reach` is the greatest end of the
- * rank's steps starting at or before this one: when the latest step before
- * the call has a reach below it, no step holds the call and no scan runs.
- * Only overlapping steps make the last seek walk back, and only as far as
- * the step that holds the call. */
+/* temp.tb_m_cluster_op(rankId, opId, opName, opType, groupName, startNs, endNs, connectionId, step):
+ * COMMUNICATION_OP with its step as text: the step of its launching call
+ * (metrics/steps.h; NULL when no step holds the call), else, for an op
+ * with no launching call, the last step that started at or before the op
+ * (the device runs behind the host). */
 static tb_status comm_ops(const metric_ctx *m, tb_error *err)
 {
-    return metrics_exec(m, "communication ops",
-                        "DROP TABLE IF EXISTS temp.tb_m_cluster_launch;"
-                        "CREATE TEMP TABLE tb_m_cluster_launch AS "
-                        "  SELECT a.rankId AS rankId, a.connectionId AS connectionId, min(a.startNs) AS startNs "
-                        "  FROM CANN_API a "
-                        "  WHERE a.connectionId IN (SELECT connectionId FROM COMMUNICATION_OP) "
-                        "  GROUP BY a.rankId, a.connectionId;"
-                        "CREATE INDEX temp.tb_m_cluster_launch_i ON tb_m_cluster_launch(connectionId, rankId);"
-                        "DROP TABLE IF EXISTS temp.tb_m_cluster_step;"
-                        "CREATE TEMP TABLE tb_m_cluster_step AS "
-                        "  SELECT rankId, id, startNs, endNs, "
-                        "    max(endNs) OVER (PARTITION BY rankId ORDER BY startNs) AS reach "
-                        "  FROM STEP_TIME WHERE startNs IS NOT NULL;"
-                        "CREATE INDEX temp.tb_m_cluster_step_i ON tb_m_cluster_step(rankId, startNs DESC, id);"
-                        "DROP TABLE IF EXISTS temp.tb_m_cluster_op;"
-                        "CREATE TEMP TABLE tb_m_cluster_op AS "
-                        "  SELECT o.rankId AS rankId, o.opId AS opId, o.name AS opName, o.opType AS opType, "
-                        "    o.groupName AS groupName, o.startNs AS startNs, o.endNs AS endNs, "
-                        "    CASE WHEN l.startNs IS NULL THEN "
-                        "      (SELECT CAST(s.id AS TEXT) FROM temp.tb_m_cluster_step s "
-                        "       WHERE s.rankId IS o.rankId AND s.startNs <= o.startNs "
-                        "       ORDER BY s.startNs DESC, s.id LIMIT 1) "
-                        "    WHEN (SELECT s.reach FROM temp.tb_m_cluster_step s "
-                        "          WHERE s.rankId IS o.rankId AND s.startNs <= l.startNs "
-                        "          ORDER BY s.startNs DESC, s.id LIMIT 1) >= l.startNs THEN "
-                        "      (SELECT CAST(s.id AS TEXT) FROM temp.tb_m_cluster_step s "
-                        "       WHERE s.rankId IS o.rankId AND s.startNs <= l.startNs AND l.startNs <= s.endNs "
-                        "       ORDER BY s.startNs DESC, s.id LIMIT 1) "
-                        "    END AS step "
-                        "  FROM comm_op o "
-                        "  LEFT JOIN temp.tb_m_cluster_launch l ON l.connectionId = o.connectionId "
-                        "    AND l.rankId IS o.rankId;"
-                        "CREATE INDEX temp.tb_m_cluster_op_i ON tb_m_cluster_op(opId, rankId);"
-                        "DROP TABLE temp.tb_m_cluster_launch;"
-                        "DROP TABLE temp.tb_m_cluster_step;",
-                        err);
+    static const char what[] = "communication ops";
+    tb_status rc = metrics_exec(m, what,
+                                "DROP TABLE IF EXISTS temp.tb_m_cluster_op;"
+                                "CREATE TEMP TABLE tb_m_cluster_op AS "
+                                "  SELECT o.rankId AS rankId, o.opId AS opId, o.name AS opName, o.opType AS opType, "
+                                "    o.groupName AS groupName, o.startNs AS startNs, o.endNs AS endNs, "
+                                "    o.connectionId AS connectionId, NULL AS step "
+                                "  FROM comm_op o;",
+                                err);
+    if (rc)
+        return rc;
+    steps s;
+    if ((rc = steps_load(m->db, 1, what, &s, err)))
+        return rc;
+    sqlite3_stmt *st = NULL, *upd = NULL;
+    if (sqlite3_prepare_v2(m->db,
+                           "SELECT rowid, ifnull(rankId, 0), connectionId, startNs FROM temp.tb_m_cluster_op "
+                           "WHERE startNs IS NOT NULL", -1, &st, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(m->db, "UPDATE temp.tb_m_cluster_op SET step = ?2 WHERE rowid = ?1", -1, &upd, NULL) !=
+            SQLITE_OK) {
+        rc = db_fail(m, what, err);
+        goto done;
+    }
+    int step = SQLITE_DONE;
+    while (s.n && (step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t rank = sqlite3_column_int64(st, 1);
+        int64_t k = sqlite3_column_type(st, 2) == SQLITE_NULL
+                        ? IDMAP_ABSENT
+                        : steps_launched(steps_launches(&s, rank), sqlite3_column_int64(st, 2));
+        if (k == IDMAP_ABSENT)
+            k = steps_started(&s, rank, sqlite3_column_int64(st, 3));
+        if (k < 0)
+            continue;
+        char id[24];
+        snprintf(id, sizeof id, "%lld", (long long)s.v[k].id);
+        sqlite3_reset(upd);
+        sqlite3_bind_int64(upd, 1, sqlite3_column_int64(st, 0));
+        sqlite3_bind_text(upd, 2, id, -1, SQLITE_TRANSIENT);
+        if (sqlite3_step(upd) != SQLITE_DONE) {
+            rc = db_fail(m, what, err);
+            goto done;
+        }
+    }
+    if (s.n && step != SQLITE_DONE)
+        rc = db_fail(m, what, err);
+    else
+        rc = metrics_exec(m, what, "CREATE INDEX temp.tb_m_cluster_op_i ON tb_m_cluster_op(opId, rankId);", err);
+done:
+    sqlite3_finalize(st);
+    sqlite3_finalize(upd);
+    steps_finish(&s);
+    return rc;
 }
 
 /* --- slow rank ------------------------------------------------------------------ */

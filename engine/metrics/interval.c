@@ -19,6 +19,7 @@
  * mask is looked at, so touching intervals leave no zero-length segment.
  */
 #include "metrics/interval.h"
+#include "util/vec.h"
 
 #include <assert.h>
 #include <stdlib.h>
@@ -52,13 +53,7 @@ int ivec_reserve(ivec *x, size_t cap)
 
 int ivec_push(ivec *x, int64_t s, int64_t e)
 {
-    if (x->n == x->cap) {
-        size_t cap = x->cap ? x->cap * 2 : 16;
-        if (cap < x->cap || ivec_reserve(x, cap))
-            return -1;
-    }
-    x->v[x->n++] = (iv){s, e};
-    return 0;
+    return VEC_PUSH(x->v, x->n, x->cap, ((iv){s, e}));
 }
 
 void ivec_clear(ivec *x)

@@ -8,8 +8,8 @@
  * run's connection, reading the (window-filtered) tables and views, so
  * every metric honours the window. The runner builds a table the first time
  * a report names it (in its SQL or its `requires`), with the options of the
- * report's spec (its `metrics:` section), and builds it again when a later
- * spec's options differ.
+ * report's spec (its `metrics:` section, parsed and checked when the spec
+ * loaded: options.h), and builds it again when a later spec's options differ.
  *
  * Build functions run trusted (the sandbox's authorizer lets the runner's
  * own SQL through), may create helper TEMP tables of their own (named
@@ -19,15 +19,15 @@
 #ifndef TB_METRICS_H
 #define TB_METRICS_H
 
-#include <jansson.h>
 #include <sqlite3.h>
 #include <stddef.h>
 
+#include "metrics/options.h"
 #include "tracebook/error.h"
 
 typedef struct metric_ctx {
     sqlite3 *db;               /* the run's connection (borrowed) */
-    const char *options_json;  /* the spec's `metrics` section as compact JSON, or NULL */
+    const metrics_options *opt; /* the spec's options (borrowed), or NULL for the defaults: read through metrics_opts */
     void (*note)(void *ctx, const char *msg); /* may be NULL */
     void *ctx;
 } metric_ctx;
@@ -54,22 +54,11 @@ const metric_table *metrics_find(const char *name);
 /* Calls fn for every computed table, in a fixed order. */
 void metrics_each(void (*fn)(void *ctx, const metric_table *t), void *ctx);
 
-/*
- * The option at a dotted path of the spec's metrics section ("hta.round_us")
- * as text, "true"/"false" for booleans, or NULL when absent. Returns new
- * (free with free()).
- */
-char *metrics_option(const metric_ctx *m, const char *path);
-
-/*
- * The JSON value at a dotted path of m's options ("hta.classes"), or NULL
- * when absent (or m has no options). Returns new (json_decref).
- */
-json_t *metrics_option_node(const metric_ctx *m, const char *path);
-
-/* The same as an integer/boolean/double with a default. */
-long long metrics_option_int(const metric_ctx *m, const char *path, long long def);
-double metrics_option_double(const metric_ctx *m, const char *path, double def);
+/* The options a build uses: m's, or the defaults when it has none (borrowed). */
+static inline const metrics_options *metrics_opts(const metric_ctx *m)
+{
+    return m->opt ? m->opt : metrics_options_default();
+}
 
 /* Runs sql (several statements) on m->db; SQLite errors become TB_ERR_DB naming what. */
 tb_status metrics_exec(const metric_ctx *m, const char *what, const char *sql, tb_error *err);

@@ -22,13 +22,11 @@
  * (compute, communication, receive, input lanes), which are then sorted by
  * start with the interval library's radix sort. (An ORDER BY startNs on TASK
  * walks the TASK_start index and fetches every row at random: 0.7 s per
- * million tasks, against 0.12 s for the plain scan and an O(n) sort.) Steps
- * come from STEP_TIME; a step's device range is found through connection
- * ids: a CANN_API call starting inside the host step [start, end] launched
- * the TASK and COMMUNICATION_OP rows with its connectionId (per rank, a map
- * from connectionId to the step, dense like the task maps), START is the
- * first start of that work (else the host start), END the later of its last
- * end and the host end, and FWK_START the host start. An op then belongs to
+ * million tasks, against 0.12 s for the plain scan and an O(n) sort.) Steps,
+ * their launching calls and their device ranges follow the one rule of
+ * steps.h: while TASK and COMMUNICATION_OP are scanned, each row widens the
+ * span of the step that launched it on its device; START and END come from
+ * that span (steps_range), FWK_START is the host start. An op then belongs to
  * a step by its start (binary search in the sorted arrays: each step's
  * members are a contiguous run), and the per-step unions and differences
  * come from the interval library. Everything is O(n log n) in the number of
@@ -77,10 +75,10 @@
  *                  hcom_*SendRecv__*, hcom_send__*, *Receive-op*, *Send-op*).
  *
  * Membership, when the same start falls into two overlapping step ranges:
- * the op counts once, in the first step by START (then id). A launching call
- * that starts on the boundary of two host steps launched into the later one.
+ * the op counts once, in the first step by START (then id).
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -89,9 +87,12 @@
 #include "metrics/classes.h"
 #include "metrics/interval.h"
 #include "metrics/metrics.h"
+#include "metrics/steps.h"
+#include "util/hash.h"
+#include "util/idmap.h"
+#include "util/sort.h"
+#include "util/vec.h"
 
-enum policy { P_TORCH_NPU, P_TORCH_NPU_TEXT, P_MSPROF_ANALYZE, P_MINDSPORE, N_POLICIES };
-static const char *const policy_names[N_POLICIES] = {"torch_npu", "torch_npu_text", "msprof_analyze", "mindspore"};
 
 /* The lanes, numbered as ENUM_OVERLAP_ANALYSIS_TYPE numbers them. */
 enum lane { L_COMPUTE, L_COMM, L_CNO, L_FREE, N_LANES };
@@ -102,8 +103,6 @@ static const char *const default_compute_exclude[] = {"*AicpuKernel", "*AivKerne
 static const char *const default_receive[] = {"hcom_receive*", NULL};
 static const char *const default_receive_mindspore[] = {"hcom_receive*", "hcom_*SendRecv__*", "hcom_send__*",
                                                         "*Receive-op*", "*Send-op*", NULL};
-
-enum stream_rule { SR_ALL, SR_ANY, SR_NONE };
 
 /* ---- a small open-addressing hash map: (a, b, c) -> v >= 0 ------------------------ */
 
@@ -117,19 +116,9 @@ typedef struct hmap {
     size_t cap, n; /* cap is 0 or a power of two */
 } hmap;
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 static size_t hslot(const hmap *h, int64_t a, int64_t b, int64_t c)
 {
-    uint64_t x = mix64((uint64_t)a ^ mix64((uint64_t)b + 0x9e3779b97f4a7c15ULL * ((uint64_t)c + 1)));
+    uint64_t x = hash_mix64((uint64_t)a ^ hash_mix64((uint64_t)b + 0x9e3779b97f4a7c15ULL * ((uint64_t)c + 1)));
     return (size_t)(x & (h->cap - 1));
 }
 
@@ -192,105 +181,12 @@ static void hmap_free(hmap *h)
 
 /* ---- globalTaskId -> value maps ---------------------------------------------------- */
 
-#define ID_ABSENT INT64_MIN
-
 /*
  * The scans read a NULL id as NO_ID (ifnull(x, ?1) with ?1 bound to it):
  * one sqlite3_column_int64 per value instead of a type check and a read,
  * which is a tenth of the time of a million-row scan.
  */
 #define NO_ID INT64_MIN
-
-typedef struct idpair {
-    int64_t k, v;
-} idpair;
-
-/* A map from ids to values: dense (v[id - base]) when the ids are dense, else sorted pairs. */
-typedef struct idmap {
-    int64_t base;
-    int64_t *dense; /* ndense values, ID_ABSENT where no id */
-    size_t ndense;
-    idpair *p;      /* n pairs sorted by k (when not dense) */
-    size_t n;
-} idmap;
-
-static void idmap_free(idmap *m)
-{
-    free(m->dense);
-    free(m->p);
-    memset(m, 0, sizeof *m);
-}
-
-static int cmp_pair(const void *a, const void *b)
-{
-    const idpair *x = a, *y = b;
-    return (x->k > y->k) - (x->k < y->k);
-}
-
-/* The value of k, or ID_ABSENT. */
-static int64_t idmap_get(const idmap *m, int64_t k)
-{
-    if (m->dense) {
-        if (k < m->base || (uint64_t)(k - m->base) >= m->ndense)
-            return ID_ABSENT;
-        return m->dense[k - m->base];
-    }
-    size_t lo = 0, hi = m->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (m->p[mid].k < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < m->n && m->p[lo].k == k ? m->p[lo].v : ID_ABSENT;
-}
-
-/* Appends (k, v) to m's pairs (before idmap_build). Returns 0, or -1 when out of memory. */
-static int idmap_add(idmap *m, size_t *cap, int64_t k, int64_t v)
-{
-    if (m->n == *cap) {
-        size_t nc = *cap ? *cap * 2 : 1024;
-        idpair *p = realloc(m->p, nc * sizeof *p);
-        if (!p)
-            return -1;
-        m->p = p;
-        *cap = nc;
-    }
-    m->p[m->n++] = (idpair){k, v};
-    return 0;
-}
-
-/*
- * Makes the pairs added a map: a dense array when the ids span at most 4
- * slots per id (globalTaskId 1, 2, 3, ... and connection ids do), else the
- * pairs sorted. For a repeated id the first pair added wins (dense) or any.
- */
-static void idmap_build(idmap *m)
-{
-    if (!m->n)
-        return;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    for (size_t i = 0; i < m->n; i++) {
-        lo = m->p[i].k < lo ? m->p[i].k : lo;
-        hi = m->p[i].k > hi ? m->p[i].k : hi;
-    }
-    uint64_t span = (uint64_t)hi - (uint64_t)lo;
-    if (span < 4 * (uint64_t)m->n + 1024 && (m->dense = malloc(((size_t)span + 1) * sizeof *m->dense))) {
-        m->ndense = (size_t)span + 1;
-        m->base = lo;
-        for (size_t i = 0; i < m->ndense; i++)
-            m->dense[i] = ID_ABSENT;
-        for (size_t i = 0; i < m->n; i++)
-            if (m->dense[m->p[i].k - lo] == ID_ABSENT)
-                m->dense[m->p[i].k - lo] = m->p[i].v;
-        free(m->p);
-        m->p = NULL;
-        m->n = 0;
-        return;
-    }
-    qsort(m->p, m->n, sizeof *m->p, cmp_pair);
-}
 
 /*
  * Fills m from sql's rows (id, value; a NULL value is stored as -1) and
@@ -301,7 +197,6 @@ static int idmap_load(sqlite3 *db, const char *sql, idmap *m, int *nulls)
     *nulls = 0;
     memset(m, 0, sizeof *m);
     sqlite3_stmt *st = NULL;
-    size_t cap = 0;
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return 1;
     int rc;
@@ -309,7 +204,7 @@ static int idmap_load(sqlite3 *db, const char *sql, idmap *m, int *nulls)
         int null = sqlite3_column_type(st, 1) == SQLITE_NULL;
         int64_t v = null ? -1 : sqlite3_column_int64(st, 1);
         *nulls += null;
-        if (idmap_add(m, &cap, sqlite3_column_int64(st, 0), v)) {
+        if (idmap_add(m, sqlite3_column_int64(st, 0), v)) {
             sqlite3_finalize(st);
             return -1;
         }
@@ -323,11 +218,6 @@ static int idmap_load(sqlite3 *db, const char *sql, idmap *m, int *nulls)
 
 /* ---- what the scans collect --------------------------------------------------- */
 
-/* A host step (STEP_TIME row). */
-typedef struct hstep {
-    int64_t rank, id, hs, he;
-} hstep;
-
 typedef struct dev {
     int64_t rank, device;
     ivec comp;             /* compute tasks (sorted by start once loaded) */
@@ -339,9 +229,9 @@ typedef struct dev {
     int has_lanes;
     int64_t begin, end;    /* first start, last end over tasks and communication ops */
     int has_span;
-    size_t step0, nsteps;  /* the rank's steps: load.steps[step0 .. step0 + nsteps) */
-    int64_t *lmin, *lmax;  /* per step: first start and last end of the work it launched */
-    const idmap *conns;    /* the rank's connectionId -> step map (borrowed), or NULL */
+    size_t step0, nsteps;  /* the rank's steps: load.st.v[step0 .. step0 + nsteps) */
+    steps_span *span;      /* per step: the work it launched on this device */
+    const idmap *launch;   /* the rank's launching calls (borrowed from load.st), or NULL */
 } dev;
 
 typedef struct stream_count {
@@ -360,11 +250,7 @@ typedef struct load {
     hmap streams;          /* (rank, device, stream) -> index into sc */
     stream_count *sc;
     size_t nsc, capsc;
-    hstep *steps;          /* sorted by rank, host start, id */
-    size_t nsteps;
-    idmap *conns;          /* per rank with steps (rank_conn_map): connectionId -> index into steps */
-    size_t nconns;
-    hmap rank_conn;        /* (rank, 0, 0) -> index into conns */
+    steps st;              /* the host steps and their launching calls */
     idmap compute;         /* globalTaskId -> COMPUTE_TASK_INFO.name (-1: NULL) */
     int compute_unnamed;   /* some compute record has no name (then TASK.name is read) */
     idmap commtask;        /* globalTaskId -> 1 for COMMUNICATION_TASK_INFO rows */
@@ -379,8 +265,7 @@ static void dev_free(dev *d)
     ivec_free(&d->recv);
     for (int i = 0; i < N_LANES; i++)
         ivec_free(&d->lane[i]);
-    free(d->lmin);
-    free(d->lmax);
+    free(d->span);
 }
 
 static void load_free(load *L)
@@ -391,11 +276,7 @@ static void load_free(load *L)
     hmap_free(&L->devs);
     hmap_free(&L->streams);
     free(L->sc);
-    free(L->steps);
-    for (size_t i = 0; i < L->nconns; i++)
-        idmap_free(&L->conns[i]);
-    free(L->conns);
-    hmap_free(&L->rank_conn);
+    steps_finish(&L->st);
     idmap_free(&L->compute);
     idmap_free(&L->commtask);
     class_ids_finish(&L->excl);
@@ -412,30 +293,6 @@ static tb_status db_fail(const load *L, tb_error *err, const char *what)
     return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(L->m->db));
 }
 
-/* The rank's steps as [*off, *off + *n) of L->steps (binary search). */
-static void rank_steps(const load *L, int64_t rank, size_t *off, size_t *n)
-{
-    size_t lo = 0, hi = L->nsteps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (L->steps[mid].rank < rank)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    size_t end = lo;
-    hi = L->nsteps;
-    while (end < hi) {
-        size_t mid = end + (hi - end) / 2;
-        if (L->steps[mid].rank <= rank)
-            end = mid + 1;
-        else
-            hi = mid;
-    }
-    *off = lo;
-    *n = end - lo;
-}
-
 /* The device's entry, made on first sight; NULL when out of memory. */
 static dev *get_dev(load *L, int64_t rank, int64_t device)
 {
@@ -446,33 +303,22 @@ static dev *get_dev(load *L, int64_t rank, int64_t device)
         L->last_dev = (size_t)k;
         return &L->d[k];
     }
-    if (L->nd == L->capd) {
-        size_t cap = L->capd ? L->capd * 2 : 8;
-        dev *v = realloc(L->d, cap * sizeof *v);
-        if (!v)
-            return NULL;
-        L->d = v;
-        L->capd = cap;
-    }
+    if (vec_reserve(&L->d, &L->capd, L->nd + 1, sizeof *L->d))
+        return NULL;
     dev *d = &L->d[L->nd];
     memset(d, 0, sizeof *d);
     d->rank = rank;
     d->device = device;
     if (L->want_steps) {
-        rank_steps(L, rank, &d->step0, &d->nsteps);
+        steps_of_rank(&L->st, rank, &d->step0, &d->nsteps);
         if (d->nsteps) {
-            d->lmin = malloc(d->nsteps * sizeof *d->lmin);
-            d->lmax = malloc(d->nsteps * sizeof *d->lmax);
-            if (!d->lmin || !d->lmax) {
+            if (!(d->span = malloc(d->nsteps * sizeof *d->span))) {
                 dev_free(d);
                 return NULL;
             }
-            for (size_t i = 0; i < d->nsteps; i++) {
-                d->lmin[i] = INT64_MAX;
-                d->lmax[i] = INT64_MIN;
-            }
-            int64_t c = hmap_get(&L->rank_conn, rank, 0, 0);
-            d->conns = c >= 0 ? &L->conns[c] : NULL;
+            for (size_t i = 0; i < d->nsteps; i++)
+                d->span[i] = (steps_span)STEPS_SPAN_EMPTY;
+            d->launch = steps_launches(&L->st, rank);
         }
     }
     if (hmap_put(&L->devs, rank, device, 0, (int64_t)L->nd) < 0) {
@@ -498,122 +344,12 @@ static void widen(dev *d, int64_t s, int64_t e)
         d->end = e;
 }
 
-/* Work [s, e) with connection id conn: widens the device range of the step that launched it. */
+/* Work [s, e) with connection id conn: widens the span of the step that launched it. */
 static void launched(dev *d, int64_t conn, int64_t s, int64_t e)
 {
-    int64_t k = d->conns ? idmap_get(d->conns, conn) : ID_ABSENT;
-    if (k < 0 || (size_t)k < d->step0 || (size_t)k >= d->step0 + d->nsteps)
-        return;
-    size_t i = (size_t)k - d->step0;
-    if (s < d->lmin[i])
-        d->lmin[i] = s;
-    if (e > d->lmax[i])
-        d->lmax[i] = e;
-}
-
-/* STEP_TIME, sorted by rank, host start, id. */
-static tb_status load_steps(load *L, tb_error *err)
-{
-    sqlite3_stmt *st = NULL;
-    size_t cap = 0;
-    if (sqlite3_prepare_v2(L->m->db,
-            "SELECT rankId, id, startNs, endNs FROM STEP_TIME "
-            "WHERE startNs IS NOT NULL AND endNs IS NOT NULL AND id IS NOT NULL "
-            "ORDER BY rankId, startNs, id", -1, &st, NULL) != SQLITE_OK)
-        return db_fail(L, err, "step_trace_time: reading STEP_TIME");
-    int rc;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        if (L->nsteps == cap) {
-            size_t nc = cap ? cap * 2 : 64;
-            hstep *v = realloc(L->steps, nc * sizeof *v);
-            if (!v) {
-                sqlite3_finalize(st);
-                return nomem(err, "step_trace_time");
-            }
-            L->steps = v;
-            cap = nc;
-        }
-        L->steps[L->nsteps++] = (hstep){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-                                        sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)};
-    }
-    sqlite3_finalize(st);
-    return rc == SQLITE_DONE ? TB_OK : db_fail(L, err, "step_trace_time: reading STEP_TIME");
-}
-
-/*
- * CANN_API calls that start inside a host step [hs, he]: per rank, a map
- * connectionId -> step (the first call wins a repeated id).
- */
-static tb_status load_conns(load *L, tb_error *err)
-{
-    sqlite3_stmt *st = NULL;
-    size_t *caps = NULL, capr = 0;
-    tb_status ret = TB_OK;
-    if (sqlite3_prepare_v2(L->m->db,
-            "SELECT rankId, startNs, connectionId FROM CANN_API "
-            "WHERE connectionId IS NOT NULL AND startNs IS NOT NULL", -1, &st, NULL) != SQLITE_OK)
-        return db_fail(L, err, "step_trace_time: reading CANN_API");
-    int rc;
-    int64_t last_rank = INT64_MIN;
-    size_t off = 0, n = 0;
-    idmap *map = NULL;
-    size_t *cap = NULL;
-    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0), t = sqlite3_column_int64(st, 1);
-        if (rank != last_rank || !map) {
-            rank_steps(L, rank, &off, &n);
-            last_rank = rank;
-            map = NULL;
-            if (!n)
-                continue;
-            int64_t k = hmap_get(&L->rank_conn, rank, 0, 0);
-            if (k < 0) {
-                if (L->nconns == capr) {
-                    size_t nc = capr ? capr * 2 : 8;
-                    idmap *v = realloc(L->conns, nc * sizeof *v);
-                    size_t *c = realloc(caps, nc * sizeof *c);
-                    if (v)
-                        L->conns = v;
-                    if (c)
-                        caps = c;
-                    if (!v || !c)
-                        goto oom;
-                    capr = nc;
-                }
-                memset(&L->conns[L->nconns], 0, sizeof *L->conns);
-                caps[L->nconns] = 0;
-                if ((k = hmap_put(&L->rank_conn, rank, 0, 0, (int64_t)L->nconns)) < 0)
-                    goto oom;
-                L->nconns++;
-            }
-            map = &L->conns[k];
-            cap = &caps[k];
-        }
-        /* the last step of the rank with hs <= t */
-        size_t lo = 0, hi = n;
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (L->steps[off + mid].hs <= t)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        if (lo == 0 || t > L->steps[off + lo - 1].he)
-            continue;
-        if (idmap_add(map, cap, sqlite3_column_int64(st, 2), (int64_t)(off + lo - 1)))
-            goto oom;
-    }
-    if (rc != SQLITE_DONE)
-        ret = db_fail(L, err, "step_trace_time: reading CANN_API");
-    sqlite3_finalize(st);
-    free(caps);
-    for (size_t i = 0; i < L->nconns; i++)
-        idmap_build(&L->conns[i]);
-    return ret;
-oom:
-    sqlite3_finalize(st);
-    free(caps);
-    return nomem(err, "step_trace_time");
+    int64_t k = steps_launched(d->launch, conn);
+    if (k >= 0 && (size_t)k >= d->step0 && (size_t)k < d->step0 + d->nsteps)
+        steps_span_add(&d->span[(size_t)k - d->step0], s, e);
 }
 
 /* The per-task maps: compute records, and communication records when the stream rule needs them. */
@@ -623,7 +359,7 @@ static tb_status load_task_info(load *L, tb_error *err)
                         "SELECT globalTaskId, name FROM COMPUTE_TASK_INFO WHERE globalTaskId IS NOT NULL",
                         &L->compute, &L->compute_unnamed);
     int unused;
-    if (!rc && L->stream_rule != SR_NONE)
+    if (!rc && L->stream_rule != METRICS_STREAM_NONE)
         rc = idmap_load(L->m->db,
                         "SELECT globalTaskId, 1 FROM COMMUNICATION_TASK_INFO WHERE globalTaskId IS NOT NULL",
                         &L->commtask, &unused);
@@ -639,7 +375,7 @@ static tb_status load_task_info(load *L, tb_error *err)
  */
 static tb_status load_tasks(load *L, tb_error *err)
 {
-    int track = L->commtask.dense || L->commtask.n;
+    int track = !idmap_empty(&L->commtask);
     /* only the columns needed: a column read is a good part of the cost of a row */
     char sql[256];
     snprintf(sql, sizeof sql,
@@ -666,25 +402,17 @@ static tb_status load_tasks(load *L, tb_error *err)
             int64_t stream = sqlite3_column_int64(st, 6);
             int64_t k = hmap_get(&L->streams, rank, device, stream);
             if (k < 0) {
-                if (L->nsc == L->capsc) {
-                    size_t cap = L->capsc ? L->capsc * 2 : 64;
-                    stream_count *v = realloc(L->sc, cap * sizeof *v);
-                    if (!v)
-                        goto oom;
-                    L->sc = v;
-                    L->capsc = cap;
-                }
-                k = hmap_put(&L->streams, rank, device, stream, (int64_t)L->nsc);
-                if (k < 0)
+                if (vec_reserve(&L->sc, &L->capsc, L->nsc + 1, sizeof *L->sc) ||
+                    (k = hmap_put(&L->streams, rank, device, stream, (int64_t)L->nsc)) < 0)
                     goto oom;
                 L->sc[L->nsc++] = (stream_count){0, 0};
             }
             si = (uint32_t)k;
             L->sc[si].total++;
-            L->sc[si].comm += has_gtid && idmap_get(&L->commtask, gtid) != ID_ABSENT;
+            L->sc[si].comm += has_gtid && idmap_get(&L->commtask, gtid) != IDMAP_ABSENT;
         }
-        int64_t name = has_gtid ? idmap_get(&L->compute, gtid) : ID_ABSENT;
-        if (name != ID_ABSENT) {
+        int64_t name = has_gtid ? idmap_get(&L->compute, gtid) : IDMAP_ABSENT;
+        if (name != IDMAP_ABSENT) {
             /* the compute record's name, else the task's */
             if (name < 0 && sqlite3_column_int64(st, 7) != NO_ID)
                 name = sqlite3_column_int64(st, 7);
@@ -719,7 +447,7 @@ static tb_status load_tasks(load *L, tb_error *err)
         size_t k = 0;
         for (size_t j = 0; j < d->comp.n; j++) {
             const stream_count *c = &L->sc[d->cstream[j]];
-            int comm_only = L->stream_rule == SR_ALL ? c->comm == c->total : c->comm > 0;
+            int comm_only = L->stream_rule == METRICS_STREAM_ALL ? c->comm == c->total : c->comm > 0;
             if (!comm_only)
                 d->comp.v[k++] = d->comp.v[j];
         }
@@ -815,24 +543,16 @@ static tb_status load_all(load *L, const metric_ctx *m, int policy, int want_ste
     L->want_lanes = want_lanes;
     tb_status rc = TB_OK;
     class_rule *excl = NULL, *recv = NULL;
-    char *rule = metrics_option(m, "classes.comm_stream_rule");
-    L->stream_rule = SR_ALL;
-    if (rule && !strcmp(rule, "any"))
-        L->stream_rule = SR_ANY;
-    else if (rule && !strcmp(rule, "none"))
-        L->stream_rule = SR_NONE;
-    else if (rule && strcmp(rule, "all") != 0)
-        rc = tb_error_set(err, TB_ERR_USAGE,
-                          "metrics.classes.comm_stream_rule: unknown rule '%s'; expected one of: all, any, none", rule);
-    free(rule);
-    if (rc)
-        return rc;
-    if ((rc = class_rule_create(m, "classes.compute_exclude", default_compute_exclude, &excl, err)) ||
-        (rc = class_rule_create(m, "classes.receive",
-                                policy == P_MINDSPORE ? default_receive_mindspore : default_receive, &recv, err)) ||
+    const metrics_options *opt = metrics_opts(m);
+    L->stream_rule = opt->comm_stream_rule;
+    if ((rc = class_rule_create(&opt->compute_exclude, "classes.compute_exclude", default_compute_exclude, &excl,
+                                err)) ||
+        (rc = class_rule_create(&opt->receive, "classes.receive",
+                                policy == METRICS_MINDSPORE ? default_receive_mindspore : default_receive, &recv,
+                                err)) ||
         (rc = class_rule_ids(excl, m->db, &L->excl, err)) || (rc = class_rule_ids(recv, m->db, &L->recv, err)))
         goto done;
-    if (want_steps && ((rc = load_steps(L, err)) || (L->nsteps && (rc = load_conns(L, err)))))
+    if (want_steps && (rc = steps_load(m->db, 1, "step_trace_time", &L->st, err)))
         goto done;
     if ((rc = load_task_info(L, err)) || (rc = load_tasks(L, err)))
         goto done;
@@ -933,15 +653,7 @@ typedef struct srange {
 /* Index of the first interval of v (sorted by start) with start >= t (> t when after). */
 static size_t first_from(const ivec *v, int64_t t, int after)
 {
-    size_t lo = 0, hi = v->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (after ? v->v[mid].s <= t : v->v[mid].s < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return sort_bound_i64(v->v, v->n, sizeof *v->v, offsetof(iv, s), t, after);
 }
 
 /* A run [lo, hi) of a sorted array. */
@@ -1033,7 +745,7 @@ static int step_from_ops(int policy, const dev *d, run rc, run rm, run rr, const
         }
     }
     o->preparing = have && o->has_fwk ? first - o->fwk : 0;
-    if (policy == P_MINDSPORE) {
+    if (policy == METRICS_MINDSPORE) {
         o->free = free_lane ? iv_clip_len(free_lane->v, free_lane->n, o->start, o->end) : 0;
         o->stage = (have ? last_e - first : 0) - o->bubble;
         o->cno_excl = o->cno - o->bubble;
@@ -1070,7 +782,7 @@ static void step_from_lanes(int policy, const dev *d, const ivec *lv, const run 
     o->free = sum[L_FREE];
     o->bubble = dur_sum(&d->recv, rr);
     o->preparing = first_busy != INT64_MAX && o->has_fwk ? first_busy - o->fwk : 0;
-    if (policy == P_MSPROF_ANALYZE) {
+    if (policy == METRICS_MSPROF_ANALYZE) {
         o->stage = o->free + o->computing + o->cno - o->bubble;
         o->cno_excl = o->cno - o->bubble;
     } else {
@@ -1100,7 +812,7 @@ static tb_status insert_row(sqlite3_stmt *ins, const dev *d, const strow *o, int
                          o->stage,     o->bubble, o->cno_excl,  o->preparing};
     for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
         sqlite3_bind_int64(ins, i++, v[k]);
-    sqlite3_bind_text(ins, i++, policy_names[policy], -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, i++, metrics_policy_names[policy], -1, SQLITE_STATIC);
     if (sqlite3_step(ins) != SQLITE_DONE)
         return tb_error_set(err, TB_ERR_DB, "step_trace_time: inserting: %s", sqlite3_errmsg(m->db));
     return TB_OK;
@@ -1139,8 +851,8 @@ static tb_status device_rows(const load *L, const dev *d, sqlite3_stmt *ins, tb_
     srange *r = NULL;
     size_t *order = NULL;
     run *runs = NULL;
-    int by_lanes = policy == P_TORCH_NPU_TEXT || policy == P_MSPROF_ANALYZE;
-    int need_lanes = by_lanes ? !d->has_lanes : policy == P_MINDSPORE;
+    int by_lanes = policy == METRICS_TORCH_NPU_TEXT || policy == METRICS_MSPROF_ANALYZE;
+    int need_lanes = by_lanes ? !d->has_lanes : policy == METRICS_MINDSPORE;
     if (need_lanes && make_lanes(d, &own))
         goto oom;
     const ivec *lv = by_lanes && d->has_lanes ? d->lane : own.v;
@@ -1157,7 +869,7 @@ static tb_status device_rows(const load *L, const dev *d, sqlite3_stmt *ins, tb_
         if (begin > end)
             begin = end = 0;
     }
-    size_t ns = policy == P_MSPROF_ANALYZE ? 0 : d->nsteps;
+    size_t ns = policy == METRICS_MSPROF_ANALYZE ? 0 : d->nsteps;
     if (ns == 0) {
         /* the whole profile as one step */
         strow o = {.start = begin, .end = end};
@@ -1179,14 +891,13 @@ static tb_status device_rows(const load *L, const dev *d, sqlite3_stmt *ins, tb_
     if (!r || !order || !runs)
         goto oom;
     for (size_t k = 0; k < ns; k++) {
-        const hstep *h = &L->steps[d->step0 + k];
+        const steps_step *h = &L->st.v[d->step0 + k];
         r[k].id = h->id;
-        r[k].fwk = h->hs;
-        r[k].start = d->lmin[k] != INT64_MAX ? d->lmin[k] : h->hs;
-        r[k].end = d->lmax[k] > h->he ? d->lmax[k] : h->he;
+        r[k].fwk = h->start;
+        steps_range(h, &d->span[k], &r[k].start, &r[k].end);
     }
     order_steps(order, ns, r);
-    int closed = policy == P_MINDSPORE;
+    int closed = policy == METRICS_MINDSPORE;
     run *rc_ = runs, *rm = runs + ns, *rr = runs + 2 * ns, *rl = runs + 3 * ns;
     claim(&d->comp, r, order, ns, closed, rc_);
     claim(&d->comm, r, order, ns, closed, rm);
@@ -1235,33 +946,10 @@ static tb_status end_insert(const metric_ctx *m, const char *what, tb_status rc,
     return metrics_exec(m, what, "RELEASE tb_m_steptrace", err);
 }
 
-static tb_status read_policy(const metric_ctx *m, int *policy, tb_error *err)
-{
-    char *p = metrics_option(m, "step_trace.policy");
-    *policy = P_TORCH_NPU;
-    if (!p)
-        return TB_OK;
-    int found = 0;
-    for (int i = 0; i < N_POLICIES; i++)
-        if (!strcmp(p, policy_names[i])) {
-            *policy = i;
-            found = 1;
-        }
-    tb_status rc = found ? TB_OK
-                         : tb_error_set(err, TB_ERR_USAGE,
-                                        "metrics.step_trace.policy: unknown policy '%s'; expected one of: "
-                                        "torch_npu, torch_npu_text, msprof_analyze, mindspore", p);
-    free(p);
-    return rc;
-}
-
 static tb_status build_step_trace_time(const metric_ctx *m, tb_error *err)
 {
-    int policy;
-    tb_status rc = read_policy(m, &policy, err);
-    if (rc)
-        return rc;
-    rc = metrics_exec(m, "step_trace_time",
+    int policy = metrics_opts(m)->policy;
+    tb_status rc = metrics_exec(m, "step_trace_time",
         "DROP TABLE IF EXISTS temp.step_trace_time;"
         "CREATE TEMP TABLE step_trace_time(rankId INTEGER, deviceId INTEGER, step INTEGER, "
         "  startNs INTEGER, endNs INTEGER, fwkStartNs INTEGER, computing INTEGER, "
@@ -1271,8 +959,8 @@ static tb_status build_step_trace_time(const metric_ctx *m, tb_error *err)
     if (rc)
         return rc;
     load L;
-    int by_lanes = policy == P_TORCH_NPU_TEXT || policy == P_MSPROF_ANALYZE;
-    if ((rc = load_all(&L, m, policy, policy != P_MSPROF_ANALYZE, by_lanes, err)))
+    int by_lanes = policy == METRICS_TORCH_NPU_TEXT || policy == METRICS_MSPROF_ANALYZE;
+    if ((rc = load_all(&L, m, policy, policy != METRICS_MSPROF_ANALYZE, by_lanes, err)))
         goto done;
     sqlite3_stmt *ins = NULL;
     if (sqlite3_prepare_v2(m->db, "INSERT INTO temp.step_trace_time VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", -1,
@@ -1304,7 +992,7 @@ static tb_status build_overlap_lanes(const metric_ctx *m, tb_error *err)
     load L;
     sqlite3_stmt *ins = NULL;
     lanes l = {0};
-    if ((rc = load_all(&L, m, P_TORCH_NPU, 0, 0, err)))
+    if ((rc = load_all(&L, m, METRICS_TORCH_NPU, 0, 0, err)))
         goto done;
     if (sqlite3_prepare_v2(m->db, "INSERT INTO temp.overlap_lanes VALUES (?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK) {
         rc = tb_error_set(err, TB_ERR_DB, "overlap_lanes: %s", sqlite3_errmsg(m->db));

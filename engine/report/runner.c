@@ -46,8 +46,9 @@ typedef struct runner {
     int64_t max_chunks;
     int budget_hit;
     int sql_shift;          /* bytes of WRAP_HEAD before the report's SQL while preparing a wrapper */
-    /* computed tables built on this connection, with the options they were built with */
-    struct built { const metric_table *t; char *options; } built[32];
+    /* computed tables built on this connection, with the options they were built with
+     * (borrowed from the specs, which outlive the run) */
+    struct built { const metric_table *t; const metrics_options *options; } built[32];
     size_t n_built;
 } runner;
 
@@ -689,18 +690,14 @@ static int names_word(const char *text, const char *id)
     return 0;
 }
 
-static int same_options(const char *a, const char *b)
-{
-    return (!a && !b) || (a && b && !strcmp(a, b));
-}
-
-/* Builds t (and what it depends on) unless built with the same options. */
-static tb_status build_metric(runner *r, const metric_table *t, const char *options, int depth, tb_error *err)
+/* Builds t (and what it depends on) unless built with the same options (NULL: the defaults). */
+static tb_status build_metric(runner *r, const metric_table *t, const metrics_options *options, int depth,
+                              tb_error *err)
 {
     if (depth > 8)
         return tb_error_set(err, TB_ERR_INTERNAL, "computed table '%s': dependency loop", t->name);
     for (size_t i = 0; i < r->n_built; i++)
-        if (r->built[i].t == t && same_options(r->built[i].options, options))
+        if (r->built[i].t == t && metrics_options_equal(r->built[i].options, options))
             return TB_OK;
     for (size_t d = 0; d < 4 && t->depends[d]; d++) {
         const metric_table *dep = metrics_find(t->depends[d]);
@@ -710,7 +707,7 @@ static tb_status build_metric(runner *r, const metric_table *t, const char *opti
         if (rc)
             return rc;
     }
-    metric_ctx m = {.db = r->db, .options_json = options, .note = r->opt->note, .ctx = r->opt->ctx};
+    metric_ctx m = {.db = r->db, .opt = options, .note = r->opt->note, .ctx = r->opt->ctx};
     r->sb.trusted = 1;
     tb_status rc = t->build(&m, err);
     r->sb.trusted = 0;
@@ -724,11 +721,9 @@ static tb_status build_metric(runner *r, const metric_table *t, const char *opti
         if (r->n_built == sizeof r->built / sizeof r->built[0])
             return tb_error_set(err, TB_ERR_INTERNAL, "too many computed tables");
         r->n_built++;
-    } else {
-        free(r->built[slot].options);
     }
     r->built[slot].t = t;
-    r->built[slot].options = options ? strdup(options) : NULL;
+    r->built[slot].options = options;
     return TB_OK;
 }
 
@@ -736,7 +731,7 @@ typedef struct need_ctx {
     runner *r;
     const char *sql;
     const tb_spec_report *rep;
-    const char *options;
+    const metrics_options *options;
     tb_status rc;
     tb_error *err;
 } need_ctx;
@@ -754,8 +749,8 @@ static void build_if_named(void *ctx, const metric_table *t)
 }
 
 /* Builds every computed table the SQL or the report's requires names. */
-static tb_status build_needed(runner *r, const char *sql, const tb_spec_report *rep, const char *options,
-                              tb_error *err)
+static tb_status build_needed(runner *r, const char *sql, const tb_spec_report *rep,
+                              const metrics_options *options, tb_error *err)
 {
     need_ctx n = {.r = r, .sql = sql, .rep = rep, .options = options, .err = err};
     metrics_each(build_if_named, &n);
@@ -764,8 +759,6 @@ static tb_status build_needed(runner *r, const char *sql, const tb_spec_report *
 
 static void runner_free_built(runner *r)
 {
-    for (size_t i = 0; i < r->n_built; i++)
-        free(r->built[i].options);
     r->n_built = 0;
 }
 
@@ -814,7 +807,7 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
     const tb_run_options *o = r->opt;
     char what[300];
     snprintf(what, sizeof what, "report '%s'", rep->id);
-    tb_status brc = build_needed(r, rep->sql, rep, spec->metrics_json, err);
+    tb_status brc = build_needed(r, rep->sql, rep, spec->metrics, err);
     if (brc)
         return brc;
     for (size_t i = 0; i < rep->n_requires; i++) {

@@ -41,8 +41,11 @@
 
 #include <jansson.h>
 
+#include "metrics/classes.h"
+#include "metrics/options.h"
 #include "report/specnode.h"
 #include "tracebook/report.h"
+#include "util/str.h"
 
 #define MAX_SPEC_BYTES (64u << 20)
 #define MAX_USE_DEPTH 4
@@ -74,7 +77,6 @@ static const char *const cond_ops[] = {"gt", "ge", "lt", "le", "eq", "ne", NULL}
 static const char *const workbook_keys[] = {"file", "sheets", NULL};
 static const char *const output_names[] = {"csv", "json", "xlsx", "console", NULL};
 static const char *const param_types[] = {"int", "real", "text", "bool", NULL};
-static const char *const policies[] = {"torch_npu", "torch_npu_text", "msprof_analyze", "mindspore", NULL};
 /* Column type suffixes (report.h tb_col_type): options and sort keys name the base column. */
 static const char *const type_suffixes[] = {":dur_ns", ":ts_ns", ":ratio_%", ":mem_B", ":rank", NULL};
 
@@ -264,12 +266,9 @@ static int is_report_id(const char *s)
 /* The type suffix that name ends with (":dur_ns", ...), or NULL. */
 static const char *type_suffix(const char *name)
 {
-    size_t n = strlen(name);
-    for (size_t i = 0; type_suffixes[i]; i++) {
-        size_t k = strlen(type_suffixes[i]);
-        if (n > k && strcmp(name + n - k, type_suffixes[i]) == 0)
+    for (size_t i = 0; type_suffixes[i]; i++)
+        if (strlen(name) > strlen(type_suffixes[i]) && str_ends(name, type_suffixes[i]))
             return type_suffixes[i];
-    }
     return NULL;
 }
 
@@ -341,6 +340,8 @@ void tb_spec_free(tb_spec *spec)
     free(spec->params);
     free(spec->step_trace_policy);
     free(spec->metrics_json);
+    metrics_options_finish(spec->metrics);
+    free(spec->metrics);
     for (size_t i = 0; i < spec->n_reports; i++)
         report_free(&spec->reports[i]);
     free(spec->reports);
@@ -721,17 +722,6 @@ static tb_status parse_columns(loader *L, const specnode *n, tb_spec_report *r)
     return TB_OK;
 }
 
-static int same_ci(const char *a, const char *b)
-{
-    for (; *a && *b; a++, b++) {
-        char x = (*a >= 'A' && *a <= 'Z') ? (char)(*a - 'A' + 'a') : *a;
-        char y = (*b >= 'A' && *b <= 'Z') ? (char)(*b - 'A' + 'a') : *b;
-        if (x != y)
-            return 0;
-    }
-    return *a == *b;
-}
-
 /* Checks Excel's sheet name rules; n is the name's node. */
 static tb_status check_sheet(loader *L, const specnode *n)
 {
@@ -749,7 +739,7 @@ static tb_status check_sheet(loader *L, const specnode *n)
         return fail_node(L, n, "sheet name '%.60s' is longer than Excel's 31 characters", s);
     if (s[0] == '\'' || s[strlen(s) - 1] == '\'')
         return fail_node(L, n, "sheet name '%.60s' must not start or end with an apostrophe", s);
-    if (same_ci(s, "History"))
+    if (str_eq_ci(s, "History"))
         return fail_node(L, n, "sheet name '%s' is reserved by Excel", s);
     return TB_OK;
 }
@@ -1025,7 +1015,7 @@ static tb_status read_sql_file(loader *L, const specnode *v, tb_spec_report *r)
     char *rel = NULL;
     if ((st = get_nonempty(L, v, "sql_file", &rel)))
         return st;
-    if (strncmp(L->file, "builtin:", 8) == 0) {
+    if (str_starts(L->file, "builtin:")) {
         free(rel);
         return fail_node(L, v, "'sql_file' is not available in built-in reports");
     }
@@ -1379,7 +1369,7 @@ static tb_status parse_reports(loader *L, const specnode *n)
                 return fail_pos(L, L->aux[i].id_line, L->aux[i].id_col, "duplicate report id '%s' (first at line %ld)",
                                 spec->reports[i].id, L->aux[j].id_line);
             const char *a = spec->reports[i].xlsx_sheet, *b = spec->reports[j].xlsx_sheet;
-            if (a && b && same_ci(a, b)) {
+            if (a && b && str_eq_ci(a, b)) {
                 long line = L->aux[i].sheet_line ? L->aux[i].sheet_line : spec->reports[i].pos.line;
                 long col = L->aux[i].sheet_line ? L->aux[i].sheet_col : spec->reports[i].pos.column;
                 long first = L->aux[j].sheet_line ? L->aux[j].sheet_line : spec->reports[j].pos.line;
@@ -1392,7 +1382,105 @@ static tb_status parse_reports(loader *L, const specnode *n)
 
 /* ---- the rest of a tracebook spec ---------------------------------------------------- */
 
-/* Converts a metrics subtree to JSON. Returns new, or NULL with err set. */
+/* A pattern option (metrics/classes.h): a string or a list of strings, each a valid pattern. */
+static tb_status parse_patterns(loader *L, const specnode *v, const char *path, metrics_patterns *p)
+{
+    char d[64], why[128];
+    specnode *const *items = NULL;
+    size_t count = 0;
+    const specnode *one;
+    tb_status st = str_or_list(L, v, path, &items, &count, &one);
+    if (st)
+        return st;
+    if (!(p->v = calloc(count ? count : 1, sizeof *p->v)))
+        return nomem(L);
+    p->set = 1;
+    for (size_t i = 0; i < count; i++) {
+        const specnode *it = items[i];
+        /* a number as written is no pattern (is_text would take it) */
+        if (!is_text(it) || it->type != SPECNODE_STR)
+            return fail_node(L, it, "'%s' item %zu must be a string pattern, got %s", path, i + 1,
+                             describe(it, d, sizeof d));
+        if (class_pattern_check(it->text, why, sizeof why) != 0)
+            return fail_node(L, it, "'%s' has a bad regular expression '%.60s': %s", path, it->text, why);
+        if (!(p->v[p->n] = strdup(it->text)))
+            return nomem(L);
+        p->n++;
+    }
+    return TB_OK;
+}
+
+/* One option's value into the struct (def->kind says how; a null keeps the default). */
+static tb_status parse_option(loader *L, const specnode *v, const char *path, const metrics_option_def *def);
+
+/*
+ * A mapping of metrics options checked against level (metrics/options.h):
+ * an unknown key is an error that suggests the closest known one.
+ */
+static tb_status parse_option_map(loader *L, const specnode *n, const char *path, const metrics_option_def *level)
+{
+    tb_status st;
+    if ((st = need_map(L, n, path)))
+        return st;
+    for (size_t i = 0; i < n->n; i++) {
+        const specnode_pair *pair = &n->pairs[i];
+        const metrics_option_def *def = level;
+        while (def->key && strcmp(def->key, pair->key) != 0)
+            def++;
+        if (!def->key) {
+            const char *names[16];
+            char list[400], near[96];
+            metrics_option_keys(level, names, sizeof names / sizeof names[0]);
+            return fail_key(L, pair, "unknown key '%.60s' in %s%s; expected one of: %s", pair->key, path,
+                            did_you_mean(pair->key, names, near, sizeof near), join(names, list, sizeof list));
+        }
+        char sub[160];
+        snprintf(sub, sizeof sub, "%s.%s", path, def->key);
+        if ((st = parse_option(L, pair->value, sub, def)))
+            return st;
+    }
+    return TB_OK;
+}
+
+static tb_status parse_option(loader *L, const specnode *v, const char *path, const metrics_option_def *def)
+{
+    char d[64], list[200];
+    if (def->kind == METRICS_OPT_SECTION)
+        return parse_option_map(L, v, path, def->sub);
+    if (v->kind == SPECNODE_SCALAR && v->type == SPECNODE_NULL)
+        return TB_OK;
+    void *at = (char *)L->spec->metrics + def->offset;
+    switch (def->kind) {
+    case METRICS_OPT_BOOL:
+        if (v->kind != SPECNODE_SCALAR || v->type != SPECNODE_BOOL)
+            return fail_node(L, v, "'%s' must be true or false, got %s", path, describe(v, d, sizeof d));
+        *(int *)at = (int)v->i;
+        return TB_OK;
+    case METRICS_OPT_NUMBER: {
+        int num = v->kind == SPECNODE_SCALAR && (v->type == SPECNODE_INT || v->type == SPECNODE_REAL);
+        double x = !num ? 0 : v->type == SPECNODE_INT ? (double)v->i : v->d;
+        if (!num || !isfinite(x) || x < 0)
+            return fail_node(L, v, "'%s' must be a number >= 0, got %s", path, describe(v, d, sizeof d));
+        *(double *)at = x;
+        return TB_OK;
+    }
+    case METRICS_OPT_CHOICE:
+        for (int i = 0; is_text(v) && def->values[i]; i++)
+            if (strcmp(v->text, def->values[i]) == 0) {
+                *(int *)at = i;
+                return TB_OK;
+            }
+        return fail_node(L, v, "'%s' must be one of: %s; got %s", path, join(def->values, list, sizeof list),
+                         describe(v, d, sizeof d));
+    case METRICS_OPT_PATTERNS:
+        return parse_patterns(L, v, path, at);
+    case METRICS_OPT_SECTION:
+        break;
+    }
+    return TB_OK;
+}
+
+/* Converts a metrics subtree to JSON (for display: tb_spec.metrics_json). Returns new, or NULL with err set. */
 static json_t *to_json(loader *L, const specnode *n)
 {
     json_t *j = NULL;
@@ -1447,26 +1535,22 @@ nomem:
     return NULL;
 }
 
+/* The `metrics` section: every option checked and parsed into spec->metrics. */
 static tb_status parse_metrics(loader *L, const specnode *n)
 {
-    tb_status st;
-    char d[64], list[128];
-    if ((st = need_map(L, n, "metrics")))
+    if (!(L->spec->metrics = malloc(sizeof *L->spec->metrics)))
+        return nomem(L);
+    metrics_options_init(L->spec->metrics);
+    tb_status st = parse_option_map(L, n, "metrics", metrics_option_table);
+    if (st)
         return st;
+    /* the policy by name, for the run's metadata (written only when given) */
     const specnode_pair *step = specnode_get(n, "step_trace");
-    if (step) {
-        if ((st = need_map(L, step->value, "metrics.step_trace")))
-            return st;
-        const specnode_pair *pol = specnode_get(step->value, "policy");
-        if (pol) {
-            const specnode *v = pol->value;
-            if (!is_text(v) || !in_list(v->text, policies))
-                return fail_node(L, v, "unknown step trace policy %s; expected one of: %s", describe(v, d, sizeof d),
-                                 join(policies, list, sizeof list));
-            if ((st = get_str(L, v, "policy", &L->spec->step_trace_policy)))
-                return st;
-        }
-    }
+    const specnode_pair *pol = step ? specnode_get(step->value, "policy") : NULL;
+    if (pol && is_text(pol->value) &&
+        !(L->spec->step_trace_policy = strdup(metrics_policy_names[L->spec->metrics->policy])))
+        return nomem(L);
+    /* the section as written, for the run's metadata */
     json_t *j = to_json(L, n);
     if (!j)
         return L->err->code;

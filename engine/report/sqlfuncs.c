@@ -22,10 +22,12 @@
 #include <stdlib.h>
 
 #include "metrics/interval.h"
+#include "util/sort.h"
+#include "util/vec.h"
 
 /* ---- percentiles -------------------------------------------------------- */
 
-/* Compaction and growth start at this many values / intervals. */
+/* Compaction of an interval set starts at this many intervals. */
 #define FIRST_CAP 16
 
 typedef struct pct_state {
@@ -65,23 +67,8 @@ static void pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     }
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
         return;
-    if (st->n == st->cap) {
-        size_t cap = st->cap ? st->cap * 2 : FIRST_CAP;
-        double *v = cap > st->cap && cap <= SIZE_MAX / sizeof *v ? realloc(st->v, cap * sizeof *v) : NULL;
-        if (!v) {
-            sqlite3_result_error_nomem(ctx);
-            return;
-        }
-        st->v = v;
-        st->cap = cap;
-    }
-    st->v[st->n++] = sqlite3_value_double(argv[0]);
-}
-
-static int cmp_double(const void *pa, const void *pb)
-{
-    double a = *(const double *)pa, b = *(const double *)pb;
-    return (a > b) - (a < b);
+    if (VEC_PUSH(st->v, st->n, st->cap, sqlite3_value_double(argv[0])))
+        sqlite3_result_error_nomem(ctx);
 }
 
 /*
@@ -107,7 +94,7 @@ static void pct_final(sqlite3_context *ctx)
     if (!st || st->n == 0) {
         sqlite3_result_null(ctx);
     } else {
-        qsort(st->v, st->n, sizeof *st->v, cmp_double);
+        qsort(st->v, st->n, sizeof *st->v, sort_cmp_double);
         sqlite3_result_double(ctx, pct_of_sorted(st->v, st->n, st->p));
     }
     if (st) {

@@ -15,12 +15,12 @@
  * iteration I started (0 if none); end = end of iteration I+N-1.
  *   graph mode (model M): iterations are TB_ITERATION rows of model M, I
  *       counting the model's executions (indexId);
- *   step mode (M = 4294967295): iterations are STEP_TIME steps; a step's
- *       device range runs from the first device task launched inside it (its
- *       host range) to the later of that task set's last end and the host
- *       step's end. Device tasks are kept by membership: a task launched by
- *       an API call inside the window's steps, or, with no launching call,
- *       a task that starts inside the range.
+ *   step mode (M = 4294967295): iterations are STEP_TIME steps, with the
+ *       device ranges of metrics/steps.h (the work each step's calls
+ *       launched). Device tasks and communication ops are kept by
+ *       membership: launched by a call in one of the window's steps, or,
+ *       when no step holds their launching call (or they have none),
+ *       starting inside the device range.
  * Filters, chosen by the columns a table has:
  *   device tables (TASK, COMMUNICATION_OP, OVERLAP_ANALYSIS): start inside
  *       [start, end);
@@ -33,11 +33,15 @@
  * copied from the input) are not filtered.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics/steps.h"
 #include "report/window.h"
+#include "util/sort.h"
+#include "util/vec.h"
 
 typedef struct buf {
     char *p;
@@ -116,9 +120,9 @@ static void list_available(sqlite3 *db, char *out, size_t n)
  * mode: the model's executions, every device of the rank folded together;
  * step mode: steps with their device ranges), plus tb_iter_any(rankId,
  * endNs) holding the ends of every iteration of any model, for the start
- * rule.
+ * rule. Step mode fills s with the steps and their launching calls.
  */
-static tb_status build_iterations(sqlite3 *db, const tb_window *w, tb_error *err)
+static tb_status build_iterations(sqlite3 *db, const tb_window *w, steps *s, tb_error *err)
 {
     tb_status st = exec(db,
         "CREATE TEMP TABLE tb_iter(rankId INTEGER, id INTEGER, startNs INTEGER, endNs INTEGER, "
@@ -135,34 +139,30 @@ static tb_status build_iterations(sqlite3 *db, const tb_window *w, tb_error *err
             w->model_id);
         return exec(db, sql, err);
     }
-    /* Step mode: the device range of each step through the tasks its host
-     * range launched (CANN_API connection ids). Each launch finds its step
-     * by the latest step starting at or before the call (an index seek),
-     * so this is O(n log n), never tasks x steps. */
-    return exec(db,
-        /* each connection's launching call, once: both the step ranges and
-         * the window's membership join it (SQLite would otherwise build an
-         * automatic index on CANN_API for each) */
-        "CREATE TEMP TABLE tb_launch(rankId INTEGER, connectionId INTEGER, startNs INTEGER, "
-        "  PRIMARY KEY (rankId, connectionId)) WITHOUT ROWID;"
-        "INSERT INTO temp.tb_launch SELECT rankId, connectionId, min(startNs) FROM main.CANN_API "
-        "  WHERE connectionId IS NOT NULL AND rankId IS NOT NULL AND startNs IS NOT NULL "
-        "  GROUP BY rankId, connectionId;"
-        "CREATE TEMP TABLE tb_steps AS SELECT rankId, id, startNs, endNs FROM main.STEP_TIME;"
-        "CREATE INDEX temp.tb_steps_start ON tb_steps(rankId, startNs);"
-        "CREATE TEMP TABLE tb_step_dev AS "
-        "SELECT rankId, step, min(ts) AS lo, max(te) AS hi FROM ("
-        "  SELECT l.rankId AS rankId, l.ts AS ts, l.te AS te,"
-        "         (SELECT CASE WHEN s.endNs >= l.api THEN s.id END FROM temp.tb_steps s"
-        "          WHERE s.rankId = l.rankId AND s.startNs <= l.api ORDER BY s.startNs DESC LIMIT 1) AS step"
-        "  FROM (SELECT t.rankId AS rankId, t.startNs AS ts, t.endNs AS te, a.startNs AS api"
-        "        FROM main.TASK t JOIN temp.tb_launch a ON a.rankId = t.rankId AND a.connectionId = t.connectionId) l"
-        ") WHERE step IS NOT NULL GROUP BY rankId, step;"
-        "INSERT INTO temp.tb_iter "
-        "SELECT s.rankId, s.id, coalesce(d.lo, s.startNs), max(coalesce(d.hi, s.endNs), s.endNs), s.startNs, s.endNs "
-        "FROM temp.tb_steps s LEFT JOIN temp.tb_step_dev d ON d.rankId = s.rankId AND d.step = s.id "
-        "ORDER BY s.rankId, s.id;"
-        "INSERT INTO temp.tb_iter_any SELECT rankId, endNs FROM temp.tb_iter;", err);
+    /* Step mode: each step with its device range (metrics/steps.h) */
+    tb_status rc = steps_load(db, 1, "window", s, err);
+    steps_span *span = s->n ? malloc(s->n * sizeof *span) : NULL;
+    sqlite3_stmt *ins = NULL;
+    if (!rc && s->n && !span)
+        rc = tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+    if (!rc && s->n)
+        rc = steps_rank_spans(s, db, "window", span, err);
+    if (!rc && sqlite3_prepare_v2(db, "INSERT INTO temp.tb_iter VALUES (?, ?, ?, ?, ?, ?)", -1, &ins, NULL) != SQLITE_OK)
+        rc = db_error(db, err, "listing the steps");
+    for (size_t i = 0; i < s->n && !rc; i++) {
+        const steps_step *h = &s->v[i];
+        int64_t start, end;
+        steps_range(h, &span[i], &start, &end);
+        const int64_t v[6] = {h->rank, h->id, start, end, h->start, h->end};
+        sqlite3_reset(ins);
+        for (int c = 0; c < 6; c++)
+            sqlite3_bind_int64(ins, c + 1, v[c]);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = db_error(db, err, "listing the steps");
+    }
+    sqlite3_finalize(ins);
+    free(span);
+    return rc ? rc : exec(db, "INSERT INTO temp.tb_iter_any SELECT rankId, endNs FROM temp.tb_iter;", err);
 }
 
 /* What the ranks hold of the mode's iterations, for an error:
@@ -368,6 +368,89 @@ done:
     return rc;
 }
 
+/* info->ranks from temp.tb_window, ordered by rank. */
+static tb_status read_ranks(sqlite3 *db, window_info *info, tb_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
+    if (sqlite3_prepare_v2(db, "SELECT rankId, startNs, endNs FROM temp.tb_window ORDER BY rankId", -1, &st, NULL) !=
+        SQLITE_OK)
+        return db_error(db, err, "reading the window");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        window_rank r = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)};
+        if (VEC_PUSH(info->ranks, info->n_ranks, cap, r)) {
+            sqlite3_finalize(st);
+            return tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+        }
+    }
+    sqlite3_finalize(st);
+    return TB_OK;
+}
+
+/* The window of rank (info->ranks is ordered by rank), or NULL when the rank is not in it. */
+static const window_rank *rank_window(const window_info *info, int64_t rank)
+{
+    size_t i = sort_bound_i64(info->ranks, info->n_ranks, sizeof *info->ranks, offsetof(window_rank, rank), rank, 0);
+    return i < info->n_ranks && info->ranks[i].rank == rank ? &info->ranks[i] : NULL;
+}
+
+/*
+ * Step mode: TEMP tb_window_<name>(r) holds the rowids of main.<table>'s
+ * rows in the window: launched by a call in one of the window's steps
+ * (metrics/steps.h), else, when no step holds their launching call or they
+ * have none, starting inside the rank's device range.
+ */
+static tb_status members(sqlite3 *db, const tb_window *w, const steps *s, const window_info *info, const char *name,
+                         const char *table, tb_error *err)
+{
+    int64_t first = w->iteration_id, last = w->iteration_id + w->iteration_count - 1;
+    char *sql = sqlite3_mprintf("CREATE TEMP TABLE tb_window_%s(r INTEGER PRIMARY KEY);", name);
+    tb_status rc = sql ? exec(db, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+    sqlite3_free(sql);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL, *ins = NULL;
+    sql = sqlite3_mprintf("INSERT INTO temp.tb_window_%s VALUES (?)", name);
+    if (!sql || sqlite3_prepare_v2(db, sql, -1, &ins, NULL) != SQLITE_OK) {
+        rc = sql ? db_error(db, err, "selecting the window's rows") : tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+        goto done;
+    }
+    sqlite3_free(sql);
+    sql = sqlite3_mprintf("SELECT rowid, ifnull(rankId, 0), connectionId, startNs FROM main.\"%w\" "
+                          "WHERE startNs IS NOT NULL", table);
+    if (!sql || sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+        rc = sql ? db_error(db, err, "selecting the window's rows") : tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+        goto done;
+    }
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t rank = sqlite3_column_int64(st, 1);
+        const window_rank *wr = rank_window(info, rank);
+        if (!wr)
+            continue;
+        int64_t k = sqlite3_column_type(st, 2) == SQLITE_NULL
+                        ? IDMAP_ABSENT
+                        : steps_launched(steps_launches(s, rank), sqlite3_column_int64(st, 2));
+        int64_t t = sqlite3_column_int64(st, 3);
+        int in = k >= 0 ? s->v[k].id >= first && s->v[k].id <= last : t >= wr->start_ns && t < wr->end_ns;
+        if (!in)
+            continue;
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, sqlite3_column_int64(st, 0));
+        if (sqlite3_step(ins) != SQLITE_DONE) {
+            rc = db_error(db, err, "selecting the window's rows");
+            goto done;
+        }
+    }
+    if (step != SQLITE_DONE)
+        rc = db_error(db, err, "selecting the window's rows");
+done:
+    sqlite3_free(sql);
+    sqlite3_finalize(st);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
 tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_error *err)
 {
     memset(info, 0, sizeof *info);
@@ -385,11 +468,10 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
         snprintf(info->label, sizeof info->label, "%" PRId64 "_%" PRId64, w->iteration_id,
                  w->iteration_id + w->iteration_count - 1);
 
-    tb_status rc = build_iterations(db, w, err);
-    if (rc)
-        return rc;
-    if ((rc = check_window(db, w, err)))
-        return rc;
+    steps s = {0};
+    tb_status rc = build_iterations(db, w, &s, err);
+    if (rc || (rc = check_window(db, w, err)))
+        goto done;
 
     /* Per rank. Graph mode, msprof's rule: start = the latest end (any
      * model) before iteration I started, end = the end of iteration I+N-1;
@@ -416,50 +498,16 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
         "       AND l.id >= %" PRId64 " AND l.id <= %" PRId64 ") AS he "
         "  FROM temp.tb_iter f WHERE f.id = %" PRId64 ") f;",
         step_mode, step_mode, step_mode, w->iteration_id, last, w->iteration_id, last, w->iteration_id);
-    if ((rc = exec(db, sql, err)))
-        return rc;
+    if ((rc = exec(db, sql, err)) || (rc = read_ranks(db, info, err)))
+        goto done;
 
-    if (step_mode) {
-        /* Membership of device work: launched by a call inside the window's
-         * host steps, else (no launching call) starting inside the device
-         * range. Tasks and communication ops alike. */
-        static const char member[] =
-            "CREATE TEMP TABLE tb_window_%s(r INTEGER PRIMARY KEY);"
-            "INSERT OR IGNORE INTO temp.tb_window_%s "
-            "SELECT t.rowid FROM main.%s t "
-            "JOIN temp.tb_window w ON w.rankId IS t.rankId "
-            "LEFT JOIN temp.tb_launch a ON a.rankId = t.rankId AND a.connectionId = t.connectionId "
-            "WHERE CASE WHEN a.startNs IS NOT NULL "
-            "           THEN a.startNs >= w.hostStartNs AND a.startNs <= w.hostEndNs "
-            "           ELSE t.startNs >= w.startNs AND t.startNs < w.endNs END;";
-        snprintf(sql, sizeof sql, member, "task", "task", "TASK");
-        if ((rc = exec(db, sql, err)))
-            return rc;
-        snprintf(sql, sizeof sql, member, "op", "op", "COMMUNICATION_OP");
-        if ((rc = exec(db, sql, err)))
-            return rc;
-    }
-    if ((rc = create_views(db, w, err)))
-        return rc;
-
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT rankId, startNs, endNs FROM temp.tb_window ORDER BY rankId", -1, &st, NULL) !=
-        SQLITE_OK)
-        return db_error(db, err, "reading the window");
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        window_rank *r = realloc(info->ranks, (info->n_ranks + 1) * sizeof *r);
-        if (!r) {
-            sqlite3_finalize(st);
-            return tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
-        }
-        info->ranks = r;
-        r[info->n_ranks].rank = sqlite3_column_int64(st, 0);
-        r[info->n_ranks].start_ns = sqlite3_column_int64(st, 1);
-        r[info->n_ranks].end_ns = sqlite3_column_int64(st, 2);
-        info->n_ranks++;
-    }
-    sqlite3_finalize(st);
-    return TB_OK;
+    if (step_mode && ((rc = members(db, w, &s, info, "task", "TASK", err)) ||
+                      (rc = members(db, w, &s, info, "op", "COMMUNICATION_OP", err))))
+        goto done;
+    rc = create_views(db, w, err);
+done:
+    steps_finish(&s);
+    return rc;
 }
 
 void window_info_finish(window_info *info)

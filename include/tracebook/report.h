@@ -130,7 +130,10 @@ typedef struct tb_spec {
     tb_param *params;         /* spec-wide params */
     size_t n_params;
     char *step_trace_policy;  /* metrics.step_trace.policy, NULL = default */
-    char *metrics_json;       /* the whole `metrics` section as compact JSON, or NULL */
+    char *metrics_json;       /* the `metrics` section as written, compact JSON, for display; or NULL */
+    /* The `metrics` section, checked and parsed when the spec loaded (the
+     * engine's own type, engine/metrics/options.h), or NULL: the defaults. */
+    struct tb_metrics_options *metrics;
     tb_spec_report *reports;
     size_t n_reports;
     char *workbook_file;      /* workbook.file, or NULL */

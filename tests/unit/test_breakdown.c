@@ -298,50 +298,30 @@ static void exposed_npu_comm_ops(void **state)
     memcpy(dbpath, saved, sizeof dbpath);
 }
 
+/* Bad options stop the spec when it loads (tests/unit/test_spec.c has the positions). */
 static void option_errors(void **state)
 {
     (void)state;
-    capture c;
-    tb_error err;
-    tb_status st = run_spec(&c,
-                            "tracebook: 1\nmetrics: {hta: {round_us: yes}}\n"
-                            "reports:\n  - id: r\n    sql: SELECT * FROM temporal_breakdown\n",
-                            &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_string_equal(err.message, "metrics option 'hta.round_us': expected true or false, got 'yes'");
-    st = run_spec(&c,
-                  "tracebook: 1\nmetrics: {hta: {kernel_wait_us: -1}}\n"
-                  "reports:\n  - id: r\n    sql: SELECT * FROM idle_time_breakdown\n",
-                  &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_string_equal(err.message, "metrics option 'hta.kernel_wait_us': expected a number >= 0, got '-1'");
-    st = run_spec(&c,
-                  "tracebook: 1\nmetrics: {hta: {round_ns: false}}\n"
-                  "reports:\n  - id: r\n    sql: SELECT * FROM comm_comp_overlap\n",
-                  &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_string_equal(err.message, "unknown metrics option 'hta.round_ns'; expected one of: round_us, "
-                                     "drop_last_step, linked_only, kernel_wait_us, classes");
-    st = run_spec(&c,
-                  "tracebook: 1\nmetrics: {exposed: {linked: false}}\n"
-                  "reports:\n  - id: r\n    sql: SELECT * FROM exposed_time\n",
-                  &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_string_equal(err.message, "unknown metrics option 'exposed.linked'; expected one of: linked_only, classes");
-    st = run_spec(&c,
-                  "tracebook: 1\nmetrics: {hta: {classes: {compute: gemm}}}\n"
-                  "reports:\n  - id: r\n    sql: SELECT * FROM temporal_breakdown\n",
-                  &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_string_equal(err.message, "unknown metrics option 'hta.classes.compute'; expected one of: communication, "
-                                     "memory");
-    st = run_spec(&c,
-                  "tracebook: 1\nmetrics: {exposed: {classes: {communication: 're:('}}}\n"
-                  "reports:\n  - id: r\n    sql: SELECT * FROM exposed_time\n",
-                  &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_string_equal(err.message,
-                        "metrics.exposed.classes.communication: bad regular expression 're:(': Unmatched ( or \\(");
+    static const char *const bad[][2] = {
+        {"{hta: {round_us: yes}}", "'metrics.hta.round_us' must be true or false, got 'yes'"},
+        {"{hta: {kernel_wait_us: -1}}", "'metrics.hta.kernel_wait_us' must be a number >= 0, got '-1'"},
+        {"{hta: {round_ns: false}}", "unknown key 'round_ns' in metrics.hta (did you mean 'round_us'?); expected one "
+                                     "of: round_us, drop_last_step, linked_only, kernel_wait_us, classes"},
+        {"{exposed: {linked: false}}",
+         "unknown key 'linked' in metrics.exposed; expected one of: linked_only, classes"},
+        {"{exposed: {classes: {communication: 're:('}}}",
+         "'metrics.exposed.classes.communication' has a bad regular expression 're:(': Unmatched ( or \\("},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        char yaml[256];
+        snprintf(yaml, sizeof yaml, "tracebook: 1\nmetrics: %s\nreports:\n  - id: r\n    sql: SELECT * FROM "
+                 "exposed_time\n", bad[i][0]);
+        capture c;
+        tb_error err;
+        assert_int_equal(run_spec(&c, yaml, &err), TB_ERR_PARSE);
+        assert_string_equal(err.message, bad[i][1]);
+        assert_string_equal(c.text, "");
+    }
 }
 
 /* The built-in reports write HTA's and TraceLens' headers exactly. */

@@ -232,7 +232,7 @@ static tb_status run_spec(capture *c, const char *yaml, tb_error *err)
     return cap_run_spec(c, dbpath, yaml, err);
 }
 
-/* metrics.cluster.rank_source picks a source; an unknown one is an error. */
+/* metrics.cluster.rank_source picks a source; an unknown one stops the spec when it loads. */
 static void rank_source_option(void **state)
 {
     (void)state;
@@ -258,9 +258,9 @@ static void rank_source_option(void **state)
                               "  - id: r\n"
                               "    sql: SELECT * FROM cluster_step_trace_time\n",
                               &err),
-                     TB_ERR_USAGE);
-    assert_string_equal(err.message, "metrics.cluster.rank_source: unknown source 'timeline'; expected one of: "
-                                     "auto, step_trace_time, TB_STEP_TRACE_TIME, TB_CLUSTER_STEP_TRACE_TIME");
+                     TB_ERR_PARSE);
+    assert_string_equal(err.message, "'metrics.cluster.rank_source' must be one of: auto, step_trace_time, "
+                                     "TB_STEP_TRACE_TIME, TB_CLUSTER_STEP_TRACE_TIME; got 'timeline'");
 }
 
 /* The built-in report writes msprof-analyze's header. */

@@ -31,6 +31,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include "metrics/options.h"
 #include "tracebook/tracebook.h"
 #include "testutil.h"
 
@@ -254,6 +255,8 @@ static void check_full(const tb_spec *s, const char *spec_path)
     assert_int_equal(s->params[2].has_value, 0);
 
     assert_str("torch_npu", s->step_trace_policy);
+    assert_non_null(s->metrics);
+    assert_int_equal(METRICS_TORCH_NPU, s->metrics->policy);
     assert_str("{\"step_trace\":{\"policy\":\"torch_npu\"}}", s->metrics_json);
     assert_int_equal(s->outputs, TB_OUT_CSV | TB_OUT_JSON);
     assert_str("perf_review.xlsx", s->workbook_file);
@@ -648,6 +651,7 @@ static void test_short_forms(void **state)
                          "    xlsx: {chart: {type: pie, values: Count}}\n"
                          "    sql: SELECT 1\n");
     assert_int_equal(s->outputs, TB_OUT_CONSOLE);
+    assert_null(s->metrics);
     assert_null(s->metrics_json);
     assert_null(s->step_trace_policy);
     assert_null(s->workbook_file);
@@ -673,23 +677,106 @@ static void test_short_forms(void **state)
     assert_str("Count", r->chart_values[0]);
 }
 
-/* metrics is kept as compact JSON, typed as YAML 1.2 core types it, in file order. */
-static void test_metrics_json(void **state)
+/* Every metrics option is parsed into the typed struct; what is not given keeps its default. */
+static void test_metrics_options(void **state)
 {
     (void)state;
     tb_spec *s = load_ok("metrics.yaml",
                          "tracebook: 1\n"
                          "metrics:\n"
-                         "  zeta: [1, 2.5, null, yes, \"s\", true, ~]\n"
-                         "  alpha: {c: -3, d: \"\\u00e9\"}\n"
                          "  step_trace:\n"
                          "    policy: msprof_analyze\n"
-                         "    stages: 2\n");
-    assert_str("{\"zeta\":[1,2.5,null,\"yes\",\"s\",true,null],\"alpha\":{\"c\":-3,\"d\":\"\xc3\xa9\"},"
-               "\"step_trace\":{\"policy\":\"msprof_analyze\",\"stages\":2}}",
-               s->metrics_json);
+                         "  classes:\n"
+                         "    receive: [\"hcom_receive*\", \"re:^recv\"]\n"
+                         "    compute_exclude: []\n"
+                         "    comm_stream_rule: none\n"
+                         "  hta: {round_us: false, kernel_wait_us: 12.5, classes: {memory: dma*}}\n"
+                         "  exposed: {linked_only: false, classes: {communication: ~}}\n"
+                         "  cluster: {rank_source: TB_STEP_TRACE_TIME}\n");
+    const metrics_options *o = s->metrics;
+    assert_non_null(o);
+    assert_int_equal(METRICS_MSPROF_ANALYZE, o->policy);
     assert_str("msprof_analyze", s->step_trace_policy);
+    assert_int_equal(1, o->receive.set);
+    assert_int_equal(2, o->receive.n);
+    assert_str("hcom_receive*", o->receive.v[0]);
+    assert_str("re:^recv", o->receive.v[1]);
+    assert_int_equal(1, o->compute_exclude.set); /* [] matches nothing: given, empty */
+    assert_int_equal(0, o->compute_exclude.n);
+    assert_int_equal(METRICS_STREAM_NONE, o->comm_stream_rule);
+    assert_int_equal(0, o->hta.round_us);
+    assert_int_equal(1, o->hta.drop_last_step);
+    assert_int_equal(1, o->hta.linked_only);
+    assert_true(o->hta.kernel_wait_us == 12.5);
+    assert_int_equal(0, o->hta.communication.set);
+    assert_int_equal(1, o->hta.memory.set);
+    assert_str("dma*", o->hta.memory.v[0]);
+    assert_int_equal(0, o->exposed.linked_only);
+    assert_int_equal(0, o->exposed.communication.set); /* null: the default */
+    assert_int_equal(METRICS_SOURCE_STEP_CSV, o->rank_source);
     assert_int_equal(s->n_reports, 0);
+    /* the section as written, typed as YAML 1.2 core types it, in file order */
+    assert_str("{\"step_trace\":{\"policy\":\"msprof_analyze\"},"
+               "\"classes\":{\"receive\":[\"hcom_receive*\",\"re:^recv\"],\"compute_exclude\":[],\"comm_stream_rule\":\"none\"},\"hta\":{\"round_us\":false,"
+               "\"kernel_wait_us\":12.5,\"classes\":{\"memory\":\"dma*\"}},\"exposed\":{\"linked_only\":false,"
+               "\"classes\":{\"communication\":null}},\"cluster\":{\"rank_source\":\"TB_STEP_TRACE_TIME\"}}",
+               s->metrics_json);
+    /* the same options compare equal; the defaults do not */
+    tb_spec *t = load_ok("metrics2.yaml",
+                         "tracebook: 1\n"
+                         "metrics:\n"
+                         "  cluster: {rank_source: TB_STEP_TRACE_TIME}\n"
+                         "  exposed: {linked_only: false}\n"
+                         "  hta: {kernel_wait_us: 12.5, round_us: false, classes: {memory: [dma*]}}\n"
+                         "  classes: {comm_stream_rule: none, compute_exclude: [],\n"
+                         "            receive: [\"hcom_receive*\", \"re:^recv\"]}\n"
+                         "  step_trace: {policy: msprof_analyze}\n");
+    assert_int_equal(1, metrics_options_equal(s->metrics, t->metrics));
+    assert_int_equal(0, metrics_options_equal(s->metrics, NULL));
+    assert_int_equal(1, metrics_options_equal(NULL, metrics_options_default()));
+}
+
+/* Every metrics option is checked when the spec loads, at its line and column. */
+static void test_error_metrics_options(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name, *text;
+        long line, col;
+        const char *msg;
+    } bad[] = {
+        {"m1.yaml", "tracebook: 1\nmetrics:\n  hta:\n    rond_us: false\n", 4, 5,
+         "unknown key 'rond_us' in metrics.hta (did you mean 'round_us'?); expected one of: round_us, "
+         "drop_last_step, linked_only, kernel_wait_us, classes"},
+        {"m2.yaml", "tracebook: 1\nmetrics: {stepp_trace: {policy: torch_npu}}\n", 2, 11,
+         "unknown key 'stepp_trace' in metrics (did you mean 'step_trace'?); expected one of: step_trace, "
+         "classes, hta, exposed, cluster"},
+        {"m3.yaml", "tracebook: 1\nmetrics: {x: .nan}\n", 2, 11,
+         "unknown key 'x' in metrics; expected one of: step_trace, classes, hta, exposed, cluster"},
+        {"m4.yaml", "tracebook: 1\nmetrics: {hta: {round_us: yes}}\n", 2, 27,
+         "'metrics.hta.round_us' must be true or false, got 'yes'"},
+        {"m5.yaml", "tracebook: 1\nmetrics:\n  hta: {kernel_wait_us: -1}\n", 3, 25,
+         "'metrics.hta.kernel_wait_us' must be a number >= 0, got '-1'"},
+        {"m6.yaml", "tracebook: 1\nmetrics: {hta: {kernel_wait_us: .inf}}\n", 2, 33,
+         "'metrics.hta.kernel_wait_us' must be a number >= 0, got '.inf'"},
+        {"m7.yaml", "tracebook: 1\nmetrics: {classes: {comm_stream_rule: some}}\n", 2, 39,
+         "'metrics.classes.comm_stream_rule' must be one of: all, any, none; got 'some'"},
+        {"m8.yaml", "tracebook: 1\nmetrics:\n  classes:\n    receive: [\"a*\", \"re:(\"]\n", 4, 21,
+         "'metrics.classes.receive' has a bad regular expression 're:(': Unmatched ( or \\("},
+        {"m9.yaml", "tracebook: 1\nmetrics: {classes: {compute_exclude: [\"a*\", {a: b}]}}\n", 2, 45,
+         "'metrics.classes.compute_exclude' item 2 must be a string pattern, got a mapping"},
+        {"m10.yaml", "tracebook: 1\nmetrics: {exposed: {classes: {memory: {a: 1}}}}\n", 2, 39,
+         "'metrics.exposed.classes.memory' must be a string or a list of strings, got a mapping"},
+        {"m11.yaml", "tracebook: 1\nmetrics: {hta: {classes: {compute: gemm}}}\n", 2, 27,
+         "unknown key 'compute' in metrics.hta.classes; expected one of: communication, memory"},
+        {"m12.yaml", "tracebook: 1\nmetrics: {cluster: {rank_source: timeline}}\n", 2, 34,
+         "'metrics.cluster.rank_source' must be one of: auto, step_trace_time, TB_STEP_TRACE_TIME, "
+         "TB_CLUSTER_STEP_TRACE_TIME; got 'timeline'"},
+        {"m13.yaml", "tracebook: 1\nmetrics: [hta]\n", 2, 10,
+         "'metrics' must be a mapping, got a list"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        expect_error(bad[i].name, bad[i].text, TB_ERR_PARSE, bad[i].line, bad[i].col, bad[i].msg);
 }
 
 /* sql_file relative to the spec's directory, from tb_spec_load_mem's name too. */
@@ -1034,12 +1121,10 @@ static void test_error_policy(void **state)
 {
     (void)state;
     expect_error("e10.yaml", "tracebook: 1\nmetrics: {step_trace: {policy: pytorch}}\n", TB_ERR_PARSE, 2, 32,
-                 "unknown step trace policy 'pytorch'; expected one of: torch_npu, torch_npu_text, msprof_analyze, "
-                 "mindspore");
+                 "'metrics.step_trace.policy' must be one of: torch_npu, torch_npu_text, msprof_analyze, "
+                 "mindspore; got 'pytorch'");
     expect_error("e10b.yaml", "tracebook: 1\nmetrics: {step_trace: torch_npu}\n", TB_ERR_PARSE, 2, 23,
                  "'metrics.step_trace' must be a mapping, got 'torch_npu'");
-    expect_error("e10c.yaml", "tracebook: 1\nmetrics: {x: .nan}\n", TB_ERR_PARSE, 2, 14,
-                 "'metrics' values must be finite numbers, got '.nan'");
 }
 
 static void test_error_yaml_syntax(void **state)
@@ -1263,7 +1348,8 @@ int main(void)
         cmocka_unit_test_teardown(test_sql_verbatim_crlf, test_teardown),
         cmocka_unit_test_teardown(test_sql_verbatim_other, test_teardown),
         cmocka_unit_test_teardown(test_short_forms, test_teardown),
-        cmocka_unit_test_teardown(test_metrics_json, test_teardown),
+        cmocka_unit_test_teardown(test_metrics_options, test_teardown),
+        cmocka_unit_test_teardown(test_error_metrics_options, test_teardown),
         cmocka_unit_test_teardown(test_sql_file, test_teardown),
         cmocka_unit_test_teardown(test_use_overrides, test_teardown),
         cmocka_unit_test_teardown(test_use_errors, test_teardown),

@@ -79,6 +79,7 @@
 
 #include "testutil.h"
 #include "capture.h"
+#include "metrics/metrics.h"
 #include "tracebook/tracebook.h"
 
 
@@ -315,6 +316,7 @@ static void class_options(void **state)
                 "1|NULL|200|150|50|400|0|150\n");
 }
 
+/* Bad class options stop the spec when it loads (test_spec.c has the positions). */
 static void class_option_errors(void **state)
 {
     (void)state;
@@ -322,16 +324,16 @@ static void class_option_errors(void **state)
     tb_error err;
     tb_status st = run_spec(&c, "tracebook: 1\nmetrics: {classes: {receive: [\"re:(\"]}}\n"
                                 "reports:\n  - id: r\n    sql: SELECT * FROM step_trace_time\n", &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_non_null(strstr(err.message, "metrics.classes.receive: bad regular expression 're:('"));
+    assert_int_equal(st, TB_ERR_PARSE);
+    assert_non_null(strstr(err.message, "'metrics.classes.receive' has a bad regular expression 're:('"));
     st = run_spec(&c, "tracebook: 1\nmetrics: {classes: {comm_stream_rule: some}}\n"
                       "reports:\n  - id: r\n    sql: SELECT * FROM step_trace_time\n", &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_non_null(strstr(err.message, "metrics.classes.comm_stream_rule: unknown rule 'some'"));
+    assert_int_equal(st, TB_ERR_PARSE);
+    assert_string_equal(err.message, "'metrics.classes.comm_stream_rule' must be one of: all, any, none; got 'some'");
     st = run_spec(&c, "tracebook: 1\nmetrics: {classes: {compute_exclude: [1]}}\n"
                       "reports:\n  - id: r\n    sql: SELECT * FROM overlap_lanes\n", &err);
-    assert_int_equal(st, TB_ERR_USAGE);
-    assert_non_null(strstr(err.message, "metrics.classes.compute_exclude: item 1 is not a string pattern"));
+    assert_int_equal(st, TB_ERR_PARSE);
+    assert_string_equal(err.message, "'metrics.classes.compute_exclude' item 1 must be a string pattern, got '1'");
 }
 
 /* The lanes, as worked out at the top. */
@@ -388,6 +390,30 @@ static void overlap_consistency_exact(void **state)
  * [end of step 1 = 2100, 3050) (receive2, send) and the launching calls;
  * rank 1 has no steps and so no rows. Step 2 comes out as without a window.
  */
+/* A build given no options (metric_ctx.opt NULL) uses the defaults: the torch_npu policy. */
+static void build_without_options(void **state)
+{
+    (void)state;
+    sqlite3 *db = NULL;
+    assert_int_equal(SQLITE_OK, sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL));
+    const metric_table *t = metrics_find("STEP_TRACE_TIME");
+    assert_non_null(t);
+    metric_ctx m = {.db = db};
+    tb_error err;
+    tb_error_clear(&err);
+    assert_int_equal(TB_OK, t->build(&m, &err));
+    sqlite3_stmt *st = NULL;
+    assert_int_equal(SQLITE_OK, sqlite3_prepare_v2(db, "SELECT count(*), min(policy), max(policy), sum(free) "
+                                                       "FROM temp.step_trace_time", -1, &st, NULL));
+    assert_int_equal(SQLITE_ROW, sqlite3_step(st));
+    assert_int_equal(3, sqlite3_column_int(st, 0));
+    assert_string_equal("torch_npu", (const char *)sqlite3_column_text(st, 1));
+    assert_string_equal("torch_npu", (const char *)sqlite3_column_text(st, 2));
+    assert_int_equal(150 + 50 + 50, sqlite3_column_int(st, 3)); /* the Free of the header's worked rows */
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+}
+
 static void step_window(void **state)
 {
     (void)state;
@@ -444,6 +470,7 @@ int main(void)
         cmocka_unit_test(class_option_errors),
         cmocka_unit_test(overlap_lanes_exact),
         cmocka_unit_test(overlap_consistency_exact),
+        cmocka_unit_test(build_without_options),
         cmocka_unit_test(step_window),
         cmocka_unit_test(rebuild_on_other_options),
     };

@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_util.c - the shared helpers of engine/util/: string predicates and
+ * the edit distance behind "did you mean", sorting and binary search,
+ * growing arrays, the id map and the hash functions, with known answers.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "tracebook/error.h"
+#include "util/hash.h"
+#include "util/idmap.h"
+#include "util/sort.h"
+#include "util/str.h"
+#include "util/vec.h"
+
+static void string_predicates(void **state)
+{
+    (void)state;
+    assert_int_equal(1, str_starts("ProfilerStep#3", "ProfilerStep#"));
+    assert_int_equal(1, str_starts("abc", ""));
+    assert_int_equal(0, str_starts("ab", "abc"));
+    assert_int_equal(1, str_ends("trace.json.gz", ".gz"));
+    assert_int_equal(0, str_ends("gz", ".gz"));
+    assert_int_equal(1, str_ends("x", ""));
+    assert_int_equal(1, str_eq_ci("History", "hISTORY"));
+    assert_int_equal(0, str_eq_ci("History", "Histor"));
+    assert_int_equal(0, str_eq_ci("a", "b"));
+    assert_int_equal(1, str_eq_ci("", ""));
+}
+
+static void suggestions(void **state)
+{
+    (void)state;
+    static const char *const keys[] = {"round_us", "drop_last_step", "linked_only", "kernel_wait_us", "format"};
+    size_t n = sizeof keys / sizeof keys[0];
+    assert_string_equal("round_us", tb_suggest("rond_us", keys, n));        /* one insertion */
+    assert_string_equal("round_us", tb_suggest("round_ns", keys, n));       /* one substitution */
+    assert_string_equal("linked_only", tb_suggest("linked_onyl", keys, n)); /* one swap of neighbours */
+    assert_string_equal("format", tb_suggest("fromat", keys, n));
+    assert_string_equal("drop_last_step", tb_suggest("drop_lst_stpe", keys, n)); /* 2 edits, 13 bytes */
+    assert_null(tb_suggest("kernel_wait", keys, n)); /* 3 edits of an 11-byte word: another word */
+    assert_null(tb_suggest("linked", keys, n));
+    assert_null(tb_suggest("classes", keys, n));
+    assert_null(tb_suggest("x", keys, n));
+    assert_null(tb_suggest(NULL, keys, n));
+    char big[300];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = 0;
+    assert_null(tb_suggest(big, keys, n)); /* too long to compare */
+}
+
+static void sorting(void **state)
+{
+    (void)state;
+    int64_t v[] = {5, -1, 5, 3, INT64_MIN, 3, 9};
+    size_t n = sort_unique_i64(v, sizeof v / sizeof v[0]);
+    assert_int_equal(5, n);
+    const int64_t want[] = {INT64_MIN, -1, 3, 5, 9};
+    for (size_t i = 0; i < n; i++)
+        assert_true(v[i] == want[i]);
+    assert_int_equal(0, sort_unique_i64(NULL, 0));
+    const char *s[] = {"b", "a", "c"};
+    qsort(s, 3, sizeof *s, sort_cmp_str);
+    assert_string_equal("a", s[0]);
+    assert_string_equal("c", s[2]);
+    double d[] = {2.5, -1.0, 0.0};
+    qsort(d, 3, sizeof *d, sort_cmp_double);
+    assert_true(d[0] == -1.0 && d[2] == 2.5);
+}
+
+typedef struct rec {
+    int tag;
+    int64_t key;
+} rec;
+
+static void binary_search(void **state)
+{
+    (void)state;
+    const rec r[] = {{0, 1}, {1, 3}, {2, 3}, {3, 3}, {4, 7}};
+    const size_t n = 5, at = offsetof(rec, key);
+    assert_int_equal(1, sort_bound_i64(r, n, sizeof *r, at, 3, 0));
+    assert_int_equal(4, sort_bound_i64(r, n, sizeof *r, at, 3, 1));
+    assert_int_equal(0, sort_bound_i64(r, n, sizeof *r, at, 0, 1));
+    assert_int_equal(5, sort_bound_i64(r, n, sizeof *r, at, 7, 1));
+    assert_int_equal(4, sort_bound_i64(r, n, sizeof *r, at, 5, 0));
+    assert_int_equal(0, sort_bound_i64(r, 0, sizeof *r, at, 5, 0));
+}
+
+static void growing_array(void **state)
+{
+    (void)state;
+    int64_t *v = NULL;
+    size_t n = 0, cap = 0;
+    for (int64_t i = 0; i < 1000; i++)
+        assert_int_equal(0, VEC_PUSH(v, n, cap, i * i));
+    assert_int_equal(1000, n);
+    assert_int_equal(1024, cap); /* doubling from 8 */
+    assert_true(v[999] == 999 * 999);
+    /* an impossible size fails and leaves the array as it was */
+    assert_int_equal(-1, vec_reserve(&v, &cap, SIZE_MAX / 2, sizeof *v));
+    assert_int_equal(1024, cap);
+    assert_true(v[0] == 0 && v[999] == 999 * 999);
+    free(v);
+}
+
+static int64_t plus_key(void *ctx, int64_t k, int64_t v)
+{
+    (void)ctx;
+    return v + 1000 * k;
+}
+
+static int sum_pairs(void *ctx, int64_t k, int64_t v)
+{
+    *(int64_t *)ctx += k * v;
+    return 0;
+}
+
+static void id_map(void **state)
+{
+    (void)state;
+    /* dense: ids 10..13, id 11 twice (the least value stays) */
+    idmap d = IDMAP_INIT;
+    assert_true(idmap_empty(&d));
+    const int64_t pairs[][2] = {{10, 5}, {11, 9}, {13, 7}, {11, 2}};
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(0, idmap_add(&d, pairs[i][0], pairs[i][1]));
+    idmap_build(&d);
+    assert_non_null(d.dense);
+    assert_false(idmap_empty(&d));
+    assert_true(idmap_get(&d, 11) == 2);
+    assert_true(idmap_get(&d, 12) == IDMAP_ABSENT);
+    assert_true(idmap_get(&d, 9) == IDMAP_ABSENT);
+    assert_true(idmap_get(&d, 14) == IDMAP_ABSENT);
+    /* sparse ids: sorted pairs, same answers */
+    idmap s = IDMAP_INIT;
+    const int64_t sparse[][2] = {{1000000000000, 4}, {-5, 1}, {1000000000000, 3}, {7, -1}};
+    for (size_t i = 0; i < 4; i++)
+        assert_int_equal(0, idmap_add(&s, sparse[i][0], sparse[i][1]));
+    idmap_build(&s);
+    assert_null(s.dense);
+    assert_int_equal(3, s.n);
+    assert_true(idmap_get(&s, 1000000000000) == 3);
+    assert_true(idmap_get(&s, 7) == -1);
+    assert_true(idmap_get(&s, 8) == IDMAP_ABSENT);
+    idmap_map(&s, plus_key, NULL);
+    assert_true(idmap_get(&s, -5) == 1 - 5000);
+    int64_t sum = 0;
+    assert_int_equal(0, idmap_each(&d, sum_pairs, &sum));
+    assert_true(sum == 10 * 5 + 11 * 2 + 13 * 7);
+    idmap_free(&d);
+    idmap_free(&s);
+    assert_true(idmap_empty(&d));
+    idmap_free(NULL);
+}
+
+static void hashes(void **state)
+{
+    (void)state;
+    /* FNV-1a 64 test vectors */
+    assert_true(hash_fnv1a(HASH_FNV_OFFSET, "", 0) == 0xcbf29ce484222325u);
+    assert_true(hash_fnv1a(HASH_FNV_OFFSET, "a", 1) == 0xaf63dc4c8601ec8cu);
+    assert_true(hash_fnv1a(hash_fnv1a(HASH_FNV_OFFSET, "foo", 3), "bar", 3) ==
+                hash_fnv1a(HASH_FNV_OFFSET, "foobar", 6));
+    assert_true(hash_mix64(0) == 0);
+    assert_true(hash_mix64(1) != hash_mix64(2));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(string_predicates), cmocka_unit_test(suggestions), cmocka_unit_test(sorting),
+        cmocka_unit_test(binary_search),     cmocka_unit_test(growing_array), cmocka_unit_test(id_map),
+        cmocka_unit_test(hashes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
