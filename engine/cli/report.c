@@ -24,10 +24,13 @@ typedef struct run_opts {
     int64_t max_steps;
 } run_opts;
 
-/* Returns -1 when fine, else the exit code of the usage error reported. */
+/* The inputs and the window, unit and step budget of a command that reads a
+ * DB. Returns -1 when fine, else the exit code of the usage error reported. */
 static int parse_run_opts(const cli_args *a, run_opts *r)
 {
     memset(r, 0, sizeof *r);
+    if (a->n[OPT_DIR] == 0)
+        return cli_usage_error(a->cmd, "no input: give -dir PATH");
     r->unit = TB_UNIT_US;
     int rc;
     if (a->n[OPT_MAX_STEPS] && (rc = cli_count(a, OPT_MAX_STEPS, &r->max_steps)) >= 0)
@@ -240,9 +243,7 @@ static size_t expected_reports(const cli_args *a, tb_spec *const *specs, size_t 
 
 int cli_cmd_report(cli_args *a)
 {
-    if (a->n[OPT_DIR] == 0)
-        return cli_usage_error(a->cmd, "no input: give -dir PATH");
-    if (a->n[OPT_SPEC] == 0)
+    if (a->n[OPT_DIR] && a->n[OPT_SPEC] == 0)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
     run_opts ro;
     int rc = parse_run_opts(a, &ro);
@@ -251,7 +252,7 @@ int cli_cmd_report(cli_args *a)
     const char *format = cli_value(a, OPT_FORMAT);
     unsigned formats = parse_formats(format);
     if (formats == ~0u)
-        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, console",
+        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx, console",
                                format);
     const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (out_dir && !strcmp(out_dir, "-"))
@@ -344,8 +345,6 @@ static void show_sql_place(const char *sql, int64_t off)
 
 int cli_cmd_query(cli_args *a)
 {
-    if (a->n[OPT_DIR] == 0)
-        return cli_usage_error(a->cmd, "no input: give -dir PATH");
     run_opts ro;
     int rc = parse_run_opts(a, &ro);
     if (rc >= 0)
@@ -471,8 +470,6 @@ static void print_written(void *ctx, const char *path)
 
 int cli_cmd_export_timeline(cli_args *a)
 {
-    if (a->n[OPT_DIR] == 0)
-        return cli_usage_error(a->cmd, "no input: give -dir PATH");
     run_opts ro;
     int rc = parse_run_opts(a, &ro);
     if (rc >= 0)

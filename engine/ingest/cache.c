@@ -27,13 +27,8 @@
 
 #include "tracebook/error.h"
 #include "tracebook/load.h"
-
-static uint64_t fnv(uint64_t h, const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
-    return h;
-}
+#include "util/hash.h"
+#include "util/sort.h"
 
 static int mkdirs(const char *path)
 {
@@ -137,11 +132,6 @@ done:
     return ok;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, size_t n, int *reused, tb_error *err)
 {
     *reused = 0;
@@ -173,7 +163,7 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
         st = tb_error_set(err, TB_ERR_NOTFOUND, "no input found");
         goto done;
     }
-    qsort(all, nall, sizeof *all, cmp_str);
+    qsort(all, nall, sizeof *all, sort_cmp_str);
     /* a file reached twice (the same -dir given twice) is one source */
     size_t u = 0;
     for (size_t i = 0; i < nall; i++) {
@@ -184,15 +174,15 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
     }
     nall = u;
     all[nall] = NULL;
-    uint64_t h = 1469598103934665603ULL;
-    h = fnv(h, TB_VERSION, strlen(TB_VERSION));
-    h = fnv(h, "|schema1|", 9);
-    h = fnv(h, opt->keep_python_functions ? "py1" : "py0", 3);
-    h = fnv(h, opt->strict ? "st1" : "st0", 3);
+    uint64_t h = HASH_FNV_OFFSET;
+    h = hash_fnv1a(h, TB_VERSION, strlen(TB_VERSION));
+    h = hash_fnv1a(h, "|schema1|", 9);
+    h = hash_fnv1a(h, opt->keep_python_functions ? "py1" : "py0", 3);
+    h = hash_fnv1a(h, opt->strict ? "st1" : "st0", 3);
     for (size_t i = 0; i < opt->n_inputs; i++) {
         char real[PATH_MAX];
         const char *p = realpath(opt->inputs[i], real) ? real : opt->inputs[i];
-        h = fnv(h, p, strlen(p) + 1);
+        h = hash_fnv1a(h, p, strlen(p) + 1);
     }
     char dir[PATH_MAX];
     if ((st = tb_cache_dir(dir, sizeof dir, err)) != TB_OK)

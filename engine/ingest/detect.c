@@ -31,20 +31,10 @@
 #include "ingest/own_outputs.h"
 #include "ingest/topsprof.h"
 #include "util/bytesrc.h"
+#include "util/str.h"
 
 #define MAX_DEPTH 5
 #define SNIFF_BYTES ((size_t)64 * 1024) /* how much of a .json file the trace test looks at */
-
-static int ends_with(const char *s, const char *suf)
-{
-    size_t a = strlen(s), b = strlen(suf);
-    return a >= b && strcmp(s + a - b, suf) == 0;
-}
-
-static int starts_with(const char *s, const char *pre)
-{
-    return strncmp(s, pre, strlen(pre)) == 0;
-}
 
 /* JSON files beside traces that are not traces (formats.md). */
 static int known_non_trace(const char *name)
@@ -53,7 +43,7 @@ static int known_non_trace(const char *name)
                                       "reports_sample_config", "msprof_slice.json", "step_trace_",
                                       "parallel_group", "metadata"};
     for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
-        if (starts_with(name, pre[i]))
+        if (str_starts(name, pre[i]))
             return 1;
     return 0;
 }
@@ -94,7 +84,7 @@ static int looks_like_trace(const char *path)
 /* A directory holding one rank's outputs. */
 static int is_rank_root(const char *dir, const char *name)
 {
-    if (starts_with(name, "PROF_") || ends_with(name, "_ascend_pt"))
+    if (str_starts(name, "PROF_") || str_ends(name, "_ascend_pt"))
         return 1;
     DIR *d = opendir(dir);
     if (!d)
@@ -103,7 +93,7 @@ static int is_rank_root(const char *dir, const char *name)
     int found = 0;
     while (!found && (de = readdir(d)) != NULL)
         found = !strcmp(de->d_name, "ASCEND_PROFILER_OUTPUT") || !strcmp(de->d_name, "mindstudio_profiler_output") ||
-                (starts_with(de->d_name, "profiler_info_") && ends_with(de->d_name, ".json"));
+                (str_starts(de->d_name, "profiler_info_") && str_ends(de->d_name, ".json"));
     closedir(d);
     return found;
 }
@@ -117,7 +107,7 @@ static int64_t rank_from_profiler_info(const char *dir)
     struct dirent *de;
     int64_t rank = -1;
     while ((de = readdir(d)) != NULL) {
-        if (!starts_with(de->d_name, "profiler_info_") || !ends_with(de->d_name, ".json"))
+        if (!str_starts(de->d_name, "profiler_info_") || !str_ends(de->d_name, ".json"))
             continue;
         char *end;
         errno = 0;
@@ -177,10 +167,10 @@ static rank_group *add_group(input_set *set, const char *root)
 /* Kind of a regular file: -1 when it cannot be read. */
 static int classify(const char *path, const char *name)
 {
-    if ((ends_with(name, ".db") || ends_with(name, ".txt") || ends_with(name, ".log") || ends_with(name, ".csv")) &&
+    if ((str_ends(name, ".db") || str_ends(name, ".txt") || str_ends(name, ".log") || str_ends(name, ".csv")) &&
         access(path, R_OK) != 0)
         return -1;
-    if (ends_with(name, ".db")) {
+    if (str_ends(name, ".db")) {
         if (!strcmp(name, "analysis.db")) /* torch_npu's step trace DB: not an msprof DB */
             return msprof_db_is_db(path) ? IN_ANALYSIS_DB : IN_IGNORED;
         return msprof_db_is_db(path) ? IN_MSPROF_DB : IN_IGNORED;
@@ -188,13 +178,13 @@ static int classify(const char *path, const char *name)
     /* before the trace test below, which passes over these names (known_non_trace) */
     if (npu_json_is_known(name))
         return IN_NPU_JSON;
-    if ((ends_with(name, ".json") || ends_with(name, ".json.gz")) && !known_non_trace(name)) {
+    if ((str_ends(name, ".json") || str_ends(name, ".json.gz")) && !known_non_trace(name)) {
         int t = looks_like_trace(path);
         return t < 0 ? -1 : t ? IN_TRACE_JSON : IN_IGNORED;
     }
     if (npu_text_is_known(path))
         return IN_NPU_CSV;
-    if (ends_with(name, ".txt") || ends_with(name, ".log") || ends_with(name, ".csv"))
+    if (str_ends(name, ".txt") || str_ends(name, ".log") || str_ends(name, ".csv"))
         return tops_is_listing(path) ? IN_TOPSPROF : IN_IGNORED;
     return IN_IGNORED;
 }
@@ -361,7 +351,7 @@ tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_e
              * name or a pipe is taken at its word, without reading ahead */
             int kind = IN_TRACE_JSON;
             if (S_ISREG(st.st_mode) &&
-                ((!ends_with(base, ".json") && !ends_with(base, ".json.gz")) || npu_json_is_known(base))) {
+                ((!str_ends(base, ".json") && !str_ends(base, ".json.gz")) || npu_json_is_known(base))) {
                 kind = classify(p, base);
                 if (kind < 0) {
                     tb_error_at(err, TB_ERR_IO, p, 0, 0, -1, "cannot read: %s", strerror(errno ? errno : EIO));
@@ -369,7 +359,7 @@ tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_e
                 }
                 /* a .db that is no SQLite file is reported as such by the DB reader */
                 if (kind == IN_IGNORED)
-                    kind = ends_with(base, ".db") ? IN_MSPROF_DB : IN_TRACE_JSON;
+                    kind = str_ends(base, ".db") ? IN_MSPROF_DB : IN_TRACE_JSON;
             }
             rank_group *g = add_group(out, p);
             if (!g || add_file(&g->files, &g->n, &g->cap, p, kind))

@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ingest/flows.h"
+#include "util/hash.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -39,9 +40,7 @@ struct flow_pairer {
 
 static uint64_t key_hash(int64_t cat, const char *id, size_t n)
 {
-    uint64_t h = 1469598103934665603ULL ^ (uint64_t)cat * 0x9E3779B97F4A7C15ULL;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)id[i]) * 1099511628211ULL;
+    uint64_t h = hash_fnv1a(1469598103934665603ULL ^ (uint64_t)cat * 0x9E3779B97F4A7C15ULL, id, n);
     h ^= h >> 31;
     return h ? h : 1;
 }

@@ -58,17 +58,13 @@
 #include <strings.h>
 
 #include "ingest/csv.h"
+#include "util/str.h"
 
 enum text_kind {
     T_KERNELS, T_STEP_TRACE, T_MEMORY_RECORD, T_OP_MEMORY, T_MODULE_MEM, T_STATIC_OP_MEM, T_OPERATOR_DETAILS,
     T_CLUSTER_STEP_TRACE, T_ITERATIONS, T_OP_STATISTIC, T_API_STATISTIC, T_COMM_STATISTIC, T_TASK_TIME,
     T_NPU_MEM, T_UNKNOWN
 };
-
-static int starts_with(const char *s, const char *p)
-{
-    return strncmp(s, p, strlen(p)) == 0;
-}
 
 static int text_kind(const char *path)
 {
@@ -86,11 +82,11 @@ static int text_kind(const char *path)
         {"task_time", T_TASK_TIME}, {"npu_mem", T_NPU_MEM},
     };
     for (size_t i = 0; i < sizeof by_name / sizeof by_name[0]; i++)
-        if (starts_with(base, by_name[i].prefix))
+        if (str_starts(base, by_name[i].prefix))
             return by_name[i].kind;
     /* msprof's graph iterations: step_trace_<timestamp>.csv (or a slice of it) */
     if (!strcmp(base, "step_trace.csv") ||
-        (starts_with(base, "step_trace_") && (base[11] >= '0' && base[11] <= '9')) || starts_with(base, "step_trace_slice_"))
+        (str_starts(base, "step_trace_") && (base[11] >= '0' && base[11] <= '9')) || str_starts(base, "step_trace_slice_"))
         return T_ITERATIONS;
     return T_UNKNOWN;
 }

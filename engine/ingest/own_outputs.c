@@ -35,13 +35,9 @@
 #include "db/sqlite_input.h"
 #include "ingest/msprof_db.h"
 #include "util/bytesrc.h"
+#include "util/sort.h"
 
 /* ---- tracebook_run.json ------------------------------------------------------ */
-
-static int cmp_name(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* Adds every string of an array under a "files" key, at any depth. */
 static int collect(json_t *v, int in_files, own_list *out, size_t *cap)
@@ -104,13 +100,13 @@ int own_list_load(const char *dir, own_list *out)
         own_list_free(out);
         return -1;
     }
-    qsort(out->names, out->n, sizeof *out->names, cmp_name);
+    qsort(out->names, out->n, sizeof *out->names, sort_cmp_str);
     return 0;
 }
 
 int own_list_has(const own_list *l, const char *name)
 {
-    return l->n && bsearch(&name, l->names, l->n, sizeof *l->names, cmp_name) != NULL;
+    return l->n && bsearch(&name, l->names, l->n, sizeof *l->names, sort_cmp_str) != NULL;
 }
 
 void own_list_free(own_list *l)

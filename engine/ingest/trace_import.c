@@ -34,6 +34,7 @@
 
 #include "ingest/flows.h"
 #include "ingest/jstream.h"
+#include "util/hash.h"
 
 #define INVALID_ID 4294967295LL
 
@@ -99,16 +100,6 @@ typedef struct imp {
 
 /* ---- small hash maps ------------------------------------------------------ */
 
-static uint64_t mix64(uint64_t x)
-{
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    x *= 0xc4ceb9fe1a85ec53ULL;
-    x ^= x >> 33;
-    return x;
-}
-
 static proc *proc_get(imp *im, int64_t key, int create)
 {
     if (im->nproc_cap == 0) {
@@ -119,7 +110,7 @@ static proc *proc_get(imp *im, int64_t key, int create)
         if (!im->procs)
             return NULL;
     }
-    size_t mask = im->nproc_cap - 1, i = mix64((uint64_t)key) & mask;
+    size_t mask = im->nproc_cap - 1, i = hash_mix64((uint64_t)key) & mask;
     while (im->procs[i].used) {
         if (im->procs[i].key == key)
             return &im->procs[i];
@@ -135,7 +126,7 @@ static proc *proc_get(imp *im, int64_t key, int create)
         for (size_t j = 0; j < im->nproc_cap; j++) {
             if (!im->procs[j].used)
                 continue;
-            size_t k = mix64((uint64_t)im->procs[j].key) & (ncap - 1);
+            size_t k = hash_mix64((uint64_t)im->procs[j].key) & (ncap - 1);
             while (np[k].used)
                 k = (k + 1) & (ncap - 1);
             np[k] = im->procs[j];
@@ -163,7 +154,7 @@ static thread *thread_get(imp *im, int64_t pkey, int64_t tid)
             return NULL;
     }
     size_t mask = im->nthr_cap - 1;
-    size_t i = mix64((uint64_t)pkey * 1000003u ^ (uint64_t)tid) & mask;
+    size_t i = hash_mix64((uint64_t)pkey * 1000003u ^ (uint64_t)tid) & mask;
     while (im->threads[i].used) {
         if (im->threads[i].pkey == pkey && im->threads[i].tid == tid)
             return &im->threads[i];
@@ -177,7 +168,7 @@ static thread *thread_get(imp *im, int64_t pkey, int64_t tid)
         for (size_t j = 0; j < im->nthr_cap; j++) {
             if (!im->threads[j].used)
                 continue;
-            size_t k = mix64((uint64_t)im->threads[j].pkey * 1000003u ^ (uint64_t)im->threads[j].tid) & (ncap - 1);
+            size_t k = hash_mix64((uint64_t)im->threads[j].pkey * 1000003u ^ (uint64_t)im->threads[j].tid) & (ncap - 1);
             while (nt[k].used)
                 k = (k + 1) & (ncap - 1);
             nt[k] = im->threads[j];
@@ -482,7 +473,7 @@ static int on_metadata(imp *im, trace_event *ev, int64_t pkey)
     if (span_eq(n, "thread_name") || span_eq(n, "thread_sort_index")) {
         int64_t tid = 0;
         if (js_span_int(ev->tid, &tid) != 0)
-            tid = (int64_t)mix64((uint64_t)ev->tid.n * 31 + (ev->tid.n ? (unsigned char)ev->tid.p[0] : 0));
+            tid = (int64_t)hash_mix64((uint64_t)ev->tid.n * 31 + (ev->tid.n ? (unsigned char)ev->tid.p[0] : 0));
         thread *t = thread_get(im, pkey, tid);
         if (!t)
             return oom(im);

@@ -33,6 +33,7 @@
 #include "output/output.h"
 #include "tracebook/error.h"
 #include "tracebook/output.h"
+#include "util/hash.h"
 
 /* Writes s (n bytes) as a JSON string. */
 static void put_string(FILE *f, const char *s, size_t n)
@@ -111,10 +112,7 @@ typedef struct keyset {
 /* The slot holding s, or the empty one where it goes. */
 static struct keyslot *key_slot(const keyset *ks, const char *s, size_t n)
 {
-    uint64_t h = 14695981039346656037u; /* FNV-1a */
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    size_t i = (size_t)h & ks->mask;
+    size_t i = (size_t)hash_fnv1a(HASH_FNV_OFFSET, s, n) & ks->mask;
     while (ks->slot[i].s && !(ks->slot[i].n == n && memcmp(ks->slot[i].s, s, n) == 0))
         i = (i + 1) & ks->mask;
     return &ks->slot[i];

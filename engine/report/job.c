@@ -36,10 +36,11 @@
 
 #include "output/output.h"
 #include "report/msprof_reports.h"
+#include "util/sort.h"
 #include "util/tempname.h"
+#include "tracebook/db.h"
 #include "tracebook/error.h"
 #include "tracebook/report.h"
-#include "tracebook/db.h"
 
 /* The files a run must never replace: the files the load read (found
  * under the inputs by the names TB_SOURCE lists as read), and the DB. */
@@ -49,11 +50,6 @@ typedef struct file_ids {
     char **names;   /* base names of the files the load read, sorted */
     size_t n_names;
 } file_ids;
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
 
 /* The base names of the files the DB's load read (TB_SOURCE, not 'ignored'). */
 static int ids_names(file_ids *f, const char *db_path)
@@ -81,7 +77,7 @@ static int ids_names(file_ids *f, const char *db_path)
         f->n_names++;
     }
     if (f->n_names)
-        qsort(f->names, f->n_names, sizeof *f->names, cmp_str);
+        qsort(f->names, f->n_names, sizeof *f->names, sort_cmp_str);
 done:
     sqlite3_finalize(st);
     sqlite3_close(db);
@@ -90,7 +86,7 @@ done:
 
 static int was_read(const file_ids *f, const char *name)
 {
-    return f->n_names && bsearch(&name, f->names, f->n_names, sizeof *f->names, cmp_str) != NULL;
+    return f->n_names && bsearch(&name, f->names, f->n_names, sizeof *f->names, sort_cmp_str) != NULL;
 }
 
 static void ids_free(file_ids *f)

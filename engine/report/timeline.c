@@ -614,6 +614,23 @@ static long host_proc(tl *t, jv *pid, const char *layer, int sort)
     return layer_proc(t, layer, -1, sort);
 }
 
+/*
+ * The process of a host call (column 2 of q holds its globalTid): *k gets
+ * its index. Returns 1 when the call is written (its layer kept), 0 when
+ * not, -1 out of memory (err set).
+ */
+static int host_call(tl *t, sqlite3_stmt *q, const char *layer, int sort, long *k, jv *tid, tb_error *err)
+{
+    jv pid;
+    split_gtid(sqlite3_column_int64(q, 2), &pid, tid);
+    *k = host_proc(t, &pid, layer, sort);
+    if (*k < 0) {
+        nomem(err);
+        return -1;
+    }
+    return t->procs[*k].keep;
+}
+
 static tb_status write_pytorch(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
@@ -625,14 +642,14 @@ static tb_status write_pytorch(tl *t, tb_error *err)
         return st;
     int rc;
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        jv pid, tid;
-        split_gtid(sqlite3_column_int64(q, 2), &pid, &tid);
-        long k = host_proc(t, &pid, "Python", 0);
-        if (k < 0) {
-            st = nomem(err);
+        jv tid;
+        long k;
+        int keep = host_call(t, q, "Python", 0, &k, &tid, err);
+        if (keep < 0) {
+            st = err->code;
             break;
         }
-        if (!t->procs[k].keep)
+        if (!keep)
             continue;
         const char *name = col_text(q, 3);
         int64_t type = sqlite3_column_int64(q, 4);
@@ -663,14 +680,14 @@ static tb_status write_cann(tl *t, tb_error *err)
         return st;
     int rc;
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        jv pid, tid;
-        split_gtid(sqlite3_column_int64(q, 2), &pid, &tid);
-        long k = host_proc(t, &pid, "CANN", 7);
-        if (k < 0) {
-            st = nomem(err);
+        jv tid;
+        long k;
+        int keep = host_call(t, q, "CANN", 7, &k, &tid, err);
+        if (keep < 0) {
+            st = err->code;
             break;
         }
-        if (!t->procs[k].keep)
+        if (!keep)
             continue;
         slice_head(t, col_text(q, 3), &t->procs[k].pid, &tid, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1));
         if (t->kineto) {
@@ -914,14 +931,14 @@ static tb_status write_mstx(tl *t, tb_error *err)
         return st;
     int rc;
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        jv pid, tid;
-        split_gtid(sqlite3_column_int64(q, 2), &pid, &tid);
-        long k = host_proc(t, &pid, "MsprofTx", 6);
-        if (k < 0) {
-            st = nomem(err);
+        jv tid;
+        long k;
+        int keep = host_call(t, q, "MsprofTx", 6, &k, &tid, err);
+        if (keep < 0) {
+            st = err->code;
             break;
         }
-        if (!t->procs[k].keep)
+        if (!keep)
             continue;
         slice_head(t, col_text(q, 3), &t->procs[k].pid, &tid, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1));
         tlw_obj(t->w, "args");
