@@ -109,7 +109,7 @@ static const char **builtin_ids(tb_spec ***specs, size_t *n_specs, size_t *n, tb
         if (tb_spec_load_mem(name, b[i].text, strlen(b[i].text), &sp, NULL, NULL, err) != TB_OK)
             goto fail;
         (*specs)[(*n_specs)++] = sp;
-        for (size_t k = 0; k < sp->n_reports; k++) {
+        for (size_t k = 0; k < tb_spec_n_reports(sp); k++) {
             if (*n == cap) {
                 cap = cap ? cap * 2 : 32;
                 const char **more = realloc(ids, cap * sizeof *ids);
@@ -119,7 +119,7 @@ static const char **builtin_ids(tb_spec ***specs, size_t *n_specs, size_t *n, tb
                 }
                 ids = more;
             }
-            ids[(*n)++] = sp->reports[k].id;
+            ids[(*n)++] = tb_report_id(tb_spec_report_at(sp, k));
         }
     }
     if (!ids)
@@ -196,7 +196,7 @@ static void on_report_done(void *ctx, const tb_spec_report *rep, const char *ski
     cli_run *r = ctx;
     (void)skipped;
     (void)rows;
-    cli_progress_report_done(r->progress, rep->id);
+    cli_progress_report_done(r->progress, tb_report_id(rep));
 }
 
 /* --report IDs that no spec has: a usage error naming the nearest id. Returns -1 when all are there. */
@@ -208,14 +208,14 @@ static int check_only(const cli_args *a, tb_spec *const *specs, size_t n_specs)
         size_t n = 0;
         int found = 0;
         for (size_t s = 0; s < n_specs; s++)
-            for (size_t k = 0; k < specs[s]->n_reports; k++) {
-                found |= !strcmp(specs[s]->reports[k].id, want);
+            for (size_t k = 0; k < tb_spec_n_reports(specs[s]); k++) {
+                found |= !strcmp(tb_report_id(tb_spec_report_at(specs[s], k)), want);
                 if (n < 256)
-                    cands[n++] = specs[s]->reports[k].id;
+                    cands[n++] = tb_report_id(tb_spec_report_at(specs[s], k));
             }
         /* an msprof reports file runs summaries its spec does not list: the engine checks those */
         for (size_t s = 0; s < n_specs; s++)
-            found |= specs[s]->msprof_reports;
+            found |= tb_spec_is_msprof_reports(specs[s]);
         if (found)
             continue;
         const char *near = tb_suggest(want, cands, n);
@@ -232,10 +232,10 @@ static size_t expected_reports(const cli_args *a, tb_spec *const *specs, size_t 
 {
     size_t n = 0;
     for (size_t s = 0; s < n_specs; s++)
-        for (size_t k = 0; k < specs[s]->n_reports; k++) {
+        for (size_t k = 0; k < tb_spec_n_reports(specs[s]); k++) {
             int want = a->n[OPT_REPORT] == 0;
             for (size_t i = 0; i < a->n[OPT_REPORT] && !want; i++)
-                want = !strcmp(a->v[OPT_REPORT][i], specs[s]->reports[k].id);
+                want = !strcmp(a->v[OPT_REPORT][i], tb_report_id(tb_spec_report_at(specs[s], k)));
             n += want;
         }
     return n;
@@ -299,9 +299,9 @@ int cli_cmd_report(cli_args *a)
         /* console tables go to stdout: the progress line would garble a terminal's view of them */
         int console = formats ? (formats & TB_OUT_CONSOLE) != 0 : 0;
         for (size_t s = 0; s < n_specs && !formats && !console; s++) {
-            console |= (specs[s]->outputs & TB_OUT_CONSOLE) != 0;
-            for (size_t k = 0; k < specs[s]->n_reports; k++)
-                console |= (specs[s]->reports[k].outputs & TB_OUT_CONSOLE) != 0;
+            console |= (tb_spec_outputs(specs[s]) & TB_OUT_CONSOLE) != 0;
+            for (size_t k = 0; k < tb_spec_n_reports(specs[s]); k++)
+                console |= (tb_report_outputs(tb_spec_report_at(specs[s], k)) & TB_OUT_CONSOLE) != 0;
         }
         if (console && isatty(STDOUT_FILENO))
             cli_progress_stop(run.progress);
@@ -429,31 +429,31 @@ int cli_cmd_reports(cli_args *a)
             cli_print_error(&err);
             return TB_EXIT_FAILURE;
         }
-        for (size_t k = 0; k < sp->n_reports; k++) {
-            const tb_spec_report *rep = &sp->reports[k];
-            if (want && strcmp(want, rep->id))
+        for (size_t k = 0; k < tb_spec_n_reports(sp); k++) {
+            const tb_spec_report *rep = tb_spec_report_at(sp, k);
+            if (want && strcmp(want, tb_report_id(rep)))
                 continue;
             found = 1;
             if (!want) {
-                printf("%-26s %s\n", rep->id, rep->title ? rep->title : "");
+                printf("%-26s %s\n", tb_report_id(rep), tb_report_title(rep));
                 continue;
             }
-            printf("%s: %s\n", rep->id, rep->title ? rep->title : "");
-            if (rep->description)
-                printf("\n  %s\n", rep->description);
+            printf("%s: %s\n", tb_report_id(rep), tb_report_title(rep));
+            if (tb_report_description(rep))
+                printf("\n  %s\n", tb_report_description(rep));
             printf("\n  spec file: reports/%s.yaml\n", b[i].name);
-            if (rep->n_requires) {
+            if (tb_report_n_requires(rep)) {
                 printf("  requires:");
-                for (size_t q = 0; q < rep->n_requires; q++)
-                    printf(" %s", rep->requires[q]);
+                for (size_t q = 0; q < tb_report_n_requires(rep); q++)
+                    printf(" %s", tb_report_require(rep, q));
                 printf("\n");
             }
-            if (rep->n_params) {
+            if (tb_report_n_params(rep)) {
                 printf("  params:\n");
-                for (size_t q = 0; q < rep->n_params; q++)
-                    print_param(&rep->params[q]);
+                for (size_t q = 0; q < tb_report_n_params(rep); q++)
+                    print_param(tb_report_param(rep, q));
             }
-            printf("\n  run it: tracebook report -dir PATH --spec builtin:%s\n", rep->id);
+            printf("\n  run it: tracebook report -dir PATH --spec builtin:%s\n", tb_report_id(rep));
         }
         tb_spec_free(sp);
     }

@@ -36,6 +36,7 @@
 
 #include "output/output.h"
 #include "report/msprof_reports.h"
+#include "report/spec.h"
 #include "util/sort.h"
 #include "util/tempname.h"
 #include "tracebook/db.h"

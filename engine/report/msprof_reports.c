@@ -14,6 +14,7 @@
 #include <stdlib.h>
 
 #include "report/msprof_reports.h"
+#include "report/spec.h"
 
 static const char summaries_yaml[] =
     "tracebook: 1\n"

@@ -31,6 +31,7 @@
 
 #include "metrics/metrics.h"
 #include "report/sandbox.h"
+#include "report/spec.h"
 #include "report/sqlfuncs.h"
 #include "report/window.h"
 #include "tracebook/error.h"

@@ -43,6 +43,7 @@
 
 #include "metrics/classes.h"
 #include "metrics/options.h"
+#include "report/spec.h"
 #include "report/specnode.h"
 #include "tracebook/report.h"
 #include "util/str.h"
@@ -1769,4 +1770,71 @@ tb_status tb_spec_load(const char *path, tb_spec **out, void (*warn)(void *ctx, 
     tb_status st = load_text(path, text, len, 0, warn, ctx, out, err);
     free(text);
     return st;
+}
+
+/* ---- accessors (tracebook/report.h) ---------------------------------------- */
+
+const char *tb_spec_path(const tb_spec *spec)
+{
+    return spec->path;
+}
+
+int tb_spec_is_msprof_reports(const tb_spec *spec)
+{
+    return spec->msprof_reports;
+}
+
+unsigned tb_spec_outputs(const tb_spec *spec)
+{
+    return spec->outputs;
+}
+
+size_t tb_spec_n_reports(const tb_spec *spec)
+{
+    return spec->n_reports;
+}
+
+const tb_spec_report *tb_spec_report_at(const tb_spec *spec, size_t i)
+{
+    return i < spec->n_reports ? &spec->reports[i] : NULL;
+}
+
+const char *tb_report_id(const tb_spec_report *rep)
+{
+    return rep->id;
+}
+
+const char *tb_report_title(const tb_spec_report *rep)
+{
+    return rep->title ? rep->title : rep->id;
+}
+
+const char *tb_report_description(const tb_spec_report *rep)
+{
+    return rep->description;
+}
+
+size_t tb_report_n_requires(const tb_spec_report *rep)
+{
+    return rep->n_requires;
+}
+
+const char *tb_report_require(const tb_spec_report *rep, size_t i)
+{
+    return i < rep->n_requires ? rep->requires[i] : NULL;
+}
+
+size_t tb_report_n_params(const tb_spec_report *rep)
+{
+    return rep->n_params;
+}
+
+const tb_param *tb_report_param(const tb_spec_report *rep, size_t i)
+{
+    return i < rep->n_params ? &rep->params[i] : NULL;
+}
+
+unsigned tb_report_outputs(const tb_spec_report *rep)
+{
+    return rep->outputs;
 }

@@ -45,6 +45,7 @@
 
 #include "metrics/metrics.h"
 #include "output/timeline_out.h"
+#include "report/spec.h"
 #include "report/window.h"
 #include "tracebook/db.h"
 #include "tracebook/report.h"

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "metrics/steps.h"
+#include "report/spec.h"
 #include "report/window.h"
 #include "util/sort.h"
 #include "util/vec.h"

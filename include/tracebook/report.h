@@ -48,99 +48,35 @@ typedef struct tb_param {
     tb_spec_pos pos;
 } tb_param;
 
-/* Per-column options of a report, keyed by the column's base name (no type suffix). */
-typedef struct tb_spec_column {
-    char *name;
-    char *header;    /* replaces the written header, or NULL */
-    char *format;    /* spreadsheet number format, or NULL */
-    int width;       /* spreadsheet column width in characters, 0 = automatic */
-    tb_spec_pos pos;
-} tb_spec_column;
+/*
+ * A loaded spec and its reports are opaque: the runner and the report job
+ * read them; a caller lists them through the accessors below.
+ */
+typedef struct tb_spec tb_spec;
+typedef struct tb_spec_report tb_spec_report;
 
-/* xlsx.conditional: one conditional format on a column's data cells. */
-typedef enum tb_cond_type { TB_COND_THRESHOLD, TB_COND_TOP, TB_COND_DATA_BAR, TB_COND_COLOR_SCALE } tb_cond_type;
-typedef enum tb_cond_op { TB_COND_GT, TB_COND_GE, TB_COND_LT, TB_COND_LE, TB_COND_EQ, TB_COND_NE } tb_cond_op;
+/* The spec file as given (borrowed from spec). */
+const char *tb_spec_path(const tb_spec *spec);
+/* 1 when spec is an msprof reports_sample_config.json (it runs msprof's summaries). */
+int tb_spec_is_msprof_reports(const tb_spec *spec);
+/* The spec's default formats (`outputs:`; a tb_out_format mask, 0 = csv). */
+unsigned tb_spec_outputs(const tb_spec *spec);
+/* The number of reports of spec, and report i (0-based, borrowed; NULL past the end). */
+size_t tb_spec_n_reports(const tb_spec *spec);
+const tb_spec_report *tb_spec_report_at(const tb_spec *spec, size_t i);
 
-typedef struct tb_spec_cond {
-    char *column;        /* base name */
-    tb_cond_type type;
-    tb_cond_op op;       /* threshold */
-    double value;        /* threshold: in the column's written unit (a ratio 0..100) */
-    int top;             /* top: how many cells, 1..1000 */
-    tb_spec_pos pos;
-} tb_spec_cond;
-
-/* One sort key: a column's base name, descending when desc. */
-typedef struct tb_spec_sort {
-    char *column;
-    int desc;
-    tb_spec_pos pos;
-} tb_spec_sort;
-
-typedef struct tb_spec_report {
-    char *id;            /* file-name safe: [A-Za-z0-9_.-]+ */
-    char *title;         /* defaults to id */
-    char *description;   /* may be NULL */
-    char *use;           /* `use: NAME`: the built-in report this one came from, or NULL */
-    char *origin;        /* with use: the built-in file, "builtin:NAME.yaml"; positions taken from it point here */
-    char **requires;     /* table names that must hold rows */
-    size_t n_requires;
-    char *sql;           /* the SQL text (from sql or sql_file) */
-    tb_spec_pos sql_pos; /* where the SQL starts (line of sql:, or sql_file's line 1) */
-    /* 1 when byte offsets in sql map onto the file: line k (0-based) of sql is
-     * file line sql_pos.line + k, and its characters start at column
-     * sql_pos.column on every line (a literal `|` block scalar, a plain scalar
-     * on one line, sql_file). 0 otherwise (folded `>` blocks, quoted scalars,
-     * multi-line plain scalars, JSON strings: escapes or line folding changed
-     * the text, and only sql_pos itself is exact). */
-    int sql_verbatim;
-    char *sql_file;      /* resolved path, or NULL when inline */
-    tb_param *params;    /* the report's own params (override the spec's) */
-    size_t n_params;
-    unsigned outputs;    /* tb_out_format mask; 0 = the spec's default outputs */
-    tb_spec_sort *sort;
-    size_t n_sort;
-    int64_t limit;       /* -1 = no limit */
-    int header_units;    /* 1: typed headers get their unit appended, 0: headers exactly as written */
-    tb_spec_column *columns;
-    size_t n_columns;
-    char *xlsx_sheet;    /* NULL = title */
-    char *chart_type;    /* xlsx chart: "bar", "stacked_bar", "column", "stacked_column", "line", "pie", or NULL */
-    char *chart_categories;  /* a column's base name, or NULL */
-    char **chart_values;     /* base names: one series each (a pie has one) */
-    size_t n_chart_values;
-    tb_spec_cond *conds;     /* xlsx.conditional, in file order */
-    size_t n_conds;
-    tb_spec_pos pos;
-} tb_spec_report;
-
-/* json_process: the timeline layers a spec selects (msprof semantics). */
-typedef struct tb_json_process {
-    int all;             /* 1: export every layer (no json_process, or a fallback) */
-    char **layers;       /* keys set to true, in file order (when !all) */
-    size_t n_layers;
-    char fallback[256];  /* why msprof semantics fell back to all layers, or "" */
-} tb_json_process;
-
-typedef struct tb_spec {
-    char *path;               /* the spec file as given */
-    int version;              /* `tracebook: N`; 0 for an msprof reports file */
-    int msprof_reports;       /* 1: an msprof reports_sample_config.json (no tracebook key) */
-    tb_json_process json_process;
-    tb_param *params;         /* spec-wide params */
-    size_t n_params;
-    char *step_trace_policy;  /* metrics.step_trace.policy, NULL = default */
-    char *metrics_json;       /* the `metrics` section as written, compact JSON, for display; or NULL */
-    /* The `metrics` section, checked and parsed when the spec loaded (the
-     * engine's own type, engine/metrics/options.h), or NULL: the defaults. */
-    struct tb_metrics_options *metrics;
-    tb_spec_report *reports;
-    size_t n_reports;
-    char *workbook_file;      /* workbook.file, or NULL */
-    char **workbook_sheets;   /* workbook.sheets: report ids whose sheets come first, in this order */
-    size_t n_workbook_sheets;
-    unsigned outputs;         /* `outputs:` default formats; 0 = csv */
-} tb_spec;
+/* A report's id, title (its id when it has none) and description (NULL when none); borrowed. */
+const char *tb_report_id(const tb_spec_report *rep);
+const char *tb_report_title(const tb_spec_report *rep);
+const char *tb_report_description(const tb_spec_report *rep);
+/* The tables that must hold rows for the report to run: count, and name i (borrowed). */
+size_t tb_report_n_requires(const tb_spec_report *rep);
+const char *tb_report_require(const tb_spec_report *rep, size_t i);
+/* The report's own parameters: count, and parameter i (borrowed). */
+size_t tb_report_n_params(const tb_spec_report *rep);
+const tb_param *tb_report_param(const tb_spec_report *rep, size_t i);
+/* The formats the report asks for itself (tb_out_format mask; 0: the spec's default outputs). */
+unsigned tb_report_outputs(const tb_spec_report *rep);
 
 /*
  * An iteration window: iterations [iteration_id, iteration_id + count - 1]

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * spec.h - a loaded spec as the report stage reads it (private to the engine).
+ *
+ * tracebook/report.h keeps tb_spec and tb_spec_report opaque: callers list
+ * reports through accessors. The loader (spec.c) fills these structs; the
+ * runner, the report job, the timeline export and msprof's rules read them.
+ */
+#ifndef TB_REPORT_SPEC_H
+#define TB_REPORT_SPEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tracebook/report.h"
+
+/* Per-column options of a report, keyed by the column's base name (no type suffix). */
+typedef struct tb_spec_column {
+    char *name;
+    char *header;    /* replaces the written header, or NULL */
+    char *format;    /* spreadsheet number format, or NULL */
+    int width;       /* spreadsheet column width in characters, 0 = automatic */
+    tb_spec_pos pos;
+} tb_spec_column;
+
+/* xlsx.conditional: one conditional format on a column's data cells. */
+typedef enum tb_cond_type { TB_COND_THRESHOLD, TB_COND_TOP, TB_COND_DATA_BAR, TB_COND_COLOR_SCALE } tb_cond_type;
+typedef enum tb_cond_op { TB_COND_GT, TB_COND_GE, TB_COND_LT, TB_COND_LE, TB_COND_EQ, TB_COND_NE } tb_cond_op;
+
+typedef struct tb_spec_cond {
+    char *column;        /* base name */
+    tb_cond_type type;
+    tb_cond_op op;       /* threshold */
+    double value;        /* threshold: in the column's written unit (a ratio 0..100) */
+    int top;             /* top: how many cells, 1..1000 */
+    tb_spec_pos pos;
+} tb_spec_cond;
+
+/* One sort key: a column's base name, descending when desc. */
+typedef struct tb_spec_sort {
+    char *column;
+    int desc;
+    tb_spec_pos pos;
+} tb_spec_sort;
+
+struct tb_spec_report {
+    char *id;            /* file-name safe: [A-Za-z0-9_.-]+ */
+    char *title;         /* defaults to id */
+    char *description;   /* may be NULL */
+    char *use;           /* `use: NAME`: the built-in report this one came from, or NULL */
+    char *origin;        /* with use: the built-in file, "builtin:NAME.yaml"; positions taken from it point here */
+    char **requires;     /* table names that must hold rows */
+    size_t n_requires;
+    char *sql;           /* the SQL text (from sql or sql_file) */
+    tb_spec_pos sql_pos; /* where the SQL starts (line of sql:, or sql_file's line 1) */
+    /* 1 when byte offsets in sql map onto the file: line k (0-based) of sql is
+     * file line sql_pos.line + k, and its characters start at column
+     * sql_pos.column on every line (a literal `|` block scalar, a plain scalar
+     * on one line, sql_file). 0 otherwise (folded `>` blocks, quoted scalars,
+     * multi-line plain scalars, JSON strings: escapes or line folding changed
+     * the text, and only sql_pos itself is exact). */
+    int sql_verbatim;
+    char *sql_file;      /* resolved path, or NULL when inline */
+    tb_param *params;    /* the report's own params (override the spec's) */
+    size_t n_params;
+    unsigned outputs;    /* tb_out_format mask; 0 = the spec's default outputs */
+    tb_spec_sort *sort;
+    size_t n_sort;
+    int64_t limit;       /* -1 = no limit */
+    int header_units;    /* 1: typed headers get their unit appended, 0: headers exactly as written */
+    tb_spec_column *columns;
+    size_t n_columns;
+    char *xlsx_sheet;    /* NULL = title */
+    char *chart_type;    /* xlsx chart: "bar", "stacked_bar", "column", "stacked_column", "line", "pie", or NULL */
+    char *chart_categories;  /* a column's base name, or NULL */
+    char **chart_values;     /* base names: one series each (a pie has one) */
+    size_t n_chart_values;
+    tb_spec_cond *conds;     /* xlsx.conditional, in file order */
+    size_t n_conds;
+    tb_spec_pos pos;
+};
+
+/* json_process: the timeline layers a spec selects (msprof semantics). */
+typedef struct tb_json_process {
+    int all;             /* 1: export every layer (no json_process, or a fallback) */
+    char **layers;       /* keys set to true, in file order (when !all) */
+    size_t n_layers;
+    char fallback[256];  /* why msprof semantics fell back to all layers, or "" */
+} tb_json_process;
+
+struct tb_spec {
+    char *path;               /* the spec file as given */
+    int version;              /* `tracebook: N`; 0 for an msprof reports file */
+    int msprof_reports;       /* 1: an msprof reports_sample_config.json (no tracebook key) */
+    tb_json_process json_process;
+    tb_param *params;         /* spec-wide params */
+    size_t n_params;
+    char *step_trace_policy;  /* metrics.step_trace.policy, NULL = default */
+    char *metrics_json;       /* the `metrics` section as written, compact JSON, for display; or NULL */
+    /* The `metrics` section, checked and parsed when the spec loaded (the
+     * engine's own type, engine/metrics/options.h), or NULL: the defaults. */
+    struct tb_metrics_options *metrics;
+    tb_spec_report *reports;
+    size_t n_reports;
+    char *workbook_file;      /* workbook.file, or NULL */
+    char **workbook_sheets;   /* workbook.sheets: report ids whose sheets come first, in this order */
+    size_t n_workbook_sheets;
+    unsigned outputs;         /* `outputs:` default formats; 0 = csv */
+};
+
+#endif
