@@ -144,7 +144,7 @@ typedef struct cli_progress cli_progress;
 cli_progress *cli_progress_create(int on);
 void cli_progress_destroy(cli_progress *p);
 /* tb_load_options.progress */
-void cli_progress_load(void *p, const char *file, uint64_t done, uint64_t total);
+void cli_progress_load(void *p, const char *file, uint64_t done, uint64_t total, uint64_t bytes);
 /* tb_load_options.phase: shows the phase the load entered after reading. */
 void cli_progress_phase(void *p, const char *what);
 /* Says what runs now ("running reports"); expected: how many reports will run (0: unknown). */

@@ -23,7 +23,7 @@ struct cli_progress {
     int on, shown;
     struct {
         char *name;
-        uint64_t done, total;
+        uint64_t done, total, bytes;  /* the file's own bytes read and in all; what they held */
     } files[MAX_FILES];
     size_t n_files;
     size_t expected, reports_done;
@@ -62,7 +62,7 @@ static void draw(cli_progress *p, const char *line)
     p->shown = 1;
 }
 
-void cli_progress_load(void *ctx, const char *file, uint64_t done, uint64_t total)
+void cli_progress_load(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t bytes)
 {
     cli_progress *p = ((cli_run *)ctx)->progress;
     if (!p || !p->on || !file)
@@ -82,25 +82,29 @@ void cli_progress_load(void *ctx, const char *file, uint64_t done, uint64_t tota
         return;
     p->files[i].done = done;
     p->files[i].total = total;
-    uint64_t all_done = 0, all_total = 0;
+    p->files[i].bytes = bytes;
+    /* the share comes from the files' own bytes (compressed for .gz); the
+     * megabytes shown are what was read out of them */
+    uint64_t all_done = 0, all_total = 0, all_bytes = 0;
     int sized = 1;
     for (size_t k = 0; k < p->n_files; k++) {
         all_done += p->files[k].done;
         all_total += p->files[k].total;
+        all_bytes += p->files[k].bytes;
         sized &= p->files[k].total > 0;
     }
     char line[1200];
     if (p->n_files == 1 && sized)
-        snprintf(line, sizeof line, "loading %s: %3d%% (%llu MB)", file, (int)(done * 100 / total),
-                 (unsigned long long)(done >> 20));
+        snprintf(line, sizeof line, "loading %s: %3d%% (%llu MB read)", file, (int)(done * 100 / total),
+                 (unsigned long long)(bytes >> 20));
     else if (p->n_files == 1)
-        snprintf(line, sizeof line, "loading %s: %llu MB", file, (unsigned long long)(done >> 20));
+        snprintf(line, sizeof line, "loading %s: %llu MB read", file, (unsigned long long)(bytes >> 20));
     else if (sized)
-        snprintf(line, sizeof line, "loading %zu files: %3d%% (%llu of %llu MB)", p->n_files,
-                 (int)(all_done * 100 / all_total), (unsigned long long)(all_done >> 20),
-                 (unsigned long long)(all_total >> 20));
+        snprintf(line, sizeof line, "loading %zu files: %3d%% (%llu MB read)", p->n_files,
+                 (int)(all_done * 100 / all_total), (unsigned long long)(all_bytes >> 20));
     else
-        snprintf(line, sizeof line, "loading %zu files: %llu MB", p->n_files, (unsigned long long)(all_done >> 20));
+        snprintf(line, sizeof line, "loading %zu files: %llu MB read", p->n_files,
+                 (unsigned long long)(all_bytes >> 20));
     draw(p, line);
 }
 

@@ -441,6 +441,11 @@ csv_field csv_name(const csv_reader *r, int i)
     return r->names[i];
 }
 
+int64_t csv_raw_offset(const csv_reader *r)
+{
+    return r->src ? bytesrc_raw_offset(r->src) : 0;
+}
+
 const char *csv_path(const csv_reader *r)
 {
     return r->path;

@@ -109,6 +109,9 @@ csv_field csv_name(const csv_reader *r, int i);
 /* The path the reader was opened with (borrowed: valid until csv_close). */
 const char *csv_path(const csv_reader *r);
 
+/* Bytes of the file itself read so far (compressed for gzip); 0 for a reader of lines. */
+int64_t csv_raw_offset(const csv_reader *r);
+
 /*
  * Returns the index of the header column named by names, a NULL-terminated
  * list of aliases tried in order (the first alias that matches wins; among

@@ -29,7 +29,7 @@ typedef struct import_opts {
     int rank;
     int keep_python_functions;
     void (*warn)(void *ctx, const char *msg);
-    void (*progress)(void *ctx, const char *file, uint64_t done, uint64_t total);
+    void (*progress)(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t bytes);
     void *ctx;
     uint64_t total_bytes;  /* file size, for progress */
     uint64_t skip_rows;    /* ROWBIT()s of row tables not to fill (a better source did) */

@@ -156,14 +156,14 @@ void load_import_warn(void *ctx, const char *msg)
     load_warn_add(ctx, msg);
 }
 
-void load_import_progress(void *ctx, const char *file, uint64_t done, uint64_t total)
+void load_import_progress(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t bytes)
 {
     warn_log *wl = ctx;
     if (!wl->opt->progress)
         return;
     if (wl->cb_mu)
         pthread_mutex_lock(wl->cb_mu);
-    wl->opt->progress(wl->opt->ctx, file, done, total);
+    wl->opt->progress(wl->opt->ctx, file, done, total, bytes);
     if (wl->cb_mu)
         pthread_mutex_unlock(wl->cb_mu);
 }

@@ -94,7 +94,7 @@ void load_warnf(warn_log *wl, const char *fmt, ...) __attribute__((format(printf
 void load_warn_log_free(warn_log *wl);
 /* Importer callbacks; ctx is a warn_log. */
 void load_import_warn(void *ctx, const char *msg);
-void load_import_progress(void *ctx, const char *file, uint64_t done, uint64_t total);
+void load_import_progress(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t bytes);
 
 /*
  * Loads the files of one group into sink, one after the other, drawing ids

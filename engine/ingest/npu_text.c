@@ -786,8 +786,14 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
     size_t nmodels = 0;
     csv_row row;
     int r;
+    int64_t next_progress = 64 << 20;
     while ((r = csv_next(c.csv, &row, err)) == 1) {
         c.row = &row;
+        /* every 64 MiB read out of the file, as for traces */
+        if (opt->progress && row.offset >= next_progress) {
+            opt->progress(opt->ctx, path, (uint64_t)csv_raw_offset(c.csv), opt->total_bytes, (uint64_t)row.offset);
+            next_progress = row.offset + (64 << 20);
+        }
         if (row.n == 1 && row.f[0].n == 0)
             continue;
         tb_error werr;

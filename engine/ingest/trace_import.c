@@ -1470,9 +1470,11 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
                     err->offset = ev->offset;
                 goto done;
             }
-            if (opt->progress && js_raw_bytes_done(js) >= next_progress) {
-                opt->progress(opt->ctx, path, (uint64_t)js_raw_bytes_done(js), opt->total_bytes);
-                next_progress = js_raw_bytes_done(js) + (64 << 20);
+            /* every 64 MiB read out of the file (decompressed: a .gz shows progress too) */
+            if (opt->progress && js_bytes_done(js) >= next_progress) {
+                opt->progress(opt->ctx, path, (uint64_t)js_raw_bytes_done(js), opt->total_bytes,
+                              (uint64_t)js_bytes_done(js));
+                next_progress = js_bytes_done(js) + (64 << 20);
             }
         } else if (it == JS_ITEM_TOPKEY) {
             im.top_object = 1;

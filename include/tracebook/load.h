@@ -43,10 +43,12 @@ typedef struct tb_load_options {
     /* Called with notes that are no problem, such as a file passed over
      * because tracebook wrote it (may be NULL). */
     void (*note)(void *ctx, const char *msg);
-    /* Called now and then while a file loads (may be NULL). With several
-     * ranks loading at once, the callbacks come from the loading threads,
-     * never two at a time. */
-    void (*progress)(void *ctx, const char *file, uint64_t done, uint64_t total);
+    /* Called now and then while a file loads (may be NULL): done and total
+     * are bytes of the file itself (compressed for .gz: the share read),
+     * bytes the bytes it held so far (decompressed: what was read). With
+     * several ranks loading at once, the callbacks come from the loading
+     * threads, never two at a time. */
+    void (*progress)(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t bytes);
     /* Called when the load enters a phase after reading (may be NULL):
      * "post-processing" (flow pairing, HostToDevice binding, rank numbering,
      * bookkeeping tables), then "indexing" (indexes and views). */

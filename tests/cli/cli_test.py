@@ -1267,11 +1267,33 @@ def _(t):
     rc, seen = run_on_pty(t, ["export", "db", "-dir", big, "-dir", big2, "-o", db])
     t.eq(rc, 0, "two ranks: exit code")
     text = seen.decode("utf-8", "replace")
-    t.check(re.search(r"\x1b\[Kloading 2 files: +\d+% \(\d+ of 130 MB\)", text) and text.endswith("\r\x1b[K"),
+    t.check(re.search(r"\x1b\[Kloading 2 files: +\d+% \(\d+ MB read\)", text) and text.endswith("\r\x1b[K"),
             "two ranks: one line for both files, cleared at the end: %r" % text[-300:])
     t.check("\x1b[Kloading 2 files: post-processing\r\x1b[Kloading 2 files: indexing\r\x1b[K" in text,
             "two ranks: the phases after reading: %r" % text[-300:])
     t.eq(sql(db, "SELECT count(*) AS n FROM TB_RANK"), [{"n": 2}], "two ranks loaded")
+    # a .gz: the share from the compressed bytes, the megabytes read out of it (65 MiB in a file of 65 KiB)
+    gz = os.path.join(d, "padded.json.gz")
+    with open(big, "rb") as src, gzip.open(gz, "wb") as dst:
+        shutil.copyfileobj(src, dst)
+    t.check(os.path.getsize(gz) < (1 << 20), "test self-check: the .gz is small")
+    rc, seen = run_on_pty(t, ["export", "db", "-dir", gz, "-o", os.path.join(out, "gz.db")])
+    t.eq(rc, 0, ".gz: exit code")
+    text = seen.decode("utf-8", "replace")
+    m = re.search(r"\x1b\[Kloading \S+padded\.json\.gz: +(\d+)% \((\d+) MB read\)", text)
+    t.check(m and int(m.group(2)) >= 64, ".gz: the progress line counts the bytes read out of it: %r" % text[-300:])
+    # a summary CSV shows its progress too (a column tracebook does not read pads it to 65 MiB)
+    pt = t.mkdir("csvrank")
+    with open(os.path.join(pt, "kernel_details.csv"), "w") as f:
+        f.write("Step Id,Model ID,Task ID,Stream ID,Name,Type,Accelerator Core,Start Time(us),Duration(us),"
+                "Wait Time(us),Block Dim,Padding\n")
+        f.write("1,4294967295,10,2,MatMul,MatMul,AI_CORE,1704161547420374.537,5.489,0.0,8,%s\n" % ("x" * (65 << 20)))
+        f.write("1,4294967295,11,2,Add,Add,AI_VECTOR_CORE,1704161547420384.000,1.5,0.0,4,y\n")
+    rc, seen = run_on_pty(t, ["export", "db", "-dir", pt, "-o", os.path.join(out, "csv.db")])
+    t.eq(rc, 0, "csv: exit code")
+    text = seen.decode("utf-8", "replace")
+    t.check(re.search(r"\x1b\[Kloading \S+kernel_details\.csv: +\d+% \(6\d MB read\)", text),
+            "csv: a progress line: %r" % text[-300:])
     rc, seen = run_on_pty(t, ["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "--spec",
                               "builtin:op_statistic", "-o", out])
     t.eq(rc, 0, "report: exit code")
