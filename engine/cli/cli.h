@@ -4,7 +4,7 @@
  *
  * One table (commands.c) lists every command with its synopsis, text and
  * options. Everything the user sees about the command line is made from it:
- * dispatch and `help CMD` (main.c), the option parser (parse.c) and the man
+ * dispatch (main.c), help and messages (help.c), the option parser (parse.c) and the man
  * page and bash completion (gen.c). So none of them can disagree with the
  * others. The handlers (load.c, report.c) receive parsed arguments and call
  * the engine through tracebook.h only; progress.c draws the progress line.
@@ -116,7 +116,7 @@ extern const char cli_about[];   /* what tracebook is, one paragraph ('\n' break
 /* The command named by words (e.g. "export db"), or NULL. */
 const cli_command *cli_find(const char *name);
 
-/* main.c: help and messages. */
+/* help.c: help and messages. */
 void cli_help(const cli_command *cmd, FILE *f);   /* cmd NULL: the main usage */
 /* Prints `tracebook: error: MESSAGE` and `try 'tracebook help CMD'`; returns TB_EXIT_USAGE. */
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

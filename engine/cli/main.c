@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * main.c - the `tracebook` command: dispatch, help and messages.
+ * main.c - the `tracebook` command: dispatch.
  *
  * Every real step is a call into the engine (tracebook.h). This file picks
- * the command from the command table (commands.c), prints its help from the
- * same table, turns engine errors into `tracebook: error: FILE:LINE:COL:
- * message` lines and usage errors into one line plus `try 'tracebook help
- * CMD'`; the handlers in load.c and report.c return the named exit codes
- * that --help lists.
+ * the command from the command table (commands.c), has its options parsed
+ * (parse.c) and runs its handler (load.c, report.c), which returns the named
+ * exit codes that --help lists; help and messages are written by help.c.
  */
 #include <errno.h>
 #include <signal.h>
@@ -17,91 +15,6 @@
 #include <string.h>
 
 #include "cli.h"
-
-/* Help lines: the left column (options, command names) is this wide. */
-#define HELP_COL 26
-
-/* Writes text, each of its lines ('\n'-separated) prefixed by indent, the
- * first one after whatever is already on the line. */
-static void put_lines(FILE *f, const char *text, int indent)
-{
-    for (const char *p = text; *p;) {
-        size_t n = strcspn(p, "\n");
-        fprintf(f, "%.*s\n", (int)n, p);
-        p += n;
-        if (*p == '\n' && *++p)
-            fprintf(f, "%*s", indent, "");
-    }
-}
-
-/* The left column of an option: "-o, --output FILE". */
-static void option_label(const cli_option *o, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s%s--%s%s%s", o->alias ? o->alias : "", o->alias ? ", " : "", o->name, o->arg ? " " : "",
-             o->arg ? o->arg : "");
-}
-
-void cli_help(const cli_command *cmd, FILE *f)
-{
-    if (!cmd) {
-        fprintf(f, "usage: tracebook <command> [options]\n\n%s\n\ncommands:\n", cli_about);
-        for (size_t i = 0; i < cli_n_commands; i++) {
-            const cli_command *c = &cli_commands[i];
-            fprintf(f, "  %-12s ", c->label ? c->label : c->name);
-            put_lines(f, c->summary, 15);
-        }
-        fprintf(f, "\noptions:\n"
-                   "  -h, --help      show this help\n"
-                   "  -V, --version   show the version\n"
-                   "\nexit codes:\n");
-        for (size_t i = 0; i < cli_n_exits; i++)
-            fprintf(f, "  %d  %s\n", cli_exits[i].code, cli_exits[i].meaning);
-        return;
-    }
-    fprintf(f, "usage: tracebook %s %s\n\n", cmd->name, cmd->synopsis);
-    put_lines(f, cmd->text, 0);
-    fprintf(f, "\noptions:\n");
-    for (size_t i = 0; i < cmd->n_options; i++) {
-        char label[96];
-        option_label(&cmd->options[i], label, sizeof label);
-        if (strlen(label) + 2 > HELP_COL)
-            fprintf(f, "  %s\n%*s", label, HELP_COL + 2, "");
-        else
-            fprintf(f, "  %-*s", HELP_COL, label);
-        put_lines(f, cmd->options[i].help, HELP_COL + 2);
-    }
-}
-
-int cli_usage_error(const cli_command *cmd, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("tracebook: error: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    va_end(ap);
-    /* the help topic of "export db" is "export" */
-    const char *name = cmd ? cmd->name : NULL;
-    size_t n = name ? strcspn(name, " ") : 0;
-    if (name)
-        fprintf(stderr, "\ntry 'tracebook help %.*s'\n", (int)n, name);
-    else
-        fprintf(stderr, "\ntry 'tracebook help'\n");
-    return TB_EXIT_USAGE;
-}
-
-void cli_print_error(const tb_error *e)
-{
-    if (e->file[0] && e->line > 0 && e->column > 0)
-        fprintf(stderr, "tracebook: error: %s:%ld:%ld: %s\n", e->file, e->line, e->column, e->message);
-    else if (e->file[0] && e->line > 0)
-        fprintf(stderr, "tracebook: error: %s:%ld: %s\n", e->file, e->line, e->message);
-    else if (e->file[0] && e->offset >= 0)
-        fprintf(stderr, "tracebook: error: %s: byte %lld: %s\n", e->file, (long long)e->offset, e->message);
-    else if (e->file[0])
-        fprintf(stderr, "tracebook: error: %s: %s\n", e->file, e->message);
-    else
-        fprintf(stderr, "tracebook: error: %s\n", e->message);
-}
 
 static int unknown_command(const char *word)
 {

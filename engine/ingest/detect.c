@@ -394,9 +394,23 @@ tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_e
             goto fail;
         }
     }
-    /* a tracebook DB loaded from inputs of this run would count them twice */
-    if (own_drop_derived(out, err) != TB_OK)
+    /* a tracebook DB or timeline made from inputs of this run would count them twice */
+    if (own_mark_derived(out, err) != TB_OK)
         goto fail;
+    for (size_t g = 0; g < out->n; g++) {
+        rank_group *rg = &out->groups[g];
+        for (size_t i = 0; i < rg->n;) {
+            if (!rg->files[i].note) {
+                i++;
+                continue;
+            }
+            if (detect_add_ignored(out, rg->files[i].path, rg->files[i].note))
+                goto nomem;
+            free(rg->files[i].path);
+            memmove(&rg->files[i], &rg->files[i + 1], (rg->n - i - 1) * sizeof *rg->files);
+            rg->n--;
+        }
+    }
     drop_empty_groups(out, 0);
     for (size_t g = 0; g < out->n; g++)
         qsort(out->groups[g].files, out->groups[g].n, sizeof *out->groups[g].files, by_kind);

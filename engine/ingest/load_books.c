@@ -21,6 +21,24 @@
 #include "tracebook/error.h"
 #include "tracebook/load.h"
 
+static const char *const dest_names[TB_DEST_COUNT] = {
+    [TB_DEST_TASK] = "TASK", [TB_DEST_COMPUTE_TASK_INFO] = "COMPUTE_TASK_INFO",
+    [TB_DEST_COMMUNICATION_OP] = "COMMUNICATION_OP", [TB_DEST_COMMUNICATION_TASK_INFO] = "COMMUNICATION_TASK_INFO",
+    [TB_DEST_MEMCPY_INFO] = "MEMCPY_INFO", [TB_DEST_CANN_API] = "CANN_API", [TB_DEST_PYTORCH_API] = "PYTORCH_API",
+    [TB_DEST_STEP_TIME] = "STEP_TIME", [TB_DEST_OVERLAP_ANALYSIS] = "OVERLAP_ANALYSIS",
+    [TB_DEST_MSTX_EVENTS] = "MSTX_EVENTS", [TB_DEST_TB_FLOW] = "TB_FLOW (flow ends)",
+    [TB_DEST_TB_COUNTER] = "TB_COUNTER", [TB_DEST_TB_EVENT] = "TB_EVENT", [TB_DEST_METADATA] = "metadata",
+    [TB_DEST_SKIPPED_PYTHON] = "skipped python_function", [TB_DEST_EMPTY] = "empty {} events",
+    [TB_DEST_UNKNOWN_PHASE] = "unknown phase (TB_EVENT)", [TB_DEST_OTHER_TABLES] = "other tables",
+    [TB_DEST_BETTER_SOURCE] = "skipped: table filled by a better source",
+    [TB_DEST_BAD_ROWS] = "skipped: rows with a wrong field count",
+};
+
+const char *tb_dest_name(int dest)
+{
+    return dest >= 0 && dest < TB_DEST_COUNT ? dest_names[dest] : "?";
+}
+
 tb_status load_books_warnings(dbw *w, const warn_log *wl, tb_error *err)
 {
     sqlite3 *db = dbw_db(w);

@@ -3,8 +3,8 @@
  * load_int.h - what the three files of the load driver share.
  *
  * load_driver.c runs a load (tb_load): it finds the inputs, groups them into
- * ranks, loads each group's files through the importers and renames the
- * finished DB into place. load_pool.c loads several groups at once on a
+ * ranks, has each group's files loaded (load_unit.c runs the importers) and
+ * renames the finished DB into place; load_warn.c keeps its warnings. load_pool.c loads several groups at once on a
  * small thread pool and replays their recordings in group order.
  * load_books.c writes the bookkeeping tables once every file is in
  * (TB_SOURCE, TB_RANK, RANK_DEVICE_MAP, SESSION_TIME_INFO, META_DATA,
@@ -83,7 +83,7 @@ typedef struct load_ctx {
     size_t nunits;
 } load_ctx;
 
-/* ---- load_driver.c: warnings and the importers' callbacks ---- */
+/* ---- load_warn.c: warnings and the importers' callbacks ---- */
 
 /* Shows msg (when the log is live) and keeps it as a warning of source src. */
 void load_warn_src(warn_log *wl, const char *msg, int64_t src);
@@ -95,6 +95,8 @@ void load_warn_log_free(warn_log *wl);
 /* Importer callbacks; ctx is a warn_log. */
 void load_import_warn(void *ctx, const char *msg);
 void load_import_progress(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t bytes);
+
+/* ---- load_unit.c ---- */
 
 /*
  * Loads the files of one group into sink, one after the other, drawing ids

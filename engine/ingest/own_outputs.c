@@ -244,7 +244,7 @@ static int timeline_origin(const char *path, origin *o)
     return rc;
 }
 
-tb_status own_drop_derived(input_set *set, tb_error *err)
+tb_status own_mark_derived(input_set *set, tb_error *err)
 {
     size_t total = 0;
     for (size_t g = 0; g < set->n; g++)
@@ -282,27 +282,15 @@ tb_status own_drop_derived(input_set *set, tb_error *err)
         }
     qsort(ids, nid, sizeof *ids, cmp_ident);
     k = 0;
-    for (size_t g = 0; g < set->n && st == TB_OK; g++) {
-        rank_group *rg = &set->groups[g];
-        for (size_t i = 0; i < rg->n; k++) {
-            input_file *f = &rg->files[i];
+    for (size_t g = 0; g < set->n; g++)
+        for (size_t i = 0; i < set->groups[g].n; i++, k++) {
+            input_file *f = &set->groups[g].files[i];
             int derived = 0;
             for (size_t j = 0; orig[k].own && !f->named && j < orig[k].n && !derived; j++)
                 derived = bsearch(&orig[k].src[j], ids, nid, sizeof *ids, cmp_ident) != NULL;
-            if (!derived) {
-                i++;
-                continue;
-            }
-            const char *note = f->kind == IN_MSPROF_DB ? OWN_NOTE_DERIVED : OWN_NOTE_TIMELINE;
-            if (detect_add_ignored(set, f->path, note)) {
-                st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            free(f->path);
-            memmove(&rg->files[i], &rg->files[i + 1], (rg->n - i - 1) * sizeof *rg->files);
-            rg->n--;
+            if (derived)
+                f->note = f->kind == IN_MSPROF_DB ? OWN_NOTE_DERIVED : OWN_NOTE_TIMELINE;
         }
-    }
 done:
     for (size_t i = 0; orig && i < total; i++)
         origin_free(&orig[i]);

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "ingest/detect.h"
+#include "ingest/input_set.h"
 #include "tracebook/error.h"
 
 /* Why a file was passed over (the TB_SOURCE note of a skipped file). */
@@ -41,9 +41,10 @@ void own_list_free(own_list *l);
  * (not the ones named as a -dir of their own) when one of the files they
  * were made from is an input of this same run: they would count every
  * event twice. A folder of tracebook DBs alone (shards, merged nights)
- * keeps them. Moves each such file to set->ignored with the note
- * OWN_NOTE_DERIVED or OWN_NOTE_TIMELINE.
+ * keeps them. Marks each such file with its reason (input_file.note:
+ * OWN_NOTE_DERIVED or OWN_NOTE_TIMELINE); the caller moves the marked files
+ * to the files not read.
  */
-tb_status own_drop_derived(input_set *set, tb_error *err);
+tb_status own_mark_derived(input_set *set, tb_error *err);
 
 #endif

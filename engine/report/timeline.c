@@ -1123,7 +1123,7 @@ static int plain_digits(const char *s)
     return n > 0 && n < 16 && (s[0] != '0' || n == 1);
 }
 
-static void flow_end(tl *t, sqlite3_stmt *q, const char *ph, const char *name, const jv *pid, int tidc, int tsc)
+static void flow_half(tl *t, sqlite3_stmt *q, const char *ph, const char *name, const jv *pid, int tidc, int tsc)
 {
     tlw *w = t->w;
     tlw_cstr(w, "name", name);
@@ -1178,9 +1178,9 @@ static tb_status write_flows(tl *t, tb_error *err)
         }
         /* both ends in one unit: a slice never splits a flow */
         tlw_begin(t->w);
-        flow_end(t, q, "s", nm, &t->procs[a].pid, 4, 5);
+        flow_half(t, q, "s", nm, &t->procs[a].pid, 4, 5);
         tlw_next(t->w);
-        flow_end(t, q, "f", nm, &t->procs[b].pid, 7, 8);
+        flow_half(t, q, "f", nm, &t->procs[b].pid, 7, 8);
         free(nm);
         st = tlw_end(t->w, err);
     }

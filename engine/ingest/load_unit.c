@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * load_unit.c - loading one rank group's files, one after the other.
+ *
+ * For each file the right importer runs (trace JSON, msprof DB, torch_npu
+ * analysis DB, summary CSV, communication JSON, topsprof listing), told
+ * which row tables a better source of the same rank already filled, so that
+ * nothing is counted twice within a rank; the counts of what was skipped
+ * move to the "better source" destination. The driver (load_driver.c) runs
+ * the groups one after the other, the pool (load_pool.c) several at once.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ingest/analysis_db.h"
+#include "ingest/load_int.h"
+#include "ingest/npu_json.h"
+#include "ingest/npu_text.h"
+#include "ingest/topsprof_import.h"
+#include "ingest/trace_import.h"
+
+/* Which destination counts go with which row tables (for precedence). */
+static const struct {
+    int dest;
+    uint64_t rows;
+} dest_rows[] = {
+    {TB_DEST_TASK, ROWBIT(R_TASK)},
+    {TB_DEST_COMPUTE_TASK_INFO, ROWBIT(R_COMPUTE_TASK_INFO) | ROWBIT(R_FULL_COMPUTE_TASK_INFO)},
+    {TB_DEST_MEMCPY_INFO, ROWBIT(R_MEMCPY_INFO)},
+    {TB_DEST_COMMUNICATION_TASK_INFO, ROWBIT(R_COMMUNICATION_TASK_INFO) | ROWBIT(R_FULL_COMMUNICATION_TASK_INFO)},
+    {TB_DEST_COMMUNICATION_OP, ROWBIT(R_COMMUNICATION_OP) | ROWBIT(R_FULL_COMMUNICATION_OP)},
+    {TB_DEST_CANN_API, ROWBIT(R_CANN_API)},
+    {TB_DEST_PYTORCH_API, ROWBIT(R_PYTORCH_API) | ROWBIT(R_FULL_PYTORCH_API)},
+    {TB_DEST_STEP_TIME, ROWBIT(R_STEP_TIME)},
+    {TB_DEST_OVERLAP_ANALYSIS, ROWBIT(R_OVERLAP_ANALYSIS)},
+    {TB_DEST_MSTX_EVENTS, ROWBIT(R_MSTX_EVENTS) | ROWBIT(R_FULL_MSTX_EVENTS)},
+};
+
+/* Row tables a source filled, which later sources of the same rank skip.
+ * Device tasks go together with the tables that describe them. */
+static uint64_t filled_mask(const import_result *r)
+{
+    uint64_t m = 0;
+    for (size_t i = 0; i < sizeof dest_rows / sizeof dest_rows[0]; i++)
+        if (r->dest[dest_rows[i].dest])
+            m |= dest_rows[i].rows;
+    m |= r->rows_filled & ~(ROWBIT(R_FLOW) | ROWBIT(R_FLOW_END) | ROWBIT(R_EVENT) | ROWBIT(R_COUNTER) |
+                            ROWBIT(R_PROCESS) | ROWBIT(R_THREAD));
+    if (m & ROWBIT(R_TASK))
+        m |= ROWBIT(R_COMPUTE_TASK_INFO) | ROWBIT(R_FULL_COMPUTE_TASK_INFO) | ROWBIT(R_MEMCPY_INFO) |
+             ROWBIT(R_COMMUNICATION_TASK_INFO) | ROWBIT(R_FULL_COMMUNICATION_TASK_INFO);
+    return m;
+}
+
+/* Counts of events whose table was skipped move to the "better source" counter. */
+static void move_skipped(import_result *r, uint64_t skipped)
+{
+    for (size_t i = 0; i < sizeof dest_rows / sizeof dest_rows[0]; i++) {
+        int d = dest_rows[i].dest;
+        if (!(dest_rows[i].rows & skipped) || !r->dest[d])
+            continue;
+        /* an event counts once: the tables that only describe a task or an API
+         * call (its info rows, its step) are not events of their own */
+        int secondary = d == TB_DEST_COMPUTE_TASK_INFO || d == TB_DEST_MEMCPY_INFO ||
+                        d == TB_DEST_COMMUNICATION_TASK_INFO || d == TB_DEST_STEP_TIME;
+        if (!secondary)
+            r->dest[TB_DEST_BETTER_SOURCE] += r->dest[d];
+        r->dest[d] = 0;
+    }
+}
+
+
+/*
+ * Loads the files of one group into sink, one after the other, drawing ids
+ * from ids. w is the writer or recorder behind the sink (its error explains
+ * a failed row; a recorder also gets a mark before each file). Warnings go
+ * to wl. Returns TB_OK or the first error, with err set and naming the file.
+ */
+tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row_sink *sink, import_ids *ids,
+                    warn_log *wl, tb_error *err)
+{
+    const tb_load_options *opt = L->opt;
+    uint64_t filled = 0, skip = 0;
+    tb_status st = TB_OK;
+    for (size_t i = g->first; i < g->first + g->n; i++) {
+        src_info *s = &L->src[i];
+        struct stat sb;
+        if (stat(s->path, &sb) == 0) {
+            s->bytes = (int64_t)sb.st_size;
+            s->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+        }
+        wl->source = (int64_t)i + 1;
+        /* a DB input keeps its own OVERLAP_ANALYSIS ids; a replay must not shift them */
+        if (recording && dbw_record_mark(w, s->kind == IN_MSPROF_DB ? DBW_MARK_KEEP_OVERLAP_IDS : 0)) {
+            *err = *dbw_error(w);
+            st = err->code;
+            break;
+        }
+        /* within a group, later (lesser) sources skip the tables an earlier one filled; the
+         * slices of one msprof summary (op_summary_slice_<n>_*.csv) are one source: a slice
+         * skips what its first slice skipped, not the tables the slices before it filled */
+        if (!(i > g->first && s->kind == IN_NPU_CSV && s[-1].kind == IN_NPU_CSV &&
+              npu_text_same_series(s[-1].path, s->path)))
+            skip = filled;
+        import_opts io = {.rank = s->rank, .keep_python_functions = opt->keep_python_functions,
+                                .warn = load_import_warn, .progress = load_import_progress, .ctx = wl,
+                                .total_bytes = (uint64_t)s->bytes, .skip_rows = skip,
+                                .strict_rows = opt->strict};
+        switch (s->kind) {
+        case IN_MSPROF_DB:
+            st = msprof_db_import(s->path, sink, ids, &io, i == g->first && g->dbr.n ? &g->dbr : NULL, &s->r, err);
+            break;
+        case IN_TOPSPROF:
+            st = topsprof_import(s->path, sink, ids, &io, &s->r, err);
+            break;
+        case IN_NPU_CSV:
+            st = npu_text_import(s->path, sink, ids, &io, &s->r, err);
+            break;
+        case IN_ANALYSIS_DB:
+            st = analysis_db_import(s->path, sink, ids, &io, &s->r, err);
+            /* the rank's step_trace_time.csv (sorted after it) then adds no second copy */
+            if (st == TB_OK && s->r.dest[TB_DEST_OTHER_TABLES])
+                filled |= ROWBIT(R_STEP_TRACE_TIME);
+            break;
+        case IN_NPU_JSON:
+            st = npu_json_import(s->path, sink, ids, &io, &s->r, err);
+            break;
+        default:
+            st = trace_import(s->path, sink, ids, &io, &s->r, err);
+            break;
+        }
+        if (st != TB_OK) {
+            /* the importer set err, a failure of the DB writer included (row_sink_fail) */
+            if (err->file[0] == 0)
+                snprintf(err->file, sizeof err->file, "%s", s->path);
+            break;
+        }
+        move_skipped(&s->r, skip);
+        filled |= filled_mask(&s->r);
+        if (s->r.truncated) {
+            if (opt->strict) {
+                st = tb_error_at(err, TB_ERR_TRUNCATED, s->path, 0, 0, s->r.stop_offset,
+                                 "input cut short at byte %lld after %llu complete events (--strict)",
+                                 (long long)s->r.stop_offset, (unsigned long long)s->r.events);
+                break;
+            }
+            load_warnf(wl, "%s: input cut short at byte %lld: kept %llu complete events, the rest is lost", s->path,
+                  (long long)s->r.stop_offset, (unsigned long long)s->r.events);
+        }
+        if (s->r.dest[TB_DEST_UNKNOWN_PHASE])
+            load_warnf(wl, "%s: %llu events with an unknown phase kept in TB_EVENT", s->path,
+                  (unsigned long long)s->r.dest[TB_DEST_UNKNOWN_PHASE]);
+    }
+    return st;
+}
+
+/* Adds a loaded group's counts to the result. */
+void load_count_unit(const load_ctx *L, const unit *g, tb_load_result *res)
+{
+    for (size_t i = g->first; i < g->first + g->n; i++) {
+        const src_info *s = &L->src[i];
+        res->events += s->r.events;
+        for (int d = 0; d < TB_DEST_COUNT; d++)
+            res->dest[d] += s->r.dest[d];
+        res->n_files++;
+    }
+}
