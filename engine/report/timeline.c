@@ -616,20 +616,25 @@ static long host_proc(tl *t, jv *pid, const char *layer, int sort)
 }
 
 /*
- * The process of a host call (column 2 of q holds its globalTid): *k gets
- * its index. Returns 1 when the call is written (its layer kept), 0 when
- * not, -1 out of memory (err set).
+ * Starts the slice of a host call: columns 0 and 1 of q hold its start and
+ * end, column 2 its globalTid, whose process is found or made in layer
+ * (sort: its sort index). Returns 1 when the slice is started (its layer
+ * kept: the caller adds its fields and ends it), 0 when the layer is left
+ * out, -1 out of memory (err set).
  */
-static int host_call(tl *t, sqlite3_stmt *q, const char *layer, int sort, long *k, jv *tid, tb_error *err)
+static int host_slice(tl *t, sqlite3_stmt *q, const char *layer, int sort, const char *name, tb_error *err)
 {
-    jv pid;
-    split_gtid(sqlite3_column_int64(q, 2), &pid, tid);
-    *k = host_proc(t, &pid, layer, sort);
-    if (*k < 0) {
+    jv pid, tid;
+    split_gtid(sqlite3_column_int64(q, 2), &pid, &tid);
+    long k = host_proc(t, &pid, layer, sort);
+    if (k < 0) {
         nomem(err);
         return -1;
     }
-    return t->procs[*k].keep;
+    if (!t->procs[k].keep)
+        return 0;
+    slice_head(t, name, &t->procs[k].pid, &tid, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1));
+    return 1;
 }
 
 static tb_status write_pytorch(tl *t, tb_error *err)
@@ -643,21 +648,18 @@ static tb_status write_pytorch(tl *t, tb_error *err)
         return st;
     int rc;
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        jv tid;
-        long k;
-        int keep = host_call(t, q, "Python", 0, &k, &tid, err);
-        if (keep < 0) {
-            st = err->code;
-            break;
-        }
-        if (!keep)
-            continue;
         const char *name = col_text(q, 3);
         int64_t type = sqlite3_column_int64(q, 4);
         const char *cat = type == 60003 ? "user_annotation"
                           : type == 50002 ? (name && strncmp(name, "Enqueue", 7) == 0 ? "enqueue" : "dequeue")
                                           : "cpu_op";
-        slice_head(t, name, &t->procs[k].pid, &tid, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1));
+        int on = host_slice(t, q, "Python", 0, name, err);
+        if (on < 0) {
+            st = err->code;
+            break;
+        }
+        if (!on)
+            continue;
         tlw_cstr(t->w, "cat", cat);
         tlw_obj(t->w, "args");
         arg_int_col(t->w, "Sequence number", q, 5);
@@ -681,16 +683,13 @@ static tb_status write_cann(tl *t, tb_error *err)
         return st;
     int rc;
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        jv tid;
-        long k;
-        int keep = host_call(t, q, "CANN", 7, &k, &tid, err);
-        if (keep < 0) {
+        int on = host_slice(t, q, "CANN", 7, col_text(q, 3), err);
+        if (on < 0) {
             st = err->code;
             break;
         }
-        if (!keep)
+        if (!on)
             continue;
-        slice_head(t, col_text(q, 3), &t->procs[k].pid, &tid, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1));
         if (t->kineto) {
             tlw_cstr(t->w, "cat", sqlite3_column_int64(q, 6) == 60002 ? "cuda_driver" : "cuda_runtime");
             tlw_obj(t->w, "args");
@@ -932,16 +931,13 @@ static tb_status write_mstx(tl *t, tb_error *err)
         return st;
     int rc;
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        jv tid;
-        long k;
-        int keep = host_call(t, q, "MsprofTx", 6, &k, &tid, err);
-        if (keep < 0) {
+        int on = host_slice(t, q, "MsprofTx", 6, col_text(q, 3), err);
+        if (on < 0) {
             st = err->code;
             break;
         }
-        if (!keep)
+        if (!on)
             continue;
-        slice_head(t, col_text(q, 3), &t->procs[k].pid, &tid, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1));
         tlw_obj(t->w, "args");
         arg_int_col(t->w, "connection_id", q, 4);
         tlw_obj_end(t->w);
