@@ -197,6 +197,9 @@ int cli_cmd_export_db(cli_args *a)
             char name[96];
             st = tb_db_default_name(pending, name, sizeof name, &err);
             snprintf(final, sizeof final, "%s/%s", dir, name);
+            /* the default name may be that of an input (a DB exported there before, named alone) */
+            if (st == TB_OK)
+                st = tb_db_check_target(pending, final, &err);
             if (st == TB_OK && rename(pending, final) != 0)
                 st = tb_error_at(&err, TB_ERR_IO, final, 0, 0, -1, "cannot write: %s", strerror(errno));
             if (st != TB_OK)

@@ -72,3 +72,30 @@ int tb_db_is_own(const char *db_path)
     sqlite3_close(db);
     return own;
 }
+
+tb_status tb_db_check_target(const char *db_path, const char *target, tb_error *err)
+{
+    struct stat ts;
+    if (stat(target, &ts) != 0)
+        return TB_OK; /* nothing there to replace */
+    char uri[8192];
+    sqlite_input_uri(db_path, uri, sizeof uri);
+    sqlite3 *db;
+    tb_status st = TB_OK;
+    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(db, "SELECT path FROM TB_SOURCE WHERE kind NOT IN ('ignored', 'skipped')", -1, &q,
+                               NULL) == SQLITE_OK) {
+            while (st == TB_OK && sqlite3_step(q) == SQLITE_ROW) {
+                const char *p = (const char *)sqlite3_column_text(q, 0);
+                struct stat is;
+                if (p && stat(p, &is) == 0 && is.st_dev == ts.st_dev && is.st_ino == ts.st_ino)
+                    st = tb_error_at(err, TB_ERR_USAGE, target, 0, 0, -1,
+                                     "the output would replace the input '%s': write it elsewhere (-o)", p);
+            }
+            sqlite3_finalize(q);
+        }
+    }
+    sqlite3_close(db);
+    return st;
+}

@@ -43,14 +43,31 @@
 #include "tracebook/error.h"
 #include "tracebook/report.h"
 
-/* The files a run must never replace: the files the load read (found
- * under the inputs by the names TB_SOURCE lists as read), and the DB. */
+/* The files a run must never replace: the files the load read (as
+ * TB_SOURCE lists them, and found under the inputs by those names), the
+ * DB, the specs and their sql_files. */
 typedef struct file_ids {
     struct fid { dev_t dev; ino_t ino; } *v;
     size_t n, cap;
     char **names;   /* base names of the files the load read, sorted */
     size_t n_names;
 } file_ids;
+
+static int ids_add(file_ids *f, const struct stat *sb)
+{
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 64;
+        struct fid *v = realloc(f->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        f->v = v;
+        f->cap = cap;
+    }
+    f->v[f->n].dev = sb->st_dev;
+    f->v[f->n].ino = sb->st_ino;
+    f->n++;
+    return 0;
+}
 
 /* The base names of the files the DB's load read (TB_SOURCE, not 'ignored'). */
 static int ids_names(file_ids *f, const char *db_path)
@@ -66,6 +83,13 @@ static int ids_names(file_ids *f, const char *db_path)
         const char *p = (const char *)sqlite3_column_text(st, 0);
         if (!p)
             continue;
+        /* the path as the load gave it (a DB loaded from another folder may
+         * name it relative to there: the walk of the inputs finds it then) */
+        struct stat sb;
+        if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode) && ids_add(f, &sb)) {
+            rc = -1;
+            break;
+        }
         const char *b = strrchr(p, '/');
         char **v = realloc(f->names, (f->n_names + 1) * sizeof *v);
         if (!v || !(v[f->n_names] = strdup(b ? b + 1 : p))) {
@@ -98,21 +122,6 @@ static void ids_free(file_ids *f)
     free(f->v);
 }
 
-static int ids_add(file_ids *f, const struct stat *sb)
-{
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 64;
-        struct fid *v = realloc(f->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        f->v = v;
-        f->cap = cap;
-    }
-    f->v[f->n].dev = sb->st_dev;
-    f->v[f->n].ino = sb->st_ino;
-    f->n++;
-    return 0;
-}
 
 /* Adds path, and when it is a directory every regular file below it
  * (links not followed, depth bounded). Unreadable parts are skipped: the
@@ -560,6 +569,15 @@ static int shadows(const char *a, const char *b)
  * like "a" and "a_1" (a's second CSV slice, or a's files in a window). */
 static tb_status check_ids(const tb_run_options *o, tb_error *err)
 {
+    /* tracebook_run.json is the run's own: a report of that name would be written over */
+    for (size_t a = 0; a < o->n_specs; a++)
+        for (size_t i = 0; i < o->specs[a]->n_reports; i++) {
+            const tb_spec_report *r = &o->specs[a]->reports[i];
+            if (!strcmp(r->id, "tracebook_run"))
+                return tb_error_at(err, TB_ERR_USAGE, r->pos.file, r->pos.line, r->pos.column, -1,
+                                   "report id 'tracebook_run' names the run's metadata file "
+                                   "tracebook_run.json: give the report another id");
+        }
     for (size_t a = 0; a < o->n_specs; a++)
         for (size_t i = 0; i < o->specs[a]->n_reports; i++)
             for (size_t b = 0; b < o->n_specs; b++)
@@ -659,6 +677,21 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
         goto done;
     if ((rc = ids_collect(&js.inputs, job->inputs, job->n_inputs, job->run.db_path, err)))
         goto done;
+    /* the specs and the SQL files they read are the user's too */
+    for (size_t i = 0; i < o.n_specs && !rc; i++) {
+        if (ids_walk(&js.inputs, o.specs[i]->path, 0))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        for (size_t k = 0; k < o.specs[i]->n_reports && !rc; k++)
+            if (o.specs[i]->reports[k].sql_file && ids_walk(&js.inputs, o.specs[i]->reports[k].sql_file, 0))
+                rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    }
+    if (rc)
+        goto done;
+    /* the metadata file too, before any report writes anything */
+    char meta_path[4200];
+    snprintf(meta_path, sizeof meta_path, "%s/tracebook_run.json", job->out_dir);
+    if ((rc = ids_check(&js.inputs, meta_path, err)))
+        goto done;
     struct stat sb;
     if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
         rc = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
@@ -723,7 +756,9 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
             text[tl] = '\n';
             text[tl + 1] = 0;
         }
-        rc = json_write_file(path, text, err);
+        rc = ids_check(&js.inputs, path, err);
+        if (!rc)
+            rc = json_write_file(path, text, err);
         if (!rc && job->written)
             job->written(job->run.ctx, path);
         free(text);

@@ -22,4 +22,11 @@ tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_e
 /* 1 when db_path is a DB that tracebook wrote (has TB_SOURCE), or does not exist. */
 int tb_db_is_own(const char *db_path);
 
+/*
+ * Fails (TB_ERR_USAGE, naming the file) when target exists and is one of
+ * the files the DB at db_path was loaded from (its TB_SOURCE), by device and
+ * inode: writing target would replace an input. TB_OK otherwise.
+ */
+tb_status tb_db_check_target(const char *db_path, const char *target, tb_error *err);
+
 #endif

@@ -1479,6 +1479,69 @@ def _(t):
             t.eq([row[1:] for row in both[1:] if row[0] == r], single[1:], "%s: rank %s's rows" % (n, r))
 
 
+@case("nothing a run reads is replaced: inputs, specs, sql_files, an input DB; tracebook_run is reserved")
+def _(t):
+    d = t.mkdir("in")
+    trace = os.path.join(d, "t.json")
+    shutil.copyfile(ASCEND, trace)
+    fp = fingerprint(trace)
+    refuse = "tracebook: error: %s: refusing to replace an input file: write the output elsewhere (-o)\n"
+    # query -o onto the input trace, and onto a torch_npu CSV input
+    t.expect(t.run(["query", "-dir", trace, "--format", "json", "-o", trace, "SELECT 1 AS a"]), 2, out="",
+             err=refuse % trace)
+    rank = os.path.join(t.mkdir("rank"), "r0_ascend_pt")
+    shutil.copytree(os.path.join(SAMPLES, "torch_npu_2rank", "rank0_ascend_pt"), rank)
+    kd = os.path.join(rank, "ASCEND_PROFILER_OUTPUT", "kernel_details.csv")
+    fk = fingerprint(kd)
+    t.expect(t.run(["query", "-dir", rank, "--format", "csv", "-o", kd, "SELECT 1 AS a", "-q"]), 2, out="",
+             err=refuse % kd)
+    t.eq(fingerprint(kd), fk, "the CSV input is unchanged")
+    # a report whose output is its spec, or its sql_file
+    sd = t.mkdir("specs")
+    spec = os.path.join(sd, "r.json")
+    write(spec, '{"tracebook": 1, "reports": [{"id": "r", "sql": "SELECT 1 AS a", "outputs": ["json"]}]}\n')
+    fs = fingerprint(spec)
+    r = t.run(["report", "-dir", trace, "--spec", spec, "-o", sd, "-q"])
+    t.expect(r, 2, out="", err=refuse % os.path.join(sd, "r.json"))
+    t.eq(fingerprint(spec), fs, "the spec is unchanged")
+    sqlf = os.path.join(sd, "q.csv")
+    write(sqlf, "SELECT 2 AS b\n")
+    spec2 = os.path.join(sd, "s.yaml")
+    write(spec2, "tracebook: 1\nreports:\n  - id: q\n    sql_file: q.csv\n    outputs: [csv]\n")
+    fq = fingerprint(sqlf)
+    t.expect(t.run(["report", "-dir", trace, "--spec", spec2, "-o", sd, "-q"]), 2, out="",
+             err=refuse % os.path.join(sd, "q.csv"))
+    t.eq(fingerprint(sqlf), fq, "the sql_file is unchanged")
+    # a spec named tracebook_run.json: refused before any report writes
+    meta_spec = os.path.join(t.mkdir("meta"), "tracebook_run.json")
+    write(meta_spec, "tracebook: 1\nreports:\n  - id: m\n    sql: SELECT 1 AS a\n")
+    fm = fingerprint(meta_spec)
+    t.expect(t.run(["report", "-dir", trace, "--spec", meta_spec, "-o", os.path.dirname(meta_spec), "-q"]), 2,
+             out="", err=refuse % os.path.join(os.path.dirname(meta_spec), "tracebook_run.json"))
+    t.eq(fingerprint(meta_spec), fm, "the spec named tracebook_run.json is unchanged")
+    t.eq(listing(os.path.dirname(meta_spec)), ["tracebook_run.json"], "nothing written beside it")
+    # a report id that names the metadata file
+    rid = os.path.join(sd, "id.yaml")
+    write(rid, "tracebook: 1\nreports:\n  - id: tracebook_run\n    sql: SELECT 1 AS a\n")
+    t.expect(t.run(["report", "-dir", trace, "--spec", rid, "-o", t.mkdir("o2")]), 2, out="",
+             err="tracebook: error: %s:3:5: report id 'tracebook_run' names the run's metadata file "
+                 "tracebook_run.json: give the report another id\n" % rid)
+    t.eq(fingerprint(trace), fp, "the trace is unchanged")
+    # export db of a DB named alone, into its own folder under its own default name
+    x = t.mkdir("x")
+    shutil.copyfile(ASCEND, os.path.join(x, "t.json"))
+    r = t.run(["export", "db", "-dir", x, "-q"], default_out=True)
+    t.eq(r.rc, 0, "first export (%r)" % r)
+    db = r.out.strip()
+    os.unlink(os.path.join(x, "t.json"))
+    fd = fingerprint(db)
+    r = t.run(["export", "db", "-dir", db], default_out=True)
+    t.expect(r, 2, out="", err="tracebook: error: %s: the output would replace the input '%s': write it "
+                               "elsewhere (-o)\n" % (db, db))
+    t.eq(fingerprint(db), fd, "the input DB is unchanged")
+    t.eq(listing(x), [os.path.basename(db)], "nothing else left beside it")
+
+
 @case("the cache folder must be private: another user's or a world-writable one is refused")
 def _(t):
     d = t.mkdir("in")
