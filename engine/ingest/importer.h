@@ -52,6 +52,13 @@ typedef struct import_result {
 } import_result;
 
 /* Widens the result's time span to [start, end]. */
+/* 1 when [start, start + dur] lies within +-TB_TIME_LIMIT_NS (dur >= 0). */
+static inline int import_time_ok(int64_t start, int64_t dur)
+{
+    return start > -TB_TIME_LIMIT_NS && start < TB_TIME_LIMIT_NS && dur >= 0 && dur < TB_TIME_LIMIT_NS &&
+           start + dur < TB_TIME_LIMIT_NS;
+}
+
 static inline void import_note_time(import_result *r, int64_t start, int64_t end)
 {
     if (!r->has_times || start < r->min_ns)

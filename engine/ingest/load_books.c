@@ -32,6 +32,7 @@ static const char *const dest_names[TB_DEST_COUNT] = {
     [TB_DEST_UNKNOWN_PHASE] = "unknown phase (TB_EVENT)", [TB_DEST_OTHER_TABLES] = "other tables",
     [TB_DEST_BETTER_SOURCE] = "skipped: table filled by a better source",
     [TB_DEST_BAD_ROWS] = "skipped: rows with a wrong field count",
+    [TB_DEST_BAD_TIME] = "skipped: times outside +-2^62 ns",
 };
 
 const char *tb_dest_name(int dest)
@@ -161,7 +162,8 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
     for (size_t i = 0; i < nsrc; i++) {
         src_info *s = &src[i];
         uint64_t skipped =
-            s->r.dest[TB_DEST_SKIPPED_PYTHON] + s->r.dest[TB_DEST_EMPTY] + s->r.dest[TB_DEST_BAD_ROWS];
+            s->r.dest[TB_DEST_SKIPPED_PYTHON] + s->r.dest[TB_DEST_EMPTY] + s->r.dest[TB_DEST_BAD_ROWS] +
+                s->r.dest[TB_DEST_BAD_TIME];
         char note[160];
         if (s->r.truncated)
             snprintf(note, sizeof note, "cut short at byte %lld", (long long)s->r.stop_offset);

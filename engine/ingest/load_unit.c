@@ -153,6 +153,9 @@ tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row
         if (s->r.dest[TB_DEST_UNKNOWN_PHASE])
             load_warnf(wl, "%s: %llu events with an unknown phase kept in TB_EVENT", s->path,
                   (unsigned long long)s->r.dest[TB_DEST_UNKNOWN_PHASE]);
+        if (s->r.dest[TB_DEST_BAD_TIME])
+            load_warnf(wl, "%s: %llu events with a time outside +-2^62 ns (about 146 years from 1970) skipped",
+                       s->path, (unsigned long long)s->r.dest[TB_DEST_BAD_TIME]);
     }
     return st;
 }

@@ -272,6 +272,19 @@ typedef struct kcols {
     int tasks_only; /* task_time: every row is a device task (no HCCL ops), N/A names are not compute */
 } kcols;
 
+/* A row with a time outside the stored range: skipped and counted (1), or
+ * an error with --strict (-1, err set at the row). */
+static int bad_time(ctx *c)
+{
+    if (c->opt->strict_rows) {
+        tb_error_at(c->err, TB_ERR_PARSE, csv_path(c->csv), c->row->line, 0, c->row->offset,
+                    "a time outside +-2^62 ns (about 146 years from 1970)");
+        return -1;
+    }
+    c->res->dest[TB_DEST_BAD_TIME]++;
+    return 1;
+}
+
 static int kernel_row(ctx *c, const kcols *k)
 {
     tb_val start, dur, stop;
@@ -279,7 +292,11 @@ static int kernel_row(ctx *c, const kcols *k)
         return -1;
     if (start.type == V_NULL)
         return 1; /* no start: nothing to place on a timeline */
-    int64_t end = stop.type == V_INT && stop.i >= start.i ? stop.i : start.i + (dur.type == V_INT ? dur.i : 0);
+    int64_t span = stop.type == V_INT && stop.i >= start.i && import_time_ok(start.i, 0) ? 0
+                   : dur.type == V_INT ? dur.i : 0;
+    if (!import_time_ok(start.i, span) || (stop.type == V_INT && !import_time_ok(stop.i, 0)))
+        return bad_time(c);
+    int64_t end = stop.type == V_INT && stop.i >= start.i ? stop.i : start.i + span;
     int64_t known = device_known(c, k->dev, k->devtype), dev = known < 0 ? 0 : known;
     csv_field core = field(c, k->core);
     int64_t name = intern_col(c, k->name), type = intern_col(c, k->type), coreid = intern_col(c, k->core);

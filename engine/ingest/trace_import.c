@@ -1460,6 +1460,16 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
                 res->dest[TB_DEST_EMPTY]++;
                 continue;
             }
+            /* a time outside the stored range (a 5e15 us ts + dur would not even fit) */
+            if (ev->has_ts && !import_time_ok(ev->ts_ns, ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0)) {
+                if (opt->strict_rows) {
+                    st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, ev->offset,
+                                     "a time outside +-2^62 ns (about 146 years from 1970)");
+                    goto done;
+                }
+                res->dest[TB_DEST_BAD_TIME]++;
+                continue;
+            }
             if (route(&im, ev) != 0) {
                 st = err->code != TB_OK ? err->code
                                         : tb_error_at(err, TB_ERR_INTERNAL, path, 0, 0, -1,

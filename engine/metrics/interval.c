@@ -231,7 +231,7 @@ int64_t iv_intersect_len(const iv *a, size_t na, const iv *b, size_t nb)
         int64_t lo = a[i].s > b[j].s ? a[i].s : b[j].s;
         int64_t hi = a[i].e < b[j].e ? a[i].e : b[j].e;
         if (lo < hi)
-            len += hi - lo;
+            len = iv_add(len, iv_span(lo, hi));
         if (a[i].e < b[j].e)
             i++;
         else
@@ -307,7 +307,7 @@ int64_t iv_clip_len(const iv *v, size_t n, int64_t lo, int64_t hi)
     if (hi <= lo)
         return 0;
     for (size_t i = first_after(v, n, lo); i < n && v[i].s < hi; i++)
-        len += (v[i].e < hi ? v[i].e : hi) - (v[i].s > lo ? v[i].s : lo);
+        len = iv_add(len, iv_span(v[i].s > lo ? v[i].s : lo, v[i].e < hi ? v[i].e : hi));
     return len;
 }
 
@@ -349,7 +349,7 @@ int iv_sweep(const iv_rec *r, size_t n, int64_t *part, iv_segment_fn cb, void *c
     for (size_t i = 0; i < k;) {
         int64_t t = ev[i].s;
         if (part)
-            part[mask] += t - prev;
+            part[mask] = iv_add(part[mask], iv_span(prev, t));
         /* Apply every event at t before looking at the mask. */
         for (; i < k && ev[i].s == t; i++) {
             int c = (int)(ev[i].e >> 1);

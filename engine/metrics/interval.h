@@ -87,6 +87,28 @@ size_t iv_merge(iv *v, size_t n);
 /* 1 when v[0 .. n-1] is a merged set (sorted, non-empty, disjoint, not touching), else 0. */
 int iv_is_merged(const iv *v, size_t n);
 
+/*
+ * Overflow-checked interval arithmetic. Stored times stay within
+ * +-2^62 ns (the loader's range), but report SQL and hand-made DBs can pass
+ * any int64: the length of [lo, hi] may not fit, nor a sum of lengths. Both
+ * saturate at INT64_MAX (and INT64_MIN) instead of wrapping.
+ */
+static inline int64_t iv_span(int64_t lo, int64_t hi)
+{
+    if (hi <= lo)
+        return 0;
+    uint64_t d = (uint64_t)hi - (uint64_t)lo;
+    return d > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)d;
+}
+
+static inline int64_t iv_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 /* Total length of the merged set v (or of any set of disjoint intervals). */
 int64_t iv_length(const iv *v, size_t n);
 

@@ -243,7 +243,7 @@ static void intersect_ns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     int64_t s1 = sqlite3_value_int64(argv[0]), e1 = sqlite3_value_int64(argv[1]);
     int64_t s2 = sqlite3_value_int64(argv[2]), e2 = sqlite3_value_int64(argv[3]);
     int64_t lo = s1 > s2 ? s1 : s2, hi = e1 < e2 ? e1 : e2;
-    sqlite3_result_int64(ctx, hi > lo ? hi - lo : 0);
+    sqlite3_result_int64(ctx, iv_span(lo, hi)); /* saturated: any int64 may come in */
 }
 
 /* ---- registration ------------------------------------------------------- */

@@ -26,8 +26,18 @@ enum tb_dest {
     TB_DEST_OTHER_TABLES, /* rows of other tables (DB and text inputs) */
     TB_DEST_BETTER_SOURCE, /* not loaded: an earlier source of the rank filled that table */
     TB_DEST_BAD_ROWS,      /* CSV rows skipped: wrong number of fields */
+    TB_DEST_BAD_TIME,      /* events or rows skipped: a time outside +-2^62 ns (TB_TIME_LIMIT_NS) */
     TB_DEST_COUNT
 };
+
+/*
+ * The times tracebook stores: every start, end and duration lies within
+ * +-TB_TIME_LIMIT_NS (2^62 ns, about 146 years either side of the Unix
+ * epoch), so that the difference or sum of any two fits in 64 bits. An
+ * event or row with a time outside is skipped with a warning that counts
+ * them (an error with --strict).
+ */
+#define TB_TIME_LIMIT_NS ((int64_t)1 << 62)
 
 /* Returns the table (or pseudo-destination) name of a destination (static). */
 const char *tb_dest_name(int dest);

@@ -1542,6 +1542,38 @@ def _(t):
     t.eq(listing(x), [os.path.basename(db)], "nothing else left beside it")
 
 
+@case("times outside +-2^62 ns: skipped with a counted warning, an error with --strict; no report fails")
+def _(t):
+    d = t.mkdir("in")
+    trace = os.path.join(d, "far.json")
+    # one kernel in range, one whose ts + dur would overflow int64, two moved to +-7e15 us
+    events = [{"ph": "M", "name": "process_name", "pid": 1, "args": {"name": "Ascend Hardware"}},
+              {"ph": "M", "name": "process_labels", "pid": 1, "args": {"labels": "NPU 0"}},
+              {"ph": "X", "name": "k", "pid": 1, "tid": 1, "ts": "1.000", "dur": 2, "args": {"Task Type": "AI_CORE"}},
+              {"ph": "X", "name": "big", "pid": 1, "tid": 1, "ts": 5e15, "dur": 5e15, "args": {"Task Type": "AI_CORE"}},
+              {"ph": "X", "name": "far", "pid": 1, "tid": 1, "ts": 7e15, "dur": 1, "args": {"Task Type": "AI_CORE"}},
+              {"ph": "X", "name": "neg", "pid": 1, "tid": 1, "ts": -7e15, "dur": 1, "args": {"Task Type": "AI_CORE"}}]
+    write(trace, json.dumps(events))
+    db = os.path.join(t.mkdir("out"), "x.db")
+    t.expect(t.run(["export", "db", "-dir", trace, "-o", db]), 0, out=db + "\n",
+             err="tracebook: warning: %s: 3 events with a time outside +-2^62 ns (about 146 years from 1970) "
+                 "skipped\n" % trace)
+    if os.path.exists(db):
+        t.eq(sql(db, "SELECT name, startNs, endNs FROM kernel"), [{"name": "k", "startNs": 1000, "endNs": 3000}],
+             "the kernel in range")
+        t.eq(scalar(db, "SELECT events FROM TB_LOAD_COUNT WHERE dest LIKE 'skipped: times%'"), 3, "counted")
+        t.eq(scalar(db, "SELECT min(startNs) >= -(1 << 62) AND max(endNs) < (1 << 62) FROM TASK"), 1, "range")
+    r = t.run(["export", "db", "-dir", trace, "-o", os.path.join(t.mkdir("strict"), "s.db"), "--strict"])
+    t.eq(r.rc, 3, "--strict: exit code (%r)" % r)
+    t.check(re.match(r"tracebook: error: %s: byte \d+: a time outside \+-2\^62 ns" % re.escape(trace), r.err),
+            "--strict: the error names the file and the byte: %r" % r.err)
+    # the computed tables work on what was kept
+    out = t.mkdir("rep")
+    r = t.run(["report", "-dir", trace, "--spec", "builtin:exposed_time", "--spec", "builtin:step_trace_time",
+               "-o", out, "-q"])
+    t.eq(r.rc, 0, "reports run (%r)" % r)
+
+
 @case("the cache folder must be private: another user's or a world-writable one is refused")
 def _(t):
     d = t.mkdir("in")

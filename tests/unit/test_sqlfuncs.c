@@ -299,6 +299,10 @@ static void test_intersect(void **state)
     assert_qi(db, "SELECT intersect_ns(0, 5, 5, 9)", 0);  /* touching */
     assert_qi(db, "SELECT intersect_ns(0, 10, 20, 30)", 0);
     assert_qi(db, "SELECT intersect_ns(0, 100, 20, 30)", 10); /* nested */
+    /* any int64 may come in: the length saturates instead of wrapping */
+    assert_qi(db, "SELECT intersect_ns(-9000000000000000000, 9000000000000000000, "
+                  "-9000000000000000000, 9000000000000000000)", INT64_MAX);
+    assert_qi(db, "SELECT intersect_ns(9223372036854775807, -9223372036854775808, 0, 1)", 0);
     assert_qi(db, "SELECT intersect_ns(10, 0, 0, 10)", 0);   /* negative length */
     assert_qi(db, "SELECT intersect_ns(4611686018427387905, 4611686018427387910, 0, 4611686018427387907)", 2);
     assert_qnull(db, "SELECT intersect_ns(NULL, 10, 0, 10)");
