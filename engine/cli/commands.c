@@ -190,6 +190,8 @@ const size_t cli_n_exits = N(cli_exits);
 const cli_env cli_envs[] = {
     {"TRACEBOOK_JOBS", "how many ranks load at once (default: the online CPUs, up to 4; 1 loads one after the "
                        "other); the DB is the same whatever the number"},
+    {"TRACEBOOK_MAX_EVENT_MB", "the longest single event (or top-level value) of a trace, in MiB (default 64); "
+                               "a longer one is an error"},
     {"XDG_CACHE_HOME", "where info, report and query keep the DBs they load (XDG_CACHE_HOME/tracebook, else "
                        "~/.cache/tracebook)"},
     {"TMPDIR", "where the private copy of a DB input with a -wal file goes (default /tmp)"},

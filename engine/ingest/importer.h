@@ -34,6 +34,7 @@ typedef struct import_opts {
     uint64_t total_bytes;  /* file size, for progress */
     uint64_t skip_rows;    /* ROWBIT()s of row tables not to fill (a better source did) */
     int strict_rows;       /* a CSV row of the wrong width is an error, not a skipped row */
+    size_t max_event_bytes; /* the longest event or value of a trace (0: JS_MAX_ITEM, 64 MiB) */
 } import_opts;
 
 typedef struct import_result {

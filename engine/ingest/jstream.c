@@ -41,6 +41,7 @@ struct jstream {
     int64_t last_nl_abs;     /* absolute offset just after the last newline before buf[0] */
     int64_t stop_offset;
     int first_in_array;      /* no element read yet in the current array/object */
+    size_t max_item;         /* the window never grows beyond this: one item's bytes at most */
 };
 
 /* Parser over a complete-or-partial window. */
@@ -488,7 +489,13 @@ jstream *js_open(const char *path, tb_error *err)
         return NULL;
     }
     js->stop_offset = -1;
+    js->max_item = JS_MAX_ITEM;
     return js;
+}
+
+void js_set_max_item(jstream *js, size_t bytes)
+{
+    js->max_item = bytes ? bytes : JS_MAX_ITEM;
 }
 
 void js_close(jstream *js)
@@ -499,6 +506,8 @@ void js_close(jstream *js)
     bytesrc_win_finish(&js->win);
     free(js);
 }
+
+static void position_of(const jstream *js, const char *at, long *line, long *col, int64_t *off);
 
 /*
  * Slides consumed bytes out (keeping buf[keep..]) and reads more. A gzip
@@ -518,8 +527,21 @@ static int refill(jstream *js, size_t keep, tb_error *err)
         js->pos -= keep;
     }
     tb_error e;
-    if (bytesrc_fill(js->src, &js->win, keep, 0, &e) >= 0)
+    int rc = bytesrc_fill(js->src, &js->win, keep, js->max_item, &e);
+    if (rc >= 0)
         return 0;
+    if (rc == BYTESRC_FULL) {
+        /* what the window holds (from buf[0], where the item starts) is one item */
+        long line, col;
+        int64_t off;
+        position_of(js, js->win.buf, &line, &col, &off);
+        if (err)
+            tb_error_at(err, TB_ERR_PARSE, bytesrc_path(js->src), line, col, off,
+                        "an event or value longer than %zu MiB (TRACEBOOK_MAX_EVENT_MB raises the limit)",
+                        js->max_item >> 20);
+        js->state = ST_DONE;
+        return -1;
+    }
     if (e.code == TB_ERR_TRUNCATED) {
         js->win.eof = 1;
         return 0;

@@ -62,6 +62,14 @@ jstream *js_open(const char *path, tb_error *err);
 void js_close(jstream *js);
 
 /*
+ * The longest single item (an event, or a top-level member) the reader
+ * holds, in bytes: a longer one is an error naming where it starts, not
+ * gigabytes of memory. 0 keeps the default, JS_MAX_ITEM.
+ */
+void js_set_max_item(jstream *js, size_t bytes);
+#define JS_MAX_ITEM ((size_t)64 << 20)
+
+/*
  * Reads the next item. JS_ITEM_EVENT fills *ev; JS_ITEM_TOPKEY fills *key and
  * *val with a top-level member other than traceEvents (raw value text);
  * JS_ITEM_TRUNCATED means the input stopped early (js_stop_offset tells where);

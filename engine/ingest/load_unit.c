@@ -10,6 +10,7 @@
  * the groups one after the other, the pool (load_pool.c) several at once.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,22 @@ static void move_skipped(import_result *r, uint64_t skipped)
 }
 
 
+/* The longest event of a trace: the option, else TRACEBOOK_MAX_EVENT_MB, else the reader's default. */
+static size_t load_max_event(const tb_load_options *opt)
+{
+    if (opt->max_event_bytes)
+        return opt->max_event_bytes;
+    const char *env = getenv("TRACEBOOK_MAX_EVENT_MB");
+    if (env && *env) {
+        char *end;
+        errno = 0;
+        unsigned long long mb = strtoull(env, &end, 10);
+        if (errno == 0 && *end == 0 && mb > 0 && mb < ((unsigned long long)1 << 40))
+            return (size_t)mb << 20;
+    }
+    return 0;
+}
+
 /*
  * Loads the files of one group into sink, one after the other, drawing ids
  * from ids. w is the writer or recorder behind the sink (its error explains
@@ -108,7 +125,7 @@ tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row
         import_opts io = {.rank = s->rank, .keep_python_functions = opt->keep_python_functions,
                                 .warn = load_import_warn, .progress = load_import_progress, .ctx = wl,
                                 .total_bytes = (uint64_t)s->bytes, .skip_rows = skip,
-                                .strict_rows = opt->strict};
+                                .strict_rows = opt->strict, .max_event_bytes = load_max_event(opt)};
         switch (s->kind) {
         case IN_MSPROF_DB:
             st = msprof_db_import(s->path, sink, ids, &io, i == g->first && g->dbr.n ? &g->dbr : NULL, &s->r, err);

@@ -1440,6 +1440,8 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
     tb_status st = TB_OK;
     trace_event *ev = malloc(sizeof *ev);
     jstream *js = js_open(path, err);
+    if (js)
+        js_set_max_item(js, opt->max_event_bytes);
     if (!ev || !js) {
         st = ev ? err->code : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto done;

@@ -68,6 +68,10 @@ typedef struct tb_load_options {
      * TRACEBOOK_JOBS, else the online CPUs up to 4; 1 = one rank after the
      * other. The DB is the same whatever the number. */
     int jobs;
+    /* The longest single event (or top-level value) of a trace, in bytes: a
+     * longer one is an error naming where it starts. 0 = the environment
+     * variable TRACEBOOK_MAX_EVENT_MB, else 64 MiB. */
+    size_t max_event_bytes;
 } tb_load_options;
 
 typedef struct tb_load_result {

@@ -1203,12 +1203,13 @@ def _(t):
 # ---- 11. progress only on a TTY --------------------------------------------------------------
 
 def padded_trace(path):
-    """A Kineto-shaped trace with a 65 MiB member before its two events: enough
-    bytes for the progress callback (every 64 MiB) to fire after the first event."""
+    """A Kineto-shaped trace with 65 MiB of blanks between its two events:
+    enough bytes for the progress callback (every 64 MiB) to fire after the
+    second event, in no item longer than the reader's 64 MiB limit."""
     with open(path, "wb") as f:
-        f.write(b'{"padding": "' + b"x" * (65 << 20) + b'",\n "traceEvents": [\n'
-                b'{"ph": "i", "name": "a", "pid": 1, "tid": 1, "ts": 1, "s": "t"},\n'
-                b'{"ph": "i", "name": "b", "pid": 1, "tid": 1, "ts": 2, "s": "t"}\n]}\n')
+        f.write(b'{"traceEvents": [\n'
+                b'{"ph": "i", "name": "a", "pid": 1, "tid": 1, "ts": 1, "s": "t"},' + b" " * (65 << 20) +
+                b'\n{"ph": "i", "name": "b", "pid": 1, "tid": 1, "ts": 2, "s": "t"}\n]}\n')
 
 
 def run_on_pty(t, args, stream="stderr"):
@@ -1572,6 +1573,28 @@ def _(t):
     r = t.run(["report", "-dir", trace, "--spec", "builtin:exposed_time", "--spec", "builtin:step_trace_time",
                "-o", out, "-q"])
     t.eq(r.rc, 0, "reports run (%r)" % r)
+
+
+@case("one huge event: an error naming where it starts, in bounded memory; TRACEBOOK_MAX_EVENT_MB raises it")
+def _(t):
+    d = t.mkdir("in")
+    gz = os.path.join(d, "huge.json.gz")
+    with gzip.open(gz, "wb") as f:  # 100 KiB on disk, one 100 MiB name
+        f.write(b'[{"ph": "X", "pid": 1, "tid": 1, "ts": 1, "dur": 1, "name": "' + b"a" * (100 << 20) + b'"}]')
+    out = t.mkdir("out")
+    db = os.path.join(out, "h.db")
+    r = t.run(["export", "db", "-dir", gz, "-o", db])
+    t.expect(r, 3, out="", err="tracebook: error: %s:1:2: an event or value longer than 64 MiB "
+                               "(TRACEBOOK_MAX_EVENT_MB raises the limit)\n" % gz)
+    t.eq(listing(out), [], "nothing written")
+    env = t.env()
+    env["TRACEBOOK_MAX_EVENT_MB"] = "200"
+    p = subprocess.run([TB, "export", "db", "-dir", gz, "-o", db, "-q"], cwd=t.cwd, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
+    t.eq((p.returncode, p.stderr), (0, b""), "with the limit raised it loads")
+    if os.path.exists(db):
+        t.eq(scalar(db, "SELECT length(s.value) FROM TB_EVENT e JOIN STRING_IDS s ON s.id = e.name"), 100 << 20,
+             "the whole name")
 
 
 @case("the cache folder must be private: another user's or a world-writable one is refused")
