@@ -341,6 +341,39 @@ static void test_scaled(void **state)
     scaled_is(INT64_MIN + 8, 1, "-922337203685477580");
 }
 
+/* Writes sign, digits (d[0] in the 10^exp place) as a plain decimal: the text numfmt_double must give. */
+static void plain_text(const char *sign, const char *dg, int exp, char *out)
+{
+    size_t n = 0, nd = strlen(dg);
+    n += (size_t)snprintf(out, 8, "%s", sign);
+    if (exp < 0) {
+        out[n++] = '0';
+        out[n++] = '.';
+        for (int i = 0; i < -exp - 1; i++)
+            out[n++] = '0';
+        memcpy(out + n, dg, nd);
+        n += nd;
+    } else {
+        for (int i = 0; i <= exp; i++)
+            out[n++] = (size_t)i < nd ? dg[i] : '0';
+        if (nd > (size_t)exp + 1) {
+            out[n++] = '.';
+            memcpy(out + n, dg + exp + 1, nd - (size_t)exp - 1);
+            n += nd - (size_t)exp - 1;
+        }
+    }
+    out[n] = 0;
+}
+
+#define plain_is(v, sign, dg, exp)                                                        \
+    do {                                                                                  \
+        char pw_[NUMFMT_MAX];                                                             \
+        char pg_[NUMFMT_MAX];                                                             \
+        plain_text((sign), (dg), (exp), pw_);                                             \
+        assert_int_equal(numfmt_double((v), pg_), strlen(pw_));                           \
+        assert_string_equal(pg_, pw_);                                                    \
+    } while (0)
+
 static void test_double(void **state)
 {
     (void)state;
@@ -348,7 +381,7 @@ static void test_double(void **state)
     double_is(a + b, "0.30000000000000004");
     double_is(0.1, "0.1");
     double_is(0.3, "0.3");
-    double_is(1e21, "1e+21");
+    double_is(1e21, "1000000000000000000000");
     double_is(3.0, "3");
     double_is(-3.0, "-3");
     double_is(100.0, "100");
@@ -356,21 +389,26 @@ static void test_double(void **state)
     double_is(9007199254740992.0, "9007199254740992"); /* 2^53 */
     double_is(-9007199254740992.0, "-9007199254740992");
     double_is(9007199254740994.0, "9007199254740994"); /* past 2^53: needs 16 digits */
-    double_is(1e16, "1e+16");
+    double_is(1e16, "10000000000000000");
     double_is(0.0, "0");
     double_is(-0.0, "0");
     double_is(1.5, "1.5");
     double_is(-2.5, "-2.5");
     double_is(123.456, "123.456");
     double_is(0.000123, "0.000123");
-    double_is(1e-7, "1e-07");
+    double_is(1e-7, "0.0000001");
+    double_is(-1e-7, "-0.0000001");
+    double_is(2.5000000000000047e-07, "0.00000025000000000000047"); /* a Variance msprof-style */
+    double_is(-123456789012345678901234.0, "-123456789012345690000000"); /* 17 digits, then zeros */
+    double_is(1.5e-10, "0.00000000015");
     double_is(one / three, "0.3333333333333333"); /* 16 digits */
     double_is(two / three, "0.6666666666666666");
-    double_is(1e100, "1e+100");
-    double_is(-1e300, "-1e+300");
-    double_is(DBL_MAX, "1.7976931348623157e+308"); /* 17 digits */
-    double_is(DBL_MIN, "2.2250738585072014e-308");
-    double_is(5e-324, "4.94065645841247e-324");
+    plain_is(1e100, "", "1", 100);
+    plain_is(-1e300, "-", "1", 300);
+    plain_is(DBL_MAX, "", "17976931348623157", 308); /* 17 digits, 309 places */
+    plain_is(DBL_MIN, "", "22250738585072014", -308);
+    plain_is(5e-324, "", "494065645841247", -324);
+    plain_is(-5e-324, "-", "494065645841247", -324); /* the longest text */
     double_is(1234.567, "1234.567");
     double_is(0.1 * 3, "0.30000000000000004");
 
@@ -381,18 +419,33 @@ static void test_double(void **state)
     assert_int_equal(numfmt_double(-INFINITY, buf), 0);
 }
 
-/* The definition numfmt_double computes faster: the first of %.15g, %.16g, %.17g that reads back. */
+/*
+ * The definition numfmt_double computes faster: the digits of the first of
+ * %.15g, %.16g, %.17g that reads back, as a plain decimal.
+ */
 static void reference_double(double d, char *buf)
 {
     if (d == trunc(d) && fabs(d) <= 9007199254740992.0) {
         snprintf(buf, NUMFMT_MAX, "%.0f", d == 0 ? 0.0 : d);
         return;
     }
+    char e[48];
     for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, NUMFMT_MAX, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
-            return;
+        snprintf(e, sizeof e, "%.*e", prec - 1, d);
+        if (strtod(e, NULL) == d || prec == 17)
+            break;
     }
+    /* "-d.ddde+XX" -> sign, digits without trailing zeros, exponent */
+    char dg[24];
+    size_t nd = 0;
+    const char *p = e + (e[0] == '-');
+    for (; *p != 'e'; p++)
+        if (*p != '.')
+            dg[nd++] = *p;
+    while (nd > 1 && dg[nd - 1] == '0')
+        nd--;
+    dg[nd] = 0;
+    plain_text(e[0] == '-' ? "-" : "", dg, (int)strtol(p + 1, NULL, 10), buf);
 }
 
 /* Fails unless numfmt_double(d) reads back as d and equals the reference text. */
@@ -440,6 +493,7 @@ static void test_double_roundtrip(void **state)
         numfmt_double(d, buf);
         if (d == trunc(d) && fabs(d) <= 9007199254740992.0)
             assert_null(strpbrk(buf, ".e"));
+        assert_null(strpbrk(buf, "eE")); /* never exponent notation */
     }
 }
 
@@ -458,7 +512,7 @@ static void test_csv_bytes(void **state)
                       "-2,-0.005,NaN,,\" lead\",\"line\nbreak\"\n"
                       "-9223372036854775808,1,inf,,plain,a\xEF\xBF\xBD" "b\n" /* NUL: U+FFFD */
                       "0,0,-inf,,\"trail \",\"\r\"\n"
-                      "9223372036854775807,1.2,1e+21,,tab\there,x\x01y\n");
+                      "9223372036854775807,1.2,1000000000000000000000,,tab\there,x\x01y\n");
     const char *const *paths;
     assert_int_equal(sink_written(s, &paths), 1);
     assert_string_equal(paths[0], path);
@@ -863,7 +917,7 @@ static void test_json_bytes(void **state)
                 "\"Name, full\":\"plain\",\"名前\":\"a\\u0000b\"},\n"
                 "{\"id\":0,\"Time(us)\":0,\"ratio\":null,\"note\":null,"
                 "\"Name, full\":\"trail \",\"名前\":\"\\r\"},\n"
-                "{\"id\":9223372036854775807,\"Time(us)\":1.2,\"ratio\":1e+21,\"note\":\"\","
+                "{\"id\":9223372036854775807,\"Time(us)\":1.2,\"ratio\":1000000000000000000000.0,\"note\":\"\","
                 "\"Name, full\":\"tab\\there\",\"名前\":\"x\\u0001y\"}\n"
                 "]\n");
     const char *const *paths;
