@@ -419,6 +419,40 @@ static void test_double(void **state)
     assert_int_equal(numfmt_double(-INFINITY, buf), 0);
 }
 
+#define unit_time_is(ns, unit, lit)                                                       \
+    do {                                                                                  \
+        char ub_[NUMFMT_MAX];                                                             \
+        size_t un_ = numfmt_unit_time((ns), (unit), ub_);                                 \
+        assert_int_equal(un_, strlen(ub_));                                               \
+        assert_string_equal(ub_, lit);                                                    \
+    } while (0)
+
+/* Times as topsprof prints them: two decimals, the unit that keeps the value below 1000. */
+static void test_unit_time(void **state)
+{
+    (void)state;
+    unit_time_is(56610000, -1, "56.61ms");
+    unit_time_is(13440, -1, "13.44us");
+    unit_time_is(461, -1, "461.00ns");
+    unit_time_is(0, -1, "0.00ns");
+    unit_time_is(1200000000, -1, "1.20s");
+    unit_time_is(999, -1, "999.00ns");
+    unit_time_is(1000, -1, "1.00us");
+    unit_time_is(13445, -1, "13.45us"); /* half up */
+    unit_time_is(13444, -1, "13.44us");
+    unit_time_is(999995, -1, "1.00ms"); /* would be 1000.00us: the next unit */
+    unit_time_is(999994, -1, "999.99us");
+    unit_time_is(999995000000, -1, "1000.00s"); /* seconds take any value */
+    unit_time_is(3600000000000, -1, "3600.00s");
+    unit_time_is(-1500, -1, "-1.50us");
+    unit_time_is(INT64_MAX, -1, "9223372036.85s");
+    unit_time_is(INT64_MIN, -1, "-9223372036.85s");
+    unit_time_is(56610000, 0, "56610000.00ns"); /* a fixed unit */
+    unit_time_is(56610000, 3, "0.06s");
+    unit_time_is(5, 2, "0.00ms");
+    unit_time_is(INT64_MAX, 0, "9223372036854775807.00ns");
+}
+
 /*
  * The definition numfmt_double computes faster: the digits of the first of
  * %.15g, %.16g, %.17g that reads back, as a plain decimal.
@@ -1326,6 +1360,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_scaled, test_teardown),
         cmocka_unit_test_teardown(test_double, test_teardown),
+        cmocka_unit_test_teardown(test_unit_time, test_teardown),
         cmocka_unit_test_teardown(test_double_roundtrip, test_teardown),
         cmocka_unit_test_teardown(test_csv_bytes, test_teardown),
         cmocka_unit_test_teardown(test_csv_utf8, test_teardown),
