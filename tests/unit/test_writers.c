@@ -1336,6 +1336,27 @@ static void test_console_widths(void **state)
     ok(s->finish(s, &err), &err);
 }
 
+/* Reals as plain decimals; one longer than the column in exponent notation, never cut. */
+static void test_console_reals(void **state)
+{
+    (void)state;
+    static const tb_sink_column c1[] = {{.header = "v"}};
+    tb_cell rows[][1] = {{R(2.5000000000000047e-07)}, {R(1e-300)}, {R(-1e100)}, {R(1e21)}};
+    tb_sink *s = make_console(NULL);
+    tb_error err;
+    tb_error_clear(&err);
+    ok(s->begin(s, c1, 1, &err), &err);
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+        ok(s->row(s, rows[r], &err), &err);
+    ok(s->finish(s, &err), &err);
+    assert_console("                        v\n"
+                   "-------------------------\n"
+                   "0.00000025000000000000047\n"
+                   "                   1e-300\n"
+                   "                  -1e+100\n"
+                   "   1000000000000000000000\n");
+}
+
 /* A long run: bounded hold, every row printed, the last cut to the widths of the first 1000. */
 static void test_console_many(void **state)
 {
@@ -1379,6 +1400,7 @@ int main(void)
         cmocka_unit_test_teardown(test_console, test_teardown),
         cmocka_unit_test_teardown(test_console_empty, test_teardown),
         cmocka_unit_test_teardown(test_console_widths, test_teardown),
+        cmocka_unit_test_teardown(test_console_reals, test_teardown),
         cmocka_unit_test_teardown(test_console_many, test_teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
