@@ -211,6 +211,22 @@ def check_window():
     expect(int(m.group(1)) == want, "window: %s calls, want %d" % (m.group(1), want))
 
 
+def check_errors():
+    d = case_dir("errors")
+    inp = os.path.join(SAMPLES, "ascend_small")
+    blocker = os.path.join(d, "file")
+    open(blocker, "w").close()
+    p = run("print", "summary", "-q", "-dir", inp, "--log-file", os.path.join(blocker, "x.txt"), code=4)
+    expect(p.stderr == "tracebook: error: %s/x.txt: cannot write: Not a directory\n" % blocker, p.stderr)
+    expect(os.listdir(d) == ["file"], "leftovers: %s" % os.listdir(d))
+    p = run("print", "trace", "-q", "-dir", inp, "--model-id", "4294967295", "--iteration-id", "99", code=2)
+    expect("step mode has steps 8-10" in p.stderr, p.stderr)
+    p = run("print", "summary", "-q", code=2)
+    expect(p.stderr.startswith("tracebook: error: no input: give -dir PATH\n"), p.stderr)
+    p = run("print", code=2)
+    expect(p.stderr.startswith("tracebook: error: print needs a type: summary, trace\n"), p.stderr)
+
+
 def check_no_exponent():
     d = case_dir("no_exponent")
     num = re.compile(r"(^|[,:\[])-?[0-9.]+[eE][-+]?[0-9]+(?=[,}\]\n]|$)", re.M)
@@ -231,7 +247,7 @@ def check_no_exponent():
 CASES = [(f"summary {s}", lambda s=s: check_summary(s)) for s in INPUTS]
 CASES += [(f"trace {s}", lambda s=s: check_trace(s)) for s in INPUTS]
 CASES += [("per device", check_per_device), ("width and unit", check_width), ("window", check_window),
-          ("no exponent", check_no_exponent)]
+          ("errors", check_errors), ("no exponent", check_no_exponent)]
 
 os.environ.setdefault("XDG_CACHE_HOME", os.path.join(OUT, "cache"))
 os.makedirs(OUT, exist_ok=True)
