@@ -32,20 +32,20 @@ _tracebook()
         return
     fi
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W "export report query reports info help -h --help -V --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "export report query print reports info help -h --help -V --version" -- "$cur"))
         return
     fi
     cmd=${COMP_WORDS[1]}
     if [[ $cmd == export ]]; then
         if ((COMP_CWORD == 2)); then
-            COMPREPLY=($(compgen -W "db" -- "$cur"))
+            COMPREPLY=($(compgen -W "db timeline" -- "$cur"))
             return
         fi
         cmd="$cmd ${COMP_WORDS[2]}"
     fi
-    if [[ $cmd == export ]]; then
+    if [[ $cmd == print ]]; then
         if ((COMP_CWORD == 2)); then
-            COMPREPLY=($(compgen -W "timeline" -- "$cur"))
+            COMPREPLY=($(compgen -W "summary trace" -- "$cur"))
             return
         fi
         cmd="$cmd ${COMP_WORDS[2]}"
@@ -190,6 +190,68 @@ _tracebook()
         esac
         opts="-dir --dir --format -o --output --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-rows --rebuild --strict -q --quiet -h --help"
         ;;
+    "print summary")
+        case $prev in
+        --dir|-dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --log-file|-log-file)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --width|-width)
+            return
+            ;;
+        --timeunit|-timeunit)
+            COMPREPLY=($(compgen -W "ns us ms s" -- "$cur"))
+            return
+            ;;
+        --model-id|-model-id)
+            return
+            ;;
+        --iteration-id|-iteration-id)
+            return
+            ;;
+        --iteration-count|-iteration-count)
+            return
+            ;;
+        esac
+        opts="-dir --dir --per-device --log-file --width --timeunit --model-id --iteration-id --iteration-count --rebuild --strict -q --quiet -h --help"
+        ;;
+    "print trace")
+        case $prev in
+        --dir|-dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --log-file|-log-file)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --width|-width)
+            return
+            ;;
+        --timeunit|-timeunit)
+            COMPREPLY=($(compgen -W "ns us ms s" -- "$cur"))
+            return
+            ;;
+        --model-id|-model-id)
+            return
+            ;;
+        --iteration-id|-iteration-id)
+            return
+            ;;
+        --iteration-count|-iteration-count)
+            return
+            ;;
+        esac
+        opts="-dir --dir --per-device --log-file --width --timeunit --model-id --iteration-id --iteration-count --rebuild --strict -q --quiet -h --help"
+        ;;
     "reports")
         opts="-h --help"
         if [[ $cur != -* ]]; then
@@ -210,7 +272,7 @@ _tracebook()
     "help")
         opts="-h --help"
         if ((COMP_CWORD == 2)) && [[ $cur != -* ]]; then
-            COMPREPLY=($(compgen -W "export report query reports info help" -- "$cur"))
+            COMPREPLY=($(compgen -W "export report query print reports info help" -- "$cur"))
             return
         fi
         ;;

@@ -7,7 +7,8 @@
  * dispatch (main.c), help and messages (help.c), the option parser (parse.c) and the man
  * page and bash completion (gen.c). So none of them can disagree with the
  * others. The handlers (load.c, report.c) receive parsed arguments and call
- * the engine through tracebook.h only; progress.c draws the progress line.
+ * the engine through tracebook.h only (print.c: `print summary|trace`);
+ * progress.c draws the progress line.
  */
 #ifndef TRACEBOOK_CLI_H
 #define TRACEBOOK_CLI_H
@@ -40,6 +41,9 @@ typedef enum cli_opt_id {
     OPT_QUIET,
     OPT_SLICE_MB,
     OPT_SLICE_CONFIG,
+    OPT_PER_DEVICE,
+    OPT_LOG_FILE,
+    OPT_WIDTH,
     OPT_COUNT
 } cli_opt_id;
 
@@ -179,6 +183,18 @@ void cli_default_dir(const char *input, char *out, size_t n);
  * the cached load (*reused 1 when reused, 0 when loaded now). */
 tb_status cli_obtain_db(const cli_args *a, cli_run *run, char *path, size_t n, int *reused, tb_error *err);
 
+/* The window, unit and budget options report, query and print share. */
+typedef struct cli_run_opts {
+    tb_window window;
+    tb_time_unit unit;
+    int64_t max_steps;
+} cli_run_opts;
+
+/* report.c: the inputs and the window, unit and step budget of a command that
+ * reads a DB (the options it does not take stay at their defaults). Returns
+ * -1 when fine, else the exit code of the usage error reported. */
+int cli_parse_run_opts(const cli_args *a, cli_run_opts *r);
+
 /* The handlers. */
 int cli_cmd_export_db(cli_args *a);
 int cli_cmd_export_timeline(cli_args *a);
@@ -186,6 +202,8 @@ int cli_cmd_info(cli_args *a);
 int cli_cmd_report(cli_args *a);
 int cli_cmd_query(cli_args *a);
 int cli_cmd_reports(cli_args *a);
+int cli_cmd_print_summary(cli_args *a);   /* print.c */
+int cli_cmd_print_trace(cli_args *a);
 int cli_cmd_help(cli_args *a);
 
 #endif

@@ -117,6 +117,27 @@ static const cli_option query_opts[] = {
     O_HELP,
 };
 
+static const cli_option print_opts[] = {
+    O_DIR,
+    {OPT_PER_DEVICE, NULL, "per-device", NULL, 0, COMPLETE_NONE, NULL,
+     "one block per device, opened by Device \"<name> (<n>)\""},
+    {OPT_LOG_FILE, NULL, "log-file", "FILE", 0, COMPLETE_FILE, NULL,
+     "write the listing to FILE instead of stdout (under a\n"
+     "temporary name, renamed when complete; missing\n"
+     "parent directories are created)"},
+    {OPT_WIDTH, NULL, "width", "N", 0, COMPLETE_NONE, NULL,
+     "cut names longer than N characters in the middle\n"
+     "(head...tail); default 0: never cut"},
+    {OPT_TIMEUNIT, NULL, "timeunit", "ns|us|ms|s", 0, COMPLETE_WORDS, "ns us ms s",
+     "every time in this unit (default: each time in the\n"
+     "unit that keeps it below 1000, as topsprof)"},
+    O_ITERATIONS,
+    O_REBUILD("load the inputs again even when the cached DB is current"),
+    O_STRICT("an input cut short is an error"),
+    O_QUIET("no progress line, no warnings on stderr"),
+    O_HELP,
+};
+
 static const cli_option reports_opts[] = {O_HELP};
 static const cli_option help_opts[] = {O_HELP};
 
@@ -155,6 +176,20 @@ const cli_command cli_commands[] = {
      "may carry a type (\"Total:dur_ns\") converted by --timeunit. An error in the\n"
      "statement points at its place in it.",
      query_opts, N(query_opts), 1, 1, "SQL statement", COMPLETE_NONE, cli_cmd_query},
+    {"print summary", NULL, "-dir PATH [-dir PATH ...] [--per-device] [--log-file FILE] [options]",
+     "print time, calls, avg, min, max per name, as topsprof",
+     "Prints the inputs' statistics as topsprof's statistics mode does, per activity\n"
+     "class: DEVICE (device tasks), HOST (host ops) and RUNTIME (runtime and API\n"
+     "calls), rows `Time(%) Time Calls Avg Min Max Name` grouped by name, largest\n"
+     "time first, times with their unit (56.61ms), then Accumulate Time, Total Calls\n"
+     "and, for DEVICE, Total Time. The listing reads back as a topsprof listing.",
+     print_opts, N(print_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_print_summary},
+    {"print trace", NULL, "-dir PATH [-dir PATH ...] [--per-device] [--log-file FILE] [options]",
+     "print the device tasks in time order, as topsprof's trace",
+     "Prints the device tasks in start order as topsprof's trace mode does: Start\n"
+     "(from the first task), Duration, Node Name (the op type) and Name, then\n"
+     "Accumulate Time, Total Calls and Total Time.",
+     print_opts, N(print_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_print_trace},
     {"reports", NULL, "[NAME]", "list the built-in reports",
      "Lists the built-in reports (one line each), or shows one report's help:\n"
      "title, description, required tables, parameters and its spec file.",
@@ -170,7 +205,7 @@ const cli_command cli_commands[] = {
      "the first line of the output names it.",
      info_opts, N(info_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_info},
     {"help", "help CMD", "[CMD]", "show the options of a command",
-     "Shows the usage of a command (export, info, report, query, reports), or\n"
+     "Shows the usage of a command (export, info, report, query, print, reports), or\n"
      "the main usage without one.",
      help_opts, N(help_opts), 0, 2, "command", COMPLETE_NONE, cli_cmd_help},
 };

@@ -195,20 +195,34 @@ void cli_write_completion(FILE *f)
           "    fi\n"
           "    cmd=${COMP_WORDS[1]}\n",
           f);
-    /* two-word commands: the second word first */
+    /* two-word commands: the second word first, one block per first word
+     * listing every second word of that family ("export": db timeline) */
     for (size_t i = 0; i < cli_n_commands; i++) {
         const char *name = cli_commands[i].name;
         size_t k = strcspn(name, " ");
         if (!name[k])
             continue;
+        int seen = 0;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = !strncmp(cli_commands[j].name, name, k + 1);
+        if (seen)
+            continue;
         fprintf(f, "    if [[ $cmd == %.*s ]]; then\n"
                    "        if ((COMP_CWORD == 2)); then\n"
-                   "            COMPREPLY=($(compgen -W \"%s\" -- \"$cur\"))\n"
-                   "            return\n"
-                   "        fi\n"
-                   "        cmd=\"$cmd ${COMP_WORDS[2]}\"\n"
-                   "    fi\n",
-                (int)k, name, name + k + 1);
+                   "            COMPREPLY=($(compgen -W \"",
+                (int)k, name);
+        for (size_t j = i, first = 1; j < cli_n_commands; j++) {
+            if (strncmp(cli_commands[j].name, name, k + 1))
+                continue;
+            fprintf(f, "%s%s", first ? "" : " ", cli_commands[j].name + k + 1);
+            first = 0;
+        }
+        fputs("\" -- \"$cur\"))\n"
+              "            return\n"
+              "        fi\n"
+              "        cmd=\"$cmd ${COMP_WORDS[2]}\"\n"
+              "    fi\n",
+              f);
     }
     fputs("    case $cmd in\n", f);
     for (size_t i = 0; i < cli_n_commands; i++) {

@@ -17,16 +17,7 @@
 
 #include "cli.h"
 
-/* The window, unit and budget options report and query share. */
-typedef struct run_opts {
-    tb_window window;
-    tb_time_unit unit;
-    int64_t max_steps;
-} run_opts;
-
-/* The inputs and the window, unit and step budget of a command that reads a
- * DB. Returns -1 when fine, else the exit code of the usage error reported. */
-static int parse_run_opts(const cli_args *a, run_opts *r)
+int cli_parse_run_opts(const cli_args *a, cli_run_opts *r)
 {
     memset(r, 0, sizeof *r);
     if (a->n[OPT_DIR] == 0)
@@ -245,8 +236,8 @@ int cli_cmd_report(cli_args *a)
 {
     if (a->n[OPT_DIR] && a->n[OPT_SPEC] == 0)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
-    run_opts ro;
-    int rc = parse_run_opts(a, &ro);
+    cli_run_opts ro;
+    int rc = cli_parse_run_opts(a, &ro);
     if (rc >= 0)
         return rc;
     const char *format = cli_value(a, OPT_FORMAT);
@@ -345,8 +336,8 @@ static void show_sql_place(const char *sql, int64_t off)
 
 int cli_cmd_query(cli_args *a)
 {
-    run_opts ro;
-    int rc = parse_run_opts(a, &ro);
+    cli_run_opts ro;
+    int rc = cli_parse_run_opts(a, &ro);
     if (rc >= 0)
         return rc;
     const char *fmt = cli_value(a, OPT_FORMAT) ? cli_value(a, OPT_FORMAT) : "console";
@@ -470,8 +461,8 @@ static void print_written(void *ctx, const char *path)
 
 int cli_cmd_export_timeline(cli_args *a)
 {
-    run_opts ro;
-    int rc = parse_run_opts(a, &ro);
+    cli_run_opts ro;
+    int rc = cli_parse_run_opts(a, &ro);
     if (rc >= 0)
         return rc;
     int64_t slice_mb = -1;

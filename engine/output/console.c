@@ -19,7 +19,9 @@
  * font allows. Control characters would break the lines and are printed as
  * spaces; invalid UTF-8 bytes are printed as '?' (a terminal may take them
  * as the start of an escape). Numbers are right-aligned, text left-aligned;
- * a header is right-aligned over a column of numbers.
+ * a header is right-aligned over a column of numbers. Reals are plain
+ * decimals as in the CSV, except one too long for its column, which is
+ * shown in exponent notation rather than cut.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -156,6 +158,15 @@ static int render(console_sink *cs, const tb_cell *c, size_t limit, sbuf *b, cce
         if (!n) {
             p = isnan(c->d) ? "NaN" : c->d > 0 ? "inf" : "-inf";
             n = strlen(p);
+        } else if (n > limit) {
+            /* a plain decimal too long for the column (1e-300) would be cut into
+             * something that reads as 0: on a terminal, exponent notation instead,
+             * the fewest digits that read back */
+            for (int prec = 15; prec <= 17; prec++) {
+                n = (size_t)snprintf(num, sizeof num, "%.*g", prec, c->d);
+                if (strtod(num, NULL) == c->d)
+                    break;
+            }
         }
         break;
     case TB_CELL_TEXT: {

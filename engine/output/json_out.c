@@ -7,7 +7,9 @@
  * (`[\n{...},\n{...}\n]\n`), so a million-row report needs no more memory
  * than one row; the keys are escaped once, at begin(). Values keep their
  * type: integers and scaled integers as exact JSON numbers, reals through
- * numfmt_double, NULL and the NaN and infinities JSON cannot spell as null,
+ * numfmt_double (plain decimals, never an exponent; an integral real past
+ * int64 ends in ".0" so that it stays a real), NULL and the NaN and
+ * infinities JSON cannot spell as null,
  * text as strings. Strings are escaped per RFC 8259 (control characters as
  * \u00XX) and made valid UTF-8: profilers copy kernel names and call stacks
  * byte for byte, and one stray Latin-1 byte would make the whole file
@@ -24,6 +26,7 @@
  * utf8_seq() (text.c) is the decoder behind the U+FFFD replacement.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -269,6 +272,10 @@ static tb_status json_row(tb_sink *s, const tb_cell *cells, tb_error *err)
                 fwrite(num, 1, n, f);
             else
                 fputs("null", f);
+            /* an integral real past int64 gets ".0": readers with 64-bit integers (jansson) then read a
+             * real instead of failing on a too big integer */
+            if (n && fabs(c->d) >= 9223372036854775808.0)
+                fputs(".0", f);
             break;
         case TB_CELL_TEXT:
             put_string(f, c->s, c->n);

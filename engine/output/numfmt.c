@@ -9,8 +9,13 @@
  * double, written with the fewest significant digits that read back as the
  * same double (15 digits are enough for most values and never show binary
  * noise; 17 are always enough), so that 0.1 stays "0.1" while 0.1 + 0.2 keeps
- * the digits that tell it apart from 0.3: the first of %.15g, %.16g and
- * %.17g that strtod() reads back exactly, computed with one printf.
+ * the digits that tell it apart from 0.3: the digits of the first of %.15g,
+ * %.16g and %.17g that strtod() reads back exactly, computed with one printf.
+ * Those digits are always written as a plain decimal, never in exponent
+ * notation ("0.00000025000000000000047", "100000000000000000000"): a CSV or
+ * JSON file tracebook writes reads back into a spreadsheet, msprof's tools
+ * and tracebook's own CSV reader (which warns about exponent forms, the mark
+ * of a file a spreadsheet saved) without a second look.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <assert.h>
@@ -143,13 +148,12 @@ static size_t put_sci(char *b, int neg, const digits *dg)
     return n;
 }
 
-/* Writes sign and dg as printf's %.{prec}g would (trailing zeros removed). */
-static size_t put_g(char *b, int neg, const digits *dg, int prec)
+/* Writes sign and dg as a plain decimal, whatever its exponent ("0.000001", "1000"). */
+static size_t put_plain(char *b, int neg, const digits *dg)
 {
     size_t n = 0;
     int x = dg->exp;
-    if (x < -4 || x >= prec)
-        return put_sci(b, neg, dg);
+    assert(x > -400 && x < 400);
     if (neg)
         b[n++] = '-';
     if (x < 0) {
@@ -172,6 +176,19 @@ static size_t put_g(char *b, int neg, const digits *dg, int prec)
     return n;
 }
 
+/*
+ * The digits of printf's %.{prec}g for d (trailing zeros dropped), for the
+ * decimal ties round_to leaves to printf.
+ */
+static void printf_digits(double d, int prec, digits *dg)
+{
+    char t[48];
+    snprintf(t, sizeof t, "%.*e", prec - 1, d);
+    read_sci(t, dg);
+    while (dg->n > 1 && dg->d[dg->n - 1] == '0')
+        dg->n--;
+}
+
 size_t numfmt_double(double d, char *buf)
 {
     if (isnan(d) || isinf(d)) {
@@ -186,19 +203,40 @@ size_t numfmt_double(double d, char *buf)
     snprintf(all, sizeof all, "%.*e", ALL_DIGITS - 1, d);
     digits full, dg;
     int neg = read_sci(all, &full);
-    for (int prec = 15; prec < 17; prec++) {
-        if (round_to(&full, prec, &dg) != 0) {
-            /* a decimal tie: only the binary value can break it */
-            int n = snprintf(buf, NUMFMT_MAX, "%.*g", prec, d);
-            if (strtod(buf, NULL) == d)
-                return (size_t)n;
-            continue;
-        }
+    for (int prec = 15; prec <= 17; prec++) {
+        if (round_to(&full, prec, &dg) != 0)
+            printf_digits(d, prec, &dg); /* a decimal tie: only the binary value can break it */
         put_sci(buf, neg, &dg);
-        if (strtod(buf, NULL) == d)
-            return put_g(buf, neg, &dg, prec);
+        if (prec == 17 || strtod(buf, NULL) == d) /* 17 digits always read back */
+            return put_plain(buf, neg, &dg);
     }
-    if (round_to(&full, 17, &dg) != 0)
-        return (size_t)snprintf(buf, NUMFMT_MAX, "%.17g", d);
-    return put_g(buf, neg, &dg, 17); /* 17 digits always read back */
+    return 0; /* not reached */
+}
+
+/* ---- times with their unit, as topsprof prints them ------------------------ */
+
+static const char *const unit_text[4] = {"ns", "us", "ms", "s"};
+
+size_t numfmt_unit_time(int64_t ns, int unit, char *buf)
+{
+    assert(unit >= -1 && unit <= 3);
+    uint64_t u = ns < 0 ? (uint64_t)0 - (uint64_t)ns : (uint64_t)ns;
+    uint64_t p = 1, whole = 0, frac = 0;
+    int k;
+    /* the first unit whose rounded value stays below 1000.00; seconds take any value */
+    for (k = 0; k < 4; k++, p *= 1000) {
+        if (unit >= 0 && k != unit)
+            continue;
+        whole = u / p;
+        frac = (u % p * 100 + p / 2) / p; /* 0..100: 100 carries into whole */
+        if (frac == 100) {
+            whole++;
+            frac = 0;
+        }
+        if (unit >= 0 || whole < 1000 || k == 3)
+            break;
+    }
+    int n = snprintf(buf, NUMFMT_MAX, "%s%llu.%02llu%s", ns < 0 ? "-" : "", (unsigned long long)whole,
+                     (unsigned long long)frac, unit_text[k]);
+    return n < 0 ? 0 : (size_t)n;
 }

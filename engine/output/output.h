@@ -85,8 +85,11 @@ void afile_abort(afile *af);
 
 /* ---- numbers as text ----------------------------------------------------- */
 
-/* Room for any text numfmt_* writes, its NUL included. */
-#define NUMFMT_MAX 32
+/*
+ * Room for any text numfmt_* writes, its NUL included: a plain decimal of
+ * the smallest subnormal is "-0." then 323 zeros and 17 digits.
+ */
+#define NUMFMT_MAX 352
 
 /*
  * Writes the exact decimal of v / 10^scale (scale 0..18) into buf
@@ -97,13 +100,24 @@ void afile_abort(afile *af);
 size_t numfmt_scaled(int64_t v, int scale, char *buf);
 
 /*
- * Writes the shortest of %.15g, %.16g, %.17g that reads back (strtod) as
- * the same double into buf (NUMFMT_MAX bytes); integral values within 2^53
- * are written as integers ("3", not "3.0" or "3e+00"); -0.0 is "0".
- * Returns the length, or 0 (buf "") for NaN and infinities: the writer picks
- * their spelling.
+ * Writes the significant digits of the shortest of %.15g, %.16g, %.17g that
+ * reads back (strtod) as the same double into buf (NUMFMT_MAX bytes), as a
+ * plain decimal, never in exponent notation: 2.5000000000000047e-07 is
+ * "0.00000025000000000000047", 1e21 is "1000000000000000000000". Integral
+ * values within 2^53 are written as integers ("3", not "3.0" or "3e+00");
+ * -0.0 is "0". Returns the length, or 0 (buf "") for NaN and infinities: the
+ * writer picks their spelling.
  */
 size_t numfmt_double(double d, char *buf);
+
+/*
+ * Writes ns as topsprof prints a time: two decimals and a unit, "461.00ns",
+ * "13.44us", "56.61ms", "1.20s" (rounded half up). unit -1 picks the first
+ * of ns, us, ms, s whose rounded value stays below 1000.00 (seconds take any
+ * value); 0..3 always writes ns, us, ms or s. buf holds NUMFMT_MAX bytes;
+ * returns the length.
+ */
+size_t numfmt_unit_time(int64_t ns, int unit, char *buf);
 
 /* ---- text ---------------------------------------------------------------- */
 

@@ -21,6 +21,7 @@
 #include "output/timeline_out.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +219,9 @@ void tlw_real(tlw *w, const char *k, double v)
         puts_(w, "null");
     else
         put(w, b, n);
+    /* as in json_out.c: an integral real past int64 stays a real for 64-bit-integer readers */
+    if (n && fabs(v) >= 9223372036854775808.0)
+        puts_(w, ".0");
 }
 
 void tlw_us(tlw *w, const char *k, int64_t ns, int as_string)

@@ -212,6 +212,38 @@ typedef struct tb_query_job {
 tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err);
 
 /*
+ * `print summary` and `print trace`: the DB as the text listings topsprof
+ * prints (docs/cli.md), in the layout topsprof writes to --log-file, which
+ * tracebook's topsprof reader loads back.
+ *
+ * Summary (statistics mode): per activity class, DEVICE (device tasks with a
+ * name), HOST (host ops, PYTORCH_API) and RUNTIME (runtime and API calls,
+ * CANN_API), rows `Time(%) Time Calls Avg Min Max Name` grouped by name and
+ * sorted by total time, then "Accumulate Time <t>, Total Calls <n>" and, for
+ * DEVICE, "Total Time <t>" (first start to last end). A class without rows
+ * says "does not contain <what> data.". Trace: the device tasks by start
+ * (relative to the first), `Start Duration Node Name Name`, and the same
+ * footer. Times carry their unit: "56.61ms", "13.44us", "461.00ns".
+ */
+typedef struct tb_print_options {
+    const char *db_path;      /* a unified DB (opened read-only) */
+    tb_window window;         /* the iterations to print; set = 0: the whole run */
+    int per_device;           /* 1: one block per device (and rank), opened by `Device "<name> (<n>)"` */
+    int width;                /* Name and Node Name: longer texts are cut in the middle to this many
+                                 characters ("head...tail"); 0: never cut (topsprof's way) */
+    int fixed_unit;           /* 1: every time in unit; 0: each time in its own unit, as topsprof */
+    tb_time_unit unit;
+    FILE *out;                /* the listing goes here when out_path is NULL (borrowed, not closed) */
+    const char *out_path;     /* or this file, written under a temporary name and renamed when complete */
+} tb_print_options;
+
+/* Prints the statistics listing. Errors name the DB (or out_path when it cannot be written). */
+tb_status tb_print_summary(const tb_print_options *opt, tb_error *err);
+
+/* Prints the trace listing of the device tasks. Errors as for tb_print_summary. */
+tb_status tb_print_trace(const tb_print_options *opt, tb_error *err);
+
+/*
  * Writes the `info` summary of a DB that tracebook wrote to f; title names
  * what the user gave (the inputs or the DB). A missing file is
  * TB_ERR_NOTFOUND; a file that is not such a DB is TB_ERR_PARSE.

@@ -24,7 +24,10 @@ import subprocess
 import sys
 
 TB = SRC = WORK = None
-COMMANDS = ["export", "report", "query", "reports", "info", "help"]
+COMMANDS = ["export", "report", "query", "print", "reports", "info", "help"]
+# every command by its whole name
+FULL_NAMES = ["export db", "export timeline", "report", "query", "print summary", "print trace", "reports", "info",
+              "help"]
 failures = []
 passed = 0
 
@@ -51,7 +54,7 @@ def read(path):
 
 def help_options(cmd):
     """The option spellings `help CMD` shows, e.g. ['-dir', '--dir', '-o', '--output', ...]."""
-    out = run(["help", cmd]).stdout
+    out = run(["help"] + (cmd if isinstance(cmd, list) else [cmd])).stdout
     opts = []
     for line in out.split("\noptions:\n", 1)[1].splitlines():
         m = re.match(r"  (-\S+?)(?:, (--\S+))?(?: |$)", line)
@@ -85,14 +88,14 @@ def main():
     # 2. every option of every command is in the man page and the completion
     man = read(os.path.join(SRC, "docs/man/tracebook.1")).replace("\\-", "-")
     comp = read(os.path.join(SRC, "completion/tracebook.bash"))
-    for cmd in COMMANDS:
-        opts = help_options(cmd)
+    for name in FULL_NAMES:
+        cmd = name
+        opts = help_options(name.split())
         check(len(opts) >= 2, "help %s lists options" % cmd, repr(opts))
-        name = "export db" if cmd == "export" else cmd
         section = man.split('.SS "%s"' % name, 1)[-1].split(".SS ", 1)[0]
         missing = [o for o in opts if ("\\fB%s\\fR" % o) not in section]
         check(not missing, "man page: every option of %s" % cmd, "missing: %r" % missing)
-        got = complete(["tracebook"] + (["export", "db"] if cmd == "export" else [cmd]) + ["-"])
+        got = complete(["tracebook"] + name.split() + ["-"])
         missing = [o for o in opts if o.startswith("--") and o not in got]
         check(not missing, "completion: every long option of %s" % cmd, "missing: %r in %r" % (missing, got))
         check("\n    \"%s\")\n" % name in comp, "completion has a case for %s" % name)
@@ -129,7 +132,10 @@ def main():
     cases = [
         (["tracebook", "rep"], ["report", "reports"]),
         (["tracebook", ""], sorted(COMMANDS + ["-h", "--help", "-V", "--version"])),
-        (["tracebook", "export", ""], ["db"]),
+        (["tracebook", "export", ""], ["db", "timeline"]),
+        (["tracebook", "print", ""], ["summary", "trace"]),
+        (["tracebook", "print", "trace", "--ti"], ["--timeunit"]),
+        (["tracebook", "print", "summary", "--per"], ["--per-device"]),
         (["tracebook", "export", "db", "--st"], ["--strict"]),
         (["tracebook", "query", "--format", ""], ["console", "csv", "json"]),
         (["tracebook", "report", "--timeunit", "m"], ["ms"]),

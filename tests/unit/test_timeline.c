@@ -588,6 +588,8 @@ static void test_writer_text(void **state)
     tlw_int(w, "max", INT64_MAX);
     tlw_int(w, "k\"ey", 0);
     tlw_real(w, "r", 0.1);
+    tlw_real(w, "tiny", 2.5000000000000047e-07);
+    tlw_real(w, "huge", 1e21);
     tlw_obj_end(w);
     assert_int_equal(tlw_end(w, &err), TB_OK);
     tlw_begin(w);
@@ -608,7 +610,8 @@ static void test_writer_text(void **state)
     assert_bytes(buf, n,
                  "[\n{\"name\": \"a\\\"b\\\\c\\n\\u0001\\ufffd\xc3\xa9\", \"ts\": \"1704161547420306.491\", "
                  "\"t2\": 0.005, \"t3\": \"-1.500\", \"dur\": 8.34, \"d2\": 1, \"args\": {\"min\": -9223372036854775808, "
-                 "\"max\": 9223372036854775807, \"k\\\"ey\": 0, \"r\": 0.1}},\n{\"ph\": \"s\"},\n{\"ph\": \"f\"}\n]\n");
+                 "\"max\": 9223372036854775807, \"k\\\"ey\": 0, \"r\": 0.1, \"tiny\": 0.00000025000000000000047, "
+                 "\"huge\": 1000000000000000000000.0}},\n{\"ph\": \"s\"},\n{\"ph\": \"f\"}\n]\n");
 }
 
 /* msprof_slice.json */

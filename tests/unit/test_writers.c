@@ -341,6 +341,39 @@ static void test_scaled(void **state)
     scaled_is(INT64_MIN + 8, 1, "-922337203685477580");
 }
 
+/* Writes sign, digits (d[0] in the 10^exp place) as a plain decimal: the text numfmt_double must give. */
+static void plain_text(const char *sign, const char *dg, int exp, char *out)
+{
+    size_t n = 0, nd = strlen(dg);
+    n += (size_t)snprintf(out, 8, "%s", sign);
+    if (exp < 0) {
+        out[n++] = '0';
+        out[n++] = '.';
+        for (int i = 0; i < -exp - 1; i++)
+            out[n++] = '0';
+        memcpy(out + n, dg, nd);
+        n += nd;
+    } else {
+        for (int i = 0; i <= exp; i++)
+            out[n++] = (size_t)i < nd ? dg[i] : '0';
+        if (nd > (size_t)exp + 1) {
+            out[n++] = '.';
+            memcpy(out + n, dg + exp + 1, nd - (size_t)exp - 1);
+            n += nd - (size_t)exp - 1;
+        }
+    }
+    out[n] = 0;
+}
+
+#define plain_is(v, sign, dg, exp)                                                        \
+    do {                                                                                  \
+        char pw_[NUMFMT_MAX];                                                             \
+        char pg_[NUMFMT_MAX];                                                             \
+        plain_text((sign), (dg), (exp), pw_);                                             \
+        assert_int_equal(numfmt_double((v), pg_), strlen(pw_));                           \
+        assert_string_equal(pg_, pw_);                                                    \
+    } while (0)
+
 static void test_double(void **state)
 {
     (void)state;
@@ -348,7 +381,7 @@ static void test_double(void **state)
     double_is(a + b, "0.30000000000000004");
     double_is(0.1, "0.1");
     double_is(0.3, "0.3");
-    double_is(1e21, "1e+21");
+    double_is(1e21, "1000000000000000000000");
     double_is(3.0, "3");
     double_is(-3.0, "-3");
     double_is(100.0, "100");
@@ -356,21 +389,26 @@ static void test_double(void **state)
     double_is(9007199254740992.0, "9007199254740992"); /* 2^53 */
     double_is(-9007199254740992.0, "-9007199254740992");
     double_is(9007199254740994.0, "9007199254740994"); /* past 2^53: needs 16 digits */
-    double_is(1e16, "1e+16");
+    double_is(1e16, "10000000000000000");
     double_is(0.0, "0");
     double_is(-0.0, "0");
     double_is(1.5, "1.5");
     double_is(-2.5, "-2.5");
     double_is(123.456, "123.456");
     double_is(0.000123, "0.000123");
-    double_is(1e-7, "1e-07");
+    double_is(1e-7, "0.0000001");
+    double_is(-1e-7, "-0.0000001");
+    double_is(2.5000000000000047e-07, "0.00000025000000000000047"); /* a Variance msprof-style */
+    double_is(-123456789012345678901234.0, "-123456789012345690000000"); /* 17 digits, then zeros */
+    double_is(1.5e-10, "0.00000000015");
     double_is(one / three, "0.3333333333333333"); /* 16 digits */
     double_is(two / three, "0.6666666666666666");
-    double_is(1e100, "1e+100");
-    double_is(-1e300, "-1e+300");
-    double_is(DBL_MAX, "1.7976931348623157e+308"); /* 17 digits */
-    double_is(DBL_MIN, "2.2250738585072014e-308");
-    double_is(5e-324, "4.94065645841247e-324");
+    plain_is(1e100, "", "1", 100);
+    plain_is(-1e300, "-", "1", 300);
+    plain_is(DBL_MAX, "", "17976931348623157", 308); /* 17 digits, 309 places */
+    plain_is(DBL_MIN, "", "22250738585072014", -308);
+    plain_is(5e-324, "", "494065645841247", -324);
+    plain_is(-5e-324, "-", "494065645841247", -324); /* the longest text */
     double_is(1234.567, "1234.567");
     double_is(0.1 * 3, "0.30000000000000004");
 
@@ -381,18 +419,67 @@ static void test_double(void **state)
     assert_int_equal(numfmt_double(-INFINITY, buf), 0);
 }
 
-/* The definition numfmt_double computes faster: the first of %.15g, %.16g, %.17g that reads back. */
+#define unit_time_is(ns, unit, lit)                                                       \
+    do {                                                                                  \
+        char ub_[NUMFMT_MAX];                                                             \
+        size_t un_ = numfmt_unit_time((ns), (unit), ub_);                                 \
+        assert_int_equal(un_, strlen(ub_));                                               \
+        assert_string_equal(ub_, lit);                                                    \
+    } while (0)
+
+/* Times as topsprof prints them: two decimals, the unit that keeps the value below 1000. */
+static void test_unit_time(void **state)
+{
+    (void)state;
+    unit_time_is(56610000, -1, "56.61ms");
+    unit_time_is(13440, -1, "13.44us");
+    unit_time_is(461, -1, "461.00ns");
+    unit_time_is(0, -1, "0.00ns");
+    unit_time_is(1200000000, -1, "1.20s");
+    unit_time_is(999, -1, "999.00ns");
+    unit_time_is(1000, -1, "1.00us");
+    unit_time_is(13445, -1, "13.45us"); /* half up */
+    unit_time_is(13444, -1, "13.44us");
+    unit_time_is(999995, -1, "1.00ms"); /* would be 1000.00us: the next unit */
+    unit_time_is(999994, -1, "999.99us");
+    unit_time_is(999995000000, -1, "1000.00s"); /* seconds take any value */
+    unit_time_is(3600000000000, -1, "3600.00s");
+    unit_time_is(-1500, -1, "-1.50us");
+    unit_time_is(INT64_MAX, -1, "9223372036.85s");
+    unit_time_is(INT64_MIN, -1, "-9223372036.85s");
+    unit_time_is(56610000, 0, "56610000.00ns"); /* a fixed unit */
+    unit_time_is(56610000, 3, "0.06s");
+    unit_time_is(5, 2, "0.00ms");
+    unit_time_is(INT64_MAX, 0, "9223372036854775807.00ns");
+}
+
+/*
+ * The definition numfmt_double computes faster: the digits of the first of
+ * %.15g, %.16g, %.17g that reads back, as a plain decimal.
+ */
 static void reference_double(double d, char *buf)
 {
     if (d == trunc(d) && fabs(d) <= 9007199254740992.0) {
         snprintf(buf, NUMFMT_MAX, "%.0f", d == 0 ? 0.0 : d);
         return;
     }
+    char e[48];
     for (int prec = 15; prec <= 17; prec++) {
-        snprintf(buf, NUMFMT_MAX, "%.*g", prec, d);
-        if (strtod(buf, NULL) == d)
-            return;
+        snprintf(e, sizeof e, "%.*e", prec - 1, d);
+        if (strtod(e, NULL) == d || prec == 17)
+            break;
     }
+    /* "-d.ddde+XX" -> sign, digits without trailing zeros, exponent */
+    char dg[24];
+    size_t nd = 0;
+    const char *p = e + (e[0] == '-');
+    for (; *p != 'e'; p++)
+        if (*p != '.')
+            dg[nd++] = *p;
+    while (nd > 1 && dg[nd - 1] == '0')
+        nd--;
+    dg[nd] = 0;
+    plain_text(e[0] == '-' ? "-" : "", dg, (int)strtol(p + 1, NULL, 10), buf);
 }
 
 /* Fails unless numfmt_double(d) reads back as d and equals the reference text. */
@@ -440,6 +527,7 @@ static void test_double_roundtrip(void **state)
         numfmt_double(d, buf);
         if (d == trunc(d) && fabs(d) <= 9007199254740992.0)
             assert_null(strpbrk(buf, ".e"));
+        assert_null(strpbrk(buf, "eE")); /* never exponent notation */
     }
 }
 
@@ -458,7 +546,7 @@ static void test_csv_bytes(void **state)
                       "-2,-0.005,NaN,,\" lead\",\"line\nbreak\"\n"
                       "-9223372036854775808,1,inf,,plain,a\xEF\xBF\xBD" "b\n" /* NUL: U+FFFD */
                       "0,0,-inf,,\"trail \",\"\r\"\n"
-                      "9223372036854775807,1.2,1e+21,,tab\there,x\x01y\n");
+                      "9223372036854775807,1.2,1000000000000000000000,,tab\there,x\x01y\n");
     const char *const *paths;
     assert_int_equal(sink_written(s, &paths), 1);
     assert_string_equal(paths[0], path);
@@ -863,7 +951,7 @@ static void test_json_bytes(void **state)
                 "\"Name, full\":\"plain\",\"名前\":\"a\\u0000b\"},\n"
                 "{\"id\":0,\"Time(us)\":0,\"ratio\":null,\"note\":null,"
                 "\"Name, full\":\"trail \",\"名前\":\"\\r\"},\n"
-                "{\"id\":9223372036854775807,\"Time(us)\":1.2,\"ratio\":1e+21,\"note\":\"\","
+                "{\"id\":9223372036854775807,\"Time(us)\":1.2,\"ratio\":1000000000000000000000.0,\"note\":\"\","
                 "\"Name, full\":\"tab\\there\",\"名前\":\"x\\u0001y\"}\n"
                 "]\n");
     const char *const *paths;
@@ -1248,6 +1336,27 @@ static void test_console_widths(void **state)
     ok(s->finish(s, &err), &err);
 }
 
+/* Reals as plain decimals; one longer than the column in exponent notation, never cut. */
+static void test_console_reals(void **state)
+{
+    (void)state;
+    static const tb_sink_column c1[] = {{.header = "v"}};
+    tb_cell rows[][1] = {{R(2.5000000000000047e-07)}, {R(1e-300)}, {R(-1e100)}, {R(1e21)}};
+    tb_sink *s = make_console(NULL);
+    tb_error err;
+    tb_error_clear(&err);
+    ok(s->begin(s, c1, 1, &err), &err);
+    for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
+        ok(s->row(s, rows[r], &err), &err);
+    ok(s->finish(s, &err), &err);
+    assert_console("                        v\n"
+                   "-------------------------\n"
+                   "0.00000025000000000000047\n"
+                   "                   1e-300\n"
+                   "                  -1e+100\n"
+                   "   1000000000000000000000\n");
+}
+
 /* A long run: bounded hold, every row printed, the last cut to the widths of the first 1000. */
 static void test_console_many(void **state)
 {
@@ -1272,6 +1381,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_scaled, test_teardown),
         cmocka_unit_test_teardown(test_double, test_teardown),
+        cmocka_unit_test_teardown(test_unit_time, test_teardown),
         cmocka_unit_test_teardown(test_double_roundtrip, test_teardown),
         cmocka_unit_test_teardown(test_csv_bytes, test_teardown),
         cmocka_unit_test_teardown(test_csv_utf8, test_teardown),
@@ -1290,6 +1400,7 @@ int main(void)
         cmocka_unit_test_teardown(test_console, test_teardown),
         cmocka_unit_test_teardown(test_console_empty, test_teardown),
         cmocka_unit_test_teardown(test_console_widths, test_teardown),
+        cmocka_unit_test_teardown(test_console_reals, test_teardown),
         cmocka_unit_test_teardown(test_console_many, test_teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
