@@ -108,7 +108,10 @@ static void pct_final(sqlite3_context *ctx)
 
 typedef struct var_state {
     int64_t n;
-    double mean, m2; /* Welford: running mean and sum of squared deviations */
+    /* Welford: running mean and sum of squared deviations, in long double:
+     * the squares of large values (1e160) overflow a double while the
+     * standard deviation still fits one */
+    long double mean, m2;
 } var_state;
 
 /* What a variance aggregate returns (user data). */
@@ -125,10 +128,10 @@ static void var_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_result_error_nomem(ctx);
         return;
     }
-    double x = sqlite3_value_double(argv[0]);
+    long double x = sqlite3_value_double(argv[0]);
     st->n++;
-    double d = x - st->mean;
-    st->mean += d / (double)st->n;
+    long double d = x - st->mean;
+    st->mean += d / (long double)st->n;
     st->m2 += d * (x - st->mean);
 }
 
@@ -142,10 +145,12 @@ static void var_final(sqlite3_context *ctx)
         sqlite3_result_null(ctx);
         return;
     }
-    double var = st->m2 / (double)(sample ? n - 1 : n);
+    long double var = st->m2 / (long double)(sample ? n - 1 : n);
     if (var < 0) /* cannot happen with Welford's update; keeps sqrt defined */
         var = 0;
-    sqlite3_result_double(ctx, kind == V_SAMPLE_SD || kind == V_POP_SD ? sqrt(var) : var);
+    /* a variance beyond DBL_MAX is written as infinity (NULL in JSON): the
+     * true value does not fit a double, its square root does */
+    sqlite3_result_double(ctx, (double)(kind == V_SAMPLE_SD || kind == V_POP_SD ? sqrtl(var) : var));
 }
 
 /* ---- interval aggregates ------------------------------------------------ */

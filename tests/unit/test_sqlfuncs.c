@@ -216,6 +216,12 @@ static void test_variance(void **state)
     table(db, "(1,2),(1,4),(1,4),(1,4),(1,5),(1,5),(1,7),(1,9),(1,NULL),"
               "(2,3),(2,NULL),(3,NULL)");
     assert_qd(db, "SELECT stdev(x) FROM t WHERE g = 1", 2.138089935299395);
+    /* squares past DBL_MAX: the standard deviation still fits a double */
+    assert_qd(db, "SELECT stdev(x) / 1e160 FROM (SELECT 1e160 AS x UNION ALL SELECT 1e160 UNION ALL SELECT 3e160)",
+              1.1547005383792515);
+    assert_qd(db, "SELECT stdev_pop(x) / 1e160 FROM (SELECT 1e160 AS x UNION ALL SELECT 1e160 UNION ALL SELECT 3e160)",
+              0.9428090415820634);
+    assert_qi(db, "SELECT variance(x) > 1e308 FROM (SELECT 1e160 AS x UNION ALL SELECT 3e160)", 1);
     assert_qd(db, "SELECT variance(x) FROM t WHERE g = 1", 4.571428571428571);
     assert_qd(db, "SELECT var_pop(x) FROM t WHERE g = 1", 4.0);
     assert_qd(db, "SELECT stdev_pop(x) FROM t WHERE g = 1", 2.0);
