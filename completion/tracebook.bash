@@ -147,7 +147,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir --spec -o --output --format --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict -q --quiet -h --help"
+        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict -q --quiet -h --help"
         ;;
     "query")
         case $prev in
@@ -188,7 +188,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir --format -o --output --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-rows --rebuild --strict -q --quiet -h --help"
+        opts="-dir --dir --format -o --output --csv-safe --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-rows --rebuild --strict -q --quiet -h --help"
         ;;
     "print summary")
         case $prev in

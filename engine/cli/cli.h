@@ -39,6 +39,7 @@ typedef enum cli_opt_id {
     OPT_KEEP_PYTHON,
     OPT_TIMING,
     OPT_QUIET,
+    OPT_CSV_SAFE,
     OPT_SLICE_MB,
     OPT_SLICE_CONFIG,
     OPT_PER_DEVICE,

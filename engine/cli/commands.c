@@ -90,6 +90,9 @@ static const cli_option report_opts[] = {
     {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json console xlsx",
      "outputs for every report, replacing the specs':\n"
      "comma-separated csv, json, xlsx (one workbook for all reports), console"},
+    {OPT_CSV_SAFE, NULL, "csv-safe", NULL, 0, COMPLETE_NONE, NULL,
+     "in CSV, text a spreadsheet would take for a formula\n"
+     "(=, +, -, @ first) gets a leading '"},
     O_TIMEUNIT("unit of typed time columns (default us, as msprof)"),
     O_PARAM("set a parameter (REPORT.NAME=VALUE for one report)"),
     {OPT_REPORT, NULL, "report", "ID", 1, COMPLETE_NONE, NULL, "run only this report (repeat)"},
@@ -107,6 +110,9 @@ static const cli_option query_opts[] = {
     {OPT_OUTPUT, "-o", "output", "FILE", 0, COMPLETE_FILE, NULL,
      "csv, json: write to FILE instead of stdout (- is\n"
      "stdout; missing parent directories are created)"},
+    {OPT_CSV_SAFE, NULL, "csv-safe", NULL, 0, COMPLETE_NONE, NULL,
+     "in CSV, text a spreadsheet would take for a formula\n"
+     "(=, +, -, @ first) gets a leading '"},
     O_TIMEUNIT("unit of typed time columns (default us)"),
     O_PARAM("bind :NAME (an integer or real when VALUE is one,\nelse text)"),
     O_WINDOW(""),

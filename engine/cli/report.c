@@ -242,6 +242,8 @@ int cli_cmd_report(cli_args *a)
         return rc;
     const char *format = cli_value(a, OPT_FORMAT);
     unsigned formats = parse_formats(format);
+    if (a->n[OPT_CSV_SAFE] && formats && formats != ~0u && !(formats & TB_OUT_CSV))
+        return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", format);
     if (formats == ~0u)
         return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx, console",
                                format);
@@ -286,6 +288,7 @@ int cli_cmd_report(cli_args *a)
             .inputs = a->v[OPT_DIR],
             .n_inputs = a->n[OPT_DIR],
             .written = on_written,
+            .csv_safe = a->n[OPT_CSV_SAFE] > 0,
         };
         /* console tables go to stdout: the progress line would garble a terminal's view of them */
         int console = formats ? (formats & TB_OUT_CONSOLE) != 0 : 0;
@@ -348,6 +351,8 @@ int cli_cmd_query(cli_args *a)
     if (out && console)
         return cli_usage_error(a->cmd, "%s: the console table goes to stdout; give --format csv or json to write "
                                "a file", a->as_written[OPT_OUTPUT]);
+    if (a->n[OPT_CSV_SAFE] && strcmp(fmt, "csv"))
+        return cli_usage_error(a->cmd, "--csv-safe: only CSV output has cells to guard (give --format csv)");
     int64_t max_rows = 100;
     if (a->n[OPT_MAX_ROWS] && !console)
         return cli_usage_error(a->cmd, "%s: only the console table has a row limit (--format %s writes every row)",
@@ -371,6 +376,7 @@ int cli_cmd_query(cli_args *a)
             .out_path = out,
             .out = stdout,
             .max_rows = (size_t)max_rows,
+            .csv_safe = a->n[OPT_CSV_SAFE] > 0,
         };
         if (out)
             cli_make_parents(out);

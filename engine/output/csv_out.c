@@ -43,6 +43,7 @@ typedef struct csv_sink {
     char *path;                 /* as given (owned) */
     size_t rows_per_file;
     int bom;
+    int formula_safe;           /* text that reads as a formula gets a leading ' (csv_sink_options) */
     const tb_sink_column *cols; /* borrowed from begin() */
     size_t ncols;
     afile *slices;              /* every slice so far; only the last may be open */
@@ -105,7 +106,7 @@ static void put_text(FILE *f, const char *s, size_t n, int quoted)
  * Writes one field, quoted when it must be. The replacements of put_text
  * never need quotes, so the raw bytes decide.
  */
-static void put_field(FILE *f, const char *s, size_t n)
+static void put_field(FILE *f, const char *s, size_t n, int tick)
 {
     if (n == 0)
         return;
@@ -114,12 +115,35 @@ static void put_field(FILE *f, const char *s, size_t n)
         quote = s[i] == ',' || s[i] == '"' || s[i] == '\r' || s[i] == '\n';
     if (quote)
         putc('"', f);
+    if (tick)
+        putc('\'', f);
     put_text(f, s, n, quote);
     if (quote)
         putc('"', f);
 }
 
-static void put_cell(FILE *f, const tb_cell *c)
+/*
+ * 1 when a spreadsheet opening the file would take text s for a formula:
+ * it starts with =, +, -, @, a tab or a carriage return and is not a number
+ * ("-5" and "+1.5e3" stay as they are).
+ */
+static int formula_like(const char *s, size_t n)
+{
+    if (n == 0 || !strchr("=+-@\t\r", s[0]))
+        return 0;
+    char buf[64];
+    if (n < sizeof buf) {
+        memcpy(buf, s, n);
+        buf[n] = 0;
+        char *end;
+        (void)strtod(buf, &end);
+        if (end == buf + n && end != buf)
+            return 0;
+    }
+    return 1;
+}
+
+static void put_cell(FILE *f, const tb_cell *c, int formula_safe)
 {
     char num[NUMFMT_MAX];
     size_t n;
@@ -138,7 +162,7 @@ static void put_cell(FILE *f, const tb_cell *c)
             fputs(isnan(c->d) ? "NaN" : c->d > 0 ? "inf" : "-inf", f);
         break;
     case TB_CELL_TEXT:
-        put_field(f, c->s, c->n);
+        put_field(f, c->s, c->n, formula_safe && formula_like(c->s, c->n));
         break;
     }
 }
@@ -159,7 +183,7 @@ static void put_header(csv_sink *cs)
         if (i)
             putc(',', f);
         const char *h = cs->cols[i].header ? cs->cols[i].header : "";
-        put_field(f, h, strlen(h));
+        put_field(f, h, strlen(h), 0);
     }
     putc('\n', f);
 }
@@ -214,7 +238,7 @@ static tb_status csv_row(tb_sink *s, const tb_cell *cells, tb_error *err)
     for (size_t i = 0; i < cs->ncols; i++) {
         if (i)
             putc(',', f);
-        put_cell(f, &cells[i]);
+        put_cell(f, &cells[i], cs->formula_safe);
     }
     putc('\n', f);
     cs->rows++;
@@ -309,6 +333,7 @@ tb_status csv_sink_create(const char *path, const csv_sink_options *opt, tb_sink
     cs->base.vt = (tb_sink){csv_begin, csv_row, csv_finish, csv_destroy};
     cs->rows_per_file = opt && opt->rows_per_file ? opt->rows_per_file : CSV_DEFAULT_ROWS;
     cs->bom = opt ? opt->bom : 0;
+    cs->formula_safe = opt ? opt->formula_safe : 0;
     if (new_slice(cs, err) != TB_OK) {
         csv_destroy(&cs->base.vt);
         return err ? err->code : TB_ERR_IO;

@@ -157,6 +157,7 @@ void sink_destroy(tb_sink *s);
 typedef struct csv_sink_options {
     size_t rows_per_file; /* data rows per file before a new slice starts; 0 = 1,000,000 */
     int bom;              /* 1: each file starts with a UTF-8 BOM (Excel) */
+    int formula_safe;     /* 1: a text cell a spreadsheet would take for a formula gets a leading ' */
 } csv_sink_options;
 
 /*

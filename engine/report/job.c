@@ -506,7 +506,8 @@ static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report 
         free(path);
         return rc;
     }
-    rc = format == TB_OUT_JSON ? json_sink_create(path, NULL, out, err) : csv_sink_create(path, NULL, out, err);
+    rc = format == TB_OUT_JSON ? json_sink_create(path, NULL, out, err)
+                               : csv_sink_create(path, &(csv_sink_options){.formula_safe = js->job->csv_safe}, out, err);
     free(path);
     return rc;
 }
@@ -829,7 +830,10 @@ tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
             tb_temp_register(tmpdir);
         }
         rc = job->format == TB_OUT_JSON ? json_sink_create(target, NULL, &sink, err)
-                                        : csv_sink_create(target, &(csv_sink_options){.rows_per_file = SIZE_MAX}, &sink, err);
+                                        : csv_sink_create(target,
+                                                          &(csv_sink_options){.rows_per_file = SIZE_MAX,
+                                                                              .formula_safe = job->csv_safe},
+                                                          &sink, err);
     }
     if (!rc)
         rc = tb_query_run(&job->run, job->sql, sink, rows, err);

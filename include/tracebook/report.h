@@ -194,6 +194,7 @@ typedef struct tb_report_job {
     const char *const *inputs;      /* what -dir named, for the metadata (borrowed) */
     size_t n_inputs;
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
+    int csv_safe;                   /* CSV text that a spreadsheet would take for a formula gets a leading ' */
 } tb_report_job;
 
 /* Runs job->run's specs and writes their outputs. */
@@ -206,6 +207,7 @@ typedef struct tb_query_job {
     const char *out_path;           /* csv/json: write this file (atomically); NULL = to out */
     FILE *out;                      /* console, and csv/json without out_path */
     size_t max_rows;                /* console: rows printed, 0 = all */
+    int csv_safe;                   /* as tb_report_job.csv_safe */
 } tb_query_job;
 
 /* Runs job->sql (tb_query_run) and writes the result. *rows gets the row count. */

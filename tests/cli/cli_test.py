@@ -1597,6 +1597,23 @@ def _(t):
              "the whole name")
 
 
+@case("--csv-safe: text a spreadsheet would take for a formula gets a leading quote; numbers stay")
+def _(t):
+    sqlq = "SELECT '=1+1' AS a, '-5' AS b, '+cmd|x' AS c, '@SUM(A1)' AS d, 'a,=b' AS e, '=x,y' AS f, '-' AS g"
+    r = t.run(["query", "-dir", ASCEND, "--format", "csv", "--csv-safe", sqlq])
+    t.expect(r, 0, out="a,b,c,d,e,f,g\n'=1+1,-5,'+cmd|x,'@SUM(A1),\"a,=b\",\"'=x,y\",'-\n", err="")
+    t.expect(t.run(["query", "-dir", ASCEND, "--format", "csv", "SELECT '=1+1' AS a"]), 0, out="a\n=1+1\n")
+    t.expect(t.run(["query", "-dir", ASCEND, "--csv-safe", "SELECT 1"]), 2, out="",
+             err=usage_error("query", "--csv-safe: only CSV output has cells to guard (give --format csv)"))
+    out = t.mkdir("out")
+    spec = os.path.join(t.mkdir("s"), "f.yaml")
+    write(spec, "tracebook: 1\nreports:\n  - id: f\n    sql: SELECT '=HYPERLINK(1)' AS x, -2.5 AS y\n")
+    t.expect(t.run(["report", "-dir", ASCEND, "--spec", spec, "-o", out, "--csv-safe", "-q"]), 0, err="")
+    t.eq(read(os.path.join(out, "f.csv")), b"x,y\n'=HYPERLINK(1),-2.5\n", "report --csv-safe")
+    t.expect(t.run(["report", "-dir", ASCEND, "--spec", spec, "-o", out, "--csv-safe", "--format", "json"]), 2,
+             out="", err=usage_error("report", "--csv-safe: --format 'json' writes no CSV"))
+
+
 @case("the cache folder must be private: another user's or a world-writable one is refused")
 def _(t):
     d = t.mkdir("in")
