@@ -22,6 +22,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -135,6 +137,7 @@ done:
 tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, size_t n, int *reused, tb_error *err)
 {
     *reused = 0;
+    int lock_fd = -1;
     /* every input file, in a stable order, for the key and the staleness check */
     char **all = NULL;
     size_t nall = 0;
@@ -191,6 +194,16 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
         st = tb_error_set(err, TB_ERR_USAGE, "cache path too long");
         goto done;
     }
+    /* one run at a time per entry: a second run on the same inputs waits
+     * for the first one's load and then reuses it instead of loading again */
+    char lock_path[PATH_MAX + 8];
+    snprintf(lock_path, sizeof lock_path, "%s.lock", db_out);
+    lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lock_fd >= 0 && flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        if (opt->note)
+            opt->note(opt->ctx, "waiting for another tracebook run that loads the same inputs");
+        (void)flock(lock_fd, LOCK_EX);
+    }
     struct stat sb;
     tb_error why;
     /* a DB that someone else could have put or changed there is never
@@ -204,6 +217,8 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
     o.output = db_out;
     st = tb_load(&o, NULL, err);
 done:
+    if (lock_fd >= 0)
+        close(lock_fd); /* releases the lock */
     for (size_t i = 0; i < nall; i++)
         free(all[i]);
     free(all);

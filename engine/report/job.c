@@ -24,12 +24,14 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
 #include <stdint.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -667,6 +669,7 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     }
     tb_status rc = TB_OK;
+    int dir_fd = -1;
     /* an msprof reports file runs msprof's summaries (report/msprof_reports.c) */
     if ((rc = msprof_reports_expand(o.specs, o.n_specs, &specs, &summaries, job->run.note, job->run.ctx, err)))
         goto done;
@@ -702,6 +705,14 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
         rc = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
         goto done;
+    }
+    /* two runs into one folder take turns (a lock on the folder itself, so
+     * nothing is left in it): their files and tracebook_run.json never mix */
+    dir_fd = open(job->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir_fd >= 0 && flock(dir_fd, LOCK_EX | LOCK_NB) != 0) {
+        if (job->run.note)
+            job->run.note(job->run.ctx, "waiting for another tracebook run that writes into the same folder");
+        (void)flock(dir_fd, LOCK_EX);
     }
     o.open_sink = open_sink;
     o.sink_ctx = &js;
@@ -766,6 +777,8 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
         free(path);
     }
 done:
+    if (dir_fd >= 0)
+        close(dir_fd); /* releases the lock */
     xlsx_destroy(js.book);
     free(js.book_path);
     free(js.conds);
