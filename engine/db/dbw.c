@@ -72,6 +72,7 @@ struct dbw {
     int npend[R_TABLE_COUNT + 1];
     row_sink sink;
     tb_error err;
+    char shown[4096];  /* the DB as errors name it: its final path (a temporary name's suffix dropped) */
     int in_txn;
     /* intern table */
     istr *tab;
@@ -119,9 +120,16 @@ static uint64_t hash_bytes(const char *p, size_t n)
     return h;
 }
 
+/* A full disk or an I/O error is TB_ERR_IO (exit 4: a file could not be written); the rest TB_ERR_DB. */
+static tb_status sql_status(const dbw *w)
+{
+    int rc = sqlite3_errcode(w->db) & 0xff;
+    return rc == SQLITE_FULL || rc == SQLITE_IOERR || rc == SQLITE_CANTOPEN ? TB_ERR_IO : TB_ERR_DB;
+}
+
 static int db_fail(dbw *w, tb_error *err, const char *what)
 {
-    tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(w->db));
+    tb_error_at(err, sql_status(w), w->shown[0] ? w->shown : NULL, 0, 0, -1, "%s: %s", what, sqlite3_errmsg(w->db));
     return -1;
 }
 
@@ -209,7 +217,8 @@ static void step_or_fail(dbw *w, sqlite3_stmt *st, int slot)
 {
     if (sqlite3_step(st) != SQLITE_DONE && !w->failed) {
         pthread_mutex_lock(&w->mu);
-        tb_error_set(&w->err, TB_ERR_DB, "cannot insert into %s: %s", slot_name(slot), sqlite3_errmsg(w->db));
+        tb_error_at(&w->err, sql_status(w), w->shown[0] ? w->shown : NULL, 0, 0, -1, "cannot insert into %s: %s",
+                    slot_name(slot), sqlite3_errmsg(w->db));
         w->failed = 1;
         pthread_mutex_unlock(&w->mu);
     }
@@ -505,9 +514,10 @@ tb_status dbw_exec(dbw *w, const char *sql, tb_error *err)
     }
     char *msg = NULL;
     if (sqlite3_exec(w->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        tb_error_set(err, TB_ERR_DB, "SQLite: %s", msg ? msg : sqlite3_errmsg(w->db));
+        tb_status st = tb_error_at(err, sql_status(w), w->shown[0] ? w->shown : NULL, 0, 0, -1, "SQLite: %s",
+                                   msg ? msg : sqlite3_errmsg(w->db));
         sqlite3_free(msg);
-        return TB_ERR_DB;
+        return st;
     }
     return TB_OK;
 }
@@ -780,6 +790,11 @@ dbw *dbw_create(const char *path, tb_error *err)
     dbw *w = dbw_alloc(err);
     if (!w)
         return NULL;
+    /* errors name the DB being made, not its temporary name */
+    snprintf(w->shown, sizeof w->shown, "%s", path);
+    char *tmp = strstr(w->shown, ".tmp-");
+    if (tmp)
+        *tmp = 0;
     if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
         SQLITE_OK) {
         tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot create the DB: %s",
@@ -908,12 +923,12 @@ tb_status dbw_finish(dbw *w, double *seconds_index, tb_error *err)
         w->batch[t] = NULL;
     }
     if (dbw_exec(w, tb_sql_indexes, err) || dbw_exec(w, tb_sql_views, err) || dbw_exec(w, "COMMIT", err))
-        return TB_ERR_DB;
+        return err->code;
     *seconds_index = dbw_now() - t0;
     w->in_txn = 0;
     if (sqlite3_close(w->db) != SQLITE_OK) {
-        tb_error_set(err, TB_ERR_DB, "cannot close the DB: %s", sqlite3_errmsg(w->db));
-        return TB_ERR_DB;
+        return tb_error_at(err, sql_status(w), w->shown[0] ? w->shown : NULL, 0, 0, -1, "cannot close the DB: %s",
+                           sqlite3_errmsg(w->db));
     }
     w->db = NULL;
     return TB_OK;

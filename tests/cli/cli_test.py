@@ -1640,6 +1640,21 @@ def _(t):
     t.eq([r["files"] for r in meta["reports"]], [["top_kernels.csv"]], "the metadata lists the file")
 
 
+@case("disk full: exit 4 naming the DB being written, nothing left behind (a 512 KiB tmpfs; root only)")
+def _(t):
+    full = t.mkdir("full")
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=512k", "tmpfs", full],
+                                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+        return  # needs root and tmpfs: nothing to check here
+    try:
+        db = os.path.join(full, "x.db")
+        r = t.run(["export", "db", "-dir", ASCEND, "-o", db])
+        t.expect(r, 4, out="", err="tracebook: error: %s: SQLite: database or disk is full\n" % db)
+        t.eq(os.listdir(full), [], "nothing left on the full disk")
+    finally:
+        subprocess.run(["umount", full])
+
+
 @case("the cache folder must be private: another user's or a world-writable one is refused")
 def _(t):
     d = t.mkdir("in")
