@@ -70,7 +70,8 @@ static tb_status check_private(const char *path, int want_dir, tb_error *err)
     return TB_OK;
 }
 
-tb_status tb_cache_dir(char *out, size_t n, tb_error *err)
+/* Writes the cache directory's path into out (nothing is created). */
+static tb_status cache_path(char *out, size_t n, tb_error *err)
 {
     const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int w;
@@ -82,6 +83,40 @@ tb_status tb_cache_dir(char *out, size_t n, tb_error *err)
         w = snprintf(out, n, "/tmp/tracebook-cache-%lu", (unsigned long)geteuid());
     if (w < 0 || (size_t)w >= n)
         return tb_error_set(err, TB_ERR_USAGE, "cache directory path too long");
+    return TB_OK;
+}
+
+/* 1 when path is (or would be) inside directory dir; both made absolute as far as they exist. */
+static int inside(const char *path, const char *dir)
+{
+    char rdir[PATH_MAX], buf[PATH_MAX];
+    if (!realpath(dir, rdir))
+        return 0;
+    /* the deepest existing ancestor of path, resolved, plus the rest as written */
+    snprintf(buf, sizeof buf, "%s", path);
+    char rest[PATH_MAX] = "", rp[PATH_MAX];
+    for (;;) {
+        if (realpath(buf, rp))
+            break;
+        char *slash = strrchr(buf, '/');
+        if (!slash || slash == buf)
+            return 0;
+        char tmp[PATH_MAX];
+        snprintf(tmp, sizeof tmp, "%s%s", slash, rest);
+        snprintf(rest, sizeof rest, "%s", tmp);
+        *slash = 0;
+    }
+    char full[2 * PATH_MAX];
+    snprintf(full, sizeof full, "%s%s", rp, rest);
+    size_t k = strlen(rdir);
+    return !strcmp(rdir, "/") || (!strncmp(full, rdir, k) && (full[k] == '/' || full[k] == 0));
+}
+
+tb_status tb_cache_dir(char *out, size_t n, tb_error *err)
+{
+    tb_status st = cache_path(out, n, err);
+    if (st != TB_OK)
+        return st;
     /* the parents as any cache home; the cache itself private */
     char *slash = strrchr(out, '/');
     if (slash && slash != out) {
@@ -188,6 +223,19 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
         h = hash_fnv1a(h, p, strlen(p) + 1);
     }
     char dir[PATH_MAX];
+    if ((st = cache_path(dir, sizeof dir, err)) != TB_OK)
+        goto done;
+    /* the cache is never inside an input folder: its DBs would be found
+     * there, and making it would write into the user's data */
+    for (size_t i = 0; i < opt->n_inputs; i++) {
+        struct stat is;
+        if (stat(opt->inputs[i], &is) == 0 && S_ISDIR(is.st_mode) && inside(dir, opt->inputs[i])) {
+            st = tb_error_at(err, TB_ERR_USAGE, dir, 0, 0, -1,
+                             "the cache directory is inside the input '%s': set XDG_CACHE_HOME elsewhere",
+                             opt->inputs[i]);
+            goto done;
+        }
+    }
     if ((st = tb_cache_dir(dir, sizeof dir, err)) != TB_OK)
         goto done;
     if ((size_t)snprintf(db_out, n, "%s/%016llx.db", dir, (unsigned long long)h) >= n) {

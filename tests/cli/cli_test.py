@@ -1655,6 +1655,20 @@ def _(t):
         subprocess.run(["umount", full])
 
 
+@case("the cache is never inside an input folder: refused before anything is created there")
+def _(t):
+    d = t.mkdir("in")
+    shutil.copyfile(ASCEND, os.path.join(d, "trace_view.json"))
+    env = t.env()
+    env["XDG_CACHE_HOME"] = os.path.join(d, ".cache")
+    p = subprocess.run([TB, "info", "-dir", d], cwd=t.cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=120)
+    t.eq(p.returncode, 2, "exit code")
+    t.eq(p.stderr.decode(), "tracebook: error: %s: the cache directory is inside the input '%s': set "
+                            "XDG_CACHE_HOME elsewhere\n" % (os.path.join(d, ".cache", "tracebook"), d), "message")
+    t.eq(listing(d), ["trace_view.json"], "nothing created in the input folder")
+
+
 @case("the cache folder must be private: another user's or a world-writable one is refused")
 def _(t):
     d = t.mkdir("in")
