@@ -32,7 +32,7 @@ _tracebook()
         return
     fi
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W "export report query print reports info help -h --help -V --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "export merge report query print reports info help -h --help -V --version" -- "$cur"))
         return
     fi
     cmd=${COMP_WORDS[1]}
@@ -102,6 +102,21 @@ _tracebook()
             ;;
         esac
         opts="-dir --dir -o --output -reports --spec --model-id --iteration-id --iteration-count --slice-mb --slice-config --rebuild --strict -q --quiet -h --help"
+        ;;
+    "merge")
+        case $prev in
+        --output|-output|-o)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        esac
+        opts="-o --output -q --quiet -h --help"
+        if [[ $cur != -* ]]; then
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+        fi
         ;;
     "report")
         case $prev in
@@ -272,7 +287,7 @@ _tracebook()
     "help")
         opts="-h --help"
         if ((COMP_CWORD == 2)) && [[ $cur != -* ]]; then
-            COMPREPLY=($(compgen -W "export report query print reports info help" -- "$cur"))
+            COMPREPLY=($(compgen -W "export merge report query print reports info help" -- "$cur"))
             return
         fi
         ;;

@@ -198,6 +198,7 @@ int cli_parse_run_opts(const cli_args *a, cli_run_opts *r);
 
 /* The handlers. */
 int cli_cmd_export_db(cli_args *a);
+int cli_cmd_merge(cli_args *a);
 int cli_cmd_export_timeline(cli_args *a);
 int cli_cmd_info(cli_args *a);
 int cli_cmd_report(cli_args *a);

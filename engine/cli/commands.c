@@ -70,6 +70,12 @@ static const cli_option export_timeline_opts[] = {
     O_HELP,
 };
 
+static const cli_option merge_opts[] = {
+    {OPT_OUTPUT, "-o", "output", "FILE", 0, COMPLETE_FILE, NULL, "the merged DB to write (required)"},
+    O_QUIET("no progress line, no warnings on stderr"),
+    O_HELP,
+};
+
 static const cli_option info_opts[] = {
     O_DIR,
     O_REBUILD("load again even when the cached DB is current"),
@@ -165,6 +171,14 @@ const cli_command cli_commands[] = {
      "-reports selects the layers (json_process); the window options select the\n"
      "events of some iterations. The paths written go to stdout (docs/timeline.md).",
      export_timeline_opts, N(export_timeline_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_export_timeline},
+    {"merge", NULL, "-o FILE DB [DB ...]",
+     "merge DBs that tracebook wrote into one, without the raw data",
+     "Merges DBs that tracebook wrote (shards of a cluster, other machines'\n"
+     "ranks) into one DB, without reading the profile data again: strings are\n"
+     "interned anew, ids shifted, each DB keeps its ranks (renumbered in input\n"
+     "order, with a warning, when two name the same rank). The result holds the\n"
+     "same rows as a load of all the raw inputs at once.",
+     merge_opts, N(merge_opts), 1, 1 << 20, "DB", COMPLETE_FILE, cli_cmd_merge},
     {"report", NULL, "-dir PATH [-dir PATH ...] --spec FILE [--spec FILE ...] [options]",
      "run report specs over the inputs: csv, json, xlsx, console tables",
      "Runs report specs (YAML or JSON; docs/spec.md, tracebook-spec(5)) over the\n"

@@ -267,3 +267,35 @@ int cli_cmd_info(cli_args *a)
     cli_progress_destroy(run.progress);
     return tb_exit_code(st);
 }
+
+int cli_cmd_merge(cli_args *a)
+{
+    const char *output = cli_value(a, OPT_OUTPUT);
+    if (!output)
+        return cli_usage_error(a->cmd, "no output: give -o FILE.db");
+    for (size_t i = 0; i < a->n_pos; i++) {
+        struct stat sb;
+        if (stat(a->pos[i], &sb) != 0 || !S_ISREG(sb.st_mode) || !tb_db_is_own(a->pos[i]))
+            return cli_usage_error(a->cmd,
+                                   "'%s' is not a DB that tracebook wrote (merge reads such DBs; export db reads "
+                                   "profile data)",
+                                   a->pos[i]);
+    }
+    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    /* each DB named on its own: loaded whole, with its ranks (derived DBs are
+     * passed over only when found by scanning) */
+    tb_load_options o = {.inputs = a->pos, .n_inputs = a->n_pos, .output = output, .warn = cli_on_warn,
+                         .note = cli_on_note, .progress = cli_progress_load, .phase = cli_progress_phase,
+                         .ctx = &run};
+    tb_error err;
+    tb_error_clear(&err);
+    cli_make_parents(output);
+    tb_status st = tb_load(&o, NULL, &err);
+    cli_progress_destroy(run.progress);
+    if (st != TB_OK) {
+        cli_print_error(&err);
+        return tb_exit_code(st);
+    }
+    printf("%s\n", output);
+    return TB_EXIT_OK;
+}

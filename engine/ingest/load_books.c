@@ -145,7 +145,7 @@ static int rank_rows(sqlite3_stmt *s_rdm, sqlite3_stmt *s_rank, sqlite3_stmt *s_
 /* final[p]: the rankId of provisional rank p after load_books_apply_ranks. */
 tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units, size_t nunits,
                            const int64_t *final, const input_file *ignored, size_t n_ignored,
-                           const tb_load_options *opt, tb_error *err)
+                           const tb_load_options *opt, const import_ids *ids, tb_error *err)
 {
     sqlite3 *db = dbw_db(w);
     sqlite3_stmt *s_src = NULL, *s_cnt = NULL, *s_rdm = NULL, *s_rank = NULL, *s_meta = NULL, *s_sess = NULL;
@@ -262,6 +262,20 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) {
         sqlite3_bind_text(s_meta, 1, meta[i][0], -1, SQLITE_STATIC);
         sqlite3_bind_text(s_meta, 2, meta[i][1], -1, SQLITE_STATIC);
+        if (sqlite3_step(s_meta) != SQLITE_DONE)
+            goto dberr;
+        sqlite3_reset(s_meta);
+    }
+    /* the ids the load drew (some for rows a better source replaced): a
+     * merge continues the counters from here, so its ids equal those of a
+     * load of all the raw inputs at once */
+    char used[2][24];
+    snprintf(used[0], sizeof used[0], "%lld", (long long)(ids->next_task - 1));
+    snprintf(used[1], sizeof used[1], "%lld", (long long)(ids->next_op - 1));
+    static const char *const id_keys[2] = {"TRACEBOOK_TASK_IDS_USED", "TRACEBOOK_OP_IDS_USED"};
+    for (int i = 0; i < 2; i++) {
+        sqlite3_bind_text(s_meta, 1, id_keys[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(s_meta, 2, used[i], -1, SQLITE_STATIC);
         if (sqlite3_step(s_meta) != SQLITE_DONE)
             goto dberr;
         sqlite3_reset(s_meta);

@@ -285,7 +285,7 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     for (size_t i = 0; i < nsrc; i++)
         if (!src[i].cluster)
             src[i].rank = (int)final[src[i].rank];
-    if ((st = load_books_write(w, src, nsrc, units, nunits, final, ignored, n_ignored, opt, err)) != TB_OK ||
+    if ((st = load_books_write(w, src, nsrc, units, nunits, final, ignored, n_ignored, opt, &ids, err)) != TB_OK ||
         (st = load_books_warnings(w, &wl, err)) != TB_OK)
         goto fail;
     res->seconds_post = dbw_now() - t_post;

@@ -130,7 +130,7 @@ tb_status load_books_warnings(dbw *w, const warn_log *wl, tb_error *err);
  * META_DATA rows; final[p] is the rankId of provisional rank p. */
 tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units, size_t nunits,
                            const int64_t *final, const input_file *ignored, size_t n_ignored,
-                           const tb_load_options *opt, tb_error *err);
+                           const tb_load_options *opt, const import_ids *ids, tb_error *err);
 /* Binds CANN_API rows to their tasks through HostToDevice flows. */
 tb_status load_books_bind_h2d(dbw *w, tb_error *err);
 /* Numbers the ranks (see load_books.c); final[p] receives rank p's rankId. */

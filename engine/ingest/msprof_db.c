@@ -648,6 +648,19 @@ static tb_status setup_ranks(ctx *c, sqlite3 *db)
     return TB_OK;
 }
 
+/* The single value of q (the smallest id of a table), 0 when it has none or is not there. */
+static int64_t min_id(sqlite3 *db, const char *q)
+{
+    sqlite3_stmt *st;
+    int64_t v = 0;
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK) {
+        if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) == SQLITE_INTEGER)
+            v = sqlite3_column_int64(st, 0);
+        sqlite3_finalize(st);
+    }
+    return v < 0 ? 0 : v;
+}
+
 tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
                            const db_ranks *ranks, import_result *res, tb_error *err)
 {
@@ -670,6 +683,23 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     }
     if (c.ranks && (st = setup_ranks(&c, s.db)) != TB_OK)
         goto done;
+    /* the DB's ids continue the load's counters from its own smallest id: a
+     * DB tracebook wrote (ids from 1) keeps them when it loads first, so
+     * merged DBs hold the ids a load of all their raw inputs at once gives */
+    int64_t min_task = min_id(s.db, "SELECT min(globalTaskId) FROM TASK");
+    int64_t min_op = min_id(s.db, "SELECT min(opId) FROM COMMUNICATION_OP");
+    /* a DB tracebook wrote says how many ids its load drew (ids from 1) */
+    int64_t used_task = -1, used_op = -1;
+    if (sqlite_input_has_table(s.db, "META_DATA")) {
+        used_task = min_id(s.db, "SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'TRACEBOOK_TASK_IDS_USED'");
+        used_op = min_id(s.db, "SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'TRACEBOOK_OP_IDS_USED'");
+        if (used_task > 0 || used_op > 0)
+            min_task = min_op = 1;
+        else
+            used_task = used_op = -1;
+    }
+    c.gtid_base -= min_task;
+    c.op_base -= min_op;
     if ((st = import_strings(&c, s.db)) != TB_OK)
         goto done;
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
@@ -693,8 +723,8 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
         }
         sqlite3_finalize(q);
     }
-    ids->next_task += c.max_gtid + 1;
-    ids->next_op += c.max_op + 1;
+    ids->next_task += used_task >= 0 ? used_task : c.max_gtid - min_task + 1;
+    ids->next_op += used_op >= 0 ? used_op : c.max_op - min_op + 1;
     source_facts(&c, s.db);
 done:
     free(c.keys);

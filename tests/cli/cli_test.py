@@ -1669,6 +1669,31 @@ def _(t):
     t.eq(listing(d), ["trace_view.json"], "nothing created in the input folder")
 
 
+@case("merge: tracebook DBs of two ranks give the rows of a load of both raw ranks at once")
+def _(t):
+    root = os.path.join(SAMPLES, "torch_npu_2rank")
+    out = t.mkdir("out")
+    shards = []
+    for r in (0, 1):
+        db = os.path.join(out, "r%d.db" % r)
+        t.expect(t.run(["export", "db", "-dir", os.path.join(root, "rank%d_ascend_pt" % r), "-o", db, "-q"]), 0)
+        shards.append(db)
+    merged = os.path.join(out, "merged", "all.db")
+    t.expect(t.run(["merge", "-o", merged] + shards), 0, out=merged + "\n", err="")
+    raw = os.path.join(out, "raw.db")
+    t.expect(t.run(["export", "db", "-dir", root, "-o", raw, "-q"]), 0)
+    for view in ("kernel", "comm_op", "api", "step", "device_task"):
+        q = "SELECT * FROM %s ORDER BY 1, 2, 3, 4, 5" % view
+        if os.path.exists(merged) and os.path.exists(raw):
+            t.eq(sql(merged, q), sql(raw, q), "%s: the same rows" % view)
+    t.eq(sql(merged, "SELECT rankId FROM TB_RANK ORDER BY 1"), [{"rankId": 0}, {"rankId": 1}], "ranks kept")
+    notdb = os.path.join(out, "x.json")
+    shutil.copyfile(ASCEND, notdb)
+    t.expect(t.run(["merge", "-o", os.path.join(out, "y.db"), notdb]), 2, out="",
+             err=usage_error("merge", "'%s' is not a DB that tracebook wrote (merge reads such DBs; export db "
+                                      "reads profile data)" % notdb))
+
+
 @case("the cache folder must be private: another user's or a world-writable one is refused")
 def _(t):
     d = t.mkdir("in")

@@ -24,7 +24,7 @@ import subprocess
 import sys
 
 TB = SRC = WORK = None
-COMMANDS = ["export", "report", "query", "print", "reports", "info", "help"]
+COMMANDS = ["export", "merge", "report", "query", "print", "reports", "info", "help"]
 # every command by its whole name
 FULL_NAMES = ["export db", "export timeline", "report", "query", "print summary", "print trace", "reports", "info",
               "help"]
