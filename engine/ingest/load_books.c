@@ -237,7 +237,7 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
     }
     static const char *const meta[][2] = {
         {"SCHEMA_VERSION", "1.2.0"}, {"SCHEMA_VERSION_MAJOR", "1"}, {"SCHEMA_VERSION_MINOR", "2"},
-        {"SCHEMA_VERSION_MICRO", "0"}, {"TRACEBOOK_VERSION", TB_VERSION}, {"TRACEBOOK_SCHEMA", "1"},
+        {"SCHEMA_VERSION_MICRO", "0"}, {"TRACEBOOK_VERSION", TB_VERSION}, {"TRACEBOOK_SCHEMA", "2"},
     };
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) {
         sqlite3_bind_text(s_meta, 1, meta[i][0], -1, SQLITE_STATIC);
