@@ -17,6 +17,7 @@
 #   - tracebook_run.json lists the load's warnings with their files and the
 #     run's (a spec's), counted per kind and file; --fail-on-warning turns
 #     them into exit 7 for report and export db, the outputs still written;
+#   - info flags a rank whose time span exceeds 30 days, and not one of 10.
 #
 # Expected values come from the inputs written here, never from tracebook.
 # Every run writes with -o under a temporary directory (its own TMPDIR and
@@ -255,6 +256,27 @@ def _(t):
     p = t.run(["report", "-dir", os.path.join(SAMPLES, "ascend_small"), "--spec", "builtin:top_kernels",
                "-o", t.path("rep3"), "--format", "csv", "-q", "--fail-on-warning"])
     t.eq((p.returncode, p.stderr), (0, ""), "a clean run with --fail-on-warning")
+
+
+def span_trace(path, days):
+    evs = [{"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1000.0, "dur": 5},
+           {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 1000.0 + days * 86400e6, "dur": 5}]
+    with open(path, "w") as f:
+        json.dump({"traceEvents": evs}, f)
+
+
+@case("info flags a time span of more than 30 days")
+def _(t):
+    long_, short = t.path("long.json"), t.path("short.json")
+    span_trace(long_, 342)
+    span_trace(short, 10)
+    p = t.run(["info", "-dir", long_])
+    warn = p.stdout.split("\nWarnings:\n", 1)[-1].splitlines()
+    end = 1000000 + 342 * 86400 * 10 ** 9 + 5000
+    t.eq(warn, ["  rank 0: time span of 342.0 days (1000000 to %d ns), more than 30: do its inputs mix clocks"
+                " (Unix time and time since boot, or two machines)?" % end], "342 days")
+    p = t.run(["info", "-dir", short])
+    t.eq(p.stdout.split("\nWarnings:\n", 1)[-1].splitlines(), ["  none"], "10 days")
 
 
 def main():
