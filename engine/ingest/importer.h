@@ -49,6 +49,7 @@ typedef struct import_result {
     uint64_t devices_seen; /* bit set of device ids 0..63 */
     row_set rows_filled;   /* tables this source put rows in (beyond the TB_DEST counts) */
     char kind[32];         /* "ascend timeline" or "kineto" */
+    char note[512];        /* for TB_SOURCE.note ("" none): a DB's columns not copied */
 } import_result;
 
 /* Widens the result's time span to [start, end]. */

@@ -144,11 +144,11 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
         src_info *s = &src[i];
         uint64_t skipped =
             s->r.dest[TB_DEST_SKIPPED_PYTHON] + s->r.dest[TB_DEST_EMPTY] + s->r.dest[TB_DEST_BAD_ROWS];
-        char note[160];
+        char note[sizeof s->r.note];
         if (s->r.truncated)
             snprintf(note, sizeof note, "cut short at byte %lld", (long long)s->r.stop_offset);
         else
-            note[0] = 0;
+            snprintf(note, sizeof note, "%s", s->r.note);
         sqlite3_bind_int64(s_src, 1, (int64_t)i + 1);
         if (s->cluster || s->multi)
             sqlite3_bind_null(s_src, 2);

@@ -368,6 +368,40 @@ static size_t rank_expr(ctx *c, sqlite3 *db, const table_spec *sp, char *out, si
     return (size_t)snprintf(out, n, "%sNULL", sep);
 }
 
+/* Adds the source table's columns that no destination column reads
+ * (TASK.depth, COMPUTE_TASK_INFO.waitNs, ...) to the source's note, so
+ * that what is not copied is said (TB_SOURCE.note, info). */
+static void note_dropped_columns(ctx *c, sqlite3 *db, const char *table, char used[][128], int nused)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_info('%s') ORDER BY cid", table);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        return;
+    char *note = c->res->note;
+    size_t cap = sizeof c->res->note;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *col = (const char *)sqlite3_column_text(q, 0);
+        int read = 0;
+        for (int i = 0; col && i < nused && !read; i++)
+            read = !strcmp(used[i], col);
+        if (!col || read)
+            continue;
+        size_t n = strlen(note);
+        if (n + 1 >= cap)
+            break;
+        int k = snprintf(note + n, cap - n, "%s%s.%s", n ? ", " : "columns not copied: ", table, col);
+        if (k < 0 || (size_t)k >= cap - n) {
+            /* cut at the last whole column, and say there is more */
+            char *comma = strrchr(note, ',');
+            if (comma && (size_t)(comma - note) + 6 < cap)
+                snprintf(comma, cap - (size_t)(comma - note), ", ...");
+            break;
+        }
+    }
+    sqlite3_finalize(q);
+}
+
 static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
 {
     const row_table_def *rt = &row_tables[sp->row];
@@ -384,6 +418,8 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         return TB_OK;
     }
     int ncols = rt->ncols;
+    char used[ROW_MAX_COLS][128]; /* the source columns read */
+    int nused = 0;
     int kinds[32];
     char sql[4096];
     size_t o = (size_t)snprintf(sql, sizeof sql, "SELECT ");
@@ -397,6 +433,8 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
             *comma = 0;
         char srcname[128];
         int present = src_column(db, sp, name, srcname, sizeof srcname);
+        if (present && nused < ROW_MAX_COLS)
+            snprintf(used[nused++], sizeof used[0], "%s", srcname);
         kinds[i] = K_PLAIN;
         if (!strcmp(name, "rankId"))
             kinds[i] = K_RANK;
@@ -421,6 +459,7 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         name = comma ? comma + 1 : name + strlen(name);
     }
     snprintf(sql + o, sizeof sql - o, " FROM \"%s\"", sp->src);
+    note_dropped_columns(c, db, sp->src, used, nused);
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read table %s: %s", sp->src,

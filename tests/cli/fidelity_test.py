@@ -9,6 +9,7 @@
 #     an id of its own, a COMPUTE_TASK_INFO with the older blockDim /
 #     mixBlockDim names whose taskType differs from TASK's, a viewer's table
 #     with rows and an empty one): every row of msprof's tables arrives, the
+#     columns tracebook has no place for are named in TB_SOURCE.note, the
 #     string ids resolve to the same text, ENUM rows land in TB_SOURCE_ENUM,
 #     the table with rows that tracebook does not know is named in exactly
 #     one warning, op_statistic's Core Type is COMPUTE_TASK_INFO's task type,
@@ -149,6 +150,8 @@ def _(t):
     if p.returncode != 0:
         return
     t.eq(rows(out, "SELECT sourceId, message FROM TB_WARNING"), [(1, warning)], "TB_WARNING")
+    t.eq(rows(out, "SELECT note FROM TB_SOURCE"), [("columns not copied: TASK.depth, COMPUTE_TASK_INFO.waitNs",)],
+         "TB_SOURCE.note: the columns not copied")
     for table, n in (("HBM", 7), ("DDR", 5), ("LLC", 4), ("PCIE", 2), ("OSRT_API", 1), ("COMMUNICATION_OP", 1)):
         t.eq(rows(out, "SELECT count(*) FROM %s" % table), [(n,)], table + " rows")
     t.eq(rows(out, "SELECT s.value, count(*) FROM HBM h JOIN STRING_IDS s ON s.id = h.type GROUP BY 1 ORDER BY 1"),

@@ -104,6 +104,12 @@ def msprof_db_fidelity(tb, out, src, db):
                                                   ' x."%s" GROUP BY 1 ORDER BY 1' % (t, c)).fetchall()
         cores = sorted(r[0] for r in con.execute("SELECT DISTINCT s.value FROM COMPUTE_TASK_INFO c"
                                                  " JOIN STRING_IDS s ON s.id = c.taskType"))
+        dropped = set()
+        for t in MSPROF_TABLES:
+            if t in tables:
+                ours = {r[0] for r in q(db, "SELECT name FROM pragma_table_xinfo('%s')" % t)}
+                dropped |= {"%s.%s" % (t, r[1]) for r in con.execute("PRAGMA table_info('%s')" % t)
+                            if r[1] not in ours}
         enums = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name GLOB 'ENUM_*'").fetchone()[0]
         enum_rows = sum(counts[t] for t in tables if t.startswith("ENUM_"))
     finally:
@@ -117,6 +123,11 @@ def msprof_db_fidelity(tb, out, src, db):
         check("msprof db %s.%s strings" % (t, c), [tuple(r) for r in q(db, 'SELECT s.value, count(*) FROM "%s" x'
                                                                           ' JOIN STRING_IDS s ON s.id = x."%s"'
                                                                           ' GROUP BY 1 ORDER BY 1' % (t, c))], want)
+    note = q1(db, "SELECT note FROM TB_SOURCE") or ""
+    prefix = "columns not copied: "
+    check("msprof db: the columns not copied, in TB_SOURCE.note",
+          set(note[len(prefix):].split(", ")) if note.startswith(prefix) else set(), dropped)
+    check("test self-check: the shared DB has columns tracebook does not keep", bool(dropped), True)
     check("msprof db: every ENUM row kept in TB_SOURCE_ENUM", q1(db, "SELECT count(*) FROM TB_SOURCE_ENUM"),
           enum_rows if enums else 0)
     unknown = sorted(t for t in tables if t not in KNOWN and not t.startswith(("ENUM_", "sqlite_")) and counts[t])
