@@ -320,6 +320,20 @@ def main():
                     os.path.join(rank_dir, "kernel_details.csv"))
     json_only = load(tb, out, "json_only.db", [os.path.join(asc, "torch_npu_timeline", "trace_view.json")])
     both = load(tb, out, "both.db", [os.path.join(out, "both")])
+    if json_only:
+        # SQL written for msprof DBs runs on a timeline's DB too, and the kernel view's
+        # task type is the compute task's
+        try:
+            got = q(json_only, "SELECT t.globalTaskId, t.blockDim, t.mixBlockDim, t.mixBlockNum, t.opState,"
+                               " (SELECT value FROM STRING_IDS WHERE id = t.taskType) FROM COMPUTE_TASK_INFO t"
+                               " JOIN TASK k ON k.globalTaskId = t.globalTaskId")
+            check("timeline: msprof-style statement rows", len(got), q1(json_only, "SELECT count(*) FROM COMPUTE_TASK_INFO"))
+            check("timeline: mixBlockDim is mixBlockNum", all(r[2] == r[3] for r in got), True)
+            check("timeline: kernel task types", sorted({r[0] for r in q(json_only, "SELECT taskType FROM kernel")}),
+                  sorted({r[5] for r in got}))
+            q(json_only, "SELECT o.count, o.dataType, o.algType FROM COMMUNICATION_OP o")
+        except sqlite3.Error as e:
+            failures.append("msprof-style statement on the timeline's DB: %s" % e)
     if json_only and both:
         check("precedence: TASK rows of JSON+CSV equal JSON alone", q1(both, "SELECT count(*) FROM TASK"),
               q1(json_only, "SELECT count(*) FROM TASK"))
