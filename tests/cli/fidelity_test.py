@@ -180,6 +180,15 @@ def _(t):
             lines = f.read().splitlines()
         t.eq(lines[0].split(",")[:4], ["Device_id", "OP Type", "Core Type", "Count"], "op_statistic header")
         t.eq([line.split(",")[:4] for line in lines[1:]], [["2", "Add", "AI_VECTOR_CORE", "3"]], "op_statistic rows")
+    # the timeline's Task Type of a compute task is its accelerator core too
+    tl = t.path("tl")
+    p = t.run(["export", "timeline", "-dir", out, "-o", tl, "-q"])
+    t.eq(p.returncode, 0, "export timeline")
+    if p.returncode == 0:
+        with open(p.stdout.splitlines()[0]) as f:
+            events = json.load(f)
+        t.eq(sorted(e["args"]["Task Type"] for e in events if e.get("ph") == "X" and "Task Type" in e.get("args", {})),
+             ["AI_VECTOR_CORE"] * 3, "timeline Task Type")
     # --fail-on-warning: exit 7, the DB is still written
     out2 = t.path("out", "strict.db")
     p = t.run(["export", "db", "-dir", src, "-o", out2, "--fail-on-warning", "-q"])
