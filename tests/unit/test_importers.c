@@ -251,6 +251,7 @@ static void msprof_db_tables(void **state)
     opt = (import_opts){.rank = 0, .skip_rows = res.rows_filled};
     assert_int_equal(msprof_db_import(path, &sink, &ids, &opt, NULL, &res, &err), TB_OK);
     assert_int_equal(c2.rows[R_HBM] + c2.rows[R_DDR] + c2.rows[R_SOURCE_ENUM], 0);
+    assert_int_equal(res.dest[TB_DEST_BETTER_SOURCE], 5); /* 3 HBM, 1 DDR, 1 ENUM row */
 }
 
 static void row_sets(void **state)
