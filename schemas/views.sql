@@ -22,7 +22,7 @@ LEFT JOIN STRING_IDS tt ON tt.id = t.taskType;
 CREATE VIEW device_task AS
 SELECT t.rankId AS rankId, t.deviceId AS deviceId, t.streamId AS streamId,
        t.globalTaskId AS globalTaskId, t.connectionId AS connectionId,
-       n.value AS name, tt.value AS taskType,
+       n.value AS name, coalesce(cty.value, tt.value) AS taskType,
        CASE WHEN c.globalTaskId IS NOT NULL THEN 'compute'
             WHEN m.globalTaskId IS NOT NULL THEN 'memory'
             WHEN EXISTS (SELECT 1 FROM COMMUNICATION_TASK_INFO ct WHERE ct.globalTaskId = t.globalTaskId)
@@ -33,6 +33,7 @@ FROM TASK t
 LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
 LEFT JOIN MEMCPY_INFO m ON m.globalTaskId = t.globalTaskId
 LEFT JOIN STRING_IDS n ON n.id = t.name
+LEFT JOIN STRING_IDS cty ON cty.id = c.taskType
 LEFT JOIN STRING_IDS tt ON tt.id = t.taskType;
 
 CREATE VIEW comm_op AS

@@ -167,6 +167,8 @@ def _(t):
          [(0, "ENUM_API_TYPE", 5500, "hccl"), (0, "ENUM_API_TYPE", 25000, "pta")], "TB_SOURCE_ENUM")
     t.eq(rows(out, "SELECT DISTINCT taskType FROM kernel"), [("AI_VECTOR_CORE",)],
          "kernel.taskType: the compute task's accelerator core, not TASK's")
+    t.eq(rows(out, "SELECT DISTINCT taskType, class FROM device_task"), [("AI_VECTOR_CORE", "compute")],
+         "device_task.taskType")
     got = rows(out, MSPROF_STYLE)
     t.eq([(r[0], r[2], r[3], r[4], r[5], r[7]) for r in got],
          [("aclnnAdd_AddAiCore_Add", 48 - i, i, 48 - i, i, "AI_VECTOR_CORE") for i in range(3)],
