@@ -64,7 +64,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir -o --output --strict --keep-python-functions --timing -q --quiet -h --help"
+        opts="-dir --dir -o --output --strict --keep-python-functions --fail-on-warning --timing -q --quiet -h --help"
         ;;
     "export timeline")
         case $prev in
@@ -162,7 +162,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict -q --quiet -h --help"
+        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict --fail-on-warning -q --quiet -h --help"
         ;;
     "query")
         case $prev in

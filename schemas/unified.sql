@@ -29,7 +29,9 @@ CREATE TABLE COMPUTE_TASK_INFO (
     taskType INTEGER, opType INTEGER, inputFormats INTEGER, inputDataTypes INTEGER,
     inputShapes INTEGER, outputFormats INTEGER, outputDataTypes INTEGER,
     outputShapes INTEGER, attrInfo INTEGER, opState INTEGER, hf32Eligible INTEGER,
-    gridDim INTEGER, blockDim INTEGER, rankId INTEGER
+    gridDim INTEGER, blockDim INTEGER, rankId INTEGER,
+    -- tracebook: older msprof DBs' name of mixBlockNum, so SQL written for them runs here
+    mixBlockDim INTEGER GENERATED ALWAYS AS (mixBlockNum) VIRTUAL
 );
 CREATE TABLE COMMUNICATION_SCHEDULE_TASK_INFO (
     name INTEGER, globalTaskId INTEGER, taskType INTEGER, opType INTEGER, rankId INTEGER
@@ -89,6 +91,32 @@ CREATE TABLE OP_MEMORY (
 );
 CREATE TABLE TASK_PMU_INFO (globalTaskId INTEGER, name INTEGER, value NUMERIC, rankId INTEGER);
 
+-- msprof's device and host sample tables, filled only from DB inputs: msprof's
+-- columns (string ids as msprof marks them) plus rankId
+CREATE TABLE QOS (deviceId INTEGER, eventName INTEGER, bandwidth NUMERIC, timestampNs INTEGER, dieId INTEGER, rankId INTEGER);
+CREATE TABLE AICORE_FREQ (deviceId INTEGER, timestampNs INTEGER, freq INTEGER, dieId INTEGER, rankId INTEGER);
+CREATE TABLE ACC_PMU (accId INTEGER, readBwLevel INTEGER, writeBwLevel INTEGER, readOstLevel INTEGER, writeOstLevel INTEGER, timestampNs INTEGER, deviceId INTEGER, rankId INTEGER);
+CREATE TABLE SOC_BANDWIDTH_LEVEL (l2BufferBwLevel INTEGER, mataBwLevel INTEGER, timestampNs INTEGER, deviceId INTEGER, rankId INTEGER);
+CREATE TABLE NIC (deviceId INTEGER, timestampNs INTEGER, bandwidth INTEGER, rxPacketRate NUMERIC, rxByteRate NUMERIC, rxPackets INTEGER, rxBytes INTEGER, rxErrors INTEGER, rxDropped INTEGER, txPacketRate NUMERIC, txByteRate NUMERIC, txPackets INTEGER, txBytes INTEGER, txErrors INTEGER, txDropped INTEGER, funcId INTEGER, rankId INTEGER);
+CREATE TABLE ROCE (deviceId INTEGER, timestampNs INTEGER, bandwidth INTEGER, rxPacketRate NUMERIC, rxByteRate NUMERIC, rxPackets INTEGER, rxBytes INTEGER, rxErrors INTEGER, rxDropped INTEGER, txPacketRate NUMERIC, txByteRate NUMERIC, txPackets INTEGER, txBytes INTEGER, txErrors INTEGER, txDropped INTEGER, funcId INTEGER, rankId INTEGER);
+CREATE TABLE LLC (deviceId INTEGER, llcId INTEGER, timestampNs INTEGER, hitRate NUMERIC, throughput NUMERIC, mode INTEGER, rankId INTEGER);
+CREATE TABLE SAMPLE_PMU_TIMELINE (deviceId INTEGER, timestampNs INTEGER, totalCycle INTEGER, usage NUMERIC, freq NUMERIC, coreId INTEGER, coreType INTEGER, rankId INTEGER);
+CREATE TABLE SAMPLE_PMU_SUMMARY (deviceId INTEGER, metric INTEGER, value NUMERIC, coreId INTEGER, coreType INTEGER, rankId INTEGER);
+CREATE TABLE HBM (deviceId INTEGER, timestampNs INTEGER, bandwidth NUMERIC, hbmId INTEGER, type INTEGER, rankId INTEGER);
+CREATE TABLE DDR (deviceId INTEGER, timestampNs INTEGER, read NUMERIC, write NUMERIC, rankId INTEGER);
+CREATE TABLE HCCS (deviceId INTEGER, timestampNs INTEGER, txThroughput NUMERIC, rxThroughput NUMERIC, rankId INTEGER);
+CREATE TABLE UB (deviceId NUMERIC, portId NUMERIC, timestampNs NUMERIC, rxUdmaBind NUMERIC, txUdmaBind NUMERIC, rankId INTEGER);
+CREATE TABLE SIO (deviceId NUMERIC, name INTEGER, timestampNs NUMERIC, rxReq NUMERIC, rxRsp NUMERIC, rxSnp NUMERIC, rxDat NUMERIC, txReq NUMERIC, txRsp NUMERIC, txSnp NUMERIC, txDat NUMERIC, rankId INTEGER);
+CREATE TABLE CCU (deviceId NUMERIC, globalTaskId NUMERIC, name INTEGER, startNs NUMERIC, endNs NUMERIC, args INTEGER, rankId INTEGER);
+CREATE TABLE DPU_TASK (dpuDeviceId NUMERIC, globalTid NUMERIC, startNs NUMERIC, endNs NUMERIC, globalTaskId NUMERIC, streamId NUMERIC, taskId NUMERIC, opName INTEGER, args INTEGER, rankId INTEGER);
+CREATE TABLE PCIE (deviceId INTEGER, timestampNs INTEGER, txPostMin NUMERIC, txPostMax NUMERIC, txPostAvg NUMERIC, txNonpostMin NUMERIC, txNonpostMax NUMERIC, txNonpostAvg NUMERIC, txCplMin NUMERIC, txCplMax NUMERIC, txCplAvg NUMERIC, txNonpostLatencyMin NUMERIC, txNonpostLatencyMax NUMERIC, txNonpostLatencyAvg NUMERIC, rxPostMin NUMERIC, rxPostMax NUMERIC, rxPostAvg NUMERIC, rxNonpostMin NUMERIC, rxNonpostMax NUMERIC, rxNonpostAvg NUMERIC, rxCplMin NUMERIC, rxCplMax NUMERIC, rxCplAvg NUMERIC, rankId INTEGER);
+CREATE TABLE CPU_USAGE (timestampNs NUMERIC, cpuId NUMERIC, usage NUMERIC, rankId INTEGER);
+CREATE TABLE HOST_MEM_USAGE (timestampNs NUMERIC, usage NUMERIC, rankId INTEGER);
+CREATE TABLE HOST_DISK_USAGE (timestampNs NUMERIC, readRate NUMERIC, writeRate NUMERIC, usage NUMERIC, rankId INTEGER);
+CREATE TABLE HOST_NETWORK_USAGE (timestampNs NUMERIC, usage NUMERIC, speed NUMERIC, rankId INTEGER);
+CREATE TABLE OSRT_API (name INTEGER, globalTid NUMERIC, startNs INTEGER, endNs INTEGER, rankId INTEGER);
+CREATE TABLE NETDEV_STATS (deviceId INTEGER, timestampNs INTEGER, macTxPfcPkt INTEGER, macRxPfcPkt INTEGER, macTxByte INTEGER, macTxBandwidth NUMERIC, macRxByte INTEGER, macRxBandwidth NUMERIC, macTxBadByte INTEGER, macRxBadByte INTEGER, roceTxPkt INTEGER, roceRxPkt INTEGER, roceTxErrPkt INTEGER, roceRxErrPkt INTEGER, roceTxCnpPkt INTEGER, roceRxCnpPkt INTEGER, roceNewPktRty INTEGER, nicTxByte INTEGER, nicTxBandwidth NUMERIC, nicRxByte INTEGER, nicRxBandwidth NUMERIC, rankId INTEGER);
+
 -- Enumerations (msprof values; tracebook's own ids are 60000 and up).
 CREATE TABLE ENUM_API_TYPE (id INTEGER PRIMARY KEY, name TEXT);
 INSERT INTO ENUM_API_TYPE VALUES
@@ -117,6 +145,20 @@ INSERT INTO ENUM_HCCL_LINK_TYPE VALUES
     (6, 'STANDARD_ROCE'), (7, 'UB');
 CREATE TABLE ENUM_HCCL_TRANSPORT_TYPE (id INTEGER PRIMARY KEY, name TEXT);
 INSERT INTO ENUM_HCCL_TRANSPORT_TYPE VALUES (0, 'SDMA'), (1, 'RDMA'), (2, 'LOCAL'), (3, 'UB'), (4, 'ROCE');
+CREATE TABLE ENUM_HCCL_RDMA_TYPE (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO ENUM_HCCL_RDMA_TYPE VALUES (0, 'RDMA_SEND_NOTIFY'), (1, 'RDMA_SEND_PAYLOAD');
+CREATE TABLE ENUM_MODULE (id INTEGER PRIMARY KEY, name TEXT);
+INSERT INTO ENUM_MODULE VALUES
+    (0, 'SLOG'), (1, 'IDEDD'), (2, 'SCC'), (3, 'HCCL'), (4, 'FMK'), (5, 'CCU'), (6, 'DVPP'),
+    (7, 'RUNTIME'), (8, 'CCE'), (9, 'HDC'), (10, 'DRV'), (11, 'NET'), (22, 'DEVMM'), (23, 'KERNEL'),
+    (24, 'LIBMEDIA'), (25, 'CCECPU'), (27, 'ROS'), (28, 'HCCP'), (29, 'ROCE'), (30, 'TEFUSION'),
+    (31, 'PROFILING'), (32, 'DP'), (33, 'APP'), (34, 'TS'), (35, 'TSDUMP'), (36, 'AICPU'), (37, 'LP'),
+    (38, 'TDT'), (39, 'FE'), (40, 'MD'), (41, 'MB'), (42, 'ME'), (43, 'IMU'), (44, 'IMP'), (45, 'GE'),
+    (47, 'CAMERA'), (48, 'ASCENDCL'), (49, 'TEEOS'), (50, 'ISP'), (51, 'SIS'), (52, 'HSM'), (53, 'DSS'),
+    (54, 'PROCMGR'), (55, 'BBOX'), (56, 'AIVECTOR'), (57, 'TBE'), (58, 'FV'), (59, 'MDCMAP'), (60, 'TUNE'),
+    (61, 'HSS'), (62, 'FFTS'), (63, 'OP'), (64, 'UDF'), (65, 'HICAID'), (66, 'TSYNC'), (67, 'AUDIO'),
+    (68, 'TPRT'), (69, 'ASCENDCKERNEL'), (70, 'ASYS'), (71, 'ATRACE'), (72, 'RTC'), (73, 'SYSMONITOR'),
+    (74, 'AMP'), (75, 'ADETECT'), (76, 'MBUFF'), (77, 'CUSTOM');
 
 -- tracebook's own tables.
 -- every file found: path as reached, and relative to the -dir it was found under
@@ -126,6 +168,9 @@ CREATE TABLE TB_SOURCE (
 );
 CREATE TABLE TB_LOAD_COUNT (sourceId INTEGER, dest TEXT, events INTEGER);
 CREATE TABLE TB_WARNING (sourceId INTEGER, message TEXT);
+-- the rows of a DB input's ENUM_* tables as written (tableName the input's table name):
+-- this DB's own ENUM_* tables are fixed, and an input's may hold other ids or names
+CREATE TABLE TB_SOURCE_ENUM (rankId INTEGER, tableName TEXT, id INTEGER, name TEXT);
 CREATE TABLE TB_RANK (rankId INTEGER, hostName TEXT, source TEXT);
 CREATE TABLE TB_PROCESS (
     rankId INTEGER, pid, name TEXT, labels TEXT, sortIndex INTEGER, deviceId INTEGER, layer TEXT

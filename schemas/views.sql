@@ -5,21 +5,24 @@
 -- dur is in nanoseconds everywhere. A window (--model-id/--iteration-id)
 -- is applied by TEMP views of the same names at report time.
 
+-- taskType is the accelerator core of COMPUTE_TASK_INFO (AI_CORE, AI_VECTOR_CORE, ...),
+-- else TASK's: an msprof DB's TASK.taskType may hold the launching API's name instead
 CREATE VIEW kernel AS
 SELECT t.rankId AS rankId, t.deviceId AS deviceId, t.streamId AS streamId,
        t.globalTaskId AS globalTaskId, t.connectionId AS connectionId,
-       n.value AS name, o.value AS opType, tt.value AS taskType,
+       n.value AS name, o.value AS opType, coalesce(ct.value, tt.value) AS taskType,
        t.startNs AS startNs, t.endNs AS endNs, t.endNs - t.startNs AS dur
 FROM TASK t
 JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
 LEFT JOIN STRING_IDS n ON n.id = c.name
 LEFT JOIN STRING_IDS o ON o.id = c.opType
+LEFT JOIN STRING_IDS ct ON ct.id = c.taskType
 LEFT JOIN STRING_IDS tt ON tt.id = t.taskType;
 
 CREATE VIEW device_task AS
 SELECT t.rankId AS rankId, t.deviceId AS deviceId, t.streamId AS streamId,
        t.globalTaskId AS globalTaskId, t.connectionId AS connectionId,
-       n.value AS name, tt.value AS taskType,
+       n.value AS name, coalesce(cty.value, tt.value) AS taskType,
        CASE WHEN c.globalTaskId IS NOT NULL THEN 'compute'
             WHEN m.globalTaskId IS NOT NULL THEN 'memory'
             WHEN EXISTS (SELECT 1 FROM COMMUNICATION_TASK_INFO ct WHERE ct.globalTaskId = t.globalTaskId)
@@ -30,6 +33,7 @@ FROM TASK t
 LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
 LEFT JOIN MEMCPY_INFO m ON m.globalTaskId = t.globalTaskId
 LEFT JOIN STRING_IDS n ON n.id = t.name
+LEFT JOIN STRING_IDS cty ON cty.id = c.taskType
 LEFT JOIN STRING_IDS tt ON tt.id = t.taskType;
 
 CREATE VIEW comm_op AS

@@ -45,6 +45,7 @@ typedef enum cli_opt_id {
     OPT_PER_DEVICE,
     OPT_LOG_FILE,
     OPT_WIDTH,
+    OPT_FAIL_ON_WARNING,
     OPT_COUNT
 } cli_opt_id;
 
@@ -165,11 +166,20 @@ void cli_progress_clear(cli_progress *p);
 typedef struct cli_run {
     int quiet;
     cli_progress *progress;
+    uint64_t warnings;   /* warnings given so far (printed or not) */
+    int record;          /* keep the messages of the warnings given while set */
+    char **kept;         /* those messages (new strings; free with cli_run_finish) */
+    size_t n_kept;
 } cli_run;
 
 /* load.c / report.c: shared helpers. */
 void cli_on_warn(void *ctx, const char *msg);
 void cli_on_note(void *ctx, const char *msg);
+/* Frees what a run kept (its warnings). */
+void cli_run_finish(cli_run *r);
+/* With --fail-on-warning and warnings given: says so on stderr and returns
+ * TB_EXIT_WARNING; else returns rc. what names them ("the load", "the run"). */
+int cli_fail_on_warning(const cli_args *a, uint64_t warnings, const char *what, int rc);
 /* Creates the missing directories above path (its last component is not created). */
 void cli_make_parents(const char *path);
 /* Creates the missing directories of path, path itself included. */

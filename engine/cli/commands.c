@@ -22,6 +22,10 @@
 #define O_KEEP(h) {OPT_KEEP_PYTHON, NULL, "keep-python-functions", NULL, 0, COMPLETE_NONE, NULL, h}
 #define O_REBUILD(h) {OPT_REBUILD, NULL, "rebuild", NULL, 0, COMPLETE_NONE, NULL, h}
 #define O_QUIET(h) {OPT_QUIET, "-q", "quiet", NULL, 0, COMPLETE_NONE, NULL, h}
+#define O_FAIL_ON_WARNING                                                                                \
+    {OPT_FAIL_ON_WARNING, NULL, "fail-on-warning", NULL, 0, COMPLETE_NONE, NULL,                         \
+     "exit 7 when the load or the run warned (the\n"                                                     \
+     "outputs are still written)"}
 #define O_HELP {OPT_HELP, "-h", "help", NULL, 0, COMPLETE_NONE, NULL, "show this help"}
 #define O_TIMEUNIT(h) {OPT_TIMEUNIT, NULL, "timeunit", "ns|us|ms|s", 0, COMPLETE_WORDS, "ns us ms s", h}
 #define O_PARAM(h) {OPT_PARAM, NULL, "param", "NAME=VALUE", 1, COMPLETE_NONE, NULL, h}
@@ -44,6 +48,7 @@ static const cli_option export_db_opts[] = {
      "the data"},
     O_STRICT("an input cut short is an error (default: warning)"),
     O_KEEP("keep Kineto python_function events (in TB_EVENT)"),
+    O_FAIL_ON_WARNING,
     {OPT_TIMING, NULL, "timing", NULL, 0, COMPLETE_NONE, NULL, "print the time of each loading phase on stderr"},
     O_QUIET("no progress line, no warnings on stderr"),
     O_HELP,
@@ -105,6 +110,7 @@ static const cli_option report_opts[] = {
     O_WINDOW(" per report"),
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
+    O_FAIL_ON_WARNING,
     O_QUIET("no progress, notes or list of files written"),
     O_HELP,
 };
@@ -239,6 +245,7 @@ const cli_exit cli_exits[] = {
     {TB_EXIT_IO, "a file could not be read or written"},
     {TB_EXIT_DB, "SQLite error"},
     {TB_EXIT_NOTFOUND, "no usable input found"},
+    {TB_EXIT_WARNING, "--fail-on-warning: the load or the run warned (the outputs are written)"},
 };
 const size_t cli_n_exits = N(cli_exits);
 

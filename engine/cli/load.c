@@ -23,9 +23,38 @@
 void cli_on_warn(void *ctx, const char *msg)
 {
     cli_run *r = ctx;
+    r->warnings++;
+    if (r->record) {
+        char **nv = realloc(r->kept, (r->n_kept + 1) * sizeof *nv);
+        char *copy = strdup(msg);
+        if (nv)
+            r->kept = nv;
+        if (nv && copy)
+            r->kept[r->n_kept++] = copy;
+        else
+            free(copy);
+    }
     cli_progress_clear(r->progress);
     if (!r->quiet)
         fprintf(stderr, "tracebook: warning: %s\n", msg);
+}
+
+void cli_run_finish(cli_run *r)
+{
+    for (size_t i = 0; i < r->n_kept; i++)
+        free(r->kept[i]);
+    free(r->kept);
+    r->kept = NULL;
+    r->n_kept = 0;
+}
+
+int cli_fail_on_warning(const cli_args *a, uint64_t warnings, const char *what, int rc)
+{
+    if (rc != TB_EXIT_OK || !a->n[OPT_FAIL_ON_WARNING] || warnings == 0)
+        return rc;
+    fprintf(stderr, "tracebook: error: %s gave %llu warning%s (--fail-on-warning): the outputs are written but"
+                    " degraded\n", what, (unsigned long long)warnings, warnings == 1 ? "" : "s");
+    return TB_EXIT_WARNING;
 }
 
 void cli_on_note(void *ctx, const char *msg)
@@ -218,6 +247,8 @@ int cli_cmd_export_db(cli_args *a)
         cli_print_error(&err);
     else if (final[0])
         printf("%s\n", final);
+    fflush(stdout);
+    rc = cli_fail_on_warning(a, run.warnings, "the load", rc);
     cli_progress_destroy(run.progress);
     return rc;
 }

@@ -268,13 +268,17 @@ int cli_cmd_report(cli_args *a)
     tb_spec **specs = calloc(n_specs, sizeof *specs);
     tb_status st = specs ? TB_OK : tb_error_set(&err, TB_ERR_NOMEM, "out of memory");
     size_t loaded = 0;
-    /* specs first: a broken spec fails before any loading */
+    /* specs first: a broken spec fails before any loading; their warnings
+     * are the run's own (the load's are in the DB) */
+    run.record = 1;
     for (; st == TB_OK && loaded < n_specs; loaded++)
         st = load_spec(a->v[OPT_SPEC][loaded], &specs[loaded], &run, &err);
+    run.record = 0;
     if (st == TB_OK && (rc = check_only(a, specs, loaded)) >= 0)
         goto done;
     char db[PATH_MAX];
     int reused = 0;
+    uint64_t warnings = 0;
     if (st == TB_OK)
         st = cli_obtain_db(a, &run, db, sizeof db, &reused, &err);
     if (st == TB_OK) {
@@ -289,6 +293,8 @@ int cli_cmd_report(cli_args *a)
             .n_inputs = a->n[OPT_DIR],
             .written = on_written,
             .csv_safe = a->n[OPT_CSV_SAFE] > 0,
+            .warnings = (const char *const *)run.kept,
+            .n_warnings = run.n_kept,
         };
         /* console tables go to stdout: the progress line would garble a terminal's view of them */
         int console = formats ? (formats & TB_OUT_CONSOLE) != 0 : 0;
@@ -306,12 +312,16 @@ int cli_cmd_report(cli_args *a)
         tb_run_result res;
         st = tb_report_write(&job, &res, &err);
         cli_progress_clear(run.progress);
+        warnings = res.warnings;
     }
     rc = tb_exit_code(st);
     if (st != TB_OK)
         cli_print_error(&err);
+    fflush(stdout);
+    rc = cli_fail_on_warning(a, warnings, "the load and the run", rc);
 done:
     free_specs(specs, loaded);
+    cli_run_finish(&run);
     cli_progress_destroy(run.progress);
     return rc;
 }

@@ -114,6 +114,47 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                          10, "level,apiName"},
     [R_COMM_STATISTIC] = {"TB_COMM_STATISTIC", "rankId,deviceId,opType,count,totalNs,minNs,avgNs,maxNs,ratio", 9,
                                                "opType"},
+    [R_SOURCE_ENUM] = {"TB_SOURCE_ENUM", "rankId,tableName,id,name", 4, ""},
+    [R_QOS] = {"QOS", "deviceId,eventName,bandwidth,timestampNs,dieId,rankId", 6, "eventName"},
+    [R_AICORE_FREQ] = {"AICORE_FREQ", "deviceId,timestampNs,freq,dieId,rankId", 5, ""},
+    [R_ACC_PMU] = {"ACC_PMU",
+        "accId,readBwLevel,writeBwLevel,readOstLevel,writeOstLevel,timestampNs,deviceId,rankId", 8, ""},
+    [R_SOC_BANDWIDTH_LEVEL] = {"SOC_BANDWIDTH_LEVEL",
+        "l2BufferBwLevel,mataBwLevel,timestampNs,deviceId,rankId", 5, ""},
+    [R_NIC] = {"NIC",
+        "deviceId,timestampNs,bandwidth,rxPacketRate,rxByteRate,rxPackets,rxBytes,rxErrors,"
+        "rxDropped,txPacketRate,txByteRate,txPackets,txBytes,txErrors,txDropped,funcId,rankId", 17, ""},
+    [R_ROCE] = {"ROCE",
+        "deviceId,timestampNs,bandwidth,rxPacketRate,rxByteRate,rxPackets,rxBytes,rxErrors,"
+        "rxDropped,txPacketRate,txByteRate,txPackets,txBytes,txErrors,txDropped,funcId,rankId", 17, ""},
+    [R_LLC] = {"LLC", "deviceId,llcId,timestampNs,hitRate,throughput,mode,rankId", 7, "mode"},
+    [R_SAMPLE_PMU_TIMELINE] = {"SAMPLE_PMU_TIMELINE",
+        "deviceId,timestampNs,totalCycle,usage,freq,coreId,coreType,rankId", 8, "coreType"},
+    [R_SAMPLE_PMU_SUMMARY] = {"SAMPLE_PMU_SUMMARY",
+        "deviceId,metric,value,coreId,coreType,rankId", 6, "metric,coreType"},
+    [R_HBM] = {"HBM", "deviceId,timestampNs,bandwidth,hbmId,type,rankId", 6, "type"},
+    [R_DDR] = {"DDR", "deviceId,timestampNs,read,write,rankId", 5, ""},
+    [R_HCCS] = {"HCCS", "deviceId,timestampNs,txThroughput,rxThroughput,rankId", 5, ""},
+    [R_UB] = {"UB", "deviceId,portId,timestampNs,rxUdmaBind,txUdmaBind,rankId", 6, ""},
+    [R_SIO] = {"SIO", "deviceId,name,timestampNs,rxReq,rxRsp,rxSnp,rxDat,txReq,txRsp,txSnp,txDat,rankId", 12, "name"},
+    [R_CCU] = {"CCU", "deviceId,globalTaskId,name,startNs,endNs,args,rankId", 7, "name,args"},
+    [R_DPU_TASK] = {"DPU_TASK",
+        "dpuDeviceId,globalTid,startNs,endNs,globalTaskId,streamId,taskId,opName,args,rankId", 10, "opName,args"},
+    [R_PCIE] = {"PCIE",
+        "deviceId,timestampNs,txPostMin,txPostMax,txPostAvg,txNonpostMin,txNonpostMax,"
+        "txNonpostAvg,txCplMin,txCplMax,txCplAvg,txNonpostLatencyMin,txNonpostLatencyMax,"
+        "txNonpostLatencyAvg,rxPostMin,rxPostMax,rxPostAvg,rxNonpostMin,rxNonpostMax,"
+        "rxNonpostAvg,rxCplMin,rxCplMax,rxCplAvg,rankId", 24, ""},
+    [R_CPU_USAGE] = {"CPU_USAGE", "timestampNs,cpuId,usage,rankId", 4, ""},
+    [R_HOST_MEM_USAGE] = {"HOST_MEM_USAGE", "timestampNs,usage,rankId", 3, ""},
+    [R_HOST_DISK_USAGE] = {"HOST_DISK_USAGE", "timestampNs,readRate,writeRate,usage,rankId", 5, ""},
+    [R_HOST_NETWORK_USAGE] = {"HOST_NETWORK_USAGE", "timestampNs,usage,speed,rankId", 4, ""},
+    [R_OSRT_API] = {"OSRT_API", "name,globalTid,startNs,endNs,rankId", 5, "name"},
+    [R_NETDEV_STATS] = {"NETDEV_STATS",
+        "deviceId,timestampNs,macTxPfcPkt,macRxPfcPkt,macTxByte,macTxBandwidth,macRxByte,"
+        "macRxBandwidth,macTxBadByte,macRxBadByte,roceTxPkt,roceRxPkt,roceTxErrPkt,roceRxErrPkt,"
+        "roceTxCnpPkt,roceRxCnpPkt,roceNewPktRty,nicTxByte,nicTxBandwidth,nicRxByte,"
+        "nicRxBandwidth,rankId", 22, ""},
 };
 
 /* 1 when the comma-separated list holds name. */

@@ -30,11 +30,42 @@ enum row_table {
     R_COMM_OP_STAT, R_COMM_BANDWIDTH, R_COMM_MATRIX, R_COMM_GROUP, R_CLUSTER_STEP_TRACE_TIME,
     R_TB_NPU_MODULE_MEM, R_STATIC_OP_MEM, R_OPERATOR_DETAILS,
     R_ITERATION, R_OP_STATISTIC, R_API_STATISTIC, R_COMM_STATISTIC,
+    /* the rows of a DB input's ENUM_* tables, as written */
+    R_SOURCE_ENUM,
+    /* msprof's device and host sample tables, columns as msprof names them */
+    R_QOS, R_AICORE_FREQ, R_ACC_PMU, R_SOC_BANDWIDTH_LEVEL, R_NIC, R_ROCE, R_LLC,
+    R_SAMPLE_PMU_TIMELINE, R_SAMPLE_PMU_SUMMARY, R_HBM, R_DDR, R_HCCS, R_UB, R_SIO, R_CCU,
+    R_DPU_TASK, R_PCIE, R_CPU_USAGE, R_HOST_MEM_USAGE, R_HOST_DISK_USAGE, R_HOST_NETWORK_USAGE,
+    R_OSRT_API, R_NETDEV_STATS,
     R_TABLE_COUNT
 };
 
-/* A set of row tables as a bit mask. */
-#define ROWBIT(t) ((uint64_t)1 << (t))
+/* A set of row tables (the precedence of sources within a rank). */
+typedef struct row_set {
+    uint64_t w[2];
+} row_set;
+_Static_assert(R_TABLE_COUNT <= 128, "row sets hold 128 tables");
+
+static inline int row_set_has(const row_set *s, int t)
+{
+    return (int)((s->w[t / 64] >> (t % 64)) & 1);
+}
+
+static inline void row_set_add(row_set *s, int t)
+{
+    s->w[t / 64] |= (uint64_t)1 << (t % 64);
+}
+
+static inline void row_set_del(row_set *s, int t)
+{
+    s->w[t / 64] &= ~((uint64_t)1 << (t % 64));
+}
+
+static inline void row_set_or(row_set *s, const row_set *o)
+{
+    s->w[0] |= o->w[0];
+    s->w[1] |= o->w[1];
+}
 
 typedef struct row_table_def {
     const char *table;   /* SQL table name */
@@ -44,7 +75,7 @@ typedef struct row_table_def {
 } row_table_def;
 
 extern const row_table_def row_tables[R_TABLE_COUNT];
-_Static_assert(R_TABLE_COUNT <= 64, "row table masks are 64 bits");
+_Static_assert(R_TABLE_COUNT < 254, "a row's table is one byte of the writer's chunks");
 
 #define ROW_MAX_COLS 32
 

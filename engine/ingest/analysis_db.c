@@ -122,7 +122,7 @@ tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids 
                 v[1 + i] = VREAL(sqlite3_column_double(q, i));
         }
         res->events++;
-        if (opt->skip_rows & ROWBIT(R_STEP_TRACE_TIME)) {
+        if (row_set_has(&opt->skip_rows, R_STEP_TRACE_TIME)) {
             res->dest[TB_DEST_BETTER_SOURCE]++;
             continue;
         }

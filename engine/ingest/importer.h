@@ -32,7 +32,7 @@ typedef struct import_opts {
     void (*progress)(void *ctx, const char *file, uint64_t done, uint64_t total, uint64_t bytes);
     void *ctx;
     uint64_t total_bytes;  /* file size, for progress */
-    uint64_t skip_rows;    /* ROWBIT()s of row tables not to fill (a better source did) */
+    row_set skip_rows;     /* row tables not to fill (a better source did) */
     int strict_rows;       /* a CSV row of the wrong width is an error, not a skipped row */
     size_t max_event_bytes; /* the longest event or value of a trace (0: JS_MAX_ITEM, 64 MiB) */
 } import_opts;
@@ -48,8 +48,9 @@ typedef struct import_result {
     int64_t min_ns, max_ns;
     int has_times;
     uint64_t devices_seen; /* bit set of device ids 0..63 */
-    uint64_t rows_filled;  /* ROWBIT()s of tables this source put rows in (beyond the TB_DEST counts) */
+    row_set rows_filled;   /* tables this source put rows in (beyond the TB_DEST counts) */
     char kind[32];         /* "ascend timeline" or "kineto" */
+    char note[512];        /* for TB_SOURCE.note ("" none): a DB's columns not copied */
 } import_result;
 
 /* Widens the result's time span to [start, end]. */

@@ -164,11 +164,11 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
         uint64_t skipped =
             s->r.dest[TB_DEST_SKIPPED_PYTHON] + s->r.dest[TB_DEST_EMPTY] + s->r.dest[TB_DEST_BAD_ROWS] +
                 s->r.dest[TB_DEST_BAD_TIME];
-        char note[160];
+        char note[sizeof s->r.note];
         if (s->r.truncated)
             snprintf(note, sizeof note, "cut short at byte %lld", (long long)s->r.stop_offset);
         else
-            note[0] = 0;
+            snprintf(note, sizeof note, "%s", s->r.note);
         sqlite3_bind_int64(s_src, 1, (int64_t)i + 1);
         if (s->cluster || s->multi)
             sqlite3_bind_null(s_src, 2);
@@ -257,7 +257,7 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
     }
     static const char *const meta[][2] = {
         {"SCHEMA_VERSION", "1.2.0"}, {"SCHEMA_VERSION_MAJOR", "1"}, {"SCHEMA_VERSION_MINOR", "2"},
-        {"SCHEMA_VERSION_MICRO", "0"}, {"TRACEBOOK_VERSION", TB_VERSION}, {"TRACEBOOK_SCHEMA", "1"},
+        {"SCHEMA_VERSION_MICRO", "0"}, {"TRACEBOOK_VERSION", TB_VERSION}, {"TRACEBOOK_SCHEMA", "2"},
     };
     for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) {
         sqlite3_bind_text(s_meta, 1, meta[i][0], -1, SQLITE_STATIC);

@@ -23,45 +23,56 @@
 #include "ingest/topsprof_import.h"
 #include "ingest/trace_import.h"
 
-/* Which destination counts go with which row tables (for precedence). */
+/* Which destination counts go with which row tables (for precedence): one
+ * or two tables each, -1 for none. */
 static const struct {
     int dest;
-    uint64_t rows;
+    int rows[2];
 } dest_rows[] = {
-    {TB_DEST_TASK, ROWBIT(R_TASK)},
-    {TB_DEST_COMPUTE_TASK_INFO, ROWBIT(R_COMPUTE_TASK_INFO) | ROWBIT(R_FULL_COMPUTE_TASK_INFO)},
-    {TB_DEST_MEMCPY_INFO, ROWBIT(R_MEMCPY_INFO)},
-    {TB_DEST_COMMUNICATION_TASK_INFO, ROWBIT(R_COMMUNICATION_TASK_INFO) | ROWBIT(R_FULL_COMMUNICATION_TASK_INFO)},
-    {TB_DEST_COMMUNICATION_OP, ROWBIT(R_COMMUNICATION_OP) | ROWBIT(R_FULL_COMMUNICATION_OP)},
-    {TB_DEST_CANN_API, ROWBIT(R_CANN_API)},
-    {TB_DEST_PYTORCH_API, ROWBIT(R_PYTORCH_API) | ROWBIT(R_FULL_PYTORCH_API)},
-    {TB_DEST_STEP_TIME, ROWBIT(R_STEP_TIME)},
-    {TB_DEST_OVERLAP_ANALYSIS, ROWBIT(R_OVERLAP_ANALYSIS)},
-    {TB_DEST_MSTX_EVENTS, ROWBIT(R_MSTX_EVENTS) | ROWBIT(R_FULL_MSTX_EVENTS)},
+    {TB_DEST_TASK, {R_TASK, -1}},
+    {TB_DEST_COMPUTE_TASK_INFO, {R_COMPUTE_TASK_INFO, R_FULL_COMPUTE_TASK_INFO}},
+    {TB_DEST_MEMCPY_INFO, {R_MEMCPY_INFO, -1}},
+    {TB_DEST_COMMUNICATION_TASK_INFO, {R_COMMUNICATION_TASK_INFO, R_FULL_COMMUNICATION_TASK_INFO}},
+    {TB_DEST_COMMUNICATION_OP, {R_COMMUNICATION_OP, R_FULL_COMMUNICATION_OP}},
+    {TB_DEST_CANN_API, {R_CANN_API, -1}},
+    {TB_DEST_PYTORCH_API, {R_PYTORCH_API, R_FULL_PYTORCH_API}},
+    {TB_DEST_STEP_TIME, {R_STEP_TIME, -1}},
+    {TB_DEST_OVERLAP_ANALYSIS, {R_OVERLAP_ANALYSIS, -1}},
+    {TB_DEST_MSTX_EVENTS, {R_MSTX_EVENTS, R_FULL_MSTX_EVENTS}},
 };
 
 /* Row tables a source filled, which later sources of the same rank skip.
  * Device tasks go together with the tables that describe them. */
-static uint64_t filled_mask(const import_result *r)
+static row_set filled_mask(const import_result *r)
 {
-    uint64_t m = 0;
+    row_set m = r->rows_filled;
+    static const int generic[] = {R_FLOW, R_FLOW_END, R_EVENT, R_COUNTER, R_PROCESS, R_THREAD};
+    for (size_t i = 0; i < sizeof generic / sizeof generic[0]; i++)
+        row_set_del(&m, generic[i]);
     for (size_t i = 0; i < sizeof dest_rows / sizeof dest_rows[0]; i++)
         if (r->dest[dest_rows[i].dest])
-            m |= dest_rows[i].rows;
-    m |= r->rows_filled & ~(ROWBIT(R_FLOW) | ROWBIT(R_FLOW_END) | ROWBIT(R_EVENT) | ROWBIT(R_COUNTER) |
-                            ROWBIT(R_PROCESS) | ROWBIT(R_THREAD));
-    if (m & ROWBIT(R_TASK))
-        m |= ROWBIT(R_COMPUTE_TASK_INFO) | ROWBIT(R_FULL_COMPUTE_TASK_INFO) | ROWBIT(R_MEMCPY_INFO) |
-             ROWBIT(R_COMMUNICATION_TASK_INFO) | ROWBIT(R_FULL_COMMUNICATION_TASK_INFO);
+            for (int k = 0; k < 2; k++)
+                if (dest_rows[i].rows[k] >= 0)
+                    row_set_add(&m, dest_rows[i].rows[k]);
+    if (row_set_has(&m, R_TASK)) {
+        static const int info[] = {R_COMPUTE_TASK_INFO, R_FULL_COMPUTE_TASK_INFO, R_MEMCPY_INFO,
+                                   R_COMMUNICATION_TASK_INFO, R_FULL_COMMUNICATION_TASK_INFO};
+        for (size_t i = 0; i < sizeof info / sizeof info[0]; i++)
+            row_set_add(&m, info[i]);
+    }
     return m;
 }
 
 /* Counts of events whose table was skipped move to the "better source" counter. */
-static void move_skipped(import_result *r, uint64_t skipped)
+static void move_skipped(import_result *r, const row_set *skipped)
 {
     for (size_t i = 0; i < sizeof dest_rows / sizeof dest_rows[0]; i++) {
         int d = dest_rows[i].dest;
-        if (!(dest_rows[i].rows & skipped) || !r->dest[d])
+        int hit = 0;
+        for (int k = 0; k < 2; k++)
+            if (dest_rows[i].rows[k] >= 0 && row_set_has(skipped, dest_rows[i].rows[k]))
+                hit = 1;
+        if (!hit || !r->dest[d])
             continue;
         /* an event counts once: the tables that only describe a task or an API
          * call (its info rows, its step) are not events of their own */
@@ -100,7 +111,7 @@ tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row
                     warn_log *wl, tb_error *err)
 {
     const tb_load_options *opt = L->opt;
-    uint64_t filled = 0, skip = 0;
+    row_set filled = {{0}}, skip = {{0}};
     tb_status st = TB_OK;
     for (size_t i = g->first; i < g->first + g->n; i++) {
         src_info *s = &L->src[i];
@@ -140,7 +151,7 @@ tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row
             st = analysis_db_import(s->path, sink, ids, &io, &s->r, err);
             /* the rank's step_trace_time.csv (sorted after it) then adds no second copy */
             if (st == TB_OK && s->r.dest[TB_DEST_OTHER_TABLES])
-                filled |= ROWBIT(R_STEP_TRACE_TIME);
+                row_set_add(&filled, R_STEP_TRACE_TIME);
             break;
         case IN_NPU_JSON:
             st = npu_json_import(s->path, sink, ids, &io, &s->r, err);
@@ -155,8 +166,9 @@ tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row
                 snprintf(err->file, sizeof err->file, "%s", s->path);
             break;
         }
-        move_skipped(&s->r, skip);
-        filled |= filled_mask(&s->r);
+        move_skipped(&s->r, &skip);
+        row_set more = filled_mask(&s->r);
+        row_set_or(&filled, &more);
         if (s->r.truncated) {
             if (opt->strict) {
                 st = tb_error_at(err, TB_ERR_TRUNCATED, s->path, 0, 0, s->r.stop_offset,

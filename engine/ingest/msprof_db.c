@@ -5,7 +5,11 @@
  *
  * Real DBs differ from the published schema (formats.md §3): columns are
  * read by name, with aliases (blockDim -> blockNum), missing columns become
- * NULL, unknown tables and columns are ignored. Every text attribute is an id
+ * NULL, unknown columns are not copied. Every table of msprof's DB reference
+ * is read (its device and host sample tables, DDR, HBM, LLC, ..., into
+ * tables of their own), the rows of ENUM_* tables go to TB_SOURCE_ENUM, and
+ * any other table that holds rows is named in one warning: nothing is
+ * dropped without a word. Every text attribute is an id
  * into the source's STRING_IDS; those ids are re-interned into ours so two
  * inputs never clash. globalTaskId and opId are shifted past the ids already
  * used, so every task stays unique in a multi-rank DB; connectionId stays as
@@ -72,6 +76,61 @@ static const table_spec specs[] = {
     {"TASK_PMU_INFO", R_TASK_PMU_INFO, -1, ""},
     {"NPU_INFO", R_NPU_INFO, -1, ""},
     {"HOST_INFO", R_HOST_INFO, -1, ""},
+    /* msprof's device and host sample tables, kept under their own names */
+    {"QOS", R_QOS, -1, ""},
+    {"AICORE_FREQ", R_AICORE_FREQ, -1, ""},
+    {"ACC_PMU", R_ACC_PMU, -1, ""},
+    {"SOC_BANDWIDTH_LEVEL", R_SOC_BANDWIDTH_LEVEL, -1, ""},
+    {"NIC", R_NIC, -1, ""},
+    {"ROCE", R_ROCE, -1, ""},
+    {"LLC", R_LLC, -1, ""},
+    {"SAMPLE_PMU_TIMELINE", R_SAMPLE_PMU_TIMELINE, -1, ""},
+    {"SAMPLE_PMU_SUMMARY", R_SAMPLE_PMU_SUMMARY, -1, ""},
+    {"HBM", R_HBM, -1, ""},
+    {"DDR", R_DDR, -1, ""},
+    {"HCCS", R_HCCS, -1, ""},
+    {"UB", R_UB, -1, ""},
+    {"SIO", R_SIO, -1, ""},
+    {"CCU", R_CCU, -1, ""},
+    {"DPU_TASK", R_DPU_TASK, -1, ""},
+    {"PCIE", R_PCIE, -1, ""},
+    {"CPU_USAGE", R_CPU_USAGE, -1, ""},
+    {"HOST_MEM_USAGE", R_HOST_MEM_USAGE, -1, ""},
+    {"HOST_DISK_USAGE", R_HOST_DISK_USAGE, -1, ""},
+    {"HOST_NETWORK_USAGE", R_HOST_NETWORK_USAGE, -1, ""},
+    {"OSRT_API", R_OSRT_API, -1, ""},
+    {"NETDEV_STATS", R_NETDEV_STATS, -1, ""},
+    /* tracebook's own tables, in a DB tracebook wrote */
+    {"TB_PROCESS", R_PROCESS, -1, ""},
+    {"TB_THREAD", R_THREAD, -1, ""},
+    {"TB_FLOW", R_FLOW, -1, ""},
+    {"TB_EVENT", R_EVENT, -1, ""},
+    {"TB_COUNTER", R_COUNTER, -1, ""},
+    {"TB_STEP_TRACE_TIME", R_STEP_TRACE_TIME, -1, ""},
+    {"TB_TOPS_SUMMARY", R_TOPS_SUMMARY, -1, ""},
+    {"TB_TOPS_TOTAL", R_TOPS_TOTAL, -1, ""},
+    {"TB_ITERATION", R_ITERATION, -1, ""},
+    {"TB_COMM_OP_STAT", R_COMM_OP_STAT, -1, ""},
+    {"TB_COMM_BANDWIDTH", R_COMM_BANDWIDTH, -1, ""},
+    {"TB_COMM_MATRIX", R_COMM_MATRIX, -1, ""},
+    {"TB_COMM_GROUP", R_COMM_GROUP, -1, ""},
+    {"TB_CLUSTER_STEP_TRACE_TIME", R_CLUSTER_STEP_TRACE_TIME, -1, ""},
+    {"TB_NPU_MODULE_MEM", R_TB_NPU_MODULE_MEM, -1, ""},
+    {"TB_STATIC_OP_MEM", R_STATIC_OP_MEM, -1, ""},
+    {"TB_OPERATOR_DETAILS", R_OPERATOR_DETAILS, -1, ""},
+    {"TB_OP_STATISTIC", R_OP_STATISTIC, -1, ""},
+    {"TB_API_STATISTIC", R_API_STATISTIC, -1, ""},
+    {"TB_COMM_STATISTIC", R_COMM_STATISTIC, -1, ""},
+    {"TB_SOURCE_ENUM", R_SOURCE_ENUM, -1, ""},
+};
+
+/* Tables of an input that are known but not copied: their facts are read
+ * (SESSION_TIME_INFO, RANK_DEVICE_MAP, STRING_IDS) or this load writes its
+ * own (META_DATA, the bookkeeping of an earlier load). ENUM_* tables go to
+ * TB_SOURCE_ENUM; sqlite_* tables are SQLite's. */
+static const char *const known_tables[] = {
+    "STRING_IDS", "SESSION_TIME_INFO", "META_DATA", "RANK_DEVICE_MAP", "TB_SOURCE", "TB_LOAD_COUNT",
+    "TB_WARNING", "TB_RANK", NULL,
 };
 
 static const char *const time_cols[] = {"startNs", "endNs", "timestampNs", "timestamp", "allocationTime",
@@ -309,10 +368,44 @@ static size_t rank_expr(ctx *c, sqlite3 *db, const table_spec *sp, char *out, si
     return (size_t)snprintf(out, n, "%sNULL", sep);
 }
 
+/* Adds the source table's columns that no destination column reads
+ * (TASK.depth, COMPUTE_TASK_INFO.waitNs, ...) to the source's note, so
+ * that what is not copied is said (TB_SOURCE.note, info). */
+static void note_dropped_columns(ctx *c, sqlite3 *db, const char *table, char used[][128], int nused)
+{
+    char sql[256];
+    snprintf(sql, sizeof sql, "SELECT name FROM pragma_table_info('%s') ORDER BY cid", table);
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+        return;
+    char *note = c->res->note;
+    size_t cap = sizeof c->res->note;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *col = (const char *)sqlite3_column_text(q, 0);
+        int read = 0;
+        for (int i = 0; col && i < nused && !read; i++)
+            read = !strcmp(used[i], col);
+        if (!col || read)
+            continue;
+        size_t n = strlen(note);
+        if (n + 1 >= cap)
+            break;
+        int k = snprintf(note + n, cap - n, "%s%s.%s", n ? ", " : "columns not copied: ", table, col);
+        if (k < 0 || (size_t)k >= cap - n) {
+            /* cut at the last whole column, and say there is more */
+            char *comma = strrchr(note, ',');
+            if (comma && (size_t)(comma - note) + 6 < cap)
+                snprintf(comma, cap - (size_t)(comma - note), ", ...");
+            break;
+        }
+    }
+    sqlite3_finalize(q);
+}
+
 static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
 {
     const row_table_def *rt = &row_tables[sp->row];
-    if (c->opt->skip_rows & ROWBIT(sp->row)) {
+    if (row_set_has(&c->opt->skip_rows, sp->row)) {
         /* an earlier source of this rank filled the table; a row that only
          * describes a task counts with its task, not on its own */
         int64_t n = count_rows(db, sp->src);
@@ -325,6 +418,8 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         return TB_OK;
     }
     int ncols = rt->ncols;
+    char used[ROW_MAX_COLS][128]; /* the source columns read */
+    int nused = 0;
     int kinds[32];
     char sql[4096];
     size_t o = (size_t)snprintf(sql, sizeof sql, "SELECT ");
@@ -338,6 +433,8 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
             *comma = 0;
         char srcname[128];
         int present = src_column(db, sp, name, srcname, sizeof srcname);
+        if (present && nused < ROW_MAX_COLS)
+            snprintf(used[nused++], sizeof used[0], "%s", srcname);
         kinds[i] = K_PLAIN;
         if (!strcmp(name, "rankId"))
             kinds[i] = K_RANK;
@@ -362,6 +459,7 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         name = comma ? comma + 1 : name + strlen(name);
     }
     snprintf(sql + o, sizeof sql - o, " FROM \"%s\"", sp->src);
+    note_dropped_columns(c, db, sp->src, used, nused);
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read table %s: %s", sp->src,
@@ -410,13 +508,114 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read table %s: %s", sp->src,
                            sqlite3_errmsg(db));
     if (rows)
-        c->res->rows_filled |= ROWBIT(sp->row);
+        row_set_add(&c->res->rows_filled, sp->row);
     if (sp->dest >= 0)
         c->res->dest[sp->dest] += rows;
     else
         c->res->dest[TB_DEST_OTHER_TABLES] += rows;
     c->res->events += rows;
     return TB_OK;
+}
+
+/* The rows of the input's ENUM_* tables go to TB_SOURCE_ENUM as written:
+ * this DB's own enums are fixed, and an input's may add ids (older msprof
+ * DBs: 25000 pta) or name them otherwise (5500 hccl). */
+static tb_status import_enums(ctx *c, sqlite3 *db)
+{
+    int skip = row_set_has(&c->opt->skip_rows, R_SOURCE_ENUM);
+    sqlite3_stmt *t;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'ENUM_*' ORDER BY name",
+                           -1, &t, NULL) != SQLITE_OK)
+        return TB_OK;
+    tb_status st = TB_OK;
+    uint64_t rows = 0;
+    while (st == TB_OK && sqlite3_step(t) == SQLITE_ROW) {
+        const char *table = (const char *)sqlite3_column_text(t, 0);
+        if (!table || !has_column(db, table, "id") || !has_column(db, table, "name"))
+            continue;
+        if (skip) {
+            /* an earlier DB of the rank gave its enums: counted as skipped, as a table is */
+            int64_t n = count_rows(db, table);
+            c->res->dest[TB_DEST_BETTER_SOURCE] += (uint64_t)n;
+            c->res->events += (uint64_t)n;
+            continue;
+        }
+        char sql[256];
+        snprintf(sql, sizeof sql, "SELECT id, name FROM \"%s\" ORDER BY rowid", table);
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
+            continue;
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            const char *name = (const char *)sqlite3_column_text(q, 1);
+            tb_val v[4] = {VINT(c->opt->rank), VTEXT(table, strlen(table)),
+                           sqlite3_column_type(q, 0) == SQLITE_NULL ? VNULL : VINT(sqlite3_column_int64(q, 0)),
+                           name ? VTEXT(name, (size_t)sqlite3_column_bytes(q, 1)) : VNULL};
+            if (c->sink->row(c->sink->ctx, R_SOURCE_ENUM, v)) {
+                st = row_sink_fail(c->sink, c->path, c->err);
+                break;
+            }
+            rows++;
+        }
+        sqlite3_finalize(q);
+    }
+    sqlite3_finalize(t);
+    if (rows)
+        row_set_add(&c->res->rows_filled, R_SOURCE_ENUM);
+    c->res->dest[TB_DEST_OTHER_TABLES] += rows;
+    c->res->events += rows;
+    return st;
+}
+
+/* 1 when the table is one this importer reads or knows. */
+static int known_table(const char *name)
+{
+    if (!strncmp(name, "sqlite_", 7) || !strncmp(name, "ENUM_", 5))
+        return 1;
+    for (const char *const *k = known_tables; *k; k++)
+        if (!strcmp(*k, name))
+            return 1;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++)
+        if (!strcmp(specs[i].src, name))
+            return 1;
+    return 0;
+}
+
+/* Warns once, naming every table of the input that holds rows but is
+ * neither loaded nor known (a viewer's backup copy, its own bookkeeping):
+ * nothing is dropped without a word. Empty tables lose nothing. */
+static void warn_unknown_tables(ctx *c, sqlite3 *db)
+{
+    if (!c->opt->warn)
+        return;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name", -1, &q, NULL) !=
+        SQLITE_OK)
+        return;
+    char list[1024];
+    size_t o = 0;
+    int n = 0;
+    list[0] = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 0);
+        if (!name || known_table(name))
+            continue;
+        int64_t rows = count_rows(db, name);
+        if (rows <= 0)
+            continue;
+        if (o < sizeof list) {
+            int k = snprintf(list + o, sizeof list - o, "%s%s (%lld row%s)", n ? ", " : "", name, (long long)rows,
+                             rows == 1 ? "" : "s");
+            o += k > 0 ? (size_t)k : 0;
+        }
+        n++;
+    }
+    sqlite3_finalize(q);
+    if (!n)
+        return;
+    char msg[1400];
+    snprintf(msg, sizeof msg, "%s: %s not loaded (not in msprof's DB schema): %s", c->path,
+             n == 1 ? "a table" : "tables", list);
+    c->opt->warn(c->opt->ctx, msg);
 }
 
 /* Session span and rank of the source, when it says. */
@@ -708,6 +907,9 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
         if ((st = import_table(&c, s.db, &specs[i])) != TB_OK)
             goto done;
     }
+    if ((st = import_enums(&c, s.db)) != TB_OK)
+        goto done;
+    warn_unknown_tables(&c, s.db);
     /* rows of several ranks in a DB that does not list them (or is not the
      * first input of its rank directory) load as one rank */
     sqlite3_stmt *q;

@@ -555,7 +555,7 @@ static void warn(ctx *c, const char *fmt, ...)
 static int put(ctx *c, int table, const tb_val *v)
 {
     c->res->events++;
-    if (c->opt->skip_rows & ROWBIT(table)) {
+    if (row_set_has(&c->opt->skip_rows, table)) {
         c->res->dest[TB_DEST_BETTER_SOURCE]++;
         return 0;
     }

@@ -133,7 +133,7 @@ typedef struct ctx {
 
 static int row_out(ctx *c, int table, const tb_val *v)
 {
-    if (c->opt->skip_rows & ROWBIT(table))
+    if (row_set_has(&c->opt->skip_rows, table))
         return 0;
     if (c->sink->row(c->sink->ctx, table, v) == 0)
         return 0;
@@ -305,7 +305,7 @@ static int kernel_row(ctx *c, const kcols *k)
     int comm = !k->tasks_only && ((core.n == 4 && !memcmp(core.p, "HCCL", 4)) ||
                                   (core.n == 13 && !memcmp(core.p, "COMMUNICATION", 13)));
     /* a row a better source already gave says nothing about the rank's span or devices */
-    if (!(c->opt->skip_rows & ROWBIT(comm ? R_COMMUNICATION_OP : R_TASK))) {
+    if (!(row_set_has(&c->opt->skip_rows, comm ? R_COMMUNICATION_OP : R_TASK))) {
         note_time(c, start.i, end);
         if (known >= 0 && known < 64)
             c->res->devices_seen |= (uint64_t)1 << known;
@@ -350,7 +350,7 @@ static int npu_mem_row(ctx *c, const int *col)
     if (time_val(c, col[3], &ts))
         return -1;
     c->res->events++;
-    if (c->opt->skip_rows & ROWBIT(R_NPU_MEM)) {
+    if (row_set_has(&c->opt->skip_rows, R_NPU_MEM)) {
         c->res->dest[TB_DEST_BETTER_SOURCE]++; /* the rank's msprof DB gave them */
         return 0;
     }
@@ -429,7 +429,7 @@ static int step_trace_row(ctx *c, const int *col, int dev_col)
     for (int i = 1; i < 10; i++)
         v[2 + i] = real_val(c, col[i]);
     c->res->events++;
-    if (c->opt->skip_rows & ROWBIT(R_STEP_TRACE_TIME)) {
+    if (row_set_has(&c->opt->skip_rows, R_STEP_TRACE_TIME)) {
         c->res->dest[TB_DEST_BETTER_SOURCE]++; /* the rank's analysis.db gave them */
         return 0;
     }

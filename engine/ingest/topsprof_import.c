@@ -30,7 +30,7 @@ typedef struct ctx {
 
 static int row(ctx *c, int table, const tb_val *v)
 {
-    if (c->opt->skip_rows & ROWBIT(table))
+    if (row_set_has(&c->opt->skip_rows, table))
         return 0;
     if (c->sink->row(c->sink->ctx, table, v) == 0)
         return 0;

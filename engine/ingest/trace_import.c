@@ -300,7 +300,7 @@ static tb_val idval(int64_t id)
 
 static int row(imp *im, int table, const tb_val *v)
 {
-    if (im->opt->skip_rows & ROWBIT(table))
+    if (row_set_has(&im->opt->skip_rows, table))
         return 0; /* a better source of this rank filled the table */
     if (im->sink->row(im->sink->ctx, table, v) == 0)
         return 0;

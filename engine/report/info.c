@@ -16,6 +16,9 @@
 #include "tracebook/report.h"
 #include "tracebook/db.h"
 
+/* The longest time span of a rank that info takes as one clock's (days). */
+#define TB_INFO_MAX_SPAN_DAYS 30
+
 static void section(FILE *f, const char *title)
 {
     fprintf(f, "\n%s\n", title);
@@ -113,7 +116,19 @@ tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_erro
         sqlite3_finalize(q);
     }
     section(f, "Warnings:");
-    print_rows(db, f, "SELECT message FROM TB_WARNING ORDER BY rowid", "none");
+    int nw = print_rows(db, f, "SELECT message FROM TB_WARNING ORDER BY rowid", NULL);
+    /* a rank whose rows span weeks mixes clocks (Unix time and time since
+     * boot, or two machines' clocks): its overlaps and steps mean nothing */
+    char sql[640];
+    snprintf(sql, sizeof sql,
+             "SELECT printf('rank %%d: time span of %%.1f days (%%lld to %%lld ns), more than %d: do its inputs mix"
+             " clocks (Unix time and time since boot, or two machines)?', rankId,"
+             " (endTimeNs - startTimeNs) / 86400e9, startTimeNs, endTimeNs)"
+             " FROM SESSION_TIME_INFO WHERE endTimeNs - startTimeNs > %d * 86400000000000 ORDER BY rankId",
+             TB_INFO_MAX_SPAN_DAYS, TB_INFO_MAX_SPAN_DAYS);
+    int ns = print_rows(db, f, sql, NULL);
+    if (nw <= 0 && ns <= 0)
+        fprintf(f, "  none\n");
     sqlite3_close(db);
     return TB_OK;
 }

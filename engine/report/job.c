@@ -602,6 +602,112 @@ static tb_status check_ids(const tb_run_options *o, tb_error *err)
     return TB_OK;
 }
 
+/* The kind of a warning, from its text: the load's messages are fixed
+ * sentences (docs/cli.md lists the kinds). */
+static const char *warning_kind(const char *msg)
+{
+    static const struct {
+        const char *has, *kind;
+    } kinds[] = {
+        {"input cut short", "cut short"},
+        {"row skipped", "rows skipped"},
+        {"of an unexpected shape skipped", "rows skipped"},
+        {"precision lost", "precision lost"},
+        {"not loaded (not in msprof's DB schema)", "tables not loaded"},
+        {"with an unknown phase", "unknown phase"},
+        {"nothing loaded", "nothing loaded"},
+        {": not read", "nothing loaded"},
+        {"both name rank", "ranks"},
+        {"loaded as one rank", "ranks"},
+        {"loaded once", "input given twice"},
+    };
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+        if (strstr(msg, kinds[i].has))
+            return kinds[i].kind;
+    return "other";
+}
+
+static void count_in(json_t *obj, const char *key)
+{
+    json_t *n = json_object_get(obj, key);
+    json_object_set_new(obj, key, json_integer(n ? json_integer_value(n) + 1 : 1));
+}
+
+/*
+ * The warnings of the run for its metadata: every TB_WARNING row of the DB
+ * (the load's, with its source file, also when the DB came from the cache),
+ * then the run's own (the specs'), counted per kind and per file, and the
+ * sources that skipped rows or carry a note (a cut-short file). *count gets
+ * the number of warnings. Returns new (NULL when out of memory).
+ */
+static json_t *warnings_obj(const tb_report_job *job, uint64_t *count)
+{
+    json_t *o = json_object(), *kinds = json_object(), *files = json_object(), *load = json_array(),
+           *run = json_array(), *sources = json_array();
+    *count = 0;
+    if (!o || !kinds || !files || !load || !run || !sources) {
+        json_decref(o);
+        json_decref(kinds);
+        json_decref(files);
+        json_decref(load);
+        json_decref(run);
+        json_decref(sources);
+        return NULL;
+    }
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st;
+    if (sqlite3_open_v2(job->run.db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+        if (sqlite3_prepare_v2(db, "SELECT s.path, w.message FROM TB_WARNING w LEFT JOIN TB_SOURCE s"
+                                   " ON s.id = w.sourceId ORDER BY w.rowid", -1, &st, NULL) == SQLITE_OK) {
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                const char *file = (const char *)sqlite3_column_text(st, 0);
+                const char *msg = (const char *)sqlite3_column_text(st, 1);
+                const char *kind = warning_kind(msg ? msg : "");
+                json_t *w = json_object();
+                json_object_set_new(w, "file", file ? json_string(file) : json_null());
+                json_object_set_new(w, "kind", json_string(kind));
+                json_object_set_new(w, "message", json_string(msg ? msg : ""));
+                json_array_append_new(load, w);
+                count_in(kinds, kind);
+                if (file)
+                    count_in(files, file);
+                (*count)++;
+            }
+            sqlite3_finalize(st);
+        }
+        if (sqlite3_prepare_v2(db, "SELECT path, rowsSkipped, note FROM TB_SOURCE WHERE kind NOT IN ('ignored',"
+                                   " 'skipped') AND (rowsSkipped > 0 OR note IS NOT NULL) ORDER BY id",
+                               -1, &st, NULL) == SQLITE_OK) {
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                const char *file = (const char *)sqlite3_column_text(st, 0);
+                const char *note = (const char *)sqlite3_column_text(st, 2);
+                json_t *s = json_object();
+                json_object_set_new(s, "file", json_string(file ? file : ""));
+                json_object_set_new(s, "rowsSkipped", json_integer(sqlite3_column_int64(st, 1)));
+                json_object_set_new(s, "note", note ? json_string(note) : json_null());
+                json_array_append_new(sources, s);
+            }
+            sqlite3_finalize(st);
+        }
+    }
+    sqlite3_close(db);
+    for (size_t i = 0; i < job->n_warnings; i++) {
+        json_t *w = json_object();
+        json_object_set_new(w, "kind", json_string("spec"));
+        json_object_set_new(w, "message", json_string(job->warnings[i]));
+        json_array_append_new(run, w);
+        count_in(kinds, "spec");
+        (*count)++;
+    }
+    json_object_set_new(o, "count", json_integer((json_int_t)*count));
+    json_object_set_new(o, "kinds", kinds);
+    json_object_set_new(o, "files", files);
+    json_object_set_new(o, "load", load);
+    json_object_set_new(o, "run", run);
+    json_object_set_new(o, "sources", sources);
+    return o;
+}
+
 static json_t *metadata(const tb_report_job *job, const tb_run_result *res, json_t *reports)
 {
     const tb_run_options *o = &job->run;
@@ -644,6 +750,10 @@ static json_t *metadata(const tb_report_job *job, const tb_run_result *res, json
     }
     json_object_set_new(m, "specs", specs);
     json_object_set_new(m, "reports", json_incref(reports));
+    uint64_t n;
+    json_t *w = warnings_obj(job, &n);
+    if (w)
+        json_object_set_new(m, "warnings", w);
     return m;
 }
 
@@ -721,6 +831,7 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     rc = tb_report_run(&o, res, err);
     if (rc)
         goto done;
+    json_decref(warnings_obj(job, &res->warnings));
     /* one workbook for the run, even when every report that wanted it was skipped */
     if (!js.book && wants_xlsx(&o) && (rc = book_open(&js, res->window_label, err)))
         goto done;

@@ -732,13 +732,16 @@ static tb_status write_tasks(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
     tb_status st = prep(t,
-        "SELECT t.startNs, t.endNs, t.deviceId, t.connectionId, t.globalPid, tt.value, t.contextId, t.streamId, "
+        "SELECT t.startNs, t.endNs, t.deviceId, t.connectionId, t.globalPid, coalesce(cty.value, tt.value), "
+        "  t.contextId, t.streamId, "
         "  t.taskId, t.modelId, coalesce(n.value, cn.value), c.globalTaskId IS NOT NULL, c.blockNum, c.mixBlockNum, "
         "  m.globalTaskId IS NOT NULL, m.size, ct.globalTaskId IS NOT NULL, ct.planeId, ct.notifyId, ct.srcRank, "
         "  ct.dstRank, ct.size, ct.dataType, ct.bandwidth, ctt.value "
         "FROM TASK t "
         "LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId "
         "LEFT JOIN STRING_IDS cn ON cn.id = c.name "
+        /* a compute task's type is its accelerator core (an msprof DB's TASK.taskType may name its API) */
+        "LEFT JOIN STRING_IDS cty ON cty.id = c.taskType "
         "LEFT JOIN MEMCPY_INFO m ON m.globalTaskId = t.globalTaskId "
         "LEFT JOIN COMMUNICATION_TASK_INFO ct ON ct.globalTaskId = t.globalTaskId "
         "LEFT JOIN STRING_IDS ctt ON ctt.id = ct.taskType "

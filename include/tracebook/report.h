@@ -156,6 +156,7 @@ typedef struct tb_run_result {
     size_t reports_skipped;          /* `requires` not met */
     uint64_t rows;                   /* rows written, all reports */
     char window_label[48];           /* "" without a window */
+    uint64_t warnings;               /* tb_report_write: the load's (TB_WARNING) and the run's warnings */
 } tb_run_result;
 
 /* The default VM step budget of one report (about two minutes of SQLite work). */
@@ -195,6 +196,8 @@ typedef struct tb_report_job {
     size_t n_inputs;
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
     int csv_safe;                   /* CSV text that a spreadsheet would take for a formula gets a leading ' */
+    const char *const *warnings;    /* the run's own warnings (its specs'), for the metadata (borrowed) */
+    size_t n_warnings;
 } tb_report_job;
 
 /* Runs job->run's specs and writes their outputs. */

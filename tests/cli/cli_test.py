@@ -59,6 +59,7 @@ EXIT_CODES_HELP = (
     "  4  a file could not be read or written\n"
     "  5  SQLite error\n"
     "  6  no usable input found\n"
+    "  7  --fail-on-warning: the load or the run warned (the outputs are written)\n"
 )
 
 NO_TRACE_MSG = "no input found (looked for msprof/torch_npu timelines and DBs, Kineto traces, topsprof listings)"
@@ -329,7 +330,7 @@ def _(t):
     r = t.run(["--help"])
     t.expect(r, 0, err="")
     t.check(r.out.startswith("usage: tracebook <command> [options]\n"), "--help starts with the usage line: %r" % r.out[:80])
-    t.check(EXIT_CODES_HELP in r.out, "--help lists the exit codes 0-6:\n%s" % r.out)
+    t.check(EXIT_CODES_HELP in r.out, "--help lists the exit codes 0-7:\n%s" % r.out)
     for cmd in ("  export db ", "  info ", "  help CMD "):
         t.check(cmd in r.out, "--help lists %r" % cmd.strip())
     for args in (["-h"], ["help"]):

@@ -73,6 +73,89 @@ def snapshot(root):
     return state
 
 
+# msprof's own tables (its DB reference): each one the input has is loaded
+# with every row; MSPROF_STRING_COLS are the columns msprof marks as string ids
+MSPROF_TABLES = ("TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_TASK_INFO", "COMMUNICATION_OP", "CANN_API",
+                 "OVERLAP_ANALYSIS", "MSTX_EVENTS", "NPU_OP_MEM", "NPU_INFO", "NPU_MEM", "NPU_MODULE_MEM",
+                 "MEMCPY_INFO", "TASK_PMU_INFO", "QOS", "AICORE_FREQ", "ACC_PMU", "SOC_BANDWIDTH_LEVEL", "NIC",
+                 "ROCE", "LLC", "SAMPLE_PMU_TIMELINE", "SAMPLE_PMU_SUMMARY", "HBM", "DDR", "HCCS", "UB", "SIO",
+                 "CCU", "DPU_TASK", "PCIE", "CPU_USAGE", "HOST_MEM_USAGE", "HOST_DISK_USAGE",
+                 "HOST_NETWORK_USAGE", "OSRT_API", "NETDEV_STATS")
+MSPROF_STRING_COLS = {"HBM": ["type"], "LLC": ["mode"], "QOS": ["eventName"], "SIO": ["name"]}
+KNOWN = set(MSPROF_TABLES) | {"STRING_IDS", "SESSION_TIME_INFO", "META_DATA", "RANK_DEVICE_MAP", "HOST_INFO",
+                              "STEP_TIME", "PYTORCH_API", "GC_RECORD", "CONNECTION_IDS", "PYTORCH_CALLCHAINS",
+                              "MEMORY_RECORD", "OP_MEMORY", "COMMUNICATION_SCHEDULE_TASK_INFO"}
+
+
+def msprof_db_fidelity(tb, out, src, db):
+    """Every msprof table of the shared DB arrives whole, its string ids resolve to the
+    same text, the tables it does not know are named in one warning, op_statistic's Core
+    Type is the compute task's accelerator core, and SQL written for msprof DBs (the
+    older column names included) runs."""
+    con = sqlite3.connect("file:%s?immutable=1" % src, uri=True)
+    try:
+        tables = [r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        counts = {t: con.execute('SELECT count(*) FROM "%s"' % t).fetchone()[0] for t in tables}
+        strings = {}
+        for t, cols in MSPROF_STRING_COLS.items():
+            if t in tables:
+                for c in cols:
+                    strings[(t, c)] = con.execute('SELECT s.value, count(*) FROM "%s" x JOIN STRING_IDS s ON s.id ='
+                                                  ' x."%s" GROUP BY 1 ORDER BY 1' % (t, c)).fetchall()
+        cores = sorted(r[0] for r in con.execute("SELECT DISTINCT s.value FROM COMPUTE_TASK_INFO c"
+                                                 " JOIN STRING_IDS s ON s.id = c.taskType"))
+        dropped = set()
+        for t in MSPROF_TABLES:
+            if t in tables:
+                ours = {r[0] for r in q(db, "SELECT name FROM pragma_table_xinfo('%s')" % t)}
+                dropped |= {"%s.%s" % (t, r[1]) for r in con.execute("PRAGMA table_info('%s')" % t)
+                            if r[1] not in ours}
+        enums = con.execute("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name GLOB 'ENUM_*'").fetchone()[0]
+        enum_rows = sum(counts[t] for t in tables if t.startswith("ENUM_"))
+    finally:
+        con.close()
+    check("test self-check: the shared DB has DDR, HBM and LLC rows",
+          all(counts.get(t, 0) > 0 for t in ("DDR", "HBM", "LLC")), True)
+    for t in MSPROF_TABLES:
+        if t in tables:
+            check("msprof db %s rows" % t, q1(db, 'SELECT count(*) FROM "%s"' % t), counts[t])
+    for (t, c), want in strings.items():
+        check("msprof db %s.%s strings" % (t, c), [tuple(r) for r in q(db, 'SELECT s.value, count(*) FROM "%s" x'
+                                                                          ' JOIN STRING_IDS s ON s.id = x."%s"'
+                                                                          ' GROUP BY 1 ORDER BY 1' % (t, c))], want)
+    note = q1(db, "SELECT note FROM TB_SOURCE") or ""
+    prefix = "columns not copied: "
+    check("msprof db: the columns not copied, in TB_SOURCE.note",
+          set(note[len(prefix):].split(", ")) if note.startswith(prefix) else set(), dropped)
+    check("test self-check: the shared DB has columns tracebook does not keep", bool(dropped), True)
+    check("msprof db: every ENUM row kept in TB_SOURCE_ENUM", q1(db, "SELECT count(*) FROM TB_SOURCE_ENUM"),
+          enum_rows if enums else 0)
+    unknown = sorted(t for t in tables if t not in KNOWN and not t.startswith(("ENUM_", "sqlite_")) and counts[t])
+    want_msg = "%s: %s not loaded (not in msprof's DB schema): %s" % (
+        src, "a table" if len(unknown) == 1 else "tables",
+        ", ".join("%s (%d row%s)" % (t, counts[t], "" if counts[t] == 1 else "s") for t in unknown))
+    check("msprof db: the tables it does not know, in one warning",
+          [r[0] for r in q(db, "SELECT message FROM TB_WARNING")], [want_msg] if unknown else [])
+    # op_statistic: Core Type is COMPUTE_TASK_INFO's task type (AI_VECTOR_CORE), not TASK's
+    rep = os.path.join(out, "msprof_op_statistic")
+    shutil.rmtree(rep, ignore_errors=True)
+    r = run(tb, ["report", "-dir", db, "--spec", "builtin:op_statistic", "-o", rep, "--format", "csv", "--quiet"])
+    check("msprof db op_statistic exit", r.returncode, 0)
+    if r.returncode == 0:
+        header, rows = csv_rows(os.path.join(rep, "op_statistic.csv"))
+        check("msprof db op_statistic Core Type", sorted({row[header.index("Core Type")] for row in rows}), cores)
+    # SQL written for msprof DBs, with the older COMPUTE_TASK_INFO names
+    try:
+        got = q(db, "SELECT t.globalTaskId, t.blockDim, t.mixBlockDim, t.blockNum, t.mixBlockNum, t.opState,"
+                    " (SELECT value FROM STRING_IDS WHERE id = t.taskType) AS task_type, k.startNs, k.endNs"
+                    " FROM COMPUTE_TASK_INFO t JOIN TASK k ON k.globalTaskId = t.globalTaskId ORDER BY k.startNs")
+        check("msprof-style statement: rows", len(got), counts["COMPUTE_TASK_INFO"])
+        check("msprof-style statement: mixBlockDim is mixBlockNum", all(r[2] == r[4] for r in got), True)
+        q(db, "SELECT o.opName, o.count, o.dataType, o.algType, o.relay, o.retry, o.rankSize FROM COMMUNICATION_OP o")
+    except sqlite3.Error as e:
+        failures.append("msprof-style statement on the DB from msprof_0.db: %s" % e)
+
+
 def load(tb, out, name, dirs):
     db = os.path.join(out, name)
     if os.path.exists(db):
@@ -226,6 +309,7 @@ def main():
         check("msprof db task span", q(db, "SELECT min(startNs), max(endNs) FROM TASK")[0], want_span)
         check("msprof db kernels join TASK", q1(db, "SELECT count(*) FROM kernel"),
               q1(db, "SELECT count(*) FROM COMPUTE_TASK_INFO"))
+        msprof_db_fidelity(tb, out, src, db)
 
     # precedence: JSON and CSV in one rank directory give the JSON's tasks only
     rank_dir = os.path.join(out, "both", "rank_ascend_pt", "ASCEND_PROFILER_OUTPUT")
@@ -236,6 +320,20 @@ def main():
                     os.path.join(rank_dir, "kernel_details.csv"))
     json_only = load(tb, out, "json_only.db", [os.path.join(asc, "torch_npu_timeline", "trace_view.json")])
     both = load(tb, out, "both.db", [os.path.join(out, "both")])
+    if json_only:
+        # SQL written for msprof DBs runs on a timeline's DB too, and the kernel view's
+        # task type is the compute task's
+        try:
+            got = q(json_only, "SELECT t.globalTaskId, t.blockDim, t.mixBlockDim, t.mixBlockNum, t.opState,"
+                               " (SELECT value FROM STRING_IDS WHERE id = t.taskType) FROM COMPUTE_TASK_INFO t"
+                               " JOIN TASK k ON k.globalTaskId = t.globalTaskId")
+            check("timeline: msprof-style statement rows", len(got), q1(json_only, "SELECT count(*) FROM COMPUTE_TASK_INFO"))
+            check("timeline: mixBlockDim is mixBlockNum", all(r[2] == r[3] for r in got), True)
+            check("timeline: kernel task types", sorted({r[0] for r in q(json_only, "SELECT taskType FROM kernel")}),
+                  sorted({r[5] for r in got}))
+            q(json_only, "SELECT o.count, o.dataType, o.algType FROM COMMUNICATION_OP o")
+        except sqlite3.Error as e:
+            failures.append("msprof-style statement on the timeline's DB: %s" % e)
     if json_only and both:
         check("precedence: TASK rows of JSON+CSV equal JSON alone", q1(both, "SELECT count(*) FROM TASK"),
               q1(json_only, "SELECT count(*) FROM TASK"))
