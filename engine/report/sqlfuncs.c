@@ -118,12 +118,26 @@ typedef struct var_state {
 enum { V_SAMPLE_VAR, V_SAMPLE_SD, V_POP_VAR, V_POP_SD };
 static const int var_kind[] = {V_SAMPLE_VAR, V_SAMPLE_SD, V_POP_VAR, V_POP_SD};
 
+/* The aggregate's state: SQLite's aggregate memory is 8-byte aligned and a
+ * long double wants 16, so the state sits at the first aligned byte of a
+ * slightly larger block (the same one at every call). NULL when there is
+ * none yet and create is 0, or out of memory. */
+static var_state *var_ctx(sqlite3_context *ctx, int create)
+{
+    enum { ALIGN = _Alignof(var_state) };
+    unsigned char *p = sqlite3_aggregate_context(ctx, create ? (int)(sizeof(var_state) + ALIGN - 1) : 0);
+    if (!p)
+        return NULL;
+    uintptr_t a = ((uintptr_t)p + ALIGN - 1) & ~(uintptr_t)(ALIGN - 1);
+    return (var_state *)(void *)a;
+}
+
 static void var_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     (void)argc;
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
         return;
-    var_state *st = sqlite3_aggregate_context(ctx, sizeof *st);
+    var_state *st = var_ctx(ctx, 1);
     if (!st) {
         sqlite3_result_error_nomem(ctx);
         return;
@@ -137,7 +151,7 @@ static void var_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 static void var_final(sqlite3_context *ctx)
 {
-    var_state *st = sqlite3_aggregate_context(ctx, 0);
+    var_state *st = var_ctx(ctx, 0);
     int kind = *(const int *)sqlite3_user_data(ctx);
     int64_t n = st ? st->n : 0;
     int sample = kind == V_SAMPLE_VAR || kind == V_SAMPLE_SD;
