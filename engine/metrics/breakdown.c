@@ -6,9 +6,16 @@
  * breakdown" and "Exposed-time partition").
  *
  * Every table here reads the device tasks of each rank once, through the
- * `device_task` view and the rank's `CANN_API` launch calls (read by their
- * unqualified names, so an iteration window applies), and writes one or a
- * few rows per rank into a TEMP table.
+ * `device_task` view, with an NPU's HCCL ops (`comm_op` rows that are not
+ * also tasks) and the launching call of each (launch_map: the `CANN_API`
+ * call with the same connection id, else the one at the start of the task's
+ * HostToDevice flow), read by their unqualified names so that an iteration
+ * window applies, and writes one or a few rows per rank into a TEMP table.
+ * Each rank is computed on its own, as if it were loaded alone: a load may
+ * mix vendors (Ascend, Kineto, topsprof), so class rules go by the kind of
+ * each task (HTA's and TraceLens' name tests for Kineto's GPU events,
+ * tracebook's classes for the others), and a rank that gets no row is named
+ * in a note that says why.
  *
  * The HTA tables reproduce HolisticTraceAnalysis' arithmetic, quirks
  * included, because their purpose is to give HTA's numbers:
@@ -20,10 +27,10 @@
  *     trace's decimal would be, and rounded the same way; an event shorter
  *     than 1 µs can so end before it starts. Without it, times stay exact ns
  *     and the µs columns hold ns / 1000;
- *   - the window: with 2 or more ProfilerStep#N names, HTA keeps the CPU
- *     events that start before the last step starts and only the GPU events
- *     whose correlation id one of the kept CPU events has
- *     (`hta.drop_last_step`, `hta.linked_only`);
+ *   - the window: with 2 or more ProfilerStep#N names (counted per rank),
+ *     HTA keeps the CPU events that start before the last step starts and
+ *     only the GPU events whose correlation id one of the kept CPU events
+ *     has (`hta.drop_last_step`, `hta.linked_only`);
  *   - merging: HTA's merge_kernel_intervals sorts by start and opens a group
  *     whenever a start lies after every earlier end; a group's length is its
  *     largest end minus its first start, so a group made of one negative-
@@ -36,6 +43,7 @@
  * a run-time check of comp + exposed_comm + exposed_memcpy + idle == total.
  */
 #include <math.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,10 +219,30 @@ static int class_kind(const char *cls)
     return K_OTHER;
 }
 
+/* A Kineto category of GPU events (the task types a Kineto trace loads as). */
+static int kineto_type(const char *task_type)
+{
+    return task_type &&
+           (!strcmp(task_type, "kernel") || !strcmp(task_type, "gpu_memcpy") || !strcmp(task_type, "gpu_memset"));
+}
+
+/*
+ * HTA's classes are tests on Kineto kernel names: they decide for Kineto's
+ * GPU events. Other vendors' tasks go by tracebook's classes (an Ascend
+ * EVENT_WAIT or Notify_Wait task is no compute kernel, whatever its name;
+ * an NPU's HCCL ops, which are not tasks, are its communication), unless a
+ * name rule of hta.classes, given in the spec, matches the task's name.
+ */
 static int hta_classify(const void *cx, const char *name, const char *task_type, const char *cls)
 {
-    (void)task_type;
-    return name ? hta_kind(cx, name) : class_kind(cls);
+    const class_over *ov = cx;
+    if (name && kineto_type(task_type))
+        return hta_kind(ov, name);
+    if (name && ov->comm && class_rule_match(ov->comm, name))
+        return K_COMM;
+    if (name && ov->mem && class_rule_match(ov->mem, name))
+        return K_MEM;
+    return class_kind(cls);
 }
 
 /* Case-insensitive search of needle (lowercase ASCII) in s. */
@@ -288,11 +316,15 @@ typedef struct dev_ev {
     int64_t ord;      /* globalTaskId: the trace's order */
     unsigned char kind;
     unsigned char linked;
+    unsigned char op;     /* a communication op, not a task: no stream */
 } dev_ev;
 
 typedef struct evvec {
     dev_ev *v;
     size_t n, cap;
+    size_t read;      /* the rank's device tasks (and ops) before classes and filters */
+    size_t skipped;   /* of them, left out by the classes (K_SKIP) */
+    int hosted;       /* the rank has host calls (CANN_API rows) */
 } evvec;
 
 static int ev_push(evvec *x, const dev_ev *e)
@@ -303,43 +335,158 @@ static int ev_push(evvec *x, const dev_ev *e)
 typedef int (*classify_fn)(const void *cx, const char *name, const char *task_type, const char *cls);
 typedef tb_status (*rank_fn)(void *ctx, int64_t rank, evvec *ev, tb_error *err);
 
+/* Calls the note callback with a formatted message, if there is one. */
+static void notef(const metric_ctx *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void notef(const metric_ctx *m, const char *fmt, ...)
+{
+    if (!m->note)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    m->note(m->ctx, msg);
+}
+
+/*
+ * temp.tb_m_launch(rankId, connectionId, launchNs): the start of the call
+ * that launched each connection id's device work. The call is the earliest
+ * CANN_API row of the rank with that connectionId (Kineto's runtime calls,
+ * newer torch_npu timelines, msprof DBs). Older torch_npu timelines number
+ * the host calls and the device tasks apart (a task's connection_id is not
+ * its launching call's): only their HostToDevice flows join the two. The
+ * loader gives each flow the connectionId of the task at its finish; the
+ * launching call is then the innermost CANN_API slice on the flow's start
+ * thread that encloses the flow's start (as the loader binds such flows).
+ * An index on (rank, thread, start) and the longest call's length bound the
+ * search: calls that started earlier cannot enclose the flow's start. That
+ * second pass runs only when some flow's id has no call of its own.
+ */
+static tb_status launch_map(const metric_ctx *m, const char *what, tb_error *err)
+{
+    static const char direct[] =
+        "DROP TABLE IF EXISTS temp.tb_m_launch;"
+        "CREATE TEMP TABLE tb_m_launch (rankId INTEGER, connectionId INTEGER, launchNs INTEGER, "
+        "  PRIMARY KEY (rankId, connectionId)) WITHOUT ROWID;"
+        "INSERT INTO temp.tb_m_launch "
+        "  SELECT ifnull(rankId, 0), connectionId, min(startNs) FROM CANN_API "
+        "  WHERE connectionId IS NOT NULL AND startNs IS NOT NULL GROUP BY 1, 2;";
+    static const char need[] =
+        "SELECT EXISTS (SELECT 1 FROM TB_FLOW f "
+        " WHERE f.cat = (SELECT id FROM STRING_IDS WHERE value = 'HostToDevice') "
+        "   AND f.connectionId IS NOT NULL AND f.fromNs IS NOT NULL "
+        "   AND NOT EXISTS (SELECT 1 FROM temp.tb_m_launch l "
+        "                   WHERE l.rankId = ifnull(f.rankId, 0) AND l.connectionId = f.connectionId))";
+    static const char flows[] =
+        "DROP TABLE IF EXISTS temp.tb_m_calls;"
+        "CREATE TEMP TABLE tb_m_calls AS SELECT ifnull(rankId, 0) AS rankId, globalTid AS gtid, startNs, endNs "
+        "  FROM CANN_API WHERE startNs IS NOT NULL AND endNs IS NOT NULL AND globalTid IS NOT NULL;"
+        "CREATE INDEX temp.tb_m_calls_i ON tb_m_calls (rankId, gtid, startNs);"
+        "INSERT OR IGNORE INTO temp.tb_m_launch "
+        "  SELECT rankId, connectionId, min(launchNs) FROM ("
+        "    SELECT ifnull(f.rankId, 0) AS rankId, f.connectionId AS connectionId, ("
+        "      SELECT k.startNs FROM temp.tb_m_calls k WHERE k.rankId = ifnull(f.rankId, 0) "
+        "        AND k.gtid = ((f.fromPid << 32) | (f.fromTid & 4294967295)) "
+        "        AND k.startNs BETWEEN f.fromNs - (SELECT max(endNs - startNs) FROM temp.tb_m_calls) AND f.fromNs "
+        "        AND k.endNs >= f.fromNs "
+        "      ORDER BY k.startNs DESC LIMIT 1) AS launchNs "
+        "    FROM TB_FLOW f "
+        "    WHERE f.cat = (SELECT id FROM STRING_IDS WHERE value = 'HostToDevice') "
+        "      AND f.connectionId IS NOT NULL AND f.fromNs IS NOT NULL) "
+        "  WHERE launchNs IS NOT NULL GROUP BY 1, 2;"
+        "DROP TABLE temp.tb_m_calls;";
+    tb_status rc = metrics_exec(m, what, direct, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    int more = sqlite3_prepare_v2(m->db, need, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+               sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    return more ? metrics_exec(m, what, flows, err) : TB_OK;
+}
+
+/* The ranks of the load in order, each with 1 when it has host calls. */
+typedef struct rank_list {
+    int64_t *id;
+    unsigned char *hosted;
+    size_t n, cap, capb;
+} rank_list;
+
+static tb_status read_ranks(const metric_ctx *m, const char *what, rank_list *rl, tb_error *err)
+{
+    static const char with_books[] =
+        "SELECT r, max(h) FROM (SELECT ifnull(rankId, 0) AS r, 0 AS h FROM TB_RANK "
+        "  UNION ALL SELECT DISTINCT ifnull(rankId, 0), 1 FROM CANN_API) GROUP BY r ORDER BY r";
+    static const char without[] = "SELECT DISTINCT ifnull(rankId, 0), 1 FROM CANN_API ORDER BY 1";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(m->db, with_books, -1, &st, NULL) != SQLITE_OK &&
+        sqlite3_prepare_v2(m->db, without, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        size_t n = rl->n;
+        if (VEC_PUSH(rl->id, rl->n, rl->cap, sqlite3_column_int64(st, 0)) ||
+            VEC_PUSH(rl->hosted, n, rl->capb, (unsigned char)sqlite3_column_int(st, 1))) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
+            break;
+        }
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* 1 when rank r is in rl and has host calls. */
+static int rank_hosted(const rank_list *rl, int64_t r)
+{
+    for (size_t i = 0; i < rl->n; i++)
+        if (rl->id[i] == r)
+            return rl->hosted[i];
+    return 0;
+}
+
 /*
  * Calls fn once per rank (in rank order) with the rank's device tasks, each
- * classified by classify (K_SKIP leaves a task out) and linked to the
- * earliest CANN_API call of its rank with the same connectionId.
+ * classified by classify (K_SKIP leaves a task out) and linked to its
+ * launching call (launch_map). Every rank of the load gets its call, a rank
+ * without device tasks with none, so that fn can say why it writes no row.
  */
 static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn classify, const void *cx, rank_fn fn,
                            void *ctx, int with_comm_ops, tb_error *err)
 {
-#define LAUNCH "(SELECT rankId, connectionId, min(startNs) AS launchNs FROM CANN_API " \
-               " WHERE connectionId IS NOT NULL AND startNs IS NOT NULL GROUP BY rankId, connectionId)"
     static const char tasks[] =
         "SELECT d.rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, l.launchNs "
-        "FROM device_task d LEFT JOIN " LAUNCH " l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
+        "FROM device_task d LEFT JOIN temp.tb_m_launch l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
         "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
         "ORDER BY d.rankId";
     /* with the communication ops that are not also tasks: on an NPU the
      * HCCL ops are not tasks; on a GPU they repeat NCCL kernels, which are
      * classed by name */
     static const char with_ops[] =
-        "WITH l AS MATERIALIZED " LAUNCH " "
         "SELECT * FROM ("
         "SELECT d.rankId AS rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, "
         "       l.launchNs "
-        "FROM device_task d LEFT JOIN l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
+        "FROM device_task d LEFT JOIN temp.tb_m_launch l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
         "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
         "UNION ALL "
         "SELECT c.rankId, NULL, c.startNs, c.endNs, NULL, c.name, NULL, 'communication', l.launchNs "
-        "FROM comm_op c LEFT JOIN l ON l.rankId = c.rankId AND l.connectionId = c.connectionId "
+        "FROM comm_op c LEFT JOIN temp.tb_m_launch l ON l.rankId = c.rankId AND l.connectionId = c.connectionId "
         "WHERE c.startNs IS NOT NULL AND c.endNs IS NOT NULL "
         "  AND NOT EXISTS (SELECT 1 FROM TASK t WHERE t.startNs = c.startNs AND t.rankId = c.rankId "
         "                  AND t.endNs = c.endNs)"
         ") ORDER BY rankId";
-#undef LAUNCH
     const char *sql = with_comm_ops ? with_ops : tasks;
     sqlite3_stmt *st = NULL;
     evvec ev = {0};
-    tb_status rc = TB_OK;
+    rank_list rl = {0};
+    size_t next = 0; /* the first rank of rl not yet given to fn */
+    tb_status rc = launch_map(m, what, err);
+    if (rc || (rc = read_ranks(m, what, &rl, err)))
+        goto done;
     if (sqlite3_prepare_v2(m->db, sql, -1, &st, NULL) != SQLITE_OK) {
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         goto done;
@@ -348,13 +495,23 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
     int have = 0, s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t r = sqlite3_column_int64(st, 0);
-        if (have && r != rank) {
-            if ((rc = fn(ctx, rank, &ev, err)))
+        if (!have || r != rank) {
+            if (have && (rc = fn(ctx, rank, &ev, err)))
                 goto done;
-            ev.n = 0;
+            /* the ranks before r that have no device task */
+            for (; next < rl.n && rl.id[next] <= r; next++) {
+                if (rl.id[next] == r || (have && rl.id[next] == rank))
+                    continue;
+                evvec none = {.hosted = rl.hosted[next]};
+                if ((rc = fn(ctx, rl.id[next], &none, err)))
+                    goto done;
+            }
+            ev.n = ev.read = ev.skipped = 0;
+            ev.hosted = rank_hosted(&rl, r);
         }
         rank = r;
         have = 1;
+        ev.read++;
         dev_ev e = {
             .stream = sqlite3_column_int64(st, 1),
             .s = sqlite3_column_int64(st, 2),
@@ -362,11 +519,14 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
             .ord = sqlite3_column_int64(st, 4),
             .linked = sqlite3_column_type(st, 8) != SQLITE_NULL,
             .launch = sqlite3_column_int64(st, 8),
+            .op = sqlite3_column_type(st, 4) == SQLITE_NULL,
         };
         int k = classify(cx, (const char *)sqlite3_column_text(st, 5), (const char *)sqlite3_column_text(st, 6),
                          (const char *)sqlite3_column_text(st, 7));
-        if (k == K_SKIP)
+        if (k == K_SKIP) {
+            ev.skipped++;
             continue;
+        }
         e.kind = (unsigned char)k;
         if (ev_push(&ev, &e)) {
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
@@ -377,11 +537,20 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         goto done;
     }
-    if (have)
-        rc = fn(ctx, rank, &ev, err);
+    if (have && (rc = fn(ctx, rank, &ev, err)))
+        goto done;
+    for (; next < rl.n; next++) {
+        if (have && rl.id[next] == rank)
+            continue;
+        evvec none = {.hosted = rl.hosted[next]};
+        if ((rc = fn(ctx, rl.id[next], &none, err)))
+            goto done;
+    }
 done:
     sqlite3_finalize(st);
     free(ev.v);
+    free(rl.id);
+    free(rl.hosted);
     return rc;
 }
 
@@ -391,13 +560,13 @@ typedef struct step_cut {
     int64_t rank;
     int64_t last_start; /* latest ProfilerStep start, HTA domain */
     int64_t last_end;   /* latest ProfilerStep end, HTA domain */
+    size_t nsteps;      /* distinct ProfilerStep#N names of the rank */
 } step_cut;
 
 typedef struct hta_ctx {
     const metric_ctx *m;
     const char *what;
     hta_opts o;
-    int64_t nsteps;      /* distinct ProfilerStep#N names, all ranks (HTA's symbol table) */
     step_cut *cuts;
     size_t ncuts;
     sqlite3_stmt *ins;   /* the table's INSERT */
@@ -406,8 +575,12 @@ typedef struct hta_ctx {
 /*
  * Reads the ProfilerStep#N slices HTA sees (host ops and annotations in
  * PYTORCH_API, and complete slices in TB_EVENT such as the GPU copies of the
- * step annotations): their distinct names over all ranks, and per rank the
- * latest start and end, in HTA's time domain.
+ * step annotations): per rank, their distinct names and the latest start and
+ * end, in HTA's time domain. The names are counted per rank, not over the
+ * load: HTA runs on the traces of one job, whose ranks have the same steps,
+ * but a load may join ranks of other runs (an Ascend timeline of one step
+ * beside a Kineto trace of five), and a rank's numbers must not depend on
+ * what is loaded with it.
  */
 static tb_status hta_steps(hta_ctx *h, tb_error *err)
 {
@@ -431,9 +604,14 @@ static tb_status hta_steps(hta_ctx *h, tb_error *err)
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t rank = sqlite3_column_int64(st, 0), ts, te;
         hta_time(h->o.round_us, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), &ts, &te);
-        if ((!h->ncuts || h->cuts[h->ncuts - 1].rank != rank) &&
-            VEC_PUSH(h->cuts, h->ncuts, capcuts, ((step_cut){rank, ts, te})))
-            goto nomem;
+        if (!h->ncuts || h->cuts[h->ncuts - 1].rank != rank) {
+            if (h->ncuts) {
+                h->cuts[h->ncuts - 1].nsteps = sort_unique_i64(names, nnames);
+                nnames = 0;
+            }
+            if (VEC_PUSH(h->cuts, h->ncuts, capcuts, ((step_cut){rank, ts, te, 0})))
+                goto nomem;
+        }
         step_cut *c = &h->cuts[h->ncuts - 1];
         if (ts > c->last_start)
             c->last_start = ts;
@@ -446,7 +624,8 @@ static tb_status hta_steps(hta_ctx *h, tb_error *err)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
         goto done;
     }
-    h->nsteps += sort_unique_i64(names, nnames);
+    if (h->ncuts)
+        h->cuts[h->ncuts - 1].nsteps = sort_unique_i64(names, nnames);
     goto done;
 nomem:
     rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -458,20 +637,22 @@ done:
 
 /*
  * Puts a rank's events into HTA's domain and applies HTA's window
- * (Trace._filter_irrelevant_gpu_kernels): with 2 or more ProfilerSteps, a
- * GPU event stays when its launching call starts before the last step's
- * start (drop_last_step; else at or before the last step's end), and an
- * event without a launching call stays only without linked_only. A rank
- * without step slices of its own is not filtered. Compacts ev in place.
+ * (Trace._filter_irrelevant_gpu_kernels): with 2 or more ProfilerSteps of
+ * the rank, a GPU event stays when its launching call starts before the
+ * last step's start (drop_last_step; else at or before the last step's
+ * end), and an event without a launching call stays only without
+ * linked_only. A rank with fewer than 2 steps of its own is not filtered.
+ * Compacts ev in place. Returns 1 when events remain; else notes why the
+ * rank gets no row and returns 0.
  */
-static void hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
+static int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
 {
     const step_cut *cut = NULL;
     for (size_t i = 0; i < h->ncuts; i++)
         if (h->cuts[i].rank == rank)
             cut = &h->cuts[i];
-    int filter = h->nsteps >= 2 && cut;
-    size_t k = 0;
+    int filter = cut && cut->nsteps >= 2;
+    size_t k = 0, unlinked = 0, late = 0;
     for (size_t i = 0; i < ev->n; i++) {
         dev_ev e = ev->v[i];
         int64_t ls = 0, unused;
@@ -481,14 +662,29 @@ static void hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
         e.launch = ls;
         if (filter) {
             int kept_launch = e.linked && (h->o.drop_last ? ls < cut->last_start : ls <= cut->last_end);
-            if (h->o.linked_only ? !kept_launch : (e.linked && !kept_launch))
+            if (h->o.linked_only ? !kept_launch : (e.linked && !kept_launch)) {
+                unlinked += !e.linked;
+                late += e.linked;
                 continue;
+            }
         }
         ev->v[k++] = e;
     }
     ev->n = k;
+    if (k)
+        return 1;
+    /* no row: say why (metrics.md, "When a rank has no rows") */
+    if (!ev->read)
+        notef(h->m, "%s: rank %lld: no row: the rank has no device tasks or communication ops", h->what,
+              (long long)rank);
+    else
+        notef(h->m,
+              "%s: rank %lld: no row: of its %zu device tasks and its %zu steps, %zu have no launching call "
+              "(metrics.hta.linked_only) and %zu were launched after its last step began "
+              "(metrics.hta.drop_last_step)",
+              h->what, (long long)rank, ev->read, cut ? cut->nsteps : (size_t)0, unlinked, late);
+    return 0;
 }
-
 /* ---- HTA's merge --------------------------------------------------------- */
 
 /*
@@ -652,8 +848,7 @@ static void bind_us(const hta_ctx *h, int col, int64_t v)
 static tb_status temporal_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 {
     hta_ctx *h = ctx;
-    hta_prepare(h, rank, ev);
-    if (!ev->n)
+    if (!hta_prepare(h, rank, ev))
         return TB_OK;
     hscratch x;
     if (hscratch_init(&x, ev->n))
@@ -714,7 +909,7 @@ static tb_status hta_build(const metric_ctx *m, const char *what, const char *cr
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         goto done;
     }
-    rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, 0, err);
+    rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, 1, err);
 done:
     sqlite3_finalize(h.ins);
     free(h.cuts);
@@ -743,8 +938,7 @@ static tb_status build_temporal(const metric_ctx *m, tb_error *err)
 static tb_status overlap_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 {
     hta_ctx *h = ctx;
-    hta_prepare(h, rank, ev);
-    if (!ev->n)
+    if (!hta_prepare(h, rank, ev))
         return TB_OK;
     hscratch x;
     if (hscratch_init(&x, ev->n))
@@ -798,9 +992,14 @@ static tb_status idle_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 {
     static const char *const names[3] = {"host_wait", "kernel_wait", "other"};
     hta_ctx *h = ctx;
-    hta_prepare(h, rank, ev);
-    if (!ev->n)
+    if (!hta_prepare(h, rank, ev))
         return TB_OK;
+    /* streams hold tasks; an NPU's communication ops have none */
+    size_t k = 0;
+    for (size_t i = 0; i < ev->n; i++)
+        if (!ev->v[i].op)
+            ev->v[k++] = ev->v[i];
+    ev->n = k;
     qsort(ev->v, ev->n, sizeof *ev->v, cmp_stream_start);
     double thr = h->o.round_us ? h->o.kernel_wait_us : h->o.kernel_wait_us * 1000.0;
     for (size_t i = 0; i < ev->n;) {
@@ -871,11 +1070,23 @@ static tb_status exposed_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         ivec_free(&all);
         return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
     }
-    size_t n = 0;
+    size_t n = 0, unlinked = 0;
     int64_t first = 0, last = 0;
+    /* a rank without any host call (a topsprof listing) has nothing to link
+     * to: linked_only would empty it, so it does not apply there */
+    int linked_only = t->linked_only && ev->hosted;
+    if (t->linked_only && !ev->hosted && ev->n)
+        notef(t->m,
+              "%s: rank %lld has no host calls to link its device tasks to: its %zu tasks count without "
+              "a launching call (metrics.exposed.linked_only does not apply)",
+              what, (long long)rank, ev->n);
     for (size_t i = 0; i < ev->n; i++) {
         const dev_ev *e = &ev->v[i];
-        if ((t->linked_only && !e->linked) || e->e < e->s)
+        if (linked_only && !e->linked) {
+            unlinked++;
+            continue;
+        }
+        if (e->e < e->s)
             continue;
         int cls = e->kind == K_COMM ? 1 : e->kind == K_MEM ? 2 : 0;
         r[n++] = (iv_rec){e->s, e->e, cls};
@@ -887,8 +1098,23 @@ static tb_status exposed_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     }
     tb_status rc = TB_OK;
     int64_t part[IV_MASKS];
-    if (!n)
+    if (!n) {
+        /* no row: say why (metrics.md, "When a rank has no rows") */
+        if (!ev->read)
+            notef(t->m, "%s: rank %lld: no row: the rank has no device tasks or communication ops", what,
+                  (long long)rank);
+        else if (unlinked)
+            notef(t->m,
+                  "%s: rank %lld: no row: none of its %zu device tasks is linked to a launching host call "
+                  "(metrics.exposed.linked_only: false counts them)",
+                  what, (long long)rank, ev->read);
+        else
+            notef(t->m,
+                  "%s: rank %lld: no row: none of its %zu device tasks is computation, communication or "
+                  "memcpy (%zu syncs, waits and other tasks)",
+                  what, (long long)rank, ev->read, ev->skipped);
         goto done;
+    }
     if (iv_sweep(r, n, part, NULL, NULL) != 0) {
         rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
         goto done;

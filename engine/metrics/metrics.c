@@ -8,6 +8,8 @@
  * matrix). This file lists them for the runner; their options are
  * options.c's.
  */
+#include <stdio.h>
+
 #include "metrics/metrics.h"
 #include "util/str.h"
 
@@ -47,4 +49,26 @@ tb_status metrics_exec(const metric_ctx *m, const char *what, const char *sql, t
         return TB_ERR_DB;
     }
     return TB_OK;
+}
+
+void metrics_note_rankless(const metric_ctx *m, const char *table, int (*has)(const void *cx, int64_t rank),
+                           const void *cx)
+{
+    sqlite3_stmt *st = NULL;
+    if (!m->note ||
+        sqlite3_prepare_v2(m->db, "SELECT DISTINCT ifnull(rankId, 0) FROM TB_RANK ORDER BY 1", -1, &st, NULL) !=
+            SQLITE_OK) {
+        sqlite3_finalize(st);
+        return;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        int64_t rank = sqlite3_column_int64(st, 0);
+        if (has(cx, rank))
+            continue;
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s: rank %lld: no row: the rank has no device tasks or communication ops", table,
+                 (long long)rank);
+        m->note(m->ctx, msg);
+    }
+    sqlite3_finalize(st);
 }

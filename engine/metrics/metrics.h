@@ -21,6 +21,7 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "metrics/options.h"
 #include "tracebook/error.h"
@@ -62,5 +63,15 @@ static inline const metrics_options *metrics_opts(const metric_ctx *m)
 
 /* Runs sql (several statements) on m->db; SQLite errors become TB_ERR_DB naming what. */
 tb_status metrics_exec(const metric_ctx *m, const char *what, const char *sql, tb_error *err);
+
+/*
+ * Notes, through m->note, every rank of the load (TB_RANK) for which
+ * has(cx, rank) is 0 (the table has no row for it), with why: the rank has
+ * no device tasks nor communication ops (in the window). For tables that
+ * give rows to every rank with device work; quiet when the DB has no
+ * TB_RANK table (an input DB that is not tracebook's).
+ */
+void metrics_note_rankless(const metric_ctx *m, const char *table, int (*has)(const void *cx, int64_t rank),
+                           const void *cx);
 
 #endif

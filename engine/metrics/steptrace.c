@@ -946,6 +946,16 @@ static tb_status end_insert(const metric_ctx *m, const char *what, tb_status rc,
     return metrics_exec(m, what, "RELEASE tb_m_steptrace", err);
 }
 
+/* 1 when the load has a device of the rank (metrics_note_rankless). */
+static int has_rank(const void *cx, int64_t rank)
+{
+    const load *L = cx;
+    for (size_t i = 0; i < L->nd; i++)
+        if (L->d[i].rank == rank)
+            return 1;
+    return 0;
+}
+
 static tb_status build_step_trace_time(const metric_ctx *m, tb_error *err)
 {
     int policy = metrics_opts(m)->policy;
@@ -974,6 +984,8 @@ static tb_status build_step_trace_time(const metric_ctx *m, tb_error *err)
         rc = end_insert(m, "step_trace_time", rc, err);
     }
     sqlite3_finalize(ins);
+    if (!rc)
+        metrics_note_rankless(m, "step_trace_time", has_rank, &L);
 done:
     load_free(&L);
     return rc;
@@ -1019,6 +1031,8 @@ static tb_status build_overlap_lanes(const metric_ctx *m, tb_error *err)
             }
     }
     rc = end_insert(m, "overlap_lanes", rc, err);
+    if (!rc)
+        metrics_note_rankless(m, "overlap_lanes", has_rank, &L);
 done:
     sqlite3_finalize(ins);
     lanes_free(&l);

@@ -45,7 +45,8 @@
  * non-compute 0; 33.33 / 66.67 / 0. Idle: U2 gap 10 < 30, not linked:
  * kernel_wait 10 (ratio 1).
  *
- * Rank 2 (no steps, unlinked), equal starts after rounding:
+ * Rank 2 (no steps, unlinked: its one host call launched nothing), equal
+ * starts after rounding:
  *   A [10200,10900) -> [11,10), B [10300,10800) -> [11,10), C [11000,
  *   15000) -> [11,15): one group [11,15) (the longest of a start first);
  *   D [20200,20900) -> [21,20), E [20400,20600) -> [21,20): no group to
@@ -105,7 +106,7 @@ static const char rows_sql[] =
     "  (900000, 901000, 60001, 1, 1, 10, 0), (950000, 951000, 60001, 1, 2, 10, 0),"
     "  (1011000, 1011500, 60001, 1, 3, 10, 0), (960000, 961000, 60001, 1, 4, 10, 0),"
     "  (1045000, 1045500, 60001, 1, 5, 10, 0), (1047000, 1047500, 60001, 1, 6, 10, 0),"
-    "  (0, 1000, 60001, 1, 100, 10, 1);"
+    "  (0, 1000, 60001, 1, 100, 10, 1), (0, 1000, 60001, 1, 999, 10, 2);"
     "INSERT INTO PYTORCH_API (startNs, endNs, globalTid, name, type, rankId) VALUES"
     "  (800000, 1000000, 1, 8, 60003, 0), (1044000, 1100000, 1, 9, 60003, 0);"
     "INSERT INTO STEP_TIME VALUES (1, 800000, 1000000, 0), (2, 1044000, 1100000, 0);"
@@ -298,6 +299,141 @@ static void exposed_npu_comm_ops(void **state)
     memcpy(dbpath, saved, sizeof dbpath);
 }
 
+/* Collects the run's notes, one a line. */
+typedef struct notes {
+    char text[4096];
+    size_t n;
+} notes;
+
+static void on_note(void *ctx, const char *msg)
+{
+    notes *nt = ctx;
+    int k = snprintf(nt->text + nt->n, sizeof nt->text - nt->n, "%s\n", msg);
+    if (k > 0 && (size_t)k < sizeof nt->text - nt->n)
+        nt->n += (size_t)k;
+}
+
+/* Runs one report over db into c, the notes into nt. */
+static void run_noted(capture *c, notes *nt, const char *db, const char *sql)
+{
+    char yaml[512];
+    snprintf(yaml, sizeof yaml, "tracebook: 1\nreports:\n  - id: r\n    sql: \"%s\"\n", sql);
+    tb_spec *spec = NULL;
+    tb_error err;
+    cap_init(c);
+    memset(nt, 0, sizeof *nt);
+    assert_int_equal(tb_spec_load_mem("t.yaml", yaml, strlen(yaml), &spec, NULL, NULL, &err), TB_OK);
+    const tb_spec *specs[] = {spec};
+    tb_run_options o = {.db_path = db, .unit = TB_UNIT_NS, .specs = specs, .n_specs = 1, .formats = TB_OUT_CSV,
+                        .open_sink = cap_open, .sink_ctx = c, .note = on_note, .ctx = nt};
+    tb_run_result res;
+    tb_status st = tb_report_run(&o, &res, &err);
+    if (st != TB_OK)
+        print_error("run failed: %s\n", err.message);
+    assert_int_equal(st, TB_OK);
+    tb_spec_free(spec);
+}
+
+/*
+ * Ranks of several vendors in one DB; each gets the rows it gets alone, or a
+ * note saying why it gets none (times in µs below, the DB holds ns).
+ *   rank 0 (Kineto-like): ProfilerStep#1 [0, 100], #2 [200, 300]; kernel
+ *     K [50, 60) launched at 10 (a call with the kernel's connection id).
+ *   rank 1 (an older torch_npu timeline): one ProfilerStep#1 [0, 1000];
+ *     tasks A [100, 110) and B [120, 125) on stream 3, connection ids 10 and
+ *     12, which no call has: calls C1 [80, 130) (id 11), C2 [90, 95) and C3
+ *     [115, 118) nested in C1, on thread (5, 6). HostToDevice flows from
+ *     (5, 6) at 98 to A and at 116 to B: A was launched by C1 (C2, the
+ *     latest call to start before 98, had ended), B by C3. With one step of
+ *     its own rank 1 is not cut by HTA's last-step rule, though rank 0 has
+ *     two steps. Besides: an HCCL op [105, 115) launched by C1 (its id
+ *     11), which is no task, and a Notify_Wait task N [126, 127) on stream
+ *     3 without a compute record: not compute, whatever HTA's name test
+ *     says. temporal: union [100, 115) [120, 125) [126, 127) = 21, kernel
+ *     27, idle 6, compute 15, non-compute 6 (22.22 / 55.56 / 22.22 %);
+ *     overlap: comm 10, with compute [105, 110): 50 %; idle, stream 3 (the
+ *     op has no stream): B's gap 10 and its call started at 115 > 110:
+ *     host_wait; N's gap 1, unlinked: kernel_wait (0.91 / 0.09); exposed
+ *     (N is neither class): total 25, computation 15, exposed comm [110,
+ *     115) = 5, busy 20, idle 5, total comm 10.
+ *   rank 2 (a topsprof listing): task G [0, 5), no host call at all:
+ *     exposed_time counts it (linked_only cannot apply) and says so.
+ *   rank 3: in TB_RANK only, no device task: a note per table, no row.
+ *   rank 4: task [0, 1) id 40 and a call with id 41: nothing linked,
+ *     exposed_time has no row and says why; the HTA tables (no steps) keep it.
+ */
+static void mixed_ranks(void **state)
+{
+    (void)state;
+    char db[sizeof dbpath];
+    snprintf(db, sizeof db, "%s/mixed.db", tmpdir);
+    assert_int_equal(tu_unified_db(db,
+        "INSERT INTO STRING_IDS VALUES (1, 'kernel'), (2, 'gemm_kernel'), (3, 'aclnnAdd'), (4, 'ProfilerStep#1'),"
+        "  (5, 'ProfilerStep#2'), (6, 'HostToDevice'), (7, 'Other'), (8, 'gcu_kernel'), (9, 'AscendCL@aclnnAdd'),"
+        "  (10, 'hcom_allReduce__1_0_1'), (11, 'Notify_Wait'), (12, 'NOTIFY_WAIT');"
+        "INSERT INTO TB_RANK VALUES (0, NULL, 'k.json'), (1, NULL, 'a.json'), (2, NULL, 't.txt'),"
+        "  (3, NULL, 's.txt'), (4, NULL, 'x.json');"
+        "INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, globalPid, streamId, taskType,"
+        "  rankId, name) VALUES (50000, 60000, 0, 1, 1, 1, 7, 1, 0, 2),"
+        "  (100000, 110000, 0, 10, 2, 800, 3, 7, 1, 3), (120000, 125000, 0, 12, 3, 800, 3, 7, 1, 3),"
+        "  (126000, 127000, 0, NULL, 6, 800, 3, 12, 1, 11),"
+        "  (0, 5000, 0, NULL, 4, 9, 1, 7, 2, 8), (0, 1000, 0, 40, 5, 1, 1, 7, 4, 3);"
+        "INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, connectionId, opId, deviceId, rankId) VALUES"
+        "  (10, 105000, 115000, 11, 1, 0, 1);"
+        "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, rankId) VALUES (2, 1, 0), (3, 2, 1), (3, 3, 1),"
+        "  (8, 4, 2), (3, 5, 4);"
+        "INSERT INTO CANN_API (startNs, endNs, type, globalTid, connectionId, name, rankId) VALUES"
+        "  (10000, 11000, 60001, 1, 1, 9, 0),"
+        "  (80000, 130000, 5000, 21474836486, 11, 9, 1), (90000, 95000, 5000, 21474836486, 13, 9, 1),"
+        "  (115000, 118000, 5000, 21474836486, 15, 9, 1), (0, 500, 5000, 1, 41, 9, 4);"
+        "INSERT INTO TB_FLOW (rankId, cat, flowId, fromPid, fromTid, fromNs, toPid, toTid, toNs, connectionId)"
+        "  VALUES (1, 6, '42949672959', 5, 6, 98000, 800, 3, 100000, 10),"
+        "         (1, 6, '51539607551', 5, 6, 116000, 800, 3, 120000, 12);"
+        "INSERT INTO PYTORCH_API (startNs, endNs, globalTid, name, type, rankId) VALUES"
+        "  (0, 100000, 1, 4, 60003, 0), (200000, 300000, 1, 5, 60003, 0), (0, 1000000, 2, 4, 60003, 1);"
+        "INSERT INTO STEP_TIME VALUES (1, 0, 100000, 0), (2, 200000, 300000, 0), (1, 0, 1000000, 1);"), 0);
+    capture c;
+    notes nt;
+    run_noted(&c, &nt, db, TEMPORAL);
+    assert_string_equal(c.text, TEMPORAL_HEADER
+                                "0|0|10|0|10|0|100|0\n"
+                                "1|6|15|6|27|22.22|55.56|22.22\n"
+                                "2|0|5|0|5|0|100|0\n"
+                                "4|0|1|0|1|0|100|0\n");
+    assert_non_null(strstr(nt.text, "temporal_breakdown: rank 3: no row: the rank has no device tasks or communication "
+                                    "ops\n"));
+    run_noted(&c, &nt, db, "SELECT * FROM comm_comp_overlap ORDER BY rank");
+    assert_string_equal(c.text, "rank|comp_comm_overlap_pctg\n0|NULL\n1|50\n2|NULL\n4|NULL\n");
+    run_noted(&c, &nt, db, IDLE);
+    assert_string_equal(c.text, IDLE_HEADER
+                                "0|7|other|0|NULL\n"
+                                "1|3|host_wait|10|0.91\n"
+                                "1|3|kernel_wait|1|0.09\n"
+                                "1|3|other|0|0\n"
+                                "2|1|other|0|NULL\n"
+                                "4|1|other|0|NULL\n");
+    assert_non_null(strstr(nt.text, "idle_time_breakdown: rank 3: no row: the rank has no device tasks or "
+                                    "communication ops\n"));
+    run_noted(&c, &nt, db, EXPOSED);
+    assert_string_equal(c.text, EXPOSED_HEADER
+                                "0|10000|10000|0|0|0|10000|0|0\n"
+                                "1|25000|15000|5000|0|5000|20000|10000|0\n"
+                                "2|5000|5000|0|0|0|5000|0|0\n");
+    if (strcmp(nt.text,
+               "exposed_time: rank 2 has no host calls to link its device tasks to: its 1 tasks count without a "
+               "launching call (metrics.exposed.linked_only does not apply)\n"
+               "exposed_time: rank 3: no row: the rank has no device tasks or communication ops\n"
+               "exposed_time: rank 4: no row: none of its 1 device tasks is linked to a launching host call "
+               "(metrics.exposed.linked_only: false counts them)\n"))
+        print_error("notes:\n%s", nt.text);
+    assert_string_equal(nt.text,
+                        "exposed_time: rank 2 has no host calls to link its device tasks to: its 1 tasks count "
+                        "without a launching call (metrics.exposed.linked_only does not apply)\n"
+                        "exposed_time: rank 3: no row: the rank has no device tasks or communication ops\n"
+                        "exposed_time: rank 4: no row: none of its 1 device tasks is linked to a launching host "
+                        "call (metrics.exposed.linked_only: false counts them)\n");
+}
+
 /* Bad options stop the spec when it loads (tests/unit/test_spec.c has the positions). */
 static void option_errors(void **state)
 {
@@ -394,6 +530,7 @@ int main(void)
         cmocka_unit_test(class_overrides),
         cmocka_unit_test(exposed_npu_comm_ops),
         cmocka_unit_test(exposed_default),
+        cmocka_unit_test(mixed_ranks),
         cmocka_unit_test(option_errors),
         cmocka_unit_test(builtin_reports),
     };
