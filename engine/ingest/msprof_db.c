@@ -468,8 +468,11 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
     int rc;
     uint64_t rows = 0;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int bad_time = 0;
         for (int i = 0; i < ncols; i++) {
             int t = sqlite3_column_type(q, i);
+            if (kinds[i] == K_TIME && t == SQLITE_INTEGER && !import_time_ok(sqlite3_column_int64(q, i), 0))
+                bad_time = 1;
             if (kinds[i] == K_RANK) {
                 v[i] = VINT(row_rank(c, q, i));
                 continue;
@@ -496,6 +499,16 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
                 size_t n = (size_t)sqlite3_column_bytes(q, i);
                 v[i] = VTEXT(s, n);
             }
+        }
+        /* a time outside the stored range (+-2^62 ns): skipped and counted, as in a trace */
+        if (bad_time) {
+            if (c->opt->strict_rows) {
+                sqlite3_finalize(q);
+                return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1,
+                                   "table %s: a time outside +-2^62 ns (about 146 years from 1970)", sp->src);
+            }
+            c->res->dest[TB_DEST_BAD_TIME]++;
+            continue;
         }
         if (c->sink->row(c->sink->ctx, sp->row, v)) {
             sqlite3_finalize(q);

@@ -1570,6 +1570,21 @@ def _(t):
     t.eq(r.rc, 3, "--strict: exit code (%r)" % r)
     t.check(re.match(r"tracebook: error: %s: byte \d+: a time outside \+-2\^62 ns" % re.escape(trace), r.err),
             "--strict: the error names the file and the byte: %r" % r.err)
+    # a DB input with such a time: the row is skipped and counted as well
+    base = os.path.join(t.mkdir("dbin"), "base.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", base, "-q"]), 0)
+    tasks = scalar(base, "SELECT count(*) FROM TASK")
+    con = sqlite3.connect(base)
+    con.execute("UPDATE TASK SET startNs = 7000000000000000000 WHERE rowid = (SELECT min(rowid) FROM TASK)")
+    con.commit()
+    con.close()
+    again = os.path.join(t.mkdir("dbout"), "again.db")
+    r = t.run(["export", "db", "-dir", base, "-o", again])
+    t.expect(r, 0, out=again + "\n",
+             err="tracebook: warning: %s: 1 events with a time outside +-2^62 ns (about 146 years from 1970) "
+                 "skipped\n" % base)
+    if os.path.exists(again):
+        t.eq(scalar(again, "SELECT count(*) FROM TASK"), tasks - 1, "DB input: the row is skipped")
     # the computed tables work on what was kept
     out = t.mkdir("rep")
     r = t.run(["report", "-dir", trace, "--spec", "builtin:exposed_time", "--spec", "builtin:step_trace_time",
