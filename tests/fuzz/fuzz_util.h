@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * fuzz_util.h - what the fuzz harnesses share: a private temporary folder per
+ * process and a load of one file through tb_load.
+ *
+ * The loading harnesses (trace, csv, topsprof, msprof_db) write the input
+ * under a name that makes detection pick the reader they aim at, load it into
+ * a DB beside it and check the load's promise: on error a message, and
+ * nothing at the DB's path. Everything is removed before the next input.
+ * Header-only, static functions: each harness is one translation unit.
+ */
+#ifndef TB_FUZZ_UTIL_H
+#define TB_FUZZ_UTIL_H
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tracebook/tracebook.h"
+
+static char fuzz_dir_path[1024];
+
+/* At exit: removes the process's folder (what the harnesses left in it is
+ * theirs to remove first). */
+static void fuzz_dir_remove(void)
+{
+    char in_dir[1100];
+    snprintf(in_dir, sizeof in_dir, "%s/in", fuzz_dir_path);
+    rmdir(in_dir);
+    rmdir(fuzz_dir_path);
+}
+
+/* The process's own folder under $TMPDIR (static, created on first use). */
+static inline const char *fuzz_dir(void)
+{
+    char *dir = fuzz_dir_path;
+    if (!dir[0]) {
+        const char *tmp = getenv("TMPDIR");
+        snprintf(dir, sizeof fuzz_dir_path, "%s/tb-fuzz-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+        if (!mkdtemp(dir))
+            abort();
+        atexit(fuzz_dir_remove);
+    }
+    return dir;
+}
+
+/* Writes data to path (whole file); aborts when it cannot. */
+static inline void fuzz_write(const char *path, const uint8_t *data, size_t size)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f || (size && fwrite(data, 1, size, f) != size) || fclose(f) != 0)
+        abort();
+}
+
+/* Loads data written as `<fuzz_dir>/in/<name>`; checks what a failed load
+ * promises and removes the files again. */
+static inline void fuzz_load_as(const char *name, const uint8_t *data, size_t size)
+{
+    char in_dir[1100], in[1400], out[1100];
+    snprintf(in_dir, sizeof in_dir, "%s/in", fuzz_dir());
+    snprintf(in, sizeof in, "%s/%s", in_dir, name);
+    snprintf(out, sizeof out, "%s/out.db", fuzz_dir());
+    mkdir(in_dir, 0700);             /* exists after the first input */
+    fuzz_write(in, data, size);
+    const char *inputs[] = {in_dir};
+    tb_error err;
+    tb_error_clear(&err);
+    tb_load_result res;
+    tb_status st = tb_load(&(tb_load_options){.inputs = inputs, .n_inputs = 1, .output = out, .jobs = 1}, &res, &err);
+    if (st != TB_OK) {
+        if (!err.message[0])
+            abort();                 /* every error says what went wrong */
+        if (access(out, F_OK) == 0)
+            abort();                 /* and leaves nothing at the DB's path */
+        if (st == TB_ERR_INTERNAL)
+            abort();                 /* a broken invariant is a bug */
+    }
+    unlink(out);
+    unlink(in);
+    /* no temporary file of the load is left behind, failed or not */
+    DIR *d = opendir(fuzz_dir());
+    if (!d)
+        abort();
+    for (struct dirent *de; (de = readdir(d));)
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, "..") && strcmp(de->d_name, "in")) {
+            fprintf(stderr, "fuzz: left behind: %s\n", de->d_name);
+            abort();
+        }
+    closedir(d);
+}
+
+#endif
