@@ -118,7 +118,7 @@ def run_case(i, inp, place, cmd, case_dir):
             "db-lax": ["export", "db", "-dir", top, "-o", os.path.join(out, "x.db")],
             "info": ["info", "-dir", top],
             "report": ["report", "-dir", os.path.join(SAMPLES, "ascend_small"), "--spec", src, "-o", out,
-                       "-q", "--format", "csv", "--max-steps", "20000000"]}[cmd]
+                       "--format", "csv", "--max-steps", "20000000"]}[cmd]
     env = dict(os.environ, LC_ALL="C", LANG="C", TMPDIR=tmp, XDG_CACHE_HOME=cache)
     p = subprocess.run([TB] + args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=300)
