@@ -59,7 +59,8 @@ static const char *const refused[] = {
     "PRAGMA journal_mode = WAL", "VACUUM", "REINDEX %s", "ANALYZE %s", "CREATE VIEW v AS SELECT * FROM %s",
     "CREATE TEMP TRIGGER t AFTER INSERT ON %s BEGIN SELECT 1; END", "ALTER TABLE %s RENAME TO y",
     "SELECT load_extension('/lib/x.so') FROM %s", "SELECT fts3_tokenizer('simple', X'00') FROM %s",
-    "CREATE VIRTUAL TABLE temp.f USING fts3(a)", "SELECT * FROM pragma_function_list, %s",
+    "CREATE VIRTUAL TABLE temp.f USING fts3(a)", "SELECT * FROM pragma_database_list, %s",
+    "SELECT * FROM pragma_module_list, %s",
     "WITH d AS (DELETE FROM %s RETURNING 1) SELECT 1", "BEGIN", "SAVEPOINT s",
 };
 
