@@ -30,6 +30,7 @@ SHARED_SEEDS = {
 live = os.path.join(work, "corpus")
 arts = os.path.join(work, "artifacts")
 seeds = os.path.join(work, "seeds")
+shutil.rmtree(arts, ignore_errors=True)  # this campaign's findings only
 for d in (live, arts, seeds):
     os.makedirs(d, exist_ok=True)
 for rel in SHARED_SEEDS.get(target, []):

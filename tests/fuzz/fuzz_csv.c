@@ -6,11 +6,12 @@
  * the CSV reader (csv.c) under the torch_npu text importer (npu_text.c).
  */
 #include "fuzz_util.h"
+#include "ingest/npu_text.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fuzz_load_as("kernel_details.csv", data, size);
+    fuzz_load_as("kernel_details.csv", data, size, npu_text_import);
     return 0;
 }

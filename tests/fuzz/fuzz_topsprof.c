@@ -6,11 +6,12 @@
  * the topsprof listing reader (topsprof.c, topsprof_import.c).
  */
 #include "fuzz_util.h"
+#include "ingest/topsprof_import.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fuzz_load_as("trace_nodes.txt", data, size);
+    fuzz_load_as("trace_nodes.txt", data, size, topsprof_import);
     return 0;
 }

@@ -6,11 +6,12 @@
  * the JSON tokenizer (jstream.c) and the trace importer (trace_import.c).
  */
 #include "fuzz_util.h"
+#include "ingest/trace_import.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    fuzz_load_as("trace_view.json", data, size);
+    fuzz_load_as("trace_view.json", data, size, trace_import);
     return 0;
 }
