@@ -1909,6 +1909,11 @@ def _(t):
     t.expect(t.run(["report", "-dir", db, "--spec", spec, "-o", out]), 2, out="",
              err="tracebook: error: %s:3:18: report 'v': only a read-only statement (SELECT, WITH, VALUES) may run\n"
                  % spec)
+    # no index to rebuild: the authorizer is never asked, SQLite calls it read-only (found by tests/fuzz)
+    write(spec, b"tracebook: 1\nreports:\n  - {id: v, sql: REINDEX TB_SOURCE}\n")
+    t.expect(t.run(["report", "-dir", db, "--spec", spec, "-o", out]), 2, out="",
+             err="tracebook: error: %s:3:18: report 'v': only a read-only statement (SELECT, WITH, VALUES) may run\n"
+                 % spec)
     t.eq(listing(out), ["a.db"], "nothing written")
 
 
