@@ -38,13 +38,19 @@ for rel in SHARED_SEEDS.get(target, []):
     if shared and os.path.isfile(src) and os.path.getsize(src) <= 64 * 1024:
         shutil.copyfile(src, os.path.join(seeds, os.path.basename(rel)))
 
-env = dict(os.environ)
+# The harness's temporary folder: libFuzzer ends a campaign without the
+# harness's atexit clean-up, so it goes with the campaign.
+tmp = os.path.join(work, "tmp")
+shutil.rmtree(tmp, ignore_errors=True)
+os.makedirs(tmp)
+env = dict(os.environ, TMPDIR=tmp)
 env.setdefault("ASAN_OPTIONS", "detect_leaks=1:abort_on_error=1")
 env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
 args = [fuzzer, "-max_total_time=" + seconds, "-timeout=30", "-rss_limit_mb=2560", "-max_len=65536",
         "-print_final_stats=1", "-artifact_prefix=" + arts + "/", live, corpus, seeds]
 r = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
 out = r.stdout
+shutil.rmtree(tmp, ignore_errors=True)
 stats = dict(re.findall(r"^stat::(\w+):\s*(\d+)", out, re.M))
 found = sorted(os.listdir(arts))
 print("fuzz %s: %s s, %s executions, %d inputs in the corpus, %d findings%s" % (
