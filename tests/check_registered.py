@@ -7,7 +7,9 @@ import os
 import sys
 
 TEST_DIRS = {"unit": (".c",), "layout": (".py",), "cli": (".py", ".sh"), "conformance": (".py",), "gen": (".py",),
-             "install": (".py", ".c")}
+             "install": (".py", ".c"),
+             "fuzz": (".c", ".py"), "bad-inputs": (".py",),
+             "faults": (".py",)}
 
 root = sys.argv[1]
 registered = {os.path.normpath(os.path.join(root, p)) if not os.path.isabs(p) else os.path.normpath(p)

@@ -409,7 +409,9 @@ static int parse_event(pstate *ps, trace_event *ev)
                 if (v.type == JS_STR && v.n > 0)
                     ev->ph = v.p[0];
             } else if (KEY_IS(&k, "ts")) {
-                if (span_time(&v, &ev->ts_ns) != 0)
+                /* a number beyond int64 ns saturates: the importer skips it with the
+                 * other times outside +-2^62 ns (docs/inputs.md) */
+                if (span_time(&v, &ev->ts_ns) < 0)
                     return fail(ps, vstart, "'ts' is not a number");
                 ev->has_ts = 1;
             } else if (KEY_IS(&k, "id")) {
@@ -427,7 +429,7 @@ static int parse_event(pstate *ps, trace_event *ev)
                 ev->cat = v;
             else if (KEY_IS(&k, "dur")) {
                 if (v.type != JS_NULL) {
-                    if (span_time(&v, &ev->dur_ns) != 0)
+                    if (span_time(&v, &ev->dur_ns) < 0)
                         return fail(ps, vstart, "'dur' is not a number");
                     ev->has_dur = 1;
                 }
@@ -842,10 +844,12 @@ int js_us_to_ns(const char *p, size_t n, int64_t *out)
         return -1;
     uint64_t ip = 0;
     const char *d0 = p;
+    int big = 0; /* more integer digits than 64 bits hold: out of range, if well formed */
     while (p < e && *p >= '0' && *p <= '9') {
         if (ip > (UINT64_MAX - 9) / 10)
-            return -1;
-        ip = ip * 10 + (uint64_t)(*p - '0');
+            big = 1;
+        else
+            ip = ip * 10 + (uint64_t)(*p - '0');
         p++;
     }
     int have_digits = p > d0;
@@ -878,7 +882,13 @@ int js_us_to_ns(const char *p, size_t n, int64_t *out)
         char *end;
         errno = 0;
         long double v = strtold(tmp, &end);
-        if (end != tmp + len || errno || !isfinite(v) || fabsl(v) > 9.2e15L)
+        if (end != tmp + len || isnan(v))
+            return -1;
+        if (isinf(v) || fabsl(v) > 9.2e15L) {
+            *out = neg ? -INT64_MAX : INT64_MAX;
+            return 1;
+        }
+        if (errno)
             return -1;
         *out = (int64_t)llroundl(v * 1000.0L);
         return 0;
@@ -889,8 +899,10 @@ int js_us_to_ns(const char *p, size_t n, int64_t *out)
         frac *= 10;
         fdig++;
     }
-    if (ip > (uint64_t)INT64_MAX / 1000 - 1)
-        return -1;
+    if (big || ip > (uint64_t)INT64_MAX / 1000 - 1) {
+        *out = neg ? -INT64_MAX : INT64_MAX;
+        return 1;
+    }
     uint64_t ns = ip * 1000 + frac + (uint64_t)round_up;
     *out = neg ? -(int64_t)ns : (int64_t)ns;
     return 0;

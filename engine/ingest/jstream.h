@@ -99,7 +99,9 @@ js_span js_arg(trace_event *ev, const char *key);
 /*
  * Converts a JSON number (or the text of a numeric string) in microseconds to
  * integer nanoseconds without going through a double when it has at most three
- * decimals. Returns 0 on success, -1 when the text is not a number.
+ * decimals. Returns 0 on success, -1 when the text is not a number, 1 when
+ * it is a number beyond the int64 range in ns (*out is then INT64_MAX or
+ * -INT64_MAX, which every range check refuses).
  */
 int js_us_to_ns(const char *p, size_t n, int64_t *out);
 

@@ -485,8 +485,10 @@ static tb_status prepare_one(runner *r, const tb_spec_report *rep, const char *s
         return sql_error(r, rep, sql, what, rc, err);
     if (!*out)
         return sql_error_at(rep, err, "%s: the SQL holds no statement", what);
-    if (!sqlite3_stmt_readonly(*out)) {
-        /* VACUUM and the like pass the authorizer's questions but write */
+    if (!sqlite3_stmt_readonly(*out) || sqlite3_column_count(*out) == 0) {
+        /* VACUUM and the like pass the authorizer's questions but write; a
+         * statement of no column is no query either (REINDEX of a table
+         * without indexes asks the authorizer nothing and counts as read-only) */
         sqlite3_finalize(*out);
         *out = NULL;
         return sql_error_at(rep, err, "%s: only a read-only statement (SELECT, WITH, VALUES) may run", what);

@@ -255,6 +255,13 @@ static int us_fails(const char *text)
     return js_us_to_ns(text, strlen(text), &v) == -1;
 }
 
+/* A well-formed number beyond the int64 range in ns: 1, saturated. */
+static int us_beyond(const char *text, int64_t sat)
+{
+    int64_t v = 0;
+    return js_us_to_ns(text, strlen(text), &v) == 1 && v == sat;
+}
+
 static void test_us_to_ns_decimals(void **state)
 {
     (void)state;
@@ -293,10 +300,12 @@ static void test_us_to_ns_exponent(void **state)
     assert_i64(150000, us("1.5e2"));
     assert_i64(-1000000, us("-1e3"));
     assert_i64(1000, us("+1E0"));
-    assert_true(us_fails("1e16")); /* beyond the int64 range in ns */
+    assert_true(us_beyond("1e16", INT64_MAX)); /* beyond the int64 range in ns */
     assert_true(us_fails("1e"));
     assert_true(us_fails("1e+"));
-    assert_true(us_fails("1e400"));
+    assert_true(us_beyond("1e400", INT64_MAX));
+    assert_true(us_beyond("-1e300", -INT64_MAX));
+    assert_true(us_fails("1e300x"));
 }
 
 static void test_us_to_ns_invalid(void **state)
@@ -311,8 +320,10 @@ static void test_us_to_ns_invalid(void **state)
     assert_true(us_fails("1 "));
     assert_true(us_fails(" 1"));
     assert_true(us_fails("--1"));
-    assert_true(us_fails("9223372036854775.807")); /* overflows int64 ns */
-    assert_true(us_fails("99999999999999999999999"));
+    assert_true(us_beyond("9223372036854775.807", INT64_MAX)); /* overflows int64 ns */
+    assert_true(us_beyond("99999999999999999999999", INT64_MAX));
+    assert_true(us_beyond("-99999999999999999999999.5", -INT64_MAX));
+    assert_true(us_fails("99999999999999999999999x"));
 }
 
 /* ---- js_span_int / js_span_real ---------------------------------------- */
