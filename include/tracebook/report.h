@@ -88,6 +88,10 @@ typedef struct tb_window {
     int64_t model_id;
     int64_t iteration_id;
     int64_t iteration_count;   /* >= 1 */
+    /* rank_set = 1: only rank's rows, as if the DB held that rank alone (no
+     * Rank ID column is written); alone or with the iterations above */
+    int rank_set;
+    int64_t rank;
 } tb_window;
 
 /*
@@ -194,6 +198,12 @@ typedef struct tb_report_job {
     const char *const *inputs;      /* what -dir named, for the metadata (borrowed) */
     size_t n_inputs;
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
+    /* Optional, for outputs named as another tool names them (export summary): */
+    const char *file_tag;           /* not NULL: files are `<report id>_<tag>[_<label>].<ext>` */
+    int no_clobber;                 /* 1: an output that exists already is an error (TB_ERR_USAGE) */
+    int keep_listings;              /* 1: an existing tracebook_run.json's listing is kept in the new
+                                       one, under "earlier_runs" (its files stay tracebook's outputs
+                                       for the scanner); runs whose files this run replaced all are dropped */
 } tb_report_job;
 
 /* Runs job->run's specs and writes their outputs. */
