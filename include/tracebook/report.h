@@ -296,6 +296,39 @@ typedef struct tb_timeline_result {
 tb_status tb_timeline_write(const tb_timeline_options *opt, tb_timeline_result *res, tb_error *err);
 
 /*
+ * The summary export (`export summary`): msprof's and torch_npu's summary
+ * files, one set per rank in that rank's own layout (docs/cli.md): an
+ * msprof rank gets `PROF_XXX/mindstudio_profiler_output/<name>_<timestamp>
+ * [_<label>].csv`, a torch_npu rank `..._ascend_pt/ASCEND_PROFILER_OUTPUT/
+ * <name>[_<label>].csv`, each folder a README.txt and a tracebook_run.json
+ * listing its files. Each rank runs alone (tb_window.rank_set): its rows are
+ * those of a run over that rank only.
+ */
+typedef struct tb_summary_options {
+    const char *db_path;             /* a unified DB (opened read-only) */
+    const char *out_dir;             /* NULL: each rank's own folder; else the same layout under it */
+    const tb_spec *spec;             /* borrowed; reports to run instead of the built-in summaries (NULL,
+                                        or an msprof reports file: the summaries of each rank's layout) */
+    tb_window window;                /* rank_set is ignored: every rank runs on its own */
+    unsigned formats;                /* TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX; 0 = csv */
+    int no_clobber;                  /* 1: refuse (TB_ERR_USAGE) when an output exists; nothing is written */
+    const char *const *inputs;       /* what -dir named, for the metadata (borrowed) */
+    size_t n_inputs;
+    void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
+    void (*note)(void *ctx, const char *msg);     /* skipped reports and ranks (may be NULL) */
+    void *ctx;
+} tb_summary_options;
+
+typedef struct tb_summary_result {
+    size_t ranks;                    /* ranks written */
+    size_t files;                    /* files written, README.txt and tracebook_run.json included */
+    char window_label[48];           /* "" without a window */
+} tb_summary_result;
+
+/* Writes the summaries of every rank. Stops at the first error. */
+tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res, tb_error *err);
+
+/*
  * Reads an msprof slicing file (msprof_slice.json: slice_switch "on"/"off",
  * "slice_file_size(MB)", strategy) into *slice_bytes: 0 when slicing is off,
  * else the size limit in bytes (msprof's rule: a size of 200 MB or more is
