@@ -48,12 +48,14 @@ static const char msprof_yaml[] =
     "  - use: task_time\n"
     "  - use: communication_statistic\n"
     "  - use: step_trace\n"
-    "  - use: npu_mem\n";
+    "  - use: npu_mem\n"
+    "  - use: npu_module_mem\n";
 
 static const char torch_npu_yaml[] =
     "tracebook: 1\n"
     "reports:\n"
     "  - use: kernel_details\n"
+    "  - use: operator_details\n"
     "  - use: step_trace_time\n"
     "  - use: memory_record\n"
     "  - use: operator_memory\n"

@@ -299,14 +299,37 @@ def public_data():
         print("skip public_data: %s absent" % base)
         return
     d = fresh("public")
-    run("export", "summary", "-q", "-dir", ins[0], "-dir", ins[1], "-o", d)
-    for r, x in enumerate(ins):
-        folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT") if not x.endswith("_ascend_pt") else None
-        folders = glob.glob(os.path.join(d, "**", "ASCEND_PROFILER_OUTPUT"), recursive=True)
-        assert folders, os.listdir(d)
-        for folder in folders:
-            assert "kernel_details" in " ".join(os.listdir(folder))
-            check_headers(folder, r"([a-z_]+?)(?:_rank\d+)?\.csv")
+    run("export", "summary", "-q", "-dir", ins[0], "-o", d)
+    folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
+    seen = check_headers(folder, r"([a-z_]+?)\.csv")
+    assert sorted(seen) == sorted(["kernel_details", "operator_details", "step_trace_time", "memory_record",
+                                   "operator_memory", "op_statistic"]), seen
+    # rows written back equal the rows of the input's own files
+    src = os.path.join(ins[0], "ASCEND_PROFILER_OUTPUT")
+    for n, key in (("operator_details", "Name"), ("memory_record", "Timestamp(us)"), ("operator_memory", "Name")):
+        a, b = rows(os.path.join(src, n + ".csv")), rows(os.path.join(folder, n + ".csv"))
+        num = (lambda v: Decimal(v.strip())) if key.endswith("(us)") else (lambda v: v)
+        assert [num(x[key]) for x in a] == [num(x[key]) for x in b], n
+    mr_in, mr_out = rows(os.path.join(src, "memory_record.csv")), rows(os.path.join(folder, "memory_record.csv"))
+    assert [Decimal(x["Total Reserved(MB)"]) for x in mr_in] == [Decimal(x["Total Reserved(MB)"]) for x in mr_out]
+    # msprof's npu_module_mem (KB) from torch_npu's (MB): the same samples, x 1024
+    d2 = fresh("public_module_mem")
+    run("report", "-q", "-dir", ins[0], "--spec", "builtin:npu_module_mem", "-o", d2)
+    check_headers(d2, r"(npu_module_mem)\.csv")
+    mm_in, mm_out = rows(os.path.join(src, "npu_module_mem.csv")), rows(os.path.join(d2, "npu_module_mem.csv"))
+    assert len(mm_in) == len(mm_out) and mm_out
+    got = sorted((x["Component"], Decimal(x["Timestamp(us)"]), Decimal(x["Total Reserved(KB)"])) for x in mm_out)
+    want = sorted((x["Component"], Decimal(x["Timestamp(us)"].strip()), Decimal(x["Total Reserved(MB)"].strip()) * 1024)
+                  for x in mm_in)
+    assert got == want, (got[:3], want[:3])
+    # two ranks at once: each folder as for its rank alone
+    d3 = fresh("public2")
+    run("export", "summary", "-q", "-dir", ins[0], "-dir", ins[1], "-o", d3)
+    folders = glob.glob(os.path.join(d3, "**", "ASCEND_PROFILER_OUTPUT"), recursive=True)
+    assert folders, os.listdir(d3)
+    for f in folders:
+        assert "kernel_details" in " ".join(os.listdir(f))
+        check_headers(f, r"([a-z_]+?)(?:_rank\d+)?\.csv")
     db = os.path.join(SHARED, "ascend", "msprof_db", "msprof_0.db")
     if os.path.exists(db):
         d = fresh("public_db")
