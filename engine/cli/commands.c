@@ -188,10 +188,10 @@ const cli_command cli_commands[] = {
      "op_statistic, api_statistic, task_time, communication_statistic, step_trace,\n"
      "npu_mem, npu_module_mem), a torch_npu rank's ASCEND_PROFILER_OUTPUT/<name>.csv\n"
      "(kernel_details, operator_details, step_trace_time, memory_record,\n"
-     "operator_memory, op_statistic, api_statistic), with their headers; a window's\n"
-     "label goes into the names. Each folder gets a README.txt and a\n"
-     "tracebook_run.json listing its files. A summary whose tables are empty is\n"
-     "skipped with a note. The paths written go to stdout.",
+     "operator_memory, npu_module_mem, op_statistic, api_statistic), with their\n"
+     "headers; a window's label goes into the names. Each folder gets a README.txt\n"
+     "and a tracebook_run.json listing its files. A summary whose tables are empty\n"
+     "is skipped with a note. The paths written go to stdout.",
      export_summary_opts, N(export_summary_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_export_summary},
     {"report", NULL, "-dir PATH [-dir PATH ...] --spec FILE [--spec FILE ...] [options]",
      "run report specs over the inputs: csv, json, xlsx, console tables",

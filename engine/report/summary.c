@@ -59,6 +59,8 @@ static const char torch_npu_yaml[] =
     "  - use: step_trace_time\n"
     "  - use: memory_record\n"
     "  - use: operator_memory\n"
+    "  - use: npu_module_mem_torch_npu\n"
+    "    id: npu_module_mem\n"
     "  - use: op_statistic\n"
     "  - use: api_statistic\n";
 

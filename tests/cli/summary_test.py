@@ -53,8 +53,10 @@ def expected_headers(path):
         if not m:
             continue
         name, body = m.group(1), m.group(4)
-        if body.startswith("as msprof") or name in heads:
+        if body.startswith("as msprof"):
             continue  # torch_npu's copies of msprof's files keep msprof's header
+        if name in heads:
+            name = "torch_npu:" + name  # torch_npu's own variant (npu_module_mem.csv in MB)
         body = body.replace(", then, when task info exists,", ",")
         for cut in (", then ", " — ", " (older", " (maybe"):
             if cut in body:
@@ -113,7 +115,9 @@ def rows(path):
 
 
 def check_headers(folder, stem_re):
-    """Every CSV of folder whose summary name formats.md documents has its header."""
+    """Every CSV of folder whose summary name formats.md documents has its header
+    (torch_npu's variant of a name in an ASCEND_PROFILER_OUTPUT folder)."""
+    torch_npu = os.path.basename(folder) == "ASCEND_PROFILER_OUTPUT"
     seen = []
     for p in sorted(glob.glob(os.path.join(folder, "*.csv"))):
         m = re.fullmatch(stem_re, os.path.basename(p))
@@ -121,7 +125,7 @@ def check_headers(folder, stem_re):
         name = m.group(1)
         assert name in HEADERS, "%s: no documented header for %s" % (p, name)
         got = first_line(p)
-        want = ",".join(HEADERS[name])
+        want = ",".join(HEADERS.get("torch_npu:" + name, HEADERS[name]) if torch_npu else HEADERS[name])
         assert got == want, "%s header\n  got  %s\n  want %s" % (p, got, want)
         seen.append(name)
     return seen
@@ -303,7 +307,7 @@ def public_data():
     folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
     seen = check_headers(folder, r"([a-z_]+?)\.csv")
     assert sorted(seen) == sorted(["kernel_details", "operator_details", "step_trace_time", "memory_record",
-                                   "operator_memory", "op_statistic"]), seen
+                                   "operator_memory", "npu_module_mem", "op_statistic"]), seen
     # rows written back equal the rows of the input's own files
     src = os.path.join(ins[0], "ASCEND_PROFILER_OUTPUT")
     for n, key in (("operator_details", "Name"), ("memory_record", "Timestamp(us)"), ("operator_memory", "Name")):
@@ -320,6 +324,12 @@ def public_data():
     assert len(mm_in) == len(mm_out) and mm_out
     got = sorted((x["Component"], Decimal(x["Timestamp(us)"]), Decimal(x["Total Reserved(KB)"])) for x in mm_out)
     want = sorted((x["Component"], Decimal(x["Timestamp(us)"].strip()), Decimal(x["Total Reserved(MB)"].strip()) * 1024)
+                  for x in mm_in)
+    assert got == want, (got[:3], want[:3])
+    # torch_npu's own (MB) in its folder: the input's samples as they were
+    mm_tn = rows(os.path.join(folder, "npu_module_mem.csv"))
+    got = sorted((x["Component"], Decimal(x["Timestamp(us)"]), Decimal(x["Total Reserved(MB)"])) for x in mm_tn)
+    want = sorted((x["Component"], Decimal(x["Timestamp(us)"].strip()), Decimal(x["Total Reserved(MB)"].strip()))
                   for x in mm_in)
     assert got == want, (got[:3], want[:3])
     # two ranks at once: each folder as for its rank alone
