@@ -378,14 +378,18 @@ static tb_status book_path(const job_state *js, const char *label, char **out, t
         name = "tracebook.xlsx";
     size_t n = strlen(name);
     size_t stem = n > 5 && !strcmp(name + n - 5, ".xlsx") ? n - 5 : n;
-    size_t len = strlen(js->job->out_dir) + n + (label ? strlen(label) : 0) + 16;
+    const char *tag = js->job->file_tag ? js->job->file_tag : "";
+    size_t len = strlen(js->job->out_dir) + n + strlen(tag) + (label ? strlen(label) : 0) + 16;
     char *p = malloc(len);
     if (!p)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    if (label && *label)
-        snprintf(p, len, "%s/%.*s_%s.xlsx", js->job->out_dir, (int)stem, name, label);
-    else
-        snprintf(p, len, "%s/%.*s.xlsx", js->job->out_dir, (int)stem, name);
+    snprintf(p, len, "%s/%.*s%s%s%s%s.xlsx", js->job->out_dir, (int)stem, name, *tag ? "_" : "", tag,
+             label && *label ? "_" : "", label ? label : "");
+    if (js->job->no_clobber && access(p, F_OK) == 0) {
+        tb_status nc = tb_error_at(err, TB_ERR_USAGE, p, 0, 0, -1, "exists already (--no-clobber)");
+        free(p);
+        return nc;
+    }
     *out = p;
     return TB_OK;
 }

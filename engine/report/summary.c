@@ -419,6 +419,16 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
     unsigned formats = opt->formats ? opt->formats : TB_OUT_CSV;
     for (size_t i = 0; i < n && opt->no_clobber; i++) {
         const tb_spec *sp = given ? given : layouts[ranks[i].layout];
+        if (formats & TB_OUT_XLSX) {
+            char path[4600];
+            const char *tag = ranks[i].tag, *lab = res->window_label;
+            snprintf(path, sizeof path, "%s/tracebook%s%s%s%s.xlsx", ranks[i].folder, *tag ? "_" : "", tag,
+                     *lab ? "_" : "", lab);
+            if (access(path, F_OK) == 0) {
+                rc = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
+                goto done;
+            }
+        }
         for (size_t k = 0; k < tb_spec_n_reports(sp); k++) {
             for (unsigned f = TB_OUT_CSV; f <= TB_OUT_JSON; f <<= 1) {
                 if (!(formats & f) || (f != TB_OUT_CSV && f != TB_OUT_JSON))

@@ -296,6 +296,17 @@ def json_format():
         assert len(arr) == len(rows(os.path.join(folder, n + ".csv")))
 
 
+def xlsx_format():
+    d = fresh("xlsx")
+    src = os.path.join(SAMPLES, "torch_npu_2rank")
+    run("export", "summary", "-q", "-dir", src, "-o", d, "--format", "xlsx")
+    for r in (0, 1):
+        folder = os.path.join(d, "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT")
+        assert sorted(os.listdir(folder)) == ["README.txt", "tracebook.xlsx", "tracebook_run.json"], os.listdir(folder)
+    p = run("export", "summary", "-q", "-dir", src, "-o", d, "--format", "xlsx", "--no-clobber", code=2)
+    assert "tracebook.xlsx: exists already (--no-clobber)" in p.stderr, p.stderr
+
+
 def public_data():
     base = os.path.join(SHARED, "ascend")
     ins = [os.path.join(base, "torch_npu_rank0"), os.path.join(base, "torch_npu_rank1")]
@@ -350,7 +361,7 @@ def public_data():
 
 
 for fn in (two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
-           msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, public_data):
+           msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data):
     case(fn)
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
