@@ -514,7 +514,8 @@ static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report 
         free(path);
         return rc;
     }
-    rc = format == TB_OUT_JSON ? json_sink_create(path, NULL, out, err) : csv_sink_create(path, NULL, out, err);
+    csv_sink_options co = {.slice_insert = js->job->msprof_slices ? strlen(rep->id) + 1 : 0};
+    rc = format == TB_OUT_JSON ? json_sink_create(path, NULL, out, err) : csv_sink_create(path, &co, out, err);
     free(path);
     return rc;
 }

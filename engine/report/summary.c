@@ -483,6 +483,7 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
                 .written = on_written,
                 .file_tag = p->tag[0] ? p->tag : NULL,
                 .no_clobber = opt->no_clobber,
+                .msprof_slices = p->layout == LAYOUT_MSPROF,
                 .keep_listings = 1,
             };
             job.run.window.rank_set = 1;

@@ -201,6 +201,8 @@ typedef struct tb_report_job {
     /* Optional, for outputs named as another tool names them (export summary): */
     const char *file_tag;           /* not NULL: files are `<report id>_<tag>[_<label>].<ext>` */
     int no_clobber;                 /* 1: an output that exists already is an error (TB_ERR_USAGE) */
+    int msprof_slices;              /* 1: a split CSV is `<id>_slice_<k>_<tag>[_<label>].csv`, k from 0,
+                                       as msprof names its summary slices */
     int keep_listings;              /* 1: an existing tracebook_run.json's listing is kept in the new
                                        one, under "earlier_runs" (its files stay tracebook's outputs
                                        for the scanner); runs whose files this run replaced all are dropped */
