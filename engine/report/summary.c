@@ -270,12 +270,18 @@ static tb_status write_readme(const tb_summary_options *opt, const rank_place *p
         fclose(f);
     }
     snprintf(path, sizeof path, "%s/%s", p->folder, name);
-    size_t cap = 4096 + json_array_size(files) * 256;
+    size_t cap = 4096 + (opt->spec ? strlen(tb_spec_path(opt->spec)) : 0);
+    for (size_t i = 0; i < opt->n_inputs; i++)
+        cap += strlen(opt->inputs[i]) + 8;
+    for (size_t i = 0; i < json_array_size(files); i++)
+        cap += strlen(json_string_value(json_array_get(files, i))) + 8;
+    cap += json_array_size(rank_ids) * 24;
     char *text = malloc(cap);
     if (!text)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     size_t k = 0;
-#define ADD(...) (k += (size_t)snprintf(text + k, k < cap ? cap - k : 0, __VA_ARGS__))
+    /* cap holds every line: k never passes it (checked once more at the end) */
+#define ADD(...) (k += (size_t)snprintf(text + (k < cap ? k : cap), k < cap ? cap - k : 0, __VA_ARGS__))
     ADD("%s", readme_head);
     ADD("\nSummaries in %s's layout, written by tracebook %s, of rank", p->layout == LAYOUT_MSPROF ? "msprof" : "torch_npu",
         tb_version());
