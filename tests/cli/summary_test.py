@@ -250,6 +250,18 @@ def msprof_layout_into_input_folder():
     seen = check_headers(folder, MSPROF_RE)
     assert sorted(seen) == sorted(["op_summary", "op_statistic", "api_statistic", "task_time",
                                    "communication_statistic"]), seen
+    # op_summary: the device tasks (small communication tasks left out) and the communication ops;
+    # task_time: every device task, the same starts
+    con = sqlite3.connect(before)
+    op = rows(glob.glob(os.path.join(folder, "op_summary_*.csv"))[0])
+    n_tasks = con.execute("SELECT count(*) FROM device_task WHERE class <> 'communication'").fetchone()[0]
+    n_ops = con.execute("SELECT count(*) FROM comm_op").fetchone()[0]
+    assert len(op) == n_tasks + n_ops and n_ops > 0, (len(op), n_tasks, n_ops)
+    comm = [x for x in op if x["Task Type"] == "COMMUNICATION"]
+    assert len(comm) == n_ops and all(x["Task ID"] == "N/A" and x["Stream ID"] == "N/A" for x in comm)
+    tt = rows(glob.glob(os.path.join(folder, "task_time_*.csv"))[0])
+    assert len(tt) == con.execute("SELECT count(*) FROM TASK").fetchone()[0]
+    assert [x["task_start(us)"] for x in tt] == sorted((x["task_start(us)"] for x in tt), key=Decimal)
     after = os.path.join(d, "after.db")
     run("export", "db", "-q", "-dir", prof, "-o", after)
     def counts(db):
@@ -287,9 +299,14 @@ def no_clobber_and_atomic_replace():
 
 def json_format():
     d = fresh("json")
-    run("export", "summary", "-q", "-dir", os.path.join(SAMPLES, "torch_npu_2rank", "rank1_ascend_pt"), "-o", d,
-        "--format", "csv,json")
+    p = run("export", "summary", "-dir", os.path.join(SAMPLES, "torch_npu_2rank", "rank1_ascend_pt"), "-o", d,
+            "--format", "csv,json")
+    # a summary without data: skipped with a note, and said in the listing
+    assert "report 'memory_record' skipped: the data has no MEMORY_RECORD rows" in p.stderr, p.stderr
     folder = os.path.join(d, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    meta = json.load(open(os.path.join(folder, "tracebook_run.json")))
+    skipped = {r["id"]: r.get("skipped") for r in meta["reports"]}
+    assert skipped["memory_record"] == "the data has no MEMORY_RECORD rows" and skipped["kernel_details"] is None
     for n in TORCH_NPU_FILES:
         arr = json.load(open(os.path.join(folder, n + ".json")))
         assert isinstance(arr, list) and arr and list(arr[0].keys()) == HEADERS[n], (n, list(arr[0].keys()))
