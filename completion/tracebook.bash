@@ -38,7 +38,7 @@ _tracebook()
     cmd=${COMP_WORDS[1]}
     if [[ $cmd == export ]]; then
         if ((COMP_CWORD == 2)); then
-            COMPREPLY=($(compgen -W "db timeline" -- "$cur"))
+            COMPREPLY=($(compgen -W "db timeline summary" -- "$cur"))
             return
         fi
         cmd="$cmd ${COMP_WORDS[2]}"
@@ -102,6 +102,39 @@ _tracebook()
             ;;
         esac
         opts="-dir --dir -o --output -reports --spec --model-id --iteration-id --iteration-count --slice-mb --slice-config --rebuild --strict -q --quiet -h --help"
+        ;;
+    "export summary")
+        case $prev in
+        --dir|-dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --output|-output|-o)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -d -- "$cur"))
+            return
+            ;;
+        --spec|-spec|-reports)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "$(_tracebook_builtins "$tb" builtin:)" -- "$cur"))
+            return
+            ;;
+        --format|-format|--summary-format)
+            COMPREPLY=($(compgen -W "csv json xlsx" -- "$cur"))
+            return
+            ;;
+        --model-id|-model-id)
+            return
+            ;;
+        --iteration-id|-iteration-id)
+            return
+            ;;
+        --iteration-count|-iteration-count)
+            return
+            ;;
+        esac
+        opts="-dir --dir -o --output -reports --spec --summary-format --format --model-id --iteration-id --iteration-count --no-clobber --rebuild --strict -q --quiet -h --help"
         ;;
     "merge")
         case $prev in

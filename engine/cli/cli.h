@@ -46,6 +46,7 @@ typedef enum cli_opt_id {
     OPT_LOG_FILE,
     OPT_WIDTH,
     OPT_FAIL_ON_WARNING,
+    OPT_NO_CLOBBER,
     OPT_COUNT
 } cli_opt_id;
 
@@ -210,6 +211,7 @@ int cli_parse_run_opts(const cli_args *a, cli_run_opts *r);
 int cli_cmd_export_db(cli_args *a);
 int cli_cmd_merge(cli_args *a);
 int cli_cmd_export_timeline(cli_args *a);
+int cli_cmd_export_summary(cli_args *a);
 int cli_cmd_info(cli_args *a);
 int cli_cmd_report(cli_args *a);
 int cli_cmd_query(cli_args *a);

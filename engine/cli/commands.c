@@ -81,6 +81,27 @@ static const cli_option merge_opts[] = {
     O_HELP,
 };
 
+static const cli_option export_summary_opts[] = {
+    O_DIR,
+    {OPT_OUTPUT, "-o", "output", "DIR", 0, COMPLETE_DIR, NULL,
+     "write each rank's folder (PROF_XXX/mindstudio_profiler_output,\n"
+     "*_ascend_pt/ASCEND_PROFILER_OUTPUT) under DIR. Default:\n"
+     "into the rank's own input folder"},
+    {OPT_SPEC, "-reports", "spec", "FILE", 0, COMPLETE_SPEC, NULL,
+     "run this spec's reports instead of the summaries (an\n"
+     "msprof reports_sample_config.json runs the summaries)"},
+    {OPT_FORMAT, "--summary-format", "format", "csv|json|xlsx", 0, COMPLETE_WORDS, "csv json xlsx",
+     "comma-separated formats (default csv)"},
+    O_ITERATIONS,
+    {OPT_NO_CLOBBER, NULL, "no-clobber", NULL, 0, COMPLETE_NONE, NULL,
+     "refuse when an output exists (default: replace it\n"
+     "atomically)"},
+    O_REBUILD("load the inputs again even when the cached DB is current"),
+    O_STRICT("an input cut short is an error"),
+    O_QUIET("no progress line, notes or warnings on stderr"),
+    O_HELP,
+};
+
 static const cli_option info_opts[] = {
     O_DIR,
     O_REBUILD("load again even when the cached DB is current"),
@@ -177,6 +198,19 @@ const cli_command cli_commands[] = {
      "-reports selects the layers (json_process); the window options select the\n"
      "events of some iterations. The paths written go to stdout (docs/timeline.md).",
      export_timeline_opts, N(export_timeline_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_export_timeline},
+    {"export summary", NULL, "-dir PATH [-dir PATH ...] [-o DIR] [--spec FILE] [--format LIST] [window options]",
+     "write msprof's and torch_npu's summary CSVs, one set per rank",
+     "Writes the summaries as msprof and torch_npu do, one set of files per rank in\n"
+     "that rank's layout: an msprof rank's\n"
+     "PROF_XXX/mindstudio_profiler_output/<name>_<timestamp>.csv (op_summary,\n"
+     "op_statistic, api_statistic, task_time, communication_statistic, step_trace,\n"
+     "npu_mem, npu_module_mem), a torch_npu rank's ASCEND_PROFILER_OUTPUT/<name>.csv\n"
+     "(kernel_details, operator_details, step_trace_time, memory_record,\n"
+     "operator_memory, npu_module_mem, op_statistic, api_statistic), with their\n"
+     "headers; a window's label goes into the names. Each folder gets a README.txt\n"
+     "and a tracebook_run.json listing its files. A summary whose tables are empty\n"
+     "is skipped with a note. The paths written go to stdout.",
+     export_summary_opts, N(export_summary_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_export_summary},
     {"merge", NULL, "-o FILE DB [DB ...]",
      "merge DBs that tracebook wrote into one, without the raw data",
      "Merges DBs that tracebook wrote (shards of a cluster, other machines'\n"

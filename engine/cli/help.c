@@ -44,8 +44,8 @@ void cli_help(const cli_command *cmd, FILE *f)
         fprintf(f, "usage: tracebook <command> [options]\n\n%s\n\ncommands:\n", cli_about);
         for (size_t i = 0; i < cli_n_commands; i++) {
             const cli_command *c = &cli_commands[i];
-            fprintf(f, "  %-12s ", c->label ? c->label : c->name);
-            put_lines(f, c->summary, 15);
+            fprintf(f, "  %-15s ", c->label ? c->label : c->name);
+            put_lines(f, c->summary, 18);
         }
         fprintf(f, "\noptions:\n"
                    "  -h, --help      show this help\n"

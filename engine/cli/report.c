@@ -534,3 +534,45 @@ int cli_cmd_export_timeline(cli_args *a)
     cli_progress_destroy(run.progress);
     return tb_exit_code(st);
 }
+
+int cli_cmd_export_summary(cli_args *a)
+{
+    cli_run_opts ro;
+    int rc = cli_parse_run_opts(a, &ro);
+    if (rc >= 0)
+        return rc;
+    unsigned formats = parse_formats(cli_value(a, OPT_FORMAT));
+    if (formats == ~0u || (formats & TB_OUT_CONSOLE))
+        return cli_usage_error(a->cmd, "--format '%s': expected csv, json or xlsx, comma-separated",
+                               cli_value(a, OPT_FORMAT));
+    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    tb_error err;
+    tb_error_clear(&err);
+    tb_spec *spec = NULL;
+    tb_status st = TB_OK;
+    const char *spec_arg = cli_value(a, OPT_SPEC);
+    if (spec_arg)
+        st = load_spec(spec_arg, &spec, &run, &err);
+    char db[PATH_MAX];
+    int reused = 0;
+    if (st == TB_OK)
+        st = cli_obtain_db(a, &run, db, sizeof db, &reused, &err);
+    if (st == TB_OK) {
+        const char *output = cli_value(a, OPT_OUTPUT);
+        if (output)
+            cli_make_dirs(output);
+        tb_summary_options o = {.db_path = db, .out_dir = output, .spec = spec, .window = ro.window,
+                                .formats = formats, .no_clobber = a->n[OPT_NO_CLOBBER] > 0,
+                                .inputs = a->v[OPT_DIR], .n_inputs = a->n[OPT_DIR],
+                                .written = print_written, .note = cli_on_note, .ctx = &run};
+        tb_summary_result res;
+        st = tb_summary_write(&o, &res, &err);
+        if (st == TB_OK && res.ranks == 0)
+            cli_on_note(&run, "no rank to export");
+    }
+    if (st != TB_OK)
+        cli_print_error(&err);
+    tb_spec_free(spec);
+    cli_progress_destroy(run.progress);
+    return tb_exit_code(st);
+}

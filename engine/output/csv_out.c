@@ -44,6 +44,7 @@ typedef struct csv_sink {
     size_t rows_per_file;
     int bom;
     int formula_safe;           /* text that reads as a formula gets a leading ' (csv_sink_options) */
+    size_t slice_insert;        /* csv_sink_options.slice_insert */
     const tb_sink_column *cols; /* borrowed from begin() */
     size_t ncols;
     afile *slices;              /* every slice so far; only the last may be open */
@@ -51,6 +52,29 @@ typedef struct csv_sink {
     size_t rows;                /* data rows in the last slice */
     int begun, done;            /* done: 1 after a successful finish, -1 after a failed one */
 } csv_sink;
+
+/*
+ * msprof's slice names: "slice_<k-1>_" inserted after the first at bytes of
+ * the last component ("out/op_summary_2024.csv", at 11, 1 ->
+ * "out/op_summary_slice_0_2024.csv"). Returns new (free) or NULL.
+ */
+static char *slice_name_at(const char *path, size_t at, size_t k)
+{
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (at > strlen(base))
+        at = strlen(base);
+    char num[40];
+    int w = snprintf(num, sizeof num, "slice_%zu_", k - 1);
+    size_t head = (size_t)(base - path) + at, tail = strlen(path) - head;
+    char *s = malloc(head + (size_t)w + tail + 1);
+    if (!s)
+        return NULL;
+    memcpy(s, path, head);
+    memcpy(s + head, num, (size_t)w);
+    memcpy(s + head + (size_t)w, path + head, tail + 1);
+    return s;
+}
 
 /*
  * path with _k inserted before the extension of its last component
@@ -267,7 +291,8 @@ static tb_status csv_finish(tb_sink *s, tb_error *err)
     }
     for (size_t i = 0; i < k; i++) {
         if (k > 1) {
-            char *name = slice_name(cs->path, i + 1);
+            char *name = cs->slice_insert ? slice_name_at(cs->path, cs->slice_insert, i + 1)
+                                          : slice_name(cs->path, i + 1);
             tb_status st = name ? afile_retarget(&cs->slices[i], name, err)
                                 : tb_error_at(err, TB_ERR_NOMEM, cs->path, 0, 0, -1, "out of memory");
             free(name);
@@ -332,6 +357,7 @@ tb_status csv_sink_create(const char *path, const csv_sink_options *opt, tb_sink
     }
     cs->base.vt = (tb_sink){csv_begin, csv_row, csv_finish, csv_destroy};
     cs->rows_per_file = opt && opt->rows_per_file ? opt->rows_per_file : CSV_DEFAULT_ROWS;
+    cs->slice_insert = opt ? opt->slice_insert : 0;
     cs->bom = opt ? opt->bom : 0;
     cs->formula_safe = opt ? opt->formula_safe : 0;
     if (new_slice(cs, err) != TB_OK) {

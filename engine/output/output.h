@@ -158,6 +158,8 @@ typedef struct csv_sink_options {
     size_t rows_per_file; /* data rows per file before a new slice starts; 0 = 1,000,000 */
     int bom;              /* 1: each file starts with a UTF-8 BOM (Excel) */
     int formula_safe;     /* 1: a text cell a spreadsheet would take for a formula gets a leading ' */
+    size_t slice_insert;  /* 0: slices are path_1.csv, path_2.csv, ...; n: msprof's names, "slice_<k>_"
+                             (k from 0) inserted after the first n bytes of the file name */
 } csv_sink_options;
 
 /*

@@ -380,14 +380,18 @@ static tb_status book_path(const job_state *js, const char *label, char **out, t
         name = "tracebook.xlsx";
     size_t n = strlen(name);
     size_t stem = n > 5 && !strcmp(name + n - 5, ".xlsx") ? n - 5 : n;
-    size_t len = strlen(js->job->out_dir) + n + (label ? strlen(label) : 0) + 16;
+    const char *tag = js->job->file_tag ? js->job->file_tag : "";
+    size_t len = strlen(js->job->out_dir) + n + strlen(tag) + (label ? strlen(label) : 0) + 16;
     char *p = malloc(len);
     if (!p)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    if (label && *label)
-        snprintf(p, len, "%s/%.*s_%s.xlsx", js->job->out_dir, (int)stem, name, label);
-    else
-        snprintf(p, len, "%s/%.*s.xlsx", js->job->out_dir, (int)stem, name);
+    snprintf(p, len, "%s/%.*s%s%s%s%s.xlsx", js->job->out_dir, (int)stem, name, *tag ? "_" : "", tag,
+             label && *label ? "_" : "", label ? label : "");
+    if (js->job->no_clobber && access(p, F_OK) == 0) {
+        tb_status nc = tb_error_at(err, TB_ERR_USAGE, p, 0, 0, -1, "exists already (--no-clobber)");
+        free(p);
+        return nc;
+    }
     *out = p;
     return TB_OK;
 }
@@ -495,21 +499,26 @@ static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report 
     if (format == TB_OUT_XLSX)
         return open_sheet(js, rep, label, out, err);
     const char *ext = format == TB_OUT_JSON ? "json" : "csv";
-    size_t n = strlen(js->job->out_dir) + strlen(rep->id) + (label ? strlen(label) : 0) + 16;
+    const char *tag = js->job->file_tag ? js->job->file_tag : "";
+    size_t n = strlen(js->job->out_dir) + strlen(rep->id) + strlen(tag) + (label ? strlen(label) : 0) + 16;
     char *path = malloc(n);
     if (!path)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    if (label && *label)
-        snprintf(path, n, "%s/%s_%s.%s", js->job->out_dir, rep->id, label, ext);
-    else
-        snprintf(path, n, "%s/%s.%s", js->job->out_dir, rep->id, ext);
+    snprintf(path, n, "%s/%s%s%s%s%s.%s", js->job->out_dir, rep->id, *tag ? "_" : "", tag,
+             label && *label ? "_" : "", label ? label : "", ext);
+    if (js->job->no_clobber && access(path, F_OK) == 0) {
+        tb_status nc = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
+        free(path);
+        return nc;
+    }
     tb_status rc = ids_check(&js->inputs, path, err);
     if (rc) {
         free(path);
         return rc;
     }
-    rc = format == TB_OUT_JSON ? json_sink_create(path, NULL, out, err)
-                               : csv_sink_create(path, &(csv_sink_options){.formula_safe = js->job->csv_safe}, out, err);
+    csv_sink_options co = {.slice_insert = js->job->msprof_slices ? strlen(rep->id) + 1 : 0,
+                           .formula_safe = js->job->csv_safe};
+    rc = format == TB_OUT_JSON ? json_sink_create(path, NULL, out, err) : csv_sink_create(path, &co, out, err);
     free(path);
     return rc;
 }
@@ -757,6 +766,66 @@ static json_t *metadata(const tb_report_job *job, const tb_run_result *res, json
     return m;
 }
 
+/* Adds every string of a "files" array under v, at any depth, to set (an object used as a set). */
+static void files_of(json_t *v, int in_files, json_t *set)
+{
+    const char *k;
+    json_t *x;
+    size_t i;
+    if (json_is_object(v)) {
+        json_object_foreach(v, k, x)
+            files_of(x, !strcmp(k, "files"), set);
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x) {
+            if (in_files && json_is_string(x))
+                json_object_set_new(set, json_string_value(x), json_true());
+            else
+                files_of(x, 0, set);
+        }
+    }
+}
+
+/* keep_listings: m gets "earlier_runs", the runs an existing listing at path
+ * describes (itself and its own earlier runs), less those whose files this
+ * run wrote all again. A missing or unreadable listing keeps nothing. */
+static void keep_earlier(json_t *m, const char *path)
+{
+    json_t *old = json_load_file(path, 0, NULL);
+    if (!json_is_object(old)) {
+        json_decref(old);
+        return;
+    }
+    json_t *runs = json_array(), *now = json_object();
+    files_of(json_object_get(m, "reports"), 0, now);
+    json_t *prev = json_object_get(old, "earlier_runs");
+    json_t *cand = json_array();
+    size_t i;
+    json_t *r;
+    if (json_is_array(prev))
+        json_array_foreach(prev, i, r)
+            json_array_append(cand, r);
+    json_object_del(old, "earlier_runs");
+    json_array_append(cand, old);
+    json_array_foreach(cand, i, r) {
+        json_t *f = json_object();
+        files_of(r, 0, f);
+        const char *k;
+        json_t *x;
+        int superseded = 1; /* a run that listed no file protects nothing */
+        json_object_foreach(f, k, x)
+            superseded &= json_object_get(now, k) != NULL;
+        if (!superseded)
+            json_array_append(runs, r);
+        json_decref(f);
+    }
+    if (json_array_size(runs))
+        json_object_set(m, "earlier_runs", runs);
+    json_decref(runs);
+    json_decref(cand);
+    json_decref(now);
+    json_decref(old);
+}
+
 /* Does any report of the run write xlsx? */
 static int wants_xlsx(const tb_run_options *o)
 {
@@ -858,6 +927,10 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
         json_t *m = metadata(&shown, res, js.reports);
         if (js.book)
             json_object_set_new(m, "workbook", json_string(base_name(js.book_path)));
+        if (job->keep_listings) {
+            snprintf(meta_path, sizeof meta_path, "%s/tracebook_run.json", job->out_dir);
+            keep_earlier(m, meta_path);
+        }
         char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
         json_decref(m);
         if (!text) {

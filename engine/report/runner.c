@@ -103,6 +103,8 @@ static tb_status open_db(runner *r, tb_error *err)
         sqlite3_finalize(st);
         st = NULL;
     }
+    if (o->window.rank_set)
+        r->n_ranks = 1; /* one rank's rows, as a DB of that rank alone */
     tb_status st2 = sandbox_install(&r->sb, r->db, o->db_path, err);
     if (st2 != TB_OK)
         return st2;

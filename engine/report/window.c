@@ -29,6 +29,8 @@
  *   timestampNs/timestamp samples: inside [start, end];
  *   per-task tables (globalTaskId, no time): tasks that are in the window;
  *   STEP_TIME (step mode) and TB_ITERATION (graph mode): by id.
+ * A rank filter (tb_window.rank_set), alone or with the iterations, keeps
+ * the rows of one rank in every table that has a rankId.
  * Tables without a rankId or a time (strings, enums, metadata, summaries
  * copied from the input) are not filtered.
  */
@@ -275,7 +277,7 @@ static int is_device_table(const char *t)
 
 /* The WHERE clause filtering main.<table> (alias x) through temp.tb_window,
  * or NULL when the table is not windowed. Static text or out. */
-static const char *table_filter(const char *t, int cols, const tb_window *w, char *out, size_t n)
+static const char *iteration_filter(const char *t, int cols, const tb_window *w, char *out, size_t n)
 {
 #define IN_RANK "EXISTS (SELECT 1 FROM temp.tb_window w WHERE w.rankId IS x.rankId AND "
     if (!(cols & C_RANK))
@@ -319,6 +321,24 @@ static const char *table_filter(const char *t, int cols, const tb_window *w, cha
 #undef IN_RANK
 }
 
+/* iteration_filter's clause, restricted to one rank when w->rank_set (the
+ * tables without a rankId are shared by every rank: not filtered). */
+static const char *table_filter(const char *t, int cols, const tb_window *w, char *out, size_t n)
+{
+    char inner[512];
+    const char *f = w->set ? iteration_filter(t, cols, w, inner, sizeof inner) : NULL;
+    if (!w->rank_set || !(cols & C_RANK)) {
+        if (f && f != out)
+            snprintf(out, n, "%s", f);
+        return f ? out : NULL;
+    }
+    if (f)
+        snprintf(out, n, "x.rankId IS %" PRId64 " AND (%s)", w->rank, f);
+    else
+        snprintf(out, n, "x.rankId IS %" PRId64, w->rank);
+    return out;
+}
+
 /* Creates the TEMP views: first the filtered tables (in an order where
  * TASK exists before the per-task tables that refer to it), then TEMP copies
  * of the stored views. */
@@ -338,7 +358,7 @@ static tb_status create_views(sqlite3 *db, const tb_window *w, tb_error *err)
         if (!name || !type || !sql)
             continue;
         if (strcmp(type, "table") == 0) {
-            char tmp[512];
+            char tmp[1024];
             const char *where = table_filter(name, table_columns(db, name), w, tmp, sizeof tmp);
             if (!where)
                 continue;
@@ -455,8 +475,10 @@ done:
 tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_error *err)
 {
     memset(info, 0, sizeof *info);
-    if (!w->set)
+    if (!w->set && !w->rank_set)
         return TB_OK;
+    if (!w->set)
+        return create_views(db, w, err); /* one rank, all of its time */
     if (w->iteration_count < 1)
         return tb_error_set(err, TB_ERR_USAGE, "--iteration-count must be at least 1, got %" PRId64,
                             w->iteration_count);

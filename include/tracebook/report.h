@@ -88,6 +88,10 @@ typedef struct tb_window {
     int64_t model_id;
     int64_t iteration_id;
     int64_t iteration_count;   /* >= 1 */
+    /* rank_set = 1: only rank's rows, as if the DB held that rank alone (no
+     * Rank ID column is written); alone or with the iterations above */
+    int rank_set;
+    int64_t rank;
 } tb_window;
 
 /*
@@ -198,6 +202,14 @@ typedef struct tb_report_job {
     int csv_safe;                   /* CSV text that a spreadsheet would take for a formula gets a leading ' */
     const char *const *warnings;    /* the run's own warnings (its specs'), for the metadata (borrowed) */
     size_t n_warnings;
+    /* Optional, for outputs named as another tool names them (export summary): */
+    const char *file_tag;           /* not NULL: files are `<report id>_<tag>[_<label>].<ext>` */
+    int no_clobber;                 /* 1: an output that exists already is an error (TB_ERR_USAGE) */
+    int msprof_slices;              /* 1: a split CSV is `<id>_slice_<k>_<tag>[_<label>].csv`, k from 0,
+                                       as msprof names its summary slices */
+    int keep_listings;              /* 1: an existing tracebook_run.json's listing is kept in the new
+                                       one, under "earlier_runs" (its files stay tracebook's outputs
+                                       for the scanner); runs whose files this run replaced all are dropped */
 } tb_report_job;
 
 /* Runs job->run's specs and writes their outputs. */
@@ -289,6 +301,39 @@ typedef struct tb_timeline_result {
  * temporary name and renamed when complete.
  */
 tb_status tb_timeline_write(const tb_timeline_options *opt, tb_timeline_result *res, tb_error *err);
+
+/*
+ * The summary export (`export summary`): msprof's and torch_npu's summary
+ * files, one set per rank in that rank's own layout (docs/cli.md): an
+ * msprof rank gets `PROF_XXX/mindstudio_profiler_output/<name>_<timestamp>
+ * [_<label>].csv`, a torch_npu rank `..._ascend_pt/ASCEND_PROFILER_OUTPUT/
+ * <name>[_<label>].csv`, each folder a README.txt and a tracebook_run.json
+ * listing its files. Each rank runs alone (tb_window.rank_set): its rows are
+ * those of a run over that rank only.
+ */
+typedef struct tb_summary_options {
+    const char *db_path;             /* a unified DB (opened read-only) */
+    const char *out_dir;             /* NULL: each rank's own folder; else the same layout under it */
+    const tb_spec *spec;             /* borrowed; reports to run instead of the built-in summaries (NULL,
+                                        or an msprof reports file: the summaries of each rank's layout) */
+    tb_window window;                /* rank_set is ignored: every rank runs on its own */
+    unsigned formats;                /* TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX; 0 = csv */
+    int no_clobber;                  /* 1: refuse (TB_ERR_USAGE) when an output exists; nothing is written */
+    const char *const *inputs;       /* what -dir named, for the metadata (borrowed) */
+    size_t n_inputs;
+    void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
+    void (*note)(void *ctx, const char *msg);     /* skipped reports and ranks (may be NULL) */
+    void *ctx;
+} tb_summary_options;
+
+typedef struct tb_summary_result {
+    size_t ranks;                    /* ranks written */
+    size_t files;                    /* files written, README.txt and tracebook_run.json included */
+    char window_label[48];           /* "" without a window */
+} tb_summary_result;
+
+/* Writes the summaries of every rank. Stops at the first error. */
+tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res, tb_error *err);
 
 /*
  * Reads an msprof slicing file (msprof_slice.json: slice_switch "on"/"off",

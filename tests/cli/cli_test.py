@@ -394,7 +394,7 @@ def _(t):
              err=usage_error("export", "no input: give -dir PATH"))
     t.expect(t.run(["info"]), 2, out="",
              err=usage_error("info", "no input: give -dir PATH"), what="info")
-    t.expect(t.run(["export"]), 2, out="", err=usage_error("export", "export needs a type: db, timeline"), what="export alone")
+    t.expect(t.run(["export"]), 2, out="", err=usage_error("export", "export needs a type: db, timeline, summary"), what="export alone")
     t.expect(t.run(["export", "db", "-o", os.path.join(out, "x.db"), "-dir"]), 2, out="",
              err=usage_error("export", "option '-dir' needs a path"), what="-dir without a value")
     t.expect(t.run(["export", "db", "-dir", ASCEND, "-o"], outside_ok=True), 2, out="",
@@ -407,7 +407,7 @@ def _(t):
     out = t.mkdir("out")
     r = t.run(["export", "nosuch", "-dir", ASCEND, "-o", os.path.join(out, "t.json")])
     t.expect(r, 2, out="",
-             err=usage_error("export", "unknown export type 'nosuch' (this version exports: db, timeline)"))
+             err=usage_error("export", "unknown export type 'nosuch' (this version exports: db, timeline, summary)"))
     t.eq(listing(out), [], "files in the output directory")
 
 

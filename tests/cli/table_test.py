@@ -26,7 +26,7 @@ import sys
 TB = SRC = WORK = None
 COMMANDS = ["export", "merge", "report", "query", "print", "reports", "info", "help"]
 # every command by its whole name
-FULL_NAMES = ["export db", "export timeline", "report", "query", "print summary", "print trace", "reports", "info",
+FULL_NAMES = ["export db", "export summary", "export timeline", "report", "query", "print summary", "print trace", "reports", "info",
               "help"]
 failures = []
 passed = 0
@@ -132,7 +132,7 @@ def main():
     cases = [
         (["tracebook", "rep"], ["report", "reports"]),
         (["tracebook", ""], sorted(COMMANDS + ["-h", "--help", "-V", "--version"])),
-        (["tracebook", "export", ""], ["db", "timeline"]),
+        (["tracebook", "export", ""], ["db", "summary", "timeline"]),
         (["tracebook", "print", ""], ["summary", "trace"]),
         (["tracebook", "print", "trace", "--ti"], ["--timeunit"]),
         (["tracebook", "print", "summary", "--per"], ["--per-device"]),

@@ -2,7 +2,7 @@
 /*
  * test_report.c - the report runner: iteration windows (graph and step
  * mode) on a hand-built DB with known boundaries, the SQL sandbox, typed
- * column aliases and --timeunit, parameters.
+ * column aliases and --timeunit, parameters, the rank filter.
  *
  * The DB is made from the engine's own schema with a few rows whose window
  * membership is worked out by hand in the comments below; every window test
@@ -297,6 +297,55 @@ static void params_are_bound(void **state)
     assert_string_equal(err.message, "query: positional parameter '?' in SQL; use a named one (:name)");
 }
 
+/* Rank filter (tb_window.rank_set): the same DB with a second rank, a copy
+ * of rank 0's graph-mode rows (task ids + 100, iterations shifted by 1000). */
+static const char rank1_sql[] =
+    "INSERT INTO TB_ITERATION SELECT 1, deviceId, modelId, indexId, iterId, startNs + 1000, endNs + 1000"
+    "  FROM TB_ITERATION WHERE rankId = 0 AND startNs < 1000;"
+    "INSERT INTO TASK (startNs, endNs, deviceId, globalTaskId, taskType, rankId)"
+    "  SELECT startNs + 1000, endNs + 1000, deviceId, globalTaskId + 100, taskType, 1 FROM TASK"
+    "  WHERE rankId = 0 AND globalTaskId < 10;"
+    "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, opType, rankId)"
+    "  SELECT 1, globalTaskId, 3, 1 FROM TASK WHERE rankId = 1;";
+
+static void rank_rows(const char *path, const char *sql, int rank, int64_t model, int64_t iter, const char *want)
+{
+    tb_run_options o = {.db_path = path, .unit = TB_UNIT_NS};
+    o.window = (tb_window){.set = model >= 0, .model_id = model, .iteration_id = iter, .iteration_count = 1,
+                           .rank_set = rank >= 0, .rank = rank};
+    capture c;
+    tb_error err;
+    cap_init(&c);
+    uint64_t rows = 0;
+    tb_error_clear(&err);
+    tb_status st = tb_query_run(&o, sql, &c.vt, &rows, &err);
+    if (st != TB_OK)
+        print_error("query failed: %s\n", err.message);
+    assert_int_equal(st, TB_OK);
+    assert_string_equal(c.text, want);
+}
+
+static void rank_filter(void **state)
+{
+    (void)state;
+    char path[PATH_MAX + 16], sql[sizeof rows_sql + sizeof rank1_sql];
+    snprintf(path, sizeof path, "%s/ranks.db", tmpdir);
+    snprintf(sql, sizeof sql, "%s%s", rows_sql, rank1_sql);
+    assert_int_equal(tu_unified_db(path, sql), 0);
+    /* no filter: both ranks */
+    rank_rows(path, "SELECT count(*) AS n FROM kernel", -1, -1, 0, "n\n19e-0\n");
+    /* one rank: its rows only, in tables and views; shared tables whole */
+    rank_rows(path, "SELECT count(*) AS n FROM kernel", 1, -1, 0, "n\n7e-0\n");
+    rank_rows(path, "SELECT min(globalTaskId) AS lo FROM TASK", 1, -1, 0, "lo\n101e-0\n");
+    rank_rows(path, "SELECT count(*) AS n FROM COMPUTE_TASK_INFO", 0, -1, 0, "n\n12e-0\n");
+    rank_rows(path, "SELECT count(*) AS n FROM TB_ITERATION", 1, -1, 0, "n\n4e-0\n");
+    rank_rows(path, "SELECT count(*) AS n FROM STRING_IDS", 1, -1, 0, "n\n3e-0\n");
+    /* with a window: the window's rows of that rank (iteration 2 of model 1) */
+    rank_rows(path, TASKS, 0, 1, 2, "id\n3e-0\n4e-0\n");
+    rank_rows(path, TASKS, 1, 1, 2, "id\n103e-0\n104e-0\n");
+    rank_rows(path, TASKS, -1, 1, 2, "id\n3e-0\n4e-0\n103e-0\n104e-0\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -309,6 +358,7 @@ int main(void)
         cmocka_unit_test(step_budget_stops_endless_query),
         cmocka_unit_test(typed_columns_and_units),
         cmocka_unit_test(params_are_bound),
+        cmocka_unit_test(rank_filter),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -656,6 +656,34 @@ static tb_sink *csv_n(const char *path, size_t k, int n)
     return s;
 }
 
+/* msprof's slice names: slice_<k>_ after the given prefix, k from 0 */
+static void test_csv_split_msprof_names(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], path[PATH_MAX], p[PATH_MAX];
+    tb_error err;
+    tb_error_clear(&err);
+    fresh_dir(dir, "csv_split_msprof");
+    join(path, dir, "op_summary_20240102021227.csv");
+    tb_sink *s = make_csv(path, &(csv_sink_options){.rows_per_file = 2, .slice_insert = 11});
+    ok(s->begin(s, one_col, 1, &err), &err);
+    for (int i = 1; i <= 3; i++)
+        int_row(s, i);
+    ok(s->finish(s, &err), &err);
+    assert_string_equal(list_dir(dir), "op_summary_slice_0_20240102021227.csv,op_summary_slice_1_20240102021227.csv");
+    join(p, dir, "op_summary_slice_1_20240102021227.csv");
+    assert_file(p, "n\n3\n");
+    drop(s);
+    /* one file: the plain name */
+    join(path, dir, "task_time_20240102021227.csv");
+    s = make_csv(path, &(csv_sink_options){.rows_per_file = 2, .slice_insert = 10});
+    ok(s->begin(s, one_col, 1, &err), &err);
+    int_row(s, 1);
+    ok(s->finish(s, &err), &err);
+    assert_true(exists(path));
+    drop(s);
+}
+
 static void test_csv_split(void **state)
 {
     (void)state;
@@ -1386,6 +1414,7 @@ int main(void)
         cmocka_unit_test_teardown(test_csv_bytes, test_teardown),
         cmocka_unit_test_teardown(test_csv_utf8, test_teardown),
         cmocka_unit_test_teardown(test_csv_split, test_teardown),
+        cmocka_unit_test_teardown(test_csv_split_msprof_names, test_teardown),
         cmocka_unit_test_teardown(test_csv_abandon, test_teardown),
         cmocka_unit_test_teardown(test_replace, test_teardown),
         cmocka_unit_test_teardown(test_unwritable, test_teardown),

@@ -1,0 +1,528 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * summary.c - `export summary`: msprof's and torch_npu's summary files,
+ * one set per rank, in the layout each wrote them.
+ *
+ * Each rank is placed by the input it came from (TB_RANK.source): a rank of
+ * an msprof collection (a PROF_* folder, an msprof_*.db or msprof_*.json)
+ * gets `<PROF_XXX>/mindstudio_profiler_output/<name>_<timestamp>.csv`,
+ * a torch_npu rank (a *_ascend_pt folder, ASCEND_PROFILER_OUTPUT, a
+ * trace_view.json, torch_npu's CSVs) `<...>_ascend_pt/ASCEND_PROFILER_OUTPUT/
+ * <name>.csv`. With an output directory the same folders are made under it.
+ * The files are the built-in summary reports (reports/msprof_summaries.yaml,
+ * reports/torch_npu_summaries.yaml and the statistics of kernels.yaml,
+ * api.yaml, communication.yaml, step_trace.yaml), run by the report job one
+ * rank at a time through a rank filter of the window (window.c), so a
+ * rank's files hold exactly what a run over that rank alone writes and no
+ * Rank ID column.
+ *
+ * Every folder written gets a tracebook_run.json listing its files (the
+ * report job's, which keeps an earlier listing of the folder under
+ * "earlier_runs"), so a later scan of the folder never reads them back as
+ * inputs, and a README.txt naming the files and the settings.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "output/output.h"
+#include "report/spec.h"
+#include "tracebook/db.h"
+#include "tracebook/report.h"
+#include "tracebook/version.h"
+
+/* The summaries of each layout, in msprof's and torch_npu's order. */
+static const char msprof_yaml[] =
+    "tracebook: 1\n"
+    "reports:\n"
+    "  - use: op_summary\n"
+    "  - use: op_statistic\n"
+    "  - use: api_statistic\n"
+    "  - use: task_time\n"
+    "  - use: communication_statistic\n"
+    "  - use: step_trace\n"
+    "  - use: npu_mem\n"
+    "  - use: npu_module_mem\n";
+
+static const char torch_npu_yaml[] =
+    "tracebook: 1\n"
+    "reports:\n"
+    "  - use: kernel_details\n"
+    "  - use: operator_details\n"
+    "  - use: step_trace_time\n"
+    "  - use: memory_record\n"
+    "  - use: operator_memory\n"
+    "  - use: npu_module_mem_torch_npu\n"
+    "    id: npu_module_mem\n"
+    "  - use: op_statistic\n"
+    "  - use: api_statistic\n";
+
+enum { LAYOUT_MSPROF, LAYOUT_TORCH_NPU };
+
+typedef struct rank_place {
+    int64_t rank;
+    int layout;
+    char folder[4096];   /* where its files go */
+    char tag[96];        /* file tag: msprof's timestamp, "rank<R>" when folders are shared */
+    int too_long;        /* the folder's path did not fit */
+} rank_place;
+
+static int ends_with(const char *s, size_t n, const char *suffix)
+{
+    size_t k = strlen(suffix);
+    return n >= k && memcmp(s + n - k, suffix, k) == 0;
+}
+
+/* Places one rank from its input path src: layout and folder (under out_dir when given). */
+static void place(const char *src, const char *out_dir, rank_place *p)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s", src ? src : "");
+    /* the last PROF_* or *_ascend_pt component, or an output folder */
+    size_t root = 0, n = strlen(path), start = 0;
+    int kind = -1, is_out = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && path[i] != '/')
+            continue;
+        size_t len = i - start;
+        const char *c = path + start;
+        if (i < n && len > 5 && !strncmp(c, "PROF_", 5))
+            kind = LAYOUT_MSPROF, root = i, is_out = 0;
+        else if (i < n && ends_with(c, len, "_ascend_pt"))
+            kind = LAYOUT_TORCH_NPU, root = i, is_out = 0;
+        else if (i < n && len == 22 && !strncmp(c, "ASCEND_PROFILER_OUTPUT", 22))
+            kind = LAYOUT_TORCH_NPU, root = i, is_out = 1;
+        else if (i < n && len == 26 && !strncmp(c, "mindstudio_profiler_output", 26))
+            kind = LAYOUT_MSPROF, root = i, is_out = 1;
+        start = i + 1;
+    }
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    if (kind < 0) {
+        /* a file on its own: torch_npu's names, else msprof's */
+        kind = (!strcmp(base, "trace_view.json") || !strncmp(base, "ascend_pytorch_profiler", 23) ||
+                ends_with(base, strlen(base), ".csv"))
+                   ? LAYOUT_TORCH_NPU
+                   : LAYOUT_MSPROF;
+        root = base > path ? (size_t)(base - path - 1) : 0;
+    }
+    p->layout = kind;
+    const char *sub = kind == LAYOUT_MSPROF ? "mindstudio_profiler_output" : "ASCEND_PROFILER_OUTPUT";
+    /* the rank's own folder: path[0, root) */
+    char rootdir[4096];
+    snprintf(rootdir, sizeof rootdir, "%.*s", (int)root, path);
+    if (is_out) { /* root is the output folder itself: its parent is the rank's folder */
+        char *s = strrchr(rootdir, '/');
+        if (s)
+            *s = 0;
+        else
+            rootdir[0] = 0;
+    }
+    int k;
+    if (!out_dir) {
+        k = snprintf(p->folder, sizeof p->folder, "%s/%s", rootdir[0] ? rootdir : (path[0] == '/' ? "" : "."), sub);
+        p->too_long = k < 0 || (size_t)k >= sizeof p->folder;
+        return;
+    }
+    /* -o DIR: DIR/<the rank's folder name when it has one>/<sub> */
+    const char *name = strrchr(rootdir, '/');
+    name = name ? name + 1 : rootdir;
+    int named = (kind == LAYOUT_MSPROF && !strncmp(name, "PROF_", 5)) ||
+                (kind == LAYOUT_TORCH_NPU && ends_with(name, strlen(name), "_ascend_pt"));
+    if (named)
+        k = snprintf(p->folder, sizeof p->folder, "%s/%s/%s", out_dir, name, sub);
+    else
+        k = snprintf(p->folder, sizeof p->folder, "%s/%s", out_dir, sub);
+    p->too_long = k < 0 || (size_t)k >= sizeof p->folder;
+}
+
+static int make_dirs(const char *dir)
+{
+    char p[4096];
+    snprintf(p, sizeof p, "%s", dir);
+    for (char *s = p + 1; *s; s++) {
+        if (*s != '/')
+            continue;
+        *s = 0;
+        if (mkdir(p, 0777) != 0 && errno != EEXIST)
+            return -1;
+        *s = '/';
+    }
+    return mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* The ranks of the DB with the input each came from (new; free with free()). */
+static tb_status list_ranks(const char *db_path, const char *out_dir, rank_place **out, size_t *n, tb_error *err)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    *out = NULL;
+    *n = 0;
+    size_t cap = 0;
+    tb_status rc = TB_OK;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        rc = tb_error_at(err, TB_ERR_DB, db_path, 0, 0, -1, "cannot open the DB: %s", sqlite3_errmsg(db));
+        goto done;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT rankId, min(source) FROM TB_RANK GROUP BY rankId ORDER BY rankId", -1, &st,
+                           NULL) != SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT DISTINCT rankId, NULL FROM TASK ORDER BY rankId", -1, &st, NULL) != SQLITE_OK) {
+        rc = tb_error_at(err, TB_ERR_PARSE, db_path, 0, 0, -1, "not a unified DB: %s", sqlite3_errmsg(db));
+        goto done;
+    }
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 8;
+            rank_place *v = realloc(*out, cap * sizeof *v);
+            if (!v) {
+                rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+            *out = v;
+        }
+        rank_place *p = &(*out)[(*n)++];
+        memset(p, 0, sizeof *p);
+        p->rank = sqlite3_column_int64(st, 0);
+        place((const char *)sqlite3_column_text(st, 1), out_dir, p);
+        if (p->too_long) {
+            rc = tb_error_set(err, TB_ERR_USAGE, "rank %" PRId64 ": the output folder's path is too long", p->rank);
+            goto done;
+        }
+    }
+done:
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* 1 when the rank has the window's first iteration (else it has no rows in it). */
+static int rank_in_window(const char *db_path, const tb_window *w, int64_t rank)
+{
+    if (!w->set)
+        return 1;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int in = 0;
+    const char *sql = w->model_id == 4294967295LL
+                          ? "SELECT 1 FROM STEP_TIME WHERE rankId IS ?1 AND id = ?2"
+                          : "SELECT 1 FROM TB_ITERATION WHERE rankId IS ?1 AND indexId = ?2 AND modelId = ?3";
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, rank);
+        sqlite3_bind_int64(st, 2, w->iteration_id);
+        if (w->model_id != 4294967295LL)
+            sqlite3_bind_int64(st, 3, w->model_id);
+        in = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return in;
+}
+
+typedef struct sum_state {
+    const tb_summary_options *opt;
+    json_t *files;   /* base names written into the current folder */
+    size_t written;
+} sum_state;
+
+static void on_written(void *ctx, const char *path)
+{
+    sum_state *s = ctx;
+    const char *b = strrchr(path, '/');
+    b = b ? b + 1 : path;
+    if (strcmp(b, "tracebook_run.json") != 0)
+        json_array_append_new(s->files, json_string(b));
+    s->written++;
+    if (s->opt->written)
+        s->opt->written(s->opt->ctx, path);
+}
+
+static void on_note(void *ctx, const char *msg)
+{
+    sum_state *s = ctx;
+    if (s->opt->note)
+        s->opt->note(s->opt->ctx, msg);
+}
+
+/* README.txt (or tracebook_README.txt beside a README.txt that tracebook did
+ * not write, msprof's own) naming the files and the settings; its name goes
+ * into the folder's tracebook_run.json. */
+static const char readme_head[] = "tracebook export summary\n";
+
+static tb_status write_readme(const tb_summary_options *opt, const rank_place *p, json_t *rank_ids,
+                              const char *label, json_t *files, char *name, size_t name_len, tb_error *err)
+{
+    char path[4200];
+    snprintf(name, name_len, "README.txt");
+    snprintf(path, sizeof path, "%s/%s", p->folder, name);
+    FILE *f = fopen(path, "r");
+    if (f) {
+        char line[64] = "";
+        if (!fgets(line, sizeof line, f) || strcmp(line, readme_head) != 0)
+            snprintf(name, name_len, "tracebook_README.txt");
+        fclose(f);
+    }
+    snprintf(path, sizeof path, "%s/%s", p->folder, name);
+    size_t cap = 4096 + (opt->spec ? strlen(tb_spec_path(opt->spec)) : 0);
+    for (size_t i = 0; i < opt->n_inputs; i++)
+        cap += strlen(opt->inputs[i]) + 8;
+    for (size_t i = 0; i < json_array_size(files); i++)
+        cap += strlen(json_string_value(json_array_get(files, i))) + 8;
+    cap += json_array_size(rank_ids) * 24;
+    char *text = malloc(cap);
+    if (!text)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    size_t k = 0;
+    /* cap holds every line: k never passes it (checked once more at the end) */
+#define ADD(...) (k += (size_t)snprintf(text + (k < cap ? k : cap), k < cap ? cap - k : 0, __VA_ARGS__))
+    ADD("%s", readme_head);
+    ADD("\nSummaries in %s's layout, written by tracebook %s, of rank", p->layout == LAYOUT_MSPROF ? "msprof" : "torch_npu",
+        tb_version());
+    size_t i;
+    json_t *v;
+    json_array_foreach(rank_ids, i, v)
+        ADD("%s %" PRId64, i ? "," : (json_array_size(rank_ids) > 1 ? "s" : ""), (int64_t)json_integer_value(v));
+    ADD(", from:\n");
+    for (size_t i = 0; i < opt->n_inputs; i++)
+        ADD("  %s\n", opt->inputs[i]);
+    ADD("\nSettings:\n");
+    ADD("  reports: %s\n", opt->spec ? tb_spec_path(opt->spec) : "the built-in summaries of this layout");
+    if (opt->window.set)
+        ADD("  window: model %" PRId64 ", iterations %" PRId64 " to %" PRId64 " (label %s)\n", opt->window.model_id,
+            opt->window.iteration_id, opt->window.iteration_id + opt->window.iteration_count - 1, label);
+    else
+        ADD("  window: none (the whole run)\n");
+    ADD("  times: us; each rank's files hold its rows alone (no Rank ID column)\n");
+    ADD("\nFiles:\n");
+    json_array_foreach(files, i, v)
+        ADD("  %s\n", json_string_value(v));
+    ADD("  tracebook_run.json (what each report wrote or why it was skipped)\n");
+#undef ADD
+    tb_status rc = k < cap ? json_write_file(path, text, err) : tb_error_set(err, TB_ERR_NOMEM, "README too long");
+    free(text);
+    return rc;
+}
+
+/* Adds every string of a "files" array under v, at any depth, to set (an object). */
+static void files_in(json_t *v, int in_files, json_t *set)
+{
+    const char *k;
+    json_t *x;
+    size_t i;
+    if (json_is_object(v)) {
+        json_object_foreach(v, k, x)
+            files_in(x, !strcmp(k, "files"), set);
+    } else if (json_is_array(v)) {
+        json_array_foreach(v, i, x) {
+            if (in_files && json_is_string(x))
+                json_object_set_new(set, json_string_value(x), json_true());
+            else
+                files_in(x, 0, set);
+        }
+    }
+}
+
+/* Adds {"readme": {"files": [name]}} to the folder's tracebook_run.json. */
+static tb_status list_readme(const char *folder, const char *name, tb_error *err)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/tracebook_run.json", folder);
+    json_t *m = json_load_file(path, 0, NULL);
+    if (!json_is_object(m)) {
+        json_decref(m);
+        m = json_object();
+    }
+    json_t *r = json_object(), *f = json_array();
+    json_array_append_new(f, json_string(name));
+    json_object_set_new(r, "files", f);
+    json_object_set_new(m, "readme", r);
+    /* an earlier run whose files this one wrote all again (README.txt
+     * included) protects nothing more: drop it */
+    json_t *earlier = json_object_get(m, "earlier_runs");
+    if (json_is_array(earlier)) {
+        json_t *now = json_object();
+        files_in(json_object_get(m, "reports"), 0, now);
+        json_object_set_new(now, name, json_true());
+        for (size_t i = json_array_size(earlier); i-- > 0;) {
+            json_t *f = json_object();
+            files_in(json_array_get(earlier, i), 0, f);
+            int all = 1;
+            const char *k;
+            json_t *x;
+            json_object_foreach(f, k, x)
+                all &= json_object_get(now, k) != NULL;
+            if (all)
+                json_array_remove(earlier, i);
+            json_decref(f);
+        }
+        if (json_array_size(earlier) == 0)
+            json_object_del(m, "earlier_runs");
+        json_decref(now);
+    }
+    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    json_decref(m);
+    if (!text)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    size_t tl = strlen(text);
+    char *t2 = realloc(text, tl + 2);
+    if (t2) {
+        text = t2;
+        text[tl] = '\n';
+        text[tl + 1] = 0;
+    }
+    tb_status rc = json_write_file(path, text, err);
+    free(text);
+    return rc;
+}
+
+tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res, tb_error *err)
+{
+    memset(res, 0, sizeof *res);
+    rank_place *ranks = NULL;
+    size_t n = 0;
+    tb_spec *layouts[2] = {NULL, NULL};
+    char name[256];
+    tb_status rc = tb_db_default_name(opt->db_path, name, sizeof name, err);
+    if (rc)
+        return rc;
+    char stamp[64]; /* "msprof_<stamp>.db" -> "<stamp>" */
+    snprintf(stamp, sizeof stamp, "%.*s", (int)(strlen(name) - 10), name + 7);
+    if ((rc = list_ranks(opt->db_path, opt->out_dir, &ranks, &n, err)))
+        goto done;
+    for (int l = 0; l < 2; l++) {
+        const char *y = l == LAYOUT_MSPROF ? msprof_yaml : torch_npu_yaml;
+        if ((rc = tb_spec_load_mem(l == LAYOUT_MSPROF ? "builtin:msprof-summaries" : "builtin:torch_npu-summaries", y,
+                                   strlen(y), &layouts[l], NULL, NULL, err)))
+            goto done;
+    }
+    /* an msprof reports file picks timeline layers only: the summaries run whatever it says */
+    const tb_spec *given = opt->spec && tb_spec_n_reports(opt->spec) ? opt->spec : NULL;
+    if (opt->window.set) {
+        if (opt->window.iteration_count == 1)
+            snprintf(res->window_label, sizeof res->window_label, "%" PRId64, opt->window.iteration_id);
+        else
+            snprintf(res->window_label, sizeof res->window_label, "%" PRId64 "_%" PRId64, opt->window.iteration_id,
+                     opt->window.iteration_id + opt->window.iteration_count - 1);
+    }
+    /* file tags: msprof's timestamp; ranks sharing a folder are told apart by rank */
+    for (size_t i = 0; i < n; i++) {
+        int shared = 0;
+        for (size_t j = 0; j < n; j++)
+            shared |= j != i && !strcmp(ranks[i].folder, ranks[j].folder);
+        if (ranks[i].layout == LAYOUT_MSPROF)
+            snprintf(ranks[i].tag, sizeof ranks[i].tag, shared ? "%s_rank%" PRId64 : "%s", stamp, ranks[i].rank);
+        else if (shared)
+            snprintf(ranks[i].tag, sizeof ranks[i].tag, "rank%" PRId64, ranks[i].rank);
+    }
+    /* --no-clobber: refuse before anything is written */
+    unsigned formats = opt->formats ? opt->formats : TB_OUT_CSV;
+    for (size_t i = 0; i < n && opt->no_clobber; i++) {
+        const tb_spec *sp = given ? given : layouts[ranks[i].layout];
+        if (formats & TB_OUT_XLSX) {
+            char path[4600];
+            const char *tag = ranks[i].tag, *lab = res->window_label;
+            snprintf(path, sizeof path, "%s/tracebook%s%s%s%s.xlsx", ranks[i].folder, *tag ? "_" : "", tag,
+                     *lab ? "_" : "", lab);
+            if (access(path, F_OK) == 0) {
+                rc = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
+                goto done;
+            }
+        }
+        for (size_t k = 0; k < tb_spec_n_reports(sp); k++) {
+            for (unsigned f = TB_OUT_CSV; f <= TB_OUT_JSON; f <<= 1) {
+                if (!(formats & f) || (f != TB_OUT_CSV && f != TB_OUT_JSON))
+                    continue;
+                char path[4600];
+                const char *tag = ranks[i].tag, *lab = res->window_label;
+                snprintf(path, sizeof path, "%s/%s%s%s%s%s.%s", ranks[i].folder,
+                         tb_report_id(tb_spec_report_at(sp, k)), *tag ? "_" : "", tag, *lab ? "_" : "", lab,
+                         f == TB_OUT_JSON ? "json" : "csv");
+                if (access(path, F_OK) == 0) {
+                    rc = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
+                    goto done;
+                }
+            }
+        }
+    }
+    /* folder by folder (ranks of one input share one), rank by rank */
+    for (size_t i = 0; i < n; i++) {
+        int seen = 0;
+        for (size_t j = 0; j < i; j++)
+            seen |= !strcmp(ranks[i].folder, ranks[j].folder);
+        if (seen)
+            continue;
+        sum_state ss = {.opt = opt, .files = json_array()};
+        json_t *done_ranks = json_array();
+        tb_status jrc = TB_OK;
+        for (size_t k = i; k < n && !jrc; k++) {
+            rank_place *p = &ranks[k];
+            if (strcmp(p->folder, ranks[i].folder) != 0)
+                continue;
+            if (!rank_in_window(opt->db_path, &opt->window, p->rank)) {
+                if (opt->note) {
+                    char msg[160];
+                    snprintf(msg, sizeof msg, "rank %" PRId64 ": not in the window (no iteration %" PRId64 "): no files",
+                             p->rank, opt->window.iteration_id);
+                    opt->note(opt->ctx, msg);
+                }
+                continue;
+            }
+            if (make_dirs(p->folder)) {
+                jrc = tb_error_at(err, TB_ERR_IO, p->folder, 0, 0, -1, "cannot create the directory: %s",
+                                  strerror(errno));
+                break;
+            }
+            const tb_spec *sp = given ? given : layouts[p->layout];
+            tb_report_job job = {
+                .run = {.db_path = opt->db_path, .specs = &sp, .n_specs = 1, .window = opt->window,
+                        .unit = TB_UNIT_US, .formats = formats, .note = on_note, .ctx = &ss},
+                .out_dir = p->folder,
+                .inputs = opt->inputs,
+                .n_inputs = opt->n_inputs,
+                .written = on_written,
+                .file_tag = p->tag[0] ? p->tag : NULL,
+                .no_clobber = opt->no_clobber,
+                .msprof_slices = p->layout == LAYOUT_MSPROF,
+                .keep_listings = 1,
+            };
+            job.run.window.rank_set = 1;
+            job.run.window.rank = p->rank;
+            tb_run_result rr;
+            jrc = tb_report_write(&job, &rr, err);
+            if (!jrc) {
+                json_array_append_new(done_ranks, json_integer(p->rank));
+                res->ranks++;
+            }
+        }
+        if (!jrc && json_array_size(done_ranks)) {
+            char readme[64];
+            jrc = write_readme(opt, &ranks[i], done_ranks, res->window_label, ss.files, readme, sizeof readme, err);
+            if (!jrc)
+                jrc = list_readme(ranks[i].folder, readme, err);
+            if (!jrc && opt->written) {
+                char path[4200];
+                snprintf(path, sizeof path, "%s/%s", ranks[i].folder, readme);
+                opt->written(opt->ctx, path);
+            }
+            res->files += json_array_size(ss.files) + 2;
+        }
+        json_decref(ss.files);
+        json_decref(done_ranks);
+        if (jrc) {
+            rc = jrc;
+            goto done;
+        }
+    }
+done:
+    tb_spec_free(layouts[0]);
+    tb_spec_free(layouts[1]);
+    free(ranks);
+    return rc;
+}

@@ -1,0 +1,384 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# summary_test.py - `export summary`: msprof's and torch_npu's summaries,
+# one file set per rank, in each rank's layout.
+#
+# The expected headers are read from the facts file formats.md (section 4),
+# not from tracebook's code: every summary written must start with exactly
+# that line. Also: one file set per rank, and a rank's files equal those of
+# a run over that rank alone; values against the loaded DB (row counts, the
+# Task Wait Time rule, ratios); windows give exact contents and names;
+# writing into the input folder leaves the next load unchanged (the files
+# are listed in tracebook_run.json); --no-clobber refuses and leaves the
+# files as they were; a second run replaces them by rename, leaving no
+# temporary. The public data (torch_npu ranks, an msprof DB) is used when
+# present.
+#
+# usage: summary_test.py TRACEBOOK SAMPLES_DIR FORMATS_MD SHARED_DATA OUTDIR
+# Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
+# line; exits 0 when all pass, 1 otherwise.
+import csv
+import glob
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import traceback
+from decimal import Decimal
+
+TB, SAMPLES, FORMATS, SHARED, OUT = sys.argv[1:6]
+if not os.path.exists(FORMATS):
+    print("skip: %s absent (the expected headers come from it)" % FORMATS)
+    sys.exit(77)
+
+
+def expected_headers(path):
+    """The summary headers of formats.md section 4: {name: [columns]}."""
+    text = open(path, encoding="utf-8").read()
+    sec = text[text.index("## 4."):text.index("## 5.")]
+    items, cur = [], None
+    for line in sec.splitlines():
+        if line.startswith("- "):
+            cur = line[2:]
+            items.append(cur)
+        elif line.startswith("  ") and items:
+            items[-1] += " " + line.strip()
+    heads = {}
+    for it in items:
+        m = re.match(r"([a-z_]+)(\.csv)?(, [a-z_]+\.csv)?: (.*)", it)
+        if not m:
+            continue
+        name, body = m.group(1), m.group(4)
+        if body.startswith("as msprof"):
+            continue  # torch_npu's copies of msprof's files keep msprof's header
+        if name in heads:
+            name = "torch_npu:" + name  # torch_npu's own variant (npu_module_mem.csv in MB)
+        body = body.replace(", then, when task info exists,", ",")
+        for cut in (", then ", " — ", " (older", " (maybe"):
+            if cut in body:
+                body = body[:body.index(cut)]
+        heads[name] = [c.strip().rstrip(".") for c in body.split(", ")]
+        if m.group(3):
+            heads[m.group(3)[2:-4]] = heads[name]
+    # kernel_details: op_summary renamed, Step Id first (the item's own words)
+    kd = next(it for it in items if it.startswith("kernel_details.csv"))
+    ren = dict(re.findall(r"([A-Za-z][A-Za-z ()]*?[A-Za-z)]) -> ([A-Za-z][A-Za-z ()]*?[A-Za-z)])(?=,| —)", kd))
+    heads["kernel_details"] = ["Step Id"] + [ren.get(c, c) for c in heads["op_summary"]]
+    return heads
+
+
+HEADERS = expected_headers(FORMATS)
+# the torch_npu op_statistic/api_statistic are "as msprof"
+TORCH_NPU_FILES = ["kernel_details", "step_trace_time", "op_statistic", "api_statistic"]
+
+passed = failed = 0
+
+
+def case(fn):
+    global passed, failed
+    try:
+        fn()
+        print("ok   %s" % fn.__name__)
+        passed += 1
+    except Exception:
+        print("FAIL %s" % fn.__name__)
+        traceback.print_exc(file=sys.stdout)
+        failed += 1
+
+
+def run(*args, code=0):
+    p = subprocess.run([TB, *args], capture_output=True, text=True)
+    if p.returncode != code:
+        raise AssertionError("%s: exit %d (want %d)\n%s" % (" ".join(args), p.returncode, code, p.stderr))
+    return p
+
+
+def fresh(name):
+    d = os.path.join(OUT, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    return d
+
+
+def first_line(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        return f.readline().rstrip("\r\n")
+
+
+def rows(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def check_headers(folder, stem_re):
+    """Every CSV of folder whose summary name formats.md documents has its header
+    (torch_npu's variant of a name in an ASCEND_PROFILER_OUTPUT folder)."""
+    torch_npu = os.path.basename(folder) == "ASCEND_PROFILER_OUTPUT"
+    seen = []
+    for p in sorted(glob.glob(os.path.join(folder, "*.csv"))):
+        m = re.fullmatch(stem_re, os.path.basename(p))
+        assert m, "unexpected file name %s" % p
+        name = m.group(1)
+        assert name in HEADERS, "%s: no documented header for %s" % (p, name)
+        got = first_line(p)
+        want = ",".join(HEADERS.get("torch_npu:" + name, HEADERS[name]) if torch_npu else HEADERS[name])
+        assert got == want, "%s header\n  got  %s\n  want %s" % (p, got, want)
+        seen.append(name)
+    return seen
+
+
+TORCH_RE = r"([a-z_]+?)(?:_\d+(?:_\d+)?)?\.csv"
+MSPROF_RE = r"([a-z_]+?)_\d{14}(?:_rank\d+)?(?:_\d+(?:_\d+)?)?\.csv"
+
+
+def two_rank():
+    d = fresh("two_rank")
+    p = run("export", "summary", "-q", "-dir", os.path.join(SAMPLES, "torch_npu_2rank"), "-o", d)
+    for r in (0, 1):
+        folder = os.path.join(d, "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT")
+        seen = check_headers(folder, TORCH_RE)
+        assert sorted(seen) == sorted(TORCH_NPU_FILES), seen
+        assert os.path.exists(os.path.join(folder, "README.txt"))
+        listed = json.load(open(os.path.join(folder, "tracebook_run.json")))
+        files = [f for rep in listed["reports"] for f in rep["files"]] + listed["readme"]["files"]
+        assert sorted(files) == sorted([n + ".csv" for n in TORCH_NPU_FILES] + ["README.txt"]), files
+        readme = open(os.path.join(folder, "README.txt")).read()
+        for f in files:
+            assert f == "README.txt" or f in readme, f
+    # the files printed are the files written
+    printed = sorted(p.stdout.split())
+    assert len(printed) == 2 * 6 and all(os.path.exists(x) for x in printed), printed
+    return d
+
+
+def rank_alone_equals_rank_of_two():
+    d = two_rank()
+    for r in (0, 1):
+        alone = fresh("alone%d" % r)
+        run("export", "summary", "-q", "-dir", os.path.join(SAMPLES, "torch_npu_2rank", "rank%d_ascend_pt" % r),
+            "-o", alone)
+        for n in TORCH_NPU_FILES:
+            a = open(os.path.join(alone, "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT", n + ".csv"), "rb").read()
+            b = open(os.path.join(d, "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT", n + ".csv"), "rb").read()
+            assert a == b, "rank %d %s differs from the run over that rank alone" % (r, n)
+            assert b.count(b"\n") > 1, "rank %d %s has no rows" % (r, n)
+
+
+def values_match_db():
+    d = fresh("values")
+    db = os.path.join(d, "t.db")
+    run("export", "db", "-q", "-dir", os.path.join(SAMPLES, "torch_npu_2rank"), "-o", db)
+    run("export", "summary", "-q", "-dir", db, "-o", d)
+    con = sqlite3.connect(db)
+    # a DB tracebook wrote places each rank by the input it came from
+    for r in (0, 1):
+        folder = os.path.join(d, "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT")
+        kd = rows(os.path.join(folder, "kernel_details.csv"))
+        n_tasks = con.execute("SELECT count(*) FROM device_task WHERE rankId = ? AND class <> 'communication'",
+                              (r,)).fetchone()[0]
+        n_ops = con.execute("SELECT count(*) FROM comm_op WHERE rankId = ?", (r,)).fetchone()[0]
+        assert len(kd) == n_tasks + n_ops, (len(kd), n_tasks, n_ops)
+        first = con.execute("SELECT min(startNs) FROM TASK WHERE rankId = ?", (r,)).fetchone()[0]
+        assert kd[0]["Start Time(us)"] == "%d.%03d" % (first // 1000, first % 1000), kd[0]
+        # Wait Time: max(0, start - (previous start + previous duration)) per device, in file order
+        prev = {}
+        for row in kd:
+            s, du, w = (Decimal(row[k]) for k in ("Start Time(us)", "Duration(us)", "Wait Time(us)"))
+            dev = row["Device_id"]
+            want = max(Decimal(0), s - prev[dev]) if dev in prev else Decimal(0)
+            assert w == want, (row, want)
+            prev[dev] = s + du
+        starts = [(r_["Device_id"], Decimal(r_["Start Time(us)"])) for r_ in kd]
+        assert starts == sorted(starts, key=lambda x: (int(x[0]), x[1])), "not sorted by device then start"
+        st = rows(os.path.join(folder, "op_statistic.csv"))
+        assert abs(sum(float(x["Ratio(%)"]) for x in st) - 100.0) < 0.01
+        n_k = con.execute("SELECT count(*) FROM kernel WHERE rankId = ?", (r,)).fetchone()[0]
+        assert sum(int(x["Count"]) for x in st) == n_k
+        totals = [float(x["Total Time(us)"]) for x in st]
+        assert totals == sorted(totals, reverse=True), "op_statistic not sorted by total"
+        api = rows(os.path.join(folder, "api_statistic.csv"))
+        n_api = con.execute("SELECT count(*) FROM api WHERE rankId = ? AND source = 'CANN'", (r,)).fetchone()[0]
+        assert sum(int(x["Count"]) for x in api) == n_api
+        for x in api:
+            assert float(x["Min(us)"]) <= float(x["Avg(us)"]) <= float(x["Max(us)"]), x
+            if int(x["Count"]) == 1:
+                assert float(x["Variance"]) == 0.0, x
+
+
+def window_names_and_contents():
+    d = fresh("window")
+    src = os.path.join(SAMPLES, "torch_npu_2rank")
+    p = run("export", "summary", "-dir", src, "-o", d, "--model-id", "4294967295", "--iteration-id", "3")
+    # rank 0 has steps 8 and 9 only: no files for it, a note says so
+    assert not os.path.exists(os.path.join(d, "rank0_ascend_pt")), os.listdir(d)
+    assert "rank 0: not in the window" in p.stderr, p.stderr
+    folder = os.path.join(d, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    names = sorted(os.listdir(folder))
+    assert names == sorted([n + "_3.csv" for n in TORCH_NPU_FILES] + ["README.txt", "tracebook_run.json"]), names
+    check_headers(folder, TORCH_RE)
+    kd = rows(os.path.join(folder, "kernel_details_3.csv"))
+    assert kd and {x["Step Id"] for x in kd} == {"3"}, {x["Step Id"] for x in kd}
+    stt = rows(os.path.join(folder, "step_trace_time_3.csv"))
+    assert [x["Step"] for x in stt] == ["3"], stt
+    # two steps of rank 0: label 8_9, both steps and nothing else
+    d2 = fresh("window2")
+    run("export", "summary", "-q", "-dir", src, "-o", d2, "--model-id", "4294967295", "--iteration-id", "8",
+        "--iteration-count", "2")
+    folder = os.path.join(d2, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    kd = rows(os.path.join(folder, "kernel_details_8_9.csv"))
+    assert {x["Step Id"] for x in kd} == {"8", "9"}
+    whole = rows(os.path.join(OUT, "two_rank", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"))
+    assert kd == [x for x in whole if x["Step Id"] in ("8", "9")], "window rows differ from the whole run's"
+
+
+def msprof_layout_into_input_folder():
+    """An msprof collection: PROF_*/mindstudio_profiler_output/<name>_<timestamp>.csv, written into the
+    input itself; loading the folder again reads exactly what it read before."""
+    d = fresh("prof")
+    prof = os.path.join(d, "PROF_000001_20240101000000000_TEST")
+    os.makedirs(os.path.join(prof, "mindstudio_profiler_output"))
+    shutil.copy(os.path.join(SAMPLES, "ascend_small", "trace_view.json"),
+                os.path.join(prof, "mindstudio_profiler_output", "msprof_20240101000000.json"))
+    before = os.path.join(d, "before.db")
+    run("export", "db", "-q", "-dir", prof, "-o", before)
+    run("export", "summary", "-q", "-dir", prof)
+    folder = os.path.join(prof, "mindstudio_profiler_output")
+    seen = check_headers(folder, MSPROF_RE)
+    assert sorted(seen) == sorted(["op_summary", "op_statistic", "api_statistic", "task_time",
+                                   "communication_statistic"]), seen
+    # op_summary: the device tasks (small communication tasks left out) and the communication ops;
+    # task_time: every device task, the same starts
+    con = sqlite3.connect(before)
+    op = rows(glob.glob(os.path.join(folder, "op_summary_*.csv"))[0])
+    n_tasks = con.execute("SELECT count(*) FROM device_task WHERE class <> 'communication'").fetchone()[0]
+    n_ops = con.execute("SELECT count(*) FROM comm_op").fetchone()[0]
+    assert len(op) == n_tasks + n_ops and n_ops > 0, (len(op), n_tasks, n_ops)
+    comm = [x for x in op if x["Task Type"] == "COMMUNICATION"]
+    assert len(comm) == n_ops and all(x["Task ID"] == "N/A" and x["Stream ID"] == "N/A" for x in comm)
+    tt = rows(glob.glob(os.path.join(folder, "task_time_*.csv"))[0])
+    assert len(tt) == con.execute("SELECT count(*) FROM TASK").fetchone()[0]
+    assert [x["task_start(us)"] for x in tt] == sorted((x["task_start(us)"] for x in tt), key=Decimal)
+    after = os.path.join(d, "after.db")
+    run("export", "db", "-q", "-dir", prof, "-o", after)
+    def counts(db):
+        c = sqlite3.connect(db)
+        tables = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {t: c.execute('SELECT count(*) FROM "%s"' % t).fetchone()[0] for t in tables
+                if t not in ("TB_SOURCE", "TB_LOAD_COUNT", "TB_WARNING")}
+    a, b = counts(before), counts(after)
+    assert a == b, {t: (a[t], b.get(t)) for t in a if a[t] != b.get(t)}
+    read = sqlite3.connect(after).execute("SELECT count(*) FROM TB_SOURCE WHERE status <> 'ignored'").fetchone()[0] \
+        if "status" in [r[1] for r in sqlite3.connect(after).execute("PRAGMA table_info(TB_SOURCE)")] else None
+    assert read in (None, 1), read
+    return prof
+
+
+def no_clobber_and_atomic_replace():
+    prof = msprof_layout_into_input_folder()
+    folder = os.path.join(prof, "mindstudio_profiler_output")
+    op = [f for f in os.listdir(folder) if f.startswith("op_summary_")][0]
+    path = os.path.join(folder, op)
+    before = open(path, "rb").read()
+    ino = os.stat(path).st_ino
+    p = run("export", "summary", "-q", "-dir", prof, "--no-clobber", code=2)
+    assert "exists already (--no-clobber)" in p.stderr, p.stderr
+    assert open(path, "rb").read() == before and os.stat(path).st_ino == ino
+    listing = sorted(os.listdir(folder))
+    # replaced: a new file (rename), same bytes, nothing else left behind
+    run("export", "summary", "-q", "-dir", prof)
+    assert os.stat(path).st_ino != ino, "not replaced by a rename"
+    assert open(path, "rb").read() == before
+    assert sorted(os.listdir(folder)) == listing, (listing, sorted(os.listdir(folder)))
+    meta = json.load(open(os.path.join(folder, "tracebook_run.json")))
+    assert "earlier_runs" not in meta, "a run whose files were all replaced is still listed"
+
+
+def json_format():
+    d = fresh("json")
+    p = run("export", "summary", "-dir", os.path.join(SAMPLES, "torch_npu_2rank", "rank1_ascend_pt"), "-o", d,
+            "--format", "csv,json")
+    # a summary without data: skipped with a note, and said in the listing
+    assert "report 'memory_record' skipped: the data has no MEMORY_RECORD rows" in p.stderr, p.stderr
+    folder = os.path.join(d, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    meta = json.load(open(os.path.join(folder, "tracebook_run.json")))
+    skipped = {r["id"]: r.get("skipped") for r in meta["reports"]}
+    assert skipped["memory_record"] == "the data has no MEMORY_RECORD rows" and skipped["kernel_details"] is None
+    for n in TORCH_NPU_FILES:
+        arr = json.load(open(os.path.join(folder, n + ".json")))
+        assert isinstance(arr, list) and arr and list(arr[0].keys()) == HEADERS[n], (n, list(arr[0].keys()))
+        assert len(arr) == len(rows(os.path.join(folder, n + ".csv")))
+
+
+def xlsx_format():
+    d = fresh("xlsx")
+    src = os.path.join(SAMPLES, "torch_npu_2rank")
+    run("export", "summary", "-q", "-dir", src, "-o", d, "--format", "xlsx")
+    for r in (0, 1):
+        folder = os.path.join(d, "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT")
+        assert sorted(os.listdir(folder)) == ["README.txt", "tracebook.xlsx", "tracebook_run.json"], os.listdir(folder)
+    p = run("export", "summary", "-q", "-dir", src, "-o", d, "--format", "xlsx", "--no-clobber", code=2)
+    assert "tracebook.xlsx: exists already (--no-clobber)" in p.stderr, p.stderr
+
+
+def public_data():
+    base = os.path.join(SHARED, "ascend")
+    ins = [os.path.join(base, "torch_npu_rank0"), os.path.join(base, "torch_npu_rank1")]
+    if not all(os.path.isdir(x) for x in ins):
+        print("skip public_data: %s absent" % base)
+        return
+    d = fresh("public")
+    run("export", "summary", "-q", "-dir", ins[0], "-o", d)
+    folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
+    seen = check_headers(folder, r"([a-z_]+?)\.csv")
+    assert sorted(seen) == sorted(["kernel_details", "operator_details", "step_trace_time", "memory_record",
+                                   "operator_memory", "npu_module_mem", "op_statistic"]), seen
+    # rows written back equal the rows of the input's own files
+    src = os.path.join(ins[0], "ASCEND_PROFILER_OUTPUT")
+    for n, key in (("operator_details", "Name"), ("memory_record", "Timestamp(us)"), ("operator_memory", "Name")):
+        a, b = rows(os.path.join(src, n + ".csv")), rows(os.path.join(folder, n + ".csv"))
+        num = (lambda v: Decimal(v.strip())) if key.endswith("(us)") else (lambda v: v)
+        assert [num(x[key]) for x in a] == [num(x[key]) for x in b], n
+    mr_in, mr_out = rows(os.path.join(src, "memory_record.csv")), rows(os.path.join(folder, "memory_record.csv"))
+    assert [Decimal(x["Total Reserved(MB)"]) for x in mr_in] == [Decimal(x["Total Reserved(MB)"]) for x in mr_out]
+    # msprof's npu_module_mem (KB) from torch_npu's (MB): the same samples, x 1024
+    d2 = fresh("public_module_mem")
+    run("report", "-q", "-dir", ins[0], "--spec", "builtin:npu_module_mem", "-o", d2)
+    check_headers(d2, r"(npu_module_mem)\.csv")
+    mm_in, mm_out = rows(os.path.join(src, "npu_module_mem.csv")), rows(os.path.join(d2, "npu_module_mem.csv"))
+    assert len(mm_in) == len(mm_out) and mm_out
+    got = sorted((x["Component"], Decimal(x["Timestamp(us)"]), Decimal(x["Total Reserved(KB)"])) for x in mm_out)
+    want = sorted((x["Component"], Decimal(x["Timestamp(us)"].strip()), Decimal(x["Total Reserved(MB)"].strip()) * 1024)
+                  for x in mm_in)
+    assert got == want, (got[:3], want[:3])
+    # torch_npu's own (MB) in its folder: the input's samples as they were
+    mm_tn = rows(os.path.join(folder, "npu_module_mem.csv"))
+    got = sorted((x["Component"], Decimal(x["Timestamp(us)"]), Decimal(x["Total Reserved(MB)"])) for x in mm_tn)
+    want = sorted((x["Component"], Decimal(x["Timestamp(us)"].strip()), Decimal(x["Total Reserved(MB)"].strip()))
+                  for x in mm_in)
+    assert got == want, (got[:3], want[:3])
+    # two ranks at once: each folder as for its rank alone
+    d3 = fresh("public2")
+    run("export", "summary", "-q", "-dir", ins[0], "-dir", ins[1], "-o", d3)
+    folders = glob.glob(os.path.join(d3, "**", "ASCEND_PROFILER_OUTPUT"), recursive=True)
+    assert folders, os.listdir(d3)
+    for f in folders:
+        assert "kernel_details" in " ".join(os.listdir(f))
+        check_headers(f, r"([a-z_]+?)(?:_rank\d+)?\.csv")
+    db = os.path.join(SHARED, "ascend", "msprof_db", "msprof_0.db")
+    if os.path.exists(db):
+        d = fresh("public_db")
+        run("export", "summary", "-q", "-dir", db, "-o", d)
+        folder = os.path.join(d, "mindstudio_profiler_output")
+        seen = check_headers(folder, MSPROF_RE)
+        assert "op_summary" in seen and "task_time" in seen, seen
+
+
+for fn in (two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
+           msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data):
+    case(fn)
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
