@@ -45,6 +45,9 @@ typedef enum cli_opt_id {
     OPT_PER_DEVICE,
     OPT_LOG_FILE,
     OPT_WIDTH,
+    OPT_BASE,
+    OPT_NEW,
+    OPT_FAIL_ON_REGRESSION,
     OPT_COUNT
 } cli_opt_id;
 
@@ -206,5 +209,6 @@ int cli_cmd_reports(cli_args *a);
 int cli_cmd_print_summary(cli_args *a);   /* print.c */
 int cli_cmd_print_trace(cli_args *a);
 int cli_cmd_help(cli_args *a);
+int cli_cmd_compare(cli_args *a);         /* compare.c */
 
 #endif

@@ -37,7 +37,8 @@ enum tb_exit {
     TB_EXIT_INPUT = 3,    /* malformed or cut-short (with --strict) input */
     TB_EXIT_IO = 4,       /* a file could not be read or written */
     TB_EXIT_DB = 5,       /* SQLite error */
-    TB_EXIT_NOTFOUND = 6  /* no usable input found */
+    TB_EXIT_NOTFOUND = 6, /* no usable input found */
+    TB_EXIT_REGRESSION = 8 /* compare --fail-on-regression: a regression rule fired */
 };
 
 typedef struct tb_error {
