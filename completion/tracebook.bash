@@ -275,7 +275,7 @@ _tracebook()
             return
             ;;
         --format|-format)
-            COMPREPLY=($(compgen -W "csv json csv,json" -- "$cur"))
+            COMPREPLY=($(compgen -W "csv json xlsx" -- "$cur"))
             return
             ;;
         --timeunit|-timeunit)

@@ -75,6 +75,23 @@ static tb_status side_db(const cli_args *a, char **inputs, size_t n, cli_run *ru
     return cli_obtain_db(&d, run, db, cap, &reused, err);
 }
 
+/* --format: a mask of csv, json and xlsx, 0 when malformed. */
+static unsigned parse_list(const char *list)
+{
+    unsigned m = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
+        else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
+        else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
+        else return 0;
+        p += n;
+        if (*p == ',' && *++p == 0)
+            return 0;
+    }
+    return m;
+}
+
 static void on_written(void *ctx, const char *path)
 {
     cli_run *r = ctx;
@@ -101,14 +118,9 @@ int cli_cmd_compare(cli_args *a)
     unsigned formats = 0;
     const char *fmt = cli_value(a, OPT_FORMAT);
     if (fmt) {
-        if (!strcmp(fmt, "csv"))
-            formats = TB_OUT_CSV;
-        else if (!strcmp(fmt, "json"))
-            formats = TB_OUT_JSON;
-        else if (!strcmp(fmt, "csv,json") || !strcmp(fmt, "json,csv"))
-            formats = TB_OUT_CSV | TB_OUT_JSON;
-        else
-            return cli_usage_error(a->cmd, "--format '%s': expected csv, json or csv,json", fmt);
+        formats = parse_list(fmt);
+        if (!formats)
+            return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
     }
     const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (out_dir && !strcmp(out_dir, "-"))

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -68,6 +69,7 @@ typedef struct cmp {
     tb_error *err;
     char *keybuf;
     size_t keycap;
+    xlsx_book *book;     /* the compare workbook, or NULL */
 } cmp;
 
 typedef struct csink {
@@ -746,12 +748,14 @@ static void steps_used(cmp *c, json_t *entry)
     }
 }
 
-/* The formats a report's comparison is written in: csv and json only. */
+/* The formats a report's comparison is written in: --format, else csv and
+ * the workbook, and json when the report's (or the spec's) outputs name it. */
 static unsigned formats_of(const tb_compare_job *job, const tb_spec_report *rep)
 {
-    unsigned f = job->formats ? job->formats : rep->outputs ? rep->outputs : job->spec->outputs;
-    f &= TB_OUT_CSV | TB_OUT_JSON;
-    return f ? f : TB_OUT_CSV;
+    if (job->formats)
+        return job->formats & (TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX);
+    unsigned asked = rep->outputs ? rep->outputs : job->spec->outputs;
+    return TB_OUT_CSV | TB_OUT_XLSX | (asked & TB_OUT_JSON);
 }
 
 /* One report: run on both DBs, then compared and written. */
@@ -816,7 +820,54 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
         if (!st)
             n_sinks++;
     }
-    if (st || (st = write_report(c, sinks, n_sinks, entry)))
+    /* the report's sheet: Ratio cells red past a rule's relative threshold
+     * in the worse direction, green past it in the better one */
+    char **names = NULL;
+    xlsx_cond *conds = NULL;
+    size_t n_conds = 0;
+    int has_sheet = 0;
+    if (!st && c->book && (f & TB_OUT_XLSX)) {
+        names = calloc(c->n_cols + 1, sizeof *names);
+        conds = calloc(2 * c->n_cols + 1, sizeof *conds);
+        if (!names || !conds)
+            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < c->n_cols && !st; i++) {
+            if (!c->cols[i].rule || c->cols[i].key)
+                continue;
+            const tb_spec_rule *r = &c->rules[c->cols[i].rule - 1];
+            if (!(names[i] = cat(c->cols[i].header, " Ratio"))) {
+                st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            double up = 1 + r->rel, down = 1 - r->rel;
+            conds[n_conds++] = (xlsx_cond){.column = names[i], .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_GT,
+                                           .value = up, .good = r->worse_lower};
+            conds[n_conds++] = (xlsx_cond){.column = names[i], .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_LT,
+                                           .value = down, .good = !r->worse_lower};
+        }
+        if (!st) {
+            st = xlsx_sheet_sink(c->book,
+                                 &(xlsx_sheet_options){.name = rep->xlsx_sheet ? rep->xlsx_sheet : rep->title,
+                                                       .conds = conds, .n_conds = n_conds},
+                                 &sinks[n_sinks], c->err);
+            if (!st) {
+                has_sheet = 1;
+                n_sinks++;
+            }
+        }
+    }
+    if (!st)
+        st = write_report(c, sinks, n_sinks, entry);
+    if (!st && has_sheet) {
+        const char *name = xlsx_sink_sheet(sinks[n_sinks - 1], 0);
+        if (name)
+            json_object_set_new(entry, "sheet", json_string(name));
+    }
+    for (size_t i = 0; names && i < c->n_cols; i++)
+        free(names[i]);
+    free(names);
+    free(conds);
+    if (st)
         goto done;
     json_t *files = json_array();
     for (size_t k = 0; k < n_sinks; k++) {
@@ -874,6 +925,59 @@ static json_t *listed(sqlite3 *db, int dir, int limit)
     return a;
 }
 
+/* The Summary sheet: the largest regressions, then the largest improvements, of every report. */
+static tb_status write_summary(sqlite3 *db, xlsx_book *book, tb_error *err)
+{
+    static const char *const heads[] = {"Kind", "Report", "Key", "Column", "Base", "New", "Delta", "Ratio"};
+    tb_sink_column cols[8];
+    for (size_t i = 0; i < 8; i++)
+        cols[i] = (tb_sink_column){.header = heads[i]};
+    tb_sink *s = NULL;
+    sqlite3_stmt *q = NULL;
+    tb_status st = xlsx_sheet_sink(book, &(xlsx_sheet_options){.name = "Summary", .key = "compare:summary"}, &s, err);
+    if (st)
+        return st;
+    if ((st = s->begin(s, cols, 8, err)))
+        goto done;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT * FROM (SELECT 'regression', report, key, col, base, new, delta, ratio, 0 AS o, score "
+                           "FROM regs WHERE dir = 1 ORDER BY score DESC LIMIT 50) UNION ALL "
+                           "SELECT * FROM (SELECT 'improvement', report, key, col, base, new, delta, ratio, 1, score "
+                           "FROM regs WHERE dir = -1 ORDER BY score DESC LIMIT 50) ORDER BY 9, 10 DESC",
+                           -1, &q, NULL) != SQLITE_OK) {
+        st = tb_error_set(err, TB_ERR_DB, "compare: %s", sqlite3_errmsg(db));
+        goto done;
+    }
+    while (!st && sqlite3_step(q) == SQLITE_ROW) {
+        tb_cell cells[8];
+        for (int i = 0; i < 8; i++) {
+            if (sqlite3_column_type(q, i) == SQLITE_NULL)
+                cells[i] = (tb_cell){.kind = TB_CELL_NULL};
+            else if (i < 4)
+                cells[i] = (tb_cell){.kind = TB_CELL_TEXT, .s = (const char *)sqlite3_column_text(q, i),
+                                     .n = (size_t)sqlite3_column_bytes(q, i)};
+            else
+                cells[i] = (tb_cell){.kind = TB_CELL_REAL, .d = sqlite3_column_double(q, i)};
+        }
+        st = s->row(s, cells, err);
+    }
+    if (!st)
+        st = s->finish(s, err);
+done:
+    sqlite3_finalize(q);
+    sink_destroy(s);
+    return st;
+}
+
+/* Does any report of the run write to the workbook? */
+static int wants_book(const tb_compare_job *job)
+{
+    for (size_t i = 0; i < job->spec->n_reports; i++)
+        if (formats_of(job, &job->spec->reports[i]) & TB_OUT_XLSX)
+            return 1;
+    return 0;
+}
+
 static json_t *side_obj(const char *db, const char *const *inputs, size_t n)
 {
     json_t *o = json_object(), *in = json_array();
@@ -889,7 +993,8 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     tb_status st = TB_OK;
     sqlite3 *db = NULL;
     json_t *reports = json_array(), *meta = NULL;
-    char *text = NULL, *path = NULL;
+    char *text = NULL, *path = NULL, *book_path = NULL;
+    xlsx_book *book = NULL;
     memset(res, 0, sizeof *res);
     if (!reports)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
@@ -911,9 +1016,23 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     cmp c0 = {.db = db, .job = job, .err = err};
     if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score)")))
         goto done;
+    if (wants_book(job)) {
+        book_path = sqlite3_mprintf("%s/compare.xlsx", job->out_dir);
+        if (!book_path) {
+            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        const char *specname = job->spec->path;
+        xlsx_pair about[] = {{"Base", job->base_db}, {"New", job->new_db}, {"Spec", specname},
+                             {"Time unit", tb_unit_name(job->unit)}};
+        if ((st = xlsx_create(book_path, &(xlsx_options){.about = about, .n_about = 4, .created = (int64_t)time(NULL)},
+                              &book, err)) ||
+            (st = xlsx_sheet_reserve(book, "compare:summary", "Summary", err)))
+            goto done;
+    }
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         const tb_spec_report *rep = &job->spec->reports[i];
-        cmp c = {.db = db, .job = job, .rep = rep, .err = err, .count_col = -1};
+        cmp c = {.db = db, .job = job, .rep = rep, .err = err, .count_col = -1, .book = book};
         json_t *entry = json_object();
         json_object_set_new(entry, "id", json_string(rep->id));
         st = compare_report(&c, rep, entry, res);
@@ -930,6 +1049,12 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     }
     if (st)
         goto done;
+    if (book) {
+        if ((st = write_summary(db, book, err)) || (st = xlsx_commit(book, err)))
+            goto done;
+        if (job->written)
+            job->written(job->ctx, book_path);
+    }
     json_t *regs = listed(db, 1, 0), *imps = listed(db, -1, 20);
     res->regressions = json_array_size(regs);
     sqlite3_stmt *q = NULL;
@@ -945,6 +1070,8 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     json_object_set_new(meta, "new", side_obj(job->new_db, job->new_inputs, job->n_new_inputs));
     json_object_set_new(meta, "spec", json_string(job->spec->path));
     json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
+    if (book)
+        json_object_set_new(meta, "workbook", json_string("compare.xlsx"));
     json_object_set_new(meta, "reports", json_incref(reports));
     json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
     json_object_set_new(meta, "improvement_count", json_integer((json_int_t)res->improvements));
@@ -962,6 +1089,8 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     if (!st && job->written)
         job->written(job->ctx, path);
 done:
+    xlsx_destroy(book);
+    sqlite3_free(book_path);
     free(text);
     sqlite3_free(path);
     json_decref(meta);

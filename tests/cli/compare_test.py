@@ -85,6 +85,27 @@ def case_regression():
             assert not x["Regressions"], x
 
 
+def case_workbook():
+    # About, Summary, then the report's sheet with red/green rules on its Ratio columns
+    import re
+    import zipfile
+    book = os.path.join(OUT, "c1", "compare.xlsx")
+    with zipfile.ZipFile(book) as z:
+        names = re.findall(r'<sheet name="([^"]*)"', z.read("xl/workbook.xml").decode())
+        assert names == ["About", "Summary", "Top kernels by total time"], names
+        strings = z.read("xl/sharedStrings.xml").decode() if "xl/sharedStrings.xml" in z.namelist() else ""
+        summary = z.read("xl/worksheets/sheet2.xml").decode()
+        assert SLOW in strings or SLOW in summary, "the summary does not name the slow kernel"
+        sheet = z.read("xl/worksheets/sheet3.xml").decode()
+        assert 'operator="greaterThan"' in sheet and "<formula>1.05</formula>" in sheet, sheet[-2000:]
+        assert 'operator="lessThan"' in sheet and "<formula>0.95</formula>" in sheet
+    assert meta(os.path.join(OUT, "c1"))["workbook"] == "compare.xlsx"
+    r = run("compare", "-base", BASE, "-new", NEW, "--spec", "builtin:top_kernels", "-o", os.path.join(OUT, "c11"),
+            "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(os.path.join(OUT, "c11"))) == ["top_kernels_compare.json", "tracebook_run.json"]
+
+
 def case_no_fail_flag():
     out = os.path.join(OUT, "c2")
     r = run("compare", "--base", BASE, "--new", NEW, "--spec", "builtin:top_kernels", "-o", out)
