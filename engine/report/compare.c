@@ -69,6 +69,7 @@ typedef struct cmp {
     tb_error *err;
     char *keybuf;
     size_t keycap;
+    size_t parts;        /* key parts in keybuf so far (the first has no separator) */
     xlsx_book *book;     /* the compare workbook, or NULL */
 } cmp;
 
@@ -203,7 +204,7 @@ static int keytext(cmp *c, const char *s, size_t n, unsigned norm)
         c->keybuf = more;
         c->keycap = cap;
     }
-    if (have)
+    if (c->parts++)
         c->keybuf[have++] = '\x1f';
     memcpy(c->keybuf + have, t, k);
     c->keybuf[have + k] = 0;
@@ -346,6 +347,7 @@ static tb_status s_row(tb_sink *s, const tb_cell *cells, tb_error *err)
         return st;
     if (c->keybuf)
         c->keybuf[0] = 0;
+    c->parts = 0;
     for (size_t i = 0; i < c->n_cols; i++) {
         if (!c->cols[i].key)
             continue;
@@ -499,8 +501,8 @@ static char *shown_key(const cmp *c, sqlite3_stmt *q, int added)
             continue;
         int col = 2 + (int)(added ? nc + i : i);
         const char *t = (const char *)sqlite3_column_text(q, col);
-        if (!t)
-            t = "";
+        if (!t || !*t)
+            continue; /* an empty part (a kernel without a type) says nothing */
         size_t need = n + strlen(t) + 4;
         if (need > cap) {
             cap = need * 2;
@@ -527,7 +529,7 @@ static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *e
     sqlite3_stmt *q = NULL, *reg = NULL;
     char **keep = calloc(nc * 4 + 4, sizeof *keep);
     size_t n_keep = 0;
-    uint64_t matched = 0, added = 0, removed = 0, n_reg = 0, n_imp = 0;
+    uint64_t matched = 0, added = 0, removed = 0, n_reg = 0, n_imp = 0, count_changes = 0;
     if (!oc || !cells || !keep) {
         st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
         goto done;
@@ -627,6 +629,7 @@ static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *e
             int64_t cb = sqlite3_column_int64(q, 2 + c->count_col);
             int64_t cn = sqlite3_column_int64(q, 2 + (int)nc + c->count_col);
             counted = cb < cn ? (int)(cb > INT32_MAX ? INT32_MAX : cb) : (int)(cn > INT32_MAX ? INT32_MAX : cn);
+            count_changes += cb != cn; /* noted, never a regression */
         }
         for (size_t i = 0; i < nc; i++) {
             if (c->cols[i].key)
@@ -703,6 +706,8 @@ static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *e
     json_object_set_new(entry, "removed", json_integer((json_int_t)removed));
     json_object_set_new(entry, "regressions", json_integer((json_int_t)n_reg));
     json_object_set_new(entry, "improvements", json_integer((json_int_t)n_imp));
+    if (c->count_col >= 0)
+        json_object_set_new(entry, "count_changes", json_integer((json_int_t)count_changes));
 done:
     sqlite3_finalize(q);
     sqlite3_finalize(reg);

@@ -79,6 +79,8 @@ def case_regression():
     assert m["regression_count"] == len(m["regressions"]) > 0
     assert {g["key"] for g in m["regressions"] if g["report"] == "top_kernels"} == {SLOW}, m["regressions"]
     assert all(g["ratio"] > 1.05 for g in m["regressions"]), m["regressions"]
+    # the call counts did not change (a change is noted, never a regression)
+    assert [x["count_changes"] for x in m["reports"] if x["id"] == "top_kernels"] == [0], m["reports"]
     # no jitter of 1% makes a regression under the 5% rule
     for x in top:
         if x["Name"] != SLOW and x["Status"] == "matched":
