@@ -10,6 +10,7 @@
  * rest. With --fail-on-regression a run that found a regression ends with
  * TB_EXIT_REGRESSION (8) once every file is written.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -133,6 +134,19 @@ int cli_cmd_compare(cli_args *a)
     size_t n_base = 0, n_new = 0;
     char base_db[PATH_MAX], new_db[PATH_MAX];
     tb_compare_result res = {0};
+    /* an earlier run's folder keeps its tracebook_run.json: never the output */
+    char out_real[PATH_MAX], side_real[PATH_MAX];
+    if (realpath(out_dir ? out_dir : ".", out_real)) {
+        const char *const *sides[2] = {a->v[OPT_BASE], a->v[OPT_NEW]};
+        size_t ns[2] = {a->n[OPT_BASE], a->n[OPT_NEW]};
+        for (int k = 0; k < 2; k++)
+            if (ns[k] == 1 && is_run_folder(sides[k][0]) && realpath(sides[k][0], side_real) &&
+                !strcmp(out_real, side_real)) {
+                cli_progress_destroy(run.progress);
+                return cli_usage_error(a->cmd, "-o %s would replace the tracebook_run.json of the %s run: write the "
+                                       "comparison elsewhere", out_dir ? out_dir : ".", k ? "new" : "base");
+            }
+    }
     tb_status st = load_spec(cli_value(a, OPT_SPEC), &spec, &run, &err);
     if (!st)
         st = side_inputs(a->v[OPT_BASE], a->n[OPT_BASE], &base, &n_base, &err);

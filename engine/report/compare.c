@@ -166,7 +166,8 @@ static int keytext(cmp *c, const char *s, size_t n, unsigned norm)
         t[k++] = ch;
     }
     if (norm & TB_NORM_HASHES) {
-        /* a run of 8+ hex digits holding a digit, between non-alphanumerics, goes */
+        /* a run of 8+ hex digits holding a digit, between non-alphanumerics, goes
+         * (with one _, - or . before it) */
         size_t w = 0;
         for (size_t i = 0; i < k;) {
             size_t j = i;
@@ -177,6 +178,9 @@ static int keytext(cmp *c, const char *s, size_t n, unsigned norm)
                     j++;
                 }
                 if (j - i >= 8 && digit && (j == k || !isalnum((unsigned char)t[j]))) {
+                    /* with the separator before it: "conv_3f9a2c1b7e_x" is "conv_x" */
+                    if (w > 0 && (t[w - 1] == '_' || t[w - 1] == '-' || t[w - 1] == '.'))
+                        w--;
                     i = j;
                     continue;
                 }

@@ -144,6 +144,37 @@ def case_normalize():
     assert RENAMED in {x["Name"] for x in top}
 
 
+def case_normalize_names():
+    # template arguments and a build hash added to a kernel's name in the new run
+    name = "aclnnMm_TransData_TransData"
+    other = os.path.join(OUT, "new_hashed")
+    make_run(other, 1.0, 2, {name: name + "<float, 4>_0a1b2c3d4e"})
+    out = os.path.join(OUT, "c12")
+    r = run("compare", "-base", BASE, "-new", other, "--spec", "builtin:top_kernels", "-o", out)
+    assert r.returncode == 0, r.stderr
+    status = {x["Name"]: x["Status"] for x in rows(os.path.join(out, "top_kernels_compare.csv"))}
+    assert status[name] == "removed" and status[name + "<float, 4>_0a1b2c3d4e"] == "added", status
+    spec = write_spec("norm2.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n"
+                      "    normalize: [strip_template_args, strip_hashes]\n")
+    out = os.path.join(OUT, "c13")
+    r = run("compare", "-base", BASE, "-new", other, "--spec", spec, "-o", out)
+    assert r.returncode == 0, r.stderr
+    got = rows(os.path.join(out, "top_kernels_compare.csv"))
+    assert all(x["Status"] == "matched" for x in got), [(x["Name"], x["Status"]) for x in got]
+    m = meta(out)
+    assert m["regression_count"] == 0, m["regressions"]
+
+
+def case_output_is_a_side():
+    rep = os.path.join(OUT, "report_side")
+    r = run("report", "-dir", BASE, "--spec", "builtin:top_kernels", "-o", rep, "-q")
+    assert r.returncode == 0, r.stderr
+    before = open(os.path.join(rep, "tracebook_run.json")).read()
+    r = run("compare", "-base", rep, "-new", NEW, "--spec", "builtin:top_kernels", "-o", rep)
+    assert r.returncode == 2 and "would replace" in r.stderr, (r.returncode, r.stderr)
+    assert open(os.path.join(rep, "tracebook_run.json")).read() == before
+
+
 def case_rules():
     # 60% relative: the 50% slowdown is not a regression
     spec = write_spec("rules.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    key: [Name]\n"
