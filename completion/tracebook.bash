@@ -32,7 +32,7 @@ _tracebook()
         return
     fi
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W "export merge report query print reports info help -h --help -V --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "export merge report query print compare reports info help -h --help -V --version" -- "$cur"))
         return
     fi
     cmd=${COMP_WORDS[1]}
@@ -300,6 +300,42 @@ _tracebook()
         esac
         opts="-dir --dir --per-device --log-file --width --timeunit --model-id --iteration-id --iteration-count --rebuild --strict -q --quiet -h --help"
         ;;
+    "compare")
+        case $prev in
+        --base|-base)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --new|-new)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --spec|-spec)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "$(_tracebook_builtins "$tb" builtin:)" -- "$cur"))
+            return
+            ;;
+        --output|-output|-o)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -d -- "$cur"))
+            return
+            ;;
+        --format|-format)
+            COMPREPLY=($(compgen -W "csv json xlsx" -- "$cur"))
+            return
+            ;;
+        --timeunit|-timeunit)
+            COMPREPLY=($(compgen -W "ns us ms s" -- "$cur"))
+            return
+            ;;
+        --max-steps|-max-steps)
+            return
+            ;;
+        esac
+        opts="--base --new --spec -o --output --format --fail-on-regression --timeunit --max-steps --rebuild --strict -q --quiet -h --help"
+        ;;
     "reports")
         opts="-h --help"
         if [[ $cur != -* ]]; then
@@ -320,7 +356,7 @@ _tracebook()
     "help")
         opts="-h --help"
         if ((COMP_CWORD == 2)) && [[ $cur != -* ]]; then
-            COMPREPLY=($(compgen -W "export merge report query print reports info help" -- "$cur"))
+            COMPREPLY=($(compgen -W "export merge report query print compare reports info help" -- "$cur"))
             return
         fi
         ;;

@@ -47,6 +47,9 @@ typedef enum cli_opt_id {
     OPT_WIDTH,
     OPT_FAIL_ON_WARNING,
     OPT_NO_CLOBBER,
+    OPT_BASE,
+    OPT_NEW,
+    OPT_FAIL_ON_REGRESSION,
     OPT_COUNT
 } cli_opt_id;
 
@@ -219,5 +222,6 @@ int cli_cmd_reports(cli_args *a);
 int cli_cmd_print_summary(cli_args *a);   /* print.c */
 int cli_cmd_print_trace(cli_args *a);
 int cli_cmd_help(cli_args *a);
+int cli_cmd_compare(cli_args *a);         /* compare.c */
 
 #endif

@@ -177,6 +177,27 @@ static const cli_option print_opts[] = {
     O_HELP,
 };
 
+static const cli_option compare_opts[] = {
+    {OPT_BASE, NULL, "base", "PATH", 1, COMPLETE_FILE, NULL,
+     "the base run: an input, a DB tracebook wrote or the\n"
+     "output folder of an earlier report run (repeat for\nseveral ranks)"},
+    {OPT_NEW, NULL, "new", "PATH", 1, COMPLETE_FILE, NULL, "the new run, as -base"},
+    {OPT_SPEC, NULL, "spec", "FILE", 0, COMPLETE_SPEC, NULL, "the report spec (YAML or JSON, or builtin:NAME)"},
+    {OPT_OUTPUT, "-o", "output", "DIR", 0, COMPLETE_DIR, NULL,
+     "write DIR/<report>_compare.csv and tracebook_run.json\n(default .)"},
+    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx",
+     "comma-separated csv, json, xlsx (default: csv and the\n"
+     "compare.xlsx workbook, json when the spec asks)"},
+    {OPT_FAIL_ON_REGRESSION, NULL, "fail-on-regression", NULL, 0, COMPLETE_NONE, NULL,
+     "exit with code 8 when a regression rule fires"},
+    O_TIMEUNIT("unit of typed time columns (default us)"),
+    {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite VM step budget per report"},
+    O_REBUILD("load the inputs again even when the cached DB is current"),
+    O_STRICT("an input cut short is an error"),
+    O_QUIET("no progress, notes or list of files written"),
+    O_HELP,
+};
+
 static const cli_option reports_opts[] = {O_HELP};
 static const cli_option help_opts[] = {O_HELP};
 
@@ -250,6 +271,17 @@ const cli_command cli_commands[] = {
      "(from the first task), Duration, Node Name (the op type) and Name, then\n"
      "Accumulate Time, Total Calls and Total Time.",
      print_opts, N(print_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_print_trace},
+    {"compare", NULL, "-base PATH -new PATH --spec FILE [-o DIR] [--fail-on-regression] [options]",
+     "run a spec on two runs and compare them row by row",
+     "Runs every report of the spec on a base run and a new run, matches rows by\n"
+     "the report's key columns (`key:`, after `normalize:`) and writes, per numeric\n"
+     "column, base, new, delta and ratio to DIR/<report>_compare.csv and to a sheet\n"
+     "of DIR/compare.xlsx (after a Summary sheet); rows in one run only are added\n"
+     "or removed. The spec's `regressions:` rules (default: time columns worse when\n"
+     "higher by 5% and 1 us) mark regressions, listed in DIR/tracebook_run.json.\n"
+     "PATH is what report reads, or the output folder of an earlier report run (its\n"
+     "tracebook_run.json names the inputs). docs/nightly.md.",
+     compare_opts, N(compare_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_compare},
     {"reports", NULL, "[NAME]", "list the built-in reports",
      "Lists the built-in reports (one line each), or shows one report's help:\n"
      "title, description, required tables, parameters and its spec file.",
@@ -280,6 +312,7 @@ const cli_exit cli_exits[] = {
     {TB_EXIT_DB, "SQLite error"},
     {TB_EXIT_NOTFOUND, "no usable input found"},
     {TB_EXIT_WARNING, "--fail-on-warning: the load or the run warned (the outputs are written)"},
+    {TB_EXIT_REGRESSION, "compare --fail-on-regression: a regression was found"},
 };
 const size_t cli_n_exits = N(cli_exits);
 

@@ -270,6 +270,7 @@ typedef struct xlsx_cond {
     xlsx_cond_op op;    /* THRESHOLD */
     double value;       /* THRESHOLD: in the column's unit as the CSV writes it (a ratio 0..100) */
     int top;            /* TOP: the N largest, 1..1000 */
+    int good;           /* THRESHOLD, TOP: the cells are better, not worse: green instead of red */
 } xlsx_cond;
 
 typedef struct xlsx_sheet_options {

@@ -852,7 +852,7 @@ static uint8_t criteria(xlsx_cond_op op)
 static tb_status add_conds(xsheet *x, tb_error *err)
 {
     xlsx_book *b = x->b;
-    lxw_format *hi = NULL;
+    lxw_format *hi = NULL, *ok = NULL;
     for (size_t i = 0; i < x->so.n_conds; i++) {
         const xlsx_cond *cd = &x->so.conds[i];
         long col = find_col(x, cd->column);
@@ -867,6 +867,15 @@ static tb_status add_conds(xsheet *x, tb_error *err)
                 format_set_font_color(hi, 0x9C0006);
             }
             cf.format = hi;
+            if (cd->good) {
+                if (!ok) {
+                    if (!(ok = workbook_add_format(b->wb)))
+                        return nomem(b, err);
+                    format_set_bg_color(ok, 0xC6EFCE);
+                    format_set_font_color(ok, 0x006100);
+                }
+                cf.format = ok;
+            }
             if (cd->kind == XLSX_COND_TOP) {
                 cf.type = LXW_CONDITIONAL_TYPE_TOP;
                 cf.value = cd->top;

@@ -64,9 +64,14 @@ static const char *const top_keys[] = {"tracebook", "json_process", "params", "m
                                        "outputs",   "reports",      "workbook", NULL};
 static const char *const report_keys[] = {"id",     "title",   "description", "use",   "requires",
                                           "sql",    "sql_file", "params",     "outputs", "sort",
-                                          "limit",  "header_units", "columns", "xlsx",  NULL};
+                                          "limit",  "header_units", "columns", "xlsx",  "key",
+                                          "normalize", "regressions", NULL};
 static const char *const use_keys[] = {"use",    "id",   "title", "description",  "params",  "outputs",
-                                       "sort",   "limit", "header_units", "columns", "xlsx", "requires", NULL};
+                                       "sort",   "limit", "header_units", "columns", "xlsx", "requires",
+                                       "key",    "normalize", "regressions", NULL};
+static const char *const rule_keys[] = {"column", "worse", "relative", "absolute", "min_count", NULL};
+static const char *const normalize_names[] = {"strip_template_args", "strip_hashes", "strip_trailing_numbers",
+                                              NULL}; /* TB_NORM_* bit order */
 static const char *const param_keys[] = {"type", "default", "help", NULL};
 static const char *const column_keys[] = {"header", "format", "width", NULL};
 static const char *const xlsx_keys[] = {"sheet", "chart", "conditional", NULL};
@@ -326,6 +331,12 @@ static void report_free(tb_spec_report *r)
     for (size_t i = 0; i < r->n_conds; i++)
         free(r->conds[i].column);
     free(r->conds);
+    for (size_t i = 0; i < r->n_key; i++)
+        free(r->key[i]);
+    free(r->key);
+    for (size_t i = 0; i < r->n_rules; i++)
+        free(r->rules[i].column);
+    free(r->rules);
 }
 
 void tb_spec_free(tb_spec *spec)
@@ -667,6 +678,162 @@ static tb_status parse_sort(loader *L, const specnode *n, tb_spec_report *r)
     return TB_OK;
 }
 
+static int list_index(const char *const *list, const char *text);
+
+/* Parses `key:` (compare's key columns), replacing r's. */
+static tb_status parse_key(loader *L, const specnode *n, tb_spec_report *r)
+{
+    specnode *const *items = NULL;
+    const specnode *one = NULL;
+    size_t count = 0;
+    char d[64];
+    tb_status st = str_or_list(L, n, "key", &items, &count, &one);
+    if (st)
+        return st;
+    for (size_t i = 0; i < r->n_key; i++)
+        free(r->key[i]);
+    free(r->key);
+    r->key = NULL;
+    r->n_key = 0;
+    if (count == 0)
+        return fail_node(L, n, "'key' names no column");
+    if (!(r->key = calloc(count, sizeof *r->key)))
+        return nomem(L);
+    for (size_t i = 0; i < count; i++) {
+        const specnode *it = items[i];
+        if (!is_text(it) || !it->text[0])
+            return fail_node(L, it, "'key' entries must be column names, got %s", describe(it, d, sizeof d));
+        if ((st = check_base_name(L, it->line, it->column, it->text)))
+            return st;
+        if (!(r->key[i] = strdup(it->text)))
+            return nomem(L);
+        r->n_key = i + 1;
+    }
+    return TB_OK;
+}
+
+/* Parses `normalize:` into r->normalize. */
+static tb_status parse_normalize(loader *L, const specnode *n, tb_spec_report *r)
+{
+    specnode *const *items = NULL;
+    const specnode *one = NULL;
+    size_t count = 0;
+    char d[64], buf[256];
+    tb_status st = str_or_list(L, n, "normalize", &items, &count, &one);
+    if (st)
+        return st;
+    r->normalize = 0;
+    for (size_t i = 0; i < count; i++) {
+        const specnode *it = items[i];
+        int k = is_text(it) ? list_index(normalize_names, it->text) : -1;
+        if (k < 0)
+            return fail_node(L, it, "unknown normalize step %s; expected one of: %s", describe(it, d, sizeof d),
+                             join(normalize_names, buf, sizeof buf));
+        r->normalize |= 1u << k;
+    }
+    return TB_OK;
+}
+
+/* A threshold "5%" (or a number: percent) into *frac. Returns 0, or -1 when malformed. */
+static int percent_value(const specnode *v, double *frac)
+{
+    char *end = NULL;
+    double x;
+    if (v->kind != SPECNODE_SCALAR)
+        return -1;
+    if (v->type == SPECNODE_INT || v->type == SPECNODE_REAL) {
+        x = v->type == SPECNODE_INT ? (double)v->i : v->d;
+    } else if (v->type == SPECNODE_STR) {
+        x = strtod(v->text, &end);
+        if (end == v->text || strcmp(end, "%") != 0)
+            return -1;
+    } else {
+        return -1;
+    }
+    if (!(x >= 0) || x > 1e9)
+        return -1;
+    *frac = x / 100.0;
+    return 0;
+}
+
+/* An absolute threshold: a number (the column's written unit) or a time "10us" (into ns). */
+static int absolute_value(const specnode *v, double *x, int *is_time)
+{
+    static const char *const units[] = {"ns", "us", "ms", "s", NULL};
+    static const double scale[] = {1, 1e3, 1e6, 1e9};
+    *is_time = 0;
+    if (v->kind != SPECNODE_SCALAR)
+        return -1;
+    if (v->type == SPECNODE_INT || v->type == SPECNODE_REAL) {
+        *x = v->type == SPECNODE_INT ? (double)v->i : v->d;
+        return *x >= 0 ? 0 : -1;
+    }
+    if (v->type != SPECNODE_STR)
+        return -1;
+    char *end = NULL;
+    double y = strtod(v->text, &end);
+    if (end == v->text || !(y >= 0) || y > 1e15)
+        return -1;
+    int k = list_index(units, end);
+    if (k < 0)
+        return -1;
+    *x = y * scale[k];
+    *is_time = 1;
+    return 0;
+}
+
+/* Parses `regressions:`: a list of rules, replacing r's (an empty list: no rules). */
+static tb_status parse_rules(loader *L, const specnode *n, tb_spec_report *r)
+{
+    char d[64];
+    tb_status st;
+    if (n->kind != SPECNODE_SEQ)
+        return fail_node(L, n, "'regressions' must be a list of rules, got %s", describe(n, d, sizeof d));
+    for (size_t i = 0; i < r->n_rules; i++)
+        free(r->rules[i].column);
+    free(r->rules);
+    r->rules = NULL;
+    r->n_rules = 0;
+    r->has_rules = 1;
+    if (n->n == 0)
+        return TB_OK;
+    if (!(r->rules = calloc(n->n, sizeof *r->rules)))
+        return nomem(L);
+    for (size_t i = 0; i < n->n; i++) {
+        const specnode *m = n->items[i];
+        if ((st = need_map(L, m, "a regressions rule")) || (st = check_keys(L, m, "a regressions rule", rule_keys)))
+            return st;
+        tb_spec_rule *u = &r->rules[i];
+        r->n_rules = i + 1;
+        *u = (tb_spec_rule){.rel = 0.05, .pos = {.file = L->file, .line = m->line, .column = m->column}};
+        const specnode_pair *p = specnode_get(m, "column");
+        if (!p)
+            return fail_node(L, m, "a regressions rule needs 'column'");
+        if ((st = get_nonempty(L, p->value, "column", &u->column)) ||
+            (st = check_base_name(L, p->value->line, p->value->column, u->column)))
+            return st;
+        if ((p = specnode_get(m, "worse"))) {
+            const specnode *v = p->value;
+            if (!is_text(v) || (strcmp(v->text, "higher") && strcmp(v->text, "lower")))
+                return fail_node(L, v, "'worse' must be higher or lower, got %s", describe(v, d, sizeof d));
+            u->worse_lower = !strcmp(v->text, "lower");
+        }
+        if ((p = specnode_get(m, "relative")) && percent_value(p->value, &u->rel))
+            return fail_node(L, p->value, "'relative' must be a percentage such as 5%%, got %s",
+                             describe(p->value, d, sizeof d));
+        if ((p = specnode_get(m, "absolute")) && absolute_value(p->value, &u->abs, &u->abs_time))
+            return fail_node(L, p->value, "'absolute' must be a number or a time such as 10us, got %s",
+                             describe(p->value, d, sizeof d));
+        if ((p = specnode_get(m, "min_count"))) {
+            const specnode *v = p->value;
+            if (v->kind != SPECNODE_SCALAR || v->type != SPECNODE_INT || v->i < 0)
+                return fail_node(L, v, "'min_count' must be a non-negative integer, got %s", describe(v, d, sizeof d));
+            u->min_count = v->i;
+        }
+    }
+    return TB_OK;
+}
+
 /* Parses `columns:`, merging by name into r->columns (an entry replaces the same-named one). */
 static tb_status parse_columns(loader *L, const specnode *n, tb_spec_report *r)
 {
@@ -936,6 +1103,12 @@ static tb_status parse_common(loader *L, const specnode *m, tb_spec_report *r, r
         return st;
     if ((p = specnode_get(m, "xlsx")) && (st = parse_xlsx(L, p->value, r, aux)))
         return st;
+    if ((p = specnode_get(m, "key")) && (st = parse_key(L, p->value, r)))
+        return st;
+    if ((p = specnode_get(m, "normalize")) && (st = parse_normalize(L, p->value, r)))
+        return st;
+    if ((p = specnode_get(m, "regressions")) && (st = parse_rules(L, p->value, r)))
+        return st;
     return TB_OK;
 }
 
@@ -1116,6 +1289,27 @@ static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const cha
             dst->n_params = i + 1; /* counted before its strings, so report_free frees a partial copy */
             if (!(d->name = strdup(s->name)) || (s->s && !(d->s = strdup(s->s))) ||
                 (s->help && !(d->help = strdup(s->help))))
+                return -1;
+        }
+    }
+    dst->normalize = src->normalize;
+    dst->has_rules = src->has_rules;
+    if (src->n_key) {
+        if (!(dst->key = calloc(src->n_key, sizeof *dst->key)))
+            return -1;
+        for (; dst->n_key < src->n_key; dst->n_key++)
+            if (!(dst->key[dst->n_key] = strdup(src->key[dst->n_key])))
+                return -1;
+    }
+    if (src->n_rules) {
+        if (!(dst->rules = calloc(src->n_rules, sizeof *dst->rules)))
+            return -1;
+        for (size_t i = 0; i < src->n_rules; i++) {
+            dst->rules[i] = src->rules[i];
+            dst->rules[i].column = NULL;
+            dst->rules[i].pos.file = dst->origin;
+            dst->n_rules = i + 1;
+            if (!(dst->rules[i].column = strdup(src->rules[i].column)))
                 return -1;
         }
     }

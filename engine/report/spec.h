@@ -43,6 +43,20 @@ typedef struct tb_spec_sort {
     tb_spec_pos pos;
 } tb_spec_sort;
 
+/* compare: `normalize:` steps applied to a key's text before rows are matched. */
+enum { TB_NORM_TEMPLATE_ARGS = 1u << 0, TB_NORM_HASHES = 1u << 1, TB_NORM_TRAILING_NUMBERS = 1u << 2 };
+
+/* compare: one `regressions:` rule on a numeric column. */
+typedef struct tb_spec_rule {
+    char *column;        /* base name */
+    int worse_lower;     /* 1: a lower value is worse; 0: a higher one */
+    double rel;          /* relative threshold, a fraction (0.05 for 5%); 0 = none */
+    double abs;          /* absolute threshold: ns when abs_time, else in the column's written unit; 0 = none */
+    int abs_time;        /* abs was given with a time unit (10us) */
+    int64_t min_count;   /* the row's Count/Calls must reach this in both runs; 0 = any */
+    tb_spec_pos pos;
+} tb_spec_rule;
+
 struct tb_spec_report {
     char *id;            /* file-name safe: [A-Za-z0-9_.-]+ */
     char *title;         /* defaults to id */
@@ -77,6 +91,12 @@ struct tb_spec_report {
     size_t n_chart_values;
     tb_spec_cond *conds;     /* xlsx.conditional, in file order */
     size_t n_conds;
+    char **key;              /* compare: the key columns' base names (NULL: the default key) */
+    size_t n_key;
+    unsigned normalize;      /* compare: TB_NORM_* mask */
+    tb_spec_rule *rules;     /* compare: `regressions:` rules */
+    size_t n_rules;
+    int has_rules;           /* 1: `regressions:` given (even empty); 0: the default rules */
     tb_spec_pos pos;
 };
 

@@ -38,7 +38,8 @@ enum tb_exit {
     TB_EXIT_IO = 4,       /* a file could not be read or written */
     TB_EXIT_DB = 5,       /* SQLite error */
     TB_EXIT_NOTFOUND = 6, /* no usable input found */
-    TB_EXIT_WARNING = 7   /* --fail-on-warning: the load or the run warned (the outputs are written) */
+    TB_EXIT_WARNING = 7,  /* --fail-on-warning: the load or the run warned (the outputs are written) */
+    TB_EXIT_REGRESSION = 8 /* compare --fail-on-regression: a regression rule fired */
 };
 
 typedef struct tb_error {

@@ -229,6 +229,51 @@ typedef struct tb_query_job {
 tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err);
 
 /*
+ * `compare`: every report of spec run on two DBs, a base run and a new one;
+ * rows matched by the report's key (`key:`, after `normalize:`), numbers
+ * set side by side (base, new, delta, ratio), rows found in one run only
+ * listed as added or removed, and the `regressions:` rules (default: time
+ * columns worse when higher by 5% and 1 us) marking regressions and
+ * improvements (docs/spec.md, docs/nightly.md). Writes
+ * `<out_dir>/<report id>_compare.csv` (and .json, as the report's outputs
+ * ask) and `<out_dir>/tracebook_run.json` listing every regression.
+ */
+typedef struct tb_compare_job {
+    const char *base_db;             /* unified DBs (opened read-only) */
+    const char *new_db;
+    const char *const *base_inputs;  /* what each side named, for the metadata (borrowed) */
+    size_t n_base_inputs;
+    const char *const *new_inputs;
+    size_t n_new_inputs;
+    const tb_spec *spec;             /* borrowed */
+    tb_time_unit unit;               /* typed time columns are compared in this unit */
+    int64_t max_steps;               /* as tb_run_options.max_steps */
+    unsigned formats;                /* TB_OUT_CSV and/or TB_OUT_JSON; 0 = the spec's (csv when none) */
+    const char *out_dir;             /* created when missing (one level) */
+    void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
+    void *ctx;
+} tb_compare_job;
+
+typedef struct tb_compare_result {
+    size_t reports;                  /* reports compared */
+    size_t skipped;                  /* reports that ran on neither side (`requires` not met) */
+    uint64_t matched, added, removed;/* rows, all reports */
+    uint64_t regressions;            /* rule firings where the new run is worse */
+    uint64_t improvements;           /* rule firings where it is better */
+} tb_compare_result;
+
+/* Runs the comparison and writes its outputs; *res tells what was found. */
+tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb_error *err);
+
+/*
+ * The inputs of an earlier report run: the `inputs` of dir/tracebook_run.json.
+ * A relative input is taken as written (the earlier run's working directory)
+ * when it exists, else relative to dir. Returns new strings in a new array
+ * in *out (free each and the array with free), *n their count.
+ */
+tb_status tb_run_inputs(const char *dir, char ***out, size_t *n, tb_error *err);
+
+/*
  * `print summary` and `print trace`: the DB as the text listings topsprof
  * prints (docs/cli.md), in the layout topsprof writes to --log-file, which
  * tracebook's topsprof reader loads back.

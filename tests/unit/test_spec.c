@@ -870,7 +870,7 @@ static void test_use_errors(void **state)
                  15, "param 'top' must be an int (built-in report 'top_kernels' declares it so), got '2.5'");
     expect_error("use5.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    titel: x\n", TB_ERR_PARSE, 4, 5,
                  "unknown key 'titel' in a report with 'use' (did you mean 'title'?); expected one of: use, id, title, description, params, "
-                 "outputs, sort, limit, header_units, columns, xlsx, requires");
+                 "outputs, sort, limit, header_units, columns, xlsx, requires, key, normalize, regressions");
     /* an unknown param name lists the report's params */
     write_text("use6.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    params: {tpo: 1}\n", path, sizeof path);
     tb_spec *s = NULL;
@@ -1019,12 +1019,54 @@ static void test_json_process_strict(void **state)
 
 /* ---- broken specs: exact message and position ---------------------------------------------- */
 
+/* compare's keys: key, normalize and regressions, checked where they are written. */
+static void test_compare_keys(void **state)
+{
+    (void)state;
+    expect_error("k1.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    key: []\n", TB_ERR_PARSE, 4, 10,
+                 "'key' names no column");
+    expect_error("k2.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    normalize: [strip_hash]\n", TB_ERR_PARSE, 4,
+                 17, "unknown normalize step 'strip_hash'; expected one of: strip_template_args, strip_hashes, "
+                 "strip_trailing_numbers");
+    expect_error("k3.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    regressions:\n      - {column: Total Time, "
+                 "worse: slower}\n", TB_ERR_PARSE, 5, 37, "'worse' must be higher or lower, got 'slower'");
+    expect_error("k4.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    regressions:\n      - {column: Total Time, "
+                 "relative: -5%}\n", TB_ERR_PARSE, 5, 40, "'relative' must be a percentage such as 5%, got '-5%'");
+    expect_error("k5.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    regressions:\n      - {column: Total Time, "
+                 "absolute: 10 us}\n", TB_ERR_PARSE, 5, 40, "'absolute' must be a number or a time such as 10us, got '10 us'");
+    expect_error("k6.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    regressions:\n      - {worse: lower}\n",
+                 TB_ERR_PARSE, 5, 9, "a regressions rule needs 'column'");
+    /* what loads: the values as the comparison reads them */
+    const char *ok = "tracebook: 1\nreports:\n  - use: top_kernels\n    key: [Name]\n"
+                     "    normalize: [strip_hashes, strip_trailing_numbers]\n    regressions:\n"
+                     "      - {column: Total Time, worse: lower, relative: 12.5%, absolute: 3ms, min_count: 4}\n"
+                     "      - {column: Count, absolute: 2}\n";
+    write_text("k7.yaml", ok, path, sizeof path);
+    tb_spec *sp = NULL;
+    tb_error err;
+    tb_error_clear(&err);
+    assert_int_equal(tb_spec_load(path, &sp, on_warn, NULL, &err), TB_OK);
+    const tb_spec_report *r = &sp->reports[0];
+    assert_int_equal(r->n_key, 1);
+    assert_string_equal(r->key[0], "Name");
+    assert_int_equal(r->normalize, TB_NORM_HASHES | TB_NORM_TRAILING_NUMBERS);
+    assert_int_equal(r->has_rules, 1);
+    assert_int_equal(r->n_rules, 2);
+    assert_string_equal(r->rules[0].column, "Total Time");
+    assert_int_equal(r->rules[0].worse_lower, 1);
+    assert_true(fabs(r->rules[0].rel - 0.125) < 1e-12);
+    assert_true(r->rules[0].abs == 3e6 && r->rules[0].abs_time);
+    assert_int_equal(r->rules[0].min_count, 4);
+    assert_true(r->rules[1].abs == 2 && !r->rules[1].abs_time && fabs(r->rules[1].rel - 0.05) < 1e-12);
+    tb_spec_free(sp);
+}
+
 static void test_error_unknown_key(void **state)
 {
     (void)state;
     expect_error("e1.yaml", "tracebook: 1\nreports:\n  - id: a\n    titel: A\n    sql: SELECT 1\n", TB_ERR_PARSE, 4, 5,
                  "unknown key 'titel' in report (did you mean 'title'?); expected one of: id, title, description, use, requires, sql, "
-                 "sql_file, params, outputs, sort, limit, header_units, columns, xlsx");
+                 "sql_file, params, outputs, sort, limit, header_units, columns, xlsx, key, normalize, regressions");
     expect_error("e1b.yaml", "tracebook: 1\nreport: []\n", TB_ERR_PARSE, 2, 1,
                  "unknown key 'report' in the spec (did you mean 'reports'?); expected one of: tracebook, json_process, params, metrics, "
                  "outputs, reports, workbook");
@@ -1380,6 +1422,7 @@ int main(void)
         cmocka_unit_test_teardown(test_json_positions, test_teardown),
         cmocka_unit_test_teardown(test_missing_file, test_teardown),
         cmocka_unit_test_teardown(test_builtins_load, test_teardown),
+        cmocka_unit_test_teardown(test_compare_keys, test_teardown),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compare.c - `tracebook compare`: the spec run on a base and a new run.
+ *
+ * Each side (-base, -new) is what `report -dir` takes (inputs, or a DB
+ * tracebook wrote, loaded through the same cache), or the output folder of
+ * an earlier report run, whose tracebook_run.json names its inputs
+ * (tb_run_inputs). The spec is loaded first, so a broken spec fails before
+ * any loading; then both DBs are obtained and tb_compare_write() does the
+ * rest. With --fail-on-regression a run that found a regression ends with
+ * TB_EXIT_REGRESSION (8) once every file is written.
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+
+/* --spec: a file, or builtin:NAME (one built-in report, as report takes it). */
+static tb_status load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err)
+{
+    if (!strncmp(arg, "builtin:", 8)) {
+        char text[512];
+        int k = snprintf(text, sizeof text, "tracebook: 1\nreports:\n  - use: \"%s\"\n", arg + 8);
+        if (k < 0 || (size_t)k >= sizeof text || strchr(arg + 8, '"') || strchr(arg + 8, '\\'))
+            return tb_error_set(err, TB_ERR_USAGE, "--spec '%s': not a built-in report name", arg);
+        return tb_spec_load_mem(arg, text, (size_t)k, out, cli_on_warn, run, err);
+    }
+    return tb_spec_load(arg, out, cli_on_warn, run, err);
+}
+
+/* A folder holding tracebook_run.json: an earlier run's output. */
+static int is_run_folder(const char *path)
+{
+    struct stat sb;
+    char meta[PATH_MAX];
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return 0;
+    snprintf(meta, sizeof meta, "%s/tracebook_run.json", path);
+    return stat(meta, &sb) == 0 && S_ISREG(sb.st_mode);
+}
+
+/* One side's inputs as report would take them (an earlier run's folder
+ * replaced by its inputs) in *inputs (new array of new strings). */
+static tb_status side_inputs(const char *const *given, size_t n, char ***inputs, size_t *n_inputs, tb_error *err)
+{
+    if (n == 1 && is_run_folder(given[0]))
+        return tb_run_inputs(given[0], inputs, n_inputs, err);
+    *inputs = calloc(n, sizeof **inputs);
+    *n_inputs = 0;
+    if (!*inputs)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    for (; *n_inputs < n; (*n_inputs)++)
+        if (!((*inputs)[*n_inputs] = strdup(given[*n_inputs])))
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    return TB_OK;
+}
+
+static void free_inputs(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+/* The DB of one side: the cached load of its inputs (as report's -dir). */
+static tb_status side_db(const cli_args *a, char **inputs, size_t n, cli_run *run, char *db, size_t cap,
+                         tb_error *err)
+{
+    cli_args d = *a;
+    d.v[OPT_DIR] = (const char **)inputs;
+    d.n[OPT_DIR] = n;
+    int reused = 0;
+    return cli_obtain_db(&d, run, db, cap, &reused, err);
+}
+
+/* --format: a mask of csv, json and xlsx, 0 when malformed. */
+static unsigned parse_list(const char *list)
+{
+    unsigned m = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
+        else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
+        else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
+        else return 0;
+        p += n;
+        if (*p == ',' && *++p == 0)
+            return 0;
+    }
+    return m;
+}
+
+static void on_written(void *ctx, const char *path)
+{
+    cli_run *r = ctx;
+    cli_progress_clear(r->progress);
+    if (!r->quiet)
+        fprintf(stderr, "tracebook: wrote %s\n", path);
+}
+
+int cli_cmd_compare(cli_args *a)
+{
+    if (a->n[OPT_BASE] == 0 || a->n[OPT_NEW] == 0)
+        return cli_usage_error(a->cmd, "compare needs both runs: give -base PATH and -new PATH");
+    if (a->n[OPT_SPEC] == 0)
+        return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
+    /* the window options are not taken: the unit and step budget only */
+    cli_args ra = *a;
+    const char *dummy[1] = {"."};
+    ra.v[OPT_DIR] = dummy;
+    ra.n[OPT_DIR] = 1;
+    cli_run_opts ro;
+    int rc = cli_parse_run_opts(&ra, &ro);
+    if (rc >= 0)
+        return rc;
+    unsigned formats = 0;
+    const char *fmt = cli_value(a, OPT_FORMAT);
+    if (fmt) {
+        formats = parse_list(fmt);
+        if (!formats)
+            return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
+    }
+    const char *out_dir = cli_value(a, OPT_OUTPUT);
+    if (out_dir && !strcmp(out_dir, "-"))
+        return cli_usage_error(a->cmd, "-o -: compare writes a directory of files; give a directory");
+    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    tb_error err;
+    tb_error_clear(&err);
+    tb_spec *spec = NULL;
+    char **base = NULL, **nw = NULL;
+    size_t n_base = 0, n_new = 0;
+    char base_db[PATH_MAX], new_db[PATH_MAX];
+    tb_compare_result res = {0};
+    /* an earlier run's folder keeps its tracebook_run.json: never the output */
+    char out_real[PATH_MAX], side_real[PATH_MAX];
+    if (realpath(out_dir ? out_dir : ".", out_real)) {
+        const char *const *sides[2] = {a->v[OPT_BASE], a->v[OPT_NEW]};
+        size_t ns[2] = {a->n[OPT_BASE], a->n[OPT_NEW]};
+        for (int k = 0; k < 2; k++)
+            if (ns[k] == 1 && is_run_folder(sides[k][0]) && realpath(sides[k][0], side_real) &&
+                !strcmp(out_real, side_real)) {
+                cli_progress_destroy(run.progress);
+                return cli_usage_error(a->cmd, "-o %s would replace the tracebook_run.json of the %s run: write the "
+                                       "comparison elsewhere", out_dir ? out_dir : ".", k ? "new" : "base");
+            }
+    }
+    tb_status st = load_spec(cli_value(a, OPT_SPEC), &spec, &run, &err);
+    if (!st)
+        st = side_inputs(a->v[OPT_BASE], a->n[OPT_BASE], &base, &n_base, &err);
+    if (!st)
+        st = side_inputs(a->v[OPT_NEW], a->n[OPT_NEW], &nw, &n_new, &err);
+    if (!st)
+        st = side_db(a, base, n_base, &run, base_db, sizeof base_db, &err);
+    if (!st)
+        st = side_db(a, nw, n_new, &run, new_db, sizeof new_db, &err);
+    if (!st) {
+        if (out_dir)
+            cli_make_parents(out_dir);
+        tb_compare_job job = {.base_db = base_db,
+                              .new_db = new_db,
+                              .base_inputs = (const char *const *)base,
+                              .n_base_inputs = n_base,
+                              .new_inputs = (const char *const *)nw,
+                              .n_new_inputs = n_new,
+                              .spec = spec,
+                              .unit = ro.unit,
+                              .max_steps = ro.max_steps,
+                              .formats = formats,
+                              .out_dir = out_dir ? out_dir : ".",
+                              .written = on_written,
+                              .ctx = &run};
+        st = tb_compare_write(&job, &res, &err);
+        cli_progress_clear(run.progress);
+    }
+    rc = tb_exit_code(st);
+    if (st != TB_OK) {
+        cli_print_error(&err);
+    } else {
+        if (!run.quiet)
+            fprintf(stderr,
+                    "tracebook: compared %zu report%s: %llu rows matched, %llu added, %llu removed; "
+                    "%llu regression%s, %llu improvement%s\n",
+                    res.reports, res.reports == 1 ? "" : "s", (unsigned long long)res.matched,
+                    (unsigned long long)res.added, (unsigned long long)res.removed,
+                    (unsigned long long)res.regressions, res.regressions == 1 ? "" : "s",
+                    (unsigned long long)res.improvements, res.improvements == 1 ? "" : "s");
+        if (res.regressions && a->n[OPT_FAIL_ON_REGRESSION])
+            rc = TB_EXIT_REGRESSION;
+    }
+    free_inputs(base, n_base);
+    free_inputs(nw, n_new);
+    tb_spec_free(spec);
+    cli_progress_destroy(run.progress);
+    return rc;
+}

@@ -1,0 +1,1167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * compare.c - `tracebook compare`: every report of a spec run on two DBs
+ * (a base run and a new one), rows matched by key, numbers set side by side.
+ *
+ * Each report runs twice through tb_report_run() with a sink that puts the
+ * rows into a private scratch SQLite database (an unnamed on-disk DB, so
+ * memory stays bounded whatever the row count): table s0 for the base run,
+ * s1 for the new one, each row with its key text (the key columns after the
+ * report's `normalize:` steps, joined) and its place in the report's order.
+ * A join on the key then streams the matched rows, the rows only in the
+ * base run (removed) and those only in the new one (added) to the CSV/JSON
+ * writers: per numeric column base, new, delta (new - base) and ratio
+ * (new / base). The report's `regressions:` rules (or the default: time
+ * columns are worse when higher, by 5% and at least 1 us) mark regressions
+ * and improvements; they are kept in the scratch DB too and listed in
+ * tracebook_run.json, regressions all, the largest first.
+ *
+ * Keys: the spec's `key:` columns; by default every column whose first
+ * value is text, the rank column, and integer columns that name a step,
+ * an iteration or an id ("Step", "Iteration ID", "Device_id"). A step
+ * column in the key aligns per-step reports: step k of the base run meets
+ * step k of the new one; the steps each run had are listed. Rows whose
+ * keys are equal (after normalisation) are matched by their order of
+ * appearance: the second "foo" of the base with the second of the new.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <jansson.h>
+#include <sqlite3.h>
+
+#include "output/output.h"
+#include "report/spec.h"
+
+/* One column of a report as the sink saw it. */
+typedef struct ccol {
+    char *header;
+    char *name;      /* base name (header without unit when the runner gave none) */
+    tb_col_type type;
+    int key;         /* part of the key */
+    int numeric;     /* compared as numbers */
+    int rule;        /* index into the rules + 1, 0 = none */
+} ccol;
+
+typedef struct cmp {
+    sqlite3 *db;
+    const tb_compare_job *job;
+    const tb_spec_report *rep;
+    ccol *cols;
+    size_t n_cols;
+    int decided;         /* keys and numeric columns chosen */
+    int side;            /* the run now feeding rows: 0 base, 1 new */
+    sqlite3_stmt *ins;
+    sqlite3_stmt *dup;
+    int64_t ord;
+    uint64_t rows[2];
+    int ran[2];          /* the report ran (was not skipped) on this side */
+    char *skipped;       /* the reason of the first skip, or NULL */
+    tb_spec_rule *rules; /* the rules in force: the report's or the defaults */
+    size_t n_rules;
+    int count_col;       /* the Count/Calls column, -1 when none */
+    tb_error *err;
+    char *keybuf;
+    size_t keycap;
+    size_t parts;        /* key parts in keybuf so far (the first has no separator) */
+    xlsx_book *book;     /* the compare workbook, or NULL */
+} cmp;
+
+typedef struct csink {
+    tb_sink vt;
+    cmp *c;
+} csink;
+
+static double pow10i(int k)
+{
+    double x = 1;
+    while (k-- > 0)
+        x *= 10;
+    return x;
+}
+
+static tb_status sqlerr(cmp *c, const char *what)
+{
+    return tb_error_set(c->err, TB_ERR_DB, "compare: %s: %s", what, sqlite3_errmsg(c->db));
+}
+
+static tb_status exec(cmp *c, const char *sql)
+{
+    char *msg = NULL;
+    if (sqlite3_exec(c->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+        tb_status st = tb_error_set(c->err, TB_ERR_DB, "compare: %s", msg ? msg : "SQLite error");
+        sqlite3_free(msg);
+        return st;
+    }
+    return TB_OK;
+}
+
+static void cols_free(cmp *c)
+{
+    for (size_t i = 0; i < c->n_cols; i++) {
+        free(c->cols[i].header);
+        free(c->cols[i].name);
+    }
+    free(c->cols);
+    c->cols = NULL;
+    c->n_cols = 0;
+}
+
+static int ci_contains(const char *s, const char *w)
+{
+    size_t n = strlen(w);
+    for (; *s; s++)
+        if (!strncasecmp(s, w, n))
+            return 1;
+    return 0;
+}
+
+static int ends_with_id(const char *s)
+{
+    size_t n = strlen(s);
+    return n >= 2 && !strcasecmp(s + n - 2, "id");
+}
+
+/* A column that holds a step or iteration number. */
+static int step_col(const char *name)
+{
+    return ci_contains(name, "step") || ci_contains(name, "iteration");
+}
+
+static int is_count(const char *name)
+{
+    return !strcasecmp(name, "count") || !strcasecmp(name, "calls");
+}
+
+/* ---- normalisation -------------------------------------------------------- */
+
+/* Appends the normalised form of s[0..n) to c->keybuf, after a \x1f when it holds a part already. */
+static int keytext(cmp *c, const char *s, size_t n, unsigned norm)
+{
+    char *t = malloc(n + 1);
+    if (!t)
+        return -1;
+    size_t k = 0;
+    int depth = 0;
+    for (size_t i = 0; i < n; i++) {
+        char ch = s[i];
+        if (norm & TB_NORM_TEMPLATE_ARGS) {
+            if (ch == '<') {
+                depth++;
+                continue;
+            }
+            if (ch == '>' && depth > 0) {
+                depth--;
+                continue;
+            }
+            if (depth > 0)
+                continue;
+        }
+        t[k++] = ch;
+    }
+    if (norm & TB_NORM_HASHES) {
+        /* a run of 8+ hex digits holding a digit, between non-alphanumerics, goes
+         * (with one _, - or . before it) */
+        size_t w = 0;
+        for (size_t i = 0; i < k;) {
+            size_t j = i;
+            int digit = 0;
+            if (i == 0 || !isalnum((unsigned char)t[i - 1])) {
+                while (j < k && isxdigit((unsigned char)t[j])) {
+                    digit |= isdigit((unsigned char)t[j]) != 0;
+                    j++;
+                }
+                if (j - i >= 8 && digit && (j == k || !isalnum((unsigned char)t[j]))) {
+                    /* with the separator before it: "conv_3f9a2c1b7e_x" is "conv_x" */
+                    if (w > 0 && (t[w - 1] == '_' || t[w - 1] == '-' || t[w - 1] == '.'))
+                        w--;
+                    i = j;
+                    continue;
+                }
+            }
+            t[w++] = t[i++];
+        }
+        k = w;
+    }
+    if (norm & TB_NORM_TRAILING_NUMBERS) {
+        while (k > 0 && isdigit((unsigned char)t[k - 1]))
+            k--;
+        while (k > 0 && (t[k - 1] == '_' || t[k - 1] == '-' || t[k - 1] == '.'))
+            k--;
+    }
+    size_t have = c->keybuf ? strlen(c->keybuf) : 0;
+    if (have + k + 2 > c->keycap) {
+        size_t cap = (have + k + 2) * 2;
+        char *more = realloc(c->keybuf, cap);
+        if (!more) {
+            free(t);
+            return -1;
+        }
+        if (!c->keybuf)
+            more[0] = 0;
+        c->keybuf = more;
+        c->keycap = cap;
+    }
+    if (c->parts++)
+        c->keybuf[have++] = '\x1f';
+    memcpy(c->keybuf + have, t, k);
+    c->keybuf[have + k] = 0;
+    free(t);
+    return 0;
+}
+
+/* ---- the collecting sink -------------------------------------------------- */
+
+/* The default rules: every time column is worse when higher, by 5% and 1 us. */
+static tb_status default_rules(cmp *c)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < c->n_cols; i++)
+        n += c->cols[i].type == TB_COL_DUR_NS;
+    c->rules = calloc(n ? n : 1, sizeof *c->rules);
+    if (!c->rules)
+        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < c->n_cols; i++)
+        if (c->cols[i].type == TB_COL_DUR_NS)
+            c->rules[c->n_rules++] = (tb_spec_rule){.column = c->cols[i].name, .rel = 0.05, .abs = 1000, .abs_time = 1};
+    return TB_OK;
+}
+
+/* Chooses key and numeric columns from the first row; creates the tables. */
+static tb_status decide(cmp *c, const tb_cell *cells)
+{
+    const tb_spec_report *r = c->rep;
+    for (size_t i = 0; i < c->n_cols; i++) {
+        ccol *k = &c->cols[i];
+        tb_cell_kind kind = cells ? cells[i].kind : TB_CELL_NULL;
+        if (r->n_key) {
+            for (size_t j = 0; j < r->n_key; j++)
+                k->key |= !strcmp(r->key[j], k->name) || !strcmp(r->key[j], k->header);
+        } else {
+            k->key = k->type == TB_COL_RANK || kind == TB_CELL_TEXT ||
+                     (k->type == TB_COL_PLAIN && kind == TB_CELL_INT && (ends_with_id(k->name) || step_col(k->name)));
+        }
+        k->numeric = !k->key && (kind == TB_CELL_INT || kind == TB_CELL_REAL || k->type != TB_COL_PLAIN);
+    }
+    /* a key column the report does not write (the rank column of a one-rank
+     * run) is left out; a key with none of its columns is an error */
+    int any = 0;
+    for (size_t i = 0; i < c->n_cols; i++)
+        any |= c->cols[i].key;
+    if (r->n_key && !any)
+        return tb_error_at(c->err, TB_ERR_USAGE, r->pos.file, r->pos.line, r->pos.column, -1,
+                           "report '%s': no column of its key '%s'%s is a column of the report", r->id, r->key[0],
+                           r->n_key > 1 ? ", ..." : "");
+    if (r->has_rules) {
+        c->rules = r->n_rules ? r->rules : NULL;
+        c->n_rules = r->n_rules;
+    } else {
+        tb_status st = default_rules(c);
+        if (st)
+            return st;
+    }
+    for (size_t j = 0; j < c->n_rules; j++) {
+        int found = 0;
+        for (size_t i = 0; i < c->n_cols; i++)
+            if (!strcmp(c->rules[j].column, c->cols[i].name) && c->cols[i].numeric) {
+                c->cols[i].rule = (int)j + 1;
+                found = 1;
+            }
+        if (!found && r->has_rules)
+            return tb_error_set(c->err, TB_ERR_USAGE, "report '%s': regressions rule column '%s' is not a numeric column",
+                                r->id, c->rules[j].column);
+    }
+    c->count_col = -1;
+    for (size_t i = 0; i < c->n_cols && c->count_col < 0; i++)
+        if (is_count(c->cols[i].name) && c->cols[i].numeric)
+            c->count_col = (int)i;
+    c->decided = 1;
+    return TB_OK;
+}
+
+static tb_status prepare_side(cmp *c)
+{
+    char *sql = NULL;
+    size_t cap = 256 + c->n_cols * 16, n;
+    tb_status st = TB_OK;
+    if (!(sql = malloc(cap)))
+        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    sqlite3_finalize(c->ins);
+    sqlite3_finalize(c->dup);
+    c->ins = c->dup = NULL;
+    n = (size_t)snprintf(sql, cap, "CREATE TABLE s%d(k0 TEXT, k TEXT, ord INTEGER", c->side);
+    for (size_t i = 0; i < c->n_cols; i++)
+        n += (size_t)snprintf(sql + n, cap - n, ", c%zu", i);
+    snprintf(sql + n, cap - n, "); CREATE INDEX s%d_k ON s%d(k); CREATE INDEX s%d_k0 ON s%d(k0)", c->side, c->side,
+             c->side, c->side);
+    if ((st = exec(c, sql)))
+        goto done;
+    n = (size_t)snprintf(sql, cap, "INSERT INTO s%d VALUES(?, ?, ?", c->side);
+    for (size_t i = 0; i < c->n_cols; i++)
+        n += (size_t)snprintf(sql + n, cap - n, ", ?");
+    snprintf(sql + n, cap - n, ")");
+    if (sqlite3_prepare_v2(c->db, sql, -1, &c->ins, NULL) != SQLITE_OK) {
+        st = sqlerr(c, "prepare");
+        goto done;
+    }
+    snprintf(sql, cap, "SELECT count(*) FROM s%d WHERE k0 = ?", c->side);
+    if (sqlite3_prepare_v2(c->db, sql, -1, &c->dup, NULL) != SQLITE_OK)
+        st = sqlerr(c, "prepare");
+done:
+    free(sql);
+    return st;
+}
+
+static tb_status s_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
+{
+    cmp *c = ((csink *)s)->c;
+    c->err = err;
+    if (c->side == 1 && c->cols) {
+        if (n != c->n_cols)
+            return tb_error_set(err, TB_ERR_INTERNAL, "report '%s' has %zu columns in one run and %zu in the other",
+                                c->rep->id, c->n_cols, n);
+    } else {
+        if (!(c->cols = calloc(n ? n : 1, sizeof *c->cols)))
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        c->n_cols = n;
+        for (size_t i = 0; i < n; i++) {
+            c->cols[i].type = cols[i].type;
+            c->cols[i].header = strdup(cols[i].header);
+            c->cols[i].name = strdup(cols[i].name ? cols[i].name : cols[i].header);
+            if (!c->cols[i].header || !c->cols[i].name)
+                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        }
+    }
+    c->ord = 0;
+    return prepare_side(c);
+}
+
+static tb_status s_row(tb_sink *s, const tb_cell *cells, tb_error *err)
+{
+    cmp *c = ((csink *)s)->c;
+    tb_status st;
+    c->err = err;
+    if (!c->decided && (st = decide(c, cells)))
+        return st;
+    if (c->keybuf)
+        c->keybuf[0] = 0;
+    c->parts = 0;
+    for (size_t i = 0; i < c->n_cols; i++) {
+        if (!c->cols[i].key)
+            continue;
+        const tb_cell *x = &cells[i];
+        char num[64];
+        int rc;
+        if (x->kind == TB_CELL_TEXT)
+            rc = keytext(c, x->s, x->n, c->rep->normalize);
+        else if (x->kind == TB_CELL_INT)
+            rc = keytext(c, num, (size_t)snprintf(num, sizeof num, "%lld", (long long)x->i), 0);
+        else if (x->kind == TB_CELL_REAL)
+            rc = keytext(c, num, (size_t)snprintf(num, sizeof num, "%.17g", x->d), 0);
+        else
+            rc = keytext(c, "", 0, 0);
+        if (rc)
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    }
+    const char *k0 = c->keybuf ? c->keybuf : "";
+    sqlite3_bind_text(c->dup, 1, k0, -1, SQLITE_TRANSIENT);
+    int64_t seen = 0;
+    if (sqlite3_step(c->dup) == SQLITE_ROW)
+        seen = sqlite3_column_int64(c->dup, 0);
+    sqlite3_reset(c->dup);
+    sqlite3_bind_text(c->ins, 1, k0, -1, SQLITE_TRANSIENT);
+    if (seen) {
+        char *k = sqlite3_mprintf("%s\x1f#%lld", k0, (long long)seen + 1);
+        if (!k)
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        sqlite3_bind_text(c->ins, 2, k, -1, sqlite3_free);
+    } else {
+        sqlite3_bind_text(c->ins, 2, k0, -1, SQLITE_TRANSIENT);
+    }
+    sqlite3_bind_int64(c->ins, 3, c->ord++);
+    for (size_t i = 0; i < c->n_cols; i++) {
+        const tb_cell *x = &cells[i];
+        int p = (int)i + 4;
+        switch (x->kind) {
+        case TB_CELL_INT:
+            if (x->scale)
+                sqlite3_bind_double(c->ins, p, (double)x->i / pow10i(x->scale));
+            else
+                sqlite3_bind_int64(c->ins, p, x->i);
+            break;
+        case TB_CELL_REAL: sqlite3_bind_double(c->ins, p, x->d); break;
+        case TB_CELL_TEXT: sqlite3_bind_text(c->ins, p, x->s, (int)x->n, SQLITE_TRANSIENT); break;
+        default: sqlite3_bind_null(c->ins, p); break;
+        }
+    }
+    int rc = sqlite3_step(c->ins);
+    sqlite3_reset(c->ins);
+    sqlite3_clear_bindings(c->ins);
+    if (rc != SQLITE_DONE)
+        return sqlerr(c, "insert");
+    c->rows[c->side]++;
+    return TB_OK;
+}
+
+static tb_status s_finish(tb_sink *s, tb_error *err)
+{
+    (void)s;
+    (void)err;
+    return TB_OK;
+}
+
+static void s_destroy(tb_sink *s)
+{
+    free(s);
+}
+
+static tb_status open_collect(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
+                              const char *label, tb_sink **out, tb_error *err)
+{
+    (void)spec;
+    (void)rep;
+    (void)format;
+    (void)label;
+    cmp *c = ctx;
+    csink *s = calloc(1, sizeof *s);
+    if (!s)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    s->vt = (tb_sink){.begin = s_begin, .row = s_row, .finish = s_finish, .destroy = s_destroy};
+    s->c = c;
+    c->ran[c->side] = 1;
+    *out = &s->vt;
+    return TB_OK;
+}
+
+static void on_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
+{
+    (void)rep;
+    (void)rows;
+    cmp *c = ctx;
+    if (skipped && !c->skipped)
+        c->skipped = strdup(skipped);
+}
+
+/* ---- comparing ------------------------------------------------------------ */
+
+typedef struct outcol {
+    tb_sink_column col;
+    char *owned;
+} outcol;
+
+/* A new string a + b (free with free). */
+static char *cat(const char *a, const char *b)
+{
+    size_t na = strlen(a), nb = strlen(b);
+    char *s = malloc(na + nb + 1);
+    if (s) {
+        memcpy(s, a, na);
+        memcpy(s + na, b, nb + 1);
+    }
+    return s;
+}
+
+/* Rule r on a change from b to n: 1 a regression, -1 an improvement, 0
+ * neither. Both thresholds must be passed; from a base of 0 only the
+ * absolute one can be, so a rule without one never fires there. */
+static int judge(const cmp *c, const tb_spec_rule *r, const ccol *col, double b, double n)
+{
+    double d = n - b;
+    double abs = r->abs;
+    if (r->abs_time && col->type == TB_COL_DUR_NS)
+        abs = r->abs / pow10i((int)c->job->unit);
+    if (d == 0 || fabs(d) < abs)
+        return 0;
+    if (r->rel > 0 && (b == 0 ? abs <= 0 : fabs(d) / fabs(b) < r->rel))
+        return 0;
+    return (d > 0) == !r->worse_lower ? 1 : -1;
+}
+
+static void bind_value(sqlite3_stmt *st, int p, sqlite3_stmt *from, int col)
+{
+    if (sqlite3_column_type(from, col) == SQLITE_NULL)
+        sqlite3_bind_null(st, p);
+    else
+        sqlite3_bind_double(st, p, sqlite3_column_double(from, col));
+}
+
+/* The key of the current result row as the user reads it: the key columns joined by " | ". */
+static char *shown_key(const cmp *c, sqlite3_stmt *q, int added)
+{
+    size_t cap = 256, n = 0;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    s[0] = 0;
+    size_t nc = c->n_cols;
+    for (size_t i = 0; i < nc; i++) {
+        if (!c->cols[i].key)
+            continue;
+        int col = 2 + (int)(added ? nc + i : i);
+        const char *t = (const char *)sqlite3_column_text(q, col);
+        if (!t || !*t)
+            continue; /* an empty part (a kernel without a type) says nothing */
+        size_t need = n + strlen(t) + 4;
+        if (need > cap) {
+            cap = need * 2;
+            char *more = realloc(s, cap);
+            if (!more) {
+                free(s);
+                return NULL;
+            }
+            s = more;
+        }
+        n += (size_t)snprintf(s + n, cap - n, "%s%s", n ? " | " : "", t);
+    }
+    return s;
+}
+
+/* Writes the compare rows of one report to its sinks; fills *entry. */
+static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *entry)
+{
+    tb_status st = TB_OK;
+    size_t nc = c->n_cols, n_out = 0;
+    outcol *oc = calloc(nc * 4 + 4, sizeof *oc);
+    tb_cell *cells = calloc(nc * 4 + 4, sizeof *cells);
+    char *sql = NULL;
+    sqlite3_stmt *q = NULL, *reg = NULL;
+    char **keep = calloc(nc * 4 + 4, sizeof *keep);
+    size_t n_keep = 0;
+    uint64_t matched = 0, added = 0, removed = 0, n_reg = 0, n_imp = 0, count_changes = 0;
+    if (!oc || !cells || !keep) {
+        st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+#define OUT(h, t)                                                                                                    \
+    do {                                                                                                             \
+        oc[n_out].owned = (h);                                                                                       \
+        if (!oc[n_out].owned) {                                                                                      \
+            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");                                                \
+            goto done;                                                                                               \
+        }                                                                                                            \
+        oc[n_out].col = (tb_sink_column){.header = oc[n_out].owned, .type = (t)};                                    \
+        n_out++;                                                                                                     \
+    } while (0)
+    for (size_t i = 0; i < nc; i++)
+        if (c->cols[i].key)
+            OUT(strdup(c->cols[i].header), TB_COL_PLAIN);
+    OUT(strdup("Status"), TB_COL_PLAIN);
+    for (size_t i = 0; i < nc; i++) {
+        const char *h = c->cols[i].header;
+        if (c->cols[i].key)
+            continue;
+        if (!c->cols[i].numeric) {
+            OUT(strdup(h), TB_COL_PLAIN);
+            continue;
+        }
+        OUT(cat(h, " Base"), TB_COL_PLAIN);
+        OUT(cat(h, " New"), TB_COL_PLAIN);
+        OUT(cat(h, " Delta"), TB_COL_PLAIN);
+        OUT(cat(h, " Ratio"), TB_COL_PLAIN);
+    }
+    OUT(strdup("Regressions"), TB_COL_PLAIN);
+    OUT(strdup("Improvements"), TB_COL_PLAIN);
+#undef OUT
+    for (size_t k = 0; k < n_sinks; k++) {
+        tb_sink_column *cols = calloc(n_out, sizeof *cols);
+        if (!cols) {
+            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (size_t i = 0; i < n_out; i++)
+            cols[i] = oc[i].col;
+        keep[n_keep++] = (char *)cols;
+        if ((st = sinks[k]->begin(sinks[k], cols, n_out, c->err)))
+            goto done;
+    }
+    /* matched and removed in the base order, then added in the new order */
+    {
+        size_t cap = 512 + nc * 32, n;
+        if (!(sql = malloc(cap))) {
+            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        n = (size_t)snprintf(sql, cap, "SELECT 0, b.k IS NULL");
+        for (size_t i = 0; i < nc; i++)
+            n += (size_t)snprintf(sql + n, cap - n, ", a.c%zu", i);
+        for (size_t i = 0; i < nc; i++)
+            n += (size_t)snprintf(sql + n, cap - n, ", b.c%zu", i);
+        n += (size_t)snprintf(sql + n, cap - n, ", a.ord FROM s0 a LEFT JOIN s1 b ON a.k = b.k UNION ALL SELECT 1, 0");
+        for (size_t i = 0; i < nc; i++)
+            n += (size_t)snprintf(sql + n, cap - n, ", NULL");
+        for (size_t i = 0; i < nc; i++)
+            n += (size_t)snprintf(sql + n, cap - n, ", b.c%zu", i);
+        snprintf(sql + n, cap - n, ", b.ord FROM s1 b WHERE NOT EXISTS (SELECT 1 FROM s0 a WHERE a.k = b.k) ORDER BY 1, %zu",
+                 3 + 2 * nc);
+    }
+    if (sqlite3_prepare_v2(c->db, sql, -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, "INSERT INTO regs VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &reg, NULL) != SQLITE_OK) {
+        st = sqlerr(c, "prepare");
+        goto done;
+    }
+    int rc;
+    char *regtxt = NULL, *imptxt = NULL;
+    while (st == TB_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
+        int is_added = sqlite3_column_int(q, 0), is_removed = sqlite3_column_int(q, 1);
+        size_t o = 0;
+        const char *status = is_added ? "added" : is_removed ? "removed" : "matched";
+        matched += !is_added && !is_removed;
+        added += is_added;
+        removed += is_removed;
+        for (size_t i = 0; i < nc; i++) {
+            if (!c->cols[i].key)
+                continue;
+            int col = 2 + (int)(is_added ? nc + i : i);
+            const unsigned char *t = sqlite3_column_text(q, col);
+            cells[o++] = t ? (tb_cell){.kind = TB_CELL_TEXT, .s = (const char *)t, .n = (size_t)sqlite3_column_bytes(q, col)}
+                           : (tb_cell){.kind = TB_CELL_NULL};
+        }
+        cells[o++] = (tb_cell){.kind = TB_CELL_TEXT, .s = status, .n = strlen(status)};
+        sqlite3_free(regtxt);
+        sqlite3_free(imptxt);
+        regtxt = sqlite3_mprintf("");
+        imptxt = sqlite3_mprintf("");
+        char *key = NULL;
+        int counted = 1;
+        if (c->count_col >= 0 && !is_added && !is_removed) {
+            int64_t cb = sqlite3_column_int64(q, 2 + c->count_col);
+            int64_t cn = sqlite3_column_int64(q, 2 + (int)nc + c->count_col);
+            counted = cb < cn ? (int)(cb > INT32_MAX ? INT32_MAX : cb) : (int)(cn > INT32_MAX ? INT32_MAX : cn);
+            count_changes += cb != cn; /* noted, never a regression */
+        }
+        for (size_t i = 0; i < nc; i++) {
+            if (c->cols[i].key)
+                continue;
+            int cb = 2 + (int)i, cn = 2 + (int)(nc + i);
+            if (!c->cols[i].numeric) {
+                int from = is_added ? cn : sqlite3_column_type(q, cn) != SQLITE_NULL ? cn : cb;
+                const unsigned char *t = sqlite3_column_text(q, from);
+                cells[o++] = t ? (tb_cell){.kind = TB_CELL_TEXT, .s = (const char *)t, .n = (size_t)sqlite3_column_bytes(q, from)}
+                               : (tb_cell){.kind = TB_CELL_NULL};
+                continue;
+            }
+            int hb = sqlite3_column_type(q, cb) != SQLITE_NULL, hn = sqlite3_column_type(q, cn) != SQLITE_NULL;
+            double b = sqlite3_column_double(q, cb), nv = sqlite3_column_double(q, cn);
+            cells[o++] = hb ? (tb_cell){.kind = TB_CELL_REAL, .d = b} : (tb_cell){.kind = TB_CELL_NULL};
+            cells[o++] = hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv} : (tb_cell){.kind = TB_CELL_NULL};
+            cells[o++] = hb && hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv - b} : (tb_cell){.kind = TB_CELL_NULL};
+            cells[o++] = hb && hn && b != 0 ? (tb_cell){.kind = TB_CELL_REAL, .d = nv / b} : (tb_cell){.kind = TB_CELL_NULL};
+            if (!hb || !hn || !c->cols[i].rule)
+                continue;
+            const tb_spec_rule *r = &c->rules[c->cols[i].rule - 1];
+            if (c->count_col >= 0 && r->min_count > counted)
+                continue;
+            int j = judge(c, r, &c->cols[i], b, nv);
+            if (!j)
+                continue;
+            char **txt = j > 0 ? &regtxt : &imptxt;
+            char *more = sqlite3_mprintf("%s%s%s", *txt, **txt ? ", " : "", c->cols[i].name);
+            sqlite3_free(*txt);
+            *txt = more;
+            if (!key && !(key = shown_key(c, q, 0))) {
+                st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            n_reg += j > 0;
+            n_imp += j < 0;
+            sqlite3_bind_text(reg, 1, c->rep->id, -1, SQLITE_STATIC);
+            sqlite3_bind_text(reg, 2, key, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_text(reg, 3, c->cols[i].header, -1, SQLITE_STATIC);
+            sqlite3_bind_int(reg, 4, j);
+            bind_value(reg, 5, q, cb);
+            bind_value(reg, 6, q, cn);
+            sqlite3_bind_double(reg, 7, nv - b);
+            if (b != 0)
+                sqlite3_bind_double(reg, 8, nv / b);
+            else
+                sqlite3_bind_null(reg, 8);
+            /* how far past the threshold, for the ranking: the ratio's distance from 1 */
+            sqlite3_bind_double(reg, 9, b != 0 ? fabs(nv / b - 1) : INFINITY);
+            if (sqlite3_step(reg) != SQLITE_DONE)
+                st = sqlerr(c, "insert");
+            sqlite3_reset(reg);
+        }
+        free(key);
+        if (st)
+            break;
+        if (!regtxt || !imptxt) {
+            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        cells[o++] = (tb_cell){.kind = TB_CELL_TEXT, .s = regtxt, .n = strlen(regtxt)};
+        cells[o++] = (tb_cell){.kind = TB_CELL_TEXT, .s = imptxt, .n = strlen(imptxt)};
+        for (size_t k = 0; k < n_sinks && !st; k++)
+            st = sinks[k]->row(sinks[k], cells, c->err);
+    }
+    sqlite3_free(regtxt);
+    sqlite3_free(imptxt);
+    if (!st && rc != SQLITE_DONE)
+        st = sqlerr(c, "compare");
+    for (size_t k = 0; k < n_sinks && !st; k++)
+        st = sinks[k]->finish(sinks[k], c->err);
+    json_object_set_new(entry, "matched", json_integer((json_int_t)matched));
+    json_object_set_new(entry, "added", json_integer((json_int_t)added));
+    json_object_set_new(entry, "removed", json_integer((json_int_t)removed));
+    json_object_set_new(entry, "regressions", json_integer((json_int_t)n_reg));
+    json_object_set_new(entry, "improvements", json_integer((json_int_t)n_imp));
+    if (c->count_col >= 0)
+        json_object_set_new(entry, "count_changes", json_integer((json_int_t)count_changes));
+done:
+    sqlite3_finalize(q);
+    sqlite3_finalize(reg);
+    free(sql);
+    for (size_t i = 0; i < n_out; i++)
+        free(oc[i].owned);
+    for (size_t i = 0; i < n_keep; i++)
+        free(keep[i]);
+    free(keep);
+    free(oc);
+    free(cells);
+    return st;
+}
+
+/* Lists the steps each run had when a key column holds steps (per-step reports). */
+static void steps_used(cmp *c, json_t *entry)
+{
+    for (size_t i = 0; i < c->n_cols; i++) {
+        if (!c->cols[i].key || !step_col(c->cols[i].name))
+            continue;
+        json_t *s = json_object();
+        json_object_set_new(s, "column", json_string(c->cols[i].header));
+        static const char *const what[] = {"base", "new", "compared"};
+        for (int k = 0; k < 3; k++) {
+            /* (SQLite's printf reads %z as a string to free: no %zu here) */
+            long long ci = (long long)i;
+            char *sql = k < 2 ? sqlite3_mprintf("SELECT DISTINCT c%lld FROM s%d ORDER BY 1", ci, k)
+                              : sqlite3_mprintf("SELECT DISTINCT c%lld FROM s0 WHERE c%lld IN (SELECT c%lld FROM s1) "
+                                                "ORDER BY 1", ci, ci, ci);
+            sqlite3_stmt *q = NULL;
+            json_t *a = json_array();
+            if (sql && sqlite3_prepare_v2(c->db, sql, -1, &q, NULL) == SQLITE_OK)
+                while (sqlite3_step(q) == SQLITE_ROW)
+                    json_array_append_new(a, sqlite3_column_type(q, 0) == SQLITE_INTEGER
+                                                 ? json_integer(sqlite3_column_int64(q, 0))
+                                                 : json_string((const char *)sqlite3_column_text(q, 0)));
+            sqlite3_finalize(q);
+            sqlite3_free(sql);
+            json_object_set_new(s, what[k], a);
+        }
+        json_object_set_new(entry, "steps", s);
+        return;
+    }
+}
+
+/* The formats a report's comparison is written in: --format, else csv and
+ * the workbook, and json when the report's (or the spec's) outputs name it. */
+static unsigned formats_of(const tb_compare_job *job, const tb_spec_report *rep)
+{
+    if (job->formats)
+        return job->formats & (TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX);
+    unsigned asked = rep->outputs ? rep->outputs : job->spec->outputs;
+    return TB_OUT_CSV | TB_OUT_XLSX | (asked & TB_OUT_JSON);
+}
+
+/* One report: run on both DBs, then compared and written. */
+static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry, tb_compare_result *res)
+{
+    const tb_compare_job *job = c->job;
+    tb_status st = TB_OK;
+    tb_sink *sinks[2] = {NULL, NULL};
+    size_t n_sinks = 0;
+    const char *only[1] = {rep->id};
+    int made[2] = {0, 0};
+    for (int side = 0; side < 2 && !st; side++) {
+        c->side = side;
+        tb_run_options o = {.db_path = side ? job->new_db : job->base_db,
+                            .specs = (const tb_spec *const *)&job->spec,
+                            .n_specs = 1,
+                            .unit = job->unit,
+                            .max_steps = job->max_steps,
+                            .formats = TB_OUT_CSV,
+                            .only = only,
+                            .n_only = 1,
+                            .open_sink = open_collect,
+                            .sink_ctx = c,
+                            .report_done = on_done,
+                            .note = NULL,
+                            .ctx = NULL};
+        tb_run_result rr;
+        st = tb_report_run(&o, &rr, c->err);
+        made[side] = c->ran[side] && c->cols;
+    }
+    if (st)
+        goto done;
+    if (!c->ran[0] && !c->ran[1]) {
+        json_object_set_new(entry, "skipped", json_string(c->skipped ? c->skipped : "not run"));
+        res->skipped++;
+        goto done;
+    }
+    if (!c->decided && (st = decide(c, NULL)))
+        goto done;
+    /* a report that ran on one side only compares against no rows */
+    for (int side = 0; side < 2 && !st; side++)
+        if (!made[side]) {
+            c->side = side;
+            st = prepare_side(c);
+        }
+    if (st)
+        goto done;
+    unsigned f = formats_of(job, rep);
+    static const unsigned fmts[] = {TB_OUT_CSV, TB_OUT_JSON};
+    static const char *const ext[] = {"csv", "json"};
+    for (int k = 0; k < 2 && !st; k++) {
+        if (!(f & fmts[k]))
+            continue;
+        char *path = sqlite3_mprintf("%s/%s_compare.%s", job->out_dir, rep->id, ext[k]);
+        if (!path) {
+            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        st = k == 0 ? csv_sink_create(path, NULL, &sinks[n_sinks], c->err)
+                    : json_sink_create(path, NULL, &sinks[n_sinks], c->err);
+        sqlite3_free(path);
+        if (!st)
+            n_sinks++;
+    }
+    /* the report's sheet: Ratio cells red past a rule's relative threshold
+     * in the worse direction, green past it in the better one */
+    char **names = NULL;
+    xlsx_cond *conds = NULL;
+    size_t n_conds = 0;
+    int has_sheet = 0;
+    if (!st && c->book && (f & TB_OUT_XLSX)) {
+        names = calloc(c->n_cols + 1, sizeof *names);
+        conds = calloc(2 * c->n_cols + 1, sizeof *conds);
+        if (!names || !conds)
+            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < c->n_cols && !st; i++) {
+            if (!c->cols[i].rule || c->cols[i].key)
+                continue;
+            const tb_spec_rule *r = &c->rules[c->cols[i].rule - 1];
+            if (!(names[i] = cat(c->cols[i].header, " Ratio"))) {
+                st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+                break;
+            }
+            double up = 1 + r->rel, down = 1 - r->rel;
+            conds[n_conds++] = (xlsx_cond){.column = names[i], .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_GT,
+                                           .value = up, .good = r->worse_lower};
+            conds[n_conds++] = (xlsx_cond){.column = names[i], .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_LT,
+                                           .value = down, .good = !r->worse_lower};
+        }
+        if (!st) {
+            st = xlsx_sheet_sink(c->book,
+                                 &(xlsx_sheet_options){.name = rep->xlsx_sheet ? rep->xlsx_sheet : rep->title,
+                                                       .conds = conds, .n_conds = n_conds},
+                                 &sinks[n_sinks], c->err);
+            if (!st) {
+                has_sheet = 1;
+                n_sinks++;
+            }
+        }
+    }
+    if (!st)
+        st = write_report(c, sinks, n_sinks, entry);
+    if (!st && has_sheet) {
+        const char *name = xlsx_sink_sheet(sinks[n_sinks - 1], 0);
+        if (name)
+            json_object_set_new(entry, "sheet", json_string(name));
+    }
+    for (size_t i = 0; names && i < c->n_cols; i++)
+        free(names[i]);
+    free(names);
+    free(conds);
+    if (st)
+        goto done;
+    json_t *files = json_array();
+    for (size_t k = 0; k < n_sinks; k++) {
+        const char *const *paths;
+        size_t n = sink_written(sinks[k], &paths);
+        for (size_t i = 0; i < n; i++) {
+            const char *b = strrchr(paths[i], '/');
+            json_array_append_new(files, json_string(b ? b + 1 : paths[i]));
+            if (job->written)
+                job->written(job->ctx, paths[i]);
+        }
+    }
+    json_object_set_new(entry, "files", files);
+    json_t *key = json_array();
+    for (size_t i = 0; i < c->n_cols; i++)
+        if (c->cols[i].key)
+            json_array_append_new(key, json_string(c->cols[i].header));
+    json_object_set_new(entry, "key", key);
+    steps_used(c, entry);
+    res->reports++;
+    res->matched += (uint64_t)json_integer_value(json_object_get(entry, "matched"));
+    res->added += (uint64_t)json_integer_value(json_object_get(entry, "added"));
+    res->removed += (uint64_t)json_integer_value(json_object_get(entry, "removed"));
+done:
+    for (size_t k = 0; k < n_sinks; k++)
+        sink_destroy(sinks[k]);
+    return st;
+}
+
+/* The rows of regs with direction dir, largest change first, at most limit (0: all). */
+static json_t *listed(sqlite3 *db, int dir, int limit)
+{
+    json_t *a = json_array();
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT report, key, col, base, new, delta, ratio FROM regs WHERE dir = ? "
+                           "ORDER BY score DESC, report, key, col LIMIT ?",
+                           -1, &q, NULL) != SQLITE_OK)
+        return a;
+    sqlite3_bind_int(q, 1, dir);
+    sqlite3_bind_int(q, 2, limit ? limit : -1);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        json_t *o = json_object();
+        json_object_set_new(o, "report", json_string((const char *)sqlite3_column_text(q, 0)));
+        json_object_set_new(o, "key", json_string((const char *)sqlite3_column_text(q, 1)));
+        json_object_set_new(o, "column", json_string((const char *)sqlite3_column_text(q, 2)));
+        static const char *const names[] = {"base", "new", "delta", "ratio"};
+        for (int k = 0; k < 4; k++)
+            json_object_set_new(o, names[k],
+                                sqlite3_column_type(q, 3 + k) == SQLITE_NULL ? json_null()
+                                                                             : json_real(sqlite3_column_double(q, 3 + k)));
+        json_array_append_new(a, o);
+    }
+    sqlite3_finalize(q);
+    return a;
+}
+
+/* The Summary sheet: the largest regressions, then the largest improvements, of every report. */
+static tb_status write_summary(sqlite3 *db, xlsx_book *book, tb_error *err)
+{
+    static const char *const heads[] = {"Kind", "Report", "Key", "Column", "Base", "New", "Delta", "Ratio"};
+    tb_sink_column cols[8];
+    for (size_t i = 0; i < 8; i++)
+        cols[i] = (tb_sink_column){.header = heads[i]};
+    tb_sink *s = NULL;
+    sqlite3_stmt *q = NULL;
+    tb_status st = xlsx_sheet_sink(book, &(xlsx_sheet_options){.name = "Summary", .key = "compare:summary"}, &s, err);
+    if (st)
+        return st;
+    if ((st = s->begin(s, cols, 8, err)))
+        goto done;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT * FROM (SELECT 'regression', report, key, col, base, new, delta, ratio, 0 AS o, score "
+                           "FROM regs WHERE dir = 1 ORDER BY score DESC LIMIT 50) UNION ALL "
+                           "SELECT * FROM (SELECT 'improvement', report, key, col, base, new, delta, ratio, 1, score "
+                           "FROM regs WHERE dir = -1 ORDER BY score DESC LIMIT 50) ORDER BY 9, 10 DESC",
+                           -1, &q, NULL) != SQLITE_OK) {
+        st = tb_error_set(err, TB_ERR_DB, "compare: %s", sqlite3_errmsg(db));
+        goto done;
+    }
+    while (!st && sqlite3_step(q) == SQLITE_ROW) {
+        tb_cell cells[8];
+        for (int i = 0; i < 8; i++) {
+            if (sqlite3_column_type(q, i) == SQLITE_NULL)
+                cells[i] = (tb_cell){.kind = TB_CELL_NULL};
+            else if (i < 4)
+                cells[i] = (tb_cell){.kind = TB_CELL_TEXT, .s = (const char *)sqlite3_column_text(q, i),
+                                     .n = (size_t)sqlite3_column_bytes(q, i)};
+            else
+                cells[i] = (tb_cell){.kind = TB_CELL_REAL, .d = sqlite3_column_double(q, i)};
+        }
+        st = s->row(s, cells, err);
+    }
+    if (!st)
+        st = s->finish(s, err);
+done:
+    sqlite3_finalize(q);
+    sink_destroy(s);
+    return st;
+}
+
+/* Does any report of the run write to the workbook? */
+static int wants_book(const tb_compare_job *job)
+{
+    for (size_t i = 0; i < job->spec->n_reports; i++)
+        if (formats_of(job, &job->spec->reports[i]) & TB_OUT_XLSX)
+            return 1;
+    return 0;
+}
+
+static json_t *side_obj(const char *db, const char *const *inputs, size_t n)
+{
+    json_t *o = json_object(), *in = json_array();
+    for (size_t i = 0; i < n; i++)
+        json_array_append_new(in, json_string(inputs[i]));
+    json_object_set_new(o, "inputs", in);
+    json_object_set_new(o, "db", json_string(db));
+    return o;
+}
+
+tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb_error *err)
+{
+    tb_status st = TB_OK;
+    sqlite3 *db = NULL;
+    json_t *reports = json_array(), *meta = NULL;
+    char *text = NULL, *path = NULL, *book_path = NULL;
+    xlsx_book *book = NULL;
+    memset(res, 0, sizeof *res);
+    if (!reports)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    struct stat sb;
+    if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
+        st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
+                         strerror(errno));
+        goto done;
+    }
+    if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
+        goto done;
+    }
+    /* "": a private on-disk scratch DB, removed when closed; pages spill to disk */
+    if (sqlite3_open_v2("", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        st = tb_error_set(err, TB_ERR_DB, "compare: cannot open a scratch database");
+        goto done;
+    }
+    cmp c0 = {.db = db, .job = job, .err = err};
+    if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score)")))
+        goto done;
+    if (wants_book(job)) {
+        book_path = sqlite3_mprintf("%s/compare.xlsx", job->out_dir);
+        if (!book_path) {
+            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        const char *specname = job->spec->path;
+        xlsx_pair about[] = {{"Base", job->base_db}, {"New", job->new_db}, {"Spec", specname},
+                             {"Time unit", tb_unit_name(job->unit)}};
+        if ((st = xlsx_create(book_path, &(xlsx_options){.about = about, .n_about = 4, .created = (int64_t)time(NULL)},
+                              &book, err)) ||
+            (st = xlsx_sheet_reserve(book, "compare:summary", "Summary", err)))
+            goto done;
+    }
+    for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
+        const tb_spec_report *rep = &job->spec->reports[i];
+        cmp c = {.db = db, .job = job, .rep = rep, .err = err, .count_col = -1, .book = book};
+        json_t *entry = json_object();
+        json_object_set_new(entry, "id", json_string(rep->id));
+        st = compare_report(&c, rep, entry, res);
+        json_array_append_new(reports, entry);
+        sqlite3_finalize(c.ins);
+        sqlite3_finalize(c.dup);
+        if (!rep->has_rules)
+            free(c.rules);
+        cols_free(&c);
+        free(c.keybuf);
+        free(c.skipped);
+        if (!st)
+            st = exec(&c, "DROP TABLE IF EXISTS s0; DROP TABLE IF EXISTS s1");
+    }
+    if (st)
+        goto done;
+    if (book) {
+        if ((st = write_summary(db, book, err)) || (st = xlsx_commit(book, err)))
+            goto done;
+        if (job->written)
+            job->written(job->ctx, book_path);
+    }
+    json_t *regs = listed(db, 1, 0), *imps = listed(db, -1, 20);
+    res->regressions = json_array_size(regs);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM regs WHERE dir = -1", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        res->improvements = (uint64_t)sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    meta = json_object();
+    json_object_set_new(meta, "tool", json_string("tracebook"));
+    json_object_set_new(meta, "version", json_string(tb_version()));
+    json_object_set_new(meta, "command", json_string("compare"));
+    json_object_set_new(meta, "base", side_obj(job->base_db, job->base_inputs, job->n_base_inputs));
+    json_object_set_new(meta, "new", side_obj(job->new_db, job->new_inputs, job->n_new_inputs));
+    json_object_set_new(meta, "spec", json_string(job->spec->path));
+    json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
+    if (book)
+        json_object_set_new(meta, "workbook", json_string("compare.xlsx"));
+    json_object_set_new(meta, "reports", json_incref(reports));
+    json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
+    json_object_set_new(meta, "improvement_count", json_integer((json_int_t)res->improvements));
+    json_object_set_new(meta, "regressions", regs);
+    json_object_set_new(meta, "top_improvements", imps);
+    text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    path = sqlite3_mprintf("%s/tracebook_run.json", job->out_dir);
+    char *withnl = text && path ? sqlite3_mprintf("%s\n", text) : NULL;
+    if (!withnl) {
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    st = json_write_file(path, withnl, err);
+    sqlite3_free(withnl);
+    if (!st && job->written)
+        job->written(job->ctx, path);
+done:
+    xlsx_destroy(book);
+    sqlite3_free(book_path);
+    free(text);
+    sqlite3_free(path);
+    json_decref(meta);
+    json_decref(reports);
+    sqlite3_close(db);
+    return st;
+}
+
+tb_status tb_run_inputs(const char *dir, char ***out, size_t *n, tb_error *err)
+{
+    *out = NULL;
+    *n = 0;
+    char *path = sqlite3_mprintf("%s/tracebook_run.json", dir);
+    if (!path)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    json_error_t je;
+    json_t *m = json_load_file(path, 0, &je);
+    tb_status st = TB_OK;
+    if (!m) {
+        st = tb_error_at(err, TB_ERR_PARSE, path, je.line, je.column, -1, "%s", je.text);
+        goto done;
+    }
+    json_t *in = json_object_get(m, "inputs");
+    if (!json_is_array(in) || json_array_size(in) == 0) {
+        st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "no 'inputs' list: not the folder of a report run");
+        goto done;
+    }
+    if (!(*out = calloc(json_array_size(in), sizeof **out))) {
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < json_array_size(in); i++) {
+        const char *s = json_string_value(json_array_get(in, i));
+        if (!s) {
+            st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "'inputs' entry %zu is not a string", i);
+            goto done;
+        }
+        struct stat sb;
+        char *p = NULL;
+        /* as written (the earlier run's current directory, usually this one), else beside the folder */
+        if (s[0] == '/' || stat(s, &sb) == 0) {
+            p = strdup(s);
+        } else {
+            size_t k = strlen(dir) + strlen(s) + 2;
+            if ((p = malloc(k)))
+                snprintf(p, k, "%s/%s", dir, s);
+        }
+        if (!p) {
+            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        (*out)[(*n)++] = p;
+    }
+done:
+    if (st) {
+        for (size_t i = 0; i < *n; i++)
+            free((*out)[i]);
+        free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    json_decref(m);
+    sqlite3_free(path);
+    return st;
+}

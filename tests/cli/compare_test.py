@@ -1,0 +1,293 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# compare_test.py - `tracebook compare` on two generated runs.
+#
+# The runs are made here from samples/ascend_small: every device task's
+# duration jitters by up to 1% (a different seed per run), and in the new run
+# one kernel (aclnnMm_MatMulV3_MatMulV3) is made slower by a known factor and
+# one kernel is renamed. compare must flag exactly that kernel with the right
+# ratio, list the renamed one as removed and added (or match it through
+# `normalize:`), exit 8 with --fail-on-regression (0 without, and 0 when the
+# rules' threshold is above the slowdown), read an earlier report run's
+# folder as a side, and say which steps a per-step report compared.
+#
+# usage: compare_test.py TRACEBOOK SAMPLES_DIR OUTDIR [TRACEBOOK_GEN]
+# Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
+# line; exits 0 when all pass, 1 otherwise.
+import csv
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import traceback
+
+TB, SAMPLES, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+GEN = sys.argv[4] if len(sys.argv) > 4 else None
+SLOW = "aclnnMm_MatMulV3_MatMulV3"
+FACTOR = 1.5
+RENAMED = "aclnnAdd_AddAiCore_Add"
+
+
+def make_run(path, factor, seed, rename=None):
+    with open(os.path.join(SAMPLES, "ascend_small", "trace_view.json")) as f:
+        events = json.load(f)
+    rnd = random.Random(seed)
+    for e in events:
+        if e.get("ph") == "X" and "Task Type" in e.get("args", {}):
+            j = 1 + rnd.uniform(-0.01, 0.01)
+            if e["name"] == SLOW:
+                j = factor  # exactly the factor: the ratio is known
+            e["dur"] = round(float(e["dur"]) * j, 3)
+            if rename and e["name"] in rename:
+                e["name"] = rename[e["name"]]
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "trace_view.json"), "w") as f:
+        json.dump(events, f)
+
+
+def run(*args):
+    return subprocess.run([TB, *args], capture_output=True, text=True)
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def meta(out):
+    with open(os.path.join(out, "tracebook_run.json")) as f:
+        return json.load(f)
+
+
+def case_regression():
+    out = os.path.join(OUT, "c1")
+    r = run("compare", "-base", BASE, "-new", NEW, "--spec", "builtin:top_kernels", "-o", out, "--fail-on-regression")
+    assert r.returncode == 8, (r.returncode, r.stderr)
+    top = rows(os.path.join(out, "top_kernels_compare.csv"))
+    flagged = [x["Name"] for x in top if x["Regressions"]]
+    assert flagged == [SLOW], flagged
+    slow = [x for x in top if x["Name"] == SLOW][0]
+    assert "Total Time" in slow["Regressions"], slow["Regressions"]
+    ratio = float(slow["Total Time(us) Ratio"])
+    # the base jittered by up to 1% per task
+    assert abs(ratio - FACTOR) < 0.02, ratio
+    m = meta(out)
+    assert m["command"] == "compare"
+    assert m["regression_count"] == len(m["regressions"]) > 0
+    assert {g["key"] for g in m["regressions"] if g["report"] == "top_kernels"} == {SLOW}, m["regressions"]
+    assert all(g["ratio"] > 1.05 for g in m["regressions"]), m["regressions"]
+    # the call counts did not change (a change is noted, never a regression)
+    assert [x["count_changes"] for x in m["reports"] if x["id"] == "top_kernels"] == [0], m["reports"]
+    # no jitter of 1% makes a regression under the 5% rule
+    for x in top:
+        if x["Name"] != SLOW and x["Status"] == "matched":
+            assert not x["Regressions"], x
+
+
+def case_workbook():
+    # About, Summary, then the report's sheet with red/green rules on its Ratio columns
+    import re
+    import zipfile
+    book = os.path.join(OUT, "c1", "compare.xlsx")
+    with zipfile.ZipFile(book) as z:
+        names = re.findall(r'<sheet name="([^"]*)"', z.read("xl/workbook.xml").decode())
+        assert names == ["About", "Summary", "Top kernels by total time"], names
+        strings = z.read("xl/sharedStrings.xml").decode() if "xl/sharedStrings.xml" in z.namelist() else ""
+        summary = z.read("xl/worksheets/sheet2.xml").decode()
+        assert SLOW in strings or SLOW in summary, "the summary does not name the slow kernel"
+        sheet = z.read("xl/worksheets/sheet3.xml").decode()
+        assert 'operator="greaterThan"' in sheet and "<formula>1.05</formula>" in sheet, sheet[-2000:]
+        assert 'operator="lessThan"' in sheet and "<formula>0.95</formula>" in sheet
+    assert meta(os.path.join(OUT, "c1"))["workbook"] == "compare.xlsx"
+    r = run("compare", "-base", BASE, "-new", NEW, "--spec", "builtin:top_kernels", "-o", os.path.join(OUT, "c11"),
+            "--format", "json")
+    assert r.returncode == 0, r.stderr
+    assert sorted(os.listdir(os.path.join(OUT, "c11"))) == ["top_kernels_compare.json", "tracebook_run.json"]
+
+
+def case_no_fail_flag():
+    out = os.path.join(OUT, "c2")
+    r = run("compare", "--base", BASE, "--new", NEW, "--spec", "builtin:top_kernels", "-o", out)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert "regression" in r.stderr
+
+
+def case_added_removed():
+    top = rows(os.path.join(OUT, "c1", "top_kernels_compare.csv"))
+    status = {x["Name"]: x["Status"] for x in top}
+    assert status[RENAMED] == "removed", status
+    assert status[RENAMED + "_7"] == "added", status
+    assert list(status.values()).count("added") == 1 and list(status.values()).count("removed") == 1, status
+    gone = [x for x in top if x["Name"] == RENAMED][0]
+    assert gone["Count New"] == "" and gone["Count Base"] != "", gone
+
+
+def write_spec(name, text):
+    path = os.path.join(OUT, name)
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def case_normalize():
+    spec = write_spec("norm.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n"
+                      "    normalize: [strip_trailing_numbers]\n")
+    out = os.path.join(OUT, "c3")
+    r = run("compare", "-base", BASE, "-new", NEW, "--spec", spec, "-o", out)
+    assert r.returncode == 0, r.stderr
+    top = rows(os.path.join(out, "top_kernels_compare.csv"))
+    assert all(x["Status"] == "matched" for x in top), [(x["Name"], x["Status"]) for x in top]
+    # the row keeps the base run's name
+    assert RENAMED in {x["Name"] for x in top}
+
+
+def case_normalize_names():
+    # template arguments and a build hash added to a kernel's name in the new run
+    name = "aclnnMm_TransData_TransData"
+    other = os.path.join(OUT, "new_hashed")
+    make_run(other, 1.0, 2, {name: name + "<float, 4>_0a1b2c3d4e"})
+    out = os.path.join(OUT, "c12")
+    r = run("compare", "-base", BASE, "-new", other, "--spec", "builtin:top_kernels", "-o", out)
+    assert r.returncode == 0, r.stderr
+    status = {x["Name"]: x["Status"] for x in rows(os.path.join(out, "top_kernels_compare.csv"))}
+    assert status[name] == "removed" and status[name + "<float, 4>_0a1b2c3d4e"] == "added", status
+    spec = write_spec("norm2.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n"
+                      "    normalize: [strip_template_args, strip_hashes]\n")
+    out = os.path.join(OUT, "c13")
+    r = run("compare", "-base", BASE, "-new", other, "--spec", spec, "-o", out)
+    assert r.returncode == 0, r.stderr
+    got = rows(os.path.join(out, "top_kernels_compare.csv"))
+    assert all(x["Status"] == "matched" for x in got), [(x["Name"], x["Status"]) for x in got]
+    m = meta(out)
+    assert m["regression_count"] == 0, m["regressions"]
+
+
+def case_output_is_a_side():
+    rep = os.path.join(OUT, "report_side")
+    r = run("report", "-dir", BASE, "--spec", "builtin:top_kernels", "-o", rep, "-q")
+    assert r.returncode == 0, r.stderr
+    before = open(os.path.join(rep, "tracebook_run.json")).read()
+    r = run("compare", "-base", rep, "-new", NEW, "--spec", "builtin:top_kernels", "-o", rep)
+    assert r.returncode == 2 and "would replace" in r.stderr, (r.returncode, r.stderr)
+    assert open(os.path.join(rep, "tracebook_run.json")).read() == before
+
+
+def case_rules():
+    # 60% relative: the 50% slowdown is not a regression
+    spec = write_spec("rules.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    key: [Name]\n"
+                      "    regressions:\n      - {column: Total Time, worse: higher, relative: 60%, absolute: 10us}\n")
+    out = os.path.join(OUT, "c4")
+    r = run("compare", "-base", BASE, "-new", NEW, "--spec", spec, "-o", out, "--fail-on-regression")
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert meta(out)["regression_count"] == 0
+    # worse when lower: the slowdown is an improvement
+    spec = write_spec("lower.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n"
+                      "    regressions:\n      - {column: Total Time, worse: lower, relative: 5%}\n")
+    out = os.path.join(OUT, "c5")
+    r = run("compare", "-base", BASE, "-new", NEW, "--spec", spec, "-o", out, "--fail-on-regression")
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    top = rows(os.path.join(out, "top_kernels_compare.csv"))
+    assert [x["Name"] for x in top if x["Improvements"]] == [SLOW]
+    # min_count above the kernel's calls: nothing fires
+    spec = write_spec("mincount.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n"
+                      "    regressions:\n      - {column: Total Time, min_count: 1000}\n")
+    out = os.path.join(OUT, "c6")
+    r = run("compare", "-base", BASE, "-new", NEW, "--spec", spec, "-o", out, "--fail-on-regression")
+    assert r.returncode == 0, (r.returncode, r.stderr)
+
+
+def case_bad_spec():
+    spec = write_spec("bad.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    normalize: [strip_everything]\n")
+    r = run("compare", "-base", BASE, "-new", NEW, "--spec", spec, "-o", os.path.join(OUT, "c7"))
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    assert "bad.yaml:4:17: unknown normalize step 'strip_everything'" in r.stderr, r.stderr
+    r = run("compare", "-base", BASE, "--spec", "builtin:top_kernels")
+    assert r.returncode == 2 and "give -base PATH and -new PATH" in r.stderr, r.stderr
+
+
+def case_run_folder():
+    rep = os.path.join(OUT, "report_base")
+    r = run("report", "-dir", BASE, "--spec", "builtin:top_kernels", "-o", rep, "-q")
+    assert r.returncode == 0, r.stderr
+    out = os.path.join(OUT, "c8")
+    r = run("compare", "-base", rep, "-new", NEW, "--spec", "builtin:top_kernels", "-o", out, "--fail-on-regression")
+    assert r.returncode == 8, (r.returncode, r.stderr)
+    m = meta(out)
+    assert m["base"]["inputs"] == [BASE], m["base"]
+    assert {g["key"] for g in m["regressions"] if g["report"] == "top_kernels"} == {SLOW}
+
+
+def gen_dir(d, seed):
+    shutil.rmtree(d, ignore_errors=True)
+    subprocess.run([GEN, "--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "--seed", str(seed),
+                    "-o", d], check=True)
+
+
+def step_report(a, b, out):
+    r = run("compare", "-base", a, "-new", b, "--spec", "builtin:step_trace_time", "-o", out)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    st = [x for x in meta(out)["reports"] if x["id"] == "step_trace_time"][0]
+    assert "Step" in st["key"], st
+    return st, rows(os.path.join(out, "step_trace_time_compare.csv"))
+
+
+def case_steps():
+    if not GEN:
+        raise Skip()
+    a, b, c = (os.path.join(OUT, x) for x in ("steps_a", "steps_b", "steps_c"))
+    gen_dir(a, 1)
+    gen_dir(b, 1)
+    gen_dir(c, 2)
+    # the new run: the same steps, every device task 20% longer
+    tv = os.path.join(b, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+    with open(tv) as f:
+        events = json.load(f)
+    for e in events:
+        if e.get("ph") == "X" and "Task Type" in e.get("args", {}):
+            e["dur"] = round(float(e["dur"]) * 1.2, 3)
+    with open(tv, "w") as f:
+        json.dump(events, f)
+    st, got = step_report(a, b, os.path.join(OUT, "c9"))
+    steps = st["steps"]
+    assert steps["compared"] and steps["compared"] == steps["base"] == steps["new"], steps
+    assert {x["Step"] for x in got if x["Status"] == "matched"} == {str(s) for s in steps["compared"]}, got
+    assert all(x["Status"] == "matched" for x in got), got
+    # seed 2 numbers its steps otherwise: step k meets only step k, so nothing is matched
+    st, got = step_report(a, c, os.path.join(OUT, "c10"))
+    steps = st["steps"]
+    assert not set(steps["base"]) & set(steps["new"]), steps
+    assert steps["compared"] == [] and st["matched"] == 0, st
+    assert st["added"] == len(steps["new"]) and st["removed"] == len(steps["base"]), st
+
+
+class Skip(Exception):
+    pass
+
+
+if __name__ == "__main__":
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    os.environ["XDG_CACHE_HOME"] = os.path.join(OUT, "cache")
+    BASE = os.path.join(OUT, "base")
+    NEW = os.path.join(OUT, "new")
+    make_run(BASE, 1.0, 1)
+    make_run(NEW, FACTOR, 2, {RENAMED: RENAMED + "_7"})
+    passed = failed = 0
+    for name, fn in list(globals().items()):
+        if not name.startswith("case_"):
+            continue
+        try:
+            fn()
+            print("ok", name)
+            passed += 1
+        except Skip:
+            print("skip", name)
+        except Exception:
+            print("FAIL", name)
+            traceback.print_exc()
+            failed += 1
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
