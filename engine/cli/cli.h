@@ -47,6 +47,7 @@ typedef enum cli_opt_id {
     OPT_WIDTH,
     OPT_FAIL_ON_WARNING,
     OPT_NO_CLOBBER,
+    OPT_CLEAR,
     OPT_BASE,
     OPT_NEW,
     OPT_FAIL_ON_REGRESSION,

@@ -69,6 +69,9 @@ static const cli_option export_timeline_opts[] = {
      "(msprof_slice_<k>_<timestamp>.json; 0: one file)"},
     {OPT_SLICE_CONFIG, NULL, "slice-config", "FILE", 0, COMPLETE_FILE, NULL,
      "take the slicing from an msprof_slice.json"},
+    {OPT_CLEAR, NULL, "clear", NULL, 0, COMPLETE_NONE, NULL,
+     "after a successful export, remove the DB tracebook\n"
+     "loaded into its cache for it (never an input)"},
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
     O_QUIET("no progress line, notes or warnings on stderr"),
@@ -96,6 +99,9 @@ static const cli_option export_summary_opts[] = {
     {OPT_NO_CLOBBER, NULL, "no-clobber", NULL, 0, COMPLETE_NONE, NULL,
      "refuse when an output exists (default: replace it\n"
      "atomically)"},
+    {OPT_CLEAR, NULL, "clear", NULL, 0, COMPLETE_NONE, NULL,
+     "after a successful export, remove the DB tracebook\n"
+     "loaded into its cache for it (never an input)"},
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
     O_QUIET("no progress line, notes or warnings on stderr"),

@@ -475,6 +475,25 @@ static void print_written(void *ctx, const char *path)
     printf("%s\n", path);
 }
 
+/* --clear: after a successful export, the cached DB it loaded goes (a DB
+ * that tracebook wrote, given as the input, is the user's and stays). */
+static tb_status clear_cache(const cli_args *a, cli_run *run, const char *db, int reused, tb_error *err)
+{
+    if (!a->n[OPT_CLEAR])
+        return TB_OK;
+    if (reused == 2) {
+        cli_on_note(run, "--clear: the input DB is kept (it is not a cache entry)");
+        return TB_OK;
+    }
+    tb_status st = tb_cache_remove(db, err);
+    if (st == TB_OK) {
+        char msg[PATH_MAX + 32];
+        snprintf(msg, sizeof msg, "--clear: removed %s", db);
+        cli_on_note(run, msg);
+    }
+    return st;
+}
+
 int cli_cmd_export_timeline(cli_args *a)
 {
     cli_run_opts ro;
@@ -527,6 +546,8 @@ int cli_cmd_export_timeline(cli_args *a)
                      (unsigned long long)res.flows_unpaired);
             cli_on_note(&run, msg);
         }
+        if (st == TB_OK)
+            st = clear_cache(a, &run, db, reused, &err);
     }
     if (st != TB_OK)
         cli_print_error(&err);
@@ -569,6 +590,8 @@ int cli_cmd_export_summary(cli_args *a)
         st = tb_summary_write(&o, &res, &err);
         if (st == TB_OK && res.ranks == 0)
             cli_on_note(&run, "no rank to export");
+        if (st == TB_OK)
+            st = clear_cache(a, &run, db, reused, &err);
     }
     if (st != TB_OK)
         cli_print_error(&err);

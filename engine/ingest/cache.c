@@ -272,3 +272,36 @@ done:
     free(all);
     return st;
 }
+
+tb_status tb_cache_remove(const char *db_path, tb_error *err)
+{
+    char dir[PATH_MAX], rdir[PATH_MAX], rdb[PATH_MAX];
+    tb_status st = cache_path(dir, sizeof dir, err);
+    if (st != TB_OK)
+        return st;
+    /* only an entry of this user's cache: DIR/<16 hex digits>.db, a regular file */
+    const char *base = strrchr(db_path, '/');
+    base = base ? base + 1 : db_path;
+    int named = strlen(base) == 19 && !strcmp(base + 16, ".db");
+    for (int i = 0; named && i < 16; i++)
+        named = (base[i] >= '0' && base[i] <= '9') || (base[i] >= 'a' && base[i] <= 'f');
+    char *slash = realpath(db_path, rdb) ? strrchr(rdb, '/') : NULL;
+    if (!named || !slash || !realpath(dir, rdir) || (size_t)(slash - rdb) != strlen(rdir) ||
+        strncmp(rdb, rdir, strlen(rdir)))
+        return tb_error_at(err, TB_ERR_USAGE, db_path, 0, 0, -1, "not a DB of the cache %s: kept", dir);
+    if ((st = check_private(rdb, 0, err)) != TB_OK)
+        return st;
+    /* under the entry's lock, so that no run is loading it meanwhile */
+    char lock_path[PATH_MAX + 8];
+    snprintf(lock_path, sizeof lock_path, "%s.lock", rdb);
+    int lock_fd = open(lock_path, O_RDWR | O_CLOEXEC);
+    if (lock_fd >= 0)
+        (void)flock(lock_fd, LOCK_EX);
+    if (unlink(rdb) != 0 && errno != ENOENT)
+        st = tb_error_at(err, TB_ERR_IO, rdb, 0, 0, -1, "cannot remove: %s", strerror(errno));
+    else if (lock_fd >= 0)
+        (void)unlink(lock_path);
+    if (lock_fd >= 0)
+        close(lock_fd);
+    return st;
+}

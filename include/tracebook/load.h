@@ -98,6 +98,13 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
  */
 tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, size_t n, int *reused, tb_error *err);
 
+/*
+ * Removes a DB that tb_cache_load() wrote, and its lock file, under the
+ * entry's lock. Any other path (a DB outside the cache, an input) is
+ * refused and kept.
+ */
+tb_status tb_cache_remove(const char *db_path, tb_error *err);
+
 /* Writes the cache directory ($XDG_CACHE_HOME/tracebook or ~/.cache/tracebook), creating it. */
 tb_status tb_cache_dir(char *out, size_t n, tb_error *err);
 

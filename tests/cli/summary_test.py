@@ -12,7 +12,7 @@
 # writing into the input folder leaves the next load unchanged (the files
 # are listed in tracebook_run.json); --no-clobber refuses and leaves the
 # files as they were; a second run replaces them by rename, leaving no
-# temporary. The public data (torch_npu ranks, an msprof DB) is used when
+# temporary; --clear removes the export's cache entry and nothing else. The public data (torch_npu ranks, an msprof DB) is used when
 # present.
 #
 # usage: summary_test.py TRACEBOOK SAMPLES_DIR FORMATS_MD SHARED_DATA OUTDIR
@@ -377,8 +377,38 @@ def public_data():
         assert "op_summary" in seen and "task_time" in seen, seen
 
 
+def clear_removes_only_the_cache_entry():
+    """--clear: the cached DB of the export (and its lock) goes, the outputs stay;
+    a DB tracebook wrote given as the input is kept."""
+    d = fresh("clear")
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(d, "cache"))
+    cache = os.path.join(d, "cache", "tracebook")
+    src = os.path.join(SAMPLES, "torch_npu_2rank")
+
+    def tb(*args):
+        p = subprocess.run([TB, *args], capture_output=True, text=True, env=env)
+        assert p.returncode == 0, (args, p.returncode, p.stderr)
+        return p
+
+    tb("export", "summary", "-q", "-dir", src, "-o", os.path.join(d, "keep"))
+    assert [f for f in os.listdir(cache) if f.endswith(".db")], "no cache entry without --clear"
+    p = tb("export", "summary", "-dir", src, "-o", os.path.join(d, "out"), "--clear")
+    assert "--clear: removed " + cache in p.stderr, p.stderr
+    assert os.listdir(cache) == [], os.listdir(cache)
+    assert len(p.stdout.split()) == 12 and all(os.path.exists(x) for x in p.stdout.split()), p.stdout
+    tb("export", "timeline", "-q", "-dir", src, "-o", os.path.join(d, "tl"), "--clear")
+    assert os.listdir(cache) == [] and glob.glob(os.path.join(d, "tl", "*.json")), os.listdir(d)
+    db = os.path.join(d, "own.db")
+    tb("export", "db", "-q", "-dir", src, "-o", db)
+    before = open(db, "rb").read()
+    p = tb("export", "summary", "-dir", db, "-o", os.path.join(d, "fromdb"), "--clear")
+    assert "the input DB is kept" in p.stderr, p.stderr
+    assert open(db, "rb").read() == before
+
+
 for fn in (two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
-           msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data):
+           msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data,
+           clear_removes_only_the_cache_entry):
     case(fn)
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
