@@ -171,6 +171,7 @@ int cli_cmd_compare(cli_args *a)
                               .formats = formats,
                               .out_dir = out_dir ? out_dir : ".",
                               .written = on_written,
+                              .note = cli_on_note,
                               .ctx = &run};
         st = tb_compare_write(&job, &res, &err);
         cli_progress_clear(run.progress);

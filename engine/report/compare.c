@@ -32,11 +32,13 @@
 #include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
 
 #include "output/output.h"
+#include "report/file_ids.h"
 #include "report/spec.h"
 
 /* One column of a report as the sink saw it. */
@@ -1004,6 +1006,8 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     json_t *reports = json_array(), *meta = NULL;
     char *text = NULL, *path = NULL, *book_path = NULL;
     xlsx_book *book = NULL;
+    file_ids ids = {0};
+    int dir_fd = -1;
     memset(res, 0, sizeof *res);
     if (!reports)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
@@ -1017,6 +1021,30 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
         st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
         goto done;
     }
+    /* one compare at a time into a folder; nothing it would write may be a
+     * file it reads (an input of either side, a DB, the spec or its SQL) */
+    dir_fd = out_dir_lock(job->out_dir, job->note, job->ctx);
+    if ((st = file_ids_collect(&ids, job->base_inputs, job->n_base_inputs, job->base_db, err)) ||
+        (st = file_ids_collect(&ids, job->new_inputs, job->n_new_inputs, job->new_db, err)) ||
+        (st = file_ids_spec(&ids, job->spec, err)))
+        goto done;
+    for (size_t i = 0; i <= job->spec->n_reports && !st; i++) {
+        static const char *const ext[] = {"csv", "json"};
+        static const unsigned fmts[] = {TB_OUT_CSV, TB_OUT_JSON};
+        for (int k = 0; k < 2 && !st; k++) {
+            char *out = NULL;
+            if (i == job->spec->n_reports)
+                out = k ? sqlite3_mprintf("%s/tracebook_run.json", job->out_dir)
+                        : wants_book(job) ? sqlite3_mprintf("%s/compare.xlsx", job->out_dir) : NULL;
+            else if (formats_of(job, &job->spec->reports[i]) & fmts[k])
+                out = sqlite3_mprintf("%s/%s_compare.%s", job->out_dir, job->spec->reports[i].id, ext[k]);
+            if (out)
+                st = file_ids_check(&ids, out, err);
+            sqlite3_free(out);
+        }
+    }
+    if (st)
+        goto done;
     /* "": a private on-disk scratch DB, removed when closed; pages spill to disk */
     if (sqlite3_open_v2("", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
         st = tb_error_set(err, TB_ERR_DB, "compare: cannot open a scratch database");
@@ -1105,6 +1133,9 @@ done:
     json_decref(meta);
     json_decref(reports);
     sqlite3_close(db);
+    file_ids_free(&ids);
+    if (dir_fd >= 0)
+        close(dir_fd);
     return st;
 }
 

@@ -37,6 +37,7 @@
 #include <unistd.h>
 
 #include "output/output.h"
+#include "report/file_ids.h"
 #include "report/msprof_reports.h"
 #include "report/spec.h"
 #include "util/sort.h"
@@ -44,147 +45,6 @@
 #include "tracebook/db.h"
 #include "tracebook/error.h"
 #include "tracebook/report.h"
-
-/* The files a run must never replace: the files the load read (as
- * TB_SOURCE lists them, and found under the inputs by those names), the
- * DB, the specs and their sql_files. */
-typedef struct file_ids {
-    struct fid { dev_t dev; ino_t ino; } *v;
-    size_t n, cap;
-    char **names;   /* base names of the files the load read, sorted */
-    size_t n_names;
-} file_ids;
-
-static int ids_add(file_ids *f, const struct stat *sb)
-{
-    if (f->n == f->cap) {
-        size_t cap = f->cap ? f->cap * 2 : 64;
-        struct fid *v = realloc(f->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        f->v = v;
-        f->cap = cap;
-    }
-    f->v[f->n].dev = sb->st_dev;
-    f->v[f->n].ino = sb->st_ino;
-    f->n++;
-    return 0;
-}
-
-/* The base names of the files the DB's load read (TB_SOURCE, not 'ignored'). */
-static int ids_names(file_ids *f, const char *db_path)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    int rc = 0;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT DISTINCT path FROM TB_SOURCE WHERE kind IS NOT 'ignored'", -1, &st, NULL) !=
-            SQLITE_OK)
-        goto done;
-    while (sqlite3_step(st) == SQLITE_ROW) {
-        const char *p = (const char *)sqlite3_column_text(st, 0);
-        if (!p)
-            continue;
-        /* the path as the load gave it (a DB loaded from another folder may
-         * name it relative to there: the walk of the inputs finds it then) */
-        struct stat sb;
-        if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode) && ids_add(f, &sb)) {
-            rc = -1;
-            break;
-        }
-        const char *b = strrchr(p, '/');
-        char **v = realloc(f->names, (f->n_names + 1) * sizeof *v);
-        if (!v || !(v[f->n_names] = strdup(b ? b + 1 : p))) {
-            if (v)
-                f->names = v;
-            rc = -1;
-            break;
-        }
-        f->names = v;
-        f->n_names++;
-    }
-    if (f->n_names)
-        qsort(f->names, f->n_names, sizeof *f->names, sort_cmp_str);
-done:
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return rc;
-}
-
-static int was_read(const file_ids *f, const char *name)
-{
-    return f->n_names && bsearch(&name, f->names, f->n_names, sizeof *f->names, sort_cmp_str) != NULL;
-}
-
-static void ids_free(file_ids *f)
-{
-    for (size_t i = 0; i < f->n_names; i++)
-        free(f->names[i]);
-    free(f->names);
-    free(f->v);
-}
-
-
-/* Adds path, and when it is a directory every regular file below it
- * (links not followed, depth bounded). Unreadable parts are skipped: the
- * load already said what it could not read. */
-static int ids_walk(file_ids *f, const char *path, int depth)
-{
-    struct stat sb;
-    if (lstat(path, &sb) != 0)
-        return 0;
-    if (S_ISREG(sb.st_mode)) {
-        const char *b = strrchr(path, '/');
-        return depth == 0 || was_read(f, b ? b + 1 : path) ? ids_add(f, &sb) : 0;
-    }
-    if (!S_ISDIR(sb.st_mode) || depth > 32)
-        return 0;
-    DIR *d = opendir(path);
-    if (!d)
-        return 0;
-    struct dirent *e;
-    int rc = 0;
-    while (!rc && (e = readdir(d)) != NULL) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        size_t n = strlen(path) + strlen(e->d_name) + 2;
-        char *child = malloc(n);
-        if (!child) {
-            rc = -1;
-            break;
-        }
-        snprintf(child, n, "%s/%s", path, e->d_name);
-        rc = ids_walk(f, child, depth + 1);
-        free(child);
-    }
-    closedir(d);
-    return rc;
-}
-
-/* Fails when path exists and is one of the protected files. */
-static tb_status ids_check(const file_ids *f, const char *path, tb_error *err)
-{
-    struct stat sb;
-    if (stat(path, &sb) != 0)
-        return TB_OK;
-    for (size_t i = 0; i < f->n; i++)
-        if (f->v[i].dev == sb.st_dev && f->v[i].ino == sb.st_ino)
-            return tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1,
-                               "refusing to replace an input file: write the output elsewhere (-o)");
-    return TB_OK;
-}
-
-static tb_status ids_collect(file_ids *f, const char *const *inputs, size_t n, const char *db, tb_error *err)
-{
-    if (db && ids_names(f, db))
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < n; i++)
-        if (ids_walk(f, inputs[i], 0))
-            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    if (db && ids_walk(f, db, 0))
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    return TB_OK;
-}
 
 typedef struct job_state {
     tb_report_job *job;
@@ -420,7 +280,7 @@ static tb_status book_open(job_state *js, const char *label, tb_error *err)
     tb_status rc = book_path(js, label, &js->book_path, err);
     if (rc)
         return rc;
-    if ((rc = ids_check(&js->inputs, js->book_path, err)))
+    if ((rc = file_ids_check(&js->inputs, js->book_path, err)))
         return rc;
     about_rows a = {0};
     int64_t start = session_start(js->job->run.db_path);
@@ -511,7 +371,7 @@ static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report 
         free(path);
         return nc;
     }
-    tb_status rc = ids_check(&js->inputs, path, err);
+    tb_status rc = file_ids_check(&js->inputs, path, err);
     if (rc) {
         free(path);
         return rc;
@@ -858,22 +718,17 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     }
     if ((rc = check_ids(&o, err)))
         goto done;
-    if ((rc = ids_collect(&js.inputs, job->inputs, job->n_inputs, job->run.db_path, err)))
+    if ((rc = file_ids_collect(&js.inputs, job->inputs, job->n_inputs, job->run.db_path, err)))
         goto done;
     /* the specs and the SQL files they read are the user's too */
-    for (size_t i = 0; i < o.n_specs && !rc; i++) {
-        if (ids_walk(&js.inputs, o.specs[i]->path, 0))
-            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        for (size_t k = 0; k < o.specs[i]->n_reports && !rc; k++)
-            if (o.specs[i]->reports[k].sql_file && ids_walk(&js.inputs, o.specs[i]->reports[k].sql_file, 0))
-                rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    }
+    for (size_t i = 0; i < o.n_specs && !rc; i++)
+        rc = file_ids_spec(&js.inputs, o.specs[i], err);
     if (rc)
         goto done;
     /* the metadata file too, before any report writes anything */
     char meta_path[4200];
     snprintf(meta_path, sizeof meta_path, "%s/tracebook_run.json", job->out_dir);
-    if ((rc = ids_check(&js.inputs, meta_path, err)))
+    if ((rc = file_ids_check(&js.inputs, meta_path, err)))
         goto done;
     struct stat sb;
     if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
@@ -887,12 +742,7 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     }
     /* two runs into one folder take turns (a lock on the folder itself, so
      * nothing is left in it): their files and tracebook_run.json never mix */
-    dir_fd = open(job->out_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir_fd >= 0 && flock(dir_fd, LOCK_EX | LOCK_NB) != 0) {
-        if (job->run.note)
-            job->run.note(job->run.ctx, "waiting for another tracebook run that writes into the same folder");
-        (void)flock(dir_fd, LOCK_EX);
-    }
+    dir_fd = out_dir_lock(job->out_dir, job->run.note, job->run.ctx);
     o.open_sink = open_sink;
     o.sink_ctx = &js;
     o.sink_done = sink_done;
@@ -952,7 +802,7 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
             text[tl] = '\n';
             text[tl + 1] = 0;
         }
-        rc = ids_check(&js.inputs, path, err);
+        rc = file_ids_check(&js.inputs, path, err);
         if (!rc)
             rc = json_write_file(path, text, err);
         if (!rc && job->written)
@@ -968,7 +818,7 @@ done:
     free(js.conds);
     json_decref(js.skipped_notes);
     json_decref(js.reports);
-    ids_free(&js.inputs);
+    file_ids_free(&js.inputs);
     free(specs);
     tb_spec_free(summaries);
     return rc;
@@ -999,10 +849,10 @@ tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
     const char *target = job->out_path;
     if (target) {
         file_ids ids = {0};
-        rc = ids_collect(&ids, NULL, 0, job->run.db_path, err);
+        rc = file_ids_collect(&ids, NULL, 0, job->run.db_path, err);
         if (!rc)
-            rc = ids_check(&ids, target, err);
-        ids_free(&ids);
+            rc = file_ids_check(&ids, target, err);
+        file_ids_free(&ids);
         if (rc)
             return rc;
     }

@@ -251,6 +251,7 @@ typedef struct tb_compare_job {
     unsigned formats;                /* TB_OUT_CSV and/or TB_OUT_JSON; 0 = the spec's (csv when none) */
     const char *out_dir;             /* created when missing (one level) */
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
+    void (*note)(void *ctx, const char *msg);     /* e.g. waiting for another run's folder lock (may be NULL) */
     void *ctx;
 } tb_compare_job;
 

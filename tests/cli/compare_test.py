@@ -175,6 +175,29 @@ def case_output_is_a_side():
     assert open(os.path.join(rep, "tracebook_run.json")).read() == before
 
 
+def case_outputs_never_replace_what_is_read():
+    # an input trace and a spec named as compare's outputs, in the output folder
+    d = os.path.join(OUT, "own_files")
+    os.makedirs(d, exist_ok=True)
+    trace = os.path.join(d, "top_kernels_compare.json")
+    shutil.copy(os.path.join(BASE, "trace_view.json"), trace)
+    before = open(trace, "rb").read()
+    r = run("compare", "-base", trace, "-new", NEW, "--spec", "builtin:top_kernels", "--format", "json", "-o", d)
+    assert r.returncode == 2 and "refusing to replace an input file" in r.stderr and trace in r.stderr, \
+        (r.returncode, r.stderr)
+    assert open(trace, "rb").read() == before
+    assert sorted(os.listdir(d)) == ["top_kernels_compare.json"], os.listdir(d)
+    spec = os.path.join(d, "tracebook_run.json")
+    with open(spec, "w") as f:
+        f.write('{"tracebook": 1, "reports": [{"id": "n", "sql": "SELECT count(*) AS n FROM TASK"}]}\n')
+    before = open(spec, "rb").read()
+    r = run("compare", "-base", BASE, "-new", NEW, "--spec", spec, "-o", d)
+    assert r.returncode == 2 and "refusing to replace an input file" in r.stderr and spec in r.stderr, \
+        (r.returncode, r.stderr)
+    assert open(spec, "rb").read() == before
+    assert sorted(os.listdir(d)) == ["top_kernels_compare.json", "tracebook_run.json"], os.listdir(d)
+
+
 def case_rules():
     # 60% relative: the 50% slowdown is not a regression
     spec = write_spec("rules.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    key: [Name]\n"

@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * file_ids.c - the files a run must never replace (file_ids.h).
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report/file_ids.h"
+#include "util/sort.h"
+
+static int ids_add(file_ids *f, const struct stat *sb)
+{
+    if (f->n == f->cap) {
+        size_t cap = f->cap ? f->cap * 2 : 64;
+        struct fid *v = realloc(f->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        f->v = v;
+        f->cap = cap;
+    }
+    f->v[f->n].dev = sb->st_dev;
+    f->v[f->n].ino = sb->st_ino;
+    f->n++;
+    return 0;
+}
+
+/* The base names of the files the DB's load read (TB_SOURCE, not 'ignored'). */
+static int ids_names(file_ids *f, const char *db_path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int rc = 0;
+    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(db, "SELECT DISTINCT path FROM TB_SOURCE WHERE kind IS NOT 'ignored'", -1, &st, NULL) !=
+            SQLITE_OK)
+        goto done;
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        const char *p = (const char *)sqlite3_column_text(st, 0);
+        if (!p)
+            continue;
+        /* the path as the load gave it (a DB loaded from another folder may
+         * name it relative to there: the walk of the inputs finds it then) */
+        struct stat sb;
+        if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode) && ids_add(f, &sb)) {
+            rc = -1;
+            break;
+        }
+        const char *b = strrchr(p, '/');
+        char **v = realloc(f->names, (f->n_names + 1) * sizeof *v);
+        if (!v || !(v[f->n_names] = strdup(b ? b + 1 : p))) {
+            if (v)
+                f->names = v;
+            rc = -1;
+            break;
+        }
+        f->names = v;
+        f->n_names++;
+    }
+    if (f->n_names)
+        qsort(f->names, f->n_names, sizeof *f->names, sort_cmp_str);
+done:
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return rc;
+}
+
+static int was_read(const file_ids *f, const char *name)
+{
+    return f->n_names && bsearch(&name, f->names, f->n_names, sizeof *f->names, sort_cmp_str) != NULL;
+}
+
+void file_ids_free(file_ids *f)
+{
+    for (size_t i = 0; i < f->n_names; i++)
+        free(f->names[i]);
+    free(f->names);
+    free(f->v);
+}
+
+
+/* Unreadable parts are skipped: the load already said what it could not
+ * read. At depth 0 a file is added whatever its name (an input, a spec). */
+int file_ids_walk(file_ids *f, const char *path, int depth)
+{
+    struct stat sb;
+    if (lstat(path, &sb) != 0)
+        return 0;
+    if (S_ISREG(sb.st_mode)) {
+        const char *b = strrchr(path, '/');
+        return depth == 0 || was_read(f, b ? b + 1 : path) ? ids_add(f, &sb) : 0;
+    }
+    if (!S_ISDIR(sb.st_mode) || depth > 32)
+        return 0;
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *e;
+    int rc = 0;
+    while (!rc && (e = readdir(d)) != NULL) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        size_t n = strlen(path) + strlen(e->d_name) + 2;
+        char *child = malloc(n);
+        if (!child) {
+            rc = -1;
+            break;
+        }
+        snprintf(child, n, "%s/%s", path, e->d_name);
+        rc = file_ids_walk(f, child, depth + 1);
+        free(child);
+    }
+    closedir(d);
+    return rc;
+}
+
+tb_status file_ids_check(const file_ids *f, const char *path, tb_error *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return TB_OK;
+    for (size_t i = 0; i < f->n; i++)
+        if (f->v[i].dev == sb.st_dev && f->v[i].ino == sb.st_ino)
+            return tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1,
+                               "refusing to replace an input file: write the output elsewhere (-o)");
+    return TB_OK;
+}
+
+tb_status file_ids_collect(file_ids *f, const char *const *inputs, size_t n, const char *db, tb_error *err)
+{
+    if (db && ids_names(f, db))
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (file_ids_walk(f, inputs[i], 0))
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    if (db && file_ids_walk(f, db, 0))
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    return TB_OK;
+}
+
+tb_status file_ids_spec(file_ids *f, const tb_spec *spec, tb_error *err)
+{
+    if (spec->path && file_ids_walk(f, spec->path, 0))
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k < spec->n_reports; k++)
+        if (spec->reports[k].sql_file && file_ids_walk(f, spec->reports[k].sql_file, 0))
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    return TB_OK;
+}
+
+int out_dir_lock(const char *dir, void (*note)(void *ctx, const char *msg), void *ctx)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        if (note)
+            note(ctx, "waiting for another tracebook run that writes into the same folder");
+        (void)flock(fd, LOCK_EX);
+    }
+    return fd;
+}
