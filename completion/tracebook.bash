@@ -326,6 +326,21 @@ _tracebook()
             COMPREPLY=($(compgen -W "csv json xlsx" -- "$cur"))
             return
             ;;
+        --model-id|-model-id)
+            return
+            ;;
+        --iteration-id|-iteration-id)
+            return
+            ;;
+        --iteration-count|-iteration-count)
+            return
+            ;;
+        --base-iteration-id|-base-iteration-id)
+            return
+            ;;
+        --new-iteration-id|-new-iteration-id)
+            return
+            ;;
         --timeunit|-timeunit)
             COMPREPLY=($(compgen -W "ns us ms s" -- "$cur"))
             return
@@ -334,7 +349,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="--base --new --spec -o --output --format --fail-on-regression --timeunit --max-steps --rebuild --strict -q --quiet -h --help"
+        opts="--base --new --spec -o --output --format --fail-on-regression --model-id --iteration-id --iteration-count --base-iteration-id --new-iteration-id --timeunit --max-steps --rebuild --strict -q --quiet -h --help"
         ;;
     "reports")
         opts="-h --help"

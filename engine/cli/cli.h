@@ -51,6 +51,8 @@ typedef enum cli_opt_id {
     OPT_BASE,
     OPT_NEW,
     OPT_FAIL_ON_REGRESSION,
+    OPT_BASE_ITERATION_ID,
+    OPT_NEW_ITERATION_ID,
     OPT_COUNT
 } cli_opt_id;
 

@@ -196,6 +196,12 @@ static const cli_option compare_opts[] = {
      "compare.xlsx workbook, json when the spec asks)"},
     {OPT_FAIL_ON_REGRESSION, NULL, "fail-on-regression", NULL, 0, COMPLETE_NONE, NULL,
      "exit with code 8 when a regression rule fires"},
+    O_ITERATIONS,
+    {OPT_BASE_ITERATION_ID, NULL, "base-iteration-id", "I", 0, COMPLETE_NONE, NULL,
+     "the base run's window starts at iteration I (else\n--iteration-id)"},
+    {OPT_NEW_ITERATION_ID, NULL, "new-iteration-id", "I", 0, COMPLETE_NONE, NULL,
+     "the new run's window starts at iteration I; step k of\n"
+     "the base meets the step as far into the new window"},
     O_TIMEUNIT("unit of typed time columns (default us)"),
     {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite VM step budget per report"},
     O_REBUILD("load the inputs again even when the cached DB is current"),

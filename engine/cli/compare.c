@@ -107,15 +107,33 @@ int cli_cmd_compare(cli_args *a)
         return cli_usage_error(a->cmd, "compare needs both runs: give -base PATH and -new PATH");
     if (a->n[OPT_SPEC] == 0)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
-    /* the window options are not taken: the unit and step budget only */
+    /* the unit, the step budget and the window as report takes them; a
+     * side's own --base/--new-iteration-id stands for --iteration-id */
     cli_args ra = *a;
     const char *dummy[1] = {"."};
     ra.v[OPT_DIR] = dummy;
     ra.n[OPT_DIR] = 1;
+    int has_side[2] = {a->n[OPT_BASE_ITERATION_ID] > 0, a->n[OPT_NEW_ITERATION_ID] > 0};
+    if ((has_side[0] || has_side[1]) && !a->n[OPT_MODEL_ID])
+        return cli_usage_error(a->cmd, "--%s-iteration-id needs --model-id (4294967295 for step mode)",
+                               has_side[0] ? "base" : "new");
+    if (!a->n[OPT_ITERATION_ID] && (has_side[0] || has_side[1])) {
+        if (!(has_side[0] && has_side[1]))
+            return cli_usage_error(a->cmd, "--%s-iteration-id alone: give --iteration-id for the %s run too (or "
+                                   "--%s-iteration-id)", has_side[0] ? "base" : "new", has_side[0] ? "new" : "base",
+                                   has_side[0] ? "new" : "base");
+        ra.v[OPT_ITERATION_ID] = a->v[OPT_BASE_ITERATION_ID];
+        ra.n[OPT_ITERATION_ID] = a->n[OPT_BASE_ITERATION_ID];
+    }
     cli_run_opts ro;
     int rc = cli_parse_run_opts(&ra, &ro);
     if (rc >= 0)
         return rc;
+    tb_window win[2] = {ro.window, ro.window};
+    static const cli_opt_id side_opt[2] = {OPT_BASE_ITERATION_ID, OPT_NEW_ITERATION_ID};
+    for (int k = 0; k < 2; k++)
+        if (has_side[k] && (rc = cli_count(a, side_opt[k], &win[k].iteration_id)) >= 0)
+            return rc;
     unsigned formats = 0;
     const char *fmt = cli_value(a, OPT_FORMAT);
     if (fmt) {
@@ -169,6 +187,8 @@ int cli_cmd_compare(cli_args *a)
                               .unit = ro.unit,
                               .max_steps = ro.max_steps,
                               .formats = formats,
+                              .base_window = win[0],
+                              .new_window = win[1],
                               .out_dir = out_dir ? out_dir : ".",
                               .written = on_written,
                               .note = cli_on_note,

@@ -37,6 +37,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "metrics/interval.h"
 #include "output/output.h"
 #include "report/file_ids.h"
 #include "report/spec.h"
@@ -59,6 +60,7 @@ typedef struct cmp {
     size_t n_cols;
     int decided;         /* keys and numeric columns chosen */
     int side;            /* the run now feeding rows: 0 base, 1 new */
+    int64_t shift;       /* added to the new run's step numbers in keys (windows) */
     sqlite3_stmt *ins;
     sqlite3_stmt *dup;
     int64_t ord;
@@ -362,8 +364,13 @@ static tb_status s_row(tb_sink *s, const tb_cell *cells, tb_error *err)
         int rc;
         if (x->kind == TB_CELL_TEXT)
             rc = keytext(c, x->s, x->n, c->rep->normalize);
-        else if (x->kind == TB_CELL_INT)
-            rc = keytext(c, num, (size_t)snprintf(num, sizeof num, "%lld", (long long)x->i), 0);
+        else if (x->kind == TB_CELL_INT) {
+            /* a step of the new run, moved onto the base's when the windows differ */
+            long long v = (long long)x->i;
+            if (c->side == 1 && c->shift && step_col(c->cols[i].name))
+                v = (long long)iv_add(x->i, c->shift);
+            rc = keytext(c, num, (size_t)snprintf(num, sizeof num, "%lld", v), 0);
+        }
         else if (x->kind == TB_CELL_REAL)
             rc = keytext(c, num, (size_t)snprintf(num, sizeof num, "%.17g", x->d), 0);
         else
@@ -741,8 +748,8 @@ static void steps_used(cmp *c, json_t *entry)
             /* (SQLite's printf reads %z as a string to free: no %zu here) */
             long long ci = (long long)i;
             char *sql = k < 2 ? sqlite3_mprintf("SELECT DISTINCT c%lld FROM s%d ORDER BY 1", ci, k)
-                              : sqlite3_mprintf("SELECT DISTINCT c%lld FROM s0 WHERE c%lld IN (SELECT c%lld FROM s1) "
-                                                "ORDER BY 1", ci, ci, ci);
+                              : sqlite3_mprintf("SELECT DISTINCT c%lld FROM s0 WHERE c%lld IN (SELECT c%lld + %lld "
+                                                "FROM s1) ORDER BY 1", ci, ci, ci, (long long)c->shift);
             sqlite3_stmt *q = NULL;
             json_t *a = json_array();
             if (sql && sqlite3_prepare_v2(c->db, sql, -1, &q, NULL) == SQLITE_OK)
@@ -754,6 +761,8 @@ static void steps_used(cmp *c, json_t *entry)
             sqlite3_free(sql);
             json_object_set_new(s, what[k], a);
         }
+        if (c->shift)  /* new step = base step - offset */
+            json_object_set_new(s, "new_offset", json_integer((json_int_t)-c->shift));
         json_object_set_new(entry, "steps", s);
         return;
     }
@@ -781,6 +790,7 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
     for (int side = 0; side < 2 && !st; side++) {
         c->side = side;
         tb_run_options o = {.db_path = side ? job->new_db : job->base_db,
+                            .window = side ? job->new_window : job->base_window,
                             .specs = (const tb_spec *const *)&job->spec,
                             .n_specs = 1,
                             .unit = job->unit,
@@ -989,13 +999,17 @@ static int wants_book(const tb_compare_job *job)
     return 0;
 }
 
-static json_t *side_obj(const char *db, const char *const *inputs, size_t n)
+static json_t *side_obj(const char *db, const char *const *inputs, size_t n, const tb_window *w)
 {
     json_t *o = json_object(), *in = json_array();
     for (size_t i = 0; i < n; i++)
         json_array_append_new(in, json_string(inputs[i]));
     json_object_set_new(o, "inputs", in);
     json_object_set_new(o, "db", json_string(db));
+    if (w->set)
+        json_object_set_new(o, "window", json_pack("{s:I,s:I,s:I}", "model_id", (json_int_t)w->model_id,
+                                                   "iteration_id", (json_int_t)w->iteration_id,
+                                                   "iteration_count", (json_int_t)w->iteration_count));
     return o;
 }
 
@@ -1070,6 +1084,8 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         const tb_spec_report *rep = &job->spec->reports[i];
         cmp c = {.db = db, .job = job, .rep = rep, .err = err, .count_col = -1, .book = book};
+        if (job->base_window.set && job->new_window.set)
+            c.shift = iv_add(job->base_window.iteration_id, -job->new_window.iteration_id);
         json_t *entry = json_object();
         json_object_set_new(entry, "id", json_string(rep->id));
         st = compare_report(&c, rep, entry, res);
@@ -1103,8 +1119,8 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     json_object_set_new(meta, "tool", json_string("tracebook"));
     json_object_set_new(meta, "version", json_string(tb_version()));
     json_object_set_new(meta, "command", json_string("compare"));
-    json_object_set_new(meta, "base", side_obj(job->base_db, job->base_inputs, job->n_base_inputs));
-    json_object_set_new(meta, "new", side_obj(job->new_db, job->new_inputs, job->n_new_inputs));
+    json_object_set_new(meta, "base", side_obj(job->base_db, job->base_inputs, job->n_base_inputs, &job->base_window));
+    json_object_set_new(meta, "new", side_obj(job->new_db, job->new_inputs, job->n_new_inputs, &job->new_window));
     json_object_set_new(meta, "spec", json_string(job->spec->path));
     json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
     if (book)

@@ -249,6 +249,10 @@ typedef struct tb_compare_job {
     tb_time_unit unit;               /* typed time columns are compared in this unit */
     int64_t max_steps;               /* as tb_run_options.max_steps */
     unsigned formats;                /* TB_OUT_CSV and/or TB_OUT_JSON; 0 = the spec's (csv when none) */
+    /* the window each side's reports run over (set = 0: the whole run).
+     * When both are set, step k of the base meets step
+     * k + new_window.iteration_id - base_window.iteration_id of the new run */
+    tb_window base_window, new_window;
     const char *out_dir;             /* created when missing (one level) */
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
     void (*note)(void *ctx, const char *msg);     /* e.g. waiting for another run's folder lock (may be NULL) */

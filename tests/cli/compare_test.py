@@ -286,6 +286,46 @@ def case_steps():
     assert st["added"] == len(steps["new"]) and st["removed"] == len(steps["base"]), st
 
 
+def case_windows():
+    if not GEN:
+        raise Skip()
+    a = os.path.join(OUT, "win_a")
+    gen_dir(a, 1)
+    rep = os.path.join(OUT, "win_report")
+    r = run("report", "-q", "-dir", a, "--spec", "builtin:step_trace_time", "-o", rep)
+    assert r.returncode == 0, r.stderr
+    per_step = {x["Step"]: x for x in rows(os.path.join(rep, "step_trace_time.csv"))}
+    first, second = sorted(per_step, key=int)[:2]
+    # one window for both: only that step, on both sides
+    out = os.path.join(OUT, "c_win1")
+    r = run("compare", "-base", a, "-new", a, "--spec", "builtin:step_trace_time", "--model-id", "4294967295",
+            "--iteration-id", second, "-o", out)
+    assert r.returncode == 0, r.stderr
+    st = [x for x in meta(out)["reports"] if x["id"] == "step_trace_time"][0]
+    assert st["steps"]["base"] == st["steps"]["new"] == st["steps"]["compared"] == [int(second)], st
+    assert "new_offset" not in st["steps"], st
+    # a window for each side: the base's first step meets the new run's second
+    out = os.path.join(OUT, "c_win2")
+    r = run("compare", "-base", a, "-new", a, "--spec", "builtin:step_trace_time", "--model-id", "4294967295",
+            "--base-iteration-id", first, "--new-iteration-id", second, "-o", out)
+    assert r.returncode == 0, r.stderr
+    m = meta(out)
+    assert m["base"]["window"]["iteration_id"] == int(first) and m["new"]["window"]["iteration_id"] == int(second), m
+    st = [x for x in m["reports"] if x["id"] == "step_trace_time"][0]
+    assert st["steps"] == {"column": "Step", "base": [int(first)], "new": [int(second)], "compared": [int(first)],
+                           "new_offset": int(second) - int(first)}, st
+    got = rows(os.path.join(out, "step_trace_time_compare.csv"))
+    assert len(got) == 1 and got[0]["Status"] == "matched" and got[0]["Step"] == first, got
+    assert got[0]["Computing Base"] == per_step[first]["Computing"], got
+    assert got[0]["Computing New"] == per_step[second]["Computing"], got
+    # usage errors
+    r = run("compare", "-base", a, "-new", a, "--spec", "builtin:step_trace_time", "--new-iteration-id", "1")
+    assert r.returncode == 2 and "needs --model-id" in r.stderr, (r.returncode, r.stderr)
+    r = run("compare", "-base", a, "-new", a, "--spec", "builtin:step_trace_time", "--model-id", "4294967295",
+            "--new-iteration-id", "1")
+    assert r.returncode == 2 and "give --iteration-id for the base run" in r.stderr, (r.returncode, r.stderr)
+
+
 class Skip(Exception):
     pass
 
