@@ -40,6 +40,7 @@
 #include "metrics/interval.h"
 #include "output/output.h"
 #include "report/file_ids.h"
+#include "report/msprof_reports.h"
 #include "report/spec.h"
 
 /* One column of a report as the sink saw it. */
@@ -1025,6 +1026,20 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     memset(res, 0, sizeof *res);
     if (!reports)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    /* an msprof reports file compares msprof's summaries, as report runs them */
+    const tb_spec **specs = NULL;
+    tb_spec *summaries = NULL;
+    const tb_spec *given = job->spec;
+    tb_compare_job expanded;
+    if ((st = msprof_reports_expand(&given, 1, &specs, &summaries, job->note, job->ctx, err))) {
+        json_decref(reports);
+        return st;
+    }
+    if (summaries) {
+        expanded = *job;
+        expanded.spec = summaries;
+        job = &expanded;
+    }
     struct stat sb;
     if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
         st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
@@ -1040,7 +1055,7 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     dir_fd = out_dir_lock(job->out_dir, job->note, job->ctx);
     if ((st = file_ids_collect(&ids, job->base_inputs, job->n_base_inputs, job->base_db, err)) ||
         (st = file_ids_collect(&ids, job->new_inputs, job->n_new_inputs, job->new_db, err)) ||
-        (st = file_ids_spec(&ids, job->spec, err)))
+        (st = file_ids_spec(&ids, given, err)))
         goto done;
     for (size_t i = 0; i <= job->spec->n_reports && !st; i++) {
         static const char *const ext[] = {"csv", "json"};
@@ -1073,7 +1088,7 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
             st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
             goto done;
         }
-        const char *specname = job->spec->path;
+        const char *specname = given->path;
         xlsx_pair about[] = {{"Base", job->base_db}, {"New", job->new_db}, {"Spec", specname},
                              {"Time unit", tb_unit_name(job->unit)}};
         if ((st = xlsx_create(book_path, &(xlsx_options){.about = about, .n_about = 4, .created = (int64_t)time(NULL)},
@@ -1121,7 +1136,7 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     json_object_set_new(meta, "command", json_string("compare"));
     json_object_set_new(meta, "base", side_obj(job->base_db, job->base_inputs, job->n_base_inputs, &job->base_window));
     json_object_set_new(meta, "new", side_obj(job->new_db, job->new_inputs, job->n_new_inputs, &job->new_window));
-    json_object_set_new(meta, "spec", json_string(job->spec->path));
+    json_object_set_new(meta, "spec", json_string(given->path));
     json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
     if (book)
         json_object_set_new(meta, "workbook", json_string("compare.xlsx"));
@@ -1150,6 +1165,8 @@ done:
     json_decref(reports);
     sqlite3_close(db);
     file_ids_free(&ids);
+    tb_spec_free(summaries);
+    free(specs);
     if (dir_fd >= 0)
         close(dir_fd);
     return st;

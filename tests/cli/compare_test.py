@@ -198,6 +198,22 @@ def case_outputs_never_replace_what_is_read():
     assert sorted(os.listdir(d)) == ["top_kernels_compare.json", "tracebook_run.json"], os.listdir(d)
 
 
+def case_msprof_reports_file():
+    # an msprof reports file compares msprof's summaries, as report runs them
+    cfg = os.path.join(SAMPLES, "specs", "reports_sample_config.json")
+    out = os.path.join(OUT, "c_msprof")
+    r = run("compare", "-base", BASE, "-new", NEW, "--spec", cfg, "-o", out, "--fail-on-regression")
+    assert r.returncode == 8, (r.returncode, r.stderr)
+    assert "running msprof's summaries" in r.stderr, r.stderr
+    m = meta(out)
+    assert m["spec"] == cfg, m["spec"]
+    assert [x["id"] for x in m["reports"]][:2] == ["op_statistic", "api_statistic"], m["reports"]
+    assert os.path.exists(os.path.join(out, "op_statistic_compare.csv"))
+    # the slower kernel's type is the regression
+    assert {(g["report"], g["column"]) for g in m["regressions"]} >= {("op_statistic", "Total Time(us)")}, \
+        m["regressions"]
+
+
 def case_rules():
     # 60% relative: the 50% slowdown is not a regression
     spec = write_spec("rules.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    key: [Name]\n"
