@@ -134,7 +134,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir -o --output -reports --spec --summary-format --format --model-id --iteration-id --iteration-count --no-clobber --clear --rebuild --strict -q --quiet -h --help"
+        opts="-dir --dir -o --output -reports --spec --summary-format --format --model-id --iteration-id --iteration-count --no-clobber --merge --clear --rebuild --strict -q --quiet -h --help"
         ;;
     "merge")
         case $prev in

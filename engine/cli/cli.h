@@ -48,6 +48,7 @@ typedef enum cli_opt_id {
     OPT_FAIL_ON_WARNING,
     OPT_NO_CLOBBER,
     OPT_CLEAR,
+    OPT_MERGE,
     OPT_BASE,
     OPT_NEW,
     OPT_FAIL_ON_REGRESSION,

@@ -99,6 +99,10 @@ static const cli_option export_summary_opts[] = {
     {OPT_NO_CLOBBER, NULL, "no-clobber", NULL, 0, COMPLETE_NONE, NULL,
      "refuse when an output exists (default: replace it\n"
      "atomically)"},
+    {OPT_MERGE, NULL, "merge", NULL, 0, COMPLETE_NONE, NULL,
+     "one set of files for every rank (and every PROF_XXX)\n"
+     "in DIR/mindstudio_profiler_output, rows with their\n"
+     "Rank ID (needs -o DIR)"},
     {OPT_CLEAR, NULL, "clear", NULL, 0, COMPLETE_NONE, NULL,
      "after a successful export, remove the DB tracebook\n"
      "loaded into its cache for it (never an input)"},

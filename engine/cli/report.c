@@ -566,6 +566,8 @@ int cli_cmd_export_summary(cli_args *a)
     if (formats == ~0u || (formats & TB_OUT_CONSOLE))
         return cli_usage_error(a->cmd, "--format '%s': expected csv, json or xlsx, comma-separated",
                                cli_value(a, OPT_FORMAT));
+    if (a->n[OPT_MERGE] && !cli_value(a, OPT_OUTPUT))
+        return cli_usage_error(a->cmd, "--merge needs -o DIR: the merged files go in one folder of their own");
     cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
     tb_error err;
     tb_error_clear(&err);
@@ -584,6 +586,7 @@ int cli_cmd_export_summary(cli_args *a)
             cli_make_dirs(output);
         tb_summary_options o = {.db_path = db, .out_dir = output, .spec = spec, .window = ro.window,
                                 .formats = formats, .no_clobber = a->n[OPT_NO_CLOBBER] > 0,
+                                .merge = a->n[OPT_MERGE] > 0,
                                 .inputs = a->v[OPT_DIR], .n_inputs = a->n[OPT_DIR],
                                 .written = print_written, .note = cli_on_note, .ctx = &run};
         tb_summary_result res;

@@ -14,7 +14,8 @@
  * api.yaml, communication.yaml, step_trace.yaml), run by the report job one
  * rank at a time through a rank filter of the window (window.c), so a
  * rank's files hold exactly what a run over that rank alone writes and no
- * Rank ID column.
+ * Rank ID column. With merge, every rank goes into one folder under the
+ * output directory, in one run whose rows carry their Rank ID.
  *
  * Every folder written gets a tracebook_run.json listing its files (the
  * report job's, which keeps an earlier listing of the folder under
@@ -299,7 +300,8 @@ static tb_status write_readme(const tb_summary_options *opt, const rank_place *p
             opt->window.iteration_id, opt->window.iteration_id + opt->window.iteration_count - 1, label);
     else
         ADD("  window: none (the whole run)\n");
-    ADD("  times: us; each rank's files hold its rows alone (no Rank ID column)\n");
+    ADD("  times: us; %s\n", opt->merge ? "merged (--merge): the rows of every rank, each with its Rank ID"
+                                       : "each rank's files hold its rows alone (no Rank ID column)");
     ADD("\nFiles:\n");
     json_array_foreach(files, i, v)
         ADD("  %s\n", json_string_value(v));
@@ -421,6 +423,30 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
         else if (shared)
             snprintf(ranks[i].tag, sizeof ranks[i].tag, "rank%" PRId64, ranks[i].rank);
     }
+    /* --merge: every rank in one folder, OUT/mindstudio_profiler_output (or
+     * OUT/ASCEND_PROFILER_OUTPUT when every rank is torch_npu's), one set of
+     * files whose rows carry their rank */
+    if (opt->merge) {
+        if (!opt->out_dir) {
+            rc = tb_error_set(err, TB_ERR_USAGE, "merging the ranks' summaries needs an output folder (-o DIR)");
+            goto done;
+        }
+        int layout = LAYOUT_TORCH_NPU;
+        for (size_t i = 0; i < n; i++)
+            if (ranks[i].layout == LAYOUT_MSPROF)
+                layout = LAYOUT_MSPROF;
+        for (size_t i = 0; i < n; i++) {
+            rank_place *p = &ranks[i];
+            p->layout = layout;
+            int k = snprintf(p->folder, sizeof p->folder, "%s/%s", opt->out_dir,
+                             layout == LAYOUT_MSPROF ? "mindstudio_profiler_output" : "ASCEND_PROFILER_OUTPUT");
+            if (k < 0 || (size_t)k >= sizeof p->folder) {
+                rc = tb_error_set(err, TB_ERR_USAGE, "the output folder's path is too long");
+                goto done;
+            }
+            snprintf(p->tag, sizeof p->tag, "%s", layout == LAYOUT_MSPROF ? stamp : "");
+        }
+    }
     /* --no-clobber: refuse before anything is written */
     unsigned formats = opt->formats ? opt->formats : TB_OUT_CSV;
     for (size_t i = 0; i < n && opt->no_clobber; i++) {
@@ -479,6 +505,10 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
                                   strerror(errno));
                 break;
             }
+            if (opt->merge) { /* one run over every rank, after this loop */
+                json_array_append_new(done_ranks, json_integer(p->rank));
+                continue;
+            }
             const tb_spec *sp = given ? given : layouts[p->layout];
             tb_report_job job = {
                 .run = {.db_path = opt->db_path, .specs = &sp, .n_specs = 1, .window = opt->window,
@@ -500,6 +530,28 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
                 json_array_append_new(done_ranks, json_integer(p->rank));
                 res->ranks++;
             }
+        }
+        if (!jrc && opt->merge && json_array_size(done_ranks)) {
+            const tb_spec *sp = given ? given : layouts[ranks[i].layout];
+            tb_report_job job = {
+                .run = {.db_path = opt->db_path, .specs = &sp, .n_specs = 1, .window = opt->window,
+                        .unit = TB_UNIT_US, .formats = formats, .note = on_note, .ctx = &ss},
+                .out_dir = ranks[i].folder,
+                .inputs = opt->inputs,
+                .n_inputs = opt->n_inputs,
+                .written = on_written,
+                .file_tag = ranks[i].tag[0] ? ranks[i].tag : NULL,
+                .no_clobber = opt->no_clobber,
+                .msprof_slices = ranks[i].layout == LAYOUT_MSPROF,
+                .keep_listings = 1,
+            };
+            job.run.window.rank_set = 0;
+            tb_run_result rr;
+            if (make_dirs(ranks[i].folder))
+                jrc = tb_error_at(err, TB_ERR_IO, ranks[i].folder, 0, 0, -1, "cannot create the directory: %s",
+                                  strerror(errno));
+            else if (!(jrc = tb_report_write(&job, &rr, err)))
+                res->ranks += json_array_size(done_ranks);
         }
         if (!jrc && json_array_size(done_ranks)) {
             char readme[64];

@@ -369,6 +369,9 @@ typedef struct tb_summary_options {
     tb_window window;                /* rank_set is ignored: every rank runs on its own */
     unsigned formats;                /* TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX; 0 = csv */
     int no_clobber;                  /* 1: refuse (TB_ERR_USAGE) when an output exists; nothing is written */
+    int merge;                       /* 1: one set of files for every rank, in one folder under out_dir
+                                        (required): msprof's layout when any rank has it, each report
+                                        with its Rank ID column */
     const char *const *inputs;       /* what -dir named, for the metadata (borrowed) */
     size_t n_inputs;
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */

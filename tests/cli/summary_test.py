@@ -12,7 +12,8 @@
 # writing into the input folder leaves the next load unchanged (the files
 # are listed in tracebook_run.json); --no-clobber refuses and leaves the
 # files as they were; a second run replaces them by rename, leaving no
-# temporary; --clear removes the export's cache entry and nothing else. The public data (torch_npu ranks, an msprof DB) is used when
+# temporary; --merge writes every rank into one folder with its Rank ID;
+# --clear removes the export's cache entry and nothing else. The public data (torch_npu ranks, an msprof DB) is used when
 # present.
 #
 # usage: summary_test.py TRACEBOOK SAMPLES_DIR FORMATS_MD SHARED_DATA OUTDIR
@@ -406,9 +407,47 @@ def clear_removes_only_the_cache_entry():
     assert open(db, "rb").read() == before
 
 
+def merge_one_folder():
+    """--merge: one folder for every rank; each file's rows are the per-rank
+    files' rows, each with its Rank ID; msprof's layout when a rank has it."""
+    per = two_rank()
+    d = fresh("merge")
+    p = run("export", "summary", "-q", "-dir", os.path.join(SAMPLES, "torch_npu_2rank"), "--merge", "-o", d)
+    folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
+    assert sorted(os.listdir(d)) == ["ASCEND_PROFILER_OUTPUT"], os.listdir(d)
+    printed = p.stdout.split()
+    assert all(x.startswith(folder + "/") and os.path.exists(x) for x in printed), printed
+    for name in ("kernel_details.csv", "op_statistic.csv", "step_trace_time.csv"):
+        merged = rows(os.path.join(folder, name))
+        assert list(merged[0])[0] == "Rank ID", list(merged[0])
+        for r in (0, 1):
+            alone = rows(os.path.join(per, "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT", name))
+            mine = [{k: v for k, v in x.items() if k != "Rank ID"} for x in merged if x["Rank ID"] == str(r)]
+            key = lambda x: sorted(x.items())
+            assert sorted(mine, key=key) == sorted(alone, key=key), (name, r, len(mine), len(alone))
+    readme = open(os.path.join(folder, "README.txt")).read()
+    assert "of ranks 0, 1" in readme and "merged (--merge)" in readme, readme
+    p = run("export", "summary", "-q", "-dir", os.path.join(SAMPLES, "torch_npu_2rank"), "--merge", code=2)
+    assert "--merge needs -o DIR" in p.stderr, p.stderr
+    # two PROF_XXX of one device: msprof's layout, one set of files
+    src = fresh("merge_prof")
+    for name in ("PROF_000001_a", "PROF_000002_b"):
+        shutil.copytree(os.path.join(SAMPLES, "ascend_small"), os.path.join(src, name))
+    out = os.path.join(src, "out")
+    run("export", "summary", "-q", "-dir", os.path.join(src, "PROF_000001_a"), "-dir",
+        os.path.join(src, "PROF_000002_b"), "--merge", "-o", out)
+    folder = os.path.join(out, "mindstudio_profiler_output")
+    ops = [f for f in os.listdir(folder) if f.startswith("op_summary_")]
+    assert len(ops) == 1 and re.fullmatch(r"op_summary_\d{14}\.csv", ops[0]), os.listdir(folder)
+    got = rows(os.path.join(folder, ops[0]))
+    assert sorted({x["Rank ID"] for x in got}) == ["0", "1"], sorted({x["Rank ID"] for x in got})
+    n0 = sum(1 for x in got if x["Rank ID"] == "0")
+    assert n0 * 2 == len(got) and n0 > 0, (n0, len(got))
+
+
 for fn in (two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
            msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data,
-           clear_removes_only_the_cache_entry):
+           clear_removes_only_the_cache_entry, merge_one_folder):
     case(fn)
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
