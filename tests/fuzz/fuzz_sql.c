@@ -350,7 +350,9 @@ static void setup(void)
 /* Authorizer of the oracle below: notes a function off the allow-list. */
 static int note_forbidden(void *ctx, int action, const char *a, const char *b, const char *c, const char *d)
 {
-    (void)a, (void)c, (void)d;
+    (void)a;
+    (void)c;
+    (void)d;
     if (action == SQLITE_FUNCTION && b && !sandbox_function_allowed(b))
         *(int *)ctx = 1;
     return SQLITE_OK;
