@@ -384,6 +384,29 @@ static tb_status list_readme(const char *folder, const char *name, tb_error *err
     return rc;
 }
 
+/* Runs sp's reports into p's folder through the report job: for p's rank
+ * alone (rank_only) or for every rank, each row with its Rank ID. */
+static tb_status write_folder(const tb_summary_options *opt, const rank_place *p, const tb_spec *sp,
+                              unsigned formats, int rank_only, sum_state *ss, tb_error *err)
+{
+    tb_report_job job = {
+        .run = {.db_path = opt->db_path, .specs = &sp, .n_specs = 1, .window = opt->window,
+                .unit = TB_UNIT_US, .formats = formats, .note = on_note, .ctx = ss},
+        .out_dir = p->folder,
+        .inputs = opt->inputs,
+        .n_inputs = opt->n_inputs,
+        .written = on_written,
+        .file_tag = p->tag[0] ? p->tag : NULL,
+        .no_clobber = opt->no_clobber,
+        .msprof_slices = p->layout == LAYOUT_MSPROF,
+        .keep_listings = 1,
+    };
+    job.run.window.rank_set = rank_only;
+    job.run.window.rank = p->rank;
+    tb_run_result rr;
+    return tb_report_write(&job, &rr, err);
+}
+
 tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res, tb_error *err)
 {
     memset(res, 0, sizeof *res);
@@ -509,50 +532,15 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
                 json_array_append_new(done_ranks, json_integer(p->rank));
                 continue;
             }
-            const tb_spec *sp = given ? given : layouts[p->layout];
-            tb_report_job job = {
-                .run = {.db_path = opt->db_path, .specs = &sp, .n_specs = 1, .window = opt->window,
-                        .unit = TB_UNIT_US, .formats = formats, .note = on_note, .ctx = &ss},
-                .out_dir = p->folder,
-                .inputs = opt->inputs,
-                .n_inputs = opt->n_inputs,
-                .written = on_written,
-                .file_tag = p->tag[0] ? p->tag : NULL,
-                .no_clobber = opt->no_clobber,
-                .msprof_slices = p->layout == LAYOUT_MSPROF,
-                .keep_listings = 1,
-            };
-            job.run.window.rank_set = 1;
-            job.run.window.rank = p->rank;
-            tb_run_result rr;
-            jrc = tb_report_write(&job, &rr, err);
-            if (!jrc) {
+            if (!(jrc = write_folder(opt, p, given ? given : layouts[p->layout], formats, 1, &ss, err))) {
                 json_array_append_new(done_ranks, json_integer(p->rank));
                 res->ranks++;
             }
         }
-        if (!jrc && opt->merge && json_array_size(done_ranks)) {
-            const tb_spec *sp = given ? given : layouts[ranks[i].layout];
-            tb_report_job job = {
-                .run = {.db_path = opt->db_path, .specs = &sp, .n_specs = 1, .window = opt->window,
-                        .unit = TB_UNIT_US, .formats = formats, .note = on_note, .ctx = &ss},
-                .out_dir = ranks[i].folder,
-                .inputs = opt->inputs,
-                .n_inputs = opt->n_inputs,
-                .written = on_written,
-                .file_tag = ranks[i].tag[0] ? ranks[i].tag : NULL,
-                .no_clobber = opt->no_clobber,
-                .msprof_slices = ranks[i].layout == LAYOUT_MSPROF,
-                .keep_listings = 1,
-            };
-            job.run.window.rank_set = 0;
-            tb_run_result rr;
-            if (make_dirs(ranks[i].folder))
-                jrc = tb_error_at(err, TB_ERR_IO, ranks[i].folder, 0, 0, -1, "cannot create the directory: %s",
-                                  strerror(errno));
-            else if (!(jrc = tb_report_write(&job, &rr, err)))
-                res->ranks += json_array_size(done_ranks);
-        }
+        /* merged: the folder was made above; one run over every rank */
+        if (!jrc && opt->merge && json_array_size(done_ranks) &&
+            !(jrc = write_folder(opt, &ranks[i], given ? given : layouts[ranks[i].layout], formats, 0, &ss, err)))
+            res->ranks += json_array_size(done_ranks);
         if (!jrc && json_array_size(done_ranks)) {
             char readme[64];
             jrc = write_readme(opt, &ranks[i], done_ranks, res->window_label, ss.files, readme, sizeof readme, err);
