@@ -24,12 +24,10 @@
  * keys are equal (after normalisation) are matched by their order of
  * appearance: the second "foo" of the base with the second of the new.
  */
-#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,25 +39,14 @@
 #include "output/output.h"
 #include "report/file_ids.h"
 #include "report/msprof_reports.h"
+#include "report/rowkey.h"
 #include "report/spec.h"
-
-/* One column of a report as the sink saw it. */
-typedef struct ccol {
-    char *header;
-    char *name;      /* base name (header without unit when the runner gave none) */
-    tb_col_type type;
-    int key;         /* part of the key */
-    int numeric;     /* compared as numbers */
-    int rule;        /* index into the rules + 1, 0 = none */
-} ccol;
 
 typedef struct cmp {
     sqlite3 *db;
     const tb_compare_job *job;
     const tb_spec_report *rep;
-    ccol *cols;
-    size_t n_cols;
-    int decided;         /* keys and numeric columns chosen */
+    rk_table t;          /* the report's columns, key and rules */
     int side;            /* the run now feeding rows: 0 base, 1 new */
     int64_t shift;       /* added to the new run's step numbers in keys (windows) */
     sqlite3_stmt *ins;
@@ -68,13 +55,7 @@ typedef struct cmp {
     uint64_t rows[2];
     int ran[2];          /* the report ran (was not skipped) on this side */
     char *skipped;       /* the reason of the first skip, or NULL */
-    tb_spec_rule *rules; /* the rules in force: the report's or the defaults */
-    size_t n_rules;
-    int count_col;       /* the Count/Calls column, -1 when none */
     tb_error *err;
-    char *keybuf;
-    size_t keycap;
-    size_t parts;        /* key parts in keybuf so far (the first has no separator) */
     xlsx_book *book;     /* the compare workbook, or NULL */
 } cmp;
 
@@ -82,14 +63,6 @@ typedef struct csink {
     tb_sink vt;
     cmp *c;
 } csink;
-
-static double pow10i(int k)
-{
-    double x = 1;
-    while (k-- > 0)
-        x *= 10;
-    return x;
-}
 
 static tb_status sqlerr(cmp *c, const char *what)
 {
@@ -107,193 +80,12 @@ static tb_status exec(cmp *c, const char *sql)
     return TB_OK;
 }
 
-static void cols_free(cmp *c)
-{
-    for (size_t i = 0; i < c->n_cols; i++) {
-        free(c->cols[i].header);
-        free(c->cols[i].name);
-    }
-    free(c->cols);
-    c->cols = NULL;
-    c->n_cols = 0;
-}
-
-static int ci_contains(const char *s, const char *w)
-{
-    size_t n = strlen(w);
-    for (; *s; s++)
-        if (!strncasecmp(s, w, n))
-            return 1;
-    return 0;
-}
-
-static int ends_with_id(const char *s)
-{
-    size_t n = strlen(s);
-    return n >= 2 && !strcasecmp(s + n - 2, "id");
-}
-
-/* A column that holds a step or iteration number. */
-static int step_col(const char *name)
-{
-    return ci_contains(name, "step") || ci_contains(name, "iteration");
-}
-
-static int is_count(const char *name)
-{
-    return !strcasecmp(name, "count") || !strcasecmp(name, "calls");
-}
-
-/* ---- normalisation -------------------------------------------------------- */
-
-/* Appends the normalised form of s[0..n) to c->keybuf, after a \x1f when it holds a part already. */
-static int keytext(cmp *c, const char *s, size_t n, unsigned norm)
-{
-    char *t = malloc(n + 1);
-    if (!t)
-        return -1;
-    size_t k = 0;
-    int depth = 0;
-    for (size_t i = 0; i < n; i++) {
-        char ch = s[i];
-        if (norm & TB_NORM_TEMPLATE_ARGS) {
-            if (ch == '<') {
-                depth++;
-                continue;
-            }
-            if (ch == '>' && depth > 0) {
-                depth--;
-                continue;
-            }
-            if (depth > 0)
-                continue;
-        }
-        t[k++] = ch;
-    }
-    if (norm & TB_NORM_HASHES) {
-        /* a run of 8+ hex digits holding a digit, between non-alphanumerics, goes
-         * (with one _, - or . before it) */
-        size_t w = 0;
-        for (size_t i = 0; i < k;) {
-            size_t j = i;
-            int digit = 0;
-            if (i == 0 || !isalnum((unsigned char)t[i - 1])) {
-                while (j < k && isxdigit((unsigned char)t[j])) {
-                    digit |= isdigit((unsigned char)t[j]) != 0;
-                    j++;
-                }
-                if (j - i >= 8 && digit && (j == k || !isalnum((unsigned char)t[j]))) {
-                    /* with the separator before it: "conv_3f9a2c1b7e_x" is "conv_x" */
-                    if (w > 0 && (t[w - 1] == '_' || t[w - 1] == '-' || t[w - 1] == '.'))
-                        w--;
-                    i = j;
-                    continue;
-                }
-            }
-            t[w++] = t[i++];
-        }
-        k = w;
-    }
-    if (norm & TB_NORM_TRAILING_NUMBERS) {
-        while (k > 0 && isdigit((unsigned char)t[k - 1]))
-            k--;
-        while (k > 0 && (t[k - 1] == '_' || t[k - 1] == '-' || t[k - 1] == '.'))
-            k--;
-    }
-    size_t have = c->keybuf ? strlen(c->keybuf) : 0;
-    if (have + k + 2 > c->keycap) {
-        size_t cap = (have + k + 2) * 2;
-        char *more = realloc(c->keybuf, cap);
-        if (!more) {
-            free(t);
-            return -1;
-        }
-        if (!c->keybuf)
-            more[0] = 0;
-        c->keybuf = more;
-        c->keycap = cap;
-    }
-    if (c->parts++)
-        c->keybuf[have++] = '\x1f';
-    memcpy(c->keybuf + have, t, k);
-    c->keybuf[have + k] = 0;
-    free(t);
-    return 0;
-}
-
 /* ---- the collecting sink -------------------------------------------------- */
-
-/* The default rules: every time column is worse when higher, by 5% and 1 us. */
-static tb_status default_rules(cmp *c)
-{
-    size_t n = 0;
-    for (size_t i = 0; i < c->n_cols; i++)
-        n += c->cols[i].type == TB_COL_DUR_NS;
-    c->rules = calloc(n ? n : 1, sizeof *c->rules);
-    if (!c->rules)
-        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < c->n_cols; i++)
-        if (c->cols[i].type == TB_COL_DUR_NS)
-            c->rules[c->n_rules++] = (tb_spec_rule){.column = c->cols[i].name, .rel = 0.05, .abs = 1000, .abs_time = 1};
-    return TB_OK;
-}
-
-/* Chooses key and numeric columns from the first row; creates the tables. */
-static tb_status decide(cmp *c, const tb_cell *cells)
-{
-    const tb_spec_report *r = c->rep;
-    for (size_t i = 0; i < c->n_cols; i++) {
-        ccol *k = &c->cols[i];
-        tb_cell_kind kind = cells ? cells[i].kind : TB_CELL_NULL;
-        if (r->n_key) {
-            for (size_t j = 0; j < r->n_key; j++)
-                k->key |= !strcmp(r->key[j], k->name) || !strcmp(r->key[j], k->header);
-        } else {
-            k->key = k->type == TB_COL_RANK || kind == TB_CELL_TEXT ||
-                     (k->type == TB_COL_PLAIN && kind == TB_CELL_INT && (ends_with_id(k->name) || step_col(k->name)));
-        }
-        k->numeric = !k->key && (kind == TB_CELL_INT || kind == TB_CELL_REAL || k->type != TB_COL_PLAIN);
-    }
-    /* a key column the report does not write (the rank column of a one-rank
-     * run) is left out; a key with none of its columns is an error */
-    int any = 0;
-    for (size_t i = 0; i < c->n_cols; i++)
-        any |= c->cols[i].key;
-    if (r->n_key && !any)
-        return tb_error_at(c->err, TB_ERR_USAGE, r->pos.file, r->pos.line, r->pos.column, -1,
-                           "report '%s': no column of its key '%s'%s is a column of the report", r->id, r->key[0],
-                           r->n_key > 1 ? ", ..." : "");
-    if (r->has_rules) {
-        c->rules = r->n_rules ? r->rules : NULL;
-        c->n_rules = r->n_rules;
-    } else {
-        tb_status st = default_rules(c);
-        if (st)
-            return st;
-    }
-    for (size_t j = 0; j < c->n_rules; j++) {
-        int found = 0;
-        for (size_t i = 0; i < c->n_cols; i++)
-            if (!strcmp(c->rules[j].column, c->cols[i].name) && c->cols[i].numeric) {
-                c->cols[i].rule = (int)j + 1;
-                found = 1;
-            }
-        if (!found && r->has_rules)
-            return tb_error_set(c->err, TB_ERR_USAGE, "report '%s': regressions rule column '%s' is not a numeric column",
-                                r->id, c->rules[j].column);
-    }
-    c->count_col = -1;
-    for (size_t i = 0; i < c->n_cols && c->count_col < 0; i++)
-        if (is_count(c->cols[i].name) && c->cols[i].numeric)
-            c->count_col = (int)i;
-    c->decided = 1;
-    return TB_OK;
-}
 
 static tb_status prepare_side(cmp *c)
 {
     char *sql = NULL;
-    size_t cap = 256 + c->n_cols * 16, n;
+    size_t cap = 256 + c->t.n_cols * 16, n;
     tb_status st = TB_OK;
     if (!(sql = malloc(cap)))
         return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
@@ -301,14 +93,14 @@ static tb_status prepare_side(cmp *c)
     sqlite3_finalize(c->dup);
     c->ins = c->dup = NULL;
     n = (size_t)snprintf(sql, cap, "CREATE TABLE s%d(k0 TEXT, k TEXT, ord INTEGER", c->side);
-    for (size_t i = 0; i < c->n_cols; i++)
+    for (size_t i = 0; i < c->t.n_cols; i++)
         n += (size_t)snprintf(sql + n, cap - n, ", c%zu", i);
     snprintf(sql + n, cap - n, "); CREATE INDEX s%d_k ON s%d(k); CREATE INDEX s%d_k0 ON s%d(k0)", c->side, c->side,
              c->side, c->side);
     if ((st = exec(c, sql)))
         goto done;
     n = (size_t)snprintf(sql, cap, "INSERT INTO s%d VALUES(?, ?, ?", c->side);
-    for (size_t i = 0; i < c->n_cols; i++)
+    for (size_t i = 0; i < c->t.n_cols; i++)
         n += (size_t)snprintf(sql + n, cap - n, ", ?");
     snprintf(sql + n, cap - n, ")");
     if (sqlite3_prepare_v2(c->db, sql, -1, &c->ins, NULL) != SQLITE_OK) {
@@ -327,21 +119,14 @@ static tb_status s_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_er
 {
     cmp *c = ((csink *)s)->c;
     c->err = err;
-    if (c->side == 1 && c->cols) {
-        if (n != c->n_cols)
+    if (c->side == 1 && c->t.cols) {
+        if (n != c->t.n_cols)
             return tb_error_set(err, TB_ERR_INTERNAL, "report '%s' has %zu columns in one run and %zu in the other",
-                                c->rep->id, c->n_cols, n);
+                                c->rep->id, c->t.n_cols, n);
     } else {
-        if (!(c->cols = calloc(n ? n : 1, sizeof *c->cols)))
-            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        c->n_cols = n;
-        for (size_t i = 0; i < n; i++) {
-            c->cols[i].type = cols[i].type;
-            c->cols[i].header = strdup(cols[i].header);
-            c->cols[i].name = strdup(cols[i].name ? cols[i].name : cols[i].header);
-            if (!c->cols[i].header || !c->cols[i].name)
-                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        }
+        tb_status st = rk_columns(&c->t, cols, n, err);
+        if (st)
+            return st;
     }
     c->ord = 0;
     return prepare_side(c);
@@ -352,34 +137,12 @@ static tb_status s_row(tb_sink *s, const tb_cell *cells, tb_error *err)
     cmp *c = ((csink *)s)->c;
     tb_status st;
     c->err = err;
-    if (!c->decided && (st = decide(c, cells)))
+    if (!c->t.decided && (st = rk_decide(&c->t, cells, err)))
         return st;
-    if (c->keybuf)
-        c->keybuf[0] = 0;
-    c->parts = 0;
-    for (size_t i = 0; i < c->n_cols; i++) {
-        if (!c->cols[i].key)
-            continue;
-        const tb_cell *x = &cells[i];
-        char num[64];
-        int rc;
-        if (x->kind == TB_CELL_TEXT)
-            rc = keytext(c, x->s, x->n, c->rep->normalize);
-        else if (x->kind == TB_CELL_INT) {
-            /* a step of the new run, moved onto the base's when the windows differ */
-            long long v = (long long)x->i;
-            if (c->side == 1 && c->shift && step_col(c->cols[i].name))
-                v = (long long)iv_add(x->i, c->shift);
-            rc = keytext(c, num, (size_t)snprintf(num, sizeof num, "%lld", v), 0);
-        }
-        else if (x->kind == TB_CELL_REAL)
-            rc = keytext(c, num, (size_t)snprintf(num, sizeof num, "%.17g", x->d), 0);
-        else
-            rc = keytext(c, "", 0, 0);
-        if (rc)
-            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    }
-    const char *k0 = c->keybuf ? c->keybuf : "";
+    /* a step of the new run is moved onto the base's when the windows differ */
+    if ((st = rk_key(&c->t, cells, c->side == 1 ? c->shift : 0, err)))
+        return st;
+    const char *k0 = c->t.keybuf;
     sqlite3_bind_text(c->dup, 1, k0, -1, SQLITE_TRANSIENT);
     int64_t seen = 0;
     if (sqlite3_step(c->dup) == SQLITE_ROW)
@@ -395,13 +158,13 @@ static tb_status s_row(tb_sink *s, const tb_cell *cells, tb_error *err)
         sqlite3_bind_text(c->ins, 2, k0, -1, SQLITE_TRANSIENT);
     }
     sqlite3_bind_int64(c->ins, 3, c->ord++);
-    for (size_t i = 0; i < c->n_cols; i++) {
+    for (size_t i = 0; i < c->t.n_cols; i++) {
         const tb_cell *x = &cells[i];
         int p = (int)i + 4;
         switch (x->kind) {
         case TB_CELL_INT:
             if (x->scale)
-                sqlite3_bind_double(c->ins, p, (double)x->i / pow10i(x->scale));
+                sqlite3_bind_double(c->ins, p, (double)x->i / rk_pow10(x->scale));
             else
                 sqlite3_bind_int64(c->ins, p, x->i);
             break;
@@ -477,22 +240,6 @@ static char *cat(const char *a, const char *b)
     return s;
 }
 
-/* Rule r on a change from b to n: 1 a regression, -1 an improvement, 0
- * neither. Both thresholds must be passed; from a base of 0 only the
- * absolute one can be, so a rule without one never fires there. */
-static int judge(const cmp *c, const tb_spec_rule *r, const ccol *col, double b, double n)
-{
-    double d = n - b;
-    double abs = r->abs;
-    if (r->abs_time && col->type == TB_COL_DUR_NS)
-        abs = r->abs / pow10i((int)c->job->unit);
-    if (d == 0 || fabs(d) < abs)
-        return 0;
-    if (r->rel > 0 && (b == 0 ? abs <= 0 : fabs(d) / fabs(b) < r->rel))
-        return 0;
-    return (d > 0) == !r->worse_lower ? 1 : -1;
-}
-
 static void bind_value(sqlite3_stmt *st, int p, sqlite3_stmt *from, int col)
 {
     if (sqlite3_column_type(from, col) == SQLITE_NULL)
@@ -509,9 +256,9 @@ static char *shown_key(const cmp *c, sqlite3_stmt *q, int added)
     if (!s)
         return NULL;
     s[0] = 0;
-    size_t nc = c->n_cols;
+    size_t nc = c->t.n_cols;
     for (size_t i = 0; i < nc; i++) {
-        if (!c->cols[i].key)
+        if (!c->t.cols[i].key)
             continue;
         int col = 2 + (int)(added ? nc + i : i);
         const char *t = (const char *)sqlite3_column_text(q, col);
@@ -536,7 +283,7 @@ static char *shown_key(const cmp *c, sqlite3_stmt *q, int added)
 static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *entry)
 {
     tb_status st = TB_OK;
-    size_t nc = c->n_cols, n_out = 0;
+    size_t nc = c->t.n_cols, n_out = 0;
     outcol *oc = calloc(nc * 4 + 4, sizeof *oc);
     tb_cell *cells = calloc(nc * 4 + 4, sizeof *cells);
     char *sql = NULL;
@@ -559,14 +306,14 @@ static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *e
         n_out++;                                                                                                     \
     } while (0)
     for (size_t i = 0; i < nc; i++)
-        if (c->cols[i].key)
-            OUT(strdup(c->cols[i].header), TB_COL_PLAIN);
+        if (c->t.cols[i].key)
+            OUT(strdup(c->t.cols[i].header), TB_COL_PLAIN);
     OUT(strdup("Status"), TB_COL_PLAIN);
     for (size_t i = 0; i < nc; i++) {
-        const char *h = c->cols[i].header;
-        if (c->cols[i].key)
+        const char *h = c->t.cols[i].header;
+        if (c->t.cols[i].key)
             continue;
-        if (!c->cols[i].numeric) {
+        if (!c->t.cols[i].numeric) {
             OUT(strdup(h), TB_COL_PLAIN);
             continue;
         }
@@ -625,7 +372,7 @@ static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *e
         added += is_added;
         removed += is_removed;
         for (size_t i = 0; i < nc; i++) {
-            if (!c->cols[i].key)
+            if (!c->t.cols[i].key)
                 continue;
             int col = 2 + (int)(is_added ? nc + i : i);
             const unsigned char *t = sqlite3_column_text(q, col);
@@ -639,17 +386,17 @@ static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *e
         imptxt = sqlite3_mprintf("");
         char *key = NULL;
         int counted = 1;
-        if (c->count_col >= 0 && !is_added && !is_removed) {
-            int64_t cb = sqlite3_column_int64(q, 2 + c->count_col);
-            int64_t cn = sqlite3_column_int64(q, 2 + (int)nc + c->count_col);
+        if (c->t.count_col >= 0 && !is_added && !is_removed) {
+            int64_t cb = sqlite3_column_int64(q, 2 + c->t.count_col);
+            int64_t cn = sqlite3_column_int64(q, 2 + (int)nc + c->t.count_col);
             counted = cb < cn ? (int)(cb > INT32_MAX ? INT32_MAX : cb) : (int)(cn > INT32_MAX ? INT32_MAX : cn);
             count_changes += cb != cn; /* noted, never a regression */
         }
         for (size_t i = 0; i < nc; i++) {
-            if (c->cols[i].key)
+            if (c->t.cols[i].key)
                 continue;
             int cb = 2 + (int)i, cn = 2 + (int)(nc + i);
-            if (!c->cols[i].numeric) {
+            if (!c->t.cols[i].numeric) {
                 int from = is_added ? cn : sqlite3_column_type(q, cn) != SQLITE_NULL ? cn : cb;
                 const unsigned char *t = sqlite3_column_text(q, from);
                 cells[o++] = t ? (tb_cell){.kind = TB_CELL_TEXT, .s = (const char *)t, .n = (size_t)sqlite3_column_bytes(q, from)}
@@ -662,16 +409,16 @@ static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *e
             cells[o++] = hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv} : (tb_cell){.kind = TB_CELL_NULL};
             cells[o++] = hb && hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv - b} : (tb_cell){.kind = TB_CELL_NULL};
             cells[o++] = hb && hn && b != 0 ? (tb_cell){.kind = TB_CELL_REAL, .d = nv / b} : (tb_cell){.kind = TB_CELL_NULL};
-            if (!hb || !hn || !c->cols[i].rule)
+            if (!hb || !hn || !c->t.cols[i].rule)
                 continue;
-            const tb_spec_rule *r = &c->rules[c->cols[i].rule - 1];
-            if (c->count_col >= 0 && r->min_count > counted)
+            const tb_spec_rule *r = &c->t.rules[c->t.cols[i].rule - 1];
+            if (c->t.count_col >= 0 && r->min_count > counted)
                 continue;
-            int j = judge(c, r, &c->cols[i], b, nv);
+            int j = rk_judge(r, c->t.cols[i].type, c->job->unit, b, nv);
             if (!j)
                 continue;
             char **txt = j > 0 ? &regtxt : &imptxt;
-            char *more = sqlite3_mprintf("%s%s%s", *txt, **txt ? ", " : "", c->cols[i].name);
+            char *more = sqlite3_mprintf("%s%s%s", *txt, **txt ? ", " : "", c->t.cols[i].name);
             sqlite3_free(*txt);
             *txt = more;
             if (!key && !(key = shown_key(c, q, 0))) {
@@ -682,7 +429,7 @@ static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *e
             n_imp += j < 0;
             sqlite3_bind_text(reg, 1, c->rep->id, -1, SQLITE_STATIC);
             sqlite3_bind_text(reg, 2, key, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_text(reg, 3, c->cols[i].header, -1, SQLITE_STATIC);
+            sqlite3_bind_text(reg, 3, c->t.cols[i].header, -1, SQLITE_STATIC);
             sqlite3_bind_int(reg, 4, j);
             bind_value(reg, 5, q, cb);
             bind_value(reg, 6, q, cn);
@@ -720,7 +467,7 @@ static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *e
     json_object_set_new(entry, "removed", json_integer((json_int_t)removed));
     json_object_set_new(entry, "regressions", json_integer((json_int_t)n_reg));
     json_object_set_new(entry, "improvements", json_integer((json_int_t)n_imp));
-    if (c->count_col >= 0)
+    if (c->t.count_col >= 0)
         json_object_set_new(entry, "count_changes", json_integer((json_int_t)count_changes));
 done:
     sqlite3_finalize(q);
@@ -739,11 +486,11 @@ done:
 /* Lists the steps each run had when a key column holds steps (per-step reports). */
 static void steps_used(cmp *c, json_t *entry)
 {
-    for (size_t i = 0; i < c->n_cols; i++) {
-        if (!c->cols[i].key || !step_col(c->cols[i].name))
+    for (size_t i = 0; i < c->t.n_cols; i++) {
+        if (!c->t.cols[i].key || !rk_step_col(c->t.cols[i].name))
             continue;
         json_t *s = json_object();
-        json_object_set_new(s, "column", json_string(c->cols[i].header));
+        json_object_set_new(s, "column", json_string(c->t.cols[i].header));
         static const char *const what[] = {"base", "new", "compared"};
         for (int k = 0; k < 3; k++) {
             /* (SQLite's printf reads %z as a string to free: no %zu here) */
@@ -806,7 +553,7 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
                             .ctx = NULL};
         tb_run_result rr;
         st = tb_report_run(&o, &rr, c->err);
-        made[side] = c->ran[side] && c->cols;
+        made[side] = c->ran[side] && c->t.cols;
     }
     if (st)
         goto done;
@@ -815,7 +562,7 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
         res->skipped++;
         goto done;
     }
-    if (!c->decided && (st = decide(c, NULL)))
+    if (!c->t.decided && (st = rk_decide(&c->t, NULL, c->err)))
         goto done;
     /* a report that ran on one side only compares against no rows */
     for (int side = 0; side < 2 && !st; side++)
@@ -849,15 +596,15 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
     size_t n_conds = 0;
     int has_sheet = 0;
     if (!st && c->book && (f & TB_OUT_XLSX)) {
-        names = calloc(c->n_cols + 1, sizeof *names);
-        conds = calloc(2 * c->n_cols + 1, sizeof *conds);
+        names = calloc(c->t.n_cols + 1, sizeof *names);
+        conds = calloc(2 * c->t.n_cols + 1, sizeof *conds);
         if (!names || !conds)
             st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-        for (size_t i = 0; i < c->n_cols && !st; i++) {
-            if (!c->cols[i].rule || c->cols[i].key)
+        for (size_t i = 0; i < c->t.n_cols && !st; i++) {
+            if (!c->t.cols[i].rule || c->t.cols[i].key)
                 continue;
-            const tb_spec_rule *r = &c->rules[c->cols[i].rule - 1];
-            if (!(names[i] = cat(c->cols[i].header, " Ratio"))) {
+            const tb_spec_rule *r = &c->t.rules[c->t.cols[i].rule - 1];
+            if (!(names[i] = cat(c->t.cols[i].header, " Ratio"))) {
                 st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
                 break;
             }
@@ -885,7 +632,7 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
         if (name)
             json_object_set_new(entry, "sheet", json_string(name));
     }
-    for (size_t i = 0; names && i < c->n_cols; i++)
+    for (size_t i = 0; names && i < c->t.n_cols; i++)
         free(names[i]);
     free(names);
     free(conds);
@@ -904,9 +651,9 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
     }
     json_object_set_new(entry, "files", files);
     json_t *key = json_array();
-    for (size_t i = 0; i < c->n_cols; i++)
-        if (c->cols[i].key)
-            json_array_append_new(key, json_string(c->cols[i].header));
+    for (size_t i = 0; i < c->t.n_cols; i++)
+        if (c->t.cols[i].key)
+            json_array_append_new(key, json_string(c->t.cols[i].header));
     json_object_set_new(entry, "key", key);
     steps_used(c, entry);
     res->reports++;
@@ -1106,7 +853,7 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     }
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         const tb_spec_report *rep = &job->spec->reports[i];
-        cmp c = {.db = db, .job = job, .rep = rep, .err = err, .count_col = -1, .book = book};
+        cmp c = {.db = db, .job = job, .rep = rep, .t = {.rep = rep, .count_col = -1}, .err = err, .book = book};
         if (job->base_window.set && job->new_window.set)
             c.shift = iv_add(job->base_window.iteration_id, -job->new_window.iteration_id);
         json_t *entry = json_object();
@@ -1115,10 +862,7 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
         json_array_append_new(reports, entry);
         sqlite3_finalize(c.ins);
         sqlite3_finalize(c.dup);
-        if (!rep->has_rules)
-            free(c.rules);
-        cols_free(&c);
-        free(c.keybuf);
+        rk_free(&c.t);
         free(c.skipped);
         if (!st)
             st = exec(&c, "DROP TABLE IF EXISTS s0; DROP TABLE IF EXISTS s1");
