@@ -32,7 +32,7 @@ _tracebook()
         return
     fi
     if ((COMP_CWORD == 1)); then
-        COMPREPLY=($(compgen -W "export merge report query print compare reports info help -h --help -V --version" -- "$cur"))
+        COMPREPLY=($(compgen -W "export merge report query print compare history reports info help -h --help -V --version" -- "$cur"))
         return
     fi
     cmd=${COMP_WORDS[1]}
@@ -46,6 +46,13 @@ _tracebook()
     if [[ $cmd == print ]]; then
         if ((COMP_CWORD == 2)); then
             COMPREPLY=($(compgen -W "summary trace" -- "$cur"))
+            return
+        fi
+        cmd="$cmd ${COMP_WORDS[2]}"
+    fi
+    if [[ $cmd == history ]]; then
+        if ((COMP_CWORD == 2)); then
+            COMPREPLY=($(compgen -W "add report list remove" -- "$cur"))
             return
         fi
         cmd="$cmd ${COMP_WORDS[2]}"
@@ -351,6 +358,116 @@ _tracebook()
         esac
         opts="--base --new --spec -o --output --format --fail-on-regression --model-id --iteration-id --iteration-count --base-iteration-id --new-iteration-id --timeunit --max-steps --rebuild --strict -q --quiet -h --help"
         ;;
+    "history add")
+        case $prev in
+        --history|-history)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --dir|-dir)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --spec|-spec)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "$(_tracebook_builtins "$tb" builtin:)" -- "$cur"))
+            return
+            ;;
+        --label|-label)
+            return
+            ;;
+        --meta|-meta)
+            return
+            ;;
+        --keep|-keep)
+            return
+            ;;
+        --param|-param)
+            return
+            ;;
+        --model-id|-model-id)
+            return
+            ;;
+        --iteration-id|-iteration-id)
+            return
+            ;;
+        --iteration-count|-iteration-count)
+            return
+            ;;
+        --max-steps|-max-steps)
+            return
+            ;;
+        esac
+        opts="--history -dir --dir --spec --label --meta --keep --param --model-id --iteration-id --iteration-count --max-steps --rebuild --strict -q --quiet -h --help"
+        if [[ $cur != -* ]]; then
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -d -- "$cur"))
+            return
+        fi
+        ;;
+    "history report")
+        case $prev in
+        --history|-history)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --spec|-spec)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur") $(compgen -W "$(_tracebook_builtins "$tb" builtin:)" -- "$cur"))
+            return
+            ;;
+        --output|-output|-o)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -d -- "$cur"))
+            return
+            ;;
+        --last|-last)
+            return
+            ;;
+        --format|-format)
+            COMPREPLY=($(compgen -W "csv json xlsx" -- "$cur"))
+            return
+            ;;
+        --timeunit|-timeunit)
+            COMPREPLY=($(compgen -W "ns us ms s" -- "$cur"))
+            return
+            ;;
+        esac
+        opts="--history --spec -o --output --last --format --fail-on-regression --timeunit -q --quiet -h --help"
+        ;;
+    "history list")
+        case $prev in
+        --history|-history)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --format|-format)
+            COMPREPLY=($(compgen -W "console csv json" -- "$cur"))
+            return
+            ;;
+        esac
+        opts="--history --format -h --help"
+        ;;
+    "history remove")
+        case $prev in
+        --history|-history)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
+        --label|-label)
+            return
+            ;;
+        --keep|-keep)
+            return
+            ;;
+        esac
+        opts="--history --label --keep -q --quiet -h --help"
+        ;;
     "reports")
         opts="-h --help"
         if [[ $cur != -* ]]; then
@@ -371,7 +488,7 @@ _tracebook()
     "help")
         opts="-h --help"
         if ((COMP_CWORD == 2)) && [[ $cur != -* ]]; then
-            COMPREPLY=($(compgen -W "export merge report query print compare reports info help" -- "$cur"))
+            COMPREPLY=($(compgen -W "export merge report query print compare history reports info help" -- "$cur"))
             return
         fi
         ;;

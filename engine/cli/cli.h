@@ -54,6 +54,11 @@ typedef enum cli_opt_id {
     OPT_FAIL_ON_REGRESSION,
     OPT_BASE_ITERATION_ID,
     OPT_NEW_ITERATION_ID,
+    OPT_HISTORY,
+    OPT_LABEL,
+    OPT_META,
+    OPT_KEEP,
+    OPT_LAST,
     OPT_COUNT
 } cli_opt_id;
 
@@ -202,6 +207,11 @@ void cli_default_dir(const char *input, char *out, size_t n);
  * the cached load (*reused 1 when reused, 0 when loaded now). */
 tb_status cli_obtain_db(const cli_args *a, cli_run *run, char *path, size_t n, int *reused, tb_error *err);
 
+/* --spec of compare and history: a file, or builtin:NAME (one built-in report). */
+tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err);
+/* 1 when path is a folder holding tracebook_run.json: an earlier run's output. */
+int cli_is_run_folder(const char *path);
+
 /* The window, unit and budget options report, query and print share. */
 typedef struct cli_run_opts {
     tb_window window;
@@ -227,5 +237,9 @@ int cli_cmd_print_summary(cli_args *a);   /* print.c */
 int cli_cmd_print_trace(cli_args *a);
 int cli_cmd_help(cli_args *a);
 int cli_cmd_compare(cli_args *a);         /* compare.c */
+int cli_cmd_history_add(cli_args *a);     /* history.c */
+int cli_cmd_history_report(cli_args *a);
+int cli_cmd_history_list(cli_args *a);
+int cli_cmd_history_remove(cli_args *a);
 
 #endif

@@ -214,6 +214,67 @@ static const cli_option compare_opts[] = {
     O_HELP,
 };
 
+#define O_HISTORY(h) {OPT_HISTORY, NULL, "history", "FILE", 0, COMPLETE_FILE, NULL, h}
+
+static const cli_option history_add_opts[] = {
+    O_HISTORY("the history DB (SQLite; created when missing)"),
+    O_DIR,
+    {OPT_SPEC, NULL, "spec", "FILE", 0, COMPLETE_SPEC, NULL,
+     "the report spec (YAML or JSON, or builtin:NAME);\n"
+     "default with a report folder: the spec it ran"},
+    {OPT_LABEL, NULL, "label", "L", 0, COMPLETE_NONE, NULL,
+     "the night's name (default: the data's start,\n"
+     "UTC YYYY-MM-DDThh:mm:ssZ); unique in the history"},
+    {OPT_META, NULL, "meta", "KEY=VALUE", 1, COMPLETE_NONE, NULL,
+     "keep KEY=VALUE with the night (commit, cluster\n"
+     "size...; repeat)"},
+    {OPT_KEEP, NULL, "keep", "N", 0, COMPLETE_NONE, NULL,
+     "retention: then keep only the newest N nights"},
+    O_PARAM("set a parameter (REPORT.NAME=VALUE for one report)"),
+    O_WINDOW(" per report"),
+    O_REBUILD("load the inputs again even when the cached DB is current"),
+    O_STRICT("an input cut short is an error"),
+    O_QUIET("no progress, notes or summary line"),
+    O_HELP,
+};
+
+static const cli_option history_report_opts[] = {
+    O_HISTORY("the history DB (read only)"),
+    {OPT_SPEC, NULL, "spec", "FILE", 0, COMPLETE_SPEC, NULL,
+     "the spec whose reports (by id) give keys,\n"
+     "normalisation and rules (or builtin:NAME)"},
+    {OPT_OUTPUT, "-o", "output", "DIR", 0, COMPLETE_DIR, NULL,
+     "write DIR/<report>_trend.csv, trend.xlsx, ... and\n"
+     "tracebook_run.json (default .)"},
+    {OPT_LAST, NULL, "last", "N", 0, COMPLETE_NONE, NULL,
+     "show the newest N nights (each is judged against\n"
+     "the nights before it, shown or not)"},
+    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx",
+     "comma-separated csv, json, xlsx (default: csv and the\n"
+     "trend.xlsx workbook, json when the spec asks)"},
+    {OPT_FAIL_ON_REGRESSION, NULL, "fail-on-regression", NULL, 0, COMPLETE_NONE, NULL,
+     "exit with code 8 when the newest night has a\n"
+     "regression"},
+    O_TIMEUNIT("unit of typed time columns (default us)"),
+    O_QUIET("no notes, list of files written or summary line"),
+    O_HELP,
+};
+
+static const cli_option history_list_opts[] = {
+    O_HISTORY("the history DB (read only)"),
+    {OPT_FORMAT, NULL, "format", "console|csv|json", 0, COMPLETE_WORDS, "console csv json",
+     "output format on stdout (default console)"},
+    O_HELP,
+};
+
+static const cli_option history_remove_opts[] = {
+    O_HISTORY("the history DB"),
+    {OPT_LABEL, NULL, "label", "L", 1, COMPLETE_NONE, NULL, "remove the night labelled L (repeat)"},
+    {OPT_KEEP, NULL, "keep", "N", 0, COMPLETE_NONE, NULL, "remove all but the newest N nights"},
+    O_QUIET("no summary line"),
+    O_HELP,
+};
+
 static const cli_option reports_opts[] = {O_HELP};
 static const cli_option help_opts[] = {O_HELP};
 
@@ -298,6 +359,37 @@ const cli_command cli_commands[] = {
      "PATH is what report reads, or the output folder of an earlier report run (its\n"
      "tracebook_run.json names the inputs). docs/nightly.md.",
      compare_opts, N(compare_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_compare},
+    {"history add", NULL, "--history FILE -dir PATH --spec FILE [--label L] [--meta KEY=VALUE ...] | --history FILE RUN_DIR",
+     "append one night's report rows to a history DB",
+     "Runs the spec on one night (-dir inputs, as report takes them, or the output\n"
+     "folder of an earlier report run: its inputs, spec and window) and appends\n"
+     "every report row, with the night's label, the data's time, the inputs, the\n"
+     "version and --meta pairs, to the history DB in one transaction: two jobs\n"
+     "appending at once both land. --keep N then removes all but the newest N\n"
+     "nights. The label goes to stdout. docs/nightly.md.",
+     history_add_opts, N(history_add_opts), 0, 1, "report folder", COMPLETE_DIR, cli_cmd_history_add},
+    {"history report", NULL, "--history FILE --spec FILE [--last N] [-o DIR] [--fail-on-regression] [options]",
+     "trend tables, verdicts and the trend workbook of a history",
+     "Sets the nights side by side per key and numeric column (the spec's key:,\n"
+     "normalize: and regressions:, as compare reads them): DIR/<report>_trend.csv,\n"
+     "<report>_trend_chart.csv (the charted series, nights down),\n"
+     "history_verdicts.csv and DIR/trend.xlsx (Summary, then a trend sheet and a\n"
+     "line chart per report). Each night is judged against the median and MAD of\n"
+     "the nights before it (the rule's nights:, 8; mad:, 3): a regression passes\n"
+     "the rule's thresholds and mad times the scaled MAD. Verdicts name the nights\n"
+     "they used and go to DIR/tracebook_run.json. docs/nightly.md.",
+     history_report_opts, N(history_report_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_history_report},
+    {"history list", NULL, "--history FILE [--format console|csv|json]",
+     "list the nights of a history DB",
+     "Lists the nights of a history DB, oldest first: label, the data's time, when\n"
+     "it was added, tracebook's version, reports and rows kept, inputs and the\n"
+     "--meta pairs.",
+     history_list_opts, N(history_list_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_history_list},
+    {"history remove", NULL, "--history FILE [--label L ...] [--keep N]",
+     "remove nights from a history DB",
+     "Removes the nights named by --label (each must exist; else nothing is\n"
+     "removed) and, with --keep N, all but the newest N nights, in one transaction.",
+     history_remove_opts, N(history_remove_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_history_remove},
     {"reports", NULL, "[NAME]", "list the built-in reports",
      "Lists the built-in reports (one line each), or shows one report's help:\n"
      "title, description, required tables, parameters and its spec file.",
@@ -328,7 +420,7 @@ const cli_exit cli_exits[] = {
     {TB_EXIT_DB, "SQLite error"},
     {TB_EXIT_NOTFOUND, "no usable input found"},
     {TB_EXIT_WARNING, "--fail-on-warning: the load or the run warned (the outputs are written)"},
-    {TB_EXIT_REGRESSION, "compare --fail-on-regression: a regression was found"},
+    {TB_EXIT_REGRESSION, "compare or history report --fail-on-regression: a regression was found"},
 };
 const size_t cli_n_exits = N(cli_exits);
 

@@ -18,35 +18,11 @@
 
 #include "cli.h"
 
-/* --spec: a file, or builtin:NAME (one built-in report, as report takes it). */
-static tb_status load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err)
-{
-    if (!strncmp(arg, "builtin:", 8)) {
-        char text[512];
-        int k = snprintf(text, sizeof text, "tracebook: 1\nreports:\n  - use: \"%s\"\n", arg + 8);
-        if (k < 0 || (size_t)k >= sizeof text || strchr(arg + 8, '"') || strchr(arg + 8, '\\'))
-            return tb_error_set(err, TB_ERR_USAGE, "--spec '%s': not a built-in report name", arg);
-        return tb_spec_load_mem(arg, text, (size_t)k, out, cli_on_warn, run, err);
-    }
-    return tb_spec_load(arg, out, cli_on_warn, run, err);
-}
-
-/* A folder holding tracebook_run.json: an earlier run's output. */
-static int is_run_folder(const char *path)
-{
-    struct stat sb;
-    char meta[PATH_MAX];
-    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return 0;
-    snprintf(meta, sizeof meta, "%s/tracebook_run.json", path);
-    return stat(meta, &sb) == 0 && S_ISREG(sb.st_mode);
-}
-
 /* One side's inputs as report would take them (an earlier run's folder
  * replaced by its inputs) in *inputs (new array of new strings). */
 static tb_status side_inputs(const char *const *given, size_t n, char ***inputs, size_t *n_inputs, tb_error *err)
 {
-    if (n == 1 && is_run_folder(given[0]))
+    if (n == 1 && cli_is_run_folder(given[0]))
         return tb_run_inputs(given[0], inputs, n_inputs, err);
     *inputs = calloc(n, sizeof **inputs);
     *n_inputs = 0;
@@ -158,14 +134,14 @@ int cli_cmd_compare(cli_args *a)
         const char *const *sides[2] = {a->v[OPT_BASE], a->v[OPT_NEW]};
         size_t ns[2] = {a->n[OPT_BASE], a->n[OPT_NEW]};
         for (int k = 0; k < 2; k++)
-            if (ns[k] == 1 && is_run_folder(sides[k][0]) && realpath(sides[k][0], side_real) &&
+            if (ns[k] == 1 && cli_is_run_folder(sides[k][0]) && realpath(sides[k][0], side_real) &&
                 !strcmp(out_real, side_real)) {
                 cli_progress_destroy(run.progress);
                 return cli_usage_error(a->cmd, "-o %s would replace the tracebook_run.json of the %s run: write the "
                                        "comparison elsewhere", out_dir ? out_dir : ".", k ? "new" : "base");
             }
     }
-    tb_status st = load_spec(cli_value(a, OPT_SPEC), &spec, &run, &err);
+    tb_status st = cli_load_spec(cli_value(a, OPT_SPEC), &spec, &run, &err);
     if (!st)
         st = side_inputs(a->v[OPT_BASE], a->n[OPT_BASE], &base, &n_base, &err);
     if (!st)

@@ -330,3 +330,27 @@ int cli_cmd_merge(cli_args *a)
     printf("%s\n", output);
     return TB_EXIT_OK;
 }
+
+/* --spec: a file, or builtin:NAME (one built-in report, as report takes it). */
+tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err)
+{
+    if (!strncmp(arg, "builtin:", 8)) {
+        char text[512];
+        int k = snprintf(text, sizeof text, "tracebook: 1\nreports:\n  - use: \"%s\"\n", arg + 8);
+        if (k < 0 || (size_t)k >= sizeof text || strchr(arg + 8, '"') || strchr(arg + 8, '\\'))
+            return tb_error_set(err, TB_ERR_USAGE, "--spec '%s': not a built-in report name", arg);
+        return tb_spec_load_mem(arg, text, (size_t)k, out, cli_on_warn, run, err);
+    }
+    return tb_spec_load(arg, out, cli_on_warn, run, err);
+}
+
+/* A folder holding tracebook_run.json: an earlier run's output. */
+int cli_is_run_folder(const char *path)
+{
+    struct stat sb;
+    char meta[PATH_MAX];
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return 0;
+    snprintf(meta, sizeof meta, "%s/tracebook_run.json", path);
+    return stat(meta, &sb) == 0 && S_ISREG(sb.st_mode);
+}

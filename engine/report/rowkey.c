@@ -86,7 +86,8 @@ static tb_status default_rules(rk_table *t, tb_error *err)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < t->n_cols; i++)
         if (t->cols[i].type == TB_COL_DUR_NS)
-            t->rules[t->n_rules++] = (tb_spec_rule){.column = t->cols[i].name, .rel = 0.05, .abs = 1000, .abs_time = 1};
+            t->rules[t->n_rules++] = (tb_spec_rule){.column = t->cols[i].name, .rel = 0.05, .abs = 1000, .abs_time = 1,
+                                                    .mad = TB_RULE_MAD, .nights = TB_RULE_NIGHTS};
     return TB_OK;
 }
 

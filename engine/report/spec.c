@@ -69,7 +69,7 @@ static const char *const report_keys[] = {"id",     "title",   "description", "u
 static const char *const use_keys[] = {"use",    "id",   "title", "description",  "params",  "outputs",
                                        "sort",   "limit", "header_units", "columns", "xlsx", "requires",
                                        "key",    "normalize", "regressions", NULL};
-static const char *const rule_keys[] = {"column", "worse", "relative", "absolute", "min_count", NULL};
+static const char *const rule_keys[] = {"column", "worse", "relative", "absolute", "min_count", "mad", "nights", NULL};
 static const char *const normalize_names[] = {"strip_template_args", "strip_hashes", "strip_trailing_numbers",
                                               NULL}; /* TB_NORM_* bit order */
 static const char *const param_keys[] = {"type", "default", "help", NULL};
@@ -805,7 +805,7 @@ static tb_status parse_rules(loader *L, const specnode *n, tb_spec_report *r)
             return st;
         tb_spec_rule *u = &r->rules[i];
         r->n_rules = i + 1;
-        *u = (tb_spec_rule){.rel = 0.05, .pos = {.file = L->file, .line = m->line, .column = m->column}};
+        *u = (tb_spec_rule){.rel = 0.05, .mad = TB_RULE_MAD, .nights = TB_RULE_NIGHTS, .pos = {.file = L->file, .line = m->line, .column = m->column}};
         const specnode_pair *p = specnode_get(m, "column");
         if (!p)
             return fail_node(L, m, "a regressions rule needs 'column'");
@@ -829,6 +829,21 @@ static tb_status parse_rules(loader *L, const specnode *n, tb_spec_report *r)
             if (v->kind != SPECNODE_SCALAR || v->type != SPECNODE_INT || v->i < 0)
                 return fail_node(L, v, "'min_count' must be a non-negative integer, got %s", describe(v, d, sizeof d));
             u->min_count = v->i;
+        }
+        if ((p = specnode_get(m, "mad"))) {
+            const specnode *v = p->value;
+            double x = v->kind != SPECNODE_SCALAR ? -1 : v->type == SPECNODE_INT ? (double)v->i
+                                                      : v->type == SPECNODE_REAL ? v->d : -1;
+            if (!(x >= 0) || x > 1000)
+                return fail_node(L, v, "'mad' must be a number from 0 to 1000 (how many scaled MADs), got %s",
+                                 describe(v, d, sizeof d));
+            u->mad = x;
+        }
+        if ((p = specnode_get(m, "nights"))) {
+            const specnode *v = p->value;
+            if (v->kind != SPECNODE_SCALAR || v->type != SPECNODE_INT || v->i < 5 || v->i > 1000)
+                return fail_node(L, v, "'nights' must be an integer from 5 to 1000, got %s", describe(v, d, sizeof d));
+            u->nights = v->i;
         }
     }
     return TB_OK;

@@ -47,6 +47,10 @@ typedef struct tb_spec_sort {
 enum { TB_NORM_TEMPLATE_ARGS = 1u << 0, TB_NORM_HASHES = 1u << 1, TB_NORM_TRAILING_NUMBERS = 1u << 2 };
 
 /* compare: one `regressions:` rule on a numeric column. */
+/* history: a night's change must pass TB_RULE_MAD scaled MADs of the TB_RULE_NIGHTS nights before it */
+#define TB_RULE_MAD 3.0
+#define TB_RULE_NIGHTS 8
+
 typedef struct tb_spec_rule {
     char *column;        /* base name */
     int worse_lower;     /* 1: a lower value is worse; 0: a higher one */
@@ -54,6 +58,8 @@ typedef struct tb_spec_rule {
     double abs;          /* absolute threshold: ns when abs_time, else in the column's written unit; 0 = none */
     int abs_time;        /* abs was given with a time unit (10us) */
     int64_t min_count;   /* the row's Count/Calls must reach this in both runs; 0 = any */
+    double mad;          /* history: the change must also pass this many scaled MADs of the last nights */
+    int64_t nights;      /* history: how many earlier nights the median and MAD are taken over */
     tb_spec_pos pos;
 } tb_spec_rule;
 

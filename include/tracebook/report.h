@@ -271,6 +271,80 @@ typedef struct tb_compare_result {
 tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb_error *err);
 
 /*
+ * History: a SQLite DB of nights (docs/nightly.md#the-history-db). `history
+ * add` runs a spec on one night's DB and appends its report rows with the
+ * night's metadata in one transaction (two jobs appending at once both
+ * land: the second waits for the first). `history report` sets the nights
+ * side by side per key and column, and judges each night against the
+ * median and MAD of the nights before it.
+ */
+typedef struct tb_history_add_job {
+    const char *history;             /* the history DB: created when missing */
+    const char *db_path;             /* the night's unified DB (opened read-only) */
+    const char *const *inputs;       /* what the night was loaded from, for the record (borrowed) */
+    size_t n_inputs;
+    const tb_spec *spec;             /* borrowed */
+    tb_window window;                /* the iterations the reports run over (set = 0: all) */
+    const char *const *params;       /* --param overrides, as tb_run_options */
+    size_t n_params;
+    int64_t max_steps;
+    const char *label;               /* NULL: the data's start time, UTC YYYY-MM-DDThh:mm:ssZ */
+    const char *const *meta;         /* KEY=VALUE, kept with the night */
+    size_t n_meta;
+    int64_t keep;                    /* > 0: then keep only the newest keep nights */
+    void (*note)(void *ctx, const char *msg); /* skipped reports, nights removed (may be NULL) */
+    void *ctx;
+} tb_history_add_job;
+
+typedef struct tb_history_added {
+    char label[256];                 /* the night's label */
+    size_t reports;                  /* reports stored (skipped ones are recorded, not counted) */
+    uint64_t rows;                   /* rows stored */
+    size_t nights;                   /* nights in the history now */
+    size_t removed;                  /* nights the retention removed */
+} tb_history_added;
+
+tb_status tb_history_add(const tb_history_add_job *job, tb_history_added *res, tb_error *err);
+
+/* Removes the nights labelled labels[0..n) (all must exist) and then, with
+ * keep > 0, all but the newest keep nights. *removed: the count. */
+tb_status tb_history_remove(const char *history, const char *const *labels, size_t n, int64_t keep, size_t *removed,
+                            tb_error *err);
+
+/* Lists the nights, oldest first, as a console table on out (or csv/json
+ * with format TB_OUT_CSV / TB_OUT_JSON). */
+tb_status tb_history_list(const char *history, unsigned format, FILE *out, tb_error *err);
+
+typedef struct tb_history_report_job {
+    const char *history;             /* opened read-only */
+    const tb_spec *spec;             /* its reports (by id) give keys, normalisation and rules */
+    int64_t last;                    /* > 0: the newest last nights are shown (all are judged from) */
+    tb_time_unit unit;
+    unsigned formats;                /* TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX; 0: csv, xlsx and json when asked */
+    const char *out_dir;
+    void (*written)(void *ctx, const char *path);
+    void (*note)(void *ctx, const char *msg);
+    void *ctx;
+} tb_history_report_job;
+
+typedef struct tb_history_result {
+    size_t reports;                  /* reports with rows in the history */
+    size_t nights;                   /* nights shown */
+    char latest[256];                /* the newest night's label */
+    uint64_t regressions;            /* the newest night's */
+    uint64_t improvements;
+    uint64_t flagged;                /* regressions of every night shown */
+} tb_history_result;
+
+tb_status tb_history_report(const tb_history_report_job *job, tb_history_result *res, tb_error *err);
+
+/*
+ * The spec (the first of its `specs`) and window of an earlier report run,
+ * from dir/tracebook_run.json: *spec a new string, w->set 0 without a window.
+ */
+tb_status tb_run_spec_window(const char *dir, char **spec, tb_window *w, tb_error *err);
+
+/*
  * The inputs of an earlier report run: the `inputs` of dir/tracebook_run.json.
  * A relative input is taken as written (the earlier run's working directory)
  * when it exists, else relative to dir. Returns new strings in a new array

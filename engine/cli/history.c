@@ -1,0 +1,264 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * history.c - `tracebook history add|report|list|remove`: the nights of a
+ * nightly job in one history DB (docs/nightly.md).
+ *
+ * `add` takes a night as report does (-dir inputs and --spec), or as the
+ * output folder of an earlier report run (its tracebook_run.json names the
+ * inputs, the spec and the window); the DB is obtained through the cache,
+ * then tb_history_add() appends the night. `report` writes the trends and
+ * verdicts; with --fail-on-regression the newest night's regressions end
+ * the run with TB_EXIT_REGRESSION (8) once every file is written.
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+static void free_list(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
+
+static void on_written(void *ctx, const char *path)
+{
+    cli_run *r = ctx;
+    cli_progress_clear(r->progress);
+    if (!r->quiet)
+        fprintf(stderr, "tracebook: wrote %s\n", path);
+}
+
+int cli_cmd_history_add(cli_args *a)
+{
+    const char *history = cli_value(a, OPT_HISTORY);
+    if (!history)
+        return cli_usage_error(a->cmd, "no history: give --history FILE.db (created when missing)");
+    const char *run_dir = a->n_pos ? a->pos[0] : NULL;
+    if (run_dir && a->n[OPT_DIR])
+        return cli_usage_error(a->cmd, "give the night as -dir PATH or as a report folder (%s), not both", run_dir);
+    if (!run_dir && !a->n[OPT_DIR])
+        return cli_usage_error(a->cmd, "no night: give -dir PATH --spec FILE, or the output folder of a report run");
+    if (run_dir && !cli_is_run_folder(run_dir))
+        return cli_usage_error(a->cmd, "'%s' holds no tracebook_run.json: not the output folder of a report run",
+                               run_dir);
+    if (!run_dir && !a->n[OPT_SPEC])
+        return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
+    int64_t keep = 0;
+    int rc;
+    if (a->n[OPT_KEEP] && (rc = cli_count(a, OPT_KEEP, &keep)) >= 0)
+        return rc;
+    if (a->n[OPT_KEEP] && keep < 1)
+        return cli_usage_error(a->cmd, "--keep %lld: keep at least 1 night", (long long)keep);
+    cli_args ra = *a;
+    const char *dummy[1] = {"."};
+    if (run_dir) {
+        ra.v[OPT_DIR] = dummy;
+        ra.n[OPT_DIR] = 1;
+    }
+    cli_run_opts ro;
+    if ((rc = cli_parse_run_opts(&ra, &ro)) >= 0)
+        return rc;
+    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    tb_error err;
+    tb_error_clear(&err);
+    tb_spec *spec = NULL;
+    char **inputs = NULL, *spec_path = NULL;
+    size_t n_inputs = 0;
+    tb_window win = ro.window;
+    tb_status st = TB_OK;
+    if (run_dir) {
+        /* the run's inputs, and its spec and window unless given here */
+        tb_window rw;
+        st = tb_run_inputs(run_dir, &inputs, &n_inputs, &err);
+        if (!st)
+            st = tb_run_spec_window(run_dir, &spec_path, &rw, &err);
+        if (!st && !ro.window.set)
+            win = rw;
+    } else {
+        inputs = calloc(a->n[OPT_DIR], sizeof *inputs);
+        if (!inputs)
+            st = tb_error_set(&err, TB_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; !st && i < a->n[OPT_DIR]; i++, n_inputs++)
+            if (!(inputs[i] = strdup(a->v[OPT_DIR][i])))
+                st = tb_error_set(&err, TB_ERR_NOMEM, "out of memory");
+    }
+    if (!st)
+        st = cli_load_spec(a->n[OPT_SPEC] ? cli_value(a, OPT_SPEC) : spec_path, &spec, &run, &err);
+    char db[PATH_MAX];
+    if (!st) {
+        cli_args d = *a;
+        d.v[OPT_DIR] = (const char **)inputs;
+        d.n[OPT_DIR] = n_inputs;
+        int reused = 0;
+        st = cli_obtain_db(&d, &run, db, sizeof db, &reused, &err);
+    }
+    tb_history_added res;
+    if (!st) {
+        cli_make_parents(history);
+        tb_history_add_job job = {.history = history,
+                                  .db_path = db,
+                                  .inputs = (const char *const *)inputs,
+                                  .n_inputs = n_inputs,
+                                  .spec = spec,
+                                  .window = win,
+                                  .params = a->v[OPT_PARAM],
+                                  .n_params = a->n[OPT_PARAM],
+                                  .max_steps = ro.max_steps,
+                                  .label = cli_value(a, OPT_LABEL),
+                                  .meta = a->v[OPT_META],
+                                  .n_meta = a->n[OPT_META],
+                                  .keep = keep,
+                                  .note = cli_on_note,
+                                  .ctx = &run};
+        st = tb_history_add(&job, &res, &err);
+        cli_progress_clear(run.progress);
+    }
+    rc = tb_exit_code(st);
+    if (st)
+        cli_print_error(&err);
+    else if (!run.quiet)
+        fprintf(stderr, "tracebook: %s: added night '%s': %zu report%s, %llu rows; %zu night%s in the history\n",
+                history, res.label, res.reports, res.reports == 1 ? "" : "s", (unsigned long long)res.rows,
+                res.nights, res.nights == 1 ? "" : "s");
+    if (!st)
+        printf("%s\n", res.label);
+    free_list(inputs, n_inputs);
+    free(spec_path);
+    tb_spec_free(spec);
+    cli_progress_destroy(run.progress);
+    return rc;
+}
+
+/* --format of history report: a mask of csv, json and xlsx, 0 when malformed. */
+static unsigned parse_list(const char *list)
+{
+    unsigned m = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
+        else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
+        else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
+        else return 0;
+        p += n;
+        if (*p == ',' && *++p == 0)
+            return 0;
+    }
+    return m;
+}
+
+int cli_cmd_history_report(cli_args *a)
+{
+    const char *history = cli_value(a, OPT_HISTORY);
+    if (!history)
+        return cli_usage_error(a->cmd, "no history: give --history FILE.db");
+    if (!a->n[OPT_SPEC])
+        return cli_usage_error(a->cmd, "no spec: give --spec FILE (its reports' keys and rules are used)");
+    int64_t last = 0;
+    int rc;
+    if (a->n[OPT_LAST] && (rc = cli_count(a, OPT_LAST, &last)) >= 0)
+        return rc;
+    if (a->n[OPT_LAST] && last < 1)
+        return cli_usage_error(a->cmd, "--last %lld: show at least 1 night", (long long)last);
+    unsigned formats = 0;
+    const char *fmt = cli_value(a, OPT_FORMAT);
+    if (fmt && !(formats = parse_list(fmt)))
+        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
+    const char *out_dir = cli_value(a, OPT_OUTPUT);
+    if (out_dir && !strcmp(out_dir, "-"))
+        return cli_usage_error(a->cmd, "-o -: history report writes a directory of files; give a directory");
+    cli_args ra = *a;
+    const char *dummy[1] = {"."};
+    ra.v[OPT_DIR] = dummy;
+    ra.n[OPT_DIR] = 1;
+    cli_run_opts ro;
+    if ((rc = cli_parse_run_opts(&ra, &ro)) >= 0)
+        return rc;
+    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    tb_error err;
+    tb_error_clear(&err);
+    tb_spec *spec = NULL;
+    tb_history_result res;
+    tb_status st = cli_load_spec(cli_value(a, OPT_SPEC), &spec, &run, &err);
+    if (!st) {
+        if (out_dir)
+            cli_make_parents(out_dir);
+        tb_history_report_job job = {.history = history,
+                                     .spec = spec,
+                                     .last = last,
+                                     .unit = ro.unit,
+                                     .formats = formats,
+                                     .out_dir = out_dir ? out_dir : ".",
+                                     .written = on_written,
+                                     .note = cli_on_note,
+                                     .ctx = &run};
+        st = tb_history_report(&job, &res, &err);
+    }
+    rc = tb_exit_code(st);
+    if (st) {
+        cli_print_error(&err);
+    } else {
+        if (!run.quiet)
+            fprintf(stderr,
+                    "tracebook: %zu report%s over %zu night%s; the newest, '%s': %llu regression%s, %llu "
+                    "improvement%s (%llu regression%s over the nights shown)\n",
+                    res.reports, res.reports == 1 ? "" : "s", res.nights, res.nights == 1 ? "" : "s", res.latest,
+                    (unsigned long long)res.regressions, res.regressions == 1 ? "" : "s",
+                    (unsigned long long)res.improvements, res.improvements == 1 ? "" : "s",
+                    (unsigned long long)res.flagged, res.flagged == 1 ? "" : "s");
+        if (res.regressions && a->n[OPT_FAIL_ON_REGRESSION])
+            rc = TB_EXIT_REGRESSION;
+    }
+    tb_spec_free(spec);
+    cli_progress_destroy(run.progress);
+    return rc;
+}
+
+int cli_cmd_history_list(cli_args *a)
+{
+    const char *history = cli_value(a, OPT_HISTORY);
+    if (!history)
+        return cli_usage_error(a->cmd, "no history: give --history FILE.db");
+    const char *fmt = cli_value(a, OPT_FORMAT);
+    unsigned f = TB_OUT_CONSOLE;
+    if (fmt && !strcmp(fmt, "csv"))
+        f = TB_OUT_CSV;
+    else if (fmt && !strcmp(fmt, "json"))
+        f = TB_OUT_JSON;
+    else if (fmt && strcmp(fmt, "console"))
+        return cli_usage_error(a->cmd, "--format '%s': expected console, csv or json", fmt);
+    tb_error err;
+    tb_error_clear(&err);
+    tb_status st = tb_history_list(history, f, stdout, &err);
+    fflush(stdout);
+    if (st)
+        cli_print_error(&err);
+    return tb_exit_code(st);
+}
+
+int cli_cmd_history_remove(cli_args *a)
+{
+    const char *history = cli_value(a, OPT_HISTORY);
+    if (!history)
+        return cli_usage_error(a->cmd, "no history: give --history FILE.db");
+    if (!a->n[OPT_LABEL] && !a->n[OPT_KEEP])
+        return cli_usage_error(a->cmd, "nothing to remove: give --label L (repeatable) or --keep N");
+    int64_t keep = 0;
+    int rc;
+    if (a->n[OPT_KEEP] && (rc = cli_count(a, OPT_KEEP, &keep)) >= 0)
+        return rc;
+    if (a->n[OPT_KEEP] && keep < 1)
+        return cli_usage_error(a->cmd, "--keep %lld: keep at least 1 night", (long long)keep);
+    tb_error err;
+    tb_error_clear(&err);
+    size_t removed = 0;
+    tb_status st = tb_history_remove(history, a->v[OPT_LABEL], a->n[OPT_LABEL], keep, &removed, &err);
+    if (st)
+        cli_print_error(&err);
+    else if (!a->n[OPT_QUIET])
+        fprintf(stderr, "tracebook: %s: removed %zu night%s\n", history, removed, removed == 1 ? "" : "s");
+    return tb_exit_code(st);
+}
