@@ -154,6 +154,7 @@ static tb_status hist_open(const char *path, int create, sqlite3 **out, tb_error
         tables = sqlite3_column_int(q, 0);
     }
     sqlite3_finalize(q);
+    q = NULL;
     if (!st && tables > 0) {
         const char *fmt = NULL;
         if (has_table(db, "history_info") &&

@@ -24,9 +24,9 @@ import subprocess
 import sys
 
 TB = SRC = WORK = None
-COMMANDS = ["export", "merge", "report", "compare", "query", "print", "reports", "info", "help"]
+COMMANDS = ["export", "merge", "report", "compare", "history", "query", "print", "reports", "info", "help"]
 # every command by its whole name
-FULL_NAMES = ["export db", "export summary", "export timeline", "report", "compare", "query", "print summary", "print trace", "reports", "info",
+FULL_NAMES = ["export db", "export summary", "export timeline", "report", "compare", "history add", "history report", "history list", "history remove", "query", "print summary", "print trace", "reports", "info",
               "help"]
 failures = []
 passed = 0
