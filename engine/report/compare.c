@@ -694,19 +694,26 @@ static json_t *listed(sqlite3 *db, int dir, int limit)
     return a;
 }
 
-/* The Summary sheet: the largest regressions, then the largest improvements, of every report. */
-static tb_status write_summary(sqlite3 *db, xlsx_book *book, tb_error *err)
+/* The Summary sheet and its twin compare_summary.csv (either may be absent):
+ * the largest regressions, then the largest improvements, of every report. */
+static tb_status write_summary(sqlite3 *db, xlsx_book *book, const char *csv_path, tb_error *err)
 {
     static const char *const heads[] = {"Kind", "Report", "Key", "Column", "Base", "New", "Delta", "Ratio"};
     tb_sink_column cols[8];
     for (size_t i = 0; i < 8; i++)
         cols[i] = (tb_sink_column){.header = heads[i]};
-    tb_sink *s = NULL;
+    tb_sink *s[2] = {NULL, NULL};
+    size_t n = 0;
     sqlite3_stmt *q = NULL;
-    tb_status st = xlsx_sheet_sink(book, &(xlsx_sheet_options){.name = "Summary", .key = "compare:summary"}, &s, err);
+    tb_status st = TB_OK;
+    if (book && !(st = xlsx_sheet_sink(book, &(xlsx_sheet_options){.name = "Summary", .key = "compare:summary"},
+                                       &s[n], err)))
+        n++;
+    if (!st && csv_path && !(st = csv_sink_create(csv_path, NULL, &s[n], err)))
+        n++;
+    for (size_t k = 0; k < n && !st; k++)
+        st = s[k]->begin(s[k], cols, 8, err);
     if (st)
-        return st;
-    if ((st = s->begin(s, cols, 8, err)))
         goto done;
     if (sqlite3_prepare_v2(db,
                            "SELECT * FROM (SELECT 'regression', report, key, col, base, new, delta, ratio, 0 AS o, score "
@@ -728,24 +735,27 @@ static tb_status write_summary(sqlite3 *db, xlsx_book *book, tb_error *err)
             else
                 cells[i] = (tb_cell){.kind = TB_CELL_REAL, .d = sqlite3_column_double(q, i)};
         }
-        st = s->row(s, cells, err);
+        for (size_t k = 0; k < n && !st; k++)
+            st = s[k]->row(s[k], cells, err);
     }
-    if (!st)
-        st = s->finish(s, err);
+    for (size_t k = 0; k < n && !st; k++)
+        st = s[k]->finish(s[k], err);
 done:
     sqlite3_finalize(q);
-    sink_destroy(s);
+    for (size_t k = 0; k < n; k++)
+        sink_destroy(s[k]);
     return st;
 }
 
-/* Does any report of the run write to the workbook? */
-static int wants_book(const tb_compare_job *job)
+/* Does any report of the run write in format f (TB_OUT_XLSX: to the workbook)? */
+static int wants(const tb_compare_job *job, unsigned f)
 {
     for (size_t i = 0; i < job->spec->n_reports; i++)
-        if (formats_of(job, &job->spec->reports[i]) & TB_OUT_XLSX)
+        if (formats_of(job, &job->spec->reports[i]) & f)
             return 1;
     return 0;
 }
+#define wants_book(job) wants(job, TB_OUT_XLSX)
 
 static json_t *side_obj(const char *db, const char *const *inputs, size_t n, const tb_window *w)
 {
@@ -778,7 +788,7 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     tb_status st = TB_OK;
     sqlite3 *db = NULL;
     json_t *reports = json_array(), *meta = NULL;
-    char *text = NULL, *path = NULL, *book_path = NULL;
+    char *text = NULL, *path = NULL, *book_path = NULL, *summary_path = NULL;
     xlsx_book *book = NULL;
     file_ids ids = {0};
     int dir_fd = -1;
@@ -819,6 +829,8 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     st = check_out(&ids, job->out_dir, "tracebook_run", "json", err);
     if (!st && wants_book(job))
         st = check_out(&ids, job->out_dir, "compare", "xlsx", err);
+    if (!st && wants(job, TB_OUT_CSV))
+        st = check_out(&ids, job->out_dir, "compare_summary", "csv", err);
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         const tb_spec_report *rep = &job->spec->reports[i];
         unsigned f = formats_of(job, rep);
@@ -869,8 +881,16 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     }
     if (st)
         goto done;
+    if (wants(job, TB_OUT_CSV) && !(summary_path = sqlite3_mprintf("%s/compare_summary.csv", job->out_dir))) {
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((book || summary_path) && (st = write_summary(db, book, summary_path, err)))
+        goto done;
+    if (summary_path && job->written)
+        job->written(job->ctx, summary_path);
     if (book) {
-        if ((st = write_summary(db, book, err)) || (st = xlsx_commit(book, err)))
+        if ((st = xlsx_commit(book, err)))
             goto done;
         if (job->written)
             job->written(job->ctx, book_path);
@@ -892,6 +912,8 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
     if (book)
         json_object_set_new(meta, "workbook", json_string("compare.xlsx"));
+    if (summary_path)
+        json_object_set_new(meta, "summary", json_string("compare_summary.csv"));
     json_object_set_new(meta, "reports", json_incref(reports));
     json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
     json_object_set_new(meta, "improvement_count", json_integer((json_int_t)res->improvements));
@@ -911,6 +933,7 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
 done:
     xlsx_destroy(book);
     sqlite3_free(book_path);
+    sqlite3_free(summary_path);
     free(text);
     sqlite3_free(path);
     json_decref(meta);

@@ -331,7 +331,8 @@ def workbooks():
             "builtin:top_kernels", "-o", c, "-q")
     assert r.returncode == 0, r.stderr
     WORKBOOKS.append((os.path.join(c, "compare.xlsx"),
-                      {"Top kernels by total time": os.path.join(c, "top_kernels_compare.csv")}, {},
+                      {"Summary": os.path.join(c, "compare_summary.csv"),
+                       "Top kernels by total time": os.path.join(c, "top_kernels_compare.csv")}, {},
                       {"Top kernels by total time"}))
     return WORKBOOKS
 
