@@ -170,9 +170,11 @@ static int origin_add(origin *o, const char *path, int64_t bytes, int64_t mtime_
     return 0;
 }
 
-/* A tracebook DB (it has TB_SOURCE) and the files its TB_SOURCE lists. */
-static int db_origin(const char *path, origin *o)
+/* A tracebook DB (it has TB_SOURCE) and the files its TB_SOURCE lists;
+ * *history = 1 for a history DB (history_info, no TB_SOURCE). */
+static int db_origin(const char *path, origin *o, int *history)
 {
+    *history = 0;
     if (!msprof_db_is_db(path))
         return 0;
     sqlite_input s;
@@ -180,6 +182,7 @@ static int db_origin(const char *path, origin *o)
     if (sqlite_input_open(&s, path, &ignored) != TB_OK)
         return 0; /* the import says why */
     o->own = sqlite_input_has_table(s.db, "TB_SOURCE");
+    *history = !o->own && sqlite_input_has_table(s.db, "history_info") && sqlite_input_has_table(s.db, "night_cell");
     sqlite3_stmt *q = NULL;
     int rc = 0;
     if (o->own &&
@@ -265,14 +268,19 @@ tb_status own_mark_derived(input_set *set, tb_error *err)
             struct stat sb;
             if (stat(f->path, &sb) != 0 || !S_ISREG(sb.st_mode))
                 continue; /* a pipe is read once, by its importer */
-            /* a file named as a -dir of its own always loads: no need to look */
-            int rc = f->named ? 0
-                     : f->kind == IN_MSPROF_DB ? db_origin(f->path, &orig[k])
-                     : f->kind == IN_TRACE_JSON ? timeline_origin(f->path, &orig[k])
-                                                : 0;
+            /* a DB named as a -dir of its own always loads (a history never);
+             * a timeline named so needs no look */
+            int history = 0;
+            int rc = f->kind == IN_MSPROF_DB ? db_origin(f->path, &orig[k], &history)
+                     : f->kind == IN_TRACE_JSON && !f->named ? timeline_origin(f->path, &orig[k])
+                                                             : 0;
             if (rc) {
                 st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
                 goto done;
+            }
+            if (history) {
+                f->note = OWN_NOTE_HISTORY;
+                continue;
             }
             f->own_db = f->kind == IN_MSPROF_DB ? orig[k].own : 0;
             if (orig[k].own)

@@ -15,6 +15,7 @@
 #define OWN_NOTE_RUN_META "tracebook's run metadata (tracebook_run.json)"
 #define OWN_NOTE_DERIVED "a tracebook DB loaded from inputs of this same run"
 #define OWN_NOTE_TIMELINE "a timeline tracebook exported from inputs of this same run"
+#define OWN_NOTE_HISTORY "a history of nights that tracebook keeps (history add), not profile data"
 
 /* The files a tracebook_run.json lists as outputs of its run: base names in its folder. */
 typedef struct own_list {
@@ -41,9 +42,10 @@ void own_list_free(own_list *l);
  * (not the ones named as a -dir of their own) when one of the files they
  * were made from is an input of this same run: they would count every
  * event twice. A folder of tracebook DBs alone (shards, merged nights)
- * keeps them. Marks each such file with its reason (input_file.note:
- * OWN_NOTE_DERIVED or OWN_NOTE_TIMELINE); the caller moves the marked files
- * to the files not read.
+ * keeps them. A history DB (`history add`) is never profile data, found or
+ * named. Marks each such file with its reason (input_file.note:
+ * OWN_NOTE_DERIVED, OWN_NOTE_TIMELINE or OWN_NOTE_HISTORY); the caller
+ * moves the marked files to the files not read.
  */
 tb_status own_mark_derived(input_set *set, tb_error *err);
 

@@ -1587,9 +1587,11 @@ done:
     return st;
 }
 
-/* The Summary sheet and history_verdicts.csv: every verdict that fired, newest night first. */
+/* The Summary sheet and history_verdicts.csv: every verdict that fired,
+ * newest night first; *newest gets the newest night's (index latest) as
+ * JSON (the others stay in the files: their count is not bounded). */
 static tb_status write_verdicts(sqlite3 *sdb, const tb_history_report_job *job, xlsx_book *book, json_t *files,
-                                json_t **all, tb_error *err)
+                                int64_t latest, json_t **newest, tb_error *err)
 {
     static const char *const heads[] = {"Night", "Report", "Key", "Column", "Value", "Baseline Median",
                                         "Baseline MAD", "Delta", "Ratio", "Verdict", "Baseline Nights"};
@@ -1599,7 +1601,7 @@ static tb_status write_verdicts(sqlite3 *sdb, const tb_history_report_job *job, 
         cols[i] = (tb_sink_column){.header = heads[i]};
     outset o = {0};
     sqlite3_stmt *q = NULL;
-    *all = json_array();
+    *newest = json_array();
     unsigned f = formats_of(job, NULL);
     tb_status st = out_open(&o, job, f, "history_verdicts", book,
                             &(xlsx_sheet_options){.name = "Summary", .key = "history:summary"}, err);
@@ -1618,6 +1620,8 @@ static tb_status write_verdicts(sqlite3 *sdb, const tb_history_report_job *job, 
                                                                                   : num_cell(sqlite3_column_double(q, i)))
                                     : stored_cell(q, i);
         st = out_row(&o, c, err);
+        if (sqlite3_column_int64(q, 11) != latest)
+            continue;
         json_t *v = json_object();
         json_object_set_new(v, "night", json_string((const char *)sqlite3_column_text(q, 0)));
         json_object_set_new(v, "report", json_string((const char *)sqlite3_column_text(q, 1)));
@@ -1637,7 +1641,7 @@ static tb_status write_verdicts(sqlite3 *sdb, const tb_history_report_job *job, 
             ns += k + (ns[k] == ' ');
         }
         json_object_set_new(v, "nights", nights);
-        json_array_append_new(*all, v);
+        json_array_append_new(*newest, v);
     }
     if (!st)
         st = out_finish(&o, job, files, NULL, err);
@@ -1800,7 +1804,7 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
     sqlite3_finalize(q);
     q = NULL;
     if (!st)
-        st = write_verdicts(sdb, job, book, vfiles, &verdicts, err);
+        st = write_verdicts(sdb, job, book, vfiles, (int64_t)n_nights - 1, &verdicts, err);
     if (!st && book) {
         if ((st = xlsx_commit(book, err)))
             goto done;
@@ -1825,16 +1829,25 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
         json_object_set_new(meta, "workbook", json_string("trend.xlsx"));
     json_object_set_new(meta, "verdict_files", json_incref(vfiles));
     json_object_set_new(meta, "reports", json_incref(reports));
-    json_t *latest = json_array();
+    json_t *regs = json_array(), *imps = json_array();
     size_t k;
     json_t *v;
     json_array_foreach(verdicts, k, v)
-        if (!strcmp(json_string_value(json_object_get(v, "night")), res->latest) &&
-            !strcmp(json_string_value(json_object_get(v, "verdict")), "regression"))
-            json_array_append(latest, v);
+        json_array_append(strcmp(json_string_value(json_object_get(v, "verdict")), "regression") ? imps : regs, v);
     json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
-    json_object_set_new(meta, "regressions", latest);
-    json_object_set_new(meta, "verdicts", json_incref(verdicts));
+    json_object_set_new(meta, "regressions", regs);
+    json_object_set_new(meta, "improvements", imps);
+    /* every night's count; the verdicts themselves are in history_verdicts.csv */
+    json_t *counts = json_array();
+    if (sqlite3_prepare_v2(sdb, "SELECT label, sum(dir = 1), sum(dir = -1) FROM verd GROUP BY night ORDER BY night",
+                           -1, &q, NULL) == SQLITE_OK)
+        while (sqlite3_step(q) == SQLITE_ROW)
+            json_array_append_new(counts, json_pack("{s:s,s:I,s:I}", "night", (const char *)sqlite3_column_text(q, 0),
+                                                    "regressions", (json_int_t)sqlite3_column_int64(q, 1),
+                                                    "improvements", (json_int_t)sqlite3_column_int64(q, 2)));
+    sqlite3_finalize(q);
+    q = NULL;
+    json_object_set_new(meta, "verdict_counts", counts);
     text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
     path = sqlite3_mprintf("%s/tracebook_run.json", job->out_dir);
     char *withnl = text && path ? sqlite3_mprintf("%s\n", text) : NULL;
