@@ -260,6 +260,21 @@ def case_concurrent_appends():
     assert sorted(labels(h)) == ["c1", "c2", "c3", "c4", "c5"], labels(h)
 
 
+def case_history_in_an_input_folder():
+    # a history kept beside the profile is never read as profile data
+    d = os.path.join(OUT, "withhist")
+    shutil.copytree(os.path.join(OUT, "n2"), d)
+    shutil.copy(H, os.path.join(d, "nights.db"))
+    before = sha(os.path.join(d, "nights.db"))
+    r = run("report", "-dir", d, "--spec", "builtin:top_kernels", "-o", os.path.join(OUT, "wh"))
+    assert r.returncode == 0, r.stderr
+    assert "nights.db: not read: a history of nights" in r.stderr, r.stderr
+    r2 = run("report", "-dir", os.path.join(OUT, "n2"), "--spec", "builtin:top_kernels", "-o", os.path.join(OUT, "wh2"))
+    assert r2.returncode == 0, r2.stderr
+    assert open(os.path.join(OUT, "wh", "top_kernels.csv")).read() == open(os.path.join(OUT, "wh2", "top_kernels.csv")).read()
+    assert sha(os.path.join(d, "nights.db")) == before
+
+
 def case_bad_rules():
     spec = os.path.join(OUT, "bad.yaml")
     with open(spec, "w") as f:
