@@ -33,6 +33,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,7 @@
 #include "report/rowkey.h"
 #include "report/spec.h"
 #include "tracebook/db.h"
+#include "util/tempname.h"
 
 #define HISTORY_FORMAT "tracebook history"
 #define HISTORY_VERSION 1
@@ -119,25 +121,21 @@ static int has_table(sqlite3 *db, const char *name)
 }
 
 /*
- * Opens a history. create: a missing file is made (an empty DB is given
- * the schema); otherwise it must exist, and is opened read-only. A file
- * that is not a tracebook history is refused, never changed.
+ * Opens an existing history read-only (the caller may ATTACH it to write).
+ * A file that is not a tracebook history is refused, never changed.
  */
-static tb_status hist_open(const char *path, int create, sqlite3 **out, tb_error *err)
+static tb_status hist_open(const char *path, sqlite3 **out, tb_error *err)
 {
     *out = NULL;
     struct stat sb;
-    if (stat(path, &sb) != 0) {
-        if (!create || errno != ENOENT)
-            return tb_error_at(err, errno == ENOENT ? TB_ERR_NOTFOUND : TB_ERR_IO, path, 0, 0, -1,
-                               "cannot open the history: %s%s", strerror(errno),
-                               errno == ENOENT ? " (history add creates it)" : "");
-    } else if (!S_ISREG(sb.st_mode)) {
+    if (stat(path, &sb) != 0)
+        return tb_error_at(err, errno == ENOENT ? TB_ERR_NOTFOUND : TB_ERR_IO, path, 0, 0, -1,
+                           "cannot open the history: %s%s", strerror(errno),
+                           errno == ENOENT ? " (history add creates it)" : "");
+    if (!S_ISREG(sb.st_mode))
         return tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "the history must be a file");
-    }
     sqlite3 *db = NULL;
-    int flags = create ? SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE : SQLITE_OPEN_READONLY;
-    if (sqlite3_open_v2(path, &db, flags, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         tb_status st = tb_error_at(err, TB_ERR_DB, path, 0, 0, -1, "cannot open the history: %s",
                                    db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
@@ -145,46 +143,28 @@ static tb_status hist_open(const char *path, int create, sqlite3 **out, tb_error
     }
     sqlite3_busy_timeout(db, BUSY_MS);
     sqlite3_stmt *q = NULL;
-    int tables = -1;
     tb_status st = TB_OK;
     if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &q, NULL) != SQLITE_OK ||
-        sqlite3_step(q) != SQLITE_ROW) {
+        sqlite3_step(q) != SQLITE_ROW)
         st = dberr(db, path, err);
-    } else {
-        tables = sqlite3_column_int(q, 0);
-    }
     sqlite3_finalize(q);
     q = NULL;
-    if (!st && tables > 0) {
-        const char *fmt = NULL;
-        if (has_table(db, "history_info") &&
-            sqlite3_prepare_v2(db, "SELECT value FROM history_info WHERE key = 'format'", -1, &q, NULL) == SQLITE_OK &&
-            sqlite3_step(q) == SQLITE_ROW)
-            fmt = (const char *)sqlite3_column_text(q, 0);
-        if (!fmt || strcmp(fmt, HISTORY_FORMAT))
-            st = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1,
-                             "not a tracebook history (no history_info format row): left untouched");
-        sqlite3_finalize(q);
-        q = NULL;
-        if (!st && (sqlite3_prepare_v2(db, "SELECT value FROM history_info WHERE key = 'version'", -1, &q, NULL) !=
-                        SQLITE_OK ||
-                    sqlite3_step(q) != SQLITE_ROW || sqlite3_column_int(q, 0) > HISTORY_VERSION))
-            st = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1,
-                             "a history of a newer format than this tracebook reads (%d)", HISTORY_VERSION);
-        sqlite3_finalize(q);
-    } else if (!st && create) {
-        char *sql = sqlite3_mprintf("BEGIN IMMEDIATE; %s"
-                                    "INSERT OR IGNORE INTO history_info VALUES('format', '%q'), ('version', '%d'),"
-                                    " ('created_by', 'tracebook %q');"
-                                    "COMMIT",
-                                    schema, HISTORY_FORMAT, HISTORY_VERSION, tb_version());
-        st = sql ? run_sql(db, path, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        sqlite3_free(sql);
-        if (st)
-            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    } else if (!st) {
-        st = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "an empty history: add a night first");
-    }
+    const char *fmt = NULL;
+    if (!st && has_table(db, "history_info") &&
+        sqlite3_prepare_v2(db, "SELECT value FROM history_info WHERE key = 'format'", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        fmt = (const char *)sqlite3_column_text(q, 0);
+    if (!st && (!fmt || strcmp(fmt, HISTORY_FORMAT)))
+        st = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1,
+                         "not a tracebook history (no history_info format row): left untouched");
+    sqlite3_finalize(q);
+    q = NULL;
+    if (!st && (sqlite3_prepare_v2(db, "SELECT value FROM history_info WHERE key = 'version'", -1, &q, NULL) !=
+                    SQLITE_OK ||
+                sqlite3_step(q) != SQLITE_ROW || sqlite3_column_int(q, 0) > HISTORY_VERSION))
+        st = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1,
+                         "a history of a newer format than this tracebook reads (%d)", HISTORY_VERSION);
+    sqlite3_finalize(q);
     if (st) {
         sqlite3_close(db);
         return st;
@@ -405,6 +385,59 @@ static tb_status check_meta(const tb_history_add_job *job, tb_error *err)
     return TB_OK;
 }
 
+/*
+ * Makes the history at path when it is missing: the schema is written to a
+ * temporary beside it, which is then linked to path, so that no reader ever
+ * sees half a history; when another job made it first, theirs is kept.
+ */
+static tb_status hist_create(const char *path, tb_error *err)
+{
+    struct stat sb;
+    if (stat(path, &sb) == 0)
+        return TB_OK;
+    char tmp[PATH_MAX];
+    if (tempname_template(tmp, sizeof tmp, path) != 0)
+        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "path too long");
+    int fd = mkstemp(tmp);
+    if (fd < 0)
+        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot create the history: %s", strerror(errno));
+    close(fd);
+    tb_temp_register(tmp);
+    sqlite3 *db = NULL;
+    tb_status st = TB_OK;
+    if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        st = tb_error_at(err, TB_ERR_DB, path, 0, 0, -1, "cannot create the history: %s",
+                         db ? sqlite3_errmsg(db) : "out of memory");
+    } else {
+        char *sql = sqlite3_mprintf("BEGIN; %s INSERT INTO history_info VALUES('format', '%q'), ('version', '%d'),"
+                                    " ('created_by', 'tracebook %q'); COMMIT",
+                                    schema, HISTORY_FORMAT, HISTORY_VERSION, tb_version());
+        st = sql ? run_sql(db, path, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        sqlite3_free(sql);
+    }
+    if (sqlite3_close(db) != SQLITE_OK && !st)
+        st = tb_error_at(err, TB_ERR_DB, path, 0, 0, -1, "cannot create the history");
+    /* the history's permissions are those of a new file (mkstemp's are 0600) */
+    mode_t um = umask(0);
+    umask(um);
+    if (!st && chmod(tmp, 0666 & ~um) != 0)
+        st = tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot create the history: %s", strerror(errno));
+    if (!st && link(tmp, path) != 0 && errno != EEXIST) {
+        /* a file system without hard links: renamed, unless made meanwhile */
+        if ((errno != EPERM && errno != ENOTSUP && errno != EOPNOTSUPP) || (stat(path, &sb) != 0 && rename(tmp, path) != 0))
+            st = tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot create the history: %s", strerror(errno));
+    }
+    unlink(tmp);
+    tb_temp_unregister(tmp);
+    /* made by another job meanwhile: it must be a history too */
+    if (!st) {
+        sqlite3 *check = NULL;
+        st = hist_open(path, &check, err);
+        sqlite3_close(check);
+    }
+    return st;
+}
+
 tb_status tb_history_add(const tb_history_add_job *job, tb_history_added *res, tb_error *err)
 {
     memset(res, 0, sizeof *res);
@@ -426,15 +459,27 @@ tb_status tb_history_add(const tb_history_add_job *job, tb_history_added *res, t
         return st;
     utc_now(added, sizeof added);
     snprintf(res->label, sizeof res->label, "%s", job->label ? job->label : when[0] ? when : added);
+    /* an existing history must be one, before any work */
     sqlite3 *db = NULL;
-    if ((st = hist_open(job->history, 1, &db, err)))
-        return st;
+    struct stat sb;
+    if (stat(job->history, &sb) == 0) {
+        if ((st = hist_open(job->history, &db, err)))
+            return st;
+        sqlite3_close(db);
+        db = NULL;
+    }
+    /* the rows go to a private scratch DB first: running the reports takes no
+     * lock on the history, and a failing report leaves no trace in it */
+    if (sqlite3_open_v2("", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return tb_error_set(err, TB_ERR_DB, "history add: cannot open a scratch database");
+    }
+    sqlite3_busy_timeout(db, BUSY_MS);
     hadd h = {.db = db, .path = job->history, .err = err};
-    /* the rows go to TEMP tables first: running the reports takes no lock on the history */
     st = run_sql(db, job->history,
-                 "CREATE TEMP TABLE t_report(report TEXT, title TEXT, rows INTEGER, skipped TEXT);"
-                 "CREATE TEMP TABLE t_column(report TEXT, col INTEGER, header TEXT, name TEXT, type TEXT);"
-                 "CREATE TEMP TABLE t_cell(report TEXT, row INTEGER, col INTEGER, value);"
+                 "CREATE TABLE t_report(report TEXT, title TEXT, rows INTEGER, skipped TEXT);"
+                 "CREATE TABLE t_column(report TEXT, col INTEGER, header TEXT, name TEXT, type TEXT);"
+                 "CREATE TABLE t_cell(report TEXT, row INTEGER, col INTEGER, value);"
                  "BEGIN",
                  err);
     if (!st && (sqlite3_prepare_v2(db, "INSERT INTO t_column VALUES(?, ?, ?, ?, ?)", -1, &h.col, NULL) != SQLITE_OK ||
@@ -464,7 +509,14 @@ tb_status tb_history_add(const tb_history_add_job *job, tb_history_added *res, t
     sqlite3_finalize(h.rep);
     if (!st)
         st = run_sql(db, job->history, "COMMIT", err);
-    /* one transaction: the night, its metadata and rows, the retention */
+    /* the history: made whole under a temporary name when missing, then attached */
+    if (!st)
+        st = hist_create(job->history, err);
+    if (!st) {
+        char *sql = sqlite3_mprintf("ATTACH %Q AS h", job->history);
+        st = sql ? run_sql(db, job->history, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        sqlite3_free(sql);
+    }
     if (!st)
         st = run_sql(db, job->history, "BEGIN IMMEDIATE", err);
     int in_tx = !st;
@@ -570,7 +622,7 @@ tb_status tb_history_remove(const char *history, const char *const *labels, size
 {
     *removed = 0;
     sqlite3 *db = NULL;
-    tb_status st = hist_open(history, 0, &db, err);
+    tb_status st = hist_open(history, &db, err);
     if (st)
         return st;
     sqlite3_close(db);
@@ -614,7 +666,7 @@ tb_status tb_history_remove(const char *history, const char *const *labels, size
 tb_status tb_history_list(const char *history, unsigned format, FILE *out, tb_error *err)
 {
     sqlite3 *db = NULL;
-    tb_status st = hist_open(history, 0, &db, err);
+    tb_status st = hist_open(history, &db, err);
     if (st)
         return st;
     static const char *const heads[] = {"Label", "Data Time", "Added", "Version", "Reports", "Rows", "Inputs", "Meta"};
@@ -1676,7 +1728,7 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
     tb_spec *summaries = NULL;
     const tb_spec *given = job->spec;
     tb_history_report_job expanded;
-    tb_status st = hist_open(job->history, 0, &hdb, err);
+    tb_status st = hist_open(job->history, &hdb, err);
     if (st)
         goto done;
     /* an msprof reports file means msprof's summaries, as report runs them */

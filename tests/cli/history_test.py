@@ -191,7 +191,7 @@ def case_duplicate_label():
 
 
 def case_not_a_history():
-    for name, content in [("text.db", b"hello\n"), ("other.db", None)]:
+    for name, content in [("text.db", b"hello\n"), ("empty.db", b""), ("other.db", None)]:
         p = os.path.join(OUT, name)
         if content is None:
             con = sqlite3.connect(p)
@@ -206,6 +206,15 @@ def case_not_a_history():
         assert sha(p) == before, name
         r = run("history", "report", "--history", p, "--spec", "builtin:top_kernels", "-o", os.path.join(OUT, "x"))
         assert r.returncode != 0 and p in r.stderr, (name, r.returncode, r.stderr)
+    # a night whose report fails makes no history
+    spec = os.path.join(OUT, "failing.yaml")
+    with open(spec, "w") as f:
+        f.write("tracebook: 1\nreports:\n  - id: broken\n    sql: SELECT nosuchcolumn FROM TASK\n")
+    r = run("history", "add", "--history", os.path.join(OUT, "missing.db"), "-dir", os.path.join(OUT, "n1"),
+            "--spec", spec)
+    assert r.returncode == 3 and "nosuchcolumn" in r.stderr, (r.returncode, r.stderr)
+    assert not os.path.exists(os.path.join(OUT, "missing.db"))
+    assert not [x for x in os.listdir(OUT) if x.startswith("missing.db")], os.listdir(OUT)
     r = run("history", "report", "--history", os.path.join(OUT, "missing.db"), "--spec", "builtin:top_kernels")
     assert r.returncode == 6 and "missing.db" in r.stderr, (r.returncode, r.stderr)
     assert not os.path.exists(os.path.join(OUT, "missing.db"))
