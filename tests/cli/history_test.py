@@ -303,6 +303,39 @@ def case_bad_rules():
     assert v[0]["Baseline Nights"].split() == NIGHTS[3:8], v[0]
 
 
+def case_nightly_spec_charts():
+    # samples/specs/nightly.yaml: the night summary charts step time, computing,
+    # exposed communication and free time; the top kernels their total time
+    spec = os.path.join(os.path.dirname(SAMPLES), "samples", "specs", "nightly.yaml")
+    if not os.path.exists(spec):
+        spec = os.path.join(SAMPLES, "specs", "nightly.yaml")
+    h = os.path.join(OUT, "nightly.db")
+    for k in (1, 2, 3):
+        r = run("history", "add", "--history", h, "-dir", os.path.join(OUT, "n%d" % k), "--spec", spec,
+                "--label", "d%d" % k, "-q")
+        assert r.returncode == 0, r.stderr
+    out = os.path.join(OUT, "r6")
+    r = run("history", "report", "--history", h, "--spec", spec, "-o", out)
+    assert r.returncode == 0, r.stderr
+    c = rows(os.path.join(out, "night_summary_trend_chart.csv"))
+    assert c[0] == ["Night", "Step Time(us)", "Computing(us)", "Communication(Not Overlapped)(us)", "Free(us)"], c[0]
+    assert [x[0] for x in c[1:]] == ["d1", "d2", "d3"] and all(float(x[1]) > 0 for x in c[1:]), c
+    c = rows(os.path.join(out, "top_kernels_trend_chart.csv"))
+    assert c[0][0] == "Night" and len(c[0]) == 6, c[0]  # the spec's top 5 kernels
+    t = rows(os.path.join(out, "night_summary_trend.csv"))
+    # three nights: too few for a verdict
+    assert {x[-2] for x in t[1:] if x[1] in ("Step Time(us)", "Free(us)")} == {"too few nights"}, t
+    m = json.load(open(os.path.join(out, "tracebook_run.json")))
+    charts = {e["id"]: e.get("chart", {}).get("of") for e in m["reports"]}
+    assert charts["night_summary"] == "the time columns of its one row", charts
+    assert charts["top_kernels"] == "Total Time", charts
+    exe = openpyxl_python()
+    if exe:
+        p = subprocess.run([exe, "-c", OPENPYXL_DUMP, os.path.join(out, "trend.xlsx")], capture_output=True, text=True)
+        book = json.loads(p.stdout)
+        assert book["Night summary chart"]["charts"] == ["LineChart"], list(book)
+
+
 # ---- the workbooks in their clients ----------------------------------------
 
 OPENPYXL_DUMP = r"""
