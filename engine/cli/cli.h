@@ -209,6 +209,10 @@ tb_status cli_obtain_db(const cli_args *a, cli_run *run, char *path, size_t n, i
 
 /* --spec of compare and history: a file, or builtin:NAME (one built-in report). */
 tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err);
+/* tb_*_job.written: "tracebook: wrote PATH" on stderr unless quiet (ctx: a cli_run). */
+void cli_on_written(void *ctx, const char *path);
+/* --format of compare and history report: a mask of csv, json and xlsx, 0 when malformed. */
+unsigned cli_parse_file_formats(const char *list);
 /* 1 when path is a folder holding tracebook_run.json: an earlier run's output. */
 int cli_is_run_folder(const char *path);
 

@@ -52,31 +52,6 @@ static tb_status side_db(const cli_args *a, char **inputs, size_t n, cli_run *ru
     return cli_obtain_db(&d, run, db, cap, &reused, err);
 }
 
-/* --format: a mask of csv, json and xlsx, 0 when malformed. */
-static unsigned parse_list(const char *list)
-{
-    unsigned m = 0;
-    for (const char *p = list; *p;) {
-        size_t n = strcspn(p, ",");
-        if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
-        else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
-        else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
-        else return 0;
-        p += n;
-        if (*p == ',' && *++p == 0)
-            return 0;
-    }
-    return m;
-}
-
-static void on_written(void *ctx, const char *path)
-{
-    cli_run *r = ctx;
-    cli_progress_clear(r->progress);
-    if (!r->quiet)
-        fprintf(stderr, "tracebook: wrote %s\n", path);
-}
-
 int cli_cmd_compare(cli_args *a)
 {
     if (a->n[OPT_BASE] == 0 || a->n[OPT_NEW] == 0)
@@ -113,7 +88,7 @@ int cli_cmd_compare(cli_args *a)
     unsigned formats = 0;
     const char *fmt = cli_value(a, OPT_FORMAT);
     if (fmt) {
-        formats = parse_list(fmt);
+        formats = cli_parse_file_formats(fmt);
         if (!formats)
             return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
     }
@@ -166,7 +141,7 @@ int cli_cmd_compare(cli_args *a)
                               .base_window = win[0],
                               .new_window = win[1],
                               .out_dir = out_dir ? out_dir : ".",
-                              .written = on_written,
+                              .written = cli_on_written,
                               .note = cli_on_note,
                               .ctx = &run};
         st = tb_compare_write(&job, &res, &err);

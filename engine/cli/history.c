@@ -24,14 +24,6 @@ static void free_list(char **v, size_t n)
     free(v);
 }
 
-static void on_written(void *ctx, const char *path)
-{
-    cli_run *r = ctx;
-    cli_progress_clear(r->progress);
-    if (!r->quiet)
-        fprintf(stderr, "tracebook: wrote %s\n", path);
-}
-
 int cli_cmd_history_add(cli_args *a)
 {
     const char *history = cli_value(a, OPT_HISTORY);
@@ -133,23 +125,6 @@ int cli_cmd_history_add(cli_args *a)
     return rc;
 }
 
-/* --format of history report: a mask of csv, json and xlsx, 0 when malformed. */
-static unsigned parse_list(const char *list)
-{
-    unsigned m = 0;
-    for (const char *p = list; *p;) {
-        size_t n = strcspn(p, ",");
-        if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
-        else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
-        else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
-        else return 0;
-        p += n;
-        if (*p == ',' && *++p == 0)
-            return 0;
-    }
-    return m;
-}
-
 int cli_cmd_history_report(cli_args *a)
 {
     const char *history = cli_value(a, OPT_HISTORY);
@@ -165,7 +140,7 @@ int cli_cmd_history_report(cli_args *a)
         return cli_usage_error(a->cmd, "--last %lld: show at least 1 night", (long long)last);
     unsigned formats = 0;
     const char *fmt = cli_value(a, OPT_FORMAT);
-    if (fmt && !(formats = parse_list(fmt)))
+    if (fmt && !(formats = cli_parse_file_formats(fmt)))
         return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
     const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (out_dir && !strcmp(out_dir, "-"))
@@ -192,7 +167,7 @@ int cli_cmd_history_report(cli_args *a)
                                      .unit = ro.unit,
                                      .formats = formats,
                                      .out_dir = out_dir ? out_dir : ".",
-                                     .written = on_written,
+                                     .written = cli_on_written,
                                      .note = cli_on_note,
                                      .ctx = &run};
         st = tb_history_report(&job, &res, &err);

@@ -354,3 +354,27 @@ int cli_is_run_folder(const char *path)
     snprintf(meta, sizeof meta, "%s/tracebook_run.json", path);
     return stat(meta, &sb) == 0 && S_ISREG(sb.st_mode);
 }
+
+void cli_on_written(void *ctx, const char *path)
+{
+    cli_run *r = ctx;
+    cli_progress_clear(r->progress);
+    if (!r->quiet)
+        fprintf(stderr, "tracebook: wrote %s\n", path);
+}
+
+unsigned cli_parse_file_formats(const char *list)
+{
+    unsigned m = 0;
+    for (const char *p = list; *p;) {
+        size_t n = strcspn(p, ",");
+        if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
+        else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
+        else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
+        else return 0;
+        p += n;
+        if (*p == ',' && *++p == 0)
+            return 0;
+    }
+    return m;
+}

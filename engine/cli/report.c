@@ -162,26 +162,6 @@ static int is_builtin(const char *name)
     return found;
 }
 
-static tb_status load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err)
-{
-    if (!strncmp(arg, "builtin:", 8)) {
-        char text[512];
-        int k = snprintf(text, sizeof text, "tracebook: 1\nreports:\n  - use: \"%s\"\n", arg + 8);
-        if (k < 0 || (size_t)k >= sizeof text || strchr(arg + 8, '"') || strchr(arg + 8, '\\'))
-            return tb_error_set(err, TB_ERR_USAGE, "--spec '%s': not a built-in report name", arg);
-        return tb_spec_load_mem(arg, text, (size_t)k, out, cli_on_warn, run, err);
-    }
-    return tb_spec_load(arg, out, cli_on_warn, run, err);
-}
-
-static void on_written(void *ctx, const char *path)
-{
-    cli_run *r = ctx;
-    cli_progress_clear(r->progress);
-    if (!r->quiet)
-        fprintf(stderr, "tracebook: wrote %s\n", path);
-}
-
 static void on_report_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
 {
     cli_run *r = ctx;
@@ -272,7 +252,7 @@ int cli_cmd_report(cli_args *a)
      * are the run's own (the load's are in the DB) */
     run.record = 1;
     for (; st == TB_OK && loaded < n_specs; loaded++)
-        st = load_spec(a->v[OPT_SPEC][loaded], &specs[loaded], &run, &err);
+        st = cli_load_spec(a->v[OPT_SPEC][loaded], &specs[loaded], &run, &err);
     run.record = 0;
     if (st == TB_OK && (rc = check_only(a, specs, loaded)) >= 0)
         goto done;
@@ -291,7 +271,7 @@ int cli_cmd_report(cli_args *a)
             .console = stdout,
             .inputs = a->v[OPT_DIR],
             .n_inputs = a->n[OPT_DIR],
-            .written = on_written,
+            .written = cli_on_written,
             .csv_safe = a->n[OPT_CSV_SAFE] > 0,
             .warnings = (const char *const *)run.kept,
             .n_warnings = run.n_kept,
@@ -515,7 +495,7 @@ int cli_cmd_export_timeline(cli_args *a)
     int64_t slice_bytes = slice_mb > 0 ? slice_mb * 1024 * 1024 : 0;
     const char *spec_arg = cli_value(a, OPT_SPEC);
     if (spec_arg)
-        st = load_spec(spec_arg, &spec, &run, &err);
+        st = cli_load_spec(spec_arg, &spec, &run, &err);
     const char *slice_config = cli_value(a, OPT_SLICE_CONFIG);
     if (st == TB_OK && slice_config)
         st = tb_timeline_slice_config(slice_config, &slice_bytes, &err);
@@ -575,7 +555,7 @@ int cli_cmd_export_summary(cli_args *a)
     tb_status st = TB_OK;
     const char *spec_arg = cli_value(a, OPT_SPEC);
     if (spec_arg)
-        st = load_spec(spec_arg, &spec, &run, &err);
+        st = cli_load_spec(spec_arg, &spec, &run, &err);
     char db[PATH_MAX];
     int reused = 0;
     if (st == TB_OK)
