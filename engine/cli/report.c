@@ -518,7 +518,11 @@ int cli_cmd_export_timeline(cli_args *a)
                                  .written = print_written};
         tb_timeline_result res;
         st = tb_timeline_write(&o, &res, &err);
-        if (st == TB_OK && res.files == 0)
+        if (st == TB_OK && res.files == 0 && ro.window.set)
+            st = tb_error_set(&err, TB_ERR_USAGE,
+                              "no rank has the window (model %lld, iteration %lld): nothing exported",
+                              (long long)ro.window.model_id, (long long)ro.window.iteration_id);
+        else if (st == TB_OK && res.files == 0)
             cli_on_note(&run, "no rank to export");
         if (st == TB_OK && res.flows_unpaired) {
             char msg[96];
@@ -571,7 +575,11 @@ int cli_cmd_export_summary(cli_args *a)
                                 .written = print_written, .note = cli_on_note, .ctx = &run};
         tb_summary_result res;
         st = tb_summary_write(&o, &res, &err);
-        if (st == TB_OK && res.ranks == 0)
+        if (st == TB_OK && res.ranks == 0 && ro.window.set)
+            st = tb_error_set(&err, TB_ERR_USAGE,
+                              "no rank has the window (model %lld, iteration %lld): nothing exported",
+                              (long long)ro.window.model_id, (long long)ro.window.iteration_id);
+        else if (st == TB_OK && res.ranks == 0)
             cli_on_note(&run, "no rank to export");
         if (st == TB_OK)
             st = clear_cache(a, &run, db, reused, &err);

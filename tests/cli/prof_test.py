@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# prof_test.py - `export summary` on generated msprof collections: two
+# PROF_XXX folders (two ranks on two nodes, both on device 0), each with a
+# timeline and msprof's step_trace CSV of two models with several graph
+# iterations.
+#
+# Checks: one set of summaries per PROF_XXX in its own
+# mindstudio_profiler_output/, headers byte for byte as msprof writes them,
+# the step_trace rows equal to the CSV read, a rank's files equal to those of
+# a run on that rank alone (nothing merged although both are device 0), a
+# window (--model-id/--iteration-id/--iteration-count) that gives msprof's
+# file names and exactly the device tasks of its range, and exports written
+# into the collections that are never read back.
+#
+# usage: prof_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR
+# Prints one `ok`/`FAIL` line per case and a final count; exits 0 when none failed.
+import csv
+import glob
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import traceback
+from decimal import Decimal
+
+TB, GEN, OUT = (os.path.abspath(a) for a in sys.argv[1:4])
+STAMP = "20240102020000"
+STEP_TRACE_HEAD = ("Device_id,Iteration ID,FP Start(us),BP End(us),Iteration End(us),Iteration Time(us),"
+                   "FP to BP Time(us),Iteration Refresh(us),Data Aug Bound(us),Model ID")
+HEADERS = {
+    "op_statistic": "Device_id,OP Type,Core Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),"
+                    "Ratio(%)",
+    "task_time": "Device_id,kernel_name,kernel_type,stream_id,task_id,task_time(us),task_start(us),task_stop(us)",
+    "communication_statistic": "Device_id,OP Type,Count,Total Time(us),Min Time(us),Avg Time(us),Max Time(us),"
+                               "Ratio(%)",
+    "step_trace": STEP_TRACE_HEAD,
+}
+PROFS = {}  # rank -> PROF folder
+ITERS = {}  # rank -> [(model, iteration, end_us, time_us)]
+
+
+def run(*args, code=0):
+    p = subprocess.run([TB, *args], capture_output=True, text=True)
+    assert p.returncode == code, (args, p.returncode, p.stderr)
+    return p
+
+
+def rows(path):
+    with open(path, newline="", encoding="utf-8-sig") as f:
+        return list(csv.DictReader(f))
+
+
+def first_line(path):
+    with open(path, "rb") as f:
+        line = f.readline().decode("utf-8")
+    return line.lstrip("\ufeff").rstrip("\r\n")
+
+
+def make_prof(rank, node):
+    """PROF_XXX of one rank: its timeline and a step_trace CSV of two models."""
+    prof = os.path.join(OUT, "collection", "PROF_00000%d_20240102020000000_%s" % (rank % 7 + 1, node))
+    out = os.path.join(prof, "mindstudio_profiler_output")
+    os.makedirs(out)
+    timeline = os.path.join(out, "msprof_%s.json" % STAMP)
+    subprocess.run([GEN, "--kind", "ascend", "--events", "4000", "--seed", str(rank + 5), "--rank", str(rank),
+                    "-o", timeline], check=True)
+    ev = json.load(open(timeline))
+    names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+    hw = [e for e in ev if e.get("ph") == "X" and names.get(e["pid"]) == "Ascend Hardware"]
+    t0 = min(Decimal(e["ts"]) for e in hw)
+    t1 = max(Decimal(e["ts"]) + Decimal(str(e["dur"])) for e in hw)
+    span = t1 - t0
+    # model 1: three iterations over the first half; model 2: two over the second
+    its = []
+    for k in range(1, 4):
+        its.append((1, k, (t0 + span * k / 6).quantize(Decimal("0.001")), (span / 6).quantize(Decimal("0.001"))))
+    for k in range(1, 3):
+        end = t0 + span / 2 + span * k / 4 + (Decimal("0.001") if k == 2 else 0)
+        its.append((2, k, end.quantize(Decimal("0.001")), (span / 4).quantize(Decimal("0.001"))))
+    with open(os.path.join(out, "step_trace_%s.csv" % STAMP), "w", newline="") as f:
+        f.write(STEP_TRACE_HEAD + "\n")
+        for model, it, end, dur in its:
+            f.write("0,%d,N/A,N/A,%s,%s,N/A,N/A,N/A,%d\n" % (it, end, dur, model))
+    PROFS[rank] = prof
+    ITERS[rank] = its
+
+
+def summaries(folder, label=""):
+    got = {}
+    for path in glob.glob(os.path.join(folder, "*.csv")):
+        m = re.fullmatch(r"([a-z_]+?)_(\d{14})%s\.csv" % (("_" + label) if label else ""), os.path.basename(path))
+        assert m, "unexpected name %s" % path
+        got[m.group(1)] = path
+    return got
+
+
+def case_one_set_per_prof():
+    out = os.path.join(OUT, "s1")
+    run("export", "summary", "-q", "-dir", PROFS[0], "-dir", PROFS[8], "-o", out)
+    for rank, prof in PROFS.items():
+        folder = os.path.join(out, os.path.basename(prof), "mindstudio_profiler_output")
+        files = summaries(folder)
+        for name in ("op_summary", "op_statistic", "task_time", "communication_statistic", "step_trace"):
+            assert name in files, (rank, sorted(files))
+        for name, head in HEADERS.items():
+            assert first_line(files[name]) == head, (rank, name, first_line(files[name]))
+        # the graph iterations as the CSV gave them
+        st = rows(files["step_trace"])
+        want = sorted(ITERS[rank], key=lambda x: (x[1], x[0]))
+        assert [(int(x["Model ID"]), int(x["Iteration ID"]), Decimal(x["Iteration End(us)"]),
+                 Decimal(x["Iteration Time(us)"])) for x in st] == [(m, i, e, d) for m, i, e, d in want], st
+        assert all(x["Device_id"] == "0" for x in st)
+        assert os.path.exists(os.path.join(folder, "README.txt"))
+
+
+def case_rank_alone_equals_rank_of_two():
+    both = os.path.join(OUT, "s1")
+    for rank, prof in PROFS.items():
+        alone = os.path.join(OUT, "alone%d" % rank)
+        run("export", "summary", "-q", "-dir", prof, "-o", alone)
+        a = summaries(os.path.join(alone, os.path.basename(prof), "mindstudio_profiler_output"))
+        b = summaries(os.path.join(both, os.path.basename(prof), "mindstudio_profiler_output"))
+        assert sorted(a) == sorted(b), (sorted(a), sorted(b))
+        for name in a:
+            assert open(a[name], "rb").read() == open(b[name], "rb").read(), (rank, name)
+
+
+def case_window():
+    # model 1, iterations 2..3: from the end of iteration 1 to the end of iteration 3
+    out = os.path.join(OUT, "s2")
+    run("export", "summary", "-q", "-dir", PROFS[0], "-dir", PROFS[8], "--model-id", "1", "--iteration-id", "2",
+        "--iteration-count", "2", "-o", out)
+    for rank, prof in PROFS.items():
+        folder = os.path.join(out, os.path.basename(prof), "mindstudio_profiler_output")
+        files = summaries(folder, "2_3")
+        assert "task_time" in files and "op_summary" in files, sorted(files)
+        its = {(m, i): (e, d) for m, i, e, d in ITERS[rank]}
+        start_ns = int(its[(1, 1)][0] * 1000)
+        end_ns = int(its[(1, 3)][0] * 1000)
+        db = os.path.join(OUT, "rank%d.db" % rank)
+        if not os.path.exists(db):
+            run("export", "db", "-q", "-dir", prof, "-o", db)
+        con = sqlite3.connect(db)
+        want = con.execute("SELECT count(*) FROM TASK WHERE startNs >= ? AND startNs < ?", (start_ns, end_ns)).fetchone()[0]
+        total = con.execute("SELECT count(*) FROM TASK").fetchone()[0]
+        con.close()
+        tt = rows(files["task_time"])
+        assert len(tt) == want and 0 < want < total, (rank, len(tt), want, total)
+        starts = [Decimal(x["task_start(us)"].strip()) * 1000 for x in tt]
+        assert all(start_ns <= s < end_ns for s in starts), rank
+        st = rows(files["step_trace"])
+        assert [(x["Model ID"], x["Iteration ID"]) for x in st] == [("1", "2"), ("1", "3")], st
+    # an iteration the data does not have
+    p = run("export", "summary", "-q", "-dir", PROFS[0], "--model-id", "2", "--iteration-id", "3", "-o",
+            os.path.join(OUT, "s3"), code=2)
+    assert "iteration" in p.stderr, p.stderr
+    assert not os.path.exists(os.path.join(OUT, "s3", os.path.basename(PROFS[0]), "mindstudio_profiler_output",
+                                           "task_time_%s_3.csv" % STAMP))
+
+
+def case_into_the_collection_never_read_back():
+    # msprof's own place: the summaries go into each PROF_XXX; loading it again reads what it read before
+    src = os.path.join(OUT, "inplace")
+    shutil.copytree(os.path.join(OUT, "collection"), src)
+    profs = sorted(glob.glob(os.path.join(src, "PROF_*")))
+    before = os.path.join(OUT, "before.db")
+    run("export", "db", "-q", "-dir", profs[0], "-dir", profs[1], "-o", before)
+    inputs = {p: open(p, "rb").read() for p in glob.glob(os.path.join(src, "PROF_*", "*", "*"))}
+    run("export", "summary", "-q", "-dir", profs[0], "-dir", profs[1])
+    for path, data in inputs.items():
+        assert open(path, "rb").read() == data, "input changed: %s" % path
+    for prof in profs:
+        written = os.listdir(os.path.join(prof, "mindstudio_profiler_output"))
+        # the summaries went in beside the inputs (msprof's step_trace CSV kept as it was, ours
+        # named by the data's start), and are never read back (the counts below)
+        assert len([f for f in written if f.startswith("step_trace_")]) == 2, written
+        assert "README.txt" in written and "tracebook_run.json" in written, written
+        assert len([f for f in written if f.startswith("op_summary_")]) == 1, written
+    after = os.path.join(OUT, "after.db")
+    run("export", "db", "-q", "-dir", profs[0], "-dir", profs[1], "-o", after)
+
+    def counts(db):
+        c = sqlite3.connect(db)
+        tables = [r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        return {t: c.execute('SELECT count(*) FROM "%s"' % t).fetchone()[0] for t in tables
+                if t not in ("TB_SOURCE", "TB_LOAD_COUNT", "TB_WARNING")}
+    a, b = counts(before), counts(after)
+    assert a == b, {t: (a[t], b.get(t)) for t in a if a[t] != b.get(t)}
+    assert a["TB_ITERATION"] == 10, a["TB_ITERATION"]
+    ranks = sqlite3.connect(after).execute("SELECT DISTINCT rankId FROM TASK ORDER BY 1").fetchall()
+    assert len(ranks) == 2, ranks
+
+
+if __name__ == "__main__":
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    os.environ["XDG_CACHE_HOME"] = os.path.join(OUT, "cache")
+    make_prof(0, "nodeA")
+    make_prof(8, "nodeB")
+    passed = failed = 0
+    for name, fn in list(globals().items()):
+        if not name.startswith("case_"):
+            continue
+        try:
+            fn()
+            passed += 1
+            print("ok   %s" % name[5:])
+        except Exception:
+            failed += 1
+            print("FAIL %s" % name[5:])
+            traceback.print_exc(file=sys.stdout)
+    print("%d passed, %d failed" % (passed, failed))
+    sys.exit(1 if failed else 0)
