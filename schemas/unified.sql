@@ -205,7 +205,15 @@ CREATE TABLE TB_TOPS_TOTAL (
 );
 CREATE TABLE TB_ITERATION (
     rankId INTEGER, deviceId INTEGER, modelId INTEGER, indexId INTEGER, iterId INTEGER,
-    startNs INTEGER, endNs INTEGER
+    startNs INTEGER, endNs INTEGER,
+    -- msprof's FP Start and BP End (times), Iteration Refresh and Data Aug Bound
+    -- (durations); NULL where the step_trace CSV wrote N/A
+    fpStartNs INTEGER, bpEndNs INTEGER, refreshNs INTEGER, dataAugNs INTEGER
+);
+-- the Reduce Start / Reduce Duration pairs of a graph iteration, idx from 0 in the CSV's order
+CREATE TABLE TB_ITERATION_REDUCE (
+    rankId INTEGER, deviceId INTEGER, modelId INTEGER, iterId INTEGER, idx INTEGER,
+    startNs INTEGER, durNs INTEGER
 );
 -- Communication analysis of torch_npu (ASCEND_PROFILER_OUTPUT/communication.json,
 -- communication_matrix.json) and msprof-analyze (cluster_communication.json,

@@ -106,7 +106,10 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_OPERATOR_DETAILS] = {"TB_OPERATOR_DETAILS",
                             "rankId,name,inputShapes,callStack,hostSelfNs,hostTotalNs,deviceSelfNs,deviceTotalNs,"
                             "deviceSelfAicoreNs,deviceTotalAicoreNs", 10, "name,inputShapes"},
-    [R_ITERATION] = {"TB_ITERATION", "rankId,deviceId,modelId,indexId,iterId,startNs,endNs", 7, ""},
+    [R_ITERATION] = {"TB_ITERATION",
+                     "rankId,deviceId,modelId,indexId,iterId,startNs,endNs,fpStartNs,bpEndNs,refreshNs,dataAugNs", 11,
+                     ""},
+    [R_ITERATION_REDUCE] = {"TB_ITERATION_REDUCE", "rankId,deviceId,modelId,iterId,idx,startNs,durNs", 7, ""},
     [R_OP_STATISTIC] = {"TB_OP_STATISTIC",
                         "rankId,deviceId,opType,coreType,count,totalNs,minNs,avgNs,maxNs,ratio", 10,
                         "opType,coreType"},

@@ -214,7 +214,7 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
     all[nall] = NULL;
     uint64_t h = HASH_FNV_OFFSET;
     h = hash_fnv1a(h, TB_VERSION, strlen(TB_VERSION));
-    h = hash_fnv1a(h, "|schema2|", 9);
+    h = hash_fnv1a(h, "|schema3|", 9);
     h = hash_fnv1a(h, opt->keep_python_functions ? "py1" : "py0", 3);
     h = hash_fnv1a(h, opt->strict ? "st1" : "st0", 3);
     for (size_t i = 0; i < opt->n_inputs; i++) {

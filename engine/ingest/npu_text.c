@@ -385,10 +385,17 @@ typedef struct model_count {
 /* msprof step_trace rows: one graph iteration each. The iteration starts
  * Iteration Time before its end (FP Start when that is missing); indexId
  * counts the executions of its model in file order, which is end order. */
-static int iteration_row(ctx *c, const int *col, model_count *mc, size_t *nmc)
+/* The Reduce Start / Reduce Duration column pairs of a step_trace CSV, in order. */
+typedef struct reduce_cols {
+    int start[32], dur[32];
+    int n;
+} reduce_cols;
+
+static int iteration_row(ctx *c, const int *col, const reduce_cols *rc, model_count *mc, size_t *nmc)
 {
-    tb_val fp, end, dur;
-    if (time_val(c, col[2], &fp) || time_val(c, col[3], &end) || time_val(c, col[4], &dur))
+    tb_val fp, end, dur, bp, refresh, aug;
+    if (time_val(c, col[2], &fp) || time_val(c, col[3], &end) || time_val(c, col[4], &dur) ||
+        time_val(c, col[6], &bp) || time_val(c, col[7], &refresh) || time_val(c, col[8], &aug))
         return -1;
     if (end.type != V_INT)
         return 0;
@@ -413,11 +420,26 @@ static int iteration_row(ctx *c, const int *col, model_count *mc, size_t *nmc)
     import_note_time(c->res, start, end.i);
     if (known >= 0 && known < 64)
         c->res->devices_seen |= (uint64_t)1 << known;
-    tb_val v[7] = {VINT(c->opt->rank), VINT(dev), VINT(model), VINT(mc[k].n), iter < 0 ? VNULL : VINT(iter),
-                   VINT(start), end};
+    /* N/A (msprof's mark of a value it has not) is NULL */
+    tb_val v[11] = {VINT(c->opt->rank), VINT(dev), VINT(model), VINT(mc[k].n), iter < 0 ? VNULL : VINT(iter),
+                    VINT(start), end, fp.type == V_INT ? fp : VNULL, bp.type == V_INT ? bp : VNULL,
+                    refresh.type == V_INT ? refresh : VNULL, aug.type == V_INT ? aug : VNULL};
     c->res->events++;
     c->res->dest[TB_DEST_OTHER_TABLES]++;
-    return row_out(c, R_ITERATION, v);
+    if (row_out(c, R_ITERATION, v))
+        return -1;
+    for (int i = 0; i < rc->n; i++) {
+        tb_val rs, rd;
+        if (time_val(c, rc->start[i], &rs) || time_val(c, rc->dur[i], &rd))
+            return -1;
+        if (rs.type != V_INT && rd.type != V_INT)
+            continue; /* this iteration has fewer reduces than the widest */
+        tb_val r[7] = {VINT(c->opt->rank), VINT(dev), VINT(model), iter < 0 ? VNULL : VINT(iter), VINT(i),
+                       rs.type == V_INT ? rs : VNULL, rd.type == V_INT ? rd : VNULL};
+        if (row_out(c, R_ITERATION_REDUCE, r))
+            return -1;
+    }
+    return 0;
 }
 
 static int step_trace_row(ctx *c, const int *col, int dev_col)
@@ -590,6 +612,7 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
     }
     kcols k = {.stop = -1};
     int col[16];
+    reduce_cols reduces = {.n = 0};
     int dev_col = -1;
     double unit = 1048576.0;
     switch (kind) {
@@ -790,9 +813,20 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         col[3] = csv_require(c.csv, COLS("Iteration End(us)"), err);
         col[4] = csv_col(c.csv, COLS("Iteration Time(us)"));
         col[5] = csv_col(c.csv, COLS("Model ID"));
+        col[6] = csv_col(c.csv, COLS("BP End(us)"));
+        col[7] = csv_col(c.csv, COLS("Iteration Refresh(us)"));
+        col[8] = csv_col(c.csv, COLS("Data Aug Bound(us)"));
         if (col[3] < 0) {
             st = err->code;
             goto done;
+        }
+        /* every Reduce Start(us), each with the Reduce Duration(us) after it */
+        for (int i = 0; i + 1 < csv_width(c.csv) && reduces.n < 32; i++) {
+            csv_field a = csv_trim(csv_name(c.csv, i)), b = csv_trim(csv_name(c.csv, i + 1));
+            if (a.n == 16 && !memcmp(a.p, "Reduce Start(us)", 16) && b.n == 19 && !memcmp(b.p, "Reduce Duration(us)", 19)) {
+                reduces.start[reduces.n] = i;
+                reduces.dur[reduces.n++] = i + 1;
+            }
         }
         break;
     default:
@@ -840,7 +874,7 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         case T_MODULE_MEM: rc = module_mem_row(&c, col, unit); break;
         case T_STATIC_OP_MEM: rc = static_op_mem_row(&c, col); break;
         case T_OPERATOR_DETAILS: rc = operator_details_row(&c, col); break;
-        case T_ITERATIONS: rc = iteration_row(&c, col, models, &nmodels); break;
+        case T_ITERATIONS: rc = iteration_row(&c, col, &reduces, models, &nmodels); break;
         case T_OP_STATISTIC: rc = statistic_row(&c, R_OP_STATISTIC, col, "ssittttr", dev_col); break;
         case T_API_STATISTIC: rc = statistic_row(&c, R_API_STATISTIC, col, "sstitttr", dev_col); break;
         case T_COMM_STATISTIC: rc = statistic_row(&c, R_COMM_STATISTIC, col, "sittttr", dev_col); break;

@@ -806,6 +806,46 @@ static int wanted(const tb_run_options *o, const char *id)
     return 0;
 }
 
+/*
+ * `drop_empty:` the report's rows are stepped through once first, and each
+ * column the list names that holds no value (NULL) in any row is hidden:
+ * msprof writes as many Reduce column pairs as the widest iteration has.
+ * The statement is reset for the run proper (its bindings stay).
+ */
+static tb_status drop_empty(runner *r, sqlite3_stmt *st, const tb_spec_report *rep, column *c, size_t nc,
+                            const char *what, tb_error *err)
+{
+    for (size_t k = 0; k < rep->n_drop_empty; k++) {
+        int found = 0;
+        for (size_t i = 0; i < nc; i++)
+            found |= !strcmp(c[i].base, rep->drop_empty[k]);
+        if (!found)
+            return tb_error_at(err, TB_ERR_USAGE, rep->pos.file, rep->pos.line, rep->pos.column, -1,
+                               "report '%s': drop_empty column '%s' is not a column of the report", rep->id,
+                               rep->drop_empty[k]);
+    }
+    int *seen = calloc(nc ? nc : 1, sizeof *seen);
+    if (!seen)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    r->steps = 0;
+    r->budget_hit = 0;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW)
+        for (size_t i = 0; i < nc; i++)
+            seen[i] |= sqlite3_column_type(st, (int)i) != SQLITE_NULL;
+    tb_status rc = TB_OK;
+    if (s != SQLITE_DONE)
+        rc = tb_error_set(err, r->budget_hit ? TB_ERR_USAGE : TB_ERR_DB, "%s: %s", what,
+                          r->budget_hit ? "stopped by the step budget (--max-steps)" : sandbox_message(&r->sb, r->db));
+    sqlite3_reset(st);
+    for (size_t i = 0; i < nc && !rc; i++)
+        for (size_t k = 0; k < rep->n_drop_empty; k++)
+            if (!seen[i] && !strcmp(c[i].base, rep->drop_empty[k]))
+                c[i].hidden = 1;
+    free(seen);
+    return rc;
+}
+
 static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *label,
                             tb_run_result *res, tb_error *err)
 {
@@ -852,6 +892,8 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
             goto done;
     }
     if ((rc = bind_params(r, st, spec, rep, what, err)))
+        goto done;
+    if (rep->n_drop_empty && (rc = drop_empty(r, st, rep, c, nc, what, err)))
         goto done;
 
     unsigned formats = o->formats ? o->formats : rep->outputs ? rep->outputs : spec->outputs ? spec->outputs : TB_OUT_CSV;

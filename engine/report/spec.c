@@ -65,10 +65,10 @@ static const char *const top_keys[] = {"tracebook", "json_process", "params", "m
 static const char *const report_keys[] = {"id",     "title",   "description", "use",   "requires",
                                           "sql",    "sql_file", "params",     "outputs", "sort",
                                           "limit",  "header_units", "columns", "xlsx",  "key",
-                                          "normalize", "regressions", NULL};
+                                          "normalize", "regressions", "drop_empty", NULL};
 static const char *const use_keys[] = {"use",    "id",   "title", "description",  "params",  "outputs",
                                        "sort",   "limit", "header_units", "columns", "xlsx", "requires",
-                                       "key",    "normalize", "regressions", NULL};
+                                       "key",    "normalize", "regressions", "drop_empty", NULL};
 static const char *const rule_keys[] = {"column", "worse", "relative", "absolute", "min_count", "mad", "nights", NULL};
 static const char *const normalize_names[] = {"strip_template_args", "strip_hashes", "strip_trailing_numbers",
                                               NULL}; /* TB_NORM_* bit order */
@@ -334,6 +334,9 @@ static void report_free(tb_spec_report *r)
     for (size_t i = 0; i < r->n_key; i++)
         free(r->key[i]);
     free(r->key);
+    for (size_t i = 0; i < r->n_drop_empty; i++)
+        free(r->drop_empty[i]);
+    free(r->drop_empty);
     for (size_t i = 0; i < r->n_rules; i++)
         free(r->rules[i].column);
     free(r->rules);
@@ -680,34 +683,34 @@ static tb_status parse_sort(loader *L, const specnode *n, tb_spec_report *r)
 
 static int list_index(const char *const *list, const char *text);
 
-/* Parses `key:` (compare's key columns), replacing r's. */
-static tb_status parse_key(loader *L, const specnode *n, tb_spec_report *r)
+/* Parses a list of column base names (`key:`, `drop_empty:`) into *v, replacing what it held. */
+static tb_status parse_names(loader *L, const specnode *n, const char *what, char ***v, size_t *nv)
 {
     specnode *const *items = NULL;
     const specnode *one = NULL;
     size_t count = 0;
     char d[64];
-    tb_status st = str_or_list(L, n, "key", &items, &count, &one);
+    tb_status st = str_or_list(L, n, what, &items, &count, &one);
     if (st)
         return st;
-    for (size_t i = 0; i < r->n_key; i++)
-        free(r->key[i]);
-    free(r->key);
-    r->key = NULL;
-    r->n_key = 0;
+    for (size_t i = 0; i < *nv; i++)
+        free((*v)[i]);
+    free(*v);
+    *v = NULL;
+    *nv = 0;
     if (count == 0)
-        return fail_node(L, n, "'key' names no column");
-    if (!(r->key = calloc(count, sizeof *r->key)))
+        return fail_node(L, n, "'%s' names no column", what);
+    if (!(*v = calloc(count, sizeof **v)))
         return nomem(L);
     for (size_t i = 0; i < count; i++) {
         const specnode *it = items[i];
         if (!is_text(it) || !it->text[0])
-            return fail_node(L, it, "'key' entries must be column names, got %s", describe(it, d, sizeof d));
+            return fail_node(L, it, "'%s' entries must be column names, got %s", what, describe(it, d, sizeof d));
         if ((st = check_base_name(L, it->line, it->column, it->text)))
             return st;
-        if (!(r->key[i] = strdup(it->text)))
+        if (!((*v)[i] = strdup(it->text)))
             return nomem(L);
-        r->n_key = i + 1;
+        *nv = i + 1;
     }
     return TB_OK;
 }
@@ -1118,7 +1121,10 @@ static tb_status parse_common(loader *L, const specnode *m, tb_spec_report *r, r
         return st;
     if ((p = specnode_get(m, "xlsx")) && (st = parse_xlsx(L, p->value, r, aux)))
         return st;
-    if ((p = specnode_get(m, "key")) && (st = parse_key(L, p->value, r)))
+    if ((p = specnode_get(m, "drop_empty")) && (st = parse_names(L, p->value, "drop_empty", &r->drop_empty,
+                                                                   &r->n_drop_empty)))
+        return st;
+    if ((p = specnode_get(m, "key")) && (st = parse_names(L, p->value, "key", &r->key, &r->n_key)))
         return st;
     if ((p = specnode_get(m, "normalize")) && (st = parse_normalize(L, p->value, r)))
         return st;
@@ -1314,6 +1320,13 @@ static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const cha
             return -1;
         for (; dst->n_key < src->n_key; dst->n_key++)
             if (!(dst->key[dst->n_key] = strdup(src->key[dst->n_key])))
+                return -1;
+    }
+    if (src->n_drop_empty) {
+        if (!(dst->drop_empty = calloc(src->n_drop_empty, sizeof *dst->drop_empty)))
+            return -1;
+        for (; dst->n_drop_empty < src->n_drop_empty; dst->n_drop_empty++)
+            if (!(dst->drop_empty[dst->n_drop_empty] = strdup(src->drop_empty[dst->n_drop_empty])))
                 return -1;
     }
     if (src->n_rules) {

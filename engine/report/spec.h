@@ -97,6 +97,8 @@ struct tb_spec_report {
     size_t n_chart_values;
     tb_spec_cond *conds;     /* xlsx.conditional, in file order */
     size_t n_conds;
+    char **drop_empty;       /* base names of columns left out when empty (NULL) in every row */
+    size_t n_drop_empty;
     char **key;              /* compare: the key columns' base names (NULL: the default key) */
     size_t n_key;
     unsigned normalize;      /* compare: TB_NORM_* mask */

@@ -41,6 +41,7 @@ HEADERS = {
     "step_trace": STEP_TRACE_HEAD,
 }
 PROFS = {}  # rank -> PROF folder
+STEP_TRACE_IN = {}  # rank -> the step_trace CSV's lines as generated
 ITERS = {}  # rank -> [(model, iteration, end_us, time_us)]
 
 
@@ -82,12 +83,26 @@ def make_prof(rank, node):
     for k in range(1, 3):
         end = t0 + span / 2 + span * k / 4 + (Decimal("0.001") if k == 2 else 0)
         its.append((2, k, end.quantize(Decimal("0.001")), (span / 4).quantize(Decimal("0.001"))))
+    # rank 0 with FP/BP times and Reduce pairs (two in model 1's iterations, one in
+    # model 2's), rank 8 with N/A where msprof had none, as msprof writes them
+    reduces = rank == 0
+    lines = [STEP_TRACE_HEAD + (",Reduce Start(us),Reduce Duration(us)" * 2 if reduces else "")]
+    for model, it, end, dur in its:
+        if reduces:
+            fp, bp = end - dur + Decimal("1.5"), end - Decimal("2.25")
+            red = [(fp + Decimal("10.125"), Decimal("3.5"))] + ([(bp - Decimal("5"), Decimal("4"))] if model == 1 else [])
+            cells = ["0", str(it), str(fp), str(bp), str(end), str(dur), str(bp - fp), "0.75", "0.5", str(model)]
+            for a, b in red:
+                cells += [str(a), str(b)]
+            cells += [""] * (2 * (2 - len(red)))
+            lines.append(",".join(cells))
+        else:
+            lines.append("0,%d,N/A,N/A,%s,%s,N/A,N/A,N/A,%d" % (it, end, dur, model))
     with open(os.path.join(out, "step_trace_%s.csv" % STAMP), "w", newline="") as f:
-        f.write(STEP_TRACE_HEAD + "\n")
-        for model, it, end, dur in its:
-            f.write("0,%d,N/A,N/A,%s,%s,N/A,N/A,N/A,%d\n" % (it, end, dur, model))
+        f.write("\n".join(lines) + "\n")
     PROFS[rank] = prof
     ITERS[rank] = its
+    STEP_TRACE_IN[rank] = lines
 
 
 def summaries(folder, label=""):
@@ -108,7 +123,14 @@ def case_one_set_per_prof():
         for name in ("op_summary", "op_statistic", "task_time", "communication_statistic", "step_trace"):
             assert name in files, (rank, sorted(files))
         for name, head in HEADERS.items():
+            if name == "step_trace" and rank == 0:
+                head += ",Reduce Start(us),Reduce Duration(us)" * 2
             assert first_line(files[name]) == head, (rank, name, first_line(files[name]))
+        # step_trace: every field as the input CSV gave it (in msprof's order: by iteration, then model)
+        got = open(files["step_trace"], encoding="utf-8-sig").read().splitlines()[1:]
+        want = sorted(STEP_TRACE_IN[rank][1:], key=lambda l: (int(l.split(",")[1]), int(l.split(",")[9])))
+        norm = lambda l: [Decimal(x) if re.fullmatch(r"-?[0-9.]+", x) else x for x in l.split(",")]
+        assert [norm(l) for l in got] == [norm(l) for l in want], (rank, got, want)
         # the graph iterations as the CSV gave them
         st = rows(files["step_trace"])
         want = sorted(ITERS[rank], key=lambda x: (x[1], x[0]))

@@ -44,7 +44,8 @@ static char dbpath[PATH_MAX + 16];
  */
 static const char rows_sql[] =
     "INSERT INTO STRING_IDS VALUES (1, 'k'), (2, 'AI_CORE'), (3, 'MatMul');"
-    "INSERT INTO TB_ITERATION VALUES (0, 0, 1, 1, 1, 100, 200), (0, 0, 1, 2, 2, 200, 300),"
+    "INSERT INTO TB_ITERATION (rankId, deviceId, modelId, indexId, iterId, startNs, endNs) VALUES"
+    "  (0, 0, 1, 1, 1, 100, 200), (0, 0, 1, 2, 2, 200, 300),"
     "  (0, 0, 1, 3, 3, 300, 400), (0, 0, 2, 1, 4, 400, 450);"
     "INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, taskType, rankId) VALUES"
     "  (110, 115, 0, NULL, 1, 2, 0), (190, 195, 0, NULL, 2, 2, 0), (200, 205, 0, NULL, 3, 2, 0),"
@@ -300,7 +301,8 @@ static void params_are_bound(void **state)
 /* Rank filter (tb_window.rank_set): the same DB with a second rank, a copy
  * of rank 0's graph-mode rows (task ids + 100, iterations shifted by 1000). */
 static const char rank1_sql[] =
-    "INSERT INTO TB_ITERATION SELECT 1, deviceId, modelId, indexId, iterId, startNs + 1000, endNs + 1000"
+    "INSERT INTO TB_ITERATION (rankId, deviceId, modelId, indexId, iterId, startNs, endNs)"
+    "  SELECT 1, deviceId, modelId, indexId, iterId, startNs + 1000, endNs + 1000"
     "  FROM TB_ITERATION WHERE rankId = 0 AND startNs < 1000;"
     "INSERT INTO TASK (startNs, endNs, deviceId, globalTaskId, taskType, rankId)"
     "  SELECT startNs + 1000, endNs + 1000, deviceId, globalTaskId + 100, taskType, 1 FROM TASK"
