@@ -103,3 +103,21 @@ SELECT c.rankId AS rankId, c.pid AS pid, n.value AS name, s.value AS series,
 FROM TB_COUNTER c
 LEFT JOIN STRING_IDS n ON n.id = c.name
 LEFT JOIN STRING_IDS s ON s.id = c.series;
+
+-- Reserved memory per component over time: a summary CSV's rows (npu_module_mem.csv,
+-- TB_NPU_MODULE_MEM), else an msprof DB's NPU_MODULE_MEM with its module ids named by
+-- that DB's own ENUM_MODULE (TB_SOURCE_ENUM), else by this DB's.
+CREATE VIEW module_mem AS
+SELECT m.rankId AS rankId, m.deviceId AS deviceId, c.value AS component, m.timestampNs AS timestampNs,
+       m.totalReservedBytes AS totalReserved
+FROM TB_NPU_MODULE_MEM m
+LEFT JOIN STRING_IDS c ON c.id = m.component
+UNION ALL
+SELECT n.rankId, n.deviceId,
+       CASE WHEN EXISTS (SELECT 1 FROM TB_SOURCE_ENUM e WHERE e.rankId IS n.rankId AND e.tableName = 'ENUM_MODULE')
+            THEN (SELECT e.name FROM TB_SOURCE_ENUM e
+                  WHERE e.rankId IS n.rankId AND e.tableName = 'ENUM_MODULE' AND e.id = n.moduleId)
+            ELSE (SELECT e.name FROM ENUM_MODULE e WHERE e.id = n.moduleId) END,
+       n.timestampNs, n.totalReserved
+FROM NPU_MODULE_MEM n
+WHERE NOT EXISTS (SELECT 1 FROM TB_NPU_MODULE_MEM t WHERE t.rankId IS n.rankId);

@@ -4,7 +4,7 @@
  *
  * Commands that only need a DB to read (info, and the report commands) keep
  * the DB they load under $XDG_CACHE_HOME/tracebook/ (~/.cache/tracebook/),
- * named by a hash of the tool and schema version and of the inputs' paths.
+ * named by a hash of the tool's version, the schema's text and the inputs' paths.
  * Such a DB is reused only when its TB_SOURCE still lists exactly the files
  * the inputs hold now, with the same sizes and modification times: a stale
  * DB (a profile re-collected in place, a file added) is rebuilt, never
@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db/dbw.h"
 #include "tracebook/error.h"
 #include "tracebook/load.h"
 #include "util/hash.h"
@@ -214,7 +215,10 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
     all[nall] = NULL;
     uint64_t h = HASH_FNV_OFFSET;
     h = hash_fnv1a(h, TB_VERSION, strlen(TB_VERSION));
-    h = hash_fnv1a(h, "|schema3|", 9);
+    /* the schema's own text: a DB cached by a build with other tables or views is never reused */
+    h = hash_fnv1a(h, tb_sql_unified, strlen(tb_sql_unified));
+    h = hash_fnv1a(h, tb_sql_indexes, strlen(tb_sql_indexes));
+    h = hash_fnv1a(h, tb_sql_views, strlen(tb_sql_views));
     h = hash_fnv1a(h, opt->keep_python_functions ? "py1" : "py0", 3);
     h = hash_fnv1a(h, opt->strict ? "st1" : "st0", 3);
     for (size_t i = 0; i < opt->n_inputs; i++) {

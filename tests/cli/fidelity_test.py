@@ -200,6 +200,45 @@ def _(t):
     t.eq(os.path.exists(out2) and rows(out2, "SELECT count(*) FROM HBM"), [(7,)], "the DB written with exit 7")
 
 
+@case("msprof DB: NPU_MODULE_MEM written as npu_module_mem, ids named by the DB's own ENUM_MODULE")
+def _(t):
+    import csv as _csv
+    import glob as _glob
+    for own_enum in (True, False):
+        src = t.path("own" if own_enum else "plain", "msprof_20240101000000.db")
+        os.makedirs(os.path.dirname(src))
+        make_msprof_db(src)
+        con = sqlite3.connect(src)
+        con.execute("CREATE TABLE NPU_MODULE_MEM (moduleId INTEGER, timestampNs INTEGER, totalReserved INTEGER,"
+                    " deviceId INTEGER)")
+        samples = [(7, 1700000000000001000, 2048, 2), (2, 1700000000000002000, 5120, 2),
+                   (99, 1700000000000003000, 1536, 2)]
+        con.executemany("INSERT INTO NPU_MODULE_MEM VALUES (?, ?, ?, ?)", samples)
+        if own_enum:
+            # a DB's own list: its names win over this tool's (the lists differ between versions)
+            con.execute("CREATE TABLE ENUM_MODULE (id INTEGER PRIMARY KEY, name TEXT)")
+            con.executemany("INSERT INTO ENUM_MODULE VALUES (?, ?)", [(2, "IDEDH"), (7, "RUNTIME")])
+        con.commit()
+        con.close()
+        out = t.path("sum_%d" % own_enum)
+        p = t.run(["export", "summary", "-q", "-dir", src, "-o", out])
+        t.eq(p.returncode, 0, "export summary (%s): %s" % (own_enum, p.stderr))
+        found = _glob.glob(os.path.join(out, "*", "npu_module_mem_*.csv")) + \
+            _glob.glob(os.path.join(out, "npu_module_mem_*.csv"))
+        t.eq(len(found), 1, "one npu_module_mem file (%s): %r" % (own_enum, found))
+        if len(found) != 1:
+            continue
+        with open(found[0], newline="") as f:
+            lines = f.read().splitlines()
+        t.eq(lines[0], "Device_id,Component,Timestamp(us),Total Reserved(KB),Device", "npu_module_mem header")
+        got = list(_csv.reader(lines[1:]))
+        names = {7: "RUNTIME", 2: "IDEDH" if own_enum else "SCC", 99: "N/A"}
+        us = lambda ns: ("%d.%03d" % divmod(ns, 1000)).rstrip("0").rstrip(".")
+        want = [["2", names[m], us(ts), ("%g" % (b / 1024)), "NPU:2"]
+                for m, ts, b, _ in samples]
+        t.eq(got, want, "npu_module_mem rows (own ENUM_MODULE: %s)" % own_enum)
+
+
 @case("Ascend timeline: SQL written for msprof DBs runs on its DB")
 def _(t):
     out = t.path("a.db")
