@@ -210,6 +210,13 @@ CREATE TABLE TB_ITERATION (
     -- (durations); NULL where the step_trace CSV wrote N/A
     fpStartNs INTEGER, bpEndNs INTEGER, refreshNs INTEGER, dataAugNs INTEGER
 );
+-- PMU metrics of a summary CSV's kernels (op_summary, kernel_details: the columns after
+-- Context ID), keyed by the kernel's start and name: the load moves each onto the task
+-- it belongs to (TASK_PMU_INFO, whichever source gave the rank's tasks); what matched
+-- no task stays here
+CREATE TABLE TB_KERNEL_PMU (
+    rankId INTEGER, deviceId INTEGER, startNs INTEGER, name INTEGER, metric INTEGER, value
+);
 -- the Reduce Start / Reduce Duration pairs of a graph iteration, idx from 0 in the CSV's order
 CREATE TABLE TB_ITERATION_REDUCE (
     rankId INTEGER, deviceId INTEGER, modelId INTEGER, iterId INTEGER, idx INTEGER,

@@ -110,6 +110,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                      "rankId,deviceId,modelId,indexId,iterId,startNs,endNs,fpStartNs,bpEndNs,refreshNs,dataAugNs", 11,
                      ""},
     [R_ITERATION_REDUCE] = {"TB_ITERATION_REDUCE", "rankId,deviceId,modelId,iterId,idx,startNs,durNs", 7, ""},
+    [R_KERNEL_PMU] = {"TB_KERNEL_PMU", "rankId,deviceId,startNs,name,metric,value", 6, "name,metric"},
     [R_OP_STATISTIC] = {"TB_OP_STATISTIC",
                         "rankId,deviceId,opType,coreType,count,totalNs,minNs,avgNs,maxNs,ratio", 10,
                         "opType,coreType"},

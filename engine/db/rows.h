@@ -29,7 +29,7 @@ enum row_table {
     /* torch_npu / msprof-analyze communication analysis and summary CSVs */
     R_COMM_OP_STAT, R_COMM_BANDWIDTH, R_COMM_MATRIX, R_COMM_GROUP, R_CLUSTER_STEP_TRACE_TIME,
     R_TB_NPU_MODULE_MEM, R_STATIC_OP_MEM, R_OPERATOR_DETAILS,
-    R_ITERATION, R_ITERATION_REDUCE, R_OP_STATISTIC, R_API_STATISTIC, R_COMM_STATISTIC,
+    R_ITERATION, R_ITERATION_REDUCE, R_KERNEL_PMU, R_OP_STATISTIC, R_API_STATISTIC, R_COMM_STATISTIC,
     /* the rows of a DB input's ENUM_* tables, as written */
     R_SOURCE_ENUM,
     /* msprof's device and host sample tables, columns as msprof names them */

@@ -280,6 +280,7 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     if (any_cluster && (st = load_books_clear_cluster(w, err)) != TB_OK)
         goto fail;
     if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = load_books_bind_h2d(w, err)) != TB_OK ||
+        (st = load_books_bind_pmu(w, err)) != TB_OK ||
         (st = load_books_apply_ranks(w, claim, who, src, nranks, final, &wl, err)) != TB_OK)
         goto fail;
     for (size_t i = 0; i < nsrc; i++)

@@ -133,6 +133,8 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
                            const tb_load_options *opt, const import_ids *ids, tb_error *err);
 /* Binds CANN_API rows to their tasks through HostToDevice flows. */
 tb_status load_books_bind_h2d(dbw *w, tb_error *err);
+/* The PMU metrics of summary CSVs' kernels onto their tasks (TASK_PMU_INFO). */
+tb_status load_books_bind_pmu(dbw *w, tb_error *err);
 /* Numbers the ranks (see load_books.c); final[p] receives rank p's rankId. */
 tb_status load_books_apply_ranks(dbw *w, const int64_t *claim, const size_t *who, const src_info *src, size_t nranks,
                                  int64_t *final, warn_log *wl, tb_error *err);

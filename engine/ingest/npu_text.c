@@ -270,6 +270,10 @@ static int non_compute(csv_field t)
 typedef struct kcols {
     int name, type, core, start, dur, stop, stream, task, model, ctx, block, mix, shapes, dev, devtype;
     int tasks_only; /* task_time: every row is a device task (no HCCL ops), N/A names are not compute */
+    /* the PMU metric columns (after Context ID) and their names' string ids */
+    int pmu_col[64];
+    int64_t pmu_name[64];
+    int n_pmu;
 } kcols;
 
 /* A row with a time outside the stored range: skipped and counted (1), or
@@ -316,6 +320,17 @@ static int kernel_row(ctx *c, const kcols *k)
                         idv(type), VINT(dev), VINT(c->opt->rank)};
         c->res->dest[TB_DEST_COMMUNICATION_OP]++;
         return row_out(c, R_COMMUNICATION_OP, v);
+    }
+    /* PMU metrics, by start and name: the load puts them on the task they belong to */
+    for (int j = 0; j < k->n_pmu && name >= 0; j++) {
+        tb_val v = int_val(c, k->pmu_col[j]);
+        if (v.type == V_NULL)
+            v = real_val(c, k->pmu_col[j]);
+        if (v.type == V_NULL)
+            continue;
+        tb_val pmu[6] = {VINT(c->opt->rank), VINT(dev), start, VINT(name), VINT(k->pmu_name[j]), v};
+        if (row_out(c, R_KERNEL_PMU, pmu))
+            return -1;
     }
     int64_t gid = c->ids->next_task++;
     tb_val model = int_val(c, k->model);
@@ -635,6 +650,17 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
         k.shapes = csv_col(c.csv, COLS("Input Shapes"));
         k.dev = csv_col(c.csv, COLS("Device_id"));
         k.devtype = csv_col(c.csv, COLS("Device Type"));
+        /* msprof and torch_npu write the PMU metrics after Context ID */
+        for (int i = k.ctx < 0 ? csv_width(c.csv) : k.ctx + 1; i < csv_width(c.csv) && k.n_pmu < 64; i++) {
+            csv_field h = csv_trim(csv_name(c.csv, i));
+            if (!h.n)
+                continue;
+            k.pmu_col[k.n_pmu] = i;
+            if ((k.pmu_name[k.n_pmu++] = intern_text(&c, h.p, h.n)) < 0) {
+                st = err->code;
+                goto done;
+            }
+        }
         break;
     case T_TASK_TIME:
         k = (kcols){.name = -1, .type = -1, .core = -1, .start = -1, .dur = -1, .stop = -1, .stream = -1,

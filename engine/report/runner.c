@@ -51,6 +51,12 @@ typedef struct runner {
      * (borrowed from the specs, which outlive the run) */
     struct built { const metric_table *t; const metrics_options *options; } built[32];
     size_t n_built;
+    /* the current report's pivot (columns named by the data), or pv NULL */
+    sqlite3_stmt *pv;        /* pivot.values, :key bound per row */
+    int pv_key;              /* the statement column holding the row's key */
+    size_t pv_first, pv_n;   /* pivot columns are c[pv_first .. pv_first + pv_n) */
+    sqlite3_value **pv_vals; /* this row's values, by pivot column (owned copies) */
+    const char *pv_missing;
 } runner;
 
 #define STEP_CHUNK 1000
@@ -589,6 +595,134 @@ static int shown(const runner *r, const column *c)
     return !c->hidden && !(c->type == TB_COL_RANK && r->n_ranks < 2);
 }
 
+/* --- pivot: columns named by the data ------------------------------------ */
+
+static void pivot_clear_row(runner *r)
+{
+    for (size_t j = 0; j < r->pv_n && r->pv_vals; j++) {
+        sqlite3_value_free(r->pv_vals[j]);
+        r->pv_vals[j] = NULL;
+    }
+}
+
+/* Looks up the current row's pivot values (pivot.values with :key = the row's key). */
+static tb_status pivot_row(runner *r, sqlite3_stmt *st, const column *c, tb_error *err)
+{
+    pivot_clear_row(r);
+    sqlite3_reset(r->pv);
+    sqlite3_bind_value(r->pv, 1, sqlite3_column_value(st, r->pv_key));
+    int s;
+    while ((s = sqlite3_step(r->pv)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(r->pv, 0);
+        for (size_t j = 0; name && j < r->pv_n; j++)
+            if (!r->pv_vals[j] && !strcmp(name, c[r->pv_first + j].base)) {
+                if (!(r->pv_vals[j] = sqlite3_value_dup(sqlite3_column_value(r->pv, 1))))
+                    return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                break;
+            }
+    }
+    if (s != SQLITE_DONE)
+        return tb_error_set(err, TB_ERR_DB, "pivot values: %s", sandbox_message(&r->sb, r->db));
+    return TB_OK;
+}
+
+/* The cell of pivot column j of the current row (the value as stored; pivot.missing when none). */
+static void pivot_cell(runner *r, size_t j, tb_cell *cell)
+{
+    sqlite3_value *v = r->pv_vals[j];
+    int t = v ? sqlite3_value_type(v) : SQLITE_NULL;
+    if (t == SQLITE_INTEGER) {
+        *cell = (tb_cell){.kind = TB_CELL_INT, .i = sqlite3_value_int64(v)};
+    } else if (t == SQLITE_FLOAT) {
+        *cell = (tb_cell){.kind = TB_CELL_REAL, .d = sqlite3_value_double(v)};
+    } else if (t == SQLITE_TEXT || t == SQLITE_BLOB) {
+        const char *p = (const char *)sqlite3_value_text(v);
+        *cell = (tb_cell){.kind = TB_CELL_TEXT, .s = p ? p : "", .n = p ? (size_t)sqlite3_value_bytes(v) : 0};
+    } else if (r->pv_missing) {
+        *cell = (tb_cell){.kind = TB_CELL_TEXT, .s = r->pv_missing, .n = strlen(r->pv_missing)};
+    } else {
+        *cell = (tb_cell){.kind = TB_CELL_NULL};
+    }
+}
+
+static void pivot_free(runner *r)
+{
+    pivot_clear_row(r);
+    free(r->pv_vals);
+    sqlite3_finalize(r->pv);
+    r->pv = NULL;
+    r->pv_vals = NULL;
+    r->pv_n = 0;
+}
+
+/*
+ * Sets up the report's pivot: its names (pivot.names, one column each, in
+ * order, duplicates once) become plain columns after the SQL's in *c, and
+ * pivot.values is prepared for the rows.
+ */
+static tb_status pivot_open(runner *r, const tb_spec_report *rep, column **c, size_t *nc, const char *what,
+                            tb_error *err)
+{
+    char w[400];
+    r->pv_key = -1;
+    for (size_t i = 0; i < *nc; i++)
+        if (!strcmp((*c)[i].base, rep->pivot_key) || !strcmp((*c)[i].alias, rep->pivot_key))
+            r->pv_key = (int)i;
+    if (r->pv_key < 0)
+        return tb_error_at(err, TB_ERR_USAGE, rep->pos.file, rep->pos.line, rep->pos.column, -1,
+                           "report '%s': pivot key '%s' is not a column of the report", rep->id, rep->pivot_key);
+    sqlite3_stmt *names = NULL;
+    snprintf(w, sizeof w, "%s: pivot names", what);
+    tb_status rc = prepare_one(r, NULL, rep->pivot_names, w, &names, err);
+    if (rc)
+        return rc;
+    r->pv_first = *nc;
+    int s;
+    while (!rc && (s = sqlite3_step(names)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(names, 0);
+        if (!name || !*name)
+            continue;
+        int dup = 0;
+        for (size_t i = r->pv_first; i < *nc && !dup; i++)
+            dup = !strcmp((*c)[i].base, name);
+        if (dup)
+            continue;
+        column *more = realloc(*c, (*nc + 1) * sizeof **c);
+        if (!more) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        *c = more;
+        column *x = &(*c)[*nc];
+        memset(x, 0, sizeof *x);
+        x->alias = strdup(name);
+        x->base = strdup(name);
+        x->header = strdup(name);
+        (*nc)++;
+        if (!x->alias || !x->base || !x->header)
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", w, sandbox_message(&r->sb, r->db));
+    sqlite3_finalize(names);
+    if (rc)
+        return rc;
+    r->pv_n = *nc - r->pv_first;
+    snprintf(w, sizeof w, "%s: pivot values", what);
+    if ((rc = prepare_one(r, NULL, rep->pivot_values, w, &r->pv, err)))
+        return rc;
+    if (sqlite3_bind_parameter_count(r->pv) != 1 || sqlite3_column_count(r->pv) < 2) {
+        sqlite3_finalize(r->pv);
+        r->pv = NULL;
+        return tb_error_at(err, TB_ERR_USAGE, rep->pos.file, rep->pos.line, rep->pos.column, -1,
+                           "report '%s': pivot values must take one parameter (:key) and give name, value", rep->id);
+    }
+    if (!(r->pv_vals = calloc(r->pv_n ? r->pv_n : 1, sizeof *r->pv_vals)))
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    r->pv_missing = rep->pivot_missing;
+    return TB_OK;
+}
+
 static tb_status pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, tb_sink **sinks, size_t ns,
                       const char *what, uint64_t *rows, tb_error *err)
 {
@@ -603,11 +737,17 @@ static tb_status pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, t
     int s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         size_t k = 0;
+        if (r->pv && (rc = pivot_row(r, st, c, err)))
+            goto done;
         for (size_t i = 0; i < nc; i++) {
             if (!shown(r, &c[i]))
                 continue;
             tb_cell *cell = &cells[k++];
             memset(cell, 0, sizeof *cell);
+            if (r->pv && i >= r->pv_first) {
+                pivot_cell(r, i - r->pv_first, cell);
+                continue;
+            }
             int timed = c[i].type == TB_COL_DUR_NS || c[i].type == TB_COL_TS_NS;
             switch (sqlite3_column_type(st, (int)i)) {
             case SQLITE_NULL: cell->kind = TB_CELL_NULL; break;
@@ -895,6 +1035,8 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
         goto done;
     if (rep->n_drop_empty && (rc = drop_empty(r, st, rep, c, nc, what, err)))
         goto done;
+    if (rep->pivot_names && (rc = pivot_open(r, rep, &c, &nc, what, err)))
+        goto done;
 
     unsigned formats = o->formats ? o->formats : rep->outputs ? rep->outputs : spec->outputs ? spec->outputs : TB_OUT_CSV;
     static const unsigned order[] = {TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_CONSOLE};
@@ -920,6 +1062,7 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
 done:
     for (size_t i = 0; i < ns; i++)
         sinks[i]->destroy(sinks[i]);
+    pivot_free(r);
     sqlite3_finalize(st);
     columns_free(c, nc);
     free(wrapped);

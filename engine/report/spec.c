@@ -65,15 +65,16 @@ static const char *const top_keys[] = {"tracebook", "json_process", "params", "m
 static const char *const report_keys[] = {"id",     "title",   "description", "use",   "requires",
                                           "sql",    "sql_file", "params",     "outputs", "sort",
                                           "limit",  "header_units", "columns", "xlsx",  "key",
-                                          "normalize", "regressions", "drop_empty", NULL};
+                                          "normalize", "regressions", "drop_empty", "pivot", NULL};
 static const char *const use_keys[] = {"use",    "id",   "title", "description",  "params",  "outputs",
                                        "sort",   "limit", "header_units", "columns", "xlsx", "requires",
-                                       "key",    "normalize", "regressions", "drop_empty", NULL};
+                                       "key",    "normalize", "regressions", "drop_empty", "pivot", NULL};
 static const char *const rule_keys[] = {"column", "worse", "relative", "absolute", "min_count", "mad", "nights", NULL};
 static const char *const normalize_names[] = {"strip_template_args", "strip_hashes", "strip_trailing_numbers",
                                               NULL}; /* TB_NORM_* bit order */
 static const char *const param_keys[] = {"type", "default", "help", NULL};
 static const char *const column_keys[] = {"header", "format", "width", NULL};
+static const char *const pivot_keys[] = {"key", "names", "values", "missing", NULL};
 static const char *const xlsx_keys[] = {"sheet", "chart", "conditional", NULL};
 static const char *const chart_keys[] = {"type", "categories", "values", NULL};
 static const char *const chart_types[] = {"bar", "stacked_bar", "column", "stacked_column", "line", "pie", NULL};
@@ -337,6 +338,10 @@ static void report_free(tb_spec_report *r)
     for (size_t i = 0; i < r->n_drop_empty; i++)
         free(r->drop_empty[i]);
     free(r->drop_empty);
+    free(r->pivot_key);
+    free(r->pivot_names);
+    free(r->pivot_values);
+    free(r->pivot_missing);
     for (size_t i = 0; i < r->n_rules; i++)
         free(r->rules[i].column);
     free(r->rules);
@@ -712,6 +717,27 @@ static tb_status parse_names(loader *L, const specnode *n, const char *what, cha
             return nomem(L);
         *nv = i + 1;
     }
+    return TB_OK;
+}
+
+/* Parses `pivot:` (columns named by the data): key, names and values required, missing optional. */
+static tb_status parse_pivot(loader *L, const specnode *n, tb_spec_report *r)
+{
+    tb_status st;
+    if ((st = need_map(L, n, "pivot")) || (st = check_keys(L, n, "pivot", pivot_keys)))
+        return st;
+    static const char *const need[] = {"key", "names", "values"};
+    char **dst[] = {&r->pivot_key, &r->pivot_names, &r->pivot_values};
+    for (int i = 0; i < 3; i++) {
+        const specnode_pair *p = specnode_get(n, need[i]);
+        if (!p)
+            return fail_node(L, n, "'pivot' needs '%s'", need[i]);
+        if ((st = get_nonempty(L, p->value, need[i], dst[i])))
+            return st;
+    }
+    const specnode_pair *p = specnode_get(n, "missing");
+    if (p && (st = get_str(L, p->value, "missing", &r->pivot_missing)))
+        return st;
     return TB_OK;
 }
 
@@ -1121,6 +1147,8 @@ static tb_status parse_common(loader *L, const specnode *m, tb_spec_report *r, r
         return st;
     if ((p = specnode_get(m, "xlsx")) && (st = parse_xlsx(L, p->value, r, aux)))
         return st;
+    if ((p = specnode_get(m, "pivot")) && (st = parse_pivot(L, p->value, r)))
+        return st;
     if ((p = specnode_get(m, "drop_empty")) && (st = parse_names(L, p->value, "drop_empty", &r->drop_empty,
                                                                    &r->n_drop_empty)))
         return st;
@@ -1322,6 +1350,11 @@ static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const cha
             if (!(dst->key[dst->n_key] = strdup(src->key[dst->n_key])))
                 return -1;
     }
+    if ((src->pivot_key && !(dst->pivot_key = strdup(src->pivot_key))) ||
+        (src->pivot_names && !(dst->pivot_names = strdup(src->pivot_names))) ||
+        (src->pivot_values && !(dst->pivot_values = strdup(src->pivot_values))) ||
+        (src->pivot_missing && !(dst->pivot_missing = strdup(src->pivot_missing))))
+        return -1;
     if (src->n_drop_empty) {
         if (!(dst->drop_empty = calloc(src->n_drop_empty, sizeof *dst->drop_empty)))
             return -1;

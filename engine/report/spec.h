@@ -97,6 +97,11 @@ struct tb_spec_report {
     size_t n_chart_values;
     tb_spec_cond *conds;     /* xlsx.conditional, in file order */
     size_t n_conds;
+    /* pivot: columns named by the data, after the SQL's: pivot_names lists their
+     * names (one row each, in order); pivot_values, with :key bound to the row's
+     * pivot_key column, gives (name, value) pairs for that row; pivot_missing
+     * is written where a row has no value (NULL: an empty cell) */
+    char *pivot_key, *pivot_names, *pivot_values, *pivot_missing;
     char **drop_empty;       /* base names of columns left out when empty (NULL) in every row */
     size_t n_drop_empty;
     char **key;              /* compare: the key columns' base names (NULL: the default key) */
