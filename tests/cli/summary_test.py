@@ -465,7 +465,30 @@ def merge_one_folder():
     assert n0 * 2 == len(got) and n0 > 0, (n0, len(got))
 
 
-for fn in (two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
+def old_timeline_step_trace():
+    """The real torch_npu timeline of Jan 2024 (one ProfilerStep, the old decimal pid of Ascend
+    Hardware, HostToDevice flows): step_trace_time gives its step, and its Computing and Free
+    agree with the timeline's own Overlap Analysis lanes (summed here from the JSON)."""
+    src = os.path.join(SHARED, "ascend", "torch_npu_timeline")
+    if not os.path.isdir(src):
+        print("skip old_timeline_step_trace: %s absent" % src)
+        return
+    events = json.load(open(os.path.join(src, "trace_view.json")))
+    names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
+    lanes = {}
+    for e in events:
+        if e.get("ph") == "X" and names.get(e["pid"]) == "Overlap Analysis":
+            lanes[e["name"]] = lanes.get(e["name"], Decimal(0)) + Decimal(str(e["dur"]))
+    d = fresh("old_timeline")
+    run("report", "-q", "-dir", src, "--spec", "builtin:step_trace_time", "-o", d)
+    st = rows(os.path.join(d, "step_trace_time.csv"))
+    assert [x["Step"] for x in st] == ["1"], st
+    for col in ("Computing", "Free"):
+        got, want = Decimal(st[0][col]), lanes[col]
+        assert abs(got - want) <= want * Decimal("0.005"), (col, got, want)
+
+
+for fn in (old_timeline_step_trace, two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
            msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data,
            clear_removes_only_the_cache_entry, merge_one_folder):
     case(fn)
