@@ -242,6 +242,12 @@ CREATE TABLE TB_COMM_BANDWIDTH (
     bandwidthGBs NUMERIC, largePacketRatio NUMERIC, opKind TEXT, groupName INTEGER, groupRanks TEXT,
     cluster INTEGER
 );
+-- the Size Distribution of each op and transport: packet size (MB, the key as written),
+-- packets of that size and their transit time
+CREATE TABLE TB_COMM_SIZE_DIST (
+    rankId INTEGER, step TEXT, opKind TEXT, opName INTEGER, groupName INTEGER, transport TEXT,
+    sizeMB TEXT, count INTEGER, timeMs NUMERIC, groupRanks TEXT, cluster INTEGER
+);
 -- one row per op and "src-dst" link of the communication matrix, as written
 CREATE TABLE TB_COMM_MATRIX (
     rankId INTEGER, step TEXT, opKind TEXT, opName INTEGER, groupName INTEGER, srcRank INTEGER, dstRank INTEGER,

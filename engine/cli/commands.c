@@ -304,7 +304,8 @@ const cli_command cli_commands[] = {
      "op_statistic, api_statistic, task_time, communication_statistic, step_trace,\n"
      "npu_mem, npu_module_mem), a torch_npu rank's ASCEND_PROFILER_OUTPUT/<name>.csv\n"
      "(kernel_details, operator_details, step_trace_time, memory_record,\n"
-     "operator_memory, npu_module_mem, op_statistic, api_statistic), with their\n"
+     "operator_memory, npu_module_mem, op_statistic, api_statistic,\n"
+     "communication.json, communication_matrix.json), with their\n"
      "headers; a window's label goes into the names. Each folder gets a README.txt\n"
      "and a tracebook_run.json listing its files. A summary whose tables are empty\n"
      "is skipped with a note. The paths written go to stdout.",

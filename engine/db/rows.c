@@ -89,6 +89,9 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_COMM_BANDWIDTH] = {"TB_COMM_BANDWIDTH",
                           "rankId,step,opName,transport,transitSizeMB,transitTimeMs,bandwidthGBs,largePacketRatio,"
                           "opKind,groupName,groupRanks,cluster", 12, "opName,groupName"},
+    [R_COMM_SIZE_DIST] = {"TB_COMM_SIZE_DIST",
+                          "rankId,step,opKind,opName,groupName,transport,sizeMB,count,timeMs,groupRanks,cluster", 11,
+                          "opName,groupName"},
     [R_COMM_MATRIX] = {"TB_COMM_MATRIX",
                        "rankId,step,opKind,opName,groupName,srcRank,dstRank,transportType,transitSizeMB,"
                        "transitTimeMs,bandwidthGBs,groupRanks,cluster", 13, "opName,groupName"},

@@ -114,6 +114,7 @@ static const table_spec specs[] = {
     {"TB_KERNEL_PMU", R_KERNEL_PMU, -1, ""},
     {"TB_COMM_OP_STAT", R_COMM_OP_STAT, -1, ""},
     {"TB_COMM_BANDWIDTH", R_COMM_BANDWIDTH, -1, ""},
+    {"TB_COMM_SIZE_DIST", R_COMM_SIZE_DIST, -1, ""},
     {"TB_COMM_MATRIX", R_COMM_MATRIX, -1, ""},
     {"TB_COMM_GROUP", R_COMM_GROUP, -1, ""},
     {"TB_CLUSTER_STEP_TRACE_TIME", R_CLUSTER_STEP_TRACE_TIME, -1, ""},

@@ -15,7 +15,8 @@
  *        as exact ns, the ratios as written.
  *     -> TB_COMM_BANDWIDTH, one row per op and transport (RDMA, HCCS, PCIE,
  *        SDMA, SIO, ...): size (MB), time (ms), bandwidth (GB/s) and large
- *        packet ratio as written. Size Distribution is not kept.
+ *        packet ratio as written; its Size Distribution -> TB_COMM_SIZE_DIST
+ *        (size key as written, packets, transit ms).
  *   communication_matrix.json (one per rank)
  *     {"step<N>": {"p2p"|"collective": {"<op>@<group>": {"<src>-<dst>": {
  *         "Transport Type", "Transit Size(MB)", "Transit Time(ms)",
@@ -635,6 +636,21 @@ static int op_stat(ctx *c, op_at *at, json_t *info)
                         str(at->kind), idv(at->group), str(at->ranks), VINT(c->cluster)};
         if (put(c, R_COMM_BANDWIDTH, w))
             return -1;
+        /* {"<size MB>": [packets, transit ms], ...} */
+        json_t *dist = member(tv, NAMES("Size Distribution"));
+        const char *sk;
+        json_t *sv;
+        json_object_foreach(dist, sk, sv) {
+            if (!json_is_array(sv) || json_array_size(sv) != 2) {
+                bad(c, "%s/%s/Communication Bandwidth Info/%s/Size Distribution/%s", at->step, at->key, tk, sk);
+                continue;
+            }
+            tb_val d[11] = {at->rank, str(at->step), str(at->kind), idv(at->name), idv(at->group), str(tk), str(sk),
+                            integer(json_array_get(sv, 0)), real(json_array_get(sv, 1)), str(at->ranks),
+                            VINT(c->cluster)};
+            if (put(c, R_COMM_SIZE_DIST, d))
+                return -1;
+        }
     }
     return 0;
 }

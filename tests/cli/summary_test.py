@@ -340,6 +340,14 @@ def public_data():
     seen = check_headers(folder, r"([a-z_]+?)\.csv")
     assert sorted(seen) == sorted(["kernel_details", "operator_details", "step_trace_time", "memory_record",
                                    "operator_memory", "npu_module_mem", "op_statistic"]), seen
+    # torch_npu's communication.json and communication_matrix.json: the input's, key order and
+    # Total Op Info included, every number equal (times kept to the ns)
+    for name in ("communication.json", "communication_matrix.json"):
+        want = json.load(open(os.path.join(ins[0], "ASCEND_PROFILER_OUTPUT", name)))
+        got = json.load(open(os.path.join(folder, name)))
+        same_json(got, want, name)
+    listing = json.load(open(os.path.join(folder, "tracebook_run.json")))
+    assert listing["communication"]["files"] == ["communication.json", "communication_matrix.json"], listing
     # rows written back equal the rows of the input's own files
     src = os.path.join(ins[0], "ASCEND_PROFILER_OUTPUT")
     for n, key in (("operator_details", "Name"), ("memory_record", "Timestamp(us)"), ("operator_memory", "Name")):
@@ -463,6 +471,22 @@ def merge_one_folder():
     assert sorted({x["Rank ID"] for x in got}) == ["0", "1"], sorted({x["Rank ID"] for x in got})
     n0 = sum(1 for x in got if x["Rank ID"] == "0")
     assert n0 * 2 == len(got) and n0 > 0, (n0, len(got))
+
+
+def same_json(got, want, where):
+    """Equal JSON, keys in the same order; numbers within 1 ns of a ms time (1e-6) relatively."""
+    if isinstance(want, dict):
+        assert isinstance(got, dict) and list(got) == list(want), (where, list(got)[:5], list(want)[:5])
+        for k in want:
+            same_json(got[k], want[k], where + "/" + k)
+    elif isinstance(want, list):
+        assert isinstance(got, list) and len(got) == len(want), (where, got, want)
+        for i, (a, b) in enumerate(zip(got, want)):
+            same_json(a, b, "%s[%d]" % (where, i))
+    elif isinstance(want, (int, float)) and not isinstance(want, bool):
+        assert isinstance(got, (int, float)) and abs(got - want) <= 1e-6 * max(1, abs(want)), (where, got, want)
+    else:
+        assert got == want, (where, got, want)
 
 
 def old_timeline_step_trace():

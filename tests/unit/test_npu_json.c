@@ -158,6 +158,9 @@ static void test_comm_per_rank(void **state)
                         "3|step1|hcom_send__1_0|RDMA|2.5|0.001|2500|1|p2p|111||0\n"
                         "3|step1|hcom_send__1_0|HCCS|0|0|0|0|p2p|111||0\n"
                         "3|step1|hcom_allReduce__2_1|SIO|1.0e-06|0.5|0.002|0|collective|222||0\n");
+    /* the Size Distribution: size key as written, packets, transit ms */
+    assert_string_equal(rows(db, "SELECT rankId, step, opKind, transport, sizeMB, count, timeMs FROM TB_COMM_SIZE_DIST"),
+                        "3|step1|p2p|RDMA|2.5|1|0.001\n");
     /* a link key that is not SRC-DST keeps its row, ranks NULL */
     assert_string_equal(rows(db, matrix_sql),
                         "3|step1|p2p|hcom_send__1_0|111|3|4|RDMA|2.5|0.001|2500||0\n"
@@ -165,9 +168,9 @@ static void test_comm_per_rank(void **state)
                         "3|step1|collective|hcom_allReduce__2_1|222|||HCCS|||||0\n");
     /* bookkeeping: one rank (from profiler_info_3.json), counts in "other tables" */
     assert_string_equal(rows(db, "SELECT kind, rowsRead FROM TB_SOURCE WHERE kind <> 'ignored' ORDER BY id"),
-                        "comm json|6\ncomm json|3\n");
+                        "comm json|7\ncomm json|3\n");
     assert_string_equal(rows(db, "SELECT dest, events FROM TB_LOAD_COUNT ORDER BY sourceId"),
-                        "other tables|6\nother tables|3\n");
+                        "other tables|7\nother tables|3\n");
     assert_string_equal(rows(db, "SELECT rankId FROM TB_RANK"), "3\n");
     /* profiler_info_3.json is not a trace: listed as ignored */
     assert_int_equal(q1(db, "SELECT count(*) FROM TB_SOURCE WHERE kind = 'ignored'"
