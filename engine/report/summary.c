@@ -849,8 +849,15 @@ done:
 static tb_status write_comm(const tb_summary_options *opt, const rank_place *p, const char *label, json_t *files,
                             sum_state *ss, tb_error *err)
 {
-    if (opt->window.set && opt->window.model_id != 4294967295LL)
+    if (opt->window.set && opt->window.model_id != 4294967295LL) {
+        if (opt->note) {
+            char msg[200];
+            snprintf(msg, sizeof msg, "rank %" PRId64 ": communication.json and communication_matrix.json skipped: "
+                     "their steps are not graph iterations", p->rank);
+            opt->note(opt->ctx, msg);
+        }
         return TB_OK;
+    }
     sqlite3 *db = NULL;
     if (sqlite3_open_v2(opt->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         tb_status st = tb_error_at(err, TB_ERR_DB, opt->db_path, 0, 0, -1, "cannot open the DB: %s",
@@ -865,6 +872,13 @@ static tb_status write_comm(const tb_summary_options *opt, const rank_place *p, 
         size_t ops = 0;
         if ((st = comm_text(db, p->rank, &opt->window, matrix, &b, &ops, err)) || !ops) {
             free(b.p);
+            if (!st && opt->note) {
+                char msg[200];
+                snprintf(msg, sizeof msg, "rank %" PRId64 ": %s skipped: the data has no %s rows%s", p->rank,
+                         matrix ? "communication_matrix.json" : "communication.json",
+                         matrix ? "TB_COMM_MATRIX" : "TB_COMM_OP_STAT", opt->window.set ? " in the window" : "");
+                opt->note(opt->ctx, msg);
+            }
             continue;
         }
         char path[4600];
