@@ -24,6 +24,17 @@ static void free_list(char **v, size_t n)
     free(v);
 }
 
+/* --keep N (N >= 1) into *keep (0 when not given). -1 when fine, else the exit code of the usage error. */
+static int parse_keep(const cli_args *a, int64_t *keep)
+{
+    int rc;
+    if (a->n[OPT_KEEP] && (rc = cli_count(a, OPT_KEEP, keep)) >= 0)
+        return rc;
+    if (a->n[OPT_KEEP] && *keep < 1)
+        return cli_usage_error(a->cmd, "--keep %lld: keep at least 1 night", (long long)*keep);
+    return -1;
+}
+
 int cli_cmd_history_add(cli_args *a)
 {
     const char *history = cli_value(a, OPT_HISTORY);
@@ -41,10 +52,8 @@ int cli_cmd_history_add(cli_args *a)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
     int64_t keep = 0;
     int rc;
-    if (a->n[OPT_KEEP] && (rc = cli_count(a, OPT_KEEP, &keep)) >= 0)
+    if ((rc = parse_keep(a, &keep)) >= 0)
         return rc;
-    if (a->n[OPT_KEEP] && keep < 1)
-        return cli_usage_error(a->cmd, "--keep %lld: keep at least 1 night", (long long)keep);
     cli_args ra = *a;
     const char *dummy[1] = {"."};
     if (run_dir) {
@@ -223,10 +232,8 @@ int cli_cmd_history_remove(cli_args *a)
         return cli_usage_error(a->cmd, "nothing to remove: give --label L (repeatable) or --keep N");
     int64_t keep = 0;
     int rc;
-    if (a->n[OPT_KEEP] && (rc = cli_count(a, OPT_KEEP, &keep)) >= 0)
+    if ((rc = parse_keep(a, &keep)) >= 0)
         return rc;
-    if (a->n[OPT_KEEP] && keep < 1)
-        return cli_usage_error(a->cmd, "--keep %lld: keep at least 1 night", (long long)keep);
     tb_error err;
     tb_error_clear(&err);
     size_t removed = 0;

@@ -536,6 +536,27 @@ static int step_wanted(const tb_window *w, const char *step)
     return k >= w->iteration_id && k < w->iteration_id + n;
 }
 
+/* The rows of q (size key, packets, transit ms: prepared and bound) as the
+ * members of a Size Distribution object, then the object and its
+ * transport's closed. */
+static void size_dist(jbuf *b, sqlite3_stmt *q)
+{
+    int m = 1;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        jb_key(b, 7, &m, (const char *)sqlite3_column_text(q, 0));
+        jb_str(b, "[");
+        jb_num(b, q, 1, 0);
+        jb_str(b, ", ");
+        jb_num(b, q, 2, 0);
+        jb_str(b, "]");
+    }
+    if (!m)
+        jb_indent(b, 6);
+    jb_str(b, "}");
+    jb_indent(b, 5);
+    jb_str(b, "}");
+}
+
 /* round(x, 4), as torch_npu rounds its ratios and bandwidths */
 static double round4(double x)
 {
@@ -654,20 +675,7 @@ static void comm_total(jbuf *b, sqlite3 *db, int64_t rank, const char *step, con
             sqlite3_bind_text(d, 2, step, -1, SQLITE_TRANSIENT);
             sqlite3_bind_text(d, 3, kind, -1, SQLITE_TRANSIENT);
             sqlite3_bind_text(d, 4, tr ? tr : "", -1, SQLITE_TRANSIENT);
-            int m = 1;
-            while (sqlite3_step(d) == SQLITE_ROW) {
-                jb_key(b, 7, &m, (const char *)sqlite3_column_text(d, 0));
-                jb_str(b, "[");
-                jb_num(b, d, 1, 0);
-                jb_str(b, ", ");
-                jb_num(b, d, 2, 0);
-                jb_str(b, "]");
-            }
-            if (!m)
-                jb_indent(b, 6);
-            jb_str(b, "}");
-            jb_indent(b, 5);
-            jb_str(b, "}");
+            size_dist(b, d);
         }
     }
     sqlite3_finalize(q);
@@ -801,20 +809,7 @@ static tb_status comm_text(sqlite3 *db, int64_t rank, const tb_window *w, int ma
             sqlite3_bind_value(dist, 4, sqlite3_column_value(q, 11));
             sqlite3_bind_value(dist, 5, sqlite3_column_value(q, 12));
             sqlite3_bind_text(dist, 6, tr ? tr : "", -1, SQLITE_TRANSIENT);
-            int m = 1;
-            while (sqlite3_step(dist) == SQLITE_ROW) {
-                jb_key(b, 7, &m, (const char *)sqlite3_column_text(dist, 0));
-                jb_str(b, "[");
-                jb_num(b, dist, 1, 0);
-                jb_str(b, ", ");
-                jb_num(b, dist, 2, 0);
-                jb_str(b, "]");
-            }
-            if (!m)
-                jb_indent(b, 6);
-            jb_str(b, "}");
-            jb_indent(b, 5);
-            jb_str(b, "}");
+            size_dist(b, dist);
         }
         if (!h)
             jb_indent(b, 4);
