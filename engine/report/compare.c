@@ -706,7 +706,12 @@ static tb_status write_summary(sqlite3 *db, xlsx_book *book, const char *csv_pat
     size_t n = 0;
     sqlite3_stmt *q = NULL;
     tb_status st = TB_OK;
-    if (book && !(st = xlsx_sheet_sink(book, &(xlsx_sheet_options){.name = "Summary", .key = "compare:summary"},
+    /* a bar per regression and improvement: its ratio, new / base */
+    static const char *const ratio[] = {"Ratio"};
+    if (book && !(st = xlsx_sheet_sink(book,
+                                       &(xlsx_sheet_options){.name = "Summary", .key = "compare:summary",
+                                                             .chart = {.kind = XLSX_CHART_BAR, .categories = "Key",
+                                                                       .values = ratio, .n_values = 1}},
                                        &s[n], err)))
         n++;
     if (!st && csv_path && !(st = csv_sink_create(csv_path, NULL, &s[n], err)))

@@ -389,7 +389,8 @@ def workbooks():
     assert r.returncode == 0, r.stderr
     WORKBOOKS.append((os.path.join(c, "compare.xlsx"),
                       {"Summary": os.path.join(c, "compare_summary.csv"),
-                       "Top kernels by total time": os.path.join(c, "top_kernels_compare.csv")}, {},
+                       "Top kernels by total time": os.path.join(c, "top_kernels_compare.csv")},
+                      {"Summary": ["BarChart"]},
                       {"Top kernels by total time"}))
     return WORKBOOKS
 
