@@ -54,6 +54,8 @@ typedef enum cli_opt_id {
     OPT_FAIL_ON_REGRESSION,
     OPT_BASE_ITERATION_ID,
     OPT_NEW_ITERATION_ID,
+    OPT_SHARD,
+    OPT_KEEP_GOING,
     OPT_COUNT
 } cli_opt_id;
 
@@ -188,6 +190,9 @@ void cli_run_finish(cli_run *r);
 /* With --fail-on-warning and warnings given: says so on stderr and returns
  * TB_EXIT_WARNING; else returns rc. what names them ("the load", "the run"). */
 int cli_fail_on_warning(const cli_args *a, uint64_t warnings, const char *what, int rc);
+/* --shard I/N of export db (I from 0). Sets 0/0 when not given. Returns -1
+ * when fine, else the exit code of the usage error reported. */
+int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count);
 /* Creates the missing directories above path (its last component is not created). */
 void cli_make_parents(const char *path);
 /* Creates the missing directories of path, path itself included. */

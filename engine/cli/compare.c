@@ -11,6 +11,7 @@
  * TB_EXIT_REGRESSION (8) once every file is written.
  */
 #define _XOPEN_SOURCE 700 /* realpath */
+#include <dirent.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,6 +32,27 @@ static tb_status load_spec(const char *arg, tb_spec **out, cli_run *run, tb_erro
     return tb_spec_load(arg, out, cli_on_warn, run, err);
 }
 
+/* A folder of shard DBs (export db --shard): its tracebook_run.json records
+ * the shards, and the shards themselves are the run to read. */
+static int is_shard_folder(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int found = 0;
+    while (!found && (de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (strncmp(de->d_name, "shard_", 6) != 0 || n < 4 || strcmp(de->d_name + n - 3, ".db") != 0)
+            continue;
+        char db[PATH_MAX];
+        snprintf(db, sizeof db, "%s/%s", path, de->d_name);
+        found = tb_db_is_shard(db);
+    }
+    closedir(d);
+    return found;
+}
+
 /* A folder holding tracebook_run.json: an earlier run's output. */
 static int is_run_folder(const char *path)
 {
@@ -39,7 +61,7 @@ static int is_run_folder(const char *path)
     if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return 0;
     snprintf(meta, sizeof meta, "%s/tracebook_run.json", path);
-    return stat(meta, &sb) == 0 && S_ISREG(sb.st_mode);
+    return stat(meta, &sb) == 0 && S_ISREG(sb.st_mode) && !is_shard_folder(path);
 }
 
 /* One side's inputs as report would take them (an earlier run's folder

@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 /* How a destination column is filled from the source row. */
-enum col_kind { K_PLAIN, K_STRING, K_TIME, K_GTID, K_OPID, K_RANK };
+enum col_kind { K_PLAIN, K_STRING, K_TIME, K_GTID, K_OPID, K_RANK, K_OVERLAP };
 
 /* Which source table fills which row table; string-id columns are those
  * rows.c names for the row table. */
@@ -130,7 +130,7 @@ static const table_spec specs[] = {
  * TB_SOURCE_ENUM; sqlite_* tables are SQLite's. */
 static const char *const known_tables[] = {
     "STRING_IDS", "SESSION_TIME_INFO", "META_DATA", "RANK_DEVICE_MAP", "TB_SOURCE", "TB_LOAD_COUNT",
-    "TB_WARNING", "TB_RANK", NULL,
+    "TB_WARNING", "TB_RANK", "TB_SHARD", "TB_SHARD_RANK", "TB_SHARDS", NULL,
 };
 
 static const char *const time_cols[] = {"startNs", "endNs", "timestampNs", "timestamp", "allocationTime",
@@ -265,6 +265,7 @@ typedef struct ctx {
     import_result *res;
     idmap strings;
     int64_t gtid_base, op_base, max_gtid, max_op;
+    int64_t overlap_base;  /* a shard's group: added to its OVERLAP_ANALYSIS ids */
     tb_error *err;
     const char *path;
     const db_ranks *ranks; /* several ranks, or NULL */
@@ -276,6 +277,9 @@ typedef struct ctx {
  * the row names none, or one the DB does not list). */
 static int64_t row_rank(const ctx *c, sqlite3_stmt *q, int col)
 {
+    /* a shard's group: its ranks in a row from the group's first */
+    if (c->opt->part && !c->opt->part->cluster && sqlite3_column_type(q, col) != SQLITE_NULL)
+        return c->opt->rank + (sqlite3_column_int64(q, col) - c->opt->part->rank_lo);
     if (!c->ranks || sqlite3_column_type(q, col) == SQLITE_NULL)
         return c->opt->rank;
     int64_t id = sqlite3_column_int64(q, col);
@@ -295,8 +299,14 @@ static int64_t row_rank(const ctx *c, sqlite3_stmt *q, int col)
 static tb_status import_strings(ctx *c, sqlite3 *db)
 {
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(db, "SELECT id, value FROM STRING_IDS", -1, &q, NULL) != SQLITE_OK)
+    /* a shard's group: the strings interned until it was in, in their order,
+     * so that STRING_IDS comes out as in a load of all the raw inputs */
+    if (sqlite3_prepare_v2(db, c->opt->part ? "SELECT id, value FROM STRING_IDS WHERE id < ? ORDER BY id"
+                                            : "SELECT id, value FROM STRING_IDS",
+                           -1, &q, NULL) != SQLITE_OK)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read STRING_IDS: %s", sqlite3_errmsg(db));
+    if (c->opt->part)
+        sqlite3_bind_int64(q, 1, c->opt->part->strings_end);
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *v = (const char *)sqlite3_column_text(q, 1);
@@ -444,6 +454,8 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
             kinds[i] = K_GTID;
         else if (!strcmp(name, "opId"))
             kinds[i] = K_OPID;
+        else if (c->opt->part && sp->row == R_OVERLAP_ANALYSIS && !strcmp(name, "id"))
+            kinds[i] = K_OVERLAP;
         else
             for (const char *const *t = time_cols; *t; t++)
                 if (!strcmp(*t, name))
@@ -458,8 +470,20 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
             o += (size_t)snprintf(sql + o, sizeof sql - o, "%s\"%s\"", i ? ", " : "", srcname);
         name = comma ? comma + 1 : name + strlen(name);
     }
-    snprintf(sql + o, sizeof sql - o, " FROM \"%s\"", sp->src);
-    note_dropped_columns(c, db, sp->src, used, nused);
+    o += (size_t)snprintf(sql + o, sizeof sql - o, " FROM \"%s\"", sp->src);
+    if (c->opt->part) {
+        /* one group of a shard DB: its own rows (the shard indexes rankId) */
+        const shard_part *pt = c->opt->part;
+        if (!has_column(db, sp->src, "rankId"))
+            return TB_OK;
+        if (pt->cluster)
+            snprintf(sql + o, sizeof sql - o, " WHERE rankId IS NULL ORDER BY rowid");
+        else
+            snprintf(sql + o, sizeof sql - o, " WHERE rankId BETWEEN %lld AND %lld ORDER BY rowid",
+                     (long long)pt->rank_lo, (long long)pt->rank_hi);
+    } else {
+        note_dropped_columns(c, db, sp->src, used, nused);
+    }
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read table %s: %s", sp->src,
@@ -490,6 +514,8 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
                 if (x > *mx)
                     *mx = x;
                 v[i] = VINT(x + (kinds[i] == K_GTID ? c->gtid_base : c->op_base));
+            } else if (kinds[i] == K_OVERLAP && t == SQLITE_INTEGER) {
+                v[i] = VINT(sqlite3_column_int64(q, i) + c->overlap_base);
             } else if (t == SQLITE_INTEGER) {
                 v[i] = VINT(sqlite3_column_int64(q, i));
             } else if (t == SQLITE_FLOAT) {
@@ -895,6 +921,29 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     }
     if (c.ranks && (st = setup_ranks(&c, s.db)) != TB_OK)
         goto done;
+    if (opt->part) {
+        /* one group of a shard DB: its ids move by as much as the group's
+         * first ids differ from the load's counters, and the counters advance
+         * by what the shard's load drew for it, unused ids included, so every
+         * id comes out as in a load of all the raw inputs at once */
+        const shard_part *pt = opt->part;
+        c.gtid_base = ids->next_task - pt->task_first;
+        c.op_base = ids->next_op - pt->op_first;
+        c.overlap_base = ids->next_overlap - pt->overlap_first;
+        if ((st = import_strings(&c, s.db)) != TB_OK)
+            goto done;
+        for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+            if (!sqlite_input_has_table(s.db, specs[i].src))
+                continue;
+            if ((st = import_table(&c, s.db, &specs[i])) != TB_OK)
+                goto done;
+        }
+        ids->next_task += pt->task_used;
+        ids->next_op += pt->op_used;
+        ids->next_overlap += pt->overlap_used;
+        snprintf(res->kind, sizeof res->kind, "shard db");
+        goto done;
+    }
     /* the DB's ids continue the load's counters from its own smallest id: a
      * DB tracebook wrote (ids from 1) keeps them when it loads first, so
      * merged DBs hold the ids a load of all their raw inputs at once gives */

@@ -1,0 +1,225 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# scale_test.py - scale-out: `export db --shard I/N` and runs over the shards
+# (docs/scale-out.md), and the same under mpirun when the build has MPI.
+#
+# A cluster of 64 generated ranks (tools/gen, --kind ascend, sizes that
+# differ per rank) is loaded once whole and once as N shard DBs; report (every
+# built-in, csv, json and xlsx), export summary, export timeline, info and
+# compare over the shards must give the files of the single run byte for byte
+# (tracebook_run.json aside, which names what was given; info's first line
+# names the DB; compare.xlsx holds the wall-clock time of its making and the
+# cached DBs' names, so its parts are compared without docProps/core.xml and
+# with the DB names masked). N = 4 over the 64 ranks, and
+# N = 3 over 2 ranks, where one shard holds no rank. Then: the `processes`
+# lists, a missing shard (exit 6 naming it, or --keep-going), bad --shard
+# values (exit 2), a bad rank file (exit 3 naming it, no shard written).
+#
+# usage: scale_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR
+# Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
+# line; exits 0 when all pass, 1 otherwise.
+import filecmp
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import traceback
+import zipfile
+
+TB, GEN, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+RANKS = 64
+
+
+def run(*args, env=None):
+    return subprocess.run([TB, *args], capture_output=True, text=True, env=env)
+
+
+def gen_cluster(path, ranks, events=150, step=9):
+    os.makedirs(path, exist_ok=True)
+    for r in range(ranks):
+        # sizes differ, so the assignment by size is exercised
+        p = subprocess.run([GEN, "--kind", "ascend", "--events", str(events + step * ((r * 37) % ranks)),
+                            "--seed", str(100 + r), "--ranks", "8", "--rank", str(r % 8),
+                            "-o", os.path.join(path, "r%03d.json" % r)], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+
+
+def spec(path):
+    names = [line.split()[0] for line in run("reports").stdout.splitlines() if line.strip()]
+    with open(path, "w") as f:
+        f.write("tracebook: 1\nreports:\n" + "".join("  - use: %s\n" % n for n in names))
+    return path
+
+
+def shard(cluster, shards, n, extra=()):
+    for i in range(n):
+        r = run("export", "db", "-dir", cluster, "--shard", "%d/%d" % (i, n), "-o", shards, "-q", *extra)
+        assert r.returncode == 0, (i, r.returncode, r.stderr)
+        assert r.stdout == os.path.join(shards, "shard_%d_of_%d.db" % (i, n)) + "\n", r.stdout
+
+
+def xlsx_parts(path):
+    # compare's Summary sheet names each side's DB: the cached DB of what was given
+    with zipfile.ZipFile(path) as z:
+        return {n: re.sub(rb"cache/tracebook/[0-9a-f]+\.db", b"DB", z.read(n))
+                for n in z.namelist() if n != "docProps/core.xml"}
+
+
+def same_tree(a, b, skip=("tracebook_run.json",)):
+    """Every file of a is in b with the same bytes, and b has no other file."""
+    fa, fb = [], []
+    for root, lst in ((a, fa), (b, fb)):
+        for d, _, files in os.walk(root):
+            for f in files:
+                if f not in skip:
+                    lst.append(os.path.relpath(os.path.join(d, f), root))
+    assert sorted(fa) == sorted(fb), (sorted(set(fa) ^ set(fb)))
+    assert fa, "no files in " + a
+    for f in fa:
+        x, y = os.path.join(a, f), os.path.join(b, f)
+        if f.endswith("compare.xlsx"):
+            assert xlsx_parts(x) == xlsx_parts(y), f
+        else:
+            assert filecmp.cmp(x, y, shallow=False), f
+
+
+def outputs(inputs, out, spec_path):
+    """Runs report, export summary, export timeline, info and compare over inputs into out."""
+    r = run("report", "-dir", inputs, "--spec", spec_path, "--format", "csv,json,xlsx", "-o",
+            os.path.join(out, "report"), "-q")
+    assert r.returncode == 0, r.stderr
+    r = run("export", "summary", "-dir", inputs, "-o", os.path.join(out, "summary"), "-q")
+    assert r.returncode == 0, r.stderr
+    r = run("export", "timeline", "-dir", inputs, "-o", os.path.join(out, "timeline"), "-q")
+    assert r.returncode == 0, r.stderr
+    r = run("info", "-dir", inputs, "-q")
+    assert r.returncode == 0, r.stderr
+    os.makedirs(os.path.join(out, "info"))
+    with open(os.path.join(out, "info", "info.txt"), "w") as f:
+        f.write(r.stdout.split("\n", 1)[1])  # the first line names the DB
+    r = run("compare", "-base", inputs, "-new", inputs, "--spec", spec_path, "-o", os.path.join(out, "compare"),
+            "-q")
+    assert r.returncode == 0, r.stderr
+
+
+def meta(path):
+    with open(os.path.join(path, "tracebook_run.json")) as f:
+        return json.load(f)
+
+
+def case_shards_4_identical():
+    shards = os.path.join(OUT, "shards4")
+    shard(CLUSTER, shards, 4)
+    outputs(shards, os.path.join(OUT, "sharded4"), SPEC)
+    same_tree(os.path.join(OUT, "single"), os.path.join(OUT, "sharded4"))
+    # the shard export's record: one entry per shard, every rank once, largest parts first
+    m = meta(shards)
+    assert [p["shard"] for p in m["processes"]] == [0, 1, 2, 3], m
+    ranks = sorted(r for p in m["processes"] for r in p["ranks"])
+    assert ranks == list(range(RANKS)), ranks
+    for p in m["processes"]:
+        assert p["input_bytes"] > 0 and p["peak_rss_bytes"] > 0 and p["wall_seconds"] >= 0, p
+    sizes = [p["input_bytes"] for p in m["processes"]]
+    assert max(sizes) - min(sizes) <= max(os.path.getsize(os.path.join(CLUSTER, f)) for f in os.listdir(CLUSTER))
+    # the run over the shards names them, with the final rank ids
+    rm = meta(os.path.join(OUT, "sharded4", "report"))
+    assert [(p["shard"], p["status"]) for p in rm["processes"]] == [(i, "merged") for i in range(4)], rm
+    assert sorted(r for p in rm["processes"] for r in p["ranks"]) == list(range(RANKS))
+
+
+def case_empty_shard():
+    small = os.path.join(OUT, "small")
+    gen_cluster(small, 2)
+    shards = os.path.join(OUT, "shards3")
+    shard(small, shards, 3)
+    m = meta(shards)
+    assert [len(p["ranks"]) for p in m["processes"]] == [1, 1, 0], m
+    outputs(small, os.path.join(OUT, "small_single"), SPEC)
+    outputs(shards, os.path.join(OUT, "small_sharded"), SPEC)
+    same_tree(os.path.join(OUT, "small_single"), os.path.join(OUT, "small_sharded"))
+
+
+def case_missing_shard():
+    shards = os.path.join(OUT, "partial")
+    os.makedirs(shards)
+    for i in (0, 1, 3):
+        shutil.copy(os.path.join(OUT, "shards4", "shard_%d_of_4.db" % i), shards)
+    out = os.path.join(OUT, "missing")
+    r = run("report", "-dir", shards, "--spec", SPEC, "-o", out)
+    assert r.returncode == 6, (r.returncode, r.stderr)
+    assert r.stderr == ("tracebook: error: %s: shard 2 of 4 missing (shard_2_of_4.db): the merge needs every part,"
+                        " or --keep-going to leave its ranks out\n" % shards), r.stderr
+    assert not os.path.exists(out), os.listdir(out)
+    r = run("report", "-dir", shards, "--spec", SPEC, "-o", out, "--keep-going", "-q")
+    assert r.returncode == 0, r.stderr
+    m = meta(out)
+    assert [(p["shard"], p["status"]) for p in m["processes"]] == [(0, "merged"), (1, "merged"), (2, "missing"),
+                                                                   (3, "merged")], m["processes"]
+    assert any("shard 2 of 4 missing" in w["message"] for w in m["warnings"]["load"]), m["warnings"]
+    # without --keep-going again, the cached merge is not taken for a whole one
+    r = run("report", "-dir", shards, "--spec", SPEC, "-o", os.path.join(OUT, "missing2"))
+    assert r.returncode == 6 and not os.path.exists(os.path.join(OUT, "missing2")), r.stderr
+
+
+def case_bad_shard_values():
+    for bad, why in (("4/4", "I must be below N (parts are numbered 0 to 3)"),
+                     ("1/0", "N must be 1 to 1000000"),
+                     ("x/4", "expected I/N, part I (0 to N-1) of N"),
+                     ("-1/4", "expected I/N, part I (0 to N-1) of N"),
+                     ("1/4/2", "expected I/N, part I (0 to N-1) of N")):
+        out = os.path.join(OUT, "bad")
+        r = run("export", "db", "-dir", CLUSTER, "--shard", bad, "-o", out)
+        assert r.returncode == 2, (bad, r.returncode)
+        assert r.stderr.startswith("tracebook: error: --shard '%s': %s\n" % (bad, why)), r.stderr
+        assert not os.path.exists(out)
+
+
+def case_bad_rank():
+    cl = os.path.join(OUT, "badcluster")
+    gen_cluster(cl, 4)
+    bad = os.path.join(cl, "r002.json")
+    with open(bad, "r+") as f:
+        f.seek(200)
+        f.write("}}}")
+    shards = os.path.join(OUT, "badshards")
+    failed = 0
+    for i in range(2):
+        r = run("export", "db", "-dir", cl, "--shard", "%d/2" % i, "-o", shards, "-q")
+        target = os.path.join(shards, "shard_%d_of_2.db" % i)
+        if r.returncode:
+            failed += 1
+            assert r.returncode == 3, (r.returncode, r.stderr)
+            assert r.stderr.startswith("tracebook: error: %s:" % bad), r.stderr
+            assert not os.path.exists(target)
+        else:
+            assert os.path.exists(target)
+    assert failed == 1, failed
+    leftovers = [f for f in os.listdir(shards) if "tmp" in f or "pending" in f]
+    assert not leftovers, leftovers
+
+
+if __name__ == "__main__":
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    os.environ["XDG_CACHE_HOME"] = os.path.join(OUT, "cache")
+    CLUSTER = os.path.join(OUT, "cluster")
+    gen_cluster(CLUSTER, RANKS)
+    SPEC = spec(os.path.join(OUT, "all.yaml"))
+    outputs(CLUSTER, os.path.join(OUT, "single"), SPEC)
+    passed = failed = 0
+    for name, fn in list(globals().items()):
+        if not name.startswith("case_"):
+            continue
+        try:
+            fn()
+            print("ok", name)
+            passed += 1
+        except Exception:
+            print("FAIL", name)
+            traceback.print_exc()
+            failed += 1
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
