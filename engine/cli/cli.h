@@ -204,7 +204,8 @@ cli_progress *cli_progress_for(int quiet);
 void cli_default_dir(const char *input, char *out, size_t n);
 
 /* The DB of the -dir inputs: a DB tracebook wrote as it is (*reused = 2), else
- * the cached load (*reused 1 when reused, 0 when loaded now). */
+ * the cached load (*reused 1 when reused, 0 when loaded now); under mpirun,
+ * the merge of the processes' parts (*reused = 3; other processes do not return). */
 tb_status cli_obtain_db(const cli_args *a, cli_run *run, char *path, size_t n, int *reused, tb_error *err);
 
 /* The window, unit and budget options report, query and print share. */
@@ -218,6 +219,29 @@ typedef struct cli_run_opts {
  * reads a DB (the options it does not take stay at their defaults). Returns
  * -1 when fine, else the exit code of the usage error reported. */
 int cli_parse_run_opts(const cli_args *a, cli_run_opts *r);
+
+/* mpi.c: `mpirun -n P tracebook ...` (docs/scale-out.md). Without MPI in
+ * the build, or without mpirun, these keep one process. */
+/* Starts MPI for a command that loads, when launched by mpirun. Returns the
+ * number of processes (1: as always). a: the parsed command line (borrowed
+ * until cli_mpi_finish). */
+int cli_mpi_start(const cli_command *cmd, const cli_args *a);
+int cli_mpi_size(void);
+int cli_mpi_rank(void);
+/*
+ * One round: every process loads its part of inputs into a shard in a
+ * private folder whose name goes to dir (process 0). On process 0 it
+ * returns TB_OK, or the error of the first process that failed (its
+ * process and file named; with --keep-going, failed parts are warned about
+ * and left out). Other processes never return: they serve the rounds of
+ * process 0 until it finishes, then exit with its code.
+ */
+tb_status cli_mpi_shards(const cli_args *a, const char *const *inputs, size_t n, cli_run *run, char *dir,
+                         size_t cap, tb_error *err);
+/* Process 0: the path of the merged DB in the current round's folder. */
+void cli_mpi_merged_path(char *out, size_t cap);
+/* Ends the run on every process with process 0's code rc (the round's folder removed). Returns rc. */
+int cli_mpi_finish(int rc);
 
 /* The handlers. */
 int cli_cmd_export_db(cli_args *a);

@@ -357,6 +357,8 @@ const cli_env cli_envs[] = {
     {"XDG_CACHE_HOME", "where info, report and query keep the DBs they load (XDG_CACHE_HOME/tracebook, else "
                        "~/.cache/tracebook)"},
     {"TMPDIR", "where the private copy of a DB input with a -wal file goes (default /tmp)"},
+    {"TRACEBOOK_MPI_DIR", "under mpirun: where the processes put their shards, a folder every process sees under the "
+                          "same path (default: the cache folder)"},
 };
 const size_t cli_n_envs = N(cli_envs);
 

@@ -167,10 +167,19 @@ int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count)
     return -1;
 }
 
+/* Under mpirun: the folder of the shards the processes loaded, which process
+ * 0 merges instead of reading the inputs (mpi.c). */
+static char mpi_shards[PATH_MAX];
+
 static tb_status run_load(const cli_args *a, cli_run *run, const char *out, tb_error *err)
 {
     tb_load_options o = load_options(a, run);
     o.output = out;
+    const char *merge[1] = {mpi_shards};
+    if (mpi_shards[0]) {
+        o.inputs = merge;
+        o.n_inputs = 1;
+    }
     if (cli_parse_shard(a, &o.shard_index, &o.shard_count) != -1)
         return tb_error_set(err, TB_ERR_USAGE, "bad --shard"); /* checked before */
     tb_load_result r;
@@ -234,12 +243,23 @@ int cli_cmd_export_db(cli_args *a)
     int urc = cli_parse_shard(a, &shard_index, &shard_count);
     if (urc != -1)
         return urc;
+    if (shard_count && cli_mpi_size() > 1)
+        return cli_usage_error(a->cmd, "--shard under mpirun: the processes are the parts already");
     cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
     tb_error err;
     tb_error_clear(&err);
     char dir[PATH_MAX], final[PATH_MAX + 128], pending[PATH_MAX + 64];
     int rc;
     final[0] = 0;
+    if (cli_mpi_size() > 1) {
+        /* each process loads its part; process 0 merges them into the output */
+        tb_status st = cli_mpi_shards(a, a->v[OPT_DIR], a->n[OPT_DIR], &run, mpi_shards, sizeof mpi_shards, &err);
+        if (st != TB_OK) {
+            cli_print_error(&err);
+            cli_progress_destroy(run.progress);
+            return tb_exit_code(st);
+        }
+    }
     if (output && !strcmp(output, "-")) {
         rc = tb_exit_code(export_to_stdout(a, &run, &err));
     } else if (output && !is_dir(output) && !ends_with(output, "/") && !(shard_count && !ends_with(output, ".db"))) {
@@ -305,6 +325,24 @@ tb_status cli_obtain_db(const cli_args *a, cli_run *run, char *path, size_t n, i
 {
     const char *const *in = a->v[OPT_DIR];
     *reused = 0;
+    if (cli_mpi_size() > 1) {
+        /* the processes load their parts; process 0 merges them into a DB of
+         * the round's own, removed at the end (not cached) */
+        char dir[PATH_MAX];
+        tb_status st = cli_mpi_shards(a, in, a->n[OPT_DIR], run, dir, sizeof dir, err);
+        if (st != TB_OK)
+            return st;
+        const char *merge[1] = {dir};
+        tb_load_options o = load_options(a, run);
+        o.inputs = merge;
+        o.n_inputs = 1;
+        cli_mpi_merged_path(path, n);
+        o.output = path;
+        st = tb_load(&o, NULL, err);
+        cli_progress_clear(run->progress);
+        *reused = 3;
+        return st;
+    }
     /* a shard DB alone is a part of a load: merged (with its ranks' own ids) like a folder of them */
     if (a->n[OPT_DIR] == 1 && ends_with(in[0], ".db") && tb_db_is_own(in[0]) && !tb_db_is_shard(in[0])) {
         snprintf(path, n, "%s", in[0]);
@@ -339,7 +377,9 @@ int cli_cmd_info(cli_args *a)
             k += (size_t)snprintf(title + k, sizeof title - k, "%s%s", i ? " " : "", in[i]);
         if (k < sizeof title)
             snprintf(title + k, sizeof title - k, " (DB %s, %s)", path,
-                     reused ? "reused: inputs unchanged" : "loaded now");
+                     reused == 3 ? "loaded now by the MPI processes"
+                     : reused  ? "reused: inputs unchanged"
+                               : "loaded now");
         st = tb_info_write(path, title, stdout, &err);
     }
     if (st != TB_OK)

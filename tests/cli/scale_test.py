@@ -16,7 +16,15 @@
 # lists, a missing shard (exit 6 naming it, or --keep-going), bad --shard
 # values (exit 2), a bad rank file (exit 3 naming it, no shard written).
 #
-# usage: scale_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR
+# With --mpi yes|no (the build has MPI or not), the MPI cases instead: the
+# same commands under `mpirun --allow-run-as-root --oversubscribe -n 4` give
+# the files of the single run; a bad rank file fails the run naming the
+# process and the file (exit 3) with no output, or is left out with
+# --keep-going; a process killed by SIGKILL (the TRACEBOOK_TEST_MPI_KILL
+# hook) fails the run with no output and no temporary file left. Skips
+# (exit 77) when the build has no MPI.
+#
+# usage: scale_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR [--mpi yes|no]
 # Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
 # line; exits 0 when all pass, 1 otherwise.
 import filecmp
@@ -24,17 +32,20 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import traceback
 import zipfile
 
 TB, GEN, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+MPI = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--mpi" else None
 RANKS = 64
+LAUNCH = []  # the mpirun words before the command, in the MPI cases
 
 
 def run(*args, env=None):
-    return subprocess.run([TB, *args], capture_output=True, text=True, env=env)
+    return subprocess.run([*LAUNCH, TB, *args], capture_output=True, text=True, env=env)
 
 
 def gen_cluster(path, ranks, events=150, step=9):
@@ -64,7 +75,7 @@ def shard(cluster, shards, n, extra=()):
 def xlsx_parts(path):
     # compare's Summary sheet names each side's DB: the cached DB of what was given
     with zipfile.ZipFile(path) as z:
-        return {n: re.sub(rb"cache/tracebook/[0-9a-f]+\.db", b"DB", z.read(n))
+        return {n: re.sub(rb"cache/tracebook/[^<]*?\.db", b"DB", z.read(n))
                 for n in z.namelist() if n != "docProps/core.xml"}
 
 
@@ -201,6 +212,77 @@ def case_bad_rank():
     assert not leftovers, leftovers
 
 
+def same_db(a, b):
+    """Every table of a holds the rows of b's, in the same order (b may add TB_SHARDS)."""
+    ca, cb = sqlite3.connect(a), sqlite3.connect(b)
+    ta = {r[0] for r in ca.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tb = {r[0] for r in cb.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tb - ta == {"TB_SHARDS"}, tb ^ ta
+    for t in sorted(ta):
+        q = 'SELECT * FROM "%s" ORDER BY rowid' % t
+        assert ca.execute(q).fetchall() == cb.execute(q).fetchall(), t
+
+
+def mpi_left():
+    """The processes' folders left in the cache folder (none once a run ends)."""
+    return [f for f in os.listdir(os.path.join(OUT, "cache", "tracebook")) if f.startswith("mpi-")]
+
+
+def mpi_case_identical():
+    outputs(CLUSTER, os.path.join(OUT, "mpi4"), SPEC)
+    same_tree(os.path.join(OUT, "single"), os.path.join(OUT, "mpi4"))
+    m = meta(os.path.join(OUT, "mpi4", "report"))
+    assert [(p["shard"], p["of"], p["status"]) for p in m["processes"]] == [(i, 4, "merged") for i in range(4)], m
+    assert sorted(r for p in m["processes"] for r in p["ranks"]) == list(range(RANKS))
+    assert m["inputs"] == [CLUSTER], m["inputs"]
+    # export db: process 0 writes the DB a single process writes (with TB_SHARDS)
+    db = os.path.join(OUT, "mpi4", "all.db")
+    r = run("export", "db", "-dir", CLUSTER, "-o", db, "-q")
+    assert r.returncode == 0 and r.stdout == db + "\n", (r.returncode, r.stdout, r.stderr)
+    same_db(SINGLE_DB, db)
+    assert not mpi_left(), "the processes' folders are removed"
+
+
+def mpi_case_bad_rank():
+    cl = os.path.join(OUT, "mpibad")
+    shutil.copytree(CLUSTER, cl)
+    bad = os.path.join(cl, "r017.json")
+    with open(bad, "r+") as f:
+        f.seek(300)
+        f.write("}}}")
+    out = os.path.join(OUT, "mpibad-out")
+    r = run("report", "-dir", cl, "--spec", SPEC, "-o", out, "-q")
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    first = r.stderr.splitlines()[0]
+    assert re.match(r"tracebook: error: %s:\d+:\d+: process \d of 4: malformed JSON" % re.escape(bad), first), first
+    assert not os.path.exists(out)
+    assert not mpi_left(), mpi_left()
+    r = run("report", "-dir", cl, "--spec", SPEC, "-o", out, "--keep-going")
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert re.search(r"tracebook: warning: %s:\d+:\d+: process \d of 4: malformed JSON.*its part is left out"
+                     r" \(--keep-going\)" % re.escape(bad), r.stderr), r.stderr
+    m = meta(out)
+    assert [p["status"] for p in m["processes"]].count("missing") == 1, m["processes"]
+
+
+def mpi_case_killed():
+    out = os.path.join(OUT, "mpikill")
+    env = dict(os.environ, TRACEBOOK_TEST_MPI_KILL="2")
+    launch = LAUNCH[:1] + ["-x", "TRACEBOOK_TEST_MPI_KILL"] + LAUNCH[1:]
+    r = subprocess.run([*launch, TB, "report", "-dir", CLUSTER, "--spec", SPEC, "-o", out, "-q"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode != 0, r.returncode
+    assert "exited on signal 9" in r.stderr, r.stderr
+    assert not os.path.exists(out)
+    # what the processes had in their folder goes with them when mpirun ends
+    # them with SIGTERM; when it has to kill them, the next run of this host
+    # removes the folder of the dead run
+    r = run("info", "-dir", CLUSTER, "-q")
+    assert r.returncode == 0, r.stderr
+    left = [os.path.join(d, f) for d in mpi_left() for f in os.listdir(os.path.join(OUT, "cache", "tracebook", d))]
+    assert not left, left
+
+
 if __name__ == "__main__":
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
@@ -209,9 +291,19 @@ if __name__ == "__main__":
     gen_cluster(CLUSTER, RANKS)
     SPEC = spec(os.path.join(OUT, "all.yaml"))
     outputs(CLUSTER, os.path.join(OUT, "single"), SPEC)
+    SINGLE_DB = os.path.join(OUT, "single.db")
+    r = run("export", "db", "-dir", CLUSTER, "-o", SINGLE_DB, "-q")
+    assert r.returncode == 0, r.stderr
+    prefix = "case_"
+    if MPI is not None:
+        if MPI != "yes" or not shutil.which("mpirun"):
+            print("skip: this build has no MPI" if MPI != "yes" else "skip: no mpirun")
+            sys.exit(77)
+        prefix = "mpi_case_"
+        LAUNCH = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "4"]
     passed = failed = 0
     for name, fn in list(globals().items()):
-        if not name.startswith("case_"):
+        if not name.startswith(prefix):
             continue
         try:
             fn()
