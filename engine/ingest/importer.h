@@ -34,6 +34,7 @@ typedef struct shard_part {
     int64_t rank_lo, rank_hi; /* its rankIds in the shard */
     int64_t task_first, task_used, op_first, op_used, overlap_first, overlap_used;
     int64_t strings_end;
+    const char *tables;    /* ",TASK,CANN_API,": the tables that hold rows of it */
     int64_t gid;           /* TB_SOURCE id of its first file */
     size_t index;          /* its place among the groups of the sharded load */
 } shard_part;

@@ -152,7 +152,8 @@ static const char shard_schema[] =
     "CREATE TABLE TB_SHARD_GROUP (groupIndex INTEGER, rankLo INTEGER, rankHi INTEGER, cluster INTEGER,"
     " bytes INTEGER, taskFirst INTEGER, taskUsed INTEGER, opFirst INTEGER, opUsed INTEGER,"
     " overlapFirst INTEGER, overlapUsed INTEGER, stringsEnd INTEGER, sourceId INTEGER);"
-    "CREATE TABLE TB_SHARD_RANK (rankId INTEGER, claim INTEGER);";
+    "CREATE TABLE TB_SHARD_RANK (rankId INTEGER, claim INTEGER);"
+    "CREATE TABLE TB_SHARD_TABLE (rankId INTEGER, tableName TEXT);";
 
 tb_status load_shards_write(dbw *w, const tb_load_options *opt, const unit *units, size_t nunits,
                             const int64_t *claim, const shard_run *sr, tb_error *err)
@@ -240,11 +241,15 @@ tb_status load_shards_write(dbw *w, const tb_load_options *opt, const unit *unit
                            " WHERE m.type = 'table' AND c.name = 'rankId' AND m.name NOT GLOB 'TB_SHARD*'",
                            -1, &q, NULL) != SQLITE_OK)
         goto dberr;
-    char sql[64][256];
+    char sql[128][256];
     int nt = 0;
-    while (nt < 64 && sqlite3_step(q) == SQLITE_ROW) {
+    /* and which tables hold rows of each rank (NULL: the cluster-level rows),
+     * so that the merge asks only those */
+    while (nt < 128 && sqlite3_step(q) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(q, 0);
         snprintf(sql[nt++], sizeof sql[0], "CREATE INDEX \"TB_SHARD_%.80s_rank\" ON \"%.80s\"(rankId)", t, t);
+        snprintf(sql[nt++], sizeof sql[0], "INSERT INTO TB_SHARD_TABLE SELECT DISTINCT rankId, '%.80s' FROM \"%.80s\"",
+                 t, t);
     }
     sqlite3_finalize(q);
     q = NULL;
@@ -280,6 +285,8 @@ void load_shards_plan_free(shard_plan *plan)
     for (unsigned i = 0; plan->shards && i < plan->count; i++)
         free(plan->shards[i]);
     free(plan->shards);
+    for (size_t k = 0; plan->parts && k < plan->nparts; k++)
+        free((char *)plan->parts[k].tables);
     free(plan->parts);
     free(plan->claim);
     free(plan->missing);
@@ -331,6 +338,7 @@ static tb_status read_groups(sqlite3 *db, const char *path, shard_plan *plan, si
                              int64_t nranks_all, tb_error *err)
 {
     sqlite3_stmt *q;
+    size_t first = plan->nparts;
     if (sqlite3_prepare_v2(db,
                            "SELECT groupIndex, rankLo, rankHi, cluster, taskFirst, taskUsed, opFirst, opUsed,"
                            " overlapFirst, overlapUsed, stringsEnd, sourceId FROM TB_SHARD_GROUP ORDER BY rowid",
@@ -348,6 +356,7 @@ static tb_status read_groups(sqlite3 *db, const char *path, shard_plan *plan, si
             *cap = nc;
         }
         shard_part *p = &plan->parts[plan->nparts++];
+        memset(p, 0, sizeof *p);
         p->path = path;
         p->index = (size_t)sqlite3_column_int64(q, 0);
         p->cluster = sqlite3_column_int(q, 3);
@@ -366,6 +375,25 @@ static tb_status read_groups(sqlite3 *db, const char *path, shard_plan *plan, si
             return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "TB_SHARD_GROUP: ranks %lld-%lld out of range",
                                (long long)p->rank_lo, (long long)p->rank_hi);
         }
+    }
+    sqlite3_finalize(q);
+    /* the tables that hold each group's rows, as ",T1,T2," (owned by the plan) */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT ',' || group_concat(DISTINCT tableName) || ',' FROM TB_SHARD_TABLE"
+                           " WHERE (?1 = 1 AND rankId IS NULL) OR rankId BETWEEN ?2 AND ?3",
+                           -1, &q, NULL) != SQLITE_OK)
+        return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "cannot read TB_SHARD_TABLE: %s", sqlite3_errmsg(db));
+    for (size_t k = first; k < plan->nparts; k++) {
+        shard_part *p = &plan->parts[k];
+        sqlite3_bind_int(q, 1, p->cluster);
+        sqlite3_bind_int64(q, 2, p->cluster ? 1 : p->rank_lo);
+        sqlite3_bind_int64(q, 3, p->cluster ? 0 : p->rank_hi);
+        const char *t = sqlite3_step(q) == SQLITE_ROW ? (const char *)sqlite3_column_text(q, 0) : NULL;
+        if (!(p->tables = strdup(t ? t : ","))) {
+            sqlite3_finalize(q);
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        }
+        sqlite3_reset(q);
     }
     sqlite3_finalize(q);
     if (sqlite3_prepare_v2(db, "SELECT rankId, claim FROM TB_SHARD_RANK", -1, &q, NULL) != SQLITE_OK)

@@ -130,7 +130,7 @@ static const table_spec specs[] = {
  * TB_SOURCE_ENUM; sqlite_* tables are SQLite's. */
 static const char *const known_tables[] = {
     "STRING_IDS", "SESSION_TIME_INFO", "META_DATA", "RANK_DEVICE_MAP", "TB_SOURCE", "TB_LOAD_COUNT",
-    "TB_WARNING", "TB_RANK", "TB_SHARD", "TB_SHARD_RANK", "TB_SHARDS", NULL,
+    "TB_WARNING", "TB_RANK", "TB_SHARD", "TB_SHARD_GROUP", "TB_SHARD_RANK", "TB_SHARD_TABLE", "TB_SHARDS", NULL,
 };
 
 static const char *const time_cols[] = {"startNs", "endNs", "timestampNs", "timestamp", "allocationTime",
@@ -427,6 +427,25 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         c->res->events += (uint64_t)n;
         return TB_OK;
     }
+    if (c->opt->part) {
+        /* one group of a shard DB: most tables hold no row of it, and asking
+         * its rankId index is much cheaper than reading the table's columns */
+        const shard_part *pt = c->opt->part;
+        char probe[256];
+        if (pt->cluster)
+            snprintf(probe, sizeof probe, "SELECT 1 FROM \"%s\" WHERE rankId IS NULL LIMIT 1", sp->src);
+        else
+            snprintf(probe, sizeof probe, "SELECT 1 FROM \"%s\" WHERE rankId BETWEEN %lld AND %lld LIMIT 1", sp->src,
+                     (long long)pt->rank_lo, (long long)pt->rank_hi);
+        sqlite3_stmt *q;
+        int any = 0;
+        if (sqlite3_prepare_v2(db, probe, -1, &q, NULL) == SQLITE_OK) {
+            any = sqlite3_step(q) == SQLITE_ROW;
+            sqlite3_finalize(q);
+        }
+        if (!any)
+            return TB_OK; /* no rows of the group, or no rankId column */
+    }
     int ncols = rt->ncols;
     char used[ROW_MAX_COLS][128]; /* the source columns read */
     int nused = 0;
@@ -442,7 +461,9 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         if (comma)
             *comma = 0;
         char srcname[128];
-        int present = src_column(db, sp, name, srcname, sizeof srcname);
+        /* a shard DB has tracebook's own schema: every destination column, by its name */
+        int present = c->opt->part ? (snprintf(srcname, sizeof srcname, "%s", name), 1)
+                                   : src_column(db, sp, name, srcname, sizeof srcname);
         if (present && nused < ROW_MAX_COLS)
             snprintf(used[nused++], sizeof used[0], "%s", srcname);
         kinds[i] = K_PLAIN;
@@ -472,10 +493,9 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
     }
     o += (size_t)snprintf(sql + o, sizeof sql - o, " FROM \"%s\"", sp->src);
     if (c->opt->part) {
-        /* one group of a shard DB: its own rows (the shard indexes rankId) */
+        /* one group of a shard DB: its own rows (the shard indexes rankId;
+         * the probe above found some, so the table has the column) */
         const shard_part *pt = c->opt->part;
-        if (!has_column(db, sp->src, "rankId"))
-            return TB_OK;
         if (pt->cluster)
             snprintf(sql + o, sizeof sql - o, " WHERE rankId IS NULL ORDER BY rowid");
         else
@@ -933,7 +953,10 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
         if ((st = import_strings(&c, s.db)) != TB_OK)
             goto done;
         for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-            if (!sqlite_input_has_table(s.db, specs[i].src))
+            /* the shard lists the tables that hold the group's rows: no query for the others */
+            char key[80];
+            snprintf(key, sizeof key, ",%s,", specs[i].src);
+            if (pt->tables ? !strstr(pt->tables, key) : !sqlite_input_has_table(s.db, specs[i].src))
                 continue;
             if ((st = import_table(&c, s.db, &specs[i])) != TB_OK)
                 goto done;
