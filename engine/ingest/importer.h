@@ -33,7 +33,7 @@ typedef struct shard_part {
     int cluster;           /* the cluster-level rows (rankId NULL) */
     int64_t rank_lo, rank_hi; /* its rankIds in the shard */
     int64_t task_first, task_used, op_first, op_used, overlap_first, overlap_used;
-    int64_t strings_end;
+    int64_t strings_start, strings_end; /* the STRING_IDS ids its shard met first in it */
     const char *tables;    /* ",TASK,CANN_API,": the tables that hold rows of it */
     int64_t gid;           /* TB_SOURCE id of its first file */
     size_t index;          /* its place among the groups of the sharded load */

@@ -489,6 +489,11 @@ tb_status load_shards_plan(const tb_load_options *opt, src_info **srcp, size_t *
         load_warnf(wl, "%s %s of %u missing: %s left out (--keep-going)", nmiss == 1 ? "shard" : "shards", list,
                    plan->count, nmiss == 1 ? "its ranks are" : "their ranks are");
     }
+    /* a group's own strings start where the previous group of its shard's end
+     * (the parts are still in each shard's order here) */
+    for (size_t k = 0; k < plan->nparts; k++)
+        plan->parts[k].strings_start =
+            k > 0 && plan->parts[k - 1].path == plan->parts[k].path ? plan->parts[k - 1].strings_end : 1;
     qsort(plan->parts, plan->nparts, sizeof *plan->parts, by_group);
     for (size_t k = 1; k < plan->nparts; k++)
         if (plan->parts[k].index == plan->parts[k - 1].index) {

@@ -264,6 +264,7 @@ typedef struct ctx {
     const import_opts *opt;
     import_result *res;
     idmap strings;
+    sqlite3_stmt *string_by_id; /* a shard's group: the value of an earlier group's string */
     int64_t gtid_base, op_base, max_gtid, max_op;
     int64_t overlap_base;  /* a shard's group: added to its OVERLAP_ANALYSIS ids */
     tb_error *err;
@@ -299,14 +300,18 @@ static int64_t row_rank(const ctx *c, sqlite3_stmt *q, int col)
 static tb_status import_strings(ctx *c, sqlite3 *db)
 {
     sqlite3_stmt *q;
-    /* a shard's group: the strings interned until it was in, in their order,
-     * so that STRING_IDS comes out as in a load of all the raw inputs */
-    if (sqlite3_prepare_v2(db, c->opt->part ? "SELECT id, value FROM STRING_IDS WHERE id < ? ORDER BY id"
+    /* a shard's group: the strings its shard met first in it, in their
+     * order, so that STRING_IDS comes out as in a load of all the raw
+     * inputs; those of the shard's earlier groups, which the merge interned
+     * already, are looked up when a row names them (string_by_id) */
+    if (sqlite3_prepare_v2(db, c->opt->part ? "SELECT id, value FROM STRING_IDS WHERE id >= ? AND id < ? ORDER BY id"
                                             : "SELECT id, value FROM STRING_IDS",
                            -1, &q, NULL) != SQLITE_OK)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read STRING_IDS: %s", sqlite3_errmsg(db));
-    if (c->opt->part)
-        sqlite3_bind_int64(q, 1, c->opt->part->strings_end);
+    if (c->opt->part) {
+        sqlite3_bind_int64(q, 1, c->opt->part->strings_start);
+        sqlite3_bind_int64(q, 2, c->opt->part->strings_end);
+    }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *v = (const char *)sqlite3_column_text(q, 1);
@@ -325,6 +330,26 @@ static tb_status import_strings(ctx *c, sqlite3 *db)
     if (rc != SQLITE_DONE)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read STRING_IDS: %s", sqlite3_errmsg(db));
     return TB_OK;
+}
+
+/* A shard's group: our id of the string its shard interned as sid for an
+ * earlier group (interned again by value: the merge has it already, so its
+ * id is the one the load of all the raw inputs gives). -1 when the shard
+ * has no such string, -2 when out of memory. */
+static int64_t earlier_string(ctx *c, int64_t sid)
+{
+    sqlite3_stmt *q = c->string_by_id;
+    int64_t id = -1;
+    sqlite3_bind_int64(q, 1, sid);
+    if (sqlite3_step(q) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(q, 0);
+        size_t n = (size_t)sqlite3_column_bytes(q, 0);
+        id = c->sink->intern(c->sink->ctx, v ? v : "", v ? n : 0);
+        if (id >= 0 && idmap_put(&c->strings, sid, id))
+            id = -2;
+    }
+    sqlite3_reset(q);
+    return id;
 }
 
 /* Rows of the table, for the "skipped: better source" count. */
@@ -527,7 +552,15 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
             }
             if (kinds[i] == K_STRING) {
                 int64_t nid;
-                v[i] = idmap_get(&c->strings, sqlite3_column_int64(q, i), &nid) ? VINT(nid) : VNULL;
+                int64_t sid = sqlite3_column_int64(q, i);
+                if (idmap_get(&c->strings, sid, &nid))
+                    v[i] = VINT(nid);
+                else if (c->string_by_id && (nid = earlier_string(c, sid)) >= 0)
+                    v[i] = VINT(nid);
+                else if (c->string_by_id && nid == -2)
+                    return tb_error_set(c->err, TB_ERR_NOMEM, "cannot intern the strings of %s", c->path);
+                else
+                    v[i] = VNULL;
             } else if (kinds[i] == K_GTID || kinds[i] == K_OPID) {
                 int64_t x = sqlite3_column_int64(q, i);
                 int64_t *mx = kinds[i] == K_GTID ? &c->max_gtid : &c->max_op;
@@ -950,6 +983,11 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
         c.gtid_base = ids->next_task - pt->task_first;
         c.op_base = ids->next_op - pt->op_first;
         c.overlap_base = ids->next_overlap - pt->overlap_first;
+        if (sqlite3_prepare_v2(s.db, "SELECT value FROM STRING_IDS WHERE id = ?", -1, &c.string_by_id, NULL) !=
+            SQLITE_OK) {
+            st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "cannot read STRING_IDS: %s", sqlite3_errmsg(s.db));
+            goto done;
+        }
         if ((st = import_strings(&c, s.db)) != TB_OK)
             goto done;
         for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
@@ -1014,6 +1052,7 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     ids->next_op += used_op >= 0 ? used_op : c.max_op - min_op + 1;
     source_facts(&c, s.db);
 done:
+    sqlite3_finalize(c.string_by_id);
     free(c.keys);
     idmap_free(&c.strings);
     sqlite_input_close(&s);
