@@ -256,15 +256,14 @@ static void serve(const cli_args *a, cli_run *run)
             _exit(m.rc);
         }
         char *buf = malloc((size_t)m.inputs_len + 1);
-        char dummy = 0;
-        bcast(buf ? buf : &dummy, buf ? m.inputs_len : 0);
+        if (!buf) /* the broadcast needs room on every process */
+            MPI_Abort(MPI_COMM_WORLD, TB_EXIT_FAILURE);
+        bcast(buf, m.inputs_len);
         tb_error err;
         tb_error_clear(&err);
         const char **in = NULL;
         size_t n = 0;
-        if (!buf) {
-            tb_error_set(&err, TB_ERR_NOMEM, "out of memory");
-        } else {
+        {
             for (int i = 0; i < m.inputs_len; i += (int)strlen(buf + i) + 1)
                 n++;
             in = calloc(n ? n : 1, sizeof *in);
@@ -358,7 +357,7 @@ tb_status cli_mpi_shards(const cli_args *a, const char *const *inputs, size_t n,
         if (all[k].code == TB_OK)
             continue;
         char msg[sizeof all[k].message];
-        snprintf(msg, sizeof msg, "process %d of %d: %s", k, size, all[k].message);
+        snprintf(msg, sizeof msg, "process %d of %d: %.470s", k, size, all[k].message);
         if (m.keep_going) {
             /* as the error would have named it: FILE:LINE:COL */
             char where[sizeof all[k].file + 48] = "";

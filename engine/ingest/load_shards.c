@@ -471,7 +471,7 @@ tb_status load_shards_plan(const tb_load_options *opt, src_info **srcp, size_t *
                 *slash = 0;
             else
                 snprintf(dir, sizeof dir, ".");
-            char name[64];
+            char name[sizeof list + 32];
             if (nmiss == 1)
                 snprintf(name, sizeof name, "shard_%s_of_%u.db", list, plan->count);
             else

@@ -487,7 +487,7 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
             *comma = 0;
         char srcname[128];
         /* a shard DB has tracebook's own schema: every destination column, by its name */
-        int present = c->opt->part ? (snprintf(srcname, sizeof srcname, "%s", name), 1)
+        int present = c->opt->part ? (snprintf(srcname, sizeof srcname, "%.127s", name), 1)
                                    : src_column(db, sp, name, srcname, sizeof srcname);
         if (present && nused < ROW_MAX_COLS)
             snprintf(used[nused++], sizeof used[0], "%s", srcname);
