@@ -36,6 +36,7 @@ typedef struct shard_part {
     int64_t strings_start, strings_end; /* the STRING_IDS ids its shard met first in it */
     const char *tables;    /* ",TASK,CANN_API,": the tables that hold rows of it */
     int64_t gid;           /* TB_SOURCE id of its first file */
+    const char *first;     /* that file's path (for the merge's warnings), or NULL */
     size_t index;          /* its place among the groups of the sharded load */
 } shard_part;
 

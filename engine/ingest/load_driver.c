@@ -184,6 +184,11 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     sr.nsrc_all = nsrc;
 
     /* shard DBs alone: merged in the order of the load they are parts of */
+    if (opt->shard_count && load_shards_all(src, nsrc)) {
+        st = tb_error_at(err, TB_ERR_USAGE, src[0].path, 0, 0, -1,
+                         "the inputs are shard DBs already: --shard splits the raw inputs");
+        goto fail;
+    }
     if (!opt->shard_count && load_shards_all(src, nsrc)) {
         merging = 1;
         if ((st = load_shards_plan(opt, &src, &nsrc, &units, &nunits, &nranks, &plan, &wl, err)) != TB_OK)
@@ -327,7 +332,7 @@ planned:
     else
         st = load_books_write(w, src, nsrc, sr.nsrc_all, units, nunits, final, ignored, n_ignored, opt, &ids, err);
     if (st == TB_OK && opt->shard_count)
-        st = load_shards_write(w, opt, units, nunits, claim, &sr, err);
+        st = load_shards_write(w, opt, src, units, nunits, claim, &sr, err);
     if (st != TB_OK || (st = load_books_warnings(w, &wl, err)) != TB_OK)
         goto fail;
     res->seconds_post = dbw_now() - t_post;

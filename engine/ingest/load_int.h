@@ -112,7 +112,7 @@ tb_status load_shards_select(const tb_load_options *opt, src_info *src, size_t *
                              size_t nranks, shard_run *sr, tb_error *err);
 /* Writes TB_SHARD and TB_SHARD_RANK of a shard DB (claim[p]: what rank p names, -1 nothing),
  * and the rankId indexes the merge reads each group through. */
-tb_status load_shards_write(dbw *w, const tb_load_options *opt, const unit *units, size_t nunits,
+tb_status load_shards_write(dbw *w, const tb_load_options *opt, const src_info *src, const unit *units, size_t nunits,
                             const int64_t *claim, const shard_run *sr, tb_error *err);
 
 /* A merge of shard DBs: the groups of all shards in their global order. */

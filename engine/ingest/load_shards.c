@@ -155,7 +155,7 @@ static const char shard_schema[] =
     "CREATE TABLE TB_SHARD_RANK (rankId INTEGER, claim INTEGER);"
     "CREATE TABLE TB_SHARD_TABLE (rankId INTEGER, tableName TEXT);";
 
-tb_status load_shards_write(dbw *w, const tb_load_options *opt, const unit *units, size_t nunits,
+tb_status load_shards_write(dbw *w, const tb_load_options *opt, const src_info *src, const unit *units, size_t nunits,
                             const int64_t *claim, const shard_run *sr, tb_error *err)
 {
     sqlite3 *db = dbw_db(w);
@@ -182,7 +182,7 @@ tb_status load_shards_write(dbw *w, const tb_load_options *opt, const unit *unit
                        g->id_start.next_task, g->id_end.next_task - g->id_start.next_task,
                        g->id_start.next_op, g->id_end.next_op - g->id_start.next_op,
                        g->id_start.next_overlap, g->id_end.next_overlap - g->id_start.next_overlap,
-                       g->strings_end, (int64_t)g->index};
+                       g->strings_end, g->n ? src[g->first].gid : 0};
         for (int k = 0; k < 13; k++)
             sqlite3_bind_int64(sg, k + 1, v[k]);
         if (g->cluster) {
@@ -285,8 +285,10 @@ void load_shards_plan_free(shard_plan *plan)
     for (unsigned i = 0; plan->shards && i < plan->count; i++)
         free(plan->shards[i]);
     free(plan->shards);
-    for (size_t k = 0; plan->parts && k < plan->nparts; k++)
+    for (size_t k = 0; plan->parts && k < plan->nparts; k++) {
         free((char *)plan->parts[k].tables);
+        free((char *)plan->parts[k].first);
+    }
     free(plan->parts);
     free(plan->claim);
     free(plan->missing);
@@ -341,7 +343,9 @@ static tb_status read_groups(sqlite3 *db, const char *path, shard_plan *plan, si
     size_t first = plan->nparts;
     if (sqlite3_prepare_v2(db,
                            "SELECT groupIndex, rankLo, rankHi, cluster, taskFirst, taskUsed, opFirst, opUsed,"
-                           " overlapFirst, overlapUsed, stringsEnd, sourceId FROM TB_SHARD_GROUP ORDER BY rowid",
+                           " overlapFirst, overlapUsed, stringsEnd, sourceId,"
+                           " (SELECT path FROM TB_SOURCE s WHERE s.id = g.sourceId)"
+                           " FROM TB_SHARD_GROUP g ORDER BY rowid",
                            -1, &q, NULL) != SQLITE_OK)
         return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "cannot read TB_SHARD_GROUP: %s", sqlite3_errmsg(db));
     while (sqlite3_step(q) == SQLITE_ROW) {
@@ -370,6 +374,11 @@ static tb_status read_groups(sqlite3 *db, const char *path, shard_plan *plan, si
         p->overlap_used = sqlite3_column_int64(q, 9);
         p->strings_end = sqlite3_column_int64(q, 10);
         p->gid = sqlite3_column_int64(q, 11);
+        const char *first_path = (const char *)sqlite3_column_text(q, 12);
+        if (first_path && !(p->first = strdup(first_path))) {
+            sqlite3_finalize(q);
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        }
         if (!p->cluster && (p->rank_lo < 0 || p->rank_hi < p->rank_lo || p->rank_hi >= nranks_all)) {
             sqlite3_finalize(q);
             return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "TB_SHARD_GROUP: ranks %lld-%lld out of range",
@@ -502,14 +511,32 @@ tb_status load_shards_plan(const tb_load_options *opt, src_info **srcp, size_t *
             goto fail;
         }
     /* the ranks' own ids replace the numbers in input order only when every
-     * rank of the load names one and no two the same, as in a single load */
-    int named = !nmiss;
-    for (int64_t r = 0; r < first.ranks && named; r++) {
+     * rank of the load names one and no two the same, as in a single load,
+     * which also warns, once, about the first two that name the same */
+    int named = !nmiss, clash = 0;
+    for (int64_t r = 0; r < first.ranks; r++) {
         if (claims[r] < 0)
             named = 0;
-        for (int64_t q = 0; q < r && named; q++)
-            if (claims[q] == claims[r])
-                named = 0;
+        for (int64_t q = 0; q < r && !clash; q++) {
+            if (claims[r] < 0 || claims[q] != claims[r])
+                continue;
+            clash = 1;
+            named = 0;
+            const shard_part *pq = NULL, *pr = NULL;
+            for (size_t k = 0; k < plan->nparts; k++) {
+                const shard_part *p = &plan->parts[k];
+                if (!p->cluster && q >= p->rank_lo && q <= p->rank_hi)
+                    pq = p;
+                if (!p->cluster && r >= p->rank_lo && r <= p->rank_hi)
+                    pr = p;
+            }
+            if (pq && pr && pq->first && pr->first) {
+                char msg[2048];
+                snprintf(msg, sizeof msg, "%s and %s both name rank %lld: ranks are numbered in input order",
+                         pq->first, pr->first, (long long)claims[r]);
+                load_warn_src(wl, msg, pr->gid);
+            }
+        }
     }
     size_t total = 0;
     for (size_t k = 0; k < plan->nparts; k++)

@@ -35,6 +35,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import time
 import traceback
 import zipfile
 
@@ -163,6 +164,31 @@ def case_empty_shard():
     same_tree(os.path.join(OUT, "small_single"), os.path.join(OUT, "small_sharded"))
 
 
+def case_rank_clash():
+    # Kineto traces that name their rank: two name rank 0, so every rank keeps
+    # its number in input order, and the load warns once, as a single load does
+    cl = os.path.join(OUT, "clash")
+    os.makedirs(cl)
+    for r, named in enumerate((0, 1, 2, 0)):
+        p = subprocess.run([GEN, "--kind", "kineto", "--events", str(600 + 50 * r), "--seed", str(r), "--ranks", "4",
+                            "--rank", str(named), "-o", os.path.join(cl, "k%d.json" % r)], capture_output=True)
+        assert p.returncode == 0
+    shards = os.path.join(OUT, "clash-shards")
+    shard(cl, shards, 2)
+    outs = []
+    for name, inputs in (("clash-single", cl), ("clash-sharded", shards)):
+        out = os.path.join(OUT, name)
+        r = run("report", "-dir", inputs, "--spec", SPEC, "--format", "csv,json,xlsx", "-o", out, "-q")
+        assert r.returncode == 0, r.stderr
+        outs.append(out)
+    same_tree(*outs)
+    warned = [meta(o)["warnings"]["load"] for o in outs]
+    assert warned[0] == warned[1] and len(warned[0]) == 1, warned
+    assert "both name rank 0: ranks are numbered in input order" in warned[0][0]["message"], warned
+    r = run("export", "db", "-dir", shards, "--shard", "0/2", "-o", os.path.join(OUT, "reshard"))
+    assert r.returncode == 2 and "the inputs are shard DBs already" in r.stderr, (r.returncode, r.stderr)
+
+
 def case_missing_shard():
     shards = os.path.join(OUT, "partial")
     os.makedirs(shards)
@@ -287,9 +313,15 @@ def mpi_case_killed():
     # what the processes had in their folder goes with them when mpirun ends
     # them with SIGTERM; when it has to kill them, the next run of this host
     # removes the folder of the dead run
-    r = run("info", "-dir", CLUSTER, "-q")
-    assert r.returncode == 0, r.stderr
-    left = [os.path.join(d, f) for d in mpi_left() for f in os.listdir(os.path.join(OUT, "cache", "tracebook", d))]
+    # (a process mpirun ended may take a moment to be gone: its folder is
+    # removed by the first run that finds it gone)
+    for _ in range(5):
+        r = run("info", "-dir", CLUSTER, "-q")
+        assert r.returncode == 0, r.stderr
+        left = [os.path.join(d, f) for d in mpi_left() for f in os.listdir(os.path.join(OUT, "cache", "tracebook", d))]
+        if not left:
+            break
+        time.sleep(1)
     assert not left, left
 
 
