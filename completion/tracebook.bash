@@ -70,8 +70,11 @@ _tracebook()
             COMPREPLY=($(compgen -f -- "$cur"))
             return
             ;;
+        --shard|-shard)
+            return
+            ;;
         esac
-        opts="-dir --dir -o --output --strict --keep-python-functions --fail-on-warning --timing -q --quiet -h --help"
+        opts="-dir --dir -o --output --shard --keep-going --strict --keep-python-functions --fail-on-warning --timing -q --quiet -h --help"
         ;;
     "export timeline")
         case $prev in
@@ -108,7 +111,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir -o --output -reports --spec --model-id --iteration-id --iteration-count --slice-mb --slice-config --clear --rebuild --strict -q --quiet -h --help"
+        opts="-dir --dir -o --output -reports --spec --model-id --iteration-id --iteration-count --slice-mb --slice-config --clear --rebuild --strict --keep-going -q --quiet -h --help"
         ;;
     "export summary")
         case $prev in
@@ -141,7 +144,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir -o --output -reports --spec --summary-format --format --model-id --iteration-id --iteration-count --no-clobber --merge --clear --rebuild --strict -q --quiet -h --help"
+        opts="-dir --dir -o --output -reports --spec --summary-format --format --model-id --iteration-id --iteration-count --no-clobber --merge --clear --rebuild --strict --keep-going -q --quiet -h --help"
         ;;
     "merge")
         case $prev in
@@ -151,7 +154,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-o --output -q --quiet -h --help"
+        opts="-o --output --keep-going -q --quiet -h --help"
         if [[ $cur != -* ]]; then
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -f -- "$cur"))
@@ -202,7 +205,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict --fail-on-warning -q --quiet -h --help"
+        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict --keep-going --fail-on-warning -q --quiet -h --help"
         ;;
     "query")
         case $prev in
@@ -356,7 +359,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="--base --new --spec -o --output --format --fail-on-regression --model-id --iteration-id --iteration-count --base-iteration-id --new-iteration-id --timeunit --max-steps --rebuild --strict -q --quiet -h --help"
+        opts="--base --new --spec -o --output --format --fail-on-regression --model-id --iteration-id --iteration-count --base-iteration-id --new-iteration-id --timeunit --max-steps --rebuild --strict --keep-going -q --quiet -h --help"
         ;;
     "history add")
         case $prev in
@@ -483,7 +486,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir --rebuild --strict --keep-python-functions -q --quiet -h --help"
+        opts="-dir --dir --rebuild --strict --keep-python-functions --keep-going -q --quiet -h --help"
         ;;
     "help")
         opts="-h --help"

@@ -59,6 +59,8 @@ typedef enum cli_opt_id {
     OPT_META,
     OPT_KEEP,
     OPT_LAST,
+    OPT_SHARD,
+    OPT_KEEP_GOING,
     OPT_COUNT
 } cli_opt_id;
 
@@ -193,6 +195,9 @@ void cli_run_finish(cli_run *r);
 /* With --fail-on-warning and warnings given: says so on stderr and returns
  * TB_EXIT_WARNING; else returns rc. what names them ("the load", "the run"). */
 int cli_fail_on_warning(const cli_args *a, uint64_t warnings, const char *what, int rc);
+/* --shard I/N of export db (I from 0). Sets 0/0 when not given. Returns -1
+ * when fine, else the exit code of the usage error reported. */
+int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count);
 /* Creates the missing directories above path (its last component is not created). */
 void cli_make_parents(const char *path);
 /* Creates the missing directories of path, path itself included. */
@@ -204,7 +209,8 @@ cli_progress *cli_progress_for(int quiet);
 void cli_default_dir(const char *input, char *out, size_t n);
 
 /* The DB of the -dir inputs: a DB tracebook wrote as it is (*reused = 2), else
- * the cached load (*reused 1 when reused, 0 when loaded now). */
+ * the cached load (*reused 1 when reused, 0 when loaded now); under mpirun,
+ * the merge of the processes' parts (*reused = 3; other processes do not return). */
 tb_status cli_obtain_db(const cli_args *a, cli_run *run, char *path, size_t n, int *reused, tb_error *err);
 
 /* --spec of compare and history: a file, or builtin:NAME (one built-in report). */
@@ -227,6 +233,29 @@ typedef struct cli_run_opts {
  * reads a DB (the options it does not take stay at their defaults). Returns
  * -1 when fine, else the exit code of the usage error reported. */
 int cli_parse_run_opts(const cli_args *a, cli_run_opts *r);
+
+/* mpi.c: `mpirun -n P tracebook ...` (docs/scale-out.md). Without MPI in
+ * the build, or without mpirun, these keep one process. */
+/* Starts MPI for a command that loads, when launched by mpirun. Returns the
+ * number of processes (1: as always). a: the parsed command line (borrowed
+ * until cli_mpi_finish). */
+int cli_mpi_start(const cli_command *cmd, const cli_args *a);
+int cli_mpi_size(void);
+int cli_mpi_rank(void);
+/*
+ * One round: every process loads its part of inputs into a shard in a
+ * private folder whose name goes to dir (process 0). On process 0 it
+ * returns TB_OK, or the error of the first process that failed (its
+ * process and file named; with --keep-going, failed parts are warned about
+ * and left out). Other processes never return: they serve the rounds of
+ * process 0 until it finishes, then exit with its code.
+ */
+tb_status cli_mpi_shards(const cli_args *a, const char *const *inputs, size_t n, cli_run *run, char *dir,
+                         size_t cap, tb_error *err);
+/* Process 0: the path of the merged DB in the current round's folder. */
+void cli_mpi_merged_path(char *out, size_t cap);
+/* Ends the run on every process with process 0's code rc (the round's folder removed). Returns rc. */
+int cli_mpi_finish(int rc);
 
 /* The handlers. */
 int cli_cmd_export_db(cli_args *a);

@@ -26,6 +26,11 @@
     {OPT_FAIL_ON_WARNING, NULL, "fail-on-warning", NULL, 0, COMPLETE_NONE, NULL,                         \
      "exit 7 when the load or the run warned (the\n"                                                     \
      "outputs are still written)"}
+#define O_KEEP_GOING                                                                                     \
+    {OPT_KEEP_GOING, NULL, "keep-going", NULL, 0, COMPLETE_NONE, NULL,                                   \
+     "shard DBs (export db --shard) or an MPI run: finish\n"                                              \
+     "without a missing shard or failed process, and record\n"                                            \
+     "it in tracebook_run.json and the DB"}
 #define O_HELP {OPT_HELP, "-h", "help", NULL, 0, COMPLETE_NONE, NULL, "show this help"}
 #define O_TIMEUNIT(h) {OPT_TIMEUNIT, NULL, "timeunit", "ns|us|ms|s", 0, COMPLETE_WORDS, "ns us ms s", h}
 #define O_PARAM(h) {OPT_PARAM, NULL, "param", "NAME=VALUE", 1, COMPLETE_NONE, NULL, h}
@@ -46,6 +51,12 @@ static const cli_option export_db_opts[] = {
      "beside the first input (the current directory when\n"
      "that cannot be written), the timestamp taken from\n"
      "the data"},
+    {OPT_SHARD, NULL, "shard", "I/N", 0, COMPLETE_NONE, NULL,
+     "load only part I (0 to N-1) of N parts of the ranks\n"
+     "(largest first, each to the least loaded part) into\n"
+     "a shard DB, DIR/shard_I_of_N.db with -o DIR/; report\n"
+     "-dir DIR reads the N shards as one run (docs/scale-out.md)"},
+    O_KEEP_GOING,
     O_STRICT("an input cut short is an error (default: warning)"),
     O_KEEP("keep Kineto python_function events (in TB_EVENT)"),
     O_FAIL_ON_WARNING,
@@ -74,12 +85,14 @@ static const cli_option export_timeline_opts[] = {
      "loaded into its cache for it (never an input)"},
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
+    O_KEEP_GOING,
     O_QUIET("no progress line, notes or warnings on stderr"),
     O_HELP,
 };
 
 static const cli_option merge_opts[] = {
     {OPT_OUTPUT, "-o", "output", "FILE", 0, COMPLETE_FILE, NULL, "the merged DB to write (required)"},
+    O_KEEP_GOING,
     O_QUIET("no progress line, no warnings on stderr"),
     O_HELP,
 };
@@ -108,6 +121,7 @@ static const cli_option export_summary_opts[] = {
      "loaded into its cache for it (never an input)"},
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
+    O_KEEP_GOING,
     O_QUIET("no progress line, notes or warnings on stderr"),
     O_HELP,
 };
@@ -117,6 +131,7 @@ static const cli_option info_opts[] = {
     O_REBUILD("load again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
     O_KEEP("keep Kineto python_function events"),
+    O_KEEP_GOING,
     O_QUIET("no progress line, no warnings on stderr"),
     O_HELP,
 };
@@ -141,6 +156,7 @@ static const cli_option report_opts[] = {
     O_WINDOW(" per report"),
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
+    O_KEEP_GOING,
     O_FAIL_ON_WARNING,
     O_QUIET("no progress, notes or list of files written"),
     O_HELP,
@@ -210,6 +226,7 @@ static const cli_option compare_opts[] = {
     {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite VM step budget per report"},
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
+    O_KEEP_GOING,
     O_QUIET("no progress, notes or list of files written"),
     O_HELP,
 };
@@ -433,6 +450,8 @@ const cli_env cli_envs[] = {
     {"XDG_CACHE_HOME", "where info, report and query keep the DBs they load (XDG_CACHE_HOME/tracebook, else "
                        "~/.cache/tracebook)"},
     {"TMPDIR", "where the private copy of a DB input with a -wal file goes (default /tmp)"},
+    {"TRACEBOOK_MPI_DIR", "under mpirun: where the processes put their shards, a folder every process sees under the "
+                          "same path (default: the cache folder)"},
 };
 const size_t cli_n_envs = N(cli_envs);
 

@@ -8,6 +8,7 @@
  * progress line through the engine's callbacks (tb_load_options), and
  * cli_obtain_db() is the cached load that report and query share.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
@@ -133,13 +134,55 @@ static tb_load_options load_options(const cli_args *a, cli_run *run)
 {
     return (tb_load_options){.inputs = a->v[OPT_DIR], .n_inputs = a->n[OPT_DIR], .strict = a->n[OPT_STRICT] > 0,
                              .keep_python_functions = a->n[OPT_KEEP_PYTHON] > 0, .warn = cli_on_warn, .note = cli_on_note,
-                             .progress = cli_progress_load, .phase = cli_progress_phase, .ctx = run};
+                             .progress = cli_progress_load, .phase = cli_progress_phase, .ctx = run,
+                             .keep_going = a->n[OPT_KEEP_GOING] > 0};
 }
+
+/* --shard I/N: parts numbered 0 to N-1, as MPI ranks and job array indexes
+ * (--array=0-<N-1>) are. Returns -1 when fine (or not given), else the exit
+ * code of the usage error reported. */
+int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count)
+{
+    const char *s = cli_value(a, OPT_SHARD);
+    *index = *count = 0;
+    if (!s)
+        return -1;
+    char *end = NULL;
+    errno = 0;
+    unsigned long i = strtoul(s, &end, 10), n = 0;
+    int ok = errno == 0 && end != s && *end == '/' && s[0] >= '0' && s[0] <= '9';
+    if (ok) {
+        const char *p = end + 1;
+        errno = 0;
+        n = strtoul(p, &end, 10);
+        ok = errno == 0 && end != p && *end == 0 && p[0] >= '0' && p[0] <= '9';
+    }
+    if (!ok)
+        return cli_usage_error(a->cmd, "--shard '%s': expected I/N, part I (0 to N-1) of N", s);
+    if (n < 1 || n > 1000000)
+        return cli_usage_error(a->cmd, "--shard '%s': N must be 1 to 1000000", s);
+    if (i >= n)
+        return cli_usage_error(a->cmd, "--shard '%s': I must be below N (parts are numbered 0 to %lu)", s, n - 1);
+    *index = (unsigned)i;
+    *count = (unsigned)n;
+    return -1;
+}
+
+/* Under mpirun: the folder of the shards the processes loaded, which process
+ * 0 merges instead of reading the inputs (mpi.c). */
+static char mpi_shards[PATH_MAX];
 
 static tb_status run_load(const cli_args *a, cli_run *run, const char *out, tb_error *err)
 {
     tb_load_options o = load_options(a, run);
     o.output = out;
+    const char *merge[1] = {mpi_shards};
+    if (mpi_shards[0]) {
+        o.inputs = merge;
+        o.n_inputs = 1;
+    }
+    if (cli_parse_shard(a, &o.shard_index, &o.shard_count) != -1)
+        return tb_error_set(err, TB_ERR_USAGE, "bad --shard"); /* checked before */
     tb_load_result r;
     tb_status st = tb_load(&o, &r, err);
     cli_progress_clear(run->progress);
@@ -197,15 +240,31 @@ int cli_cmd_export_db(cli_args *a)
     const char *output = cli_value(a, OPT_OUTPUT);
     if (output && !strcmp(output, "-") && isatty(STDOUT_FILENO))
         return cli_usage_error(a->cmd, "-o -: refusing to write a DB to a terminal; redirect stdout");
+    unsigned shard_index, shard_count;
+    int urc = cli_parse_shard(a, &shard_index, &shard_count);
+    if (urc != -1)
+        return urc;
+    if (shard_count && cli_mpi_size() > 1)
+        return cli_usage_error(a->cmd, "--shard under mpirun: the processes are the parts already");
     cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
     tb_error err;
     tb_error_clear(&err);
     char dir[PATH_MAX], final[PATH_MAX + 128], pending[PATH_MAX + 64];
     int rc;
     final[0] = 0;
+    if (cli_mpi_size() > 1) {
+        /* each process loads its part; process 0 merges them into the output */
+        tb_status st = cli_mpi_shards(a, a->v[OPT_DIR], a->n[OPT_DIR], &run, mpi_shards, sizeof mpi_shards, &err);
+        if (st != TB_OK) {
+            cli_print_error(&err);
+            cli_progress_destroy(run.progress);
+            return tb_exit_code(st);
+        }
+    }
     if (output && !strcmp(output, "-")) {
         rc = tb_exit_code(export_to_stdout(a, &run, &err));
-    } else if (output && !is_dir(output) && !ends_with(output, "/")) {
+    } else if (output && !is_dir(output) && !ends_with(output, "/") && !(shard_count && !ends_with(output, ".db"))) {
+        /* (a shard's -o is a folder unless it names a .db: the N parts go side by side) */
         cli_make_parents(output);
         snprintf(final, sizeof final, "%s", output);
         rc = tb_exit_code(run_load(a, &run, final, &err));
@@ -224,7 +283,11 @@ int cli_cmd_export_db(cli_args *a)
         tb_status st = run_load(a, &run, pending, &err);
         if (st == TB_OK) {
             char name[96];
-            st = tb_db_default_name(pending, name, sizeof name, &err);
+            /* a shard's name says which part it is, so the N parts sit side by side */
+            if (shard_count)
+                snprintf(name, sizeof name, "shard_%u_of_%u.db", shard_index, shard_count);
+            else
+                st = tb_db_default_name(pending, name, sizeof name, &err);
             snprintf(final, sizeof final, "%s/%s", dir, name);
             /* the default name may be that of an input (a DB exported there before, named alone) */
             if (st == TB_OK)
@@ -243,6 +306,12 @@ int cli_cmd_export_db(cli_args *a)
         }
         rc = tb_exit_code(st);
     }
+    /* a shard's figures go to the tracebook_run.json beside it, with the other shards' */
+    if (rc == TB_EXIT_OK && shard_count && final[0]) {
+        tb_status st = tb_shard_record(final, &err);
+        if (st != TB_OK)
+            rc = tb_exit_code(st);
+    }
     if (rc != TB_EXIT_OK)
         cli_print_error(&err);
     else if (final[0])
@@ -257,7 +326,26 @@ tb_status cli_obtain_db(const cli_args *a, cli_run *run, char *path, size_t n, i
 {
     const char *const *in = a->v[OPT_DIR];
     *reused = 0;
-    if (a->n[OPT_DIR] == 1 && ends_with(in[0], ".db") && tb_db_is_own(in[0])) {
+    if (cli_mpi_size() > 1) {
+        /* the processes load their parts; process 0 merges them into a DB of
+         * the round's own, removed at the end (not cached) */
+        char dir[PATH_MAX];
+        tb_status st = cli_mpi_shards(a, in, a->n[OPT_DIR], run, dir, sizeof dir, err);
+        if (st != TB_OK)
+            return st;
+        const char *merge[1] = {dir};
+        tb_load_options o = load_options(a, run);
+        o.inputs = merge;
+        o.n_inputs = 1;
+        cli_mpi_merged_path(path, n);
+        o.output = path;
+        st = tb_load(&o, NULL, err);
+        cli_progress_clear(run->progress);
+        *reused = 3;
+        return st;
+    }
+    /* a shard DB alone is a part of a load: merged (with its ranks' own ids) like a folder of them */
+    if (a->n[OPT_DIR] == 1 && ends_with(in[0], ".db") && tb_db_is_own(in[0]) && !tb_db_is_shard(in[0])) {
         snprintf(path, n, "%s", in[0]);
         *reused = 2;
         return TB_OK;
@@ -290,7 +378,9 @@ int cli_cmd_info(cli_args *a)
             k += (size_t)snprintf(title + k, sizeof title - k, "%s%s", i ? " " : "", in[i]);
         if (k < sizeof title)
             snprintf(title + k, sizeof title - k, " (DB %s, %s)", path,
-                     reused ? "reused: inputs unchanged" : "loaded now");
+                     reused == 3 ? "loaded now by the MPI processes"
+                     : reused  ? "reused: inputs unchanged"
+                               : "loaded now");
         st = tb_info_write(path, title, stdout, &err);
     }
     if (st != TB_OK)
@@ -317,7 +407,7 @@ int cli_cmd_merge(cli_args *a)
      * passed over only when found by scanning) */
     tb_load_options o = {.inputs = a->pos, .n_inputs = a->n_pos, .output = output, .warn = cli_on_warn,
                          .note = cli_on_note, .progress = cli_progress_load, .phase = cli_progress_phase,
-                         .ctx = &run};
+                         .ctx = &run, .keep_going = a->n[OPT_KEEP_GOING] > 0};
     tb_error err;
     tb_error_clear(&err);
     cli_make_parents(output);
@@ -344,7 +434,28 @@ tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *
     return tb_spec_load(arg, out, cli_on_warn, run, err);
 }
 
-/* A folder holding tracebook_run.json: an earlier run's output. */
+/* A folder of shard DBs (export db --shard): its tracebook_run.json records
+ * the shards, and the shards themselves are the run to read. */
+static int is_shard_folder(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int found = 0;
+    while (!found && (de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (strncmp(de->d_name, "shard_", 6) != 0 || n < 4 || strcmp(de->d_name + n - 3, ".db") != 0)
+            continue;
+        char db[PATH_MAX];
+        snprintf(db, sizeof db, "%s/%s", path, de->d_name);
+        found = tb_db_is_shard(db);
+    }
+    closedir(d);
+    return found;
+}
+
+/* A folder holding tracebook_run.json: an earlier run's output (not a folder of shards). */
 int cli_is_run_folder(const char *path)
 {
     struct stat sb;
@@ -352,7 +463,7 @@ int cli_is_run_folder(const char *path)
     if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return 0;
     snprintf(meta, sizeof meta, "%s/tracebook_run.json", path);
-    return stat(meta, &sb) == 0 && S_ISREG(sb.st_mode);
+    return stat(meta, &sb) == 0 && S_ISREG(sb.st_mode) && !is_shard_folder(path);
 }
 
 void cli_on_written(void *ctx, const char *path)

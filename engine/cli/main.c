@@ -166,8 +166,12 @@ int main(int argc, char **argv)
         return rc;
     cli_args a;
     rc = cli_parse(cmd, argc - 1 - used, argv + 1 + used, &a);
-    if (rc < 0)
+    if (rc < 0) {
+        /* under mpirun, every process runs this; the loads are spread (mpi.c) */
+        cli_mpi_start(cmd, &a);
         rc = cmd->run(&a);
+        rc = cli_mpi_finish(rc);
+    }
     cli_args_free(&a);
     return rc;
 }

@@ -465,6 +465,8 @@ static tb_status clear_cache(const cli_args *a, cli_run *run, const char *db, in
         cli_on_note(run, "--clear: the input DB is kept (it is not a cache entry)");
         return TB_OK;
     }
+    if (reused == 3)
+        return TB_OK; /* under mpirun: the merged DB is the run's own, removed at its end */
     tb_status st = tb_cache_remove(db, err);
     if (st == TB_OK) {
         char msg[PATH_MAX + 32];

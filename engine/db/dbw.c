@@ -891,6 +891,11 @@ static const char pair_flows_sql[] =
     "  AND s.flowId IS f.flowId AND s.k = f.k);"
     "DROP TABLE fs; DROP TABLE ff; DROP TABLE conn_cats; DROP TABLE TB_FLOW_END;";
 
+int64_t dbw_strings_end(const dbw *w)
+{
+    return w->next_string_id;
+}
+
 double dbw_now(void)
 {
     struct timespec ts;

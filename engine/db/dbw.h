@@ -43,6 +43,8 @@ tb_status dbw_pair_staged_flows(dbw *w, tb_error *err);
 /* Finishes the load: indexes, views, commit, close. */
 tb_status dbw_finish(dbw *w, double *seconds_index, tb_error *err);
 
+/* The id the next new string will take (STRING_IDS ids below it are taken). */
+int64_t dbw_strings_end(const dbw *w);
 /* Monotonic wall time in seconds. */
 double dbw_now(void);
 

@@ -5,7 +5,8 @@
  * Export commands name the DB as msprof does, `msprof_<timestamp>.db`, with
  * the timestamp taken from the data (the session start), so the same inputs
  * give the same name. tb_db_is_own() tells a DB that tracebook wrote (it
- * has TB_SOURCE) from any other SQLite file, looking without writing.
+ * has TB_SOURCE) from any other SQLite file, looking without writing, and
+ * tb_db_is_shard() a shard DB (`export db --shard`, docs/scale-out.md).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <sqlite3.h>
@@ -71,6 +72,26 @@ int tb_db_is_own(const char *db_path)
     }
     sqlite3_close(db);
     return own;
+}
+
+int tb_db_is_shard(const char *db_path)
+{
+    struct stat st;
+    if (stat(db_path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    char uri[8192];
+    sqlite_input_uri(db_path, uri, sizeof uri);
+    sqlite3 *db;
+    int shard = 0;
+    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
+        sqlite3_stmt *q;
+        if (sqlite3_prepare_v2(db, "SELECT 1 FROM TB_SHARD", -1, &q, NULL) == SQLITE_OK) {
+            shard = 1;
+            sqlite3_finalize(q);
+        }
+    }
+    sqlite3_close(db);
+    return shard;
 }
 
 tb_status tb_db_check_target(const char *db_path, const char *target, tb_error *err)

@@ -132,8 +132,11 @@ tb_status tb_cache_dir(char *out, size_t n, tb_error *err)
     return check_private(out, 1, err);
 }
 
-/* 1 when db's TB_SOURCE lists exactly the files in paths with their sizes and mtimes. */
-static int cache_matches(const char *db_path, char **paths)
+/* 1 when db's TB_SOURCE lists exactly the files in paths with their sizes
+ * and mtimes. A DB merged from shards lists the raw files its shards read:
+ * its inputs are the shards, in TB_SHARDS; one that left a missing shard out
+ * (--keep-going) is reused only with keep_going again. */
+static int cache_matches(const char *db_path, char **paths, int keep_going)
 {
     sqlite3 *db;
     if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -142,10 +145,21 @@ static int cache_matches(const char *db_path, char **paths)
     }
     sqlite3_stmt *q;
     int ok = 0;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT path, bytes, mtimeNs FROM TB_SOURCE WHERE kind NOT IN ('ignored', 'skipped') ORDER BY path", -1,
-                           &q, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM TB_SHARDS WHERE status = 'missing'", -1, &q, NULL) ==
+        SQLITE_OK) {
+        int missing = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0) > 0;
+        sqlite3_finalize(q);
+        if ((missing && !keep_going) ||
+            sqlite3_prepare_v2(db,
+                               "SELECT path, dbBytes, dbMtimeNs FROM TB_SHARDS WHERE status = 'merged' ORDER BY path",
+                               -1, &q, NULL) != SQLITE_OK)
+            goto done;
+    } else if (sqlite3_prepare_v2(db,
+                                  "SELECT path, bytes, mtimeNs FROM TB_SOURCE WHERE kind NOT IN ('ignored', 'skipped')"
+                                  " ORDER BY path",
+                                  -1, &q, NULL) != SQLITE_OK) {
         goto done;
+    }
     size_t n = 0;
     for (char **p = paths; *p; p++)
         n++;
@@ -261,7 +275,7 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
     /* a DB that someone else could have put or changed there is never
      * trusted: it is loaded again, and the new one renamed over it */
     if (!rebuild && lstat(db_out, &sb) == 0 && check_private(db_out, 0, &why) == TB_OK &&
-        cache_matches(db_out, all)) {
+        cache_matches(db_out, all, opt->keep_going)) {
         *reused = 1;
         goto done;
     }

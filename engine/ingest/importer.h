@@ -25,6 +25,21 @@ typedef struct import_ids {
     int64_t next_flow_seq; /* order of flow ends */
 } import_ids;
 
+/* One group of a shard DB, imported on its own by a merge of shards
+ * (load_shards.c): its rows, its ranks' numbers, its ids as the shard's
+ * load drew them (first, used) and the strings interned up to it. */
+typedef struct shard_part {
+    const char *path;      /* the shard DB */
+    int cluster;           /* the cluster-level rows (rankId NULL) */
+    int64_t rank_lo, rank_hi; /* its rankIds in the shard */
+    int64_t task_first, task_used, op_first, op_used, overlap_first, overlap_used;
+    int64_t strings_start, strings_end; /* the STRING_IDS ids its shard met first in it */
+    const char *tables;    /* ",TASK,CANN_API,": the tables that hold rows of it */
+    int64_t gid;           /* TB_SOURCE id of its first file */
+    const char *first;     /* that file's path (for the merge's warnings), or NULL */
+    size_t index;          /* its place among the groups of the sharded load */
+} shard_part;
+
 typedef struct import_opts {
     int rank;
     int keep_python_functions;
@@ -35,6 +50,7 @@ typedef struct import_opts {
     row_set skip_rows;     /* row tables not to fill (a better source did) */
     int strict_rows;       /* a CSV row of the wrong width is an error, not a skipped row */
     size_t max_event_bytes; /* the longest event or value of a trace (0: JS_MAX_ITEM, 64 MiB) */
+    const shard_part *part; /* msprof_db_import: only this group of a shard DB, or NULL */
 } import_opts;
 
 typedef struct import_result {

@@ -142,19 +142,57 @@ static int rank_rows(sqlite3_stmt *s_rdm, sqlite3_stmt *s_rank, sqlite3_stmt *s_
     return 0;
 }
 
+tb_status load_books_meta(dbw *w, const import_ids *ids, tb_error *err)
+{
+    sqlite3 *db = dbw_db(w);
+    sqlite3_stmt *s_meta = NULL;
+    if (sqlite3_prepare_v2(db, "INSERT INTO META_DATA VALUES(?,?)", -1, &s_meta, NULL) != SQLITE_OK)
+        goto dberr;
+    static const char *const meta[][2] = {
+        {"SCHEMA_VERSION", "1.2.0"}, {"SCHEMA_VERSION_MAJOR", "1"}, {"SCHEMA_VERSION_MINOR", "2"},
+        {"SCHEMA_VERSION_MICRO", "0"}, {"TRACEBOOK_VERSION", TB_VERSION}, {"TRACEBOOK_SCHEMA", "2"},
+    };
+    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) {
+        sqlite3_bind_text(s_meta, 1, meta[i][0], -1, SQLITE_STATIC);
+        sqlite3_bind_text(s_meta, 2, meta[i][1], -1, SQLITE_STATIC);
+        if (sqlite3_step(s_meta) != SQLITE_DONE)
+            goto dberr;
+        sqlite3_reset(s_meta);
+    }
+    /* the ids the load drew (some for rows a better source replaced): a
+     * merge continues the counters from here, so its ids equal those of a
+     * load of all the raw inputs at once */
+    char used[2][24];
+    snprintf(used[0], sizeof used[0], "%lld", (long long)(ids->next_task - 1));
+    snprintf(used[1], sizeof used[1], "%lld", (long long)(ids->next_op - 1));
+    static const char *const id_keys[2] = {"TRACEBOOK_TASK_IDS_USED", "TRACEBOOK_OP_IDS_USED"};
+    for (int i = 0; i < 2; i++) {
+        sqlite3_bind_text(s_meta, 1, id_keys[i], -1, SQLITE_STATIC);
+        sqlite3_bind_text(s_meta, 2, used[i], -1, SQLITE_STATIC);
+        if (sqlite3_step(s_meta) != SQLITE_DONE)
+            goto dberr;
+        sqlite3_reset(s_meta);
+    }
+    sqlite3_finalize(s_meta);
+    return TB_OK;
+dberr:
+    tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(s_meta);
+    return TB_ERR_DB;
+}
+
 /* final[p]: the rankId of provisional rank p after load_books_apply_ranks. */
-tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units, size_t nunits,
+tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, size_t nsrc_all, const unit *units, size_t nunits,
                            const int64_t *final, const input_file *ignored, size_t n_ignored,
                            const tb_load_options *opt, const import_ids *ids, tb_error *err)
 {
     sqlite3 *db = dbw_db(w);
-    sqlite3_stmt *s_src = NULL, *s_cnt = NULL, *s_rdm = NULL, *s_rank = NULL, *s_meta = NULL, *s_sess = NULL;
+    sqlite3_stmt *s_src = NULL, *s_cnt = NULL, *s_rdm = NULL, *s_rank = NULL, *s_sess = NULL;
     tb_status st = TB_ERR_DB;
     if (sqlite3_prepare_v2(db, "INSERT INTO TB_SOURCE VALUES(?,?,?,?,?,?,?,?,?,?,?)", -1, &s_src, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO TB_LOAD_COUNT VALUES(?,?,?)", -1, &s_cnt, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO RANK_DEVICE_MAP VALUES(?,?)", -1, &s_rdm, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO TB_RANK VALUES(?,?,?)", -1, &s_rank, NULL) ||
-        sqlite3_prepare_v2(db, "INSERT INTO META_DATA VALUES(?,?)", -1, &s_meta, NULL) ||
         sqlite3_prepare_v2(db, "INSERT INTO SESSION_TIME_INFO VALUES(?,?,?,?)", -1, &s_sess, NULL)) {
         tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
         goto done;
@@ -169,7 +207,7 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
             snprintf(note, sizeof note, "cut short at byte %lld", (long long)s->r.stop_offset);
         else
             snprintf(note, sizeof note, "%s", s->r.note);
-        sqlite3_bind_int64(s_src, 1, (int64_t)i + 1);
+        sqlite3_bind_int64(s_src, 1, s->gid);
         if (s->cluster || s->multi)
             sqlite3_bind_null(s_src, 2);
         else
@@ -191,7 +229,7 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
         for (int d = 0; d < TB_DEST_COUNT; d++) {
             if (!s->r.dest[d])
                 continue;
-            sqlite3_bind_int64(s_cnt, 1, (int64_t)i + 1);
+            sqlite3_bind_int64(s_cnt, 1, s->gid);
             sqlite3_bind_text(s_cnt, 2, tb_dest_name(d), -1, SQLITE_STATIC);
             sqlite3_bind_int64(s_cnt, 3, (int64_t)s->r.dest[d]);
             if (sqlite3_step(s_cnt) != SQLITE_DONE)
@@ -240,7 +278,7 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
             bytes = (int64_t)sb.st_size;
             mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
         }
-        sqlite3_bind_int64(s_src, 1, (int64_t)(nsrc + i) + 1);
+        sqlite3_bind_int64(s_src, 1, (int64_t)(nsrc_all + i) + 1);
         sqlite3_bind_null(s_src, 2);
         sqlite3_bind_text(s_src, 3, ignored[i].path, -1, SQLITE_STATIC);
         sqlite3_bind_text(s_src, 4, ignored[i].note ? "skipped" : "ignored", -1, SQLITE_STATIC);
@@ -255,30 +293,9 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units
             goto dberr;
         sqlite3_reset(s_src);
     }
-    static const char *const meta[][2] = {
-        {"SCHEMA_VERSION", "1.2.0"}, {"SCHEMA_VERSION_MAJOR", "1"}, {"SCHEMA_VERSION_MINOR", "2"},
-        {"SCHEMA_VERSION_MICRO", "0"}, {"TRACEBOOK_VERSION", TB_VERSION}, {"TRACEBOOK_SCHEMA", "2"},
-    };
-    for (size_t i = 0; i < sizeof meta / sizeof meta[0]; i++) {
-        sqlite3_bind_text(s_meta, 1, meta[i][0], -1, SQLITE_STATIC);
-        sqlite3_bind_text(s_meta, 2, meta[i][1], -1, SQLITE_STATIC);
-        if (sqlite3_step(s_meta) != SQLITE_DONE)
-            goto dberr;
-        sqlite3_reset(s_meta);
-    }
-    /* the ids the load drew (some for rows a better source replaced): a
-     * merge continues the counters from here, so its ids equal those of a
-     * load of all the raw inputs at once */
-    char used[2][24];
-    snprintf(used[0], sizeof used[0], "%lld", (long long)(ids->next_task - 1));
-    snprintf(used[1], sizeof used[1], "%lld", (long long)(ids->next_op - 1));
-    static const char *const id_keys[2] = {"TRACEBOOK_TASK_IDS_USED", "TRACEBOOK_OP_IDS_USED"};
-    for (int i = 0; i < 2; i++) {
-        sqlite3_bind_text(s_meta, 1, id_keys[i], -1, SQLITE_STATIC);
-        sqlite3_bind_text(s_meta, 2, used[i], -1, SQLITE_STATIC);
-        if (sqlite3_step(s_meta) != SQLITE_DONE)
-            goto dberr;
-        sqlite3_reset(s_meta);
+    if (load_books_meta(w, ids, err) != TB_OK) {
+        st = err->code;
+        goto done;
     }
     st = TB_OK;
     goto done;
@@ -289,7 +306,6 @@ done:
     sqlite3_finalize(s_cnt);
     sqlite3_finalize(s_rdm);
     sqlite3_finalize(s_rank);
-    sqlite3_finalize(s_meta);
     sqlite3_finalize(s_sess);
     return st;
 }
@@ -413,7 +429,7 @@ tb_status load_books_apply_ranks(dbw *w, const int64_t *claim, const size_t *who
                 clash = 1;
                 snprintf(msg, sizeof msg, "%s and %s both name rank %lld: ranks are numbered in input order",
                          src[who[h]].path, src[who[g]].path, (long long)claim[g]);
-                load_warn_src(wl, msg, (int64_t)who[g] + 1);
+                load_warn_src(wl, msg, src[who[g]].gid);
             }
         }
         changed |= claim[g] != (int64_t)g;

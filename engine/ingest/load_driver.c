@@ -108,6 +108,9 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
     char *tmp = NULL;
     dbw *w = NULL;
     tb_status st = TB_OK;
+    shard_plan plan = {0};
+    shard_run sr = {.t_start = dbw_now()};
+    int merging = 0;
 
     wl.opt = opt;
     wl.res = res;
@@ -176,6 +179,23 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         }
     }
 
+    for (size_t i = 0; i < nsrc; i++)
+        src[i].gid = (int64_t)i + 1;
+    sr.nsrc_all = nsrc;
+
+    /* shard DBs alone: merged in the order of the load they are parts of */
+    if (opt->shard_count && load_shards_all(src, nsrc)) {
+        st = tb_error_at(err, TB_ERR_USAGE, src[0].path, 0, 0, -1,
+                         "the inputs are shard DBs already: --shard splits the raw inputs");
+        goto fail;
+    }
+    if (!opt->shard_count && load_shards_all(src, nsrc)) {
+        merging = 1;
+        if ((st = load_shards_plan(opt, &src, &nsrc, &units, &nunits, &nranks, &plan, &wl, err)) != TB_OK)
+            goto fail;
+        goto planned;
+    }
+
     /* the groups, and the ranks they give: one each, several for a DB that
      * holds several, none for the cluster-level files */
     if (!(units = calloc(nsrc ? nsrc : 1, sizeof *units))) {
@@ -202,6 +222,13 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         src[i].rank = g->rank;
         src[i].multi = g->dbr.n && i == g->first;
     }
+    /* a shard: only its part of the groups, which keep their rank numbers */
+    if (opt->shard_count &&
+        (st = load_shards_select(opt, src, &nsrc, units, &nunits, nranks, &sr, err)) != TB_OK)
+        goto fail;
+
+planned:
+    ;
 
     /* temporary file beside the destination, renamed into place at the end */
     size_t tl = strlen(opt->output) + 128;
@@ -245,8 +272,11 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
             goto fail;
     } else {
         for (size_t u = 0; u < nunits; u++) {
+            units[u].id_start = ids;
             if ((st = load_unit(&L, &units[u], w, 0, dbw_sink(w), &ids, &wl, err)) != TB_OK)
                 goto fail;
+            units[u].id_end = ids;
+            units[u].strings_end = dbw_strings_end(w);
             load_count_unit(&L, &units[u], res);
         }
     }
@@ -263,6 +293,8 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto fail;
     }
+    for (size_t r = 0; r < nranks; r++)
+        claim[r] = -1;
     for (size_t u = 0; u < nunits; u++) {
         const unit *g = &units[u];
         for (size_t j = 0; j < g->nranks; j++) {
@@ -279,15 +311,30 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
         any_cluster |= src[i].cluster;
     if (any_cluster && (st = load_books_clear_cluster(w, err)) != TB_OK)
         goto fail;
+    /* a merge of shards: what the ranks named, decided over all shards */
+    for (size_t r = 0; merging && r < nranks; r++)
+        claim[r] = plan.claim[r];
     if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = load_books_bind_h2d(w, err)) != TB_OK ||
-        (st = load_books_bind_pmu(w, err)) != TB_OK ||
-        (st = load_books_apply_ranks(w, claim, who, src, nranks, final, &wl, err)) != TB_OK)
+        (st = load_books_bind_pmu(w, err)) != TB_OK)
         goto fail;
+    if (opt->shard_count) {
+        /* a shard keeps the numbers in input order: whether the ranks' own
+         * ids replace them is decided over all the shards, by their merge */
+        for (size_t r = 0; r < nranks; r++)
+            final[r] = (int64_t)r;
+    } else if ((st = load_books_apply_ranks(w, claim, who, src, nranks, final, &wl, err)) != TB_OK) {
+        goto fail;
+    }
     for (size_t i = 0; i < nsrc; i++)
         if (!src[i].cluster)
             src[i].rank = (int)final[src[i].rank];
-    if ((st = load_books_write(w, src, nsrc, units, nunits, final, ignored, n_ignored, opt, &ids, err)) != TB_OK ||
-        (st = load_books_warnings(w, &wl, err)) != TB_OK)
+    if (merging)
+        st = load_shards_books(w, &plan, final, &ids, err);
+    else
+        st = load_books_write(w, src, nsrc, sr.nsrc_all, units, nunits, final, ignored, n_ignored, opt, &ids, err);
+    if (st == TB_OK && opt->shard_count)
+        st = load_shards_write(w, opt, src, units, nunits, claim, &sr, err);
+    if (st != TB_OK || (st = load_books_warnings(w, &wl, err)) != TB_OK)
         goto fail;
     res->seconds_post = dbw_now() - t_post;
     if (opt->phase)
@@ -328,5 +375,6 @@ done:
     free(who);
     free_ignored(ignored, n_ignored);
     load_warn_log_free(&wl);
+    load_shards_plan_free(&plan);
     return st;
 }

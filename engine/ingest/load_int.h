@@ -36,6 +36,8 @@ typedef struct src_info {
     int multi;       /* a DB that holds several ranks: TB_SOURCE names none */
     int64_t hint;    /* rank named by profiler_info_<N>.json in its rank root, -1 none */
     int64_t bytes, mtime_ns;
+    int64_t gid;     /* TB_SOURCE id: the file's place among all inputs, also in a shard */
+    const shard_part *part; /* merging shard DBs: the rows of one unit of a shard DB (load_shards.c) */
     import_result r;
 } src_info;
 
@@ -70,6 +72,11 @@ typedef struct unit {
     dbw *rec;             /* its recording (every group but the first) */
     import_ids used;      /* the recording's counters, started at 1 */
     warn_log wl;          /* its warnings, until it is replayed */
+    /* scale-out (load_shards.c) */
+    size_t index;         /* its place among all the load's groups, also in a shard */
+    int64_t bytes;        /* the size of its files */
+    import_ids id_start, id_end; /* the load's counters before and after it */
+    int64_t strings_end;  /* STRING_IDS ids below this were interned when it was in */
 } unit;
 
 enum { U_WAITING, U_RUNNING, U_DONE };
@@ -82,6 +89,59 @@ typedef struct load_ctx {
     unit *units;
     size_t nunits;
 } load_ctx;
+
+/* ---- load_shards.c: shard DBs (docs/scale-out.md) ---- */
+
+/* The shard of a load that loads part of the ranks: what load_shards_write
+ * records, and the counters the driver fills in. */
+typedef struct shard_run {
+    size_t nunits_all, nranks_all, nsrc_all; /* of the whole load, before selection */
+    int64_t bytes;                           /* input bytes of this shard's groups */
+    double t_start;                          /* dbw_now() when the load started */
+} shard_run;
+
+/*
+ * Keeps the groups of part opt->shard_index of opt->shard_count: groups are
+ * assigned largest first (by the size of their files), each to the least
+ * loaded part; ties go to the earlier group and the lower part. Cluster-level
+ * groups go to part 0. src and units are compacted in place (the sources of
+ * other parts freed); every group keeps its rank numbers and every source
+ * its TB_SOURCE id. Fills sr.
+ */
+tb_status load_shards_select(const tb_load_options *opt, src_info *src, size_t *nsrc, unit *units, size_t *nunits,
+                             size_t nranks, shard_run *sr, tb_error *err);
+/* Writes TB_SHARD and TB_SHARD_RANK of a shard DB (claim[p]: what rank p names, -1 nothing),
+ * and the rankId indexes the merge reads each group through. */
+tb_status load_shards_write(dbw *w, const tb_load_options *opt, const src_info *src, const unit *units, size_t nunits,
+                            const int64_t *claim, const shard_run *sr, tb_error *err);
+
+/* A merge of shard DBs: the groups of all shards in their global order. */
+typedef struct shard_plan {
+    shard_part *parts;     /* one per group loaded */
+    size_t nparts;
+    int64_t *claim;        /* per rank loaded: its rankId in the merged DB */
+    size_t nranks;
+    char **shards;         /* the shard DBs, by shard index (NULL: missing) */
+    unsigned count;
+    char *missing;         /* "1, 3" when --keep-going passed over missing shards, else NULL */
+    char *inputs;          /* the -dir values of the sharded load, one a line */
+} shard_plan;
+
+/* 1 when every source is a shard DB (a folder of them, or them named). */
+int load_shards_all(const src_info *src, size_t nsrc);
+/*
+ * Plans the merge of the shard DBs in src: checks they are the parts of one
+ * sharded load (a missing or doubled shard is an error naming it, unless
+ * opt->keep_going), then replaces src and units by one source and one group
+ * per group of every shard, in the order of the load they came from. Frees
+ * the old src (the caller's pointers are updated).
+ */
+tb_status load_shards_plan(const tb_load_options *opt, src_info **src, size_t *nsrc, unit **units, size_t *nunits,
+                           size_t *nranks, shard_plan *plan, warn_log *wl, tb_error *err);
+/* The bookkeeping tables of the merged DB, from the shards' (instead of load_books_write). */
+tb_status load_shards_books(dbw *w, const shard_plan *plan, const int64_t *final, const import_ids *ids,
+                            tb_error *err);
+void load_shards_plan_free(shard_plan *plan);
 
 /* ---- load_warn.c: warnings and the importers' callbacks ---- */
 
@@ -127,10 +187,14 @@ tb_status load_pool_run(load_ctx *L, dbw *w, import_ids *ids, warn_log *wl, size
 /* TB_WARNING rows of the load's warnings. */
 tb_status load_books_warnings(dbw *w, const warn_log *wl, tb_error *err);
 /* TB_SOURCE, TB_SOURCE_COUNT, RANK_DEVICE_MAP, TB_RANK, SESSION_TIME_INFO and
- * META_DATA rows; final[p] is the rankId of provisional rank p. */
-tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, const unit *units, size_t nunits,
+ * META_DATA rows; final[p] is the rankId of provisional rank p. nsrc_all:
+ * the sources of the whole load (a shard loads some): the files not read
+ * are numbered after them. */
+tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, size_t nsrc_all, const unit *units, size_t nunits,
                            const int64_t *final, const input_file *ignored, size_t n_ignored,
                            const tb_load_options *opt, const import_ids *ids, tb_error *err);
+/* META_DATA: the schema's version and the ids the load drew. */
+tb_status load_books_meta(dbw *w, const import_ids *ids, tb_error *err);
 /* Binds CANN_API rows to their tasks through HostToDevice flows. */
 tb_status load_books_bind_h2d(dbw *w, tb_error *err);
 /* The PMU metrics of summary CSVs' kernels onto their tasks (TASK_PMU_INFO). */

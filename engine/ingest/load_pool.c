@@ -203,6 +203,9 @@ tb_status load_pool_run(load_ctx *L, dbw *w, import_ids *ids, warn_log *wl, size
     wl->cb_mu = &cb_mu;
     for (size_t u = 0; u < L->nunits; u++)
         L->units[u].wl = (warn_log){.opt = L->opt, .cb_mu = &cb_mu, .live = 0};
+    /* the first group draws from ids on its thread as soon as it starts */
+    if (L->nunits)
+        L->units[0].id_start = *ids;
     pthread_t *threads = calloc(jobs, sizeof *threads);
     size_t started = 0;
     tb_status st = TB_OK;
@@ -215,6 +218,8 @@ tb_status load_pool_run(load_ctx *L, dbw *w, import_ids *ids, warn_log *wl, size
         st = tb_error_set(err, TB_ERR_INTERNAL, "cannot start a loading thread");
     for (size_t k = 0; k < L->nunits && st == TB_OK; k++) {
         unit *g = &L->units[k];
+        if (k > 0)
+            g->id_start = *ids; /* the first group's thread is done with them */
         tb_status rst = TB_OK;
         tb_error rerr;
         tb_error_clear(&rerr);
@@ -254,6 +259,8 @@ tb_status load_pool_run(load_ctx *L, dbw *w, import_ids *ids, warn_log *wl, size
             ids->next_overlap += g->used.next_overlap - 1;
             ids->next_flow_seq += g->used.next_flow_seq - 1;
         }
+        g->id_end = *ids;
+        g->strings_end = dbw_strings_end(w);
         load_count_unit(L, g, res);
         pthread_mutex_lock(&p.mu);
         p.replayed = k + 1;

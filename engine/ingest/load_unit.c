@@ -120,9 +120,10 @@ tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row
             s->bytes = (int64_t)sb.st_size;
             s->mtime_ns = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
         }
-        wl->source = (int64_t)i + 1;
-        /* a DB input keeps its own OVERLAP_ANALYSIS ids; a replay must not shift them */
-        if (recording && dbw_record_mark(w, s->kind == IN_MSPROF_DB ? DBW_MARK_KEEP_OVERLAP_IDS : 0)) {
+        wl->source = s->gid;
+        /* a DB input keeps its own OVERLAP_ANALYSIS ids; a replay must not shift them
+         * (a shard's group draws them from the load's counters, as its raw inputs did) */
+        if (recording && dbw_record_mark(w, s->kind == IN_MSPROF_DB && !s->part ? DBW_MARK_KEEP_OVERLAP_IDS : 0)) {
             *err = *dbw_error(w);
             st = err->code;
             break;
@@ -136,7 +137,8 @@ tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row
         import_opts io = {.rank = s->rank, .keep_python_functions = opt->keep_python_functions,
                                 .warn = load_import_warn, .progress = load_import_progress, .ctx = wl,
                                 .total_bytes = (uint64_t)s->bytes, .skip_rows = skip,
-                                .strict_rows = opt->strict, .max_event_bytes = load_max_event(opt)};
+                                .strict_rows = opt->strict, .max_event_bytes = load_max_event(opt),
+                                .part = s->part};
         switch (s->kind) {
         case IN_MSPROF_DB:
             st = msprof_db_import(s->path, sink, ids, &io, i == g->first && g->dbr.n ? &g->dbr : NULL, &s->r, err);

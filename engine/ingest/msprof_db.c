@@ -41,7 +41,7 @@
 #include <unistd.h>
 
 /* How a destination column is filled from the source row. */
-enum col_kind { K_PLAIN, K_STRING, K_TIME, K_GTID, K_OPID, K_RANK };
+enum col_kind { K_PLAIN, K_STRING, K_TIME, K_GTID, K_OPID, K_RANK, K_OVERLAP };
 
 /* Which source table fills which row table; string-id columns are those
  * rows.c names for the row table. */
@@ -133,7 +133,7 @@ static const table_spec specs[] = {
  * TB_SOURCE_ENUM; sqlite_* tables are SQLite's. */
 static const char *const known_tables[] = {
     "STRING_IDS", "SESSION_TIME_INFO", "META_DATA", "RANK_DEVICE_MAP", "TB_SOURCE", "TB_LOAD_COUNT",
-    "TB_WARNING", "TB_RANK", NULL,
+    "TB_WARNING", "TB_RANK", "TB_SHARD", "TB_SHARD_GROUP", "TB_SHARD_RANK", "TB_SHARD_TABLE", "TB_SHARDS", NULL,
 };
 
 static const char *const time_cols[] = {"startNs", "endNs", "timestampNs", "timestamp", "allocationTime",
@@ -267,7 +267,9 @@ typedef struct ctx {
     const import_opts *opt;
     import_result *res;
     idmap strings;
+    sqlite3_stmt *string_by_id; /* a shard's group: the value of an earlier group's string */
     int64_t gtid_base, op_base, max_gtid, max_op;
+    int64_t overlap_base;  /* a shard's group: added to its OVERLAP_ANALYSIS ids */
     tb_error *err;
     const char *path;
     const db_ranks *ranks; /* several ranks, or NULL */
@@ -279,6 +281,9 @@ typedef struct ctx {
  * the row names none, or one the DB does not list). */
 static int64_t row_rank(const ctx *c, sqlite3_stmt *q, int col)
 {
+    /* a shard's group: its ranks in a row from the group's first */
+    if (c->opt->part && !c->opt->part->cluster && sqlite3_column_type(q, col) != SQLITE_NULL)
+        return c->opt->rank + (sqlite3_column_int64(q, col) - c->opt->part->rank_lo);
     if (!c->ranks || sqlite3_column_type(q, col) == SQLITE_NULL)
         return c->opt->rank;
     int64_t id = sqlite3_column_int64(q, col);
@@ -298,8 +303,18 @@ static int64_t row_rank(const ctx *c, sqlite3_stmt *q, int col)
 static tb_status import_strings(ctx *c, sqlite3 *db)
 {
     sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(db, "SELECT id, value FROM STRING_IDS", -1, &q, NULL) != SQLITE_OK)
+    /* a shard's group: the strings its shard met first in it, in their
+     * order, so that STRING_IDS comes out as in a load of all the raw
+     * inputs; those of the shard's earlier groups, which the merge interned
+     * already, are looked up when a row names them (string_by_id) */
+    if (sqlite3_prepare_v2(db, c->opt->part ? "SELECT id, value FROM STRING_IDS WHERE id >= ? AND id < ? ORDER BY id"
+                                            : "SELECT id, value FROM STRING_IDS",
+                           -1, &q, NULL) != SQLITE_OK)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read STRING_IDS: %s", sqlite3_errmsg(db));
+    if (c->opt->part) {
+        sqlite3_bind_int64(q, 1, c->opt->part->strings_start);
+        sqlite3_bind_int64(q, 2, c->opt->part->strings_end);
+    }
     int rc;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         const char *v = (const char *)sqlite3_column_text(q, 1);
@@ -318,6 +333,26 @@ static tb_status import_strings(ctx *c, sqlite3 *db)
     if (rc != SQLITE_DONE)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read STRING_IDS: %s", sqlite3_errmsg(db));
     return TB_OK;
+}
+
+/* A shard's group: our id of the string its shard interned as sid for an
+ * earlier group (interned again by value: the merge has it already, so its
+ * id is the one the load of all the raw inputs gives). -1 when the shard
+ * has no such string, -2 when out of memory. */
+static int64_t earlier_string(ctx *c, int64_t sid)
+{
+    sqlite3_stmt *q = c->string_by_id;
+    int64_t id = -1;
+    sqlite3_bind_int64(q, 1, sid);
+    if (sqlite3_step(q) == SQLITE_ROW) {
+        const char *v = (const char *)sqlite3_column_text(q, 0);
+        size_t n = (size_t)sqlite3_column_bytes(q, 0);
+        id = c->sink->intern(c->sink->ctx, v ? v : "", v ? n : 0);
+        if (id >= 0 && idmap_put(&c->strings, sid, id))
+            id = -2;
+    }
+    sqlite3_reset(q);
+    return id;
 }
 
 /* Rows of the table, for the "skipped: better source" count. */
@@ -420,6 +455,25 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         c->res->events += (uint64_t)n;
         return TB_OK;
     }
+    if (c->opt->part) {
+        /* one group of a shard DB: most tables hold no row of it, and asking
+         * its rankId index is much cheaper than reading the table's columns */
+        const shard_part *pt = c->opt->part;
+        char probe[256];
+        if (pt->cluster)
+            snprintf(probe, sizeof probe, "SELECT 1 FROM \"%s\" WHERE rankId IS NULL LIMIT 1", sp->src);
+        else
+            snprintf(probe, sizeof probe, "SELECT 1 FROM \"%s\" WHERE rankId BETWEEN %lld AND %lld LIMIT 1", sp->src,
+                     (long long)pt->rank_lo, (long long)pt->rank_hi);
+        sqlite3_stmt *q;
+        int any = 0;
+        if (sqlite3_prepare_v2(db, probe, -1, &q, NULL) == SQLITE_OK) {
+            any = sqlite3_step(q) == SQLITE_ROW;
+            sqlite3_finalize(q);
+        }
+        if (!any)
+            return TB_OK; /* no rows of the group, or no rankId column */
+    }
     int ncols = rt->ncols;
     char used[ROW_MAX_COLS][128]; /* the source columns read */
     int nused = 0;
@@ -435,7 +489,9 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
         if (comma)
             *comma = 0;
         char srcname[128];
-        int present = src_column(db, sp, name, srcname, sizeof srcname);
+        /* a shard DB has tracebook's own schema: every destination column, by its name */
+        int present = c->opt->part ? (snprintf(srcname, sizeof srcname, "%.127s", name), 1)
+                                   : src_column(db, sp, name, srcname, sizeof srcname);
         if (present && nused < ROW_MAX_COLS)
             snprintf(used[nused++], sizeof used[0], "%s", srcname);
         kinds[i] = K_PLAIN;
@@ -447,6 +503,8 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
             kinds[i] = K_GTID;
         else if (!strcmp(name, "opId"))
             kinds[i] = K_OPID;
+        else if (c->opt->part && sp->row == R_OVERLAP_ANALYSIS && !strcmp(name, "id"))
+            kinds[i] = K_OVERLAP;
         else
             for (const char *const *t = time_cols; *t; t++)
                 if (!strcmp(*t, name))
@@ -461,8 +519,19 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
             o += (size_t)snprintf(sql + o, sizeof sql - o, "%s\"%s\"", i ? ", " : "", srcname);
         name = comma ? comma + 1 : name + strlen(name);
     }
-    snprintf(sql + o, sizeof sql - o, " FROM \"%s\"", sp->src);
-    note_dropped_columns(c, db, sp->src, used, nused);
+    o += (size_t)snprintf(sql + o, sizeof sql - o, " FROM \"%s\"", sp->src);
+    if (c->opt->part) {
+        /* one group of a shard DB: its own rows (the shard indexes rankId;
+         * the probe above found some, so the table has the column) */
+        const shard_part *pt = c->opt->part;
+        if (pt->cluster)
+            snprintf(sql + o, sizeof sql - o, " WHERE rankId IS NULL ORDER BY rowid");
+        else
+            snprintf(sql + o, sizeof sql - o, " WHERE rankId BETWEEN %lld AND %lld ORDER BY rowid",
+                     (long long)pt->rank_lo, (long long)pt->rank_hi);
+    } else {
+        note_dropped_columns(c, db, sp->src, used, nused);
+    }
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read table %s: %s", sp->src,
@@ -486,13 +555,23 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
             }
             if (kinds[i] == K_STRING) {
                 int64_t nid;
-                v[i] = idmap_get(&c->strings, sqlite3_column_int64(q, i), &nid) ? VINT(nid) : VNULL;
+                int64_t sid = sqlite3_column_int64(q, i);
+                if (idmap_get(&c->strings, sid, &nid))
+                    v[i] = VINT(nid);
+                else if (c->string_by_id && (nid = earlier_string(c, sid)) >= 0)
+                    v[i] = VINT(nid);
+                else if (c->string_by_id && nid == -2)
+                    return tb_error_set(c->err, TB_ERR_NOMEM, "cannot intern the strings of %s", c->path);
+                else
+                    v[i] = VNULL;
             } else if (kinds[i] == K_GTID || kinds[i] == K_OPID) {
                 int64_t x = sqlite3_column_int64(q, i);
                 int64_t *mx = kinds[i] == K_GTID ? &c->max_gtid : &c->max_op;
                 if (x > *mx)
                     *mx = x;
                 v[i] = VINT(x + (kinds[i] == K_GTID ? c->gtid_base : c->op_base));
+            } else if (kinds[i] == K_OVERLAP && t == SQLITE_INTEGER) {
+                v[i] = VINT(sqlite3_column_int64(q, i) + c->overlap_base);
             } else if (t == SQLITE_INTEGER) {
                 v[i] = VINT(sqlite3_column_int64(q, i));
             } else if (t == SQLITE_FLOAT) {
@@ -898,6 +977,37 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     }
     if (c.ranks && (st = setup_ranks(&c, s.db)) != TB_OK)
         goto done;
+    if (opt->part) {
+        /* one group of a shard DB: its ids move by as much as the group's
+         * first ids differ from the load's counters, and the counters advance
+         * by what the shard's load drew for it, unused ids included, so every
+         * id comes out as in a load of all the raw inputs at once */
+        const shard_part *pt = opt->part;
+        c.gtid_base = ids->next_task - pt->task_first;
+        c.op_base = ids->next_op - pt->op_first;
+        c.overlap_base = ids->next_overlap - pt->overlap_first;
+        if (sqlite3_prepare_v2(s.db, "SELECT value FROM STRING_IDS WHERE id = ?", -1, &c.string_by_id, NULL) !=
+            SQLITE_OK) {
+            st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "cannot read STRING_IDS: %s", sqlite3_errmsg(s.db));
+            goto done;
+        }
+        if ((st = import_strings(&c, s.db)) != TB_OK)
+            goto done;
+        for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+            /* the shard lists the tables that hold the group's rows: no query for the others */
+            char key[80];
+            snprintf(key, sizeof key, ",%s,", specs[i].src);
+            if (pt->tables ? !strstr(pt->tables, key) : !sqlite_input_has_table(s.db, specs[i].src))
+                continue;
+            if ((st = import_table(&c, s.db, &specs[i])) != TB_OK)
+                goto done;
+        }
+        ids->next_task += pt->task_used;
+        ids->next_op += pt->op_used;
+        ids->next_overlap += pt->overlap_used;
+        snprintf(res->kind, sizeof res->kind, "shard db");
+        goto done;
+    }
     /* the DB's ids continue the load's counters from its own smallest id: a
      * DB tracebook wrote (ids from 1) keeps them when it loads first, so
      * merged DBs hold the ids a load of all their raw inputs at once gives */
@@ -945,6 +1055,7 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     ids->next_op += used_op >= 0 ? used_op : c.max_op - min_op + 1;
     source_facts(&c, s.db);
 done:
+    sqlite3_finalize(c.string_by_id);
     free(c.keys);
     idmap_free(&c.strings);
     sqlite_input_close(&s);

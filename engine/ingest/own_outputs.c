@@ -100,7 +100,9 @@ int own_list_load(const char *dir, own_list *out)
         own_list_free(out);
         return -1;
     }
-    qsort(out->names, out->n, sizeof *out->names, sort_cmp_str);
+    /* a listing may name no file (a shards' folder: export db --shard) */
+    if (out->n)
+        qsort(out->names, out->n, sizeof *out->names, sort_cmp_str);
     return 0;
 }
 

@@ -101,7 +101,7 @@ tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_erro
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db,
                            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
-                           " AND name NOT LIKE 'ENUM_%' ORDER BY name",
+                           " AND name NOT LIKE 'ENUM_%' AND name NOT LIKE 'TB_SHARD%' ORDER BY name",
                            -1, &q, NULL) == SQLITE_OK) {
         while (sqlite3_step(q) == SQLITE_ROW) {
             char sql[256];

@@ -36,6 +36,7 @@
 #include "output/output.h"
 #include "report/file_ids.h"
 #include "report/msprof_reports.h"
+#include "report/scale.h"
 #include "report/spec.h"
 #include "util/sort.h"
 #include "util/tempname.h"
@@ -198,14 +199,30 @@ static int about_build(const job_state *js, const char *label, int64_t start, ab
             about_add(a, "metrics options", sp->metrics_json ? sp->metrics_json : "defaults"))
             return -1;
     }
-    for (size_t i = 0; i < job->n_inputs; i++)
-        if (about_add(a, "input", job->inputs[i]))
-            return -1;
     sqlite3 *db = NULL;
     if (o->db_path && sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         sqlite3_close(db);
         db = NULL;
     }
+    /* a DB merged from shards names the inputs the shards loaded, as a run
+     * over those inputs does: the workbook is the same either way */
+    char *shard_in = scale_inputs(o->db_path);
+    int shards = shard_in != NULL;
+    for (const char *p = shard_in, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+        nl = strchr(p, '\n');
+        snprintf(buf, sizeof buf, "%.*s", nl ? (int)(nl - p) : (int)strlen(p), p);
+        if (about_add(a, "input", buf)) {
+            free(shard_in);
+            sqlite3_close(db);
+            return -1;
+        }
+    }
+    free(shard_in);
+    for (size_t i = 0; !shards && i < job->n_inputs; i++)
+        if (about_add(a, "input", job->inputs[i])) {
+            sqlite3_close(db);
+            return -1;
+        }
     int rc = about_sql(a, db,
                        "SELECT 'file read', path || ' (' || kind || ', ' || bytes || ' bytes, rank ' || rankId || ')'"
                        " FROM TB_SOURCE WHERE kind IS NOT 'ignored' ORDER BY id") ||
@@ -616,6 +633,10 @@ static json_t *metadata(const tb_report_job *job, const tb_run_result *res, json
     }
     json_object_set_new(m, "specs", specs);
     json_object_set_new(m, "reports", json_incref(reports));
+    /* a DB merged from shards: the processes that loaded its ranks */
+    json_t *procs = scale_processes(o->db_path);
+    if (procs)
+        json_object_set_new(m, "processes", procs);
     uint64_t n;
     json_t *w = warnings_obj(job, &n);
     if (w)

@@ -40,6 +40,7 @@
 
 #include "output/output.h"
 #include "report/file_ids.h"
+#include "report/scale.h"
 #include "report/spec.h"
 #include "tracebook/db.h"
 #include "tracebook/report.h"
@@ -277,15 +278,18 @@ static tb_status write_readme(const tb_summary_options *opt, const rank_place *p
         fclose(f);
     }
     snprintf(path, sizeof path, "%s/%s", p->folder, name);
-    size_t cap = 4096 + (opt->spec ? strlen(tb_spec_path(opt->spec)) : 0);
+    char *shard_in = scale_inputs(opt->db_path);
+    size_t cap = 4096 + (opt->spec ? strlen(tb_spec_path(opt->spec)) : 0) + (shard_in ? strlen(shard_in) * 2 : 0);
     for (size_t i = 0; i < opt->n_inputs; i++)
         cap += strlen(opt->inputs[i]) + 8;
     for (size_t i = 0; i < json_array_size(files); i++)
         cap += strlen(json_string_value(json_array_get(files, i))) + 8;
     cap += json_array_size(rank_ids) * 24;
     char *text = malloc(cap);
-    if (!text)
+    if (!text) {
+        free(shard_in);
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    }
     size_t k = 0;
     /* cap holds every line: k never passes it (checked once more at the end) */
 #define ADD(...) (k += (size_t)snprintf(text + (k < cap ? k : cap), k < cap ? cap - k : 0, __VA_ARGS__))
@@ -297,7 +301,15 @@ static tb_status write_readme(const tb_summary_options *opt, const rank_place *p
     json_array_foreach(rank_ids, i, v)
         ADD("%s %" PRId64, i ? "," : (json_array_size(rank_ids) > 1 ? "s" : ""), (int64_t)json_integer_value(v));
     ADD(", from:\n");
-    for (size_t i = 0; i < opt->n_inputs; i++)
+    /* a DB merged from shards: the inputs the shards loaded */
+    if (shard_in)
+        for (const char *q = shard_in, *nl; *q; q = nl + 1) {
+            nl = strchr(q, '\n');
+            ADD("  %.*s\n", nl ? (int)(nl - q) : (int)strlen(q), q);
+            if (!nl)
+                break;
+        }
+    for (size_t i = 0; !shard_in && i < opt->n_inputs; i++)
         ADD("  %s\n", opt->inputs[i]);
     ADD("\nSettings:\n");
     ADD("  reports: %s\n", opt->spec ? tb_spec_path(opt->spec) : "the built-in summaries of this layout");
@@ -315,6 +327,7 @@ static tb_status write_readme(const tb_summary_options *opt, const rank_place *p
 #undef ADD
     tb_status rc = k < cap ? json_write_file(path, text, err) : tb_error_set(err, TB_ERR_NOMEM, "README too long");
     free(text);
+    free(shard_in);
     return rc;
 }
 

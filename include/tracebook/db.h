@@ -22,6 +22,10 @@ tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_e
 /* 1 when db_path is a DB that tracebook wrote (has TB_SOURCE), or does not exist. */
 int tb_db_is_own(const char *db_path);
 
+/* 1 when db_path is a shard DB that `export db --shard` wrote (has TB_SHARD):
+ * loaded with the other shards of its load, it gives the DB of all the inputs. */
+int tb_db_is_shard(const char *db_path);
+
 /*
  * Fails (TB_ERR_USAGE, naming the file) when target exists and is one of
  * the files the DB at db_path was loaded from (its TB_SOURCE), by device and

@@ -72,6 +72,16 @@ typedef struct tb_load_options {
      * longer one is an error naming where it starts. 0 = the environment
      * variable TRACEBOOK_MAX_EVENT_MB, else 64 MiB. */
     size_t max_event_bytes;
+    /* Scale-out (docs/scale-out.md). shard_count > 0: load only part
+     * shard_index (0-based) of shard_count parts of the ranks, into a shard
+     * DB that keeps the ranks' global numbers, ids and the facts a merge
+     * needs (TB_SHARD, TB_SHARD_RANK). Ranks are assigned to parts by input
+     * size: largest first, each to the least loaded part (ties: the earlier
+     * rank, the lower part). shard_count 0 loads everything. */
+    unsigned shard_index, shard_count;
+    /* Merging shard DBs (inputs that are all shard DBs): a missing shard is
+     * a warning and recorded in TB_SHARDS, not an error. */
+    int keep_going;
 } tb_load_options;
 
 typedef struct tb_load_result {

@@ -215,6 +215,15 @@ typedef struct tb_report_job {
 /* Runs job->run's specs and writes their outputs. */
 tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err);
 
+/*
+ * Adds the figures of the shard DB at shard_db (`export db --shard`: its
+ * ranks, input bytes, wall time, peak RSS) to the "processes" list of the
+ * tracebook_run.json beside it, keeping the entries of the other shards of
+ * the same load; the folder is locked meanwhile and the file replaced
+ * atomically (docs/scale-out.md).
+ */
+tb_status tb_shard_record(const char *shard_db, tb_error *err);
+
 typedef struct tb_query_job {
     tb_run_options run;             /* db_path, window, unit, params, max_steps */
     const char *sql;

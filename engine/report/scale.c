@@ -1,0 +1,222 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * scale.c - what a scaled-out run records about its processes.
+ *
+ * A shard DB (`export db --shard I/N`) holds its own figures in TB_SHARD;
+ * tb_shard_record() adds them to the tracebook_run.json beside it, where the
+ * N shards of a load, written by N jobs at any time, each keep their entry
+ * (under the folder's lock, replaced atomically). A DB merged from shards
+ * holds every shard's figures in TB_SHARDS, and scale_processes() gives them
+ * to the metadata file of the run over it (report, export summary, compare).
+ * The shard DBs are listed under "db", never under "files": files a
+ * tracebook_run.json lists are outputs, which a scan passes over, and the
+ * shards are the inputs of the run that follows.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include "report/scale.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "output/output.h"
+#include "report/file_ids.h"
+#include "tracebook/error.h"
+#include "tracebook/report.h"
+#include "tracebook/version.h"
+
+/* The ranks column ("[0,5,9]") as a JSON array; an empty one when unreadable. */
+static json_t *ranks_of(const char *text)
+{
+    json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+    if (!json_is_array(v)) {
+        json_decref(v);
+        v = json_array();
+    }
+    return v;
+}
+
+static const char *base_of(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+json_t *scale_processes(const char *db_path)
+{
+    sqlite3 *db;
+    if (!db_path || sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_stmt *q;
+    json_t *list = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT shardIndex, shardCount, path, status, ranks, inputBytes, wallSeconds, peakRssBytes,"
+                           " host FROM TB_SHARDS ORDER BY shardIndex",
+                           -1, &q, NULL) == SQLITE_OK) {
+        list = json_array();
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            json_t *p = json_object();
+            json_object_set_new(p, "shard", json_integer(sqlite3_column_int64(q, 0)));
+            json_object_set_new(p, "of", json_integer(sqlite3_column_int64(q, 1)));
+            const char *path = (const char *)sqlite3_column_text(q, 2);
+            json_object_set_new(p, "db", path ? json_string(path) : json_null());
+            json_object_set_new(p, "status", json_string((const char *)sqlite3_column_text(q, 3)));
+            if (sqlite3_column_type(q, 4) != SQLITE_NULL) {
+                json_object_set_new(p, "ranks", ranks_of((const char *)sqlite3_column_text(q, 4)));
+                json_object_set_new(p, "input_bytes", json_integer(sqlite3_column_int64(q, 5)));
+                json_object_set_new(p, "wall_seconds", json_real(sqlite3_column_double(q, 6)));
+                json_object_set_new(p, "peak_rss_bytes", json_integer(sqlite3_column_int64(q, 7)));
+                const char *host = (const char *)sqlite3_column_text(q, 8);
+                json_object_set_new(p, "host", json_string(host ? host : ""));
+            }
+            json_array_append_new(list, p);
+        }
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+    return list;
+}
+
+char *scale_inputs(const char *db_path)
+{
+    sqlite3 *db;
+    if (!db_path || sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    sqlite3_stmt *q;
+    char *in = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT inputs FROM TB_SHARDS WHERE inputs IS NOT NULL LIMIT 1", -1, &q, NULL) ==
+        SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW)
+            in = strdup((const char *)sqlite3_column_text(q, 0));
+        sqlite3_finalize(q);
+    }
+    sqlite3_close(db);
+    return in;
+}
+
+/* The shard's TB_SHARD row as a "processes" entry, and its count and inputs. */
+static tb_status shard_entry(const char *path, json_t **entry, int64_t *count, char **inputs, tb_error *err)
+{
+    sqlite3 *db;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return tb_error_at(err, TB_ERR_DB, path, 0, 0, -1, "cannot open the DB");
+    }
+    sqlite3_stmt *q;
+    tb_status st = TB_OK;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT shardIndex, shardCount, ranks, inputBytes, wallSeconds, peakRssBytes, host, inputs"
+                           " FROM TB_SHARD",
+                           -1, &q, NULL) != SQLITE_OK || sqlite3_step(q) != SQLITE_ROW) {
+        st = tb_error_at(err, TB_ERR_DB, path, 0, 0, -1, "not a shard DB (no TB_SHARD row)");
+    } else {
+        json_t *p = json_object();
+        json_object_set_new(p, "shard", json_integer(sqlite3_column_int64(q, 0)));
+        json_object_set_new(p, "of", json_integer(sqlite3_column_int64(q, 1)));
+        json_object_set_new(p, "db", json_string(base_of(path)));
+        json_object_set_new(p, "ranks", ranks_of((const char *)sqlite3_column_text(q, 2)));
+        json_object_set_new(p, "input_bytes", json_integer(sqlite3_column_int64(q, 3)));
+        json_object_set_new(p, "wall_seconds", json_real(sqlite3_column_double(q, 4)));
+        json_object_set_new(p, "peak_rss_bytes", json_integer(sqlite3_column_int64(q, 5)));
+        const char *host = (const char *)sqlite3_column_text(q, 6);
+        json_object_set_new(p, "host", json_string(host ? host : ""));
+        const char *in = (const char *)sqlite3_column_text(q, 7);
+        *count = sqlite3_column_int64(q, 1);
+        *inputs = strdup(in ? in : "");
+        *entry = p;
+    }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+    return st;
+}
+
+tb_status tb_shard_record(const char *shard_db, tb_error *err)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof dir, "%s", shard_db);
+    char *slash = strrchr(dir, '/');
+    if (slash == dir)
+        dir[1] = 0;
+    else if (slash)
+        *slash = 0;
+    else
+        snprintf(dir, sizeof dir, ".");
+    json_t *entry = NULL;
+    int64_t count = 0;
+    char *inputs = NULL;
+    tb_status st = shard_entry(shard_db, &entry, &count, &inputs, err);
+    if (st != TB_OK)
+        return st;
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/tracebook_run.json", dir);
+    /* the N shards of a load may finish at once: one at a time */
+    int fd = out_dir_lock(dir, NULL, NULL);
+    json_t *m = json_load_file(path, 0, NULL);
+    json_t *in = json_array();
+    for (char *p = inputs, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+        nl = strchr(p, '\n');
+        json_array_append_new(in, nl ? json_stringn(p, (size_t)(nl - p)) : json_string(p));
+        if (!nl)
+            break;
+    }
+    /* another load's record (other inputs or count) is replaced, not mixed in */
+    if (!json_is_object(m) || !json_equal(json_object_get(m, "inputs"), in) ||
+        json_integer_value(json_object_get(m, "shard_count")) != count ||
+        !json_is_array(json_object_get(m, "processes"))) {
+        json_decref(m);
+        m = json_object();
+        json_object_set_new(m, "tool", json_string("tracebook"));
+        json_object_set_new(m, "version", json_string(TB_VERSION));
+        json_object_set_new(m, "command", json_string("export db --shard"));
+        json_object_set(m, "inputs", in);
+        json_object_set_new(m, "shard_count", json_integer(count));
+        json_object_set_new(m, "processes", json_array());
+    }
+    json_decref(in);
+    json_t *list = json_object_get(m, "processes"), *sorted = json_array();
+    int64_t me = json_integer_value(json_object_get(entry, "shard"));
+    int placed = 0;
+    size_t i;
+    json_t *x;
+    json_array_foreach(list, i, x) {
+        int64_t k = json_integer_value(json_object_get(x, "shard"));
+        if (k == me)
+            continue;
+        if (!placed && k > me) {
+            json_array_append(sorted, entry);
+            placed = 1;
+        }
+        json_array_append(sorted, x);
+    }
+    if (!placed)
+        json_array_append(sorted, entry);
+    json_object_set_new(m, "processes", sorted);
+    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    if (!text) {
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    } else {
+        size_t tl = strlen(text);
+        char *withnl = realloc(text, tl + 2);
+        if (withnl) {
+            text = withnl;
+            text[tl] = '\n';
+            text[tl + 1] = 0;
+        }
+        st = json_write_file(path, text, err);
+        free(text);
+    }
+    if (fd >= 0)
+        close(fd);
+    json_decref(m);
+    json_decref(entry);
+    free(inputs);
+    return st;
+}

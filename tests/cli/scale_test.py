@@ -1,0 +1,359 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# scale_test.py - scale-out: `export db --shard I/N` and runs over the shards
+# (docs/scale-out.md), and the same under mpirun when the build has MPI.
+#
+# A cluster of 64 generated ranks (tools/gen, --kind ascend, sizes that
+# differ per rank) is loaded once whole and once as N shard DBs; report (every
+# built-in, csv, json and xlsx), export summary, export timeline, info and
+# compare over the shards must give the files of the single run byte for byte
+# (tracebook_run.json aside, which names what was given; info's first line
+# names the DB; compare.xlsx holds the wall-clock time of its making and the
+# cached DBs' names, so its parts are compared without docProps/core.xml and
+# with the DB names masked). N = 4 over the 64 ranks, and
+# N = 3 over 2 ranks, where one shard holds no rank. Then: the `processes`
+# lists, a missing shard (exit 6 naming it, or --keep-going), bad --shard
+# values (exit 2), a bad rank file (exit 3 naming it, no shard written).
+#
+# With --mpi yes|no (the build has MPI or not), the MPI cases instead: the
+# same commands under `mpirun --allow-run-as-root --oversubscribe -n 4` give
+# the files of the single run; a bad rank file fails the run naming the
+# process and the file (exit 3) with no output, or is left out with
+# --keep-going; a process killed by SIGKILL (the TRACEBOOK_TEST_MPI_KILL
+# hook) fails the run with no output and no temporary file left. Skips
+# (exit 77) when the build has no MPI.
+#
+# usage: scale_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR [--mpi yes|no]
+# Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
+# line; exits 0 when all pass, 1 otherwise.
+import filecmp
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import time
+import traceback
+import zipfile
+
+TB, GEN, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+MPI = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--mpi" else None
+RANKS = 64
+LAUNCH = []  # the mpirun words before the command, in the MPI cases
+
+
+def mpi_env(env=None):
+    # Open MPI keeps allocations past MPI_Finalize: under the sanitizer build,
+    # LeakSanitizer would report them for every process (the same code runs
+    # without mpirun, leak-checked, in the other cases)
+    env = dict(env or os.environ)
+    if LAUNCH:
+        env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS", ""), "detect_leaks=0"]))
+    return env
+
+
+def run(*args, env=None):
+    return subprocess.run([*LAUNCH, TB, *args], capture_output=True, text=True, env=mpi_env(env))
+
+
+def gen_cluster(path, ranks, events=150, step=9):
+    os.makedirs(path, exist_ok=True)
+    for r in range(ranks):
+        # sizes differ, so the assignment by size is exercised
+        p = subprocess.run([GEN, "--kind", "ascend", "--events", str(events + step * ((r * 37) % ranks)),
+                            "--seed", str(100 + r), "--ranks", "8", "--rank", str(r % 8),
+                            "-o", os.path.join(path, "r%03d.json" % r)], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+
+
+def spec(path):
+    names = [line.split()[0] for line in run("reports").stdout.splitlines() if line.strip()]
+    with open(path, "w") as f:
+        f.write("tracebook: 1\nreports:\n" + "".join("  - use: %s\n" % n for n in names))
+    return path
+
+
+def shard(cluster, shards, n, extra=()):
+    for i in range(n):
+        r = run("export", "db", "-dir", cluster, "--shard", "%d/%d" % (i, n), "-o", shards, "-q", *extra)
+        assert r.returncode == 0, (i, r.returncode, r.stderr)
+        assert r.stdout == os.path.join(shards, "shard_%d_of_%d.db" % (i, n)) + "\n", r.stdout
+
+
+def xlsx_parts(path):
+    # compare's Summary sheet names each side's DB: the cached DB of what was given
+    with zipfile.ZipFile(path) as z:
+        return {n: re.sub(rb"cache/tracebook/[^<]*?\.db", b"DB", z.read(n))
+                for n in z.namelist() if n != "docProps/core.xml"}
+
+
+def same_tree(a, b, skip=("tracebook_run.json",)):
+    """Every file of a is in b with the same bytes, and b has no other file."""
+    fa, fb = [], []
+    for root, lst in ((a, fa), (b, fb)):
+        for d, _, files in os.walk(root):
+            for f in files:
+                if f not in skip:
+                    lst.append(os.path.relpath(os.path.join(d, f), root))
+    assert sorted(fa) == sorted(fb), (sorted(set(fa) ^ set(fb)))
+    assert fa, "no files in " + a
+    for f in fa:
+        x, y = os.path.join(a, f), os.path.join(b, f)
+        if f.endswith("compare.xlsx"):
+            assert xlsx_parts(x) == xlsx_parts(y), f
+        else:
+            assert filecmp.cmp(x, y, shallow=False), f
+
+
+def outputs(inputs, out, spec_path):
+    """Runs report, export summary, export timeline, info and compare over inputs into out."""
+    r = run("report", "-dir", inputs, "--spec", spec_path, "--format", "csv,json,xlsx", "-o",
+            os.path.join(out, "report"), "-q")
+    assert r.returncode == 0, r.stderr
+    r = run("export", "summary", "-dir", inputs, "-o", os.path.join(out, "summary"), "-q")
+    assert r.returncode == 0, r.stderr
+    r = run("export", "timeline", "-dir", inputs, "-o", os.path.join(out, "timeline"), "-q")
+    assert r.returncode == 0, r.stderr
+    r = run("info", "-dir", inputs, "-q")
+    assert r.returncode == 0, r.stderr
+    os.makedirs(os.path.join(out, "info"))
+    with open(os.path.join(out, "info", "info.txt"), "w") as f:
+        f.write(r.stdout.split("\n", 1)[1])  # the first line names the DB
+    r = run("compare", "-base", inputs, "-new", inputs, "--spec", spec_path, "-o", os.path.join(out, "compare"),
+            "-q")
+    assert r.returncode == 0, r.stderr
+
+
+def meta(path):
+    with open(os.path.join(path, "tracebook_run.json")) as f:
+        return json.load(f)
+
+
+def case_shards_4_identical():
+    shards = os.path.join(OUT, "shards4")
+    shard(CLUSTER, shards, 4)
+    outputs(shards, os.path.join(OUT, "sharded4"), SPEC)
+    same_tree(os.path.join(OUT, "single"), os.path.join(OUT, "sharded4"))
+    # the shard export's record: one entry per shard, every rank once, largest parts first
+    m = meta(shards)
+    assert [p["shard"] for p in m["processes"]] == [0, 1, 2, 3], m
+    ranks = sorted(r for p in m["processes"] for r in p["ranks"])
+    assert ranks == list(range(RANKS)), ranks
+    for p in m["processes"]:
+        assert p["input_bytes"] > 0 and p["peak_rss_bytes"] > 0 and p["wall_seconds"] >= 0, p
+    sizes = [p["input_bytes"] for p in m["processes"]]
+    assert max(sizes) - min(sizes) <= max(os.path.getsize(os.path.join(CLUSTER, f)) for f in os.listdir(CLUSTER))
+    # the run over the shards names them, with the final rank ids
+    rm = meta(os.path.join(OUT, "sharded4", "report"))
+    assert [(p["shard"], p["status"]) for p in rm["processes"]] == [(i, "merged") for i in range(4)], rm
+    assert sorted(r for p in rm["processes"] for r in p["ranks"]) == list(range(RANKS))
+
+
+def case_empty_shard():
+    small = os.path.join(OUT, "small")
+    gen_cluster(small, 2)
+    shards = os.path.join(OUT, "shards3")
+    shard(small, shards, 3)
+    m = meta(shards)
+    assert [len(p["ranks"]) for p in m["processes"]] == [1, 1, 0], m
+    outputs(small, os.path.join(OUT, "small_single"), SPEC)
+    outputs(shards, os.path.join(OUT, "small_sharded"), SPEC)
+    same_tree(os.path.join(OUT, "small_single"), os.path.join(OUT, "small_sharded"))
+
+
+def case_rank_clash():
+    # Kineto traces that name their rank: two name rank 0, so every rank keeps
+    # its number in input order, and the load warns once, as a single load does
+    cl = os.path.join(OUT, "clash")
+    os.makedirs(cl)
+    for r, named in enumerate((0, 1, 2, 0)):
+        p = subprocess.run([GEN, "--kind", "kineto", "--events", str(600 + 50 * r), "--seed", str(r), "--ranks", "4",
+                            "--rank", str(named), "-o", os.path.join(cl, "k%d.json" % r)], capture_output=True)
+        assert p.returncode == 0
+    shards = os.path.join(OUT, "clash-shards")
+    shard(cl, shards, 2)
+    outs = []
+    for name, inputs in (("clash-single", cl), ("clash-sharded", shards)):
+        out = os.path.join(OUT, name)
+        r = run("report", "-dir", inputs, "--spec", SPEC, "--format", "csv,json,xlsx", "-o", out, "-q")
+        assert r.returncode == 0, r.stderr
+        outs.append(out)
+    same_tree(*outs)
+    warned = [meta(o)["warnings"]["load"] for o in outs]
+    assert warned[0] == warned[1] and len(warned[0]) == 1, warned
+    assert "both name rank 0: ranks are numbered in input order" in warned[0][0]["message"], warned
+    r = run("export", "db", "-dir", shards, "--shard", "0/2", "-o", os.path.join(OUT, "reshard"))
+    assert r.returncode == 2 and "the inputs are shard DBs already" in r.stderr, (r.returncode, r.stderr)
+
+
+def case_missing_shard():
+    shards = os.path.join(OUT, "partial")
+    os.makedirs(shards)
+    for i in (0, 1, 3):
+        shutil.copy(os.path.join(OUT, "shards4", "shard_%d_of_4.db" % i), shards)
+    out = os.path.join(OUT, "missing")
+    r = run("report", "-dir", shards, "--spec", SPEC, "-o", out)
+    assert r.returncode == 6, (r.returncode, r.stderr)
+    assert r.stderr == ("tracebook: error: %s: shard 2 of 4 missing (shard_2_of_4.db): the merge needs every part,"
+                        " or --keep-going to leave its ranks out\n" % shards), r.stderr
+    assert not os.path.exists(out), os.listdir(out)
+    r = run("report", "-dir", shards, "--spec", SPEC, "-o", out, "--keep-going", "-q")
+    assert r.returncode == 0, r.stderr
+    m = meta(out)
+    assert [(p["shard"], p["status"]) for p in m["processes"]] == [(0, "merged"), (1, "merged"), (2, "missing"),
+                                                                   (3, "merged")], m["processes"]
+    assert any("shard 2 of 4 missing" in w["message"] for w in m["warnings"]["load"]), m["warnings"]
+    # without --keep-going again, the cached merge is not taken for a whole one
+    r = run("report", "-dir", shards, "--spec", SPEC, "-o", os.path.join(OUT, "missing2"))
+    assert r.returncode == 6 and not os.path.exists(os.path.join(OUT, "missing2")), r.stderr
+
+
+def case_bad_shard_values():
+    for bad, why in (("4/4", "I must be below N (parts are numbered 0 to 3)"),
+                     ("1/0", "N must be 1 to 1000000"),
+                     ("x/4", "expected I/N, part I (0 to N-1) of N"),
+                     ("-1/4", "expected I/N, part I (0 to N-1) of N"),
+                     ("1/4/2", "expected I/N, part I (0 to N-1) of N")):
+        out = os.path.join(OUT, "bad")
+        r = run("export", "db", "-dir", CLUSTER, "--shard", bad, "-o", out)
+        assert r.returncode == 2, (bad, r.returncode)
+        assert r.stderr.startswith("tracebook: error: --shard '%s': %s\n" % (bad, why)), r.stderr
+        assert not os.path.exists(out)
+
+
+def case_bad_rank():
+    cl = os.path.join(OUT, "badcluster")
+    gen_cluster(cl, 4)
+    bad = os.path.join(cl, "r002.json")
+    with open(bad, "r+") as f:
+        f.seek(200)
+        f.write("}}}")
+    shards = os.path.join(OUT, "badshards")
+    failed = 0
+    for i in range(2):
+        r = run("export", "db", "-dir", cl, "--shard", "%d/2" % i, "-o", shards, "-q")
+        target = os.path.join(shards, "shard_%d_of_2.db" % i)
+        if r.returncode:
+            failed += 1
+            assert r.returncode == 3, (r.returncode, r.stderr)
+            assert r.stderr.startswith("tracebook: error: %s:" % bad), r.stderr
+            assert not os.path.exists(target)
+        else:
+            assert os.path.exists(target)
+    assert failed == 1, failed
+    leftovers = [f for f in os.listdir(shards) if "tmp" in f or "pending" in f]
+    assert not leftovers, leftovers
+
+
+def same_db(a, b):
+    """Every table of a holds the rows of b's, in the same order (b may add TB_SHARDS)."""
+    ca, cb = sqlite3.connect(a), sqlite3.connect(b)
+    ta = {r[0] for r in ca.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    tb = {r[0] for r in cb.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tb - ta == {"TB_SHARDS"}, tb ^ ta
+    for t in sorted(ta):
+        q = 'SELECT * FROM "%s" ORDER BY rowid' % t
+        assert ca.execute(q).fetchall() == cb.execute(q).fetchall(), t
+
+
+def mpi_left():
+    """The processes' folders left in the cache folder (none once a run ends)."""
+    return [f for f in os.listdir(os.path.join(OUT, "cache", "tracebook")) if f.startswith("mpi-")]
+
+
+def mpi_case_identical():
+    outputs(CLUSTER, os.path.join(OUT, "mpi4"), SPEC)
+    same_tree(os.path.join(OUT, "single"), os.path.join(OUT, "mpi4"))
+    m = meta(os.path.join(OUT, "mpi4", "report"))
+    assert [(p["shard"], p["of"], p["status"]) for p in m["processes"]] == [(i, 4, "merged") for i in range(4)], m
+    assert sorted(r for p in m["processes"] for r in p["ranks"]) == list(range(RANKS))
+    assert m["inputs"] == [CLUSTER], m["inputs"]
+    # export db: process 0 writes the DB a single process writes (with TB_SHARDS)
+    db = os.path.join(OUT, "mpi4", "all.db")
+    r = run("export", "db", "-dir", CLUSTER, "-o", db, "-q")
+    assert r.returncode == 0 and r.stdout == db + "\n", (r.returncode, r.stdout, r.stderr)
+    same_db(SINGLE_DB, db)
+    assert not mpi_left(), "the processes' folders are removed"
+
+
+def mpi_case_bad_rank():
+    cl = os.path.join(OUT, "mpibad")
+    shutil.copytree(CLUSTER, cl)
+    bad = os.path.join(cl, "r017.json")
+    with open(bad, "r+") as f:
+        f.seek(300)
+        f.write("}}}")
+    out = os.path.join(OUT, "mpibad-out")
+    r = run("report", "-dir", cl, "--spec", SPEC, "-o", out, "-q")
+    assert r.returncode == 3, (r.returncode, r.stderr)
+    first = r.stderr.splitlines()[0]
+    assert re.match(r"tracebook: error: %s:\d+:\d+: process \d of 4: malformed JSON" % re.escape(bad), first), first
+    assert not os.path.exists(out)
+    assert not mpi_left(), mpi_left()
+    r = run("report", "-dir", cl, "--spec", SPEC, "-o", out, "--keep-going")
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert re.search(r"tracebook: warning: %s:\d+:\d+: process \d of 4: malformed JSON.*its part is left out"
+                     r" \(--keep-going\)" % re.escape(bad), r.stderr), r.stderr
+    m = meta(out)
+    assert [p["status"] for p in m["processes"]].count("missing") == 1, m["processes"]
+
+
+def mpi_case_killed():
+    out = os.path.join(OUT, "mpikill")
+    env = mpi_env(dict(os.environ, TRACEBOOK_TEST_MPI_KILL="2"))
+    launch = LAUNCH[:1] + ["-x", "TRACEBOOK_TEST_MPI_KILL"] + LAUNCH[1:]
+    r = subprocess.run([*launch, TB, "report", "-dir", CLUSTER, "--spec", SPEC, "-o", out, "-q"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode != 0, r.returncode
+    assert "exited on signal 9" in r.stderr, r.stderr
+    assert not os.path.exists(out)
+    # what the processes had in their folder goes with them when mpirun ends
+    # them with SIGTERM; when it has to kill them, the next run of this host
+    # removes the folder of the dead run
+    # (a process mpirun ended may take a moment to be gone: its folder is
+    # removed by the first run that finds it gone)
+    for _ in range(5):
+        r = run("info", "-dir", CLUSTER, "-q")
+        assert r.returncode == 0, r.stderr
+        left = [os.path.join(d, f) for d in mpi_left() for f in os.listdir(os.path.join(OUT, "cache", "tracebook", d))]
+        if not left:
+            break
+        time.sleep(1)
+    assert not left, left
+
+
+if __name__ == "__main__":
+    shutil.rmtree(OUT, ignore_errors=True)
+    os.makedirs(OUT)
+    os.environ["XDG_CACHE_HOME"] = os.path.join(OUT, "cache")
+    CLUSTER = os.path.join(OUT, "cluster")
+    gen_cluster(CLUSTER, RANKS)
+    SPEC = spec(os.path.join(OUT, "all.yaml"))
+    outputs(CLUSTER, os.path.join(OUT, "single"), SPEC)
+    SINGLE_DB = os.path.join(OUT, "single.db")
+    r = run("export", "db", "-dir", CLUSTER, "-o", SINGLE_DB, "-q")
+    assert r.returncode == 0, r.stderr
+    prefix = "case_"
+    if MPI is not None:
+        if MPI != "yes" or not shutil.which("mpirun"):
+            print("skip: this build has no MPI" if MPI != "yes" else "skip: no mpirun")
+            sys.exit(77)
+        prefix = "mpi_case_"
+        LAUNCH = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "4"]
+    passed = failed = 0
+    for name, fn in list(globals().items()):
+        if not name.startswith(prefix):
+            continue
+        try:
+            fn()
+            print("ok", name)
+            passed += 1
+        except Exception:
+            print("FAIL", name)
+            traceback.print_exc()
+            failed += 1
+    print(f"{passed} passed, {failed} failed")
+    sys.exit(1 if failed else 0)
