@@ -919,6 +919,13 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
         json_object_set_new(meta, "workbook", json_string("compare.xlsx"));
     if (summary_path)
         json_object_set_new(meta, "summary", json_string("compare_summary.csv"));
+    /* the files outside the reports' entries, under a "files" key as tracebook's scanner looks for them */
+    json_t *outs = json_array();
+    if (summary_path)
+        json_array_append_new(outs, json_string("compare_summary.csv"));
+    if (book)
+        json_array_append_new(outs, json_string("compare.xlsx"));
+    json_object_set_new(meta, "outputs", json_pack("{s:o}", "files", outs));
     json_object_set_new(meta, "reports", json_incref(reports));
     json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
     json_object_set_new(meta, "improvement_count", json_integer((json_int_t)res->improvements));

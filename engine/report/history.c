@@ -1879,7 +1879,11 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
     json_object_set_new(meta, "latest", json_string(res->latest));
     if (book)
         json_object_set_new(meta, "workbook", json_string("trend.xlsx"));
-    json_object_set_new(meta, "verdict_files", json_incref(vfiles));
+    /* every file of the run under a "files" key, as tracebook's scanner looks for them */
+    json_t *outs = json_deep_copy(vfiles);
+    if (book)
+        json_array_append_new(outs, json_string("trend.xlsx"));
+    json_object_set_new(meta, "outputs", json_pack("{s:o}", "files", outs));
     json_object_set_new(meta, "reports", json_incref(reports));
     json_t *regs = json_array(), *imps = json_array();
     size_t k;

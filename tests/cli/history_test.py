@@ -109,6 +109,9 @@ def case_only_the_ninth_night():
     m = json.load(open(os.path.join(out, "tracebook_run.json")))
     assert m["command"] == "history report" and m["latest"] == "night9"
     assert m["nights"] == NIGHTS
+    # every file of the run is listed under a "files" key (a later scan never reads them as inputs)
+    listed = {f for r in m["reports"] for f in r["files"]} | set(m["outputs"]["files"])
+    assert listed == set(os.listdir(out)) - {"tracebook_run.json"}, (listed, os.listdir(out))
     assert m["regression_count"] == 4 == len(m["regressions"]), m["regressions"]
     assert all(g["nights"] == NIGHTS[:8] for g in m["regressions"])
     # exit 0 without the flag, with the same files
