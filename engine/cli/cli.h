@@ -190,6 +190,8 @@ typedef struct cli_run {
 /* load.c / report.c: shared helpers. */
 void cli_on_warn(void *ctx, const char *msg);
 void cli_on_note(void *ctx, const char *msg);
+/* A run of command a: quiet with -q, its progress line on a terminal otherwise. */
+cli_run cli_run_for(const cli_args *a);
 /* Frees what a run kept (its warnings). */
 void cli_run_finish(cli_run *r);
 /* With --fail-on-warning and warnings given: says so on stderr and returns
@@ -233,6 +235,8 @@ typedef struct cli_run_opts {
  * reads a DB (the options it does not take stay at their defaults). Returns
  * -1 when fine, else the exit code of the usage error reported. */
 int cli_parse_run_opts(const cli_args *a, cli_run_opts *r);
+/* The same without the inputs (compare and history take theirs otherwise). */
+int cli_parse_window_opts(const cli_args *a, cli_run_opts *r);
 
 /* mpi.c: `mpirun -n P tracebook ...` (docs/scale-out.md). Without MPI in
  * the build, or without mpirun, these keep one process. */

@@ -61,9 +61,6 @@ int cli_cmd_compare(cli_args *a)
     /* the unit, the step budget and the window as report takes them; a
      * side's own --base/--new-iteration-id stands for --iteration-id */
     cli_args ra = *a;
-    const char *dummy[1] = {"."};
-    ra.v[OPT_DIR] = dummy;
-    ra.n[OPT_DIR] = 1;
     int has_side[2] = {a->n[OPT_BASE_ITERATION_ID] > 0, a->n[OPT_NEW_ITERATION_ID] > 0};
     if ((has_side[0] || has_side[1]) && !a->n[OPT_MODEL_ID])
         return cli_usage_error(a->cmd, "--%s-iteration-id needs --model-id (4294967295 for step mode)",
@@ -77,7 +74,7 @@ int cli_cmd_compare(cli_args *a)
         ra.n[OPT_ITERATION_ID] = a->n[OPT_BASE_ITERATION_ID];
     }
     cli_run_opts ro;
-    int rc = cli_parse_run_opts(&ra, &ro);
+    int rc = cli_parse_window_opts(&ra, &ro);
     if (rc >= 0)
         return rc;
     tb_window win[2] = {ro.window, ro.window};
@@ -95,7 +92,7 @@ int cli_cmd_compare(cli_args *a)
     const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: compare writes a directory of files; give a directory");
-    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    cli_run run = cli_run_for(a);
     tb_error err;
     tb_error_clear(&err);
     tb_spec *spec = NULL;

@@ -54,16 +54,10 @@ int cli_cmd_history_add(cli_args *a)
     int rc;
     if ((rc = parse_keep(a, &keep)) >= 0)
         return rc;
-    cli_args ra = *a;
-    const char *dummy[1] = {"."};
-    if (run_dir) {
-        ra.v[OPT_DIR] = dummy;
-        ra.n[OPT_DIR] = 1;
-    }
     cli_run_opts ro;
-    if ((rc = cli_parse_run_opts(&ra, &ro)) >= 0)
+    if ((rc = cli_parse_window_opts(a, &ro)) >= 0)
         return rc;
-    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    cli_run run = cli_run_for(a);
     tb_error err;
     tb_error_clear(&err);
     tb_spec *spec = NULL;
@@ -154,14 +148,10 @@ int cli_cmd_history_report(cli_args *a)
     const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: history report writes a directory of files; give a directory");
-    cli_args ra = *a;
-    const char *dummy[1] = {"."};
-    ra.v[OPT_DIR] = dummy;
-    ra.n[OPT_DIR] = 1;
     cli_run_opts ro;
-    if ((rc = cli_parse_run_opts(&ra, &ro)) >= 0)
+    if ((rc = cli_parse_window_opts(a, &ro)) >= 0)
         return rc;
-    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    cli_run run = cli_run_for(a);
     tb_error err;
     tb_error_clear(&err);
     tb_spec *spec = NULL;

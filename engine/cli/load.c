@@ -99,6 +99,12 @@ void cli_make_dirs(const char *path)
     make_dirs(path, 1);
 }
 
+cli_run cli_run_for(const cli_args *a)
+{
+    int quiet = a->n[OPT_QUIET] > 0;
+    return (cli_run){.quiet = quiet, .progress = cli_progress_for(quiet)};
+}
+
 cli_progress *cli_progress_for(int quiet)
 {
     return cli_progress_create(!quiet && isatty(STDERR_FILENO));
@@ -246,7 +252,7 @@ int cli_cmd_export_db(cli_args *a)
         return urc;
     if (shard_count && cli_mpi_size() > 1)
         return cli_usage_error(a->cmd, "--shard under mpirun: the processes are the parts already");
-    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    cli_run run = cli_run_for(a);
     tb_error err;
     tb_error_clear(&err);
     char dir[PATH_MAX], final[PATH_MAX + 128], pending[PATH_MAX + 64];
@@ -361,7 +367,7 @@ int cli_cmd_info(cli_args *a)
     if (a->n[OPT_DIR] == 0)
         return cli_usage_error(a->cmd, "no input: give -dir PATH");
     const char *const *in = a->v[OPT_DIR];
-    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    cli_run run = cli_run_for(a);
     tb_error err;
     tb_error_clear(&err);
     char path[PATH_MAX];
@@ -402,7 +408,7 @@ int cli_cmd_merge(cli_args *a)
                                    "profile data)",
                                    a->pos[i]);
     }
-    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    cli_run run = cli_run_for(a);
     /* each DB named on its own: loaded whole, with its ranks (derived DBs are
      * passed over only when found by scanning) */
     tb_load_options o = {.inputs = a->pos, .n_inputs = a->n_pos, .output = output, .warn = cli_on_warn,

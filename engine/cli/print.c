@@ -28,7 +28,7 @@ static int print_cmd(cli_args *a, int trace)
     const char *log = cli_value(a, OPT_LOG_FILE);
     if (log && !strcmp(log, "-"))
         log = NULL;
-    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    cli_run run = cli_run_for(a);
     tb_error err;
     tb_error_clear(&err);
     char db[PATH_MAX];

@@ -22,6 +22,12 @@ int cli_parse_run_opts(const cli_args *a, cli_run_opts *r)
     memset(r, 0, sizeof *r);
     if (a->n[OPT_DIR] == 0)
         return cli_usage_error(a->cmd, "no input: give -dir PATH");
+    return cli_parse_window_opts(a, r);
+}
+
+int cli_parse_window_opts(const cli_args *a, cli_run_opts *r)
+{
+    memset(r, 0, sizeof *r);
     r->unit = TB_UNIT_US;
     int rc;
     if (a->n[OPT_MAX_STEPS] && (rc = cli_count(a, OPT_MAX_STEPS, &r->max_steps)) >= 0)
@@ -241,7 +247,7 @@ int cli_cmd_report(cli_args *a)
             return unknown_builtin(what, s + 8);
         }
     }
-    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    cli_run run = cli_run_for(a);
     tb_error err;
     tb_error_clear(&err);
     size_t n_specs = a->n[OPT_SPEC];
@@ -351,7 +357,7 @@ int cli_cmd_query(cli_args *a)
         return rc;
     if (out && !strcmp(out, "-"))
         out = NULL;
-    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    cli_run run = cli_run_for(a);
     tb_error err;
     tb_error_clear(&err);
     char db[PATH_MAX];
@@ -489,7 +495,7 @@ int cli_cmd_export_timeline(cli_args *a)
         return cli_usage_error(a->cmd, "--slice-mb and --slice-config: give one of them");
     if (slice_mb > INT64_MAX / (1024 * 1024))
         return cli_usage_error(a->cmd, "--slice-mb %lld: too large", (long long)slice_mb);
-    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    cli_run run = cli_run_for(a);
     tb_error err;
     tb_error_clear(&err);
     tb_spec *spec = NULL;
@@ -554,7 +560,7 @@ int cli_cmd_export_summary(cli_args *a)
                                cli_value(a, OPT_FORMAT));
     if (a->n[OPT_MERGE] && !cli_value(a, OPT_OUTPUT))
         return cli_usage_error(a->cmd, "--merge needs -o DIR: the merged files go in one folder of their own");
-    cli_run run = {.quiet = a->n[OPT_QUIET] > 0, .progress = cli_progress_for(a->n[OPT_QUIET] > 0)};
+    cli_run run = cli_run_for(a);
     tb_error err;
     tb_error_clear(&err);
     tb_spec *spec = NULL;

@@ -18,7 +18,7 @@
 #include "db/sqlite_input.h"
 #include "tracebook/db.h"
 
-tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_error *err)
+tb_status tb_db_start_time(const char *db_path, int64_t *unix_s, tb_error *err)
 {
     sqlite3 *db;
     if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -43,7 +43,17 @@ tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_e
         sqlite3_finalize(q);
     }
     sqlite3_close(db);
-    time_t t = (time_t)(ns / 1000000000LL);
+    *unix_s = ns / 1000000000LL;
+    return TB_OK;
+}
+
+tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_error *err)
+{
+    int64_t s;
+    tb_status st = tb_db_start_time(db_path, &s, err);
+    if (st)
+        return st;
+    time_t t = (time_t)s;
     struct tm tm;
     gmtime_r(&t, &tm);
     char stamp[32];

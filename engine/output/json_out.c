@@ -38,49 +38,15 @@
 #include "tracebook/output.h"
 #include "util/hash.h"
 
+static void file_put(void *ctx, const char *p, size_t n)
+{
+    fwrite(p, 1, n, ctx);
+}
+
 /* Writes s (n bytes) as a JSON string. */
 static void put_string(FILE *f, const char *s, size_t n)
 {
-    static const char hex[] = "0123456789abcdef";
-    if (n == 0) {
-        fputs("\"\"", f); /* s may be NULL */
-        return;
-    }
-    putc('"', f);
-    size_t from = 0, i = 0;
-    while (i < n) {
-        unsigned char c = (unsigned char)s[i];
-        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
-            i++;
-            continue;
-        }
-        size_t len = 1;
-        if (c >= 0x80 && utf8_seq(s + i, n - i, &len)) {
-            i += len;
-            continue;
-        }
-        fwrite(s + from, 1, i - from, f);
-        switch (c) {
-        case '"': fputs("\\\"", f); break;
-        case '\\': fputs("\\\\", f); break;
-        case '\n': fputs("\\n", f); break;
-        case '\r': fputs("\\r", f); break;
-        case '\t': fputs("\\t", f); break;
-        case '\b': fputs("\\b", f); break;
-        case '\f': fputs("\\f", f); break;
-        default:
-            if (c < 0x20) {
-                char u[7] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15], 0};
-                fputs(u, f);
-            } else {
-                fputs("\xEF\xBF\xBD", f); /* U+FFFD */
-            }
-        }
-        i += len;
-        from = i;
-    }
-    fwrite(s + from, 1, n - from, f);
-    putc('"', f);
+    json_string_out(s, n, file_put, f);
 }
 
 typedef struct json_sink {

@@ -131,6 +131,13 @@ size_t numfmt_unit_time(int64_t ns, int unit, char *buf);
  */
 int utf8_seq(const char *p, size_t n, size_t *len);
 
+/*
+ * Writes s (n bytes; NULL when n is 0) as a JSON string through put (RFC
+ * 8259): " and \ escaped, \n \r \t \b \f as such, other control characters
+ * as \u00XX, each invalid UTF-8 subpart (utf8_seq) as U+FFFD, the rest as is.
+ */
+void json_string_out(const char *s, size_t n, void (*put)(void *ctx, const char *p, size_t n), void *ctx);
+
 /* ---- sinks ----------------------------------------------------------------- */
 
 /*

@@ -63,3 +63,47 @@ void sink_destroy(tb_sink *s)
     if (s)
         s->destroy(s);
 }
+
+void json_string_out(const char *s, size_t n, void (*put)(void *ctx, const char *p, size_t n), void *ctx)
+{
+    static const char hex[] = "0123456789abcdef";
+    if (n == 0) {
+        put(ctx, "\"\"", 2); /* s may be NULL */
+        return;
+    }
+    put(ctx, "\"", 1);
+    size_t from = 0, i = 0;
+    while (i < n) {
+        unsigned char c = (unsigned char)s[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len = 1;
+        if (c >= 0x80 && utf8_seq(s + i, n - i, &len)) {
+            i += len;
+            continue;
+        }
+        put(ctx, s + from, i - from);
+        switch (c) {
+        case '"': put(ctx, "\\\"", 2); break;
+        case '\\': put(ctx, "\\\\", 2); break;
+        case '\n': put(ctx, "\\n", 2); break;
+        case '\r': put(ctx, "\\r", 2); break;
+        case '\t': put(ctx, "\\t", 2); break;
+        case '\b': put(ctx, "\\b", 2); break;
+        case '\f': put(ctx, "\\f", 2); break;
+        default:
+            if (c < 0x20) {
+                char u[6] = {'\\', 'u', '0', '0', hex[c >> 4], hex[c & 15]};
+                put(ctx, u, 6);
+            } else {
+                put(ctx, "\xEF\xBF\xBD", 3); /* U+FFFD */
+            }
+        }
+        i += len;
+        from = i;
+    }
+    put(ctx, s + from, n - from);
+    put(ctx, "\"", 1);
+}

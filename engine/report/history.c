@@ -292,20 +292,18 @@ static void h_done(void *ctx, const tb_spec_report *rep, const char *skipped, ui
     h->reports += !skipped;
 }
 
-/* The data's start as UTC YYYY-MM-DDThh:mm:ssZ, from the DB's default name. */
+/* The data's start as UTC YYYY-MM-DDThh:mm:ssZ. */
 static tb_status data_time(const char *db_path, char *out, size_t n, tb_error *err)
 {
-    char name[256];
-    tb_status st = tb_db_default_name(db_path, name, sizeof name, err);
+    int64_t s;
+    tb_status st = tb_db_start_time(db_path, &s, err);
+    out[0] = 0;
     if (st)
         return st;
-    const char *d = strchr(name, '_');
-    if (!d || strlen(d) < 15) {
-        out[0] = 0;
-        return TB_OK;
-    }
-    d++;
-    snprintf(out, n, "%.4s-%.2s-%.2sT%.2s:%.2s:%.2sZ", d, d + 4, d + 6, d + 8, d + 10, d + 12);
+    time_t t = (time_t)s;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return TB_OK;
 }
 

@@ -36,6 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "output/output.h"
@@ -443,24 +444,15 @@ static void jb_str(jbuf *b, const char *s)
     jb_put(b, s, strlen(s));
 }
 
+static void jb_put_cb(void *ctx, const char *p, size_t n)
+{
+    jb_put(ctx, p, n);
+}
+
 /* A JSON string (s may be NULL: ""). */
 static void jb_quoted(jbuf *b, const char *s)
 {
-    jb_put(b, "\"", 1);
-    for (const char *c = s ? s : ""; *c; c++) {
-        char esc[8];
-        if (*c == '"' || *c == '\\') {
-            esc[0] = '\\';
-            esc[1] = *c;
-            jb_put(b, esc, 2);
-        } else if ((unsigned char)*c < 0x20) {
-            snprintf(esc, sizeof esc, "\\u%04x", (unsigned char)*c);
-            jb_put(b, esc, 6);
-        } else {
-            jb_put(b, c, 1);
-        }
-    }
-    jb_put(b, "\"", 1);
+    json_string_out(s ? s : "", s ? strlen(s) : 0, jb_put_cb, b);
 }
 
 static void jb_indent(jbuf *b, int level)
@@ -940,12 +932,15 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
     rank_place *ranks = NULL;
     size_t n = 0;
     tb_spec *layouts[2] = {NULL, NULL};
-    char name[256];
-    tb_status rc = tb_db_default_name(opt->db_path, name, sizeof name, err);
+    int64_t start;
+    tb_status rc = tb_db_start_time(opt->db_path, &start, err);
     if (rc)
         return rc;
-    char stamp[64]; /* "msprof_<stamp>.db" -> "<stamp>" */
-    snprintf(stamp, sizeof stamp, "%.*s", (int)(strlen(name) - 10), name + 7);
+    char stamp[64]; /* msprof's <timestamp>: the session start, UTC */
+    time_t t = (time_t)start;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm);
     if ((rc = list_ranks(opt->db_path, opt->out_dir, &ranks, &n, err)))
         goto done;
     for (int l = 0; l < 2; l++) {

@@ -10,8 +10,16 @@
 #define TRACEBOOK_DB_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tracebook/error.h"
+
+/*
+ * The session start of an already loaded DB, in Unix seconds: Kineto's
+ * baseTime + start, else the earliest event when it is Unix time, else the
+ * newest modification time of the files it was loaded from (0 when none).
+ */
+tb_status tb_db_start_time(const char *db_path, int64_t *unix_s, tb_error *err);
 
 /*
  * Computes the default DB name `msprof_<UTC YYYYMMDDhhmmss>.db` for an
