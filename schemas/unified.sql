@@ -211,9 +211,9 @@ CREATE TABLE TB_ITERATION (
     fpStartNs INTEGER, bpEndNs INTEGER, refreshNs INTEGER, dataAugNs INTEGER
 );
 -- PMU metrics of a summary CSV's kernels (op_summary, kernel_details: the columns after
--- Context ID), keyed by the kernel's start and name: the load moves each onto the task
--- it belongs to (TASK_PMU_INFO, whichever source gave the rank's tasks); what matched
--- no task stays here
+-- Context ID) whose tasks a better source gave (a timeline, a DB), keyed by the kernel's
+-- start and name: the load moves each onto the task it belongs to (TASK_PMU_INFO); what
+-- matched no task stays here
 CREATE TABLE TB_KERNEL_PMU (
     rankId INTEGER, deviceId INTEGER, startNs INTEGER, name INTEGER, metric INTEGER, value
 );

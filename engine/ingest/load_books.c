@@ -379,29 +379,39 @@ tb_status load_books_bind_h2d(dbw *w, tb_error *err)
 }
 
 /*
- * The PMU metrics of summary CSVs' kernels (TB_KERNEL_PMU) onto the tasks
- * they belong to: the task of the same rank and device that starts at the
- * same ns with the same name, whichever source gave the rank's tasks (a
- * timeline's kernels have no PMU, the kernel_details.csv beside it does).
- * One value per task and metric; a task that has PMU rows from an msprof DB
- * keeps them. The rows moved are deleted; what matched no task stays.
+ * The PMU metrics a summary CSV staged (TB_KERNEL_PMU: its kernels' tasks
+ * came from a better source, a timeline or a DB) onto the tasks they belong
+ * to: the task of the same rank and device that starts at the same ns with
+ * the same name. One value per task and metric; a task that has PMU rows
+ * already (an msprof DB's) keeps them. The rows moved are deleted; what
+ * matched no task stays.
  */
 tb_status load_books_bind_pmu(dbw *w, tb_error *err)
 {
     if (!sql_true(w, "SELECT EXISTS (SELECT 1 FROM TB_KERNEL_PMU)"))
         return TB_OK;
-    return dbw_exec(w,
-                    "CREATE INDEX tb_kernel_pmu_at ON TB_KERNEL_PMU(rankId, startNs);"
-                    "CREATE TEMP TABLE pmu_match AS"
-                    " SELECT p.rowid AS pr, t.globalTaskId AS gid, p.metric AS metric, p.value AS value, t.rankId AS rankId"
-                    " FROM TASK t JOIN TB_KERNEL_PMU p"
-                    "   ON p.rankId = t.rankId AND p.startNs = t.startNs AND p.deviceId IS t.deviceId AND p.name = t.name"
-                    " WHERE NOT EXISTS (SELECT 1 FROM TASK_PMU_INFO x WHERE x.globalTaskId = t.globalTaskId);"
-                    "INSERT INTO TASK_PMU_INFO (globalTaskId, name, value, rankId)"
-                    " SELECT gid, metric, value, rankId FROM pmu_match GROUP BY gid, metric ORDER BY min(pr);"
-                    "DELETE FROM TB_KERNEL_PMU WHERE rowid IN (SELECT pr FROM pmu_match);"
-                    "DROP TABLE pmu_match; DROP INDEX tb_kernel_pmu_at;",
-                    err);
+    tb_status st = dbw_exec(w,
+                            "CREATE INDEX tb_kernel_pmu_at ON TB_KERNEL_PMU(rankId, startNs);"
+                            "CREATE TEMP TABLE pmu_match AS"
+                            " SELECT p.rowid AS pr, t.globalTaskId AS gid, p.metric AS metric, p.value AS value,"
+                            "  t.rankId AS rankId"
+                            " FROM TASK t JOIN TB_KERNEL_PMU p ON p.rankId = t.rankId AND p.startNs = t.startNs"
+                            "  AND p.deviceId IS t.deviceId AND p.name = t.name"
+                            " WHERE t.globalTaskId NOT IN (SELECT globalTaskId FROM TASK_PMU_INFO);"
+                            "INSERT INTO TASK_PMU_INFO (globalTaskId, name, value, rankId)"
+                            " SELECT gid, metric, value, rankId FROM pmu_match GROUP BY gid, metric ORDER BY min(pr);"
+                            "DROP INDEX tb_kernel_pmu_at;",
+                            err);
+    /* usually every staged value found its task: the table is emptied whole */
+    if (!st)
+        st = dbw_exec(w,
+                      sql_true(w, "SELECT (SELECT count(*) FROM pmu_match) = (SELECT count(*) FROM TB_KERNEL_PMU)")
+                          ? "DELETE FROM TB_KERNEL_PMU"
+                          : "DELETE FROM TB_KERNEL_PMU WHERE rowid IN (SELECT pr FROM pmu_match)",
+                      err);
+    if (!st)
+        st = dbw_exec(w, "DROP TABLE pmu_match", err);
+    return st;
 }
 
 /*

@@ -321,18 +321,21 @@ static int kernel_row(ctx *c, const kcols *k)
         c->res->dest[TB_DEST_COMMUNICATION_OP]++;
         return row_out(c, R_COMMUNICATION_OP, v);
     }
-    /* PMU metrics, by start and name: the load puts them on the task they belong to */
+    int64_t gid = c->ids->next_task++;
+    /* PMU metrics: onto this row's task; when a better source gives the
+     * rank's tasks, staged by start and name for the load to find theirs */
+    int staged = row_set_has(&c->opt->skip_rows, R_TASK);
     for (int j = 0; j < k->n_pmu && name >= 0; j++) {
         tb_val v = int_val(c, k->pmu_col[j]);
         if (v.type == V_NULL)
             v = real_val(c, k->pmu_col[j]);
         if (v.type == V_NULL)
             continue;
-        tb_val pmu[6] = {VINT(c->opt->rank), VINT(dev), start, VINT(name), VINT(k->pmu_name[j]), v};
-        if (row_out(c, R_KERNEL_PMU, pmu))
+        tb_val at[6] = {VINT(c->opt->rank), VINT(dev), start, VINT(name), VINT(k->pmu_name[j]), v};
+        tb_val own[4] = {VINT(gid), VINT(k->pmu_name[j]), v, VINT(c->opt->rank)};
+        if (staged ? row_out(c, R_KERNEL_PMU, at) : row_out(c, R_TASK_PMU_INFO, own))
             return -1;
     }
-    int64_t gid = c->ids->next_task++;
     tb_val model = int_val(c, k->model);
     tb_val task[13] = {start, VINT(end), VINT(dev), VNULL, VINT(gid), VNULL, idv(coreid), int_val(c, k->ctx),
                        int_val(c, k->stream), int_val(c, k->task), model.type == V_NULL ? VINT(4294967295LL) : model,
