@@ -776,18 +776,6 @@ static json_t *side_obj(const char *db, const char *const *inputs, size_t n, con
     return o;
 }
 
-/* Fails when DIR/<name><suffix> is a file the run reads (a suffix without
- * a leading '_' is an extension). */
-static tb_status check_out(const file_ids *ids, const char *dir, const char *name, const char *suffix, tb_error *err)
-{
-    char *path = sqlite3_mprintf("%s/%s%s%s", dir, name, suffix[0] == '_' ? "" : ".", suffix);
-    if (!path)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    tb_status st = file_ids_check(ids, path, err);
-    sqlite3_free(path);
-    return st;
-}
-
 tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb_error *err)
 {
     tb_status st = TB_OK;
@@ -831,18 +819,18 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
         (st = file_ids_collect(&ids, job->new_inputs, job->n_new_inputs, job->new_db, err)) ||
         (st = file_ids_spec(&ids, given, err)))
         goto done;
-    st = check_out(&ids, job->out_dir, "tracebook_run", "json", err);
+    st = file_ids_check_out(&ids, job->out_dir, "tracebook_run", "json", err);
     if (!st && wants_book(job))
-        st = check_out(&ids, job->out_dir, "compare", "xlsx", err);
+        st = file_ids_check_out(&ids, job->out_dir, "compare", "xlsx", err);
     if (!st && wants(job, TB_OUT_CSV))
-        st = check_out(&ids, job->out_dir, "compare_summary", "csv", err);
+        st = file_ids_check_out(&ids, job->out_dir, "compare_summary", "csv", err);
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         const tb_spec_report *rep = &job->spec->reports[i];
         unsigned f = formats_of(job, rep);
         if (f & TB_OUT_CSV)
-            st = check_out(&ids, job->out_dir, rep->id, "_compare.csv", err);
+            st = file_ids_check_out(&ids, job->out_dir, rep->id, "_compare.csv", err);
         if (!st && (f & TB_OUT_JSON))
-            st = check_out(&ids, job->out_dir, rep->id, "_compare.json", err);
+            st = file_ids_check_out(&ids, job->out_dir, rep->id, "_compare.json", err);
     }
     if (st)
         goto done;

@@ -164,3 +164,15 @@ int out_dir_lock(const char *dir, void (*note)(void *ctx, const char *msg), void
     }
     return fd;
 }
+
+tb_status file_ids_check_out(const file_ids *f, const char *dir, const char *name, const char *suffix, tb_error *err)
+{
+    size_t n = strlen(dir) + strlen(name) + strlen(suffix) + 3;
+    char *path = malloc(n);
+    if (!path)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    snprintf(path, n, "%s/%s%s%s", dir, name, suffix[0] == '_' ? "" : ".", suffix);
+    tb_status st = file_ids_check(f, path, err);
+    free(path);
+    return st;
+}

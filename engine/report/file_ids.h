@@ -37,6 +37,10 @@ tb_status file_ids_spec(file_ids *f, const tb_spec *spec, tb_error *err);
 /* Fails (TB_ERR_USAGE, naming path) when path exists and is one of them. */
 tb_status file_ids_check(const file_ids *f, const char *path, tb_error *err);
 
+/* The same for DIR/<name><suffix>: a suffix with a leading '_' is appended
+ * as is ("_compare.csv"), any other is an extension ("csv" -> ".csv"). */
+tb_status file_ids_check_out(const file_ids *f, const char *dir, const char *name, const char *suffix, tb_error *err);
+
 void file_ids_free(file_ids *f);
 
 /* Takes the lock of an output folder (a lock on the folder itself, so that

@@ -1700,16 +1700,6 @@ static tb_status write_verdicts(sqlite3 *sdb, const tb_history_report_job *job, 
     return st;
 }
 
-static tb_status check_out(const file_ids *ids, const char *dir, const char *name, const char *ext, tb_error *err)
-{
-    char *path = sqlite3_mprintf("%s/%s.%s", dir, name, ext);
-    if (!path)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    tb_status st = file_ids_check(ids, path, err);
-    sqlite3_free(path);
-    return st;
-}
-
 tb_status tb_history_report(const tb_history_report_job *job, tb_history_result *res, tb_error *err)
 {
     memset(res, 0, sizeof *res);
@@ -1787,13 +1777,13 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
         st = st ? st : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto done;
     }
-    st = check_out(&ids, job->out_dir, "tracebook_run", "json", err);
+    st = file_ids_check_out(&ids, job->out_dir, "tracebook_run", "json", err);
     if (!st)
-        st = check_out(&ids, job->out_dir, "history_verdicts", "csv", err);
+        st = file_ids_check_out(&ids, job->out_dir, "history_verdicts", "csv", err);
     if (!st)
-        st = check_out(&ids, job->out_dir, "history_verdicts", "json", err);
+        st = file_ids_check_out(&ids, job->out_dir, "history_verdicts", "json", err);
     if (!st && wants_book)
-        st = check_out(&ids, job->out_dir, "trend", "xlsx", err);
+        st = file_ids_check_out(&ids, job->out_dir, "trend", "xlsx", err);
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         static const char *const stems[] = {"%s_trend", "%s_trend_chart"};
         for (int k = 0; k < 2 && !st; k++) {
@@ -1802,9 +1792,9 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
                 st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
                 break;
             }
-            st = check_out(&ids, job->out_dir, stem, "csv", err);
+            st = file_ids_check_out(&ids, job->out_dir, stem, "csv", err);
             if (!st)
-                st = check_out(&ids, job->out_dir, stem, "json", err);
+                st = file_ids_check_out(&ids, job->out_dir, stem, "json", err);
             sqlite3_free(stem);
         }
     }
