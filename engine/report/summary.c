@@ -847,7 +847,7 @@ done:
  * input is never replaced. The names written go to files.
  */
 static tb_status write_comm(const tb_summary_options *opt, const rank_place *p, const char *label, json_t *files,
-                            sum_state *ss, tb_error *err)
+                            sum_state *ss, file_ids *ids, int *have_ids, tb_error *err)
 {
     if (opt->window.set && opt->window.model_id != 4294967295LL) {
         if (opt->note) {
@@ -865,8 +865,7 @@ static tb_status write_comm(const tb_summary_options *opt, const rank_place *p, 
         sqlite3_close(db);
         return st;
     }
-    file_ids ids = {0};
-    tb_status st = file_ids_collect(&ids, opt->inputs, opt->n_inputs, opt->db_path, err);
+    tb_status st = TB_OK;
     for (int matrix = 0; matrix < 2 && !st; matrix++) {
         jbuf b = {0};
         size_t ops = 0;
@@ -887,8 +886,11 @@ static tb_status write_comm(const tb_summary_options *opt, const rank_place *p, 
                  *tag ? "_" : "", tag, *label ? "_" : "", label);
         if (opt->no_clobber && access(path, F_OK) == 0)
             st = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
+        /* the files the run reads, collected once per export, when a file is first written */
+        if (!st && !*have_ids && !(st = file_ids_collect(ids, opt->inputs, opt->n_inputs, opt->db_path, err)))
+            *have_ids = 1;
         if (!st)
-            st = file_ids_check(&ids, path, err);
+            st = file_ids_check(ids, path, err);
         if (!st)
             st = json_write_file(path, b.p, err);
         free(b.p);
@@ -898,7 +900,6 @@ static tb_status write_comm(const tb_summary_options *opt, const rank_place *p, 
             on_written(ss, path);
         }
     }
-    file_ids_free(&ids);
     sqlite3_close(db);
     return st;
 }
@@ -932,6 +933,8 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
     rank_place *ranks = NULL;
     size_t n = 0;
     tb_spec *layouts[2] = {NULL, NULL};
+    file_ids ids = {0};
+    int have_ids = 0;
     int64_t start;
     tb_status rc = tb_db_start_time(opt->db_path, &start, err);
     if (rc)
@@ -1058,7 +1061,7 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
                 json_array_append_new(done_ranks, json_integer(p->rank));
                 res->ranks++;
                 if (p->layout == LAYOUT_TORCH_NPU && !given)
-                    jrc = write_comm(opt, p, res->window_label, comm_files, &ss, err);
+                    jrc = write_comm(opt, p, res->window_label, comm_files, &ss, &ids, &have_ids, err);
             }
         }
         /* merged: the folder was made above; one run over every rank */
@@ -1089,5 +1092,6 @@ done:
     tb_spec_free(layouts[0]);
     tb_spec_free(layouts[1]);
     free(ranks);
+    file_ids_free(&ids);
     return rc;
 }
