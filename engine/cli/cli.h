@@ -224,6 +224,25 @@ unsigned cli_parse_file_formats(const char *list);
 /* 1 when path is a folder holding tracebook_run.json: an earlier run's output. */
 int cli_is_run_folder(const char *path);
 
+/* 1 when path is a folder holding shard DBs (export db --shard). */
+int cli_is_shard_folder(const char *path);
+
+/* scoped.c: report over shards, every report rank-scope, without a merge. */
+/* 1 when every -dir input is a shard DB or a folder of them. */
+int cli_inputs_are_shards(const cli_args *a);
+/* The books DB of the -dir shards (or, under mpirun, of the processes'
+ * parts) with every shard's rank-scope rows gathered into it: run the
+ * report job with db_path and replay set to it. specs: the command's. */
+tb_status cli_scoped_db(const cli_args *a, cli_run *run, tb_spec *const *specs, size_t n_specs, char *books,
+                        size_t cap, tb_error *err);
+/* One shard's rank-scope rows into out (specs NULL: loaded from --spec). */
+tb_status cli_report_partial(const cli_args *a, tb_spec *const *specs, size_t n_specs, const char *shard,
+                             const char *books, const char *out, cli_run *run, tb_error *err);
+/* Removes the files cli_scoped_db made (single process). */
+void cli_scoped_finish(void);
+/* Removes the files of a folder and the folder. */
+void cli_remove_folder(const char *dir);
+
 /* The window, unit and budget options report, query and print share. */
 typedef struct cli_run_opts {
     tb_window window;
@@ -256,6 +275,14 @@ int cli_mpi_rank(void);
  */
 tb_status cli_mpi_shards(const cli_args *a, const char *const *inputs, size_t n, cli_run *run, char *dir,
                          size_t cap, tb_error *err);
+/*
+ * After a round: every process runs the rank-scope reports on its shard of
+ * the round (cli_report_partial, books: process 0's books DB of the round),
+ * outcomes gathered as for the load. Process 0 gets the partials' paths
+ * (new strings in a new array) or the first process's error.
+ */
+tb_status cli_mpi_partials(const cli_args *a, tb_spec *const *specs, size_t n_specs, const char *books,
+                           cli_run *run, char ***parts, size_t *n, tb_error *err);
 /* Process 0: the path of the merged DB in the current round's folder. */
 void cli_mpi_merged_path(char *out, size_t cap);
 /* Ends the run on every process with process 0's code rc (the round's folder removed). Returns rc. */

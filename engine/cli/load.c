@@ -442,7 +442,7 @@ tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *
 
 /* A folder of shard DBs (export db --shard): its tracebook_run.json records
  * the shards, and the shards themselves are the run to read. */
-static int is_shard_folder(const char *path)
+int cli_is_shard_folder(const char *path)
 {
     DIR *d = opendir(path);
     if (!d)
@@ -469,7 +469,7 @@ int cli_is_run_folder(const char *path)
     if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return 0;
     snprintf(meta, sizeof meta, "%s/tracebook_run.json", path);
-    return stat(meta, &sb) == 0 && S_ISREG(sb.st_mode) && !is_shard_folder(path);
+    return stat(meta, &sb) == 0 && S_ISREG(sb.st_mode) && !cli_is_shard_folder(path);
 }
 
 void cli_on_written(void *ctx, const char *path)

@@ -53,9 +53,11 @@ static int rounds;
 /* What process 0 sends at the start of each round. */
 typedef struct round_msg {
     int stop;            /* 1: no more rounds; exit with rc */
+    int partials;        /* 1: run the rank-scope reports on this round's shards (books: the books DB) */
     int rc;
     int keep_going;
     char dir[PATH_MAX];  /* the folder of this round's shards */
+    char books[PATH_MAX];
     int inputs_len;      /* then this many bytes: the inputs, each ended by '\0' */
 } round_msg;
 
@@ -122,7 +124,7 @@ int cli_mpi_rank(void)
     return active ? me : 0;
 }
 
-/* Removes a round's shards (and its merged DB) and the folder itself. */
+/* Removes a round's folder: its shards, the merged or books DB, the partials. */
 static void drop_folder(char *folder)
 {
     if (!folder[0])
@@ -130,14 +132,9 @@ static void drop_folder(char *folder)
     char p[PATH_MAX * 2];
     for (int k = 0; k < size; k++) {
         snprintf(p, sizeof p, "%.4000s/shard_%d_of_%d.db", folder, k, size);
-        unlink(p);
         tb_temp_unregister(p);
     }
-    snprintf(p, sizeof p, "%.4000s/merged.db", folder);
-    unlink(p);
-    tb_temp_unregister(p);
-    rmdir(folder);
-    tb_temp_unregister(folder);
+    cli_remove_folder(folder);
     folder[0] = 0;
 }
 
@@ -240,6 +237,25 @@ static tb_error *gather(const tb_error *mine)
     return all;
 }
 
+/* This process's partial of a round: the rank-scope reports on its shard,
+ * when it has one (a part left out by --keep-going has none). */
+static tb_status run_partial(const cli_args *a, tb_spec *const *specs, size_t n_specs, const char *dir,
+                             const char *books, cli_run *run, tb_error *err)
+{
+    char shard[PATH_MAX + 64], out[PATH_MAX + 64];
+    snprintf(shard, sizeof shard, "%s/shard_%d_of_%d.db", dir, me, size);
+    snprintf(out, sizeof out, "%s/part_%d_of_%d.db", dir, me, size);
+    if (!a)
+        return tb_error_set(err, TB_ERR_USAGE, "this process's command ended before it ran (see its messages)");
+    if (access(shard, R_OK) != 0)
+        return TB_OK;
+    tb_temp_register(out);
+    tb_status st = cli_report_partial(a, specs, n_specs, shard, books, out, run, err);
+    if (st == TB_OK && names_me("TRACEBOOK_TEST_MPI_KILL_PARTIAL"))
+        raise(SIGKILL);
+    return st;
+}
+
 /* Processes other than 0: load a part in every round process 0 starts, until it says stop. */
 static void serve(const cli_args *a, cli_run *run)
 {
@@ -254,6 +270,17 @@ static void serve(const cli_args *a, cli_run *run)
             MPI_Finalize();
             fflush(NULL);
             _exit(m.rc);
+        }
+        if (m.partials) {
+            tb_error err;
+            tb_error_clear(&err);
+            run_partial(a, NULL, 0, m.dir, m.books, run, &err);
+            tb_error *none = gather(&err);
+            (void)none;
+            char out[PATH_MAX + 64];
+            snprintf(out, sizeof out, "%s/part_%d_of_%d.db", m.dir, me, size);
+            tb_temp_unregister(out);
+            continue;
         }
         char *buf = malloc((size_t)m.inputs_len + 1);
         if (!buf) /* the broadcast needs room on every process */
@@ -384,6 +411,63 @@ tb_status cli_mpi_shards(const cli_args *a, const char *const *inputs, size_t n,
     return TB_OK;
 }
 
+tb_status cli_mpi_partials(const cli_args *a, tb_spec *const *specs, size_t n_specs, const char *books,
+                           cli_run *run, char ***parts, size_t *n, tb_error *err)
+{
+    *parts = NULL;
+    *n = 0;
+    if (!rounds)
+        return tb_error_set(err, TB_ERR_INTERNAL, "rank-scope reports before any MPI load");
+    const char *dir = folders[rounds - 1];
+    round_msg m;
+    memset(&m, 0, sizeof m);
+    m.partials = 1;
+    snprintf(m.dir, sizeof m.dir, "%s", dir);
+    snprintf(m.books, sizeof m.books, "%s", books);
+    bcast(&m, (int)sizeof m);
+    tb_error mine;
+    tb_error_clear(&mine);
+    run_partial(a, specs, n_specs, dir, books, run, &mine);
+    tb_error *all = gather(&mine);
+    for (int k = 0; k < size; k++) {
+        if (all[k].code == TB_OK)
+            continue;
+        /* a process that failed fails the run: its shard loaded, its reports did not run */
+        *err = all[k];
+        snprintf(err->message, sizeof err->message, "process %d of %d: %.470s", k, size, all[k].message);
+        free(all);
+        return err->code;
+    }
+    free(all);
+    char **v = calloc((size_t)size, sizeof *v);
+    if (!v)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < size; k++) {
+        char shard[PATH_MAX + 64], out[PATH_MAX + 64];
+        snprintf(shard, sizeof shard, "%s/shard_%d_of_%d.db", dir, k, size);
+        snprintf(out, sizeof out, "%s/part_%d_of_%d.db", dir, k, size);
+        if (access(shard, R_OK) != 0)
+            continue; /* left out by --keep-going */
+        if (access(out, R_OK) != 0) {
+            for (size_t i = 0; i < *n; i++)
+                free(v[i]);
+            free(v);
+            return tb_error_at(err, TB_ERR_IO, out, 0, 0, -1,
+                               "the partial rows of process %d are not visible to process 0: TRACEBOOK_MPI_DIR must"
+                               " be a folder that every process sees under the same path", k);
+        }
+        if (!(v[(*n)++] = strdup(out))) {
+            for (size_t i = 0; i < *n; i++)
+                free(v[i]);
+            free(v);
+            *n = 0;
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        }
+    }
+    *parts = v;
+    return TB_OK;
+}
+
 void cli_mpi_merged_path(char *out, size_t cap)
 {
     snprintf(out, cap, "%s/merged.db", rounds ? folders[rounds - 1] : ".");
@@ -440,6 +524,19 @@ tb_status cli_mpi_shards(const cli_args *a, const char *const *inputs, size_t n,
     (void)run;
     (void)dir;
     (void)cap;
+    return tb_error_set(err, TB_ERR_INTERNAL, "this build has no MPI");
+}
+
+tb_status cli_mpi_partials(const cli_args *a, tb_spec *const *specs, size_t n_specs, const char *books,
+                           cli_run *run, char ***parts, size_t *n, tb_error *err)
+{
+    (void)a;
+    (void)specs;
+    (void)n_specs;
+    (void)books;
+    (void)run;
+    *parts = NULL;
+    *n = 0;
     return tb_error_set(err, TB_ERR_INTERNAL, "this build has no MPI");
 }
 

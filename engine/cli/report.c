@@ -265,14 +265,23 @@ int cli_cmd_report(cli_args *a)
     char db[PATH_MAX];
     int reused = 0;
     uint64_t warnings = 0;
-    if (st == TB_OK)
+    /* every report rank-scope over shards, or under mpirun: each shard runs
+     * them on its own ranks, no merge (docs/scale-out.md#report-scopes) */
+    int scoped = st == TB_OK &&
+                 tb_specs_rank_scoped((const tb_spec *const *)specs, n_specs,
+                                      a->n[OPT_REPORT] ? a->v[OPT_REPORT] : NULL, a->n[OPT_REPORT]) &&
+                 (cli_mpi_size() > 1 || cli_inputs_are_shards(a));
+    if (st == TB_OK && scoped)
+        st = cli_scoped_db(a, &run, specs, n_specs, db, sizeof db, &err);
+    else if (st == TB_OK)
         st = cli_obtain_db(a, &run, db, sizeof db, &reused, &err);
     if (st == TB_OK) {
         tb_report_job job = {
             .run = {.db_path = db, .specs = (const tb_spec *const *)specs, .n_specs = n_specs,
                     .window = ro.window, .unit = ro.unit, .params = a->v[OPT_PARAM], .n_params = a->n[OPT_PARAM],
                     .formats = formats, .max_steps = ro.max_steps, .only = a->n[OPT_REPORT] ? a->v[OPT_REPORT] : NULL,
-                    .n_only = a->n[OPT_REPORT], .note = cli_on_note, .ctx = &run, .report_done = on_report_done},
+                    .n_only = a->n[OPT_REPORT], .note = cli_on_note, .ctx = &run, .report_done = on_report_done,
+                    .replay = scoped ? db : NULL},
             .out_dir = out_dir ? out_dir : ".",
             .console = stdout,
             .inputs = a->v[OPT_DIR],
@@ -306,6 +315,7 @@ int cli_cmd_report(cli_args *a)
     fflush(stdout);
     rc = cli_fail_on_warning(a, warnings, "the load and the run", rc);
 done:
+    cli_scoped_finish();
     free_specs(specs, loaded);
     cli_run_finish(&run);
     cli_progress_destroy(run.progress);

@@ -189,6 +189,11 @@ tb_status tb_load(const tb_load_options *opt, tb_load_result *res, tb_error *err
                          "the inputs are shard DBs already: --shard splits the raw inputs");
         goto fail;
     }
+    if (opt->books_only && !load_shards_all(src, nsrc)) {
+        st = tb_error_at(err, TB_ERR_USAGE, nsrc ? src[0].path : opt->inputs[0], 0, 0, -1,
+                         "not a shard DB: the bookkeeping alone is merged from shard DBs only");
+        goto fail;
+    }
     if (!opt->shard_count && load_shards_all(src, nsrc)) {
         merging = 1;
         if ((st = load_shards_plan(opt, &src, &nsrc, &units, &nunits, &nranks, &plan, &wl, err)) != TB_OK)
@@ -329,7 +334,7 @@ planned:
         if (!src[i].cluster)
             src[i].rank = (int)final[src[i].rank];
     if (merging)
-        st = load_shards_books(w, &plan, final, &ids, err);
+        st = load_shards_books(w, &plan, final, &ids, opt->books_only, err);
     else
         st = load_books_write(w, src, nsrc, sr.nsrc_all, units, nunits, final, ignored, n_ignored, opt, &ids, err);
     if (st == TB_OK && opt->shard_count)

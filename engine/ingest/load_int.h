@@ -140,7 +140,7 @@ tb_status load_shards_plan(const tb_load_options *opt, src_info **src, size_t *n
                            size_t *nranks, shard_plan *plan, warn_log *wl, tb_error *err);
 /* The bookkeeping tables of the merged DB, from the shards' (instead of load_books_write). */
 tb_status load_shards_books(dbw *w, const shard_plan *plan, const int64_t *final, const import_ids *ids,
-                            tb_error *err);
+                            int books_only, tb_error *err);
 void load_shards_plan_free(shard_plan *plan);
 
 /* ---- load_warn.c: warnings and the importers' callbacks ---- */

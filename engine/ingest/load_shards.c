@@ -654,7 +654,7 @@ static const struct {
 };
 
 tb_status load_shards_books(dbw *w, const shard_plan *plan, const int64_t *final, const import_ids *ids,
-                            tb_error *err)
+                            int books_only, tb_error *err)
 {
     sqlite3 *db = dbw_db(w);
     tb_status st = TB_OK;
@@ -755,7 +755,7 @@ tb_status load_shards_books(dbw *w, const shard_plan *plan, const int64_t *final
             sqlite3_bind_text(ins, 4, "missing", -1, SQLITE_STATIC);
         } else {
             sqlite3_bind_text(ins, 3, plan->shards[k], -1, SQLITE_STATIC);
-            sqlite3_bind_text(ins, 4, "merged", -1, SQLITE_STATIC);
+            sqlite3_bind_text(ins, 4, books_only ? "scoped" : "merged", -1, SQLITE_STATIC);
             /* the cache's staleness check reads these (the shards are the inputs) */
             struct stat sb;
             if (stat(plan->shards[k], &sb) == 0) {

@@ -134,6 +134,8 @@ tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row
         if (!(i > g->first && s->kind == IN_NPU_CSV && s[-1].kind == IN_NPU_CSV &&
               npu_text_same_series(s[-1].path, s->path)))
             skip = filled;
+        if (opt->books_only && s->part)
+            continue; /* a merge of the shards' bookkeeping only: none of their rows */
         import_opts io = {.rank = s->rank, .keep_python_functions = opt->keep_python_functions,
                                 .warn = load_import_warn, .progress = load_import_progress, .ctx = wl,
                                 .total_bytes = (uint64_t)s->bytes, .skip_rows = skip,

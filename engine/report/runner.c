@@ -43,6 +43,7 @@ typedef struct runner {
     sqlite3 *db;
     sandbox sb;             /* what report SQL may do; trusted while the runner itself runs SQL */
     int64_t n_ranks;        /* ranks the DB holds (TB_RANK); :rank columns are written only when > 1 */
+    const window_info *wi;  /* the window applied (its ranks) */
     int64_t steps;          /* VM steps of the current statement, in units of STEP_CHUNK */
     int64_t max_chunks;
     int budget_hit;
@@ -111,6 +112,8 @@ static tb_status open_db(runner *r, tb_error *err)
     }
     if (o->window.rank_set)
         r->n_ranks = 1; /* one rank's rows, as a DB of that rank alone */
+    if (o->ranks_total > r->n_ranks)
+        r->n_ranks = o->ranks_total; /* a part of a load: the load's */
     tb_status st2 = sandbox_install(&r->sb, r->db, o->db_path, err);
     if (st2 != TB_OK)
         return st2;
@@ -986,6 +989,97 @@ static tb_status drop_empty(runner *r, sqlite3_stmt *st, const tb_spec_report *r
     return rc;
 }
 
+/* Prepares the report's statement (wrapped for sort and limit, parameters
+ * bound) and reads its columns. On error nothing is left to free. */
+static tb_status prepare_report(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *what,
+                                sqlite3_stmt **stp, column **cp, size_t *ncp, tb_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    column *c = NULL;
+    size_t nc = 0;
+    char *wrapped = NULL;
+    tb_status rc = prepare_one(r, rep, rep->sql, what, &st, err);
+    if (rc)
+        goto fail;
+    if ((rc = read_columns(st, rep, r->opt->unit, &c, &nc, err)))
+        goto fail;
+    if (rep->n_sort || rep->limit >= 0) {
+        /* the statement's own text: a comment after its ';' would swallow
+         * the wrapper's closing parenthesis */
+        if ((rc = wrap_sql(rep, sqlite3_sql(st), c, nc, what, &wrapped, err)))
+            goto fail;
+        sqlite3_finalize(st);
+        st = NULL;
+        r->sql_shift = (int)strlen(WRAP_HEAD);
+        rc = prepare_one(r, rep, wrapped, what, &st, err);
+        r->sql_shift = 0;
+        free(wrapped);
+        if (rc)
+            goto fail;
+    }
+    if ((rc = bind_params(r, st, spec, rep, what, err)))
+        goto fail;
+    *stp = st;
+    *cp = c;
+    *ncp = nc;
+    return TB_OK;
+fail:
+    sqlite3_finalize(st);
+    columns_free(c, nc);
+    return rc;
+}
+
+/* The formats a report writes, in the order its sinks open. */
+static unsigned report_formats(const tb_run_options *o, const tb_spec *spec, const tb_spec_report *rep)
+{
+    return o->formats ? o->formats : rep->outputs ? rep->outputs : spec->outputs ? spec->outputs : TB_OUT_CSV;
+}
+
+static const unsigned format_order[] = {TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_CONSOLE};
+
+/* Opens the report's sinks (a format this build does not write opens none). */
+static tb_status open_sinks(const tb_run_options *o, const tb_spec *spec, const tb_spec_report *rep,
+                            const char *label, tb_sink **sinks, size_t *ns, tb_error *err)
+{
+    unsigned formats = report_formats(o, spec, rep);
+    *ns = 0;
+    for (size_t i = 0; i < 4; i++) {
+        if (!(formats & format_order[i]))
+            continue;
+        tb_sink *s = NULL;
+        tb_status rc = o->open_sink(o->sink_ctx, spec, rep, format_order[i], label, &s, err);
+        if (rc)
+            return rc;
+        if (s)
+            sinks[(*ns)++] = s;
+    }
+    return TB_OK;
+}
+
+/* `requires` of the report, on what the connection sees now: NULL when met,
+ * else why not (in why). */
+static const char *unmet(runner *r, const tb_spec_report *rep, char *why, size_t n)
+{
+    for (size_t i = 0; i < rep->n_requires; i++)
+        if (!has_rows(r, rep->requires[i])) {
+            snprintf(why, n, "the data has no %s rows%s", rep->requires[i], r->opt->window.set ? " in the window" : "");
+            return why;
+        }
+    return NULL;
+}
+
+static void skipped(runner *r, const tb_spec_report *rep, const char *why, tb_run_result *res)
+{
+    const tb_run_options *o = r->opt;
+    /* a shard's run (rank_start set: its rows are gathered) skips for
+     * itself only: the run over the gathered rows says whether all did */
+    if (!o->rank_start)
+        notef(o, "report '%s' skipped: %s", rep->id, why);
+    if (o->report_done)
+        o->report_done(o->sink_ctx, rep, why, 0);
+    res->reports_skipped++;
+}
+
 static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *label,
                             tb_run_result *res, tb_error *err)
 {
@@ -995,60 +1089,25 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
     tb_status brc = build_needed(r, rep->sql, rep, spec->metrics, err);
     if (brc)
         return brc;
-    for (size_t i = 0; i < rep->n_requires; i++) {
-        if (!has_rows(r, rep->requires[i])) {
-            char why[200];
-            snprintf(why, sizeof why, "the data has no %s rows%s", rep->requires[i],
-                     o->window.set ? " in the window" : "");
-            notef(o, "report '%s' skipped: %s", rep->id, why);
-            if (o->report_done)
-                o->report_done(o->sink_ctx, rep, why, 0);
-            res->reports_skipped++;
-            return TB_OK;
-        }
+    char why[200];
+    if (unmet(r, rep, why, sizeof why)) {
+        skipped(r, rep, why, res);
+        return TB_OK;
     }
     sqlite3_stmt *st = NULL;
     column *c = NULL;
     size_t nc = 0;
-    char *wrapped = NULL;
     tb_sink *sinks[4] = {0};
     size_t ns = 0;
-    tb_status rc = prepare_one(r, rep, rep->sql, what, &st, err);
+    tb_status rc = prepare_report(r, spec, rep, what, &st, &c, &nc, err);
     if (rc)
-        goto done;
-    if ((rc = read_columns(st, rep, o->unit, &c, &nc, err)))
-        goto done;
-    if (rep->n_sort || rep->limit >= 0) {
-        /* the statement's own text: a comment after its ';' would swallow
-         * the wrapper's closing parenthesis */
-        if ((rc = wrap_sql(rep, sqlite3_sql(st), c, nc, what, &wrapped, err)))
-            goto done;
-        sqlite3_finalize(st);
-        st = NULL;
-        r->sql_shift = (int)strlen(WRAP_HEAD);
-        rc = prepare_one(r, rep, wrapped, what, &st, err);
-        r->sql_shift = 0;
-        if (rc)
-            goto done;
-    }
-    if ((rc = bind_params(r, st, spec, rep, what, err)))
         goto done;
     if (rep->n_drop_empty && (rc = drop_empty(r, st, rep, c, nc, what, err)))
         goto done;
     if (rep->pivot_names && (rc = pivot_open(r, rep, &c, &nc, what, err)))
         goto done;
-
-    unsigned formats = o->formats ? o->formats : rep->outputs ? rep->outputs : spec->outputs ? spec->outputs : TB_OUT_CSV;
-    static const unsigned order[] = {TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_CONSOLE};
-    for (size_t i = 0; i < 4; i++) {
-        if (!(formats & order[i]))
-            continue;
-        tb_sink *s = NULL;
-        if ((rc = o->open_sink(o->sink_ctx, spec, rep, order[i], label, &s, err)))
-            goto done;
-        if (s)
-            sinks[ns++] = s;
-    }
+    if ((rc = open_sinks(o, spec, rep, label, sinks, &ns, err)))
+        goto done;
     uint64_t rows = 0;
     rc = run_statement(r, st, c, nc, sinks, ns, what, &rows, 1, err);
     if (!rc) {
@@ -1065,7 +1124,377 @@ done:
     pivot_free(r);
     sqlite3_finalize(st);
     columns_free(c, nc);
-    free(wrapped);
+    return rc;
+}
+
+/* --- scope: rank ------------------------------------------------------------ */
+
+typedef struct scope_rank {
+    int64_t rank;  /* rankId in the DB */
+    int64_t shown; /* its id in the whole load */
+} scope_rank;
+
+static int by_shown(const void *a, const void *b)
+{
+    const scope_rank *x = a, *y = b;
+    return x->shown < y->shown ? -1 : x->shown > y->shown;
+}
+
+/* The ranks a rank-scope report runs on, by their id in the load: the
+ * window's ranks, else those of TB_RANK (a DB made another way: its tasks'). */
+static tb_status scope_ranks(runner *r, scope_rank **out, size_t *n, tb_error *err)
+{
+    const tb_run_options *o = r->opt;
+    scope_rank *v = NULL;
+    size_t k = 0, cap = 0;
+    *out = NULL;
+    *n = 0;
+    if (o->window.set) {
+        if (!(v = malloc((r->wi->n_ranks ? r->wi->n_ranks : 1) * sizeof *v)))
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        for (; k < r->wi->n_ranks; k++)
+            v[k].rank = r->wi->ranks[k].rank;
+    } else {
+        static const char *const rank_sql[] = {"SELECT DISTINCT rankId FROM main.TB_RANK ORDER BY 1",
+                                               "SELECT DISTINCT rankId FROM main.TASK ORDER BY 1"};
+        r->sb.trusted = 1;
+        for (size_t q = 0; q < 2 && k == 0; q++) {
+            sqlite3_stmt *st = NULL;
+            if (sqlite3_prepare_v2(r->db, rank_sql[q], -1, &st, NULL) != SQLITE_OK)
+                continue;
+            while (sqlite3_step(st) == SQLITE_ROW) {
+                if (k == cap) {
+                    size_t nc = cap ? cap * 2 : 16;
+                    scope_rank *nv = realloc(v, nc * sizeof *nv);
+                    if (!nv) {
+                        sqlite3_finalize(st);
+                        free(v);
+                        r->sb.trusted = 0;
+                        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                    }
+                    v = nv;
+                    cap = nc;
+                }
+                v[k++].rank = sqlite3_column_int64(st, 0);
+            }
+            sqlite3_finalize(st);
+        }
+        r->sb.trusted = 0;
+    }
+    for (size_t i = 0; i < k; i++) {
+        v[i].shown = v[i].rank;
+        for (size_t j = 0; j < o->n_rank_ids; j++)
+            if (o->rank_ids[j] == v[i].rank)
+                v[i].shown = o->rank_shown[j];
+    }
+    if (k)
+        qsort(v, k, sizeof *v, by_shown);
+    *out = v;
+    *n = k;
+    return TB_OK;
+}
+
+/*
+ * A rank-scope report: run on each rank alone, in rank order (the TEMP views
+ * show that rank's rows, under its id in the load; computed tables are built
+ * from them), every rank's rows into the same sinks. Sinks open with the
+ * first rank that meets `requires`; when none does, the report is skipped
+ * with the first rank's reason. The views of every rank are put back after.
+ */
+static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *label,
+                                  tb_run_result *res, tb_error *err)
+{
+    const tb_run_options *o = r->opt;
+    char what[300], why[200], first_why[200] = "";
+    snprintf(what, sizeof what, "report '%s'", rep->id);
+    scope_rank *ranks = NULL;
+    size_t n = 0, ns = 0, ncols = 0;
+    tb_sink *sinks[4] = {0};
+    tb_sink_column *sc = NULL;
+    column *cols = NULL;
+    uint64_t rows = 0;
+    int opened = 0;
+    tb_status rc = scope_ranks(r, &ranks, &n, err);
+    for (size_t k = 0; k < n && !rc; k++) {
+        tb_window w = o->window;
+        w.rank_set = 1;
+        w.rank = ranks[k].rank;
+        w.rank_as_set = 1;
+        w.rank_as = ranks[k].shown;
+        r->sb.trusted = 1;
+        rc = window_for_rank(r->db, &w, err);
+        r->sb.trusted = 0;
+        runner_free_built(r);
+        if (rc || (rc = build_needed(r, rep->sql, rep, spec->metrics, err)))
+            break;
+        if (unmet(r, rep, why, sizeof why)) {
+            if (!first_why[0])
+                snprintf(first_why, sizeof first_why, "%s", why);
+            if (o->rank_start)
+                o->rank_start(o->sink_ctx, rep, ranks[k].shown, why);
+            continue;
+        }
+        sqlite3_stmt *st = NULL;
+        column *c = NULL;
+        size_t nc = 0;
+        if ((rc = prepare_report(r, spec, rep, what, &st, &c, &nc, err)))
+            break;
+        if (!opened) {
+            opened = 1;
+            rc = open_sinks(o, spec, rep, label, sinks, &ns, err);
+            /* the columns the sinks were begun with stay theirs (they borrow them) */
+            sc = rc ? NULL : calloc(nc ? nc : 1, sizeof *sc);
+            if (!rc && !sc)
+                rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            size_t nv = 0;
+            for (size_t i = 0; !rc && i < nc; i++)
+                if (shown(r, &c[i]))
+                    sc[nv++] = (tb_sink_column){.header = c[i].header, .name = c[i].base, .type = c[i].type,
+                                                  .number_format = c[i].opt ? c[i].opt->format : NULL,
+                                                  .width = c[i].opt ? c[i].opt->width : 0};
+            for (size_t j = 0; j < ns && !rc; j++)
+                rc = sinks[j]->begin(sinks[j], sc, nv, err);
+            cols = c;
+            ncols = nc;
+            c = NULL;
+            nc = 0;
+        }
+        if (!rc && o->rank_start)
+            o->rank_start(o->sink_ctx, rep, ranks[k].shown, NULL);
+        if (!rc)
+            rc = pump(r, st, cols, ncols, sinks, ns, what, &rows, err);
+        sqlite3_finalize(st);
+        columns_free(c, nc);
+    }
+    /* every rank's views again, and no computed table of the last rank */
+    if (n) {
+        tb_error e2;
+        r->sb.trusted = 1;
+        tb_status back = window_for_rank(r->db, &o->window, rc ? &e2 : err);
+        r->sb.trusted = 0;
+        if (!rc)
+            rc = back;
+        runner_free_built(r);
+    }
+    if (!rc && !opened) {
+        skipped(r, rep, n ? first_why : "the data has no ranks", res);
+    } else if (!rc) {
+        for (size_t j = 0; j < ns && !rc; j++)
+            rc = sinks[j]->finish(sinks[j], err);
+        if (!rc) {
+            res->reports_run++;
+            res->rows += rows;
+            for (size_t i = 0; i < ns && o->sink_done; i++)
+                o->sink_done(o->sink_ctx, rep, sinks[i]);
+            if (o->report_done)
+                o->report_done(o->sink_ctx, rep, NULL, rows);
+        }
+    }
+    for (size_t i = 0; i < ns; i++)
+        sinks[i]->destroy(sinks[i]);
+    free(sc);
+    columns_free(cols, ncols);
+    free(ranks);
+    return rc;
+}
+
+/* --- replay: rank-scope rows gathered from shards (partial.c) ---------------- */
+
+typedef struct replay {
+    runner r;                /* only its options: notes and skips say what a run says */
+    sqlite3 *db;
+    const char *path;
+} replay;
+
+static tb_status replay_fail(replay *p, tb_error *err)
+{
+    return tb_error_at(err, TB_ERR_DB, p->path, 0, 0, -1, "gathered rows: %s", sqlite3_errmsg(p->db));
+}
+
+/* Writes report number k from the gathered rows, as run_report_ranks would have. */
+static tb_status replay_report(replay *p, const tb_spec *spec, const tb_spec_report *rep, int64_t k,
+                               const char *label, tb_run_result *res, tb_error *err)
+{
+    const tb_run_options *o = p->r.opt;
+    char what[300];
+    snprintf(what, sizeof what, "report '%s'", rep->id);
+    if (rep->scope != TB_SCOPE_RANK)
+        return tb_error_set(err, TB_ERR_INTERNAL, "%s is not rank-scope: it cannot run from gathered rows", what);
+    sqlite3_stmt *q = NULL, *cq = NULL, *rq = NULL;
+    tb_sink *sinks[4] = {0};
+    size_t ns = 0, nc = 0;
+    tb_sink_column *sc = NULL;
+    char **text = NULL;
+    tb_cell *cells = NULL;
+    tb_status rc = TB_OK;
+    int64_t ran = 0, shard = -1;
+    if (sqlite3_prepare_v2(p->db,
+                           "SELECT (SELECT count(*) FROM TB_PART_REPORT WHERE k = ?1 AND ran),"
+                           " (SELECT min(shardIndex) FROM TB_PART_REPORT WHERE k = ?1 AND ran),"
+                           " (SELECT why FROM TB_PART_REPORT WHERE k = ?1 AND why IS NOT NULL"
+                           "  ORDER BY whyRank, shardIndex LIMIT 1)",
+                           -1, &q, NULL) != SQLITE_OK) {
+        rc = replay_fail(p, err);
+        goto done;
+    }
+    sqlite3_bind_int64(q, 1, k);
+    if (sqlite3_step(q) != SQLITE_ROW) {
+        rc = replay_fail(p, err);
+        goto done;
+    }
+    ran = sqlite3_column_int64(q, 0);
+    shard = sqlite3_column_int64(q, 1);
+    if (!ran) {
+        const char *why = (const char *)sqlite3_column_text(q, 2);
+        skipped(&p->r, rep, why ? why : "the data has no ranks", res);
+        goto done;
+    }
+    /* the columns the first shard that ran it began its writers with */
+    if (sqlite3_prepare_v2(p->db, "SELECT header, name, type FROM TB_PART_COLUMN WHERE shardIndex = ? AND k = ?"
+                                  " ORDER BY i",
+                           -1, &cq, NULL) != SQLITE_OK) {
+        rc = replay_fail(p, err);
+        goto done;
+    }
+    sqlite3_bind_int64(cq, 1, shard);
+    sqlite3_bind_int64(cq, 2, k);
+    size_t cap = 0;
+    while (sqlite3_step(cq) == SQLITE_ROW) {
+        if (nc == cap) {
+            cap = cap ? cap * 2 : 16;
+            tb_sink_column *n1 = realloc(sc, cap * sizeof *sc);
+            char **n2 = n1 ? realloc(text, 2 * cap * sizeof *text) : NULL;
+            if (n1)
+                sc = n1;
+            if (n2)
+                text = n2;
+            if (!n1 || !n2) {
+                rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+        }
+        const char *h = (const char *)sqlite3_column_text(cq, 0), *nm = (const char *)sqlite3_column_text(cq, 1);
+        text[2 * nc] = strdup(h ? h : "");
+        text[2 * nc + 1] = nm ? strdup(nm) : NULL;
+        const tb_spec_column *opt = nm ? column_opt(rep, nm) : NULL;
+        sc[nc] = (tb_sink_column){.header = text[2 * nc], .name = text[2 * nc + 1],
+                                  .type = (tb_col_type)sqlite3_column_int(cq, 2),
+                                  .number_format = opt ? opt->format : NULL, .width = opt ? opt->width : 0};
+        nc++;
+        if (!text[2 * nc - 2] || (nm && !text[2 * nc - 1])) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+    }
+    char *sql = sqlite3_mprintf("SELECT * FROM \"TB_PART_ROWS_%lld\" ORDER BY rank, seq", (long long)k);
+    if (!sql || !(cells = calloc(nc ? nc : 1, sizeof *cells))) {
+        sqlite3_free(sql);
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    int prc = sqlite3_prepare_v2(p->db, sql, -1, &rq, NULL);
+    sqlite3_free(sql);
+    if (prc != SQLITE_OK || sqlite3_column_count(rq) != (int)nc + 2) {
+        rc = prc != SQLITE_OK ? replay_fail(p, err)
+                              : tb_error_at(err, TB_ERR_INTERNAL, p->path, 0, 0, -1, "%s: gathered rows of %d columns, "
+                                            "%zu expected", what, sqlite3_column_count(rq) - 2, nc);
+        goto done;
+    }
+    if ((rc = open_sinks(o, spec, rep, label, sinks, &ns, err)))
+        goto done;
+    for (size_t j = 0; j < ns && !rc; j++)
+        rc = sinks[j]->begin(sinks[j], sc, nc, err);
+    uint64_t rows = 0;
+    int step;
+    while (!rc && (step = sqlite3_step(rq)) == SQLITE_ROW) {
+        for (size_t i = 0; i < nc; i++) {
+            tb_cell *c = &cells[i];
+            int col = (int)i + 2;
+            memset(c, 0, sizeof *c);
+            switch (sqlite3_column_type(rq, col)) {
+            case SQLITE_NULL: c->kind = TB_CELL_NULL; break;
+            case SQLITE_INTEGER:
+                c->kind = TB_CELL_INT;
+                c->i = sqlite3_column_int64(rq, col);
+                c->scale = sc[i].type == TB_COL_DUR_NS || sc[i].type == TB_COL_TS_NS ? (int)o->unit : 0;
+                break;
+            case SQLITE_FLOAT:
+                c->kind = TB_CELL_REAL;
+                c->d = sqlite3_column_double(rq, col);
+                break;
+            default:
+                c->kind = TB_CELL_TEXT;
+                c->s = (const char *)sqlite3_column_text(rq, col);
+                c->n = (size_t)sqlite3_column_bytes(rq, col);
+                if (!c->s) {
+                    c->s = "";
+                    c->n = 0;
+                }
+                break;
+            }
+        }
+        for (size_t j = 0; j < ns && !rc; j++)
+            rc = sinks[j]->row(sinks[j], cells, err);
+        rows++;
+    }
+    if (!rc && step != SQLITE_DONE)
+        rc = replay_fail(p, err);
+    for (size_t j = 0; j < ns && !rc; j++)
+        rc = sinks[j]->finish(sinks[j], err);
+    if (!rc) {
+        res->reports_run++;
+        res->rows += rows;
+        for (size_t i = 0; i < ns && o->sink_done; i++)
+            o->sink_done(o->sink_ctx, rep, sinks[i]);
+        if (o->report_done)
+            o->report_done(o->sink_ctx, rep, NULL, rows);
+    }
+done:
+    for (size_t i = 0; i < ns; i++)
+        sinks[i]->destroy(sinks[i]);
+    for (size_t i = 0; text && i < 2 * nc; i++)
+        free(text[i]);
+    free(text);
+    free(sc);
+    free(cells);
+    sqlite3_finalize(q);
+    sqlite3_finalize(cq);
+    sqlite3_finalize(rq);
+    return rc;
+}
+
+/* Every report of the run, written from the gathered rows at opt->replay. */
+static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_error *err)
+{
+    replay p = {.path = opt->replay};
+    p.r.opt = opt;
+    tb_status rc = TB_OK;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_open_v2(opt->replay, &p.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(p.db, "SELECT label, windowMiss FROM TB_PART ORDER BY windowMiss IS NOT NULL, shardIndex",
+                           -1, &q, NULL) != SQLITE_OK) {
+        rc = replay_fail(&p, err);
+        goto done;
+    }
+    if (sqlite3_step(q) != SQLITE_ROW) {
+        rc = tb_error_at(err, TB_ERR_INTERNAL, opt->replay, 0, 0, -1, "no shard's rows were gathered");
+        goto done;
+    }
+    const char *label = (const char *)sqlite3_column_text(q, 0);
+    snprintf(res->window_label, sizeof res->window_label, "%s", label ? label : "");
+    if (sqlite3_column_type(q, 1) != SQLITE_NULL) {
+        /* no shard has a rank with the window: the error a run over all of them gives */
+        rc = tb_error_set(err, TB_ERR_USAGE, "%s", (const char *)sqlite3_column_text(q, 1));
+        goto done;
+    }
+    int64_t k = 0;
+    for (size_t s = 0; s < opt->n_specs && !rc; s++)
+        for (size_t i = 0; i < opt->specs[s]->n_reports && !rc; i++, k++)
+            if (wanted(opt, opt->specs[s]->reports[i].id))
+                rc = replay_report(&p, opt->specs[s], &opt->specs[s]->reports[i], k, res->window_label, res, err);
+done:
+    sqlite3_finalize(q);
+    sqlite3_close(p.db);
     return rc;
 }
 
@@ -1073,6 +1502,7 @@ static tb_status runner_open(runner *r, const tb_run_options *opt, window_info *
 {
     memset(r, 0, sizeof *r);
     r->opt = opt;
+    r->wi = wi;
     tb_status rc = open_db(r, err);
     if (rc)
         return rc;
@@ -1098,13 +1528,23 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
         if (!found)
             return tb_error_set(err, TB_ERR_USAGE, "--report '%s': no spec has a report with this id", opt->only[i]);
     }
-    if ((rc = runner_open(&r, opt, &wi, err)))
+    if (opt->replay)
+        return replay_run(opt, res, err);
+    if ((rc = runner_open(&r, opt, &wi, err))) {
+        if (rc == TB_ERR_USAGE && opt->window_miss_ok && opt->window.set) {
+            /* a shard none of whose ranks has the window: no rows of it */
+            snprintf(res->window_label, sizeof res->window_label, "%s", wi.label);
+            res->window_missed = 1;
+            rc = TB_OK;
+        }
         goto done;
+    }
     snprintf(res->window_label, sizeof res->window_label, "%s", wi.label);
     for (size_t s = 0; s < opt->n_specs && !rc; s++)
         for (size_t k = 0; k < opt->specs[s]->n_reports && !rc; k++)
             if (wanted(opt, opt->specs[s]->reports[k].id))
-                rc = run_report(&r, opt->specs[s], &opt->specs[s]->reports[k], wi.label, res, err);
+                rc = (opt->specs[s]->reports[k].scope == TB_SCOPE_RANK ? run_report_ranks : run_report)(
+                    &r, opt->specs[s], &opt->specs[s]->reports[k], wi.label, res, err);
 done:
     runner_free_built(&r);
     window_info_finish(&wi);

@@ -65,10 +65,10 @@ static const char *const top_keys[] = {"tracebook", "json_process", "params", "m
 static const char *const report_keys[] = {"id",     "title",   "description", "use",   "requires",
                                           "sql",    "sql_file", "params",     "outputs", "sort",
                                           "limit",  "header_units", "columns", "xlsx",  "key",
-                                          "normalize", "regressions", "drop_empty", "pivot", NULL};
+                                          "normalize", "regressions", "drop_empty", "pivot", "scope", NULL};
 static const char *const use_keys[] = {"use",    "id",   "title", "description",  "params",  "outputs",
                                        "sort",   "limit", "header_units", "columns", "xlsx", "requires",
-                                       "key",    "normalize", "regressions", "drop_empty", "pivot", NULL};
+                                       "key",    "normalize", "regressions", "drop_empty", "pivot", "scope", NULL};
 static const char *const rule_keys[] = {"column", "worse", "relative", "absolute", "min_count", "mad", "nights", NULL};
 static const char *const normalize_names[] = {"strip_template_args", "strip_hashes", "strip_trailing_numbers",
                                               NULL}; /* TB_NORM_* bit order */
@@ -91,6 +91,7 @@ static const char *const type_suffixes[] = {":dur_ns", ":ts_ns", ":ratio_%", ":m
 typedef struct report_aux {
     long id_line, id_col;
     long sheet_line, sheet_col; /* 0 when the sheet came from a built-in or is the default */
+    long scope_line, scope_col; /* 0 when the scope came from a built-in or is the default */
 } report_aux;
 
 typedef struct loader {
@@ -1154,6 +1155,23 @@ static tb_status parse_common(loader *L, const specnode *m, tb_spec_report *r, r
         return st;
     if ((p = specnode_get(m, "key")) && (st = parse_names(L, p->value, "key", &r->key, &r->n_key)))
         return st;
+    if ((p = specnode_get(m, "scope"))) {
+        const specnode *v = p->value;
+        if (is_text(v) && !strcmp(v->text, "rank"))
+            r->scope = TB_SCOPE_RANK;
+        else if (is_text(v) && !strcmp(v->text, "all"))
+            r->scope = TB_SCOPE_ALL;
+        else
+            return fail_node(L, v, "'scope' must be rank (the report runs on each rank alone) or all (on every "
+                             "rank at once), got %s", describe(v, d, sizeof d));
+        aux->scope_line = v->line;
+        aux->scope_col = v->column;
+    }
+    if (r->scope == TB_SCOPE_RANK && (r->pivot_names || r->n_drop_empty)) {
+        long line = aux->scope_line ? aux->scope_line : r->pos.line, col = aux->scope_line ? aux->scope_col : r->pos.column;
+        return fail_pos(L, line, col, "report '%s': 'scope: rank' cannot be combined with '%s' (it needs every rank's "
+                        "rows at once); use scope: all", r->id ? r->id : "?", r->pivot_names ? "pivot" : "drop_empty");
+    }
     if ((p = specnode_get(m, "normalize")) && (st = parse_normalize(L, p->value, r)))
         return st;
     if ((p = specnode_get(m, "regressions")) && (st = parse_rules(L, p->value, r)))
@@ -1288,7 +1306,8 @@ static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const cha
         if (src->field && !(dst->field = strdup(src->field)))                                                     \
             return -1;                                                                                            \
     } while (0)
-    *dst = (tb_spec_report){.limit = src->limit, .header_units = src->header_units, .outputs = src->outputs};
+    *dst = (tb_spec_report){
+        .limit = src->limit, .header_units = src->header_units, .outputs = src->outputs, .scope = src->scope};
     DUP(id);
     DUP(title);
     DUP(description);
@@ -2092,4 +2111,9 @@ const tb_param *tb_report_param(const tb_spec_report *rep, size_t i)
 unsigned tb_report_outputs(const tb_spec_report *rep)
 {
     return rep->outputs;
+}
+
+tb_scope tb_report_scope(const tb_spec_report *rep)
+{
+    return rep->scope;
 }

@@ -88,6 +88,7 @@ struct tb_spec_report {
     size_t n_sort;
     int64_t limit;       /* -1 = no limit */
     int header_units;    /* 1: typed headers get their unit appended, 0: headers exactly as written */
+    tb_scope scope;      /* `scope:`: every rank at once, or each rank alone (tracebook/report.h) */
     tb_spec_column *columns;
     size_t n_columns;
     char *xlsx_sheet;    /* NULL = title */

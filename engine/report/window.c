@@ -339,6 +339,32 @@ static const char *table_filter(const char *t, int cols, const tb_window *w, cha
     return out;
 }
 
+/* The select list of a table's view: x.*, or, when the window shows one
+ * rank under another id (tb_window.rank_as_set), every column in order with
+ * the rankId replaced. A new sqlite3 string, NULL when out of memory. */
+static char *select_list(sqlite3 *db, const char *table, const tb_window *w)
+{
+    if (!w->rank_set || !w->rank_as_set || w->rank_as == w->rank || !(table_columns(db, table) & C_RANK))
+        return sqlite3_mprintf("x.*");
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1, 'main') ORDER BY cid", -1, &st, NULL) !=
+        SQLITE_OK)
+        return NULL;
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    char *list = sqlite3_mprintf("%s", "");
+    while (list && sqlite3_step(st) == SQLITE_ROW) {
+        const char *c = (const char *)sqlite3_column_text(st, 0);
+        char *next = !c ? NULL
+                     : strcmp(c, "rankId") == 0
+                         ? sqlite3_mprintf("%s%s%" PRId64 " AS rankId", list, *list ? ", " : "", w->rank_as)
+                         : sqlite3_mprintf("%s%sx.\"%w\"", list, *list ? ", " : "", c);
+        sqlite3_free(list);
+        list = next;
+    }
+    sqlite3_finalize(st);
+    return list;
+}
+
 /* Creates the TEMP views: first the filtered tables (in an order where
  * TASK exists before the per-task tables that refer to it), then TEMP copies
  * of the stored views. */
@@ -362,8 +388,11 @@ static tb_status create_views(sqlite3 *db, const tb_window *w, tb_error *err)
             const char *where = table_filter(name, table_columns(db, name), w, tmp, sizeof tmp);
             if (!where)
                 continue;
-            char *q = sqlite3_mprintf("CREATE TEMP VIEW \"%w\" AS SELECT x.* FROM main.\"%w\" x WHERE %s;\n", name,
-                                      name, where);
+            char *cols = select_list(db, name, w);
+            char *q = cols ? sqlite3_mprintf("CREATE TEMP VIEW \"%w\" AS SELECT %s FROM main.\"%w\" x WHERE %s;\n",
+                                             name, cols, name, where)
+                           : NULL;
+            sqlite3_free(cols);
             if (!q || buf_add(&b, q)) {
                 sqlite3_free(q);
                 rc = tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
@@ -530,6 +559,28 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
     rc = create_views(db, w, err);
 done:
     steps_finish(&s);
+    return rc;
+}
+
+tb_status window_for_rank(sqlite3 *db, const tb_window *w, tb_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    buf b = {0};
+    tb_status rc = TB_OK;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM temp.sqlite_master WHERE type = 'view'", -1, &st, NULL) != SQLITE_OK)
+        return db_error(db, err, "reading the views");
+    while (sqlite3_step(st) == SQLITE_ROW && !rc) {
+        char *q = sqlite3_mprintf("DROP VIEW temp.\"%w\";\n", (const char *)sqlite3_column_text(st, 0));
+        if (!q || buf_add(&b, q))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+        sqlite3_free(q);
+    }
+    sqlite3_finalize(st);
+    if (!rc && b.p)
+        rc = exec(db, b.p, err);
+    free(b.p);
+    if (!rc && (w->set || w->rank_set))
+        rc = create_views(db, w, err);
     return rc;
 }
 

@@ -82,6 +82,10 @@ typedef struct tb_load_options {
     /* Merging shard DBs (inputs that are all shard DBs): a missing shard is
      * a warning and recorded in TB_SHARDS, not an error. */
     int keep_going;
+    /* Merging shard DBs: 1 = the bookkeeping tables only (sources, ranks,
+     * warnings, TB_SHARDS), no rows of the ranks: what a run of rank-scope
+     * reports on the shards themselves needs (docs/scale-out.md). */
+    int books_only;
 } tb_load_options;
 
 typedef struct tb_load_result {

@@ -79,6 +79,16 @@ const tb_param *tb_report_param(const tb_spec_report *rep, size_t i);
 unsigned tb_report_outputs(const tb_spec_report *rep);
 
 /*
+ * A report's scope (`scope:`, docs/spec.md#scope). TB_SCOPE_ALL: its SQL
+ * sees every rank at once. TB_SCOPE_RANK: it runs on each rank alone (the
+ * rank's rows only, its own computed tables, `sort` and `limit` per rank)
+ * and the ranks' rows follow each other in rank order; so it can also run
+ * where the ranks are: on each shard, or each MPI process (docs/scale-out.md).
+ */
+typedef enum tb_scope { TB_SCOPE_ALL = 0, TB_SCOPE_RANK = 1 } tb_scope;
+tb_scope tb_report_scope(const tb_spec_report *rep);
+
+/*
  * An iteration window: iterations [iteration_id, iteration_id + count - 1]
  * of model model_id; model 4294967295 is step mode (STEP_TIME). set = 0: the
  * whole run.
@@ -92,6 +102,10 @@ typedef struct tb_window {
      * Rank ID column is written); alone or with the iterations above */
     int rank_set;
     int64_t rank;
+    /* with rank_set: rank_as_set = 1 shows the rank's rows with rankId
+     * rank_as (a shard's rank under its id in the whole load) */
+    int rank_as_set;
+    int64_t rank_as;
 } tb_window;
 
 /*
@@ -153,6 +167,24 @@ typedef struct tb_run_options {
      * reason, else NULL). */
     void (*sink_done)(void *ctx, const tb_spec_report *rep, tb_sink *sink);
     void (*report_done)(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows);
+    /* Rank-scope reports run on part of a load (a shard; docs/scale-out.md):
+     * the DB's rankIds rank_ids[i] show as rank_shown[i], their ids in the
+     * whole load (n_rank_ids 0: every rank shows its own), and ranks_total
+     * is the load's rank count when greater than the DB's (:rank columns). */
+    const int64_t *rank_ids, *rank_shown;
+    size_t n_rank_ids;
+    int64_t ranks_total;
+    /* Optional, called with sink_ctx for each rank of a rank-scope report
+     * (rank: its shown id), before its rows (why NULL) or, when the rank
+     * does not meet `requires`, with the reason. */
+    void (*rank_start)(void *ctx, const tb_spec_report *rep, int64_t rank, const char *why);
+    /* 1: a window none of the DB's ranks has is no error: no report runs,
+     * res->window_missed is set and err holds the message (a shard) */
+    int window_miss_ok;
+    /* Not NULL: a DB of gathered rank-scope rows (tb_report_gather): every
+     * report is written from it instead of run (all must be rank-scope);
+     * db_path is then read for nothing. */
+    const char *replay;
 } tb_run_options;
 
 typedef struct tb_run_result {
@@ -161,6 +193,7 @@ typedef struct tb_run_result {
     uint64_t rows;                   /* rows written, all reports */
     char window_label[48];           /* "" without a window */
     uint64_t warnings;               /* tb_report_write: the load's (TB_WARNING) and the run's warnings */
+    int window_missed;               /* tb_run_options.window_miss_ok: no rank of the DB has the window */
 } tb_run_result;
 
 /* The default VM step budget of one report (about two minutes of SQLite work). */
@@ -223,6 +256,27 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
  * atomically (docs/scale-out.md).
  */
 tb_status tb_shard_record(const char *shard_db, tb_error *err);
+
+/*
+ * Rank-scope reports over shards without merging them (docs/scale-out.md):
+ * tb_report_partial() runs the rank-scope reports of run.specs on the shard
+ * DB run.db_path, each rank under its id in the whole load (from books_db:
+ * the load of every shard with books_only set), and writes the rows each
+ * report hands its writers to out_path (atomically). tb_report_gather() adds
+ * partials to books_db; a run (tb_report_write) with run.replay = books_db
+ * then writes every report as a run over all the ranks at once would.
+ */
+typedef struct tb_partial_job {
+    tb_run_options run;              /* db_path: the shard; specs, window, unit, params, max_steps, only, note */
+    const char *books_db;
+    const char *out_path;
+} tb_partial_job;
+
+tb_status tb_report_partial(const tb_partial_job *job, tb_error *err);
+tb_status tb_report_gather(const char *books_db, const char *const *partials, size_t n, tb_error *err);
+
+/* 1 when every report of the specs that runs (all, or those named in only) is rank-scope. */
+int tb_specs_rank_scoped(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only);
 
 typedef struct tb_query_job {
     tb_run_options run;             /* db_path, window, unit, params, max_steps */

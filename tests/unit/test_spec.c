@@ -870,7 +870,7 @@ static void test_use_errors(void **state)
                  15, "param 'top' must be an int (built-in report 'top_kernels' declares it so), got '2.5'");
     expect_error("use5.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    titel: x\n", TB_ERR_PARSE, 4, 5,
                  "unknown key 'titel' in a report with 'use' (did you mean 'title'?); expected one of: use, id, title, description, params, "
-                 "outputs, sort, limit, header_units, columns, xlsx, requires, key, normalize, regressions, drop_empty, pivot");
+                 "outputs, sort, limit, header_units, columns, xlsx, requires, key, normalize, regressions, drop_empty, pivot, scope");
     /* an unknown param name lists the report's params */
     write_text("use6.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    params: {tpo: 1}\n", path, sizeof path);
     tb_spec *s = NULL;
@@ -1066,7 +1066,7 @@ static void test_error_unknown_key(void **state)
     (void)state;
     expect_error("e1.yaml", "tracebook: 1\nreports:\n  - id: a\n    titel: A\n    sql: SELECT 1\n", TB_ERR_PARSE, 4, 5,
                  "unknown key 'titel' in report (did you mean 'title'?); expected one of: id, title, description, use, requires, sql, "
-                 "sql_file, params, outputs, sort, limit, header_units, columns, xlsx, key, normalize, regressions, drop_empty, pivot");
+                 "sql_file, params, outputs, sort, limit, header_units, columns, xlsx, key, normalize, regressions, drop_empty, pivot, scope");
     expect_error("e1b.yaml", "tracebook: 1\nreport: []\n", TB_ERR_PARSE, 2, 1,
                  "unknown key 'report' in the spec (did you mean 'reports'?); expected one of: tracebook, json_process, params, metrics, "
                  "outputs, reports, workbook");
@@ -1093,6 +1093,35 @@ static void test_error_wrong_types(void **state)
                  "report 1 must be a mapping, got 'a'");
     expect_error("e2h.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: x\n    title:\n", TB_ERR_PARSE, 5, 11,
                  "'title' must be a string, got an empty value");
+}
+
+/* scope: rank or all; rank cannot go with what needs every rank's rows */
+static void test_scope(void **state)
+{
+    (void)state;
+    tb_spec *s = load_ok("sc.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: SELECT 1\n    scope: rank\n"
+                                    "  - id: b\n    sql: SELECT 1\n    scope: all\n  - id: c\n    sql: SELECT 1\n"
+                                    "  - use: top_kernels\n    scope: rank\n");
+    assert_int_equal(tb_report_scope(tb_spec_report_at(s, 0)), TB_SCOPE_RANK);
+    assert_int_equal(tb_report_scope(tb_spec_report_at(s, 1)), TB_SCOPE_ALL);
+    assert_int_equal(tb_report_scope(tb_spec_report_at(s, 2)), TB_SCOPE_ALL);
+    assert_int_equal(tb_report_scope(tb_spec_report_at(s, 3)), TB_SCOPE_RANK);
+    const tb_spec *const one[] = {s};
+    assert_int_equal(tb_specs_rank_scoped(one, 1, NULL, 0), 0);
+    const char *const only[] = {"a", "top_kernels"};
+    assert_int_equal(tb_specs_rank_scoped(one, 1, only, 2), 1);
+    assert_int_equal(tb_specs_rank_scoped(one, 1, only, 1), 1);
+    const char *const mixed[] = {"a", "b"};
+    assert_int_equal(tb_specs_rank_scoped(one, 1, mixed, 2), 0);
+    expect_error("sc1.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: SELECT 1\n    scope: cluster\n",
+                 TB_ERR_PARSE, 5, 12,
+                 "'scope' must be rank (the report runs on each rank alone) or all (on every rank at once), got "
+                 "'cluster'");
+    expect_error("sc2.yaml",
+                 "tracebook: 1\nreports:\n  - id: a\n    sql: SELECT 1\n    drop_empty: [x]\n    scope: rank\n",
+                 TB_ERR_PARSE, 6, 12,
+                 "report 'a': 'scope: rank' cannot be combined with 'drop_empty' (it needs every rank's rows at once); "
+                 "use scope: all");
 }
 
 static void test_error_version(void **state)
@@ -1407,6 +1436,7 @@ int main(void)
         cmocka_unit_test_teardown(test_json_process_strict, test_teardown),
         cmocka_unit_test_teardown(test_error_unknown_key, test_teardown),
         cmocka_unit_test_teardown(test_error_wrong_types, test_teardown),
+        cmocka_unit_test_teardown(test_scope, test_teardown),
         cmocka_unit_test_teardown(test_error_version, test_teardown),
         cmocka_unit_test_teardown(test_error_sql, test_teardown),
         cmocka_unit_test_teardown(test_error_sql_file, test_teardown),

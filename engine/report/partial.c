@@ -1,0 +1,468 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * partial.c - rank-scope reports where the ranks are: on each shard, and the
+ * rows gathered (docs/scale-out.md#report-scopes).
+ *
+ * A report of `scope: rank` runs on each rank alone, so it needs no DB of
+ * every rank: tb_report_partial() runs a spec's rank-scope reports on one
+ * shard DB (each rank under its id in the whole load, read from the books
+ * DB: the shards' bookkeeping merged without their rows) and writes what
+ * each report would have handed its writers into a small partial DB:
+ *
+ *   TB_PART         (shardIndex, label, windowMiss, ranks, bytes)  one row
+ *   TB_PART_REPORT  (shardIndex, k, id, ran, rows, whyRank, why)   per report
+ *   TB_PART_COLUMN  (shardIndex, k, i, header, name, type)         per column
+ *   TB_PART_ROWS_<k>(rank, seq, c0, c1, ...)                      the cells
+ *
+ * k numbers the reports of all the specs in order. tb_report_gather() adds
+ * the partials to the books DB (rows grow with the reports' rows, not with
+ * the events), and a run with tb_run_options.replay set (runner.c) writes
+ * every report from there: rows in rank order, each rank's in its own
+ * order, the same cells a run over all the ranks in one DB hands the
+ * writers, so the outputs are the same files.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <jansson.h>
+#include <inttypes.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "report/spec.h"
+#include "tracebook/error.h"
+#include "tracebook/report.h"
+
+static const char part_schema[] =
+    "CREATE TABLE IF NOT EXISTS TB_PART (shardIndex INTEGER, label TEXT, windowMiss TEXT, ranks INTEGER,"
+    " bytes INTEGER);"
+    "CREATE TABLE IF NOT EXISTS TB_PART_REPORT (shardIndex INTEGER, k INTEGER, id TEXT, ran INTEGER,"
+    " rows INTEGER, whyRank INTEGER, why TEXT);"
+    "CREATE TABLE IF NOT EXISTS TB_PART_COLUMN (shardIndex INTEGER, k INTEGER, i INTEGER, header TEXT, name TEXT,"
+    " type INTEGER);";
+
+static tb_status db_fail(sqlite3 *db, const char *path, tb_error *err)
+{
+    return tb_error_at(err, TB_ERR_DB, path, 0, 0, -1, "SQLite: %s", db ? sqlite3_errmsg(db) : "out of memory");
+}
+
+/* ---- the partial of one shard ------------------------------------------------- */
+
+typedef struct part_writer {
+    sqlite3 *db;
+    const char *path;
+    int64_t shard;
+    const tb_run_options *run;
+    /* the report being captured: its number and rank, and its row insert */
+    int64_t k, rank, seq;
+    sqlite3_stmt *ins;
+    size_t ncols;
+    const tb_spec_report *rep;
+    int64_t why_rank;        /* the first rank (by id) that did not meet `requires` */
+    char why[256];
+    tb_status failed;        /* a callback's error, raised when the run returns */
+    tb_error err;
+} part_writer;
+
+typedef struct capture {
+    tb_sink base;
+    part_writer *pw;
+} capture;
+
+/* The number of report rep among all the specs' reports, or -1. */
+static int64_t report_number(const tb_run_options *o, const tb_spec_report *rep)
+{
+    int64_t k = 0;
+    for (size_t s = 0; s < o->n_specs; s++)
+        for (size_t i = 0; i < o->specs[s]->n_reports; i++, k++)
+            if (&o->specs[s]->reports[i] == rep)
+                return k;
+    return -1;
+}
+
+static tb_status cap_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
+{
+    part_writer *pw = ((capture *)s)->pw;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(pw->db, "INSERT INTO TB_PART_COLUMN VALUES(?,?,?,?,?,?)", -1, &q, NULL) != SQLITE_OK)
+        return db_fail(pw->db, pw->path, err);
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_bind_int64(q, 1, pw->shard);
+        sqlite3_bind_int64(q, 2, pw->k);
+        sqlite3_bind_int64(q, 3, (int64_t)i);
+        sqlite3_bind_text(q, 4, cols[i].header, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 5, cols[i].name, -1, SQLITE_STATIC);
+        sqlite3_bind_int(q, 6, (int)cols[i].type);
+        if (sqlite3_step(q) != SQLITE_DONE) {
+            sqlite3_finalize(q);
+            return db_fail(pw->db, pw->path, err);
+        }
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    sqlite3_str *ddl = sqlite3_str_new(pw->db), *ins = sqlite3_str_new(pw->db);
+    sqlite3_str_appendf(ddl, "CREATE TABLE \"TB_PART_ROWS_%lld\" (rank INTEGER, seq INTEGER", (long long)pw->k);
+    sqlite3_str_appendf(ins, "INSERT INTO \"TB_PART_ROWS_%lld\" VALUES(?,?", (long long)pw->k);
+    for (size_t i = 0; i < n; i++) {
+        sqlite3_str_appendf(ddl, ", c%d", (int)i);
+        sqlite3_str_appendall(ins, ",?");
+    }
+    sqlite3_str_appendall(ddl, ")");
+    sqlite3_str_appendall(ins, ")");
+    char *d = sqlite3_str_finish(ddl), *iq = sqlite3_str_finish(ins);
+    tb_status rc = TB_OK;
+    if (!d || !iq)
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    else if (sqlite3_exec(pw->db, d, NULL, NULL, NULL) != SQLITE_OK ||
+             sqlite3_prepare_v2(pw->db, iq, -1, &pw->ins, NULL) != SQLITE_OK)
+        rc = db_fail(pw->db, pw->path, err);
+    sqlite3_free(d);
+    sqlite3_free(iq);
+    pw->ncols = n;
+    pw->seq = 0;
+    return rc;
+}
+
+static tb_status cap_row(tb_sink *s, const tb_cell *cells, tb_error *err)
+{
+    part_writer *pw = ((capture *)s)->pw;
+    sqlite3_stmt *q = pw->ins;
+    sqlite3_bind_int64(q, 1, pw->rank);
+    sqlite3_bind_int64(q, 2, pw->seq++);
+    for (size_t i = 0; i < pw->ncols; i++) {
+        const tb_cell *c = &cells[i];
+        int at = (int)i + 3;
+        switch (c->kind) {
+        case TB_CELL_INT: sqlite3_bind_int64(q, at, c->i); break;
+        case TB_CELL_REAL: sqlite3_bind_double(q, at, c->d); break;
+        case TB_CELL_TEXT: sqlite3_bind_text64(q, at, c->s, (sqlite3_uint64)c->n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
+        default: sqlite3_bind_null(q, at); break;
+        }
+    }
+    int rc = sqlite3_step(q);
+    sqlite3_reset(q);
+    return rc == SQLITE_DONE ? TB_OK : db_fail(pw->db, pw->path, err);
+}
+
+static tb_status cap_finish(tb_sink *s, tb_error *err)
+{
+    (void)s;
+    (void)err;
+    return TB_OK;
+}
+
+static void cap_destroy(tb_sink *s)
+{
+    part_writer *pw = ((capture *)s)->pw;
+    sqlite3_finalize(pw->ins);
+    pw->ins = NULL;
+    free(s);
+}
+
+static tb_status cap_open(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
+                          const char *label, tb_sink **out, tb_error *err)
+{
+    (void)spec;
+    (void)format;
+    (void)label;
+    part_writer *pw = ctx;
+    capture *c = calloc(1, sizeof *c);
+    if (!c)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    c->base = (tb_sink){.begin = cap_begin, .row = cap_row, .finish = cap_finish, .destroy = cap_destroy};
+    c->pw = pw;
+    pw->k = report_number(pw->run, rep);
+    *out = &c->base;
+    return TB_OK;
+}
+
+static void cap_rank(void *ctx, const tb_spec_report *rep, int64_t rank, const char *why)
+{
+    part_writer *pw = ctx;
+    if (pw->rep != rep) {
+        pw->rep = rep;
+        pw->why[0] = 0;
+    }
+    if (!why) {
+        pw->rank = rank;
+        return;
+    }
+    if (!pw->why[0]) {
+        pw->why_rank = rank;
+        snprintf(pw->why, sizeof pw->why, "%s", why);
+    }
+}
+
+static void cap_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
+{
+    part_writer *pw = ctx;
+    if (pw->failed)
+        return;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(pw->db, "INSERT INTO TB_PART_REPORT VALUES(?,?,?,?,?,?,?)", -1, &q, NULL) != SQLITE_OK) {
+        pw->failed = db_fail(pw->db, pw->path, &pw->err);
+        return;
+    }
+    sqlite3_bind_int64(q, 1, pw->shard);
+    sqlite3_bind_int64(q, 2, report_number(pw->run, rep));
+    sqlite3_bind_text(q, 3, rep->id, -1, SQLITE_STATIC);
+    sqlite3_bind_int(q, 4, !skipped);
+    sqlite3_bind_int64(q, 5, skipped ? 0 : (int64_t)rows);
+    if (pw->rep == rep && pw->why[0]) {
+        sqlite3_bind_int64(q, 6, pw->why_rank);
+        sqlite3_bind_text(q, 7, pw->why, -1, SQLITE_STATIC);
+    } else if (skipped) {
+        /* no rank at all: the reason ranks after every rank's */
+        sqlite3_bind_int64(q, 6, INT64_MAX);
+        sqlite3_bind_text(q, 7, skipped, -1, SQLITE_STATIC);
+    }
+    if (sqlite3_step(q) != SQLITE_DONE)
+        pw->failed = db_fail(pw->db, pw->path, &pw->err);
+    sqlite3_finalize(q);
+    pw->rep = NULL;
+    pw->why[0] = 0;
+}
+
+/* Parses a JSON list of integers ("[3,17,22]") into a new array. Returns the count, or -1. */
+static long int_list(const char *text, int64_t **out)
+{
+    json_t *v = text ? json_loads(text, 0, NULL) : NULL;
+    *out = NULL;
+    if (!json_is_array(v)) {
+        json_decref(v);
+        return -1;
+    }
+    size_t n = json_array_size(v);
+    int64_t *a = malloc((n ? n : 1) * sizeof *a);
+    for (size_t i = 0; a && i < n; i++) {
+        json_t *e = json_array_get(v, i);
+        if (!json_is_integer(e)) {
+            free(a);
+            json_decref(v);
+            return -1;
+        }
+        a[i] = (int64_t)json_integer_value(e);
+    }
+    json_decref(v);
+    if (!a)
+        return -1;
+    *out = a;
+    return (long)n;
+}
+
+/*
+ * The shard's index and its ranks: rank_ids as the shard numbers them
+ * (TB_SHARD.ranks), rank_shown as the load of all the shards does (the
+ * books DB's TB_SHARDS.ranks for that shard, in the same order), and the
+ * load's rank count.
+ */
+static tb_status rank_map(const tb_partial_job *job, int64_t *shard, int64_t **ids, int64_t **shown, size_t *n,
+                          int64_t *total, tb_error *err)
+{
+    sqlite3 *sd = NULL, *bd = NULL;
+    sqlite3_stmt *q = NULL;
+    tb_status rc = TB_OK;
+    char *mine = NULL, *theirs = NULL;
+    *ids = *shown = NULL;
+    *n = 0;
+    if (sqlite3_open_v2(job->run.db_path, &sd, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(sd, "SELECT shardIndex, ranks FROM TB_SHARD", -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_step(q) != SQLITE_ROW) {
+        rc = tb_error_at(err, TB_ERR_PARSE, job->run.db_path, 0, 0, -1, "not a shard DB (TB_SHARD): %s",
+                         sd ? sqlite3_errmsg(sd) : "out of memory");
+        goto done;
+    }
+    *shard = sqlite3_column_int64(q, 0);
+    mine = strdup(sqlite3_column_text(q, 1) ? (const char *)sqlite3_column_text(q, 1) : "[]");
+    sqlite3_finalize(q);
+    q = NULL;
+    if (sqlite3_open_v2(job->books_db, &bd, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(bd, "SELECT ranks, (SELECT count(DISTINCT rankId) FROM TB_RANK) FROM TB_SHARDS"
+                               " WHERE shardIndex = ?",
+                           -1, &q, NULL) != SQLITE_OK) {
+        rc = db_fail(bd, job->books_db, err);
+        goto done;
+    }
+    sqlite3_bind_int64(q, 1, *shard);
+    if (sqlite3_step(q) != SQLITE_ROW) {
+        rc = tb_error_at(err, TB_ERR_USAGE, job->run.db_path, 0, 0, -1, "shard %lld is not a part of the load of '%s'",
+                         (long long)*shard, job->books_db);
+        goto done;
+    }
+    theirs = strdup(sqlite3_column_text(q, 0) ? (const char *)sqlite3_column_text(q, 0) : "[]");
+    *total = sqlite3_column_int64(q, 1);
+    if (!mine || !theirs) {
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    long a = int_list(mine, ids), b = int_list(theirs, shown);
+    if (a < 0 || b < 0 || a != b) {
+        rc = tb_error_at(err, TB_ERR_PARSE, job->run.db_path, 0, 0, -1,
+                         "the shard's ranks (%.100s) do not match the load's record of them (%.100s)", mine, theirs);
+        goto done;
+    }
+    *n = (size_t)a;
+done:
+    sqlite3_finalize(q);
+    sqlite3_close(sd);
+    sqlite3_close(bd);
+    free(mine);
+    free(theirs);
+    if (rc) {
+        free(*ids);
+        free(*shown);
+        *ids = *shown = NULL;
+    }
+    return rc;
+}
+
+tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
+{
+    part_writer pw = {.path = job->out_path, .run = NULL};
+    tb_run_options o = job->run;
+    int64_t *ids = NULL, *shown = NULL, total = 0;
+    size_t n = 0;
+    tb_status rc = rank_map(job, &pw.shard, &ids, &shown, &n, &total, err);
+    if (rc)
+        return rc;
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s.tmp", job->out_path);
+    unlink(tmp);
+    if (sqlite3_open_v2(tmp, &pw.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
+        sqlite3_exec(pw.db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;", NULL, NULL, NULL) !=
+            SQLITE_OK ||
+        sqlite3_exec(pw.db, part_schema, NULL, NULL, NULL) != SQLITE_OK) {
+        rc = db_fail(pw.db, tmp, err);
+        goto done;
+    }
+    o.rank_ids = ids;
+    o.rank_shown = shown;
+    o.n_rank_ids = n;
+    o.ranks_total = total;
+    o.formats = TB_OUT_CSV; /* one capture per report: the writers open at the replay */
+    o.open_sink = cap_open;
+    o.sink_done = NULL;
+    o.report_done = cap_done;
+    o.rank_start = cap_rank;
+    o.sink_ctx = &pw;
+    o.window_miss_ok = 1;
+    pw.run = &o;
+    tb_run_result res;
+    rc = tb_report_run(&o, &res, err);
+    if (!rc && pw.failed) {
+        *err = pw.err;
+        rc = pw.failed;
+    }
+    if (rc)
+        goto done;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(pw.db, "INSERT INTO TB_PART VALUES(?,?,?,?,0)", -1, &q, NULL) != SQLITE_OK) {
+        rc = db_fail(pw.db, tmp, err);
+        goto done;
+    }
+    sqlite3_bind_int64(q, 1, pw.shard);
+    sqlite3_bind_text(q, 2, res.window_label, -1, SQLITE_TRANSIENT);
+    if (res.window_missed)
+        sqlite3_bind_text(q, 3, err->message, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(q, 4, (int64_t)n);
+    int ok = sqlite3_step(q) == SQLITE_DONE;
+    sqlite3_finalize(q);
+    if (!ok || sqlite3_exec(pw.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = db_fail(pw.db, tmp, err);
+        goto done;
+    }
+    tb_error_clear(err);
+    sqlite3_close(pw.db);
+    pw.db = NULL;
+    if (rename(tmp, job->out_path) != 0)
+        rc = tb_error_at(err, TB_ERR_IO, job->out_path, 0, 0, -1, "cannot put the partial rows in place");
+done:
+    sqlite3_close(pw.db);
+    if (rc)
+        unlink(tmp);
+    free(ids);
+    free(shown);
+    return rc;
+}
+
+/* ---- the gather ----------------------------------------------------------------- */
+
+tb_status tb_report_gather(const char *books_db, const char *const *partials, size_t n, tb_error *err)
+{
+    sqlite3 *db = NULL;
+    tb_status rc = TB_OK;
+    if (sqlite3_open_v2(books_db, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(db, part_schema, NULL, NULL, NULL) != SQLITE_OK)
+        goto dberr;
+    /* one transaction per partial: a database is detached outside of one */
+    for (size_t i = 0; i < n; i++) {
+        struct stat sb;
+        int64_t bytes = stat(partials[i], &sb) == 0 ? (int64_t)sb.st_size : 0;
+        char *att = sqlite3_mprintf("ATTACH %Q AS p", partials[i]);
+        int a = att ? sqlite3_exec(db, att, NULL, NULL, NULL) : SQLITE_NOMEM;
+        sqlite3_free(att);
+        if (a != SQLITE_OK) {
+            rc = tb_error_at(err, TB_ERR_IO, partials[i], 0, 0, -1, "cannot read the partial rows: %s",
+                             sqlite3_errmsg(db));
+            goto done;
+        }
+        sqlite3_stmt *q = NULL;
+        if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+            goto dberr;
+        char *sql = sqlite3_mprintf("INSERT INTO main.TB_PART SELECT shardIndex, label, windowMiss, ranks, %lld"
+                                    " FROM p.TB_PART;"
+                                    "INSERT INTO main.TB_PART_REPORT SELECT * FROM p.TB_PART_REPORT;"
+                                    "INSERT INTO main.TB_PART_COLUMN SELECT * FROM p.TB_PART_COLUMN;",
+                                    (long long)bytes);
+        int e = sql ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+        if (e != SQLITE_OK ||
+            sqlite3_prepare_v2(db, "SELECT name, sql FROM p.sqlite_master WHERE type = 'table'"
+                                   " AND name GLOB 'TB_PART_ROWS_*'",
+                               -1, &q, NULL) != SQLITE_OK)
+            goto dberr;
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            const char *t = (const char *)sqlite3_column_text(q, 0), *ddl = (const char *)sqlite3_column_text(q, 1);
+            /* CREATE TABLE "X" (...) -> CREATE TABLE IF NOT EXISTS main."X" (...) */
+            char *c = sqlite3_mprintf("CREATE TABLE IF NOT EXISTS main.\"%w\"%s; INSERT INTO main.\"%w\" SELECT * FROM"
+                                      " p.\"%w\";",
+                                      t, strchr(ddl, '(') ? strchr(ddl, '(') - 1 : "", t, t);
+            e = c ? sqlite3_exec(db, c, NULL, NULL, NULL) : SQLITE_NOMEM;
+            sqlite3_free(c);
+            if (e != SQLITE_OK) {
+                sqlite3_finalize(q);
+                goto dberr;
+            }
+        }
+        sqlite3_finalize(q);
+        if (sqlite3_exec(db, "COMMIT; DETACH p", NULL, NULL, NULL) != SQLITE_OK)
+            goto dberr;
+    }
+    goto done;
+dberr:
+    rc = db_fail(db, books_db, err);
+done:
+    sqlite3_close(db);
+    return rc;
+}
+
+int tb_specs_rank_scoped(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only)
+{
+    size_t wanted = 0;
+    for (size_t s = 0; s < n; s++)
+        for (size_t k = 0; k < specs[s]->n_reports; k++) {
+            const tb_spec_report *r = &specs[s]->reports[k];
+            int want = !only;
+            for (size_t i = 0; only && i < n_only && !want; i++)
+                want = !strcmp(only[i], r->id);
+            if (!want)
+                continue;
+            if (r->scope != TB_SCOPE_RANK)
+                return 0;
+            wanted++;
+        }
+    return wanted > 0;
+}
