@@ -1219,10 +1219,8 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
         tb_window w = o->window;
         w.rank_set = 1;
         w.rank = ranks[k].rank;
-        w.rank_as_set = 1;
-        w.rank_as = ranks[k].shown;
         r->sb.trusted = 1;
-        rc = window_for_rank(r->db, &w, err);
+        rc = window_for_rank(r->db, &w, ranks[k].shown, err);
         r->sb.trusted = 0;
         runner_free_built(r);
         if (rc || (rc = build_needed(r, rep->sql, rep, spec->metrics, err)))
@@ -1270,7 +1268,7 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
     if (n) {
         tb_error e2;
         r->sb.trusted = 1;
-        tb_status back = window_for_rank(r->db, &o->window, rc ? &e2 : err);
+        tb_status back = window_for_rank(r->db, &o->window, 0, rc ? &e2 : err);
         r->sb.trusted = 0;
         if (!rc)
             rc = back;
@@ -1543,7 +1541,9 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
     for (size_t s = 0; s < opt->n_specs && !rc; s++)
         for (size_t k = 0; k < opt->specs[s]->n_reports && !rc; k++)
             if (wanted(opt, opt->specs[s]->reports[k].id))
-                rc = (opt->specs[s]->reports[k].scope == TB_SCOPE_RANK ? run_report_ranks : run_report)(
+                /* a run of one rank already (rank_set) runs a rank-scope report as it is */
+                rc = (opt->specs[s]->reports[k].scope == TB_SCOPE_RANK && !opt->window.rank_set ? run_report_ranks
+                                                                                                  : run_report)(
                     &r, opt->specs[s], &opt->specs[s]->reports[k], wi.label, res, err);
 done:
     runner_free_built(&r);

@@ -321,9 +321,89 @@ static const char *iteration_filter(const char *t, int cols, const tb_window *w,
 #undef IN_RANK
 }
 
-/* iteration_filter's clause, restricted to one rank when w->rank_set (the
- * tables without a rankId are shared by every rank: not filtered). */
-static const char *table_filter(const char *t, int cols, const tb_window *w, char *out, size_t n)
+/*
+ * The rows of each rank, as rowid ranges: temp.tb_rank_rows(tbl, rankId, lo,
+ * hi), made the first time a connection filters by rank, in one pass over
+ * each table with a rankId. A load writes the ranks one after the other, so
+ * a rank's rows are one range and the filter of a rank reads them only,
+ * where `rankId IS R` alone would read every rank's rows for each rank.
+ */
+static tb_status rank_rows_build(sqlite3 *db, tb_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM temp.sqlite_master WHERE name = 'tb_rank_rows'", -1, &st, NULL) !=
+        SQLITE_OK)
+        return db_error(db, err, "reading the schema");
+    int have = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (have)
+        return TB_OK;
+    tb_status rc = exec(db, "CREATE TEMP TABLE tb_rank_rows (tbl TEXT, rankId INTEGER, lo INTEGER, hi INTEGER,"
+                            " PRIMARY KEY (tbl, rankId)) WITHOUT ROWID", err);
+    sqlite3_stmt *tabs = NULL, *ins = NULL;
+    if (!rc && (sqlite3_prepare_v2(db,
+                                   "SELECT m.name FROM main.sqlite_master m, pragma_table_info(m.name, 'main') c"
+                                   " WHERE m.type = 'table' AND c.name = 'rankId'",
+                                   -1, &tabs, NULL) != SQLITE_OK ||
+                sqlite3_prepare_v2(db,
+                                   "INSERT INTO temp.tb_rank_rows VALUES (?1, ?2, ?3, ?4) ON CONFLICT (tbl, rankId)"
+                                   " DO UPDATE SET lo = min(lo, excluded.lo), hi = max(hi, excluded.hi)",
+                                   -1, &ins, NULL) != SQLITE_OK))
+        rc = db_error(db, err, "ranging the ranks' rows");
+    while (!rc && sqlite3_step(tabs) == SQLITE_ROW) {
+        const char *t = (const char *)sqlite3_column_text(tabs, 0);
+        char *q = sqlite3_mprintf("SELECT rowid, rankId FROM main.\"%w\" WHERE rankId IS NOT NULL", t);
+        if (!q || sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+            sqlite3_free(q);
+            rc = db_error(db, err, "ranging the ranks' rows");
+            break;
+        }
+        sqlite3_free(q);
+        /* one row per run of a rank (the upsert joins runs of the same rank) */
+        int64_t lo = 0, hi = 0, rank = 0;
+        int any = 0, step;
+        for (;;) {
+            step = sqlite3_step(st);
+            int64_t id = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+            int64_t rk = step == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
+            if (any && (step != SQLITE_ROW || rk != rank)) {
+                sqlite3_bind_text(ins, 1, t, -1, SQLITE_TRANSIENT);
+                sqlite3_bind_int64(ins, 2, rank);
+                sqlite3_bind_int64(ins, 3, lo);
+                sqlite3_bind_int64(ins, 4, hi);
+                if (sqlite3_step(ins) != SQLITE_DONE) {
+                    step = SQLITE_ERROR;
+                    break;
+                }
+                sqlite3_reset(ins);
+                any = 0;
+            }
+            if (step != SQLITE_ROW)
+                break;
+            if (!any) {
+                any = 1;
+                rank = rk;
+                lo = id;
+            }
+            hi = id;
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+        if (step != SQLITE_DONE)
+            rc = db_error(db, err, "ranging the ranks' rows");
+    }
+    sqlite3_finalize(tabs);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+/*
+ * iteration_filter's clause, restricted to one rank when w->rank_set (the
+ * tables without a rankId are shared by every rank: not filtered). By rank:
+ * the rank of the one row of temp.tb_rank_now (window_for_rank), its rows
+ * read as their rowid range (tb_rank_rows); else rank w->rank, literally.
+ */
+static const char *table_filter(const char *t, int cols, const tb_window *w, int by_rank, char *out, size_t n)
 {
     char inner[512];
     const char *f = w->set ? iteration_filter(t, cols, w, inner, sizeof inner) : NULL;
@@ -332,19 +412,28 @@ static const char *table_filter(const char *t, int cols, const tb_window *w, cha
             snprintf(out, n, "%s", f);
         return f ? out : NULL;
     }
+    char *rank = by_rank ? sqlite3_mprintf("x.rowid BETWEEN (SELECT lo FROM temp.tb_rank_rows WHERE tbl = %Q AND"
+                                           " rankId = (SELECT rank FROM temp.tb_rank_now)) AND (SELECT hi FROM"
+                                           " temp.tb_rank_rows WHERE tbl = %Q AND rankId = (SELECT rank FROM"
+                                           " temp.tb_rank_now)) AND x.rankId IS (SELECT rank FROM temp.tb_rank_now)",
+                                           t, t)
+                         : sqlite3_mprintf("x.rankId IS %lld", (long long)w->rank);
+    if (!rank)
+        return NULL;
     if (f)
-        snprintf(out, n, "x.rankId IS %" PRId64 " AND (%s)", w->rank, f);
+        snprintf(out, n, "%s AND (%s)", rank, f);
     else
-        snprintf(out, n, "x.rankId IS %" PRId64, w->rank);
+        snprintf(out, n, "%s", rank);
+    sqlite3_free(rank);
     return out;
 }
 
-/* The select list of a table's view: x.*, or, when the window shows one
- * rank under another id (tb_window.rank_as_set), every column in order with
- * the rankId replaced. A new sqlite3 string, NULL when out of memory. */
-static char *select_list(sqlite3 *db, const char *table, const tb_window *w)
+/* The select list of a table's view: x.*, or, by rank (table_filter), every
+ * column in order with the rankId the rank shows (tb_rank_now.shown). A new
+ * sqlite3 string, NULL when out of memory. */
+static char *select_list(sqlite3 *db, const char *table, int by_rank)
 {
-    if (!w->rank_set || !w->rank_as_set || w->rank_as == w->rank || !(table_columns(db, table) & C_RANK))
+    if (!by_rank || !(table_columns(db, table) & C_RANK))
         return sqlite3_mprintf("x.*");
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1, 'main') ORDER BY cid", -1, &st, NULL) !=
@@ -356,7 +445,8 @@ static char *select_list(sqlite3 *db, const char *table, const tb_window *w)
         const char *c = (const char *)sqlite3_column_text(st, 0);
         char *next = !c ? NULL
                      : strcmp(c, "rankId") == 0
-                         ? sqlite3_mprintf("%s%s%" PRId64 " AS rankId", list, *list ? ", " : "", w->rank_as)
+                         ? sqlite3_mprintf("%s%s(SELECT shown FROM temp.tb_rank_now) AS rankId", list,
+                                           *list ? ", " : "")
                          : sqlite3_mprintf("%s%sx.\"%w\"", list, *list ? ", " : "", c);
         sqlite3_free(list);
         list = next;
@@ -368,7 +458,7 @@ static char *select_list(sqlite3 *db, const char *table, const tb_window *w)
 /* Creates the TEMP views: first the filtered tables (in an order where
  * TASK exists before the per-task tables that refer to it), then TEMP copies
  * of the stored views. */
-static tb_status create_views(sqlite3 *db, const tb_window *w, tb_error *err)
+static tb_status create_views(sqlite3 *db, const tb_window *w, int by_rank, tb_error *err)
 {
     sqlite3_stmt *st = NULL;
     buf b = {0};
@@ -385,10 +475,10 @@ static tb_status create_views(sqlite3 *db, const tb_window *w, tb_error *err)
             continue;
         if (strcmp(type, "table") == 0) {
             char tmp[1024];
-            const char *where = table_filter(name, table_columns(db, name), w, tmp, sizeof tmp);
+            const char *where = table_filter(name, table_columns(db, name), w, by_rank, tmp, sizeof tmp);
             if (!where)
                 continue;
-            char *cols = select_list(db, name, w);
+            char *cols = select_list(db, name, by_rank);
             char *q = cols ? sqlite3_mprintf("CREATE TEMP VIEW \"%w\" AS SELECT %s FROM main.\"%w\" x WHERE %s;\n",
                                              name, cols, name, where)
                            : NULL;
@@ -507,7 +597,7 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
     if (!w->set && !w->rank_set)
         return TB_OK;
     if (!w->set)
-        return create_views(db, w, err); /* one rank, all of its time */
+        return create_views(db, w, 0, err); /* one rank, all of its time */
     if (w->iteration_count < 1)
         return tb_error_set(err, TB_ERR_USAGE, "--iteration-count must be at least 1, got %" PRId64,
                             w->iteration_count);
@@ -556,13 +646,14 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
     if (step_mode && ((rc = members(db, w, &s, info, "task", "TASK", err)) ||
                       (rc = members(db, w, &s, info, "op", "COMMUNICATION_OP", err))))
         goto done;
-    rc = create_views(db, w, err);
+    rc = create_views(db, w, 0, err);
 done:
     steps_finish(&s);
     return rc;
 }
 
-tb_status window_for_rank(sqlite3 *db, const tb_window *w, tb_error *err)
+/* Drops every TEMP view of the connection. */
+static tb_status drop_views(sqlite3 *db, tb_error *err)
 {
     sqlite3_stmt *st = NULL;
     buf b = {0};
@@ -579,8 +670,41 @@ tb_status window_for_rank(sqlite3 *db, const tb_window *w, tb_error *err)
     if (!rc && b.p)
         rc = exec(db, b.p, err);
     free(b.p);
-    if (!rc && (w->set || w->rank_set))
-        rc = create_views(db, w, err);
+    return rc;
+}
+
+static int has_temp(sqlite3 *db, const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    int yes = sqlite3_prepare_v2(db, "SELECT 1 FROM temp.sqlite_master WHERE name = ?1", -1, &st, NULL) == SQLITE_OK &&
+              (sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC), sqlite3_step(st) == SQLITE_ROW);
+    sqlite3_finalize(st);
+    return yes;
+}
+
+tb_status window_for_rank(sqlite3 *db, const tb_window *w, int64_t shown, tb_error *err)
+{
+    tb_status rc = TB_OK;
+    if (!w->rank_set) {
+        /* every rank again: the views of window_apply */
+        if (!has_temp(db, "tb_rank_now"))
+            return TB_OK;
+        if ((rc = drop_views(db, err)) || (rc = exec(db, "DROP TABLE temp.tb_rank_now;", err)))
+            return rc;
+        return w->set ? create_views(db, w, 0, err) : TB_OK;
+    }
+    /* the first rank: views that read the rank from tb_rank_now, made once */
+    if (!has_temp(db, "tb_rank_now")) {
+        if ((rc = rank_rows_build(db, err)) || (rc = drop_views(db, err)) ||
+            (rc = exec(db, "CREATE TEMP TABLE tb_rank_now (rank INTEGER, shown INTEGER);"
+                           "INSERT INTO temp.tb_rank_now VALUES (NULL, NULL);", err)) ||
+            (rc = create_views(db, w, 1, err)))
+            return rc;
+    }
+    char *q = sqlite3_mprintf("UPDATE temp.tb_rank_now SET rank = %lld, shown = %lld;", (long long)w->rank,
+                              (long long)shown);
+    rc = q ? exec(db, q, err) : tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+    sqlite3_free(q);
     return rc;
 }
 

@@ -35,13 +35,15 @@ typedef struct window_info {
 tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_error *err);
 
 /*
- * Replaces the TEMP views of a connection window_apply prepared for the same
- * iterations, for w's rank filter: with w->rank_set, one rank's rows (shown
- * with rankId w->rank_as when w->rank_as_set); without, every rank's again.
- * The per-rank work of the window (its ranges and members) is kept, so a
- * report run on each rank in turn (scope: rank) pays for it once.
+ * Rank by rank on a connection window_apply prepared (scope: rank). With
+ * w->rank_set: the TEMP views show rank w->rank's rows only, with rankId
+ * shown (its id in the whole load); the views are made at the first rank
+ * and read the rank from a TEMP table, so the next rank changes one row,
+ * and each reads its rank's rows as their rowid range (found in one pass
+ * over the tables). The window's per-rank work is kept. Without rank_set:
+ * the views of every rank again.
  */
-tb_status window_for_rank(sqlite3 *db, const tb_window *w, tb_error *err);
+tb_status window_for_rank(sqlite3 *db, const tb_window *w, int64_t shown, tb_error *err);
 
 /* Frees what window_apply put in info. */
 void window_info_finish(window_info *info);

@@ -102,10 +102,6 @@ typedef struct tb_window {
      * Rank ID column is written); alone or with the iterations above */
     int rank_set;
     int64_t rank;
-    /* with rank_set: rank_as_set = 1 shows the rank's rows with rankId
-     * rank_as (a shard's rank under its id in the whole load) */
-    int rank_as_set;
-    int64_t rank_as;
 } tb_window;
 
 /*

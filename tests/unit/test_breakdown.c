@@ -477,7 +477,12 @@ static void builtin_reports(void **state)
     st = run_spec(&c, "tracebook: 1\nreports:\n  - use: comm_comp_overlap\n", &err);
     assert_int_equal(st, TB_OK);
     assert_string_equal(c.text, "rank|comp_comm_overlap_pctg\n0|53.33\n1|NULL\n2|NULL\n");
+    /* a rank-scope report: limit counts each rank's rows; scope: all, every rank's at once */
     st = run_spec(&c, "tracebook: 1\nreports:\n  - use: idle_time_breakdown\n    limit: 1\n", &err);
+    assert_int_equal(st, TB_OK);
+    assert_string_equal(c.text, "rank|stream|idle_category|idle_time|idle_time_ratio\n0|7|host_wait|22|0.69\n"
+                                "1|1|kernel_wait|10|1\n2|1|kernel_wait|9|1\n");
+    st = run_spec(&c, "tracebook: 1\nreports:\n  - use: idle_time_breakdown\n    limit: 1\n    scope: all\n", &err);
     assert_int_equal(st, TB_OK);
     assert_string_equal(c.text, "rank|stream|idle_category|idle_time|idle_time_ratio\n0|7|host_wait|22|0.69\n");
     st = run_spec(&c, "tracebook: 1\nreports:\n  - use: exposed_time\n", &err);
