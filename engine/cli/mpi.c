@@ -138,56 +138,6 @@ static void drop_folder(char *folder)
     folder[0] = 0;
 }
 
-/* This host's name, for the processes' folders. */
-static void host_name(char *out, size_t n)
-{
-    if (gethostname(out, n) != 0 || !out[0])
-        snprintf(out, n, "host");
-    out[n - 1] = 0;
-    for (char *c = out; *c; c++)
-        if (*c == '/' || *c == '-')
-            *c = '_';
-}
-
-/* Removes the folders that killed runs of this host left in base
- * (mpi-<host>-<pid>-XXXXXX whose process is gone): when mpirun ends a run
- * whose process died, a process may still be writing into the folder as
- * process 0 removes it. Other hosts' folders and running ones stay. */
-static void sweep(const char *base)
-{
-    char host[128], pre[160];
-    host_name(host, sizeof host);
-    snprintf(pre, sizeof pre, "mpi-%s-", host);
-    DIR *d = opendir(base);
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (strncmp(de->d_name, pre, strlen(pre)) != 0)
-            continue;
-        char *end;
-        errno = 0;
-        long pid = strtol(de->d_name + strlen(pre), &end, 10);
-        if (errno || *end != '-' || pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
-            continue;
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%.3000s/%.200s", base, de->d_name);
-        DIR *in = opendir(dir);
-        struct dirent *f;
-        while (in && (f = readdir(in)) != NULL) {
-            if (f->d_name[0] == '.' && (!f->d_name[1] || (f->d_name[1] == '.' && !f->d_name[2])))
-                continue;
-            char file[PATH_MAX * 2];
-            snprintf(file, sizeof file, "%s/%s", dir, f->d_name);
-            unlink(file);
-        }
-        if (in)
-            closedir(in);
-        rmdir(dir);
-    }
-    closedir(d);
-}
-
 /* 1 when the environment variable names this process (a decimal number). */
 static int names_me(const char *var)
 {
@@ -335,8 +285,8 @@ tb_status cli_mpi_shards(const cli_args *a, const char *const *inputs, size_t n,
         st = tb_cache_dir(base, sizeof base, err);
     if (st == TB_OK) {
         char host[128];
-        host_name(host, sizeof host);
-        sweep(base);
+        cli_host_name(host, sizeof host);
+        cli_sweep_folders(base, "mpi");
         snprintf(m.dir, sizeof m.dir, "%.3800s/mpi-%.100s-%ld-XXXXXX", base, host, (long)getpid());
         if (!mkdtemp(m.dir))
             st = tb_error_at(err, TB_ERR_IO, base, 0, 0, -1, "cannot make the processes' folder: %s",

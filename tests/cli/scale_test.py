@@ -15,13 +15,24 @@
 # N = 3 over 2 ranks, where one shard holds no rank. Then: the `processes`
 # lists, a missing shard (exit 6 naming it, or --keep-going), bad --shard
 # values (exit 2), a bad rank file (exit 3 naming it, no shard written).
+# Rank-scope reports (every built-in of scope rank, and reports of a :rank
+# column, a limit, a computed table and a `requires` no rank meets) over 16
+# ranks that name themselves in reverse input order: as 4 shards, the run
+# merges nothing and caches nothing (status `scoped`, no DB added to the
+# cache, no folder left) and gives the single run's files byte for byte,
+# with and without a window; a spec with one report of scope all merges; a
+# missing shard, a report's SQL error and a window no rank has fail as they
+# do for a merge or a single run.
 #
 # With --mpi yes|no (the build has MPI or not), the MPI cases instead: the
 # same commands under `mpirun --allow-run-as-root --oversubscribe -n 4` give
 # the files of the single run; a bad rank file fails the run naming the
 # process and the file (exit 3) with no output, or is left out with
 # --keep-going; a process killed by SIGKILL (the TRACEBOOK_TEST_MPI_KILL
-# hook) fails the run with no output and no temporary file left. Skips
+# hook) fails the run with no output and no temporary file left; the
+# rank-scope reports under mpirun (each process its shard's) give the single
+# run's files, and a process killed while they run (TRACEBOOK_TEST_MPI_KILL_
+# PARTIAL) leaves no output and no folder. Skips
 # (exit 77) when the build has no MPI.
 #
 # usage: scale_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR [--mpi yes|no]
@@ -325,6 +336,173 @@ def mpi_case_killed():
     assert not left, left
 
 
+# ---- rank-scope reports over shards: no merge (docs/scale-out.md#report-scopes) ----
+
+NOT_RANK = {"cluster_step_trace_time", "slow_rank", "slow_rank_op", "communication_matrix", "op_summary",
+            "kernel_details", "step_trace"}
+RANK_SQL = """
+  - id: ranked_kernels
+    scope: rank
+    outputs: [csv, json, xlsx]
+    sql: |
+      SELECT rankId AS "Rank:rank", name AS "Name", count(*) AS "Count", sum(dur) AS "Total:dur_ns"
+      FROM kernel GROUP BY name ORDER BY 4 DESC, 2
+    limit: 3
+  - id: rank_steps
+    scope: rank
+    sql: SELECT rankId AS "Rank", * FROM step_trace_time ORDER BY 2
+  - id: never
+    scope: rank
+    requires: [TB_COMM_MATRIX]
+    sql: SELECT 1 AS "X"
+"""
+
+
+def rank_spec(path, extra=""):
+    names = [line.split()[0] for line in run("reports").stdout.splitlines() if line.strip()]
+    with open(path, "w") as f:
+        f.write("tracebook: 1\noutputs: [csv, json, xlsx]\nreports:\n" +
+                "".join("  - use: %s\n" % n for n in names if n not in NOT_RANK) + RANK_SQL + extra)
+    return path
+
+
+def gen_claimed(path, ranks):
+    """Ranks that name themselves in reverse input order: the load's ids differ from the shards' numbers."""
+    os.makedirs(path, exist_ok=True)
+    for r in range(ranks):
+        p = subprocess.run([GEN, "--kind", "ascend", "--events", str(200 + 13 * r), "--seed", str(500 + r),
+                            "--ranks", str(ranks), "--rank", str(ranks - 1 - r),
+                            "-o", os.path.join(path, "r%03d.json" % r)], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+
+
+def cache_dbs():
+    root = os.path.join(OUT, "cache", "tracebook")
+    return sorted(f for f in os.listdir(root) if f.endswith(".db")) if os.path.isdir(root) else []
+
+
+def scoped_left():
+    root = os.path.join(OUT, "cache", "tracebook")
+    return [f for f in os.listdir(root) if f.startswith(("scoped-", "mpi-"))] if os.path.isdir(root) else []
+
+
+def report(inputs, out, spec_path, *extra):
+    r = run("report", "-dir", inputs, "--spec", spec_path, "-o", out, "-q", *extra)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    return r
+
+
+def scoped_single():
+    """The run over the raw ranks (one process), made once."""
+    out = os.path.join(OUT, "rsingle")
+    if not os.path.exists(out):
+        saved = LAUNCH[:]
+        LAUNCH.clear()
+        report(RCLUSTER, out, RSPEC)
+        report(RCLUSTER, out + "_w", RSPEC, *WINDOW)
+        LAUNCH.extend(saved)
+    return out
+
+
+WINDOW = ("--model-id", "4294967295", "--iteration-id", "2")  # ranks 2 and 8 have step 2
+
+
+def case_scoped_shards_identical():
+    single = scoped_single()
+    # the rank column shows the ids the ranks name (15 .. 0 in input order), in rank order
+    with open(os.path.join(single, "ranked_kernels.csv")) as f:
+        ranks = [line.split(",")[0] for line in f.read().splitlines()[1:]]
+    assert ranks == sorted(ranks, key=int) and set(ranks) == {str(r) for r in range(16)}, ranks
+    shards = os.path.join(OUT, "rshards4")
+    shard(RCLUSTER, shards, 4)
+    before = cache_dbs()
+    out = os.path.join(OUT, "rsharded4")
+    r = run("report", "-dir", shards, "--spec", RSPEC, "-o", out)
+    assert r.returncode == 0, r.stderr
+    # one note for the report no rank can run, as the single run gives
+    assert r.stderr.count("report 'never' skipped: the data has no TB_COMM_MATRIX rows") == 1, r.stderr
+    same_tree(single, out)
+    report(shards, out + "_w", RSPEC, *WINDOW)
+    same_tree(single + "_w", out + "_w")
+    m = meta(out)
+    assert [(p["shard"], p["status"]) for p in m["processes"]] == [(i, "scoped") for i in range(4)], m["processes"]
+    assert sorted(r for p in m["processes"] for r in p["ranks"]) == list(range(16))
+    # nothing merged, nothing cached, nothing left
+    assert cache_dbs() == before, (before, cache_dbs())
+    assert not scoped_left(), scoped_left()
+
+
+def case_scoped_mixed_spec_merges():
+    # one report of scope all: the shards are merged, as before
+    spec2 = rank_spec(os.path.join(OUT, "mixed.yaml"), extra="  - id: whole\n    sql: SELECT count(*) AS \"N\" FROM TASK\n")
+    shards = os.path.join(OUT, "rshards4")
+    out = os.path.join(OUT, "rmixed")
+    report(shards, out, spec2)
+    assert [p["status"] for p in meta(out)["processes"]] == ["merged"] * 4
+    # --report naming rank-scope reports only: no merge
+    out2 = os.path.join(OUT, "rmixed_only")
+    report(shards, out2, spec2, "--report", "ranked_kernels", "--report", "top_kernels")
+    assert [p["status"] for p in meta(out2)["processes"]] == ["scoped"] * 4
+    for f in ("ranked_kernels.csv", "top_kernels.csv"):
+        assert filecmp.cmp(os.path.join(out2, f), os.path.join(scoped_single(), f), shallow=False), f
+
+
+def case_scoped_errors():
+    shards = os.path.join(OUT, "rshards4")
+    part = os.path.join(OUT, "rshards_missing")
+    shutil.copytree(shards, part)
+    os.remove(os.path.join(part, "shard_2_of_4.db"))
+    out = os.path.join(OUT, "rmissing")
+    r = run("report", "-dir", part, "--spec", RSPEC, "-o", out, "-q")
+    assert r.returncode == 6 and "shard 2 of 4 missing (shard_2_of_4.db)" in r.stderr, (r.returncode, r.stderr)
+    assert not os.path.exists(out) and not scoped_left()
+    # a report whose SQL fails on the shards fails as on one DB, naming the spec's line
+    bad = os.path.join(OUT, "badrank.yaml")
+    with open(bad, "w") as f:
+        f.write("tracebook: 1\nreports:\n  - id: b\n    scope: rank\n    sql: SELECT nosuch FROM kernel\n")
+    r1 = run("report", "-dir", RCLUSTER, "--spec", bad, "-o", out, "-q")
+    r2 = run("report", "-dir", shards, "--spec", bad, "-o", out, "-q")
+    assert r1.returncode == r2.returncode == 3 and r1.stderr == r2.stderr, (r1.returncode, r2.returncode, r2.stderr)
+    assert "badrank.yaml:5:" in r2.stderr and "no such column: nosuch" in r2.stderr, r2.stderr
+    assert not (os.path.exists(out) and os.listdir(out)) and not scoped_left()
+    # a window no rank has: the usage error of a single run (exit 2)
+    r = run("report", "-dir", shards, "--spec", RSPEC, "-o", out, "-q", "--model-id", "4294967295",
+            "--iteration-id", "999")
+    assert r.returncode == 2 and "--iteration-id 999" in r.stderr, (r.returncode, r.stderr)
+    assert not (os.path.exists(out) and os.listdir(out)) and not scoped_left()
+
+
+def mpi_case_scoped():
+    single = scoped_single()
+    out = os.path.join(OUT, "rmpi4")
+    report(RCLUSTER, out, RSPEC)
+    same_tree(single, out)
+    report(RCLUSTER, out + "_w", RSPEC, *WINDOW)
+    same_tree(single + "_w", out + "_w")
+    m = meta(out)
+    assert [(p["shard"], p["of"], p["status"]) for p in m["processes"]] == [(i, 4, "scoped") for i in range(4)], m
+    assert not mpi_left(), mpi_left()
+
+
+def mpi_case_scoped_killed():
+    # a process killed while its shard's reports run: no output, nothing left once the host's next run sweeps
+    out = os.path.join(OUT, "rmpikill")
+    env = mpi_env(dict(os.environ, TRACEBOOK_TEST_MPI_KILL_PARTIAL="1"))
+    launch = LAUNCH[:1] + ["-x", "TRACEBOOK_TEST_MPI_KILL_PARTIAL"] + LAUNCH[1:]
+    r = subprocess.run([*launch, TB, "report", "-dir", RCLUSTER, "--spec", RSPEC, "-o", out, "-q"],
+                       capture_output=True, text=True, env=env)
+    assert r.returncode != 0, r.returncode
+    assert not os.path.exists(out)
+    for _ in range(5):
+        r = run("info", "-dir", RCLUSTER, "-q")
+        assert r.returncode == 0, r.stderr
+        left = [os.path.join(d, f) for d in mpi_left() for f in os.listdir(os.path.join(OUT, "cache", "tracebook", d))]
+        if not left:
+            break
+        time.sleep(1)
+    assert not left, left
+
+
 if __name__ == "__main__":
     shutil.rmtree(OUT, ignore_errors=True)
     os.makedirs(OUT)
@@ -333,6 +511,9 @@ if __name__ == "__main__":
     gen_cluster(CLUSTER, RANKS)
     SPEC = spec(os.path.join(OUT, "all.yaml"))
     outputs(CLUSTER, os.path.join(OUT, "single"), SPEC)
+    RCLUSTER = os.path.join(OUT, "rcluster")
+    gen_claimed(RCLUSTER, 16)
+    RSPEC = rank_spec(os.path.join(OUT, "rank.yaml"))
     SINGLE_DB = os.path.join(OUT, "single.db")
     r = run("export", "db", "-dir", CLUSTER, "-o", SINGLE_DB, "-q")
     assert r.returncode == 0, r.stderr
