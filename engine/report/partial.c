@@ -10,7 +10,7 @@
  * each report would have handed its writers into a small partial DB:
  *
  *   TB_PART         (shardIndex, label, windowMiss, ranks, bytes)  one row
- *   TB_PART_REPORT  (shardIndex, k, id, ran, rows, whyRank, why)   per report
+ *   TB_PART_REPORT  (shardIndex, k, id, ran, rows, unmet)          per report
  *   TB_PART_COLUMN  (shardIndex, k, i, header, name, type)         per column
  *   TB_PART_ROWS_<k>(rank, seq, c0, c1, ...)                      the cells
  *
@@ -39,7 +39,7 @@ static const char part_schema[] =
     "CREATE TABLE IF NOT EXISTS TB_PART (shardIndex INTEGER, label TEXT, windowMiss TEXT, ranks INTEGER,"
     " bytes INTEGER);"
     "CREATE TABLE IF NOT EXISTS TB_PART_REPORT (shardIndex INTEGER, k INTEGER, id TEXT, ran INTEGER,"
-    " rows INTEGER, whyRank INTEGER, why TEXT);"
+    " rows INTEGER, unmet TEXT);"
     "CREATE TABLE IF NOT EXISTS TB_PART_COLUMN (shardIndex INTEGER, k INTEGER, i INTEGER, header TEXT, name TEXT,"
     " type INTEGER);";
 
@@ -59,9 +59,8 @@ typedef struct part_writer {
     int64_t k, rank, seq;
     sqlite3_stmt *ins;
     size_t ncols;
-    const tb_spec_report *rep;
-    int64_t why_rank;        /* the first rank (by id) that did not meet `requires` */
-    char why[256];
+    const tb_spec_report *rep; /* the report whose requirements unmet holds */
+    char unmet[256];
     tb_status failed;        /* a callback's error, raised when the run returns */
     tb_error err;
 } part_writer;
@@ -178,21 +177,17 @@ static tb_status cap_open(void *ctx, const tb_spec *spec, const tb_spec_report *
     return TB_OK;
 }
 
-static void cap_rank(void *ctx, const tb_spec_report *rep, int64_t rank, const char *why)
+static void cap_rank(void *ctx, const tb_spec_report *rep, int64_t rank)
+{
+    (void)rep;
+    ((part_writer *)ctx)->rank = rank;
+}
+
+static void cap_requires(void *ctx, const tb_spec_report *rep, const char *unmet)
 {
     part_writer *pw = ctx;
-    if (pw->rep != rep) {
-        pw->rep = rep;
-        pw->why[0] = 0;
-    }
-    if (!why) {
-        pw->rank = rank;
-        return;
-    }
-    if (!pw->why[0]) {
-        pw->why_rank = rank;
-        snprintf(pw->why, sizeof pw->why, "%s", why);
-    }
+    pw->rep = rep;
+    snprintf(pw->unmet, sizeof pw->unmet, "%s", unmet);
 }
 
 static void cap_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
@@ -201,7 +196,7 @@ static void cap_done(void *ctx, const tb_spec_report *rep, const char *skipped, 
     if (pw->failed)
         return;
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(pw->db, "INSERT INTO TB_PART_REPORT VALUES(?,?,?,?,?,?,?)", -1, &q, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(pw->db, "INSERT INTO TB_PART_REPORT VALUES(?,?,?,?,?,?)", -1, &q, NULL) != SQLITE_OK) {
         pw->failed = db_fail(pw->db, pw->path, &pw->err);
         return;
     }
@@ -210,19 +205,13 @@ static void cap_done(void *ctx, const tb_spec_report *rep, const char *skipped, 
     sqlite3_bind_text(q, 3, rep->id, -1, SQLITE_STATIC);
     sqlite3_bind_int(q, 4, !skipped);
     sqlite3_bind_int64(q, 5, skipped ? 0 : (int64_t)rows);
-    if (pw->rep == rep && pw->why[0]) {
-        sqlite3_bind_int64(q, 6, pw->why_rank);
-        sqlite3_bind_text(q, 7, pw->why, -1, SQLITE_STATIC);
-    } else if (skipped) {
-        /* no rank at all: the reason ranks after every rank's */
-        sqlite3_bind_int64(q, 6, INT64_MAX);
-        sqlite3_bind_text(q, 7, skipped, -1, SQLITE_STATIC);
-    }
+    /* a shard whose window has none of its ranks meets nothing */
+    if (pw->rep == rep)
+        sqlite3_bind_text(q, 6, pw->unmet, -1, SQLITE_STATIC);
     if (sqlite3_step(q) != SQLITE_DONE)
         pw->failed = db_fail(pw->db, pw->path, &pw->err);
     sqlite3_finalize(q);
     pw->rep = NULL;
-    pw->why[0] = 0;
 }
 
 /* Parses a JSON list of integers ("[3,17,22]") into a new array. Returns the count, or -1. */
@@ -346,6 +335,7 @@ tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
     o.sink_done = NULL;
     o.report_done = cap_done;
     o.rank_start = cap_rank;
+    o.requires_seen = cap_requires;
     o.sink_ctx = &pw;
     o.window_miss_ok = 1;
     pw.run = &o;

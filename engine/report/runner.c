@@ -1197,16 +1197,65 @@ static tb_status scope_ranks(runner *r, scope_rank **out, size_t *n, tb_error *e
 /*
  * A rank-scope report: run on each rank alone, in rank order (the TEMP views
  * show that rank's rows, under its id in the load; computed tables are built
- * from them), every rank's rows into the same sinks. Sinks open with the
- * first rank that meets `requires`; when none does, the report is skipped
- * with the first rank's reason. The views of every rank are put back after.
+ * from them), every rank's rows into the same sinks. A requirement no row
+ * meets skips it at once ("the data has no X rows"); else sinks open with
+ * the first rank that meets `requires`, and when none does the report is
+ * skipped ("no rank has ..."). The views of every rank are put back after.
  */
+/*
+ * Which of a rank-scope report's `requires` no row of the DB (as its views
+ * show it, every rank at once) meets: mask[i] '1' for requirement i, '0'
+ * when met or when it names a computed table (those are built per rank).
+ * Returns new, NULL when out of memory.
+ */
+static char *requires_mask(runner *r, const tb_spec_report *rep)
+{
+    char *mask = malloc(rep->n_requires + 1);
+    if (!mask)
+        return NULL;
+    for (size_t i = 0; i < rep->n_requires; i++)
+        mask[i] = !metrics_find(rep->requires[i]) && !has_rows(r, rep->requires[i]) ? '1' : '0';
+    mask[rep->n_requires] = 0;
+    return mask;
+}
+
+static void runner_scope_skip_reason(const tb_spec_report *rep, int window, const char *mask, char *out, size_t n)
+{
+    const char *in = window ? " in the window" : "";
+    for (size_t i = 0; mask && i < rep->n_requires; i++)
+        if (mask[i] == '1') {
+            snprintf(out, n, "the data has no %s rows%s", rep->requires[i], in);
+            return;
+        }
+    if (!rep->n_requires) {
+        snprintf(out, n, "the data has no ranks%s", in);
+        return;
+    }
+    size_t k = (size_t)snprintf(out, n, "no rank has %s", rep->n_requires > 1 ? "rows of all of " : "");
+    for (size_t i = 0; i < rep->n_requires && k < n; i++)
+        k += (size_t)snprintf(out + k, n - k, "%s%s", i ? ", " : "", rep->requires[i]);
+    if (k < n)
+        snprintf(out + k, n - k, "%s%s", rep->n_requires > 1 ? "" : " rows", in);
+}
+
 static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *label,
                                   tb_run_result *res, tb_error *err)
 {
     const tb_run_options *o = r->opt;
-    char what[300], why[200], first_why[200] = "";
+    char what[300], why[200], first_why[512] = "";
     snprintf(what, sizeof what, "report '%s'", rep->id);
+    /* a requirement no rank can meet skips the report before any rank runs */
+    char *mask = requires_mask(r, rep);
+    if (!mask)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    if (o->requires_seen)
+        o->requires_seen(o->sink_ctx, rep, mask);
+    if (strchr(mask, '1')) {
+        runner_scope_skip_reason(rep, o->window.set, mask, first_why, sizeof first_why);
+        free(mask);
+        skipped(r, rep, first_why, res);
+        return TB_OK;
+    }
     scope_rank *ranks = NULL;
     size_t n = 0, ns = 0, ncols = 0;
     tb_sink *sinks[4] = {0};
@@ -1215,23 +1264,21 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
     uint64_t rows = 0;
     int opened = 0;
     tb_status rc = scope_ranks(r, &ranks, &n, err);
+    int renumber = 0;
+    for (size_t k = 0; k < o->n_rank_ids; k++)
+        renumber |= o->rank_ids[k] != o->rank_shown[k];
     for (size_t k = 0; k < n && !rc; k++) {
         tb_window w = o->window;
         w.rank_set = 1;
         w.rank = ranks[k].rank;
         r->sb.trusted = 1;
-        rc = window_for_rank(r->db, &w, ranks[k].shown, err);
+        rc = window_for_rank(r->db, &w, ranks[k].shown, renumber, err);
         r->sb.trusted = 0;
         runner_free_built(r);
         if (rc || (rc = build_needed(r, rep->sql, rep, spec->metrics, err)))
             break;
-        if (unmet(r, rep, why, sizeof why)) {
-            if (!first_why[0])
-                snprintf(first_why, sizeof first_why, "%s", why);
-            if (o->rank_start)
-                o->rank_start(o->sink_ctx, rep, ranks[k].shown, why);
+        if (unmet(r, rep, why, sizeof why))
             continue;
-        }
         sqlite3_stmt *st = NULL;
         column *c = NULL;
         size_t nc = 0;
@@ -1258,7 +1305,7 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
             nc = 0;
         }
         if (!rc && o->rank_start)
-            o->rank_start(o->sink_ctx, rep, ranks[k].shown, NULL);
+            o->rank_start(o->sink_ctx, rep, ranks[k].shown);
         if (!rc)
             rc = pump(r, st, cols, ncols, sinks, ns, what, &rows, err);
         sqlite3_finalize(st);
@@ -1268,14 +1315,15 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
     if (n) {
         tb_error e2;
         r->sb.trusted = 1;
-        tb_status back = window_for_rank(r->db, &o->window, 0, rc ? &e2 : err);
+        tb_status back = window_for_rank(r->db, &o->window, 0, 0, rc ? &e2 : err);
         r->sb.trusted = 0;
         if (!rc)
             rc = back;
         runner_free_built(r);
     }
     if (!rc && !opened) {
-        skipped(r, rep, n ? first_why : "the data has no ranks", res);
+        runner_scope_skip_reason(rep, o->window.set, mask, first_why, sizeof first_why);
+        skipped(r, rep, first_why, res);
     } else if (!rc) {
         for (size_t j = 0; j < ns && !rc; j++)
             rc = sinks[j]->finish(sinks[j], err);
@@ -1293,6 +1341,7 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
     free(sc);
     columns_free(cols, ncols);
     free(ranks);
+    free(mask);
     return rc;
 }
 
@@ -1328,9 +1377,7 @@ static tb_status replay_report(replay *p, const tb_spec *spec, const tb_spec_rep
     int64_t ran = 0, shard = -1;
     if (sqlite3_prepare_v2(p->db,
                            "SELECT (SELECT count(*) FROM TB_PART_REPORT WHERE k = ?1 AND ran),"
-                           " (SELECT min(shardIndex) FROM TB_PART_REPORT WHERE k = ?1 AND ran),"
-                           " (SELECT why FROM TB_PART_REPORT WHERE k = ?1 AND why IS NOT NULL"
-                           "  ORDER BY whyRank, shardIndex LIMIT 1)",
+                           " (SELECT min(shardIndex) FROM TB_PART_REPORT WHERE k = ?1 AND ran)",
                            -1, &q, NULL) != SQLITE_OK) {
         rc = replay_fail(p, err);
         goto done;
@@ -1343,8 +1390,27 @@ static tb_status replay_report(replay *p, const tb_spec *spec, const tb_spec_rep
     ran = sqlite3_column_int64(q, 0);
     shard = sqlite3_column_int64(q, 1);
     if (!ran) {
-        const char *why = (const char *)sqlite3_column_text(q, 2);
-        skipped(&p->r, rep, why ? why : "the data has no ranks", res);
+        /* a requirement is unmet by the load when no shard meets it */
+        char *mask = malloc(rep->n_requires + 1), why[512];
+        sqlite3_stmt *mq = NULL;
+        if (!mask || sqlite3_prepare_v2(p->db, "SELECT unmet FROM TB_PART_REPORT WHERE k = ?", -1, &mq, NULL)) {
+            free(mask);
+            rc = mask ? replay_fail(p, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        memset(mask, '1', rep->n_requires);
+        mask[rep->n_requires] = 0;
+        sqlite3_bind_int64(mq, 1, k);
+        while (sqlite3_step(mq) == SQLITE_ROW) {
+            const char *m = (const char *)sqlite3_column_text(mq, 0);
+            for (size_t i = 0; i < rep->n_requires; i++)
+                if (!m || strlen(m) <= i || m[i] != '1')
+                    mask[i] = '0';
+        }
+        sqlite3_finalize(mq);
+        runner_scope_skip_reason(rep, o->window.set, mask, why, sizeof why);
+        free(mask);
+        skipped(&p->r, rep, why, res);
         goto done;
     }
     /* the columns the first shard that ran it began its writers with */

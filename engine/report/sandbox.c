@@ -38,7 +38,8 @@
 
 #include "tracebook/report.h"
 
-/* Functions report SQL may call, sorted (case-insensitive compare). */
+/* Functions report SQL may call, sorted (case-insensitive compare); tb_rank_row
+ * is the rank views' own (report/window.c), read-only like the rest. */
 static const char *const allowed_functions[] = {
     "->", "->>", "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "avg", "ceil", "ceiling",
     "char", "coalesce", "cos", "cosh", "count", "cume_dist", "current_date", "current_time", "current_timestamp",
@@ -50,7 +51,7 @@ static const char *const allowed_functions[] = {
     "ltrim", "max", "median", "min", "mod", "nth_value", "ntile", "nullif", "percent_rank", "percentile", "pi",
     "pow", "power", "printf", "quote", "radians", "random", "randomblob", "rank", "replace", "round",
     "row_number", "rtrim", "sign", "sin", "sinh", "sqlite_version", "sqrt", "stdev", "stdev_pop", "strftime",
-    "substr", "substring", "sum", "tan", "tanh", "time", "total", "trim", "trunc", "typeof", "unicode",
+    "substr", "substring", "sum", "tan", "tanh", "tb_rank_row", "time", "total", "trim", "trunc", "typeof", "unicode",
     "union_count", "union_ns", "unixepoch", "unlikely", "upper", "upper_quartile", "var_pop", "variance",
     "zeroblob",
 };

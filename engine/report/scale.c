@@ -79,6 +79,17 @@ json_t *scale_processes(const char *db_path)
         }
         sqlite3_finalize(q);
     }
+    /* a run of rank-scope reports over the shards: the rows each one gave (partial.c) */
+    if (list && sqlite3_prepare_v2(db, "SELECT shardIndex, bytes FROM TB_PART", -1, &q, NULL) == SQLITE_OK) {
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            size_t i;
+            json_t *p;
+            json_array_foreach(list, i, p)
+                if (json_integer_value(json_object_get(p, "shard")) == sqlite3_column_int64(q, 0))
+                    json_object_set_new(p, "partial_bytes", json_integer(sqlite3_column_int64(q, 1)));
+        }
+        sqlite3_finalize(q);
+    }
     sqlite3_close(db);
     return list;
 }

@@ -322,86 +322,168 @@ static const char *iteration_filter(const char *t, int cols, const tb_window *w,
 }
 
 /*
- * The rows of each rank, as rowid ranges: temp.tb_rank_rows(tbl, rankId, lo,
- * hi), made the first time a connection filters by rank, in one pass over
- * each table with a rankId. A load writes the ranks one after the other, so
- * a rank's rows are one range and the filter of a rank reads them only,
- * where `rankId IS R` alone would read every rank's rows for each rank.
+ * The rows of each rank, as rowid ranges: SQL function tb_rank_row(TABLE,
+ * RANK, 0 or 1) gives the first or last rowid of RANK's rows in TABLE (NULL
+ * when it has none). A table is read once, the first time a statement asks
+ * about it (one pass over its rowids and rankIds; runs of one rank that are
+ * apart are joined). A load writes the ranks one after the other, so a
+ * rank's rows are one range and the rank views read them only, where
+ * `rankId IS R` alone would read every rank's rows for each rank.
  */
-static tb_status rank_rows_build(sqlite3 *db, tb_error *err)
+typedef struct rank_run {
+    int64_t rank, lo, hi;
+} rank_run;
+
+typedef struct rank_table {
+    char *name;
+    rank_run *v; /* by rank */
+    size_t n;
+} rank_table;
+
+typedef struct rank_rows {
+    sqlite3 *db;
+    rank_table *t;
+    size_t n;
+} rank_rows;
+
+static void rank_rows_free(void *p)
+{
+    rank_rows *rr = p;
+    for (size_t i = 0; rr && i < rr->n; i++) {
+        free(rr->t[i].name);
+        free(rr->t[i].v);
+    }
+    if (rr)
+        free(rr->t);
+    free(rr);
+}
+
+static int by_run_rank(const void *a, const void *b)
+{
+    const rank_run *x = a, *y = b;
+    return x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+/* Reads table's ranges into t (name set). Returns SQLITE_OK or an error code. */
+static int rank_table_read(sqlite3 *db, rank_table *t)
+{
+    char *q = sqlite3_mprintf("SELECT rowid, rankId FROM main.\"%w\" WHERE rankId IS NOT NULL", t->name);
+    sqlite3_stmt *st = NULL;
+    int rc = q ? sqlite3_prepare_v2(db, q, -1, &st, NULL) : SQLITE_NOMEM;
+    sqlite3_free(q);
+    size_t cap = 0;
+    while (rc == SQLITE_OK) {
+        int s = sqlite3_step(st);
+        if (s == SQLITE_DONE)
+            break;
+        if (s != SQLITE_ROW) {
+            rc = s;
+            break;
+        }
+        int64_t id = sqlite3_column_int64(st, 0), rk = sqlite3_column_int64(st, 1);
+        if (t->n && t->v[t->n - 1].rank == rk) {
+            t->v[t->n - 1].hi = id;
+            continue;
+        }
+        if (t->n == cap) {
+            cap = cap ? cap * 2 : 16;
+            rank_run *nv = realloc(t->v, cap * sizeof *nv);
+            if (!nv) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            t->v = nv;
+        }
+        t->v[t->n++] = (rank_run){rk, id, id};
+    }
+    sqlite3_finalize(st);
+    if (rc != SQLITE_OK || t->n < 2)
+        return rc;
+    /* by rank, runs of one rank joined */
+    qsort(t->v, t->n, sizeof *t->v, by_run_rank);
+    size_t k = 0;
+    for (size_t i = 1; i < t->n; i++) {
+        if (t->v[i].rank == t->v[k].rank) {
+            if (t->v[i].lo < t->v[k].lo)
+                t->v[k].lo = t->v[i].lo;
+            if (t->v[i].hi > t->v[k].hi)
+                t->v[k].hi = t->v[i].hi;
+        } else {
+            t->v[++k] = t->v[i];
+        }
+    }
+    t->n = k + 1;
+    return SQLITE_OK;
+}
+
+static void rank_row_fn(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    rank_rows *rr = sqlite3_user_data(ctx);
+    const char *name = (const char *)sqlite3_value_text(argv[0]);
+    if (!name || sqlite3_value_type(argv[1]) == SQLITE_NULL)
+        return;
+    int64_t rank = sqlite3_value_int64(argv[1]);
+    int hi = sqlite3_value_int(argv[2]);
+    rank_table *t = NULL;
+    for (size_t i = 0; i < rr->n && !t; i++)
+        if (!strcmp(rr->t[i].name, name))
+            t = &rr->t[i];
+    if (!t) {
+        rank_table *nt = realloc(rr->t, (rr->n + 1) * sizeof *nt);
+        if (!nt) {
+            sqlite3_result_error_nomem(ctx);
+            return;
+        }
+        rr->t = nt;
+        t = &rr->t[rr->n];
+        *t = (rank_table){.name = strdup(name)};
+        int rc = t->name ? rank_table_read(rr->db, t) : SQLITE_NOMEM;
+        if (rc != SQLITE_OK) {
+            free(t->name);
+            free(t->v);
+            sqlite3_result_error_code(ctx, rc);
+            return;
+        }
+        rr->n++;
+    }
+    size_t lo = 0, n = t->n;
+    while (lo < n) {
+        size_t mid = lo + (n - lo) / 2;
+        if (t->v[mid].rank < rank)
+            lo = mid + 1;
+        else
+            n = mid;
+    }
+    if (lo < t->n && t->v[lo].rank == rank)
+        sqlite3_result_int64(ctx, hi ? t->v[lo].hi : t->v[lo].lo);
+}
+
+/* Registers tb_rank_row on db, once (its ranges then serve every report of the run). */
+static tb_status rank_rows_register(sqlite3 *db, tb_error *err)
 {
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM temp.sqlite_master WHERE name = 'tb_rank_rows'", -1, &st, NULL) !=
-        SQLITE_OK)
-        return db_error(db, err, "reading the schema");
-    int have = sqlite3_step(st) == SQLITE_ROW;
+    int have = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_function_list WHERE name = 'tb_rank_row'", -1, &st,
+                                  NULL) == SQLITE_OK &&
+               sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
     if (have)
         return TB_OK;
-    tb_status rc = exec(db, "CREATE TEMP TABLE tb_rank_rows (tbl TEXT, rankId INTEGER, lo INTEGER, hi INTEGER,"
-                            " PRIMARY KEY (tbl, rankId)) WITHOUT ROWID", err);
-    sqlite3_stmt *tabs = NULL, *ins = NULL;
-    if (!rc && (sqlite3_prepare_v2(db,
-                                   "SELECT m.name FROM main.sqlite_master m, pragma_table_info(m.name, 'main') c"
-                                   " WHERE m.type = 'table' AND c.name = 'rankId'",
-                                   -1, &tabs, NULL) != SQLITE_OK ||
-                sqlite3_prepare_v2(db,
-                                   "INSERT INTO temp.tb_rank_rows VALUES (?1, ?2, ?3, ?4) ON CONFLICT (tbl, rankId)"
-                                   " DO UPDATE SET lo = min(lo, excluded.lo), hi = max(hi, excluded.hi)",
-                                   -1, &ins, NULL) != SQLITE_OK))
-        rc = db_error(db, err, "ranging the ranks' rows");
-    while (!rc && sqlite3_step(tabs) == SQLITE_ROW) {
-        const char *t = (const char *)sqlite3_column_text(tabs, 0);
-        char *q = sqlite3_mprintf("SELECT rowid, rankId FROM main.\"%w\" WHERE rankId IS NOT NULL", t);
-        if (!q || sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
-            sqlite3_free(q);
-            rc = db_error(db, err, "ranging the ranks' rows");
-            break;
-        }
-        sqlite3_free(q);
-        /* one row per run of a rank (the upsert joins runs of the same rank) */
-        int64_t lo = 0, hi = 0, rank = 0;
-        int any = 0, step;
-        for (;;) {
-            step = sqlite3_step(st);
-            int64_t id = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
-            int64_t rk = step == SQLITE_ROW ? sqlite3_column_int64(st, 1) : 0;
-            if (any && (step != SQLITE_ROW || rk != rank)) {
-                sqlite3_bind_text(ins, 1, t, -1, SQLITE_TRANSIENT);
-                sqlite3_bind_int64(ins, 2, rank);
-                sqlite3_bind_int64(ins, 3, lo);
-                sqlite3_bind_int64(ins, 4, hi);
-                if (sqlite3_step(ins) != SQLITE_DONE) {
-                    step = SQLITE_ERROR;
-                    break;
-                }
-                sqlite3_reset(ins);
-                any = 0;
-            }
-            if (step != SQLITE_ROW)
-                break;
-            if (!any) {
-                any = 1;
-                rank = rk;
-                lo = id;
-            }
-            hi = id;
-        }
-        sqlite3_finalize(st);
-        st = NULL;
-        if (step != SQLITE_DONE)
-            rc = db_error(db, err, "ranging the ranks' rows");
-    }
-    sqlite3_finalize(tabs);
-    sqlite3_finalize(ins);
-    return rc;
+    rank_rows *rr = calloc(1, sizeof *rr);
+    if (!rr)
+        return tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+    rr->db = db;
+    if (sqlite3_create_function_v2(db, "tb_rank_row", 3, SQLITE_UTF8 | SQLITE_DETERMINISTIC, rr, rank_row_fn, NULL,
+                                   NULL, rank_rows_free) != SQLITE_OK)
+        return db_error(db, err, "registering tb_rank_row");
+    return TB_OK;
 }
 
 /*
  * iteration_filter's clause, restricted to one rank when w->rank_set (the
  * tables without a rankId are shared by every rank: not filtered). By rank:
  * the rank of the one row of temp.tb_rank_now (window_for_rank), its rows
- * read as their rowid range (tb_rank_rows); else rank w->rank, literally.
+ * read as their rowid range (tb_rank_row); else rank w->rank, literally.
  */
 static const char *table_filter(const char *t, int cols, const tb_window *w, int by_rank, char *out, size_t n)
 {
@@ -412,10 +494,10 @@ static const char *table_filter(const char *t, int cols, const tb_window *w, int
             snprintf(out, n, "%s", f);
         return f ? out : NULL;
     }
-    char *rank = by_rank ? sqlite3_mprintf("x.rowid BETWEEN (SELECT lo FROM temp.tb_rank_rows WHERE tbl = %Q AND"
-                                           " rankId = (SELECT rank FROM temp.tb_rank_now)) AND (SELECT hi FROM"
-                                           " temp.tb_rank_rows WHERE tbl = %Q AND rankId = (SELECT rank FROM"
-                                           " temp.tb_rank_now)) AND x.rankId IS (SELECT rank FROM temp.tb_rank_now)",
+    /* scalar subqueries of no correlation: evaluated once per statement */
+    char *rank = by_rank ? sqlite3_mprintf("x.rowid BETWEEN (SELECT tb_rank_row(%Q, rank, 0) FROM temp.tb_rank_now)"
+                                           " AND (SELECT tb_rank_row(%Q, rank, 1) FROM temp.tb_rank_now)"
+                                           " AND x.rankId IS (SELECT rank FROM temp.tb_rank_now)",
                                            t, t)
                          : sqlite3_mprintf("x.rankId IS %lld", (long long)w->rank);
     if (!rank)
@@ -428,12 +510,12 @@ static const char *table_filter(const char *t, int cols, const tb_window *w, int
     return out;
 }
 
-/* The select list of a table's view: x.*, or, by rank (table_filter), every
- * column in order with the rankId the rank shows (tb_rank_now.shown). A new
- * sqlite3 string, NULL when out of memory. */
+/* The select list of a table's view: x.*, or, by rank with other ids shown
+ * (by_rank 2), every column in order with the rankId the rank shows
+ * (tb_rank_now.shown). A new sqlite3 string, NULL when out of memory. */
 static char *select_list(sqlite3 *db, const char *table, int by_rank)
 {
-    if (!by_rank || !(table_columns(db, table) & C_RANK))
+    if (by_rank != 2 || !(table_columns(db, table) & C_RANK))
         return sqlite3_mprintf("x.*");
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1, 'main') ORDER BY cid", -1, &st, NULL) !=
@@ -682,7 +764,7 @@ static int has_temp(sqlite3 *db, const char *name)
     return yes;
 }
 
-tb_status window_for_rank(sqlite3 *db, const tb_window *w, int64_t shown, tb_error *err)
+tb_status window_for_rank(sqlite3 *db, const tb_window *w, int64_t shown, int renumber, tb_error *err)
 {
     tb_status rc = TB_OK;
     if (!w->rank_set) {
@@ -695,10 +777,10 @@ tb_status window_for_rank(sqlite3 *db, const tb_window *w, int64_t shown, tb_err
     }
     /* the first rank: views that read the rank from tb_rank_now, made once */
     if (!has_temp(db, "tb_rank_now")) {
-        if ((rc = rank_rows_build(db, err)) || (rc = drop_views(db, err)) ||
+        if ((rc = rank_rows_register(db, err)) || (rc = drop_views(db, err)) ||
             (rc = exec(db, "CREATE TEMP TABLE tb_rank_now (rank INTEGER, shown INTEGER);"
                            "INSERT INTO temp.tb_rank_now VALUES (NULL, NULL);", err)) ||
-            (rc = create_views(db, w, 1, err)))
+            (rc = create_views(db, w, renumber ? 2 : 1, err)))
             return rc;
     }
     char *q = sqlite3_mprintf("UPDATE temp.tb_rank_now SET rank = %lld, shown = %lld;", (long long)w->rank,

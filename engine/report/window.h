@@ -37,13 +37,15 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
 /*
  * Rank by rank on a connection window_apply prepared (scope: rank). With
  * w->rank_set: the TEMP views show rank w->rank's rows only, with rankId
- * shown (its id in the whole load); the views are made at the first rank
+ * shown (its id in the whole load; renumber 1 when any rank of the run
+ * shows another id than its own, the same for every rank of a run: the
+ * views' rankId is then a column of their own); the views are made at the first rank
  * and read the rank from a TEMP table, so the next rank changes one row,
  * and each reads its rank's rows as their rowid range (found in one pass
  * over the tables). The window's per-rank work is kept. Without rank_set:
  * the views of every rank again.
  */
-tb_status window_for_rank(sqlite3 *db, const tb_window *w, int64_t shown, tb_error *err);
+tb_status window_for_rank(sqlite3 *db, const tb_window *w, int64_t shown, int renumber, tb_error *err);
 
 /* Frees what window_apply put in info. */
 void window_info_finish(window_info *info);

@@ -170,10 +170,11 @@ typedef struct tb_run_options {
     const int64_t *rank_ids, *rank_shown;
     size_t n_rank_ids;
     int64_t ranks_total;
-    /* Optional, called with sink_ctx for each rank of a rank-scope report
-     * (rank: its shown id), before its rows (why NULL) or, when the rank
-     * does not meet `requires`, with the reason. */
-    void (*rank_start)(void *ctx, const tb_spec_report *rep, int64_t rank, const char *why);
+    /* Optional, called with sink_ctx for a rank-scope report: with which of
+     * its `requires` no row of the DB meets ("01": the second), then before
+     * the rows of each rank (rank: its shown id). */
+    void (*requires_seen)(void *ctx, const tb_spec_report *rep, const char *unmet);
+    void (*rank_start)(void *ctx, const tb_spec_report *rep, int64_t rank);
     /* 1: a window none of the DB's ranks has is no error: no report runs,
      * res->window_missed is set and err holds the message (a shard) */
     int window_miss_ok;

@@ -18,7 +18,16 @@
 #   merge    `export db -dir SHARDS -o merged.db`: process 0's merge alone;
 #   same     whether the report's files equal the single run's.
 # The spec is a few built-in reports, rank and cluster ones (op_statistic,
-# step_trace_time, cluster_step_trace_time, slow_rank, communication_statistic).
+# step_trace_time, cluster_step_trace_time, slow_rank, communication_statistic):
+# its runs merge the shards. Then the same with a spec of rank-scope reports
+# only (op_statistic, step_trace_time, communication_statistic, top_kernels,
+# temporal_breakdown), which merges nothing (docs/scale-out.md#report-scopes):
+#   report   as above (under mpirun each process runs its shard's reports);
+#   partial_MB  the rows the shards gave, gathered at process 0 (the
+#            processes' partial_bytes in tracebook_run.json);
+#   shards_report_s  `report -dir SHARDS` over the P shard DBs, one process:
+#            the final step of the shard way, without a merge;
+#   same     whether its files equal the single run's.
 #
 # It prints figures; it is not a test. On a machine with fewer cores than P,
 # the processes share them: P > cores cannot be faster, and the figures show
@@ -65,6 +74,16 @@ reports:
   - use: communication_statistic
 SPEC
 
+cat > "$tmp/rank.yaml" <<'SPEC'
+tracebook: 1
+reports:
+  - use: op_statistic
+  - use: step_trace_time
+  - use: communication_statistic
+  - use: top_kernels
+  - use: temporal_breakdown
+SPEC
+
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 bytes() { du -cb "$@" 2>/dev/null | tail -1 | cut -f1; }
@@ -82,6 +101,7 @@ generate() {
 
 printf '%-6s %-2s %9s %9s %-28s %-26s %9s %10s %8s %5s\n' data P report_s shards_s "per-process wall s" \
     "per-process RSS MB" gather_MB merged_MB merge_s same
+scoped=""
 for set in small big; do
     if [ $set = small ]; then ranks=$small_r events=$small_e; else ranks=$big_r events=$big_e; fi
     t0=$(now)
@@ -120,6 +140,43 @@ for set in small big; do
             slowest=$(awk -v a="$slowest" -v b="$d" 'BEGIN { print (b > a ? b : a) }')
         done
         gather=$(mb "$(bytes "$shards"/shard_*.db)")
+        # rank-scope reports: over the raw inputs (mpirun for P > 1), and over the shards
+        rout=$tmp/rout-$set-$p
+        rwalls="" rrsss=""
+        r0=$(now)
+        if [ "$p" = 1 ]; then
+            /usr/bin/time -f "TBPROC 0 %e %M" -o "$tmp/time" "$tb" report -dir "$tmp/$set" --spec "$tmp/rank.yaml" \
+                -o "$rout" -q || exit 1
+            cat "$tmp/time" > "$tmp/procs"
+        else
+            mpirun --allow-run-as-root --oversubscribe -n "$p" sh -c \
+                'exec /usr/bin/time -f "TBPROC $OMPI_COMM_WORLD_RANK %e %M" "$0" "$@"' \
+                "$tb" report -dir "$tmp/$set" --spec "$tmp/rank.yaml" -o "$rout" -q 2> "$tmp/procs" || exit 1
+        fi
+        r1=$(now)
+        while read -r _ k w r; do
+            rwalls="$rwalls${rwalls:+/}$w"
+            rrsss="$rrsss${rrsss:+/}$(awk -v r="$r" 'BEGIN { printf "%.0f", r / 1024 }')"
+        done < <(grep '^TBPROC' "$tmp/procs" | sort -k2n)
+        partial=$(python3 -c 'import json,sys; print("%.2f" % (sum(p.get("partial_bytes", 0) for p in
+            json.load(open(sys.argv[1])).get("processes", [])) / 1e6))' "$rout/tracebook_run.json")
+        s0=$(now)
+        "$tb" report -dir "$shards" --spec "$tmp/rank.yaml" -o "$rout-shards" -q || exit 1
+        sr_s=$(secs "$s0" "$(now)")
+        rsame=-
+        if [ "$p" = 1 ]; then
+            rref=$rout
+            rsame=ref
+        elif diff -rq -x tracebook_run.json "$rref" "$rout" > /dev/null &&
+            diff -rq -x tracebook_run.json "$rref" "$rout-shards" > /dev/null; then
+            rsame=yes
+        else
+            rsame=NO
+        fi
+        [ "$p" = 1 ] && ! diff -rq -x tracebook_run.json "$rref" "$rout-shards" > /dev/null && rsame=NO
+        scoped="$scoped$(printf '%-6s %-2s %9s %-28s %-26s %10s %15s %5s' $set "$p" "$(secs "$r0" "$r1")" \
+            "$rwalls" "$rrsss" "$partial" "$sr_s" $rsame)
+"
         m0=$(now)
         "$tb" export db -dir "$shards" -o "$tmp/merged.db" -q > /dev/null || exit 1
         merge_s=$(secs "$m0" "$(now)")
@@ -137,5 +194,10 @@ for set in small big; do
         printf '%-6s %-2s %9s %9s %-28s %-26s %9s %10s %8s %5s\n' $set "$p" "$(secs "$t0" "$t1")" "$slowest" \
             "$walls" "$rsss" "$gather" "$merged" "$merge_s" $same
     done
-    rm -rf "$tmp/$set" "$tmp"/out-$set-*
+    rm -rf "$tmp/$set" "$tmp"/out-$set-* "$tmp"/rout-$set-*
 done
+echo
+echo "# rank-scope reports only: no merge"
+printf '%-6s %-2s %9s %-28s %-26s %10s %15s %5s\n' data P report_s "per-process wall s" "per-process RSS MB" \
+    partial_MB shards_report_s same
+printf '%s' "$scoped"
