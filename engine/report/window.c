@@ -497,7 +497,7 @@ static const char *table_filter(const char *t, int cols, const tb_window *w, int
     /* scalar subqueries of no correlation: evaluated once per statement */
     char *rank = by_rank ? sqlite3_mprintf("x.rowid BETWEEN (SELECT tb_rank_row(%Q, rank, 0) FROM temp.tb_rank_now)"
                                            " AND (SELECT tb_rank_row(%Q, rank, 1) FROM temp.tb_rank_now)"
-                                           " AND x.rankId IS (SELECT rank FROM temp.tb_rank_now)",
+                                           " AND +x.rankId IS (SELECT rank FROM temp.tb_rank_now)",
                                            t, t)
                          : sqlite3_mprintf("x.rankId IS %lld", (long long)w->rank);
     if (!rank)
@@ -510,12 +510,15 @@ static const char *table_filter(const char *t, int cols, const tb_window *w, int
     return out;
 }
 
-/* The select list of a table's view: x.*, or, by rank with other ids shown
- * (by_rank 2), every column in order with the rankId the rank shows
- * (tb_rank_now.shown). A new sqlite3 string, NULL when out of memory. */
+/* The select list of a table's view: x.*, or, by rank, every column in
+ * order with rankId an expression: the rank's own (+x.rankId), or the id it
+ * shows (tb_rank_now.shown) when ranks show other ids (by_rank 2). All of a
+ * view's rows have one rankId, and an index on it (a shard's) would make
+ * the planner read every row of the rank for each row of a join on it. A
+ * new sqlite3 string, NULL when out of memory. */
 static char *select_list(sqlite3 *db, const char *table, int by_rank)
 {
-    if (by_rank != 2 || !(table_columns(db, table) & C_RANK))
+    if (!by_rank || !(table_columns(db, table) & C_RANK))
         return sqlite3_mprintf("x.*");
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info(?1, 'main') ORDER BY cid", -1, &st, NULL) !=
@@ -527,8 +530,9 @@ static char *select_list(sqlite3 *db, const char *table, int by_rank)
         const char *c = (const char *)sqlite3_column_text(st, 0);
         char *next = !c ? NULL
                      : strcmp(c, "rankId") == 0
-                         ? sqlite3_mprintf("%s%s(SELECT shown FROM temp.tb_rank_now) AS rankId", list,
-                                           *list ? ", " : "")
+                         ? sqlite3_mprintf(by_rank == 2 ? "%s%s(SELECT shown FROM temp.tb_rank_now) AS rankId"
+                                                        : "%s%s+x.rankId AS rankId",
+                                           list, *list ? ", " : "")
                          : sqlite3_mprintf("%s%sx.\"%w\"", list, *list ? ", " : "", c);
         sqlite3_free(list);
         list = next;

@@ -432,6 +432,22 @@ def case_scoped_shards_identical():
     assert not scoped_left(), scoped_left()
 
 
+def case_scope_rank_is_each_rank_alone():
+    # what scope: rank means, against SQL of scope all: each rank's rows are
+    # those of the same query restricted to that rank, limit included
+    single = scoped_single()
+    with open(os.path.join(single, "ranked_kernels.csv")) as f:
+        got = f.read().splitlines()
+    want = [got[0]]
+    for rank in range(16):
+        r = run("query", "-dir", RCLUSTER, "--format", "csv",
+                'SELECT rankId AS "Rank", name AS "Name", count(*) AS "Count", sum(dur) AS "Total:dur_ns" '
+                "FROM kernel WHERE rankId = %d GROUP BY name ORDER BY 4 DESC, 2 LIMIT 3" % rank)
+        assert r.returncode == 0, r.stderr
+        want += r.stdout.splitlines()[1:]
+    assert got == want, (got[:8], want[:8])
+
+
 def case_scoped_mixed_spec_merges():
     # one report of scope all: the shards are merged, as before
     spec2 = rank_spec(os.path.join(OUT, "mixed.yaml"), extra="  - id: whole\n    sql: SELECT count(*) AS \"N\" FROM TASK\n")
