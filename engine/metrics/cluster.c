@@ -671,14 +671,14 @@ static tb_status build_matrix(const metric_ctx *m, tb_error *err)
 
 const metric_table metrics_cluster[] = {
     {"cluster_step_trace_time", {"step_trace_time", NULL}, build_step_trace,
-     "per rank and step the step trace (us), then per pipeline stage the max over its ranks"},
+     "per rank and step the step trace (us), then per pipeline stage the max over its ranks", NULL},
     {"cluster_step_trace_time_csv", {"cluster_step_trace_time", NULL}, build_step_trace_csv,
-     "cluster_step_trace_time with msprof-analyze's cluster_step_trace_time.csv header"},
+     "cluster_step_trace_time with msprof-analyze's cluster_step_trace_time.csv header", NULL},
     {"slow_rank_op", {NULL}, build_slow_rank_op,
-     "per collective op, group, step and rank: time, transmit (least time over the ranks) and wait"},
+     "per collective op, group, step and rank: time, transmit (least time over the ranks) and wait", NULL},
     {"slow_rank", {"slow_rank_op", NULL}, build_slow_rank,
-     "per rank the total wait in collective ops, ranked from the least (the rank the others waited for)"},
+     "per rank the total wait in collective ops, ranked from the least (the rank the others waited for)", NULL},
     {"communication_matrix", {NULL}, build_matrix,
-     "bytes, time and bandwidth per step, op, source rank, destination rank and transport"},
+     "bytes, time and bandwidth per step, op, source rank, destination rank and transport", NULL},
 };
 const size_t metrics_cluster_n = sizeof metrics_cluster / sizeof metrics_cluster[0];

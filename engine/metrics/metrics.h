@@ -39,6 +39,11 @@ typedef struct metric_table {
     /* Creates TEMP TABLE <name> (after dropping an older one). */
     tb_status (*build)(const metric_ctx *m, tb_error *err);
     const char *summary;       /* one line for docs and `tracebook reports` */
+    /* The column holding each row's rank when the table is rank by rank:
+     * its rows of a rank are those a build over that rank alone makes (a
+     * rank-scope report then builds it once over every rank and reads each
+     * rank's rows); NULL when rows mix ranks (the cluster tables). */
+    const char *rank_col;
 } metric_table;
 
 /* Per-file tables (each file owns its array). */

@@ -1238,6 +1238,98 @@ static void runner_scope_skip_reason(const tb_spec_report *rep, int window, cons
         snprintf(out + k, n - k, "%s%s", rep->n_requires > 1 ? "" : " rows", in);
 }
 
+/* The computed tables a report names (SQL or requires), and whether every
+ * one of them, with what it depends on, is rank by rank (metric_table.rank_col). */
+typedef struct named_tables {
+    const tb_spec_report *rep;
+    const metric_table *t[16];
+    size_t n;
+    int by_rank;
+} named_tables;
+
+static int rank_by_rank(const metric_table *t, int depth)
+{
+    if (!t || !t->rank_col || depth > 8)
+        return 0;
+    for (size_t d = 0; d < 4 && t->depends[d]; d++)
+        if (!rank_by_rank(metrics_find(t->depends[d]), depth + 1))
+            return 0;
+    return 1;
+}
+
+static void collect_named(void *ctx, const metric_table *t)
+{
+    named_tables *nt = ctx;
+    int named = names_word(nt->rep->sql, t->name);
+    for (size_t i = 0; i < nt->rep->n_requires && !named; i++)
+        named = sqlite3_stricmp(nt->rep->requires[i], t->name) == 0;
+    if (!named)
+        return;
+    if (nt->n == sizeof nt->t / sizeof nt->t[0] || !rank_by_rank(t, 0))
+        nt->by_rank = 0;
+    else
+        nt->t[nt->n++] = t;
+}
+
+/*
+ * on 1: each computed table of nt (built over every rank) becomes
+ * temp.tb_rank_all_<name>, indexed on its rank column, and a TEMP view of
+ * its name shows the current rank's rows (tb_rank_now; with the id the rank
+ * shows when renumber). on 0: back as it was (the views are gone already).
+ * Renamed in legacy mode: nothing refers to a computed table by name.
+ */
+static tb_status rank_table_views(runner *r, const named_tables *nt, int renumber, int on, tb_error *err)
+{
+    tb_status rc = TB_OK;
+    r->sb.trusted = 1;
+    sqlite3_exec(r->db, "PRAGMA legacy_alter_table = ON", NULL, NULL, NULL);
+    for (size_t i = 0; i < nt->n && !rc; i++) {
+        const char *t = nt->t[i]->name, *col = nt->t[i]->rank_col;
+        char *sql = NULL;
+        if (!on) {
+            sql = sqlite3_mprintf("DROP INDEX IF EXISTS temp.\"tb_rank_all_%w_r\";"
+                                  "ALTER TABLE temp.\"tb_rank_all_%w\" RENAME TO \"%w\";", t, t, t);
+        } else {
+            /* the select list: every column, the rank's shown id for its rank column */
+            sqlite3_str *cols = sqlite3_str_new(r->db);
+            sqlite3_stmt *q = NULL;
+            if (renumber && sqlite3_prepare_v2(r->db, "SELECT name FROM pragma_table_info(?1, 'temp') ORDER BY cid",
+                                               -1, &q, NULL) == SQLITE_OK) {
+                sqlite3_bind_text(q, 1, t, -1, SQLITE_STATIC);
+                for (int k = 0; sqlite3_step(q) == SQLITE_ROW; k++) {
+                    const char *c = (const char *)sqlite3_column_text(q, 0);
+                    if (!strcmp(c, col))
+                        sqlite3_str_appendf(cols, "%s(SELECT shown FROM temp.tb_rank_now) AS \"%w\"", k ? ", " : "",
+                                            c);
+                    else
+                        sqlite3_str_appendf(cols, "%s\"%w\"", k ? ", " : "", c);
+                }
+                sqlite3_finalize(q);
+            } else {
+                sqlite3_str_appendall(cols, "*");
+            }
+            char *list = sqlite3_str_finish(cols);
+            sql = list ? sqlite3_mprintf("ALTER TABLE temp.\"%w\" RENAME TO \"tb_rank_all_%w\";"
+                                         "CREATE INDEX temp.\"tb_rank_all_%w_r\" ON \"tb_rank_all_%w\"(\"%w\");"
+                                         "CREATE TEMP VIEW \"%w\" AS SELECT %s FROM temp.\"tb_rank_all_%w\""
+                                         " WHERE \"%w\" IS (SELECT rank FROM temp.tb_rank_now);",
+                                         t, t, t, t, col, t, list, t, col)
+                       : NULL;
+            sqlite3_free(list);
+        }
+        char *msg = NULL;
+        if (!sql)
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        else if (sqlite3_exec(r->db, sql, NULL, NULL, &msg) != SQLITE_OK)
+            rc = tb_error_set(err, TB_ERR_DB, "computed table '%s' by rank: %s", t, msg ? msg : "?");
+        sqlite3_free(msg);
+        sqlite3_free(sql);
+    }
+    sqlite3_exec(r->db, "PRAGMA legacy_alter_table = OFF", NULL, NULL, NULL);
+    r->sb.trusted = 0;
+    return rc;
+}
+
 static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *label,
                                   tb_run_result *res, tb_error *err)
 {
@@ -1267,6 +1359,15 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
     int renumber = 0;
     for (size_t k = 0; k < o->n_rank_ids; k++)
         renumber |= o->rank_ids[k] != o->rank_shown[k];
+    /* computed tables that are rank by rank: built once now, over every
+     * rank, and read through views of the current rank; the statement is
+     * then prepared once. Others are built again for each rank. */
+    named_tables nt = {.rep = rep, .by_rank = 1};
+    metrics_each(collect_named, &nt);
+    int once = nt.by_rank, viewed = 0;
+    sqlite3_stmt *kept = NULL;
+    if (!rc && once && n)
+        rc = build_needed(r, rep->sql, rep, spec->metrics, err);
     for (size_t k = 0; k < n && !rc; k++) {
         tb_window w = o->window;
         w.rank_set = 1;
@@ -1274,16 +1375,26 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
         r->sb.trusted = 1;
         rc = window_for_rank(r->db, &w, ranks[k].shown, renumber, err);
         r->sb.trusted = 0;
-        runner_free_built(r);
-        if (rc || (rc = build_needed(r, rep->sql, rep, spec->metrics, err)))
+        if (!rc && once && !viewed) {
+            viewed = 1;
+            rc = rank_table_views(r, &nt, renumber, 1, err);
+        } else if (!rc && !once) {
+            runner_free_built(r);
+            rc = build_needed(r, rep->sql, rep, spec->metrics, err);
+        }
+        if (rc)
             break;
         if (unmet(r, rep, why, sizeof why))
             continue;
-        sqlite3_stmt *st = NULL;
+        sqlite3_stmt *st = kept;
         column *c = NULL;
         size_t nc = 0;
-        if ((rc = prepare_report(r, spec, rep, what, &st, &c, &nc, err)))
+        if (st)
+            sqlite3_reset(st);
+        else if ((rc = prepare_report(r, spec, rep, what, &st, &c, &nc, err)))
             break;
+        else if (once)
+            kept = st;
         if (!opened) {
             opened = 1;
             rc = open_sinks(o, spec, rep, label, sinks, &ns, err);
@@ -1308,18 +1419,24 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
             o->rank_start(o->sink_ctx, rep, ranks[k].shown);
         if (!rc)
             rc = pump(r, st, cols, ncols, sinks, ns, what, &rows, err);
-        sqlite3_finalize(st);
+        if (st != kept)
+            sqlite3_finalize(st);
         columns_free(c, nc);
     }
-    /* every rank's views again, and no computed table of the last rank */
+    sqlite3_finalize(kept);
+    /* every rank's views again; the computed tables of every rank back under
+     * their names (those of the last rank dropped) */
     if (n) {
         tb_error e2;
         r->sb.trusted = 1;
         tb_status back = window_for_rank(r->db, &o->window, 0, 0, rc ? &e2 : err);
         r->sb.trusted = 0;
+        if (!back && viewed)
+            back = rank_table_views(r, &nt, renumber, 0, rc ? &e2 : err);
         if (!rc)
             rc = back;
-        runner_free_built(r);
+        if (!once || rc)
+            runner_free_built(r);
     }
     if (!rc && !opened) {
         runner_scope_skip_reason(rep, o->window.set, mask, first_why, sizeof first_why);
