@@ -95,13 +95,12 @@ tb_status sqlite_input_open(sqlite_input *s, const char *path, tb_error *err)
         char stem[PATH_MAX];
         snprintf(stem, sizeof stem, "%s/tracebook-db", base && *base ? base : "/tmp");
         tempname_sweep_beside(stem);
-        if (tempname_template(s->tmpdir, sizeof s->tmpdir, stem) != 0 || !mkdtemp(s->tmpdir))
+        if (tempname_template(s->tmpdir, sizeof s->tmpdir, stem) != 0 || tempname_make(s->tmpdir, 1, NULL) != 0)
             return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot make a temporary copy: %s", strerror(errno));
         snprintf(s->copy, sizeof s->copy, "%s/input.db", s->tmpdir);
         snprintf(s->copy_wal, sizeof s->copy_wal, "%s/input.db-wal", s->tmpdir);
         char shm[PATH_MAX + 40];
         snprintf(shm, sizeof shm, "%s-shm", s->copy);
-        tb_temp_register(s->tmpdir);
         tb_temp_register(s->copy);
         tb_temp_register(s->copy_wal);
         tb_temp_register(shm);

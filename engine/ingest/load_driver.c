@@ -244,7 +244,7 @@ planned:
     }
     /* what a killed run left beside the destination goes first */
     tempname_sweep_beside(opt->output);
-    int fd = tempname_template(tmp, tl, opt->output) == 0 ? mkstemp(tmp) : (errno = ENAMETOOLONG, -1);
+    int fd = tempname_template(tmp, tl, opt->output) == 0 ? tempname_make(tmp, 0, NULL) : (errno = ENAMETOOLONG, -1);
     if (fd < 0) {
         st = tb_error_at(err, TB_ERR_IO, opt->output, 0, 0, -1, "cannot write: %s", strerror(errno));
         free(tmp);
@@ -257,12 +257,12 @@ planned:
         st = tb_error_at(err, TB_ERR_IO, opt->output, 0, 0, -1, "cannot write: %s", strerror(errno));
         close(fd);
         unlink(tmp);
+        tb_temp_unregister(tmp);
         free(tmp);
         tmp = NULL;
         goto fail;
     }
     close(fd);
-    tb_temp_register(tmp);
     if (!(w = dbw_create(tmp, err))) {
         st = err->code;
         goto fail;

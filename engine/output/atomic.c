@@ -130,7 +130,8 @@ tb_status afile_open(const char *final_path, afile *af, tb_error *err)
         goto buffer;
     }
     tempname_sweep_beside(final_path);
-    fd = tempname_template(af->tmp, n + 128, final_path) == 0 ? mkstemp(af->tmp) : (errno = ENAMETOOLONG, -1);
+    fd = tempname_template(af->tmp, n + 128, final_path) == 0 ? tempname_make(af->tmp, 0, &af->registered)
+                                                              : (errno = ENAMETOOLONG, -1);
     if (fd < 0) {
         tb_error_at(err, TB_ERR_IO, final_path, 0, 0, -1, "cannot write: %s", strerror(errno));
         free(af->tmp);
@@ -141,7 +142,6 @@ tb_status afile_open(const char *final_path, afile *af, tb_error *err)
      * A full table only costs the clean-up after a signal; failing a large
      * split output for it would be worse.
      */
-    af->registered = tb_temp_register(af->tmp) == 0;
     pthread_once(&mode_once, read_umask);
     if (fchmod(fd, file_mode) != 0) {
         tb_error_at(err, TB_ERR_IO, final_path, 0, 0, -1, "cannot write: %s", strerror(errno));

@@ -396,11 +396,10 @@ static tb_status hist_create(const char *path, tb_error *err)
     char tmp[PATH_MAX];
     if (tempname_template(tmp, sizeof tmp, path) != 0)
         return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "path too long");
-    int fd = mkstemp(tmp);
+    int fd = tempname_make(tmp, 0, NULL);
     if (fd < 0)
         return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot create the history: %s", strerror(errno));
     close(fd);
-    tb_temp_register(tmp);
     sqlite3 *db = NULL;
     tb_status st = TB_OK;
     if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {

@@ -885,14 +885,13 @@ tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
             char stem[4096];
             snprintf(stem, sizeof stem, "%s/tracebook-query", base && *base ? base : "/tmp");
             tempname_sweep_beside(stem);
-            if (tempname_template(tmpdir, sizeof tmpdir, stem) != 0 || !mkdtemp(tmpdir))
+            if (tempname_template(tmpdir, sizeof tmpdir, stem) != 0 || tempname_make(tmpdir, 1, NULL) != 0)
                 return tb_error_at(err, TB_ERR_IO, tmpdir, 0, 0, -1, "cannot create a temporary directory: %s",
                                    strerror(errno));
             snprintf(path, sizeof path, "%s/result", tmpdir);
             target = path;
             /* an interrupted run removes them (the file first, then the directory) */
             tb_temp_register(path);
-            tb_temp_register(tmpdir);
         }
         rc = job->format == TB_OUT_JSON ? json_sink_create(target, NULL, &sink, err)
                                         : csv_sink_create(target,

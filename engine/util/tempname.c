@@ -27,6 +27,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "tracebook/error.h"
+
 /* This host's name, made safe for a file name ('/' and '@' and '-' would break the pattern). */
 static void host_name(char *out, size_t n)
 {
@@ -36,6 +38,23 @@ static void host_name(char *out, size_t n)
     for (char *p = out; *p; p++)
         if (*p == '/' || *p == '@' || *p == '-' || *p == ' ')
             *p = '_';
+}
+
+int tempname_make(char *tmpl, int dir, int *registered)
+{
+    sigset_t hold, was;
+    sigemptyset(&hold);
+    sigaddset(&hold, SIGINT);
+    sigaddset(&hold, SIGTERM);
+    sigaddset(&hold, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &hold, &was);
+    int fd = dir ? (mkdtemp(tmpl) ? 0 : -1) : mkstemp(tmpl);
+    int e = errno, reg = fd >= 0 && tb_temp_register(tmpl) == 0;
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
+    if (registered)
+        *registered = reg;
+    errno = e;
+    return fd;
 }
 
 int tempname_template(char *out, size_t n, const char *path)

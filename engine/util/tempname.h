@@ -16,6 +16,17 @@
 int tempname_template(char *out, size_t n, const char *path);
 
 /*
+ * Makes the temporary of template tmpl (tempname_template's): a file
+ * (mkstemp; returns its open descriptor) or, with dir, a directory
+ * (mkdtemp; returns 0), and registers it (tb_temp_register) with the
+ * signals a run cleans up on (SIGINT, SIGTERM, SIGHUP) held meanwhile, so
+ * that one arriving between the two does not leave it behind. Returns -1
+ * with errno set when it cannot be made. *registered (may be NULL) tells
+ * whether the table of temporaries took it.
+ */
+int tempname_make(char *tmpl, int dir, int *registered);
+
+/*
  * Removes from dir the temporaries that a killed run of tracebook on this
  * host left: names made by tempname_template() whose process is gone
  * (files, and directories with what they hold). Running processes, other
