@@ -18,6 +18,12 @@
  * header gets the unit: "Total Time(us)". `sort` and `limit` wrap the SQL in
  * an outer SELECT, so a built-in's order can be changed without editing it.
  * Parameters are always bound, never pasted into SQL.
+ *
+ * A report of `scope: rank` runs once per rank: the window's views are
+ * made to show one rank (report/window.c: window_for_rank), computed tables
+ * that are rank by rank are built once and read through views of the rank,
+ * and the rows of every rank go to the same sinks in rank order. Rows
+ * gathered from shards (report/partial.c) are written by replay_run().
  */
 #include <ctype.h>
 #include <errno.h>
