@@ -445,6 +445,8 @@ int cli_cmd_reports(cli_args *a)
             if (tb_report_description(rep))
                 printf("\n  %s\n", tb_report_description(rep));
             printf("\n  spec file: reports/%s.yaml\n", b[i].name);
+            printf("  scope: %s\n", tb_report_scope(rep) == TB_SCOPE_RANK ? "rank (each rank alone)"
+                                                                          : "all (every rank at once)");
             if (tb_report_n_requires(rep)) {
                 printf("  requires:");
                 for (size_t q = 0; q < tb_report_n_requires(rep); q++)

@@ -2131,6 +2131,9 @@ def _(t):
     t.expect(r, 0, err="")
     t.check(r.out.startswith("top_kernels: Top kernels by total time\n"), r.out[:80])
     t.check("    top (int, default 20): number of kernels to list\n" in r.out, r.out)
+    t.check("  scope: rank (each rank alone)\n" in r.out, r.out)
+    r = t.run(["reports", "slow_rank"])
+    t.check("  scope: all (every rank at once)\n" in r.out, r.out)
     t.expect(t.run(["reports", "nope"]), 2, out="",
              err="tracebook: error: no built-in report 'nope' (tracebook reports lists them)\n")
 
