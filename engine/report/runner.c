@@ -1718,7 +1718,7 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
     if (opt->replay)
         return replay_run(opt, res, err);
     if ((rc = runner_open(&r, opt, &wi, err))) {
-        if (rc == TB_ERR_USAGE && opt->window_miss_ok && opt->window.set) {
+        if (rc == TB_ERR_USAGE && opt->window_miss_ok && opt->window.set && wi.miss) {
             /* a shard none of whose ranks has the window: no rows of it */
             snprintf(res->window_label, sizeof res->window_label, "%s", wi.label);
             res->window_missed = 1;

@@ -204,7 +204,7 @@ static void rank_ranges(sqlite3 *db, const char *what, char *out, size_t n)
  * have iteration I also have I+N-1 (a rank without iteration I is left out
  * of the window; at least one rank must have it).
  */
-static tb_status check_window(sqlite3 *db, const tb_window *w, tb_error *err)
+static tb_status check_window(sqlite3 *db, const tb_window *w, window_info *info, tb_error *err)
 {
     char avail[512];
     sqlite3_stmt *st = NULL;
@@ -225,6 +225,10 @@ static tb_status check_window(sqlite3 *db, const tb_window *w, tb_error *err)
     }
     sqlite3_finalize(st);
     int step_mode = w->model_id == WINDOW_STEP_MODEL;
+    /* no rank here has iteration I (or none has the model's iterations): a
+     * part of a load may lack what another part has; a rank that has I but
+     * not I+N-1 is an error wherever it is */
+    info->miss = have == 0 || first == 0;
     if (have == 0) {
         list_available(db, avail, sizeof avail);
         if (step_mode)
@@ -698,7 +702,7 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
 
     steps s = {0};
     tb_status rc = build_iterations(db, w, &s, err);
-    if (rc || (rc = check_window(db, w, err)))
+    if (rc || (rc = check_window(db, w, info, err)))
         goto done;
 
     /* Per rank. Graph mode, msprof's rule: start = the latest end (any

@@ -22,6 +22,8 @@ typedef struct window_info {
     char label[48];        /* "I" or "I_J"; "" without a window */
     window_rank *ranks;    /* new (free with window_info_finish) */
     size_t n_ranks;
+    int miss;              /* window_apply failed because no rank of the DB has iteration I (or the
+                              model's iterations): another part of a load may have it */
 } window_info;
 
 /*

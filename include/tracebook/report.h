@@ -176,7 +176,8 @@ typedef struct tb_run_options {
     void (*requires_seen)(void *ctx, const tb_spec_report *rep, const char *unmet);
     void (*rank_start)(void *ctx, const tb_spec_report *rep, int64_t rank);
     /* 1: a window none of the DB's ranks has is no error: no report runs,
-     * res->window_missed is set and err holds the message (a shard) */
+     * res->window_missed is set and err holds the message (a shard); a rank
+     * that has the window's first iteration but not its last still fails */
     int window_miss_ok;
     /* Not NULL: a DB of gathered rank-scope rows (tb_report_gather): every
      * report is written from it instead of run (all must be rank-scope);

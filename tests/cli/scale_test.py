@@ -21,8 +21,8 @@
 # merges nothing and caches nothing (status `scoped`, no DB added to the
 # cache, no folder left) and gives the single run's files byte for byte,
 # with and without a window; a spec with one report of scope all merges; a
-# missing shard, a report's SQL error and a window no rank has fail as they
-# do for a merge or a single run.
+# missing shard, a report's SQL error, a window no rank has and one that a
+# rank has only the start of fail as they do for a merge or a single run.
 #
 # With --mpi yes|no (the build has MPI or not), the MPI cases instead: the
 # same commands under `mpirun --allow-run-as-root --oversubscribe -n 4` give
@@ -486,6 +486,34 @@ def case_scoped_errors():
             "--iteration-id", "999")
     assert r.returncode == 2 and "--iteration-id 999" in r.stderr, (r.returncode, r.stderr)
     assert not (os.path.exists(out) and os.listdir(out)) and not scoped_left()
+
+
+def case_scoped_window_half_there():
+    # rank 0 has steps 7-8, rank 1 steps 6-7, each in its own shard: steps 7-8
+    # fail a single run (rank 1 has 7 but not 8), and so over the shards, where
+    # the shard of rank 1 alone sees the problem; step 7 alone gives the same files
+    cl = os.path.join(OUT, "halfcl")
+    os.makedirs(cl, exist_ok=True)
+    for name, ev, seed, rank in (("a.json", 3000, 11, 0), ("b.json", 2000, 13, 1)):
+        p = subprocess.run([GEN, "--kind", "ascend", "--events", str(ev), "--seed", str(seed), "--ranks", "2",
+                            "--rank", str(rank), "-o", os.path.join(cl, name)], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+    shards = os.path.join(OUT, "halfsh")
+    shard(cl, shards, 2)
+    spec1 = os.path.join(OUT, "op.yaml")
+    with open(spec1, "w") as f:
+        f.write("tracebook: 1\nreports:\n  - use: op_statistic\n")
+    two = ("--model-id", "4294967295", "--iteration-id", "7", "--iteration-count", "2")
+    for inputs in (cl, shards):
+        out = os.path.join(OUT, "half-" + os.path.basename(inputs))
+        r = run("report", "-dir", inputs, "--spec", spec1, "-o", out, "-q", *two)
+        assert r.returncode == 2 and "--iteration-id 7 --iteration-count 2: step mode has" in r.stderr, \
+            (inputs, r.returncode, r.stderr)
+        assert not (os.path.exists(out) and os.listdir(out)), out
+    report(cl, os.path.join(OUT, "half1"), spec1, "--model-id", "4294967295", "--iteration-id", "7")
+    report(shards, os.path.join(OUT, "half2"), spec1, "--model-id", "4294967295", "--iteration-id", "7")
+    same_tree(os.path.join(OUT, "half1"), os.path.join(OUT, "half2"))
+    assert not scoped_left(), scoped_left()
 
 
 def mpi_case_scoped():
