@@ -801,11 +801,12 @@ done:
     return rc;
 }
 
-/* Runs st (prepared, bound) into the sinks opened for it. */
-static tb_status run_statement(runner *r, sqlite3_stmt *st, const column *c, size_t nc, tb_sink **sinks, size_t ns,
-                               const char *what, uint64_t *rows, int finish, tb_error *err)
+/* Begins the sinks with the shown columns of c; *scp gets the column
+ * array, which the sinks borrow until they finish (free it after). */
+static tb_status begin_sinks(runner *r, const column *c, size_t nc, tb_sink **sinks, size_t ns,
+                             tb_sink_column **scp, tb_error *err)
 {
-    tb_sink_column *sc = calloc(nc ? nc : 1, sizeof *sc);
+    tb_sink_column *sc = *scp = calloc(nc ? nc : 1, sizeof *sc);
     if (!sc)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     size_t nv = 0;
@@ -817,6 +818,27 @@ static tb_status run_statement(runner *r, sqlite3_stmt *st, const column *c, siz
     tb_status rc = TB_OK;
     for (size_t j = 0; j < ns && !rc; j++)
         rc = sinks[j]->begin(sinks[j], sc, nv, err);
+    return rc;
+}
+
+/* A report that ran: counted, and its sinks and the caller told. */
+static void report_ran(const tb_run_options *o, const tb_spec_report *rep, tb_sink **sinks, size_t ns,
+                       uint64_t rows, tb_run_result *res)
+{
+    res->reports_run++;
+    res->rows += rows;
+    for (size_t i = 0; i < ns && o->sink_done; i++)
+        o->sink_done(o->sink_ctx, rep, sinks[i]);
+    if (o->report_done)
+        o->report_done(o->sink_ctx, rep, NULL, rows);
+}
+
+/* Runs st (prepared, bound) into the sinks opened for it. */
+static tb_status run_statement(runner *r, sqlite3_stmt *st, const column *c, size_t nc, tb_sink **sinks, size_t ns,
+                               const char *what, uint64_t *rows, int finish, tb_error *err)
+{
+    tb_sink_column *sc = NULL;
+    tb_status rc = begin_sinks(r, c, nc, sinks, ns, &sc, err);
     if (!rc)
         rc = pump(r, st, c, nc, sinks, ns, what, rows, err);
     for (size_t j = 0; j < ns && !rc && finish; j++)
@@ -1116,14 +1138,8 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
         goto done;
     uint64_t rows = 0;
     rc = run_statement(r, st, c, nc, sinks, ns, what, &rows, 1, err);
-    if (!rc) {
-        res->reports_run++;
-        res->rows += rows;
-        for (size_t i = 0; i < ns && o->sink_done; i++)
-            o->sink_done(o->sink_ctx, rep, sinks[i]);
-        if (o->report_done)
-            o->report_done(o->sink_ctx, rep, NULL, rows);
-    }
+    if (!rc)
+        report_ran(o, rep, sinks, ns, rows, res);
 done:
     for (size_t i = 0; i < ns; i++)
         sinks[i]->destroy(sinks[i]);
@@ -1405,17 +1421,8 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
             opened = 1;
             rc = open_sinks(o, spec, rep, label, sinks, &ns, err);
             /* the columns the sinks were begun with stay theirs (they borrow them) */
-            sc = rc ? NULL : calloc(nc ? nc : 1, sizeof *sc);
-            if (!rc && !sc)
-                rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            size_t nv = 0;
-            for (size_t i = 0; !rc && i < nc; i++)
-                if (shown(r, &c[i]))
-                    sc[nv++] = (tb_sink_column){.header = c[i].header, .name = c[i].base, .type = c[i].type,
-                                                  .number_format = c[i].opt ? c[i].opt->format : NULL,
-                                                  .width = c[i].opt ? c[i].opt->width : 0};
-            for (size_t j = 0; j < ns && !rc; j++)
-                rc = sinks[j]->begin(sinks[j], sc, nv, err);
+            if (!rc)
+                rc = begin_sinks(r, c, nc, sinks, ns, &sc, err);
             cols = c;
             ncols = nc;
             c = NULL;
@@ -1450,14 +1457,8 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
     } else if (!rc) {
         for (size_t j = 0; j < ns && !rc; j++)
             rc = sinks[j]->finish(sinks[j], err);
-        if (!rc) {
-            res->reports_run++;
-            res->rows += rows;
-            for (size_t i = 0; i < ns && o->sink_done; i++)
-                o->sink_done(o->sink_ctx, rep, sinks[i]);
-            if (o->report_done)
-                o->report_done(o->sink_ctx, rep, NULL, rows);
-        }
+        if (!rc)
+            report_ran(o, rep, sinks, ns, rows, res);
     }
     for (size_t i = 0; i < ns; i++)
         sinks[i]->destroy(sinks[i]);
@@ -1628,14 +1629,8 @@ static tb_status replay_report(replay *p, const tb_spec *spec, const tb_spec_rep
         rc = replay_fail(p, err);
     for (size_t j = 0; j < ns && !rc; j++)
         rc = sinks[j]->finish(sinks[j], err);
-    if (!rc) {
-        res->reports_run++;
-        res->rows += rows;
-        for (size_t i = 0; i < ns && o->sink_done; i++)
-            o->sink_done(o->sink_ctx, rep, sinks[i]);
-        if (o->report_done)
-            o->report_done(o->sink_ctx, rep, NULL, rows);
-    }
+    if (!rc)
+        report_ran(o, rep, sinks, ns, rows, res);
 done:
     for (size_t i = 0; i < ns; i++)
         sinks[i]->destroy(sinks[i]);

@@ -326,8 +326,13 @@ def mpi_case_killed():
     # removes the folder of the dead run
     # (a process mpirun ended may take a moment to be gone: its folder is
     # removed by the first run that finds it gone)
+    assert_swept(CLUSTER)
+
+
+def assert_swept(cluster):
+    """The next runs of this host remove the folders of a killed MPI run."""
     for _ in range(5):
-        r = run("info", "-dir", CLUSTER, "-q")
+        r = run("info", "-dir", cluster, "-q")
         assert r.returncode == 0, r.stderr
         left = [os.path.join(d, f) for d in mpi_left() for f in os.listdir(os.path.join(OUT, "cache", "tracebook", d))]
         if not left:
@@ -537,14 +542,7 @@ def mpi_case_scoped_killed():
                        capture_output=True, text=True, env=env)
     assert r.returncode != 0, r.returncode
     assert not os.path.exists(out)
-    for _ in range(5):
-        r = run("info", "-dir", RCLUSTER, "-q")
-        assert r.returncode == 0, r.stderr
-        left = [os.path.join(d, f) for d in mpi_left() for f in os.listdir(os.path.join(OUT, "cache", "tracebook", d))]
-        if not left:
-            break
-        time.sleep(1)
-    assert not left, left
+    assert_swept(RCLUSTER)
 
 
 if __name__ == "__main__":
