@@ -1187,12 +1187,12 @@ done:
 
 const metric_table metrics_breakdown[] = {
     {"temporal_breakdown", {NULL}, build_temporal,
-     "HTA's temporal breakdown per rank: idle, compute and non-compute time of the GPU (options hta.*)", "rank"},
+     "HTA's temporal breakdown per rank: idle, compute and non-compute time of the GPU (options hta.*)", "rank", {NULL}},
     {"comm_comp_overlap", {NULL}, build_overlap,
-     "HTA's communication/computation overlap per rank: share of communication time overlapped by compute", "rank"},
+     "HTA's communication/computation overlap per rank: share of communication time overlapped by compute", "rank", {NULL}},
     {"idle_time_breakdown", {NULL}, build_idle,
-     "HTA's idle time breakdown per rank and stream: host_wait, kernel_wait, other", "rank"},
+     "HTA's idle time breakdown per rank and stream: host_wait, kernel_wait, other", "rank", {NULL}},
     {"exposed_time", {NULL}, build_exposed,
-     "TraceLens' exposed-time partition per rank: computation, exposed communication and memcpy, idle (ns)", "rank"},
+     "TraceLens' exposed-time partition per rank: computation, exposed communication and memcpy, idle (ns)", "rank", {NULL}},
 };
 const size_t metrics_breakdown_n = sizeof metrics_breakdown / sizeof metrics_breakdown[0];

@@ -86,6 +86,57 @@ static void note(const metric_ctx *m, const char *msg)
         m->note(m->ctx, msg);
 }
 
+/* --- the part tables ---------------------------------------------------------
+ *
+ * Each cluster table is made in two phases (metrics.h, metrics_phase): the
+ * per-rank rows of every source it may use go into TEMP part tables, then
+ * the table is made from them. On one DB both run in turn; over shards the
+ * first runs on each shard and the second on the rows gathered from all of
+ * them (report/partial.c), so which source a table uses is decided over
+ * every rank, from facts the first phase records:
+ *
+ *   tb_cp_facts  (fact)      'tasks': the DB has device tasks; 'stat': it has
+ *                            collective rows of communication.json; 'matrix':
+ *                            rows of communication_matrix.json
+ *   tb_cp_rank   the step trace rows of every rank source
+ *   tb_cp_p2p    the distinct p2p groups of communication_group.json
+ *   tb_cp_optime the collective ops' time per rank (of communication.json
+ *                when the DB has them, else of the ops)
+ *   tb_cp_link   the links (communication_matrix.json's rows when the DB
+ *                has them, else the HCCL tasks' sums per link)
+ *
+ * A column named rankId holds the DB's rankId (a shard's numbers are mapped
+ * to the load's when gathered); ranks named by data (srcRank, a cluster
+ * CSV's Index) are kept as written.
+ */
+
+/* Records whether the query returns a row, as fact. */
+static tb_status fact(const metric_ctx *m, const char *what, const char *name, const char *exists, tb_error *err)
+{
+    char *sql = sqlite3_mprintf("CREATE TEMP TABLE IF NOT EXISTS tb_cp_facts (fact TEXT);"
+                                "DELETE FROM temp.tb_cp_facts WHERE fact = %Q;"
+                                "INSERT INTO temp.tb_cp_facts SELECT %Q WHERE EXISTS (%s);",
+                                name, name, exists);
+    if (!sql)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    tb_status rc = metrics_exec(m, what, sql, err);
+    sqlite3_free(sql);
+    return rc;
+}
+
+/* Did the first phase record fact (on any shard)? -1 on error. */
+static int has_fact(const metric_ctx *m, const char *what, const char *name, tb_error *err)
+{
+    char *sql = sqlite3_mprintf("SELECT 1 FROM temp.tb_cp_facts WHERE fact = %Q LIMIT 1", name);
+    if (!sql) {
+        tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    int yes = any_row(m, what, sql, err);
+    sqlite3_free(sql);
+    return yes;
+}
+
 /* --- cluster_step_trace_time: rank rows ------------------------------------- */
 
 enum rank_source {
@@ -95,44 +146,73 @@ enum rank_source {
     SRC_CLUSTER_CSV = METRICS_SOURCE_CLUSTER_CSV
 };
 
-/* Fills temp.tb_m_cluster_rank from one source. *rows: did it give any. */
+/* The source column of each rank source's rows. */
+static const char *const source_name[] = {
+    [SRC_COMPUTED] = "step_trace_time",
+    [SRC_STEP_CSV] = "TB_STEP_TRACE_TIME",
+    [SRC_CLUSTER_CSV] = "TB_CLUSTER_STEP_TRACE_TIME",
+};
+
+/* First phase: the rows of every rank source, the p2p groups, the tasks fact. */
+static tb_status collect_rank_rows(const metric_ctx *m, tb_error *err)
+{
+    static const char what[] = "cluster_step_trace_time";
+    /* step_trace_time is in this table's depends: the runner built it with
+     * the spec's options (its step trace policy) before this build. The
+     * Index of a rank row is its rankId, made when the rows are combined
+     * (a shard's rankIds are not yet the load's). */
+    tb_status rc = metrics_exec(
+        m, what,
+        "DROP TABLE IF EXISTS temp.tb_cp_rank;"
+        "CREATE TEMP TABLE tb_cp_rank (rankId INTEGER, idxRank INTEGER, step TEXT, idx TEXT, deviceId INTEGER, "
+        "  computing REAL, communicationNotOverlapped REAL, overlapped REAL, communication REAL, free REAL, "
+        "  stage REAL, bubble REAL, communicationNotOverlappedExcludeReceive REAL, preparing REAL, source TEXT);"
+        "INSERT INTO temp.tb_cp_rank "
+        "SELECT rankId, NULL, " STEP_TEXT("step") ", NULL, deviceId, "
+        "  computing / 1000.0, communicationNotOverlapped / 1000.0, overlapped / 1000.0, "
+        "  communication / 1000.0, free / 1000.0, stage / 1000.0, bubble / 1000.0, "
+        "  communicationNotOverlappedExcludeReceive / 1000.0, preparing / 1000.0, 'step_trace_time' "
+        "FROM step_trace_time;"
+        "INSERT INTO temp.tb_cp_rank "
+        "SELECT rankId, NULL, " STEP_TEXT("step") ", NULL, deviceId, "
+        "  CAST(computing AS REAL), CAST(communicationNotOverlapped AS REAL), CAST(overlapped AS REAL), "
+        "  CAST(communication AS REAL), CAST(free AS REAL), CAST(stage AS REAL), CAST(bubble AS REAL), "
+        "  CAST(communicationNotOverlappedExcludeReceive AS REAL), CAST(preparing AS REAL), "
+        "  'TB_STEP_TRACE_TIME' "
+        "FROM TB_STEP_TRACE_TIME;"
+        "INSERT INTO temp.tb_cp_rank "
+        "SELECT NULL, CASE WHEN trim(indexText) <> '' AND trim(indexText) NOT GLOB '*[^0-9]*' "
+        "       THEN CAST(trim(indexText) AS INTEGER) END, " STEP_TEXT("step") ", trim(indexText), NULL, "
+        "  CAST(computing AS REAL), CAST(communicationNotOverlapped AS REAL), CAST(overlapped AS REAL), "
+        "  CAST(communication AS REAL), CAST(free AS REAL), CAST(stage AS REAL), CAST(bubble AS REAL), "
+        "  CAST(communicationNotOverlappedExcludeReceive AS REAL), CAST(preparing AS REAL), "
+        "  'TB_CLUSTER_STEP_TRACE_TIME' "
+        "FROM TB_CLUSTER_STEP_TRACE_TIME WHERE type = 'rank';"
+        "DROP TABLE IF EXISTS temp.tb_cp_p2p;"
+        "CREATE TEMP TABLE tb_cp_p2p AS "
+        "  SELECT DISTINCT ranks FROM TB_COMM_GROUP WHERE kind = 'p2p' AND ranks IS NOT NULL;",
+        err);
+    return rc ? rc : fact(m, what, "tasks", "SELECT 1 FROM TASK", err);
+}
+
+/* Second phase: temp.tb_m_cluster_rank from one source's rows. *rows: did it give any. */
 static tb_status rank_rows_from(const metric_ctx *m, enum rank_source s, int *rows, tb_error *err)
 {
-    static const char *const sql[] = {
-        [SRC_COMPUTED] =
-            "INSERT INTO temp.tb_m_cluster_rank "
-            "SELECT " STEP_TEXT("step") ", CAST(rankId AS TEXT), rankId, deviceId, "
-            "  computing / 1000.0, communicationNotOverlapped / 1000.0, overlapped / 1000.0, "
-            "  communication / 1000.0, free / 1000.0, stage / 1000.0, bubble / 1000.0, "
-            "  communicationNotOverlappedExcludeReceive / 1000.0, preparing / 1000.0, 'step_trace_time' "
-            "FROM step_trace_time",
-        [SRC_STEP_CSV] =
-            "INSERT INTO temp.tb_m_cluster_rank "
-            "SELECT " STEP_TEXT("step") ", CAST(rankId AS TEXT), rankId, deviceId, "
-            "  CAST(computing AS REAL), CAST(communicationNotOverlapped AS REAL), CAST(overlapped AS REAL), "
-            "  CAST(communication AS REAL), CAST(free AS REAL), CAST(stage AS REAL), CAST(bubble AS REAL), "
-            "  CAST(communicationNotOverlappedExcludeReceive AS REAL), CAST(preparing AS REAL), "
-            "  'TB_STEP_TRACE_TIME' "
-            "FROM TB_STEP_TRACE_TIME",
-        [SRC_CLUSTER_CSV] =
-            "INSERT INTO temp.tb_m_cluster_rank "
-            "SELECT " STEP_TEXT("step") ", trim(indexText), "
-            "  CASE WHEN trim(indexText) <> '' AND trim(indexText) NOT GLOB '*[^0-9]*' "
-            "       THEN CAST(trim(indexText) AS INTEGER) END, NULL, "
-            "  CAST(computing AS REAL), CAST(communicationNotOverlapped AS REAL), CAST(overlapped AS REAL), "
-            "  CAST(communication AS REAL), CAST(free AS REAL), CAST(stage AS REAL), CAST(bubble AS REAL), "
-            "  CAST(communicationNotOverlappedExcludeReceive AS REAL), CAST(preparing AS REAL), "
-            "  'TB_CLUSTER_STEP_TRACE_TIME' "
-            "FROM TB_CLUSTER_STEP_TRACE_TIME WHERE type = 'rank'",
-    };
-    /* step_trace_time is in this table's depends: the runner built it with
-     * the spec's options (its step trace policy) before this build */
     *rows = 0;
-    tb_status rc = metrics_exec(m, "cluster_step_trace_time", sql[s], err);
-    if (rc)
-        return rc;
-    *rows = sqlite3_changes(m->db) > 0;
-    return TB_OK;
+    char *sql = sqlite3_mprintf(
+        "INSERT INTO temp.tb_m_cluster_rank "
+        "SELECT step, CASE WHEN rankId IS NULL THEN idx ELSE CAST(rankId AS TEXT) END, "
+        "  coalesce(rankId, idxRank), deviceId, computing, communicationNotOverlapped, overlapped, "
+        "  communication, free, stage, bubble, communicationNotOverlappedExcludeReceive, preparing, source "
+        "FROM temp.tb_cp_rank WHERE source = %Q ORDER BY rowid",
+        source_name[s]);
+    if (!sql)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    tb_status rc = metrics_exec(m, "cluster_step_trace_time", sql, err);
+    sqlite3_free(sql);
+    if (!rc)
+        *rows = sqlite3_changes(m->db) > 0;
+    return rc;
 }
 
 static tb_status rank_rows(const metric_ctx *m, tb_error *err)
@@ -151,8 +231,8 @@ static tb_status rank_rows(const metric_ctx *m, tb_error *err)
         int rows = 0;
         return rank_rows_from(m, want, &rows, err);
     }
-    /* auto: the computed step trace when the DB has device tasks, then the CSVs */
-    int tasks = any_row(m, "cluster_step_trace_time", "SELECT 1 FROM TASK LIMIT 1", err);
+    /* auto: the computed step trace when the DB (any shard) has device tasks, then the CSVs */
+    int tasks = has_fact(m, "cluster_step_trace_time", "tasks", err);
     if (tasks < 0)
         return err->code;
     for (enum rank_source s = tasks ? SRC_COMPUTED : SRC_STEP_CSV; s <= SRC_CLUSTER_CSV; s++) {
@@ -234,8 +314,7 @@ static tb_status read_p2p_groups(const metric_ctx *m, groups *g, tb_error *err)
 {
     memset(g, 0, sizeof *g);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(m->db, "SELECT DISTINCT ranks FROM TB_COMM_GROUP WHERE kind = 'p2p' AND ranks IS NOT NULL",
-                           -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(m->db, "SELECT DISTINCT ranks FROM temp.tb_cp_p2p", -1, &st, NULL) != SQLITE_OK)
         return db_fail(m, "cluster_step_trace_time: p2p groups", err);
     size_t cap = 0;
     int rc;
@@ -416,6 +495,11 @@ done:
 
 static tb_status build_step_trace(const metric_ctx *m, tb_error *err)
 {
+    if (m->phase != METRICS_COMBINE) {
+        tb_status rc = collect_rank_rows(m, err);
+        if (rc || m->phase == METRICS_COLLECT)
+            return rc;
+    }
     tb_status rc = metrics_exec(m, "cluster_step_trace_time",
                                 "DROP TABLE IF EXISTS temp.cluster_step_trace_time;"
                                 "CREATE TEMP TABLE cluster_step_trace_time (step TEXT, type TEXT, idx TEXT, "
@@ -452,6 +536,8 @@ static tb_status build_step_trace(const metric_ctx *m, tb_error *err)
 /* The msprof-analyze layout: exact header, Preparing only when the source had it. */
 static tb_status build_step_trace_csv(const metric_ctx *m, tb_error *err)
 {
+    if (m->phase == METRICS_COLLECT)
+        return TB_OK; /* made from cluster_step_trace_time alone */
     int prep = any_row(m, "cluster_step_trace_time_csv",
                        "SELECT 1 FROM temp.cluster_step_trace_time WHERE preparing IS NOT NULL LIMIT 1", err);
     if (prep < 0)
@@ -537,8 +623,53 @@ done:
 
 /* --- slow rank ------------------------------------------------------------------ */
 
+/* First phase: temp.tb_cp_optime, the collective ops' time per rank: the rows
+ * of communication.json and cluster_communication.json when the DB has any
+ * collective one (fact 'stat'; rawStep and cluster keep what picks one row
+ * per op of a rank), else the ops'. */
+static tb_status collect_op_times(const metric_ctx *m, tb_error *err)
+{
+    static const char what[] = "slow_rank_op";
+    tb_status rc = metrics_exec(m, what,
+                                "DROP TABLE IF EXISTS temp.tb_cp_optime;"
+                                "CREATE TEMP TABLE tb_cp_optime (rawStep TEXT, step TEXT, opName TEXT, "
+                                "  groupName TEXT, groupRanks TEXT, rankId INTEGER, timeNs INTEGER, "
+                                "  cluster INTEGER, source TEXT);",
+                                err);
+    if (rc || (rc = fact(m, what, "stat", "SELECT 1 FROM TB_COMM_OP_STAT WHERE opKind = 'collective'", err)))
+        return rc;
+    int stat = has_fact(m, what, "stat", err);
+    if (stat < 0)
+        return err->code;
+    if (stat)
+        return metrics_exec(m, what,
+                            "INSERT INTO temp.tb_cp_optime "
+                            "SELECT s.step, " STEP_TEXT("s.step") ", n.value, g.value, s.groupRanks, s.rankId, "
+                            "  s.elapseNs, s.cluster, 'TB_COMM_OP_STAT' "
+                            "FROM TB_COMM_OP_STAT s "
+                            "LEFT JOIN STRING_IDS n ON n.id = s.opName "
+                            "LEFT JOIN STRING_IDS g ON g.id = s.groupName "
+                            "WHERE s.opKind = 'collective' AND s.elapseNs IS NOT NULL AND s.rankId IS NOT NULL;",
+                            err);
+    if ((rc = comm_ops(m, err)))
+        return rc;
+    return metrics_exec(m, what,
+                        "INSERT INTO temp.tb_cp_optime "
+                        "SELECT NULL, step, opName, groupName, NULL, rankId, endNs - startNs, NULL, "
+                        "  'COMMUNICATION_OP' "
+                        "FROM temp.tb_m_cluster_op "
+                        "WHERE rankId IS NOT NULL AND NOT " IS_P2P("opName", "opType") ";"
+                        "DROP TABLE temp.tb_m_cluster_op;",
+                        err);
+}
+
 static tb_status build_slow_rank_op(const metric_ctx *m, tb_error *err)
 {
+    if (m->phase != METRICS_COMBINE) {
+        tb_status rc = collect_op_times(m, err);
+        if (rc || m->phase == METRICS_COLLECT)
+            return rc;
+    }
     tb_status rc = metrics_exec(m, "slow_rank_op",
                                 "DROP TABLE IF EXISTS temp.slow_rank_op;"
                                 "CREATE TEMP TABLE slow_rank_op (step TEXT, opName TEXT, groupName TEXT, "
@@ -550,36 +681,29 @@ static tb_status build_slow_rank_op(const metric_ctx *m, tb_error *err)
                                 err);
     if (rc)
         return rc;
-    int stat = any_row(m, "slow_rank_op", "SELECT 1 FROM TB_COMM_OP_STAT WHERE opKind = 'collective' LIMIT 1", err);
+    /* any shard with collective rows of communication.json: those rows (a
+     * shard without any gave the ops', unused) */
+    int stat = has_fact(m, "slow_rank_op", "stat", err);
     if (stat < 0)
         return err->code;
-    if (stat) {
+    if (stat)
         /* communication.json and cluster_communication.json may both give an
          * op of a rank: one row each, the cluster file's first */
         rc = metrics_exec(m, "slow_rank_op",
                           "INSERT INTO temp.tb_m_cluster_optime "
-                          "SELECT step, opName, groupName, groupRanks, rankId, timeNs, 'TB_COMM_OP_STAT' FROM ("
-                          "  SELECT " STEP_TEXT("s.step") " AS step, n.value AS opName, g.value AS groupName, "
-                          "    s.groupRanks AS groupRanks, s.rankId AS rankId, s.elapseNs AS timeNs, "
-                          "    row_number() OVER (PARTITION BY s.rankId, s.step, s.opName, s.groupName "
-                          "                       ORDER BY s.cluster DESC) AS k "
-                          "  FROM TB_COMM_OP_STAT s "
-                          "  LEFT JOIN STRING_IDS n ON n.id = s.opName "
-                          "  LEFT JOIN STRING_IDS g ON g.id = s.groupName "
-                          "  WHERE s.opKind = 'collective' AND s.elapseNs IS NOT NULL AND s.rankId IS NOT NULL) "
+                          "SELECT step, opName, groupName, groupRanks, rankId, timeNs, source FROM ("
+                          "  SELECT step, opName, groupName, groupRanks, rankId, timeNs, source, "
+                          "    row_number() OVER (PARTITION BY rankId, rawStep, opName, groupName "
+                          "                       ORDER BY cluster DESC) AS k "
+                          "  FROM temp.tb_cp_optime WHERE source = 'TB_COMM_OP_STAT') "
                           "WHERE k = 1;",
                           err);
-    } else {
-        if ((rc = comm_ops(m, err)))
-            return rc;
+    else
         rc = metrics_exec(m, "slow_rank_op",
                           "INSERT INTO temp.tb_m_cluster_optime "
-                          "SELECT step, opName, groupName, NULL, rankId, endNs - startNs, 'COMMUNICATION_OP' "
-                          "FROM temp.tb_m_cluster_op "
-                          "WHERE rankId IS NOT NULL AND NOT " IS_P2P("opName", "opType") ";"
-                          "DROP TABLE temp.tb_m_cluster_op;",
+                          "SELECT step, opName, groupName, groupRanks, rankId, timeNs, source "
+                          "FROM temp.tb_cp_optime WHERE source = 'COMMUNICATION_OP' ORDER BY rowid;",
                           err);
-    }
     if (rc)
         return rc;
     return metrics_exec(m, "slow_rank_op",
@@ -595,6 +719,8 @@ static tb_status build_slow_rank_op(const metric_ctx *m, tb_error *err)
 
 static tb_status build_slow_rank(const metric_ctx *m, tb_error *err)
 {
+    if (m->phase == METRICS_COLLECT)
+        return TB_OK; /* made from slow_rank_op alone */
     return metrics_exec(m, "slow_rank",
                         "DROP TABLE IF EXISTS temp.slow_rank;"
                         "CREATE TEMP TABLE slow_rank (position INTEGER, rankId INTEGER, ops INTEGER, "
@@ -611,8 +737,67 @@ static tb_status build_slow_rank(const metric_ctx *m, tb_error *err)
 
 /* --- communication matrix ------------------------------------------------------- */
 
+/* First phase: temp.tb_cp_link: the rows of communication_matrix.json and
+ * cluster_communication_matrix.json when the DB has any (fact 'matrix'),
+ * else the HCCL tasks' bytes and time summed per step, op, group, link and
+ * transport (sums of integers: the shards' sums add up to the load's). */
+static tb_status collect_links(const metric_ctx *m, tb_error *err)
+{
+    static const char what[] = "communication_matrix";
+    tb_status rc = metrics_exec(m, what,
+                                "DROP TABLE IF EXISTS temp.tb_cp_link;"
+                                "CREATE TEMP TABLE tb_cp_link (rawStep TEXT, step TEXT, opKind TEXT, opName TEXT, "
+                                "  groupName TEXT, groupRanks TEXT, srcRank INTEGER, dstRank INTEGER, "
+                                "  transportType, transport TEXT, bytes INTEGER, timeNs INTEGER, bw REAL, "
+                                "  cluster INTEGER, rankId INTEGER, source TEXT);",
+                                err);
+    if (rc || (rc = fact(m, what, "matrix", "SELECT 1 FROM TB_COMM_MATRIX", err)))
+        return rc;
+    int files = has_fact(m, what, "matrix", err);
+    if (files < 0)
+        return err->code;
+    if (files)
+        return metrics_exec(
+            m, what,
+            "INSERT INTO temp.tb_cp_link "
+            "SELECT x.step, " STEP_TEXT("x.step") ", x.opKind, n.value, g.value, x.groupRanks, x.srcRank, "
+            "  x.dstRank, x.transportType, x.transportType, CAST(round(x.transitSizeMB * 1000000) AS INTEGER), "
+            "  CAST(round(x.transitTimeMs * 1000000) AS INTEGER), CAST(x.bandwidthGBs AS REAL), x.cluster, "
+            "  x.rankId, 'TB_COMM_MATRIX' "
+            "FROM TB_COMM_MATRIX x "
+            "LEFT JOIN STRING_IDS n ON n.id = x.opName "
+            "LEFT JOIN STRING_IDS g ON g.id = x.groupName;",
+            err);
+    int tasks = any_row(m, what, "SELECT 1 FROM COMMUNICATION_TASK_INFO LIMIT 1", err);
+    if (tasks <= 0)
+        return tasks < 0 ? err->code : TB_OK;
+    if ((rc = comm_ops(m, err)))
+        return rc;
+    return metrics_exec(
+        m, what,
+        "INSERT INTO temp.tb_cp_link "
+        "SELECT NULL, o.step, CASE WHEN o.opName IS NULL THEN NULL WHEN " IS_P2P("o.opName", "o.opType") " THEN 'p2p' "
+        "    ELSE 'collective' END, o.opName, coalesce(g.value, o.groupName), NULL, c.srcRank, c.dstRank, "
+        "  c.transportType, coalesce(e.name, CAST(c.transportType AS TEXT)), sum(c.size), sum(t.endNs - t.startNs), "
+        "  NULL, NULL, NULL, 'COMMUNICATION_TASK_INFO' "
+        "FROM COMMUNICATION_TASK_INFO c "
+        "JOIN TASK t ON t.globalTaskId = c.globalTaskId AND t.rankId IS c.rankId "
+        "LEFT JOIN temp.tb_m_cluster_op o ON o.opId = c.opId AND o.rankId IS c.rankId "
+        "LEFT JOIN STRING_IDS g ON g.id = c.groupName "
+        "LEFT JOIN ENUM_HCCL_TRANSPORT_TYPE e ON e.id = c.transportType "
+        "WHERE c.size > 0 "
+        "GROUP BY o.step, o.opName, coalesce(g.value, o.groupName), c.srcRank, c.dstRank, c.transportType;"
+        "DROP TABLE temp.tb_m_cluster_op;",
+        err);
+}
+
 static tb_status build_matrix(const metric_ctx *m, tb_error *err)
 {
+    if (m->phase != METRICS_COMBINE) {
+        tb_status rc = collect_links(m, err);
+        if (rc || m->phase == METRICS_COLLECT)
+            return rc;
+    }
     tb_status rc = metrics_exec(m, "communication_matrix",
                                 "DROP TABLE IF EXISTS temp.communication_matrix;"
                                 "CREATE TEMP TABLE communication_matrix (step TEXT, opKind TEXT, opName TEXT, "
@@ -621,7 +806,7 @@ static tb_status build_matrix(const metric_ctx *m, tb_error *err)
                                 err);
     if (rc)
         return rc;
-    int files = any_row(m, "communication_matrix", "SELECT 1 FROM TB_COMM_MATRIX LIMIT 1", err);
+    int files = has_fact(m, "communication_matrix", "matrix", err);
     if (files < 0)
         return err->code;
     if (files)
@@ -630,55 +815,39 @@ static tb_status build_matrix(const metric_ctx *m, tb_error *err)
             m, "communication_matrix",
             "INSERT INTO temp.communication_matrix "
             "SELECT step, opKind, opName, groupName, groupRanks, srcRank, dstRank, transport, bytes, timeNs, bw, "
-            "  'TB_COMM_MATRIX' FROM ("
-            "  SELECT " STEP_TEXT("x.step") " AS step, x.opKind AS opKind, n.value AS opName, "
-            "    g.value AS groupName, x.groupRanks AS groupRanks, x.srcRank AS srcRank, x.dstRank AS dstRank, "
-            "    x.transportType AS transport, CAST(round(x.transitSizeMB * 1000000) AS INTEGER) AS bytes, "
-            "    CAST(round(x.transitTimeMs * 1000000) AS INTEGER) AS timeNs, CAST(x.bandwidthGBs AS REAL) AS bw, "
-            "    row_number() OVER (PARTITION BY x.step, x.opKind, x.opName, x.groupName, x.srcRank, x.dstRank, "
-            "      x.transportType ORDER BY x.cluster DESC, x.rankId IS x.srcRank DESC, x.rankId) AS k "
-            "  FROM TB_COMM_MATRIX x "
-            "  LEFT JOIN STRING_IDS n ON n.id = x.opName "
-            "  LEFT JOIN STRING_IDS g ON g.id = x.groupName) "
+            "  source FROM ("
+            "  SELECT step, opKind, opName, groupName, groupRanks, srcRank, dstRank, transport, bytes, timeNs, bw, "
+            "    source, row_number() OVER (PARTITION BY rawStep, opKind, opName, groupName, srcRank, dstRank, "
+            "      transport ORDER BY cluster DESC, rankId IS srcRank DESC, rankId) AS k "
+            "  FROM temp.tb_cp_link WHERE source = 'TB_COMM_MATRIX') "
             "WHERE k = 1 "
             "ORDER BY step IS NOT NULL, CAST(step AS INTEGER), step, opKind, opName, srcRank, dstRank, transport;",
             err);
-    int tasks = any_row(m, "communication_matrix", "SELECT 1 FROM COMMUNICATION_TASK_INFO LIMIT 1", err);
-    if (tasks <= 0)
-        return tasks < 0 ? err->code : TB_OK;
-    if ((rc = comm_ops(m, err)))
-        return rc;
     /* bytes per ns is GB/s */
     return metrics_exec(
         m, "communication_matrix",
         "INSERT INTO temp.communication_matrix "
-        "SELECT o.step, CASE WHEN o.opName IS NULL THEN NULL WHEN " IS_P2P("o.opName", "o.opType") " THEN 'p2p' "
-        "    ELSE 'collective' END, o.opName, coalesce(g.value, o.groupName), NULL, c.srcRank, c.dstRank, "
-        "  coalesce(e.name, CAST(c.transportType AS TEXT)), sum(c.size), sum(t.endNs - t.startNs), "
-        "  CASE WHEN sum(t.endNs - t.startNs) > 0 THEN CAST(sum(c.size) AS REAL) / sum(t.endNs - t.startNs) END, "
-        "  'COMMUNICATION_TASK_INFO' "
-        "FROM COMMUNICATION_TASK_INFO c "
-        "JOIN TASK t ON t.globalTaskId = c.globalTaskId AND t.rankId IS c.rankId "
-        "LEFT JOIN temp.tb_m_cluster_op o ON o.opId = c.opId AND o.rankId IS c.rankId "
-        "LEFT JOIN STRING_IDS g ON g.id = c.groupName "
-        "LEFT JOIN ENUM_HCCL_TRANSPORT_TYPE e ON e.id = c.transportType "
-        "WHERE c.size > 0 "
-        "GROUP BY o.step, o.opName, coalesce(g.value, o.groupName), c.srcRank, c.dstRank, c.transportType "
-        "ORDER BY o.step IS NOT NULL, CAST(o.step AS INTEGER), o.step, 2, o.opName, c.srcRank, c.dstRank, 8;"
-        "DROP TABLE temp.tb_m_cluster_op;",
+        "SELECT step, opKind, opName, groupName, NULL, srcRank, dstRank, transport, sum(bytes), sum(timeNs), "
+        "  CASE WHEN sum(timeNs) > 0 THEN CAST(sum(bytes) AS REAL) / sum(timeNs) END, source "
+        "FROM temp.tb_cp_link WHERE source = 'COMMUNICATION_TASK_INFO' "
+        "GROUP BY step, opName, groupName, srcRank, dstRank, transportType "
+        "ORDER BY step IS NOT NULL, CAST(step AS INTEGER), step, 2, opName, srcRank, dstRank, 8;",
         err);
 }
 
 const metric_table metrics_cluster[] = {
     {"cluster_step_trace_time", {"step_trace_time", NULL}, build_step_trace,
-     "per rank and step the step trace (us), then per pipeline stage the max over its ranks", NULL},
+     "per rank and step the step trace (us), then per pipeline stage the max over its ranks", NULL,
+     {"tb_cp_facts", "tb_cp_rank", "tb_cp_p2p", NULL}},
     {"cluster_step_trace_time_csv", {"cluster_step_trace_time", NULL}, build_step_trace_csv,
-     "cluster_step_trace_time with msprof-analyze's cluster_step_trace_time.csv header", NULL},
+     "cluster_step_trace_time with msprof-analyze's cluster_step_trace_time.csv header", NULL, {NULL}},
     {"slow_rank_op", {NULL}, build_slow_rank_op,
-     "per collective op, group, step and rank: time, transmit (least time over the ranks) and wait", NULL},
+     "per collective op, group, step and rank: time, transmit (least time over the ranks) and wait", NULL,
+     {"tb_cp_facts", "tb_cp_optime", NULL}},
     {"slow_rank", {"slow_rank_op", NULL}, build_slow_rank,
-     "per rank the total wait in collective ops, ranked from the least (the rank the others waited for)", NULL},
+     "per rank the total wait in collective ops, ranked from the least (the rank the others waited for)", NULL, {NULL}},
     {"communication_matrix", {NULL}, build_matrix,
-     "bytes, time and bandwidth per step, op, source rank, destination rank and transport", NULL},
+     "bytes, time and bandwidth per step, op, source rank, destination rank and transport", NULL,
+     {"tb_cp_facts", "tb_cp_link", NULL}},
 };
 const size_t metrics_cluster_n = sizeof metrics_cluster / sizeof metrics_cluster[0];

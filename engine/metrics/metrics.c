@@ -33,6 +33,19 @@ const metric_table *metrics_find(const char *name)
     return NULL;
 }
 
+int metrics_two_phase(const metric_table *t)
+{
+    if (!t)
+        return 0;
+    if (t->parts[0])
+        return 1;
+    /* depends are never loops (the runner's build bounds the depth anyway) */
+    for (size_t d = 0; d < 4 && t->depends[d]; d++)
+        if (metrics_two_phase(metrics_find(t->depends[d])))
+            return 1;
+    return 0;
+}
+
 void metrics_each(void (*fn)(void *ctx, const metric_table *t), void *ctx)
 {
     for (size_t f = 0; f < sizeof families / sizeof families[0]; f++)

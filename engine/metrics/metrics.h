@@ -26,11 +26,19 @@
 #include "metrics/options.h"
 #include "tracebook/error.h"
 
+/* What a build of a cluster table (metric_table.parts) does: both phases
+ * (one DB of every rank), only the first (a shard: the per-rank rows of
+ * its ranks, in the part tables), or only the second (the part tables hold
+ * the rows gathered from every shard: the table from them). Other tables
+ * build whole in every phase. */
+typedef enum metrics_phase { METRICS_WHOLE = 0, METRICS_COLLECT = 1, METRICS_COMBINE = 2 } metrics_phase;
+
 typedef struct metric_ctx {
     sqlite3 *db;               /* the run's connection (borrowed) */
     const metrics_options *opt; /* the spec's options (borrowed), or NULL for the defaults: read through metrics_opts */
     void (*note)(void *ctx, const char *msg); /* may be NULL */
     void *ctx;
+    metrics_phase phase;
 } metric_ctx;
 
 typedef struct metric_table {
@@ -44,6 +52,11 @@ typedef struct metric_table {
      * rank-scope report then builds it once over every rank and reads each
      * rank's rows); NULL when rows mix ranks (the cluster tables). */
     const char *rank_col;
+    /* A cluster table is made in two phases (metrics_phase): per-rank rows
+     * first, into these TEMP part tables (NULL-terminated; columns named
+     * rankId hold the DB's rankIds), then the table from them. Empty for
+     * a table that only reads other cluster tables (its depends). */
+    const char *parts[4];
 } metric_table;
 
 /* Per-file tables (each file owns its array). */
@@ -56,6 +69,9 @@ extern const size_t metrics_cluster_n;
 
 /* Returns the table named name (case-insensitive), or NULL. */
 const metric_table *metrics_find(const char *name);
+
+/* 1 when t is a cluster table: it has parts, or depends on a table that does. */
+int metrics_two_phase(const metric_table *t);
 
 /* Calls fn for every computed table, in a fixed order. */
 void metrics_each(void (*fn)(void *ctx, const metric_table *t), void *ctx);

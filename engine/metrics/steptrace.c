@@ -1072,10 +1072,10 @@ static tb_status build_overlap_consistency(const metric_ctx *m, tb_error *err)
 
 const metric_table metrics_steptrace[] = {
     {"step_trace_time", {NULL}, build_step_trace_time,
-     "per device and step: computing, communication (not overlapped), free, stage, bubble, preparing (ns)", "rankId"},
+     "per device and step: computing, communication (not overlapped), free, stage, bubble, preparing (ns)", "rankId", {NULL}},
     {"overlap_lanes", {NULL}, build_overlap_lanes,
-     "per device: the Computing, Communication, Communication(Not Overlapped) and Free lanes as intervals", "rankId"},
+     "per device: the Computing, Communication, Communication(Not Overlapped) and Free lanes as intervals", "rankId", {NULL}},
     {"overlap_consistency", {"overlap_lanes", NULL}, build_overlap_consistency,
-     "the input's Overlap Analysis lanes against the computed ones: total length per lane", "rankId"},
+     "the input's Overlap Analysis lanes against the computed ones: total length per lane", "rankId", {NULL}},
 };
 const size_t metrics_steptrace_n = sizeof metrics_steptrace / sizeof metrics_steptrace[0];
