@@ -265,11 +265,11 @@ int cli_cmd_report(cli_args *a)
     char db[PATH_MAX];
     int reused = 0;
     uint64_t warnings = 0;
-    /* every report rank-scope over shards, or under mpirun: each shard runs
-     * them on its own ranks, no merge (docs/scale-out.md#report-scopes) */
+    /* every report rank- or cluster-scope over shards, or under mpirun: each
+     * shard runs them on its own ranks, no merge (docs/scale-out.md#report-scopes) */
     int scoped = st == TB_OK &&
-                 tb_specs_rank_scoped((const tb_spec *const *)specs, n_specs,
-                                      a->n[OPT_REPORT] ? a->v[OPT_REPORT] : NULL, a->n[OPT_REPORT]) &&
+                 tb_specs_scoped((const tb_spec *const *)specs, n_specs,
+                                 a->n[OPT_REPORT] ? a->v[OPT_REPORT] : NULL, a->n[OPT_REPORT]) &&
                  (cli_mpi_size() > 1 || cli_inputs_are_shards(a));
     if (st == TB_OK && scoped)
         st = cli_scoped_db(a, &run, specs, n_specs, db, sizeof db, &err);
@@ -445,8 +445,10 @@ int cli_cmd_reports(cli_args *a)
             if (tb_report_description(rep))
                 printf("\n  %s\n", tb_report_description(rep));
             printf("\n  spec file: reports/%s.yaml\n", b[i].name);
-            printf("  scope: %s\n", tb_report_scope(rep) == TB_SCOPE_RANK ? "rank (each rank alone)"
-                                                                          : "all (every rank at once)");
+            printf("  scope: %s\n", tb_report_scope(rep) == TB_SCOPE_RANK      ? "rank (each rank alone)"
+                                     : tb_report_scope(rep) == TB_SCOPE_CLUSTER ? "cluster (the cluster tables, made "
+                                                                                  "from per-rank rows)"
+                                                                                : "all (every rank at once)");
             if (tb_report_n_requires(rep)) {
                 printf("  requires:");
                 for (size_t q = 0; q < tb_report_n_requires(rep); q++)

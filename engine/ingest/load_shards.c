@@ -807,6 +807,13 @@ tb_status load_shards_books(dbw *w, const shard_plan *plan, const int64_t *final
         sqlite3_reset(ins);
     }
     sqlite3_finalize(ins);
+    /* the shards' rank numbers and the load's ids, for rows gathered from
+     * them (cluster-scope reports: report/partial.c) */
+    if (st == TB_OK && books_only)
+        st = dbw_exec(w,
+                      "CREATE TABLE TB_SHARDS_RANK (inputRank INTEGER PRIMARY KEY, rankId INTEGER);"
+                      "INSERT INTO TB_SHARDS_RANK SELECT p, f FROM temp.tb_shard_p2f ORDER BY p",
+                      err);
     if (st == TB_OK)
         st = dbw_exec(w, "DROP TABLE tb_shard_p2f", err);
     return st;

@@ -214,6 +214,83 @@ static void cap_done(void *ctx, const tb_spec_report *rep, const char *skipped, 
     pw->rep = NULL;
 }
 
+/*
+ * A cluster-scope report's part tables (the first phase of its cluster
+ * tables, on this shard's ranks) into TB_PART_CLUSTER_<k>_<part> (shard,
+ * seq, then the part's columns), a rankId column mapped from the shard's
+ * numbers to the load's (the books DB's TB_SHARDS_RANK, attached as books).
+ */
+static tb_status cap_cluster(void *ctx, const tb_spec_report *rep, sqlite3 *db, const char *const *parts, size_t n,
+                             tb_error *err)
+{
+    part_writer *pw = ctx;
+    int64_t k = report_number(pw->run, rep);
+    tb_status rc = TB_OK;
+    for (size_t i = 0; i < n && !rc; i++) {
+        sqlite3_stmt *q = NULL, *ins = NULL;
+        char *sel = sqlite3_mprintf("SELECT * FROM temp.\"%w\" ORDER BY rowid", parts[i]);
+        if (!sel)
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        int prc = sqlite3_prepare_v2(db, sel, -1, &q, NULL);
+        sqlite3_free(sel);
+        if (prc != SQLITE_OK)
+            return tb_error_set(err, TB_ERR_INTERNAL, "report '%s': part table %s: %s", rep->id, parts[i],
+                                sqlite3_errmsg(db));
+        int nc = sqlite3_column_count(q), ranked = 0;
+        sqlite3_str *ddl = sqlite3_str_new(pw->db), *iq = sqlite3_str_new(pw->db);
+        sqlite3_str_appendf(ddl, "CREATE TABLE \"TB_PART_CLUSTER_%lld_%w\" (shard INTEGER, seq INTEGER",
+                            (long long)k, parts[i]);
+        sqlite3_str_appendf(iq, "INSERT INTO \"TB_PART_CLUSTER_%lld_%w\" VALUES(?,?", (long long)k, parts[i]);
+        for (int c = 0; c < nc; c++) {
+            sqlite3_str_appendf(ddl, ", \"%w\"", sqlite3_column_name(q, c));
+            sqlite3_str_appendall(iq, ",?");
+            ranked |= !strcmp(sqlite3_column_name(q, c), "rankId");
+        }
+        sqlite3_str_appendall(ddl, ");");
+        sqlite3_str_appendall(iq, ")");
+        if (ranked)
+            sqlite3_str_appendf(ddl, "UPDATE \"TB_PART_CLUSTER_%lld_%w\" AS t SET rankId = (SELECT m.rankId FROM"
+                                     " books.TB_SHARDS_RANK m WHERE m.inputRank = t.rankId) WHERE rankId IN"
+                                     " (SELECT inputRank FROM books.TB_SHARDS_RANK);",
+                                (long long)k, parts[i]);
+        char *d = sqlite3_str_finish(ddl), *is = sqlite3_str_finish(iq);
+        char *upd = d ? strstr(d, "UPDATE") : NULL;
+        if (!d || !is) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        } else {
+            /* the table, its rows, then the mapping of their ranks */
+            if (upd)
+                upd[-1] = 0;
+            if (sqlite3_exec(pw->db, d, NULL, NULL, NULL) != SQLITE_OK ||
+                sqlite3_prepare_v2(pw->db, is, -1, &ins, NULL) != SQLITE_OK)
+                rc = db_fail(pw->db, pw->path, err);
+        }
+        int64_t seq = 0;
+        int step = SQLITE_DONE;
+        while (!rc && (step = sqlite3_step(q)) == SQLITE_ROW) {
+            sqlite3_bind_int64(ins, 1, pw->shard);
+            sqlite3_bind_int64(ins, 2, seq++);
+            for (int c = 0; c < nc; c++)
+                sqlite3_bind_value(ins, c + 3, sqlite3_column_value(q, c));
+            if (sqlite3_step(ins) != SQLITE_DONE)
+                rc = db_fail(pw->db, pw->path, err);
+            sqlite3_reset(ins);
+        }
+        if (!rc && step != SQLITE_DONE)
+            rc = tb_error_set(err, TB_ERR_DB, "report '%s': part table %s: %s", rep->id, parts[i], sqlite3_errmsg(db));
+        if (!rc && upd) {
+            upd[-1] = ';';
+            if (sqlite3_exec(pw->db, upd, NULL, NULL, NULL) != SQLITE_OK)
+                rc = db_fail(pw->db, pw->path, err);
+        }
+        sqlite3_free(d);
+        sqlite3_free(is);
+        sqlite3_finalize(ins);
+        sqlite3_finalize(q);
+    }
+    return rc;
+}
+
 /* Parses a JSON list of integers ("[3,17,22]") into a new array. Returns the count, or -1. */
 static long int_list(const char *text, int64_t **out)
 {
@@ -319,13 +396,21 @@ tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", job->out_path);
     unlink(tmp);
+    char *att = sqlite3_mprintf("ATTACH %Q AS books", job->books_db);
+    if (!att) {
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
     if (sqlite3_open_v2(tmp, &pw.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
-        sqlite3_exec(pw.db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; BEGIN;", NULL, NULL, NULL) !=
-            SQLITE_OK ||
+        sqlite3_exec(pw.db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;", NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(pw.db, att, NULL, NULL, NULL) != SQLITE_OK ||
+        sqlite3_exec(pw.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(pw.db, part_schema, NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_free(att);
         rc = db_fail(pw.db, tmp, err);
         goto done;
     }
+    sqlite3_free(att);
     o.rank_ids = ids;
     o.rank_shown = shown;
     o.n_rank_ids = n;
@@ -336,6 +421,7 @@ tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
     o.report_done = cap_done;
     o.rank_start = cap_rank;
     o.requires_seen = cap_requires;
+    o.cluster_rows = cap_cluster;
     o.sink_ctx = &pw;
     o.window_miss_ok = 1;
     pw.run = &o;
@@ -359,7 +445,7 @@ tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
     sqlite3_bind_int64(q, 4, (int64_t)n);
     int ok = sqlite3_step(q) == SQLITE_DONE;
     sqlite3_finalize(q);
-    if (!ok || sqlite3_exec(pw.db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    if (!ok || sqlite3_exec(pw.db, "COMMIT; DETACH books", NULL, NULL, NULL) != SQLITE_OK) {
         rc = db_fail(pw.db, tmp, err);
         goto done;
     }
@@ -411,7 +497,7 @@ tb_status tb_report_gather(const char *books_db, const char *const *partials, si
         sqlite3_free(sql);
         if (e != SQLITE_OK ||
             sqlite3_prepare_v2(db, "SELECT name, sql FROM p.sqlite_master WHERE type = 'table'"
-                                   " AND name GLOB 'TB_PART_ROWS_*'",
+                                   " AND (name GLOB 'TB_PART_ROWS_*' OR name GLOB 'TB_PART_CLUSTER_*')",
                                -1, &q, NULL) != SQLITE_OK)
             goto dberr;
         while (sqlite3_step(q) == SQLITE_ROW) {
@@ -439,7 +525,7 @@ done:
     return rc;
 }
 
-int tb_specs_rank_scoped(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only)
+int tb_specs_scoped(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only)
 {
     size_t wanted = 0;
     for (size_t s = 0; s < n; s++)
@@ -450,7 +536,7 @@ int tb_specs_rank_scoped(const tb_spec *const *specs, size_t n, const char *cons
                 want = !strcmp(only[i], r->id);
             if (!want)
                 continue;
-            if (r->scope != TB_SCOPE_RANK)
+            if (r->scope != TB_SCOPE_RANK && r->scope != TB_SCOPE_CLUSTER)
                 return 0;
             wanted++;
         }

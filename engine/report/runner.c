@@ -58,6 +58,7 @@ typedef struct runner {
      * (borrowed from the specs, which outlive the run) */
     struct built { const metric_table *t; const metrics_options *options; } built[32];
     size_t n_built;
+    metrics_phase phase;    /* how cluster tables build (metrics.h): whole, but over shards */
     /* the current report's pivot (columns named by the data), or pv NULL */
     sqlite3_stmt *pv;        /* pivot.values, :key bound per row */
     int pv_key;              /* the statement column holding the row's key */
@@ -879,11 +880,14 @@ static tb_status build_metric(runner *r, const metric_table *t, const metrics_op
         const metric_table *dep = metrics_find(t->depends[d]);
         if (!dep)
             return tb_error_set(err, TB_ERR_INTERNAL, "computed table '%s' needs unknown '%s'", t->name, t->depends[d]);
+        /* from gathered rows, a cluster table needs its parts only */
+        if (r->phase == METRICS_COMBINE && !metrics_two_phase(dep))
+            continue;
         tb_status rc = build_metric(r, dep, options, depth + 1, err);
         if (rc)
             return rc;
     }
-    metric_ctx m = {.db = r->db, .opt = options, .note = r->opt->note, .ctx = r->opt->ctx};
+    metric_ctx m = {.db = r->db, .opt = options, .note = r->opt->note, .ctx = r->opt->ctx, .phase = r->phase};
     r->sb.trusted = 1;
     tb_status rc = t->build(&m, err);
     r->sb.trusted = 0;
@@ -1108,6 +1112,94 @@ static void skipped(runner *r, const tb_spec_report *rep, const char *why, tb_ru
     res->reports_skipped++;
 }
 
+/* --- scope: cluster ----------------------------------------------------------- */
+
+typedef struct name_list {
+    const char *v[16];
+    size_t n;
+} name_list;
+
+static void add_name(name_list *l, const char *name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (!sqlite3_stricmp(l->v[i], name))
+            return;
+    if (l->n < sizeof l->v / sizeof l->v[0])
+        l->v[l->n++] = name;
+}
+
+/* Every cluster table: what a cluster-scope report may read. */
+static void add_cluster_table(void *ctx, const metric_table *t)
+{
+    if (metrics_two_phase(t))
+        add_name(ctx, t->name);
+}
+
+/* The part tables of t and of what it depends on. */
+static void add_parts(name_list *l, const metric_table *t, int depth)
+{
+    if (!t || depth > 8)
+        return;
+    for (size_t i = 0; i < 4 && t->parts[i]; i++)
+        add_name(l, t->parts[i]);
+    for (size_t d = 0; d < 4 && t->depends[d]; d++)
+        add_parts(l, metrics_find(t->depends[d]), depth + 1);
+}
+
+typedef struct parts_ctx {
+    const tb_spec_report *rep;
+    name_list *l;
+} parts_ctx;
+
+static void parts_if_named(void *ctx, const metric_table *t)
+{
+    parts_ctx *p = ctx;
+    int named = names_word(p->rep->sql, t->name);
+    for (size_t i = 0; i < p->rep->n_requires && !named; i++)
+        named = sqlite3_stricmp(p->rep->requires[i], t->name) == 0;
+    if (named)
+        add_parts(p->l, t, 0);
+}
+
+/* The part tables of the cluster tables a report names (SQL or requires). */
+static void report_parts(const tb_spec_report *rep, name_list *l)
+{
+    parts_ctx p = {.rep = rep, .l = l};
+    l->n = 0;
+    metrics_each(parts_if_named, &p);
+}
+
+/* Drops the cluster tables from what the connection has built (a shard
+ * made only their parts). */
+static void forget_two_phase(runner *r)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < r->n_built; i++)
+        if (!metrics_two_phase(r->built[i].t))
+            r->built[k++] = r->built[i];
+    r->n_built = k;
+}
+
+/* A shard's part of a cluster-scope report: the first phase of its cluster
+ * tables on the shard's ranks, the part tables handed to cluster_rows. */
+static tb_status run_cluster_collect(runner *r, const tb_spec *spec, const tb_spec_report *rep, tb_error *err)
+{
+    name_list parts;
+    report_parts(rep, &parts);
+    r->phase = METRICS_COLLECT;
+    tb_status rc = build_needed(r, rep->sql, rep, spec->metrics, err);
+    r->phase = METRICS_WHOLE;
+    if (!rc) {
+        r->sb.trusted = 1;
+        rc = r->opt->cluster_rows(r->opt->sink_ctx, rep, r->db, parts.v, parts.n, err);
+        r->sb.trusted = 0;
+    }
+    forget_two_phase(r);
+    return rc;
+}
+
+/* --- a report over the DB as it is ---------------------------------------------- */
+
 static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *label,
                             tb_run_result *res, tb_error *err)
 {
@@ -1127,6 +1219,15 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
     size_t nc = 0;
     tb_sink *sinks[4] = {0};
     size_t ns = 0;
+    /* a cluster-scope report reads the cluster tables only: over shards
+     * nothing else is there, so on one DB nothing else is either */
+    name_list tables = {.n = 0};
+    if (rep->scope == TB_SCOPE_CLUSTER) {
+        metrics_each(add_cluster_table, &tables);
+        r->sb.reads = tables.v;
+        r->sb.n_reads = tables.n;
+        r->sb.reads_who = "a report of scope cluster";
+    }
     tb_status rc = prepare_report(r, spec, rep, what, &st, &c, &nc, err);
     if (rc)
         goto done;
@@ -1141,6 +1242,9 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
     if (!rc)
         report_ran(o, rep, sinks, ns, rows, res);
 done:
+    r->sb.reads = NULL;
+    r->sb.n_reads = 0;
+    r->sb.reads_who = NULL;
     for (size_t i = 0; i < ns; i++)
         sinks[i]->destroy(sinks[i]);
     pivot_free(r);
@@ -1475,6 +1579,10 @@ typedef struct replay {
     runner r;                /* only its options: notes and skips say what a run says */
     sqlite3 *db;
     const char *path;
+    /* cluster-scope reports: a run over the gathered DB, opened at the first */
+    runner cr;
+    tb_run_options cro;
+    int cr_open;
 } replay;
 
 static tb_status replay_fail(replay *p, tb_error *err)
@@ -1645,6 +1753,52 @@ done:
     return rc;
 }
 
+/*
+ * A cluster-scope report from the rows gathered from every shard: the part
+ * tables of its cluster tables (TB_PART_CLUSTER_<k>_<part>, in shard order)
+ * become the TEMP part tables, the tables are made from them (the second
+ * phase) and the report runs over them as on one DB.
+ */
+static tb_status replay_cluster(replay *p, const tb_spec *spec, const tb_spec_report *rep, int64_t k,
+                                const char *label, tb_run_result *res, tb_error *err)
+{
+    runner *r = &p->cr;
+    tb_status rc = TB_OK;
+    if (!p->cr_open) {
+        p->cro = *p->r.opt;
+        p->cro.db_path = p->path;
+        p->cro.replay = NULL;
+        memset(r, 0, sizeof *r);
+        r->opt = &p->cro;
+        p->cr_open = 1;
+        if ((rc = open_db(r, err)))
+            return rc;
+    }
+    name_list parts;
+    report_parts(rep, &parts);
+    r->sb.trusted = 1;
+    for (size_t i = 0; i < parts.n && !rc; i++) {
+        char *sql = sqlite3_mprintf("DROP TABLE IF EXISTS temp.\"%w\";"
+                                    "CREATE TEMP TABLE \"%w\" AS SELECT * FROM main.\"TB_PART_CLUSTER_%lld_%w\""
+                                    " ORDER BY shard, seq;",
+                                    parts.v[i], parts.v[i], (long long)k, parts.v[i]);
+        if (!sql)
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        else if (sqlite3_exec(r->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+            rc = tb_error_at(err, TB_ERR_DB, p->path, 0, 0, -1, "gathered rows of report '%s': %s", rep->id,
+                             sqlite3_errmsg(r->db));
+        sqlite3_free(sql);
+    }
+    r->sb.trusted = 0;
+    if (rc)
+        return rc;
+    runner_free_built(r);
+    r->phase = METRICS_COMBINE;
+    rc = run_report(r, spec, rep, label, res, err);
+    r->phase = METRICS_WHOLE;
+    return rc;
+}
+
 /* Every report of the run, written from the gathered rows at opt->replay. */
 static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_error *err)
 {
@@ -1673,10 +1827,16 @@ static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_er
     for (size_t s = 0; s < opt->n_specs && !rc; s++)
         for (size_t i = 0; i < opt->specs[s]->n_reports && !rc; i++, k++)
             if (wanted(opt, opt->specs[s]->reports[i].id))
-                rc = replay_report(&p, opt->specs[s], &opt->specs[s]->reports[i], k, res->window_label, res, err);
+                rc = (opt->specs[s]->reports[i].scope == TB_SCOPE_CLUSTER ? replay_cluster : replay_report)(
+                    &p, opt->specs[s], &opt->specs[s]->reports[i], k, res->window_label, res, err);
 done:
     sqlite3_finalize(q);
     sqlite3_close(p.db);
+    if (p.cr_open) {
+        runner_free_built(&p.cr);
+        sandbox_finish(&p.cr.sb);
+        sqlite3_close(p.cr.db);
+    }
     return rc;
 }
 
@@ -1723,12 +1883,17 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
     }
     snprintf(res->window_label, sizeof res->window_label, "%s", wi.label);
     for (size_t s = 0; s < opt->n_specs && !rc; s++)
-        for (size_t k = 0; k < opt->specs[s]->n_reports && !rc; k++)
-            if (wanted(opt, opt->specs[s]->reports[k].id))
+        for (size_t k = 0; k < opt->specs[s]->n_reports && !rc; k++) {
+            const tb_spec_report *rep = &opt->specs[s]->reports[k];
+            if (!wanted(opt, rep->id))
+                continue;
+            if (rep->scope == TB_SCOPE_CLUSTER && opt->cluster_rows)
+                rc = run_cluster_collect(&r, opt->specs[s], rep, err);
+            else
                 /* a run of one rank already (rank_set) runs a rank-scope report as it is */
-                rc = (opt->specs[s]->reports[k].scope == TB_SCOPE_RANK && !opt->window.rank_set ? run_report_ranks
-                                                                                                  : run_report)(
-                    &r, opt->specs[s], &opt->specs[s]->reports[k], wi.label, res, err);
+                rc = (rep->scope == TB_SCOPE_RANK && !opt->window.rank_set ? run_report_ranks : run_report)(
+                    &r, opt->specs[s], rep, wi.label, res, err);
+        }
 done:
     runner_free_built(&r);
     window_info_finish(&wi);

@@ -16,6 +16,7 @@
  *   of tables and views; the read-only PRAGMAs that describe a schema; the
  *   functions named below, which are SQLite's own scalar, aggregate, window,
  *   date and time, math and JSON functions plus tracebook's (sqlfuncs.c);
+ * - for a cluster-scope report, reads of its tables only (sandbox.reads);
  * - virtual tables only of the modules of the allow-list (SQLite's
  *   json_each/json_tree, and the PRAGMA functions, which are no module): the other
  *   modules are dropped from the connection, so a virtual table of the DB
@@ -123,7 +124,21 @@ static int authorize(void *ctx, int code, const char *a, const char *b, const ch
     case SQLITE_RECURSIVE:
         return SQLITE_OK;
     case SQLITE_READ:
-        return SQLITE_OK;
+        if (!sb->n_reads || !a || !sqlite3_strnicmp(a, "sqlite_", 7) || !sqlite3_strnicmp(a, "pragma_", 7) ||
+            !sqlite3_stricmp(a, "json_each") || !sqlite3_stricmp(a, "json_tree"))
+            return SQLITE_OK;
+        for (size_t i = 0; i < sb->n_reads; i++)
+            if (!sqlite3_stricmp(a, sb->reads[i]))
+                return SQLITE_OK;
+        if (!sb->denied[0]) {
+            size_t k = (size_t)snprintf(sb->denied, sizeof sb->denied, "%s reads only ",
+                                        sb->reads_who ? sb->reads_who : "report SQL");
+            for (size_t i = 0; i < sb->n_reads && k < sizeof sb->denied; i++)
+                k += (size_t)snprintf(sb->denied + k, sizeof sb->denied - k, "%s%s", i ? ", " : "", sb->reads[i]);
+            if (k < sizeof sb->denied)
+                snprintf(sb->denied + k, sizeof sb->denied - k, ", not %s", a);
+        }
+        return SQLITE_DENY;
     case SQLITE_FUNCTION:
         if (sandbox_function_allowed(b))
             return SQLITE_OK;
@@ -197,4 +212,7 @@ void sandbox_finish(sandbox *sb)
 {
     sb->trusted = 0;
     sb->denied[0] = 0;
+    sb->reads = NULL;
+    sb->n_reads = 0;
+    sb->reads_who = NULL;
 }

@@ -13,7 +13,14 @@
 /* The state of one connection's sandbox (caller memory, zeroed). */
 typedef struct sandbox {
     int trusted;          /* 1 while tracebook itself runs SQL: nothing is checked */
-    char denied[160];     /* what was refused last ("" when nothing), for the error message */
+    char denied[320];     /* what was refused last ("" when nothing), for the error message */
+    /* When n_reads > 0, the only tables (and views) report SQL may read
+     * (case-insensitive), and what the refusal says first (a cluster-scope
+     * report's tables: "report 'x' is of scope cluster"); SQLite's schema
+     * tables and the table functions of the allow-list stay readable. */
+    const char *const *reads;
+    size_t n_reads;
+    const char *reads_who;
 } sandbox;
 
 /*

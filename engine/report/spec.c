@@ -1161,9 +1161,12 @@ static tb_status parse_common(loader *L, const specnode *m, tb_spec_report *r, r
             r->scope = TB_SCOPE_RANK;
         else if (is_text(v) && !strcmp(v->text, "all"))
             r->scope = TB_SCOPE_ALL;
+        else if (is_text(v) && !strcmp(v->text, "cluster"))
+            r->scope = TB_SCOPE_CLUSTER;
         else
-            return fail_node(L, v, "'scope' must be rank (the report runs on each rank alone) or all (on every "
-                             "rank at once), got %s", describe(v, d, sizeof d));
+            return fail_node(L, v, "'scope' must be rank (the report runs on each rank alone), cluster (it reads "
+                             "only the cluster tables) or all (on every rank at once), got %s",
+                             describe(v, d, sizeof d));
         aux->scope_line = v->line;
         aux->scope_col = v->column;
     }

@@ -21,6 +21,8 @@
 #include "tracebook/error.h"
 #include "tracebook/output.h"
 
+struct sqlite3;
+
 /* --timeunit: the unit typed time columns are written in. */
 typedef enum tb_time_unit { TB_UNIT_NS = 0, TB_UNIT_US = 3, TB_UNIT_MS = 6, TB_UNIT_S = 9 } tb_time_unit;
 
@@ -84,8 +86,12 @@ unsigned tb_report_outputs(const tb_spec_report *rep);
  * rank's rows only, its own computed tables, `sort` and `limit` per rank)
  * and the ranks' rows follow each other in rank order; so it can also run
  * where the ranks are: on each shard, or each MPI process (docs/scale-out.md).
+ * TB_SCOPE_CLUSTER: its SQL reads only the cluster tables (cluster_step_
+ * trace_time, slow_rank, ...), which are made from per-rank rows: over
+ * shards, each shard makes its ranks' rows and the tables are made from
+ * those gathered, never from every event at once.
  */
-typedef enum tb_scope { TB_SCOPE_ALL = 0, TB_SCOPE_RANK = 1 } tb_scope;
+typedef enum tb_scope { TB_SCOPE_ALL = 0, TB_SCOPE_RANK = 1, TB_SCOPE_CLUSTER = 2 } tb_scope;
 tb_scope tb_report_scope(const tb_spec_report *rep);
 
 /*
@@ -179,9 +185,15 @@ typedef struct tb_run_options {
      * res->window_missed is set and err holds the message (a shard); a rank
      * that has the window's first iteration but not its last still fails */
     int window_miss_ok;
-    /* Not NULL: a DB of gathered rank-scope rows (tb_report_gather): every
-     * report is written from it instead of run (all must be rank-scope);
-     * db_path is then read for nothing. */
+    /* Optional (a shard's run): a cluster-scope report does not run; the
+     * first phase of its cluster tables runs on this DB's ranks and their
+     * part tables (TEMP tables parts[0..n) of the connection db, read with
+     * sqlite3) are handed here, called with sink_ctx. */
+    tb_status (*cluster_rows)(void *ctx, const tb_spec_report *rep, struct sqlite3 *db, const char *const *parts,
+                              size_t n, tb_error *err);
+    /* Not NULL: a DB of rows gathered from shards (tb_report_gather): every
+     * report is written from it instead of run (all must be rank- or
+     * cluster-scope); db_path is then read for nothing. */
     const char *replay;
 } tb_run_options;
 
@@ -273,8 +285,9 @@ typedef struct tb_partial_job {
 tb_status tb_report_partial(const tb_partial_job *job, tb_error *err);
 tb_status tb_report_gather(const char *books_db, const char *const *partials, size_t n, tb_error *err);
 
-/* 1 when every report of the specs that runs (all, or those named in only) is rank-scope. */
-int tb_specs_rank_scoped(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only);
+/* 1 when every report of the specs that runs (all, or those named in only) is
+ * rank- or cluster-scope: such a run needs no DB of every rank. */
+int tb_specs_scoped(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only);
 
 typedef struct tb_query_job {
     tb_run_options run;             /* db_path, window, unit, params, max_steps */

@@ -2133,6 +2133,8 @@ def _(t):
     t.check("    top (int, default 20): number of kernels to list\n" in r.out, r.out)
     t.check("  scope: rank (each rank alone)\n" in r.out, r.out)
     r = t.run(["reports", "slow_rank"])
+    t.check("  scope: cluster (the cluster tables, made from per-rank rows)\n" in r.out, r.out)
+    r = t.run(["reports", "op_summary"])
     t.check("  scope: all (every rank at once)\n" in r.out, r.out)
     t.expect(t.run(["reports", "nope"]), 2, out="",
              err="tracebook: error: no built-in report 'nope' (tracebook reports lists them)\n")

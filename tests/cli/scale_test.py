@@ -35,7 +35,15 @@
 # PARTIAL) leaves no output and no folder. Skips
 # (exit 77) when the build has no MPI.
 #
-# usage: scale_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR [--mpi yes|no]
+# Cluster-scope reports (the four cluster built-ins and one of a user's) over
+# 6 generated ranks with collective ops, as 3 shards and under mpirun: the
+# single run's files, no merge, with and without a window, alone and beside
+# rank-scope reports; over the shared public data (msprof-analyze's files,
+# torch_npu ranks, an msprof DB: every source of the cluster tables) when
+# --shared names it; SQL of scope cluster that reads an event table fails
+# alike on one DB and over shards.
+#
+# usage: scale_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR [--mpi yes|no] [--shared DATA_DIR]
 # Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
 # line; exits 0 when all pass, 1 otherwise.
 import filecmp
@@ -51,7 +59,9 @@ import traceback
 import zipfile
 
 TB, GEN, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
-MPI = sys.argv[5] if len(sys.argv) > 5 and sys.argv[4] == "--mpi" else None
+OPTS = dict(zip(sys.argv[4::2], sys.argv[5::2]))
+MPI = OPTS.get("--mpi")
+SHARED = OPTS.get("--shared")  # the shared public data (optional)
 RANKS = 64
 LAUNCH = []  # the mpirun words before the command, in the MPI cases
 
@@ -521,6 +531,141 @@ def case_scoped_window_half_there():
     assert not scoped_left(), scoped_left()
 
 
+CLUSTER_SPEC = """tracebook: 1
+outputs: [csv, json, xlsx]
+reports:
+  - use: cluster_step_trace_time
+  - use: slow_rank
+  - use: slow_rank_op
+  - use: communication_matrix
+  - id: wait_and_compute
+    scope: cluster
+    sql: |
+      SELECT s.rankId AS "Rank", c.step AS "Step", s.totalWaitNs AS "Wait:dur_ns", c.computing AS "Computing(us)"
+      FROM slow_rank s LEFT JOIN cluster_step_trace_time c ON c.type = 'rank' AND c.rankId = s.rankId
+      ORDER BY 1, 2
+"""
+CWINDOW = ("--model-id", "4294967295", "--iteration-id", "2", "--iteration-count", "2")
+
+
+def gen_comm(path, ranks):
+    """Ranks with collective ops, naming themselves in reverse input order."""
+    os.makedirs(path, exist_ok=True)
+    for r in range(ranks):
+        p = subprocess.run([GEN, "--kind", "ascend", "--events", str(3000 + 101 * r), "--seed", str(70 + r),
+                            "--ranks", str(ranks), "--rank", str(ranks - 1 - r),
+                            "-o", os.path.join(path, "r%03d.json" % r)], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+
+
+def cluster_single():
+    """The cluster reports over the raw ranks (one process), made once."""
+    out = os.path.join(OUT, "csingle")
+    if not os.path.exists(out):
+        saved = LAUNCH[:]
+        LAUNCH.clear()
+        report(CCLUSTER, out, CSPEC)
+        report(CCLUSTER, out + "_w", CSPEC, *CWINDOW)
+        LAUNCH.extend(saved)
+        # the data gives every report rows, and the ranks' own ids
+        for name in ("cluster_step_trace_time", "slow_rank", "slow_rank_op", "wait_and_compute"):
+            with open(os.path.join(out, name + ".csv")) as f:
+                assert len(f.read().splitlines()) > 6, name
+        with open(os.path.join(out, "slow_rank.csv")) as f:
+            assert sorted(line.split(",")[1] for line in f.read().splitlines()[1:]) == [str(r) for r in range(6)]
+    return out
+
+
+def case_cluster_scope_shards_identical():
+    # cluster reports over shards: each shard makes its ranks' rows of the
+    # cluster tables, the tables are made from them at the end: the same files
+    single = cluster_single()
+    shards = os.path.join(OUT, "cshards3")
+    shard(CCLUSTER, shards, 3)
+    before = cache_dbs()
+    out = os.path.join(OUT, "csharded3")
+    report(shards, out, CSPEC)
+    same_tree(single, out)
+    report(shards, out + "_w", CSPEC, *CWINDOW)
+    same_tree(single + "_w", out + "_w")
+    m = meta(out)
+    assert [(p["shard"], p["status"]) for p in m["processes"]] == [(i, "scoped") for i in range(3)], m["processes"]
+    assert cache_dbs() == before, (before, cache_dbs())
+    assert not scoped_left(), scoped_left()
+    # with rank-scope reports in the same spec: still no merge
+    mixed = os.path.join(OUT, "cmixed.yaml")
+    with open(mixed, "w") as f:
+        f.write(CLUSTER_SPEC + "  - use: top_kernels\n")
+    saved = LAUNCH[:]
+    LAUNCH.clear()
+    report(CCLUSTER, out + "_m1", mixed)
+    LAUNCH.extend(saved)
+    report(shards, out + "_m2", mixed)
+    same_tree(out + "_m1", out + "_m2")
+    assert {p["status"] for p in meta(out + "_m2")["processes"]} == {"scoped"}
+    assert cache_dbs() == before, (before, cache_dbs())
+
+
+def case_cluster_scope_public_data():
+    # msprof-analyze's files, two torch_npu ranks and an msprof DB, in 3 shards:
+    # each source of the cluster tables (step trace CSVs, communication.json,
+    # the matrix files, the HCCL tasks and ops) gives the same files
+    pub = os.path.join(SHARED or "", "ascend")
+    if not SHARED or not os.path.isdir(pub):
+        print("(no shared public data: part skipped)")
+        return
+    for name, parts in (("pjob1", ("torch_npu_rank0", "torch_npu_rank1", "cluster_analysis_output")),
+                        ("pjob2", ("cluster_analysis_output",)),
+                        ("pjob3", ("msprof_db", "torch_npu_rank0", "torch_npu_rank1"))):
+        job = os.path.join(OUT, name)
+        for part in parts:
+            shutil.copytree(os.path.join(pub, part), os.path.join(job, part))
+        spec_path = os.path.join(OUT, "cluster.yaml")
+        saved = LAUNCH[:]
+        LAUNCH.clear()
+        report(job, job + "_single", spec_path)
+        shards = job + "_shards"
+        shard(job, shards, 3)
+        LAUNCH.extend(saved)
+        report(shards, job + "_sharded", spec_path)
+        same_tree(job + "_single", job + "_sharded")
+        with open(os.path.join(job + "_single", "cluster_step_trace_time.csv")) as f:
+            assert len(f.read().splitlines()) > 2, name
+
+
+def case_cluster_scope_reads_cluster_tables_only():
+    # SQL of scope cluster that reads an event table fails alike on one DB and over shards
+    bad = os.path.join(OUT, "cbad.yaml")
+    with open(bad, "w") as f:
+        f.write("tracebook: 1\nreports:\n  - id: mine\n    scope: cluster\n    sql: |\n"
+                "      SELECT s.rankId AS \"Rank\", count(*) AS \"N\"\n"
+                "      FROM slow_rank s JOIN TASK t ON t.rankId = s.rankId GROUP BY 1\n")
+    want = ("tracebook: error: %s:6:7: report 'mine': a report of scope cluster reads only cluster_step_trace_time, "
+            "cluster_step_trace_time_csv, slow_rank_op, slow_rank, communication_matrix, not TASK" % bad)
+    shards = os.path.join(OUT, "cshards3")
+    if not os.path.isdir(shards):
+        shard(CCLUSTER, shards, 3)
+    for inputs in (CCLUSTER, shards):
+        out = os.path.join(OUT, "cbad_out")
+        r = run("report", "-dir", inputs, "--spec", bad, "-o", out, "-q")
+        assert r.returncode == 2, (r.returncode, r.stderr)
+        assert r.stderr.splitlines()[0] == want, r.stderr
+        assert not (os.path.exists(out) and os.listdir(out)), os.listdir(out)
+    assert not scoped_left(), scoped_left()
+
+
+def mpi_case_cluster_scoped():
+    single = cluster_single()
+    out = os.path.join(OUT, "cmpi4")
+    report(CCLUSTER, out, CSPEC)
+    same_tree(single, out)
+    report(CCLUSTER, out + "_w", CSPEC, *CWINDOW)
+    same_tree(single + "_w", out + "_w")
+    m = meta(out)
+    assert [(p["shard"], p["of"], p["status"]) for p in m["processes"]] == [(i, 4, "scoped") for i in range(4)], m
+    assert not mpi_left(), mpi_left()
+
+
 def mpi_case_scoped():
     single = scoped_single()
     out = os.path.join(OUT, "rmpi4")
@@ -556,6 +701,11 @@ if __name__ == "__main__":
     RCLUSTER = os.path.join(OUT, "rcluster")
     gen_claimed(RCLUSTER, 16)
     RSPEC = rank_spec(os.path.join(OUT, "rank.yaml"))
+    CCLUSTER = os.path.join(OUT, "ccluster")
+    gen_comm(CCLUSTER, 6)
+    CSPEC = os.path.join(OUT, "cluster.yaml")
+    with open(CSPEC, "w") as f:
+        f.write(CLUSTER_SPEC)
     SINGLE_DB = os.path.join(OUT, "single.db")
     r = run("export", "db", "-dir", CLUSTER, "-o", SINGLE_DB, "-q")
     assert r.returncode == 0, r.stderr

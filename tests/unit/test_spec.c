@@ -1095,28 +1095,32 @@ static void test_error_wrong_types(void **state)
                  "'title' must be a string, got an empty value");
 }
 
-/* scope: rank or all; rank cannot go with what needs every rank's rows */
+/* scope: rank, cluster or all; rank cannot go with what needs every rank's rows */
 static void test_scope(void **state)
 {
     (void)state;
     tb_spec *s = load_ok("sc.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: SELECT 1\n    scope: rank\n"
                                     "  - id: b\n    sql: SELECT 1\n    scope: all\n  - id: c\n    sql: SELECT 1\n"
-                                    "  - use: top_kernels\n    scope: rank\n");
+                                    "  - use: top_kernels\n    scope: rank\n"
+                                    "  - id: d\n    sql: SELECT * FROM slow_rank\n    scope: cluster\n"
+                                    "    drop_empty: [x]\n");
     assert_int_equal(tb_report_scope(tb_spec_report_at(s, 0)), TB_SCOPE_RANK);
     assert_int_equal(tb_report_scope(tb_spec_report_at(s, 1)), TB_SCOPE_ALL);
     assert_int_equal(tb_report_scope(tb_spec_report_at(s, 2)), TB_SCOPE_ALL);
     assert_int_equal(tb_report_scope(tb_spec_report_at(s, 3)), TB_SCOPE_RANK);
+    assert_int_equal(tb_report_scope(tb_spec_report_at(s, 4)), TB_SCOPE_CLUSTER);
     const tb_spec *const one[] = {s};
-    assert_int_equal(tb_specs_rank_scoped(one, 1, NULL, 0), 0);
+    assert_int_equal(tb_specs_scoped(one, 1, NULL, 0), 0);
     const char *const only[] = {"a", "top_kernels"};
-    assert_int_equal(tb_specs_rank_scoped(one, 1, only, 2), 1);
-    assert_int_equal(tb_specs_rank_scoped(one, 1, only, 1), 1);
-    const char *const mixed[] = {"a", "b"};
-    assert_int_equal(tb_specs_rank_scoped(one, 1, mixed, 2), 0);
-    expect_error("sc1.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: SELECT 1\n    scope: cluster\n",
+    assert_int_equal(tb_specs_scoped(one, 1, only, 2), 1);
+    assert_int_equal(tb_specs_scoped(one, 1, only, 1), 1);
+    const char *const mixed[] = {"a", "b"}, *const with_cluster[] = {"a", "d"};
+    assert_int_equal(tb_specs_scoped(one, 1, mixed, 2), 0);
+    assert_int_equal(tb_specs_scoped(one, 1, with_cluster, 2), 1);
+    expect_error("sc1.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: SELECT 1\n    scope: ranks\n",
                  TB_ERR_PARSE, 5, 12,
-                 "'scope' must be rank (the report runs on each rank alone) or all (on every rank at once), got "
-                 "'cluster'");
+                 "'scope' must be rank (the report runs on each rank alone), cluster (it reads only the cluster "
+                 "tables) or all (on every rank at once), got 'ranks'");
     expect_error("sc2.yaml",
                  "tracebook: 1\nreports:\n  - id: a\n    sql: SELECT 1\n    drop_empty: [x]\n    scope: rank\n",
                  TB_ERR_PARSE, 6, 12,
