@@ -9,10 +9,15 @@
  * DB: the shards' bookkeeping merged without their rows) and writes what
  * each report would have handed its writers into a small partial DB:
  *
- *   TB_PART         (shardIndex, label, windowMiss, ranks, bytes)  one row
+ *   TB_PART         (shardIndex, label, windowMiss, ranks, bytes,
+ *                    windowBroken)                                 one row
+ *   TB_PART_HELD    (shardIndex, rank, first, last)                per rank: its
+ *                    iterations of the window's mode (with a window)
  *   TB_PART_REPORT  (shardIndex, k, id, ran, rows, unmet)          per report
  *   TB_PART_COLUMN  (shardIndex, k, i, header, name, type)         per column
  *   TB_PART_ROWS_<k>(rank, seq, c0, c1, ...)                      the cells
+ *   TB_PART_CLUSTER_<k>_<part> (shard, seq, ...)   a cluster-scope report's
+ *                    part tables (the first phase of its cluster tables)
  *
  * k numbers the reports of all the specs in order. tb_report_gather() adds
  * the partials to the books DB (rows grow with the reports' rows, not with
@@ -37,7 +42,8 @@
 
 static const char part_schema[] =
     "CREATE TABLE IF NOT EXISTS TB_PART (shardIndex INTEGER, label TEXT, windowMiss TEXT, ranks INTEGER,"
-    " bytes INTEGER);"
+    " bytes INTEGER, windowBroken INTEGER);"
+    "CREATE TABLE IF NOT EXISTS TB_PART_HELD (shardIndex INTEGER, rank INTEGER, first INTEGER, last INTEGER);"
     "CREATE TABLE IF NOT EXISTS TB_PART_REPORT (shardIndex INTEGER, k INTEGER, id TEXT, ran INTEGER,"
     " rows INTEGER, unmet TEXT);"
     "CREATE TABLE IF NOT EXISTS TB_PART_COLUMN (shardIndex INTEGER, k INTEGER, i INTEGER, header TEXT, name TEXT,"
@@ -291,6 +297,24 @@ static tb_status cap_cluster(void *ctx, const tb_spec_report *rep, sqlite3 *db, 
     return rc;
 }
 
+static void cap_held(void *ctx, int64_t rank, int64_t first, int64_t last)
+{
+    part_writer *pw = ctx;
+    if (pw->failed)
+        return;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(pw->db, "INSERT INTO TB_PART_HELD VALUES(?,?,?,?)", -1, &q, NULL) != SQLITE_OK) {
+        pw->failed = db_fail(pw->db, pw->path, &pw->err);
+        return;
+    }
+    const int64_t v[4] = {pw->shard, rank, first, last};
+    for (int i = 0; i < 4; i++)
+        sqlite3_bind_int64(q, i + 1, v[i]);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        pw->failed = db_fail(pw->db, pw->path, &pw->err);
+    sqlite3_finalize(q);
+}
+
 /* Parses a JSON list of integers ("[3,17,22]") into a new array. Returns the count, or -1. */
 static long int_list(const char *text, int64_t **out)
 {
@@ -422,6 +446,7 @@ tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
     o.rank_start = cap_rank;
     o.requires_seen = cap_requires;
     o.cluster_rows = cap_cluster;
+    o.window_held = cap_held;
     o.sink_ctx = &pw;
     o.window_miss_ok = 1;
     pw.run = &o;
@@ -434,7 +459,7 @@ tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
     if (rc)
         goto done;
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(pw.db, "INSERT INTO TB_PART VALUES(?,?,?,?,0)", -1, &q, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v2(pw.db, "INSERT INTO TB_PART VALUES(?,?,?,?,0,?)", -1, &q, NULL) != SQLITE_OK) {
         rc = db_fail(pw.db, tmp, err);
         goto done;
     }
@@ -443,6 +468,7 @@ tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
     if (res.window_missed)
         sqlite3_bind_text(q, 3, err->message, -1, SQLITE_TRANSIENT);
     sqlite3_bind_int64(q, 4, (int64_t)n);
+    sqlite3_bind_int(q, 5, res.window_missed == 2);
     int ok = sqlite3_step(q) == SQLITE_DONE;
     sqlite3_finalize(q);
     if (!ok || sqlite3_exec(pw.db, "COMMIT; DETACH books", NULL, NULL, NULL) != SQLITE_OK) {
@@ -488,8 +514,9 @@ tb_status tb_report_gather(const char *books_db, const char *const *partials, si
         sqlite3_stmt *q = NULL;
         if (sqlite3_exec(db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
             goto dberr;
-        char *sql = sqlite3_mprintf("INSERT INTO main.TB_PART SELECT shardIndex, label, windowMiss, ranks, %lld"
-                                    " FROM p.TB_PART;"
+        char *sql = sqlite3_mprintf("INSERT INTO main.TB_PART SELECT shardIndex, label, windowMiss, ranks, %lld,"
+                                    " windowBroken FROM p.TB_PART;"
+                                    "INSERT INTO main.TB_PART_HELD SELECT * FROM p.TB_PART_HELD;"
                                     "INSERT INTO main.TB_PART_REPORT SELECT * FROM p.TB_PART_REPORT;"
                                     "INSERT INTO main.TB_PART_COLUMN SELECT * FROM p.TB_PART_COLUMN;",
                                     (long long)bytes);

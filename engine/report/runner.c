@@ -1799,6 +1799,37 @@ static tb_status replay_cluster(replay *p, const tb_spec *spec, const tb_spec_re
     return rc;
 }
 
+/* The window's error over the gathered ranks: worded from each rank's
+ * iterations as a single run words it; when no rank has any (no such model,
+ * no steps), a shard's message (what it names is the data's, not a rank's). */
+static tb_status replay_window_error(replay *p, const char *shard_msg, tb_error *err)
+{
+    sqlite3_stmt *q = NULL;
+    window_held *h = NULL;
+    size_t n = 0, cap = 0;
+    if (sqlite3_prepare_v2(p->db, "SELECT rank, min(first), max(last) FROM TB_PART_HELD GROUP BY rank ORDER BY rank",
+                           -1, &q, NULL) != SQLITE_OK)
+        return replay_fail(p, err);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        if (n == cap) {
+            cap = cap ? cap * 2 : 64;
+            window_held *v = realloc(h, cap * sizeof *v);
+            if (!v) {
+                free(h);
+                sqlite3_finalize(q);
+                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            }
+            h = v;
+        }
+        h[n++] = (window_held){sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2)};
+    }
+    sqlite3_finalize(q);
+    tb_status rc = n ? window_held_error(&p->r.opt->window, h, n, err)
+                     : tb_error_set(err, TB_ERR_USAGE, "%s", shard_msg ? shard_msg : "the window is not in the data");
+    free(h);
+    return rc;
+}
+
 /* Every report of the run, written from the gathered rows at opt->replay. */
 static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_error *err)
 {
@@ -1807,7 +1838,8 @@ static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_er
     tb_status rc = TB_OK;
     sqlite3_stmt *q = NULL;
     if (sqlite3_open_v2(opt->replay, &p.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(p.db, "SELECT label, windowMiss FROM TB_PART ORDER BY windowMiss IS NOT NULL, shardIndex",
+        sqlite3_prepare_v2(p.db, "SELECT label, windowMiss FROM TB_PART"
+                                 " ORDER BY windowBroken DESC, windowMiss IS NOT NULL, shardIndex",
                            -1, &q, NULL) != SQLITE_OK) {
         rc = replay_fail(&p, err);
         goto done;
@@ -1819,8 +1851,9 @@ static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_er
     const char *label = (const char *)sqlite3_column_text(q, 0);
     snprintf(res->window_label, sizeof res->window_label, "%s", label ? label : "");
     if (sqlite3_column_type(q, 1) != SQLITE_NULL) {
-        /* no shard has a rank with the window: the error a run over all of them gives */
-        rc = tb_error_set(err, TB_ERR_USAGE, "%s", (const char *)sqlite3_column_text(q, 1));
+        /* no shard has a rank with the window, or a rank has only its start:
+         * the error a run over all of them gives, from what every rank holds */
+        rc = replay_window_error(&p, (const char *)sqlite3_column_text(q, 1), err);
         goto done;
     }
     int64_t k = 0;
@@ -1872,11 +1905,23 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
     }
     if (opt->replay)
         return replay_run(opt, res, err);
-    if ((rc = runner_open(&r, opt, &wi, err))) {
-        if (rc == TB_ERR_USAGE && opt->window_miss_ok && opt->window.set && wi.miss) {
-            /* a shard none of whose ranks has the window: no rows of it */
+    rc = runner_open(&r, opt, &wi, err);
+    if (opt->window_held && opt->window.set)
+        for (size_t i = 0; i < wi.n_held; i++) {
+            int64_t shown = wi.held[i].rank;
+            for (size_t j = 0; j < opt->n_rank_ids; j++)
+                if (opt->rank_ids[j] == shown) {
+                    shown = opt->rank_shown[j];
+                    break;
+                }
+            opt->window_held(opt->sink_ctx, shown, wi.held[i].first, wi.held[i].last);
+        }
+    if (rc) {
+        if (rc == TB_ERR_USAGE && opt->window_miss_ok && opt->window.set && (wi.miss || wi.broken)) {
+            /* a shard none of whose ranks has the window: no rows of it; a
+             * rank that has only its start: the gathered run fails */
             snprintf(res->window_label, sizeof res->window_label, "%s", wi.label);
-            res->window_missed = 1;
+            res->window_missed = wi.broken ? 2 : 1;
             rc = TB_OK;
         }
         goto done;

@@ -168,35 +168,56 @@ static tb_status build_iterations(sqlite3 *db, const tb_window *w, steps *s, tb_
     return rc ? rc : exec(db, "INSERT INTO temp.tb_iter_any SELECT rankId, endNs FROM temp.tb_iter;", err);
 }
 
-/* What the ranks hold of the mode's iterations, for an error:
- * "steps 1-3", or "rank 0: steps 8-9; rank 1: steps 3-4". */
-static void rank_ranges(sqlite3 *db, const char *what, char *out, size_t n)
+/* Each rank's first and last iteration of the mode (temp.tb_iter), in rank order. */
+static tb_status held_ranges(sqlite3 *db, window_info *info, tb_error *err)
 {
     sqlite3_stmt *st = NULL;
-    size_t used = 0;
-    int rows = 0, same = 1;
-    int64_t lo0 = 0, hi0 = 0;
-    out[0] = 0;
+    size_t cap = 0;
     if (sqlite3_prepare_v2(db, "SELECT rankId, min(id), max(id) FROM temp.tb_iter GROUP BY rankId ORDER BY rankId",
                            -1, &st, NULL) != SQLITE_OK)
-        return;
-    while (sqlite3_step(st) == SQLITE_ROW && used < n) {
-        int64_t lo = sqlite3_column_int64(st, 1), hi = sqlite3_column_int64(st, 2);
-        if (rows == 0) {
-            lo0 = lo;
-            hi0 = hi;
-        } else if (lo != lo0 || hi != hi0) {
-            same = 0;
+        return db_error(db, err, "checking the window");
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        if (info->n_held == cap) {
+            cap = cap ? cap * 2 : 16;
+            window_held *v = realloc(info->held, cap * sizeof *v);
+            if (!v) {
+                sqlite3_finalize(st);
+                return tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+            }
+            info->held = v;
         }
-        int k = snprintf(out + used, n - used, "%srank %" PRId64 ": %s %" PRId64 "-%" PRId64, rows ? "; " : "",
-                         (int64_t)sqlite3_column_int64(st, 0), what, lo, hi);
-        if (k > 0)
-            used += (size_t)k;
-        rows++;
+        info->held[info->n_held++] =
+            (window_held){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)};
     }
     sqlite3_finalize(st);
-    if (rows && same)
-        snprintf(out, n, "%s %" PRId64 "-%" PRId64, what, lo0, hi0);
+    return TB_OK;
+}
+
+tb_status window_held_error(const tb_window *w, const window_held *h, size_t n, tb_error *err)
+{
+    /* "steps 1-3" when every rank holds the same, else "rank 0: steps 8-9; rank 1: steps 3-4" */
+    int step_mode = w->model_id == WINDOW_STEP_MODEL;
+    const char *what = step_mode ? "steps" : "iterations";
+    char avail[512];
+    size_t used = 0;
+    int same = 1;
+    avail[0] = 0;
+    for (size_t i = 0; i < n; i++) {
+        same &= h[i].first == h[0].first && h[i].last == h[0].last;
+        if (used < sizeof avail) {
+            int k = snprintf(avail + used, sizeof avail - used, "%srank %" PRId64 ": %s %" PRId64 "-%" PRId64,
+                             i ? "; " : "", h[i].rank, what, h[i].first, h[i].last);
+            if (k > 0)
+                used += (size_t)k;
+        }
+    }
+    if (n && same)
+        snprintf(avail, sizeof avail, "%s %" PRId64 "-%" PRId64, what, h[0].first, h[0].last);
+    if (step_mode)
+        return tb_error_set(err, TB_ERR_USAGE, "--iteration-id %" PRId64 " --iteration-count %" PRId64
+                            ": step mode has %s", w->iteration_id, w->iteration_count, avail);
+    return tb_error_set(err, TB_ERR_USAGE, "--iteration-id %" PRId64 " --iteration-count %" PRId64
+                        ": model %" PRId64 " has %s", w->iteration_id, w->iteration_count, w->model_id, avail);
 }
 
 /*
@@ -229,6 +250,10 @@ static tb_status check_window(sqlite3 *db, const tb_window *w, window_info *info
      * part of a load may lack what another part has; a rank that has I but
      * not I+N-1 is an error wherever it is */
     info->miss = have == 0 || first == 0;
+    info->broken = first != 0 && both != first;
+    tb_status rc = held_ranges(db, info, err);
+    if (rc)
+        return rc;
     if (have == 0) {
         list_available(db, avail, sizeof avail);
         if (step_mode)
@@ -237,16 +262,8 @@ static tb_status check_window(sqlite3 *db, const tb_window *w, window_info *info
         return tb_error_set(err, TB_ERR_USAGE, "--model-id %" PRId64 ": no such model; the data has: %s",
                             w->model_id, avail);
     }
-    if (first == 0 || both != first) {
-        rank_ranges(db, step_mode ? "steps" : "iterations", avail, sizeof avail);
-        if (step_mode)
-            return tb_error_set(err, TB_ERR_USAGE,
-                                "--iteration-id %" PRId64 " --iteration-count %" PRId64 ": step mode has %s",
-                                w->iteration_id, w->iteration_count, avail);
-        return tb_error_set(err, TB_ERR_USAGE,
-                            "--iteration-id %" PRId64 " --iteration-count %" PRId64 ": model %" PRId64 " has %s",
-                            w->iteration_id, w->iteration_count, w->model_id, avail);
-    }
+    if (first == 0 || both != first)
+        return window_held_error(w, info->held, info->n_held, err);
     return TB_OK;
 }
 
@@ -803,4 +820,7 @@ void window_info_finish(window_info *info)
     free(info->ranks);
     info->ranks = NULL;
     info->n_ranks = 0;
+    free(info->held);
+    info->held = NULL;
+    info->n_held = 0;
 }

@@ -18,13 +18,29 @@ typedef struct window_rank {
     int64_t start_ns, end_ns;
 } window_rank;
 
+/* One rank's first and last iteration of the window's mode (model, or steps). */
+typedef struct window_held {
+    int64_t rank, first, last;
+} window_held;
+
 typedef struct window_info {
     char label[48];        /* "I" or "I_J"; "" without a window */
     window_rank *ranks;    /* new (free with window_info_finish) */
     size_t n_ranks;
     int miss;              /* window_apply failed because no rank of the DB has iteration I (or the
                               model's iterations): another part of a load may have it */
+    int broken;            /* window_apply failed because a rank has iteration I but not I+N-1 */
+    window_held *held;     /* what each rank holds, in rank order (new); also after such a failure */
+    size_t n_held;
 } window_info;
+
+/*
+ * The usage error of a window that no rank has, or that a rank has only the
+ * start of, worded from what the ranks hold (h, in rank order): "step mode
+ * has rank 0: steps 8-9; rank 1: steps 3-4" ("steps 1-3" when all hold the
+ * same). Returns TB_ERR_USAGE with err set.
+ */
+tb_status window_held_error(const tb_window *w, const window_held *h, size_t n, tb_error *err);
 
 /*
  * Applies the window w to db (a read-only connection to a unified DB):

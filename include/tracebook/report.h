@@ -181,10 +181,15 @@ typedef struct tb_run_options {
      * the rows of each rank (rank: its shown id). */
     void (*requires_seen)(void *ctx, const tb_spec_report *rep, const char *unmet);
     void (*rank_start)(void *ctx, const tb_spec_report *rep, int64_t rank);
-    /* 1: a window none of the DB's ranks has is no error: no report runs,
-     * res->window_missed is set and err holds the message (a shard); a rank
-     * that has the window's first iteration but not its last still fails */
+    /* 1 (a shard's run): a window none of the DB's ranks has, or that a
+     * rank has the first iteration of but not the last, is no error here:
+     * no report runs, res->window_missed is set and err holds the message;
+     * the run over the gathered rows decides, from what every rank holds
+     * (window_held, called with sink_ctx for each rank of the DB that has
+     * iterations of the window's mode, by its shown id, in rank order,
+     * whenever a window is set). */
     int window_miss_ok;
+    void (*window_held)(void *ctx, int64_t rank, int64_t first, int64_t last);
     /* Optional (a shard's run): a cluster-scope report does not run; the
      * first phase of its cluster tables runs on this DB's ranks and their
      * part tables (TEMP tables parts[0..n) of the connection db, read with
@@ -203,7 +208,8 @@ typedef struct tb_run_result {
     uint64_t rows;                   /* rows written, all reports */
     char window_label[48];           /* "" without a window */
     uint64_t warnings;               /* tb_report_write: the load's (TB_WARNING) and the run's warnings */
-    int window_missed;               /* tb_run_options.window_miss_ok: no rank of the DB has the window */
+    int window_missed;               /* tb_run_options.window_miss_ok: 1 no rank of the DB has the window,
+                                        2 a rank has its first iteration but not its last */
 } tb_run_result;
 
 /* The default VM step budget of one report (about two minutes of SQLite work). */

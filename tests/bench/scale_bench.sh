@@ -18,10 +18,10 @@
 #   merge    `export db -dir SHARDS -o merged.db`: process 0's merge alone;
 #   same     whether the report's files equal the single run's.
 # The spec is a few built-in reports, rank and cluster ones (op_statistic,
-# step_trace_time, cluster_step_trace_time, slow_rank, communication_statistic):
-# its runs merge the shards. Then the same with a spec of rank-scope reports
-# only (op_statistic, step_trace_time, communication_statistic, top_kernels,
-# temporal_breakdown), which merges nothing (docs/scale-out.md#report-scopes):
+# step_trace_time, cluster_step_trace_time, slow_rank, communication_statistic),
+# all given `scope: all`: its runs merge the shards. Then the same five
+# reports in their own scopes (rank, and cluster for cluster_step_trace_time
+# and slow_rank), which merge nothing (docs/scale-out.md#report-scopes):
 #   report   as above (under mpirun each process runs its shard's reports);
 #   partial_MB  the rows the shards gave, gathered at process 0 (the
 #            processes' partial_bytes in tracebook_run.json);
@@ -68,10 +68,15 @@ cat > "$tmp/spec.yaml" <<'SPEC'
 tracebook: 1
 reports:
   - use: op_statistic
+    scope: all
   - use: step_trace_time
+    scope: all
   - use: cluster_step_trace_time
+    scope: all
   - use: slow_rank
+    scope: all
   - use: communication_statistic
+    scope: all
 SPEC
 
 cat > "$tmp/rank.yaml" <<'SPEC'
@@ -79,9 +84,9 @@ tracebook: 1
 reports:
   - use: op_statistic
   - use: step_trace_time
+  - use: cluster_step_trace_time
+  - use: slow_rank
   - use: communication_statistic
-  - use: top_kernels
-  - use: temporal_breakdown
 SPEC
 
 now() { date +%s.%N; }
@@ -197,7 +202,7 @@ for set in small big; do
     rm -rf "$tmp/$set" "$tmp"/out-$set-* "$tmp"/rout-$set-*
 done
 echo
-echo "# rank-scope reports only: no merge"
+echo "# the same reports in their own scopes (rank, cluster): no merge"
 printf '%-6s %-2s %9s %-28s %-26s %10s %15s %5s\n' data P report_s "per-process wall s" "per-process RSS MB" \
     partial_MB shards_report_s same
 printf '%s' "$scoped"

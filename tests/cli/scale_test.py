@@ -496,10 +496,14 @@ def case_scoped_errors():
     assert r1.returncode == r2.returncode == 3 and r1.stderr == r2.stderr, (r1.returncode, r2.returncode, r2.stderr)
     assert "badrank.yaml:5:" in r2.stderr and "no such column: nosuch" in r2.stderr, r2.stderr
     assert not (os.path.exists(out) and os.listdir(out)) and not scoped_left()
-    # a window no rank has: the usage error of a single run (exit 2)
-    r = run("report", "-dir", shards, "--spec", RSPEC, "-o", out, "-q", "--model-id", "4294967295",
-            "--iteration-id", "999")
-    assert r.returncode == 2 and "--iteration-id 999" in r.stderr, (r.returncode, r.stderr)
+    # a window no rank has: the usage error of a single run (exit 2), its
+    # message listing every rank by its id in the load
+    nowhere = ("--model-id", "4294967295", "--iteration-id", "999")
+    r1 = run("report", "-dir", RCLUSTER, "--spec", RSPEC, "-o", out, "-q", *nowhere)
+    r2 = run("report", "-dir", shards, "--spec", RSPEC, "-o", out, "-q", *nowhere)
+    assert r1.returncode == r2.returncode == 2 and "--iteration-id 999" in r2.stderr, (r2.returncode, r2.stderr)
+    assert r1.stderr == r2.stderr, (r1.stderr, r2.stderr)
+    assert r2.stderr.count("rank ") == 16, r2.stderr
     assert not (os.path.exists(out) and os.listdir(out)) and not scoped_left()
 
 
@@ -519,12 +523,16 @@ def case_scoped_window_half_there():
     with open(spec1, "w") as f:
         f.write("tracebook: 1\nreports:\n  - use: op_statistic\n")
     two = ("--model-id", "4294967295", "--iteration-id", "7", "--iteration-count", "2")
+    errors = []
     for inputs in (cl, shards):
         out = os.path.join(OUT, "half-" + os.path.basename(inputs))
         r = run("report", "-dir", inputs, "--spec", spec1, "-o", out, "-q", *two)
         assert r.returncode == 2 and "--iteration-id 7 --iteration-count 2: step mode has" in r.stderr, \
             (inputs, r.returncode, r.stderr)
         assert not (os.path.exists(out) and os.listdir(out)), out
+        errors.append(r.stderr)
+    # the same message: both ranks, by their ids in the load
+    assert errors[0] == errors[1] and "rank 0: steps" in errors[1] and "rank 1: steps" in errors[1], errors
     report(cl, os.path.join(OUT, "half1"), spec1, "--model-id", "4294967295", "--iteration-id", "7")
     report(shards, os.path.join(OUT, "half2"), spec1, "--model-id", "4294967295", "--iteration-id", "7")
     same_tree(os.path.join(OUT, "half1"), os.path.join(OUT, "half2"))
