@@ -242,11 +242,6 @@ tb_status cli_report_partial(const cli_args *a, tb_spec *const *specs, size_t n_
 void cli_scoped_finish(void);
 /* Removes the files of a folder and the folder. */
 void cli_remove_folder(const char *dir);
-/* This host's name as a file name part ('/' and '-' made '_'). */
-void cli_host_name(char *out, size_t n);
-/* Removes the folders <kind>-<host>-<pid>-* in base whose process is gone
- * (runs of this host that were killed); others' and running ones stay. */
-void cli_sweep_folders(const char *base, const char *kind);
 
 /* The window, unit and budget options report, query and print share. */
 typedef struct cli_run_opts {

@@ -284,18 +284,15 @@ tb_status cli_mpi_shards(const cli_args *a, const char *const *inputs, size_t n,
     else
         st = tb_cache_dir(base, sizeof base, err);
     if (st == TB_OK) {
-        char host[128];
-        cli_host_name(host, sizeof host);
-        cli_sweep_folders(base, "mpi");
-        snprintf(m.dir, sizeof m.dir, "%.3800s/mpi-%.100s-%ld-XXXXXX", base, host, (long)getpid());
-        if (!mkdtemp(m.dir))
+        char at[PATH_MAX];
+        snprintf(at, sizeof at, "%.3800s/mpi", base);
+        if (tb_temp_folder(at, m.dir, sizeof m.dir) != 0)
             st = tb_error_at(err, TB_ERR_IO, base, 0, 0, -1, "cannot make the processes' folder: %s",
                              strerror(errno));
     }
     if (st != TB_OK)
         return st; /* the others wait for the stop cli_mpi_finish sends */
     snprintf(folder, PATH_MAX, "%s", m.dir);
-    tb_temp_register(folder);
     /* every shard of the round goes with it when a signal stops the run (as
      * many as the table of temporary files holds; the folder names the run) */
     for (int k = 1; k < size && k <= 128; k++) {

@@ -11,8 +11,9 @@
  * outputs are those of a run over the merged DB, without the merge.
  *
  * Files live in a private folder: the MPI run's folder under mpirun, else
- * scoped-<host>-<pid>-XXXXXX under the cache folder, removed when the
- * command ends (or, after a kill, by the next such run of the host).
+ * scoped.tmp-<pid>@<host>-XXXXXX under the cache folder, removed when the
+ * command ends (or, after a kill, by the next run of the host that makes a
+ * temporary there).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
@@ -48,40 +49,6 @@ void cli_remove_folder(const char *dir)
         closedir(d);
     rmdir(dir);
     tb_temp_unregister(dir);
-}
-
-void cli_host_name(char *out, size_t n)
-{
-    if (gethostname(out, n) != 0 || !out[0])
-        snprintf(out, n, "host");
-    out[n - 1] = 0;
-    for (char *c = out; *c; c++)
-        if (*c == '/' || *c == '-')
-            *c = '_';
-}
-
-void cli_sweep_folders(const char *base, const char *kind)
-{
-    char host[128], pre[192];
-    cli_host_name(host, sizeof host);
-    snprintf(pre, sizeof pre, "%s-%s-", kind, host);
-    DIR *d = opendir(base);
-    if (!d)
-        return;
-    struct dirent *de;
-    while ((de = readdir(d)) != NULL) {
-        if (strncmp(de->d_name, pre, strlen(pre)) != 0)
-            continue;
-        char *end;
-        errno = 0;
-        long pid = strtol(de->d_name + strlen(pre), &end, 10);
-        if (errno || *end != '-' || pid <= 0 || (kill((pid_t)pid, 0) == 0 || errno != ESRCH))
-            continue;
-        char dir[PATH_MAX];
-        snprintf(dir, sizeof dir, "%.3000s/%.200s", base, de->d_name);
-        cli_remove_folder(dir);
-    }
-    closedir(d);
 }
 
 void cli_scoped_finish(void)
@@ -222,17 +189,14 @@ tb_status cli_scoped_db(const cli_args *a, cli_run *run, tb_spec *const *specs, 
         char base[PATH_MAX - 64];
         if ((st = tb_cache_dir(base, sizeof base, err)) != TB_OK)
             return st;
-        char host[128];
-        cli_host_name(host, sizeof host);
-        cli_sweep_folders(base, "scoped");
-        snprintf(folder, sizeof folder, "%.3800s/scoped-%.100s-%ld-XXXXXX", base, host, (long)getpid());
-        if (!mkdtemp(folder)) {
+        char at[PATH_MAX];
+        snprintf(at, sizeof at, "%.3800s/scoped", base);
+        if (tb_temp_folder(at, folder, sizeof folder) != 0) {
             st = tb_error_at(err, TB_ERR_IO, base, 0, 0, -1, "cannot make a folder for the partial rows: %s",
                              strerror(errno));
             folder[0] = 0;
             return st;
         }
-        tb_temp_register(folder);
         snprintf(books, cap, "%s/books.db", folder);
         if ((st = load_books(a, run, a->v[OPT_DIR], a->n[OPT_DIR], books, err)) != TB_OK)
             return st;

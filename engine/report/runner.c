@@ -733,6 +733,37 @@ static tb_status pivot_open(runner *r, const tb_spec_report *rep, column **c, si
     return TB_OK;
 }
 
+/* The cell of column col of st's row (borrowed text). A time column (timed)
+ * in --timeunit: an integer gets the scale the writers apply exactly, a
+ * real is divided here unless divide is 0 (gathered cells are converted). */
+static inline void cell_of(sqlite3_stmt *st, int col, int timed, int scale, int divide, tb_cell *cell)
+{
+    memset(cell, 0, sizeof *cell);
+    switch (sqlite3_column_type(st, col)) {
+    case SQLITE_NULL: cell->kind = TB_CELL_NULL; break;
+    case SQLITE_INTEGER:
+        cell->kind = TB_CELL_INT;
+        cell->i = sqlite3_column_int64(st, col);
+        cell->scale = timed ? scale : 0;
+        break;
+    case SQLITE_FLOAT:
+        cell->kind = TB_CELL_REAL;
+        cell->d = sqlite3_column_double(st, col);
+        if (timed && scale && divide)
+            cell->d /= (double)pow10i(scale);
+        break;
+    default:
+        cell->kind = TB_CELL_TEXT;
+        cell->s = (const char *)sqlite3_column_text(st, col);
+        cell->n = (size_t)sqlite3_column_bytes(st, col);
+        if (!cell->s) {
+            cell->s = "";
+            cell->n = 0;
+        }
+        break;
+    }
+}
+
 static tb_status pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, tb_sink **sinks, size_t ns,
                       const char *what, uint64_t *rows, tb_error *err)
 {
@@ -758,30 +789,7 @@ static tb_status pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, t
                 pivot_cell(r, i - r->pv_first, cell);
                 continue;
             }
-            int timed = c[i].type == TB_COL_DUR_NS || c[i].type == TB_COL_TS_NS;
-            switch (sqlite3_column_type(st, (int)i)) {
-            case SQLITE_NULL: cell->kind = TB_CELL_NULL; break;
-            case SQLITE_INTEGER:
-                cell->kind = TB_CELL_INT;
-                cell->i = sqlite3_column_int64(st, (int)i);
-                cell->scale = timed ? scale : 0;
-                break;
-            case SQLITE_FLOAT:
-                cell->kind = TB_CELL_REAL;
-                cell->d = sqlite3_column_double(st, (int)i);
-                if (timed && scale)
-                    cell->d /= (double)pow10i(scale);
-                break;
-            default:
-                cell->kind = TB_CELL_TEXT;
-                cell->s = (const char *)sqlite3_column_text(st, (int)i);
-                cell->n = (size_t)sqlite3_column_bytes(st, (int)i);
-                if (!cell->s) {
-                    cell->s = "";
-                    cell->n = 0;
-                }
-                break;
-            }
+            cell_of(st, (int)i, c[i].type == TB_COL_DUR_NS || c[i].type == TB_COL_TS_NS, scale, 1, cell);
         }
         for (size_t j = 0; j < ns; j++)
             if ((rc = sinks[j]->row(sinks[j], cells, err)))
@@ -943,16 +951,28 @@ static void runner_free_built(runner *r)
 }
 
 /* Is the table (or view) there with at least one row? */
-static int has_rows(runner *r, const char *table)
+static int has_rows(runner *r, const char *table, sqlite3_stmt **keep)
 {
     r->sb.trusted = 1;
     /* unqualified: the window's view when there is one, a computed table
-     * (in temp, built before this check) when the name is one */
-    char *q = sqlite3_mprintf("SELECT 1 FROM \"%w\" LIMIT 1", table);
-    sqlite3_stmt *st = NULL;
-    int yes = q && sqlite3_prepare_v2(r->db, q, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    sqlite3_free(q);
+     * (in temp, built before this check) when the name is one; with keep,
+     * the statement is prepared once and kept there (rank by rank) */
+    sqlite3_stmt *st = keep ? *keep : NULL;
+    int yes = 0;
+    if (st) {
+        yes = sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_reset(st); /* not left reading: a table it reads may be dropped next */
+    } else {
+        char *q = sqlite3_mprintf("SELECT 1 FROM \"%w\" LIMIT 1", table);
+        yes = q && sqlite3_prepare_v2(r->db, q, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+        sqlite3_free(q);
+        if (keep) {
+            sqlite3_reset(st);
+            *keep = st;
+        } else {
+            sqlite3_finalize(st);
+        }
+    }
     r->sb.trusted = 0;
     return yes;
 }
@@ -1090,10 +1110,10 @@ static tb_status open_sinks(const tb_run_options *o, const tb_spec *spec, const 
 
 /* `requires` of the report, on what the connection sees now: NULL when met,
  * else why not (in why). */
-static const char *unmet(runner *r, const tb_spec_report *rep, char *why, size_t n)
+static const char *unmet(runner *r, const tb_spec_report *rep, sqlite3_stmt **keep, char *why, size_t n)
 {
     for (size_t i = 0; i < rep->n_requires; i++)
-        if (!has_rows(r, rep->requires[i])) {
+        if (!has_rows(r, rep->requires[i], keep ? &keep[i] : NULL)) {
             snprintf(why, n, "the data has no %s rows%s", rep->requires[i], r->opt->window.set ? " in the window" : "");
             return why;
         }
@@ -1210,7 +1230,7 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
     if (brc)
         return brc;
     char why[200];
-    if (unmet(r, rep, why, sizeof why)) {
+    if (unmet(r, rep, NULL, why, sizeof why)) {
         skipped(r, rep, why, res);
         return TB_OK;
     }
@@ -1340,7 +1360,7 @@ static char *requires_mask(runner *r, const tb_spec_report *rep)
     if (!mask)
         return NULL;
     for (size_t i = 0; i < rep->n_requires; i++)
-        mask[i] = !metrics_find(rep->requires[i]) && !has_rows(r, rep->requires[i]) ? '1' : '0';
+        mask[i] = !metrics_find(rep->requires[i]) && !has_rows(r, rep->requires[i], NULL) ? '1' : '0';
     mask[rep->n_requires] = 0;
     return mask;
 }
@@ -1482,6 +1502,10 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
     uint64_t rows = 0;
     int opened = 0;
     tb_status rc = scope_ranks(r, &ranks, &n, err);
+    /* the requirements' checks, prepared at the first rank and kept */
+    sqlite3_stmt **req = calloc(rep->n_requires + 1, sizeof *req);
+    if (!req && !rc)
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     int renumber = 0;
     for (size_t k = 0; k < o->n_rank_ids; k++)
         renumber |= o->rank_ids[k] != o->rank_shown[k];
@@ -1510,7 +1534,7 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
         }
         if (rc)
             break;
-        if (unmet(r, rep, why, sizeof why))
+        if (unmet(r, rep, req, why, sizeof why))
             continue;
         sqlite3_stmt *st = kept;
         column *c = NULL;
@@ -1541,6 +1565,9 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
         columns_free(c, nc);
     }
     sqlite3_finalize(kept);
+    for (size_t i = 0; req && i < rep->n_requires; i++)
+        sqlite3_finalize(req[i]);
+    free(req);
     /* every rank's views again; the computed tables of every rank back under
      * their names (those of the last rank dropped) */
     if (n) {
@@ -1703,32 +1730,9 @@ static tb_status replay_report(replay *p, const tb_spec *spec, const tb_spec_rep
     uint64_t rows = 0;
     int step;
     while (!rc && (step = sqlite3_step(rq)) == SQLITE_ROW) {
-        for (size_t i = 0; i < nc; i++) {
-            tb_cell *c = &cells[i];
-            int col = (int)i + 2;
-            memset(c, 0, sizeof *c);
-            switch (sqlite3_column_type(rq, col)) {
-            case SQLITE_NULL: c->kind = TB_CELL_NULL; break;
-            case SQLITE_INTEGER:
-                c->kind = TB_CELL_INT;
-                c->i = sqlite3_column_int64(rq, col);
-                c->scale = sc[i].type == TB_COL_DUR_NS || sc[i].type == TB_COL_TS_NS ? (int)o->unit : 0;
-                break;
-            case SQLITE_FLOAT:
-                c->kind = TB_CELL_REAL;
-                c->d = sqlite3_column_double(rq, col);
-                break;
-            default:
-                c->kind = TB_CELL_TEXT;
-                c->s = (const char *)sqlite3_column_text(rq, col);
-                c->n = (size_t)sqlite3_column_bytes(rq, col);
-                if (!c->s) {
-                    c->s = "";
-                    c->n = 0;
-                }
-                break;
-            }
-        }
+        for (size_t i = 0; i < nc; i++)
+            cell_of(rq, (int)i + 2, sc[i].type == TB_COL_DUR_NS || sc[i].type == TB_COL_TS_NS, (int)o->unit, 0,
+                    &cells[i]);
         for (size_t j = 0; j < ns && !rc; j++)
             rc = sinks[j]->row(sinks[j], cells, err);
         rows++;

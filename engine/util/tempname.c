@@ -173,3 +173,13 @@ void tempname_sweep_beside(const char *path)
         return;
     tempname_sweep(dir);
 }
+
+int tb_temp_folder(const char *path, char *out, size_t n)
+{
+    tempname_sweep_beside(path);
+    if (tempname_template(out, n, path) != 0) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    return tempname_make(out, 1, NULL) == 0 ? 0 : -1;
+}

@@ -84,6 +84,14 @@ void tb_temp_unregister(const char *path);
 void tb_temp_cleanup(void);
 
 /*
+ * Makes a private temporary folder named after path,
+ * `PATH.tmp-<pid>@<host>-XXXXXX`, and registers it (as tb_temp_register);
+ * first, what killed runs of this host left beside path under such names is
+ * removed. out receives the folder's name. Returns 0, or -1 with errno set.
+ */
+int tb_temp_folder(const char *path, char *out, size_t n);
+
+/*
  * The name of cands[0..n) nearest to word when word is a likely typo of it
  * (within one edit for a short word, two from 6 characters, three from 12;
  * NULL entries are skipped), else NULL. Borrowed from cands. For "did you

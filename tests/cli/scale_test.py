@@ -282,7 +282,7 @@ def same_db(a, b):
 
 def mpi_left():
     """The processes' folders left in the cache folder (none once a run ends)."""
-    return [f for f in os.listdir(os.path.join(OUT, "cache", "tracebook")) if f.startswith("mpi-")]
+    return [f for f in os.listdir(os.path.join(OUT, "cache", "tracebook")) if f.startswith("mpi.tmp-")]
 
 
 def mpi_case_identical():
@@ -398,7 +398,7 @@ def cache_dbs():
 
 def scoped_left():
     root = os.path.join(OUT, "cache", "tracebook")
-    return [f for f in os.listdir(root) if f.startswith(("scoped-", "mpi-"))] if os.path.isdir(root) else []
+    return [f for f in os.listdir(root) if f.startswith(("scoped.tmp-", "mpi.tmp-"))] if os.path.isdir(root) else []
 
 
 def report(inputs, out, spec_path, *extra):
