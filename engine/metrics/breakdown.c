@@ -676,13 +676,13 @@ static int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
     /* no row: say why (metrics.md, "When a rank has no rows") */
     if (!ev->read)
         notef(h->m, "%s: rank %lld: no row: the rank has no device tasks or communication ops", h->what,
-              (long long)rank);
+              (long long)metrics_rank_shown(h->m, rank));
     else
         notef(h->m,
               "%s: rank %lld: no row: of its %zu device tasks and its %zu steps, %zu have no launching call "
               "(metrics.hta.linked_only) and %zu were launched after its last step began "
               "(metrics.hta.drop_last_step)",
-              h->what, (long long)rank, ev->read, cut ? cut->nsteps : (size_t)0, unlinked, late);
+              h->what, (long long)metrics_rank_shown(h->m, rank), ev->read, cut ? cut->nsteps : (size_t)0, unlinked, late);
     return 0;
 }
 /* ---- HTA's merge --------------------------------------------------------- */
@@ -866,7 +866,7 @@ static tb_status temporal_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err
         hscratch_free(&x);
         return tb_error_set(err, TB_ERR_INTERNAL,
                             "%s: rank %lld: idle %lld, compute %lld, non-compute %lld do not fit kernel time %lld",
-                            h->what, (long long)rank, (long long)idle, (long long)compute, (long long)noncompute,
+                            h->what, (long long)metrics_rank_shown(h->m, rank), (long long)idle, (long long)compute, (long long)noncompute,
                             (long long)kernel);
     }
     hscratch_free(&x);
@@ -879,7 +879,7 @@ static tb_status temporal_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err
                  "%s: rank %lld: %zu tasks end before they start after HTA's rounding to whole us, so idle "
                  "%lld, compute %lld and non-compute %lld us break HTA's own checks (HTA would stop here); "
                  "metrics.hta.round_us: false gives exact times",
-                 h->what, (long long)rank, neg, (long long)idle, (long long)compute, (long long)noncompute);
+                 h->what, (long long)metrics_rank_shown(h->m, rank), neg, (long long)idle, (long long)compute, (long long)noncompute);
         h->m->note(h->m->ctx, msg);
     }
     sqlite3_bind_int64(h->ins, 1, rank);
@@ -1079,7 +1079,7 @@ static tb_status exposed_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         notef(t->m,
               "%s: rank %lld has no host calls to link its device tasks to: its %zu tasks count without "
               "a launching call (metrics.exposed.linked_only does not apply)",
-              what, (long long)rank, ev->n);
+              what, (long long)metrics_rank_shown(t->m, rank), ev->n);
     for (size_t i = 0; i < ev->n; i++) {
         const dev_ev *e = &ev->v[i];
         if (linked_only && !e->linked) {
@@ -1102,17 +1102,17 @@ static tb_status exposed_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         /* no row: say why (metrics.md, "When a rank has no rows") */
         if (!ev->read)
             notef(t->m, "%s: rank %lld: no row: the rank has no device tasks or communication ops", what,
-                  (long long)rank);
+                  (long long)metrics_rank_shown(t->m, rank));
         else if (unlinked)
             notef(t->m,
                   "%s: rank %lld: no row: none of its %zu device tasks is linked to a launching host call "
                   "(metrics.exposed.linked_only: false counts them)",
-                  what, (long long)rank, ev->read);
+                  what, (long long)metrics_rank_shown(t->m, rank), ev->read);
         else
             notef(t->m,
                   "%s: rank %lld: no row: none of its %zu device tasks is computation, communication or "
                   "memcpy (%zu syncs, waits and other tasks)",
-                  what, (long long)rank, ev->read, ev->skipped);
+                  what, (long long)metrics_rank_shown(t->m, rank), ev->read, ev->skipped);
         goto done;
     }
     if (iv_sweep(r, n, part, NULL, NULL) != 0) {
@@ -1137,7 +1137,7 @@ static tb_status exposed_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         rc = tb_error_set(err, TB_ERR_INTERNAL,
                           "%s: rank %lld: computation %lld + exposed_comm %lld + exposed_memcpy %lld + idle %lld ns "
                           "is not the total %lld ns",
-                          what, (long long)rank, (long long)comp, (long long)ecomm, (long long)ememcpy,
+                          what, (long long)metrics_rank_shown(t->m, rank), (long long)comp, (long long)ecomm, (long long)ememcpy,
                           (long long)idle, (long long)total);
         goto done;
     }

@@ -64,6 +64,14 @@ tb_status metrics_exec(const metric_ctx *m, const char *what, const char *sql, t
     return TB_OK;
 }
 
+int64_t metrics_rank_shown(const metric_ctx *m, int64_t rank)
+{
+    for (size_t i = 0; i < m->n_rank_ids; i++)
+        if (m->rank_ids[i] == rank)
+            return m->rank_shown[i];
+    return rank;
+}
+
 void metrics_note_rankless(const metric_ctx *m, const char *table, int (*has)(const void *cx, int64_t rank),
                            const void *cx)
 {
@@ -80,7 +88,7 @@ void metrics_note_rankless(const metric_ctx *m, const char *table, int (*has)(co
             continue;
         char msg[256];
         snprintf(msg, sizeof msg, "%s: rank %lld: no row: the rank has no device tasks or communication ops", table,
-                 (long long)rank);
+                 (long long)metrics_rank_shown(m, rank));
         m->note(m->ctx, msg);
     }
     sqlite3_finalize(st);

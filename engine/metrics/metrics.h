@@ -39,6 +39,11 @@ typedef struct metric_ctx {
     void (*note)(void *ctx, const char *msg); /* may be NULL */
     void *ctx;
     metrics_phase phase;
+    /* A part of a load (a shard): the DB's rankIds rank_ids[i] are
+     * rank_shown[i] in the whole load, as notes name them (n_rank_ids 0:
+     * every rank is its own). */
+    const int64_t *rank_ids, *rank_shown;
+    size_t n_rank_ids;
 } metric_ctx;
 
 typedef struct metric_table {
@@ -81,6 +86,9 @@ static inline const metrics_options *metrics_opts(const metric_ctx *m)
 {
     return m->opt ? m->opt : metrics_options_default();
 }
+
+/* The id a note gives the DB's rank: its id in the whole load. */
+int64_t metrics_rank_shown(const metric_ctx *m, int64_t rank);
 
 /* Runs sql (several statements) on m->db; SQLite errors become TB_ERR_DB naming what. */
 tb_status metrics_exec(const metric_ctx *m, const char *what, const char *sql, tb_error *err);

@@ -13,6 +13,8 @@
  *                    windowBroken)                                 one row
  *   TB_PART_HELD    (shardIndex, rank, first, last)                per rank: its
  *                    iterations of the window's mode (with a window)
+ *   TB_PART_NOTE    (shardIndex, seq, msg)                         the notes of
+ *                    the shard's run (written once, at the end, by process 0)
  *   TB_PART_REPORT  (shardIndex, k, id, ran, rows, unmet)          per report
  *   TB_PART_COLUMN  (shardIndex, k, i, header, name, type)         per column
  *   TB_PART_ROWS_<k>(rank, seq, c0, c1, ...)                      the cells
@@ -44,6 +46,7 @@ static const char part_schema[] =
     "CREATE TABLE IF NOT EXISTS TB_PART (shardIndex INTEGER, label TEXT, windowMiss TEXT, ranks INTEGER,"
     " bytes INTEGER, windowBroken INTEGER);"
     "CREATE TABLE IF NOT EXISTS TB_PART_HELD (shardIndex INTEGER, rank INTEGER, first INTEGER, last INTEGER);"
+    "CREATE TABLE IF NOT EXISTS TB_PART_NOTE (shardIndex INTEGER, seq INTEGER, msg TEXT);"
     "CREATE TABLE IF NOT EXISTS TB_PART_REPORT (shardIndex INTEGER, k INTEGER, id TEXT, ran INTEGER,"
     " rows INTEGER, unmet TEXT);"
     "CREATE TABLE IF NOT EXISTS TB_PART_COLUMN (shardIndex INTEGER, k INTEGER, i INTEGER, header TEXT, name TEXT,"
@@ -67,6 +70,7 @@ typedef struct part_writer {
     size_t ncols;
     const tb_spec_report *rep; /* the report whose requirements unmet holds */
     char unmet[256];
+    int64_t notes;           /* notes kept */
     tb_status failed;        /* a callback's error, raised when the run returns */
     tb_error err;
 } part_writer;
@@ -297,6 +301,24 @@ static tb_status cap_cluster(void *ctx, const tb_spec_report *rep, sqlite3 *db, 
     return rc;
 }
 
+static void cap_note(void *ctx, const char *msg)
+{
+    part_writer *pw = ctx;
+    if (pw->failed)
+        return;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(pw->db, "INSERT INTO TB_PART_NOTE VALUES(?,?,?)", -1, &q, NULL) != SQLITE_OK) {
+        pw->failed = db_fail(pw->db, pw->path, &pw->err);
+        return;
+    }
+    sqlite3_bind_int64(q, 1, pw->shard);
+    sqlite3_bind_int64(q, 2, pw->notes++);
+    sqlite3_bind_text(q, 3, msg, -1, SQLITE_STATIC);
+    if (sqlite3_step(q) != SQLITE_DONE)
+        pw->failed = db_fail(pw->db, pw->path, &pw->err);
+    sqlite3_finalize(q);
+}
+
 static void cap_held(void *ctx, int64_t rank, int64_t first, int64_t last)
 {
     part_writer *pw = ctx;
@@ -447,6 +469,10 @@ tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
     o.requires_seen = cap_requires;
     o.cluster_rows = cap_cluster;
     o.window_held = cap_held;
+    /* the notes (ranks by their ids in the load) are said once, by the run
+     * over the gathered rows */
+    o.note = cap_note;
+    o.ctx = &pw;
     o.sink_ctx = &pw;
     o.window_miss_ok = 1;
     pw.run = &o;
@@ -517,6 +543,7 @@ tb_status tb_report_gather(const char *books_db, const char *const *partials, si
         char *sql = sqlite3_mprintf("INSERT INTO main.TB_PART SELECT shardIndex, label, windowMiss, ranks, %lld,"
                                     " windowBroken FROM p.TB_PART;"
                                     "INSERT INTO main.TB_PART_HELD SELECT * FROM p.TB_PART_HELD;"
+                                    "INSERT INTO main.TB_PART_NOTE SELECT * FROM p.TB_PART_NOTE;"
                                     "INSERT INTO main.TB_PART_REPORT SELECT * FROM p.TB_PART_REPORT;"
                                     "INSERT INTO main.TB_PART_COLUMN SELECT * FROM p.TB_PART_COLUMN;",
                                     (long long)bytes);

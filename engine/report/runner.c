@@ -895,7 +895,8 @@ static tb_status build_metric(runner *r, const metric_table *t, const metrics_op
         if (rc)
             return rc;
     }
-    metric_ctx m = {.db = r->db, .opt = options, .note = r->opt->note, .ctx = r->opt->ctx, .phase = r->phase};
+    metric_ctx m = {.db = r->db, .opt = options, .note = r->opt->note, .ctx = r->opt->ctx, .phase = r->phase,
+                    .rank_ids = r->opt->rank_ids, .rank_shown = r->opt->rank_shown, .n_rank_ids = r->opt->n_rank_ids};
     r->sb.trusted = 1;
     tb_status rc = t->build(&m, err);
     r->sb.trusted = 0;
@@ -1860,6 +1861,16 @@ static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_er
         rc = replay_window_error(&p, (const char *)sqlite3_column_text(q, 1), err);
         goto done;
     }
+    /* what the shards' runs noted, each note once, in shard order */
+    sqlite3_finalize(q);
+    q = NULL;
+    if (sqlite3_prepare_v2(p.db, "SELECT msg FROM TB_PART_NOTE GROUP BY msg ORDER BY min(shardIndex * 4294967296 + seq)",
+                           -1, &q, NULL) != SQLITE_OK) {
+        rc = replay_fail(&p, err);
+        goto done;
+    }
+    while (sqlite3_step(q) == SQLITE_ROW)
+        notef(opt, "%s", (const char *)sqlite3_column_text(q, 0));
     int64_t k = 0;
     for (size_t s = 0; s < opt->n_specs && !rc; s++)
         for (size_t i = 0; i < opt->specs[s]->n_reports && !rc; i++, k++)

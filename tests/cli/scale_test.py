@@ -17,7 +17,9 @@
 # values (exit 2), a bad rank file (exit 3 naming it, no shard written).
 # Rank-scope reports (every built-in of scope rank, and reports of a :rank
 # column, a limit, a computed table and a `requires` no rank meets) over 16
-# ranks that name themselves in reverse input order: as 4 shards, the run
+# ranks that name themselves in reverse input order (generated torch_npu
+# directories whose profiler_info_N.json name them; checked, so the shards'
+# numbers really differ from the load's ids): as 4 shards, the run
 # merges nothing and caches nothing (status `scoped`, no DB added to the
 # cache, no folder left) and gives the single run's files byte for byte,
 # with and without a window; a spec with one report of scope all merges; a
@@ -36,12 +38,13 @@
 # (exit 77) when the build has no MPI.
 #
 # Cluster-scope reports (the four cluster built-ins and one of a user's) over
-# 6 generated ranks with collective ops, as 3 shards and under mpirun: the
+# 6 such ranks with collective ops, as 3 shards and under mpirun: the
 # single run's files, no merge, with and without a window, alone and beside
 # rank-scope reports; over the shared public data (msprof-analyze's files,
 # torch_npu ranks, an msprof DB: every source of the cluster tables) when
 # --shared names it; SQL of scope cluster that reads an event table fails
-# alike on one DB and over shards.
+# alike on one DB and over shards; a shard's note names a rank by its id in
+# the load, once.
 #
 # usage: scale_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR [--mpi yes|no] [--shared DATA_DIR]
 # Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
@@ -381,14 +384,24 @@ def rank_spec(path, extra=""):
     return path
 
 
-def gen_claimed(path, ranks):
-    """Ranks that name themselves in reverse input order: the load's ids differ from the shards' numbers."""
+def gen_claimed(path, ranks, events=200):
+    """Ranks that name themselves in reverse input order (profiler_info_N.json of torch_npu
+    directories, renamed so that the last rank comes first): the load's ids differ from the
+    shards' numbers, which a shard's rows must be mapped through."""
+    tmp = path + ".gen"
+    p = subprocess.run([GEN, "--kind", "torch_npu_dir", "--events", str(events), "--seed", "500",
+                        "--ranks", str(ranks), "-o", tmp], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
     os.makedirs(path, exist_ok=True)
     for r in range(ranks):
-        p = subprocess.run([GEN, "--kind", "ascend", "--events", str(200 + 13 * r), "--seed", str(500 + r),
-                            "--ranks", str(ranks), "--rank", str(ranks - 1 - r),
-                            "-o", os.path.join(path, "r%03d.json" % r)], capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr
+        os.rename(os.path.join(tmp, "rank%d_ascend_pt" % r), os.path.join(path, "d%03d" % (ranks - 1 - r)))
+    os.rmdir(tmp)
+    # the first input names the last rank: the mapping is exercised
+    saved = LAUNCH[:]
+    LAUNCH.clear()
+    r = run("query", "-dir", path, "--format", "csv", "SELECT rankId FROM TB_RANK ORDER BY rowid")
+    LAUNCH.extend(saved)
+    assert r.returncode == 0 and r.stdout.split()[1:] == [str(ranks - 1 - k) for k in range(ranks)], r.stdout
 
 
 def cache_dbs():
@@ -419,7 +432,7 @@ def scoped_single():
     return out
 
 
-WINDOW = ("--model-id", "4294967295", "--iteration-id", "2")  # ranks 2 and 8 have step 2
+WINDOW = ("--model-id", "4294967295", "--iteration-id", "2")  # ranks 11, 12 and 14 have step 2
 
 
 def case_scoped_shards_identical():
@@ -553,17 +566,7 @@ reports:
       FROM slow_rank s LEFT JOIN cluster_step_trace_time c ON c.type = 'rank' AND c.rankId = s.rankId
       ORDER BY 1, 2
 """
-CWINDOW = ("--model-id", "4294967295", "--iteration-id", "2", "--iteration-count", "2")
-
-
-def gen_comm(path, ranks):
-    """Ranks with collective ops, naming themselves in reverse input order."""
-    os.makedirs(path, exist_ok=True)
-    for r in range(ranks):
-        p = subprocess.run([GEN, "--kind", "ascend", "--events", str(3000 + 101 * r), "--seed", str(70 + r),
-                            "--ranks", str(ranks), "--rank", str(ranks - 1 - r),
-                            "-o", os.path.join(path, "r%03d.json" % r)], capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr
+CWINDOW = ("--model-id", "4294967295", "--iteration-id", "5")  # ranks 0, 3, 4 and 5 have step 5
 
 
 def cluster_single():
@@ -641,6 +644,32 @@ def case_cluster_scope_public_data():
             assert len(f.read().splitlines()) > 2, name
 
 
+def case_scoped_notes_name_load_ranks():
+    # a rank with no device tasks (the first input, which names itself rank 2):
+    # the note over shards names it as the single run does, once, from process 0
+    cl = os.path.join(OUT, "notecl")
+    gen_claimed(cl, 3, events=1500)
+    trace = os.path.join(cl, "d000", "ASCEND_PROFILER_OUTPUT", "trace_view.json")
+    with open(trace) as f:
+        ev = json.load(f)
+    device = {e["pid"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"
+              and e["args"]["name"] in ("Ascend Hardware", "Communication", "Overlap Analysis")}
+    with open(trace, "w") as f:
+        json.dump([e for e in ev if e.get("ph") == "M" or e.get("pid") not in device], f)
+    os.remove(os.path.join(cl, "d000", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"))
+    shards = os.path.join(OUT, "noteshards")
+    shard(cl, shards, 2)
+    errs = []
+    for inputs, out in ((cl, "note1"), (shards, "note2")):
+        r = run("report", "-dir", inputs, "--spec", CSPEC, "-o", os.path.join(OUT, out))
+        assert r.returncode == 0, r.stderr
+        errs.append(sorted(line for line in r.stderr.splitlines() if "note:" in line))
+    assert errs[0] == errs[1], errs
+    assert "tracebook: note: step_trace_time: rank 2: no row: the rank has no device tasks or communication ops" \
+        in errs[1], errs[1]
+    same_tree(os.path.join(OUT, "note1"), os.path.join(OUT, "note2"))
+
+
 def case_cluster_scope_reads_cluster_tables_only():
     # SQL of scope cluster that reads an event table fails alike on one DB and over shards
     bad = os.path.join(OUT, "cbad.yaml")
@@ -710,7 +739,7 @@ if __name__ == "__main__":
     gen_claimed(RCLUSTER, 16)
     RSPEC = rank_spec(os.path.join(OUT, "rank.yaml"))
     CCLUSTER = os.path.join(OUT, "ccluster")
-    gen_comm(CCLUSTER, 6)
+    gen_claimed(CCLUSTER, 6, events=3000)
     CSPEC = os.path.join(OUT, "cluster.yaml")
     with open(CSPEC, "w") as f:
         f.write(CLUSTER_SPEC)
