@@ -26,6 +26,10 @@
  *     transport, from communication_matrix.json files (TB_COMM_MATRIX), else
  *     from the HCCL tasks (COMMUNICATION_TASK_INFO).
  *
+ * Each of them is made in two phases (the part tables, below): per-rank
+ * rows first, then the table from them, so that over shards the first runs
+ * where the ranks are and the second on the rows gathered.
+ *
  * Every build reads unqualified names so that an iteration window (TEMP
  * views of the same names, report/window.c) applies. Two pieces are done in
  * C: the stage partition (it needs set checks SQL states badly) and the step
