@@ -603,17 +603,19 @@ def case_cluster_scope_shards_identical():
     assert [(p["shard"], p["status"]) for p in m["processes"]] == [(i, "scoped") for i in range(3)], m["processes"]
     assert cache_dbs() == before, (before, cache_dbs())
     assert not scoped_left(), scoped_left()
-    # with rank-scope reports in the same spec: still no merge
+    # with rank-scope reports before and after them in the same spec: still no merge
     mixed = os.path.join(OUT, "cmixed.yaml")
     with open(mixed, "w") as f:
-        f.write(CLUSTER_SPEC + "  - use: top_kernels\n")
-    saved = LAUNCH[:]
-    LAUNCH.clear()
-    report(CCLUSTER, out + "_m1", mixed)
-    LAUNCH.extend(saved)
-    report(shards, out + "_m2", mixed)
-    same_tree(out + "_m1", out + "_m2")
-    assert {p["status"] for p in meta(out + "_m2")["processes"]} == {"scoped"}
+        f.write(CLUSTER_SPEC.replace("reports:\n", "reports:\n  - use: step_trace_time\n") +
+                "  - use: top_kernels\n")
+    for extra, tag in (((), "_m"), (CWINDOW, "_mw")):
+        saved = LAUNCH[:]
+        LAUNCH.clear()
+        report(CCLUSTER, out + tag + "1", mixed, *extra)
+        LAUNCH.extend(saved)
+        report(shards, out + tag + "2", mixed, *extra)
+        same_tree(out + tag + "1", out + tag + "2")
+        assert {p["status"] for p in meta(out + tag + "2")["processes"]} == {"scoped"}
     assert cache_dbs() == before, (before, cache_dbs())
 
 
