@@ -29,7 +29,6 @@
  * writers, so the outputs are the same files.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <jansson.h>
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -337,38 +336,11 @@ static void cap_held(void *ctx, int64_t rank, int64_t first, int64_t last)
     sqlite3_finalize(q);
 }
 
-/* Parses a JSON list of integers ("[3,17,22]") into a new array. Returns the count, or -1. */
-static long int_list(const char *text, int64_t **out)
-{
-    json_t *v = text ? json_loads(text, 0, NULL) : NULL;
-    *out = NULL;
-    if (!json_is_array(v)) {
-        json_decref(v);
-        return -1;
-    }
-    size_t n = json_array_size(v);
-    int64_t *a = malloc((n ? n : 1) * sizeof *a);
-    for (size_t i = 0; a && i < n; i++) {
-        json_t *e = json_array_get(v, i);
-        if (!json_is_integer(e)) {
-            free(a);
-            json_decref(v);
-            return -1;
-        }
-        a[i] = (int64_t)json_integer_value(e);
-    }
-    json_decref(v);
-    if (!a)
-        return -1;
-    *out = a;
-    return (long)n;
-}
-
 /*
  * The shard's index and its ranks: rank_ids as the shard numbers them
  * (TB_SHARD.ranks), rank_shown as the load of all the shards does (the
- * books DB's TB_SHARDS.ranks for that shard, in the same order), and the
- * load's rank count.
+ * books DB's TB_SHARDS_RANK; their list must be the books' record of the
+ * shard, TB_SHARDS.ranks), and the load's rank count.
  */
 static tb_status rank_map(const tb_partial_job *job, int64_t *shard, int64_t **ids, int64_t **shown, size_t *n,
                           int64_t *total, tb_error *err)
@@ -376,7 +348,8 @@ static tb_status rank_map(const tb_partial_job *job, int64_t *shard, int64_t **i
     sqlite3 *sd = NULL, *bd = NULL;
     sqlite3_stmt *q = NULL;
     tb_status rc = TB_OK;
-    char *mine = NULL, *theirs = NULL;
+    char *mine = NULL;
+    size_t cap = 0;
     *ids = *shown = NULL;
     *n = 0;
     if (sqlite3_open_v2(job->run.db_path, &sd, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
@@ -390,42 +363,79 @@ static tb_status rank_map(const tb_partial_job *job, int64_t *shard, int64_t **i
     mine = strdup(sqlite3_column_text(q, 1) ? (const char *)sqlite3_column_text(q, 1) : "[]");
     sqlite3_finalize(q);
     q = NULL;
+    if (!mine) {
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    /* each of the shard's numbers with the load's id, in the shard's order */
+#define SHARD_MAP "SELECT j.key AS k, j.value AS p, r.rankId AS f FROM json_each(?2) j" \
+                  " LEFT JOIN TB_SHARDS_RANK r ON r.inputRank = j.value"
     if (sqlite3_open_v2(job->books_db, &bd, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(bd, "SELECT ranks, (SELECT count(DISTINCT rankId) FROM TB_RANK) FROM TB_SHARDS"
-                               " WHERE shardIndex = ?",
+        sqlite3_prepare_v2(bd,
+                           "SELECT (SELECT count(DISTINCT rankId) FROM TB_RANK),"
+                           " EXISTS (SELECT 1 FROM TB_SHARDS WHERE shardIndex = ?1),"
+                           " (SELECT json(ranks) FROM TB_SHARDS WHERE shardIndex = ?1) IS"
+                           " (SELECT json_group_array(f) FROM (" SHARD_MAP " ORDER BY j.key))",
                            -1, &q, NULL) != SQLITE_OK) {
         rc = db_fail(bd, job->books_db, err);
         goto done;
     }
     sqlite3_bind_int64(q, 1, *shard);
+    sqlite3_bind_text(q, 2, mine, -1, SQLITE_STATIC);
     if (sqlite3_step(q) != SQLITE_ROW) {
+        rc = db_fail(bd, job->books_db, err);
+        goto done;
+    }
+    *total = sqlite3_column_int64(q, 0);
+    if (!sqlite3_column_int(q, 1)) {
         rc = tb_error_at(err, TB_ERR_USAGE, job->run.db_path, 0, 0, -1, "shard %lld is not a part of the load of '%s'",
                          (long long)*shard, job->books_db);
         goto done;
     }
-    theirs = strdup(sqlite3_column_text(q, 0) ? (const char *)sqlite3_column_text(q, 0) : "[]");
-    *total = sqlite3_column_int64(q, 1);
-    if (!mine || !theirs) {
-        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    long a = int_list(mine, ids), b = int_list(theirs, shown);
-    if (a < 0 || b < 0 || a != b) {
+    /* the books' record of the shard is that list */
+    if (!sqlite3_column_int(q, 2)) {
         rc = tb_error_at(err, TB_ERR_PARSE, job->run.db_path, 0, 0, -1,
-                         "the shard's ranks (%.100s) do not match the load's record of them (%.100s)", mine, theirs);
+                         "the shard's ranks (%.100s) do not match the load's record of them", mine);
         goto done;
     }
-    *n = (size_t)a;
+    sqlite3_finalize(q);
+    q = NULL;
+    if (sqlite3_prepare_v2(bd, SHARD_MAP " ORDER BY j.key", -1, &q, NULL) != SQLITE_OK) {
+        rc = db_fail(bd, job->books_db, err);
+        goto done;
+    }
+#undef SHARD_MAP
+    sqlite3_bind_text(q, 2, mine, -1, SQLITE_STATIC);
+    int st;
+    while ((st = sqlite3_step(q)) == SQLITE_ROW) {
+        if (*n == cap) {
+            cap = cap ? cap * 2 : 64;
+            int64_t *a = realloc(*ids, cap * sizeof *a), *b = a ? realloc(*shown, cap * sizeof *b) : NULL;
+            if (a)
+                *ids = a;
+            if (b)
+                *shown = b;
+            if (!a || !b) {
+                rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+        }
+        (*ids)[*n] = sqlite3_column_int64(q, 1);
+        (*shown)[*n] = sqlite3_column_int64(q, 2);
+        (*n)++;
+    }
+    if (st != SQLITE_DONE)
+        rc = db_fail(bd, job->books_db, err);
 done:
     sqlite3_finalize(q);
     sqlite3_close(sd);
     sqlite3_close(bd);
     free(mine);
-    free(theirs);
     if (rc) {
         free(*ids);
         free(*shown);
         *ids = *shown = NULL;
+        *n = 0;
     }
     return rc;
 }
