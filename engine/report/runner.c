@@ -56,7 +56,7 @@ typedef struct runner {
     int sql_shift;          /* bytes of WRAP_HEAD before the report's SQL while preparing a wrapper */
     /* computed tables built on this connection, with the options they were built with
      * (borrowed from the specs, which outlive the run) */
-    struct built { const metric_table *t; const metrics_options *options; } built[32];
+    struct built { const metric_table *t; const metrics_options *options; metrics_phase phase; } built[32];
     size_t n_built;
     metrics_phase phase;    /* how cluster tables build (metrics.h): whole, but over shards */
     /* the current report's pivot (columns named by the data), or pv NULL */
@@ -882,7 +882,8 @@ static tb_status build_metric(runner *r, const metric_table *t, const metrics_op
     if (depth > 8)
         return tb_error_set(err, TB_ERR_INTERNAL, "computed table '%s': dependency loop", t->name);
     for (size_t i = 0; i < r->n_built; i++)
-        if (r->built[i].t == t && metrics_options_equal(r->built[i].options, options))
+        if (r->built[i].t == t && metrics_options_equal(r->built[i].options, options) &&
+            r->built[i].phase == r->phase)
             return TB_OK;
     for (size_t d = 0; d < 4 && t->depends[d]; d++) {
         const metric_table *dep = metrics_find(t->depends[d]);
@@ -913,6 +914,7 @@ static tb_status build_metric(runner *r, const metric_table *t, const metrics_op
     }
     r->built[slot].t = t;
     r->built[slot].options = options;
+    r->built[slot].phase = r->phase;
     return TB_OK;
 }
 
@@ -1190,19 +1192,9 @@ static void report_parts(const tb_spec_report *rep, name_list *l)
     metrics_each(parts_if_named, &p);
 }
 
-/* Drops the cluster tables from what the connection has built (a shard
- * made only their parts). */
-static void forget_two_phase(runner *r)
-{
-    size_t k = 0;
-    for (size_t i = 0; i < r->n_built; i++)
-        if (!metrics_two_phase(r->built[i].t))
-            r->built[k++] = r->built[i];
-    r->n_built = k;
-}
-
 /* A shard's part of a cluster-scope report: the first phase of its cluster
- * tables on the shard's ranks, the part tables handed to cluster_rows. */
+ * tables on the shard's ranks (kept for the next such report: what a build
+ * was made in is part of what it is), the part tables handed to cluster_rows. */
 static tb_status run_cluster_collect(runner *r, const tb_spec *spec, const tb_spec_report *rep, tb_error *err)
 {
     name_list parts;
@@ -1215,7 +1207,6 @@ static tb_status run_cluster_collect(runner *r, const tb_spec *spec, const tb_sp
         rc = r->opt->cluster_rows(r->opt->sink_ctx, rep, r->db, parts.v, parts.n, err);
         r->sb.trusted = 0;
     }
-    forget_two_phase(r);
     return rc;
 }
 
