@@ -18,8 +18,9 @@
  *   TB_PART_REPORT  (shardIndex, k, id, ran, rows, unmet)          per report
  *   TB_PART_COLUMN  (shardIndex, k, i, header, name, type)         per column
  *   TB_PART_ROWS_<k>(rank, seq, c0, c1, ...)                      the cells
- *   TB_PART_CLUSTER_<k>_<part> (shard, seq, ...)   a cluster-scope report's
- *                    part tables (the first phase of its cluster tables)
+ *   TB_PART_CLUSTER_<s>_<part> (shard, seq, ...)  the part tables of the
+ *                    cluster tables of spec s's cluster-scope reports (their
+ *                    first phase)
  *
  * k numbers the reports of all the specs in order. tb_report_gather() adds
  * the partials to the books DB (rows grow with the reports' rows, not with
@@ -223,19 +224,59 @@ static void cap_done(void *ctx, const tb_spec_report *rep, const char *skipped, 
     pw->rep = NULL;
 }
 
+/* The number of the spec that holds rep, or -1. */
+static int64_t spec_number(const tb_run_options *o, const tb_spec_report *rep)
+{
+    for (size_t s = 0; s < o->n_specs; s++)
+        if (rep >= o->specs[s]->reports && rep < o->specs[s]->reports + o->specs[s]->n_reports)
+            return (int64_t)s;
+    return -1;
+}
+
+/* Does the partial DB have the table? -1 on error. */
+static int has_table(part_writer *pw, const char *name)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(pw->db, "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", -1, &q,
+                           NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
+    int rc = sqlite3_step(q);
+    sqlite3_finalize(q);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
 /*
  * A cluster-scope report's part tables (the first phase of its cluster
- * tables, on this shard's ranks) into TB_PART_CLUSTER_<k>_<part> (shard,
- * seq, then the part's columns), a rankId column mapped from the shard's
- * numbers to the load's (the books DB's TB_SHARDS_RANK, attached as books).
+ * tables, on this shard's ranks) into TB_PART_CLUSTER_<s>_<part> (shard,
+ * seq, then the part's columns; s: the report's spec, whose options every
+ * report of it builds with, so its reports share the rows), a rankId
+ * column mapped from the shard's numbers to the load's (the books DB's
+ * TB_SHARDS_RANK, attached as books). A part already written for the spec
+ * is the same rows and is not written again, but for the facts, which grow
+ * with each table's first phase.
  */
 static tb_status cap_cluster(void *ctx, const tb_spec_report *rep, sqlite3 *db, const char *const *parts, size_t n,
                              tb_error *err)
 {
     part_writer *pw = ctx;
-    int64_t k = report_number(pw->run, rep);
+    int64_t k = spec_number(pw->run, rep);
     tb_status rc = TB_OK;
     for (size_t i = 0; i < n && !rc; i++) {
+        char name[128];
+        snprintf(name, sizeof name, "TB_PART_CLUSTER_%lld_%s", (long long)k, parts[i]);
+        int there = has_table(pw, name);
+        if (there < 0)
+            return db_fail(pw->db, pw->path, err);
+        if (there && strcmp(parts[i], "tb_cp_facts") != 0)
+            continue;
+        if (there) {
+            char *drop = sqlite3_mprintf("DROP TABLE \"%w\"", name);
+            int e = drop ? sqlite3_exec(pw->db, drop, NULL, NULL, NULL) : SQLITE_NOMEM;
+            sqlite3_free(drop);
+            if (e != SQLITE_OK)
+                return db_fail(pw->db, pw->path, err);
+        }
         sqlite3_stmt *q = NULL, *ins = NULL;
         char *sel = sqlite3_mprintf("SELECT * FROM temp.\"%w\" ORDER BY rowid", parts[i]);
         if (!sel)

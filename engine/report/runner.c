@@ -1598,10 +1598,13 @@ typedef struct replay {
     runner r;                /* only its options: notes and skips say what a run says */
     sqlite3 *db;
     const char *path;
-    /* cluster-scope reports: a run over the gathered DB, opened at the first */
+    /* cluster-scope reports: a run over the gathered DB, opened at the first,
+     * with the part tables of one spec's cluster tables loaded */
     runner cr;
     tb_run_options cro;
     int cr_open;
+    int64_t cr_spec;
+    name_list cr_loaded;
 } replay;
 
 static tb_status replay_fail(replay *p, tb_error *err)
@@ -1750,10 +1753,11 @@ done:
 }
 
 /*
- * A cluster-scope report from the rows gathered from every shard: the part
- * tables of its cluster tables (TB_PART_CLUSTER_<k>_<part>, in shard order)
- * become the TEMP part tables, the tables are made from them (the second
- * phase) and the report runs over them as on one DB.
+ * A cluster-scope report of spec k from the rows gathered from every shard:
+ * the part tables of its cluster tables (TB_PART_CLUSTER_<k>_<part>, in
+ * shard order) become the TEMP part tables, the tables are made from them
+ * (the second phase; kept for the spec's next cluster-scope report, which
+ * builds with the same options) and the report runs over them as on one DB.
  */
 static tb_status replay_cluster(replay *p, const tb_spec *spec, const tb_spec_report *rep, int64_t k,
                                 const char *label, tb_run_result *res, tb_error *err)
@@ -1770,10 +1774,19 @@ static tb_status replay_cluster(replay *p, const tb_spec *spec, const tb_spec_re
         if ((rc = open_db(r, err)))
             return rc;
     }
+    if (p->cr_spec != k) {
+        p->cr_spec = k;
+        p->cr_loaded.n = 0;
+        runner_free_built(r);
+    }
     name_list parts;
     report_parts(rep, &parts);
     r->sb.trusted = 1;
     for (size_t i = 0; i < parts.n && !rc; i++) {
+        size_t had = p->cr_loaded.n;
+        add_name(&p->cr_loaded, parts.v[i]);
+        if (p->cr_loaded.n == had)
+            continue; /* loaded for an earlier report of the spec */
         char *sql = sqlite3_mprintf("DROP TABLE IF EXISTS temp.\"%w\";"
                                     "CREATE TEMP TABLE \"%w\" AS SELECT * FROM main.\"TB_PART_CLUSTER_%lld_%w\""
                                     " ORDER BY shard, seq;",
@@ -1788,7 +1801,6 @@ static tb_status replay_cluster(replay *p, const tb_spec *spec, const tb_spec_re
     r->sb.trusted = 0;
     if (rc)
         return rc;
-    runner_free_built(r);
     r->phase = METRICS_COMBINE;
     rc = run_report(r, spec, rep, label, res, err);
     r->phase = METRICS_WHOLE;
@@ -1829,7 +1841,7 @@ static tb_status replay_window_error(replay *p, const char *shard_msg, tb_error 
 /* Every report of the run, written from the gathered rows at opt->replay. */
 static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_error *err)
 {
-    replay p = {.path = opt->replay};
+    replay p = {.path = opt->replay, .cr_spec = -1};
     p.r.opt = opt;
     tb_status rc = TB_OK;
     sqlite3_stmt *q = NULL;
@@ -1864,10 +1876,16 @@ static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_er
         notef(opt, "%s", (const char *)sqlite3_column_text(q, 0));
     int64_t k = 0;
     for (size_t s = 0; s < opt->n_specs && !rc; s++)
-        for (size_t i = 0; i < opt->specs[s]->n_reports && !rc; i++, k++)
-            if (wanted(opt, opt->specs[s]->reports[i].id))
-                rc = (opt->specs[s]->reports[i].scope == TB_SCOPE_CLUSTER ? replay_cluster : replay_report)(
-                    &p, opt->specs[s], &opt->specs[s]->reports[i], k, res->window_label, res, err);
+        for (size_t i = 0; i < opt->specs[s]->n_reports && !rc; i++, k++) {
+            const tb_spec_report *rep = &opt->specs[s]->reports[i];
+            if (!wanted(opt, rep->id))
+                continue;
+            /* a cluster-scope report's rows are its spec's; a rank-scope one's its own */
+            if (rep->scope == TB_SCOPE_CLUSTER)
+                rc = replay_cluster(&p, opt->specs[s], rep, (int64_t)s, res->window_label, res, err);
+            else
+                rc = replay_report(&p, opt->specs[s], rep, k, res->window_label, res, err);
+        }
 done:
     sqlite3_finalize(q);
     sqlite3_close(p.db);
