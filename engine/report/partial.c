@@ -41,6 +41,7 @@
 #include "report/spec.h"
 #include "tracebook/error.h"
 #include "tracebook/report.h"
+#include "util/vec.h"
 
 static const char part_schema[] =
     "CREATE TABLE IF NOT EXISTS TB_PART (shardIndex INTEGER, label TEXT, windowMiss TEXT, ranks INTEGER,"
@@ -200,16 +201,35 @@ static void cap_requires(void *ctx, const tb_spec_report *rep, const char *unmet
     snprintf(pw->unmet, sizeof pw->unmet, "%s", unmet);
 }
 
+/* An insert of one row into the partial DB for a callback (which cannot
+ * fail): NULL when an earlier one failed or this one cannot be prepared
+ * (the failure kept in pw, raised when the run returns). */
+static sqlite3_stmt *part_insert(part_writer *pw, const char *sql)
+{
+    sqlite3_stmt *q = NULL;
+    if (pw->failed)
+        return NULL;
+    if (sqlite3_prepare_v2(pw->db, sql, -1, &q, NULL) != SQLITE_OK) {
+        pw->failed = db_fail(pw->db, pw->path, &pw->err);
+        return NULL;
+    }
+    return q;
+}
+
+/* Runs and finalizes part_insert's statement, keeping a failure. */
+static void part_put(part_writer *pw, sqlite3_stmt *q)
+{
+    if (sqlite3_step(q) != SQLITE_DONE)
+        pw->failed = db_fail(pw->db, pw->path, &pw->err);
+    sqlite3_finalize(q);
+}
+
 static void cap_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
 {
     part_writer *pw = ctx;
-    if (pw->failed)
+    sqlite3_stmt *q = part_insert(pw, "INSERT INTO TB_PART_REPORT VALUES(?,?,?,?,?,?)");
+    if (!q)
         return;
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(pw->db, "INSERT INTO TB_PART_REPORT VALUES(?,?,?,?,?,?)", -1, &q, NULL) != SQLITE_OK) {
-        pw->failed = db_fail(pw->db, pw->path, &pw->err);
-        return;
-    }
     sqlite3_bind_int64(q, 1, pw->shard);
     sqlite3_bind_int64(q, 2, report_number(pw->run, rep));
     sqlite3_bind_text(q, 3, rep->id, -1, SQLITE_STATIC);
@@ -218,9 +238,7 @@ static void cap_done(void *ctx, const tb_spec_report *rep, const char *skipped, 
     /* a shard whose window has none of its ranks meets nothing */
     if (pw->rep == rep)
         sqlite3_bind_text(q, 6, pw->unmet, -1, SQLITE_STATIC);
-    if (sqlite3_step(q) != SQLITE_DONE)
-        pw->failed = db_fail(pw->db, pw->path, &pw->err);
-    sqlite3_finalize(q);
+    part_put(pw, q);
     pw->rep = NULL;
 }
 
@@ -288,33 +306,27 @@ static tb_status cap_cluster(void *ctx, const tb_spec_report *rep, sqlite3 *db, 
                                 sqlite3_errmsg(db));
         int nc = sqlite3_column_count(q), ranked = 0;
         sqlite3_str *ddl = sqlite3_str_new(pw->db), *iq = sqlite3_str_new(pw->db);
-        sqlite3_str_appendf(ddl, "CREATE TABLE \"TB_PART_CLUSTER_%lld_%w\" (shard INTEGER, seq INTEGER",
-                            (long long)k, parts[i]);
-        sqlite3_str_appendf(iq, "INSERT INTO \"TB_PART_CLUSTER_%lld_%w\" VALUES(?,?", (long long)k, parts[i]);
+        sqlite3_str_appendf(ddl, "CREATE TABLE \"%w\" (shard INTEGER, seq INTEGER", name);
+        sqlite3_str_appendf(iq, "INSERT INTO \"%w\" VALUES(?,?", name);
         for (int c = 0; c < nc; c++) {
             sqlite3_str_appendf(ddl, ", \"%w\"", sqlite3_column_name(q, c));
             sqlite3_str_appendall(iq, ",?");
             ranked |= !strcmp(sqlite3_column_name(q, c), "rankId");
         }
-        sqlite3_str_appendall(ddl, ");");
+        sqlite3_str_appendall(ddl, ")");
         sqlite3_str_appendall(iq, ")");
-        if (ranked)
-            sqlite3_str_appendf(ddl, "UPDATE \"TB_PART_CLUSTER_%lld_%w\" AS t SET rankId = (SELECT m.rankId FROM"
-                                     " books.TB_SHARDS_RANK m WHERE m.inputRank = t.rankId) WHERE rankId IN"
-                                     " (SELECT inputRank FROM books.TB_SHARDS_RANK);",
-                                (long long)k, parts[i]);
         char *d = sqlite3_str_finish(ddl), *is = sqlite3_str_finish(iq);
-        char *upd = d ? strstr(d, "UPDATE") : NULL;
-        if (!d || !is) {
+        /* the table, its rows, then the mapping of their ranks */
+        char *upd = ranked ? sqlite3_mprintf("UPDATE \"%w\" AS t SET rankId = (SELECT m.rankId FROM"
+                                             " books.TB_SHARDS_RANK m WHERE m.inputRank = t.rankId) WHERE rankId IN"
+                                             " (SELECT inputRank FROM books.TB_SHARDS_RANK)",
+                                             name)
+                           : NULL;
+        if (!d || !is || (ranked && !upd))
             rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        } else {
-            /* the table, its rows, then the mapping of their ranks */
-            if (upd)
-                upd[-1] = 0;
-            if (sqlite3_exec(pw->db, d, NULL, NULL, NULL) != SQLITE_OK ||
-                sqlite3_prepare_v2(pw->db, is, -1, &ins, NULL) != SQLITE_OK)
-                rc = db_fail(pw->db, pw->path, err);
-        }
+        else if (sqlite3_exec(pw->db, d, NULL, NULL, NULL) != SQLITE_OK ||
+                 sqlite3_prepare_v2(pw->db, is, -1, &ins, NULL) != SQLITE_OK)
+            rc = db_fail(pw->db, pw->path, err);
         int64_t seq = 0;
         int step = SQLITE_DONE;
         while (!rc && (step = sqlite3_step(q)) == SQLITE_ROW) {
@@ -328,11 +340,9 @@ static tb_status cap_cluster(void *ctx, const tb_spec_report *rep, sqlite3 *db, 
         }
         if (!rc && step != SQLITE_DONE)
             rc = tb_error_set(err, TB_ERR_DB, "report '%s': part table %s: %s", rep->id, parts[i], sqlite3_errmsg(db));
-        if (!rc && upd) {
-            upd[-1] = ';';
-            if (sqlite3_exec(pw->db, upd, NULL, NULL, NULL) != SQLITE_OK)
-                rc = db_fail(pw->db, pw->path, err);
-        }
+        if (!rc && upd && sqlite3_exec(pw->db, upd, NULL, NULL, NULL) != SQLITE_OK)
+            rc = db_fail(pw->db, pw->path, err);
+        sqlite3_free(upd);
         sqlite3_free(d);
         sqlite3_free(is);
         sqlite3_finalize(ins);
@@ -344,37 +354,25 @@ static tb_status cap_cluster(void *ctx, const tb_spec_report *rep, sqlite3 *db, 
 static void cap_note(void *ctx, const char *msg)
 {
     part_writer *pw = ctx;
-    if (pw->failed)
+    sqlite3_stmt *q = part_insert(pw, "INSERT INTO TB_PART_NOTE VALUES(?,?,?)");
+    if (!q)
         return;
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(pw->db, "INSERT INTO TB_PART_NOTE VALUES(?,?,?)", -1, &q, NULL) != SQLITE_OK) {
-        pw->failed = db_fail(pw->db, pw->path, &pw->err);
-        return;
-    }
     sqlite3_bind_int64(q, 1, pw->shard);
     sqlite3_bind_int64(q, 2, pw->notes++);
     sqlite3_bind_text(q, 3, msg, -1, SQLITE_STATIC);
-    if (sqlite3_step(q) != SQLITE_DONE)
-        pw->failed = db_fail(pw->db, pw->path, &pw->err);
-    sqlite3_finalize(q);
+    part_put(pw, q);
 }
 
 static void cap_held(void *ctx, int64_t rank, int64_t first, int64_t last)
 {
     part_writer *pw = ctx;
-    if (pw->failed)
+    sqlite3_stmt *q = part_insert(pw, "INSERT INTO TB_PART_HELD VALUES(?,?,?,?)");
+    if (!q)
         return;
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(pw->db, "INSERT INTO TB_PART_HELD VALUES(?,?,?,?)", -1, &q, NULL) != SQLITE_OK) {
-        pw->failed = db_fail(pw->db, pw->path, &pw->err);
-        return;
-    }
     const int64_t v[4] = {pw->shard, rank, first, last};
     for (int i = 0; i < 4; i++)
         sqlite3_bind_int64(q, i + 1, v[i]);
-    if (sqlite3_step(q) != SQLITE_DONE)
-        pw->failed = db_fail(pw->db, pw->path, &pw->err);
-    sqlite3_finalize(q);
+    part_put(pw, q);
 }
 
 /*
@@ -448,23 +446,13 @@ static tb_status rank_map(const tb_partial_job *job, int64_t *shard, int64_t **i
 #undef SHARD_MAP
     sqlite3_bind_text(q, 2, mine, -1, SQLITE_STATIC);
     int st;
-    while ((st = sqlite3_step(q)) == SQLITE_ROW) {
-        if (*n == cap) {
-            cap = cap ? cap * 2 : 64;
-            int64_t *a = realloc(*ids, cap * sizeof *a), *b = a ? realloc(*shown, cap * sizeof *b) : NULL;
-            if (a)
-                *ids = a;
-            if (b)
-                *shown = b;
-            if (!a || !b) {
-                rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-                goto done;
-            }
+    size_t n_shown = 0, cap_shown = 0;
+    while ((st = sqlite3_step(q)) == SQLITE_ROW)
+        if (VEC_PUSH(*ids, *n, cap, sqlite3_column_int64(q, 1)) ||
+            VEC_PUSH(*shown, n_shown, cap_shown, sqlite3_column_int64(q, 2))) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
         }
-        (*ids)[*n] = sqlite3_column_int64(q, 1);
-        (*shown)[*n] = sqlite3_column_int64(q, 2);
-        (*n)++;
-    }
     if (st != SQLITE_DONE)
         rc = db_fail(bd, job->books_db, err);
 done:

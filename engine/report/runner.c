@@ -40,6 +40,7 @@
 #include "report/spec.h"
 #include "report/sqlfuncs.h"
 #include "report/window.h"
+#include "util/vec.h"
 #include "tracebook/error.h"
 #include "tracebook/report.h"
 #include "tracebook/db.h"
@@ -1267,6 +1268,15 @@ done:
 
 /* --- scope: rank ------------------------------------------------------------ */
 
+/* The id the DB's rank shows: its id in the whole load (tb_run_options.rank_ids). */
+static int64_t shown_id(const tb_run_options *o, int64_t rank)
+{
+    for (size_t j = 0; j < o->n_rank_ids; j++)
+        if (o->rank_ids[j] == rank)
+            return o->rank_shown[j];
+    return rank;
+}
+
 typedef struct scope_rank {
     int64_t rank;  /* rankId in the DB */
     int64_t shown; /* its id in the whole load */
@@ -1319,12 +1329,8 @@ static tb_status scope_ranks(runner *r, scope_rank **out, size_t *n, tb_error *e
         }
         r->sb.trusted = 0;
     }
-    for (size_t i = 0; i < k; i++) {
-        v[i].shown = v[i].rank;
-        for (size_t j = 0; j < o->n_rank_ids; j++)
-            if (o->rank_ids[j] == v[i].rank)
-                v[i].shown = o->rank_shown[j];
-    }
+    for (size_t i = 0; i < k; i++)
+        v[i].shown = shown_id(o, v[i].rank);
     if (k)
         qsort(v, k, sizeof *v, by_shown);
     *out = v;
@@ -1819,17 +1825,12 @@ static tb_status replay_window_error(replay *p, const char *shard_msg, tb_error 
                            -1, &q, NULL) != SQLITE_OK)
         return replay_fail(p, err);
     while (sqlite3_step(q) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 64;
-            window_held *v = realloc(h, cap * sizeof *v);
-            if (!v) {
-                free(h);
-                sqlite3_finalize(q);
-                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            }
-            h = v;
+        window_held one = {sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2)};
+        if (VEC_PUSH(h, n, cap, one)) {
+            free(h);
+            sqlite3_finalize(q);
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         }
-        h[n++] = (window_held){sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2)};
     }
     sqlite3_finalize(q);
     tb_status rc = n ? window_held_error(&p->r.opt->window, h, n, err)
@@ -1931,15 +1932,8 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
         return replay_run(opt, res, err);
     rc = runner_open(&r, opt, &wi, err);
     if (opt->window_held && opt->window.set)
-        for (size_t i = 0; i < wi.n_held; i++) {
-            int64_t shown = wi.held[i].rank;
-            for (size_t j = 0; j < opt->n_rank_ids; j++)
-                if (opt->rank_ids[j] == shown) {
-                    shown = opt->rank_shown[j];
-                    break;
-                }
-            opt->window_held(opt->sink_ctx, shown, wi.held[i].first, wi.held[i].last);
-        }
+        for (size_t i = 0; i < wi.n_held; i++)
+            opt->window_held(opt->sink_ctx, shown_id(opt, wi.held[i].rank), wi.held[i].first, wi.held[i].last);
     if (rc) {
         if (rc == TB_ERR_USAGE && opt->window_miss_ok && opt->window.set && (wi.miss || wi.broken)) {
             /* a shard none of whose ranks has the window: no rows of it; a

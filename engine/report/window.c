@@ -177,17 +177,11 @@ static tb_status held_ranges(sqlite3 *db, window_info *info, tb_error *err)
                            -1, &st, NULL) != SQLITE_OK)
         return db_error(db, err, "checking the window");
     while (sqlite3_step(st) == SQLITE_ROW) {
-        if (info->n_held == cap) {
-            cap = cap ? cap * 2 : 16;
-            window_held *v = realloc(info->held, cap * sizeof *v);
-            if (!v) {
-                sqlite3_finalize(st);
-                return tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
-            }
-            info->held = v;
+        window_held h = {sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)};
+        if (VEC_PUSH(info->held, info->n_held, cap, h)) {
+            sqlite3_finalize(st);
+            return tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
         }
-        info->held[info->n_held++] =
-            (window_held){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2)};
     }
     sqlite3_finalize(st);
     return TB_OK;

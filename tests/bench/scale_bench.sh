@@ -104,6 +104,31 @@ generate() {
     done
 }
 
+# timed_report P SET SPEC OUT: `report` over SET by one process (P = 1) or
+# under mpirun -n P; sets run_s (its wall time), walls and rsss (each
+# process's wall seconds and peak RSS MB, in process order, "/"-joined).
+# Each process's /usr/bin/time writes its own file: mpirun's stderr would
+# interleave their lines.
+timed_report() {
+    local p=$1 set=$2 spec=$3 out=$4 t0 k w r
+    rm -f "$tmp"/time.*
+    t0=$(now)
+    if [ "$p" = 1 ]; then
+        /usr/bin/time -f "%e %M" -o "$tmp/time.0" "$tb" report -dir "$tmp/$set" --spec "$spec" -o "$out" -q || exit 1
+    else
+        mpirun --allow-run-as-root --oversubscribe -n "$p" sh -c \
+            'exec /usr/bin/time -f "%e %M" -o "$0.$OMPI_COMM_WORLD_RANK" "$@"' \
+            "$tmp/time" "$tb" report -dir "$tmp/$set" --spec "$spec" -o "$out" -q || exit 1
+    fi
+    run_s=$(secs "$t0" "$(now)")
+    walls="" rsss=""
+    for ((k = 0; k < p; k++)); do
+        read -r w r < "$tmp/time.$k" || exit 1
+        walls="$walls${walls:+/}$w"
+        rsss="$rsss${rsss:+/}$(awk -v r="$r" 'BEGIN { printf "%.0f", r / 1024 }')"
+    done
+}
+
 printf '%-6s %-2s %9s %9s %-28s %-26s %9s %10s %8s %5s\n' data P report_s shards_s "per-process wall s" \
     "per-process RSS MB" gather_MB merged_MB merge_s same
 scoped=""
@@ -116,25 +141,12 @@ for set in small big; do
     for p in $procs; do
         out=$tmp/out-$set-$p
         rm -rf "$XDG_CACHE_HOME"/tracebook/*
-        walls="" rsss=""
-        t0=$(now)
-        if [ "$p" = 1 ]; then
-            /usr/bin/time -f "TBPROC 0 %e %M" -o "$tmp/time" "$tb" report -dir "$tmp/$set" --spec "$tmp/spec.yaml" \
-                -o "$out" -q || exit 1
-            cat "$tmp/time" > "$tmp/procs"
-        elif [ $have_mpi = 1 ]; then
-            mpirun --allow-run-as-root --oversubscribe -n "$p" sh -c \
-                'exec /usr/bin/time -f "TBPROC $OMPI_COMM_WORLD_RANK %e %M" "$0" "$@"' \
-                "$tb" report -dir "$tmp/$set" --spec "$tmp/spec.yaml" -o "$out" -q 2> "$tmp/procs" || exit 1
-        else
+        if [ "$p" != 1 ] && [ $have_mpi = 0 ]; then
             echo "# P=$p: no mpirun, skipped" >&2
             continue
         fi
-        t1=$(now)
-        while read -r _ k w r; do
-            walls="$walls${walls:+/}$w"
-            rsss="$rsss${rsss:+/}$(awk -v r="$r" 'BEGIN { printf "%.0f", r / 1024 }')"
-        done < <(grep '^TBPROC' "$tmp/procs" | sort -k2n)
+        timed_report "$p" $set "$tmp/spec.yaml" "$out"
+        report_s=$run_s mwalls=$walls mrsss=$rsss
         # the shard way on this machine: each part's load, and what process 0 reads back
         shards=$tmp/shards-$set-$p
         slowest=0
@@ -147,22 +159,7 @@ for set in small big; do
         gather=$(mb "$(bytes "$shards"/shard_*.db)")
         # rank-scope reports: over the raw inputs (mpirun for P > 1), and over the shards
         rout=$tmp/rout-$set-$p
-        rwalls="" rrsss=""
-        r0=$(now)
-        if [ "$p" = 1 ]; then
-            /usr/bin/time -f "TBPROC 0 %e %M" -o "$tmp/time" "$tb" report -dir "$tmp/$set" --spec "$tmp/rank.yaml" \
-                -o "$rout" -q || exit 1
-            cat "$tmp/time" > "$tmp/procs"
-        else
-            mpirun --allow-run-as-root --oversubscribe -n "$p" sh -c \
-                'exec /usr/bin/time -f "TBPROC $OMPI_COMM_WORLD_RANK %e %M" "$0" "$@"' \
-                "$tb" report -dir "$tmp/$set" --spec "$tmp/rank.yaml" -o "$rout" -q 2> "$tmp/procs" || exit 1
-        fi
-        r1=$(now)
-        while read -r _ k w r; do
-            rwalls="$rwalls${rwalls:+/}$w"
-            rrsss="$rrsss${rrsss:+/}$(awk -v r="$r" 'BEGIN { printf "%.0f", r / 1024 }')"
-        done < <(grep '^TBPROC' "$tmp/procs" | sort -k2n)
+        timed_report "$p" $set "$tmp/rank.yaml" "$rout"
         partial=$(python3 -c 'import json,sys; print("%.2f" % (sum(p.get("partial_bytes", 0) for p in
             json.load(open(sys.argv[1])).get("processes", [])) / 1e6))' "$rout/tracebook_run.json")
         s0=$(now)
@@ -179,8 +176,8 @@ for set in small big; do
             rsame=NO
         fi
         [ "$p" = 1 ] && ! diff -rq -x tracebook_run.json "$rref" "$rout-shards" > /dev/null && rsame=NO
-        scoped="$scoped$(printf '%-6s %-2s %9s %-28s %-26s %10s %15s %5s' $set "$p" "$(secs "$r0" "$r1")" \
-            "$rwalls" "$rrsss" "$partial" "$sr_s" $rsame)
+        scoped="$scoped$(printf '%-6s %-2s %9s %-28s %-26s %10s %15s %5s' $set "$p" "$run_s" \
+            "$walls" "$rsss" "$partial" "$sr_s" $rsame)
 "
         m0=$(now)
         "$tb" export db -dir "$shards" -o "$tmp/merged.db" -q > /dev/null || exit 1
@@ -196,8 +193,8 @@ for set in small big; do
         else
             same=NO
         fi
-        printf '%-6s %-2s %9s %9s %-28s %-26s %9s %10s %8s %5s\n' $set "$p" "$(secs "$t0" "$t1")" "$slowest" \
-            "$walls" "$rsss" "$gather" "$merged" "$merge_s" $same
+        printf '%-6s %-2s %9s %9s %-28s %-26s %9s %10s %8s %5s\n' $set "$p" "$report_s" "$slowest" \
+            "$mwalls" "$mrsss" "$gather" "$merged" "$merge_s" $same
     done
     rm -rf "$tmp/$set" "$tmp"/out-$set-* "$tmp"/rout-$set-*
 done

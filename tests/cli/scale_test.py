@@ -49,6 +49,7 @@
 # usage: scale_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR [--mpi yes|no] [--shared DATA_DIR]
 # Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
 # line; exits 0 when all pass, 1 otherwise.
+import contextlib
 import filecmp
 import json
 import os
@@ -77,6 +78,17 @@ def mpi_env(env=None):
     if LAUNCH:
         env["ASAN_OPTIONS"] = ":".join(filter(None, [env.get("ASAN_OPTIONS", ""), "detect_leaks=0"]))
     return env
+
+
+@contextlib.contextmanager
+def one_process():
+    """Commands run without mpirun inside (the MPI cases' reference runs)."""
+    saved = LAUNCH[:]
+    LAUNCH.clear()
+    try:
+        yield
+    finally:
+        LAUNCH[:] = saved
 
 
 def run(*args, env=None):
@@ -397,10 +409,8 @@ def gen_claimed(path, ranks, events=200):
         os.rename(os.path.join(tmp, "rank%d_ascend_pt" % r), os.path.join(path, "d%03d" % (ranks - 1 - r)))
     os.rmdir(tmp)
     # the first input names the last rank: the mapping is exercised
-    saved = LAUNCH[:]
-    LAUNCH.clear()
-    r = run("query", "-dir", path, "--format", "csv", "SELECT rankId FROM TB_RANK ORDER BY rowid")
-    LAUNCH.extend(saved)
+    with one_process():
+        r = run("query", "-dir", path, "--format", "csv", "SELECT rankId FROM TB_RANK ORDER BY rowid")
     assert r.returncode == 0 and r.stdout.split()[1:] == [str(ranks - 1 - k) for k in range(ranks)], r.stdout
 
 
@@ -420,15 +430,20 @@ def report(inputs, out, spec_path, *extra):
     return r
 
 
+def single_runs(inputs, out, spec_path, window):
+    """The runs over the raw ranks by one process, without and with the window (OUT, OUT_w),
+    made once. Returns whether they were made now."""
+    if os.path.exists(out):
+        return False
+    with one_process():
+        report(inputs, out, spec_path)
+        report(inputs, out + "_w", spec_path, *window)
+    return True
+
+
 def scoped_single():
-    """The run over the raw ranks (one process), made once."""
     out = os.path.join(OUT, "rsingle")
-    if not os.path.exists(out):
-        saved = LAUNCH[:]
-        LAUNCH.clear()
-        report(RCLUSTER, out, RSPEC)
-        report(RCLUSTER, out + "_w", RSPEC, *WINDOW)
-        LAUNCH.extend(saved)
+    single_runs(RCLUSTER, out, RSPEC, WINDOW)
     return out
 
 
@@ -572,12 +587,7 @@ CWINDOW = ("--model-id", "4294967295", "--iteration-id", "5")  # ranks 0, 3, 4 a
 def cluster_single():
     """The cluster reports over the raw ranks (one process), made once."""
     out = os.path.join(OUT, "csingle")
-    if not os.path.exists(out):
-        saved = LAUNCH[:]
-        LAUNCH.clear()
-        report(CCLUSTER, out, CSPEC)
-        report(CCLUSTER, out + "_w", CSPEC, *CWINDOW)
-        LAUNCH.extend(saved)
+    if single_runs(CCLUSTER, out, CSPEC, CWINDOW):
         # the data gives every report rows, and the ranks' own ids
         for name in ("cluster_step_trace_time", "slow_rank", "slow_rank_op", "wait_and_compute"):
             with open(os.path.join(out, name + ".csv")) as f:
@@ -609,10 +619,8 @@ def case_cluster_scope_shards_identical():
         f.write(CLUSTER_SPEC.replace("reports:\n", "reports:\n  - use: step_trace_time\n") +
                 "  - use: top_kernels\n")
     for extra, tag in (((), "_m"), (CWINDOW, "_mw")):
-        saved = LAUNCH[:]
-        LAUNCH.clear()
-        report(CCLUSTER, out + tag + "1", mixed, *extra)
-        LAUNCH.extend(saved)
+        with one_process():
+            report(CCLUSTER, out + tag + "1", mixed, *extra)
         report(shards, out + tag + "2", mixed, *extra)
         same_tree(out + tag + "1", out + tag + "2")
         assert {p["status"] for p in meta(out + tag + "2")["processes"]} == {"scoped"}
@@ -634,12 +642,10 @@ def case_cluster_scope_public_data():
         for part in parts:
             shutil.copytree(os.path.join(pub, part), os.path.join(job, part))
         spec_path = os.path.join(OUT, "cluster.yaml")
-        saved = LAUNCH[:]
-        LAUNCH.clear()
-        report(job, job + "_single", spec_path)
         shards = job + "_shards"
-        shard(job, shards, 3)
-        LAUNCH.extend(saved)
+        with one_process():
+            report(job, job + "_single", spec_path)
+            shard(job, shards, 3)
         report(shards, job + "_sharded", spec_path)
         same_tree(job + "_single", job + "_sharded")
         with open(os.path.join(job + "_single", "cluster_step_trace_time.csv")) as f:
@@ -693,28 +699,23 @@ def case_cluster_scope_reads_cluster_tables_only():
     assert not scoped_left(), scoped_left()
 
 
-def mpi_case_cluster_scoped():
-    single = cluster_single()
-    out = os.path.join(OUT, "cmpi4")
-    report(CCLUSTER, out, CSPEC)
+def mpi_scoped_as_single(inputs, spec_path, window, single, out):
+    """Under mpirun -n 4, without and with the window: the single run's files, no merge, no folder left."""
+    report(inputs, out, spec_path)
     same_tree(single, out)
-    report(CCLUSTER, out + "_w", CSPEC, *CWINDOW)
+    report(inputs, out + "_w", spec_path, *window)
     same_tree(single + "_w", out + "_w")
     m = meta(out)
     assert [(p["shard"], p["of"], p["status"]) for p in m["processes"]] == [(i, 4, "scoped") for i in range(4)], m
     assert not mpi_left(), mpi_left()
+
+
+def mpi_case_cluster_scoped():
+    mpi_scoped_as_single(CCLUSTER, CSPEC, CWINDOW, cluster_single(), os.path.join(OUT, "cmpi4"))
 
 
 def mpi_case_scoped():
-    single = scoped_single()
-    out = os.path.join(OUT, "rmpi4")
-    report(RCLUSTER, out, RSPEC)
-    same_tree(single, out)
-    report(RCLUSTER, out + "_w", RSPEC, *WINDOW)
-    same_tree(single + "_w", out + "_w")
-    m = meta(out)
-    assert [(p["shard"], p["of"], p["status"]) for p in m["processes"]] == [(i, 4, "scoped") for i in range(4)], m
-    assert not mpi_left(), mpi_left()
+    mpi_scoped_as_single(RCLUSTER, RSPEC, WINDOW, scoped_single(), os.path.join(OUT, "rmpi4"))
 
 
 def mpi_case_scoped_killed():
