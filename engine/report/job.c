@@ -34,10 +34,10 @@
 #include <unistd.h>
 
 #include "output/output.h"
-#include "report/file_ids.h"
-#include "report/msprof_reports.h"
-#include "report/scale.h"
-#include "report/spec.h"
+#include "query/file_ids.h"
+#include "spec/msprof_reports.h"
+#include "scale/scale.h"
+#include "spec/spec.h"
 #include "util/sort.h"
 #include "util/tempname.h"
 #include "tracebook/db.h"

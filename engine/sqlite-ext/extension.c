@@ -51,7 +51,7 @@ SQLITE_EXTENSION_INIT1
 #include <string.h>
 
 #include "metrics/metrics.h"
-#include "report/sqlfuncs.h"
+#include "query/sqlfuncs.h"
 #include "tracebook/error.h"
 
 typedef struct ext_state {

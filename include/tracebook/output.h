@@ -2,7 +2,7 @@
 /*
  * output.h - what the writers take: rows of typed cells, through a sink.
  *
- * The output stage is last in the engine's data flow (load -> db -> report
+ * The output stage is last in the engine's data flow (load -> db -> query
  * -> output). A writer knows columns (a header, a type, a number format and
  * width) and cells; it never sees a spec. Every file a writer makes is
  * written under a temporary name and renamed into place by finish, so a
@@ -14,29 +14,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tracebook/columns.h"
 #include "tracebook/error.h"
-
-/* Column types carried by an alias suffix ("Total Time:dur_ns"). */
-typedef enum tb_col_type {
-    TB_COL_PLAIN = 0,
-    TB_COL_DUR_NS,    /* a duration in ns: converted by --timeunit, "(us)" in the header */
-    TB_COL_TS_NS,     /* a timestamp in ns: converted by --timeunit */
-    TB_COL_RATIO_PCT, /* a percentage 0..100: header gets "(%)" */
-    TB_COL_MEM_B,     /* a size in bytes: header gets "(B)" */
-    TB_COL_RANK       /* a rank id: written only when the DB holds more than one rank */
-} tb_col_type;
-
-/* Output formats (a bit mask). */
-enum tb_out_format {
-    TB_OUT_CSV = 1u << 0,
-    TB_OUT_JSON = 1u << 1,
-    TB_OUT_XLSX = 1u << 2,
-    TB_OUT_CONSOLE = 1u << 3
-};
 
 /*
  * Rows reach a writer through a sink; the writers of the output stage are
- * sinks, and the report runner (tracebook/report.h) feeds them. A cell is one value of a row. Typed time columns converted by
+ * sinks, and the query runner (tracebook/query.h) feeds them. A cell is one
+ * value of a row. Typed time columns converted by
  * --timeunit arrive as TB_CELL_INT with scale > 0: the value is i / 10^scale
  * and must be written exactly ("1234" ns at scale 3 is 1.234); every other
  * number has scale 0.

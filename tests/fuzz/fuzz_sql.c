@@ -18,8 +18,8 @@
 #include <sys/stat.h>
 
 #include "fuzz_util.h"
-#include "report/sandbox.h"
-#include "report/sqlfuncs.h"
+#include "query/sandbox.h"
+#include "query/sqlfuncs.h"
 
 #ifndef TB_FUZZ_SAMPLES
 #error "TB_FUZZ_SAMPLES: the samples/ folder of the source tree"

@@ -3,21 +3,29 @@
 # check_layout.py - the engine's stages depend on each other only as
 # docs/architecture.md says.
 #
-# Data flows ingest -> db -> metrics -> report -> output; the CLI composes
-# the stages through the public headers. Each engine folder is a stage, and
-# each public header of include/tracebook/ belongs to one:
+# Data flows ingest -> db -> metrics -> spec -> query -> scale -> session ->
+# report / export / nightly; output writes rows for query and the
+# applications; the CLI composes the stages through the public headers.
+# Each engine folder is a stage, and each public header of include/tracebook/
+# belongs to one:
 #
-#   util     error.h         may use: nothing else
-#   db       db.h            may use: util
-#   ingest   load.h          may use: db, util
-#   metrics  (none)          may use: db, util
-#   output   output.h        may use: util
-#   report   report.h        may use: metrics, db, output, util
-#   cli      tracebook.h     may use: the public headers only (and its own
-#                            headers, by bare name: the command is built
-#                            without the engine's private folder)
-#   sqlite-ext (none)        may use: report, metrics, db, output, util
-#                            (the loadable SQLite extension)
+#   util       error.h, version.h, columns.h  may use: nothing else
+#   db         db.h        may use: util
+#   ingest     load.h      may use: db, util
+#   metrics    (none)      may use: db, util
+#   output     output.h    may use: util
+#   spec       spec.h      may use: metrics, db, util
+#   query      query.h     may use: spec, metrics, db, output, util
+#   scale      scale.h     may use: query and what it may
+#   session    session.h   may use: ingest, scale and what they may
+#   report     report.h    may use: session and what it may
+#   export     export.h    may use: report, session and what they may
+#   nightly    nightly.h   may use: report, session and what they may
+#   cli        tracebook.h may use: the public headers only (and its own
+#                          headers, by bare name: the command is built
+#                          without the engine's private folder)
+#   sqlite-ext (none)      may use: query, spec, metrics, db, output, util
+#                          (the loadable SQLite extension)
 #
 # Two things are checked in every engine source file:
 #   1. each #include "..." names a header of its own stage or of a stage it
@@ -36,12 +44,19 @@ ALLOWED = {
     "ingest": {"db", "util"},
     "metrics": {"db", "util"},
     "output": {"util"},
-    "report": {"metrics", "db", "output", "util"},
+    "spec": {"metrics", "db", "util"},
+    "query": {"spec", "metrics", "db", "output", "util"},
+    "scale": {"query", "spec", "metrics", "db", "output", "util"},
+    "session": {"ingest", "scale", "query", "spec", "metrics", "db", "output", "util"},
+    "report": {"session", "ingest", "scale", "query", "spec", "metrics", "db", "output", "util"},
+    "export": {"report", "session", "ingest", "scale", "query", "spec", "metrics", "db", "output", "util"},
+    "nightly": {"report", "session", "ingest", "scale", "query", "spec", "metrics", "db", "output", "util"},
     "cli": set(),  # public headers only, below
-    "sqlite-ext": {"report", "metrics", "db", "output", "util"},
+    "sqlite-ext": {"query", "spec", "metrics", "db", "output", "util"},
 }
-PUBLIC = {"error.h": "util", "version.h": "util", "db.h": "db", "load.h": "ingest", "report.h": "report",
-          "output.h": "output"}
+PUBLIC = {"error.h": "util", "columns.h": "util", "version.h": "util", "db.h": "db", "load.h": "ingest", "output.h": "output",
+          "spec.h": "spec", "query.h": "query", "scale.h": "scale", "session.h": "session", "report.h": "report",
+          "export.h": "export", "nightly.h": "nightly"}
 
 
 def strip(text):

@@ -31,7 +31,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "report/spec.h"
+#include "spec/spec.h"
 #include "metrics/options.h"
 #include "tracebook/tracebook.h"
 #include "testutil.h"

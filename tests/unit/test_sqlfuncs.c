@@ -27,7 +27,7 @@
 #include <sqlite3.h>
 
 #include "metrics/interval.h"
-#include "report/sqlfuncs.h"
+#include "query/sqlfuncs.h"
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */

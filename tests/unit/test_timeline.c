@@ -27,7 +27,7 @@
 #include <sqlite3.h>
 
 #include "output/timeline_out.h"
-#include "report/window.h"
+#include "query/window.h"
 #include "tracebook/tracebook.h"
 #define TU_WITH_SQLITE
 #include "testutil.h"

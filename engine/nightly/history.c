@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * history.c - the nights of a nightly job, kept in one SQLite DB, and their
- * trends (tracebook/report.h: tb_history_*; docs/nightly.md).
+ * trends (tracebook/nightly.h: tb_history_*; docs/nightly.md).
  *
  * `history add` runs every report of a spec on the night's DB (times in ns,
  * so that a later report may pick any unit) and keeps what each report
@@ -46,11 +46,13 @@
 #include <sqlite3.h>
 
 #include "output/output.h"
-#include "report/file_ids.h"
-#include "report/msprof_reports.h"
-#include "report/rowkey.h"
-#include "report/spec.h"
+#include "query/file_ids.h"
+#include "spec/msprof_reports.h"
+#include "nightly/rowkey.h"
+#include "spec/spec.h"
 #include "tracebook/db.h"
+#include "tracebook/nightly.h"
+#include "tracebook/report.h"
 #include "util/tempname.h"
 
 #define HISTORY_FORMAT "tracebook history"

@@ -14,7 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "report/spec.h"
+#include "spec/spec.h"
 #include "tracebook/error.h"
 
 typedef struct file_ids {

@@ -25,7 +25,7 @@
 #include <jansson.h>
 #include <yaml.h>
 
-#include "report/specnode.h"
+#include "spec/specnode.h"
 
 #define MAX_DEPTH 64
 

@@ -7,7 +7,7 @@
 
 #include <stddef.h>
 
-#include "tracebook/report.h"
+#include "tracebook/spec.h"
 
 /*
  * When one of specs is an msprof reports file that names no reports, loads

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "report/spec.h"
+#include "spec/spec.h"
 #include "tracebook/output.h"
 
 /* One column of a report as its sink saw it. */

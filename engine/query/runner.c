@@ -36,13 +36,13 @@
 #include <string.h>
 
 #include "metrics/metrics.h"
-#include "report/sandbox.h"
-#include "report/spec.h"
-#include "report/sqlfuncs.h"
-#include "report/window.h"
+#include "query/sandbox.h"
+#include "spec/spec.h"
+#include "query/sqlfuncs.h"
+#include "query/window.h"
 #include "util/vec.h"
 #include "tracebook/error.h"
-#include "tracebook/report.h"
+#include "tracebook/query.h"
 #include "tracebook/db.h"
 
 typedef struct runner {

@@ -45,10 +45,10 @@
 
 #include "metrics/metrics.h"
 #include "output/timeline_out.h"
-#include "report/spec.h"
-#include "report/window.h"
+#include "spec/spec.h"
+#include "query/window.h"
 #include "tracebook/db.h"
-#include "tracebook/report.h"
+#include "tracebook/export.h"
 
 #define INVALID_ID 4294967295LL
 #define HOST_DEVICE 31

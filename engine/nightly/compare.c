@@ -35,12 +35,13 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "tracebook/nightly.h"
 #include "metrics/interval.h"
 #include "output/output.h"
-#include "report/file_ids.h"
-#include "report/msprof_reports.h"
-#include "report/rowkey.h"
-#include "report/spec.h"
+#include "query/file_ids.h"
+#include "spec/msprof_reports.h"
+#include "nightly/rowkey.h"
+#include "spec/spec.h"
 
 typedef struct cmp {
     sqlite3 *db;

@@ -9,7 +9,7 @@
  */
 #include <string.h>
 
-#include "tracebook/report.h"
+#include "tracebook/spec.h"
 
 extern const tb_builtin tb_builtin_table[];
 extern const size_t tb_builtin_count;

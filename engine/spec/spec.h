@@ -2,7 +2,7 @@
 /*
  * spec.h - a loaded spec as the report stage reads it (private to the engine).
  *
- * tracebook/report.h keeps tb_spec and tb_spec_report opaque: callers list
+ * tracebook/spec.h keeps tb_spec and tb_spec_report opaque: callers list
  * reports through accessors. The loader (spec.c) fills these structs; the
  * runner, the report job, the timeline export and msprof's rules read them.
  */
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tracebook/report.h"
+#include "tracebook/spec.h"
 
 /* Per-column options of a report, keyed by the column's base name (no type suffix). */
 typedef struct tb_spec_column {
@@ -88,7 +88,7 @@ struct tb_spec_report {
     size_t n_sort;
     int64_t limit;       /* -1 = no limit */
     int header_units;    /* 1: typed headers get their unit appended, 0: headers exactly as written */
-    tb_scope scope;      /* `scope:`: every rank at once, or each rank alone (tracebook/report.h) */
+    tb_scope scope;      /* `scope:`: every rank at once, or each rank alone (tracebook/spec.h) */
     tb_spec_column *columns;
     size_t n_columns;
     char *xlsx_sheet;    /* NULL = title */

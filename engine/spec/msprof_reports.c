@@ -13,8 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "report/msprof_reports.h"
-#include "report/spec.h"
+#include "spec/msprof_reports.h"
+#include "spec/spec.h"
 
 static const char summaries_yaml[] =
     "tracebook: 1\n"

@@ -31,13 +31,13 @@
  * trusted set: tracebook's own SQL is not checked.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "report/sandbox.h"
+#include "query/sandbox.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "tracebook/report.h"
+#include "tracebook/query.h"
 
 /* Functions report SQL may call, sorted (case-insensitive compare); tb_rank_row
  * is the rank views' own (report/window.c), read-only like the rest. */

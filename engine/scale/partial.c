@@ -38,9 +38,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report/spec.h"
+#include "spec/spec.h"
 #include "tracebook/error.h"
-#include "tracebook/report.h"
+#include "tracebook/scale.h"
 #include "util/vec.h"
 
 static const char part_schema[] =

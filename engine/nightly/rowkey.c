@@ -11,7 +11,7 @@
 #include <strings.h>
 
 #include "metrics/interval.h"
-#include "report/rowkey.h"
+#include "nightly/rowkey.h"
 
 double rk_pow10(int k)
 {

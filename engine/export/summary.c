@@ -40,10 +40,11 @@
 #include <unistd.h>
 
 #include "output/output.h"
-#include "report/file_ids.h"
-#include "report/scale.h"
-#include "report/spec.h"
+#include "query/file_ids.h"
+#include "scale/scale.h"
+#include "spec/spec.h"
 #include "tracebook/db.h"
+#include "tracebook/export.h"
 #include "tracebook/report.h"
 #include "tracebook/version.h"
 

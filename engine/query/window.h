@@ -8,7 +8,7 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
-#include "tracebook/report.h"
+#include "tracebook/query.h"
 
 #define WINDOW_STEP_MODEL 4294967295LL
 

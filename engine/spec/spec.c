@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * spec.c - loads and validates report specs (tb_spec_load, see tracebook/report.h).
+ * spec.c - loads and validates report specs (tb_spec_load, see tracebook/spec.h).
  *
  * A spec file is parsed into a positioned tree (specnode.c) and then walked
  * here into a tb_spec, checking every value on the way so that each problem
@@ -43,9 +43,9 @@
 
 #include "metrics/classes.h"
 #include "metrics/options.h"
-#include "report/spec.h"
-#include "report/specnode.h"
-#include "tracebook/report.h"
+#include "spec/spec.h"
+#include "spec/specnode.h"
+#include "tracebook/spec.h"
 #include "util/str.h"
 
 #define MAX_SPEC_BYTES (64u << 20)
@@ -2049,7 +2049,7 @@ tb_status tb_spec_load(const char *path, tb_spec **out, void (*warn)(void *ctx, 
     return st;
 }
 
-/* ---- accessors (tracebook/report.h) ---------------------------------------- */
+/* ---- accessors (tracebook/spec.h) ------------------------------------------ */
 
 const char *tb_spec_path(const tb_spec *spec)
 {

@@ -14,7 +14,7 @@
  * median and the quartiles share percentile's step and final functions; their
  * fixed p comes through the function's user data.
  */
-#include "report/sqlfuncs.h"
+#include "query/sqlfuncs.h"
 
 #include <assert.h>
 #include <math.h>

@@ -41,8 +41,8 @@
 #include <string.h>
 
 #include "metrics/steps.h"
-#include "report/spec.h"
-#include "report/window.h"
+#include "spec/spec.h"
+#include "query/window.h"
 #include "util/sort.h"
 #include "util/vec.h"
 

@@ -12,7 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "report/file_ids.h"
+#include "query/file_ids.h"
 #include "util/sort.h"
 
 static int ids_add(file_ids *f, const struct stat *sb)

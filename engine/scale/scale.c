@@ -13,7 +13,7 @@
  * shards are the inputs of the run that follows.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "report/scale.h"
+#include "scale/scale.h"
 
 #include <jansson.h>
 #include <limits.h>
@@ -24,9 +24,9 @@
 #include <unistd.h>
 
 #include "output/output.h"
-#include "report/file_ids.h"
+#include "query/file_ids.h"
 #include "tracebook/error.h"
-#include "tracebook/report.h"
+#include "tracebook/scale.h"
 #include "tracebook/version.h"
 
 /* The ranks column ("[0,5,9]") as a JSON array; an empty one when unreadable. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * listing.c - `print summary` and `print trace`: the DB as the text listings
- * topsprof prints (tb_print_summary, tb_print_trace; tracebook/report.h).
+ * topsprof prints (tb_print_summary, tb_print_trace; tracebook/export.h).
  *
  * Statistics mode groups by name, per activity class: DEVICE (device tasks
  * with a name: the `device_task` view, every TASK row), HOST (host ops:
@@ -30,8 +30,8 @@
 #include <string.h>
 
 #include "output/output.h"
-#include "report/window.h"
-#include "tracebook/report.h"
+#include "query/window.h"
+#include "tracebook/export.h"
 
 typedef struct lst {
     const tb_print_options *opt;

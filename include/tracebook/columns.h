@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * columns.h - the words the spec language and the writers share: the types a
+ * column can carry and the output formats. A spec declares them
+ * (tracebook/spec.h), the writers act on them (tracebook/output.h); neither
+ * knows the other.
+ */
+#ifndef TRACEBOOK_COLUMNS_H
+#define TRACEBOOK_COLUMNS_H
+
+/* Column types carried by an alias suffix ("Total Time:dur_ns"). */
+typedef enum tb_col_type {
+    TB_COL_PLAIN = 0,
+    TB_COL_DUR_NS,    /* a duration in ns: converted by --timeunit, "(us)" in the header */
+    TB_COL_TS_NS,     /* a timestamp in ns: converted by --timeunit */
+    TB_COL_RATIO_PCT, /* a percentage 0..100: header gets "(%)" */
+    TB_COL_MEM_B,     /* a size in bytes: header gets "(B)" */
+    TB_COL_RANK       /* a rank id: written only when the DB holds more than one rank */
+} tb_col_type;
+
+/* Output formats (a bit mask). */
+enum tb_out_format {
+    TB_OUT_CSV = 1u << 0,
+    TB_OUT_JSON = 1u << 1,
+    TB_OUT_XLSX = 1u << 2,
+    TB_OUT_CONSOLE = 1u << 3
+};
+
+#endif
