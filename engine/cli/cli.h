@@ -177,115 +177,111 @@ void cli_progress_stop(cli_progress *p);
 /* Erases the line (before any other message, and at the end). */
 void cli_progress_clear(cli_progress *p);
 
-/* The state of one run, the ctx of the engine's callbacks. */
-typedef struct cli_run {
-    int quiet;
-    cli_progress *progress;
-    uint64_t warnings;   /* warnings given so far (printed or not) */
-    int record;          /* keep the messages of the warnings given while set */
-    char **kept;         /* those messages (new strings; free with cli_run_finish) */
-    size_t n_kept;
-} cli_run;
+/* Exit codes of the `tracebook` command (listed in --help and docs/cli.md). */
+enum tb_exit {
+    TB_EXIT_OK = 0,
+    TB_EXIT_FAILURE = 1,  /* internal error */
+    TB_EXIT_USAGE = 2,    /* bad command line */
+    TB_EXIT_INPUT = 3,    /* malformed or cut-short (with --strict) input */
+    TB_EXIT_IO = 4,       /* a file could not be read or written */
+    TB_EXIT_DB = 5,       /* SQLite error */
+    TB_EXIT_NOTFOUND = 6, /* no usable input found */
+    TB_EXIT_WARNING = 7,  /* --fail-on-warning: the load or the run warned (the outputs are written) */
+    TB_EXIT_REGRESSION = 8 /* compare --fail-on-regression: a regression rule fired */
+};
 
-/* load.c / report.c: shared helpers. */
-void cli_on_warn(void *ctx, const char *msg);
-void cli_on_note(void *ctx, const char *msg);
-/* A run of command a: quiet with -q, its progress line on a terminal otherwise. */
-cli_run cli_run_for(const cli_args *a);
-/* Frees what a run kept (its warnings). */
-void cli_run_finish(cli_run *r);
-/* With --fail-on-warning and warnings given: says so on stderr and returns
- * TB_EXIT_WARNING; else returns rc. what names them ("the load", "the run"). */
-int cli_fail_on_warning(const cli_args *a, uint64_t warnings, const char *what, int rc);
-/* --shard I/N of export db (I from 0). Sets 0/0 when not given. Returns -1
- * when fine, else the exit code of the usage error reported. */
-int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count);
-/* Creates the missing directories above path (its last component is not created). */
-void cli_make_parents(const char *path);
-/* Creates the missing directories of path, path itself included. */
-void cli_make_dirs(const char *path);
-/* The progress line of a run: drawn on a terminal's stderr unless quiet. Returns new. */
-cli_progress *cli_progress_for(int quiet);
-/* The default output folder of the export commands: the first input's
- * folder (the input itself when it is one) when it can be written, else ".". */
-void cli_default_dir(const char *input, char *out, size_t n);
+/* The exit code of an engine status. */
+int cli_exit_code(tb_status st);
 
-/* The DB of the -dir inputs: a DB tracebook wrote as it is (*reused = 2), else
- * the cached load (*reused 1 when reused, 0 when loaded now); under mpirun,
- * the merge of the processes' parts (*reused = 3; other processes do not return). */
-tb_status cli_obtain_db(const cli_args *a, cli_run *run, char *path, size_t n, int *reused, tb_error *err);
-
-/* --spec of compare and history: a file, or builtin:NAME (one built-in report). */
-tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err);
-/* tb_*_job.written: "tracebook: wrote PATH" on stderr unless quiet (ctx: a cli_run). */
-void cli_on_written(void *ctx, const char *path);
-/* --format of compare and history report: a mask of csv, json and xlsx, 0 when malformed. */
-unsigned cli_parse_file_formats(const char *list);
-/* 1 when path is a folder holding tracebook_run.json: an earlier run's output. */
-int cli_is_run_folder(const char *path);
-
-/* 1 when path is a folder holding shard DBs (export db --shard). */
-int cli_is_shard_folder(const char *path);
-
-/* scoped.c: report over shards, every report rank-scope, without a merge. */
-/* 1 when every -dir input is a shard DB or a folder of them. */
-int cli_inputs_are_shards(const cli_args *a);
-/* The books DB of the -dir shards (or, under mpirun, of the processes'
- * parts) with every shard's rank-scope rows gathered into it: run the
- * report job with db_path and replay set to it. specs: the command's. */
-tb_status cli_scoped_db(const cli_args *a, cli_run *run, tb_spec *const *specs, size_t n_specs, char *books,
-                        size_t cap, tb_error *err);
-/* One shard's rank-scope rows into out (specs NULL: loaded from --spec). */
-tb_status cli_report_partial(const cli_args *a, tb_spec *const *specs, size_t n_specs, const char *shard,
-                             const char *books, const char *out, cli_run *run, tb_error *err);
-/* Removes the files cli_scoped_db made (single process). */
-void cli_scoped_finish(void);
-/* Removes the files of a folder and the folder. */
-void cli_remove_folder(const char *dir);
-
-/* The window, unit and budget options report, query and print share. */
+/* The window, unit and budget options report, query, print, compare and history share. */
 typedef struct cli_run_opts {
     tb_window window;
     tb_time_unit unit;
     int64_t max_steps;
 } cli_run_opts;
 
-/* report.c: the inputs and the window, unit and step budget of a command that
- * reads a DB (the options it does not take stay at their defaults). Returns
- * -1 when fine, else the exit code of the usage error reported. */
-int cli_parse_run_opts(const cli_args *a, cli_run_opts *r);
-/* The same without the inputs (compare and history take theirs otherwise). */
+/* parse.c: the window, unit and step budget of a command that reads a DB
+ * (the options it does not take stay at their defaults). Returns -1 when
+ * fine, else the exit code of the usage error reported. */
 int cli_parse_window_opts(const cli_args *a, cli_run_opts *r);
+/* --shard I/N of export db (I from 0). Sets 0/0 when not given. Returns -1
+ * when fine, else the exit code of the usage error reported. */
+int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count);
+/* --format of report and export summary: a mask, 0 when not given, ~0u when bad. */
+unsigned cli_parse_formats(const char *list);
+/* --format of compare and history report: a mask of csv, json and xlsx, 0 when malformed. */
+unsigned cli_parse_file_formats(const char *list);
+
+/* run.c: the one set-up and tear-down of a run, and the engine's callbacks. */
+typedef struct cli_run {
+    const cli_args *a;
+    int quiet;
+    cli_progress *progress;
+    uint64_t warnings;   /* warnings given so far (printed or not) */
+    int record;          /* keep the messages of the warnings given while set */
+    char **kept;         /* those messages (new strings) */
+    size_t n_kept;
+    cli_run_opts ro;     /* the window, unit and budget parsed */
+    tb_spec **specs;     /* --spec values, loaded (RUN_SPECS) */
+    size_t n_specs;
+    tb_session *s;       /* the session of -dir (RUN_SESSION) */
+    tb_session *extra[2];/* more sessions (compare's two sides), closed at the end */
+    tb_error err;        /* what failed (printed by cli_run_end) */
+} cli_run;
+
+enum {
+    RUN_SPECS = 1,       /* load every --spec first: a broken spec fails before any loading */
+    RUN_SESSION = 2,     /* open the session of -dir with the parsed window and find or build its DB */
+    RUN_LAZY = 4,        /* with RUN_SESSION: open only (export db writes its own DB) */
+    RUN_SCOPED = 8       /* with RUN_SESSION: the session's reports are the specs' (report) */
+};
+
+/*
+ * Starts a run of command a: the progress line (unless -q), the window
+ * options (parsed into r->ro), the specs, the session. Returns -1 when the
+ * handler goes on; else the code to end with (a usage error, a failure
+ * already printed, or, on an MPI process other than 0, the code of
+ * process 0 once it served its rounds). Always end with cli_run_end.
+ */
+int cli_run_start(cli_run *r, const cli_args *a, unsigned what);
+/* The session of -dir for a run started without it (after checks that need
+ * the specs); what: RUN_SESSION and its flags. Returns as cli_run_start. */
+int cli_run_open(cli_run *r, unsigned what);
+/* A session of given inputs over window w with r's options (compare's sides,
+ * history's night), closed by cli_run_end. Returns as cli_run_start. */
+int cli_run_session(cli_run *r, const char *const *inputs, size_t n, const tb_window *w, tb_session **out);
+/*
+ * Ends the run: prints r->err when st failed, closes the sessions, frees the
+ * specs and the progress line. Returns the exit code: st's when it failed,
+ * else rc.
+ */
+int cli_run_end(cli_run *r, tb_status st, int rc);
+
+/* The engine's callbacks (ctx: a cli_run): warnings, notes, files written. */
+void cli_on_warn(void *ctx, const char *msg);
+void cli_on_note(void *ctx, const char *msg);
+void cli_on_written(void *ctx, const char *path);
+/* With --fail-on-warning and warnings given: says so on stderr and returns
+ * TB_EXIT_WARNING; else returns rc. what names them ("the load", "the run"). */
+int cli_fail_on_warning(const cli_args *a, uint64_t warnings, const char *what, int rc);
+/* --spec: a file, or builtin:NAME (one built-in report). */
+tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err);
+/* 1 when path is a folder holding tracebook_run.json: an earlier run's output. */
+int cli_is_run_folder(const char *path);
+/* Creates the missing directories above path (its last component is not created). */
+void cli_make_parents(const char *path);
+/* Creates the missing directories of path, path itself included. */
+void cli_make_dirs(const char *path);
 
 /* mpi.c: `mpirun -n P tracebook ...` (docs/scale-out.md). Without MPI in
- * the build, or without mpirun, these keep one process. */
-/* Starts MPI for a command that loads, when launched by mpirun. Returns the
- * number of processes (1: as always). a: the parsed command line (borrowed
- * until cli_mpi_finish). */
-int cli_mpi_start(const cli_command *cmd, const cli_args *a);
-int cli_mpi_size(void);
-int cli_mpi_rank(void);
-/*
- * One round: every process loads its part of inputs into a shard in a
- * private folder whose name goes to dir (process 0). On process 0 it
- * returns TB_OK, or the error of the first process that failed (its
- * process and file named; with --keep-going, failed parts are warned about
- * and left out). Other processes never return: they serve the rounds of
- * process 0 until it finishes, then exit with its code.
- */
-tb_status cli_mpi_shards(const cli_args *a, const char *const *inputs, size_t n, cli_run *run, char *dir,
-                         size_t cap, tb_error *err);
-/*
- * After a round: every process runs the rank-scope reports on its shard of
- * the round (cli_report_partial, books: process 0's books DB of the round),
- * outcomes gathered as for the load. Process 0 gets the partials' paths
- * (new strings in a new array) or the first process's error.
- */
-tb_status cli_mpi_partials(const cli_args *a, tb_spec *const *specs, size_t n_specs, const char *books,
-                           cli_run *run, char ***parts, size_t *n, tb_error *err);
-/* Process 0: the path of the merged DB in the current round's folder. */
-void cli_mpi_merged_path(char *out, size_t cap);
-/* Ends the run on every process with process 0's code rc (the round's folder removed). Returns rc. */
+ * the build, or without mpirun, the run keeps one process. */
+/* Starts MPI for a command that loads, when launched by mpirun. */
+void cli_mpi_start(const cli_command *cmd);
+/* The distribution hook of the run (NULL: one process). */
+const tb_dist *cli_mpi_dist(void);
+/* This process served process 0's rounds (its session told it to end). */
+void cli_mpi_served(void);
+/* Ends the run on every process with process 0's code rc. Returns the code to end with. */
 int cli_mpi_finish(int rc);
 
 /* The handlers. */

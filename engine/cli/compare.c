@@ -41,15 +41,56 @@ static void free_inputs(char **v, size_t n)
     free(v);
 }
 
-/* The DB of one side: the cached load of its inputs (as report's -dir). */
-static tb_status side_db(const cli_args *a, char **inputs, size_t n, cli_run *run, char *db, size_t cap,
-                         tb_error *err)
+/* An earlier run's folder keeps its tracebook_run.json: never the output.
+ * Returns -1 when fine, else the exit code of the usage error. */
+static int refuses_output(const cli_args *a, const char *out_dir)
 {
-    cli_args d = *a;
-    d.v[OPT_DIR] = (const char **)inputs;
-    d.n[OPT_DIR] = n;
-    int reused = 0;
-    return cli_obtain_db(&d, run, db, cap, &reused, err);
+    char out_real[PATH_MAX], side_real[PATH_MAX];
+    if (!realpath(out_dir ? out_dir : ".", out_real))
+        return -1;
+    const char *const *sides[2] = {a->v[OPT_BASE], a->v[OPT_NEW]};
+    size_t ns[2] = {a->n[OPT_BASE], a->n[OPT_NEW]};
+    for (int k = 0; k < 2; k++)
+        if (ns[k] == 1 && cli_is_run_folder(sides[k][0]) && realpath(sides[k][0], side_real) &&
+            !strcmp(out_real, side_real))
+            return cli_usage_error(a->cmd, "-o %s would replace the tracebook_run.json of the %s run: write the "
+                                   "comparison elsewhere", out_dir ? out_dir : ".", k ? "new" : "base");
+    return -1;
+}
+
+/* The window options as report takes them, where a side's own
+ * --base/--new-iteration-id stands for --iteration-id (into ra, a copy of
+ * a). Returns -1 when fine, else the exit code of the usage error. */
+static int side_window_args(const cli_args *a, cli_args *ra)
+{
+    *ra = *a;
+    int has_side[2] = {a->n[OPT_BASE_ITERATION_ID] > 0, a->n[OPT_NEW_ITERATION_ID] > 0};
+    if ((has_side[0] || has_side[1]) && !a->n[OPT_MODEL_ID])
+        return cli_usage_error(a->cmd, "--%s-iteration-id needs --model-id (%lld for step mode)",
+                               has_side[0] ? "base" : "new", (long long)TB_STEP_MODEL_ID);
+    if (!a->n[OPT_ITERATION_ID] && (has_side[0] || has_side[1])) {
+        if (!(has_side[0] && has_side[1]))
+            return cli_usage_error(a->cmd, "--%s-iteration-id alone: give --iteration-id for the %s run too (or "
+                                   "--%s-iteration-id)", has_side[0] ? "base" : "new", has_side[0] ? "new" : "base",
+                                   has_side[0] ? "new" : "base");
+        ra->v[OPT_ITERATION_ID] = a->v[OPT_BASE_ITERATION_ID];
+        ra->n[OPT_ITERATION_ID] = a->n[OPT_BASE_ITERATION_ID];
+    }
+    return -1;
+}
+
+/* Says what the comparison found; --fail-on-regression ends with TB_EXIT_REGRESSION when it found one. */
+static int said(const cli_run *run, const tb_compare_result *res)
+{
+    if (!run->quiet)
+        fprintf(stderr,
+                "tracebook: compared %zu report%s: %llu rows matched, %llu added, %llu removed; "
+                "%llu regression%s, %llu improvement%s\n",
+                res->reports, res->reports == 1 ? "" : "s", (unsigned long long)res->matched,
+                (unsigned long long)res->added, (unsigned long long)res->removed,
+                (unsigned long long)res->regressions, res->regressions == 1 ? "" : "s",
+                (unsigned long long)res->improvements, res->improvements == 1 ? "" : "s");
+    return res->regressions && run->a->n[OPT_FAIL_ON_REGRESSION] ? TB_EXIT_REGRESSION : TB_EXIT_OK;
 }
 
 int cli_cmd_compare(cli_args *a)
@@ -58,110 +99,42 @@ int cli_cmd_compare(cli_args *a)
         return cli_usage_error(a->cmd, "compare needs both runs: give -base PATH and -new PATH");
     if (a->n[OPT_SPEC] == 0)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
-    /* the unit, the step budget and the window as report takes them; a
-     * side's own --base/--new-iteration-id stands for --iteration-id */
-    cli_args ra = *a;
-    int has_side[2] = {a->n[OPT_BASE_ITERATION_ID] > 0, a->n[OPT_NEW_ITERATION_ID] > 0};
-    if ((has_side[0] || has_side[1]) && !a->n[OPT_MODEL_ID])
-        return cli_usage_error(a->cmd, "--%s-iteration-id needs --model-id (4294967295 for step mode)",
-                               has_side[0] ? "base" : "new");
-    if (!a->n[OPT_ITERATION_ID] && (has_side[0] || has_side[1])) {
-        if (!(has_side[0] && has_side[1]))
-            return cli_usage_error(a->cmd, "--%s-iteration-id alone: give --iteration-id for the %s run too (or "
-                                   "--%s-iteration-id)", has_side[0] ? "base" : "new", has_side[0] ? "new" : "base",
-                                   has_side[0] ? "new" : "base");
-        ra.v[OPT_ITERATION_ID] = a->v[OPT_BASE_ITERATION_ID];
-        ra.n[OPT_ITERATION_ID] = a->n[OPT_BASE_ITERATION_ID];
-    }
-    cli_run_opts ro;
-    int rc = cli_parse_window_opts(&ra, &ro);
-    if (rc >= 0)
-        return rc;
-    tb_window win[2] = {ro.window, ro.window};
-    static const cli_opt_id side_opt[2] = {OPT_BASE_ITERATION_ID, OPT_NEW_ITERATION_ID};
-    for (int k = 0; k < 2; k++)
-        if (has_side[k] && (rc = cli_count(a, side_opt[k], &win[k].iteration_id)) >= 0)
-            return rc;
-    unsigned formats = 0;
-    const char *fmt = cli_value(a, OPT_FORMAT);
-    if (fmt) {
-        formats = cli_parse_file_formats(fmt);
-        if (!formats)
-            return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
-    }
-    const char *out_dir = cli_value(a, OPT_OUTPUT);
+    const char *fmt = cli_value(a, OPT_FORMAT), *out_dir = cli_value(a, OPT_OUTPUT);
+    unsigned formats = fmt ? cli_parse_file_formats(fmt) : 0;
+    if (fmt && !formats)
+        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: compare writes a directory of files; give a directory");
-    cli_run run = cli_run_for(a);
-    tb_error err;
-    tb_error_clear(&err);
-    tb_spec *spec = NULL;
-    char **base = NULL, **nw = NULL;
-    size_t n_base = 0, n_new = 0;
-    char base_db[PATH_MAX], new_db[PATH_MAX];
-    tb_compare_result res = {0};
-    /* an earlier run's folder keeps its tracebook_run.json: never the output */
-    char out_real[PATH_MAX], side_real[PATH_MAX];
-    if (realpath(out_dir ? out_dir : ".", out_real)) {
-        const char *const *sides[2] = {a->v[OPT_BASE], a->v[OPT_NEW]};
-        size_t ns[2] = {a->n[OPT_BASE], a->n[OPT_NEW]};
-        for (int k = 0; k < 2; k++)
-            if (ns[k] == 1 && cli_is_run_folder(sides[k][0]) && realpath(sides[k][0], side_real) &&
-                !strcmp(out_real, side_real)) {
-                cli_progress_destroy(run.progress);
-                return cli_usage_error(a->cmd, "-o %s would replace the tracebook_run.json of the %s run: write the "
-                                       "comparison elsewhere", out_dir ? out_dir : ".", k ? "new" : "base");
-            }
-    }
-    tb_status st = cli_load_spec(cli_value(a, OPT_SPEC), &spec, &run, &err);
-    if (!st)
-        st = side_inputs(a->v[OPT_BASE], a->n[OPT_BASE], &base, &n_base, &err);
-    if (!st)
-        st = side_inputs(a->v[OPT_NEW], a->n[OPT_NEW], &nw, &n_new, &err);
-    if (!st)
-        st = side_db(a, base, n_base, &run, base_db, sizeof base_db, &err);
-    if (!st)
-        st = side_db(a, nw, n_new, &run, new_db, sizeof new_db, &err);
-    if (!st) {
+    cli_args ra;
+    cli_run run;
+    int rc;
+    if ((rc = side_window_args(a, &ra)) >= 0 || (rc = refuses_output(a, out_dir)) >= 0 ||
+        (rc = cli_run_start(&run, &ra, RUN_SPECS)) >= 0)
+        return rc;
+    static const cli_opt_id given[2] = {OPT_BASE, OPT_NEW}, side_id[2] = {OPT_BASE_ITERATION_ID, OPT_NEW_ITERATION_ID};
+    tb_window win[2] = {run.ro.window, run.ro.window};
+    for (int k = 0; k < 2 && rc < 0; k++)
+        if (a->n[side_id[k]] && (rc = cli_count(a, side_id[k], &win[k].iteration_id)) >= 0)
+            return cli_run_end(&run, TB_OK, rc);
+    char **side[2] = {NULL, NULL};
+    size_t n_side[2] = {0, 0};
+    tb_session *ss[2] = {NULL, NULL};
+    tb_status st = TB_OK;
+    for (int k = 0; k < 2 && st == TB_OK && rc < 0; k++)
+        if ((st = side_inputs(a->v[given[k]], a->n[given[k]], &side[k], &n_side[k], &run.err)) == TB_OK)
+            rc = cli_run_session(&run, (const char *const *)side[k], n_side[k], &win[k], &ss[k]);
+    if (rc < 0) {
         if (out_dir)
             cli_make_parents(out_dir);
-        tb_compare_job job = {.base_db = base_db,
-                              .new_db = new_db,
-                              .base_inputs = (const char *const *)base,
-                              .n_base_inputs = n_base,
-                              .new_inputs = (const char *const *)nw,
-                              .n_new_inputs = n_new,
-                              .spec = spec,
-                              .unit = ro.unit,
-                              .max_steps = ro.max_steps,
-                              .formats = formats,
-                              .base_window = win[0],
-                              .new_window = win[1],
-                              .out_dir = out_dir ? out_dir : ".",
-                              .written = cli_on_written,
-                              .note = cli_on_note,
-                              .ctx = &run};
-        st = tb_compare_write(&job, &res, &err);
-        cli_progress_clear(run.progress);
+        tb_compare_job job = {.spec = run.specs[0], .unit = run.ro.unit, .max_steps = run.ro.max_steps,
+                              .formats = formats, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
+                              .note = cli_on_note, .ctx = &run};
+        tb_compare_result res = {0};
+        if (st == TB_OK)
+            st = tb_compare_write(ss[0], ss[1], &job, &res, &run.err);
+        rc = cli_run_end(&run, st, st == TB_OK ? said(&run, &res) : 0);
     }
-    rc = tb_exit_code(st);
-    if (st != TB_OK) {
-        cli_print_error(&err);
-    } else {
-        if (!run.quiet)
-            fprintf(stderr,
-                    "tracebook: compared %zu report%s: %llu rows matched, %llu added, %llu removed; "
-                    "%llu regression%s, %llu improvement%s\n",
-                    res.reports, res.reports == 1 ? "" : "s", (unsigned long long)res.matched,
-                    (unsigned long long)res.added, (unsigned long long)res.removed,
-                    (unsigned long long)res.regressions, res.regressions == 1 ? "" : "s",
-                    (unsigned long long)res.improvements, res.improvements == 1 ? "" : "s");
-        if (res.regressions && a->n[OPT_FAIL_ON_REGRESSION])
-            rc = TB_EXIT_REGRESSION;
-    }
-    free_inputs(base, n_base);
-    free_inputs(nw, n_new);
-    tb_spec_free(spec);
-    cli_progress_destroy(run.progress);
+    for (int k = 0; k < 2; k++)
+        free_inputs(side[k], n_side[k]);
     return rc;
 }

@@ -5,8 +5,8 @@
  *
  * `add` takes a night as report does (-dir inputs and --spec), or as the
  * output folder of an earlier report run (its tracebook_run.json names the
- * inputs, the spec and the window); the DB is obtained through the cache,
- * then tb_history_add() appends the night. `report` writes the trends and
+ * inputs, the spec and the window); a session of the night's inputs, then
+ * tb_history_add() appends the night. `report` writes the trends and
  * verdicts; with --fail-on-regression the newest night's regressions end
  * the run with TB_EXIT_REGRESSION (8) once every file is written.
  */
@@ -35,6 +35,29 @@ static int parse_keep(const cli_args *a, int64_t *keep)
     return -1;
 }
 
+/* The night: -dir's inputs, or a report folder's inputs, spec and window
+ * (its window unless one is given here). New strings in *inputs, *spec_path. */
+static tb_status night_of(const cli_args *a, const char *run_dir, char ***inputs, size_t *n, char **spec_path,
+                          tb_window *win, tb_error *err)
+{
+    if (run_dir) {
+        tb_window rw;
+        tb_status st = tb_run_inputs(run_dir, inputs, n, err);
+        if (!st)
+            st = tb_run_spec_window(run_dir, spec_path, &rw, err);
+        if (!st && !win->set)
+            *win = rw;
+        return st;
+    }
+    *inputs = calloc(a->n[OPT_DIR], sizeof **inputs);
+    if (!*inputs)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < a->n[OPT_DIR]; i++, (*n)++)
+        if (!((*inputs)[i] = strdup(a->v[OPT_DIR][i])))
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    return TB_OK;
+}
+
 int cli_cmd_history_add(cli_args *a)
 {
     const char *history = cli_value(a, OPT_HISTORY);
@@ -52,79 +75,38 @@ int cli_cmd_history_add(cli_args *a)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
     int64_t keep = 0;
     int rc;
-    if ((rc = parse_keep(a, &keep)) >= 0)
+    cli_run run;
+    if ((rc = parse_keep(a, &keep)) >= 0 || (rc = cli_run_start(&run, a, 0)) >= 0)
         return rc;
-    cli_run_opts ro;
-    if ((rc = cli_parse_window_opts(a, &ro)) >= 0)
-        return rc;
-    cli_run run = cli_run_for(a);
-    tb_error err;
-    tb_error_clear(&err);
-    tb_spec *spec = NULL;
     char **inputs = NULL, *spec_path = NULL;
     size_t n_inputs = 0;
-    tb_window win = ro.window;
-    tb_status st = TB_OK;
-    if (run_dir) {
-        /* the run's inputs, and its spec and window unless given here */
-        tb_window rw;
-        st = tb_run_inputs(run_dir, &inputs, &n_inputs, &err);
-        if (!st)
-            st = tb_run_spec_window(run_dir, &spec_path, &rw, &err);
-        if (!st && !ro.window.set)
-            win = rw;
-    } else {
-        inputs = calloc(a->n[OPT_DIR], sizeof *inputs);
-        if (!inputs)
-            st = tb_error_set(&err, TB_ERR_NOMEM, "out of memory");
-        for (size_t i = 0; !st && i < a->n[OPT_DIR]; i++, n_inputs++)
-            if (!(inputs[i] = strdup(a->v[OPT_DIR][i])))
-                st = tb_error_set(&err, TB_ERR_NOMEM, "out of memory");
-    }
+    tb_window win = run.ro.window;
+    tb_status st = night_of(a, run_dir, &inputs, &n_inputs, &spec_path, &win, &run.err);
+    tb_spec *spec = NULL;
     if (!st)
-        st = cli_load_spec(a->n[OPT_SPEC] ? cli_value(a, OPT_SPEC) : spec_path, &spec, &run, &err);
-    char db[PATH_MAX];
-    if (!st) {
-        cli_args d = *a;
-        d.v[OPT_DIR] = (const char **)inputs;
-        d.n[OPT_DIR] = n_inputs;
-        int reused = 0;
-        st = cli_obtain_db(&d, &run, db, sizeof db, &reused, &err);
-    }
-    tb_history_added res;
-    if (!st) {
+        st = cli_load_spec(a->n[OPT_SPEC] ? cli_value(a, OPT_SPEC) : spec_path, &spec, &run, &run.err);
+    tb_session *night = NULL;
+    rc = st ? -1 : cli_run_session(&run, (const char *const *)inputs, n_inputs, &win, &night);
+    if (rc < 0) {
+        tb_history_added res;
         cli_make_parents(history);
-        tb_history_add_job job = {.history = history,
-                                  .db_path = db,
-                                  .inputs = (const char *const *)inputs,
-                                  .n_inputs = n_inputs,
-                                  .spec = spec,
-                                  .window = win,
-                                  .params = a->v[OPT_PARAM],
-                                  .n_params = a->n[OPT_PARAM],
-                                  .max_steps = ro.max_steps,
-                                  .label = cli_value(a, OPT_LABEL),
-                                  .meta = a->v[OPT_META],
-                                  .n_meta = a->n[OPT_META],
-                                  .keep = keep,
-                                  .note = cli_on_note,
-                                  .ctx = &run};
-        st = tb_history_add(&job, &res, &err);
-        cli_progress_clear(run.progress);
+        tb_history_add_job job = {.history = history, .spec = spec, .params = a->v[OPT_PARAM],
+                                  .n_params = a->n[OPT_PARAM], .max_steps = run.ro.max_steps,
+                                  .label = cli_value(a, OPT_LABEL), .meta = a->v[OPT_META], .n_meta = a->n[OPT_META],
+                                  .keep = keep, .note = cli_on_note, .ctx = &run};
+        if (!st)
+            st = tb_history_add(night, &job, &res, &run.err);
+        if (!st && !run.quiet)
+            fprintf(stderr, "tracebook: %s: added night '%s': %zu report%s, %llu rows; %zu night%s in the history\n",
+                    history, res.label, res.reports, res.reports == 1 ? "" : "s", (unsigned long long)res.rows,
+                    res.nights, res.nights == 1 ? "" : "s");
+        if (!st)
+            printf("%s\n", res.label);
+        rc = cli_run_end(&run, st, TB_EXIT_OK);
     }
-    rc = tb_exit_code(st);
-    if (st)
-        cli_print_error(&err);
-    else if (!run.quiet)
-        fprintf(stderr, "tracebook: %s: added night '%s': %zu report%s, %llu rows; %zu night%s in the history\n",
-                history, res.label, res.reports, res.reports == 1 ? "" : "s", (unsigned long long)res.rows,
-                res.nights, res.nights == 1 ? "" : "s");
-    if (!st)
-        printf("%s\n", res.label);
     free_list(inputs, n_inputs);
     free(spec_path);
     tb_spec_free(spec);
-    cli_progress_destroy(run.progress);
     return rc;
 }
 
@@ -148,47 +130,28 @@ int cli_cmd_history_report(cli_args *a)
     const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: history report writes a directory of files; give a directory");
-    cli_run_opts ro;
-    if ((rc = cli_parse_window_opts(a, &ro)) >= 0)
+    cli_run run;
+    if ((rc = cli_run_start(&run, a, RUN_SPECS)) >= 0)
         return rc;
-    cli_run run = cli_run_for(a);
-    tb_error err;
-    tb_error_clear(&err);
-    tb_spec *spec = NULL;
+    if (out_dir)
+        cli_make_parents(out_dir);
+    tb_history_report_job job = {.history = history, .spec = run.specs[0], .last = last, .unit = run.ro.unit,
+                                 .formats = formats, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
+                                 .note = cli_on_note, .ctx = &run};
     tb_history_result res;
-    tb_status st = cli_load_spec(cli_value(a, OPT_SPEC), &spec, &run, &err);
-    if (!st) {
-        if (out_dir)
-            cli_make_parents(out_dir);
-        tb_history_report_job job = {.history = history,
-                                     .spec = spec,
-                                     .last = last,
-                                     .unit = ro.unit,
-                                     .formats = formats,
-                                     .out_dir = out_dir ? out_dir : ".",
-                                     .written = cli_on_written,
-                                     .note = cli_on_note,
-                                     .ctx = &run};
-        st = tb_history_report(&job, &res, &err);
-    }
-    rc = tb_exit_code(st);
-    if (st) {
-        cli_print_error(&err);
-    } else {
-        if (!run.quiet)
-            fprintf(stderr,
-                    "tracebook: %zu report%s over %zu night%s; the newest, '%s': %llu regression%s, %llu "
-                    "improvement%s (%llu regression%s over the nights shown)\n",
-                    res.reports, res.reports == 1 ? "" : "s", res.nights, res.nights == 1 ? "" : "s", res.latest,
-                    (unsigned long long)res.regressions, res.regressions == 1 ? "" : "s",
-                    (unsigned long long)res.improvements, res.improvements == 1 ? "" : "s",
-                    (unsigned long long)res.flagged, res.flagged == 1 ? "" : "s");
-        if (res.regressions && a->n[OPT_FAIL_ON_REGRESSION])
-            rc = TB_EXIT_REGRESSION;
-    }
-    tb_spec_free(spec);
-    cli_progress_destroy(run.progress);
-    return rc;
+    tb_status st = tb_history_report(&job, &res, &run.err);
+    rc = TB_EXIT_OK;
+    if (!st && !run.quiet)
+        fprintf(stderr,
+                "tracebook: %zu report%s over %zu night%s; the newest, '%s': %llu regression%s, %llu "
+                "improvement%s (%llu regression%s over the nights shown)\n",
+                res.reports, res.reports == 1 ? "" : "s", res.nights, res.nights == 1 ? "" : "s", res.latest,
+                (unsigned long long)res.regressions, res.regressions == 1 ? "" : "s",
+                (unsigned long long)res.improvements, res.improvements == 1 ? "" : "s",
+                (unsigned long long)res.flagged, res.flagged == 1 ? "" : "s");
+    if (!st && res.regressions && a->n[OPT_FAIL_ON_REGRESSION])
+        rc = TB_EXIT_REGRESSION;
+    return cli_run_end(&run, st, rc);
 }
 
 int cli_cmd_history_list(cli_args *a)
@@ -204,13 +167,11 @@ int cli_cmd_history_list(cli_args *a)
         f = TB_OUT_JSON;
     else if (fmt && strcmp(fmt, "console"))
         return cli_usage_error(a->cmd, "--format '%s': expected console, csv or json", fmt);
-    tb_error err;
-    tb_error_clear(&err);
-    tb_status st = tb_history_list(history, f, stdout, &err);
-    fflush(stdout);
-    if (st)
-        cli_print_error(&err);
-    return tb_exit_code(st);
+    cli_run run;
+    int rc = cli_run_start(&run, a, 0);
+    if (rc >= 0)
+        return rc;
+    return cli_run_end(&run, tb_history_list(history, f, stdout, &run.err), TB_EXIT_OK);
 }
 
 int cli_cmd_history_remove(cli_args *a)
@@ -232,5 +193,5 @@ int cli_cmd_history_remove(cli_args *a)
         cli_print_error(&err);
     else if (!a->n[OPT_QUIET])
         fprintf(stderr, "tracebook: %s: removed %zu night%s\n", history, removed, removed == 1 ? "" : "s");
-    return tb_exit_code(st);
+    return cli_exit_code(st);
 }

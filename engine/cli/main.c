@@ -168,7 +168,7 @@ int main(int argc, char **argv)
     rc = cli_parse(cmd, argc - 1 - used, argv + 1 + used, &a);
     if (rc < 0) {
         /* under mpirun, every process runs this; the loads are spread (mpi.c) */
-        cli_mpi_start(cmd, &a);
+        cli_mpi_start(cmd);
         rc = cmd->run(&a);
         rc = cli_mpi_finish(rc);
     }

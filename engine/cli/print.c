@@ -2,13 +2,11 @@
 /*
  * print.c - `tracebook print summary` and `print trace`.
  *
- * Both load the inputs' cached DB as report and query do (cli_obtain_db),
- * then hand it to the engine's listing (tb_print_summary, tb_print_trace),
- * which writes to stdout or, with --log-file, to the file under a temporary
- * name. Only the option checks live here.
+ * Both hand the session's DB to the engine's listing (tb_print_summary,
+ * tb_print_trace), which writes to stdout or, with --log-file, to the file
+ * under a temporary name. Only the option checks live here.
  */
 #include <inttypes.h>
-#include <limits.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -16,11 +14,10 @@
 
 static int print_cmd(cli_args *a, int trace)
 {
-    cli_run_opts ro;
-    int rc = cli_parse_run_opts(a, &ro);
-    if (rc >= 0)
-        return rc;
     int64_t width = 0;
+    int rc;
+    if (a->n[OPT_DIR] == 0)
+        return cli_usage_error(a->cmd, "no input: give -dir PATH");
     if (a->n[OPT_WIDTH] && (rc = cli_count(a, OPT_WIDTH, &width)) >= 0)
         return rc;
     if (width > 100000)
@@ -28,32 +25,22 @@ static int print_cmd(cli_args *a, int trace)
     const char *log = cli_value(a, OPT_LOG_FILE);
     if (log && !strcmp(log, "-"))
         log = NULL;
-    cli_run run = cli_run_for(a);
-    tb_error err;
-    tb_error_clear(&err);
-    char db[PATH_MAX];
-    int reused = 0;
-    tb_status st = cli_obtain_db(a, &run, db, sizeof db, &reused, &err);
-    if (st == TB_OK) {
-        tb_print_options po = {
-            .db_path = db,
-            .window = ro.window,
-            .per_device = a->n[OPT_PER_DEVICE] > 0,
-            .width = (int)width,
-            .fixed_unit = a->n[OPT_TIMEUNIT] > 0,
-            .unit = ro.unit,
-            .out = stdout,
-            .out_path = log,
-        };
-        if (log)
-            cli_make_parents(log);
-        cli_progress_stop(run.progress);
-        st = trace ? tb_print_trace(&po, &err) : tb_print_summary(&po, &err);
-    }
-    if (st != TB_OK)
-        cli_print_error(&err);
-    cli_progress_destroy(run.progress);
-    return tb_exit_code(st);
+    cli_run run;
+    if ((rc = cli_run_start(&run, a, RUN_SESSION)) >= 0)
+        return rc;
+    tb_print_options po = {
+        .per_device = a->n[OPT_PER_DEVICE] > 0,
+        .width = (int)width,
+        .fixed_unit = a->n[OPT_TIMEUNIT] > 0,
+        .unit = run.ro.unit,
+        .out = stdout,
+        .out_path = log,
+    };
+    if (log)
+        cli_make_parents(log);
+    cli_progress_stop(run.progress);
+    tb_status st = trace ? tb_print_trace(run.s, &po, &run.err) : tb_print_summary(run.s, &po, &run.err);
+    return cli_run_end(&run, st, TB_EXIT_OK);
 }
 
 int cli_cmd_print_summary(cli_args *a)

@@ -3,7 +3,7 @@
  * report.c - `tracebook report`, `query` and `reports`.
  *
  * report loads every spec first (a broken spec fails before any loading),
- * then the inputs' cached DB, then runs the reports through
+ * then the session of the inputs, then runs the reports through
  * tb_report_write(); query runs one statement through tb_query_write(), and
  * points at the place in the statement where SQLite found an error;
  * reports lists the built-in reports. Options a mode does not use are
@@ -16,72 +16,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-
-int cli_parse_run_opts(const cli_args *a, cli_run_opts *r)
-{
-    memset(r, 0, sizeof *r);
-    if (a->n[OPT_DIR] == 0)
-        return cli_usage_error(a->cmd, "no input: give -dir PATH");
-    return cli_parse_window_opts(a, r);
-}
-
-int cli_parse_window_opts(const cli_args *a, cli_run_opts *r)
-{
-    memset(r, 0, sizeof *r);
-    r->unit = TB_UNIT_US;
-    int rc;
-    if (a->n[OPT_MAX_STEPS] && (rc = cli_count(a, OPT_MAX_STEPS, &r->max_steps)) >= 0)
-        return rc;
-    const char *u = cli_value(a, OPT_TIMEUNIT);
-    if (u) {
-        if (!strcmp(u, "ns")) r->unit = TB_UNIT_NS;
-        else if (!strcmp(u, "us")) r->unit = TB_UNIT_US;
-        else if (!strcmp(u, "ms")) r->unit = TB_UNIT_MS;
-        else if (!strcmp(u, "s")) r->unit = TB_UNIT_S;
-        else return cli_usage_error(a->cmd, "--timeunit '%s': expected ns, us, ms or s", u);
-    }
-    int has_model = a->n[OPT_MODEL_ID] > 0, has_iter = a->n[OPT_ITERATION_ID] > 0;
-    int has_count = a->n[OPT_ITERATION_COUNT] > 0;
-    if (has_model && (rc = cli_count(a, OPT_MODEL_ID, &r->window.model_id)) >= 0)
-        return rc;
-    if (has_iter && (rc = cli_count(a, OPT_ITERATION_ID, &r->window.iteration_id)) >= 0)
-        return rc;
-    if (has_count && (rc = cli_count(a, OPT_ITERATION_COUNT, &r->window.iteration_count)) >= 0)
-        return rc;
-    if (has_iter && !has_model)
-        return cli_usage_error(a->cmd, "--iteration-id needs --model-id (4294967295 for step mode)");
-    if (has_model && !has_iter)
-        return cli_usage_error(a->cmd, "--model-id needs --iteration-id");
-    if (has_count && !has_iter)
-        return cli_usage_error(a->cmd, "--iteration-count needs --model-id and --iteration-id");
-    if (has_count && r->window.iteration_count < 1)
-        return cli_usage_error(a->cmd, "--iteration-count must be at least 1");
-    r->window.set = has_model;
-    if (!has_count)
-        r->window.iteration_count = 1;
-    return -1;
-}
-
-/* Parses --format for report: a mask, 0 when not given, ~0u when bad. */
-static unsigned parse_formats(const char *list)
-{
-    if (!list)
-        return 0;
-    unsigned m = 0;
-    const char *p = list;
-    while (*p) {
-        size_t n = strcspn(p, ",");
-        if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
-        else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
-        else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
-        else if (n == 7 && !strncmp(p, "console", 7)) m |= TB_OUT_CONSOLE;
-        else return ~0u;
-        p += n;
-        if (*p == ',')
-            p++;
-    }
-    return m ? m : ~0u;
-}
 
 /* The ids of every built-in report, in file order: a new array of strings
  * borrowed from *specs (free both with free_builtin_ids). NULL with err set
@@ -168,14 +102,6 @@ static int is_builtin(const char *name)
     return found;
 }
 
-static void on_report_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
-{
-    cli_run *r = ctx;
-    (void)skipped;
-    (void)rows;
-    cli_progress_report_done(r->progress, tb_report_id(rep));
-}
-
 /* --report IDs that no spec has: a usage error naming the nearest id. Returns -1 when all are there. */
 static int check_only(const cli_args *a, tb_spec *const *specs, size_t n_specs)
 {
@@ -218,22 +144,27 @@ static size_t expected_reports(const cli_args *a, tb_spec *const *specs, size_t 
     return n;
 }
 
-int cli_cmd_report(cli_args *a)
+static void on_report_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
 {
+    cli_run *r = ctx;
+    (void)skipped;
+    (void)rows;
+    cli_progress_report_done(r->progress, tb_report_id(rep));
+}
+
+/* The options of report that need no run: -1 when fine, else the exit code of the usage error. */
+static int check_report(const cli_args *a, unsigned formats)
+{
+    const char *format = cli_value(a, OPT_FORMAT), *out_dir = cli_value(a, OPT_OUTPUT);
     if (a->n[OPT_DIR] && a->n[OPT_SPEC] == 0)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
-    cli_run_opts ro;
-    int rc = cli_parse_run_opts(a, &ro);
-    if (rc >= 0)
-        return rc;
-    const char *format = cli_value(a, OPT_FORMAT);
-    unsigned formats = parse_formats(format);
+    if (a->n[OPT_DIR] == 0)
+        return cli_usage_error(a->cmd, "no input: give -dir PATH");
     if (a->n[OPT_CSV_SAFE] && formats && formats != ~0u && !(formats & TB_OUT_CSV))
         return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", format);
     if (formats == ~0u)
         return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx, console",
                                format);
-    const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: report writes a directory of files; give a directory");
     if (out_dir && formats == TB_OUT_CONSOLE)
@@ -247,79 +178,58 @@ int cli_cmd_report(cli_args *a)
             return unknown_builtin(what, s + 8);
         }
     }
-    cli_run run = cli_run_for(a);
-    tb_error err;
-    tb_error_clear(&err);
-    size_t n_specs = a->n[OPT_SPEC];
-    tb_spec **specs = calloc(n_specs, sizeof *specs);
-    tb_status st = specs ? TB_OK : tb_error_set(&err, TB_ERR_NOMEM, "out of memory");
-    size_t loaded = 0;
-    /* specs first: a broken spec fails before any loading; their warnings
-     * are the run's own (the load's are in the DB) */
-    run.record = 1;
-    for (; st == TB_OK && loaded < n_specs; loaded++)
-        st = cli_load_spec(a->v[OPT_SPEC][loaded], &specs[loaded], &run, &err);
-    run.record = 0;
-    if (st == TB_OK && (rc = check_only(a, specs, loaded)) >= 0)
-        goto done;
-    char db[PATH_MAX];
-    int reused = 0;
-    uint64_t warnings = 0;
-    /* every report rank- or cluster-scope over shards, or under mpirun: each
-     * shard runs them on its own ranks, no merge (docs/scale-out.md#report-scopes) */
-    int scoped = st == TB_OK &&
-                 tb_specs_scoped((const tb_spec *const *)specs, n_specs,
-                                 a->n[OPT_REPORT] ? a->v[OPT_REPORT] : NULL, a->n[OPT_REPORT]) &&
-                 (cli_mpi_size() > 1 || cli_inputs_are_shards(a));
-    if (st == TB_OK && scoped)
-        st = cli_scoped_db(a, &run, specs, n_specs, db, sizeof db, &err);
-    else if (st == TB_OK)
-        st = cli_obtain_db(a, &run, db, sizeof db, &reused, &err);
-    if (st == TB_OK) {
-        tb_report_job job = {
-            .run = {.db_path = db, .specs = (const tb_spec *const *)specs, .n_specs = n_specs,
-                    .window = ro.window, .unit = ro.unit, .params = a->v[OPT_PARAM], .n_params = a->n[OPT_PARAM],
-                    .formats = formats, .max_steps = ro.max_steps, .only = a->n[OPT_REPORT] ? a->v[OPT_REPORT] : NULL,
-                    .n_only = a->n[OPT_REPORT], .note = cli_on_note, .ctx = &run, .report_done = on_report_done,
-                    .replay = scoped ? db : NULL},
-            .out_dir = out_dir ? out_dir : ".",
-            .console = stdout,
-            .inputs = a->v[OPT_DIR],
-            .n_inputs = a->n[OPT_DIR],
-            .written = cli_on_written,
-            .csv_safe = a->n[OPT_CSV_SAFE] > 0,
-            .warnings = (const char *const *)run.kept,
-            .n_warnings = run.n_kept,
-        };
-        /* console tables go to stdout: the progress line would garble a terminal's view of them */
-        int console = formats ? (formats & TB_OUT_CONSOLE) != 0 : 0;
-        for (size_t s = 0; s < n_specs && !formats && !console; s++) {
-            console |= (tb_spec_outputs(specs[s]) & TB_OUT_CONSOLE) != 0;
-            for (size_t k = 0; k < tb_spec_n_reports(specs[s]); k++)
-                console |= (tb_report_outputs(tb_spec_report_at(specs[s], k)) & TB_OUT_CONSOLE) != 0;
-        }
-        if (console && isatty(STDOUT_FILENO))
-            cli_progress_stop(run.progress);
-        else
-            cli_progress_reports(run.progress, expected_reports(a, specs, n_specs));
-        if (out_dir)
-            cli_make_parents(out_dir);
-        tb_run_result res;
-        st = tb_report_write(&job, &res, &err);
-        cli_progress_clear(run.progress);
-        warnings = res.warnings;
+    return -1;
+}
+
+/* Console tables go to stdout: the progress line would garble a terminal's view of them. */
+static int writes_console(const cli_run *run, unsigned formats)
+{
+    int console = formats ? (formats & TB_OUT_CONSOLE) != 0 : 0;
+    for (size_t s = 0; s < run->n_specs && !formats && !console; s++) {
+        console |= (tb_spec_outputs(run->specs[s]) & TB_OUT_CONSOLE) != 0;
+        for (size_t k = 0; k < tb_spec_n_reports(run->specs[s]); k++)
+            console |= (tb_report_outputs(tb_spec_report_at(run->specs[s], k)) & TB_OUT_CONSOLE) != 0;
     }
-    rc = tb_exit_code(st);
-    if (st != TB_OK)
-        cli_print_error(&err);
-    fflush(stdout);
-    rc = cli_fail_on_warning(a, warnings, "the load and the run", rc);
-done:
-    cli_scoped_finish();
-    free_specs(specs, loaded);
-    cli_run_finish(&run);
-    cli_progress_destroy(run.progress);
-    return rc;
+    return console;
+}
+
+int cli_cmd_report(cli_args *a)
+{
+    unsigned formats = cli_parse_formats(cli_value(a, OPT_FORMAT));
+    int rc = check_report(a, formats);
+    if (rc >= 0)
+        return rc;
+    const char *out_dir = cli_value(a, OPT_OUTPUT);
+    cli_run run;
+    if ((rc = cli_run_start(&run, a, RUN_SPECS)) >= 0)
+        return rc;
+    if ((rc = check_only(a, run.specs, run.n_specs)) >= 0)
+        return cli_run_end(&run, TB_OK, rc);
+    if ((rc = cli_run_open(&run, RUN_SESSION | RUN_SCOPED)) >= 0)
+        return rc;
+    tb_report_job job = {
+        .run = {.specs = (const tb_spec *const *)run.specs, .n_specs = run.n_specs, .unit = run.ro.unit,
+                .params = a->v[OPT_PARAM], .n_params = a->n[OPT_PARAM], .formats = formats,
+                .max_steps = run.ro.max_steps, .only = a->n[OPT_REPORT] ? a->v[OPT_REPORT] : NULL,
+                .n_only = a->n[OPT_REPORT], .note = cli_on_note, .ctx = &run, .report_done = on_report_done},
+        .out_dir = out_dir ? out_dir : ".",
+        .console = stdout,
+        .written = cli_on_written,
+        .csv_safe = a->n[OPT_CSV_SAFE] > 0,
+        .warnings = (const char *const *)run.kept,
+        .n_warnings = run.n_kept,
+    };
+    if (writes_console(&run, formats) && isatty(STDOUT_FILENO))
+        cli_progress_stop(run.progress);
+    else
+        cli_progress_reports(run.progress, expected_reports(a, run.specs, run.n_specs));
+    if (out_dir)
+        cli_make_parents(out_dir);
+    tb_run_result res = {0};
+    tb_status st = tb_report_write(run.s, &job, &res, &run.err);
+    cli_progress_clear(run.progress);
+    rc = cli_fail_on_warning(a, res.warnings, "the load and the run", cli_exit_code(st));
+    return cli_run_end(&run, st, rc);
 }
 
 /* Prints the line of sql holding byte offset off, with a caret under it. */
@@ -345,14 +255,12 @@ static void show_sql_place(const char *sql, int64_t off)
 
 int cli_cmd_query(cli_args *a)
 {
-    cli_run_opts ro;
-    int rc = cli_parse_run_opts(a, &ro);
-    if (rc >= 0)
-        return rc;
+    if (a->n[OPT_DIR] == 0)
+        return cli_usage_error(a->cmd, "no input: give -dir PATH");
     const char *fmt = cli_value(a, OPT_FORMAT) ? cli_value(a, OPT_FORMAT) : "console";
     if (strcmp(fmt, "console") && strcmp(fmt, "csv") && strcmp(fmt, "json"))
         return cli_usage_error(a->cmd, "--format '%s': expected console, csv or json", fmt);
-    int console = !strcmp(fmt, "console");
+    int console = !strcmp(fmt, "console"), rc;
     const char *out = cli_value(a, OPT_OUTPUT);
     if (out && console)
         return cli_usage_error(a->cmd, "%s: the console table goes to stdout; give --format csv or json to write "
@@ -365,38 +273,32 @@ int cli_cmd_query(cli_args *a)
                                a->as_written[OPT_MAX_ROWS], fmt);
     if (a->n[OPT_MAX_ROWS] && (rc = cli_count(a, OPT_MAX_ROWS, &max_rows)) >= 0)
         return rc;
+    cli_run run;
+    if ((rc = cli_run_start(&run, a, RUN_SESSION)) >= 0)
+        return rc;
     if (out && !strcmp(out, "-"))
         out = NULL;
-    cli_run run = cli_run_for(a);
-    tb_error err;
-    tb_error_clear(&err);
-    char db[PATH_MAX];
-    int reused = 0;
-    tb_status st = cli_obtain_db(a, &run, db, sizeof db, &reused, &err);
-    if (st == TB_OK) {
-        tb_query_job q = {
-            .run = {.db_path = db, .window = ro.window, .unit = ro.unit, .params = a->v[OPT_PARAM],
-                    .n_params = a->n[OPT_PARAM], .max_steps = ro.max_steps, .note = cli_on_note, .ctx = &run},
-            .sql = a->pos[0],
-            .format = !strcmp(fmt, "csv") ? TB_OUT_CSV : !strcmp(fmt, "json") ? TB_OUT_JSON : TB_OUT_CONSOLE,
-            .out_path = out,
-            .out = stdout,
-            .max_rows = (size_t)max_rows,
-            .csv_safe = a->n[OPT_CSV_SAFE] > 0,
-        };
-        if (out)
-            cli_make_parents(out);
-        uint64_t rows = 0;
-        st = tb_query_write(&q, &rows, &err);
-    }
-    if (st != TB_OK) {
-        cli_print_error(&err);
+    tb_query_job q = {
+        .run = {.unit = run.ro.unit, .params = a->v[OPT_PARAM], .n_params = a->n[OPT_PARAM],
+                .max_steps = run.ro.max_steps, .note = cli_on_note, .ctx = &run},
+        .sql = a->pos[0],
+        .format = !strcmp(fmt, "csv") ? TB_OUT_CSV : !strcmp(fmt, "json") ? TB_OUT_JSON : TB_OUT_CONSOLE,
+        .out_path = out,
+        .out = stdout,
+        .max_rows = (size_t)max_rows,
+        .csv_safe = a->n[OPT_CSV_SAFE] > 0,
+    };
+    if (out)
+        cli_make_parents(out);
+    uint64_t rows = 0;
+    tb_status st = tb_query_write(run.s, &q, &rows, &run.err);
+    if (st != TB_OK && !run.err.file[0] && run.err.offset >= 0) {
         /* an error SQLite places in the statement: show where */
-        if (!err.file[0] && err.offset >= 0)
-            show_sql_place(a->pos[0], err.offset);
+        cli_print_error(&run.err);
+        show_sql_place(a->pos[0], run.err.offset);
+        return cli_run_end(&run, TB_OK, cli_exit_code(st));
     }
-    cli_progress_destroy(run.progress);
-    return tb_exit_code(st);
+    return cli_run_end(&run, st, TB_EXIT_OK);
 }
 
 static void print_param(const tb_param *p)
@@ -467,148 +369,4 @@ int cli_cmd_reports(cli_args *a)
     if (want && !found)
         return unknown_builtin("", want);
     return TB_EXIT_OK;
-}
-
-static void print_written(void *ctx, const char *path)
-{
-    (void)ctx;
-    printf("%s\n", path);
-}
-
-/* --clear: after a successful export, the cached DB it loaded goes (a DB
- * that tracebook wrote, given as the input, is the user's and stays). */
-static tb_status clear_cache(const cli_args *a, cli_run *run, const char *db, int reused, tb_error *err)
-{
-    if (!a->n[OPT_CLEAR])
-        return TB_OK;
-    if (reused == 2) {
-        cli_on_note(run, "--clear: the input DB is kept (it is not a cache entry)");
-        return TB_OK;
-    }
-    if (reused == 3)
-        return TB_OK; /* under mpirun: the merged DB is the run's own, removed at its end */
-    tb_status st = tb_cache_remove(db, err);
-    if (st == TB_OK) {
-        char msg[PATH_MAX + 32];
-        snprintf(msg, sizeof msg, "--clear: removed %s", db);
-        cli_on_note(run, msg);
-    }
-    return st;
-}
-
-int cli_cmd_export_timeline(cli_args *a)
-{
-    cli_run_opts ro;
-    int rc = cli_parse_run_opts(a, &ro);
-    if (rc >= 0)
-        return rc;
-    int64_t slice_mb = -1;
-    if (a->n[OPT_SLICE_MB] && (rc = cli_count(a, OPT_SLICE_MB, &slice_mb)) >= 0)
-        return rc;
-    if (a->n[OPT_SLICE_MB] && a->n[OPT_SLICE_CONFIG])
-        return cli_usage_error(a->cmd, "--slice-mb and --slice-config: give one of them");
-    if (slice_mb > INT64_MAX / (1024 * 1024))
-        return cli_usage_error(a->cmd, "--slice-mb %lld: too large", (long long)slice_mb);
-    cli_run run = cli_run_for(a);
-    tb_error err;
-    tb_error_clear(&err);
-    tb_spec *spec = NULL;
-    tb_status st = TB_OK;
-    int64_t slice_bytes = slice_mb > 0 ? slice_mb * 1024 * 1024 : 0;
-    const char *spec_arg = cli_value(a, OPT_SPEC);
-    if (spec_arg)
-        st = cli_load_spec(spec_arg, &spec, &run, &err);
-    const char *slice_config = cli_value(a, OPT_SLICE_CONFIG);
-    if (st == TB_OK && slice_config)
-        st = tb_timeline_slice_config(slice_config, &slice_bytes, &err);
-    char db[PATH_MAX];
-    int reused = 0;
-    if (st == TB_OK)
-        st = cli_obtain_db(a, &run, db, sizeof db, &reused, &err);
-    if (st == TB_OK) {
-        char dir[PATH_MAX];
-        const char *output = cli_value(a, OPT_OUTPUT);
-        if (output) {
-            cli_make_dirs(output);
-            snprintf(dir, sizeof dir, "%s", output);
-        } else {
-            /* as export db: beside the first input, else the current directory */
-            cli_default_dir(a->v[OPT_DIR][0], dir, sizeof dir);
-        }
-        tb_timeline_options o = {.db_path = db, .out_dir = dir, .spec = spec, .window = ro.window,
-                                 .slice_bytes = slice_bytes, .note = cli_on_note, .ctx = &run,
-                                 .written = print_written};
-        tb_timeline_result res;
-        st = tb_timeline_write(&o, &res, &err);
-        if (st == TB_OK && res.files == 0 && ro.window.set)
-            st = tb_error_set(&err, TB_ERR_USAGE,
-                              "no rank has the window (model %lld, iteration %lld): nothing exported",
-                              (long long)ro.window.model_id, (long long)ro.window.iteration_id);
-        else if (st == TB_OK && res.files == 0)
-            cli_on_note(&run, "no rank to export");
-        if (st == TB_OK && res.flows_unpaired) {
-            char msg[96];
-            snprintf(msg, sizeof msg, "%llu flows without both ends were not written",
-                     (unsigned long long)res.flows_unpaired);
-            cli_on_note(&run, msg);
-        }
-        if (st == TB_OK)
-            st = clear_cache(a, &run, db, reused, &err);
-    }
-    if (st != TB_OK)
-        cli_print_error(&err);
-    tb_spec_free(spec);
-    cli_progress_destroy(run.progress);
-    return tb_exit_code(st);
-}
-
-int cli_cmd_export_summary(cli_args *a)
-{
-    cli_run_opts ro;
-    int rc = cli_parse_run_opts(a, &ro);
-    if (rc >= 0)
-        return rc;
-    unsigned formats = parse_formats(cli_value(a, OPT_FORMAT));
-    if (formats == ~0u || (formats & TB_OUT_CONSOLE))
-        return cli_usage_error(a->cmd, "--format '%s': expected csv, json or xlsx, comma-separated",
-                               cli_value(a, OPT_FORMAT));
-    if (a->n[OPT_MERGE] && !cli_value(a, OPT_OUTPUT))
-        return cli_usage_error(a->cmd, "--merge needs -o DIR: the merged files go in one folder of their own");
-    cli_run run = cli_run_for(a);
-    tb_error err;
-    tb_error_clear(&err);
-    tb_spec *spec = NULL;
-    tb_status st = TB_OK;
-    const char *spec_arg = cli_value(a, OPT_SPEC);
-    if (spec_arg)
-        st = cli_load_spec(spec_arg, &spec, &run, &err);
-    char db[PATH_MAX];
-    int reused = 0;
-    if (st == TB_OK)
-        st = cli_obtain_db(a, &run, db, sizeof db, &reused, &err);
-    if (st == TB_OK) {
-        const char *output = cli_value(a, OPT_OUTPUT);
-        if (output)
-            cli_make_dirs(output);
-        tb_summary_options o = {.db_path = db, .out_dir = output, .spec = spec, .window = ro.window,
-                                .formats = formats, .no_clobber = a->n[OPT_NO_CLOBBER] > 0,
-                                .merge = a->n[OPT_MERGE] > 0,
-                                .inputs = a->v[OPT_DIR], .n_inputs = a->n[OPT_DIR],
-                                .written = print_written, .note = cli_on_note, .ctx = &run};
-        tb_summary_result res;
-        st = tb_summary_write(&o, &res, &err);
-        if (st == TB_OK && res.ranks == 0 && ro.window.set)
-            st = tb_error_set(&err, TB_ERR_USAGE,
-                              "no rank has the window (model %lld, iteration %lld): nothing exported",
-                              (long long)ro.window.model_id, (long long)ro.window.iteration_id);
-        else if (st == TB_OK && res.ranks == 0)
-            cli_on_note(&run, "no rank to export");
-        if (st == TB_OK)
-            st = clear_cache(a, &run, db, reused, &err);
-    }
-    if (st != TB_OK)
-        cli_print_error(&err);
-    tb_spec_free(spec);
-    cli_progress_destroy(run.progress);
-    return tb_exit_code(st);
 }

@@ -9,9 +9,11 @@
  * tb_db_is_shard() a shard DB (`export db --shard`, docs/scale-out.md).
  */
 #define _POSIX_C_SOURCE 200809L
+#include <dirent.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -102,6 +104,25 @@ int tb_db_is_shard(const char *db_path)
     }
     sqlite3_close(db);
     return shard;
+}
+
+int tb_db_shard_folder(const char *path)
+{
+    DIR *d = opendir(path);
+    if (!d)
+        return 0;
+    struct dirent *de;
+    int found = 0;
+    while (!found && (de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+        if (strncmp(de->d_name, "shard_", 6) != 0 || n < 4 || strcmp(de->d_name + n - 3, ".db") != 0)
+            continue;
+        char db[8192];
+        snprintf(db, sizeof db, "%s/%s", path, de->d_name);
+        found = tb_db_is_shard(db);
+    }
+    closedir(d);
+    return found;
 }
 
 tb_status tb_db_check_target(const char *db_path, const char *target, tb_error *err)

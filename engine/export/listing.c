@@ -31,11 +31,13 @@
 
 #include "output/output.h"
 #include "query/window.h"
+#include "session/session.h"
 #include "tracebook/export.h"
 
 typedef struct lst {
     const tb_print_options *opt;
-    sqlite3 *db;
+    sqlite3 *db;        /* the session's connection */
+    const char *db_path;
     FILE *f;
     tb_error *err;
     char *name;         /* the Name cell being printed (owned; grows) */
@@ -66,7 +68,7 @@ static const klass classes[] = {
 
 static tb_status sql_fail(lst *l, const char *what)
 {
-    return tb_error_at(l->err, TB_ERR_DB, l->opt->db_path, 0, 0, -1, "%s: %s", what, sqlite3_errmsg(l->db));
+    return tb_error_at(l->err, TB_ERR_DB, l->db_path, 0, 0, -1, "%s: %s", what, sqlite3_errmsg(l->db));
 }
 
 static tb_status prepare(lst *l, const char *sql, sqlite3_stmt **q)
@@ -463,27 +465,25 @@ static tb_status trace_per_device(lst *l)
 
 /* ---- the job --------------------------------------------------------------- */
 
-static tb_status run(const tb_print_options *opt, int trace, tb_error *err)
+static tb_status run(tb_session *s, const tb_print_options *opt, int trace, tb_error *err)
 {
     if (!opt->out_path && !opt->out)
         return tb_error_set(err, TB_ERR_USAGE, "print: no output given");
-    lst l = {.opt = opt, .err = err};
+    lst l = {.opt = opt, .err = err, .db = session_db(s, err), .db_path = tb_session_db_path(s)};
     afile af = {0};
     window_info wi = {0};
     tb_status st;
-    if (sqlite3_open_v2(opt->db_path, &l.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        st = tb_error_at(err, TB_ERR_DB, opt->db_path, 0, 0, -1, "cannot open the DB: %s", sqlite3_errmsg(l.db));
-        goto done;
-    }
+    if (!l.db)
+        return err->code;
     sqlite3_stmt *probe;
     if (sqlite3_prepare_v2(l.db, "SELECT 1 FROM device_task, api LIMIT 0", -1, &probe, NULL) != SQLITE_OK) {
-        st = tb_error_at(err, TB_ERR_PARSE, opt->db_path, 0, 0, -1, "not a DB written by tracebook: %s",
+        st = tb_error_at(err, TB_ERR_PARSE, l.db_path, 0, 0, -1, "not a DB written by tracebook: %s",
                          sqlite3_errmsg(l.db));
         goto done;
     }
     sqlite3_finalize(probe);
     sqlite3_exec(l.db, "PRAGMA temp_store = FILE", NULL, NULL, NULL);
-    if ((st = window_apply(l.db, &opt->window, &wi, err)))
+    if ((st = window_apply(l.db, tb_session_window(s), &wi, err)))
         goto done;
     if (opt->width > 0 && (st = make_names(&l)))
         goto done;
@@ -517,16 +517,16 @@ done:
     free(l.name);
     sqlite3_finalize(l.shown);
     window_info_finish(&wi);
-    sqlite3_close(l.db);
+    window_reset(l.db);
     return st;
 }
 
-tb_status tb_print_summary(const tb_print_options *opt, tb_error *err)
+tb_status tb_print_summary(tb_session *s, const tb_print_options *opt, tb_error *err)
 {
-    return run(opt, 0, err);
+    return run(s, opt, 0, err);
 }
 
-tb_status tb_print_trace(const tb_print_options *opt, tb_error *err)
+tb_status tb_print_trace(tb_session *s, const tb_print_options *opt, tb_error *err)
 {
-    return run(opt, 1, err);
+    return run(s, opt, 1, err);
 }

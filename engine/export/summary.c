@@ -41,7 +41,10 @@
 
 #include "output/output.h"
 #include "query/file_ids.h"
+#include "query/window.h"
+#include "report/report.h"
 #include "scale/scale.h"
+#include "session/session.h"
 #include "spec/spec.h"
 #include "tracebook/db.h"
 #include "tracebook/export.h"
@@ -168,19 +171,27 @@ static int make_dirs(const char *dir)
     return mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
+/* The export's options with what the session holds: its DB, connection,
+ * window and inputs. */
+typedef struct sum_opts {
+    const tb_summary_options *o;
+    tb_session *s;
+    sqlite3 *db;
+    const char *db_path;
+    const tb_window *window;
+    const char *const *inputs;
+    size_t n_inputs;
+} sum_opts;
+
 /* The ranks of the DB with the input each came from (new; free with free()). */
-static tb_status list_ranks(const char *db_path, const char *out_dir, rank_place **out, size_t *n, tb_error *err)
+static tb_status list_ranks(sqlite3 *db, const char *db_path, const char *out_dir, rank_place **out, size_t *n,
+                            tb_error *err)
 {
-    sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     *out = NULL;
     *n = 0;
     size_t cap = 0;
     tb_status rc = TB_OK;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        rc = tb_error_at(err, TB_ERR_DB, db_path, 0, 0, -1, "cannot open the DB: %s", sqlite3_errmsg(db));
-        goto done;
-    }
     if (sqlite3_prepare_v2(db, "SELECT rankId, min(source) FROM TB_RANK GROUP BY rankId ORDER BY rankId", -1, &st,
                            NULL) != SQLITE_OK &&
         sqlite3_prepare_v2(db, "SELECT DISTINCT rankId, NULL FROM TASK ORDER BY rankId", -1, &st, NULL) != SQLITE_OK) {
@@ -208,36 +219,11 @@ static tb_status list_ranks(const char *db_path, const char *out_dir, rank_place
     }
 done:
     sqlite3_finalize(st);
-    sqlite3_close(db);
     return rc;
 }
 
-/* 1 when the rank has the window's first iteration (else it has no rows in it). */
-static int rank_in_window(const char *db_path, const tb_window *w, int64_t rank)
-{
-    if (!w->set)
-        return 1;
-    sqlite3 *db = NULL;
-    sqlite3_stmt *st = NULL;
-    int in = 0;
-    const char *sql = w->model_id == 4294967295LL
-                          ? "SELECT 1 FROM STEP_TIME WHERE rankId IS ?1 AND id = ?2"
-                          : "SELECT 1 FROM TB_ITERATION WHERE rankId IS ?1 AND indexId = ?2 AND modelId = ?3";
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(st, 1, rank);
-        sqlite3_bind_int64(st, 2, w->iteration_id);
-        if (w->model_id != 4294967295LL)
-            sqlite3_bind_int64(st, 3, w->model_id);
-        in = sqlite3_step(st) == SQLITE_ROW;
-    }
-    sqlite3_finalize(st);
-    sqlite3_close(db);
-    return in;
-}
-
 typedef struct sum_state {
-    const tb_summary_options *opt;
+    const sum_opts *opt;
     json_t *files;   /* base names written into the current folder */
     size_t written;
 } sum_state;
@@ -250,15 +236,15 @@ static void on_written(void *ctx, const char *path)
     if (strcmp(b, "tracebook_run.json") != 0)
         json_array_append_new(s->files, json_string(b));
     s->written++;
-    if (s->opt->written)
-        s->opt->written(s->opt->ctx, path);
+    if (s->opt->o->written)
+        s->opt->o->written(s->opt->o->ctx, path);
 }
 
 static void on_note(void *ctx, const char *msg)
 {
     sum_state *s = ctx;
-    if (s->opt->note)
-        s->opt->note(s->opt->ctx, msg);
+    if (s->opt->o->note)
+        s->opt->o->note(s->opt->o->ctx, msg);
 }
 
 /* README.txt (or tracebook_README.txt beside a README.txt that tracebook did
@@ -266,7 +252,7 @@ static void on_note(void *ctx, const char *msg)
  * into the folder's tracebook_run.json. */
 static const char readme_head[] = "tracebook export summary\n";
 
-static tb_status write_readme(const tb_summary_options *opt, const rank_place *p, json_t *rank_ids,
+static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *rank_ids,
                               const char *label, json_t *files, char *name, size_t name_len, tb_error *err)
 {
     char path[4200];
@@ -280,8 +266,8 @@ static tb_status write_readme(const tb_summary_options *opt, const rank_place *p
         fclose(f);
     }
     snprintf(path, sizeof path, "%s/%s", p->folder, name);
-    char *shard_in = scale_inputs(opt->db_path);
-    size_t cap = 4096 + (opt->spec ? strlen(tb_spec_path(opt->spec)) : 0) + (shard_in ? strlen(shard_in) * 2 : 0);
+    char *shard_in = scale_inputs(opt->db);
+    size_t cap = 4096 + (opt->o->spec ? strlen(tb_spec_path(opt->o->spec)) : 0) + (shard_in ? strlen(shard_in) * 2 : 0);
     for (size_t i = 0; i < opt->n_inputs; i++)
         cap += strlen(opt->inputs[i]) + 8;
     for (size_t i = 0; i < json_array_size(files); i++)
@@ -314,13 +300,13 @@ static tb_status write_readme(const tb_summary_options *opt, const rank_place *p
     for (size_t i = 0; !shard_in && i < opt->n_inputs; i++)
         ADD("  %s\n", opt->inputs[i]);
     ADD("\nSettings:\n");
-    ADD("  reports: %s\n", opt->spec ? tb_spec_path(opt->spec) : "the built-in summaries of this layout");
-    if (opt->window.set)
-        ADD("  window: model %" PRId64 ", iterations %" PRId64 " to %" PRId64 " (label %s)\n", opt->window.model_id,
-            opt->window.iteration_id, opt->window.iteration_id + opt->window.iteration_count - 1, label);
+    ADD("  reports: %s\n", opt->o->spec ? tb_spec_path(opt->o->spec) : "the built-in summaries of this layout");
+    if (opt->window->set)
+        ADD("  window: model %" PRId64 ", iterations %" PRId64 " to %" PRId64 " (label %s)\n", opt->window->model_id,
+            opt->window->iteration_id, opt->window->iteration_id + opt->window->iteration_count - 1, label);
     else
         ADD("  window: none (the whole run)\n");
-    ADD("  times: us; %s\n", opt->merge ? "merged (--merge): the rows of every rank, each with its Rank ID"
+    ADD("  times: us; %s\n", opt->o->merge ? "merged (--merge): the rows of every rank, each with its Rank ID"
                                        : "each rank's files hold its rows alone (no Rank ID column)");
     ADD("\nFiles:\n");
     json_array_foreach(files, i, v)
@@ -847,37 +833,31 @@ done:
  * as the CSVs do. A file is written only when the rank has rows for it; an
  * input is never replaced. The names written go to files.
  */
-static tb_status write_comm(const tb_summary_options *opt, const rank_place *p, const char *label, json_t *files,
+static tb_status write_comm(const sum_opts *opt, const rank_place *p, const char *label, json_t *files,
                             sum_state *ss, file_ids *ids, int *have_ids, tb_error *err)
 {
-    if (opt->window.set && opt->window.model_id != 4294967295LL) {
-        if (opt->note) {
+    if (opt->window->set && opt->window->model_id != TB_STEP_MODEL_ID) {
+        if (opt->o->note) {
             char msg[200];
             snprintf(msg, sizeof msg, "rank %" PRId64 ": communication.json and communication_matrix.json skipped: "
                      "their steps are not graph iterations", p->rank);
-            opt->note(opt->ctx, msg);
+            opt->o->note(opt->o->ctx, msg);
         }
         return TB_OK;
     }
-    sqlite3 *db = NULL;
-    if (sqlite3_open_v2(opt->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        tb_status st = tb_error_at(err, TB_ERR_DB, opt->db_path, 0, 0, -1, "cannot open the DB: %s",
-                                   db ? sqlite3_errmsg(db) : "out of memory");
-        sqlite3_close(db);
-        return st;
-    }
+    sqlite3 *db = opt->db;
     tb_status st = TB_OK;
     for (int matrix = 0; matrix < 2 && !st; matrix++) {
         jbuf b = {0};
         size_t ops = 0;
-        if ((st = comm_text(db, p->rank, &opt->window, matrix, &b, &ops, err)) || !ops) {
+        if ((st = comm_text(db, p->rank, opt->window, matrix, &b, &ops, err)) || !ops) {
             free(b.p);
-            if (!st && opt->note) {
+            if (!st && opt->o->note) {
                 char msg[200];
                 snprintf(msg, sizeof msg, "rank %" PRId64 ": %s skipped: the data has no %s rows%s", p->rank,
                          matrix ? "communication_matrix.json" : "communication.json",
-                         matrix ? "TB_COMM_MATRIX" : "TB_COMM_OP_STAT", opt->window.set ? " in the window" : "");
-                opt->note(opt->ctx, msg);
+                         matrix ? "TB_COMM_MATRIX" : "TB_COMM_OP_STAT", opt->window->set ? " in the window" : "");
+                opt->o->note(opt->o->ctx, msg);
             }
             continue;
         }
@@ -885,10 +865,10 @@ static tb_status write_comm(const tb_summary_options *opt, const rank_place *p, 
         const char *tag = p->tag;
         snprintf(path, sizeof path, "%s/%s%s%s%s%s.json", p->folder, matrix ? "communication_matrix" : "communication",
                  *tag ? "_" : "", tag, *label ? "_" : "", label);
-        if (opt->no_clobber && access(path, F_OK) == 0)
+        if (opt->o->no_clobber && access(path, F_OK) == 0)
             st = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
         /* the files the run reads, collected once per export, when a file is first written */
-        if (!st && !*have_ids && !(st = file_ids_collect(ids, opt->inputs, opt->n_inputs, opt->db_path, err)))
+        if (!st && !*have_ids && !(st = file_ids_collect(ids, opt->inputs, opt->n_inputs, opt->db_path, opt->db, err)))
             *have_ids = 1;
         if (!st)
             st = file_ids_check(ids, path, err);
@@ -901,43 +881,46 @@ static tb_status write_comm(const tb_summary_options *opt, const rank_place *p, 
             on_written(ss, path);
         }
     }
-    sqlite3_close(db);
     return st;
 }
 
 /* Runs sp's reports into p's folder through the report job: for p's rank
  * alone (rank_only) or for every rank, each row with its Rank ID. */
-static tb_status write_folder(const tb_summary_options *opt, const rank_place *p, const tb_spec *sp,
+static tb_status write_folder(const sum_opts *opt, const rank_place *p, const tb_spec *sp,
                               unsigned formats, int rank_only, sum_state *ss, tb_error *err)
 {
     tb_report_job job = {
-        .run = {.db_path = opt->db_path, .specs = &sp, .n_specs = 1, .window = opt->window,
-                .unit = TB_UNIT_US, .formats = formats, .note = on_note, .ctx = ss},
+        .run = {.specs = &sp, .n_specs = 1, .unit = TB_UNIT_US, .formats = formats, .note = on_note, .ctx = ss},
         .out_dir = p->folder,
-        .inputs = opt->inputs,
-        .n_inputs = opt->n_inputs,
         .written = on_written,
         .file_tag = p->tag[0] ? p->tag : NULL,
-        .no_clobber = opt->no_clobber,
+        .no_clobber = opt->o->no_clobber,
         .msprof_slices = p->layout == LAYOUT_MSPROF,
         .keep_listings = 1,
     };
-    job.run.window.rank_set = rank_only;
-    job.run.window.rank = p->rank;
+    tb_window w = *opt->window;
+    w.rank_set = rank_only;
+    w.rank = p->rank;
     tb_run_result rr;
-    return tb_report_write(&job, &rr, err);
+    return report_job_write(opt->s, &job, &w, &rr, err);
 }
 
-tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res, tb_error *err)
+tb_status tb_summary_write(tb_session *s, const tb_summary_options *pub, tb_summary_result *res, tb_error *err)
 {
     memset(res, 0, sizeof *res);
+    sum_opts so = {.o = pub, .s = s, .db = session_db(s, err), .db_path = tb_session_db_path(s),
+                   .window = tb_session_window(s)};
+    if (!so.db)
+        return err->code;
+    so.inputs = tb_session_inputs(s, &so.n_inputs);
+    const sum_opts *opt = &so;
     rank_place *ranks = NULL;
     size_t n = 0;
     tb_spec *layouts[2] = {NULL, NULL};
     file_ids ids = {0};
     int have_ids = 0;
     int64_t start;
-    tb_status rc = tb_db_start_time(opt->db_path, &start, err);
+    tb_status rc = tb_db_start_time(so.db_path, &start, err);
     if (rc)
         return rc;
     char stamp[64]; /* msprof's <timestamp>: the session start, UTC */
@@ -945,7 +928,7 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm);
-    if ((rc = list_ranks(opt->db_path, opt->out_dir, &ranks, &n, err)))
+    if ((rc = list_ranks(so.db, so.db_path, pub->out_dir, &ranks, &n, err)))
         goto done;
     for (int l = 0; l < 2; l++) {
         const char *y = l == LAYOUT_MSPROF ? msprof_yaml : torch_npu_yaml;
@@ -954,14 +937,8 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
             goto done;
     }
     /* an msprof reports file picks timeline layers only: the summaries run whatever it says */
-    const tb_spec *given = opt->spec && tb_spec_n_reports(opt->spec) ? opt->spec : NULL;
-    if (opt->window.set) {
-        if (opt->window.iteration_count == 1)
-            snprintf(res->window_label, sizeof res->window_label, "%" PRId64, opt->window.iteration_id);
-        else
-            snprintf(res->window_label, sizeof res->window_label, "%" PRId64 "_%" PRId64, opt->window.iteration_id,
-                     opt->window.iteration_id + opt->window.iteration_count - 1);
-    }
+    const tb_spec *given = pub->spec && tb_spec_n_reports(pub->spec) ? pub->spec : NULL;
+    window_label(so.window, res->window_label, sizeof res->window_label);
     /* file tags: msprof's timestamp; ranks sharing a folder are told apart by rank */
     for (size_t i = 0; i < n; i++) {
         int shared = 0;
@@ -975,8 +952,8 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
     /* --merge: every rank in one folder, OUT/mindstudio_profiler_output (or
      * OUT/ASCEND_PROFILER_OUTPUT when every rank is torch_npu's), one set of
      * files whose rows carry their rank */
-    if (opt->merge) {
-        if (!opt->out_dir) {
+    if (pub->merge) {
+        if (!pub->out_dir) {
             rc = tb_error_set(err, TB_ERR_USAGE, "merging the ranks' summaries needs an output folder (-o DIR)");
             goto done;
         }
@@ -987,7 +964,7 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
         for (size_t i = 0; i < n; i++) {
             rank_place *p = &ranks[i];
             p->layout = layout;
-            int k = snprintf(p->folder, sizeof p->folder, "%s/%s", opt->out_dir,
+            int k = snprintf(p->folder, sizeof p->folder, "%s/%s", pub->out_dir,
                              layout == LAYOUT_MSPROF ? "mindstudio_profiler_output" : "ASCEND_PROFILER_OUTPUT");
             if (k < 0 || (size_t)k >= sizeof p->folder) {
                 rc = tb_error_set(err, TB_ERR_USAGE, "the output folder's path is too long");
@@ -997,8 +974,8 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
         }
     }
     /* --no-clobber: refuse before anything is written */
-    unsigned formats = opt->formats ? opt->formats : TB_OUT_CSV;
-    for (size_t i = 0; i < n && opt->no_clobber; i++) {
+    unsigned formats = pub->formats ? pub->formats : TB_OUT_CSV;
+    for (size_t i = 0; i < n && pub->no_clobber; i++) {
         const tb_spec *sp = given ? given : layouts[ranks[i].layout];
         if (formats & TB_OUT_XLSX) {
             char path[4600];
@@ -1040,12 +1017,12 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
             rank_place *p = &ranks[k];
             if (strcmp(p->folder, ranks[i].folder) != 0)
                 continue;
-            if (!rank_in_window(opt->db_path, &opt->window, p->rank)) {
-                if (opt->note) {
+            if (!window_rank_has(so.db, so.window, p->rank)) {
+                if (pub->note) {
                     char msg[160];
                     snprintf(msg, sizeof msg, "rank %" PRId64 ": not in the window (no iteration %" PRId64 "): no files",
-                             p->rank, opt->window.iteration_id);
-                    opt->note(opt->ctx, msg);
+                             p->rank, so.window->iteration_id);
+                    pub->note(pub->ctx, msg);
                 }
                 continue;
             }
@@ -1054,7 +1031,7 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
                                   strerror(errno));
                 break;
             }
-            if (opt->merge) { /* one run over every rank, after this loop */
+            if (pub->merge) { /* one run over every rank, after this loop */
                 json_array_append_new(done_ranks, json_integer(p->rank));
                 continue;
             }
@@ -1066,7 +1043,7 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
             }
         }
         /* merged: the folder was made above; one run over every rank */
-        if (!jrc && opt->merge && json_array_size(done_ranks) &&
+        if (!jrc && pub->merge && json_array_size(done_ranks) &&
             !(jrc = write_folder(opt, &ranks[i], given ? given : layouts[ranks[i].layout], formats, 0, &ss, err)))
             res->ranks += json_array_size(done_ranks);
         if (!jrc && json_array_size(done_ranks)) {
@@ -1074,10 +1051,10 @@ tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res
             jrc = write_readme(opt, &ranks[i], done_ranks, res->window_label, ss.files, readme, sizeof readme, err);
             if (!jrc)
                 jrc = list_readme(ranks[i].folder, readme, comm_files, err);
-            if (!jrc && opt->written) {
+            if (!jrc && pub->written) {
                 char path[4200];
                 snprintf(path, sizeof path, "%s/%s", ranks[i].folder, readme);
-                opt->written(opt->ctx, path);
+                pub->written(pub->ctx, path);
             }
             res->files += json_array_size(ss.files) + 2;
         }

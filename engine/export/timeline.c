@@ -47,6 +47,7 @@
 #include "output/timeline_out.h"
 #include "spec/spec.h"
 #include "query/window.h"
+#include "session/session.h"
 #include "tracebook/db.h"
 #include "tracebook/export.h"
 
@@ -80,7 +81,10 @@ typedef struct thr {
 } thr;
 
 typedef struct tl {
-    sqlite3 *db;
+    sqlite3 *db;              /* the session's connection */
+    const char *db_path;
+    const tb_window *window;  /* the session's */
+    char out_dir[4096];       /* the folder written */
     const tb_timeline_options *opt;
     tb_timeline_result *res;
     const tb_json_process *jp;
@@ -412,7 +416,7 @@ static tb_status origin_meta(tl *t, tb_error *err)
     const char *sql = "SELECT json_group_array(json_array(substr(path, length(rtrim(path, replace(path, '/', ''))) + 1),"
                       " bytes, mtimeNs)) FROM TB_SOURCE WHERE kind NOT IN ('ignored', 'skipped') AND path IS NOT NULL";
     if (sqlite3_prepare_v2(t->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", t->opt->db_path, sqlite3_errmsg(t->db));
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", t->db_path, sqlite3_errmsg(t->db));
     tb_status st = TB_OK;
     if (sqlite3_step(q) == SQLITE_ROW) {
         tlw *w = t->w;
@@ -1320,7 +1324,7 @@ static tb_status collect_inputs(tl *t, tb_error *err)
 {
     sqlite3_stmt *q = NULL;
     struct stat sb;
-    if (stat(t->opt->db_path, &sb) == 0) {
+    if (stat(t->db_path, &sb) == 0) {
         if (!(t->inputs = malloc(sizeof *t->inputs)))
             return nomem(err);
         t->inputs[t->n_inputs++] = (struct fid){sb.st_dev, sb.st_ino};
@@ -1401,7 +1405,7 @@ static tb_status export_rank(tl *t, const char *suffix, tb_error *err)
             snprintf(tail + k, sizeof tail - (size_t)k, ",\n\"baseTimeNanoseconds\": %" PRId64, base);
     }
     if (!st) {
-        tlw_options wo = {.dir = t->opt->out_dir, .stem = "msprof", .suffix = suffix, .top_object = t->kineto,
+        tlw_options wo = {.dir = t->out_dir, .stem = "msprof", .suffix = suffix, .top_object = t->kineto,
                           .tail = tail, .slice_bytes = t->opt->slice_bytes, .begin_slice = begin_slice,
                           .end_slice = end_slice, .check_path = check_path, .ctx = t};
         st = tlw_create(&wo, &t->w, err);
@@ -1477,31 +1481,28 @@ static tb_status list_ranks(sqlite3 *db, int64_t **out, size_t *n, tb_error *err
     return st;
 }
 
-tb_status tb_timeline_write(const tb_timeline_options *opt, tb_timeline_result *res, tb_error *err)
+tb_status tb_timeline_write(tb_session *s, const tb_timeline_options *opt, tb_timeline_result *res, tb_error *err)
 {
     memset(res, 0, sizeof *res);
-    if (!opt->db_path || !opt->out_dir)
-        return tb_error_set(err, TB_ERR_USAGE, "timeline: a DB and an output directory are needed");
-    struct stat sb;
-    if (stat(opt->db_path, &sb) != 0)
-        return tb_error_at(err, TB_ERR_NOTFOUND, opt->db_path, 0, 0, -1, "no such DB");
-    if (mkdir(opt->out_dir, 0777) != 0 && errno != EEXIST)
-        return tb_error_at(err, TB_ERR_IO, opt->out_dir, 0, 0, -1, "cannot create the directory: %s",
+    tl t = {.opt = opt, .res = res, .jp = opt->spec ? &opt->spec->json_process : NULL,
+            .db = session_db(s, err), .db_path = tb_session_db_path(s), .window = tb_session_window(s)};
+    if (!t.db)
+        return err->code;
+    if (!opt->out_dir)
+        tb_export_default_dir(s, t.out_dir, sizeof t.out_dir);
+    else
+        snprintf(t.out_dir, sizeof t.out_dir, "%s", opt->out_dir);
+    if (mkdir(t.out_dir, 0777) != 0 && errno != EEXIST)
+        return tb_error_at(err, TB_ERR_IO, t.out_dir, 0, 0, -1, "cannot create the directory: %s",
                            strerror(errno));
     char name[256];
-    tb_status st = tb_db_default_name(opt->db_path, name, sizeof name, err);
+    tb_status st = tb_db_default_name(t.db_path, name, sizeof name, err);
     if (st)
         return st;
     /* "msprof_<stamp>.db" -> "<stamp>" */
     char stamp[64];
     snprintf(stamp, sizeof stamp, "%.*s", (int)(strlen(name) - 10), name + 7);
 
-    tl t = {.opt = opt, .res = res, .jp = opt->spec ? &opt->spec->json_process : NULL};
-    if (sqlite3_open_v2(opt->db_path, &t.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        st = tb_error_at(err, TB_ERR_DB, opt->db_path, 0, 0, -1, "cannot open the DB: %s", sqlite3_errmsg(t.db));
-        sqlite3_close(t.db);
-        return st;
-    }
     /* the window's and the computed lanes' TEMP tables stay in memory only as
      * long as they are small: SQLite spills big ones to a temporary file */
     sqlite3_exec(t.db, "PRAGMA temp_store = FILE; PRAGMA cache_size = -16000", NULL, NULL, NULL);
@@ -1509,16 +1510,16 @@ tb_status tb_timeline_write(const tb_timeline_options *opt, tb_timeline_result *
     int64_t *ranks = NULL;
     size_t nranks = 0;
     if (!has_table(&t, "TASK")) {
-        st = tb_error_at(err, TB_ERR_PARSE, opt->db_path, 0, 0, -1, "not a unified DB: no TASK table");
+        st = tb_error_at(err, TB_ERR_PARSE, t.db_path, 0, 0, -1, "not a unified DB: no TASK table");
         goto done;
     }
-    if ((st = collect_inputs(&t, err)) || (st = window_apply(t.db, &opt->window, &wi, err)))
+    if ((st = collect_inputs(&t, err)) || (st = window_apply(t.db, t.window, &wi, err)))
         goto done;
     snprintf(res->window_label, sizeof res->window_label, "%s", wi.label);
     if ((st = list_ranks(t.db, &ranks, &nranks, err)))
         goto done;
     for (size_t i = 0; i < nranks && !st; i++) {
-        if (opt->window.set) {
+        if (t.window->set) {
             size_t j = 0;
             while (j < wi.n_ranks && wi.ranks[j].rank != ranks[i])
                 j++;
@@ -1540,7 +1541,7 @@ done:
     free(ranks);
     free(t.inputs);
     window_info_finish(&wi);
-    sqlite3_close(t.db);
+    window_reset(t.db);
     return st;
 }
 

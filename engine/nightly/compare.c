@@ -41,11 +41,22 @@
 #include "query/file_ids.h"
 #include "spec/msprof_reports.h"
 #include "nightly/rowkey.h"
+#include "session/session.h"
 #include "spec/spec.h"
+
+/* The two runs: base (0) and new (1), from their sessions. */
+typedef struct sides {
+    sqlite3 *db[2];
+    const char *path[2];
+    const char *const *in[2];
+    size_t n_in[2];
+    const tb_window *w[2];
+} sides;
 
 typedef struct cmp {
     sqlite3 *db;
     const tb_compare_job *job;
+    const sides *sd;
     const tb_spec_report *rep;
     rk_table t;          /* the report's columns, key and rules */
     int side;            /* the run now feeding rows: 0 base, 1 new */
@@ -538,8 +549,9 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
     int made[2] = {0, 0};
     for (int side = 0; side < 2 && !st; side++) {
         c->side = side;
-        tb_run_options o = {.db_path = side ? job->new_db : job->base_db,
-                            .window = side ? job->new_window : job->base_window,
+        tb_run_options o = {.db = c->sd->db[side],
+                            .db_name = c->sd->path[side],
+                            .window = *c->sd->w[side],
                             .specs = (const tb_spec *const *)&job->spec,
                             .n_specs = 1,
                             .unit = job->unit,
@@ -777,9 +789,19 @@ static json_t *side_obj(const char *db, const char *const *inputs, size_t n, con
     return o;
 }
 
-tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb_error *err)
+tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_job *job, tb_compare_result *res,
+                           tb_error *err)
 {
     tb_status st = TB_OK;
+    sides sd;
+    tb_session *ss[2] = {base, new};
+    for (int k = 0; k < 2; k++) {
+        if (!(sd.db[k] = session_db(ss[k], err)))
+            return err->code;
+        sd.path[k] = tb_session_db_path(ss[k]);
+        sd.in[k] = tb_session_inputs(ss[k], &sd.n_in[k]);
+        sd.w[k] = tb_session_window(ss[k]);
+    }
     sqlite3 *db = NULL;
     json_t *reports = json_array(), *meta = NULL;
     char *text = NULL, *path = NULL, *book_path = NULL, *summary_path = NULL;
@@ -816,8 +838,8 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     /* one compare at a time into a folder; nothing it would write may be a
      * file it reads (an input of either side, a DB, the spec or its SQL) */
     dir_fd = out_dir_lock(job->out_dir, job->note, job->ctx);
-    if ((st = file_ids_collect(&ids, job->base_inputs, job->n_base_inputs, job->base_db, err)) ||
-        (st = file_ids_collect(&ids, job->new_inputs, job->n_new_inputs, job->new_db, err)) ||
+    if ((st = file_ids_collect(&ids, sd.in[0], sd.n_in[0], sd.path[0], sd.db[0], err)) ||
+        (st = file_ids_collect(&ids, sd.in[1], sd.n_in[1], sd.path[1], sd.db[1], err)) ||
         (st = file_ids_spec(&ids, given, err)))
         goto done;
     st = file_ids_check_out(&ids, job->out_dir, "tracebook_run", "json", err);
@@ -840,7 +862,7 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
         st = tb_error_set(err, TB_ERR_DB, "compare: cannot open a scratch database");
         goto done;
     }
-    cmp c0 = {.db = db, .job = job, .err = err};
+    cmp c0 = {.db = db, .job = job, .sd = &sd, .err = err};
     if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score)")))
         goto done;
     if (wants_book(job)) {
@@ -850,7 +872,7 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
             goto done;
         }
         const char *specname = given->path;
-        xlsx_pair about[] = {{"Base", job->base_db}, {"New", job->new_db}, {"Spec", specname},
+        xlsx_pair about[] = {{"Base", sd.path[0]}, {"New", sd.path[1]}, {"Spec", specname},
                              {"Time unit", tb_unit_name(job->unit)}};
         if ((st = xlsx_create(book_path, &(xlsx_options){.about = about, .n_about = 4, .created = (int64_t)time(NULL)},
                               &book, err)) ||
@@ -859,9 +881,9 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     }
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         const tb_spec_report *rep = &job->spec->reports[i];
-        cmp c = {.db = db, .job = job, .rep = rep, .t = {.rep = rep, .count_col = -1}, .err = err, .book = book};
-        if (job->base_window.set && job->new_window.set)
-            c.shift = iv_add(job->base_window.iteration_id, -job->new_window.iteration_id);
+        cmp c = {.db = db, .job = job, .sd = &sd, .rep = rep, .t = {.rep = rep, .count_col = -1}, .err = err, .book = book};
+        if (sd.w[0]->set && sd.w[1]->set)
+            c.shift = iv_add(sd.w[0]->iteration_id, -sd.w[1]->iteration_id);
         json_t *entry = json_object();
         json_object_set_new(entry, "id", json_string(rep->id));
         st = compare_report(&c, rep, entry, res);
@@ -900,8 +922,8 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
     json_object_set_new(meta, "tool", json_string("tracebook"));
     json_object_set_new(meta, "version", json_string(tb_version()));
     json_object_set_new(meta, "command", json_string("compare"));
-    json_object_set_new(meta, "base", side_obj(job->base_db, job->base_inputs, job->n_base_inputs, &job->base_window));
-    json_object_set_new(meta, "new", side_obj(job->new_db, job->new_inputs, job->n_new_inputs, &job->new_window));
+    json_object_set_new(meta, "base", side_obj(sd.path[0], sd.in[0], sd.n_in[0], sd.w[0]));
+    json_object_set_new(meta, "new", side_obj(sd.path[1], sd.in[1], sd.n_in[1], sd.w[1]));
     json_object_set_new(meta, "spec", json_string(given->path));
     json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
     if (book)

@@ -49,6 +49,7 @@
 #include "query/file_ids.h"
 #include "spec/msprof_reports.h"
 #include "nightly/rowkey.h"
+#include "session/session.h"
 #include "spec/spec.h"
 #include "tracebook/db.h"
 #include "tracebook/nightly.h"
@@ -437,9 +438,16 @@ static tb_status hist_create(const char *path, tb_error *err)
     return st;
 }
 
-tb_status tb_history_add(const tb_history_add_job *job, tb_history_added *res, tb_error *err)
+tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_history_added *res, tb_error *err)
 {
     memset(res, 0, sizeof *res);
+    sqlite3 *night_db = session_db(s, err);
+    if (!night_db)
+        return err->code;
+    const char *night_path = tb_session_db_path(s);
+    size_t n_in = 0;
+    const char *const *in_v = tb_session_inputs(s, &n_in);
+    const tb_window *win_w = tb_session_window(s);
     tb_status st = check_meta(job, err);
     if (st)
         return st;
@@ -447,14 +455,14 @@ tb_status tb_history_add(const tb_history_add_job *job, tb_history_added *res, t
         return tb_error_set(err, TB_ERR_USAGE, "--label: give 1 to %zu bytes", sizeof res->label - 1);
     /* the history is written: it must be none of the files the night reads */
     file_ids ids = {0};
-    if ((st = file_ids_collect(&ids, job->inputs, job->n_inputs, job->db_path, err)) ||
+    if ((st = file_ids_collect(&ids, in_v, n_in, night_path, night_db, err)) ||
         (st = file_ids_spec(&ids, job->spec, err)) || (st = file_ids_check(&ids, job->history, err))) {
         file_ids_free(&ids);
         return st;
     }
     file_ids_free(&ids);
     char when[64] = "", added[64];
-    if ((st = data_time(job->db_path, when, sizeof when, err)))
+    if ((st = data_time(night_path, when, sizeof when, err)))
         return st;
     utc_now(added, sizeof added);
     snprintf(res->label, sizeof res->label, "%s", job->label ? job->label : when[0] ? when : added);
@@ -486,10 +494,11 @@ tb_status tb_history_add(const tb_history_add_job *job, tb_history_added *res, t
                 sqlite3_prepare_v2(db, "INSERT INTO t_report VALUES(?, ?, ?, ?)", -1, &h.rep, NULL) != SQLITE_OK))
         st = dberr(db, job->history, err);
     if (!st) {
-        tb_run_options o = {.db_path = job->db_path,
+        tb_run_options o = {.db = night_db,
+                            .db_name = night_path,
                             .specs = (const tb_spec *const *)&job->spec,
                             .n_specs = 1,
-                            .window = job->window,
+                            .window = *win_w,
                             .unit = TB_UNIT_NS,
                             .params = job->params,
                             .n_params = job->n_params,
@@ -523,15 +532,15 @@ tb_status tb_history_add(const tb_history_add_job *job, tb_history_added *res, t
     int64_t night = 0;
     if (!st) {
         json_t *in = json_array(), *win = json_null();
-        for (size_t i = 0; i < job->n_inputs; i++)
-            json_array_append_new(in, json_string(job->inputs[i]));
-        if (job->window.set) {
+        for (size_t i = 0; i < n_in; i++)
+            json_array_append_new(in, json_string(in_v[i]));
+        if (win_w->set) {
             json_decref(win);
-            win = json_pack("{s:I,s:I,s:I}", "model_id", (json_int_t)job->window.model_id, "iteration_id",
-                            (json_int_t)job->window.iteration_id, "iteration_count",
-                            (json_int_t)job->window.iteration_count);
+            win = json_pack("{s:I,s:I,s:I}", "model_id", (json_int_t)win_w->model_id, "iteration_id",
+                            (json_int_t)win_w->iteration_id, "iteration_count",
+                            (json_int_t)win_w->iteration_count);
         }
-        char *ins = json_dumps(in, JSON_COMPACT), *wins = job->window.set ? json_dumps(win, JSON_COMPACT) : NULL;
+        char *ins = json_dumps(in, JSON_COMPACT), *wins = win_w->set ? json_dumps(win, JSON_COMPACT) : NULL;
         json_decref(in);
         json_decref(win);
         if (sqlite3_prepare_v2(db, "SELECT 1 FROM night WHERE label = ?", -1, &q, NULL) != SQLITE_OK) {

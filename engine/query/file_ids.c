@@ -32,13 +32,11 @@ static int ids_add(file_ids *f, const struct stat *sb)
 }
 
 /* The base names of the files the DB's load read (TB_SOURCE, not 'ignored'). */
-static int ids_names(file_ids *f, const char *db_path)
+static int ids_names(file_ids *f, sqlite3 *db)
 {
-    sqlite3 *db = NULL;
     sqlite3_stmt *st = NULL;
     int rc = 0;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(db, "SELECT DISTINCT path FROM TB_SOURCE WHERE kind IS NOT 'ignored'", -1, &st, NULL) !=
+    if (!db || sqlite3_prepare_v2(db, "SELECT DISTINCT path FROM TB_SOURCE WHERE kind IS NOT 'ignored'", -1, &st, NULL) !=
             SQLITE_OK)
         goto done;
     while (sqlite3_step(st) == SQLITE_ROW) {
@@ -67,7 +65,6 @@ static int ids_names(file_ids *f, const char *db_path)
         qsort(f->names, f->n_names, sizeof *f->names, sort_cmp_str);
 done:
     sqlite3_finalize(st);
-    sqlite3_close(db);
     return rc;
 }
 
@@ -132,9 +129,10 @@ tb_status file_ids_check(const file_ids *f, const char *path, tb_error *err)
     return TB_OK;
 }
 
-tb_status file_ids_collect(file_ids *f, const char *const *inputs, size_t n, const char *db, tb_error *err)
+tb_status file_ids_collect(file_ids *f, const char *const *inputs, size_t n, const char *db, sqlite3 *conn,
+                           tb_error *err)
 {
-    if (db && ids_names(f, db))
+    if (db && ids_names(f, conn))
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     for (size_t i = 0; i < n; i++)
         if (file_ids_walk(f, inputs[i], 0))

@@ -11,6 +11,7 @@
 #ifndef TB_REPORT_FILE_IDS_H
 #define TB_REPORT_FILE_IDS_H
 
+#include <sqlite3.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -28,8 +29,10 @@ typedef struct file_ids {
  * read (links not followed, depth bounded). 0, or -1 when out of memory. */
 int file_ids_walk(file_ids *f, const char *path, int depth);
 
-/* The inputs (walked) and the DB with the files its TB_SOURCE names. */
-tb_status file_ids_collect(file_ids *f, const char *const *inputs, size_t n, const char *db, tb_error *err);
+/* The inputs (walked) and the DB at db with the files its TB_SOURCE names
+ * (read through conn, a connection to it). */
+tb_status file_ids_collect(file_ids *f, const char *const *inputs, size_t n, const char *db, sqlite3 *conn,
+                           tb_error *err);
 
 /* A spec's file and the sql_files its reports read. */
 tb_status file_ids_spec(file_ids *f, const tb_spec *spec, tb_error *err);

@@ -23,7 +23,7 @@
  * made to show one rank (report/window.c: window_for_rank), computed tables
  * that are rank by rank are built once and read through views of the rank,
  * and the rows of every rank go to the same sinks in rank order. Rows
- * gathered from shards (report/partial.c) are written by replay_run().
+ * gathered from shards (scale/partial.c) are written by replay_run().
  */
 #include <ctype.h>
 #include <errno.h>
@@ -38,6 +38,7 @@
 #include "metrics/metrics.h"
 #include "query/sandbox.h"
 #include "spec/spec.h"
+#include "query/runner.h"
 #include "query/sqlfuncs.h"
 #include "query/window.h"
 #include "util/vec.h"
@@ -47,6 +48,7 @@
 
 typedef struct runner {
     const tb_run_options *opt;
+    const run_part *pt;     /* a run over part of a load; no_part otherwise */
     sqlite3 *db;
     sandbox sb;             /* what report SQL may do; trusted while the runner itself runs SQL */
     int64_t n_ranks;        /* ranks the DB holds (TB_RANK); :rank columns are written only when > 1 */
@@ -70,6 +72,8 @@ typedef struct runner {
 
 #define STEP_CHUNK 1000
 
+static const run_part no_part;
+
 /* --- budget ------------------------------------------------------------- */
 
 static int progress(void *ctx)
@@ -87,11 +91,9 @@ static int progress(void *ctx)
 static tb_status open_db(runner *r, tb_error *err)
 {
     const tb_run_options *o = r->opt;
-    if (sqlite3_open_v2(o->db_path, &r->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        tb_error_set(err, TB_ERR_DB, "%s: cannot open the DB: %s", o->db_path,
-                     r->db ? sqlite3_errmsg(r->db) : "out of memory");
-        return TB_ERR_DB;
-    }
+    if (!o->db)
+        return tb_error_set(err, TB_ERR_INTERNAL, "%s: no connection to run on", o->db_name ? o->db_name : "DB");
+    r->db = o->db;
     sqlite3_extended_result_codes(r->db, 1);
     /* A DB that is not SQLite fails here, on the first read. */
     sqlite3_stmt *st = NULL;
@@ -100,9 +102,9 @@ static tb_status open_db(runner *r, tb_error *err)
     int ok = rc == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0) == 1;
     sqlite3_finalize(st);
     if (rc != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: cannot read the DB: %s", o->db_path, sqlite3_errmsg(r->db));
+        return tb_error_set(err, TB_ERR_DB, "%s: cannot read the DB: %s", o->db_name, sqlite3_errmsg(r->db));
     if (!ok)
-        return tb_error_set(err, TB_ERR_PARSE, "%s: not a unified trace DB (no STRING_IDS table)", o->db_path);
+        return tb_error_set(err, TB_ERR_PARSE, "%s: not a unified trace DB (no STRING_IDS table)", o->db_name);
     if (sqlfuncs_register(r->db) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "registering SQL functions: %s", sqlite3_errmsg(r->db));
     r->max_chunks = (o->max_steps > 0 ? o->max_steps : TB_DEFAULT_MAX_STEPS) / STEP_CHUNK;
@@ -120,9 +122,9 @@ static tb_status open_db(runner *r, tb_error *err)
     }
     if (o->window.rank_set)
         r->n_ranks = 1; /* one rank's rows, as a DB of that rank alone */
-    if (o->ranks_total > r->n_ranks)
-        r->n_ranks = o->ranks_total; /* a part of a load: the load's */
-    tb_status st2 = sandbox_install(&r->sb, r->db, o->db_path, err);
+    if (r->pt->ranks_total > r->n_ranks)
+        r->n_ranks = r->pt->ranks_total; /* a part of a load: the load's */
+    tb_status st2 = sandbox_install(&r->sb, r->db, o->db_name, err);
     if (st2 != TB_OK)
         return st2;
     sqlite3_progress_handler(r->db, STEP_CHUNK, progress, r);
@@ -898,7 +900,7 @@ static tb_status build_metric(runner *r, const metric_table *t, const metrics_op
             return rc;
     }
     metric_ctx m = {.db = r->db, .opt = options, .note = r->opt->note, .ctx = r->opt->ctx, .phase = r->phase,
-                    .rank_ids = r->opt->rank_ids, .rank_shown = r->opt->rank_shown, .n_rank_ids = r->opt->n_rank_ids};
+                    .rank_ids = r->pt->rank_ids, .rank_shown = r->pt->rank_shown, .n_rank_ids = r->pt->n_rank_ids};
     r->sb.trusted = 1;
     tb_status rc = t->build(&m, err);
     r->sb.trusted = 0;
@@ -952,6 +954,23 @@ static tb_status build_needed(runner *r, const char *sql, const tb_spec_report *
 static void runner_free_built(runner *r)
 {
     r->n_built = 0;
+}
+
+/* Leaves the connection as the run found it: no TEMP object, authorizer or
+ * step budget of the run stays (the connection is the caller's, and serves
+ * its next run). */
+static void runner_release(runner *r, window_info *wi)
+{
+    runner_free_built(r);
+    if (wi)
+        window_info_finish(wi);
+    sandbox_finish(&r->sb);
+    if (r->db) {
+        sqlite3_set_authorizer(r->db, NULL, NULL);
+        sqlite3_progress_handler(r->db, 0, NULL, NULL);
+        window_reset(r->db);
+    }
+    r->db = NULL;
 }
 
 /* Is the table (or view) there with at least one row? */
@@ -1129,7 +1148,7 @@ static void skipped(runner *r, const tb_spec_report *rep, const char *why, tb_ru
     const tb_run_options *o = r->opt;
     /* a shard's run (rank_start set: its rows are gathered) skips for
      * itself only: the run over the gathered rows says whether all did */
-    if (!o->rank_start)
+    if (!r->pt->rank_start)
         notef(o, "report '%s' skipped: %s", rep->id, why);
     if (o->report_done)
         o->report_done(o->sink_ctx, rep, why, 0);
@@ -1205,7 +1224,7 @@ static tb_status run_cluster_collect(runner *r, const tb_spec *spec, const tb_sp
     r->phase = METRICS_WHOLE;
     if (!rc) {
         r->sb.trusted = 1;
-        rc = r->opt->cluster_rows(r->opt->sink_ctx, rep, r->db, parts.v, parts.n, err);
+        rc = r->pt->cluster_rows(r->opt->sink_ctx, rep, r->db, parts.v, parts.n, err);
         r->sb.trusted = 0;
     }
     return rc;
@@ -1268,8 +1287,8 @@ done:
 
 /* --- scope: rank ------------------------------------------------------------ */
 
-/* The id the DB's rank shows: its id in the whole load (tb_run_options.rank_ids). */
-static int64_t shown_id(const tb_run_options *o, int64_t rank)
+/* The id the DB's rank shows: its id in the whole load (run_part.rank_ids). */
+static int64_t shown_id(const run_part *o, int64_t rank)
 {
     for (size_t j = 0; j < o->n_rank_ids; j++)
         if (o->rank_ids[j] == rank)
@@ -1330,7 +1349,7 @@ static tb_status scope_ranks(runner *r, scope_rank **out, size_t *n, tb_error *e
         r->sb.trusted = 0;
     }
     for (size_t i = 0; i < k; i++)
-        v[i].shown = shown_id(o, v[i].rank);
+        v[i].shown = shown_id(r->pt, v[i].rank);
     if (k)
         qsort(v, k, sizeof *v, by_shown);
     *out = v;
@@ -1484,8 +1503,8 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
     char *mask = requires_mask(r, rep);
     if (!mask)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    if (o->requires_seen)
-        o->requires_seen(o->sink_ctx, rep, mask);
+    if (r->pt->requires_seen)
+        r->pt->requires_seen(o->sink_ctx, rep, mask);
     if (strchr(mask, '1')) {
         runner_scope_skip_reason(rep, o->window.set, mask, first_why, sizeof first_why);
         free(mask);
@@ -1505,8 +1524,8 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
     if (!req && !rc)
         rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     int renumber = 0;
-    for (size_t k = 0; k < o->n_rank_ids; k++)
-        renumber |= o->rank_ids[k] != o->rank_shown[k];
+    for (size_t k = 0; k < r->pt->n_rank_ids; k++)
+        renumber |= r->pt->rank_ids[k] != r->pt->rank_shown[k];
     /* computed tables that are rank by rank: built once now, over every
      * rank, and read through views of the current rank; the statement is
      * then prepared once. Others are built again for each rank. */
@@ -1554,8 +1573,8 @@ static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
             c = NULL;
             nc = 0;
         }
-        if (!rc && o->rank_start)
-            o->rank_start(o->sink_ctx, rep, ranks[k].shown);
+        if (!rc && r->pt->rank_start)
+            r->pt->rank_start(o->sink_ctx, rep, ranks[k].shown);
         if (!rc)
             rc = pump(r, st, cols, ncols, sinks, ns, what, &rows, err);
         if (st != kept)
@@ -1772,13 +1791,13 @@ static tb_status replay_cluster(replay *p, const tb_spec *spec, const tb_spec_re
     tb_status rc = TB_OK;
     if (!p->cr_open) {
         p->cro = *p->r.opt;
-        p->cro.db_path = p->path;
-        p->cro.replay = NULL;
         memset(r, 0, sizeof *r);
         r->opt = &p->cro;
+        r->pt = &no_part;
         p->cr_open = 1;
         if ((rc = open_db(r, err)))
             return rc;
+        r->sb.trusted = 1; /* the replay's own reads of the gathered rows share the connection */
     }
     if (p->cr_spec != k) {
         p->cr_spec = k;
@@ -1808,7 +1827,9 @@ static tb_status replay_cluster(replay *p, const tb_spec *spec, const tb_spec_re
     if (rc)
         return rc;
     r->phase = METRICS_COMBINE;
+    r->sb.trusted = 0;
     rc = run_report(r, spec, rep, label, res, err);
+    r->sb.trusted = 1;
     r->phase = METRICS_WHOLE;
     return rc;
 }
@@ -1839,22 +1860,22 @@ static tb_status replay_window_error(replay *p, const char *shard_msg, tb_error 
     return rc;
 }
 
-/* Every report of the run, written from the gathered rows at opt->replay. */
+/* Every report of the run, written from the gathered rows of opt->db. */
 static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_error *err)
 {
-    replay p = {.path = opt->replay, .cr_spec = -1};
+    replay p = {.path = opt->db_name, .db = opt->db, .cr_spec = -1};
     p.r.opt = opt;
+    p.r.pt = &no_part;
     tb_status rc = TB_OK;
     sqlite3_stmt *q = NULL;
-    if (sqlite3_open_v2(opt->replay, &p.db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(p.db, "SELECT label, windowMiss FROM TB_PART"
+    if (sqlite3_prepare_v2(p.db, "SELECT label, windowMiss FROM TB_PART"
                                  " ORDER BY windowBroken DESC, windowMiss IS NOT NULL, shardIndex",
                            -1, &q, NULL) != SQLITE_OK) {
         rc = replay_fail(&p, err);
         goto done;
     }
     if (sqlite3_step(q) != SQLITE_ROW) {
-        rc = tb_error_at(err, TB_ERR_INTERNAL, opt->replay, 0, 0, -1, "no shard's rows were gathered");
+        rc = tb_error_at(err, TB_ERR_INTERNAL, opt->db_name, 0, 0, -1, "no shard's rows were gathered");
         goto done;
     }
     const char *label = (const char *)sqlite3_column_text(q, 0);
@@ -1889,19 +1910,17 @@ static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_er
         }
 done:
     sqlite3_finalize(q);
-    sqlite3_close(p.db);
-    if (p.cr_open) {
-        runner_free_built(&p.cr);
-        sandbox_finish(&p.cr.sb);
-        sqlite3_close(p.cr.db);
-    }
+    if (p.cr_open)
+        runner_release(&p.cr, NULL);
     return rc;
 }
 
-static tb_status runner_open(runner *r, const tb_run_options *opt, window_info *wi, tb_error *err)
+static tb_status runner_open(runner *r, const tb_run_options *opt, const run_part *pt, window_info *wi,
+                             tb_error *err)
 {
     memset(r, 0, sizeof *r);
     r->opt = opt;
+    r->pt = pt ? pt : &no_part;
     r->wi = wi;
     tb_status rc = open_db(r, err);
     if (rc)
@@ -1914,7 +1933,14 @@ static tb_status runner_open(runner *r, const tb_run_options *opt, window_info *
 
 tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error *err)
 {
+    return runner_run(opt, NULL, res, err);
+}
+
+tb_status runner_run(const tb_run_options *opt, const run_part *pt, tb_run_result *res, tb_error *err)
+{
     runner r;
+    if (!pt)
+        pt = &no_part;
     window_info wi = {0};
     memset(res, 0, sizeof *res);
     tb_status rc = check_overrides(opt, err);
@@ -1928,14 +1954,14 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
         if (!found)
             return tb_error_set(err, TB_ERR_USAGE, "--report '%s': no spec has a report with this id", opt->only[i]);
     }
-    if (opt->replay)
+    if (pt->replay)
         return replay_run(opt, res, err);
-    rc = runner_open(&r, opt, &wi, err);
-    if (opt->window_held && opt->window.set)
+    rc = runner_open(&r, opt, pt, &wi, err);
+    if (pt->window_held && opt->window.set)
         for (size_t i = 0; i < wi.n_held; i++)
-            opt->window_held(opt->sink_ctx, shown_id(opt, wi.held[i].rank), wi.held[i].first, wi.held[i].last);
+            pt->window_held(opt->sink_ctx, shown_id(pt, wi.held[i].rank), wi.held[i].first, wi.held[i].last);
     if (rc) {
-        if (rc == TB_ERR_USAGE && opt->window_miss_ok && opt->window.set && (wi.miss || wi.broken)) {
+        if (rc == TB_ERR_USAGE && pt->window_miss_ok && opt->window.set && (wi.miss || wi.broken)) {
             /* a shard none of whose ranks has the window: no rows of it; a
              * rank that has only its start: the gathered run fails */
             snprintf(res->window_label, sizeof res->window_label, "%s", wi.label);
@@ -1950,7 +1976,7 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
             const tb_spec_report *rep = &opt->specs[s]->reports[k];
             if (!wanted(opt, rep->id))
                 continue;
-            if (rep->scope == TB_SCOPE_CLUSTER && opt->cluster_rows)
+            if (rep->scope == TB_SCOPE_CLUSTER && pt->cluster_rows)
                 rc = run_cluster_collect(&r, opt->specs[s], rep, err);
             else
                 /* a run of one rank already (rank_set) runs a rank-scope report as it is */
@@ -1958,10 +1984,7 @@ tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error 
                     &r, opt->specs[s], rep, wi.label, res, err);
         }
 done:
-    runner_free_built(&r);
-    window_info_finish(&wi);
-    sandbox_finish(&r.sb);
-    sqlite3_close(r.db);
+    runner_release(&r, &wi);
     return rc;
 }
 
@@ -1973,7 +1996,7 @@ tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink
     column *c = NULL;
     size_t nc = 0;
     *rows = 0;
-    tb_status rc = runner_open(&r, opt, &wi, err);
+    tb_status rc = runner_open(&r, opt, NULL, &wi, err);
     if (rc)
         goto done;
     if ((rc = build_needed(&r, sql, NULL, NULL, err)))
@@ -1988,9 +2011,6 @@ tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink
 done:
     sqlite3_finalize(st);
     columns_free(c, nc);
-    runner_free_built(&r);
-    window_info_finish(&wi);
-    sandbox_finish(&r.sb);
-    sqlite3_close(r.db);
+    runner_release(&r, &wi);
     return rc;
 }

@@ -705,11 +705,7 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
     if (w->iteration_id < 0 || w->iteration_count > INT64_MAX - w->iteration_id)
         return tb_error_set(err, TB_ERR_USAGE, "--iteration-id %" PRId64 " --iteration-count %" PRId64
                             ": the last iteration is out of range", w->iteration_id, w->iteration_count);
-    if (w->iteration_count == 1)
-        snprintf(info->label, sizeof info->label, "%" PRId64, w->iteration_id);
-    else
-        snprintf(info->label, sizeof info->label, "%" PRId64 "_%" PRId64, w->iteration_id,
-                 w->iteration_id + w->iteration_count - 1);
+    window_label(w, info->label, sizeof info->label);
 
     steps s = {0};
     tb_status rc = build_iterations(db, w, &s, err);
@@ -807,6 +803,57 @@ tb_status window_for_rank(sqlite3 *db, const tb_window *w, int64_t shown, int re
     rc = q ? exec(db, q, err) : tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
     sqlite3_free(q);
     return rc;
+}
+
+void window_label(const tb_window *w, char *out, size_t n)
+{
+    if (!w->set)
+        snprintf(out, n, "%s", "");
+    else if (w->iteration_count == 1)
+        snprintf(out, n, "%" PRId64, w->iteration_id);
+    else
+        snprintf(out, n, "%" PRId64 "_%" PRId64, w->iteration_id, w->iteration_id + w->iteration_count - 1);
+}
+
+int window_rank_has(sqlite3 *db, const tb_window *w, int64_t rank)
+{
+    if (!w->set)
+        return 1;
+    sqlite3_stmt *st = NULL;
+    int in = 0;
+    const char *sql = w->model_id == TB_STEP_MODEL_ID
+                          ? "SELECT 1 FROM STEP_TIME WHERE rankId IS ?1 AND id = ?2"
+                          : "SELECT 1 FROM TB_ITERATION WHERE rankId IS ?1 AND indexId = ?2 AND modelId = ?3";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, rank);
+        sqlite3_bind_int64(st, 2, w->iteration_id);
+        if (w->model_id != TB_STEP_MODEL_ID)
+            sqlite3_bind_int64(st, 3, w->model_id);
+        in = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return in;
+}
+
+void window_reset(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    buf b = {0};
+    if (sqlite3_prepare_v2(db, "SELECT type, name FROM temp.sqlite_master WHERE type IN ('view', 'table')"
+                               " ORDER BY type = 'table'", -1, &st, NULL) != SQLITE_OK)
+        return;
+    int fail = 0;
+    while (!fail && sqlite3_step(st) == SQLITE_ROW) {
+        int view = !strcmp((const char *)sqlite3_column_text(st, 0), "view");
+        char *q = sqlite3_mprintf("DROP %s temp.\"%w\";\n", view ? "VIEW" : "TABLE",
+                                  (const char *)sqlite3_column_text(st, 1));
+        fail = !q || buf_add(&b, q);
+        sqlite3_free(q);
+    }
+    sqlite3_finalize(st);
+    if (!fail && b.p)
+        sqlite3_exec(db, b.p, NULL, NULL, NULL);
+    free(b.p);
 }
 
 void window_info_finish(window_info *info)

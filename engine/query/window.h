@@ -8,9 +8,10 @@
 #include <sqlite3.h>
 #include <stdint.h>
 
+#include "tracebook/db.h"
 #include "tracebook/query.h"
 
-#define WINDOW_STEP_MODEL 4294967295LL
+#define WINDOW_STEP_MODEL TB_STEP_MODEL_ID
 
 /* One rank's window: [startNs, endNs] (device tasks: startNs <= start < endNs). */
 typedef struct window_rank {
@@ -67,5 +68,16 @@ tb_status window_for_rank(sqlite3 *db, const tb_window *w, int64_t shown, int re
 
 /* Frees what window_apply put in info. */
 void window_info_finish(window_info *info);
+
+/* The window's label in file names: "I" or "I_J" ("" without a window). */
+void window_label(const tb_window *w, char *out, size_t n);
+
+/* 1 when the rank has the window's first iteration (else it has no rows in
+ * it); 1 without a window. */
+int window_rank_has(sqlite3 *db, const tb_window *w, int64_t rank);
+
+/* Drops every TEMP view and table of db: the window's, and whatever a run
+ * built over it, so that the connection serves the next run as new. */
+void window_reset(sqlite3 *db);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 
 #include "db/sqlite_input.h"
+#include "session/session.h"
 #include "tracebook/error.h"
 #include "tracebook/report.h"
 #include "tracebook/db.h"
@@ -46,18 +47,35 @@ static int print_rows(sqlite3 *db, FILE *f, const char *sql, const char *empty)
     return n;
 }
 
-tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_error *err)
+/* What the user gave, and where the DB came from. */
+static void title_of(tb_session *s, char *title, size_t cap)
 {
-    struct stat st;
-    if (stat(db_path, &st) != 0)
-        return tb_error_at(err, errno == ENOENT ? TB_ERR_NOTFOUND : TB_ERR_IO, db_path, 0, 0, -1, "cannot read: %s",
-                           strerror(errno));
-    sqlite3 *db;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        tb_error_at(err, TB_ERR_IO, db_path, 0, 0, -1, "cannot open the DB: %s", sqlite3_errmsg(db));
-        sqlite3_close(db);
-        return err->code;
+    size_t n_in = 0, k = 0;
+    const char *const *in = tb_session_inputs(s, &n_in);
+    const char *path = tb_session_db_path(s);
+    tb_session_source how = tb_session_source_of(s);
+    if (how == TB_SOURCE_OWN_DB) {
+        snprintf(title, cap, "%s", path); /* a DB that tracebook wrote, read as it is */
+        return;
     }
+    title[0] = 0;
+    for (size_t i = 0; i < n_in && k < cap; i++)
+        k += (size_t)snprintf(title + k, cap - k, "%s%s", i ? " " : "", in[i]);
+    if (k < cap)
+        snprintf(title + k, cap - k, " (DB %s, %s)", path,
+                 how == TB_SOURCE_PROCESSES ? "loaded now by the MPI processes"
+                 : how == TB_SOURCE_CACHED  ? "reused: inputs unchanged"
+                                            : "loaded now");
+}
+
+tb_status tb_info_write(tb_session *s, FILE *f, tb_error *err)
+{
+    sqlite3 *db = session_db(s, err);
+    if (!db)
+        return err->code;
+    const char *db_path = tb_session_db_path(s);
+    char title[2 * 4096];
+    title_of(s, title, sizeof title);
     sqlite3_stmt *probe;
     int rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM TB_SOURCE", -1, &probe, NULL);
     if (rc != SQLITE_OK) {
@@ -65,11 +83,10 @@ tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_erro
             tb_error_at(err, TB_ERR_PARSE, db_path, 0, 0, -1, "not an SQLite DB");
         else
             tb_error_at(err, TB_ERR_PARSE, db_path, 0, 0, -1, "not a DB written by tracebook (no TB_SOURCE table)");
-        sqlite3_close(db);
         return err->code;
     }
     sqlite3_finalize(probe);
-    fprintf(f, "tracebook %s: %s\n", TB_VERSION, title ? title : db_path);
+    fprintf(f, "tracebook %s: %s\n", TB_VERSION, title);
     section(f, "Sources (id, rank, kind, bytes, events, skipped, path, note):");
     print_rows(db, f,
                "SELECT id, rankId, '[' || kind || ']', bytes, rowsRead, rowsSkipped, path, coalesce(note, '')"
@@ -129,6 +146,5 @@ tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_erro
     int ns = print_rows(db, f, sql, NULL);
     if (nw <= 0 && ns <= 0)
         fprintf(f, "  none\n");
-    sqlite3_close(db);
     return TB_OK;
 }

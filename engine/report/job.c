@@ -35,8 +35,11 @@
 
 #include "output/output.h"
 #include "query/file_ids.h"
+#include "query/runner.h"
+#include "report/report.h"
 #include "spec/msprof_reports.h"
 #include "scale/scale.h"
+#include "session/session.h"
 #include "spec/spec.h"
 #include "util/sort.h"
 #include "util/tempname.h"
@@ -44,8 +47,24 @@
 #include "tracebook/error.h"
 #include "tracebook/report.h"
 
+typedef struct about_rows {
+    xlsx_pair *v;
+    size_t n, cap;
+} about_rows;
+
 typedef struct job_state {
     tb_report_job *job;
+    sqlite3 *db;              /* the session's connection */
+    const char *db_path;      /* the session's DB */
+    const tb_window *window;  /* the run's */
+    const char *const *in;    /* the session's inputs */
+    size_t n_in;
+    /* read before the run (the connection is the runner's while it runs):
+     * the data's start, the inputs of the shards a DB was merged from, the
+     * About sheet's rows of the DB, the processes */
+    int64_t start;
+    char *shard_in;
+    about_rows facts;
     file_ids inputs;          /* files the outputs must not replace */
     json_t *reports;         /* array of per-report objects */
     json_t *current;         /* the object of the report being run */
@@ -78,10 +97,6 @@ static json_t *report_obj(job_state *js, const tb_spec *spec, const tb_spec_repo
 /* ---- the workbook ---------------------------------------------------------- */
 
 /* A growable list of About rows (owned strings). */
-typedef struct about_rows {
-    xlsx_pair *v;
-    size_t n, cap;
-} about_rows;
 
 static int about_add(about_rows *a, const char *key, const char *value)
 {
@@ -184,10 +199,10 @@ static int about_build(const job_state *js, const char *label, int64_t start, ab
              tb_unit_name(o->unit));
     if (about_add(a, "units", buf))
         return -1;
-    if (o->window.set)
-        snprintf(buf, sizeof buf, "model %lld, iterations %lld to %lld (%s)", (long long)o->window.model_id,
-                 (long long)o->window.iteration_id,
-                 (long long)(o->window.iteration_id + o->window.iteration_count - 1), label && *label ? label : "-");
+    if (js->window->set)
+        snprintf(buf, sizeof buf, "model %lld, iterations %lld to %lld (%s)", (long long)js->window->model_id,
+                 (long long)js->window->iteration_id,
+                 (long long)(js->window->iteration_id + js->window->iteration_count - 1), label && *label ? label : "-");
     else
         snprintf(buf, sizeof buf, "the whole run");
     if (about_add(a, "window", buf))
@@ -199,40 +214,38 @@ static int about_build(const job_state *js, const char *label, int64_t start, ab
             about_add(a, "metrics options", sp->metrics_json ? sp->metrics_json : "defaults"))
             return -1;
     }
-    sqlite3 *db = NULL;
-    if (o->db_path && sqlite3_open_v2(o->db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        db = NULL;
-    }
     /* a DB merged from shards names the inputs the shards loaded, as a run
      * over those inputs does: the workbook is the same either way */
-    char *shard_in = scale_inputs(o->db_path);
-    int shards = shard_in != NULL;
-    for (const char *p = shard_in, *nl; p && *p; p = nl ? nl + 1 : NULL) {
+    int shards = js->shard_in != NULL;
+    for (const char *p = js->shard_in, *nl; p && *p; p = nl ? nl + 1 : NULL) {
         nl = strchr(p, '\n');
         snprintf(buf, sizeof buf, "%.*s", nl ? (int)(nl - p) : (int)strlen(p), p);
-        if (about_add(a, "input", buf)) {
-            free(shard_in);
-            sqlite3_close(db);
+        if (about_add(a, "input", buf))
             return -1;
-        }
     }
-    free(shard_in);
-    for (size_t i = 0; !shards && i < job->n_inputs; i++)
-        if (about_add(a, "input", job->inputs[i])) {
-            sqlite3_close(db);
+    for (size_t i = 0; !shards && i < js->n_in; i++)
+        if (about_add(a, "input", js->in[i]))
             return -1;
-        }
-    int rc = about_sql(a, db,
-                       "SELECT 'file read', path || ' (' || kind || ', ' || bytes || ' bytes, rank ' || rankId || ')'"
-                       " FROM TB_SOURCE WHERE kind IS NOT 'ignored' ORDER BY id") ||
-             about_sql(a, db,
-                       "SELECT 'rank ' || r.rankId, 'host ' || coalesce(r.hostName, '-') || ', devices ' ||"
-                       " coalesce((SELECT group_concat(deviceId, ', ') FROM RANK_DEVICE_MAP m"
-                       " WHERE m.rankId = r.rankId), '-') FROM TB_RANK r ORDER BY r.rankId") ||
-             about_sql(a, db, "SELECT 'load warning', message FROM TB_WARNING ORDER BY rowid LIMIT 10000");
-    sqlite3_close(db);
-    return rc;
+    for (size_t i = 0; i < js->facts.n; i++)
+        if (about_add(a, js->facts.v[i].key, js->facts.v[i].value))
+            return -1;
+    return 0;
+}
+
+/* What the About sheet and the metadata read of the DB, before the run. */
+static int about_facts(job_state *js)
+{
+    js->start = session_start(js->db_path);
+    js->shard_in = scale_inputs(js->db);
+    sqlite3 *db = js->db;
+    return about_sql(&js->facts, db,
+                     "SELECT 'file read', path || ' (' || kind || ', ' || bytes || ' bytes, rank ' || rankId || ')'"
+                     " FROM TB_SOURCE WHERE kind IS NOT 'ignored' ORDER BY id") ||
+           about_sql(&js->facts, db,
+                     "SELECT 'rank ' || r.rankId, 'host ' || coalesce(r.hostName, '-') || ', devices ' ||"
+                     " coalesce((SELECT group_concat(deviceId, ', ') FROM RANK_DEVICE_MAP m"
+                     " WHERE m.rankId = r.rankId), '-') FROM TB_RANK r ORDER BY r.rankId") ||
+           about_sql(&js->facts, db, "SELECT 'load warning', message FROM TB_WARNING ORDER BY rowid LIMIT 10000");
 }
 
 /* The workbook's file name: the specs' workbook.file, else tracebook.xlsx; the window label before .xlsx. */
@@ -297,7 +310,7 @@ static tb_status book_open(job_state *js, const char *label, tb_error *err)
     if ((rc = file_ids_check(&js->inputs, js->book_path, err)))
         return rc;
     about_rows a = {0};
-    int64_t start = session_start(js->job->run.db_path);
+    int64_t start = js->start;
     if (about_build(js, label, start, &a)) {
         about_free(&a);
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
@@ -523,8 +536,9 @@ static void count_in(json_t *obj, const char *key)
  * sources that skipped rows or carry a note (a cut-short file). *count gets
  * the number of warnings. Returns new (NULL when out of memory).
  */
-static json_t *warnings_obj(const tb_report_job *job, uint64_t *count)
+static json_t *warnings_obj(const job_state *js, uint64_t *count)
 {
+    const tb_report_job *job = js->job;
     json_t *o = json_object(), *kinds = json_object(), *files = json_object(), *load = json_array(),
            *run = json_array(), *sources = json_array();
     *count = 0;
@@ -537,9 +551,9 @@ static json_t *warnings_obj(const tb_report_job *job, uint64_t *count)
         json_decref(sources);
         return NULL;
     }
-    sqlite3 *db = NULL;
+    sqlite3 *db = js->db;
     sqlite3_stmt *st;
-    if (sqlite3_open_v2(job->run.db_path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK) {
+    if (db) {
         if (sqlite3_prepare_v2(db, "SELECT s.path, w.message FROM TB_WARNING w LEFT JOIN TB_SOURCE s"
                                    " ON s.id = w.sourceId ORDER BY w.rowid", -1, &st, NULL) == SQLITE_OK) {
             while (sqlite3_step(st) == SQLITE_ROW) {
@@ -573,7 +587,6 @@ static json_t *warnings_obj(const tb_report_job *job, uint64_t *count)
             sqlite3_finalize(st);
         }
     }
-    sqlite3_close(db);
     for (size_t i = 0; i < job->n_warnings; i++) {
         json_t *w = json_object();
         json_object_set_new(w, "kind", json_string("spec"));
@@ -591,15 +604,14 @@ static json_t *warnings_obj(const tb_report_job *job, uint64_t *count)
     return o;
 }
 
-static json_t *metadata(const tb_report_job *job, const tb_run_result *res, json_t *reports)
+static json_t *metadata(const job_state *js, const tb_run_options *o, const tb_run_result *res, json_t *reports)
 {
-    const tb_run_options *o = &job->run;
     json_t *m = json_object();
     json_object_set_new(m, "tool", json_string("tracebook"));
     json_object_set_new(m, "version", json_string(tb_version()));
     json_t *in = json_array();
-    for (size_t i = 0; i < job->n_inputs; i++)
-        json_array_append_new(in, json_string(job->inputs[i]));
+    for (size_t i = 0; i < js->n_in; i++)
+        json_array_append_new(in, json_string(js->in[i]));
     json_object_set_new(m, "inputs", in);
     if (o->window.set) {
         json_t *w = json_object();
@@ -634,11 +646,11 @@ static json_t *metadata(const tb_report_job *job, const tb_run_result *res, json
     json_object_set_new(m, "specs", specs);
     json_object_set_new(m, "reports", json_incref(reports));
     /* a DB merged from shards: the processes that loaded its ranks */
-    json_t *procs = scale_processes(o->db_path);
+    json_t *procs = scale_processes(js->db);
     if (procs)
         json_object_set_new(m, "processes", procs);
     uint64_t n;
-    json_t *w = warnings_obj(job, &n);
+    json_t *w = warnings_obj(js, &n);
     if (w)
         json_object_set_new(m, "warnings", w);
     return m;
@@ -714,12 +726,24 @@ static int wants_xlsx(const tb_run_options *o)
     return 0;
 }
 
-tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
+tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w, tb_run_result *res, tb_error *err)
 {
     job_state js = {.job = job, .reports = json_array(), .skipped_notes = json_array(), .err = err};
+    memset(res, 0, sizeof *res);
+    if (!(js.db = session_db(s, err))) {
+        json_decref(js.reports);
+        json_decref(js.skipped_notes);
+        return err->code;
+    }
+    js.db_path = tb_session_db_path(s);
+    js.window = w;
+    js.in = tb_session_inputs(s, &js.n_in);
     const tb_spec **specs = NULL;
     tb_spec *summaries = NULL;
     tb_run_options o = job->run;
+    o.db = js.db;
+    o.db_name = js.db_path;
+    o.window = *w;
     if (!js.reports || !js.skipped_notes) {
         json_decref(js.reports);
         json_decref(js.skipped_notes);
@@ -736,7 +760,7 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     }
     if ((rc = check_ids(&o, err)))
         goto done;
-    if ((rc = file_ids_collect(&js.inputs, job->inputs, job->n_inputs, job->run.db_path, err)))
+    if ((rc = file_ids_collect(&js.inputs, js.in, js.n_in, js.db_path, js.db, err)))
         goto done;
     /* the specs and the SQL files they read are the user's too */
     for (size_t i = 0; i < o.n_specs && !rc; i++)
@@ -765,10 +789,14 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
     o.sink_ctx = &js;
     o.sink_done = sink_done;
     o.report_done = report_done;
-    rc = tb_report_run(&o, res, err);
+    if (about_facts(&js)) {
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    rc = runner_run(&o, &(run_part){.replay = session_replay(s)}, res, err);
     if (rc)
         goto done;
-    json_decref(warnings_obj(job, &res->warnings));
+    json_decref(warnings_obj(&js, &res->warnings));
     /* one workbook for the run, even when every report that wanted it was skipped */
     if (!js.book && wants_xlsx(&o) && (rc = book_open(&js, res->window_label, err)))
         goto done;
@@ -790,9 +818,7 @@ tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err)
         any_skipped |= json_object_get(r, "skipped") != NULL;
     }
     if (any_file || any_skipped) {
-        tb_report_job shown = *job;
-        shown.run = o;
-        json_t *m = metadata(&shown, res, js.reports);
+        json_t *m = metadata(&js, &o, res, js.reports);
         if (js.book)
             json_object_set_new(m, "workbook", json_string(base_name(js.book_path)));
         if (job->keep_listings) {
@@ -837,9 +863,16 @@ done:
     json_decref(js.skipped_notes);
     json_decref(js.reports);
     file_ids_free(&js.inputs);
+    free(js.shard_in);
+    about_free(&js.facts);
     free(specs);
     tb_spec_free(summaries);
     return rc;
+}
+
+tb_status tb_report_write(tb_session *s, tb_report_job *job, tb_run_result *res, tb_error *err)
+{
+    return report_job_write(s, job, tb_session_window(s), res, err);
 }
 
 /* Copies the file at path to f. */
@@ -858,16 +891,21 @@ static tb_status copy_out(const char *path, FILE *f, tb_error *err)
     return bad ? tb_error_set(err, TB_ERR_IO, "writing the query result: %s", strerror(errno)) : TB_OK;
 }
 
-tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
+tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows, tb_error *err)
 {
     tb_sink *sink = NULL;
     tb_status rc;
+    tb_run_options run = job->run;
+    if (!(run.db = session_db(s, err)))
+        return err->code;
+    run.db_name = tb_session_db_path(s);
+    run.window = *tb_session_window(s);
     char tmpdir[4096] = "";
     char path[4200];
     const char *target = job->out_path;
     if (target) {
         file_ids ids = {0};
-        rc = file_ids_collect(&ids, NULL, 0, job->run.db_path, err);
+        rc = file_ids_collect(&ids, NULL, 0, run.db_name, run.db, err);
         if (!rc)
             rc = file_ids_check(&ids, target, err);
         file_ids_free(&ids);
@@ -900,7 +938,7 @@ tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
                                                           &sink, err);
     }
     if (!rc)
-        rc = tb_query_run(&job->run, job->sql, sink, rows, err);
+        rc = tb_query_run(&run, job->sql, sink, rows, err);
     sink_destroy(sink);
     if (tmpdir[0]) {
         if (!rc)
@@ -911,4 +949,9 @@ tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err)
         tb_temp_unregister(tmpdir);
     }
     return rc;
+}
+
+tb_status tb_shard_record(const char *shard_db, tb_error *err)
+{
+    return scale_record_shard(shard_db, err);
 }

@@ -38,9 +38,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "query/runner.h"
+#include "scale/scale.h"
 #include "spec/spec.h"
 #include "tracebook/error.h"
-#include "tracebook/scale.h"
 #include "util/vec.h"
 
 static const char part_schema[] =
@@ -381,20 +382,19 @@ static void cap_held(void *ctx, int64_t rank, int64_t first, int64_t last)
  * books DB's TB_SHARDS_RANK; their list must be the books' record of the
  * shard, TB_SHARDS.ranks), and the load's rank count.
  */
-static tb_status rank_map(const tb_partial_job *job, int64_t *shard, int64_t **ids, int64_t **shown, size_t *n,
+static tb_status rank_map(const scale_partial_job *job, sqlite3 *sd, int64_t *shard, int64_t **ids, int64_t **shown, size_t *n,
                           int64_t *total, tb_error *err)
 {
-    sqlite3 *sd = NULL, *bd = NULL;
+    sqlite3 *bd = NULL;
     sqlite3_stmt *q = NULL;
     tb_status rc = TB_OK;
     char *mine = NULL;
     size_t cap = 0;
     *ids = *shown = NULL;
     *n = 0;
-    if (sqlite3_open_v2(job->run.db_path, &sd, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(sd, "SELECT shardIndex, ranks FROM TB_SHARD", -1, &q, NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(sd, "SELECT shardIndex, ranks FROM TB_SHARD", -1, &q, NULL) != SQLITE_OK ||
         sqlite3_step(q) != SQLITE_ROW) {
-        rc = tb_error_at(err, TB_ERR_PARSE, job->run.db_path, 0, 0, -1, "not a shard DB (TB_SHARD): %s",
+        rc = tb_error_at(err, TB_ERR_PARSE, job->shard, 0, 0, -1, "not a shard DB (TB_SHARD): %s",
                          sd ? sqlite3_errmsg(sd) : "out of memory");
         goto done;
     }
@@ -427,13 +427,13 @@ static tb_status rank_map(const tb_partial_job *job, int64_t *shard, int64_t **i
     }
     *total = sqlite3_column_int64(q, 0);
     if (!sqlite3_column_int(q, 1)) {
-        rc = tb_error_at(err, TB_ERR_USAGE, job->run.db_path, 0, 0, -1, "shard %lld is not a part of the load of '%s'",
+        rc = tb_error_at(err, TB_ERR_USAGE, job->shard, 0, 0, -1, "shard %lld is not a part of the load of '%s'",
                          (long long)*shard, job->books_db);
         goto done;
     }
     /* the books' record of the shard is that list */
     if (!sqlite3_column_int(q, 2)) {
-        rc = tb_error_at(err, TB_ERR_PARSE, job->run.db_path, 0, 0, -1,
+        rc = tb_error_at(err, TB_ERR_PARSE, job->shard, 0, 0, -1,
                          "the shard's ranks (%.100s) do not match the load's record of them", mine);
         goto done;
     }
@@ -457,7 +457,6 @@ static tb_status rank_map(const tb_partial_job *job, int64_t *shard, int64_t **i
         rc = db_fail(bd, job->books_db, err);
 done:
     sqlite3_finalize(q);
-    sqlite3_close(sd);
     sqlite3_close(bd);
     free(mine);
     if (rc) {
@@ -469,15 +468,27 @@ done:
     return rc;
 }
 
-tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
+tb_status scale_partial(const scale_partial_job *job, tb_error *err)
 {
     part_writer pw = {.path = job->out_path, .run = NULL};
     tb_run_options o = job->run;
+    run_part pt = {0};
     int64_t *ids = NULL, *shown = NULL, total = 0;
     size_t n = 0;
-    tb_status rc = rank_map(job, &pw.shard, &ids, &shown, &n, &total, err);
-    if (rc)
+    sqlite3 *sd = NULL;
+    if (sqlite3_open_v2(job->shard, &sd, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        tb_status st = tb_error_at(err, TB_ERR_PARSE, job->shard, 0, 0, -1, "not a shard DB (TB_SHARD): %s",
+                                   sd ? sqlite3_errmsg(sd) : "out of memory");
+        sqlite3_close(sd);
+        return st;
+    }
+    o.db = sd;
+    o.db_name = job->shard;
+    tb_status rc = rank_map(job, sd, &pw.shard, &ids, &shown, &n, &total, err);
+    if (rc) {
+        sqlite3_close(sd);
         return rc;
+    }
     char tmp[4096];
     snprintf(tmp, sizeof tmp, "%s.tmp", job->out_path);
     unlink(tmp);
@@ -496,27 +507,27 @@ tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
         goto done;
     }
     sqlite3_free(att);
-    o.rank_ids = ids;
-    o.rank_shown = shown;
-    o.n_rank_ids = n;
-    o.ranks_total = total;
+    pt.rank_ids = ids;
+    pt.rank_shown = shown;
+    pt.n_rank_ids = n;
+    pt.ranks_total = total;
     o.formats = TB_OUT_CSV; /* one capture per report: the writers open at the replay */
     o.open_sink = cap_open;
     o.sink_done = NULL;
     o.report_done = cap_done;
-    o.rank_start = cap_rank;
-    o.requires_seen = cap_requires;
-    o.cluster_rows = cap_cluster;
-    o.window_held = cap_held;
+    pt.rank_start = cap_rank;
+    pt.requires_seen = cap_requires;
+    pt.cluster_rows = cap_cluster;
+    pt.window_held = cap_held;
     /* the notes (ranks by their ids in the load) are said once, by the run
      * over the gathered rows */
     o.note = cap_note;
     o.ctx = &pw;
     o.sink_ctx = &pw;
-    o.window_miss_ok = 1;
+    pt.window_miss_ok = 1;
     pw.run = &o;
     tb_run_result res;
-    rc = tb_report_run(&o, &res, err);
+    rc = runner_run(&o, &pt, &res, err);
     if (!rc && pw.failed) {
         *err = pw.err;
         rc = pw.failed;
@@ -547,6 +558,7 @@ tb_status tb_report_partial(const tb_partial_job *job, tb_error *err)
         rc = tb_error_at(err, TB_ERR_IO, job->out_path, 0, 0, -1, "cannot put the partial rows in place");
 done:
     sqlite3_close(pw.db);
+    sqlite3_close(sd);
     if (rc)
         unlink(tmp);
     free(ids);
@@ -556,7 +568,7 @@ done:
 
 /* ---- the gather ----------------------------------------------------------------- */
 
-tb_status tb_report_gather(const char *books_db, const char *const *partials, size_t n, tb_error *err)
+tb_status scale_gather(const char *books_db, const char *const *partials, size_t n, tb_error *err)
 {
     sqlite3 *db = NULL;
     tb_status rc = TB_OK;
@@ -616,22 +628,4 @@ dberr:
 done:
     sqlite3_close(db);
     return rc;
-}
-
-int tb_specs_scoped(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only)
-{
-    size_t wanted = 0;
-    for (size_t s = 0; s < n; s++)
-        for (size_t k = 0; k < specs[s]->n_reports; k++) {
-            const tb_spec_report *r = &specs[s]->reports[k];
-            int want = !only;
-            for (size_t i = 0; only && i < n_only && !want; i++)
-                want = !strcmp(only[i], r->id);
-            if (!want)
-                continue;
-            if (r->scope != TB_SCOPE_RANK && r->scope != TB_SCOPE_CLUSTER)
-                return 0;
-            wanted++;
-        }
-    return wanted > 0;
 }

@@ -3,7 +3,7 @@
  * scale.c - what a scaled-out run records about its processes.
  *
  * A shard DB (`export db --shard I/N`) holds its own figures in TB_SHARD;
- * tb_shard_record() adds them to the tracebook_run.json beside it, where the
+ * scale_record_shard() adds them to the tracebook_run.json beside it, where the
  * N shards of a load, written by N jobs at any time, each keep their entry
  * (under the folder's lock, replaced atomically). A DB merged from shards
  * holds every shard's figures in TB_SHARDS, and scale_processes() gives them
@@ -26,7 +26,7 @@
 #include "output/output.h"
 #include "query/file_ids.h"
 #include "tracebook/error.h"
-#include "tracebook/scale.h"
+#include "tracebook/query.h"
 #include "tracebook/version.h"
 
 /* The ranks column ("[0,5,9]") as a JSON array; an empty one when unreadable. */
@@ -46,13 +46,8 @@ static const char *base_of(const char *path)
     return s ? s + 1 : path;
 }
 
-json_t *scale_processes(const char *db_path)
+json_t *scale_processes(sqlite3 *db)
 {
-    sqlite3 *db;
-    if (!db_path || sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return NULL;
-    }
     sqlite3_stmt *q;
     json_t *list = NULL;
     if (sqlite3_prepare_v2(db,
@@ -90,17 +85,11 @@ json_t *scale_processes(const char *db_path)
         }
         sqlite3_finalize(q);
     }
-    sqlite3_close(db);
     return list;
 }
 
-char *scale_inputs(const char *db_path)
+char *scale_inputs(sqlite3 *db)
 {
-    sqlite3 *db;
-    if (!db_path || sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        sqlite3_close(db);
-        return NULL;
-    }
     sqlite3_stmt *q;
     char *in = NULL;
     if (sqlite3_prepare_v2(db, "SELECT inputs FROM TB_SHARDS WHERE inputs IS NOT NULL LIMIT 1", -1, &q, NULL) ==
@@ -109,7 +98,6 @@ char *scale_inputs(const char *db_path)
             in = strdup((const char *)sqlite3_column_text(q, 0));
         sqlite3_finalize(q);
     }
-    sqlite3_close(db);
     return in;
 }
 
@@ -149,7 +137,7 @@ static tb_status shard_entry(const char *path, json_t **entry, int64_t *count, c
     return st;
 }
 
-tb_status tb_shard_record(const char *shard_db, tb_error *err)
+tb_status scale_record_shard(const char *shard_db, tb_error *err)
 {
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", shard_db);

@@ -1,27 +1,62 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * scale.h - the processes of a scaled-out run, for the run metadata files
- * (private to the report stage; docs/scale-out.md).
+ * scale.h - scale-out (docs/scale-out.md), private to the engine: a shard's
+ * figures, reports run on a shard into a partial DB, the partials gathered
+ * on process 0, and the processes of a scaled-out run for the run metadata
+ * files.
  */
 #ifndef TB_REPORT_SCALE_H
 #define TB_REPORT_SCALE_H
 
 #include <jansson.h>
+#include <sqlite3.h>
+#include <stddef.h>
+
+#include "tracebook/error.h"
+#include "tracebook/query.h"
 
 /*
  * The "processes" list of tracebook_run.json: one object per shard (or MPI
- * process) that loaded a part of the ranks of the DB at db_path, from its
+ * process) that loaded a part of the ranks of the DB of db, from its
  * TB_SHARDS table (shard, status "merged" or "missing", ranks, input_bytes,
  * wall_seconds, peak_rss_bytes, host). Returns new (json_decref), or NULL
  * when the DB was not made from shards.
  */
-json_t *scale_processes(const char *db_path);
+json_t *scale_processes(sqlite3 *db);
 
 /*
  * The inputs the shards of a merged DB were loaded from (their -dir values,
  * one a line), so a run over the shards names what a run over those inputs
  * names. Returns new (free), or NULL when the DB was not made from shards.
  */
-char *scale_inputs(const char *db_path);
+char *scale_inputs(sqlite3 *db);
+
+/*
+ * Adds the figures of the shard DB at shard_db (`export db --shard`: its
+ * ranks, input bytes, wall time, peak RSS) to the "processes" list of the
+ * tracebook_run.json beside it, keeping the entries of the other shards of
+ * the same load; the folder is locked meanwhile and the file replaced
+ * atomically.
+ */
+tb_status scale_record_shard(const char *shard_db, tb_error *err);
+
+/*
+ * Rank- and cluster-scope reports over shards without merging them:
+ * scale_partial() runs the reports of run.specs on the shard DB at shard,
+ * each rank under its id in the whole load (from books_db: the load of
+ * every shard with books_only set), and writes the rows each report hands
+ * its writers to out_path (atomically). scale_gather() adds partials to
+ * books_db; a run over books_db (run_part.replay) then writes every report
+ * as a run over all the ranks at once would.
+ */
+typedef struct scale_partial_job {
+    tb_run_options run;              /* specs, window, unit, params, max_steps, only, note (db: unused) */
+    const char *shard;
+    const char *books_db;
+    const char *out_path;
+} scale_partial_job;
+
+tb_status scale_partial(const scale_partial_job *job, tb_error *err);
+tb_status scale_gather(const char *books_db, const char *const *partials, size_t n, tb_error *err);
 
 #endif

@@ -64,20 +64,6 @@ const char *tb_strerror(tb_status code)
     return "unknown error";
 }
 
-int tb_exit_code(tb_status code)
-{
-    switch (code) {
-    case TB_OK: return TB_EXIT_OK;
-    case TB_ERR_USAGE: return TB_EXIT_USAGE;
-    case TB_ERR_PARSE:
-    case TB_ERR_TRUNCATED: return TB_EXIT_INPUT;
-    case TB_ERR_IO: return TB_EXIT_IO;
-    case TB_ERR_DB: return TB_EXIT_DB;
-    case TB_ERR_NOTFOUND: return TB_EXIT_NOTFOUND;
-    default: return TB_EXIT_FAILURE;
-    }
-}
-
 const char *tb_version(void)
 {
     return TB_VERSION;

@@ -15,6 +15,13 @@
 #include "tracebook/error.h"
 
 /*
+ * msprof's model id of step mode: iterations are a script's steps
+ * (STEP_TIME), not a graph model's (TB_ITERATION). A window of this model
+ * selects steps; rows of step mode carry it as their modelId.
+ */
+#define TB_STEP_MODEL_ID 4294967295LL
+
+/*
  * The session start of an already loaded DB, in Unix seconds: Kineto's
  * baseTime + start, else the earliest event when it is Unix time, else the
  * newest modification time of the files it was loaded from (0 when none).
@@ -33,6 +40,9 @@ int tb_db_is_own(const char *db_path);
 /* 1 when db_path is a shard DB that `export db --shard` wrote (has TB_SHARD):
  * loaded with the other shards of its load, it gives the DB of all the inputs. */
 int tb_db_is_shard(const char *db_path);
+
+/* 1 when path is a folder holding shard DBs (`export db --shard ... -o DIR`). */
+int tb_db_shard_folder(const char *path);
 
 /*
  * Fails (TB_ERR_USAGE, naming the file) when target exists and is one of

@@ -29,19 +29,6 @@ typedef enum tb_status {
     TB_ERR_INTERNAL  /* a broken invariant: a bug in tracebook */
 } tb_status;
 
-/* Exit codes of the `tracebook` command (listed in --help and docs/cli.md). */
-enum tb_exit {
-    TB_EXIT_OK = 0,
-    TB_EXIT_FAILURE = 1,  /* internal error */
-    TB_EXIT_USAGE = 2,    /* bad command line */
-    TB_EXIT_INPUT = 3,    /* malformed or cut-short (with --strict) input */
-    TB_EXIT_IO = 4,       /* a file could not be read or written */
-    TB_EXIT_DB = 5,       /* SQLite error */
-    TB_EXIT_NOTFOUND = 6, /* no usable input found */
-    TB_EXIT_WARNING = 7,  /* --fail-on-warning: the load or the run warned (the outputs are written) */
-    TB_EXIT_REGRESSION = 8 /* compare --fail-on-regression: a regression rule fired */
-};
-
 typedef struct tb_error {
     tb_status code;
     char message[512];
@@ -65,9 +52,6 @@ tb_status tb_error_at(tb_error *err, tb_status code, const char *file, long line
 
 /* Returns a static description of a status code. */
 const char *tb_strerror(tb_status code);
-
-/* Maps a status to the command's exit code. */
-int tb_exit_code(tb_status code);
 
 /* Returns the library's version string, TB_VERSION of the library as built
  * (tracebook/version.h; static, never free). */

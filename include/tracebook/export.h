@@ -13,6 +13,32 @@
 
 #include "tracebook/error.h"
 #include "tracebook/query.h"
+#include "tracebook/session.h"
+
+/*
+ * `export db`: the session's inputs loaded into a DB file. output: a file
+ * (its folder must exist), a folder (created by the caller; the DB gets the
+ * default name msprof_<timestamp>.db, or shard_I_of_N.db for a shard), or
+ * NULL: the default folder (tb_export_default_dir). stream not NULL: the DB
+ * is written to it instead (loaded into a temporary file first). A shard
+ * (shard_count > 0) loads part shard_index of the ranks and adds its figures
+ * to the tracebook_run.json beside it (tb_shard_record). The DB's path goes
+ * to final ("" for a stream). Nothing is left where the DB would go when
+ * the load fails.
+ */
+typedef struct tb_db_export_options {
+    const char *output;
+    FILE *stream;
+    unsigned shard_index, shard_count;
+} tb_db_export_options;
+
+tb_status tb_export_db(tb_session *s, const tb_db_export_options *o, char *final, size_t n, tb_load_result *res,
+                       tb_error *err);
+
+/* Where an export writes by default, as msprof does: beside the session's
+ * first input (the input itself when it is a folder) when that can be
+ * written, else the current folder ("."). */
+void tb_export_default_dir(tb_session *s, char *out, size_t n);
 
 /*
  * `print summary` and `print trace`: the DB as the text listings topsprof
@@ -29,8 +55,6 @@
  * footer. Times carry their unit: "56.61ms", "13.44us", "461.00ns".
  */
 typedef struct tb_print_options {
-    const char *db_path;      /* a unified DB (opened read-only) */
-    tb_window window;         /* the iterations to print; set = 0: the whole run */
     int per_device;           /* 1: one block per device (and rank), opened by `Device "<name> (<n>)"` */
     int width;                /* Name and Node Name: longer texts are cut in the middle to this many
                                  characters ("head...tail"); 0: never cut (topsprof's way) */
@@ -41,10 +65,10 @@ typedef struct tb_print_options {
 } tb_print_options;
 
 /* Prints the statistics listing. Errors name the DB (or out_path when it cannot be written). */
-tb_status tb_print_summary(const tb_print_options *opt, tb_error *err);
+tb_status tb_print_summary(tb_session *s, const tb_print_options *opt, tb_error *err);
 
 /* Prints the trace listing of the device tasks. Errors as for tb_print_summary. */
-tb_status tb_print_trace(const tb_print_options *opt, tb_error *err);
+tb_status tb_print_trace(tb_session *s, const tb_print_options *opt, tb_error *err);
 
 /*
  * The timeline export (`export timeline`): the DB as a Chrome-trace JSON
@@ -54,10 +78,8 @@ tb_status tb_print_trace(const tb_print_options *opt, tb_error *err);
  * timelines are cut into slices that are each a complete file.
  */
 typedef struct tb_timeline_options {
-    const char *db_path;             /* a unified DB (opened read-only) */
-    const char *out_dir;             /* created when missing (one level) */
+    const char *out_dir;             /* created when missing (one level); NULL: tb_export_default_dir */
     const tb_spec *spec;             /* borrowed; its json_process picks the layers; NULL = all */
-    tb_window window;
     int64_t slice_bytes;             /* 0: one file per rank; else slices of at most about this size */
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
     void (*note)(void *ctx, const char *msg);     /* things the user should know (may be NULL) */
@@ -79,7 +101,7 @@ typedef struct tb_timeline_result {
  * `msprof_slice_<N>_<timestamp>[...].json`. Every file is written under a
  * temporary name and renamed when complete.
  */
-tb_status tb_timeline_write(const tb_timeline_options *opt, tb_timeline_result *res, tb_error *err);
+tb_status tb_timeline_write(tb_session *s, const tb_timeline_options *opt, tb_timeline_result *res, tb_error *err);
 
 /*
  * The summary export (`export summary`): msprof's and torch_npu's summary
@@ -91,18 +113,14 @@ tb_status tb_timeline_write(const tb_timeline_options *opt, tb_timeline_result *
  * those of a run over that rank only.
  */
 typedef struct tb_summary_options {
-    const char *db_path;             /* a unified DB (opened read-only) */
     const char *out_dir;             /* NULL: each rank's own folder; else the same layout under it */
     const tb_spec *spec;             /* borrowed; reports to run instead of the built-in summaries (NULL,
                                         or an msprof reports file: the summaries of each rank's layout) */
-    tb_window window;                /* rank_set is ignored: every rank runs on its own */
     unsigned formats;                /* TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX; 0 = csv */
     int no_clobber;                  /* 1: refuse (TB_ERR_USAGE) when an output exists; nothing is written */
     int merge;                       /* 1: one set of files for every rank, in one folder under out_dir
                                         (required): msprof's layout when any rank has it, each report
                                         with its Rank ID column */
-    const char *const *inputs;       /* what -dir named, for the metadata (borrowed) */
-    size_t n_inputs;
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
     void (*note)(void *ctx, const char *msg);     /* skipped reports and ranks (may be NULL) */
     void *ctx;
@@ -114,8 +132,9 @@ typedef struct tb_summary_result {
     char window_label[48];           /* "" without a window */
 } tb_summary_result;
 
-/* Writes the summaries of every rank. Stops at the first error. */
-tb_status tb_summary_write(const tb_summary_options *opt, tb_summary_result *res, tb_error *err);
+/* Writes the summaries of every rank of the session's DB, over its window
+ * (each rank alone). Stops at the first error. */
+tb_status tb_summary_write(tb_session *s, const tb_summary_options *opt, tb_summary_result *res, tb_error *err);
 
 /*
  * Reads an msprof slicing file (msprof_slice.json: slice_switch "on"/"off",

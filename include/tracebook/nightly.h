@@ -12,9 +12,12 @@
 
 #include "tracebook/error.h"
 #include "tracebook/query.h"
+#include "tracebook/session.h"
 
 /*
- * `compare`: every report of spec run on two DBs, a base run and a new one;
+ * `compare`: every report of spec run on two sessions, a base run and a new
+ * one (each over its own window; when both have one, step k of the base
+ * meets step k + new iteration_id - base iteration_id of the new run);
  * rows matched by the report's key (`key:`, after `normalize:`), numbers
  * set side by side (base, new, delta, ratio), rows found in one run only
  * listed as added or removed, and the `regressions:` rules (default: time
@@ -24,20 +27,10 @@
  * ask) and `<out_dir>/tracebook_run.json` listing every regression.
  */
 typedef struct tb_compare_job {
-    const char *base_db;             /* unified DBs (opened read-only) */
-    const char *new_db;
-    const char *const *base_inputs;  /* what each side named, for the metadata (borrowed) */
-    size_t n_base_inputs;
-    const char *const *new_inputs;
-    size_t n_new_inputs;
     const tb_spec *spec;             /* borrowed */
     tb_time_unit unit;               /* typed time columns are compared in this unit */
     int64_t max_steps;               /* as tb_run_options.max_steps */
     unsigned formats;                /* TB_OUT_CSV and/or TB_OUT_JSON; 0 = the spec's (csv when none) */
-    /* the window each side's reports run over (set = 0: the whole run).
-     * When both are set, step k of the base meets step
-     * k + new_window.iteration_id - base_window.iteration_id of the new run */
-    tb_window base_window, new_window;
     const char *out_dir;             /* created when missing (one level) */
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
     void (*note)(void *ctx, const char *msg);     /* e.g. waiting for another run's folder lock (may be NULL) */
@@ -53,7 +46,8 @@ typedef struct tb_compare_result {
 } tb_compare_result;
 
 /* Runs the comparison and writes its outputs; *res tells what was found. */
-tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb_error *err);
+tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_job *job, tb_compare_result *res,
+                           tb_error *err);
 
 /*
  * History: a SQLite DB of nights (docs/nightly.md#the-history-db). `history
@@ -65,11 +59,7 @@ tb_status tb_compare_write(const tb_compare_job *job, tb_compare_result *res, tb
  */
 typedef struct tb_history_add_job {
     const char *history;             /* the history DB: created when missing */
-    const char *db_path;             /* the night's unified DB (opened read-only) */
-    const char *const *inputs;       /* what the night was loaded from, for the record (borrowed) */
-    size_t n_inputs;
-    const tb_spec *spec;             /* borrowed */
-    tb_window window;                /* the iterations the reports run over (set = 0: all) */
+    const tb_spec *spec;             /* borrowed (the night's DB, inputs and window: the session's) */
     const char *const *params;       /* --param overrides, as tb_run_options */
     size_t n_params;
     int64_t max_steps;
@@ -89,7 +79,7 @@ typedef struct tb_history_added {
     size_t removed;                  /* nights the retention removed */
 } tb_history_added;
 
-tb_status tb_history_add(const tb_history_add_job *job, tb_history_added *res, tb_error *err);
+tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_history_added *res, tb_error *err);
 
 /* Removes the nights labelled labels[0..n) (all must exist) and then, with
  * keep > 0, all but the newest keep nights. *removed: the count. */

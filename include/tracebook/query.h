@@ -19,7 +19,8 @@ struct sqlite3;
 
 /*
  * An iteration window: iterations [iteration_id, iteration_id + count - 1]
- * of model model_id; model 4294967295 is step mode (STEP_TIME). set = 0: the
+ * of model model_id; model TB_STEP_MODEL_ID (4294967295, tracebook/db.h) is step
+ * mode (STEP_TIME). set = 0: the
  * whole run.
  */
 typedef struct tb_window {
@@ -43,7 +44,9 @@ typedef tb_status (*tb_sink_open_fn)(void *ctx, const tb_spec *spec, const tb_sp
                                      const char *label, tb_sink **out, tb_error *err);
 
 typedef struct tb_run_options {
-    const char *db_path;             /* a unified DB (opened read-only) */
+    struct sqlite3 *db;              /* the run's connection to a unified DB (borrowed; the run reads
+                                        only, and leaves no TEMP object, authorizer or handler on it) */
+    const char *db_name;             /* what messages call the DB (its path) */
     const tb_spec *const *specs;     /* borrowed */
     size_t n_specs;
     tb_window window;
@@ -63,37 +66,6 @@ typedef struct tb_run_options {
      * reason, else NULL). */
     void (*sink_done)(void *ctx, const tb_spec_report *rep, tb_sink *sink);
     void (*report_done)(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows);
-    /* Rank-scope reports run on part of a load (a shard; docs/scale-out.md):
-     * the DB's rankIds rank_ids[i] show as rank_shown[i], their ids in the
-     * whole load (n_rank_ids 0: every rank shows its own), and ranks_total
-     * is the load's rank count when greater than the DB's (:rank columns). */
-    const int64_t *rank_ids, *rank_shown;
-    size_t n_rank_ids;
-    int64_t ranks_total;
-    /* Optional, called with sink_ctx for a rank-scope report: with which of
-     * its `requires` no row of the DB meets ("01": the second), then before
-     * the rows of each rank (rank: its shown id). */
-    void (*requires_seen)(void *ctx, const tb_spec_report *rep, const char *unmet);
-    void (*rank_start)(void *ctx, const tb_spec_report *rep, int64_t rank);
-    /* 1 (a shard's run): a window none of the DB's ranks has, or that a
-     * rank has the first iteration of but not the last, is no error here:
-     * no report runs, res->window_missed is set and err holds the message;
-     * the run over the gathered rows decides, from what every rank holds
-     * (window_held, called with sink_ctx for each rank of the DB that has
-     * iterations of the window's mode, by its shown id, in rank order,
-     * whenever a window is set). */
-    int window_miss_ok;
-    void (*window_held)(void *ctx, int64_t rank, int64_t first, int64_t last);
-    /* Optional (a shard's run): a cluster-scope report does not run; the
-     * first phase of its cluster tables runs on this DB's ranks and their
-     * part tables (TEMP tables parts[0..n) of the connection db, read with
-     * sqlite3) are handed here, called with sink_ctx. */
-    tb_status (*cluster_rows)(void *ctx, const tb_spec_report *rep, struct sqlite3 *db, const char *const *parts,
-                              size_t n, tb_error *err);
-    /* Not NULL: a DB of rows gathered from shards (tb_report_gather): every
-     * report is written from it instead of run (all must be rank- or
-     * cluster-scope); db_path is then read for nothing. */
-    const char *replay;
 } tb_run_options;
 
 typedef struct tb_run_result {
@@ -113,8 +85,8 @@ typedef struct tb_run_result {
 #define TB_MAX_VALUE_BYTES (256 * 1024 * 1024)
 
 /*
- * Runs every report of every spec, in order, over opt->db_path. Report SQL
- * runs on a read-only connection under an authorizer (SELECT only: no
+ * Runs every report of every spec, in order, over opt->db. Report SQL
+ * runs read-only under an authorizer (SELECT only: no
  * writes, ATTACH, PRAGMA changes or extension loading) and a step budget.
  * Stops at the first failing report; outputs of earlier reports stay.
  */

@@ -13,22 +13,23 @@
 
 #include "tracebook/error.h"
 #include "tracebook/query.h"
+#include "tracebook/session.h"
 
 /*
- * The report job: runs specs (tb_report_run) with the engine's writers
- * behind it: for each report and format, `<dir>/<report id>[_<label>].csv`
+ * The report job: runs specs (tb_report_run) over the session's DB and
+ * window with the engine's writers behind it: for each report and format, `<dir>/<report id>[_<label>].csv`
  * or `.json` (label: the window's iteration label), console tables on the
  * given stream, and a run metadata file `<dir>/tracebook_run.json` (inputs,
- * window, unit, policy, version, the files of each report). Every file is
+ * window, unit, policy, version, the files of each report; the inputs are
+ * the session's). Every file is
  * written under a temporary name and renamed when complete.
  */
 typedef struct tb_report_job {
-    tb_run_options run;             /* open_sink and sink_done are set by tb_report_write; report_done,
-                                       when set, is called after each report with run.ctx */
+    tb_run_options run;             /* specs, unit, params, formats, max_steps, only, note, report_done
+                                       (called after each report with run.ctx); the connection and the
+                                       window are the session's, open_sink and sink_done the job's */
     const char *out_dir;            /* created when missing (one level) */
     FILE *console;                  /* console tables go here (stdout) */
-    const char *const *inputs;      /* what -dir named, for the metadata (borrowed) */
-    size_t n_inputs;
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
     int csv_safe;                   /* CSV text that a spreadsheet would take for a formula gets a leading ' */
     const char *const *warnings;    /* the run's own warnings (its specs'), for the metadata (borrowed) */
@@ -43,11 +44,11 @@ typedef struct tb_report_job {
                                        for the scanner); runs whose files this run replaced all are dropped */
 } tb_report_job;
 
-/* Runs job->run's specs and writes their outputs. */
-tb_status tb_report_write(tb_report_job *job, tb_run_result *res, tb_error *err);
+/* Runs job->run's specs over the session's DB and window and writes their outputs. */
+tb_status tb_report_write(tb_session *s, tb_report_job *job, tb_run_result *res, tb_error *err);
 
 typedef struct tb_query_job {
-    tb_run_options run;             /* db_path, window, unit, params, max_steps */
+    tb_run_options run;             /* unit, params, max_steps (the DB and window: the session's) */
     const char *sql;
     unsigned format;                /* one of TB_OUT_CONSOLE, TB_OUT_CSV, TB_OUT_JSON */
     const char *out_path;           /* csv/json: write this file (atomically); NULL = to out */
@@ -57,7 +58,7 @@ typedef struct tb_query_job {
 } tb_query_job;
 
 /* Runs job->sql (tb_query_run) and writes the result. *rows gets the row count. */
-tb_status tb_query_write(const tb_query_job *job, uint64_t *rows, tb_error *err);
+tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows, tb_error *err);
 
 /*
  * The spec (the first of its `specs`) and window of an earlier report run,
@@ -74,10 +75,19 @@ tb_status tb_run_spec_window(const char *dir, char **spec, tb_window *w, tb_erro
 tb_status tb_run_inputs(const char *dir, char ***out, size_t *n, tb_error *err);
 
 /*
- * Writes the `info` summary of a DB that tracebook wrote to f; title names
- * what the user gave (the inputs or the DB). A missing file is
- * TB_ERR_NOTFOUND; a file that is not such a DB is TB_ERR_PARSE.
+ * Writes the `info` summary of the session's DB to f, titled by what the
+ * user gave (the inputs, the DB, and whether it was loaded now or reused).
+ * A file that is not a DB tracebook wrote is TB_ERR_PARSE.
  */
-tb_status tb_info_write(const char *db_path, const char *title, FILE *f, tb_error *err);
+tb_status tb_info_write(tb_session *s, FILE *f, tb_error *err);
+
+/*
+ * Adds the figures of the shard DB at shard_db (`export db --shard`: its
+ * ranks, input bytes, wall time, peak RSS) to the "processes" list of the
+ * tracebook_run.json beside it, keeping the entries of the other shards of
+ * the same load; the folder is locked meanwhile and the file replaced
+ * atomically (docs/scale-out.md).
+ */
+tb_status tb_shard_record(const char *shard_db, tb_error *err);
 
 #endif

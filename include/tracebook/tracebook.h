@@ -6,7 +6,7 @@
  * into the unified SQLite trace DB and runs report specs over it. One header
  * per stage, in the order data flows: load.h (finding and loading inputs),
  * db.h (the unified DB), spec.h (the spec language), query.h (the runner
- * and the window), scale.h (shards and partials), report.h (the report
+ * and the window), session.h (a run: inputs, DB, window), report.h (the report
  * job), export.h (timeline, summary, print), nightly.h (compare, history),
  * output.h (rows, cells and the writers' sink); error.h is shared by all.
  * It never prints and never exits; every call that can fail fills a
@@ -21,7 +21,7 @@
 #include "tracebook/db.h"
 #include "tracebook/spec.h"
 #include "tracebook/query.h"
-#include "tracebook/scale.h"
+#include "tracebook/session.h"
 #include "tracebook/report.h"
 #include "tracebook/export.h"
 #include "tracebook/nightly.h"

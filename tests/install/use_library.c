@@ -11,7 +11,8 @@
  *
  * It loads SAMPLE_DIR into OUT_DIR/sample.db with tb_load(), runs the
  * built-in report step_trace_time (builtin step_trace.yaml, times in ns)
- * with tb_report_run() into a sink of its own that prints the rows as CSV on
+ * over a session of that DB (tb_session_open, tb_session_run) into a sink
+ * of its own that prints the rows as CSV on
  * stdout, after a first line `version TB_VERSION tb_version()`. The test
  * compares the rows with the command's CSV of the same report. Exit 0 on
  * success, 1 with a message on stderr otherwise.
@@ -122,6 +123,7 @@ int main(int argc, char **argv)
     tb_load_result loaded;
     memset(&loaded, 0, sizeof loaded);
     tb_spec *spec = NULL;
+    tb_session *session = NULL;
     int status = 1;
     if (tb_load(&(tb_load_options){.inputs = inputs, .n_inputs = 1, .output = db, .jobs = 1}, &loaded, &err))
         goto fail;
@@ -137,9 +139,12 @@ int main(int argc, char **argv)
     const tb_spec *specs[] = {spec};
     tb_run_result res;
     memset(&res, 0, sizeof res);
-    if (tb_report_run(&(tb_run_options){.db_path = db, .specs = specs, .n_specs = 1, .unit = TB_UNIT_NS,
-                                        .formats = TB_OUT_CSV, .only = only, .n_only = 1, .open_sink = open_sink},
-                      &res, &err))
+    const char *in_db[] = {db};
+    if (tb_session_open(&(tb_session_options){.inputs = in_db, .n_inputs = 1}, &session, &err) ||
+        tb_session_run(session, &(tb_run_options){.specs = specs, .n_specs = 1, .unit = TB_UNIT_NS,
+                                                  .formats = TB_OUT_CSV, .only = only, .n_only = 1,
+                                                  .open_sink = open_sink},
+                       &res, &err))
         goto fail;
     if (res.reports_run != 1 || res.rows == 0) {
         tb_error_set(&err, TB_ERR_INTERNAL, "expected one report with rows, got %zu reports, %" PRIu64 " rows",
@@ -150,6 +155,7 @@ int main(int argc, char **argv)
 fail:
     if (status)
         fprintf(stderr, "use_library: %s: %s\n", tb_strerror(err.code), err.message);
+    tb_session_close(session);
     tb_spec_free(spec);
     return status;
 }

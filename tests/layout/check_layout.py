@@ -16,7 +16,7 @@
 #   output     output.h    may use: util
 #   spec       spec.h      may use: metrics, db, util
 #   query      query.h     may use: spec, metrics, db, output, util
-#   scale      scale.h     may use: query and what it may
+#   scale      (none)      may use: query and what it may
 #   session    session.h   may use: ingest, scale and what they may
 #   report     report.h    may use: session and what it may
 #   export     export.h    may use: report, session and what they may
@@ -55,7 +55,7 @@ ALLOWED = {
     "sqlite-ext": {"query", "spec", "metrics", "db", "output", "util"},
 }
 PUBLIC = {"error.h": "util", "columns.h": "util", "version.h": "util", "db.h": "db", "load.h": "ingest", "output.h": "output",
-          "spec.h": "spec", "query.h": "query", "scale.h": "scale", "session.h": "session", "report.h": "report",
+          "spec.h": "spec", "query.h": "query", "session.h": "session", "report.h": "report",
           "export.h": "export", "nightly.h": "nightly"}
 
 

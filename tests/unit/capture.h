@@ -12,12 +12,39 @@
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tracebook/tracebook.h"
 
 extern const char tb_sql_unified[];
 extern const char tb_sql_views[];
+
+/* The read-only connections cap_db opened, closed when the test program ends. */
+static sqlite3 *cap_dbs[256];
+static size_t cap_n_dbs;
+
+static inline void cap_close_dbs(void)
+{
+    while (cap_n_dbs)
+        sqlite3_close(cap_dbs[--cap_n_dbs]);
+}
+
+/* A new read-only connection to the DB at path, as a session holds one, for
+ * tb_report_run and tb_query_run (tb_run_options.db); closed at exit. */
+static inline sqlite3 *cap_db(const char *path)
+{
+    sqlite3 *db = NULL;
+    if (cap_n_dbs == sizeof cap_dbs / sizeof cap_dbs[0])
+        return NULL;
+    if (!cap_n_dbs)
+        atexit(cap_close_dbs);
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+        sqlite3_close(db);
+        return NULL;
+    }
+    return cap_dbs[cap_n_dbs++] = db;
+}
 
 /* Creates the DB at path: the unified schema, its views, then rows_sql. Returns 0 or -1. */
 static inline int tu_unified_db(const char *path, const char *rows_sql)
@@ -158,7 +185,7 @@ static inline tb_status cap_run_spec(capture *c, const char *db, const char *yam
     if (st)
         return st;
     const tb_spec *specs[] = {spec};
-    tb_run_options o = {.db_path = db, .unit = TB_UNIT_NS, .specs = specs, .n_specs = 1, .formats = TB_OUT_CSV,
+    tb_run_options o = {.db = cap_db(db), .db_name = db, .unit = TB_UNIT_NS, .specs = specs, .n_specs = 1, .formats = TB_OUT_CSV,
                         .open_sink = cap_open, .sink_ctx = c};
     tb_run_result res;
     st = tb_report_run(&o, &res, err);

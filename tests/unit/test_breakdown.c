@@ -324,7 +324,7 @@ static void run_noted(capture *c, notes *nt, const char *db, const char *sql)
     memset(nt, 0, sizeof *nt);
     assert_int_equal(tb_spec_load_mem("t.yaml", yaml, strlen(yaml), &spec, NULL, NULL, &err), TB_OK);
     const tb_spec *specs[] = {spec};
-    tb_run_options o = {.db_path = db, .unit = TB_UNIT_NS, .specs = specs, .n_specs = 1, .formats = TB_OUT_CSV,
+    tb_run_options o = {.db = cap_db(db), .db_name = db, .unit = TB_UNIT_NS, .specs = specs, .n_specs = 1, .formats = TB_OUT_CSV,
                         .open_sink = cap_open, .sink_ctx = c, .note = on_note, .ctx = nt};
     tb_run_result res;
     tb_status st = tb_report_run(&o, &res, &err);

@@ -67,7 +67,7 @@ static void keep_note(void *ctx, const char *msg)
 /* Runs sql over dbpath (times in ns) and checks the exact text. */
 static void assert_rows(const char *sql, const char *want)
 {
-    tb_run_options o = {.db_path = dbpath, .unit = TB_UNIT_NS, .note = keep_note};
+    tb_run_options o = {.db = cap_db(dbpath), .db_name = dbpath, .unit = TB_UNIT_NS, .note = keep_note};
     capture c;
     cap_init(&c);
     notes[0] = 0;

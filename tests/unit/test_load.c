@@ -591,7 +591,7 @@ static void test_truncated(void **state)
     o.strict = 1;
     assert_int_equal(tb_load(&o, NULL, &err), TB_ERR_TRUNCATED);
     assert_int_equal(access(db, F_OK), -1);
-    assert_int_equal(tb_exit_code(err.code), TB_EXIT_INPUT);
+    assert_int_equal(err.code, TB_ERR_TRUNCATED);
 }
 
 static void test_find_traces(void **state)

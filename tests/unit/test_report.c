@@ -90,7 +90,7 @@ static void cap_init(capture *c)
 /* Runs sql with a window; returns the status, the text in c. */
 static tb_status query(capture *c, const char *sql, int64_t model, int64_t iter, int64_t count, tb_error *err)
 {
-    tb_run_options o = {.db_path = dbpath, .unit = TB_UNIT_NS};
+    tb_run_options o = {.db = cap_db(dbpath), .db_name = dbpath, .unit = TB_UNIT_NS};
     if (model >= 0)
         o.window = (tb_window){.set = 1, .model_id = model, .iteration_id = iter, .iteration_count = count};
     cap_init(c);
@@ -243,7 +243,7 @@ static void sandbox_refuses_writes(void **state)
 static void step_budget_stops_endless_query(void **state)
 {
     (void)state;
-    tb_run_options o = {.db_path = dbpath, .max_steps = 2000000};
+    tb_run_options o = {.db = cap_db(dbpath), .db_name = dbpath, .max_steps = 2000000};
     capture c;
     cap_init(&c);
     tb_error err;
@@ -263,7 +263,7 @@ static void typed_columns_and_units(void **state)
     (void)state;
     static const char sql[] = "SELECT 1234 AS \"D:dur_ns\", 1500.5 AS \"R:ts_ns\", 12.5 AS \"P:ratio_%\", "
                               "7 AS \"_hidden\", 2048 AS \"M:mem_B\", 'a:b' AS \"Plain:x\"";
-    tb_run_options o = {.db_path = dbpath, .unit = TB_UNIT_US};
+    tb_run_options o = {.db = cap_db(dbpath), .db_name = dbpath, .unit = TB_UNIT_US};
     capture c;
     cap_init(&c);
     tb_error err;
@@ -283,7 +283,7 @@ static void params_are_bound(void **state)
 {
     (void)state;
     const char *kv[] = {"who=Robert'); DROP TABLE TASK;--"};
-    tb_run_options o = {.db_path = dbpath, .params = kv, .n_params = 1};
+    tb_run_options o = {.db = cap_db(dbpath), .db_name = dbpath, .params = kv, .n_params = 1};
     capture c;
     cap_init(&c);
     tb_error err;
@@ -312,7 +312,7 @@ static const char rank1_sql[] =
 
 static void rank_rows(const char *path, const char *sql, int rank, int64_t model, int64_t iter, const char *want)
 {
-    tb_run_options o = {.db_path = path, .unit = TB_UNIT_NS};
+    tb_run_options o = {.db = cap_db(path), .db_name = path, .unit = TB_UNIT_NS};
     o.window = (tb_window){.set = model >= 0, .model_id = model, .iteration_id = iter, .iteration_count = 1,
                            .rank_set = rank >= 0, .rank = rank};
     capture c;

@@ -156,7 +156,7 @@ static void cap_init(capture *c)
 /* tb_query_run (no spec: default options), with a step-mode window on step `step` when step > 0. */
 static tb_status query(capture *c, const char *sql, int64_t step, tb_error *err)
 {
-    tb_run_options o = {.db_path = dbpath, .unit = TB_UNIT_NS};
+    tb_run_options o = {.db = cap_db(dbpath), .db_name = dbpath, .unit = TB_UNIT_NS};
     if (step > 0)
         o.window = (tb_window){.set = 1, .model_id = 4294967295LL, .iteration_id = step, .iteration_count = 1};
     cap_init(c);
@@ -449,7 +449,7 @@ static void rebuild_on_other_options(void **state)
     assert_int_equal(tb_spec_load_mem("a.yaml", y1, strlen(y1), &s1, NULL, NULL, &err), TB_OK);
     assert_int_equal(tb_spec_load_mem("b.yaml", y2, strlen(y2), &s2, NULL, NULL, &err), TB_OK);
     const tb_spec *specs[] = {s1, s2};
-    tb_run_options o = {.db_path = dbpath, .unit = TB_UNIT_NS, .specs = specs, .n_specs = 2,
+    tb_run_options o = {.db = cap_db(dbpath), .db_name = dbpath, .unit = TB_UNIT_NS, .specs = specs, .n_specs = 2,
                         .formats = TB_OUT_CSV, .open_sink = cap_open, .sink_ctx = &c};
     tb_run_result res;
     tb_status st = tb_report_run(&o, &res, &err);

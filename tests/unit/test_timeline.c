@@ -103,6 +103,19 @@ static void on_written(void *ctx, const char *path)
     snprintf(f->path[f->n++], PATH_MAX, "%s", path);
 }
 
+/* tb_timeline_write over a session of the DB at db (read as it is) with window w. */
+static tb_status timeline_of(const char *db, tb_window w, const tb_timeline_options *o, tb_timeline_result *res,
+                             tb_error *err)
+{
+    const char *in[] = {db};
+    tb_session *s = NULL;
+    tb_status st = tb_session_open(&(tb_session_options){.inputs = in, .n_inputs = 1, .window = w}, &s, err);
+    if (st == TB_OK)
+        st = tb_timeline_write(s, o, res, err);
+    tb_session_close(s);
+    return st;
+}
+
 /* Exports db into tmpdir/out with the given options; fills fl. */
 static tb_timeline_result export_db(const char *db, const char *out, const tb_spec *spec, tb_window win,
                                     int64_t slice, files *fl)
@@ -110,12 +123,11 @@ static tb_timeline_result export_db(const char *db, const char *out, const tb_sp
     char dir[PBUF];
     snprintf(dir, sizeof dir, "%s/%s", tmpdir, out);
     memset(fl, 0, sizeof *fl);
-    tb_timeline_options o = {.db_path = db, .out_dir = dir, .spec = spec, .window = win, .slice_bytes = slice,
-                             .written = on_written, .ctx = fl};
+    tb_timeline_options o = {.out_dir = dir, .spec = spec, .slice_bytes = slice, .written = on_written, .ctx = fl};
     tb_timeline_result res;
     tb_error err;
     tb_error_clear(&err);
-    if (tb_timeline_write(&o, &res, &err) != TB_OK)
+    if (timeline_of(db, win, &o, &res, &err) != TB_OK)
         fail_msg("export %s: %s", db, err.message);
     assert_i64((int64_t)fl->n, (int64_t)res.files);
     return res;
@@ -348,14 +360,14 @@ static void test_window(void **state)
     assert_i64(count_rows(db, &w, "SELECT count(*) FROM TB_FLOW WHERE fromNs IS NOT NULL AND toNs IS NOT NULL"),
                st.s);
     /* a window the data lacks is a usage error, and nothing is written */
-    tb_window bad = {.set = 1, .model_id = 4294967295LL, .iteration_id = 99, .iteration_count = 1};
+    tb_window bad = {.set = 1, .model_id = TB_STEP_MODEL_ID, .iteration_id = 99, .iteration_count = 1};
     char dir[PBUF];
     snprintf(dir, sizeof dir, "%s/badwindow", tmpdir);
-    tb_timeline_options o = {.db_path = db, .out_dir = dir, .window = bad};
+    tb_timeline_options o = {.out_dir = dir};
     tb_timeline_result r2;
     tb_error err;
     tb_error_clear(&err);
-    assert_int_equal(tb_timeline_write(&o, &r2, &err), TB_ERR_USAGE);
+    assert_int_equal(timeline_of(db, bad, &o, &r2, &err), TB_ERR_USAGE);
     assert_i64(0, (int64_t)r2.files);
 }
 
@@ -547,9 +559,9 @@ static void test_no_replace(void **state)
     struct stat before, after;
     assert_int_equal(stat(fl.path[0], &before), 0);
     snprintf(dir, sizeof dir, "%s/again", tmpdir);
-    tb_timeline_options o = {.db_path = db2, .out_dir = dir};
+    tb_timeline_options o = {.out_dir = dir};
     tb_timeline_result res;
-    assert_int_equal(tb_timeline_write(&o, &res, &err), TB_ERR_USAGE);
+    assert_int_equal(timeline_of(db2, (tb_window){0}, &o, &res, &err), TB_ERR_USAGE);
     assert_non_null(strstr(err.message, "refusing to replace an input file"));
     assert_int_equal(stat(fl.path[0], &after), 0);
     assert_true(before.st_ino == after.st_ino && before.st_mtime == after.st_mtime);
