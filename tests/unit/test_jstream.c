@@ -13,7 +13,6 @@
  * the exit-code protocol: main returns the number of failed tests.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>

@@ -16,7 +16,6 @@
  * failed tests.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
