@@ -25,12 +25,14 @@
 import hashlib
 import os
 import shutil
-import subprocess
 import sys
 
-TB, SAMPLES, WORK = sys.argv[1:4]
-RECORD = "--record" in sys.argv[4:]
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, SAMPLES, WORK, *OPTS = tbtest.args("TRACEBOOK SAMPLES_DIR WORK_DIR [--record]", 3, 4)
+RECORD = "--record" in OPTS
 FILES = os.path.join(HERE, "files")
 MANIFEST = os.path.join(HERE, "expected.txt")
 MB = 1024 * 1024
@@ -120,9 +122,8 @@ def run_case(i, inp, place, cmd, case_dir):
             "report": ["report", "-dir", os.path.join(SAMPLES, "ascend_small"), "--spec", src, "-o", out,
                        "--format", "csv", "--max-steps", "20000000"]}[cmd]
     env = dict(os.environ, LC_ALL="C", LANG="C", TMPDIR=tmp, XDG_CACHE_HOME=cache)
-    p = subprocess.run([TB] + args, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=300)
-    err = p.stderr.decode(errors="replace")
+    p = tbtest.run([TB] + args, env=env, timeout=300, errors="replace")
+    err = p.stderr
     for k, v in (("{in}", src), ("{dir}", top), ("{out}", out), ("{samples}", SAMPLES)):
         err = err.replace(v, k) if v else err
     problems = []
@@ -141,12 +142,11 @@ def run_case(i, inp, place, cmd, case_dir):
 
 
 def main():
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
+    tbtest.fresh_dir(WORK)
     with open(MANIFEST, encoding="utf-8") as f:
         lines = f.read().splitlines()
     cases = [l for l in lines if l.strip() and not l.startswith("#")]
-    passed = failed = 0
+    T = tbtest.Checks(verbose=True)
     new_lines = []
     seen = set()
     for i, line in enumerate(lines):
@@ -166,27 +166,17 @@ def main():
                 problems.append("exit %d, expected %s" % (rc, want_rc))
             if err != want_err:
                 problems.append("stderr:\n      expected %r\n      got      %r" % (want_err, err))
-        label = "%s (%s, %s)" % (inp, place, cmd)
-        if problems:
-            failed += 1
-            print("FAIL %s\n    %s" % (label, "\n    ".join(problems)))
-        else:
-            passed += 1
-            print("ok   %s" % label)
+        T.check(not problems, "%s (%s, %s)" % (inp, place, cmd), "\n".join(problems))
     unused = sorted(set(os.listdir(FILES)) - seen)
-    if unused:
-        failed += 1
-        print("FAIL files without a case in expected.txt: %s" % ", ".join(unused))
+    T.check(not unused, "every file has a case in expected.txt", "without one: %s" % ", ".join(unused))
     if RECORD:
         with open(MANIFEST, "w", encoding="utf-8") as f:
             f.write("\n".join(new_lines) + "\n")
-    if len(cases) < 60:
-        failed += 1
-        print("FAIL only %d cases (at least 60)" % len(cases))
-    print("%d passed, %d failed" % (passed, failed))
-    if not failed:
+    T.check(len(cases) >= 60, "at least 60 cases", "only %d" % len(cases))
+    status = T.finish()
+    if not status:
         shutil.rmtree(WORK, ignore_errors=True)
-    sys.exit(1 if failed else 0)
+    sys.exit(status)
 
 
 main()

@@ -43,10 +43,11 @@ import socket
 import sqlite3
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 import zlib
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
 VERSION = "0.1.0"
 
@@ -74,50 +75,8 @@ ROOT = None      # this run's temporary tree
 
 # ---- harness -------------------------------------------------------------------
 
-class Result:
-    def __init__(self, rc, out, err):
-        self.rc, self.out, self.err = rc, out, err
-
-    def __repr__(self):
-        return "exit %s, stdout %r, stderr %r" % (self.rc, self.out[:400], self.err[:400])
-
-
-class Case:
+class Case(tbtest.Case):
     """One test case: a sandbox directory and the list of problems found."""
-
-    def __init__(self, name):
-        self.name = name
-        slug = re.sub(r"[^A-Za-z0-9]+", "_", name)[:40]
-        self.root = tempfile.mkdtemp(prefix=slug + "-", dir=ROOT)
-        self.cwd = self.mkdir("cwd")
-        self.tmp = self.mkdir("tmp")
-        self.xdg = self.mkdir("xdg-cache")
-        self.problems = []
-
-    def mkdir(self, name):
-        path = os.path.join(self.root, name)
-        os.makedirs(path, exist_ok=True)
-        return path
-
-    def fail(self, msg):
-        self.problems.append(msg)
-
-    def check(self, cond, what):
-        if not cond:
-            self.fail(what)
-        return bool(cond)
-
-    def eq(self, actual, expected, what):
-        if actual != expected:
-            self.fail("%s:\n      expected %r\n      got      %r" % (what, expected, actual))
-            return False
-        return True
-
-    def env(self):
-        """The environment of every run: C locale, this case's TMPDIR and cache."""
-        env = dict(os.environ)
-        env.update({"LC_ALL": "C", "LANG": "C", "TMPDIR": self.tmp, "XDG_CACHE_HOME": self.xdg})
-        return env
 
     def run(self, args, default_out=False, outside_ok=False, stderr_fd=None, stdout_fd=None):
         """Runs tracebook in the case's empty working directory; checks that it
@@ -135,16 +94,12 @@ class Case:
             if out != "-" and (out is None or not os.path.abspath(out).startswith(ROOT + os.sep)):
                 raise AssertionError("test bug: export db run without -o into the temporary tree: %r" % args)
         try:
-            p = subprocess.run([TB] + args, cwd=self.cwd, env=self.env(), stdin=subprocess.DEVNULL,
-                               stdout=subprocess.PIPE if stdout_fd is None else stdout_fd,
-                               stderr=subprocess.PIPE if stderr_fd is None else stderr_fd,
-                               timeout=120)
+            res = super().run(args, timeout=120, errors="surrogateescape",
+                              stdout=subprocess.PIPE if stdout_fd is None else stdout_fd,
+                              stderr=subprocess.PIPE if stderr_fd is None else stderr_fd)
         except subprocess.TimeoutExpired:
             self.fail("timed out: tracebook %s" % " ".join(args))
-            return Result(None, "", "")
-        res = Result(p.returncode,
-                     (p.stdout or b"").decode("utf-8", "surrogateescape"),
-                     (p.stderr or b"").decode("utf-8", "surrogateescape"))
+            return tbtest.Result(None, "", "")
         for d, what in ((self.cwd, "its working directory"), (self.tmp, "TMPDIR")):
             left = sorted(os.listdir(d))
             if left:
@@ -165,14 +120,8 @@ class Case:
         return ok
 
 
-CASES = []
-
-
-def case(name):
-    def deco(fn):
-        CASES.append((name, fn))
-        return fn
-    return deco
+SUITE = tbtest.Suite(case_class=Case, name="cli_test")
+case = SUITE.case
 
 
 # ---- helpers -------------------------------------------------------------------
@@ -294,8 +243,7 @@ def usage(kind):
     if kind not in _usage:
         args = {"main": ["--help"], "export": ["help", "export"], "info": ["help", "info"],
                 "report": ["help", "report"]}[kind]
-        p = subprocess.run([TB] + args, capture_output=True, timeout=60, cwd=ROOT)
-        _usage[kind] = p.stdout.decode()
+        _usage[kind] = tbtest.run([TB] + args, timeout=60, cwd=ROOT, errors="strict").out
     return _usage[kind]
 
 
@@ -2144,14 +2092,10 @@ def _(t):
 
 def main():
     global TB, SAMPLES, ASCEND, KINETO, ROOT
-    if len(sys.argv) < 3:
-        print("usage: cli_test.py TRACEBOOK SAMPLES_DIR [CASE_SUBSTRING ...]", file=sys.stderr)
-        return 2
-    TB = os.path.abspath(sys.argv[1])
-    SAMPLES = os.path.abspath(sys.argv[2])
+    TB, SAMPLES, *only = (os.path.abspath(a) if i < 2 else a for i, a in enumerate(tbtest.args(
+        "TRACEBOOK SAMPLES_DIR [CASE_SUBSTRING ...]", 2)))
     ASCEND = os.path.join(SAMPLES, "ascend_small", "trace_view.json")
     KINETO = os.path.join(SAMPLES, "kineto_small", "trace.json")
-    only = sys.argv[3:]
     for path in (TB, ASCEND, KINETO):
         if not os.path.exists(path):
             print("cli_test.py: missing %s" % path, file=sys.stderr)
@@ -2159,49 +2103,20 @@ def main():
     if not shutil.which("sqlite3"):
         print("cli_test.py: the sqlite3 command is needed (Debian: apt-get install sqlite3)", file=sys.stderr)
         return 1
-    ROOT = os.path.realpath(tempfile.mkdtemp(prefix="cli_test-"))
+    SUITE.program = tbtest.Program(TB)
+    ROOT = SUITE.work
     sample_state = {p: fingerprint(p) for p in (ASCEND, KINETO)}
     sample_dirs = {d: listing(d) for d in (os.path.dirname(ASCEND), os.path.dirname(KINETO))}
 
-    passed = failed = 0
-    for i, (name, fn) in enumerate(CASES, 1):
-        if only and not any(s in name for s in only):
-            continue
-        t = Case(name)
-        try:
-            fn(t)
-        except Exception:  # a crash of the test itself is a failure of its case
-            t.fail("exception:\n" + traceback.format_exc())
-        if t.problems:
-            failed += 1
-            print("FAIL %2d %s" % (i, name))
-            for p in t.problems:
-                print("    - " + p.replace("\n", "\n      "))
-        else:
-            passed += 1
-            print("ok   %2d %s" % (i, name))
-            shutil.rmtree(t.root, ignore_errors=True)
-        sys.stdout.flush()
-
     # the samples are inputs only
-    problems = [p for p, fp in sample_state.items() if fingerprint(p) != fp]
-    problems += ["%s now holds %s" % (d, sorted(set(listing(d)) - set(names)))
-                 for d, names in sample_dirs.items() if listing(d) != names]
-    if problems:
-        failed += 1
-        print("FAIL    samples untouched")
-        for p in problems:
-            print("    - " + p)
-    else:
-        passed += 1
-        print("ok      samples untouched")
+    @case("samples untouched", always=True)
+    def _(t):
+        for p, fp in sample_state.items():
+            t.check(fingerprint(p) == fp, p)
+        for d, names in sample_dirs.items():
+            t.check(listing(d) == names, "%s now holds %s" % (d, sorted(set(listing(d)) - set(names))))
 
-    if failed:
-        print("kept the failing cases' files under %s" % ROOT)
-    else:
-        shutil.rmtree(ROOT, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    return SUITE.run(only)
 
 
 if __name__ == "__main__":

@@ -20,12 +20,13 @@ import json
 import os
 import random
 import shutil
-import subprocess
 import sys
-import traceback
 
-TB, SAMPLES, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
-GEN = sys.argv[4] if len(sys.argv) > 4 else None
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, SAMPLES, OUT, *GEN = tbtest.args("TRACEBOOK SAMPLES_DIR OUTDIR [TRACEBOOK_GEN]", 3, 4)
+GEN = GEN[0] if GEN else None
 SLOW = "aclnnMm_MatMulV3_MatMulV3"
 FACTOR = 1.5
 RENAMED = "aclnnAdd_AddAiCore_Add"
@@ -48,8 +49,7 @@ def make_run(path, factor, seed, rename=None):
         json.dump(events, f)
 
 
-def run(*args):
-    return subprocess.run([TB, *args], capture_output=True, text=True)
+run = tbtest.Program(TB)
 
 
 def rows(path):
@@ -261,8 +261,8 @@ def case_run_folder():
 
 def gen_dir(d, seed):
     shutil.rmtree(d, ignore_errors=True)
-    subprocess.run([GEN, "--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "--seed", str(seed),
-                    "-o", d], check=True)
+    tbtest.run([GEN, "--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "--seed", str(seed), "-o", d],
+               code=0)
 
 
 def step_report(a, b, out):
@@ -275,7 +275,7 @@ def step_report(a, b, out):
 
 def case_steps():
     if not GEN:
-        raise Skip()
+        raise tbtest.Skip("no TRACEBOOK_GEN given")
     a, b, c = (os.path.join(OUT, x) for x in ("steps_a", "steps_b", "steps_c"))
     gen_dir(a, 1)
     gen_dir(b, 1)
@@ -304,7 +304,7 @@ def case_steps():
 
 def case_windows():
     if not GEN:
-        raise Skip()
+        raise tbtest.Skip("no TRACEBOOK_GEN given")
     a = os.path.join(OUT, "win_a")
     gen_dir(a, 1)
     rep = os.path.join(OUT, "win_report")
@@ -342,31 +342,13 @@ def case_windows():
     assert r.returncode == 2 and "give --iteration-id for the base run" in r.stderr, (r.returncode, r.stderr)
 
 
-class Skip(Exception):
-    pass
-
-
 if __name__ == "__main__":
-    shutil.rmtree(OUT, ignore_errors=True)
-    os.makedirs(OUT)
-    os.environ["XDG_CACHE_HOME"] = os.path.join(OUT, "cache")
+    tbtest.fresh_dir(OUT)
+    tbtest.use_cache(os.path.join(OUT, "cache"))
     BASE = os.path.join(OUT, "base")
     NEW = os.path.join(OUT, "new")
     make_run(BASE, 1.0, 1)
     make_run(NEW, FACTOR, 2, {RENAMED: RENAMED + "_7"})
-    passed = failed = 0
-    for name, fn in list(globals().items()):
-        if not name.startswith("case_"):
-            continue
-        try:
-            fn()
-            print("ok", name)
-            passed += 1
-        except Skip:
-            print("skip", name)
-        except Exception:
-            print("FAIL", name)
-            traceback.print_exc()
-            failed += 1
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+    suite = tbtest.Suite(work=OUT)
+    suite.collect(globals())
+    suite.main()

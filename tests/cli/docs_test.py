@@ -12,23 +12,22 @@
 import os
 import re
 import shlex
-import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
 BLOCK = re.compile(r"```yaml\n(.*?)```\n((?:<!-- (?:error|args): .*? -->\n)*)", re.S)
 
 
 def main():
-    exe, page, sample, work = (os.path.abspath(a) for a in sys.argv[1:5])
+    exe, page, sample, work = (os.path.abspath(a) for a in tbtest.args("TRACEBOOK PAGE_MD SAMPLE_DIR WORK_DIR", 4, 4))
     text = open(page, encoding="utf-8").read()
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
-    failed = 0
+    tbtest.fresh_dir(work)
+    T = tbtest.Checks(verbose=True)
     blocks = BLOCK.findall(text)
-    if not blocks:
-        print("FAIL: no yaml examples found in %s" % page)
-        sys.exit(1)
+    if not T.check(blocks, "yaml examples found in %s" % page):
+        sys.exit(T.finish())
     for n, (body, notes) in enumerate(blocks, 1):
         error = re.search(r"<!-- error: (.*?) -->", notes)
         args = re.search(r"<!-- args: (.*?) -->", notes)
@@ -38,18 +37,14 @@ def main():
         cmd = [exe, "report", "-q", "-dir", sample, "--spec", spec, "-o", os.path.join(work, "out%d" % n)]
         if args:
             cmd += shlex.split(args.group(1))
-        p = subprocess.run(cmd, capture_output=True, text=True)
+        p = tbtest.run(cmd)
         if error:
             ok = p.returncode != 0 and error.group(1) in p.stderr
         else:
             ok = p.returncode == 0
         first = body.splitlines()[1] if len(body.splitlines()) > 1 else body
-        if ok:
-            print("ok example %d (%s)" % (n, first.strip()))
-        else:
-            failed += 1
-            print("FAIL example %d (%s): exit %d\n%s" % (n, first.strip(), p.returncode, p.stderr))
-    sys.exit(1 if failed else 0)
+        T.check(ok, "example %d (%s)" % (n, first.strip()), "exit %d\n%s" % (p.returncode, p.stderr))
+    sys.exit(T.finish())
 
 
 main()

@@ -22,17 +22,12 @@ import io
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
-    return cond
+T = tbtest.Checks()
 
 
 def same_value(py, text):
@@ -53,8 +48,7 @@ def same_rows(got, expected):
 
 
 def cli_query(exe, db, sql):
-    p = subprocess.run([exe, "query", "-dir", db, "--format", "csv", "-q", sql], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True)
+    p = tbtest.run([exe, "query", "-dir", db, "--format", "csv", "-q", sql])
     if p.returncode != 0:
         print("tracebook query failed: %s" % p.stderr)
         sys.exit(1)
@@ -72,23 +66,15 @@ def connect(db, ext):
 
 def main():
     if not hasattr(sqlite3.Connection, "enable_load_extension"):
-        other = "/usr/bin/python3"
-        if os.path.realpath(sys.executable) != os.path.realpath(other) and os.path.exists(other):
-            probe = subprocess.run([other, "-c", "import sqlite3, yaml; sqlite3.Connection.enable_load_extension"],
-                                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            if probe.returncode == 0:
-                os.execv(other, [other] + sys.argv)
-        print("skipped: this Python's sqlite3 module cannot load extensions (built without it)")
-        return 77
+        tbtest.rerun_with_system_python("import sqlite3, yaml; sqlite3.Connection.enable_load_extension")
+        tbtest.skip("this Python's sqlite3 module cannot load extensions (built without it)")
 
     import yaml  # after the interpreter is settled: the other one has its own
 
-    exe, ext, root, out = sys.argv[1:5]
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
+    exe, ext, root, out = tbtest.args("TRACEBOOK EXTENSION SOURCE_ROOT OUT_DIR", 4, 4)
+    tbtest.fresh_dir(out)
     db = os.path.join(out, "sample.db")
-    subprocess.run([exe, "export", "db", "-dir", os.path.join(root, "samples", "ascend_small"), "-o", db, "-q"],
-                   check=True)
+    tbtest.run([exe, "export", "db", "-dir", os.path.join(root, "samples", "ascend_small"), "-o", db, "-q"], code=0)
     con = connect(db, ext)
 
     # every family: the table as the command's SQL sees it
@@ -99,19 +85,19 @@ def main():
         got = cur.fetchall()
         names = [d[0] for d in cur.description]
         header, expected = cli_query(exe, db, "SELECT * FROM %s" % table)
-        check(names == header, "%s: columns %s, the command's %s" % (table, names, header))
-        check(same_rows(got, expected), "%s: rows\n%s\nthe command's\n%s" % (table, got, expected))
-    check(len(con.execute("SELECT * FROM step_trace_time").fetchall()) >= 2, "step_trace_time has rows")
+        T.check(names == header, "%s: columns %s, the command's %s" % (table, names, header))
+        T.check(same_rows(got, expected), "%s: rows\n%s\nthe command's\n%s" % (table, got, expected))
+    T.check(len(con.execute("SELECT * FROM step_trace_time").fetchall()) >= 2, "step_trace_time has rows")
 
     # a table first named while a scan of another is still running
     running = con.execute("SELECT * FROM step_trace_time")
     first = running.fetchone()
     got = con.execute("SELECT * FROM slow_rank_op").fetchall()
     _, expected = cli_query(exe, db, "SELECT * FROM slow_rank_op")
-    check(same_rows(got, expected), "slow_rank_op during a scan: %s, the command's %s" % (got, expected))
+    T.check(same_rows(got, expected), "slow_rank_op during a scan: %s, the command's %s" % (got, expected))
     rest = running.fetchall()
-    check([first] + rest == con.execute("SELECT * FROM step_trace_time").fetchall(),
-          "the interrupted scan goes on with the same rows")
+    T.check([first] + rest == con.execute("SELECT * FROM step_trace_time").fetchall(),
+            "the interrupted scan goes on with the same rows")
 
     # the built-in report's own SQL, against the report's CSV
     with open(os.path.join(root, "reports", "step_trace.yaml")) as f:
@@ -124,33 +110,32 @@ def main():
             if not d[0].startswith("_") and not (d[0].endswith(":rank") and ranks < 2)]
     got = [[row[i] for i in keep] for row in cur.fetchall()]
     rep = os.path.join(out, "report")
-    subprocess.run([exe, "report", "-dir", db, "--spec", "builtin:step_trace_time",
-                    "--format", "csv", "--timeunit", "ns", "-q", "-o", rep], check=True)
+    tbtest.run([exe, "report", "-dir", db, "--spec", "builtin:step_trace_time",
+                "--format", "csv", "--timeunit", "ns", "-q", "-o", rep], code=0)
     with open(os.path.join(rep, "step_trace_time.csv"), newline="") as f:
         expected = list(csv.reader(f))[1:]
-    check(len(expected) >= 2 and same_rows(got, expected),
-          "report step_trace_time: rows\n%s\nthe report's\n%s" % (got, expected))
+    T.check(len(expected) >= 2 and same_rows(got, expected),
+            "report step_trace_time: rows\n%s\nthe report's\n%s" % (got, expected))
 
     # SQL functions
     sql = ("SELECT median(endNs - startNs), union_ns(startNs, endNs), percentile(endNs - startNs, 90), "
            "stdev(endNs - startNs) FROM TASK")
     got = con.execute(sql).fetchall()
     _, expected = cli_query(exe, db, sql)
-    check(same_rows(got, expected), "SQL functions: %s, the command's %s" % (got, expected))
-    check(con.execute("SELECT tracebook_version()").fetchone()[0] ==
-          subprocess.run([exe, "--version"], stdout=subprocess.PIPE, text=True).stdout.split()[-1],
-          "tracebook_version() is the command's version")
+    T.check(same_rows(got, expected), "SQL functions: %s, the command's %s" % (got, expected))
+    T.check(con.execute("SELECT tracebook_version()").fetchone()[0] ==
+            tbtest.run([exe, "--version"]).stdout.split()[-1],
+            "tracebook_version() is the command's version")
     con.close()
 
     # the sqlite3 shell
     shell = shutil.which("sqlite3")
-    if check(shell is not None, "the sqlite3 shell is installed"):
-        p = subprocess.run([shell, "-csv", "-header", db, ".load " + ext, "SELECT * FROM step_trace_time"],
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    if T.check(shell is not None, "the sqlite3 shell is installed"):
+        p = tbtest.run([shell, "-csv", "-header", db, ".load " + ext, "SELECT * FROM step_trace_time"])
         header, expected = cli_query(exe, db, "SELECT * FROM step_trace_time")
         shown = list(csv.reader(io.StringIO(p.stdout)))
-        check(p.returncode == 0 and shown == [header] + expected,
-              "sqlite3 shell: %s%s\nthe command's\n%s" % (p.stdout, p.stderr, [header] + expected))
+        T.check(p.returncode == 0 and shown == [header] + expected,
+                "sqlite3 shell: %s%s\nthe command's\n%s" % (p.stdout, p.stderr, [header] + expected))
 
     # errors: not tracebook's DB, an in-memory DB
     other = os.path.join(out, "other.db")
@@ -163,16 +148,15 @@ def main():
         c = connect(path, ext)
         try:
             c.execute("SELECT * FROM step_trace_time").fetchall()
-            check(False, "%s: step_trace_time did not fail" % path)
+            T.check(False, "%s: step_trace_time did not fail" % path)
         except sqlite3.Error as e:
-            check(message in str(e), "%s: error %r names %r" % (path, str(e), message))
-        check(c.execute("SELECT median(x) FROM (SELECT 1 AS x UNION ALL SELECT 4)").fetchone()[0] == 2.5,
-              "%s: median() works without a trace DB" % path)
+            T.check(message in str(e), "%s: error %r names %r" % (path, str(e), message))
+        T.check(c.execute("SELECT median(x) FROM (SELECT 1 AS x UNION ALL SELECT 4)").fetchone()[0] == 2.5,
+                "%s: median() works without a trace DB" % path)
         c.close()
 
-    if failures:
-        print("%d failure(s)" % len(failures))
-        return 1
+    if T.problems:
+        return T.finish()
     print("extension: computed tables, a built-in report's SQL, SQL functions and the shell agree with the command")
     return 0
 

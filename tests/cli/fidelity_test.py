@@ -28,42 +28,16 @@
 # Prints one ok/FAIL line per case and a final `N passed, N failed` line.
 import json
 import os
-import shutil
 import sqlite3
-import subprocess
 import sys
-import tempfile
-import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
 TB = None
 SAMPLES = None
-ROOT = None
-CASES = []
-
-
-def case(name):
-    def deco(fn):
-        CASES.append((name, fn))
-        return fn
-    return deco
-
-
-class Case:
-    def __init__(self, name):
-        self.root = tempfile.mkdtemp(prefix="fidelity-", dir=ROOT)
-        self.problems = []
-
-    def path(self, *parts):
-        return os.path.join(self.root, *parts)
-
-    def eq(self, got, want, what):
-        if got != want:
-            self.problems.append("%s:\n      expected %r\n      got      %r" % (what, want, got))
-
-    def run(self, args):
-        env = dict(os.environ, LC_ALL="C", TMPDIR=self.root, XDG_CACHE_HOME=self.path("xdg"))
-        p = subprocess.run([TB] + args, capture_output=True, text=True, env=env, cwd=self.root, timeout=120)
-        return p
+SUITE = tbtest.Suite(name="fidelity_test")
+case = SUITE.case
 
 
 def rows(db, query):
@@ -250,7 +224,7 @@ def _(t):
         got = rows(out, MSPROF_STYLE)
         comm = rows(out, COMM_STYLE)
     except sqlite3.Error as e:
-        t.problems.append("msprof-style statement: %s" % e)
+        t.fail("msprof-style statement: %s" % e)
         return
     t.eq(len(got), rows(out, "SELECT count(*) FROM COMPUTE_TASK_INFO")[0][0], "one row per compute task")
     t.eq(len(got) > 0 and all(r[3] == r[5] for r in got), True, "mixBlockDim is mixBlockNum")
@@ -289,7 +263,7 @@ def _(t):
         with open(os.path.join(rep, "tracebook_run.json")) as f:
             w = json.load(f)["warnings"]
     except (OSError, KeyError, ValueError) as e:
-        t.problems.append("tracebook_run.json warnings: %s" % e)
+        t.fail("tracebook_run.json warnings: %s" % e)
         return
     t.eq(w["count"], 2, "count")
     t.eq(w["kinds"], {"cut short": 1, "spec": 1}, "kinds")
@@ -333,34 +307,10 @@ def _(t):
 
 
 def main():
-    global TB, SAMPLES, ROOT
-    if len(sys.argv) != 3:
-        print("usage: fidelity_test.py TRACEBOOK SAMPLES_DIR", file=sys.stderr)
-        return 2
-    TB = os.path.abspath(sys.argv[1])
-    SAMPLES = os.path.abspath(sys.argv[2])
-    ROOT = os.path.realpath(tempfile.mkdtemp(prefix="fidelity_test-"))
-    passed = failed = 0
-    for i, (name, fn) in enumerate(CASES, 1):
-        t = Case(name)
-        try:
-            fn(t)
-        except Exception:
-            t.problems.append("exception:\n" + traceback.format_exc())
-        if t.problems:
-            failed += 1
-            print("FAIL %2d %s" % (i, name))
-            for p in t.problems:
-                print("    - " + p.replace("\n", "\n      "))
-        else:
-            passed += 1
-            print("ok   %2d %s" % (i, name))
-    if failed:
-        print("kept the files under %s" % ROOT)
-    else:
-        shutil.rmtree(ROOT, ignore_errors=True)
-    print("%d passed, %d failed" % (passed, failed))
-    return 1 if failed else 0
+    global TB, SAMPLES
+    TB, SAMPLES = (os.path.abspath(a) for a in tbtest.args("TRACEBOOK SAMPLES_DIR", 2, 2))
+    SUITE.program = tbtest.Program(TB, timeout=120)
+    return SUITE.run()
 
 
 if __name__ == "__main__":

@@ -15,9 +15,11 @@
 # only for a change you understand, and say why in the commit.
 import os
 import shutil
-import subprocess
 import sys
 import zipfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
 CASES = [
     # the team nightly spec over the Ascend sample: built-ins + custom SQL
@@ -44,8 +46,7 @@ CASES = [
 def run_case(exe, samples, work, name, args):
     out = os.path.join(work, name)
     shutil.rmtree(out, ignore_errors=True)
-    p = subprocess.run([exe, "report"] + args + ["-o", out], cwd=samples,
-                       capture_output=True, text=True)
+    p = tbtest.run([exe, "report"] + args + ["-o", out], cwd=samples)
     got = {}
     if os.path.isdir(out):
         for f in sorted(os.listdir(out)):
@@ -62,16 +63,17 @@ def run_case(exe, samples, work, name, args):
 
 
 def main():
-    exe, samples, golden, work = (os.path.abspath(a) for a in sys.argv[1:5])
-    update = "--update" in sys.argv[5:]
+    exe, samples, golden, work, *opts = tbtest.args("TRACEBOOK SAMPLES_DIR GOLDEN_DIR WORK_DIR [--update]", 4, 5)
+    exe, samples, golden, work = (os.path.abspath(a) for a in (exe, samples, golden, work))
+    update = "--update" in opts
     os.makedirs(work, exist_ok=True)
-    failed = 0
+    # its own cache: a run that waits for another test's load says so on stderr
+    tbtest.use_cache(os.path.join(work, "cache"))
+    T = tbtest.Checks()
     for name, args in CASES:
         rc, got = run_case(exe, samples, work, name, args)
         want_dir = os.path.join(golden, name)
-        if rc != 0:
-            print("FAIL %s: exit %d\n%s" % (name, rc, got["stderr.txt"].decode()))
-            failed += 1
+        if not T.check(rc == 0, "%s: exit %d" % (name, rc), got["stderr.txt"].decode()):
             continue
         if update:
             shutil.rmtree(want_dir, ignore_errors=True)
@@ -101,12 +103,9 @@ def main():
                              if i >= len(a) or i >= len(b) or a[i] != b[i]), 0)
                 problems.append("%s differs at line %d:\n  want: %s\n  got:  %s" % (
                     f, line + 1, a[line] if line < len(a) else "<end>", b[line] if line < len(b) else "<end>"))
-        if problems:
-            failed += 1
-            print("FAIL %s:\n  %s" % (name, "\n  ".join(problems)))
-        else:
-            print("ok %s (%d files)" % (name, len(got)))
-    sys.exit(1 if failed else 0)
+        if T.check(not problems, name, "\n".join(problems)):
+            print("ok   %s (%d files)" % (name, len(got)))
+    sys.exit(T.finish())
 
 
 main()

@@ -27,9 +27,11 @@ import shutil
 import sqlite3
 import subprocess
 import sys
-import traceback
 
-TB, SAMPLES, OUT = (os.path.abspath(a) for a in sys.argv[1:4])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, SAMPLES, OUT = (os.path.abspath(a) for a in tbtest.args("TRACEBOOK SAMPLES_DIR OUTDIR", 3, 3))
 SLOW = "aclnnMm_MatMulV3_MatMulV3"
 STEADY = "aclnnAdd_AddAiCore_Add"
 NIGHTS = ["night%d" % k for k in range(1, 10)]
@@ -54,8 +56,7 @@ def make_night(path, seed, slow=1.0, steady=1.0):
         json.dump(events, f)
 
 
-def run(*args, cwd=None):
-    return subprocess.run([TB, *args], capture_output=True, text=True, cwd=cwd)
+run = tbtest.Program(TB)
 
 
 def rows(path):
@@ -401,7 +402,7 @@ def workbooks():
 def case_workbooks_openpyxl():
     exe = openpyxl_python()
     if not exe:
-        return "python3-openpyxl is not installed"
+        raise tbtest.Skip("python3-openpyxl is not installed")
     for path, twins, charts, formats in workbooks():
         p = subprocess.run([exe, "-c", OPENPYXL_DUMP, path], capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
@@ -421,7 +422,7 @@ def case_workbooks_openpyxl():
 
 def case_workbooks_libreoffice():
     if not shutil.which("soffice"):
-        return "LibreOffice (soffice) is not installed"
+        raise tbtest.Skip("LibreOffice (soffice) is not installed")
     conv = os.path.join(OUT, "lo")
     os.makedirs(conv, exist_ok=True)
     filt = "csv:Text - txt - csv (StarCalc):44,34,UTF8,1,,0,false,true,false,false,false,-1"
@@ -454,9 +455,8 @@ def case_workbooks_libreoffice():
 
 
 if __name__ == "__main__":
-    shutil.rmtree(OUT, ignore_errors=True)
-    os.makedirs(OUT)
-    os.environ["XDG_CACHE_HOME"] = os.path.join(OUT, "cache")
+    tbtest.fresh_dir(OUT)
+    tbtest.use_cache(os.path.join(OUT, "cache"))
     for k in range(1, 10):
         make_night(os.path.join(OUT, "n%d" % k), 1000 + k, slow=1.5 if k == 9 else 1.0,
                    steady=1.06 if k == 9 else 1.0)
@@ -464,21 +464,6 @@ if __name__ == "__main__":
     H = os.path.join(OUT, "nights.db")
     for k in range(1, 10):
         add(H, os.path.join(OUT, "n%d" % k), "night%d" % k, "--meta", "commit=c%d" % k, "--meta", "team=perf")
-    passed = failed = skipped = 0
-    for name, fn in list(globals().items()):
-        if not name.startswith("case_"):
-            continue
-        try:
-            why = fn()
-            if why:
-                skipped += 1
-                print("skip %s: %s" % (name[5:], why))
-            else:
-                passed += 1
-                print("ok   %s" % name[5:])
-        except Exception:
-            failed += 1
-            print("FAIL %s" % name[5:])
-            traceback.print_exc(file=sys.stdout)
-    print("%d passed, %d failed, %d skipped" % (passed, failed, skipped))
-    sys.exit(1 if failed else 0)
+    suite = tbtest.Suite(work=OUT)
+    suite.collect(globals())
+    suite.main()

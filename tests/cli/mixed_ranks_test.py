@@ -27,8 +27,10 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
 TABLES = {
     # table: (SQL, the name of its rank column)
@@ -44,17 +46,7 @@ TABLES = {
 NOTED = ("step_trace_time", "overlap_lanes", "temporal_breakdown", "comm_comp_overlap", "idle_time_breakdown",
          "exposed_time")
 
-passed = failed = 0
-
-
-def check(what, ok, detail=""):
-    global passed, failed
-    if ok:
-        passed += 1
-        print("ok   %s" % what)
-    else:
-        failed += 1
-        print("FAIL %s%s" % (what, (": " + detail) if detail else ""))
+T = tbtest.Checks(verbose=True)
 
 
 def write_spec(path):
@@ -78,9 +70,9 @@ def run(tb, spec, inputs, out):
     args = [tb, "report"]
     for i in inputs:
         args += ["-dir", i]
-    r = subprocess.run(args + ["--spec", spec, "-o", out], capture_output=True, text=True)
+    r = tbtest.run(args + ["--spec", spec, "-o", out])
     if r.returncode != 0:
-        check("run %s" % " ".join(inputs), False, r.stderr.strip())
+        T.check(False, "run %s" % " ".join(inputs), r.stderr.strip())
         return None, ""
     tables = {}
     for name in list(TABLES) + ["ranks", "tasks"]:
@@ -141,42 +133,36 @@ def check_mixed(tb, spec, inputs, work, nranks, nbusy):
             continue
         first = first or notes
         rows, busy, src = by_source(tables)
-        check("%s: %d ranks, %d with device tasks" % (order, len(src), len(busy)),
-              len(src) == nranks and len(busy) == nbusy, "ranks %r" % src)
+        T.check(len(src) == nranks and len(busy) == nbusy,
+                "%s: %d ranks, %d with device tasks" % (order, len(src), len(busy)), "ranks %r" % src)
         for name in TABLES:
             for s in sorted(busy):
                 got = rows[name].get(s, [])
-                check("%s: %s has rows for %s" % (order, name, s), len(got) > 0)
-                check("%s: %s rows of %s equal a run on it alone" % (order, name, s),
-                      got == alone.get(name, {}).get(s),
-                      "got %r, alone %r" % (got[:3], alone.get(name, {}).get(s, [])[:3]))
+                T.check(len(got) > 0, "%s: %s has rows for %s" % (order, name, s))
+                T.check(got == alone.get(name, {}).get(s),
+                        "%s: %s rows of %s equal a run on it alone" % (order, name, s),
+                        "got %r, alone %r" % (got[:3], alone.get(name, {}).get(s, [])[:3]))
         idle = [r for r, s in src.items() if s not in busy]
         for name in NOTED:
             for r in idle:
                 want = ("tracebook: note: %s: rank %s: no row: the rank has no device tasks or communication ops"
                         % (name, r))
-                check("%s: %s says why rank %s has no row" % (order, name, r), want in notes.splitlines(),
-                      notes)
+                T.check(want in notes.splitlines(), "%s: %s says why rank %s has no row" % (order, name, r), notes)
         tops = [r for r, s in src.items() if s.endswith("trace_nodes.txt") or s.endswith("trace_example.txt")]
-        check("%s: exposed_time says linked_only does not apply to the topsprof rank" % order,
-              len(tops) == 1 and ("tracebook: note: exposed_time: rank %s has no host calls" % tops[0]) in notes,
-              notes)
+        T.check(len(tops) == 1 and ("tracebook: note: exposed_time: rank %s has no host calls" % tops[0]) in notes,
+                "%s: exposed_time says linked_only does not apply to the topsprof rank" % order, notes)
     return first
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: mixed_ranks_test.py TRACEBOOK SAMPLES_DIR WORK_DIR")
-    tb, samples, work = sys.argv[1:]
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    tb, samples, work = tbtest.args("TRACEBOOK SAMPLES_DIR WORK_DIR", 3, 3)
+    tbtest.fresh_dir(work)
     spec = os.path.join(work, "tables.yaml")
     write_spec(spec)
     inputs = [os.path.join(samples, "ascend_small"), one_step_copy(samples, work),
               os.path.join(samples, "kineto_small"), os.path.join(samples, "topsprof")]
     check_mixed(tb, spec, inputs, work, 5, 4)
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    sys.exit(T.finish())
 
 
 if __name__ == "__main__":

@@ -20,13 +20,13 @@
 import glob
 import os
 import re
-import shutil
 import sqlite3
-import subprocess
 import sys
-import traceback
 
-TB, SAMPLES, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, SAMPLES, OUT = tbtest.args("TRACEBOOK SAMPLES_DIR OUTDIR", 3, 3)
 
 CLASSES = {
     "DEVICE": "SELECT rankId, deviceId, name, startNs, endNs, dur FROM device_task WHERE name IS NOT NULL AND name <> ''",
@@ -39,18 +39,11 @@ CLASSES = {
 INPUTS = ["ascend_small", "kineto_small", "torch_npu_2rank", "topsprof/trace_nodes.txt"]
 
 
-def run(*args, code=0):
-    p = subprocess.run([TB, *args], capture_output=True, text=True)
-    if p.returncode != code:
-        raise AssertionError("%s: exit %d (want %d)\n%s" % (" ".join(args), p.returncode, code, p.stderr))
-    return p
+run = tbtest.Program(TB, code=0)
 
 
 def case_dir(name):
-    d = os.path.join(OUT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
+    return tbtest.fresh_dir(os.path.join(OUT, name))
 
 
 def load(path, d, name):
@@ -251,15 +244,7 @@ CASES += [("per device", check_per_device), ("width and unit", check_width), ("w
 
 os.environ.setdefault("XDG_CACHE_HOME", os.path.join(OUT, "cache"))
 os.makedirs(OUT, exist_ok=True)
-passed = failed = 0
+suite = tbtest.Suite(work=OUT)
 for name, fn in CASES:
-    try:
-        fn()
-        print("ok", name)
-        passed += 1
-    except Exception:
-        print("FAIL", name)
-        traceback.print_exc(file=sys.stdout)
-        failed += 1
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+    suite.add(name, fn)
+suite.main()

@@ -23,12 +23,13 @@ import os
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
-import traceback
 from decimal import Decimal
 
-TB, GEN, OUT = (os.path.abspath(a) for a in sys.argv[1:4])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, GEN, OUT = (os.path.abspath(a) for a in tbtest.args("TRACEBOOK TRACEBOOK_GEN OUTDIR", 3, 3))
 STAMP = "20240102020000"
 STEP_TRACE_HEAD = ("Device_id,Iteration ID,FP Start(us),BP End(us),Iteration End(us),Iteration Time(us),"
                    "FP to BP Time(us),Iteration Refresh(us),Data Aug Bound(us),Model ID")
@@ -45,10 +46,8 @@ STEP_TRACE_IN = {}  # rank -> the step_trace CSV's lines as generated
 ITERS = {}  # rank -> [(model, iteration, end_us, time_us)]
 
 
-def run(*args, code=0):
-    p = subprocess.run([TB, *args], capture_output=True, text=True)
-    assert p.returncode == code, (args, p.returncode, p.stderr)
-    return p
+run = tbtest.Program(TB, code=0)
+gen = tbtest.Program(GEN, code=0)
 
 
 def rows(path):
@@ -68,8 +67,7 @@ def make_prof(rank, node):
     out = os.path.join(prof, "mindstudio_profiler_output")
     os.makedirs(out)
     timeline = os.path.join(out, "msprof_%s.json" % STAMP)
-    subprocess.run([GEN, "--kind", "ascend", "--events", "4000", "--seed", str(rank + 5), "--rank", str(rank),
-                    "-o", timeline], check=True)
+    gen("--kind", "ascend", "--events", "4000", "--seed", str(rank + 5), "--rank", str(rank), "-o", timeline)
     ev = json.load(open(timeline))
     names = {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
     hw = [e for e in ev if e.get("ph") == "X" and names.get(e["pid"]) == "Ascend Hardware"]
@@ -221,7 +219,7 @@ def case_into_the_collection_never_read_back():
 def case_pmu_from_kernel_details_onto_timeline_tasks():
     # a torch_npu rank: its timeline gives the tasks, kernel_details.csv beside it the PMU metrics
     d = os.path.join(OUT, "pmu")
-    subprocess.run([GEN, "--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "-o", d], check=True)
+    gen("--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "-o", d)
     out_dir = os.path.join(d, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
     kd = os.path.join(out_dir, "kernel_details.csv")
     with open(kd, newline="") as f:
@@ -265,22 +263,10 @@ def case_pmu_from_kernel_details_onto_timeline_tasks():
 
 
 if __name__ == "__main__":
-    shutil.rmtree(OUT, ignore_errors=True)
-    os.makedirs(OUT)
-    os.environ["XDG_CACHE_HOME"] = os.path.join(OUT, "cache")
+    tbtest.fresh_dir(OUT)
+    tbtest.use_cache(os.path.join(OUT, "cache"))
     make_prof(0, "nodeA")
     make_prof(8, "nodeB")
-    passed = failed = 0
-    for name, fn in list(globals().items()):
-        if not name.startswith("case_"):
-            continue
-        try:
-            fn()
-            passed += 1
-            print("ok   %s" % name[5:])
-        except Exception:
-            failed += 1
-            print("FAIL %s" % name[5:])
-            traceback.print_exc(file=sys.stdout)
-    print("%d passed, %d failed" % (passed, failed))
-    sys.exit(1 if failed else 0)
+    suite = tbtest.Suite(work=OUT)
+    suite.collect(globals())
+    suite.main()

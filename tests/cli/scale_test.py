@@ -56,18 +56,21 @@ import os
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
 import time
-import traceback
 import zipfile
 
-TB, GEN, OUT = sys.argv[1], sys.argv[2], sys.argv[3]
-OPTS = dict(zip(sys.argv[4::2], sys.argv[5::2]))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, GEN, OUT, *OPTS = tbtest.args("TRACEBOOK TRACEBOOK_GEN OUTDIR [--mpi yes|no] [--shared DATA_DIR]", 3)
+OPTS = dict(zip(OPTS[0::2], OPTS[1::2]))
 MPI = OPTS.get("--mpi")
 SHARED = OPTS.get("--shared")  # the shared public data (optional)
 RANKS = 64
 LAUNCH = []  # the mpirun words before the command, in the MPI cases
+TRACEBOOK = tbtest.Program(TB, prefix=LAUNCH)
+gen = tbtest.Program(GEN, code=0)
 
 
 def mpi_env(env=None):
@@ -92,17 +95,15 @@ def one_process():
 
 
 def run(*args, env=None):
-    return subprocess.run([*LAUNCH, TB, *args], capture_output=True, text=True, env=mpi_env(env))
+    return TRACEBOOK(*args, env=mpi_env(env))
 
 
 def gen_cluster(path, ranks, events=150, step=9):
     os.makedirs(path, exist_ok=True)
     for r in range(ranks):
         # sizes differ, so the assignment by size is exercised
-        p = subprocess.run([GEN, "--kind", "ascend", "--events", str(events + step * ((r * 37) % ranks)),
-                            "--seed", str(100 + r), "--ranks", "8", "--rank", str(r % 8),
-                            "-o", os.path.join(path, "r%03d.json" % r)], capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr
+        gen("--kind", "ascend", "--events", str(events + step * ((r * 37) % ranks)), "--seed", str(100 + r),
+            "--ranks", "8", "--rank", str(r % 8), "-o", os.path.join(path, "r%03d.json" % r))
 
 
 def spec(path):
@@ -206,9 +207,8 @@ def case_rank_clash():
     cl = os.path.join(OUT, "clash")
     os.makedirs(cl)
     for r, named in enumerate((0, 1, 2, 0)):
-        p = subprocess.run([GEN, "--kind", "kineto", "--events", str(600 + 50 * r), "--seed", str(r), "--ranks", "4",
-                            "--rank", str(named), "-o", os.path.join(cl, "k%d.json" % r)], capture_output=True)
-        assert p.returncode == 0
+        gen("--kind", "kineto", "--events", str(600 + 50 * r), "--seed", str(r), "--ranks", "4",
+            "--rank", str(named), "-o", os.path.join(cl, "k%d.json" % r))
     shards = os.path.join(OUT, "clash-shards")
     shard(cl, shards, 2)
     outs = []
@@ -341,8 +341,7 @@ def mpi_case_killed():
     out = os.path.join(OUT, "mpikill")
     env = mpi_env(dict(os.environ, TRACEBOOK_TEST_MPI_KILL="2"))
     launch = LAUNCH[:1] + ["-x", "TRACEBOOK_TEST_MPI_KILL"] + LAUNCH[1:]
-    r = subprocess.run([*launch, TB, "report", "-dir", CLUSTER, "--spec", SPEC, "-o", out, "-q"],
-                       capture_output=True, text=True, env=env)
+    r = tbtest.run([*launch, TB, "report", "-dir", CLUSTER, "--spec", SPEC, "-o", out, "-q"], env=env)
     assert r.returncode != 0, r.returncode
     assert "exited on signal 9" in r.stderr, r.stderr
     assert not os.path.exists(out)
@@ -401,9 +400,7 @@ def gen_claimed(path, ranks, events=200):
     directories, renamed so that the last rank comes first): the load's ids differ from the
     shards' numbers, which a shard's rows must be mapped through."""
     tmp = path + ".gen"
-    p = subprocess.run([GEN, "--kind", "torch_npu_dir", "--events", str(events), "--seed", "500",
-                        "--ranks", str(ranks), "-o", tmp], capture_output=True, text=True)
-    assert p.returncode == 0, p.stderr
+    gen("--kind", "torch_npu_dir", "--events", str(events), "--seed", "500", "--ranks", str(ranks), "-o", tmp)
     os.makedirs(path, exist_ok=True)
     for r in range(ranks):
         os.rename(os.path.join(tmp, "rank%d_ascend_pt" % r), os.path.join(path, "d%03d" % (ranks - 1 - r)))
@@ -542,9 +539,8 @@ def case_scoped_window_half_there():
     cl = os.path.join(OUT, "halfcl")
     os.makedirs(cl, exist_ok=True)
     for name, ev, seed, rank in (("a.json", 3000, 11, 0), ("b.json", 2000, 13, 1)):
-        p = subprocess.run([GEN, "--kind", "ascend", "--events", str(ev), "--seed", str(seed), "--ranks", "2",
-                            "--rank", str(rank), "-o", os.path.join(cl, name)], capture_output=True, text=True)
-        assert p.returncode == 0, p.stderr
+        gen("--kind", "ascend", "--events", str(ev), "--seed", str(seed), "--ranks", "2", "--rank", str(rank),
+            "-o", os.path.join(cl, name))
     shards = os.path.join(OUT, "halfsh")
     shard(cl, shards, 2)
     spec1 = os.path.join(OUT, "op.yaml")
@@ -723,17 +719,15 @@ def mpi_case_scoped_killed():
     out = os.path.join(OUT, "rmpikill")
     env = mpi_env(dict(os.environ, TRACEBOOK_TEST_MPI_KILL_PARTIAL="1"))
     launch = LAUNCH[:1] + ["-x", "TRACEBOOK_TEST_MPI_KILL_PARTIAL"] + LAUNCH[1:]
-    r = subprocess.run([*launch, TB, "report", "-dir", RCLUSTER, "--spec", RSPEC, "-o", out, "-q"],
-                       capture_output=True, text=True, env=env)
+    r = tbtest.run([*launch, TB, "report", "-dir", RCLUSTER, "--spec", RSPEC, "-o", out, "-q"], env=env)
     assert r.returncode != 0, r.returncode
     assert not os.path.exists(out)
     assert_swept(RCLUSTER)
 
 
 if __name__ == "__main__":
-    shutil.rmtree(OUT, ignore_errors=True)
-    os.makedirs(OUT)
-    os.environ["XDG_CACHE_HOME"] = os.path.join(OUT, "cache")
+    tbtest.fresh_dir(OUT)
+    tbtest.use_cache(os.path.join(OUT, "cache"))
     CLUSTER = os.path.join(OUT, "cluster")
     gen_cluster(CLUSTER, RANKS)
     SPEC = spec(os.path.join(OUT, "all.yaml"))
@@ -752,21 +746,9 @@ if __name__ == "__main__":
     prefix = "case_"
     if MPI is not None:
         if MPI != "yes" or not shutil.which("mpirun"):
-            print("skip: this build has no MPI" if MPI != "yes" else "skip: no mpirun")
-            sys.exit(77)
+            tbtest.skip("this build has no MPI" if MPI != "yes" else "no mpirun")
         prefix = "mpi_case_"
-        LAUNCH = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "4"]
-    passed = failed = 0
-    for name, fn in list(globals().items()):
-        if not name.startswith(prefix):
-            continue
-        try:
-            fn()
-            print("ok", name)
-            passed += 1
-        except Exception:
-            print("FAIL", name)
-            traceback.print_exc()
-            failed += 1
-    print(f"{passed} passed, {failed} failed")
-    sys.exit(1 if failed else 0)
+        LAUNCH[:] = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-n", "4"]
+    suite = tbtest.Suite(work=OUT)
+    suite.collect(globals(), prefix)
+    suite.main()

@@ -10,8 +10,10 @@
 import json
 import os
 import re
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
 import jsonschema
 import yaml
@@ -42,12 +44,12 @@ BAD = [
 
 
 def main():
-    exe, root, work = (os.path.abspath(a) for a in sys.argv[1:4])
+    exe, root, work = (os.path.abspath(a) for a in tbtest.args("TRACEBOOK SOURCE_ROOT WORK_DIR", 3, 3))
     os.makedirs(work, exist_ok=True)
     schema = json.load(open(os.path.join(root, "schemas", "report-spec.schema.json")))
     jsonschema.Draft202012Validator.check_schema(schema)
     validator = jsonschema.Draft202012Validator(schema)
-    failed = 0
+    T = tbtest.Checks(verbose=True)
     good = []
     for d in ("reports", os.path.join("samples", "specs")):
         for name in sorted(os.listdir(os.path.join(root, d))):
@@ -59,25 +61,18 @@ def main():
             good.append(("docs/spec.md example %d" % n, yaml.safe_load(body)))
     for what, doc in good:
         errors = list(validator.iter_errors(doc))
-        if errors:
-            failed += 1
-            print("FAIL %s: %s" % (what, errors[0].message))
-        else:
-            print("ok valid: %s" % what)
+        T.check(not errors, "valid: %s" % what, errors[0].message if errors else "")
     for what, doc in BAD:
         schema_ok = validator.is_valid(doc)
         path = os.path.join(work, "bad.json")
         with open(path, "w") as f:
             json.dump(doc, f)
-        p = subprocess.run([exe, "report", "-dir", os.path.join(root, "samples", "ascend_small"),
-                            "--spec", path, "-o", os.path.join(work, "out")], capture_output=True, text=True)
-        if schema_ok or p.returncode != 3:
-            failed += 1
-            print("FAIL %s: schema %s it, the command exits %d (%s)" % (
-                what, "accepts" if schema_ok else "refuses", p.returncode, p.stderr.strip()))
-        else:
-            print("ok refused by both: %s" % what)
-    sys.exit(1 if failed else 0)
+        p = tbtest.run([exe, "report", "-dir", os.path.join(root, "samples", "ascend_small"),
+                        "--spec", path, "-o", os.path.join(work, "out")])
+        T.check(not schema_ok and p.returncode == 3, "refused by both: %s" % what,
+                "schema %s it, the command exits %d (%s)" % (
+                    "accepts" if schema_ok else "refuses", p.returncode, p.stderr.strip()))
+    sys.exit(T.finish())
 
 
 main()

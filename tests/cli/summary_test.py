@@ -26,15 +26,15 @@ import os
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
-import traceback
 from decimal import Decimal
 
-TB, SAMPLES, FORMATS, SHARED, OUT = sys.argv[1:6]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, SAMPLES, FORMATS, SHARED, OUT = tbtest.args("TRACEBOOK SAMPLES_DIR FORMATS_MD SHARED_DATA OUTDIR", 5, 5)
 if not os.path.exists(FORMATS):
-    print("skip: %s absent (the expected headers come from it)" % FORMATS)
-    sys.exit(77)
+    tbtest.skip("%s absent (the expected headers come from it)" % FORMATS)
 
 
 def expected_headers(path):
@@ -76,33 +76,11 @@ HEADERS = expected_headers(FORMATS)
 # the torch_npu op_statistic/api_statistic are "as msprof"
 TORCH_NPU_FILES = ["kernel_details", "step_trace_time", "op_statistic", "api_statistic"]
 
-passed = failed = 0
-
-
-def case(fn):
-    global passed, failed
-    try:
-        fn()
-        print("ok   %s" % fn.__name__)
-        passed += 1
-    except Exception:
-        print("FAIL %s" % fn.__name__)
-        traceback.print_exc(file=sys.stdout)
-        failed += 1
-
-
-def run(*args, code=0):
-    p = subprocess.run([TB, *args], capture_output=True, text=True)
-    if p.returncode != code:
-        raise AssertionError("%s: exit %d (want %d)\n%s" % (" ".join(args), p.returncode, code, p.stderr))
-    return p
+run = tbtest.Program(TB, code=0)
 
 
 def fresh(name):
-    d = os.path.join(OUT, name)
-    shutil.rmtree(d, ignore_errors=True)
-    os.makedirs(d)
-    return d
+    return tbtest.fresh_dir(os.path.join(OUT, name))
 
 
 def first_line(path):
@@ -332,8 +310,7 @@ def public_data():
     base = os.path.join(SHARED, "ascend")
     ins = [os.path.join(base, "torch_npu_rank0"), os.path.join(base, "torch_npu_rank1")]
     if not all(os.path.isdir(x) for x in ins):
-        print("skip public_data: %s absent" % base)
-        return
+        raise tbtest.Skip("%s absent" % base)
     d = fresh("public")
     run("export", "summary", "-q", "-dir", ins[0], "-o", d)
     folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
@@ -410,14 +387,9 @@ def clear_removes_only_the_cache_entry():
     """--clear: the cached DB of the export (and its lock) goes, the outputs stay;
     a DB tracebook wrote given as the input is kept."""
     d = fresh("clear")
-    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(d, "cache"))
+    tb = tbtest.Program(TB, env={"XDG_CACHE_HOME": os.path.join(d, "cache")}, code=0)
     cache = os.path.join(d, "cache", "tracebook")
     src = os.path.join(SAMPLES, "torch_npu_2rank")
-
-    def tb(*args):
-        p = subprocess.run([TB, *args], capture_output=True, text=True, env=env)
-        assert p.returncode == 0, (args, p.returncode, p.stderr)
-        return p
 
     tb("export", "summary", "-q", "-dir", src, "-o", os.path.join(d, "keep"))
     assert [f for f in os.listdir(cache) if f.endswith(".db")], "no cache entry without --clear"
@@ -495,8 +467,7 @@ def old_timeline_step_trace():
     agree with the timeline's own Overlap Analysis lanes (summed here from the JSON)."""
     src = os.path.join(SHARED, "ascend", "torch_npu_timeline")
     if not os.path.isdir(src):
-        print("skip old_timeline_step_trace: %s absent" % src)
-        return
+        raise tbtest.Skip("%s absent" % src)
     events = json.load(open(os.path.join(src, "trace_view.json")))
     names = {e["pid"]: e["args"]["name"] for e in events if e.get("ph") == "M" and e.get("name") == "process_name"}
     lanes = {}
@@ -512,9 +483,9 @@ def old_timeline_step_trace():
         assert abs(got - want) <= want * Decimal("0.005"), (col, got, want)
 
 
+suite = tbtest.Suite(work=OUT)
 for fn in (old_timeline_step_trace, two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
            msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data,
            clear_removes_only_the_cache_entry, merge_one_folder):
-    case(fn)
-print("%d passed, %d failed" % (passed, failed))
-sys.exit(1 if failed else 0)
+    suite.add(fn.__name__, fn)
+suite.main()

@@ -23,28 +23,16 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
 TB = SRC = WORK = None
 COMMANDS = ["export", "merge", "report", "compare", "history", "query", "print", "reports", "info", "help"]
 # every command by its whole name
 FULL_NAMES = ["export db", "export summary", "export timeline", "report", "compare", "history add", "history report", "history list", "history remove", "query", "print summary", "print trace", "reports", "info",
               "help"]
-failures = []
-passed = 0
-
-
-def check(cond, what, detail=""):
-    global passed
-    if cond:
-        passed += 1
-        print("ok   %s" % what)
-    else:
-        failures.append(what)
-        print("FAIL %s%s" % (what, ("\n    " + detail.replace("\n", "\n    ")) if detail else ""))
-
-
-def run(args, **kw):
-    env = dict(os.environ, LC_ALL="C", TMPDIR=WORK, XDG_CACHE_HOME=os.path.join(WORK, "xdg"))
-    return subprocess.run([TB] + args, capture_output=True, text=True, env=env, timeout=120, cwd=WORK, **kw)
+T = tbtest.Checks(verbose=True)
+run = None  # the command, run in WORK with its own TMPDIR and cache (main)
 
 
 def read(path):
@@ -73,17 +61,18 @@ def complete(words):
 
 
 def main():
-    global TB, SRC, WORK
-    TB, SRC, WORK = (os.path.abspath(a) for a in sys.argv[1:4])
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
+    global TB, SRC, WORK, run
+    TB, SRC, WORK = (os.path.abspath(a) for a in tbtest.args("TRACEBOOK SOURCE_ROOT WORK_DIR", 3, 3))
+    tbtest.fresh_dir(WORK)
+    run = tbtest.Program(TB, env={"LC_ALL": "C", "TMPDIR": WORK, "XDG_CACHE_HOME": os.path.join(WORK, "xdg")},
+                         timeout=120, cwd=WORK)
 
     # 1. the checked-in files are what the table gives
     for flag, rel in (("--help-man", "docs/man/tracebook.1"), ("--help-completion", "completion/tracebook.bash")):
         p = run([flag])
         want = read(os.path.join(SRC, rel))
-        check(p.returncode == 0 and p.stdout == want, "%s is current" % rel,
-              "it differs from `tracebook %s`: run `build/tracebook %s > %s`" % (flag, flag, rel))
+        T.check(p.returncode == 0 and p.stdout == want, "%s is current" % rel,
+                "it differs from `tracebook %s`: run `build/tracebook %s > %s`" % (flag, flag, rel))
 
     # 2. every option of every command is in the man page and the completion
     man = read(os.path.join(SRC, "docs/man/tracebook.1")).replace("\\-", "-")
@@ -91,21 +80,21 @@ def main():
     for name in FULL_NAMES:
         cmd = name
         opts = help_options(name.split())
-        check(len(opts) >= 2, "help %s lists options" % cmd, repr(opts))
+        T.check(len(opts) >= 2, "help %s lists options" % cmd, repr(opts))
         section = man.split('.SS "%s"' % name, 1)[-1].split(".SS ", 1)[0]
         missing = [o for o in opts if ("\\fB%s\\fR" % o) not in section]
-        check(not missing, "man page: every option of %s" % cmd, "missing: %r" % missing)
+        T.check(not missing, "man page: every option of %s" % cmd, "missing: %r" % missing)
         got = complete(["tracebook"] + name.split() + ["-"])
         missing = [o for o in opts if o.startswith("--") and o not in got]
-        check(not missing, "completion: every long option of %s" % cmd, "missing: %r in %r" % (missing, got))
-        check("\n    \"%s\")\n" % name in comp, "completion has a case for %s" % name)
+        T.check(not missing, "completion: every long option of %s" % cmd, "missing: %r in %r" % (missing, got))
+        T.check("\n    \"%s\")\n" % name in comp, "completion has a case for %s" % name)
 
     # 3. groff renders both pages without a warning
     if shutil.which("groff"):
         for page in ("tracebook.1", "tracebook-spec.5"):
             p = subprocess.run(["groff", "-man", "-Tutf8", "-ww", "-z", os.path.join(SRC, "docs/man", page)],
                                capture_output=True, text=True, timeout=60)
-            check(p.returncode == 0 and p.stderr == "", "groff -ww: %s" % page, p.stderr)
+            T.check(p.returncode == 0 and p.stderr == "", "groff -ww: %s" % page, p.stderr)
 
     # 4. tracebook-spec(5) describes every key of the JSON Schema, and its example runs
     spec5 = read(os.path.join(SRC, "docs/man/tracebook-spec.5")).replace("\\-", "-")
@@ -115,18 +104,18 @@ def main():
         keys |= set(schema["$defs"][d].get("properties", {}))
     missing = sorted(k for k in keys if (".B %s\n" % k) not in spec5 and ("\n.B %s\n" % k) not in spec5
                      and not re.search(r"\b%s\b" % re.escape(k), spec5))
-    check(not missing, "tracebook-spec.5 names every schema key", "missing: %r" % missing)
+    T.check(not missing, "tracebook-spec.5 names every schema key", "missing: %r" % missing)
     for t in ("dur_ns", "ts_ns", "ratio_%", "mem_B"):
-        check(".B :%s\n" % t in spec5, "tracebook-spec.5 describes :%s" % t)
+        T.check(".B :%s\n" % t in spec5, "tracebook-spec.5 describes :%s" % t)
     example = spec5.split(".SH EXAMPLE\n.nf\n", 1)[1].split("\n.fi\n", 1)[0] + "\n"
     spec = os.path.join(WORK, "example.yaml")
     with open(spec, "w", encoding="utf-8") as f:
         f.write(example)
     p = run(["report", "-q", "-dir", os.path.join(SRC, "samples", "ascend_small"), "--spec", spec,
              "-o", os.path.join(WORK, "out")])
-    check(p.returncode == 0 and sorted(os.listdir(os.path.join(WORK, "out"))) ==
-          ["frequent_kernels.csv", "top_kernels.csv", "tracebook_run.json"],
-          "tracebook-spec.5's example runs", "exit %s: %s" % (p.returncode, p.stderr))
+    T.check(p.returncode == 0 and sorted(os.listdir(os.path.join(WORK, "out"))) ==
+            ["frequent_kernels.csv", "top_kernels.csv", "tracebook_run.json"],
+            "tracebook-spec.5's example runs", "exit %s: %s" % (p.returncode, p.stderr))
 
     # 5. the completion completes
     cases = [
@@ -150,15 +139,15 @@ def main():
     ]
     for words, want in cases:
         got = complete(words)
-        check(got == want, "complete %r" % " ".join(words[1:]), "expected %r\ngot      %r" % (want, got))
+        T.check(got == want, "complete %r" % " ".join(words[1:]), "expected %r\ngot      %r" % (want, got))
     os.makedirs(os.path.join(WORK, "dir1"))
     got = complete(["tracebook", "report", "-o", "di"])
-    check(got == ["dir1"], "complete -o DIR offers directories", repr(got))
+    T.check(got == ["dir1"], "complete -o DIR offers directories", repr(got))
 
-    print("%d passed, %d failed" % (passed, len(failures)))
-    if not failures:
+    status = T.finish()
+    if not status:
         shutil.rmtree(WORK, ignore_errors=True)
-    return 1 if failures else 0
+    return status
 
 
 if __name__ == "__main__":

@@ -11,13 +11,14 @@
 # file strictly (duplicate keys rejected) and checks the basics of the
 # format. Usage: timeline_roundtrip.py TRACEBOOK GEN SAMPLES OUTDIR
 import collections
-import glob
 import json
 import os
 import shutil
 import sqlite3
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
 # per table: the SELECT giving its comparable rows (names resolved, ids dropped)
 TABLES = {
@@ -61,13 +62,8 @@ LOOSE = {
     "STEP_TIME": "SELECT rankId, id, startNs, endNs FROM STEP_TIME",
 }
 
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL: " + what)
+T = tbtest.Checks()
+check = T.check
 
 
 def rows(db, sql):
@@ -108,10 +104,8 @@ def check_file(path):
 
 
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        print("FAIL: %s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
-        failures.append(" ".join(cmd))
+    p = tbtest.run(cmd)
+    check(p.returncode == 0, "%s exited %d: %s" % (" ".join(cmd), p.returncode, p.stderr))
     return p
 
 
@@ -152,7 +146,7 @@ def roundtrip(tb, name, inputs, out, loose=False):
 
 
 def main():
-    tb, gen, samples, out = sys.argv[1:5]
+    tb, gen, samples, out = tbtest.args("TRACEBOOK GEN SAMPLES OUTDIR", 4, 4)
     os.makedirs(out, exist_ok=True)
     roundtrip(tb, "ascend_small", [os.path.join(samples, "ascend_small")], out)
     roundtrip(tb, "torch_npu_2rank", [os.path.join(samples, "torch_npu_2rank")], out)
@@ -161,8 +155,7 @@ def main():
         trace = os.path.join(out, "gen_%s.json" % kind)
         run([gen, "--kind", kind, "--events", "20000", "--seed", "7", "-o", trace])
         roundtrip(tb, "gen_" + kind, [trace], out)
-    print("%d failures" % len(failures))
-    return 1 if failures else 0
+    return T.finish()
 
 
 if __name__ == "__main__":

@@ -9,43 +9,36 @@
 # tracebook_run.json must all say it.
 import json
 import os
-import shutil
 import sqlite3
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
 
 def main():
-    exe, version, samples, out = sys.argv[1:5]
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
-    bad = 0
+    exe, version, samples, out = tbtest.args("TRACEBOOK VERSION SAMPLES OUT_DIR", 4, 4)
+    tbtest.fresh_dir(out)
+    T = tbtest.Checks()
 
-    got = subprocess.run([exe, "--version"], stdout=subprocess.PIPE, text=True, check=True).stdout.strip()
-    if got != "tracebook " + version:
-        print("FAIL: --version says %r, the project is %s" % (got, version))
-        bad += 1
+    got = tbtest.run([exe, "--version"], code=0).stdout.strip()
+    T.check(got == "tracebook " + version, "--version says %r, the project is %s" % (got, version))
 
     db = os.path.join(out, "sample.db")
-    subprocess.run([exe, "export", "db", "-dir", os.path.join(samples, "ascend_small"), "-o", db, "-q"], check=True)
+    tbtest.run([exe, "export", "db", "-dir", os.path.join(samples, "ascend_small"), "-o", db, "-q"], code=0)
     con = sqlite3.connect(db)
     rows = con.execute("SELECT value FROM META_DATA WHERE name = 'TRACEBOOK_VERSION'").fetchall()
     con.close()
-    if rows != [(version,)]:
-        print("FAIL: META_DATA TRACEBOOK_VERSION is %r, the project is %s" % (rows, version))
-        bad += 1
+    T.check(rows == [(version,)], "META_DATA TRACEBOOK_VERSION is %r, the project is %s" % (rows, version))
 
     rep = os.path.join(out, "report")
-    subprocess.run([exe, "report", "-dir", db, "--spec", "builtin:step_trace_time",
-                    "-q", "-o", rep], check=True)
+    tbtest.run([exe, "report", "-dir", db, "--spec", "builtin:step_trace_time", "-q", "-o", rep], code=0)
     with open(os.path.join(rep, "tracebook_run.json")) as f:
         run_version = json.load(f).get("version")
-    if run_version != version:
-        print("FAIL: tracebook_run.json version is %r, the project is %s" % (run_version, version))
-        bad += 1
+    T.check(run_version == version, "tracebook_run.json version is %r, the project is %s" % (run_version, version))
 
-    if bad:
-        return 1
+    if T.problems:
+        return T.finish()
     print("version: --version, META_DATA and tracebook_run.json say %s" % version)
     return 0
 

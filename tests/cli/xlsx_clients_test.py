@@ -31,25 +31,21 @@ import shutil
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
 CASES = [
     ("review_workbook", ["-dir", "ascend_small", "--spec", "specs/review_workbook.yaml"],
      {"Device time": 1, "Top kernels": 1, "Step trace time": 1}),
     ("nightly", ["-dir", "ascend_small", "--spec", "specs/nightly.yaml"], {}),
 ]
 
-problems = []
-
-
-def check(cond, msg):
-    if not cond:
-        problems.append(msg)
-    return cond
+T = tbtest.Checks(report=False)  # a problem a cell: the first 50 are printed at the end
 
 
 def run(exe, samples, out, args, fmt):
     shutil.rmtree(out, ignore_errors=True)
-    p = subprocess.run([exe, "report"] + args + ["--format", fmt, "-o", out], cwd=samples,
-                       capture_output=True, text=True)
+    p = tbtest.run([exe, "report"] + args + ["--format", fmt, "-o", out], cwd=samples)
     if p.returncode != 0:
         sys.exit("tracebook failed (%d): %s" % (p.returncode, p.stderr))
     with open(os.path.join(out, "tracebook_run.json")) as f:
@@ -99,67 +95,67 @@ def check_openpyxl(name, book_path, meta, csv_dir, charts):
     if name == "review_workbook":
         want.remove("Top kernels")
         want.insert(0, "Top kernels")
-    check(wb.sheetnames == ["About"] + want, "%s: sheets %r" % (name, wb.sheetnames))
+    T.check(wb.sheetnames == ["About"] + want, "%s: sheets %r" % (name, wb.sheetnames))
     about = wb["About"]
-    check(about["A1"].value == "tracebook", "%s: About starts with the version" % name)
-    check(any(c.value == "session start" for c in about["A"]), "%s: About has the session start" % name)
+    T.check(about["A1"].value == "tracebook", "%s: About starts with the version" % name)
+    T.check(any(c.value == "session start" for c in about["A"]), "%s: About has the session start" % name)
     for sheet, rid in sheets:
         ws = wb[sheet]
         rows = twin_rows(csv_dir, rid)
         header = rows[0]
         where = "%s: sheet '%s'" % (name, sheet)
         got_header = [c.value for c in ws[1]]
-        check(got_header == header, "%s: header %r, CSV %r" % (where, got_header, header))
-        check(ws.freeze_panes == "A2", "%s: freeze panes %r" % (where, ws.freeze_panes))
+        T.check(got_header == header, "%s: header %r, CSV %r" % (where, got_header, header))
+        T.check(ws.freeze_panes == "A2", "%s: freeze panes %r" % (where, ws.freeze_panes))
         want_ref = "A1:%s%d" % (col_letter(len(header) - 1), len(rows))
-        check(ws.auto_filter.ref == want_ref, "%s: autofilter %r, want %r" % (where, ws.auto_filter.ref, want_ref))
-        check(ws.max_row == len(rows), "%s: %d rows, CSV %d" % (where, ws.max_row, len(rows)))
+        T.check(ws.auto_filter.ref == want_ref, "%s: autofilter %r, want %r" % (where, ws.auto_filter.ref, want_ref))
+        T.check(ws.max_row == len(rows), "%s: %d rows, CSV %d" % (where, ws.max_row, len(rows)))
         for r, row in enumerate(rows[1:], start=2):
             for c, text in enumerate(row):
                 cell = ws.cell(row=r, column=c + 1)
                 h = header[c]
                 at = "%s %s%d" % (where, col_letter(c), r)
                 if text == "":
-                    check(cell.value is None, "%s: %r, CSV empty" % (at, cell.value))
+                    T.check(cell.value is None, "%s: %r, CSV empty" % (at, cell.value))
                     continue
                 v = number(text)
                 if v is None or text in ("NaN", "inf", "-inf"):
-                    check(cell.data_type == "s" and cell.value == text, "%s: %r, CSV %r" % (at, cell.value, text))
+                    T.check(cell.data_type == "s" and cell.value == text, "%s: %r, CSV %r" % (at, cell.value, text))
                     continue
-                if not check(cell.data_type == "n", "%s: type %r for %r" % (at, cell.data_type, text)):
+                if not T.check(cell.data_type == "n", "%s: type %r for %r" % (at, cell.data_type, text)):
                     continue
                 got = cell.value * 100 if h.endswith("(%)") else cell.value
-                check(same_number(float(got), v), "%s: %r, CSV %r" % (at, cell.value, text))
+                T.check(same_number(float(got), v), "%s: %r, CSV %r" % (at, cell.value, text))
                 fmt = cell.number_format
                 if h.endswith("(%)"):
-                    check(fmt.endswith("%"), "%s: ratio format %r" % (at, fmt))
+                    T.check(fmt.endswith("%"), "%s: ratio format %r" % (at, fmt))
                 elif h.endswith("(us)"):
-                    check(fmt == "#,##0.000", "%s: time format %r" % (at, fmt))
+                    T.check(fmt == "#,##0.000", "%s: time format %r" % (at, fmt))
                 elif h == "Count":
-                    check(fmt == "#,##0", "%s: count format %r" % (at, fmt))
+                    T.check(fmt == "#,##0", "%s: count format %r" % (at, fmt))
                 else:
                     # an integer, a time without its unit in the header (msprof's names), a real
-                    check(fmt in ("#,##0", "#,##0.000", "General"), "%s: format %r" % (at, fmt))
+                    T.check(fmt in ("#,##0", "#,##0.000", "General"), "%s: format %r" % (at, fmt))
         want_charts = charts.get(sheet, 0)
-        check(len(ws._charts) == want_charts, "%s: %d charts, want %d" % (where, len(ws._charts), want_charts))
+        T.check(len(ws._charts) == want_charts, "%s: %d charts, want %d" % (where, len(ws._charts), want_charts))
     if name == "review_workbook":
         ws = wb["Device time"]
         chart = ws._charts[0]
-        check(chart.tagname == "barChart" and chart.grouping == "stacked" and chart.type == "bar",
-              "stacked bar chart: %s %s %s" % (chart.tagname, chart.grouping, chart.type))
-        check(len(chart.series) == 3, "three series, got %d" % len(chart.series))
+        T.check(chart.tagname == "barChart" and chart.grouping == "stacked" and chart.type == "bar",
+                "stacked bar chart: %s %s %s" % (chart.tagname, chart.grouping, chart.type))
+        T.check(len(chart.series) == 3, "three series, got %d" % len(chart.series))
         refs = [str(s.val.numRef.f) for s in chart.series]
-        check(refs == ["'Device time'!$B$2", "'Device time'!$C$2", "'Device time'!$D$2"],
-              "series %r" % refs)
+        T.check(refs == ["'Device time'!$B$2", "'Device time'!$C$2", "'Device time'!$D$2"],
+                "series %r" % refs)
         rules = [(str(rng.sqref), [r.type for r in rs]) for rng, rs in ws.conditional_formatting._cf_rules.items()]
-        check(rules == [("E2", ["cellIs"])], "Device time conditional formats %r" % rules)
+        T.check(rules == [("E2", ["cellIs"])], "Device time conditional formats %r" % rules)
         top = wb["Top kernels"]
-        check(top["H2"].number_format == "0.0%", "Top kernels: the spec's Ratio format, got %r"
-              % top["H2"].number_format)
-        check(top.column_dimensions["A"].width == 40.7109375 or top.column_dimensions["A"].width == 40,
-              "Top kernels: the spec's Name width, got %r" % top.column_dimensions["A"].width)
+        T.check(top["H2"].number_format == "0.0%", "Top kernels: the spec's Ratio format, got %r"
+                % top["H2"].number_format)
+        T.check(top.column_dimensions["A"].width == 40.7109375 or top.column_dimensions["A"].width == 40,
+                "Top kernels: the spec's Name width, got %r" % top.column_dimensions["A"].width)
         kinds = sorted(r.type for rs in top.conditional_formatting._cf_rules.values() for r in rs)
-        check(kinds == ["dataBar", "top10"], "Top kernels conditional formats %r" % kinds)
+        T.check(kinds == ["dataBar", "top10"], "Top kernels conditional formats %r" % kinds)
 
 
 def check_libreoffice(workbooks, work):
@@ -172,48 +168,44 @@ def check_libreoffice(workbooks, work):
     p = subprocess.run(["soffice", "-env:UserInstallation=file://" + os.path.join(work, "lo-profile"),
                         "--headless", "--convert-to", filt, "--outdir", conv] + [w[1] for w in workbooks],
                        capture_output=True, text=True, timeout=600)
-    check(p.returncode == 0, "soffice failed: %s" % p.stderr)
+    T.check(p.returncode == 0, "soffice failed: %s" % p.stderr)
     for name, path, meta, csv_dir in workbooks:
         stem = os.path.splitext(os.path.basename(path))[0]
         for sheet, rid in sheets_of(meta):
             where = "%s: sheet '%s'" % (name, sheet)
             lo_path = os.path.join(conv, "%s-%s.csv" % (stem, sheet))
-            if not check(os.path.exists(lo_path), "%s: LibreOffice wrote no %s" % (where, lo_path)):
+            if not T.check(os.path.exists(lo_path), "%s: LibreOffice wrote no %s" % (where, lo_path)):
                 continue
             with open(lo_path, newline="", encoding="utf-8") as f:
                 got = list(csv.reader(f))
             want = twin_rows(csv_dir, rid)
-            if not check(len(got) == len(want), "%s: %d rows, CSV %d" % (where, len(got), len(want))):
+            if not T.check(len(got) == len(want), "%s: %d rows, CSV %d" % (where, len(got), len(want))):
                 continue
-            check(got[0] == want[0], "%s: header %r, CSV %r" % (where, got[0], want[0]))
+            T.check(got[0] == want[0], "%s: header %r, CSV %r" % (where, got[0], want[0]))
             for r, (g, w) in enumerate(zip(got[1:], want[1:]), start=2):
-                if not check(len(g) == len(w), "%s row %d: %d fields, CSV %d" % (where, r, len(g), len(w))):
+                if not T.check(len(g) == len(w), "%s row %d: %d fields, CSV %d" % (where, r, len(g), len(w))):
                     continue
                 for c, (a, b) in enumerate(zip(g, w)):
                     x, y = number(a.rstrip("%")), number(b)
                     ok = a == b or (x is not None and y is not None and same_number(x, y))
-                    check(ok, "%s %s%d: LibreOffice %r, CSV %r" % (where, col_letter(c), r, a, b))
+                    T.check(ok, "%s %s%d: LibreOffice %r, CSV %r" % (where, col_letter(c), r, a, b))
 
 
 def main():
-    mode, exe, samples, work = sys.argv[1], *(os.path.abspath(a) for a in sys.argv[2:5])
+    usage = "openpyxl|libreoffice TRACEBOOK SAMPLES_DIR WORK_DIR"
+    mode, exe, samples, work = tbtest.args(usage, 4, 4)
+    exe, samples, work = (os.path.abspath(a) for a in (exe, samples, work))
     if mode == "openpyxl":
         try:
             import openpyxl  # noqa: F401
         except ImportError:
-            # meson may run another python3 than Debian's, which has the package
-            debian = "/usr/bin/python3"
-            if os.path.realpath(sys.executable) != os.path.realpath(debian) and os.path.exists(debian) and \
-                    subprocess.run([debian, "-c", "import openpyxl"], capture_output=True).returncode == 0:
-                os.execv(debian, [debian] + sys.argv)
-            print("skipped: python3-openpyxl is not installed")
-            sys.exit(77)
+            tbtest.rerun_with_system_python("import openpyxl")
+            tbtest.skip("python3-openpyxl is not installed")
     elif mode == "libreoffice":
         if not shutil.which("soffice"):
-            print("skipped: LibreOffice (soffice) is not installed")
-            sys.exit(77)
+            tbtest.skip("LibreOffice (soffice) is not installed")
     else:
-        sys.exit("usage: xlsx_clients_test.py openpyxl|libreoffice TRACEBOOK SAMPLES_DIR WORK_DIR")
+        tbtest.usage(usage)
     work = os.path.join(work, mode)
     os.makedirs(work, exist_ok=True)
     books = []
@@ -227,10 +219,10 @@ def main():
         books.append((name, path, meta, cdir))
     if mode == "libreoffice":
         check_libreoffice(books, work)
-    for p in problems[:50]:
+    for p in T.problems[:50]:
         print("FAIL", p)
-    print("%s: %d workbooks, %d problems" % (mode, len(books), len(problems)))
-    sys.exit(1 if problems else 0)
+    print("%s: %d workbooks, %d problems" % (mode, len(books), len(T.problems)))
+    sys.exit(T.finish())
 
 
 main()

@@ -29,20 +29,12 @@ import os
 import re
 import shutil
 import sqlite3
-import subprocess
 import sys
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
-
-def check(what, got, want):
-    if got != want:
-        failures.append("%s: got %r, want %r" % (what, got, want))
-
-
-def run(tb, args):
-    r = subprocess.run([tb] + args, capture_output=True, text=True)
-    return r
+T = tbtest.Checks()
 
 
 def q(db, sql):
@@ -114,46 +106,48 @@ def msprof_db_fidelity(tb, out, src, db):
         enum_rows = sum(counts[t] for t in tables if t.startswith("ENUM_"))
     finally:
         con.close()
-    check("test self-check: the shared DB has DDR, HBM and LLC rows",
-          all(counts.get(t, 0) > 0 for t in ("DDR", "HBM", "LLC")), True)
+    T.eq(all(counts.get(t, 0) > 0 for t in ("DDR", "HBM", "LLC")), True,
+         "test self-check: the shared DB has DDR, HBM and LLC rows")
     for t in MSPROF_TABLES:
         if t in tables:
-            check("msprof db %s rows" % t, q1(db, 'SELECT count(*) FROM "%s"' % t), counts[t])
+            T.eq(q1(db, 'SELECT count(*) FROM "%s"' % t), counts[t], "msprof db %s rows" % t)
     for (t, c), want in strings.items():
-        check("msprof db %s.%s strings" % (t, c), [tuple(r) for r in q(db, 'SELECT s.value, count(*) FROM "%s" x'
+        T.eq([tuple(r) for r in q(db, 'SELECT s.value, count(*) FROM "%s" x'
                                                                           ' JOIN STRING_IDS s ON s.id = x."%s"'
-                                                                          ' GROUP BY 1 ORDER BY 1' % (t, c))], want)
+                                                                          ' GROUP BY 1 ORDER BY 1' % (t, c))], want,
+             "msprof db %s.%s strings" % (t, c))
     note = q1(db, "SELECT note FROM TB_SOURCE") or ""
     prefix = "columns not copied: "
-    check("msprof db: the columns not copied, in TB_SOURCE.note",
-          set(note[len(prefix):].split(", ")) if note.startswith(prefix) else set(), dropped)
-    check("test self-check: the shared DB has columns tracebook does not keep", bool(dropped), True)
-    check("msprof db: every ENUM row kept in TB_SOURCE_ENUM", q1(db, "SELECT count(*) FROM TB_SOURCE_ENUM"),
-          enum_rows if enums else 0)
+    T.eq(set(note[len(prefix):].split(", ")) if note.startswith(prefix) else set(), dropped,
+         "msprof db: the columns not copied, in TB_SOURCE.note")
+    T.eq(bool(dropped), True, "test self-check: the shared DB has columns tracebook does not keep")
+    T.eq(q1(db, "SELECT count(*) FROM TB_SOURCE_ENUM"), enum_rows if enums else 0,
+         "msprof db: every ENUM row kept in TB_SOURCE_ENUM")
     unknown = sorted(t for t in tables if t not in KNOWN and not t.startswith(("ENUM_", "sqlite_")) and counts[t])
     want_msg = "%s: %s not loaded (not in msprof's DB schema): %s" % (
         src, "a table" if len(unknown) == 1 else "tables",
         ", ".join("%s (%d row%s)" % (t, counts[t], "" if counts[t] == 1 else "s") for t in unknown))
-    check("msprof db: the tables it does not know, in one warning",
-          [r[0] for r in q(db, "SELECT message FROM TB_WARNING")], [want_msg] if unknown else [])
+    T.eq([r[0] for r in q(db, "SELECT message FROM TB_WARNING")], [want_msg] if unknown else [],
+         "msprof db: the tables it does not know, in one warning")
     # op_statistic: Core Type is COMPUTE_TASK_INFO's task type (AI_VECTOR_CORE), not TASK's
     rep = os.path.join(out, "msprof_op_statistic")
     shutil.rmtree(rep, ignore_errors=True)
-    r = run(tb, ["report", "-dir", db, "--spec", "builtin:op_statistic", "-o", rep, "--format", "csv", "--quiet"])
-    check("msprof db op_statistic exit", r.returncode, 0)
+    r = tbtest.run([tb, "report", "-dir", db, "--spec", "builtin:op_statistic", "-o", rep, "--format", "csv",
+                    "--quiet"])
+    T.eq(r.returncode, 0, "msprof db op_statistic exit")
     if r.returncode == 0:
         header, rows = csv_rows(os.path.join(rep, "op_statistic.csv"))
-        check("msprof db op_statistic Core Type", sorted({row[header.index("Core Type")] for row in rows}), cores)
+        T.eq(sorted({row[header.index("Core Type")] for row in rows}), cores, "msprof db op_statistic Core Type")
     # SQL written for msprof DBs, with the older COMPUTE_TASK_INFO names
     try:
         got = q(db, "SELECT t.globalTaskId, t.blockDim, t.mixBlockDim, t.blockNum, t.mixBlockNum, t.opState,"
                     " (SELECT value FROM STRING_IDS WHERE id = t.taskType) AS task_type, k.startNs, k.endNs"
                     " FROM COMPUTE_TASK_INFO t JOIN TASK k ON k.globalTaskId = t.globalTaskId ORDER BY k.startNs")
-        check("msprof-style statement: rows", len(got), counts["COMPUTE_TASK_INFO"])
-        check("msprof-style statement: mixBlockDim is mixBlockNum", all(r[2] == r[4] for r in got), True)
+        T.eq(len(got), counts["COMPUTE_TASK_INFO"], "msprof-style statement: rows")
+        T.eq(all(r[2] == r[4] for r in got), True, "msprof-style statement: mixBlockDim is mixBlockNum")
         q(db, "SELECT o.opName, o.count, o.dataType, o.algType, o.relay, o.retry, o.rankSize FROM COMMUNICATION_OP o")
     except sqlite3.Error as e:
-        failures.append("msprof-style statement on the DB from msprof_0.db: %s" % e)
+        T.fail("msprof-style statement on the DB from msprof_0.db: %s" % e)
 
 
 def load(tb, out, name, dirs):
@@ -163,9 +157,9 @@ def load(tb, out, name, dirs):
     args = ["export", "db", "-o", db, "--quiet"]
     for d in dirs:
         args += ["-dir", d]
-    r = run(tb, args)
+    r = tbtest.run([tb] + args)
     if r.returncode != 0:
-        failures.append("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
+        T.fail("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
         return None
     return db
 
@@ -175,21 +169,21 @@ def check_kernel_details(db, path, rank, label):
     good = [r for r in rows if len(r) == len(header)]
     core = header.index("Accelerator Core")
     hccl = sum(1 for r in good if r[core] in ("HCCL", "COMMUNICATION"))
-    check("%s TASK rows" % label, q1(db, "SELECT count(*) FROM TASK WHERE rankId = %d" % rank), len(good) - hccl)
-    check("%s COMMUNICATION_OP rows" % label,
-          q1(db, "SELECT count(*) FROM COMMUNICATION_OP WHERE rankId = %d" % rank), hccl)
+    T.eq(q1(db, "SELECT count(*) FROM TASK WHERE rankId = %d" % rank), len(good) - hccl, "%s TASK rows" % label)
+    T.eq(q1(db, "SELECT count(*) FROM COMMUNICATION_OP WHERE rankId = %d" % rank), hccl,
+         "%s COMMUNICATION_OP rows" % label)
     bad = len(rows) - len(good)
     got_bad = q1(db, "SELECT coalesce(sum(events), 0) FROM TB_LOAD_COUNT c JOIN TB_SOURCE s ON s.id = c.sourceId"
                      " WHERE s.path = '%s' AND c.dest = 'skipped: rows with a wrong field count'" % path)
-    check("%s rows of the wrong width skipped" % label, got_bad, bad)
-    check("%s rowsSkipped" % label, q1(db, "SELECT rowsSkipped FROM TB_SOURCE WHERE path = '%s'" % path), bad)
+    T.eq(got_bad, bad, "%s rows of the wrong width skipped" % label)
+    T.eq(q1(db, "SELECT rowsSkipped FROM TB_SOURCE WHERE path = '%s'" % path), bad, "%s rowsSkipped" % label)
     # the earliest start, exactly (a trailing TAB stripped, µs text to ns)
     start = header.index("Start Time(us)")
     want_min = min(int((decimal.Decimal(r[start].strip()) * 1000).quantize(1, rounding=decimal.ROUND_HALF_UP))
                    for r in good)
     got_min = q1(db, "SELECT min(startNs) FROM (SELECT startNs FROM TASK WHERE rankId = %d UNION ALL"
                      " SELECT startNs FROM COMMUNICATION_OP WHERE rankId = %d)" % (rank, rank))
-    check("%s earliest start ns" % label, got_min, want_min)
+    T.eq(got_min, want_min, "%s earliest start ns" % label)
 
 
 def wrong_width_lines(path):
@@ -210,43 +204,36 @@ def check_short_rows(tb, out, path):
     """A CSV with rows of the wrong width: skipped with a FILE:LINE warning each, or an error with --strict."""
     bad = wrong_width_lines(path)
     if not bad:
-        failures.append("%s: expected rows of the wrong width" % path)
+        T.fail("%s: expected rows of the wrong width" % path)
         return
     db = os.path.join(out, "short_rows.db")
     if os.path.exists(db):
         os.unlink(db)
-    r = run(tb, ["export", "db", "-dir", path, "-o", db])
+    r = tbtest.run([tb, "export", "db", "-dir", path, "-o", db])
     if r.returncode != 0:
-        failures.append("%s: exit %d: %s" % (path, r.returncode, r.stderr.strip()))
+        T.fail("%s: exit %d: %s" % (path, r.returncode, r.stderr.strip()))
         return
     want = ["tracebook: warning: %s:%d: row has %d fields, the header has %d: row skipped (an error with --strict)"
             % (path, line, n, width) for line, n, width in bad]
     got = [l for l in r.stderr.splitlines() if "row skipped" in l]
-    check("%s warnings" % path, got, want)
-    check("%s rowsSkipped" % path, q1(db, "SELECT rowsSkipped FROM TB_SOURCE"), len(bad))
+    T.eq(got, want, "%s warnings" % path)
+    T.eq(q1(db, "SELECT rowsSkipped FROM TB_SOURCE"), len(bad), "%s rowsSkipped" % path)
     header, rows = csv_rows(path)
     good = sum(1 for row in rows if len(row) == len(header))
-    check("%s tasks and ops" % path,
-          q1(db, "SELECT (SELECT count(*) FROM TASK) + (SELECT count(*) FROM COMMUNICATION_OP)"), good)
-    r = run(tb, ["export", "db", "--strict", "-dir", path, "-o", os.path.join(out, "short_rows_strict.db")])
+    T.eq(q1(db, "SELECT (SELECT count(*) FROM TASK) + (SELECT count(*) FROM COMMUNICATION_OP)"), good,
+         "%s tasks and ops" % path)
+    r = tbtest.run([tb, "export", "db", "--strict", "-dir", path, "-o", os.path.join(out, "short_rows_strict.db")])
     line, n, width = bad[0]
-    check("%s --strict exit" % path, r.returncode, 3)
-    check("%s --strict error" % path, r.stderr.strip(),
-          "tracebook: error: %s:%d: row has %d fields, the header has %d" % (path, line, n, width))
+    T.eq(r.returncode, 3, "%s --strict exit" % path)
+    T.eq(r.stderr.strip(), "tracebook: error: %s:%d: row has %d fields, the header has %d" % (path, line, n, width),
+         "%s --strict error" % path)
 
 
 def main():
-    if len(sys.argv) != 4:
-        print("usage: ascend_inputs.py TRACEBOOK SHARED_DATA_DIR OUT_DIR", file=sys.stderr)
-        return 2
-    tb, data, out = sys.argv[1:]
-    if not os.path.isdir(data):
-        print("skipped: %s not found" % data)
-        return 77
+    tb, data, out = tbtest.args("TRACEBOOK SHARED_DATA_DIR OUT_DIR", 3, 3)
+    tbtest.need_dirs(data)
     asc = os.path.join(data, "ascend")
-    if not os.path.isdir(asc):
-        print("skip: %s is absent" % asc)
-        return 77
+    tbtest.need_dirs(asc)
     os.makedirs(out, exist_ok=True)
     before = snapshot(data)
 
@@ -259,7 +246,7 @@ def main():
     r0, r1 = os.path.join(asc, "torch_npu_rank0"), os.path.join(asc, "torch_npu_rank1")
     db = load(tb, out, "two_ranks.db", [r0, r1])
     if db:
-        check("two ranks: ranks", q(db, "SELECT DISTINCT rankId FROM TB_RANK ORDER BY 1"), [(0,), (1,)])
+        T.eq(q(db, "SELECT DISTINCT rankId FROM TB_RANK ORDER BY 1"), [(0,), (1,)], "two ranks: ranks")
         for rank, d in ((0, r0), (1, r1)):
             out_dir = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
             check_kernel_details(db, os.path.join(out_dir, "kernel_details.csv"), rank, "rank %d" % rank)
@@ -269,16 +256,15 @@ def main():
                 if os.path.exists(p):
                     header, rows = csv_rows(p)
                     want = sum(1 for r in rows if len(r) == len(header))
-                    check("rank %d %s rows" % (rank, table),
-                          q1(db, "SELECT count(*) FROM %s WHERE rankId = %d" % (table, rank)), want)
+                    T.eq(q1(db, "SELECT count(*) FROM %s WHERE rankId = %d" % (table, rank)), want,
+                         "rank %d %s rows" % (rank, table))
         # each rank's rows equal its own load
         for rank, d in ((0, r0), (1, r1)):
             single = load(tb, out, "rank%d.db" % rank, [d])
             if single:
                 for t in ("TASK", "COMMUNICATION_OP", "MEMORY_RECORD", "OP_MEMORY"):
-                    check("rank %d %s: in the 2-rank DB as alone" % (rank, t),
-                          q1(db, "SELECT count(*) FROM %s WHERE rankId = %d" % (t, rank)),
-                          q1(single, "SELECT count(*) FROM %s" % t))
+                    T.eq(q1(db, "SELECT count(*) FROM %s WHERE rankId = %d" % (t, rank)),
+                         q1(single, "SELECT count(*) FROM %s" % t), "rank %d %s: in the 2-rank DB as alone" % (rank, t))
 
     # op_summary_1.csv: its row of the wrong width
     check_short_rows(tb, out, os.path.join(asc, "misc", "op_summary_1.csv"))
@@ -294,8 +280,8 @@ def main():
             for t in ("TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_TASK_INFO", "COMMUNICATION_OP", "CANN_API",
                       "OVERLAP_ANALYSIS", "MSTX_EVENTS", "NPU_OP_MEM", "NPU_INFO"):
                 if t in tables:
-                    check("msprof db %s rows" % t, q1(db, "SELECT count(*) FROM %s" % t),
-                          con.execute("SELECT count(*) FROM %s" % t).fetchone()[0])
+                    T.eq(q1(db, "SELECT count(*) FROM %s" % t),
+                         con.execute("SELECT count(*) FROM %s" % t).fetchone()[0], "msprof db %s rows" % t)
             want = con.execute("SELECT s.value, count(*) FROM COMPUTE_TASK_INFO c JOIN STRING_IDS s"
                                " ON s.id = c.name GROUP BY 1 ORDER BY 1").fetchall()
             want_api = con.execute("SELECT s.value, count(*) FROM CANN_API c JOIN STRING_IDS s"
@@ -303,12 +289,12 @@ def main():
             want_span = con.execute("SELECT min(startNs), max(endNs) FROM TASK").fetchone()
         finally:
             con.close()
-        check("msprof db kernel names", q(db, "SELECT name, count(*) FROM kernel GROUP BY 1 ORDER BY 1"), want)
-        check("msprof db API names", q(db, "SELECT s.value, count(*) FROM CANN_API c JOIN STRING_IDS s"
-                                           " ON s.id = c.name GROUP BY 1 ORDER BY 1"), want_api)
-        check("msprof db task span", q(db, "SELECT min(startNs), max(endNs) FROM TASK")[0], want_span)
-        check("msprof db kernels join TASK", q1(db, "SELECT count(*) FROM kernel"),
-              q1(db, "SELECT count(*) FROM COMPUTE_TASK_INFO"))
+        T.eq(q(db, "SELECT name, count(*) FROM kernel GROUP BY 1 ORDER BY 1"), want, "msprof db kernel names")
+        T.eq(q(db, "SELECT s.value, count(*) FROM CANN_API c JOIN STRING_IDS s"
+                                           " ON s.id = c.name GROUP BY 1 ORDER BY 1"), want_api, "msprof db API names")
+        T.eq(q(db, "SELECT min(startNs), max(endNs) FROM TASK")[0], want_span, "msprof db task span")
+        T.eq(q1(db, "SELECT count(*) FROM kernel"), q1(db, "SELECT count(*) FROM COMPUTE_TASK_INFO"),
+             "msprof db kernels join TASK")
         msprof_db_fidelity(tb, out, src, db)
 
     # precedence: JSON and CSV in one rank directory give the JSON's tasks only
@@ -327,20 +313,21 @@ def main():
             got = q(json_only, "SELECT t.globalTaskId, t.blockDim, t.mixBlockDim, t.mixBlockNum, t.opState,"
                                " (SELECT value FROM STRING_IDS WHERE id = t.taskType) FROM COMPUTE_TASK_INFO t"
                                " JOIN TASK k ON k.globalTaskId = t.globalTaskId")
-            check("timeline: msprof-style statement rows", len(got), q1(json_only, "SELECT count(*) FROM COMPUTE_TASK_INFO"))
-            check("timeline: mixBlockDim is mixBlockNum", all(r[2] == r[3] for r in got), True)
-            check("timeline: kernel task types", sorted({r[0] for r in q(json_only, "SELECT taskType FROM kernel")}),
-                  sorted({r[5] for r in got}))
+            T.eq(len(got), q1(json_only, "SELECT count(*) FROM COMPUTE_TASK_INFO"),
+                 "timeline: msprof-style statement rows")
+            T.eq(all(r[2] == r[3] for r in got), True, "timeline: mixBlockDim is mixBlockNum")
+            T.eq(sorted({r[0] for r in q(json_only, "SELECT taskType FROM kernel")}), sorted({r[5] for r in got}),
+                 "timeline: kernel task types")
             q(json_only, "SELECT o.count, o.dataType, o.algType FROM COMMUNICATION_OP o")
         except sqlite3.Error as e:
-            failures.append("msprof-style statement on the timeline's DB: %s" % e)
+            T.fail("msprof-style statement on the timeline's DB: %s" % e)
     if json_only and both:
-        check("precedence: TASK rows of JSON+CSV equal JSON alone", q1(both, "SELECT count(*) FROM TASK"),
-              q1(json_only, "SELECT count(*) FROM TASK"))
-        check("precedence: one rank", q1(both, "SELECT count(*) FROM TB_RANK"), 1)
-        check("precedence: the CSV's tasks counted as skipped",
-              q1(both, "SELECT coalesce(sum(events), 0) FROM TB_LOAD_COUNT WHERE dest ="
-                       " 'skipped: table filled by a better source'") > 0, True)
+        T.eq(q1(both, "SELECT count(*) FROM TASK"), q1(json_only, "SELECT count(*) FROM TASK"),
+             "precedence: TASK rows of JSON+CSV equal JSON alone")
+        T.eq(q1(both, "SELECT count(*) FROM TB_RANK"), 1, "precedence: one rank")
+        T.eq(q1(both, "SELECT coalesce(sum(events), 0) FROM TB_LOAD_COUNT WHERE dest ="
+                       " 'skipped: table filled by a better source'") > 0, True,
+             "precedence: the CSV's tasks counted as skipped")
 
     # topsprof listings: rows per class counted with a regex over the text
     tops = os.path.join(data, "topsprof")
@@ -361,19 +348,16 @@ def main():
                 if klass and row.match(line):
                     counts[klass] = counts.get(klass, 0) + 1
             got = dict(q(db, "SELECT class, count(*) FROM TB_TOPS_SUMMARY GROUP BY 1"))
-            check("topsprof summary rows per class", got, counts)
+            T.eq(got, counts, "topsprof summary rows per class")
         trace = os.path.join(tops, "trace_example.txt")
         db = load(tb, out, "tops_trace.db", [trace])
         if db:
-            check("topsprof trace: GCU tasks", q1(db, "SELECT count(*) FROM TASK"), 3)
+            T.eq(q1(db, "SELECT count(*) FROM TASK"), 3, "topsprof trace: GCU tasks")
 
     # inputs untouched, nothing created beside them
-    check("shared data unchanged (files and contents)", snapshot(data) == before, True)
+    T.eq(snapshot(data) == before, True, "shared data unchanged (files and contents)")
 
-    for f in failures:
-        print("FAIL " + f)
-    print("%d failures" % len(failures))
-    return 1 if failures else 0
+    return T.finish()
 
 
 sys.exit(main())

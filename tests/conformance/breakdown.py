@@ -20,23 +20,19 @@ import json
 import math
 import os
 import re
-import subprocess
 import sys
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
-
-def check(what, got, want):
-    if got != want:
-        failures.append("%s: got %r, want %r" % (what, got, want))
+T = tbtest.Checks()
 
 
 def report(exe, trace_dir, name, out):
     os.makedirs(out, exist_ok=True)
-    r = subprocess.run([exe, "report", "-q", "-dir", trace_dir, "--spec", "builtin:" + name, "-o", out],
-                       capture_output=True, text=True)
+    r = tbtest.run([exe, "report", "-q", "-dir", trace_dir, "--spec", "builtin:" + name, "-o", out])
     if r.returncode != 0:
-        failures.append("%s on %s: exit %d: %s" % (name, trace_dir, r.returncode, r.stderr.strip()))
+        T.fail("%s on %s: exit %d: %s" % (name, trace_dir, r.returncode, r.stderr.strip()))
         return None, []
     with open(os.path.join(out, name + ".csv"), newline="") as f:
         rows = list(csv.reader(f))
@@ -168,72 +164,60 @@ def num(text):
 
 
 def main():
-    if len(sys.argv) != 4:
-        print("usage: breakdown.py TRACEBOOK SHARED_DATA_DIR OUT_DIR", file=sys.stderr)
-        return 2
-    exe, data, out = sys.argv[1:]
-    if not os.path.isdir(data):
-        print("skipped: %s not found" % data)
-        return 77
+    exe, data, out = tbtest.args("TRACEBOOK SHARED_DATA_DIR OUT_DIR", 3, 3)
+    tbtest.need_dirs(data)
     ns_dir = os.path.join(data, "kineto", "ns_resolution_trace")
     h100 = os.path.join(data, "kineto", "tracelens", "h100")
     mi300 = os.path.join(data, "kineto", "tracelens", "mi300")
-    if not all(os.path.isdir(d) for d in (ns_dir, h100, mi300)):
-        print("SKIP: shared data not found under %s" % data)
-        return 77
+    tbtest.need_dirs(ns_dir, h100, mi300)
 
     # HTA's numbers for the ns-resolution trace
     header, rows = report(exe, ns_dir, "temporal_breakdown", os.path.join(out, "ns"))
     if header is not None:
-        check("temporal_breakdown header", header,
-              ["rank", "idle_time(us)", "compute_time(us)", "non_compute_time(us)", "kernel_time(us)",
-               "idle_time_pctg", "compute_time_pctg", "non_compute_time_pctg"])
-        check("temporal_breakdown rows", len(rows), 1)
+        T.eq(header, ["rank", "idle_time(us)", "compute_time(us)", "non_compute_time(us)", "kernel_time(us)",
+               "idle_time_pctg", "compute_time_pctg", "non_compute_time_pctg"], "temporal_breakdown header")
+        T.eq(len(rows), 1, "temporal_breakdown rows")
         if rows:
-            check("kernel_time(us)", num(rows[0][4]), 384634)
-            check("idle_time_pctg", num(rows[0][5]), 2.63)
-            check("compute_time_pctg", num(rows[0][6]), 96.75)
-            check("non_compute_time_pctg", num(rows[0][7]), 0.62)
+            T.eq(num(rows[0][4]), 384634, "kernel_time(us)")
+            T.eq(num(rows[0][5]), 2.63, "idle_time_pctg")
+            T.eq(num(rows[0][6]), 96.75, "compute_time_pctg")
+            T.eq(num(rows[0][7]), 0.62, "non_compute_time_pctg")
         trace = [f for f in sorted(os.listdir(ns_dir)) if f.endswith(".json.gz")][0]
         want = hta_temporal(hta_events(os.path.join(ns_dir, trace)))
-        check("temporal_breakdown, ns trace, all columns", [num(x) for x in rows[0][1:]] if rows else None, want)
+        T.eq([num(x) for x in rows[0][1:]] if rows else None, want, "temporal_breakdown, ns trace, all columns")
 
     # TraceLens' gpu_timeline.csv for the H100 trace
     header, rows = report(exe, h100, "exposed_time", os.path.join(out, "h100"))
     if header is not None:
-        check("exposed_time header", header, ["rank", "type", "time ms", "percent"])
+        T.eq(header, ["rank", "type", "time ms", "percent"], "exposed_time header")
         got = {r[1]: float(r[2]) for r in rows}
         csvs = [d for d in os.listdir(h100) if d.endswith("_perf_report_csvs")]
         with open(os.path.join(h100, csvs[0], "gpu_timeline.csv"), newline="") as f:
             want = {r["type"]: float(r["time ms"]) for r in csv.DictReader(f)}
-        check("exposed_time types", sorted(got), sorted(want))
+        T.eq(sorted(got), sorted(want), "exposed_time types")
         for t in want:
             if t in got and abs(got[t] - want[t]) > 0.001:
-                failures.append("exposed_time %s: got %.6f ms, TraceLens %.6f ms" % (t, got[t], want[t]))
+                T.fail("exposed_time %s: got %.6f ms, TraceLens %.6f ms" % (t, got[t], want[t]))
         for t, v in (("computation_time", 31.9031), ("idle_time", 2.9869), ("total_time", 34.8924)):
             if abs(got.get(t, -1) - v) > 0.001:
-                failures.append("exposed_time %s: got %r, want %r" % (t, got.get(t), v))
+                T.fail("exposed_time %s: got %r, want %r" % (t, got.get(t), v))
 
     # mi300: NCCL kernels; overlap and idle time against the Python model
     trace = [f for f in sorted(os.listdir(mi300)) if f.endswith(".json.gz")][0]
     model = hta_events(os.path.join(mi300, trace))
     header, rows = report(exe, mi300, "comm_comp_overlap", os.path.join(out, "mi300"))
     if header is not None:
-        check("comm_comp_overlap header", header, ["rank", "comp_comm_overlap_pctg"])
-        check("comm_comp_overlap", [[int(r[0]), num(r[1])] for r in rows], [[0, hta_overlap(model)]])
+        T.eq(header, ["rank", "comp_comm_overlap_pctg"], "comm_comp_overlap header")
+        T.eq([[int(r[0]), num(r[1])] for r in rows], [[0, hta_overlap(model)]], "comm_comp_overlap")
     header, rows = report(exe, mi300, "idle_time_breakdown", os.path.join(out, "mi300"))
     if header is not None:
-        check("idle_time_breakdown header", header,
-              ["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"])
-        check("idle_time_breakdown", [[int(r[1]), r[2], num(r[3]), num(r[4])] for r in rows], hta_idle(model))
+        T.eq(header, ["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"], "idle_time_breakdown header")
+        T.eq([[int(r[1]), r[2], num(r[3]), num(r[4])] for r in rows], hta_idle(model), "idle_time_breakdown")
     header, rows = report(exe, mi300, "temporal_breakdown", os.path.join(out, "mi300"))
     if header is not None:
-        check("temporal_breakdown, mi300", [[num(x) for x in r[1:]] for r in rows], [hta_temporal(model)])
+        T.eq([[num(x) for x in r[1:]] for r in rows], [hta_temporal(model)], "temporal_breakdown, mi300")
 
-    for f in failures:
-        print("FAIL: " + f)
-    print("%d checks failed" % len(failures) if failures else "all breakdown checks passed")
-    return 1 if failures else 0
+    return T.finish()
 
 
 if __name__ == "__main__":

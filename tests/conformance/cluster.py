@@ -30,15 +30,12 @@ import decimal
 import json
 import os
 import shutil
-import subprocess
 import sys
 
-failures = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
 
-
-def check(what, got, want):
-    if got != want:
-        failures.append("%s: got %r, want %r" % (what, got, want))
+T = tbtest.Checks()
 
 
 def ns(ms):
@@ -67,9 +64,9 @@ def run(tb, out, inputs, spec, env):
     cmd = [tb, "report", "-q", "--timeunit", "ns", "-o", out, "--spec", spec]
     for i in inputs:
         cmd += ["-dir", i]
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    p = tbtest.run(cmd, env=env)
     if p.returncode != 0:
-        failures.append("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
+        T.fail("%s: exit %d: %s" % (" ".join(cmd), p.returncode, p.stderr.strip()))
         return None
     return out
 
@@ -83,9 +80,9 @@ def step_rows(path):
 def compare_rows(what, got, want, types=("rank", "stage")):
     g = {k: v for k, v in got.items() if k[1] in types}
     w = {k: v for k, v in want.items() if k[1] in types}
-    check(what + ": rows", sorted(g), sorted(w))
+    T.eq(sorted(g), sorted(w), what + ": rows")
     for k in sorted(set(g) & set(w)):
-        check("%s: row %s" % (what, k), g[k], w[k])
+        T.eq(g[k], w[k], "%s: row %s" % (what, k))
 
 
 def stage_max(rows, step, ranks):
@@ -102,25 +99,25 @@ def step_trace_checks(tb, folder, out, env):
     h16, want16 = step_rows(csv16)
     h8, want8 = step_rows(csv8)
     p2p = [sorted(int(r) for r in g) for g in load_json(groups)["p2p"]]
-    check("p2p groups of the sample", p2p, [list(range(8)), list(range(8, 16))])
+    T.eq(p2p, [list(range(8)), list(range(8, 16))], "p2p groups of the sample")
 
     # the whole folder: both CSVs (steps "2" and ""), the group file
     d = run(tb, os.path.join(out, "folder"), [folder], spec, env)
     if d:
         header, got = step_rows(os.path.join(d, "cluster_step_trace_time.csv"))
-        check("header", header, h16)
+        T.eq(header, h16, "header")
         want = dict(want16)
         want.update(want8)
         compare_rows("folder", got, want)
         n_stage = sum(1 for k in want if k[1] == "stage")
-        check("folder: stage rows", sum(1 for k in got if k[1] == "stage"), n_stage)
+        T.eq(sum(1 for k in got if k[1] == "stage"), n_stage, "folder: stage rows")
 
     # the 8-rank file alone (no groups) and with the group file: one stage
     for name, inputs in (("8ranks", [csv8]), ("8ranks+groups", [csv8, groups])):
         d = run(tb, os.path.join(out, name), inputs, spec, env)
         if d:
             header, got = step_rows(os.path.join(d, "cluster_step_trace_time.csv"))
-            check(name + ": header", header, h8)
+            T.eq(header, h8, name + ": header")
             compare_rows(name, got, want8)
 
     # the 16-rank file alone: one stage of all ranks, the max over all 16
@@ -135,7 +132,7 @@ def step_trace_checks(tb, folder, out, env):
         # and the two stages of the sample are the max over their p2p group
         for g in p2p:
             idx = "(" + ", ".join(str(r) for r in g) + ")"
-            check("stage %s = max over its ranks" % idx, want16[("2", "stage", idx)], stage_max(want16, "2", g))
+            T.eq(want16[("2", "stage", idx)], stage_max(want16, "2", g), "stage %s = max over its ranks" % idx)
 
 
 def op_times(per_rank):
@@ -164,23 +161,22 @@ def slow_rank_checks(tb, name, inputs, spec, per_rank, out, env):
         return
     want_ops, want_rank = op_times(per_rank)
     header, rows = read_csv(os.path.join(d, "slow_rank_op.csv"))
-    check(name + ": slow_rank_op header", header,
-          ["Step", "Op Name", "Group", "Rank", "Ranks", "Time(ns)", "Transmit Time(ns)", "Wait Time(ns)"])
+    T.eq(header, ["Step", "Op Name", "Group", "Rank", "Ranks", "Time(ns)", "Transmit Time(ns)", "Wait Time(ns)"],
+         name + ": slow_rank_op header")
     got = sorted((r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), int(r[6]), int(r[7])) for r in rows)
-    check(name + ": slow_rank_op rows", got, want_ops)
+    T.eq(got, want_ops, name + ": slow_rank_op rows")
     header, rows = read_csv(os.path.join(d, "slow_rank.csv"))
-    check(name + ": slow_rank header", header,
-          ["Position", "Rank", "Ops", "Total Time(ns)", "Total Wait(ns)", "Max Wait(ns)", "Wait Ratio(%)",
-           "Last Arrivals"])
+    T.eq(header, ["Position", "Rank", "Ops", "Total Time(ns)", "Total Wait(ns)", "Max Wait(ns)", "Wait Ratio(%)",
+           "Last Arrivals"], name + ": slow_rank header")
     got = [(int(r[0]), int(r[1]), int(r[2]), int(r[3]), int(r[4]), int(r[5]), int(r[7])) for r in rows]
-    check(name + ": slow_rank rows", got, want_rank)
+    T.eq(got, want_rank, name + ": slow_rank rows")
     for r in rows:
         want_ratio = 100.0 * int(r[4]) / int(r[3]) if int(r[3]) else None
         got_ratio = num(r[6])
         if want_ratio is None or got_ratio is None:
-            check(name + ": wait ratio of rank " + r[1], got_ratio, want_ratio)
+            T.eq(got_ratio, want_ratio, name + ": wait ratio of rank " + r[1])
         elif abs(got_ratio - want_ratio) > 1e-9 * max(1.0, abs(want_ratio)):
-            failures.append("%s: wait ratio of rank %s: got %r, want %r" % (name, r[1], got_ratio, want_ratio))
+            T.fail("%s: wait ratio of rank %s: got %r, want %r" % (name, r[1], got_ratio, want_ratio))
 
 
 def cluster_comm_times(path):
@@ -233,12 +229,11 @@ def matrix_checks(tb, folder, out, env):
                     want.append((step[4:], kind, op, group, int(src), int(dst), v["Transport Type"], size,
                                  ns(v["Transit Time(ms)"]), float(v["Bandwidth(GB/s)"])))
     header, rows = read_csv(os.path.join(d, "communication_matrix.csv"))
-    check("communication_matrix header", header,
-          ["Step", "Op Kind", "Op Name", "Group", "Src Rank", "Dst Rank", "Transport Type", "Transit Size(B)",
-           "Transit Time(ns)", "Bandwidth(GB/s)"])
+    T.eq(header, ["Step", "Op Kind", "Op Name", "Group", "Src Rank", "Dst Rank", "Transport Type", "Transit Size(B)",
+           "Transit Time(ns)", "Bandwidth(GB/s)"], "communication_matrix header")
     got = sorted((r[0], r[1], r[2], r[3], int(r[4]), int(r[5]), r[6], int(r[7]), int(r[8]), float(r[9]))
                  for r in rows)
-    check("communication_matrix rows", got, sorted(want))
+    T.eq(got, sorted(want), "communication_matrix rows")
 
 
 def torch_npu_checks(tb, data, out, env):
@@ -273,20 +268,11 @@ def torch_npu_checks(tb, data, out, env):
 
 
 def main():
-    if len(sys.argv) != 4:
-        print("usage: cluster.py TRACEBOOK SHARED_DATA_DIR OUT_DIR", file=sys.stderr)
-        return 2
-    tb, data, out = sys.argv[1:]
-    if not os.path.isdir(data):
-        print("skipped: %s not found" % data)
-        return 77
+    tb, data, out = tbtest.args("TRACEBOOK SHARED_DATA_DIR OUT_DIR", 3, 3)
+    tbtest.need_dirs(data)
     folder = os.path.join(data, "ascend", "cluster_analysis_output")
-    if not os.path.isdir(folder):
-        print("skip: %s is absent" % folder)
-        return 77
-    if os.path.isdir(out):
-        shutil.rmtree(out)
-    os.makedirs(out)
+    tbtest.need_dirs(folder)
+    tbtest.fresh_dir(out)
     env = dict(os.environ, XDG_CACHE_HOME=os.path.join(out, "xdg-cache"))
 
     step_trace_checks(tb, folder, out, env)
@@ -299,10 +285,7 @@ def main():
     matrix_checks(tb, folder, out, env)
     torch_npu_checks(tb, data, os.path.join(out, "torch_npu"), env)
 
-    for f in failures:
-        print("FAIL " + f)
-    print("%d failures" % len(failures))
-    return 1 if failures else 0
+    return T.finish()
 
 
 if __name__ == "__main__":

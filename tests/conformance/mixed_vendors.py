@@ -24,11 +24,11 @@ import decimal
 import importlib.util
 import json
 import os
-import shutil
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import tbtest  # noqa: E402
 _spec = importlib.util.spec_from_file_location("mixed_ranks_test",
                                                os.path.join(HERE, "..", "cli", "mixed_ranks_test.py"))
 mr = importlib.util.module_from_spec(_spec)
@@ -79,42 +79,34 @@ def expected_exposed(path):
 
 
 def main():
-    if len(sys.argv) != 4:
-        sys.exit("usage: mixed_vendors.py TRACEBOOK SHARED_DATA_DIR OUT_DIR")
-    tb, data, out = sys.argv[1:]
+    tb, data, out = tbtest.args("TRACEBOOK SHARED_DATA_DIR OUT_DIR", 3, 3)
     timeline = os.path.join(data, "ascend", "torch_npu_timeline")
     kineto = os.path.join(data, "kineto", "ns_resolution_trace")
     tops = os.path.join(data, "topsprof")
-    for p in (timeline, kineto, tops):
-        if not os.path.isdir(p):
-            print("skipped: %s is absent" % p)
-            return 77
-    shutil.rmtree(out, ignore_errors=True)
-    os.makedirs(out)
+    tbtest.need_dirs(timeline, kineto, tops)
+    tbtest.fresh_dir(out)
 
     # exposed_time on the timeline alone
     o = os.path.join(out, "exposed")
-    r = subprocess.run([tb, "report", "-dir", timeline, "--spec", "builtin:exposed_time", "--timeunit", "ns",
-                        "-o", o], capture_output=True, text=True)
-    mr.check("exposed_time on the torch_npu timeline runs", r.returncode == 0, r.stderr.strip())
+    r = tbtest.run([tb, "report", "-dir", timeline, "--spec", "builtin:exposed_time", "--timeunit", "ns", "-o", o])
+    mr.T.check(r.returncode == 0, "exposed_time on the torch_npu timeline runs", r.stderr.strip())
     if r.returncode == 0:
         with open(os.path.join(o, "exposed_time.csv"), newline="") as f:
             rows = {row[1]: float(row[2]) for row in list(csv.reader(f))[1:]}
         total, comp, idle, n = expected_exposed(os.path.join(timeline, "trace_view.json"))
-        mr.check("exposed_time on the torch_npu timeline has a row (%d linked tasks)" % n,
-                 "total_time" in rows and n > 0, repr(rows))
+        mr.T.check("total_time" in rows and n > 0,
+                   "exposed_time on the torch_npu timeline has a row (%d linked tasks)" % n, repr(rows))
         # ms as written; the trace's sub-ns durations may round either way: 1 ns a task
         for key, want in (("total_time", total), ("computation_time", comp), ("idle_time", idle),
                           ("exposed_comm_time", 0), ("exposed_memcpy_time", 0)):
             got = rows.get(key)
-            mr.check("exposed_time %s %s ns" % (key, want),
-                     got is not None and abs(got * 1e6 - want) <= n, "got %r ms" % got)
+            mr.T.check(got is not None and abs(got * 1e6 - want) <= n, "exposed_time %s %s ns" % (key, want),
+                       "got %r ms" % got)
 
     spec = os.path.join(out, "tables.yaml")
     mr.write_spec(spec)
     mr.check_mixed(tb, spec, [timeline, kineto, tops], os.path.join(out, "mixed"), 4, 3)
-    print("%d passed, %d failed" % (mr.passed, mr.failed))
-    return 1 if mr.failed else 0
+    return mr.T.finish()
 
 
 if __name__ == "__main__":

@@ -18,10 +18,11 @@
 # Exit 77 (skip) when the shared data is absent.
 import importlib.util
 import os
-import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+import tbtest  # noqa: E402
 spec = importlib.util.spec_from_file_location("timeline_roundtrip", os.path.join(HERE, "..", "cli",
                                                                                 "timeline_roundtrip.py"))
 rt = importlib.util.module_from_spec(spec)
@@ -40,13 +41,8 @@ LOOSE = ["ascend/msprof_db/msprof_0.db", "ascend/torch_npu_rank0"]
 
 
 def main():
-    if len(sys.argv) != 4:
-        print("usage: timeline.py TRACEBOOK SHARED_DATA_DIR OUT_DIR", file=sys.stderr)
-        return 2
-    tb, data, out = sys.argv[1:]
-    if not os.path.isdir(data):
-        print("skip: %s is absent" % data)
-        return 77
+    tb, data, out = tbtest.args("TRACEBOOK SHARED_DATA_DIR OUT_DIR", 3, 3)
+    tbtest.need_dirs(data)
     os.makedirs(out, exist_ok=True)
     for rel in TRACES + LOOSE:
         name = os.path.basename(rel.rstrip("/")).split(".")[0]
@@ -64,8 +60,7 @@ def main():
         counts.append(sum(len(rt.check_file(f)[0]) for f in files))
     rt.check(counts[0] == counts[1] == counts[2], "events with and without the msprof files: %r" % counts)
     print("msprof configuration files: %r events" % counts)
-    print("%d failures" % len(rt.failures))
-    return 1 if rt.failures else 0
+    return rt.T.finish()
 
 
 if __name__ == "__main__":

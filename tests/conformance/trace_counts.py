@@ -23,6 +23,9 @@ import os
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
 NON_COMPUTE = ("EVENT_", "NOTIFY_", "STREAM_WAIT", "MEMCPY", "PROFILING_", "HCCL", "COMMUNICATION",
                "RDMA", "SDMA", "WRITE_VALUE", "Notify", "Memcpy", "Reduce", "Event")
 ASCEND_LAYERS = {"Python", "Python GC", "CANN", "Ascend Hardware", "Communication", "Overlap Analysis",
@@ -42,12 +45,7 @@ TRACES = [
     "kineto/tracelens/mi300/resnet_act_checkpoint.json.gz",
 ]
 
-failures = []
-
-
-def check(what, got, want):
-    if got != want:
-        failures.append("%s: got %r, want %r" % (what, got, want))
+T = tbtest.Checks()
 
 
 def ns(ts):
@@ -169,13 +167,8 @@ def expected(doc):
 
 
 def main():
-    if len(sys.argv) != 4:
-        print("usage: trace_counts.py TRACEBOOK SHARED_DATA_DIR OUT_DIR", file=sys.stderr)
-        return 2
-    tb, data, out = sys.argv[1:]
-    if not os.path.isdir(data):
-        print("skipped: %s not found" % data)
-        return 77
+    tb, data, out = tbtest.args("TRACEBOOK SHARED_DATA_DIR OUT_DIR", 3, 3)
+    tbtest.need_dirs(data)
     os.makedirs(out, exist_ok=True)
     tables = ["TASK", "COMPUTE_TASK_INFO", "COMMUNICATION_OP", "COMMUNICATION_TASK_INFO", "MEMCPY_INFO",
               "CANN_API", "PYTORCH_API", "STEP_TIME", "OVERLAP_ANALYSIS", "MSTX_EVENTS", "TB_FLOW",
@@ -185,13 +178,13 @@ def main():
         db = os.path.join(out, os.path.basename(rel) + ".db")
         if os.path.exists(db):
             os.unlink(db)
-        r = subprocess.run([tb, "export", "db", "-dir", path, "-o", db, "--quiet"], capture_output=True, text=True)
+        r = tbtest.run([tb, "export", "db", "-dir", path, "-o", db, "--quiet"])
         if r.returncode != 0:
-            failures.append("%s: exit %d: %s" % (rel, r.returncode, r.stderr.strip()))
+            T.fail("%s: exit %d: %s" % (rel, r.returncode, r.stderr.strip()))
             continue
         events, names, want, layer_x = expected(load(path))
         for t in tables:
-            check("%s %s rows" % (rel, t), sql1(db, "SELECT count(*) FROM %s" % t), want.get(t, 0))
+            T.eq(sql1(db, "SELECT count(*) FROM %s" % t), want.get(t, 0), "%s %s rows" % (rel, t))
         # X events per named layer, counted from the rows that carry the layer's pid
         for pid, layer in names.items():
             if layer not in ASCEND_LAYERS or not layer_x.get(layer):
@@ -208,33 +201,31 @@ def main():
                 continue
             want_x = sum(1 for e in events if e.get("ph") == "X" and str(e.get("pid")) == pid and "ts" in e
                          and not (layer == "Python" and e.get("cat") == "python_function"))
-            check("%s X events of layer %r (pid %s)" % (rel, layer, pid), got, want_x)
+            T.eq(got, want_x, "%s X events of layer %r (pid %s)" % (rel, layer, pid))
         # every event accounted for
         total = sql1(db, "SELECT sum(events) FROM TB_LOAD_COUNT WHERE dest NOT IN"
                          " ('COMPUTE_TASK_INFO', 'MEMCPY_INFO', 'STEP_TIME', 'COMMUNICATION_TASK_INFO')"
                          " AND NOT (dest = 'COMMUNICATION_OP' AND sourceId IN"
                          "  (SELECT id FROM TB_SOURCE WHERE kind = 'kineto'))")
-        check("%s events accounted for" % rel, total, len(events))
-        check("%s TB_SOURCE rowsRead" % rel, sql1(db, "SELECT rowsRead FROM TB_SOURCE"), len(events))
+        T.eq(total, len(events), "%s events accounted for" % rel)
+        T.eq(sql1(db, "SELECT rowsRead FROM TB_SOURCE"), len(events), "%s TB_SOURCE rowsRead" % rel)
         # exact ns: the earliest and latest task starts equal the decimal text
         task_ts = [ns(e["ts"]) for e in events if e.get("ph") == "X" and "ts" in e and (
             names.get(str(e.get("pid"))) in ("Ascend Hardware", "Task Scheduler")
             or (names.get(str(e.get("pid"))) not in ASCEND_LAYERS
                 and e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")))]
         if task_ts:
-            check("%s min TASK.startNs" % rel, sql1(db, "SELECT min(startNs) FROM TASK"), min(task_ts))
-            check("%s max TASK.startNs" % rel, sql1(db, "SELECT max(startNs) FROM TASK"), max(task_ts))
-            check("%s sum TASK.startNs" % rel, sql1(db, "SELECT sum(startNs - (SELECT min(startNs) FROM TASK)) FROM TASK"),
-                  sum(t - min(task_ts) for t in task_ts))
+            T.eq(sql1(db, "SELECT min(startNs) FROM TASK"), min(task_ts), "%s min TASK.startNs" % rel)
+            T.eq(sql1(db, "SELECT max(startNs) FROM TASK"), max(task_ts), "%s max TASK.startNs" % rel)
+            T.eq(sql1(db, "SELECT sum(startNs - (SELECT min(startNs) FROM TASK)) FROM TASK"),
+                 sum(t - min(task_ts) for t in task_ts), "%s sum TASK.startNs" % rel)
         # schema version and the views answer
-        check("%s SCHEMA_VERSION" % rel, sql(db, "SELECT value FROM META_DATA WHERE name = 'SCHEMA_VERSION'"),
-              [["1.2.0"]])
-        check("%s kernel view rows" % rel, sql1(db, "SELECT count(*) FROM kernel"), want.get("COMPUTE_TASK_INFO", 0))
+        T.eq(sql(db, "SELECT value FROM META_DATA WHERE name = 'SCHEMA_VERSION'"), [["1.2.0"]],
+             "%s SCHEMA_VERSION" % rel)
+        T.eq(sql1(db, "SELECT count(*) FROM kernel"), want.get("COMPUTE_TASK_INFO", 0), "%s kernel view rows" % rel)
         print("ok   %s: %d events" % (rel, len(events)))
-    for f in failures:
-        print("FAIL " + f)
-    print("%d traces, %d failures" % (len(TRACES), len(failures)))
-    return 1 if failures else 0
+    print("%d traces" % len(TRACES))
+    return T.finish()
 
 
 sys.exit(main())

@@ -23,33 +23,27 @@
 import hashlib
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
-import tempfile
 import time
-import traceback
 
-TB, GEN, SAMPLES, WORK = (os.path.abspath(a) for a in sys.argv[1:5])
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, GEN, SAMPLES, WORK = (os.path.abspath(a) for a in
+                          tbtest.args("TRACEBOOK TRACEBOOK_GEN SAMPLES_DIR WORK_DIR", 4, 4))
 ASCEND = os.path.join(SAMPLES, "ascend_small", "trace_view.json")
 NPU_DIR = os.path.join(SAMPLES, "torch_npu_2rank")
 SPEC = os.path.join(SAMPLES, "specs", "top_kernels.yaml")
-CASES = []
-problems = []
+TRACEBOOK = tbtest.Program(TB, timeout=300, errors="replace")
+SUITE = tbtest.Suite(TRACEBOOK, work=WORK, clean=True)
+case = SUITE.case
 
 
-def case(name):
-    def deco(fn):
-        CASES.append((name, fn))
-        return fn
-    return deco
-
-
-def check(cond, what):
-    if not cond:
-        problems.append(what)
-    return cond
+def Box(name):
+    """A run's folders under WORK: cwd, tmp (TMPDIR), cache, out."""
+    return tbtest.Sandbox(TRACEBOOK, WORK, name)
 
 
 def sha_tree(path):
@@ -80,29 +74,7 @@ def temps(*dirs):
     return found
 
 
-class Box:
-    """A case's folders: cwd, TMPDIR, cache, out."""
-
-    def __init__(self, name):
-        self.root = tempfile.mkdtemp(prefix=name + "-", dir=WORK)
-        for d in ("cwd", "tmp", "cache", "out"):
-            os.makedirs(os.path.join(self.root, d))
-        self.cwd, self.tmp, self.cache, self.out = (os.path.join(self.root, d) for d in ("cwd", "tmp", "cache", "out"))
-
-    def env(self):
-        return dict(os.environ, LC_ALL="C", LANG="C", TMPDIR=self.tmp, XDG_CACHE_HOME=self.cache)
-
-    def start(self, args):
-        return subprocess.Popen([TB] + args, cwd=self.cwd, env=self.env(), stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-
-    def run(self, args):
-        p = subprocess.run([TB] + args, cwd=self.cwd, env=self.env(), stdin=subprocess.DEVNULL,
-                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300)
-        return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
-
-
-def blocked_run(box, args, fifo, watch, sig):
+def blocked_run(t, box, args, fifo, watch, sig):
     """Starts args (reading FIFO fifo), feeds it the start of a trace and keeps
     it open so the load blocks, waits until a temporary file shows in watch,
     sends sig; returns the exit status."""
@@ -116,12 +88,12 @@ def blocked_run(box, args, fifo, watch, sig):
                 fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
             except OSError:
                 time.sleep(0.01)
-        if not check(fd is not None, "%s: never opened its input (%r)" % (args, p.poll())):
+        if not t.check(fd is not None, "%s: never opened its input (%r)" % (args, p.poll())):
             return None
         os.write(fd, b'[\n{"ph": "X", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 1},\n')
         while time.monotonic() < deadline and set(os.listdir(watch)) == before:
             time.sleep(0.01)
-        check(set(os.listdir(watch)) != before, "%s: no temporary file appeared in %s" % (args, watch))
+        t.check(set(os.listdir(watch)) != before, "%s: no temporary file appeared in %s" % (args, watch))
         p.send_signal(sig)
         p.communicate(timeout=60)
         return p.returncode
@@ -137,7 +109,7 @@ SIGNALS = (signal.SIGKILL, signal.SIGINT, signal.SIGTERM)
 
 
 @case("signals during the load of export db, report and info")
-def _():
+def _(t):
     for sig in SIGNALS:
         box = Box("load-" + sig.name)
         fifo = os.path.join(box.root, "in", "slow.json")
@@ -145,9 +117,9 @@ def _():
         os.mkfifo(fifo)
         db = os.path.join(box.out, "x.db")
         # a previous output of each command
-        check(box.run(["export", "db", "-dir", ASCEND, "-o", db])[0] == 0, "export db of the sample")
+        t.check(box.run(["export", "db", "-dir", ASCEND, "-o", db]).rc == 0, "export db of the sample")
         rep = os.path.join(box.out, "rep")
-        check(box.run(["report", "-dir", ASCEND, "--spec", SPEC, "-o", rep, "-q"])[0] == 0, "report of the sample")
+        t.check(box.run(["report", "-dir", ASCEND, "--spec", SPEC, "-o", rep, "-q"]).rc == 0, "report of the sample")
         old_db, old_rep = sha_tree(db), sha_tree(rep)
         cache = os.path.join(box.cache, "tracebook")
         cached_before = sorted(os.listdir(cache))
@@ -155,26 +127,26 @@ def _():
                 ("export db", ["export", "db", "-dir", fifo, "-o", db], box.out),
                 ("report", ["report", "-dir", fifo, "--spec", SPEC, "-o", rep, "-q"], cache),
                 ("info", ["info", "-dir", fifo], cache)):
-            rc = blocked_run(box, args, fifo, watch, sig)
+            rc = blocked_run(t, box, args, fifo, watch, sig)
             label = "%s, %s" % (what, sig.name)
-            check(rc == -sig, "%s: died of the signal (exit %r)" % (label, rc))
-            check(sha_tree(db) == old_db, "%s: the previous DB is byte-identical" % label)
-            check(sha_tree(rep) == old_rep, "%s: the previous report outputs are byte-identical" % label)
+            t.check(rc == -sig, "%s: died of the signal (exit %r)" % (label, rc))
+            t.check(sha_tree(db) == old_db, "%s: the previous DB is byte-identical" % label)
+            t.check(sha_tree(rep) == old_rep, "%s: the previous report outputs are byte-identical" % label)
             left = temps(box.out, box.cache, box.tmp)
             if sig == signal.SIGKILL:
                 # the next run into the same folders removes the dead run's temporaries
-                check(box.run(["export", "db", "-dir", ASCEND, "-o", os.path.join(box.out, "y.db")])[0] == 0
-                      and box.run(["info", "--rebuild", "-dir", ASCEND])[0] == 0, label + ": the next runs")
+                t.check(box.run(["export", "db", "-dir", ASCEND, "-o", os.path.join(box.out, "y.db")]).rc == 0
+                        and box.run(["info", "--rebuild", "-dir", ASCEND]).rc == 0, label + ": the next runs")
                 os.unlink(os.path.join(box.out, "y.db"))
                 left = temps(box.out, box.cache, box.tmp)
-            check(not left, "%s: temporary files left: %s" % (label, left))
-        check(sorted(os.listdir(cache)) == sorted(set(cached_before) | set(os.listdir(cache))),
-              "the cache keeps its DBs")
-        check(os.path.exists(ASCEND) and sha_tree(SAMPLES) == SAMPLES_SHA, "the samples are unchanged")
+            t.check(not left, "%s: temporary files left: %s" % (label, left))
+        t.check(sorted(os.listdir(cache)) == sorted(set(cached_before) | set(os.listdir(cache))),
+                "the cache keeps its DBs")
+        t.check(os.path.exists(ASCEND) and sha_tree(SAMPLES) == SAMPLES_SHA, "the samples are unchanged")
 
 
 @case("signals while report runs its SQL: the previous outputs stay")
-def _():
+def _(t):
     spec_dir = os.path.join(WORK, "slow-spec")
     os.makedirs(spec_dir, exist_ok=True)
     slow = os.path.join(spec_dir, "slow.yaml")
@@ -185,34 +157,33 @@ def _():
     for sig in SIGNALS:
         box = Box("sql-" + sig.name)
         rep = os.path.join(box.out, "rep")
-        check(box.run(["report", "-dir", ASCEND, "--spec", SPEC, "-o", rep, "-q"])[0] == 0, "report of the sample")
+        t.check(box.run(["report", "-dir", ASCEND, "--spec", SPEC, "-o", rep, "-q"]).rc == 0, "report of the sample")
         old = sha_tree(rep)
         p = box.start(["report", "-dir", ASCEND, "--spec", slow, "-o", rep, "-q"])
         time.sleep(1.5)  # the DB is cached: the report's SQL runs by now
-        check(p.poll() is None, "%s: the endless report still runs" % sig.name)
+        t.check(p.poll() is None, "%s: the endless report still runs" % sig.name)
         p.send_signal(sig)
         p.communicate(timeout=60)
-        check(p.returncode == -sig, "%s: died of the signal (exit %r)" % (sig.name, p.returncode))
-        check(sha_tree(rep) == old, "%s: the previous report outputs are byte-identical" % sig.name)
+        t.check(p.returncode == -sig, "%s: died of the signal (exit %r)" % (sig.name, p.returncode))
+        t.check(sha_tree(rep) == old, "%s: the previous report outputs are byte-identical" % sig.name)
         if sig == signal.SIGKILL:
-            check(box.run(["report", "-dir", ASCEND, "--spec", SPEC, "-o", rep, "-q"])[0] == 0, "the next report")
+            t.check(box.run(["report", "-dir", ASCEND, "--spec", SPEC, "-o", rep, "-q"]).rc == 0, "the next report")
         left = temps(box.root)
-        check(not left, "%s: temporary files left: %s" % (sig.name, left))
-    check(sha_tree(slow) == spec_sha, "the spec is unchanged")
+        t.check(not left, "%s: temporary files left: %s" % (sig.name, left))
+    t.check(sha_tree(slow) == spec_sha, "the spec is unchanged")
 
 
 @case("SIGKILL/SIGTERM at several moments of a bigger load")
-def _():
+def _(t):
     big_dir = os.path.join(WORK, "big")
     os.makedirs(big_dir, exist_ok=True)
     big = os.path.join(big_dir, "trace_view.json")
-    subprocess.run([GEN, "--kind", "ascend", "--events", "60000", "--seed", "3", "-o", big], check=True,
-                   capture_output=True, timeout=120)
+    tbtest.run([GEN, "--kind", "ascend", "--events", "60000", "--seed", "3", "-o", big], code=0, timeout=120)
     big_sha = sha_tree(big)
     box = Box("moments")
     db = os.path.join(box.out, "x.db")
     t0 = time.monotonic()
-    check(box.run(["export", "db", "-dir", big, "-o", db])[0] == 0, "a full load")
+    t.check(box.run(["export", "db", "-dir", big, "-o", db]).rc == 0, "a full load")
     full = time.monotonic() - t0
     count = "SELECT (SELECT count(*) FROM TASK) || ' ' || (SELECT count(*) FROM STRING_IDS)"
     rows = subprocess.run(["sqlite3", db, count], capture_output=True, text=True).stdout
@@ -225,23 +196,23 @@ def _():
             p.communicate(timeout=120)
             label = "%s at %d%% of the load" % (sig.name, frac * 100)
             if p.returncode == 0:
-                check(os.path.exists(db), label + ": finished, and the DB is there")
+                t.check(os.path.exists(db), label + ": finished, and the DB is there")
             else:
                 # a signal after the rename (the commit point) finds the DB complete
                 # and in place: then it must be whole (below), else absent
-                check(p.returncode == -sig, "%s: died of the signal (exit %r)" % (label, p.returncode))
+                t.check(p.returncode == -sig, "%s: died of the signal (exit %r)" % (label, p.returncode))
             if sig == signal.SIGKILL:
                 box.run(["export", "db", "-dir", ASCEND, "-o", os.path.join(box.out, "y.db")])
                 os.unlink(os.path.join(box.out, "y.db"))
             left = temps(box.root)
-            check(not left, "%s: temporary files left: %s" % (label, left))
+            t.check(not left, "%s: temporary files left: %s" % (label, left))
             if os.path.exists(db):
                 r = subprocess.run(["sqlite3", db, "PRAGMA integrity_check"], capture_output=True, text=True)
-                check(r.stdout.strip() == "ok", label + ": the DB is whole: " + r.stdout[:200])
-                check(subprocess.run(["sqlite3", db, count], capture_output=True, text=True).stdout == rows,
-                      label + ": the DB holds every row")
+                t.check(r.stdout.strip() == "ok", label + ": the DB is whole: " + r.stdout[:200])
+                t.check(subprocess.run(["sqlite3", db, count], capture_output=True, text=True).stdout == rows,
+                        label + ": the DB holds every row")
                 os.unlink(db)
-    check(sha_tree(big) == big_sha, "the input is unchanged")
+    t.check(sha_tree(big) == big_sha, "the input is unchanged")
 
 
 def mount_small_tmpfs(path):
@@ -253,27 +224,27 @@ def mount_small_tmpfs(path):
 
 
 @case("disk full: export db and report onto a 1 MB tmpfs")
-def _():
+def _(t):
     box = Box("full")
     mnt = os.path.join(box.root, "small")
     why = mount_small_tmpfs(mnt)
     if why:
-        print("skip: disk full (%s)" % why)
-        return
+        raise tbtest.Skip("disk full (%s)" % why)
     try:
         old = os.path.join(mnt, "x.db")
         with open(old, "wb") as f:
             f.write(b"previous contents\n")
         big = os.path.join(SAMPLES, "kineto_small", "trace.json")
         before = sha_tree(SAMPLES)
-        rc, out, err = box.run(["export", "db", "-dir", big, "-o", old])
-        check(rc == 4, "export db onto a full disk: exit 4, got %d (%r)" % (rc, err))
-        check(old in err, "export db: the message names the DB being written: %r" % err)
-        check(err.startswith("tracebook: error: ") and ("No space left" in err or "full" in err),
-              "export db: the message says the disk is full: %r" % err)
+        r = box.run(["export", "db", "-dir", big, "-o", old])
+        rc, err = r.rc, r.err
+        t.check(rc == 4, "export db onto a full disk: exit 4, got %d (%r)" % (rc, err))
+        t.check(old in err, "export db: the message names the DB being written: %r" % err)
+        t.check(err.startswith("tracebook: error: ") and ("No space left" in err or "full" in err),
+                "export db: the message says the disk is full: %r" % err)
         with open(old, "rb") as f:
-            check(f.read() == b"previous contents\n", "export db: the previous file is intact")
-        check(sorted(os.listdir(mnt)) == ["x.db"], "export db: files on the full disk: %s" % os.listdir(mnt))
+            t.check(f.read() == b"previous contents\n", "export db: the previous file is intact")
+        t.check(sorted(os.listdir(mnt)) == ["x.db"], "export db: files on the full disk: %s" % os.listdir(mnt))
         # report: the DB goes to the cache (not full), the outputs to the full disk
         filler = os.path.join(mnt, "filler")
         try:
@@ -282,43 +253,44 @@ def _():
         except OSError:
             pass  # full, as meant
         rep = os.path.join(mnt, "rep")
-        rc, out, err = box.run(["report", "-dir", ASCEND, "--spec", SPEC, "-o", rep, "-q", "--format", "csv,json,xlsx"])
-        check(rc == 4, "report onto a full disk: exit 4, got %d (%r)" % (rc, err))
-        check(err.startswith("tracebook: error: "), "report: one error message: %r" % err)
+        r = box.run(["report", "-dir", ASCEND, "--spec", SPEC, "-o", rep, "-q", "--format", "csv,json,xlsx"])
+        rc, err = r.rc, r.err
+        t.check(rc == 4, "report onto a full disk: exit 4, got %d (%r)" % (rc, err))
+        t.check(err.startswith("tracebook: error: "), "report: one error message: %r" % err)
         left = temps(mnt, box.root)
-        check(not left, "disk full: temporary files left: %s" % left)
-        check(sha_tree(SAMPLES) == before, "the samples are unchanged")
+        t.check(not left, "disk full: temporary files left: %s" % left)
+        t.check(sha_tree(SAMPLES) == before, "the samples are unchanged")
     finally:
         subprocess.run(["umount", mnt], capture_output=True)
 
 
 @case("concurrent runs: info on one cache, report into one folder, export db to one file")
-def _():
+def _(t):
     box = Box("concurrent")
     inputs = NPU_DIR
     before = sha_tree(inputs)
     ps = [box.start(["info", "-dir", inputs]) for _ in range(4)]
     res = [(p.wait(timeout=300), p.stdout.read().decode(), p.stderr.read().decode()) for p in ps]
     for i, (rc, out, err) in enumerate(res):
-        check(rc == 0, "info %d of 4 at once: exit 0, got %d (%r)" % (i, rc, err))
+        t.check(rc == 0, "info %d of 4 at once: exit 0, got %d (%r)" % (i, rc, err))
     bodies = {r[1].partition("\n")[2] for r in res}
-    check(len(bodies) == 1, "the four info reports say the same (after line 1)")
+    t.check(len(bodies) == 1, "the four info reports say the same (after line 1)")
     cache = os.path.join(box.cache, "tracebook")
     dbs = [n for n in os.listdir(cache) if n.endswith(".db")]
-    check(len(dbs) == 1, "one cached DB after four info runs: %s" % os.listdir(cache))
-    check(not temps(box.root), "info at once: temporary files left: %s" % temps(box.root))
+    t.check(len(dbs) == 1, "one cached DB after four info runs: %s" % os.listdir(cache))
+    t.check(not temps(box.root), "info at once: temporary files left: %s" % temps(box.root))
     # two reports into one folder, and a reference run alone
     ref = os.path.join(box.root, "ref")
-    check(box.run(["report", "-dir", inputs, "--spec", SPEC, "-o", ref, "-q", "--format", "csv,json"])[0] == 0,
-          "the reference report")
+    t.check(box.run(["report", "-dir", inputs, "--spec", SPEC, "-o", ref, "-q", "--format", "csv,json"]).rc == 0,
+            "the reference report")
     shared = os.path.join(box.out, "shared")
     ps = [box.start(["report", "-dir", inputs, "--spec", SPEC, "-o", shared, "-q", "--format", "csv,json"])
           for _ in range(2)]
     res = [(p.wait(timeout=300), p.stderr.read().decode()) for p in ps]
     for i, (rc, err) in enumerate(res):
-        check(rc == 0, "report %d of 2 into one folder: exit 0, got %d (%r)" % (i, rc, err))
-    check(sorted(os.listdir(shared)) == sorted(os.listdir(ref)),
-          "two reports into one folder: the files of one run: %s" % sorted(os.listdir(shared)))
+        t.check(rc == 0, "report %d of 2 into one folder: exit 0, got %d (%r)" % (i, rc, err))
+    t.check(sorted(os.listdir(shared)) == sorted(os.listdir(ref)),
+            "two reports into one folder: the files of one run: %s" % sorted(os.listdir(shared)))
     for n in os.listdir(ref):
         a, b = os.path.join(ref, n), os.path.join(shared, n)
         if n == "tracebook_run.json":
@@ -326,9 +298,9 @@ def _():
                 with open(b) as f:
                     json.load(f)
             except (OSError, ValueError) as e:
-                check(False, "tracebook_run.json of two reports at once is whole JSON: %s" % e)
+                t.check(False, "tracebook_run.json of two reports at once is whole JSON: %s" % e)
             continue
-        check(os.path.exists(b) and sha_tree(a) == sha_tree(b), "two reports at once: %s equals one run's" % n)
+        t.check(os.path.exists(b) and sha_tree(a) == sha_tree(b), "two reports at once: %s equals one run's" % n)
     # two export db to one file
     db = os.path.join(box.out, "one.db")
     ps = [box.start(["export", "db", "-dir", inputs, "-o", db]) for _ in range(2)]
@@ -336,36 +308,23 @@ def _():
     for p in ps:
         p.stdout.close()
         p.stderr.close()
-    check(rcs == [0, 0], "two export db to one file: both exit 0, got %s" % rcs)
+    t.check(rcs == [0, 0], "two export db to one file: both exit 0, got %s" % rcs)
     r = subprocess.run(["sqlite3", db, "PRAGMA integrity_check"], capture_output=True, text=True)
-    check(r.stdout.strip() == "ok", "two export db to one file: the DB is whole")
-    check(not temps(box.root), "concurrent runs: temporary files left: %s" % temps(box.root))
-    check(sha_tree(inputs) == before, "the inputs are unchanged")
+    t.check(r.stdout.strip() == "ok", "two export db to one file: the DB is whole")
+    t.check(not temps(box.root), "concurrent runs: temporary files left: %s" % temps(box.root))
+    t.check(sha_tree(inputs) == before, "the inputs are unchanged")
 
 
 def main():
     global SAMPLES_SHA
-    shutil.rmtree(WORK, ignore_errors=True)
-    os.makedirs(WORK)
+    tbtest.fresh_dir(WORK)
     SAMPLES_SHA = sha_tree(SAMPLES)
-    passed = failed = 0
-    for name, fn in CASES:
-        del problems[:]
-        try:
-            fn()
-        except Exception:
-            problems.append(traceback.format_exc())
-        if problems:
-            failed += 1
-            print("FAIL %s\n    %s" % (name, "\n    ".join(problems)))
-        else:
-            passed += 1
-            print("ok   %s" % name)
-    check(sha_tree(SAMPLES) == SAMPLES_SHA, "samples changed")
-    print("%d passed, %d failed" % (passed, failed))
-    if not failed:
-        shutil.rmtree(WORK, ignore_errors=True)
-    sys.exit(1 if failed else 0)
+
+    @case("samples unchanged", always=True)
+    def _(t):
+        t.check(sha_tree(SAMPLES) == SAMPLES_SHA, "samples changed")
+
+    SUITE.main()
 
 
 SAMPLES_SHA = None

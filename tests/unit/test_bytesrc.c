@@ -36,18 +36,6 @@
 #include "tracebook/tracebook.h"
 #include "util/bytesrc.h"
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return tu_make_tmpdir("test_bytesrc");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return tu_remove_tmpdir();
-}
-
 /* n bytes of text that compresses, but not to nothing: numbered lines. */
 static char *sample_text(size_t n)
 {
@@ -469,5 +457,5 @@ int main(void)
         cmocka_unit_test(test_empty),         cmocka_unit_test(test_missing),
         cmocka_unit_test(test_peek_then_read), cmocka_unit_test(test_window_limit),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

@@ -209,18 +209,6 @@ static csv_field fld(const char *s)
     return (csv_field){.p = s, .n = strlen(s)};
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    const char *t = getenv("TMPDIR");
-    if (!t || !*t)
-        t = "/tmp";
-    int w = snprintf(tmpdir, sizeof tmpdir, "%s/test_csv.XXXXXX", t);
-    if (w < 0 || (size_t)w >= sizeof tmpdir || !mkdtemp(tmpdir))
-        return -1;
-    return 0;
-}
-
 static int test_teardown(void **state)
 {
     (void)state;
@@ -231,12 +219,6 @@ static int test_teardown(void **state)
     free(text.p);
     text = (sbuf){0};
     return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return tu_remove_tmpdir(); /* the load tests make subdirectories */
 }
 
 /* ---- value helpers ------------------------------------------------------ */
@@ -1643,5 +1625,5 @@ int main(void)
         cmocka_unit_test_teardown(test_missing_columns, test_teardown),
         cmocka_unit_test_teardown(test_shared_short_row, test_teardown),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

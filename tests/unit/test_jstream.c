@@ -13,7 +13,6 @@
  * the exit-code protocol: main returns the number of failed tests.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -189,18 +188,6 @@ static js_span mkspan(const char *text, int type, unsigned flags)
     return (js_span){.p = text, .n = strlen(text), .type = type, .flags = flags};
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    const char *t = getenv("TMPDIR");
-    if (!t || !*t)
-        t = "/tmp";
-    int w = snprintf(tmpdir, sizeof tmpdir, "%s/test_jstream.XXXXXX", t);
-    if (w < 0 || (size_t)w >= sizeof tmpdir || !mkdtemp(tmpdir))
-        return -1;
-    return 0;
-}
-
 static int test_teardown(void **state)
 {
     (void)state;
@@ -216,25 +203,6 @@ static int test_teardown(void **state)
     dbuf = abuf = NULL;
     dcap = acap = 0;
     return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    DIR *d = opendir(tmpdir);
-    if (!d)
-        return -1;
-    struct dirent *de;
-    char path[PATH_MAX];
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        int w = snprintf(path, sizeof path, "%s/%s", tmpdir, de->d_name);
-        if (w > 0 && (size_t)w < sizeof path)
-            unlink(path);
-    }
-    closedir(d);
-    return rmdir(tmpdir) == 0 ? 0 : -1;
 }
 
 /* ---- js_us_to_ns ------------------------------------------------------- */
@@ -1425,5 +1393,5 @@ int main(void)
         cmocka_unit_test_teardown(test_empty_input, test_teardown),
         cmocka_unit_test_teardown(test_open_and_read_errors, test_teardown),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

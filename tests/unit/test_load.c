@@ -29,18 +29,6 @@
 #include "testutil.h"
 
 
-static int setup_dir(void **state)
-{
-    (void)state;
-    return tu_make_tmpdir("tb-load");
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    return tu_remove_tmpdir();
-}
-
 
 /* Loads the given inputs into tmpdir/name; returns the status. */
 static tb_status load(const char *name, const char *const *inputs, size_t n, int strict, tb_error *err,
@@ -67,33 +55,6 @@ static const char *qs(const char *db, char *out, size_t n, const char *sql)
     sqlite3_finalize(st);
     sqlite3_close(h);
     return out;
-}
-
-/* Fills path with samples/rel of the source tree (found above the working
- * directory or this executable); returns 0 when the tree has no samples. */
-static int samples_path(char *path, size_t cap, const char *rel)
-{
-    char dir[PATH_MAX];
-    for (int from = 0; from < 2; from++) {
-        if (from == 0 && !getcwd(dir, sizeof dir))
-            continue;
-        if (from == 1) {
-            ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-            if (n <= 0)
-                continue;
-            dir[n] = 0;
-        }
-        for (;;) {
-            int w = snprintf(path, cap, "%s/samples/%s", dir, rel);
-            if (w > 0 && (size_t)w < cap && access(path, R_OK) == 0)
-                return 1;
-            char *slash = strrchr(dir, '/');
-            if (!slash || slash == dir)
-                break;
-            *slash = 0;
-        }
-    }
-    return 0;
 }
 
 /* An Ascend timeline whose metadata comes after the events (spill path). */
@@ -343,12 +304,6 @@ static void copy_path(const char *from, const char *to)
     assert_int_equal(fclose(out), 0);
 }
 
-static long file_size(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 ? (long)st.st_size : -1;
-}
-
 static void test_msprof_db_with_wal(void **state)
 {
     (void)state;
@@ -380,7 +335,7 @@ static void test_msprof_db_with_wal(void **state)
     copy_path(live, db);
     copy_path(src_wal, wal);
     sqlite3_close(h);
-    long db_size = file_size(db), wal_size = file_size(wal);
+    long db_size = tu_file_size(db), wal_size = tu_file_size(wal);
     assert_true(wal_size > 0);
 
     /* a trace loaded first takes globalTaskId 1..: the DB's ids are shifted past them */
@@ -402,8 +357,8 @@ static void test_msprof_db_with_wal(void **state)
     char buf[64];
     assert_string_equal(qs(out, buf, sizeof buf, "SELECT kind FROM TB_SOURCE WHERE id = 2"), "msprof db");
     /* the input is untouched: same sizes, no -shm created, log not checkpointed */
-    assert_int_equal(file_size(db), db_size);
-    assert_int_equal(file_size(wal), wal_size);
+    assert_int_equal(tu_file_size(db), db_size);
+    assert_int_equal(tu_file_size(wal), wal_size);
     char shm[4400];
     snprintf(shm, sizeof shm, "%s-shm", db);
     assert_int_equal(access(shm, F_OK), -1);
@@ -854,7 +809,7 @@ static void test_parallel_same_as_sequential(void **state)
 
     /* the 2-rank torch_npu sample, when the tree has it */
     char sample[4200];
-    if (samples_path(sample, sizeof sample, "torch_npu_2rank")) {
+    if (tu_samples_path(sample, sizeof sample, "torch_npu_2rank")) {
         const char *s_in[] = {sample};
         assert_int_equal(load_jobs("seq.db", s_in, 1, 1, &err, seq, sizeof seq), TB_OK);
         for (int rep = 0; rep < 3; rep++) {
@@ -1022,7 +977,7 @@ static void test_multi_rank_db(void **state)
 
     /* the 2-rank torch_npu sample, exported and loaded again */
     char sample[4200];
-    if (samples_path(sample, sizeof sample, "torch_npu_2rank")) {
+    if (tu_samples_path(sample, sizeof sample, "torch_npu_2rank")) {
         const char *s_in[] = {sample};
         assert_int_equal(load_jobs("mr_sample.db", s_in, 1, 0, &err, two, sizeof two), TB_OK);
         const char *r_in[] = {two};
@@ -1103,5 +1058,5 @@ int main(void)
         cmocka_unit_test(test_parallel_same_as_sequential), cmocka_unit_test(test_parallel_error),
         cmocka_unit_test(test_multi_rank_db),    cmocka_unit_test(test_msprof_db_ranks_by_device),
     };
-    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+    return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

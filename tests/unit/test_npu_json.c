@@ -34,18 +34,6 @@
 #include "testutil.h"
 
 
-static int setup_dir(void **state)
-{
-    (void)state;
-    return tu_make_tmpdir("tb-npu-json");
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    return tu_remove_tmpdir();
-}
-
 
 
 /* Warnings of a load, one per line. */
@@ -345,12 +333,6 @@ static void copy_file(const char *from, const char *to)
     assert_int_equal(fclose(out), 0);
 }
 
-static long file_size(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0 ? (long)st.st_size : -1;
-}
-
 static void test_analysis_db(void **state)
 {
     (void)state;
@@ -399,12 +381,12 @@ static void test_analysis_db(void **state)
     snprintf(srcwal, sizeof srcwal, "%s-wal", src);
     copy_file(srcwal, wwal);
     sqlite3_close(h);
-    assert_true(file_size(wwal) > 0);
-    long db_size = file_size(wdb), wal_size = file_size(wwal);
+    assert_true(tu_file_size(wwal) > 0);
+    long db_size = tu_file_size(wdb), wal_size = tu_file_size(wwal);
     out = load_ok("analysis_wal.db", wdir);
     assert_string_equal(rows(out, step_trace_sql), "0|4|a|0.5||||||||\n0|5|b|0.25||||||||\n");
-    assert_int_equal(file_size(wdb), db_size);
-    assert_int_equal(file_size(wwal), wal_size);
+    assert_int_equal(tu_file_size(wdb), db_size);
+    assert_int_equal(tu_file_size(wwal), wal_size);
     snprintf(p, sizeof p, "%s/analysis.db-shm", wdir);
     assert_int_equal(access(p, F_OK), -1);
 
@@ -657,5 +639,5 @@ int main(void)
         cmocka_unit_test(test_shared_files),    cmocka_unit_test(test_shared_values),
         cmocka_unit_test(test_shared_dirs),
     };
-    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+    return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

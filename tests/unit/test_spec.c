@@ -1401,18 +1401,6 @@ static void test_builtins_load(void **state)
 
 /* ---- main ------------------------------------------------------------------------------------ */
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return tu_make_tmpdir("test_spec");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return tu_remove_tmpdir();
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1458,5 +1446,5 @@ int main(void)
         cmocka_unit_test_teardown(test_builtins_load, test_teardown),
         cmocka_unit_test_teardown(test_compare_keys, test_teardown),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

@@ -35,44 +35,13 @@
 /* room for tmpdir and a name under it */
 #define PBUF (PATH_MAX + 128)
 
-static int setup_dir(void **state)
-{
-    (void)state;
-    return tu_make_tmpdir("tb-timeline");
-}
-
-static int teardown_dir(void **state)
-{
-    (void)state;
-    return tu_remove_tmpdir();
-}
-
-/* samples/rel of the source tree, found above the working directory or
- * this executable; skips the test when there is none. */
+/* samples/rel of the source tree; skips the test when there is none. */
 static void sample(char *path, size_t cap, const char *rel)
 {
-    char dir[PBUF];
-    for (int from = 0; from < 2; from++) {
-        if (from == 0 && !getcwd(dir, sizeof dir))
-            continue;
-        if (from == 1) {
-            ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
-            if (n <= 0)
-                continue;
-            dir[n] = 0;
-        }
-        for (;;) {
-            int w = snprintf(path, cap, "%s/samples/%s", dir, rel);
-            if (w > 0 && (size_t)w < cap && access(path, R_OK) == 0)
-                return;
-            char *slash = strrchr(dir, '/');
-            if (!slash || slash == dir)
-                break;
-            *slash = 0;
-        }
+    if (!tu_samples_path(path, cap, rel)) {
+        print_message("samples not found: skipping\n");
+        skip();
     }
-    print_message("samples not found: skipping\n");
-    skip();
 }
 
 /* Loads samples/rel into tmpdir/name (once per name). */
@@ -658,5 +627,5 @@ int main(void)
         cmocka_unit_test(test_made_processes), cmocka_unit_test(test_no_replace),
         cmocka_unit_test(test_slice_config),   cmocka_unit_test(test_writer_text),
     };
-    return cmocka_run_group_tests(tests, setup_dir, teardown_dir);
+    return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

@@ -16,7 +16,6 @@
  * failed tests.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -291,42 +290,11 @@ static int source_file(char *out, size_t cap, const char *rel, int beside_root)
         }                                                                                   \
     } while (0)
 
-static int group_setup(void **state)
-{
-    (void)state;
-    const char *t = getenv("TMPDIR");
-    if (!t || !*t)
-        t = "/tmp";
-    int w = snprintf(tmpdir, sizeof tmpdir, "%s/test_topsprof.XXXXXX", t);
-    if (w < 0 || (size_t)w >= sizeof tmpdir || !mkdtemp(tmpdir))
-        return -1;
-    return 0;
-}
-
 static int test_teardown(void **state)
 {
     (void)state;
     rec_clear();
     return 0;
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    DIR *d = opendir(tmpdir);
-    if (!d)
-        return -1;
-    struct dirent *de;
-    char path[PATH_MAX];
-    while ((de = readdir(d)) != NULL) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        int w = snprintf(path, sizeof path, "%s/%s", tmpdir, de->d_name);
-        if (w > 0 && (size_t)w < sizeof path)
-            unlink(path);
-    }
-    closedir(d);
-    return rmdir(tmpdir) == 0 ? 0 : -1;
 }
 
 /* ---- tops_time_ns --------------------------------------------------------- */
@@ -1119,5 +1087,5 @@ int main(void)
         cmocka_unit_test_teardown(test_gzip, test_teardown),
         cmocka_unit_test_teardown(test_long_line, test_teardown),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

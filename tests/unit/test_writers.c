@@ -77,18 +77,6 @@ static int test_teardown(void **state)
     return 0;
 }
 
-static int group_setup(void **state)
-{
-    (void)state;
-    return tu_make_tmpdir("test_writers");
-}
-
-static int group_teardown(void **state)
-{
-    (void)state;
-    return tu_remove_tmpdir();
-}
-
 static tb_sink *hold(tb_sink *s)
 {
     for (size_t i = 0; i < sizeof held / sizeof held[0]; i++) {
@@ -186,12 +174,6 @@ static size_t slurp(const char *path)
         size_t n__ = slurp(path);                                                         \
         assert_bytes(content, n__, lit);                                                  \
     } while (0)
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
 
 static void ok(tb_status st, const tb_error *err)
 {
@@ -680,7 +662,7 @@ static void test_csv_split_msprof_names(void **state)
     ok(s->begin(s, one_col, 1, &err), &err);
     int_row(s, 1);
     ok(s->finish(s, &err), &err);
-    assert_true(exists(path));
+    assert_true(tu_exists(path));
     drop(s);
 }
 
@@ -701,7 +683,7 @@ static void test_csv_split(void **state)
     const char *const *paths;
     assert_int_equal(sink_written(s, &paths), 0);
     ok(s->finish(s, &err), &err);
-    assert_false(exists(path));
+    assert_false(tu_exists(path));
     assert_string_equal(list_dir(dir), "top_1.csv,top_2.csv,top_3.csv");
     join(p, dir, "top_1.csv");
     assert_file(p, "n\n1\n2\n3\n");
@@ -1432,5 +1414,5 @@ int main(void)
         cmocka_unit_test_teardown(test_console_reals, test_teardown),
         cmocka_unit_test_teardown(test_console_many, test_teardown),
     };
-    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+    return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

@@ -198,12 +198,6 @@ static tb_cell num(int64_t v, int scale) { return (tb_cell){.kind = TB_CELL_INT,
 static tb_cell real(double d) { return (tb_cell){.kind = TB_CELL_REAL, .d = d}; }
 static tb_cell text(const char *s) { return (tb_cell){.kind = TB_CELL_TEXT, .s = s, .n = strlen(s)}; }
 
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 static size_t files_in_dir(void)
 {
     DIR *d = opendir(dir);
@@ -297,9 +291,9 @@ static void test_cells_and_formats(void **state)
     sink_destroy(sink);
     sink = NULL;
     assert_int_equal(2, xlsx_sheet_count(book));
-    assert_false(exists(path)); /* only the commit puts it in place */
+    assert_false(tu_exists(path)); /* only the commit puts it in place */
     commit();
-    assert_true(exists(path));
+    assert_true(tu_exists(path));
     assert_int_equal(1, files_in_dir()); /* no temporaries left */
 
     const char *wb = read_part(path, "xl/workbook.xml");
@@ -421,7 +415,7 @@ static void test_failure_and_repeat(void **state)
     assert_int_equal(TB_ERR_INTERNAL, xlsx_commit(book, &err));
     xlsx_destroy(book);
     book = NULL;
-    assert_false(exists(path));
+    assert_false(tu_exists(path));
     assert_int_equal(before, files_in_dir());
 
     /* twice the same rows: the same bytes */

@@ -59,6 +59,66 @@ static inline int tu_remove_tmpdir(void)
     return system(cmd) == 0 ? 0 : -1;
 }
 
+/* cmocka group fixtures: tmpdir made before the group's tests (named after
+ * this executable) and removed, with everything in it, after them. */
+static inline int tu_setup_tmpdir(void **state)
+{
+    (void)state;
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    exe[n > 0 ? n : 0] = 0;
+    const char *slash = strrchr(exe, '/');
+    char tag[64];
+    snprintf(tag, sizeof tag, "%.63s", slash ? slash + 1 : n > 0 ? exe : "unit");
+    return tu_make_tmpdir(tag);
+}
+
+static inline int tu_teardown_tmpdir(void **state)
+{
+    (void)state;
+    return tu_remove_tmpdir();
+}
+
+/* The size of the file at path, or -1 when it cannot be stat'ed. */
+static inline long tu_file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+/* 1 when something (a file, a folder) is at path. */
+static inline int tu_exists(const char *path)
+{
+    return tu_file_size(path) >= 0;
+}
+
+/* Fills path with samples/rel of the source tree, found above the working
+ * directory or above this executable. Returns 1, or 0 when there is none. */
+static inline int tu_samples_path(char *path, size_t cap, const char *rel)
+{
+    char dir[PATH_MAX];
+    for (int from = 0; from < 2; from++) {
+        if (from == 0 && !getcwd(dir, sizeof dir))
+            continue;
+        if (from == 1) {
+            ssize_t n = readlink("/proc/self/exe", dir, sizeof dir - 1);
+            if (n <= 0)
+                continue;
+            dir[n] = 0;
+        }
+        for (;;) {
+            int w = snprintf(path, cap, "%s/samples/%s", dir, rel);
+            if (w > 0 && (size_t)w < cap && access(path, R_OK) == 0)
+                return 1;
+            char *slash = strrchr(dir, '/');
+            if (!slash || slash == dir)
+                break;
+            *slash = 0;
+        }
+    }
+    return 0;
+}
+
 /* Makes tmpdir/rel and its parents (fails the test when the name does not
  * fit); path gets the full name. */
 static inline void make_dirs(const char *rel, char *path, size_t n)
