@@ -42,6 +42,7 @@
 #include "output/output.h"
 #include "query/file_ids.h"
 #include "query/window.h"
+#include "report/manifest.h"
 #include "report/report.h"
 #include "scale/scale.h"
 #include "session/session.h"
@@ -301,9 +302,11 @@ static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *
         ADD("  %s\n", opt->inputs[i]);
     ADD("\nSettings:\n");
     ADD("  reports: %s\n", opt->o->spec ? tb_spec_path(opt->o->spec) : "the built-in summaries of this layout");
-    if (opt->window->set)
-        ADD("  window: model %" PRId64 ", iterations %" PRId64 " to %" PRId64 " (label %s)\n", opt->window->model_id,
-            opt->window->iteration_id, opt->window->iteration_id + opt->window->iteration_count - 1, label);
+    if (opt->window->set) {
+        char words[200];
+        window_text(opt->window, words, sizeof words);
+        ADD("  window: %s (label %s)\n", words, label);
+    }
     else
         ADD("  window: none (the whole run)\n");
     ADD("  times: us; %s\n", opt->o->merge ? "merged (--merge): the rows of every rank, each with its Rank ID"
@@ -319,31 +322,10 @@ static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *
     return rc;
 }
 
-/* Adds every string of a "files" array under v, at any depth, to set (an object). */
-static void files_in(json_t *v, int in_files, json_t *set)
-{
-    const char *k;
-    json_t *x;
-    size_t i;
-    if (json_is_object(v)) {
-        json_object_foreach(v, k, x)
-            files_in(x, !strcmp(k, "files"), set);
-    } else if (json_is_array(v)) {
-        json_array_foreach(v, i, x) {
-            if (in_files && json_is_string(x))
-                json_object_set_new(set, json_string_value(x), json_true());
-            else
-                files_in(x, 0, set);
-        }
-    }
-}
-
 /* Adds {"readme": {"files": [name]}} to the folder's tracebook_run.json. */
 static tb_status list_readme(const char *folder, const char *name, json_t *comm_files, tb_error *err)
 {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/tracebook_run.json", folder);
-    json_t *m = json_load_file(path, 0, NULL);
+    json_t *m = manifest_load(folder, NULL);
     if (!json_is_object(m)) {
         json_decref(m);
         m = json_object();
@@ -363,37 +345,18 @@ static tb_status list_readme(const char *folder, const char *name, json_t *comm_
     json_t *earlier = json_object_get(m, "earlier_runs");
     if (json_is_array(earlier)) {
         json_t *now = json_object();
-        files_in(json_object_get(m, "reports"), 0, now);
+        manifest_files(json_object_get(m, "reports"), now);
         json_object_set_new(now, name, json_true());
-        for (size_t i = json_array_size(earlier); i-- > 0;) {
-            json_t *f = json_object();
-            files_in(json_array_get(earlier, i), 0, f);
-            int all = 1;
-            const char *k;
-            json_t *x;
-            json_object_foreach(f, k, x)
-                all &= json_object_get(now, k) != NULL;
-            if (all)
-                json_array_remove(earlier, i);
-            json_decref(f);
-        }
-        if (json_array_size(earlier) == 0)
+        json_t *kept = manifest_still_listed(earlier, now);
+        if (json_array_size(kept))
+            json_object_set(m, "earlier_runs", kept);
+        else
             json_object_del(m, "earlier_runs");
+        json_decref(kept);
         json_decref(now);
     }
-    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+    tb_status rc = manifest_write(folder, m, NULL, NULL, 0, err);
     json_decref(m);
-    if (!text)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    size_t tl = strlen(text);
-    char *t2 = realloc(text, tl + 2);
-    if (t2) {
-        text = t2;
-        text[tl] = '\n';
-        text[tl + 1] = 0;
-    }
-    tb_status rc = json_write_file(path, text, err);
-    free(text);
     return rc;
 }
 

@@ -41,6 +41,7 @@
 #include "query/file_ids.h"
 #include "spec/msprof_reports.h"
 #include "nightly/rowkey.h"
+#include "report/manifest.h"
 #include "session/session.h"
 #include "spec/spec.h"
 
@@ -783,9 +784,7 @@ static json_t *side_obj(const char *db, const char *const *inputs, size_t n, con
     json_object_set_new(o, "inputs", in);
     json_object_set_new(o, "db", json_string(db));
     if (w->set)
-        json_object_set_new(o, "window", json_pack("{s:I,s:I,s:I}", "model_id", (json_int_t)w->model_id,
-                                                   "iteration_id", (json_int_t)w->iteration_id,
-                                                   "iteration_count", (json_int_t)w->iteration_count));
+        json_object_set_new(o, "window", manifest_window(w, NULL));
     return o;
 }
 
@@ -804,7 +803,7 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
     }
     sqlite3 *db = NULL;
     json_t *reports = json_array(), *meta = NULL;
-    char *text = NULL, *path = NULL, *book_path = NULL, *summary_path = NULL;
+    char *book_path = NULL, *summary_path = NULL;
     xlsx_book *book = NULL;
     file_ids ids = {0};
     int dir_fd = -1;
@@ -918,9 +917,7 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         sqlite3_step(q) == SQLITE_ROW)
         res->improvements = (uint64_t)sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
-    meta = json_object();
-    json_object_set_new(meta, "tool", json_string("tracebook"));
-    json_object_set_new(meta, "version", json_string(tb_version()));
+    meta = manifest_new();
     json_object_set_new(meta, "command", json_string("compare"));
     json_object_set_new(meta, "base", side_obj(sd.path[0], sd.in[0], sd.n_in[0], sd.w[0]));
     json_object_set_new(meta, "new", side_obj(sd.path[1], sd.in[1], sd.n_in[1], sd.w[1]));
@@ -942,23 +939,14 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
     json_object_set_new(meta, "improvement_count", json_integer((json_int_t)res->improvements));
     json_object_set_new(meta, "regressions", regs);
     json_object_set_new(meta, "top_improvements", imps);
-    text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    path = sqlite3_mprintf("%s/tracebook_run.json", job->out_dir);
-    char *withnl = text && path ? sqlite3_mprintf("%s\n", text) : NULL;
-    if (!withnl) {
-        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    st = json_write_file(path, withnl, err);
-    sqlite3_free(withnl);
+    char meta_path[4200];
+    st = manifest_write(job->out_dir, meta, NULL, meta_path, sizeof meta_path, err);
     if (!st && job->written)
-        job->written(job->ctx, path);
+        job->written(job->ctx, meta_path);
 done:
     xlsx_destroy(book);
     sqlite3_free(book_path);
     sqlite3_free(summary_path);
-    free(text);
-    sqlite3_free(path);
     json_decref(meta);
     json_decref(reports);
     sqlite3_close(db);
@@ -970,60 +958,3 @@ done:
     return st;
 }
 
-tb_status tb_run_inputs(const char *dir, char ***out, size_t *n, tb_error *err)
-{
-    *out = NULL;
-    *n = 0;
-    char *path = sqlite3_mprintf("%s/tracebook_run.json", dir);
-    if (!path)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    json_error_t je;
-    json_t *m = json_load_file(path, 0, &je);
-    tb_status st = TB_OK;
-    if (!m) {
-        st = tb_error_at(err, TB_ERR_PARSE, path, je.line, je.column, -1, "%s", je.text);
-        goto done;
-    }
-    json_t *in = json_object_get(m, "inputs");
-    if (!json_is_array(in) || json_array_size(in) == 0) {
-        st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "no 'inputs' list: not the folder of a report run");
-        goto done;
-    }
-    if (!(*out = calloc(json_array_size(in), sizeof **out))) {
-        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < json_array_size(in); i++) {
-        const char *s = json_string_value(json_array_get(in, i));
-        if (!s) {
-            st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "'inputs' entry %zu is not a string", i);
-            goto done;
-        }
-        struct stat sb;
-        char *p = NULL;
-        /* as written (the earlier run's current directory, usually this one), else beside the folder */
-        if (s[0] == '/' || stat(s, &sb) == 0) {
-            p = strdup(s);
-        } else {
-            size_t k = strlen(dir) + strlen(s) + 2;
-            if ((p = malloc(k)))
-                snprintf(p, k, "%s/%s", dir, s);
-        }
-        if (!p) {
-            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        (*out)[(*n)++] = p;
-    }
-done:
-    if (st) {
-        for (size_t i = 0; i < *n; i++)
-            free((*out)[i]);
-        free(*out);
-        *out = NULL;
-        *n = 0;
-    }
-    json_decref(m);
-    sqlite3_free(path);
-    return st;
-}

@@ -49,6 +49,7 @@
 #include "query/file_ids.h"
 #include "spec/msprof_reports.h"
 #include "nightly/rowkey.h"
+#include "report/manifest.h"
 #include "session/session.h"
 #include "spec/spec.h"
 #include "tracebook/db.h"
@@ -536,9 +537,7 @@ tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_histor
             json_array_append_new(in, json_string(in_v[i]));
         if (win_w->set) {
             json_decref(win);
-            win = json_pack("{s:I,s:I,s:I}", "model_id", (json_int_t)win_w->model_id, "iteration_id",
-                            (json_int_t)win_w->iteration_id, "iteration_count",
-                            (json_int_t)win_w->iteration_count);
+            win = manifest_window(win_w, NULL);
         }
         char *ins = json_dumps(in, JSON_COMPACT), *wins = win_w->set ? json_dumps(win, JSON_COMPACT) : NULL;
         json_decref(in);
@@ -1717,7 +1716,7 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
     night_t *nights = NULL;
     size_t n_nights = 0;
     xlsx_book *book = NULL;
-    char *book_path = NULL, *text = NULL, *path = NULL;
+    char *book_path = NULL;
     json_t *reports = json_array(), *meta = NULL, *verdicts = NULL, *vfiles = json_array();
     file_ids ids = {0};
     int dir_fd = -1;
@@ -1863,9 +1862,7 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
     }
     if (st)
         goto done;
-    meta = json_object();
-    json_object_set_new(meta, "tool", json_string("tracebook"));
-    json_object_set_new(meta, "version", json_string(tb_version()));
+    meta = manifest_new();
     json_object_set_new(meta, "command", json_string("history report"));
     json_object_set_new(meta, "history", json_string(job->history));
     json_object_set_new(meta, "spec", json_string(given->path));
@@ -1902,23 +1899,14 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
     sqlite3_finalize(q);
     q = NULL;
     json_object_set_new(meta, "verdict_counts", counts);
-    text = json_dumps(meta, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    path = sqlite3_mprintf("%s/tracebook_run.json", job->out_dir);
-    char *withnl = text && path ? sqlite3_mprintf("%s\n", text) : NULL;
-    if (!withnl) {
-        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    st = json_write_file(path, withnl, err);
-    sqlite3_free(withnl);
+    char meta_path[4200];
+    st = manifest_write(job->out_dir, meta, NULL, meta_path, sizeof meta_path, err);
     if (!st && job->written)
-        job->written(job->ctx, path);
+        job->written(job->ctx, meta_path);
 done:
     sqlite3_finalize(q);
     xlsx_destroy(book);
     sqlite3_free(book_path);
-    free(text);
-    sqlite3_free(path);
     json_decref(meta);
     json_decref(reports);
     json_decref(verdicts);
@@ -1936,38 +1924,3 @@ done:
     return st;
 }
 
-tb_status tb_run_spec_window(const char *dir, char **spec, tb_window *w, tb_error *err)
-{
-    *spec = NULL;
-    memset(w, 0, sizeof *w);
-    char *path = sqlite3_mprintf("%s/tracebook_run.json", dir);
-    if (!path)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    json_error_t je;
-    json_t *m = json_load_file(path, 0, &je);
-    tb_status st = TB_OK;
-    if (!m) {
-        st = tb_error_at(err, TB_ERR_PARSE, path, je.line, je.column, -1, "%s", je.text);
-        goto done;
-    }
-    const char *s = json_string_value(json_object_get(json_array_get(json_object_get(m, "specs"), 0), "path"));
-    if (!s) {
-        st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "no 'specs' list: not the folder of a report run");
-        goto done;
-    }
-    if (!(*spec = strdup(s))) {
-        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    json_t *win = json_object_get(m, "window");
-    if (json_is_object(win)) {
-        w->set = 1;
-        w->model_id = json_integer_value(json_object_get(win, "model_id"));
-        w->iteration_id = json_integer_value(json_object_get(win, "iteration_id"));
-        w->iteration_count = json_integer_value(json_object_get(win, "iteration_count"));
-    }
-done:
-    json_decref(m);
-    sqlite3_free(path);
-    return st;
-}

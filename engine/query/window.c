@@ -805,6 +805,15 @@ tb_status window_for_rank(sqlite3 *db, const tb_window *w, int64_t shown, int re
     return rc;
 }
 
+void window_text(const tb_window *w, char *out, size_t n)
+{
+    if (!w->set)
+        snprintf(out, n, "the whole run");
+    else
+        snprintf(out, n, "model %" PRId64 ", iterations %" PRId64 " to %" PRId64, w->model_id, w->iteration_id,
+                 w->iteration_id + w->iteration_count - 1);
+}
+
 void window_label(const tb_window *w, char *out, size_t n)
 {
     if (!w->set)

@@ -69,6 +69,9 @@ tb_status window_for_rank(sqlite3 *db, const tb_window *w, int64_t shown, int re
 /* Frees what window_apply put in info. */
 void window_info_finish(window_info *info);
 
+/* The window in words: "model M, iterations I to J", "the whole run" without one. */
+void window_text(const tb_window *w, char *out, size_t n);
+
 /* The window's label in file names: "I" or "I_J" ("" without a window). */
 void window_label(const tb_window *w, char *out, size_t n);
 

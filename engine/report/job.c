@@ -36,6 +36,8 @@
 #include "output/output.h"
 #include "query/file_ids.h"
 #include "query/runner.h"
+#include "query/window.h"
+#include "report/manifest.h"
 #include "report/report.h"
 #include "spec/msprof_reports.h"
 #include "scale/scale.h"
@@ -199,12 +201,12 @@ static int about_build(const job_state *js, const char *label, int64_t start, ab
              tb_unit_name(o->unit));
     if (about_add(a, "units", buf))
         return -1;
+    char text[200];
+    window_text(js->window, text, sizeof text);
     if (js->window->set)
-        snprintf(buf, sizeof buf, "model %lld, iterations %lld to %lld (%s)", (long long)js->window->model_id,
-                 (long long)js->window->iteration_id,
-                 (long long)(js->window->iteration_id + js->window->iteration_count - 1), label && *label ? label : "-");
+        snprintf(buf, sizeof buf, "%s (%s)", text, label && *label ? label : "-");
     else
-        snprintf(buf, sizeof buf, "the whole run");
+        snprintf(buf, sizeof buf, "%s", text);
     if (about_add(a, "window", buf))
         return -1;
     for (size_t i = 0; i < o->n_specs; i++) {
@@ -606,23 +608,12 @@ static json_t *warnings_obj(const job_state *js, uint64_t *count)
 
 static json_t *metadata(const job_state *js, const tb_run_options *o, const tb_run_result *res, json_t *reports)
 {
-    json_t *m = json_object();
-    json_object_set_new(m, "tool", json_string("tracebook"));
-    json_object_set_new(m, "version", json_string(tb_version()));
+    json_t *m = manifest_new();
     json_t *in = json_array();
     for (size_t i = 0; i < js->n_in; i++)
         json_array_append_new(in, json_string(js->in[i]));
     json_object_set_new(m, "inputs", in);
-    if (o->window.set) {
-        json_t *w = json_object();
-        json_object_set_new(w, "model_id", json_integer(o->window.model_id));
-        json_object_set_new(w, "iteration_id", json_integer(o->window.iteration_id));
-        json_object_set_new(w, "iteration_count", json_integer(o->window.iteration_count));
-        json_object_set_new(w, "label", json_string(res->window_label));
-        json_object_set_new(m, "window", w);
-    } else {
-        json_object_set_new(m, "window", json_null());
-    }
+    json_object_set_new(m, "window", manifest_window(&o->window, res->window_label));
     json_object_set_new(m, "timeunit", json_string(tb_unit_name(o->unit)));
     json_t *specs = json_array();
     for (size_t i = 0; i < o->n_specs; i++) {
@@ -654,66 +645,6 @@ static json_t *metadata(const job_state *js, const tb_run_options *o, const tb_r
     if (w)
         json_object_set_new(m, "warnings", w);
     return m;
-}
-
-/* Adds every string of a "files" array under v, at any depth, to set (an object used as a set). */
-static void files_of(json_t *v, int in_files, json_t *set)
-{
-    const char *k;
-    json_t *x;
-    size_t i;
-    if (json_is_object(v)) {
-        json_object_foreach(v, k, x)
-            files_of(x, !strcmp(k, "files"), set);
-    } else if (json_is_array(v)) {
-        json_array_foreach(v, i, x) {
-            if (in_files && json_is_string(x))
-                json_object_set_new(set, json_string_value(x), json_true());
-            else
-                files_of(x, 0, set);
-        }
-    }
-}
-
-/* keep_listings: m gets "earlier_runs", the runs an existing listing at path
- * describes (itself and its own earlier runs), less those whose files this
- * run wrote all again. A missing or unreadable listing keeps nothing. */
-static void keep_earlier(json_t *m, const char *path)
-{
-    json_t *old = json_load_file(path, 0, NULL);
-    if (!json_is_object(old)) {
-        json_decref(old);
-        return;
-    }
-    json_t *runs = json_array(), *now = json_object();
-    files_of(json_object_get(m, "reports"), 0, now);
-    json_t *prev = json_object_get(old, "earlier_runs");
-    json_t *cand = json_array();
-    size_t i;
-    json_t *r;
-    if (json_is_array(prev))
-        json_array_foreach(prev, i, r)
-            json_array_append(cand, r);
-    json_object_del(old, "earlier_runs");
-    json_array_append(cand, old);
-    json_array_foreach(cand, i, r) {
-        json_t *f = json_object();
-        files_of(r, 0, f);
-        const char *k;
-        json_t *x;
-        int superseded = 1; /* a run that listed no file protects nothing */
-        json_object_foreach(f, k, x)
-            superseded &= json_object_get(now, k) != NULL;
-        if (!superseded)
-            json_array_append(runs, r);
-        json_decref(f);
-    }
-    if (json_array_size(runs))
-        json_object_set(m, "earlier_runs", runs);
-    json_decref(runs);
-    json_decref(cand);
-    json_decref(now);
-    json_decref(old);
 }
 
 /* Does any report of the run write xlsx? */
@@ -821,38 +752,12 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
         json_t *m = metadata(&js, &o, res, js.reports);
         if (js.book)
             json_object_set_new(m, "workbook", json_string(base_name(js.book_path)));
-        if (job->keep_listings) {
-            snprintf(meta_path, sizeof meta_path, "%s/tracebook_run.json", job->out_dir);
-            keep_earlier(m, meta_path);
-        }
-        char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+        if (job->keep_listings)
+            manifest_keep_earlier(m, job->out_dir);
+        rc = manifest_write(job->out_dir, m, &js.inputs, meta_path, sizeof meta_path, err);
         json_decref(m);
-        if (!text) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        size_t n = strlen(job->out_dir) + 32;
-        char *path = malloc(n);
-        if (!path) {
-            free(text);
-            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        snprintf(path, n, "%s/tracebook_run.json", job->out_dir);
-        size_t tl = strlen(text);
-        char *withnl = realloc(text, tl + 2);
-        if (withnl) {
-            text = withnl;
-            text[tl] = '\n';
-            text[tl + 1] = 0;
-        }
-        rc = file_ids_check(&js.inputs, path, err);
-        if (!rc)
-            rc = json_write_file(path, text, err);
         if (!rc && job->written)
-            job->written(job->run.ctx, path);
-        free(text);
-        free(path);
+            job->written(job->run.ctx, meta_path);
     }
 done:
     if (dir_fd >= 0)
@@ -949,9 +854,4 @@ tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows,
         tb_temp_unregister(tmpdir);
     }
     return rc;
-}
-
-tb_status tb_shard_record(const char *shard_db, tb_error *err)
-{
-    return scale_record_shard(shard_db, err);
 }

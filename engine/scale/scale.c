@@ -102,7 +102,7 @@ char *scale_inputs(sqlite3 *db)
 }
 
 /* The shard's TB_SHARD row as a "processes" entry, and its count and inputs. */
-static tb_status shard_entry(const char *path, json_t **entry, int64_t *count, char **inputs, tb_error *err)
+tb_status scale_shard_entry(const char *path, json_t **entry, int64_t *count, char **inputs, tb_error *err)
 {
     sqlite3 *db;
     if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
@@ -137,85 +137,3 @@ static tb_status shard_entry(const char *path, json_t **entry, int64_t *count, c
     return st;
 }
 
-tb_status scale_record_shard(const char *shard_db, tb_error *err)
-{
-    char dir[PATH_MAX];
-    snprintf(dir, sizeof dir, "%s", shard_db);
-    char *slash = strrchr(dir, '/');
-    if (slash == dir)
-        dir[1] = 0;
-    else if (slash)
-        *slash = 0;
-    else
-        snprintf(dir, sizeof dir, ".");
-    json_t *entry = NULL;
-    int64_t count = 0;
-    char *inputs = NULL;
-    tb_status st = shard_entry(shard_db, &entry, &count, &inputs, err);
-    if (st != TB_OK)
-        return st;
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/tracebook_run.json", dir);
-    /* the N shards of a load may finish at once: one at a time */
-    int fd = out_dir_lock(dir, NULL, NULL);
-    json_t *m = json_load_file(path, 0, NULL);
-    json_t *in = json_array();
-    for (char *p = inputs, *nl; p && *p; p = nl ? nl + 1 : NULL) {
-        nl = strchr(p, '\n');
-        json_array_append_new(in, nl ? json_stringn(p, (size_t)(nl - p)) : json_string(p));
-        if (!nl)
-            break;
-    }
-    /* another load's record (other inputs or count) is replaced, not mixed in */
-    if (!json_is_object(m) || !json_equal(json_object_get(m, "inputs"), in) ||
-        json_integer_value(json_object_get(m, "shard_count")) != count ||
-        !json_is_array(json_object_get(m, "processes"))) {
-        json_decref(m);
-        m = json_object();
-        json_object_set_new(m, "tool", json_string("tracebook"));
-        json_object_set_new(m, "version", json_string(TB_VERSION));
-        json_object_set_new(m, "command", json_string("export db --shard"));
-        json_object_set(m, "inputs", in);
-        json_object_set_new(m, "shard_count", json_integer(count));
-        json_object_set_new(m, "processes", json_array());
-    }
-    json_decref(in);
-    json_t *list = json_object_get(m, "processes"), *sorted = json_array();
-    int64_t me = json_integer_value(json_object_get(entry, "shard"));
-    int placed = 0;
-    size_t i;
-    json_t *x;
-    json_array_foreach(list, i, x) {
-        int64_t k = json_integer_value(json_object_get(x, "shard"));
-        if (k == me)
-            continue;
-        if (!placed && k > me) {
-            json_array_append(sorted, entry);
-            placed = 1;
-        }
-        json_array_append(sorted, x);
-    }
-    if (!placed)
-        json_array_append(sorted, entry);
-    json_object_set_new(m, "processes", sorted);
-    char *text = json_dumps(m, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-    if (!text) {
-        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    } else {
-        size_t tl = strlen(text);
-        char *withnl = realloc(text, tl + 2);
-        if (withnl) {
-            text = withnl;
-            text[tl] = '\n';
-            text[tl + 1] = 0;
-        }
-        st = json_write_file(path, text, err);
-        free(text);
-    }
-    if (fd >= 0)
-        close(fd);
-    json_decref(m);
-    json_decref(entry);
-    free(inputs);
-    return st;
-}

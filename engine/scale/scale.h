@@ -32,13 +32,12 @@ json_t *scale_processes(sqlite3 *db);
 char *scale_inputs(sqlite3 *db);
 
 /*
- * Adds the figures of the shard DB at shard_db (`export db --shard`: its
- * ranks, input bytes, wall time, peak RSS) to the "processes" list of the
- * tracebook_run.json beside it, keeping the entries of the other shards of
- * the same load; the folder is locked meanwhile and the file replaced
- * atomically.
+ * The figures of the shard DB at path (`export db --shard`) as its entry of
+ * the "processes" list of tracebook_run.json (shard, of, db, ranks,
+ * input_bytes, wall_seconds, peak_rss_bytes, host: new in *entry), the
+ * load's shard count and its inputs (one a line, new in *inputs).
  */
-tb_status scale_record_shard(const char *shard_db, tb_error *err);
+tb_status scale_shard_entry(const char *path, json_t **entry, int64_t *count, char **inputs, tb_error *err);
 
 /*
  * Rank- and cluster-scope reports over shards without merging them:
