@@ -248,8 +248,10 @@ int cli_run_start(cli_run *r, const cli_args *a, unsigned what);
  * the specs); what: RUN_SESSION and its flags. Returns as cli_run_start. */
 int cli_run_open(cli_run *r, unsigned what);
 /* A session of given inputs over window w with r's options (compare's sides,
- * history's night), closed by cli_run_end. Returns as cli_run_start. */
-int cli_run_session(cli_run *r, const char *const *inputs, size_t n, const tb_window *w, tb_session **out);
+ * history's night, merge's DBs), closed by cli_run_end; lazy: open only (no DB found
+ * or built yet). Returns as cli_run_start. */
+int cli_run_session(cli_run *r, const char *const *inputs, size_t n, const tb_window *w, int lazy,
+                    tb_session **out);
 /*
  * Ends the run: prints r->err when st failed, closes the sessions, frees the
  * specs and the progress line. Returns the exit code: st's when it failed,

@@ -122,7 +122,7 @@ int cli_cmd_compare(cli_args *a)
     tb_status st = TB_OK;
     for (int k = 0; k < 2 && st == TB_OK && rc < 0; k++)
         if ((st = side_inputs(a->v[given[k]], a->n[given[k]], &side[k], &n_side[k], &run.err)) == TB_OK)
-            rc = cli_run_session(&run, (const char *const *)side[k], n_side[k], &win[k], &ss[k]);
+            rc = cli_run_session(&run, (const char *const *)side[k], n_side[k], &win[k], 0, &ss[k]);
     if (rc < 0) {
         if (out_dir)
             cli_make_parents(out_dir);

@@ -86,7 +86,7 @@ int cli_cmd_history_add(cli_args *a)
     if (!st)
         st = cli_load_spec(a->n[OPT_SPEC] ? cli_value(a, OPT_SPEC) : spec_path, &spec, &run, &run.err);
     tb_session *night = NULL;
-    rc = st ? -1 : cli_run_session(&run, (const char *const *)inputs, n_inputs, &win, &night);
+    rc = st ? -1 : cli_run_session(&run, (const char *const *)inputs, n_inputs, &win, 0, &night);
     if (rc < 0) {
         tb_history_added res;
         cli_make_parents(history);

@@ -74,17 +74,15 @@ int cli_cmd_merge(cli_args *a)
                                    "profile data)",
                                    a->pos[i]);
     }
-    cli_run run;
-    int rc = cli_run_start(&run, a, 0);
-    if (rc >= 0)
-        return rc;
     /* each DB named on its own: loaded whole, with its ranks (derived DBs are
      * passed over only when found by scanning) */
-    tb_load_options o = {.inputs = a->pos, .n_inputs = a->n_pos, .output = output, .warn = cli_on_warn,
-                         .note = cli_on_note, .progress = cli_progress_load, .phase = cli_progress_phase,
-                         .ctx = &run, .keep_going = a->n[OPT_KEEP_GOING] > 0};
+    cli_run run;
+    tb_session *s = NULL;
+    int rc = cli_run_start(&run, a, 0);
+    if (rc >= 0 || (rc = cli_run_session(&run, a->pos, a->n_pos, &run.ro.window, 1, &s)) >= 0)
+        return rc;
     cli_make_parents(output);
-    tb_status st = tb_load(&o, NULL, &run.err);
+    tb_status st = tb_session_load_to(s, output, 0, 0, NULL, &run.err);
     if (st == TB_OK)
         printf("%s\n", output);
     return cli_run_end(&run, st, TB_EXIT_OK);

@@ -165,12 +165,12 @@ static tb_status open_session(cli_run *r, tb_session_options *o, int lazy, tb_se
     return st;
 }
 
-int cli_run_session(cli_run *r, const char *const *inputs, size_t n, const tb_window *w, tb_session **out)
+int cli_run_session(cli_run *r, const char *const *inputs, size_t n, const tb_window *w, int lazy, tb_session **out)
 {
     tb_session_options o = session_options(r, inputs, n, w, 0);
     int served = -1;
     tb_session **slot = !r->extra[0] ? &r->extra[0] : &r->extra[1];
-    tb_status st = open_session(r, &o, 0, slot, &served);
+    tb_status st = open_session(r, &o, lazy, slot, &served);
     *out = *slot;
     if (served >= 0)
         return cli_run_end(r, TB_OK, served);

@@ -41,6 +41,7 @@
 #include "query/file_ids.h"
 #include "spec/msprof_reports.h"
 #include "nightly/rowkey.h"
+#include "output/table_sink.h"
 #include "report/manifest.h"
 #include "session/session.h"
 #include "spec/spec.h"
@@ -62,7 +63,7 @@ typedef struct cmp {
     rk_table t;          /* the report's columns, key and rules */
     int side;            /* the run now feeding rows: 0 base, 1 new */
     int64_t shift;       /* added to the new run's step numbers in keys (windows) */
-    sqlite3_stmt *ins;
+    char table[8];       /* the side's rows: s0, s1 */
     sqlite3_stmt *dup;
     int64_t ord;
     uint64_t rows[2];
@@ -71,11 +72,6 @@ typedef struct cmp {
     tb_error *err;
     xlsx_book *book;     /* the compare workbook, or NULL */
 } cmp;
-
-typedef struct csink {
-    tb_sink vt;
-    cmp *c;
-} csink;
 
 static tb_status sqlerr(cmp *c, const char *what)
 {
@@ -95,44 +91,12 @@ static tb_status exec(cmp *c, const char *sql)
 
 /* ---- the collecting sink -------------------------------------------------- */
 
-static tb_status prepare_side(cmp *c)
+/* The side's columns: the base's are the report's; the new run's must match them. */
+static tb_status side_begin(void *ctx, const tb_sink_column *cols, size_t n, tb_error *err)
 {
-    char *sql = NULL;
-    size_t cap = 256 + c->t.n_cols * 16, n;
-    tb_status st = TB_OK;
-    if (!(sql = malloc(cap)))
-        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-    sqlite3_finalize(c->ins);
-    sqlite3_finalize(c->dup);
-    c->ins = c->dup = NULL;
-    n = (size_t)snprintf(sql, cap, "CREATE TABLE s%d(k0 TEXT, k TEXT, ord INTEGER", c->side);
-    for (size_t i = 0; i < c->t.n_cols; i++)
-        n += (size_t)snprintf(sql + n, cap - n, ", c%zu", i);
-    snprintf(sql + n, cap - n, "); CREATE INDEX s%d_k ON s%d(k); CREATE INDEX s%d_k0 ON s%d(k0)", c->side, c->side,
-             c->side, c->side);
-    if ((st = exec(c, sql)))
-        goto done;
-    n = (size_t)snprintf(sql, cap, "INSERT INTO s%d VALUES(?, ?, ?", c->side);
-    for (size_t i = 0; i < c->t.n_cols; i++)
-        n += (size_t)snprintf(sql + n, cap - n, ", ?");
-    snprintf(sql + n, cap - n, ")");
-    if (sqlite3_prepare_v2(c->db, sql, -1, &c->ins, NULL) != SQLITE_OK) {
-        st = sqlerr(c, "prepare");
-        goto done;
-    }
-    snprintf(sql, cap, "SELECT count(*) FROM s%d WHERE k0 = ?", c->side);
-    if (sqlite3_prepare_v2(c->db, sql, -1, &c->dup, NULL) != SQLITE_OK)
-        st = sqlerr(c, "prepare");
-done:
-    free(sql);
-    return st;
-}
-
-static tb_status s_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
-{
-    cmp *c = ((csink *)s)->c;
+    cmp *c = ctx;
     c->err = err;
-    if (c->side == 1 && c->t.cols) {
+    if (c->t.cols) {
         if (n != c->t.n_cols)
             return tb_error_set(err, TB_ERR_INTERNAL, "report '%s' has %zu columns in one run and %zu in the other",
                                 c->rep->id, c->t.n_cols, n);
@@ -142,12 +106,32 @@ static tb_status s_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_er
             return st;
     }
     c->ord = 0;
-    return prepare_side(c);
+    return TB_OK;
 }
 
-static tb_status s_row(tb_sink *s, const tb_cell *cells, tb_error *err)
+/* The side's table is made: its key indexes, and the count of a key seen before. */
+static tb_status side_made(void *ctx, tb_error *err)
 {
-    cmp *c = ((csink *)s)->c;
+    cmp *c = ctx;
+    char sql[200];
+    c->err = err;
+    sqlite3_finalize(c->dup);
+    c->dup = NULL;
+    snprintf(sql, sizeof sql, "CREATE INDEX s%d_k ON s%d(k); CREATE INDEX s%d_k0 ON s%d(k0)", c->side, c->side,
+             c->side, c->side);
+    tb_status st = exec(c, sql);
+    if (st)
+        return st;
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM s%d WHERE k0 = ?", c->side);
+    if (sqlite3_prepare_v2(c->db, sql, -1, &c->dup, NULL) != SQLITE_OK)
+        return sqlerr(c, "prepare");
+    return TB_OK;
+}
+
+/* A row's key (k0, and k: k0 made unique by its count), and its place. */
+static tb_status side_key(void *ctx, sqlite3_stmt *ins, const tb_cell *cells, tb_error *err)
+{
+    cmp *c = ctx;
     tb_status st;
     c->err = err;
     if (!c->t.decided && (st = rk_decide(&c->t, cells, err)))
@@ -161,50 +145,40 @@ static tb_status s_row(tb_sink *s, const tb_cell *cells, tb_error *err)
     if (sqlite3_step(c->dup) == SQLITE_ROW)
         seen = sqlite3_column_int64(c->dup, 0);
     sqlite3_reset(c->dup);
-    sqlite3_bind_text(c->ins, 1, k0, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(ins, 1, k0, -1, SQLITE_TRANSIENT);
     if (seen) {
         char *k = sqlite3_mprintf("%s\x1f#%lld", k0, (long long)seen + 1);
         if (!k)
             return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        sqlite3_bind_text(c->ins, 2, k, -1, sqlite3_free);
+        sqlite3_bind_text(ins, 2, k, -1, sqlite3_free);
     } else {
-        sqlite3_bind_text(c->ins, 2, k0, -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(ins, 2, k0, -1, SQLITE_TRANSIENT);
     }
-    sqlite3_bind_int64(c->ins, 3, c->ord++);
-    for (size_t i = 0; i < c->t.n_cols; i++) {
-        const tb_cell *x = &cells[i];
-        int p = (int)i + 4;
-        switch (x->kind) {
-        case TB_CELL_INT:
-            if (x->scale)
-                sqlite3_bind_double(c->ins, p, (double)x->i / rk_pow10(x->scale));
-            else
-                sqlite3_bind_int64(c->ins, p, x->i);
-            break;
-        case TB_CELL_REAL: sqlite3_bind_double(c->ins, p, x->d); break;
-        case TB_CELL_TEXT: sqlite3_bind_text(c->ins, p, x->s, (int)x->n, SQLITE_TRANSIENT); break;
-        default: sqlite3_bind_null(c->ins, p); break;
-        }
-    }
-    int rc = sqlite3_step(c->ins);
-    sqlite3_reset(c->ins);
-    sqlite3_clear_bindings(c->ins);
-    if (rc != SQLITE_DONE)
-        return sqlerr(c, "insert");
+    sqlite3_bind_int64(ins, 3, c->ord++);
+    return TB_OK;
+}
+
+static void side_row(void *ctx)
+{
+    cmp *c = ctx;
     c->rows[c->side]++;
-    return TB_OK;
 }
 
-static tb_status s_finish(tb_sink *s, tb_error *err)
+static tb_status side_fail(void *ctx, tb_error *err)
 {
-    (void)s;
-    (void)err;
-    return TB_OK;
+    cmp *c = ctx;
+    c->err = err;
+    return sqlerr(c, "insert");
 }
 
-static void s_destroy(tb_sink *s)
+/* The sink of the current side's rows: table s0 (base) or s1 (new). */
+static tb_status side_sink(cmp *c, tb_sink **out, tb_error *err)
 {
-    free(s);
+    snprintf(c->table, sizeof c->table, "s%d", c->side);
+    table_sink_options o = {.db = c->db, .table = c->table, .lead = "k0 TEXT, k TEXT, ord INTEGER", .n_lead = 3,
+                            .begin = side_begin, .made = side_made, .bind_lead = side_key, .inserted = side_row,
+                            .fail = side_fail, .scaled_real = 1, .ctx = c};
+    return table_sink_create(&o, out, err);
 }
 
 static tb_status open_collect(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
@@ -215,14 +189,25 @@ static tb_status open_collect(void *ctx, const tb_spec *spec, const tb_spec_repo
     (void)format;
     (void)label;
     cmp *c = ctx;
-    csink *s = calloc(1, sizeof *s);
-    if (!s)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    s->vt = (tb_sink){.begin = s_begin, .row = s_row, .finish = s_finish, .destroy = s_destroy};
-    s->c = c;
     c->ran[c->side] = 1;
-    *out = &s->vt;
-    return TB_OK;
+    return side_sink(c, out, err);
+}
+
+/* A side the report gave no rows on: its table, empty, for the comparison's joins. */
+static tb_status empty_side(cmp *c)
+{
+    tb_sink *s = NULL;
+    /* the report's columns are known from the other side: only their number matters here */
+    tb_sink_column *blank = calloc(c->t.n_cols ? c->t.n_cols : 1, sizeof *blank);
+    if (!blank)
+        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    tb_status st = side_sink(c, &s, c->err);
+    if (!st)
+        st = s->begin(s, blank, c->t.n_cols, c->err);
+    if (s)
+        s->destroy(s);
+    free(blank);
+    return st;
 }
 
 static void on_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
@@ -582,7 +567,7 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
     for (int side = 0; side < 2 && !st; side++)
         if (!made[side]) {
             c->side = side;
-            st = prepare_side(c);
+            st = empty_side(c);
         }
     if (st)
         goto done;
@@ -887,7 +872,6 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         json_object_set_new(entry, "id", json_string(rep->id));
         st = compare_report(&c, rep, entry, res);
         json_array_append_new(reports, entry);
-        sqlite3_finalize(c.ins);
         sqlite3_finalize(c.dup);
         rk_free(&c.t);
         free(c.skipped);

@@ -13,7 +13,7 @@
  * appending at once both land, one after the other.
  *
  * `history report` reads the rows back per report, keys them as compare
- * does (report/rowkey.c: the spec's key:, normalize: and rules), and for
+ * does (nightly/rowkey.c: the spec's key:, normalize: and rules), and for
  * each key and numeric column sets the nights side by side. Each night is
  * judged against the nights before it: the median and the MAD (median
  * absolute deviation) of up to `nights` earlier values (8 by default, 3 at
@@ -49,6 +49,7 @@
 #include "query/file_ids.h"
 #include "spec/msprof_reports.h"
 #include "nightly/rowkey.h"
+#include "output/table_sink.h"
 #include "report/manifest.h"
 #include "session/session.h"
 #include "spec/spec.h"
@@ -190,27 +191,32 @@ static void utc_now(char *buf, size_t n)
 typedef struct hadd {
     sqlite3 *db;
     const char *path;
-    sqlite3_stmt *col, *cell, *rep;
+    sqlite3_stmt *col, *rep;
     tb_error *err;
     uint64_t rows;
     size_t reports;
+    /* the report being kept: its rows go to t_rows, then cell by cell to t_cell */
+    const tb_spec_report *now;
+    size_t n_cols;
+    int64_t row;
+    int made;                /* t_rows holds the report's rows */
+    tb_status failed;        /* a failure after a report, raised when the run returns */
 } hadd;
 
-typedef struct hsink {
-    tb_sink vt;
-    hadd *h;
-    const tb_spec_report *rep;
-    int64_t row;
-    size_t n;
-} hsink;
-
-static tb_status h_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
+static tb_status h_fail(void *ctx, tb_error *err)
 {
-    hsink *k = (hsink *)s;
-    hadd *h = k->h;
-    k->n = n;
+    hadd *h = ctx;
+    return dberr(h->db, h->path, err);
+}
+
+/* The report's columns into t_column, before its rows' table is made. */
+static tb_status h_columns(void *ctx, const tb_sink_column *cols, size_t n, tb_error *err)
+{
+    hadd *h = ctx;
+    h->n_cols = n;
+    h->row = 0;
     for (size_t i = 0; i < n; i++) {
-        sqlite3_bind_text(h->col, 1, k->rep->id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(h->col, 1, h->now->id, -1, SQLITE_STATIC);
         sqlite3_bind_int64(h->col, 2, (int64_t)i);
         sqlite3_bind_text(h->col, 3, cols[i].header, -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(h->col, 4, cols[i].name ? cols[i].name : cols[i].header, -1, SQLITE_TRANSIENT);
@@ -220,48 +226,22 @@ static tb_status h_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_er
         if (rc != SQLITE_DONE)
             return dberr(h->db, h->path, err);
     }
+    h->made = 1;
     return TB_OK;
 }
 
-static tb_status h_row(tb_sink *s, const tb_cell *cells, tb_error *err)
+static tb_status h_row(void *ctx, sqlite3_stmt *ins, const tb_cell *cells, tb_error *err)
 {
-    hsink *k = (hsink *)s;
-    hadd *h = k->h;
-    for (size_t i = 0; i < k->n; i++) {
-        const tb_cell *x = &cells[i];
-        if (x->kind == TB_CELL_NULL)
-            continue;
-        sqlite3_bind_text(h->cell, 1, k->rep->id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(h->cell, 2, k->row);
-        sqlite3_bind_int64(h->cell, 3, (int64_t)i);
-        if (x->kind == TB_CELL_INT && x->scale == 0)
-            sqlite3_bind_int64(h->cell, 4, x->i);
-        else if (x->kind == TB_CELL_INT)
-            sqlite3_bind_double(h->cell, 4, (double)x->i / rk_pow10(x->scale));
-        else if (x->kind == TB_CELL_REAL)
-            sqlite3_bind_double(h->cell, 4, x->d);
-        else
-            sqlite3_bind_text(h->cell, 4, x->s, (int)x->n, SQLITE_TRANSIENT);
-        int rc = sqlite3_step(h->cell);
-        sqlite3_reset(h->cell);
-        if (rc != SQLITE_DONE)
-            return dberr(h->db, h->path, err);
-    }
-    k->row++;
-    h->rows++;
-    return TB_OK;
-}
-
-static tb_status h_finish(tb_sink *s, tb_error *err)
-{
-    (void)s;
+    (void)cells;
     (void)err;
+    hadd *h = ctx;
+    sqlite3_bind_int64(ins, 1, h->row++);
     return TB_OK;
 }
 
-static void h_destroy(tb_sink *s)
+static void h_counted(void *ctx)
 {
-    free(s);
+    ((hadd *)ctx)->rows++;
 }
 
 static tb_status h_open(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
@@ -270,19 +250,44 @@ static tb_status h_open(void *ctx, const tb_spec *spec, const tb_spec_report *re
     (void)spec;
     (void)format;
     (void)label;
-    hsink *s = calloc(1, sizeof *s);
-    if (!s)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    s->vt = (tb_sink){.begin = h_begin, .row = h_row, .finish = h_finish, .destroy = h_destroy};
-    s->h = ctx;
-    s->rep = rep;
-    *out = &s->vt;
-    return TB_OK;
+    hadd *h = ctx;
+    h->now = rep;
+    table_sink_options o = {.db = h->db, .table = "t_rows", .lead = "row INTEGER", .n_lead = 1, .begin = h_columns,
+                            .bind_lead = h_row, .inserted = h_counted, .fail = h_fail, .scaled_real = 1, .ctx = h};
+    return table_sink_create(&o, out, err);
+}
+
+/* The report's rows, kept in t_rows, into t_cell: one row per cell that is
+ * not NULL, row by row, then t_rows goes. */
+static tb_status h_cells(hadd *h, tb_error *err)
+{
+    sqlite3_str *q = sqlite3_str_new(h->db);
+    sqlite3_str_appendall(q, "INSERT INTO t_cell SELECT ?1, row, col, value FROM (");
+    for (size_t i = 0; i < h->n_cols; i++)
+        sqlite3_str_appendf(q, "%sSELECT row, %d AS col, c%d AS value FROM t_rows", i ? " UNION ALL " : "", (int)i, (int)i);
+    if (!h->n_cols)
+        sqlite3_str_appendall(q, "SELECT 0 AS row, 0 AS col, NULL AS value");
+    sqlite3_str_appendall(q, ") WHERE value IS NOT NULL ORDER BY row, col");
+    char *sql = sqlite3_str_finish(q);
+    sqlite3_stmt *st = NULL;
+    tb_status rc = TB_OK;
+    if (!sql)
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    else if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK ||
+             sqlite3_bind_text(st, 1, h->now->id, -1, SQLITE_STATIC) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE ||
+             sqlite3_exec(h->db, "DROP TABLE t_rows", NULL, NULL, NULL) != SQLITE_OK)
+        rc = dberr(h->db, h->path, err);
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+    h->made = 0;
+    return rc;
 }
 
 static void h_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
 {
     hadd *h = ctx;
+    if (h->made && !h->failed)
+        h->failed = h_cells(h, h->err);
     sqlite3_bind_text(h->rep, 1, rep->id, -1, SQLITE_STATIC);
     sqlite3_bind_text(h->rep, 2, rep->title ? rep->title : rep->id, -1, SQLITE_STATIC);
     sqlite3_bind_int64(h->rep, 3, skipped ? 0 : (int64_t)rows);
@@ -491,7 +496,6 @@ tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_histor
                  "BEGIN",
                  err);
     if (!st && (sqlite3_prepare_v2(db, "INSERT INTO t_column VALUES(?, ?, ?, ?, ?)", -1, &h.col, NULL) != SQLITE_OK ||
-                sqlite3_prepare_v2(db, "INSERT INTO t_cell VALUES(?, ?, ?, ?)", -1, &h.cell, NULL) != SQLITE_OK ||
                 sqlite3_prepare_v2(db, "INSERT INTO t_report VALUES(?, ?, ?, ?)", -1, &h.rep, NULL) != SQLITE_OK))
         st = dberr(db, job->history, err);
     if (!st) {
@@ -512,9 +516,10 @@ tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_histor
                             .ctx = job->ctx};
         tb_run_result rr;
         st = tb_report_run(&o, &rr, err);
+        if (!st && h.failed)
+            st = h.failed;
     }
     sqlite3_finalize(h.col);
-    sqlite3_finalize(h.cell);
     sqlite3_finalize(h.rep);
     if (!st)
         st = run_sql(db, job->history, "COMMIT", err);
@@ -746,19 +751,6 @@ static tb_status serr(trend *T, const char *what)
     return tb_error_set(T->err, TB_ERR_DB, "history report: %s: %s", what, sqlite3_errmsg(T->sdb));
 }
 
-/* A stored cell as a tb_cell (text borrowed from the statement). */
-static tb_cell stored_cell(sqlite3_stmt *q, int col)
-{
-    switch (sqlite3_column_type(q, col)) {
-    case SQLITE_INTEGER: return (tb_cell){.kind = TB_CELL_INT, .i = sqlite3_column_int64(q, col)};
-    case SQLITE_FLOAT: return (tb_cell){.kind = TB_CELL_REAL, .d = sqlite3_column_double(q, col)};
-    case SQLITE_TEXT:
-        return (tb_cell){.kind = TB_CELL_TEXT, .s = (const char *)sqlite3_column_text(q, col),
-                         .n = (size_t)sqlite3_column_bytes(q, col)};
-    default: return (tb_cell){.kind = TB_CELL_NULL};
-    }
-}
-
 /* The stored report of night k (its night_report id), or 0. */
 static int64_t night_report(trend *T, size_t k)
 {
@@ -862,7 +854,7 @@ static tb_status load_night(trend *T, size_t k, int64_t rid, sqlite3_stmt *ins, 
             int col = sqlite3_column_int(q, 1);
             for (size_t i = 0; i < nc; i++)
                 if (map[i] == col) {
-                    cells[i] = stored_cell(q, 2);
+                    cells[i] = cell_from_column(q, 2);
                     if (cells[i].kind == TB_CELL_TEXT) {
                         texts[i] = malloc(cells[i].n + 1);
                         if (texts[i]) {
@@ -1477,7 +1469,7 @@ static tb_status trend_report(trend *T, repctx *R)
             size_t o2 = 0;
             for (size_t j = 0; j < nc; j++)
                 if (T->t.cols[j].key)
-                    cells[o2++] = stored_cell(keys, 3 + (int)j);
+                    cells[o2++] = cell_from_column(keys, 3 + (int)j);
             char *h = unit_header(T, i);
             if (!h) {
                 st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
@@ -1677,7 +1669,7 @@ static tb_status write_verdicts(sqlite3 *sdb, const tb_history_report_job *job, 
         for (int i = 0; i < (int)NH; i++)
             c[i] = i >= 4 && i <= 8 ? (sqlite3_column_type(q, i) == SQLITE_NULL ? (tb_cell){.kind = TB_CELL_NULL}
                                                                                   : num_cell(sqlite3_column_double(q, i)))
-                                    : stored_cell(q, i);
+                                    : cell_from_column(q, i);
         st = out_row(&o, c, err);
         if (sqlite3_column_int64(q, 11) != latest)
             continue;

@@ -16,8 +16,8 @@
  *     rk_key(&t, cells, 0, err);             (t.keybuf: this row's key)
  *     rk_free(&t);
  */
-#ifndef TB_REPORT_ROWKEY_H
-#define TB_REPORT_ROWKEY_H
+#ifndef TB_NIGHTLY_ROWKEY_H
+#define TB_NIGHTLY_ROWKEY_H
 
 #include <stddef.h>
 #include <stdint.h>

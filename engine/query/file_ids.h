@@ -8,8 +8,8 @@
  * DB, the specs and their sql_files. Before an output is put in place,
  * file_ids_check() refuses a path that is one of them.
  */
-#ifndef TB_REPORT_FILE_IDS_H
-#define TB_REPORT_FILE_IDS_H
+#ifndef TB_QUERY_FILE_IDS_H
+#define TB_QUERY_FILE_IDS_H
 
 #include <sqlite3.h>
 #include <stddef.h>

@@ -40,7 +40,7 @@
 #include "tracebook/query.h"
 
 /* Functions report SQL may call, sorted (case-insensitive compare); tb_rank_row
- * is the rank views' own (report/window.c), read-only like the rest. */
+ * is the rank views' own (query/window.c), read-only like the rest. */
 static const char *const allowed_functions[] = {
     "->", "->>", "abs", "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "avg", "ceil", "ceiling",
     "char", "coalesce", "cos", "cosh", "count", "cume_dist", "current_date", "current_time", "current_timestamp",

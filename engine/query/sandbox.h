@@ -2,8 +2,8 @@
 /*
  * sandbox.h - what report SQL may do (sandbox.c).
  */
-#ifndef TB_REPORT_SANDBOX_H
-#define TB_REPORT_SANDBOX_H
+#ifndef TB_QUERY_SANDBOX_H
+#define TB_QUERY_SANDBOX_H
 
 #include <sqlite3.h>
 #include <stddef.h>

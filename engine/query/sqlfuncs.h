@@ -38,8 +38,8 @@
  * All are deterministic (and innocuous); none supports use as a window
  * function.
  */
-#ifndef TB_REPORT_SQLFUNCS_H
-#define TB_REPORT_SQLFUNCS_H
+#ifndef TB_QUERY_SQLFUNCS_H
+#define TB_QUERY_SQLFUNCS_H
 
 #include <sqlite3.h>
 

@@ -2,8 +2,8 @@
 /*
  * window.h - the iteration window (--model-id/--iteration-id/--iteration-count).
  */
-#ifndef TB_REPORT_WINDOW_H
-#define TB_REPORT_WINDOW_H
+#ifndef TB_QUERY_WINDOW_H
+#define TB_QUERY_WINDOW_H
 
 #include <sqlite3.h>
 #include <stdint.h>

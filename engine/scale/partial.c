@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "output/table_sink.h"
 #include "query/runner.h"
 #include "scale/scale.h"
 #include "spec/spec.h"
@@ -66,21 +67,15 @@ typedef struct part_writer {
     const char *path;
     int64_t shard;
     const tb_run_options *run;
-    /* the report being captured: its number and rank, and its row insert */
+    /* the report being captured: its number and rank, its rows' table */
     int64_t k, rank, seq;
-    sqlite3_stmt *ins;
-    size_t ncols;
+    char table[48];
     const tb_spec_report *rep; /* the report whose requirements unmet holds */
     char unmet[256];
     int64_t notes;           /* notes kept */
     tb_status failed;        /* a callback's error, raised when the run returns */
     tb_error err;
 } part_writer;
-
-typedef struct capture {
-    tb_sink base;
-    part_writer *pw;
-} capture;
 
 /* The number of report rep among all the specs' reports, or -1. */
 static int64_t report_number(const tb_run_options *o, const tb_spec_report *rep)
@@ -93,9 +88,16 @@ static int64_t report_number(const tb_run_options *o, const tb_spec_report *rep)
     return -1;
 }
 
-static tb_status cap_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
+static tb_status cap_fail(void *ctx, tb_error *err)
 {
-    part_writer *pw = ((capture *)s)->pw;
+    part_writer *pw = ctx;
+    return db_fail(pw->db, pw->path, err);
+}
+
+/* The report's columns, before its rows' table TB_PART_ROWS_<k> is made. */
+static tb_status cap_columns(void *ctx, const tb_sink_column *cols, size_t n, tb_error *err)
+{
+    part_writer *pw = ctx;
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(pw->db, "INSERT INTO TB_PART_COLUMN VALUES(?,?,?,?,?,?)", -1, &q, NULL) != SQLITE_OK)
         return db_fail(pw->db, pw->path, err);
@@ -113,63 +115,19 @@ static tb_status cap_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_
         sqlite3_reset(q);
     }
     sqlite3_finalize(q);
-    sqlite3_str *ddl = sqlite3_str_new(pw->db), *ins = sqlite3_str_new(pw->db);
-    sqlite3_str_appendf(ddl, "CREATE TABLE \"TB_PART_ROWS_%lld\" (rank INTEGER, seq INTEGER", (long long)pw->k);
-    sqlite3_str_appendf(ins, "INSERT INTO \"TB_PART_ROWS_%lld\" VALUES(?,?", (long long)pw->k);
-    for (size_t i = 0; i < n; i++) {
-        sqlite3_str_appendf(ddl, ", c%d", (int)i);
-        sqlite3_str_appendall(ins, ",?");
-    }
-    sqlite3_str_appendall(ddl, ")");
-    sqlite3_str_appendall(ins, ")");
-    char *d = sqlite3_str_finish(ddl), *iq = sqlite3_str_finish(ins);
-    tb_status rc = TB_OK;
-    if (!d || !iq)
-        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    else if (sqlite3_exec(pw->db, d, NULL, NULL, NULL) != SQLITE_OK ||
-             sqlite3_prepare_v2(pw->db, iq, -1, &pw->ins, NULL) != SQLITE_OK)
-        rc = db_fail(pw->db, pw->path, err);
-    sqlite3_free(d);
-    sqlite3_free(iq);
-    pw->ncols = n;
     pw->seq = 0;
-    return rc;
-}
-
-static tb_status cap_row(tb_sink *s, const tb_cell *cells, tb_error *err)
-{
-    part_writer *pw = ((capture *)s)->pw;
-    sqlite3_stmt *q = pw->ins;
-    sqlite3_bind_int64(q, 1, pw->rank);
-    sqlite3_bind_int64(q, 2, pw->seq++);
-    for (size_t i = 0; i < pw->ncols; i++) {
-        const tb_cell *c = &cells[i];
-        int at = (int)i + 3;
-        switch (c->kind) {
-        case TB_CELL_INT: sqlite3_bind_int64(q, at, c->i); break;
-        case TB_CELL_REAL: sqlite3_bind_double(q, at, c->d); break;
-        case TB_CELL_TEXT: sqlite3_bind_text64(q, at, c->s, (sqlite3_uint64)c->n, SQLITE_TRANSIENT, SQLITE_UTF8); break;
-        default: sqlite3_bind_null(q, at); break;
-        }
-    }
-    int rc = sqlite3_step(q);
-    sqlite3_reset(q);
-    return rc == SQLITE_DONE ? TB_OK : db_fail(pw->db, pw->path, err);
-}
-
-static tb_status cap_finish(tb_sink *s, tb_error *err)
-{
-    (void)s;
-    (void)err;
     return TB_OK;
 }
 
-static void cap_destroy(tb_sink *s)
+/* A row's rank (its id in the load) and its place among the report's rows. */
+static tb_status cap_lead(void *ctx, sqlite3_stmt *ins, const tb_cell *cells, tb_error *err)
 {
-    part_writer *pw = ((capture *)s)->pw;
-    sqlite3_finalize(pw->ins);
-    pw->ins = NULL;
-    free(s);
+    (void)cells;
+    (void)err;
+    part_writer *pw = ctx;
+    sqlite3_bind_int64(ins, 1, pw->rank);
+    sqlite3_bind_int64(ins, 2, pw->seq++);
+    return TB_OK;
 }
 
 static tb_status cap_open(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
@@ -179,14 +137,12 @@ static tb_status cap_open(void *ctx, const tb_spec *spec, const tb_spec_report *
     (void)format;
     (void)label;
     part_writer *pw = ctx;
-    capture *c = calloc(1, sizeof *c);
-    if (!c)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    c->base = (tb_sink){.begin = cap_begin, .row = cap_row, .finish = cap_finish, .destroy = cap_destroy};
-    c->pw = pw;
     pw->k = report_number(pw->run, rep);
-    *out = &c->base;
-    return TB_OK;
+    snprintf(pw->table, sizeof pw->table, "\"TB_PART_ROWS_%lld\"", (long long)pw->k);
+    /* the cells as the run handed them (times already in the run's unit): the replay writes them as they are */
+    table_sink_options o = {.db = pw->db, .table = pw->table, .lead = "rank INTEGER, seq INTEGER", .n_lead = 2,
+                            .begin = cap_columns, .bind_lead = cap_lead, .fail = cap_fail, .ctx = pw};
+    return table_sink_create(&o, out, err);
 }
 
 static void cap_rank(void *ctx, const tb_spec_report *rep, int64_t rank)

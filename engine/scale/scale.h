@@ -5,8 +5,8 @@
  * on process 0, and the processes of a scaled-out run for the run metadata
  * files.
  */
-#ifndef TB_REPORT_SCALE_H
-#define TB_REPORT_SCALE_H
+#ifndef TB_SCALE_SCALE_H
+#define TB_SCALE_SCALE_H
 
 #include <jansson.h>
 #include <sqlite3.h>

@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "scale/scale.h"
 #include "session/session.h"
 #include "tracebook/error.h"
 #include "tracebook/load.h"
@@ -371,4 +372,22 @@ void dist_stop(tb_session *s, int code)
     m.stop = 1;
     m.code = code;
     bcast(s, &m, sizeof m);
+}
+
+tb_status dist_scoped_db(tb_session *s, char *books, size_t cap, tb_error *err)
+{
+    char dir[PATH_MAX];
+    char **parts = NULL;
+    size_t nparts = 0;
+    /* the processes load their parts (the round of every distributed load) */
+    tb_status st = dist_load(s, s->opt.inputs, s->opt.n_inputs, dir, sizeof dir, err);
+    if (st != TB_OK)
+        return st;
+    snprintf(books, cap, "%.4000s/books.db", dir);
+    const char *in[1] = {dir};
+    /* every process runs its shard's reports; process 0 gets the partials' paths */
+    if ((st = scoped_books(s, in, 1, books, err)) == TB_OK && (st = dist_partials(s, books, &parts, &nparts, err)) == TB_OK)
+        st = scale_gather(books, (const char *const *)parts, nparts, err);
+    free_list(parts, nparts);
+    return st;
 }

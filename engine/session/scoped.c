@@ -12,10 +12,11 @@
  * the report job writes every report from it. The outputs are those of a
  * run over the merged DB, without the merge.
  *
- * Files live in a private folder: the distributed run's round folder, else
- * scoped.tmp-<pid>@<host>-XXXXXX under the cache folder, removed when the
- * session closes (or, after a kill, by the next run of the host that makes
- * a temporary there).
+ * Files live in a private folder, scoped.tmp-<pid>@<host>-XXXXXX under the
+ * cache folder, removed when the session closes (or, after a kill, by the
+ * next run of the host that makes a temporary there). Over processes, the
+ * same is done by dist.c with the round's folder, each process running its
+ * own shard's reports at once.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -46,8 +47,7 @@ tb_status scoped_partial(tb_session *s, const char *shard, const char *books, co
     return scale_partial(&job, err);
 }
 
-/* The books DB of the shards in inputs (a books-only load). */
-static tb_status load_books(tb_session *s, const char *const *inputs, size_t n, const char *out, tb_error *err)
+tb_status scoped_books(tb_session *s, const char *const *inputs, size_t n, const char *out, tb_error *err)
 {
     tb_load_options o = session_load_options(s);
     o.inputs = inputs;
@@ -119,7 +119,7 @@ static tb_status local_partials(tb_session *s, char *books, size_t cap, char ***
         return st;
     }
     snprintf(books, cap, "%.4000s/books.db", s->folder);
-    if ((st = load_books(s, s->opt.inputs, s->opt.n_inputs, books, err)) != TB_OK)
+    if ((st = scoped_books(s, s->opt.inputs, s->opt.n_inputs, books, err)) != TB_OK)
         return st;
     char **shards = NULL;
     size_t ns = 0;
@@ -144,23 +144,9 @@ static tb_status local_partials(tb_session *s, char *books, size_t cap, char ***
 
 tb_status scoped_db(tb_session *s, char *books, size_t cap, tb_error *err)
 {
-    tb_status st = TB_OK;
     char **parts = NULL;
     size_t nparts = 0;
-    if (s->dist_size > 1) {
-        /* the processes load their parts (the round of every distributed load) */
-        char dir[PATH_MAX];
-        if ((st = dist_load(s, s->opt.inputs, s->opt.n_inputs, dir, sizeof dir, err)) != TB_OK)
-            return st;
-        snprintf(books, cap, "%.4000s/books.db", dir);
-        const char *in[1] = {dir};
-        if ((st = load_books(s, in, 1, books, err)) != TB_OK)
-            return st;
-        /* every process runs its shard's reports; process 0 gets the partials' paths */
-        st = dist_partials(s, books, &parts, &nparts, err);
-    } else {
-        st = local_partials(s, books, cap, &parts, &nparts, err);
-    }
+    tb_status st = local_partials(s, books, cap, &parts, &nparts, err);
     if (st == TB_OK)
         st = scale_gather(books, (const char *const *)parts, nparts, err);
     free_list(parts, nparts);

@@ -35,33 +35,6 @@ static int ends_with(const char *s, const char *tail)
     return n >= k && !strcmp(s + n - k, tail);
 }
 
-void session_remove_folder(const char *dir)
-{
-    DIR *d = opendir(dir);
-    struct dirent *de;
-    while (d && (de = readdir(d)) != NULL) {
-        if (de->d_name[0] == '.' && (!de->d_name[1] || (de->d_name[1] == '.' && !de->d_name[2])))
-            continue;
-        char f[PATH_MAX * 2];
-        snprintf(f, sizeof f, "%s/%s", dir, de->d_name);
-        unlink(f);
-        tb_temp_unregister(f);
-    }
-    if (d)
-        closedir(d);
-    rmdir(dir);
-    tb_temp_unregister(dir);
-}
-
-tb_load_options session_load_options(const tb_session *s)
-{
-    const tb_session_options *o = &s->opt;
-    return (tb_load_options){.inputs = o->inputs, .n_inputs = o->n_inputs, .strict = o->strict,
-                             .keep_python_functions = o->keep_python_functions, .warn = o->warn, .note = o->note,
-                             .progress = o->progress, .phase = o->phase, .ctx = o->ctx, .jobs = o->jobs,
-                             .keep_going = o->keep_going};
-}
-
 /* 1 when every input is a shard DB or a folder of them. */
 static int inputs_are_shards(const tb_session *s)
 {
@@ -110,7 +83,7 @@ static tb_status find_db(tb_session *s, tb_error *err)
     if (runs_scoped(s)) {
         s->source = TB_SOURCE_SCOPED;
         s->scoped = 1;
-        return scoped_db(s, s->path, sizeof s->path, err);
+        return (s->dist_size > 1 ? dist_scoped_db : scoped_db)(s, s->path, sizeof s->path, err);
     }
     if (s->dist_size > 1) {
         s->source = TB_SOURCE_PROCESSES;

@@ -43,7 +43,7 @@ sqlite3 *session_db(tb_session *s, tb_error *err);
  * gathered from shards (a run writes them: run_part.replay). */
 int session_replay(const tb_session *s);
 
-/* The load options of the session's inputs (output and shard fields unset). */
+/* options.c: the load options of the session's inputs (output and shard fields unset). */
 tb_load_options session_load_options(const tb_session *s);
 
 /* Removes the files of dir and dir itself (a private folder of the run). */
@@ -58,6 +58,9 @@ tb_status dist_load(tb_session *s, const char *const *inputs, size_t n, char *di
  * into a partial (books: the round's books DB); *parts gets their paths
  * (new strings in a new array). */
 tb_status dist_partials(tb_session *s, const char *books, char ***parts, size_t *n, tb_error *err);
+/* Process 0: the books DB of the processes' shards with every shard's rank-
+ * and cluster-scope rows gathered into it (scoped_db over processes). */
+tb_status dist_scoped_db(tb_session *s, char *books, size_t cap, tb_error *err);
 /* Process 0: removes the rounds' folders. */
 void dist_drop(tb_session *s);
 /* Process 0: tells the others to end with code. */
@@ -65,9 +68,11 @@ void dist_stop(tb_session *s, int code);
 /* Other processes: serve process 0's rounds until it ends; returns its code. */
 int dist_serve(tb_session *s);
 
-/* scoped.c: the books DB of the session's shards (inputs, or the processes'
- * parts) with every shard's rank- and cluster-scope rows gathered into it. */
+/* scoped.c: the books DB of the session's shard DBs with every shard's rank-
+ * and cluster-scope rows gathered into it, one shard after the other. */
 tb_status scoped_db(tb_session *s, char *books, size_t cap, tb_error *err);
+/* The books DB of the shards in inputs at out (a books-only load). */
+tb_status scoped_books(tb_session *s, const char *const *inputs, size_t n, const char *out, tb_error *err);
 /* One shard's rows of the session's reports into out. */
 tb_status scoped_partial(tb_session *s, const char *shard, const char *books, const char *out, tb_error *err);
 

@@ -4,7 +4,7 @@
  * table, for the objects linked into the loadable extension.
  *
  * engine/sqlite-ext/meson.build compiles the engine files the extension
- * needs (metrics/, report/sqlfuncs.c, util/errors.c) a second time with this
+ * needs (metrics/, query/sqlfuncs.c, util/errors.c) a second time with this
  * header forced in first (-include). sqlite3ext.h turns every sqlite3_*
  * call in them into a call through the pointer `sqlite3_api`, which
  * sqlite3_tracebook_init() sets from what the host passes. So the SQL

@@ -4,7 +4,7 @@
  * any SQLite connection (the sqlite3 shell, Python's sqlite3 module, pandas).
  *
  * sqlite3_tracebook_init() registers on the connection it is loaded into:
- *   - the SQL functions of report specs (report/sqlfuncs.c: median,
+ *   - the SQL functions of report specs (query/sqlfuncs.c: median,
  *     percentile, lower_quartile, upper_quartile, variance, stdev, var_pop,
  *     stdev_pop, union_ns, union_count, intersect_ns), and
  *     tracebook_version();

@@ -64,6 +64,7 @@ typedef struct tb_session_options {
     int keep_python_functions;
     int keep_going;             /* a missing shard or a failed process's part is a warning */
     int jobs;                   /* as tb_load_options.jobs */
+    size_t max_event_bytes;     /* as tb_load_options.max_event_bytes */
     tb_window window;           /* the run's iterations (set = 0: all) */
     /* The reports the run goes through, and how: a run whose reports are
      * all rank- or cluster-scope runs them where the ranks are (shards,

@@ -27,12 +27,15 @@
 #   sqlite-ext (none)      may use: query, spec, metrics, db, output, util
 #                          (the loadable SQLite extension)
 #
-# Two things are checked in every engine source file:
+# Three things are checked:
 #   1. each #include "..." names a header of its own stage or of a stage it
 #      may use (a private header by its folder, a public one by its stage);
 #      the umbrella tracebook.h is for the CLI and users of the library;
 #   2. each call of a function that another engine file defines (a
-#      non-static definition) goes to its own stage or to one it may use.
+#      non-static definition) goes to its own stage or to one it may use;
+#   3. no circle between files: a file that calls a function of another
+#      file is never called back by it, directly or through others (the
+#      files of a folder depend on each other in one direction, too).
 # Prints every breach as FILE:LINE: what; exits 1 when there is one.
 import os
 import re
@@ -83,6 +86,63 @@ def strip(text):
             out.append(c)
             i += 1
     return "".join(out)
+
+
+def check_circles(files, texts, defre, callre, root):
+    """Prints every circle of calls between .c files; returns their count."""
+    owner = {}
+    code = {}
+    for _, path in files:
+        if path.endswith(".c"):
+            code[path] = strip(texts[path])
+            for m in defre.finditer(code[path]):
+                owner.setdefault(m.group(1), path)
+    calls = {p: set() for p in code}
+    for p, c in code.items():
+        for m in callre.finditer(c):
+            q = owner.get(m.group(1))
+            if q and q != p:
+                calls[p].add(q)
+    # strongly connected components (Tarjan), iteratively
+    index, low, on, stack, circles = {}, {}, set(), [], []
+    counter = [0]
+    for start in sorted(calls):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(calls[start])))]
+        index[start] = low[start] = counter[0]
+        counter[0] += 1
+        stack.append(start)
+        on.add(start)
+        while work:
+            v, it = work[-1]
+            w = next(it, None)
+            if w is not None:
+                if w not in index:
+                    index[w] = low[w] = counter[0]
+                    counter[0] += 1
+                    stack.append(w)
+                    on.add(w)
+                    work.append((w, iter(sorted(calls[w]))))
+                elif w in on:
+                    low[v] = min(low[v], index[w])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[v])
+            if low[v] == index[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    circles.append(sorted(comp))
+    for comp in circles:
+        print("a circle of calls between files: %s" % ", ".join(os.path.relpath(p, root) for p in comp))
+    return len(circles)
 
 
 def main():
@@ -161,6 +221,7 @@ def main():
             line = code.count("\n", 0, m.start()) + 1
             print("%s:%d: %s calls %s() of the %s stage" % (rel, line, stage, name, owner))
             bad += 1
+    bad += check_circles(files, texts, defre, callre, root)
     if bad:
         print("%d breach(es) of the stage order (docs/architecture.md, 'Who may include whom')" % bad)
         return 1
