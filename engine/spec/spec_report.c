@@ -753,32 +753,56 @@ static tb_status read_sql_file(loader *L, const specnode *v, tb_spec_report *r)
 
 /* ---- use: built-in reports ------------------------------------------------------------ */
 
-/* Duplicates src (strings, arrays) into dst, every position pointing at file. Returns 0 or -1 (no memory). */
-static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const char *file)
+/* Copies n strings into *dst, counted as they are made so that
+ * spec_report_free frees a partial copy. Returns 0 or -1 (no memory). */
+static int copy_strings(char ***dst, size_t *ndst, char *const *src, size_t n)
 {
-#define DUP(field)                                                                                                \
-    do {                                                                                                          \
-        if (src->field && !(dst->field = strdup(src->field)))                                                     \
-            return -1;                                                                                            \
-    } while (0)
-    *dst = (tb_spec_report){
-        .limit = src->limit, .header_units = src->header_units, .outputs = src->outputs, .scope = src->scope};
-    DUP(id);
-    DUP(title);
-    DUP(description);
-    DUP(sql);
-    DUP(xlsx_sheet);
-    DUP(chart_type);
-    DUP(chart_categories);
-    if (src->n_chart_values) {
-        if (!(dst->chart_values = calloc(src->n_chart_values, sizeof *dst->chart_values)))
-            return -1;
-        for (; dst->n_chart_values < src->n_chart_values; dst->n_chart_values++)
-            if (!(dst->chart_values[dst->n_chart_values] = strdup(src->chart_values[dst->n_chart_values])))
-                return -1;
-    }
-    if (!(dst->origin = strdup(file)))
+    if (!n)
+        return 0;
+    if (!(*dst = calloc(n, sizeof **dst)))
         return -1;
+    for (; *ndst < n; (*ndst)++)
+        if (!((*dst)[*ndst] = strdup(src[*ndst])))
+            return -1;
+    return 0;
+}
+
+/* Copies the report's single strings (id, title, SQL, sheet, chart, pivot). Returns 0 or -1. */
+static int copy_texts(tb_spec_report *dst, const tb_spec_report *src)
+{
+#define DUP(field) (src->field && !(dst->field = strdup(src->field)))
+    if (DUP(id) || DUP(title) || DUP(description) || DUP(sql) || DUP(xlsx_sheet) || DUP(chart_type) ||
+        DUP(chart_categories) || DUP(pivot_key) || DUP(pivot_names) || DUP(pivot_values) || DUP(pivot_missing))
+        return -1;
+    return 0;
+#undef DUP
+}
+
+/* Copies the params, each position pointing at dst->origin. Returns 0 or -1. */
+static int copy_params(tb_spec_report *dst, const tb_spec_report *src)
+{
+    if (!src->n_params)
+        return 0;
+    if (!(dst->params = calloc(src->n_params, sizeof *dst->params)))
+        return -1;
+    for (size_t i = 0; i < src->n_params; i++) {
+        const tb_param *s = &src->params[i];
+        tb_param *d = &dst->params[i];
+        *d = *s;
+        d->name = d->s = d->help = NULL;
+        d->pos.file = dst->origin;
+        dst->n_params = i + 1; /* counted before its strings, so report_free frees a partial copy */
+        if (!(d->name = strdup(s->name)) || (s->s && !(d->s = strdup(s->s))) ||
+            (s->help && !(d->help = strdup(s->help))))
+            return -1;
+    }
+    return 0;
+}
+
+/* Copies the conditional formats and the regressions rules, each position
+ * pointing at dst->origin. Returns 0 or -1. */
+static int copy_conds_rules(tb_spec_report *dst, const tb_spec_report *src)
+{
     if (src->n_conds) {
         if (!(dst->conds = calloc(src->n_conds, sizeof *dst->conds)))
             return -1;
@@ -790,51 +814,6 @@ static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const cha
             if (!(dst->conds[i].column = strdup(src->conds[i].column)))
                 return -1;
         }
-    }
-    dst->sql_pos = (tb_spec_pos){.file = dst->origin, .line = src->sql_pos.line, .column = src->sql_pos.column};
-    dst->sql_verbatim = src->sql_verbatim;
-    if (src->n_requires) {
-        if (!(dst->requires = calloc(src->n_requires, sizeof *dst->requires)))
-            return -1;
-        for (; dst->n_requires < src->n_requires; dst->n_requires++)
-            if (!(dst->requires[dst->n_requires] = strdup(src->requires[dst->n_requires])))
-                return -1;
-    }
-    if (src->n_params) {
-        if (!(dst->params = calloc(src->n_params, sizeof *dst->params)))
-            return -1;
-        for (size_t i = 0; i < src->n_params; i++) {
-            const tb_param *s = &src->params[i];
-            tb_param *d = &dst->params[i];
-            *d = *s;
-            d->name = d->s = d->help = NULL;
-            d->pos.file = dst->origin;
-            dst->n_params = i + 1; /* counted before its strings, so report_free frees a partial copy */
-            if (!(d->name = strdup(s->name)) || (s->s && !(d->s = strdup(s->s))) ||
-                (s->help && !(d->help = strdup(s->help))))
-                return -1;
-        }
-    }
-    dst->normalize = src->normalize;
-    dst->has_rules = src->has_rules;
-    if (src->n_key) {
-        if (!(dst->key = calloc(src->n_key, sizeof *dst->key)))
-            return -1;
-        for (; dst->n_key < src->n_key; dst->n_key++)
-            if (!(dst->key[dst->n_key] = strdup(src->key[dst->n_key])))
-                return -1;
-    }
-    if ((src->pivot_key && !(dst->pivot_key = strdup(src->pivot_key))) ||
-        (src->pivot_names && !(dst->pivot_names = strdup(src->pivot_names))) ||
-        (src->pivot_values && !(dst->pivot_values = strdup(src->pivot_values))) ||
-        (src->pivot_missing && !(dst->pivot_missing = strdup(src->pivot_missing))))
-        return -1;
-    if (src->n_drop_empty) {
-        if (!(dst->drop_empty = calloc(src->n_drop_empty, sizeof *dst->drop_empty)))
-            return -1;
-        for (; dst->n_drop_empty < src->n_drop_empty; dst->n_drop_empty++)
-            if (!(dst->drop_empty[dst->n_drop_empty] = strdup(src->drop_empty[dst->n_drop_empty])))
-                return -1;
     }
     if (src->n_rules) {
         if (!(dst->rules = calloc(src->n_rules, sizeof *dst->rules)))
@@ -848,6 +827,13 @@ static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const cha
                 return -1;
         }
     }
+    return 0;
+}
+
+/* Copies the sort keys and the column options, each position pointing at
+ * dst->origin. Returns 0 or -1. */
+static int copy_sort_columns(tb_spec_report *dst, const tb_spec_report *src)
+{
     if (src->n_sort) {
         if (!(dst->sort = calloc(src->n_sort, sizeof *dst->sort)))
             return -1;
@@ -876,7 +862,27 @@ static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const cha
         }
     }
     return 0;
-#undef DUP
+}
+
+/* Duplicates src (strings, arrays) into dst, every position pointing at file. Returns 0 or -1 (no memory). */
+static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const char *file)
+{
+    *dst = (tb_spec_report){
+        .limit = src->limit, .header_units = src->header_units, .outputs = src->outputs, .scope = src->scope};
+    if (copy_texts(dst, src) ||
+        copy_strings(&dst->chart_values, &dst->n_chart_values, src->chart_values, src->n_chart_values) ||
+        !(dst->origin = strdup(file)))
+        return -1;
+    dst->sql_pos = (tb_spec_pos){.file = dst->origin, .line = src->sql_pos.line, .column = src->sql_pos.column};
+    dst->sql_verbatim = src->sql_verbatim;
+    dst->normalize = src->normalize;
+    dst->has_rules = src->has_rules;
+    if (copy_strings(&dst->requires, &dst->n_requires, src->requires, src->n_requires) ||
+        copy_strings(&dst->key, &dst->n_key, src->key, src->n_key) ||
+        copy_strings(&dst->drop_empty, &dst->n_drop_empty, src->drop_empty, src->n_drop_empty) ||
+        copy_params(dst, src) || copy_conds_rules(dst, src) || copy_sort_columns(dst, src))
+        return -1;
+    return 0;
 }
 
 /* Appends a copy of the built-in file's spec-wide param s unless r has one of that name. Returns 0 or -1. */
