@@ -184,26 +184,25 @@ done:
     return ok;
 }
 
-tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, size_t n, int *reused, tb_error *err)
+/* Every input file, in a stable order and each once (a file reached twice,
+ * the same -dir given twice, is one source), for the key and the staleness
+ * check. *allp: returns new, NULL-terminated (free with tb_paths_free()). */
+static tb_status all_inputs(const tb_load_options *opt, char ***allp, tb_error *err)
 {
-    *reused = 0;
-    int lock_fd = -1;
-    /* every input file, in a stable order, for the key and the staleness check */
     char **all = NULL;
     size_t nall = 0;
-    tb_status st = TB_OK;
     for (size_t i = 0; i < opt->n_inputs; i++) {
         char **files = tb_find_traces(opt->inputs[i], err);
         if (!files) {
-            st = err->code;
-            goto done;
+            tb_paths_free(all);
+            return err->code;
         }
         for (char **f = files; *f; f++) {
             char **na = realloc(all, (nall + 2) * sizeof *na);
             if (!na) {
                 tb_paths_free(files);
-                st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-                goto done;
+                tb_paths_free(all);
+                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
             }
             all = na;
             all[nall++] = *f;
@@ -212,12 +211,9 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
         }
         free(files);
     }
-    if (!all) {
-        st = tb_error_set(err, TB_ERR_NOTFOUND, "no input found");
-        goto done;
-    }
+    if (!all)
+        return tb_error_set(err, TB_ERR_NOTFOUND, "no input found");
     qsort(all, nall, sizeof *all, sort_cmp_str);
-    /* a file reached twice (the same -dir given twice) is one source */
     size_t u = 0;
     for (size_t i = 0; i < nall; i++) {
         if (u > 0 && !strcmp(all[u - 1], all[i]))
@@ -225,11 +221,18 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
         else
             all[u++] = all[i];
     }
-    nall = u;
-    all[nall] = NULL;
+    all[u] = NULL;
+    *allp = all;
+    return TB_OK;
+}
+
+/* The cache key: the tool's version, the schema's own text (a DB cached by a
+ * build with other tables or views is never reused), the options that
+ * change what loads, and the inputs as real paths. */
+static uint64_t cache_key(const tb_load_options *opt)
+{
     uint64_t h = HASH_FNV_OFFSET;
     h = hash_fnv1a(h, TB_VERSION, strlen(TB_VERSION));
-    /* the schema's own text: a DB cached by a build with other tables or views is never reused */
     h = hash_fnv1a(h, tb_sql_unified, strlen(tb_sql_unified));
     h = hash_fnv1a(h, tb_sql_indexes, strlen(tb_sql_indexes));
     h = hash_fnv1a(h, tb_sql_views, strlen(tb_sql_views));
@@ -240,31 +243,48 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
         const char *p = realpath(opt->inputs[i], real) ? real : opt->inputs[i];
         h = hash_fnv1a(h, p, strlen(p) + 1);
     }
+    return h;
+}
+
+/* The path of the entry of key h, DIR/<key>.db, its directory made. The
+ * cache is never inside an input folder: its DBs would be found there, and
+ * making it would write into the user's data. */
+static tb_status cache_entry(const tb_load_options *opt, uint64_t h, char *db_out, size_t n, tb_error *err)
+{
     char dir[PATH_MAX];
-    if ((st = cache_path(dir, sizeof dir, err)) != TB_OK)
-        goto done;
-    /* the cache is never inside an input folder: its DBs would be found
-     * there, and making it would write into the user's data */
+    tb_status st = cache_path(dir, sizeof dir, err);
+    if (st != TB_OK)
+        return st;
     for (size_t i = 0; i < opt->n_inputs; i++) {
         struct stat is;
-        if (stat(opt->inputs[i], &is) == 0 && S_ISDIR(is.st_mode) && inside(dir, opt->inputs[i])) {
-            st = tb_error_at(err, TB_ERR_USAGE, dir, 0, 0, -1,
-                             "the cache directory is inside the input '%s': set XDG_CACHE_HOME elsewhere",
-                             opt->inputs[i]);
-            goto done;
-        }
+        if (stat(opt->inputs[i], &is) == 0 && S_ISDIR(is.st_mode) && inside(dir, opt->inputs[i]))
+            return tb_error_at(err, TB_ERR_USAGE, dir, 0, 0, -1,
+                               "the cache directory is inside the input '%s': set XDG_CACHE_HOME elsewhere",
+                               opt->inputs[i]);
     }
     if ((st = tb_cache_dir(dir, sizeof dir, err)) != TB_OK)
-        goto done;
-    if ((size_t)snprintf(db_out, n, "%s/%016llx.db", dir, (unsigned long long)h) >= n) {
-        st = tb_error_set(err, TB_ERR_USAGE, "cache path too long");
-        goto done;
+        return st;
+    if ((size_t)snprintf(db_out, n, "%s/%016llx.db", dir, (unsigned long long)h) >= n)
+        return tb_error_set(err, TB_ERR_USAGE, "cache path too long");
+    return TB_OK;
+}
+
+tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, size_t n, int *reused, tb_error *err)
+{
+    *reused = 0;
+    char **all = NULL;
+    tb_status st = all_inputs(opt, &all, err);
+    if (st == TB_OK)
+        st = cache_entry(opt, cache_key(opt), db_out, n, err);
+    if (st != TB_OK) {
+        tb_paths_free(all);
+        return st;
     }
     /* one run at a time per entry: a second run on the same inputs waits
      * for the first one's load and then reuses it instead of loading again */
     char lock_path[PATH_MAX + 8];
     snprintf(lock_path, sizeof lock_path, "%s.lock", db_out);
-    lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    int lock_fd = open(lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (lock_fd >= 0 && flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
         if (opt->note)
             opt->note(opt->ctx, "waiting for another tracebook run that loads the same inputs");
@@ -277,17 +297,14 @@ tb_status tb_cache_load(const tb_load_options *opt, int rebuild, char *db_out, s
     if (!rebuild && lstat(db_out, &sb) == 0 && check_private(db_out, 0, &why) == TB_OK &&
         cache_matches(db_out, all, opt->keep_going)) {
         *reused = 1;
-        goto done;
+    } else {
+        tb_load_options o = *opt;
+        o.output = db_out;
+        st = tb_load(&o, NULL, err);
     }
-    tb_load_options o = *opt;
-    o.output = db_out;
-    st = tb_load(&o, NULL, err);
-done:
     if (lock_fd >= 0)
         close(lock_fd); /* releases the lock */
-    for (size_t i = 0; i < nall; i++)
-        free(all[i]);
-    free(all);
+    tb_paths_free(all);
     return st;
 }
 

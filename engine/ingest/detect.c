@@ -195,11 +195,14 @@ typedef struct walker {
     char bad[PATH_MAX];
 } walker;
 
-static int walk(walker *w, const char *dir, int depth)
+/* The names in dir but the hidden ones, sorted, so that ranks and files
+ * come in a stable order. 0; 1 when dir cannot be opened; -1 when out of
+ * memory (what was read is in *namesp all the same, to free). */
+static int read_names(const char *dir, char ***namesp, size_t *np)
 {
     DIR *d = opendir(dir);
     if (!d)
-        return 0;
+        return 1;
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *de;
@@ -223,17 +226,85 @@ static int walk(walker *w, const char *dir, int depth)
         n++;
     }
     closedir(d);
-    /* what a tracebook run wrote here is not an input (own_outputs.c) */
-    own_list own = {0};
-    if (rc == 0 && own_list_load(dir, &own))
-        rc = -1;
-    /* sorted, so ranks and files come in a stable order */
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
             char *t = names[j];
             names[j] = names[j - 1];
             names[j - 1] = t;
         }
+    *namesp = names;
+    *np = n;
+    return rc;
+}
+
+static int walk(walker *w, const char *dir, int depth);
+
+/* A subfolder, walked in turn (not past MAX_DEPTH, nor into msprof's data
+ * and log); a rank root met outside any opens its group. */
+static int walk_subdir(walker *w, const char *path, const char *name, int depth)
+{
+    if (depth >= MAX_DEPTH || !strcmp(name, "data") || !strcmp(name, "log"))
+        return 0;
+    rank_group *outer = w->group;
+    if (!w->group && is_rank_root(path, name)) {
+        if (!(w->group = add_group(w->set, path)))
+            return -1;
+        w->group->rank_hint = rank_from_profiler_info(path);
+    }
+    int rc = walk(w, path, depth + 1);
+    w->group = outer;
+    return rc;
+}
+
+/* A file to read, into its group: that of the rank root being walked; the
+ * one cluster group for results about the whole cluster, which belong to no
+ * rank; else a group of its own. */
+static int add_input(walker *w, const char *dir, const char *path, const char *name, int kind)
+{
+    rank_group *g = w->group;
+    if (!g && (!strncmp(name, "cluster_", 8) || !strcmp(name, "communication_group.json"))) {
+        if (w->set->cluster_index < 0) {
+            size_t idx = w->set->n;
+            if (!add_group(w->set, dir))
+                return -1;
+            w->set->groups[idx].cluster = 1;
+            w->set->cluster_index = (long)idx;
+        }
+        g = &w->set->groups[w->set->cluster_index];
+    }
+    if (!g && !(g = add_group(w->set, path)))
+        return -1;
+    return add_file(&g->files, &g->n, &g->cap, path, kind) ? -1 : 0;
+}
+
+/* A regular file: what a tracebook run wrote (own_outputs.c) is listed as
+ * not read; one that cannot be read stops the walk (-2, w->bad names it);
+ * one of no kind tracebook reads is listed as ignored; the rest are inputs. */
+static int walk_file(walker *w, const own_list *own, const char *dir, const char *path, const char *name)
+{
+    if (own->n && (own_list_has(own, name) || !strcmp(name, "tracebook_run.json")))
+        return detect_add_ignored(w->set, path, own_list_has(own, name) ? OWN_NOTE_RUN_FILE : OWN_NOTE_RUN_META) ? -1
+                                                                                                                 : 0;
+    int kind = classify(path, name);
+    if (kind < 0) {
+        snprintf(w->bad, sizeof w->bad, "%s", path);
+        return -2;
+    }
+    if (kind == IN_IGNORED)
+        return add_file(&w->set->ignored, &w->set->n_ignored, &w->set->cap_ignored, path, kind) ? -1 : 0;
+    return add_input(w, dir, path, name, kind);
+}
+
+static int walk(walker *w, const char *dir, int depth)
+{
+    char **names = NULL;
+    size_t n = 0;
+    int rc = read_names(dir, &names, &n);
+    if (rc > 0)
+        return 0;
+    own_list own = {0};
+    if (rc == 0 && own_list_load(dir, &own))
+        rc = -1;
     for (size_t i = 0; i < n && rc == 0; i++) {
         char path[PATH_MAX];
         if (snprintf(path, sizeof path, "%s/%s", dir, names[i]) >= (int)sizeof path)
@@ -241,59 +312,10 @@ static int walk(walker *w, const char *dir, int depth)
         struct stat st;
         if (stat(path, &st) != 0)
             continue;
-        if (S_ISDIR(st.st_mode)) {
-            if (depth >= MAX_DEPTH || !strcmp(names[i], "data") || !strcmp(names[i], "log"))
-                continue;
-            rank_group *outer = w->group;
-            if (!w->group && is_rank_root(path, names[i])) {
-                if (!(w->group = add_group(w->set, path))) {
-                    rc = -1;
-                    break;
-                }
-                w->group->rank_hint = rank_from_profiler_info(path);
-            }
-            rc = walk(w, path, depth + 1);
-            w->group = outer;
-            continue;
-        }
-        if (!S_ISREG(st.st_mode))
-            continue;
-        if (own.n && (own_list_has(&own, names[i]) || !strcmp(names[i], "tracebook_run.json"))) {
-            if (detect_add_ignored(w->set, path, own_list_has(&own, names[i]) ? OWN_NOTE_RUN_FILE : OWN_NOTE_RUN_META))
-                rc = -1;
-            continue;
-        }
-        int kind = classify(path, names[i]);
-        if (kind < 0) {
-            snprintf(w->bad, sizeof w->bad, "%s", path);
-            rc = -2;
-            break;
-        }
-        if (kind == IN_IGNORED) {
-            if (add_file(&w->set->ignored, &w->set->n_ignored, &w->set->cap_ignored, path, kind))
-                rc = -1;
-            continue;
-        }
-        rank_group *g = w->group;
-        /* results about the whole cluster belong to no rank */
-        if (!g && (!strncmp(names[i], "cluster_", 8) || !strcmp(names[i], "communication_group.json"))) {
-            if (w->set->cluster_index < 0) {
-                size_t idx = w->set->n;
-                if (!add_group(w->set, dir)) {
-                    rc = -1;
-                    break;
-                }
-                w->set->groups[idx].cluster = 1;
-                w->set->cluster_index = (long)idx;
-            }
-            g = &w->set->groups[w->set->cluster_index];
-        }
-        if (!g && !(g = add_group(w->set, path))) {
-            rc = -1;
-            break;
-        }
-        if (add_file(&g->files, &g->n, &g->cap, path, kind))
-            rc = -1;
+        if (S_ISDIR(st.st_mode))
+            rc = walk_subdir(w, path, names[i], depth);
+        else if (S_ISREG(st.st_mode))
+            rc = walk_file(w, &own, dir, path, names[i]);
     }
     for (size_t i = 0; i < n; i++)
         free(names[i]);

@@ -597,173 +597,201 @@ static int next_char(jstream *js, tb_error *err)
     }
 }
 
-int js_next(jstream *js, trace_event *ev, js_span *key, js_span *val, tb_error *err)
+/* The input stopped early at window position at: nothing more is read. */
+static inline int truncated(jstream *js, size_t at)
 {
-    int r;
+    js->stop_offset = js->win.base + (int64_t)at;
+    js->state = ST_DONE;
+    return JS_ITEM_TRUNCATED;
+}
+
+/* To the next character that is not whitespace: 0, or the item to return
+ * (an error, or the input ends early there). */
+static inline int to_next(jstream *js, tb_error *err)
+{
+    int r = next_char(js, err);
+    if (r < 0)
+        return JS_ITEM_ERROR;
+    if (r == 1)
+        return truncated(js, js->pos);
+    return 0;
+}
+
+/* Past the ',' that must stand between two items (msg: the error when it
+ * does not) and the whitespace after it: 0, or the item to return. */
+static inline int past_comma(jstream *js, const char *msg, tb_error *err)
+{
+    if (js->win.buf[js->pos] != ',')
+        return syntax_error(js, js->win.buf + js->pos, msg, err);
+    js->pos++;
+    return to_next(js, err);
+}
+
+/* After the trace's closing bracket only whitespace may follow. */
+static int after_trace(jstream *js, tb_error *err)
+{
+    int r = next_char(js, err);
+    if (r < 0)
+        return JS_ITEM_ERROR;
+    js->state = ST_DONE;
+    if (r == 0)
+        return syntax_error(js, js->win.buf + js->pos, "unexpected data after the end of the trace", err);
+    return JS_ITEM_END;
+}
+
+/* The start of the input: a UTF-8 BOM passed over, then '[' (the events)
+ * or '{' (a top-level object). 0 to go on in the new state, or the item. */
+static inline int on_start(jstream *js, tb_error *err)
+{
+    int r = next_char(js, err);
+    if (r < 0)
+        return JS_ITEM_ERROR;
+    if (r == 1) {
+        tb_error_at(err, TB_ERR_PARSE, bytesrc_path(js->src), 1, 1, 0, "empty input, expected a JSON trace");
+        return JS_ITEM_ERROR;
+    }
+    if (js->win.base == 0 && js->pos == 0 && js->win.len >= 3 && memcmp(js->win.buf, "\xEF\xBB\xBF", 3) == 0) {
+        js->pos = 3;
+        return 0;
+    }
+    if (js->win.buf[js->pos] == '[') {
+        js->pos++;
+        js->state = ST_EVENTS;
+        js->first_in_array = 1;
+    } else if (js->win.buf[js->pos] == '{') {
+        js->pos++;
+        js->state = ST_TOPOBJ;
+        js->top_is_object = 1;
+        js->first_in_array = 1;
+    } else {
+        return syntax_error(js, js->win.buf + js->pos, "expected '[' or '{' at the start of a trace", err);
+    }
+    return 0;
+}
+
+/* One event object at js->pos, the window refilled until it is whole. */
+static inline int read_event(jstream *js, trace_event *ev, tb_error *err)
+{
     for (;;) {
-        switch (js->state) {
-        case ST_DONE:
-            return JS_ITEM_END;
-        case ST_START:
-            if ((r = next_char(js, err)) < 0)
-                return JS_ITEM_ERROR;
-            if (r == 1)
-                return tb_error_at(err, TB_ERR_PARSE, bytesrc_path(js->src), 1, 1, 0,
-                                   "empty input, expected a JSON trace"),
-                       JS_ITEM_ERROR;
-            if (js->win.base == 0 && js->pos == 0 && js->win.len >= 3 && memcmp(js->win.buf, "\xEF\xBB\xBF", 3) == 0) {
-                js->pos = 3;
-                continue;
-            }
-            if (js->win.buf[js->pos] == '[') {
-                js->pos++;
-                js->state = ST_EVENTS;
-                js->first_in_array = 1;
-            } else if (js->win.buf[js->pos] == '{') {
-                js->pos++;
-                js->state = ST_TOPOBJ;
-                js->top_is_object = 1;
-                js->first_in_array = 1;
-            } else {
-                return syntax_error(js, js->win.buf + js->pos, "expected '[' or '{' at the start of a trace", err);
-            }
-            continue;
-        case ST_EVENTS: {
-            if ((r = next_char(js, err)) < 0)
-                return JS_ITEM_ERROR;
-            if (r == 1) {
-                js->stop_offset = js->win.base + (int64_t)js->pos;
-                js->state = ST_DONE;
-                return JS_ITEM_TRUNCATED;
-            }
-            char c = js->win.buf[js->pos];
-            if (c == ']') {
-                js->pos++;
-                if (js->top_is_object) {
-                    js->state = ST_TOPOBJ;
-                    js->first_in_array = 0;
-                    continue;
-                }
-                /* only whitespace may follow */
-                if ((r = next_char(js, err)) < 0)
-                    return JS_ITEM_ERROR;
-                js->state = ST_DONE;
-                if (r == 0)
-                    return syntax_error(js, js->win.buf + js->pos, "unexpected data after the end of the trace", err);
-                return JS_ITEM_END;
-            }
-            if (!js->first_in_array) {
-                if (c != ',')
-                    return syntax_error(js, js->win.buf + js->pos, "expected ',' or ']' between events", err);
-                js->pos++;
-                if ((r = next_char(js, err)) < 0)
-                    return JS_ITEM_ERROR;
-                if (r == 1) {
-                    js->stop_offset = js->win.base + (int64_t)js->pos;
-                    js->state = ST_DONE;
-                    return JS_ITEM_TRUNCATED;
-                }
-                c = js->win.buf[js->pos];
-                if (c == ']') /* tolerate a trailing comma */
-                    continue;
-            }
-            if (c != '{')
-                return syntax_error(js, js->win.buf + js->pos, "expected an event object", err);
-            for (;;) {
-                pstate ps = {.p = js->win.buf + js->pos, .end = js->win.buf + js->win.len};
-                parse_event(&ps, ev);
-                if (ps.status == P_OK) {
-                    ev->offset = js->win.base + (int64_t)js->pos;
+        pstate ps = {.p = js->win.buf + js->pos, .end = js->win.buf + js->win.len};
+        parse_event(&ps, ev);
+        if (ps.status == P_OK) {
+            ev->offset = js->win.base + (int64_t)js->pos;
+            js->pos = (size_t)(ps.p - js->win.buf);
+            js->first_in_array = 0;
+            return JS_ITEM_EVENT;
+        }
+        if (ps.status == P_ERR)
+            return syntax_error(js, ps.errp, ps.errmsg, err);
+        if (js->win.eof)
+            return truncated(js, js->pos);
+        if (refill(js, js->pos, err))
+            return JS_ITEM_ERROR;
+    }
+}
+
+/* In the events array: the separator, then the next event or the array's
+ * end. 0 to go on in the new state, or the item. */
+static inline int on_events(jstream *js, trace_event *ev, tb_error *err)
+{
+    int r = to_next(js, err);
+    if (r != 0)
+        return r;
+    char c = js->win.buf[js->pos];
+    if (c == ']') {
+        js->pos++;
+        if (js->top_is_object) {
+            js->state = ST_TOPOBJ;
+            js->first_in_array = 0;
+            return 0;
+        }
+        return after_trace(js, err);
+    }
+    if (!js->first_in_array) {
+        if ((r = past_comma(js, "expected ',' or ']' between events", err)) != 0)
+            return r;
+        c = js->win.buf[js->pos];
+        if (c == ']') /* tolerate a trailing comma */
+            return 0;
+    }
+    if (c != '{')
+        return syntax_error(js, js->win.buf + js->pos, "expected an event object", err);
+    return read_event(js, ev, err);
+}
+
+/* One member of the top-level object at js->pos, the window refilled until
+ * it is whole: its key and value, or 0 having entered traceEvents. */
+static inline int read_member(jstream *js, js_span *key, js_span *val, tb_error *err)
+{
+    for (;;) {
+        pstate ps = {.p = js->win.buf + js->pos, .end = js->win.buf + js->win.len};
+        js_span k, v;
+        size_t kstart = js->pos;
+        if (*ps.p != '"')
+            return syntax_error(js, ps.p, "expected a string key", err);
+        if (parse_string(&ps, &k) == 0) {
+            skip_ws(&ps);
+            if (ps.p >= ps.end)
+                more(&ps);
+            else if (*ps.p != ':')
+                fail(&ps, ps.p, "expected ':'");
+            else {
+                ps.p++;
+                skip_ws(&ps);
+                if (ps.p >= ps.end)
+                    more(&ps);
+                else if (KEY_IS(&k, "traceEvents") && *ps.p == '[') {
+                    js->pos = (size_t)(ps.p + 1 - js->win.buf);
+                    js->state = ST_EVENTS;
+                    js->first_in_array = 1;
+                    return 0;
+                } else if (parse_value(&ps, &v) == 0) {
                     js->pos = (size_t)(ps.p - js->win.buf);
                     js->first_in_array = 0;
-                    return JS_ITEM_EVENT;
+                    *key = k;
+                    *val = v;
+                    return JS_ITEM_TOPKEY;
                 }
-                if (ps.status == P_ERR)
-                    return syntax_error(js, ps.errp, ps.errmsg, err);
-                if (js->win.eof) {
-                    js->stop_offset = js->win.base + (int64_t)js->pos;
-                    js->state = ST_DONE;
-                    return JS_ITEM_TRUNCATED;
-                }
-                if (refill(js, js->pos, err))
-                    return JS_ITEM_ERROR;
             }
         }
-        case ST_TOPOBJ: {
-            if ((r = next_char(js, err)) < 0)
-                return JS_ITEM_ERROR;
-            if (r == 1) {
-                js->stop_offset = js->win.base + (int64_t)js->pos;
-                js->state = ST_DONE;
-                return JS_ITEM_TRUNCATED;
-            }
-            char c = js->win.buf[js->pos];
-            if (c == '}') {
-                js->pos++;
-                if ((r = next_char(js, err)) < 0)
-                    return JS_ITEM_ERROR;
-                js->state = ST_DONE;
-                if (r == 0)
-                    return syntax_error(js, js->win.buf + js->pos, "unexpected data after the end of the trace", err);
-                return JS_ITEM_END;
-            }
-            if (!js->first_in_array) {
-                if (c != ',')
-                    return syntax_error(js, js->win.buf + js->pos, "expected ',' or '}' in the top-level object", err);
-                js->pos++;
-                if ((r = next_char(js, err)) < 0)
-                    return JS_ITEM_ERROR;
-                if (r == 1) {
-                    js->stop_offset = js->win.base + (int64_t)js->pos;
-                    js->state = ST_DONE;
-                    return JS_ITEM_TRUNCATED;
-                }
-            }
-            /* one member: key, then either the events array or a value */
-            for (;;) {
-                pstate ps = {.p = js->win.buf + js->pos, .end = js->win.buf + js->win.len};
-                js_span k, v;
-                size_t kstart = js->pos;
-                if (*ps.p != '"')
-                    return syntax_error(js, ps.p, "expected a string key", err);
-                if (parse_string(&ps, &k) == 0) {
-                    skip_ws(&ps);
-                    if (ps.p >= ps.end)
-                        more(&ps);
-                    else if (*ps.p != ':')
-                        fail(&ps, ps.p, "expected ':'");
-                    else {
-                        ps.p++;
-                        skip_ws(&ps);
-                        if (ps.p >= ps.end)
-                            more(&ps);
-                        else if (KEY_IS(&k, "traceEvents") && *ps.p == '[') {
-                            js->pos = (size_t)(ps.p + 1 - js->win.buf);
-                            js->state = ST_EVENTS;
-                            js->first_in_array = 1;
-                            break;
-                        } else if (parse_value(&ps, &v) == 0) {
-                            js->pos = (size_t)(ps.p - js->win.buf);
-                            js->first_in_array = 0;
-                            *key = k;
-                            *val = v;
-                            return JS_ITEM_TOPKEY;
-                        }
-                    }
-                }
-                if (ps.status == P_ERR)
-                    return syntax_error(js, ps.errp, ps.errmsg, err);
-                if (js->win.eof) {
-                    js->stop_offset = js->win.base + (int64_t)kstart;
-                    js->state = ST_DONE;
-                    return JS_ITEM_TRUNCATED;
-                }
-                if (refill(js, js->pos, err))
-                    return JS_ITEM_ERROR;
-            }
-            continue;
+        if (ps.status == P_ERR)
+            return syntax_error(js, ps.errp, ps.errmsg, err);
+        if (js->win.eof)
+            return truncated(js, kstart);
+        if (refill(js, js->pos, err))
+            return JS_ITEM_ERROR;
+    }
+}
+
+/* In the top-level object: the separator, then the next member or the
+ * object's end. 0 to go on in the new state, or the item. */
+static inline int on_topobj(jstream *js, js_span *key, js_span *val, tb_error *err)
+{
+    int r = to_next(js, err);
+    if (r != 0)
+        return r;
+    char c = js->win.buf[js->pos];
+    if (c == '}') {
+        js->pos++;
+        return after_trace(js, err);
+    }
+    if (!js->first_in_array && (r = past_comma(js, "expected ',' or '}' in the top-level object", err)) != 0)
+        return r;
+    return read_member(js, key, val, err);
+}
+
+int js_next(jstream *js, trace_event *ev, js_span *key, js_span *val, tb_error *err)
+{
+    for (;;) {
+        int r;
+        switch (js->state) {
+        case ST_DONE: return JS_ITEM_END;
+        case ST_START: r = on_start(js, err); break;
+        case ST_EVENTS: r = on_events(js, ev, err); break;
+        default: r = on_topobj(js, key, val, err); break; /* ST_TOPOBJ */
         }
-        }
+        if (r != 0)
+            return r;
     }
 }
 

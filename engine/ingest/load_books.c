@@ -181,6 +181,108 @@ dberr:
     return TB_ERR_DB;
 }
 
+/* TB_SOURCE row of one source read, and its TB_LOAD_COUNT rows (the
+ * events per destination). 0, or -1 on a SQLite error. */
+static int source_rows(sqlite3_stmt *s_src, sqlite3_stmt *s_cnt, const src_info *s, const tb_load_options *opt)
+{
+    uint64_t skipped =
+        s->r.dest[TB_DEST_SKIPPED_PYTHON] + s->r.dest[TB_DEST_EMPTY] + s->r.dest[TB_DEST_BAD_ROWS] +
+            s->r.dest[TB_DEST_BAD_TIME];
+    char note[sizeof s->r.note];
+    if (s->r.truncated)
+        snprintf(note, sizeof note, "cut short at byte %lld", (long long)s->r.stop_offset);
+    else
+        snprintf(note, sizeof note, "%s", s->r.note);
+    sqlite3_bind_int64(s_src, 1, s->gid);
+    if (s->cluster || s->multi)
+        sqlite3_bind_null(s_src, 2);
+    else
+        sqlite3_bind_int(s_src, 2, s->rank);
+    sqlite3_bind_text(s_src, 3, s->path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s_src, 4, s->r.kind, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s_src, 5, s->bytes);
+    sqlite3_bind_int64(s_src, 6, s->mtime_ns);
+    sqlite3_bind_int64(s_src, 7, (int64_t)s->r.events);
+    sqlite3_bind_int64(s_src, 8, (int64_t)skipped);
+    if (note[0])
+        sqlite3_bind_text(s_src, 9, note, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(s_src, 9);
+    bind_relative(s_src, opt, s->path);
+    if (sqlite3_step(s_src) != SQLITE_DONE)
+        return -1;
+    sqlite3_reset(s_src);
+    for (int d = 0; d < TB_DEST_COUNT; d++) {
+        if (!s->r.dest[d])
+            continue;
+        sqlite3_bind_int64(s_cnt, 1, s->gid);
+        sqlite3_bind_text(s_cnt, 2, tb_dest_name(d), -1, SQLITE_STATIC);
+        sqlite3_bind_int64(s_cnt, 3, (int64_t)s->r.dest[d]);
+        if (sqlite3_step(s_cnt) != SQLITE_DONE)
+            return -1;
+        sqlite3_reset(s_cnt);
+    }
+    return 0;
+}
+
+/* One group's ranks: devices, rank row, time span. A group of files is one
+ * rank, named after its last file; a DB that holds several ranks gives each
+ * of them its own facts, and the group's other files add to its first.
+ * 0, or -1 on a SQLite error. */
+static int unit_rank_rows(sqlite3_stmt *s_rdm, sqlite3_stmt *s_rank, sqlite3_stmt *s_sess, const unit *g,
+                          const src_info *src, const int64_t *final)
+{
+    size_t from = g->dbr.n ? 1 : 0;
+    rank_facts f = {0};
+    if (g->dbr.n) {
+        const db_rank *d = &g->dbr.v[0];
+        facts_add(&f, d->devices, d->has_times, d->min_ns, d->max_ns, d->has_base_time, d->base_time_ns);
+    }
+    for (size_t k = g->first + from; k < g->first + g->n; k++) {
+        const import_result *r = &src[k].r;
+        facts_add(&f, r->devices_seen, r->has_times, r->min_ns, r->max_ns, r->has_base_time, r->base_time_ns);
+    }
+    const char *last = src[g->first + g->n - 1].path;
+    if (!g->dbr.n)
+        return rank_rows(s_rdm, s_rank, s_sess, (int)final[g->rank], &f, NULL, last);
+    for (size_t j = 0; j < g->dbr.n; j++) {
+        const db_rank *d = &g->dbr.v[j];
+        rank_facts dj = {0};
+        if (j > 0)
+            facts_add(&dj, d->devices, d->has_times, d->min_ns, d->max_ns, d->has_base_time, d->base_time_ns);
+        if (rank_rows(s_rdm, s_rank, s_sess, (int)final[g->rank + (int)j], j ? &dj : &f, d->host,
+                      d->source ? d->source : src[g->first].path))
+            return -1;
+    }
+    return 0;
+}
+
+/* TB_SOURCE row of a file seen but not read (id gid), so `info` can say
+ * what was left out. 0, or -1 on a SQLite error. */
+static int ignored_row(sqlite3_stmt *s_src, const input_file *f, int64_t gid, const tb_load_options *opt)
+{
+    struct stat sb;
+    int64_t bytes = 0, mtime = 0;
+    if (stat(f->path, &sb) == 0) {
+        bytes = (int64_t)sb.st_size;
+        mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
+    }
+    sqlite3_bind_int64(s_src, 1, gid);
+    sqlite3_bind_null(s_src, 2);
+    sqlite3_bind_text(s_src, 3, f->path, -1, SQLITE_STATIC);
+    sqlite3_bind_text(s_src, 4, f->note ? "skipped" : "ignored", -1, SQLITE_STATIC);
+    sqlite3_bind_int64(s_src, 5, bytes);
+    sqlite3_bind_int64(s_src, 6, mtime);
+    sqlite3_bind_int64(s_src, 7, 0);
+    sqlite3_bind_int64(s_src, 8, 0);
+    sqlite3_bind_text(s_src, 9, f->note ? f->note : "not a format tracebook reads", -1, SQLITE_STATIC);
+    bind_relative(s_src, opt, f->path);
+    if (sqlite3_step(s_src) != SQLITE_DONE)
+        return -1;
+    sqlite3_reset(s_src);
+    return 0;
+}
+
 /* final[p]: the rankId of provisional rank p after load_books_apply_ranks. */
 tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, size_t nsrc_all, const unit *units, size_t nunits,
                            const int64_t *final, const input_file *ignored, size_t n_ignored,
@@ -197,102 +299,15 @@ tb_status load_books_write(dbw *w, src_info *src, size_t nsrc, size_t nsrc_all, 
         tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
         goto done;
     }
-    for (size_t i = 0; i < nsrc; i++) {
-        src_info *s = &src[i];
-        uint64_t skipped =
-            s->r.dest[TB_DEST_SKIPPED_PYTHON] + s->r.dest[TB_DEST_EMPTY] + s->r.dest[TB_DEST_BAD_ROWS] +
-                s->r.dest[TB_DEST_BAD_TIME];
-        char note[sizeof s->r.note];
-        if (s->r.truncated)
-            snprintf(note, sizeof note, "cut short at byte %lld", (long long)s->r.stop_offset);
-        else
-            snprintf(note, sizeof note, "%s", s->r.note);
-        sqlite3_bind_int64(s_src, 1, s->gid);
-        if (s->cluster || s->multi)
-            sqlite3_bind_null(s_src, 2);
-        else
-            sqlite3_bind_int(s_src, 2, s->rank);
-        sqlite3_bind_text(s_src, 3, s->path, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s_src, 4, s->r.kind, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s_src, 5, s->bytes);
-        sqlite3_bind_int64(s_src, 6, s->mtime_ns);
-        sqlite3_bind_int64(s_src, 7, (int64_t)s->r.events);
-        sqlite3_bind_int64(s_src, 8, (int64_t)skipped);
-        if (note[0])
-            sqlite3_bind_text(s_src, 9, note, -1, SQLITE_TRANSIENT);
-        else
-            sqlite3_bind_null(s_src, 9);
-        bind_relative(s_src, opt, s->path);
-        if (sqlite3_step(s_src) != SQLITE_DONE)
+    for (size_t i = 0; i < nsrc; i++)
+        if (source_rows(s_src, s_cnt, &src[i], opt))
             goto dberr;
-        sqlite3_reset(s_src);
-        for (int d = 0; d < TB_DEST_COUNT; d++) {
-            if (!s->r.dest[d])
-                continue;
-            sqlite3_bind_int64(s_cnt, 1, s->gid);
-            sqlite3_bind_text(s_cnt, 2, tb_dest_name(d), -1, SQLITE_STATIC);
-            sqlite3_bind_int64(s_cnt, 3, (int64_t)s->r.dest[d]);
-            if (sqlite3_step(s_cnt) != SQLITE_DONE)
-                goto dberr;
-            sqlite3_reset(s_cnt);
-        }
-    }
-    /* per rank: devices, rank row, time span. A group of files is one rank,
-     * named after its last file; a DB that holds several ranks gives each of
-     * them its own facts, and the group's other files add to its first. */
-    for (size_t u = 0; u < nunits; u++) {
-        const unit *g = &units[u];
-        if (g->cluster || g->n == 0)
-            continue;
-        size_t from = g->dbr.n ? 1 : 0;
-        rank_facts f = {0};
-        if (g->dbr.n) {
-            const db_rank *d = &g->dbr.v[0];
-            facts_add(&f, d->devices, d->has_times, d->min_ns, d->max_ns, d->has_base_time, d->base_time_ns);
-        }
-        for (size_t k = g->first + from; k < g->first + g->n; k++) {
-            const import_result *r = &src[k].r;
-            facts_add(&f, r->devices_seen, r->has_times, r->min_ns, r->max_ns, r->has_base_time, r->base_time_ns);
-        }
-        const char *last = src[g->first + g->n - 1].path;
-        if (!g->dbr.n) {
-            if (rank_rows(s_rdm, s_rank, s_sess, (int)final[g->rank], &f, NULL, last))
-                goto dberr;
-            continue;
-        }
-        for (size_t j = 0; j < g->dbr.n; j++) {
-            const db_rank *d = &g->dbr.v[j];
-            rank_facts dj = {0};
-            if (j > 0)
-                facts_add(&dj, d->devices, d->has_times, d->min_ns, d->max_ns, d->has_base_time, d->base_time_ns);
-            if (rank_rows(s_rdm, s_rank, s_sess, (int)final[g->rank + (int)j], j ? &dj : &f, d->host,
-                          d->source ? d->source : src[g->first].path))
-                goto dberr;
-        }
-    }
-    /* files seen but not read: listed, so `info` can say what was left out */
-    for (size_t i = 0; i < n_ignored; i++) {
-        struct stat sb;
-        int64_t bytes = 0, mtime = 0;
-        if (stat(ignored[i].path, &sb) == 0) {
-            bytes = (int64_t)sb.st_size;
-            mtime = (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec;
-        }
-        sqlite3_bind_int64(s_src, 1, (int64_t)(nsrc_all + i) + 1);
-        sqlite3_bind_null(s_src, 2);
-        sqlite3_bind_text(s_src, 3, ignored[i].path, -1, SQLITE_STATIC);
-        sqlite3_bind_text(s_src, 4, ignored[i].note ? "skipped" : "ignored", -1, SQLITE_STATIC);
-        sqlite3_bind_int64(s_src, 5, bytes);
-        sqlite3_bind_int64(s_src, 6, mtime);
-        sqlite3_bind_int64(s_src, 7, 0);
-        sqlite3_bind_int64(s_src, 8, 0);
-        sqlite3_bind_text(s_src, 9, ignored[i].note ? ignored[i].note : "not a format tracebook reads", -1,
-                          SQLITE_STATIC);
-        bind_relative(s_src, opt, ignored[i].path);
-        if (sqlite3_step(s_src) != SQLITE_DONE)
+    for (size_t u = 0; u < nunits; u++)
+        if (!units[u].cluster && units[u].n != 0 && unit_rank_rows(s_rdm, s_rank, s_sess, &units[u], src, final))
             goto dberr;
-        sqlite3_reset(s_src);
-    }
+    for (size_t i = 0; i < n_ignored; i++)
+        if (ignored_row(s_src, &ignored[i], (int64_t)(nsrc_all + i) + 1, opt))
+            goto dberr;
     if (load_books_meta(w, ids, err) != TB_OK) {
         st = err->code;
         goto done;

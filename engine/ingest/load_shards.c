@@ -155,25 +155,23 @@ static const char shard_schema[] =
     "CREATE TABLE TB_SHARD_RANK (rankId INTEGER, claim INTEGER);"
     "CREATE TABLE TB_SHARD_TABLE (rankId INTEGER, tableName TEXT);";
 
-tb_status load_shards_write(dbw *w, const tb_load_options *opt, const src_info *src, const unit *units, size_t nunits,
-                            const int64_t *claim, const shard_run *sr, tb_error *err)
+/* TB_SHARD_GROUP, per group the ids its load drew and how far STRING_IDS had
+ * grown, and TB_SHARD_RANK, what each rank names; *ranksp: the shard's rank
+ * numbers as "[0,1]" (returns new, free with free()). */
+static tb_status write_groups(dbw *w, const src_info *src, const unit *units, size_t nunits, const int64_t *claim,
+                              char **ranksp, tb_error *err)
 {
     sqlite3 *db = dbw_db(w);
-    tb_status st = dbw_exec(w, shard_schema, err);
-    if (st != TB_OK)
-        return st;
-    sqlite3_stmt *sg = NULL, *srk = NULL, *ssh = NULL, *q = NULL;
-    char *ranks = NULL, *inputs = NULL;
+    tb_status st = TB_OK;
+    sqlite3_stmt *sg = NULL, *srk = NULL;
     size_t rlen = 1, rcap = 64;
-    if (!(ranks = malloc(rcap))) {
-        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
+    char *ranks = malloc(rcap);
+    if (!ranks)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     ranks[0] = '[';
     ranks[1] = 0;
     if (sqlite3_prepare_v2(db, "INSERT INTO TB_SHARD_GROUP VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)", -1, &sg, NULL) ||
-        sqlite3_prepare_v2(db, "INSERT INTO TB_SHARD_RANK VALUES(?,?)", -1, &srk, NULL) ||
-        sqlite3_prepare_v2(db, "INSERT INTO TB_SHARD VALUES(?,?,?,?,?,?,?,?,?,?,?)", -1, &ssh, NULL))
+        sqlite3_prepare_v2(db, "INSERT INTO TB_SHARD_RANK VALUES(?,?)", -1, &srk, NULL))
         goto dberr;
     for (size_t u = 0; u < nunits; u++) {
         const unit *g = &units[u];
@@ -206,17 +204,44 @@ tb_status load_shards_write(dbw *w, const tb_load_options *opt, const src_info *
     }
     ranks[rlen++] = ']';
     ranks[rlen] = 0;
-    /* the inputs as given: the merge refuses shards of different loads */
+    goto done;
+dberr:
+    st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+done:
+    sqlite3_finalize(sg);
+    sqlite3_finalize(srk);
+    if (st == TB_OK)
+        *ranksp = ranks;
+    else
+        free(ranks);
+    return st;
+}
+
+/* The inputs as given, one a line: the merge refuses shards of different
+ * loads. Returns new (free with free()), or NULL when out of memory. */
+static char *joined_inputs(const tb_load_options *opt)
+{
     size_t ilen = 1;
     for (size_t i = 0; i < opt->n_inputs; i++)
         ilen += strlen(opt->inputs[i]) + 1;
-    if (!(inputs = malloc(ilen))) {
-        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
+    char *inputs = malloc(ilen);
+    if (!inputs)
+        return NULL;
     inputs[0] = 0;
     for (size_t i = 0, o = 0; i < opt->n_inputs; i++)
         o += (size_t)snprintf(inputs + o, ilen - o, "%s%s", i ? "\n" : "", opt->inputs[i]);
+    return inputs;
+}
+
+/* The shard's own row of TB_SHARD: its part, ranks, input bytes, wall time
+ * so far, peak RSS, host, inputs and the sizes of the whole load. */
+static tb_status write_shard_row(dbw *w, const tb_load_options *opt, const char *ranks, const char *inputs,
+                                 const shard_run *sr, tb_error *err)
+{
+    sqlite3 *db = dbw_db(w);
+    sqlite3_stmt *ssh;
+    if (sqlite3_prepare_v2(db, "INSERT INTO TB_SHARD VALUES(?,?,?,?,?,?,?,?,?,?,?)", -1, &ssh, NULL))
+        return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
     struct rusage ru;
     int64_t rss = getrusage(RUSAGE_SELF, &ru) == 0 ? (int64_t)ru.ru_maxrss * 1024 : 0;
     char host[256] = "";
@@ -233,18 +258,27 @@ tb_status load_shards_write(dbw *w, const tb_load_options *opt, const src_info *
     sqlite3_bind_int64(ssh, 9, (int64_t)sr->nunits_all);
     sqlite3_bind_int64(ssh, 10, (int64_t)sr->nranks_all);
     sqlite3_bind_int64(ssh, 11, (int64_t)sr->nsrc_all);
+    tb_status st = TB_OK;
     if (sqlite3_step(ssh) != SQLITE_DONE)
-        goto dberr;
-    /* the merge reads each group through its rankIds */
+        st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
+    sqlite3_finalize(ssh);
+    return st;
+}
+
+/* The rankId index of every table that has one, which the merge reads each
+ * group through, and TB_SHARD_TABLE: which of those tables hold rows of each
+ * rank (NULL: the cluster-level rows), so that the merge asks only those. */
+static tb_status index_rank_tables(dbw *w, tb_error *err)
+{
+    sqlite3 *db = dbw_db(w);
+    sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db,
                            "SELECT m.name FROM sqlite_master m, pragma_table_info(m.name) c"
                            " WHERE m.type = 'table' AND c.name = 'rankId' AND m.name NOT GLOB 'TB_SHARD*'",
                            -1, &q, NULL) != SQLITE_OK)
-        goto dberr;
+        return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
     char sql[128][256];
     int nt = 0;
-    /* and which tables hold rows of each rank (NULL: the cluster-level rows),
-     * so that the merge asks only those */
     while (nt < 128 && sqlite3_step(q) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(q, 0);
         snprintf(sql[nt++], sizeof sql[0], "CREATE INDEX \"TB_SHARD_%.80s_rank\" ON \"%.80s\"(rankId)", t, t);
@@ -252,17 +286,25 @@ tb_status load_shards_write(dbw *w, const tb_load_options *opt, const src_info *
                  t, t);
     }
     sqlite3_finalize(q);
-    q = NULL;
+    tb_status st = TB_OK;
     for (int i = 0; i < nt && st == TB_OK; i++)
         st = dbw_exec(w, sql[i], err);
-    goto done;
-dberr:
-    st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
-done:
-    sqlite3_finalize(sg);
-    sqlite3_finalize(srk);
-    sqlite3_finalize(ssh);
-    sqlite3_finalize(q);
+    return st;
+}
+
+tb_status load_shards_write(dbw *w, const tb_load_options *opt, const src_info *src, const unit *units, size_t nunits,
+                            const int64_t *claim, const shard_run *sr, tb_error *err)
+{
+    char *ranks = NULL, *inputs = NULL;
+    tb_status st = dbw_exec(w, shard_schema, err);
+    if (st == TB_OK)
+        st = write_groups(w, src, units, nunits, claim, &ranks, err);
+    if (st == TB_OK && !(inputs = joined_inputs(opt)))
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    if (st == TB_OK)
+        st = write_shard_row(w, opt, ranks, inputs, sr, err);
+    if (st == TB_OK)
+        st = index_rank_tables(w, err);
     free(ranks);
     free(inputs);
     return st;
@@ -416,36 +458,34 @@ static tb_status read_groups(sqlite3 *db, const char *path, shard_plan *plan, si
     return TB_OK;
 }
 
-tb_status load_shards_plan(const tb_load_options *opt, src_info **srcp, size_t *nsrc, unit **unitsp, size_t *nunits,
-                           size_t *nranks, shard_plan *plan, warn_log *wl, tb_error *err)
+/* Reads the head and the groups of every shard DB into the plan: each must
+ * be a part of the load the first is (same inputs and counts), each index
+ * once. *first: the first's head; *claimsp: per rank of the load what it
+ * names (-2: in no shard given; returns new, free with free()). */
+static tb_status read_shards(const src_info *src, size_t nsrc, shard_plan *plan, shard_head *first,
+                             int64_t **claimsp, tb_error *err)
 {
-    src_info *src = *srcp;
     tb_status st = TB_OK;
-    shard_head first = {0};
-    int64_t *claims = NULL;
     size_t cap = 0;
-    unit *units = NULL;
-    src_info *ns = NULL;
-    memset(plan, 0, sizeof *plan);
-    for (size_t i = 0; i < *nsrc && st == TB_OK; i++) {
+    for (size_t i = 0; i < nsrc && st == TB_OK; i++) {
         sqlite_input in = {0};
         shard_head h = {0};
         if ((st = sqlite_input_open(&in, src[i].path, err)) != TB_OK)
             break;
         st = read_head(in.db, src[i].path, &h, err);
         if (st == TB_OK && i == 0) {
-            first = h;
+            *first = h;
             h.inputs = NULL;
-            plan->count = (unsigned)first.count;
+            plan->count = (unsigned)first->count;
             if (!(plan->shards = calloc(plan->count, sizeof *plan->shards)) ||
-                !(claims = malloc((first.ranks ? (size_t)first.ranks : 1) * sizeof *claims))) {
+                !(*claimsp = malloc((first->ranks ? (size_t)first->ranks : 1) * sizeof **claimsp))) {
                 st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
             } else {
-                for (int64_t r = 0; r < first.ranks; r++)
-                    claims[r] = -2; /* not in any shard given */
+                for (int64_t r = 0; r < first->ranks; r++)
+                    (*claimsp)[r] = -2; /* not in any shard given */
             }
-        } else if (st == TB_OK && (h.count != first.count || h.groups != first.groups || h.ranks != first.ranks ||
-                                   strcmp(h.inputs, first.inputs) != 0)) {
+        } else if (st == TB_OK && (h.count != first->count || h.groups != first->groups ||
+                                   h.ranks != first->ranks || strcmp(h.inputs, first->inputs) != 0)) {
             st = tb_error_at(err, TB_ERR_USAGE, src[i].path, 0, 0, -1,
                              "shard %lld of %lld is a part of another load than '%s' (other inputs or shard count)",
                              (long long)h.index, (long long)h.count, src[0].path);
@@ -456,65 +496,79 @@ tb_status load_shards_plan(const tb_load_options *opt, src_info **srcp, size_t *
         if (st == TB_OK && !(plan->shards[h.index] = strdup(src[i].path)))
             st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         if (st == TB_OK)
-            st = read_groups(in.db, plan->shards[h.index], plan, &cap, claims, first.ranks, err);
+            st = read_groups(in.db, plan->shards[h.index], plan, &cap, *claimsp, first->ranks, err);
         free(h.inputs);
         sqlite_input_close(&in);
     }
-    if (st != TB_OK)
-        goto fail;
-    /* every part of the load, or --keep-going and a record of those missing */
+    return st;
+}
+
+/* Every part of the load must be given: a missing one is an error naming it
+ * (path0: the first shard, whose folder the message names), or with
+ * --keep-going recorded in plan->missing and warned of. *nmissp: how many. */
+static tb_status check_missing(const tb_load_options *opt, const char *path0, shard_plan *plan, warn_log *wl,
+                               size_t *nmissp, tb_error *err)
+{
     size_t nmiss = 0, mlen = 0;
     for (unsigned k = 0; k < plan->count; k++)
         if (!plan->shards[k])
             nmiss++;
-    if (nmiss) {
-        char list[512] = "";
-        for (unsigned k = 0; k < plan->count && mlen < sizeof list - 16; k++)
-            if (!plan->shards[k])
-                mlen += (size_t)snprintf(list + mlen, sizeof list - mlen, "%s%u", mlen ? ", " : "", k);
-        if (!opt->keep_going) {
-            char dir[PATH_MAX];
-            snprintf(dir, sizeof dir, "%s", src[0].path);
-            char *slash = strrchr(dir, '/');
-            if (slash)
-                *slash = 0;
-            else
-                snprintf(dir, sizeof dir, ".");
-            char name[sizeof list + 32];
-            if (nmiss == 1)
-                snprintf(name, sizeof name, "shard_%s_of_%u.db", list, plan->count);
-            else
-                snprintf(name, sizeof name, "shard_<I>_of_%u.db", plan->count);
-            st = tb_error_at(err, TB_ERR_NOTFOUND, dir, 0, 0, -1,
-                             "%s %s of %u missing (%s): the merge needs every part, or --keep-going to leave %s out",
-                             nmiss == 1 ? "shard" : "shards", list, plan->count, name,
-                             nmiss == 1 ? "its ranks" : "their ranks");
-            goto fail;
-        }
-        if (!(plan->missing = strdup(list))) {
-            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto fail;
-        }
-        load_warnf(wl, "%s %s of %u missing: %s left out (--keep-going)", nmiss == 1 ? "shard" : "shards", list,
-                   plan->count, nmiss == 1 ? "its ranks are" : "their ranks are");
+    *nmissp = nmiss;
+    if (!nmiss)
+        return TB_OK;
+    char list[512] = "";
+    for (unsigned k = 0; k < plan->count && mlen < sizeof list - 16; k++)
+        if (!plan->shards[k])
+            mlen += (size_t)snprintf(list + mlen, sizeof list - mlen, "%s%u", mlen ? ", " : "", k);
+    if (!opt->keep_going) {
+        char dir[PATH_MAX];
+        snprintf(dir, sizeof dir, "%s", path0);
+        char *slash = strrchr(dir, '/');
+        if (slash)
+            *slash = 0;
+        else
+            snprintf(dir, sizeof dir, ".");
+        char name[sizeof list + 32];
+        if (nmiss == 1)
+            snprintf(name, sizeof name, "shard_%s_of_%u.db", list, plan->count);
+        else
+            snprintf(name, sizeof name, "shard_<I>_of_%u.db", plan->count);
+        return tb_error_at(err, TB_ERR_NOTFOUND, dir, 0, 0, -1,
+                           "%s %s of %u missing (%s): the merge needs every part, or --keep-going to leave %s out",
+                           nmiss == 1 ? "shard" : "shards", list, plan->count, name,
+                           nmiss == 1 ? "its ranks" : "their ranks");
     }
-    /* a group's own strings start where the previous group of its shard's end
-     * (the parts are still in each shard's order here) */
+    if (!(plan->missing = strdup(list)))
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    load_warnf(wl, "%s %s of %u missing: %s left out (--keep-going)", nmiss == 1 ? "shard" : "shards", list,
+               plan->count, nmiss == 1 ? "its ranks are" : "their ranks are");
+    return TB_OK;
+}
+
+/* The parts in the load's group order; a group's own strings start where
+ * the previous group of its shard's end. A group in two shards is an error. */
+static tb_status order_parts(shard_plan *plan, tb_error *err)
+{
+    /* the parts are still in each shard's order here */
     for (size_t k = 0; k < plan->nparts; k++)
         plan->parts[k].strings_start =
             k > 0 && plan->parts[k - 1].path == plan->parts[k].path ? plan->parts[k - 1].strings_end : 1;
     qsort(plan->parts, plan->nparts, sizeof *plan->parts, by_group);
     for (size_t k = 1; k < plan->nparts; k++)
-        if (plan->parts[k].index == plan->parts[k - 1].index) {
-            st = tb_error_at(err, TB_ERR_PARSE, plan->parts[k].path, 0, 0, -1, "group %zu is also in '%s'",
-                             plan->parts[k].index, plan->parts[k - 1].path);
-            goto fail;
-        }
-    /* the ranks' own ids replace the numbers in input order only when every
-     * rank of the load names one and no two the same, as in a single load,
-     * which also warns, once, about the first two that name the same */
-    int named = !nmiss, clash = 0;
-    for (int64_t r = 0; r < first.ranks; r++) {
+        if (plan->parts[k].index == plan->parts[k - 1].index)
+            return tb_error_at(err, TB_ERR_PARSE, plan->parts[k].path, 0, 0, -1, "group %zu is also in '%s'",
+                               plan->parts[k].index, plan->parts[k - 1].path);
+    return TB_OK;
+}
+
+/* Whether the ranks' own ids replace the numbers in input order: only when
+ * every rank of the load is there and names one and no two the same, as in
+ * a single load, which also warns, once, about the first two that name the
+ * same. */
+static int ranks_named(const shard_plan *plan, const int64_t *claims, int64_t nranks, int all_there, warn_log *wl)
+{
+    int named = all_there, clash = 0;
+    for (int64_t r = 0; r < nranks; r++) {
         if (claims[r] < 0)
             named = 0;
         for (int64_t q = 0; q < r && !clash; q++) {
@@ -538,23 +592,29 @@ tb_status load_shards_plan(const tb_load_options *opt, src_info **srcp, size_t *
             }
         }
     }
+    return named;
+}
+
+/* One source and one group per part, in the plan's order, and plan->claim
+ * and plan->nranks: each rank's id in the merged DB (its own when named,
+ * else its number in input order). *nsp and *unitsp: returns new (free with
+ * free(), and each source's path), both NULL on failure. */
+static tb_status part_units(shard_plan *plan, const int64_t *claims, int named, src_info **nsp, unit **unitsp,
+                            tb_error *err)
+{
     size_t total = 0;
     for (size_t k = 0; k < plan->nparts; k++)
         if (!plan->parts[k].cluster)
             total += (size_t)(plan->parts[k].rank_hi - plan->parts[k].rank_lo + 1);
-    if (!(ns = calloc(plan->nparts ? plan->nparts : 1, sizeof *ns)) ||
-        !(units = calloc(plan->nparts ? plan->nparts : 1, sizeof *units)) ||
-        !(plan->claim = malloc((total ? total : 1) * sizeof *plan->claim))) {
-        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto fail;
-    }
+    src_info *ns = calloc(plan->nparts ? plan->nparts : 1, sizeof *ns);
+    unit *units = ns ? calloc(plan->nparts ? plan->nparts : 1, sizeof *units) : NULL;
+    if (!units || !(plan->claim = malloc((total ? total : 1) * sizeof *plan->claim)))
+        goto nomem;
     size_t r = 0;
     for (size_t k = 0; k < plan->nparts; k++) {
         shard_part *p = &plan->parts[k];
-        if (!(ns[k].path = strdup(p->path))) {
-            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto fail;
-        }
+        if (!(ns[k].path = strdup(p->path)))
+            goto nomem;
         ns[k].kind = IN_MSPROF_DB;
         ns[k].group = k;
         ns[k].cluster = p->cluster;
@@ -573,24 +633,46 @@ tb_status load_shards_plan(const tb_load_options *opt, src_info **srcp, size_t *
             plan->claim[r++] = named ? claims[j] : j;
     }
     plan->nranks = r;
-    for (size_t i = 0; i < *nsrc; i++)
-        free(src[i].path);
-    free(src);
-    *srcp = ns;
-    *nsrc = plan->nparts;
+    *nsp = ns;
     *unitsp = units;
-    *nunits = plan->nparts;
-    *nranks = r;
-    plan->inputs = first.inputs;
-    first.inputs = NULL;
-    free(claims);
     return TB_OK;
-fail:
+nomem:
     if (ns)
         for (size_t k = 0; k < plan->nparts; k++)
             free(ns[k].path);
     free(ns);
     free(units);
+    return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+}
+
+tb_status load_shards_plan(const tb_load_options *opt, src_info **srcp, size_t *nsrc, unit **unitsp, size_t *nunits,
+                           size_t *nranks, shard_plan *plan, warn_log *wl, tb_error *err)
+{
+    src_info *src = *srcp, *ns = NULL;
+    unit *units = NULL;
+    shard_head first = {0};
+    int64_t *claims = NULL;
+    size_t nmiss = 0;
+    memset(plan, 0, sizeof *plan);
+    tb_status st = read_shards(src, *nsrc, plan, &first, &claims, err);
+    if (st == TB_OK)
+        st = check_missing(opt, src[0].path, plan, wl, &nmiss, err);
+    if (st == TB_OK)
+        st = order_parts(plan, err);
+    if (st == TB_OK)
+        st = part_units(plan, claims, ranks_named(plan, claims, first.ranks, !nmiss, wl), &ns, &units, err);
+    if (st == TB_OK) {
+        for (size_t i = 0; i < *nsrc; i++)
+            free(src[i].path);
+        free(src);
+        *srcp = ns;
+        *nsrc = plan->nparts;
+        *unitsp = units;
+        *nunits = plan->nparts;
+        *nranks = plan->nranks;
+        plan->inputs = first.inputs;
+        first.inputs = NULL;
+    }
     free(first.inputs);
     free(claims);
     return st;
@@ -653,14 +735,12 @@ static const struct {
      "c1 IS NOT NULL AND c1 > 0, c1, ord, seq"},
 };
 
-tb_status load_shards_books(dbw *w, const shard_plan *plan, const int64_t *final, const import_ids *ids,
-                            int books_only, tb_error *err)
+/* tb_shard_p2f: the shards' rank numbers (in input order) to the merged
+ * DB's rankIds. */
+static tb_status map_ranks(dbw *w, const shard_plan *plan, const int64_t *final, tb_error *err)
 {
     sqlite3 *db = dbw_db(w);
-    tb_status st = TB_OK;
-    char sql[1024];
-    /* the shards' rank numbers (in input order) to the merged DB's rankIds */
-    st = dbw_exec(w, "CREATE TEMP TABLE tb_shard_p2f (p INTEGER PRIMARY KEY, f INTEGER)", err);
+    tb_status st = dbw_exec(w, "CREATE TEMP TABLE tb_shard_p2f (p INTEGER PRIMARY KEY, f INTEGER)", err);
     sqlite3_stmt *q = NULL;
     if (st == TB_OK && sqlite3_prepare_v2(db, "INSERT INTO tb_shard_p2f VALUES(?, ?)", -1, &q, NULL) != SQLITE_OK)
         st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
@@ -676,7 +756,16 @@ tb_status load_shards_books(dbw *w, const shard_plan *plan, const int64_t *final
         }
     }
     sqlite3_finalize(q);
-    q = NULL;
+    return st;
+}
+
+/* Every shard's rows of the bookkeeping tables into temporary tables of w,
+ * and the first shard's of the rows only one shard keeps. */
+static tb_status gather_books(dbw *w, const shard_plan *plan, tb_error *err)
+{
+    sqlite3 *db = dbw_db(w);
+    tb_status st = TB_OK;
+    char sql[1024];
     for (size_t b = 0; b < sizeof books / sizeof books[0] && st == TB_OK; b++) {
         int o = snprintf(sql, sizeof sql, "CREATE TEMP TABLE \"tb_m_%s\" (ord, seq", books[b].table);
         for (int i = 0; i < books[b].ncols; i++)
@@ -698,11 +787,18 @@ tb_status load_shards_books(dbw *w, const shard_plan *plan, const int64_t *final
                 st = copy_rows(in.db, plan->shards[k], db, books[b].table, books[b].cols, books[b].ncols, k,
                                books[b].first, err);
         }
-        /* the shard's own figures, for the processes of tracebook_run.json */
         sqlite_input_close(&in);
         first = 0;
     }
-    /* rankIds as the merged DB numbers them; rows in the order of a single load */
+    return st;
+}
+
+/* The gathered rows into the merged DB's tables, rankIds as the merged DB
+ * numbers them, rows in the order of a single load. */
+static tb_status put_books(dbw *w, tb_error *err)
+{
+    tb_status st = TB_OK;
+    char sql[1024];
     for (size_t b = 0; b < sizeof books / sizeof books[0] && st == TB_OK; b++) {
         const char *rc = !strcmp(books[b].table, "SESSION_TIME_INFO") ? "c4"
                          : !strcmp(books[b].table, "TB_SOURCE") || !strcmp(books[b].table, "TB_RANK") ||
@@ -731,15 +827,77 @@ tb_status load_shards_books(dbw *w, const shard_plan *plan, const int64_t *final
                  books[b].table, order, books[b].table);
         st = dbw_exec(w, sql, err);
     }
-    if (st == TB_OK)
-        st = load_books_meta(w, ids, err);
-    /* the processes that made the shards (tracebook_run.json's "processes") */
-    if (st == TB_OK)
-        st = dbw_exec(w,
-                      "CREATE TABLE TB_SHARDS (shardIndex INTEGER, shardCount INTEGER, path TEXT, status TEXT,"
-                      " ranks TEXT, inputBytes INTEGER, wallSeconds REAL, peakRssBytes INTEGER, host TEXT,"
-                      " inputs TEXT, dbBytes INTEGER, dbMtimeNs INTEGER)",
-                      err);
+    return st;
+}
+
+/* The ranks of shard k as the merged DB numbers them, as "[0,1]". Returns
+ * new (free with free()), or NULL when out of memory. */
+static char *shard_ranks(const shard_plan *plan, unsigned k, const int64_t *final)
+{
+    size_t len = 1, cap = 64;
+    char *ranks = malloc(cap);
+    if (!ranks)
+        return NULL;
+    ranks[0] = '[';
+    ranks[1] = 0;
+    for (size_t g = 0, rr = 0; g < plan->nparts; g++) {
+        const shard_part *p = &plan->parts[g];
+        for (int64_t j = p->rank_lo; !p->cluster && j <= p->rank_hi; j++, rr++)
+            if (p->path == plan->shards[k] && append_num(&ranks, &len, &cap, final[rr])) {
+                free(ranks);
+                return NULL;
+            }
+    }
+    ranks[len++] = ']';
+    ranks[len] = 0;
+    return ranks;
+}
+
+/* Binds into TB_SHARDS row ins what shard k given says: its path, status,
+ * ranks, its own figures (TB_SHARD) and, for the cache's staleness check
+ * (the shards are the inputs), its file's size and time. */
+static tb_status bind_shard(sqlite3_stmt *ins, const shard_plan *plan, unsigned k, const int64_t *final,
+                            int books_only, tb_error *err)
+{
+    sqlite3_bind_text(ins, 3, plan->shards[k], -1, SQLITE_STATIC);
+    sqlite3_bind_text(ins, 4, books_only ? "scoped" : "merged", -1, SQLITE_STATIC);
+    struct stat sb;
+    if (stat(plan->shards[k], &sb) == 0) {
+        sqlite3_bind_int64(ins, 11, (int64_t)sb.st_size);
+        sqlite3_bind_int64(ins, 12, (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec);
+    }
+    sqlite_input in = {0};
+    tb_status st = sqlite_input_open(&in, plan->shards[k], err);
+    if (st != TB_OK)
+        return st;
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(in.db, "SELECT ranks, inputBytes, wallSeconds, peakRssBytes, host FROM TB_SHARD", -1, &q,
+                           NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW) {
+        char *ranks = shard_ranks(plan, k, final);
+        if (ranks) {
+            sqlite3_bind_text(ins, 5, ranks, -1, SQLITE_TRANSIENT);
+            free(ranks);
+        }
+        for (int i = 1; i <= 4; i++)
+            sqlite3_bind_value(ins, i + 5, sqlite3_column_value(q, i));
+    }
+    sqlite3_finalize(q);
+    sqlite_input_close(&in);
+    return TB_OK;
+}
+
+/* TB_SHARDS: one row per shard of the load, the processes that made them
+ * (tracebook_run.json's "processes"); a shard not given is "missing". */
+static tb_status write_shards_table(dbw *w, const shard_plan *plan, const int64_t *final, int books_only,
+                                    tb_error *err)
+{
+    sqlite3 *db = dbw_db(w);
+    tb_status st = dbw_exec(w,
+                            "CREATE TABLE TB_SHARDS (shardIndex INTEGER, shardCount INTEGER, path TEXT, status TEXT,"
+                            " ranks TEXT, inputBytes INTEGER, wallSeconds REAL, peakRssBytes INTEGER, host TEXT,"
+                            " inputs TEXT, dbBytes INTEGER, dbMtimeNs INTEGER)",
+                            err);
     sqlite3_stmt *ins = NULL;
     if (st == TB_OK &&
         sqlite3_prepare_v2(db, "INSERT INTO TB_SHARDS VALUES(?,?,?,?,?,?,?,?,?,?,?,?)", -1, &ins, NULL) != SQLITE_OK)
@@ -751,62 +909,30 @@ tb_status load_shards_books(dbw *w, const shard_plan *plan, const int64_t *final
             sqlite3_bind_null(ins, i);
         /* the inputs the shards were loaded from (the same for all) */
         sqlite3_bind_text(ins, 10, plan->inputs, -1, SQLITE_STATIC);
-        if (!plan->shards[k]) {
+        if (!plan->shards[k])
             sqlite3_bind_text(ins, 4, "missing", -1, SQLITE_STATIC);
-        } else {
-            sqlite3_bind_text(ins, 3, plan->shards[k], -1, SQLITE_STATIC);
-            sqlite3_bind_text(ins, 4, books_only ? "scoped" : "merged", -1, SQLITE_STATIC);
-            /* the cache's staleness check reads these (the shards are the inputs) */
-            struct stat sb;
-            if (stat(plan->shards[k], &sb) == 0) {
-                sqlite3_bind_int64(ins, 11, (int64_t)sb.st_size);
-                sqlite3_bind_int64(ins, 12, (int64_t)sb.st_mtim.tv_sec * 1000000000LL + sb.st_mtim.tv_nsec);
-            }
-            sqlite_input in = {0};
-            if ((st = sqlite_input_open(&in, plan->shards[k], err)) != TB_OK)
-                break;
-            if (sqlite3_prepare_v2(in.db, "SELECT ranks, inputBytes, wallSeconds, peakRssBytes, host FROM TB_SHARD",
-                                   -1, &q, NULL) == SQLITE_OK &&
-                sqlite3_step(q) == SQLITE_ROW) {
-                /* the ranks as the merged DB numbers them */
-                char *ranks = NULL;
-                size_t len = 1, cap = 64;
-                ranks = malloc(cap);
-                if (ranks) {
-                    ranks[0] = '[';
-                    ranks[1] = 0;
-                }
-                for (size_t g = 0, rr = 0; ranks && g < plan->nparts; g++) {
-                    const shard_part *p = &plan->parts[g];
-                    for (int64_t j = p->rank_lo; !p->cluster && j <= p->rank_hi; j++, rr++)
-                        if (p->path == plan->shards[k] && append_num(&ranks, &len, &cap, final[rr])) {
-                            free(ranks);
-                            ranks = NULL;
-                            break;
-                        }
-                }
-                if (ranks) {
-                    ranks[len++] = ']';
-                    ranks[len] = 0;
-                    sqlite3_bind_text(ins, 5, ranks, -1, SQLITE_TRANSIENT);
-                    free(ranks);
-                }
-                for (int i = 1; i <= 4; i++)
-                    sqlite3_bind_value(ins, i + 5, sqlite3_column_value(q, i));
-            }
-            sqlite3_finalize(q);
-            q = NULL;
-            if (sqlite3_step(ins) != SQLITE_DONE)
-                st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
-            sqlite_input_close(&in);
-            sqlite3_reset(ins);
-            continue;
-        }
+        else if ((st = bind_shard(ins, plan, k, final, books_only, err)) != TB_OK)
+            break;
         if (sqlite3_step(ins) != SQLITE_DONE)
             st = tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
         sqlite3_reset(ins);
     }
     sqlite3_finalize(ins);
+    return st;
+}
+
+tb_status load_shards_books(dbw *w, const shard_plan *plan, const int64_t *final, const import_ids *ids,
+                            int books_only, tb_error *err)
+{
+    tb_status st = map_ranks(w, plan, final, err);
+    if (st == TB_OK)
+        st = gather_books(w, plan, err);
+    if (st == TB_OK)
+        st = put_books(w, err);
+    if (st == TB_OK)
+        st = load_books_meta(w, ids, err);
+    if (st == TB_OK)
+        st = write_shards_table(w, plan, final, books_only, err);
     /* the shards' rank numbers and the load's ids, for rows gathered from
      * them (cluster-scope reports: report/partial.c) */
     if (st == TB_OK && books_only)

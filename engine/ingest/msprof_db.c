@@ -440,51 +440,74 @@ static void note_dropped_columns(ctx *c, sqlite3 *db, const char *table, char us
     sqlite3_finalize(q);
 }
 
-static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
+/* A table an earlier source of this rank filled: its rows are counted,
+ * not read; a row that only describes a task counts with its task, not on
+ * its own. */
+static void count_skipped(ctx *c, sqlite3 *db, const table_spec *sp)
+{
+    int64_t n = count_rows(db, sp->src);
+    int secondary = sp->dest == TB_DEST_COMPUTE_TASK_INFO || sp->dest == TB_DEST_COMMUNICATION_TASK_INFO ||
+                    sp->dest == TB_DEST_MEMCPY_INFO || sp->row == R_COMMUNICATION_SCHEDULE_TASK_INFO ||
+                    sp->row == R_TASK_PMU_INFO;
+    if (!secondary)
+        c->res->dest[TB_DEST_BETTER_SOURCE] += (uint64_t)n;
+    c->res->events += (uint64_t)n;
+}
+
+/* One group of a shard DB: whether the table holds a row of it. Most hold
+ * none, and asking its rankId index is much cheaper than reading the
+ * table's columns (0 too when the table has no rankId column). */
+static int part_has_rows(const shard_part *pt, sqlite3 *db, const table_spec *sp)
+{
+    char probe[256];
+    if (pt->cluster)
+        snprintf(probe, sizeof probe, "SELECT 1 FROM \"%s\" WHERE rankId IS NULL LIMIT 1", sp->src);
+    else
+        snprintf(probe, sizeof probe, "SELECT 1 FROM \"%s\" WHERE rankId BETWEEN %lld AND %lld LIMIT 1", sp->src,
+                 (long long)pt->rank_lo, (long long)pt->rank_hi);
+    sqlite3_stmt *q;
+    int any = 0;
+    if (sqlite3_prepare_v2(db, probe, -1, &q, NULL) == SQLITE_OK) {
+        any = sqlite3_step(q) == SQLITE_ROW;
+        sqlite3_finalize(q);
+    }
+    return any;
+}
+
+/* What a destination column holds, which decides how its value is mapped. */
+static int column_kind(ctx *c, const table_spec *sp, const char *name)
+{
+    if (!strcmp(name, "rankId"))
+        return K_RANK;
+    if (row_is_string(sp->row, name))
+        return K_STRING;
+    if (!strcmp(name, "globalTaskId"))
+        return K_GTID;
+    if (!strcmp(name, "opId"))
+        return K_OPID;
+    if (c->opt->part && sp->row == R_OVERLAP_ANALYSIS && !strcmp(name, "id"))
+        return K_OVERLAP;
+    int kind = K_PLAIN;
+    for (const char *const *t = time_cols; *t; t++)
+        if (!strcmp(*t, name))
+            kind = K_TIME;
+    return kind;
+}
+
+/* The SELECT reading the table in the destination's column order: one item
+ * per destination column, NULL where the source has none; kinds: each
+ * column's kind. A shard DB's group reads its own rows; another DB notes the
+ * source columns not read. */
+static void select_sql(ctx *c, sqlite3 *db, const table_spec *sp, char *sql, size_t cap, int *kinds)
 {
     const row_table_def *rt = &row_tables[sp->row];
-    if (row_set_has(&c->opt->skip_rows, sp->row)) {
-        /* an earlier source of this rank filled the table; a row that only
-         * describes a task counts with its task, not on its own */
-        int64_t n = count_rows(db, sp->src);
-        int secondary = sp->dest == TB_DEST_COMPUTE_TASK_INFO || sp->dest == TB_DEST_COMMUNICATION_TASK_INFO ||
-                        sp->dest == TB_DEST_MEMCPY_INFO || sp->row == R_COMMUNICATION_SCHEDULE_TASK_INFO ||
-                        sp->row == R_TASK_PMU_INFO;
-        if (!secondary)
-            c->res->dest[TB_DEST_BETTER_SOURCE] += (uint64_t)n;
-        c->res->events += (uint64_t)n;
-        return TB_OK;
-    }
-    if (c->opt->part) {
-        /* one group of a shard DB: most tables hold no row of it, and asking
-         * its rankId index is much cheaper than reading the table's columns */
-        const shard_part *pt = c->opt->part;
-        char probe[256];
-        if (pt->cluster)
-            snprintf(probe, sizeof probe, "SELECT 1 FROM \"%s\" WHERE rankId IS NULL LIMIT 1", sp->src);
-        else
-            snprintf(probe, sizeof probe, "SELECT 1 FROM \"%s\" WHERE rankId BETWEEN %lld AND %lld LIMIT 1", sp->src,
-                     (long long)pt->rank_lo, (long long)pt->rank_hi);
-        sqlite3_stmt *q;
-        int any = 0;
-        if (sqlite3_prepare_v2(db, probe, -1, &q, NULL) == SQLITE_OK) {
-            any = sqlite3_step(q) == SQLITE_ROW;
-            sqlite3_finalize(q);
-        }
-        if (!any)
-            return TB_OK; /* no rows of the group, or no rankId column */
-    }
-    int ncols = rt->ncols;
     char used[ROW_MAX_COLS][128]; /* the source columns read */
     int nused = 0;
-    int kinds[32];
-    char sql[4096];
-    size_t o = (size_t)snprintf(sql, sizeof sql, "SELECT ");
-    /* one select item per destination column, NULL where the source has none */
+    size_t o = (size_t)snprintf(sql, cap, "SELECT ");
     char cols[1024];
     snprintf(cols, sizeof cols, "%s", rt->columns);
     char *name = cols;
-    for (int i = 0; i < ncols; i++) {
+    for (int i = 0; i < rt->ncols; i++) {
         char *comma = strchr(name, ',');
         if (comma)
             *comma = 0;
@@ -494,44 +517,94 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
                                    : src_column(db, sp, name, srcname, sizeof srcname);
         if (present && nused < ROW_MAX_COLS)
             snprintf(used[nused++], sizeof used[0], "%s", srcname);
-        kinds[i] = K_PLAIN;
-        if (!strcmp(name, "rankId"))
-            kinds[i] = K_RANK;
-        else if (row_is_string(sp->row, name))
-            kinds[i] = K_STRING;
-        else if (!strcmp(name, "globalTaskId"))
-            kinds[i] = K_GTID;
-        else if (!strcmp(name, "opId"))
-            kinds[i] = K_OPID;
-        else if (c->opt->part && sp->row == R_OVERLAP_ANALYSIS && !strcmp(name, "id"))
-            kinds[i] = K_OVERLAP;
-        else
-            for (const char *const *t = time_cols; *t; t++)
-                if (!strcmp(*t, name))
-                    kinds[i] = K_TIME;
+        kinds[i] = column_kind(c, sp, name);
         if (kinds[i] == K_RANK)
-            o += rank_expr(c, db, sp, sql + o, sizeof sql - o, i ? ", " : "");
+            o += rank_expr(c, db, sp, sql + o, cap - o, i ? ", " : "");
         else if (!present)
-            o += (size_t)snprintf(sql + o, sizeof sql - o, "%sNULL", i ? ", " : "");
+            o += (size_t)snprintf(sql + o, cap - o, "%sNULL", i ? ", " : "");
         else if (kinds[i] == K_TIME)
-            o += (size_t)snprintf(sql + o, sizeof sql - o, "%sCAST(\"%s\" AS INTEGER)", i ? ", " : "", srcname);
+            o += (size_t)snprintf(sql + o, cap - o, "%sCAST(\"%s\" AS INTEGER)", i ? ", " : "", srcname);
         else
-            o += (size_t)snprintf(sql + o, sizeof sql - o, "%s\"%s\"", i ? ", " : "", srcname);
+            o += (size_t)snprintf(sql + o, cap - o, "%s\"%s\"", i ? ", " : "", srcname);
         name = comma ? comma + 1 : name + strlen(name);
     }
-    o += (size_t)snprintf(sql + o, sizeof sql - o, " FROM \"%s\"", sp->src);
+    o += (size_t)snprintf(sql + o, cap - o, " FROM \"%s\"", sp->src);
     if (c->opt->part) {
         /* one group of a shard DB: its own rows (the shard indexes rankId;
-         * the probe above found some, so the table has the column) */
+         * the probe found some, so the table has the column) */
         const shard_part *pt = c->opt->part;
         if (pt->cluster)
-            snprintf(sql + o, sizeof sql - o, " WHERE rankId IS NULL ORDER BY rowid");
+            snprintf(sql + o, cap - o, " WHERE rankId IS NULL ORDER BY rowid");
         else
-            snprintf(sql + o, sizeof sql - o, " WHERE rankId BETWEEN %lld AND %lld ORDER BY rowid",
-                     (long long)pt->rank_lo, (long long)pt->rank_hi);
+            snprintf(sql + o, cap - o, " WHERE rankId BETWEEN %lld AND %lld ORDER BY rowid", (long long)pt->rank_lo,
+                     (long long)pt->rank_hi);
     } else {
         note_dropped_columns(c, db, sp->src, used, nused);
     }
+}
+
+/* One source row as destination values: string ids and task/op/overlap ids
+ * mapped into the load's, rankIds as rank_expr chose. *bad_time: a time
+ * outside the stored range. TB_OK, or the error (c->err set). */
+static inline tb_status row_values(ctx *c, sqlite3_stmt *q, int ncols, const int *kinds, tb_val *v, int *bad_time)
+{
+    *bad_time = 0;
+    for (int i = 0; i < ncols; i++) {
+        int t = sqlite3_column_type(q, i);
+        if (kinds[i] == K_TIME && t == SQLITE_INTEGER && !import_time_ok(sqlite3_column_int64(q, i), 0))
+            *bad_time = 1;
+        if (kinds[i] == K_RANK) {
+            v[i] = VINT(row_rank(c, q, i));
+            continue;
+        }
+        if (t == SQLITE_NULL) {
+            v[i] = VNULL;
+            continue;
+        }
+        if (kinds[i] == K_STRING) {
+            int64_t nid;
+            int64_t sid = sqlite3_column_int64(q, i);
+            if (idmap_get(&c->strings, sid, &nid))
+                v[i] = VINT(nid);
+            else if (c->string_by_id && (nid = earlier_string(c, sid)) >= 0)
+                v[i] = VINT(nid);
+            else if (c->string_by_id && nid == -2)
+                return tb_error_set(c->err, TB_ERR_NOMEM, "cannot intern the strings of %s", c->path);
+            else
+                v[i] = VNULL;
+        } else if (kinds[i] == K_GTID || kinds[i] == K_OPID) {
+            int64_t x = sqlite3_column_int64(q, i);
+            int64_t *mx = kinds[i] == K_GTID ? &c->max_gtid : &c->max_op;
+            if (x > *mx)
+                *mx = x;
+            v[i] = VINT(x + (kinds[i] == K_GTID ? c->gtid_base : c->op_base));
+        } else if (kinds[i] == K_OVERLAP && t == SQLITE_INTEGER) {
+            v[i] = VINT(sqlite3_column_int64(q, i) + c->overlap_base);
+        } else if (t == SQLITE_INTEGER) {
+            v[i] = VINT(sqlite3_column_int64(q, i));
+        } else if (t == SQLITE_FLOAT) {
+            v[i] = VREAL(sqlite3_column_double(q, i));
+        } else {
+            const char *s = (const char *)sqlite3_column_text(q, i);
+            size_t n = (size_t)sqlite3_column_bytes(q, i);
+            v[i] = VTEXT(s, n);
+        }
+    }
+    return TB_OK;
+}
+
+static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
+{
+    if (row_set_has(&c->opt->skip_rows, sp->row)) {
+        count_skipped(c, db, sp);
+        return TB_OK;
+    }
+    if (c->opt->part && !part_has_rows(c->opt->part, db, sp))
+        return TB_OK; /* no rows of the group, or no rankId column */
+    int ncols = row_tables[sp->row].ncols;
+    int kinds[32];
+    char sql[4096];
+    select_sql(c, db, sp, sql, sizeof sql, kinds);
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
         return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read table %s: %s", sp->src,
@@ -540,47 +613,11 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
     int rc;
     uint64_t rows = 0;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
-        int bad_time = 0;
-        for (int i = 0; i < ncols; i++) {
-            int t = sqlite3_column_type(q, i);
-            if (kinds[i] == K_TIME && t == SQLITE_INTEGER && !import_time_ok(sqlite3_column_int64(q, i), 0))
-                bad_time = 1;
-            if (kinds[i] == K_RANK) {
-                v[i] = VINT(row_rank(c, q, i));
-                continue;
-            }
-            if (t == SQLITE_NULL) {
-                v[i] = VNULL;
-                continue;
-            }
-            if (kinds[i] == K_STRING) {
-                int64_t nid;
-                int64_t sid = sqlite3_column_int64(q, i);
-                if (idmap_get(&c->strings, sid, &nid))
-                    v[i] = VINT(nid);
-                else if (c->string_by_id && (nid = earlier_string(c, sid)) >= 0)
-                    v[i] = VINT(nid);
-                else if (c->string_by_id && nid == -2)
-                    return tb_error_set(c->err, TB_ERR_NOMEM, "cannot intern the strings of %s", c->path);
-                else
-                    v[i] = VNULL;
-            } else if (kinds[i] == K_GTID || kinds[i] == K_OPID) {
-                int64_t x = sqlite3_column_int64(q, i);
-                int64_t *mx = kinds[i] == K_GTID ? &c->max_gtid : &c->max_op;
-                if (x > *mx)
-                    *mx = x;
-                v[i] = VINT(x + (kinds[i] == K_GTID ? c->gtid_base : c->op_base));
-            } else if (kinds[i] == K_OVERLAP && t == SQLITE_INTEGER) {
-                v[i] = VINT(sqlite3_column_int64(q, i) + c->overlap_base);
-            } else if (t == SQLITE_INTEGER) {
-                v[i] = VINT(sqlite3_column_int64(q, i));
-            } else if (t == SQLITE_FLOAT) {
-                v[i] = VREAL(sqlite3_column_double(q, i));
-            } else {
-                const char *s = (const char *)sqlite3_column_text(q, i);
-                size_t n = (size_t)sqlite3_column_bytes(q, i);
-                v[i] = VTEXT(s, n);
-            }
+        int bad_time;
+        tb_status st = row_values(c, q, ncols, kinds, v, &bad_time);
+        if (st != TB_OK) {
+            sqlite3_finalize(q);
+            return st;
         }
         /* a time outside the stored range (+-2^62 ns): skipped and counted, as in a trace */
         if (bad_time) {
@@ -955,6 +992,95 @@ static int64_t min_id(sqlite3 *db, const char *q)
     return v < 0 ? 0 : v;
 }
 
+/* One group of a shard DB: its ids move by as much as the group's first
+ * ids differ from the load's counters, and the counters advance by what the
+ * shard's load drew for it, unused ids included, so every id comes out as
+ * in a load of all the raw inputs at once. */
+static tb_status import_part(ctx *c, sqlite3 *db, import_ids *ids, const shard_part *pt)
+{
+    c->gtid_base = ids->next_task - pt->task_first;
+    c->op_base = ids->next_op - pt->op_first;
+    c->overlap_base = ids->next_overlap - pt->overlap_first;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM STRING_IDS WHERE id = ?", -1, &c->string_by_id, NULL) != SQLITE_OK)
+        return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read STRING_IDS: %s", sqlite3_errmsg(db));
+    tb_status st = import_strings(c, db);
+    if (st != TB_OK)
+        return st;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        /* the shard lists the tables that hold the group's rows: no query for the others */
+        char key[80];
+        snprintf(key, sizeof key, ",%s,", specs[i].src);
+        if (pt->tables ? !strstr(pt->tables, key) : !sqlite_input_has_table(db, specs[i].src))
+            continue;
+        if ((st = import_table(c, db, &specs[i])) != TB_OK)
+            return st;
+    }
+    ids->next_task += pt->task_used;
+    ids->next_op += pt->op_used;
+    ids->next_overlap += pt->overlap_used;
+    snprintf(c->res->kind, sizeof c->res->kind, "shard db");
+    return TB_OK;
+}
+
+/* Rows of several ranks in a DB that does not list them (or is not the
+ * first input of its rank directory) load as one rank: a warning says so. */
+static void warn_mixed_ranks(ctx *c, sqlite3 *db)
+{
+    sqlite3_stmt *q;
+    if (c->ranks || !task_has_rank_column(db) ||
+        sqlite3_prepare_v2(db, "SELECT count(DISTINCT rankId) FROM TASK", -1, &q, NULL) != SQLITE_OK)
+        return;
+    if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 1 && c->opt->warn) {
+        char msg[1400];
+        snprintf(msg, sizeof msg,
+                 "%s holds rows of %lld ranks: loaded as one rank (a DB keeps its ranks when it lists them in"
+                 " TB_RANK or RANK_DEVICE_MAP and is the first input of its rank)",
+                 c->path, (long long)sqlite3_column_int64(q, 0));
+        c->opt->warn(c->opt->ctx, msg);
+    }
+    sqlite3_finalize(q);
+}
+
+/* A whole DB (not a shard's group): every table it has, its enums, the
+ * tables not read said, then the load's counters advanced. */
+static tb_status import_whole(ctx *c, sqlite3 *db, import_ids *ids)
+{
+    /* the DB's ids continue the load's counters from its own smallest id: a
+     * DB tracebook wrote (ids from 1) keeps them when it loads first, so
+     * merged DBs hold the ids a load of all their raw inputs at once gives */
+    int64_t min_task = min_id(db, "SELECT min(globalTaskId) FROM TASK");
+    int64_t min_op = min_id(db, "SELECT min(opId) FROM COMMUNICATION_OP");
+    /* a DB tracebook wrote says how many ids its load drew (ids from 1) */
+    int64_t used_task = -1, used_op = -1;
+    if (sqlite_input_has_table(db, "META_DATA")) {
+        used_task = min_id(db, "SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'TRACEBOOK_TASK_IDS_USED'");
+        used_op = min_id(db, "SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'TRACEBOOK_OP_IDS_USED'");
+        if (used_task > 0 || used_op > 0)
+            min_task = min_op = 1;
+        else
+            used_task = used_op = -1;
+    }
+    c->gtid_base -= min_task;
+    c->op_base -= min_op;
+    tb_status st = import_strings(c, db);
+    if (st != TB_OK)
+        return st;
+    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
+        if (!sqlite_input_has_table(db, specs[i].src))
+            continue;
+        if ((st = import_table(c, db, &specs[i])) != TB_OK)
+            return st;
+    }
+    if ((st = import_enums(c, db)) != TB_OK)
+        return st;
+    warn_unknown_tables(c, db);
+    warn_mixed_ranks(c, db);
+    ids->next_task += used_task >= 0 ? used_task : c->max_gtid - min_task + 1;
+    ids->next_op += used_op >= 0 ? used_op : c->max_op - min_op + 1;
+    source_facts(c, db);
+    return TB_OK;
+}
+
 tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
                            const db_ranks *ranks, import_result *res, tb_error *err)
 {
@@ -971,90 +1097,10 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     ctx c = {.sink = sink, .opt = opt, .res = res, .err = err, .path = path,
              .gtid_base = ids->next_task, .op_base = ids->next_op,
              .ranks = ranks && ranks->n >= 2 ? ranks : NULL};
-    if (!sqlite_input_has_table(s.db, "STRING_IDS")) {
+    if (!sqlite_input_has_table(s.db, "STRING_IDS"))
         st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not an msprof-compatible DB (no STRING_IDS table)");
-        goto done;
-    }
-    if (c.ranks && (st = setup_ranks(&c, s.db)) != TB_OK)
-        goto done;
-    if (opt->part) {
-        /* one group of a shard DB: its ids move by as much as the group's
-         * first ids differ from the load's counters, and the counters advance
-         * by what the shard's load drew for it, unused ids included, so every
-         * id comes out as in a load of all the raw inputs at once */
-        const shard_part *pt = opt->part;
-        c.gtid_base = ids->next_task - pt->task_first;
-        c.op_base = ids->next_op - pt->op_first;
-        c.overlap_base = ids->next_overlap - pt->overlap_first;
-        if (sqlite3_prepare_v2(s.db, "SELECT value FROM STRING_IDS WHERE id = ?", -1, &c.string_by_id, NULL) !=
-            SQLITE_OK) {
-            st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "cannot read STRING_IDS: %s", sqlite3_errmsg(s.db));
-            goto done;
-        }
-        if ((st = import_strings(&c, s.db)) != TB_OK)
-            goto done;
-        for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-            /* the shard lists the tables that hold the group's rows: no query for the others */
-            char key[80];
-            snprintf(key, sizeof key, ",%s,", specs[i].src);
-            if (pt->tables ? !strstr(pt->tables, key) : !sqlite_input_has_table(s.db, specs[i].src))
-                continue;
-            if ((st = import_table(&c, s.db, &specs[i])) != TB_OK)
-                goto done;
-        }
-        ids->next_task += pt->task_used;
-        ids->next_op += pt->op_used;
-        ids->next_overlap += pt->overlap_used;
-        snprintf(res->kind, sizeof res->kind, "shard db");
-        goto done;
-    }
-    /* the DB's ids continue the load's counters from its own smallest id: a
-     * DB tracebook wrote (ids from 1) keeps them when it loads first, so
-     * merged DBs hold the ids a load of all their raw inputs at once gives */
-    int64_t min_task = min_id(s.db, "SELECT min(globalTaskId) FROM TASK");
-    int64_t min_op = min_id(s.db, "SELECT min(opId) FROM COMMUNICATION_OP");
-    /* a DB tracebook wrote says how many ids its load drew (ids from 1) */
-    int64_t used_task = -1, used_op = -1;
-    if (sqlite_input_has_table(s.db, "META_DATA")) {
-        used_task = min_id(s.db, "SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'TRACEBOOK_TASK_IDS_USED'");
-        used_op = min_id(s.db, "SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'TRACEBOOK_OP_IDS_USED'");
-        if (used_task > 0 || used_op > 0)
-            min_task = min_op = 1;
-        else
-            used_task = used_op = -1;
-    }
-    c.gtid_base -= min_task;
-    c.op_base -= min_op;
-    if ((st = import_strings(&c, s.db)) != TB_OK)
-        goto done;
-    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-        if (!sqlite_input_has_table(s.db, specs[i].src))
-            continue;
-        if ((st = import_table(&c, s.db, &specs[i])) != TB_OK)
-            goto done;
-    }
-    if ((st = import_enums(&c, s.db)) != TB_OK)
-        goto done;
-    warn_unknown_tables(&c, s.db);
-    /* rows of several ranks in a DB that does not list them (or is not the
-     * first input of its rank directory) load as one rank */
-    sqlite3_stmt *q;
-    if (!c.ranks && task_has_rank_column(s.db) &&
-        sqlite3_prepare_v2(s.db, "SELECT count(DISTINCT rankId) FROM TASK", -1, &q, NULL) == SQLITE_OK) {
-        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 1 && opt->warn) {
-            char msg[1400];
-            snprintf(msg, sizeof msg,
-                     "%s holds rows of %lld ranks: loaded as one rank (a DB keeps its ranks when it lists them in"
-                     " TB_RANK or RANK_DEVICE_MAP and is the first input of its rank)",
-                     path, (long long)sqlite3_column_int64(q, 0));
-            opt->warn(opt->ctx, msg);
-        }
-        sqlite3_finalize(q);
-    }
-    ids->next_task += used_task >= 0 ? used_task : c.max_gtid - min_task + 1;
-    ids->next_op += used_op >= 0 ? used_op : c.max_op - min_op + 1;
-    source_facts(&c, s.db);
-done:
+    else if (!c.ranks || (st = setup_ranks(&c, s.db)) == TB_OK)
+        st = opt->part ? import_part(&c, s.db, ids, opt->part) : import_whole(&c, s.db, ids);
     sqlite3_finalize(c.string_by_id);
     free(c.keys);
     idmap_free(&c.strings);

@@ -612,6 +612,352 @@ static int op_memory_row(ctx *c, const int *col)
     return row_out(c, R_OP_MEMORY, v);
 }
 
+/* Where the columns a file's kind reads are; filled once from the header. */
+typedef struct layout {
+    int kind;
+    kcols k;               /* kernels and task_time */
+    int col[16];           /* every other kind, in the order its row reader takes them */
+    reduce_cols reduces;   /* step_trace iterations */
+    int dev_col;           /* Device_id of step_trace_time and the statistics */
+    double unit;           /* bytes per Total Reserved unit of npu_module_mem */
+} layout;
+
+/* kernel_details / op_summary: the kernel columns by their aliases, then the
+ * PMU metrics. 0, or -1 with err set. */
+static int kernel_cols(ctx *c, kcols *k)
+{
+    k->name = csv_require(c->csv, COLS("Name", "Op Name"), c->err);
+    k->start = csv_require(c->csv, COLS("Start Time(us)", "Task Start Time(us)"), c->err);
+    if (k->name < 0 || k->start < 0)
+        return -1;
+    k->type = csv_col(c->csv, COLS("Type", "OP Type"));
+    k->core = csv_col(c->csv, COLS("Accelerator Core", "Task Type"));
+    k->dur = csv_col(c->csv, COLS("Duration(us)", "Task Duration(us)"));
+    k->stream = csv_col(c->csv, COLS("Stream ID"));
+    k->task = csv_col(c->csv, COLS("Task ID"));
+    k->model = csv_col(c->csv, COLS("Model ID"));
+    k->ctx = csv_col(c->csv, COLS("Context ID"));
+    k->block = csv_col(c->csv, COLS("Block Num", "Block Dim"));
+    k->mix = csv_col(c->csv, COLS("Mix Block Num", "Mix Block Dim"));
+    k->shapes = csv_col(c->csv, COLS("Input Shapes"));
+    k->dev = csv_col(c->csv, COLS("Device_id"));
+    k->devtype = csv_col(c->csv, COLS("Device Type"));
+    /* msprof and torch_npu write the PMU metrics after Context ID */
+    for (int i = k->ctx < 0 ? csv_width(c->csv) : k->ctx + 1; i < csv_width(c->csv) && k->n_pmu < 64; i++) {
+        csv_field h = csv_trim(csv_name(c->csv, i));
+        if (!h.n)
+            continue;
+        k->pmu_col[k->n_pmu] = i;
+        if ((k->pmu_name[k->n_pmu++] = intern_text(c, h.p, h.n)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* task_time: the device task columns. 0; 1 when the file holds task
+ * scheduler totals instead (nothing to read); -1 with err set. */
+static int task_time_cols(ctx *c, kcols *k, const char *path)
+{
+    *k = (kcols){.name = -1, .type = -1, .core = -1, .start = -1, .dur = -1, .stop = -1, .stream = -1,
+                 .task = -1, .model = -1, .ctx = -1, .block = -1, .mix = -1, .shapes = -1, .dev = -1,
+                 .devtype = -1, .tasks_only = 1};
+    if (csv_col(c->csv, COLS("task_start(us)")) < 0 && csv_col(c->csv, COLS("Running(us)")) >= 0 &&
+        csv_col(c->csv, COLS("Waiting(us)")) >= 0) {
+        /* msprof's older chips write task scheduler totals per task type
+         * under this name (Time(%), Time(us), Count, ..., Waiting(us),
+         * Running(us), Pending(us), ...): no tasks to place */
+        if (c->opt->warn) {
+            char msg[1200];
+            snprintf(msg, sizeof msg, "%s: task scheduler totals (no task_start(us) column): not read", path);
+            c->opt->warn(c->opt->ctx, msg);
+        }
+        return 1;
+    }
+    k->name = csv_require(c->csv, COLS("kernel_name"), c->err);
+    k->start = k->name < 0 ? -1 : csv_require(c->csv, COLS("task_start(us)"), c->err);
+    if (k->name < 0 || k->start < 0)
+        return -1;
+    k->core = csv_col(c->csv, COLS("kernel_type"));
+    k->stream = csv_col(c->csv, COLS("stream_id"));
+    k->task = csv_col(c->csv, COLS("task_id"));
+    k->dur = csv_col(c->csv, COLS("task_time(us)"));
+    k->stop = csv_col(c->csv, COLS("task_stop(us)"));
+    k->dev = csv_col(c->csv, COLS("Device_id"));
+    return 0;
+}
+
+/* The memory CSVs (npu_mem, memory_record, operator_memory, npu_module_mem,
+ * static_op_mem): col in the order their row readers take. 0, or -1 with err set. */
+static int memory_cols(ctx *c, int kind, int *col, double *unit)
+{
+    csv_reader *csv = c->csv;
+    tb_error *err = c->err;
+    switch (kind) {
+    case T_NPU_MEM:
+        col[0] = csv_require(csv, COLS("event"), err);
+        col[3] = col[0] < 0 ? -1 : csv_require(csv, COLS("timestamp(us)"), err);
+        if (col[0] < 0 || col[3] < 0)
+            return -1;
+        col[1] = csv_col(csv, COLS("ddr(KB)"));
+        col[2] = csv_col(csv, COLS("hbm(KB)"));
+        col[4] = csv_col(csv, COLS("Device_id"));
+        return 0;
+    case T_MEMORY_RECORD:
+        col[0] = csv_require(csv, COLS("Component"), err);
+        col[1] = csv_require(csv, COLS("Timestamp(us)"), err);
+        if (col[0] < 0 || col[1] < 0)
+            return -1;
+        col[2] = csv_col(csv, COLS("Total Allocated(MB)"));
+        col[3] = csv_col(csv, COLS("Total Reserved(MB)"));
+        col[4] = csv_col(csv, COLS("Total Active(MB)"));
+        col[5] = csv_col(csv, COLS("Stream Ptr"));
+        col[6] = csv_col(csv, COLS("Device Type", "Device"));
+        return 0;
+    case T_OP_MEMORY: {
+        static const char *const names[15] = {
+            "Name", "Size(KB)", "Allocation Time(us)", "Release Time(us)", "Active Release Time(us)",
+            "Duration(us)", "Active Duration(us)", "Allocation Total Allocated(MB)", "Allocation Total Reserved(MB)",
+            "Allocation Total Active(MB)", "Release Total Allocated(MB)", "Release Total Reserved(MB)",
+            "Release Total Active(MB)", "Stream Ptr", "Device Type"};
+        for (int i = 0; i < 15; i++) {
+            const char *one[2] = {names[i], NULL};
+            col[i] = i == 0 ? csv_require(csv, one, err) : csv_col(csv, one);
+        }
+        return col[0] < 0 ? -1 : 0;
+    }
+    case T_MODULE_MEM:
+        col[0] = csv_require(csv, COLS("Component"), err);
+        col[1] = col[0] < 0 ? -1 : csv_require(csv, COLS("Timestamp(us)"), err);
+        if (col[0] < 0 || col[1] < 0)
+            return -1;
+        col[2] = csv_col(csv, COLS("Total Reserved(MB)"));
+        if (col[2] < 0 && (col[2] = csv_col(csv, COLS("Total Reserved(KB)"))) >= 0)
+            *unit = 1024.0; /* msprof's npu_module_mem says KB */
+        col[3] = csv_col(csv, COLS("Device_id", "Device Id"));
+        col[4] = csv_col(csv, COLS("Device", "Device Type"));
+        return 0;
+    default: { /* T_STATIC_OP_MEM */
+        static const char *const names[7][3] = {
+            {"Device_id", "Device Id", NULL}, {"Op Name", "Name", NULL}, {"Model Name", NULL, NULL},
+            {"Graph ID", "Graph Id", NULL}, {"Node Index Start", NULL, NULL}, {"Node Index End", NULL, NULL},
+            {"Size(KB)", NULL, NULL}};
+        for (int i = 0; i < 7; i++)
+            col[i] = i == 1 ? csv_require(csv, names[i], err) : csv_col(csv, names[i]);
+        return col[1] < 0 ? -1 : 0;
+    }
+    }
+}
+
+/* The CSVs of one name per column (step_trace_time, operator_details,
+ * cluster_step_trace_time): the required ones first in the file's
+ * terms. 0, or -1 with err set. */
+static int named_cols(ctx *c, int kind, int *col, int *dev_col)
+{
+    csv_reader *csv = c->csv;
+    tb_error *err = c->err;
+    if (kind == T_STEP_TRACE) {
+        static const char *const names[10] = {"Step", "Computing", "Communication(Not Overlapped)", "Overlapped",
+                                              "Communication", "Free", "Stage", "Bubble",
+                                              "Communication(Not Overlapped and Exclude Receive)", "Preparing"};
+        for (int i = 0; i < 10; i++) {
+            const char *one[2] = {names[i], NULL};
+            col[i] = i < 2 ? csv_require(csv, one, err) : csv_col(csv, one);
+            if (i < 2 && col[i] < 0)
+                return -1;
+        }
+        *dev_col = csv_col(csv, COLS("Device_id"));
+        return 0;
+    }
+    if (kind == T_OPERATOR_DETAILS) {
+        static const char *const names[9] = {
+            "Name", "Input Shapes", "Call Stack", "Host Self Duration(us)", "Host Total Duration(us)",
+            "Device Self Duration(us)", "Device Total Duration(us)", "Device Self Duration With AICore(us)",
+            "Device Total Duration With AICore(us)"};
+        for (int i = 0; i < 9; i++) {
+            const char *one[2] = {names[i], NULL};
+            col[i] = i == 0 ? csv_require(csv, one, err) : csv_col(csv, one);
+        }
+        return col[0] < 0 ? -1 : 0;
+    }
+    static const char *const names[12] = {
+        "Step", "Type", "Index", "Computing", "Communication(Not Overlapped)", "Overlapped", "Communication",
+        "Free", "Stage", "Bubble", "Communication(Not Overlapped and Exclude Receive)", "Preparing"};
+    for (int i = 0; i < 12; i++) {
+        const char *one[2] = {names[i], NULL};
+        /* Type and Index tell what a row is; the rest may be absent */
+        col[i] = (i == 1 || i == 2) ? csv_require(csv, one, err) : csv_col(csv, one);
+        if ((i == 1 || i == 2) && col[i] < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* op_statistic / api_statistic / communication_statistic: the columns in
+ * row-table order, the first two (one for communication) required. 0, or
+ * -1 with err set. */
+static int statistic_cols(ctx *c, int kind, int *col, int *dev_col)
+{
+    static const char *const op[8][3] = {{"OP Type", "Op Type", NULL}, {"Core Type", NULL, NULL},
+                                         {"Count", NULL, NULL}, {"Total Time(us)", NULL, NULL},
+                                         {"Min Time(us)", NULL, NULL}, {"Avg Time(us)", NULL, NULL},
+                                         {"Max Time(us)", NULL, NULL}, {"Ratio(%)", NULL, NULL}};
+    static const char *const api[8][3] = {{"Level", NULL, NULL}, {"API Name", NULL, NULL},
+                                          {"Time(us)", NULL, NULL}, {"Count", NULL, NULL},
+                                          {"Avg(us)", NULL, NULL}, {"Min(us)", NULL, NULL},
+                                          {"Max(us)", NULL, NULL}, {"Variance", NULL, NULL}};
+    static const char *const comm[7][3] = {{"OP Type", "Op Type", NULL}, {"Count", NULL, NULL},
+                                           {"Total Time(us)", NULL, NULL}, {"Min Time(us)", NULL, NULL},
+                                           {"Avg Time(us)", NULL, NULL}, {"Max Time(us)", NULL, NULL},
+                                           {"Ratio(%)", NULL, NULL}};
+    const char *const(*names)[3] = kind == T_OP_STATISTIC ? op : kind == T_API_STATISTIC ? api : comm;
+    int n = kind == T_COMM_STATISTIC ? 7 : 8;
+    for (int i = 0; i < n; i++)
+        col[i] = i < 2 && kind != T_COMM_STATISTIC ? csv_require(c->csv, names[i], c->err)
+                 : i == 0                          ? csv_require(c->csv, names[i], c->err)
+                                                   : csv_col(c->csv, names[i]);
+    if (col[0] < 0 || (kind != T_COMM_STATISTIC && col[1] < 0))
+        return -1;
+    *dev_col = csv_col(c->csv, COLS("Device_id"));
+    return 0;
+}
+
+/* msprof step_trace: the iteration columns (Iteration End required) and
+ * every Reduce Start(us) with the Reduce Duration(us) after it. 0, or -1
+ * with err set. */
+static int iteration_cols(ctx *c, int *col, reduce_cols *reduces)
+{
+    csv_reader *csv = c->csv;
+    col[0] = csv_col(csv, COLS("Device_id"));
+    col[1] = csv_col(csv, COLS("Iteration ID"));
+    col[2] = csv_col(csv, COLS("FP Start(us)"));
+    col[3] = csv_require(csv, COLS("Iteration End(us)"), c->err);
+    col[4] = csv_col(csv, COLS("Iteration Time(us)"));
+    col[5] = csv_col(csv, COLS("Model ID"));
+    col[6] = csv_col(csv, COLS("BP End(us)"));
+    col[7] = csv_col(csv, COLS("Iteration Refresh(us)"));
+    col[8] = csv_col(csv, COLS("Data Aug Bound(us)"));
+    if (col[3] < 0)
+        return -1;
+    for (int i = 0; i + 1 < csv_width(csv) && reduces->n < 32; i++) {
+        csv_field a = csv_trim(csv_name(csv, i)), b = csv_trim(csv_name(csv, i + 1));
+        if (a.n == 16 && !memcmp(a.p, "Reduce Start(us)", 16) && b.n == 19 && !memcmp(b.p, "Reduce Duration(us)", 19)) {
+            reduces->start[reduces->n] = i;
+            reduces->dur[reduces->n++] = i + 1;
+        }
+    }
+    return 0;
+}
+
+/* Where the columns of the file's kind are, from its header. 0; 1 when the
+ * file holds nothing to read; -1 with err set. */
+static int find_cols(ctx *c, layout *L, const char *path)
+{
+    switch (L->kind) {
+    case T_KERNELS: return kernel_cols(c, &L->k);
+    case T_TASK_TIME: return task_time_cols(c, &L->k, path);
+    case T_NPU_MEM:
+    case T_MEMORY_RECORD:
+    case T_OP_MEMORY:
+    case T_MODULE_MEM:
+    case T_STATIC_OP_MEM: return memory_cols(c, L->kind, L->col, &L->unit);
+    case T_STEP_TRACE:
+    case T_OPERATOR_DETAILS:
+    case T_CLUSTER_STEP_TRACE: return named_cols(c, L->kind, L->col, &L->dev_col);
+    case T_OP_STATISTIC:
+    case T_API_STATISTIC:
+    case T_COMM_STATISTIC: return statistic_cols(c, L->kind, L->col, &L->dev_col);
+    case T_ITERATIONS: return iteration_cols(c, L->col, &L->reduces);
+    default: tb_error_at(c->err, TB_ERR_PARSE, path, 0, 0, -1, "not a CSV tracebook reads"); return -1;
+    }
+}
+
+/* One data row into its kind's tables, as the row readers return (-1 with
+ * err set). */
+static int read_row(ctx *c, const layout *L, model_count *models, size_t *nmodels)
+{
+    const int *col = L->col;
+    switch (L->kind) {
+    case T_KERNELS:
+    case T_TASK_TIME: return kernel_row(c, &L->k);
+    case T_NPU_MEM: return npu_mem_row(c, col);
+    case T_STEP_TRACE: return step_trace_row(c, col, L->dev_col);
+    case T_MEMORY_RECORD: return memory_record_row(c, col);
+    case T_OP_MEMORY: return op_memory_row(c, col);
+    case T_MODULE_MEM: return module_mem_row(c, col, L->unit);
+    case T_STATIC_OP_MEM: return static_op_mem_row(c, col);
+    case T_OPERATOR_DETAILS: return operator_details_row(c, col);
+    case T_ITERATIONS: return iteration_row(c, col, &L->reduces, models, nmodels);
+    case T_OP_STATISTIC: return statistic_row(c, R_OP_STATISTIC, col, "ssittttr", L->dev_col);
+    case T_API_STATISTIC: return statistic_row(c, R_API_STATISTIC, col, "sstitttr", L->dev_col);
+    case T_COMM_STATISTIC: return statistic_row(c, R_COMM_STATISTIC, col, "sittttr", L->dev_col);
+    default: return cluster_step_trace_row(c, col);
+    }
+}
+
+/* A row whose field count differs from the header's: 0 when it does not;
+ * 1 skipped, counted and warned of; -1 the error with --strict (err set). */
+static int check_width(ctx *c, const csv_row *row, const char *path)
+{
+    tb_error werr;
+    if (csv_check_width(c->csv, row, &werr) == 0)
+        return 0;
+    if (c->opt->strict_rows) {
+        *c->err = werr;
+        return -1;
+    }
+    c->res->dest[TB_DEST_BAD_ROWS]++;
+    if (c->opt->warn) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "%s:%ld: %s: row skipped (an error with --strict)", path, row->line, werr.message);
+        c->opt->warn(c->opt->ctx, msg);
+    }
+    return 1;
+}
+
+/* Every data row of the file, with progress every 64 MiB read as for
+ * traces; then the one warning for times a spreadsheet rounded. */
+static tb_status read_rows(ctx *c, const layout *L, const char *path)
+{
+    const import_opts *opt = c->opt;
+    tb_error *err = c->err;
+    model_count models[64];
+    size_t nmodels = 0;
+    csv_row row;
+    int r;
+    int64_t next_progress = 64 << 20;
+    while ((r = csv_next(c->csv, &row, err)) == 1) {
+        c->row = &row;
+        if (opt->progress && row.offset >= next_progress) {
+            opt->progress(opt->ctx, path, (uint64_t)csv_raw_offset(c->csv), opt->total_bytes, (uint64_t)row.offset);
+            next_progress = row.offset + (64 << 20);
+        }
+        if (row.n == 1 && row.f[0].n == 0)
+            continue;
+        int w = check_width(c, &row, path);
+        if (w < 0)
+            return err->code;
+        if (w > 0)
+            continue;
+        if (read_row(c, L, models, &nmodels) < 0) {
+            /* every failing row sets err (its own problem, or the sink's) */
+            tb_status st = err->code != TB_OK
+                               ? err->code
+                               : tb_error_at(err, TB_ERR_INTERNAL, path, 0, 0, -1, "a row failed without a reason");
+            if (err->file[0] == 0)
+                snprintf(err->file, sizeof err->file, "%s", path);
+            return st;
+        }
+    }
+    if (r < 0)
+        return err->code;
+    if (c->lost_precision && opt->warn) {
+        char msg[1200];
+        snprintf(msg, sizeof msg, "%s: times in exponent notation (saved by a spreadsheet?): precision lost", path);
+        opt->warn(opt->ctx, msg);
+    }
+    return TB_OK;
+}
+
 tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
                           import_result *res, tb_error *err)
 {
@@ -624,310 +970,12 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
     if (!(c.csv = csv_open(path, err)))
         return err->code;
     tb_status st = TB_OK;
-    if (csv_header(c.csv, err) != 0) {
+    layout L = {.kind = kind, .k = {.stop = -1}, .dev_col = -1, .unit = 1048576.0};
+    int found = csv_header(c.csv, err) != 0 ? -1 : find_cols(&c, &L, path);
+    if (found < 0)
         st = err->code;
-        goto done;
-    }
-    kcols k = {.stop = -1};
-    int col[16];
-    reduce_cols reduces = {.n = 0};
-    int dev_col = -1;
-    double unit = 1048576.0;
-    switch (kind) {
-    case T_KERNELS:
-        k.name = csv_require(c.csv, COLS("Name", "Op Name"), err);
-        k.start = csv_require(c.csv, COLS("Start Time(us)", "Task Start Time(us)"), err);
-        if (k.name < 0 || k.start < 0) {
-            st = err->code;
-            goto done;
-        }
-        k.type = csv_col(c.csv, COLS("Type", "OP Type"));
-        k.core = csv_col(c.csv, COLS("Accelerator Core", "Task Type"));
-        k.dur = csv_col(c.csv, COLS("Duration(us)", "Task Duration(us)"));
-        k.stream = csv_col(c.csv, COLS("Stream ID"));
-        k.task = csv_col(c.csv, COLS("Task ID"));
-        k.model = csv_col(c.csv, COLS("Model ID"));
-        k.ctx = csv_col(c.csv, COLS("Context ID"));
-        k.block = csv_col(c.csv, COLS("Block Num", "Block Dim"));
-        k.mix = csv_col(c.csv, COLS("Mix Block Num", "Mix Block Dim"));
-        k.shapes = csv_col(c.csv, COLS("Input Shapes"));
-        k.dev = csv_col(c.csv, COLS("Device_id"));
-        k.devtype = csv_col(c.csv, COLS("Device Type"));
-        /* msprof and torch_npu write the PMU metrics after Context ID */
-        for (int i = k.ctx < 0 ? csv_width(c.csv) : k.ctx + 1; i < csv_width(c.csv) && k.n_pmu < 64; i++) {
-            csv_field h = csv_trim(csv_name(c.csv, i));
-            if (!h.n)
-                continue;
-            k.pmu_col[k.n_pmu] = i;
-            if ((k.pmu_name[k.n_pmu++] = intern_text(&c, h.p, h.n)) < 0) {
-                st = err->code;
-                goto done;
-            }
-        }
-        break;
-    case T_TASK_TIME:
-        k = (kcols){.name = -1, .type = -1, .core = -1, .start = -1, .dur = -1, .stop = -1, .stream = -1,
-                    .task = -1, .model = -1, .ctx = -1, .block = -1, .mix = -1, .shapes = -1, .dev = -1,
-                    .devtype = -1, .tasks_only = 1};
-        if (csv_col(c.csv, COLS("task_start(us)")) < 0 && csv_col(c.csv, COLS("Running(us)")) >= 0 &&
-            csv_col(c.csv, COLS("Waiting(us)")) >= 0) {
-            /* msprof's older chips write task scheduler totals per task type
-             * under this name (Time(%), Time(us), Count, ..., Waiting(us),
-             * Running(us), Pending(us), ...): no tasks to place */
-            if (opt->warn) {
-                char msg[1200];
-                snprintf(msg, sizeof msg, "%s: task scheduler totals (no task_start(us) column): not read", path);
-                opt->warn(opt->ctx, msg);
-            }
-            goto done;
-        }
-        k.name = csv_require(c.csv, COLS("kernel_name"), err);
-        k.start = k.name < 0 ? -1 : csv_require(c.csv, COLS("task_start(us)"), err);
-        if (k.name < 0 || k.start < 0) {
-            st = err->code;
-            goto done;
-        }
-        k.core = csv_col(c.csv, COLS("kernel_type"));
-        k.stream = csv_col(c.csv, COLS("stream_id"));
-        k.task = csv_col(c.csv, COLS("task_id"));
-        k.dur = csv_col(c.csv, COLS("task_time(us)"));
-        k.stop = csv_col(c.csv, COLS("task_stop(us)"));
-        k.dev = csv_col(c.csv, COLS("Device_id"));
-        break;
-    case T_NPU_MEM:
-        col[0] = csv_require(c.csv, COLS("event"), err);
-        col[3] = col[0] < 0 ? -1 : csv_require(c.csv, COLS("timestamp(us)"), err);
-        if (col[0] < 0 || col[3] < 0) {
-            st = err->code;
-            goto done;
-        }
-        col[1] = csv_col(c.csv, COLS("ddr(KB)"));
-        col[2] = csv_col(c.csv, COLS("hbm(KB)"));
-        col[4] = csv_col(c.csv, COLS("Device_id"));
-        break;
-    case T_STEP_TRACE: {
-        static const char *const names[10] = {"Step", "Computing", "Communication(Not Overlapped)", "Overlapped",
-                                              "Communication", "Free", "Stage", "Bubble",
-                                              "Communication(Not Overlapped and Exclude Receive)", "Preparing"};
-        for (int i = 0; i < 10; i++) {
-            const char *one[2] = {names[i], NULL};
-            col[i] = i < 2 ? csv_require(c.csv, one, err) : csv_col(c.csv, one);
-            if (i < 2 && col[i] < 0) {
-                st = err->code;
-                goto done;
-            }
-        }
-        dev_col = csv_col(c.csv, COLS("Device_id"));
-        break;
-    }
-    case T_MEMORY_RECORD: {
-        col[0] = csv_require(c.csv, COLS("Component"), err);
-        col[1] = csv_require(c.csv, COLS("Timestamp(us)"), err);
-        if (col[0] < 0 || col[1] < 0) {
-            st = err->code;
-            goto done;
-        }
-        col[2] = csv_col(c.csv, COLS("Total Allocated(MB)"));
-        col[3] = csv_col(c.csv, COLS("Total Reserved(MB)"));
-        col[4] = csv_col(c.csv, COLS("Total Active(MB)"));
-        col[5] = csv_col(c.csv, COLS("Stream Ptr"));
-        col[6] = csv_col(c.csv, COLS("Device Type", "Device"));
-        break;
-    }
-    case T_OP_MEMORY: {
-        static const char *const names[15] = {
-            "Name", "Size(KB)", "Allocation Time(us)", "Release Time(us)", "Active Release Time(us)",
-            "Duration(us)", "Active Duration(us)", "Allocation Total Allocated(MB)", "Allocation Total Reserved(MB)",
-            "Allocation Total Active(MB)", "Release Total Allocated(MB)", "Release Total Reserved(MB)",
-            "Release Total Active(MB)", "Stream Ptr", "Device Type"};
-        for (int i = 0; i < 15; i++) {
-            const char *one[2] = {names[i], NULL};
-            col[i] = i == 0 ? csv_require(c.csv, one, err) : csv_col(c.csv, one);
-        }
-        if (col[0] < 0) {
-            st = err->code;
-            goto done;
-        }
-        break;
-    }
-    case T_MODULE_MEM:
-        col[0] = csv_require(c.csv, COLS("Component"), err);
-        col[1] = col[0] < 0 ? -1 : csv_require(c.csv, COLS("Timestamp(us)"), err);
-        if (col[0] < 0 || col[1] < 0) {
-            st = err->code;
-            goto done;
-        }
-        col[2] = csv_col(c.csv, COLS("Total Reserved(MB)"));
-        if (col[2] < 0 && (col[2] = csv_col(c.csv, COLS("Total Reserved(KB)"))) >= 0)
-            unit = 1024.0; /* msprof's npu_module_mem says KB */
-        col[3] = csv_col(c.csv, COLS("Device_id", "Device Id"));
-        col[4] = csv_col(c.csv, COLS("Device", "Device Type"));
-        break;
-    case T_STATIC_OP_MEM: {
-        static const char *const names[7][3] = {
-            {"Device_id", "Device Id", NULL}, {"Op Name", "Name", NULL}, {"Model Name", NULL, NULL},
-            {"Graph ID", "Graph Id", NULL}, {"Node Index Start", NULL, NULL}, {"Node Index End", NULL, NULL},
-            {"Size(KB)", NULL, NULL}};
-        for (int i = 0; i < 7; i++)
-            col[i] = i == 1 ? csv_require(c.csv, names[i], err) : csv_col(c.csv, names[i]);
-        if (col[1] < 0) {
-            st = err->code;
-            goto done;
-        }
-        break;
-    }
-    case T_OPERATOR_DETAILS: {
-        static const char *const names[9] = {
-            "Name", "Input Shapes", "Call Stack", "Host Self Duration(us)", "Host Total Duration(us)",
-            "Device Self Duration(us)", "Device Total Duration(us)", "Device Self Duration With AICore(us)",
-            "Device Total Duration With AICore(us)"};
-        for (int i = 0; i < 9; i++) {
-            const char *one[2] = {names[i], NULL};
-            col[i] = i == 0 ? csv_require(c.csv, one, err) : csv_col(c.csv, one);
-        }
-        if (col[0] < 0) {
-            st = err->code;
-            goto done;
-        }
-        break;
-    }
-    case T_CLUSTER_STEP_TRACE: {
-        static const char *const names[12] = {
-            "Step", "Type", "Index", "Computing", "Communication(Not Overlapped)", "Overlapped", "Communication",
-            "Free", "Stage", "Bubble", "Communication(Not Overlapped and Exclude Receive)", "Preparing"};
-        for (int i = 0; i < 12; i++) {
-            const char *one[2] = {names[i], NULL};
-            /* Type and Index tell what a row is; the rest may be absent */
-            col[i] = (i == 1 || i == 2) ? csv_require(c.csv, one, err) : csv_col(c.csv, one);
-            if ((i == 1 || i == 2) && col[i] < 0) {
-                st = err->code;
-                goto done;
-            }
-        }
-        break;
-    }
-    case T_OP_STATISTIC:
-    case T_API_STATISTIC:
-    case T_COMM_STATISTIC: {
-        /* columns in row-table order; the first two are required */
-        static const char *const op[8][3] = {{"OP Type", "Op Type", NULL}, {"Core Type", NULL, NULL},
-                                             {"Count", NULL, NULL}, {"Total Time(us)", NULL, NULL},
-                                             {"Min Time(us)", NULL, NULL}, {"Avg Time(us)", NULL, NULL},
-                                             {"Max Time(us)", NULL, NULL}, {"Ratio(%)", NULL, NULL}};
-        static const char *const api[8][3] = {{"Level", NULL, NULL}, {"API Name", NULL, NULL},
-                                              {"Time(us)", NULL, NULL}, {"Count", NULL, NULL},
-                                              {"Avg(us)", NULL, NULL}, {"Min(us)", NULL, NULL},
-                                              {"Max(us)", NULL, NULL}, {"Variance", NULL, NULL}};
-        static const char *const comm[7][3] = {{"OP Type", "Op Type", NULL}, {"Count", NULL, NULL},
-                                               {"Total Time(us)", NULL, NULL}, {"Min Time(us)", NULL, NULL},
-                                               {"Avg Time(us)", NULL, NULL}, {"Max Time(us)", NULL, NULL},
-                                               {"Ratio(%)", NULL, NULL}};
-        const char *const(*names)[3] = kind == T_OP_STATISTIC ? op : kind == T_API_STATISTIC ? api : comm;
-        int n = kind == T_COMM_STATISTIC ? 7 : 8;
-        for (int i = 0; i < n; i++)
-            col[i] = i < 2 && kind != T_COMM_STATISTIC ? csv_require(c.csv, names[i], err)
-                     : i == 0                          ? csv_require(c.csv, names[i], err)
-                                                       : csv_col(c.csv, names[i]);
-        if (col[0] < 0 || (kind != T_COMM_STATISTIC && col[1] < 0)) {
-            st = err->code;
-            goto done;
-        }
-        dev_col = csv_col(c.csv, COLS("Device_id"));
-        break;
-    }
-    case T_ITERATIONS:
-        col[0] = csv_col(c.csv, COLS("Device_id"));
-        col[1] = csv_col(c.csv, COLS("Iteration ID"));
-        col[2] = csv_col(c.csv, COLS("FP Start(us)"));
-        col[3] = csv_require(c.csv, COLS("Iteration End(us)"), err);
-        col[4] = csv_col(c.csv, COLS("Iteration Time(us)"));
-        col[5] = csv_col(c.csv, COLS("Model ID"));
-        col[6] = csv_col(c.csv, COLS("BP End(us)"));
-        col[7] = csv_col(c.csv, COLS("Iteration Refresh(us)"));
-        col[8] = csv_col(c.csv, COLS("Data Aug Bound(us)"));
-        if (col[3] < 0) {
-            st = err->code;
-            goto done;
-        }
-        /* every Reduce Start(us), each with the Reduce Duration(us) after it */
-        for (int i = 0; i + 1 < csv_width(c.csv) && reduces.n < 32; i++) {
-            csv_field a = csv_trim(csv_name(c.csv, i)), b = csv_trim(csv_name(c.csv, i + 1));
-            if (a.n == 16 && !memcmp(a.p, "Reduce Start(us)", 16) && b.n == 19 && !memcmp(b.p, "Reduce Duration(us)", 19)) {
-                reduces.start[reduces.n] = i;
-                reduces.dur[reduces.n++] = i + 1;
-            }
-        }
-        break;
-    default:
-        st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not a CSV tracebook reads");
-        goto done;
-    }
-    model_count models[64];
-    size_t nmodels = 0;
-    csv_row row;
-    int r;
-    int64_t next_progress = 64 << 20;
-    while ((r = csv_next(c.csv, &row, err)) == 1) {
-        c.row = &row;
-        /* every 64 MiB read out of the file, as for traces */
-        if (opt->progress && row.offset >= next_progress) {
-            opt->progress(opt->ctx, path, (uint64_t)csv_raw_offset(c.csv), opt->total_bytes, (uint64_t)row.offset);
-            next_progress = row.offset + (64 << 20);
-        }
-        if (row.n == 1 && row.f[0].n == 0)
-            continue;
-        tb_error werr;
-        if (csv_check_width(c.csv, &row, &werr) != 0) {
-            if (opt->strict_rows) {
-                *err = werr;
-                st = err->code;
-                goto done;
-            }
-            res->dest[TB_DEST_BAD_ROWS]++;
-            if (opt->warn) {
-                char msg[1200];
-                snprintf(msg, sizeof msg, "%s:%ld: %s: row skipped (an error with --strict)", path, row.line,
-                         werr.message);
-                opt->warn(opt->ctx, msg);
-            }
-            continue;
-        }
-        int rc;
-        switch (kind) {
-        case T_KERNELS:
-        case T_TASK_TIME: rc = kernel_row(&c, &k); break;
-        case T_NPU_MEM: rc = npu_mem_row(&c, col); break;
-        case T_STEP_TRACE: rc = step_trace_row(&c, col, dev_col); break;
-        case T_MEMORY_RECORD: rc = memory_record_row(&c, col); break;
-        case T_OP_MEMORY: rc = op_memory_row(&c, col); break;
-        case T_MODULE_MEM: rc = module_mem_row(&c, col, unit); break;
-        case T_STATIC_OP_MEM: rc = static_op_mem_row(&c, col); break;
-        case T_OPERATOR_DETAILS: rc = operator_details_row(&c, col); break;
-        case T_ITERATIONS: rc = iteration_row(&c, col, &reduces, models, &nmodels); break;
-        case T_OP_STATISTIC: rc = statistic_row(&c, R_OP_STATISTIC, col, "ssittttr", dev_col); break;
-        case T_API_STATISTIC: rc = statistic_row(&c, R_API_STATISTIC, col, "sstitttr", dev_col); break;
-        case T_COMM_STATISTIC: rc = statistic_row(&c, R_COMM_STATISTIC, col, "sittttr", dev_col); break;
-        default: rc = cluster_step_trace_row(&c, col); break;
-        }
-        if (rc < 0) {
-            /* every failing row sets err (its own problem, or the sink's) */
-            st = err->code != TB_OK ? err->code
-                                    : tb_error_at(err, TB_ERR_INTERNAL, path, 0, 0, -1, "a row failed without a reason");
-            if (err->file[0] == 0)
-                snprintf(err->file, sizeof err->file, "%s", path);
-            goto done;
-        }
-    }
-    if (r < 0) {
-        st = err->code;
-        goto done;
-    }
-    if (c.lost_precision && opt->warn) {
-        char msg[1200];
-        snprintf(msg, sizeof msg, "%s: times in exponent notation (saved by a spreadsheet?): precision lost", path);
-        opt->warn(opt->ctx, msg);
-    }
-done:
+    else if (found == 0)
+        st = read_rows(&c, &L, path);
     csv_close(c.csv);
     free(c.buf);
     return st;

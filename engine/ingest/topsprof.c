@@ -1096,6 +1096,78 @@ static tb_status split_or_fail(tp *t, char *b, char *e, int *ok)
     return TB_OK;
 }
 
+/* A line that starts a table (or a device's section): the table before it
+ * ends, marked and flushed. */
+static tb_status end_table(tp *t)
+{
+    mark_table(t);
+    return flush(t);
+}
+
+/* A listing's table header, which has no commas: statistics or trace
+ * columns. 1 when the line is one (*s: how starting its table went). */
+static int listing_header(tp *t, char *c, char *b, char *te, tb_status *s)
+{
+    size_t dur_end, name_col;
+    int has_node, is_trace = 0, start_scale = -1, dur_scale = -1;
+    if (!stat_header(b, te, 0) &&
+        !(is_trace = trace_header(c, b, te, 0, &dur_end, &name_col, &has_node, &start_scale, &dur_scale)))
+        return 0;
+    if ((*s = end_table(t)) != TB_OK)
+        return 1;
+    t->csv.on = 0;
+    t->kind = is_trace ? K_TRACE : K_STAT;
+    /* until a class line says otherwise: trace mode only has "GCU trace:" */
+    snprintf(t->klass, sizeof t->klass, "%s", is_trace ? "GCU" : "");
+    if (is_trace) {
+        t->thdr = 1;
+        t->dur_end = dur_end;
+        t->name_col = name_col;
+        t->start_scale = start_scale;
+        t->dur_scale = dur_scale;
+        t->has_node = has_node;
+    }
+    t->state = ST_ROWS;
+    t->seen_table = 1;
+    return 1;
+}
+
+/* A line with commas that is no listing row: a CSV export's header starts
+ * its table; inside one, the units line, the table's end or a row. 1 when
+ * the line was taken (*s: its status); 0 to read it as a listing's line. */
+static int csv_line(tp *t, char *b, char *te, tb_status *s)
+{
+    int ok;
+    if ((*s = split_or_fail(t, b, te, &ok)) != TB_OK)
+        return 1;
+    csvmap m;
+    if (ok && map_header(&m, &t->f, 0)) {
+        if ((*s = end_table(t)) != TB_OK)
+            return 1;
+        t->csv = m;
+        t->kind = m.kind;
+        t->state = ST_ROWS;
+        t->seen_table = 1;
+        return 1;
+    }
+    if (!t->csv.on)
+        return 0;
+    int units = t->csv.units_next;
+    t->csv.units_next = 0;
+    if (units && csv_units(t))
+        return 1;
+    if ((*s = flush(t)) != TB_OK)
+        return 1;
+    if (csv_table_ends(t)) {
+        /* what follows is not ours, up to the next table header */
+        t->csv.on = 0;
+        t->state = ST_OUT;
+        return 1;
+    }
+    *s = export_row(t);
+    return 1;
+}
+
 static tb_status do_line(tp *t, char *raw, size_t n)
 {
     char *e = raw + n;
@@ -1114,16 +1186,14 @@ static tb_status do_line(tp *t, char *raw, size_t n)
     int dev, kind;
 
     if (device_line(b, te, &dev)) {
-        mark_table(t);
-        if ((s = flush(t)) != TB_OK)
+        if ((s = end_table(t)) != TB_OK)
             return s;
         t->device = dev;
         t->state = ST_OUT;
         return TB_OK;
     }
     if ((kind = class_line(b, te, &ke, &rest)) != K_NONE) {
-        mark_table(t);
-        if ((s = flush(t)) != TB_OK)
+        if ((s = end_table(t)) != TB_OK)
             return s;
         set_class(t, b, ke);
         t->kind = kind;
@@ -1141,62 +1211,12 @@ static tb_status do_line(tp *t, char *raw, size_t n)
         return footer_total(t, b, a, te);
 
     int comma = memchr(b, ',', (size_t)(te - b)) != NULL;
-    if (!comma) {
-        size_t dur_end, name_col;
-        int has_node, is_trace = 0, start_scale = -1, dur_scale = -1;
-        if (stat_header(b, te, 0) ||
-            (is_trace = trace_header(c, b, te, 0, &dur_end, &name_col, &has_node, &start_scale, &dur_scale))) {
-            mark_table(t);
-            if ((s = flush(t)) != TB_OK)
-                return s;
-            t->csv.on = 0;
-            t->kind = is_trace ? K_TRACE : K_STAT;
-            /* until a class line says otherwise: trace mode only has "GCU trace:" */
-            snprintf(t->klass, sizeof t->klass, "%s", is_trace ? "GCU" : "");
-            if (is_trace) {
-                t->thdr = 1;
-                t->dur_end = dur_end;
-                t->name_col = name_col;
-                t->start_scale = start_scale;
-                t->dur_scale = dur_scale;
-                t->has_node = has_node;
-            }
-            t->state = ST_ROWS;
-            t->seen_table = 1;
-            return TB_OK;
-        }
-    }
+    if (!comma && listing_header(t, c, b, te, &s))
+        return s;
     /* a CSV header starts with a letter or a quote, a listing's row with a digit */
     if (comma && (t->csv.on || t->state != ST_ROWS || !is_digit(*b))) {
-        int ok;
-        if ((s = split_or_fail(t, b, te, &ok)) != TB_OK)
+        if (csv_line(t, b, te, &s))
             return s;
-        csvmap m;
-        if (ok && map_header(&m, &t->f, 0)) {
-            mark_table(t);
-            if ((s = flush(t)) != TB_OK)
-                return s;
-            t->csv = m;
-            t->kind = m.kind;
-            t->state = ST_ROWS;
-            t->seen_table = 1;
-            return TB_OK;
-        }
-        if (t->csv.on) {
-            int units = t->csv.units_next;
-            t->csv.units_next = 0;
-            if (units && csv_units(t))
-                return TB_OK;
-            if ((s = flush(t)) != TB_OK)
-                return s;
-            if (csv_table_ends(t)) {
-                /* what follows is not ours, up to the next table header */
-                t->csv.on = 0;
-                t->state = ST_OUT;
-                return TB_OK;
-            }
-            return export_row(t);
-        }
     } else if (t->csv.on) {
         /* a CSV row of a single column cannot hold the Name and a time */
         return bad(t, b, "expected %d columns as in the header, got 1", t->csv.ncols);

@@ -22,6 +22,10 @@
  *   cpu_op, user_annotation -> PYTORCH_API (+ STEP_TIME for ProfilerStep#N)
  *   flows s/f          -> TB_FLOW (paired after loading);  counters -> TB_COUNTER
  *   anything else      -> TB_EVENT. No event is dropped silently.
+ *
+ * This file reads the file (its top-level keys, the spill file, a look at
+ * its tail for late metadata) and routes each event; trace_route.c keeps
+ * the processes and threads and writes the rows (trace_int.h).
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ingest/trace_import.h"
@@ -34,995 +38,8 @@
 
 #include "ingest/flows.h"
 #include "ingest/jstream.h"
+#include "ingest/trace_int.h"
 #include "util/hash.h"
-
-#define INVALID_ID 4294967295LL
-
-enum layer {
-    L_UNKNOWN = 0, /* no process_name seen (yet) */
-    L_OTHER,       /* named, not an Ascend layer: route by category */
-    L_PYTHON, L_PYTHON_GC, L_CANN, L_HW, L_COMM, L_OVERLAP, L_MSTX, L_ASCEND_OTHER
-};
-
-enum api_type {
-    API_ACL = 20000, API_MODEL = 15000, API_NODE = 10000, API_HCCL = 5500, API_RUNTIME = 5000,
-    API_OP = 50001, API_QUEUE = 50002, API_TRACE = 50003, API_MSTX = 50004,
-    API_CUDA_RUNTIME = 60001, API_CUDA_DRIVER = 60002, API_USER_ANNOTATION = 60003
-};
-
-typedef struct proc {
-    int64_t key;
-    int used;
-    int layer;
-    char *name, *labels;
-    int64_t sort_index;
-    int has_sort;
-    int device_label;  /* device from "NPU <n>", -1 none */
-    int bare_npu;      /* labels say "NPU" without a number */
-} proc;
-
-typedef struct thread {
-    int64_t pkey, tid;
-    int used;
-    char *name;
-    int64_t sort_index;
-    int has_sort;
-    char *tid_str;
-} thread;
-
-typedef struct imp {
-    const row_sink *sink;
-    import_ids *ids;
-    const import_opts *opt;
-    import_result *res;
-    const char *path;
-    int top_object;
-    proc *procs;
-    size_t nproc_cap, nproc;
-    thread *threads;
-    size_t nthr_cap, nthr;
-    char **str_pids;
-    size_t n_str_pids;
-    FILE *spill;
-    char *sbuf; /* spill write buffer */
-    size_t slen;
-    flow_pairer *flows;
-    int64_t *steps; /* ProfilerStep ids stored */
-    size_t nsteps;
-    uint64_t spilled;
-    int replaying;
-    char *dbuf;
-    size_t dcap;
-    char *abuf;
-    size_t acap;
-    tb_error *err;
-} imp;
-
-/* ---- small hash maps ------------------------------------------------------ */
-
-static proc *proc_get(imp *im, int64_t key, int create)
-{
-    if (im->nproc_cap == 0) {
-        if (!create)
-            return NULL;
-        im->nproc_cap = 64;
-        im->procs = calloc(im->nproc_cap, sizeof *im->procs);
-        if (!im->procs)
-            return NULL;
-    }
-    size_t mask = im->nproc_cap - 1, i = hash_mix64((uint64_t)key) & mask;
-    while (im->procs[i].used) {
-        if (im->procs[i].key == key)
-            return &im->procs[i];
-        i = (i + 1) & mask;
-    }
-    if (!create)
-        return NULL;
-    if ((im->nproc + 1) * 2 > im->nproc_cap) {
-        size_t ncap = im->nproc_cap * 2;
-        proc *np = calloc(ncap, sizeof *np);
-        if (!np)
-            return NULL;
-        for (size_t j = 0; j < im->nproc_cap; j++) {
-            if (!im->procs[j].used)
-                continue;
-            size_t k = hash_mix64((uint64_t)im->procs[j].key) & (ncap - 1);
-            while (np[k].used)
-                k = (k + 1) & (ncap - 1);
-            np[k] = im->procs[j];
-        }
-        free(im->procs);
-        im->procs = np;
-        im->nproc_cap = ncap;
-        return proc_get(im, key, 1);
-    }
-    proc *p = &im->procs[i];
-    memset(p, 0, sizeof *p);
-    p->used = 1;
-    p->key = key;
-    p->device_label = -1;
-    im->nproc++;
-    return p;
-}
-
-static thread *thread_get(imp *im, int64_t pkey, int64_t tid)
-{
-    if (im->nthr_cap == 0) {
-        im->nthr_cap = 64;
-        im->threads = calloc(im->nthr_cap, sizeof *im->threads);
-        if (!im->threads)
-            return NULL;
-    }
-    size_t mask = im->nthr_cap - 1;
-    size_t i = hash_mix64((uint64_t)pkey * 1000003u ^ (uint64_t)tid) & mask;
-    while (im->threads[i].used) {
-        if (im->threads[i].pkey == pkey && im->threads[i].tid == tid)
-            return &im->threads[i];
-        i = (i + 1) & mask;
-    }
-    if ((im->nthr + 1) * 2 > im->nthr_cap) {
-        size_t ncap = im->nthr_cap * 2;
-        thread *nt = calloc(ncap, sizeof *nt);
-        if (!nt)
-            return NULL;
-        for (size_t j = 0; j < im->nthr_cap; j++) {
-            if (!im->threads[j].used)
-                continue;
-            size_t k = hash_mix64((uint64_t)im->threads[j].pkey * 1000003u ^ (uint64_t)im->threads[j].tid) & (ncap - 1);
-            while (nt[k].used)
-                k = (k + 1) & (ncap - 1);
-            nt[k] = im->threads[j];
-        }
-        free(im->threads);
-        im->threads = nt;
-        im->nthr_cap = ncap;
-        return thread_get(im, pkey, tid);
-    }
-    thread *t = &im->threads[i];
-    memset(t, 0, sizeof *t);
-    t->used = 1;
-    t->pkey = pkey;
-    t->tid = tid;
-    im->nthr++;
-    return t;
-}
-
-/* ---- helpers -------------------------------------------------------------- */
-
-static int oom(imp *im)
-{
-    tb_error_set(im->err, TB_ERR_NOMEM, "out of memory");
-    return -1;
-}
-
-static char *span_dup(imp *im, js_span s)
-{
-    size_t n;
-    const char *p = s.type == JS_STR ? js_str_decode(s, &im->dbuf, &im->dcap, &n) : s.p;
-    if (s.type != JS_STR)
-        n = s.n;
-    if (!p)
-        return NULL;
-    char *r = malloc(n + 1);
-    if (!r)
-        return NULL;
-    memcpy(r, p, n);
-    r[n] = 0;
-    return r;
-}
-
-/* Key of a pid value: the number itself, or a slot for string pids. */
-static int pid_key(imp *im, js_span pid, int64_t *key)
-{
-    if (pid.type == JS_NUM) {
-        if (js_span_int(pid, key) == 0)
-            return 0;
-    }
-    if (pid.type == JS_NONE || pid.type == JS_NULL) {
-        *key = INT64_MIN;
-        return 0;
-    }
-    /* string pid: numeric strings count as numbers */
-    if (pid.type == JS_STR && js_span_int(pid, key) == 0)
-        return 0;
-    for (size_t i = 0; i < im->n_str_pids; i++) {
-        if (strlen(im->str_pids[i]) == pid.n && memcmp(im->str_pids[i], pid.p, pid.n) == 0) {
-            *key = INT64_MIN + 1 + (int64_t)i;
-            return 0;
-        }
-    }
-    char **np = realloc(im->str_pids, (im->n_str_pids + 1) * sizeof *np);
-    if (!np)
-        return oom(im);
-    im->str_pids = np;
-    if (!(np[im->n_str_pids] = span_dup(im, pid)))
-        return oom(im);
-    *key = INT64_MIN + 1 + (int64_t)im->n_str_pids++;
-    return 0;
-}
-
-static tb_val pid_val(imp *im, int64_t key)
-{
-    if (key == INT64_MIN)
-        return VNULL;
-    if (key < INT64_MIN + 1 + (int64_t)im->n_str_pids) {
-        const char *s = im->str_pids[key - INT64_MIN - 1];
-        return VTEXT(s, strlen(s));
-    }
-    return VINT(key);
-}
-
-static tb_val span_val(imp *im, js_span s)
-{
-    if (s.type == JS_NUM) {
-        int64_t v;
-        if (js_span_int(s, &v) == 0)
-            return VINT(v);
-        double d;
-        if (js_span_real(s, &d) == 0)
-            return VREAL(d);
-    }
-    if (s.type == JS_STR) {
-        size_t n;
-        const char *p = js_str_decode(s, &im->dbuf, &im->dcap, &n);
-        return p ? VTEXT(p, n) : VNULL;
-    }
-    if (s.type == JS_NONE || s.type == JS_NULL)
-        return VNULL;
-    return VTEXT(s.p, s.n);
-}
-
-/* Interns a string span; -2 when absent (NULL), -1 on failure. */
-static int64_t intern_span(imp *im, js_span s)
-{
-    if (s.type == JS_NONE || s.type == JS_NULL)
-        return -2;
-    size_t n;
-    const char *p;
-    if (s.type == JS_STR) {
-        p = js_str_decode(s, &im->dbuf, &im->dcap, &n);
-        if (!p)
-            return oom(im);
-    } else {
-        p = s.p;
-        n = s.n;
-    }
-    int64_t id = im->sink->intern(im->sink->ctx, p, n);
-    if (id < 0)
-        row_sink_fail(im->sink, im->path, im->err);
-    return id;
-}
-
-static tb_val idval(int64_t id)
-{
-    return id < 0 ? VNULL : VINT(id);
-}
-
-static int row(imp *im, int table, const tb_val *v)
-{
-    if (row_set_has(&im->opt->skip_rows, table))
-        return 0; /* a better source of this rank filled the table */
-    if (im->sink->row(im->sink->ctx, table, v) == 0)
-        return 0;
-    row_sink_fail(im->sink, im->path, im->err);
-    return -1;
-}
-
-static int64_t arg_int(trace_event *ev, const char *key, int64_t dflt)
-{
-    int64_t v;
-    return js_span_int(js_arg(ev, key), &v) == 0 ? v : dflt;
-}
-
-static tb_val arg_intval(trace_event *ev, const char *key)
-{
-    int64_t v;
-    return js_span_int(js_arg(ev, key), &v) == 0 ? VINT(v) : VNULL;
-}
-
-static int span_eq(js_span s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.type == JS_STR && s.n == n && memcmp(s.p, lit, n) == 0;
-}
-
-static int span_prefix(js_span s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.type == JS_STR && s.n >= n && memcmp(s.p, lit, n) == 0;
-}
-
-static int span_iprefix(js_span s, const char *lit)
-{
-    size_t n = strlen(lit);
-    return s.type == JS_STR && s.n >= n && strncasecmp(s.p, lit, n) == 0;
-}
-
-static int64_t end_ns(const trace_event *ev)
-{
-    return ev->ts_ns + (ev->has_dur && ev->dur_ns > 0 ? ev->dur_ns : 0);
-}
-
-static void note_time(imp *im, const trace_event *ev)
-{
-    import_result *r = im->res;
-    int64_t e = end_ns(ev);
-    if (!r->has_times) {
-        r->min_ns = ev->ts_ns;
-        r->max_ns = e;
-        r->has_times = 1;
-        return;
-    }
-    if (ev->ts_ns < r->min_ns)
-        r->min_ns = ev->ts_ns;
-    if (e > r->max_ns)
-        r->max_ns = e;
-}
-
-static int64_t global_tid(int64_t pid, js_span tid)
-{
-    int64_t t = 0;
-    js_span_int(tid, &t);
-    return (int64_t)(((uint64_t)pid << 32) | ((uint64_t)t & 0xffffffffu));
-}
-
-/* ---- layers and devices --------------------------------------------------- */
-
-static int classify_layer(const char *name)
-{
-    static const struct { const char *name; int layer; } known[] = {
-        {"Python", L_PYTHON}, {"Python GC", L_PYTHON_GC}, {"CANN", L_CANN},
-        {"Ascend Hardware", L_HW}, {"Communication", L_COMM}, {"Overlap Analysis", L_OVERLAP},
-        {"MsprofTx", L_MSTX}, {"Task Scheduler", L_HW},
-        /* layers whose slices and counters stay generic (TB_EVENT / TB_COUNTER) */
-        {"AI Core Freq", L_ASCEND_OTHER}, {"NPU MEM", L_ASCEND_OTHER}, {"Step Trace", L_ASCEND_OTHER},
-        {"OS Runtime API", L_ASCEND_OTHER}, {"HBM", L_ASCEND_OTHER}, {"DDR", L_ASCEND_OTHER},
-        {"LLC", L_ASCEND_OTHER}, {"PCIe", L_ASCEND_OTHER}, {"HCCS", L_ASCEND_OTHER}, {"NIC", L_ASCEND_OTHER},
-        {"RoCE", L_ASCEND_OTHER}, {"SIO", L_ASCEND_OTHER}, {"QoS", L_ASCEND_OTHER}, {"Acc PMU", L_ASCEND_OTHER},
-        {"Stars Soc Info", L_ASCEND_OTHER}, {"Stars Chip Trans", L_ASCEND_OTHER}, {"CCU", L_ASCEND_OTHER},
-        {"Biu Perf", L_ASCEND_OTHER}, {"Ub", L_ASCEND_OTHER}, {"Block Detail", L_ASCEND_OTHER},
-        {"DPU", L_ASCEND_OTHER}, {"Fusion Task", L_ASCEND_OTHER}, {"Low Power", L_ASCEND_OTHER},
-        {"CPU Usage", L_ASCEND_OTHER}, {"Memory Usage", L_ASCEND_OTHER}, {"Disk Usage", L_ASCEND_OTHER},
-        {"Network Usage", L_ASCEND_OTHER},
-    };
-    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-        if (strcmp(name, known[i].name) == 0)
-            return known[i].layer;
-    return L_OTHER;
-}
-
-static const char *layer_label(int layer)
-{
-    switch (layer) {
-    case L_PYTHON: return "Python";
-    case L_PYTHON_GC: return "Python GC";
-    case L_CANN: return "CANN";
-    case L_HW: return "Ascend Hardware";
-    case L_COMM: return "Communication";
-    case L_OVERLAP: return "Overlap Analysis";
-    case L_MSTX: return "MsprofTx";
-    case L_ASCEND_OTHER: return "Ascend (other)";
-    case L_OTHER: return "other";
-    default: return "unnamed";
-    }
-}
-
-/* Device id of an Ascend process (DESIGN.md: labels, else the pid's low bits). */
-static int proc_device(const proc *p)
-{
-    if (!p)
-        return 0;
-    if (p->device_label >= 0)
-        return p->device_label;
-    /* current msprof pids: (realPid << 10) | (sortIndex << 5) | deviceId; a
-     * host has at most 16 devices (31 is the host itself) */
-    if (p->bare_npu && p->has_sort && p->key > 0 && ((p->key >> 5) & 31) == (p->sort_index & 31) &&
-        (p->key & 31) < 16)
-        return (int)(p->key & 31);
-    return 0;
-}
-
-static void note_device(imp *im, int64_t dev)
-{
-    if (dev >= 0 && dev < 64)
-        im->res->devices_seen |= (uint64_t)1 << dev;
-}
-
-/* ---- metadata ------------------------------------------------------------- */
-
-static int on_metadata(imp *im, trace_event *ev, int64_t pkey)
-{
-    js_span n = ev->name;
-    if (span_eq(n, "process_name") || span_eq(n, "process_labels") || span_eq(n, "process_sort_index")) {
-        proc *p = proc_get(im, pkey, 1);
-        if (!p)
-            return oom(im);
-        if (span_eq(n, "process_name")) {
-            js_span v = js_arg(ev, "name");
-            char *s = v.type == JS_STR ? span_dup(im, v) : strdup("");
-            if (!s)
-                return oom(im);
-            free(p->name);
-            p->name = s;
-            p->layer = classify_layer(s);
-        } else if (span_eq(n, "process_labels")) {
-            js_span v = js_arg(ev, "labels");
-            char *s = v.type == JS_STR ? span_dup(im, v) : strdup("");
-            if (!s)
-                return oom(im);
-            free(p->labels);
-            p->labels = s;
-            if (strncmp(s, "NPU", 3) == 0) {
-                char *end;
-                errno = 0;
-                long d = strtol(s + 3, &end, 10);
-                if (end != s + 3 && errno == 0 && d >= 0 && d < 1024)
-                    p->device_label = (int)d;
-                else
-                    p->bare_npu = 1;
-            }
-        } else {
-            int64_t v;
-            if (js_span_int(js_arg(ev, "sort_index"), &v) == 0) {
-                p->sort_index = v;
-                p->has_sort = 1;
-            }
-        }
-        return 0;
-    }
-    if (span_eq(n, "thread_name") || span_eq(n, "thread_sort_index")) {
-        int64_t tid = 0;
-        if (js_span_int(ev->tid, &tid) != 0)
-            tid = (int64_t)hash_mix64((uint64_t)ev->tid.n * 31 + (ev->tid.n ? (unsigned char)ev->tid.p[0] : 0));
-        thread *t = thread_get(im, pkey, tid);
-        if (!t)
-            return oom(im);
-        if (ev->tid.type == JS_STR && !t->tid_str && !(t->tid_str = span_dup(im, ev->tid)))
-            return oom(im);
-        if (span_eq(n, "thread_name")) {
-            js_span v = js_arg(ev, "name");
-            char *s = v.type == JS_STR ? span_dup(im, v) : strdup("");
-            if (!s)
-                return oom(im);
-            free(t->name);
-            t->name = s;
-        } else {
-            int64_t v;
-            if (js_span_int(js_arg(ev, "sort_index"), &v) == 0) {
-                t->sort_index = v;
-                t->has_sort = 1;
-            }
-        }
-        return 0;
-    }
-    /* other metadata (e.g. Kineto's process labels): keep as a generic event */
-    return 1;
-}
-
-/* ---- destinations --------------------------------------------------------- */
-
-static int put_event(imp *im, trace_event *ev, int64_t pkey)
-{
-    char ph[2] = {ev->ph ? ev->ph : '?', 0};
-    int64_t cat = intern_span(im, ev->cat), name = intern_span(im, ev->name);
-    if (cat == -1 || name == -1)
-        return -1;
-    tb_val args = VNULL;
-    if (ev->args.type != JS_NONE) {
-        size_t n;
-        const char *a = js_raw_clean(ev->args, &im->abuf, &im->acap, &n);
-        if (!a)
-            return oom(im);
-        args = VTEXT(a, n);
-    }
-    tb_val tidv = ev->tid.type == JS_NONE ? VNULL : span_val(im, ev->tid);
-    tb_val v[9] = {VINT(im->opt->rank), pid_val(im, pkey), tidv, VTEXT(ph, 1), idval(cat), idval(name),
-                   ev->has_ts ? VINT(ev->ts_ns) : VNULL, ev->has_ts ? VINT(end_ns(ev)) : VNULL, args};
-    return row(im, R_EVENT, v);
-}
-
-static int step_number(js_span name, int64_t *n)
-{
-    static const char pre[] = "ProfilerStep#";
-    if (!span_prefix(name, pre))
-        return 0;
-    js_span d = {.p = name.p + sizeof pre - 1, .n = name.n - (sizeof pre - 1), .type = JS_NUM};
-    return js_span_int(d, n) == 0;
-}
-
-/* 1 when ProfilerStep#step was already stored for this file (old traces
- * record a step both as cpu_op and as user_annotation); else remembers it. */
-static int step_seen(imp *im, int64_t step)
-{
-    for (size_t i = 0; i < im->nsteps; i++)
-        if (im->steps[i] == step)
-            return 1;
-    if (im->nsteps % 64 == 0) {
-        int64_t *n = realloc(im->steps, (im->nsteps + 64) * sizeof *n);
-        if (!n)
-            return 0;
-        im->steps = n;
-    }
-    im->steps[im->nsteps++] = step;
-    return 0;
-}
-
-static int put_pytorch(imp *im, trace_event *ev, int64_t pid, int type)
-{
-    int64_t name = intern_span(im, ev->name);
-    if (name == -1)
-        return -1;
-    int64_t shapes = -2, dtypes = -2;
-    js_span dims = js_arg(ev, "Input Dims");
-    if (dims.type != JS_NONE && (shapes = intern_span(im, dims)) == -1)
-        return -1;
-    js_span types = js_arg(ev, "Input type");
-    if (types.type != JS_NONE && (dtypes = intern_span(im, types)) == -1)
-        return -1;
-    tb_val v[11] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(global_tid(pid, ev->tid)), VNULL,
-                    idval(name), arg_intval(ev, "Sequence number"), arg_intval(ev, "Fwd thread id"),
-                    idval(dtypes), idval(shapes), VINT(type), VINT(im->opt->rank)};
-    if (row(im, R_PYTORCH_API, v))
-        return -1;
-    im->res->dest[TB_DEST_PYTORCH_API]++;
-    int64_t step;
-    if (step_number(ev->name, &step) && !step_seen(im, step)) {
-        tb_val s[4] = {VINT(step), VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(im->opt->rank)};
-        if (row(im, R_STEP_TIME, s))
-            return -1;
-        im->res->dest[TB_DEST_STEP_TIME]++;
-    }
-    return 0;
-}
-
-static int put_cann(imp *im, trace_event *ev, int64_t pid, int type)
-{
-    int64_t name = intern_span(im, ev->name);
-    if (name == -1)
-        return -1;
-    tb_val conn = arg_intval(ev, "connection_id");
-    if (conn.type == V_NULL)
-        conn = arg_intval(ev, "correlation");
-    tb_val v[7] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(type), VINT(global_tid(pid, ev->tid)), conn,
-                   idval(name), VINT(im->opt->rank)};
-    if (row(im, R_CANN_API, v))
-        return -1;
-    im->res->dest[TB_DEST_CANN_API]++;
-    return 0;
-}
-
-static int cann_level_type(trace_event *ev)
-{
-    js_span l = js_arg(ev, "level");
-    if (span_eq(l, "acl")) return API_ACL;
-    if (span_eq(l, "model")) return API_MODEL;
-    if (span_eq(l, "node")) return API_NODE;
-    if (span_eq(l, "communication") || span_eq(l, "hccl")) return API_HCCL;
-    if (span_eq(l, "runtime")) return API_RUNTIME;
-    /* older timelines: the level is the name's prefix (AscendCL@, Node@, ...) */
-    if (span_prefix(ev->name, "AscendCL@")) return API_ACL;
-    if (span_prefix(ev->name, "Model@")) return API_MODEL;
-    if (span_prefix(ev->name, "Node@")) return API_NODE;
-    if (span_prefix(ev->name, "HCCL@")) return API_HCCL;
-    if (span_prefix(ev->name, "Runtime@")) return API_RUNTIME;
-    return API_ACL;
-}
-
-/* One TASK row; returns its globalTaskId, or -1. */
-static int64_t put_task(imp *im, trace_event *ev, int64_t pid, int64_t device, int64_t stream,
-                        int64_t task_id, tb_val conn, int64_t task_type, int64_t model, int64_t context,
-                        int64_t name)
-{
-    int64_t gid = im->ids->next_task++;
-    tb_val v[13] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(device), conn, VINT(gid), VINT(pid),
-                    idval(task_type), context < 0 ? VNULL : VINT(context), stream < 0 ? VNULL : VINT(stream),
-                    task_id < 0 ? VNULL : VINT(task_id), VINT(model), VINT(im->opt->rank), idval(name)};
-    if (row(im, R_TASK, v))
-        return -1;
-    im->res->dest[TB_DEST_TASK]++;
-    note_device(im, device);
-    return gid;
-}
-
-/* Task types that are not compute work (metrics.md "Classes"). */
-static int non_compute_type(js_span t)
-{
-    static const char *const pre[] = {"EVENT_", "NOTIFY_", "STREAM_WAIT", "MEMCPY", "PROFILING_",
-                                      "HCCL", "COMMUNICATION", "RDMA", "SDMA", "WRITE_VALUE",
-                                      "Notify", "Memcpy", "Reduce", "Event"};
-    for (size_t i = 0; i < sizeof pre / sizeof pre[0]; i++)
-        if (span_prefix(t, pre[i]))
-            return 1;
-    return 0;
-}
-
-static int memcpy_op_from_name(js_span name)
-{
-    static const struct { const char *k; int op; } m[] = {
-        {"HtoD", 1}, {"DtoH", 2}, {"DtoD", 3}, {"HtoH", 0}, {"PtoP", 3}};
-    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
-        size_t kn = strlen(m[i].k);
-        for (size_t j = 0; j + kn <= name.n; j++)
-            if (memcmp(name.p + j, m[i].k, kn) == 0)
-                return m[i].op;
-    }
-    return 65535;
-}
-
-static int put_hw_task(imp *im, trace_event *ev, int64_t pid, proc *p)
-{
-    int64_t dev = proc_device(p);
-    js_span tt = js_arg(ev, "Task Type");
-    int64_t stream = arg_int(ev, "Physic Stream Id", arg_int(ev, "Stream Id", -1));
-    if (stream < 0 && js_span_int(ev->tid, &stream) != 0)
-        stream = -1;
-    int64_t type_id = intern_span(im, tt), name = intern_span(im, ev->name);
-    if (type_id == -1 || name == -1)
-        return -1;
-    int64_t gid = put_task(im, ev, pid, dev, stream, arg_int(ev, "Task Id", -1), arg_intval(ev, "connection_id"),
-                           type_id, arg_int(ev, "Model Id", INVALID_ID), arg_int(ev, "Subtask Id", -1), name);
-    if (gid < 0)
-        return -1;
-    if (span_prefix(tt, "MEMCPY")) {
-        tb_val size = arg_intval(ev, "size");
-        if (size.type == V_NULL)
-            size = arg_intval(ev, "size(B)");
-        tb_val v[4] = {VINT(gid), size, VINT(65535), VINT(im->opt->rank)};
-        if (row(im, R_MEMCPY_INFO, v))
-            return -1;
-        im->res->dest[TB_DEST_MEMCPY_INFO]++;
-    } else if (!non_compute_type(tt)) {
-        tb_val v[8] = {idval(name), VINT(gid), idval(type_id), VNULL, arg_intval(ev, "Block Num"),
-                       arg_intval(ev, "Mix Block Num"), VNULL, VINT(im->opt->rank)};
-        if (row(im, R_COMPUTE_TASK_INFO, v))
-            return -1;
-        im->res->dest[TB_DEST_COMPUTE_TASK_INFO]++;
-    }
-    return 0;
-}
-
-static int hccl_data_type(js_span s)
-{
-    static const char *const names[] = {"INT8", "INT16", "INT32", "FP16", "FP32", "INT64", "UINT64",
-                                        "UINT8", "UINT16", "UINT32", "FP64", "BFP16", "INT128", NULL,
-                                        "HIF8", "FP8E4M3", "FP8E5M2", "FP8E8M0"};
-    for (int i = 0; i < (int)(sizeof names / sizeof names[0]); i++)
-        if (names[i] && span_eq(s, names[i]))
-            return i;
-    return -1;
-}
-
-static int span_contains(js_span s, const char *lit)
-{
-    size_t n = strlen(lit);
-    for (size_t i = 0; i + n <= s.n; i++)
-        if (memcmp(s.p + i, lit, n) == 0)
-            return 1;
-    return 0;
-}
-
-/* Communication kernels (metrics.md): ^nccl, ^rccl, ^hccl, ncclKernel, ncclDevKernel. */
-static int is_comm_kernel(js_span name)
-{
-    js_span n = name;
-    if (span_prefix(n, "void ")) {
-        n.p += 5;
-        n.n -= 5;
-    }
-    return span_iprefix(n, "nccl") || span_iprefix(n, "rccl") || span_iprefix(n, "hccl") ||
-           span_contains(name, "ncclKernel") || span_contains(name, "ncclDevKernel");
-}
-
-/* The collective of an NCCL kernel: "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(...)" -> "AllReduce". */
-static js_span collective_of(js_span name)
-{
-    const char *p = name.p, *e = name.p + name.n;
-    for (const char *q = p; q + 5 <= e; q++) {
-        if (strncasecmp(q, "ccl", 3) == 0 && q > p && (q[-1] == 'n' || q[-1] == 'r' || q[-1] == 'h' ||
-                                                       q[-1] == 'N' || q[-1] == 'R' || q[-1] == 'H')) {
-            const char *u = memchr(q, '_', (size_t)(e - q));
-            if (!u)
-                break;
-            const char *t = u + 1, *te = t;
-            while (te < e && *te != '_' && *te != '(' && *te != '<' && *te != ' ')
-                te++;
-            if (te > t)
-                return (js_span){.p = t, .n = (size_t)(te - t), .type = JS_STR};
-            break;
-        }
-    }
-    const char *paren = memchr(p, '(', name.n);
-    return (js_span){.p = p, .n = paren ? (size_t)(paren - p) : name.n, .type = JS_STR, .flags = name.flags};
-}
-
-/* op type of an hcom op name: "hcom_allReduce__123_0_1" -> "hcom_allReduce" */
-static int64_t op_type_of(imp *im, js_span name)
-{
-    size_t n = 0;
-    while (n + 1 < name.n && !(name.p[n] == '_' && name.p[n + 1] == '_'))
-        n++;
-    if (n + 1 >= name.n)
-        n = name.n;
-    js_span t = {.p = name.p, .n = n, .type = JS_STR, .flags = name.flags};
-    return intern_span(im, t);
-}
-
-static int put_comm_op(imp *im, trace_event *ev, int64_t device, tb_val conn, int64_t group, int kernel)
-{
-    int64_t name = intern_span(im, ev->name);
-    int64_t optype = kernel ? intern_span(im, collective_of(ev->name)) : op_type_of(im, ev->name);
-    if (name == -1 || optype == -1)
-        return -1;
-    int dt = hccl_data_type(js_arg(ev, "data_type"));
-    int64_t alg = intern_span(im, js_arg(ev, "alg_type"));
-    if (alg == -1)
-        return -1;
-    tb_val count = VNULL;
-    double c;
-    if (js_span_real(js_arg(ev, "count"), &c) == 0)
-        count = VREAL(c);
-    tb_val v[12] = {idval(name), VINT(ev->ts_ns), VINT(end_ns(ev)), conn, idval(group), VINT(im->ids->next_op++),
-                    dt < 0 ? VNULL : VINT(dt), idval(alg), count, idval(optype), VINT(device),
-                    VINT(im->opt->rank)};
-    if (row(im, R_COMMUNICATION_OP, v))
-        return -1;
-    im->res->dest[TB_DEST_COMMUNICATION_OP]++;
-    note_device(im, device);
-    return 0;
-}
-
-static int put_comm_layer(imp *im, trace_event *ev, int64_t pid, proc *p)
-{
-    int64_t dev = proc_device(p);
-    if (span_prefix(ev->name, "hcom_")) {
-        int64_t group = intern_span(im, js_arg(ev, "group_name"));
-        if (group == -1)
-            return -1;
-        return put_comm_op(im, ev, dev, arg_intval(ev, "connection_id"), group, 0);
-    }
-    /* a small HCCL task: a device task with its communication details */
-    int64_t name = intern_span(im, ev->name), tt = intern_span(im, js_arg(ev, "task type"));
-    if (name == -1 || tt == -1)
-        return -1;
-    int64_t tid = 0;
-    js_span_int(ev->tid, &tid);
-    int64_t gid = put_task(im, ev, pid, dev, arg_int(ev, "stream id", -1), arg_int(ev, "task id", -1),
-                           VNULL, tt, INVALID_ID, arg_int(ev, "context id", -1), name);
-    if (gid < 0)
-        return -1;
-    double bw;
-    tb_val bwv = js_span_real(js_arg(ev, "bandwidth(GB/s)"), &bw) == 0 ? VREAL(bw) : VNULL;
-    int dt = hccl_data_type(js_arg(ev, "data type"));
-    tb_val v[14] = {idval(name), VINT(gid), idval(tt), VINT(tid), VNULL, arg_intval(ev, "notify id"),
-                    arg_intval(ev, "src rank"), arg_intval(ev, "dst rank"), VNULL, arg_intval(ev, "size(Byte)"),
-                    dt < 0 ? VNULL : VINT(dt), VNULL, bwv, VINT(im->opt->rank)};
-    if (row(im, R_COMMUNICATION_TASK_INFO, v))
-        return -1;
-    im->res->dest[TB_DEST_COMMUNICATION_TASK_INFO]++;
-    return 0;
-}
-
-static int put_overlap(imp *im, trace_event *ev, proc *p)
-{
-    int type = -1;
-    if (span_eq(ev->name, "Computing"))
-        type = 0;
-    else if (span_eq(ev->name, "Communication"))
-        type = 1;
-    else if (span_eq(ev->name, "Communication(Not Overlapped)"))
-        type = 2;
-    else if (span_eq(ev->name, "Free"))
-        type = 3;
-    else {
-        int64_t t;
-        if (js_span_int(ev->tid, &t) == 0 && t >= 0 && t <= 3)
-            type = (int)t;
-    }
-    if (type < 0)
-        return 1;
-    int64_t dev = proc_device(p);
-    tb_val v[6] = {VINT(im->ids->next_overlap++), VINT(dev), VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(type),
-                   VINT(im->opt->rank)};
-    if (row(im, R_OVERLAP_ANALYSIS, v))
-        return -1;
-    im->res->dest[TB_DEST_OVERLAP_ANALYSIS]++;
-    return 0;
-}
-
-static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
-{
-    int64_t dev = arg_int(ev, "device", 0);
-    int64_t stream = arg_int(ev, "stream", -1);
-    if (stream < 0 && js_span_int(ev->tid, &stream) != 0)
-        stream = -1;
-    tb_val corr = arg_intval(ev, "correlation");
-    int64_t name = intern_span(im, ev->name), cat = intern_span(im, ev->cat);
-    if (name == -1 || cat == -1)
-        return -1;
-    int64_t gid = put_task(im, ev, pid, dev, stream, -1, corr, cat, INVALID_ID, -1, name);
-    if (gid < 0)
-        return -1;
-    if (!is_kernel) {
-        int op = span_prefix(ev->cat, "gpu_memset") ? 65535 : memcpy_op_from_name(ev->name);
-        tb_val v[4] = {VINT(gid), arg_intval(ev, "bytes"), VINT(op), VINT(im->opt->rank)};
-        if (row(im, R_MEMCPY_INFO, v))
-            return -1;
-        im->res->dest[TB_DEST_MEMCPY_INFO]++;
-        return 0;
-    }
-    if (is_comm_kernel(ev->name)) {
-        /* the kernel is both the op and its device task: COMMUNICATION_TASK_INFO links them */
-        int64_t op = im->ids->next_op;
-        if (put_comm_op(im, ev, dev, corr, -2, 1))
-            return -1;
-        tb_val ct[17] = {idval(name), VINT(gid), idval(cat), VNULL, VNULL, VNULL, VNULL, VNULL, VNULL, VNULL,
-                         VNULL, VNULL, VNULL, VINT(op), VNULL, VNULL, VINT(im->opt->rank)};
-        if (row(im, R_FULL_COMMUNICATION_TASK_INFO, ct))
-            return -1;
-        im->res->dest[TB_DEST_COMMUNICATION_TASK_INFO]++;
-        return 0;
-    }
-    tb_val v[8] = {idval(name), VINT(gid), idval(cat), VNULL, VNULL, VNULL, VNULL, VINT(im->opt->rank)};
-    if (row(im, R_COMPUTE_TASK_INFO, v))
-        return -1;
-    im->res->dest[TB_DEST_COMPUTE_TASK_INFO]++;
-    return 0;
-}
-
-static int put_mstx(imp *im, trace_event *ev, int64_t pid)
-{
-    int64_t msg = intern_span(im, ev->name);
-    if (msg == -1)
-        return -1;
-    tb_val v[7] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(2), idval(msg), VINT(global_tid(pid, ev->tid)),
-                   arg_intval(ev, "connection_id"), VINT(im->opt->rank)};
-    if (row(im, R_MSTX_EVENTS, v))
-        return -1;
-    im->res->dest[TB_DEST_MSTX_EVENTS]++;
-    return 0;
-}
-
-/* Routes an X slice by Kineto category. Returns 0, 1 (not routed), -1. */
-static int route_by_cat(imp *im, trace_event *ev, int64_t pid)
-{
-    js_span c = ev->cat;
-    if (c.type != JS_STR)
-        return 1;
-    if (span_eq(c, "kernel"))
-        return put_gpu(im, ev, pid, 1);
-    if (span_eq(c, "gpu_memcpy") || span_eq(c, "gpu_memset"))
-        return put_gpu(im, ev, pid, 0);
-    if (span_eq(c, "cuda_runtime"))
-        return put_cann(im, ev, pid, API_CUDA_RUNTIME);
-    if (span_eq(c, "cuda_driver"))
-        return put_cann(im, ev, pid, API_CUDA_DRIVER);
-    if (span_eq(c, "cpu_op"))
-        return put_pytorch(im, ev, pid, API_OP);
-    if (span_eq(c, "user_annotation"))
-        return put_pytorch(im, ev, pid, API_USER_ANNOTATION);
-    if (span_eq(c, "python_function")) {
-        if (im->opt->keep_python_functions)
-            return 1;
-        im->res->dest[TB_DEST_SKIPPED_PYTHON]++;
-        return 0;
-    }
-    return 1;
-}
-
-static int route_slice(imp *im, trace_event *ev, int64_t pkey, proc *p)
-{
-    int layer = p ? p->layer : L_UNKNOWN;
-    int r;
-    switch (layer) {
-    case L_HW:
-        return put_hw_task(im, ev, pkey, p);
-    case L_CANN:
-        return put_cann(im, ev, pkey, cann_level_type(ev));
-    case L_PYTHON:
-        if (span_eq(ev->cat, "python_function") && !im->opt->keep_python_functions) {
-            im->res->dest[TB_DEST_SKIPPED_PYTHON]++;
-            return 0;
-        }
-        if (span_eq(ev->cat, "enqueue") || span_eq(ev->cat, "dequeue"))
-            return put_pytorch(im, ev, pkey, API_QUEUE);
-        if (span_eq(ev->cat, "python_function"))
-            break;
-        return put_pytorch(im, ev, pkey, API_OP);
-    case L_COMM:
-        return put_comm_layer(im, ev, pkey, p);
-    case L_OVERLAP:
-        r = put_overlap(im, ev, p);
-        if (r <= 0)
-            return r;
-        break;
-    case L_MSTX:
-        return put_mstx(im, ev, pkey);
-    case L_PYTHON_GC: {
-        tb_val v[4] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(global_tid(pkey, ev->tid)), VINT(im->opt->rank)};
-        if (row(im, R_GC_RECORD, v))
-            return -1;
-        im->res->dest[TB_DEST_TB_EVENT]++; /* counted with generic events: GC_RECORD has no dest */
-        return put_event(im, ev, pkey);
-    }
-    case L_OTHER:
-    case L_UNKNOWN:
-        r = route_by_cat(im, ev, pkey);
-        if (r <= 0)
-            return r;
-        break;
-    default:
-        break;
-    }
-    im->res->dest[TB_DEST_TB_EVENT]++;
-    return put_event(im, ev, pkey);
-}
-
-/* 1 when a flow's name is its category followed by its id (HostToDevice<id>):
- * such names are unique per flow, so they are not interned (NULL in TB_FLOW). */
-static int name_is_cat_id(const trace_event *ev)
-{
-    const js_span *n = &ev->name, *c = &ev->cat, *id = &ev->id;
-    return n->type == JS_STR && c->type == JS_STR && (id->type == JS_STR || id->type == JS_NUM) &&
-           n->n == c->n + id->n && memcmp(n->p, c->p, c->n) == 0 && memcmp(n->p + c->n, id->p, id->n) == 0;
-}
-
-static int put_flow_end(imp *im, trace_event *ev, int64_t pkey)
-{
-    int64_t cat = intern_span(im, ev->cat), name = name_is_cat_id(ev) ? -2 : intern_span(im, ev->name);
-    if (cat == -1 || name == -1)
-        return -1;
-    flow_end e = {.ph = ev->ph, .cat = cat, .name = name, .pid = pid_val(im, pkey), .has_ts = ev->has_ts,
-                  .ts = ev->ts_ns, .conn = span_eq(ev->cat, "HostToDevice") || span_eq(ev->cat, "ac2g")};
-    /* the id decodes into its own buffer; tid is a number in practice, text otherwise */
-    if (ev->id.type == JS_STR)
-        e.id = js_str_decode(ev->id, &im->abuf, &im->acap, &e.idn);
-    else if (ev->id.type == JS_NUM) {
-        e.id = ev->id.p;
-        e.idn = ev->id.n;
-    } else {
-        e.id = "";
-        e.idn = 0;
-    }
-    e.tid = ev->tid.type == JS_NONE ? VNULL : span_val(im, ev->tid);
-    if (!e.id)
-        return oom(im);
-    int rc = fp_add(im->flows, &e);
-    if (rc != 0)
-        return rc == -2 ? oom(im) : (row_sink_fail(im->sink, im->path, im->err), -1);
-    im->res->dest[TB_DEST_TB_FLOW]++;
-    return 0;
-}
-
-static int put_counter(imp *im, trace_event *ev, int64_t pkey)
-{
-    int64_t name = intern_span(im, ev->name);
-    if (name == -1)
-        return -1;
-    js_arg(ev, ""); /* parse args */
-    int n = 0;
-    for (int i = 0; i < ev->n_args; i++) {
-        double d;
-        if (js_span_real(ev->argv[i].val, &d) != 0)
-            continue;
-        int64_t series = intern_span(im, ev->argv[i].key);
-        if (series == -1)
-            return -1;
-        tb_val v[6] = {VINT(im->opt->rank), pid_val(im, pkey), idval(name), VINT(series), VINT(ev->ts_ns),
-                       VREAL(d)};
-        int64_t iv;
-        if (ev->argv[i].val.type == JS_NUM && js_span_int(ev->argv[i].val, &iv) == 0)
-            v[5] = VINT(iv);
-        if (row(im, R_COUNTER, v))
-            return -1;
-        n++;
-    }
-    if (n == 0) {
-        im->res->dest[TB_DEST_TB_EVENT]++;
-        return put_event(im, ev, pkey);
-    }
-    im->res->dest[TB_DEST_TB_COUNTER]++;
-    return 0;
-}
 
 /* ---- spill file ------------------------------------------------------------ */
 
@@ -1066,7 +83,7 @@ static int spill_event(imp *im, trace_event *ev)
             return -1;
         }
         if (!(im->sbuf = malloc(SPILL_BUF)))
-            return oom(im);
+            return trace_oom(im);
     }
     spill_hdr h;
     memset(&h, 0, sizeof h);
@@ -1140,7 +157,7 @@ static int replay_spill(imp *im)
     size_t cap = 0;
     trace_event *ev = malloc(sizeof *ev);
     if (!ev)
-        return oom(im);
+        return trace_oom(im);
     int rc = 0;
     for (uint64_t k = 0; k < im->spilled; k++) {
         spill_hdr h;
@@ -1156,7 +173,7 @@ static int replay_spill(imp *im)
             size_t ncap = total + 1 > 2 * cap ? total + 1 : 2 * cap;
             char *nb = realloc(buf, ncap);
             if (!nb) {
-                rc = oom(im);
+                rc = trace_oom(im);
                 break;
             }
             buf = nb;
@@ -1197,49 +214,49 @@ static int replay_spill(imp *im)
 static int route(imp *im, trace_event *ev)
 {
     int64_t pkey;
-    if (pid_key(im, ev->pid, &pkey))
+    if (trace_pid_key(im, ev->pid, &pkey))
         return -1;
     switch (ev->ph) {
     case 'M': {
-        int r = on_metadata(im, ev, pkey);
+        int r = trace_on_metadata(im, ev, pkey);
         if (r <= 0) {
             if (r == 0)
                 im->res->dest[TB_DEST_METADATA]++;
             return r;
         }
         im->res->dest[TB_DEST_METADATA]++;
-        return put_event(im, ev, pkey);
+        return trace_put_event(im, ev, pkey);
     }
     case 's':
     case 'f':
         if (ev->has_ts)
-            note_time(im, ev);
-        return put_flow_end(im, ev, pkey);
+            trace_note_time(im, ev);
+        return trace_put_flow_end(im, ev, pkey);
     case 'C':
         if (ev->has_ts)
-            note_time(im, ev);
-        return put_counter(im, ev, pkey);
+            trace_note_time(im, ev);
+        return trace_put_counter(im, ev, pkey);
     case 'X': {
         if (!ev->has_ts) {
             im->res->dest[TB_DEST_TB_EVENT]++;
-            return put_event(im, ev, pkey);
+            return trace_put_event(im, ev, pkey);
         }
-        proc *p = proc_get(im, pkey, 0);
+        proc *p = trace_proc_get(im, pkey, 0);
         if ((!p || !p->name) && !im->replaying && !im->top_object)
             return spill_event(im, ev);
-        note_time(im, ev);
-        return route_slice(im, ev, pkey, p);
+        trace_note_time(im, ev);
+        return trace_route_slice(im, ev, pkey, p);
     }
     case 'B': case 'E': case 'i': case 'I': case 'b': case 'e': case 'n': case 't':
     case 'P': case 'N': case 'O': case 'D': case 'S': case 'T': case 'p': case 'F':
     case 'R': case 'c': case 'v': case 'V':
         if (ev->has_ts)
-            note_time(im, ev);
+            trace_note_time(im, ev);
         im->res->dest[TB_DEST_TB_EVENT]++;
-        return put_event(im, ev, pkey);
+        return trace_put_event(im, ev, pkey);
     default:
         im->res->dest[TB_DEST_UNKNOWN_PHASE]++;
-        return put_event(im, ev, pkey);
+        return trace_put_event(im, ev, pkey);
     }
 }
 
@@ -1258,7 +275,7 @@ static int on_top_key(imp *im, js_span key, js_span val)
         /* small objects: parse their members with the event parser's helpers */
         trace_event *tmp = calloc(1, sizeof *tmp);
         if (!tmp)
-            return oom(im);
+            return trace_oom(im);
         if (key.n == 15) {
             tmp->args = val;
             int64_t r;
@@ -1295,7 +312,7 @@ static int on_top_key(imp *im, js_span key, js_span val)
                     size_t n;
                     const char *s = js_str_decode(nm, &im->dbuf, &im->dcap, &n);
                     tb_val v[3] = {VINT(id), VTEXT(s, n), VINT(im->opt->rank)};
-                    if (row(im, R_NPU_INFO, v)) {
+                    if (trace_row(im, R_NPU_INFO, v)) {
                         free(tmp);
                         return -1;
                     }
@@ -1314,23 +331,23 @@ static int flush_processes(imp *im)
         proc *p = &im->procs[i];
         if (!p->used)
             continue;
-        int dev = p->layer >= L_PYTHON && (p->device_label >= 0 || p->bare_npu) ? proc_device(p) : -1;
-        const char *layer = layer_label(p->layer);
-        tb_val v[7] = {VINT(im->opt->rank), pid_val(im, p->key), p->name ? VTEXT(p->name, strlen(p->name)) : VNULL,
+        int dev = p->layer >= L_PYTHON && (p->device_label >= 0 || p->bare_npu) ? trace_proc_device(p) : -1;
+        const char *layer = trace_layer_label(p->layer);
+        tb_val v[7] = {VINT(im->opt->rank), trace_pid_val(im, p->key), p->name ? VTEXT(p->name, strlen(p->name)) : VNULL,
                        p->labels ? VTEXT(p->labels, strlen(p->labels)) : VNULL,
                        p->has_sort ? VINT(p->sort_index) : VNULL, dev < 0 ? VNULL : VINT(dev),
                        VTEXT(layer, strlen(layer))};
-        if (row(im, R_PROCESS, v))
+        if (trace_row(im, R_PROCESS, v))
             return -1;
     }
     for (size_t i = 0; i < im->nthr_cap; i++) {
         thread *t = &im->threads[i];
         if (!t->used)
             continue;
-        tb_val v[5] = {VINT(im->opt->rank), pid_val(im, t->pkey),
+        tb_val v[5] = {VINT(im->opt->rank), trace_pid_val(im, t->pkey),
                        t->tid_str ? VTEXT(t->tid_str, strlen(t->tid_str)) : VINT(t->tid),
                        t->name ? VTEXT(t->name, strlen(t->name)) : VNULL, t->has_sort ? VINT(t->sort_index) : VNULL};
-        if (row(im, R_THREAD, v))
+        if (trace_row(im, R_THREAD, v))
             return -1;
     }
     return 0;
@@ -1410,8 +427,8 @@ static void prescan_tail(imp *im, const char *path, trace_event *ev)
             p = q;
             while (p < e && js_parse_event_at(p, e, ev, &next)) {
                 int64_t pkey;
-                if (ev->ph == 'M' && pid_key(im, ev->pid, &pkey) == 0)
-                    on_metadata(im, ev, pkey);
+                if (ev->ph == 'M' && trace_pid_key(im, ev->pid, &pkey) == 0)
+                    trace_on_metadata(im, ev, pkey);
                 p = next;
                 while (p < e && (*p == ',' || *p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
                     p++;
@@ -1508,7 +525,7 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
     int frc = 0;
     if (replay_spill(&im) != 0 || (frc = fp_flush(im.flows)) != 0 || flush_processes(&im) != 0) {
         if (frc == -2)
-            oom(&im);
+            trace_oom(&im);
         else if (frc != 0)
             row_sink_fail(im.sink, path, err);
         /* every failure sets err (its own problem, or the sink's) */

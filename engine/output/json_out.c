@@ -100,6 +100,54 @@ static void free_keys(char *quoted, size_t *q_at, size_t *next, char **made, siz
     free(slot);
 }
 
+/* Every header as its JSON string, back to back (what a parser compares):
+ * *quoted and *q_at, its n + 1 offsets (both new, and the caller's to free
+ * even on failure). Returns 0, or -1 when out of memory. */
+static int quote_headers(const tb_sink_column *cols, size_t n, char **quoted, size_t **q_at)
+{
+    size_t qlen = 0;
+    *q_at = malloc((n + 1) * sizeof **q_at);
+    FILE *m = open_memstream(quoted, &qlen);
+    if (!*q_at || !m) {
+        if (m)
+            fclose(m);
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        (*q_at)[i] = (size_t)ftell(m);
+        const char *h = cols[i].header ? cols[i].header : "";
+        put_string(m, h, strlen(h));
+    }
+    (*q_at)[n] = (size_t)ftell(m);
+    if (ferror(m) || fclose(m) != 0)
+        return -1;
+    return 0;
+}
+
+/*
+ * The key of a repeated header: the quoted header q with the first " (k)"
+ * not in the set, k from 2. The suffixes of one header are taken in
+ * increasing order and a taken one stays taken, so the search resumes where
+ * the last repeat of this header stopped (*next). Returns new (the set
+ * borrows it once put in *slot), or NULL when out of memory; *cn: its length.
+ */
+static char *suffixed_key(keyset *ks, const char *q, size_t qn, size_t *next, size_t *cn, struct keyslot **slot)
+{
+    char *cand = malloc(qn + 24);
+    if (!cand)
+        return NULL;
+    memcpy(cand, q, qn - 1); /* without the closing quote */
+    size_t k = *next ? *next : 2;
+    for (;; k++) {
+        *cn = qn - 1 + (size_t)snprintf(cand + qn - 1, 25, " (%zu)\"", k);
+        *slot = key_slot(ks, cand, *cn);
+        if (!(*slot)->s)
+            break;
+    }
+    *next = k + 1;
+    return cand;
+}
+
 /*
  * Escapes the headers once and makes them unique keys: js->keys gets
  * `"key":` for every column, back to back, js->key_at the offsets.
@@ -107,33 +155,16 @@ static void free_keys(char *quoted, size_t *q_at, size_t *next, char **made, siz
 static tb_status json_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_error *err)
 {
     json_sink *js = (json_sink *)s;
-    char *quoted = NULL, *buf = NULL, *cand = NULL;
-    size_t qlen = 0, len = 0;
+    char *quoted = NULL, *buf = NULL;
+    size_t len = 0;
     size_t *q_at = NULL, *next = NULL;
     char **made = NULL; /* the keys with a suffix, by column (owned) */
     keyset ks = {0};
     FILE *m = NULL;
     if (js->begun || js->done)
         return tb_error_at(err, TB_ERR_INTERNAL, js->af.path ? js->af.path : "", 0, 0, -1, "begin called twice");
-    if (n > SIZE_MAX / 8 / sizeof *ks.slot)
+    if (n > SIZE_MAX / 8 / sizeof *ks.slot || quote_headers(cols, n, &quoted, &q_at))
         goto nomem;
-
-    /* every header as its JSON string, back to back: what a parser compares */
-    q_at = malloc((n + 1) * sizeof *q_at);
-    m = open_memstream(&quoted, &qlen);
-    if (!q_at || !m)
-        goto nomem;
-    for (size_t i = 0; i < n; i++) {
-        q_at[i] = (size_t)ftell(m);
-        const char *h = cols[i].header ? cols[i].header : "";
-        put_string(m, h, strlen(h));
-    }
-    q_at[n] = (size_t)ftell(m);
-    if (ferror(m) || fclose(m) != 0) {
-        m = NULL;
-        goto nomem;
-    }
-    m = NULL;
 
     /* every header in the set (at most n more keys join it: load <= 1/2) */
     size_t cap = 8;
@@ -161,27 +192,11 @@ static tb_status json_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb
         if (first == i) {
             fwrite(q, 1, qn, m);
         } else {
-            /*
-             * The suffixes of one header are taken in increasing order and a
-             * taken one stays taken, so the search resumes where the last
-             * repeat of this header stopped.
-             */
-            cand = malloc(qn + 24);
-            if (!cand)
-                goto nomem;
-            memcpy(cand, q, qn - 1); /* without the closing quote */
-            size_t k = next[first] ? next[first] : 2, cn;
+            size_t cn;
             struct keyslot *slot;
-            for (;; k++) {
-                cn = qn - 1 + (size_t)snprintf(cand + qn - 1, 25, " (%zu)\"", k);
-                slot = key_slot(&ks, cand, cn);
-                if (!slot->s)
-                    break;
-            }
-            next[first] = k + 1;
-            fwrite(cand, 1, cn, m);
-            made[i] = cand; /* the set borrows it */
-            cand = NULL;
+            if (!(made[i] = suffixed_key(&ks, q, qn, &next[first], &cn, &slot)))
+                goto nomem;
+            fwrite(made[i], 1, cn, m);
             *slot = (struct keyslot){made[i], cn, i};
         }
         putc(':', m);
@@ -200,7 +215,6 @@ static tb_status json_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb
 nomem:
     if (m)
         fclose(m);
-    free(cand);
     free_keys(quoted, q_at, next, made, n, ks.slot);
     free(buf);
     free(js->key_at);

@@ -523,6 +523,90 @@ static tb_status check_props(builder *b, const yaml_event_t *e, const yaml_char_
     return tb_error_at(b->err, TB_ERR_PARSE, b->name, line, col, -1, "tags are not supported ('%s')", t);
 }
 
+/* A scalar event: the key a mapping waits for, or a scalar node (its style,
+ * position and type) attached to the collection on top. */
+static tb_status on_scalar(builder *b, const yaml_event_t *e, long line, long col)
+{
+    int force_str = 0;
+    tb_status st = check_props(b, e, e->data.scalar.anchor, e->data.scalar.tag, "tag:yaml.org,2002:str", &force_str);
+    if (st)
+        return st;
+    size_t n = e->data.scalar.length;
+    char *text = malloc(n + 1);
+    if (!text)
+        return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
+    memcpy(text, e->data.scalar.value, n);
+    text[n] = 0;
+    if (wants_key(b)) {
+        frame *f = &b->stack[b->depth - 1];
+        f->key = text;
+        f->kline = line;
+        f->kcol = col;
+        f->has_key = 1;
+        return TB_OK;
+    }
+    specnode *node = calloc(1, sizeof *node);
+    if (!node) {
+        free(text);
+        return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
+    }
+    node->kind = SPECNODE_SCALAR;
+    node->line = node->text_line = line;
+    node->column = node->text_column = col;
+    node->text = text;
+    node->len = n;
+    switch (e->data.scalar.style) {
+    case YAML_SINGLE_QUOTED_SCALAR_STYLE: node->style = SPECNODE_SINGLE_QUOTED; break;
+    case YAML_DOUBLE_QUOTED_SCALAR_STYLE: node->style = SPECNODE_DOUBLE_QUOTED; break;
+    case YAML_LITERAL_SCALAR_STYLE: node->style = SPECNODE_LITERAL; break;
+    case YAML_FOLDED_SCALAR_STYLE: node->style = SPECNODE_FOLDED; break;
+    default: node->style = SPECNODE_PLAIN; break;
+    }
+    if (locate_text(b, e, node) != 0) {
+        specnode_free(node);
+        return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
+    }
+    if (node->style != SPECNODE_PLAIN || force_str)
+        node->type = SPECNODE_STR;
+    else
+        resolve(node);
+    if (attach(b, node) != 0) {
+        specnode_free(node);
+        return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
+    }
+    return TB_OK;
+}
+
+/* A sequence or mapping start: a new collection node attached to the one
+ * on top, then pushed (never as a key, nor deeper than MAX_DEPTH). */
+static tb_status on_collection(builder *b, const yaml_event_t *e, long line, long col)
+{
+    int is_map = e->type == YAML_MAPPING_START_EVENT;
+    tb_status st = is_map ? check_props(b, e, e->data.mapping_start.anchor, e->data.mapping_start.tag,
+                                        "tag:yaml.org,2002:map", NULL)
+                          : check_props(b, e, e->data.sequence_start.anchor, e->data.sequence_start.tag,
+                                        "tag:yaml.org,2002:seq", NULL);
+    if (st)
+        return st;
+    if (wants_key(b))
+        return tb_error_at(b->err, TB_ERR_PARSE, b->name, line, col, -1, "a mapping key must be a scalar, got %s",
+                           is_map ? "a mapping" : "a list");
+    if (b->depth == MAX_DEPTH)
+        return tb_error_at(b->err, TB_ERR_PARSE, b->name, line, col, -1, "nesting deeper than %d levels", MAX_DEPTH);
+    specnode *node = calloc(1, sizeof *node);
+    if (!node)
+        return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
+    node->kind = is_map ? SPECNODE_MAP : SPECNODE_SEQ;
+    node->line = node->text_line = line;
+    node->column = node->text_column = col;
+    if (attach(b, node) != 0) {
+        specnode_free(node);
+        return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
+    }
+    b->stack[b->depth++] = (frame){.node = node};
+    return TB_OK;
+}
+
 /* Handles one libyaml event. Returns TB_OK, or an error (err set); *done = 1 at the stream's end. */
 static tb_status on_event(builder *b, const yaml_event_t *e, int *done, int *n_docs)
 {
@@ -540,84 +624,11 @@ static tb_status on_event(builder *b, const yaml_event_t *e, int *done, int *n_d
         return tb_error_at(b->err, TB_ERR_PARSE, b->name, line, col, -1,
                            "aliases are not supported ('*%s'); reuse reports with 'use:' instead",
                            (const char *)e->data.alias.anchor);
-    case YAML_SCALAR_EVENT: {
-        int force_str = 0;
-        tb_status st = check_props(b, e, e->data.scalar.anchor, e->data.scalar.tag, "tag:yaml.org,2002:str", &force_str);
-        if (st)
-            return st;
-        size_t n = e->data.scalar.length;
-        char *text = malloc(n + 1);
-        if (!text)
-            return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
-        memcpy(text, e->data.scalar.value, n);
-        text[n] = 0;
-        if (wants_key(b)) {
-            frame *f = &b->stack[b->depth - 1];
-            f->key = text;
-            f->kline = line;
-            f->kcol = col;
-            f->has_key = 1;
-            return TB_OK;
-        }
-        specnode *node = calloc(1, sizeof *node);
-        if (!node) {
-            free(text);
-            return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
-        }
-        node->kind = SPECNODE_SCALAR;
-        node->line = node->text_line = line;
-        node->column = node->text_column = col;
-        node->text = text;
-        node->len = n;
-        switch (e->data.scalar.style) {
-        case YAML_SINGLE_QUOTED_SCALAR_STYLE: node->style = SPECNODE_SINGLE_QUOTED; break;
-        case YAML_DOUBLE_QUOTED_SCALAR_STYLE: node->style = SPECNODE_DOUBLE_QUOTED; break;
-        case YAML_LITERAL_SCALAR_STYLE: node->style = SPECNODE_LITERAL; break;
-        case YAML_FOLDED_SCALAR_STYLE: node->style = SPECNODE_FOLDED; break;
-        default: node->style = SPECNODE_PLAIN; break;
-        }
-        if (locate_text(b, e, node) != 0) {
-            specnode_free(node);
-            return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
-        }
-        if (node->style != SPECNODE_PLAIN || force_str)
-            node->type = SPECNODE_STR;
-        else
-            resolve(node);
-        if (attach(b, node) != 0) {
-            specnode_free(node);
-            return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
-        }
-        return TB_OK;
-    }
+    case YAML_SCALAR_EVENT:
+        return on_scalar(b, e, line, col);
     case YAML_SEQUENCE_START_EVENT:
-    case YAML_MAPPING_START_EVENT: {
-        int is_map = e->type == YAML_MAPPING_START_EVENT;
-        tb_status st = is_map ? check_props(b, e, e->data.mapping_start.anchor, e->data.mapping_start.tag,
-                                            "tag:yaml.org,2002:map", NULL)
-                              : check_props(b, e, e->data.sequence_start.anchor, e->data.sequence_start.tag,
-                                            "tag:yaml.org,2002:seq", NULL);
-        if (st)
-            return st;
-        if (wants_key(b))
-            return tb_error_at(b->err, TB_ERR_PARSE, b->name, line, col, -1,
-                               "a mapping key must be a scalar, got %s", is_map ? "a mapping" : "a list");
-        if (b->depth == MAX_DEPTH)
-            return tb_error_at(b->err, TB_ERR_PARSE, b->name, line, col, -1,
-                               "nesting deeper than %d levels", MAX_DEPTH);
-        specnode *node = calloc(1, sizeof *node);
-        if (!node)
-            return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
-        node->kind = is_map ? SPECNODE_MAP : SPECNODE_SEQ;
-        node->line = node->text_line = line;
-        node->column = node->text_column = col;
-        if (attach(b, node) != 0) {
-            specnode_free(node);
-            return tb_error_set(b->err, TB_ERR_NOMEM, "out of memory");
-        }
-        b->stack[b->depth++] = (frame){.node = node};
-        return TB_OK;
-    }
+    case YAML_MAPPING_START_EVENT:
+        return on_collection(b, e, line, col);
     case YAML_SEQUENCE_END_EVENT:
     case YAML_MAPPING_END_EVENT:
         if (b->depth > 0)
