@@ -22,6 +22,7 @@
  * straight on. That is how ranks load in parallel (ingest/load_pool.c).
  */
 #define _POSIX_C_SOURCE 200809L
+#include "db/open.h"
 #include "db/dbw.h"
 
 #include <errno.h>
@@ -795,7 +796,7 @@ dbw *dbw_create(const char *path, tb_error *err)
     char *tmp = strstr(w->shown, ".tmp-");
     if (tmp)
         *tmp = 0;
-    if (sqlite3_open_v2(path, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) !=
+    if (db_open(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, &w->db) !=
         SQLITE_OK) {
         tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot create the DB: %s",
                     w->db ? sqlite3_errmsg(w->db) : "out of memory");

@@ -17,13 +17,14 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "db/open.h"
 #include "db/sqlite_input.h"
 #include "tracebook/db.h"
 
 tb_status tb_db_start_time(const char *db_path, int64_t *unix_s, tb_error *err)
 {
     sqlite3 *db;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (db_open(db_path, SQLITE_OPEN_READONLY, &db) != SQLITE_OK) {
         sqlite3_close(db);
         return tb_error_at(err, TB_ERR_DB, db_path, 0, 0, -1, "cannot open the DB");
     }
@@ -75,7 +76,7 @@ int tb_db_is_own(const char *db_path)
     sqlite_input_uri(db_path, uri, sizeof uri);
     sqlite3 *db;
     int own = 0;
-    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
+    if (db_open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &db) == SQLITE_OK) {
         sqlite3_stmt *q;
         if (sqlite3_prepare_v2(db, "SELECT 1 FROM TB_SOURCE", -1, &q, NULL) == SQLITE_OK) {
             own = 1;
@@ -95,7 +96,7 @@ int tb_db_is_shard(const char *db_path)
     sqlite_input_uri(db_path, uri, sizeof uri);
     sqlite3 *db;
     int shard = 0;
-    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
+    if (db_open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &db) == SQLITE_OK) {
         sqlite3_stmt *q;
         if (sqlite3_prepare_v2(db, "SELECT 1 FROM TB_SHARD", -1, &q, NULL) == SQLITE_OK) {
             shard = 1;
@@ -134,7 +135,7 @@ tb_status tb_db_check_target(const char *db_path, const char *target, tb_error *
     sqlite_input_uri(db_path, uri, sizeof uri);
     sqlite3 *db;
     tb_status st = TB_OK;
-    if (sqlite3_open_v2(uri, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL) == SQLITE_OK) {
+    if (db_open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &db) == SQLITE_OK) {
         sqlite3_stmt *q;
         if (sqlite3_prepare_v2(db, "SELECT path FROM TB_SOURCE WHERE kind NOT IN ('ignored', 'skipped')", -1, &q,
                                NULL) == SQLITE_OK) {

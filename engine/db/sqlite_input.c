@@ -6,6 +6,7 @@
  * interrupted run removes them too.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "db/open.h"
 #include "db/sqlite_input.h"
 #include "util/tempname.h"
 
@@ -109,11 +110,11 @@ tb_status sqlite_input_open(sqlite_input *s, const char *path, tb_error *err)
             sqlite_input_close(s);
             return err->code;
         }
-        rc = sqlite3_open_v2(s->copy, &s->db, SQLITE_OPEN_READWRITE, NULL);
+        rc = db_open(s->copy, SQLITE_OPEN_READWRITE, &s->db);
     } else {
         char uri[PATH_MAX * 3 + 32];
         sqlite_input_uri(path, uri, sizeof uri);
-        rc = sqlite3_open_v2(uri, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, NULL);
+        rc = db_open(uri, SQLITE_OPEN_READONLY | SQLITE_OPEN_URI, &s->db);
     }
     if (rc != SQLITE_OK) {
         tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot open the DB: %s",

@@ -27,6 +27,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db/open.h"
 #include "db/dbw.h"
 #include "tracebook/error.h"
 #include "tracebook/load.h"
@@ -139,7 +140,7 @@ tb_status tb_cache_dir(char *out, size_t n, tb_error *err)
 static int cache_matches(const char *db_path, char **paths, int keep_going)
 {
     sqlite3 *db;
-    if (sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (db_open(db_path, SQLITE_OPEN_READONLY, &db) != SQLITE_OK) {
         sqlite3_close(db);
         return 0;
     }

@@ -35,6 +35,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "db/open.h"
 #include "tracebook/nightly.h"
 #include "metrics/interval.h"
 #include "output/output.h"
@@ -842,7 +843,7 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
     if (st)
         goto done;
     /* "": a private on-disk scratch DB, removed when closed; pages spill to disk */
-    if (sqlite3_open_v2("", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (db_open("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db) != SQLITE_OK) {
         st = tb_error_set(err, TB_ERR_DB, "compare: cannot open a scratch database");
         goto done;
     }

@@ -45,6 +45,7 @@
 #include <jansson.h>
 #include <sqlite3.h>
 
+#include "db/open.h"
 #include "output/output.h"
 #include "query/file_ids.h"
 #include "spec/msprof_reports.h"
@@ -140,7 +141,7 @@ static tb_status hist_open(const char *path, sqlite3 **out, tb_error *err)
     if (!S_ISREG(sb.st_mode))
         return tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "the history must be a file");
     sqlite3 *db = NULL;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (db_open(path, SQLITE_OPEN_READONLY, &db) != SQLITE_OK) {
         tb_status st = tb_error_at(err, TB_ERR_DB, path, 0, 0, -1, "cannot open the history: %s",
                                    db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);
@@ -411,7 +412,7 @@ static tb_status hist_create(const char *path, tb_error *err)
     close(fd);
     sqlite3 *db = NULL;
     tb_status st = TB_OK;
-    if (sqlite3_open_v2(tmp, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    if (db_open(tmp, SQLITE_OPEN_READWRITE, &db) != SQLITE_OK) {
         st = tb_error_at(err, TB_ERR_DB, path, 0, 0, -1, "cannot create the history: %s",
                          db ? sqlite3_errmsg(db) : "out of memory");
     } else {
@@ -483,7 +484,7 @@ tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_histor
     }
     /* the rows go to a private scratch DB first: running the reports takes no
      * lock on the history, and a failing report leaves no trace in it */
-    if (sqlite3_open_v2("", &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (db_open("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db) != SQLITE_OK) {
         sqlite3_close(db);
         return tb_error_set(err, TB_ERR_DB, "history add: cannot open a scratch database");
     }
@@ -639,7 +640,7 @@ tb_status tb_history_remove(const char *history, const char *const *labels, size
         return st;
     sqlite3_close(db);
     /* read-write now that it is known to be a history */
-    if (sqlite3_open_v2(history, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+    if (db_open(history, SQLITE_OPEN_READWRITE, &db) != SQLITE_OK) {
         st = tb_error_at(err, TB_ERR_DB, history, 0, 0, -1, "cannot open the history: %s", sqlite3_errmsg(db));
         sqlite3_close(db);
         return st;
@@ -1801,7 +1802,7 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
     }
     if (st)
         goto done;
-    if (sqlite3_open_v2("", &sdb, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (db_open("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &sdb) != SQLITE_OK) {
         st = tb_error_set(err, TB_ERR_DB, "history report: cannot open a scratch database");
         goto done;
     }

@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db/open.h"
 #include "output/table_sink.h"
 #include "query/runner.h"
 #include "scale/scale.h"
@@ -365,7 +366,7 @@ static tb_status rank_map(const scale_partial_job *job, sqlite3 *sd, int64_t *sh
     /* each of the shard's numbers with the load's id, in the shard's order */
 #define SHARD_MAP "SELECT j.key AS k, j.value AS p, r.rankId AS f FROM json_each(?2) j" \
                   " LEFT JOIN TB_SHARDS_RANK r ON r.inputRank = j.value"
-    if (sqlite3_open_v2(job->books_db, &bd, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+    if (db_open(job->books_db, SQLITE_OPEN_READONLY, &bd) != SQLITE_OK ||
         sqlite3_prepare_v2(bd,
                            "SELECT (SELECT count(DISTINCT rankId) FROM TB_RANK),"
                            " EXISTS (SELECT 1 FROM TB_SHARDS WHERE shardIndex = ?1),"
@@ -432,7 +433,7 @@ tb_status scale_partial(const scale_partial_job *job, tb_error *err)
     int64_t *ids = NULL, *shown = NULL, total = 0;
     size_t n = 0;
     sqlite3 *sd = NULL;
-    if (sqlite3_open_v2(job->shard, &sd, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (db_open(job->shard, SQLITE_OPEN_READONLY, &sd) != SQLITE_OK) {
         tb_status st = tb_error_at(err, TB_ERR_PARSE, job->shard, 0, 0, -1, "not a shard DB (TB_SHARD): %s",
                                    sd ? sqlite3_errmsg(sd) : "out of memory");
         sqlite3_close(sd);
@@ -453,7 +454,7 @@ tb_status scale_partial(const scale_partial_job *job, tb_error *err)
         rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto done;
     }
-    if (sqlite3_open_v2(tmp, &pw.db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK ||
+    if (db_open(tmp, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &pw.db) != SQLITE_OK ||
         sqlite3_exec(pw.db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(pw.db, att, NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(pw.db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK ||
@@ -528,7 +529,7 @@ tb_status scale_gather(const char *books_db, const char *const *partials, size_t
 {
     sqlite3 *db = NULL;
     tb_status rc = TB_OK;
-    if (sqlite3_open_v2(books_db, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+    if (db_open(books_db, SQLITE_OPEN_READWRITE, &db) != SQLITE_OK ||
         sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;", NULL, NULL, NULL) != SQLITE_OK ||
         sqlite3_exec(db, part_schema, NULL, NULL, NULL) != SQLITE_OK)
         goto dberr;

@@ -13,6 +13,7 @@
  * shards are the inputs of the run that follows.
  */
 #define _POSIX_C_SOURCE 200809L
+#include "db/open.h"
 #include "scale/scale.h"
 
 #include <jansson.h>
@@ -105,7 +106,7 @@ char *scale_inputs(sqlite3 *db)
 tb_status scale_shard_entry(const char *path, json_t **entry, int64_t *count, char **inputs, tb_error *err)
 {
     sqlite3 *db;
-    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+    if (db_open(path, SQLITE_OPEN_READONLY, &db) != SQLITE_OK) {
         sqlite3_close(db);
         return tb_error_at(err, TB_ERR_DB, path, 0, 0, -1, "cannot open the DB");
     }

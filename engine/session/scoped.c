@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/open.h"
 #include "scale/scale.h"
 #include "session/session.h"
 #include "tracebook/error.h"
@@ -75,7 +76,7 @@ static tb_status listed_shards(const char *books, char ***out, size_t *n, tb_err
     *out = NULL;
     *n = 0;
     size_t cap = 0;
-    if (sqlite3_open_v2(books, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK ||
+    if (db_open(books, SQLITE_OPEN_READONLY, &db) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "SELECT path FROM TB_SHARDS WHERE path IS NOT NULL ORDER BY shardIndex", -1, &q,
                            NULL) != SQLITE_OK) {
         tb_status st = tb_error_at(err, TB_ERR_DB, books, 0, 0, -1, "SQLite: %s", sqlite3_errmsg(db));

@@ -22,6 +22,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db/open.h"
 #include "query/runner.h"
 #include "scale/scale.h"
 #include "session/session.h"
@@ -124,7 +125,7 @@ sqlite3 *session_db(tb_session *s, tb_error *err)
         return s->db;
     if (tb_session_ready(s, err) != TB_OK)
         return NULL;
-    if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+    if (db_open(s->path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, &s->db) != SQLITE_OK) {
         tb_error_at(err, TB_ERR_DB, s->path, 0, 0, -1, "cannot open the DB: %s",
                     s->db ? sqlite3_errmsg(s->db) : "out of memory");
         sqlite3_close(s->db);

@@ -39,9 +39,13 @@ typedef struct loader {
     size_t n_builtins;
     report_aux *aux;
     const specnode *wb_sheets; /* workbook.sheets, checked once the reports are known */
+    /* Loads a built-in file for `use:` (spec_load_text: the reports reader
+     * calls back into the loader that called it). */
+    tb_status (*load)(const char *name, const char *text, size_t len, int depth,
+                      void (*warn)(void *ctx, const char *msg), void *ctx, tb_spec **out, tb_error *err);
 } loader;
 
-/* ---- spec.c: checking helpers ---- */
+/* ---- spec_check.c: checking helpers ---- */
 
 /* Fills L->err with "out of memory". Returns TB_ERR_NOMEM. */
 tb_status spec_nomem(loader *L);
@@ -56,6 +60,8 @@ const char *spec_join(const char *const *names, char *buf, size_t cap);
 int spec_in_list(const char *s, const char *const *names);
 /* What n is, for messages ("a list", "the number 3"), into buf (returned). */
 const char *spec_describe(const specnode *n, char *buf, size_t cap);
+/* " (did you mean 'x'?)" for the allowed name nearest key, "" when none is near (in buf). */
+const char *spec_did_you_mean(const char *key, const char *const *allowed, char *buf, size_t cap);
 /* Fails on the first key of map not in allowed, naming the likely one. */
 tb_status spec_check_keys(loader *L, const specnode *map, const char *where, const char *const *allowed);
 /* Fails unless n is a mapping. */

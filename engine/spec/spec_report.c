@@ -43,36 +43,9 @@ static const char *const chart_types[] = {"bar", "stacked_bar", "column", "stack
 static const char *const cond_keys[] = {"column", "type", "op", "value", "top", NULL};
 static const char *const cond_types[] = {"threshold", "top", "data_bar", "color_scale", NULL};
 static const char *const cond_ops[] = {"gt", "ge", "lt", "le", "eq", "ne", NULL}; /* tb_cond_op order */
-static const char *const output_names[] = {"csv", "json", "xlsx", "console", NULL};
 
 /* ---- report parts shared by plain and used reports --------------------------- */
 
-tb_status spec_parse_outputs(loader *L, const specnode *n, unsigned *mask)
-{
-    specnode *const *items = NULL;
-    const specnode *one = NULL;
-    size_t count = 0;
-    char d[64], list[64];
-    tb_status st = spec_str_or_list(L, n, "outputs", &items, &count, &one);
-    if (st)
-        return st;
-    if (count == 0)
-        return fail_node(L, n, "'outputs' must name at least one format; expected some of: %s",
-                         spec_join(output_names, list, sizeof list));
-    unsigned m = 0;
-    for (size_t i = 0; i < count; i++) {
-        const specnode *it = items[i];
-        size_t k = 0;
-        while (output_names[k] && !(spec_is_text(it) && strcmp(it->text, output_names[k]) == 0))
-            k++;
-        if (!output_names[k])
-            return fail_node(L, it, "unknown output format %s; expected one of: %s", spec_describe(it, d, sizeof d),
-                             spec_join(output_names, list, sizeof list));
-        m |= (unsigned[]){TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_CONSOLE}[k];
-    }
-    *mask = m;
-    return TB_OK;
-}
 
 static tb_status parse_requires(loader *L, const specnode *n, tb_spec_report *r)
 {
@@ -657,52 +630,6 @@ static int has_text(const char *s)
     return 0;
 }
 
-/* Reads a whole file into a new NUL-terminated buffer. Returns 0, or an errno value. */
-int spec_read_all(const char *path, char **out, size_t *len)
-{
-    *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return errno;
-    size_t cap = 4096, n = 0;
-    char *buf = malloc(cap);
-    int e = 0;
-    if (!buf) {
-        fclose(f);
-        return ENOMEM;
-    }
-    for (;;) {
-        if (cap - n < 2) {
-            if (cap >= MAX_SPEC_BYTES) {
-                e = EFBIG;
-                break;
-            }
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                e = ENOMEM;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-        size_t got = fread(buf + n, 1, cap - n - 1, f);
-        n += got;
-        if (got == 0) {
-            if (ferror(f))
-                e = errno ? errno : EIO;
-            break;
-        }
-    }
-    fclose(f);
-    if (e) {
-        free(buf);
-        return e;
-    }
-    buf[n] = 0;
-    *out = buf;
-    *len = n;
-    return 0;
-}
 
 /* Reads sql_file (v: its value) relative to the spec's directory into r. */
 static tb_status read_sql_file(loader *L, const specnode *v, tb_spec_report *r)
@@ -921,8 +848,8 @@ static tb_status find_builtin(loader *L, const char *id, const tb_spec_report **
         if (!L->builtins[i]) {
             char name[256];
             snprintf(name, sizeof name, "builtin:%s.yaml", b[i].name);
-            tb_status st = spec_load_text(name, b[i].text, strlen(b[i].text), L->depth + 1, NULL, NULL, &L->builtins[i],
-                                     L->err);
+            tb_status st = L->load(name, b[i].text, strlen(b[i].text), L->depth + 1, NULL, NULL, &L->builtins[i],
+                                   L->err);
             if (st)
                 return st;
         }

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * open.h - the one place the engine opens SQLite files (private to the
+ * engine). A run's DB is opened once, by its session; the others are the
+ * engine's own: a DB being written (db/dbw.c), an input DB (db/
+ * sqlite_input.c), the facts of a DB on disk (db/names.c, ingest/cache.c),
+ * a history, a shard, a partial, a scratch DB.
+ */
+#ifndef TB_DB_OPEN_H
+#define TB_DB_OPEN_H
+
+#include <sqlite3.h>
+
+/*
+ * Opens the SQLite file at path ("" for a private scratch DB on disk,
+ * removed when closed) with flags (SQLITE_OPEN_*). Returns SQLITE_OK or
+ * SQLite's code; *db is set either way (NULL only when out of memory) and
+ * is closed with sqlite3_close, whether or not the open succeeded.
+ */
+int db_open(const char *path, int flags, sqlite3 **db);
+
+#endif
