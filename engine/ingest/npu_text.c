@@ -57,7 +57,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ingest/csv.h"
+#include "util/csv.h"
 #include "util/str.h"
 
 enum text_kind {

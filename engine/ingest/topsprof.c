@@ -72,7 +72,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "ingest/csv.h"
+#include "util/csv.h"
 #include "util/bytesrc.h"
 
 #define TP_CHUNK ((size_t)64 * 1024)  /* the line buffer to start with */

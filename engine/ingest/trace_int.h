@@ -17,7 +17,7 @@
 
 #include "ingest/flows.h"
 #include "ingest/importer.h"
-#include "ingest/jstream.h"
+#include "util/jstream.h"
 
 #define INVALID_ID 4294967295LL
 

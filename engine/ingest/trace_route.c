@@ -18,7 +18,7 @@
 #include <strings.h>
 
 #include "ingest/flows.h"
-#include "ingest/jstream.h"
+#include "util/jstream.h"
 #include "ingest/trace_int.h"
 #include "util/hash.h"
 

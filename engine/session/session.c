@@ -230,6 +230,7 @@ tb_status tb_session_clear_cache(tb_session *s, int *removed, tb_error *err)
     tb_status st = tb_cache_remove(s->path, err);
     if (st == TB_OK) {
         *removed = 1;
+        s->have_db = 0; /* a verb after this loads the inputs again */
         if (s->opt.note) {
             char msg[PATH_MAX + 32];
             snprintf(msg, sizeof msg, "--clear: removed %s", s->path);

@@ -41,7 +41,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "ingest/csv.h"
+#include "util/csv.h"
 #include "tracebook/tracebook.h"
 #define TU_WITH_SQLITE
 #include "testutil.h"

@@ -27,7 +27,7 @@
 #include <cmocka.h>
 #include <zlib.h>
 
-#include "ingest/jstream.h"
+#include "util/jstream.h"
 #include "testutil.h"
 
 /* ---- helpers ------------------------------------------------------------ */

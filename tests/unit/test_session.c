@@ -467,6 +467,15 @@ static void loads_then_reuses_the_cache(void **state)
     char want[PATH_MAX + 32];
     snprintf(want, sizeof want, "--clear: removed %s\n", db);
     assert_non_null(strstr(msgs.text, want));
+    /* a verb of the same session after the removal loads the inputs again */
+    char *again = query_text(s, "SELECT count(*) AS n FROM TASK");
+    assert_string_equal(again, "212\n");
+    free(again);
+    assert_int_equal(tb_session_source_of(s), TB_SOURCE_LOADED);
+    assert_true(tu_exists(db));
+    removed = -1;
+    assert_int_equal(tb_session_clear_cache(s, &removed, &err), TB_OK);
+    assert_int_equal(removed, 1);
     tb_session_close(s);
 
     /* so the next session loads again */

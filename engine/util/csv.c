@@ -22,7 +22,7 @@
  * its line without a second pass.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "ingest/csv.h"
+#include "util/csv.h"
 
 #include <assert.h>
 #include <errno.h>
@@ -31,7 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ingest/jstream.h"
+#include "util/jstream.h"
 #include "util/bytesrc.h"
 
 #define CSV_INITIAL_CAP (1u << 20)

@@ -12,7 +12,7 @@
  * can name its line and column without a second pass.
  */
 #define _POSIX_C_SOURCE 200809L
-#include "ingest/jstream.h"
+#include "util/jstream.h"
 
 #include <errno.h>
 #include <math.h>

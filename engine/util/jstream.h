@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * jstream.h - the streaming Chrome-trace reader (private to ingest/).
+ * jstream.h - the streaming Chrome-trace tokenizer over a byte source (private to the
+ * engine; the importers of ingest/ read trace JSON through it).
  *
  * A purpose-built tokenizer for trace JSON: it walks a top-level array of
  * events or a {"traceEvents": [...], ...} object, and hands out one event at a
@@ -11,8 +12,8 @@
  * trailing `{}` event, and reports a cut-short file as such (with the offset
  * of the incomplete event) instead of as a syntax error.
  */
-#ifndef TB_INGEST_JSTREAM_H
-#define TB_INGEST_JSTREAM_H
+#ifndef TB_UTIL_JSTREAM_H
+#define TB_UTIL_JSTREAM_H
 
 #include <stddef.h>
 #include <stdint.h>

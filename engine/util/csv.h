@@ -33,8 +33,8 @@
  *     }
  *     csv_close(r);
  */
-#ifndef TB_INGEST_CSV_H
-#define TB_INGEST_CSV_H
+#ifndef TB_UTIL_CSV_H
+#define TB_UTIL_CSV_H
 
 #include <stddef.h>
 #include <stdint.h>
