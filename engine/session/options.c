@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * options.c - what the pieces of a session share: the load options of its
- * inputs, and the removal of a private folder of the run (session.c,
+ * inputs, and the removal of a private folder of the run (open.c,
  * dist.c, scoped.c).
  */
 #define _POSIX_C_SOURCE 200809L

@@ -154,6 +154,7 @@ tb_status tb_session_query(tb_session *s, const tb_run_options *opt, const char 
 /*
  * Removes the session's DB when it is a cache entry (export --clear). A DB
  * given as the input is the user's and stays (*removed 0, a note says so).
+ * A verb of the session after a removal loads the inputs again.
  */
 tb_status tb_session_clear_cache(tb_session *s, int *removed, tb_error *err);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * session.c - one run: its inputs, the DB they make, the one connection and
+ * open.c - one run: its inputs, the DB they make, the one connection and
  * the one window (tracebook/session.h).
  *
  * Where the DB comes from, in order: the rows of rank- and cluster-scope
