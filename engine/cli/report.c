@@ -17,89 +17,16 @@
 
 #include "cli.h"
 
-/* The ids of every built-in report, in file order: a new array of strings
- * borrowed from *specs (free both with free_builtin_ids). NULL with err set
- * when a built-in does not load (a bug). */
-static const char **builtin_ids(tb_spec ***specs, size_t *n_specs, size_t *n, tb_error *err)
-{
-    size_t nb = 0;
-    const tb_builtin *b = tb_builtins(&nb);
-    *specs = calloc(nb ? nb : 1, sizeof **specs);
-    *n_specs = 0;
-    *n = 0;
-    const char **ids = NULL;
-    size_t cap = 0;
-    if (!*specs) {
-        tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    for (size_t i = 0; i < nb; i++) {
-        char name[128];
-        snprintf(name, sizeof name, "builtin:%s.yaml", b[i].name);
-        tb_spec *sp = NULL;
-        if (tb_spec_load_mem(name, b[i].text, strlen(b[i].text), &sp, NULL, NULL, err) != TB_OK)
-            goto fail;
-        (*specs)[(*n_specs)++] = sp;
-        for (size_t k = 0; k < tb_spec_n_reports(sp); k++) {
-            if (*n == cap) {
-                cap = cap ? cap * 2 : 32;
-                const char **more = realloc(ids, cap * sizeof *ids);
-                if (!more) {
-                    tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-                    goto fail;
-                }
-                ids = more;
-            }
-            ids[(*n)++] = tb_report_id(tb_spec_report_at(sp, k));
-        }
-    }
-    if (!ids)
-        ids = calloc(1, sizeof *ids);
-    return ids;
-fail:
-    free(ids);
-    return NULL;
-}
-
-static void free_specs(tb_spec **v, size_t n)
-{
-    for (size_t i = 0; v && i < n; i++)
-        tb_spec_free(v[i]);
-    free(v);
-}
-
-/* Reports an unknown built-in report name with the nearest one. Returns TB_EXIT_USAGE. */
+/* A builtin:NAME that no built-in report has: the usage error naming the nearest. Returns -1 when it has. */
 static int unknown_builtin(const char *what, const char *name)
 {
     tb_error err;
     tb_error_clear(&err);
-    tb_spec **specs = NULL;
-    size_t n_specs = 0, n = 0;
-    const char **ids = builtin_ids(&specs, &n_specs, &n, &err);
-    const char *near = ids ? tb_suggest(name, ids, n) : NULL;
-    if (near)
-        fprintf(stderr, "tracebook: error: %sno built-in report '%s' (did you mean '%s'?); tracebook reports "
-                        "lists them\n", what, name, near);
-    else
-        fprintf(stderr, "tracebook: error: %sno built-in report '%s' (tracebook reports lists them)\n", what, name);
-    free(ids);
-    free_specs(specs, n_specs);
-    return TB_EXIT_USAGE;
-}
-
-static int is_builtin(const char *name)
-{
-    tb_error err;
-    tb_error_clear(&err);
-    tb_spec **specs = NULL;
-    size_t n_specs = 0, n = 0;
-    const char **ids = builtin_ids(&specs, &n_specs, &n, &err);
-    int found = 0;
-    for (size_t i = 0; ids && i < n && !found; i++)
-        found = !strcmp(ids[i], name);
-    free(ids);
-    free_specs(specs, n_specs);
-    return found;
+    tb_status st = tb_builtin_report_check(name, &err);
+    if (st == TB_OK)
+        return -1;
+    fprintf(stderr, "tracebook: error: %s%s\n", what, err.message);
+    return cli_exit_code(st);
 }
 
 /* --report IDs that no spec has: a usage error naming the nearest id. Returns -1 when all are there. */
@@ -172,11 +99,11 @@ static int check_report(const cli_args *a, unsigned formats)
                                a->as_written[OPT_OUTPUT]);
     for (size_t i = 0; i < a->n[OPT_SPEC]; i++) {
         const char *s = a->v[OPT_SPEC][i];
-        if (!strncmp(s, "builtin:", 8) && !is_builtin(s + 8)) {
-            char what[300];
-            snprintf(what, sizeof what, "--spec '%.200s': ", s);
-            return unknown_builtin(what, s + 8);
-        }
+        char what[300];
+        snprintf(what, sizeof what, "--spec '%.200s': ", s);
+        int rc = !strncmp(s, "builtin:", 8) ? unknown_builtin(what, s + 8) : -1;
+        if (rc >= 0)
+            return rc;
     }
     return -1;
 }
@@ -301,72 +228,12 @@ int cli_cmd_query(cli_args *a)
     return cli_run_end(&run, st, TB_EXIT_OK);
 }
 
-static void print_param(const tb_param *p)
-{
-    printf("    %s (%s", p->name, p->type == TB_PARAM_INT ? "int" : p->type == TB_PARAM_REAL ? "real"
-                                 : p->type == TB_PARAM_BOOL ? "bool" : "text");
-    if (p->has_value) {
-        if (p->type == TB_PARAM_INT)
-            printf(", default %lld", (long long)p->i);
-        else if (p->type == TB_PARAM_BOOL)
-            printf(", default %s", p->i ? "true" : "false");
-        else if (p->type == TB_PARAM_REAL)
-            printf(", default %g", p->d);
-        else
-            printf(", default '%s'", p->s ? p->s : "");
-    }
-    printf(")%s%s\n", p->help ? ": " : "", p->help ? p->help : "");
-}
-
 int cli_cmd_reports(cli_args *a)
 {
-    const char *want = a->n_pos ? a->pos[0] : NULL;
-    size_t n = 0;
-    const tb_builtin *b = tb_builtins(&n);
-    int found = 0;
-    for (size_t i = 0; i < n; i++) {
-        tb_error err;
-        tb_error_clear(&err);
-        tb_spec *sp = NULL;
-        char name[128];
-        snprintf(name, sizeof name, "builtin:%s.yaml", b[i].name);
-        if (tb_spec_load_mem(name, b[i].text, strlen(b[i].text), &sp, NULL, NULL, &err) != TB_OK) {
-            cli_print_error(&err);
-            return TB_EXIT_FAILURE;
-        }
-        for (size_t k = 0; k < tb_spec_n_reports(sp); k++) {
-            const tb_spec_report *rep = tb_spec_report_at(sp, k);
-            if (want && strcmp(want, tb_report_id(rep)))
-                continue;
-            found = 1;
-            if (!want) {
-                printf("%-26s %s\n", tb_report_id(rep), tb_report_title(rep));
-                continue;
-            }
-            printf("%s: %s\n", tb_report_id(rep), tb_report_title(rep));
-            if (tb_report_description(rep))
-                printf("\n  %s\n", tb_report_description(rep));
-            printf("\n  spec file: reports/%s.yaml\n", b[i].name);
-            printf("  scope: %s\n", tb_report_scope(rep) == TB_SCOPE_RANK      ? "rank (each rank alone)"
-                                     : tb_report_scope(rep) == TB_SCOPE_CLUSTER ? "cluster (the cluster tables, made "
-                                                                                  "from per-rank rows)"
-                                                                                : "all (every rank at once)");
-            if (tb_report_n_requires(rep)) {
-                printf("  requires:");
-                for (size_t q = 0; q < tb_report_n_requires(rep); q++)
-                    printf(" %s", tb_report_require(rep, q));
-                printf("\n");
-            }
-            if (tb_report_n_params(rep)) {
-                printf("  params:\n");
-                for (size_t q = 0; q < tb_report_n_params(rep); q++)
-                    print_param(tb_report_param(rep, q));
-            }
-            printf("\n  run it: tracebook report -dir PATH --spec builtin:%s\n", tb_report_id(rep));
-        }
-        tb_spec_free(sp);
-    }
-    if (want && !found)
-        return unknown_builtin("", want);
-    return TB_EXIT_OK;
+    tb_error err;
+    tb_error_clear(&err);
+    tb_status st = tb_builtins_write(stdout, a->n_pos ? a->pos[0] : NULL, &err);
+    if (st != TB_OK)
+        cli_print_error(&err);
+    return cli_exit_code(st);
 }

@@ -121,6 +121,16 @@ const tb_builtin *tb_builtins(size_t *n);
 /* Returns the built-in report file named name, or NULL. */
 const tb_builtin *tb_builtin_find(const char *name);
 
+/* TB_OK when a built-in report has the id; else TB_ERR_USAGE saying so and
+ * naming the nearest id ("no built-in report 'x' (did you mean 'y'?); ..."). */
+tb_status tb_builtin_report_check(const char *id, tb_error *err);
+
+/* Writes the built-in reports to f (`tracebook reports`): with id NULL one
+ * line each (id, title); else that report in full (description, file,
+ * scope, requires, params, how to run it), or the error of
+ * tb_builtin_report_check when no built-in has that id. */
+tb_status tb_builtins_write(FILE *f, const char *id, tb_error *err);
+
 
 /* 1 when every report of the specs that runs (all, or those named in only) is
  * rank- or cluster-scope: such a run needs no DB of every rank. */
