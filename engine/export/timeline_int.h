@@ -19,6 +19,7 @@
 #include "tracebook/error.h"
 #include "tracebook/export.h"
 
+/* msprof's id of none (a task of no model); the device id of the host's processes */
 #define INVALID_ID 4294967295LL
 #define HOST_DEVICE 31
 
@@ -29,6 +30,7 @@ typedef struct jv {
     char *s; /* owned when text */
 } jv;
 
+/* A process of the rank's timeline: the input's own, or one made here. */
 typedef struct proc {
     jv pid;
     char *name, *labels;
@@ -40,6 +42,7 @@ typedef struct proc {
     int made;           /* made here (the input had no such process) */
 } proc;
 
+/* A thread of a process, named by the input (or "Stream <id>" when made). */
 typedef struct thr {
     jv pid, tid;
     char *name;
@@ -48,6 +51,8 @@ typedef struct thr {
     int written;
 } thr;
 
+/* An export: the session's DB and window, the rank being written, its
+ * processes and threads, and the writer of its files. */
 typedef struct tl {
     sqlite3 *db;              /* the session's connection */
     const char *db_path;

@@ -24,6 +24,8 @@
 #include "tracebook/error.h"
 #include "tracebook/query.h"
 
+/* A run on one connection: its options, the sandbox and step budget, the
+ * computed tables built, and the current report's pivot. */
 typedef struct runner {
     const tb_run_options *opt;
     const run_part *pt;     /* a run over part of a load; runner_no_part otherwise */
@@ -48,6 +50,7 @@ typedef struct runner {
     const char *pv_missing;
 } runner;
 
+/* VM steps between two calls of the progress handler (the budget's unit). */
 #define STEP_CHUNK 1000
 
 /* The part of no load: a run over a whole DB. */
