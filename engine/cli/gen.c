@@ -151,7 +151,9 @@ static void complete_value(FILE *f, cli_complete how, const char *values, const 
     }
 }
 
-void cli_write_completion(FILE *f)
+/* The script's start: the builtins helper, the words bash splits, the
+ * first word (the commands). */
+static void completion_head(FILE *f)
 {
     fputs("# bash completion for tracebook                                -*- shell-script -*-\n"
           "# SPDX-License-Identifier: MIT\n"
@@ -195,8 +197,12 @@ void cli_write_completion(FILE *f)
           "    fi\n"
           "    cmd=${COMP_WORDS[1]}\n",
           f);
-    /* two-word commands: the second word first, one block per first word
-     * listing every second word of that family ("export": db timeline) */
+}
+
+/* Two-word commands: the second word first, one block per first word
+ * listing every second word of that family ("export": db timeline). */
+static void completion_families(FILE *f)
+{
     for (size_t i = 0; i < cli_n_commands; i++) {
         const char *name = cli_commands[i].name;
         size_t k = strcspn(name, " ");
@@ -224,52 +230,62 @@ void cli_write_completion(FILE *f)
               "    fi\n",
               f);
     }
-    fputs("    case $cmd in\n", f);
-    for (size_t i = 0; i < cli_n_commands; i++) {
-        const cli_command *c = &cli_commands[i];
-        fprintf(f, "    \"%s\")\n", c->name);
-        int any_value = 0;
-        for (size_t k = 0; k < c->n_options; k++)
-            any_value |= c->options[k].arg && c->options[k].complete != COMPLETE_NONE;
-        if (any_value) {
-            fputs("        case $prev in\n", f);
-            for (size_t k = 0; k < c->n_options; k++) {
-                const cli_option *o = &c->options[k];
-                if (!o->arg)
-                    continue;
-                fprintf(f, "        --%s|-%s", o->name, o->name);
-                if (o->alias && strcmp(o->alias + 1, o->name))
-                    fprintf(f, "|%s", o->alias);
-                fputs(")\n", f);
-                complete_value(f, o->complete, o->values, "            ");
-                fputs("            return\n            ;;\n", f);
-            }
-            fputs("        esac\n", f);
-        }
-        fputs("        opts=\"", f);
+}
+
+/* The case arm of command c: the values of its options, its options, its operands. */
+static void completion_command(FILE *f, const cli_command *c)
+{
+    fprintf(f, "    \"%s\")\n", c->name);
+    int any_value = 0;
+    for (size_t k = 0; k < c->n_options; k++)
+        any_value |= c->options[k].arg && c->options[k].complete != COMPLETE_NONE;
+    if (any_value) {
+        fputs("        case $prev in\n", f);
         for (size_t k = 0; k < c->n_options; k++) {
             const cli_option *o = &c->options[k];
-            if (o->alias)
-                fprintf(f, "%s ", o->alias);
-            fprintf(f, "--%s%s", o->name, k + 1 < c->n_options ? " " : "");
+            if (!o->arg)
+                continue;
+            fprintf(f, "        --%s|-%s", o->name, o->name);
+            if (o->alias && strcmp(o->alias + 1, o->name))
+                fprintf(f, "|%s", o->alias);
+            fputs(")\n", f);
+            complete_value(f, o->complete, o->values, "            ");
+            fputs("            return\n            ;;\n", f);
         }
-        fputs("\"\n", f);
-        if (!strcmp(c->name, "help")) {
-            fputs("        if ((COMP_CWORD == 2)) && [[ $cur != -* ]]; then\n"
-                  "            COMPREPLY=($(compgen -W \"",
-                  f);
-            command_words(f);
-            fputs("\" -- \"$cur\"))\n"
-                  "            return\n"
-                  "        fi\n",
-                  f);
-        } else if (c->pos_complete != COMPLETE_NONE) {
-            fputs("        if [[ $cur != -* ]]; then\n", f);
-            complete_value(f, c->pos_complete, NULL, "            ");
-            fputs("            return\n        fi\n", f);
-        }
-        fputs("        ;;\n", f);
+        fputs("        esac\n", f);
     }
+    fputs("        opts=\"", f);
+    for (size_t k = 0; k < c->n_options; k++) {
+        const cli_option *o = &c->options[k];
+        if (o->alias)
+            fprintf(f, "%s ", o->alias);
+        fprintf(f, "--%s%s", o->name, k + 1 < c->n_options ? " " : "");
+    }
+    fputs("\"\n", f);
+    if (!strcmp(c->name, "help")) {
+        fputs("        if ((COMP_CWORD == 2)) && [[ $cur != -* ]]; then\n"
+              "            COMPREPLY=($(compgen -W \"",
+              f);
+        command_words(f);
+        fputs("\" -- \"$cur\"))\n"
+              "            return\n"
+              "        fi\n",
+              f);
+    } else if (c->pos_complete != COMPLETE_NONE) {
+        fputs("        if [[ $cur != -* ]]; then\n", f);
+        complete_value(f, c->pos_complete, NULL, "            ");
+        fputs("            return\n        fi\n", f);
+    }
+    fputs("        ;;\n", f);
+}
+
+void cli_write_completion(FILE *f)
+{
+    completion_head(f);
+    completion_families(f);
+    fputs("    case $cmd in\n", f);
+    for (size_t i = 0; i < cli_n_commands; i++)
+        completion_command(f, &cli_commands[i]);
     fputs("    *)\n"
           "        return\n"
           "        ;;\n"

@@ -528,58 +528,53 @@ static void jb_double(jbuf *b, double d)
         jb_str(b, "null");
 }
 
-/* The "Total Op Info" entry of one step and kind, as torch_npu sums it: the
- * ops' times, the ratios of the sums (4 decimals), per transport the transit
- * time and size and the merged size distribution (communication.json); per
- * link the sums and their bandwidth (communication_matrix.json). */
-static void comm_total(jbuf *b, sqlite3 *db, int64_t rank, const char *step, const char *kind, int matrix)
+/* Binds a rank, step and op kind to parameters 1, 2 and 3 of q. */
+static void bind_step(sqlite3_stmt *q, int64_t rank, const char *step, const char *kind)
 {
-    sqlite3_stmt *q = NULL, *d = NULL;
-    int f = 0;
-    jb_key(b, 3, &f, "Total Op Info");
-    jb_str(b, "{");
-    int g = 1;
-    if (matrix) {
-        if (sqlite3_prepare_v2(db,
-                               "SELECT srcRank || '-' || dstRank, min(transportType), sum(transitTimeMs),"
-                               " sum(transitSizeMB) FROM TB_COMM_MATRIX WHERE rankId = ?1 AND cluster = 0 AND step = ?2"
-                               " AND opKind = ?3 AND srcRank IS NOT NULL GROUP BY srcRank, dstRank ORDER BY min(rowid)",
-                               -1, &q, NULL) == SQLITE_OK) {
-            sqlite3_bind_int64(q, 1, rank);
-            sqlite3_bind_text(q, 2, step, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_text(q, 3, kind, -1, SQLITE_TRANSIENT);
-            while (sqlite3_step(q) == SQLITE_ROW) {
-                jb_key(b, 4, &g, (const char *)sqlite3_column_text(q, 0));
-                jb_str(b, "{");
-                int h = 1;
-                jb_key(b, 5, &h, "Transport Type");
-                jb_quoted(b, (const char *)sqlite3_column_text(q, 1));
-                jb_key(b, 5, &h, "Transit Time(ms)");
-                jb_num(b, q, 2, 0);
-                jb_key(b, 5, &h, "Transit Size(MB)");
-                jb_num(b, q, 3, 0);
-                jb_key(b, 5, &h, "Bandwidth(GB/s)");
-                double t = sqlite3_column_double(q, 2);
-                jb_double(b, t > 0 ? round4(sqlite3_column_double(q, 3) / t) : 0);
-                jb_indent(b, 4);
-                jb_str(b, "}");
-            }
+    sqlite3_bind_int64(q, 1, rank);
+    sqlite3_bind_text(q, 2, step, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(q, 3, kind, -1, SQLITE_TRANSIENT);
+}
+
+/* The matrix's totals of a step and kind: one entry a link; *g: no entry yet. */
+static void total_links(jbuf *b, sqlite3 *db, int64_t rank, const char *step, const char *kind, int *g)
+{
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT srcRank || '-' || dstRank, min(transportType), sum(transitTimeMs),"
+                           " sum(transitSizeMB) FROM TB_COMM_MATRIX WHERE rankId = ?1 AND cluster = 0 AND step = ?2"
+                           " AND opKind = ?3 AND srcRank IS NOT NULL GROUP BY srcRank, dstRank ORDER BY min(rowid)",
+                           -1, &q, NULL) == SQLITE_OK) {
+        bind_step(q, rank, step, kind);
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            jb_key(b, 4, g, (const char *)sqlite3_column_text(q, 0));
+            jb_str(b, "{");
+            int h = 1;
+            jb_key(b, 5, &h, "Transport Type");
+            jb_quoted(b, (const char *)sqlite3_column_text(q, 1));
+            jb_key(b, 5, &h, "Transit Time(ms)");
+            jb_num(b, q, 2, 0);
+            jb_key(b, 5, &h, "Transit Size(MB)");
+            jb_num(b, q, 3, 0);
+            jb_key(b, 5, &h, "Bandwidth(GB/s)");
+            double t = sqlite3_column_double(q, 2);
+            jb_double(b, t > 0 ? round4(sqlite3_column_double(q, 3) / t) : 0);
+            jb_indent(b, 4);
+            jb_str(b, "}");
         }
-        sqlite3_finalize(q);
-        if (!g)
-            jb_indent(b, 3);
-        jb_str(b, "}");
-        return;
     }
-    jb_key(b, 4, &g, "Communication Time Info");
-    jb_str(b, "{");
+    sqlite3_finalize(q);
+}
+
+/* The members of a step and kind's total "Communication Time Info". */
+static void total_times(jbuf *b, sqlite3 *db, int64_t rank, const char *step, const char *kind)
+{
+    sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db,
                            "SELECT sum(elapseNs), sum(transitNs), sum(waitNs), sum(synchronizationNs), sum(idleNs)"
                            " FROM TB_COMM_OP_STAT WHERE rankId = ?1 AND cluster = 0 AND step = ?2 AND opKind = ?3",
                            -1, &q, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(q, 1, rank);
-        sqlite3_bind_text(q, 2, step, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(q, 3, kind, -1, SQLITE_TRANSIENT);
+        bind_step(q, rank, step, kind);
         if (sqlite3_step(q) == SQLITE_ROW) {
             static const char *const names[] = {"Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)",
                                                 "Synchronization Time(ms)", "Idle Time(ms)"};
@@ -596,9 +591,12 @@ static void comm_total(jbuf *b, sqlite3 *db, int64_t rank, const char *step, con
         }
     }
     sqlite3_finalize(q);
-    jb_indent(b, 4);
-    jb_str(b, "}");
-    jb_key(b, 4, &g, "Communication Bandwidth Info");
+}
+
+/* A step and kind's total "Communication Bandwidth Info": by transport, with sizes. */
+static void total_bandwidth(jbuf *b, sqlite3 *db, int64_t rank, const char *step, const char *kind)
+{
+    sqlite3_stmt *q = NULL, *d = NULL;
     jb_str(b, "{");
     int h = 1;
     if (sqlite3_prepare_v2(db,
@@ -611,9 +609,7 @@ static void comm_total(jbuf *b, sqlite3 *db, int64_t rank, const char *step, con
                            " AND cluster = 0 AND step = ?2 AND opKind = ?3 AND transport = ?4"
                            " GROUP BY sizeMB ORDER BY min(rowid)",
                            -1, &d, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(q, 1, rank);
-        sqlite3_bind_text(q, 2, step, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(q, 3, kind, -1, SQLITE_TRANSIENT);
+        bind_step(q, rank, step, kind);
         while (sqlite3_step(q) == SQLITE_ROW) {
             const char *tr = (const char *)sqlite3_column_text(q, 0);
             jb_key(b, 5, &h, tr ? tr : "");
@@ -626,9 +622,7 @@ static void comm_total(jbuf *b, sqlite3 *db, int64_t rank, const char *step, con
             jb_key(b, 6, &k, "Size Distribution");
             jb_str(b, "{");
             sqlite3_reset(d);
-            sqlite3_bind_int64(d, 1, rank);
-            sqlite3_bind_text(d, 2, step, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_text(d, 3, kind, -1, SQLITE_TRANSIENT);
+            bind_step(d, rank, step, kind);
             sqlite3_bind_text(d, 4, tr ? tr : "", -1, SQLITE_TRANSIENT);
             size_dist(b, d);
         }
@@ -638,10 +632,142 @@ static void comm_total(jbuf *b, sqlite3 *db, int64_t rank, const char *step, con
     if (!h)
         jb_indent(b, 4);
     jb_str(b, "}");
+}
+
+/* The "Total Op Info" entry of one step and kind, as torch_npu sums it: the
+ * ops' times, the ratios of the sums (4 decimals), per transport the transit
+ * time and size and the merged size distribution (communication.json); per
+ * link the sums and their bandwidth (communication_matrix.json). */
+static void comm_total(jbuf *b, sqlite3 *db, int64_t rank, const char *step, const char *kind, int matrix)
+{
+    int f = 0;
+    jb_key(b, 3, &f, "Total Op Info");
+    jb_str(b, "{");
+    int g = 1;
+    if (matrix) {
+        total_links(b, db, rank, step, kind, &g);
+        if (!g)
+            jb_indent(b, 3);
+        jb_str(b, "}");
+        return;
+    }
+    jb_key(b, 4, &g, "Communication Time Info");
+    jb_str(b, "{");
+    total_times(b, db, rank, step, kind);
+    jb_indent(b, 4);
+    jb_str(b, "}");
+    jb_key(b, 4, &g, "Communication Bandwidth Info");
+    total_bandwidth(b, db, rank, step, kind);
     jb_indent(b, 3);
     jb_str(b, "}");
 }
 
+/* The statements of comm_text: the ops or links of a rank (q), and for an
+ * op its bandwidths (bw) and their size distributions (dist). */
+typedef struct comm_stmts {
+    sqlite3_stmt *q, *bw, *dist;
+    int64_t rank;
+} comm_stmts;
+
+/* One link of the matrix (q's row), its op entered at the op's first link;
+ * last_op keys the op of the link before. */
+static void comm_link(jbuf *b, const comm_stmts *s, nest *t, const char *step, const char *kind, const char *op,
+                      char *last_op, size_t n, size_t *ops)
+{
+    sqlite3_stmt *q = s->q;
+    /* one op's links in a row: the op is entered once */
+    char key[1400];
+    snprintf(key, sizeof key, "%s\x1f%s\x1f%s", step, kind, op);
+    int first_link = strcmp(key, last_op) != 0;
+    if (first_link) {
+        if (last_op[0])
+            jb_str(b, "\n            }");
+        nest_enter(b, t, step, kind, op);
+        jb_str(b, "{");
+        snprintf(last_op, n, "%s", key);
+        (*ops)++;
+    }
+    int f = first_link;
+    jb_key(b, 4, &f, (const char *)sqlite3_column_text(q, 3));
+    jb_str(b, "{");
+    int g = 1;
+    jb_key(b, 5, &g, "Transport Type");
+    jb_quoted(b, (const char *)sqlite3_column_text(q, 4));
+    jb_key(b, 5, &g, "Transit Size(MB)");
+    jb_num(b, q, 5, 0);
+    jb_key(b, 5, &g, "Transit Time(ms)");
+    jb_num(b, q, 6, 0);
+    jb_key(b, 5, &g, "Bandwidth(GB/s)");
+    jb_num(b, q, 7, 0);
+    jb_indent(b, 4);
+    jb_str(b, "}");
+}
+
+/* An op's "Communication Bandwidth Info": its bandwidth by transport, each
+ * with its size distribution. */
+static void op_bandwidth(jbuf *b, const comm_stmts *s, const char *step, const char *kind)
+{
+    sqlite3_stmt *q = s->q, *bw = s->bw, *dist = s->dist;
+    jb_str(b, "{");
+    sqlite3_reset(bw);
+    bind_step(bw, s->rank, step, kind);
+    sqlite3_bind_value(bw, 4, sqlite3_column_value(q, 11));
+    sqlite3_bind_value(bw, 5, sqlite3_column_value(q, 12));
+    int h = 1;
+    while (sqlite3_step(bw) == SQLITE_ROW) {
+        const char *tr = (const char *)sqlite3_column_text(bw, 0);
+        jb_key(b, 5, &h, tr ? tr : "");
+        jb_str(b, "{");
+        static const char *const bnames[] = {"Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)",
+                                             "Large Packet Ratio"};
+        int k = 1;
+        for (int i = 0; i < 4; i++) {
+            jb_key(b, 6, &k, bnames[i]);
+            jb_num(b, bw, 1 + i, 0);
+        }
+        jb_key(b, 6, &k, "Size Distribution");
+        jb_str(b, "{");
+        sqlite3_reset(dist);
+        sqlite3_clear_bindings(dist);
+        bind_step(dist, s->rank, step, kind);
+        sqlite3_bind_value(dist, 4, sqlite3_column_value(q, 11));
+        sqlite3_bind_value(dist, 5, sqlite3_column_value(q, 12));
+        sqlite3_bind_text(dist, 6, tr ? tr : "", -1, SQLITE_TRANSIENT);
+        size_dist(b, dist);
+    }
+    if (!h)
+        jb_indent(b, 4);
+    jb_str(b, "}");
+}
+
+/* One op of communication.json (q's row): its times, then its bandwidths. */
+static void comm_op(jbuf *b, const comm_stmts *s, nest *t, const char *step, const char *kind, const char *op,
+                    size_t *ops)
+{
+    nest_enter(b, t, step, kind, op);
+    (*ops)++;
+    jb_str(b, "{");
+    int f = 1;
+    jb_key(b, 4, &f, "Communication Time Info");
+    jb_str(b, "{");
+    static const char *const tnames[] = {"Start Timestamp(us)", "Elapse Time(ms)", "Transit Time(ms)",
+                                         "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)",
+                                         "Wait Time Ratio", "Synchronization Time Ratio"};
+    int g = 1;
+    for (int i = 0; i < 8; i++) {
+        jb_key(b, 5, &g, tnames[i]);
+        jb_num(b, s->q, 3 + i, i == 0 ? 3 : i < 6 ? 6 : 0);
+    }
+    jb_indent(b, 4);
+    jb_str(b, "}");
+    jb_key(b, 4, &f, "Communication Bandwidth Info");
+    op_bandwidth(b, s, step, kind);
+    jb_indent(b, 3);
+    jb_str(b, "}");
+}
+
+/* A rank's communication.json (matrix 0) or communication_matrix.json
+ * (matrix 1) text into b, the steps of the window only; *ops counts its ops. */
 static tb_status comm_text(sqlite3 *db, int64_t rank, const tb_window *w, int matrix, jbuf *b, size_t *ops,
                            tb_error *err)
 {
@@ -663,23 +789,23 @@ static tb_status comm_text(sqlite3 *db, int64_t rank, const tb_window *w, int ma
     static const char dist_sql[] =
         "SELECT sizeMB, count, timeMs FROM TB_COMM_SIZE_DIST WHERE rankId = ?1 AND cluster = 0 AND step = ?2"
         " AND opKind = ?3 AND opName = ?4 AND groupName IS ?5 AND transport = ?6 ORDER BY rowid";
-    sqlite3_stmt *q = NULL, *bw = NULL, *dist = NULL;
+    comm_stmts s = {.rank = rank};
     tb_status st = TB_OK;
-    if (sqlite3_prepare_v2(db, matrix ? links_sql : ops_sql, -1, &q, NULL) != SQLITE_OK ||
-        (!matrix && (sqlite3_prepare_v2(db, bw_sql, -1, &bw, NULL) != SQLITE_OK ||
-                     sqlite3_prepare_v2(db, dist_sql, -1, &dist, NULL) != SQLITE_OK))) {
+    if (sqlite3_prepare_v2(db, matrix ? links_sql : ops_sql, -1, &s.q, NULL) != SQLITE_OK ||
+        (!matrix && (sqlite3_prepare_v2(db, bw_sql, -1, &s.bw, NULL) != SQLITE_OK ||
+                     sqlite3_prepare_v2(db, dist_sql, -1, &s.dist, NULL) != SQLITE_OK))) {
         st = tb_error_set(err, TB_ERR_DB, "communication summary: %s", sqlite3_errmsg(db));
         goto done;
     }
-    sqlite3_bind_int64(q, 1, rank);
+    sqlite3_bind_int64(s.q, 1, rank);
     nest t = {.first_step = 1};
     char last_op[1400] = "";
     jb_str(b, "{");
     *ops = 0;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        const char *step = (const char *)sqlite3_column_text(q, 0);
-        const char *kind = (const char *)sqlite3_column_text(q, 1);
-        const char *op = (const char *)sqlite3_column_text(q, 2);
+    while (sqlite3_step(s.q) == SQLITE_ROW) {
+        const char *step = (const char *)sqlite3_column_text(s.q, 0);
+        const char *kind = (const char *)sqlite3_column_text(s.q, 1);
+        const char *op = (const char *)sqlite3_column_text(s.q, 2);
         if (!step || !kind || !op || !step_wanted(w, step))
             continue;
         /* a step or kind ends: its ops' totals close it */
@@ -689,88 +815,10 @@ static tb_status comm_text(sqlite3 *db, int64_t rank, const tb_window *w, int ma
             last_op[0] = 0;
             comm_total(b, db, rank, t.step, t.kind, matrix);
         }
-        if (matrix) {
-            /* one op's links in a row: the op is entered once */
-            char key[1400];
-            snprintf(key, sizeof key, "%s\x1f%s\x1f%s", step, kind, op);
-            int first_link = strcmp(key, last_op) != 0;
-            if (first_link) {
-                if (last_op[0])
-                    jb_str(b, "\n            }");
-                nest_enter(b, &t, step, kind, op);
-                jb_str(b, "{");
-                snprintf(last_op, sizeof last_op, "%s", key);
-                (*ops)++;
-            }
-            int f = first_link;
-            jb_key(b, 4, &f, (const char *)sqlite3_column_text(q, 3));
-            jb_str(b, "{");
-            int g = 1;
-            jb_key(b, 5, &g, "Transport Type");
-            jb_quoted(b, (const char *)sqlite3_column_text(q, 4));
-            jb_key(b, 5, &g, "Transit Size(MB)");
-            jb_num(b, q, 5, 0);
-            jb_key(b, 5, &g, "Transit Time(ms)");
-            jb_num(b, q, 6, 0);
-            jb_key(b, 5, &g, "Bandwidth(GB/s)");
-            jb_num(b, q, 7, 0);
-            jb_indent(b, 4);
-            jb_str(b, "}");
-            continue;
-        }
-        nest_enter(b, &t, step, kind, op);
-        (*ops)++;
-        jb_str(b, "{");
-        int f = 1;
-        jb_key(b, 4, &f, "Communication Time Info");
-        jb_str(b, "{");
-        static const char *const tnames[] = {"Start Timestamp(us)", "Elapse Time(ms)", "Transit Time(ms)",
-                                             "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)",
-                                             "Wait Time Ratio", "Synchronization Time Ratio"};
-        int g = 1;
-        for (int i = 0; i < 8; i++) {
-            jb_key(b, 5, &g, tnames[i]);
-            jb_num(b, q, 3 + i, i == 0 ? 3 : i < 6 ? 6 : 0);
-        }
-        jb_indent(b, 4);
-        jb_str(b, "}");
-        jb_key(b, 4, &f, "Communication Bandwidth Info");
-        jb_str(b, "{");
-        sqlite3_reset(bw);
-        sqlite3_bind_int64(bw, 1, rank);
-        sqlite3_bind_text(bw, 2, step, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(bw, 3, kind, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_value(bw, 4, sqlite3_column_value(q, 11));
-        sqlite3_bind_value(bw, 5, sqlite3_column_value(q, 12));
-        int h = 1;
-        while (sqlite3_step(bw) == SQLITE_ROW) {
-            const char *tr = (const char *)sqlite3_column_text(bw, 0);
-            jb_key(b, 5, &h, tr ? tr : "");
-            jb_str(b, "{");
-            static const char *const bnames[] = {"Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)",
-                                                 "Large Packet Ratio"};
-            int k = 1;
-            for (int i = 0; i < 4; i++) {
-                jb_key(b, 6, &k, bnames[i]);
-                jb_num(b, bw, 1 + i, 0);
-            }
-            jb_key(b, 6, &k, "Size Distribution");
-            jb_str(b, "{");
-            sqlite3_reset(dist);
-            sqlite3_clear_bindings(dist);
-            sqlite3_bind_int64(dist, 1, rank);
-            sqlite3_bind_text(dist, 2, step, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_text(dist, 3, kind, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_value(dist, 4, sqlite3_column_value(q, 11));
-            sqlite3_bind_value(dist, 5, sqlite3_column_value(q, 12));
-            sqlite3_bind_text(dist, 6, tr ? tr : "", -1, SQLITE_TRANSIENT);
-            size_dist(b, dist);
-        }
-        if (!h)
-            jb_indent(b, 4);
-        jb_str(b, "}");
-        jb_indent(b, 3);
-        jb_str(b, "}");
+        if (matrix)
+            comm_link(b, &s, &t, step, kind, op, last_op, sizeof last_op, ops);
+        else
+            comm_op(b, &s, &t, step, kind, op, ops);
     }
     if (matrix && last_op[0])
         jb_str(b, "\n            }");
@@ -782,9 +830,9 @@ static tb_status comm_text(sqlite3 *db, int64_t rank, const tb_window *w, int ma
     if (b->failed)
         st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
 done:
-    sqlite3_finalize(q);
-    sqlite3_finalize(bw);
-    sqlite3_finalize(dist);
+    sqlite3_finalize(s.q);
+    sqlite3_finalize(s.bw);
+    sqlite3_finalize(s.dist);
     return st;
 }
 
@@ -868,6 +916,171 @@ static tb_status write_folder(const sum_opts *opt, const rank_place *p, const tb
     return report_job_write(opt->s, &job, &w, &rr, err);
 }
 
+/* What a summary run carries from step to step. */
+typedef struct sum_run {
+    const sum_opts *opt;
+    tb_summary_result *res;
+    rank_place *ranks;
+    size_t n;
+    tb_spec *layouts[2];   /* the built-in summaries of each layout */
+    const tb_spec *given;  /* the summaries asked for instead, or NULL */
+    unsigned formats;
+    file_ids ids;          /* loaded for the first communication file */
+    int have_ids;
+} sum_run;
+
+/* msprof's <timestamp> of the files: the session start, UTC. */
+static tb_status start_stamp(const char *db_path, char *stamp, size_t n, tb_error *err)
+{
+    int64_t start;
+    tb_status rc = tb_db_start_time(db_path, &start, err);
+    if (rc)
+        return rc;
+    time_t t = (time_t)start;
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(stamp, n, "%Y%m%d%H%M%S", &tm);
+    return TB_OK;
+}
+
+/* File tags: msprof's timestamp; ranks sharing a folder are told apart by rank. */
+static void tag_ranks(sum_run *r, const char *stamp)
+{
+    rank_place *ranks = r->ranks;
+    for (size_t i = 0; i < r->n; i++) {
+        int shared = 0;
+        for (size_t j = 0; j < r->n; j++)
+            shared |= j != i && !strcmp(ranks[i].folder, ranks[j].folder);
+        if (ranks[i].layout == LAYOUT_MSPROF)
+            snprintf(ranks[i].tag, sizeof ranks[i].tag, shared ? "%s_rank%" PRId64 : "%s", stamp, ranks[i].rank);
+        else if (shared)
+            snprintf(ranks[i].tag, sizeof ranks[i].tag, "rank%" PRId64, ranks[i].rank);
+    }
+}
+
+/* --merge: every rank in one folder, OUT/mindstudio_profiler_output (or
+ * OUT/ASCEND_PROFILER_OUTPUT when every rank is torch_npu's), one set of
+ * files whose rows carry their rank. */
+static tb_status merge_ranks(sum_run *r, const char *stamp, tb_error *err)
+{
+    const tb_summary_options *pub = r->opt->o;
+    if (!pub->out_dir)
+        return tb_error_set(err, TB_ERR_USAGE, "merging the ranks' summaries needs an output folder (-o DIR)");
+    int layout = LAYOUT_TORCH_NPU;
+    for (size_t i = 0; i < r->n; i++)
+        if (r->ranks[i].layout == LAYOUT_MSPROF)
+            layout = LAYOUT_MSPROF;
+    for (size_t i = 0; i < r->n; i++) {
+        rank_place *p = &r->ranks[i];
+        p->layout = layout;
+        int k = snprintf(p->folder, sizeof p->folder, "%s/%s", pub->out_dir,
+                         layout == LAYOUT_MSPROF ? "mindstudio_profiler_output" : "ASCEND_PROFILER_OUTPUT");
+        if (k < 0 || (size_t)k >= sizeof p->folder)
+            return tb_error_set(err, TB_ERR_USAGE, "the output folder's path is too long");
+        snprintf(p->tag, sizeof p->tag, "%s", layout == LAYOUT_MSPROF ? stamp : "");
+    }
+    return TB_OK;
+}
+
+/* --no-clobber: refuses, before anything is written, when a file of the run is there. */
+static tb_status check_clobber(const sum_run *r, tb_error *err)
+{
+    const char *lab = r->res->window_label;
+    for (size_t i = 0; i < r->n; i++) {
+        const tb_spec *sp = r->given ? r->given : r->layouts[r->ranks[i].layout];
+        const char *tag = r->ranks[i].tag;
+        if (r->formats & TB_OUT_XLSX) {
+            char path[4600];
+            snprintf(path, sizeof path, "%s/tracebook%s%s%s%s.xlsx", r->ranks[i].folder, *tag ? "_" : "", tag,
+                     *lab ? "_" : "", lab);
+            if (access(path, F_OK) == 0)
+                return tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
+        }
+        for (size_t k = 0; k < tb_spec_n_reports(sp); k++) {
+            for (unsigned f = TB_OUT_CSV; f <= TB_OUT_JSON; f <<= 1) {
+                if (!(r->formats & f) || (f != TB_OUT_CSV && f != TB_OUT_JSON))
+                    continue;
+                char path[4600];
+                snprintf(path, sizeof path, "%s/%s%s%s%s%s.%s", r->ranks[i].folder,
+                         tb_report_id(tb_spec_report_at(sp, k)), *tag ? "_" : "", tag, *lab ? "_" : "", lab,
+                         f == TB_OUT_JSON ? "json" : "csv");
+                if (access(path, F_OK) == 0)
+                    return tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
+            }
+        }
+    }
+    return TB_OK;
+}
+
+/* The files of each rank of the folder of rank i (when merged, only its
+ * directory); the ranks written go to done_ranks, communication files to comm_files. */
+static tb_status folder_ranks(sum_run *r, size_t i, sum_state *ss, json_t *done_ranks, json_t *comm_files,
+                              tb_error *err)
+{
+    const sum_opts *opt = r->opt;
+    const tb_summary_options *pub = opt->o;
+    tb_status jrc = TB_OK;
+    for (size_t k = i; k < r->n && !jrc; k++) {
+        rank_place *p = &r->ranks[k];
+        if (strcmp(p->folder, r->ranks[i].folder) != 0)
+            continue;
+        if (!window_rank_has(opt->db, opt->window, p->rank)) {
+            if (pub->note) {
+                char msg[160];
+                snprintf(msg, sizeof msg, "rank %" PRId64 ": not in the window (no iteration %" PRId64 "): no files",
+                         p->rank, opt->window->iteration_id);
+                pub->note(pub->ctx, msg);
+            }
+            continue;
+        }
+        if (make_dirs(p->folder))
+            return tb_error_at(err, TB_ERR_IO, p->folder, 0, 0, -1, "cannot create the directory: %s",
+                               strerror(errno));
+        if (pub->merge) { /* one run over every rank, after this loop */
+            json_array_append_new(done_ranks, json_integer(p->rank));
+            continue;
+        }
+        if (!(jrc = write_folder(opt, p, r->given ? r->given : r->layouts[p->layout], r->formats, 1, ss, err))) {
+            json_array_append_new(done_ranks, json_integer(p->rank));
+            r->res->ranks++;
+            if (p->layout == LAYOUT_TORCH_NPU && !r->given)
+                jrc = write_comm(opt, p, r->res->window_label, comm_files, ss, &r->ids, &r->have_ids, err);
+        }
+    }
+    return jrc;
+}
+
+/* The folder of rank i: its ranks' files (merged: one run over them all), then its README. */
+static tb_status write_place(sum_run *r, size_t i, tb_error *err)
+{
+    const sum_opts *opt = r->opt;
+    const tb_summary_options *pub = opt->o;
+    sum_state ss = {.opt = opt, .files = json_array()};
+    json_t *done_ranks = json_array(), *comm_files = json_array();
+    tb_status jrc = folder_ranks(r, i, &ss, done_ranks, comm_files, err);
+    /* merged: the folder was made above; one run over every rank */
+    if (!jrc && pub->merge && json_array_size(done_ranks) &&
+        !(jrc = write_folder(opt, &r->ranks[i], r->given ? r->given : r->layouts[r->ranks[i].layout], r->formats, 0,
+                             &ss, err)))
+        r->res->ranks += json_array_size(done_ranks);
+    if (!jrc && json_array_size(done_ranks)) {
+        char readme[64];
+        jrc = write_readme(opt, &r->ranks[i], done_ranks, r->res->window_label, ss.files, readme, sizeof readme, err);
+        if (!jrc)
+            jrc = list_readme(r->ranks[i].folder, readme, comm_files, err);
+        if (!jrc && pub->written) {
+            char path[4200];
+            snprintf(path, sizeof path, "%s/%s", r->ranks[i].folder, readme);
+            pub->written(pub->ctx, path);
+        }
+        r->res->files += json_array_size(ss.files) + 2;
+    }
+    json_decref(ss.files);
+    json_decref(done_ranks);
+    json_decref(comm_files);
+    return jrc;
+}
+
 tb_status tb_summary_write(tb_session *s, const tb_summary_options *pub, tb_summary_result *res, tb_error *err)
 {
     memset(res, 0, sizeof *res);
@@ -876,163 +1089,40 @@ tb_status tb_summary_write(tb_session *s, const tb_summary_options *pub, tb_summ
     if (!so.db)
         return err->code;
     so.inputs = tb_session_inputs(s, &so.n_inputs);
-    const sum_opts *opt = &so;
-    rank_place *ranks = NULL;
-    size_t n = 0;
-    tb_spec *layouts[2] = {NULL, NULL};
-    file_ids ids = {0};
-    int have_ids = 0;
-    int64_t start;
-    tb_status rc = tb_db_start_time(so.db_path, &start, err);
+    sum_run r = {.opt = &so, .res = res};
+    char stamp[64];
+    tb_status rc = start_stamp(so.db_path, stamp, sizeof stamp, err);
     if (rc)
         return rc;
-    char stamp[64]; /* msprof's <timestamp>: the session start, UTC */
-    time_t t = (time_t)start;
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(stamp, sizeof stamp, "%Y%m%d%H%M%S", &tm);
-    if ((rc = list_ranks(so.db, so.db_path, pub->out_dir, &ranks, &n, err)))
+    if ((rc = list_ranks(so.db, so.db_path, pub->out_dir, &r.ranks, &r.n, err)))
         goto done;
     for (int l = 0; l < 2; l++) {
         const char *y = l == LAYOUT_MSPROF ? msprof_yaml : torch_npu_yaml;
         if ((rc = tb_spec_load_mem(l == LAYOUT_MSPROF ? "builtin:msprof-summaries" : "builtin:torch_npu-summaries", y,
-                                   strlen(y), &layouts[l], NULL, NULL, err)))
+                                   strlen(y), &r.layouts[l], NULL, NULL, err)))
             goto done;
     }
     /* an msprof reports file picks timeline layers only: the summaries run whatever it says */
-    const tb_spec *given = pub->spec && tb_spec_n_reports(pub->spec) ? pub->spec : NULL;
+    r.given = pub->spec && tb_spec_n_reports(pub->spec) ? pub->spec : NULL;
     window_label(so.window, res->window_label, sizeof res->window_label);
-    /* file tags: msprof's timestamp; ranks sharing a folder are told apart by rank */
-    for (size_t i = 0; i < n; i++) {
-        int shared = 0;
-        for (size_t j = 0; j < n; j++)
-            shared |= j != i && !strcmp(ranks[i].folder, ranks[j].folder);
-        if (ranks[i].layout == LAYOUT_MSPROF)
-            snprintf(ranks[i].tag, sizeof ranks[i].tag, shared ? "%s_rank%" PRId64 : "%s", stamp, ranks[i].rank);
-        else if (shared)
-            snprintf(ranks[i].tag, sizeof ranks[i].tag, "rank%" PRId64, ranks[i].rank);
-    }
-    /* --merge: every rank in one folder, OUT/mindstudio_profiler_output (or
-     * OUT/ASCEND_PROFILER_OUTPUT when every rank is torch_npu's), one set of
-     * files whose rows carry their rank */
-    if (pub->merge) {
-        if (!pub->out_dir) {
-            rc = tb_error_set(err, TB_ERR_USAGE, "merging the ranks' summaries needs an output folder (-o DIR)");
-            goto done;
-        }
-        int layout = LAYOUT_TORCH_NPU;
-        for (size_t i = 0; i < n; i++)
-            if (ranks[i].layout == LAYOUT_MSPROF)
-                layout = LAYOUT_MSPROF;
-        for (size_t i = 0; i < n; i++) {
-            rank_place *p = &ranks[i];
-            p->layout = layout;
-            int k = snprintf(p->folder, sizeof p->folder, "%s/%s", pub->out_dir,
-                             layout == LAYOUT_MSPROF ? "mindstudio_profiler_output" : "ASCEND_PROFILER_OUTPUT");
-            if (k < 0 || (size_t)k >= sizeof p->folder) {
-                rc = tb_error_set(err, TB_ERR_USAGE, "the output folder's path is too long");
-                goto done;
-            }
-            snprintf(p->tag, sizeof p->tag, "%s", layout == LAYOUT_MSPROF ? stamp : "");
-        }
-    }
-    /* --no-clobber: refuse before anything is written */
-    unsigned formats = pub->formats ? pub->formats : TB_OUT_CSV;
-    for (size_t i = 0; i < n && pub->no_clobber; i++) {
-        const tb_spec *sp = given ? given : layouts[ranks[i].layout];
-        if (formats & TB_OUT_XLSX) {
-            char path[4600];
-            const char *tag = ranks[i].tag, *lab = res->window_label;
-            snprintf(path, sizeof path, "%s/tracebook%s%s%s%s.xlsx", ranks[i].folder, *tag ? "_" : "", tag,
-                     *lab ? "_" : "", lab);
-            if (access(path, F_OK) == 0) {
-                rc = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
-                goto done;
-            }
-        }
-        for (size_t k = 0; k < tb_spec_n_reports(sp); k++) {
-            for (unsigned f = TB_OUT_CSV; f <= TB_OUT_JSON; f <<= 1) {
-                if (!(formats & f) || (f != TB_OUT_CSV && f != TB_OUT_JSON))
-                    continue;
-                char path[4600];
-                const char *tag = ranks[i].tag, *lab = res->window_label;
-                snprintf(path, sizeof path, "%s/%s%s%s%s%s.%s", ranks[i].folder,
-                         tb_report_id(tb_spec_report_at(sp, k)), *tag ? "_" : "", tag, *lab ? "_" : "", lab,
-                         f == TB_OUT_JSON ? "json" : "csv");
-                if (access(path, F_OK) == 0) {
-                    rc = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
-                    goto done;
-                }
-            }
-        }
-    }
+    tag_ranks(&r, stamp);
+    if (pub->merge && (rc = merge_ranks(&r, stamp, err)))
+        goto done;
+    r.formats = pub->formats ? pub->formats : TB_OUT_CSV;
+    if (pub->no_clobber && (rc = check_clobber(&r, err)))
+        goto done;
     /* folder by folder (ranks of one input share one), rank by rank */
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < r.n && !rc; i++) {
         int seen = 0;
         for (size_t j = 0; j < i; j++)
-            seen |= !strcmp(ranks[i].folder, ranks[j].folder);
-        if (seen)
-            continue;
-        sum_state ss = {.opt = opt, .files = json_array()};
-        json_t *done_ranks = json_array(), *comm_files = json_array();
-        tb_status jrc = TB_OK;
-        for (size_t k = i; k < n && !jrc; k++) {
-            rank_place *p = &ranks[k];
-            if (strcmp(p->folder, ranks[i].folder) != 0)
-                continue;
-            if (!window_rank_has(so.db, so.window, p->rank)) {
-                if (pub->note) {
-                    char msg[160];
-                    snprintf(msg, sizeof msg, "rank %" PRId64 ": not in the window (no iteration %" PRId64 "): no files",
-                             p->rank, so.window->iteration_id);
-                    pub->note(pub->ctx, msg);
-                }
-                continue;
-            }
-            if (make_dirs(p->folder)) {
-                jrc = tb_error_at(err, TB_ERR_IO, p->folder, 0, 0, -1, "cannot create the directory: %s",
-                                  strerror(errno));
-                break;
-            }
-            if (pub->merge) { /* one run over every rank, after this loop */
-                json_array_append_new(done_ranks, json_integer(p->rank));
-                continue;
-            }
-            if (!(jrc = write_folder(opt, p, given ? given : layouts[p->layout], formats, 1, &ss, err))) {
-                json_array_append_new(done_ranks, json_integer(p->rank));
-                res->ranks++;
-                if (p->layout == LAYOUT_TORCH_NPU && !given)
-                    jrc = write_comm(opt, p, res->window_label, comm_files, &ss, &ids, &have_ids, err);
-            }
-        }
-        /* merged: the folder was made above; one run over every rank */
-        if (!jrc && pub->merge && json_array_size(done_ranks) &&
-            !(jrc = write_folder(opt, &ranks[i], given ? given : layouts[ranks[i].layout], formats, 0, &ss, err)))
-            res->ranks += json_array_size(done_ranks);
-        if (!jrc && json_array_size(done_ranks)) {
-            char readme[64];
-            jrc = write_readme(opt, &ranks[i], done_ranks, res->window_label, ss.files, readme, sizeof readme, err);
-            if (!jrc)
-                jrc = list_readme(ranks[i].folder, readme, comm_files, err);
-            if (!jrc && pub->written) {
-                char path[4200];
-                snprintf(path, sizeof path, "%s/%s", ranks[i].folder, readme);
-                pub->written(pub->ctx, path);
-            }
-            res->files += json_array_size(ss.files) + 2;
-        }
-        json_decref(ss.files);
-        json_decref(done_ranks);
-        json_decref(comm_files);
-        if (jrc) {
-            rc = jrc;
-            goto done;
-        }
+            seen |= !strcmp(r.ranks[i].folder, r.ranks[j].folder);
+        if (!seen)
+            rc = write_place(&r, i, err);
     }
 done:
-    tb_spec_free(layouts[0]);
-    tb_spec_free(layouts[1]);
-    free(ranks);
-    file_ids_free(&ids);
+    tb_spec_free(r.layouts[0]);
+    tb_spec_free(r.layouts[1]);
+    free(r.ranks);
+    file_ids_free(&r.ids);
     return rc;
 }

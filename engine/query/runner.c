@@ -22,8 +22,12 @@
  * A report of `scope: rank` runs once per rank: the window's views are
  * made to show one rank (report/window.c: window_for_rank), computed tables
  * that are rank by rank are built once and read through views of the rank,
- * and the rows of every rank go to the same sinks in rank order. Rows
- * gathered from shards (scale/partial.c) are written by replay_run().
+ * and the rows of every rank go to the same sinks in rank order
+ * (runner_ranks.c). Rows gathered from shards (scale/partial.c) are written
+ * by runner_replay.c. This file is the core both use: the connection, the
+ * columns, parameters and statements, the pump from a statement to the
+ * sinks, computed tables, and the run of the specs; runner_int.h lists what
+ * the three files share.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -38,7 +42,7 @@
 #include "metrics/metrics.h"
 #include "query/sandbox.h"
 #include "spec/spec.h"
-#include "query/runner.h"
+#include "query/runner_int.h"
 #include "query/sqlfuncs.h"
 #include "query/window.h"
 #include "util/vec.h"
@@ -46,33 +50,7 @@
 #include "tracebook/query.h"
 #include "tracebook/db.h"
 
-typedef struct runner {
-    const tb_run_options *opt;
-    const run_part *pt;     /* a run over part of a load; no_part otherwise */
-    sqlite3 *db;
-    sandbox sb;             /* what report SQL may do; trusted while the runner itself runs SQL */
-    int64_t n_ranks;        /* ranks the DB holds (TB_RANK); :rank columns are written only when > 1 */
-    const window_info *wi;  /* the window applied (its ranks) */
-    int64_t steps;          /* VM steps of the current statement, in units of STEP_CHUNK */
-    int64_t max_chunks;
-    int budget_hit;
-    int sql_shift;          /* bytes of WRAP_HEAD before the report's SQL while preparing a wrapper */
-    /* computed tables built on this connection, with the options they were built with
-     * (borrowed from the specs, which outlive the run) */
-    struct built { const metric_table *t; const metrics_options *options; metrics_phase phase; } built[32];
-    size_t n_built;
-    metrics_phase phase;    /* how cluster tables build (metrics.h): whole, but over shards */
-    /* the current report's pivot (columns named by the data), or pv NULL */
-    sqlite3_stmt *pv;        /* pivot.values, :key bound per row */
-    int pv_key;              /* the statement column holding the row's key */
-    size_t pv_first, pv_n;   /* pivot columns are c[pv_first .. pv_first + pv_n) */
-    sqlite3_value **pv_vals; /* this row's values, by pivot column (owned copies) */
-    const char *pv_missing;
-} runner;
-
-#define STEP_CHUNK 1000
-
-static const run_part no_part;
+const run_part runner_no_part;
 
 /* --- budget ------------------------------------------------------------- */
 
@@ -88,7 +66,7 @@ static int progress(void *ctx)
     return 0;
 }
 
-static tb_status open_db(runner *r, tb_error *err)
+tb_status runner_open_db(runner *r, tb_error *err)
 {
     const tb_run_options *o = r->opt;
     if (!o->db)
@@ -132,15 +110,6 @@ static tb_status open_db(runner *r, tb_error *err)
 }
 
 /* --- columns ------------------------------------------------------------ */
-
-typedef struct column {
-    char *alias;        /* as the SQL names it, e.g. "Total Time:dur_ns" */
-    char *base;         /* without the type: "Total Time" */
-    char *header;       /* what writers print */
-    tb_col_type type;
-    int hidden;
-    const tb_spec_column *opt;
-} column;
 
 static const struct { const char *suffix; tb_col_type type; } col_types[] = {
     {"dur_ns", TB_COL_DUR_NS}, {"ts_ns", TB_COL_TS_NS}, {"ratio_%", TB_COL_RATIO_PCT}, {"mem_B", TB_COL_MEM_B},
@@ -192,7 +161,7 @@ static int parse_alias(const char *alias, char **base, tb_col_type *type)
     return colon && colon > alias && !known && looks_like_type(colon + 1) ? -1 : 0;
 }
 
-static void columns_free(column *c, size_t n)
+void runner_columns_free(column *c, size_t n)
 {
     for (size_t i = 0; c && i < n; i++) {
         free(c[i].alias);
@@ -202,7 +171,7 @@ static void columns_free(column *c, size_t n)
     free(c);
 }
 
-static const tb_spec_column *column_opt(const tb_spec_report *rep, const char *base)
+const tb_spec_column *runner_column_opt(const tb_spec_report *rep, const char *base)
 {
     for (size_t i = 0; rep && i < rep->n_columns; i++)
         if (strcmp(rep->columns[i].name, base) == 0)
@@ -223,7 +192,7 @@ static tb_status read_columns(sqlite3_stmt *st, const tb_spec_report *rep, tb_ti
         c[i].alias = strdup(name ? name : "");
         int bad = parse_alias(c[i].alias ? c[i].alias : "", &c[i].base, &c[i].type);
         if (!c[i].alias || !c[i].base) {
-            columns_free(c, (size_t)nc);
+            runner_columns_free(c, (size_t)nc);
             return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         }
         if (bad) {
@@ -237,11 +206,11 @@ static tb_status read_columns(sqlite3_stmt *st, const tb_spec_report *rep, tb_ti
             else
                 tb_error_set(err, code, "%s: column '%.200s': unknown type suffix '%.60s'; the types are :dur_ns, "
                              ":ts_ns, :ratio_%%, :mem_B, :rank", what, c[i].alias, strrchr(c[i].alias, ':'));
-            columns_free(c, (size_t)nc);
+            runner_columns_free(c, (size_t)nc);
             return code;
         }
         c[i].hidden = c[i].base[0] == '_';
-        c[i].opt = column_opt(rep, c[i].base);
+        c[i].opt = runner_column_opt(rep, c[i].base);
         const char *suffix = "";
         char unitbuf[8];
         if (header_units) {
@@ -263,7 +232,7 @@ static tb_status read_columns(sqlite3_stmt *st, const tb_spec_report *rep, tb_ti
                 snprintf(c[i].header, len, "%s%s", c[i].base, suffix);
         }
         if (!c[i].header) {
-            columns_free(c, (size_t)nc);
+            runner_columns_free(c, (size_t)nc);
             return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         }
     }
@@ -592,15 +561,6 @@ static tb_status wrap_sql(const tb_spec_report *rep, const char *sql, const colu
     return *out ? TB_OK : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
 }
 
-static int64_t pow10i(int k)
-{
-    int64_t p = 1;
-    while (k-- > 0)
-        p *= 10;
-    return p;
-}
-
-/* Steps st to the end, converting each row and handing it to every sink. */
 /* 1 when column c is written: not hidden (`_name`), and a rank column only
  * when there are ranks to tell apart. */
 static int shown(const runner *r, const column *c)
@@ -736,38 +696,8 @@ static tb_status pivot_open(runner *r, const tb_spec_report *rep, column **c, si
     return TB_OK;
 }
 
-/* The cell of column col of st's row (borrowed text). A time column (timed)
- * in --timeunit: an integer gets the scale the writers apply exactly, a
- * real is divided here unless divide is 0 (gathered cells are converted). */
-static inline void cell_of(sqlite3_stmt *st, int col, int timed, int scale, int divide, tb_cell *cell)
-{
-    memset(cell, 0, sizeof *cell);
-    switch (sqlite3_column_type(st, col)) {
-    case SQLITE_NULL: cell->kind = TB_CELL_NULL; break;
-    case SQLITE_INTEGER:
-        cell->kind = TB_CELL_INT;
-        cell->i = sqlite3_column_int64(st, col);
-        cell->scale = timed ? scale : 0;
-        break;
-    case SQLITE_FLOAT:
-        cell->kind = TB_CELL_REAL;
-        cell->d = sqlite3_column_double(st, col);
-        if (timed && scale && divide)
-            cell->d /= (double)pow10i(scale);
-        break;
-    default:
-        cell->kind = TB_CELL_TEXT;
-        cell->s = (const char *)sqlite3_column_text(st, col);
-        cell->n = (size_t)sqlite3_column_bytes(st, col);
-        if (!cell->s) {
-            cell->s = "";
-            cell->n = 0;
-        }
-        break;
-    }
-}
-
-static tb_status pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, tb_sink **sinks, size_t ns,
+/* Steps st to the end, converting each row and handing it to every sink. */
+tb_status runner_pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, tb_sink **sinks, size_t ns,
                       const char *what, uint64_t *rows, tb_error *err)
 {
     tb_cell *cells = calloc(nc ? nc : 1, sizeof *cells);
@@ -815,7 +745,7 @@ done:
 
 /* Begins the sinks with the shown columns of c; *scp gets the column
  * array, which the sinks borrow until they finish (free it after). */
-static tb_status begin_sinks(runner *r, const column *c, size_t nc, tb_sink **sinks, size_t ns,
+tb_status runner_begin_sinks(runner *r, const column *c, size_t nc, tb_sink **sinks, size_t ns,
                              tb_sink_column **scp, tb_error *err)
 {
     tb_sink_column *sc = *scp = calloc(nc ? nc : 1, sizeof *sc);
@@ -834,7 +764,7 @@ static tb_status begin_sinks(runner *r, const column *c, size_t nc, tb_sink **si
 }
 
 /* A report that ran: counted, and its sinks and the caller told. */
-static void report_ran(const tb_run_options *o, const tb_spec_report *rep, tb_sink **sinks, size_t ns,
+void runner_report_ran(const tb_run_options *o, const tb_spec_report *rep, tb_sink **sinks, size_t ns,
                        uint64_t rows, tb_run_result *res)
 {
     res->reports_run++;
@@ -850,9 +780,9 @@ static tb_status run_statement(runner *r, sqlite3_stmt *st, const column *c, siz
                                const char *what, uint64_t *rows, int finish, tb_error *err)
 {
     tb_sink_column *sc = NULL;
-    tb_status rc = begin_sinks(r, c, nc, sinks, ns, &sc, err);
+    tb_status rc = runner_begin_sinks(r, c, nc, sinks, ns, &sc, err);
     if (!rc)
-        rc = pump(r, st, c, nc, sinks, ns, what, rows, err);
+        rc = runner_pump(r, st, c, nc, sinks, ns, what, rows, err);
     for (size_t j = 0; j < ns && !rc && finish; j++)
         rc = sinks[j]->finish(sinks[j], err);
     free(sc);
@@ -867,7 +797,7 @@ static int word_char(int c)
 }
 
 /* Does text name the identifier id (case-insensitive, as a whole word)? */
-static int names_word(const char *text, const char *id)
+int runner_names_word(const char *text, const char *id)
 {
     size_t n = strlen(id);
     for (const char *p = text; p && *p; p++) {
@@ -935,7 +865,7 @@ static void build_if_named(void *ctx, const metric_table *t)
     need_ctx *n = ctx;
     if (n->rc)
         return;
-    int named = n->sql && names_word(n->sql, t->name);
+    int named = n->sql && runner_names_word(n->sql, t->name);
     for (size_t i = 0; n->rep && !named && i < n->rep->n_requires; i++)
         named = sqlite3_stricmp(n->rep->requires[i], t->name) == 0;
     if (named)
@@ -943,7 +873,7 @@ static void build_if_named(void *ctx, const metric_table *t)
 }
 
 /* Builds every computed table the SQL or the report's requires names. */
-static tb_status build_needed(runner *r, const char *sql, const tb_spec_report *rep,
+tb_status runner_build_needed(runner *r, const char *sql, const tb_spec_report *rep,
                               const metrics_options *options, tb_error *err)
 {
     need_ctx n = {.r = r, .sql = sql, .rep = rep, .options = options, .err = err};
@@ -951,7 +881,7 @@ static tb_status build_needed(runner *r, const char *sql, const tb_spec_report *
     return n.rc;
 }
 
-static void runner_free_built(runner *r)
+void runner_free_built(runner *r)
 {
     r->n_built = 0;
 }
@@ -959,7 +889,7 @@ static void runner_free_built(runner *r)
 /* Leaves the connection as the run found it: no TEMP object, authorizer or
  * step budget of the run stays (the connection is the caller's, and serves
  * its next run). */
-static void runner_release(runner *r, window_info *wi)
+void runner_release(runner *r, window_info *wi)
 {
     runner_free_built(r);
     if (wi)
@@ -974,7 +904,7 @@ static void runner_release(runner *r, window_info *wi)
 }
 
 /* Is the table (or view) there with at least one row? */
-static int has_rows(runner *r, const char *table, sqlite3_stmt **keep)
+int runner_has_rows(runner *r, const char *table, sqlite3_stmt **keep)
 {
     r->sb.trusted = 1;
     /* unqualified: the window's view when there is one, a computed table
@@ -1000,9 +930,7 @@ static int has_rows(runner *r, const char *table, sqlite3_stmt **keep)
     return yes;
 }
 
-static void notef(const tb_run_options *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void notef(const tb_run_options *o, const char *fmt, ...)
+void runner_notef(const tb_run_options *o, const char *fmt, ...)
 {
     if (!o->note)
         return;
@@ -1014,7 +942,7 @@ static void notef(const tb_run_options *o, const char *fmt, ...)
     o->note(o->ctx, msg);
 }
 
-static int wanted(const tb_run_options *o, const char *id)
+int runner_wanted(const tb_run_options *o, const char *id)
 {
     if (!o->only)
         return 1;
@@ -1066,7 +994,7 @@ static tb_status drop_empty(runner *r, sqlite3_stmt *st, const tb_spec_report *r
 
 /* Prepares the report's statement (wrapped for sort and limit, parameters
  * bound) and reads its columns. On error nothing is left to free. */
-static tb_status prepare_report(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *what,
+tb_status runner_prepare_report(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *what,
                                 sqlite3_stmt **stp, column **cp, size_t *ncp, tb_error *err)
 {
     sqlite3_stmt *st = NULL;
@@ -1100,7 +1028,7 @@ static tb_status prepare_report(runner *r, const tb_spec *spec, const tb_spec_re
     return TB_OK;
 fail:
     sqlite3_finalize(st);
-    columns_free(c, nc);
+    runner_columns_free(c, nc);
     return rc;
 }
 
@@ -1113,7 +1041,7 @@ static unsigned report_formats(const tb_run_options *o, const tb_spec *spec, con
 static const unsigned format_order[] = {TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_CONSOLE};
 
 /* Opens the report's sinks (a format this build does not write opens none). */
-static tb_status open_sinks(const tb_run_options *o, const tb_spec *spec, const tb_spec_report *rep,
+tb_status runner_open_sinks(const tb_run_options *o, const tb_spec *spec, const tb_spec_report *rep,
                             const char *label, tb_sink **sinks, size_t *ns, tb_error *err)
 {
     unsigned formats = report_formats(o, spec, rep);
@@ -1133,23 +1061,23 @@ static tb_status open_sinks(const tb_run_options *o, const tb_spec *spec, const 
 
 /* `requires` of the report, on what the connection sees now: NULL when met,
  * else why not (in why). */
-static const char *unmet(runner *r, const tb_spec_report *rep, sqlite3_stmt **keep, char *why, size_t n)
+const char *runner_unmet(runner *r, const tb_spec_report *rep, sqlite3_stmt **keep, char *why, size_t n)
 {
     for (size_t i = 0; i < rep->n_requires; i++)
-        if (!has_rows(r, rep->requires[i], keep ? &keep[i] : NULL)) {
+        if (!runner_has_rows(r, rep->requires[i], keep ? &keep[i] : NULL)) {
             snprintf(why, n, "the data has no %s rows%s", rep->requires[i], r->opt->window.set ? " in the window" : "");
             return why;
         }
     return NULL;
 }
 
-static void skipped(runner *r, const tb_spec_report *rep, const char *why, tb_run_result *res)
+void runner_skipped(runner *r, const tb_spec_report *rep, const char *why, tb_run_result *res)
 {
     const tb_run_options *o = r->opt;
     /* a shard's run (rank_start set: its rows are gathered) skips for
      * itself only: the run over the gathered rows says whether all did */
     if (!r->pt->rank_start)
-        notef(o, "report '%s' skipped: %s", rep->id, why);
+        runner_notef(o, "report '%s' skipped: %s", rep->id, why);
     if (o->report_done)
         o->report_done(o->sink_ctx, rep, why, 0);
     res->reports_skipped++;
@@ -1157,12 +1085,7 @@ static void skipped(runner *r, const tb_spec_report *rep, const char *why, tb_ru
 
 /* --- scope: cluster ----------------------------------------------------------- */
 
-typedef struct name_list {
-    const char *v[16];
-    size_t n;
-} name_list;
-
-static void add_name(name_list *l, const char *name)
+void runner_add_name(name_list *l, const char *name)
 {
     for (size_t i = 0; i < l->n; i++)
         if (!sqlite3_stricmp(l->v[i], name))
@@ -1175,7 +1098,7 @@ static void add_name(name_list *l, const char *name)
 static void add_cluster_table(void *ctx, const metric_table *t)
 {
     if (metrics_two_phase(t))
-        add_name(ctx, t->name);
+        runner_add_name(ctx, t->name);
 }
 
 /* The part tables of t and of what it depends on. */
@@ -1184,7 +1107,7 @@ static void add_parts(name_list *l, const metric_table *t, int depth)
     if (!t || depth > 8)
         return;
     for (size_t i = 0; i < 4 && t->parts[i]; i++)
-        add_name(l, t->parts[i]);
+        runner_add_name(l, t->parts[i]);
     for (size_t d = 0; d < 4 && t->depends[d]; d++)
         add_parts(l, metrics_find(t->depends[d]), depth + 1);
 }
@@ -1197,7 +1120,7 @@ typedef struct parts_ctx {
 static void parts_if_named(void *ctx, const metric_table *t)
 {
     parts_ctx *p = ctx;
-    int named = names_word(p->rep->sql, t->name);
+    int named = runner_names_word(p->rep->sql, t->name);
     for (size_t i = 0; i < p->rep->n_requires && !named; i++)
         named = sqlite3_stricmp(p->rep->requires[i], t->name) == 0;
     if (named)
@@ -1205,7 +1128,7 @@ static void parts_if_named(void *ctx, const metric_table *t)
 }
 
 /* The part tables of the cluster tables a report names (SQL or requires). */
-static void report_parts(const tb_spec_report *rep, name_list *l)
+void runner_report_parts(const tb_spec_report *rep, name_list *l)
 {
     parts_ctx p = {.rep = rep, .l = l};
     l->n = 0;
@@ -1218,9 +1141,9 @@ static void report_parts(const tb_spec_report *rep, name_list *l)
 static tb_status run_cluster_collect(runner *r, const tb_spec *spec, const tb_spec_report *rep, tb_error *err)
 {
     name_list parts;
-    report_parts(rep, &parts);
+    runner_report_parts(rep, &parts);
     r->phase = METRICS_COLLECT;
-    tb_status rc = build_needed(r, rep->sql, rep, spec->metrics, err);
+    tb_status rc = runner_build_needed(r, rep->sql, rep, spec->metrics, err);
     r->phase = METRICS_WHOLE;
     if (!rc) {
         r->sb.trusted = 1;
@@ -1232,18 +1155,18 @@ static tb_status run_cluster_collect(runner *r, const tb_spec *spec, const tb_sp
 
 /* --- a report over the DB as it is ---------------------------------------------- */
 
-static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *label,
+tb_status runner_run_report(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *label,
                             tb_run_result *res, tb_error *err)
 {
     const tb_run_options *o = r->opt;
     char what[300];
     snprintf(what, sizeof what, "report '%s'", rep->id);
-    tb_status brc = build_needed(r, rep->sql, rep, spec->metrics, err);
+    tb_status brc = runner_build_needed(r, rep->sql, rep, spec->metrics, err);
     if (brc)
         return brc;
     char why[200];
-    if (unmet(r, rep, NULL, why, sizeof why)) {
-        skipped(r, rep, why, res);
+    if (runner_unmet(r, rep, NULL, why, sizeof why)) {
+        runner_skipped(r, rep, why, res);
         return TB_OK;
     }
     sqlite3_stmt *st = NULL;
@@ -1260,19 +1183,19 @@ static tb_status run_report(runner *r, const tb_spec *spec, const tb_spec_report
         r->sb.n_reads = tables.n;
         r->sb.reads_who = "a report of scope cluster";
     }
-    tb_status rc = prepare_report(r, spec, rep, what, &st, &c, &nc, err);
+    tb_status rc = runner_prepare_report(r, spec, rep, what, &st, &c, &nc, err);
     if (rc)
         goto done;
     if (rep->n_drop_empty && (rc = drop_empty(r, st, rep, c, nc, what, err)))
         goto done;
     if (rep->pivot_names && (rc = pivot_open(r, rep, &c, &nc, what, err)))
         goto done;
-    if ((rc = open_sinks(o, spec, rep, label, sinks, &ns, err)))
+    if ((rc = runner_open_sinks(o, spec, rep, label, sinks, &ns, err)))
         goto done;
     uint64_t rows = 0;
     rc = run_statement(r, st, c, nc, sinks, ns, what, &rows, 1, err);
     if (!rc)
-        report_ran(o, rep, sinks, ns, rows, res);
+        runner_report_ran(o, rep, sinks, ns, rows, res);
 done:
     r->sb.reads = NULL;
     r->sb.n_reads = 0;
@@ -1281,637 +1204,7 @@ done:
         sinks[i]->destroy(sinks[i]);
     pivot_free(r);
     sqlite3_finalize(st);
-    columns_free(c, nc);
-    return rc;
-}
-
-/* --- scope: rank ------------------------------------------------------------ */
-
-/* The id the DB's rank shows: its id in the whole load (run_part.rank_ids). */
-static int64_t shown_id(const run_part *o, int64_t rank)
-{
-    for (size_t j = 0; j < o->n_rank_ids; j++)
-        if (o->rank_ids[j] == rank)
-            return o->rank_shown[j];
-    return rank;
-}
-
-typedef struct scope_rank {
-    int64_t rank;  /* rankId in the DB */
-    int64_t shown; /* its id in the whole load */
-} scope_rank;
-
-static int by_shown(const void *a, const void *b)
-{
-    const scope_rank *x = a, *y = b;
-    return x->shown < y->shown ? -1 : x->shown > y->shown;
-}
-
-/* The ranks a rank-scope report runs on, by their id in the load: the
- * window's ranks, else those of TB_RANK (a DB made another way: its tasks'). */
-static tb_status scope_ranks(runner *r, scope_rank **out, size_t *n, tb_error *err)
-{
-    const tb_run_options *o = r->opt;
-    scope_rank *v = NULL;
-    size_t k = 0, cap = 0;
-    *out = NULL;
-    *n = 0;
-    if (o->window.set) {
-        if (!(v = malloc((r->wi->n_ranks ? r->wi->n_ranks : 1) * sizeof *v)))
-            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        for (; k < r->wi->n_ranks; k++)
-            v[k].rank = r->wi->ranks[k].rank;
-    } else {
-        static const char *const rank_sql[] = {"SELECT DISTINCT rankId FROM main.TB_RANK ORDER BY 1",
-                                               "SELECT DISTINCT rankId FROM main.TASK ORDER BY 1"};
-        r->sb.trusted = 1;
-        for (size_t q = 0; q < 2 && k == 0; q++) {
-            sqlite3_stmt *st = NULL;
-            if (sqlite3_prepare_v2(r->db, rank_sql[q], -1, &st, NULL) != SQLITE_OK)
-                continue;
-            while (sqlite3_step(st) == SQLITE_ROW) {
-                if (k == cap) {
-                    size_t nc = cap ? cap * 2 : 16;
-                    scope_rank *nv = realloc(v, nc * sizeof *nv);
-                    if (!nv) {
-                        sqlite3_finalize(st);
-                        free(v);
-                        r->sb.trusted = 0;
-                        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-                    }
-                    v = nv;
-                    cap = nc;
-                }
-                v[k++].rank = sqlite3_column_int64(st, 0);
-            }
-            sqlite3_finalize(st);
-        }
-        r->sb.trusted = 0;
-    }
-    for (size_t i = 0; i < k; i++)
-        v[i].shown = shown_id(r->pt, v[i].rank);
-    if (k)
-        qsort(v, k, sizeof *v, by_shown);
-    *out = v;
-    *n = k;
-    return TB_OK;
-}
-
-/*
- * A rank-scope report: run on each rank alone, in rank order (the TEMP views
- * show that rank's rows, under its id in the load; computed tables are built
- * from them), every rank's rows into the same sinks. A requirement no row
- * meets skips it at once ("the data has no X rows"); else sinks open with
- * the first rank that meets `requires`, and when none does the report is
- * skipped ("no rank has ..."). The views of every rank are put back after.
- */
-/*
- * Which of a rank-scope report's `requires` no row of the DB (as its views
- * show it, every rank at once) meets: mask[i] '1' for requirement i, '0'
- * when met or when it names a computed table (those are built per rank).
- * Returns new, NULL when out of memory.
- */
-static char *requires_mask(runner *r, const tb_spec_report *rep)
-{
-    char *mask = malloc(rep->n_requires + 1);
-    if (!mask)
-        return NULL;
-    for (size_t i = 0; i < rep->n_requires; i++)
-        mask[i] = !metrics_find(rep->requires[i]) && !has_rows(r, rep->requires[i], NULL) ? '1' : '0';
-    mask[rep->n_requires] = 0;
-    return mask;
-}
-
-static void runner_scope_skip_reason(const tb_spec_report *rep, int window, const char *mask, char *out, size_t n)
-{
-    const char *in = window ? " in the window" : "";
-    for (size_t i = 0; mask && i < rep->n_requires; i++)
-        if (mask[i] == '1') {
-            snprintf(out, n, "the data has no %s rows%s", rep->requires[i], in);
-            return;
-        }
-    if (!rep->n_requires) {
-        snprintf(out, n, "the data has no ranks%s", in);
-        return;
-    }
-    size_t k = (size_t)snprintf(out, n, "no rank has %s", rep->n_requires > 1 ? "rows of all of " : "");
-    for (size_t i = 0; i < rep->n_requires && k < n; i++)
-        k += (size_t)snprintf(out + k, n - k, "%s%s", i ? ", " : "", rep->requires[i]);
-    if (k < n)
-        snprintf(out + k, n - k, "%s%s", rep->n_requires > 1 ? "" : " rows", in);
-}
-
-/* The computed tables a report names (SQL or requires), and whether every
- * one of them, with what it depends on, is rank by rank (metric_table.rank_col). */
-typedef struct named_tables {
-    const tb_spec_report *rep;
-    const metric_table *t[16];
-    size_t n;
-    int by_rank;
-} named_tables;
-
-static int rank_by_rank(const metric_table *t, int depth)
-{
-    if (!t || !t->rank_col || depth > 8)
-        return 0;
-    for (size_t d = 0; d < 4 && t->depends[d]; d++)
-        if (!rank_by_rank(metrics_find(t->depends[d]), depth + 1))
-            return 0;
-    return 1;
-}
-
-static void collect_named(void *ctx, const metric_table *t)
-{
-    named_tables *nt = ctx;
-    int named = names_word(nt->rep->sql, t->name);
-    for (size_t i = 0; i < nt->rep->n_requires && !named; i++)
-        named = sqlite3_stricmp(nt->rep->requires[i], t->name) == 0;
-    if (!named)
-        return;
-    if (nt->n == sizeof nt->t / sizeof nt->t[0] || !rank_by_rank(t, 0))
-        nt->by_rank = 0;
-    else
-        nt->t[nt->n++] = t;
-}
-
-/*
- * on 1: each computed table of nt (built over every rank) becomes
- * temp.tb_rank_all_<name>, indexed on its rank column, and a TEMP view of
- * its name shows the current rank's rows (tb_rank_now; with the id the rank
- * shows when renumber). on 0: back as it was (the views are gone already).
- * Renamed in legacy mode: nothing refers to a computed table by name.
- */
-static tb_status rank_table_views(runner *r, const named_tables *nt, int renumber, int on, tb_error *err)
-{
-    tb_status rc = TB_OK;
-    r->sb.trusted = 1;
-    sqlite3_exec(r->db, "PRAGMA legacy_alter_table = ON", NULL, NULL, NULL);
-    for (size_t i = 0; i < nt->n && !rc; i++) {
-        const char *t = nt->t[i]->name, *col = nt->t[i]->rank_col;
-        char *sql = NULL;
-        if (!on) {
-            sql = sqlite3_mprintf("DROP INDEX IF EXISTS temp.\"tb_rank_all_%w_r\";"
-                                  "ALTER TABLE temp.\"tb_rank_all_%w\" RENAME TO \"%w\";", t, t, t);
-        } else {
-            /* the select list: every column, the rank's shown id for its rank column */
-            sqlite3_str *cols = sqlite3_str_new(r->db);
-            sqlite3_stmt *q = NULL;
-            if (renumber && sqlite3_prepare_v2(r->db, "SELECT name FROM pragma_table_info(?1, 'temp') ORDER BY cid",
-                                               -1, &q, NULL) == SQLITE_OK) {
-                sqlite3_bind_text(q, 1, t, -1, SQLITE_STATIC);
-                for (int k = 0; sqlite3_step(q) == SQLITE_ROW; k++) {
-                    const char *c = (const char *)sqlite3_column_text(q, 0);
-                    if (!strcmp(c, col))
-                        sqlite3_str_appendf(cols, "%s(SELECT shown FROM temp.tb_rank_now) AS \"%w\"", k ? ", " : "",
-                                            c);
-                    else
-                        sqlite3_str_appendf(cols, "%s\"%w\"", k ? ", " : "", c);
-                }
-                sqlite3_finalize(q);
-            } else {
-                sqlite3_str_appendall(cols, "*");
-            }
-            char *list = sqlite3_str_finish(cols);
-            sql = list ? sqlite3_mprintf("ALTER TABLE temp.\"%w\" RENAME TO \"tb_rank_all_%w\";"
-                                         "CREATE INDEX temp.\"tb_rank_all_%w_r\" ON \"tb_rank_all_%w\"(\"%w\");"
-                                         "CREATE TEMP VIEW \"%w\" AS SELECT %s FROM temp.\"tb_rank_all_%w\""
-                                         " WHERE \"%w\" IS (SELECT rank FROM temp.tb_rank_now);",
-                                         t, t, t, t, col, t, list, t, col)
-                       : NULL;
-            sqlite3_free(list);
-        }
-        char *msg = NULL;
-        if (!sql)
-            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        else if (sqlite3_exec(r->db, sql, NULL, NULL, &msg) != SQLITE_OK)
-            rc = tb_error_set(err, TB_ERR_DB, "computed table '%s' by rank: %s", t, msg ? msg : "?");
-        sqlite3_free(msg);
-        sqlite3_free(sql);
-    }
-    sqlite3_exec(r->db, "PRAGMA legacy_alter_table = OFF", NULL, NULL, NULL);
-    r->sb.trusted = 0;
-    return rc;
-}
-
-static tb_status run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *label,
-                                  tb_run_result *res, tb_error *err)
-{
-    const tb_run_options *o = r->opt;
-    char what[300], why[200], first_why[512] = "";
-    snprintf(what, sizeof what, "report '%s'", rep->id);
-    /* a requirement no rank can meet skips the report before any rank runs */
-    char *mask = requires_mask(r, rep);
-    if (!mask)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    if (r->pt->requires_seen)
-        r->pt->requires_seen(o->sink_ctx, rep, mask);
-    if (strchr(mask, '1')) {
-        runner_scope_skip_reason(rep, o->window.set, mask, first_why, sizeof first_why);
-        free(mask);
-        skipped(r, rep, first_why, res);
-        return TB_OK;
-    }
-    scope_rank *ranks = NULL;
-    size_t n = 0, ns = 0, ncols = 0;
-    tb_sink *sinks[4] = {0};
-    tb_sink_column *sc = NULL;
-    column *cols = NULL;
-    uint64_t rows = 0;
-    int opened = 0;
-    tb_status rc = scope_ranks(r, &ranks, &n, err);
-    /* the requirements' checks, prepared at the first rank and kept */
-    sqlite3_stmt **req = calloc(rep->n_requires + 1, sizeof *req);
-    if (!req && !rc)
-        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    int renumber = 0;
-    for (size_t k = 0; k < r->pt->n_rank_ids; k++)
-        renumber |= r->pt->rank_ids[k] != r->pt->rank_shown[k];
-    /* computed tables that are rank by rank: built once now, over every
-     * rank, and read through views of the current rank; the statement is
-     * then prepared once. Others are built again for each rank. */
-    named_tables nt = {.rep = rep, .by_rank = 1};
-    metrics_each(collect_named, &nt);
-    int once = nt.by_rank, viewed = 0;
-    sqlite3_stmt *kept = NULL;
-    if (!rc && once && n)
-        rc = build_needed(r, rep->sql, rep, spec->metrics, err);
-    for (size_t k = 0; k < n && !rc; k++) {
-        tb_window w = o->window;
-        w.rank_set = 1;
-        w.rank = ranks[k].rank;
-        r->sb.trusted = 1;
-        rc = window_for_rank(r->db, &w, ranks[k].shown, renumber, err);
-        r->sb.trusted = 0;
-        if (!rc && once && !viewed) {
-            viewed = 1;
-            rc = rank_table_views(r, &nt, renumber, 1, err);
-        } else if (!rc && !once) {
-            runner_free_built(r);
-            rc = build_needed(r, rep->sql, rep, spec->metrics, err);
-        }
-        if (rc)
-            break;
-        if (unmet(r, rep, req, why, sizeof why))
-            continue;
-        sqlite3_stmt *st = kept;
-        column *c = NULL;
-        size_t nc = 0;
-        if (st)
-            sqlite3_reset(st);
-        else if ((rc = prepare_report(r, spec, rep, what, &st, &c, &nc, err)))
-            break;
-        else if (once)
-            kept = st;
-        if (!opened) {
-            opened = 1;
-            rc = open_sinks(o, spec, rep, label, sinks, &ns, err);
-            /* the columns the sinks were begun with stay theirs (they borrow them) */
-            if (!rc)
-                rc = begin_sinks(r, c, nc, sinks, ns, &sc, err);
-            cols = c;
-            ncols = nc;
-            c = NULL;
-            nc = 0;
-        }
-        if (!rc && r->pt->rank_start)
-            r->pt->rank_start(o->sink_ctx, rep, ranks[k].shown);
-        if (!rc)
-            rc = pump(r, st, cols, ncols, sinks, ns, what, &rows, err);
-        if (st != kept)
-            sqlite3_finalize(st);
-        columns_free(c, nc);
-    }
-    sqlite3_finalize(kept);
-    for (size_t i = 0; req && i < rep->n_requires; i++)
-        sqlite3_finalize(req[i]);
-    free(req);
-    /* every rank's views again; the computed tables of every rank back under
-     * their names (those of the last rank dropped) */
-    if (n) {
-        tb_error e2;
-        r->sb.trusted = 1;
-        tb_status back = window_for_rank(r->db, &o->window, 0, 0, rc ? &e2 : err);
-        r->sb.trusted = 0;
-        if (!back && viewed)
-            back = rank_table_views(r, &nt, renumber, 0, rc ? &e2 : err);
-        if (!rc)
-            rc = back;
-        if (!once || rc)
-            runner_free_built(r);
-    }
-    if (!rc && !opened) {
-        runner_scope_skip_reason(rep, o->window.set, mask, first_why, sizeof first_why);
-        skipped(r, rep, first_why, res);
-    } else if (!rc) {
-        for (size_t j = 0; j < ns && !rc; j++)
-            rc = sinks[j]->finish(sinks[j], err);
-        if (!rc)
-            report_ran(o, rep, sinks, ns, rows, res);
-    }
-    for (size_t i = 0; i < ns; i++)
-        sinks[i]->destroy(sinks[i]);
-    free(sc);
-    columns_free(cols, ncols);
-    free(ranks);
-    free(mask);
-    return rc;
-}
-
-/* --- replay: rank-scope rows gathered from shards (partial.c) ---------------- */
-
-typedef struct replay {
-    runner r;                /* only its options: notes and skips say what a run says */
-    sqlite3 *db;
-    const char *path;
-    /* cluster-scope reports: a run over the gathered DB, opened at the first,
-     * with the part tables of one spec's cluster tables loaded */
-    runner cr;
-    tb_run_options cro;
-    int cr_open;
-    int64_t cr_spec;
-    name_list cr_loaded;
-} replay;
-
-static tb_status replay_fail(replay *p, tb_error *err)
-{
-    return tb_error_at(err, TB_ERR_DB, p->path, 0, 0, -1, "gathered rows: %s", sqlite3_errmsg(p->db));
-}
-
-/* Writes report number k from the gathered rows, as run_report_ranks would have. */
-static tb_status replay_report(replay *p, const tb_spec *spec, const tb_spec_report *rep, int64_t k,
-                               const char *label, tb_run_result *res, tb_error *err)
-{
-    const tb_run_options *o = p->r.opt;
-    char what[300];
-    snprintf(what, sizeof what, "report '%s'", rep->id);
-    if (rep->scope != TB_SCOPE_RANK)
-        return tb_error_set(err, TB_ERR_INTERNAL, "%s is not rank-scope: it cannot run from gathered rows", what);
-    sqlite3_stmt *q = NULL, *cq = NULL, *rq = NULL;
-    tb_sink *sinks[4] = {0};
-    size_t ns = 0, nc = 0;
-    tb_sink_column *sc = NULL;
-    char **text = NULL;
-    tb_cell *cells = NULL;
-    tb_status rc = TB_OK;
-    int64_t ran = 0, shard = -1;
-    if (sqlite3_prepare_v2(p->db,
-                           "SELECT (SELECT count(*) FROM TB_PART_REPORT WHERE k = ?1 AND ran),"
-                           " (SELECT min(shardIndex) FROM TB_PART_REPORT WHERE k = ?1 AND ran)",
-                           -1, &q, NULL) != SQLITE_OK) {
-        rc = replay_fail(p, err);
-        goto done;
-    }
-    sqlite3_bind_int64(q, 1, k);
-    if (sqlite3_step(q) != SQLITE_ROW) {
-        rc = replay_fail(p, err);
-        goto done;
-    }
-    ran = sqlite3_column_int64(q, 0);
-    shard = sqlite3_column_int64(q, 1);
-    if (!ran) {
-        /* a requirement is unmet by the load when no shard meets it */
-        char *mask = malloc(rep->n_requires + 1), why[512];
-        sqlite3_stmt *mq = NULL;
-        if (!mask || sqlite3_prepare_v2(p->db, "SELECT unmet FROM TB_PART_REPORT WHERE k = ?", -1, &mq, NULL)) {
-            free(mask);
-            rc = mask ? replay_fail(p, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        memset(mask, '1', rep->n_requires);
-        mask[rep->n_requires] = 0;
-        sqlite3_bind_int64(mq, 1, k);
-        while (sqlite3_step(mq) == SQLITE_ROW) {
-            const char *m = (const char *)sqlite3_column_text(mq, 0);
-            for (size_t i = 0; i < rep->n_requires; i++)
-                if (!m || strlen(m) <= i || m[i] != '1')
-                    mask[i] = '0';
-        }
-        sqlite3_finalize(mq);
-        runner_scope_skip_reason(rep, o->window.set, mask, why, sizeof why);
-        free(mask);
-        skipped(&p->r, rep, why, res);
-        goto done;
-    }
-    /* the columns the first shard that ran it began its writers with */
-    if (sqlite3_prepare_v2(p->db, "SELECT header, name, type FROM TB_PART_COLUMN WHERE shardIndex = ? AND k = ?"
-                                  " ORDER BY i",
-                           -1, &cq, NULL) != SQLITE_OK) {
-        rc = replay_fail(p, err);
-        goto done;
-    }
-    sqlite3_bind_int64(cq, 1, shard);
-    sqlite3_bind_int64(cq, 2, k);
-    size_t cap = 0;
-    while (sqlite3_step(cq) == SQLITE_ROW) {
-        if (nc == cap) {
-            cap = cap ? cap * 2 : 16;
-            tb_sink_column *n1 = realloc(sc, cap * sizeof *sc);
-            char **n2 = n1 ? realloc(text, 2 * cap * sizeof *text) : NULL;
-            if (n1)
-                sc = n1;
-            if (n2)
-                text = n2;
-            if (!n1 || !n2) {
-                rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-                goto done;
-            }
-        }
-        const char *h = (const char *)sqlite3_column_text(cq, 0), *nm = (const char *)sqlite3_column_text(cq, 1);
-        text[2 * nc] = strdup(h ? h : "");
-        text[2 * nc + 1] = nm ? strdup(nm) : NULL;
-        const tb_spec_column *opt = nm ? column_opt(rep, nm) : NULL;
-        sc[nc] = (tb_sink_column){.header = text[2 * nc], .name = text[2 * nc + 1],
-                                  .type = (tb_col_type)sqlite3_column_int(cq, 2),
-                                  .number_format = opt ? opt->format : NULL, .width = opt ? opt->width : 0};
-        nc++;
-        if (!text[2 * nc - 2] || (nm && !text[2 * nc - 1])) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-    }
-    char *sql = sqlite3_mprintf("SELECT * FROM \"TB_PART_ROWS_%lld\" ORDER BY rank, seq", (long long)k);
-    if (!sql || !(cells = calloc(nc ? nc : 1, sizeof *cells))) {
-        sqlite3_free(sql);
-        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    int prc = sqlite3_prepare_v2(p->db, sql, -1, &rq, NULL);
-    sqlite3_free(sql);
-    if (prc != SQLITE_OK || sqlite3_column_count(rq) != (int)nc + 2) {
-        rc = prc != SQLITE_OK ? replay_fail(p, err)
-                              : tb_error_at(err, TB_ERR_INTERNAL, p->path, 0, 0, -1, "%s: gathered rows of %d columns, "
-                                            "%zu expected", what, sqlite3_column_count(rq) - 2, nc);
-        goto done;
-    }
-    if ((rc = open_sinks(o, spec, rep, label, sinks, &ns, err)))
-        goto done;
-    for (size_t j = 0; j < ns && !rc; j++)
-        rc = sinks[j]->begin(sinks[j], sc, nc, err);
-    uint64_t rows = 0;
-    int step;
-    while (!rc && (step = sqlite3_step(rq)) == SQLITE_ROW) {
-        for (size_t i = 0; i < nc; i++)
-            cell_of(rq, (int)i + 2, sc[i].type == TB_COL_DUR_NS || sc[i].type == TB_COL_TS_NS, (int)o->unit, 0,
-                    &cells[i]);
-        for (size_t j = 0; j < ns && !rc; j++)
-            rc = sinks[j]->row(sinks[j], cells, err);
-        rows++;
-    }
-    if (!rc && step != SQLITE_DONE)
-        rc = replay_fail(p, err);
-    for (size_t j = 0; j < ns && !rc; j++)
-        rc = sinks[j]->finish(sinks[j], err);
-    if (!rc)
-        report_ran(o, rep, sinks, ns, rows, res);
-done:
-    for (size_t i = 0; i < ns; i++)
-        sinks[i]->destroy(sinks[i]);
-    for (size_t i = 0; text && i < 2 * nc; i++)
-        free(text[i]);
-    free(text);
-    free(sc);
-    free(cells);
-    sqlite3_finalize(q);
-    sqlite3_finalize(cq);
-    sqlite3_finalize(rq);
-    return rc;
-}
-
-/*
- * A cluster-scope report of spec k from the rows gathered from every shard:
- * the part tables of its cluster tables (TB_PART_CLUSTER_<k>_<part>, in
- * shard order) become the TEMP part tables, the tables are made from them
- * (the second phase; kept for the spec's next cluster-scope report, which
- * builds with the same options) and the report runs over them as on one DB.
- */
-static tb_status replay_cluster(replay *p, const tb_spec *spec, const tb_spec_report *rep, int64_t k,
-                                const char *label, tb_run_result *res, tb_error *err)
-{
-    runner *r = &p->cr;
-    tb_status rc = TB_OK;
-    if (!p->cr_open) {
-        p->cro = *p->r.opt;
-        memset(r, 0, sizeof *r);
-        r->opt = &p->cro;
-        r->pt = &no_part;
-        p->cr_open = 1;
-        if ((rc = open_db(r, err)))
-            return rc;
-        r->sb.trusted = 1; /* the replay's own reads of the gathered rows share the connection */
-    }
-    if (p->cr_spec != k) {
-        p->cr_spec = k;
-        p->cr_loaded.n = 0;
-        runner_free_built(r);
-    }
-    name_list parts;
-    report_parts(rep, &parts);
-    r->sb.trusted = 1;
-    for (size_t i = 0; i < parts.n && !rc; i++) {
-        size_t had = p->cr_loaded.n;
-        add_name(&p->cr_loaded, parts.v[i]);
-        if (p->cr_loaded.n == had)
-            continue; /* loaded for an earlier report of the spec */
-        char *sql = sqlite3_mprintf("DROP TABLE IF EXISTS temp.\"%w\";"
-                                    "CREATE TEMP TABLE \"%w\" AS SELECT * FROM main.\"TB_PART_CLUSTER_%lld_%w\""
-                                    " ORDER BY shard, seq;",
-                                    parts.v[i], parts.v[i], (long long)k, parts.v[i]);
-        if (!sql)
-            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        else if (sqlite3_exec(r->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-            rc = tb_error_at(err, TB_ERR_DB, p->path, 0, 0, -1, "gathered rows of report '%s': %s", rep->id,
-                             sqlite3_errmsg(r->db));
-        sqlite3_free(sql);
-    }
-    r->sb.trusted = 0;
-    if (rc)
-        return rc;
-    r->phase = METRICS_COMBINE;
-    r->sb.trusted = 0;
-    rc = run_report(r, spec, rep, label, res, err);
-    r->sb.trusted = 1;
-    r->phase = METRICS_WHOLE;
-    return rc;
-}
-
-/* The window's error over the gathered ranks: worded from each rank's
- * iterations as a single run words it; when no rank has any (no such model,
- * no steps), a shard's message (what it names is the data's, not a rank's). */
-static tb_status replay_window_error(replay *p, const char *shard_msg, tb_error *err)
-{
-    sqlite3_stmt *q = NULL;
-    window_held *h = NULL;
-    size_t n = 0, cap = 0;
-    if (sqlite3_prepare_v2(p->db, "SELECT rank, min(first), max(last) FROM TB_PART_HELD GROUP BY rank ORDER BY rank",
-                           -1, &q, NULL) != SQLITE_OK)
-        return replay_fail(p, err);
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        window_held one = {sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2)};
-        if (VEC_PUSH(h, n, cap, one)) {
-            free(h);
-            sqlite3_finalize(q);
-            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        }
-    }
-    sqlite3_finalize(q);
-    tb_status rc = n ? window_held_error(&p->r.opt->window, h, n, err)
-                     : tb_error_set(err, TB_ERR_USAGE, "%s", shard_msg ? shard_msg : "the window is not in the data");
-    free(h);
-    return rc;
-}
-
-/* Every report of the run, written from the gathered rows of opt->db. */
-static tb_status replay_run(const tb_run_options *opt, tb_run_result *res, tb_error *err)
-{
-    replay p = {.path = opt->db_name, .db = opt->db, .cr_spec = -1};
-    p.r.opt = opt;
-    p.r.pt = &no_part;
-    tb_status rc = TB_OK;
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(p.db, "SELECT label, windowMiss FROM TB_PART"
-                                 " ORDER BY windowBroken DESC, windowMiss IS NOT NULL, shardIndex",
-                           -1, &q, NULL) != SQLITE_OK) {
-        rc = replay_fail(&p, err);
-        goto done;
-    }
-    if (sqlite3_step(q) != SQLITE_ROW) {
-        rc = tb_error_at(err, TB_ERR_INTERNAL, opt->db_name, 0, 0, -1, "no shard's rows were gathered");
-        goto done;
-    }
-    const char *label = (const char *)sqlite3_column_text(q, 0);
-    snprintf(res->window_label, sizeof res->window_label, "%s", label ? label : "");
-    if (sqlite3_column_type(q, 1) != SQLITE_NULL) {
-        /* no shard has a rank with the window, or a rank has only its start:
-         * the error a run over all of them gives, from what every rank holds */
-        rc = replay_window_error(&p, (const char *)sqlite3_column_text(q, 1), err);
-        goto done;
-    }
-    /* what the shards' runs noted, each note once, in shard order */
-    sqlite3_finalize(q);
-    q = NULL;
-    if (sqlite3_prepare_v2(p.db, "SELECT msg FROM TB_PART_NOTE GROUP BY msg ORDER BY min(shardIndex * 4294967296 + seq)",
-                           -1, &q, NULL) != SQLITE_OK) {
-        rc = replay_fail(&p, err);
-        goto done;
-    }
-    while (sqlite3_step(q) == SQLITE_ROW)
-        notef(opt, "%s", (const char *)sqlite3_column_text(q, 0));
-    int64_t k = 0;
-    for (size_t s = 0; s < opt->n_specs && !rc; s++)
-        for (size_t i = 0; i < opt->specs[s]->n_reports && !rc; i++, k++) {
-            const tb_spec_report *rep = &opt->specs[s]->reports[i];
-            if (!wanted(opt, rep->id))
-                continue;
-            /* a cluster-scope report's rows are its spec's; a rank-scope one's its own */
-            if (rep->scope == TB_SCOPE_CLUSTER)
-                rc = replay_cluster(&p, opt->specs[s], rep, (int64_t)s, res->window_label, res, err);
-            else
-                rc = replay_report(&p, opt->specs[s], rep, k, res->window_label, res, err);
-        }
-done:
-    sqlite3_finalize(q);
-    if (p.cr_open)
-        runner_release(&p.cr, NULL);
+    runner_columns_free(c, nc);
     return rc;
 }
 
@@ -1920,9 +1213,9 @@ static tb_status runner_open(runner *r, const tb_run_options *opt, const run_par
 {
     memset(r, 0, sizeof *r);
     r->opt = opt;
-    r->pt = pt ? pt : &no_part;
+    r->pt = pt ? pt : &runner_no_part;
     r->wi = wi;
-    tb_status rc = open_db(r, err);
+    tb_status rc = runner_open_db(r, err);
     if (rc)
         return rc;
     r->sb.trusted = 1;
@@ -1940,7 +1233,7 @@ tb_status runner_run(const tb_run_options *opt, const run_part *pt, tb_run_resul
 {
     runner r;
     if (!pt)
-        pt = &no_part;
+        pt = &runner_no_part;
     window_info wi = {0};
     memset(res, 0, sizeof *res);
     tb_status rc = check_overrides(opt, err);
@@ -1955,11 +1248,11 @@ tb_status runner_run(const tb_run_options *opt, const run_part *pt, tb_run_resul
             return tb_error_set(err, TB_ERR_USAGE, "--report '%s': no spec has a report with this id", opt->only[i]);
     }
     if (pt->replay)
-        return replay_run(opt, res, err);
+        return runner_replay_run(opt, res, err);
     rc = runner_open(&r, opt, pt, &wi, err);
     if (pt->window_held && opt->window.set)
         for (size_t i = 0; i < wi.n_held; i++)
-            pt->window_held(opt->sink_ctx, shown_id(pt, wi.held[i].rank), wi.held[i].first, wi.held[i].last);
+            pt->window_held(opt->sink_ctx, runner_shown_id(pt, wi.held[i].rank), wi.held[i].first, wi.held[i].last);
     if (rc) {
         if (rc == TB_ERR_USAGE && pt->window_miss_ok && opt->window.set && (wi.miss || wi.broken)) {
             /* a shard none of whose ranks has the window: no rows of it; a
@@ -1974,13 +1267,14 @@ tb_status runner_run(const tb_run_options *opt, const run_part *pt, tb_run_resul
     for (size_t s = 0; s < opt->n_specs && !rc; s++)
         for (size_t k = 0; k < opt->specs[s]->n_reports && !rc; k++) {
             const tb_spec_report *rep = &opt->specs[s]->reports[k];
-            if (!wanted(opt, rep->id))
+            if (!runner_wanted(opt, rep->id))
                 continue;
             if (rep->scope == TB_SCOPE_CLUSTER && pt->cluster_rows)
                 rc = run_cluster_collect(&r, opt->specs[s], rep, err);
             else
                 /* a run of one rank already (rank_set) runs a rank-scope report as it is */
-                rc = (rep->scope == TB_SCOPE_RANK && !opt->window.rank_set ? run_report_ranks : run_report)(
+                rc = (rep->scope == TB_SCOPE_RANK && !opt->window.rank_set ? runner_run_report_ranks
+                                                                            : runner_run_report)(
                     &r, opt->specs[s], rep, wi.label, res, err);
         }
 done:
@@ -1999,7 +1293,7 @@ tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink
     tb_status rc = runner_open(&r, opt, NULL, &wi, err);
     if (rc)
         goto done;
-    if ((rc = build_needed(&r, sql, NULL, NULL, err)))
+    if ((rc = runner_build_needed(&r, sql, NULL, NULL, err)))
         goto done;
     if ((rc = prepare_one(&r, NULL, sql, "query", &st, err)))
         goto done;
@@ -2010,7 +1304,7 @@ tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink
     rc = run_statement(&r, st, c, nc, &sink, 1, "query", rows, 1, err);
 done:
     sqlite3_finalize(st);
-    columns_free(c, nc);
+    runner_columns_free(c, nc);
     runner_release(&r, &wi);
     return rc;
 }

@@ -657,6 +657,82 @@ static int wants_xlsx(const tb_run_options *o)
     return 0;
 }
 
+/* Collects the files a report must not replace (the inputs, the specs and
+ * the SQL files they read) and checks the metadata file's path against them;
+ * meta_path gets that path. */
+static tb_status guard_inputs(job_state *js, const tb_run_options *o, char *meta_path, size_t n, tb_error *err)
+{
+    tb_status rc = check_ids(o, err);
+    if (rc)
+        return rc;
+    if ((rc = file_ids_collect(&js->inputs, js->in, js->n_in, js->db_path, js->db, err)))
+        return rc;
+    /* the specs and the SQL files they read are the user's too */
+    for (size_t i = 0; i < o->n_specs && !rc; i++)
+        rc = file_ids_spec(&js->inputs, o->specs[i], err);
+    if (rc)
+        return rc;
+    /* the metadata file too, before any report writes anything */
+    snprintf(meta_path, n, "%s/tracebook_run.json", js->job->out_dir);
+    return file_ids_check(&js->inputs, meta_path, err);
+}
+
+/* Makes the output directory unless there; fails when it is no directory. */
+static tb_status make_out_dir(const char *dir, tb_error *err)
+{
+    struct stat sb;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "cannot create the output directory: %s", strerror(errno));
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "the output must be a directory");
+    return TB_OK;
+}
+
+/* One workbook for the run, even when every report that wanted it was
+ * skipped: the skips noted in it, then committed. */
+static tb_status finish_book(job_state *js, const tb_run_options *o, const tb_run_result *res, tb_error *err)
+{
+    tb_status rc = TB_OK;
+    if (!js->book && wants_xlsx(o) && (rc = book_open(js, res->window_label, err)))
+        return rc;
+    if (!js->book)
+        return TB_OK;
+    for (size_t i = 0; i < json_array_size(js->skipped_notes) && !rc; i++)
+        rc = xlsx_note(js->book, json_string_value(json_array_get(js->skipped_notes, i)), err);
+    if (rc || (rc = xlsx_commit(js->book, err)))
+        return rc;
+    if (js->job->written)
+        js->job->written(js->job->run.ctx, js->book_path);
+    return TB_OK;
+}
+
+/* tracebook_run.json. The metadata goes with files: when every report wrote
+ * only to the console there is nothing to describe; when some were skipped,
+ * the file says why. */
+static tb_status write_metadata(job_state *js, const tb_run_options *o, const tb_run_result *res, char *meta_path,
+                                size_t n, tb_error *err)
+{
+    const tb_report_job *job = js->job;
+    int any_file = js->book != NULL, any_skipped = 0;
+    for (size_t i = 0; i < json_array_size(js->reports); i++) {
+        json_t *r = json_array_get(js->reports, i);
+        any_file |= json_array_size(json_object_get(r, "files")) > 0;
+        any_skipped |= json_object_get(r, "skipped") != NULL;
+    }
+    if (!any_file && !any_skipped)
+        return TB_OK;
+    json_t *m = metadata(js, o, res, js->reports);
+    if (js->book)
+        json_object_set_new(m, "workbook", json_string(base_name(js->book_path)));
+    if (job->keep_listings)
+        manifest_keep_earlier(m, job->out_dir);
+    tb_status rc = manifest_write(job->out_dir, m, &js->inputs, meta_path, n, err);
+    json_decref(m);
+    if (!rc && job->written)
+        job->written(job->run.ctx, meta_path);
+    return rc;
+}
+
 tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w, tb_run_result *res, tb_error *err)
 {
     job_state js = {.job = job, .reports = json_array(), .skipped_notes = json_array(), .err = err};
@@ -682,6 +758,7 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
     }
     tb_status rc = TB_OK;
     int dir_fd = -1;
+    char meta_path[4200];
     /* an msprof reports file runs msprof's summaries (report/msprof_reports.c) */
     if ((rc = msprof_reports_expand(o.specs, o.n_specs, &specs, &summaries, job->run.note, job->run.ctx, err)))
         goto done;
@@ -689,30 +766,8 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
         o.specs = specs;
         o.n_specs++;
     }
-    if ((rc = check_ids(&o, err)))
+    if ((rc = guard_inputs(&js, &o, meta_path, sizeof meta_path, err)) || (rc = make_out_dir(job->out_dir, err)))
         goto done;
-    if ((rc = file_ids_collect(&js.inputs, js.in, js.n_in, js.db_path, js.db, err)))
-        goto done;
-    /* the specs and the SQL files they read are the user's too */
-    for (size_t i = 0; i < o.n_specs && !rc; i++)
-        rc = file_ids_spec(&js.inputs, o.specs[i], err);
-    if (rc)
-        goto done;
-    /* the metadata file too, before any report writes anything */
-    char meta_path[4200];
-    snprintf(meta_path, sizeof meta_path, "%s/tracebook_run.json", job->out_dir);
-    if ((rc = file_ids_check(&js.inputs, meta_path, err)))
-        goto done;
-    struct stat sb;
-    if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
-        rc = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
-                         strerror(errno));
-        goto done;
-    }
-    if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        rc = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
-        goto done;
-    }
     /* two runs into one folder take turns (a lock on the folder itself, so
      * nothing is left in it): their files and tracebook_run.json never mix */
     dir_fd = out_dir_lock(job->out_dir, job->run.note, job->run.ctx);
@@ -728,37 +783,9 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
     if (rc)
         goto done;
     json_decref(warnings_obj(&js, &res->warnings));
-    /* one workbook for the run, even when every report that wanted it was skipped */
-    if (!js.book && wants_xlsx(&o) && (rc = book_open(&js, res->window_label, err)))
+    if ((rc = finish_book(&js, &o, res, err)))
         goto done;
-    if (js.book) {
-        for (size_t i = 0; i < json_array_size(js.skipped_notes) && !rc; i++)
-            rc = xlsx_note(js.book, json_string_value(json_array_get(js.skipped_notes, i)), err);
-        if (rc || (rc = xlsx_commit(js.book, err)))
-            goto done;
-        if (job->written)
-            job->written(job->run.ctx, js.book_path);
-    }
-    /* the metadata goes with files: when every report wrote only to the
-     * console there is nothing to describe; when some were skipped, the
-     * file says why */
-    int any_file = js.book != NULL, any_skipped = 0;
-    for (size_t i = 0; i < json_array_size(js.reports); i++) {
-        json_t *r = json_array_get(js.reports, i);
-        any_file |= json_array_size(json_object_get(r, "files")) > 0;
-        any_skipped |= json_object_get(r, "skipped") != NULL;
-    }
-    if (any_file || any_skipped) {
-        json_t *m = metadata(&js, &o, res, js.reports);
-        if (js.book)
-            json_object_set_new(m, "workbook", json_string(base_name(js.book_path)));
-        if (job->keep_listings)
-            manifest_keep_earlier(m, job->out_dir);
-        rc = manifest_write(job->out_dir, m, &js.inputs, meta_path, sizeof meta_path, err);
-        json_decref(m);
-        if (!rc && job->written)
-            job->written(job->run.ctx, meta_path);
-    }
+    rc = write_metadata(&js, &o, res, meta_path, sizeof meta_path, err);
 done:
     if (dir_fd >= 0)
         close(dir_fd); /* releases the lock */
