@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * timeline_int.h - what the two files of `export timeline` share (private
- * to engine/export/). timeline.c holds the processes and threads of a rank,
- * their metadata events and the run over ranks and files; timeline_events.c
- * writes the events of every layer of a rank, through the processes of
- * timeline.c.
+ * timeline_int.h - what the files of `export timeline` share (private to
+ * engine/export/). timeline_procs.c holds the processes and threads of a
+ * rank; timeline_events.c writes the events of every layer of a rank
+ * through them; timeline.c writes their metadata events and runs over the
+ * ranks and files, calling both (calls go one way).
  */
 #ifndef TB_EXPORT_TIMELINE_INT_H
 #define TB_EXPORT_TIMELINE_INT_H
@@ -86,6 +86,9 @@ const char *timeline_layer_key(const char *name);
 
 /* Sets err to the export's out-of-memory error and returns it. */
 tb_status timeline_nomem(tb_error *err);
+
+/* Column c of q as a new string (NULL when NULL or out of memory: free with free). */
+char *timeline_dup_col(sqlite3_stmt *q, int c);
 
 /* Reads a pid/tid column into *v (text copied: free with timeline_jv_free). Returns -1 on OOM. */
 int timeline_jv_col(sqlite3_stmt *q, int c, jv *v);

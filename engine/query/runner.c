@@ -364,7 +364,7 @@ static tb_status bind_params(runner *r, sqlite3_stmt *st, const tb_spec *spec, c
 }
 
 /* Every --param must name a parameter some report or spec declares. */
-static tb_status check_overrides(const tb_run_options *o, tb_error *err)
+tb_status runner_check_overrides(const tb_run_options *o, tb_error *err)
 {
     for (size_t i = 0; i < o->n_params; i++) {
         const char *kv = o->params[i];
@@ -1138,7 +1138,7 @@ void runner_report_parts(const tb_spec_report *rep, name_list *l)
 /* A shard's part of a cluster-scope report: the first phase of its cluster
  * tables on the shard's ranks (kept for the next such report: what a build
  * was made in is part of what it is), the part tables handed to cluster_rows. */
-static tb_status run_cluster_collect(runner *r, const tb_spec *spec, const tb_spec_report *rep, tb_error *err)
+tb_status runner_cluster_collect(runner *r, const tb_spec *spec, const tb_spec_report *rep, tb_error *err)
 {
     name_list parts;
     runner_report_parts(rep, &parts);
@@ -1208,8 +1208,7 @@ done:
     return rc;
 }
 
-static tb_status runner_open(runner *r, const tb_run_options *opt, const run_part *pt, window_info *wi,
-                             tb_error *err)
+tb_status runner_start(runner *r, const tb_run_options *opt, const run_part *pt, window_info *wi, tb_error *err)
 {
     memset(r, 0, sizeof *r);
     r->opt = opt;
@@ -1224,64 +1223,6 @@ static tb_status runner_open(runner *r, const tb_run_options *opt, const run_par
     return rc;
 }
 
-tb_status tb_report_run(const tb_run_options *opt, tb_run_result *res, tb_error *err)
-{
-    return runner_run(opt, NULL, res, err);
-}
-
-tb_status runner_run(const tb_run_options *opt, const run_part *pt, tb_run_result *res, tb_error *err)
-{
-    runner r;
-    if (!pt)
-        pt = &runner_no_part;
-    window_info wi = {0};
-    memset(res, 0, sizeof *res);
-    tb_status rc = check_overrides(opt, err);
-    if (rc)
-        return rc;
-    for (size_t i = 0; i < opt->n_only; i++) {
-        int found = 0;
-        for (size_t s = 0; s < opt->n_specs && !found; s++)
-            for (size_t k = 0; k < opt->specs[s]->n_reports && !found; k++)
-                found = !strcmp(opt->specs[s]->reports[k].id, opt->only[i]);
-        if (!found)
-            return tb_error_set(err, TB_ERR_USAGE, "--report '%s': no spec has a report with this id", opt->only[i]);
-    }
-    if (pt->replay)
-        return runner_replay_run(opt, res, err);
-    rc = runner_open(&r, opt, pt, &wi, err);
-    if (pt->window_held && opt->window.set)
-        for (size_t i = 0; i < wi.n_held; i++)
-            pt->window_held(opt->sink_ctx, runner_shown_id(pt, wi.held[i].rank), wi.held[i].first, wi.held[i].last);
-    if (rc) {
-        if (rc == TB_ERR_USAGE && pt->window_miss_ok && opt->window.set && (wi.miss || wi.broken)) {
-            /* a shard none of whose ranks has the window: no rows of it; a
-             * rank that has only its start: the gathered run fails */
-            snprintf(res->window_label, sizeof res->window_label, "%s", wi.label);
-            res->window_missed = wi.broken ? 2 : 1;
-            rc = TB_OK;
-        }
-        goto done;
-    }
-    snprintf(res->window_label, sizeof res->window_label, "%s", wi.label);
-    for (size_t s = 0; s < opt->n_specs && !rc; s++)
-        for (size_t k = 0; k < opt->specs[s]->n_reports && !rc; k++) {
-            const tb_spec_report *rep = &opt->specs[s]->reports[k];
-            if (!runner_wanted(opt, rep->id))
-                continue;
-            if (rep->scope == TB_SCOPE_CLUSTER && pt->cluster_rows)
-                rc = run_cluster_collect(&r, opt->specs[s], rep, err);
-            else
-                /* a run of one rank already (rank_set) runs a rank-scope report as it is */
-                rc = (rep->scope == TB_SCOPE_RANK && !opt->window.rank_set ? runner_run_report_ranks
-                                                                            : runner_run_report)(
-                    &r, opt->specs[s], rep, wi.label, res, err);
-        }
-done:
-    runner_release(&r, &wi);
-    return rc;
-}
-
 tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink, uint64_t *rows, tb_error *err)
 {
     runner r;
@@ -1290,7 +1231,7 @@ tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink
     column *c = NULL;
     size_t nc = 0;
     *rows = 0;
-    tb_status rc = runner_open(&r, opt, NULL, &wi, err);
+    tb_status rc = runner_start(&r, opt, NULL, &wi, err);
     if (rc)
         goto done;
     if ((rc = runner_build_needed(&r, sql, NULL, NULL, err)))

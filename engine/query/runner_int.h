@@ -114,6 +114,14 @@ static inline void cell_of(sqlite3_stmt *st, int col, int timed, int scale, int 
 /* Opens the runner on opt->db: checks it is a unified DB, registers the SQL
  * functions, counts the ranks, and puts up the sandbox and step budget. */
 tb_status runner_open_db(runner *r, tb_error *err);
+/* A run's start on opt's connection: its checks, its sandbox, its window
+ * (into wi, finished by runner_release). pt NULL: a run over a whole load. */
+tb_status runner_start(runner *r, const tb_run_options *opt, const run_part *pt, window_info *wi, tb_error *err);
+/* Every --param must name a parameter some report or spec declares. */
+tb_status runner_check_overrides(const tb_run_options *o, tb_error *err);
+/* A shard's part of a cluster-scope report: the first phase of its cluster
+ * tables on the shard's ranks, the part tables handed to run_part.cluster_rows. */
+tb_status runner_cluster_collect(runner *r, const tb_spec *spec, const tb_spec_report *rep, tb_error *err);
 
 /* Frees n columns and the array c (NULL is fine). */
 void runner_columns_free(column *c, size_t n);
