@@ -195,144 +195,172 @@ static tb_status check_meta(const tb_history_add_job *job, tb_error *err)
     return TB_OK;
 }
 
-tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_history_added *res, tb_error *err)
+/* The night as its session gives it: its DB, inputs and window (all borrowed). */
+typedef struct night_src {
+    sqlite3 *db;
+    const char *path;
+    const char *const *in;
+    size_t n_in;
+    const tb_window *win;
+} night_src;
+
+/* Checks the job's --meta and --label before any work. */
+static tb_status check_job(const tb_history_add_job *job, const tb_history_added *res, tb_error *err)
 {
-    memset(res, 0, sizeof *res);
-    sqlite3 *night_db = session_db(s, err);
-    if (!night_db)
-        return err->code;
-    const char *night_path = tb_session_db_path(s);
-    size_t n_in = 0;
-    const char *const *in_v = tb_session_inputs(s, &n_in);
-    const tb_window *win_w = tb_session_window(s);
     tb_status st = check_meta(job, err);
     if (st)
         return st;
     if (job->label && (!job->label[0] || strlen(job->label) >= sizeof res->label))
         return tb_error_set(err, TB_ERR_USAGE, "--label: give 1 to %zu bytes", sizeof res->label - 1);
-    /* the history is written: it must be none of the files the night reads */
+    return TB_OK;
+}
+
+/* The history is written: it must be none of the files the night reads. */
+static tb_status check_not_read(const night_src *n, const tb_history_add_job *job, tb_error *err)
+{
     file_ids ids = {0};
-    if ((st = file_ids_collect(&ids, in_v, n_in, night_path, night_db, err)) ||
-        (st = file_ids_spec(&ids, job->spec, err)) || (st = file_ids_check(&ids, job->history, err))) {
-        file_ids_free(&ids);
-        return st;
-    }
+    tb_status st;
+    if (!(st = file_ids_collect(&ids, n->in, n->n_in, n->path, n->db, err)) &&
+        !(st = file_ids_spec(&ids, job->spec, err)))
+        st = file_ids_check(&ids, job->history, err);
     file_ids_free(&ids);
-    char when[64] = "", added[64];
-    if ((st = data_time(night_path, when, sizeof when, err)))
-        return st;
-    utc_now(added, sizeof added);
-    snprintf(res->label, sizeof res->label, "%s", job->label ? job->label : when[0] ? when : added);
-    /* an existing history must be one, before any work */
-    sqlite3 *db = NULL;
+    return st;
+}
+
+/* An existing history must be one, before any work. */
+static tb_status check_existing(const char *history, tb_error *err)
+{
     struct stat sb;
-    if (stat(job->history, &sb) == 0) {
-        if ((st = history_open(job->history, &db, err)))
-            return st;
-        sqlite3_close(db);
-        db = NULL;
-    }
-    /* the rows go to a private scratch DB first: running the reports takes no
-     * lock on the history, and a failing report leaves no trace in it */
-    if (db_open("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db) != SQLITE_OK) {
-        sqlite3_close(db);
-        return tb_error_set(err, TB_ERR_DB, "history add: cannot open a scratch database");
-    }
-    sqlite3_busy_timeout(db, BUSY_MS);
-    hadd h = {.db = db, .path = job->history, .err = err};
-    st = history_run_sql(db, job->history,
-                 "CREATE TABLE t_report(report TEXT, title TEXT, rows INTEGER, skipped TEXT);"
-                 "CREATE TABLE t_column(report TEXT, col INTEGER, header TEXT, name TEXT, type TEXT);"
-                 "CREATE TABLE t_cell(report TEXT, row INTEGER, col INTEGER, value);"
-                 "BEGIN",
-                 err);
-    if (!st && (sqlite3_prepare_v2(db, "INSERT INTO t_column VALUES(?, ?, ?, ?, ?)", -1, &h.col, NULL) != SQLITE_OK ||
-                sqlite3_prepare_v2(db, "INSERT INTO t_report VALUES(?, ?, ?, ?)", -1, &h.rep, NULL) != SQLITE_OK))
+    if (stat(history, &sb) != 0)
+        return TB_OK;
+    sqlite3 *db = NULL;
+    tb_status st = history_open(history, &db, err);
+    sqlite3_close(db);
+    return st;
+}
+
+/* Runs the spec's reports on the night into the scratch DB's t_report,
+ * t_column and t_cell, in one transaction of the scratch DB. */
+static tb_status collect_rows(hadd *h, const night_src *n, const tb_history_add_job *job, tb_error *err)
+{
+    sqlite3 *db = h->db;
+    tb_status st = history_run_sql(db, job->history,
+                                   "CREATE TABLE t_report(report TEXT, title TEXT, rows INTEGER, skipped TEXT);"
+                                   "CREATE TABLE t_column(report TEXT, col INTEGER, header TEXT, name TEXT, type TEXT);"
+                                   "CREATE TABLE t_cell(report TEXT, row INTEGER, col INTEGER, value);"
+                                   "BEGIN",
+                                   err);
+    if (!st && (sqlite3_prepare_v2(db, "INSERT INTO t_column VALUES(?, ?, ?, ?, ?)", -1, &h->col, NULL) != SQLITE_OK ||
+                sqlite3_prepare_v2(db, "INSERT INTO t_report VALUES(?, ?, ?, ?)", -1, &h->rep, NULL) != SQLITE_OK))
         st = history_dberr(db, job->history, err);
     if (!st) {
-        tb_run_options o = {.db = night_db,
-                            .db_name = night_path,
+        tb_run_options o = {.db = n->db,
+                            .db_name = n->path,
                             .specs = (const tb_spec *const *)&job->spec,
                             .n_specs = 1,
-                            .window = *win_w,
+                            .window = *n->win,
                             .unit = TB_UNIT_NS,
                             .params = job->params,
                             .n_params = job->n_params,
                             .formats = TB_OUT_CSV,
                             .max_steps = job->max_steps,
                             .open_sink = h_open,
-                            .sink_ctx = &h,
+                            .sink_ctx = h,
                             .report_done = h_done,
                             .note = job->note,
                             .ctx = job->ctx};
         tb_run_result rr;
         st = tb_report_run(&o, &rr, err);
-        if (!st && h.failed)
-            st = h.failed;
+        if (!st && h->failed)
+            st = h->failed;
     }
-    sqlite3_finalize(h.col);
-    sqlite3_finalize(h.rep);
+    sqlite3_finalize(h->col);
+    sqlite3_finalize(h->rep);
+    h->col = h->rep = NULL;
     if (!st)
         st = history_run_sql(db, job->history, "COMMIT", err);
-    /* the history: made whole under a temporary name when missing, then attached */
-    if (!st)
-        st = history_create(job->history, err);
+    return st;
+}
+
+/* The history (made whole under a temporary name when missing) attached as
+ * h to the scratch DB, and its write transaction begun. */
+static tb_status attach_history(sqlite3 *db, const char *history, tb_error *err)
+{
+    tb_status st = history_create(history, err);
     if (!st) {
-        char *sql = sqlite3_mprintf("ATTACH %Q AS h", job->history);
-        st = sql ? history_run_sql(db, job->history, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        char *sql = sqlite3_mprintf("ATTACH %Q AS h", history);
+        st = sql ? history_run_sql(db, history, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         sqlite3_free(sql);
     }
     if (!st)
-        st = history_run_sql(db, job->history, "BEGIN IMMEDIATE", err);
-    int in_tx = !st;
+        st = history_run_sql(db, history, "BEGIN IMMEDIATE", err);
+    return st;
+}
+
+/* Refuses a label the history holds already. */
+static tb_status check_label_free(sqlite3 *db, const char *history, const char *label, tb_error *err)
+{
     sqlite3_stmt *q = NULL;
-    int64_t night = 0;
-    if (!st) {
-        json_t *in = json_array(), *win = json_null();
-        for (size_t i = 0; i < n_in; i++)
-            json_array_append_new(in, json_string(in_v[i]));
-        if (win_w->set) {
-            json_decref(win);
-            win = manifest_window(win_w, NULL);
-        }
-        char *ins = json_dumps(in, JSON_COMPACT), *wins = win_w->set ? json_dumps(win, JSON_COMPACT) : NULL;
-        json_decref(in);
-        json_decref(win);
-        if (sqlite3_prepare_v2(db, "SELECT 1 FROM night WHERE label = ?", -1, &q, NULL) != SQLITE_OK) {
-            st = history_dberr(db, job->history, err);
-        } else {
-            sqlite3_bind_text(q, 1, res->label, -1, SQLITE_STATIC);
-            if (sqlite3_step(q) == SQLITE_ROW)
-                st = tb_error_at(err, TB_ERR_USAGE, job->history, 0, 0, -1,
-                                 "a night labelled '%s' is in the history already (give another --label, or "
-                                 "history remove --label first)", res->label);
-        }
-        sqlite3_finalize(q);
-        q = NULL;
-        if (!st && sqlite3_prepare_v2(db, "INSERT INTO night(label, data_time, added, version, spec, inputs, window) "
-                                          "VALUES(?, ?, ?, ?, ?, ?, ?)",
-                                      -1, &q, NULL) != SQLITE_OK)
-            st = history_dberr(db, job->history, err);
-        if (!st) {
-            sqlite3_bind_text(q, 1, res->label, -1, SQLITE_STATIC);
-            if (when[0])
-                sqlite3_bind_text(q, 2, when, -1, SQLITE_STATIC);
-            sqlite3_bind_text(q, 3, added, -1, SQLITE_STATIC);
-            sqlite3_bind_text(q, 4, tb_version(), -1, SQLITE_STATIC);
-            sqlite3_bind_text(q, 5, job->spec->path, -1, SQLITE_STATIC);
-            sqlite3_bind_text(q, 6, ins ? ins : "[]", -1, SQLITE_STATIC);
-            if (wins)
-                sqlite3_bind_text(q, 7, wins, -1, SQLITE_STATIC);
-            if (sqlite3_step(q) != SQLITE_DONE)
-                st = history_dberr(db, job->history, err);
-            night = sqlite3_last_insert_rowid(db);
-        }
-        sqlite3_finalize(q);
-        q = NULL;
-        free(ins);
-        free(wins);
+    tb_status st = TB_OK;
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM night WHERE label = ?", -1, &q, NULL) != SQLITE_OK) {
+        st = history_dberr(db, history, err);
+    } else {
+        sqlite3_bind_text(q, 1, label, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) == SQLITE_ROW)
+            st = tb_error_at(err, TB_ERR_USAGE, history, 0, 0, -1,
+                             "a night labelled '%s' is in the history already (give another --label, or "
+                             "history remove --label first)", label);
     }
-    if (!st && sqlite3_prepare_v2(db, "INSERT INTO night_meta VALUES(?, ?, ?)", -1, &q, NULL) != SQLITE_OK)
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* The night's row (label, times, version, spec, inputs and window as JSON); *night gets its id. */
+static tb_status insert_night(sqlite3 *db, const night_src *n, const tb_history_add_job *job, const char *label,
+                              const char *when, const char *added, int64_t *night, tb_error *err)
+{
+    json_t *in = json_array(), *win = json_null();
+    for (size_t i = 0; i < n->n_in; i++)
+        json_array_append_new(in, json_string(n->in[i]));
+    if (n->win->set) {
+        json_decref(win);
+        win = manifest_window(n->win, NULL);
+    }
+    char *ins = json_dumps(in, JSON_COMPACT), *wins = n->win->set ? json_dumps(win, JSON_COMPACT) : NULL;
+    json_decref(in);
+    json_decref(win);
+    sqlite3_stmt *q = NULL;
+    tb_status st = check_label_free(db, job->history, label, err);
+    if (!st && sqlite3_prepare_v2(db, "INSERT INTO night(label, data_time, added, version, spec, inputs, window) "
+                                      "VALUES(?, ?, ?, ?, ?, ?, ?)",
+                                  -1, &q, NULL) != SQLITE_OK)
+        st = history_dberr(db, job->history, err);
+    if (!st) {
+        sqlite3_bind_text(q, 1, label, -1, SQLITE_STATIC);
+        if (when[0])
+            sqlite3_bind_text(q, 2, when, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 3, added, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 4, tb_version(), -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 5, job->spec->path, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 6, ins ? ins : "[]", -1, SQLITE_STATIC);
+        if (wins)
+            sqlite3_bind_text(q, 7, wins, -1, SQLITE_STATIC);
+        if (sqlite3_step(q) != SQLITE_DONE)
+            st = history_dberr(db, job->history, err);
+        *night = sqlite3_last_insert_rowid(db);
+    }
+    sqlite3_finalize(q);
+    free(ins);
+    free(wins);
+    return st;
+}
+
+/* The night's --meta KEY=VALUE pairs into night_meta. */
+static tb_status insert_meta(sqlite3 *db, const tb_history_add_job *job, int64_t night, tb_error *err)
+{
+    sqlite3_stmt *q = NULL;
+    tb_status st = TB_OK;
+    if (sqlite3_prepare_v2(db, "INSERT INTO night_meta VALUES(?, ?, ?)", -1, &q, NULL) != SQLITE_OK)
         st = history_dberr(db, job->history, err);
     for (size_t i = 0; i < job->n_meta && !st; i++) {
         const char *eq = strchr(job->meta[i], '=');
@@ -344,35 +372,95 @@ tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_histor
         sqlite3_reset(q);
     }
     sqlite3_finalize(q);
-    if (!st) {
-        char *sql = sqlite3_mprintf(
-            "INSERT INTO night_report(night, report, title, rows, skipped)"
-            " SELECT %lld, report, title, rows, skipped FROM t_report;"
-            "INSERT INTO night_column SELECT r.id, c.col, c.header, c.name, c.type"
-            " FROM t_column c JOIN night_report r ON r.night = %lld AND r.report = c.report;"
-            "INSERT INTO night_cell SELECT r.id, c.row, c.col, c.value"
-            " FROM t_cell c JOIN night_report r ON r.night = %lld AND r.report = c.report;",
-            (long long)night, (long long)night, (long long)night);
-        st = sql ? history_run_sql(db, job->history, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        sqlite3_free(sql);
-    }
+    return st;
+}
+
+/* The scratch tables' reports, columns and cells into the history, under night. */
+static tb_status copy_rows(sqlite3 *db, const char *history, int64_t night, tb_error *err)
+{
+    char *sql = sqlite3_mprintf(
+        "INSERT INTO night_report(night, report, title, rows, skipped)"
+        " SELECT %lld, report, title, rows, skipped FROM t_report;"
+        "INSERT INTO night_column SELECT r.id, c.col, c.header, c.name, c.type"
+        " FROM t_column c JOIN night_report r ON r.night = %lld AND r.report = c.report;"
+        "INSERT INTO night_cell SELECT r.id, c.row, c.col, c.value"
+        " FROM t_cell c JOIN night_report r ON r.night = %lld AND r.report = c.report;",
+        (long long)night, (long long)night, (long long)night);
+    tb_status st = sql ? history_run_sql(db, history, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    sqlite3_free(sql);
+    return st;
+}
+
+/* Appends the night to the attached history in one transaction: the night,
+ * its metadata and rows, then the retention; rolled back on failure. */
+static tb_status append_night(sqlite3 *db, const night_src *n, const tb_history_add_job *job, const char *when,
+                              const char *added, tb_history_added *res, tb_error *err)
+{
+    tb_status st = attach_history(db, job->history, err);
+    int in_tx = !st;
+    int64_t night = 0;
+    if (!st)
+        st = insert_night(db, n, job, res->label, when, added, &night, err);
+    if (!st)
+        st = insert_meta(db, job, night, err);
+    if (!st)
+        st = copy_rows(db, job->history, night, err);
     if (!st)
         st = history_retain(db, job->history, job->keep, &res->removed, err);
     if (!st)
         st = history_run_sql(db, job->history, "COMMIT", err);
     if (st && in_tx)
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    if (!st) {
-        res->reports = h.reports;
-        res->rows = h.rows;
-        res->nights = (size_t)count_nights(db);
-        if (res->removed && job->note) {
-            char msg[128];
-            snprintf(msg, sizeof msg, "history: the retention removed %zu older night%s", res->removed,
-                     res->removed == 1 ? "" : "s");
-            job->note(job->ctx, msg);
-        }
+    return st;
+}
+
+/* What was added into *res; the retention's removals told through job->note. */
+static void tell_added(sqlite3 *db, const hadd *h, const tb_history_add_job *job, tb_history_added *res)
+{
+    res->reports = h->reports;
+    res->rows = h->rows;
+    res->nights = (size_t)count_nights(db);
+    if (res->removed && job->note) {
+        char msg[128];
+        snprintf(msg, sizeof msg, "history: the retention removed %zu older night%s", res->removed,
+                 res->removed == 1 ? "" : "s");
+        job->note(job->ctx, msg);
     }
+}
+
+tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_history_added *res, tb_error *err)
+{
+    memset(res, 0, sizeof *res);
+    night_src n = {.db = session_db(s, err)};
+    if (!n.db)
+        return err->code;
+    n.path = tb_session_db_path(s);
+    n.in = tb_session_inputs(s, &n.n_in);
+    n.win = tb_session_window(s);
+    tb_status st = check_job(job, res, err);
+    if (st || (st = check_not_read(&n, job, err)))
+        return st;
+    char when[64] = "", added[64];
+    if ((st = data_time(n.path, when, sizeof when, err)))
+        return st;
+    utc_now(added, sizeof added);
+    snprintf(res->label, sizeof res->label, "%s", job->label ? job->label : when[0] ? when : added);
+    if ((st = check_existing(job->history, err)))
+        return st;
+    /* the rows go to a private scratch DB first: running the reports takes no
+     * lock on the history, and a failing report leaves no trace in it */
+    sqlite3 *db = NULL;
+    if (db_open("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db) != SQLITE_OK) {
+        sqlite3_close(db);
+        return tb_error_set(err, TB_ERR_DB, "history add: cannot open a scratch database");
+    }
+    sqlite3_busy_timeout(db, BUSY_MS);
+    hadd h = {.db = db, .path = job->history, .err = err};
+    st = collect_rows(&h, &n, job, err);
+    if (!st)
+        st = append_night(db, &n, job, when, added, res, err);
+    if (!st)
+        tell_added(db, &h, job, res);
     if (sqlite3_close(db) != SQLITE_OK && !st)
         st = tb_error_at(err, TB_ERR_DB, job->history, 0, 0, -1, "cannot close the history");
     return st;
