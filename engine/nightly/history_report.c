@@ -132,104 +132,135 @@ static tb_status ref_columns(trend *T, int64_t rid)
     return st;
 }
 
-/* Reads night k's rows of the report into kv, keyed; the first row decides the key when not yet decided. */
-static tb_status load_night(trend *T, size_t k, int64_t rid, sqlite3_stmt *ins, sqlite3_stmt *dup)
+/* map[i]: the night's column (of its stored report rid) whose base name is
+ * the reference's column i, or -1 (a column the night lacks is NULL). */
+static tb_status night_map(trend *T, int64_t rid, int *map)
 {
     size_t nc = T->t.n_cols;
-    /* the night's columns onto the reference's, by base name (a column the night lacks is NULL) */
-    int *map = calloc(nc + 1, sizeof *map);
-    tb_cell *cells = calloc(nc + 1, sizeof *cells);
-    sqlite3_stmt *q = NULL, *cq = NULL;
-    tb_status st = TB_OK;
-    if (!map || !cells) {
-        st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
+    sqlite3_stmt *cq = NULL;
     for (size_t i = 0; i < nc; i++)
         map[i] = -1;
-    if (sqlite3_prepare_v2(T->hdb, "SELECT col, name FROM night_column WHERE report = ?", -1, &cq, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(T->hdb, "SELECT row, col, value FROM night_cell WHERE report = ? ORDER BY row, col", -1,
-                           &q, NULL) != SQLITE_OK) {
-        st = tb_error_set(T->err, TB_ERR_DB, "history: %s", sqlite3_errmsg(T->hdb));
-        goto done;
+    if (sqlite3_prepare_v2(T->hdb, "SELECT col, name FROM night_column WHERE report = ?", -1, &cq, NULL) != SQLITE_OK) {
+        sqlite3_finalize(cq);
+        return tb_error_set(T->err, TB_ERR_DB, "history: %s", sqlite3_errmsg(T->hdb));
     }
     sqlite3_bind_int64(cq, 1, rid);
     while (sqlite3_step(cq) == SQLITE_ROW)
         for (size_t i = 0; i < nc; i++)
             if (map[i] < 0 && !strcmp(T->t.cols[i].name, (const char *)sqlite3_column_text(cq, 1)))
                 map[i] = sqlite3_column_int(cq, 0);
+    sqlite3_finalize(cq);
+    return TB_OK;
+}
+
+/* One stored row into cells (by map): the cells of q from the current one
+ * while their row lasts; *rc gets the step that ended it. Text cells point
+ * into the statement, so they are copied into texts until the row is done. */
+static void read_row(sqlite3_stmt *q, int *rc, const int *map, size_t nc, tb_cell *cells, char **texts)
+{
+    int64_t row = sqlite3_column_int64(q, 0);
+    for (size_t i = 0; i < nc; i++)
+        cells[i] = (tb_cell){.kind = TB_CELL_NULL};
+    while (*rc == SQLITE_ROW && sqlite3_column_int64(q, 0) == row) {
+        int col = sqlite3_column_int(q, 1);
+        for (size_t i = 0; i < nc; i++)
+            if (map[i] == col) {
+                cells[i] = cell_from_column(q, 2);
+                if (cells[i].kind == TB_CELL_TEXT) {
+                    texts[i] = malloc(cells[i].n + 1);
+                    if (texts[i]) {
+                        memcpy(texts[i], cells[i].s, cells[i].n);
+                        texts[i][cells[i].n] = 0;
+                    }
+                    cells[i].s = texts[i] ? texts[i] : "";
+                    cells[i].n = texts[i] ? cells[i].n : 0;
+                }
+            }
+        *rc = sqlite3_step(q);
+    }
+}
+
+/* A row of night k into kv with its key (the first row decides the key when
+ * not yet decided); ord is its place in the night. */
+static tb_status store_row(trend *T, size_t k, const tb_cell *cells, int64_t ord, sqlite3_stmt *ins,
+                           sqlite3_stmt *dup)
+{
+    size_t nc = T->t.n_cols;
+    tb_status st = TB_OK;
+    if (!T->t.decided)
+        st = rk_decide(&T->t, cells, T->err);
+    if (!st)
+        st = rk_key(&T->t, cells, 0, T->err);
+    if (st)
+        return st;
+    const char *k0 = T->t.keybuf;
+    sqlite3_bind_int64(dup, 1, (int64_t)k);
+    sqlite3_bind_text(dup, 2, k0, -1, SQLITE_TRANSIENT);
+    int64_t seen = sqlite3_step(dup) == SQLITE_ROW ? sqlite3_column_int64(dup, 0) : 0;
+    sqlite3_reset(dup);
+    sqlite3_bind_text(ins, 1, k0, -1, SQLITE_TRANSIENT);
+    if (seen)
+        sqlite3_bind_text(ins, 2, sqlite3_mprintf("%s\x1f#%lld", k0, (long long)seen + 1), -1, sqlite3_free);
+    else
+        sqlite3_bind_text(ins, 2, k0, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(ins, 3, (int64_t)k);
+    sqlite3_bind_int64(ins, 4, ord);
+    for (size_t i = 0; i < nc; i++) {
+        const tb_cell *x = &cells[i];
+        int p = (int)i + 5;
+        if (x->kind == TB_CELL_INT)
+            sqlite3_bind_int64(ins, p, x->i);
+        else if (x->kind == TB_CELL_REAL)
+            sqlite3_bind_double(ins, p, x->d);
+        else if (x->kind == TB_CELL_TEXT)
+            sqlite3_bind_text(ins, p, x->s, (int)x->n, SQLITE_TRANSIENT);
+        else
+            sqlite3_bind_null(ins, p);
+    }
+    if (sqlite3_step(ins) != SQLITE_DONE)
+        st = serr(T, "insert");
+    sqlite3_reset(ins);
+    sqlite3_clear_bindings(ins);
+    return st;
+}
+
+/* Reads night k's rows of the report into kv, keyed; the first row decides the key when not yet decided. */
+static tb_status load_night(trend *T, size_t k, int64_t rid, sqlite3_stmt *ins, sqlite3_stmt *dup)
+{
+    size_t nc = T->t.n_cols;
+    int *map = calloc(nc + 1, sizeof *map);
+    tb_cell *cells = calloc(nc + 1, sizeof *cells);
+    sqlite3_stmt *q = NULL;
+    tb_status st = TB_OK;
+    if (!map || !cells) {
+        st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((st = night_map(T, rid, map)))
+        goto done;
+    if (sqlite3_prepare_v2(T->hdb, "SELECT row, col, value FROM night_cell WHERE report = ? ORDER BY row, col", -1,
+                           &q, NULL) != SQLITE_OK) {
+        st = tb_error_set(T->err, TB_ERR_DB, "history: %s", sqlite3_errmsg(T->hdb));
+        goto done;
+    }
     sqlite3_bind_int64(q, 1, rid);
     /* cells arrive by row; a row is complete when the next row starts */
     int rc = sqlite3_step(q);
     int64_t ord = 0;
     while (!st && rc == SQLITE_ROW) {
-        int64_t row = sqlite3_column_int64(q, 0);
-        for (size_t i = 0; i < nc; i++)
-            cells[i] = (tb_cell){.kind = TB_CELL_NULL};
-        /* text cells point into the statement: copy them until the row is done */
         char **texts = calloc(nc + 1, sizeof *texts);
         if (!texts) {
             st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
             break;
         }
-        while (rc == SQLITE_ROW && sqlite3_column_int64(q, 0) == row) {
-            int col = sqlite3_column_int(q, 1);
-            for (size_t i = 0; i < nc; i++)
-                if (map[i] == col) {
-                    cells[i] = cell_from_column(q, 2);
-                    if (cells[i].kind == TB_CELL_TEXT) {
-                        texts[i] = malloc(cells[i].n + 1);
-                        if (texts[i]) {
-                            memcpy(texts[i], cells[i].s, cells[i].n);
-                            texts[i][cells[i].n] = 0;
-                        }
-                        cells[i].s = texts[i] ? texts[i] : "";
-                        cells[i].n = texts[i] ? cells[i].n : 0;
-                    }
-                }
-            rc = sqlite3_step(q);
-        }
-        if (!T->t.decided)
-            st = rk_decide(&T->t, cells, T->err);
-        if (!st)
-            st = rk_key(&T->t, cells, 0, T->err);
-        if (!st) {
-            const char *k0 = T->t.keybuf;
-            sqlite3_bind_int64(dup, 1, (int64_t)k);
-            sqlite3_bind_text(dup, 2, k0, -1, SQLITE_TRANSIENT);
-            int64_t seen = sqlite3_step(dup) == SQLITE_ROW ? sqlite3_column_int64(dup, 0) : 0;
-            sqlite3_reset(dup);
-            sqlite3_bind_text(ins, 1, k0, -1, SQLITE_TRANSIENT);
-            if (seen)
-                sqlite3_bind_text(ins, 2, sqlite3_mprintf("%s\x1f#%lld", k0, (long long)seen + 1), -1, sqlite3_free);
-            else
-                sqlite3_bind_text(ins, 2, k0, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_int64(ins, 3, (int64_t)k);
-            sqlite3_bind_int64(ins, 4, ord++);
-            for (size_t i = 0; i < nc; i++) {
-                const tb_cell *x = &cells[i];
-                int p = (int)i + 5;
-                if (x->kind == TB_CELL_INT)
-                    sqlite3_bind_int64(ins, p, x->i);
-                else if (x->kind == TB_CELL_REAL)
-                    sqlite3_bind_double(ins, p, x->d);
-                else if (x->kind == TB_CELL_TEXT)
-                    sqlite3_bind_text(ins, p, x->s, (int)x->n, SQLITE_TRANSIENT);
-                else
-                    sqlite3_bind_null(ins, p);
-            }
-            if (sqlite3_step(ins) != SQLITE_DONE)
-                st = serr(T, "insert");
-            sqlite3_reset(ins);
-            sqlite3_clear_bindings(ins);
-        }
+        read_row(q, &rc, map, nc, cells, texts);
+        st = store_row(T, k, cells, ord++, ins, dup);
         for (size_t i = 0; i < nc; i++)
             free(texts[i]);
         free(texts);
     }
 done:
     sqlite3_finalize(q);
-    sqlite3_finalize(cq);
     free(map);
     free(cells);
     return st;
@@ -586,121 +617,139 @@ done:
     return st;
 }
 
-/* The trend of one report: keyed rows of every night, then the table, verdicts and chart. */
-static tb_status trend_report(trend *T, repctx *R)
+/* The working state of one report's trend, shared by trend_report's steps. */
+typedef struct tstate {
+    trend *T;
+    repctx *R;
+    int64_t *rids;           /* night k's stored report, or 0 */
+    sqlite3_stmt *ins, *dup; /* into kv; a key's count in a night */
+    sqlite3_stmt *keys, *ser;/* the keys, newest night first; a key's rows by night */
+    outset o;                /* the trend table's sinks */
+    tb_sink_column *cols;    /* the trend table's columns */
+    char **heads;
+    size_t n_heads, n_out;
+    tb_cell *cells;
+    double *vals, *counts, *scratch; /* a key's values per column and night, its counts, judge_night's room */
+    size_t *used;
+    series *sv;              /* chart candidates */
+    size_t n_sv, cap_sv, n_keys;
+    uint64_t rows;
+    int cc;                  /* the chart column, or -1 */
+    json_t *files, *sheets;
+} tstate;
+
+/* head, then ", " and each column c0..c<nc-1> (or ? with marks), then tail (new: sqlite3_free). */
+static char *kv_sql(const char *head, size_t nc, int marks, const char *tail)
 {
-    const tb_history_report_job *job = T->job;
-    size_t N = T->n_nights, shown = N - T->first_shown;
-    int64_t *rids = calloc(N + 1, sizeof *rids);
+    sqlite3_str *q = sqlite3_str_new(NULL);
+    sqlite3_str_appendall(q, head);
+    for (size_t i = 0; i < nc; i++) {
+        if (marks)
+            sqlite3_str_appendall(q, ", ?");
+        else
+            sqlite3_str_appendf(q, ", c%lld", (long long)i);
+    }
+    sqlite3_str_appendall(q, tail);
+    return sqlite3_str_finish(q);
+}
+
+/* Prepares sql (NULL: out of memory) on the scratch DB into *q; frees sql. */
+static tb_status prepare_scratch(trend *T, char *sql, sqlite3_stmt **q)
+{
     tb_status st = TB_OK;
-    sqlite3_stmt *ins = NULL, *dup = NULL, *keys = NULL, *ser = NULL;
-    char *sql = NULL;
-    outset o = {0};
-    tb_sink_column *cols = NULL;
-    char **heads = NULL;
-    size_t n_heads = 0;
-    tb_cell *cells = NULL;
-    double *vals = NULL, *counts = NULL, *scratch = NULL;
-    size_t *used = NULL;
-    series *sv = NULL;
-    size_t n_sv = 0, cap_sv = 0, n_keys = 0;
-    json_t *files = json_array(), *sheets = json_array();
-    if (!rids) {
-        st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    size_t have = 0;
-    int64_t ref = 0;
-    for (size_t k = 0; k < N; k++)
-        if ((rids[k] = night_report(T, k))) {
-            have++;
-            ref = rids[k];
-        }
-    json_object_set_new(R->entry, "nights_with_rows", json_integer((json_int_t)have));
-    if (!have) {
-        json_object_set_new(R->entry, "skipped", json_string("no night of the history holds rows of it"));
-        goto done;
-    }
-    if ((st = ref_columns(T, ref)))
-        goto done;
-    size_t nc = T->t.n_cols;
-    /* kv: every night's rows with their key */
-    {
-        char *s = sqlite3_mprintf("DROP TABLE IF EXISTS kv; CREATE TABLE kv(k0 TEXT, k TEXT, night INTEGER, ord INTEGER");
-        for (size_t i = 0; s && i < nc; i++) {
-            char *m = sqlite3_mprintf("%s, c%lld", s, (long long)i);
-            sqlite3_free(s);
-            s = m;
-        }
-        char *m = s ? sqlite3_mprintf("%s); CREATE INDEX kv_n ON kv(night, k0); CREATE INDEX kv_k ON kv(k, night)", s)
-                    : NULL;
-        sqlite3_free(s);
-        if (!m) {
-            st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        st = history_run_sql(T->sdb, "history report scratch", m, T->err);
-        sqlite3_free(m);
-        if (st)
-            goto done;
-        s = sqlite3_mprintf("INSERT INTO kv VALUES(?, ?, ?, ?");
-        for (size_t i = 0; s && i < nc; i++) {
-            m = sqlite3_mprintf("%s, ?", s);
-            sqlite3_free(s);
-            s = m;
-        }
-        sql = s ? sqlite3_mprintf("%s)", s) : NULL;
-        sqlite3_free(s);
-    }
-    if (!sql || sqlite3_prepare_v2(T->sdb, sql, -1, &ins, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(T->sdb, "SELECT count(*) FROM kv WHERE night = ? AND k0 = ?", -1, &dup, NULL) != SQLITE_OK) {
+    if (!sql || sqlite3_prepare_v2(T->sdb, sql, -1, q, NULL) != SQLITE_OK)
         st = sql ? serr(T, "prepare") : tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    st = history_run_sql(T->sdb, "history report scratch", "BEGIN", T->err);
-    for (size_t k = 0; k < N && !st; k++)
-        if (rids[k])
-            st = load_night(T, k, rids[k], ins, dup);
+    sqlite3_free(sql);
+    return st;
+}
+
+/* S->rids: each night's stored report; *ref the newest one's. Returns the nights that have it. */
+static size_t find_nights(tstate *S, int64_t *ref)
+{
+    size_t have = 0;
+    for (size_t k = 0; k < S->T->n_nights; k++)
+        if ((S->rids[k] = night_report(S->T, k))) {
+            have++;
+            *ref = S->rids[k];
+        }
+    return have;
+}
+
+/* kv: every night's rows with their key; its insert and its count of a key in a night. */
+static tb_status make_kv(tstate *S)
+{
+    trend *T = S->T;
+    size_t nc = T->t.n_cols;
+    char *m = kv_sql("DROP TABLE IF EXISTS kv; CREATE TABLE kv(k0 TEXT, k TEXT, night INTEGER, ord INTEGER", nc, 0,
+                     "); CREATE INDEX kv_n ON kv(night, k0); CREATE INDEX kv_k ON kv(k, night)");
+    if (!m)
+        return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+    tb_status st = history_run_sql(T->sdb, "history report scratch", m, T->err);
+    sqlite3_free(m);
+    if (!st)
+        st = prepare_scratch(T, kv_sql("INSERT INTO kv VALUES(?, ?, ?, ?", nc, 1, ")"), &S->ins);
+    if (!st)
+        st = prepare_scratch(T, sqlite3_mprintf("SELECT count(*) FROM kv WHERE night = ? AND k0 = ?"), &S->dup);
+    return st;
+}
+
+/* Every night's rows of the report into kv, in one transaction; the key decided. */
+static tb_status load_nights(tstate *S)
+{
+    trend *T = S->T;
+    tb_status st = history_run_sql(T->sdb, "history report scratch", "BEGIN", T->err);
+    for (size_t k = 0; k < T->n_nights && !st; k++)
+        if (S->rids[k])
+            st = load_night(T, k, S->rids[k], S->ins, S->dup);
     if (!st)
         st = history_run_sql(T->sdb, "history report scratch", "COMMIT", T->err);
     if (!st && !T->t.decided)
         st = rk_decide(&T->t, NULL, T->err);
-    if (st)
-        goto done;
-    /* the table's columns: key columns, Column, one per shown night, the newest night's baseline and verdict */
+    return st;
+}
+
+/* The table's columns: key columns, Column, one per shown night, the newest
+ * night's baseline and verdict; and the room a key's values take. */
+static tb_status trend_columns(tstate *S)
+{
+    trend *T = S->T;
+    size_t nc = T->t.n_cols, N = T->n_nights, shown = N - T->first_shown;
     size_t n_key = 0;
     for (size_t i = 0; i < nc; i++)
         n_key += T->t.cols[i].key;
-    size_t n_out = n_key + 1 + shown + 5;
-    cols = calloc(n_out, sizeof *cols);
-    heads = calloc(n_out, sizeof *heads);
-    cells = calloc(n_out, sizeof *cells);
-    vals = calloc((nc + 1) * N + 1, sizeof *vals);
-    counts = calloc(N + 1, sizeof *counts);
-    scratch = calloc(N + 1, sizeof *scratch);
-    used = calloc(N + 1, sizeof *used);
-    if (!cols || !heads || !cells || !vals || !counts || !scratch || !used) {
-        st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
+    S->n_out = n_key + 1 + shown + 5;
+    S->cols = calloc(S->n_out, sizeof *S->cols);
+    S->heads = calloc(S->n_out, sizeof *S->heads);
+    S->cells = calloc(S->n_out, sizeof *S->cells);
+    S->vals = calloc((nc + 1) * N + 1, sizeof *S->vals);
+    S->counts = calloc(N + 1, sizeof *S->counts);
+    S->scratch = calloc(N + 1, sizeof *S->scratch);
+    S->used = calloc(N + 1, sizeof *S->used);
+    if (!S->cols || !S->heads || !S->cells || !S->vals || !S->counts || !S->scratch || !S->used)
+        return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
     size_t c = 0;
     for (size_t i = 0; i < nc; i++)
         if (T->t.cols[i].key) {
-            heads[n_heads++] = sqlite3_mprintf("%s", T->t.cols[i].header);
-            cols[c++] = (tb_sink_column){.header = heads[n_heads - 1], .name = T->t.cols[i].name};
+            S->heads[S->n_heads++] = sqlite3_mprintf("%s", T->t.cols[i].header);
+            S->cols[c++] = (tb_sink_column){.header = S->heads[S->n_heads - 1], .name = T->t.cols[i].name};
         }
-    cols[c++] = (tb_sink_column){.header = "Column"};
+    S->cols[c++] = (tb_sink_column){.header = "Column"};
     for (size_t j = 0; j < shown; j++)
-        cols[c++] = (tb_sink_column){.header = T->nights[T->first_shown + j].label};
+        S->cols[c++] = (tb_sink_column){.header = T->nights[T->first_shown + j].label};
     static const char *const tail[] = {"Baseline Median", "Baseline MAD", "Ratio", "Verdict", "Baseline Nights"};
     for (size_t i = 0; i < 5; i++)
-        cols[c++] = (tb_sink_column){.header = tail[i]};
-    for (size_t i = 0; i < n_heads; i++)
-        if (!heads[i]) {
-            st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-    /* the trend sheet: Ratio red past the first rule's threshold in the worse direction, green in the better */
+        S->cols[c++] = (tb_sink_column){.header = tail[i]};
+    for (size_t i = 0; i < S->n_heads; i++)
+        if (!S->heads[i])
+            return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+    return TB_OK;
+}
+
+/* The trend table's outputs, begun; its sheet's Ratio red past the first
+ * rule's threshold in the worse direction, green in the better. */
+static tb_status open_trend(tstate *S)
+{
+    trend *T = S->T;
     xlsx_cond conds[2];
     size_t n_conds = 0;
     if (T->t.n_rules) {
@@ -710,253 +759,295 @@ static tb_status trend_report(trend *T, repctx *R)
         conds[n_conds++] = (xlsx_cond){.column = "Ratio", .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_LT,
                                        .value = 1 - r->rel, .good = !r->worse_lower};
     }
-    {
-        char *stem = sqlite3_mprintf("%s_trend", T->rep->id);
-        if (!stem) {
-            st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        st = out_open(&o, job, formats_of(job, T->rep), stem, R->book,
-                      &(xlsx_sheet_options){.name = T->rep->xlsx_sheet ? T->rep->xlsx_sheet : T->rep->title,
-                                            .conds = conds, .n_conds = n_conds},
-                      T->err);
-        sqlite3_free(stem);
+    char *stem = sqlite3_mprintf("%s_trend", T->rep->id);
+    if (!stem)
+        return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+    tb_status st = out_open(&S->o, T->job, formats_of(T->job, T->rep), stem, S->R->book,
+                            &(xlsx_sheet_options){.name = T->rep->xlsx_sheet ? T->rep->xlsx_sheet : T->rep->title,
+                                                  .conds = conds, .n_conds = n_conds},
+                            T->err);
+    sqlite3_free(stem);
+    return st ? st : out_begin(&S->o, S->cols, S->n_out, T->err);
+}
+
+/* The reads of kv: the keys (the newest night each appears in first, in
+ * that night's order) and one key's rows by night. */
+static tb_status prepare_reads(tstate *S)
+{
+    size_t nc = S->T->t.n_cols;
+    tb_status st = prepare_scratch(S->T,
+                                   kv_sql("SELECT k, night, ord", nc, 0,
+                                          " FROM kv a WHERE night = (SELECT max(night) FROM kv b WHERE b.k = a.k) "
+                                          "ORDER BY night DESC, ord"),
+                                   &S->keys);
+    if (!st)
+        st = prepare_scratch(S->T, kv_sql("SELECT night", nc, 0, " FROM kv WHERE k = ? ORDER BY night"), &S->ser);
+    return st;
+}
+
+/* S->vals and S->counts: key k's values per numeric column and night (NAN: none). */
+static void read_series(tstate *S, const char *k)
+{
+    trend *T = S->T;
+    size_t nc = T->t.n_cols, N = T->n_nights;
+    for (size_t i = 0; i < (nc + 1) * N; i++)
+        S->vals[i] = NAN;
+    for (size_t j = 0; j < N; j++)
+        S->counts[j] = NAN;
+    sqlite3_bind_text(S->ser, 1, k, -1, SQLITE_TRANSIENT);
+    while (sqlite3_step(S->ser) == SQLITE_ROW) {
+        size_t night = (size_t)sqlite3_column_int64(S->ser, 0);
+        for (size_t i = 0; i < nc; i++)
+            if (T->t.cols[i].numeric && sqlite3_column_type(S->ser, 1 + (int)i) != SQLITE_NULL)
+                S->vals[i * N + night] = sqlite3_column_double(S->ser, 1 + (int)i);
+        if (T->t.count_col >= 0)
+            S->counts[night] = S->vals[(size_t)T->t.count_col * N + night];
     }
-    if (st || (st = out_begin(&o, cols, n_out, T->err)))
-        goto done;
-    /* keys: the newest night each appears in first, in that night's order */
-    sqlite3_free(sql);
-    sql = sqlite3_mprintf("SELECT k, night, ord");
-    for (size_t i = 0; sql && i < nc; i++) {
-        char *m = sqlite3_mprintf("%s, c%lld", sql, (long long)i);
-        sqlite3_free(sql);
-        sql = m;
+    sqlite3_reset(S->ser);
+}
+
+/* A verdict that fired on night j (column i, header h, of key) into verd;
+ * the newest night's counted in the result. */
+static tb_status keep_verdict(tstate *S, size_t i, size_t j, const char *key, const char *h, const verdict *v)
+{
+    trend *T = S->T;
+    tb_status st = TB_OK;
+    char *labels = used_labels(T, v);
+    sqlite3_stmt *q = S->R->verd;
+    sqlite3_bind_int64(q, 1, (int64_t)j);
+    sqlite3_bind_text(q, 2, T->nights[j].label, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 3, T->rep->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 4, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(q, 5, h, -1, SQLITE_STATIC);
+    sqlite3_bind_double(q, 6, in_unit(T, i, v->value));
+    sqlite3_bind_double(q, 7, in_unit(T, i, v->median));
+    sqlite3_bind_double(q, 8, in_unit(T, i, v->mad));
+    sqlite3_bind_double(q, 9, in_unit(T, i, v->delta));
+    if (isnan(v->ratio))
+        sqlite3_bind_null(q, 10);
+    else
+        sqlite3_bind_double(q, 10, v->ratio);
+    sqlite3_bind_int(q, 11, v->dir);
+    sqlite3_bind_text(q, 12, labels ? labels : "", -1, SQLITE_TRANSIENT);
+    sqlite3_bind_double(q, 13, isnan(v->ratio) ? INFINITY : fabs(v->ratio - 1));
+    if (sqlite3_step(q) != SQLITE_DONE)
+        st = serr(T, "insert");
+    sqlite3_reset(q);
+    sqlite3_free(labels);
+    if (j == T->n_nights - 1) {
+        S->R->res->regressions += v->dir == 1;
+        S->R->res->improvements += v->dir == -1;
     }
-    {
-        char *m = sql ? sqlite3_mprintf("%s FROM kv a WHERE night = (SELECT max(night) FROM kv b WHERE b.k = a.k) "
-                                        "ORDER BY night DESC, ord", sql)
-                      : NULL;
-        sqlite3_free(sql);
-        sql = m;
+    S->R->res->flagged += v->dir == 1;
+    return st;
+}
+
+/* Key's column i as a chart candidate: its values over the shown nights. */
+static tb_status add_candidate(tstate *S, size_t i, const char *key, const char *h, const double *vi)
+{
+    trend *T = S->T;
+    size_t N = T->n_nights, shown = N - T->first_shown;
+    if (S->n_sv == S->cap_sv) {
+        S->cap_sv = S->cap_sv ? S->cap_sv * 2 : 16;
+        series *m = realloc(S->sv, S->cap_sv * sizeof *S->sv);
+        if (!m)
+            return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+        S->sv = m;
     }
-    if (!sql || sqlite3_prepare_v2(T->sdb, sql, -1, &keys, NULL) != SQLITE_OK) {
-        st = sql ? serr(T, "prepare") : tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
+    series *s = &S->sv[S->n_sv];
+    s->name = sqlite3_mprintf("%s", *key ? key : h);
+    s->v = malloc((shown + 1) * sizeof *s->v);
+    if (!s->name || !s->v) {
+        sqlite3_free(s->name);
+        free(s->v);
+        return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
     }
-    sqlite3_free(sql);
-    sql = sqlite3_mprintf("SELECT night");
-    for (size_t i = 0; sql && i < nc; i++) {
-        char *m = sqlite3_mprintf("%s, c%lld", sql, (long long)i);
-        sqlite3_free(sql);
-        sql = m;
+    for (size_t j = 0; j < shown; j++)
+        s->v[j] = in_unit(T, i, vi[T->first_shown + j]);
+    s->latest = vi[N - 1];
+    S->n_sv++;
+    return TB_OK;
+}
+
+/* The trend row of the current key's numeric column i: its values, every
+ * shown night judged (the newest's verdict in the row), and its chart candidate. */
+static tb_status column_row(tstate *S, size_t i, const char *key)
+{
+    trend *T = S->T;
+    size_t nc = T->t.n_cols, N = T->n_nights;
+    const double *vi = S->vals + i * N;
+    size_t o2 = 0;
+    tb_status st = TB_OK;
+    for (size_t j = 0; j < nc; j++)
+        if (T->t.cols[j].key)
+            S->cells[o2++] = cell_from_column(S->keys, 3 + (int)j);
+    char *h = unit_header(T, i);
+    if (!h)
+        return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+    S->cells[o2++] = (tb_cell){.kind = TB_CELL_TEXT, .s = h, .n = strlen(h)};
+    for (size_t j = T->first_shown; j < N; j++)
+        S->cells[o2++] = val_cell(T, i, vi[j]);
+    const tb_spec_rule *r = T->t.cols[i].rule ? &T->t.rules[T->t.cols[i].rule - 1] : NULL;
+    verdict v = {.used = S->used, .dir = 3};
+    for (size_t j = T->first_shown; r && j < N && !st; j++) {
+        judge_night(r, T->t.cols[i].type, T->job->unit, vi, T->t.count_col >= 0 ? S->counts : NULL, j, S->scratch,
+                    &v);
+        if (v.dir == 1 || v.dir == -1)
+            st = keep_verdict(S, i, j, key, h, &v);
     }
-    {
-        char *m = sql ? sqlite3_mprintf("%s FROM kv WHERE k = ? ORDER BY night", sql) : NULL;
-        sqlite3_free(sql);
-        sql = m;
-    }
-    if (!sql || sqlite3_prepare_v2(T->sdb, sql, -1, &ser, NULL) != SQLITE_OK) {
-        st = sql ? serr(T, "prepare") : tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    int cc = chart_column(T);
-    uint64_t rows = 0;
-    verdict v = {.used = used};
-    while (!st && sqlite3_step(keys) == SQLITE_ROW) {
-        n_keys++;
-        const char *k = (const char *)sqlite3_column_text(keys, 0);
-        for (size_t i = 0; i < (nc + 1) * N; i++)
-            vals[i] = NAN;
-        for (size_t j = 0; j < N; j++)
-            counts[j] = NAN;
-        sqlite3_bind_text(ser, 1, k, -1, SQLITE_TRANSIENT);
-        while (sqlite3_step(ser) == SQLITE_ROW) {
-            size_t night = (size_t)sqlite3_column_int64(ser, 0);
-            for (size_t i = 0; i < nc; i++)
-                if (T->t.cols[i].numeric && sqlite3_column_type(ser, 1 + (int)i) != SQLITE_NULL)
-                    vals[i * N + night] = sqlite3_column_double(ser, 1 + (int)i);
-            if (T->t.count_col >= 0)
-                counts[night] = vals[(size_t)T->t.count_col * N + night];
-        }
-        sqlite3_reset(ser);
-        char *key = shown_key(T, keys, 3);
-        if (!key) {
-            st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-            break;
-        }
-        for (size_t i = 0; i < nc && !st; i++) {
-            if (!T->t.cols[i].numeric)
-                continue;
-            const double *vi = vals + i * N;
-            size_t o2 = 0;
-            for (size_t j = 0; j < nc; j++)
-                if (T->t.cols[j].key)
-                    cells[o2++] = cell_from_column(keys, 3 + (int)j);
-            char *h = unit_header(T, i);
-            if (!h) {
-                st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            cells[o2++] = (tb_cell){.kind = TB_CELL_TEXT, .s = h, .n = strlen(h)};
-            for (size_t j = T->first_shown; j < N; j++)
-                cells[o2++] = val_cell(T, i, vi[j]);
-            const tb_spec_rule *r = T->t.cols[i].rule ? &T->t.rules[T->t.cols[i].rule - 1] : NULL;
-            /* every shown night judged; the newest's verdict goes into the table */
-            for (size_t j = T->first_shown; r && j < N && !st; j++) {
-                judge_night(r, T->t.cols[i].type, job->unit, vi, T->t.count_col >= 0 ? counts : NULL, j, scratch, &v);
-                if (v.dir == 1 || v.dir == -1) {
-                    char *labels = used_labels(T, &v);
-                    sqlite3_stmt *q = R->verd;
-                    sqlite3_bind_int64(q, 1, (int64_t)j);
-                    sqlite3_bind_text(q, 2, T->nights[j].label, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(q, 3, T->rep->id, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(q, 4, key, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(q, 5, h, -1, SQLITE_STATIC);
-                    sqlite3_bind_double(q, 6, in_unit(T, i, v.value));
-                    sqlite3_bind_double(q, 7, in_unit(T, i, v.median));
-                    sqlite3_bind_double(q, 8, in_unit(T, i, v.mad));
-                    sqlite3_bind_double(q, 9, in_unit(T, i, v.delta));
-                    if (isnan(v.ratio))
-                        sqlite3_bind_null(q, 10);
-                    else
-                        sqlite3_bind_double(q, 10, v.ratio);
-                    sqlite3_bind_int(q, 11, v.dir);
-                    sqlite3_bind_text(q, 12, labels ? labels : "", -1, SQLITE_TRANSIENT);
-                    sqlite3_bind_double(q, 13, isnan(v.ratio) ? INFINITY : fabs(v.ratio - 1));
-                    if (sqlite3_step(q) != SQLITE_DONE)
-                        st = serr(T, "insert");
-                    sqlite3_reset(q);
-                    sqlite3_free(labels);
-                    if (j == N - 1) {
-                        R->res->regressions += v.dir == 1;
-                        R->res->improvements += v.dir == -1;
-                    }
-                    R->res->flagged += v.dir == 1;
-                }
-            }
-            if (!r)
-                v.dir = 3;
-            int has = r && v.dir != 3 && v.dir != 2;
-            cells[o2++] = has ? val_cell(T, i, v.median) : (tb_cell){.kind = TB_CELL_NULL};
-            cells[o2++] = has ? val_cell(T, i, v.mad) : (tb_cell){.kind = TB_CELL_NULL};
-            cells[o2++] = has ? num_cell(v.ratio) : (tb_cell){.kind = TB_CELL_NULL};
-            const char *vn = r ? verdict_name(v.dir) : "";
-            cells[o2++] = (tb_cell){.kind = TB_CELL_TEXT, .s = vn, .n = strlen(vn)};
-            cells[o2++] = r && v.dir != 3 ? (tb_cell){.kind = TB_CELL_INT, .i = (int64_t)v.n_used}
-                                          : (tb_cell){.kind = TB_CELL_NULL};
-            if (!st)
-                st = out_row(&o, cells, T->err);
-            rows++;
-            /* chart candidates: the chart column of every key */
-            if (!st && (int)i == cc) {
-                if (n_sv == cap_sv) {
-                    cap_sv = cap_sv ? cap_sv * 2 : 16;
-                    series *m = realloc(sv, cap_sv * sizeof *sv);
-                    if (!m) {
-                        st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-                        sqlite3_free(h);
-                        break;
-                    }
-                    sv = m;
-                }
-                series *s = &sv[n_sv];
-                s->name = sqlite3_mprintf("%s", *key ? key : h);
-                s->v = malloc((shown + 1) * sizeof *s->v);
-                if (!s->name || !s->v) {
-                    sqlite3_free(s->name);
-                    free(s->v);
-                    st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-                } else {
-                    for (size_t j = 0; j < shown; j++)
-                        s->v[j] = in_unit(T, i, vi[T->first_shown + j]);
-                    s->latest = vi[N - 1];
-                    n_sv++;
-                }
-            }
-            sqlite3_free(h);
-        }
+    int has = r && v.dir != 3 && v.dir != 2;
+    S->cells[o2++] = has ? val_cell(T, i, v.median) : (tb_cell){.kind = TB_CELL_NULL};
+    S->cells[o2++] = has ? val_cell(T, i, v.mad) : (tb_cell){.kind = TB_CELL_NULL};
+    S->cells[o2++] = has ? num_cell(v.ratio) : (tb_cell){.kind = TB_CELL_NULL};
+    const char *vn = r ? verdict_name(v.dir) : "";
+    S->cells[o2++] = (tb_cell){.kind = TB_CELL_TEXT, .s = vn, .n = strlen(vn)};
+    S->cells[o2++] = r && v.dir != 3 ? (tb_cell){.kind = TB_CELL_INT, .i = (int64_t)v.n_used}
+                                     : (tb_cell){.kind = TB_CELL_NULL};
+    if (!st)
+        st = out_row(&S->o, S->cells, T->err);
+    S->rows++;
+    /* chart candidates: the chart column of every key */
+    if (!st && (int)i == S->cc)
+        st = add_candidate(S, i, key, h, vi);
+    sqlite3_free(h);
+    return st;
+}
+
+/* The trend table: per key, a row per numeric column; then its outputs finished. */
+static tb_status write_keys(tstate *S)
+{
+    trend *T = S->T;
+    tb_status st = TB_OK;
+    S->cc = chart_column(T);
+    while (!st && sqlite3_step(S->keys) == SQLITE_ROW) {
+        S->n_keys++;
+        read_series(S, (const char *)sqlite3_column_text(S->keys, 0));
+        char *key = shown_key(T, S->keys, 3);
+        if (!key)
+            return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < T->t.n_cols && !st; i++)
+            if (T->t.cols[i].numeric)
+                st = column_row(S, i, key);
         sqlite3_free(key);
     }
-    if (!st)
-        st = out_finish(&o, job, files, sheets, T->err);
-    if (st)
-        goto done;
-    /* a report of one row per night charts its time columns; others their top keys */
-    const char *what = cc >= 0 ? T->t.cols[cc].name : "";
+    return st ? st : out_finish(&S->o, T->job, S->files, S->sheets, T->err);
+}
+
+/* A report of one row per night charts its time columns, not its one key:
+ * the candidates replaced by those columns. */
+static tb_status time_series(tstate *S, size_t n_time)
+{
+    trend *T = S->T;
+    size_t N = T->n_nights, shown = N - T->first_shown;
+    for (size_t i = 0; i < S->n_sv; i++) {
+        sqlite3_free(S->sv[i].name);
+        free(S->sv[i].v);
+    }
+    S->n_sv = 0;
+    if (S->cap_sv < n_time) {
+        series *m = realloc(S->sv, n_time * sizeof *S->sv);
+        if (!m)
+            return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+        S->sv = m;
+        S->cap_sv = n_time;
+    }
+    for (size_t i = 0; i < T->t.n_cols; i++) {
+        if (!T->t.cols[i].numeric || (int)i == T->t.count_col || T->t.cols[i].type != TB_COL_DUR_NS)
+            continue;
+        series *s = &S->sv[S->n_sv];
+        s->name = unit_header(T, i);
+        s->v = malloc((shown + 1) * sizeof *s->v);
+        if (!s->name || !s->v) {
+            sqlite3_free(s->name);
+            free(s->v);
+            return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+        }
+        for (size_t j = 0; j < shown; j++)
+            s->v[j] = in_unit(T, i, S->vals[i * N + T->first_shown + j]);
+        S->n_sv++;
+    }
+    return TB_OK;
+}
+
+/* The chart (a report of one row per night: its time columns; others their
+ * top keys), then the report's entry: its key, keys and rows. */
+static tb_status chart_and_entry(tstate *S)
+{
+    trend *T = S->T;
+    size_t nc = T->t.n_cols;
+    const char *what = S->cc >= 0 ? T->t.cols[S->cc].name : "";
     size_t n_time = 0;
     for (size_t i = 0; i < nc; i++)
         n_time += T->t.cols[i].numeric && (int)i != T->t.count_col && T->t.cols[i].type == TB_COL_DUR_NS;
-    if (n_keys == 1 && n_time > 1) {
-        for (size_t i = 0; i < n_sv; i++) {
-            sqlite3_free(sv[i].name);
-            free(sv[i].v);
-        }
-        n_sv = 0;
-        if (cap_sv < n_time) {
-            series *m = realloc(sv, n_time * sizeof *sv);
-            if (!m) {
-                st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-                goto done;
-            }
-            sv = m;
-            cap_sv = n_time;
-        }
-        for (size_t i = 0; i < nc; i++) {
-            if (!T->t.cols[i].numeric || (int)i == T->t.count_col || T->t.cols[i].type != TB_COL_DUR_NS)
-                continue;
-            series *s = &sv[n_sv];
-            s->name = unit_header(T, i);
-            s->v = malloc((shown + 1) * sizeof *s->v);
-            if (!s->name || !s->v) {
-                sqlite3_free(s->name);
-                free(s->v);
-                st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-                goto done;
-            }
-            for (size_t j = 0; j < shown; j++)
-                s->v[j] = in_unit(T, i, vals[i * N + T->first_shown + j]);
-            n_sv++;
-        }
+    tb_status st;
+    if (S->n_keys == 1 && n_time > 1) {
+        if ((st = time_series(S, n_time)))
+            return st;
         what = "the time columns of its one row";
     } else {
-        qsort(sv, n_sv, sizeof *sv, cmp_series);
+        qsort(S->sv, S->n_sv, sizeof *S->sv, cmp_series);
     }
-    st = write_chart(T, R, sv, n_sv, what, files, sheets);
+    st = write_chart(T, S->R, S->sv, S->n_sv, what, S->files, S->sheets);
     json_t *key = json_array();
     for (size_t i = 0; i < nc; i++)
         if (T->t.cols[i].key)
             json_array_append_new(key, json_string(T->t.cols[i].header));
-    json_object_set_new(R->entry, "key", key);
-    json_object_set_new(R->entry, "keys", json_integer((json_int_t)n_keys));
-    json_object_set_new(R->entry, "rows", json_integer((json_int_t)rows));
-    R->res->reports++;
-done:
-    json_object_set_new(R->entry, "files", files);
-    if (json_array_size(sheets))
-        json_object_set_new(R->entry, "sheets", sheets);
+    json_object_set_new(S->R->entry, "key", key);
+    json_object_set_new(S->R->entry, "keys", json_integer((json_int_t)S->n_keys));
+    json_object_set_new(S->R->entry, "rows", json_integer((json_int_t)S->rows));
+    S->R->res->reports++;
+    return st;
+}
+
+/* Frees what the state holds; the files and sheets go to the report's entry. */
+static void tstate_finish(tstate *S)
+{
+    json_object_set_new(S->R->entry, "files", S->files);
+    if (json_array_size(S->sheets))
+        json_object_set_new(S->R->entry, "sheets", S->sheets);
     else
-        json_decref(sheets);
-    out_free(&o);
-    for (size_t i = 0; i < n_sv; i++) {
-        sqlite3_free(sv[i].name);
-        free(sv[i].v);
+        json_decref(S->sheets);
+    out_free(&S->o);
+    for (size_t i = 0; i < S->n_sv; i++) {
+        sqlite3_free(S->sv[i].name);
+        free(S->sv[i].v);
     }
-    free(sv);
-    sqlite3_finalize(ins);
-    sqlite3_finalize(dup);
-    sqlite3_finalize(keys);
-    sqlite3_finalize(ser);
-    sqlite3_free(sql);
-    for (size_t i = 0; i < n_heads; i++)
-        sqlite3_free(heads[i]);
-    free(heads);
-    free(cols);
-    free(cells);
-    free(vals);
-    free(counts);
-    free(scratch);
-    free(used);
-    free(rids);
+    free(S->sv);
+    sqlite3_finalize(S->ins);
+    sqlite3_finalize(S->dup);
+    sqlite3_finalize(S->keys);
+    sqlite3_finalize(S->ser);
+    for (size_t i = 0; i < S->n_heads; i++)
+        sqlite3_free(S->heads[i]);
+    free(S->heads);
+    free(S->cols);
+    free(S->cells);
+    free(S->vals);
+    free(S->counts);
+    free(S->scratch);
+    free(S->used);
+    free(S->rids);
+}
+
+/* The trend of one report: keyed rows of every night, then the table, verdicts and chart. */
+static tb_status trend_report(trend *T, repctx *R)
+{
+    tstate S = {.T = T, .R = R, .cc = -1, .files = json_array(), .sheets = json_array()};
+    tb_status st = TB_OK;
+    int64_t ref = 0;
+    if (!(S.rids = calloc(T->n_nights + 1, sizeof *S.rids))) {
+        st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+    } else {
+        size_t have = find_nights(&S, &ref);
+        json_object_set_new(R->entry, "nights_with_rows", json_integer((json_int_t)have));
+        if (!have)
+            json_object_set_new(R->entry, "skipped", json_string("no night of the history holds rows of it"));
+        else if (!(st = ref_columns(T, ref)) && !(st = make_kv(&S)) && !(st = load_nights(&S)) &&
+                 !(st = trend_columns(&S)) && !(st = open_trend(&S)) && !(st = prepare_reads(&S)) &&
+                 !(st = write_keys(&S)))
+            st = chart_and_entry(&S);
+    }
+    tstate_finish(&S);
     return st;
 }
 
