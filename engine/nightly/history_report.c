@@ -1114,187 +1114,159 @@ static tb_status write_verdicts(sqlite3 *sdb, const tb_history_report_job *job, 
     return st;
 }
 
-tb_status tb_history_report(const tb_history_report_job *job, tb_history_result *res, tb_error *err)
+/* The nights of the history, oldest first, into *out (new: each label and the array freed by the caller). */
+static tb_status read_nights(sqlite3 *hdb, const char *history, night_t **out, size_t *n_out, tb_error *err)
 {
-    memset(res, 0, sizeof *res);
-    sqlite3 *hdb = NULL, *sdb = NULL;
-    night_t *nights = NULL;
-    size_t n_nights = 0;
-    xlsx_book *book = NULL;
-    char *book_path = NULL;
-    json_t *reports = json_array(), *meta = NULL, *verdicts = NULL, *vfiles = json_array();
-    file_ids ids = {0};
-    int dir_fd = -1;
     sqlite3_stmt *q = NULL;
-    const tb_spec **specs = NULL;
-    tb_spec *summaries = NULL;
-    const tb_spec *given = job->spec;
-    tb_history_report_job expanded;
-    tb_status st = history_open(job->history, &hdb, err);
-    if (st)
-        goto done;
-    /* an msprof reports file means msprof's summaries, as report runs them */
-    if ((st = msprof_reports_expand(&given, 1, &specs, &summaries, job->note, job->ctx, err)))
-        goto done;
-    if (summaries) {
-        expanded = *job;
-        expanded.spec = summaries;
-        job = &expanded;
-    }
-    if (sqlite3_prepare_v2(hdb, "SELECT id, label FROM night " NIGHT_ORDER, -1, &q, NULL) != SQLITE_OK) {
-        st = history_dberr(hdb, job->history, err);
-        goto done;
-    }
+    tb_status st = TB_OK;
+    if (sqlite3_prepare_v2(hdb, "SELECT id, label FROM night " NIGHT_ORDER, -1, &q, NULL) != SQLITE_OK)
+        return history_dberr(hdb, history, err);
     size_t cap = 0;
     while (sqlite3_step(q) == SQLITE_ROW) {
-        if (n_nights == cap) {
+        if (*n_out == cap) {
             cap = cap ? cap * 2 : 32;
-            night_t *m = realloc(nights, cap * sizeof *nights);
+            night_t *m = realloc(*out, cap * sizeof **out);
             if (!m) {
                 st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
                 break;
             }
-            nights = m;
+            *out = m;
         }
-        nights[n_nights].id = sqlite3_column_int64(q, 0);
-        if (!(nights[n_nights].label = strdup((const char *)sqlite3_column_text(q, 1)))) {
+        (*out)[*n_out].id = sqlite3_column_int64(q, 0);
+        if (!((*out)[*n_out].label = strdup((const char *)sqlite3_column_text(q, 1)))) {
             st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
             break;
         }
-        n_nights++;
+        (*n_out)++;
     }
     sqlite3_finalize(q);
-    q = NULL;
-    if (st)
-        goto done;
-    if (!n_nights) {
-        st = tb_error_at(err, TB_ERR_NOTFOUND, job->history, 0, 0, -1, "the history holds no night (history add)");
-        goto done;
-    }
-    size_t first = job->last > 0 && (uint64_t)job->last < n_nights ? n_nights - (size_t)job->last : 0;
-    res->nights = n_nights - first;
-    snprintf(res->latest, sizeof res->latest, "%s", nights[n_nights - 1].label);
-    /* the output folder: created, locked, and none of its files one the run reads */
-    struct stat sb;
-    if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
-        st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
-                         strerror(errno));
-        goto done;
-    }
-    if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
-        goto done;
-    }
-    dir_fd = out_dir_lock(job->out_dir, job->note, job->ctx);
-    int wants_book = (formats_of(job, NULL) & TB_OUT_XLSX) != 0;
-    if (file_ids_walk(&ids, job->history, 0) || (st = file_ids_spec(&ids, given, err))) {
-        st = st ? st : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    st = file_ids_check_out(&ids, job->out_dir, "tracebook_run", "json", err);
+    if (!st && !*n_out)
+        st = tb_error_at(err, TB_ERR_NOTFOUND, history, 0, 0, -1, "the history holds no night (history add)");
+    return st;
+}
+
+/* None of the files the run writes may be one it reads (the history, the spec and its SQL). */
+static tb_status check_outputs(const tb_history_report_job *job, const tb_spec *given, file_ids *ids, tb_error *err)
+{
+    tb_status st = TB_OK;
+    if (file_ids_walk(ids, job->history, 0) || (st = file_ids_spec(ids, given, err)))
+        return st ? st : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    st = file_ids_check_out(ids, job->out_dir, "tracebook_run", "json", err);
     if (!st)
-        st = file_ids_check_out(&ids, job->out_dir, "history_verdicts", "csv", err);
+        st = file_ids_check_out(ids, job->out_dir, "history_verdicts", "csv", err);
     if (!st)
-        st = file_ids_check_out(&ids, job->out_dir, "history_verdicts", "json", err);
-    if (!st && wants_book)
-        st = file_ids_check_out(&ids, job->out_dir, "trend", "xlsx", err);
+        st = file_ids_check_out(ids, job->out_dir, "history_verdicts", "json", err);
+    if (!st && (formats_of(job, NULL) & TB_OUT_XLSX))
+        st = file_ids_check_out(ids, job->out_dir, "trend", "xlsx", err);
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         static const char *const stems[] = {"%s_trend", "%s_trend_chart"};
         for (int k = 0; k < 2 && !st; k++) {
             char *stem = sqlite3_mprintf(stems[k], job->spec->reports[i].id);
-            if (!stem) {
-                st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            st = file_ids_check_out(&ids, job->out_dir, stem, "csv", err);
+            if (!stem)
+                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            st = file_ids_check_out(ids, job->out_dir, stem, "csv", err);
             if (!st)
-                st = file_ids_check_out(&ids, job->out_dir, stem, "json", err);
+                st = file_ids_check_out(ids, job->out_dir, stem, "json", err);
             sqlite3_free(stem);
         }
     }
-    if (st)
-        goto done;
-    if (db_open("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &sdb) != SQLITE_OK) {
-        st = tb_error_set(err, TB_ERR_DB, "history report: cannot open a scratch database");
-        goto done;
-    }
-    if ((st = history_run_sql(sdb, "history report scratch",
-                      "CREATE TABLE verd(night, label, report, key, col, value, median, mad, delta, ratio, dir, nights, "
-                      "score)",
-                      err)))
-        goto done;
-    if (sqlite3_prepare_v2(sdb, "INSERT INTO verd VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &q, NULL) !=
-        SQLITE_OK) {
-        st = tb_error_set(err, TB_ERR_DB, "history report: %s", sqlite3_errmsg(sdb));
-        goto done;
-    }
-    if (wants_book) {
-        book_path = sqlite3_mprintf("%s/trend.xlsx", job->out_dir);
-        char shown[64];
-        snprintf(shown, sizeof shown, "%zu of %zu", n_nights - first, n_nights);
-        xlsx_pair about[] = {{"History", job->history}, {"Spec", given->path}, {"Nights", shown},
-                             {"First night", nights[first].label}, {"Last night", nights[n_nights - 1].label},
-                             {"Time unit", tb_unit_name(job->unit)}};
-        if (!book_path) {
-            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        if ((st = xlsx_create(book_path, &(xlsx_options){.about = about, .n_about = 6, .created = (int64_t)time(NULL)},
-                              &book, err)) ||
-            (st = xlsx_sheet_reserve(book, "history:summary", "Summary", err)))
-            goto done;
-    }
+    return st;
+}
+
+/* The output folder: created when missing, and a folder; *dir_fd its lock. */
+static tb_status open_out_dir(const tb_history_report_job *job, int *dir_fd, tb_error *err)
+{
+    struct stat sb;
+    if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST)
+        return tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
+                           strerror(errno));
+    if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
+    *dir_fd = out_dir_lock(job->out_dir, job->note, job->ctx);
+    return TB_OK;
+}
+
+/* The scratch DB of the verdicts (table verd) and its insert. */
+static tb_status open_scratch(sqlite3 **sdb, sqlite3_stmt **ins, tb_error *err)
+{
+    if (db_open("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, sdb) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "history report: cannot open a scratch database");
+    tb_status st = history_run_sql(*sdb, "history report scratch",
+                                   "CREATE TABLE verd(night, label, report, key, col, value, median, mad, delta, "
+                                   "ratio, dir, nights, score)",
+                                   err);
+    if (!st && sqlite3_prepare_v2(*sdb, "INSERT INTO verd VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, ins,
+                                  NULL) != SQLITE_OK)
+        st = tb_error_set(err, TB_ERR_DB, "history report: %s", sqlite3_errmsg(*sdb));
+    return st;
+}
+
+/* The workbook trend.xlsx, its about page and its Summary sheet reserved first. */
+static tb_status open_book(const tb_history_report_job *job, const tb_spec *given, const night_t *nights,
+                           size_t n_nights, size_t first, xlsx_book **book, char **book_path, tb_error *err)
+{
+    *book_path = sqlite3_mprintf("%s/trend.xlsx", job->out_dir);
+    char shown[64];
+    snprintf(shown, sizeof shown, "%zu of %zu", n_nights - first, n_nights);
+    xlsx_pair about[] = {{"History", job->history}, {"Spec", given->path}, {"Nights", shown},
+                         {"First night", nights[first].label}, {"Last night", nights[n_nights - 1].label},
+                         {"Time unit", tb_unit_name(job->unit)}};
+    if (!*book_path)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    tb_status st = xlsx_create(*book_path,
+                               &(xlsx_options){.about = about, .n_about = 6, .created = (int64_t)time(NULL)}, book,
+                               err);
+    return st ? st : xlsx_sheet_reserve(*book, "history:summary", "Summary", err);
+}
+
+/* What the whole run needs: the history, the nights, the scratch DB and the workbook. */
+typedef struct hrun {
+    const tb_history_report_job *job;
+    const tb_spec *given;    /* the spec as given (an msprof reports file before its expansion) */
+    sqlite3 *hdb, *sdb;
+    night_t *nights;
+    size_t n_nights, first;  /* nights[first..] are shown */
+    xlsx_book *book;
+    char *book_path;
+    json_t *reports, *verdicts, *vfiles;
+    tb_history_result *res;
+} hrun;
+
+/* Every report's trend (its entry into H->reports; *verd, the insert of
+ * their verdicts, finalized after), then the verdicts and the workbook. */
+static tb_status write_trends(hrun *H, sqlite3_stmt **verd, tb_error *err)
+{
+    const tb_history_report_job *job = H->job;
+    tb_status st = TB_OK;
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         const tb_spec_report *rep = &job->spec->reports[i];
-        trend T = {.hdb = hdb, .sdb = sdb, .job = job, .rep = rep, .nights = nights, .n_nights = n_nights,
-                   .first_shown = first, .t = {.rep = rep, .count_col = -1}, .err = err};
+        trend T = {.hdb = H->hdb, .sdb = H->sdb, .job = job, .rep = rep, .nights = H->nights,
+                   .n_nights = H->n_nights, .first_shown = H->first, .t = {.rep = rep, .count_col = -1}, .err = err};
         json_t *entry = json_object();
         json_object_set_new(entry, "id", json_string(rep->id));
-        repctx R = {.book = book, .verd = q, .entry = entry, .res = res};
+        repctx R = {.book = H->book, .verd = *verd, .entry = entry, .res = H->res};
         st = trend_report(&T, &R);
-        json_array_append_new(reports, entry);
+        json_array_append_new(H->reports, entry);
         rk_free(&T.t);
     }
-    sqlite3_finalize(q);
-    q = NULL;
+    sqlite3_finalize(*verd);
+    *verd = NULL;
     if (!st)
-        st = write_verdicts(sdb, job, book, vfiles, (int64_t)n_nights - 1, &verdicts, err);
-    if (!st && book) {
-        if ((st = xlsx_commit(book, err)))
-            goto done;
+        st = write_verdicts(H->sdb, job, H->book, H->vfiles, (int64_t)H->n_nights - 1, &H->verdicts, err);
+    if (!st && H->book) {
+        if ((st = xlsx_commit(H->book, err)))
+            return st;
         if (job->written)
-            job->written(job->ctx, book_path);
+            job->written(job->ctx, H->book_path);
     }
-    if (st)
-        goto done;
-    meta = manifest_new();
-    json_object_set_new(meta, "command", json_string("history report"));
-    json_object_set_new(meta, "history", json_string(job->history));
-    json_object_set_new(meta, "spec", json_string(given->path));
-    json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
-    json_t *nl = json_array();
-    for (size_t i = first; i < n_nights; i++)
-        json_array_append_new(nl, json_string(nights[i].label));
-    json_object_set_new(meta, "nights", nl);
-    json_object_set_new(meta, "latest", json_string(res->latest));
-    if (book)
-        json_object_set_new(meta, "workbook", json_string("trend.xlsx"));
-    /* every file of the run under a "files" key, as tracebook's scanner looks for them */
-    json_t *outs = json_deep_copy(vfiles);
-    if (book)
-        json_array_append_new(outs, json_string("trend.xlsx"));
-    json_object_set_new(meta, "outputs", json_pack("{s:o}", "files", outs));
-    json_object_set_new(meta, "reports", json_incref(reports));
-    json_t *regs = json_array(), *imps = json_array();
-    size_t k;
-    json_t *v;
-    json_array_foreach(verdicts, k, v)
-        json_array_append(strcmp(json_string_value(json_object_get(v, "verdict")), "regression") ? imps : regs, v);
-    json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
-    json_object_set_new(meta, "regressions", regs);
-    json_object_set_new(meta, "improvements", imps);
-    /* every night's count; the verdicts themselves are in history_verdicts.csv */
+    return st;
+}
+
+/* Every night's count of regressions and improvements; the verdicts themselves are in history_verdicts.csv. */
+static json_t *verdict_counts(sqlite3 *sdb)
+{
     json_t *counts = json_array();
+    sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(sdb, "SELECT label, sum(dir = 1), sum(dir = -1) FROM verd GROUP BY night ORDER BY night",
                            -1, &q, NULL) == SQLITE_OK)
         while (sqlite3_step(q) == SQLITE_ROW)
@@ -1302,25 +1274,96 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
                                                     "regressions", (json_int_t)sqlite3_column_int64(q, 1),
                                                     "improvements", (json_int_t)sqlite3_column_int64(q, 2)));
     sqlite3_finalize(q);
-    q = NULL;
-    json_object_set_new(meta, "verdict_counts", counts);
+    return counts;
+}
+
+/* tracebook_run.json: the run, its nights, files and reports, and the newest night's verdicts. */
+static tb_status write_manifest(const hrun *H, tb_error *err)
+{
+    const tb_history_report_job *job = H->job;
+    json_t *meta = manifest_new();
+    json_object_set_new(meta, "command", json_string("history report"));
+    json_object_set_new(meta, "history", json_string(job->history));
+    json_object_set_new(meta, "spec", json_string(H->given->path));
+    json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
+    json_t *nl = json_array();
+    for (size_t i = H->first; i < H->n_nights; i++)
+        json_array_append_new(nl, json_string(H->nights[i].label));
+    json_object_set_new(meta, "nights", nl);
+    json_object_set_new(meta, "latest", json_string(H->res->latest));
+    if (H->book)
+        json_object_set_new(meta, "workbook", json_string("trend.xlsx"));
+    /* every file of the run under a "files" key, as tracebook's scanner looks for them */
+    json_t *outs = json_deep_copy(H->vfiles);
+    if (H->book)
+        json_array_append_new(outs, json_string("trend.xlsx"));
+    json_object_set_new(meta, "outputs", json_pack("{s:o}", "files", outs));
+    json_object_set_new(meta, "reports", json_incref(H->reports));
+    json_t *regs = json_array(), *imps = json_array();
+    size_t k;
+    json_t *v;
+    json_array_foreach(H->verdicts, k, v)
+        json_array_append(strcmp(json_string_value(json_object_get(v, "verdict")), "regression") ? imps : regs, v);
+    json_object_set_new(meta, "regression_count", json_integer((json_int_t)H->res->regressions));
+    json_object_set_new(meta, "regressions", regs);
+    json_object_set_new(meta, "improvements", imps);
+    json_object_set_new(meta, "verdict_counts", verdict_counts(H->sdb));
     char meta_path[4200];
-    st = manifest_write(job->out_dir, meta, NULL, meta_path, sizeof meta_path, err);
+    tb_status st = manifest_write(job->out_dir, meta, NULL, meta_path, sizeof meta_path, err);
     if (!st && job->written)
         job->written(job->ctx, meta_path);
-done:
-    sqlite3_finalize(q);
-    xlsx_destroy(book);
-    sqlite3_free(book_path);
     json_decref(meta);
-    json_decref(reports);
-    json_decref(verdicts);
-    json_decref(vfiles);
-    for (size_t i = 0; i < n_nights; i++)
-        free(nights[i].label);
-    free(nights);
-    sqlite3_close(sdb);
-    sqlite3_close(hdb);
+    return st;
+}
+
+tb_status tb_history_report(const tb_history_report_job *job, tb_history_result *res, tb_error *err)
+{
+    memset(res, 0, sizeof *res);
+    hrun H = {.job = job, .given = job->spec, .reports = json_array(), .vfiles = json_array(), .res = res};
+    file_ids ids = {0};
+    int dir_fd = -1;
+    sqlite3_stmt *verd = NULL;
+    const tb_spec **specs = NULL;
+    tb_spec *summaries = NULL;
+    tb_history_report_job expanded;
+    tb_status st = history_open(job->history, &H.hdb, err);
+    if (st)
+        goto done;
+    /* an msprof reports file means msprof's summaries, as report runs them */
+    if ((st = msprof_reports_expand(&H.given, 1, &specs, &summaries, job->note, job->ctx, err)))
+        goto done;
+    if (summaries) {
+        expanded = *job;
+        expanded.spec = summaries;
+        H.job = job = &expanded;
+    }
+    if ((st = read_nights(H.hdb, job->history, &H.nights, &H.n_nights, err)))
+        goto done;
+    H.first = job->last > 0 && (uint64_t)job->last < H.n_nights ? H.n_nights - (size_t)job->last : 0;
+    res->nights = H.n_nights - H.first;
+    snprintf(res->latest, sizeof res->latest, "%s", H.nights[H.n_nights - 1].label);
+    /* the output folder: created, locked, and none of its files one the run reads */
+    if ((st = open_out_dir(job, &dir_fd, err)) || (st = check_outputs(job, H.given, &ids, err)) ||
+        (st = open_scratch(&H.sdb, &verd, err)))
+        goto done;
+    if ((formats_of(job, NULL) & TB_OUT_XLSX) &&
+        (st = open_book(job, H.given, H.nights, H.n_nights, H.first, &H.book, &H.book_path, err)))
+        goto done;
+    st = write_trends(&H, &verd, err);
+    if (!st)
+        st = write_manifest(&H, err);
+done:
+    sqlite3_finalize(verd);
+    xlsx_destroy(H.book);
+    sqlite3_free(H.book_path);
+    json_decref(H.reports);
+    json_decref(H.verdicts);
+    json_decref(H.vfiles);
+    for (size_t i = 0; i < H.n_nights; i++)
+        free(H.nights[i].label);
+    free(H.nights);
+    sqlite3_close(H.sdb);
+    sqlite3_close(H.hdb);
     file_ids_free(&ids);
     tb_spec_free(summaries);
     free(specs);
