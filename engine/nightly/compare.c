@@ -858,21 +858,143 @@ static json_t *side_obj(const char *db, const char *const *inputs, size_t n, con
     return o;
 }
 
+/* The two runs as their sessions give them. */
+static tb_status read_sides(tb_session *base, tb_session *new, sides *sd, tb_error *err)
+{
+    tb_session *ss[2] = {base, new};
+    for (int k = 0; k < 2; k++) {
+        if (!(sd->db[k] = session_db(ss[k], err)))
+            return err->code;
+        sd->path[k] = tb_session_db_path(ss[k]);
+        sd->in[k] = tb_session_inputs(ss[k], &sd->n_in[k]);
+        sd->w[k] = tb_session_window(ss[k]);
+    }
+    return TB_OK;
+}
+
+/* The output folder: created when missing and locked (one compare at a
+ * time into it, *dir_fd); nothing the run would write there may be a file
+ * it reads (an input of either side, a DB, the spec or its SQL). */
+static tb_status open_out_dir(const tb_compare_job *job, const tb_spec *given, const sides *sd, file_ids *ids,
+                              int *dir_fd, tb_error *err)
+{
+    struct stat sb;
+    if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST)
+        return tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
+                           strerror(errno));
+    if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
+    *dir_fd = out_dir_lock(job->out_dir, job->note, job->ctx);
+    tb_status st;
+    if ((st = file_ids_collect(ids, sd->in[0], sd->n_in[0], sd->path[0], sd->db[0], err)) ||
+        (st = file_ids_collect(ids, sd->in[1], sd->n_in[1], sd->path[1], sd->db[1], err)) ||
+        (st = file_ids_spec(ids, given, err)))
+        return st;
+    st = file_ids_check_out(ids, job->out_dir, "tracebook_run", "json", err);
+    if (!st && wants_book(job))
+        st = file_ids_check_out(ids, job->out_dir, "compare", "xlsx", err);
+    if (!st && wants(job, TB_OUT_CSV))
+        st = file_ids_check_out(ids, job->out_dir, "compare_summary", "csv", err);
+    for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
+        const tb_spec_report *rep = &job->spec->reports[i];
+        unsigned f = formats_of(job, rep);
+        if (f & TB_OUT_CSV)
+            st = file_ids_check_out(ids, job->out_dir, rep->id, "_compare.csv", err);
+        if (!st && (f & TB_OUT_JSON))
+            st = file_ids_check_out(ids, job->out_dir, rep->id, "_compare.json", err);
+    }
+    return st;
+}
+
+/* The workbook compare.xlsx, its about page and its Summary sheet reserved first. */
+static tb_status open_book(const tb_compare_job *job, const tb_spec *given, const sides *sd, xlsx_book **book,
+                           char **book_path, tb_error *err)
+{
+    *book_path = sqlite3_mprintf("%s/compare.xlsx", job->out_dir);
+    if (!*book_path)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    const char *specname = given->path;
+    xlsx_pair about[] = {{"Base", sd->path[0]}, {"New", sd->path[1]}, {"Spec", specname},
+                         {"Time unit", tb_unit_name(job->unit)}};
+    tb_status st = xlsx_create(*book_path,
+                               &(xlsx_options){.about = about, .n_about = 4, .created = (int64_t)time(NULL)}, book,
+                               err);
+    return st ? st : xlsx_sheet_reserve(*book, "compare:summary", "Summary", err);
+}
+
+/* Every report compared (its entry into reports), its side tables dropped after. */
+static tb_status compare_all(sqlite3 *db, const tb_compare_job *job, const sides *sd, xlsx_book *book,
+                             json_t *reports, tb_compare_result *res, tb_error *err)
+{
+    tb_status st = TB_OK;
+    for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
+        const tb_spec_report *rep = &job->spec->reports[i];
+        cmp c = {.db = db, .job = job, .sd = sd, .rep = rep, .t = {.rep = rep, .count_col = -1}, .err = err, .book = book};
+        if (sd->w[0]->set && sd->w[1]->set)
+            c.shift = iv_add(sd->w[0]->iteration_id, -sd->w[1]->iteration_id);
+        json_t *entry = json_object();
+        json_object_set_new(entry, "id", json_string(rep->id));
+        st = compare_report(&c, rep, entry, res);
+        json_array_append_new(reports, entry);
+        sqlite3_finalize(c.dup);
+        rk_free(&c.t);
+        free(c.skipped);
+        if (!st)
+            st = exec(&c, "DROP TABLE IF EXISTS s0; DROP TABLE IF EXISTS s1");
+    }
+    return st;
+}
+
+/* tracebook_run.json: both sides, the files, the reports, every regression and the top improvements. */
+static tb_status write_manifest(sqlite3 *db, const tb_compare_job *job, const tb_spec *given, const sides *sd,
+                                int book, int summary, json_t *reports, tb_compare_result *res, tb_error *err)
+{
+    json_t *regs = listed(db, 1, 0), *imps = listed(db, -1, 20);
+    res->regressions = json_array_size(regs);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM regs WHERE dir = -1", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        res->improvements = (uint64_t)sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    json_t *meta = manifest_new();
+    json_object_set_new(meta, "command", json_string("compare"));
+    json_object_set_new(meta, "base", side_obj(sd->path[0], sd->in[0], sd->n_in[0], sd->w[0]));
+    json_object_set_new(meta, "new", side_obj(sd->path[1], sd->in[1], sd->n_in[1], sd->w[1]));
+    json_object_set_new(meta, "spec", json_string(given->path));
+    json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
+    if (book)
+        json_object_set_new(meta, "workbook", json_string("compare.xlsx"));
+    if (summary)
+        json_object_set_new(meta, "summary", json_string("compare_summary.csv"));
+    /* the files outside the reports' entries, under a "files" key as tracebook's scanner looks for them */
+    json_t *outs = json_array();
+    if (summary)
+        json_array_append_new(outs, json_string("compare_summary.csv"));
+    if (book)
+        json_array_append_new(outs, json_string("compare.xlsx"));
+    json_object_set_new(meta, "outputs", json_pack("{s:o}", "files", outs));
+    json_object_set_new(meta, "reports", json_incref(reports));
+    json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
+    json_object_set_new(meta, "improvement_count", json_integer((json_int_t)res->improvements));
+    json_object_set_new(meta, "regressions", regs);
+    json_object_set_new(meta, "top_improvements", imps);
+    char meta_path[4200];
+    tb_status st = manifest_write(job->out_dir, meta, NULL, meta_path, sizeof meta_path, err);
+    if (!st && job->written)
+        job->written(job->ctx, meta_path);
+    json_decref(meta);
+    return st;
+}
+
 tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_job *job, tb_compare_result *res,
                            tb_error *err)
 {
-    tb_status st = TB_OK;
     sides sd;
-    tb_session *ss[2] = {base, new};
-    for (int k = 0; k < 2; k++) {
-        if (!(sd.db[k] = session_db(ss[k], err)))
-            return err->code;
-        sd.path[k] = tb_session_db_path(ss[k]);
-        sd.in[k] = tb_session_inputs(ss[k], &sd.n_in[k]);
-        sd.w[k] = tb_session_window(ss[k]);
-    }
+    tb_status st = read_sides(base, new, &sd, err);
+    if (st)
+        return st;
     sqlite3 *db = NULL;
-    json_t *reports = json_array(), *meta = NULL;
+    json_t *reports = json_array();
     char *book_path = NULL, *summary_path = NULL;
     xlsx_book *book = NULL;
     file_ids ids = {0};
@@ -894,37 +1016,7 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         expanded.spec = summaries;
         job = &expanded;
     }
-    struct stat sb;
-    if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
-        st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
-                         strerror(errno));
-        goto done;
-    }
-    if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
-        goto done;
-    }
-    /* one compare at a time into a folder; nothing it would write may be a
-     * file it reads (an input of either side, a DB, the spec or its SQL) */
-    dir_fd = out_dir_lock(job->out_dir, job->note, job->ctx);
-    if ((st = file_ids_collect(&ids, sd.in[0], sd.n_in[0], sd.path[0], sd.db[0], err)) ||
-        (st = file_ids_collect(&ids, sd.in[1], sd.n_in[1], sd.path[1], sd.db[1], err)) ||
-        (st = file_ids_spec(&ids, given, err)))
-        goto done;
-    st = file_ids_check_out(&ids, job->out_dir, "tracebook_run", "json", err);
-    if (!st && wants_book(job))
-        st = file_ids_check_out(&ids, job->out_dir, "compare", "xlsx", err);
-    if (!st && wants(job, TB_OUT_CSV))
-        st = file_ids_check_out(&ids, job->out_dir, "compare_summary", "csv", err);
-    for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
-        const tb_spec_report *rep = &job->spec->reports[i];
-        unsigned f = formats_of(job, rep);
-        if (f & TB_OUT_CSV)
-            st = file_ids_check_out(&ids, job->out_dir, rep->id, "_compare.csv", err);
-        if (!st && (f & TB_OUT_JSON))
-            st = file_ids_check_out(&ids, job->out_dir, rep->id, "_compare.json", err);
-    }
-    if (st)
+    if ((st = open_out_dir(job, given, &sd, &ids, &dir_fd, err)))
         goto done;
     /* "": a private on-disk scratch DB, removed when closed; pages spill to disk */
     if (db_open("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db) != SQLITE_OK) {
@@ -932,38 +1024,9 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         goto done;
     }
     cmp c0 = {.db = db, .job = job, .sd = &sd, .err = err};
-    if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score)")))
-        goto done;
-    if (wants_book(job)) {
-        book_path = sqlite3_mprintf("%s/compare.xlsx", job->out_dir);
-        if (!book_path) {
-            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        const char *specname = given->path;
-        xlsx_pair about[] = {{"Base", sd.path[0]}, {"New", sd.path[1]}, {"Spec", specname},
-                             {"Time unit", tb_unit_name(job->unit)}};
-        if ((st = xlsx_create(book_path, &(xlsx_options){.about = about, .n_about = 4, .created = (int64_t)time(NULL)},
-                              &book, err)) ||
-            (st = xlsx_sheet_reserve(book, "compare:summary", "Summary", err)))
-            goto done;
-    }
-    for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
-        const tb_spec_report *rep = &job->spec->reports[i];
-        cmp c = {.db = db, .job = job, .sd = &sd, .rep = rep, .t = {.rep = rep, .count_col = -1}, .err = err, .book = book};
-        if (sd.w[0]->set && sd.w[1]->set)
-            c.shift = iv_add(sd.w[0]->iteration_id, -sd.w[1]->iteration_id);
-        json_t *entry = json_object();
-        json_object_set_new(entry, "id", json_string(rep->id));
-        st = compare_report(&c, rep, entry, res);
-        json_array_append_new(reports, entry);
-        sqlite3_finalize(c.dup);
-        rk_free(&c.t);
-        free(c.skipped);
-        if (!st)
-            st = exec(&c, "DROP TABLE IF EXISTS s0; DROP TABLE IF EXISTS s1");
-    }
-    if (st)
+    if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score)")) ||
+        (wants_book(job) && (st = open_book(job, given, &sd, &book, &book_path, err))) ||
+        (st = compare_all(db, job, &sd, book, reports, res, err)))
         goto done;
     if (wants(job, TB_OUT_CSV) && !(summary_path = sqlite3_mprintf("%s/compare_summary.csv", job->out_dir))) {
         st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
@@ -979,44 +1042,11 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         if (job->written)
             job->written(job->ctx, book_path);
     }
-    json_t *regs = listed(db, 1, 0), *imps = listed(db, -1, 20);
-    res->regressions = json_array_size(regs);
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM regs WHERE dir = -1", -1, &q, NULL) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW)
-        res->improvements = (uint64_t)sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    meta = manifest_new();
-    json_object_set_new(meta, "command", json_string("compare"));
-    json_object_set_new(meta, "base", side_obj(sd.path[0], sd.in[0], sd.n_in[0], sd.w[0]));
-    json_object_set_new(meta, "new", side_obj(sd.path[1], sd.in[1], sd.n_in[1], sd.w[1]));
-    json_object_set_new(meta, "spec", json_string(given->path));
-    json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
-    if (book)
-        json_object_set_new(meta, "workbook", json_string("compare.xlsx"));
-    if (summary_path)
-        json_object_set_new(meta, "summary", json_string("compare_summary.csv"));
-    /* the files outside the reports' entries, under a "files" key as tracebook's scanner looks for them */
-    json_t *outs = json_array();
-    if (summary_path)
-        json_array_append_new(outs, json_string("compare_summary.csv"));
-    if (book)
-        json_array_append_new(outs, json_string("compare.xlsx"));
-    json_object_set_new(meta, "outputs", json_pack("{s:o}", "files", outs));
-    json_object_set_new(meta, "reports", json_incref(reports));
-    json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
-    json_object_set_new(meta, "improvement_count", json_integer((json_int_t)res->improvements));
-    json_object_set_new(meta, "regressions", regs);
-    json_object_set_new(meta, "top_improvements", imps);
-    char meta_path[4200];
-    st = manifest_write(job->out_dir, meta, NULL, meta_path, sizeof meta_path, err);
-    if (!st && job->written)
-        job->written(job->ctx, meta_path);
+    st = write_manifest(db, job, given, &sd, book != NULL, summary_path != NULL, reports, res, err);
 done:
     xlsx_destroy(book);
     sqlite3_free(book_path);
     sqlite3_free(summary_path);
-    json_decref(meta);
     json_decref(reports);
     sqlite3_close(db);
     file_ids_free(&ids);
@@ -1026,4 +1056,3 @@ done:
         close(dir_fd);
     return st;
 }
-
