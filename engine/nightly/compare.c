@@ -24,11 +24,9 @@
  * keys are equal (after normalisation) are matched by their order of
  * appearance: the second "foo" of the base with the second of the new.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +39,7 @@
 #include "output/output.h"
 #include "query/file_ids.h"
 #include "spec/msprof_reports.h"
+#include "nightly/outdir.h"
 #include "nightly/rowkey.h"
 #include "output/table_sink.h"
 #include "report/manifest.h"
@@ -878,15 +877,8 @@ static tb_status read_sides(tb_session *base, tb_session *new, sides *sd, tb_err
 static tb_status open_out_dir(const tb_compare_job *job, const tb_spec *given, const sides *sd, file_ids *ids,
                               int *dir_fd, tb_error *err)
 {
-    struct stat sb;
-    if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST)
-        return tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
-                           strerror(errno));
-    if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
-    *dir_fd = out_dir_lock(job->out_dir, job->note, job->ctx);
-    tb_status st;
-    if ((st = file_ids_collect(ids, sd->in[0], sd->n_in[0], sd->path[0], sd->db[0], err)) ||
+    tb_status st = nightly_out_dir(job->out_dir, job->note, job->ctx, dir_fd, err);
+    if (st || (st = file_ids_collect(ids, sd->in[0], sd->n_in[0], sd->path[0], sd->db[0], err)) ||
         (st = file_ids_collect(ids, sd->in[1], sd->n_in[1], sd->path[1], sd->db[1], err)) ||
         (st = file_ids_spec(ids, given, err)))
         return st;
@@ -978,12 +970,7 @@ static tb_status write_manifest(sqlite3 *db, const tb_compare_job *job, const tb
     json_object_set_new(meta, "improvement_count", json_integer((json_int_t)res->improvements));
     json_object_set_new(meta, "regressions", regs);
     json_object_set_new(meta, "top_improvements", imps);
-    char meta_path[4200];
-    tb_status st = manifest_write(job->out_dir, meta, NULL, meta_path, sizeof meta_path, err);
-    if (!st && job->written)
-        job->written(job->ctx, meta_path);
-    json_decref(meta);
-    return st;
+    return nightly_manifest(job->out_dir, meta, job->written, job->ctx, err);
 }
 
 tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_job *job, tb_compare_result *res,

@@ -23,12 +23,10 @@
  * tracebook_run.json. A sheet holds exactly its CSV twin's rows.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -37,6 +35,7 @@
 
 #include "db/open.h"
 #include "nightly/history_int.h"
+#include "nightly/outdir.h"
 #include "nightly/rowkey.h"
 #include "output/output.h"
 #include "output/table_sink.h"
@@ -842,20 +841,12 @@ static tb_status keep_verdict(tstate *S, size_t i, size_t j, const char *key, co
     return st;
 }
 
-/* Key's column i as a chart candidate: its values over the shown nights. */
-static tb_status add_candidate(tstate *S, size_t i, const char *key, const char *h, const double *vi)
+/* Series s: its name (taken; NULL: out of memory) and column i's values vi
+ * (over all nights) over the shown nights, in the report's unit. */
+static tb_status make_series(const trend *T, series *s, char *name, size_t i, const double *vi)
 {
-    trend *T = S->T;
-    size_t N = T->n_nights, shown = N - T->first_shown;
-    if (S->n_sv == S->cap_sv) {
-        S->cap_sv = S->cap_sv ? S->cap_sv * 2 : 16;
-        series *m = realloc(S->sv, S->cap_sv * sizeof *S->sv);
-        if (!m)
-            return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        S->sv = m;
-    }
-    series *s = &S->sv[S->n_sv];
-    s->name = sqlite3_mprintf("%s", *key ? key : h);
+    size_t shown = T->n_nights - T->first_shown;
+    s->name = name;
     s->v = malloc((shown + 1) * sizeof *s->v);
     if (!s->name || !s->v) {
         sqlite3_free(s->name);
@@ -864,7 +855,24 @@ static tb_status add_candidate(tstate *S, size_t i, const char *key, const char 
     }
     for (size_t j = 0; j < shown; j++)
         s->v[j] = in_unit(T, i, vi[T->first_shown + j]);
-    s->latest = vi[N - 1];
+    s->latest = vi[T->n_nights - 1];
+    return TB_OK;
+}
+
+/* Key's column i as a chart candidate: its values over the shown nights. */
+static tb_status add_candidate(tstate *S, size_t i, const char *key, const char *h, const double *vi)
+{
+    trend *T = S->T;
+    if (S->n_sv == S->cap_sv) {
+        S->cap_sv = S->cap_sv ? S->cap_sv * 2 : 16;
+        series *m = realloc(S->sv, S->cap_sv * sizeof *S->sv);
+        if (!m)
+            return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+        S->sv = m;
+    }
+    tb_status st = make_series(T, &S->sv[S->n_sv], sqlite3_mprintf("%s", *key ? key : h), i, vi);
+    if (st)
+        return st;
     S->n_sv++;
     return TB_OK;
 }
@@ -938,7 +946,6 @@ static tb_status write_keys(tstate *S)
 static tb_status time_series(tstate *S, size_t n_time)
 {
     trend *T = S->T;
-    size_t N = T->n_nights, shown = N - T->first_shown;
     for (size_t i = 0; i < S->n_sv; i++) {
         sqlite3_free(S->sv[i].name);
         free(S->sv[i].v);
@@ -954,16 +961,9 @@ static tb_status time_series(tstate *S, size_t n_time)
     for (size_t i = 0; i < T->t.n_cols; i++) {
         if (!T->t.cols[i].numeric || (int)i == T->t.count_col || T->t.cols[i].type != TB_COL_DUR_NS)
             continue;
-        series *s = &S->sv[S->n_sv];
-        s->name = unit_header(T, i);
-        s->v = malloc((shown + 1) * sizeof *s->v);
-        if (!s->name || !s->v) {
-            sqlite3_free(s->name);
-            free(s->v);
-            return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        }
-        for (size_t j = 0; j < shown; j++)
-            s->v[j] = in_unit(T, i, S->vals[i * N + T->first_shown + j]);
+        tb_status st = make_series(T, &S->sv[S->n_sv], unit_header(T, i), i, S->vals + i * T->n_nights);
+        if (st)
+            return st;
         S->n_sv++;
     }
     return TB_OK;
@@ -1173,19 +1173,6 @@ static tb_status check_outputs(const tb_history_report_job *job, const tb_spec *
     return st;
 }
 
-/* The output folder: created when missing, and a folder; *dir_fd its lock. */
-static tb_status open_out_dir(const tb_history_report_job *job, int *dir_fd, tb_error *err)
-{
-    struct stat sb;
-    if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST)
-        return tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
-                           strerror(errno));
-    if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
-    *dir_fd = out_dir_lock(job->out_dir, job->note, job->ctx);
-    return TB_OK;
-}
-
 /* The scratch DB of the verdicts (table verd) and its insert. */
 static tb_status open_scratch(sqlite3 **sdb, sqlite3_stmt **ins, tb_error *err)
 {
@@ -1308,12 +1295,7 @@ static tb_status write_manifest(const hrun *H, tb_error *err)
     json_object_set_new(meta, "regressions", regs);
     json_object_set_new(meta, "improvements", imps);
     json_object_set_new(meta, "verdict_counts", verdict_counts(H->sdb));
-    char meta_path[4200];
-    tb_status st = manifest_write(job->out_dir, meta, NULL, meta_path, sizeof meta_path, err);
-    if (!st && job->written)
-        job->written(job->ctx, meta_path);
-    json_decref(meta);
-    return st;
+    return nightly_manifest(job->out_dir, meta, job->written, job->ctx, err);
 }
 
 tb_status tb_history_report(const tb_history_report_job *job, tb_history_result *res, tb_error *err)
@@ -1343,7 +1325,7 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
     res->nights = H.n_nights - H.first;
     snprintf(res->latest, sizeof res->latest, "%s", H.nights[H.n_nights - 1].label);
     /* the output folder: created, locked, and none of its files one the run reads */
-    if ((st = open_out_dir(job, &dir_fd, err)) || (st = check_outputs(job, H.given, &ids, err)) ||
+    if ((st = nightly_out_dir(job->out_dir, job->note, job->ctx, &dir_fd, err)) || (st = check_outputs(job, H.given, &ids, err)) ||
         (st = open_scratch(&H.sdb, &verd, err)))
         goto done;
     if ((formats_of(job, NULL) & TB_OUT_XLSX) &&
