@@ -624,6 +624,7 @@ typedef struct tstate {
     sqlite3_stmt *ins, *dup; /* into kv; a key's count in a night */
     sqlite3_stmt *keys, *ser;/* the keys, newest night first; a key's rows by night */
     outset o;                /* the trend table's sinks */
+    xlsx_cond conds[2];      /* its sheet's (read until the sheet is finished) */
     tb_sink_column *cols;    /* the trend table's columns */
     char **heads;
     size_t n_heads, n_out;
@@ -749,7 +750,7 @@ static tb_status trend_columns(tstate *S)
 static tb_status open_trend(tstate *S)
 {
     trend *T = S->T;
-    xlsx_cond conds[2];
+    xlsx_cond *conds = S->conds;
     size_t n_conds = 0;
     if (T->t.n_rules) {
         const tb_spec_rule *r = &T->t.rules[0];
