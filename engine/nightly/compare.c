@@ -24,11 +24,9 @@
  * keys are equal (after normalisation) are matched by their order of
  * appearance: the second "foo" of the base with the second of the new.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -41,6 +39,7 @@
 #include "output/output.h"
 #include "query/file_ids.h"
 #include "spec/msprof_reports.h"
+#include "nightly/outdir.h"
 #include "nightly/rowkey.h"
 #include "output/table_sink.h"
 #include "report/manifest.h"
@@ -278,207 +277,272 @@ static char *shown_key(const cmp *c, sqlite3_stmt *q, int added)
     return s;
 }
 
+/* One report's comparison being written: its sinks, columns and counts. */
+typedef struct wrep {
+    cmp *c;
+    tb_sink **sinks;
+    size_t n_sinks;
+    outcol *oc;              /* the output columns */
+    size_t n_out;
+    tb_cell *cells;
+    char **keep;             /* each sink's copy of the columns */
+    size_t n_keep;
+    sqlite3_stmt *q, *reg;   /* the compared rows; INSERT INTO regs */
+    char *regtxt, *imptxt;   /* the row's Regressions and Improvements */
+    uint64_t matched, added, removed, n_reg, n_imp, count_changes;
+} wrep;
+
+/* Adds output column h (taken; NULL: out of memory). */
+static tb_status add_out(wrep *W, char *h)
+{
+    if (!h)
+        return tb_error_set(W->c->err, TB_ERR_NOMEM, "out of memory");
+    W->oc[W->n_out].owned = h;
+    W->oc[W->n_out].col = (tb_sink_column){.header = h, .type = TB_COL_PLAIN};
+    W->n_out++;
+    return TB_OK;
+}
+
+/* The output columns: the key, Status, per numeric column base, new, delta
+ * and ratio (others as they are), Regressions and Improvements. */
+static tb_status out_columns(wrep *W)
+{
+    const rk_table *t = &W->c->t;
+    tb_status st = TB_OK;
+    for (size_t i = 0; i < t->n_cols && !st; i++)
+        if (t->cols[i].key)
+            st = add_out(W, strdup(t->cols[i].header));
+    if (!st)
+        st = add_out(W, strdup("Status"));
+    for (size_t i = 0; i < t->n_cols && !st; i++) {
+        const char *h = t->cols[i].header;
+        if (t->cols[i].key)
+            continue;
+        if (!t->cols[i].numeric) {
+            st = add_out(W, strdup(h));
+            continue;
+        }
+        static const char *const parts[] = {" Base", " New", " Delta", " Ratio"};
+        for (int k = 0; k < 4 && !st; k++)
+            st = add_out(W, cat(h, parts[k]));
+    }
+    if (!st)
+        st = add_out(W, strdup("Regressions"));
+    if (!st)
+        st = add_out(W, strdup("Improvements"));
+    return st;
+}
+
+/* Each sink begun with its own copy of the columns. */
+static tb_status begin_sinks(wrep *W)
+{
+    for (size_t k = 0; k < W->n_sinks; k++) {
+        tb_sink_column *cols = calloc(W->n_out, sizeof *cols);
+        if (!cols)
+            return tb_error_set(W->c->err, TB_ERR_NOMEM, "out of memory");
+        for (size_t i = 0; i < W->n_out; i++)
+            cols[i] = W->oc[i].col;
+        W->keep[W->n_keep++] = (char *)cols;
+        tb_status st = W->sinks[k]->begin(W->sinks[k], cols, W->n_out, W->c->err);
+        if (st)
+            return st;
+    }
+    return TB_OK;
+}
+
+/* The rows compared: matched and removed in the base order, then added in
+ * the new order (new: free with free). */
+static char *compare_sql(size_t nc)
+{
+    size_t cap = 512 + nc * 32, n;
+    char *sql = malloc(cap);
+    if (!sql)
+        return NULL;
+    n = (size_t)snprintf(sql, cap, "SELECT 0, b.k IS NULL");
+    for (size_t i = 0; i < nc; i++)
+        n += (size_t)snprintf(sql + n, cap - n, ", a.c%zu", i);
+    for (size_t i = 0; i < nc; i++)
+        n += (size_t)snprintf(sql + n, cap - n, ", b.c%zu", i);
+    n += (size_t)snprintf(sql + n, cap - n, ", a.ord FROM s0 a LEFT JOIN s1 b ON a.k = b.k UNION ALL SELECT 1, 0");
+    for (size_t i = 0; i < nc; i++)
+        n += (size_t)snprintf(sql + n, cap - n, ", NULL");
+    for (size_t i = 0; i < nc; i++)
+        n += (size_t)snprintf(sql + n, cap - n, ", b.c%zu", i);
+    snprintf(sql + n, cap - n, ", b.ord FROM s1 b WHERE NOT EXISTS (SELECT 1 FROM s0 a WHERE a.k = b.k) ORDER BY 1, %zu",
+             3 + 2 * nc);
+    return sql;
+}
+
+/* A rule's firing on column i (base b, new nv) of the current row: named in
+ * the row's Regressions or Improvements and kept in regs; *key is the
+ * row's shown key, made on the first firing. */
+static tb_status keep_firing(wrep *W, size_t i, int j, double b, double nv, char **key)
+{
+    cmp *c = W->c;
+    sqlite3_stmt *q = W->q, *reg = W->reg;
+    int cb = 2 + (int)i, cn = 2 + (int)(c->t.n_cols + i);
+    char **txt = j > 0 ? &W->regtxt : &W->imptxt;
+    char *more = sqlite3_mprintf("%s%s%s", *txt, **txt ? ", " : "", c->t.cols[i].name);
+    sqlite3_free(*txt);
+    *txt = more;
+    if (!*key && !(*key = shown_key(c, q, 0)))
+        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    W->n_reg += j > 0;
+    W->n_imp += j < 0;
+    sqlite3_bind_text(reg, 1, c->rep->id, -1, SQLITE_STATIC);
+    sqlite3_bind_text(reg, 2, *key, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(reg, 3, c->t.cols[i].header, -1, SQLITE_STATIC);
+    sqlite3_bind_int(reg, 4, j);
+    bind_value(reg, 5, q, cb);
+    bind_value(reg, 6, q, cn);
+    sqlite3_bind_double(reg, 7, nv - b);
+    if (b != 0)
+        sqlite3_bind_double(reg, 8, nv / b);
+    else
+        sqlite3_bind_null(reg, 8);
+    /* how far past the threshold, for the ranking: the ratio's distance from 1 */
+    sqlite3_bind_double(reg, 9, b != 0 ? fabs(nv / b - 1) : INFINITY);
+    tb_status st = sqlite3_step(reg) != SQLITE_DONE ? sqlerr(c, "insert") : TB_OK;
+    sqlite3_reset(reg);
+    return st;
+}
+
+/* The cells of the current row's non-key column i from W->cells[*o]: the
+ * value, or base, new, delta and ratio judged by the column's rule. */
+static tb_status value_cells(wrep *W, size_t i, int is_added, int counted, size_t *o, char **key)
+{
+    cmp *c = W->c;
+    sqlite3_stmt *q = W->q;
+    tb_cell *cells = W->cells;
+    int cb = 2 + (int)i, cn = 2 + (int)(c->t.n_cols + i);
+    if (!c->t.cols[i].numeric) {
+        int from = is_added ? cn : sqlite3_column_type(q, cn) != SQLITE_NULL ? cn : cb;
+        const unsigned char *t = sqlite3_column_text(q, from);
+        cells[(*o)++] = t ? (tb_cell){.kind = TB_CELL_TEXT, .s = (const char *)t, .n = (size_t)sqlite3_column_bytes(q, from)}
+                          : (tb_cell){.kind = TB_CELL_NULL};
+        return TB_OK;
+    }
+    int hb = sqlite3_column_type(q, cb) != SQLITE_NULL, hn = sqlite3_column_type(q, cn) != SQLITE_NULL;
+    double b = sqlite3_column_double(q, cb), nv = sqlite3_column_double(q, cn);
+    cells[(*o)++] = hb ? (tb_cell){.kind = TB_CELL_REAL, .d = b} : (tb_cell){.kind = TB_CELL_NULL};
+    cells[(*o)++] = hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv} : (tb_cell){.kind = TB_CELL_NULL};
+    cells[(*o)++] = hb && hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv - b} : (tb_cell){.kind = TB_CELL_NULL};
+    cells[(*o)++] = hb && hn && b != 0 ? (tb_cell){.kind = TB_CELL_REAL, .d = nv / b} : (tb_cell){.kind = TB_CELL_NULL};
+    if (!hb || !hn || !c->t.cols[i].rule)
+        return TB_OK;
+    const tb_spec_rule *r = &c->t.rules[c->t.cols[i].rule - 1];
+    if (c->t.count_col >= 0 && r->min_count > counted)
+        return TB_OK;
+    int j = rk_judge(r, c->t.cols[i].type, c->job->unit, b, nv);
+    return j ? keep_firing(W, i, j, b, nv, key) : TB_OK;
+}
+
+/* The smaller Count of a matched row's two sides (a rule's min_count reads
+ * it; a change of count is noted, never a regression); 1 otherwise. */
+static int row_count(wrep *W, int is_added, int is_removed)
+{
+    cmp *c = W->c;
+    if (c->t.count_col < 0 || is_added || is_removed)
+        return 1;
+    int64_t cb = sqlite3_column_int64(W->q, 2 + c->t.count_col);
+    int64_t cn = sqlite3_column_int64(W->q, 2 + (int)c->t.n_cols + c->t.count_col);
+    W->count_changes += cb != cn;
+    return cb < cn ? (int)(cb > INT32_MAX ? INT32_MAX : cb) : (int)(cn > INT32_MAX ? INT32_MAX : cn);
+}
+
+/* The current compared row, judged and written to every sink. */
+static tb_status compare_row(wrep *W)
+{
+    cmp *c = W->c;
+    sqlite3_stmt *q = W->q;
+    size_t nc = c->t.n_cols, o = 0;
+    int is_added = sqlite3_column_int(q, 0), is_removed = sqlite3_column_int(q, 1);
+    const char *status = is_added ? "added" : is_removed ? "removed" : "matched";
+    W->matched += !is_added && !is_removed;
+    W->added += is_added;
+    W->removed += is_removed;
+    for (size_t i = 0; i < nc; i++) {
+        if (!c->t.cols[i].key)
+            continue;
+        int col = 2 + (int)(is_added ? nc + i : i);
+        const unsigned char *t = sqlite3_column_text(q, col);
+        W->cells[o++] = t ? (tb_cell){.kind = TB_CELL_TEXT, .s = (const char *)t, .n = (size_t)sqlite3_column_bytes(q, col)}
+                          : (tb_cell){.kind = TB_CELL_NULL};
+    }
+    W->cells[o++] = (tb_cell){.kind = TB_CELL_TEXT, .s = status, .n = strlen(status)};
+    sqlite3_free(W->regtxt);
+    sqlite3_free(W->imptxt);
+    W->regtxt = sqlite3_mprintf("");
+    W->imptxt = sqlite3_mprintf("");
+    char *key = NULL;
+    int counted = row_count(W, is_added, is_removed);
+    tb_status st = TB_OK;
+    for (size_t i = 0; i < nc && !st; i++)
+        if (!c->t.cols[i].key)
+            st = value_cells(W, i, is_added, counted, &o, &key);
+    free(key);
+    if (st)
+        return st;
+    if (!W->regtxt || !W->imptxt)
+        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    W->cells[o++] = (tb_cell){.kind = TB_CELL_TEXT, .s = W->regtxt, .n = strlen(W->regtxt)};
+    W->cells[o++] = (tb_cell){.kind = TB_CELL_TEXT, .s = W->imptxt, .n = strlen(W->imptxt)};
+    for (size_t k = 0; k < W->n_sinks && !st; k++)
+        st = W->sinks[k]->row(W->sinks[k], W->cells, c->err);
+    return st;
+}
+
+/* Every compared row written; the sinks finished. */
+static tb_status compare_rows(wrep *W)
+{
+    cmp *c = W->c;
+    char *sql = compare_sql(c->t.n_cols);
+    if (!sql)
+        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    tb_status st = TB_OK;
+    if (sqlite3_prepare_v2(c->db, sql, -1, &W->q, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(c->db, "INSERT INTO regs VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &W->reg, NULL) != SQLITE_OK)
+        st = sqlerr(c, "prepare");
+    free(sql);
+    int rc = SQLITE_DONE;
+    while (st == TB_OK && (rc = sqlite3_step(W->q)) == SQLITE_ROW)
+        st = compare_row(W);
+    if (!st && rc != SQLITE_DONE)
+        st = sqlerr(c, "compare");
+    for (size_t k = 0; k < W->n_sinks && !st; k++)
+        st = W->sinks[k]->finish(W->sinks[k], c->err);
+    return st;
+}
+
 /* Writes the compare rows of one report to its sinks; fills *entry. */
 static tb_status write_report(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *entry)
 {
+    size_t nc = c->t.n_cols;
+    wrep W = {.c = c, .sinks = sinks, .n_sinks = n_sinks, .oc = calloc(nc * 4 + 4, sizeof *W.oc),
+              .cells = calloc(nc * 4 + 4, sizeof *W.cells), .keep = calloc(nc * 4 + 4, sizeof *W.keep)};
     tb_status st = TB_OK;
-    size_t nc = c->t.n_cols, n_out = 0;
-    outcol *oc = calloc(nc * 4 + 4, sizeof *oc);
-    tb_cell *cells = calloc(nc * 4 + 4, sizeof *cells);
-    char *sql = NULL;
-    sqlite3_stmt *q = NULL, *reg = NULL;
-    char **keep = calloc(nc * 4 + 4, sizeof *keep);
-    size_t n_keep = 0;
-    uint64_t matched = 0, added = 0, removed = 0, n_reg = 0, n_imp = 0, count_changes = 0;
-    if (!oc || !cells || !keep) {
+    if (!W.oc || !W.cells || !W.keep)
         st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
+    else if (!(st = out_columns(&W)) && !(st = begin_sinks(&W)) && !(st = compare_rows(&W))) {
+        json_object_set_new(entry, "matched", json_integer((json_int_t)W.matched));
+        json_object_set_new(entry, "added", json_integer((json_int_t)W.added));
+        json_object_set_new(entry, "removed", json_integer((json_int_t)W.removed));
+        json_object_set_new(entry, "regressions", json_integer((json_int_t)W.n_reg));
+        json_object_set_new(entry, "improvements", json_integer((json_int_t)W.n_imp));
+        if (c->t.count_col >= 0)
+            json_object_set_new(entry, "count_changes", json_integer((json_int_t)W.count_changes));
     }
-#define OUT(h, t)                                                                                                    \
-    do {                                                                                                             \
-        oc[n_out].owned = (h);                                                                                       \
-        if (!oc[n_out].owned) {                                                                                      \
-            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");                                                \
-            goto done;                                                                                               \
-        }                                                                                                            \
-        oc[n_out].col = (tb_sink_column){.header = oc[n_out].owned, .type = (t)};                                    \
-        n_out++;                                                                                                     \
-    } while (0)
-    for (size_t i = 0; i < nc; i++)
-        if (c->t.cols[i].key)
-            OUT(strdup(c->t.cols[i].header), TB_COL_PLAIN);
-    OUT(strdup("Status"), TB_COL_PLAIN);
-    for (size_t i = 0; i < nc; i++) {
-        const char *h = c->t.cols[i].header;
-        if (c->t.cols[i].key)
-            continue;
-        if (!c->t.cols[i].numeric) {
-            OUT(strdup(h), TB_COL_PLAIN);
-            continue;
-        }
-        OUT(cat(h, " Base"), TB_COL_PLAIN);
-        OUT(cat(h, " New"), TB_COL_PLAIN);
-        OUT(cat(h, " Delta"), TB_COL_PLAIN);
-        OUT(cat(h, " Ratio"), TB_COL_PLAIN);
-    }
-    OUT(strdup("Regressions"), TB_COL_PLAIN);
-    OUT(strdup("Improvements"), TB_COL_PLAIN);
-#undef OUT
-    for (size_t k = 0; k < n_sinks; k++) {
-        tb_sink_column *cols = calloc(n_out, sizeof *cols);
-        if (!cols) {
-            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        for (size_t i = 0; i < n_out; i++)
-            cols[i] = oc[i].col;
-        keep[n_keep++] = (char *)cols;
-        if ((st = sinks[k]->begin(sinks[k], cols, n_out, c->err)))
-            goto done;
-    }
-    /* matched and removed in the base order, then added in the new order */
-    {
-        size_t cap = 512 + nc * 32, n;
-        if (!(sql = malloc(cap))) {
-            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        n = (size_t)snprintf(sql, cap, "SELECT 0, b.k IS NULL");
-        for (size_t i = 0; i < nc; i++)
-            n += (size_t)snprintf(sql + n, cap - n, ", a.c%zu", i);
-        for (size_t i = 0; i < nc; i++)
-            n += (size_t)snprintf(sql + n, cap - n, ", b.c%zu", i);
-        n += (size_t)snprintf(sql + n, cap - n, ", a.ord FROM s0 a LEFT JOIN s1 b ON a.k = b.k UNION ALL SELECT 1, 0");
-        for (size_t i = 0; i < nc; i++)
-            n += (size_t)snprintf(sql + n, cap - n, ", NULL");
-        for (size_t i = 0; i < nc; i++)
-            n += (size_t)snprintf(sql + n, cap - n, ", b.c%zu", i);
-        snprintf(sql + n, cap - n, ", b.ord FROM s1 b WHERE NOT EXISTS (SELECT 1 FROM s0 a WHERE a.k = b.k) ORDER BY 1, %zu",
-                 3 + 2 * nc);
-    }
-    if (sqlite3_prepare_v2(c->db, sql, -1, &q, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, "INSERT INTO regs VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &reg, NULL) != SQLITE_OK) {
-        st = sqlerr(c, "prepare");
-        goto done;
-    }
-    int rc;
-    char *regtxt = NULL, *imptxt = NULL;
-    while (st == TB_OK && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        int is_added = sqlite3_column_int(q, 0), is_removed = sqlite3_column_int(q, 1);
-        size_t o = 0;
-        const char *status = is_added ? "added" : is_removed ? "removed" : "matched";
-        matched += !is_added && !is_removed;
-        added += is_added;
-        removed += is_removed;
-        for (size_t i = 0; i < nc; i++) {
-            if (!c->t.cols[i].key)
-                continue;
-            int col = 2 + (int)(is_added ? nc + i : i);
-            const unsigned char *t = sqlite3_column_text(q, col);
-            cells[o++] = t ? (tb_cell){.kind = TB_CELL_TEXT, .s = (const char *)t, .n = (size_t)sqlite3_column_bytes(q, col)}
-                           : (tb_cell){.kind = TB_CELL_NULL};
-        }
-        cells[o++] = (tb_cell){.kind = TB_CELL_TEXT, .s = status, .n = strlen(status)};
-        sqlite3_free(regtxt);
-        sqlite3_free(imptxt);
-        regtxt = sqlite3_mprintf("");
-        imptxt = sqlite3_mprintf("");
-        char *key = NULL;
-        int counted = 1;
-        if (c->t.count_col >= 0 && !is_added && !is_removed) {
-            int64_t cb = sqlite3_column_int64(q, 2 + c->t.count_col);
-            int64_t cn = sqlite3_column_int64(q, 2 + (int)nc + c->t.count_col);
-            counted = cb < cn ? (int)(cb > INT32_MAX ? INT32_MAX : cb) : (int)(cn > INT32_MAX ? INT32_MAX : cn);
-            count_changes += cb != cn; /* noted, never a regression */
-        }
-        for (size_t i = 0; i < nc; i++) {
-            if (c->t.cols[i].key)
-                continue;
-            int cb = 2 + (int)i, cn = 2 + (int)(nc + i);
-            if (!c->t.cols[i].numeric) {
-                int from = is_added ? cn : sqlite3_column_type(q, cn) != SQLITE_NULL ? cn : cb;
-                const unsigned char *t = sqlite3_column_text(q, from);
-                cells[o++] = t ? (tb_cell){.kind = TB_CELL_TEXT, .s = (const char *)t, .n = (size_t)sqlite3_column_bytes(q, from)}
-                               : (tb_cell){.kind = TB_CELL_NULL};
-                continue;
-            }
-            int hb = sqlite3_column_type(q, cb) != SQLITE_NULL, hn = sqlite3_column_type(q, cn) != SQLITE_NULL;
-            double b = sqlite3_column_double(q, cb), nv = sqlite3_column_double(q, cn);
-            cells[o++] = hb ? (tb_cell){.kind = TB_CELL_REAL, .d = b} : (tb_cell){.kind = TB_CELL_NULL};
-            cells[o++] = hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv} : (tb_cell){.kind = TB_CELL_NULL};
-            cells[o++] = hb && hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv - b} : (tb_cell){.kind = TB_CELL_NULL};
-            cells[o++] = hb && hn && b != 0 ? (tb_cell){.kind = TB_CELL_REAL, .d = nv / b} : (tb_cell){.kind = TB_CELL_NULL};
-            if (!hb || !hn || !c->t.cols[i].rule)
-                continue;
-            const tb_spec_rule *r = &c->t.rules[c->t.cols[i].rule - 1];
-            if (c->t.count_col >= 0 && r->min_count > counted)
-                continue;
-            int j = rk_judge(r, c->t.cols[i].type, c->job->unit, b, nv);
-            if (!j)
-                continue;
-            char **txt = j > 0 ? &regtxt : &imptxt;
-            char *more = sqlite3_mprintf("%s%s%s", *txt, **txt ? ", " : "", c->t.cols[i].name);
-            sqlite3_free(*txt);
-            *txt = more;
-            if (!key && !(key = shown_key(c, q, 0))) {
-                st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            n_reg += j > 0;
-            n_imp += j < 0;
-            sqlite3_bind_text(reg, 1, c->rep->id, -1, SQLITE_STATIC);
-            sqlite3_bind_text(reg, 2, key, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_text(reg, 3, c->t.cols[i].header, -1, SQLITE_STATIC);
-            sqlite3_bind_int(reg, 4, j);
-            bind_value(reg, 5, q, cb);
-            bind_value(reg, 6, q, cn);
-            sqlite3_bind_double(reg, 7, nv - b);
-            if (b != 0)
-                sqlite3_bind_double(reg, 8, nv / b);
-            else
-                sqlite3_bind_null(reg, 8);
-            /* how far past the threshold, for the ranking: the ratio's distance from 1 */
-            sqlite3_bind_double(reg, 9, b != 0 ? fabs(nv / b - 1) : INFINITY);
-            if (sqlite3_step(reg) != SQLITE_DONE)
-                st = sqlerr(c, "insert");
-            sqlite3_reset(reg);
-        }
-        free(key);
-        if (st)
-            break;
-        if (!regtxt || !imptxt) {
-            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-            break;
-        }
-        cells[o++] = (tb_cell){.kind = TB_CELL_TEXT, .s = regtxt, .n = strlen(regtxt)};
-        cells[o++] = (tb_cell){.kind = TB_CELL_TEXT, .s = imptxt, .n = strlen(imptxt)};
-        for (size_t k = 0; k < n_sinks && !st; k++)
-            st = sinks[k]->row(sinks[k], cells, c->err);
-    }
-    sqlite3_free(regtxt);
-    sqlite3_free(imptxt);
-    if (!st && rc != SQLITE_DONE)
-        st = sqlerr(c, "compare");
-    for (size_t k = 0; k < n_sinks && !st; k++)
-        st = sinks[k]->finish(sinks[k], c->err);
-    json_object_set_new(entry, "matched", json_integer((json_int_t)matched));
-    json_object_set_new(entry, "added", json_integer((json_int_t)added));
-    json_object_set_new(entry, "removed", json_integer((json_int_t)removed));
-    json_object_set_new(entry, "regressions", json_integer((json_int_t)n_reg));
-    json_object_set_new(entry, "improvements", json_integer((json_int_t)n_imp));
-    if (c->t.count_col >= 0)
-        json_object_set_new(entry, "count_changes", json_integer((json_int_t)count_changes));
-done:
-    sqlite3_finalize(q);
-    sqlite3_finalize(reg);
-    free(sql);
-    for (size_t i = 0; i < n_out; i++)
-        free(oc[i].owned);
-    for (size_t i = 0; i < n_keep; i++)
-        free(keep[i]);
-    free(keep);
-    free(oc);
-    free(cells);
+    sqlite3_free(W.regtxt);
+    sqlite3_free(W.imptxt);
+    sqlite3_finalize(W.q);
+    sqlite3_finalize(W.reg);
+    for (size_t i = 0; i < W.n_out; i++)
+        free(W.oc[i].owned);
+    for (size_t i = 0; i < W.n_keep; i++)
+        free(W.keep[i]);
+    free(W.keep);
+    free(W.oc);
+    free(W.cells);
     return st;
 }
 
@@ -525,15 +589,12 @@ static unsigned formats_of(const tb_compare_job *job, const tb_spec_report *rep)
     return TB_OUT_CSV | TB_OUT_XLSX | (asked & TB_OUT_JSON);
 }
 
-/* One report: run on both DBs, then compared and written. */
-static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry, tb_compare_result *res)
+/* Runs the report on both sides into s0 and s1; made[side]: the side's table exists. */
+static tb_status run_sides(cmp *c, const tb_spec_report *rep, int made[2])
 {
     const tb_compare_job *job = c->job;
-    tb_status st = TB_OK;
-    tb_sink *sinks[2] = {NULL, NULL};
-    size_t n_sinks = 0;
     const char *only[1] = {rep->id};
-    int made[2] = {0, 0};
+    tb_status st = TB_OK;
     for (int side = 0; side < 2 && !st; side++) {
         c->side = side;
         tb_run_options o = {.db = c->sd->db[side],
@@ -555,89 +616,63 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
         st = tb_report_run(&o, &rr, c->err);
         made[side] = c->ran[side] && c->t.cols;
     }
-    if (st)
-        goto done;
-    if (!c->ran[0] && !c->ran[1]) {
-        json_object_set_new(entry, "skipped", json_string(c->skipped ? c->skipped : "not run"));
-        res->skipped++;
-        goto done;
-    }
-    if (!c->t.decided && (st = rk_decide(&c->t, NULL, c->err)))
-        goto done;
-    /* a report that ran on one side only compares against no rows */
-    for (int side = 0; side < 2 && !st; side++)
-        if (!made[side]) {
-            c->side = side;
-            st = empty_side(c);
-        }
-    if (st)
-        goto done;
-    unsigned f = formats_of(job, rep);
+    return st;
+}
+
+/* The report's <id>_compare.csv and .json sinks, as formats f ask. */
+static tb_status open_files(cmp *c, const tb_spec_report *rep, unsigned f, tb_sink **sinks, size_t *n_sinks)
+{
     static const unsigned fmts[] = {TB_OUT_CSV, TB_OUT_JSON};
     static const char *const ext[] = {"csv", "json"};
+    tb_status st = TB_OK;
     for (int k = 0; k < 2 && !st; k++) {
         if (!(f & fmts[k]))
             continue;
-        char *path = sqlite3_mprintf("%s/%s_compare.%s", job->out_dir, rep->id, ext[k]);
-        if (!path) {
-            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-            break;
-        }
-        st = k == 0 ? csv_sink_create(path, NULL, &sinks[n_sinks], c->err)
-                    : json_sink_create(path, NULL, &sinks[n_sinks], c->err);
+        char *path = sqlite3_mprintf("%s/%s_compare.%s", c->job->out_dir, rep->id, ext[k]);
+        if (!path)
+            return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+        st = k == 0 ? csv_sink_create(path, NULL, &sinks[*n_sinks], c->err)
+                    : json_sink_create(path, NULL, &sinks[*n_sinks], c->err);
         sqlite3_free(path);
         if (!st)
-            n_sinks++;
+            (*n_sinks)++;
     }
-    /* the report's sheet: Ratio cells red past a rule's relative threshold
-     * in the worse direction, green past it in the better one */
-    char **names = NULL;
-    xlsx_cond *conds = NULL;
+    return st;
+}
+
+/* The report's sheet: Ratio cells red past a rule's relative threshold in
+ * the worse direction, green past it in the better one. *names and *conds
+ * (new: free names[i] for every column, then both) must outlive the sheet's rows. */
+static tb_status open_sheet(cmp *c, const tb_spec_report *rep, tb_sink **sink, char ***names, xlsx_cond **conds)
+{
     size_t n_conds = 0;
-    int has_sheet = 0;
-    if (!st && c->book && (f & TB_OUT_XLSX)) {
-        names = calloc(c->t.n_cols + 1, sizeof *names);
-        conds = calloc(2 * c->t.n_cols + 1, sizeof *conds);
-        if (!names || !conds)
-            st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-        for (size_t i = 0; i < c->t.n_cols && !st; i++) {
-            if (!c->t.cols[i].rule || c->t.cols[i].key)
-                continue;
-            const tb_spec_rule *r = &c->t.rules[c->t.cols[i].rule - 1];
-            if (!(names[i] = cat(c->t.cols[i].header, " Ratio"))) {
-                st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            double up = 1 + r->rel, down = 1 - r->rel;
-            conds[n_conds++] = (xlsx_cond){.column = names[i], .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_GT,
-                                           .value = up, .good = r->worse_lower};
-            conds[n_conds++] = (xlsx_cond){.column = names[i], .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_LT,
-                                           .value = down, .good = !r->worse_lower};
-        }
-        if (!st) {
-            st = xlsx_sheet_sink(c->book,
-                                 &(xlsx_sheet_options){.name = rep->xlsx_sheet ? rep->xlsx_sheet : rep->title,
-                                                       .conds = conds, .n_conds = n_conds},
-                                 &sinks[n_sinks], c->err);
-            if (!st) {
-                has_sheet = 1;
-                n_sinks++;
-            }
-        }
+    *names = calloc(c->t.n_cols + 1, sizeof **names);
+    *conds = calloc(2 * c->t.n_cols + 1, sizeof **conds);
+    if (!*names || !*conds)
+        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < c->t.n_cols; i++) {
+        if (!c->t.cols[i].rule || c->t.cols[i].key)
+            continue;
+        const tb_spec_rule *r = &c->t.rules[c->t.cols[i].rule - 1];
+        if (!((*names)[i] = cat(c->t.cols[i].header, " Ratio")))
+            return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+        double up = 1 + r->rel, down = 1 - r->rel;
+        (*conds)[n_conds++] = (xlsx_cond){.column = (*names)[i], .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_GT,
+                                          .value = up, .good = r->worse_lower};
+        (*conds)[n_conds++] = (xlsx_cond){.column = (*names)[i], .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_LT,
+                                          .value = down, .good = !r->worse_lower};
     }
-    if (!st)
-        st = write_report(c, sinks, n_sinks, entry);
-    if (!st && has_sheet) {
-        const char *name = xlsx_sink_sheet(sinks[n_sinks - 1], 0);
-        if (name)
-            json_object_set_new(entry, "sheet", json_string(name));
-    }
-    for (size_t i = 0; names && i < c->t.n_cols; i++)
-        free(names[i]);
-    free(names);
-    free(conds);
-    if (st)
-        goto done;
+    return xlsx_sheet_sink(c->book,
+                           &(xlsx_sheet_options){.name = rep->xlsx_sheet ? rep->xlsx_sheet : rep->title,
+                                                 .conds = *conds, .n_conds = n_conds},
+                           sink, c->err);
+}
+
+/* The report's entry after it was written: its files (each told to
+ * job->written), key and steps; the result's totals. */
+static void finish_entry(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *entry, tb_compare_result *res)
+{
+    const tb_compare_job *job = c->job;
     json_t *files = json_array();
     for (size_t k = 0; k < n_sinks; k++) {
         const char *const *paths;
@@ -660,6 +695,54 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
     res->matched += (uint64_t)json_integer_value(json_object_get(entry, "matched"));
     res->added += (uint64_t)json_integer_value(json_object_get(entry, "added"));
     res->removed += (uint64_t)json_integer_value(json_object_get(entry, "removed"));
+}
+
+/* One report: run on both DBs, then compared and written. */
+static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry, tb_compare_result *res)
+{
+    tb_sink *sinks[2] = {NULL, NULL};
+    size_t n_sinks = 0;
+    int made[2] = {0, 0};
+    tb_status st = run_sides(c, rep, made);
+    if (st)
+        goto done;
+    if (!c->ran[0] && !c->ran[1]) {
+        json_object_set_new(entry, "skipped", json_string(c->skipped ? c->skipped : "not run"));
+        res->skipped++;
+        goto done;
+    }
+    if (!c->t.decided && (st = rk_decide(&c->t, NULL, c->err)))
+        goto done;
+    /* a report that ran on one side only compares against no rows */
+    for (int side = 0; side < 2 && !st; side++)
+        if (!made[side]) {
+            c->side = side;
+            st = empty_side(c);
+        }
+    if (st)
+        goto done;
+    unsigned f = formats_of(c->job, rep);
+    st = open_files(c, rep, f, sinks, &n_sinks);
+    char **names = NULL;
+    xlsx_cond *conds = NULL;
+    int has_sheet = 0;
+    if (!st && c->book && (f & TB_OUT_XLSX) && !(st = open_sheet(c, rep, &sinks[n_sinks], &names, &conds))) {
+        has_sheet = 1;
+        n_sinks++;
+    }
+    if (!st)
+        st = write_report(c, sinks, n_sinks, entry);
+    if (!st && has_sheet) {
+        const char *name = xlsx_sink_sheet(sinks[n_sinks - 1], 0);
+        if (name)
+            json_object_set_new(entry, "sheet", json_string(name));
+    }
+    for (size_t i = 0; names && i < c->t.n_cols; i++)
+        free(names[i]);
+    free(names);
+    free(conds);
+    if (!st)
+        finish_entry(c, sinks, n_sinks, entry, res);
 done:
     for (size_t k = 0; k < n_sinks; k++)
         sink_destroy(sinks[k]);
@@ -774,21 +857,131 @@ static json_t *side_obj(const char *db, const char *const *inputs, size_t n, con
     return o;
 }
 
+/* The two runs as their sessions give them. */
+static tb_status read_sides(tb_session *base, tb_session *new, sides *sd, tb_error *err)
+{
+    tb_session *ss[2] = {base, new};
+    for (int k = 0; k < 2; k++) {
+        if (!(sd->db[k] = session_db(ss[k], err)))
+            return err->code;
+        sd->path[k] = tb_session_db_path(ss[k]);
+        sd->in[k] = tb_session_inputs(ss[k], &sd->n_in[k]);
+        sd->w[k] = tb_session_window(ss[k]);
+    }
+    return TB_OK;
+}
+
+/* The output folder: created when missing and locked (one compare at a
+ * time into it, *dir_fd); nothing the run would write there may be a file
+ * it reads (an input of either side, a DB, the spec or its SQL). */
+static tb_status open_out_dir(const tb_compare_job *job, const tb_spec *given, const sides *sd, file_ids *ids,
+                              int *dir_fd, tb_error *err)
+{
+    tb_status st = nightly_out_dir(job->out_dir, job->note, job->ctx, dir_fd, err);
+    if (st || (st = file_ids_collect(ids, sd->in[0], sd->n_in[0], sd->path[0], sd->db[0], err)) ||
+        (st = file_ids_collect(ids, sd->in[1], sd->n_in[1], sd->path[1], sd->db[1], err)) ||
+        (st = file_ids_spec(ids, given, err)))
+        return st;
+    st = file_ids_check_out(ids, job->out_dir, "tracebook_run", "json", err);
+    if (!st && wants_book(job))
+        st = file_ids_check_out(ids, job->out_dir, "compare", "xlsx", err);
+    if (!st && wants(job, TB_OUT_CSV))
+        st = file_ids_check_out(ids, job->out_dir, "compare_summary", "csv", err);
+    for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
+        const tb_spec_report *rep = &job->spec->reports[i];
+        unsigned f = formats_of(job, rep);
+        if (f & TB_OUT_CSV)
+            st = file_ids_check_out(ids, job->out_dir, rep->id, "_compare.csv", err);
+        if (!st && (f & TB_OUT_JSON))
+            st = file_ids_check_out(ids, job->out_dir, rep->id, "_compare.json", err);
+    }
+    return st;
+}
+
+/* The workbook compare.xlsx, its about page and its Summary sheet reserved first. */
+static tb_status open_book(const tb_compare_job *job, const tb_spec *given, const sides *sd, xlsx_book **book,
+                           char **book_path, tb_error *err)
+{
+    *book_path = sqlite3_mprintf("%s/compare.xlsx", job->out_dir);
+    if (!*book_path)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    const char *specname = given->path;
+    xlsx_pair about[] = {{"Base", sd->path[0]}, {"New", sd->path[1]}, {"Spec", specname},
+                         {"Time unit", tb_unit_name(job->unit)}};
+    tb_status st = xlsx_create(*book_path,
+                               &(xlsx_options){.about = about, .n_about = 4, .created = (int64_t)time(NULL)}, book,
+                               err);
+    return st ? st : xlsx_sheet_reserve(*book, "compare:summary", "Summary", err);
+}
+
+/* Every report compared (its entry into reports), its side tables dropped after. */
+static tb_status compare_all(sqlite3 *db, const tb_compare_job *job, const sides *sd, xlsx_book *book,
+                             json_t *reports, tb_compare_result *res, tb_error *err)
+{
+    tb_status st = TB_OK;
+    for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
+        const tb_spec_report *rep = &job->spec->reports[i];
+        cmp c = {.db = db, .job = job, .sd = sd, .rep = rep, .t = {.rep = rep, .count_col = -1}, .err = err, .book = book};
+        if (sd->w[0]->set && sd->w[1]->set)
+            c.shift = iv_add(sd->w[0]->iteration_id, -sd->w[1]->iteration_id);
+        json_t *entry = json_object();
+        json_object_set_new(entry, "id", json_string(rep->id));
+        st = compare_report(&c, rep, entry, res);
+        json_array_append_new(reports, entry);
+        sqlite3_finalize(c.dup);
+        rk_free(&c.t);
+        free(c.skipped);
+        if (!st)
+            st = exec(&c, "DROP TABLE IF EXISTS s0; DROP TABLE IF EXISTS s1");
+    }
+    return st;
+}
+
+/* tracebook_run.json: both sides, the files, the reports, every regression and the top improvements. */
+static tb_status write_manifest(sqlite3 *db, const tb_compare_job *job, const tb_spec *given, const sides *sd,
+                                int book, int summary, json_t *reports, tb_compare_result *res, tb_error *err)
+{
+    json_t *regs = listed(db, 1, 0), *imps = listed(db, -1, 20);
+    res->regressions = json_array_size(regs);
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM regs WHERE dir = -1", -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW)
+        res->improvements = (uint64_t)sqlite3_column_int64(q, 0);
+    sqlite3_finalize(q);
+    json_t *meta = manifest_new();
+    json_object_set_new(meta, "command", json_string("compare"));
+    json_object_set_new(meta, "base", side_obj(sd->path[0], sd->in[0], sd->n_in[0], sd->w[0]));
+    json_object_set_new(meta, "new", side_obj(sd->path[1], sd->in[1], sd->n_in[1], sd->w[1]));
+    json_object_set_new(meta, "spec", json_string(given->path));
+    json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
+    if (book)
+        json_object_set_new(meta, "workbook", json_string("compare.xlsx"));
+    if (summary)
+        json_object_set_new(meta, "summary", json_string("compare_summary.csv"));
+    /* the files outside the reports' entries, under a "files" key as tracebook's scanner looks for them */
+    json_t *outs = json_array();
+    if (summary)
+        json_array_append_new(outs, json_string("compare_summary.csv"));
+    if (book)
+        json_array_append_new(outs, json_string("compare.xlsx"));
+    json_object_set_new(meta, "outputs", json_pack("{s:o}", "files", outs));
+    json_object_set_new(meta, "reports", json_incref(reports));
+    json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
+    json_object_set_new(meta, "improvement_count", json_integer((json_int_t)res->improvements));
+    json_object_set_new(meta, "regressions", regs);
+    json_object_set_new(meta, "top_improvements", imps);
+    return nightly_manifest(job->out_dir, meta, job->written, job->ctx, err);
+}
+
 tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_job *job, tb_compare_result *res,
                            tb_error *err)
 {
-    tb_status st = TB_OK;
     sides sd;
-    tb_session *ss[2] = {base, new};
-    for (int k = 0; k < 2; k++) {
-        if (!(sd.db[k] = session_db(ss[k], err)))
-            return err->code;
-        sd.path[k] = tb_session_db_path(ss[k]);
-        sd.in[k] = tb_session_inputs(ss[k], &sd.n_in[k]);
-        sd.w[k] = tb_session_window(ss[k]);
-    }
+    tb_status st = read_sides(base, new, &sd, err);
+    if (st)
+        return st;
     sqlite3 *db = NULL;
-    json_t *reports = json_array(), *meta = NULL;
+    json_t *reports = json_array();
     char *book_path = NULL, *summary_path = NULL;
     xlsx_book *book = NULL;
     file_ids ids = {0};
@@ -810,37 +1003,7 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         expanded.spec = summaries;
         job = &expanded;
     }
-    struct stat sb;
-    if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
-        st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
-                         strerror(errno));
-        goto done;
-    }
-    if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
-        goto done;
-    }
-    /* one compare at a time into a folder; nothing it would write may be a
-     * file it reads (an input of either side, a DB, the spec or its SQL) */
-    dir_fd = out_dir_lock(job->out_dir, job->note, job->ctx);
-    if ((st = file_ids_collect(&ids, sd.in[0], sd.n_in[0], sd.path[0], sd.db[0], err)) ||
-        (st = file_ids_collect(&ids, sd.in[1], sd.n_in[1], sd.path[1], sd.db[1], err)) ||
-        (st = file_ids_spec(&ids, given, err)))
-        goto done;
-    st = file_ids_check_out(&ids, job->out_dir, "tracebook_run", "json", err);
-    if (!st && wants_book(job))
-        st = file_ids_check_out(&ids, job->out_dir, "compare", "xlsx", err);
-    if (!st && wants(job, TB_OUT_CSV))
-        st = file_ids_check_out(&ids, job->out_dir, "compare_summary", "csv", err);
-    for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
-        const tb_spec_report *rep = &job->spec->reports[i];
-        unsigned f = formats_of(job, rep);
-        if (f & TB_OUT_CSV)
-            st = file_ids_check_out(&ids, job->out_dir, rep->id, "_compare.csv", err);
-        if (!st && (f & TB_OUT_JSON))
-            st = file_ids_check_out(&ids, job->out_dir, rep->id, "_compare.json", err);
-    }
-    if (st)
+    if ((st = open_out_dir(job, given, &sd, &ids, &dir_fd, err)))
         goto done;
     /* "": a private on-disk scratch DB, removed when closed; pages spill to disk */
     if (db_open("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db) != SQLITE_OK) {
@@ -848,38 +1011,9 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         goto done;
     }
     cmp c0 = {.db = db, .job = job, .sd = &sd, .err = err};
-    if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score)")))
-        goto done;
-    if (wants_book(job)) {
-        book_path = sqlite3_mprintf("%s/compare.xlsx", job->out_dir);
-        if (!book_path) {
-            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        const char *specname = given->path;
-        xlsx_pair about[] = {{"Base", sd.path[0]}, {"New", sd.path[1]}, {"Spec", specname},
-                             {"Time unit", tb_unit_name(job->unit)}};
-        if ((st = xlsx_create(book_path, &(xlsx_options){.about = about, .n_about = 4, .created = (int64_t)time(NULL)},
-                              &book, err)) ||
-            (st = xlsx_sheet_reserve(book, "compare:summary", "Summary", err)))
-            goto done;
-    }
-    for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
-        const tb_spec_report *rep = &job->spec->reports[i];
-        cmp c = {.db = db, .job = job, .sd = &sd, .rep = rep, .t = {.rep = rep, .count_col = -1}, .err = err, .book = book};
-        if (sd.w[0]->set && sd.w[1]->set)
-            c.shift = iv_add(sd.w[0]->iteration_id, -sd.w[1]->iteration_id);
-        json_t *entry = json_object();
-        json_object_set_new(entry, "id", json_string(rep->id));
-        st = compare_report(&c, rep, entry, res);
-        json_array_append_new(reports, entry);
-        sqlite3_finalize(c.dup);
-        rk_free(&c.t);
-        free(c.skipped);
-        if (!st)
-            st = exec(&c, "DROP TABLE IF EXISTS s0; DROP TABLE IF EXISTS s1");
-    }
-    if (st)
+    if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score)")) ||
+        (wants_book(job) && (st = open_book(job, given, &sd, &book, &book_path, err))) ||
+        (st = compare_all(db, job, &sd, book, reports, res, err)))
         goto done;
     if (wants(job, TB_OUT_CSV) && !(summary_path = sqlite3_mprintf("%s/compare_summary.csv", job->out_dir))) {
         st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
@@ -895,44 +1029,11 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         if (job->written)
             job->written(job->ctx, book_path);
     }
-    json_t *regs = listed(db, 1, 0), *imps = listed(db, -1, 20);
-    res->regressions = json_array_size(regs);
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM regs WHERE dir = -1", -1, &q, NULL) == SQLITE_OK &&
-        sqlite3_step(q) == SQLITE_ROW)
-        res->improvements = (uint64_t)sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    meta = manifest_new();
-    json_object_set_new(meta, "command", json_string("compare"));
-    json_object_set_new(meta, "base", side_obj(sd.path[0], sd.in[0], sd.n_in[0], sd.w[0]));
-    json_object_set_new(meta, "new", side_obj(sd.path[1], sd.in[1], sd.n_in[1], sd.w[1]));
-    json_object_set_new(meta, "spec", json_string(given->path));
-    json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
-    if (book)
-        json_object_set_new(meta, "workbook", json_string("compare.xlsx"));
-    if (summary_path)
-        json_object_set_new(meta, "summary", json_string("compare_summary.csv"));
-    /* the files outside the reports' entries, under a "files" key as tracebook's scanner looks for them */
-    json_t *outs = json_array();
-    if (summary_path)
-        json_array_append_new(outs, json_string("compare_summary.csv"));
-    if (book)
-        json_array_append_new(outs, json_string("compare.xlsx"));
-    json_object_set_new(meta, "outputs", json_pack("{s:o}", "files", outs));
-    json_object_set_new(meta, "reports", json_incref(reports));
-    json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
-    json_object_set_new(meta, "improvement_count", json_integer((json_int_t)res->improvements));
-    json_object_set_new(meta, "regressions", regs);
-    json_object_set_new(meta, "top_improvements", imps);
-    char meta_path[4200];
-    st = manifest_write(job->out_dir, meta, NULL, meta_path, sizeof meta_path, err);
-    if (!st && job->written)
-        job->written(job->ctx, meta_path);
+    st = write_manifest(db, job, given, &sd, book != NULL, summary_path != NULL, reports, res, err);
 done:
     xlsx_destroy(book);
     sqlite3_free(book_path);
     sqlite3_free(summary_path);
-    json_decref(meta);
     json_decref(reports);
     sqlite3_close(db);
     file_ids_free(&ids);
@@ -942,4 +1043,3 @@ done:
         close(dir_fd);
     return st;
 }
-

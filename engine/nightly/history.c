@@ -1,70 +1,37 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * history.c - the nights of a nightly job, kept in one SQLite DB, and their
- * trends (tracebook/nightly.h: tb_history_*; docs/nightly.md).
+ * history.c - the history DB of a nightly job: its schema, opening an
+ * existing history and making a missing one, removing and listing nights
+ * (tracebook/nightly.h: tb_history_remove, tb_history_list;
+ * docs/nightly.md#the-history-db).
  *
- * `history add` runs every report of a spec on the night's DB (times in ns,
- * so that a later report may pick any unit) and keeps what each report
- * wrote: its columns (header, base name, type) and every cell of every row.
- * The rows are first gathered in TEMP tables of the history's connection,
- * which take no lock on the history; then one BEGIN IMMEDIATE transaction
- * adds the night, its metadata and its rows and applies the retention. An
- * appender that finds the history locked waits (busy timeout), so two jobs
- * appending at once both land, one after the other.
- *
- * `history report` reads the rows back per report, keys them as compare
- * does (nightly/rowkey.c: the spec's key:, normalize: and rules), and for
- * each key and numeric column sets the nights side by side. Each night is
- * judged against the nights before it: the median and the MAD (median
- * absolute deviation) of up to `nights` earlier values (8 by default, 3 at
- * least). A change is a regression when, in the worse direction, it passes
- * the rule's relative and absolute thresholds and `mad` (3) times the
- * scaled MAD (1.4826 MAD, the standard deviation of normal noise): a kernel
- * that always jitters by 3% stays quiet under a 5% rule, one that jitters
- * by 20% needs a large step, and a steady 6% step is found. Each verdict
- * names the nights it used.
- *
- * Outputs: <report>_trend.csv (key, column, one column per night, the
- * newest night's baseline and verdict), <report>_trend_chart.csv (nights
- * down, the charted series across), history_verdicts.csv (every verdict
- * that fired), the workbook trend.xlsx (Summary = the verdicts, then per
- * report its trend sheet and its chart sheet with a line chart), and
- * tracebook_run.json. A sheet holds exactly its CSV twin's rows.
+ * A history is one SQLite file: history_info says what it is (format and
+ * version), night holds one row per night with what it was run from,
+ * night_meta its KEY=VALUE pairs, night_report each report it kept (or why
+ * it was skipped), night_column that report's columns and night_cell every
+ * cell that is not NULL. A file that is not a history is refused, never
+ * changed. Adding a night (history_add.c) and the trend report
+ * (history_report.c) open it through here; this file calls neither.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
-#include <jansson.h>
 #include <sqlite3.h>
 
 #include "db/open.h"
+#include "nightly/history_int.h"
 #include "output/output.h"
-#include "query/file_ids.h"
-#include "spec/msprof_reports.h"
-#include "nightly/rowkey.h"
-#include "output/table_sink.h"
-#include "report/manifest.h"
-#include "session/session.h"
-#include "spec/spec.h"
-#include "tracebook/db.h"
 #include "tracebook/nightly.h"
-#include "tracebook/report.h"
 #include "util/tempname.h"
 
 #define HISTORY_FORMAT "tracebook history"
 #define HISTORY_VERSION 1
-#define BUSY_MS 600000   /* an appender waits up to 10 minutes for another */
-#define MIN_NIGHTS 5     /* a verdict needs this many earlier nights */
-#define CHART_SERIES 8   /* series of a trend chart */
-#define MAD_SCALE 1.4826 /* MAD to the standard deviation of normal noise */
 
 static const char schema[] =
     "CREATE TABLE IF NOT EXISTS history_info(key TEXT PRIMARY KEY, value TEXT NOT NULL);"
@@ -85,22 +52,27 @@ static const char schema[] =
 
 static const char *const type_names[] = {"plain", "dur_ns", "ts_ns", "ratio_%", "mem_b", "rank"};
 
-static tb_col_type type_of(const char *s)
+const char *history_type_name(tb_col_type type)
+{
+    return type_names[type];
+}
+
+tb_col_type history_type_of(const char *s)
 {
     for (size_t i = 0; i < sizeof type_names / sizeof *type_names; i++)
-        if (s && !strcmp(s, type_names[i]))
+        if (s && !strcmp(s, history_type_name(i)))
             return (tb_col_type)i;
     return TB_COL_PLAIN;
 }
 
-static tb_status dberr(sqlite3 *db, const char *path, tb_error *err)
+tb_status history_dberr(sqlite3 *db, const char *path, tb_error *err)
 {
     int code = sqlite3_errcode(db);
     return tb_error_at(err, code == SQLITE_NOTADB ? TB_ERR_PARSE : TB_ERR_DB, path, 0, 0, -1, "%s",
                        sqlite3_errmsg(db));
 }
 
-static tb_status run_sql(sqlite3 *db, const char *path, const char *sql, tb_error *err)
+tb_status history_run_sql(sqlite3 *db, const char *path, const char *sql, tb_error *err)
 {
     char *msg = NULL;
     if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
@@ -130,7 +102,7 @@ static int has_table(sqlite3 *db, const char *name)
  * Opens an existing history read-only (the caller may ATTACH it to write).
  * A file that is not a tracebook history is refused, never changed.
  */
-static tb_status hist_open(const char *path, sqlite3 **out, tb_error *err)
+tb_status history_open(const char *path, sqlite3 **out, tb_error *err)
 {
     *out = NULL;
     struct stat sb;
@@ -152,7 +124,7 @@ static tb_status hist_open(const char *path, sqlite3 **out, tb_error *err)
     tb_status st = TB_OK;
     if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &q, NULL) != SQLITE_OK ||
         sqlite3_step(q) != SQLITE_ROW)
-        st = dberr(db, path, err);
+        st = history_dberr(db, path, err);
     sqlite3_finalize(q);
     q = NULL;
     const char *fmt = NULL;
@@ -179,144 +151,6 @@ static tb_status hist_open(const char *path, sqlite3 **out, tb_error *err)
     return TB_OK;
 }
 
-static void utc_now(char *buf, size_t n)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
-/* ---- history add ---------------------------------------------------------- */
-
-typedef struct hadd {
-    sqlite3 *db;
-    const char *path;
-    sqlite3_stmt *col, *rep;
-    tb_error *err;
-    uint64_t rows;
-    size_t reports;
-    /* the report being kept: its rows go to t_rows, then cell by cell to t_cell */
-    const tb_spec_report *now;
-    size_t n_cols;
-    int64_t row;
-    int made;                /* t_rows holds the report's rows */
-    tb_status failed;        /* a failure after a report, raised when the run returns */
-} hadd;
-
-static tb_status h_fail(void *ctx, tb_error *err)
-{
-    hadd *h = ctx;
-    return dberr(h->db, h->path, err);
-}
-
-/* The report's columns into t_column, before its rows' table is made. */
-static tb_status h_columns(void *ctx, const tb_sink_column *cols, size_t n, tb_error *err)
-{
-    hadd *h = ctx;
-    h->n_cols = n;
-    h->row = 0;
-    for (size_t i = 0; i < n; i++) {
-        sqlite3_bind_text(h->col, 1, h->now->id, -1, SQLITE_STATIC);
-        sqlite3_bind_int64(h->col, 2, (int64_t)i);
-        sqlite3_bind_text(h->col, 3, cols[i].header, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(h->col, 4, cols[i].name ? cols[i].name : cols[i].header, -1, SQLITE_TRANSIENT);
-        sqlite3_bind_text(h->col, 5, type_names[cols[i].type], -1, SQLITE_STATIC);
-        int rc = sqlite3_step(h->col);
-        sqlite3_reset(h->col);
-        if (rc != SQLITE_DONE)
-            return dberr(h->db, h->path, err);
-    }
-    h->made = 1;
-    return TB_OK;
-}
-
-static tb_status h_row(void *ctx, sqlite3_stmt *ins, const tb_cell *cells, tb_error *err)
-{
-    (void)cells;
-    (void)err;
-    hadd *h = ctx;
-    sqlite3_bind_int64(ins, 1, h->row++);
-    return TB_OK;
-}
-
-static void h_counted(void *ctx)
-{
-    ((hadd *)ctx)->rows++;
-}
-
-static tb_status h_open(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
-                        const char *label, tb_sink **out, tb_error *err)
-{
-    (void)spec;
-    (void)format;
-    (void)label;
-    hadd *h = ctx;
-    h->now = rep;
-    table_sink_options o = {.db = h->db, .table = "t_rows", .lead = "row INTEGER", .n_lead = 1, .begin = h_columns,
-                            .bind_lead = h_row, .inserted = h_counted, .fail = h_fail, .scaled_real = 1, .ctx = h};
-    return table_sink_create(&o, out, err);
-}
-
-/* The report's rows, kept in t_rows, into t_cell: one row per cell that is
- * not NULL, row by row, then t_rows goes. */
-static tb_status h_cells(hadd *h, tb_error *err)
-{
-    sqlite3_str *q = sqlite3_str_new(h->db);
-    sqlite3_str_appendall(q, "INSERT INTO t_cell SELECT ?1, row, col, value FROM (");
-    for (size_t i = 0; i < h->n_cols; i++)
-        sqlite3_str_appendf(q, "%sSELECT row, %d AS col, c%d AS value FROM t_rows", i ? " UNION ALL " : "", (int)i, (int)i);
-    if (!h->n_cols)
-        sqlite3_str_appendall(q, "SELECT 0 AS row, 0 AS col, NULL AS value");
-    sqlite3_str_appendall(q, ") WHERE value IS NOT NULL ORDER BY row, col");
-    char *sql = sqlite3_str_finish(q);
-    sqlite3_stmt *st = NULL;
-    tb_status rc = TB_OK;
-    if (!sql)
-        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    else if (sqlite3_prepare_v2(h->db, sql, -1, &st, NULL) != SQLITE_OK ||
-             sqlite3_bind_text(st, 1, h->now->id, -1, SQLITE_STATIC) != SQLITE_OK || sqlite3_step(st) != SQLITE_DONE ||
-             sqlite3_exec(h->db, "DROP TABLE t_rows", NULL, NULL, NULL) != SQLITE_OK)
-        rc = dberr(h->db, h->path, err);
-    sqlite3_finalize(st);
-    sqlite3_free(sql);
-    h->made = 0;
-    return rc;
-}
-
-static void h_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
-{
-    hadd *h = ctx;
-    if (h->made && !h->failed)
-        h->failed = h_cells(h, h->err);
-    sqlite3_bind_text(h->rep, 1, rep->id, -1, SQLITE_STATIC);
-    sqlite3_bind_text(h->rep, 2, rep->title ? rep->title : rep->id, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(h->rep, 3, skipped ? 0 : (int64_t)rows);
-    if (skipped)
-        sqlite3_bind_text(h->rep, 4, skipped, -1, SQLITE_TRANSIENT);
-    else
-        sqlite3_bind_null(h->rep, 4);
-    sqlite3_step(h->rep);
-    sqlite3_reset(h->rep);
-    sqlite3_clear_bindings(h->rep);
-    h->reports += !skipped;
-}
-
-/* The data's start as UTC YYYY-MM-DDThh:mm:ssZ. */
-static tb_status data_time(const char *db_path, char *out, size_t n, tb_error *err)
-{
-    int64_t s;
-    tb_status st = tb_db_start_time(db_path, &s, err);
-    out[0] = 0;
-    if (st)
-        return st;
-    time_t t = (time_t)s;
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return TB_OK;
-}
-
 /* Deletes night id with everything it holds. */
 static tb_status delete_night(sqlite3 *db, const char *path, int64_t id, tb_error *err)
 {
@@ -326,16 +160,13 @@ static tb_status delete_night(sqlite3 *db, const char *path, int64_t id, tb_erro
         "DELETE FROM night_report WHERE night = %lld; DELETE FROM night_meta WHERE night = %lld;"
         "DELETE FROM night WHERE id = %lld;",
         (long long)id, (long long)id, (long long)id, (long long)id, (long long)id);
-    tb_status st = sql ? run_sql(db, path, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    tb_status st = sql ? history_run_sql(db, path, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     sqlite3_free(sql);
     return st;
 }
 
-/* The order of nights: by the data's time, then as added. */
-#define NIGHT_ORDER "ORDER BY coalesce(data_time, ''), id"
-
 /* Keeps the newest keep nights (inside the caller's transaction). */
-static tb_status retain(sqlite3 *db, const char *path, int64_t keep, size_t *removed, tb_error *err)
+tb_status history_retain(sqlite3 *db, const char *path, int64_t keep, size_t *removed, tb_error *err)
 {
     if (keep <= 0)
         return TB_OK;
@@ -343,7 +174,7 @@ static tb_status retain(sqlite3 *db, const char *path, int64_t keep, size_t *rem
     tb_status st = TB_OK;
     if (sqlite3_prepare_v2(db, "SELECT id FROM night " NIGHT_ORDER " DESC LIMIT -1 OFFSET ?", -1, &q, NULL) !=
         SQLITE_OK)
-        return dberr(db, path, err);
+        return history_dberr(db, path, err);
     sqlite3_bind_int64(q, 1, keep);
     int64_t *ids = NULL;
     size_t n = 0, cap = 0;
@@ -368,37 +199,12 @@ static tb_status retain(sqlite3 *db, const char *path, int64_t keep, size_t *rem
     return st;
 }
 
-static int64_t count_nights(sqlite3 *db)
-{
-    sqlite3_stmt *q = NULL;
-    int64_t n = 0;
-    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM night", -1, &q, NULL) == SQLITE_OK && sqlite3_step(q) == SQLITE_ROW)
-        n = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return n;
-}
-
-static tb_status check_meta(const tb_history_add_job *job, tb_error *err)
-{
-    for (size_t i = 0; i < job->n_meta; i++) {
-        const char *eq = strchr(job->meta[i], '=');
-        if (!eq || eq == job->meta[i])
-            return tb_error_set(err, TB_ERR_USAGE, "--meta '%s': expected KEY=VALUE", job->meta[i]);
-        for (size_t j = 0; j < i; j++) {
-            size_t k = (size_t)(eq - job->meta[i]);
-            if (!strncmp(job->meta[j], job->meta[i], k) && job->meta[j][k] == '=')
-                return tb_error_set(err, TB_ERR_USAGE, "--meta '%.*s' given twice", (int)k, job->meta[i]);
-        }
-    }
-    return TB_OK;
-}
-
 /*
  * Makes the history at path when it is missing: the schema is written to a
  * temporary beside it, which is then linked to path, so that no reader ever
  * sees half a history; when another job made it first, theirs is kept.
  */
-static tb_status hist_create(const char *path, tb_error *err)
+tb_status history_create(const char *path, tb_error *err)
 {
     struct stat sb;
     if (stat(path, &sb) == 0)
@@ -419,7 +225,7 @@ static tb_status hist_create(const char *path, tb_error *err)
         char *sql = sqlite3_mprintf("BEGIN; %s INSERT INTO history_info VALUES('format', '%q'), ('version', '%d'),"
                                     " ('created_by', 'tracebook %q'); COMMIT",
                                     schema, HISTORY_FORMAT, HISTORY_VERSION, tb_version());
-        st = sql ? run_sql(db, path, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        st = sql ? history_run_sql(db, path, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         sqlite3_free(sql);
     }
     if (sqlite3_close(db) != SQLITE_OK && !st)
@@ -439,192 +245,9 @@ static tb_status hist_create(const char *path, tb_error *err)
     /* made by another job meanwhile: it must be a history too */
     if (!st) {
         sqlite3 *check = NULL;
-        st = hist_open(path, &check, err);
+        st = history_open(path, &check, err);
         sqlite3_close(check);
     }
-    return st;
-}
-
-tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_history_added *res, tb_error *err)
-{
-    memset(res, 0, sizeof *res);
-    sqlite3 *night_db = session_db(s, err);
-    if (!night_db)
-        return err->code;
-    const char *night_path = tb_session_db_path(s);
-    size_t n_in = 0;
-    const char *const *in_v = tb_session_inputs(s, &n_in);
-    const tb_window *win_w = tb_session_window(s);
-    tb_status st = check_meta(job, err);
-    if (st)
-        return st;
-    if (job->label && (!job->label[0] || strlen(job->label) >= sizeof res->label))
-        return tb_error_set(err, TB_ERR_USAGE, "--label: give 1 to %zu bytes", sizeof res->label - 1);
-    /* the history is written: it must be none of the files the night reads */
-    file_ids ids = {0};
-    if ((st = file_ids_collect(&ids, in_v, n_in, night_path, night_db, err)) ||
-        (st = file_ids_spec(&ids, job->spec, err)) || (st = file_ids_check(&ids, job->history, err))) {
-        file_ids_free(&ids);
-        return st;
-    }
-    file_ids_free(&ids);
-    char when[64] = "", added[64];
-    if ((st = data_time(night_path, when, sizeof when, err)))
-        return st;
-    utc_now(added, sizeof added);
-    snprintf(res->label, sizeof res->label, "%s", job->label ? job->label : when[0] ? when : added);
-    /* an existing history must be one, before any work */
-    sqlite3 *db = NULL;
-    struct stat sb;
-    if (stat(job->history, &sb) == 0) {
-        if ((st = hist_open(job->history, &db, err)))
-            return st;
-        sqlite3_close(db);
-        db = NULL;
-    }
-    /* the rows go to a private scratch DB first: running the reports takes no
-     * lock on the history, and a failing report leaves no trace in it */
-    if (db_open("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &db) != SQLITE_OK) {
-        sqlite3_close(db);
-        return tb_error_set(err, TB_ERR_DB, "history add: cannot open a scratch database");
-    }
-    sqlite3_busy_timeout(db, BUSY_MS);
-    hadd h = {.db = db, .path = job->history, .err = err};
-    st = run_sql(db, job->history,
-                 "CREATE TABLE t_report(report TEXT, title TEXT, rows INTEGER, skipped TEXT);"
-                 "CREATE TABLE t_column(report TEXT, col INTEGER, header TEXT, name TEXT, type TEXT);"
-                 "CREATE TABLE t_cell(report TEXT, row INTEGER, col INTEGER, value);"
-                 "BEGIN",
-                 err);
-    if (!st && (sqlite3_prepare_v2(db, "INSERT INTO t_column VALUES(?, ?, ?, ?, ?)", -1, &h.col, NULL) != SQLITE_OK ||
-                sqlite3_prepare_v2(db, "INSERT INTO t_report VALUES(?, ?, ?, ?)", -1, &h.rep, NULL) != SQLITE_OK))
-        st = dberr(db, job->history, err);
-    if (!st) {
-        tb_run_options o = {.db = night_db,
-                            .db_name = night_path,
-                            .specs = (const tb_spec *const *)&job->spec,
-                            .n_specs = 1,
-                            .window = *win_w,
-                            .unit = TB_UNIT_NS,
-                            .params = job->params,
-                            .n_params = job->n_params,
-                            .formats = TB_OUT_CSV,
-                            .max_steps = job->max_steps,
-                            .open_sink = h_open,
-                            .sink_ctx = &h,
-                            .report_done = h_done,
-                            .note = job->note,
-                            .ctx = job->ctx};
-        tb_run_result rr;
-        st = tb_report_run(&o, &rr, err);
-        if (!st && h.failed)
-            st = h.failed;
-    }
-    sqlite3_finalize(h.col);
-    sqlite3_finalize(h.rep);
-    if (!st)
-        st = run_sql(db, job->history, "COMMIT", err);
-    /* the history: made whole under a temporary name when missing, then attached */
-    if (!st)
-        st = hist_create(job->history, err);
-    if (!st) {
-        char *sql = sqlite3_mprintf("ATTACH %Q AS h", job->history);
-        st = sql ? run_sql(db, job->history, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        sqlite3_free(sql);
-    }
-    if (!st)
-        st = run_sql(db, job->history, "BEGIN IMMEDIATE", err);
-    int in_tx = !st;
-    sqlite3_stmt *q = NULL;
-    int64_t night = 0;
-    if (!st) {
-        json_t *in = json_array(), *win = json_null();
-        for (size_t i = 0; i < n_in; i++)
-            json_array_append_new(in, json_string(in_v[i]));
-        if (win_w->set) {
-            json_decref(win);
-            win = manifest_window(win_w, NULL);
-        }
-        char *ins = json_dumps(in, JSON_COMPACT), *wins = win_w->set ? json_dumps(win, JSON_COMPACT) : NULL;
-        json_decref(in);
-        json_decref(win);
-        if (sqlite3_prepare_v2(db, "SELECT 1 FROM night WHERE label = ?", -1, &q, NULL) != SQLITE_OK) {
-            st = dberr(db, job->history, err);
-        } else {
-            sqlite3_bind_text(q, 1, res->label, -1, SQLITE_STATIC);
-            if (sqlite3_step(q) == SQLITE_ROW)
-                st = tb_error_at(err, TB_ERR_USAGE, job->history, 0, 0, -1,
-                                 "a night labelled '%s' is in the history already (give another --label, or "
-                                 "history remove --label first)", res->label);
-        }
-        sqlite3_finalize(q);
-        q = NULL;
-        if (!st && sqlite3_prepare_v2(db, "INSERT INTO night(label, data_time, added, version, spec, inputs, window) "
-                                          "VALUES(?, ?, ?, ?, ?, ?, ?)",
-                                      -1, &q, NULL) != SQLITE_OK)
-            st = dberr(db, job->history, err);
-        if (!st) {
-            sqlite3_bind_text(q, 1, res->label, -1, SQLITE_STATIC);
-            if (when[0])
-                sqlite3_bind_text(q, 2, when, -1, SQLITE_STATIC);
-            sqlite3_bind_text(q, 3, added, -1, SQLITE_STATIC);
-            sqlite3_bind_text(q, 4, tb_version(), -1, SQLITE_STATIC);
-            sqlite3_bind_text(q, 5, job->spec->path, -1, SQLITE_STATIC);
-            sqlite3_bind_text(q, 6, ins ? ins : "[]", -1, SQLITE_STATIC);
-            if (wins)
-                sqlite3_bind_text(q, 7, wins, -1, SQLITE_STATIC);
-            if (sqlite3_step(q) != SQLITE_DONE)
-                st = dberr(db, job->history, err);
-            night = sqlite3_last_insert_rowid(db);
-        }
-        sqlite3_finalize(q);
-        q = NULL;
-        free(ins);
-        free(wins);
-    }
-    if (!st && sqlite3_prepare_v2(db, "INSERT INTO night_meta VALUES(?, ?, ?)", -1, &q, NULL) != SQLITE_OK)
-        st = dberr(db, job->history, err);
-    for (size_t i = 0; i < job->n_meta && !st; i++) {
-        const char *eq = strchr(job->meta[i], '=');
-        sqlite3_bind_int64(q, 1, night);
-        sqlite3_bind_text(q, 2, job->meta[i], (int)(eq - job->meta[i]), SQLITE_STATIC);
-        sqlite3_bind_text(q, 3, eq + 1, -1, SQLITE_STATIC);
-        if (sqlite3_step(q) != SQLITE_DONE)
-            st = dberr(db, job->history, err);
-        sqlite3_reset(q);
-    }
-    sqlite3_finalize(q);
-    if (!st) {
-        char *sql = sqlite3_mprintf(
-            "INSERT INTO night_report(night, report, title, rows, skipped)"
-            " SELECT %lld, report, title, rows, skipped FROM t_report;"
-            "INSERT INTO night_column SELECT r.id, c.col, c.header, c.name, c.type"
-            " FROM t_column c JOIN night_report r ON r.night = %lld AND r.report = c.report;"
-            "INSERT INTO night_cell SELECT r.id, c.row, c.col, c.value"
-            " FROM t_cell c JOIN night_report r ON r.night = %lld AND r.report = c.report;",
-            (long long)night, (long long)night, (long long)night);
-        st = sql ? run_sql(db, job->history, sql, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        sqlite3_free(sql);
-    }
-    if (!st)
-        st = retain(db, job->history, job->keep, &res->removed, err);
-    if (!st)
-        st = run_sql(db, job->history, "COMMIT", err);
-    if (st && in_tx)
-        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-    if (!st) {
-        res->reports = h.reports;
-        res->rows = h.rows;
-        res->nights = (size_t)count_nights(db);
-        if (res->removed && job->note) {
-            char msg[128];
-            snprintf(msg, sizeof msg, "history: the retention removed %zu older night%s", res->removed,
-                     res->removed == 1 ? "" : "s");
-            job->note(job->ctx, msg);
-        }
-    }
-    if (sqlite3_close(db) != SQLITE_OK && !st)
-        st = tb_error_at(err, TB_ERR_DB, job->history, 0, 0, -1, "cannot close the history");
     return st;
 }
 
@@ -635,7 +258,7 @@ tb_status tb_history_remove(const char *history, const char *const *labels, size
 {
     *removed = 0;
     sqlite3 *db = NULL;
-    tb_status st = hist_open(history, &db, err);
+    tb_status st = history_open(history, &db, err);
     if (st)
         return st;
     sqlite3_close(db);
@@ -646,11 +269,11 @@ tb_status tb_history_remove(const char *history, const char *const *labels, size
         return st;
     }
     sqlite3_busy_timeout(db, BUSY_MS);
-    st = run_sql(db, history, "BEGIN IMMEDIATE", err);
+    st = history_run_sql(db, history, "BEGIN IMMEDIATE", err);
     int in_tx = !st;
     sqlite3_stmt *q = NULL;
     if (!st && sqlite3_prepare_v2(db, "SELECT id FROM night WHERE label = ?", -1, &q, NULL) != SQLITE_OK)
-        st = dberr(db, history, err);
+        st = history_dberr(db, history, err);
     for (size_t i = 0; i < n && !st; i++) {
         sqlite3_bind_text(q, 1, labels[i], -1, SQLITE_STATIC);
         int64_t id = -1;
@@ -665,9 +288,9 @@ tb_status tb_history_remove(const char *history, const char *const *labels, size
     }
     sqlite3_finalize(q);
     if (!st)
-        st = retain(db, history, keep, removed, err);
+        st = history_retain(db, history, keep, removed, err);
     if (!st)
-        st = run_sql(db, history, "COMMIT", err);
+        st = history_run_sql(db, history, "COMMIT", err);
     if (st && in_tx) {
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
         *removed = 0;
@@ -676,26 +299,15 @@ tb_status tb_history_remove(const char *history, const char *const *labels, size
     return st;
 }
 
-tb_status tb_history_list(const char *history, unsigned format, FILE *out, tb_error *err)
+/* The nights as rows of s (begun, written and finished), oldest first. */
+static tb_status list_rows(sqlite3 *db, const char *history, tb_sink *s, tb_error *err)
 {
-    sqlite3 *db = NULL;
-    tb_status st = hist_open(history, &db, err);
-    if (st)
-        return st;
     static const char *const heads[] = {"Label", "Data Time", "Added", "Version", "Reports", "Rows", "Inputs", "Meta"};
     tb_sink_column cols[8];
     for (int i = 0; i < 8; i++)
         cols[i] = (tb_sink_column){.header = heads[i]};
-    tb_sink *s = NULL;
-    if (format == TB_OUT_CSV)
-        st = csv_sink_create("-", NULL, &s, err);
-    else if (format == TB_OUT_JSON)
-        st = json_sink_create("-", NULL, &s, err);
-    else
-        st = console_sink_create(out, &(console_options){.max_col_width = 60}, &s, err);
     sqlite3_stmt *q = NULL;
-    if (!st)
-        st = s->begin(s, cols, 8, err);
+    tb_status st = s->begin(s, cols, 8, err);
     if (!st && sqlite3_prepare_v2(db,
                                   "SELECT label, data_time, added, version,"
                                   " (SELECT count(*) FROM night_report r WHERE r.night = n.id AND r.skipped IS NULL),"
@@ -705,7 +317,7 @@ tb_status tb_history_list(const char *history, unsigned format, FILE *out, tb_er
                                   "   (SELECT key, value FROM night_meta m WHERE m.night = n.id ORDER BY key))"
                                   " FROM night n " NIGHT_ORDER,
                                   -1, &q, NULL) != SQLITE_OK)
-        st = dberr(db, history, err);
+        st = history_dberr(db, history, err);
     while (!st && sqlite3_step(q) == SQLITE_ROW) {
         tb_cell c[8];
         for (int i = 0; i < 8; i++) {
@@ -722,1198 +334,79 @@ tb_status tb_history_list(const char *history, unsigned format, FILE *out, tb_er
     if (!st)
         st = s->finish(s, err);
     sqlite3_finalize(q);
+    return st;
+}
+
+/* A private temporary folder (registered, so that an interrupted run
+ * removes it) into dir, and the path of the listing's file in it. */
+static tb_status list_temp(char *dir, size_t n_dir, char *path, size_t n_path, tb_error *err)
+{
+    const char *base = getenv("TMPDIR");
+    char stem[PATH_MAX];
+    snprintf(stem, sizeof stem, "%s/tracebook-list", base && *base ? base : "/tmp");
+    tempname_sweep_beside(stem);
+    if (tempname_template(dir, n_dir, stem) != 0 || tempname_make(dir, 1, NULL) != 0) {
+        tb_status st = tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "cannot create a temporary directory: %s",
+                                   strerror(errno));
+        dir[0] = 0;
+        return st;
+    }
+    snprintf(path, n_path, "%s/list", dir);
+    tb_temp_register(path);
+    return TB_OK;
+}
+
+/* Appends the file at path to out. */
+static tb_status append_file(const char *path, FILE *out, tb_error *err)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in)
+        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot read: %s", strerror(errno));
+    char buf[16384];
+    size_t got;
+    int bad = 0;
+    do {
+        got = fread(buf, 1, sizeof buf, in);
+        bad = got && fwrite(buf, 1, got, out) != got;
+    } while (got && !bad);
+    bad = bad || ferror(in) || fflush(out) != 0;
+    fclose(in);
+    return bad ? tb_error_set(err, TB_ERR_IO, "writing the history list: %s", strerror(errno)) : TB_OK;
+}
+
+/*
+ * The console table is written on out as it goes. CSV and JSON sinks write
+ * files: the listing goes to a private temporary file first and is then
+ * copied to out, so that an error never leaves half a listing there.
+ */
+tb_status tb_history_list(const char *history, unsigned format, FILE *out, tb_error *err)
+{
+    sqlite3 *db = NULL;
+    tb_status st = history_open(history, &db, err);
+    if (st)
+        return st;
+    char dir[PATH_MAX] = "", path[PATH_MAX + 16];
+    tb_sink *s = NULL;
+    if (format == TB_OUT_CSV || format == TB_OUT_JSON) {
+        st = list_temp(dir, sizeof dir, path, sizeof path, err);
+        if (!st && format == TB_OUT_CSV)
+            st = csv_sink_create(path, &(csv_sink_options){.rows_per_file = SIZE_MAX}, &s, err);
+        else if (!st)
+            st = json_sink_create(path, NULL, &s, err);
+    } else {
+        st = console_sink_create(out, &(console_options){.max_col_width = 60}, &s, err);
+    }
+    if (!st)
+        st = list_rows(db, history, s, err);
     sink_destroy(s);
     sqlite3_close(db);
-    return st;
-}
-
-/* ---- history report ------------------------------------------------------- */
-
-typedef struct night_t {
-    int64_t id;
-    char *label;
-} night_t;
-
-/* One report's trend: its rows keyed in a scratch DB, table kv(k0, k, night, ord, c0..cn). */
-typedef struct trend {
-    sqlite3 *hdb;           /* the history */
-    sqlite3 *sdb;           /* scratch */
-    const tb_history_report_job *job;
-    const tb_spec_report *rep;
-    night_t *nights;        /* all, oldest first */
-    size_t n_nights;
-    size_t first_shown;     /* nights[first_shown..] are shown */
-    rk_table t;
-    tb_error *err;
-} trend;
-
-static tb_status serr(trend *T, const char *what)
-{
-    return tb_error_set(T->err, TB_ERR_DB, "history report: %s: %s", what, sqlite3_errmsg(T->sdb));
-}
-
-/* The stored report of night k (its night_report id), or 0. */
-static int64_t night_report(trend *T, size_t k)
-{
-    sqlite3_stmt *q = NULL;
-    int64_t id = 0;
-    if (sqlite3_prepare_v2(T->hdb, "SELECT id FROM night_report WHERE night = ? AND report = ? AND skipped IS NULL",
-                           -1, &q, NULL) == SQLITE_OK) {
-        sqlite3_bind_int64(q, 1, T->nights[k].id);
-        sqlite3_bind_text(q, 2, T->rep->id, -1, SQLITE_STATIC);
-        if (sqlite3_step(q) == SQLITE_ROW)
-            id = sqlite3_column_int64(q, 0);
-    }
-    sqlite3_finalize(q);
-    return id;
-}
-
-/* The columns of the newest night that has the report, as the key's reference. */
-static tb_status ref_columns(trend *T, int64_t rid)
-{
-    sqlite3_stmt *q = NULL;
-    tb_sink_column *cols = NULL;
-    char **strs = NULL;
-    size_t n = 0, cap = 0;
-    tb_status st = TB_OK;
-    if (sqlite3_prepare_v2(T->hdb, "SELECT header, name, type FROM night_column WHERE report = ? ORDER BY col", -1, &q,
-                           NULL) != SQLITE_OK)
-        return tb_error_set(T->err, TB_ERR_DB, "history: %s", sqlite3_errmsg(T->hdb));
-    sqlite3_bind_int64(q, 1, rid);
-    while (!st && sqlite3_step(q) == SQLITE_ROW) {
-        if (n == cap) {
-            cap = cap ? cap * 2 : 16;
-            tb_sink_column *mc = realloc(cols, cap * sizeof *cols);
-            if (mc)
-                cols = mc;
-            char **ms = mc ? realloc(strs, 2 * cap * sizeof *strs) : NULL;
-            if (!ms) {
-                st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            strs = ms;
-        }
-        strs[2 * n] = strdup((const char *)sqlite3_column_text(q, 0));
-        strs[2 * n + 1] = strdup((const char *)sqlite3_column_text(q, 1));
-        cols[n] = (tb_sink_column){.header = strs[2 * n], .name = strs[2 * n + 1],
-                                   .type = type_of((const char *)sqlite3_column_text(q, 2))};
-        n++;
-        if (!strs[2 * n - 2] || !strs[2 * n - 1])
-            st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-    }
-    sqlite3_finalize(q);
-    if (!st)
-        st = rk_columns(&T->t, cols, n, T->err);
-    for (size_t i = 0; i < 2 * n; i++)
-        free(strs[i]);
-    free(strs);
-    free(cols);
-    return st;
-}
-
-/* Reads night k's rows of the report into kv, keyed; the first row decides the key when not yet decided. */
-static tb_status load_night(trend *T, size_t k, int64_t rid, sqlite3_stmt *ins, sqlite3_stmt *dup)
-{
-    size_t nc = T->t.n_cols;
-    /* the night's columns onto the reference's, by base name (a column the night lacks is NULL) */
-    int *map = calloc(nc + 1, sizeof *map);
-    tb_cell *cells = calloc(nc + 1, sizeof *cells);
-    sqlite3_stmt *q = NULL, *cq = NULL;
-    tb_status st = TB_OK;
-    if (!map || !cells) {
-        st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    for (size_t i = 0; i < nc; i++)
-        map[i] = -1;
-    if (sqlite3_prepare_v2(T->hdb, "SELECT col, name FROM night_column WHERE report = ?", -1, &cq, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(T->hdb, "SELECT row, col, value FROM night_cell WHERE report = ? ORDER BY row, col", -1,
-                           &q, NULL) != SQLITE_OK) {
-        st = tb_error_set(T->err, TB_ERR_DB, "history: %s", sqlite3_errmsg(T->hdb));
-        goto done;
-    }
-    sqlite3_bind_int64(cq, 1, rid);
-    while (sqlite3_step(cq) == SQLITE_ROW)
-        for (size_t i = 0; i < nc; i++)
-            if (map[i] < 0 && !strcmp(T->t.cols[i].name, (const char *)sqlite3_column_text(cq, 1)))
-                map[i] = sqlite3_column_int(cq, 0);
-    sqlite3_bind_int64(q, 1, rid);
-    /* cells arrive by row; a row is complete when the next row starts */
-    int rc = sqlite3_step(q);
-    int64_t ord = 0;
-    while (!st && rc == SQLITE_ROW) {
-        int64_t row = sqlite3_column_int64(q, 0);
-        for (size_t i = 0; i < nc; i++)
-            cells[i] = (tb_cell){.kind = TB_CELL_NULL};
-        /* text cells point into the statement: copy them until the row is done */
-        char **texts = calloc(nc + 1, sizeof *texts);
-        if (!texts) {
-            st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-            break;
-        }
-        while (rc == SQLITE_ROW && sqlite3_column_int64(q, 0) == row) {
-            int col = sqlite3_column_int(q, 1);
-            for (size_t i = 0; i < nc; i++)
-                if (map[i] == col) {
-                    cells[i] = cell_from_column(q, 2);
-                    if (cells[i].kind == TB_CELL_TEXT) {
-                        texts[i] = malloc(cells[i].n + 1);
-                        if (texts[i]) {
-                            memcpy(texts[i], cells[i].s, cells[i].n);
-                            texts[i][cells[i].n] = 0;
-                        }
-                        cells[i].s = texts[i] ? texts[i] : "";
-                        cells[i].n = texts[i] ? cells[i].n : 0;
-                    }
-                }
-            rc = sqlite3_step(q);
-        }
-        if (!T->t.decided)
-            st = rk_decide(&T->t, cells, T->err);
+    if (dir[0]) {
         if (!st)
-            st = rk_key(&T->t, cells, 0, T->err);
-        if (!st) {
-            const char *k0 = T->t.keybuf;
-            sqlite3_bind_int64(dup, 1, (int64_t)k);
-            sqlite3_bind_text(dup, 2, k0, -1, SQLITE_TRANSIENT);
-            int64_t seen = sqlite3_step(dup) == SQLITE_ROW ? sqlite3_column_int64(dup, 0) : 0;
-            sqlite3_reset(dup);
-            sqlite3_bind_text(ins, 1, k0, -1, SQLITE_TRANSIENT);
-            if (seen)
-                sqlite3_bind_text(ins, 2, sqlite3_mprintf("%s\x1f#%lld", k0, (long long)seen + 1), -1, sqlite3_free);
-            else
-                sqlite3_bind_text(ins, 2, k0, -1, SQLITE_TRANSIENT);
-            sqlite3_bind_int64(ins, 3, (int64_t)k);
-            sqlite3_bind_int64(ins, 4, ord++);
-            for (size_t i = 0; i < nc; i++) {
-                const tb_cell *x = &cells[i];
-                int p = (int)i + 5;
-                if (x->kind == TB_CELL_INT)
-                    sqlite3_bind_int64(ins, p, x->i);
-                else if (x->kind == TB_CELL_REAL)
-                    sqlite3_bind_double(ins, p, x->d);
-                else if (x->kind == TB_CELL_TEXT)
-                    sqlite3_bind_text(ins, p, x->s, (int)x->n, SQLITE_TRANSIENT);
-                else
-                    sqlite3_bind_null(ins, p);
-            }
-            if (sqlite3_step(ins) != SQLITE_DONE)
-                st = serr(T, "insert");
-            sqlite3_reset(ins);
-            sqlite3_clear_bindings(ins);
-        }
-        for (size_t i = 0; i < nc; i++)
-            free(texts[i]);
-        free(texts);
-    }
-done:
-    sqlite3_finalize(q);
-    sqlite3_finalize(cq);
-    free(map);
-    free(cells);
-    return st;
-}
-
-/* ---- verdicts ---- */
-
-typedef struct verdict {
-    int dir;            /* 1 regression, -1 improvement, 0 neither, 2 too few earlier nights, 3 no value */
-    double value, median, mad, delta, ratio;
-    size_t n_used;
-    size_t *used;       /* night indexes (caller's array of n_nights) */
-} verdict;
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-static double median_of(double *v, size_t n)
-{
-    qsort(v, n, sizeof *v, cmp_double);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-/*
- * Night j of a series (vals over all nights in stored units, ns for time
- * columns, NAN = absent; counts: the row's Count per night or NULL) under
- * rule r, for a column of this type written in unit. scratch holds n doubles.
- */
-static void judge_night(const tb_spec_rule *r, tb_col_type type, tb_time_unit unit, const double *vals,
-                        const double *counts, size_t j, double *scratch, verdict *v)
-{
-    v->dir = 3;
-    v->n_used = 0;
-    v->value = vals[j];
-    if (isnan(vals[j]))
-        return;
-    size_t n = 0;
-    int64_t want = r->nights > 0 ? r->nights : TB_RULE_NIGHTS;
-    double lo = INFINITY, hi = -INFINITY;
-    for (size_t i = j; i-- > 0 && (int64_t)n < want;)
-        if (!isnan(vals[i])) {
-            v->used[n] = i;
-            lo = vals[i] < lo ? vals[i] : lo;
-            hi = vals[i] > hi ? vals[i] : hi;
-            scratch[n++] = vals[i];
-        }
-    v->n_used = n;
-    if (n < MIN_NIGHTS) {
-        v->dir = 2;
-        return;
-    }
-    v->median = median_of(scratch, n);
-    for (size_t i = 0; i < n; i++)
-        scratch[i] = fabs(scratch[i] - v->median);
-    v->mad = median_of(scratch, n);
-    v->delta = vals[j] - v->median;
-    v->ratio = v->median != 0 ? vals[j] / v->median : NAN;
-    v->dir = 0;
-    if (counts && r->min_count > 0 && !(counts[j] >= (double)r->min_count))
-        return;
-    /* compare's thresholds from the median instead of one base night; the
-     * values are in ns where the rule's absolute may be in the written unit */
-    tb_spec_rule rr = *r;
-    if (!rr.abs_time && type == TB_COL_DUR_NS)
-        rr.abs *= rk_pow10((int)unit);
-    /* worse than every night judged against by the rule's thresholds, and
-     * further from their median than mad scaled MADs: a kernel whose nights
-     * jitter within a band is not flagged for landing at its edge */
-    double worse_edge = r->worse_lower ? lo : hi, better_edge = r->worse_lower ? hi : lo;
-    int d = rk_judge(&rr, type, TB_UNIT_NS, worse_edge, vals[j]) == 1       ? 1
-            : rk_judge(&rr, type, TB_UNIT_NS, better_edge, vals[j]) == -1 ? -1
-                                                                           : 0;
-    if (d && fabs(v->delta) > r->mad * MAD_SCALE * v->mad)
-        v->dir = d;
-}
-
-/* ---- writing ---- */
-
-typedef struct outset {
-    tb_sink *s[3];
-    size_t n;
-} outset;
-
-static tb_status out_begin(outset *o, const tb_sink_column *cols, size_t n, tb_error *err)
-{
-    tb_status st = TB_OK;
-    for (size_t k = 0; k < o->n && !st; k++)
-        st = o->s[k]->begin(o->s[k], cols, n, err);
-    return st;
-}
-
-static tb_status out_row(outset *o, const tb_cell *cells, tb_error *err)
-{
-    tb_status st = TB_OK;
-    for (size_t k = 0; k < o->n && !st; k++)
-        st = o->s[k]->row(o->s[k], cells, err);
-    return st;
-}
-
-/* Finishes the sinks, lists their files in files (a JSON array) and tells job->written. */
-static tb_status out_finish(outset *o, const tb_history_report_job *job, json_t *files, json_t *sheets, tb_error *err)
-{
-    tb_status st = TB_OK;
-    for (size_t k = 0; k < o->n && !st; k++)
-        st = o->s[k]->finish(o->s[k], err);
-    for (size_t k = 0; k < o->n && !st; k++) {
-        const char *const *paths;
-        size_t n = sink_written(o->s[k], &paths);
-        for (size_t i = 0; i < n; i++) {
-            const char *b = strrchr(paths[i], '/');
-            json_array_append_new(files, json_string(b ? b + 1 : paths[i]));
-            if (job->written)
-                job->written(job->ctx, paths[i]);
-        }
-        const char *sheet = n ? NULL : xlsx_sink_sheet(o->s[k], 0);
-        if (sheet && sheets)
-            json_array_append_new(sheets, json_string(sheet));
+            st = append_file(path, out, err);
+        unlink(path);
+        rmdir(dir);
+        tb_temp_unregister(path);
+        tb_temp_unregister(dir);
     }
     return st;
 }
-
-static void out_free(outset *o)
-{
-    for (size_t k = 0; k < o->n; k++)
-        sink_destroy(o->s[k]);
-    o->n = 0;
-}
-
-static unsigned formats_of(const tb_history_report_job *job, const tb_spec_report *rep)
-{
-    if (job->formats)
-        return job->formats & (TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX);
-    unsigned asked = rep && rep->outputs ? rep->outputs : job->spec->outputs;
-    return TB_OUT_CSV | TB_OUT_XLSX | (asked & TB_OUT_JSON);
-}
-
-/* Opens the CSV/JSON files <dir>/<stem>.csv|json and the sheet named sheet, as formats say. */
-static tb_status out_open(outset *o, const tb_history_report_job *job, unsigned f, const char *stem, xlsx_book *book,
-                          const xlsx_sheet_options *so, tb_error *err)
-{
-    tb_status st = TB_OK;
-    o->n = 0;
-    static const unsigned fmts[] = {TB_OUT_CSV, TB_OUT_JSON};
-    static const char *const ext[] = {"csv", "json"};
-    for (int k = 0; k < 2 && !st; k++) {
-        if (!(f & fmts[k]))
-            continue;
-        char *path = sqlite3_mprintf("%s/%s.%s", job->out_dir, stem, ext[k]);
-        if (!path)
-            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        st = k == 0 ? csv_sink_create(path, NULL, &o->s[o->n], err) : json_sink_create(path, NULL, &o->s[o->n], err);
-        sqlite3_free(path);
-        if (!st)
-            o->n++;
-    }
-    if (!st && book && (f & TB_OUT_XLSX) && !(st = xlsx_sheet_sink(book, so, &o->s[o->n], err)))
-        o->n++;
-    return st;
-}
-
-/*
- * A value of column col as written in the report's unit. Time columns are
- * kept in ns: a whole (or half) ns count is written exactly, scaled, so that
- * 18277556 ns is 18277.556 us and not the nearest double's 18277.555999...
- */
-static tb_cell val_cell(const trend *T, size_t col, double v)
-{
-    tb_col_type ty = T->t.cols[col].type;
-    if (isnan(v))
-        return (tb_cell){.kind = TB_CELL_NULL};
-    if (ty != TB_COL_DUR_NS && ty != TB_COL_TS_NS)
-        return (tb_cell){.kind = TB_CELL_REAL, .d = v};
-    int unit = (int)T->job->unit;
-    if (fabs(v) < 4e15 && v == floor(v))
-        return (tb_cell){.kind = TB_CELL_INT, .i = (int64_t)v, .scale = unit};
-    if (fabs(v) < 4e14 && 2 * v == floor(2 * v) && unit < 9)
-        return (tb_cell){.kind = TB_CELL_INT, .i = (int64_t)(v * 10), .scale = unit + 1};
-    return (tb_cell){.kind = TB_CELL_REAL, .d = v / rk_pow10(unit)};
-}
-
-/* The same value as a double in the report's unit (for the JSON record). */
-static double in_unit(const trend *T, size_t col, double v)
-{
-    tb_col_type ty = T->t.cols[col].type;
-    return ty == TB_COL_DUR_NS || ty == TB_COL_TS_NS ? v / rk_pow10((int)T->job->unit) : v;
-}
-
-/* The header of column i in the report's unit: "Total Time(ns)" becomes "Total Time(us)". */
-static char *unit_header(const trend *T, size_t i)
-{
-    const rk_col *c = &T->t.cols[i];
-    size_t n = strlen(c->header);
-    if ((c->type == TB_COL_DUR_NS || c->type == TB_COL_TS_NS) && n >= 4 && !strcmp(c->header + n - 4, "(ns)"))
-        return sqlite3_mprintf("%.*s(%s)", (int)(n - 4), c->header, tb_unit_name(T->job->unit));
-    return sqlite3_mprintf("%s", c->header);
-}
-
-/* A number cell: NAN is empty. */
-static tb_cell num_cell(double d)
-{
-    return isnan(d) ? (tb_cell){.kind = TB_CELL_NULL} : (tb_cell){.kind = TB_CELL_REAL, .d = d};
-}
-
-static const char *verdict_name(int dir)
-{
-    switch (dir) {
-    case 1: return "regression";
-    case -1: return "improvement";
-    case 2: return "too few nights";
-    default: return "";
-    }
-}
-
-/* One chart candidate: a key's values of the chart column over the shown nights. */
-typedef struct series {
-    char *name;
-    double *v;
-    double latest;
-} series;
-
-static int cmp_series(const void *a, const void *b)
-{
-    const series *x = a, *y = b;
-    double p = isnan(x->latest) ? -INFINITY : x->latest, q = isnan(y->latest) ? -INFINITY : y->latest;
-    return p > q ? -1 : p < q;
-}
-
-/* The column charted across keys: the first rule's, else the first time column, else the first numeric one. */
-static int chart_column(const trend *T)
-{
-    for (size_t j = 0; j < T->t.n_rules; j++)
-        for (size_t i = 0; i < T->t.n_cols; i++)
-            if (T->t.cols[i].rule == (int)j + 1)
-                return (int)i;
-    for (size_t i = 0; i < T->t.n_cols; i++)
-        if (T->t.cols[i].numeric && T->t.cols[i].type == TB_COL_DUR_NS)
-            return (int)i;
-    for (size_t i = 0; i < T->t.n_cols; i++)
-        if (T->t.cols[i].numeric && (int)i != T->t.count_col)
-            return (int)i;
-    return -1;
-}
-
-/* The key of a kv row as the user reads it: its key cells joined by " | " (cells from column 4 on). */
-static char *shown_key(const trend *T, sqlite3_stmt *q, int first)
-{
-    char *s = sqlite3_mprintf("");
-    for (size_t i = 0; s && i < T->t.n_cols; i++) {
-        if (!T->t.cols[i].key)
-            continue;
-        const char *t = (const char *)sqlite3_column_text(q, first + (int)i);
-        if (!t || !*t)
-            continue;
-        char *more = sqlite3_mprintf("%s%s%s", s, *s ? " | " : "", t);
-        sqlite3_free(s);
-        s = more;
-    }
-    return s;
-}
-
-/* The nights' labels of a verdict, space-separated, oldest first. */
-static char *used_labels(const trend *T, const verdict *v)
-{
-    char *s = sqlite3_mprintf("");
-    for (size_t i = v->n_used; s && i-- > 0;) {
-        char *more = sqlite3_mprintf("%s%s%s", s, *s ? " " : "", T->nights[v->used[i]].label);
-        sqlite3_free(s);
-        s = more;
-    }
-    return s;
-}
-
-typedef struct repctx {
-    xlsx_book *book;
-    sqlite3_stmt *verd;   /* INSERT INTO verd */
-    json_t *entry;
-    tb_history_result *res;
-} repctx;
-
-/* Writes the chart files of the report: nights down, up to CHART_SERIES series across. */
-static tb_status write_chart(trend *T, repctx *R, series *sv, size_t n_series, const char *what, json_t *files,
-                             json_t *sheets)
-{
-    const tb_history_report_job *job = T->job;
-    size_t shown = T->n_nights - T->first_shown;
-    tb_status st = TB_OK;
-    if (n_series > CHART_SERIES)
-        n_series = CHART_SERIES;
-    if (!n_series)
-        return TB_OK;
-    tb_sink_column *cols = calloc(n_series + 1, sizeof *cols);
-    const char **names = calloc(n_series + 1, sizeof *names);
-    tb_cell *cells = calloc(n_series + 1, sizeof *cells);
-    char **uniq = calloc(n_series + 1, sizeof *uniq);
-    outset o = {0};
-    char *stem = sqlite3_mprintf("%s_trend_chart", T->rep->id);
-    char *sheet = sqlite3_mprintf("%s chart", T->rep->xlsx_sheet ? T->rep->xlsx_sheet : T->rep->title);
-    if (!cols || !names || !cells || !uniq || !stem || !sheet) {
-        st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    cols[0] = (tb_sink_column){.header = "Night"};
-    for (size_t i = 0; i < n_series && !st; i++) {
-        /* series names are column names: made unique */
-        int dupn = 1;
-        for (size_t j = 0; j < i; j++)
-            dupn += !strcmp(sv[i].name, sv[j].name);
-        uniq[i] = dupn > 1 ? sqlite3_mprintf("%s (%d)", sv[i].name, dupn) : sqlite3_mprintf("%s", sv[i].name);
-        if (!uniq[i]) {
-            st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-            break;
-        }
-        cols[i + 1] = (tb_sink_column){.header = uniq[i], .name = uniq[i]};
-        names[i] = uniq[i];
-    }
-    if (st)
-        goto done;
-    xlsx_sheet_options so = {.name = sheet,
-                             .chart = {.kind = XLSX_CHART_LINE, .categories = "Night", .values = names,
-                                       .n_values = n_series}};
-    if ((st = out_open(&o, job, formats_of(job, T->rep), stem, R->book, &so, T->err)) ||
-        (st = out_begin(&o, cols, n_series + 1, T->err)))
-        goto done;
-    for (size_t j = 0; j < shown && !st; j++) {
-        const char *lab = T->nights[T->first_shown + j].label;
-        cells[0] = (tb_cell){.kind = TB_CELL_TEXT, .s = lab, .n = strlen(lab)};
-        for (size_t i = 0; i < n_series; i++)
-            cells[i + 1] = num_cell(sv[i].v[j]);
-        st = out_row(&o, cells, T->err);
-    }
-    if (!st)
-        st = out_finish(&o, job, files, sheets, T->err);
-    if (!st) {
-        json_t *c = json_object(), *a = json_array();
-        for (size_t i = 0; i < n_series; i++)
-            json_array_append_new(a, json_string(uniq[i]));
-        json_object_set_new(c, "of", json_string(what));
-        json_object_set_new(c, "series", a);
-        json_object_set_new(R->entry, "chart", c);
-    }
-done:
-    out_free(&o);
-    for (size_t i = 0; uniq && i < n_series; i++)
-        sqlite3_free(uniq[i]);
-    free(uniq);
-    free(cols);
-    free(names);
-    free(cells);
-    sqlite3_free(stem);
-    sqlite3_free(sheet);
-    return st;
-}
-
-/* The trend of one report: keyed rows of every night, then the table, verdicts and chart. */
-static tb_status trend_report(trend *T, repctx *R)
-{
-    const tb_history_report_job *job = T->job;
-    size_t N = T->n_nights, shown = N - T->first_shown;
-    int64_t *rids = calloc(N + 1, sizeof *rids);
-    tb_status st = TB_OK;
-    sqlite3_stmt *ins = NULL, *dup = NULL, *keys = NULL, *ser = NULL;
-    char *sql = NULL;
-    outset o = {0};
-    tb_sink_column *cols = NULL;
-    char **heads = NULL;
-    size_t n_heads = 0;
-    tb_cell *cells = NULL;
-    double *vals = NULL, *counts = NULL, *scratch = NULL;
-    size_t *used = NULL;
-    series *sv = NULL;
-    size_t n_sv = 0, cap_sv = 0, n_keys = 0;
-    json_t *files = json_array(), *sheets = json_array();
-    if (!rids) {
-        st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    size_t have = 0;
-    int64_t ref = 0;
-    for (size_t k = 0; k < N; k++)
-        if ((rids[k] = night_report(T, k))) {
-            have++;
-            ref = rids[k];
-        }
-    json_object_set_new(R->entry, "nights_with_rows", json_integer((json_int_t)have));
-    if (!have) {
-        json_object_set_new(R->entry, "skipped", json_string("no night of the history holds rows of it"));
-        goto done;
-    }
-    if ((st = ref_columns(T, ref)))
-        goto done;
-    size_t nc = T->t.n_cols;
-    /* kv: every night's rows with their key */
-    {
-        char *s = sqlite3_mprintf("DROP TABLE IF EXISTS kv; CREATE TABLE kv(k0 TEXT, k TEXT, night INTEGER, ord INTEGER");
-        for (size_t i = 0; s && i < nc; i++) {
-            char *m = sqlite3_mprintf("%s, c%lld", s, (long long)i);
-            sqlite3_free(s);
-            s = m;
-        }
-        char *m = s ? sqlite3_mprintf("%s); CREATE INDEX kv_n ON kv(night, k0); CREATE INDEX kv_k ON kv(k, night)", s)
-                    : NULL;
-        sqlite3_free(s);
-        if (!m) {
-            st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        st = run_sql(T->sdb, "history report scratch", m, T->err);
-        sqlite3_free(m);
-        if (st)
-            goto done;
-        s = sqlite3_mprintf("INSERT INTO kv VALUES(?, ?, ?, ?");
-        for (size_t i = 0; s && i < nc; i++) {
-            m = sqlite3_mprintf("%s, ?", s);
-            sqlite3_free(s);
-            s = m;
-        }
-        sql = s ? sqlite3_mprintf("%s)", s) : NULL;
-        sqlite3_free(s);
-    }
-    if (!sql || sqlite3_prepare_v2(T->sdb, sql, -1, &ins, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(T->sdb, "SELECT count(*) FROM kv WHERE night = ? AND k0 = ?", -1, &dup, NULL) != SQLITE_OK) {
-        st = sql ? serr(T, "prepare") : tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    st = run_sql(T->sdb, "history report scratch", "BEGIN", T->err);
-    for (size_t k = 0; k < N && !st; k++)
-        if (rids[k])
-            st = load_night(T, k, rids[k], ins, dup);
-    if (!st)
-        st = run_sql(T->sdb, "history report scratch", "COMMIT", T->err);
-    if (!st && !T->t.decided)
-        st = rk_decide(&T->t, NULL, T->err);
-    if (st)
-        goto done;
-    /* the table's columns: key columns, Column, one per shown night, the newest night's baseline and verdict */
-    size_t n_key = 0;
-    for (size_t i = 0; i < nc; i++)
-        n_key += T->t.cols[i].key;
-    size_t n_out = n_key + 1 + shown + 5;
-    cols = calloc(n_out, sizeof *cols);
-    heads = calloc(n_out, sizeof *heads);
-    cells = calloc(n_out, sizeof *cells);
-    vals = calloc((nc + 1) * N + 1, sizeof *vals);
-    counts = calloc(N + 1, sizeof *counts);
-    scratch = calloc(N + 1, sizeof *scratch);
-    used = calloc(N + 1, sizeof *used);
-    if (!cols || !heads || !cells || !vals || !counts || !scratch || !used) {
-        st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    size_t c = 0;
-    for (size_t i = 0; i < nc; i++)
-        if (T->t.cols[i].key) {
-            heads[n_heads++] = sqlite3_mprintf("%s", T->t.cols[i].header);
-            cols[c++] = (tb_sink_column){.header = heads[n_heads - 1], .name = T->t.cols[i].name};
-        }
-    cols[c++] = (tb_sink_column){.header = "Column"};
-    for (size_t j = 0; j < shown; j++)
-        cols[c++] = (tb_sink_column){.header = T->nights[T->first_shown + j].label};
-    static const char *const tail[] = {"Baseline Median", "Baseline MAD", "Ratio", "Verdict", "Baseline Nights"};
-    for (size_t i = 0; i < 5; i++)
-        cols[c++] = (tb_sink_column){.header = tail[i]};
-    for (size_t i = 0; i < n_heads; i++)
-        if (!heads[i]) {
-            st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-    /* the trend sheet: Ratio red past the first rule's threshold in the worse direction, green in the better */
-    xlsx_cond conds[2];
-    size_t n_conds = 0;
-    if (T->t.n_rules) {
-        const tb_spec_rule *r = &T->t.rules[0];
-        conds[n_conds++] = (xlsx_cond){.column = "Ratio", .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_GT,
-                                       .value = 1 + r->rel, .good = r->worse_lower};
-        conds[n_conds++] = (xlsx_cond){.column = "Ratio", .kind = XLSX_COND_THRESHOLD, .op = XLSX_OP_LT,
-                                       .value = 1 - r->rel, .good = !r->worse_lower};
-    }
-    {
-        char *stem = sqlite3_mprintf("%s_trend", T->rep->id);
-        if (!stem) {
-            st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        st = out_open(&o, job, formats_of(job, T->rep), stem, R->book,
-                      &(xlsx_sheet_options){.name = T->rep->xlsx_sheet ? T->rep->xlsx_sheet : T->rep->title,
-                                            .conds = conds, .n_conds = n_conds},
-                      T->err);
-        sqlite3_free(stem);
-    }
-    if (st || (st = out_begin(&o, cols, n_out, T->err)))
-        goto done;
-    /* keys: the newest night each appears in first, in that night's order */
-    sqlite3_free(sql);
-    sql = sqlite3_mprintf("SELECT k, night, ord");
-    for (size_t i = 0; sql && i < nc; i++) {
-        char *m = sqlite3_mprintf("%s, c%lld", sql, (long long)i);
-        sqlite3_free(sql);
-        sql = m;
-    }
-    {
-        char *m = sql ? sqlite3_mprintf("%s FROM kv a WHERE night = (SELECT max(night) FROM kv b WHERE b.k = a.k) "
-                                        "ORDER BY night DESC, ord", sql)
-                      : NULL;
-        sqlite3_free(sql);
-        sql = m;
-    }
-    if (!sql || sqlite3_prepare_v2(T->sdb, sql, -1, &keys, NULL) != SQLITE_OK) {
-        st = sql ? serr(T, "prepare") : tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    sqlite3_free(sql);
-    sql = sqlite3_mprintf("SELECT night");
-    for (size_t i = 0; sql && i < nc; i++) {
-        char *m = sqlite3_mprintf("%s, c%lld", sql, (long long)i);
-        sqlite3_free(sql);
-        sql = m;
-    }
-    {
-        char *m = sql ? sqlite3_mprintf("%s FROM kv WHERE k = ? ORDER BY night", sql) : NULL;
-        sqlite3_free(sql);
-        sql = m;
-    }
-    if (!sql || sqlite3_prepare_v2(T->sdb, sql, -1, &ser, NULL) != SQLITE_OK) {
-        st = sql ? serr(T, "prepare") : tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    int cc = chart_column(T);
-    uint64_t rows = 0;
-    verdict v = {.used = used};
-    while (!st && sqlite3_step(keys) == SQLITE_ROW) {
-        n_keys++;
-        const char *k = (const char *)sqlite3_column_text(keys, 0);
-        for (size_t i = 0; i < (nc + 1) * N; i++)
-            vals[i] = NAN;
-        for (size_t j = 0; j < N; j++)
-            counts[j] = NAN;
-        sqlite3_bind_text(ser, 1, k, -1, SQLITE_TRANSIENT);
-        while (sqlite3_step(ser) == SQLITE_ROW) {
-            size_t night = (size_t)sqlite3_column_int64(ser, 0);
-            for (size_t i = 0; i < nc; i++)
-                if (T->t.cols[i].numeric && sqlite3_column_type(ser, 1 + (int)i) != SQLITE_NULL)
-                    vals[i * N + night] = sqlite3_column_double(ser, 1 + (int)i);
-            if (T->t.count_col >= 0)
-                counts[night] = vals[(size_t)T->t.count_col * N + night];
-        }
-        sqlite3_reset(ser);
-        char *key = shown_key(T, keys, 3);
-        if (!key) {
-            st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-            break;
-        }
-        for (size_t i = 0; i < nc && !st; i++) {
-            if (!T->t.cols[i].numeric)
-                continue;
-            const double *vi = vals + i * N;
-            size_t o2 = 0;
-            for (size_t j = 0; j < nc; j++)
-                if (T->t.cols[j].key)
-                    cells[o2++] = cell_from_column(keys, 3 + (int)j);
-            char *h = unit_header(T, i);
-            if (!h) {
-                st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            cells[o2++] = (tb_cell){.kind = TB_CELL_TEXT, .s = h, .n = strlen(h)};
-            for (size_t j = T->first_shown; j < N; j++)
-                cells[o2++] = val_cell(T, i, vi[j]);
-            const tb_spec_rule *r = T->t.cols[i].rule ? &T->t.rules[T->t.cols[i].rule - 1] : NULL;
-            /* every shown night judged; the newest's verdict goes into the table */
-            for (size_t j = T->first_shown; r && j < N && !st; j++) {
-                judge_night(r, T->t.cols[i].type, job->unit, vi, T->t.count_col >= 0 ? counts : NULL, j, scratch, &v);
-                if (v.dir == 1 || v.dir == -1) {
-                    char *labels = used_labels(T, &v);
-                    sqlite3_stmt *q = R->verd;
-                    sqlite3_bind_int64(q, 1, (int64_t)j);
-                    sqlite3_bind_text(q, 2, T->nights[j].label, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(q, 3, T->rep->id, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(q, 4, key, -1, SQLITE_STATIC);
-                    sqlite3_bind_text(q, 5, h, -1, SQLITE_STATIC);
-                    sqlite3_bind_double(q, 6, in_unit(T, i, v.value));
-                    sqlite3_bind_double(q, 7, in_unit(T, i, v.median));
-                    sqlite3_bind_double(q, 8, in_unit(T, i, v.mad));
-                    sqlite3_bind_double(q, 9, in_unit(T, i, v.delta));
-                    if (isnan(v.ratio))
-                        sqlite3_bind_null(q, 10);
-                    else
-                        sqlite3_bind_double(q, 10, v.ratio);
-                    sqlite3_bind_int(q, 11, v.dir);
-                    sqlite3_bind_text(q, 12, labels ? labels : "", -1, SQLITE_TRANSIENT);
-                    sqlite3_bind_double(q, 13, isnan(v.ratio) ? INFINITY : fabs(v.ratio - 1));
-                    if (sqlite3_step(q) != SQLITE_DONE)
-                        st = serr(T, "insert");
-                    sqlite3_reset(q);
-                    sqlite3_free(labels);
-                    if (j == N - 1) {
-                        R->res->regressions += v.dir == 1;
-                        R->res->improvements += v.dir == -1;
-                    }
-                    R->res->flagged += v.dir == 1;
-                }
-            }
-            if (!r)
-                v.dir = 3;
-            int has = r && v.dir != 3 && v.dir != 2;
-            cells[o2++] = has ? val_cell(T, i, v.median) : (tb_cell){.kind = TB_CELL_NULL};
-            cells[o2++] = has ? val_cell(T, i, v.mad) : (tb_cell){.kind = TB_CELL_NULL};
-            cells[o2++] = has ? num_cell(v.ratio) : (tb_cell){.kind = TB_CELL_NULL};
-            const char *vn = r ? verdict_name(v.dir) : "";
-            cells[o2++] = (tb_cell){.kind = TB_CELL_TEXT, .s = vn, .n = strlen(vn)};
-            cells[o2++] = r && v.dir != 3 ? (tb_cell){.kind = TB_CELL_INT, .i = (int64_t)v.n_used}
-                                          : (tb_cell){.kind = TB_CELL_NULL};
-            if (!st)
-                st = out_row(&o, cells, T->err);
-            rows++;
-            /* chart candidates: the chart column of every key */
-            if (!st && (int)i == cc) {
-                if (n_sv == cap_sv) {
-                    cap_sv = cap_sv ? cap_sv * 2 : 16;
-                    series *m = realloc(sv, cap_sv * sizeof *sv);
-                    if (!m) {
-                        st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-                        sqlite3_free(h);
-                        break;
-                    }
-                    sv = m;
-                }
-                series *s = &sv[n_sv];
-                s->name = sqlite3_mprintf("%s", *key ? key : h);
-                s->v = malloc((shown + 1) * sizeof *s->v);
-                if (!s->name || !s->v) {
-                    sqlite3_free(s->name);
-                    free(s->v);
-                    st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-                } else {
-                    for (size_t j = 0; j < shown; j++)
-                        s->v[j] = in_unit(T, i, vi[T->first_shown + j]);
-                    s->latest = vi[N - 1];
-                    n_sv++;
-                }
-            }
-            sqlite3_free(h);
-        }
-        sqlite3_free(key);
-    }
-    if (!st)
-        st = out_finish(&o, job, files, sheets, T->err);
-    if (st)
-        goto done;
-    /* a report of one row per night charts its time columns; others their top keys */
-    const char *what = cc >= 0 ? T->t.cols[cc].name : "";
-    size_t n_time = 0;
-    for (size_t i = 0; i < nc; i++)
-        n_time += T->t.cols[i].numeric && (int)i != T->t.count_col && T->t.cols[i].type == TB_COL_DUR_NS;
-    if (n_keys == 1 && n_time > 1) {
-        for (size_t i = 0; i < n_sv; i++) {
-            sqlite3_free(sv[i].name);
-            free(sv[i].v);
-        }
-        n_sv = 0;
-        if (cap_sv < n_time) {
-            series *m = realloc(sv, n_time * sizeof *sv);
-            if (!m) {
-                st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-                goto done;
-            }
-            sv = m;
-            cap_sv = n_time;
-        }
-        for (size_t i = 0; i < nc; i++) {
-            if (!T->t.cols[i].numeric || (int)i == T->t.count_col || T->t.cols[i].type != TB_COL_DUR_NS)
-                continue;
-            series *s = &sv[n_sv];
-            s->name = unit_header(T, i);
-            s->v = malloc((shown + 1) * sizeof *s->v);
-            if (!s->name || !s->v) {
-                sqlite3_free(s->name);
-                free(s->v);
-                st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
-                goto done;
-            }
-            for (size_t j = 0; j < shown; j++)
-                s->v[j] = in_unit(T, i, vals[i * N + T->first_shown + j]);
-            n_sv++;
-        }
-        what = "the time columns of its one row";
-    } else {
-        qsort(sv, n_sv, sizeof *sv, cmp_series);
-    }
-    st = write_chart(T, R, sv, n_sv, what, files, sheets);
-    json_t *key = json_array();
-    for (size_t i = 0; i < nc; i++)
-        if (T->t.cols[i].key)
-            json_array_append_new(key, json_string(T->t.cols[i].header));
-    json_object_set_new(R->entry, "key", key);
-    json_object_set_new(R->entry, "keys", json_integer((json_int_t)n_keys));
-    json_object_set_new(R->entry, "rows", json_integer((json_int_t)rows));
-    R->res->reports++;
-done:
-    json_object_set_new(R->entry, "files", files);
-    if (json_array_size(sheets))
-        json_object_set_new(R->entry, "sheets", sheets);
-    else
-        json_decref(sheets);
-    out_free(&o);
-    for (size_t i = 0; i < n_sv; i++) {
-        sqlite3_free(sv[i].name);
-        free(sv[i].v);
-    }
-    free(sv);
-    sqlite3_finalize(ins);
-    sqlite3_finalize(dup);
-    sqlite3_finalize(keys);
-    sqlite3_finalize(ser);
-    sqlite3_free(sql);
-    for (size_t i = 0; i < n_heads; i++)
-        sqlite3_free(heads[i]);
-    free(heads);
-    free(cols);
-    free(cells);
-    free(vals);
-    free(counts);
-    free(scratch);
-    free(used);
-    free(rids);
-    return st;
-}
-
-/* The Summary sheet and history_verdicts.csv: every verdict that fired,
- * newest night first; *newest gets the newest night's (index latest) as
- * JSON (the others stay in the files: their count is not bounded). */
-static tb_status write_verdicts(sqlite3 *sdb, const tb_history_report_job *job, xlsx_book *book, json_t *files,
-                                int64_t latest, json_t **newest, tb_error *err)
-{
-    static const char *const heads[] = {"Night", "Report", "Key", "Column", "Value", "Baseline Median",
-                                        "Baseline MAD", "Delta", "Ratio", "Verdict", "Baseline Nights"};
-    enum { NH = sizeof heads / sizeof *heads };
-    tb_sink_column cols[NH];
-    for (size_t i = 0; i < NH; i++)
-        cols[i] = (tb_sink_column){.header = heads[i]};
-    outset o = {0};
-    sqlite3_stmt *q = NULL;
-    *newest = json_array();
-    unsigned f = formats_of(job, NULL);
-    tb_status st = out_open(&o, job, f, "history_verdicts", book,
-                            &(xlsx_sheet_options){.name = "Summary", .key = "history:summary"}, err);
-    if (!st)
-        st = out_begin(&o, cols, NH, err);
-    if (!st && sqlite3_prepare_v2(sdb,
-                                  "SELECT label, report, key, col, value, median, mad, delta, ratio,"
-                                  " CASE dir WHEN 1 THEN 'regression' ELSE 'improvement' END, nights, night"
-                                  " FROM verd ORDER BY night DESC, dir DESC, score DESC, report, key, col",
-                                  -1, &q, NULL) != SQLITE_OK)
-        st = tb_error_set(err, TB_ERR_DB, "history report: %s", sqlite3_errmsg(sdb));
-    while (!st && sqlite3_step(q) == SQLITE_ROW) {
-        tb_cell c[NH];
-        for (int i = 0; i < (int)NH; i++)
-            c[i] = i >= 4 && i <= 8 ? (sqlite3_column_type(q, i) == SQLITE_NULL ? (tb_cell){.kind = TB_CELL_NULL}
-                                                                                  : num_cell(sqlite3_column_double(q, i)))
-                                    : cell_from_column(q, i);
-        st = out_row(&o, c, err);
-        if (sqlite3_column_int64(q, 11) != latest)
-            continue;
-        json_t *v = json_object();
-        json_object_set_new(v, "night", json_string((const char *)sqlite3_column_text(q, 0)));
-        json_object_set_new(v, "report", json_string((const char *)sqlite3_column_text(q, 1)));
-        json_object_set_new(v, "key", json_string((const char *)sqlite3_column_text(q, 2)));
-        json_object_set_new(v, "column", json_string((const char *)sqlite3_column_text(q, 3)));
-        static const char *const nums[] = {"value", "median", "mad", "delta", "ratio"};
-        for (int i = 0; i < 5; i++)
-            json_object_set_new(v, nums[i],
-                                sqlite3_column_type(q, 4 + i) == SQLITE_NULL ? json_null()
-                                                                             : json_real(sqlite3_column_double(q, 4 + i)));
-        json_object_set_new(v, "verdict", json_string((const char *)sqlite3_column_text(q, 9)));
-        json_t *nights = json_array();
-        const char *ns = (const char *)sqlite3_column_text(q, 10);
-        while (ns && *ns) {
-            size_t k = strcspn(ns, " ");
-            json_array_append_new(nights, json_stringn(ns, k));
-            ns += k + (ns[k] == ' ');
-        }
-        json_object_set_new(v, "nights", nights);
-        json_array_append_new(*newest, v);
-    }
-    if (!st)
-        st = out_finish(&o, job, files, NULL, err);
-    sqlite3_finalize(q);
-    out_free(&o);
-    return st;
-}
-
-tb_status tb_history_report(const tb_history_report_job *job, tb_history_result *res, tb_error *err)
-{
-    memset(res, 0, sizeof *res);
-    sqlite3 *hdb = NULL, *sdb = NULL;
-    night_t *nights = NULL;
-    size_t n_nights = 0;
-    xlsx_book *book = NULL;
-    char *book_path = NULL;
-    json_t *reports = json_array(), *meta = NULL, *verdicts = NULL, *vfiles = json_array();
-    file_ids ids = {0};
-    int dir_fd = -1;
-    sqlite3_stmt *q = NULL;
-    const tb_spec **specs = NULL;
-    tb_spec *summaries = NULL;
-    const tb_spec *given = job->spec;
-    tb_history_report_job expanded;
-    tb_status st = hist_open(job->history, &hdb, err);
-    if (st)
-        goto done;
-    /* an msprof reports file means msprof's summaries, as report runs them */
-    if ((st = msprof_reports_expand(&given, 1, &specs, &summaries, job->note, job->ctx, err)))
-        goto done;
-    if (summaries) {
-        expanded = *job;
-        expanded.spec = summaries;
-        job = &expanded;
-    }
-    if (sqlite3_prepare_v2(hdb, "SELECT id, label FROM night " NIGHT_ORDER, -1, &q, NULL) != SQLITE_OK) {
-        st = dberr(hdb, job->history, err);
-        goto done;
-    }
-    size_t cap = 0;
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        if (n_nights == cap) {
-            cap = cap ? cap * 2 : 32;
-            night_t *m = realloc(nights, cap * sizeof *nights);
-            if (!m) {
-                st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            nights = m;
-        }
-        nights[n_nights].id = sqlite3_column_int64(q, 0);
-        if (!(nights[n_nights].label = strdup((const char *)sqlite3_column_text(q, 1)))) {
-            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            break;
-        }
-        n_nights++;
-    }
-    sqlite3_finalize(q);
-    q = NULL;
-    if (st)
-        goto done;
-    if (!n_nights) {
-        st = tb_error_at(err, TB_ERR_NOTFOUND, job->history, 0, 0, -1, "the history holds no night (history add)");
-        goto done;
-    }
-    size_t first = job->last > 0 && (uint64_t)job->last < n_nights ? n_nights - (size_t)job->last : 0;
-    res->nights = n_nights - first;
-    snprintf(res->latest, sizeof res->latest, "%s", nights[n_nights - 1].label);
-    /* the output folder: created, locked, and none of its files one the run reads */
-    struct stat sb;
-    if (mkdir(job->out_dir, 0777) != 0 && errno != EEXIST) {
-        st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "cannot create the output directory: %s",
-                         strerror(errno));
-        goto done;
-    }
-    if (stat(job->out_dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
-        st = tb_error_at(err, TB_ERR_IO, job->out_dir, 0, 0, -1, "the output must be a directory");
-        goto done;
-    }
-    dir_fd = out_dir_lock(job->out_dir, job->note, job->ctx);
-    int wants_book = (formats_of(job, NULL) & TB_OUT_XLSX) != 0;
-    if (file_ids_walk(&ids, job->history, 0) || (st = file_ids_spec(&ids, given, err))) {
-        st = st ? st : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    st = file_ids_check_out(&ids, job->out_dir, "tracebook_run", "json", err);
-    if (!st)
-        st = file_ids_check_out(&ids, job->out_dir, "history_verdicts", "csv", err);
-    if (!st)
-        st = file_ids_check_out(&ids, job->out_dir, "history_verdicts", "json", err);
-    if (!st && wants_book)
-        st = file_ids_check_out(&ids, job->out_dir, "trend", "xlsx", err);
-    for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
-        static const char *const stems[] = {"%s_trend", "%s_trend_chart"};
-        for (int k = 0; k < 2 && !st; k++) {
-            char *stem = sqlite3_mprintf(stems[k], job->spec->reports[i].id);
-            if (!stem) {
-                st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-                break;
-            }
-            st = file_ids_check_out(&ids, job->out_dir, stem, "csv", err);
-            if (!st)
-                st = file_ids_check_out(&ids, job->out_dir, stem, "json", err);
-            sqlite3_free(stem);
-        }
-    }
-    if (st)
-        goto done;
-    if (db_open("", SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, &sdb) != SQLITE_OK) {
-        st = tb_error_set(err, TB_ERR_DB, "history report: cannot open a scratch database");
-        goto done;
-    }
-    if ((st = run_sql(sdb, "history report scratch",
-                      "CREATE TABLE verd(night, label, report, key, col, value, median, mad, delta, ratio, dir, nights, "
-                      "score)",
-                      err)))
-        goto done;
-    if (sqlite3_prepare_v2(sdb, "INSERT INTO verd VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &q, NULL) !=
-        SQLITE_OK) {
-        st = tb_error_set(err, TB_ERR_DB, "history report: %s", sqlite3_errmsg(sdb));
-        goto done;
-    }
-    if (wants_book) {
-        book_path = sqlite3_mprintf("%s/trend.xlsx", job->out_dir);
-        char shown[64];
-        snprintf(shown, sizeof shown, "%zu of %zu", n_nights - first, n_nights);
-        xlsx_pair about[] = {{"History", job->history}, {"Spec", given->path}, {"Nights", shown},
-                             {"First night", nights[first].label}, {"Last night", nights[n_nights - 1].label},
-                             {"Time unit", tb_unit_name(job->unit)}};
-        if (!book_path) {
-            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        if ((st = xlsx_create(book_path, &(xlsx_options){.about = about, .n_about = 6, .created = (int64_t)time(NULL)},
-                              &book, err)) ||
-            (st = xlsx_sheet_reserve(book, "history:summary", "Summary", err)))
-            goto done;
-    }
-    for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
-        const tb_spec_report *rep = &job->spec->reports[i];
-        trend T = {.hdb = hdb, .sdb = sdb, .job = job, .rep = rep, .nights = nights, .n_nights = n_nights,
-                   .first_shown = first, .t = {.rep = rep, .count_col = -1}, .err = err};
-        json_t *entry = json_object();
-        json_object_set_new(entry, "id", json_string(rep->id));
-        repctx R = {.book = book, .verd = q, .entry = entry, .res = res};
-        st = trend_report(&T, &R);
-        json_array_append_new(reports, entry);
-        rk_free(&T.t);
-    }
-    sqlite3_finalize(q);
-    q = NULL;
-    if (!st)
-        st = write_verdicts(sdb, job, book, vfiles, (int64_t)n_nights - 1, &verdicts, err);
-    if (!st && book) {
-        if ((st = xlsx_commit(book, err)))
-            goto done;
-        if (job->written)
-            job->written(job->ctx, book_path);
-    }
-    if (st)
-        goto done;
-    meta = manifest_new();
-    json_object_set_new(meta, "command", json_string("history report"));
-    json_object_set_new(meta, "history", json_string(job->history));
-    json_object_set_new(meta, "spec", json_string(given->path));
-    json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
-    json_t *nl = json_array();
-    for (size_t i = first; i < n_nights; i++)
-        json_array_append_new(nl, json_string(nights[i].label));
-    json_object_set_new(meta, "nights", nl);
-    json_object_set_new(meta, "latest", json_string(res->latest));
-    if (book)
-        json_object_set_new(meta, "workbook", json_string("trend.xlsx"));
-    /* every file of the run under a "files" key, as tracebook's scanner looks for them */
-    json_t *outs = json_deep_copy(vfiles);
-    if (book)
-        json_array_append_new(outs, json_string("trend.xlsx"));
-    json_object_set_new(meta, "outputs", json_pack("{s:o}", "files", outs));
-    json_object_set_new(meta, "reports", json_incref(reports));
-    json_t *regs = json_array(), *imps = json_array();
-    size_t k;
-    json_t *v;
-    json_array_foreach(verdicts, k, v)
-        json_array_append(strcmp(json_string_value(json_object_get(v, "verdict")), "regression") ? imps : regs, v);
-    json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
-    json_object_set_new(meta, "regressions", regs);
-    json_object_set_new(meta, "improvements", imps);
-    /* every night's count; the verdicts themselves are in history_verdicts.csv */
-    json_t *counts = json_array();
-    if (sqlite3_prepare_v2(sdb, "SELECT label, sum(dir = 1), sum(dir = -1) FROM verd GROUP BY night ORDER BY night",
-                           -1, &q, NULL) == SQLITE_OK)
-        while (sqlite3_step(q) == SQLITE_ROW)
-            json_array_append_new(counts, json_pack("{s:s,s:I,s:I}", "night", (const char *)sqlite3_column_text(q, 0),
-                                                    "regressions", (json_int_t)sqlite3_column_int64(q, 1),
-                                                    "improvements", (json_int_t)sqlite3_column_int64(q, 2)));
-    sqlite3_finalize(q);
-    q = NULL;
-    json_object_set_new(meta, "verdict_counts", counts);
-    char meta_path[4200];
-    st = manifest_write(job->out_dir, meta, NULL, meta_path, sizeof meta_path, err);
-    if (!st && job->written)
-        job->written(job->ctx, meta_path);
-done:
-    sqlite3_finalize(q);
-    xlsx_destroy(book);
-    sqlite3_free(book_path);
-    json_decref(meta);
-    json_decref(reports);
-    json_decref(verdicts);
-    json_decref(vfiles);
-    for (size_t i = 0; i < n_nights; i++)
-        free(nights[i].label);
-    free(nights);
-    sqlite3_close(sdb);
-    sqlite3_close(hdb);
-    file_ids_free(&ids);
-    tb_spec_free(summaries);
-    free(specs);
-    if (dir_fd >= 0)
-        close(dir_fd);
-    return st;
-}
-

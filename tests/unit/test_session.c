@@ -1141,38 +1141,81 @@ static void history_report(const char *history, const char *out_dir, tb_history_
     tb_spec_free(spec);
 }
 
-/*
- * The labels of tb_history_list's console table (out: a file), oldest
- * first, one a line.
- *
- * Not its CSV: with TB_OUT_CSV or TB_OUT_JSON, tb_history_list writes to
- * the process's stdout instead of out (engine/nightly/history.c opens its
- * CSV and JSON sinks on "-"); the command passes stdout, so only a caller
- * of the library sees it. The check of the CSV waits for that fix.
- */
-static char *listed_labels(const char *history)
+/* tb_history_list's output in format, written through a FILE* on a file of
+ * the test's folder (new text: free with free). */
+static char *list_text(const char *history, unsigned format, const char *name)
 {
     char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/list.txt", tmpdir);
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
     FILE *f = fopen(path, "wb");
     assert_non_null(f);
     tb_error err;
     tb_error_clear(&err);
-    assert_int_equal(tb_history_list(history, TB_OUT_CONSOLE, f, &err), TB_OK);
+    assert_int_equal(tb_history_list(history, format, f, &err), TB_OK);
     assert_int_equal(fclose(f), 0);
-    char *text = slurp(path);
-    assert_memory_equal(text, "Label ", 6);
-    char *rule = strstr(text, "\n-----");
-    assert_non_null(rule);
+    return slurp(path);
+}
+
+/* The first field of each line after the first of text, one a line (new). */
+static char *first_fields(const char *text, const char *sep)
+{
     char *out = calloc(1, strlen(text) + 1);
     assert_non_null(out);
     size_t o = 0;
-    for (char *line = strchr(rule + 1, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
-        size_t k = strcspn(line + 1, " \n");
+    for (const char *line = strchr(text, '\n'); line && line[1]; line = strchr(line + 1, '\n')) {
+        size_t k = strcspn(line + 1, sep);
         memcpy(out + o, line + 1, k);
         o += k;
         out[o++] = '\n';
     }
+    return out;
+}
+
+/* The values of the "Label" keys of a JSON listing, in order, one a line (new). */
+static char *json_labels(const char *text)
+{
+    char *out = calloc(1, strlen(text) + 1);
+    assert_non_null(out);
+    size_t o = 0;
+    for (const char *p = strstr(text, "\"Label\":"); p; p = strstr(p + 1, "\"Label\":")) {
+        p += strlen("\"Label\":");
+        p += strspn(p, " ");
+        assert_int_equal(*p, '"');
+        size_t k = strcspn(p + 1, "\"");
+        memcpy(out + o, p + 1, k);
+        o += k;
+        out[o++] = '\n';
+    }
+    return out;
+}
+
+/*
+ * The labels tb_history_list gives, oldest first, one a line: its console
+ * table, its CSV and its JSON, each written to a FILE* (a file of the
+ * test's folder), must name the same nights.
+ */
+static char *listed_labels(const char *history)
+{
+    char *text = list_text(history, TB_OUT_CONSOLE, "list.txt");
+    assert_memory_equal(text, "Label ", 6);
+    char *rule = strstr(text, "\n-----");
+    assert_non_null(rule);
+    char *out = first_fields(rule + 1, " \n");
+    free(text);
+
+    text = list_text(history, TB_OUT_CSV, "list.csv");
+    const char head[] = "Label,Data Time,Added,Version,Reports,Rows,Inputs,Meta\n";
+    assert_memory_equal(text, head, strlen(head));
+    char *csv = first_fields(text, ",\n");
+    assert_string_equal(csv, out);
+    free(csv);
+    free(text);
+
+    text = list_text(history, TB_OUT_JSON, "list.json");
+    assert_int_equal(text[0], '[');
+    char *json = json_labels(text);
+    assert_string_equal(json, out);
+    free(json);
     free(text);
     return out;
 }
