@@ -19,11 +19,9 @@
 tb_status nightly_out_dir(const char *dir, void (*note)(void *ctx, const char *msg), void *ctx, int *dir_fd,
                           tb_error *err)
 {
-    struct stat sb;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "cannot create the output directory: %s", strerror(errno));
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "the output must be a directory");
+    tb_status st = out_dir_make(dir, err);
+    if (st)
+        return st;
     *dir_fd = out_dir_lock(dir, note, ctx);
     return TB_OK;
 }

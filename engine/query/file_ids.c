@@ -7,6 +7,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -149,6 +150,16 @@ tb_status file_ids_spec(file_ids *f, const tb_spec *spec, tb_error *err)
     for (size_t k = 0; k < spec->n_reports; k++)
         if (spec->reports[k].sql_file && file_ids_walk(f, spec->reports[k].sql_file, 0))
             return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    return TB_OK;
+}
+
+tb_status out_dir_make(const char *dir, tb_error *err)
+{
+    struct stat sb;
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "cannot create the output directory: %s", strerror(errno));
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "the output must be a directory");
     return TB_OK;
 }
 

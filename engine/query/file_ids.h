@@ -46,6 +46,10 @@ tb_status file_ids_check_out(const file_ids *f, const char *dir, const char *nam
 
 void file_ids_free(file_ids *f);
 
+/* Creates the output folder dir when missing (one level) and checks that it
+ * is a folder; the error names dir. */
+tb_status out_dir_make(const char *dir, tb_error *err);
+
 /* Takes the lock of an output folder (a lock on the folder itself, so that
  * nothing is left in it): two runs into one folder take turns, and their
  * files never mix. Waits, with a note, while another run holds it. Returns

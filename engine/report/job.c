@@ -678,16 +678,6 @@ static tb_status guard_inputs(job_state *js, const tb_run_options *o, char *meta
 }
 
 /* Makes the output directory unless there; fails when it is no directory. */
-static tb_status make_out_dir(const char *dir, tb_error *err)
-{
-    struct stat sb;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "cannot create the output directory: %s", strerror(errno));
-    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "the output must be a directory");
-    return TB_OK;
-}
-
 /* One workbook for the run, even when every report that wanted it was
  * skipped: the skips noted in it, then committed. */
 static tb_status finish_book(job_state *js, const tb_run_options *o, const tb_run_result *res, tb_error *err)
@@ -766,7 +756,7 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
         o.specs = specs;
         o.n_specs++;
     }
-    if ((rc = guard_inputs(&js, &o, meta_path, sizeof meta_path, err)) || (rc = make_out_dir(job->out_dir, err)))
+    if ((rc = guard_inputs(&js, &o, meta_path, sizeof meta_path, err)) || (rc = out_dir_make(job->out_dir, err)))
         goto done;
     /* two runs into one folder take turns (a lock on the folder itself, so
      * nothing is left in it): their files and tracebook_run.json never mix */
