@@ -57,6 +57,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "tracebook/db.h"
 #include "util/csv.h"
 #include "util/str.h"
 
@@ -338,7 +339,7 @@ static int kernel_row(ctx *c, const kcols *k)
     }
     tb_val model = int_val(c, k->model);
     tb_val task[13] = {start, VINT(end), VINT(dev), VNULL, VINT(gid), VNULL, idv(coreid), int_val(c, k->ctx),
-                       int_val(c, k->stream), int_val(c, k->task), model.type == V_NULL ? VINT(4294967295LL) : model,
+                       int_val(c, k->stream), int_val(c, k->task), model.type == V_NULL ? VINT(TB_STEP_MODEL_ID) : model,
                        VINT(c->opt->rank), idv(name)};
     if (row_out(c, R_TASK, task))
         return -1;
@@ -418,7 +419,7 @@ static int iteration_row(ctx *c, const int *col, const reduce_cols *rc, model_co
     if (end.type != V_INT)
         return 0;
     int64_t start = dur.type == V_INT ? end.i - dur.i : fp.type == V_INT ? fp.i : end.i;
-    int64_t known = device_known(c, col[0], -1), dev = known < 0 ? 0 : known, model = 4294967295LL, iter = -1;
+    int64_t known = device_known(c, col[0], -1), dev = known < 0 ? 0 : known, model = TB_STEP_MODEL_ID, iter = -1;
     tb_val m = int_val(c, col[5]);
     if (m.type == V_INT)
         model = m.i;

@@ -107,8 +107,9 @@ static void list_available(sqlite3 *db, char *out, size_t n)
     st = NULL;
     if (used < n && sqlite3_prepare_v2(db, "SELECT min(id), max(id) FROM main.STEP_TIME", -1, &st, NULL) == SQLITE_OK &&
         sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-        int k = snprintf(out + used, n - used, "%sstep mode, model 4294967295 (steps %" PRId64 "-%" PRId64 ")",
-                         used ? ", " : "", (int64_t)sqlite3_column_int64(st, 0), (int64_t)sqlite3_column_int64(st, 1));
+        int k = snprintf(out + used, n - used, "%sstep mode, model %lld (steps %" PRId64 "-%" PRId64 ")",
+                         used ? ", " : "", (long long)TB_STEP_MODEL_ID, (int64_t)sqlite3_column_int64(st, 0),
+                         (int64_t)sqlite3_column_int64(st, 1));
         if (k > 0)
             used += (size_t)k;
     }
@@ -251,8 +252,8 @@ static tb_status check_window(sqlite3 *db, const tb_window *w, window_info *info
     if (have == 0) {
         list_available(db, avail, sizeof avail);
         if (step_mode)
-            return tb_error_set(err, TB_ERR_USAGE, "--model-id 4294967295 (step mode): the data has no steps; it has: %s",
-                                avail);
+            return tb_error_set(err, TB_ERR_USAGE, "--model-id %lld (step mode): the data has no steps; it has: %s",
+                                (long long)TB_STEP_MODEL_ID, avail);
         return tb_error_set(err, TB_ERR_USAGE, "--model-id %" PRId64 ": no such model; the data has: %s",
                             w->model_id, avail);
     }
@@ -315,7 +316,8 @@ static const char *iteration_filter(const char *t, int cols, const tb_window *w,
     if (strcmp(t, "TASK") == 0) {
         /* graph mode: a task of another model is out, whatever its time */
         snprintf(out, n, IN_RANK "x.startNs >= w.startNs AND x.startNs < w.endNs) AND "
-                 "(x.modelId IS NULL OR x.modelId = 4294967295 OR x.modelId = %" PRId64 ")", w->model_id);
+                 "(x.modelId IS NULL OR x.modelId = %lld OR x.modelId = %" PRId64 ")", (long long)TB_STEP_MODEL_ID,
+                 w->model_id);
         return out;
     }
     if ((cols & C_START) && is_device_table(t))
