@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "output/output.h"
 #include "session/session.h"
 #include "tracebook/db.h"
 #include "tracebook/export.h"
@@ -57,23 +58,12 @@ void tb_export_default_dir(tb_session *s, char *out, size_t n)
 /* Copies the file at path to f. */
 static tb_status copy_to(const char *path, FILE *f, tb_error *err)
 {
-    FILE *in = fopen(path, "rb");
-    if (!in)
+    int rc = file_copy_to(path, f);
+    if (rc == FILE_COPY_WRITE)
+        return tb_error_at(err, TB_ERR_IO, "-", 0, 0, -1, "cannot write to stdout: %s", strerror(errno));
+    if (rc)
         return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot read: %s", strerror(errno));
-    char buf[1 << 16];
-    size_t n;
-    tb_status st = TB_OK;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-        if (fwrite(buf, 1, n, f) != n) {
-            st = tb_error_at(err, TB_ERR_IO, "-", 0, 0, -1, "cannot write to stdout: %s", strerror(errno));
-            break;
-        }
-    if (st == TB_OK && ferror(in))
-        st = tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot read: %s", strerror(errno));
-    fclose(in);
-    if (st == TB_OK && fflush(f) != 0)
-        st = tb_error_at(err, TB_ERR_IO, "-", 0, 0, -1, "cannot write to stdout: %s", strerror(errno));
-    return st;
+    return TB_OK;
 }
 
 /* To a stream: the DB is loaded into a temporary file, then copied. */

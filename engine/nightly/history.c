@@ -337,43 +337,6 @@ static tb_status list_rows(sqlite3 *db, const char *history, tb_sink *s, tb_erro
     return st;
 }
 
-/* A private temporary folder (registered, so that an interrupted run
- * removes it) into dir, and the path of the listing's file in it. */
-static tb_status list_temp(char *dir, size_t n_dir, char *path, size_t n_path, tb_error *err)
-{
-    const char *base = getenv("TMPDIR");
-    char stem[PATH_MAX];
-    snprintf(stem, sizeof stem, "%s/tracebook-list", base && *base ? base : "/tmp");
-    tempname_sweep_beside(stem);
-    if (tempname_template(dir, n_dir, stem) != 0 || tempname_make(dir, 1, NULL) != 0) {
-        tb_status st = tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "cannot create a temporary directory: %s",
-                                   strerror(errno));
-        dir[0] = 0;
-        return st;
-    }
-    snprintf(path, n_path, "%s/list", dir);
-    tb_temp_register(path);
-    return TB_OK;
-}
-
-/* Appends the file at path to out. */
-static tb_status append_file(const char *path, FILE *out, tb_error *err)
-{
-    FILE *in = fopen(path, "rb");
-    if (!in)
-        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot read: %s", strerror(errno));
-    char buf[16384];
-    size_t got;
-    int bad = 0;
-    do {
-        got = fread(buf, 1, sizeof buf, in);
-        bad = got && fwrite(buf, 1, got, out) != got;
-    } while (got && !bad);
-    bad = bad || ferror(in) || fflush(out) != 0;
-    fclose(in);
-    return bad ? tb_error_set(err, TB_ERR_IO, "writing the history list: %s", strerror(errno)) : TB_OK;
-}
-
 /*
  * The console table is written on out as it goes. CSV and JSON sinks write
  * files: the listing goes to a private temporary file first and is then
@@ -385,14 +348,14 @@ tb_status tb_history_list(const char *history, unsigned format, FILE *out, tb_er
     tb_status st = history_open(history, &db, err);
     if (st)
         return st;
-    char dir[PATH_MAX] = "", path[PATH_MAX + 16];
+    spool sp = {0};
     tb_sink *s = NULL;
     if (format == TB_OUT_CSV || format == TB_OUT_JSON) {
-        st = list_temp(dir, sizeof dir, path, sizeof path, err);
+        st = spool_open(&sp, "tracebook-list", "list", err);
         if (!st && format == TB_OUT_CSV)
-            st = csv_sink_create(path, &(csv_sink_options){.rows_per_file = SIZE_MAX}, &s, err);
+            st = csv_sink_create(sp.path, &(csv_sink_options){.rows_per_file = SIZE_MAX}, &s, err);
         else if (!st)
-            st = json_sink_create(path, NULL, &s, err);
+            st = json_sink_create(sp.path, NULL, &s, err);
     } else {
         st = console_sink_create(out, &(console_options){.max_col_width = 60}, &s, err);
     }
@@ -400,13 +363,6 @@ tb_status tb_history_list(const char *history, unsigned format, FILE *out, tb_er
         st = list_rows(db, history, s, err);
     sink_destroy(s);
     sqlite3_close(db);
-    if (dir[0]) {
-        if (!st)
-            st = append_file(path, out, err);
-        unlink(path);
-        rmdir(dir);
-        tb_temp_unregister(path);
-        tb_temp_unregister(dir);
-    }
-    return st;
+    tb_status sent = spool_close(&sp, out, !st, "the history list", err);
+    return st ? st : sent;
 }

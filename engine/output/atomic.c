@@ -244,3 +244,60 @@ void afile_abort(afile *af)
     }
     release(af);
 }
+
+int file_copy_to(const char *path, FILE *f)
+{
+    FILE *in = fopen(path, "rb");
+    if (!in)
+        return FILE_COPY_OPEN;
+    char buf[1 << 16];
+    size_t n;
+    int rc = 0;
+    while (!rc && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        if (fwrite(buf, 1, n, f) != n)
+            rc = FILE_COPY_WRITE;
+    if (!rc && ferror(in))
+        rc = FILE_COPY_READ;
+    int saved = errno;
+    fclose(in);
+    errno = saved;
+    if (!rc && fflush(f) != 0)
+        rc = FILE_COPY_WRITE;
+    return rc;
+}
+
+tb_status spool_open(spool *sp, const char *stem, const char *file, tb_error *err)
+{
+    const char *base = getenv("TMPDIR");
+    char at[4096];
+    snprintf(at, sizeof at, "%.4000s/%s", base && *base ? base : "/tmp", stem);
+    tempname_sweep_beside(at);
+    if (tempname_template(sp->dir, sizeof sp->dir, at) != 0 || tempname_make(sp->dir, 1, NULL) != 0) {
+        tb_status st = tb_error_at(err, TB_ERR_IO, sp->dir, 0, 0, -1, "cannot create a temporary directory: %s",
+                                   strerror(errno));
+        sp->dir[0] = 0;
+        return st;
+    }
+    snprintf(sp->path, sizeof sp->path, "%s/%s", sp->dir, file);
+    /* an interrupted run removes them (the file first, then the directory) */
+    tb_temp_register(sp->path);
+    return TB_OK;
+}
+
+tb_status spool_close(spool *sp, FILE *out, int ok, const char *what, tb_error *err)
+{
+    tb_status st = TB_OK;
+    if (!sp->dir[0])
+        return TB_OK;
+    int rc = ok ? file_copy_to(sp->path, out) : 0;
+    if (rc == FILE_COPY_OPEN)
+        st = tb_error_at(err, TB_ERR_IO, sp->path, 0, 0, -1, "cannot read: %s", strerror(errno));
+    else if (rc)
+        st = tb_error_set(err, TB_ERR_IO, "writing %s: %s", what, strerror(errno));
+    unlink(sp->path);
+    rmdir(sp->dir);
+    tb_temp_unregister(sp->path);
+    tb_temp_unregister(sp->dir);
+    sp->dir[0] = 0;
+    return st;
+}

@@ -83,6 +83,30 @@ tb_status afile_retarget(afile *af, const char *final_path, tb_error *err);
 /* Closes and removes the temporary, frees af's memory. A zeroed or finished afile is fine. */
 void afile_abort(afile *af);
 
+/*
+ * Copies the file at path to f, then flushes f. Returns 0, or the step that
+ * failed with errno set: FILE_COPY_OPEN (path cannot be opened),
+ * FILE_COPY_READ, FILE_COPY_WRITE (f).
+ */
+enum { FILE_COPY_OPEN = 1, FILE_COPY_READ, FILE_COPY_WRITE };
+int file_copy_to(const char *path, FILE *f);
+
+/*
+ * Rows bound for a stream go to a private file first, so that an error
+ * never leaves half of them on the stream: spool_open makes a private
+ * folder under $TMPDIR named after stem ("tracebook-query") and sp->path,
+ * the file to write in it, both registered so that an interrupted run
+ * removes them. spool_close copies the file to out when ok (what: what a
+ * failed write says it was writing) and removes the folder.
+ */
+typedef struct spool {
+    char dir[4096];
+    char path[4200];
+} spool;
+
+tb_status spool_open(spool *sp, const char *stem, const char *file, tb_error *err);
+tb_status spool_close(spool *sp, FILE *out, int ok, const char *what, tb_error *err);
+
 /* ---- numbers as text ----------------------------------------------------- */
 
 /*

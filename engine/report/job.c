@@ -797,22 +797,6 @@ tb_status tb_report_write(tb_session *s, tb_report_job *job, tb_run_result *res,
     return report_job_write(s, job, tb_session_window(s), res, err);
 }
 
-/* Copies the file at path to f. */
-static tb_status copy_out(const char *path, FILE *f, tb_error *err)
-{
-    FILE *in = fopen(path, "rb");
-    if (!in)
-        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot read: %s", strerror(errno));
-    char buf[65536];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
-        if (fwrite(buf, 1, n, f) != n)
-            break;
-    int bad = ferror(in) || ferror(f) || fflush(f) != 0;
-    fclose(in);
-    return bad ? tb_error_set(err, TB_ERR_IO, "writing the query result: %s", strerror(errno)) : TB_OK;
-}
-
 tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows, tb_error *err)
 {
     tb_sink *sink = NULL;
@@ -822,8 +806,7 @@ tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows,
         return err->code;
     run.db_name = tb_session_db_path(s);
     run.window = *tb_session_window(s);
-    char tmpdir[4096] = "";
-    char path[4200];
+    spool sp = {0};
     const char *target = job->out_path;
     if (target) {
         file_ids ids = {0};
@@ -838,21 +821,11 @@ tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows,
         console_options co = {.max_rows = job->max_rows};
         rc = console_sink_create(job->out ? job->out : stdout, &co, &sink, err);
     } else {
-        if (!target) {
-            /* csv/json to a stream: written to a private file first, so that
-             * an error never leaves half a result on the stream */
-            const char *base = getenv("TMPDIR");
-            char stem[4096];
-            snprintf(stem, sizeof stem, "%s/tracebook-query", base && *base ? base : "/tmp");
-            tempname_sweep_beside(stem);
-            if (tempname_template(tmpdir, sizeof tmpdir, stem) != 0 || tempname_make(tmpdir, 1, NULL) != 0)
-                return tb_error_at(err, TB_ERR_IO, tmpdir, 0, 0, -1, "cannot create a temporary directory: %s",
-                                   strerror(errno));
-            snprintf(path, sizeof path, "%s/result", tmpdir);
-            target = path;
-            /* an interrupted run removes them (the file first, then the directory) */
-            tb_temp_register(path);
-        }
+        /* csv/json to a stream: spooled, so that an error never leaves half a result on it */
+        if (!target && (rc = spool_open(&sp, "tracebook-query", "result", err)))
+            return rc;
+        if (!target)
+            target = sp.path;
         rc = job->format == TB_OUT_JSON ? json_sink_create(target, NULL, &sink, err)
                                         : csv_sink_create(target,
                                                           &(csv_sink_options){.rows_per_file = SIZE_MAX,
@@ -862,13 +835,6 @@ tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows,
     if (!rc)
         rc = tb_query_run(&run, job->sql, sink, rows, err);
     sink_destroy(sink);
-    if (tmpdir[0]) {
-        if (!rc)
-            rc = copy_out(path, job->out ? job->out : stdout, err);
-        unlink(path);
-        rmdir(tmpdir);
-        tb_temp_unregister(path);
-        tb_temp_unregister(tmpdir);
-    }
-    return rc;
+    tb_status sent = spool_close(&sp, job->out ? job->out : stdout, !rc, "the query result", err);
+    return rc ? rc : sent;
 }
