@@ -144,37 +144,12 @@ static int about_sql(about_rows *a, sqlite3 *db, const char *sql)
     return rc;
 }
 
-/* Days since 1970-01-01 of a proleptic Gregorian date (timegm is not POSIX). */
-static int64_t days_from_civil(int64_t y, int m, int d)
-{
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-/* The session start (Unix seconds) as the DB's default name takes it from the data; 0 when unknown. */
+/* The session start (Unix seconds) the data gives, as the DB's default name takes it; 0 when unknown. */
 static int64_t session_start(const char *db_path)
 {
-    char name[64];
-    tb_error e = {0};
-    if (!db_path || tb_db_default_name(db_path, name, sizeof name, &e) != TB_OK)
-        return 0;
-    /* msprof_YYYYMMDDhhmmss.db */
-    const char *p = strchr(name, '_');
-    int f[6] = {0}, w[6] = {4, 2, 2, 2, 2, 2};
-    if (!p)
-        return 0;
-    p++;
-    for (int i = 0; i < 6; i++)
-        for (int k = 0; k < w[i]; k++, p++) {
-            if (*p < '0' || *p > '9')
-                return 0;
-            f[i] = f[i] * 10 + (*p - '0');
-        }
-    return days_from_civil(f[0], f[1], f[2]) * 86400 + f[3] * 3600 + f[4] * 60 + f[5];
+    int64_t s = 0;
+    tb_error e;
+    return tb_db_start_time(db_path, &s, &e) == TB_OK ? s : 0;
 }
 
 /* The About sheet's rows: what the run read and how it counted. */
@@ -765,7 +740,8 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
     o.sink_ctx = &js;
     o.sink_done = sink_done;
     o.report_done = report_done;
-    if (about_facts(&js)) {
+    /* only a workbook's About sheet reads them */
+    if (wants_xlsx(&o) && about_facts(&js)) {
         rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto done;
     }
