@@ -28,6 +28,13 @@ tb_status tb_db_start_time(const char *db_path, int64_t *unix_s, tb_error *err)
         sqlite3_close(db);
         return tb_error_at(err, TB_ERR_DB, db_path, 0, 0, -1, "cannot open the DB");
     }
+    *unix_s = db_start_time(db);
+    sqlite3_close(db);
+    return TB_OK;
+}
+
+int64_t db_start_time(sqlite3 *db)
+{
     sqlite3_stmt *q;
     int64_t ns = 0;
     /* session start: baseTime + start (Kineto), else the earliest event when it is Unix time, else newest mtime */
@@ -45,9 +52,7 @@ tb_status tb_db_start_time(const char *db_path, int64_t *unix_s, tb_error *err)
             ns = sqlite3_column_int64(q, 0);
         sqlite3_finalize(q);
     }
-    sqlite3_close(db);
-    *unix_s = ns / 1000000000LL;
-    return TB_OK;
+    return ns / 1000000000LL;
 }
 
 tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_error *err)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * open.h - the one place the engine opens SQLite files (private to the
+ * open.h - the one place the engine opens SQLite files, and what it reads of a
+ * DB's start on an open connection (private to the
  * engine). A run's DB is opened once, by its session; the others are the
  * engine's own: a DB being written (db/dbw.c), an input DB (db/
  * sqlite_input.c), the facts of a DB on disk (db/names.c, ingest/cache.c),
@@ -10,6 +11,7 @@
 #define TB_DB_OPEN_H
 
 #include <sqlite3.h>
+#include <stdint.h>
 
 /*
  * Opens the SQLite file at path ("" for a private scratch DB on disk,
@@ -18,5 +20,9 @@
  * is closed with sqlite3_close, whether or not the open succeeded.
  */
 int db_open(const char *path, int flags, sqlite3 **db);
+
+/* tb_db_start_time on a connection the caller holds (names.c): the session
+ * start in Unix seconds, 0 when the data gives none. */
+int64_t db_start_time(sqlite3 *db);
 
 #endif

@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "db/open.h"
 #include "output/output.h"
 #include "query/file_ids.h"
 #include "query/window.h"
@@ -930,17 +931,12 @@ typedef struct sum_run {
 } sum_run;
 
 /* msprof's <timestamp> of the files: the session start, UTC. */
-static tb_status start_stamp(const char *db_path, char *stamp, size_t n, tb_error *err)
+static void start_stamp(sqlite3 *db, char *stamp, size_t n)
 {
-    int64_t start;
-    tb_status rc = tb_db_start_time(db_path, &start, err);
-    if (rc)
-        return rc;
-    time_t t = (time_t)start;
+    time_t t = (time_t)db_start_time(db);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(stamp, n, "%Y%m%d%H%M%S", &tm);
-    return TB_OK;
 }
 
 /* File tags: msprof's timestamp; ranks sharing a folder are told apart by rank. */
@@ -1091,9 +1087,8 @@ tb_status tb_summary_write(tb_session *s, const tb_summary_options *pub, tb_summ
     so.inputs = tb_session_inputs(s, &so.n_inputs);
     sum_run r = {.opt = &so, .res = res};
     char stamp[64];
-    tb_status rc = start_stamp(so.db_path, stamp, sizeof stamp, err);
-    if (rc)
-        return rc;
+    start_stamp(so.db, stamp, sizeof stamp);
+    tb_status rc;
     if ((rc = list_ranks(so.db, so.db_path, pub->out_dir, &r.ranks, &r.n, err)))
         goto done;
     for (int l = 0; l < 2; l++) {

@@ -156,18 +156,12 @@ static void h_done(void *ctx, const tb_spec_report *rep, const char *skipped, ui
 }
 
 /* The data's start as UTC YYYY-MM-DDThh:mm:ssZ. */
-static tb_status data_time(const char *db_path, char *out, size_t n, tb_error *err)
+static void data_time(sqlite3 *db, char *out, size_t n)
 {
-    int64_t s;
-    tb_status st = tb_db_start_time(db_path, &s, err);
-    out[0] = 0;
-    if (st)
-        return st;
-    time_t t = (time_t)s;
+    time_t t = (time_t)db_start_time(db);
     struct tm tm;
     gmtime_r(&t, &tm);
     strftime(out, n, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return TB_OK;
 }
 
 static int64_t count_nights(sqlite3 *db)
@@ -441,8 +435,7 @@ tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_histor
     if (st || (st = check_not_read(&n, job, err)))
         return st;
     char when[64] = "", added[64];
-    if ((st = data_time(n.path, when, sizeof when, err)))
-        return st;
+    data_time(n.db, when, sizeof when);
     utc_now(added, sizeof added);
     snprintf(res->label, sizeof res->label, "%s", job->label ? job->label : when[0] ? when : added);
     if ((st = check_existing(job->history, err)))

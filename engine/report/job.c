@@ -33,6 +33,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "db/open.h"
 #include "output/output.h"
 #include "query/file_ids.h"
 #include "query/runner.h"
@@ -144,13 +145,6 @@ static int about_sql(about_rows *a, sqlite3 *db, const char *sql)
     return rc;
 }
 
-/* The session start (Unix seconds) the data gives, as the DB's default name takes it; 0 when unknown. */
-static int64_t session_start(const char *db_path)
-{
-    int64_t s = 0;
-    tb_error e;
-    return tb_db_start_time(db_path, &s, &e) == TB_OK ? s : 0;
-}
 
 /* The About sheet's rows: what the run read and how it counted. */
 static int about_build(const job_state *js, const char *label, int64_t start, about_rows *a)
@@ -212,7 +206,7 @@ static int about_build(const job_state *js, const char *label, int64_t start, ab
 /* What the About sheet and the metadata read of the DB, before the run. */
 static int about_facts(job_state *js)
 {
-    js->start = session_start(js->db_path);
+    js->start = db_start_time(js->db);
     js->shard_in = scale_inputs(js->db);
     sqlite3 *db = js->db;
     return about_sql(&js->facts, db,
