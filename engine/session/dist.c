@@ -298,13 +298,6 @@ tb_status dist_load(tb_session *s, const char *const *inputs, size_t n, char *di
     return TB_OK;
 }
 
-static void free_list(char **v, size_t n)
-{
-    for (size_t i = 0; v && i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
 tb_status dist_partials(tb_session *s, const char *books, char ***parts, size_t *n, tb_error *err)
 {
     *parts = NULL;
@@ -342,14 +335,14 @@ tb_status dist_partials(tb_session *s, const char *books, char ***parts, size_t 
         if (access(shard, R_OK) != 0)
             continue; /* left out by keep_going */
         if (access(out, R_OK) != 0) {
-            free_list(v, *n);
+            session_free_list(v, *n);
             *n = 0;
             return tb_error_at(err, TB_ERR_IO, out, 0, 0, -1,
                                "the partial rows of process %d are not visible to process 0: TRACEBOOK_MPI_DIR must"
                                " be a folder that every process sees under the same path", k);
         }
         if (!(v[(*n)++] = strdup(out))) {
-            free_list(v, *n);
+            session_free_list(v, *n);
             *n = 0;
             return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         }
@@ -388,6 +381,6 @@ tb_status dist_scoped_db(tb_session *s, char *books, size_t cap, tb_error *err)
     /* every process runs its shard's reports; process 0 gets the partials' paths */
     if ((st = scoped_books(s, in, 1, books, err)) == TB_OK && (st = dist_partials(s, books, &parts, &nparts, err)) == TB_OK)
         st = scale_gather(books, (const char *const *)parts, nparts, err);
-    free_list(parts, nparts);
+    session_free_list(parts, nparts);
     return st;
 }

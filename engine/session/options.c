@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * options.c - what the pieces of a session share: the load options of its
- * inputs, and the removal of a private folder of the run (open.c,
- * dist.c, scoped.c).
+ * options.c - what the pieces of a session share (open.c, dist.c,
+ * scoped.c): the load options of its inputs, the removal of a private
+ * folder of the run, and the freeing of a list of paths.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include "session/session.h"
@@ -39,4 +40,11 @@ tb_load_options session_load_options(const tb_session *s)
                              .progress = o->progress, .phase = o->phase, .ctx = o->ctx, .jobs = o->jobs,
                              .max_event_bytes = o->max_event_bytes,
                              .keep_going = o->keep_going};
+}
+
+void session_free_list(char **v, size_t n)
+{
+    for (size_t i = 0; v && i < n; i++)
+        free(v[i]);
+    free(v);
 }

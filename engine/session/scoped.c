@@ -61,13 +61,6 @@ tb_status scoped_books(tb_session *s, const char *const *inputs, size_t n, const
     return tb_load(&o, NULL, err);
 }
 
-static void free_list(char **v, size_t n)
-{
-    for (size_t i = 0; v && i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
 /* The shard DBs the books DB lists as read, by shard index. */
 static tb_status listed_shards(const char *books, char ***out, size_t *n, tb_error *err)
 {
@@ -139,7 +132,7 @@ static tb_status local_partials(tb_session *s, char *books, size_t cap, char ***
         tb_temp_register(out);
         st = scoped_partial(s, shards[i], books, out, err);
     }
-    free_list(shards, ns);
+    session_free_list(shards, ns);
     return st;
 }
 
@@ -150,6 +143,6 @@ tb_status scoped_db(tb_session *s, char *books, size_t cap, tb_error *err)
     tb_status st = local_partials(s, books, cap, &parts, &nparts, err);
     if (st == TB_OK)
         st = scale_gather(books, (const char *const *)parts, nparts, err);
-    free_list(parts, nparts);
+    session_free_list(parts, nparts);
     return st;
 }

@@ -48,6 +48,8 @@ tb_load_options session_load_options(const tb_session *s);
 
 /* Removes the files of dir and dir itself (a private folder of the run). */
 void session_remove_folder(const char *dir);
+/* Frees v[0..n) and v (NULL is fine). */
+void session_free_list(char **v, size_t n);
 
 /* dist.c: the rounds of a distributed run (process 0's side). */
 /* Every process loads its part of inputs into a shard in a new private
