@@ -1,6 +1,6 @@
 # bash completion for tracebook                                -*- shell-script -*-
 # SPDX-License-Identifier: MIT
-# Written by `tracebook --help-completion` from engine/cli/commands.c: edit that, not this.
+# Written by tools/cligen (`ninja -C build cli-docs`) from engine/cli/commands.c: edit that, not this.
 # Install as $(pkg-config --variable=completionsdir bash-completion)/tracebook,
 # or source it from ~/.bashrc.
 

@@ -5,7 +5,7 @@
  * One table (commands.c) lists every command with its synopsis, text and
  * options. Everything the user sees about the command line is made from it:
  * dispatch (main.c), help and messages (help.c), the option parser (parse.c) and the man
- * page and bash completion (gen.c). So none of them can disagree with the
+ * page and bash completion (tools/cligen, which links this table). So none of them can disagree with the
  * others. The handlers (load.c, report.c) receive parsed arguments and call
  * the engine through tracebook.h only (print.c: `print summary|trace`);
  * progress.c draws the progress line.
@@ -138,6 +138,13 @@ extern const char cli_about[];   /* what tracebook is, one paragraph ('\n' break
 const cli_command *cli_find(const char *name);
 
 /* help.c: help and messages. */
+/*
+ * Finds the command that argv starts with. *used gets the number of words
+ * its name took. Returns NULL when there is none, having reported why
+ * (*rc gets the exit code). for_help: `help export` names export db (the
+ * first command of that family).
+ */
+const cli_command *cli_select(int argc, char **argv, int for_help, int *used, int *rc);
 void cli_help(const cli_command *cmd, FILE *f);   /* cmd NULL: the main usage */
 /* Prints `tracebook: error: MESSAGE` and `try 'tracebook help CMD'`; returns TB_EXIT_USAGE. */
 int cli_usage_error(const cli_command *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -154,10 +161,6 @@ void cli_args_free(cli_args *a);
 const char *cli_value(const cli_args *a, cli_opt_id id);
 /* Parses a non-negative integer option value; a usage error otherwise. Returns -1 when fine. */
 int cli_count(const cli_args *a, cli_opt_id id, int64_t *out);
-
-/* gen.c: the hidden --help-man and --help-completion outputs. */
-void cli_write_man(FILE *f);
-void cli_write_completion(FILE *f);
 
 /* progress.c: the one progress line on a terminal's stderr. */
 typedef struct cli_progress cli_progress;

@@ -7,7 +7,9 @@
  * (commands.c), so it lists exactly the options the parser takes. A usage
  * error is one line and `try 'tracebook help CMD'`; an engine error becomes
  * `tracebook: error: FILE:LINE:COL: message` with as much of the place as
- * the error record holds.
+ * the error record holds. `help CMD` itself, and picking the command a
+ * command line names (with the nearest name when none matches), are here
+ * too.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -98,4 +100,91 @@ void cli_print_error(const tb_error *e)
         fprintf(stderr, "tracebook: error: %s: %s\n", e->file, e->message);
     else
         fprintf(stderr, "tracebook: error: %s\n", e->message);
+}
+
+static int unknown_command(const char *word)
+{
+    /* the words a command line starts with: "export", "report", ... */
+    char first[16][32];
+    const char *cands[16];
+    size_t n = 0;
+    for (size_t i = 0; i < cli_n_commands && n < 16; i++) {
+        snprintf(first[n], sizeof first[n], "%.*s", (int)strcspn(cli_commands[i].name, " "), cli_commands[i].name);
+        cands[n] = first[n];
+        n++;
+    }
+    const char *near = tb_suggest(word, cands, n);
+    if (near)
+        return cli_usage_error(NULL, "unknown command '%s' (did you mean '%s'?)", word, near);
+    return cli_usage_error(NULL, "unknown command '%s'", word);
+}
+
+const cli_command *cli_select(int argc, char **argv, int for_help, int *used, int *rc)
+{
+    const cli_command *family = NULL;   /* the first command named "WORD something" */
+    char types[200] = "";                /* the second words of that family: "db" */
+    const char *cands[16];
+    size_t n_types = 0;
+    for (size_t i = 0; i < cli_n_commands; i++) {
+        const char *name = cli_commands[i].name;
+        size_t k = strcspn(name, " ");
+        if (strlen(argv[0]) != k || strncmp(argv[0], name, k))
+            continue;
+        if (!name[k]) {
+            *used = 1;
+            return &cli_commands[i];
+        }
+        /* a two-word command: "export db" */
+        if (argc > 1 && !strcmp(argv[1], name + k + 1)) {
+            *used = 2;
+            return &cli_commands[i];
+        }
+        if (!family)
+            family = &cli_commands[i];
+        size_t at = strlen(types);
+        snprintf(types + at, sizeof types - at, "%s%s", at ? ", " : "", name + k + 1);
+        if (n_types < 16)
+            cands[n_types++] = name + k + 1;
+    }
+    if (!family) {
+        *rc = unknown_command(argv[0]);
+        return NULL;
+    }
+    if (for_help && argc < 2) {
+        *used = 1;
+        return family;
+    }
+    if (argc > 1 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        cli_help(family, stdout);
+        *rc = TB_EXIT_OK;
+    } else if (argc < 2) {
+        *rc = cli_usage_error(family, "%s needs a type: %s", argv[0], types);
+    } else if (argv[1][0] == '-') {
+        *rc = cli_usage_error(family, "%s needs a type first: %s", argv[0], types);
+    } else {
+        const char *near = tb_suggest(argv[1], cands, n_types);
+        if (near)
+            *rc = cli_usage_error(family, "unknown %s type '%s' (did you mean '%s'?)", argv[0], argv[1], near);
+        else
+            *rc = cli_usage_error(family, "unknown %s type '%s' (this version %ss: %s)", argv[0], argv[1], argv[0],
+                                  types);
+    }
+    return NULL;
+}
+
+int cli_cmd_help(cli_args *a)
+{
+    if (a->n_pos == 0) {
+        cli_help(NULL, stdout);
+        return TB_EXIT_OK;
+    }
+    int used = 0, rc = TB_EXIT_USAGE;
+    char *words[2] = {(char *)a->pos[0], a->n_pos > 1 ? (char *)a->pos[1] : NULL};
+    const cli_command *c = cli_select((int)a->n_pos, words, 1, &used, &rc);
+    if (!c)
+        return rc;
+    if ((size_t)used < a->n_pos)
+        return cli_usage_error(a->cmd, "unexpected argument '%s'", a->pos[used]);
+    cli_help(c, stdout);
+    return TB_EXIT_OK;
 }

@@ -3,9 +3,9 @@
 #
 # table_test.py - the command table, and what is made from it, agree.
 #
-# The `tracebook` command writes its man page (--help-man) and bash
-# completion (--help-completion) from the same table that drives dispatch,
-# the option parser and `help CMD`. This test fails when the checked-in
+# tools/cligen writes the man page and the bash completion from the same
+# table (engine/cli/commands.c, linked in) that drives dispatch, the option
+# parser and `help CMD`. This test fails when the checked-in
 # docs/man/tracebook.1 or completion/tracebook.bash differ from what the
 # binary writes (regenerate them as the message says), when an option that
 # `help CMD` shows is missing from the man page or the completion, when a man
@@ -13,7 +13,7 @@
 # of the spec's JSON Schema or its example does not run, and when the
 # completion function, run in bash, does not complete what it should.
 #
-# usage: table_test.py TRACEBOOK SOURCE_ROOT WORK_DIR
+# usage: table_test.py TRACEBOOK CLIGEN SOURCE_ROOT WORK_DIR
 # Prints one ok/FAIL line per check and `N passed, N failed`; exits 1 on failure.
 
 import json
@@ -26,7 +26,7 @@ import sys
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import tbtest  # noqa: E402
 
-TB = SRC = WORK = None
+TB = CLIGEN = SRC = WORK = None
 COMMANDS = ["export", "merge", "report", "compare", "history", "query", "print", "reports", "info", "help"]
 # every command by its whole name
 FULL_NAMES = ["export db", "export summary", "export timeline", "report", "compare", "history add", "history report", "history list", "history remove", "query", "print summary", "print trace", "reports", "info",
@@ -61,18 +61,23 @@ def complete(words):
 
 
 def main():
-    global TB, SRC, WORK, run
-    TB, SRC, WORK = (os.path.abspath(a) for a in tbtest.args("TRACEBOOK SOURCE_ROOT WORK_DIR", 3, 3))
+    global TB, CLIGEN, SRC, WORK, run
+    TB, CLIGEN, SRC, WORK = (os.path.abspath(a) for a in tbtest.args("TRACEBOOK CLIGEN SOURCE_ROOT WORK_DIR", 4, 4))
     tbtest.fresh_dir(WORK)
     run = tbtest.Program(TB, env={"LC_ALL": "C", "TMPDIR": WORK, "XDG_CACHE_HOME": os.path.join(WORK, "xdg")},
                          timeout=120, cwd=WORK)
 
     # 1. the checked-in files are what the table gives
-    for flag, rel in (("--help-man", "docs/man/tracebook.1"), ("--help-completion", "completion/tracebook.bash")):
-        p = run([flag])
+    for what, rel in (("man", "docs/man/tracebook.1"), ("completion", "completion/tracebook.bash")):
+        p = subprocess.run([CLIGEN, what], capture_output=True, text=True, timeout=60)
         want = read(os.path.join(SRC, rel))
         T.check(p.returncode == 0 and p.stdout == want, "%s is current" % rel,
-                "it differs from `tracebook %s`: run `build/tracebook %s > %s`" % (flag, flag, rel))
+                "it differs from `tracebook-cligen %s`: run `ninja -C build cli-docs`" % what)
+    p = subprocess.run([CLIGEN, "html"], capture_output=True, text=True, timeout=60)
+    T.check(p.returncode == 2 and "usage: tracebook-cligen" in p.stderr, "cligen refuses an unknown page", p.stderr)
+    p = run(["--help-man"])
+    T.check(p.returncode == 2 and "unknown option '--help-man'" in p.stderr, "the command has no hidden page options",
+            p.stderr)
 
     # 2. every option of every command is in the man page and the completion
     man = read(os.path.join(SRC, "docs/man/tracebook.1")).replace("\\-", "-")

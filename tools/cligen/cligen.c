@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * gen.c - tracebook(1) and the bash completion, written from the command table.
+ * cligen.c - tracebook-cligen: tracebook(1) and the bash completion,
+ * written from the command table (engine/cli/commands.c).
  *
- * `tracebook --help-man` prints the man page in roff and `tracebook
- * --help-completion` the bash completion script; the checked-in copies
- * (docs/man/tracebook.1, completion/tracebook.bash) are their output, and
- * tests/cli/table_test.py fails when they differ. Both options are hidden:
- * they exist for the build, not for users.
+ * `tracebook-cligen man` prints the man page in roff and `tracebook-cligen
+ * completion` the bash completion script; the checked-in copies
+ * (docs/man/tracebook.1, completion/tracebook.bash) are its output, and
+ * tests/cli/table_test.py fails when they differ (`ninja -C build cli-docs`
+ * rewrites both). It links the command's own table, so the pages say what
+ * the command parses; it is a build tool and is not installed.
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "cli.h"
@@ -53,10 +56,10 @@ static void man_option(FILE *f, const cli_option *o)
     fputs("\n", f);
 }
 
-void cli_write_man(FILE *f)
+static void write_man(FILE *f)
 {
     fprintf(f, ".\\\" SPDX-License-Identifier: MIT\n"
-               ".\\\" Written by `tracebook --help-man` from engine/cli/commands.c: edit that, not this.\n"
+               ".\\\" Written by tools/cligen (`ninja -C build cli-docs`) from engine/cli/commands.c: edit that, not this.\n"
                ".TH TRACEBOOK 1 \"\" \"tracebook %s\" \"User Commands\"\n"
                ".SH NAME\n"
                "tracebook \\- load accelerator profile data into one SQLite DB and run reports over it\n"
@@ -157,7 +160,7 @@ static void completion_head(FILE *f)
 {
     fputs("# bash completion for tracebook                                -*- shell-script -*-\n"
           "# SPDX-License-Identifier: MIT\n"
-          "# Written by `tracebook --help-completion` from engine/cli/commands.c: edit that, not this.\n"
+          "# Written by tools/cligen (`ninja -C build cli-docs`) from engine/cli/commands.c: edit that, not this.\n"
           "# Install as $(pkg-config --variable=completionsdir bash-completion)/tracebook,\n"
           "# or source it from ~/.bashrc.\n"
           "\n"
@@ -279,7 +282,7 @@ static void completion_command(FILE *f, const cli_command *c)
     fputs("        ;;\n", f);
 }
 
-void cli_write_completion(FILE *f)
+static void write_completion(FILE *f)
 {
     completion_head(f);
     completion_families(f);
@@ -296,4 +299,17 @@ void cli_write_completion(FILE *f)
           "}\n"
           "complete -F _tracebook tracebook\n",
           f);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc == 2 && !strcmp(argv[1], "man"))
+        write_man(stdout);
+    else if (argc == 2 && !strcmp(argv[1], "completion"))
+        write_completion(stdout);
+    else {
+        fputs("usage: tracebook-cligen man|completion\n", stderr);
+        return 2;
+    }
+    return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }
