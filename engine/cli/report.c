@@ -29,48 +29,6 @@ static int unknown_builtin(const char *what, const char *name)
     return cli_exit_code(st);
 }
 
-/* --report IDs that no spec has: a usage error naming the nearest id. Returns -1 when all are there. */
-static int check_only(const cli_args *a, tb_spec *const *specs, size_t n_specs)
-{
-    for (size_t i = 0; i < a->n[OPT_REPORT]; i++) {
-        const char *want = a->v[OPT_REPORT][i];
-        const char *cands[256];
-        size_t n = 0;
-        int found = 0;
-        for (size_t s = 0; s < n_specs; s++)
-            for (size_t k = 0; k < tb_spec_n_reports(specs[s]); k++) {
-                found |= !strcmp(tb_report_id(tb_spec_report_at(specs[s], k)), want);
-                if (n < 256)
-                    cands[n++] = tb_report_id(tb_spec_report_at(specs[s], k));
-            }
-        /* an msprof reports file runs summaries its spec does not list: the engine checks those */
-        for (size_t s = 0; s < n_specs; s++)
-            found |= tb_spec_is_msprof_reports(specs[s]);
-        if (found)
-            continue;
-        const char *near = tb_suggest(want, cands, n);
-        if (near)
-            return cli_usage_error(a->cmd, "--report '%s': no spec has a report with this id (did you mean '%s'?)",
-                                   want, near);
-        return cli_usage_error(a->cmd, "--report '%s': no spec has a report with this id", want);
-    }
-    return -1;
-}
-
-/* How many reports the run will go through (for the progress line). */
-static size_t expected_reports(const cli_args *a, tb_spec *const *specs, size_t n_specs)
-{
-    size_t n = 0;
-    for (size_t s = 0; s < n_specs; s++)
-        for (size_t k = 0; k < tb_spec_n_reports(specs[s]); k++) {
-            int want = a->n[OPT_REPORT] == 0;
-            for (size_t i = 0; i < a->n[OPT_REPORT] && !want; i++)
-                want = !strcmp(a->v[OPT_REPORT][i], tb_report_id(tb_spec_report_at(specs[s], k)));
-            n += want;
-        }
-    return n;
-}
-
 static void on_report_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
 {
     cli_run *r = ctx;
@@ -111,13 +69,8 @@ static int check_report(const cli_args *a, unsigned formats)
 /* Console tables go to stdout: the progress line would garble a terminal's view of them. */
 static int writes_console(const cli_run *run, unsigned formats)
 {
-    int console = formats ? (formats & TB_OUT_CONSOLE) != 0 : 0;
-    for (size_t s = 0; s < run->n_specs && !formats && !console; s++) {
-        console |= (tb_spec_outputs(run->specs[s]) & TB_OUT_CONSOLE) != 0;
-        for (size_t k = 0; k < tb_spec_n_reports(run->specs[s]); k++)
-            console |= (tb_report_outputs(tb_spec_report_at(run->specs[s], k)) & TB_OUT_CONSOLE) != 0;
-    }
-    return console;
+    unsigned given = formats ? formats : tb_specs_outputs((const tb_spec *const *)run->specs, run->n_specs);
+    return (given & TB_OUT_CONSOLE) != 0;
 }
 
 int cli_cmd_report(cli_args *a)
@@ -130,14 +83,16 @@ int cli_cmd_report(cli_args *a)
     cli_run run;
     if ((rc = cli_run_start(&run, a, RUN_SPECS)) >= 0)
         return rc;
-    if ((rc = check_only(a, run.specs, run.n_specs)) >= 0)
-        return cli_run_end(&run, TB_OK, rc);
+    const char *const *only = a->n[OPT_REPORT] ? a->v[OPT_REPORT] : NULL;
+    const tb_spec *const *specs = (const tb_spec *const *)run.specs;
+    if (tb_specs_check_only(specs, run.n_specs, only, a->n[OPT_REPORT], &run.err) != TB_OK)
+        return cli_run_end(&run, TB_OK, cli_usage_error(a->cmd, "%s", run.err.message));
     if ((rc = cli_run_open(&run, RUN_SESSION | RUN_SCOPED)) >= 0)
         return rc;
     tb_report_job job = {
-        .run = {.specs = (const tb_spec *const *)run.specs, .n_specs = run.n_specs, .unit = run.ro.unit,
+        .run = {.specs = specs, .n_specs = run.n_specs, .unit = run.ro.unit,
                 .params = a->v[OPT_PARAM], .n_params = a->n[OPT_PARAM], .formats = formats,
-                .max_steps = run.ro.max_steps, .only = a->n[OPT_REPORT] ? a->v[OPT_REPORT] : NULL,
+                .max_steps = run.ro.max_steps, .only = only,
                 .n_only = a->n[OPT_REPORT], .note = cli_on_note, .ctx = &run, .report_done = on_report_done},
         .out_dir = out_dir ? out_dir : ".",
         .console = stdout,
@@ -149,7 +104,7 @@ int cli_cmd_report(cli_args *a)
     if (writes_console(&run, formats) && isatty(STDOUT_FILENO))
         cli_progress_stop(run.progress);
     else
-        cli_progress_reports(run.progress, expected_reports(a, run.specs, run.n_specs));
+        cli_progress_reports(run.progress, tb_specs_count(specs, run.n_specs, only, a->n[OPT_REPORT]));
     if (out_dir)
         cli_make_parents(out_dir);
     tb_run_result res = {0};

@@ -41,14 +41,8 @@ tb_status runner_run(const tb_run_options *opt, const run_part *pt, tb_run_resul
     tb_status rc = runner_check_overrides(opt, err);
     if (rc)
         return rc;
-    for (size_t i = 0; i < opt->n_only; i++) {
-        int found = 0;
-        for (size_t s = 0; s < opt->n_specs && !found; s++)
-            for (size_t k = 0; k < opt->specs[s]->n_reports && !found; k++)
-                found = !strcmp(opt->specs[s]->reports[k].id, opt->only[i]);
-        if (!found)
-            return tb_error_set(err, TB_ERR_USAGE, "--report '%s': no spec has a report with this id", opt->only[i]);
-    }
+    if ((rc = tb_specs_check_only(opt->specs, opt->n_specs, opt->only, opt->n_only, err)))
+        return rc;
     if (pt->replay)
         return runner_replay_run(opt, res, err);
     rc = runner_start(&r, opt, pt, &wi, err);

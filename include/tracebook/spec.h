@@ -132,8 +132,18 @@ tb_status tb_builtin_report_check(const char *id, tb_error *err);
 tb_status tb_builtins_write(FILE *f, const char *id, tb_error *err);
 
 
+/* A run's specs and the report ids it runs (only; NULL: all): */
 /* 1 when every report of the specs that runs (all, or those named in only) is
  * rank- or cluster-scope: such a run needs no DB of every rank. */
 int tb_specs_scoped(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only);
+/* TB_OK when some spec has each id of only (an msprof reports file runs
+ * summaries it does not list: any id passes with one); else TB_ERR_USAGE
+ * naming the first missing id and the nearest id the specs have. */
+tb_status tb_specs_check_only(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only,
+                              tb_error *err);
+/* How many reports of the specs run (for a progress count). */
+size_t tb_specs_count(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only);
+/* The outputs (TB_OUT_*) any of the specs or their reports declares. */
+unsigned tb_specs_outputs(const tb_spec *const *specs, size_t n);
 
 #endif

@@ -1401,6 +1401,41 @@ static void test_builtins_load(void **state)
 
 /* ---- main ------------------------------------------------------------------------------------ */
 
+/* Which reports of a run's specs run: --report ids checked with the nearest
+ * id named, the count, and the outputs any spec or report declares. */
+static void test_specs_selection(void **state)
+{
+    (void)state;
+    const tb_spec *specs[2];
+    specs[0] = load_ok("sel1.yaml", "tracebook: 1\n"
+                                    "reports:\n"
+                                    "  - id: kernel_time\n"
+                                    "    sql: SELECT 1 AS n\n"
+                                    "  - id: step_time\n"
+                                    "    outputs: xlsx\n"
+                                    "    sql: SELECT 2 AS n\n");
+    specs[1] = load_ok("sel2.yaml", "tracebook: 1\n"
+                                    "outputs: console\n"
+                                    "reports:\n"
+                                    "  - id: comm_time\n"
+                                    "    sql: SELECT 3 AS n\n");
+    const char *good[] = {"comm_time", "kernel_time"}, *bad[] = {"kernel_time", "step_tme"};
+    tb_error err;
+    tb_error_clear(&err);
+    assert_int_equal(tb_specs_check_only(specs, 2, good, 2, &err), TB_OK);
+    assert_int_equal(tb_specs_check_only(specs, 2, bad, 2, &err), TB_ERR_USAGE);
+    assert_string_equal(err.message, "--report 'step_tme': no spec has a report with this id (did you mean "
+                                     "'step_time'?)");
+    const char *far[] = {"zzzzzzzzzzzzzz"};
+    assert_int_equal(tb_specs_check_only(specs, 2, far, 1, &err), TB_ERR_USAGE);
+    assert_string_equal(err.message, "--report 'zzzzzzzzzzzzzz': no spec has a report with this id");
+    assert_int_equal(tb_specs_count(specs, 2, NULL, 0), 3);
+    assert_int_equal(tb_specs_count(specs, 2, good, 2), 2);
+    assert_int_equal(tb_specs_count(specs, 1, good, 2), 1);
+    assert_int_equal(tb_specs_outputs(specs, 1), TB_OUT_XLSX);
+    assert_int_equal(tb_specs_outputs(specs, 2), TB_OUT_XLSX | TB_OUT_CONSOLE);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1445,6 +1480,7 @@ int main(void)
         cmocka_unit_test_teardown(test_missing_file, test_teardown),
         cmocka_unit_test_teardown(test_builtins_load, test_teardown),
         cmocka_unit_test_teardown(test_compare_keys, test_teardown),
+        cmocka_unit_test_teardown(test_specs_selection, test_teardown),
     };
     return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }
