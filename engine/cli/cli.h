@@ -210,10 +210,10 @@ int cli_parse_window_opts(const cli_args *a, cli_run_opts *r);
 /* --shard I/N of export db (I from 0). Sets 0/0 when not given. Returns -1
  * when fine, else the exit code of the usage error reported. */
 int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count);
-/* --format of report and export summary: a mask, 0 when not given, ~0u when bad. */
-unsigned cli_parse_formats(const char *list);
-/* --format of compare and history report: a mask of csv, json and xlsx, 0 when malformed. */
-unsigned cli_parse_file_formats(const char *list);
+/* --format (a list of csv, json, xlsx and, where allowed, console): the
+ * mask in *out, 0 when not given. Returns -1 when fine, else the exit code
+ * of the usage error reported. */
+int cli_parse_formats(const cli_args *a, int console, unsigned *out);
 
 /* run.c: the one set-up and tear-down of a run, and the engine's callbacks. */
 typedef struct cli_run {

@@ -99,15 +99,15 @@ int cli_cmd_compare(cli_args *a)
         return cli_usage_error(a->cmd, "compare needs both runs: give -base PATH and -new PATH");
     if (a->n[OPT_SPEC] == 0)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
-    const char *fmt = cli_value(a, OPT_FORMAT), *out_dir = cli_value(a, OPT_OUTPUT);
-    unsigned formats = fmt ? cli_parse_file_formats(fmt) : 0;
-    if (fmt && !formats)
-        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
+    const char *out_dir = cli_value(a, OPT_OUTPUT);
+    unsigned formats;
+    int rc = cli_parse_formats(a, 0, &formats);
+    if (rc >= 0)
+        return rc;
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: compare writes a directory of files; give a directory");
     cli_args ra;
     cli_run run;
-    int rc;
     if ((rc = side_window_args(a, &ra)) >= 0 || (rc = refuses_output(a, out_dir)) >= 0 ||
         (rc = cli_run_start(&run, &ra, RUN_SPECS)) >= 0)
         return rc;

@@ -68,16 +68,15 @@ int cli_cmd_export_timeline(cli_args *a)
 
 int cli_cmd_export_summary(cli_args *a)
 {
-    unsigned formats = cli_parse_formats(cli_value(a, OPT_FORMAT));
-    if (formats == ~0u || (formats & TB_OUT_CONSOLE))
-        return cli_usage_error(a->cmd, "--format '%s': expected csv, json or xlsx, comma-separated",
-                               cli_value(a, OPT_FORMAT));
+    unsigned formats;
+    int rc = cli_parse_formats(a, 0, &formats);
+    if (rc >= 0)
+        return rc;
     const char *output = cli_value(a, OPT_OUTPUT);
     if (a->n[OPT_MERGE] && !output)
         return cli_usage_error(a->cmd, "--merge needs -o DIR: the merged files go in one folder of their own");
     cli_run run;
-    int rc = cli_run_start(&run, a, RUN_SPECS | RUN_SESSION);
-    if (rc >= 0)
+    if ((rc = cli_run_start(&run, a, RUN_SPECS | RUN_SESSION)) >= 0)
         return rc;
     if (output)
         cli_make_dirs(output);

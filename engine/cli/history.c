@@ -123,10 +123,9 @@ int cli_cmd_history_report(cli_args *a)
         return rc;
     if (a->n[OPT_LAST] && last < 1)
         return cli_usage_error(a->cmd, "--last %lld: show at least 1 night", (long long)last);
-    unsigned formats = 0;
-    const char *fmt = cli_value(a, OPT_FORMAT);
-    if (fmt && !(formats = cli_parse_file_formats(fmt)))
-        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
+    unsigned formats;
+    if ((rc = cli_parse_formats(a, 0, &formats)) >= 0)
+        return rc;
     const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: history report writes a directory of files; give a directory");

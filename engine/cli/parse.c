@@ -193,27 +193,6 @@ int cli_parse_window_opts(const cli_args *a, cli_run_opts *r)
     return -1;
 }
 
-/* Parses --format for report: a mask, 0 when not given, ~0u when bad. */
-unsigned cli_parse_formats(const char *list)
-{
-    if (!list)
-        return 0;
-    unsigned m = 0;
-    const char *p = list;
-    while (*p) {
-        size_t n = strcspn(p, ",");
-        if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
-        else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
-        else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
-        else if (n == 7 && !strncmp(p, "console", 7)) m |= TB_OUT_CONSOLE;
-        else return ~0u;
-        p += n;
-        if (*p == ',')
-            p++;
-    }
-    return m ? m : ~0u;
-}
-
 /* --shard I/N: parts numbered 0 to N-1, as MPI ranks and job array indexes
  * (--array=0-<N-1>) are. Returns -1 when fine (or not given), else the exit
  * code of the usage error reported. */
@@ -244,18 +223,12 @@ int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count)
     return -1;
 }
 
-unsigned cli_parse_file_formats(const char *list)
+int cli_parse_formats(const cli_args *a, int console, unsigned *out)
 {
-    unsigned m = 0;
-    for (const char *p = list; *p;) {
-        size_t n = strcspn(p, ",");
-        if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
-        else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
-        else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
-        else return 0;
-        p += n;
-        if (*p == ',' && *++p == 0)
-            return 0;
-    }
-    return m;
+    const char *list = cli_value(a, OPT_FORMAT);
+    *out = list ? tb_out_formats(list) : 0;
+    if (list && (!*out || (!console && (*out & TB_OUT_CONSOLE))))
+        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx%s", list,
+                               console ? ", console" : "");
+    return -1;
 }

@@ -38,18 +38,19 @@ static void on_report_done(void *ctx, const tb_spec_report *rep, const char *ski
 }
 
 /* The options of report that need no run: -1 when fine, else the exit code of the usage error. */
-static int check_report(const cli_args *a, unsigned formats)
+static int check_report(const cli_args *a, unsigned *out)
 {
     const char *format = cli_value(a, OPT_FORMAT), *out_dir = cli_value(a, OPT_OUTPUT);
     if (a->n[OPT_DIR] && a->n[OPT_SPEC] == 0)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
     if (a->n[OPT_DIR] == 0)
         return cli_usage_error(a->cmd, "no input: give -dir PATH");
-    if (a->n[OPT_CSV_SAFE] && formats && formats != ~0u && !(formats & TB_OUT_CSV))
+    int rc = cli_parse_formats(a, 1, out);
+    unsigned formats = *out;
+    if (rc >= 0)
+        return rc;
+    if (a->n[OPT_CSV_SAFE] && formats && !(formats & TB_OUT_CSV))
         return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", format);
-    if (formats == ~0u)
-        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx, console",
-                               format);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: report writes a directory of files; give a directory");
     if (out_dir && formats == TB_OUT_CONSOLE)
@@ -59,7 +60,7 @@ static int check_report(const cli_args *a, unsigned formats)
         const char *s = a->v[OPT_SPEC][i];
         char what[300];
         snprintf(what, sizeof what, "--spec '%.200s': ", s);
-        int rc = !strncmp(s, "builtin:", 8) ? unknown_builtin(what, s + 8) : -1;
+        rc = !strncmp(s, "builtin:", 8) ? unknown_builtin(what, s + 8) : -1;
         if (rc >= 0)
             return rc;
     }
@@ -75,8 +76,8 @@ static int writes_console(const cli_run *run, unsigned formats)
 
 int cli_cmd_report(cli_args *a)
 {
-    unsigned formats = cli_parse_formats(cli_value(a, OPT_FORMAT));
-    int rc = check_report(a, formats);
+    unsigned formats;
+    int rc = check_report(a, &formats);
     if (rc >= 0)
         return rc;
     const char *out_dir = cli_value(a, OPT_OUTPUT);

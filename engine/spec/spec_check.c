@@ -420,7 +420,14 @@ tb_status spec_parse_params(loader *L, const specnode *n, tb_param **out, size_t
 
 /* ---- outputs and files ------------------------------------------------------ */
 
-static const char *const output_names[] = {"csv", "json", "xlsx", "console", NULL};
+/* The names of the formats (tracebook/columns.h), NULL-terminated. */
+static const char *const *output_names(void)
+{
+    static const char *names[5];
+    for (unsigned i = 0; i < 4; i++)
+        names[i] = tb_out_format_name(1u << i);
+    return names;
+}
 
 tb_status spec_parse_outputs(loader *L, const specnode *n, unsigned *mask)
 {
@@ -433,17 +440,15 @@ tb_status spec_parse_outputs(loader *L, const specnode *n, unsigned *mask)
         return st;
     if (count == 0)
         return fail_node(L, n, "'outputs' must name at least one format; expected some of: %s",
-                         spec_join(output_names, list, sizeof list));
+                         spec_join(output_names(), list, sizeof list));
     unsigned m = 0;
     for (size_t i = 0; i < count; i++) {
         const specnode *it = items[i];
-        size_t k = 0;
-        while (output_names[k] && !(spec_is_text(it) && strcmp(it->text, output_names[k]) == 0))
-            k++;
-        if (!output_names[k])
+        unsigned f = spec_is_text(it) ? tb_out_format_named(it->text, it->len) : 0;
+        if (!f)
             return fail_node(L, it, "unknown output format %s; expected one of: %s", spec_describe(it, d, sizeof d),
-                             spec_join(output_names, list, sizeof list));
-        m |= (unsigned[]){TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_CONSOLE}[k];
+                             spec_join(output_names(), list, sizeof list));
+        m |= f;
     }
     *mask = m;
     return TB_OK;

@@ -8,6 +8,8 @@
 #ifndef TRACEBOOK_COLUMNS_H
 #define TRACEBOOK_COLUMNS_H
 
+#include <stddef.h>
+
 /* Column types carried by an alias suffix ("Total Time:dur_ns"). */
 typedef enum tb_col_type {
     TB_COL_PLAIN = 0,
@@ -25,5 +27,14 @@ enum tb_out_format {
     TB_OUT_XLSX = 1u << 2,
     TB_OUT_CONSOLE = 1u << 3
 };
+
+/* The format named by the len bytes at name ("csv", "json", "xlsx",
+ * "console"), or 0. */
+unsigned tb_out_format_named(const char *name, size_t len);
+/* The name of one format (a single bit), or NULL. */
+const char *tb_out_format_name(unsigned format);
+/* The formats of a comma-separated list ("csv,json"): a mask, or 0 when the
+ * list is empty, names an unknown format or has an empty item. */
+unsigned tb_out_formats(const char *list);
 
 #endif

@@ -1386,6 +1386,29 @@ static void test_console_many(void **state)
     assert_int_equal(strncmp(mem, "   n\n----\n1000\n", 15), 0);
 }
 
+/* The names of the output formats: one list for outputs: and --format. */
+static void test_format_names(void **state)
+{
+    (void)state;
+    assert_int_equal(tb_out_formats("csv"), TB_OUT_CSV);
+    assert_int_equal(tb_out_formats("json,xlsx,console,csv"), TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX | TB_OUT_CONSOLE);
+    assert_int_equal(tb_out_formats("csv,csv"), TB_OUT_CSV);
+    assert_int_equal(tb_out_formats(""), 0);
+    assert_int_equal(tb_out_formats("csv,"), 0);
+    assert_int_equal(tb_out_formats("csv,,json"), 0);
+    assert_int_equal(tb_out_formats(",csv"), 0);
+    assert_int_equal(tb_out_formats("CSV"), 0);
+    assert_int_equal(tb_out_formats("csvx"), 0);
+    assert_int_equal(tb_out_format_named("jsonl", 4), TB_OUT_JSON);
+    assert_int_equal(tb_out_format_named("json", 3), 0);
+    for (unsigned i = 0; i < 4; i++) {
+        const char *name = tb_out_format_name(1u << i);
+        assert_non_null(name);
+        assert_int_equal(tb_out_format_named(name, strlen(name)), 1u << i);
+    }
+    assert_null(tb_out_format_name(TB_OUT_CSV | TB_OUT_JSON));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1413,6 +1436,7 @@ int main(void)
         cmocka_unit_test_teardown(test_console_widths, test_teardown),
         cmocka_unit_test_teardown(test_console_reals, test_teardown),
         cmocka_unit_test_teardown(test_console_many, test_teardown),
+        cmocka_unit_test(test_format_names),
     };
     return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }
