@@ -273,10 +273,6 @@ int cli_fail_on_warning(const cli_args *a, uint64_t warnings, const char *what, 
 tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err);
 /* 1 when path is a folder holding tracebook_run.json: an earlier run's output. */
 int cli_is_run_folder(const char *path);
-/* Creates the missing directories above path (its last component is not created). */
-void cli_make_parents(const char *path);
-/* Creates the missing directories of path, path itself included. */
-void cli_make_dirs(const char *path);
 
 /* mpi.c: `mpirun -n P tracebook ...` (docs/scale-out.md). Without MPI in
  * the build, or without mpirun, the run keeps one process. */

@@ -124,8 +124,6 @@ int cli_cmd_compare(cli_args *a)
         if ((st = side_inputs(a->v[given[k]], a->n[given[k]], &side[k], &n_side[k], &run.err)) == TB_OK)
             rc = cli_run_session(&run, (const char *const *)side[k], n_side[k], &win[k], 0, &ss[k]);
     if (rc < 0) {
-        if (out_dir)
-            cli_make_parents(out_dir);
         tb_compare_job job = {.spec = run.specs[0], .unit = run.ro.unit, .max_steps = run.ro.max_steps,
                               .formats = formats, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
                               .note = cli_on_note, .ctx = &run};

@@ -52,8 +52,6 @@ int cli_cmd_export_timeline(cli_args *a)
         return cli_run_end(&run, st, 0);
     if ((rc = cli_run_open(&run, RUN_SESSION)) >= 0)
         return rc;
-    if (output)
-        cli_make_dirs(output);
     tb_timeline_options o = {.out_dir = output, .spec = run.n_specs ? run.specs[0] : NULL,
                              .slice_bytes = slice_bytes, .note = cli_on_note, .ctx = &run, .written = print_written};
     tb_timeline_result res;
@@ -78,8 +76,6 @@ int cli_cmd_export_summary(cli_args *a)
     cli_run run;
     if ((rc = cli_run_start(&run, a, RUN_SPECS | RUN_SESSION)) >= 0)
         return rc;
-    if (output)
-        cli_make_dirs(output);
     tb_summary_options o = {.out_dir = output, .spec = run.n_specs ? run.specs[0] : NULL, .formats = formats,
                             .no_clobber = a->n[OPT_NO_CLOBBER] > 0, .merge = a->n[OPT_MERGE] > 0,
                             .written = print_written, .note = cli_on_note, .ctx = &run};

@@ -89,7 +89,6 @@ int cli_cmd_history_add(cli_args *a)
     rc = st ? -1 : cli_run_session(&run, (const char *const *)inputs, n_inputs, &win, 0, &night);
     if (rc < 0) {
         tb_history_added res;
-        cli_make_parents(history);
         tb_history_add_job job = {.history = history, .spec = spec, .params = a->v[OPT_PARAM],
                                   .n_params = a->n[OPT_PARAM], .max_steps = run.ro.max_steps,
                                   .label = cli_value(a, OPT_LABEL), .meta = a->v[OPT_META], .n_meta = a->n[OPT_META],
@@ -132,8 +131,6 @@ int cli_cmd_history_report(cli_args *a)
     cli_run run;
     if ((rc = cli_run_start(&run, a, RUN_SPECS)) >= 0)
         return rc;
-    if (out_dir)
-        cli_make_parents(out_dir);
     tb_history_report_job job = {.history = history, .spec = run.specs[0], .last = last, .unit = run.ro.unit,
                                  .formats = formats, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
                                  .note = cli_on_note, .ctx = &run};

@@ -32,13 +32,6 @@ int cli_cmd_export_db(cli_args *a)
     cli_run run;
     if ((rc = cli_run_start(&run, a, RUN_SESSION | RUN_LAZY)) >= 0)
         return rc;
-    struct stat sb;
-    if (output && !to_stdout) {
-        size_t n = strlen(output);
-        int folder = (stat(output, &sb) == 0 && S_ISDIR(sb.st_mode)) || output[n - 1] == '/' ||
-                     (o.shard_count && (n < 3 || strcmp(output + n - 3, ".db")));
-        (folder ? cli_make_dirs : cli_make_parents)(output);
-    }
     char final[8192];
     tb_load_result res;
     tb_status st = tb_export_db(run.s, &o, final, sizeof final, &res, &run.err);
@@ -81,7 +74,6 @@ int cli_cmd_merge(cli_args *a)
     int rc = cli_run_start(&run, a, 0);
     if (rc >= 0 || (rc = cli_run_session(&run, a->pos, a->n_pos, &run.ro.window, 1, &s)) >= 0)
         return rc;
-    cli_make_parents(output);
     tb_status st = tb_session_load_to(s, output, 0, 0, NULL, &run.err);
     if (st == TB_OK)
         printf("%s\n", output);

@@ -36,8 +36,6 @@ static int print_cmd(cli_args *a, int trace)
         .out = stdout,
         .out_path = log,
     };
-    if (log)
-        cli_make_parents(log);
     cli_progress_stop(run.progress);
     tb_status st = trace ? tb_print_trace(run.s, &po, &run.err) : tb_print_summary(run.s, &po, &run.err);
     return cli_run_end(&run, st, TB_EXIT_OK);

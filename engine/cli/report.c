@@ -106,8 +106,6 @@ int cli_cmd_report(cli_args *a)
         cli_progress_stop(run.progress);
     else
         cli_progress_reports(run.progress, tb_specs_count(specs, run.n_specs, only, a->n[OPT_REPORT]));
-    if (out_dir)
-        cli_make_parents(out_dir);
     tb_run_result res = {0};
     tb_status st = tb_report_write(run.s, &job, &res, &run.err);
     cli_progress_clear(run.progress);
@@ -171,8 +169,6 @@ int cli_cmd_query(cli_args *a)
         .max_rows = (size_t)max_rows,
         .csv_safe = a->n[OPT_CSV_SAFE] > 0,
     };
-    if (out)
-        cli_make_parents(out);
     uint64_t rows = 0;
     tb_status st = tb_query_write(run.s, &q, &rows, &run.err);
     if (st != TB_OK && !run.err.file[0] && run.err.offset >= 0) {

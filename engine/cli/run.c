@@ -75,39 +75,6 @@ int cli_fail_on_warning(const cli_args *a, uint64_t warnings, const char *what, 
     return TB_EXIT_WARNING;
 }
 
-/* Creates the directories of path up to (not including) its last component,
- * or all of it when whole. Failures are left for the write that follows to
- * report, with the path the user gave. */
-static void make_dirs(const char *path, int whole)
-{
-    char buf[PATH_MAX];
-    size_t n = strlen(path);
-    if (n == 0 || n >= sizeof buf)
-        return;
-    memcpy(buf, path, n + 1);
-    for (size_t i = 1; i <= n; i++) {
-        if (buf[i] != '/' && !(whole && buf[i] == 0))
-            continue;
-        if (buf[i - 1] == '/')
-            continue;
-        char c = buf[i];
-        buf[i] = 0;
-        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-            return;
-        buf[i] = c;
-    }
-}
-
-void cli_make_parents(const char *path)
-{
-    make_dirs(path, 0);
-}
-
-void cli_make_dirs(const char *path)
-{
-    make_dirs(path, 1);
-}
-
 tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err)
 {
     if (!strncmp(arg, "builtin:", 8)) {

@@ -33,6 +33,7 @@
 #include "query/window.h"
 #include "session/session.h"
 #include "tracebook/export.h"
+#include "util/dirs.h"
 
 typedef struct lst {
     const tb_print_options *opt;
@@ -488,6 +489,7 @@ static tb_status run(tb_session *s, const tb_print_options *opt, int trace, tb_e
     if (opt->width > 0 && (st = make_names(&l)))
         goto done;
     if (opt->out_path) {
+        (void)dirs_make(opt->out_path, 0, 0777); /* a failure is the file's, said next */
         if ((st = afile_open(opt->out_path, &af, err)))
             goto done;
         l.f = af.f;

@@ -52,6 +52,7 @@
 #include "tracebook/export.h"
 #include "tracebook/report.h"
 #include "tracebook/version.h"
+#include "util/dirs.h"
 
 /* The summaries of each layout, in msprof's and torch_npu's order. */
 static const char msprof_yaml[] =
@@ -156,21 +157,6 @@ static void place(const char *src, const char *out_dir, rank_place *p)
     else
         k = snprintf(p->folder, sizeof p->folder, "%s/%s", out_dir, sub);
     p->too_long = k < 0 || (size_t)k >= sizeof p->folder;
-}
-
-static int make_dirs(const char *dir)
-{
-    char p[4096];
-    snprintf(p, sizeof p, "%s", dir);
-    for (char *s = p + 1; *s; s++) {
-        if (*s != '/')
-            continue;
-        *s = 0;
-        if (mkdir(p, 0777) != 0 && errno != EEXIST)
-            return -1;
-        *s = '/';
-    }
-    return mkdir(p, 0777) != 0 && errno != EEXIST ? -1 : 0;
 }
 
 /* The export's options with what the session holds: its DB, connection,
@@ -1029,7 +1015,7 @@ static tb_status folder_ranks(sum_run *r, size_t i, sum_state *ss, json_t *done_
             }
             continue;
         }
-        if (make_dirs(p->folder))
+        if (dirs_make(p->folder, 1, 0777))
             return tb_error_at(err, TB_ERR_IO, p->folder, 0, 0, -1, "cannot create the directory: %s",
                                strerror(errno));
         if (pub->merge) { /* one run over every rank, after this loop */

@@ -55,6 +55,7 @@
 #include "tracebook/db.h"
 #include "tracebook/export.h"
 #include "export/timeline_int.h"
+#include "util/dirs.h"
 
 /* ---- layers ----------------------------------------------------------------- */
 
@@ -423,7 +424,7 @@ tb_status tb_timeline_write(tb_session *s, const tb_timeline_options *opt, tb_ti
         tb_export_default_dir(s, t.out_dir, sizeof t.out_dir);
     else
         snprintf(t.out_dir, sizeof t.out_dir, "%s", opt->out_dir);
-    if (mkdir(t.out_dir, 0777) != 0 && errno != EEXIST)
+    if (dirs_make(t.out_dir, 1, 0777) != 0)
         return tb_error_at(err, TB_ERR_IO, t.out_dir, 0, 0, -1, "cannot create the directory: %s",
                            strerror(errno));
     char name[256];

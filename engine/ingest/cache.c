@@ -31,24 +31,9 @@
 #include "db/dbw.h"
 #include "tracebook/error.h"
 #include "tracebook/load.h"
+#include "util/dirs.h"
 #include "util/hash.h"
 #include "util/sort.h"
-
-static int mkdirs(const char *path)
-{
-    char tmp[PATH_MAX];
-    if (snprintf(tmp, sizeof tmp, "%s", path) >= (int)sizeof tmp)
-        return -1;
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(tmp, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(tmp, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
 
 /* Refuses a cache entry (folder or DB) that another user could have planted
  * or can change: it must be ours, not a symbolic link, and writable by
@@ -123,7 +108,7 @@ tb_status tb_cache_dir(char *out, size_t n, tb_error *err)
     char *slash = strrchr(out, '/');
     if (slash && slash != out) {
         *slash = 0;
-        int rc = mkdirs(out);
+        int rc = dirs_make(out, 1, 0755);
         *slash = '/';
         if (rc != 0)
             return tb_error_at(err, TB_ERR_IO, out, 0, 0, -1, "cannot write: %s", strerror(errno));

@@ -28,6 +28,7 @@
 #include "nightly/history_int.h"
 #include "output/output.h"
 #include "tracebook/nightly.h"
+#include "util/dirs.h"
 #include "util/tempname.h"
 
 #define HISTORY_FORMAT "tracebook history"
@@ -209,6 +210,7 @@ tb_status history_create(const char *path, tb_error *err)
     struct stat sb;
     if (stat(path, &sb) == 0)
         return TB_OK;
+    (void)dirs_make(path, 0, 0777); /* a failure is the history's, said below */
     char tmp[PATH_MAX];
     if (tempname_template(tmp, sizeof tmp, path) != 0)
         return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "path too long");

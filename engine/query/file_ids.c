@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "query/file_ids.h"
+#include "util/dirs.h"
 #include "util/sort.h"
 
 static int ids_add(file_ids *f, const struct stat *sb)
@@ -156,7 +157,7 @@ tb_status file_ids_spec(file_ids *f, const tb_spec *spec, tb_error *err)
 tb_status out_dir_make(const char *dir, tb_error *err)
 {
     struct stat sb;
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    if (dirs_make(dir, 1, 0777) != 0)
         return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "cannot create the output directory: %s", strerror(errno));
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "the output must be a directory");

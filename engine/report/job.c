@@ -49,6 +49,7 @@
 #include "tracebook/db.h"
 #include "tracebook/error.h"
 #include "tracebook/report.h"
+#include "util/dirs.h"
 
 typedef struct about_rows {
     xlsx_pair *v;
@@ -646,7 +647,6 @@ static tb_status guard_inputs(job_state *js, const tb_run_options *o, char *meta
     return file_ids_check(&js->inputs, meta_path, err);
 }
 
-/* Makes the output directory unless there; fails when it is no directory. */
 /* One workbook for the run, even when every report that wanted it was
  * skipped: the skips noted in it, then committed. */
 static tb_status finish_book(job_state *js, const tb_run_options *o, const tb_run_result *res, tb_error *err)
@@ -786,6 +786,7 @@ tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows,
         file_ids_free(&ids);
         if (rc)
             return rc;
+        (void)dirs_make(target, 0, 0777); /* a failure is the file's, said by its writer */
     }
     if (job->format == TB_OUT_CONSOLE) {
         console_options co = {.max_rows = job->max_rows};

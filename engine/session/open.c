@@ -29,6 +29,7 @@
 #include "tracebook/db.h"
 #include "tracebook/error.h"
 #include "tracebook/load.h"
+#include "util/dirs.h"
 
 static int ends_with(const char *s, const char *tail)
 {
@@ -275,6 +276,7 @@ tb_status tb_session_load_to(tb_session *s, const char *path, unsigned shard_ind
         o.inputs = merge;
         o.n_inputs = 1;
     }
+    (void)dirs_make(path, 0, 0777); /* a failure is the DB's, said by the load */
     o.output = path;
     o.shard_index = shard_index;
     o.shard_count = shard_count;

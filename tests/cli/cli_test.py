@@ -458,6 +458,29 @@ def _(t):
     t.expect(r, 0, err="", what="export db -o DIR/ (missing)")
     t.check(r.out.startswith(edir) and r.out.endswith(".db\n") and os.path.isfile(r.out.strip()),
             "DIR/ gets the default name: %r" % r.out)
+    # every command that writes makes the missing folders of its output
+    made = os.path.join(out, "g", "h", "m.db")
+    t.expect(t.run(["merge", "-o", made, db]), 0, out=made + "\n", err="", what="merge -o into missing directories")
+    tdir = os.path.join(out, "i", "j")
+    t.expect(t.run(["export", "timeline", "-q", "-dir", ASCEND, "-o", tdir]), 0, err="")
+    t.check(any(n.endswith(".json") for n in listing(tdir)), "export timeline -o into missing directories")
+    sdir = os.path.join(out, "k", "l")
+    t.expect(t.run(["export", "summary", "-q", "-dir", ASCEND, "-o", sdir]), 0, err="")
+    t.check(os.path.isdir(sdir) and listing(sdir), "export summary -o into missing directories")
+    cdir = os.path.join(out, "m", "n")
+    t.expect(t.run(["compare", "-q", "-base", ASCEND, "-new", ASCEND, "--spec", "builtin:top_kernels", "-o", cdir]),
+             0, out="", err="")
+    t.check("tracebook_run.json" in listing(cdir), "compare -o into missing directories")
+    hist = os.path.join(out, "o", "p", "h.db")
+    r = t.run(["history", "add", "-q", "--history", hist, "-dir", ASCEND, "--spec", "builtin:top_kernels"])
+    t.eq(r.rc, 0, "history add --history into missing directories (%r)" % r)
+    hdir = os.path.join(out, "q", "r")
+    t.expect(t.run(["history", "report", "-q", "--history", hist, "--spec", "builtin:top_kernels", "-o", hdir]),
+             0, out="", err="")
+    t.check("tracebook_run.json" in listing(hdir), "history report -o into missing directories")
+    log = os.path.join(out, "s", "t", "summary.txt")
+    t.expect(t.run(["print", "summary", "-q", "-dir", ASCEND, "--log-file", log]), 0, err="")
+    t.check(os.path.isfile(log), "print --log-file into missing directories")
     # a DB is never written to a terminal
     rc, seen = run_on_pty(t, ["export", "db", "-dir", ASCEND, "-o", "-"], stream="stdout")
     t.eq(rc, 2, "export db -o - on a terminal: exit code")
