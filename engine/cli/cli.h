@@ -269,10 +269,6 @@ void cli_on_written(void *ctx, const char *path);
 /* With --fail-on-warning and warnings given: says so on stderr and returns
  * TB_EXIT_WARNING; else returns rc. what names them ("the load", "the run"). */
 int cli_fail_on_warning(const cli_args *a, uint64_t warnings, const char *what, int rc);
-/* --spec: a file, or builtin:NAME (one built-in report). */
-tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err);
-/* 1 when path is a folder holding tracebook_run.json: an earlier run's output. */
-int cli_is_run_folder(const char *path);
 
 /* mpi.c: `mpirun -n P tracebook ...` (docs/scale-out.md). Without MPI in
  * the build, or without mpirun, the run keeps one process. */

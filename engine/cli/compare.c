@@ -22,7 +22,7 @@
  * replaced by its inputs) in *inputs (new array of new strings). */
 static tb_status side_inputs(const char *const *given, size_t n, char ***inputs, size_t *n_inputs, tb_error *err)
 {
-    if (n == 1 && cli_is_run_folder(given[0]))
+    if (n == 1 && tb_run_folder(given[0]))
         return tb_run_inputs(given[0], inputs, n_inputs, err);
     *inputs = calloc(n, sizeof **inputs);
     *n_inputs = 0;
@@ -51,7 +51,7 @@ static int refuses_output(const cli_args *a, const char *out_dir)
     const char *const *sides[2] = {a->v[OPT_BASE], a->v[OPT_NEW]};
     size_t ns[2] = {a->n[OPT_BASE], a->n[OPT_NEW]};
     for (int k = 0; k < 2; k++)
-        if (ns[k] == 1 && cli_is_run_folder(sides[k][0]) && realpath(sides[k][0], side_real) &&
+        if (ns[k] == 1 && tb_run_folder(sides[k][0]) && realpath(sides[k][0], side_real) &&
             !strcmp(out_real, side_real))
             return cli_usage_error(a->cmd, "-o %s would replace the tracebook_run.json of the %s run: write the "
                                    "comparison elsewhere", out_dir ? out_dir : ".", k ? "new" : "base");

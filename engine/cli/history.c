@@ -68,7 +68,7 @@ int cli_cmd_history_add(cli_args *a)
         return cli_usage_error(a->cmd, "give the night as -dir PATH or as a report folder (%s), not both", run_dir);
     if (!run_dir && !a->n[OPT_DIR])
         return cli_usage_error(a->cmd, "no night: give -dir PATH --spec FILE, or the output folder of a report run");
-    if (run_dir && !cli_is_run_folder(run_dir))
+    if (run_dir && !tb_run_folder(run_dir))
         return cli_usage_error(a->cmd, "'%s' holds no tracebook_run.json: not the output folder of a report run",
                                run_dir);
     if (!run_dir && !a->n[OPT_SPEC])
@@ -84,7 +84,7 @@ int cli_cmd_history_add(cli_args *a)
     tb_status st = night_of(a, run_dir, &inputs, &n_inputs, &spec_path, &win, &run.err);
     tb_spec *spec = NULL;
     if (!st)
-        st = cli_load_spec(a->n[OPT_SPEC] ? cli_value(a, OPT_SPEC) : spec_path, &spec, &run, &run.err);
+        st = tb_spec_load(a->n[OPT_SPEC] ? cli_value(a, OPT_SPEC) : spec_path, &spec, cli_on_warn, &run, &run.err);
     tb_session *night = NULL;
     rc = st ? -1 : cli_run_session(&run, (const char *const *)inputs, n_inputs, &win, 0, &night);
     if (rc < 0) {

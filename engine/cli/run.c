@@ -7,12 +7,9 @@
  * starts a run, calls one verb of the engine and ends the run.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -73,31 +70,6 @@ int cli_fail_on_warning(const cli_args *a, uint64_t warnings, const char *what, 
     fprintf(stderr, "tracebook: error: %s gave %llu warning%s (--fail-on-warning): the outputs are written but"
                     " degraded\n", what, (unsigned long long)warnings, warnings == 1 ? "" : "s");
     return TB_EXIT_WARNING;
-}
-
-tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err)
-{
-    if (!strncmp(arg, "builtin:", 8)) {
-        char text[512];
-        int k = snprintf(text, sizeof text, "tracebook: 1\nreports:\n  - use: \"%s\"\n", arg + 8);
-        if (k < 0 || (size_t)k >= sizeof text || strchr(arg + 8, '"') || strchr(arg + 8, '\\'))
-            return tb_error_set(err, TB_ERR_USAGE, "--spec '%s': not a built-in report name", arg);
-        return tb_spec_load_mem(arg, text, (size_t)k, out, cli_on_warn, run, err);
-    }
-    return tb_spec_load(arg, out, cli_on_warn, run, err);
-}
-
-int cli_is_run_folder(const char *path)
-{
-    struct stat sb;
-    char meta[PATH_MAX];
-    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
-        return 0;
-    snprintf(meta, sizeof meta, "%s/tracebook_run.json", path);
-    if (stat(meta, &sb) != 0 || !S_ISREG(sb.st_mode))
-        return 0;
-    /* a folder of shards (export db --shard) records them there too: it is the run to read */
-    return !tb_db_shard_folder(path);
 }
 
 /* The session options of r's command line, for inputs over window w. */
@@ -163,7 +135,7 @@ int cli_run_start(cli_run *r, const cli_args *a, unsigned what)
          * warnings are the run's own (the load's are in the DB) */
         r->record = 1;
         for (; st == TB_OK && r->n_specs < a->n[OPT_SPEC]; r->n_specs++)
-            st = cli_load_spec(a->v[OPT_SPEC][r->n_specs], &r->specs[r->n_specs], r, &r->err);
+            st = tb_spec_load(a->v[OPT_SPEC][r->n_specs], &r->specs[r->n_specs], cli_on_warn, r, &r->err);
         if (st != TB_OK && r->n_specs)
             r->n_specs--; /* the one that failed was not made */
         r->record = 0;

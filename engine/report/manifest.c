@@ -22,6 +22,7 @@
 #include "output/output.h"
 #include "report/manifest.h"
 #include "scale/scale.h"
+#include "tracebook/db.h"
 #include "tracebook/report.h"
 #include "tracebook/version.h"
 
@@ -210,6 +211,18 @@ done:
     }
     json_decref(m);
     return st;
+}
+
+int tb_run_folder(const char *path)
+{
+    struct stat sb;
+    char meta[PATH_MAX];
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode))
+        return 0;
+    snprintf(meta, sizeof meta, "%s/tracebook_run.json", path);
+    if (stat(meta, &sb) != 0 || !S_ISREG(sb.st_mode))
+        return 0;
+    return !tb_db_shard_folder(path);
 }
 
 tb_status tb_run_spec_window(const char *dir, char **spec, tb_window *w, tb_error *err)

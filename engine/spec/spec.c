@@ -534,6 +534,14 @@ tb_status tb_spec_load(const char *path, tb_spec **out, void (*warn)(void *ctx, 
                        tb_error *err)
 {
     *out = NULL;
+    if (!strncmp(path, "builtin:", 8)) {
+        /* one built-in report, as a spec that uses it */
+        char use[512];
+        int k = snprintf(use, sizeof use, "tracebook: 1\nreports:\n  - use: \"%s\"\n", path + 8);
+        if (k < 0 || (size_t)k >= sizeof use || strchr(path + 8, '"') || strchr(path + 8, '\\'))
+            return tb_error_set(err, TB_ERR_USAGE, "--spec '%s': not a built-in report name", path);
+        return tb_spec_load_mem(path, use, (size_t)k, out, warn, ctx, err);
+    }
     char *text;
     size_t len;
     int e = spec_read_all(path, &text, &len);

@@ -60,6 +60,11 @@ typedef struct tb_query_job {
 /* Runs job->sql (tb_query_run) and writes the result. *rows gets the row count. */
 tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows, tb_error *err);
 
+/* 1 when path is the output folder of an earlier run: a folder holding a
+ * tracebook_run.json that is not a folder of shard DBs (those are read as
+ * one run's DB). */
+int tb_run_folder(const char *path);
+
 /*
  * The spec (the first of its `specs`) and window of an earlier report run,
  * from dir/tracebook_run.json: *spec a new string, w->set 0 without a window.

@@ -94,7 +94,9 @@ tb_scope tb_report_scope(const tb_spec_report *rep);
 
 /*
  * Loads and validates a spec (YAML, or JSON when the file starts with '{' or
- * '[' after blanks). `use:` entries are expanded from the built-in reports.
+ * '[' after blanks). `use:` entries are expanded from the built-in reports;
+ * a path `builtin:NAME` is the spec of one built-in report (as --spec takes
+ * it, and as tracebook_run.json records it).
  * Returns new (free with tb_spec_free) in *out. Errors carry the spec's
  * file, line and column and say what was expected. warn (may be NULL) gets
  * notes such as an msprof fallback reason.

@@ -1383,6 +1383,25 @@ static void export_db_shards(void **state)
     assert_i64(whole, q1(tb_session_db_path(s), "SELECT count(*) FROM TASK"));
     assert_i64(2, q1(tb_session_db_path(s), "SELECT count(DISTINCT rankId) FROM TASK"));
     close_uncached(s);
+    /* a folder of shards records them in its tracebook_run.json: it is a run's DB, not a run's output */
+    assert_int_equal(tb_run_folder(out), 0);
+}
+
+/* What an earlier run's output folder is: a folder with a regular tracebook_run.json. */
+static void run_folder(void **state)
+{
+    (void)state;
+    char dir[PATH_MAX], path[PATH_MAX];
+    fresh_dir("runfolder/out", dir, sizeof dir);
+    assert_int_equal(tb_run_folder(dir), 0);
+    write_file(path, sizeof path, "runfolder/out/tracebook_run.json", "{}", 2);
+    assert_int_equal(tb_run_folder(dir), 1);
+    assert_int_equal(tb_run_folder(path), 0);
+    fresh_dir("runfolder/odd", dir, sizeof dir);
+    make_dirs("runfolder/odd/tracebook_run.json", path, sizeof path);
+    assert_int_equal(tb_run_folder(dir), 0);
+    snprintf(path, sizeof path, "%s/runfolder/none", tmpdir);
+    assert_int_equal(tb_run_folder(path), 0);
 }
 
 int main(void)
@@ -1401,6 +1420,7 @@ int main(void)
         cmocka_unit_test(history_of_nights),
         cmocka_unit_test(export_db_default_name),
         cmocka_unit_test(export_db_shards),
+        cmocka_unit_test(run_folder),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

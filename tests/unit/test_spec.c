@@ -1436,6 +1436,24 @@ static void test_specs_selection(void **state)
     assert_int_equal(tb_specs_outputs(specs, 2), TB_OUT_XLSX | TB_OUT_CONSOLE);
 }
 
+/* A path builtin:NAME is the spec of one built-in report. */
+static void test_load_builtin_path(void **state)
+{
+    (void)state;
+    tb_spec *s = NULL;
+    tb_error err;
+    tb_error_clear(&err);
+    assert_int_equal(tb_spec_load("builtin:top_kernels", &s, on_warn, NULL, &err), TB_OK);
+    hold(s);
+    assert_int_equal(tb_spec_n_reports(s), 1);
+    assert_string_equal(tb_report_id(tb_spec_report_at(s, 0)), "top_kernels");
+    assert_string_equal(tb_spec_path(s), "builtin:top_kernels");
+    assert_int_equal(tb_spec_load("builtin:a\"b", &s, on_warn, NULL, &err), TB_ERR_USAGE);
+    assert_string_equal(err.message, "--spec 'builtin:a\"b': not a built-in report name");
+    assert_int_not_equal(tb_spec_load("builtin:no_such_report", &s, on_warn, NULL, &err), TB_OK);
+    assert_non_null(strstr(err.message, "no_such_report"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1481,6 +1499,7 @@ int main(void)
         cmocka_unit_test_teardown(test_builtins_load, test_teardown),
         cmocka_unit_test_teardown(test_compare_keys, test_teardown),
         cmocka_unit_test_teardown(test_specs_selection, test_teardown),
+        cmocka_unit_test_teardown(test_load_builtin_path, test_teardown),
     };
     return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }
