@@ -17,18 +17,6 @@
 
 #include "cli.h"
 
-/* A builtin:NAME that no built-in report has: the usage error naming the nearest. Returns -1 when it has. */
-static int unknown_builtin(const char *what, const char *name)
-{
-    tb_error err;
-    tb_error_clear(&err);
-    tb_status st = tb_builtin_report_check(name, &err);
-    if (st == TB_OK)
-        return -1;
-    fprintf(stderr, "tracebook: error: %s%s\n", what, err.message);
-    return cli_exit_code(st);
-}
-
 static void on_report_done(void *ctx, const tb_spec_report *rep, const char *skipped, uint64_t rows)
 {
     cli_run *r = ctx;
@@ -56,14 +44,6 @@ static int check_report(const cli_args *a, unsigned *out)
     if (out_dir && formats == TB_OUT_CONSOLE)
         return cli_usage_error(a->cmd, "%s: --format console writes no files; drop -o or add csv or json",
                                a->as_written[OPT_OUTPUT]);
-    for (size_t i = 0; i < a->n[OPT_SPEC]; i++) {
-        const char *s = a->v[OPT_SPEC][i];
-        char what[300];
-        snprintf(what, sizeof what, "--spec '%.200s': ", s);
-        rc = !strncmp(s, "builtin:", 8) ? unknown_builtin(what, s + 8) : -1;
-        if (rc >= 0)
-            return rc;
-    }
     return -1;
 }
 

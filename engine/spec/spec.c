@@ -540,6 +540,12 @@ tb_status tb_spec_load(const char *path, tb_spec **out, void (*warn)(void *ctx, 
         int k = snprintf(use, sizeof use, "tracebook: 1\nreports:\n  - use: \"%s\"\n", path + 8);
         if (k < 0 || (size_t)k >= sizeof use || strchr(path + 8, '"') || strchr(path + 8, '\\'))
             return tb_error_set(err, TB_ERR_USAGE, "--spec '%s': not a built-in report name", path);
+        tb_status st = tb_builtin_report_check(path + 8, err);
+        if (st) {
+            char why[sizeof err->message];
+            snprintf(why, sizeof why, "%s", err->message);
+            return tb_error_set(err, st, "--spec '%.200s': %s", path, why);
+        }
         return tb_spec_load_mem(path, use, (size_t)k, out, warn, ctx, err);
     }
     char *text;

@@ -504,6 +504,14 @@ def _(t):
     t.expect(t.run(["report", "-dir", ASCEND, "--spec", "builtin:op_statistc", "-o", out]), 2, out="",
              err="tracebook: error: --spec 'builtin:op_statistc': no built-in report 'op_statistc' (did you mean "
                  "'op_statistic'?); tracebook reports lists them\n")
+    # every command that takes --spec says the same of an unknown built-in, before loading anything
+    hist = os.path.join(out, "h.db")
+    for cmd in (["compare", "-base", ASCEND, "-new", ASCEND, "-o", out],
+                ["history", "add", "--history", hist, "-dir", ASCEND]):
+        t.expect(t.run(cmd + ["--spec", "builtin:op_statistc"]), 2, out="",
+                 err="tracebook: error: --spec 'builtin:op_statistc': no built-in report 'op_statistc' (did you mean "
+                     "'op_statistic'?); tracebook reports lists them\n", what=" ".join(cmd[:2]))
+    t.check(not os.path.exists(hist), "a history add with an unknown built-in makes no history")
     t.expect(t.run(["reports", "top_kernel"]), 2, out="",
              err="tracebook: error: no built-in report 'top_kernel' (did you mean 'top_kernels'?); tracebook "
                  "reports lists them\n")
