@@ -646,14 +646,22 @@ done:
  * Compacts ev in place. Returns 1 when events remain; else notes why the
  * rank gets no row and returns 0.
  */
-static int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
+/* What hta_cut left out of a rank, for the note of a rank without rows. */
+typedef struct hta_cut_info {
+    const step_cut *cut;
+    size_t unlinked, late;
+} hta_cut_info;
+
+/* The filter and times of hta_prepare, without its note; returns what remains. */
+static size_t hta_cut(const hta_ctx *h, int64_t rank, evvec *ev, hta_cut_info *ci)
 {
     const step_cut *cut = NULL;
     for (size_t i = 0; i < h->ncuts; i++)
         if (h->cuts[i].rank == rank)
             cut = &h->cuts[i];
     int filter = cut && cut->nsteps >= 2;
-    size_t k = 0, unlinked = 0, late = 0;
+    size_t k = 0;
+    *ci = (hta_cut_info){.cut = cut};
     for (size_t i = 0; i < ev->n; i++) {
         dev_ev e = ev->v[i];
         int64_t ls = 0, unused;
@@ -664,17 +672,20 @@ static int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
         if (filter) {
             int kept_launch = e.linked && (h->o.drop_last ? ls < cut->last_start : ls <= cut->last_end);
             if (h->o.linked_only ? !kept_launch : (e.linked && !kept_launch)) {
-                unlinked += !e.linked;
-                late += e.linked;
+                ci->unlinked += !e.linked;
+                ci->late += e.linked;
                 continue;
             }
         }
         ev->v[k++] = e;
     }
     ev->n = k;
-    if (k)
-        return 1;
-    /* no row: say why (metrics.md, "When a rank has no rows") */
+    return k;
+}
+
+/* The note of a rank that gets no row of h's table (metrics.md, "When a rank has no rows"). */
+static void hta_no_row(const hta_ctx *h, int64_t rank, const evvec *ev, const hta_cut_info *ci)
+{
     if (!ev->read)
         notef(h->m, "%s: rank %lld: no row: the rank has no device tasks or communication ops", h->what,
               (long long)metrics_rank_shown(h->m, rank));
@@ -683,9 +694,10 @@ static int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
               "%s: rank %lld: no row: of its %zu device tasks and its %zu steps, %zu have no launching call "
               "(metrics.hta.linked_only) and %zu were launched after its last step began "
               "(metrics.hta.drop_last_step)",
-              h->what, (long long)metrics_rank_shown(h->m, rank), ev->read, cut ? cut->nsteps : (size_t)0, unlinked, late);
-    return 0;
+              h->what, (long long)metrics_rank_shown(h->m, rank), ev->read, ci->cut ? ci->cut->nsteps : (size_t)0,
+              ci->unlinked, ci->late);
 }
+
 /* ---- HTA's merge --------------------------------------------------------- */
 
 /*
@@ -846,11 +858,8 @@ static void bind_us(const hta_ctx *h, int col, int64_t v)
  * non_compute = kernel_time - compute - idle; each _pctg =
  * round(100 * x / kernel_time, 2).
  */
-static tb_status temporal_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+static tb_status temporal_core(hta_ctx *h, int64_t rank, evvec *ev, tb_error *err)
 {
-    hta_ctx *h = ctx;
-    if (!hta_prepare(h, rank, ev))
-        return TB_OK;
     hscratch x;
     if (hscratch_init(&x, ev->n))
         return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -896,6 +905,7 @@ static tb_status temporal_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err
     return insert_done(h, err);
 }
 
+
 /* ---- comm_comp_overlap ------------------------------------------------------ */
 
 /*
@@ -904,11 +914,8 @@ static tb_status temporal_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err
  * over the merged communication time, as round(100 * ratio, 2). NULL when
  * the rank has no communication kernel (HTA: NaN).
  */
-static tb_status overlap_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+static tb_status overlap_core(hta_ctx *h, int64_t rank, evvec *ev, tb_error *err)
 {
-    hta_ctx *h = ctx;
-    if (!hta_prepare(h, rank, ev))
-        return TB_OK;
     hscratch x;
     if (hscratch_init(&x, ev->n))
         return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -925,6 +932,7 @@ static tb_status overlap_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     hscratch_free(&x);
     return insert_done(h, err);
 }
+
 
 
 /* ---- idle_time_breakdown ---------------------------------------------------- */
@@ -950,12 +958,9 @@ static int cmp_stream_start(const void *a, const void *b)
  * idle_time is in µs, idle_time_ratio its share of the stream's sum; both
  * rounded to 2 decimals, the ratio NULL when the stream's sum is 0.
  */
-static tb_status idle_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+static tb_status idle_core(hta_ctx *h, int64_t rank, evvec *ev, tb_error *err)
 {
     static const char *const names[3] = {"host_wait", "kernel_wait", "other"};
-    hta_ctx *h = ctx;
-    if (!hta_prepare(h, rank, ev))
-        return TB_OK;
     /* streams hold tasks; an NPU's communication ops have none */
     size_t k = 0;
     for (size_t i = 0; i < ev->n; i++)
@@ -995,6 +1000,7 @@ static tb_status idle_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 }
 
 
+
 /* ---- the three HTA tables from one read ---------------------------------------- */
 
 enum { HTA_TEMPORAL, HTA_OVERLAP, HTA_IDLE, HTA_N };
@@ -1003,15 +1009,16 @@ static const struct hta_table {
     const char *name;
     const char *columns; /* the CREATE TABLE's column list */
     int ncol;
-    rank_fn fn;
+    /* the rows of one rank from its events as hta_cut left them (idle_core reorders them: last) */
+    tb_status (*core)(hta_ctx *h, int64_t rank, evvec *ev, tb_error *err);
 } hta_tables[HTA_N] = {
     {"temporal_breakdown",
      "rank INTEGER, idle_time_us NUMERIC, compute_time_us NUMERIC, non_compute_time_us NUMERIC, "
      "kernel_time_us NUMERIC, idle_time_pctg REAL, compute_time_pctg REAL, non_compute_time_pctg REAL",
-     8, temporal_rank},
-    {"comm_comp_overlap", "rank INTEGER, comp_comm_overlap_pctg REAL", 2, overlap_rank},
+     8, temporal_core},
+    {"comm_comp_overlap", "rank INTEGER, comp_comm_overlap_pctg REAL", 2, overlap_core},
     {"idle_time_breakdown",
-     "rank INTEGER, stream INTEGER, idle_category TEXT, idle_time REAL, idle_time_ratio REAL", 5, idle_rank},
+     "rank INTEGER, stream INTEGER, idle_category TEXT, idle_time REAL, idle_time_ratio REAL", 5, idle_core},
 };
 
 /* DROP and CREATE of table t under the name as (its own, or its staging). Returns new (sqlite3_free). */
@@ -1044,36 +1051,32 @@ typedef struct hta_all {
     reuse_notes rn[HTA_N];
     int on[HTA_N];          /* still being built (a sibling that failed is dropped) */
     int which;              /* the table asked for: its errors are the build's */
-    dev_ev *save;           /* the rank's events as read, for each table in turn */
-    size_t cap;
 } hta_all;
 
-/* Each table's rank function on the rank's events as read (each may filter and sort them). */
+/*
+ * One rank for each table being built: HTA's window and times once (the same
+ * options for all three), then each table's rows, or its note when nothing
+ * remains. temporal and overlap only read the events; idle, last, reorders them.
+ */
 static tb_status hta_all_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 {
     hta_all *a = ctx;
-    size_t n = ev->n;
-    if (n > a->cap) {
-        dev_ev *v = realloc(a->save, n * sizeof *v);
-        if (!v)
-            return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", hta_tables[a->which].name);
-        a->save = v;
-        a->cap = n;
-    }
-    if (n)
-        memcpy(a->save, ev->v, n * sizeof *ev->v);
+    hta_cut_info ci;
+    size_t kept = hta_cut(&a->h[a->which], rank, ev, &ci);
     for (int t = 0; t < HTA_N; t++) {
         if (!a->on[t])
             continue;
-        if (n)
-            memcpy(ev->v, a->save, n * sizeof *ev->v);
-        ev->n = n;
-        tb_error own;
-        tb_error_clear(&own);
-        tb_status rc = hta_tables[t].fn(&a->h[t], rank, ev, t == a->which ? err : &own);
-        if (rc && t == a->which)
-            return rc;
-        a->on[t] = !rc && !a->rn[t].failed;
+        if (!kept) {
+            hta_no_row(&a->h[t], rank, ev, &ci);
+        } else {
+            tb_error own;
+            tb_error_clear(&own);
+            tb_status rc = hta_tables[t].core(&a->h[t], rank, ev, t == a->which ? err : &own);
+            if (rc && t == a->which)
+                return rc;
+            a->on[t] = !rc;
+        }
+        a->on[t] = a->on[t] && !a->rn[t].failed;
     }
     return TB_OK;
 }
@@ -1155,7 +1158,6 @@ done:
     for (int t = 0; t < HTA_N; t++)
         sqlite3_finalize(a.h[t].ins);
     free(a.h[which].cuts);
-    free(a.save);
     class_over_finish(&a.h[which].o.over);
     sqlite3_free(opts);
     sqlite3_free(key);
