@@ -30,6 +30,13 @@
 # mix, and for ascend-device the issue's targets: >= 8x json.load, >= 3x
 # DuckDB at <= 1/8 of its memory.
 #
+# For kineto it also times the HTA path: after the load, HTA's temporal
+# breakdown, comm/comp overlap and idle-time breakdown in one run
+#   BUILD/tracebook report -q -dir TMP/out.db --spec builtin:temporal_breakdown
+#     --spec builtin:comm_comp_overlap --spec builtin:idle_time_breakdown
+# and prints load, reports and total seconds and both peak RSS (HTA itself
+# is not run: it is no dependency here).
+#
 # Then, per mix and size, a multi-rank case (--ranks R, default 2; 0 skips it):
 # R generated ranks of N events each, loaded together. For the ascend mixes
 # these are the torch_npu rank directories of `tracebook-gen --kind
@@ -160,6 +167,7 @@ verdict() {
 status=0
 rows=()
 rank_rows=()
+hta_rows=()
 verdicts=()
 echo "tracebook bench: mixes ${mixes[*]}, generator $gen, tracebook ${tb:-(not built)}, tmp $tmp"
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(awk '/MemTotal/ { printf "%.0f GB RAM", $2 / 1048576 }' /proc/meminfo); sqlite3 $(sqlite3 --version 2>/dev/null | cut -d' ' -f1)"
@@ -215,6 +223,7 @@ one_trace() {
             2>"$tmp/tb.err"; then
             tb_s=$(wall "$tmp/tb.time") tb_rss=$(rss "$tmp/tb.time")
             echo "$lab: tracebook export db $tb_s s, $tb_rss MB RSS"
+            [ "$mix" != kineto ] || hta_path "$lab" "$tb_s" "$tb_rss"
             if "$bound" "$tmp/out.db" "$tmp/bound.db" >"$tmp/bound.out" 2>"$tmp/bound.err"; then
                 read -r _ nrows _ _ _ b_ins _ b_idx _ _ <"$tmp/bound.out"
                 b_s=$(awk -v a="$b_ins" -v b="$b_idx" 'BEGIN { printf "%.2f", a + b }')
@@ -250,6 +259,24 @@ one_trace() {
         "$lab" "$n" "$mb" "$py_s" "$py_rss" "$dk_s" "$dk_rss" "$tb_s" "$tb_rss" "$nrows" "$rps" "$mbs" \
         "$vs_py" "$vs_dk" "$mem_dk" "$b_s" "$vs_b")")
     rm -f "$f"
+}
+
+# hta_path LABEL LOAD_S LOAD_RSS: HTA's three reports over TMP/out.db in one run, after the load
+hta_path() {
+    local r_s=FAIL r_rss=FAIL
+    rm -rf "$tmp/hta"
+    if /usr/bin/time -v -o "$tmp/hta.time" "$tb" report -q -dir "$tmp/out.db" --spec builtin:temporal_breakdown \
+        --spec builtin:comm_comp_overlap --spec builtin:idle_time_breakdown -o "$tmp/hta" >/dev/null 2>"$tmp/hta.err"; then
+        r_s=$(wall "$tmp/hta.time") r_rss=$(rss "$tmp/hta.time")
+    else
+        echo "bench.sh: error: the HTA reports failed: $(head -c 300 "$tmp/hta.err")" >&2
+        status=1
+    fi
+    rm -rf "$tmp/hta"
+    echo "$1: HTA path: load $2 s + temporal_breakdown, comm_comp_overlap, idle_time_breakdown $r_s s, peak RSS $3 / $r_rss MB"
+    hta_rows+=("$(printf '%-18s %8s %9s %8s %9s %8s' "$1" "$2" "$r_s" \
+        "$(awk -v a="$2" -v b="$r_s" 'BEGIN { if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/) print "-"; else printf "%.2f", a + b }')" \
+        "$3" "$r_rss")")
 }
 
 # ranks MIX N: R ranks of N events each, loaded together
@@ -336,6 +363,11 @@ printf '%-18s %9s %7s %7s %8s %7s %8s %7s %8s %8s %11s %7s %6s %6s %6s %7s %6s\n
     mem_duck bound_s vs_bound
 for r in "${rows[@]}"; do echo "$r"; done
 echo
+if [ ${#hta_rows[@]} -gt 0 ]; then
+    printf '%-18s %8s %9s %8s %9s %8s\n' size_mix load_s reports_s total_s load_MB rep_MB
+    for r in "${hta_rows[@]}"; do echo "$r"; done
+    echo
+fi
 if [ ${#rank_rows[@]} -gt 0 ]; then
     printf '%-18s %5s %9s %9s %12s %10s %11s %10s %11s %8s %8s %5s\n' \
         size_mix ranks MB python_s python_RSS_MB par_s par_RSS_MB seq_s seq_RSS_MB vs_seq vs_py same
