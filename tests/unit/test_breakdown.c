@@ -462,13 +462,20 @@ static void run_specs_noted(capture *c, notes *nt, const char *db, sqlite3 *con,
         tb_spec_free(spec[i]);
 }
 
-/* A spec of one report per SQL (up to three, NULL ends) under a metrics section (may be ""). */
-static void spec_of(char *out, size_t n, const char *metrics, const char *const *sql)
+/* A spec of one report per SQL (up to three, NULL ends) under a metrics section (may be ""),
+ * of scope rank when rank is set. */
+static void spec_of_scope(char *out, size_t n, const char *metrics, const char *const *sql, int rank)
 {
     int k = snprintf(out, n, "tracebook: 1\n%s%s%sreports:\n", *metrics ? "metrics: " : "", metrics,
                      *metrics ? "\n" : "");
     for (int i = 0; sql[i] && k > 0 && (size_t)k < n; i++)
-        k += snprintf(out + k, n - (size_t)k, "  - id: r%d\n    sql: \"%s\"\n", i, sql[i]);
+        k += snprintf(out + k, n - (size_t)k, "  - id: r%d\n%s    sql: \"%s\"\n", i,
+                      rank ? "    scope: rank\n" : "", sql[i]);
+}
+
+static void spec_of(char *out, size_t n, const char *metrics, const char *const *sql)
+{
+    spec_of_scope(out, n, metrics, sql, 0);
 }
 
 /* Counts the statements that read the device tasks (metrics' each_rank). */
@@ -538,6 +545,32 @@ static void three_from_one_read(void **state)
         assert_string_equal(nt.text, want_notes);
         assert_non_null(strstr(nt.text, "comm_comp_overlap: rank 3: no row"));
     }
+    /* rank-scope reports that also read a cluster table: their tables are
+     * built for each rank in turn (the rank's window, temp.tb_rank_now), so
+     * what one rank staged must not serve the next */
+    static const char *const by_rank[] = {
+        "SELECT t.*, (SELECT count(*) FROM slow_rank) AS n FROM temporal_breakdown t",
+        "SELECT o.*, (SELECT count(*) FROM slow_rank) AS n FROM comm_comp_overlap o",
+        "SELECT i.*, (SELECT count(*) FROM slow_rank) AS n FROM idle_time_breakdown i", NULL};
+    char want[16384] = "", yaml[1024];
+    for (int i = 0; i < 3; i++) {
+        const char *one[] = {by_rank[i], NULL};
+        const char *specs[] = {yaml, NULL};
+        capture c;
+        notes nt;
+        spec_of_scope(yaml, sizeof yaml, "", one, 1);
+        run_specs_noted(&c, &nt, db, NULL, specs);
+        strncat(want, c.text, sizeof want - strlen(want) - 1);
+    }
+    capture c;
+    notes nt;
+    const char *specs[] = {yaml, NULL};
+    spec_of_scope(yaml, sizeof yaml, "", by_rank, 1);
+    run_specs_noted(&c, &nt, db, NULL, specs);
+    if (strcmp(c.text, want))
+        print_error("rank scope:\n%s\nwant:\n%s\n", c.text, want);
+    assert_string_equal(c.text, want);
+    assert_non_null(strstr(want, "\n1|50|"));
 }
 
 /* Bad options stop the spec when it loads (tests/unit/test_spec.c has the positions). */
