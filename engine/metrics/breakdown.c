@@ -52,6 +52,7 @@
 #include "metrics/interval.h"
 #include "metrics/classes.h"
 #include "metrics/metrics.h"
+#include "metrics/reuse.h"
 #include "util/sort.h"
 #include "util/str.h"
 #include "util/vec.h"
@@ -645,14 +646,22 @@ done:
  * Compacts ev in place. Returns 1 when events remain; else notes why the
  * rank gets no row and returns 0.
  */
-static int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
+/* What hta_cut left out of a rank, for the note of a rank without rows. */
+typedef struct hta_cut_info {
+    const step_cut *cut;
+    size_t unlinked, late;
+} hta_cut_info;
+
+/* The filter and times of hta_prepare, without its note; returns what remains. */
+static size_t hta_cut(const hta_ctx *h, int64_t rank, evvec *ev, hta_cut_info *ci)
 {
     const step_cut *cut = NULL;
     for (size_t i = 0; i < h->ncuts; i++)
         if (h->cuts[i].rank == rank)
             cut = &h->cuts[i];
     int filter = cut && cut->nsteps >= 2;
-    size_t k = 0, unlinked = 0, late = 0;
+    size_t k = 0;
+    *ci = (hta_cut_info){.cut = cut};
     for (size_t i = 0; i < ev->n; i++) {
         dev_ev e = ev->v[i];
         int64_t ls = 0, unused;
@@ -663,17 +672,20 @@ static int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
         if (filter) {
             int kept_launch = e.linked && (h->o.drop_last ? ls < cut->last_start : ls <= cut->last_end);
             if (h->o.linked_only ? !kept_launch : (e.linked && !kept_launch)) {
-                unlinked += !e.linked;
-                late += e.linked;
+                ci->unlinked += !e.linked;
+                ci->late += e.linked;
                 continue;
             }
         }
         ev->v[k++] = e;
     }
     ev->n = k;
-    if (k)
-        return 1;
-    /* no row: say why (metrics.md, "When a rank has no rows") */
+    return k;
+}
+
+/* The note of a rank that gets no row of h's table (metrics.md, "When a rank has no rows"). */
+static void hta_no_row(const hta_ctx *h, int64_t rank, const evvec *ev, const hta_cut_info *ci)
+{
     if (!ev->read)
         notef(h->m, "%s: rank %lld: no row: the rank has no device tasks or communication ops", h->what,
               (long long)metrics_rank_shown(h->m, rank));
@@ -682,9 +694,10 @@ static int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
               "%s: rank %lld: no row: of its %zu device tasks and its %zu steps, %zu have no launching call "
               "(metrics.hta.linked_only) and %zu were launched after its last step began "
               "(metrics.hta.drop_last_step)",
-              h->what, (long long)metrics_rank_shown(h->m, rank), ev->read, cut ? cut->nsteps : (size_t)0, unlinked, late);
-    return 0;
+              h->what, (long long)metrics_rank_shown(h->m, rank), ev->read, ci->cut ? ci->cut->nsteps : (size_t)0,
+              ci->unlinked, ci->late);
 }
+
 /* ---- HTA's merge --------------------------------------------------------- */
 
 /*
@@ -845,11 +858,8 @@ static void bind_us(const hta_ctx *h, int col, int64_t v)
  * non_compute = kernel_time - compute - idle; each _pctg =
  * round(100 * x / kernel_time, 2).
  */
-static tb_status temporal_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+static tb_status temporal_core(hta_ctx *h, int64_t rank, evvec *ev, tb_error *err)
 {
-    hta_ctx *h = ctx;
-    if (!hta_prepare(h, rank, ev))
-        return TB_OK;
     hscratch x;
     if (hscratch_init(&x, ev->n))
         return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -895,37 +905,6 @@ static tb_status temporal_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err
     return insert_done(h, err);
 }
 
-/* Shared driver of the three HTA tables: options, steps, table, rows. */
-static tb_status hta_build(const metric_ctx *m, const char *what, const char *create, const char *insert,
-                           rank_fn fn, tb_error *err)
-{
-    hta_ctx h = {.m = m, .what = what};
-    tb_status rc = hta_options(m, &h.o, err);
-    if (rc)
-        goto done;
-    if ((rc = metrics_exec(m, what, create, err)) || (rc = hta_steps(&h, err)))
-        goto done;
-    if (sqlite3_prepare_v2(m->db, insert, -1, &h.ins, NULL) != SQLITE_OK) {
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
-        goto done;
-    }
-    rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, 1, err);
-done:
-    sqlite3_finalize(h.ins);
-    free(h.cuts);
-    class_over_finish(&h.o.over);
-    return rc;
-}
-
-static tb_status build_temporal(const metric_ctx *m, tb_error *err)
-{
-    return hta_build(m, "temporal_breakdown",
-                     "DROP TABLE IF EXISTS temp.temporal_breakdown;"
-                     "CREATE TEMP TABLE temporal_breakdown (rank INTEGER, idle_time_us NUMERIC, "
-                     "compute_time_us NUMERIC, non_compute_time_us NUMERIC, kernel_time_us NUMERIC, "
-                     "idle_time_pctg REAL, compute_time_pctg REAL, non_compute_time_pctg REAL)",
-                     "INSERT INTO temp.temporal_breakdown VALUES (?, ?, ?, ?, ?, ?, ?, ?)", temporal_rank, err);
-}
 
 /* ---- comm_comp_overlap ------------------------------------------------------ */
 
@@ -935,11 +914,8 @@ static tb_status build_temporal(const metric_ctx *m, tb_error *err)
  * over the merged communication time, as round(100 * ratio, 2). NULL when
  * the rank has no communication kernel (HTA: NaN).
  */
-static tb_status overlap_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+static tb_status overlap_core(hta_ctx *h, int64_t rank, evvec *ev, tb_error *err)
 {
-    hta_ctx *h = ctx;
-    if (!hta_prepare(h, rank, ev))
-        return TB_OK;
     hscratch x;
     if (hscratch_init(&x, ev->n))
         return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -957,13 +933,7 @@ static tb_status overlap_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     return insert_done(h, err);
 }
 
-static tb_status build_overlap(const metric_ctx *m, tb_error *err)
-{
-    return hta_build(m, "comm_comp_overlap",
-                     "DROP TABLE IF EXISTS temp.comm_comp_overlap;"
-                     "CREATE TEMP TABLE comm_comp_overlap (rank INTEGER, comp_comm_overlap_pctg REAL)",
-                     "INSERT INTO temp.comm_comp_overlap VALUES (?, ?)", overlap_rank, err);
-}
+
 
 /* ---- idle_time_breakdown ---------------------------------------------------- */
 
@@ -988,12 +958,9 @@ static int cmp_stream_start(const void *a, const void *b)
  * idle_time is in µs, idle_time_ratio its share of the stream's sum; both
  * rounded to 2 decimals, the ratio NULL when the stream's sum is 0.
  */
-static tb_status idle_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+static tb_status idle_core(hta_ctx *h, int64_t rank, evvec *ev, tb_error *err)
 {
     static const char *const names[3] = {"host_wait", "kernel_wait", "other"};
-    hta_ctx *h = ctx;
-    if (!hta_prepare(h, rank, ev))
-        return TB_OK;
     /* streams hold tasks; an NPU's communication ops have none */
     size_t k = 0;
     for (size_t i = 0; i < ev->n; i++)
@@ -1032,13 +999,185 @@ static tb_status idle_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     return TB_OK;
 }
 
+
+
+/* ---- the three HTA tables from one read ---------------------------------------- */
+
+enum { HTA_TEMPORAL, HTA_OVERLAP, HTA_IDLE, HTA_N };
+
+static const struct hta_table {
+    const char *name;
+    const char *columns; /* the CREATE TABLE's column list */
+    int ncol;
+    /* the rows of one rank from its events as hta_cut left them (idle_core reorders them: last) */
+    tb_status (*core)(hta_ctx *h, int64_t rank, evvec *ev, tb_error *err);
+} hta_tables[HTA_N] = {
+    {"temporal_breakdown",
+     "rank INTEGER, idle_time_us NUMERIC, compute_time_us NUMERIC, non_compute_time_us NUMERIC, "
+     "kernel_time_us NUMERIC, idle_time_pctg REAL, compute_time_pctg REAL, non_compute_time_pctg REAL",
+     8, temporal_core},
+    {"comm_comp_overlap", "rank INTEGER, comp_comm_overlap_pctg REAL", 2, overlap_core},
+    {"idle_time_breakdown",
+     "rank INTEGER, stream INTEGER, idle_category TEXT, idle_time REAL, idle_time_ratio REAL", 5, idle_core},
+};
+
+/* DROP and CREATE of table t under the name as (its own, or its staging). Returns new (sqlite3_free). */
+static char *hta_create(int t, const char *as)
+{
+    return sqlite3_mprintf("DROP TABLE IF EXISTS temp.\"%w\"; CREATE TEMP TABLE \"%w\" (%s)", as, as,
+                           hta_tables[t].columns);
+}
+
+/* The options an HTA table's rows depend on, as text (for reuse_key). Returns new (sqlite3_free). */
+static char *hta_opts_text(const metric_ctx *m)
+{
+    const metrics_options *o = metrics_opts(m);
+    const metrics_patterns *p[2] = {&o->hta.communication, &o->hta.memory};
+    sqlite3_str *s = sqlite3_str_new(NULL);
+    sqlite3_str_appendf(s, "hta %d %d %d %!.17g", o->hta.round_us, o->hta.drop_last_step, o->hta.linked_only,
+                        o->hta.kernel_wait_us);
+    for (int k = 0; k < 2; k++) {
+        sqlite3_str_appendf(s, "|%d %lld", p[k]->set, (long long)p[k]->n);
+        for (size_t i = 0; i < p[k]->n; i++)
+            sqlite3_str_appendf(s, " %lld:%s", (long long)strlen(p[k]->v[i]), p[k]->v[i]);
+    }
+    return sqlite3_str_finish(s);
+}
+
+/* The three tables being built in one pass over the tasks: one each, or staged. */
+typedef struct hta_all {
+    hta_ctx h[HTA_N];
+    metric_ctx sm[HTA_N];   /* the siblings' contexts: notes kept for reuse_take */
+    reuse_notes rn[HTA_N];
+    int on[HTA_N];          /* still being built (a sibling that failed is dropped) */
+    int which;              /* the table asked for: its errors are the build's */
+} hta_all;
+
+/*
+ * One rank for each table being built: HTA's window and times once (the same
+ * options for all three), then each table's rows, or its note when nothing
+ * remains. temporal and overlap only read the events; idle, last, reorders them.
+ */
+static tb_status hta_all_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    hta_all *a = ctx;
+    hta_cut_info ci;
+    size_t kept = hta_cut(&a->h[a->which], rank, ev, &ci);
+    for (int t = 0; t < HTA_N; t++) {
+        if (!a->on[t])
+            continue;
+        if (!kept) {
+            hta_no_row(&a->h[t], rank, ev, &ci);
+        } else {
+            tb_error own;
+            tb_error_clear(&own);
+            tb_status rc = hta_tables[t].core(&a->h[t], rank, ev, t == a->which ? err : &own);
+            if (rc && t == a->which)
+                return rc;
+            a->on[t] = !rc;
+        }
+        a->on[t] = a->on[t] && !a->rn[t].failed;
+    }
+    return TB_OK;
+}
+
+/* Sets up table t of a (its own table when t is asked for, else its staging) and its INSERT. */
+static tb_status hta_setup(const metric_ctx *m, hta_all *a, int t, tb_error *err)
+{
+    const char *name = hta_tables[t].name;
+    char as[128];
+    if (t == a->which) {
+        snprintf(as, sizeof as, "%s", name);
+    } else {
+        reuse_staging(name, as, sizeof as);
+        a->sm[t] = *m;
+        a->rn[t] = (reuse_notes){.db = m->db, .name = name};
+        a->sm[t].note = reuse_note;
+        a->sm[t].ctx = &a->rn[t];
+        a->h[t].m = &a->sm[t];
+    }
+    sqlite3_str *ins = sqlite3_str_new(NULL);
+    sqlite3_str_appendf(ins, "INSERT INTO temp.\"%w\" VALUES (?", as);
+    for (int c = 1; c < hta_tables[t].ncol; c++)
+        sqlite3_str_appendall(ins, ", ?");
+    sqlite3_str_appendall(ins, ")");
+    char *create = hta_create(t, as), *insert = sqlite3_str_finish(ins);
+    tb_status rc = !create || !insert ? tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", name)
+                                      : metrics_exec(m, name, create, err);
+    if (!rc && sqlite3_prepare_v2(m->db, insert, -1, &a->h[t].ins, NULL) != SQLITE_OK)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", name, sqlite3_errmsg(m->db));
+    sqlite3_free(create);
+    sqlite3_free(insert);
+    return rc;
+}
+
+/*
+ * Builds HTA table which. When a build of it in the same run staged it
+ * with the same options and window (reuse.h), its rows and notes are taken
+ * from there. Else the three tables are built from one read of the tasks:
+ * which as temp.<name>, the other two staged for their own turn. A
+ * sibling's failure only drops its staging: built alone later, it fails
+ * (or not) as it would have.
+ */
+static tb_status hta_build(const metric_ctx *m, int which, tb_error *err)
+{
+    const char *what = hta_tables[which].name;
+    hta_all a = {.which = which};
+    char *opts = hta_opts_text(m), *key = opts ? reuse_key(m, opts) : NULL, *create = hta_create(which, what);
+    int taken = 0;
+    tb_status rc = !create ? tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what)
+                           : reuse_take(m, what, create, key, &taken, err);
+    if (rc || taken)
+        goto done;
+    for (int t = 0; t < HTA_N && !rc; t++)
+        if (!(rc = reuse_forget(m, hta_tables[t].name, err)))
+            a.on[t] = t == which || key;
+    if (!rc && !(rc = hta_options(m, &a.h[which].o, err))) {
+        a.h[which].m = m;
+        a.h[which].what = what;
+        rc = hta_steps(&a.h[which], err);
+    }
+    for (int t = 0; t < HTA_N && !rc; t++) {
+        if (t != which) {
+            a.h[t] = a.h[which];
+            a.h[t].what = hta_tables[t].name;
+            a.h[t].ins = NULL;
+        }
+        if (a.on[t])
+            rc = hta_setup(m, &a, t, err);
+    }
+    if (!rc)
+        rc = each_rank(m, what, hta_classify, &a.h[which].o.over, hta_all_rank, &a, 1, err);
+    for (int t = 0; t < HTA_N && !rc; t++)
+        if (t != which && a.on[t])
+            rc = reuse_keep(m, hta_tables[t].name, key, err);
+    for (int t = 0; t < HTA_N && !rc; t++)
+        if (t != which && !a.on[t])
+            rc = reuse_forget(m, hta_tables[t].name, err);
+done:
+    for (int t = 0; t < HTA_N; t++)
+        sqlite3_finalize(a.h[t].ins);
+    free(a.h[which].cuts);
+    class_over_finish(&a.h[which].o.over);
+    sqlite3_free(opts);
+    sqlite3_free(key);
+    sqlite3_free(create);
+    return rc;
+}
+
+static tb_status build_temporal(const metric_ctx *m, tb_error *err)
+{
+    return hta_build(m, HTA_TEMPORAL, err);
+}
+
+static tb_status build_overlap(const metric_ctx *m, tb_error *err)
+{
+    return hta_build(m, HTA_OVERLAP, err);
+}
+
 static tb_status build_idle(const metric_ctx *m, tb_error *err)
 {
-    return hta_build(m, "idle_time_breakdown",
-                     "DROP TABLE IF EXISTS temp.idle_time_breakdown;"
-                     "CREATE TEMP TABLE idle_time_breakdown (rank INTEGER, stream INTEGER, idle_category TEXT, "
-                     "idle_time REAL, idle_time_ratio REAL)",
-                     "INSERT INTO temp.idle_time_breakdown VALUES (?, ?, ?, ?, ?)", idle_rank, err);
+    return hta_build(m, HTA_IDLE, err);
 }
 
 /* ---- exposed_time (TraceLens) ------------------------------------------------ */

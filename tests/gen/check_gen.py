@@ -17,6 +17,10 @@
 # Then it regenerates the checked-in samples and compares them byte for
 # byte, so a generator change that alters them is caught and the samples are
 # regenerated on purpose (commands in samples/README.md).
+# --mix device (ascend): the same checks, and that it is the device-heavy
+# trace it says: no Python op but the ProfilerStep markers, one Node@launch
+# or Runtime@MemcpyAsync call per compute-stream task (same connection_id),
+# and every task with its HostToDevice flow; --mix with kineto is refused.
 #
 # usage: check_gen.py GENERATOR [TMPDIR] [SAMPLES_DIR]
 #   TMPDIR       where outputs go (default: a new temporary directory, removed)
@@ -337,11 +341,51 @@ def check_dir_kind(gen, tmp):
             check_torch_npu_dir(gen, tmp, a, ranks, events, seed, layers)
 
 
+def check_device_mix(gen, tmp):
+    for n, seed in ((1000, 1), (6000, 3)):
+        args = ["--kind", "ascend", "--events", str(n), "--seed", str(seed), "--mix", "device"]
+        a = os.path.join(tmp, "device-%d-%d.json" % (n, seed))
+        b = os.path.join(tmp, "device-%d-%d.again.json" % (n, seed))
+        host = os.path.join(tmp, "device-%d-%d.host.json" % (n, seed))
+        if not (run(gen, args, a) and run(gen, args, b) and run(gen, args[:-2], host)):
+            continue
+        if read(a) != read(b):
+            fail("%s: same arguments gave different bytes" % a)
+        if read(a) == read(host):
+            fail("%s: --mix device wrote the same trace as --mix host" % a)
+        try:
+            events = json.loads(read(a))
+        except ValueError as e:
+            fail("%s: not valid JSON: %s" % (a, e))
+            continue
+        check_events("ascend", a, events, n)
+        names = {e["pid"]: e["args"]["name"] for e in events
+                 if e["ph"] == "M" and e["name"] == "process_name"}
+        py = [e["name"] for e in events if e["ph"] == "X" and names.get(e["pid"]) == "Python"
+              and not e["name"].startswith("ProfilerStep#")]
+        if py:
+            fail("%s: %d Python events in a device-heavy trace, e.g. %r" % (a, len(py), py[0]))
+        calls = {e["args"]["connection_id"] for e in events
+                 if e["ph"] == "X" and names.get(e["pid"]) == "CANN"
+                 and e["name"] in ("Node@launch", "Runtime@MemcpyAsync")}
+        tasks = [e for e in events if e["ph"] == "X" and names.get(e["pid"]) == "Ascend Hardware"]
+        compute = [t for t in tasks if t["tid"] == 2 and t["name"] != "EVENT_WAIT"]
+        if not compute or len(calls) != len(compute) or \
+                calls != {t["args"]["connection_id"] for t in compute}:
+            fail("%s: %d launch calls for %d compute tasks" % (a, len(calls), len(compute)))
+        h2d = {(str(e["id"]), e["ts"]) for e in events if e["ph"] == "f" and e.get("cat") == "HostToDevice"}
+        bare = [t for t in tasks if t["tid"] == 2 and (str(t["args"]["connection_id"]), t["ts"]) not in h2d]
+        if bare:
+            fail("%s: %d compute tasks without their HostToDevice flow" % (a, len(bare)))
+
+
 def check_usage(gen, tmp):
     out = os.path.join(tmp, "bad.json")
     for args in (["--kind", "nope", "--events", "5"], ["--kind", "ascend"],
                  ["--kind", "ascend", "--events", "-1"], ["--kind", "ascend", "--events", "5x"],
-                 ["--kind", "torch_npu_dir", "--events", "5", "--rank", "1"]):
+                 ["--kind", "torch_npu_dir", "--events", "5", "--rank", "1"],
+                 ["--kind", "ascend", "--events", "5", "--mix", "hosts"],
+                 ["--kind", "kineto", "--events", "5", "--mix", "device"]):
         r = subprocess.run([gen] + args + ["-o", out], capture_output=True)
         if r.returncode == 0 or not r.stderr:
             fail("%s: bad arguments accepted (exit %d)" % (" ".join(args), r.returncode))
@@ -397,6 +441,7 @@ def main(argv):
     try:
         check_kinds(gen, tmp)
         check_dir_kind(gen, tmp)
+        check_device_mix(gen, tmp)
         check_usage(gen, tmp)
         check_samples(gen, tmp, samples)
     finally:

@@ -334,6 +334,33 @@ static void run_noted(capture *c, notes *nt, const char *db, const char *sql)
     tb_spec_free(spec);
 }
 
+/* The rows of mixed_ranks' DB (its comment below says what they are). */
+static const char MIXED_RANKS[] =
+        "INSERT INTO STRING_IDS VALUES (1, 'kernel'), (2, 'gemm_kernel'), (3, 'aclnnAdd'), (4, 'ProfilerStep#1'),"
+        "  (5, 'ProfilerStep#2'), (6, 'HostToDevice'), (7, 'Other'), (8, 'gcu_kernel'), (9, 'AscendCL@aclnnAdd'),"
+        "  (10, 'hcom_allReduce__1_0_1'), (11, 'Notify_Wait'), (12, 'NOTIFY_WAIT');"
+        "INSERT INTO TB_RANK VALUES (0, NULL, 'k.json'), (1, NULL, 'a.json'), (2, NULL, 't.txt'),"
+        "  (3, NULL, 's.txt'), (4, NULL, 'x.json');"
+        "INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, globalPid, streamId, taskType,"
+        "  rankId, name) VALUES (50000, 60000, 0, 1, 1, 1, 7, 1, 0, 2),"
+        "  (100000, 110000, 0, 10, 2, 800, 3, 7, 1, 3), (120000, 125000, 0, 12, 3, 800, 3, 7, 1, 3),"
+        "  (126000, 127000, 0, NULL, 6, 800, 3, 12, 1, 11),"
+        "  (0, 5000, 0, NULL, 4, 9, 1, 7, 2, 8), (0, 1000, 0, 40, 5, 1, 1, 7, 4, 3);"
+        "INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, connectionId, opId, deviceId, rankId) VALUES"
+        "  (10, 105000, 115000, 11, 1, 0, 1);"
+        "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, rankId) VALUES (2, 1, 0), (3, 2, 1), (3, 3, 1),"
+        "  (8, 4, 2), (3, 5, 4);"
+        "INSERT INTO CANN_API (startNs, endNs, type, globalTid, connectionId, name, rankId) VALUES"
+        "  (10000, 11000, 60001, 1, 1, 9, 0),"
+        "  (80000, 130000, 5000, 21474836486, 11, 9, 1), (90000, 95000, 5000, 21474836486, 13, 9, 1),"
+        "  (115000, 118000, 5000, 21474836486, 15, 9, 1), (0, 500, 5000, 1, 41, 9, 4);"
+        "INSERT INTO TB_FLOW (rankId, cat, flowId, fromPid, fromTid, fromNs, toPid, toTid, toNs, connectionId)"
+        "  VALUES (1, 6, '42949672959', 5, 6, 98000, 800, 3, 100000, 10),"
+        "         (1, 6, '51539607551', 5, 6, 116000, 800, 3, 120000, 12);"
+        "INSERT INTO PYTORCH_API (startNs, endNs, globalTid, name, type, rankId) VALUES"
+        "  (0, 100000, 1, 4, 60003, 0), (200000, 300000, 1, 5, 60003, 0), (0, 1000000, 2, 4, 60003, 1);"
+        "INSERT INTO STEP_TIME VALUES (1, 0, 100000, 0), (2, 200000, 300000, 0), (1, 0, 1000000, 1);";
+
 /*
  * Ranks of several vendors in one DB; each gets the rows it gets alone, or a
  * note saying why it gets none (times in µs below, the DB holds ns).
@@ -367,31 +394,7 @@ static void mixed_ranks(void **state)
     (void)state;
     char db[sizeof dbpath];
     snprintf(db, sizeof db, "%s/mixed.db", tmpdir);
-    assert_int_equal(tu_unified_db(db,
-        "INSERT INTO STRING_IDS VALUES (1, 'kernel'), (2, 'gemm_kernel'), (3, 'aclnnAdd'), (4, 'ProfilerStep#1'),"
-        "  (5, 'ProfilerStep#2'), (6, 'HostToDevice'), (7, 'Other'), (8, 'gcu_kernel'), (9, 'AscendCL@aclnnAdd'),"
-        "  (10, 'hcom_allReduce__1_0_1'), (11, 'Notify_Wait'), (12, 'NOTIFY_WAIT');"
-        "INSERT INTO TB_RANK VALUES (0, NULL, 'k.json'), (1, NULL, 'a.json'), (2, NULL, 't.txt'),"
-        "  (3, NULL, 's.txt'), (4, NULL, 'x.json');"
-        "INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, globalPid, streamId, taskType,"
-        "  rankId, name) VALUES (50000, 60000, 0, 1, 1, 1, 7, 1, 0, 2),"
-        "  (100000, 110000, 0, 10, 2, 800, 3, 7, 1, 3), (120000, 125000, 0, 12, 3, 800, 3, 7, 1, 3),"
-        "  (126000, 127000, 0, NULL, 6, 800, 3, 12, 1, 11),"
-        "  (0, 5000, 0, NULL, 4, 9, 1, 7, 2, 8), (0, 1000, 0, 40, 5, 1, 1, 7, 4, 3);"
-        "INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, connectionId, opId, deviceId, rankId) VALUES"
-        "  (10, 105000, 115000, 11, 1, 0, 1);"
-        "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, rankId) VALUES (2, 1, 0), (3, 2, 1), (3, 3, 1),"
-        "  (8, 4, 2), (3, 5, 4);"
-        "INSERT INTO CANN_API (startNs, endNs, type, globalTid, connectionId, name, rankId) VALUES"
-        "  (10000, 11000, 60001, 1, 1, 9, 0),"
-        "  (80000, 130000, 5000, 21474836486, 11, 9, 1), (90000, 95000, 5000, 21474836486, 13, 9, 1),"
-        "  (115000, 118000, 5000, 21474836486, 15, 9, 1), (0, 500, 5000, 1, 41, 9, 4);"
-        "INSERT INTO TB_FLOW (rankId, cat, flowId, fromPid, fromTid, fromNs, toPid, toTid, toNs, connectionId)"
-        "  VALUES (1, 6, '42949672959', 5, 6, 98000, 800, 3, 100000, 10),"
-        "         (1, 6, '51539607551', 5, 6, 116000, 800, 3, 120000, 12);"
-        "INSERT INTO PYTORCH_API (startNs, endNs, globalTid, name, type, rankId) VALUES"
-        "  (0, 100000, 1, 4, 60003, 0), (200000, 300000, 1, 5, 60003, 0), (0, 1000000, 2, 4, 60003, 1);"
-        "INSERT INTO STEP_TIME VALUES (1, 0, 100000, 0), (2, 200000, 300000, 0), (1, 0, 1000000, 1);"), 0);
+    assert_int_equal(tu_unified_db(db, MIXED_RANKS), 0);
     capture c;
     notes nt;
     run_noted(&c, &nt, db, TEMPORAL);
@@ -432,6 +435,142 @@ static void mixed_ranks(void **state)
                         "exposed_time: rank 3: no row: the rank has no device tasks or communication ops\n"
                         "exposed_time: rank 4: no row: none of its 1 device tasks is linked to a launching host "
                         "call (metrics.exposed.linked_only: false counts them)\n");
+}
+
+/* Runs one spec per YAML text (NULL-terminated list) over db in one run, into c and nt;
+ * on the connection con (NULL: a new one). */
+static void run_specs_noted(capture *c, notes *nt, const char *db, sqlite3 *con, const char *const *yaml)
+{
+    tb_spec *spec[4] = {NULL};
+    const tb_spec *specs[4];
+    size_t n = 0;
+    tb_error err;
+    cap_init(c);
+    memset(nt, 0, sizeof *nt);
+    for (; yaml[n]; n++) {
+        assert_int_equal(tb_spec_load_mem("t.yaml", yaml[n], strlen(yaml[n]), &spec[n], NULL, NULL, &err), TB_OK);
+        specs[n] = spec[n];
+    }
+    tb_run_options o = {.db = con ? con : cap_db(db), .db_name = db, .unit = TB_UNIT_NS, .specs = specs, .n_specs = n,
+                        .formats = TB_OUT_CSV, .open_sink = cap_open, .sink_ctx = c, .note = on_note, .ctx = nt};
+    tb_run_result res;
+    tb_status st = tb_report_run(&o, &res, &err);
+    if (st != TB_OK)
+        print_error("run failed: %s\n", err.message);
+    assert_int_equal(st, TB_OK);
+    for (size_t i = 0; i < n; i++)
+        tb_spec_free(spec[i]);
+}
+
+/* A spec of one report per SQL (up to three, NULL ends) under a metrics section (may be ""),
+ * of scope rank when rank is set. */
+static void spec_of_scope(char *out, size_t n, const char *metrics, const char *const *sql, int rank)
+{
+    int k = snprintf(out, n, "tracebook: 1\n%s%s%sreports:\n", *metrics ? "metrics: " : "", metrics,
+                     *metrics ? "\n" : "");
+    for (int i = 0; sql[i] && k > 0 && (size_t)k < n; i++)
+        k += snprintf(out + k, n - (size_t)k, "  - id: r%d\n%s    sql: \"%s\"\n", i,
+                      rank ? "    scope: rank\n" : "", sql[i]);
+}
+
+static void spec_of(char *out, size_t n, const char *metrics, const char *const *sql)
+{
+    spec_of_scope(out, n, metrics, sql, 0);
+}
+
+/* Counts the statements that read the device tasks (metrics' each_rank). */
+static int count_task_reads(unsigned type, void *ctx, void *p, void *x)
+{
+    (void)type;
+    (void)x;
+    const char *sql = sqlite3_sql(p);
+    if (sql && strstr(sql, "FROM device_task d LEFT JOIN temp.tb_m_launch"))
+        ++*(int *)ctx;
+    return 0;
+}
+
+/*
+ * HTA's three tables are built from one read of the tasks: the first one a
+ * run names stages the other two, which a later report of the same run
+ * takes when its options and window are the same. Each report must give
+ * the rows and notes it gives alone, in the same order; with other options
+ * the staged table must not be taken.
+ */
+static void three_from_one_read(void **state)
+{
+    (void)state;
+    static const char *const cases[][2] = {
+        /* metrics of the first spec, of the second (NULL: one spec of three reports) */
+        {"", NULL},
+        {"", "{hta: {kernel_wait_us: 0.5}}"},
+        {"{hta: {round_us: false}}", ""},
+        {"{hta: {classes: {communication: ['hcom_*']}}}", "{hta: {classes: {communication: ['x*']}}}"},
+    };
+    static const char *const sql[] = {TEMPORAL, "SELECT * FROM comm_comp_overlap ORDER BY rank", IDLE, NULL};
+    char db[sizeof dbpath];
+    snprintf(db, sizeof db, "%s/three.db", tmpdir);
+    assert_int_equal(tu_unified_db(db, MIXED_RANKS), 0);
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        /* each report alone, in a run of its own */
+        char want[16384] = "", want_notes[4096] = "", yaml[3][1024];
+        for (int i = 0; i < 3; i++) {
+            const char *one[] = {sql[i], NULL};
+            const char *metrics = cases[k][1] && i > 0 ? cases[k][1] : cases[k][0];
+            capture c;
+            notes nt;
+            spec_of(yaml[0], sizeof yaml[0], metrics, one);
+            const char *specs[] = {yaml[0], NULL};
+            run_specs_noted(&c, &nt, db, NULL, specs);
+            strncat(want, c.text, sizeof want - strlen(want) - 1);
+            strncat(want_notes, nt.text, sizeof want_notes - strlen(want_notes) - 1);
+        }
+        /* all three in one run: one spec, or the first report's spec and then the other two's */
+        capture c;
+        notes nt;
+        const char *first[] = {sql[0], NULL};
+        spec_of(yaml[1], sizeof yaml[1], cases[k][0], cases[k][1] ? first : sql);
+        spec_of(yaml[2], sizeof yaml[2], cases[k][1] ? cases[k][1] : "", sql + 1);
+        const char *specs[] = {yaml[1], cases[k][1] ? yaml[2] : NULL, NULL};
+        int reads = 0;
+        sqlite3 *con = cap_db(db);
+        sqlite3_trace_v2(con, SQLITE_TRACE_STMT, count_task_reads, &reads);
+        run_specs_noted(&c, &nt, db, con, specs);
+        sqlite3_trace_v2(con, 0, NULL, NULL);
+        /* one read when the options are the same, else one per set of options */
+        assert_int_equal(reads, cases[k][1] && strcmp(cases[k][0], cases[k][1]) ? 2 : 1);
+        if (strcmp(c.text, want) || strcmp(nt.text, want_notes))
+            print_error("case %zu:\n%s\nwant:\n%s\nnotes:\n%s\nwant notes:\n%s\n", k, c.text, want, nt.text,
+                        want_notes);
+        assert_string_equal(c.text, want);
+        assert_string_equal(nt.text, want_notes);
+        assert_non_null(strstr(nt.text, "comm_comp_overlap: rank 3: no row"));
+    }
+    /* rank-scope reports that also read a cluster table: their tables are
+     * built for each rank in turn (the rank's window, temp.tb_rank_now), so
+     * what one rank staged must not serve the next */
+    static const char *const by_rank[] = {
+        "SELECT t.*, (SELECT count(*) FROM slow_rank) AS n FROM temporal_breakdown t",
+        "SELECT o.*, (SELECT count(*) FROM slow_rank) AS n FROM comm_comp_overlap o",
+        "SELECT i.*, (SELECT count(*) FROM slow_rank) AS n FROM idle_time_breakdown i", NULL};
+    char want[16384] = "", yaml[1024];
+    for (int i = 0; i < 3; i++) {
+        const char *one[] = {by_rank[i], NULL};
+        const char *specs[] = {yaml, NULL};
+        capture c;
+        notes nt;
+        spec_of_scope(yaml, sizeof yaml, "", one, 1);
+        run_specs_noted(&c, &nt, db, NULL, specs);
+        strncat(want, c.text, sizeof want - strlen(want) - 1);
+    }
+    capture c;
+    notes nt;
+    const char *specs[] = {yaml, NULL};
+    spec_of_scope(yaml, sizeof yaml, "", by_rank, 1);
+    run_specs_noted(&c, &nt, db, NULL, specs);
+    if (strcmp(c.text, want))
+        print_error("rank scope:\n%s\nwant:\n%s\n", c.text, want);
+    assert_string_equal(c.text, want);
+    assert_non_null(strstr(want, "\n1|50|"));
 }
 
 /* Bad options stop the spec when it loads (tests/unit/test_spec.c has the positions). */
@@ -536,6 +675,7 @@ int main(void)
         cmocka_unit_test(exposed_npu_comm_ops),
         cmocka_unit_test(exposed_default),
         cmocka_unit_test(mixed_ranks),
+        cmocka_unit_test(three_from_one_read),
         cmocka_unit_test(option_errors),
         cmocka_unit_test(builtin_reports),
     };

@@ -159,6 +159,7 @@ struct gen {
     int kind;
     uint64_t events, seed;
     unsigned ranks, rank, layers;
+    int device_mix;             /* --mix device: no Python layer, a task per CANN call */
     /* model, fixed per seed */
     uint64_t B, S, H, F, V, dev_id;
     uint64_t lin_in[NLIN], lin_out[NLIN];

@@ -9,7 +9,12 @@
  * them; HCCL ops go to the Communication layer and the communication stream,
  * and each step ends with its Overlap Analysis lanes. For --kind
  * torch_npu_dir the same run also records the kernel_details rows
- * (gen_torch_npu.c).
+ * (gen_torch_npu.c). With --mix device (g->device_mix) only the CANN and
+ * device layers are written: per kernel its Node@launch call, its task and
+ * its HostToDevice flow, with the HCCL ops, stream waits, step markers,
+ * counters and Overlap Analysis lanes; the Python cpu_ops, the task queue and
+ * the torch_to_npu and fwdbwd flows are left out. The random draws are the
+ * same in both mixes, only what ev() writes differs.
  */
 #include <string.h>
 
@@ -166,6 +171,37 @@ static uint64_t next_task_id(struct gen *g, int stream)
 }
 
 /*
+ * The host side of one device op (--mix host only): the aten cpu_op and its
+ * aclnn child, Enqueue on the Python thread and Dequeue on the dequeue
+ * thread with their enqueue_to_dequeue flow, and the AscendCL calls
+ * (GetWorkspaceSize when the op has one, then the API). t: the times a_op
+ * drew, in the order t0, t1, a0, a1, e0, e1, dq0, dq1, q, w0, w1, c0, c1.
+ */
+static void a_queue(struct gen *g, const struct aop *op, uint64_t tid, uint64_t seq, int bwd,
+                    const struct dims *d, const uint64_t *t)
+{
+    char nm[96], id[80];
+
+    a_cpu(g, tid, op->api, "cpu_op", t[2], t[3], NOSEQ, 0, NULL);
+    a_cpu(g, tid, op->aten, "cpu_op", t[0], t[1], seq, bwd, d);
+    ev(g, "{\"ph\": \"X\", \"name\": \"Enqueue\", \"pid\": %u, \"tid\": %u, \"ts\": \"%t\", "
+          "\"dur\": %T, \"cat\": \"enqueue\", \"args\": {\"correlation_id\": %u}}",
+       g->pid, tid, t[4], t[5] - t[4], t[8]);
+    a_flow(g, "s", "async_task_queue", "enqueue_to_dequeue", t[8], g->pid, tid, t[4]);
+    ev(g, "{\"ph\": \"X\", \"name\": \"Dequeue@%s\", \"pid\": %u, \"tid\": %u, \"ts\": \"%t\", "
+          "\"dur\": %T, \"cat\": \"dequeue\", \"args\": {\"correlation_id\": %u}}",
+       op->api, g->pid, g->tid_deq, t[6], t[7] - t[6], t[8]);
+    a_flow(g, "f", "async_task_queue", "enqueue_to_dequeue", t[8], g->pid, g->tid_deq, t[6]);
+    if (op->ws) {
+        snprintf(id, sizeof id, "%sGetWorkspaceSize", op->api);
+        snprintf(nm, sizeof nm, "AscendCL@%s", id);
+        a_cann(g, g->tid_deq, nm, "acl", id, t[9], t[10], 0);
+    }
+    snprintf(nm, sizeof nm, "AscendCL@%s", op->api);
+    a_cann(g, g->tid_deq, nm, "acl", op->api, t[11], t[12], 0);
+}
+
+/*
  * One device op: the aten cpu_op and its aclnn child on the current Python
  * thread, the task-queue hop (Enqueue -> Dequeue, enqueue_to_dequeue flow),
  * the CANN calls on the dequeue thread (AscendCL@api, Node@launch per
@@ -225,26 +261,9 @@ static void a_op(struct gen *g, const struct aop *op, uint64_t work, const struc
     else
         s->mem += act(g) / 2;
 
-    a_cpu(g, tid, op->api, "cpu_op", a0, a1, NOSEQ, 0, NULL);
-    a_cpu(g, tid, op->aten, "cpu_op", t0, t1, seq, bwd, d);
-    ev(g, "{\"ph\": \"X\", \"name\": \"Enqueue\", \"pid\": %u, \"tid\": %u, \"ts\": \"%t\", "
-          "\"dur\": %T, \"cat\": \"enqueue\", \"args\": {\"correlation_id\": %u}}",
-       g->pid, tid, e0, e1 - e0, q);
-    a_flow(g, "s", "async_task_queue", "enqueue_to_dequeue", q, g->pid, tid, e0);
-    ev(g, "{\"ph\": \"X\", \"name\": \"Dequeue@%s\", \"pid\": %u, \"tid\": %u, \"ts\": \"%t\", "
-          "\"dur\": %T, \"cat\": \"dequeue\", \"args\": {\"correlation_id\": %u}}",
-       op->api, g->pid, g->tid_deq, dq0, dq1 - dq0, q);
-    a_flow(g, "f", "async_task_queue", "enqueue_to_dequeue", q, g->pid, g->tid_deq, dq0);
-    if (op->ws) {
-        char nm[96], id[80];
-        snprintf(id, sizeof id, "%sGetWorkspaceSize", op->api);
-        snprintf(nm, sizeof nm, "AscendCL@%s", id);
-        a_cann(g, g->tid_deq, nm, "acl", id, w0, w1, 0);
-    }
-    {
-        char nm[96];
-        snprintf(nm, sizeof nm, "AscendCL@%s", op->api);
-        a_cann(g, g->tid_deq, nm, "acl", op->api, c0, c1, 0);
+    if (!g->device_mix) {
+        const uint64_t t[] = {t0, t1, a0, a1, e0, e1, dq0, dq1, q, w0, w1, c0, c1};
+        a_queue(g, op, tid, seq, bwd, d, t);
     }
     for (i = 0; i < op->nk; i++) {
         const struct akern *k = &op->k[i];
@@ -255,8 +274,10 @@ static void a_op(struct gen *g, const struct aop *op, uint64_t work, const struc
             a_cann(g, g->tid_deq, "Node@launch", "node", k->name, l0[i], l1[i], kc[i]);
         a_task(g, k->name, k->type, S_COMPUTE, k0[i], k1[i], kid[i], kc[i], d);
         a_h2d(g, kc[i], g->tid_deq, l0[i], S_COMPUTE, k0[i]);
-        a_flow(g, "s", "async_npu", "torch_to_npu", k0[i], g->pid, tid, a0);
-        a_flow(g, "f", "async_npu", "torch_to_npu", k0[i], g->pid_hw, g->stream_id[S_COMPUTE], k0[i]);
+        if (!g->device_mix) {
+            a_flow(g, "s", "async_npu", "torch_to_npu", k0[i], g->pid, tid, a0);
+            a_flow(g, "f", "async_npu", "torch_to_npu", k0[i], g->pid_hw, g->stream_id[S_COMPUTE], k0[i]);
+        }
         if (k->type != T_MEMCPY)
             iv_push(&g->comp, k0[i], k1[i]);
     }
@@ -273,7 +294,8 @@ static void a_host(struct gen *g, const char *name, uint64_t seq, int bwd)
         return;
     t1 = t0 + R(g, 1200, 9000);
     g->s.host = t1 + R(g, 500, 3000);
-    a_cpu(g, g->ptid, name, "cpu_op", t0, t1, seq, bwd, NULL);
+    if (!g->device_mix)
+        a_cpu(g, g->ptid, name, "cpu_op", t0, t1, seq, bwd, NULL);
 }
 
 static uint64_t a_begin(struct gen *g)
@@ -288,7 +310,7 @@ static void a_end(struct gen *g, const char *name, uint64_t t0, uint64_t seq, in
                   const struct dims *d)
 {
     g->s.host += R(g, 400, 2000);
-    if (!unit(g))
+    if (!unit(g) || g->device_mix)
         return;
     a_cpu(g, g->ptid, name, "cpu_op", t0, g->s.host, seq, bwd, d);
 }
@@ -354,7 +376,7 @@ static void a_linear_bw(struct gen *g, int l)
         fts = g->fw[g->nfw].ts;
     }
     t0 = a_bw_begin(g, &t1);
-    if (seq != NOSEQ && unit(g)) {
+    if (seq != NOSEQ && unit(g) && !g->device_mix) {
         a_flow(g, "s", "fwdbwd", "fwdbwd", seq, g->pid, g->tid_main, fts);
         a_flow(g, "f", "fwdbwd", "fwdbwd", seq, g->pid, g->tid_bwd, t0);
     }
@@ -470,8 +492,10 @@ static void a_comm(struct gen *g, int kind, uint64_t bytes)
     if (!g->step_dev0)
         g->step_dev0 = cs;
 
-    a_cpu(g, g->ptid, hccl[kind], "cpu_op", q0, q1, NOSEQ, 0, NULL);
-    a_cpu(g, g->ptid, c10d[kind], "cpu_op", p0, p1, NOSEQ, 0, NULL);
+    if (!g->device_mix) {
+        a_cpu(g, g->ptid, hccl[kind], "cpu_op", q0, q1, NOSEQ, 0, NULL);
+        a_cpu(g, g->ptid, c10d[kind], "cpu_op", p0, p1, NOSEQ, 0, NULL);
+    }
     snprintf(nm, sizeof nm, "AscendCL@%s", api[kind]);
     a_cann(g, g->ptid, nm, "acl", api[kind], c0, c1, k);
     snprintf(hn, sizeof hn, "hcom_%s__%u_%llu_1", hcom[kind], g->hcom_group,

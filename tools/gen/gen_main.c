@@ -9,7 +9,8 @@
  * scale to gigabytes. --kind torch_npu_dir writes a torch_npu profiling
  * directory per rank r: the ascend trace of seed S+r with kernel_details.csv,
  * step_trace_time.csv and profiler_info_<r>.json beside it
- * (gen_torch_npu.c). The bytes depend only on the arguments: one private
+ * (gen_torch_npu.c). --mix device leaves the Python layer out of an ascend
+ * trace: a device-heavy trace, one device task per CANN call. The bytes depend only on the arguments: one private
  * splitmix64 generator drives every random choice, all times are integer
  * nanoseconds and every number is formatted by hand (no floating point), so
  * the output is the same on every machine and libc. gen.h lists the files.
@@ -23,9 +24,9 @@
 static void usage(FILE *f)
 {
     fputs("usage: tracebook-gen --kind ascend|kineto --events N [--seed S] [--ranks R] [--rank R]\n"
-          "                     [--layers L] -o FILE\n"
+          "                     [--layers L] [--mix host|device] -o FILE\n"
           "       tracebook-gen --kind torch_npu_dir --events N [--seed S] [--ranks R]\n"
-          "                     [--layers L] -o DIR\n"
+          "                     [--layers L] [--mix host|device] -o DIR\n"
           "\n"
           "Writes a synthetic, reproducible profile trace with exactly N trace events\n"
           "(metadata included). The bytes depend only on the arguments.\n"
@@ -48,6 +49,12 @@ static void usage(FILE *f)
           "  --rank R        this rank: distributedInfo.rank, device id R % 8 (default 0;\n"
           "                  not with torch_npu_dir, which writes every rank)\n"
           "  --layers L      transformer layers per step (default 2)\n"
+          "  --mix host      (default) every layer of the trace: Python ops, the task\n"
+          "                  queue, CANN calls, device tasks and their flows\n"
+          "  --mix device    not for kineto: a device-heavy trace, as many device tasks as\n"
+          "                  CANN calls: per kernel its Node@launch call, its task and\n"
+          "                  its HostToDevice flow; HCCL ops, steps, counters and\n"
+          "                  Overlap Analysis lanes as with host, no Python ops\n"
           "  -o, --output FILE  where to write ('-' for standard output); for\n"
           "                  torch_npu_dir a directory, created if missing (not its parents)\n"
           "  -h, --help      show this help\n"
@@ -76,7 +83,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t max, uint64_t *v)
 
 /* What the command line asked for, beside what goes straight into struct gen. */
 struct opts {
-    const char *out, *kind;
+    const char *out, *kind, *mix;
     uint64_t ranks;             /* 0: not given */
     int have_events, have_rank;
     int dir;                    /* --kind torch_npu_dir */
@@ -92,6 +99,8 @@ static int set_option(struct gen *g, struct opts *o, const char *name, const cha
         o->kind = val;
     } else if (!strcmp(name, "-o") || !strcmp(name, "--output")) {
         o->out = val;
+    } else if (!strcmp(name, "--mix")) {
+        o->mix = val;
     } else if (!strcmp(name, "--events")) {
         if (!parse_u64(name, val, UINT64_C(1) << 40, &g->events))
             return EXIT_USAGE;
@@ -152,7 +161,7 @@ static int parse_args(struct gen *g, struct opts *o, int argc, char **argv)
         }
         if (strcmp(name, "--kind") && strcmp(name, "--events") && strcmp(name, "--seed") &&
             strcmp(name, "--ranks") && strcmp(name, "--rank") && strcmp(name, "--layers") &&
-            strcmp(name, "-o") && strcmp(name, "--output")) {
+            strcmp(name, "-o") && strcmp(name, "--output") && strcmp(name, "--mix")) {
             fprintf(stderr, "tracebook-gen: error: unknown option '%s'\n", a);
             usage(stderr);
             return EXIT_USAGE;
@@ -191,6 +200,16 @@ static int check_args(struct gen *g, struct opts *o)
         return EXIT_USAGE;
     }
     o->dir = !strcmp(o->kind, "torch_npu_dir");
+    if (o->mix && strcmp(o->mix, "host") && strcmp(o->mix, "device")) {
+        fprintf(stderr, "tracebook-gen: error: --mix must be host or device '%s'\n", o->mix);
+        return EXIT_USAGE;
+    }
+    g->device_mix = o->mix && !strcmp(o->mix, "device");
+    if (g->device_mix && !strcmp(o->kind, "kineto")) {
+        fprintf(stderr, "tracebook-gen: error: --mix device applies to --kind ascend and "
+                "torch_npu_dir, not kineto\n");
+        return EXIT_USAGE;
+    }
     if (o->dir && o->have_rank) {
         fprintf(stderr, "tracebook-gen: error: --rank does not apply to --kind torch_npu_dir, "
                 "which writes ranks 0..R-1 (use --ranks)\n");

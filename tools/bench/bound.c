@@ -1,0 +1,252 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bound.c - tracebook-bound, the SQLite bound of a load: how long SQLite
+ * alone takes to insert the rows a load wrote, on the same machine, with the
+ * same settings and statements the loader's writer uses, and nothing else.
+ *
+ * It reads a DB written by `tracebook export db` (SRC) and writes DST, a new
+ * file: the same tables (their CREATE TABLE statements from SRC), created
+ * with the writer's settings (64 KiB pages, journal and sync off, exclusive
+ * lock, 32 MiB cache) in one transaction; then, table by table, the same
+ * rows inserted through one prepared INSERT of up to 32 rows (the writer's
+ * batch), rows bound value by value; then the same indexes (SRC's CREATE
+ * INDEX statements) and the commit. Reading SRC is not timed: rows are read
+ * in blocks of 65536 into memory (copies of the values) and only the inserts
+ * of each block run on the clock, so memory is bounded by one block.
+ *
+ * Prints one line: "rows N tables T insert_s S index_s S total_s S", total
+ * being insert, index and commit. Exit status 0, or 1 with a message on
+ * standard error naming the file and what failed. A development tool for
+ * tests/bench/bench.sh; not installed.
+ *
+ * usage: tracebook-bound SRC.db DST.db   (DST must not exist)
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define BATCH 32
+#define BLOCK 65536
+
+static double now(void)
+{
+    struct timespec t;
+
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
+}
+
+static int fail(sqlite3 *db, const char *path, const char *what)
+{
+    fprintf(stderr, "tracebook-bound: error: %s: %s: %s\n", path, what, db ? sqlite3_errmsg(db) : "");
+    return 0;
+}
+
+/*
+ * The stored columns of table (generated columns left out) as a quoted,
+ * comma-separated list; sqlite3_free it. NULL on failure.
+ */
+static char *stored_columns(sqlite3 *db, const char *table)
+{
+    sqlite3_str *s = sqlite3_str_new(db);
+    sqlite3_stmt *st = NULL;
+    int n = 0;
+
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1) WHERE hidden = 0 ORDER BY cid",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW)
+            sqlite3_str_appendf(s, "%s\"%w\"", n++ ? "," : "", (const char *)sqlite3_column_text(st, 0));
+        sqlite3_finalize(st);
+    }
+    if (!n)
+        sqlite3_str_appendall(s, "*");
+    return sqlite3_str_finish(s);
+}
+
+/* INSERT INTO "t" (cols) VALUES (?,..),(?,..) with rows rows of ncol columns; NULL on failure. */
+static sqlite3_stmt *prepare_insert(sqlite3 *db, const char *table, const char *cols, int ncol, int rows)
+{
+    sqlite3_str *s = sqlite3_str_new(db);
+    sqlite3_stmt *st = NULL;
+    char *sql;
+    int r, c;
+
+    sqlite3_str_appendf(s, "INSERT INTO \"%w\" (%s) VALUES ", table, cols);
+    for (r = 0; r < rows; r++) {
+        sqlite3_str_appendall(s, r ? ",(" : "(");
+        for (c = 0; c < ncol; c++)
+            sqlite3_str_appendall(s, c ? ",?" : "?");
+        sqlite3_str_appendall(s, ")");
+    }
+    sql = sqlite3_str_finish(s);
+    if (sql && sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &st, NULL) != SQLITE_OK)
+        st = NULL;
+    sqlite3_free(sql);
+    return st;
+}
+
+/* Inserts n rows of ncol values (v, row-major) as full batches, then single rows; 1 or 0. */
+static int insert_block(sqlite3_stmt *many, sqlite3_stmt *one, sqlite3_value **v, long n, int ncol)
+{
+    long r = 0;
+    int c, k;
+
+    for (; many && r + BATCH <= n; r += BATCH) {
+        for (k = 0; k < BATCH * ncol; k++)
+            sqlite3_bind_value(many, k + 1, v[r * ncol + k]);
+        if (sqlite3_step(many) != SQLITE_DONE || sqlite3_reset(many) != SQLITE_OK)
+            return 0;
+    }
+    for (; r < n; r++) {
+        for (c = 0; c < ncol; c++)
+            sqlite3_bind_value(one, c + 1, v[r * ncol + c]);
+        if (sqlite3_step(one) != SQLITE_DONE || sqlite3_reset(one) != SQLITE_OK)
+            return 0;
+    }
+    return 1;
+}
+
+static void free_values(sqlite3_value **v, long n)
+{
+    long i;
+
+    for (i = 0; i < n; i++)
+        sqlite3_value_free(v[i]);
+}
+
+/* Copies table's rows from src to dst block by block, timing only the inserts; 1 or 0. */
+static int copy_table(sqlite3 *src, sqlite3 *dst, const char *table, const char *const path[2],
+                      long long *rows, double *secs)
+{
+    int bad = 0; /* which side failed: 0 src, 1 dst */
+    sqlite3_stmt *sel = NULL, *one = NULL, *many = NULL;
+    sqlite3_value **v = NULL;
+    char *cols = stored_columns(src, table);
+    char *sql = cols ? sqlite3_mprintf("SELECT %s FROM \"%w\"", cols, table) : NULL;
+    int ncol, c, rc = SQLITE_ROW, ok = 0;
+    long n;
+    double t;
+
+    if (!sql || sqlite3_prepare_v2(src, sql, -1, &sel, NULL) != SQLITE_OK)
+        goto out;
+    ncol = sqlite3_column_count(sel);
+    bad = 1;
+    one = prepare_insert(dst, table, cols, ncol, 1);
+    many = ncol * BATCH <= 32766 ? prepare_insert(dst, table, cols, ncol, BATCH) : NULL;
+    v = malloc(sizeof *v * (size_t)ncol * BLOCK);
+    if (!one || !v)
+        goto out;
+    while (rc == SQLITE_ROW) {
+        bad = 0;
+        for (n = 0; n < BLOCK && (rc = sqlite3_step(sel)) == SQLITE_ROW; n++)
+            for (c = 0; c < ncol; c++)
+                if (!(v[n * ncol + c] = sqlite3_value_dup(sqlite3_column_value(sel, c)))) {
+                    free_values(v, n * ncol + c);
+                    goto out;
+                }
+        bad = 1;
+        t = now();
+        ok = insert_block(many, one, v, n, ncol);
+        *secs += now() - t;
+        *rows += n;
+        free_values(v, n * (long)ncol);
+        if (!ok)
+            goto out;
+    }
+    bad = 0;
+    ok = rc == SQLITE_DONE;
+out:
+    if (!ok)
+        fail(bad ? dst : src, path[bad], table);
+    free(v);
+    sqlite3_finalize(sel);
+    sqlite3_finalize(one);
+    sqlite3_finalize(many);
+    sqlite3_free(sql);
+    sqlite3_free(cols);
+    return ok;
+}
+
+/* Runs every statement of src's schema of the given type ("table" or "index") in dst. */
+static int copy_schema(sqlite3 *src, sqlite3 *dst, const char *type, const char *src_path,
+                       const char *dst_path, int *count)
+{
+    sqlite3_stmt *st = NULL;
+    int rc, ok = 1;
+
+    if (sqlite3_prepare_v2(src, "SELECT sql FROM sqlite_master WHERE type = ?1 AND sql IS NOT NULL "
+                           "AND name NOT LIKE 'sqlite_%' ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+        return fail(src, src_path, "reading the schema");
+    sqlite3_bind_text(st, 1, type, -1, SQLITE_STATIC);
+    while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (sqlite3_exec(dst, (const char *)sqlite3_column_text(st, 0), NULL, NULL, NULL) != SQLITE_OK)
+            ok = fail(dst, dst_path, (const char *)sqlite3_column_text(st, 0));
+        (*count)++;
+    }
+    if (ok && rc != SQLITE_DONE)
+        ok = fail(src, src_path, "reading the schema");
+    sqlite3_finalize(st);
+    return ok;
+}
+
+/* Copies every table's rows, in schema order; 1 or 0. */
+static int copy_rows(sqlite3 *src, sqlite3 *dst, const char *const path[2], long long *rows, double *secs)
+{
+    sqlite3_stmt *st = NULL;
+    int ok = 1;
+
+    if (sqlite3_prepare_v2(src, "SELECT name FROM sqlite_master WHERE type = 'table' "
+                           "AND name NOT LIKE 'sqlite_%' ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
+        return fail(src, path[0], "listing the tables");
+    while (ok && sqlite3_step(st) == SQLITE_ROW)
+        ok = copy_table(src, dst, (const char *)sqlite3_column_text(st, 0), path, rows, secs);
+    sqlite3_finalize(st);
+    return ok;
+}
+
+int main(int argc, char **argv)
+{
+    sqlite3 *src = NULL, *dst = NULL;
+    struct stat sb;
+    long long rows = 0;
+    double ins = 0, t, idx;
+    int tables = 0, indexes = 0, ok;
+
+    if (argc != 3) {
+        fputs("usage: tracebook-bound SRC.db DST.db   (DST must not exist)\n", stderr);
+        return 2;
+    }
+    if (stat(argv[2], &sb) == 0) {
+        fprintf(stderr, "tracebook-bound: error: %s: exists (give a new file)\n", argv[2]);
+        return 2;
+    }
+    if (sqlite3_open_v2(argv[1], &src, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        ok = fail(src, argv[1], "open");
+    else if (sqlite3_open_v2(argv[2], &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+        ok = fail(dst, argv[2], "open");
+    else if (sqlite3_exec(dst, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
+                          "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-32768; PRAGMA temp_store=FILE;"
+                          "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
+        ok = fail(dst, argv[2], "settings");
+    else
+        ok = copy_schema(src, dst, "table", argv[1], argv[2], &tables) &&
+             copy_rows(src, dst, (const char *const[2]){argv[1], argv[2]}, &rows, &ins);
+    t = now();
+    if (ok)
+        ok = copy_schema(src, dst, "index", argv[1], argv[2], &indexes);
+    idx = now() - t;
+    if (ok && sqlite3_exec(dst, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        ok = fail(dst, argv[2], "commit");
+    t = now() - t;
+    sqlite3_close(src);
+    sqlite3_close(dst);
+    if (!ok)
+        return 1;
+    printf("rows %lld tables %d insert_s %.3f index_s %.3f total_s %.3f\n", rows, tables, ins, idx, ins + t);
+    return 0;
+}
