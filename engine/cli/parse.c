@@ -230,5 +230,7 @@ int cli_parse_formats(const cli_args *a, int console, unsigned *out)
     if (list && (!*out || (!console && (*out & TB_OUT_CONSOLE))))
         return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx%s", list,
                                console ? ", console" : "");
+    if (a->n[OPT_CSV_SAFE] && *out && !(*out & TB_OUT_CSV))
+        return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", list);
     return -1;
 }

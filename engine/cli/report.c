@@ -28,7 +28,7 @@ static void on_report_done(void *ctx, const tb_spec_report *rep, const char *ski
 /* The options of report that need no run: -1 when fine, else the exit code of the usage error. */
 static int check_report(const cli_args *a, unsigned *out)
 {
-    const char *format = cli_value(a, OPT_FORMAT), *out_dir = cli_value(a, OPT_OUTPUT);
+    const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (a->n[OPT_DIR] && a->n[OPT_SPEC] == 0)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
     if (a->n[OPT_DIR] == 0)
@@ -37,8 +37,6 @@ static int check_report(const cli_args *a, unsigned *out)
     unsigned formats = *out;
     if (rc >= 0)
         return rc;
-    if (a->n[OPT_CSV_SAFE] && formats && !(formats & TB_OUT_CSV))
-        return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", format);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: report writes a directory of files; give a directory");
     if (out_dir && formats == TB_OUT_CONSOLE)
