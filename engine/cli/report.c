@@ -23,8 +23,8 @@ static int unknown_builtin(const char *what, const char *name)
     tb_error err;
     tb_error_clear(&err);
     tb_status st = tb_builtin_report_check(name, &err);
-    if (st == TB_OK)
-        return -1;
+    if (st == TB_OK || tb_builtin_find(name))
+        return -1; /* a report's id, or a built-in file's name (all its reports) */
     fprintf(stderr, "tracebook: error: %s%s\n", what, err.message);
     return cli_exit_code(st);
 }
@@ -79,6 +79,13 @@ static void on_report_done(void *ctx, const tb_spec_report *rep, const char *ski
     cli_progress_report_done(r->progress, tb_report_id(rep));
 }
 
+/* --fail-on-finding SEVERITY: the severity (tb_severity), or -1 without the option. */
+static int fail_severity(const cli_args *a)
+{
+    const char *v = cli_value(a, OPT_FAIL_ON_FINDING);
+    return v ? tb_severity_parse(v) : -1;
+}
+
 /* The options of report that need no run: -1 when fine, else the exit code of the usage error. */
 static int check_report(const cli_args *a, unsigned formats)
 {
@@ -87,6 +94,9 @@ static int check_report(const cli_args *a, unsigned formats)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
     if (a->n[OPT_DIR] == 0)
         return cli_usage_error(a->cmd, "no input: give -dir PATH");
+    if (a->n[OPT_FAIL_ON_FINDING] && fail_severity(a) < 0)
+        return cli_usage_error(a->cmd, "%s '%s': expected info, warning or critical", a->as_written[OPT_FAIL_ON_FINDING],
+                               cli_value(a, OPT_FAIL_ON_FINDING));
     if (a->n[OPT_CSV_SAFE] && formats && formats != ~0u && !(formats & TB_OUT_CSV))
         return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", format);
     if (formats == ~0u)
@@ -120,6 +130,40 @@ static int writes_console(const cli_run *run, unsigned formats)
     return console;
 }
 
+/* --fail-on-finding with no advisor rule in the run would never fail: a usage error. Returns -1 when fine. */
+static int check_fail_on_finding(const cli_args *a, tb_spec *const *specs, size_t n_specs)
+{
+    if (!a->n[OPT_FAIL_ON_FINDING])
+        return -1;
+    for (size_t s = 0; s < n_specs; s++)
+        for (size_t k = 0; k < tb_spec_n_reports(specs[s]); k++) {
+            const tb_spec_report *rep = tb_spec_report_at(specs[s], k);
+            int wanted = !a->n[OPT_REPORT];
+            for (size_t i = 0; i < a->n[OPT_REPORT] && !wanted; i++)
+                wanted = !strcmp(a->v[OPT_REPORT][i], tb_report_id(rep));
+            if (wanted && tb_report_advice(rep, NULL))
+                return -1;
+        }
+    return cli_usage_error(a->cmd, "%s: no report of the run is an advisor rule (give --spec builtin:advisor, or "
+                           "a spec whose reports have 'advice')", a->as_written[OPT_FAIL_ON_FINDING]);
+}
+
+/* With --fail-on-finding S and findings of severity S or worse: says so and returns TB_EXIT_FINDING; else rc. */
+static int fail_on_finding(const cli_args *a, const tb_run_result *res, int rc)
+{
+    int sev = fail_severity(a);
+    if (rc != TB_EXIT_OK || sev < 0)
+        return rc;
+    uint64_t n = 0;
+    for (int s = sev; s < TB_N_SEVERITIES; s++)
+        n += res->findings[s];
+    if (!n)
+        return rc;
+    fprintf(stderr, "tracebook: error: the advisor found %llu finding%s of severity %s or worse (--fail-on-finding): "
+            "the outputs are written\n", (unsigned long long)n, n == 1 ? "" : "s", tb_severity_name((tb_severity)sev));
+    return TB_EXIT_FINDING;
+}
+
 int cli_cmd_report(cli_args *a)
 {
     unsigned formats = cli_parse_formats(cli_value(a, OPT_FORMAT));
@@ -130,7 +174,8 @@ int cli_cmd_report(cli_args *a)
     cli_run run;
     if ((rc = cli_run_start(&run, a, RUN_SPECS)) >= 0)
         return rc;
-    if ((rc = check_only(a, run.specs, run.n_specs)) >= 0)
+    if ((rc = check_only(a, run.specs, run.n_specs)) >= 0 ||
+        (rc = check_fail_on_finding(a, run.specs, run.n_specs)) >= 0)
         return cli_run_end(&run, TB_OK, rc);
     if ((rc = cli_run_open(&run, RUN_SESSION | RUN_SCOPED)) >= 0)
         return rc;
@@ -156,6 +201,7 @@ int cli_cmd_report(cli_args *a)
     tb_status st = tb_report_write(run.s, &job, &res, &run.err);
     cli_progress_clear(run.progress);
     rc = cli_fail_on_warning(a, res.warnings, "the load and the run", cli_exit_code(st));
+    rc = fail_on_finding(a, &res, rc);
     return cli_run_end(&run, st, rc);
 }
 

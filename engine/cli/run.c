@@ -111,6 +111,12 @@ void cli_make_dirs(const char *path)
 tb_status cli_load_spec(const char *arg, tb_spec **out, cli_run *run, tb_error *err)
 {
     if (!strncmp(arg, "builtin:", 8)) {
+        /* no report has the name, a built-in file has it: all its reports (builtin:advisor) */
+        const tb_builtin *file = tb_builtin_find(arg + 8);
+        tb_error none;
+        tb_error_clear(&none);
+        if (file && tb_builtin_report_check(arg + 8, &none) != TB_OK)
+            return tb_spec_load_mem(arg, file->text, strlen(file->text), out, cli_on_warn, run, err);
         char text[512];
         int k = snprintf(text, sizeof text, "tracebook: 1\nreports:\n  - use: \"%s\"\n", arg + 8);
         if (k < 0 || (size_t)k >= sizeof text || strchr(arg + 8, '"') || strchr(arg + 8, '\\'))

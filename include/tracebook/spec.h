@@ -91,6 +91,18 @@ unsigned tb_report_outputs(const tb_spec_report *rep);
 typedef enum tb_scope { TB_SCOPE_ALL = 0, TB_SCOPE_RANK = 1, TB_SCOPE_CLUSTER = 2 } tb_scope;
 tb_scope tb_report_scope(const tb_spec_report *rep);
 
+/*
+ * The severity of an advisor rule's finding (`advice.severity`,
+ * docs/advisor.md), in rising order.
+ */
+typedef enum tb_severity { TB_SEVERITY_INFO = 0, TB_SEVERITY_WARNING = 1, TB_SEVERITY_CRITICAL = 2 } tb_severity;
+#define TB_N_SEVERITIES 3
+/* "info", "warning", "critical" (static). */
+const char *tb_severity_name(tb_severity s);
+/* The severity named text, or -1 when none is. */
+int tb_severity_parse(const char *text);
+/* 1 when rep is an advisor rule (it has `advice:`); its severity in *sev when not NULL. */
+int tb_report_advice(const tb_spec_report *rep, tb_severity *sev);
 
 /*
  * Loads and validates a spec (YAML, or JSON when the file starts with '{' or
