@@ -52,6 +52,7 @@ struct advisor {
     adv_rule *v;
     size_t n, cap;
     char *files[2];             /* the base names written */
+    char *sheet;                /* the workbook's findings sheet, or NULL */
     uint64_t counts[TB_N_SEVERITIES];
 };
 
@@ -92,6 +93,7 @@ void advisor_free(advisor *a)
     free(a->v);
     free(a->files[0]);
     free(a->files[1]);
+    free(a->sheet);
     free(a);
 }
 
@@ -461,23 +463,20 @@ static void finding_clear(finding_text *f)
     json_decref(f->file_list);
 }
 
-static tb_status write_csv(const char *path, const advisor *a, const size_t *order, size_t n, json_t *reports,
-                           const tb_run_options *o, tb_error *err)
+/* The findings as rows of sink s (begun, fed and finished here; not destroyed). */
+static tb_status write_rows(tb_sink *s, const advisor *a, const size_t *order, size_t n, json_t *reports,
+                            const tb_run_options *o, tb_error *err)
 {
-    tb_sink *s = NULL;
-    tb_status rc = csv_sink_create(path, &(csv_sink_options){.rows_per_file = SIZE_MAX}, &s, err);
-    if (rc)
-        return rc;
     tb_sink_column cols[F_N];
     for (size_t i = 0; i < F_N; i++)
-        cols[i] = (tb_sink_column){.header = csv_headers[i], .name = csv_headers[i], .type = TB_COL_PLAIN};
-    rc = s->begin(s, cols, F_N, err);
+        cols[i] = (tb_sink_column){.header = csv_headers[i], .name = csv_headers[i], .type = TB_COL_PLAIN,
+                                   .width = i == F_FINDING || i == F_SUGGESTION || i == F_REASON ? 60 : 0};
+    tb_status rc = s->begin(s, cols, F_N, err);
     for (size_t k = 0; k < n && !rc; k++) {
         finding_text f;
         if (finding_make(&a->v[order[k]], reports, o, &f)) {
             finding_clear(&f);
-            rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            break;
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         }
         tb_cell cells[F_N];
         for (size_t i = 0; i < F_N; i++) {
@@ -488,9 +487,30 @@ static tb_status write_csv(const char *path, const advisor *a, const size_t *ord
         rc = s->row(s, cells, err);
         finding_clear(&f);
     }
+    return rc ? rc : s->finish(s, err);
+}
+
+static tb_status write_csv(const char *path, const advisor *a, const size_t *order, size_t n, json_t *reports,
+                           const tb_run_options *o, tb_error *err)
+{
+    tb_sink *s = NULL;
+    tb_status rc = csv_sink_create(path, &(csv_sink_options){.rows_per_file = SIZE_MAX}, &s, err);
     if (!rc)
-        rc = s->finish(s, err);
+        rc = write_rows(s, a, order, n, reports, o, err);
     sink_destroy(s);
+    return rc;
+}
+
+tb_status advisor_write_sheet(advisor *a, tb_sink *sheet, json_t *reports, const tb_run_options *o, tb_error *err)
+{
+    size_t n = 0, *order = fired_order(a, &n);
+    if (!order)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    tb_status rc = write_rows(sheet, a, order, n, reports, o, err);
+    free(order);
+    const char *name = rc ? NULL : xlsx_sink_sheet(sheet, 0);
+    if (name && !(a->sheet = strdup(name)))
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     return rc;
 }
 
@@ -668,6 +688,8 @@ json_t *advisor_manifest(const advisor *a)
         json_array_append_new(rules, o);
     }
     json_object_set_new(m, "files", files);
+    if (a->sheet)
+        json_object_set_new(m, "sheet", json_string(a->sheet));
     json_object_set_new(m, "counts", counts);
     json_object_set_new(m, "rules", rules);
     return m;

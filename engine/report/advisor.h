@@ -64,6 +64,15 @@ tb_status advisor_write(advisor *a, int files, const char *dir, const char *labe
                         const tb_run_options *o, const file_ids *ids, uint64_t counts[TB_N_SEVERITIES],
                         void (*written)(void *ctx, const char *path), void *ctx, tb_error *err);
 
+/* The sheet name and the reservation key (no report id has a space) of the
+ * workbook's findings sheet. */
+#define ADVISOR_SHEET "Advisor"
+#define ADVISOR_SHEET_KEY "advisor findings"
+
+/* Writes the findings (after advisor_write counted them) as the rows of
+ * sheet, a workbook's sheet sink (begun, fed and finished; not destroyed). */
+tb_status advisor_write_sheet(advisor *a, tb_sink *sheet, json_t *reports, const tb_run_options *o, tb_error *err);
+
 /* What tracebook_run.json records of the advisor (new): its files, the counts by severity, each rule. */
 json_t *advisor_manifest(const advisor *a);
 

@@ -291,8 +291,10 @@ static tb_status book_open(job_state *js, const char *label, tb_error *err)
     }
     rc = xlsx_create(js->book_path, &(xlsx_options){.about = a.v, .n_about = a.n, .created = start}, &js->book, err);
     about_free(&a);
-    /* workbook.sheets: those reports' sheets first, in that order */
+    /* the advisor's findings first, then workbook.sheets: those reports' sheets, in that order */
     const tb_run_options *o = &js->job->run;
+    if (!rc && js->adv)
+        rc = xlsx_sheet_reserve(js->book, ADVISOR_SHEET_KEY, ADVISOR_SHEET, err);
     for (size_t s = 0; s < o->n_specs && !rc; s++)
         for (size_t i = 0; i < o->specs[s]->n_workbook_sheets && !rc; i++)
             for (size_t k = 0; k < o->specs[s]->n_reports && !rc; k++) {
@@ -668,6 +670,23 @@ static int wants_xlsx(const tb_run_options *o)
     return 0;
 }
 
+/* The workbook's Advisor sheet (reserved first when the book opened): the
+ * findings, when the run writes a workbook. */
+static tb_status advisor_sheet(job_state *js, const tb_run_options *o, const char *label, tb_error *err)
+{
+    if (!wants_xlsx(o))
+        return TB_OK;
+    tb_sink *sheet = NULL;
+    tb_status rc = book_open(js, label, err);
+    if (!rc)
+        rc = xlsx_sheet_sink(js->book, &(xlsx_sheet_options){.name = ADVISOR_SHEET, .key = ADVISOR_SHEET_KEY}, &sheet,
+                             err);
+    if (!rc)
+        rc = advisor_write_sheet(js->adv, sheet, js->reports, o, err);
+    sink_destroy(sheet);
+    return rc;
+}
+
 /* Collects the files a report must not replace (the inputs, the specs and
  * the SQL files they read) and checks the metadata file's path against them;
  * meta_path gets that path. */
@@ -791,8 +810,9 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
     if (rc)
         goto done;
     if (js.adv && advisor_n_rules(js.adv) &&
-        (rc = advisor_write(js.adv, o.formats != TB_OUT_CONSOLE, job->out_dir, res->window_label, js.reports, &o, &js.inputs, res->findings,
-                            job->written, job->run.ctx, err)))
+        ((rc = advisor_write(js.adv, o.formats != TB_OUT_CONSOLE, job->out_dir, res->window_label, js.reports, &o,
+                             &js.inputs, res->findings, job->written, job->run.ctx, err)) ||
+         (rc = advisor_sheet(&js, &o, res->window_label, err))))
         goto done;
     json_decref(warnings_obj(&js, &res->warnings));
     if ((rc = finish_book(&js, &o, res, err)))

@@ -434,6 +434,32 @@ def case_slow_link(t):
          [("1", "2", "HCCS", "4", "20")], "the slow link, its bandwidth and its transport's median (GB/s)")
 
 
+# ---- the workbook --------------------------------------------------------------------------
+
+@suite.case("xlsx: the workbook's Advisor sheet comes first after About, with the findings")
+def case_workbook(t):
+    import re
+    import zipfile
+    ev = events(one_rank())
+    for e in of(ev, "Ascend Hardware"):
+        if e["args"].get("Task Type") == "AI_VECTOR_CORE":
+            e["dur"] = 2.0
+    path = write_events(ev, t.path("tiny.json"))
+    advise(t, [path], "--format", "csv,xlsx")
+    with zipfile.ZipFile(os.path.join(t.out, "tracebook.xlsx")) as z:
+        book = z.read("xl/workbook.xml").decode("utf-8")
+        strings = "".join(z.read(n).decode("utf-8") for n in z.namelist()
+                          if n.startswith("xl/worksheets/") or n == "xl/sharedStrings.xml")
+    names = re.findall(r'<sheet name="([^"]*)"', book)
+    t.eq(names[:2], ["About", "Advisor"], "the first sheets")
+    t.eq(len(names), 2 + len(RULES) - 2, "About, Advisor and a sheet per rule that ran (slow_link, straggler skip)")
+    finding = findings(t)["advisor_tiny_kernels"]["Finding"]
+    t.check(finding.replace("&", "&amp;").replace("<", "&lt;") in strings, "the finding is in the workbook", finding)
+    with open(os.path.join(t.out, "tracebook_run.json"), encoding="utf-8") as f:
+        meta = json.load(f)
+    t.eq(meta["advisor"].get("sheet"), "Advisor", "tracebook_run.json names the sheet")
+
+
 # ---- thresholds, exit codes ---------------------------------------------------------------
 
 @suite.case("--fail-on-finding: exit 9 at or above the severity, 0 below; usage errors")
