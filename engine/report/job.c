@@ -475,6 +475,24 @@ static int runs_rules(const tb_run_options *o)
     return 0;
 }
 
+/* Does a rule of the run write a file (csv, json or xlsx)? When every rule
+ * writes to the console only, so does the advisor (it still counts). */
+static int rules_write_files(const tb_run_options *o)
+{
+    for (size_t a = 0; a < o->n_specs; a++)
+        for (size_t i = 0; i < o->specs[a]->n_reports; i++) {
+            const tb_spec_report *r = &o->specs[a]->reports[i];
+            unsigned f = o->formats ? o->formats : r->outputs ? r->outputs : o->specs[a]->outputs ? o->specs[a]->outputs
+                                                                                                   : TB_OUT_CSV;
+            int wanted = !o->n_only;
+            for (size_t k = 0; k < o->n_only && !wanted; k++)
+                wanted = !strcmp(o->only[k], r->id);
+            if (r->advice && wanted && (f & ~(unsigned)TB_OUT_CONSOLE))
+                return 1;
+        }
+    return 0;
+}
+
 /* The same report id twice would write the same files, and so would ids
  * like "a" and "a_1" (a's second CSV slice, or a's files in a window). */
 static tb_status check_ids(const tb_run_options *o, tb_error *err)
@@ -810,7 +828,7 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
     if (rc)
         goto done;
     if (js.adv && advisor_n_rules(js.adv) &&
-        ((rc = advisor_write(js.adv, o.formats != TB_OUT_CONSOLE, job->out_dir, res->window_label, js.reports, &o,
+        ((rc = advisor_write(js.adv, rules_write_files(&o), job->out_dir, res->window_label, js.reports, &o,
                              &js.inputs, res->findings, job->written, job->run.ctx, err)) ||
          (rc = advisor_sheet(&js, &o, res->window_label, err))))
         goto done;

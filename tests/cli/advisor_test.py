@@ -477,6 +477,11 @@ def case_fail_on(t):
     t.check(os.path.exists(os.path.join(t.out, "advisor.csv")), "advisor.csv written")
     advise(t, [path], "--fail-on-finding", "warning")
     advise(t, [path], "--fail-on-finding", "critical")
+    # console only: no file anywhere, the findings still counted
+    r = t.run("report", "-q", "-dir", path, "--spec", "builtin:advisor", "--format", "console",
+              "--fail-on-finding", "info")
+    t.eq(r.rc, 9, "console only: exit code")
+    t.eq([f for f in os.listdir(t.cwd) if f.startswith("advisor")], [], "console only: no advisor file written")
     r = advise(t, [path], "--fail-on-finding", "high", code=2)
     t.check("--fail-on-finding 'high': expected info, warning or critical" in r.err, "a bad severity", r.err)
     r = advise(t, [path], "--fail-on-finding", "info", code=2, spec="builtin:top_kernels")
