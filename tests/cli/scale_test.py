@@ -368,7 +368,7 @@ def assert_swept(cluster):
 # ---- rank-scope reports over shards: no merge (docs/scale-out.md#report-scopes) ----
 
 NOT_RANK = {"cluster_step_trace_time", "slow_rank", "slow_rank_op", "communication_matrix", "op_summary",
-            "kernel_details", "step_trace", "slow_rank_vote", "slow_op_stats"}
+            "kernel_details", "step_trace", "slow_rank_vote", "slow_op_stats", "slow_link", "slow_link_summary"}
 NOT_RANK_PREFIX = "advisor_"  # the advisor's rules (reports/advisor.yaml) are of scope all
 RANK_SQL = """
   - id: ranked_kernels
