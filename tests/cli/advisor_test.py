@@ -31,7 +31,8 @@ import tbtest  # noqa: E402
 ARGS = tbtest.args("TRACEBOOK TRACEBOOK_GEN OUTDIR [CASE...]", 3)
 TB, GEN, OUT = (os.path.abspath(a) for a in ARGS[:3])
 RULES = ["advisor_aicpu_op", "advisor_data_loading", "advisor_host_gaps", "advisor_exposed_comm",
-         "advisor_tiny_kernels", "advisor_d2h_copy", "advisor_slow_rank", "advisor_slow_link", "advisor_straggler"]
+         "advisor_tiny_kernels", "advisor_d2h_copy", "advisor_slow_rank", "advisor_slow_rank_vote",
+         "advisor_slow_link", "advisor_straggler"]
 CSV_HEAD = "Severity,Rule,Title,Finding,Suggestion,Evidence Rows,Threshold,Reason,Source,Evidence Files"
 
 tb = tbtest.Program(TB)
@@ -176,8 +177,8 @@ def case_quiet(t):
     t.eq(adv.get("counts"), {"critical": 0, "warning": 0, "info": 0}, "tracebook_run.json: counts")
     t.eq([r["rule"] for r in adv.get("rules", [])], RULES, "tracebook_run.json: the rules")
     skipped = {r["rule"]: r.get("skipped") for r in adv.get("rules", []) if "skipped" in r}
-    t.eq(sorted(skipped), ["advisor_slow_link", "advisor_straggler"],
-         "rules skipped (no communication_matrix, no slow_rank_op rows)")
+    t.eq(sorted(skipped), ["advisor_slow_link", "advisor_slow_rank_vote", "advisor_straggler"],
+         "rules skipped (no communication_matrix, slow_rank_vote_ops, slow_rank_op rows)")
     # the quiet run passes CI at any severity
     advise(t, [one_rank()], "--fail-on-finding", "info")
 
@@ -405,6 +406,29 @@ def case_straggler(t):
     t.eq(Decimal(rows[0]["Others' Wait(us)"]) * 1000, 3 * sum(saved), "the others waited 3 x what rank 3 saved")
 
 
+# ---- advisor_slow_rank_vote ------------------------------------------------------------
+
+@suite.case("slow_rank_vote: the 8-rank Dixon cluster of msprof_analyze_test fires for rank 5; equal ranks do not")
+def case_slow_rank_vote(t):
+    import importlib.util
+    spec = importlib.util.spec_from_file_location(
+        "msprof_analyze_test", os.path.join(os.path.dirname(os.path.abspath(__file__)), "msprof_analyze_test.py"))
+    mt = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mt)
+    paths = mt.dixon_cluster(gen, INPUTS)
+    advise(t, paths)
+    t.check("advisor_slow_rank_vote" in findings(t), "rank 5 voted slow")
+    # msprof-analyze's vote on this cluster: rank 5 in 2 of its 4 ops (msprof_analyze_test's REFERENCE)
+    t.eq([(r["Rank"], r["Votes"], r["Ops"]) for r in evidence(t, "advisor_slow_rank_vote")], [("5", "2", "4")],
+         "rank 5, its votes and ops")
+    copies = []
+    for i in range(4):
+        copies.append(t.path("copy%d.json" % i))
+        shutil.copyfile(paths[0], copies[-1])
+    advise(t, copies)
+    t.check("advisor_slow_rank_vote" not in findings(t), "equal ranks: no vote")
+
+
 # ---- advisor_slow_link ---------------------------------------------------------------------
 
 def matrix(t, bandwidths):
@@ -452,7 +476,7 @@ def case_workbook(t):
                           if n.startswith("xl/worksheets/") or n == "xl/sharedStrings.xml")
     names = re.findall(r'<sheet name="([^"]*)"', book)
     t.eq(names[:2], ["About", "Advisor"], "the first sheets")
-    t.eq(len(names), 2 + len(RULES) - 2, "About, Advisor and a sheet per rule that ran (slow_link, straggler skip)")
+    t.eq(len(names), 2 + len(RULES) - 3, "About, Advisor and a sheet per rule that ran (three skip)")
     finding = findings(t)["advisor_tiny_kernels"]["Finding"]
     t.check(finding.replace("&", "&amp;").replace("<", "&lt;") in strings, "the finding is in the workbook", finding)
     with open(os.path.join(t.out, "tracebook_run.json"), encoding="utf-8") as f:

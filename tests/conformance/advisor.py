@@ -40,7 +40,8 @@ PROFILES = {
     "topsprof": ["topsprof"],
 }
 RULES = ["advisor_aicpu_op", "advisor_data_loading", "advisor_host_gaps", "advisor_exposed_comm",
-         "advisor_tiny_kernels", "advisor_d2h_copy", "advisor_slow_rank", "advisor_slow_link", "advisor_straggler"]
+         "advisor_tiny_kernels", "advisor_d2h_copy", "advisor_slow_rank", "advisor_slow_rank_vote",
+         "advisor_slow_link", "advisor_straggler"]
 
 T = tbtest.Checks(verbose=True)
 
