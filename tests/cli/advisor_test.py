@@ -515,6 +515,18 @@ def case_fail_on(t):
     t.check(r.rc == 2, "a --report that no spec has")
 
 
+@suite.case("tracebook reports RULE: the rule's severity, reason, suggestion and source; builtin:advisor named")
+def case_reports(t):
+    r = t.run("reports", "advisor_d2h_copy")
+    t.eq(r.rc, 0, "exit code")
+    for want in ("  advisor rule (docs/advisor.md): severity warning; its threshold is the param threshold\n",
+                 "  reason: A copy to the host inside a step", "  suggestion: Keep values on the device",
+                 "  source: msprof-analyze advisor, schedule analysis", "--spec builtin:advisor\n"):
+        t.check(want in r.out, "reports advisor_d2h_copy says %r" % want.strip(), r.out)
+    r = t.run("reports", "top_kernels")
+    t.check("advisor" not in r.out, "a plain report says nothing of the advisor", r.out)
+
+
 # ---- the spec language ------------------------------------------------------------------------
 
 OWN = """tracebook: 1
