@@ -497,6 +497,7 @@ static int rules_write_files(const tb_run_options *o)
  * like "a" and "a_1" (a's second CSV slice, or a's files in a window). */
 static tb_status check_ids(const tb_run_options *o, tb_error *err)
 {
+    int rules = runs_rules(o);
     /* tracebook_run.json is the run's own: a report of that name would be written over */
     for (size_t a = 0; a < o->n_specs; a++)
         for (size_t i = 0; i < o->specs[a]->n_reports; i++) {
@@ -505,7 +506,7 @@ static tb_status check_ids(const tb_run_options *o, tb_error *err)
                 return tb_error_at(err, TB_ERR_USAGE, r->pos.file, r->pos.line, r->pos.column, -1,
                                    "report id 'tracebook_run' names the run's metadata file "
                                    "tracebook_run.json: give the report another id");
-            if (runs_rules(o) && (!strcmp(r->id, "advisor") || shadows("advisor", r->id)))
+            if (rules && (!strcmp(r->id, "advisor") || shadows("advisor", r->id)))
                 return tb_error_at(err, TB_ERR_USAGE, r->pos.file, r->pos.line, r->pos.column, -1,
                                    "report id '%s' could name the advisor's files advisor.csv and advisor.json: "
                                    "give the report another id", r->id);
