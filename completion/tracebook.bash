@@ -204,8 +204,12 @@ _tracebook()
         --max-steps|-max-steps)
             return
             ;;
+        --fail-on-finding|-fail-on-finding)
+            COMPREPLY=($(compgen -W "info warning critical" -- "$cur"))
+            return
+            ;;
         esac
-        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict --keep-going --fail-on-warning -q --quiet -h --help"
+        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict --keep-going --fail-on-warning --fail-on-finding -q --quiet -h --help"
         ;;
     "query")
         case $prev in

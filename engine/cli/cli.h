@@ -61,6 +61,7 @@ typedef enum cli_opt_id {
     OPT_LAST,
     OPT_SHARD,
     OPT_KEEP_GOING,
+    OPT_FAIL_ON_FINDING,
     OPT_COUNT
 } cli_opt_id;
 
@@ -190,7 +191,8 @@ enum tb_exit {
     TB_EXIT_DB = 5,       /* SQLite error */
     TB_EXIT_NOTFOUND = 6, /* no usable input found */
     TB_EXIT_WARNING = 7,  /* --fail-on-warning: the load or the run warned (the outputs are written) */
-    TB_EXIT_REGRESSION = 8 /* compare --fail-on-regression: a regression rule fired */
+    TB_EXIT_REGRESSION = 8, /* compare --fail-on-regression: a regression rule fired */
+    TB_EXIT_FINDING = 9     /* report --fail-on-finding: an advisor rule found something that severe */
 };
 
 /* The exit code of an engine status. */

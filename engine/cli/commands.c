@@ -158,6 +158,10 @@ static const cli_option report_opts[] = {
     O_STRICT("an input cut short is an error"),
     O_KEEP_GOING,
     O_FAIL_ON_WARNING,
+    {OPT_FAIL_ON_FINDING, NULL, "fail-on-finding", "SEVERITY", 0, COMPLETE_WORDS, "info warning critical",
+     "exit 9 when an advisor rule found something of this\n"
+     "severity or worse: info, warning, critical (the\n"
+     "outputs are still written; docs/advisor.md)"},
     O_QUIET("no progress, notes or list of files written"),
     O_HELP,
 };
@@ -439,6 +443,7 @@ const cli_exit cli_exits[] = {
     {TB_EXIT_NOTFOUND, "no usable input found"},
     {TB_EXIT_WARNING, "--fail-on-warning: the load or the run warned (the outputs are written)"},
     {TB_EXIT_REGRESSION, "compare or history report --fail-on-regression: a regression was found"},
+    {TB_EXIT_FINDING, "report --fail-on-finding: an advisor rule found something that severe (the outputs are written)"},
 };
 const size_t cli_n_exits = N(cli_exits);
 

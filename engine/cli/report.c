@@ -25,6 +25,13 @@ static void on_report_done(void *ctx, const tb_spec_report *rep, const char *ski
     cli_progress_report_done(r->progress, tb_report_id(rep));
 }
 
+/* --fail-on-finding SEVERITY: the severity (tb_severity), or -1 without the option. */
+static int fail_severity(const cli_args *a)
+{
+    const char *v = cli_value(a, OPT_FAIL_ON_FINDING);
+    return v ? tb_severity_parse(v) : -1;
+}
+
 /* The options of report that need no run: -1 when fine, else the exit code of the usage error. */
 static int check_report(const cli_args *a, unsigned *out)
 {
@@ -37,6 +44,9 @@ static int check_report(const cli_args *a, unsigned *out)
     unsigned formats = *out;
     if (rc >= 0)
         return rc;
+    if (a->n[OPT_FAIL_ON_FINDING] && fail_severity(a) < 0)
+        return cli_usage_error(a->cmd, "%s '%s': expected info, warning or critical", a->as_written[OPT_FAIL_ON_FINDING],
+                               cli_value(a, OPT_FAIL_ON_FINDING));
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: report writes a directory of files; give a directory");
     if (out_dir && formats == TB_OUT_CONSOLE)
@@ -50,6 +60,32 @@ static int writes_console(const cli_run *run, unsigned formats)
 {
     unsigned given = formats ? formats : tb_specs_outputs((const tb_spec *const *)run->specs, run->n_specs);
     return (given & TB_OUT_CONSOLE) != 0;
+}
+
+/* --fail-on-finding with no advisor rule in the run would never fail: a usage error. Returns -1 when fine. */
+static int check_fail_on_finding(const cli_args *a, const tb_spec *const *specs, size_t n_specs,
+                                 const char *const *only)
+{
+    if (!a->n[OPT_FAIL_ON_FINDING] || tb_specs_rules(specs, n_specs, only, a->n[OPT_REPORT]))
+        return -1;
+    return cli_usage_error(a->cmd, "%s: no report of the run is an advisor rule (give --spec builtin:advisor, or "
+                           "a spec whose reports have 'advice')", a->as_written[OPT_FAIL_ON_FINDING]);
+}
+
+/* With --fail-on-finding S and findings of severity S or worse: says so and returns TB_EXIT_FINDING; else rc. */
+static int fail_on_finding(const cli_args *a, const tb_run_result *res, int rc)
+{
+    int sev = fail_severity(a);
+    if (rc != TB_EXIT_OK || sev < 0)
+        return rc;
+    uint64_t n = 0;
+    for (int s = sev; s < TB_N_SEVERITIES; s++)
+        n += res->findings[s];
+    if (!n)
+        return rc;
+    fprintf(stderr, "tracebook: error: the advisor found %llu finding%s of severity %s or worse (--fail-on-finding): "
+            "the outputs are written\n", (unsigned long long)n, n == 1 ? "" : "s", tb_severity_name((tb_severity)sev));
+    return TB_EXIT_FINDING;
 }
 
 int cli_cmd_report(cli_args *a)
@@ -66,6 +102,8 @@ int cli_cmd_report(cli_args *a)
     const tb_spec *const *specs = (const tb_spec *const *)run.specs;
     if (tb_specs_check_only(specs, run.n_specs, only, a->n[OPT_REPORT], &run.err) != TB_OK)
         return cli_run_end(&run, TB_OK, cli_usage_error(a->cmd, "%s", run.err.message));
+    if ((rc = check_fail_on_finding(a, specs, run.n_specs, only)) >= 0)
+        return cli_run_end(&run, TB_OK, rc);
     if ((rc = cli_run_open(&run, RUN_SESSION | RUN_SCOPED)) >= 0)
         return rc;
     tb_report_job job = {
@@ -88,6 +126,7 @@ int cli_cmd_report(cli_args *a)
     tb_status st = tb_report_write(run.s, &job, &res, &run.err);
     cli_progress_clear(run.progress);
     rc = cli_fail_on_warning(a, res.warnings, "the load and the run", cli_exit_code(st));
+    rc = fail_on_finding(a, &res, rc);
     return cli_run_end(&run, st, rc);
 }
 

@@ -22,6 +22,7 @@ static const family families[] = {
     {metrics_steptrace, &metrics_steptrace_n},
     {metrics_breakdown, &metrics_breakdown_n},
     {metrics_cluster, &metrics_cluster_n},
+    {metrics_vote, &metrics_vote_n},
 };
 
 const metric_table *metrics_find(const char *name)

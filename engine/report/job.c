@@ -38,6 +38,7 @@
 #include "query/file_ids.h"
 #include "query/runner.h"
 #include "query/window.h"
+#include "report/advisor.h"
 #include "report/manifest.h"
 #include "report/report.h"
 #include "spec/msprof_reports.h"
@@ -77,6 +78,8 @@ typedef struct job_state {
     tb_sink *sheet;          /* the xlsx sink open now (owned by the runner) */
     xlsx_cond *conds;        /* the open sheet's conditional formats (owned) */
     json_t *skipped_notes;   /* reports skipped, for the About sheet */
+    advisor *adv;            /* the findings of the run's advisor rules, or NULL: it has none */
+    const tb_spec_report *adv_wrapped; /* the rule whose first sink the advisor wraps already */
     tb_error *err;
 } job_state;
 
@@ -289,8 +292,10 @@ static tb_status book_open(job_state *js, const char *label, tb_error *err)
     }
     rc = xlsx_create(js->book_path, &(xlsx_options){.about = a.v, .n_about = a.n, .created = start}, &js->book, err);
     about_free(&a);
-    /* workbook.sheets: those reports' sheets first, in that order */
+    /* the advisor's findings first, then workbook.sheets: those reports' sheets, in that order */
     const tb_run_options *o = &js->job->run;
+    if (!rc && js->adv)
+        rc = xlsx_sheet_reserve(js->book, ADVISOR_SHEET_KEY, ADVISOR_SHEET, err);
     for (size_t s = 0; s < o->n_specs && !rc; s++)
         for (size_t i = 0; i < o->specs[s]->n_workbook_sheets && !rc; i++)
             for (size_t k = 0; k < o->specs[s]->n_reports && !rc; k++) {
@@ -345,10 +350,9 @@ static tb_status open_sheet(job_state *js, const tb_spec_report *rep, const char
     return rc;
 }
 
-static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
-                           const char *label, tb_sink **out, tb_error *err)
+static tb_status open_file_sink(job_state *js, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
+                                const char *label, tb_sink **out, tb_error *err)
 {
-    job_state *js = ctx;
     *out = NULL;
     report_obj(js, spec, rep);
     if (format == TB_OUT_CONSOLE) {
@@ -382,6 +386,23 @@ static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report 
     return rc;
 }
 
+/* A report's sink; an advisor rule's first one goes through the advisor too. */
+static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
+                           const char *label, tb_sink **out, tb_error *err)
+{
+    job_state *js = ctx;
+    tb_status rc = open_file_sink(js, spec, rep, format, label, out, err);
+    if (rc || !*out || !rep->advice || !js->adv || js->adv_wrapped == rep)
+        return rc;
+    js->adv_wrapped = rep;
+    tb_sink *inner = *out;
+    int sheet = inner == js->sheet;
+    rc = advisor_wrap(js->adv, rep, inner, out, err);
+    if (rc && sheet)
+        js->sheet = NULL;
+    return rc;
+}
+
 static const char *base_name(const char *p)
 {
     const char *s = strrchr(p, '/');
@@ -391,6 +412,7 @@ static const char *base_name(const char *p)
 static void sink_done(void *ctx, const tb_spec_report *rep, tb_sink *sink)
 {
     job_state *js = ctx;
+    sink = advisor_inner(sink);
     const char *const *paths = NULL;
     size_t n = sink_written(sink, &paths);
     json_t *o = report_obj(js, NULL, rep);
@@ -423,6 +445,8 @@ static void report_done(void *ctx, const tb_spec_report *rep, const char *skippe
     }
     else
         json_object_set_new(o, "rows", json_integer((json_int_t)rows));
+    if (rep->advice && js->adv)
+        advisor_ran(js->adv, rep, skipped, rows);
     js->current = NULL;
     /* the caller's own, for a progress display */
     if (js->job->run.report_done)
@@ -436,10 +460,45 @@ static int shadows(const char *a, const char *b)
     return !strncmp(a, b, n) && b[n] == '_' && b[n + 1] >= '0' && b[n + 1] <= '9';
 }
 
+/* Does the run run an advisor rule (a report with `advice:` that --report keeps)? */
+static int runs_rules(const tb_run_options *o)
+{
+    int wanted;
+    for (size_t a = 0; a < o->n_specs; a++)
+        for (size_t i = 0; i < o->specs[a]->n_reports; i++)
+            if (o->specs[a]->reports[i].advice) {
+                wanted = !o->n_only;
+                for (size_t k = 0; k < o->n_only && !wanted; k++)
+                    wanted = !strcmp(o->only[k], o->specs[a]->reports[i].id);
+                if (wanted)
+                    return 1;
+            }
+    return 0;
+}
+
+/* Does a rule of the run write a file (csv, json or xlsx)? When every rule
+ * writes to the console only, so does the advisor (it still counts). */
+static int rules_write_files(const tb_run_options *o)
+{
+    for (size_t a = 0; a < o->n_specs; a++)
+        for (size_t i = 0; i < o->specs[a]->n_reports; i++) {
+            const tb_spec_report *r = &o->specs[a]->reports[i];
+            unsigned f = o->formats ? o->formats : r->outputs ? r->outputs : o->specs[a]->outputs ? o->specs[a]->outputs
+                                                                                                   : TB_OUT_CSV;
+            int wanted = !o->n_only;
+            for (size_t k = 0; k < o->n_only && !wanted; k++)
+                wanted = !strcmp(o->only[k], r->id);
+            if (r->advice && wanted && (f & ~(unsigned)TB_OUT_CONSOLE))
+                return 1;
+        }
+    return 0;
+}
+
 /* The same report id twice would write the same files, and so would ids
  * like "a" and "a_1" (a's second CSV slice, or a's files in a window). */
 static tb_status check_ids(const tb_run_options *o, tb_error *err)
 {
+    int rules = runs_rules(o);
     /* tracebook_run.json is the run's own: a report of that name would be written over */
     for (size_t a = 0; a < o->n_specs; a++)
         for (size_t i = 0; i < o->specs[a]->n_reports; i++) {
@@ -448,6 +507,10 @@ static tb_status check_ids(const tb_run_options *o, tb_error *err)
                 return tb_error_at(err, TB_ERR_USAGE, r->pos.file, r->pos.line, r->pos.column, -1,
                                    "report id 'tracebook_run' names the run's metadata file "
                                    "tracebook_run.json: give the report another id");
+            if (rules && (!strcmp(r->id, "advisor") || shadows("advisor", r->id)))
+                return tb_error_at(err, TB_ERR_USAGE, r->pos.file, r->pos.line, r->pos.column, -1,
+                                   "report id '%s' could name the advisor's files advisor.csv and advisor.json: "
+                                   "give the report another id", r->id);
         }
     for (size_t a = 0; a < o->n_specs; a++)
         for (size_t i = 0; i < o->specs[a]->n_reports; i++)
@@ -627,6 +690,23 @@ static int wants_xlsx(const tb_run_options *o)
     return 0;
 }
 
+/* The workbook's Advisor sheet (reserved first when the book opened): the
+ * findings, when the run writes a workbook. */
+static tb_status advisor_sheet(job_state *js, const tb_run_options *o, const char *label, tb_error *err)
+{
+    if (!wants_xlsx(o))
+        return TB_OK;
+    tb_sink *sheet = NULL;
+    tb_status rc = book_open(js, label, err);
+    if (!rc)
+        rc = xlsx_sheet_sink(js->book, &(xlsx_sheet_options){.name = ADVISOR_SHEET, .key = ADVISOR_SHEET_KEY}, &sheet,
+                             err);
+    if (!rc)
+        rc = advisor_write_sheet(js->adv, sheet, js->reports, o, err);
+    sink_destroy(sheet);
+    return rc;
+}
+
 /* Collects the files a report must not replace (the inputs, the specs and
  * the SQL files they read) and checks the metadata file's path against them;
  * meta_path gets that path. */
@@ -672,7 +752,7 @@ static tb_status write_metadata(job_state *js, const tb_run_options *o, const tb
                                 size_t n, tb_error *err)
 {
     const tb_report_job *job = js->job;
-    int any_file = js->book != NULL, any_skipped = 0;
+    int any_file = js->book != NULL || (js->adv && advisor_wrote(js->adv)), any_skipped = 0;
     for (size_t i = 0; i < json_array_size(js->reports); i++) {
         json_t *r = json_array_get(js->reports, i);
         any_file |= json_array_size(json_object_get(r, "files")) > 0;
@@ -683,6 +763,8 @@ static tb_status write_metadata(job_state *js, const tb_run_options *o, const tb
     json_t *m = metadata(js, o, res, js->reports);
     if (js->book)
         json_object_set_new(m, "workbook", json_string(base_name(js->book_path)));
+    if (js->adv && advisor_wrote(js->adv))
+        json_object_set_new(m, "advisor", advisor_manifest(js->adv));
     if (job->keep_listings)
         manifest_keep_earlier(m, job->out_dir);
     tb_status rc = manifest_write(job->out_dir, m, &js->inputs, meta_path, n, err);
@@ -739,8 +821,17 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
         rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto done;
     }
+    if (runs_rules(&o) && !(js.adv = advisor_new())) {
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
     rc = runner_run(&o, &(run_part){.replay = session_replay(s)}, res, err);
     if (rc)
+        goto done;
+    if (js.adv && advisor_n_rules(js.adv) &&
+        ((rc = advisor_write(js.adv, rules_write_files(&o), job->out_dir, res->window_label, js.reports, &o,
+                             &js.inputs, res->findings, job->written, job->run.ctx, err)) ||
+         (rc = advisor_sheet(&js, &o, res->window_label, err))))
         goto done;
     json_decref(warnings_obj(&js, &res->warnings));
     if ((rc = finish_book(&js, &o, res, err)))
@@ -750,6 +841,7 @@ done:
     if (dir_fd >= 0)
         close(dir_fd); /* releases the lock */
     xlsx_destroy(js.book);
+    advisor_free(js.adv);
     free(js.book_path);
     free(js.conds);
     json_decref(js.skipped_notes);

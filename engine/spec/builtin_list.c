@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "spec/spec.h"
 #include "tracebook/spec.h"
 #include "util/vec.h"
 
@@ -112,7 +113,17 @@ static void report_write(FILE *f, const tb_spec_report *rep, const char *file)
         for (size_t q = 0; q < tb_report_n_params(rep); q++)
             param_write(f, tb_report_param(rep, q));
     }
+    const tb_spec_advice *adv = rep->advice;
+    if (adv) {
+        fprintf(f, "  advisor rule (docs/advisor.md): severity %s; its threshold is the param threshold\n",
+                tb_severity_name(adv->severity));
+        fprintf(f, "  reason: %s\n  suggestion: %s\n", adv->reason, adv->suggestion);
+        if (adv->source)
+            fprintf(f, "  source: %s\n", adv->source);
+    }
     fprintf(f, "\n  run it: tracebook report -dir PATH --spec builtin:%s\n", tb_report_id(rep));
+    if (adv)
+        fprintf(f, "  every rule: tracebook report -dir PATH --spec builtin:%s\n", file);
 }
 
 tb_status tb_builtins_write(FILE *f, const char *id, tb_error *err)

@@ -71,6 +71,16 @@ size_t tb_specs_count(const tb_spec *const *specs, size_t n, const char *const *
     return count;
 }
 
+size_t tb_specs_rules(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only)
+{
+    size_t count = 0;
+    for (size_t s = 0; s < n; s++)
+        for (size_t k = 0; k < specs[s]->n_reports; k++)
+            count += (size_t)(runs(specs[s]->reports[k].id, only, n_only) &&
+                              tb_report_advice(&specs[s]->reports[k], NULL));
+    return count;
+}
+
 unsigned tb_specs_outputs(const tb_spec *const *specs, size_t n)
 {
     unsigned out = 0;

@@ -63,6 +63,19 @@ typedef struct tb_spec_rule {
     tb_spec_pos pos;
 } tb_spec_rule;
 
+/* `advice:` (docs/advisor.md): the report is an advisor rule; its rows are
+ * the evidence of one finding. The threshold is the report's param
+ * `threshold` (its SQL reads :threshold). */
+typedef struct tb_spec_advice {
+    tb_severity severity;
+    char *reason;        /* why it matters */
+    char *message;       /* the finding, with {Column} (the first evidence row's value) and {#} (the row count) */
+    char *suggestion;    /* what to do */
+    char *source;        /* where the rule comes from, or NULL */
+    tb_spec_pos pos;         /* the `advice:` key */
+    tb_spec_pos message_pos; /* the message's value */
+} tb_spec_advice;
+
 struct tb_spec_report {
     char *id;            /* file-name safe: [A-Za-z0-9_.-]+ */
     char *title;         /* defaults to id */
@@ -111,6 +124,7 @@ struct tb_spec_report {
     tb_spec_rule *rules;     /* compare: `regressions:` rules */
     size_t n_rules;
     int has_rules;           /* 1: `regressions:` given (even empty); 0: the default rules */
+    tb_spec_advice *advice;  /* `advice:`, or NULL: a plain report */
     tb_spec_pos pos;
 };
 

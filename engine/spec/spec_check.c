@@ -214,6 +214,17 @@ static void param_free(tb_param *p)
     free(p->help);
 }
 
+void spec_advice_free(tb_spec_advice *a)
+{
+    if (!a)
+        return;
+    free(a->reason);
+    free(a->message);
+    free(a->suggestion);
+    free(a->source);
+    free(a);
+}
+
 void spec_report_free(tb_spec_report *r)
 {
     free(r->id);
@@ -260,6 +271,7 @@ void spec_report_free(tb_spec_report *r)
     for (size_t i = 0; i < r->n_rules; i++)
         free(r->rules[i].column);
     free(r->rules);
+    spec_advice_free(r->advice);
 }
 
 void tb_spec_free(tb_spec *spec)

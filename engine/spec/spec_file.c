@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * spec_file.c - tb_spec_load (tracebook/spec.h): a spec from its file, or
- * the spec of one built-in report from `builtin:NAME` (as --spec takes it
- * and tracebook_run.json records it; an unknown name is a usage error
- * naming the nearest, from builtin_list.c). The text is parsed by spec.c.
+ * from `builtin:NAME` (as --spec takes it and tracebook_run.json records
+ * it) the spec of one built-in report, else of a whole built-in file
+ * (builtin:advisor); an unknown name is a usage error naming the nearest
+ * report (builtin_list.c). The text is parsed by spec.c.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,6 +25,9 @@ tb_status tb_spec_load(const char *path, tb_spec **out, void (*warn)(void *ctx, 
         if (k < 0 || (size_t)k >= sizeof use || strchr(path + 8, '"') || strchr(path + 8, '\\'))
             return tb_error_set(err, TB_ERR_USAGE, "--spec '%s': not a built-in report name", path);
         tb_status st = tb_builtin_report_check(path + 8, err);
+        const tb_builtin *file = st == TB_ERR_USAGE ? tb_builtin_find(path + 8) : NULL;
+        if (file) /* no report has the name, a built-in file has it: all its reports (builtin:advisor) */
+            return spec_load_text(path, file->text, strlen(file->text), 0, warn, ctx, out, err);
         if (st) {
             char why[sizeof err->message];
             snprintf(why, sizeof why, "%s", err->message);

@@ -83,6 +83,8 @@ int spec_is_report_id(const char *s);
 tb_status spec_check_base_name(loader *L, long line, long col, const char *name);
 /* Frees what r holds (not r itself). */
 void spec_report_free(tb_spec_report *r);
+/* Frees an advice (NULL is fine). */
+void spec_advice_free(tb_spec_advice *a);
 
 /* ---- spec.c: params and loading ---- */
 
@@ -102,6 +104,13 @@ tb_status spec_parse_outputs(loader *L, const specnode *n, unsigned *mask);
 /* Reads a whole file into a new NUL-terminated buffer (free with free()).
  * Returns 0, or an errno value. */
 int spec_read_all(const char *path, char **out, size_t *len);
+/* ---- spec_advice.c: advisor rules ---- */
+
+/* The `advice:` pair of a report into r->advice (a `use:` entry's replaces the keys it names). */
+tb_status spec_parse_advice(loader *L, const specnode_pair *pair, tb_spec_report *r);
+/* Copies src's advice into dst (positions in dst->origin). Returns 0 or -1 (no memory). */
+int spec_advice_copy(tb_spec_report *dst, const tb_spec_report *src);
+
 /* The `reports` list into L->spec->reports. */
 tb_status spec_parse_reports(loader *L, const specnode *n);
 

@@ -28,10 +28,10 @@
 static const char *const report_keys[] = {"id",     "title",   "description", "use",   "requires",
                                           "sql",    "sql_file", "params",     "outputs", "sort",
                                           "limit",  "header_units", "columns", "xlsx",  "key",
-                                          "normalize", "regressions", "drop_empty", "pivot", "scope", NULL};
+                                          "normalize", "regressions", "drop_empty", "pivot", "scope", "advice", NULL};
 static const char *const use_keys[] = {"use",    "id",   "title", "description",  "params",  "outputs",
                                        "sort",   "limit", "header_units", "columns", "xlsx", "requires",
-                                       "key",    "normalize", "regressions", "drop_empty", "pivot", "scope", NULL};
+                                       "key",    "normalize", "regressions", "drop_empty", "pivot", "scope", "advice", NULL};
 static const char *const rule_keys[] = {"column", "worse", "relative", "absolute", "min_count", "mad", "nights", NULL};
 static const char *const normalize_names[] = {"strip_template_args", "strip_hashes", "strip_trailing_numbers",
                                               NULL}; /* TB_NORM_* bit order */
@@ -604,6 +604,8 @@ static tb_status parse_common(loader *L, const specnode *m, tb_spec_report *r, r
         return st;
     if ((p = specnode_get(m, "regressions")) && (st = parse_rules(L, p->value, r)))
         return st;
+    if ((p = specnode_get(m, "advice")) && (st = spec_parse_advice(L, p, r)))
+        return st;
     return TB_OK;
 }
 
@@ -807,7 +809,8 @@ static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const cha
     if (copy_strings(&dst->requires, &dst->n_requires, src->requires, src->n_requires) ||
         copy_strings(&dst->key, &dst->n_key, src->key, src->n_key) ||
         copy_strings(&dst->drop_empty, &dst->n_drop_empty, src->drop_empty, src->n_drop_empty) ||
-        copy_params(dst, src) || copy_conds_rules(dst, src) || copy_sort_columns(dst, src))
+        copy_params(dst, src) || copy_conds_rules(dst, src) || copy_sort_columns(dst, src) ||
+        spec_advice_copy(dst, src))
         return -1;
     return 0;
 }

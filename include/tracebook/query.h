@@ -76,6 +76,8 @@ typedef struct tb_run_result {
     uint64_t warnings;               /* tb_report_write: the load's (TB_WARNING) and the run's warnings */
     int window_missed;               /* tb_run_options.window_miss_ok: 1 no rank of the DB has the window,
                                         2 a rank has its first iteration but not its last */
+    uint64_t findings[TB_N_SEVERITIES]; /* tb_report_write: the advisor rules' findings by severity
+                                           (tracebook/spec.h; docs/advisor.md) */
 } tb_run_result;
 
 /* The default VM step budget of one report (about two minutes of SQLite work). */

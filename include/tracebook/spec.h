@@ -91,12 +91,25 @@ unsigned tb_report_outputs(const tb_spec_report *rep);
 typedef enum tb_scope { TB_SCOPE_ALL = 0, TB_SCOPE_RANK = 1, TB_SCOPE_CLUSTER = 2 } tb_scope;
 tb_scope tb_report_scope(const tb_spec_report *rep);
 
+/*
+ * The severity of an advisor rule's finding (`advice.severity`,
+ * docs/advisor.md), in rising order.
+ */
+typedef enum tb_severity { TB_SEVERITY_INFO = 0, TB_SEVERITY_WARNING = 1, TB_SEVERITY_CRITICAL = 2 } tb_severity;
+#define TB_N_SEVERITIES 3
+/* "info", "warning", "critical" (static). */
+const char *tb_severity_name(tb_severity s);
+/* The severity named text, or -1 when none is. */
+int tb_severity_parse(const char *text);
+/* 1 when rep is an advisor rule (it has `advice:`); its severity in *sev when not NULL. */
+int tb_report_advice(const tb_spec_report *rep, tb_severity *sev);
 
 /*
  * Loads and validates a spec (YAML, or JSON when the file starts with '{' or
  * '[' after blanks). `use:` entries are expanded from the built-in reports;
- * a path `builtin:NAME` is the spec of one built-in report (as --spec takes
- * it, and as tracebook_run.json records it).
+ * a path `builtin:NAME` is the spec of one built-in report, else of every
+ * report of a built-in file (`builtin:advisor`), as --spec takes it and as
+ * tracebook_run.json records it.
  * Returns new (free with tb_spec_free) in *out. Errors carry the spec's
  * file, line and column and say what was expected. warn (may be NULL) gets
  * notes such as an msprof fallback reason.
@@ -145,6 +158,8 @@ tb_status tb_specs_check_only(const tb_spec *const *specs, size_t n, const char 
                               tb_error *err);
 /* How many reports of the specs run (for a progress count). */
 size_t tb_specs_count(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only);
+/* How many of those are advisor rules (reports with `advice:`). */
+size_t tb_specs_rules(const tb_spec *const *specs, size_t n, const char *const *only, size_t n_only);
 /* The outputs (TB_OUT_*) any of the specs or their reports declares. */
 unsigned tb_specs_outputs(const tb_spec *const *specs, size_t n);
 

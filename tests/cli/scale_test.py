@@ -368,7 +368,8 @@ def assert_swept(cluster):
 # ---- rank-scope reports over shards: no merge (docs/scale-out.md#report-scopes) ----
 
 NOT_RANK = {"cluster_step_trace_time", "slow_rank", "slow_rank_op", "communication_matrix", "op_summary",
-            "kernel_details", "step_trace"}
+            "kernel_details", "step_trace", "slow_rank_vote", "slow_op_stats", "slow_link", "slow_link_summary"}
+NOT_RANK_PREFIX = "advisor_"  # the advisor's rules (reports/advisor.yaml) are of scope all
 RANK_SQL = """
   - id: ranked_kernels
     scope: rank
@@ -391,7 +392,8 @@ def rank_spec(path, extra=""):
     names = [line.split()[0] for line in run("reports").stdout.splitlines() if line.strip()]
     with open(path, "w") as f:
         f.write("tracebook: 1\noutputs: [csv, json, xlsx]\nreports:\n" +
-                "".join("  - use: %s\n" % n for n in names if n not in NOT_RANK) + RANK_SQL + extra)
+                "".join("  - use: %s\n" % n for n in names if n not in NOT_RANK and not n.startswith(NOT_RANK_PREFIX)) +
+                RANK_SQL + extra)
     return path
 
 

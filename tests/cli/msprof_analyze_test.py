@@ -1,0 +1,183 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# msprof_analyze_test.py - the reports that give msprof-analyze's cluster
+# analyses (reports/msprof_analyze.yaml) on generated 8-rank clusters,
+# against msprof-analyze's own figures.
+#
+# slow_rank_vote and slow_op_stats (the slow_rank recipe's rank_stats.csv
+# and slow_op_stats.csv), on two clusters made here from tracebook-gen
+# traces:
+#   - dixon: one Ascend trace of a group of 4 copied to ranks 0..7, each
+#     rank's collectives stretched by 1 + r/16, rank 5's first of each op name
+#     shrunk to 0.4: every op name has 8 x (its steps) times, Dixon's test;
+#   - sigma: Kineto traces of ranks 0..7 (seeds 1..8), their all-reduce
+#     kernels only, rank 2's every third shrunk to 1%: more than 100 times
+#     per op name, the 3-sigma rule.
+# The references (REFERENCE below) are what msprof-analyze's
+# SlowRankVoteAnalysis (its slow_rank.py, run unchanged with pandas and
+# numpy) gives for the same communication ops, read from tracebook's DB of
+# these inputs (rank, group, op name, start, (end - start) / 1000 in rank,
+# start, op id order); the figures were computed once and kept here. The
+# headers are msprof-analyze's byte for byte; times compare to 1e-9
+# relative (its pandas sums against SQLite's).
+#
+# usage: msprof_analyze_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR [CASE...]
+# Prints one `ok`/`FAIL` line per case and a final count; exits 0 when none failed.
+import csv
+import json
+import os
+import sys
+from decimal import Decimal
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+RANK_STATS_HEAD = "rankId,slowAffectCount"
+SLOW_OP_HEAD = "SlowRank,OpName,GroupName,Timestamp,Count,MeanNs,StdNs,MinNs,Q1Ns,MedianNs,Q3Ns,MaxNs,SumNs"
+
+
+def ns(ts):
+    return int(Decimal(str(ts)) * 1000)
+
+
+def pids(ev):
+    return {e["pid"]: e["args"]["name"] for e in ev if e.get("ph") == "M" and e.get("name") == "process_name"}
+
+
+def dixon_cluster(gen, d):
+    """Eight Ascend ranks from one trace; the collectives of rank r stretched by
+    1 + r/16, but rank 5's first of each op name shrunk to 0.4. Returns the
+    eight paths."""
+    base = os.path.join(d, "group.json")
+    if not os.path.exists(base):
+        gen("--kind", "ascend", "--events", "6000", "--ranks", "4", "--seed", "7", "-o", base)
+    paths = []
+    for r in range(8):
+        p = os.path.join(d, "dixon_rank%d.json" % r)
+        if not os.path.exists(p):
+            with open(base, encoding="utf-8") as f:
+                ev = json.load(f)
+            comm = [pid for pid, name in pids(ev).items() if name == "Communication"]
+            seen = set()
+            for e in ev:
+                if e.get("pid") in comm and e.get("ph") == "X":
+                    num, den = (2, 5) if r == 5 and e["name"] not in seen else (16 + r, 16)
+                    seen.add(e["name"])
+                    e["dur"] = float(Decimal(ns(e["dur"]) * num // den) / 1000)
+            with open(p, "w", encoding="utf-8") as f:
+                json.dump(ev, f)
+        paths.append(p)
+    return paths
+
+
+def sigma_cluster(gen, d):
+    """Eight Kineto ranks (seeds 1..8), their all-reduce NCCL kernels only (the
+    op names of a group must occur equally often); rank 2's every third
+    shrunk to 1%. Returns the eight paths."""
+    paths = []
+    for r in range(8):
+        p = os.path.join(d, "sigma_rank%d.json" % r)
+        if not os.path.exists(p):
+            raw = p + ".gen"
+            gen("--kind", "kineto", "--events", "30000", "--ranks", "8", "--rank", str(r), "--seed", str(r + 1),
+                "-o", raw)
+            with open(raw, encoding="utf-8") as f:
+                doc = json.load(f)
+            os.remove(raw)
+            doc["traceEvents"] = [e for e in doc["traceEvents"]
+                                  if not e.get("name", "").startswith("ncclDevKernel_AllGather")]
+            if r == 2:
+                seen = 0
+                for e in doc["traceEvents"]:
+                    if e.get("ph") == "X" and e.get("cat") == "kernel" and e.get("name", "").startswith("nccl"):
+                        seen += 1
+                        if seen % 3 == 0:
+                            e["dur"] = e["dur"] / 100
+            with open(p, "w", encoding="utf-8") as f:
+                json.dump(doc, f)
+        paths.append(p)
+    return paths
+
+
+REFERENCE = {
+    "dixon": {
+        "rank_stats": [[5, 2]],
+        "slow_op_stats": [
+            ["5", "hcom_allReduce__538_2_1", "", 1704161763447122931, 24, 17118.260833333334, 3270.0084277574374, 6111.507, 15633.320749999999, 17396.6185, 19162.283, 21963.229, 410838.26],
+            ["5", "hcom_allGather__538_0_1", "", 1704161763488490182, 24, 9819.744666666667, 1837.5303306208407, 3408.77, 8999.95375, 10015.927, 11029.2375, 12250.268, 235673.872],
+        ],
+    },
+    "sigma": {
+        "rank_stats": [[2, 1]],
+        "slow_op_stats": [
+            ["2", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "", 1428628978259091, 1014, 5793.205620315582, 7352.375628042224, 183.962, 2322.584, 2672.206, 6889.26, 37459.024, 5874310.499],
+        ],
+    },
+}
+
+
+def main(tb_path, gen_path, out, only):
+    tb = tbtest.Program(tb_path)
+    gen = tbtest.Program(gen_path, code=0)
+    suite = tbtest.Suite(tb, work=os.path.join(out, "cases"))
+    inputs = tbtest.fresh_dir(os.path.join(out, "inputs"))
+
+    def run_vote(t, paths):
+        args = ["report", "-q"]
+        for p in paths:
+            args += ["-dir", p]
+        for spec in ("builtin:slow_rank_vote", "builtin:slow_op_stats"):
+            r = t.run(*args, "--spec", spec, "-o", t.out)
+            t.eq(r.rc, 0, "exit code of %s (stderr: %s)" % (spec, r.err.strip()))
+        with open(os.path.join(t.out, "slow_rank_vote.csv"), encoding="utf-8") as f:
+            text = f.read()
+        t.eq(text.split("\n", 1)[0], RANK_STATS_HEAD, "rank_stats.csv's header")
+        ranks = [[int(a), int(b)] for a, b in csv.reader(text.splitlines()[1:])]
+        with open(os.path.join(t.out, "slow_op_stats.csv"), encoding="utf-8") as f:
+            text = f.read()
+        t.eq(text.split("\n", 1)[0], SLOW_OP_HEAD, "slow_op_stats.csv's header")
+        ops = list(csv.reader(text.splitlines()[1:]))
+        return ranks, ops
+
+    def compare(t, name, ranks, ops):
+        ref = REFERENCE[name]
+        t.eq(ranks, ref["rank_stats"], "rank_stats: rank and slowAffectCount, in msprof-analyze's order")
+        t.eq([o[:5] for o in ops], [[r[0], r[1], r[2], str(r[3]), str(r[4])] for r in ref["slow_op_stats"]],
+             "slow_op_stats: SlowRank, OpName, GroupName, Timestamp, Count")
+        for o, r in zip(ops, ref["slow_op_stats"]):
+            for k, (got, want) in enumerate(zip(o[5:], r[5:])):
+                t.check(abs(float(got) - want) <= 1e-9 * max(1.0, abs(want)),
+                        "slow_op_stats %s, %s" % (o[1], SLOW_OP_HEAD.split(",")[5 + k]), "%s vs %r" % (got, want))
+
+    @suite.case("slow_rank_vote, dixon: 8 Ascend ranks, rank 5 voted as by msprof-analyze")
+    def case_dixon(t):
+        ranks, ops = run_vote(t, dixon_cluster(gen, inputs))
+        t.check(ranks and ranks[0][0] == 5, "rank 5 voted first", ranks)
+        compare(t, "dixon", ranks, ops)
+
+    @suite.case("slow_rank_vote, 3 sigma: 8 Kineto ranks, rank 2's short kernels voted as by msprof-analyze")
+    def case_sigma(t):
+        ranks, ops = run_vote(t, sigma_cluster(gen, inputs))
+        t.check(any(r[0] == 2 for r in ranks), "rank 2 voted", ranks)
+        t.check(all(int(o[4]) > 100 for o in ops), "lists of more than 100 times: the 3-sigma rule")
+        compare(t, "sigma", ranks, ops)
+
+    @suite.case("slow_rank_vote: equal ranks give no vote (rows none, header kept)")
+    def case_equal(t):
+        base = dixon_cluster(gen, inputs)[0]
+        copies = []
+        for r in range(4):
+            p = t.path("same%d.json" % r)
+            with open(base, "rb") as src, open(p, "wb") as dst:
+                dst.write(src.read())
+            copies.append(p)
+        ranks, ops = run_vote(t, copies)
+        t.eq((ranks, ops), ([], []), "no vote among equal times")
+
+    suite.main(only)
+
+
+if __name__ == "__main__":
+    ARGS = tbtest.args("TRACEBOOK TRACEBOOK_GEN OUTDIR [CASE...]", 3)
+    main(*(os.path.abspath(a) for a in ARGS[:3]), ARGS[3:])
