@@ -173,7 +173,8 @@ CREATE TABLE TB_WARNING (sourceId INTEGER, message TEXT);
 CREATE TABLE TB_SOURCE_ENUM (rankId INTEGER, tableName TEXT, id INTEGER, name TEXT);
 CREATE TABLE TB_RANK (rankId INTEGER, hostName TEXT, source TEXT);
 CREATE TABLE TB_PROCESS (
-    rankId INTEGER, pid, name TEXT, labels TEXT, sortIndex INTEGER, deviceId INTEGER, layer TEXT
+    rankId INTEGER, pid, name TEXT, labels TEXT, sortIndex INTEGER, deviceId INTEGER, layer TEXT,
+    unrouted INTEGER
 );
 CREATE TABLE TB_THREAD (rankId INTEGER, pid, tid, name TEXT, sortIndex INTEGER);
 CREATE TABLE TB_FLOW (

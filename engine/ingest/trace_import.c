@@ -333,10 +333,10 @@ static int flush_processes(imp *im)
             continue;
         int dev = p->layer >= L_PYTHON && (p->device_label >= 0 || p->bare_npu) ? trace_proc_device(p) : -1;
         const char *layer = trace_layer_label(p->layer);
-        tb_val v[7] = {VINT(im->opt->rank), trace_pid_val(im, p->key), p->name ? VTEXT(p->name, strlen(p->name)) : VNULL,
+        tb_val v[8] = {VINT(im->opt->rank), trace_pid_val(im, p->key), p->name ? VTEXT(p->name, strlen(p->name)) : VNULL,
                        p->labels ? VTEXT(p->labels, strlen(p->labels)) : VNULL,
                        p->has_sort ? VINT(p->sort_index) : VNULL, dev < 0 ? VNULL : VINT(dev),
-                       VTEXT(layer, strlen(layer))};
+                       VTEXT(layer, strlen(layer)), VINT((int64_t)p->unrouted)};
         if (trace_row(im, R_PROCESS, v))
             return -1;
     }

@@ -296,7 +296,7 @@ static int classify_layer(const char *name)
 {
     static const struct { const char *name; int layer; } known[] = {
         {"Python", L_PYTHON}, {"Python GC", L_PYTHON_GC}, {"CANN", L_CANN},
-        {"Ascend Hardware", L_HW}, {"Communication", L_COMM}, {"Overlap Analysis", L_OVERLAP},
+        {"Ascend Hardware", L_HW}, {"Communication", L_COMM}, {"HCCL", L_COMM}, {"Overlap Analysis", L_OVERLAP},
         {"MsprofTx", L_MSTX}, {"Task Scheduler", L_HW},
         /* layers whose slices and counters stay generic (TB_EVENT / TB_COUNTER) */
         {"AI Core Freq", L_ASCEND_OTHER}, {"NPU MEM", L_ASCEND_OTHER}, {"Step Trace", L_ASCEND_OTHER},
@@ -425,7 +425,16 @@ int trace_on_metadata(imp *im, trace_event *ev, int64_t pkey)
 
 /* ---- destinations --------------------------------------------------------- */
 
-int trace_put_event(imp *im, trace_event *ev, int64_t pkey)
+/* Counts an event of pid key that only the generic tables keep (TB_PROCESS.unrouted). */
+static void note_unrouted(imp *im, int64_t pkey)
+{
+    proc *p = trace_proc_get(im, pkey, 0);
+    if (p)
+        p->unrouted++;
+}
+
+/* The event as written, to TB_EVENT. 0, or -1 with err set. */
+static int put_event(imp *im, trace_event *ev, int64_t pkey)
 {
     char ph[2] = {ev->ph ? ev->ph : '?', 0};
     int64_t cat = intern_span(im, ev->cat), name = intern_span(im, ev->name);
@@ -443,6 +452,12 @@ int trace_put_event(imp *im, trace_event *ev, int64_t pkey)
     tb_val v[9] = {VINT(im->opt->rank), trace_pid_val(im, pkey), tidv, VTEXT(ph, 1), idval(cat), idval(name),
                    ev->has_ts ? VINT(ev->ts_ns) : VNULL, ev->has_ts ? VINT(end_ns(ev)) : VNULL, args};
     return trace_row(im, R_EVENT, v);
+}
+
+int trace_put_event(imp *im, trace_event *ev, int64_t pkey)
+{
+    note_unrouted(im, pkey);
+    return put_event(im, ev, pkey);
 }
 
 static int step_number(js_span name, int64_t *n)
@@ -866,7 +881,7 @@ int trace_route_slice(imp *im, trace_event *ev, int64_t pkey, proc *p)
         if (trace_row(im, R_GC_RECORD, v))
             return -1;
         im->res->dest[TB_DEST_TB_EVENT]++; /* counted with generic events: GC_RECORD has no dest */
-        return trace_put_event(im, ev, pkey);
+        return put_event(im, ev, pkey);
     }
     case L_OTHER:
     case L_UNKNOWN:
@@ -929,6 +944,8 @@ int trace_put_counter(imp *im, trace_event *ev, int64_t pkey)
         if (js_span_real(ev->argv[i].val, &d) != 0)
             continue;
         int64_t series = intern_span(im, ev->argv[i].key);
+        if (n == 0)
+            note_unrouted(im, pkey);
         if (series == -1)
             return -1;
         tb_val v[6] = {VINT(im->opt->rank), trace_pid_val(im, pkey), idval(name), VINT(series), VINT(ev->ts_ns),

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# real_data_test.py - inputs as the profilers really write them load to the
+# same numbers.
+#
+# A generated torch_npu timeline is loaded twice: as written, and with its
+# communication layer named `HCCL` (torch_npu's name in several versions)
+# instead of `Communication`. Both must give the same COMMUNICATION_OP rows
+# and the same step trace, and tracebook_run.json must list the layers whose
+# events only the generic tables keep.
+#
+# usage: real_data_test.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA OUTDIR
+# Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
+# line; exits 0 when all pass, 1 otherwise.
+import csv
+import json
+import os
+import sqlite3
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, GEN, SHARED, OUT = tbtest.args("TRACEBOOK TRACEBOOK_GEN SHARED_DATA OUTDIR", 4)
+run = tbtest.Program(TB)
+
+
+def rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def meta(out):
+    with open(os.path.join(out, "tracebook_run.json")) as f:
+        return json.load(f)
+
+
+def gen(path, kind, events, *more):
+    tbtest.run([GEN, "--kind", kind, "--events", str(events), *more, "-o", path], code=0)
+
+
+def rename_process(src, dst, old, new):
+    """A copy of the timeline src with the process named old named new (only
+    the process_name metadata changes)."""
+    with open(src) as f:
+        events = json.load(f)
+    n = 0
+    for e in events:
+        if e.get("ph") == "M" and e.get("name") == "process_name" and e["args"].get("name") == old:
+            e["args"]["name"] = new
+            n += 1
+    assert n == 1, n
+    with open(dst, "w") as f:
+        json.dump(events, f)
+
+
+def comm_ops(db):
+    with sqlite3.connect(db) as c:
+        return c.execute("SELECT s.value, startNs, endNs, connectionId, g.value, deviceId FROM COMMUNICATION_OP o"
+                         " LEFT JOIN STRING_IDS s ON s.id = o.opName LEFT JOIN STRING_IDS g ON g.id = o.groupName"
+                         " ORDER BY startNs, opId").fetchall()
+
+
+def case_hccl_layer():
+    d = os.path.join(OUT, "hccl")
+    os.makedirs(d)
+    comm, hccl = os.path.join(d, "comm.json"), os.path.join(d, "hccl.json")
+    gen(comm, "ascend", 4000, "--ranks", "2")
+    rename_process(comm, hccl, "Communication", "HCCL")
+    dbs, steps = [], []
+    for name in ("comm", "hccl"):
+        db = os.path.join(d, name + ".db")
+        r = run("export", "db", "-dir", os.path.join(d, name + ".json"), "-o", db)
+        assert r.rc == 0, r
+        dbs.append(db)
+        out = os.path.join(d, name + "_out")
+        r = run("report", "-dir", os.path.join(d, name + ".json"), "--spec", "builtin:step_trace_time", "-o", out)
+        assert r.rc == 0, r
+        steps.append(rows(os.path.join(out, "step_trace_time.csv")))
+        m = meta(out)
+        layers = {x["process"]: x for x in m["loading"]["layers_not_routed"]}
+        # NPU MEM is kept as counters; the communication layer is routed
+        assert set(layers) == {"NPU MEM"}, layers
+        assert layers["NPU MEM"]["layer"] == "Ascend (other)" and layers["NPU MEM"]["events"] > 0, layers
+        assert layers["NPU MEM"]["file"].endswith(name + ".json"), layers
+    a, b = comm_ops(dbs[0]), comm_ops(dbs[1])
+    assert len(a) > 0, "the generated timeline has no communication ops"
+    assert a == b, (a[:3], b[:3])
+    assert steps[0] == steps[1], (steps[0], steps[1])
+    assert any(float(s["Communication"]) > 0 for s in steps[1]), steps[1]
+    with sqlite3.connect(dbs[1]) as c:
+        assert c.execute("SELECT layer FROM TB_PROCESS WHERE name = 'HCCL'").fetchall() == [("Communication",)]
+
+
+def case_unknown_layer_listed():
+    d = os.path.join(OUT, "unknown")
+    os.makedirs(d)
+    src, dst = os.path.join(d, "a.json"), os.path.join(d, "b.json")
+    gen(src, "ascend", 2000, "--ranks", "2")
+    rename_process(src, dst, "Communication", "Collectives")
+    out = os.path.join(d, "out")
+    r = run("report", "-dir", dst, "--spec", "builtin:step_trace_time", "-o", out)
+    assert r.rc == 0, r
+    layers = {x["process"]: x for x in meta(out)["loading"]["layers_not_routed"]}
+    assert set(layers) == {"NPU MEM", "Collectives"}, layers
+    assert layers["Collectives"]["layer"] == "other", layers
+    with open(dst) as f:
+        pid = [e["pid"] for e in json.load(f) if e.get("ph") == "M" and e["args"].get("name") == "Collectives"][0]
+    with open(dst) as f:
+        n = sum(1 for e in json.load(f) if e.get("pid") == pid and e.get("ph") != "M")
+    assert layers["Collectives"]["events"] == n, (layers, n)
+
+
+if __name__ == "__main__":
+    tbtest.fresh_dir(OUT)
+    tbtest.use_cache(os.path.join(OUT, "cache"))
+    suite = tbtest.Suite(work=OUT)
+    suite.collect(globals())
+    suite.main()
