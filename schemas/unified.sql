@@ -24,6 +24,8 @@ CREATE TABLE TASK (
     streamId INTEGER, taskId INTEGER, modelId INTEGER,
     rankId INTEGER, name INTEGER          -- tracebook: rank; slice name (string id)
 );
+-- opType: the input's; for a trace (which gives none) taken from the kernel's
+-- name (docs/inputs.md, "Kernel types")
 CREATE TABLE COMPUTE_TASK_INFO (
     name INTEGER, globalTaskId INTEGER, blockNum INTEGER, mixBlockNum INTEGER,
     taskType INTEGER, opType INTEGER, inputFormats INTEGER, inputDataTypes INTEGER,

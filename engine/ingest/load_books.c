@@ -33,6 +33,7 @@ static const char *const dest_names[TB_DEST_COUNT] = {
     [TB_DEST_BETTER_SOURCE] = "skipped: table filled by a better source",
     [TB_DEST_BAD_ROWS] = "skipped: rows with a wrong field count",
     [TB_DEST_BAD_TIME] = "skipped: times outside +-2^62 ns",
+    [TB_DEST_DERIVED_TYPE] = "COMPUTE_TASK_INFO.opType from the name",
 };
 
 const char *tb_dest_name(int dest)

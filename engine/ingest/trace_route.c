@@ -19,6 +19,7 @@
 
 #include "ingest/flows.h"
 #include "util/jstream.h"
+#include "ingest/kernel_type.h"
 #include "ingest/trace_int.h"
 #include "util/hash.h"
 
@@ -220,6 +221,29 @@ static int64_t intern_span(imp *im, js_span s)
 static tb_val idval(int64_t id)
 {
     return id < 0 ? VNULL : VINT(id);
+}
+
+/* The kernel's type from its name (kernel_type.h: gpu or Ascend rule),
+ * interned and counted as derived. The id, -2 when the name gives none, -1
+ * on a sink failure. */
+static int64_t derived_type(imp *im, js_span name, int gpu)
+{
+    if (name.type != JS_STR)
+        return -2;
+    size_t n, len;
+    const char *p = js_str_decode(name, &im->dbuf, &im->dcap, &n);
+    if (!p)
+        return trace_oom(im);
+    const char *t = gpu ? kernel_type_gpu(p, n, &len) : kernel_type_ascend(p, n, &len);
+    if (len == 0)
+        return -2;
+    int64_t id = im->sink->intern(im->sink->ctx, t, len);
+    if (id < 0) {
+        row_sink_fail(im->sink, im->path, im->err);
+        return -1;
+    }
+    im->res->dest[TB_DEST_DERIVED_TYPE]++;
+    return id;
 }
 
 int trace_row(imp *im, int table, const tb_val *v)
@@ -611,7 +635,10 @@ static int put_hw_task(imp *im, trace_event *ev, int64_t pid, proc *p)
             return -1;
         im->res->dest[TB_DEST_MEMCPY_INFO]++;
     } else if (!non_compute_type(tt)) {
-        tb_val v[8] = {idval(name), VINT(gid), idval(type_id), VNULL, arg_intval(ev, "Block Num"),
+        int64_t op_type = derived_type(im, ev->name, 0);
+        if (op_type == -1)
+            return -1;
+        tb_val v[8] = {idval(name), VINT(gid), idval(type_id), idval(op_type), arg_intval(ev, "Block Num"),
                        arg_intval(ev, "Mix Block Num"), VNULL, VINT(im->opt->rank)};
         if (trace_row(im, R_COMPUTE_TASK_INFO, v))
             return -1;
@@ -801,7 +828,10 @@ static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
         im->res->dest[TB_DEST_COMMUNICATION_TASK_INFO]++;
         return 0;
     }
-    tb_val v[8] = {idval(name), VINT(gid), idval(cat), VNULL, VNULL, VNULL, VNULL, VINT(im->opt->rank)};
+    int64_t op_type = derived_type(im, ev->name, 1);
+    if (op_type == -1)
+        return -1;
+    tb_val v[8] = {idval(name), VINT(gid), idval(cat), idval(op_type), VNULL, VNULL, VNULL, VINT(im->opt->rank)};
     if (trace_row(im, R_COMPUTE_TASK_INFO, v))
         return -1;
     im->res->dest[TB_DEST_COMPUTE_TASK_INFO]++;

@@ -48,6 +48,7 @@
 #include "util/tempname.h"
 #include "tracebook/db.h"
 #include "tracebook/error.h"
+#include "tracebook/load.h"
 #include "tracebook/report.h"
 
 typedef struct about_rows {
@@ -578,8 +579,9 @@ static json_t *warnings_obj(const job_state *js, uint64_t *count)
 /*
  * What the load did not take as written, for the run metadata: the layers
  * (processes) of a trace whose events only the generic TB_EVENT and
- * TB_COUNTER keep (TB_PROCESS.unrouted, docs/inputs.md "Layers not
- * routed"). A DB written before that column has none. Returns new (NULL
+ * TB_COUNTER keep (TB_PROCESS.unrouted; a DB written before that column
+ * has none), and per input the kernels whose type was taken from their
+ * name (docs/inputs.md "Ascend layers", "Kernel types"). Returns new (NULL
  * when out of memory).
  */
 static json_t *loading_obj(sqlite3 *db)
@@ -615,6 +617,28 @@ static json_t *loading_obj(sqlite3 *db)
         sqlite3_finalize(st);
     }
     json_object_set_new(o, "layers_not_routed", layers);
+    json_t *derived = json_array();
+    if (derived && db &&
+        sqlite3_prepare_v2(db,
+                           "SELECT s.path, s.rankId, c.events FROM TB_LOAD_COUNT c JOIN TB_SOURCE s ON s.id = c.sourceId"
+                           " WHERE c.dest = ?1 ORDER BY s.id",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, tb_dest_name(TB_DEST_DERIVED_TYPE), -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            json_t *d = json_object();
+            const char *file = (const char *)sqlite3_column_text(st, 0);
+            json_object_set_new(d, "file", json_string(file ? file : ""));
+            json_object_set_new(d, "rank", sqlite3_column_type(st, 1) == SQLITE_NULL
+                                               ? json_null()
+                                               : json_integer(sqlite3_column_int64(st, 1)));
+            json_object_set_new(d, "kernels", json_integer(sqlite3_column_int64(st, 2)));
+            json_object_set_new(d, "rule", json_string("docs/inputs.md#kernel-types"));
+            json_array_append_new(derived, d);
+        }
+        sqlite3_finalize(st);
+    }
+    if (derived)
+        json_object_set_new(o, "derived_kernel_types", derived);
     return o;
 }
 

@@ -10,6 +10,11 @@
 # and the same step trace, and tracebook_run.json must list the layers whose
 # events only the generic tables keep.
 #
+# Kernel types: a timeline alone (Ascend or Kineto) gives its kernels no
+# type; each gets one from its name (docs/inputs.md "Kernel types"), marked
+# as derived in tracebook_run.json, so op_statistic has a row per type and
+# a compare of two runs where one type got 40% slower flags that type.
+#
 # usage: real_data_test.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA OUTDIR
 # Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
 # line; exits 0 when all pass, 1 otherwise.
@@ -110,6 +115,90 @@ def case_unknown_layer_listed():
     with open(dst) as f:
         n = sum(1 for e in json.load(f) if e.get("pid") == pid and e.get("ph") != "M")
     assert layers["Collectives"]["events"] == n, (layers, n)
+
+
+def scale_kernels(src, dst, names, factor):
+    """A copy of the trace src with the kernels named in names factor times slower."""
+    with open(src) as f:
+        doc = json.load(f)
+    events = doc["traceEvents"] if isinstance(doc, dict) else doc
+    n = 0
+    for e in events:
+        if e.get("ph") == "X" and e.get("name") in names:
+            e["dur"] = round(float(e["dur"]) * factor, 3)
+            n += 1
+    assert n > 0, names
+    with open(dst, "w") as f:
+        json.dump(doc, f)
+
+
+def kernel_names(path, pick):
+    """The kernel names of the trace at path that pick(name) accepts."""
+    with open(path) as f:
+        doc = json.load(f)
+    if isinstance(doc, dict):
+        return {e["name"] for e in doc["traceEvents"] if e.get("cat") == "kernel" and pick(e["name"])}
+    hw = {e["pid"] for e in doc if e.get("ph") == "M" and e["args"].get("name") == "Ascend Hardware"}
+    return {e["name"] for e in doc if e.get("ph") == "X" and e.get("pid") in hw and pick(e["name"])}
+
+
+def compare_flags(d, kind, slow_type, pick):
+    base, new = os.path.join(d, "base.json"), os.path.join(d, "new.json")
+    gen(base, kind, 4000)
+    names = kernel_names(base, pick)
+    assert len(names) >= 1, names
+    scale_kernels(base, new, names, 1.4)
+    out = os.path.join(d, "cmp")
+    r = run("compare", "-base", base, "-new", new, "--spec", "builtin:op_statistic", "-o", out,
+            "--fail-on-regression")
+    assert r.rc == 8, r
+    got = rows(os.path.join(out, "op_statistic_compare.csv"))
+    flagged = [x["OP Type"] for x in got if x["Regressions"]]
+    assert flagged == [slow_type], (flagged, [x["OP Type"] for x in got])
+    x = [x for x in got if x["OP Type"] == slow_type][0]
+    assert abs(float(x["Total Time(us) Ratio"]) - 1.4) < 0.002, x
+    # a row per type, none empty
+    assert all(x["OP Type"] for x in got), got
+    assert len(got) > 3, got
+    # the types are marked as derived, per input
+    for side in (base, new):
+        out1 = os.path.join(d, "rep_" + os.path.basename(side))
+        r = run("report", "-dir", side, "--spec", "builtin:op_statistic", "-o", out1)
+        assert r.rc == 0, r
+        derived = meta(out1)["loading"]["derived_kernel_types"]
+        n = sum(int(x["Count"]) for x in rows(os.path.join(out1, "op_statistic.csv")))
+        assert [(x["file"].endswith(os.path.basename(side)), x["kernels"]) for x in derived] == [(True, n)], \
+            (derived, n)
+
+
+def case_compare_ascend_type():
+    d = os.path.join(OUT, "types_ascend")
+    os.makedirs(d)
+    # aclnnRmsNorm_RmsNorm_RmsNorm and the like: type RmsNorm
+    compare_flags(d, "ascend", "RmsNorm", lambda n: n.endswith("_RmsNorm"))
+
+
+def case_compare_kineto_type():
+    d = os.path.join(OUT, "types_kineto")
+    os.makedirs(d)
+    # void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, ...>(...)
+    compare_flags(d, "kineto", "CUDAFunctor_add", lambda n: "CUDAFunctor_add<" in n)
+
+
+def case_public_kineto_types():
+    trace = os.path.join(SHARED, "kineto", "tracelens", "h100", "Qwen_Qwen1.5-0.5B-Chat__1016005.json.gz")
+    if not os.path.exists(trace):
+        raise tbtest.Skip("no public data at " + SHARED)
+    out = os.path.join(OUT, "public_kineto")
+    r = run("report", "-dir", trace, "--spec", "builtin:op_statistic", "-o", out)
+    assert r.rc == 0, r
+    types = {x["OP Type"]: int(x["Count"]) for x in rows(os.path.join(out, "op_statistic.csv"))}
+    # the op each generic launcher runs, as named in the kernel's template arguments
+    want = {"MulFunctor": 314, "direct_copy_kernel_cuda": 207, "CUDAFunctor_add": 137, "MeanOps": 70,
+            "pow_tensor_scalar_kernel_impl": 70, "flash_fwd_kernel": 34,
+            "cutlass_80_simt_sgemm_128x32_8x5_nn_align1": 1}
+    assert {k: types.get(k) for k in want} == want, types
+    assert "" not in types and "elementwise_kernel" not in types, types
 
 
 if __name__ == "__main__":
