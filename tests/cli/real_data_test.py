@@ -201,6 +201,33 @@ def case_public_kineto_types():
     assert "" not in types and "elementwise_kernel" not in types, types
 
 
+def case_msprof_db_op_names():
+    # msprof DBs name their tasks only in COMPUTE_TASK_INFO (TASK has no name)
+    src = os.path.join(SHARED, "ascend", "msprof_db", "msprof_0.db")
+    if not os.path.exists(src):
+        raise tbtest.Skip("no public data at " + SHARED)
+    with sqlite3.connect(src) as c:
+        want = dict(c.execute("SELECT t.taskId || '/' || t.streamId, s.value FROM TASK t"
+                              " JOIN COMPUTE_TASK_INFO ci ON ci.globalTaskId = t.globalTaskId"
+                              " JOIN STRING_IDS s ON s.id = ci.name").fetchall())
+    assert len(want) >= 10, want
+    for how in ("report", "summary"):
+        out = os.path.join(OUT, "msprof_db_" + how)
+        if how == "report":
+            r = run("report", "-dir", src, "--spec", "builtin:op_summary", "--spec", "builtin:task_time", "-o", out)
+            files = {k: os.path.join(out, k + ".csv") for k in ("op_summary", "task_time")}
+        else:
+            r = run("export", "summary", "-dir", src, "-o", out)
+            d = os.path.join(out, "mindstudio_profiler_output")
+            files = {k: os.path.join(d, [f for f in os.listdir(d) if f.startswith(k + "_")][0])
+                     for k in ("op_summary", "task_time")}
+        assert r.rc == 0, r
+        got = {x["Task ID"] + "/" + x["Stream ID"]: x["Op Name"] for x in rows(files["op_summary"])}
+        assert {k: got.get(k) for k in want} == want, (got, want)
+        got = {x["task_id"] + "/" + x["stream_id"]: x["kernel_name"] for x in rows(files["task_time"])}
+        assert {k: got.get(k) for k in want} == want, (got, want)
+
+
 if __name__ == "__main__":
     tbtest.fresh_dir(OUT)
     tbtest.use_cache(os.path.join(OUT, "cache"))
