@@ -228,6 +228,39 @@ def case_msprof_db_op_names():
         assert {k: got.get(k) for k in want} == want, (got, want)
 
 
+def case_hta_reports_timeunit_and_std():
+    trace = os.path.join(OUT, "hta.json")
+    gen(trace, "kineto", 4000)
+    specs = ["--spec", "builtin:temporal_breakdown", "--spec", "builtin:idle_time_breakdown",
+             "--spec", "builtin:kernel_breakdown", "--param", "top=1000"]
+    us, ms = os.path.join(OUT, "hta_us"), os.path.join(OUT, "hta_ms")
+    assert run("report", "-dir", trace, *specs, "-o", us).rc == 0
+    assert run("report", "-dir", trace, *specs, "-o", ms, "--timeunit", "ms").rc == 0
+    a, b = rows(os.path.join(us, "temporal_breakdown.csv")), rows(os.path.join(ms, "temporal_breakdown.csv"))
+    for f in ("idle_time", "compute_time", "non_compute_time", "kernel_time"):
+        assert abs(float(a[0][f + "(us)"]) / 1000 - float(b[0][f + "(ms)"])) < 1e-9, (f, a, b)
+        assert float(a[0][f + "(us)"]) > 0, a
+    a, b = rows(os.path.join(us, "idle_time_breakdown.csv")), rows(os.path.join(ms, "idle_time_breakdown.csv"))
+    assert len(a) == len(b) > 0 and list(a[0]) == ["rank", "stream", "idle_category", "idle_time", "idle_time_ratio"]
+    for x, y in zip(a, b):
+        assert abs(float(x["idle_time"]) / 1000 - float(y["idle_time"])) < 1e-9, (x, y)
+    # Std Time: the sample standard deviation of each kernel's durations
+    import statistics
+    with open(trace) as f:
+        durs = {}
+        for e in json.load(f)["traceEvents"]:
+            if e.get("cat") == "kernel":
+                durs.setdefault(e["name"], []).append(float(e["dur"]))
+    got = [x for x in rows(os.path.join(us, "kernel_breakdown.csv")) if x["Class"] == "compute"]
+    assert len(got) > 5, got
+    for x in got:
+        v = durs[x["Name"]]
+        if len(v) == 1:
+            assert x["Std Time(us)"] == "", x
+        else:
+            assert abs(float(x["Std Time(us)"]) - statistics.stdev(v)) < 1e-6 * max(1, statistics.stdev(v)), x
+
+
 if __name__ == "__main__":
     tbtest.fresh_dir(OUT)
     tbtest.use_cache(os.path.join(OUT, "cache"))
