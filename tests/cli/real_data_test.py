@@ -261,6 +261,26 @@ def case_hta_reports_timeunit_and_std():
             assert abs(float(x["Std Time(us)"]) - statistics.stdev(v)) < 1e-6 * max(1, statistics.stdev(v)), x
 
 
+def case_hta_stream_example():
+    # the example of docs/metrics.md "Where tracebook and HTA differ": tracebook's figures
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "..", "docs", "metrics.md")) as f:
+        doc = f.read()
+    sec = doc[doc.index("### Where tracebook and HTA differ"):]
+    trace = sec[sec.index("```json") + 7:]
+    trace = trace[:trace.index("```")]
+    path = os.path.join(OUT, "sync.json")
+    with open(path, "w") as f:
+        f.write(trace)
+    out = os.path.join(OUT, "sync")
+    r = run("report", "-dir", path, "--spec", "builtin:temporal_breakdown", "-o", out)
+    assert r.rc == 0, r
+    with open(os.path.join(out, "temporal_breakdown.csv")) as f:
+        got = f.read().splitlines()[1]
+    assert got == "0,80,150,0,230,34.78,65.22,0", got
+    assert "tracebook writes `%s`" % got in sec, "the doc's figures"
+
+
 if __name__ == "__main__":
     tbtest.fresh_dir(OUT)
     tbtest.use_cache(os.path.join(OUT, "cache"))
