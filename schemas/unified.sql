@@ -52,12 +52,14 @@ CREATE TABLE COMMUNICATION_OP (
 );
 CREATE TABLE CANN_API (
     startNs INTEGER, endNs INTEGER, type INTEGER, globalTid INTEGER,
-    connectionId INTEGER, name INTEGER, rankId INTEGER
+    connectionId INTEGER, name INTEGER, rankId INTEGER,
+    streamId INTEGER                    -- tracebook: a trace call's args.stream (HTA's stream rule)
 );
 CREATE TABLE PYTORCH_API (
     startNs INTEGER, endNs INTEGER, globalTid INTEGER, connectionId INTEGER,
     name INTEGER, sequenceNumber INTEGER, fwdThreadId INTEGER, inputDtypes INTEGER,
-    inputShapes INTEGER, callchainId INTEGER, type INTEGER, rankId INTEGER
+    inputShapes INTEGER, callchainId INTEGER, type INTEGER, rankId INTEGER,
+    streamId INTEGER                    -- tracebook: a trace op's args.stream (HTA's stream rule)
 );
 CREATE TABLE CONNECTION_IDS (id INTEGER, connectionId INTEGER, rankId INTEGER);
 CREATE TABLE PYTORCH_CALLCHAINS (id INTEGER, stack INTEGER, stackDepth INTEGER, rankId INTEGER);

@@ -25,9 +25,9 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                                    "dstRank,transportType,size,dataType,linkType,bandwidth,rankId", 14,
                                    "name,taskType,groupName"},
     [R_MEMCPY_INFO] = {"MEMCPY_INFO", "globalTaskId,size,memcpyOperation,rankId", 4, ""},
-    [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId", 7, "name"},
+    [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId,streamId", 8, "name"},
     [R_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,"
-                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId", 11,
+                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId,streamId", 12,
                                       "name,inputDtypes,inputShapes"},
     [R_STEP_TIME] = {"STEP_TIME", "id,startNs,endNs,rankId", 4, ""},
     [R_OVERLAP_ANALYSIS] = {"OVERLAP_ANALYSIS", "id,deviceId,startNs,endNs,type,rankId", 6, ""},
@@ -57,7 +57,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                                         "dstRank,transportType,size,dataType,linkType,opId,isMaster,bandwidth,rankId",
                                         17, "name,taskType,groupName"},
     [R_FULL_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,fwdThreadId,"
-                                           "inputDtypes,inputShapes,callchainId,type,rankId", 12,
+                                           "inputDtypes,inputShapes,callchainId,type,rankId,streamId", 13,
                                            "name,inputDtypes,inputShapes"},
     [R_FULL_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,rangeId,category,message,globalTid,endGlobalTid,"
                                            "domainId,connectionId,rankId", 11, "message"},

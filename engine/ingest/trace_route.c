@@ -522,9 +522,9 @@ static int put_pytorch(imp *im, trace_event *ev, int64_t pid, int type)
     js_span types = js_arg(ev, "Input type");
     if (types.type != JS_NONE && (dtypes = intern_span(im, types)) == -1)
         return -1;
-    tb_val v[11] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(global_tid(pid, ev->tid)), VNULL,
+    tb_val v[12] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(global_tid(pid, ev->tid)), VNULL,
                     idval(name), arg_intval(ev, "Sequence number"), arg_intval(ev, "Fwd thread id"),
-                    idval(dtypes), idval(shapes), VINT(type), VINT(im->opt->rank)};
+                    idval(dtypes), idval(shapes), VINT(type), VINT(im->opt->rank), arg_intval(ev, "stream")};
     if (trace_row(im, R_PYTORCH_API, v))
         return -1;
     im->res->dest[TB_DEST_PYTORCH_API]++;
@@ -546,8 +546,8 @@ static int put_cann(imp *im, trace_event *ev, int64_t pid, int type)
     tb_val conn = arg_intval(ev, "connection_id");
     if (conn.type == V_NULL)
         conn = arg_intval(ev, "correlation");
-    tb_val v[7] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(type), VINT(global_tid(pid, ev->tid)), conn,
-                   idval(name), VINT(im->opt->rank)};
+    tb_val v[8] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(type), VINT(global_tid(pid, ev->tid)), conn,
+                   idval(name), VINT(im->opt->rank), arg_intval(ev, "stream")};
     if (trace_row(im, R_CANN_API, v))
         return -1;
     im->res->dest[TB_DEST_CANN_API]++;

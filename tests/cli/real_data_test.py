@@ -279,6 +279,67 @@ def case_hta_stream_example():
         got = f.read().splitlines()[1]
     assert got == "0,80,150,0,230,34.78,65.22,0", got
     assert "tracebook writes `%s`" % got in sec, "the doc's figures"
+    # with HTA's rule: HTA's figures, as the doc's table gives them
+    spec = os.path.join(OUT, "hta_rule.yaml")
+    with open(spec, "w") as f:
+        f.write("tracebook: 1\nmetrics:\n  hta:\n    stream_events: true\nreports:\n"
+                "  - use: temporal_breakdown\n")
+    out = os.path.join(OUT, "sync_hta")
+    r = run("report", "-dir", path, "--spec", spec, "-o", out)
+    assert r.rc == 0, r
+    with open(os.path.join(out, "temporal_breakdown.csv")) as f:
+        got = f.read().splitlines()[1]
+    assert got == "0,0,150,90,240,0,62.5,37.5", got
+    assert "`%s`" % got in sec, "the doc's HTA figures"
+
+
+def case_hta_stream_rule_window():
+    # two steps: HTA keeps host events with a stream only as its window does
+    ev = [
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1, "ts": 0, "dur": 300},
+        {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#2", "pid": 1, "tid": 1, "ts": 300, "dur": 300},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 10, "dur": 5,
+         "args": {"correlation": 1}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 30, "dur": 5,
+         "args": {"correlation": 4}},
+        # a GPU event for HTA (a stream and a correlation), launched by no CPU event: not in its window
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaStreamSynchronize", "pid": 1, "tid": 1, "ts": 40,
+         "dur": 220, "args": {"correlation": 3, "stream": 7}},
+        # a CPU event with a stream (no correlation): in the window by its start, and GPU work for HTA
+        {"ph": "X", "cat": "cpu_op", "name": "aten::record_stream", "pid": 1, "tid": 1, "ts": 130, "dur": 50,
+         "args": {"stream": 7}},
+        {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 350, "dur": 5,
+         "args": {"correlation": 2}},
+        {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 20, "dur": 100,
+         "args": {"device": 0, "stream": 7, "correlation": 1}},
+        {"ph": "X", "cat": "kernel", "name": "add_kernel", "pid": 0, "tid": 7, "ts": 200, "dur": 50,
+         "args": {"device": 0, "stream": 7, "correlation": 4}},
+        # launched in the last step: out of HTA's window
+        {"ph": "X", "cat": "kernel", "name": "late_kernel", "pid": 0, "tid": 7, "ts": 400, "dur": 50,
+         "args": {"device": 0, "stream": 7, "correlation": 2}},
+    ]
+    path = os.path.join(OUT, "window.json")
+    with open(path, "w") as f:
+        json.dump({"traceEvents": ev}, f)
+    spec = os.path.join(OUT, "hta_rule2.yaml")
+    with open(spec, "w") as f:
+        f.write("tracebook: 1\nmetrics:\n  hta:\n    stream_events: true\nreports:\n"
+                "  - use: temporal_breakdown\n  - use: idle_time_breakdown\n")
+    got = {}
+    for name, s in (("default", "builtin:temporal_breakdown"), ("hta", spec)):
+        out = os.path.join(OUT, "window_" + name)
+        r = run("report", "-dir", path, "--spec", s, "-o", out)
+        assert r.rc == 0, r
+        got[name] = rows(os.path.join(out, "temporal_breakdown.csv"))[0]
+    # tracebook: the two kernels of the first step, [20, 120) and [200, 250)
+    assert [got["default"][k] for k in ("idle_time(us)", "compute_time(us)", "kernel_time(us)")] == \
+        ["80", "150", "230"], got
+    # HTA: and the cpu_op with a stream, [130, 180); not the sync (no CPU event launched it)
+    assert [got["hta"][k] for k in ("idle_time(us)", "compute_time(us)", "non_compute_time(us)",
+                                    "kernel_time(us)")] == ["30", "200", "0", "230"], got
+    # HTA's idle time breakdown reads kernels and memory events only
+    idle = rows(os.path.join(OUT, "window_hta", "idle_time_breakdown.csv"))
+    assert sum(float(x["idle_time"]) for x in idle) == 80, idle
 
 
 if __name__ == "__main__":

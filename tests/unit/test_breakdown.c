@@ -442,7 +442,7 @@ static void option_errors(void **state)
         {"{hta: {round_us: yes}}", "'metrics.hta.round_us' must be true or false, got 'yes'"},
         {"{hta: {kernel_wait_us: -1}}", "'metrics.hta.kernel_wait_us' must be a number >= 0, got '-1'"},
         {"{hta: {round_ns: false}}", "unknown key 'round_ns' in metrics.hta (did you mean 'round_us'?); expected one "
-                                     "of: round_us, drop_last_step, linked_only, kernel_wait_us, classes"},
+                                     "of: round_us, drop_last_step, linked_only, kernel_wait_us, stream_events, classes"},
         {"{exposed: {linked: false}}",
          "unknown key 'linked' in metrics.exposed; expected one of: linked_only, classes"},
         {"{exposed: {classes: {communication: 're:('}}}",
