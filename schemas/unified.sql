@@ -176,6 +176,12 @@ CREATE TABLE TB_WARNING (sourceId INTEGER, message TEXT);
 -- this DB's own ENUM_* tables are fixed, and an input's may hold other ids or names
 CREATE TABLE TB_SOURCE_ENUM (rankId INTEGER, tableName TEXT, id INTEGER, name TEXT);
 CREATE TABLE TB_RANK (rankId INTEGER, hostName TEXT, source TEXT);
+-- a Kineto trace's record_param_comms calls (what PyTorch says each collective
+-- moves); the load names the collectives they launched from them
+CREATE TABLE TB_COLLECTIVE (
+    rankId INTEGER, globalTid INTEGER, startNs INTEGER, endNs INTEGER, collective INTEGER,
+    dtype INTEGER, inNelems INTEGER, outNelems INTEGER, groupSize INTEGER, groupName INTEGER
+);
 CREATE TABLE TB_PROCESS (
     rankId INTEGER, pid, name TEXT, labels TEXT, sortIndex INTEGER, deviceId INTEGER, layer TEXT,
     unrouted INTEGER

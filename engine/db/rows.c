@@ -101,6 +101,8 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                                    "step,type,indexText,computing,communicationNotOverlapped,overlapped,"
                                    "communication,free,stage,bubble,communicationNotOverlappedExcludeReceive,"
                                    "preparing", 12, ""},
+    [R_COLLECTIVE] = {"TB_COLLECTIVE", "rankId,globalTid,startNs,endNs,collective,dtype,inNelems,outNelems,"
+                                       "groupSize,groupName", 10, "collective,dtype,groupName"},
     [R_TB_NPU_MODULE_MEM] = {"TB_NPU_MODULE_MEM", "rankId,component,timestampNs,totalReservedBytes,deviceId", 5,
                                                   "component"},
     [R_STATIC_OP_MEM] = {"TB_STATIC_OP_MEM",

@@ -484,6 +484,39 @@ int trace_put_event(imp *im, trace_event *ev, int64_t pkey)
     return put_event(im, ev, pkey);
 }
 
+/* A record_param_comms Collective name as the collective's type: PyTorch's
+ * variants of one collective under one name, as TraceLens groups them
+ * (docs/inputs.md "Communication kernels"); other names as written. */
+static js_span collective_type(js_span name)
+{
+    static const struct { const char *from, *to; } map[] = {
+        {"allreduce_coalesced", "allreduce"}, {"_reduce_scatter_base", "reducescatter"},
+        {"reduce_scatter_tensor_coalesced", "reducescatter"}, {"reduce_scatter", "reducescatter"},
+        {"all_gather", "allgather"}, {"_allgather_base", "allgather"},
+        {"all_gather_into_tensor_coalesced", "allgather"}, {"allgather_into_tensor_coalesced", "allgather"},
+        {"all_to_all", "alltoall"}, {"all_to_allv", "alltoallv"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (span_eq(name, map[i].from))
+            return (js_span){.p = map[i].to, .n = strlen(map[i].to), .type = JS_STR};
+    return name;
+}
+
+/* PyTorch's record_param_comms call: the collective it records (type,
+ * dtype, element counts, group) for the kernel it launches (load_books.c
+ * binds them). 0, or -1 with err set. */
+static int put_collective(imp *im, trace_event *ev, int64_t pid)
+{
+    int64_t coll = intern_span(im, collective_type(js_arg(ev, "Collective name")));
+    int64_t dtype = intern_span(im, js_arg(ev, "dtype"));
+    int64_t group = intern_span(im, js_arg(ev, "Process Group Name"));
+    if (coll == -1 || dtype == -1 || group == -1)
+        return -1;
+    tb_val v[10] = {VINT(im->opt->rank), VINT(global_tid(pid, ev->tid)), VINT(ev->ts_ns), VINT(end_ns(ev)),
+                    idval(coll), idval(dtype), arg_intval(ev, "In msg nelems"), arg_intval(ev, "Out msg nelems"),
+                    arg_intval(ev, "Group size"), idval(group)};
+    return trace_row(im, R_COLLECTIVE, v);
+}
+
 static int step_number(js_span name, int64_t *n)
 {
     static const char pre[] = "ProfilerStep#";
@@ -528,6 +561,8 @@ static int put_pytorch(imp *im, trace_event *ev, int64_t pid, int type)
     if (trace_row(im, R_PYTORCH_API, v))
         return -1;
     im->res->dest[TB_DEST_PYTORCH_API]++;
+    if (span_eq(ev->name, "record_param_comms") && put_collective(im, ev, pid))
+        return -1;
     int64_t step;
     if (step_number(ev->name, &step) && !step_seen(im, step)) {
         tb_val s[4] = {VINT(step), VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(im->opt->rank)};

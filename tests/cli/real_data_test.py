@@ -342,6 +342,65 @@ def case_hta_stream_rule_window():
     assert sum(float(x["idle_time"]) for x in idle) == 80, idle
 
 
+def comm_ops_of(db):
+    with sqlite3.connect(db) as c:
+        return c.execute("SELECT t.value, o.count, o.dataType, ct.size, o.endNs - o.startNs, o.startNs"
+                         " FROM COMMUNICATION_OP o LEFT JOIN STRING_IDS t ON t.id = o.opType"
+                         " LEFT JOIN COMMUNICATION_TASK_INFO ct ON ct.opId = o.opId AND ct.rankId IS o.rankId"
+                         " ORDER BY o.startNs").fetchall()
+
+
+def case_rccl_collectives_as_tracelens():
+    base = os.path.join(SHARED, "kineto", "tracelens", "mi300")
+    trace = os.path.join(base, "resnet_act_checkpoint.json.gz")
+    if not os.path.exists(trace):
+        raise tbtest.Skip("no public data at " + SHARED)
+    db = os.path.join(OUT, "mi300.db")
+    r = run("export", "db", "-dir", trace, "-o", db)
+    assert r.rc == 0, r
+    ops = comm_ops_of(db)
+    named = [o for o in ops if o[0] != "Generic"]
+    # TraceLens' coll_analysis.csv: one row per (collective, dtype, size) with its count and durations
+    want = rows(os.path.join(base, "resnet_act_checkpoint_recompute_perf_report_csvs", "coll_analysis.csv"))
+    hccl = {"BFloat16": 11, "Long": 5, "Float": 4}
+    width = {"BFloat16": 2, "Long": 8, "Float": 4}
+    seen = 0
+    for w in want:
+        n = int(float(w["In msg nelems"]))
+        got = [o for o in named if o[0] == w["Collective name"] and o[1] == n and o[2] == hccl[w["dtype"]]]
+        assert len(got) == int(w["operation_count"]), (w, got)
+        assert all(o[3] == n * width[w["dtype"]] for o in got), got
+        assert abs(got[0][3] / 1024 ** 2 - float(w["In msg size (MB)_first"])) < 1e-12, (w, got)
+        assert abs(sum(o[4] for o in got) / 1000 - float(w["dur_sum"])) < 0.001, (w, got)
+        seen += len(got)
+    # every collective a record_param_comms call launched is named; the kernels
+    # whose launch the trace lacks keep the kernel's own name
+    assert seen == len(named) == 12, (seen, named)
+    assert all(o[1] is None for o in ops if o[0] == "Generic"), ops
+
+
+def case_nccl_collectives_named():
+    trace = os.path.join(OUT, "nccl.json")
+    gen(trace, "kineto", 4000)
+    with open(trace) as f:
+        ev = json.load(f)["traceEvents"]
+    calls = {e["args"]["External id"]: e["args"] for e in ev if e.get("name") == "record_param_comms"}
+    kinds = {"allreduce": "allreduce", "_allgather_base": "allgather"}
+    want = [(kinds[calls[e["args"]["External id"]]["Collective name"]], calls[e["args"]["External id"]]["In msg nelems"])
+            for e in sorted((e for e in ev if e.get("cat") == "kernel" and e["name"].startswith("nccl")),
+                            key=lambda e: float(e["ts"]))]
+    assert len(want) > 3, want
+    db = os.path.join(OUT, "nccl.db")
+    assert run("export", "db", "-dir", trace, "-o", db).rc == 0
+    got = [(o[0], o[1]) for o in comm_ops_of(db)]
+    assert got == want, (got[:4], want[:4])
+    # the round trip through an exported timeline keeps them
+    tl, db2 = os.path.join(OUT, "nccl_tl.json"), os.path.join(OUT, "nccl2.db")
+    assert run("export", "timeline", "-dir", trace, "-o", tl).rc == 0
+    assert run("export", "db", "-dir", tl, "-o", db2).rc == 0
+    assert [(o[0], o[1]) for o in comm_ops_of(db2)] == want
+
+
 if __name__ == "__main__":
     tbtest.fresh_dir(OUT)
     tbtest.use_cache(os.path.join(OUT, "cache"))
