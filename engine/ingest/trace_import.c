@@ -218,6 +218,12 @@ static int route(imp *im, trace_event *ev)
         return -1;
     switch (ev->ph) {
     case 'M': {
+        /* tracebook's own mark of a timeline it exported (export/timeline.c):
+         * metadata about the file, not of a process */
+        if (ev->name.type == JS_STR && ev->name.n == 16 && memcmp(ev->name.p, "tracebook_export", 16) == 0) {
+            im->res->dest[TB_DEST_METADATA]++;
+            return 0;
+        }
         int r = trace_on_metadata(im, ev, pkey);
         if (r <= 0) {
             if (r == 0)

@@ -395,10 +395,44 @@ def case_nccl_collectives_named():
     got = [(o[0], o[1]) for o in comm_ops_of(db)]
     assert got == want, (got[:4], want[:4])
     # the round trip through an exported timeline keeps them
-    tl, db2 = os.path.join(OUT, "nccl_tl.json"), os.path.join(OUT, "nccl2.db")
+    tl, db2 = os.path.join(OUT, "nccl_tl"), os.path.join(OUT, "nccl2.db")
     assert run("export", "timeline", "-dir", trace, "-o", tl).rc == 0
     assert run("export", "db", "-dir", tl, "-o", db2).rc == 0
     assert [(o[0], o[1]) for o in comm_ops_of(db2)] == want
+
+
+def case_timeline_adds_no_process():
+    trace = os.path.join(OUT, "gpu.json")
+    gen(trace, "kineto", 3000)
+    with open(trace) as f:
+        named = sorted((str(e["pid"]), e["args"]["name"]) for e in json.load(f)["traceEvents"]
+                       if e.get("ph") == "M" and e.get("name") == "process_name")
+    assert ("0", "GPU 0") in named or any(p == "0" for p, _ in named), named
+    tl = os.path.join(OUT, "gpu_tl")
+    assert run("export", "timeline", "-dir", trace, "-o", tl).rc == 0
+    files = [f for f in os.listdir(tl) if f.endswith(".json") and f != "tracebook_run.json"]
+    assert len(files) == 1, files
+    out = os.path.join(tl, files[0])
+    with open(out) as f:
+        doc = json.load(f)
+    ev = doc["traceEvents"] if isinstance(doc, dict) else doc
+    got = sorted((str(e["pid"]), e["args"]["name"]) for e in ev
+                 if e.get("ph") == "M" and e.get("name") == "process_name")
+    # the input's process names as they were (pids the input named not are named by their
+    # number or string, timeline.md); none for tracebook, pid 0 named once
+    assert set(named) <= set(got) and all(n == p for p, n in set(got) - set(named)), (got, named)
+    assert [p for p, _ in got].count("0") == 1 and not [n for _, n in got if "tracebook" in n], got
+    assert ev[0]["name"] == "tracebook_export" and ev[0]["args"]["sources"][0][0] == "gpu.json", ev[0]
+    assert str(ev[0]["pid"]) in dict(named), ev[0]
+    # loaded again: the same processes, the mark stored nowhere
+    db = os.path.join(OUT, "gpu_tl.db")
+    assert run("export", "db", "-dir", out, "-o", db).rc == 0
+    with sqlite3.connect(db) as c:
+        procs = sorted((str(p), n) for p, n in c.execute("SELECT pid, name FROM TB_PROCESS WHERE name IS NOT NULL"))
+        marks = c.execute("SELECT count(*) FROM TB_EVENT e JOIN STRING_IDS s ON s.id = e.name"
+                          " WHERE s.value = 'tracebook_export'").fetchone()[0]
+    assert set(named) <= set(procs) and not [n for _, n in procs if "tracebook" in n] and marks == 0, \
+        (procs, named, marks)
 
 
 if __name__ == "__main__":
