@@ -24,6 +24,8 @@ CREATE TABLE TASK (
     streamId INTEGER, taskId INTEGER, modelId INTEGER,
     rankId INTEGER, name INTEGER          -- tracebook: rank; slice name (string id)
 );
+-- opType: the input's; for a trace (which gives none) taken from the kernel's
+-- name (docs/inputs.md, "Kernel types")
 CREATE TABLE COMPUTE_TASK_INFO (
     name INTEGER, globalTaskId INTEGER, blockNum INTEGER, mixBlockNum INTEGER,
     taskType INTEGER, opType INTEGER, inputFormats INTEGER, inputDataTypes INTEGER,
@@ -50,12 +52,14 @@ CREATE TABLE COMMUNICATION_OP (
 );
 CREATE TABLE CANN_API (
     startNs INTEGER, endNs INTEGER, type INTEGER, globalTid INTEGER,
-    connectionId INTEGER, name INTEGER, rankId INTEGER
+    connectionId INTEGER, name INTEGER, rankId INTEGER,
+    streamId INTEGER                    -- tracebook: a trace call's args.stream (HTA's stream rule)
 );
 CREATE TABLE PYTORCH_API (
     startNs INTEGER, endNs INTEGER, globalTid INTEGER, connectionId INTEGER,
     name INTEGER, sequenceNumber INTEGER, fwdThreadId INTEGER, inputDtypes INTEGER,
-    inputShapes INTEGER, callchainId INTEGER, type INTEGER, rankId INTEGER
+    inputShapes INTEGER, callchainId INTEGER, type INTEGER, rankId INTEGER,
+    streamId INTEGER                    -- tracebook: a trace op's args.stream (HTA's stream rule)
 );
 CREATE TABLE CONNECTION_IDS (id INTEGER, connectionId INTEGER, rankId INTEGER);
 CREATE TABLE PYTORCH_CALLCHAINS (id INTEGER, stack INTEGER, stackDepth INTEGER, rankId INTEGER);
@@ -172,8 +176,15 @@ CREATE TABLE TB_WARNING (sourceId INTEGER, message TEXT);
 -- this DB's own ENUM_* tables are fixed, and an input's may hold other ids or names
 CREATE TABLE TB_SOURCE_ENUM (rankId INTEGER, tableName TEXT, id INTEGER, name TEXT);
 CREATE TABLE TB_RANK (rankId INTEGER, hostName TEXT, source TEXT);
+-- a Kineto trace's record_param_comms calls (what PyTorch says each collective
+-- moves); the load names the collectives they launched from them
+CREATE TABLE TB_COLLECTIVE (
+    rankId INTEGER, globalTid INTEGER, startNs INTEGER, endNs INTEGER, collective INTEGER,
+    dtype INTEGER, inNelems INTEGER, outNelems INTEGER, groupSize INTEGER, groupName INTEGER
+);
 CREATE TABLE TB_PROCESS (
-    rankId INTEGER, pid, name TEXT, labels TEXT, sortIndex INTEGER, deviceId INTEGER, layer TEXT
+    rankId INTEGER, pid, name TEXT, labels TEXT, sortIndex INTEGER, deviceId INTEGER, layer TEXT,
+    unrouted INTEGER
 );
 CREATE TABLE TB_THREAD (rankId INTEGER, pid, tid, name TEXT, sortIndex INTEGER);
 CREATE TABLE TB_FLOW (

@@ -22,7 +22,11 @@ LEFT JOIN STRING_IDS tt ON tt.id = t.taskType;
 CREATE VIEW device_task AS
 SELECT t.rankId AS rankId, t.deviceId AS deviceId, t.streamId AS streamId,
        t.globalTaskId AS globalTaskId, t.connectionId AS connectionId,
-       n.value AS name, coalesce(cty.value, tt.value) AS taskType,
+       -- msprof DBs name their tasks only in the *_TASK_INFO tables
+       coalesce(n.value, cn.value,
+                (SELECT s.value FROM COMMUNICATION_TASK_INFO ct JOIN STRING_IDS s ON s.id = ct.name
+                 WHERE ct.globalTaskId = t.globalTaskId ORDER BY ct.rowid LIMIT 1)) AS name,
+       coalesce(cty.value, tt.value) AS taskType,
        CASE WHEN c.globalTaskId IS NOT NULL THEN 'compute'
             WHEN m.globalTaskId IS NOT NULL THEN 'memory'
             WHEN EXISTS (SELECT 1 FROM COMMUNICATION_TASK_INFO ct WHERE ct.globalTaskId = t.globalTaskId)
@@ -33,6 +37,7 @@ FROM TASK t
 LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId
 LEFT JOIN MEMCPY_INFO m ON m.globalTaskId = t.globalTaskId
 LEFT JOIN STRING_IDS n ON n.id = t.name
+LEFT JOIN STRING_IDS cn ON cn.id = c.name
 LEFT JOIN STRING_IDS cty ON cty.id = c.taskType
 LEFT JOIN STRING_IDS tt ON tt.id = t.taskType;
 

@@ -25,9 +25,9 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                                    "dstRank,transportType,size,dataType,linkType,bandwidth,rankId", 14,
                                    "name,taskType,groupName"},
     [R_MEMCPY_INFO] = {"MEMCPY_INFO", "globalTaskId,size,memcpyOperation,rankId", 4, ""},
-    [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId", 7, "name"},
+    [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId,streamId", 8, "name"},
     [R_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,"
-                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId", 11,
+                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId,streamId", 12,
                                       "name,inputDtypes,inputShapes"},
     [R_STEP_TIME] = {"STEP_TIME", "id,startNs,endNs,rankId", 4, ""},
     [R_OVERLAP_ANALYSIS] = {"OVERLAP_ANALYSIS", "id,deviceId,startNs,endNs,type,rankId", 6, ""},
@@ -37,7 +37,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_FLOW_END] = {"TB_FLOW_END", "rankId,ph,cat,name,flowId,pid,tid,ts,seq", 9, "cat,name"},
     [R_COUNTER] = {"TB_COUNTER", "rankId,pid,name,series,timestampNs,value", 6, "name,series"},
     [R_EVENT] = {"TB_EVENT", "rankId,pid,tid,ph,cat,name,startNs,endNs,args", 9, "cat,name"},
-    [R_PROCESS] = {"TB_PROCESS", "rankId,pid,name,labels,sortIndex,deviceId,layer", 7, ""},
+    [R_PROCESS] = {"TB_PROCESS", "rankId,pid,name,labels,sortIndex,deviceId,layer,unrouted", 8, ""},
     [R_THREAD] = {"TB_THREAD", "rankId,pid,tid,name,sortIndex", 5, ""},
     [R_CONNECTION_IDS] = {"CONNECTION_IDS", "id,connectionId,rankId", 3, ""},
     [R_RANK_DEVICE_MAP] = {"RANK_DEVICE_MAP", "rankId,deviceId", 2, ""},
@@ -57,7 +57,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                                         "dstRank,transportType,size,dataType,linkType,opId,isMaster,bandwidth,rankId",
                                         17, "name,taskType,groupName"},
     [R_FULL_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,fwdThreadId,"
-                                           "inputDtypes,inputShapes,callchainId,type,rankId", 12,
+                                           "inputDtypes,inputShapes,callchainId,type,rankId,streamId", 13,
                                            "name,inputDtypes,inputShapes"},
     [R_FULL_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,rangeId,category,message,globalTid,endGlobalTid,"
                                            "domainId,connectionId,rankId", 11, "message"},
@@ -101,6 +101,8 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                                    "step,type,indexText,computing,communicationNotOverlapped,overlapped,"
                                    "communication,free,stage,bubble,communicationNotOverlappedExcludeReceive,"
                                    "preparing", 12, ""},
+    [R_COLLECTIVE] = {"TB_COLLECTIVE", "rankId,globalTid,startNs,endNs,collective,dtype,inNelems,outNelems,"
+                                       "groupSize,groupName", 10, "collective,dtype,groupName"},
     [R_TB_NPU_MODULE_MEM] = {"TB_NPU_MODULE_MEM", "rankId,component,timestampNs,totalReservedBytes,deviceId", 5,
                                                   "component"},
     [R_STATIC_OP_MEM] = {"TB_STATIC_OP_MEM",

@@ -37,6 +37,8 @@ enum row_table {
     R_SAMPLE_PMU_TIMELINE, R_SAMPLE_PMU_SUMMARY, R_HBM, R_DDR, R_HCCS, R_UB, R_SIO, R_CCU,
     R_DPU_TASK, R_PCIE, R_CPU_USAGE, R_HOST_MEM_USAGE, R_HOST_DISK_USAGE, R_HOST_NETWORK_USAGE,
     R_OSRT_API, R_NETDEV_STATS,
+    /* a Kineto trace's record_param_comms calls: what each collective moved */
+    R_COLLECTIVE,
     R_TABLE_COUNT
 };
 

@@ -160,9 +160,11 @@ static tb_status meta(tl *t, const jv *pid, const jv *tid, const char *what, con
 }
 
 /*
- * The first event of every file names a process 0 after tracebook (a
- * process without events, which viewers do not draw) and says what made
- * the file and from which inputs
+ * The first event of every file is a metadata event of tracebook's own,
+ * `tracebook_export`, on the pid of the file's first process (no
+ * process_name: it names and adds no process; a Kineto trace's pid 0, its
+ * GPU, keeps its one name), that says what made the file and from which
+ * inputs
  * (base name, size, modification time of each file the DB was loaded
  * from). A later scan of the folder reads it to pass the file over when
  * those inputs load in the same run (ingest/own_outputs.c): the timeline
@@ -179,12 +181,18 @@ static tb_status origin_meta(tl *t, tb_error *err)
     if (sqlite3_step(q) == SQLITE_ROW) {
         tlw *w = t->w;
         tlw_begin(w);
-        tlw_cstr(w, "name", "process_name");
-        tlw_int(w, "pid", 0);
+        tlw_cstr(w, "name", "tracebook_export");
+        const jv *pid = NULL;
+        for (size_t i = 0; i < t->np && !pid; i++)
+            if (t->procs[i].keep)
+                pid = &t->procs[i].pid;
+        if (pid)
+            timeline_put_jv(w, "pid", pid);
+        else
+            tlw_int(w, "pid", 0); /* no process: the file holds no event of one */
         tlw_int(w, "tid", 0);
         tlw_cstr(w, "ph", "M");
         tlw_obj(w, "args");
-        tlw_cstr(w, "name", "tracebook export");
         tlw_cstr(w, "version", tb_version());
         tlw_raw(w, "sources", (const char *)sqlite3_column_text(q, 0), (size_t)sqlite3_column_bytes(q, 0));
         tlw_obj_end(w);

@@ -151,10 +151,32 @@ static int host_slice(tl *t, sqlite3_stmt *q, const char *layer, int sort, const
     return 1;
 }
 
+/* A record_param_comms call's collective (TB_COLLECTIVE) back into its args. */
+static void collective_args(tlw *w, sqlite3_stmt *q, int c)
+{
+    arg_str_col(w, "Collective name", q, c);
+    arg_str_col(w, "dtype", q, c + 1);
+    arg_int_col(w, "In msg nelems", q, c + 2);
+    arg_int_col(w, "Out msg nelems", q, c + 3);
+    arg_int_col(w, "Group size", q, c + 4);
+    arg_str_col(w, "Process Group Name", q, c + 5);
+}
+
 static tb_status write_pytorch(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
-    tb_status st = prep(t,
+    /* a DB of an earlier version has no TB_COLLECTIVE and no streamId */
+    int coll = timeline_has_table(t, "TB_COLLECTIVE");
+    tb_status st = prep(t, coll ?
+        "SELECT p.startNs, p.endNs, p.globalTid, n.value, p.type, p.sequenceNumber, p.fwdThreadId, d.value, s.value, "
+        "       p.streamId, cn.value, cd.value, c.inNelems, c.outNelems, c.groupSize, cg.value "
+        "FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name LEFT JOIN STRING_IDS d ON d.id = p.inputDtypes "
+        "LEFT JOIN STRING_IDS s ON s.id = p.inputShapes "
+        "LEFT JOIN TB_COLLECTIVE c ON n.value = 'record_param_comms' AND c.rankId IS p.rankId "
+        "  AND c.globalTid = p.globalTid AND c.startNs = p.startNs "
+        "LEFT JOIN STRING_IDS cn ON cn.id = c.collective LEFT JOIN STRING_IDS cd ON cd.id = c.dtype "
+        "LEFT JOIN STRING_IDS cg ON cg.id = c.groupName WHERE p.rankId IS ?1"
+        :
         "SELECT p.startNs, p.endNs, p.globalTid, n.value, p.type, p.sequenceNumber, p.fwdThreadId, d.value, s.value "
         "FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name LEFT JOIN STRING_IDS d ON d.id = p.inputDtypes "
         "LEFT JOIN STRING_IDS s ON s.id = p.inputShapes WHERE p.rankId IS ?1", &q, err);
@@ -180,6 +202,10 @@ static tb_status write_pytorch(tl *t, tb_error *err)
         arg_int_col(t->w, "Fwd thread id", q, 6);
         arg_str_col(t->w, "Input type", q, 7);
         arg_str_col(t->w, "Input Dims", q, 8);
+        if (coll) {
+            arg_int_col(t->w, "stream", q, 9);
+            collective_args(t->w, q, 10);
+        }
         tlw_obj_end(t->w);
         st = tlw_end(t->w, err);
     }
@@ -189,7 +215,13 @@ static tb_status write_pytorch(tl *t, tb_error *err)
 static tb_status write_cann(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
-    tb_status st = prep(t,
+    /* streamId came with TB_COLLECTIVE: a DB of an earlier version has neither */
+    int stream = timeline_has_table(t, "TB_COLLECTIVE");
+    tb_status st = prep(t, stream ?
+        "SELECT a.startNs, a.endNs, a.globalTid, n.value, e.name, a.connectionId, a.type, a.streamId "
+        "FROM CANN_API a LEFT JOIN STRING_IDS n ON n.id = a.name LEFT JOIN ENUM_API_TYPE e ON e.id = a.type "
+        "WHERE a.rankId IS ?1"
+        :
         "SELECT a.startNs, a.endNs, a.globalTid, n.value, e.name, a.connectionId, a.type "
         "FROM CANN_API a LEFT JOIN STRING_IDS n ON n.id = a.name LEFT JOIN ENUM_API_TYPE e ON e.id = a.type "
         "WHERE a.rankId IS ?1", &q, err);
@@ -208,6 +240,8 @@ static tb_status write_cann(tl *t, tb_error *err)
             tlw_cstr(t->w, "cat", sqlite3_column_int64(q, 6) == 60002 ? "cuda_driver" : "cuda_runtime");
             tlw_obj(t->w, "args");
             arg_int_col(t->w, "correlation", q, 5);
+            if (stream)
+                arg_int_col(t->w, "stream", q, 7);
         } else {
             tlw_obj(t->w, "args");
             arg_str_col(t->w, "level", q, 4);

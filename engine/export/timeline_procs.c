@@ -29,7 +29,7 @@ const char *timeline_layer_key(const char *name)
 {
     static const char *const map[][2] = {
         {"Ascend Hardware", "ascend"}, {"Task Scheduler", "ascend"}, {"CANN", "cann"},
-        {"Communication", "communication"}, {"Overlap Analysis", "overlap_analyse"}, {"NPU MEM", "npu_mem"},
+        {"Communication", "communication"}, {"HCCL", "communication"}, {"Overlap Analysis", "overlap_analyse"}, {"NPU MEM", "npu_mem"},
         {"Step Trace", "step_trace"}, {"MsprofTx", "msproftx"}, {"OS Runtime API", "os_runtime_api"},
         {"CPU Usage", "cpu_usage"}, {"Memory Usage", "memory_usage"}, {"Disk Usage", "disk_usage"},
         {"Network Usage", "network_usage"}, {"AI Core Freq", "freq"}, {"Low Power", "freq"}, {"HBM", "hbm"},

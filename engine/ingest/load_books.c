@@ -33,6 +33,7 @@ static const char *const dest_names[TB_DEST_COUNT] = {
     [TB_DEST_BETTER_SOURCE] = "skipped: table filled by a better source",
     [TB_DEST_BAD_ROWS] = "skipped: rows with a wrong field count",
     [TB_DEST_BAD_TIME] = "skipped: times outside +-2^62 ns",
+    [TB_DEST_DERIVED_TYPE] = "COMPUTE_TASK_INFO.opType from the name",
 };
 
 const char *tb_dest_name(int dest)
@@ -427,6 +428,55 @@ tb_status load_books_bind_pmu(dbw *w, tb_error *err)
     if (!st)
         st = dbw_exec(w, "DROP TABLE pmu_match", err);
     return st;
+}
+
+/*
+ * A Kineto collective kernel (a COMMUNICATION_OP row with a connection id,
+ * the correlation id) is launched by the runtime call of that id; the
+ * record_param_comms call of the same thread that holds the launch's start
+ * (the innermost one) says what the collective moved, as TraceLens reads
+ * it. Its Collective name becomes the op's opType (NCCL and RCCL alike:
+ * RCCL kernels are all named ncclDevKernel_Generic), In msg nelems its
+ * count, its dtype the dataType (ENUM_HCCL_DATA_TYPE) and, through the
+ * bytes per element, the size of the op's COMMUNICATION_TASK_INFO row; its
+ * Process Group Name the groupName. Ops with no such call keep what the
+ * kernel's name gave.
+ */
+static const char bind_collectives_sql[] =
+    "CREATE INDEX tb_collective_at ON TB_COLLECTIVE(rankId, globalTid, startNs);"
+    "CREATE TEMP TABLE coll_match AS"
+    " SELECT m.orow AS orow, m.rankId AS rankId, m.opId AS opId, c.collective AS collective, c.inNelems AS n,"
+    "  c.groupName AS groupName, s.value AS dtype,"
+    "  CASE s.value WHEN 'Float' THEN 4 WHEN 'Int' THEN 2 WHEN 'Long' THEN 5 WHEN 'BFloat16' THEN 11"
+    "   WHEN 'Byte' THEN 7 WHEN 'Double' THEN 10 WHEN 'Half' THEN 3 WHEN 'Short' THEN 1 WHEN 'Char' THEN 0 END AS dt,"
+    "  CASE s.value WHEN 'Float' THEN 4 WHEN 'Int' THEN 4 WHEN 'Long' THEN 8 WHEN 'BFloat16' THEN 2"
+    "   WHEN 'Bool' THEN 1 WHEN 'Byte' THEN 1 WHEN 'Double' THEN 8 WHEN 'Half' THEN 2 WHEN 'Short' THEN 2"
+    "   WHEN 'Char' THEN 1 END AS width"
+    " FROM (SELECT o.rowid AS orow, o.rankId AS rankId, o.opId AS opId,"
+    "        (SELECT c.rowid FROM TB_COLLECTIVE c WHERE c.rankId IS a.rankId AND c.globalTid = a.globalTid"
+    "          AND c.startNs <= a.startNs AND c.endNs >= a.startNs ORDER BY c.startNs DESC LIMIT 1) AS crow"
+    "       FROM COMMUNICATION_OP o"
+    "       JOIN (SELECT rankId, connectionId, globalTid, min(startNs) AS startNs FROM CANN_API"
+    "             WHERE connectionId IN (SELECT connectionId FROM COMMUNICATION_OP) GROUP BY rankId, connectionId) a"
+    "         ON a.rankId IS o.rankId AND a.connectionId = o.connectionId) m"
+    " JOIN TB_COLLECTIVE c ON c.rowid = m.crow LEFT JOIN STRING_IDS s ON s.id = c.dtype"
+    " WHERE c.collective IS NOT NULL;"
+    "UPDATE COMMUNICATION_OP SET opType = m.collective, count = coalesce(m.n, COMMUNICATION_OP.count),"
+    " dataType = coalesce(m.dt, COMMUNICATION_OP.dataType),"
+    " groupName = coalesce(m.groupName, COMMUNICATION_OP.groupName)"
+    " FROM coll_match m WHERE COMMUNICATION_OP.rowid = m.orow;"
+    "UPDATE COMMUNICATION_TASK_INFO SET size = coalesce(m.n * m.width, COMMUNICATION_TASK_INFO.size),"
+    " dataType = coalesce(m.dt, COMMUNICATION_TASK_INFO.dataType)"
+    " FROM coll_match m WHERE COMMUNICATION_TASK_INFO.opId = m.opId AND COMMUNICATION_TASK_INFO.rankId IS m.rankId;"
+    "DROP TABLE coll_match;"
+    "DROP INDEX tb_collective_at;";
+
+tb_status load_books_bind_collectives(dbw *w, tb_error *err)
+{
+    if (!sql_true(w, "SELECT EXISTS (SELECT 1 FROM TB_COLLECTIVE) AND EXISTS (SELECT 1 FROM COMMUNICATION_OP"
+                     " WHERE connectionId IS NOT NULL)"))
+        return TB_OK;
+    return dbw_exec(w, bind_collectives_sql, err);
 }
 
 /*

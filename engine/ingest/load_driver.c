@@ -325,7 +325,7 @@ static tb_status write_books(load_run *R, tb_error *err)
     if (any_cluster && (st = load_books_clear_cluster(w, err)) != TB_OK)
         return st;
     if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = load_books_bind_h2d(w, err)) != TB_OK ||
-        (st = load_books_bind_pmu(w, err)) != TB_OK)
+        (st = load_books_bind_pmu(w, err)) != TB_OK || (st = load_books_bind_collectives(w, err)) != TB_OK)
         return st;
     if (opt->shard_count) {
         /* a shard keeps the numbers in input order: whether the ranks' own

@@ -199,6 +199,11 @@ tb_status load_books_meta(dbw *w, const import_ids *ids, tb_error *err);
 tb_status load_books_bind_h2d(dbw *w, tb_error *err);
 /* The PMU metrics of summary CSVs' kernels onto their tasks (TASK_PMU_INFO). */
 tb_status load_books_bind_pmu(dbw *w, tb_error *err);
+/* Names a Kineto trace's collective kernels from the record_param_comms call
+ * that launched them (TB_COLLECTIVE): COMMUNICATION_OP opType, count,
+ * dataType and groupName, COMMUNICATION_TASK_INFO size (bytes) and dataType
+ * (docs/inputs.md "Communication kernels"). */
+tb_status load_books_bind_collectives(dbw *w, tb_error *err);
 /* Numbers the ranks (see load_books.c); final[p] receives rank p's rankId. */
 tb_status load_books_apply_ranks(dbw *w, const int64_t *claim, const size_t *who, const src_info *src, size_t nranks,
                                  int64_t *final, warn_log *wl, tb_error *err);

@@ -201,10 +201,12 @@ static int db_origin(const char *path, origin *o, int *history)
 }
 
 /*
- * A timeline that `export timeline` wrote starts with an event naming
- * process 0 "tracebook export", whose args list the inputs as
- * [name, bytes, mtimeNs] (report/timeline.c). It is looked for on the
- * first lines only: the writer puts one event per line, that one first.
+ * A timeline that `export timeline` wrote starts with a `tracebook_export`
+ * metadata event whose args list the inputs as [name, bytes, mtimeNs]
+ * (export/timeline.c); earlier versions wrote it as the process_name
+ * "tracebook export" of pid 0, which is still recognised. It is looked for
+ * on the first lines only: the writer puts one event per line, that one
+ * first.
  */
 static int timeline_origin(const char *path, origin *o)
 {
@@ -216,7 +218,9 @@ static int timeline_origin(const char *path, origin *o)
     size_t len = 0;
     int rc = 0;
     if (bytesrc_peek(src, 4096, &head, &len, &ignored) == 0) {
-        const char *hit = memmem(head, len, "\"tracebook export\"", 18);
+        const char *hit = memmem(head, len, "\"tracebook_export\"", 18);
+        if (!hit)
+            hit = memmem(head, len, "\"tracebook export\"", 18);
         const char *from = hit, *to = hit;
         while (from && from > head && from[-1] != '\n')
             from--;
@@ -231,8 +235,9 @@ static int timeline_origin(const char *path, origin *o)
         json_t *sources = json_object_get(args, "sources");
         const char *pname = json_string_value(json_object_get(ev, "name"));
         const char *aname = json_string_value(json_object_get(args, "name"));
-        if (pname && aname && !strcmp(pname, "process_name") && !strcmp(aname, "tracebook export") &&
-            json_is_array(sources)) {
+        int marker = pname && (!strcmp(pname, "tracebook_export") ||
+                               (aname && !strcmp(pname, "process_name") && !strcmp(aname, "tracebook export")));
+        if (marker && json_is_array(sources)) {
             o->own = 1;
             size_t i;
             json_t *x;

@@ -93,8 +93,8 @@ static int on_trace(void *p, const tops_trace *t)
     c->res->events++;
     if (!strcmp(t->klass, "RUNTIME") || !strcmp(t->klass, "CPU")) {
         int64_t tid = t->pid < 0 ? 0 : (int64_t)t->pid;
-        tb_val v[7] = {VINT(t->start_ns), VINT(end), VINT(!strcmp(t->klass, "RUNTIME") ? 60004 : 60005),
-                       VINT(tid << 32 | (tid & 0xffffffff)), VNULL, VINT(name), VINT(c->opt->rank)};
+        tb_val v[8] = {VINT(t->start_ns), VINT(end), VINT(!strcmp(t->klass, "RUNTIME") ? 60004 : 60005),
+                       VINT(tid << 32 | (tid & 0xffffffff)), VNULL, VINT(name), VINT(c->opt->rank), VNULL};
         c->res->dest[TB_DEST_CANN_API]++;
         return row(c, R_CANN_API, v);
     }

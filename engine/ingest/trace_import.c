@@ -218,6 +218,12 @@ static int route(imp *im, trace_event *ev)
         return -1;
     switch (ev->ph) {
     case 'M': {
+        /* tracebook's own mark of a timeline it exported (export/timeline.c):
+         * metadata about the file, not of a process */
+        if (ev->name.type == JS_STR && ev->name.n == 16 && memcmp(ev->name.p, "tracebook_export", 16) == 0) {
+            im->res->dest[TB_DEST_METADATA]++;
+            return 0;
+        }
         int r = trace_on_metadata(im, ev, pkey);
         if (r <= 0) {
             if (r == 0)
@@ -333,10 +339,10 @@ static int flush_processes(imp *im)
             continue;
         int dev = p->layer >= L_PYTHON && (p->device_label >= 0 || p->bare_npu) ? trace_proc_device(p) : -1;
         const char *layer = trace_layer_label(p->layer);
-        tb_val v[7] = {VINT(im->opt->rank), trace_pid_val(im, p->key), p->name ? VTEXT(p->name, strlen(p->name)) : VNULL,
+        tb_val v[8] = {VINT(im->opt->rank), trace_pid_val(im, p->key), p->name ? VTEXT(p->name, strlen(p->name)) : VNULL,
                        p->labels ? VTEXT(p->labels, strlen(p->labels)) : VNULL,
                        p->has_sort ? VINT(p->sort_index) : VNULL, dev < 0 ? VNULL : VINT(dev),
-                       VTEXT(layer, strlen(layer))};
+                       VTEXT(layer, strlen(layer)), VINT((int64_t)p->unrouted)};
         if (trace_row(im, R_PROCESS, v))
             return -1;
     }

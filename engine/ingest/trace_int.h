@@ -42,6 +42,7 @@ typedef struct proc {
     int has_sort;
     int device_label;  /* device from "NPU <n>", -1 none */
     int bare_npu;      /* labels say "NPU" without a number */
+    uint64_t unrouted; /* its events kept only in TB_EVENT or TB_COUNTER */
 } proc;
 
 typedef struct thread {

@@ -19,6 +19,7 @@
 
 #include "ingest/flows.h"
 #include "util/jstream.h"
+#include "ingest/kernel_type.h"
 #include "ingest/trace_int.h"
 #include "util/hash.h"
 
@@ -222,6 +223,29 @@ static tb_val idval(int64_t id)
     return id < 0 ? VNULL : VINT(id);
 }
 
+/* The kernel's type from its name (kernel_type.h: gpu or Ascend rule),
+ * interned and counted as derived. The id, -2 when the name gives none, -1
+ * on a sink failure. */
+static int64_t derived_type(imp *im, js_span name, int gpu)
+{
+    if (name.type != JS_STR)
+        return -2;
+    size_t n, len;
+    const char *p = js_str_decode(name, &im->dbuf, &im->dcap, &n);
+    if (!p)
+        return trace_oom(im);
+    const char *t = gpu ? kernel_type_gpu(p, n, &len) : kernel_type_ascend(p, n, &len);
+    if (len == 0)
+        return -2;
+    int64_t id = im->sink->intern(im->sink->ctx, t, len);
+    if (id < 0) {
+        row_sink_fail(im->sink, im->path, im->err);
+        return -1;
+    }
+    im->res->dest[TB_DEST_DERIVED_TYPE]++;
+    return id;
+}
+
 int trace_row(imp *im, int table, const tb_val *v)
 {
     if (row_set_has(&im->opt->skip_rows, table))
@@ -296,7 +320,7 @@ static int classify_layer(const char *name)
 {
     static const struct { const char *name; int layer; } known[] = {
         {"Python", L_PYTHON}, {"Python GC", L_PYTHON_GC}, {"CANN", L_CANN},
-        {"Ascend Hardware", L_HW}, {"Communication", L_COMM}, {"Overlap Analysis", L_OVERLAP},
+        {"Ascend Hardware", L_HW}, {"Communication", L_COMM}, {"HCCL", L_COMM}, {"Overlap Analysis", L_OVERLAP},
         {"MsprofTx", L_MSTX}, {"Task Scheduler", L_HW},
         /* layers whose slices and counters stay generic (TB_EVENT / TB_COUNTER) */
         {"AI Core Freq", L_ASCEND_OTHER}, {"NPU MEM", L_ASCEND_OTHER}, {"Step Trace", L_ASCEND_OTHER},
@@ -425,7 +449,16 @@ int trace_on_metadata(imp *im, trace_event *ev, int64_t pkey)
 
 /* ---- destinations --------------------------------------------------------- */
 
-int trace_put_event(imp *im, trace_event *ev, int64_t pkey)
+/* Counts an event of pid key that only the generic tables keep (TB_PROCESS.unrouted). */
+static void note_unrouted(imp *im, int64_t pkey)
+{
+    proc *p = trace_proc_get(im, pkey, 0);
+    if (p)
+        p->unrouted++;
+}
+
+/* The event as written, to TB_EVENT. 0, or -1 with err set. */
+static int put_event(imp *im, trace_event *ev, int64_t pkey)
 {
     char ph[2] = {ev->ph ? ev->ph : '?', 0};
     int64_t cat = intern_span(im, ev->cat), name = intern_span(im, ev->name);
@@ -443,6 +476,45 @@ int trace_put_event(imp *im, trace_event *ev, int64_t pkey)
     tb_val v[9] = {VINT(im->opt->rank), trace_pid_val(im, pkey), tidv, VTEXT(ph, 1), idval(cat), idval(name),
                    ev->has_ts ? VINT(ev->ts_ns) : VNULL, ev->has_ts ? VINT(end_ns(ev)) : VNULL, args};
     return trace_row(im, R_EVENT, v);
+}
+
+int trace_put_event(imp *im, trace_event *ev, int64_t pkey)
+{
+    note_unrouted(im, pkey);
+    return put_event(im, ev, pkey);
+}
+
+/* A record_param_comms Collective name as the collective's type: PyTorch's
+ * variants of one collective under one name, as TraceLens groups them
+ * (docs/inputs.md "Communication kernels"); other names as written. */
+static js_span collective_type(js_span name)
+{
+    static const struct { const char *from, *to; } map[] = {
+        {"allreduce_coalesced", "allreduce"}, {"_reduce_scatter_base", "reducescatter"},
+        {"reduce_scatter_tensor_coalesced", "reducescatter"}, {"reduce_scatter", "reducescatter"},
+        {"all_gather", "allgather"}, {"_allgather_base", "allgather"},
+        {"all_gather_into_tensor_coalesced", "allgather"}, {"allgather_into_tensor_coalesced", "allgather"},
+        {"all_to_all", "alltoall"}, {"all_to_allv", "alltoallv"}};
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (span_eq(name, map[i].from))
+            return (js_span){.p = map[i].to, .n = strlen(map[i].to), .type = JS_STR};
+    return name;
+}
+
+/* PyTorch's record_param_comms call: the collective it records (type,
+ * dtype, element counts, group) for the kernel it launches (load_books.c
+ * binds them). 0, or -1 with err set. */
+static int put_collective(imp *im, trace_event *ev, int64_t pid)
+{
+    int64_t coll = intern_span(im, collective_type(js_arg(ev, "Collective name")));
+    int64_t dtype = intern_span(im, js_arg(ev, "dtype"));
+    int64_t group = intern_span(im, js_arg(ev, "Process Group Name"));
+    if (coll == -1 || dtype == -1 || group == -1)
+        return -1;
+    tb_val v[10] = {VINT(im->opt->rank), VINT(global_tid(pid, ev->tid)), VINT(ev->ts_ns), VINT(end_ns(ev)),
+                    idval(coll), idval(dtype), arg_intval(ev, "In msg nelems"), arg_intval(ev, "Out msg nelems"),
+                    arg_intval(ev, "Group size"), idval(group)};
+    return trace_row(im, R_COLLECTIVE, v);
 }
 
 static int step_number(js_span name, int64_t *n)
@@ -483,12 +555,14 @@ static int put_pytorch(imp *im, trace_event *ev, int64_t pid, int type)
     js_span types = js_arg(ev, "Input type");
     if (types.type != JS_NONE && (dtypes = intern_span(im, types)) == -1)
         return -1;
-    tb_val v[11] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(global_tid(pid, ev->tid)), VNULL,
+    tb_val v[12] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(global_tid(pid, ev->tid)), VNULL,
                     idval(name), arg_intval(ev, "Sequence number"), arg_intval(ev, "Fwd thread id"),
-                    idval(dtypes), idval(shapes), VINT(type), VINT(im->opt->rank)};
+                    idval(dtypes), idval(shapes), VINT(type), VINT(im->opt->rank), arg_intval(ev, "stream")};
     if (trace_row(im, R_PYTORCH_API, v))
         return -1;
     im->res->dest[TB_DEST_PYTORCH_API]++;
+    if (span_eq(ev->name, "record_param_comms") && put_collective(im, ev, pid))
+        return -1;
     int64_t step;
     if (step_number(ev->name, &step) && !step_seen(im, step)) {
         tb_val s[4] = {VINT(step), VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(im->opt->rank)};
@@ -507,8 +581,8 @@ static int put_cann(imp *im, trace_event *ev, int64_t pid, int type)
     tb_val conn = arg_intval(ev, "connection_id");
     if (conn.type == V_NULL)
         conn = arg_intval(ev, "correlation");
-    tb_val v[7] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(type), VINT(global_tid(pid, ev->tid)), conn,
-                   idval(name), VINT(im->opt->rank)};
+    tb_val v[8] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(type), VINT(global_tid(pid, ev->tid)), conn,
+                   idval(name), VINT(im->opt->rank), arg_intval(ev, "stream")};
     if (trace_row(im, R_CANN_API, v))
         return -1;
     im->res->dest[TB_DEST_CANN_API]++;
@@ -596,7 +670,10 @@ static int put_hw_task(imp *im, trace_event *ev, int64_t pid, proc *p)
             return -1;
         im->res->dest[TB_DEST_MEMCPY_INFO]++;
     } else if (!non_compute_type(tt)) {
-        tb_val v[8] = {idval(name), VINT(gid), idval(type_id), VNULL, arg_intval(ev, "Block Num"),
+        int64_t op_type = derived_type(im, ev->name, 0);
+        if (op_type == -1)
+            return -1;
+        tb_val v[8] = {idval(name), VINT(gid), idval(type_id), idval(op_type), arg_intval(ev, "Block Num"),
                        arg_intval(ev, "Mix Block Num"), VNULL, VINT(im->opt->rank)};
         if (trace_row(im, R_COMPUTE_TASK_INFO, v))
             return -1;
@@ -786,7 +863,10 @@ static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
         im->res->dest[TB_DEST_COMMUNICATION_TASK_INFO]++;
         return 0;
     }
-    tb_val v[8] = {idval(name), VINT(gid), idval(cat), VNULL, VNULL, VNULL, VNULL, VINT(im->opt->rank)};
+    int64_t op_type = derived_type(im, ev->name, 1);
+    if (op_type == -1)
+        return -1;
+    tb_val v[8] = {idval(name), VINT(gid), idval(cat), idval(op_type), VNULL, VNULL, VNULL, VINT(im->opt->rank)};
     if (trace_row(im, R_COMPUTE_TASK_INFO, v))
         return -1;
     im->res->dest[TB_DEST_COMPUTE_TASK_INFO]++;
@@ -866,7 +946,7 @@ int trace_route_slice(imp *im, trace_event *ev, int64_t pkey, proc *p)
         if (trace_row(im, R_GC_RECORD, v))
             return -1;
         im->res->dest[TB_DEST_TB_EVENT]++; /* counted with generic events: GC_RECORD has no dest */
-        return trace_put_event(im, ev, pkey);
+        return put_event(im, ev, pkey);
     }
     case L_OTHER:
     case L_UNKNOWN:
@@ -929,6 +1009,8 @@ int trace_put_counter(imp *im, trace_event *ev, int64_t pkey)
         if (js_span_real(ev->argv[i].val, &d) != 0)
             continue;
         int64_t series = intern_span(im, ev->argv[i].key);
+        if (n == 0)
+            note_unrouted(im, pkey);
         if (series == -1)
             return -1;
         tb_val v[6] = {VINT(im->opt->rank), trace_pid_val(im, pkey), idval(name), VINT(series), VINT(ev->ts_ns),

@@ -95,6 +95,7 @@ typedef struct hta_opts {
     int drop_last;         /* hta.drop_last_step */
     int linked_only;       /* hta.linked_only */
     double kernel_wait_us; /* hta.kernel_wait_us */
+    int stream_events;     /* hta.stream_events */
     class_over over;       /* hta.classes.* */
 } hta_opts;
 
@@ -105,6 +106,7 @@ static tb_status hta_options(const metric_ctx *m, hta_opts *o, tb_error *err)
     o->drop_last = opt->hta.drop_last_step;
     o->linked_only = opt->hta.linked_only;
     o->kernel_wait_us = opt->hta.kernel_wait_us;
+    o->stream_events = opt->hta.stream_events;
     return class_overrides("hta", &opt->hta.communication, &opt->hta.memory, &o->over, err);
 }
 
@@ -364,8 +366,11 @@ static void notef(const metric_ctx *m, const char *fmt, ...)
  * An index on (rank, thread, start) and the longest call's length bound the
  * search: calls that started earlier cannot enclose the flow's start. That
  * second pass runs only when some flow's id has no call of its own.
+ *
+ * With HTA's stream rule (stream_events) a call that carries a stream is
+ * GPU work, not a CPU event: it launches nothing, as in HTA's filter.
  */
-static tb_status launch_map(const metric_ctx *m, const char *what, tb_error *err)
+static tb_status launch_map(const metric_ctx *m, const char *what, int stream_events, tb_error *err)
 {
     static const char direct[] =
         "DROP TABLE IF EXISTS temp.tb_m_launch;"
@@ -374,6 +379,14 @@ static tb_status launch_map(const metric_ctx *m, const char *what, tb_error *err
         "INSERT INTO temp.tb_m_launch "
         "  SELECT ifnull(rankId, 0), connectionId, min(startNs) FROM CANN_API "
         "  WHERE connectionId IS NOT NULL AND startNs IS NOT NULL GROUP BY 1, 2;";
+    static const char direct_cpu[] =
+        "DROP TABLE IF EXISTS temp.tb_m_launch;"
+        "CREATE TEMP TABLE tb_m_launch (rankId INTEGER, connectionId INTEGER, launchNs INTEGER, "
+        "  PRIMARY KEY (rankId, connectionId)) WITHOUT ROWID;"
+        "INSERT INTO temp.tb_m_launch "
+        "  SELECT ifnull(rankId, 0), connectionId, min(startNs) FROM CANN_API "
+        "  WHERE connectionId IS NOT NULL AND startNs IS NOT NULL AND (streamId IS NULL OR streamId = -1) "
+        "  GROUP BY 1, 2;";
     static const char need[] =
         "SELECT EXISTS (SELECT 1 FROM TB_FLOW f "
         " WHERE f.cat = (SELECT id FROM STRING_IDS WHERE value = 'HostToDevice') "
@@ -398,7 +411,7 @@ static tb_status launch_map(const metric_ctx *m, const char *what, tb_error *err
         "      AND f.connectionId IS NOT NULL AND f.fromNs IS NOT NULL) "
         "  WHERE launchNs IS NOT NULL GROUP BY 1, 2;"
         "DROP TABLE temp.tb_m_calls;";
-    tb_status rc = metrics_exec(m, what, direct, err);
+    tb_status rc = metrics_exec(m, what, stream_events ? direct_cpu : direct, err);
     if (rc)
         return rc;
     sqlite3_stmt *st = NULL;
@@ -451,41 +464,83 @@ static int rank_hosted(const rank_list *rl, int64_t r)
 }
 
 /*
+ * HTA's stream rule (metrics.md "Where tracebook and HTA differ"): host
+ * events that carry a stream (args.stream other than -1) are GPU work too:
+ * the CANN_API and PYTORCH_API rows with a streamId, and the complete
+ * slices of TB_EVENT whose args hold a stream (cuda_sync's Stream Wait
+ * Event, ...). They are classed by name as Kineto kernels are. One with a
+ * correlation id is launched by the CPU call of that id (none: not kept by
+ * HTA's window); one without is a CPU event for HTA's window, kept by its
+ * own start. Their order key is negative: they are no tasks.
+ */
+static const char stream_events_sql[] =
+    "UNION ALL "
+    "SELECT a.rankId, a.streamId, a.startNs, a.endNs, -1 - a.rowid, n.value, 'kernel', NULL, "
+    "       CASE WHEN a.connectionId IS NULL THEN a.startNs ELSE l.launchNs END "
+    "FROM CANN_API a LEFT JOIN STRING_IDS n ON n.id = a.name "
+    "LEFT JOIN temp.tb_m_launch l ON l.rankId = ifnull(a.rankId, 0) AND l.connectionId = a.connectionId "
+    "WHERE a.streamId IS NOT NULL AND a.streamId <> -1 AND a.startNs IS NOT NULL AND a.endNs IS NOT NULL "
+    "UNION ALL "
+    "SELECT p.rankId, p.streamId, p.startNs, p.endNs, -1 - p.rowid, n.value, 'kernel', NULL, "
+    "       CASE WHEN p.connectionId IS NULL THEN p.startNs ELSE l.launchNs END "
+    "FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name "
+    "LEFT JOIN temp.tb_m_launch l ON l.rankId = ifnull(p.rankId, 0) AND l.connectionId = p.connectionId "
+    "WHERE p.streamId IS NOT NULL AND p.streamId <> -1 AND p.startNs IS NOT NULL AND p.endNs IS NOT NULL "
+    "UNION ALL "
+    "SELECT e.rankId, e.stream, e.startNs, e.endNs, -1 - e.rowid, n.value, 'kernel', NULL, "
+    "       CASE WHEN e.corr IS NULL OR e.corr < 0 THEN e.startNs ELSE l.launchNs END "
+    "FROM (SELECT rowid, rankId, startNs, endNs, name, json_extract(args, '$.stream') AS stream, "
+    "             json_extract(args, '$.correlation') AS corr "
+    "      FROM TB_EVENT WHERE ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
+    "        AND args LIKE '%\"stream\"%' AND json_valid(args)) e "
+    "LEFT JOIN STRING_IDS n ON n.id = e.name "
+    "LEFT JOIN temp.tb_m_launch l ON l.rankId = ifnull(e.rankId, 0) AND l.connectionId = e.corr "
+    "WHERE e.stream IS NOT NULL AND e.stream <> -1 ";
+
+/* each_rank's rows: the device tasks with their launching calls */
+static const char tasks_sql[] =
+    "SELECT d.rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, l.launchNs "
+    "FROM device_task d LEFT JOIN temp.tb_m_launch l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
+    "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
+    "ORDER BY d.rankId";
+/* with the communication ops that are not also tasks: on an NPU the
+ * HCCL ops are not tasks; on a GPU they repeat NCCL kernels, which are
+ * classed by name */
+static const char with_ops_sql[] =
+    "SELECT * FROM ("
+    "SELECT d.rankId AS rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, "
+    "       l.launchNs "
+    "FROM device_task d LEFT JOIN temp.tb_m_launch l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
+    "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
+    "UNION ALL "
+    "SELECT c.rankId, NULL, c.startNs, c.endNs, NULL, c.name, NULL, 'communication', l.launchNs "
+    "FROM comm_op c LEFT JOIN temp.tb_m_launch l ON l.rankId = c.rankId AND l.connectionId = c.connectionId "
+    "WHERE c.startNs IS NOT NULL AND c.endNs IS NOT NULL "
+    "  AND NOT EXISTS (SELECT 1 FROM TASK t WHERE t.startNs = c.startNs AND t.rankId = c.rankId "
+    "                  AND t.endNs = c.endNs) ";
+
+/*
  * Calls fn once per rank (in rank order) with the rank's device tasks, each
  * classified by classify (K_SKIP leaves a task out) and linked to its
  * launching call (launch_map). Every rank of the load gets its call, a rank
  * without device tasks with none, so that fn can say why it writes no row.
+ * With stream_events, the host events that carry a stream come too
+ * (stream_events_sql).
  */
 static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn classify, const void *cx, rank_fn fn,
-                           void *ctx, int with_comm_ops, tb_error *err)
+                           void *ctx, int with_comm_ops, int stream_events, tb_error *err)
 {
-    static const char tasks[] =
-        "SELECT d.rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, l.launchNs "
-        "FROM device_task d LEFT JOIN temp.tb_m_launch l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
-        "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
-        "ORDER BY d.rankId";
-    /* with the communication ops that are not also tasks: on an NPU the
-     * HCCL ops are not tasks; on a GPU they repeat NCCL kernels, which are
-     * classed by name */
-    static const char with_ops[] =
-        "SELECT * FROM ("
-        "SELECT d.rankId AS rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, "
-        "       l.launchNs "
-        "FROM device_task d LEFT JOIN temp.tb_m_launch l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
-        "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
-        "UNION ALL "
-        "SELECT c.rankId, NULL, c.startNs, c.endNs, NULL, c.name, NULL, 'communication', l.launchNs "
-        "FROM comm_op c LEFT JOIN temp.tb_m_launch l ON l.rankId = c.rankId AND l.connectionId = c.connectionId "
-        "WHERE c.startNs IS NOT NULL AND c.endNs IS NOT NULL "
-        "  AND NOT EXISTS (SELECT 1 FROM TASK t WHERE t.startNs = c.startNs AND t.rankId = c.rankId "
-        "                  AND t.endNs = c.endNs)"
-        ") ORDER BY rankId";
-    const char *sql = with_comm_ops ? with_ops : tasks;
+    static const char tail[] = ") ORDER BY rankId";
+    char sql[sizeof with_ops_sql + sizeof stream_events_sql + sizeof tail];
+    if (with_comm_ops)
+        snprintf(sql, sizeof sql, "%s%s%s", with_ops_sql, stream_events ? stream_events_sql : "", tail);
+    else
+        snprintf(sql, sizeof sql, "%s", tasks_sql);
     sqlite3_stmt *st = NULL;
     evvec ev = {0};
     rank_list rl = {0};
     size_t next = 0; /* the first rank of rl not yet given to fn */
-    tb_status rc = launch_map(m, what, err);
+    tb_status rc = launch_map(m, what, stream_events, err);
     if (rc || (rc = read_ranks(m, what, &rl, err)))
         goto done;
     if (sqlite3_prepare_v2(m->db, sql, -1, &st, NULL) != SQLITE_OK) {
@@ -1034,8 +1089,8 @@ static char *hta_opts_text(const metric_ctx *m)
     const metrics_options *o = metrics_opts(m);
     const metrics_patterns *p[2] = {&o->hta.communication, &o->hta.memory};
     sqlite3_str *s = sqlite3_str_new(NULL);
-    sqlite3_str_appendf(s, "hta %d %d %d %!.17g", o->hta.round_us, o->hta.drop_last_step, o->hta.linked_only,
-                        o->hta.kernel_wait_us);
+    sqlite3_str_appendf(s, "hta %d %d %d %!.17g %d", o->hta.round_us, o->hta.drop_last_step, o->hta.linked_only,
+                        o->hta.kernel_wait_us, o->hta.stream_events);
     for (int k = 0; k < 2; k++) {
         sqlite3_str_appendf(s, "|%d %lld", p[k]->set, (long long)p[k]->n);
         for (size_t i = 0; i < p[k]->n; i++)
@@ -1129,9 +1184,12 @@ static tb_status hta_build(const metric_ctx *m, int which, tb_error *err)
                            : reuse_take(m, what, create, key, &taken, err);
     if (rc || taken)
         goto done;
+    /* with HTA's stream rule, temporal and overlap read the host events
+     * that carry a stream too, idle does not: one read serves one kind */
+    int host = metrics_opts(m)->hta.stream_events;
     for (int t = 0; t < HTA_N && !rc; t++)
         if (!(rc = reuse_forget(m, hta_tables[t].name, err)))
-            a.on[t] = t == which || key;
+            a.on[t] = t == which || (key && (!host || (t == HTA_IDLE) == (which == HTA_IDLE)));
     if (!rc && !(rc = hta_options(m, &a.h[which].o, err))) {
         a.h[which].m = m;
         a.h[which].what = what;
@@ -1147,7 +1205,8 @@ static tb_status hta_build(const metric_ctx *m, int which, tb_error *err)
             rc = hta_setup(m, &a, t, err);
     }
     if (!rc)
-        rc = each_rank(m, what, hta_classify, &a.h[which].o.over, hta_all_rank, &a, 1, err);
+        rc = each_rank(m, what, hta_classify, &a.h[which].o.over, hta_all_rank, &a, 1, host && which != HTA_IDLE,
+                       err);
     for (int t = 0; t < HTA_N && !rc; t++)
         if (t != which && a.on[t])
             rc = reuse_keep(m, hta_tables[t].name, key, err);
@@ -1315,7 +1374,7 @@ static tb_status build_exposed(const metric_ctx *m, tb_error *err)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         goto done;
     }
-    rc = each_rank(m, what, tl_classify, &over, exposed_rank, &t, 1, err);
+    rc = each_rank(m, what, tl_classify, &over, exposed_rank, &t, 1, 0, err);
 done:
     sqlite3_finalize(t.ins);
     class_over_finish(&over);

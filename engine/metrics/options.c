@@ -38,6 +38,7 @@ static const metrics_option_def hta[] = {
     {"drop_last_step", METRICS_OPT_BOOL, NULL, NULL, AT(hta.drop_last_step)},
     {"linked_only", METRICS_OPT_BOOL, NULL, NULL, AT(hta.linked_only)},
     {"kernel_wait_us", METRICS_OPT_NUMBER, NULL, NULL, AT(hta.kernel_wait_us)},
+    {"stream_events", METRICS_OPT_BOOL, NULL, NULL, AT(hta.stream_events)},
     {"classes", METRICS_OPT_SECTION, hta_classes, NULL, 0},
     {NULL, 0, NULL, NULL, 0},
 };
@@ -135,7 +136,8 @@ int metrics_options_equal(const metrics_options *a, const metrics_options *b)
         b = metrics_options_default();
     if (a->policy != b->policy || a->comm_stream_rule != b->comm_stream_rule || a->hta.round_us != b->hta.round_us ||
         a->hta.drop_last_step != b->hta.drop_last_step || a->hta.linked_only != b->hta.linked_only ||
-        a->hta.kernel_wait_us != b->hta.kernel_wait_us || a->exposed.linked_only != b->exposed.linked_only ||
+        a->hta.kernel_wait_us != b->hta.kernel_wait_us || a->hta.stream_events != b->hta.stream_events ||
+        a->exposed.linked_only != b->exposed.linked_only ||
         a->rank_source != b->rank_source)
         return 0;
     for (size_t i = 0; i < N_PATTERNS; i++)

@@ -50,6 +50,7 @@ typedef struct tb_metrics_options {
     int comm_stream_rule;              /* classes.comm_stream_rule: metrics_stream_rule */
     struct {
         int round_us, drop_last_step, linked_only;
+        int stream_events;             /* hta.stream_events: HTA's rule, host events with a stream are GPU work */
         double kernel_wait_us;
         metrics_patterns communication, memory; /* hta.classes.* */
     } hta;

@@ -49,6 +49,7 @@
 #include "util/tempname.h"
 #include "tracebook/db.h"
 #include "tracebook/error.h"
+#include "tracebook/load.h"
 #include "tracebook/report.h"
 #include "util/dirs.h"
 
@@ -639,6 +640,72 @@ static json_t *warnings_obj(const job_state *js, uint64_t *count)
     return o;
 }
 
+/*
+ * What the load did not take as written, for the run metadata: the layers
+ * (processes) of a trace whose events only the generic TB_EVENT and
+ * TB_COUNTER keep (TB_PROCESS.unrouted; a DB written before that column
+ * has none), and per input the kernels whose type was taken from their
+ * name (docs/inputs.md "Ascend layers", "Kernel types"). Returns new (NULL
+ * when out of memory).
+ */
+static json_t *loading_obj(sqlite3 *db)
+{
+    json_t *o = json_object(), *layers = json_array();
+    if (!o || !layers) {
+        json_decref(o);
+        json_decref(layers);
+        return NULL;
+    }
+    sqlite3_stmt *st;
+    if (db && sqlite3_prepare_v2(db,
+                                 "SELECT p.rankId, p.pid, p.name, p.layer, p.unrouted,"
+                                 " (SELECT s.path FROM TB_SOURCE s WHERE s.rankId IS p.rankId"
+                                 "  AND s.kind IN ('ascend timeline', 'kineto') ORDER BY s.id LIMIT 1)"
+                                 " FROM TB_PROCESS p WHERE p.unrouted > 0 ORDER BY p.rankId, p.name, p.pid",
+                                 -1, &st, NULL) == SQLITE_OK) {
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            json_t *l = json_object();
+            const char *name = (const char *)sqlite3_column_text(st, 2);
+            const char *file = (const char *)sqlite3_column_text(st, 5);
+            json_object_set_new(l, "rank", json_integer(sqlite3_column_int64(st, 0)));
+            json_object_set_new(l, "file", file ? json_string(file) : json_null());
+            json_object_set_new(l, "pid", sqlite3_column_type(st, 1) == SQLITE_INTEGER
+                                              ? json_integer(sqlite3_column_int64(st, 1))
+                                              : json_string((const char *)sqlite3_column_text(st, 1)));
+            json_object_set_new(l, "process", name ? json_string(name) : json_null());
+            const char *layer = (const char *)sqlite3_column_text(st, 3);
+            json_object_set_new(l, "layer", layer ? json_string(layer) : json_null());
+            json_object_set_new(l, "events", json_integer(sqlite3_column_int64(st, 4)));
+            json_array_append_new(layers, l);
+        }
+        sqlite3_finalize(st);
+    }
+    json_object_set_new(o, "layers_not_routed", layers);
+    json_t *derived = json_array();
+    if (derived && db &&
+        sqlite3_prepare_v2(db,
+                           "SELECT s.path, s.rankId, c.events FROM TB_LOAD_COUNT c JOIN TB_SOURCE s ON s.id = c.sourceId"
+                           " WHERE c.dest = ?1 ORDER BY s.id",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, tb_dest_name(TB_DEST_DERIVED_TYPE), -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            json_t *d = json_object();
+            const char *file = (const char *)sqlite3_column_text(st, 0);
+            json_object_set_new(d, "file", json_string(file ? file : ""));
+            json_object_set_new(d, "rank", sqlite3_column_type(st, 1) == SQLITE_NULL
+                                               ? json_null()
+                                               : json_integer(sqlite3_column_int64(st, 1)));
+            json_object_set_new(d, "kernels", json_integer(sqlite3_column_int64(st, 2)));
+            json_object_set_new(d, "rule", json_string("docs/inputs.md#kernel-types"));
+            json_array_append_new(derived, d);
+        }
+        sqlite3_finalize(st);
+    }
+    if (derived)
+        json_object_set_new(o, "derived_kernel_types", derived);
+    return o;
+}
+
 static json_t *metadata(const job_state *js, const tb_run_options *o, const tb_run_result *res, json_t *reports)
 {
     json_t *m = manifest_new();
@@ -673,6 +740,9 @@ static json_t *metadata(const job_state *js, const tb_run_options *o, const tb_r
     json_t *procs = scale_processes(js->db);
     if (procs)
         json_object_set_new(m, "processes", procs);
+    json_t *ld = loading_obj(js->db);
+    if (ld)
+        json_object_set_new(m, "loading", ld);
     uint64_t n;
     json_t *w = warnings_obj(js, &n);
     if (w)

@@ -27,6 +27,7 @@ enum tb_dest {
     TB_DEST_BETTER_SOURCE, /* not loaded: an earlier source of the rank filled that table */
     TB_DEST_BAD_ROWS,      /* CSV rows skipped: wrong number of fields */
     TB_DEST_BAD_TIME,      /* events or rows skipped: a time outside +-2^62 ns (TB_TIME_LIMIT_NS) */
+    TB_DEST_DERIVED_TYPE,  /* kernels whose COMPUTE_TASK_INFO.opType was taken from the name */
     TB_DEST_COUNT
 };
 

@@ -1002,9 +1002,13 @@ def _(t):
     exported = [n for n in os.listdir(d) if n.startswith("msprof_")]
     t.eq(len(exported), 1, "one timeline written beside the input: %r" % exported)
     first = json.loads(read(os.path.join(d, exported[0]))) if exported else []
-    t.check(first and first[0].get("args", {}).get("name") == "tracebook export"
+    t.check(first and first[0].get("name") == "tracebook_export" and first[0].get("ph") == "M"
             and first[0]["args"]["sources"][0][0] == "trace_view.json",
             "the first event names tracebook and the input: %r" % (first[:1],))
+    # it names no process: no process_name event for pid 0 (in a Kineto trace, the GPU)
+    t.check(not [e for e in first if e.get("name") == "process_name" and e.get("pid") == 0
+                 and e.get("args", {}).get("name", "").startswith("tracebook")],
+            "no tracebook process in the exported timeline")
     db = os.path.join(t.mkdir("out"), "x.db")
     r = t.run(["export", "db", "-dir", d, "-o", db])
     t.expect(r, 0, out=db + "\n",

@@ -111,7 +111,7 @@ REFERENCE = {
     "sigma": {
         "rank_stats": [[2, 1]],
         "slow_op_stats": [
-            ["2", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "", 1428628978259091, 1014, 5793.205620315582, 7352.375628042224, 183.962, 2322.584, 2672.206, 6889.26, 37459.024, 5874310.499],
+            ["2", "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "0", 1428628978259091, 1014, 5793.205620315582, 7352.375628042224, 183.962, 2322.584, 2672.206, 6889.26, 37459.024, 5874310.499],
         ],
     },
 }

@@ -204,10 +204,16 @@ def main():
             T.eq(got, want_x, "%s X events of layer %r (pid %s)" % (rel, layer, pid))
         # every event accounted for
         total = sql1(db, "SELECT sum(events) FROM TB_LOAD_COUNT WHERE dest NOT IN"
-                         " ('COMPUTE_TASK_INFO', 'MEMCPY_INFO', 'STEP_TIME', 'COMMUNICATION_TASK_INFO')"
+                         " ('COMPUTE_TASK_INFO', 'MEMCPY_INFO', 'STEP_TIME', 'COMMUNICATION_TASK_INFO',"
+                         "  'COMPUTE_TASK_INFO.opType from the name')"
                          " AND NOT (dest = 'COMMUNICATION_OP' AND sourceId IN"
                          "  (SELECT id FROM TB_SOURCE WHERE kind = 'kineto'))")
         T.eq(total, len(events), "%s events accounted for" % rel)
+        # a trace gives no kernel type: every typed kernel's type was taken from its name
+        T.eq(sql1(db, "SELECT coalesce(sum(events), 0) FROM TB_LOAD_COUNT"
+                      " WHERE dest = 'COMPUTE_TASK_INFO.opType from the name'"),
+             sql1(db, "SELECT count(*) FROM COMPUTE_TASK_INFO WHERE opType IS NOT NULL"),
+             "%s kernel types from names" % rel)
         T.eq(sql1(db, "SELECT rowsRead FROM TB_SOURCE"), len(events), "%s TB_SOURCE rowsRead" % rel)
         # exact ns: the earliest and latest task starts equal the decimal text
         task_ts = [ns(e["ts"]) for e in events if e.get("ph") == "X" and "ts" in e and (

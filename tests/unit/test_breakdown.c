@@ -581,7 +581,7 @@ static void option_errors(void **state)
         {"{hta: {round_us: yes}}", "'metrics.hta.round_us' must be true or false, got 'yes'"},
         {"{hta: {kernel_wait_us: -1}}", "'metrics.hta.kernel_wait_us' must be a number >= 0, got '-1'"},
         {"{hta: {round_ns: false}}", "unknown key 'round_ns' in metrics.hta (did you mean 'round_us'?); expected one "
-                                     "of: round_us, drop_last_step, linked_only, kernel_wait_us, classes"},
+                                     "of: round_us, drop_last_step, linked_only, kernel_wait_us, stream_events, classes"},
         {"{exposed: {linked: false}}",
          "unknown key 'linked' in metrics.exposed; expected one of: linked_only, classes"},
         {"{exposed: {classes: {communication: 're:('}}}",
@@ -599,7 +599,8 @@ static void option_errors(void **state)
     }
 }
 
-/* The built-in reports write HTA's and TraceLens' headers exactly. */
+/* The built-in reports write HTA's and TraceLens' headers exactly, HTA's
+ * times in the run's unit (ns here: HTA's µs times 1000). */
 static void builtin_reports(void **state)
 {
     (void)state;
@@ -608,22 +609,22 @@ static void builtin_reports(void **state)
     tb_status st = run_spec(&c, "tracebook: 1\nreports:\n  - use: temporal_breakdown\n", &err);
     assert_int_equal(st, TB_OK);
     assert_string_equal(c.text,
-                        "rank|idle_time(us)|compute_time(us)|non_compute_time(us)|kernel_time(us)|idle_time_pctg|"
+                        "rank|idle_time(ns)|compute_time(ns)|non_compute_time(ns)|kernel_time(ns)|idle_time_pctg|"
                         "compute_time_pctg|non_compute_time_pctg\n"
-                        "0|25|12|14|51|49.02|23.53|27.45\n"
-                        "1|10|20|0|30|33.33|66.67|0\n"
-                        "2|7|2|0|9|77.78|22.22|0\n");
+                        "0|25000|12000|14000|51000|49.02|23.53|27.45\n"
+                        "1|10000|20000|0|30000|33.33|66.67|0\n"
+                        "2|7000|2000|0|9000|77.78|22.22|0\n");
     st = run_spec(&c, "tracebook: 1\nreports:\n  - use: comm_comp_overlap\n", &err);
     assert_int_equal(st, TB_OK);
     assert_string_equal(c.text, "rank|comp_comm_overlap_pctg\n0|53.33\n1|NULL\n2|NULL\n");
     /* a rank-scope report: limit counts each rank's rows; scope: all, every rank's at once */
     st = run_spec(&c, "tracebook: 1\nreports:\n  - use: idle_time_breakdown\n    limit: 1\n", &err);
     assert_int_equal(st, TB_OK);
-    assert_string_equal(c.text, "rank|stream|idle_category|idle_time|idle_time_ratio\n0|7|host_wait|22|0.69\n"
-                                "1|1|kernel_wait|10|1\n2|1|kernel_wait|9|1\n");
+    assert_string_equal(c.text, "rank|stream|idle_category|idle_time|idle_time_ratio\n0|7|host_wait|22000|0.69\n"
+                                "1|1|kernel_wait|10000|1\n2|1|kernel_wait|9000|1\n");
     st = run_spec(&c, "tracebook: 1\nreports:\n  - use: idle_time_breakdown\n    limit: 1\n    scope: all\n", &err);
     assert_int_equal(st, TB_OK);
-    assert_string_equal(c.text, "rank|stream|idle_category|idle_time|idle_time_ratio\n0|7|host_wait|22|0.69\n");
+    assert_string_equal(c.text, "rank|stream|idle_category|idle_time|idle_time_ratio\n0|7|host_wait|22000|0.69\n");
     st = run_spec(&c, "tracebook: 1\nreports:\n  - use: exposed_time\n", &err);
     if (st != TB_OK)
         print_error("run failed: %s\n", err.message);
@@ -653,14 +654,14 @@ static void builtin_reports(void **state)
     assert_int_equal(st, TB_OK);
     assert_string_equal(c.text,
                         "Rank ID|Class|Name|Count|Total Time(ns)|Avg Time(ns)|Min Time(ns)|Max Time(ns)|"
-                        "Class Ratio(%)|Ratio(%)\n"
-                        "0|compute|gemm_kernel|4|14700|3675|500|9700|100|40.0544959128065\n"
-                        "0|communication|ncclDevKernel_AllReduce_Sum_f32|1|15000|15000|15000|15000|100|"
+                        "Std Time(ns)|Class Ratio(%)|Ratio(%)\n"
+                        "0|compute|gemm_kernel|4|14700|3675|500|9700|4225.61632585512|100|40.0544959128065\n"
+                        "0|communication|ncclDevKernel_AllReduce_Sum_f32|1|15000|15000|15000|15000|NULL|100|"
                         "40.8719346049046\n"
-                        "0|memory|Memcpy HtoD (Pageable -> Device)|1|5000|5000|5000|5000|71.4285714285714|"
+                        "0|memory|Memcpy HtoD (Pageable -> Device)|1|5000|5000|5000|5000|NULL|71.4285714285714|"
                         "13.6239782016349\n"
-                        "1|compute|gemm_kernel|2|20000|10000|10000|10000|100|100\n"
-                        "2|compute|gemm_kernel|5|6100|1220|200|4000|100|100\n");
+                        "1|compute|gemm_kernel|2|20000|10000|10000|10000|0|100|100\n"
+                        "2|compute|gemm_kernel|5|6100|1220|200|4000|1567.48205731358|100|100\n");
 }
 
 int main(void)

@@ -10,7 +10,8 @@
  *
  * Also: an msprof DB's sample tables (HBM, DDR), ENUM rows and unknown
  * tables and columns reach the sink or are named (the warning, the note),
- * and row sets hold every row table.
+ * and row sets hold every row table. A kernel's type taken from its name
+ * follows the rules of docs/inputs.md "Kernel types".
  */
 #define _POSIX_C_SOURCE 200809L
 #include <setjmp.h>
@@ -25,6 +26,7 @@
 #include <sqlite3.h>
 
 #include "db/rows.h"
+#include "ingest/kernel_type.h"
 #include "ingest/msprof_db.h"
 #include "ingest/npu_text.h"
 #include "ingest/topsprof_import.h"
@@ -312,6 +314,45 @@ static int teardown(void **state)
     return tu_remove_tmpdir();
 }
 
+static void type_is(int gpu, const char *name, const char *want)
+{
+    size_t len;
+    const char *t = gpu ? kernel_type_gpu(name, strlen(name), &len) : kernel_type_ascend(name, strlen(name), &len);
+    char got[256];
+    snprintf(got, sizeof got, "%.*s", (int)len, t);
+    assert_string_equal(got, want);
+}
+
+static void kernel_types(void **state)
+{
+    (void)state;
+    type_is(0, "aclnnMm_MatMulCommon_MatMulV2", "MatMulV2");
+    type_is(0, "trans_Cast_7", "Cast");
+    type_is(0, "aclnnMm_TransData_TransData<float, 4>_0a1b2c3d4e", "TransData");
+    type_is(0, "MatMul", "MatMul");
+    type_is(0, "Default/network-WithLossCell/Conv2D-op239", "Conv2D");
+    type_is(0, "12_34", "");
+    type_is(0, "", "");
+    type_is(1, "ampere_sgemm_128x64_tn", "ampere_sgemm_128x64_tn");
+    type_is(1, "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, float,"
+               " float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float>)", "MeanOps");
+    type_is(1, "void cutlass::Kernel2<cutlass_80_simt_sgemm_128x32_8x5_nn_align1>(cutlass_80_simt_sgemm_128x32_8x5"
+               "_nn_align1::Params)", "cutlass_80_simt_sgemm_128x32_8x5_nn_align1");
+    type_is(1, "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::pow_tensor_scalar_"
+               "kernel_impl<float, float>(at::TensorIteratorBase&)::{lambda()#1}, std::array<char*, 2ul> >(int)",
+            "pow_tensor_scalar_kernel_impl");
+    type_is(1, "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl_nocast<at::native::Binary"
+               "Functor<c10::BFloat16, c10::BFloat16, c10::BFloat16, at::native::binary_internal::MulFunctor<float> > >"
+               "(at::TensorIteratorBase&, at::native::BinaryFunctor<c10::BFloat16> const&)::{lambda(int)#1}>(int)",
+            "MulFunctor");
+    type_is(1, "void (anonymous namespace)::softmax_warp_forward<float, float, float, 9, false>(float*)",
+            "softmax_warp_forward");
+    /* a launcher whose arguments name no operation keeps its own name */
+    type_is(1, "void at::native::elementwise_kernel<128, 4>(int)", "elementwise_kernel");
+    /* cut short: no closing '>' */
+    type_is(1, "void cutlass::Kernel<Foo", "Foo");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -321,6 +362,7 @@ int main(void)
         cmocka_unit_test(msprof_db_sink_failure),
         cmocka_unit_test(msprof_db_tables),
         cmocka_unit_test(row_sets),
+        cmocka_unit_test(kernel_types),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

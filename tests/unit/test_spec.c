@@ -748,7 +748,7 @@ static void test_error_metrics_options(void **state)
     } bad[] = {
         {"m1.yaml", "tracebook: 1\nmetrics:\n  hta:\n    rond_us: false\n", 4, 5,
          "unknown key 'rond_us' in metrics.hta (did you mean 'round_us'?); expected one of: round_us, "
-         "drop_last_step, linked_only, kernel_wait_us, classes"},
+         "drop_last_step, linked_only, kernel_wait_us, stream_events, classes"},
         {"m2.yaml", "tracebook: 1\nmetrics: {stepp_trace: {policy: torch_npu}}\n", 2, 11,
          "unknown key 'stepp_trace' in metrics (did you mean 'step_trace'?); expected one of: step_trace, "
          "classes, hta, exposed, cluster"},
