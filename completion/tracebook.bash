@@ -143,8 +143,17 @@ _tracebook()
         --iteration-count|-iteration-count)
             return
             ;;
+        --max-cpu-time|-max-cpu-time)
+            return
+            ;;
+        --max-memory|-max-memory)
+            return
+            ;;
+        --max-temp|-max-temp)
+            return
+            ;;
         esac
-        opts="-dir --dir -o --output -reports --spec --summary-format --format --model-id --iteration-id --iteration-count --no-clobber --merge --clear --rebuild --strict --keep-going -q --quiet -h --help"
+        opts="-dir --dir -o --output -reports --spec --summary-format --format --model-id --iteration-id --iteration-count --max-cpu-time --max-memory --max-temp --no-clobber --merge --clear --rebuild --strict --keep-going -q --quiet -h --help"
         ;;
     "merge")
         case $prev in
@@ -204,8 +213,17 @@ _tracebook()
         --max-steps|-max-steps)
             return
             ;;
+        --max-cpu-time|-max-cpu-time)
+            return
+            ;;
+        --max-memory|-max-memory)
+            return
+            ;;
+        --max-temp|-max-temp)
+            return
+            ;;
         esac
-        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict --keep-going --fail-on-warning -q --quiet -h --help"
+        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict --keep-going --fail-on-warning -q --quiet -h --help"
         ;;
     "query")
         case $prev in
@@ -242,11 +260,20 @@ _tracebook()
         --max-steps|-max-steps)
             return
             ;;
+        --max-cpu-time|-max-cpu-time)
+            return
+            ;;
+        --max-memory|-max-memory)
+            return
+            ;;
+        --max-temp|-max-temp)
+            return
+            ;;
         --max-rows|-max-rows)
             return
             ;;
         esac
-        opts="-dir --dir --format -o --output --csv-safe --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-rows --rebuild --strict -q --quiet -h --help"
+        opts="-dir --dir --format -o --output --csv-safe --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --max-rows --rebuild --strict -q --quiet -h --help"
         ;;
     "print summary")
         case $prev in
@@ -358,8 +385,17 @@ _tracebook()
         --max-steps|-max-steps)
             return
             ;;
+        --max-cpu-time|-max-cpu-time)
+            return
+            ;;
+        --max-memory|-max-memory)
+            return
+            ;;
+        --max-temp|-max-temp)
+            return
+            ;;
         esac
-        opts="--base --new --spec -o --output --format --fail-on-regression --model-id --iteration-id --iteration-count --base-iteration-id --new-iteration-id --timeunit --max-steps --rebuild --strict --keep-going -q --quiet -h --help"
+        opts="--base --new --spec -o --output --format --fail-on-regression --model-id --iteration-id --iteration-count --base-iteration-id --new-iteration-id --timeunit --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict --keep-going -q --quiet -h --help"
         ;;
     "history add")
         case $prev in
@@ -402,8 +438,17 @@ _tracebook()
         --max-steps|-max-steps)
             return
             ;;
+        --max-cpu-time|-max-cpu-time)
+            return
+            ;;
+        --max-memory|-max-memory)
+            return
+            ;;
+        --max-temp|-max-temp)
+            return
+            ;;
         esac
-        opts="--history -dir --dir --spec --label --meta --keep --param --model-id --iteration-id --iteration-count --max-steps --rebuild --strict -q --quiet -h --help"
+        opts="--history -dir --dir --spec --label --meta --keep --param --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict -q --quiet -h --help"
         if [[ $cur != -* ]]; then
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -d -- "$cur"))

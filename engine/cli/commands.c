@@ -40,7 +40,18 @@
     {OPT_ITERATION_COUNT, NULL, "iteration-count", "N", 0, COMPLETE_NONE, NULL, "window: N iterations (default 1)"}
 #define O_WINDOW(what)                                                                                   \
     O_ITERATIONS,                                                                                        \
-    {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite step budget" what " (default 5000000000)"}
+    {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite step budget" what " (default 5000000000)"}, \
+    O_LIMITS
+/* The limits of docs/reliability.md: CPU time per report, SQLite's heap and temporary files. */
+#define O_LIMITS                                                                                         \
+    {OPT_MAX_CPU_TIME, NULL, "max-cpu-time", "SECONDS", 0, COMPLETE_NONE, NULL,                          \
+     "CPU time of one report, its computed tables\n"                                                      \
+     "included (default 20 s plus 1 s per 4 MiB of the DB)"},                                            \
+    {OPT_MAX_MEMORY, NULL, "max-memory", "SIZE", 0, COMPLETE_NONE, NULL,                                \
+     "SQLite's heap, e.g. 2G (default half the RAM)"},                                                   \
+    {OPT_MAX_TEMP, NULL, "max-temp", "SIZE", 0, COMPLETE_NONE, NULL,                                    \
+     "SQLite's temporary files at any one time, e.g. 4G\n"                                                \
+     "(default half the free space of the temporary folder)"}
 
 static const cli_option export_db_opts[] = {
     O_DIR,
@@ -109,6 +120,7 @@ static const cli_option export_summary_opts[] = {
     {OPT_FORMAT, "--summary-format", "format", "csv|json|xlsx", 0, COMPLETE_WORDS, "csv json xlsx",
      "comma-separated formats (default csv)"},
     O_ITERATIONS,
+    O_LIMITS,
     {OPT_NO_CLOBBER, NULL, "no-clobber", NULL, 0, COMPLETE_NONE, NULL,
      "refuse when an output exists (default: replace it\n"
      "atomically)"},
@@ -224,6 +236,7 @@ static const cli_option compare_opts[] = {
      "the base meets the step as far into the new window"},
     O_TIMEUNIT("unit of typed time columns (default us)"),
     {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite VM step budget per report"},
+    O_LIMITS,
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
     O_KEEP_GOING,

@@ -133,6 +133,14 @@ sqlite3 *session_db(tb_session *s, tb_error *err)
         return NULL;
     }
     sqlite3_extended_result_codes(s->db, 1);
+    char table[128];
+    if (s->source == TB_SOURCE_OWN_DB && db_view_for_table(s->db, table, sizeof table)) {
+        tb_error_at(err, TB_ERR_PARSE, s->path, 0, 0, -1,
+                    "'%s' is a view, where a tracebook DB has a table: refusing to read it", table);
+        sqlite3_close(s->db);
+        s->db = NULL;
+        return NULL;
+    }
     return s->db;
 }
 

@@ -16,7 +16,12 @@
 #    indexing, renaming: whatever the clock hits).
 # 2. Disk full: export db and report onto a 1 MB tmpfs (skipped when not
 #    root or when mount fails).
-# 3. Concurrent runs: four `info` on one empty cache, two `report` into one
+# 3. Runaway report SQL (an endless CTE, 100 MB strings per row, sorts of
+#    100M rows, temporary files, median over 300M values, a 4-way cross
+#    join, a huge printf) under the default limits: each ends within a
+#    minute of CPU time with an error naming the limit; a tracebook DB whose
+#    TASK is a view is refused at once.
+# 4. Concurrent runs: four `info` on one empty cache, two `report` into one
 #    folder, two `export db` to one file.
 #
 # usage: fault_test.py TRACEBOOK TRACEBOOK_GEN SAMPLES_DIR WORK_DIR
@@ -262,6 +267,90 @@ def _(t):
         t.check(sha_tree(SAMPLES) == before, "the samples are unchanged")
     finally:
         subprocess.run(["umount", mnt], capture_output=True)
+
+
+def mount_tmpfs(path, size):
+    if os.geteuid() != 0:
+        return "not root"
+    os.makedirs(path, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", path], capture_output=True, text=True)
+    return None if r.returncode == 0 else "mount failed: " + r.stderr.strip()
+
+
+CTE = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c%s) "
+RUNAWAYS = [
+    # name, SQL, needs a small TMPDIR (it writes temporary files), what stops it
+    ("endless", CTE % "" + "SELECT count(*) AS n FROM c", 0, "cpu"),
+    ("strings", CTE % "" + "SELECT length(replace(printf('%.*c', 100000000 + x, 'a'), 'a', 'bb')) AS n FROM c",
+     0, "cpu"),
+    ("median", CTE % " WHERE x < 300000000" + "SELECT median(x) AS m FROM c", 0, "cpu"),
+    ("printf", "SELECT printf('%.*c', 2000000000, 'x') AS v", 0, "value"),
+    ("sort", CTE % " WHERE x < 100000000" + "SELECT x FROM c ORDER BY random()", 1, "any"),
+    ("zeroblob", CTE % "" + "SELECT x, zeroblob(100000) AS z FROM c ORDER BY random()", 1, "temp"),
+    ("cross", "SELECT a.rowid AS r FROM TASK a, TASK b, TASK c, TASK d ORDER BY random()", 1, "any"),
+]
+LIMIT_SAYS = {"cpu": "s of CPU time (the CPU limit of a report)",
+              "temp": "SQLite's temporary files reached their limit of 32 MiB (--max-temp)",
+              "value": "printf(): the result would be longer than 268435456 bytes, the limit of a value"}
+
+
+@case("runaway reports end under the default limits, each within a minute of CPU time")
+def _(t):
+    box = Box("runaway")
+    small = os.path.join(box.root, "small-tmp")
+    why = mount_tmpfs(small, "64m")
+    try:
+        procs = []
+        for name, sql, needs_tmp, _ in RUNAWAYS:
+            if needs_tmp and why:
+                print("%s: skipped (a 64 MB tmpfs for TMPDIR: %s)" % (name, why))
+                continue
+            spec = box.path("%s.yaml" % name)
+            with open(spec, "w") as f:
+                f.write("tracebook: 1\nreports:\n  - id: %s\n    sql: \"%s\"\n" % (name, sql.replace('"', '\\"')))
+            out = box.path("out-" + name)
+            env = dict(box.env(), TMPDIR=small) if needs_tmp else box.env()
+            p = box.start(["report", "-dir", ASCEND, "--spec", spec, "-o", out, "-q", "--format", "csv"], env=env)
+            procs.append((name, p, out))
+        for name, p, out in procs:
+            _, status, ru = os.wait4(p.pid, 0)
+            rc = os.waitstatus_to_exitcode(status)
+            p.returncode = rc
+            err = p.stderr.read().decode(errors="replace")
+            p.stdout.close()
+            p.stderr.close()
+            cpu = ru.ru_utime + ru.ru_stime
+            stop = [r[3] for r in RUNAWAYS if r[0] == name][0]
+            t.check(cpu < 60, "%s: ended within a minute of CPU time (%.1f s)" % (name, cpu))
+            t.check(rc == (5 if stop == "value" else 2), "%s: exit %d: %r" % (name, rc, err))
+            says = [LIMIT_SAYS[stop]] if stop in LIMIT_SAYS else list(LIMIT_SAYS.values())[:2]
+            t.check(err.startswith("tracebook: error: report '%s': " % name) and any(m in err for m in says),
+                    "%s: the error names the limit: %r" % (name, err))
+            t.check(not os.path.exists(out) or not os.listdir(out), "%s: a failed run writes nothing" % name)
+        if not why:
+            t.check(not os.listdir(small), "no temporary file left in TMPDIR: %s" % os.listdir(small))
+    finally:
+        if not why:
+            subprocess.run(["umount", small], capture_output=True)
+
+
+@case("a tracebook DB whose TASK is a view is refused at once")
+def _(t):
+    box = Box("view")
+    db = box.path("own.db")
+    r = box.run(["export", "db", "-dir", ASCEND, "-o", db, "-q"])
+    t.check(r.rc == 0, "export db: %r" % r.err)
+    q = ("ALTER TABLE TASK RENAME TO TASK_REAL; CREATE VIEW TASK AS WITH RECURSIVE c(x) AS "
+         "(SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT t.* FROM TASK_REAL t, c;")
+    t.check(subprocess.run(["sqlite3", db, q]).returncode == 0, "crafted the DB")
+    before = sha_tree(db)
+    start = time.monotonic()
+    r = box.run(["report", "-dir", db, "--spec", SPEC, "-o", box.path("out"), "-q"])
+    t.check(time.monotonic() - start < 30, "refused within seconds")
+    t.check(r.rc == 3 and r.err == "tracebook: error: %s: 'TASK' is a view, where a tracebook DB has a table: "
+            "refusing to read it\n" % db, "exit 3 and the message: %d %r" % (r.rc, r.err))
+    t.check(sha_tree(db) == before, "the DB is unchanged")
+    t.check(not os.path.exists(box.path("out")) or not os.listdir(box.path("out")), "nothing written")
 
 
 @case("concurrent runs: info on one cache, report into one folder, export db to one file")
