@@ -153,7 +153,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir -o --output -reports --spec --summary-format --format --model-id --iteration-id --iteration-count --max-cpu-time --max-memory --max-temp --no-clobber --merge --clear --rebuild --strict --keep-going -q --quiet -h --help"
+        opts="-dir --dir -o --output -reports --spec --summary-format --format --csv-safe --model-id --iteration-id --iteration-count --max-cpu-time --max-memory --max-temp --no-clobber --merge --clear --rebuild --strict --keep-going -q --quiet -h --help"
         ;;
     "merge")
         case $prev in
@@ -395,7 +395,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="--base --new --spec -o --output --format --fail-on-regression --model-id --iteration-id --iteration-count --base-iteration-id --new-iteration-id --timeunit --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict --keep-going -q --quiet -h --help"
+        opts="--base --new --spec -o --output --format --csv-safe --fail-on-regression --model-id --iteration-id --iteration-count --base-iteration-id --new-iteration-id --timeunit --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict --keep-going -q --quiet -h --help"
         ;;
     "history add")
         case $prev in
@@ -484,7 +484,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="--history --spec -o --output --last --format --fail-on-regression --timeunit -q --quiet -h --help"
+        opts="--history --spec -o --output --last --format --csv-safe --fail-on-regression --timeunit -q --quiet -h --help"
         ;;
     "history list")
         case $prev in

@@ -31,6 +31,10 @@
      "shard DBs (export db --shard) or an MPI run: finish\n"                                              \
      "without a missing shard or failed process, and record\n"                                            \
      "it in tracebook_run.json and the DB"}
+#define O_CSV_SAFE                                                                                       \
+    {OPT_CSV_SAFE, NULL, "csv-safe", NULL, 0, COMPLETE_NONE, NULL,                                       \
+     "in CSV, text a spreadsheet would take for a formula\n"                                              \
+     "(=, +, -, @ first; header cells too) gets a leading '"}
 #define O_HELP {OPT_HELP, "-h", "help", NULL, 0, COMPLETE_NONE, NULL, "show this help"}
 #define O_TIMEUNIT(h) {OPT_TIMEUNIT, NULL, "timeunit", "ns|us|ms|s", 0, COMPLETE_WORDS, "ns us ms s", h}
 #define O_PARAM(h) {OPT_PARAM, NULL, "param", "NAME=VALUE", 1, COMPLETE_NONE, NULL, h}
@@ -119,6 +123,7 @@ static const cli_option export_summary_opts[] = {
      "msprof reports_sample_config.json runs the summaries)"},
     {OPT_FORMAT, "--summary-format", "format", "csv|json|xlsx", 0, COMPLETE_WORDS, "csv json xlsx",
      "comma-separated formats (default csv)"},
+    O_CSV_SAFE,
     O_ITERATIONS,
     O_LIMITS,
     {OPT_NO_CLOBBER, NULL, "no-clobber", NULL, 0, COMPLETE_NONE, NULL,
@@ -226,6 +231,7 @@ static const cli_option compare_opts[] = {
     {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx",
      "comma-separated csv, json, xlsx (default: csv and the\n"
      "compare.xlsx workbook, json when the spec asks)"},
+    O_CSV_SAFE,
     {OPT_FAIL_ON_REGRESSION, NULL, "fail-on-regression", NULL, 0, COMPLETE_NONE, NULL,
      "exit with code 8 when a regression rule fires"},
     O_ITERATIONS,
@@ -282,6 +288,7 @@ static const cli_option history_report_opts[] = {
     {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx",
      "comma-separated csv, json, xlsx (default: csv and the\n"
      "trend.xlsx workbook, json when the spec asks)"},
+    O_CSV_SAFE,
     {OPT_FAIL_ON_REGRESSION, NULL, "fail-on-regression", NULL, 0, COMPLETE_NONE, NULL,
      "exit with code 8 when the newest night has a\n"
      "regression"},

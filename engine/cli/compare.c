@@ -103,6 +103,8 @@ int cli_cmd_compare(cli_args *a)
     unsigned formats = fmt ? cli_parse_file_formats(fmt) : 0;
     if (fmt && !formats)
         return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
+    if (a->n[OPT_CSV_SAFE] && formats && !(formats & TB_OUT_CSV))
+        return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", fmt);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: compare writes a directory of files; give a directory");
     cli_args ra;
@@ -127,7 +129,7 @@ int cli_cmd_compare(cli_args *a)
         if (out_dir)
             cli_make_parents(out_dir);
         tb_compare_job job = {.spec = run.specs[0], .unit = run.ro.unit, .max_steps = run.ro.max_steps,
-                              .formats = formats, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
+                              .formats = formats, .csv_safe = a->n[OPT_CSV_SAFE] > 0, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
                               .note = cli_on_note, .ctx = &run};
         tb_compare_result res = {0};
         if (st == TB_OK)

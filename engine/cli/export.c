@@ -72,6 +72,8 @@ int cli_cmd_export_summary(cli_args *a)
     if (formats == ~0u || (formats & TB_OUT_CONSOLE))
         return cli_usage_error(a->cmd, "--format '%s': expected csv, json or xlsx, comma-separated",
                                cli_value(a, OPT_FORMAT));
+    if (a->n[OPT_CSV_SAFE] && formats && !(formats & TB_OUT_CSV))
+        return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", cli_value(a, OPT_FORMAT));
     const char *output = cli_value(a, OPT_OUTPUT);
     if (a->n[OPT_MERGE] && !output)
         return cli_usage_error(a->cmd, "--merge needs -o DIR: the merged files go in one folder of their own");
@@ -82,7 +84,7 @@ int cli_cmd_export_summary(cli_args *a)
     if (output)
         cli_make_dirs(output);
     tb_summary_options o = {.out_dir = output, .spec = run.n_specs ? run.specs[0] : NULL, .formats = formats,
-                            .no_clobber = a->n[OPT_NO_CLOBBER] > 0, .merge = a->n[OPT_MERGE] > 0,
+                            .no_clobber = a->n[OPT_NO_CLOBBER] > 0, .csv_safe = a->n[OPT_CSV_SAFE] > 0, .merge = a->n[OPT_MERGE] > 0,
                             .written = print_written, .note = cli_on_note, .ctx = &run};
     tb_summary_result res;
     tb_status st = tb_summary_write(run.s, &o, &res, &run.err);

@@ -127,6 +127,8 @@ int cli_cmd_history_report(cli_args *a)
     const char *fmt = cli_value(a, OPT_FORMAT);
     if (fmt && !(formats = cli_parse_file_formats(fmt)))
         return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
+    if (a->n[OPT_CSV_SAFE] && formats && !(formats & TB_OUT_CSV))
+        return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", fmt);
     const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: history report writes a directory of files; give a directory");
@@ -136,7 +138,7 @@ int cli_cmd_history_report(cli_args *a)
     if (out_dir)
         cli_make_parents(out_dir);
     tb_history_report_job job = {.history = history, .spec = run.specs[0], .last = last, .unit = run.ro.unit,
-                                 .formats = formats, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
+                                 .formats = formats, .csv_safe = a->n[OPT_CSV_SAFE] > 0, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
                                  .note = cli_on_note, .ctx = &run};
     tb_history_result res;
     tb_status st = tb_history_report(&job, &res, &run.err);
