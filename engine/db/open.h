@@ -35,4 +35,12 @@ int64_t db_start_time(sqlite3 *db);
  */
 int db_view_for_table(sqlite3 *db, char *name, size_t n);
 
+/*
+ * A DB read as it is must hold times as every load does: within +-2^62 ns.
+ * Returns 1 and writes the first table's name into name when a time column
+ * of one of the schema's tables (a column named *Ns) holds a value outside
+ * that range (INT64_MIN, 1e300, text), else 0. One scan of each table.
+ */
+int db_times_out_of_range(sqlite3 *db, char *name, size_t n);
+
 #endif

@@ -7,12 +7,17 @@
 # (`=cmd|' /C calc'!A0`, `@SUM(1)`): with --csv-safe, report, compare,
 # history report and export summary write them (and a header cell that
 # reads as one) as text, with a leading '; without it, as they are. A spec
-# of 100,000 params loads in seconds (the duplicate-key check sorts).
+# of 100,000 params loads in seconds (the duplicate-key check sorts). A
+# tracebook DB given as the input whose times are INT64_MIN, INT64_MAX or
+# 1e300 gets the range rule of every input: skipped with a counted warning
+# (the reports as if those rows were not there), an error with --strict.
 #
 # usage: hostile_test.py TRACEBOOK WORK_DIR
 import csv
 import json
 import os
+import shutil
+import sqlite3
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
@@ -112,6 +117,42 @@ def _(t):
             t.check(r.rc == 0, "the spec runs: %s" % r)
             with open(box.path("out0", "a.csv")) as f:
                 t.check(f.read() == "x\n99999\n", "the last param is bound")
+
+
+
+@case("a tracebook DB given as the input with INT64_MIN, INT64_MAX and 1e300 times: the range rule")
+def _(t):
+    box = tbtest.Sandbox(SUITE.program, WORK, "range")
+    tr = trace(box)
+    own, cut, bad = box.path("own.db"), box.path("cut.db"), box.path("bad.db")
+    r = box.run(["export", "db", "-dir", tr, "-o", own, "-q"])
+    t.check(r.rc == 0, "export db: %s" % r)
+    shutil.copy(own, cut)
+    shutil.copy(own, bad)
+    with sqlite3.connect(bad) as c:
+        ids = [row[0] for row in c.execute("SELECT rowid FROM TASK ORDER BY rowid")]
+        t.check(len(ids) == 3, "three tasks: %s" % ids)
+        c.execute("UPDATE TASK SET endNs = 9223372036854775807 WHERE rowid = ?", (ids[0],))
+        c.execute("UPDATE TASK SET startNs = -9223372036854775808 WHERE rowid = ?", (ids[1],))
+    with sqlite3.connect(cut) as c:
+        c.execute("DELETE FROM TASK WHERE rowid IN (?, ?)", (ids[0], ids[1]))
+    specs = ["--spec", "builtin:temporal_breakdown", "--spec", "builtin:top_kernels"]
+    r = box.run(["report", "-dir", bad, "-o", box.path("bad")] + specs + ["--format", "csv"])
+    t.check(r.rc == 0, "report: exit 0: %s" % r)
+    t.check("tracebook: warning: %s: 2 events with a time outside +-2^62 ns (about 146 years from 1970) skipped\n"
+            % bad in r.err, "report: the skipped rows are counted in a warning: %r" % r.err)
+    r = box.run(["report", "-dir", cut, "-o", box.path("cut"), "-q"] + specs + ["--format", "csv"])
+    t.check(r.rc == 0, "report over the DB without those rows: %s" % r)
+    for name in ("temporal_breakdown.csv", "top_kernels.csv"):
+        with open(box.path("bad", name)) as a, open(box.path("cut", name)) as b:
+            t.check(a.read() == b.read(), "%s: as if the rows were not there" % name)
+    r = box.run(["report", "-dir", bad, "-o", box.path("strict"), "--strict", "-q"] + specs)
+    t.check(r.rc == 3 and r.err == "tracebook: error: %s: table TASK: a time outside +-2^62 ns (about 146 years "
+            "from 1970)\n" % bad, "--strict: exit 3: %s" % r)
+    with sqlite3.connect(bad) as c:
+        c.execute("UPDATE TASK SET startNs = 1e300 WHERE rowid = ?", (ids[2],))
+    r = box.run(["report", "-dir", bad, "-o", box.path("real"), "--rebuild"] + specs + ["--format", "csv"])
+    t.check(r.rc == 0 and "3 events with a time outside" in r.err, "1e300: skipped too: %s" % r)
 
 
 SUITE.main()
