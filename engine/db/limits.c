@@ -42,6 +42,9 @@ static sqlite3_vfs shim;
 static atomic_llong temp_used;  /* bytes of the open temporary files */
 static atomic_llong temp_max;   /* the limit */
 static atomic_int temp_hit;     /* a write was refused since limits_clear_hits */
+static atomic_int temp_full;    /* the disk refused a temporary file's write (full) since then */
+static int temp_set;            /* the temporary-file limit is the user's (else half the free space) */
+static char temp_dir[4096];     /* where SQLite puts its temporary files (set with the limits) */
 
 /* --- the counting VFS ------------------------------------------------------- */
 
@@ -84,7 +87,10 @@ static int t_write(sqlite3_file *f, const void *b, int n, sqlite3_int64 o)
 {
     if (!grow((tfile *)f, o + n))
         return SQLITE_FULL;
-    return SUB(f)->pMethods->xWrite(SUB(f), b, n, o);
+    int rc = SUB(f)->pMethods->xWrite(SUB(f), b, n, o);
+    if ((rc & 0xff) == SQLITE_FULL && ((tfile *)f)->temp)
+        atomic_store(&temp_full, 1);
+    return rc;
 }
 static int t_truncate(sqlite3_file *f, sqlite3_int64 size)
 {
@@ -200,6 +206,7 @@ static int64_t half_the_temp_space(void)
         struct statvfs vb;
         if (!dirs[i] || stat(dirs[i], &sb) || !S_ISDIR(sb.st_mode) || access(dirs[i], W_OK | X_OK))
             continue;
+        snprintf(temp_dir, sizeof temp_dir, "%s", dirs[i]);
         if (statvfs(dirs[i], &vb) == 0)
             return (int64_t)((double)vb.f_bavail * (double)vb.f_frsize / 2);
     }
@@ -210,7 +217,9 @@ static void apply(const tb_limits *l)
 {
     cur.cpu_seconds = l && l->cpu_seconds > 0 ? l->cpu_seconds : 0;
     cur.memory_bytes = l && l->memory_bytes > 0 ? l->memory_bytes : half_the_ram();
-    cur.temp_bytes = l && l->temp_bytes > 0 ? l->temp_bytes : half_the_temp_space();
+    int64_t half = half_the_temp_space(); /* finds the folder too */
+    temp_set = l && l->temp_bytes > 0;
+    cur.temp_bytes = temp_set ? l->temp_bytes : half;
     sqlite3_hard_heap_limit64(cur.memory_bytes);
     atomic_store(&temp_max, cur.temp_bytes);
 }
@@ -265,19 +274,33 @@ double limits_cpu_seconds(int64_t db_bytes)
 void limits_clear_hits(void)
 {
     atomic_store(&temp_hit, 0);
+    atomic_store(&temp_full, 0);
 }
 
-const char *limits_explain(int rc, char *buf, size_t n)
+int limits_explain(int rc, char *buf, size_t n)
 {
-    if ((rc & 0xff) == SQLITE_FULL && atomic_load(&temp_hit)) {
+    const char *dir = temp_dir[0] ? temp_dir : "the temporary folder";
+    if ((rc & 0xff) == SQLITE_FULL && atomic_load(&temp_hit) && temp_set) {
         snprintf(buf, n, "SQLite's temporary files reached their limit of %.0f MiB (--max-temp)",
                  (double)atomic_load(&temp_max) / MIB);
-        return buf;
+        return LIMIT_HIT;
+    }
+    /* the default limit is the room there is: past it, the folder is as good as full */
+    if ((rc & 0xff) == SQLITE_FULL && atomic_load(&temp_hit)) {
+        snprintf(buf, n, "%s: no room for SQLite's temporary files: they may take half the free space there "
+                 "(%.0f MiB when the run started; set TMPDIR or SQLITE_TMPDIR to a folder with room, or --max-temp)",
+                 dir, (double)atomic_load(&temp_max) / MIB);
+        return LIMIT_DISK_FULL;
+    }
+    if ((rc & 0xff) == SQLITE_FULL && atomic_load(&temp_full)) {
+        snprintf(buf, n, "%s: no space left for SQLite's temporary files (set TMPDIR or SQLITE_TMPDIR to a "
+                 "folder with room)", dir);
+        return LIMIT_DISK_FULL;
     }
     if ((rc & 0xff) == SQLITE_NOMEM && installed) {
         snprintf(buf, n, "out of memory: SQLite's heap reached its limit of %.0f MiB (--max-memory)",
                  (double)sqlite3_hard_heap_limit64(-1) / MIB);
-        return buf;
+        return LIMIT_HIT;
     }
-    return NULL;
+    return 0;
 }

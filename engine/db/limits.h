@@ -22,9 +22,13 @@ void limits_clear_hits(void);
 
 /*
  * When SQLite's failure with code rc (its primary code: SQLITE_FULL,
- * SQLITE_NOMEM) came from the temporary-file or heap limit, writes the
- * message naming that limit into buf and returns buf; else NULL.
+ * SQLITE_NOMEM) came from a limit the user set (--max-temp) or the heap
+ * limit, writes the message naming it into buf and returns LIMIT_HIT; when
+ * it came from the temporary folder's room (the default limit, half its
+ * free space, or the disk refusing a write), the message names the folder
+ * and it returns LIMIT_DISK_FULL; else 0.
  */
-const char *limits_explain(int rc, char *buf, size_t n);
+enum { LIMIT_HIT = 1, LIMIT_DISK_FULL = 2 };
+int limits_explain(int rc, char *buf, size_t n);
 
 #endif

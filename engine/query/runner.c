@@ -138,12 +138,12 @@ tb_status runner_limits_check(runner *r, const char *what, tb_status rc, tb_erro
                             "%s: stopped after %.0f s of CPU time (the CPU limit of a report); "
                             "a query that never ends? raise the limit with --max-cpu-time",
                             what, r->cpu_seconds);
-    char why[200];
-    const char *m = NULL;
-    if (rc && (m = limits_explain(SQLITE_FULL, why, sizeof why)) == NULL && strstr(err->message, "out of memory"))
-        m = limits_explain(SQLITE_NOMEM, why, sizeof why);
-    if (m)
-        return tb_error_set(err, TB_ERR_USAGE, "%s: %s", what, m);
+    char why[4400];
+    int k = rc ? limits_explain(SQLITE_FULL, why, sizeof why) : 0;
+    if (rc && !k && strstr(err->message, "out of memory"))
+        k = limits_explain(SQLITE_NOMEM, why, sizeof why);
+    if (k)
+        return tb_error_set(err, k == LIMIT_DISK_FULL ? TB_ERR_IO : TB_ERR_USAGE, "%s: %s", what, why);
     return rc;
 }
 
