@@ -155,4 +155,16 @@ def _(t):
     t.check(r.rc == 0 and "3 events with a time outside" in r.err, "1e300: skipped too: %s" % r)
 
 
+
+@case("an infinite value: inf in CSV, null in JSON (docs/spec.md, Outputs)")
+def _(t):
+    box = tbtest.Sandbox(SUITE.program, WORK, "inf")
+    tr = trace(box)
+    sql = "SELECT 1e308 * 10 AS p, -1e308 * 10 AS n, 1.5 AS f"
+    r = box.run(["query", "-dir", tr, "-q", "--format", "csv", sql])
+    t.check(r.rc == 0 and r.out == "p,n,f\ninf,-inf,1.5\n", "CSV: %s" % r)
+    r = box.run(["query", "-dir", tr, "-q", "--format", "json", sql])
+    t.check(r.rc == 0 and json.loads(r.out) == [{"p": None, "n": None, "f": 1.5}], "JSON: %s" % r)
+
+
 SUITE.main()
