@@ -14,6 +14,7 @@
 #
 # usage: hostile_test.py TRACEBOOK WORK_DIR
 import csv
+import gzip
 import json
 import os
 import shutil
@@ -165,6 +166,27 @@ def _(t):
     t.check(r.rc == 0 and r.out == "p,n,f\ninf,-inf,1.5\n", "CSV: %s" % r)
     r = box.run(["query", "-dir", tr, "-q", "--format", "json", sql])
     t.check(r.rc == 0 and json.loads(r.out) == [{"p": None, "n": None, "f": 1.5}], "JSON: %s" % r)
+
+
+
+@case("a .json.gz: two gzip members read as one; data after the last one is a warning (--strict: exit 3)")
+def _(t):
+    box = tbtest.Sandbox(SUITE.program, WORK, "gz")
+    ev = '{"ph":"X","name":"%s","pid":1,"tid":1,"ts":%d,"dur":1}'
+    two = gzip.compress(("[" + ev % ("a", 1) + ",").encode()) + gzip.compress((ev % ("b", 2) + "]").encode())
+    for name, data, warn in (("two.json.gz", two, None), ("junk.json.gz", two + b"not gzip at all", len(two))):
+        path = box.path(name)
+        with open(path, "wb") as f:
+            f.write(data)
+        r = box.run(["query", "-dir", path, "--format", "csv", "SELECT group_concat(name) AS n FROM (SELECT s.value "
+                     "AS name FROM TB_EVENT e JOIN STRING_IDS s ON s.id = e.name ORDER BY e.startNs)"])
+        want = "" if warn is None else ("tracebook: warning: %s: data after the end of the gzip stream, from byte %d, "
+                                        "ignored\n" % (path, warn))
+        t.check(r.rc == 0 and r.out == "n\n\"a,b\"\n" and r.err == want, "%s: both events, warning %s: %s"
+                % (name, warn, r))
+        if warn:
+            r = box.run(["export", "db", "--strict", "-dir", path, "-o", box.path("x.db")])
+            t.check(r.rc == 3 and not os.path.exists(box.path("x.db")), "--strict: exit 3, no DB: %s" % r)
 
 
 SUITE.main()
