@@ -143,8 +143,17 @@ _tracebook()
         --iteration-count|-iteration-count)
             return
             ;;
+        --max-cpu-time|-max-cpu-time)
+            return
+            ;;
+        --max-memory|-max-memory)
+            return
+            ;;
+        --max-temp|-max-temp)
+            return
+            ;;
         esac
-        opts="-dir --dir -o --output -reports --spec --summary-format --format --model-id --iteration-id --iteration-count --no-clobber --merge --clear --rebuild --strict --keep-going -q --quiet -h --help"
+        opts="-dir --dir -o --output -reports --spec --summary-format --format --csv-safe --model-id --iteration-id --iteration-count --max-cpu-time --max-memory --max-temp --no-clobber --merge --clear --rebuild --strict --keep-going -q --quiet -h --help"
         ;;
     "merge")
         case $prev in
@@ -204,12 +213,21 @@ _tracebook()
         --max-steps|-max-steps)
             return
             ;;
+        --max-cpu-time|-max-cpu-time)
+            return
+            ;;
+        --max-memory|-max-memory)
+            return
+            ;;
+        --max-temp|-max-temp)
+            return
+            ;;
         --fail-on-finding|-fail-on-finding)
             COMPREPLY=($(compgen -W "info warning critical" -- "$cur"))
             return
             ;;
         esac
-        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict --keep-going --fail-on-warning --fail-on-finding -q --quiet -h --help"
+        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict --keep-going --fail-on-warning --fail-on-finding -q --quiet -h --help"
         ;;
     "query")
         case $prev in
@@ -246,11 +264,20 @@ _tracebook()
         --max-steps|-max-steps)
             return
             ;;
+        --max-cpu-time|-max-cpu-time)
+            return
+            ;;
+        --max-memory|-max-memory)
+            return
+            ;;
+        --max-temp|-max-temp)
+            return
+            ;;
         --max-rows|-max-rows)
             return
             ;;
         esac
-        opts="-dir --dir --format -o --output --csv-safe --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-rows --rebuild --strict -q --quiet -h --help"
+        opts="-dir --dir --format -o --output --csv-safe --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --max-rows --rebuild --strict -q --quiet -h --help"
         ;;
     "print summary")
         case $prev in
@@ -362,8 +389,17 @@ _tracebook()
         --max-steps|-max-steps)
             return
             ;;
+        --max-cpu-time|-max-cpu-time)
+            return
+            ;;
+        --max-memory|-max-memory)
+            return
+            ;;
+        --max-temp|-max-temp)
+            return
+            ;;
         esac
-        opts="--base --new --spec -o --output --format --fail-on-regression --model-id --iteration-id --iteration-count --base-iteration-id --new-iteration-id --timeunit --max-steps --rebuild --strict --keep-going -q --quiet -h --help"
+        opts="--base --new --spec -o --output --format --csv-safe --fail-on-regression --model-id --iteration-id --iteration-count --base-iteration-id --new-iteration-id --timeunit --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict --keep-going -q --quiet -h --help"
         ;;
     "history add")
         case $prev in
@@ -406,8 +442,17 @@ _tracebook()
         --max-steps|-max-steps)
             return
             ;;
+        --max-cpu-time|-max-cpu-time)
+            return
+            ;;
+        --max-memory|-max-memory)
+            return
+            ;;
+        --max-temp|-max-temp)
+            return
+            ;;
         esac
-        opts="--history -dir --dir --spec --label --meta --keep --param --model-id --iteration-id --iteration-count --max-steps --rebuild --strict -q --quiet -h --help"
+        opts="--history -dir --dir --spec --label --meta --keep --param --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict -q --quiet -h --help"
         if [[ $cur != -* ]]; then
             compopt -o filenames 2>/dev/null
             COMPREPLY=($(compgen -d -- "$cur"))
@@ -443,7 +488,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="--history --spec -o --output --last --format --fail-on-regression --timeunit -q --quiet -h --help"
+        opts="--history --spec -o --output --last --format --csv-safe --fail-on-regression --timeunit -q --quiet -h --help"
         ;;
     "history list")
         case $prev in

@@ -33,6 +33,9 @@ typedef enum cli_opt_id {
     OPT_ITERATION_ID,
     OPT_ITERATION_COUNT,
     OPT_MAX_STEPS,
+    OPT_MAX_CPU_TIME,
+    OPT_MAX_MEMORY,
+    OPT_MAX_TEMP,
     OPT_MAX_ROWS,
     OPT_REBUILD,
     OPT_STRICT,
@@ -162,6 +165,10 @@ void cli_args_free(cli_args *a);
 const char *cli_value(const cli_args *a, cli_opt_id id);
 /* Parses a non-negative integer option value; a usage error otherwise. Returns -1 when fine. */
 int cli_count(const cli_args *a, cli_opt_id id, int64_t *out);
+/* run.c: sets the engine's limits from --max-cpu-time, --max-memory and --max-temp
+ * (the defaults for those not given). Returns -1 when fine, else the exit
+ * code of the usage error reported. */
+int cli_apply_limits(const cli_args *a);
 
 /* progress.c: the one progress line on a terminal's stderr. */
 typedef struct cli_progress cli_progress;

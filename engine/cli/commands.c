@@ -31,6 +31,10 @@
      "shard DBs (export db --shard) or an MPI run: finish\n"                                              \
      "without a missing shard or failed process, and record\n"                                            \
      "it in tracebook_run.json and the DB"}
+#define O_CSV_SAFE                                                                                       \
+    {OPT_CSV_SAFE, NULL, "csv-safe", NULL, 0, COMPLETE_NONE, NULL,                                       \
+     "in CSV, text a spreadsheet would take for a formula\n"                                              \
+     "(=, +, -, @ first; header cells too) gets a leading '"}
 #define O_HELP {OPT_HELP, "-h", "help", NULL, 0, COMPLETE_NONE, NULL, "show this help"}
 #define O_TIMEUNIT(h) {OPT_TIMEUNIT, NULL, "timeunit", "ns|us|ms|s", 0, COMPLETE_WORDS, "ns us ms s", h}
 #define O_PARAM(h) {OPT_PARAM, NULL, "param", "NAME=VALUE", 1, COMPLETE_NONE, NULL, h}
@@ -40,7 +44,18 @@
     {OPT_ITERATION_COUNT, NULL, "iteration-count", "N", 0, COMPLETE_NONE, NULL, "window: N iterations (default 1)"}
 #define O_WINDOW(what)                                                                                   \
     O_ITERATIONS,                                                                                        \
-    {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite step budget" what " (default 5000000000)"}
+    {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite step budget" what " (default 5000000000)"}, \
+    O_LIMITS
+/* The limits of docs/reliability.md: CPU time per report, SQLite's heap and temporary files. */
+#define O_LIMITS                                                                                         \
+    {OPT_MAX_CPU_TIME, NULL, "max-cpu-time", "SECONDS", 0, COMPLETE_NONE, NULL,                          \
+     "CPU time of one report, its computed tables\n"                                                      \
+     "included (default 20 s plus 1 s per 4 MiB of the DB)"},                                            \
+    {OPT_MAX_MEMORY, NULL, "max-memory", "SIZE", 0, COMPLETE_NONE, NULL,                                \
+     "SQLite's heap, e.g. 2G (default half the RAM)"},                                                   \
+    {OPT_MAX_TEMP, NULL, "max-temp", "SIZE", 0, COMPLETE_NONE, NULL,                                    \
+     "SQLite's temporary files at any one time, e.g. 4G\n"                                                \
+     "(default half the free space of the temporary folder)"}
 
 static const cli_option export_db_opts[] = {
     O_DIR,
@@ -108,7 +123,9 @@ static const cli_option export_summary_opts[] = {
      "msprof reports_sample_config.json runs the summaries)"},
     {OPT_FORMAT, "--summary-format", "format", "csv|json|xlsx", 0, COMPLETE_WORDS, "csv json xlsx",
      "comma-separated formats (default csv)"},
+    O_CSV_SAFE,
     O_ITERATIONS,
+    O_LIMITS,
     {OPT_NO_CLOBBER, NULL, "no-clobber", NULL, 0, COMPLETE_NONE, NULL,
      "refuse when an output exists (default: replace it\n"
      "atomically)"},
@@ -218,6 +235,7 @@ static const cli_option compare_opts[] = {
     {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx",
      "comma-separated csv, json, xlsx (default: csv and the\n"
      "compare.xlsx workbook, json when the spec asks)"},
+    O_CSV_SAFE,
     {OPT_FAIL_ON_REGRESSION, NULL, "fail-on-regression", NULL, 0, COMPLETE_NONE, NULL,
      "exit with code 8 when a regression rule fires"},
     O_ITERATIONS,
@@ -228,6 +246,7 @@ static const cli_option compare_opts[] = {
      "the base meets the step as far into the new window"},
     O_TIMEUNIT("unit of typed time columns (default us)"),
     {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite VM step budget per report"},
+    O_LIMITS,
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
     O_KEEP_GOING,
@@ -273,6 +292,7 @@ static const cli_option history_report_opts[] = {
     {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx",
      "comma-separated csv, json, xlsx (default: csv and the\n"
      "trend.xlsx workbook, json when the spec asks)"},
+    O_CSV_SAFE,
     {OPT_FAIL_ON_REGRESSION, NULL, "fail-on-regression", NULL, 0, COMPLETE_NONE, NULL,
      "exit with code 8 when the newest night has a\n"
      "regression"},

@@ -125,7 +125,7 @@ int cli_cmd_compare(cli_args *a)
             rc = cli_run_session(&run, (const char *const *)side[k], n_side[k], &win[k], 0, &ss[k]);
     if (rc < 0) {
         tb_compare_job job = {.spec = run.specs[0], .unit = run.ro.unit, .max_steps = run.ro.max_steps,
-                              .formats = formats, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
+                              .formats = formats, .csv_safe = a->n[OPT_CSV_SAFE] > 0, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
                               .note = cli_on_note, .ctx = &run};
         tb_compare_result res = {0};
         if (st == TB_OK)

@@ -77,7 +77,7 @@ int cli_cmd_export_summary(cli_args *a)
     if ((rc = cli_run_start(&run, a, RUN_SPECS | RUN_SESSION)) >= 0)
         return rc;
     tb_summary_options o = {.out_dir = output, .spec = run.n_specs ? run.specs[0] : NULL, .formats = formats,
-                            .no_clobber = a->n[OPT_NO_CLOBBER] > 0, .merge = a->n[OPT_MERGE] > 0,
+                            .no_clobber = a->n[OPT_NO_CLOBBER] > 0, .csv_safe = a->n[OPT_CSV_SAFE] > 0, .merge = a->n[OPT_MERGE] > 0,
                             .written = print_written, .note = cli_on_note, .ctx = &run};
     tb_summary_result res;
     tb_status st = tb_summary_write(run.s, &o, &res, &run.err);

@@ -132,7 +132,7 @@ int cli_cmd_history_report(cli_args *a)
     if ((rc = cli_run_start(&run, a, RUN_SPECS)) >= 0)
         return rc;
     tb_history_report_job job = {.history = history, .spec = run.specs[0], .last = last, .unit = run.ro.unit,
-                                 .formats = formats, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
+                                 .formats = formats, .csv_safe = a->n[OPT_CSV_SAFE] > 0, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
                                  .note = cli_on_note, .ctx = &run};
     tb_history_result res;
     tb_status st = tb_history_report(&job, &res, &run.err);

@@ -63,6 +63,8 @@ int main(int argc, char **argv)
         return rc;
     cli_args a;
     rc = cli_parse(cmd, argc - 1 - used, argv + 1 + used, &a);
+    if (rc < 0)
+        rc = cli_apply_limits(&a);
     if (rc < 0) {
         /* under mpirun, every process runs this; the loads are spread (mpi.c) */
         cli_mpi_start(cmd);

@@ -117,6 +117,8 @@ int cli_cmd_report(cli_args *a)
         .csv_safe = a->n[OPT_CSV_SAFE] > 0,
         .warnings = (const char *const *)run.kept,
         .n_warnings = run.n_kept,
+        /* earlier runs' files in the folder stay listed: never read back as inputs */
+        .keep_listings = 1,
     };
     if (writes_console(&run, formats) && isatty(STDOUT_FILENO))
         cli_progress_stop(run.progress);

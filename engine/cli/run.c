@@ -7,6 +7,7 @@
  * starts a run, calls one verb of the engine and ends the run.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -183,4 +184,49 @@ int cli_run_end(cli_run *r, tb_status st, int rc)
     cli_progress_destroy(r->progress);
     r->progress = NULL;
     return rc;
+}
+
+/* A size: digits, then K, M, G or T (powers of 1024) or nothing (bytes). */
+static int parse_size(const char *s, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || end == s || !(x > 0))
+        return -1;
+    static const char units[] = "KMGT";
+    const char *u = *end ? strchr(units, *end) : NULL;
+    if (*end && (!u || end[1]))
+        return -1;
+    if (u)
+        for (const char *p = units; p <= u; p++)
+            x *= 1024;
+    if (x < 1 || x > 9.0e18)
+        return -1;
+    *out = (int64_t)x;
+    return 0;
+}
+
+int cli_apply_limits(const cli_args *a)
+{
+    tb_limits l = {0};
+    const char *v;
+    if ((v = cli_value(a, OPT_MAX_CPU_TIME))) {
+        char *end = NULL;
+        errno = 0;
+        l.cpu_seconds = strtod(v, &end);
+        if (errno || end == v || *end || !(l.cpu_seconds > 0) || l.cpu_seconds > 1e9)
+            return cli_usage_error(a->cmd, "--max-cpu-time '%s': expected a positive number of seconds", v);
+    }
+    if ((v = cli_value(a, OPT_MAX_MEMORY)) && parse_size(v, &l.memory_bytes))
+        return cli_usage_error(a->cmd, "--max-memory '%s': expected a size such as 512M or 2G", v);
+    if ((v = cli_value(a, OPT_MAX_TEMP)) && parse_size(v, &l.temp_bytes))
+        return cli_usage_error(a->cmd, "--max-temp '%s': expected a size such as 512M or 2G", v);
+    tb_error err;
+    tb_error_clear(&err);
+    if (tb_limits_set(&l, &err)) {
+        cli_print_error(&err);
+        return cli_exit_code(err.code);
+    }
+    return -1;
 }

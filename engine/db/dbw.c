@@ -24,6 +24,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "db/open.h"
 #include "db/dbw.h"
+#include "db/limits.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -130,7 +131,12 @@ static tb_status sql_status(const dbw *w)
 
 static int db_fail(dbw *w, tb_error *err, const char *what)
 {
-    tb_error_at(err, sql_status(w), w->shown[0] ? w->shown : NULL, 0, 0, -1, "%s: %s", what, sqlite3_errmsg(w->db));
+    char why[4400];
+    if (limits_explain(sqlite3_errcode(w->db), why, sizeof why) == LIMIT_DISK_FULL)
+        tb_error_set(err, TB_ERR_IO, "%s", why); /* the full place is the temporary folder, not the DB */
+    else
+        tb_error_at(err, sql_status(w), w->shown[0] ? w->shown : NULL, 0, 0, -1, "%s: %s", what,
+                    sqlite3_errmsg(w->db));
     return -1;
 }
 
@@ -514,9 +520,12 @@ tb_status dbw_exec(dbw *w, const char *sql, tb_error *err)
         return err->code;
     }
     char *msg = NULL;
+    char why[4400];
     if (sqlite3_exec(w->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-        tb_status st = tb_error_at(err, sql_status(w), w->shown[0] ? w->shown : NULL, 0, 0, -1, "SQLite: %s",
-                                   msg ? msg : sqlite3_errmsg(w->db));
+        tb_status st = limits_explain(sqlite3_errcode(w->db), why, sizeof why) == LIMIT_DISK_FULL
+                           ? tb_error_set(err, TB_ERR_IO, "%s", why)
+                           : tb_error_at(err, sql_status(w), w->shown[0] ? w->shown : NULL, 0, 0, -1, "SQLite: %s",
+                                         msg ? msg : sqlite3_errmsg(w->db));
         sqlite3_free(msg);
         return st;
     }

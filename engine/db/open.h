@@ -11,6 +11,7 @@
 #define TB_DB_OPEN_H
 
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -24,5 +25,22 @@ int db_open(const char *path, int flags, sqlite3 **db);
 /* tb_db_start_time on a connection the caller holds (names.c): the session
  * start in Unix seconds, 0 when the data gives none. */
 int64_t db_start_time(sqlite3 *db);
+
+/*
+ * A DB read as it is (a tracebook DB given as an input) must have a table
+ * wherever tracebook's schema has one: a view there could run any query
+ * (an endless one) whenever the table is read. Returns 1 and writes the
+ * first such name into name when db's main schema has something other
+ * than a table under a table's name, else 0.
+ */
+int db_view_for_table(sqlite3 *db, char *name, size_t n);
+
+/*
+ * A DB read as it is must hold times as every load does: within +-2^62 ns.
+ * Returns 1 and writes the first table's name into name when a time column
+ * of one of the schema's tables (a column named *Ns) holds a value outside
+ * that range (INT64_MIN, 1e300, text), else 0. One scan of each table.
+ */
+int db_times_out_of_range(sqlite3 *db, char *name, size_t n);
 
 #endif

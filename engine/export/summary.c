@@ -893,6 +893,7 @@ static tb_status write_folder(const sum_opts *opt, const rank_place *p, const tb
         .written = on_written,
         .file_tag = p->tag[0] ? p->tag : NULL,
         .no_clobber = opt->o->no_clobber,
+        .csv_safe = opt->o->csv_safe,
         .msprof_slices = p->layout == LAYOUT_MSPROF,
         .keep_listings = 1,
     };

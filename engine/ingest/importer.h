@@ -58,6 +58,7 @@ typedef struct import_result {
     uint64_t dest[TB_DEST_COUNT];
     int truncated;
     int64_t stop_offset;
+    int64_t trailing;      /* a gzip file: where bytes after its last member start (0: none) */
     int has_base_time;
     int64_t base_time_ns;  /* Kineto baseTimeNanoseconds */
     int64_t trace_rank;    /* distributedInfo.rank, -1 when absent */

@@ -183,6 +183,16 @@ tb_status load_unit(const load_ctx *L, unit *g, dbw *w, int recording, const row
             load_warnf(wl, "%s: input cut short at byte %lld: kept %llu complete events, the rest is lost", s->path,
                   (long long)s->r.stop_offset, (unsigned long long)s->r.events);
         }
+        if (s->r.trailing > 0) {
+            /* zlib ends the file quietly at the last gzip member: say what it skipped */
+            if (opt->strict) {
+                st = tb_error_at(err, TB_ERR_PARSE, s->path, 0, 0, s->r.trailing,
+                                 "data after the end of the gzip stream (--strict)");
+                break;
+            }
+            load_warnf(wl, "%s: data after the end of the gzip stream, from byte %lld, ignored", s->path,
+                       (long long)s->r.trailing);
+        }
         if (s->r.dest[TB_DEST_UNKNOWN_PHASE])
             load_warnf(wl, "%s: %llu events with an unknown phase kept in TB_EVENT", s->path,
                   (unsigned long long)s->r.dest[TB_DEST_UNKNOWN_PHASE]);

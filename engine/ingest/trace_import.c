@@ -518,6 +518,7 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
                 goto done;
             }
         } else if (it == JS_ITEM_END) {
+            res->trailing = js_trailing(js) > 0 ? js_trailing(js) : 0;
             break;
         } else if (it == JS_ITEM_TRUNCATED) {
             res->truncated = 1;

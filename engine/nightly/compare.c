@@ -631,7 +631,8 @@ static tb_status open_files(cmp *c, const tb_spec_report *rep, unsigned f, tb_si
         char *path = sqlite3_mprintf("%s/%s_compare.%s", c->job->out_dir, rep->id, ext[k]);
         if (!path)
             return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
-        st = k == 0 ? csv_sink_create(path, NULL, &sinks[*n_sinks], c->err)
+        st = k == 0 ? csv_sink_create(path, &(csv_sink_options){.formula_safe = c->job->csv_safe}, &sinks[*n_sinks],
+                                      c->err)
                     : json_sink_create(path, NULL, &sinks[*n_sinks], c->err);
         sqlite3_free(path);
         if (!st)
@@ -779,7 +780,7 @@ static json_t *listed(sqlite3 *db, int dir, int limit)
 
 /* The Summary sheet and its twin compare_summary.csv (either may be absent):
  * the largest regressions, then the largest improvements, of every report. */
-static tb_status write_summary(sqlite3 *db, xlsx_book *book, const char *csv_path, tb_error *err)
+static tb_status write_summary(sqlite3 *db, xlsx_book *book, const char *csv_path, int csv_safe, tb_error *err)
 {
     static const char *const heads[] = {"Kind", "Report", "Key", "Column", "Base", "New", "Delta", "Ratio"};
     tb_sink_column cols[8];
@@ -797,7 +798,8 @@ static tb_status write_summary(sqlite3 *db, xlsx_book *book, const char *csv_pat
                                                                        .values = ratio, .n_values = 1}},
                                        &s[n], err)))
         n++;
-    if (!st && csv_path && !(st = csv_sink_create(csv_path, NULL, &s[n], err)))
+    if (!st && csv_path &&
+        !(st = csv_sink_create(csv_path, &(csv_sink_options){.formula_safe = csv_safe}, &s[n], err)))
         n++;
     for (size_t k = 0; k < n && !st; k++)
         st = s[k]->begin(s[k], cols, 8, err);
@@ -1019,7 +1021,7 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto done;
     }
-    if ((book || summary_path) && (st = write_summary(db, book, summary_path, err)))
+    if ((book || summary_path) && (st = write_summary(db, book, summary_path, job->csv_safe, err)))
         goto done;
     if (summary_path && job->written)
         job->written(job->ctx, summary_path);

@@ -100,8 +100,35 @@ static int has_table(sqlite3 *db, const char *name)
 }
 
 /*
+ * A writer killed inside `history add` (or stopped by a full disk before
+ * it could clean up) leaves a hot journal beside the history. A read-only
+ * connection cannot roll it back and fails every read with "attempt to
+ * write a readonly database"; a read-write one rolls it back on its first
+ * read, under SQLite's locks, as the next writer would. That is done here
+ * first, so that list and report read the history as it was before the
+ * killed add. A journal that is no longer hot (its writer still runs, or
+ * it was rolled back) is left to SQLite.
+ */
+static void roll_back_hot_journal(const char *path)
+{
+    char journal[PATH_MAX];
+    struct stat sb;
+    if (snprintf(journal, sizeof journal, "%s-journal", path) >= (int)sizeof journal || stat(journal, &sb) != 0 ||
+        sb.st_size == 0 || access(path, W_OK) != 0)
+        return;
+    sqlite3 *db = NULL;
+    if (db_open(path, SQLITE_OPEN_READWRITE, &db) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, BUSY_MS);
+        sqlite3_exec(db, "SELECT count(*) FROM sqlite_master", NULL, NULL, NULL);
+    }
+    sqlite3_close(db);
+}
+
+/*
  * Opens an existing history read-only (the caller may ATTACH it to write).
- * A file that is not a tracebook history is refused, never changed.
+ * A file that is not a tracebook history is refused, never changed (but
+ * for the roll-back of a hot journal beside it, which any SQLite writer
+ * would do).
  */
 tb_status history_open(const char *path, sqlite3 **out, tb_error *err)
 {
@@ -113,6 +140,7 @@ tb_status history_open(const char *path, sqlite3 **out, tb_error *err)
                            errno == ENOENT ? " (history add creates it)" : "");
     if (!S_ISREG(sb.st_mode))
         return tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "the history must be a file");
+    roll_back_hot_journal(path);
     sqlite3 *db = NULL;
     if (db_open(path, SQLITE_OPEN_READONLY, &db) != SQLITE_OK) {
         tb_status st = tb_error_at(err, TB_ERR_DB, path, 0, 0, -1, "cannot open the history: %s",

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <limits.h>
+#include <unistd.h>
 
 #include <jansson.h>
 #include <sqlite3.h>
@@ -276,6 +278,32 @@ static tb_status collect_rows(hadd *h, const night_src *n, const tb_history_add_
     return st;
 }
 
+/* A history this add made and then failed to add to: removed, with its
+ * journal, when it holds no night (another job may have added one since),
+ * so that a failed run leaves nothing. */
+static void remove_if_empty(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    int empty = 0;
+    if (db_open(path, SQLITE_OPEN_READWRITE, &db) == SQLITE_OK) {
+        sqlite3_busy_timeout(db, BUSY_MS);
+        /* held while the files go: no other add can begin meanwhile */
+        if (sqlite3_exec(db, "BEGIN EXCLUSIVE", NULL, NULL, NULL) == SQLITE_OK &&
+            sqlite3_prepare_v2(db, "SELECT count(*) FROM night", -1, &q, NULL) == SQLITE_OK &&
+            sqlite3_step(q) == SQLITE_ROW)
+            empty = sqlite3_column_int64(q, 0) == 0;
+        sqlite3_finalize(q);
+    }
+    if (empty) {
+        char journal[PATH_MAX];
+        unlink(path);
+        if (snprintf(journal, sizeof journal, "%s-journal", path) < (int)sizeof journal)
+            unlink(journal);
+    }
+    sqlite3_close(db);
+}
+
 /* The history (made whole under a temporary name when missing) attached as
  * h to the scratch DB, and its write transaction begun. */
 static tb_status attach_history(sqlite3 *db, const char *history, tb_error *err)
@@ -449,6 +477,8 @@ tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_histor
     }
     sqlite3_busy_timeout(db, BUSY_MS);
     hadd h = {.db = db, .path = job->history, .err = err};
+    struct stat sb;
+    int existed = stat(job->history, &sb) == 0;
     st = collect_rows(&h, &n, job, err);
     if (!st)
         st = append_night(db, &n, job, when, added, res, err);
@@ -456,5 +486,7 @@ tb_status tb_history_add(tb_session *s, const tb_history_add_job *job, tb_histor
         tell_added(db, &h, job, res);
     if (sqlite3_close(db) != SQLITE_OK && !st)
         st = tb_error_at(err, TB_ERR_DB, job->history, 0, 0, -1, "cannot close the history");
+    if (st && !existed)
+        remove_if_empty(job->history);
     return st;
 }

@@ -413,7 +413,8 @@ static tb_status out_open(outset *o, const tb_history_report_job *job, unsigned 
         char *path = sqlite3_mprintf("%s/%s.%s", job->out_dir, stem, ext[k]);
         if (!path)
             return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-        st = k == 0 ? csv_sink_create(path, NULL, &o->s[o->n], err) : json_sink_create(path, NULL, &o->s[o->n], err);
+        st = k == 0 ? csv_sink_create(path, &(csv_sink_options){.formula_safe = job->csv_safe}, &o->s[o->n], err)
+                    : json_sink_create(path, NULL, &o->s[o->n], err);
         sqlite3_free(path);
         if (!st)
             o->n++;

@@ -13,9 +13,14 @@
  * signal handler can remove it if the run is interrupted.
  *
  * A path that is not a place for a file (`-` or /dev/stdout for the standard
- * output, /dev/null, a FIFO, anything under /dev/ or /proc/) is written
- * directly instead: a temporary beside /dev/stdout and a rename over it would
- * replace the device node, and the output is a stream anyway.
+ * output, /dev/null, anything under /dev/ or /proc/, a FIFO that a reader
+ * has open) is written directly instead: a temporary beside /dev/stdout and
+ * a rename over it would replace the device node, and the output is a
+ * stream anyway. A FIFO that nobody reads is refused at once (opening it
+ * would wait for a reader forever: a FIFO named tracebook_run.json in an
+ * output folder would hang the run), and so is any other file that is
+ * neither regular nor a device under /dev/ (a socket, a device node
+ * elsewhere).
  *
  * The generic helpers of the sinks (sink_written, sink_destroy) live here
  * too: the list of written files is the afile's business.
@@ -69,13 +74,38 @@ static int std_fd(const char *path)
     return -1;
 }
 
-/* 1 when path is a stream or device rather than a file to replace. */
-static int is_stream(const char *path)
+/* What path is: 0 a file to replace (or none yet), 1 a stream or device
+ * written in place, 2 a FIFO, -1 neither (a socket, a device node outside
+ * /dev/): refused. */
+static int place_of(const char *path)
 {
-    if (std_fd(path) >= 0 || strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0)
+    if (std_fd(path) >= 0)
         return 1;
+    int special = strncmp(path, "/dev/", 5) == 0 || strncmp(path, "/proc/", 6) == 0;
     struct stat st;
-    return stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode);
+    if (stat(path, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode))
+        return special;
+    if (S_ISFIFO(st.st_mode))
+        return 2;
+    return special ? 1 : -1;
+}
+
+/* Opens a FIFO for writing when a reader has it open; never waits for one. */
+static tb_status open_fifo(const char *final_path, afile *af, tb_error *err)
+{
+    int fd = open(final_path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0 && errno == ENXIO)
+        return tb_error_at(err, TB_ERR_IO, final_path, 0, 0, -1,
+                           "cannot write: a FIFO that nothing reads (refusing to wait for a reader)");
+    int fl = fd >= 0 ? fcntl(fd, F_GETFL) : -1;
+    if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) != 0 || !(af->f = fdopen(fd, "wb"))) {
+        int e = errno;
+        if (fd >= 0)
+            close(fd);
+        return tb_error_at(err, TB_ERR_IO, final_path, 0, 0, -1, "cannot write: %s", strerror(e));
+    }
+    af->direct = 1;
+    return TB_OK;
 }
 
 /* Opens a stream or device for writing in place (no temporary, no rename). */
@@ -122,10 +152,18 @@ tb_status afile_open(const char *final_path, afile *af, tb_error *err)
         af->tmp = NULL;
         goto fail;
     }
-    if (is_stream(final_path)) {
+    int place = place_of(final_path);
+    if (place < 0) {
+        tb_error_at(err, TB_ERR_IO, final_path, 0, 0, -1,
+                    "cannot write: neither a regular file nor a FIFO (refusing to write over it)");
         free(af->tmp);
         af->tmp = NULL;
-        if (open_direct(final_path, af, err) != TB_OK)
+        goto fail;
+    }
+    if (place > 0) {
+        free(af->tmp);
+        af->tmp = NULL;
+        if ((place == 2 ? open_fifo : open_direct)(final_path, af, err) != TB_OK)
             goto fail;
         goto buffer;
     }

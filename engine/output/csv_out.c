@@ -207,7 +207,8 @@ static void put_header(csv_sink *cs)
         if (i)
             putc(',', f);
         const char *h = cs->cols[i].header ? cs->cols[i].header : "";
-        put_field(f, h, strlen(h), 0);
+        /* a header may come from the data (a pivot column, a PMU counter's name) */
+        put_field(f, h, strlen(h), cs->formula_safe && formula_like(h, strlen(h)));
     }
     putc('\n', f);
 }

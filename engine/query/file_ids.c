@@ -3,6 +3,7 @@
  * file_ids.c - the files a run must never replace (file_ids.h).
  */
 #include <dirent.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -161,6 +162,13 @@ tb_status out_dir_make(const char *dir, tb_error *err)
         return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "cannot create the output directory: %s", strerror(errno));
     if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode))
         return tb_error_at(err, TB_ERR_IO, dir, 0, 0, -1, "the output must be a directory");
+    /* the run's metadata is written last: what sits at its name is known
+     * now, before any output is (a FIFO there would hang the run) */
+    char meta[PATH_MAX];
+    if (snprintf(meta, sizeof meta, "%s/tracebook_run.json", dir) < (int)sizeof meta && lstat(meta, &sb) == 0 &&
+        !S_ISREG(sb.st_mode) && !(S_ISLNK(sb.st_mode) && stat(meta, &sb) == 0 && S_ISREG(sb.st_mode)))
+        return tb_error_at(err, TB_ERR_IO, meta, 0, 0, -1,
+                           "cannot write: not a regular file (refusing to write the run's metadata over it)");
     return TB_OK;
 }
 

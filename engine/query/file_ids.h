@@ -47,7 +47,8 @@ tb_status file_ids_check_out(const file_ids *f, const char *dir, const char *nam
 void file_ids_free(file_ids *f);
 
 /* Creates the output folder dir when missing (one level) and checks that it
- * is a folder; the error names dir. */
+ * is a folder, and that a tracebook_run.json there is a regular file; the
+ * error names the place. */
 tb_status out_dir_make(const char *dir, tb_error *err);
 
 /* Takes the lock of an output folder (a lock on the folder itself, so that

@@ -46,6 +46,8 @@ tb_status runner_run(const tb_run_options *opt, const run_part *pt, tb_run_resul
     if (pt->replay)
         return runner_replay_run(opt, res, err);
     rc = runner_start(&r, opt, pt, &wi, err);
+    if (rc && r.db)
+        rc = runner_limits_check(&r, "the run's window", rc, err);
     if (pt->window_held && opt->window.set)
         for (size_t i = 0; i < wi.n_held; i++)
             pt->window_held(opt->sink_ctx, runner_shown_id(pt, wi.held[i].rank), wi.held[i].first, wi.held[i].last);
@@ -65,6 +67,10 @@ tb_status runner_run(const tb_run_options *opt, const run_part *pt, tb_run_resul
             const tb_spec_report *rep = &opt->specs[s]->reports[k];
             if (!runner_wanted(opt, rep->id))
                 continue;
+            char what[300];
+            snprintf(what, sizeof what, "report '%s'", rep->id);
+            if ((rc = runner_arm(&r, err)))
+                break;
             if (rep->scope == TB_SCOPE_CLUSTER && pt->cluster_rows)
                 rc = runner_cluster_collect(&r, opt->specs[s], rep, err);
             else
@@ -72,6 +78,7 @@ tb_status runner_run(const tb_run_options *opt, const run_part *pt, tb_run_resul
                 rc = (rep->scope == TB_SCOPE_RANK && !opt->window.rank_set ? runner_run_report_ranks
                                                                             : runner_run_report)(
                     &r, opt->specs[s], rep, wi.label, res, err);
+            rc = runner_limits_check(&r, what, rc, err);
         }
 done:
     runner_release(&r, &wi);

@@ -40,11 +40,14 @@
 #include <string.h>
 
 #include "metrics/metrics.h"
+#include "query/printf_guard.h"
 #include "query/sandbox.h"
 #include "spec/spec.h"
 #include "query/runner_int.h"
 #include "query/sqlfuncs.h"
+#include "query/watchdog.h"
 #include "query/window.h"
+#include "db/limits.h"
 #include "util/vec.h"
 #include "tracebook/error.h"
 #include "tracebook/query.h"
@@ -57,6 +60,11 @@ const run_part runner_no_part;
 static int progress(void *ctx)
 {
     runner *r = ctx;
+    /* the CPU limit stops trusted work too: a builder over a crafted DB */
+    if (watchdog_fired(r->db)) {
+        r->cpu_hit = 1;
+        return 1;
+    }
     if (r->sb.trusted)
         return 0;
     if (++r->steps > r->max_chunks) {
@@ -83,7 +91,7 @@ tb_status runner_open_db(runner *r, tb_error *err)
         return tb_error_set(err, TB_ERR_DB, "%s: cannot read the DB: %s", o->db_name, sqlite3_errmsg(r->db));
     if (!ok)
         return tb_error_set(err, TB_ERR_PARSE, "%s: not a unified trace DB (no STRING_IDS table)", o->db_name);
-    if (sqlfuncs_register(r->db) != SQLITE_OK)
+    if (sqlfuncs_register(r->db) != SQLITE_OK || printf_guard_register(r->db) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "registering SQL functions: %s", sqlite3_errmsg(r->db));
     r->max_chunks = (o->max_steps > 0 ? o->max_steps : TB_DEFAULT_MAX_STEPS) / STEP_CHUNK;
     if (r->max_chunks < 1)
@@ -102,11 +110,41 @@ tb_status runner_open_db(runner *r, tb_error *err)
         r->n_ranks = 1; /* one rank's rows, as a DB of that rank alone */
     if (r->pt->ranks_total > r->n_ranks)
         r->n_ranks = r->pt->ranks_total; /* a part of a load: the load's */
+    /* the CPU limit scales with the DB (page count times page size) */
+    int64_t bytes = 0;
+    if (sqlite3_prepare_v2(r->db, "SELECT page_count * page_size FROM pragma_page_count(), pragma_page_size()",
+                           -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        bytes = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    r->cpu_seconds = limits_cpu_seconds(bytes);
     tb_status st2 = sandbox_install(&r->sb, r->db, o->db_name, err);
     if (st2 != TB_OK)
         return st2;
     sqlite3_progress_handler(r->db, STEP_CHUNK, progress, r);
-    return TB_OK;
+    return runner_arm(r, err);
+}
+
+tb_status runner_arm(runner *r, tb_error *err)
+{
+    r->cpu_hit = 0;
+    limits_clear_hits();
+    return watchdog_arm(r->db, r->cpu_seconds, err);
+}
+
+tb_status runner_limits_check(runner *r, const char *what, tb_status rc, tb_error *err)
+{
+    if (r->cpu_hit || watchdog_fired(r->db))
+        return tb_error_set(err, TB_ERR_USAGE,
+                            "%s: stopped after %.0f s of CPU time (the CPU limit of a report); "
+                            "a query that never ends? raise the limit with --max-cpu-time",
+                            what, r->cpu_seconds);
+    char why[4400];
+    int k = rc ? limits_explain(SQLITE_FULL, why, sizeof why) : 0;
+    if (rc && !k && strstr(err->message, "out of memory"))
+        k = limits_explain(SQLITE_NOMEM, why, sizeof why);
+    if (k)
+        return tb_error_set(err, k == LIMIT_DISK_FULL ? TB_ERR_IO : TB_ERR_USAGE, "%s: %s", what, why);
+    return rc;
 }
 
 /* --- columns ------------------------------------------------------------ */
@@ -898,6 +936,7 @@ void runner_release(runner *r, window_info *wi)
     if (r->db) {
         sqlite3_set_authorizer(r->db, NULL, NULL);
         sqlite3_progress_handler(r->db, 0, NULL, NULL);
+        watchdog_disarm(r->db);
         window_reset(r->db);
     }
     r->db = NULL;
@@ -1244,6 +1283,8 @@ tb_status tb_query_run(const tb_run_options *opt, const char *sql, tb_sink *sink
         goto done;
     rc = run_statement(&r, st, c, nc, &sink, 1, "query", rows, 1, err);
 done:
+    if (r.db)
+        rc = runner_limits_check(&r, "query", rc, err);
     sqlite3_finalize(st);
     runner_columns_free(c, nc);
     runner_release(&r, &wi);

@@ -36,6 +36,8 @@ typedef struct runner {
     int64_t steps;          /* VM steps of the current statement, in units of STEP_CHUNK */
     int64_t max_chunks;
     int budget_hit;
+    double cpu_seconds;     /* the CPU limit of a report on this DB */
+    int cpu_hit;            /* the progress handler stopped a statement for it */
     int sql_shift;          /* bytes of WRAP_HEAD before the report's SQL while preparing a wrapper */
     /* computed tables built on this connection, with the options they were built with
      * (borrowed from the specs, which outlive the run) */
@@ -203,5 +205,13 @@ tb_status runner_run_report_ranks(runner *r, const tb_spec *spec, const tb_spec_
 
 /* runner_replay.c: every report of the run, written from the gathered rows of opt->db. */
 tb_status runner_replay_run(const tb_run_options *opt, tb_run_result *res, tb_error *err);
+
+/* Starts the CPU limit of the next report (and forgets limits reached). */
+tb_status runner_arm(runner *r, tb_error *err);
+/* After work named what ended with rc: when a limit (CPU time, SQLite's
+ * heap or temporary files) stopped it, err says which and the status is
+ * TB_ERR_USAGE, also when rc is TB_OK (a `requires:` check cut short);
+ * else rc. */
+tb_status runner_limits_check(runner *r, const char *what, tb_status rc, tb_error *err);
 
 #endif

@@ -67,8 +67,18 @@ static void pct_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     }
     if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
         return;
-    if (VEC_PUSH(st->v, st->n, st->cap, sqlite3_value_double(argv[0])))
-        sqlite3_result_error_nomem(ctx);
+    if (st->n == st->cap) {
+        /* through SQLite's allocator: the values count against its heap limit */
+        size_t cap = st->cap ? st->cap * 2 : 64;
+        double *v = sqlite3_realloc64(st->v, cap * sizeof *v);
+        if (!v) {
+            sqlite3_result_error_nomem(ctx);
+            return;
+        }
+        st->v = v;
+        st->cap = cap;
+    }
+    st->v[st->n++] = sqlite3_value_double(argv[0]);
 }
 
 /*
@@ -98,7 +108,7 @@ static void pct_final(sqlite3_context *ctx)
         sqlite3_result_double(ctx, pct_of_sorted(st->v, st->n, st->p));
     }
     if (st) {
-        free(st->v);
+        sqlite3_free(st->v);
         st->v = NULL;
         st->n = st->cap = 0;
     }

@@ -780,6 +780,49 @@ static tb_status advisor_sheet(job_state *js, const tb_run_options *o, const cha
 /* Collects the files a report must not replace (the inputs, the specs and
  * the SQL files they read) and checks the metadata file's path against them;
  * meta_path gets that path. */
+/* Is report id one the run was asked for (--report; all without it)? */
+static int wanted(const tb_run_options *o, const char *id)
+{
+    for (size_t i = 0; i < o->n_only; i++)
+        if (!strcmp(o->only[i], id))
+            return 1;
+    return !o->only;
+}
+
+/*
+ * Each report's CSV and JSON files outside a window (in one, their names
+ * get its label, known only once it is applied) checked against the
+ * inputs before the first report runs, so that a run refused for one of
+ * its later files has written none of its earlier ones into a folder it
+ * reads. Opening each file checks it again.
+ */
+static tb_status guard_outputs(job_state *js, const tb_run_options *o, tb_error *err)
+{
+    if (o->window.set)
+        return TB_OK;
+    const char *tag = js->job->file_tag ? js->job->file_tag : "";
+    tb_status rc = TB_OK;
+    for (size_t i = 0; i < o->n_specs && !rc; i++)
+        for (size_t k = 0; k < o->specs[i]->n_reports && !rc; k++) {
+            const tb_spec_report *rep = &o->specs[i]->reports[k];
+            unsigned f = o->formats ? o->formats : tb_report_outputs(rep);
+            if (!f)
+                f = tb_spec_outputs(o->specs[i]) ? tb_spec_outputs(o->specs[i]) : TB_OUT_CSV;
+            if (!wanted(o, rep->id))
+                continue;
+            char suffix[300];
+            if ((f & TB_OUT_CSV) && !rc) {
+                snprintf(suffix, sizeof suffix, "_%s.csv", tag);
+                rc = file_ids_check_out(&js->inputs, js->job->out_dir, rep->id, *tag ? suffix : "csv", err);
+            }
+            if ((f & TB_OUT_JSON) && !rc) {
+                snprintf(suffix, sizeof suffix, "_%s.json", tag);
+                rc = file_ids_check_out(&js->inputs, js->job->out_dir, rep->id, *tag ? suffix : "json", err);
+            }
+        }
+    return rc;
+}
+
 static tb_status guard_inputs(job_state *js, const tb_run_options *o, char *meta_path, size_t n, tb_error *err)
 {
     tb_status rc = check_ids(o, err);
@@ -794,7 +837,9 @@ static tb_status guard_inputs(job_state *js, const tb_run_options *o, char *meta
         return rc;
     /* the metadata file too, before any report writes anything */
     snprintf(meta_path, n, "%s/tracebook_run.json", js->job->out_dir);
-    return file_ids_check(&js->inputs, meta_path, err);
+    if ((rc = file_ids_check(&js->inputs, meta_path, err)))
+        return rc;
+    return guard_outputs(js, o, err);
 }
 
 /* One workbook for the run, even when every report that wanted it was

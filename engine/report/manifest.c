@@ -62,6 +62,15 @@ json_t *manifest_load(const char *dir, json_error_t *je)
 {
     char at[PATH_MAX + 32];
     snprintf(at, sizeof at, "%s/tracebook_run.json", dir);
+    /* run metadata is a regular file: reading a FIFO would wait for a writer */
+    struct stat sb;
+    if (stat(at, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        if (je) {
+            memset(je, 0, sizeof *je);
+            snprintf(je->text, sizeof je->text, "%s", "not a regular file");
+        }
+        return NULL;
+    }
     return json_load_file(at, 0, je);
 }
 

@@ -79,6 +79,26 @@ static tb_status merge_processes(tb_session *s, tb_error *err)
     return tb_load(&o, NULL, err);
 }
 
+/*
+ * A tracebook DB given as the input is read as it is only when its times
+ * are within the range every load keeps: one that holds INT64_MIN or 1e300
+ * (made by hand, or by another tool) is loaded like any other input DB
+ * instead, so that the range rule applies (such rows skipped with a counted
+ * warning; --strict: an error) and no computed table sees them.
+ */
+static int own_db_times_fit(const char *path)
+{
+    sqlite3 *db = NULL;
+    char table[128];
+    int fit = db_open(path, SQLITE_OPEN_READONLY, &db) == SQLITE_OK && !db_view_for_table(db, table, sizeof table) &&
+              !db_times_out_of_range(db, table, sizeof table);
+    /* a view is refused when the DB is opened (session_db): read as it is, to say so */
+    if (db && !fit && db_view_for_table(db, table, sizeof table))
+        fit = 1;
+    sqlite3_close(db);
+    return fit;
+}
+
 static tb_status find_db(tb_session *s, tb_error *err)
 {
     const char *const *in = s->opt.inputs;
@@ -92,7 +112,8 @@ static tb_status find_db(tb_session *s, tb_error *err)
         return merge_processes(s, err);
     }
     /* a shard DB alone is a part of a load: merged (with its ranks' own ids) like a folder of them */
-    if (s->opt.n_inputs == 1 && ends_with(in[0], ".db") && tb_db_is_own(in[0]) && !tb_db_is_shard(in[0])) {
+    if (s->opt.n_inputs == 1 && ends_with(in[0], ".db") && tb_db_is_own(in[0]) && !tb_db_is_shard(in[0]) &&
+        own_db_times_fit(in[0])) {
         snprintf(s->path, sizeof s->path, "%s", in[0]);
         s->source = TB_SOURCE_OWN_DB;
         struct stat sb;
@@ -134,6 +155,14 @@ sqlite3 *session_db(tb_session *s, tb_error *err)
         return NULL;
     }
     sqlite3_extended_result_codes(s->db, 1);
+    char table[128];
+    if (s->source == TB_SOURCE_OWN_DB && db_view_for_table(s->db, table, sizeof table)) {
+        tb_error_at(err, TB_ERR_PARSE, s->path, 0, 0, -1,
+                    "'%s' is a view, where a tracebook DB has a table: refusing to read it", table);
+        sqlite3_close(s->db);
+        s->db = NULL;
+        return NULL;
+    }
     return s->db;
 }
 

@@ -432,6 +432,41 @@ const specnode_pair *specnode_get(const specnode *map, const char *key)
     return NULL;
 }
 
+/* qsort order of pair pointers: by key, then by place (so the first of
+ * equal keys comes first). */
+static int by_key(const void *a, const void *b)
+{
+    const specnode_pair *x = *(const specnode_pair *const *)a, *y = *(const specnode_pair *const *)b;
+    int c = strcmp(x->key, y->key);
+    return c ? c : (x < y ? -1 : x > y);
+}
+
+/*
+ * For each pair of map n, the earlier pair with the same key, or NULL:
+ * sorted once (n log n), where comparing every pair with those before it
+ * made a spec of 100,000 params take a minute. Returns a new array (free
+ * it), or NULL when out of memory.
+ */
+static const specnode_pair **earlier_same_key(const specnode *n)
+{
+    const specnode_pair **order = malloc(n->n * sizeof *order), **firsts = calloc(n->n, sizeof *firsts);
+    if (!order || !firsts) {
+        free(order);
+        free(firsts);
+        return NULL;
+    }
+    for (size_t i = 0; i < n->n; i++)
+        order[i] = &n->pairs[i];
+    qsort(order, n->n, sizeof *order, by_key);
+    for (size_t i = 1; i < n->n; i++) {
+        const specnode_pair *head = firsts[order[i - 1] - n->pairs] ? firsts[order[i - 1] - n->pairs] : order[i - 1];
+        if (strcmp(order[i]->key, order[i - 1]->key) == 0)
+            firsts[order[i] - n->pairs] = head;
+    }
+    free(order);
+    return firsts;
+}
+
 int specnode_find_dup(const specnode *n, const specnode_pair **dup, const specnode_pair **first)
 {
     if (!n)
@@ -440,18 +475,28 @@ int specnode_find_dup(const specnode *n, const specnode_pair **dup, const specno
         for (size_t i = 0; i < n->n; i++)
             if (specnode_find_dup(n->items[i], dup, first))
                 return 1;
-    } else if (n->kind == SPECNODE_MAP) {
+    } else if (n->kind == SPECNODE_MAP && n->n > 0) {
+        const specnode_pair **firsts = earlier_same_key(n);
         for (size_t i = 0; i < n->n; i++) {
-            for (size_t j = 0; j < i; j++) {
+            /* out of memory: every pair with every one before it, as slow as it is sure */
+            for (size_t j = 0; !firsts && j < i; j++)
                 if (strcmp(n->pairs[i].key, n->pairs[j].key) == 0) {
                     *dup = &n->pairs[i];
                     *first = &n->pairs[j];
                     return 1;
                 }
-            }
-            if (specnode_find_dup(n->pairs[i].value, dup, first))
+            if (firsts && firsts[i]) {
+                *dup = &n->pairs[i];
+                *first = firsts[i];
+                free(firsts);
                 return 1;
+            }
+            if (specnode_find_dup(n->pairs[i].value, dup, first)) {
+                free(firsts);
+                return 1;
+            }
         }
+        free(firsts);
     }
     return 0;
 }

@@ -37,6 +37,8 @@ struct bytesrc {
     int64_t raw;       /* plain bytes read from the file */
     int64_t raw_size;  /* the file's size at open, -1 unknown */
     int at_end;        /* the file gave its last byte */
+    int64_t gz_out;    /* gzip: decompressed bytes zlib gave */
+    int64_t trailing;  /* gzip: where bytes that are no gzip member start after the last one, -1 none */
     char *peek;        /* peeked bytes: peek[peek_pos .. peek_len), NUL after them */
     size_t peek_cap, peek_len, peek_pos;
     int failed;        /* error holds what stopped the source */
@@ -70,6 +72,7 @@ bytesrc *bytesrc_open(const char *path, tb_error *err)
         return NULL;
     }
     src->raw_size = -1;
+    src->trailing = -1;
     src->fd = open(path, O_RDONLY);
     if (src->fd < 0) {
         int e = errno;
@@ -122,6 +125,82 @@ int bytesrc_is_gzip(const bytesrc *src)
     return src->gz != NULL;
 }
 
+/*
+ * zlib ends a gzip file quietly where bytes that are no gzip member follow
+ * the last member (a file with something appended, or two files
+ * concatenated badly): those bytes are never read. Where do they start?
+ * The last 4 bytes of a file that ends with a member are the size of that
+ * member's data (mod 2^32): when they match all the data read, there is
+ * nothing more to look for (a file of several members whose last one
+ * matches too can only hide garbage that looks like a member's end).
+ * Otherwise the members are walked once more, inflated into a scratch
+ * buffer, to find the end of the last one. Returns that end's byte offset
+ * when bytes follow it, else -1.
+ */
+static int64_t gz_trailing(const bytesrc *src)
+{
+    if (src->raw_size < 20)
+        return -1;
+    int fd = open(src->path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    unsigned char t[4];
+    int64_t found = -1;
+    if (pread(fd, t, 4, src->raw_size - 4) == 4 &&
+        ((uint32_t)t[0] | (uint32_t)t[1] << 8 | (uint32_t)t[2] << 16 | (uint32_t)t[3] << 24) == (uint32_t)src->gz_out) {
+        close(fd);
+        return -1;
+    }
+    enum { CHUNK = 1 << 16 };
+    unsigned char *in = malloc(CHUNK), *out = malloc(CHUNK);
+    z_stream z;
+    memset(&z, 0, sizeof z);
+    if (!in || !out || inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) {
+        free(in);
+        free(out);
+        close(fd);
+        return -1;
+    }
+    int64_t at = 0; /* file offset of in[0] */
+    for (;;) {
+        if (z.avail_in == 0) {
+            at += z.next_in ? (int64_t)(z.next_in - in) : 0;
+            ssize_t n = read(fd, in, CHUNK);
+            if (n <= 0)
+                break;
+            z.next_in = in;
+            z.avail_in = (uInt)n;
+        }
+        z.next_out = out;
+        z.avail_out = CHUNK;
+        int rc = inflate(&z, Z_NO_FLUSH);
+        if (rc == Z_STREAM_END) {
+            int64_t end = at + (int64_t)(z.next_in - in);
+            unsigned char m[2];
+            if (end >= src->raw_size)
+                break;
+            if (pread(fd, m, 2, end) == 2 && m[0] == 0x1f && m[1] == 0x8b) {
+                inflateReset(&z); /* another member */
+                continue;
+            }
+            found = end;
+            break;
+        }
+        if (rc != Z_OK && rc != Z_BUF_ERROR)
+            break; /* corrupt data: the reader has said so */
+    }
+    inflateEnd(&z);
+    free(in);
+    free(out);
+    close(fd);
+    return found;
+}
+
+int64_t bytesrc_trailing(const bytesrc *src)
+{
+    return src->trailing;
+}
+
 /* Reads from the file itself (not the peeked bytes). Same contract as bytesrc_read. */
 static int pull(bytesrc *src, char *buf, size_t n, size_t *got, tb_error *err)
 {
@@ -144,11 +223,13 @@ static int pull(bytesrc *src, char *buf, size_t n, size_t *got, tb_error *err)
     int zerr = Z_OK;
     const char *msg = r <= 0 ? gzerror(src->gz, &zerr) : NULL;
     if (r > 0) {
+        src->gz_out += r;
         *got = (size_t)r;
         return 1;
     }
     if (r == 0 && zerr == Z_OK) {
         src->at_end = 1;
+        src->trailing = gz_trailing(src);
         return 0;
     }
     if (zerr == Z_BUF_ERROR)

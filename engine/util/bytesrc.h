@@ -86,6 +86,13 @@ int64_t bytesrc_offset(const bytesrc *src);
 /* Bytes of the file itself read so far (compressed for gzip). */
 int64_t bytesrc_raw_offset(const bytesrc *src);
 
+/*
+ * A gzip file read to its end: the byte offset in the file where bytes that
+ * are no gzip member follow the last member (zlib skips them quietly),
+ * -1 when none (or not known: not gzip, not read to the end).
+ */
+int64_t bytesrc_trailing(const bytesrc *src);
+
 /* Size of the file itself (compressed for gzip) when it was opened, -1 when unknown. */
 int64_t bytesrc_raw_size(const bytesrc *src);
 

@@ -805,6 +805,11 @@ int64_t js_stop_offset(const jstream *js)
     return js->stop_offset;
 }
 
+int64_t js_trailing(const jstream *js)
+{
+    return bytesrc_trailing(js->src);
+}
+
 int64_t js_bytes_done(const jstream *js)
 {
     return js->win.base + (int64_t)js->pos;

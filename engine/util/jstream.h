@@ -83,6 +83,9 @@ int js_top_is_object(const jstream *js);
 
 /* Offset of the incomplete item when the input was cut short. */
 int64_t js_stop_offset(const jstream *js);
+/* After JS_ITEM_END of a gzip trace: where bytes that are no gzip member
+ * follow the last one in the file (bytesrc_trailing), -1 when none. */
+int64_t js_trailing(const jstream *js);
 /* Bytes consumed so far (decompressed) and the compressed/raw bytes read. */
 int64_t js_bytes_done(const jstream *js);
 int64_t js_raw_bytes_done(const jstream *js);

@@ -51,4 +51,32 @@ int tb_db_shard_folder(const char *path);
  */
 tb_status tb_db_check_target(const char *db_path, const char *target, tb_error *err);
 
+/*
+ * The limits of what a run may take of the machine (docs/reliability.md).
+ * They are process-wide, as SQLite's own heap limit is: set them once,
+ * before the first DB is opened. 0 in a field means its default.
+ */
+typedef struct tb_limits {
+    double cpu_seconds;   /* CPU time of one report (its computed tables and requires checks
+                             included); default TB_DEFAULT_CPU_SECONDS plus 1 s per 4 MiB of the DB */
+    int64_t memory_bytes; /* SQLite's heap (every DB, sort and aggregate); default half the RAM */
+    int64_t temp_bytes;   /* SQLite's temporary files at any one time; default half the free
+                             space of the temporary folder when the limits are set */
+} tb_limits;
+
+/* The fixed part of the default CPU time of a report, in seconds. */
+#define TB_DEFAULT_CPU_SECONDS 20.0
+
+/*
+ * Sets the limits (NULL: every default): the SQLite heap limit, and a VFS
+ * that counts the bytes of SQLite's temporary files, made the default VFS.
+ * Fails with TB_ERR_USAGE for a negative or non-finite value.
+ */
+tb_status tb_limits_set(const tb_limits *l, tb_error *err);
+
+/* The limits in force, defaults resolved (cpu_seconds: the fixed part of
+ * its default when not set: see tb_limits). Sets the defaults first when
+ * tb_limits_set was never called. */
+void tb_limits_get(tb_limits *out);
+
 #endif

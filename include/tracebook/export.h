@@ -118,6 +118,7 @@ typedef struct tb_summary_options {
                                         or an msprof reports file: the summaries of each rank's layout) */
     unsigned formats;                /* TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX; 0 = csv */
     int no_clobber;                  /* 1: refuse (TB_ERR_USAGE) when an output exists; nothing is written */
+    int csv_safe;                    /* as tb_report_job.csv_safe */
     int merge;                       /* 1: one set of files for every rank, in one folder under out_dir
                                         (required): msprof's layout when any rank has it, each report
                                         with its Rank ID column */

@@ -31,6 +31,7 @@ typedef struct tb_compare_job {
     tb_time_unit unit;               /* typed time columns are compared in this unit */
     int64_t max_steps;               /* as tb_run_options.max_steps */
     unsigned formats;                /* TB_OUT_CSV and/or TB_OUT_JSON; 0 = the spec's (csv when none) */
+    int csv_safe;                    /* as tb_report_job.csv_safe */
     const char *out_dir;             /* created when missing (one level) */
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
     void (*note)(void *ctx, const char *msg);     /* e.g. waiting for another run's folder lock (may be NULL) */
@@ -96,6 +97,7 @@ typedef struct tb_history_report_job {
     int64_t last;                    /* > 0: the newest last nights are shown (all are judged from) */
     tb_time_unit unit;
     unsigned formats;                /* TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX; 0: csv, xlsx and json when asked */
+    int csv_safe;                    /* as tb_report_job.csv_safe */
     const char *out_dir;
     void (*written)(void *ctx, const char *path);
     void (*note)(void *ctx, const char *msg);

@@ -16,13 +16,24 @@
 #    indexing, renaming: whatever the clock hits).
 # 2. Disk full: export db and report onto a 1 MB tmpfs (skipped when not
 #    root or when mount fails).
-# 3. Concurrent runs: four `info` on one empty cache, two `report` into one
+# 3. Runaway report SQL (an endless CTE, 100 MB strings per row, sorts of
+#    100M rows, temporary files, median over 300M values, a 4-way cross
+#    join, a huge printf) under the default limits: each ends within a
+#    minute of CPU time with an error naming the limit; a tracebook DB whose
+#    TASK is a view is refused at once. A FIFO named tracebook_run.json in
+#    the output folder of report, compare and export summary is refused at
+#    once; two reports into an input's own folder: the first one's files
+#    are still passed over; a report refused for a later file wrote none.
+#    history list and report after a writer was SIGKILLed inside its
+#    transaction; a failed history add on a new path leaves nothing.
+# 4. Concurrent runs: four `info` on one empty cache, two `report` into one
 #    folder, two `export db` to one file.
 #
 # usage: fault_test.py TRACEBOOK TRACEBOOK_GEN SAMPLES_DIR WORK_DIR
 import hashlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -262,6 +273,220 @@ def _(t):
         t.check(sha_tree(SAMPLES) == before, "the samples are unchanged")
     finally:
         subprocess.run(["umount", mnt], capture_output=True)
+
+
+def mount_tmpfs(path, size):
+    if os.geteuid() != 0:
+        return "not root"
+    os.makedirs(path, exist_ok=True)
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=" + size, "tmpfs", path], capture_output=True, text=True)
+    return None if r.returncode == 0 else "mount failed: " + r.stderr.strip()
+
+
+CTE = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c%s) "
+RUNAWAYS = [
+    # name, SQL, needs a small TMPDIR (it writes temporary files), what stops it
+    ("endless", CTE % "" + "SELECT count(*) AS n FROM c", 0, "cpu"),
+    ("strings", CTE % "" + "SELECT length(replace(printf('%.*c', 100000000 + x, 'a'), 'a', 'bb')) AS n FROM c",
+     0, "cpu"),
+    ("median", CTE % " WHERE x < 300000000" + "SELECT median(x) AS m FROM c", 0, "cpu"),
+    ("printf", "SELECT printf('%.*c', 2000000000, 'x') AS v", 0, "value"),
+    ("sort", CTE % " WHERE x < 100000000" + "SELECT x FROM c ORDER BY random()", 1, "any"),
+    ("zeroblob", CTE % "" + "SELECT x, zeroblob(100000) AS z FROM c ORDER BY random()", 1, "temp"),
+    ("cross", "SELECT a.rowid AS r FROM TASK a, TASK b, TASK c, TASK d ORDER BY random()", 1, "any"),
+]
+# what each stop says; the default temporary-file limit is half the free
+# space of the temporary folder, so reaching it is a full folder (exit 4)
+LIMIT_SAYS = {"cpu": "s of CPU time (the CPU limit of a report)",
+              "temp": "small-tmp: no room for SQLite's temporary files: they may take half the free space there",
+              "value": "printf(): the result would be longer than 268435456 bytes, the limit of a value"}
+LIMIT_RC = {"cpu": 2, "temp": 4, "value": 5}
+
+
+@case("runaway reports end under the default limits, each within a minute of CPU time")
+def _(t):
+    box = Box("runaway")
+    small = os.path.join(box.root, "small-tmp")
+    why = mount_tmpfs(small, "64m")
+    try:
+        procs = []
+        for name, sql, needs_tmp, _ in RUNAWAYS:
+            if needs_tmp and why:
+                print("%s: skipped (a 64 MB tmpfs for TMPDIR: %s)" % (name, why))
+                continue
+            spec = box.path("%s.yaml" % name)
+            with open(spec, "w") as f:
+                f.write("tracebook: 1\nreports:\n  - id: %s\n    sql: \"%s\"\n" % (name, sql.replace('"', '\\"')))
+            out = box.path("out-" + name)
+            env = dict(box.env(), TMPDIR=small) if needs_tmp else box.env()
+            p = box.start(["report", "-dir", ASCEND, "--spec", spec, "-o", out, "-q", "--format", "csv"], env=env)
+            procs.append((name, p, out))
+        for name, p, out in procs:
+            _, status, ru = os.wait4(p.pid, 0)
+            rc = os.waitstatus_to_exitcode(status)
+            p.returncode = rc
+            err = p.stderr.read().decode(errors="replace")
+            p.stdout.close()
+            p.stderr.close()
+            cpu = ru.ru_utime + ru.ru_stime
+            stop = [r[3] for r in RUNAWAYS if r[0] == name][0]
+            t.check(cpu < 60, "%s: ended within a minute of CPU time (%.1f s)" % (name, cpu))
+            stops = [stop] if stop in LIMIT_SAYS else ["cpu", "temp"]
+            t.check(any(rc == LIMIT_RC[k] and LIMIT_SAYS[k] in err for k in stops) and
+                    err.startswith("tracebook: error: report '%s': " % name),
+                    "%s: the error names the limit: exit %d, %r" % (name, rc, err))
+            t.check(not os.path.exists(out) or not os.listdir(out), "%s: a failed run writes nothing" % name)
+        if not why:
+            t.check(not os.listdir(small), "no temporary file left in TMPDIR: %s" % os.listdir(small))
+            # a full TMPDIR: the load's sort cannot spill there; the message names the place, exit 4
+            with open(os.path.join(small, "filler"), "wb") as f:
+                f.write(b"\0" * (64 * 1024 * 1024 - 64 * 1024))
+            db = box.path("full.db")
+            r = box.run(["export", "db", "-dir", os.path.join(SAMPLES, "kineto_small"), "-o", db, "-q"],
+                        env=dict(box.env(), TMPDIR=small))
+            t.check(r.rc == 4 and r.err.startswith("tracebook: error: %s: no room for SQLite's temporary files" % small),
+                    "export db with TMPDIR full: exit 4 naming TMPDIR: %s" % r)
+            t.check(not os.path.exists(db) and sorted(os.listdir(small)) == ["filler"], "export db: nothing left")
+    finally:
+        if not why:
+            subprocess.run(["umount", small], capture_output=True)
+
+
+@case("a tracebook DB whose TASK is a view is refused at once")
+def _(t):
+    box = Box("view")
+    db = box.path("own.db")
+    r = box.run(["export", "db", "-dir", ASCEND, "-o", db, "-q"])
+    t.check(r.rc == 0, "export db: %r" % r.err)
+    q = ("ALTER TABLE TASK RENAME TO TASK_REAL; CREATE VIEW TASK AS WITH RECURSIVE c(x) AS "
+         "(SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT t.* FROM TASK_REAL t, c;")
+    t.check(subprocess.run(["sqlite3", db, q]).returncode == 0, "crafted the DB")
+    before = sha_tree(db)
+    start = time.monotonic()
+    r = box.run(["report", "-dir", db, "--spec", SPEC, "-o", box.path("out"), "-q"])
+    t.check(time.monotonic() - start < 30, "refused within seconds")
+    t.check(r.rc == 3 and r.err == "tracebook: error: %s: 'TASK' is a view, where a tracebook DB has a table: "
+            "refusing to read it\n" % db, "exit 3 and the message: %d %r" % (r.rc, r.err))
+    t.check(sha_tree(db) == before, "the DB is unchanged")
+    t.check(not os.path.exists(box.path("out")) or not os.listdir(box.path("out")), "nothing written")
+
+
+@case("a FIFO at an output name is refused at once; report never reads its own outputs back")
+def _(t):
+    box = Box("fifo")
+    spec = os.path.join(SAMPLES, "specs", "top_kernels.yaml")
+    runs = {"report": ["report", "-dir", ASCEND, "--spec", spec, "--format", "csv", "-q", "-o"],
+            "compare": ["compare", "-base", ASCEND, "-new", ASCEND, "--spec", spec, "-q", "-o"],
+            "export summary": ["export", "summary", "-dir", ASCEND, "-q", "-o"]}
+    for name, args in runs.items():
+        out = box.path("out-" + name.replace(" ", "-"))
+        # export summary writes into the rank's folder under -o
+        meta_dir = os.path.join(out, "ASCEND_PROFILER_OUTPUT") if name == "export summary" else out
+        os.makedirs(meta_dir)
+        fifo = os.path.join(meta_dir, "tracebook_run.json")
+        os.mkfifo(fifo)
+        start = time.monotonic()
+        p = box.start(args + [out])
+        try:
+            rc = p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            rc = p.wait()
+        err = p.stderr.read().decode(errors="replace")
+        p.stdout.close()
+        p.stderr.close()
+        t.check(time.monotonic() - start < 30, "%s: refused within seconds" % name)
+        t.check(rc == 4 and err == "tracebook: error: %s: cannot write: not a regular file (refusing to write the "
+                "run's metadata over it)\n" % fifo, "%s: exit 4 naming the FIFO: %d %r" % (name, rc, err))
+        left = [n for n in os.listdir(meta_dir) if n != "tracebook_run.json"]
+        t.check(not left, "%s: nothing written: %s" % (name, left))
+    # two reports into the input's own folder: the first one's files stay listed
+    rank = box.path("rank0_ascend_pt")
+    shutil.copytree(os.path.join(NPU_DIR, "rank0_ascend_pt"), rank)
+    apo = os.path.join(rank, "ASCEND_PROFILER_OUTPUT")
+    os.unlink(os.path.join(apo, "kernel_details.csv"))
+    for spec in ("builtin:op_statistic", "builtin:api_statistic"):
+        r = box.run(["report", "-dir", rank, "--spec", spec, "-o", apo, "--format", "csv", "-q"])
+        t.check(r.rc == 0, "report %s into the input's folder: %r" % (spec, r.err))
+    r = box.run(["query", "-dir", rank, "--rebuild", "-q", "--format", "csv",
+                 "SELECT substr(path, instr(path, 'OUTPUT/') + 7) AS f, kind FROM TB_SOURCE WHERE path LIKE '%statistic.csv' "
+                 "ORDER BY f"])
+    t.check(r.out == "f,kind\napi_statistic.csv,skipped\nop_statistic.csv,skipped\n",
+            "both runs' files are passed over as tracebook's outputs: %r %r" % (r.out, r.err))
+    # a run refused for a later report's file writes none of the earlier ones
+    two = box.path("two.yaml")
+    with open(two, "w") as f:
+        f.write("tracebook: 1\nreports:\n  - id: first\n    sql: SELECT 1 AS a\n"
+                "  - id: step_trace_time\n    sql: SELECT 1 AS a\n")
+    before = sha_tree(rank)
+    r = box.run(["report", "-dir", rank, "--spec", two, "-o", apo, "--format", "csv", "-q"])
+    t.check(r.rc == 2 and "refusing to replace an input file" in r.err, "refused: %d %r" % (r.rc, r.err))
+    t.check(not os.path.exists(os.path.join(apo, "first.csv")), "the refused run wrote nothing into the input's folder")
+    t.check(sha_tree(rank) == before, "the input folder is unchanged")
+
+
+KILLED_WRITER = """
+import sqlite3, sys, time
+c = sqlite3.connect(sys.argv[1], isolation_level=None)
+c.execute("PRAGMA cache_size = 1")  # pages spill into the DB file inside the transaction
+c.execute("BEGIN IMMEDIATE")
+c.execute("DELETE FROM night")
+c.execute("CREATE TABLE junk(x)")
+c.execute("INSERT INTO junk WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 500) "
+          "SELECT zeroblob(4000) FROM r")
+print("ready", flush=True)
+time.sleep(120)
+"""
+
+
+@case("history: list and report after a writer was killed; a failed add on a new path leaves nothing")
+def _(t):
+    box = Box("history")
+    h = box.path("h.db")
+    for label in ("n1", "n2"):
+        r = box.run(["history", "add", "--history", h, "-dir", ASCEND, "--spec", "builtin:top_kernels",
+                     "--label", label, "-q"])
+        t.check(r.rc == 0, "history add %s: %r" % (label, r.err))
+    listed = box.run(["history", "list", "--history", h, "--format", "csv"])
+    t.check(listed.rc == 0, "history list: %r" % listed.err)
+    # a writer killed inside its transaction: a hot journal beside the history
+    w = subprocess.Popen([sys.executable, "-c", KILLED_WRITER, h], stdout=subprocess.PIPE, text=True)
+    t.check(w.stdout.readline().strip() == "ready", "the writer began")
+    w.kill()
+    w.wait()
+    w.stdout.close()
+    journal = h + "-journal"
+    t.check(os.path.exists(journal) and os.path.getsize(journal) > 0, "a hot journal is left")
+    r = box.run(["history", "list", "--history", h, "--format", "csv"])
+    t.check(r.rc == 0 and r.out == listed.out, "history list after the kill: the nights as before: %s" % r)
+    r = box.run(["history", "report", "--history", h, "--spec", "builtin:top_kernels", "-o", box.path("trend"), "-q"])
+    t.check(r.rc == 0, "history report after the kill: %s" % r)
+    t.check(not os.path.exists(journal) or os.path.getsize(journal) == 0, "the journal was rolled back")
+    q = subprocess.run(["sqlite3", h, "SELECT count(*) FROM sqlite_master WHERE name = 'junk'; PRAGMA integrity_check"],
+                       capture_output=True, text=True)
+    t.check(q.stdout == "0\nok\n", "the killed writer's changes are gone, the history whole: %r" % q.stdout)
+    # a failed add on a new path: the history it made is removed, with its journal
+    small = os.path.join(box.root, "small")
+    why = mount_tmpfs(small, "256k")
+    if why:
+        print("failed add on a full disk: skipped (%s)" % why)
+        return
+    try:
+        filler = os.path.join(small, "filler")
+        with open(filler, "wb") as f:
+            f.write(b"\0" * (256 * 1024 - 40 * 1024))
+        spec = box.path("many.yaml")
+        with open(spec, "w") as f:
+            f.write("tracebook: 1\nreports:\n  - id: many\n    key: [k]\n    sql: WITH RECURSIVE r(i) AS "
+                    "(SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 20000) SELECT printf('row %06d', i) AS k, "
+                    "i AS v FROM r\n")
+        new = os.path.join(small, "new.db")
+        r = box.run(["history", "add", "--history", new, "-dir", ASCEND, "--spec", spec, "-q"])
+        t.check(r.rc != 0, "history add onto a full disk fails: %s" % r)
+        t.check(sorted(os.listdir(small)) == ["filler"], "a failed add on a new path leaves nothing: %s"
+                % os.listdir(small))
+    finally:
+        subprocess.run(["umount", small], capture_output=True)
 
 
 @case("concurrent runs: info on one cache, report into one folder, export db to one file")
