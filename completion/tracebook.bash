@@ -179,7 +179,7 @@ _tracebook()
             return
             ;;
         --format|-format)
-            COMPREPLY=($(compgen -W "csv json console xlsx" -- "$cur"))
+            COMPREPLY=($(compgen -W "csv json console xlsx html" -- "$cur"))
             return
             ;;
         --timeunit|-timeunit)

@@ -144,9 +144,10 @@ static const cli_option report_opts[] = {
     {OPT_OUTPUT, "-o", "output", "DIR", 0, COMPLETE_DIR, NULL,
      "where files go (created with its parents;\n"
      "default: the current directory)"},
-    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json console xlsx",
+    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json console xlsx html",
      "outputs for every report, replacing the specs':\n"
-     "comma-separated csv, json, xlsx (one workbook for all reports), console"},
+     "comma-separated csv, json, xlsx (one workbook for all reports), console,\n"
+     "html (one page for all reports, report.html)"},
     {OPT_CSV_SAFE, NULL, "csv-safe", NULL, 0, COMPLETE_NONE, NULL,
      "in CSV, text a spreadsheet would take for a formula\n"
      "(=, +, -, @ first) gets a leading '"},

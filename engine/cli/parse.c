@@ -206,6 +206,7 @@ unsigned cli_parse_formats(const char *list)
         else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
         else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
         else if (n == 7 && !strncmp(p, "console", 7)) m |= TB_OUT_CONSOLE;
+        else if (n == 4 && !strncmp(p, "html", 4)) m |= TB_OUT_HTML;
         else return ~0u;
         p += n;
         if (*p == ',')

@@ -90,8 +90,8 @@ static int check_report(const cli_args *a, unsigned formats)
     if (a->n[OPT_CSV_SAFE] && formats && formats != ~0u && !(formats & TB_OUT_CSV))
         return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", format);
     if (formats == ~0u)
-        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx, console",
-                               format);
+        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx, console, "
+                               "html", format);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: report writes a directory of files; give a directory");
     if (out_dir && formats == TB_OUT_CONSOLE)

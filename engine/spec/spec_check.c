@@ -281,6 +281,8 @@ void tb_spec_free(tb_spec *spec)
         spec_report_free(&spec->reports[i]);
     free(spec->reports);
     free(spec->workbook_file);
+    free(spec->html_file);
+    free(spec->html_title);
     for (size_t i = 0; i < spec->n_workbook_sheets; i++)
         free(spec->workbook_sheets[i]);
     free(spec->workbook_sheets);
@@ -420,7 +422,7 @@ tb_status spec_parse_params(loader *L, const specnode *n, tb_param **out, size_t
 
 /* ---- outputs and files ------------------------------------------------------ */
 
-static const char *const output_names[] = {"csv", "json", "xlsx", "console", NULL};
+static const char *const output_names[] = {"csv", "json", "xlsx", "console", "html", NULL};
 
 tb_status spec_parse_outputs(loader *L, const specnode *n, unsigned *mask)
 {
@@ -443,7 +445,7 @@ tb_status spec_parse_outputs(loader *L, const specnode *n, unsigned *mask)
         if (!output_names[k])
             return fail_node(L, it, "unknown output format %s; expected one of: %s", spec_describe(it, d, sizeof d),
                              spec_join(output_names, list, sizeof list));
-        m |= (unsigned[]){TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_CONSOLE}[k];
+        m |= (unsigned[]){TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_CONSOLE, TB_OUT_HTML}[k];
     }
     *mask = m;
     return TB_OK;

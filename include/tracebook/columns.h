@@ -23,7 +23,8 @@ enum tb_out_format {
     TB_OUT_CSV = 1u << 0,
     TB_OUT_JSON = 1u << 1,
     TB_OUT_XLSX = 1u << 2,
-    TB_OUT_CONSOLE = 1u << 3
+    TB_OUT_CONSOLE = 1u << 3,
+    TB_OUT_HTML = 1u << 4      /* one page per run (report.html), a section per report */
 };
 
 #endif
