@@ -72,9 +72,13 @@ static void text0(FILE *f, const char *s, size_t max)
 void svg_ticks(double lo, double hi, double *step, long *k0, long *k1, int *decimals)
 {
     if (!(hi > lo)) {
-        double a = fabs(lo) > 0 ? fabs(lo) : 1;
-        lo = lo > 0 ? 0 : lo - a;
-        hi = hi < 0 ? 0 : hi + a;
+        /* one value: from 0 to it; nothing but 0: 0 to 1 */
+        if (hi > 0)
+            lo = 0;
+        else if (lo < 0)
+            hi = 0;
+        else
+            hi = 1;
     }
     double raw = (hi - lo) / 5, mag = pow(10, floor(log10(raw))), s = mag;
     static const double mult[] = {1, 2, 5, 10};

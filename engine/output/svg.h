@@ -68,7 +68,7 @@ void svg_chart_write(FILE *f, const svg_chart *c);
 /*
  * The ticks of a value axis over lo..hi: fills *step and returns the first
  * and last tick as multiples of it (*k0, *k1), 2 to 11 ticks from a 1, 2, 5
- * series; lo == hi gets a span around it. *decimals is how many a tick's
+ * series; lo == hi spans from 0 to it (0 to 1 for 0). *decimals is how many a tick's
  * label needs.
  */
 void svg_ticks(double lo, double hi, double *step, long *k0, long *k1, int *decimals);
