@@ -333,7 +333,7 @@ _tracebook()
             return
             ;;
         --format|-format)
-            COMPREPLY=($(compgen -W "csv json xlsx" -- "$cur"))
+            COMPREPLY=($(compgen -W "csv json xlsx html" -- "$cur"))
             return
             ;;
         --model-id|-model-id)

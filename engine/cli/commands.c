@@ -212,9 +212,10 @@ static const cli_option compare_opts[] = {
     {OPT_SPEC, NULL, "spec", "FILE", 0, COMPLETE_SPEC, NULL, "the report spec (YAML or JSON, or builtin:NAME)"},
     {OPT_OUTPUT, "-o", "output", "DIR", 0, COMPLETE_DIR, NULL,
      "write DIR/<report>_compare.csv and tracebook_run.json\n(default .)"},
-    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx",
-     "comma-separated csv, json, xlsx (default: csv and the\n"
-     "compare.xlsx workbook, json when the spec asks)"},
+    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx html",
+     "comma-separated csv, json, xlsx, html (default: csv,\n"
+     "the compare.xlsx workbook and the compare.html page,\n"
+     "json when the spec asks)"},
     {OPT_FAIL_ON_REGRESSION, NULL, "fail-on-regression", NULL, 0, COMPLETE_NONE, NULL,
      "exit with code 8 when a regression rule fires"},
     O_ITERATIONS,
@@ -371,8 +372,9 @@ const cli_command cli_commands[] = {
      "run a spec on two runs and compare them row by row",
      "Runs every report of the spec on a base run and a new run, matches rows by\n"
      "the report's key columns (`key:`, after `normalize:`) and writes, per numeric\n"
-     "column, base, new, delta and ratio to DIR/<report>_compare.csv and to a sheet\n"
-     "of DIR/compare.xlsx (after a Summary sheet); rows in one run only are added\n"
+     "column, base, new, delta and ratio to DIR/<report>_compare.csv, to a sheet\n"
+     "of DIR/compare.xlsx and a section of DIR/compare.html (after a Summary of\n"
+     "the largest regressions, then improvements); rows in one run only are added\n"
      "or removed. The spec's `regressions:` rules (default: time columns worse when\n"
      "higher by 5% and 1 us) mark regressions, listed in DIR/tracebook_run.json.\n"
      "PATH is what report reads, or the output folder of an earlier report run (its\n"

@@ -102,7 +102,8 @@ int cli_cmd_compare(cli_args *a)
     const char *fmt = cli_value(a, OPT_FORMAT), *out_dir = cli_value(a, OPT_OUTPUT);
     unsigned formats = fmt ? cli_parse_file_formats(fmt) : 0;
     if (fmt && !formats)
-        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
+        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx, html",
+                               fmt);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: compare writes a directory of files; give a directory");
     cli_args ra;

@@ -69,7 +69,7 @@ int cli_cmd_export_timeline(cli_args *a)
 int cli_cmd_export_summary(cli_args *a)
 {
     unsigned formats = cli_parse_formats(cli_value(a, OPT_FORMAT));
-    if (formats == ~0u || (formats & TB_OUT_CONSOLE))
+    if (formats == ~0u || (formats & (TB_OUT_CONSOLE | TB_OUT_HTML)))
         return cli_usage_error(a->cmd, "--format '%s': expected csv, json or xlsx, comma-separated",
                                cli_value(a, OPT_FORMAT));
     const char *output = cli_value(a, OPT_OUTPUT);

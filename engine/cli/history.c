@@ -126,7 +126,8 @@ int cli_cmd_history_report(cli_args *a)
     unsigned formats = 0;
     const char *fmt = cli_value(a, OPT_FORMAT);
     if (fmt && !(formats = cli_parse_file_formats(fmt)))
-        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx", fmt);
+        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx, html",
+                               fmt);
     const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (out_dir && !strcmp(out_dir, "-"))
         return cli_usage_error(a->cmd, "-o -: history report writes a directory of files; give a directory");

@@ -253,6 +253,7 @@ unsigned cli_parse_file_formats(const char *list)
         if (n == 3 && !strncmp(p, "csv", 3)) m |= TB_OUT_CSV;
         else if (n == 4 && !strncmp(p, "json", 4)) m |= TB_OUT_JSON;
         else if (n == 4 && !strncmp(p, "xlsx", 4)) m |= TB_OUT_XLSX;
+        else if (n == 4 && !strncmp(p, "html", 4)) m |= TB_OUT_HTML;
         else return 0;
         p += n;
         if (*p == ',' && *++p == 0)

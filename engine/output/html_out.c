@@ -5,18 +5,20 @@
  * The page is written top to bottom into one afile: the head (an inline
  * style sheet and a Content-Security-Policy that allows no request at all,
  * so the page reads nothing from anywhere, offline or not), the headline
- * (the run's facts, the load's warnings), then a section per report as its
- * sink finishes, the notes, and the inline script that sorts a table when
- * its header is clicked and filters its rows as one types. A section sink
- * keeps the first max_rows rows of its table as HTML (an in-memory stream)
- * and the first categories of its chart as numbers; at finish it writes
- * the section: its heading and description, the chart (svg.c), the table
- * and, when the table was cut, the count of rows and the file that has
- * them all. Cells are written as the CSV writer writes them (numfmt.c), so
- * a table's cells are its CSV twin's text; numbers are right-aligned and
- * the header carries the unit. Memory is bounded by the kept rows.
+ * (the run's facts, the load's warnings), then a section per report in the
+ * order their sinks finish (a lead section before all others: a summary
+ * made last comes first), the notes, and the inline script that sorts a
+ * table when its header is clicked and filters its rows as one types. A
+ * section sink keeps the first max_rows rows of its table as HTML (an
+ * in-memory stream) and the first categories of its chart as numbers; at
+ * finish it writes the section (its heading and description, the chart
+ * (svg.c), the table and, when the table was cut, the count of rows and the
+ * file that has them all) into memory, and the commit puts the sections in
+ * the page in order. Cells are written as the CSV writer writes them
+ * (numfmt.c), so a table's cells are its CSV twin's text; numbers are
+ * right-aligned and the header carries the unit. Memory is bounded by the
+ * kept rows of each section.
  */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,9 @@
 struct html_page {
     afile af;
     char *path;
+    FILE *part[2];     /* the sections: lead ones (0), the others (1), each in memory until commit */
+    char *buf[2];
+    size_t len[2];
     size_t max_rows;
     size_t n_sections;
     int busy;          /* a section sink is open */
@@ -139,6 +144,9 @@ tb_status html_create(const char *path, const html_options *opt, html_page **out
     }
     p->max_rows = opt->max_rows ? opt->max_rows : HTML_MAX_ROWS;
     tb_status st = afile_open(path, &p->af, err);
+    if (!st && (!(p->part[0] = open_memstream(&p->buf[0], &p->len[0])) ||
+                !(p->part[1] = open_memstream(&p->buf[1], &p->len[1]))))
+        st = nomem(p, err);
     if (st) {
         html_destroy(p);
         return st;
@@ -175,6 +183,11 @@ tb_status html_commit(html_page *p, tb_error *err)
     if (p->busy || p->broken)
         return tb_error_at(err, TB_ERR_INTERNAL, p->path, 0, 0, -1, "a section of the page did not finish");
     FILE *f = p->af.f;
+    for (int k = 0; k < 2; k++) {
+        if (fflush(p->part[k]) || ferror(p->part[k]))
+            return nomem(p, err);
+        fwrite(p->buf[k], 1, p->len[k], f);
+    }
     if (!p->n_sections)
         fputs("<p class=\"empty\">No report wrote to this page.</p>\n", f);
     for (size_t i = 0; i < p->n_notes; i++) {
@@ -193,6 +206,11 @@ void html_destroy(html_page *p)
     if (!p)
         return;
     afile_abort(&p->af);
+    for (int k = 0; k < 2; k++) {
+        if (p->part[k])
+            fclose(p->part[k]);
+        free(p->buf[k]);
+    }
     for (size_t i = 0; i < p->n_notes; i++)
         free(p->notes[i]);
     free(p->notes);
@@ -221,6 +239,8 @@ typedef struct section {
     FILE *rf;
     uint64_t total;
     int cat_col;       /* the chart's category column, or -1 (row numbers) */
+    int *also_col;     /* columns added to a category's name */
+    size_t n_also;
     int *val_col;
     size_t n_val;
     size_t chart_max;  /* categories the chart keeps */
@@ -257,6 +277,11 @@ static tb_status chart_begin(section *s, tb_error *err)
     tb_status st;
     if (ch->categories && (st = need_col(s, ch->categories, "chart categories", &s->cat_col, err)))
         return st;
+    if (s->so.n_cat_also && !(s->also_col = calloc(s->so.n_cat_also, sizeof *s->also_col)))
+        return nomem(s->p, err);
+    for (; s->n_also < s->so.n_cat_also; s->n_also++)
+        if ((st = need_col(s, s->so.cat_also[s->n_also], "chart categories", &s->also_col[s->n_also], err)))
+            return st;
     if (!ch->n_values)
         return tb_error_at(err, TB_ERR_USAGE, s->p->path, 0, 0, -1, "report '%s': a chart needs a value column",
                            s->so.name ? s->so.name : "?");
@@ -334,19 +359,29 @@ static tb_status chart_row(section *s, const tb_cell *cells, tb_error *err)
             s->other += cell_value(&cells[s->val_col[0]]);
         return TB_OK;
     }
+    /* the category, then the cat_also columns' texts, " · " between them */
     char num[NUMFMT_MAX];
     const char *t;
-    size_t n;
-    if (s->cat_col >= 0) {
-        n = cell_text(&cells[s->cat_col], num, &t);
-    } else {
-        n = (size_t)snprintf(num, sizeof num, "%llu", (unsigned long long)s->total);
-        t = num;
-    }
-    if (!(s->cats[s->n_cat] = malloc(n + 1)))
+    size_t len;
+    FILE *f = open_memstream(&s->cats[s->n_cat], &len);
+    if (!f)
         return nomem(s->p, err);
-    memcpy(s->cats[s->n_cat], t, n);
-    s->cats[s->n_cat][n] = 0;
+    if (s->cat_col >= 0) {
+        size_t k = cell_text(&cells[s->cat_col], num, &t);
+        fwrite(t, 1, k, f);
+    } else {
+        fprintf(f, "%llu", (unsigned long long)s->total);
+    }
+    for (size_t i = 0; i < s->n_also; i++) {
+        size_t k = cell_text(&cells[s->also_col[i]], num, &t);
+        fputs(" \xC2\xB7 ", f);
+        fwrite(t, 1, k, f);
+    }
+    if (fclose(f)) {
+        free(s->cats[s->n_cat]);
+        s->cats[s->n_cat] = NULL;
+        return nomem(s->p, err);
+    }
     for (size_t i = 0; i < s->n_val; i++)
         s->vals[i * (s->chart_max + 1) + s->n_cat] = cell_value(&cells[s->val_col[i]]);
     s->n_cat++;
@@ -478,7 +513,7 @@ static tb_status sec_finish(tb_sink *sk, tb_error *err)
     section *s = (section *)sk;
     if (!s->rf || fflush(s->rf))
         return nomem(s->p, err);
-    FILE *f = s->p->af.f;
+    FILE *f = s->p->part[s->so.lead ? 0 : 1];
     fprintf(f, "<section class=\"report\" id=\"report-%zu\">\n<h2>", s->p->n_sections);
     text0(f, s->so.title);
     fputs("</h2>\n", f);
@@ -491,7 +526,7 @@ static tb_status sec_finish(tb_sink *sk, tb_error *err)
     write_table(s, f);
     fputs("</section>\n", f);
     if (ferror(f))
-        return tb_error_at(err, TB_ERR_IO, s->p->path, 0, 0, -1, "cannot write: %s", strerror(errno ? errno : EIO));
+        return nomem(s->p, err);
     s->p->n_sections++;
     s->finished = 1;
     return TB_OK;
@@ -516,6 +551,7 @@ static void sec_destroy(tb_sink *sk)
     free(s->cats);
     free(s->vals);
     free(s->val_col);
+    free(s->also_col);
     free(s);
 }
 

@@ -416,6 +416,9 @@ typedef struct html_section_options {
     xlsx_chart chart;           /* kind NONE: no chart */
     const char *full_file;      /* the file with every row (a CSV's name), named by a cut table, or NULL */
     const char *name;           /* what errors call the section (a report id) */
+    int lead;                   /* 1: before every section without it (a summary made last) */
+    const char *const *cat_also; /* columns whose texts follow the category's in a chart's names, " · " */
+    size_t n_cat_also;          /* between them (a key, then its column and report) */
 } html_section_options;
 
 /* Starts the page at path (under a temporary name). Returns new in *out (free with html_destroy). */
@@ -424,8 +427,9 @@ tb_status html_create(const char *path, const html_options *opt, html_page **out
 /*
  * A section for one report and the sink that fills it: new in *out (free
  * with sink_destroy). so's strings are borrowed until the sink's finish.
- * One sink at a time; a section is written to the page at its sink's
- * finish. Chart columns the report does not have fail at begin.
+ * One sink at a time; a section is complete at its sink's finish and put
+ * in the page, in the order sections finish (lead ones first), at
+ * html_commit. Chart columns the report does not have fail at begin.
  */
 tb_status html_section_sink(html_page *p, const html_section_options *so, tb_sink **out, tb_error *err);
 

@@ -250,4 +250,50 @@ def case_large(t):
     check_sort(t, page)
 
 
+def slowed_run(path, slow, fast):
+    """The Ascend sample with kernel slow 1.5 times slower and those starting with fast 0.8 times as long."""
+    with open(os.path.join(SAMPLES, "ascend_small", "trace_view.json")) as f:
+        events = json.load(f)
+    for e in events:
+        if e.get("ph") == "X" and "Task Type" in e.get("args", {}):
+            if e["name"] == slow:
+                e["dur"] = round(float(e["dur"]) * 1.5, 3)
+            elif e["name"].startswith(fast):
+                e["dur"] = round(float(e["dur"]) * 0.8, 3)
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "trace_view.json"), "w") as f:
+        json.dump(events, f)
+
+
+@suite.case()
+def case_compare(t):
+    """compare.html: the Summary first (regressions, then improvements, bars of their ratios), a section per report."""
+    new = t.mkdir("new")
+    slowed_run(new, "aclnnMm_MatMulV3_MatMulV3", "aclnnForeachAdd")
+    r = t.run("compare", "--base", os.path.join(SAMPLES, "ascend_small"), "--new", new, "--spec",
+              os.path.join(SAMPLES, "specs", "nightly.yaml"), "-o", t.out)
+    t.eq(r.rc, 0, "compare: exit code\n%s" % r.err)
+    page, = browse(t, [{"html": os.path.join(t.out, "compare.html"), "top": os.path.join(SHOTS, "compare.png")}])
+    clean_page(t, page)
+    with open(os.path.join(t.out, "tracebook_run.json")) as f:
+        meta = json.load(f)
+    t.eq(meta.get("page"), "compare.html", "tracebook_run.json names the page")
+    summary = page["sections"][0]
+    t.eq(summary["title"], "Summary", "the Summary comes first")
+    check_table(t, summary, os.path.join(t.out, "compare_summary.csv"))
+    kinds = [row[0] for row in summary["table"]["rows"]]
+    t.check(kinds and kinds[0] == "regression" and kinds == sorted(kinds, key=lambda k: k != "regression"),
+            "regressions first, then improvements", kinds)
+    t.eq(kinds.count("regression"), meta["regression_count"], "every regression in the Summary")
+    t.eq([c["marks"] for c in summary["charts"]], [len(kinds)], "a bar per regression and improvement")
+    want = ["%s \u00b7 %s \u00b7 %s \u2014 Ratio: %s" % (row[2], row[3], row[1], row[7])
+            for row in summary["table"]["rows"][:30]]
+    t.eq(summary["charts"][0]["titles"], want, "each bar names its key, column and report and its ratio")
+    reports = [e for e in meta["reports"] if "skipped" not in e]
+    t.eq(len(page["sections"]), len(reports) + 1, "the Summary and a section per compared report")
+    for sec, e in zip(page["sections"][1:], reports):  # in spec order, each with its CSV's rows
+        check_table(t, sec, os.path.join(t.out, e["id"] + "_compare.csv"))
+    check_sort(t, page)
+
+
 suite.main(words[4:])

@@ -224,6 +224,32 @@ static void test_pie_other(void **state)
     assert_non_null(strstr(mem, "The chart shows the first 30 of 35 rows (the rest as one slice, other)."));
 }
 
+/* A lead section (a summary made last) comes before the sections finished earlier. */
+static void test_lead(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    tb_error err;
+    tb_error_clear(&err);
+    assert_true((size_t)snprintf(path, sizeof path, "%.3000s/lead.html", tmpdir) < sizeof path);
+    html_page *p;
+    ok(html_create(path, &(html_options){.title = "t"}, &p, &err), &err);
+    static const char *const titles[] = {"first", "second", "summary"};
+    for (int i = 0; i < 3; i++) {
+        tb_sink *s;
+        ok(html_section_sink(p, &(html_section_options){.title = titles[i], .lead = i == 2}, &s, &err), &err);
+        ok(s->begin(s, cols, 3, &err), &err);
+        ok(s->row(s, rows[i], &err), &err);
+        ok(s->finish(s, &err), &err);
+        sink_destroy(s);
+    }
+    ok(html_commit(p, &err), &err);
+    html_destroy(p);
+    slurp(path);
+    const char *a = strstr(mem, "<h2>summary</h2>"), *b = strstr(mem, "<h2>first</h2>"), *c = strstr(mem, "<h2>second</h2>");
+    assert_true(a && b && c && a < b && b < c);
+}
+
 /* Does no file of the group's folder start with prefix (a page or its temporary)? */
 static int none(const char *prefix)
 {
@@ -275,6 +301,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escaping), cmocka_unit_test(test_ticks),    cmocka_unit_test(test_page),
         cmocka_unit_test(test_cut),      cmocka_unit_test(test_pie_other), cmocka_unit_test(test_failures),
+        cmocka_unit_test(test_lead),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
