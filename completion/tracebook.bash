@@ -431,7 +431,7 @@ _tracebook()
             return
             ;;
         --format|-format)
-            COMPREPLY=($(compgen -W "csv json xlsx" -- "$cur"))
+            COMPREPLY=($(compgen -W "csv json xlsx html" -- "$cur"))
             return
             ;;
         --timeunit|-timeunit)

@@ -268,9 +268,10 @@ static const cli_option history_report_opts[] = {
     {OPT_LAST, NULL, "last", "N", 0, COMPLETE_NONE, NULL,
      "show the newest N nights (each is judged against\n"
      "the nights before it, shown or not)"},
-    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx",
-     "comma-separated csv, json, xlsx (default: csv and the\n"
-     "trend.xlsx workbook, json when the spec asks)"},
+    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx html",
+     "comma-separated csv, json, xlsx, html (default: csv,\n"
+     "the trend.xlsx workbook and the trend.html page,\n"
+     "json when the spec asks)"},
     {OPT_FAIL_ON_REGRESSION, NULL, "fail-on-regression", NULL, 0, COMPLETE_NONE, NULL,
      "exit with code 8 when the newest night has a\n"
      "regression"},
@@ -394,8 +395,9 @@ const cli_command cli_commands[] = {
      "Sets the nights side by side per key and numeric column (the spec's key:,\n"
      "normalize: and regressions:, as compare reads them): DIR/<report>_trend.csv,\n"
      "<report>_trend_chart.csv (the charted series, nights down),\n"
-     "history_verdicts.csv and DIR/trend.xlsx (Summary, then a trend sheet and a\n"
-     "line chart per report). Each night is judged against the median and MAD of\n"
+     "history_verdicts.csv, DIR/trend.xlsx (Summary, then a trend sheet and a\n"
+     "line chart per report) and DIR/trend.html (the verdicts, then per report a\n"
+     "line chart per charted key, a marker on each night a verdict fired). Each night is judged against the median and MAD of\n"
      "the nights before it (the rule's nights:, 8; mad:, 3): a regression passes\n"
      "the rule's thresholds and mad times the scaled MAD. Verdicts name the nights\n"
      "they used and go to DIR/tracebook_run.json. docs/nightly.md.",

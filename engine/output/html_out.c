@@ -53,13 +53,15 @@ static const char css[] =
     "table.data th[aria-sort=ascending]::after{content:' \\25B2'}"
     "table.data th[aria-sort=descending]::after{content:' \\25BC'}"
     "table.data tbody tr:nth-child(even){background:#fafafa}.n{text-align:right;font-variant-numeric:tabular-nums}"
-    "td{white-space:pre-wrap;word-break:break-word}td.n{white-space:nowrap}.cut,.empty,.note{color:#555;font-style:italic}"
+    "td{white-space:pre-wrap;overflow-wrap:break-word}td.n{white-space:nowrap}div.scroll{overflow-x:auto}.cut,.empty,.note{color:#555;font-style:italic}"
     ".warnings{background:#fff4e5;border-left:4px solid #f28e2b;padding:6px 12px;margin:10px 0}"
     "input.filter{margin:4px 0;padding:3px 6px;width:260px}"
     "svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}"
     "svg .grid{stroke:#e5e5e5}svg .axis-line{stroke:#555}svg text{font-size:11px;fill:#333}"
-    "svg .label{font-size:12px;fill:#111}svg .verdict{fill:#999}svg .verdict.regressed{fill:#e15759}"
-    "svg .verdict.improved{fill:#59a14f}"
+    "svg .label{font-size:12px;fill:#111}svg .verdict{fill:#999}svg .verdict.regression{fill:#e15759}"
+    "svg .verdict.improvement{fill:#59a14f}h3{font-size:14px;margin:14px 0 0;overflow-wrap:anywhere}"
+    "figure.each{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:0 24px;margin:0}"
+    "figcaption{grid-column:1/-1}"
     "@media print{input.filter{display:none}table.data th{position:static}section{break-inside:avoid-page}}";
 
 static const char script[] =
@@ -461,11 +463,28 @@ static void write_chart(section *s, FILE *f)
     for (size_t i = 0; i < ns; i++)
         ser[i] = (svg_series){.name = s->cols[s->val_col[i]].header, .v = s->vals + i * (s->chart_max + 1)};
     char unit[256];
-    fputs("<figure class=\"chart\">", f);
-    svg_chart_write(f, &(svg_chart){.kind = kinds[s->so.chart.kind], .cats = cats, .n_cat = n_cat,
-                                    .series = ser, .n_series = ns, .unit = chart_unit(s, unit, sizeof unit),
-                                    .cat_label = s->cat_col >= 0 ? s->cols[s->cat_col].header : "row",
-                                    .label = s->so.title});
+    svg_chart c = {.kind = kinds[s->so.chart.kind], .cats = cats, .n_cat = n_cat, .series = ser, .n_series = ns,
+                   .unit = chart_unit(s, unit, sizeof unit),
+                   .cat_label = s->cat_col >= 0 ? s->cols[s->cat_col].header : "row", .label = s->so.title};
+    fputs(s->so.chart_each ? "<figure class=\"chart each\">" : "<figure class=\"chart\">", f);
+    if (!s->so.chart_each) {
+        svg_chart_write(f, &c);
+    } else {
+        /* small multiples: a chart per series, its marks on its categories */
+        for (size_t i = 0; i < ns; i++) {
+            fputs("<div class=\"multiple\"><h3>", f);
+            text0(f, ser[i].name);
+            fputs("</h3>", f);
+            c.series = &ser[i];
+            c.n_series = 1;
+            c.unit = s->so.value_label ? s->so.value_label : ser[i].name;
+            c.label = ser[i].name;
+            c.marks = s->so.marks && s->so.n_mark_rows >= n_cat ? s->so.marks + i * s->so.n_mark_rows : NULL;
+            c.mark_class = c.marks && s->so.mark_class ? s->so.mark_class + i * s->so.n_mark_rows : NULL;
+            svg_chart_write(f, &c);
+            fputs("</div>", f);
+        }
+    }
     if (s->total > s->n_cat)
         fprintf(f, "<figcaption class=\"cut\">The chart shows the first %zu of %llu rows%s.</figcaption>", s->n_cat,
                 (unsigned long long)s->total, n_cat > s->n_cat ? " (the rest as one slice, other)" : "");
@@ -476,8 +495,8 @@ static void write_table(section *s, FILE *f)
 {
     size_t id = s->p->n_sections;
     fprintf(f, "<input class=\"filter\" type=\"search\" placeholder=\"Filter rows\" data-table=\"t%zu\" "
-            "aria-label=\"Filter the rows\">\n<table class=\"data\" id=\"t%zu\" data-rows=\"%llu\"", id, id,
-            (unsigned long long)s->total);
+            "aria-label=\"Filter the rows\">\n<div class=\"scroll\"><table class=\"data\" id=\"t%zu\" "
+            "data-rows=\"%llu\"", id, id, (unsigned long long)s->total);
     if (s->so.full_file) {
         fputs(" data-file=\"", f);
         text0(f, s->so.full_file);
@@ -492,7 +511,7 @@ static void write_table(section *s, FILE *f)
     }
     fputs("</tr></thead>\n<tbody>\n", f);
     fwrite(s->rows, 1, s->rows_len, f);
-    fputs("</tbody>\n</table>\n", f);
+    fputs("</tbody>\n</table></div>\n", f);
     if (!s->total)
         fputs("<p class=\"empty\">No rows.</p>\n", f);
     if (s->total > s->p->max_rows) {

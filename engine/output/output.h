@@ -419,6 +419,11 @@ typedef struct html_section_options {
     int lead;                   /* 1: before every section without it (a summary made last) */
     const char *const *cat_also; /* columns whose texts follow the category's in a chart's names, " · " */
     size_t n_cat_also;          /* between them (a key, then its column and report) */
+    int chart_each;             /* 1: a chart per value column (small multiples) instead of one for all */
+    const char *const *marks;   /* chart_each lines: a marker's text per value column and row, or NULL */
+    const char *const *mark_class; /* (row r of value column i at [i * n_mark_rows + r]) and its CSS */
+    size_t n_mark_rows;         /* class ("regression", "improvement"); borrowed until finish */
+    const char *value_label;    /* chart_each: the value axis's label, or NULL (each value column's header) */
 } html_section_options;
 
 /* Starts the page at path (under a temporary name). Returns new in *out (free with html_destroy). */

@@ -46,7 +46,7 @@ typedef struct svg_chart {
     const char *unit;            /* the value axis's label, or NULL */
     const char *cat_label;       /* the category axis's label, or NULL */
     const char *const *marks;    /* SVG_LINE: per category a marker's text (a verdict), or NULL each */
-    const char *const *mark_class; /* SVG_LINE: per category the marker's CSS class ("regressed"), or NULL */
+    const char *const *mark_class; /* SVG_LINE: per category the marker's CSS class ("regression"), or NULL */
     const char *label;           /* the chart's aria-label, or NULL */
 } svg_chart;
 

@@ -85,6 +85,8 @@ async function checkPage(browser, spec) {
                 ticks: svg.querySelectorAll('.tick').length,
                 titles: Array.from(svg.querySelectorAll('.mark > title'), (x) => x.textContent),
                 legend: svg.querySelectorAll('.legend text').length,
+                verdicts: Array.from(svg.querySelectorAll('.verdict'), (v) => v.getAttribute('class') + ': ' +
+                                     v.querySelector('title').textContent),
                 width: svg.getBoundingClientRect().width,
             })),
             table: tb && {

@@ -15,13 +15,17 @@
 # sorts the rows up then down, the filter box keeps the matching rows.
 # Kernel names built to break out of the page (<script>, "onload=) show as
 # text; a 100,000-row report stays under 512 KiB and loads within 5 s; the
-# same inputs give the same bytes. Screenshots of each page are kept in
-# WORK_DIR/shots (docs/html.md shows them).
+# same inputs give the same bytes. compare.html puts the Summary first
+# (regressions, then improvements, a bar per ratio); trend.html the verdicts
+# first, then a line chart per charted key with a marker on the night a
+# verdict fired. Screenshots of the pages are kept in WORK_DIR/shots
+# (docs/html.md shows them).
 #
 # Exits 77 (skipped) only when node, chromium or playwright-core is absent.
 import csv
 import json
 import os
+import random
 import shutil
 import sys
 import tempfile
@@ -293,6 +297,59 @@ def case_compare(t):
     t.eq(len(page["sections"]), len(reports) + 1, "the Summary and a section per compared report")
     for sec, e in zip(page["sections"][1:], reports):  # in spec order, each with its CSV's rows
         check_table(t, sec, os.path.join(t.out, e["id"] + "_compare.csv"))
+    check_sort(t, page)
+
+
+SLOW_KERNEL = "aclnnMm_MatMulV3_MatMulV3"
+
+
+def jittered_night(path, seed, slow):
+    """The Ascend sample with every kernel's time jittered by up to 3% (seeded) and SLOW_KERNEL slow times slower."""
+    with open(os.path.join(SAMPLES, "ascend_small", "trace_view.json")) as f:
+        events = json.load(f)
+    rnd = random.Random(seed)
+    per = {}
+    for e in events:
+        if e.get("ph") == "X" and "Task Type" in e.get("args", {}):
+            n = e["name"]
+            per.setdefault(n, 1 + rnd.uniform(-0.03, 0.03))
+            e["dur"] = round(float(e["dur"]) * per[n] * (slow if n == SLOW_KERNEL else 1), 3)
+    os.makedirs(path, exist_ok=True)
+    with open(os.path.join(path, "trace_view.json"), "w") as f:
+        json.dump(events, f)
+
+
+@suite.case()
+def case_trend(t):
+    """trend.html: the verdicts first, then a line chart per charted key with a marker on the night that regressed."""
+    history = t.path("history.db")
+    for k in range(1, 8):
+        night = t.mkdir("n%d" % k)
+        jittered_night(night, k, 1.5 if k == 7 else 1.0)
+        r = t.run("history", "add", "--history", history, "-dir", night, "--spec", "builtin:top_kernels",
+                  "--label", "night%d" % k, "-q")
+        t.eq(r.rc, 0, "history add night%d\n%s" % (k, r.err))
+    r = t.run("history", "report", "--history", history, "--spec", "builtin:top_kernels", "-o", t.out)
+    t.eq(r.rc, 0, "history report: exit code\n%s" % r.err)
+    page, = browse(t, [{"html": os.path.join(t.out, "trend.html"), "top": os.path.join(SHOTS, "trend.png"),
+                        "sections": t.mkdir("trend-sections")}])
+    shutil.copy(os.path.join(t.path("trend-sections"), "section-1.png"), os.path.join(SHOTS, "trend-charts.png"))
+    clean_page(t, page)
+    with open(os.path.join(t.out, "tracebook_run.json")) as f:
+        meta = json.load(f)
+    t.eq(meta.get("page"), "trend.html", "tracebook_run.json names the page")
+    verdicts, trend = page["sections"]
+    t.eq(verdicts["title"], "Verdicts", "the verdicts come first")
+    check_table(t, verdicts, os.path.join(t.out, "history_verdicts.csv"))
+    t.eq(sorted((r[0], r[2], r[9]) for r in verdicts["table"]["rows"]),
+         [("night7", SLOW_KERNEL, "regression")] * 2, "the slowed kernel regressed on night7 (total and average)")
+    check_table(t, trend, os.path.join(t.out, "top_kernels_trend_chart.csv"))
+    keys = csv_rows(os.path.join(t.out, "top_kernels_trend_chart.csv"))[0][1:]
+    t.eq(len(trend["charts"]), len(keys), "a line chart per charted key")
+    t.eq([c["marks"] for c in trend["charts"]], [7] * len(keys), "a point per night in each chart")
+    t.eq([c["verdicts"] for c in trend["charts"]],
+         [["verdict regression: night7: regression"] if k == SLOW_KERNEL else [] for k in keys],
+         "a marker on night7 of the slowed kernel's chart only")
     check_sort(t, page)
 
 
