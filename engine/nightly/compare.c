@@ -819,11 +819,13 @@ static tb_status write_summary(sqlite3 *db, xlsx_book *book, html_page *page, co
         !(st = html_section_sink(page,
                                  &(html_section_options){
                                      .title = "Summary", .name = "summary", .lead = 1,
-                                     .description = "The largest regressions (at most 50), then the largest "
-                                                    "improvements (at most 50), of every report; Ratio is new / base.",
+                                     .description = "The largest regressions (at most 50, red), then the largest "
+                                                    "improvements (at most 50, green), of every report; Ratio is new "
+                                                    "/ base.",
                                      .chart = {.kind = XLSX_CHART_BAR, .categories = "Key", .values = ratio,
                                                .n_values = 1},
                                      .cat_also = also, .n_cat_also = 2,
+                                     .class_col = "Kind",
                                      .full_file = csv_path ? "compare_summary.csv" : NULL},
                                  &s[n], err)))
         n++;

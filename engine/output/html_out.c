@@ -59,7 +59,7 @@ static const char css[] =
     "svg.chart{display:block;margin:8px 0;max-width:100%;height:auto}"
     "svg .grid{stroke:#e5e5e5}svg .axis-line{stroke:#555}svg text{font-size:11px;fill:#333}"
     "svg .label{font-size:12px;fill:#111}svg .verdict{fill:#999}svg .verdict.regression{fill:#e15759}"
-    "svg .verdict.improvement{fill:#59a14f}h3{font-size:14px;margin:14px 0 0;overflow-wrap:anywhere}"
+    "svg .verdict.improvement{fill:#59a14f}svg .mark.regression{fill:#e15759}svg .mark.improvement{fill:#59a14f}h3{font-size:14px;margin:14px 0 0;overflow-wrap:anywhere}"
     "figure.each{display:grid;grid-template-columns:repeat(auto-fill,minmax(520px,1fr));gap:0 24px;margin:0}"
     "figcaption{grid-column:1/-1}"
     "@media print{input.filter{display:none}table.data th{position:static}section{break-inside:avoid-page}}";
@@ -242,6 +242,8 @@ typedef struct section {
     uint64_t total;
     int cat_col;       /* the chart's category column, or -1 (row numbers) */
     int *also_col;     /* columns added to a category's name */
+    int class_col;     /* the column of the marks' classes, or -1 */
+    char **classes;    /* kept categories' classes (owned) */
     size_t n_also;
     int *val_col;
     size_t n_val;
@@ -279,6 +281,8 @@ static tb_status chart_begin(section *s, tb_error *err)
     tb_status st;
     if (ch->categories && (st = need_col(s, ch->categories, "chart categories", &s->cat_col, err)))
         return st;
+    if (s->so.class_col && (st = need_col(s, s->so.class_col, "chart classes", &s->class_col, err)))
+        return st;
     if (s->so.n_cat_also && !(s->also_col = calloc(s->so.n_cat_also, sizeof *s->also_col)))
         return nomem(s->p, err);
     for (; s->n_also < s->so.n_cat_also; s->n_also++)
@@ -291,6 +295,7 @@ static tb_status chart_begin(section *s, tb_error *err)
     s->chart_max = ch->kind == XLSX_CHART_LINE ? HTML_LINE_POINTS : HTML_CHART_CATS;
     if (!(s->val_col = calloc(s->n_val, sizeof *s->val_col)) ||
         !(s->cats = calloc(s->chart_max + 1, sizeof *s->cats)) ||
+        !(s->classes = calloc(s->chart_max + 1, sizeof *s->classes)) ||
         !(s->vals = calloc(s->n_val * (s->chart_max + 1), sizeof *s->vals)))
         return nomem(s->p, err);
     for (size_t i = 0; i < s->n_val; i++)
@@ -384,6 +389,13 @@ static tb_status chart_row(section *s, const tb_cell *cells, tb_error *err)
         s->cats[s->n_cat] = NULL;
         return nomem(s->p, err);
     }
+    if (s->class_col >= 0) {
+        size_t k = cell_text(&cells[s->class_col], num, &t);
+        if (!(s->classes[s->n_cat] = malloc(k + 1)))
+            return nomem(s->p, err);
+        memcpy(s->classes[s->n_cat], t, k);
+        s->classes[s->n_cat][k] = 0;
+    }
     for (size_t i = 0; i < s->n_val; i++)
         s->vals[i * (s->chart_max + 1) + s->n_cat] = cell_value(&cells[s->val_col[i]]);
     s->n_cat++;
@@ -465,7 +477,8 @@ static void write_chart(section *s, FILE *f)
     char unit[256];
     svg_chart c = {.kind = kinds[s->so.chart.kind], .cats = cats, .n_cat = n_cat, .series = ser, .n_series = ns,
                    .unit = chart_unit(s, unit, sizeof unit),
-                   .cat_label = s->cat_col >= 0 ? s->cols[s->cat_col].header : "row", .label = s->so.title};
+                   .cat_label = s->cat_col >= 0 ? s->cols[s->cat_col].header : "row", .label = s->so.title,
+                   .cat_class = s->class_col >= 0 ? (const char *const *)s->classes : NULL};
     fputs(s->so.chart_each ? "<figure class=\"chart each\">" : "<figure class=\"chart\">", f);
     if (!s->so.chart_each) {
         svg_chart_write(f, &c);
@@ -567,6 +580,9 @@ static void sec_destroy(tb_sink *sk)
     free(s->cols);
     for (size_t i = 0; s->cats && i < s->n_cat; i++)
         free(s->cats[i]);
+    for (size_t i = 0; s->classes && i < s->n_cat; i++)
+        free(s->classes[i]);
+    free(s->classes);
     free(s->cats);
     free(s->vals);
     free(s->val_col);
@@ -586,6 +602,7 @@ tb_status html_section_sink(html_page *p, const html_section_options *so, tb_sin
     s->p = p;
     s->so = *so;
     s->cat_col = -1;
+    s->class_col = -1;
     p->busy = 1;
     *out = &s->head.vt;
     return TB_OK;

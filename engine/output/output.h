@@ -424,6 +424,8 @@ typedef struct html_section_options {
     const char *const *mark_class; /* (row r of value column i at [i * n_mark_rows + r]) and its CSS */
     size_t n_mark_rows;         /* class ("regression", "improvement"); borrowed until finish */
     const char *value_label;    /* chart_each: the value axis's label, or NULL (each value column's header) */
+    const char *class_col;      /* bars and columns: a column whose text is each row's marks' CSS class, or
+                                   NULL; the page colours "regression" red and "improvement" green */
 } html_section_options;
 
 /* Starts the page at path (under a temporary name). Returns new in *out (free with html_destroy). */

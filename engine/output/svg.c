@@ -209,6 +209,19 @@ static void legend(FILE *f, const svg_chart *c, double x, double y, int per_cat,
     fputs("</g>", f);
 }
 
+/* A mark's class: "mark", then category k's class (letters, digits and '-' kept). */
+static void mark_class(FILE *f, const svg_chart *c, size_t k)
+{
+    fputs("class=\"mark", f);
+    if (c->cat_class && c->cat_class[k] && *c->cat_class[k]) {
+        putc(' ', f);
+        for (const char *p = c->cat_class[k]; *p; p++)
+            if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-')
+                putc(*p, f);
+    }
+    putc('"', f);
+}
+
 static void svg_open(FILE *f, const svg_chart *c, double h)
 {
     fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"chart\" width=\"%d\" height=\"%.0f\" "
@@ -257,8 +270,10 @@ static void bars(FILE *f, const svg_chart *c, int stacked)
                 *(v >= 0 ? &pos : &neg) = to;
             double x0 = axis_px(&a, from < to ? from : to), x1 = axis_px(&a, from < to ? to : from);
             double yy = stacked ? y : y + thick * (double)s;
-            fprintf(f, "<rect class=\"mark\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">", x0,
-                    yy, x1 - x0, thick, svg_colors[s % SVG_N_COLORS]);
+            fputs("<rect ", f);
+            mark_class(f, c, k);
+            fprintf(f, " x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">", x0, yy, x1 - x0, thick,
+                    svg_colors[s % SVG_N_COLORS]);
             mark_title(f, c, k, s, v);
             fputs("</rect>", f);
         }
@@ -304,7 +319,9 @@ static void columns(FILE *f, const svg_chart *c, int stacked)
             if (stacked)
                 *(v >= 0 ? &pos : &neg) = to;
             double y0 = axis_px(&a, from > to ? from : to), y1 = axis_px(&a, from > to ? to : from);
-            fprintf(f, "<rect class=\"mark\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">",
+            fputs("<rect ", f);
+            mark_class(f, c, k);
+            fprintf(f, " x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\">",
                     stacked ? x : x + thick * (double)s, y0, thick, y1 - y0, svg_colors[s % SVG_N_COLORS]);
             mark_title(f, c, k, s, v);
             fputs("</rect>", f);

@@ -48,6 +48,8 @@ typedef struct svg_chart {
     const char *const *marks;    /* SVG_LINE: per category a marker's text (a verdict), or NULL each */
     const char *const *mark_class; /* SVG_LINE: per category the marker's CSS class ("regression"), or NULL */
     const char *label;           /* the chart's aria-label, or NULL */
+    const char *const *cat_class; /* bars and columns: per category a CSS class of its marks (letters, digits
+                                    and '-' kept), or NULL: a page's style colours them ("regression") */
 } svg_chart;
 
 /* The chart's colours, in series order (then again from the first). */

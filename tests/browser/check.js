@@ -84,6 +84,8 @@ async function checkPage(browser, spec) {
                 marks: svg.querySelectorAll('.mark').length,
                 ticks: svg.querySelectorAll('.tick').length,
                 titles: Array.from(svg.querySelectorAll('.mark > title'), (x) => x.textContent),
+                classes: Array.from(svg.querySelectorAll('.mark'), (x) => x.getAttribute('class')),
+                fills: Array.from(svg.querySelectorAll('.mark'), (x) => getComputedStyle(x).fill),
                 legend: svg.querySelectorAll('.legend text').length,
                 verdicts: Array.from(svg.querySelectorAll('.verdict'), (v) => v.getAttribute('class') + ': ' +
                                      v.querySelector('title').textContent),

@@ -293,6 +293,10 @@ def case_compare(t):
     want = ["%s \u00b7 %s \u00b7 %s \u2014 Ratio: %s" % (row[2], row[3], row[1], row[7])
             for row in summary["table"]["rows"][:30]]
     t.eq(summary["charts"][0]["titles"], want, "each bar names its key, column and report and its ratio")
+    t.eq(summary["charts"][0]["classes"], ["mark " + k for k in kinds[:30]], "each bar's class is its kind")
+    red, green = "rgb(225, 87, 89)", "rgb(89, 161, 79)"
+    t.eq(summary["charts"][0]["fills"], [red if k == "regression" else green for k in kinds[:30]],
+         "regressions red, improvements green")
     reports = [e for e in meta["reports"] if "skipped" not in e]
     t.eq(len(page["sections"]), len(reports) + 1, "the Summary and a section per compared report")
     for sec, e in zip(page["sections"][1:], reports):  # in spec order, each with its CSV's rows
