@@ -254,6 +254,37 @@ def case_large(t):
     check_sort(t, page)
 
 
+@suite.case()
+def case_refused(t):
+    """A chart column the rows lack, two pages asked for, a page named as an input: exit 2, no page left."""
+    bad = t.path("bad.yaml")
+    with open(bad, "w") as f:
+        f.write("tracebook: 1\noutputs: html\nreports:\n  - id: bad_chart\n    sql: SELECT 'a' AS name, 1 AS x\n"
+                "    xlsx: {chart: {type: column, categories: name, values: [y]}}\n")
+    r = t.run("report", "-dir", "ascend_small", "--spec", bad, "-o", t.out, cwd=SAMPLES)
+    t.eq((r.rc, r.err), (2, "tracebook: error: %s/report.html: report 'bad_chart': chart values column 'y' is not "
+                            "in its rows\n" % t.out), "a chart column the rows lack")
+    t.eq(os.listdir(t.out), [], "nothing left in the output folder")
+    specs = []
+    for name in ("a", "b"):
+        specs.append(t.path(name + ".yaml"))
+        with open(specs[-1], "w") as f:
+            f.write("tracebook: 1\nhtml: {file: %s.html}\noutputs: html\nreports:\n  - id: r_%s\n"
+                    "    sql: SELECT 1 AS x\n" % (name, name))
+    r = t.run("report", "-dir", "ascend_small", "--spec", specs[0], "--spec", specs[1], "-o", t.out, cwd=SAMPLES)
+    t.eq((r.rc, r.err), (2, "tracebook: error: specs %s and %s name different pages ('a.html', 'b.html'): a run "
+                            "writes one\n" % tuple(specs)), "two specs, two pages")
+    t.eq(os.listdir(t.out), [], "nothing left in the output folder")
+    # a spec whose page would be written over the spec itself
+    own = os.path.join(t.out, "self.html")
+    with open(own, "w") as f:
+        f.write("tracebook: 1\nhtml: {file: self.html}\noutputs: html\nreports:\n  - {id: r, sql: SELECT 1 AS x}\n")
+    r = t.run("report", "-dir", "ascend_small", "--spec", own, "-o", t.out, cwd=SAMPLES)
+    t.eq(r.rc, 2, "a page named as the spec: exit code")
+    t.check("refusing to replace an input file" in r.err and own in r.err, "a page named as the spec", r.err)
+    t.eq(os.listdir(t.out), ["self.html"], "the spec is left as it was")
+
+
 def slowed_run(path, slow, fast):
     """The Ascend sample with kernel slow 1.5 times slower and those starting with fast 0.8 times as long."""
     with open(os.path.join(SAMPLES, "ascend_small", "trace_view.json")) as f:
