@@ -255,6 +255,25 @@ def case_large(t):
 
 
 @suite.case()
+def case_format_flag(t):
+    """--format html sends a spec's reports to report.html only: no CSV to name, the rows all there."""
+    report(t, ["-dir", "ascend_small", "--spec", "builtin:top_kernels", "--spec", "builtin:op_statistic",
+               "--format", "html"])
+    t.eq(sorted(os.listdir(t.out)), ["report.html", "tracebook_run.json"], "the files written")
+    page, = browse(t, [{"html": os.path.join(t.out, "report.html")}])
+    clean_page(t, page)
+    t.eq(page["title"], "tracebook report", "the default title")
+    with open(os.path.join(t.out, "tracebook_run.json")) as f:
+        meta = json.load(f)
+    t.eq([s["title"] for s in page["sections"]], [r["title"] for r in meta["reports"]], "a section per report, in order")
+    for sec, r in zip(page["sections"], meta["reports"]):
+        t.eq((len(sec["table"]["rows"]), sec["table"]["data_rows"], sec["table"]["data_file"]), (r["rows"], r["rows"],
+             None), "%s: every row, no CSV named" % sec["title"])
+        t.eq(sec["charts"], [], "%s: no chart declared, none drawn" % sec["title"])
+    check_sort(t, page)
+
+
+@suite.case()
 def case_refused(t):
     """A chart column the rows lack, two pages asked for, a page named as an input: exit 2, no page left."""
     bad = t.path("bad.yaml")
