@@ -14,6 +14,7 @@
  * full name is in the mark's title. Numbers are written with fixed decimals
  * so the same chart gives the same bytes.
  */
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -63,6 +64,12 @@ void svg_text(FILE *f, const char *s, size_t n, size_t max)
     }
 }
 
+/* x within the doubles: a sum of values near the largest one stays finite. */
+static double clampd(double x)
+{
+    return x > DBL_MAX ? DBL_MAX : x < -DBL_MAX ? -DBL_MAX : x;
+}
+
 static void text0(FILE *f, const char *s, size_t max)
 {
     if (s)
@@ -80,13 +87,18 @@ void svg_ticks(double lo, double hi, double *step, long *k0, long *k1, int *deci
         else
             hi = 1;
     }
-    double raw = (hi - lo) / 5, mag = pow(10, floor(log10(raw))), s = mag;
+    double raw = (hi - lo) / 5;
+    if (!isfinite(raw))
+        raw = hi / 5 - lo / 5; /* values near the largest double: the span itself overflows */
+    double mag = pow(10, floor(log10(raw))), s = mag;
     static const double mult[] = {1, 2, 5, 10};
     for (size_t i = 0; i < 4; i++)
         if (mag * mult[i] >= raw) {
             s = mag * mult[i];
             break;
         }
+    if (!(isfinite(s) && s > 0))
+        s = 1;
     *step = s;
     *k0 = (long)floor(lo / s + 1e-9);
     *k1 = (long)ceil(hi / s - 1e-9);
@@ -141,8 +153,8 @@ static void value_range(const svg_chart *c, int stacked, double *lo, double *hi)
                 *lo = v;
         }
         if (stacked) {
-            *hi = pos > *hi ? pos : *hi;
-            *lo = neg < *lo ? neg : *lo;
+            *hi = clampd(pos) > *hi ? clampd(pos) : *hi;
+            *lo = clampd(neg) < *lo ? clampd(neg) : *lo;
         }
     }
 }
@@ -154,10 +166,10 @@ typedef struct axis {
     double px0, px1;  /* the pixels of the first and the last tick */
 } axis;
 
+/* v's pixel, counted in steps so that values near the largest double do not overflow. */
 static double axis_px(const axis *a, double v)
 {
-    double lo = a->k0 * a->step, hi = a->k1 * a->step;
-    return a->px0 + (v - lo) / (hi - lo) * (a->px1 - a->px0);
+    return a->px0 + (v / a->step - (double)a->k0) / (double)(a->k1 - a->k0) * (a->px1 - a->px0);
 }
 
 /* The value axis: grid lines and tick labels, vertical (columns, lines) or horizontal (bars). */
@@ -165,15 +177,24 @@ static void value_axis(FILE *f, const axis *a, int horizontal, double cross0, do
 {
     fputs("<g class=\"axis value\">", f);
     for (long k = a->k0; k <= a->k1; k++) {
-        double v = k * a->step, p = axis_px(a, v);
+        double v = (double)k * a->step;
+        if (!isfinite(v))
+            continue; /* a tick past the largest double */
+        double p = a->px0 + (double)(k - a->k0) / (double)(a->k1 - a->k0) * (a->px1 - a->px0);
+        /* a tick's label: fixed decimals, or 6 significant digits with an exponent past 10^12 or below 10^-6 */
+        char label[64];
+        if (a->step >= 1e12 || a->step < 1e-6)
+            snprintf(label, sizeof label, "%.6g", k ? v : 0.0);
+        else
+            snprintf(label, sizeof label, "%.*f", a->dec, v);
         if (horizontal)
             fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-                    "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%.*f</text>",
-                    p, cross0, p, cross1, p, cross1 + 14, a->dec, v);
+                    "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>",
+                    p, cross0, p, cross1, p, cross1 + 14, label);
         else
             fprintf(f, "<line class=\"grid\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>"
-                    "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.*f</text>",
-                    cross0, p, cross1, p, cross0 - 4, p + 4, a->dec, v);
+                    "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%s</text>",
+                    cross0, p, cross1, p, cross0 - 4, p + 4, label);
     }
     fputs("</g>", f);
 }
@@ -200,7 +221,7 @@ static void legend(FILE *f, const svg_chart *c, double x, double y, int per_cat,
         text0(f, per_cat ? c->cats[i] : c->series[i].name, 60);
         double v = per_cat ? c->series[0].v[i] : NAN;
         if (per_cat && total > 0 && isfinite(v) && v > 0)
-            fprintf(f, " (%.1f%%)", 100 * v / total);
+            fprintf(f, " (%.1f%%)", 100 * (v / 1024) / total);
         fputs(per_cat ? "<title>" : "", f);
         if (per_cat)
             text0(f, c->cats[i], 0);
@@ -265,7 +286,7 @@ static void bars(FILE *f, const svg_chart *c, int stacked)
             double v = c->series[s].v[k];
             if (!isfinite(v))
                 continue;
-            double from = stacked ? (v >= 0 ? pos : neg) : 0, to = from + v;
+            double from = stacked ? (v >= 0 ? pos : neg) : 0, to = clampd(from + v);
             if (stacked)
                 *(v >= 0 ? &pos : &neg) = to;
             double x0 = axis_px(&a, from < to ? from : to), x1 = axis_px(&a, from < to ? to : from);
@@ -315,7 +336,7 @@ static void columns(FILE *f, const svg_chart *c, int stacked)
             double v = c->series[s].v[k];
             if (!isfinite(v))
                 continue;
-            double from = stacked ? (v >= 0 ? pos : neg) : 0, to = from + v;
+            double from = stacked ? (v >= 0 ? pos : neg) : 0, to = clampd(from + v);
             if (stacked)
                 *(v >= 0 ? &pos : &neg) = to;
             double y0 = axis_px(&a, from > to ? from : to), y1 = axis_px(&a, from > to ? to : from);
@@ -391,16 +412,17 @@ static void pie(FILE *f, const svg_chart *c)
 {
     double cx = 170, cy = 160, r = 140, total = 0;
     const double *v = c->series[0].v;
+    /* summed as v / 1024: values near the largest double keep a finite total */
     for (size_t k = 0; k < c->n_cat; k++)
         if (isfinite(v[k]) && v[k] > 0)
-            total += v[k];
+            total += v[k] / 1024;
     double h = 330, lh = 20 + (double)c->n_cat * LEGEND_ROW;
     svg_open(f, c, lh > h ? lh : h);
     double angle = 0;
     for (size_t k = 0; total > 0 && k < c->n_cat; k++) {
         if (!(isfinite(v[k]) && v[k] > 0))
             continue;
-        double frac = v[k] / total, a1 = angle + frac * 2 * PI;
+        double frac = v[k] / 1024 / total, a1 = angle + frac * 2 * PI;
         const char *col = svg_colors[k % SVG_N_COLORS];
         if (frac >= 0.999999)
             fprintf(f, "<circle class=\"mark\" cx=\"%.1f\" cy=\"%.1f\" r=\"%.1f\" fill=\"%s\">", cx, cy, r, col);

@@ -26,6 +26,7 @@ import csv
 import json
 import os
 import random
+import re
 import shutil
 import sys
 import tempfile
@@ -271,6 +272,43 @@ def case_format_flag(t):
              None), "%s: every row, no CSV named" % sec["title"])
         t.eq(sec["charts"], [], "%s: no chart declared, none drawn" % sec["title"])
     check_sort(t, page)
+
+
+EXTREME_SPEC = """tracebook: 1
+outputs: [csv, html]
+reports:
+  - id: extreme
+    sql: SELECT 'a' AS n, 1e308 AS v UNION ALL SELECT 'b', -1e308 UNION ALL SELECT 'c', 9e999
+         UNION ALL SELECT 'd', NULL UNION ALL SELECT 'e', 0.0 / 0
+    xlsx: {chart: {type: bar, categories: n, values: [v]}}
+  - id: extreme_pie
+    sql: SELECT 'a' AS n, 1e308 AS v UNION ALL SELECT 'b', 1e308
+    xlsx: {chart: {type: pie, categories: n, values: [v]}}
+  - id: extreme_stack
+    sql: SELECT 'a' AS n, 1e308 AS v, 1e308 AS w UNION ALL SELECT 'b', -1e308, -1e308
+    xlsx: {chart: {type: stacked_column, categories: n, values: [v, w]}}
+  - id: tiny
+    sql: SELECT 'a' AS n, 1e-300 AS v UNION ALL SELECT 'b', 3e-300
+    xlsx: {chart: {type: line, categories: n, values: [v]}}
+"""
+
+
+@suite.case()
+def case_extreme_values(t):
+    """The largest doubles, infinities, NaN, NULL and the tiniest values: charts drawn with finite coordinates."""
+    spec = t.path("extreme.yaml")
+    with open(spec, "w") as f:
+        f.write(EXTREME_SPEC)
+    report(t, ["-dir", "ascend_small", "--spec", spec])
+    page, = browse(t, [{"html": os.path.join(t.out, "report.html")}])
+    clean_page(t, page)  # an "inf" or "nan" coordinate is a console error
+    t.eq([[c["marks"] for c in s["charts"]] for s in page["sections"]], [[2], [2], [4], [2]],
+         "a mark per finite value (none for inf, NaN, NULL)")
+    for sec, rid in zip(page["sections"], ["extreme", "extreme_pie", "extreme_stack", "tiny"]):
+        check_table(t, sec, os.path.join(t.out, rid + ".csv"))
+    with open(os.path.join(t.out, "report.html"), encoding="utf-8") as f:
+        html = f.read()
+    t.check(not re.search(r'="[^"]*(nan|inf)[^"]*"', html), "no attribute holds inf or nan")
 
 
 @suite.case()

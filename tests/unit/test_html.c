@@ -15,6 +15,7 @@
 
 #include <cmocka.h>
 #include <dirent.h>
+#include <float.h>
 #include <math.h>
 
 #include "output/output.h"
@@ -90,6 +91,12 @@ static void test_ticks(void **state)
     ticks(0, 0, 0.2, 0, 5, 1);            /* nothing to span: 0..1 */
     ticks(0, 1, 0.2, 0, 5, 1);
     ticks(0, 3, 1, 0, 3, 0);
+    /* the largest doubles, both signs: a finite step, a few ticks */
+    double step;
+    long k0, k1;
+    int dec;
+    svg_ticks(-DBL_MAX, DBL_MAX, &step, &k0, &k1, &dec);
+    assert_true(isfinite(step) && step > 0 && k0 >= -2 && k1 <= 2 && k0 < 0 && k1 > 0 && dec == 0);
 }
 
 static const tb_sink_column cols[] = {
