@@ -188,7 +188,7 @@ _tracebook()
             return
             ;;
         --format|-format)
-            COMPREPLY=($(compgen -W "csv json console xlsx" -- "$cur"))
+            COMPREPLY=($(compgen -W "csv json console xlsx html" -- "$cur"))
             return
             ;;
         --timeunit|-timeunit)
@@ -364,7 +364,7 @@ _tracebook()
             return
             ;;
         --format|-format)
-            COMPREPLY=($(compgen -W "csv json xlsx" -- "$cur"))
+            COMPREPLY=($(compgen -W "csv json xlsx html" -- "$cur"))
             return
             ;;
         --model-id|-model-id)
@@ -480,7 +480,7 @@ _tracebook()
             return
             ;;
         --format|-format)
-            COMPREPLY=($(compgen -W "csv json xlsx" -- "$cur"))
+            COMPREPLY=($(compgen -W "csv json xlsx html" -- "$cur"))
             return
             ;;
         --timeunit|-timeunit)

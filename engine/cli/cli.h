@@ -219,11 +219,10 @@ int cli_parse_window_opts(const cli_args *a, cli_run_opts *r);
 /* --shard I/N of export db (I from 0). Sets 0/0 when not given. Returns -1
  * when fine, else the exit code of the usage error reported. */
 int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count);
-/* --format (a list of csv, json, xlsx and, where allowed, console): the
- * mask in *out, 0 when not given; with --csv-safe it must name csv when
- * given. Returns -1 when fine, else the exit code of the usage error
- * reported. */
-int cli_parse_formats(const cli_args *a, int console, unsigned *out);
+/* --format (a list of the formats in allowed, TB_OUT_*): the mask in *out,
+ * 0 when not given; with --csv-safe it must name csv when given. Returns
+ * -1 when fine, else the exit code of the usage error reported. */
+int cli_parse_formats(const cli_args *a, unsigned allowed, unsigned *out);
 
 /* run.c: the one set-up and tear-down of a run, and the engine's callbacks. */
 typedef struct cli_run {

@@ -161,9 +161,10 @@ static const cli_option report_opts[] = {
     {OPT_OUTPUT, "-o", "output", "DIR", 0, COMPLETE_DIR, NULL,
      "where files go (created with its parents;\n"
      "default: the current directory)"},
-    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json console xlsx",
+    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json console xlsx html",
      "outputs for every report, replacing the specs':\n"
-     "comma-separated csv, json, xlsx (one workbook for all reports), console"},
+     "comma-separated csv, json, xlsx (one workbook for all reports), console,\n"
+     "html (one page for all reports, report.html)"},
     {OPT_CSV_SAFE, NULL, "csv-safe", NULL, 0, COMPLETE_NONE, NULL,
      "in CSV, text a spreadsheet would take for a formula\n"
      "(=, +, -, @ first) gets a leading '"},
@@ -232,9 +233,10 @@ static const cli_option compare_opts[] = {
     {OPT_SPEC, NULL, "spec", "FILE", 0, COMPLETE_SPEC, NULL, "the report spec (YAML or JSON, or builtin:NAME)"},
     {OPT_OUTPUT, "-o", "output", "DIR", 0, COMPLETE_DIR, NULL,
      "write DIR/<report>_compare.csv and tracebook_run.json\n(default .)"},
-    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx",
-     "comma-separated csv, json, xlsx (default: csv and the\n"
-     "compare.xlsx workbook, json when the spec asks)"},
+    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx html",
+     "comma-separated csv, json, xlsx, html (default: csv,\n"
+     "the compare.xlsx workbook and the compare.html page,\n"
+     "json when the spec asks)"},
     O_CSV_SAFE,
     {OPT_FAIL_ON_REGRESSION, NULL, "fail-on-regression", NULL, 0, COMPLETE_NONE, NULL,
      "exit with code 8 when a regression rule fires"},
@@ -289,9 +291,10 @@ static const cli_option history_report_opts[] = {
     {OPT_LAST, NULL, "last", "N", 0, COMPLETE_NONE, NULL,
      "show the newest N nights (each is judged against\n"
      "the nights before it, shown or not)"},
-    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx",
-     "comma-separated csv, json, xlsx (default: csv and the\n"
-     "trend.xlsx workbook, json when the spec asks)"},
+    {OPT_FORMAT, NULL, "format", "LIST", 0, COMPLETE_WORDS, "csv json xlsx html",
+     "comma-separated csv, json, xlsx, html (default: csv,\n"
+     "the trend.xlsx workbook and the trend.html page,\n"
+     "json when the spec asks)"},
     O_CSV_SAFE,
     {OPT_FAIL_ON_REGRESSION, NULL, "fail-on-regression", NULL, 0, COMPLETE_NONE, NULL,
      "exit with code 8 when the newest night has a\n"
@@ -394,8 +397,9 @@ const cli_command cli_commands[] = {
      "run a spec on two runs and compare them row by row",
      "Runs every report of the spec on a base run and a new run, matches rows by\n"
      "the report's key columns (`key:`, after `normalize:`) and writes, per numeric\n"
-     "column, base, new, delta and ratio to DIR/<report>_compare.csv and to a sheet\n"
-     "of DIR/compare.xlsx (after a Summary sheet); rows in one run only are added\n"
+     "column, base, new, delta and ratio to DIR/<report>_compare.csv, to a sheet\n"
+     "of DIR/compare.xlsx and a section of DIR/compare.html (after a Summary of\n"
+     "the largest regressions, then improvements); rows in one run only are added\n"
      "or removed. The spec's `regressions:` rules (default: time columns worse when\n"
      "higher by 5% and 1 us) mark regressions, listed in DIR/tracebook_run.json.\n"
      "PATH is what report reads, or the output folder of an earlier report run (its\n"
@@ -415,8 +419,9 @@ const cli_command cli_commands[] = {
      "Sets the nights side by side per key and numeric column (the spec's key:,\n"
      "normalize: and regressions:, as compare reads them): DIR/<report>_trend.csv,\n"
      "<report>_trend_chart.csv (the charted series, nights down),\n"
-     "history_verdicts.csv and DIR/trend.xlsx (Summary, then a trend sheet and a\n"
-     "line chart per report). Each night is judged against the median and MAD of\n"
+     "history_verdicts.csv, DIR/trend.xlsx (Summary, then a trend sheet and a\n"
+     "line chart per report) and DIR/trend.html (the verdicts, then per report a\n"
+     "line chart per charted key, a marker on each night a verdict fired). Each night is judged against the median and MAD of\n"
      "the nights before it (the rule's nights:, 8; mad:, 3): a regression passes\n"
      "the rule's thresholds and mad times the scaled MAD. Verdicts name the nights\n"
      "they used and go to DIR/tracebook_run.json. docs/nightly.md.",

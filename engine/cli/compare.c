@@ -101,7 +101,7 @@ int cli_cmd_compare(cli_args *a)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
     const char *out_dir = cli_value(a, OPT_OUTPUT);
     unsigned formats;
-    int rc = cli_parse_formats(a, 0, &formats);
+    int rc = cli_parse_formats(a, TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX | TB_OUT_HTML, &formats);
     if (rc >= 0)
         return rc;
     if (out_dir && !strcmp(out_dir, "-"))

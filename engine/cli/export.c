@@ -67,7 +67,7 @@ int cli_cmd_export_timeline(cli_args *a)
 int cli_cmd_export_summary(cli_args *a)
 {
     unsigned formats;
-    int rc = cli_parse_formats(a, 0, &formats);
+    int rc = cli_parse_formats(a, TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX, &formats);
     if (rc >= 0)
         return rc;
     const char *output = cli_value(a, OPT_OUTPUT);

@@ -123,7 +123,7 @@ int cli_cmd_history_report(cli_args *a)
     if (a->n[OPT_LAST] && last < 1)
         return cli_usage_error(a->cmd, "--last %lld: show at least 1 night", (long long)last);
     unsigned formats;
-    if ((rc = cli_parse_formats(a, 0, &formats)) >= 0)
+    if ((rc = cli_parse_formats(a, TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX | TB_OUT_HTML, &formats)) >= 0)
         return rc;
     const char *out_dir = cli_value(a, OPT_OUTPUT);
     if (out_dir && !strcmp(out_dir, "-"))

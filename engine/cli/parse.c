@@ -223,13 +223,18 @@ int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count)
     return -1;
 }
 
-int cli_parse_formats(const cli_args *a, int console, unsigned *out)
+int cli_parse_formats(const cli_args *a, unsigned allowed, unsigned *out)
 {
     const char *list = cli_value(a, OPT_FORMAT);
     *out = list ? tb_out_formats(list) : 0;
-    if (list && (!*out || (!console && (*out & TB_OUT_CONSOLE))))
-        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of csv, json, xlsx%s", list,
-                               console ? ", console" : "");
+    if (list && (!*out || (*out & ~allowed))) {
+        char names[128] = "";
+        for (unsigned f = 1; tb_out_format_name(f); f <<= 1)
+            if (allowed & f)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", names[0] ? ", " : "",
+                         tb_out_format_name(f));
+        return cli_usage_error(a->cmd, "--format '%s': expected a comma-separated list of %s", list, names);
+    }
     if (a->n[OPT_CSV_SAFE] && *out && !(*out & TB_OUT_CSV))
         return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", list);
     return -1;

@@ -40,7 +40,7 @@ static int check_report(const cli_args *a, unsigned *out)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
     if (a->n[OPT_DIR] == 0)
         return cli_usage_error(a->cmd, "no input: give -dir PATH");
-    int rc = cli_parse_formats(a, 1, out);
+    int rc = cli_parse_formats(a, ~0u, out);
     unsigned formats = *out;
     if (rc >= 0)
         return rc;

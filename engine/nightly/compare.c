@@ -16,6 +16,11 @@
  * and improvements; they are kept in the scratch DB too and listed in
  * tracebook_run.json, regressions all, the largest first.
  *
+ * compare.xlsx has a Summary sheet first (the largest regressions, then the
+ * largest improvements, with a bar chart of their ratios) and a sheet per
+ * report; compare.html is the same as one page (output/html_out.c), its
+ * Summary section first, the reports' sections after it.
+ *
  * Keys: the spec's `key:` columns; by default every column whose first
  * value is text, the rank column, and integer columns that name a step,
  * an iteration or an id ("Step", "Iteration ID", "Device_id"). A step
@@ -71,6 +76,7 @@ typedef struct cmp {
     char *skipped;       /* the reason of the first skip, or NULL */
     tb_error *err;
     xlsx_book *book;     /* the compare workbook, or NULL */
+    html_page *page;     /* the compare page, or NULL */
 } cmp;
 
 static tb_status sqlerr(cmp *c, const char *what)
@@ -579,14 +585,15 @@ static void steps_used(cmp *c, json_t *entry)
     }
 }
 
-/* The formats a report's comparison is written in: --format, else csv and
- * the workbook, and json when the report's (or the spec's) outputs name it. */
+/* The formats a report's comparison is written in: --format, else csv, the
+ * workbook and the page, and json when the report's (or the spec's) outputs
+ * name it. */
 static unsigned formats_of(const tb_compare_job *job, const tb_spec_report *rep)
 {
     if (job->formats)
-        return job->formats & (TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX);
+        return job->formats & (TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX | TB_OUT_HTML);
     unsigned asked = rep->outputs ? rep->outputs : job->spec->outputs;
-    return TB_OUT_CSV | TB_OUT_XLSX | (asked & TB_OUT_JSON);
+    return TB_OUT_CSV | TB_OUT_XLSX | TB_OUT_HTML | (asked & TB_OUT_JSON);
 }
 
 /* Runs the report on both sides into s0 and s1; made[side]: the side's table exists. */
@@ -701,7 +708,7 @@ static void finish_entry(cmp *c, tb_sink **sinks, size_t n_sinks, json_t *entry,
 /* One report: run on both DBs, then compared and written. */
 static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry, tb_compare_result *res)
 {
-    tb_sink *sinks[2] = {NULL, NULL};
+    tb_sink *sinks[4] = {NULL, NULL, NULL, NULL}; /* csv, json, the sheet, the page's section */
     size_t n_sinks = 0;
     int made[2] = {0, 0};
     tb_status st = run_sides(c, rep, made);
@@ -728,13 +735,22 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
     xlsx_cond *conds = NULL;
     int has_sheet = 0;
     if (!st && c->book && (f & TB_OUT_XLSX) && !(st = open_sheet(c, rep, &sinks[n_sinks], &names, &conds))) {
-        has_sheet = 1;
-        n_sinks++;
+        has_sheet = (int)++n_sinks; /* the sheet's place, plus one */
     }
+    char full[300];
+    snprintf(full, sizeof full, "%.250s_compare.csv", rep->id);
+    if (!st && c->page && (f & TB_OUT_HTML) &&
+        !(st = html_section_sink(c->page,
+                                 &(html_section_options){.title = rep->title ? rep->title : rep->id,
+                                                         .description = rep->description,
+                                                         .full_file = (f & TB_OUT_CSV) ? full : NULL,
+                                                         .name = rep->id},
+                                 &sinks[n_sinks], c->err)))
+        n_sinks++;
     if (!st)
         st = write_report(c, sinks, n_sinks, entry);
     if (!st && has_sheet) {
-        const char *name = xlsx_sink_sheet(sinks[n_sinks - 1], 0);
+        const char *name = xlsx_sink_sheet(sinks[has_sheet - 1], 0);
         if (name)
             json_object_set_new(entry, "sheet", json_string(name));
     }
@@ -778,25 +794,42 @@ static json_t *listed(sqlite3 *db, int dir, int limit)
     return a;
 }
 
-/* The Summary sheet and its twin compare_summary.csv (either may be absent):
- * the largest regressions, then the largest improvements, of every report. */
-static tb_status write_summary(sqlite3 *db, xlsx_book *book, const char *csv_path, int csv_safe, tb_error *err)
+/* The Summary sheet, the page's Summary section and their twin
+ * compare_summary.csv (any may be absent): the largest regressions, then
+ * the largest improvements, of every report. */
+static tb_status write_summary(sqlite3 *db, xlsx_book *book, html_page *page, const char *csv_path, int csv_safe,
+                            tb_error *err)
 {
     static const char *const heads[] = {"Kind", "Report", "Key", "Column", "Base", "New", "Delta", "Ratio"};
     tb_sink_column cols[8];
     for (size_t i = 0; i < 8; i++)
         cols[i] = (tb_sink_column){.header = heads[i]};
-    tb_sink *s[2] = {NULL, NULL};
+    tb_sink *s[3] = {NULL, NULL, NULL};
     size_t n = 0;
     sqlite3_stmt *q = NULL;
     tb_status st = TB_OK;
     /* a bar per regression and improvement: its ratio, new / base */
     static const char *const ratio[] = {"Ratio"};
+    static const char *const also[] = {"Column", "Report"};
     if (book && !(st = xlsx_sheet_sink(book,
                                        &(xlsx_sheet_options){.name = "Summary", .key = "compare:summary",
                                                              .chart = {.kind = XLSX_CHART_BAR, .categories = "Key",
                                                                        .values = ratio, .n_values = 1}},
                                        &s[n], err)))
+        n++;
+    if (!st && page &&
+        !(st = html_section_sink(page,
+                                 &(html_section_options){
+                                     .title = "Summary", .name = "summary", .lead = 1,
+                                     .description = "The largest regressions (at most 50, red), then the largest "
+                                                    "improvements (at most 50, green), of every report; Ratio is new "
+                                                    "/ base.",
+                                     .chart = {.kind = XLSX_CHART_BAR, .categories = "Key", .values = ratio,
+                                               .n_values = 1},
+                                     .cat_also = also, .n_cat_also = 2,
+                                     .class_col = "Kind",
+                                     .full_file = csv_path ? "compare_summary.csv" : NULL},
+                                 &s[n], err)))
         n++;
     if (!st && csv_path &&
         !(st = csv_sink_create(csv_path, &(csv_sink_options){.formula_safe = csv_safe}, &s[n], err)))
@@ -887,6 +920,8 @@ static tb_status open_out_dir(const tb_compare_job *job, const tb_spec *given, c
     st = file_ids_check_out(ids, job->out_dir, "tracebook_run", "json", err);
     if (!st && wants_book(job))
         st = file_ids_check_out(ids, job->out_dir, "compare", "xlsx", err);
+    if (!st && wants(job, TB_OUT_HTML))
+        st = file_ids_check_out(ids, job->out_dir, "compare", "html", err);
     if (!st && wants(job, TB_OUT_CSV))
         st = file_ids_check_out(ids, job->out_dir, "compare_summary", "csv", err);
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
@@ -916,14 +951,39 @@ static tb_status open_book(const tb_compare_job *job, const tb_spec *given, cons
     return st ? st : xlsx_sheet_reserve(*book, "compare:summary", "Summary", err);
 }
 
+/* The page compare.html, headed by the two runs. */
+static tb_status open_page(const tb_compare_job *job, const tb_spec *given, const sides *sd, html_page **page,
+                           char **page_path, tb_error *err)
+{
+    *page_path = sqlite3_mprintf("%s/compare.html", job->out_dir);
+    if (!*page_path)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    size_t n = 4 + sd->n_in[0] + sd->n_in[1], k = 4;
+    xlsx_pair *facts = calloc(n, sizeof *facts);
+    if (!facts)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    facts[0] = (xlsx_pair){"base", sd->path[0]};
+    facts[1] = (xlsx_pair){"new", sd->path[1]};
+    facts[2] = (xlsx_pair){"spec", given->path};
+    facts[3] = (xlsx_pair){"time unit", tb_unit_name(job->unit)};
+    for (int side = 0; side < 2; side++)
+        for (size_t i = 0; i < sd->n_in[side]; i++)
+            facts[k++] = (xlsx_pair){side ? "new input" : "base input", sd->in[side][i]};
+    tb_status st = html_create(*page_path, &(html_options){.title = "tracebook compare", .facts = facts,
+                                                           .n_facts = k}, page, err);
+    free(facts);
+    return st;
+}
+
 /* Every report compared (its entry into reports), its side tables dropped after. */
 static tb_status compare_all(sqlite3 *db, const tb_compare_job *job, const sides *sd, xlsx_book *book,
-                             json_t *reports, tb_compare_result *res, tb_error *err)
+                             html_page *page, json_t *reports, tb_compare_result *res, tb_error *err)
 {
     tb_status st = TB_OK;
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         const tb_spec_report *rep = &job->spec->reports[i];
-        cmp c = {.db = db, .job = job, .sd = sd, .rep = rep, .t = {.rep = rep, .count_col = -1}, .err = err, .book = book};
+        cmp c = {.db = db, .job = job, .sd = sd, .rep = rep, .t = {.rep = rep, .count_col = -1}, .err = err,
+                 .book = book, .page = page};
         if (sd->w[0]->set && sd->w[1]->set)
             c.shift = iv_add(sd->w[0]->iteration_id, -sd->w[1]->iteration_id);
         json_t *entry = json_object();
@@ -941,7 +1001,8 @@ static tb_status compare_all(sqlite3 *db, const tb_compare_job *job, const sides
 
 /* tracebook_run.json: both sides, the files, the reports, every regression and the top improvements. */
 static tb_status write_manifest(sqlite3 *db, const tb_compare_job *job, const tb_spec *given, const sides *sd,
-                                int book, int summary, json_t *reports, tb_compare_result *res, tb_error *err)
+                                int book, int page, int summary, json_t *reports, tb_compare_result *res,
+                                tb_error *err)
 {
     json_t *regs = listed(db, 1, 0), *imps = listed(db, -1, 20);
     res->regressions = json_array_size(regs);
@@ -958,6 +1019,8 @@ static tb_status write_manifest(sqlite3 *db, const tb_compare_job *job, const tb
     json_object_set_new(meta, "timeunit", json_string(tb_unit_name(job->unit)));
     if (book)
         json_object_set_new(meta, "workbook", json_string("compare.xlsx"));
+    if (page)
+        json_object_set_new(meta, "page", json_string("compare.html"));
     if (summary)
         json_object_set_new(meta, "summary", json_string("compare_summary.csv"));
     /* the files outside the reports' entries, under a "files" key as tracebook's scanner looks for them */
@@ -966,6 +1029,8 @@ static tb_status write_manifest(sqlite3 *db, const tb_compare_job *job, const tb
         json_array_append_new(outs, json_string("compare_summary.csv"));
     if (book)
         json_array_append_new(outs, json_string("compare.xlsx"));
+    if (page)
+        json_array_append_new(outs, json_string("compare.html"));
     json_object_set_new(meta, "outputs", json_pack("{s:o}", "files", outs));
     json_object_set_new(meta, "reports", json_incref(reports));
     json_object_set_new(meta, "regression_count", json_integer((json_int_t)res->regressions));
@@ -984,8 +1049,9 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         return st;
     sqlite3 *db = NULL;
     json_t *reports = json_array();
-    char *book_path = NULL, *summary_path = NULL;
+    char *book_path = NULL, *summary_path = NULL, *page_path = NULL;
     xlsx_book *book = NULL;
+    html_page *page = NULL;
     file_ids ids = {0};
     int dir_fd = -1;
     memset(res, 0, sizeof *res);
@@ -1015,13 +1081,14 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
     cmp c0 = {.db = db, .job = job, .sd = &sd, .err = err};
     if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score)")) ||
         (wants_book(job) && (st = open_book(job, given, &sd, &book, &book_path, err))) ||
-        (st = compare_all(db, job, &sd, book, reports, res, err)))
+        (wants(job, TB_OUT_HTML) && (st = open_page(job, given, &sd, &page, &page_path, err))) ||
+        (st = compare_all(db, job, &sd, book, page, reports, res, err)))
         goto done;
     if (wants(job, TB_OUT_CSV) && !(summary_path = sqlite3_mprintf("%s/compare_summary.csv", job->out_dir))) {
         st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto done;
     }
-    if ((book || summary_path) && (st = write_summary(db, book, summary_path, job->csv_safe, err)))
+    if ((book || page || summary_path) && (st = write_summary(db, book, page, summary_path, job->csv_safe, err)))
         goto done;
     if (summary_path && job->written)
         job->written(job->ctx, summary_path);
@@ -1031,9 +1098,17 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         if (job->written)
             job->written(job->ctx, book_path);
     }
-    st = write_manifest(db, job, given, &sd, book != NULL, summary_path != NULL, reports, res, err);
+    if (page) {
+        if ((st = html_commit(page, err)))
+            goto done;
+        if (job->written)
+            job->written(job->ctx, page_path);
+    }
+    st = write_manifest(db, job, given, &sd, book != NULL, page != NULL, summary_path != NULL, reports, res, err);
 done:
     xlsx_destroy(book);
+    html_destroy(page);
+    sqlite3_free(page_path);
     sqlite3_free(book_path);
     sqlite3_free(summary_path);
     json_decref(reports);

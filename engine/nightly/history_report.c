@@ -19,8 +19,11 @@
  * newest night's baseline and verdict), <report>_trend_chart.csv (nights
  * down, the charted series across), history_verdicts.csv (every verdict
  * that fired), the workbook trend.xlsx (Summary = the verdicts, then per
- * report its trend sheet and its chart sheet with a line chart), and
- * tracebook_run.json. A sheet holds exactly its CSV twin's rows.
+ * report its trend sheet and its chart sheet with a line chart), the page
+ * trend.html (the verdicts first, then per report a line chart per charted
+ * key over the nights, a marker on each night a verdict fired, and the
+ * charted values), and tracebook_run.json. A sheet and a page's table hold
+ * exactly their CSV twin's rows.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
@@ -342,8 +345,9 @@ static void judge_night(const tb_spec_rule *r, tb_col_type type, tb_time_unit un
 /* ---- writing ---- */
 
 typedef struct outset {
-    tb_sink *s[3];
+    tb_sink *s[4];  /* csv, json, the sheet, the page's section */
     size_t n;
+    size_t sheet;   /* the sheet's place plus one, or 0 */
 } outset;
 
 static tb_status out_begin(outset *o, const tb_sink_column *cols, size_t n, tb_error *err)
@@ -377,7 +381,7 @@ static tb_status out_finish(outset *o, const tb_history_report_job *job, json_t 
             if (job->written)
                 job->written(job->ctx, paths[i]);
         }
-        const char *sheet = n ? NULL : xlsx_sink_sheet(o->s[k], 0);
+        const char *sheet = k + 1 == o->sheet ? xlsx_sink_sheet(o->s[k], 0) : NULL;
         if (sheet && sheets)
             json_array_append_new(sheets, json_string(sheet));
     }
@@ -394,17 +398,19 @@ static void out_free(outset *o)
 static unsigned formats_of(const tb_history_report_job *job, const tb_spec_report *rep)
 {
     if (job->formats)
-        return job->formats & (TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX);
+        return job->formats & (TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX | TB_OUT_HTML);
     unsigned asked = rep && rep->outputs ? rep->outputs : job->spec->outputs;
-    return TB_OUT_CSV | TB_OUT_XLSX | (asked & TB_OUT_JSON);
+    return TB_OUT_CSV | TB_OUT_XLSX | TB_OUT_HTML | (asked & TB_OUT_JSON);
 }
 
-/* Opens the CSV/JSON files <dir>/<stem>.csv|json and the sheet named sheet, as formats say. */
+/* Opens the CSV/JSON files <dir>/<stem>.csv|json, the sheet named sheet and
+ * the page's section ho (when given), as formats say. */
 static tb_status out_open(outset *o, const tb_history_report_job *job, unsigned f, const char *stem, xlsx_book *book,
-                          const xlsx_sheet_options *so, tb_error *err)
+                          const xlsx_sheet_options *so, html_page *page, const html_section_options *ho,
+                          tb_error *err)
 {
     tb_status st = TB_OK;
-    o->n = 0;
+    o->n = o->sheet = 0;
     static const unsigned fmts[] = {TB_OUT_CSV, TB_OUT_JSON};
     static const char *const ext[] = {"csv", "json"};
     for (int k = 0; k < 2 && !st; k++) {
@@ -420,6 +426,8 @@ static tb_status out_open(outset *o, const tb_history_report_job *job, unsigned 
             o->n++;
     }
     if (!st && book && (f & TB_OUT_XLSX) && !(st = xlsx_sheet_sink(book, so, &o->s[o->n], err)))
+        o->sheet = ++o->n;
+    if (!st && page && ho && (f & TB_OUT_HTML) && !(st = html_section_sink(page, ho, &o->s[o->n], err)))
         o->n++;
     return st;
 }
@@ -538,14 +546,49 @@ static char *used_labels(const trend *T, const verdict *v)
 
 typedef struct repctx {
     xlsx_book *book;
+    html_page *page;
     sqlite3_stmt *verd;   /* INSERT INTO verd */
     json_t *entry;
     tb_history_result *res;
 } repctx;
 
-/* Writes the chart files of the report: nights down, up to CHART_SERIES series across. */
-static tb_status write_chart(trend *T, repctx *R, series *sv, size_t n_series, const char *what, json_t *files,
-                             json_t *sheets)
+/*
+ * The verdicts' markers of the charted series over the shown nights, for the
+ * page: (*marks)[i * shown + j] is "regression", "improvement" or NULL for
+ * series i on shown night j (new: free). A series is a key's value of
+ * column col, or (by_column) column sv[i].name of the one key key.
+ */
+static tb_status chart_marks(trend *T, repctx *R, const series *sv, size_t n_series, const char *col,
+                             const char *key, const char ***marks)
+{
+    size_t shown = T->n_nights - T->first_shown;
+    sqlite3_stmt *q = NULL;
+    if (!(*marks = calloc(n_series * shown + 1, sizeof **marks)))
+        return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+    if (sqlite3_prepare_v2(sqlite3_db_handle(R->verd),
+                           "SELECT night, dir FROM verd WHERE report = ?1 AND col = ?2 AND key = ?3", -1, &q,
+                           NULL) != SQLITE_OK)
+        return tb_error_set(T->err, TB_ERR_DB, "history report: %s", sqlite3_errmsg(sqlite3_db_handle(R->verd)));
+    for (size_t i = 0; i < n_series; i++) {
+        sqlite3_bind_text(q, 1, T->rep->id, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, key ? sv[i].name : col, -1, SQLITE_STATIC);
+        /* a series of an empty key is named after its column */
+        sqlite3_bind_text(q, 3, key ? key : !strcmp(sv[i].name, col) ? "" : sv[i].name, -1, SQLITE_STATIC);
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            int64_t j = sqlite3_column_int64(q, 0) - (int64_t)T->first_shown;
+            if (j >= 0 && (size_t)j < shown)
+                (*marks)[i * shown + (size_t)j] = sqlite3_column_int(q, 1) == 1 ? "regression" : "improvement";
+        }
+        sqlite3_reset(q);
+    }
+    sqlite3_finalize(q);
+    return TB_OK;
+}
+
+/* Writes the chart files of the report: nights down, up to CHART_SERIES series across.
+ * key: the one key whose time columns are the series, or NULL (the series are keys of column col). */
+static tb_status write_chart(trend *T, repctx *R, series *sv, size_t n_series, const char *what, const char *col,
+                             const char *key, json_t *files, json_t *sheets)
 {
     const tb_history_report_job *job = T->job;
     size_t shown = T->n_nights - T->first_shown;
@@ -561,7 +604,13 @@ static tb_status write_chart(trend *T, repctx *R, series *sv, size_t n_series, c
     outset o = {0};
     char *stem = sqlite3_mprintf("%s_trend_chart", T->rep->id);
     char *sheet = sqlite3_mprintf("%s chart", T->rep->xlsx_sheet ? T->rep->xlsx_sheet : T->rep->title);
-    if (!cols || !names || !cells || !uniq || !stem || !sheet) {
+    char *desc = key ? sqlite3_mprintf("Each time column of the report's one row over the nights; a marker on each "
+                                       "night a verdict fired; every column: %s_trend.csv", T->rep->id)
+                     : sqlite3_mprintf("%s over the nights, a chart per key (the %lld largest on the newest night); "
+                                       "a marker on each night a verdict fired; every key and column: %s_trend.csv",
+                                       what, (long long)n_series, T->rep->id);
+    const char **marks = NULL;
+    if (!cols || !names || !cells || !uniq || !stem || !sheet || !desc) {
         st = tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -584,7 +633,17 @@ static tb_status write_chart(trend *T, repctx *R, series *sv, size_t n_series, c
     xlsx_sheet_options so = {.name = sheet,
                              .chart = {.kind = XLSX_CHART_LINE, .categories = "Night", .values = names,
                                        .n_values = n_series}};
-    if ((st = out_open(&o, job, formats_of(job, T->rep), stem, R->book, &so, T->err)) ||
+    char full[300];
+    snprintf(full, sizeof full, "%.250s_trend_chart.csv", T->rep->id);
+    unsigned f = formats_of(job, T->rep);
+    if (R->page && (f & TB_OUT_HTML) && (st = chart_marks(T, R, sv, n_series, col, key, &marks)))
+        goto done;
+    html_section_options ho = {.title = T->rep->title ? T->rep->title : T->rep->id, .description = desc,
+                               .chart = so.chart, .chart_each = 1, .marks = marks, .mark_class = marks,
+                               .n_mark_rows = shown, .full_file = (f & TB_OUT_CSV) ? full : NULL,
+                               .value_label = key ? NULL : col,
+                               .name = T->rep->id};
+    if ((st = out_open(&o, job, f, stem, R->book, &so, R->page, &ho, T->err)) ||
         (st = out_begin(&o, cols, n_series + 1, T->err)))
         goto done;
     for (size_t j = 0; j < shown && !st; j++) {
@@ -614,6 +673,8 @@ done:
     free(cells);
     sqlite3_free(stem);
     sqlite3_free(sheet);
+    sqlite3_free(desc);
+    free(marks);
     return st;
 }
 
@@ -636,6 +697,7 @@ typedef struct tstate {
     size_t n_sv, cap_sv, n_keys;
     uint64_t rows;
     int cc;                  /* the chart column, or -1 */
+    char *last_key;          /* the last key written, as shown */
     json_t *files, *sheets;
 } tstate;
 
@@ -763,10 +825,11 @@ static tb_status open_trend(tstate *S)
     char *stem = sqlite3_mprintf("%s_trend", T->rep->id);
     if (!stem)
         return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+    /* the page shows the chart's series, not this table: its rows are every key's every column */
     tb_status st = out_open(&S->o, T->job, formats_of(T->job, T->rep), stem, S->R->book,
                             &(xlsx_sheet_options){.name = T->rep->xlsx_sheet ? T->rep->xlsx_sheet : T->rep->title,
                                                   .conds = conds, .n_conds = n_conds},
-                            T->err);
+                            NULL, NULL, T->err);
     sqlite3_free(stem);
     return st ? st : out_begin(&S->o, S->cols, S->n_out, T->err);
 }
@@ -938,7 +1001,8 @@ static tb_status write_keys(tstate *S)
         for (size_t i = 0; i < T->t.n_cols && !st; i++)
             if (T->t.cols[i].numeric)
                 st = column_row(S, i, key);
-        sqlite3_free(key);
+        sqlite3_free(S->last_key);
+        S->last_key = key;
     }
     return st ? st : out_finish(&S->o, T->job, S->files, S->sheets, T->err);
 }
@@ -989,7 +1053,12 @@ static tb_status chart_and_entry(tstate *S)
     } else {
         qsort(S->sv, S->n_sv, sizeof *S->sv, cmp_series);
     }
-    st = write_chart(T, S->R, S->sv, S->n_sv, what, S->files, S->sheets);
+    char *col = S->cc >= 0 ? unit_header(T, (size_t)S->cc) : sqlite3_mprintf("");
+    if (!col)
+        return tb_error_set(T->err, TB_ERR_NOMEM, "out of memory");
+    st = write_chart(T, S->R, S->sv, S->n_sv, what, col, S->n_keys == 1 && n_time > 1 ? S->last_key : NULL,
+                     S->files, S->sheets);
+    sqlite3_free(col);
     json_t *key = json_array();
     for (size_t i = 0; i < nc; i++)
         if (T->t.cols[i].key)
@@ -1015,6 +1084,7 @@ static void tstate_finish(tstate *S)
         free(S->sv[i].v);
     }
     free(S->sv);
+    sqlite3_free(S->last_key);
     sqlite3_finalize(S->ins);
     sqlite3_finalize(S->dup);
     sqlite3_finalize(S->keys);
@@ -1056,8 +1126,8 @@ static tb_status trend_report(trend *T, repctx *R)
 /* The Summary sheet and history_verdicts.csv: every verdict that fired,
  * newest night first; *newest gets the newest night's (index latest) as
  * JSON (the others stay in the files: their count is not bounded). */
-static tb_status write_verdicts(sqlite3 *sdb, const tb_history_report_job *job, xlsx_book *book, json_t *files,
-                                int64_t latest, json_t **newest, tb_error *err)
+static tb_status write_verdicts(sqlite3 *sdb, const tb_history_report_job *job, xlsx_book *book, html_page *page,
+                                json_t *files, int64_t latest, json_t **newest, tb_error *err)
 {
     static const char *const heads[] = {"Night", "Report", "Key", "Column", "Value", "Baseline Median",
                                         "Baseline MAD", "Delta", "Ratio", "Verdict", "Baseline Nights"};
@@ -1070,7 +1140,13 @@ static tb_status write_verdicts(sqlite3 *sdb, const tb_history_report_job *job, 
     *newest = json_array();
     unsigned f = formats_of(job, NULL);
     tb_status st = out_open(&o, job, f, "history_verdicts", book,
-                            &(xlsx_sheet_options){.name = "Summary", .key = "history:summary"}, err);
+                            &(xlsx_sheet_options){.name = "Summary", .key = "history:summary"}, page,
+                            &(html_section_options){
+                                .title = "Verdicts", .name = "summary", .lead = 1,
+                                .description = "Every verdict that fired, newest night first: a night's value against "
+                                               "the median and MAD of the nights before it (Baseline Nights).",
+                                .full_file = (f & TB_OUT_CSV) ? "history_verdicts.csv" : NULL},
+                            err);
     if (!st)
         st = out_begin(&o, cols, NH, err);
     if (!st && sqlite3_prepare_v2(sdb,
@@ -1160,6 +1236,8 @@ static tb_status check_outputs(const tb_history_report_job *job, const tb_spec *
         st = file_ids_check_out(ids, job->out_dir, "history_verdicts", "json", err);
     if (!st && (formats_of(job, NULL) & TB_OUT_XLSX))
         st = file_ids_check_out(ids, job->out_dir, "trend", "xlsx", err);
+    if (!st && (formats_of(job, NULL) & TB_OUT_HTML))
+        st = file_ids_check_out(ids, job->out_dir, "trend", "html", err);
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         static const char *const stems[] = {"%s_trend", "%s_trend_chart"};
         for (int k = 0; k < 2 && !st; k++) {
@@ -1208,6 +1286,22 @@ static tb_status open_book(const tb_history_report_job *job, const tb_spec *give
     return st ? st : xlsx_sheet_reserve(*book, "history:summary", "Summary", err);
 }
 
+/* The page trend.html, headed by the history and its nights. */
+static tb_status open_page(const tb_history_report_job *job, const tb_spec *given, const night_t *nights,
+                           size_t n_nights, size_t first, html_page **page, char **page_path, tb_error *err)
+{
+    *page_path = sqlite3_mprintf("%s/trend.html", job->out_dir);
+    if (!*page_path)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    char shown[64];
+    snprintf(shown, sizeof shown, "%zu of %zu", n_nights - first, n_nights);
+    xlsx_pair facts[] = {{"history", job->history}, {"spec", given->path}, {"nights", shown},
+                         {"first night", nights[first].label}, {"last night", nights[n_nights - 1].label},
+                         {"time unit", tb_unit_name(job->unit)}};
+    return html_create(*page_path, &(html_options){.title = "tracebook trend", .facts = facts, .n_facts = 6}, page,
+                       err);
+}
+
 /* What the whole run needs: the history, the nights, the scratch DB and the workbook. */
 typedef struct hrun {
     const tb_history_report_job *job;
@@ -1217,6 +1311,8 @@ typedef struct hrun {
     size_t n_nights, first;  /* nights[first..] are shown */
     xlsx_book *book;
     char *book_path;
+    html_page *page;
+    char *page_path;
     json_t *reports, *verdicts, *vfiles;
     tb_history_result *res;
 } hrun;
@@ -1233,7 +1329,7 @@ static tb_status write_trends(hrun *H, sqlite3_stmt **verd, tb_error *err)
                    .n_nights = H->n_nights, .first_shown = H->first, .t = {.rep = rep, .count_col = -1}, .err = err};
         json_t *entry = json_object();
         json_object_set_new(entry, "id", json_string(rep->id));
-        repctx R = {.book = H->book, .verd = *verd, .entry = entry, .res = H->res};
+        repctx R = {.book = H->book, .page = H->page, .verd = *verd, .entry = entry, .res = H->res};
         st = trend_report(&T, &R);
         json_array_append_new(H->reports, entry);
         rk_free(&T.t);
@@ -1241,12 +1337,18 @@ static tb_status write_trends(hrun *H, sqlite3_stmt **verd, tb_error *err)
     sqlite3_finalize(*verd);
     *verd = NULL;
     if (!st)
-        st = write_verdicts(H->sdb, job, H->book, H->vfiles, (int64_t)H->n_nights - 1, &H->verdicts, err);
+        st = write_verdicts(H->sdb, job, H->book, H->page, H->vfiles, (int64_t)H->n_nights - 1, &H->verdicts, err);
     if (!st && H->book) {
         if ((st = xlsx_commit(H->book, err)))
             return st;
         if (job->written)
             job->written(job->ctx, H->book_path);
+    }
+    if (!st && H->page) {
+        if ((st = html_commit(H->page, err)))
+            return st;
+        if (job->written)
+            job->written(job->ctx, H->page_path);
     }
     return st;
 }
@@ -1282,10 +1384,14 @@ static tb_status write_manifest(const hrun *H, tb_error *err)
     json_object_set_new(meta, "latest", json_string(H->res->latest));
     if (H->book)
         json_object_set_new(meta, "workbook", json_string("trend.xlsx"));
+    if (H->page)
+        json_object_set_new(meta, "page", json_string("trend.html"));
     /* every file of the run under a "files" key, as tracebook's scanner looks for them */
     json_t *outs = json_deep_copy(H->vfiles);
     if (H->book)
         json_array_append_new(outs, json_string("trend.xlsx"));
+    if (H->page)
+        json_array_append_new(outs, json_string("trend.html"));
     json_object_set_new(meta, "outputs", json_pack("{s:o}", "files", outs));
     json_object_set_new(meta, "reports", json_incref(H->reports));
     json_t *regs = json_array(), *imps = json_array();
@@ -1333,6 +1439,9 @@ tb_status tb_history_report(const tb_history_report_job *job, tb_history_result 
     if ((formats_of(job, NULL) & TB_OUT_XLSX) &&
         (st = open_book(job, H.given, H.nights, H.n_nights, H.first, &H.book, &H.book_path, err)))
         goto done;
+    if ((formats_of(job, NULL) & TB_OUT_HTML) &&
+        (st = open_page(job, H.given, H.nights, H.n_nights, H.first, &H.page, &H.page_path, err)))
+        goto done;
     st = write_trends(&H, &verd, err);
     if (!st)
         st = write_manifest(&H, err);
@@ -1340,6 +1449,8 @@ done:
     sqlite3_finalize(verd);
     xlsx_destroy(H.book);
     sqlite3_free(H.book_path);
+    html_destroy(H.page);
+    sqlite3_free(H.page_path);
     json_decref(H.reports);
     json_decref(H.verdicts);
     json_decref(H.vfiles);

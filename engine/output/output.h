@@ -371,4 +371,85 @@ tb_status xlsx_commit(xlsx_book *b, tb_error *err);
 /* Frees the book; without a successful commit nothing is left on disk. NULL is fine. */
 void xlsx_destroy(xlsx_book *b);
 
+/* ---- HTML pages ------------------------------------------------------------ */
+
+/*
+ * One self-contained page per run: a headline (the run's facts as key/value
+ * rows, the load's warnings), then one section per report fed through its
+ * own tb_sink, in the order the sinks come: a title, a description, the
+ * chart the report declares (drawn as SVG by svg.c) and its table. No byte
+ * of the page comes from elsewhere: the CSS and the little script that
+ * sorts and filters the tables are inline, and a Content-Security-Policy
+ * forbids every request. Every string of the data is escaped. The same
+ * rows give the same bytes.
+ *
+ * A table keeps its first max_rows rows (HTML_MAX_ROWS by default) and says
+ * how many it has in all and which file holds them; a chart draws its first
+ * HTML_CHART_CATS categories (HTML_LINE_POINTS for a line; a pie adds the
+ * rest as one "other" slice).
+ *
+ *     html_page *p;
+ *     html_create("out/report.html", &(html_options){.title = "tracebook report", ...}, &p, err);
+ *     html_section_sink(p, &(html_section_options){.title = "Top kernels", ...}, &s, err);
+ *     ... s->begin, s->row, s->finish, sink_destroy(s) ...
+ *     html_commit(p, err);      (the file now in place)
+ *     html_destroy(p);          (removes everything unless committed)
+ */
+#define HTML_MAX_ROWS 1000
+#define HTML_CHART_CATS 30
+#define HTML_LINE_POINTS 500
+
+typedef struct html_page html_page;
+
+typedef struct html_options {
+    const char *title;          /* the page's title and first heading */
+    const xlsx_pair *facts;     /* the headline's rows (copied) */
+    size_t n_facts;
+    const char *const *warnings; /* the load's warnings (copied) */
+    size_t n_warnings;
+    size_t max_rows;            /* rows a table keeps; 0 = HTML_MAX_ROWS */
+} html_options;
+
+typedef struct html_section_options {
+    const char *title;          /* the section's heading */
+    const char *description;    /* or NULL */
+    xlsx_chart chart;           /* kind NONE: no chart */
+    const char *full_file;      /* the file with every row (a CSV's name), named by a cut table, or NULL */
+    const char *name;           /* what errors call the section (a report id) */
+    int lead;                   /* 1: before every section without it (a summary made last) */
+    const char *const *cat_also; /* columns whose texts follow the category's in a chart's names, " · " */
+    size_t n_cat_also;          /* between them (a key, then its column and report) */
+    int chart_each;             /* 1: a chart per value column (small multiples) instead of one for all */
+    const char *const *marks;   /* chart_each lines: a marker's text per value column and row, or NULL */
+    const char *const *mark_class; /* (row r of value column i at [i * n_mark_rows + r]) and its CSS */
+    size_t n_mark_rows;         /* class ("regression", "improvement"); borrowed until finish */
+    const char *value_label;    /* chart_each: the value axis's label, or NULL (each value column's header) */
+    const char *class_col;      /* bars and columns: a column whose text is each row's marks' CSS class, or
+                                   NULL; the page colours "regression" red and "improvement" green */
+} html_section_options;
+
+/* Starts the page at path (under a temporary name). Returns new in *out (free with html_destroy). */
+tb_status html_create(const char *path, const html_options *opt, html_page **out, tb_error *err);
+
+/*
+ * A section for one report and the sink that fills it: new in *out (free
+ * with sink_destroy). so's strings are borrowed until the sink's finish.
+ * One sink at a time; a section is complete at its sink's finish and put
+ * in the page, in the order sections finish (lead ones first), at
+ * html_commit. Chart columns the report does not have fail at begin.
+ */
+tb_status html_section_sink(html_page *p, const html_section_options *so, tb_sink **out, tb_error *err);
+
+/* Adds a line to the page's notes, written at its end (text copied). */
+tb_status html_note(html_page *p, const char *text, tb_error *err);
+
+/* Ends the page and renames it into place. Afterwards only html_destroy may be called. */
+tb_status html_commit(html_page *p, tb_error *err);
+
+/* Frees the page; without a successful commit nothing is left on disk. NULL is fine. */
+void html_destroy(html_page *p);
+
+/* Writes s (n bytes) as HTML text: the escaping of svg_text (svg.h). */
+void html_text(FILE *f, const char *s, size_t n);
+
 #endif

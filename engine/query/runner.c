@@ -1077,7 +1077,8 @@ static unsigned report_formats(const tb_run_options *o, const tb_spec *spec, con
     return o->formats ? o->formats : rep->outputs ? rep->outputs : spec->outputs ? spec->outputs : TB_OUT_CSV;
 }
 
-static const unsigned format_order[] = {TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_CONSOLE};
+static const unsigned format_order[RUNNER_MAX_SINKS] = {TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_HTML,
+                                                        TB_OUT_CONSOLE};
 
 /* Opens the report's sinks (a format this build does not write opens none). */
 tb_status runner_open_sinks(const tb_run_options *o, const tb_spec *spec, const tb_spec_report *rep,
@@ -1085,7 +1086,7 @@ tb_status runner_open_sinks(const tb_run_options *o, const tb_spec *spec, const 
 {
     unsigned formats = report_formats(o, spec, rep);
     *ns = 0;
-    for (size_t i = 0; i < 4; i++) {
+    for (size_t i = 0; i < RUNNER_MAX_SINKS; i++) {
         if (!(formats & format_order[i]))
             continue;
         tb_sink *s = NULL;
@@ -1211,7 +1212,7 @@ tb_status runner_run_report(runner *r, const tb_spec *spec, const tb_spec_report
     sqlite3_stmt *st = NULL;
     column *c = NULL;
     size_t nc = 0;
-    tb_sink *sinks[4] = {0};
+    tb_sink *sinks[RUNNER_MAX_SINKS] = {0};
     size_t ns = 0;
     /* a cluster-scope report reads the cluster tables only: over shards
      * nothing else is there, so on one DB nothing else is either */

@@ -172,7 +172,10 @@ int runner_wanted(const tb_run_options *o, const char *id);
 tb_status runner_prepare_report(runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *what,
                                 sqlite3_stmt **stp, column **cp, size_t *ncp, tb_error *err);
 
-/* Opens rep's sinks into sinks[0..*ns) (at most 4; new: destroy each). */
+/* A report's sinks: one per format (csv, json, xlsx, html, console). */
+#define RUNNER_MAX_SINKS 5
+
+/* Opens rep's sinks into sinks[0..*ns) (at most RUNNER_MAX_SINKS; new: destroy each). */
 tb_status runner_open_sinks(const tb_run_options *o, const tb_spec *spec, const tb_spec_report *rep,
                             const char *label, tb_sink **sinks, size_t *ns, tb_error *err);
 

@@ -234,7 +234,7 @@ typedef struct rank_run {
     int once;               /* they are rank by rank: built once, the statement prepared once */
     int viewed;             /* their views of the current rank are up */
     sqlite3_stmt *kept;     /* the statement prepared once (once) */
-    tb_sink *sinks[4];
+    tb_sink *sinks[RUNNER_MAX_SINKS];
     size_t ns;
     int opened;             /* the sinks are open (a rank met `requires`) */
     tb_sink_column *sc;     /* the columns the sinks were begun with */

@@ -98,7 +98,7 @@ typedef struct gathered {
     size_t nc;
     tb_cell *cells;       /* one row */
     sqlite3_stmt *rq;     /* the rows, in rank order */
-    tb_sink *sinks[4];
+    tb_sink *sinks[RUNNER_MAX_SINKS];
     size_t ns;
 } gathered;
 

@@ -21,6 +21,12 @@
  * same inputs give the same bytes) and hands the writer (output/xlsx_out.c)
  * plain text and column names only. The workbook is put in place after the
  * last report, so a failed run leaves none.
+ *
+ * HTML outputs go to one page per run the same way (`<dir>/report.html`, or
+ * the spec's `html.file`), a section per report in the order the reports
+ * run (spec order), headed by the same facts as the About sheet with the
+ * load's warnings apart (output/html_out.c). A section names the report's
+ * CSV when the report writes one, for the rows a long table leaves out.
  */
 #include <errno.h>
 #include <jansson.h>
@@ -78,6 +84,10 @@ typedef struct job_state {
     char *book_path;         /* its final path (owned) */
     tb_sink *sheet;          /* the xlsx sink open now (owned by the runner) */
     xlsx_cond *conds;        /* the open sheet's conditional formats (owned) */
+    html_page *page;         /* the run's HTML page, made by the first html section */
+    char *page_path;         /* its final path (owned) */
+    tb_sink *section;        /* the html sink open now (owned by the runner) */
+    char *full_file;         /* the open section's CSV name (owned) */
     json_t *skipped_notes;   /* reports skipped, for the About sheet */
     advisor *adv;            /* the findings of the run's advisor rules, or NULL: it has none */
     const tb_spec_report *adv_wrapped; /* the rule whose first sink the advisor wraps already */
@@ -224,32 +234,34 @@ static int about_facts(job_state *js)
            about_sql(&js->facts, db, "SELECT 'load warning', message FROM TB_WARNING ORDER BY rowid LIMIT 10000");
 }
 
-/* The workbook's file name: the specs' workbook.file, else tracebook.xlsx; the window label before .xlsx. */
-static tb_status book_path(const job_state *js, const char *label, char **out, tb_error *err)
+/* The run's workbook (html 0) or page (html 1): the specs' workbook.file or
+ * html.file, else tracebook.xlsx or report.html; the window label before the
+ * extension. */
+static tb_status book_path(const job_state *js, const char *label, int html, char **out, tb_error *err)
 {
     const tb_run_options *o = &js->job->run;
-    const char *name = NULL, *from = NULL;
+    const char *name = NULL, *from = NULL, *ext = html ? ".html" : ".xlsx";
     for (size_t i = 0; i < o->n_specs; i++) {
-        const char *f = o->specs[i]->workbook_file;
+        const char *f = html ? o->specs[i]->html_file : o->specs[i]->workbook_file;
         if (!f)
             continue;
         if (name && strcmp(name, f))
-            return tb_error_set(err, TB_ERR_USAGE, "specs %s and %s name different workbooks ('%s', '%s'): a run "
-                                "writes one", from, o->specs[i]->path, name, f);
+            return tb_error_set(err, TB_ERR_USAGE, "specs %s and %s name different %s ('%s', '%s'): a run "
+                                "writes one", from, o->specs[i]->path, html ? "pages" : "workbooks", name, f);
         name = f;
         from = o->specs[i]->path;
     }
     if (!name)
-        name = "tracebook.xlsx";
+        name = html ? "report.html" : "tracebook.xlsx";
     size_t n = strlen(name);
-    size_t stem = n > 5 && !strcmp(name + n - 5, ".xlsx") ? n - 5 : n;
+    size_t stem = n > 5 && !strcmp(name + n - 5, ext) ? n - 5 : n;
     const char *tag = js->job->file_tag ? js->job->file_tag : "";
     size_t len = strlen(js->job->out_dir) + n + strlen(tag) + (label ? strlen(label) : 0) + 16;
     char *p = malloc(len);
     if (!p)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    snprintf(p, len, "%s/%.*s%s%s%s%s.xlsx", js->job->out_dir, (int)stem, name, *tag ? "_" : "", tag,
-             label && *label ? "_" : "", label ? label : "");
+    snprintf(p, len, "%s/%.*s%s%s%s%s%s", js->job->out_dir, (int)stem, name, *tag ? "_" : "", tag,
+             label && *label ? "_" : "", label ? label : "", ext);
     if (js->job->no_clobber && access(p, F_OK) == 0) {
         tb_status nc = tb_error_at(err, TB_ERR_USAGE, p, 0, 0, -1, "exists already (--no-clobber)");
         free(p);
@@ -265,22 +277,24 @@ static const char *sheet_want(const tb_spec_report *r)
     return r->xlsx_sheet ? r->xlsx_sheet : r->title ? r->title : r->id;
 }
 
-/* Does report r of spec sp run and write xlsx (the runner's rule for a report's formats)? */
-static int writes_xlsx(const tb_run_options *o, const tb_spec *sp, const tb_spec_report *r)
+/* Does report r of spec sp run and write format fmt (the runner's rule for a report's formats)? */
+static int writes_fmt(const tb_run_options *o, const tb_spec *sp, const tb_spec_report *r, unsigned fmt)
 {
     int wanted = !o->n_only;
     for (size_t i = 0; i < o->n_only && !wanted; i++)
         wanted = !strcmp(o->only[i], r->id);
-    unsigned f = o->formats ? o->formats : r->outputs ? r->outputs : sp->outputs;
-    return wanted && (f & TB_OUT_XLSX);
+    unsigned f = o->formats ? o->formats : r->outputs ? r->outputs : sp->outputs ? sp->outputs : TB_OUT_CSV;
+    return wanted && (f & fmt);
 }
+
+#define writes_xlsx(o, sp, r) writes_fmt(o, sp, r, TB_OUT_XLSX)
 
 /* Starts the run's workbook (once). */
 static tb_status book_open(job_state *js, const char *label, tb_error *err)
 {
     if (js->book)
         return TB_OK;
-    tb_status rc = book_path(js, label, &js->book_path, err);
+    tb_status rc = book_path(js, label, 0, &js->book_path, err);
     if (rc)
         return rc;
     if ((rc = file_ids_check(&js->inputs, js->book_path, err)))
@@ -351,6 +365,86 @@ static tb_status open_sheet(job_state *js, const tb_spec_report *rep, const char
     return rc;
 }
 
+/* ---- the HTML page ---------------------------------------------------------- */
+
+/* The page's heading: the first spec's html.title, else "tracebook report". */
+static const char *page_title(const tb_run_options *o)
+{
+    for (size_t i = 0; i < o->n_specs; i++)
+        if (o->specs[i]->html_title)
+            return o->specs[i]->html_title;
+    return "tracebook report";
+}
+
+/* Starts the run's page (once): the About sheet's rows, the load's warnings apart. */
+static tb_status page_open(job_state *js, const char *label, tb_error *err)
+{
+    if (js->page)
+        return TB_OK;
+    tb_status rc = book_path(js, label, 1, &js->page_path, err);
+    if (rc || (rc = file_ids_check(&js->inputs, js->page_path, err)))
+        return rc;
+    about_rows a = {0};
+    const char **warn = NULL;
+    xlsx_pair *facts = NULL;
+    char units[200];
+    snprintf(units, sizeof units, "time columns in %s; ratio columns in percent (0 to 100); sizes in bytes",
+             tb_unit_name(js->job->run.unit));
+    size_t n_warn = 0, n_facts = 0;
+    if (about_build(js, label, js->start, &a) ||
+        (a.n && (!(warn = calloc(a.n, sizeof *warn)) || !(facts = calloc(a.n, sizeof *facts))))) {
+        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t i = 0; i < a.n; i++) {
+        if (!strcmp(a.v[i].key, "load warning"))
+            warn[n_warn++] = a.v[i].value;
+        else if (!strcmp(a.v[i].key, "units"))
+            facts[n_facts++] = (xlsx_pair){.key = "units", .value = units};
+        else
+            facts[n_facts++] = a.v[i];
+    }
+    rc = html_create(js->page_path,
+                     &(html_options){.title = page_title(&js->job->run), .facts = facts, .n_facts = n_facts,
+                                     .warnings = warn, .n_warnings = n_warn},
+                     &js->page, err);
+done:
+    free(warn);
+    free(facts);
+    about_free(&a);
+    return rc;
+}
+
+/* A report's section of the run's page. */
+static tb_status open_section(job_state *js, const tb_spec *spec, const tb_spec_report *rep, const char *label,
+                              tb_sink **out, tb_error *err)
+{
+    tb_status rc = page_open(js, label, err);
+    if (rc)
+        return rc;
+    free(js->full_file);
+    js->full_file = NULL;
+    if (writes_fmt(&js->job->run, spec, rep, TB_OUT_CSV)) {
+        const char *tag = js->job->file_tag ? js->job->file_tag : "";
+        size_t n = strlen(rep->id) + strlen(tag) + (label ? strlen(label) : 0) + 16;
+        if (!(js->full_file = malloc(n)))
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        snprintf(js->full_file, n, "%s%s%s%s%s.csv", rep->id, *tag ? "_" : "", tag, label && *label ? "_" : "",
+                 label ? label : "");
+    }
+    html_section_options so = {
+        .title = rep->title ? rep->title : rep->id,
+        .description = rep->description,
+        .chart = {.kind = chart_kind(rep->chart_type), .categories = rep->chart_categories,
+                  .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values},
+        .full_file = js->full_file,
+        .name = rep->id,
+    };
+    rc = html_section_sink(js->page, &so, out, err);
+    js->section = rc ? NULL : *out;
+    return rc;
+}
+
 static tb_status open_file_sink(job_state *js, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
                                 const char *label, tb_sink **out, tb_error *err)
 {
@@ -362,6 +456,8 @@ static tb_status open_file_sink(job_state *js, const tb_spec *spec, const tb_spe
     }
     if (format == TB_OUT_XLSX)
         return open_sheet(js, rep, label, out, err);
+    if (format == TB_OUT_HTML)
+        return open_section(js, spec, rep, label, out, err);
     const char *ext = format == TB_OUT_JSON ? "json" : "csv";
     const char *tag = js->job->file_tag ? js->job->file_tag : "";
     size_t n = strlen(js->job->out_dir) + strlen(rep->id) + strlen(tag) + (label ? strlen(label) : 0) + 16;
@@ -426,6 +522,11 @@ static void sink_done(void *ctx, const tb_spec_report *rep, tb_sink *sink)
         json_array_append_new(files, json_string(base_name(js->book_path)));
         json_object_set_new(o, "sheets", sheets);
         js->sheet = NULL;
+    }
+    if (sink == js->section) {
+        /* the page too is put in place after the last report */
+        json_array_append_new(files, json_string(base_name(js->page_path)));
+        js->section = NULL;
     }
     for (size_t i = 0; i < n; i++) {
         json_array_append_new(files, json_string(base_name(paths[i])));
@@ -750,15 +851,17 @@ static json_t *metadata(const job_state *js, const tb_run_options *o, const tb_r
     return m;
 }
 
-/* Does any report of the run write xlsx? */
-static int wants_xlsx(const tb_run_options *o)
+/* Does any report of the run write format fmt? */
+static int wants_fmt(const tb_run_options *o, unsigned fmt)
 {
     for (size_t s = 0; s < o->n_specs; s++)
         for (size_t k = 0; k < o->specs[s]->n_reports; k++)
-            if (writes_xlsx(o, o->specs[s], &o->specs[s]->reports[k]))
+            if (writes_fmt(o, o->specs[s], &o->specs[s]->reports[k], fmt))
                 return 1;
     return 0;
 }
+
+#define wants_xlsx(o) wants_fmt(o, TB_OUT_XLSX)
 
 /* The workbook's Advisor sheet (reserved first when the book opened): the
  * findings, when the run writes a workbook. */
@@ -860,6 +963,23 @@ static tb_status finish_book(job_state *js, const tb_run_options *o, const tb_ru
     return TB_OK;
 }
 
+/* One page for the run, as one workbook: the skips noted in it, then committed. */
+static tb_status finish_page(job_state *js, const tb_run_options *o, const tb_run_result *res, tb_error *err)
+{
+    tb_status rc = TB_OK;
+    if (!js->page && wants_fmt(o, TB_OUT_HTML) && (rc = page_open(js, res->window_label, err)))
+        return rc;
+    if (!js->page)
+        return TB_OK;
+    for (size_t i = 0; i < json_array_size(js->skipped_notes) && !rc; i++)
+        rc = html_note(js->page, json_string_value(json_array_get(js->skipped_notes, i)), err);
+    if (rc || (rc = html_commit(js->page, err)))
+        return rc;
+    if (js->job->written)
+        js->job->written(js->job->run.ctx, js->page_path);
+    return TB_OK;
+}
+
 /* tracebook_run.json. The metadata goes with files: when every report wrote
  * only to the console there is nothing to describe; when some were skipped,
  * the file says why. */
@@ -867,7 +987,7 @@ static tb_status write_metadata(job_state *js, const tb_run_options *o, const tb
                                 size_t n, tb_error *err)
 {
     const tb_report_job *job = js->job;
-    int any_file = js->book != NULL || (js->adv && advisor_wrote(js->adv)), any_skipped = 0;
+    int any_file = js->book != NULL || js->page != NULL || (js->adv && advisor_wrote(js->adv)), any_skipped = 0;
     for (size_t i = 0; i < json_array_size(js->reports); i++) {
         json_t *r = json_array_get(js->reports, i);
         any_file |= json_array_size(json_object_get(r, "files")) > 0;
@@ -880,6 +1000,8 @@ static tb_status write_metadata(job_state *js, const tb_run_options *o, const tb
         json_object_set_new(m, "workbook", json_string(base_name(js->book_path)));
     if (js->adv && advisor_wrote(js->adv))
         json_object_set_new(m, "advisor", advisor_manifest(js->adv));
+    if (js->page)
+        json_object_set_new(m, "page", json_string(base_name(js->page_path)));
     if (job->keep_listings)
         manifest_keep_earlier(m, job->out_dir);
     tb_status rc = manifest_write(job->out_dir, m, &js->inputs, meta_path, n, err);
@@ -931,8 +1053,8 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
     o.sink_ctx = &js;
     o.sink_done = sink_done;
     o.report_done = report_done;
-    /* only a workbook's About sheet reads them */
-    if (wants_xlsx(&o) && about_facts(&js)) {
+    /* only a workbook's About sheet and a page's headline read them */
+    if ((wants_xlsx(&o) || wants_fmt(&o, TB_OUT_HTML)) && about_facts(&js)) {
         rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -949,7 +1071,7 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
          (rc = advisor_sheet(&js, &o, res->window_label, err))))
         goto done;
     json_decref(warnings_obj(&js, &res->warnings));
-    if ((rc = finish_book(&js, &o, res, err)))
+    if ((rc = finish_book(&js, &o, res, err)) || (rc = finish_page(&js, &o, res, err)))
         goto done;
     rc = write_metadata(&js, &o, res, meta_path, sizeof meta_path, err);
 done:
@@ -958,6 +1080,9 @@ done:
     xlsx_destroy(js.book);
     advisor_free(js.adv);
     free(js.book_path);
+    html_destroy(js.page);
+    free(js.page_path);
+    free(js.full_file);
     free(js.conds);
     json_decref(js.skipped_notes);
     json_decref(js.reports);

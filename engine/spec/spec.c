@@ -66,8 +66,9 @@ static const char *const layer_names[] = {
     "biu_perf", "ub",      "block_detail",  "dpu",      "fusion_task",      NULL};
 
 static const char *const top_keys[] = {"tracebook", "json_process", "params", "metrics",
-                                       "outputs",   "reports",      "workbook", NULL};
+                                       "outputs",   "reports",      "workbook", "html", NULL};
 static const char *const workbook_keys[] = {"file", "sheets", NULL};
+static const char *const html_keys[] = {"file", "title", NULL};
 
 
 /* ---- json_process -------------------------------------------------------- */
@@ -372,6 +373,24 @@ static tb_status parse_workbook(loader *L, const specnode *n)
     return TB_OK;
 }
 
+/* html: the page's file name (in the output folder) and heading. */
+static tb_status parse_html(loader *L, const specnode *n)
+{
+    tb_status st;
+    if ((st = spec_need_map(L, n, "html")) || (st = spec_check_keys(L, n, "html", html_keys)))
+        return st;
+    const specnode_pair *f = specnode_get(n, "file"), *t = specnode_get(n, "title");
+    if (f && (st = spec_get_nonempty(L, f->value, "file", &L->spec->html_file)))
+        return st;
+    const char *h = L->spec->html_file;
+    if (h && (strchr(h, '/') || !strcmp(h, ".") || !strcmp(h, "..")))
+        return fail_node(L, f->value, "html 'file' must be a file name, got '%.60s': it is written in the "
+                         "output folder", h);
+    if (t && (st = spec_get_nonempty(L, t->value, "title", &L->spec->html_title)))
+        return st;
+    return TB_OK;
+}
+
 /* Every id of workbook.sheets must name a report of this spec. */
 static tb_status check_wb_sheets(loader *L)
 {
@@ -411,6 +430,8 @@ static tb_status parse_tracebook(loader *L, const specnode *root)
     if ((p = specnode_get(root, "outputs")) && (st = spec_parse_outputs(L, p->value, &L->spec->outputs)))
         return st;
     if ((p = specnode_get(root, "workbook")) && (st = parse_workbook(L, p->value)))
+        return st;
+    if ((p = specnode_get(root, "html")) && (st = parse_html(L, p->value)))
         return st;
     if ((p = specnode_get(root, "reports")) && (st = spec_parse_reports(L, p->value)))
         return st;
@@ -494,7 +515,7 @@ tb_status spec_load_text(const char *name, const char *text, size_t len, int dep
         if ((st = parse_tracebook(&L, root)))
             goto fail;
     } else {
-        static const char *const sections[] = {"reports", "params", "metrics", "outputs", "workbook", NULL};
+        static const char *const sections[] = {"reports", "params", "metrics", "outputs", "workbook", "html", NULL};
         for (size_t i = 0; sections[i]; i++) {
             const specnode_pair *p = specnode_get(root, sections[i]);
             if (p) {

@@ -154,6 +154,8 @@ struct tb_spec {
     char **workbook_sheets;   /* workbook.sheets: report ids whose sheets come first, in this order */
     size_t n_workbook_sheets;
     unsigned outputs;         /* `outputs:` default formats; 0 = csv */
+    char *html_file;          /* html.file: the page's file name, or NULL (report.html) */
+    char *html_title;         /* html.title: the page's heading, or NULL */
 };
 
 #endif

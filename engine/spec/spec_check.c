@@ -293,6 +293,8 @@ void tb_spec_free(tb_spec *spec)
         spec_report_free(&spec->reports[i]);
     free(spec->reports);
     free(spec->workbook_file);
+    free(spec->html_file);
+    free(spec->html_title);
     for (size_t i = 0; i < spec->n_workbook_sheets; i++)
         free(spec->workbook_sheets[i]);
     free(spec->workbook_sheets);
@@ -435,8 +437,8 @@ tb_status spec_parse_params(loader *L, const specnode *n, tb_param **out, size_t
 /* The names of the formats (tracebook/columns.h), NULL-terminated. */
 static const char *const *output_names(void)
 {
-    static const char *names[5];
-    for (unsigned i = 0; i < 4; i++)
+    static const char *names[9];
+    for (unsigned i = 0; i < 8 && tb_out_format_name(1u << i); i++)
         names[i] = tb_out_format_name(1u << i);
     return names;
 }

@@ -15,6 +15,7 @@ static const struct {
     {"json", TB_OUT_JSON},
     {"xlsx", TB_OUT_XLSX},
     {"console", TB_OUT_CONSOLE},
+    {"html", TB_OUT_HTML},
 };
 
 unsigned tb_out_format_named(const char *name, size_t len)

@@ -25,11 +25,12 @@ enum tb_out_format {
     TB_OUT_CSV = 1u << 0,
     TB_OUT_JSON = 1u << 1,
     TB_OUT_XLSX = 1u << 2,
-    TB_OUT_CONSOLE = 1u << 3
+    TB_OUT_CONSOLE = 1u << 3,
+    TB_OUT_HTML = 1u << 4      /* one page per run (report.html), a section per report */
 };
 
 /* The format named by the len bytes at name ("csv", "json", "xlsx",
- * "console"), or 0. */
+ * "console", "html"), or 0. */
 unsigned tb_out_format_named(const char *name, size_t len);
 /* The name of one format (a single bit), or NULL. */
 const char *tb_out_format_name(unsigned format);

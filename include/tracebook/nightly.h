@@ -24,13 +24,15 @@
  * columns worse when higher by 5% and 1 us) marking regressions and
  * improvements (docs/spec.md, docs/nightly.md). Writes
  * `<out_dir>/<report id>_compare.csv` (and .json, as the report's outputs
- * ask) and `<out_dir>/tracebook_run.json` listing every regression.
+ * ask), `compare.xlsx`, `compare.html` and `<out_dir>/tracebook_run.json`
+ * listing every regression.
  */
 typedef struct tb_compare_job {
     const tb_spec *spec;             /* borrowed */
     tb_time_unit unit;               /* typed time columns are compared in this unit */
     int64_t max_steps;               /* as tb_run_options.max_steps */
-    unsigned formats;                /* TB_OUT_CSV and/or TB_OUT_JSON; 0 = the spec's (csv when none) */
+    unsigned formats;                /* TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX (compare.xlsx), TB_OUT_HTML
+                                        (compare.html); 0: csv, xlsx, html and json when the spec asks */
     int csv_safe;                    /* as tb_report_job.csv_safe */
     const char *out_dir;             /* created when missing (one level) */
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
@@ -96,7 +98,8 @@ typedef struct tb_history_report_job {
     const tb_spec *spec;             /* its reports (by id) give keys, normalisation and rules */
     int64_t last;                    /* > 0: the newest last nights are shown (all are judged from) */
     tb_time_unit unit;
-    unsigned formats;                /* TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX; 0: csv, xlsx and json when asked */
+    unsigned formats;                /* TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX, TB_OUT_HTML (trend.html); 0: csv,
+                                        xlsx, html and json when asked */
     int csv_safe;                    /* as tb_report_job.csv_safe */
     const char *out_dir;
     void (*written)(void *ctx, const char *path);

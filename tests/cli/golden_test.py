@@ -37,6 +37,8 @@ CASES = [
                         "--spec", "builtin:communication_statistic", "--format", "json,csv"]),
     # a review workbook: About sheet, charts, conditional formats
     ("review_workbook", ["-dir", "ascend_small", "--spec", "specs/review_workbook.yaml"]),
+    # a self-contained HTML page: the headline, a section per report, every chart kind
+    ("html_report", ["-dir", "ascend_small", "--spec", "specs/html_report.yaml"]),
     # the nightly spec's reports in one workbook, in a window
     ("nightly_xlsx_step9", ["-dir", "ascend_small", "--spec", "specs/nightly.yaml", "--format", "xlsx",
                             "--model-id", "4294967295", "--iteration-id", "9"]),

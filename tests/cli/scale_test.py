@@ -11,7 +11,8 @@
 # (tracebook_run.json aside, which names what was given; info's first line
 # names the DB; compare.xlsx holds the wall-clock time of its making and the
 # cached DBs' names, so its parts are compared without docProps/core.xml and
-# with the DB names masked). N = 4 over the 64 ranks, and
+# with the DB names masked; compare.html's headline names the sides' DBs and
+# inputs, so it is compared from the end of the headline). N = 4 over the 64 ranks, and
 # N = 3 over 2 ranks, where one shard holds no rank. Then: the `processes`
 # lists, a missing shard (exit 6 naming it, or --keep-going), bad --shard
 # values (exit 2), a bad rank file (exit 3 naming it, no shard written).
@@ -127,6 +128,14 @@ def xlsx_parts(path):
                 for n in z.namelist() if n != "docProps/core.xml"}
 
 
+def html_body(path):
+    # compare.html's headline names each side's DB and inputs; the sections after it must be the same
+    with open(path, "rb") as f:
+        text = f.read()
+    assert b"</header>" in text, path
+    return text.split(b"</header>", 1)[1]
+
+
 def same_tree(a, b, skip=("tracebook_run.json",)):
     """Every file of a is in b with the same bytes, and b has no other file."""
     fa, fb = [], []
@@ -141,6 +150,8 @@ def same_tree(a, b, skip=("tracebook_run.json",)):
         x, y = os.path.join(a, f), os.path.join(b, f)
         if f.endswith("compare.xlsx"):
             assert xlsx_parts(x) == xlsx_parts(y), f
+        elif f.endswith("compare.html"):
+            assert html_body(x) == html_body(y), f
         else:
             assert filecmp.cmp(x, y, shallow=False), f
 

@@ -1069,7 +1069,7 @@ static void test_error_unknown_key(void **state)
                  "sql_file, params, outputs, sort, limit, header_units, columns, xlsx, key, normalize, regressions, drop_empty, pivot, scope, advice");
     expect_error("e1b.yaml", "tracebook: 1\nreport: []\n", TB_ERR_PARSE, 2, 1,
                  "unknown key 'report' in the spec (did you mean 'reports'?); expected one of: tracebook, json_process, params, metrics, "
-                 "outputs, reports, workbook");
+                 "outputs, reports, workbook, html");
     expect_error("e1c.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: x\n    columns: {A: {wdth: 3}}\n",
                  TB_ERR_PARSE, 5, 19, "unknown key 'wdth' in column 'A' (did you mean 'width'?); expected one of: header, format, width");
 }
@@ -1237,9 +1237,9 @@ static void test_error_outputs(void **state)
 {
     (void)state;
     expect_error("e13.yaml", "tracebook: 1\noutputs: [csv, pdf]\n", TB_ERR_PARSE, 2, 16,
-                 "unknown output format 'pdf'; expected one of: csv, json, xlsx, console");
+                 "unknown output format 'pdf'; expected one of: csv, json, xlsx, console, html");
     expect_error("e13b.yaml", "tracebook: 1\noutputs: []\n", TB_ERR_PARSE, 2, 10,
-                 "'outputs' must name at least one format; expected some of: csv, json, xlsx, console");
+                 "'outputs' must name at least one format; expected some of: csv, json, xlsx, console, html");
 }
 
 static void test_error_params(void **state)
@@ -1343,6 +1343,17 @@ static void test_xlsx_options(void **state)
                  2, 24, "workbook 'sheets' names 'b', which is no report of this spec");
     expect_error("x17.yaml", "tracebook: 1\nworkbook: {sheets: [a, a]}\n", TB_ERR_PARSE, 2, 24,
                  "workbook 'sheets' names report 'a' twice");
+    /* html: the page's file name and title */
+    tb_spec *h = load_ok("h1.yaml", "tracebook: 1\nhtml: {file: review.html, title: Nightly review}\noutputs: [csv, html]\n");
+    assert_str("review.html", h->html_file);
+    assert_str("Nightly review", h->html_title);
+    assert_int_equal(h->outputs, TB_OUT_CSV | TB_OUT_HTML);
+    expect_error("h2.yaml", "tracebook: 1\nhtml: {file: out/r.html}\n", TB_ERR_PARSE, 2, 14,
+                 "html 'file' must be a file name, got 'out/r.html': it is written in the output folder");
+    expect_error("h3.yaml", "tracebook: 1\nhtml: {titel: x}\n", TB_ERR_PARSE, 2, 8,
+                 "unknown key 'titel' in html (did you mean 'title'?); expected one of: file, title");
+    expect_error("h4.yaml", "tracebook: 1\nhtml: report.html\n", TB_ERR_PARSE, 2, 7,
+                 "'html' must be a mapping, got 'report.html'");
 }
 
 /* JSON positions survive libyaml's limits: tabs, surrogate pair escapes, a BOM. */
