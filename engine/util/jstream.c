@@ -172,8 +172,9 @@ static inline int parse_key(pstate *ps, js_span *k)
 }
 
 /*
- * A key as profilers write it: no escape or control character, at most
- * PLAIN_KEY_MAX bytes, the ':' right after the closing quote. Read without
+ * A key as profilers write it: no escape or control character, shorter than
+ * PLAIN_KEY_MAX bytes, the ':' right after the closing quote, and at least
+ * PLAIN_KEY_MAX + 2 bytes after the opening quote in the window. Read without
  * the general string scan; returns 0 for anything else (nothing consumed),
  * which parse_key then reads as before, errors included.
  */

@@ -802,7 +802,7 @@ static void test_args_lazy(void **state)
 
 /*
  * Keys are read the short way when written plainly ("key": with the colon
- * right after the quote, no escape, at most 24 bytes) and the general way
+ * right after the quote, no escape, under 24 bytes) and the general way
  * otherwise: both give the same members, whatever the form.
  */
 static void test_key_forms(void **state)
@@ -812,7 +812,8 @@ static void test_key_forms(void **state)
     write_str(path, sizeof path, "keys.json",
               "[{\"name\":\"a\",\"ph\" : \"X\",\"ts\"\t:\"1.5\",\"dur\":2,\"pid\":7,\"tid\":8,"
               "\"args\":{\"Task Id\":5,\"a_key_longer_than_24_bytes\":\"long\",\"e\\u0073c\":1,"
-              "\"Physic Stream Id\" :3,\"c\\\"q\":2}},\n"
+              "\"Physic Stream Id\" :3,\"c\\\"q\":2,\"abcdefghijklmnopqrstuvw\":23,"
+              "\"abcdefghijklmnopqrstuvwx\":24}},\n"
               "{\"cat\":\"c\",\"name\":\"b\",\"args\":{\"x\":1}}]");
     jstream *js = open_ok(path);
     trace_event ev;
@@ -825,8 +826,10 @@ static void test_key_forms(void **state)
     assert_i64(2000, ev.dur_ns);
     assert_span(ev.pid, JS_NUM, "7");
     assert_span(ev.tid, JS_NUM, "8");
-    assert_int_equal(ev.n_args, 5);
+    assert_int_equal(ev.n_args, 7);
     assert_span(js_arg(&ev, "Task Id"), JS_NUM, "5");
+    assert_span(js_arg(&ev, "abcdefghijklmnopqrstuvw"), JS_NUM, "23");  /* the longest read the short way */
+    assert_span(js_arg(&ev, "abcdefghijklmnopqrstuvwx"), JS_NUM, "24"); /* the shortest read the general way */
     assert_span(js_arg(&ev, "a_key_longer_than_24_bytes"), JS_STR, "long");
     assert_span(js_arg(&ev, "e\\u0073c"), JS_NUM, "1"); /* keys are compared as written */
     assert_int_equal(js_arg(&ev, "esc").type, JS_NONE);
