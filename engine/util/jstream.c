@@ -171,6 +171,33 @@ static inline int parse_key(pstate *ps, js_span *k)
     return 0;
 }
 
+/*
+ * A key as profilers write it: no escape or control character, shorter than
+ * PLAIN_KEY_MAX bytes, the ':' right after the closing quote, and at least
+ * PLAIN_KEY_MAX + 2 bytes after the opening quote in the window. Read without
+ * the general string scan; returns 0 for anything else (nothing consumed),
+ * which parse_key then reads as before, errors included.
+ */
+#define PLAIN_KEY_MAX 24
+static inline int plain_key(pstate *ps, js_span *k)
+{
+    const char *p = ps->p + 1, *e = ps->end;
+    if (ps->p[0] != '"' || e - p < PLAIN_KEY_MAX + 2)
+        return 0;
+    e = p + PLAIN_KEY_MAX;
+    const char *q = p;
+    while (q < e && !str_stop[(unsigned char)*q])
+        q++;
+    if (q == e || *q != '"' || q[1] != ':')
+        return 0;
+    k->p = p;
+    k->n = (size_t)(q - p);
+    k->type = JS_STR;
+    k->flags = 0;
+    ps->p = q + 2;
+    return 1;
+}
+
 static int parse_number(pstate *ps, js_span *s)
 {
     const char *p = ps->p, *e = ps->end, *start = p;
@@ -319,7 +346,7 @@ static int parse_args_inline(pstate *ps, trace_event *ev, js_span *s)
     if (*ps->p != '}') {
         for (;;) {
             js_span k, v;
-            if (parse_key(ps, &k))
+            if (!plain_key(ps, &k) && parse_key(ps, &k))
                 return -1;
             if (parse_value(ps, &v))
                 return -1;
@@ -391,7 +418,7 @@ static int parse_event(pstate *ps, trace_event *ev)
     }
     for (;;) {
         js_span k, v;
-        if (parse_key(ps, &k))
+        if (!plain_key(ps, &k) && parse_key(ps, &k))
             return -1;
         const char *vstart;
         skip_ws(ps);
@@ -859,7 +886,7 @@ js_span js_arg(trace_event *ev, const char *key)
     size_t kn = strlen(key);
     for (int i = 0; i < ev->n_args; i++) {
         const js_span *k = &ev->argv[i].key;
-        if (k->n == kn && memcmp(k->p, key, kn) == 0)
+        if (k->n == kn && (kn == 0 || k->p[0] == key[0]) && memcmp(k->p, key, kn) == 0)
             return ev->argv[i].val;
     }
     return none;

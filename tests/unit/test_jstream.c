@@ -801,6 +801,49 @@ static void test_args_lazy(void **state)
 }
 
 /*
+ * Keys are read the short way when written plainly ("key": with the colon
+ * right after the quote, no escape, under 24 bytes) and the general way
+ * otherwise: both give the same members, whatever the form.
+ */
+static void test_key_forms(void **state)
+{
+    (void)state;
+    char path[PATH_MAX];
+    write_str(path, sizeof path, "keys.json",
+              "[{\"name\":\"a\",\"ph\" : \"X\",\"ts\"\t:\"1.5\",\"dur\":2,\"pid\":7,\"tid\":8,"
+              "\"args\":{\"Task Id\":5,\"a_key_longer_than_24_bytes\":\"long\",\"e\\u0073c\":1,"
+              "\"Physic Stream Id\" :3,\"c\\\"q\":2,\"abcdefghijklmnopqrstuvw\":23,"
+              "\"abcdefghijklmnopqrstuvwx\":24}},\n"
+              "{\"cat\":\"c\",\"name\":\"b\",\"args\":{\"x\":1}}]");
+    jstream *js = open_ok(path);
+    trace_event ev;
+    tb_error err;
+    next_event(js, &ev);
+    assert_span(ev.name, JS_STR, "a");
+    assert_int_equal(ev.ph, 'X');
+    assert_int_equal(ev.has_ts, 1);
+    assert_i64(1500, ev.ts_ns);
+    assert_i64(2000, ev.dur_ns);
+    assert_span(ev.pid, JS_NUM, "7");
+    assert_span(ev.tid, JS_NUM, "8");
+    assert_int_equal(ev.n_args, 7);
+    assert_span(js_arg(&ev, "Task Id"), JS_NUM, "5");
+    assert_span(js_arg(&ev, "abcdefghijklmnopqrstuvw"), JS_NUM, "23");  /* the longest read the short way */
+    assert_span(js_arg(&ev, "abcdefghijklmnopqrstuvwx"), JS_NUM, "24"); /* the shortest read the general way */
+    assert_span(js_arg(&ev, "a_key_longer_than_24_bytes"), JS_STR, "long");
+    assert_span(js_arg(&ev, "e\\u0073c"), JS_NUM, "1"); /* keys are compared as written */
+    assert_int_equal(js_arg(&ev, "esc").type, JS_NONE);
+    assert_span(js_arg(&ev, "Physic Stream Id"), JS_NUM, "3");
+    assert_span(js_arg(&ev, "c\\\"q"), JS_NUM, "2");
+    next_event(js, &ev); /* the last keys lie within 24 bytes of the end of the input */
+    assert_span(ev.cat, JS_STR, "c");
+    assert_span(ev.name, JS_STR, "b");
+    assert_span(js_arg(&ev, "x"), JS_NUM, "1");
+    next_item(js, JS_ITEM_END, &err);
+    close_js(js);
+}
+
+/*
  * A number as the last member of args, right before the closing '}', is the
  * commonest args shape ("args":{"value":5} in every counter event). parse_args
  * ends its window at the '}', so parse_number sees the number run to the end
@@ -1381,6 +1424,7 @@ int main(void)
         cmocka_unit_test_teardown(test_empty_event, test_teardown),
         cmocka_unit_test_teardown(test_args_lazy, test_teardown),
         cmocka_unit_test_teardown(test_args_last_number, test_teardown),
+        cmocka_unit_test_teardown(test_key_forms, test_teardown),
         cmocka_unit_test_teardown(test_bom_and_trailing_comma, test_teardown),
         cmocka_unit_test_teardown(test_large_file, test_teardown),
         cmocka_unit_test_teardown(test_truncated_mid_event, test_teardown),
