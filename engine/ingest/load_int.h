@@ -199,6 +199,9 @@ tb_status load_books_meta(dbw *w, const import_ids *ids, tb_error *err);
 tb_status load_books_bind_h2d(dbw *w, tb_error *err);
 /* The PMU metrics of summary CSVs' kernels onto their tasks (TASK_PMU_INFO). */
 tb_status load_books_bind_pmu(dbw *w, tb_error *err);
+/* RANK_DEVICE_MAP rows of ranks no file named a device of, and the
+ * COMMUNICATION_OP.groupName of ops loaded without one (see load_books.c). */
+tb_status load_books_fill_recipe_tables(dbw *w, tb_error *err);
 /* Numbers the ranks (see load_books.c); final[p] receives rank p's rankId. */
 tb_status load_books_apply_ranks(dbw *w, const int64_t *claim, const size_t *who, const src_info *src, size_t nranks,
                                  int64_t *final, warn_log *wl, tb_error *err);
