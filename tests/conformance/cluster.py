@@ -6,21 +6,22 @@
 # Each check runs the tracebook command on a shared folder or file and compares
 # its CSV with an answer computed here, independently, from the input files:
 #   - cluster_step_trace_time on cluster_analysis_output/: the header is
-#     msprof-analyze's, the rank rows are the file's, and every stage row of
-#     cluster_step_trace_time.csv (p2p groups [0..7], [8..15] of
-#     communication_group.json) and of cluster_step_trace_time_8ranks.csv (one
-#     stage) is reproduced, value for value (the files write 0 and 0.0 and
-#     floats as Python prints them: compared as numbers);
-#   - the 8-rank file loaded alone (no groups: one stage) and with the group
-#     file (p2p groups restricted to its ranks: one stage), the 16-rank file
-#     alone (one stage of all ranks, the max computed here);
+#     msprof-analyze's, the rank rows and the stage rows are the files' own
+#     (cluster_step_trace_time.csv: stages [0..7], [8..15], each the max of
+#     its ranks; cluster_step_trace_time_8ranks.csv: one stage), value for
+#     value (the files write 0 and 0.0 and floats as Python prints them:
+#     compared as numbers);
+#   - the 8-rank file loaded alone and with the group file, the 16-rank file
+#     alone: a loaded cluster CSV's rank rows come with its own stage rows;
 #   - slow_rank_op and slow_rank against the elapse times of
 #     cluster_communication.json (transmit = least time of a collective op
 #     over its ranks, wait = time - transmit, ranks by total wait);
 #   - communication_matrix against cluster_communication_matrix.json;
 #   - the two torch_npu ranks: rank rows from their step_trace_time.csv (the
-#     metrics.cluster.rank_source option), one stage of both, and slow_rank_op
-#     from their communication.json files.
+#     metrics.cluster.rank_source option), no stage (no pipeline group known),
+#     and slow_rank_op from their communication.json files; by default, the
+#     file msprof-analyze wrote for them (reference/, its README says how):
+#     the same header, rows and values to 0.001 us.
 # Times are compared in integer ns (--timeunit ns): the loader rounds the JSON
 # milliseconds half away from zero to the ns, as done here with Decimal.
 # usage: cluster.py TRACEBOOK SHARED_DATA_DIR OUT_DIR
@@ -120,15 +121,11 @@ def step_trace_checks(tb, folder, out, env):
             T.eq(header, h8, name + ": header")
             compare_rows(name, got, want8)
 
-    # the 16-rank file alone: one stage of all ranks, the max over all 16
+    # the 16-rank file alone: its rank rows and its own stage rows, as written
     d = run(tb, os.path.join(out, "16ranks"), [csv16], spec, env)
     if d:
         _, got = step_rows(os.path.join(d, "cluster_step_trace_time.csv"))
-        ranks = list(range(16))
-        idx = "(" + ", ".join(str(r) for r in ranks) + ")"
-        want = {k: v for k, v in want16.items() if k[1] == "rank"}
-        want[("2", "stage", idx)] = stage_max(want16, "2", ranks)
-        compare_rows("16ranks alone", got, want)
+        compare_rows("16ranks alone", got, want16)
         # and the two stages of the sample are the max over their p2p group
         for g in p2p:
             idx = "(" + ", ".join(str(r) for r in g) + ")"
@@ -258,10 +255,22 @@ def torch_npu_checks(tb, data, out, env):
             skip = 1 if header[0] == "Device_id" else 0  # columns after Step
             for row in rows:
                 want[(row[skip], "rank", str(r))] = [num(x) for x in row[skip + 1:]]
-        steps = sorted({k[0] for k in want})
-        for s in steps:
-            want[(s, "stage", "(0, 1)")] = stage_max(want, s, [0, 1])
+        # no pipeline-parallel group is known: no stage row, as msprof-analyze
         compare_rows("torch_npu ranks", got, want)
+    # the default (no options) equals msprof-analyze's own output on these two ranks
+    ref = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference",
+                       "msprof_analyze_cluster_step_trace_time_2ranks.csv")
+    d = run(tb, os.path.join(out, "torch_npu_default"), list(ranks.values()), "builtin:cluster_step_trace_time", env)
+    if d:
+        got_path = os.path.join(d, "cluster_step_trace_time.csv")
+        with open(got_path, "rb") as f, open(ref, "rb") as g:
+            T.eq(f.readline().rstrip(b"\r\n"), g.readline().rstrip(b"\r\n"), "msprof-analyze's header")
+        _, got = step_rows(got_path)
+        _, want = step_rows(ref)
+        T.eq(sorted(got), sorted(want), "msprof-analyze's rows")
+        for k in sorted(set(got) & set(want)):
+            T.check(all(abs(a - b) <= 0.001 for a, b in zip(got[k], want[k])) and len(got[k]) == len(want[k]),
+                    "row %s: %s, msprof-analyze %s" % (k, got[k], want[k]))
     comm = {r: os.path.join(p, "ASCEND_PROFILER_OUTPUT", "communication.json") for r, p in ranks.items()}
     if all(os.path.isfile(p) for p in comm.values()):
         slow_rank_checks(tb, "torch_npu_slow_rank", list(ranks.values()), spec, rank_comm_times(comm), out, env)
