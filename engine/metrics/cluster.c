@@ -954,6 +954,56 @@ static tb_status collect_links(const metric_ctx *m, tb_error *err)
         err);
 }
 
+/*
+ * The links of the ranks' own communication_matrix.json files name their
+ * ranks by their place in the op's group ("0-1" in a group of ranks 8 and
+ * 9 is 8 -> 9). As msprof-analyze does, a rank's own link in a group
+ * ("i-i" in rank R's file) says that local rank i is R; temp.tb_m_link is
+ * tb_cp_link's file rows with gSrc, gDst the global ranks (a cluster
+ * file's rows are global already), NULL where no rank's own link maps the
+ * local one. The links left out so are said in a note.
+ */
+static tb_status map_local_ranks(const metric_ctx *m, tb_error *err)
+{
+    static const char what[] = "communication_matrix";
+    tb_status rc = metrics_exec(
+        m, what,
+        "DROP TABLE IF EXISTS temp.tb_m_rankmap;"
+        "CREATE TEMP TABLE tb_m_rankmap AS SELECT groupName, srcRank AS local, min(rankId) AS global "
+        "  FROM temp.tb_cp_link WHERE source = 'TB_COMM_MATRIX' AND NOT coalesce(cluster, 0) "
+        "  AND srcRank = dstRank AND rankId IS NOT NULL GROUP BY groupName, srcRank;"
+        "DROP TABLE IF EXISTS temp.tb_m_link;"
+        "CREATE TEMP TABLE tb_m_link AS SELECT l.*, "
+        "  CASE WHEN coalesce(l.cluster, 0) THEN l.srcRank ELSE (SELECT r.global FROM temp.tb_m_rankmap r "
+        "    WHERE r.groupName IS l.groupName AND r.local = l.srcRank) END AS gSrc, "
+        "  CASE WHEN coalesce(l.cluster, 0) THEN l.dstRank ELSE (SELECT r.global FROM temp.tb_m_rankmap r "
+        "    WHERE r.groupName IS l.groupName AND r.local = l.dstRank) END AS gDst "
+        "FROM temp.tb_cp_link l WHERE l.source = 'TB_COMM_MATRIX';",
+        err);
+    if (rc || !m->note)
+        return rc;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(m->db,
+                           "SELECT count(*), count(DISTINCT opName || '@' || coalesce(groupName, '')), "
+                           "  (SELECT group_concat(x, '; ') FROM (SELECT DISTINCT 'group ' || coalesce(groupName, '?') "
+                           "    || ' local rank ' || CASE WHEN gSrc IS NULL THEN srcRank ELSE dstRank END AS x "
+                           "    FROM temp.tb_m_link WHERE gSrc IS NULL OR gDst IS NULL ORDER BY 1 LIMIT 8)) "
+                           "FROM temp.tb_m_link WHERE gSrc IS NULL OR gDst IS NULL",
+                           -1, &st, NULL) != SQLITE_OK)
+        return db_fail(m, what, err);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+        char msg[1024];
+        snprintf(msg, sizeof msg,
+                 "communication_matrix: %lld links of %lld ops left out: a group-local rank no rank of the load "
+                 "maps to a global rank (by its own link in the group): %s%s",
+                 (long long)sqlite3_column_int64(st, 0), (long long)sqlite3_column_int64(st, 1),
+                 (const char *)sqlite3_column_text(st, 2), sqlite3_column_int64(st, 0) > 8 ? "; ..." : "");
+        m->note(m->ctx, msg);
+    }
+    sqlite3_finalize(st);
+    return TB_OK;
+}
+
 static tb_status build_matrix(const metric_ctx *m, tb_error *err)
 {
     if (m->phase != METRICS_COMBINE) {
@@ -972,20 +1022,24 @@ static tb_status build_matrix(const metric_ctx *m, tb_error *err)
     int files = has_fact(m, "communication_matrix", "matrix", err);
     if (files < 0)
         return err->code;
-    if (files)
-        /* one row per link: the cluster file's, else the source rank's file, else the lowest rank's */
+    if (files) {
+        /* global ranks; one row per link: the cluster file's, else the source rank's file, else the lowest rank's */
+        if ((rc = map_local_ranks(m, err)))
+            return rc;
         return metrics_exec(
             m, "communication_matrix",
             "INSERT INTO temp.communication_matrix "
-            "SELECT step, opKind, opName, groupName, groupRanks, srcRank, dstRank, transport, bytes, timeNs, bw, "
+            "SELECT step, opKind, opName, groupName, groupRanks, gSrc, gDst, transport, bytes, timeNs, bw, "
             "  source FROM ("
-            "  SELECT step, opKind, opName, groupName, groupRanks, srcRank, dstRank, transport, bytes, timeNs, bw, "
-            "    source, row_number() OVER (PARTITION BY rawStep, opKind, opName, groupName, srcRank, dstRank, "
-            "      transport ORDER BY cluster DESC, rankId IS srcRank DESC, rankId) AS k "
-            "  FROM temp.tb_cp_link WHERE source = 'TB_COMM_MATRIX') "
+            "  SELECT step, opKind, opName, groupName, groupRanks, gSrc, gDst, transport, bytes, timeNs, bw, "
+            "    source, row_number() OVER (PARTITION BY rawStep, opKind, opName, groupName, gSrc, gDst, "
+            "      transport ORDER BY cluster DESC, rankId IS gSrc DESC, rankId) AS k "
+            "  FROM temp.tb_m_link WHERE gSrc IS NOT NULL AND gDst IS NOT NULL) "
             "WHERE k = 1 "
-            "ORDER BY step IS NOT NULL, CAST(step AS INTEGER), step, opKind, opName, srcRank, dstRank, transport;",
+            "ORDER BY step IS NOT NULL, CAST(step AS INTEGER), step, opKind, opName, gSrc, gDst, transport;"
+            "DROP TABLE temp.tb_m_link; DROP TABLE temp.tb_m_rankmap;",
             err);
+    }
     /* bytes per ns is GB/s */
     return metrics_exec(
         m, "communication_matrix",

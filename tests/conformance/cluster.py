@@ -21,7 +21,9 @@
 #     metrics.cluster.rank_source option), no stage (no pipeline group known),
 #     and slow_rank_op from their communication.json files; by default, the
 #     file msprof-analyze wrote for them (reference/, its README says how):
-#     the same header, rows and values to 0.001 us.
+#     the same header, rows and values to 0.001 us; their communication_matrix
+#     has the links of msprof-analyze's cluster_communication_matrix.json for
+#     them (group-local ranks mapped to global ranks, the unmappable left out).
 # Times are compared in integer ns (--timeunit ns): the loader rounds the JSON
 # milliseconds half away from zero to the ns, as done here with Decimal.
 # usage: cluster.py TRACEBOOK SHARED_DATA_DIR OUT_DIR
@@ -271,6 +273,32 @@ def torch_npu_checks(tb, data, out, env):
         for k in sorted(set(got) & set(want)):
             T.check(all(abs(a - b) <= 0.001 for a, b in zip(got[k], want[k])) and len(got[k]) == len(want[k]),
                     "row %s: %s, msprof-analyze %s" % (k, got[k], want[k]))
+    # communication_matrix of the two ranks: the links msprof-analyze writes for them (reference/), its
+    # group-local ranks mapped to global ones the same way, the links it could not map left out
+    d = run(tb, os.path.join(out, "torch_npu_matrix"), list(ranks.values()), "builtin:communication_matrix", env)
+    if d:
+        ref = load_json(os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference",
+                                     "msprof_analyze_cluster_communication_matrix_2ranks.json"))
+        want = {}
+        for steps in ref.values():
+            for step, ops in steps.items():
+                for opkey, links in ops.items():
+                    if opkey.startswith("Total Op Info"):  # its per-group sums ("Total Op Info@<group>")
+                        continue
+                    op, group = opkey.rsplit("@", 1)
+                    for link, v in links.items():
+                        src, dst = link.split("-")
+                        size = int((v["Transit Size(MB)"] * 1000000).quantize(decimal.Decimal(1),
+                                                                              rounding=decimal.ROUND_HALF_UP))
+                        want[(step[4:], op, group, int(src), int(dst))] = (v["Transport Type"], size,
+                                                                           ns(v["Transit Time(ms)"]))
+        _, rows = read_csv(os.path.join(d, "communication_matrix.csv"))
+        got = {(r[0], r[2], r[3], int(r[4]), int(r[5])): (r[6], int(r[7]), int(r[8])) for r in rows}
+        T.eq(sorted(got), sorted(want), "torch_npu communication_matrix: msprof-analyze's links")
+        for k in sorted(set(got) & set(want)):
+            g, w = got[k], want[k]
+            T.check(g[0] == w[0] and g[1] == w[1] and abs(g[2] - w[2]) <= 1, "link %s: %s, msprof-analyze %s"
+                    % (k, g, w))
     comm = {r: os.path.join(p, "ASCEND_PROFILER_OUTPUT", "communication.json") for r, p in ranks.items()}
     if all(os.path.isfile(p) for p in comm.values()):
         slow_rank_checks(tb, "torch_npu_slow_rank", list(ranks.values()), spec, rank_comm_times(comm), out, env)

@@ -402,9 +402,13 @@ static void slow_rank_from_comm_ops(void **state)
 /*
  * Communication matrix from matrix rows (TB_COMM_MATRIX): 20.97152 MB is
  * 20971520 bytes, 0.86381540625 ms is 863815 ns (rounded), bandwidth as
- * written. The link 0-8 is in the cluster file and in rank 0's file (the
- * cluster file's row wins, bandwidth 24.2778); the link 1-0 is in rank 0's
- * and rank 1's files (the source rank's row wins, bandwidth 0.0247).
+ * written. The cluster file's link 0-8 (global ranks already) is kept as
+ * written. The ranks' own files name ranks by their place in the group:
+ * group '9350' is ranks 4 and 7 (rank 4's file has its own link 0-0, rank
+ * 7's 1-1), so rank 4's 0-1 is 4 -> 7 and rank 7's 1-0 is 7 -> 4; rank 4's
+ * link 1-0 repeats rank 7's (the source rank's row wins, bandwidth 0.0247).
+ * In group '1333', local rank 3 is no rank's own: rank 4's 0-3 is left out,
+ * and a note says so.
  */
 static void matrix_from_files(void **state)
 {
@@ -415,14 +419,23 @@ static void matrix_from_files(void **state)
             "INSERT INTO TB_COMM_MATRIX (rankId, step, opKind, opName, groupName, srcRank, dstRank,"
             "  transportType, transitSizeMB, transitTimeMs, bandwidthGBs, groupRanks, cluster) VALUES"
             "  (NULL, 'step2', 'p2p', 1, 2, 0, 8, 'RDMA', 20.97152, 0.86381540625, 24.2778, NULL, 1),"
-            "  (0, 'step2', 'p2p', 1, 2, 0, 8, 'RDMA', 20.97152, 0.9, 1.5, NULL, 0),"
-            "  (0, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.5, NULL, 0),"
-            "  (1, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.0247, NULL, 0);");
-    assert_rows("SELECT * FROM communication_matrix",
-                "step|opKind|opName|groupName|groupRanks|srcRank|dstRank|transport|bytes|timeNs|bandwidthGBs|"
-                "source\n"
-                "'2'|'collective'|'hcom_broadcast__483_0'|'9350'|NULL|1|0|'HCCS'|40|1620|0.0247|'TB_COMM_MATRIX'\n"
-                "'2'|'p2p'|'hcom_send__822_0'|'1333'|NULL|0|8|'RDMA'|20971520|863815|24.2778|'TB_COMM_MATRIX'\n");
+            "  (4, 'step2', 'p2p', 1, 2, 0, 0, 'LOCAL', 1, 1, 1, NULL, 0),"
+            "  (4, 'step2', 'p2p', 1, 2, 0, 3, 'RDMA', 20.97152, 0.9, 1.5, NULL, 0),"
+            "  (4, 'step2', 'collective', 3, 4, 0, 0, 'LOCAL', 4e-05, 0.001, 0.04, NULL, 0),"
+            "  (4, 'step2', 'collective', 3, 4, 0, 1, 'HCCS', 4e-05, 0.002, 0.02, NULL, 0),"
+            "  (4, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.5, NULL, 0),"
+            "  (7, 'step2', 'collective', 3, 4, 1, 1, 'LOCAL', 4e-05, 0.001, 0.04, NULL, 0),"
+            "  (7, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.0247, NULL, 0);");
+    assert_rows("SELECT step, opName, srcRank, dstRank, transport, bytes, timeNs, bandwidthGBs FROM communication_matrix",
+                "step|opName|srcRank|dstRank|transport|bytes|timeNs|bandwidthGBs\n"
+                "'2'|'hcom_broadcast__483_0'|4|4|'LOCAL'|40|1000|0.04\n"
+                "'2'|'hcom_broadcast__483_0'|4|7|'HCCS'|40|2000|0.02\n"
+                "'2'|'hcom_broadcast__483_0'|7|4|'HCCS'|40|1620|0.0247\n"
+                "'2'|'hcom_broadcast__483_0'|7|7|'LOCAL'|40|1000|0.04\n"
+                "'2'|'hcom_send__822_0'|0|8|'RDMA'|20971520|863815|24.2778\n"
+                "'2'|'hcom_send__822_0'|4|4|'LOCAL'|1000000|1000000|1\n");
+    assert_string_equal(notes, "communication_matrix: 1 links of 1 ops left out: a group-local rank no rank of the "
+                               "load maps to a global rank (by its own link in the group): group 1333 local rank 3\n");
 }
 
 /*
