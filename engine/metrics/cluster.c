@@ -50,6 +50,15 @@
     "computing, communicationNotOverlapped, overlapped, communication, free, stage, bubble, " \
     "communicationNotOverlappedExcludeReceive, preparing"
 
+/* The Communication Time Info of an op on a rank as its communication.json
+ * (and cluster_communication.json) gives it, beside its time: Transit,
+ * Wait, Synchronization and Idle Time (ns) and the two ratios; NULL for an
+ * op known from the tasks only. */
+#define OP_INFO "transitNs, opWaitNs, synchronizationNs, idleNs, waitRatio, synchronizationRatio"
+#define OP_INFO_COLS                                                                                    \
+    "transitNs INTEGER, opWaitNs INTEGER, synchronizationNs INTEGER, idleNs INTEGER, waitRatio REAL, " \
+    "synchronizationRatio REAL"
+
 /* "step2" (communication JSON) and "2" (step trace CSVs) both become "2"; "" is NULL. */
 #define STEP_TEXT(x) "CASE WHEN " x " LIKE 'step%' THEN substr(" x ", 5) ELSE NULLIF(CAST(" x " AS TEXT), '') END"
 
@@ -797,7 +806,7 @@ static tb_status collect_op_times(const metric_ctx *m, tb_error *err)
                                 "DROP TABLE IF EXISTS temp.tb_cp_optime;"
                                 "CREATE TEMP TABLE tb_cp_optime (rawStep TEXT, step TEXT, opName TEXT, "
                                 "  groupName TEXT, groupRanks TEXT, rankId INTEGER, timeNs INTEGER, "
-                                "  cluster INTEGER, source TEXT);",
+                                "  cluster INTEGER, source TEXT, " OP_INFO_COLS ");",
                                 err);
     if (rc || (rc = fact(m, what, "stat", "SELECT 1 FROM TB_COMM_OP_STAT WHERE opKind = 'collective'", err)))
         return rc;
@@ -808,7 +817,8 @@ static tb_status collect_op_times(const metric_ctx *m, tb_error *err)
         return metrics_exec(m, what,
                             "INSERT INTO temp.tb_cp_optime "
                             "SELECT s.step, " STEP_TEXT("s.step") ", n.value, g.value, s.groupRanks, s.rankId, "
-                            "  s.elapseNs, s.cluster, 'TB_COMM_OP_STAT' "
+                            "  s.elapseNs, s.cluster, 'TB_COMM_OP_STAT', s.transitNs, s.waitNs, "
+                            "  s.synchronizationNs, s.idleNs, s.waitRatio, s.synchronizationRatio "
                             "FROM TB_COMM_OP_STAT s "
                             "LEFT JOIN STRING_IDS n ON n.id = s.opName "
                             "LEFT JOIN STRING_IDS g ON g.id = s.groupName "
@@ -819,7 +829,7 @@ static tb_status collect_op_times(const metric_ctx *m, tb_error *err)
     return metrics_exec(m, what,
                         "INSERT INTO temp.tb_cp_optime "
                         "SELECT NULL, step, opName, groupName, NULL, rankId, endNs - startNs, NULL, "
-                        "  'COMMUNICATION_OP' "
+                        "  'COMMUNICATION_OP', NULL, NULL, NULL, NULL, NULL, NULL "
                         "FROM temp.tb_m_cluster_op "
                         "WHERE rankId IS NOT NULL AND NOT " IS_P2P("opName", "opType") ";"
                         "DROP TABLE temp.tb_m_cluster_op;",
@@ -837,10 +847,10 @@ static tb_status build_slow_rank_op(const metric_ctx *m, tb_error *err)
                                 "DROP TABLE IF EXISTS temp.slow_rank_op;"
                                 "CREATE TEMP TABLE slow_rank_op (step TEXT, opName TEXT, groupName TEXT, "
                                 "  groupRanks TEXT, rankId INTEGER, timeNs INTEGER, transmitNs INTEGER, "
-                                "  waitNs INTEGER, ranks INTEGER, source TEXT);"
+                                "  waitNs INTEGER, ranks INTEGER, source TEXT, " OP_INFO_COLS ");"
                                 "DROP TABLE IF EXISTS temp.tb_m_cluster_optime;"
                                 "CREATE TEMP TABLE tb_m_cluster_optime (step TEXT, opName TEXT, groupName TEXT, "
-                                "  groupRanks TEXT, rankId INTEGER, timeNs INTEGER, source TEXT);",
+                                "  groupRanks TEXT, rankId INTEGER, timeNs INTEGER, source TEXT, " OP_INFO_COLS ");",
                                 err);
     if (rc)
         return rc;
@@ -854,8 +864,8 @@ static tb_status build_slow_rank_op(const metric_ctx *m, tb_error *err)
          * op of a rank: one row each, the cluster file's first */
         rc = metrics_exec(m, "slow_rank_op",
                           "INSERT INTO temp.tb_m_cluster_optime "
-                          "SELECT step, opName, groupName, groupRanks, rankId, timeNs, source FROM ("
-                          "  SELECT step, opName, groupName, groupRanks, rankId, timeNs, source, "
+                          "SELECT step, opName, groupName, groupRanks, rankId, timeNs, source, " OP_INFO " FROM ("
+                          "  SELECT step, opName, groupName, groupRanks, rankId, timeNs, source, " OP_INFO ", "
                           "    row_number() OVER (PARTITION BY rankId, rawStep, opName, groupName "
                           "                       ORDER BY cluster DESC) AS k "
                           "  FROM temp.tb_cp_optime WHERE source = 'TB_COMM_OP_STAT') "
@@ -864,7 +874,7 @@ static tb_status build_slow_rank_op(const metric_ctx *m, tb_error *err)
     else
         rc = metrics_exec(m, "slow_rank_op",
                           "INSERT INTO temp.tb_m_cluster_optime "
-                          "SELECT step, opName, groupName, groupRanks, rankId, timeNs, source "
+                          "SELECT step, opName, groupName, groupRanks, rankId, timeNs, source, " OP_INFO " "
                           "FROM temp.tb_cp_optime WHERE source = 'COMMUNICATION_OP' ORDER BY rowid;",
                           err);
     if (rc)
@@ -872,7 +882,7 @@ static tb_status build_slow_rank_op(const metric_ctx *m, tb_error *err)
     return metrics_exec(m, "slow_rank_op",
                         "INSERT INTO temp.slow_rank_op "
                         "SELECT step, opName, groupName, max(groupRanks) OVER w, rankId, timeNs, "
-                        "  min(timeNs) OVER w, timeNs - min(timeNs) OVER w, count(*) OVER w, source "
+                        "  min(timeNs) OVER w, timeNs - min(timeNs) OVER w, count(*) OVER w, source, " OP_INFO " "
                         "FROM temp.tb_m_cluster_optime "
                         "WINDOW w AS (PARTITION BY step, opName, groupName) "
                         "ORDER BY step IS NOT NULL, CAST(step AS INTEGER), step, opName, groupName, rankId;"

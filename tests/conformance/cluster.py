@@ -23,7 +23,10 @@
 #     file msprof-analyze wrote for them (reference/, its README says how):
 #     the same header, rows and values to 0.001 us; their communication_matrix
 #     has the links of msprof-analyze's cluster_communication_matrix.json for
-#     them (group-local ranks mapped to global ranks, the unmappable left out).
+#     them (group-local ranks mapped to global ranks, the unmappable left out);
+#     their slow_rank_op has each collective op's Transit, Wait,
+#     Synchronization and Idle Time and ratios per rank as msprof-analyze's
+#     cluster_communication.json for them gives them.
 # Times are compared in integer ns (--timeunit ns): the loader rounds the JSON
 # milliseconds half away from zero to the ns, as done here with Decimal.
 # usage: cluster.py TRACEBOOK SHARED_DATA_DIR OUT_DIR
@@ -160,8 +163,9 @@ def slow_rank_checks(tb, name, inputs, spec, per_rank, out, env):
         return
     want_ops, want_rank = op_times(per_rank)
     header, rows = read_csv(os.path.join(d, "slow_rank_op.csv"))
-    T.eq(header, ["Step", "Op Name", "Group", "Rank", "Ranks", "Time(ns)", "Transmit Time(ns)", "Wait Time(ns)"],
-         name + ": slow_rank_op header")
+    T.eq(header, ["Step", "Op Name", "Group", "Rank", "Ranks", "Time(ns)", "Transmit Time(ns)", "Wait Time(ns)",
+                  "Transit Time(ns)", "Comm Wait Time(ns)", "Synchronization Time(ns)", "Idle Time(ns)",
+                  "Wait Time Ratio", "Synchronization Time Ratio"], name + ": slow_rank_op header")
     got = sorted((r[0], r[1], r[2], int(r[3]), int(r[4]), int(r[5]), int(r[6]), int(r[7])) for r in rows)
     T.eq(got, want_ops, name + ": slow_rank_op rows")
     header, rows = read_csv(os.path.join(d, "slow_rank.csv"))
@@ -299,6 +303,36 @@ def torch_npu_checks(tb, data, out, env):
             g, w = got[k], want[k]
             T.check(g[0] == w[0] and g[1] == w[1] and abs(g[2] - w[2]) <= 1, "link %s: %s, msprof-analyze %s"
                     % (k, g, w))
+    # slow_rank_op of the two ranks: each collective op's Communication Time Info on each rank as
+    # msprof-analyze's cluster_communication.json for them gives it (reference/)
+    d = run(tb, os.path.join(out, "torch_npu_slow_info"), list(ranks.values()), "builtin:slow_rank_op", env)
+    if d:
+        ref = load_json(os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference",
+                                     "msprof_analyze_cluster_communication_2ranks.json"))
+        keys = ("Transit Time(ms)", "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)")
+        want = {}
+        for steps in ref.values():
+            for step, ops in steps.items():
+                for opkey, per_rank in ops.items():
+                    op, group = opkey.rsplit("@", 1)
+                    if opkey.startswith("Total Op Info") or "send" in op or "receive" in op or "recv" in op:
+                        continue  # sums, and point-to-point ops (slow_rank_op is of collective ops)
+                    for r, v in per_rank.items():
+                        info = v["Communication Time Info"]
+                        want[(step[4:], op, group, r)] = ([ns(info[k]) for k in keys],
+                                                          [float(info["Wait Time Ratio"]),
+                                                           float(info["Synchronization Time Ratio"])])
+        header, rows = read_csv(os.path.join(d, "slow_rank_op.csv"))
+        col = {h: i for i, h in enumerate(header)}
+        times = ["Transit Time(ns)", "Comm Wait Time(ns)", "Synchronization Time(ns)", "Idle Time(ns)"]
+        got = {(x[col["Step"]], x[col["Op Name"]], x[col["Group"]], x[col["Rank"]]):
+               ([int(x[col[t]]) for t in times],
+                [float(x[col["Wait Time Ratio"]]), float(x[col["Synchronization Time Ratio"]])]) for x in rows}
+        T.eq(sorted(got), sorted(want), "torch_npu slow_rank_op: msprof-analyze's collective ops and ranks")
+        for k in sorted(set(got) & set(want)):
+            (gt, gr), (wt, wr) = got[k], want[k]
+            T.check(all(abs(a - b) <= 1 for a, b in zip(gt, wt)) and all(abs(a - b) <= 1e-4 for a, b in zip(gr, wr)),
+                    "op %s: %s, msprof-analyze %s" % (k, got[k], want[k]))
     comm = {r: os.path.join(p, "ASCEND_PROFILER_OUTPUT", "communication.json") for r, p in ranks.items()}
     if all(os.path.isfile(p) for p in comm.values()):
         slow_rank_checks(tb, "torch_npu_slow_rank", list(ranks.values()), spec, rank_comm_times(comm), out, env)

@@ -357,6 +357,18 @@ static void slow_rank_from_op_stats(void **state)
                 "1|2|2|30|15|15|0.5|1|'TB_COMM_OP_STAT'\n"
                 "2|1|2|35|20|20|0.571428571428571|1|'TB_COMM_OP_STAT'\n"
                 "3|0|2|50|35|35|0.7|1|'TB_COMM_OP_STAT'\n");
+    /* each op's Communication Time Info on a rank, as its row gives it (the cluster file's row wins) */
+    make_db("slowinfo",
+            "INSERT INTO STRING_IDS VALUES (1, 'opA'), (3, 'g1');"
+            "INSERT INTO TB_COMM_OP_STAT (rankId, step, opKind, opName, groupName, elapseNs, transitNs, waitNs,"
+            "  synchronizationNs, idleNs, waitRatio, synchronizationRatio, cluster) VALUES"
+            "  (0, 'step1', 'collective', 1, 3, 10, 4, 5, 3, 1, 0.5556, 0.4286, 1),"
+            "  (1, 'step1', 'collective', 1, 3, 30, 20, 0, 0, 10, 0, 0, 1),"
+            "  (1, 'step1', 'collective', 1, 3, 99, 9, 9, 9, 9, 0.9, 0.9, 0);");
+    assert_rows("SELECT rankId, timeNs, transitNs, opWaitNs, synchronizationNs, idleNs, waitRatio, "
+                "synchronizationRatio FROM slow_rank_op ORDER BY rowid",
+                "rankId|timeNs|transitNs|opWaitNs|synchronizationNs|idleNs|waitRatio|synchronizationRatio\n"
+                "0|10|4|5|3|1|0.5556|0.4286\n1|30|20|0|0|10|0|0\n");
 }
 
 /*
