@@ -21,6 +21,9 @@
  *     the least time of the op over its ranks and wait = own time - transmit;
  *     then per rank the total wait, ranked (position 1 = least total wait:
  *     the rank the others waited for).
+ * comm_op_bandwidth: per op, rank and transport the Communication Bandwidth
+ *     Info and Size Distribution of communication.json and
+ *     cluster_communication.json.
  * communication_matrix: bytes, time and bandwidth per step, op, link and
  *     transport, from communication_matrix.json files (TB_COMM_MATRIX), else
  *     from the HCCL tasks (COMMUNICATION_TASK_INFO).
@@ -965,6 +968,53 @@ static tb_status collect_links(const metric_ctx *m, tb_error *err)
 }
 
 /*
+ * comm_op_bandwidth: per step, op, group, rank and transport, the op's
+ * Communication Bandwidth Info on the rank as communication.json and
+ * cluster_communication.json give it (TB_COMM_BANDWIDTH; the cluster
+ * file's row wins), with its Size Distribution as those files write it: a
+ * JSON object of size (MB, as written) -> [count, time in ms]
+ * (TB_COMM_SIZE_DIST), "{}" when it has none.
+ */
+static tb_status build_op_bandwidth(const metric_ctx *m, tb_error *err)
+{
+    static const char what[] = "comm_op_bandwidth";
+    tb_status rc;
+    if (m->phase != METRICS_COMBINE) {
+        rc = metrics_exec(
+            m, what,
+            "DROP TABLE IF EXISTS temp.tb_cp_bw;"
+            "CREATE TEMP TABLE tb_cp_bw AS "
+            "SELECT b.step AS rawStep, " STEP_TEXT("b.step") " AS step, b.opKind AS opKind, n.value AS opName, "
+            "  g.value AS groupName, b.rankId AS rankId, b.transport AS transport, "
+            "  CAST(b.transitSizeMB AS REAL) AS transitSizeMB, CAST(b.transitTimeMs AS REAL) AS transitTimeMs, "
+            "  CAST(b.bandwidthGBs AS REAL) AS bandwidthGBs, CAST(b.largePacketRatio AS REAL) AS largePacketRatio, "
+            "  coalesce((SELECT json_group_object(d.sizeMB, json_array(d.count, d.timeMs)) FROM TB_COMM_SIZE_DIST d "
+            "    WHERE d.rankId IS b.rankId AND d.step IS b.step AND d.opName IS b.opName "
+            "    AND d.groupName IS b.groupName AND d.transport IS b.transport AND d.cluster IS b.cluster), '{}') "
+            "    AS sizeDistribution, "
+            "  b.cluster AS cluster "
+            "FROM TB_COMM_BANDWIDTH b "
+            "LEFT JOIN STRING_IDS n ON n.id = b.opName "
+            "LEFT JOIN STRING_IDS g ON g.id = b.groupName "
+            "WHERE b.rankId IS NOT NULL ORDER BY b.rowid;",
+            err);
+        if (rc || m->phase == METRICS_COLLECT)
+            return rc;
+    }
+    return metrics_exec(
+        m, what,
+        "DROP TABLE IF EXISTS temp.comm_op_bandwidth;"
+        "CREATE TEMP TABLE comm_op_bandwidth AS "
+        "SELECT step, opKind, opName, groupName, rankId, transport, transitSizeMB, transitTimeMs, bandwidthGBs, "
+        "  largePacketRatio, sizeDistribution, 'TB_COMM_BANDWIDTH' AS source FROM ("
+        "  SELECT *, row_number() OVER (PARTITION BY rankId, rawStep, opName, groupName, transport "
+        "                               ORDER BY cluster DESC) AS k FROM temp.tb_cp_bw) "
+        "WHERE k = 1 "
+        "ORDER BY step IS NOT NULL, CAST(step AS INTEGER), step, opName, groupName, rankId, transport;",
+        err);
+}
+
+/*
  * The links of the ranks' own communication_matrix.json files name their
  * ranks by their place in the op's group ("0-1" in a group of ranks 8 and
  * 9 is 8 -> 9). As msprof-analyze does, a rank's own link in a group
@@ -1076,5 +1126,8 @@ const metric_table metrics_cluster[] = {
     {"communication_matrix", {NULL}, build_matrix,
      "bytes, time and bandwidth per step, op, source rank, destination rank and transport", NULL,
      {"tb_cp_facts", "tb_cp_link", NULL}},
+    {"comm_op_bandwidth", {NULL}, build_op_bandwidth,
+     "per step, op, rank and transport the op's bandwidth info and size distribution, as the communication "
+     "files give them", NULL, {"tb_cp_bw", NULL}},
 };
 const size_t metrics_cluster_n = sizeof metrics_cluster / sizeof metrics_cluster[0];

@@ -26,7 +26,8 @@
 #     them (group-local ranks mapped to global ranks, the unmappable left out);
 #     their slow_rank_op has each collective op's Transit, Wait,
 #     Synchronization and Idle Time and ratios per rank as msprof-analyze's
-#     cluster_communication.json for them gives them.
+#     cluster_communication.json for them gives them, and comm_op_bandwidth
+#     each op's Communication Bandwidth Info and Size Distribution likewise.
 # Times are compared in integer ns (--timeunit ns): the loader rounds the JSON
 # milliseconds half away from zero to the ns, as done here with Decimal.
 # usage: cluster.py TRACEBOOK SHARED_DATA_DIR OUT_DIR
@@ -333,6 +334,40 @@ def torch_npu_checks(tb, data, out, env):
             (gt, gr), (wt, wr) = got[k], want[k]
             T.check(all(abs(a - b) <= 1 for a, b in zip(gt, wt)) and all(abs(a - b) <= 1e-4 for a, b in zip(gr, wr)),
                     "op %s: %s, msprof-analyze %s" % (k, got[k], want[k]))
+    # comm_op_bandwidth of the two ranks: each op's Communication Bandwidth Info per rank and transport,
+    # its Size Distribution included, as msprof-analyze's cluster_communication.json for them gives it
+    d = run(tb, os.path.join(out, "torch_npu_bandwidth"), list(ranks.values()), "builtin:comm_op_bandwidth", env)
+    if d:
+        ref = load_json(os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference",
+                                     "msprof_analyze_cluster_communication_2ranks.json"))
+        want = {}
+        for steps in ref.values():
+            for step, ops in steps.items():
+                for opkey, per_rank in ops.items():
+                    if opkey.startswith("Total Op Info"):
+                        continue
+                    op, group = opkey.rsplit("@", 1)
+                    for r, v in per_rank.items():
+                        for transport, b in v["Communication Bandwidth Info"].items():
+                            want[(step[4:], op, group, r, transport)] = (
+                                [float(b[k]) for k in ("Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)",
+                                                       "Large Packet Ratio")],
+                                {k: [float(x) for x in c] for k, c in b["Size Distribution"].items()})
+        header, rows = read_csv(os.path.join(d, "comm_op_bandwidth.csv"))
+        col = {h: i for i, h in enumerate(header)}
+        got = {}
+        for x in rows:
+            dist = json.loads(x[col["Size Distribution"]])
+            got[(x[col["Step"]], x[col["Op Name"]], x[col["Group"]], x[col["Rank"]], x[col["Transport Type"]])] = (
+                [float(x[col[k]]) for k in ("Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)",
+                                            "Large Packet Ratio")],
+                {k: [float(v) for v in c] for k, c in dist.items()})
+        T.eq(sorted(got), sorted(want), "torch_npu comm_op_bandwidth: msprof-analyze's ops, ranks and transports")
+        for k in sorted(set(got) & set(want)):
+            (gv, gd), (wv, wd) = got[k], want[k]
+            same = all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for a, b in zip(gv, wv)) and sorted(gd) == sorted(wd) \
+                and all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for s_ in wd for a, b in zip(gd[s_], wd[s_]))
+            T.check(same, "bandwidth %s: %s, msprof-analyze %s" % (k, got[k], want[k]))
     comm = {r: os.path.join(p, "ASCEND_PROFILER_OUTPUT", "communication.json") for r, p in ranks.items()}
     if all(os.path.isfile(p) for p in comm.values()):
         slow_rank_checks(tb, "torch_npu_slow_rank", list(ranks.values()), spec, rank_comm_times(comm), out, env)

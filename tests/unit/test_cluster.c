@@ -451,6 +451,34 @@ static void matrix_from_files(void **state)
 }
 
 /*
+ * comm_op_bandwidth: rank 0's HCCS row of opA is in its own file (bandwidth
+ * 1.5) and in the cluster file (2.5): the cluster file's row wins, with its
+ * size distribution (two sizes); rank 1's RDMA row has no distribution: {}.
+ */
+static void op_bandwidth_from_files(void **state)
+{
+    (void)state;
+    make_db("bandwidth",
+            "INSERT INTO STRING_IDS VALUES (1, 'opA'), (2, 'g1');"
+            "INSERT INTO TB_COMM_BANDWIDTH (rankId, step, opName, transport, transitSizeMB, transitTimeMs,"
+            "  bandwidthGBs, largePacketRatio, opKind, groupName, cluster) VALUES"
+            "  (0, 'step1', 1, 'HCCS', 3, 2, 1.5, 0, 'collective', 2, 0),"
+            "  (0, 'step1', 1, 'HCCS', 4, 1.6, 2.5, 0.5, 'collective', 2, 1),"
+            "  (1, 'step1', 1, 'RDMA', 0, 0, 0, 0, 'collective', 2, 0);"
+            "INSERT INTO TB_COMM_SIZE_DIST (rankId, step, opKind, opName, groupName, transport, sizeMB, count,"
+            "  timeMs, cluster) VALUES"
+            "  (0, 'step1', 'collective', 1, 2, 'HCCS', '1.0', 9, 9, 0),"
+            "  (0, 'step1', 'collective', 1, 2, 'HCCS', '2.5', 1, 0.6, 1),"
+            "  (0, 'step1', 'collective', 1, 2, 'HCCS', '4e-05', 3, 1, 1);");
+    assert_rows("SELECT step, opName, groupName, rankId, transport, transitSizeMB, transitTimeMs, bandwidthGBs, "
+                "largePacketRatio, sizeDistribution FROM comm_op_bandwidth",
+                "step|opName|groupName|rankId|transport|transitSizeMB|transitTimeMs|bandwidthGBs|largePacketRatio|"
+                "sizeDistribution\n"
+                "'1'|'opA'|'g1'|0|'HCCS'|4|1.6|2.5|0.5|'{\"2.5\":[1,0.6],\"4e-05\":[3,1]}'\n"
+                "'1'|'opA'|'g1'|1|'RDMA'|0|0|0|0|'{}'\n");
+}
+
+/*
  * Communication matrix from HCCL tasks when no matrix file was loaded:
  * hcom_allReduce__1 (rank 0, step 1) moves 1000 + 3000 bytes 0 -> 1 over
  * SDMA in 10 + 20 ns (133.33 GB/s) and 500 bytes 0 -> 0 LOCAL in 5 ns (100
@@ -491,6 +519,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stages_from_p2p_groups),
         cmocka_unit_test(stages_from_pipeline_groups),
+        cmocka_unit_test(op_bandwidth_from_files),
         cmocka_unit_test(cluster_csv_rank_rows),
         cmocka_unit_test(step_csv_wins_and_no_preparing),
         cmocka_unit_test(computed_step_trace_first),
