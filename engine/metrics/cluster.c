@@ -917,6 +917,67 @@ static tb_status build_slow_rank(const metric_ctx *m, tb_error *err)
  * cluster_communication_matrix.json when the DB has any (fact 'matrix'),
  * else the HCCL tasks' bytes and time summed per step, op, group, link and
  * transport (sums of integers: the shards' sums add up to the load's). */
+/* msprof-analyze's hash of a group's key in profiler_metadata.json: the
+ * group name its communication files use ("6960437680420871035"). */
+static unsigned long long group_hash(const char *s)
+{
+    uint32_t a = 0, b = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        a = a * 29u + *p;
+        b = b * 131u + *p;
+    }
+    return ((unsigned long long)a << 32) | b;
+}
+
+/* temp.tb_cp_gmap(groupName, local, global): the ranks of each group of the
+ * ranks' profiler_metadata.json (TB_COMM_GROUP rows of its
+ * parallel_group_info: groupId its key, ranks its global_ranks), local rank
+ * i being the i-th of its global ranks in order, as msprof-analyze maps
+ * them; the group named by the hash of its key. */
+static tb_status collect_group_map(const metric_ctx *m, tb_error *err)
+{
+    static const char what[] = "communication_matrix";
+    tb_status rc = metrics_exec(m, what,
+                                "DROP TABLE IF EXISTS temp.tb_cp_gmap;"
+                                "CREATE TEMP TABLE tb_cp_gmap (groupName TEXT, local INTEGER, global INTEGER);",
+                                err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *q = NULL, *ins = NULL;
+    if (sqlite3_prepare_v2(m->db,
+                           "SELECT DISTINCT groupId, ranks FROM TB_COMM_GROUP WHERE groupId IS NOT NULL "
+                           "AND ranks IS NOT NULL AND coalesce(kind, '') NOT IN ('collective', 'p2p')",
+                           -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(m->db, "INSERT INTO temp.tb_cp_gmap VALUES (?1, ?2, ?3)", -1, &ins, NULL) != SQLITE_OK) {
+        rc = db_fail(m, what, err);
+        goto done;
+    }
+    int st = SQLITE_DONE;
+    while (!rc && (st = sqlite3_step(q)) == SQLITE_ROW) {
+        group g;
+        const char *id = (const char *)sqlite3_column_text(q, 0), *ranks = (const char *)sqlite3_column_text(q, 1);
+        if (!id || !ranks || parse_ranks(ranks, &g) != 0)
+            continue;
+        char name[32];
+        snprintf(name, sizeof name, "%llu", group_hash(id));
+        for (size_t i = 0; i < g.n && !rc; i++) {
+            sqlite3_reset(ins);
+            sqlite3_bind_text(ins, 1, name, -1, SQLITE_TRANSIENT);
+            sqlite3_bind_int64(ins, 2, (sqlite3_int64)i);
+            sqlite3_bind_int64(ins, 3, g.r[i]);
+            if (sqlite3_step(ins) != SQLITE_DONE)
+                rc = db_fail(m, what, err);
+        }
+        free(g.r);
+    }
+    if (!rc && st != SQLITE_DONE)
+        rc = db_fail(m, what, err);
+done:
+    sqlite3_finalize(q);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
 static tb_status collect_links(const metric_ctx *m, tb_error *err)
 {
     static const char what[] = "communication_matrix";
@@ -927,7 +988,7 @@ static tb_status collect_links(const metric_ctx *m, tb_error *err)
                                 "  transportType, transport TEXT, bytes INTEGER, timeNs INTEGER, bw REAL, "
                                 "  cluster INTEGER, rankId INTEGER, source TEXT);",
                                 err);
-    if (rc || (rc = fact(m, what, "matrix", "SELECT 1 FROM TB_COMM_MATRIX", err)))
+    if (rc || (rc = collect_group_map(m, err)) || (rc = fact(m, what, "matrix", "SELECT 1 FROM TB_COMM_MATRIX", err)))
         return rc;
     int files = has_fact(m, what, "matrix", err);
     if (files < 0)
@@ -1017,8 +1078,9 @@ static tb_status build_op_bandwidth(const metric_ctx *m, tb_error *err)
 /*
  * The links of the ranks' own communication_matrix.json files name their
  * ranks by their place in the op's group ("0-1" in a group of ranks 8 and
- * 9 is 8 -> 9). As msprof-analyze does, a rank's own link in a group
- * ("i-i" in rank R's file) says that local rank i is R; temp.tb_m_link is
+ * 9 is 8 -> 9). As msprof-analyze does, the group's global ranks in a
+ * rank's profiler_metadata.json say it (tb_cp_gmap), else a rank's own link
+ * in the group ("i-i" in rank R's file) says that local rank i is R; temp.tb_m_link is
  * tb_cp_link's file rows with gSrc, gDst the global ranks (a cluster
  * file's rows are global already), NULL where no rank's own link maps the
  * local one. The links left out so are said in a note.
@@ -1029,9 +1091,12 @@ static tb_status map_local_ranks(const metric_ctx *m, tb_error *err)
     tb_status rc = metrics_exec(
         m, what,
         "DROP TABLE IF EXISTS temp.tb_m_rankmap;"
-        "CREATE TEMP TABLE tb_m_rankmap AS SELECT groupName, srcRank AS local, min(rankId) AS global "
-        "  FROM temp.tb_cp_link WHERE source = 'TB_COMM_MATRIX' AND NOT coalesce(cluster, 0) "
-        "  AND srcRank = dstRank AND rankId IS NOT NULL GROUP BY groupName, srcRank;"
+        "CREATE TEMP TABLE tb_m_rankmap AS SELECT groupName, local, min(global) AS global FROM temp.tb_cp_gmap "
+        "  GROUP BY groupName, local;"
+        "INSERT INTO temp.tb_m_rankmap SELECT s.g, s.l, s.r FROM (SELECT groupName AS g, srcRank AS l, "
+        "    min(rankId) AS r FROM temp.tb_cp_link WHERE source = 'TB_COMM_MATRIX' AND NOT coalesce(cluster, 0) "
+        "    AND srcRank = dstRank AND rankId IS NOT NULL GROUP BY groupName, srcRank) s "
+        "  WHERE NOT EXISTS (SELECT 1 FROM temp.tb_m_rankmap r WHERE r.groupName IS s.g AND r.local = s.l);"
         "DROP TABLE IF EXISTS temp.tb_m_link;"
         "CREATE TEMP TABLE tb_m_link AS SELECT l.*, "
         "  CASE WHEN coalesce(l.cluster, 0) THEN l.srcRank ELSE (SELECT r.global FROM temp.tb_m_rankmap r "
@@ -1125,7 +1190,7 @@ const metric_table metrics_cluster[] = {
      "per rank the total wait in collective ops, ranked from the least (the rank the others waited for)", NULL, {NULL}},
     {"communication_matrix", {NULL}, build_matrix,
      "bytes, time and bandwidth per step, op, source rank, destination rank and transport", NULL,
-     {"tb_cp_facts", "tb_cp_link", NULL}},
+     {"tb_cp_facts", "tb_cp_link", "tb_cp_gmap", NULL}},
     {"comm_op_bandwidth", {NULL}, build_op_bandwidth,
      "per step, op, rank and transport the op's bandwidth info and size distribution, as the communication "
      "files give them", NULL, {"tb_cp_bw", NULL}},

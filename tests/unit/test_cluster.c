@@ -451,6 +451,29 @@ static void matrix_from_files(void **state)
 }
 
 /*
+ * Group-local ranks mapped by profiler_metadata.json: its group keyed
+ * 'group_a' with global ranks 5, 3 is named by msprof-analyze's hash of the
+ * key, 15277154233472997225 (computed independently); local rank 0 is 3, 1
+ * is 5 (the ranks in order). Rank 3's file has no link of its own there,
+ * yet 0-1 is 3 -> 5 and rank 5's 1-0 is 5 -> 3.
+ */
+static void matrix_ranks_from_metadata(void **state)
+{
+    (void)state;
+    make_db("matrix_meta",
+            "INSERT INTO STRING_IDS VALUES (1, 'hcom_allReduce__225_0'), (2, '15277154233472997225');"
+            "INSERT INTO TB_COMM_GROUP (kind, groupIndex, ranks, groupId, pgName, rankId) VALUES"
+            "  ('dp', 0, '5,3', 'group_a', 'dp', 3), ('dp', 0, '5,3', 'group_a', 'dp', 5);"
+            "INSERT INTO TB_COMM_MATRIX (rankId, step, opKind, opName, groupName, srcRank, dstRank,"
+            "  transportType, transitSizeMB, transitTimeMs, bandwidthGBs, groupRanks, cluster) VALUES"
+            "  (3, 'step1', 'collective', 1, 2, 0, 1, 'HCCS', 1, 1, 1, NULL, 0),"
+            "  (5, 'step1', 'collective', 1, 2, 1, 0, 'HCCS', 2, 1, 2, NULL, 0);");
+    assert_rows("SELECT srcRank, dstRank, bytes FROM communication_matrix",
+                "srcRank|dstRank|bytes\n3|5|1000000\n5|3|2000000\n");
+    assert_string_equal(notes, "");
+}
+
+/*
  * comm_op_bandwidth: rank 0's HCCS row of opA is in its own file (bandwidth
  * 1.5) and in the cluster file (2.5): the cluster file's row wins, with its
  * size distribution (two sizes); rank 1's RDMA row has no distribution: {}.
@@ -520,6 +543,7 @@ int main(void)
         cmocka_unit_test(stages_from_p2p_groups),
         cmocka_unit_test(stages_from_pipeline_groups),
         cmocka_unit_test(op_bandwidth_from_files),
+        cmocka_unit_test(matrix_ranks_from_metadata),
         cmocka_unit_test(cluster_csv_rank_rows),
         cmocka_unit_test(step_csv_wins_and_no_preparing),
         cmocka_unit_test(computed_step_trace_first),
