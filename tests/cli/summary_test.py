@@ -566,9 +566,32 @@ def public_ranks_as_read():
         assert any(x["Input Shapes"].startswith('"') for x in kd)
 
 
+def files_not_written_listed():
+    """Files a rank holds that tracebook does not read (l2_cache.csv, data_preprocess.csv) are named in the
+    README with the reason; the ones it reads are written."""
+    src = os.path.join(SHARED, "ascend", "torch_npu_rank1")
+    if not os.path.isdir(src):
+        raise tbtest.Skip("%s absent" % src)
+    d = fresh("not_written")
+    rank = os.path.join(d, "in", "r1_ascend_pt")
+    shutil.copytree(src, rank)
+    out_in = os.path.join(rank, "ASCEND_PROFILER_OUTPUT")
+    with open(os.path.join(out_in, "l2_cache.csv"), "w") as f:
+        f.write("Stream Id,Task Id,Hit Rate,Victim Rate,Op Name\n1,2,0.5,0.1,MatMul\n")
+    with open(os.path.join(out_in, "data_preprocess.csv"), "w") as f:
+        f.write("Timestamp(us),Duration(us)\n1,2\n")
+    run("export", "summary", "-q", "-dir", rank, "-o", os.path.join(d, "out"))
+    folder = os.path.join(d, "out", "r1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    readme = open(os.path.join(folder, "README.txt")).read()
+    tail = readme[readme.index("Files of the rank not written here:"):]
+    for name in ("l2_cache.csv", "data_preprocess.csv"):
+        assert "  %s: not a format tracebook reads" % name in tail, tail
+    assert "static_op_mem.csv" in as_read(folder) and "static_op_mem.csv" not in tail, (as_read(folder), tail)
+
+
 suite = tbtest.Suite(work=OUT)
 for fn in (old_timeline_step_trace, two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
            msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data,
-           clear_removes_only_the_cache_entry, merge_one_folder, public_ranks_as_read):
+           clear_removes_only_the_cache_entry, merge_one_folder, public_ranks_as_read, files_not_written_listed):
     suite.add(fn.__name__, fn)
 suite.main()
