@@ -175,6 +175,10 @@ CREATE TABLE TB_WARNING (sourceId INTEGER, message TEXT);
 -- the rows of a DB input's ENUM_* tables as written (tableName the input's table name):
 -- this DB's own ENUM_* tables are fixed, and an input's may hold other ids or names
 CREATE TABLE TB_SOURCE_ENUM (rankId INTEGER, tableName TEXT, id INTEGER, name TEXT);
+-- a torch_npu summary CSV of a rank as the file held it, for `export summary` to write it
+-- back: file is its name (a string id), line 0 its header line exactly as read (line end
+-- included), every other row one record as loaded (fields CSV-encoded, no line end)
+CREATE TABLE TB_SOURCE_CSV (rankId INTEGER, file INTEGER, line INTEGER, record TEXT);
 CREATE TABLE TB_RANK (rankId INTEGER, hostName TEXT, source TEXT);
 -- a Kineto trace's record_param_comms calls (what PyTorch says each collective
 -- moves); the load names the collectives they launched from them

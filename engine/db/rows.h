@@ -32,6 +32,8 @@ enum row_table {
     R_ITERATION, R_ITERATION_REDUCE, R_KERNEL_PMU, R_OP_STATISTIC, R_API_STATISTIC, R_COMM_STATISTIC,
     /* the rows of a DB input's ENUM_* tables, as written */
     R_SOURCE_ENUM,
+    /* a torch_npu summary CSV of a rank, header and rows as the file held them */
+    R_SOURCE_CSV,
     /* msprof's device and host sample tables, columns as msprof names them */
     R_QOS, R_AICORE_FREQ, R_ACC_PMU, R_SOC_BANDWIDTH_LEVEL, R_NIC, R_ROCE, R_LLC,
     R_SAMPLE_PMU_TIMELINE, R_SAMPLE_PMU_SUMMARY, R_HBM, R_DDR, R_HCCS, R_UB, R_SIO, R_CCU,

@@ -17,6 +17,12 @@
  * Rank ID column. With merge, every rank goes into one folder under the
  * output directory, in one run whose rows carry their Rank ID.
  *
+ * A torch_npu rank that was loaded from its own summary CSVs gets them back
+ * as it held them (write_kept: the header line and the rows the load kept in
+ * TB_SOURCE_CSV, written byte for byte) in the plain export (CSV, no window,
+ * no spec); the reports then run for the summaries it did not hold, and the
+ * README lists the rank's files not written, with the reason.
+ *
  * A torch_npu rank also gets communication.json and communication_matrix.json
  * back from the tables its own files of them were read into (write_comm),
  * with torch_npu's Total Op Info sums.
@@ -67,18 +73,33 @@ static const char msprof_yaml[] =
     "  - use: npu_mem\n"
     "  - use: npu_module_mem\n";
 
-static const char torch_npu_yaml[] =
-    "tracebook: 1\n"
-    "reports:\n"
-    "  - use: kernel_details\n"
-    "  - use: operator_details\n"
-    "  - use: step_trace_time\n"
-    "  - use: memory_record\n"
-    "  - use: operator_memory\n"
-    "  - use: npu_module_mem_torch_npu\n"
-    "    id: npu_module_mem\n"
-    "  - use: op_statistic\n"
-    "  - use: api_statistic\n";
+/* torch_npu's summaries, in its order: the report each file comes from.
+ * A rank that holds its own file of one of them (TB_SOURCE_CSV) gets that
+ * file back as read instead (write_kept). */
+static const struct {
+    const char *use, *id;
+} torch_npu_reports[] = {
+    {"kernel_details", NULL}, {"operator_details", NULL}, {"step_trace_time", NULL}, {"memory_record", NULL},
+    {"operator_memory", NULL}, {"npu_module_mem_torch_npu", "npu_module_mem"}, {"op_statistic", NULL},
+    {"api_statistic", NULL},
+};
+#define N_TORCH_NPU_REPORTS (sizeof torch_npu_reports / sizeof torch_npu_reports[0])
+
+/* The spec text of torch_npu's summaries less those whose bit is set in
+ * skip (bit i: torch_npu_reports[i]), into buf; the number of reports in it. */
+static size_t torch_npu_yaml(unsigned skip, char *buf, size_t n)
+{
+    size_t k = (size_t)snprintf(buf, n, "tracebook: 1\nreports:\n"), count = 0;
+    for (size_t i = 0; i < N_TORCH_NPU_REPORTS && k < n; i++) {
+        if (skip & (1u << i))
+            continue;
+        count++;
+        k += (size_t)snprintf(buf + k, n - k, "  - use: %s\n", torch_npu_reports[i].use);
+        if (torch_npu_reports[i].id && k < n)
+            k += (size_t)snprintf(buf + k, n - k, "    id: %s\n", torch_npu_reports[i].id);
+    }
+    return count;
+}
 
 enum { LAYOUT_MSPROF, LAYOUT_TORCH_NPU };
 
@@ -240,8 +261,8 @@ static void on_note(void *ctx, const char *msg)
  * into the folder's tracebook_run.json. */
 static const char readme_head[] = "tracebook export summary\n";
 
-static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *rank_ids,
-                              const char *label, json_t *files, char *name, size_t name_len, tb_error *err)
+static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *rank_ids, const char *label,
+                              json_t *files, json_t *not_written, char *name, size_t name_len, tb_error *err)
 {
     char path[4200];
     snprintf(name, name_len, "README.txt");
@@ -260,6 +281,8 @@ static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *
         cap += strlen(opt->inputs[i]) + 8;
     for (size_t i = 0; i < json_array_size(files); i++)
         cap += strlen(json_string_value(json_array_get(files, i))) + 8;
+    for (size_t i = 0; i < json_array_size(not_written); i++)
+        cap += strlen(json_string_value(json_array_get(not_written, i))) + 8;
     cap += json_array_size(rank_ids) * 24;
     char *text = malloc(cap);
     if (!text) {
@@ -302,6 +325,11 @@ static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *
     json_array_foreach(files, i, v)
         ADD("  %s\n", json_string_value(v));
     ADD("  tracebook_run.json (what each report wrote or why it was skipped)\n");
+    if (json_array_size(not_written)) {
+        ADD("\nFiles of the rank not written here:\n");
+        json_array_foreach(not_written, i, v)
+            ADD("  %s\n", json_string_value(v));
+    }
 #undef ADD
     tb_status rc = k < cap ? json_write_file(path, text, err) : tb_error_set(err, TB_ERR_NOMEM, "README too long");
     free(text);
@@ -310,7 +338,7 @@ static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *
 }
 
 /* Adds {"readme": {"files": [name]}} to the folder's tracebook_run.json. */
-static tb_status list_readme(const char *folder, const char *name, json_t *comm_files, tb_error *err)
+static tb_status list_readme(const char *folder, const char *name, json_t *comm_files, json_t *kept, tb_error *err)
 {
     json_t *m = manifest_load(folder, NULL);
     if (!json_is_object(m)) {
@@ -326,6 +354,12 @@ static tb_status list_readme(const char *folder, const char *name, json_t *comm_
         json_t *c = json_object();
         json_object_set_new(c, "files", json_incref(comm_files));
         json_object_set_new(m, "communication", c);
+    }
+    /* the ranks' own summary CSVs, written back as read */
+    if (json_array_size(kept)) {
+        json_t *c = json_object();
+        json_object_set_new(c, "files", json_incref(kept));
+        json_object_set_new(m, "as_read", c);
     }
     /* an earlier run whose files this one wrote all again (README.txt
      * included) protects nothing more: drop it */
@@ -882,6 +916,182 @@ static tb_status write_comm(const sum_opts *opt, const rank_place *p, const char
     return st;
 }
 
+/* ---- a torch_npu rank's own summary CSVs, as read --------------------------- */
+
+/* The bit of torch_npu_reports a kept file name stands for ("kernel_details.csv"), 0 for none. */
+static unsigned kept_bit(const char *name)
+{
+    size_t n = strlen(name);
+    for (size_t i = 0; i < N_TORCH_NPU_REPORTS; i++) {
+        const char *id = torch_npu_reports[i].id ? torch_npu_reports[i].id : torch_npu_reports[i].use;
+        if (n == strlen(id) + 4 && !strncmp(name, id, n - 4) && !strcmp(name + n - 4, ".csv"))
+            return 1u << i;
+    }
+    return 0;
+}
+
+/* File name as p's folder names it: the folder's tag before its extension
+ * ("kernel_details.csv" -> "kernel_details_rank1.csv" in a shared folder). */
+static void tagged(const rank_place *p, const char *name, char *out, size_t n)
+{
+    const char *dot = strrchr(name, '.');
+    int stem = dot ? (int)(dot - name) : (int)strlen(name);
+    snprintf(out, n, "%.*s%s%s%s", stem, name, p->tag[0] ? "_" : "", p->tag, dot ? dot : "");
+}
+
+/* Writes the kept rows of one file (its header line first, each row with the
+ * header's line end) to path, atomically: rank's, or, rank < 0, every
+ * rank's one after the other, each row led by its Rank ID (the header by
+ * `Rank ID`, after a BOM it has). */
+static tb_status kept_file(sqlite3 *db, int64_t rank, int64_t file, const char *path, tb_error *err)
+{
+    sqlite3_stmt *q = NULL;
+    afile af;
+    tb_status st = afile_open(path, &af, err);
+    if (st)
+        return st;
+    if (sqlite3_prepare_v2(db, "SELECT line, record, rankId FROM TB_SOURCE_CSV WHERE (?1 < 0 OR rankId = ?1) AND "
+                               "file = ?2 ORDER BY rankId, line", -1, &q, NULL) != SQLITE_OK) {
+        st = tb_error_set(err, TB_ERR_DB, "reading TB_SOURCE_CSV: %s", sqlite3_errmsg(db));
+        goto fail;
+    }
+    sqlite3_bind_int64(q, 1, rank);
+    sqlite3_bind_int64(q, 2, file);
+    const char *eol = "\n";
+    int r, headed = 0;
+    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
+        const char *rec = (const char *)sqlite3_column_text(q, 1);
+        size_t n = (size_t)sqlite3_column_bytes(q, 1);
+        rec = rec ? rec : "";
+        if (sqlite3_column_int64(q, 0) == 0) { /* a header, with its own line end */
+            if (headed++)
+                continue;
+            eol = n >= 2 && !memcmp(rec + n - 2, "\r\n", 2) ? "\r\n" : "\n";
+            size_t bom = n >= 3 && !memcmp(rec, "\xef\xbb\xbf", 3) ? 3 : 0;
+            fwrite(rec, 1, bom, af.f);
+            if (rank < 0)
+                fputs("Rank ID,", af.f);
+            fwrite(rec + bom, 1, n - bom, af.f);
+            continue;
+        }
+        if (rank < 0)
+            fprintf(af.f, "%lld,", (long long)sqlite3_column_int64(q, 2));
+        fwrite(rec, 1, n, af.f);
+        fputs(eol, af.f);
+    }
+    if (r != SQLITE_DONE) {
+        st = tb_error_set(err, TB_ERR_DB, "reading TB_SOURCE_CSV: %s", sqlite3_errmsg(db));
+        goto fail;
+    }
+    sqlite3_finalize(q);
+    return afile_commit(&af, err);
+fail:
+    sqlite3_finalize(q);
+    afile_abort(&af);
+    return st;
+}
+
+/*
+ * The torch_npu summary CSVs that rank p held, written back as they were
+ * read (TB_SOURCE_CSV): the header line byte for byte, every row loaded
+ * (a malformed one was left out with a warning), the fields as written.
+ * Merged (n_ranks > 0: every rank into p's folder), a file that each of the
+ * n_ranks ranks held under one header, its rows led by their Rank ID. The
+ * bits of the summaries so written go to *done; the names to kept.
+ */
+static tb_status write_kept(const sum_opts *opt, const rank_place *p, size_t n_ranks, sum_state *ss, json_t *kept,
+                            file_ids *ids, int *have_ids, unsigned *done, tb_error *err)
+{
+    sqlite3_stmt *q = NULL;
+    *done = 0;
+    const char *sql = n_ranks ? "SELECT c.file, s.value FROM TB_SOURCE_CSV c JOIN STRING_IDS s ON s.id = c.file "
+                                "WHERE c.line = 0 GROUP BY c.file HAVING count(DISTINCT c.rankId) = ?1 AND "
+                                "count(DISTINCT c.record) = 1 ORDER BY min(c.rowid)"
+                              : "SELECT c.file, s.value FROM TB_SOURCE_CSV c JOIN STRING_IDS s ON s.id = c.file "
+                                "WHERE c.rankId = ?1 AND c.line = 0 ORDER BY c.rowid";
+    if (sqlite3_prepare_v2(opt->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return TB_OK; /* a DB from before TB_SOURCE_CSV: the reports write every file */
+    sqlite3_bind_int64(q, 1, n_ranks ? (int64_t)n_ranks : p->rank);
+    tb_status st = TB_OK;
+    while (!st && sqlite3_step(q) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 1);
+        char path[4600], base[400];
+        tagged(p, name, base, sizeof base);
+        snprintf(path, sizeof path, "%s/%s", p->folder, base);
+        if (!*have_ids && !(st = file_ids_collect(ids, opt->inputs, opt->n_inputs, opt->db_path, opt->db, err)))
+            *have_ids = 1;
+        if (!st)
+            st = file_ids_check(ids, path, err);
+        if (!st)
+            st = kept_file(opt->db, n_ranks ? -1 : p->rank, sqlite3_column_int64(q, 0), path, err);
+        if (!st) {
+            *done |= kept_bit(name);
+            json_array_append_new(kept, json_string(base));
+            on_written(ss, path);
+        }
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
+/* The built-in summaries of a torch_npu folder less those in done (bits of
+ * torch_npu_reports) into *own (NULL when none is left). */
+static tb_status rest_spec(unsigned done, tb_spec **own, tb_error *err)
+{
+    char y[1024];
+    *own = NULL;
+    if (!torch_npu_yaml(done, y, sizeof y))
+        return TB_OK;
+    return tb_spec_load_mem("builtin:torch_npu-summaries", y, strlen(y), own, NULL, NULL, err);
+}
+
+/* A rank's files are written back as read when it is torch_npu's and the
+ * export is the plain one: its own summaries, CSV, the whole run. */
+static int keeps_files(const sum_opts *opt, const rank_place *p, int given, unsigned formats)
+{
+    return p->layout == LAYOUT_TORCH_NPU && !given && formats == TB_OUT_CSV && !opt->window->set;
+}
+
+/* Why each file of rank p's own folders that was loaded or found is not
+ * written back ("trace_view.json: ..."), into not_written. */
+static void list_not_written(const sum_opts *opt, const rank_place *p, json_t *written, json_t *not_written)
+{
+    sqlite3_stmt *q = NULL;
+    /* the rank's sources, and the files found beside them that were not read */
+    const char *sql = "SELECT path, kind, note FROM TB_SOURCE s WHERE rankId = ?1 OR (rankId IS NULL AND "
+                      "kind IN ('ignored', 'skipped') AND EXISTS (SELECT 1 FROM TB_SOURCE t WHERE t.rankId = ?1 AND "
+                      "rtrim(t.path, replace(t.path, '/', '')) = rtrim(s.path, replace(s.path, '/', '')))) ORDER BY id";
+    if (sqlite3_prepare_v2(opt->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int64(q, 1, p->rank);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *path = (const char *)sqlite3_column_text(q, 0), *kind = (const char *)sqlite3_column_text(q, 1);
+        const char *note = (const char *)sqlite3_column_text(q, 2);
+        const char *base = path ? strrchr(path, '/') : NULL;
+        base = base ? base + 1 : (path ? path : "");
+        char mine[400];
+        tagged(p, base, mine, sizeof mine);
+        int is_written = 0;
+        size_t i;
+        json_t *v;
+        json_array_foreach(written, i, v)
+            is_written |= !strcmp(json_string_value(v), mine);
+        if (is_written || !kind)
+            continue;
+        const char *why;
+        if (!strcmp(kind, "ignored") || !strcmp(kind, "skipped"))
+            why = note && *note ? note : "not read";
+        else if (strstr(base, "trace_view") || !strcmp(kind, "ascend timeline"))
+            why = "the timeline: `tracebook export timeline` writes it";
+        else if (!strcmp(kind, "comm json"))
+            why = "it held no communication op to write back";
+        else
+            why = "loaded into the summaries written here, not written back as a file of its own";
+        json_array_append_new(not_written, json_sprintf("%s: %s", base, why));
+    }
+    sqlite3_finalize(q);
+}
+
 /* Runs sp's reports into p's folder through the report job: for p's rank
  * alone (rank_only) or for every rank, each row with its Rank ID. */
 static tb_status write_folder(const sum_opts *opt, const rank_place *p, const tb_spec *sp,
@@ -965,11 +1175,35 @@ static tb_status merge_ranks(sum_run *r, const char *stamp, tb_error *err)
     return TB_OK;
 }
 
+/* --no-clobber: a file of rank p's own (TB_SOURCE_CSV) that is there. */
+static tb_status clobber_kept(const sum_run *r, const rank_place *p, tb_error *err)
+{
+    sqlite3_stmt *q = NULL;
+    if (!keeps_files(r->opt, p, r->given != NULL, r->formats) ||
+        sqlite3_prepare_v2(r->opt->db, "SELECT s.value FROM TB_SOURCE_CSV c JOIN STRING_IDS s ON s.id = c.file "
+                                       "WHERE c.rankId = ? AND c.line = 0", -1, &q, NULL) != SQLITE_OK)
+        return TB_OK;
+    sqlite3_bind_int64(q, 1, p->rank);
+    tb_status st = TB_OK;
+    while (!st && sqlite3_step(q) == SQLITE_ROW) {
+        char base[400], path[4600];
+        tagged(p, (const char *)sqlite3_column_text(q, 0), base, sizeof base);
+        snprintf(path, sizeof path, "%s/%s", p->folder, base);
+        if (access(path, F_OK) == 0)
+            st = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
+    }
+    sqlite3_finalize(q);
+    return st;
+}
+
 /* --no-clobber: refuses, before anything is written, when a file of the run is there. */
 static tb_status check_clobber(const sum_run *r, tb_error *err)
 {
     const char *lab = r->res->window_label;
     for (size_t i = 0; i < r->n; i++) {
+        tb_status st = clobber_kept(r, &r->ranks[i], err);
+        if (st)
+            return st;
         const tb_spec *sp = r->given ? r->given : r->layouts[r->ranks[i].layout];
         const char *tag = r->ranks[i].tag;
         if (r->formats & TB_OUT_XLSX) {
@@ -995,10 +1229,34 @@ static tb_status check_clobber(const sum_run *r, tb_error *err)
     return TB_OK;
 }
 
+/* Rank p's files: the summary CSVs it held, as read (when it keeps them),
+ * the reports for the rest, torch_npu's communication files. */
+static tb_status rank_files(sum_run *r, const rank_place *p, sum_state *ss, json_t *comm_files, json_t *kept,
+                            json_t *not_written, tb_error *err)
+{
+    const sum_opts *opt = r->opt;
+    const tb_spec *sp = r->given ? r->given : r->layouts[p->layout];
+    tb_spec *own = NULL;
+    unsigned done = 0;
+    tb_status st = TB_OK;
+    int keeps = keeps_files(opt, p, r->given != NULL, r->formats);
+    if (keeps && !(st = write_kept(opt, p, 0, ss, kept, &r->ids, &r->have_ids, &done, err)) && done &&
+        !(st = rest_spec(done, &own, err)))
+        sp = own; /* NULL when every summary was the rank's own */
+    if (!st && sp)
+        st = write_folder(opt, p, sp, r->formats, 1, ss, err);
+    tb_spec_free(own);
+    if (!st && p->layout == LAYOUT_TORCH_NPU && !r->given)
+        st = write_comm(opt, p, r->res->window_label, comm_files, ss, &r->ids, &r->have_ids, err);
+    if (!st && keeps)
+        list_not_written(opt, p, ss->files, not_written);
+    return st;
+}
+
 /* The files of each rank of the folder of rank i (when merged, only its
  * directory); the ranks written go to done_ranks, communication files to comm_files. */
 static tb_status folder_ranks(sum_run *r, size_t i, sum_state *ss, json_t *done_ranks, json_t *comm_files,
-                              tb_error *err)
+                              json_t *kept, json_t *not_written, tb_error *err)
 {
     const sum_opts *opt = r->opt;
     const tb_summary_options *pub = opt->o;
@@ -1023,11 +1281,10 @@ static tb_status folder_ranks(sum_run *r, size_t i, sum_state *ss, json_t *done_
             json_array_append_new(done_ranks, json_integer(p->rank));
             continue;
         }
-        if (!(jrc = write_folder(opt, p, r->given ? r->given : r->layouts[p->layout], r->formats, 1, ss, err))) {
+        jrc = rank_files(r, p, ss, comm_files, kept, not_written, err);
+        if (!jrc) {
             json_array_append_new(done_ranks, json_integer(p->rank));
             r->res->ranks++;
-            if (p->layout == LAYOUT_TORCH_NPU && !r->given)
-                jrc = write_comm(opt, p, r->res->window_label, comm_files, ss, &r->ids, &r->have_ids, err);
         }
     }
     return jrc;
@@ -1039,18 +1296,30 @@ static tb_status write_place(sum_run *r, size_t i, tb_error *err)
     const sum_opts *opt = r->opt;
     const tb_summary_options *pub = opt->o;
     sum_state ss = {.opt = opt, .files = json_array()};
-    json_t *done_ranks = json_array(), *comm_files = json_array();
-    tb_status jrc = folder_ranks(r, i, &ss, done_ranks, comm_files, err);
-    /* merged: the folder was made above; one run over every rank */
-    if (!jrc && pub->merge && json_array_size(done_ranks) &&
-        !(jrc = write_folder(opt, &r->ranks[i], r->given ? r->given : r->layouts[r->ranks[i].layout], r->formats, 0,
-                             &ss, err)))
-        r->res->ranks += json_array_size(done_ranks);
+    json_t *done_ranks = json_array(), *comm_files = json_array(), *kept = json_array(), *not_written = json_array();
+    tb_status jrc = folder_ranks(r, i, &ss, done_ranks, comm_files, kept, not_written, err);
+    /* merged: the folder was made above; the files every rank held as read, one run over every rank for the rest */
+    if (!jrc && pub->merge && json_array_size(done_ranks)) {
+        const tb_spec *sp = r->given ? r->given : r->layouts[r->ranks[i].layout];
+        tb_spec *own = NULL;
+        unsigned done = 0;
+        if (keeps_files(opt, &r->ranks[i], r->given != NULL, r->formats) &&
+            !(jrc = write_kept(opt, &r->ranks[i], json_array_size(done_ranks), &ss, kept, &r->ids, &r->have_ids,
+                               &done, err)) &&
+            done && !(jrc = rest_spec(done, &own, err)))
+            sp = own;
+        if (!jrc && sp)
+            jrc = write_folder(opt, &r->ranks[i], sp, r->formats, 0, &ss, err);
+        tb_spec_free(own);
+        if (!jrc)
+            r->res->ranks += json_array_size(done_ranks);
+    }
     if (!jrc && json_array_size(done_ranks)) {
         char readme[64];
-        jrc = write_readme(opt, &r->ranks[i], done_ranks, r->res->window_label, ss.files, readme, sizeof readme, err);
+        jrc = write_readme(opt, &r->ranks[i], done_ranks, r->res->window_label, ss.files, not_written, readme,
+                           sizeof readme, err);
         if (!jrc)
-            jrc = list_readme(r->ranks[i].folder, readme, comm_files, err);
+            jrc = list_readme(r->ranks[i].folder, readme, comm_files, kept, err);
         if (!jrc && pub->written) {
             char path[4200];
             snprintf(path, sizeof path, "%s/%s", r->ranks[i].folder, readme);
@@ -1061,6 +1330,8 @@ static tb_status write_place(sum_run *r, size_t i, tb_error *err)
     json_decref(ss.files);
     json_decref(done_ranks);
     json_decref(comm_files);
+    json_decref(kept);
+    json_decref(not_written);
     return jrc;
 }
 
@@ -1078,8 +1349,10 @@ tb_status tb_summary_write(tb_session *s, const tb_summary_options *pub, tb_summ
     tb_status rc;
     if ((rc = list_ranks(so.db, so.db_path, pub->out_dir, &r.ranks, &r.n, err)))
         goto done;
+    char tn_yaml[1024];
+    torch_npu_yaml(0, tn_yaml, sizeof tn_yaml);
     for (int l = 0; l < 2; l++) {
-        const char *y = l == LAYOUT_MSPROF ? msprof_yaml : torch_npu_yaml;
+        const char *y = l == LAYOUT_MSPROF ? msprof_yaml : tn_yaml;
         if ((rc = tb_spec_load_mem(l == LAYOUT_MSPROF ? "builtin:msprof-summaries" : "builtin:torch_npu-summaries", y,
                                    strlen(y), &r.layouts[l], NULL, NULL, err)))
             goto done;

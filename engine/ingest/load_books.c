@@ -480,6 +480,56 @@ tb_status load_books_bind_collectives(dbw *w, tb_error *err)
 }
 
 /*
+ * What msprof's own DBs always hold and a rank loaded from summary CSVs
+ * lacks, for the recipes that read them (msprof-analyze's hccl_sum,
+ * slow_rank, cluster_time_summary):
+ * - RANK_DEVICE_MAP: a rank no file named a device of (kernel_details.csv
+ *   without Device_id) gets one row per device its tasks ran on;
+ * - COMMUNICATION_OP.groupName: an op without one (kernel_details.csv names
+ *   no group) takes the group its rank's communication.json gives the op of
+ *   that name (TB_COMM_OP_STAT); else, for torch_npu's op names
+ *   hcom_<kind>__<NNN>_<i>, whose NNN are the last three digits of the
+ *   group's name, the one group name the load knows (TB_COMM_OP_STAT,
+ *   TB_COMM_GROUP of any rank) that ends in them. An op that fits none or
+ *   several keeps NULL.
+ */
+static const char fill_rank_device_sql[] =
+    "INSERT INTO RANK_DEVICE_MAP (rankId, deviceId)"
+    " SELECT DISTINCT rankId, deviceId FROM TASK t WHERE rankId IS NOT NULL AND deviceId IS NOT NULL"
+    "  AND NOT EXISTS (SELECT 1 FROM RANK_DEVICE_MAP m WHERE m.rankId = t.rankId)"
+    " ORDER BY rankId, deviceId";
+
+static const char fill_group_sql[] =
+    "CREATE TEMP TABLE tb_op_group AS"
+    " SELECT rankId, opName, min(groupName) AS g FROM TB_COMM_OP_STAT WHERE groupName IS NOT NULL"
+    " GROUP BY rankId, opName HAVING count(DISTINCT groupName) = 1;"
+    "UPDATE COMMUNICATION_OP SET groupName = (SELECT g FROM tb_op_group o WHERE o.rankId IS COMMUNICATION_OP.rankId"
+    "  AND o.opName = COMMUNICATION_OP.opName)"
+    " WHERE groupName IS NULL AND EXISTS (SELECT 1 FROM tb_op_group o WHERE o.rankId IS COMMUNICATION_OP.rankId"
+    "  AND o.opName = COMMUNICATION_OP.opName);"
+    "DROP TABLE tb_op_group;"
+    "CREATE TEMP TABLE tb_groups AS SELECT DISTINCT g.id AS id, g.value AS name FROM STRING_IDS g"
+    " WHERE g.id IN (SELECT groupName FROM TB_COMM_OP_STAT UNION SELECT groupName FROM TB_COMM_GROUP);"
+    "CREATE TEMP TABLE tb_op_tail AS"
+    " SELECT s.id AS op, substr(t.tail, 1, instr(t.tail, '_') - 1) AS nnn"
+    " FROM STRING_IDS s JOIN (SELECT id, substr(value, instr(value, '__') + 2) AS tail FROM STRING_IDS"
+    "  WHERE value LIKE 'hcom\\_%\\_\\_%' ESCAPE '\\') t ON t.id = s.id"
+    " WHERE s.id IN (SELECT opName FROM COMMUNICATION_OP WHERE groupName IS NULL) AND instr(t.tail, '_') = 4;"
+    "UPDATE COMMUNICATION_OP SET groupName = (SELECT min(g.id) FROM tb_op_tail o JOIN tb_groups g"
+    "  ON substr(g.name, -3) = o.nnn WHERE o.op = COMMUNICATION_OP.opName)"
+    " WHERE groupName IS NULL AND (SELECT count(*) FROM tb_op_tail o JOIN tb_groups g"
+    "  ON substr(g.name, -3) = o.nnn WHERE o.op = COMMUNICATION_OP.opName) = 1;"
+    "DROP TABLE tb_op_tail; DROP TABLE tb_groups;";
+
+tb_status load_books_fill_recipe_tables(dbw *w, tb_error *err)
+{
+    tb_status st = dbw_exec(w, fill_rank_device_sql, err);
+    if (!st && sql_true(w, "SELECT EXISTS (SELECT 1 FROM COMMUNICATION_OP WHERE groupName IS NULL)"))
+        st = dbw_exec(w, fill_group_sql, err);
+    return st;
+}
+
+/*
  * The rankId of each rank of the load. Ranks are numbered 0, 1, ... in input
  * order while loading (a DB that holds several ranks takes several numbers
  * in a row); the ids the inputs name (profiler_info_N.json, else what a file

@@ -344,6 +344,8 @@ static tb_status write_books(load_run *R, tb_error *err)
     else
         st = load_books_write(w, R->src, R->nsrc, R->sr.nsrc_all, R->units, R->nunits, R->final, R->ignored,
                               R->n_ignored, opt, &R->ids, err);
+    if (st == TB_OK && !R->merging)
+        st = load_books_fill_recipe_tables(w, err);
     if (st == TB_OK && opt->shard_count)
         st = load_shards_write(w, opt, R->src, R->units, R->nunits, R->claim, &R->sr, err);
     if (st != TB_OK)

@@ -204,6 +204,9 @@ tb_status load_books_bind_pmu(dbw *w, tb_error *err);
  * dataType and groupName, COMMUNICATION_TASK_INFO size (bytes) and dataType
  * (docs/inputs.md "Communication kernels"). */
 tb_status load_books_bind_collectives(dbw *w, tb_error *err);
+/* RANK_DEVICE_MAP rows of ranks no file named a device of, and the
+ * COMMUNICATION_OP.groupName of ops loaded without one (see load_books.c). */
+tb_status load_books_fill_recipe_tables(dbw *w, tb_error *err);
 /* Numbers the ranks (see load_books.c); final[p] receives rank p's rankId. */
 tb_status load_books_apply_ranks(dbw *w, const int64_t *claim, const size_t *who, const src_info *src, size_t nranks,
                                  int64_t *final, warn_log *wl, tb_error *err);

@@ -126,6 +126,7 @@ static const table_spec specs[] = {
     {"TB_API_STATISTIC", R_API_STATISTIC, -1, ""},
     {"TB_COMM_STATISTIC", R_COMM_STATISTIC, -1, ""},
     {"TB_SOURCE_ENUM", R_SOURCE_ENUM, -1, ""},
+    {"TB_SOURCE_CSV", R_SOURCE_CSV, -1, ""},
 };
 
 /* Tables of an input that are known but not copied: their facts are read

@@ -40,6 +40,10 @@
  *       and hbm in bytes (the CSV's KB times 1024), the event spelled as the
  *       DB spells it (APP -> app, Device -> device), time in ns. A rank whose
  *       msprof DB filled NPU_MEM adds no second copy.
+ * torch_npu's own summary CSVs (kernel_details.csv, step_trace_time.csv, ...
+ * by their exact names, kept_name) are also kept as read, for export summary
+ * to write back: TB_SOURCE_CSV gets the header line byte for byte and each
+ * loaded row CSV-encoded as the file wrote it.
  * A step_trace_time.csv whose rank already has TB_STEP_TRACE_TIME rows from
  * analysis.db adds none (its rows count as filled by a better source).
  * A row whose field count differs from the header's is skipped with a
@@ -128,6 +132,7 @@ typedef struct ctx {
     int lost_precision;
     char *buf;
     size_t cap;
+    int64_t keep_file;     /* the file's name as a string id when its rows are kept (TB_SOURCE_CSV), else -1 */
 } ctx;
 
 #define COLS(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -895,6 +900,138 @@ static int read_row(ctx *c, const layout *L, model_count *models, size_t *nmodel
     }
 }
 
+/* torch_npu's summary CSVs, by their exact names: a rank's own file of one
+ * of them is kept as read (TB_SOURCE_CSV) for `export summary` to write back. */
+static int kept_name(const char *path)
+{
+    static const char *const names[] = {
+        "kernel_details.csv", "operator_details.csv", "step_trace_time.csv", "memory_record.csv",
+        "operator_memory.csv", "npu_module_mem.csv", "static_op_mem.csv", "op_statistic.csv", "api_statistic.csv",
+    };
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        if (!strcmp(base, names[i]))
+            return 1;
+    return 0;
+}
+
+/* Grows c->buf to hold need bytes; -1 with err set when out of memory. */
+static int buf_room(ctx *c, size_t need)
+{
+    if (need <= c->cap)
+        return 0;
+    size_t cap = c->cap ? c->cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    char *b = realloc(c->buf, cap);
+    if (!b) {
+        tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    c->buf = b;
+    c->cap = cap;
+    return 0;
+}
+
+/* Row f[0..n) CSV-encoded into c->buf: a field in quotes (quotes doubled)
+ * when it holds a comma, a quote or a line end, or when the file had it in
+ * quotes (start: where each field began in the record as read, so a field
+ * longer as read than as decoded was quoted; NULL when unknown; the last
+ * field's length as read is not known). Returns its length, or -1 with err set. */
+static long encode_row(ctx *c, const csv_field *f, int n, const size_t *start)
+{
+    size_t need = 1;
+    for (int i = 0; i < n; i++)
+        need += 2 * f[i].n + 3;
+    if (buf_room(c, need))
+        return -1;
+    size_t k = 0;
+    for (int i = 0; i < n; i++) {
+        if (i)
+            c->buf[k++] = ',';
+        int q = f[i].n && (memchr(f[i].p, ',', f[i].n) || memchr(f[i].p, '"', f[i].n) ||
+                           memchr(f[i].p, '\n', f[i].n) || memchr(f[i].p, '\r', f[i].n));
+        if (start && i + 1 < n && start[i + 1] - start[i] - 1 > f[i].n)
+            q = 1;
+        if (q)
+            c->buf[k++] = '"';
+        for (size_t j = 0; j < f[i].n; j++) {
+            if (f[i].p[j] == '"')
+                c->buf[k++] = '"';
+            c->buf[k++] = f[i].p[j];
+        }
+        if (q)
+            c->buf[k++] = '"';
+    }
+    return (long)k;
+}
+
+/* The header line as the file holds it (a BOM and the line end included)
+ * for a plain file whose header is one line; else the names CSV-encoded and
+ * "\n". Into c->buf; returns its length, or -1 with err set. */
+static long header_text(ctx *c, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (f) {
+        if (buf_room(c, 1 << 16)) {
+            fclose(f);
+            return -1;
+        }
+        size_t n = fread(c->buf, 1, c->cap, f);
+        fclose(f);
+        const char *nl = n >= 2 && (unsigned char)c->buf[0] == 0x1f && (unsigned char)c->buf[1] == 0x8b
+                             ? NULL
+                             : memchr(c->buf, '\n', n);
+        if (nl && !memchr(c->buf, '"', (size_t)(nl - c->buf)))
+            return (long)(nl - c->buf) + 1;
+    }
+    int w = csv_width(c->csv);
+    csv_field *names = malloc((size_t)(w > 0 ? w : 1) * sizeof *names);
+    if (!names) {
+        tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+        return -1;
+    }
+    for (int i = 0; i < w; i++)
+        names[i] = csv_name(c->csv, i);
+    long k = encode_row(c, names, w, NULL);
+    free(names);
+    if (k >= 0)
+        c->buf[k++] = '\n';
+    return k;
+}
+
+/* Starts keeping the rows of a torch_npu summary CSV: its header as line 0. 0, or -1 with err set. */
+static int keep_header(ctx *c, const char *path)
+{
+    c->keep_file = -1;
+    if (!kept_name(path))
+        return 0;
+    const char *base = strrchr(path, '/');
+    base = base ? base + 1 : path;
+    int64_t id = intern_text(c, base, strlen(base));
+    long n = id < 0 ? -1 : header_text(c, path);
+    if (n < 0)
+        return -1;
+    tb_val v[4] = {VINT(c->opt->rank), VINT(id), VINT(0), VTEXT(c->buf, (size_t)n)};
+    if (row_out(c, R_SOURCE_CSV, v))
+        return -1;
+    c->keep_file = id; /* not in rows_filled: every kept file of a rank is kept, none is a better source */
+    return 0;
+}
+
+/* Keeps one loaded row of a kept file, as read. 0, or -1 with err set. */
+static int keep_row(ctx *c, const csv_row *row)
+{
+    if (c->keep_file < 0)
+        return 0;
+    long n = encode_row(c, row->f, row->n, row->start);
+    if (n < 0)
+        return -1;
+    tb_val v[4] = {VINT(c->opt->rank), VINT(c->keep_file), VINT(row->line), VTEXT(c->buf, (size_t)n)};
+    return row_out(c, R_SOURCE_CSV, v);
+}
+
 /* A row whose field count differs from the header's: 0 when it does not;
  * 1 skipped, counted and warned of; -1 the error with --strict (err set). */
 static int check_width(ctx *c, const csv_row *row, const char *path)
@@ -939,7 +1076,7 @@ static tb_status read_rows(ctx *c, const layout *L, const char *path)
             return err->code;
         if (w > 0)
             continue;
-        if (read_row(c, L, models, &nmodels) < 0) {
+        if (read_row(c, L, models, &nmodels) < 0 || keep_row(c, &row) < 0) {
             /* every failing row sets err (its own problem, or the sink's) */
             tb_status st = err->code != TB_OK
                                ? err->code
@@ -967,7 +1104,7 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
     res->stop_offset = -1;
     int kind = text_kind(path);
     snprintf(res->kind, sizeof res->kind, "%s", kind == T_CLUSTER_STEP_TRACE ? "msprof-analyze csv" : "torch_npu csv");
-    ctx c = {.sink = sink, .ids = ids, .opt = opt, .res = res, .err = err};
+    ctx c = {.sink = sink, .ids = ids, .opt = opt, .res = res, .err = err, .keep_file = -1};
     if (!(c.csv = csv_open(path, err)))
         return err->code;
     tb_status st = TB_OK;
@@ -975,6 +1112,11 @@ tb_status npu_text_import(const char *path, const row_sink *sink, import_ids *id
     int found = csv_header(c.csv, err) != 0 ? -1 : find_cols(&c, &L, path);
     if (found < 0)
         st = err->code;
+    else if (found == 0 && keep_header(&c, path) < 0) {
+        st = err->code;
+        if (err->file[0] == 0)
+            snprintf(err->file, sizeof err->file, "%s", path);
+    }
     else if (found == 0)
         st = read_rows(&c, &L, path);
     csv_close(c.csv);

@@ -378,8 +378,9 @@ def assert_swept(cluster):
 
 # ---- rank-scope reports over shards: no merge (docs/scale-out.md#report-scopes) ----
 
-NOT_RANK = {"cluster_step_trace_time", "slow_rank", "slow_rank_op", "communication_matrix", "op_summary",
-            "kernel_details", "step_trace", "slow_rank_vote", "slow_op_stats", "slow_link", "slow_link_summary"}
+NOT_RANK = {"cluster_step_trace_time", "slow_rank", "slow_rank_op", "communication_matrix", "comm_op_bandwidth",
+            "op_summary", "kernel_details", "step_trace", "slow_rank_vote", "slow_op_stats", "slow_link",
+            "slow_link_summary"}
 NOT_RANK_PREFIX = "advisor_"  # the advisor's rules (reports/advisor.yaml) are of scope all
 RANK_SQL = """
   - id: ranked_kernels
@@ -695,7 +696,8 @@ def case_cluster_scope_reads_cluster_tables_only():
                 "      SELECT s.rankId AS \"Rank\", count(*) AS \"N\"\n"
                 "      FROM slow_rank s JOIN TASK t ON t.rankId = s.rankId GROUP BY 1\n")
     want = ("tracebook: error: %s:6:7: report 'mine': a report of scope cluster reads only cluster_step_trace_time, "
-            "cluster_step_trace_time_csv, slow_rank_op, slow_rank, communication_matrix, not TASK" % bad)
+            "cluster_step_trace_time_csv, slow_rank_op, slow_rank, communication_matrix, comm_op_bandwidth, not TASK"
+            % bad)
     shards = os.path.join(OUT, "cshards3")
     if not os.path.isdir(shards):
         shard(CCLUSTER, shards, 3)

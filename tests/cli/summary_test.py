@@ -93,15 +93,33 @@ def rows(path):
         return list(csv.DictReader(f))
 
 
-def check_headers(folder, stem_re):
+def as_read(folder):
+    """The files of folder that tracebook_run.json lists as written back as read."""
+    listed = json.load(open(os.path.join(folder, "tracebook_run.json")))
+    return listed.get("as_read", {}).get("files", [])
+
+
+def check_headers(folder, stem_re, src=None):
     """Every CSV of folder whose summary name formats.md documents has its header
-    (torch_npu's variant of a name in an ASCEND_PROFILER_OUTPUT folder)."""
+    (torch_npu's variant of a name in an ASCEND_PROFILER_OUTPUT folder); a
+    file written back as read (src: the input's folder) has the input's header
+    line, byte for byte."""
     torch_npu = os.path.basename(folder) == "ASCEND_PROFILER_OUTPUT"
     seen = []
+    kept = as_read(folder) if torch_npu else []
     for p in sorted(glob.glob(os.path.join(folder, "*.csv"))):
         m = re.fullmatch(stem_re, os.path.basename(p))
         assert m, "unexpected file name %s" % p
         name = m.group(1)
+        if os.path.basename(p) in kept:
+            assert src, "%s written as read, no input to compare with" % p
+            with open(os.path.join(src, name + ".csv"), "rb") as f:
+                want = f.readline()
+            with open(p, "rb") as f:
+                got = f.readline()
+            assert got == want, "%s header\n  got  %r\n  want %r" % (p, got, want)
+            seen.append(name)
+            continue
         assert name in HEADERS, "%s: no documented header for %s" % (p, name)
         got = first_line(p)
         want = ",".join(HEADERS.get("torch_npu:" + name, HEADERS[name]) if torch_npu else HEADERS[name])
@@ -122,15 +140,22 @@ def two_rank():
     p = run("export", "summary", "-q", "-dir", os.path.join(SAMPLES, "torch_npu_2rank"), "-o", d)
     for r in (0, 1):
         folder = os.path.join(d, "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT")
-        seen = check_headers(folder, TORCH_RE)
+        src = os.path.join(SAMPLES, "torch_npu_2rank", "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT")
+        seen = check_headers(folder, TORCH_RE, src)
         assert sorted(seen) == sorted(TORCH_NPU_FILES), seen
+        # the rank's own CSVs come back as read; the statistics it did not hold are computed
+        assert as_read(folder) == ["kernel_details.csv", "step_trace_time.csv"], as_read(folder)
+        for n in as_read(folder):
+            assert open(os.path.join(folder, n), "rb").read() == open(os.path.join(src, n), "rb").read(), n
         assert os.path.exists(os.path.join(folder, "README.txt"))
         listed = json.load(open(os.path.join(folder, "tracebook_run.json")))
-        files = [f for rep in listed["reports"] for f in rep["files"]] + listed["readme"]["files"]
+        files = [f for rep in listed["reports"] for f in rep["files"]] + listed["readme"]["files"] + as_read(folder)
         assert sorted(files) == sorted([n + ".csv" for n in TORCH_NPU_FILES] + ["README.txt"]), files
         readme = open(os.path.join(folder, "README.txt")).read()
         for f in files:
             assert f == "README.txt" or f in readme, f
+        # the timeline the rank holds is not written here, and the README says why
+        assert "trace_view.json: the timeline: `tracebook export timeline` writes it" in readme, readme
     # the files printed are the files written
     printed = sorted(p.stdout.split())
     assert len(printed) == 2 * 6 and all(os.path.exists(x) for x in printed), printed
@@ -154,7 +179,8 @@ def values_match_db():
     d = fresh("values")
     db = os.path.join(d, "t.db")
     run("export", "db", "-q", "-dir", os.path.join(SAMPLES, "torch_npu_2rank"), "-o", db)
-    run("export", "summary", "-q", "-dir", db, "-o", d)
+    # with JSON too, every file is computed from the tables (not written back as read)
+    run("export", "summary", "-q", "-dir", db, "-o", d, "--format", "csv,json")
     con = sqlite3.connect(db)
     # a DB tracebook wrote places each rank by the input it came from
     for r in (0, 1):
@@ -213,7 +239,10 @@ def window_names_and_contents():
     folder = os.path.join(d2, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
     kd = rows(os.path.join(folder, "kernel_details_8_9.csv"))
     assert {x["Step Id"] for x in kd} == {"8", "9"}
-    whole = rows(os.path.join(OUT, "two_rank", "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"))
+    # a window's files are computed from the tables: the rows of the whole run's computed file
+    d3 = fresh("window_whole")
+    run("export", "summary", "-q", "-dir", src, "-o", d3, "--format", "csv,json")
+    whole = rows(os.path.join(d3, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"))
     assert kd == [x for x in whole if x["Step Id"] in ("8", "9")], "window rows differ from the whole run's"
 
 
@@ -314,7 +343,7 @@ def public_data():
     d = fresh("public")
     run("export", "summary", "-q", "-dir", ins[0], "-o", d)
     folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
-    seen = check_headers(folder, r"([a-z_]+?)\.csv")
+    seen = check_headers(folder, r"([a-z_]+?)\.csv", os.path.join(ins[0], "ASCEND_PROFILER_OUTPUT"))
     assert sorted(seen) == sorted(["kernel_details", "operator_details", "step_trace_time", "memory_record",
                                    "operator_memory", "npu_module_mem", "op_statistic"]), seen
     # torch_npu's communication.json and communication_matrix.json: the input's, key order and
@@ -373,7 +402,9 @@ def public_data():
     assert folders, os.listdir(d3)
     for f in folders:
         assert "kernel_details" in " ".join(os.listdir(f))
-        check_headers(f, r"([a-z_]+?)(?:_rank\d+)?\.csv")
+        for r in (0, 1):
+            kept = [x for x in as_read(f) if x.endswith("_rank%d.csv" % r)]
+            assert "kernel_details_rank%d.csv" % r in kept, kept
     db = os.path.join(SHARED, "ascend", "msprof_db", "msprof_0.db")
     if os.path.exists(db):
         d = fresh("public_db")
@@ -483,9 +514,84 @@ def old_timeline_step_trace():
         assert abs(got - want) <= want * Decimal("0.005"), (col, got, want)
 
 
+def same_row(got, want, where):
+    """Equal rows by value: a field that is a number (a trailing TAB stripped) within 0.0005, else the same text."""
+    assert len(got) == len(want), (where, got, want)
+    for g, w in zip(got, want):
+        try:
+            gd, wd = Decimal(g.strip()), Decimal(w.strip())
+        except ArithmeticError:
+            assert g == w, (where, g, w)
+            continue
+        assert abs(gd - wd) <= Decimal("0.0005"), (where, g, w)
+
+
+def public_ranks_as_read():
+    """Each public torch_npu rank: every CSV it holds comes back with the same header line, byte for
+    byte, and the same rows by value (a row of the wrong width, left out by the load with a warning,
+    excepted); the files are listed as written back as read."""
+    base = os.path.join(SHARED, "ascend")
+    for r in (0, 1):
+        src = os.path.join(base, "torch_npu_rank%d" % r)
+        if not os.path.isdir(src):
+            raise tbtest.Skip("%s absent" % src)
+        d = fresh("public_as_read%d" % r)
+        p = run("export", "summary", "--rebuild", "-dir", src, "-o", d)
+        folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
+        own = sorted(f for f in os.listdir(os.path.join(src, "ASCEND_PROFILER_OUTPUT")) if f.endswith(".csv"))
+        assert own and sorted(as_read(folder)) == own, (as_read(folder), own)
+        for name in own:
+            with open(os.path.join(src, "ASCEND_PROFILER_OUTPUT", name), "rb") as f:
+                head_in = f.readline()
+            with open(os.path.join(folder, name), "rb") as f:
+                head_out = f.readline()
+            assert head_in == head_out, (name, head_in, head_out)
+            with open(os.path.join(src, "ASCEND_PROFILER_OUTPUT", name), encoding="utf-8", newline="") as f:
+                want = list(csv.reader(f))
+            with open(os.path.join(folder, name), encoding="utf-8", newline="") as f:
+                got = list(csv.reader(f))
+            width = len(want[0])
+            bad = [i for i, x in enumerate(want) if len(x) != width]
+            for i in bad:  # the load said so, naming the line
+                assert "%s:%d: row has" % (name, i + 1) in p.stderr, (name, i, p.stderr)
+            want = [x for x in want if len(x) == width]
+            assert len(got) == len(want) > 1, (name, len(got), len(want))
+            for i, (g, w) in enumerate(zip(got, want)):
+                same_row(g, w, "%s row %d" % (name, i))
+        # what the old computed kernel_details changed is kept: Step Id, HF32 Eligible, shapes in
+        # literal quotes, HCCL as the core, Block Dim
+        kd = rows(os.path.join(folder, "kernel_details.csv"))
+        assert kd[0]["Step Id"] == "2" and "Block Dim" in kd[0] and "Device_id" not in kd[0], kd[0]
+        assert any(x["Accelerator Core"] == "HCCL" for x in kd) and any(x["HF32 Eligible"] == "NO" for x in kd)
+        assert any(x["Input Shapes"].startswith('"') for x in kd)
+
+
+def files_not_written_listed():
+    """Files a rank holds that tracebook does not read (l2_cache.csv, data_preprocess.csv) are named in the
+    README with the reason; the ones it reads are written."""
+    src = os.path.join(SHARED, "ascend", "torch_npu_rank1")
+    if not os.path.isdir(src):
+        raise tbtest.Skip("%s absent" % src)
+    d = fresh("not_written")
+    rank = os.path.join(d, "in", "r1_ascend_pt")
+    shutil.copytree(src, rank)
+    out_in = os.path.join(rank, "ASCEND_PROFILER_OUTPUT")
+    with open(os.path.join(out_in, "l2_cache.csv"), "w") as f:
+        f.write("Stream Id,Task Id,Hit Rate,Victim Rate,Op Name\n1,2,0.5,0.1,MatMul\n")
+    with open(os.path.join(out_in, "data_preprocess.csv"), "w") as f:
+        f.write("Timestamp(us),Duration(us)\n1,2\n")
+    run("export", "summary", "-q", "-dir", rank, "-o", os.path.join(d, "out"))
+    folder = os.path.join(d, "out", "r1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    readme = open(os.path.join(folder, "README.txt")).read()
+    tail = readme[readme.index("Files of the rank not written here:"):]
+    for name in ("l2_cache.csv", "data_preprocess.csv"):
+        assert "  %s: not a format tracebook reads" % name in tail, tail
+    assert "static_op_mem.csv" in as_read(folder) and "static_op_mem.csv" not in tail, (as_read(folder), tail)
+
+
 suite = tbtest.Suite(work=OUT)
 for fn in (old_timeline_step_trace, two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
            msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data,
-           clear_removes_only_the_cache_entry, merge_one_folder):
+           clear_removes_only_the_cache_entry, merge_one_folder, public_ranks_as_read, files_not_written_listed):
     suite.add(fn.__name__, fn)
 suite.main()

@@ -100,15 +100,18 @@ static void assert_rows(const char *sql, const char *want)
  *     r2:  8 9 0.5 9.5  1 25 2 7
  *     r3:  9 7 3   10   4 22 0 7
  *   step 2: ranks 0, 1 (as step 1); step 3: ranks 0, 1, 4; step 4: rank 4.
- * p2p groups "0,1" and "2,3" (communication_group.json); a collective group
- * and profiler_metadata's pp group "0,2" must not count as stages.
+ * p2p groups "0,1" and "2,3" of a communication_group.json that names no
+ * group (msprof-analyze's earlier files, comm_group_parallel_info absent):
+ * they are the stages, as msprof-analyze then took them; the collective
+ * group and the "pp" row without a pg_name do not count.
  * Step 1: stages (0, 1) = max(r0, r1) = 12 5 2 6 3 20 1 5 and
  *         (2, 3) = max(r2, r3) = 9 9 3 10 4 25 2 7.
  * Step 2: ranks 0, 1 are all in group (0, 1): one stage (0, 1), group (2, 3)
  *         has no rank there (msprof-analyze's 8-rank file with 16-rank groups).
- * Step 3: rank 4 is in no group: one stage of all ranks (0, 1, 4).
- * Step 4: only rank 4: one stage "(4,)", as Python writes a 1-tuple.
- * Rank 5's row has an empty step: the step is NULL, its stage "(5,)".
+ * Step 3: (0, 1), and rank 4, in no group, alone in the stage "()" (ranks in
+ *         no stage share the empty tuple, as msprof-analyze groups them).
+ * Step 4: only rank 4: the stage "()".
+ * Rank 5's row has an empty step: the step is NULL, its stage "()".
  */
 static const char stage_rows[] =
     "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing, communicationNotOverlapped, overlapped,"
@@ -128,44 +131,74 @@ static void stages_from_p2p_groups(void **state)
     make_db("stages", stage_rows);
     assert_rows(STEP_COLS "WHERE type = 'stage' ORDER BY seq",
                 STEP_HEAD
-                "NULL|'stage'|'(5,)'|1|2|3|4|5|6|7|8|NULL|'TB_STEP_TRACE_TIME'\n"
+                "NULL|'stage'|'()'|1|2|3|4|5|6|7|8|NULL|'TB_STEP_TRACE_TIME'\n"
                 "'1'|'stage'|'(0, 1)'|12|5|2|6|3|20|1|5|NULL|'TB_STEP_TRACE_TIME'\n"
                 "'1'|'stage'|'(2, 3)'|9|9|3|10|4|25|2|7|NULL|'TB_STEP_TRACE_TIME'\n"
                 "'2'|'stage'|'(0, 1)'|12|5|2|6|3|20|1|5|NULL|'TB_STEP_TRACE_TIME'\n"
-                "'3'|'stage'|'(0, 1, 4)'|12|50|2|51|3|60|1|50|NULL|'TB_STEP_TRACE_TIME'\n"
-                "'4'|'stage'|'(4,)'|1|50|1|51|1|60|0|50|NULL|'TB_STEP_TRACE_TIME'\n");
+                "'3'|'stage'|'(0, 1)'|12|5|2|6|3|20|1|5|NULL|'TB_STEP_TRACE_TIME'\n"
+                "'3'|'stage'|'()'|1|50|1|51|1|60|0|50|NULL|'TB_STEP_TRACE_TIME'\n"
+                "'4'|'stage'|'()'|1|50|1|51|1|60|0|50|NULL|'TB_STEP_TRACE_TIME'\n");
     /* rank rows: as loaded, in msprof-analyze's order (rank, then step) */
     assert_rows("SELECT idx, step, rankId, computing FROM cluster_step_trace_time WHERE type = 'rank' ORDER BY seq",
                 "idx|step|rankId|computing\n"
                 "'0'|'1'|0|10\n'0'|'2'|0|10\n'0'|'3'|0|10\n'1'|'1'|1|12\n'1'|'2'|1|12\n'1'|'3'|1|12\n"
                 "'2'|'1'|2|8\n'3'|'1'|3|9\n'4'|'3'|4|1\n'4'|'4'|4|1\n'5'|NULL|5|1\n");
-    /* rank 4 is in no p2p group: said once */
-    assert_string_equal(notes, "cluster_step_trace_time: the p2p groups of communication_group.json do not cover "
-                               "every rank: one stage of all ranks\n");
+    assert_string_equal(notes, "");
 }
 
-/* Overlapping p2p groups are no partition: one stage of all ranks, per step. */
-static void overlapping_groups_give_one_stage(void **state)
+/*
+ * msprof-analyze's stages from pipeline groups, ranks 0-3 in step 1
+ * (computing 1 2 3 4, free 4 3 2 1). pp groups (p2p, pg_name pp): 0,2 and
+ * 1,3. Collective groups: 0,1 (tp) and 2,3 (tp) hold one rank of each pp
+ * group: stage pieces; 0,1,2,3 (dp) and the collective 0,2 named pp hold
+ * two ranks of one: not stages. Stages (0, 1) = computing 2, free 4 and
+ * (2, 3) = computing 4, free 2. The same from profiler_metadata.json's pp
+ * groups and the ranks' communication.json collective ops (tp0: ranks 0, 1;
+ * tp1: ranks 2, 3; world: all four). Without any pp group: no stage rows.
+ */
+static void stages_from_pipeline_groups(void **state)
 {
     (void)state;
-    make_db("overlap", "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing, free) VALUES"
-                       "  (0, '1', 1, 4), (1, '1', 2, 3), (2, '1', 3, 2), (3, '1', 4, 1);"
-                       "INSERT INTO TB_COMM_GROUP (kind, groupIndex, ranks) VALUES ('p2p', 0, '0,1'),"
-                       "  ('p2p', 1, '1,2,3');");
-    assert_rows("SELECT idx, computing, free, communication FROM cluster_step_trace_time WHERE type = 'stage'",
-                "idx|computing|free|communication\n'(0, 1, 2, 3)'|4|4|NULL\n");
-    assert_string_equal(notes, "cluster_step_trace_time: the p2p groups of communication_group.json overlap: "
-                               "one stage of all ranks\n");
-    /* no groups at all: one stage too, without a note */
-    make_db("nogroups", "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing) VALUES (1, '7', 5), (0, '7', 6);");
-    assert_rows("SELECT idx, computing FROM cluster_step_trace_time WHERE type = 'stage'",
-                "idx|computing\n'(0, 1)'|6\n");
+    static const char ranks[] = "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing, free) VALUES"
+                                "  (0, '1', 1, 4), (1, '1', 2, 3), (2, '1', 3, 2), (3, '1', 4, 1);";
+    char sql[2048];
+    snprintf(sql, sizeof sql, "%s"
+             "INSERT INTO STRING_IDS VALUES (1, 'g_tp0'), (2, 'g_tp1'), (3, 'g_dp'), (4, 'g_pp0'), (5, 'g_pp1');"
+             "INSERT INTO TB_COMM_GROUP (kind, groupIndex, ranks, groupName, pgName) VALUES"
+             "  ('p2p', 0, '0,2', 4, 'pp'), ('p2p', 1, '1,3', 5, 'pp'), ('collective', 0, '0,1', 1, 'tp'),"
+             "  ('collective', 1, '2,3', 2, 'tp'), ('collective', 2, '0,1,2,3', 3, 'dp'),"
+             "  ('collective', 3, '0,2', 4, 'pp');", ranks);
+    make_db("pipeline", sql);
+    static const char want[] = "idx|computing|free\n'(0, 1)'|2|4\n'(2, 3)'|4|2\n";
+    assert_rows("SELECT idx, computing, free FROM cluster_step_trace_time WHERE type = 'stage' ORDER BY seq", want);
+    snprintf(sql, sizeof sql, "%s"
+             "INSERT INTO STRING_IDS VALUES (1, 'tp0'), (2, 'tp1'), (3, 'world');"
+             "INSERT INTO TB_COMM_GROUP (kind, groupIndex, ranks, groupId, pgName, rankId) VALUES"
+             "  ('pp', 0, '0,2', '11', 'pp', 0), ('pp', 1, '1,3', '12', 'pp', 1);"
+             "INSERT INTO TB_COMM_OP_STAT (rankId, step, opKind, opName, groupName) VALUES"
+             "  (0, 'step1', 'collective', 1, 1), (1, 'step1', 'collective', 1, 1),"
+             "  (2, 'step1', 'collective', 1, 2), (3, 'step1', 'collective', 1, 2),"
+             "  (0, 'step1', 'collective', 2, 3), (1, 'step1', 'collective', 2, 3),"
+             "  (2, 'step1', 'collective', 2, 3), (3, 'step1', 'collective', 2, 3);", ranks);
+    make_db("pipeline_meta", sql);
+    assert_rows("SELECT idx, computing, free FROM cluster_step_trace_time WHERE type = 'stage' ORDER BY seq", want);
+    /* groups without pipeline names (msprof-analyze's comm_group_parallel_info, pg_name empty): no stage */
+    snprintf(sql, sizeof sql, "%s"
+             "INSERT INTO STRING_IDS VALUES (1, 'g');"
+             "INSERT INTO TB_COMM_GROUP (kind, groupIndex, ranks, groupName) VALUES ('p2p', 0, '0,1', 1),"
+             "  ('collective', 0, '0,1,2,3', 1);", ranks);
+    make_db("nopipeline", sql);
+    assert_rows("SELECT count(*) AS n FROM cluster_step_trace_time WHERE type = 'stage'", "n\n0\n");
+    /* no groups at all: no stage either */
+    make_db("nogroups", ranks);
+    assert_rows("SELECT count(*) AS n FROM cluster_step_trace_time WHERE type = 'stage'", "n\n0\n");
     assert_string_equal(notes, "");
 }
 
 /*
  * With no per-rank step trace, the rank rows of a cluster_step_trace_time.csv
- * are the source; its stage rows are recomputed (here they hold nonsense).
+ * are the source, and its stage rows come with them, as the file has them
+ * (not recomputed: here they are no max of the rank rows).
  * Preparing was in the file: it is a column of the msprof-analyze layout.
  */
 static void cluster_csv_rank_rows(void **state)
@@ -179,13 +212,13 @@ static void cluster_csv_rank_rows(void **state)
     assert_rows(STEP_COLS "ORDER BY seq",
                 STEP_HEAD "'2'|'rank'|'0'|10|5|1|6|2|20|0|5|0.5|'TB_CLUSTER_STEP_TRACE_TIME'\n"
                           "'2'|'rank'|'1'|12|4|2|6|3|18|1|3|0.25|'TB_CLUSTER_STEP_TRACE_TIME'\n"
-                          "'2'|'stage'|'(0, 1)'|12|5|2|6|3|20|1|5|0.5|'TB_CLUSTER_STEP_TRACE_TIME'\n");
+                          "'2'|'stage'|'(0, 1)'|99|99|99|99|99|99|99|99|99|'TB_CLUSTER_STEP_TRACE_TIME'\n");
     assert_rows("SELECT * FROM cluster_step_trace_time_csv ORDER BY rowid",
                 "Step|Type|Index|Computing|Communication(Not Overlapped)|Overlapped|Communication|Free|Stage|"
                 "Bubble|Communication(Not Overlapped and Exclude Receive)|Preparing\n"
                 "'2'|'rank'|'0'|10|5|1|6|2|20|0|5|0.5\n"
                 "'2'|'rank'|'1'|12|4|2|6|3|18|1|3|0.25\n"
-                "'2'|'stage'|'(0, 1)'|12|5|2|6|3|20|1|5|0.5\n");
+                "'2'|'stage'|'(0, 1)'|99|99|99|99|99|99|99|99|99\n");
 }
 
 /* TB_STEP_TRACE_TIME wins over the cluster CSV; without Preparing the layout has none. */
@@ -198,11 +231,12 @@ static void step_csv_wins_and_no_preparing(void **state)
     assert_rows("SELECT * FROM cluster_step_trace_time_csv ORDER BY rowid",
                 "Step|Type|Index|Computing|Communication(Not Overlapped)|Overlapped|Communication|Free|Stage|"
                 "Bubble|Communication(Not Overlapped and Exclude Receive)\n"
-                "'2'|'rank'|'0'|7.5|NULL|NULL|NULL|NULL|NULL|0|NULL\n"
-                "'2'|'stage'|'(0,)'|7.5|NULL|NULL|NULL|NULL|NULL|0|NULL\n");
+                "'2'|'rank'|'0'|7.5|NULL|NULL|NULL|NULL|NULL|0|NULL\n");
 }
 
-/* With device tasks, the rank rows are the computed step_trace_time (ns -> µs). */
+/* With device tasks and no step trace CSV, the rank rows are the computed
+ * step_trace_time (ns -> µs); a step_trace_time.csv of the ranks wins over it,
+ * as msprof-analyze reads that file. */
 static void computed_step_trace_first(void **state)
 {
     (void)state;
@@ -213,8 +247,7 @@ static void computed_step_trace_first(void **state)
             "INSERT INTO TASK (startNs, endNs, deviceId, globalTaskId, taskType, rankId, name) VALUES"
             "  (1000, 3000, 0, 1, 2, 0, 1), (1500, 4000, 0, 2, 2, 1, 1);"
             "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, taskType, opType, rankId) VALUES"
-            "  (1, 1, 2, 1, 0), (1, 2, 2, 1, 1);"
-            "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing) VALUES (0, '2', 7.5), (1, '2', 8.5);");
+            "  (1, 1, 2, 1, 0), (1, 2, 2, 1, 1);");
     assert_rows("SELECT count(*) AS n, min(source) AS s FROM cluster_step_trace_time WHERE type = 'rank'",
                 "n|s\n2|'step_trace_time'\n");
     /* every field of a rank row is the computed one, in µs */
@@ -223,6 +256,14 @@ static void computed_step_trace_first(void **state)
                 "WHERE c.type = 'rank' AND (c.computing IS NOT s.computing / 1000.0 "
                 "  OR c.free IS NOT s.free / 1000.0 OR c.preparing IS NOT s.preparing / 1000.0)",
                 "differ\n0\n");
+    /* the same tasks with the ranks' step_trace_time.csv rows: those are the rank rows */
+    make_db("computed_csv",
+            "INSERT INTO STRING_IDS VALUES (1, 'k'), (2, 'AI_CORE');"
+            "INSERT INTO TASK (startNs, endNs, deviceId, globalTaskId, taskType, rankId, name) VALUES"
+            "  (1000, 3000, 0, 1, 2, 0, 1), (1500, 4000, 0, 2, 2, 1, 1);"
+            "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing) VALUES (0, '2', 7.5), (1, '2', 8.5);");
+    assert_rows("SELECT step, idx, computing, source FROM cluster_step_trace_time WHERE type = 'rank' ORDER BY seq",
+                "step|idx|computing|source\n'2'|'0'|7.5|'TB_STEP_TRACE_TIME'\n'2'|'1'|8.5|'TB_STEP_TRACE_TIME'\n");
 }
 
 /* Runs a spec (YAML text) into c in this file's style (capture.h). */
@@ -249,8 +290,7 @@ static void rank_source_option(void **state)
                               "    sql: SELECT type, computing, source FROM cluster_step_trace_time ORDER BY seq\n",
                               &err),
                      TB_OK);
-    assert_string_equal(c.text, "type|computing|source\n'rank'|1000|'TB_CLUSTER_STEP_TRACE_TIME'\n"
-                                "'stage'|1000|'TB_CLUSTER_STEP_TRACE_TIME'\n");
+    assert_string_equal(c.text, "type|computing|source\n'rank'|1000|'TB_CLUSTER_STEP_TRACE_TIME'\n");
     assert_int_equal(run_spec(&c,
                               "tracebook: 1\n"
                               "metrics: {cluster: {rank_source: timeline}}\n"
@@ -317,6 +357,18 @@ static void slow_rank_from_op_stats(void **state)
                 "1|2|2|30|15|15|0.5|1|'TB_COMM_OP_STAT'\n"
                 "2|1|2|35|20|20|0.571428571428571|1|'TB_COMM_OP_STAT'\n"
                 "3|0|2|50|35|35|0.7|1|'TB_COMM_OP_STAT'\n");
+    /* each op's Communication Time Info on a rank, as its row gives it (the cluster file's row wins) */
+    make_db("slowinfo",
+            "INSERT INTO STRING_IDS VALUES (1, 'opA'), (3, 'g1');"
+            "INSERT INTO TB_COMM_OP_STAT (rankId, step, opKind, opName, groupName, elapseNs, transitNs, waitNs,"
+            "  synchronizationNs, idleNs, waitRatio, synchronizationRatio, cluster) VALUES"
+            "  (0, 'step1', 'collective', 1, 3, 10, 4, 5, 3, 1, 0.5556, 0.4286, 1),"
+            "  (1, 'step1', 'collective', 1, 3, 30, 20, 0, 0, 10, 0, 0, 1),"
+            "  (1, 'step1', 'collective', 1, 3, 99, 9, 9, 9, 9, 0.9, 0.9, 0);");
+    assert_rows("SELECT rankId, timeNs, transitNs, opWaitNs, synchronizationNs, idleNs, waitRatio, "
+                "synchronizationRatio FROM slow_rank_op ORDER BY rowid",
+                "rankId|timeNs|transitNs|opWaitNs|synchronizationNs|idleNs|waitRatio|synchronizationRatio\n"
+                "0|10|4|5|3|1|0.5556|0.4286\n1|30|20|0|0|10|0|0\n");
 }
 
 /*
@@ -362,9 +414,13 @@ static void slow_rank_from_comm_ops(void **state)
 /*
  * Communication matrix from matrix rows (TB_COMM_MATRIX): 20.97152 MB is
  * 20971520 bytes, 0.86381540625 ms is 863815 ns (rounded), bandwidth as
- * written. The link 0-8 is in the cluster file and in rank 0's file (the
- * cluster file's row wins, bandwidth 24.2778); the link 1-0 is in rank 0's
- * and rank 1's files (the source rank's row wins, bandwidth 0.0247).
+ * written. The cluster file's link 0-8 (global ranks already) is kept as
+ * written. The ranks' own files name ranks by their place in the group:
+ * group '9350' is ranks 4 and 7 (rank 4's file has its own link 0-0, rank
+ * 7's 1-1), so rank 4's 0-1 is 4 -> 7 and rank 7's 1-0 is 7 -> 4; rank 4's
+ * link 1-0 repeats rank 7's (the source rank's row wins, bandwidth 0.0247).
+ * In group '1333', local rank 3 is no rank's own: rank 4's 0-3 is left out,
+ * and a note says so.
  */
 static void matrix_from_files(void **state)
 {
@@ -375,14 +431,74 @@ static void matrix_from_files(void **state)
             "INSERT INTO TB_COMM_MATRIX (rankId, step, opKind, opName, groupName, srcRank, dstRank,"
             "  transportType, transitSizeMB, transitTimeMs, bandwidthGBs, groupRanks, cluster) VALUES"
             "  (NULL, 'step2', 'p2p', 1, 2, 0, 8, 'RDMA', 20.97152, 0.86381540625, 24.2778, NULL, 1),"
-            "  (0, 'step2', 'p2p', 1, 2, 0, 8, 'RDMA', 20.97152, 0.9, 1.5, NULL, 0),"
-            "  (0, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.5, NULL, 0),"
-            "  (1, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.0247, NULL, 0);");
-    assert_rows("SELECT * FROM communication_matrix",
-                "step|opKind|opName|groupName|groupRanks|srcRank|dstRank|transport|bytes|timeNs|bandwidthGBs|"
-                "source\n"
-                "'2'|'collective'|'hcom_broadcast__483_0'|'9350'|NULL|1|0|'HCCS'|40|1620|0.0247|'TB_COMM_MATRIX'\n"
-                "'2'|'p2p'|'hcom_send__822_0'|'1333'|NULL|0|8|'RDMA'|20971520|863815|24.2778|'TB_COMM_MATRIX'\n");
+            "  (4, 'step2', 'p2p', 1, 2, 0, 0, 'LOCAL', 1, 1, 1, NULL, 0),"
+            "  (4, 'step2', 'p2p', 1, 2, 0, 3, 'RDMA', 20.97152, 0.9, 1.5, NULL, 0),"
+            "  (4, 'step2', 'collective', 3, 4, 0, 0, 'LOCAL', 4e-05, 0.001, 0.04, NULL, 0),"
+            "  (4, 'step2', 'collective', 3, 4, 0, 1, 'HCCS', 4e-05, 0.002, 0.02, NULL, 0),"
+            "  (4, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.5, NULL, 0),"
+            "  (7, 'step2', 'collective', 3, 4, 1, 1, 'LOCAL', 4e-05, 0.001, 0.04, NULL, 0),"
+            "  (7, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.0247, NULL, 0);");
+    assert_rows("SELECT step, opName, srcRank, dstRank, transport, bytes, timeNs, bandwidthGBs FROM communication_matrix",
+                "step|opName|srcRank|dstRank|transport|bytes|timeNs|bandwidthGBs\n"
+                "'2'|'hcom_broadcast__483_0'|4|4|'LOCAL'|40|1000|0.04\n"
+                "'2'|'hcom_broadcast__483_0'|4|7|'HCCS'|40|2000|0.02\n"
+                "'2'|'hcom_broadcast__483_0'|7|4|'HCCS'|40|1620|0.0247\n"
+                "'2'|'hcom_broadcast__483_0'|7|7|'LOCAL'|40|1000|0.04\n"
+                "'2'|'hcom_send__822_0'|0|8|'RDMA'|20971520|863815|24.2778\n"
+                "'2'|'hcom_send__822_0'|4|4|'LOCAL'|1000000|1000000|1\n");
+    assert_string_equal(notes, "communication_matrix: 1 links of 1 ops left out: a group-local rank no rank of the "
+                               "load maps to a global rank (by its own link in the group): group 1333 local rank 3\n");
+}
+
+/*
+ * Group-local ranks mapped by profiler_metadata.json: its group keyed
+ * 'group_a' with global ranks 5, 3 is named by msprof-analyze's hash of the
+ * key, 15277154233472997225 (computed independently); local rank 0 is 3, 1
+ * is 5 (the ranks in order). Rank 3's file has no link of its own there,
+ * yet 0-1 is 3 -> 5 and rank 5's 1-0 is 5 -> 3.
+ */
+static void matrix_ranks_from_metadata(void **state)
+{
+    (void)state;
+    make_db("matrix_meta",
+            "INSERT INTO STRING_IDS VALUES (1, 'hcom_allReduce__225_0'), (2, '15277154233472997225');"
+            "INSERT INTO TB_COMM_GROUP (kind, groupIndex, ranks, groupId, pgName, rankId) VALUES"
+            "  ('dp', 0, '5,3', 'group_a', 'dp', 3), ('dp', 0, '5,3', 'group_a', 'dp', 5);"
+            "INSERT INTO TB_COMM_MATRIX (rankId, step, opKind, opName, groupName, srcRank, dstRank,"
+            "  transportType, transitSizeMB, transitTimeMs, bandwidthGBs, groupRanks, cluster) VALUES"
+            "  (3, 'step1', 'collective', 1, 2, 0, 1, 'HCCS', 1, 1, 1, NULL, 0),"
+            "  (5, 'step1', 'collective', 1, 2, 1, 0, 'HCCS', 2, 1, 2, NULL, 0);");
+    assert_rows("SELECT srcRank, dstRank, bytes FROM communication_matrix",
+                "srcRank|dstRank|bytes\n3|5|1000000\n5|3|2000000\n");
+    assert_string_equal(notes, "");
+}
+
+/*
+ * comm_op_bandwidth: rank 0's HCCS row of opA is in its own file (bandwidth
+ * 1.5) and in the cluster file (2.5): the cluster file's row wins, with its
+ * size distribution (two sizes); rank 1's RDMA row has no distribution: {}.
+ */
+static void op_bandwidth_from_files(void **state)
+{
+    (void)state;
+    make_db("bandwidth",
+            "INSERT INTO STRING_IDS VALUES (1, 'opA'), (2, 'g1');"
+            "INSERT INTO TB_COMM_BANDWIDTH (rankId, step, opName, transport, transitSizeMB, transitTimeMs,"
+            "  bandwidthGBs, largePacketRatio, opKind, groupName, cluster) VALUES"
+            "  (0, 'step1', 1, 'HCCS', 3, 2, 1.5, 0, 'collective', 2, 0),"
+            "  (0, 'step1', 1, 'HCCS', 4, 1.6, 2.5, 0.5, 'collective', 2, 1),"
+            "  (1, 'step1', 1, 'RDMA', 0, 0, 0, 0, 'collective', 2, 0);"
+            "INSERT INTO TB_COMM_SIZE_DIST (rankId, step, opKind, opName, groupName, transport, sizeMB, count,"
+            "  timeMs, cluster) VALUES"
+            "  (0, 'step1', 'collective', 1, 2, 'HCCS', '1.0', 9, 9, 0),"
+            "  (0, 'step1', 'collective', 1, 2, 'HCCS', '2.5', 1, 0.6, 1),"
+            "  (0, 'step1', 'collective', 1, 2, 'HCCS', '4e-05', 3, 1, 1);");
+    assert_rows("SELECT step, opName, groupName, rankId, transport, transitSizeMB, transitTimeMs, bandwidthGBs, "
+                "largePacketRatio, sizeDistribution FROM comm_op_bandwidth",
+                "step|opName|groupName|rankId|transport|transitSizeMB|transitTimeMs|bandwidthGBs|largePacketRatio|"
+                "sizeDistribution\n"
+                "'1'|'opA'|'g1'|0|'HCCS'|4|1.6|2.5|0.5|'{\"2.5\":[1,0.6],\"4e-05\":[3,1]}'\n"
+                "'1'|'opA'|'g1'|1|'RDMA'|0|0|0|0|'{}'\n");
 }
 
 /*
@@ -425,7 +541,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(stages_from_p2p_groups),
-        cmocka_unit_test(overlapping_groups_give_one_stage),
+        cmocka_unit_test(stages_from_pipeline_groups),
+        cmocka_unit_test(op_bandwidth_from_files),
+        cmocka_unit_test(matrix_ranks_from_metadata),
         cmocka_unit_test(cluster_csv_rank_rows),
         cmocka_unit_test(step_csv_wins_and_no_preparing),
         cmocka_unit_test(computed_step_trace_first),
