@@ -51,18 +51,13 @@
 
 #include "metrics/interval.h"
 #include "metrics/classes.h"
+#include "metrics/hta.h"
 #include "metrics/metrics.h"
 #include "util/sort.h"
 #include "util/str.h"
 #include "util/vec.h"
 
 /* ---- options ------------------------------------------------------------- */
-
-/* Name rules that replace a family's built-in class test (NULL: the built-in). */
-typedef struct class_over {
-    class_rule *comm;      /* <section>.classes.communication */
-    class_rule *mem;       /* <section>.classes.memory */
-} class_over;
 
 /*
  * The rules of <section>.classes (classes.h patterns), each only when given:
@@ -88,14 +83,6 @@ static void class_over_finish(class_over *o)
     class_rule_destroy(o->mem);
     o->comm = o->mem = NULL;
 }
-
-typedef struct hta_opts {
-    int round_us;          /* hta.round_us: HTA's float µs and rounding */
-    int drop_last;         /* hta.drop_last_step */
-    int linked_only;       /* hta.linked_only */
-    double kernel_wait_us; /* hta.kernel_wait_us */
-    class_over over;       /* hta.classes.* */
-} hta_opts;
 
 static tb_status hta_options(const metric_ctx *m, hta_opts *o, tb_error *err)
 {
@@ -133,7 +120,7 @@ static double us_double(int64_t ns)
 
 /* An event [s, e) in ns as HTA holds it: whole µs, ts rounded up and
  * ts + dur (in float64) rounded down; or exact ns without round_us. */
-static void hta_time(int round_us, int64_t s, int64_t e, int64_t *ts, int64_t *te)
+void hta_time(int round_us, int64_t s, int64_t e, int64_t *ts, int64_t *te)
 {
     if (!round_us) {
         *ts = s;
@@ -160,7 +147,6 @@ static double round2(double x)
 
 /* ---- kernel classes -------------------------------------------------------- */
 
-enum { K_COMP, K_COMM, K_MEM, K_OTHER, K_SKIP };
 
 /* Does needle occur in the first n bytes of s? */
 static int has(const char *s, size_t n, const char *needle)
@@ -233,7 +219,7 @@ static int kineto_type(const char *task_type)
  * an NPU's HCCL ops, which are not tasks, are its communication), unless a
  * name rule of hta.classes, given in the spec, matches the task's name.
  */
-static int hta_classify(const void *cx, const char *name, const char *task_type, const char *cls)
+int hta_classify(const void *cx, const char *name, const char *task_type, const char *cls)
 {
     const class_over *ov = cx;
     if (name && kineto_type(task_type))
@@ -308,32 +294,11 @@ static int tl_classify(const void *cx, const char *name, const char *task_type, 
 
 /* ---- reading the device tasks of each rank -------------------------------- */
 
-/* One device task; times in ns as read, then in the metric's unit. */
-typedef struct dev_ev {
-    int64_t s, e;
-    int64_t launch;   /* start of the launching call (when linked) */
-    int64_t stream;
-    int64_t ord;      /* globalTaskId: the trace's order */
-    unsigned char kind;
-    unsigned char linked;
-    unsigned char op;     /* a communication op, not a task: no stream */
-} dev_ev;
-
-typedef struct evvec {
-    dev_ev *v;
-    size_t n, cap;
-    size_t read;      /* the rank's device tasks (and ops) before classes and filters */
-    size_t skipped;   /* of them, left out by the classes (K_SKIP) */
-    int hosted;       /* the rank has host calls (CANN_API rows) */
-} evvec;
-
 static int ev_push(evvec *x, const dev_ev *e)
 {
     return VEC_PUSH(x->v, x->n, x->cap, *e);
 }
 
-typedef int (*classify_fn)(const void *cx, const char *name, const char *task_type, const char *cls);
-typedef tb_status (*rank_fn)(void *ctx, int64_t rank, evvec *ev, tb_error *err);
 
 /* Calls the note callback with a formatted message, if there is one. */
 static void notef(const metric_ctx *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -351,8 +316,9 @@ static void notef(const metric_ctx *m, const char *fmt, ...)
 }
 
 /*
- * temp.tb_m_launch(rankId, connectionId, launchNs): the start of the call
- * that launched each connection id's device work. The call is the earliest
+ * temp.tb_m_launch(rankId, connectionId, launchNs, launchEndNs, launchName):
+ * the start, end and name of the call that launched each connection id's
+ * device work. The call is the earliest
  * CANN_API row of the rank with that connectionId (Kineto's runtime calls,
  * newer torch_npu timelines, msprof DBs). Older torch_npu timelines number
  * the host calls and the device tasks apart (a task's connection_id is not
@@ -369,9 +335,9 @@ static tb_status launch_map(const metric_ctx *m, const char *what, tb_error *err
     static const char direct[] =
         "DROP TABLE IF EXISTS temp.tb_m_launch;"
         "CREATE TEMP TABLE tb_m_launch (rankId INTEGER, connectionId INTEGER, launchNs INTEGER, "
-        "  PRIMARY KEY (rankId, connectionId)) WITHOUT ROWID;"
+        "  launchEndNs INTEGER, launchName INTEGER, PRIMARY KEY (rankId, connectionId)) WITHOUT ROWID;"
         "INSERT INTO temp.tb_m_launch "
-        "  SELECT ifnull(rankId, 0), connectionId, min(startNs) FROM CANN_API "
+        "  SELECT ifnull(rankId, 0), connectionId, min(startNs), endNs, name FROM CANN_API "
         "  WHERE connectionId IS NOT NULL AND startNs IS NOT NULL GROUP BY 1, 2;";
     static const char need[] =
         "SELECT EXISTS (SELECT 1 FROM TB_FLOW f "
@@ -381,21 +347,21 @@ static tb_status launch_map(const metric_ctx *m, const char *what, tb_error *err
         "                   WHERE l.rankId = ifnull(f.rankId, 0) AND l.connectionId = f.connectionId))";
     static const char flows[] =
         "DROP TABLE IF EXISTS temp.tb_m_calls;"
-        "CREATE TEMP TABLE tb_m_calls AS SELECT ifnull(rankId, 0) AS rankId, globalTid AS gtid, startNs, endNs "
-        "  FROM CANN_API WHERE startNs IS NOT NULL AND endNs IS NOT NULL AND globalTid IS NOT NULL;"
+        "CREATE TEMP TABLE tb_m_calls AS SELECT ifnull(rankId, 0) AS rankId, globalTid AS gtid, startNs, endNs, "
+        "  name FROM CANN_API WHERE startNs IS NOT NULL AND endNs IS NOT NULL AND globalTid IS NOT NULL;"
         "CREATE INDEX temp.tb_m_calls_i ON tb_m_calls (rankId, gtid, startNs);"
         "INSERT OR IGNORE INTO temp.tb_m_launch "
-        "  SELECT rankId, connectionId, min(launchNs) FROM ("
+        "  SELECT x.rankId, x.connectionId, min(c.startNs), c.endNs, c.name FROM ("
         "    SELECT ifnull(f.rankId, 0) AS rankId, f.connectionId AS connectionId, ("
-        "      SELECT k.startNs FROM temp.tb_m_calls k WHERE k.rankId = ifnull(f.rankId, 0) "
+        "      SELECT k.rowid FROM temp.tb_m_calls k WHERE k.rankId = ifnull(f.rankId, 0) "
         "        AND k.gtid = ((f.fromPid << 32) | (f.fromTid & 4294967295)) "
         "        AND k.startNs BETWEEN f.fromNs - (SELECT max(endNs - startNs) FROM temp.tb_m_calls) AND f.fromNs "
         "        AND k.endNs >= f.fromNs "
-        "      ORDER BY k.startNs DESC LIMIT 1) AS launchNs "
+        "      ORDER BY k.startNs DESC LIMIT 1) AS callId "
         "    FROM TB_FLOW f "
         "    WHERE f.cat = (SELECT id FROM STRING_IDS WHERE value = 'HostToDevice') "
-        "      AND f.connectionId IS NOT NULL AND f.fromNs IS NOT NULL) "
-        "  WHERE launchNs IS NOT NULL GROUP BY 1, 2;"
+        "      AND f.connectionId IS NOT NULL AND f.fromNs IS NOT NULL) x "
+        "  JOIN temp.tb_m_calls c ON c.rowid = x.callId GROUP BY 1, 2;"
         "DROP TABLE temp.tb_m_calls;";
     tb_status rc = metrics_exec(m, what, direct, err);
     if (rc)
@@ -459,7 +425,8 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
                            void *ctx, int with_comm_ops, tb_error *err)
 {
     static const char tasks[] =
-        "SELECT d.rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, l.launchNs "
+        "SELECT d.rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, l.launchNs, "
+        "       l.launchEndNs, l.launchName, d.connectionId "
         "FROM device_task d LEFT JOIN temp.tb_m_launch l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
         "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
         "ORDER BY d.rankId";
@@ -469,11 +436,12 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
     static const char with_ops[] =
         "SELECT * FROM ("
         "SELECT d.rankId AS rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, "
-        "       l.launchNs "
+        "       l.launchNs, l.launchEndNs, l.launchName, d.connectionId "
         "FROM device_task d LEFT JOIN temp.tb_m_launch l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
         "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
         "UNION ALL "
-        "SELECT c.rankId, NULL, c.startNs, c.endNs, NULL, c.name, NULL, 'communication', l.launchNs "
+        "SELECT c.rankId, NULL, c.startNs, c.endNs, NULL, c.name, NULL, 'communication', l.launchNs, "
+        "       l.launchEndNs, l.launchName, c.connectionId "
         "FROM comm_op c LEFT JOIN temp.tb_m_launch l ON l.rankId = c.rankId AND l.connectionId = c.connectionId "
         "WHERE c.startNs IS NOT NULL AND c.endNs IS NOT NULL "
         "  AND NOT EXISTS (SELECT 1 FROM TASK t WHERE t.startNs = c.startNs AND t.rankId = c.rankId "
@@ -519,6 +487,9 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
             .ord = sqlite3_column_int64(st, 4),
             .linked = sqlite3_column_type(st, 8) != SQLITE_NULL,
             .launch = sqlite3_column_int64(st, 8),
+            .launch_end = sqlite3_column_int64(st, 9),
+            .launch_name = sqlite3_column_int64(st, 10),
+            .conn = sqlite3_column_int64(st, 11),
             .op = sqlite3_column_type(st, 4) == SQLITE_NULL,
         };
         int k = classify(cx, (const char *)sqlite3_column_text(st, 5), (const char *)sqlite3_column_text(st, 6),
@@ -555,22 +526,6 @@ done:
 }
 
 /* ---- HTA's window: ProfilerSteps and the last-step cut -------------------- */
-
-typedef struct step_cut {
-    int64_t rank;
-    int64_t last_start; /* latest ProfilerStep start, HTA domain */
-    int64_t last_end;   /* latest ProfilerStep end, HTA domain */
-    size_t nsteps;      /* distinct ProfilerStep#N names of the rank */
-} step_cut;
-
-typedef struct hta_ctx {
-    const metric_ctx *m;
-    const char *what;
-    hta_opts o;
-    step_cut *cuts;
-    size_t ncuts;
-    sqlite3_stmt *ins;   /* the table's INSERT */
-} hta_ctx;
 
 /*
  * Reads the ProfilerStep#N slices HTA sees (host ops and annotations in
@@ -645,21 +600,27 @@ done:
  * Compacts ev in place. Returns 1 when events remain; else notes why the
  * rank gets no row and returns 0.
  */
-static int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
+const step_cut *hta_cut(const hta_ctx *h, int64_t rank)
 {
-    const step_cut *cut = NULL;
     for (size_t i = 0; i < h->ncuts; i++)
         if (h->cuts[i].rank == rank)
-            cut = &h->cuts[i];
+            return &h->cuts[i];
+    return NULL;
+}
+
+int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
+{
+    const step_cut *cut = hta_cut(h, rank);
     int filter = cut && cut->nsteps >= 2;
     size_t k = 0, unlinked = 0, late = 0;
     for (size_t i = 0; i < ev->n; i++) {
         dev_ev e = ev->v[i];
-        int64_t ls = 0, unused;
+        int64_t ls = 0, le = 0;
         if (e.linked)
-            hta_time(h->o.round_us, e.launch, e.launch, &ls, &unused);
+            hta_time(h->o.round_us, e.launch, e.launch_end, &ls, &le);
         hta_time(h->o.round_us, e.s, e.e, &e.s, &e.e);
         e.launch = ls;
+        e.launch_end = le;
         if (filter) {
             int kept_launch = e.linked && (h->o.drop_last ? ls < cut->last_start : ls <= cut->last_end);
             if (h->o.linked_only ? !kept_launch : (e.linked && !kept_launch)) {
@@ -818,7 +779,7 @@ static size_t pick(const evvec *ev, int k, iv *a)
     return n;
 }
 
-static tb_status insert_done(const hta_ctx *h, tb_error *err)
+tb_status hta_insert_done(const hta_ctx *h, tb_error *err)
 {
     int s = sqlite3_step(h->ins);
     sqlite3_reset(h->ins);
@@ -892,14 +853,14 @@ static tb_status temporal_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err
         sqlite3_bind_double(h->ins, 7, round2(100.0 * ((double)compute / (double)kernel)));
         sqlite3_bind_double(h->ins, 8, round2(100.0 * ((double)noncompute / (double)kernel)));
     }
-    return insert_done(h, err);
+    return hta_insert_done(h, err);
 }
 
 /* Shared driver of the three HTA tables: options, steps, table, rows. */
-static tb_status hta_build(const metric_ctx *m, const char *what, const char *create, const char *insert,
-                           rank_fn fn, tb_error *err)
+tb_status hta_build(const metric_ctx *m, const char *what, const char *create, const char *insert, rank_fn fn,
+                    void *extra, tb_error *err)
 {
-    hta_ctx h = {.m = m, .what = what};
+    hta_ctx h = {.m = m, .what = what, .extra = extra};
     tb_status rc = hta_options(m, &h.o, err);
     if (rc)
         goto done;
@@ -924,7 +885,7 @@ static tb_status build_temporal(const metric_ctx *m, tb_error *err)
                      "CREATE TEMP TABLE temporal_breakdown (rank INTEGER, idle_time_us NUMERIC, "
                      "compute_time_us NUMERIC, non_compute_time_us NUMERIC, kernel_time_us NUMERIC, "
                      "idle_time_pctg REAL, compute_time_pctg REAL, non_compute_time_pctg REAL)",
-                     "INSERT INTO temp.temporal_breakdown VALUES (?, ?, ?, ?, ?, ?, ?, ?)", temporal_rank, err);
+                     "INSERT INTO temp.temporal_breakdown VALUES (?, ?, ?, ?, ?, ?, ?, ?)", temporal_rank, NULL, err);
 }
 
 /* ---- comm_comp_overlap ------------------------------------------------------ */
@@ -954,7 +915,7 @@ static tb_status overlap_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     if (comm.ngroups && comm.sum != 0)
         sqlite3_bind_double(h->ins, 2, round2(100.0 * ((double)both / (double)comm.sum)));
     hscratch_free(&x);
-    return insert_done(h, err);
+    return hta_insert_done(h, err);
 }
 
 static tb_status build_overlap(const metric_ctx *m, tb_error *err)
@@ -962,7 +923,7 @@ static tb_status build_overlap(const metric_ctx *m, tb_error *err)
     return hta_build(m, "comm_comp_overlap",
                      "DROP TABLE IF EXISTS temp.comm_comp_overlap;"
                      "CREATE TEMP TABLE comm_comp_overlap (rank INTEGER, comp_comm_overlap_pctg REAL)",
-                     "INSERT INTO temp.comm_comp_overlap VALUES (?, ?)", overlap_rank, err);
+                     "INSERT INTO temp.comm_comp_overlap VALUES (?, ?)", overlap_rank, NULL, err);
 }
 
 /* ---- idle_time_breakdown ---------------------------------------------------- */
@@ -1023,7 +984,7 @@ static tb_status idle_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
             sqlite3_bind_double(h->ins, 4, round2(hta_us(h->o.round_us, sum[c])));
             if (total != 0)
                 sqlite3_bind_double(h->ins, 5, round2((double)sum[c] / (double)total));
-            tb_status rc = insert_done(h, err);
+            tb_status rc = hta_insert_done(h, err);
             if (rc)
                 return rc;
         }
@@ -1038,7 +999,7 @@ static tb_status build_idle(const metric_ctx *m, tb_error *err)
                      "DROP TABLE IF EXISTS temp.idle_time_breakdown;"
                      "CREATE TEMP TABLE idle_time_breakdown (rank INTEGER, stream INTEGER, idle_category TEXT, "
                      "idle_time REAL, idle_time_ratio REAL)",
-                     "INSERT INTO temp.idle_time_breakdown VALUES (?, ?, ?, ?, ?)", idle_rank, err);
+                     "INSERT INTO temp.idle_time_breakdown VALUES (?, ?, ?, ?, ?)", idle_rank, NULL, err);
 }
 
 /* ---- exposed_time (TraceLens) ------------------------------------------------ */

@@ -3,6 +3,7 @@
  * test_breakdown.c - the breakdown computed tables (engine/metrics/
  * breakdown.c): HTA's temporal_breakdown, comm_comp_overlap and
  * idle_time_breakdown under each window option, TraceLens' exposed_time,
+ * HTA's counters (hta_counters.c: queue length, trace span),
  * option errors, and the built-in reports' headers.
  *
  * The DB is made from the engine's own schema with Kineto-like rows
@@ -63,6 +64,20 @@
  * Rank 2: nothing linked, no row. Unlinked too: rank 0 + T7: total 70700,
  * comp 16700, busy 28200, idle 42500; rank 1 total 30000, comp 20000, idle
  * 10000; rank 2 total 10700, union 700 + 4000 + 700 = 5400, idle 5300.
+ *
+ * HTA's counters (hta_counters.c), default window. Rank 0, every launch a
+ * cudaLaunchKernel. Stream 7 (T1, T3, T4, T5), changes at 900 +1, 960 +1,
+ * 1001 -1, 1011 +1, 1012 -1, 1025 -1, 1045 +1, 1050 -1: queue 1 2 1 2 1 0
+ * 1 0, durations 60 41 10 1 13 20 5 and NULL. Summary: 8 values, mean 1,
+ * std sqrt((12 - 8) / 7) = 0.7559..., quartiles at positions 1.75, 3.5,
+ * 5.25 of 0 0 1 1 1 1 2 2: 0.75, 1, 1.25. Stream 20 (T2): 950 +1, 1005 -1:
+ * 1 0, mean 0.5, std sqrt(0.5) = 0.7071..., 0.25, 0.5, 0.75. Rank 1: U1
+ * launched and started at 0 µs (a launch first at equal times: 1 then 0);
+ * U2 unlinked, not counted. Rank 2: nothing launched: no row.
+ * hta_trace_span: rank 0, starts kept before the cut 1046: host 800 (step
+ * #1) to 1045, GPU to 1050 (the GPU copy of step #2 at 1046 and the call
+ * at 1047 are cut): 800 to 1050, 250. Rank 1 (not cut): 0 to 20. Rank 2:
+ * 0 (its host call) to 21 (D and E).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -232,6 +247,27 @@ static void idle_options(void **state)
                 "0|7|host_wait|22|0.54\n"
                 "0|7|kernel_wait|19|0.46\n"
                 "0|7|other|0|0\n");
+}
+
+static void queue_length_series(void **state)
+{
+    (void)state;
+    assert_spec("", "SELECT * FROM queue_length ORDER BY rank, stream, rowid",
+                "rank|stream|ts|queue_length|dur\n"
+                "0|7|900|1|60\n0|7|960|2|41\n0|7|1001|1|10\n0|7|1011|2|1\n"
+                "0|7|1012|1|13\n0|7|1025|0|20\n0|7|1045|1|5\n0|7|1050|0|NULL\n"
+                "0|20|950|1|55\n0|20|1005|0|NULL\n"
+                "1|1|0|1|0\n1|1|0|0|NULL\n");
+    assert_spec("", "SELECT * FROM queue_length_summary ORDER BY rank, stream",
+                "rank|stream|count|mean|std|min|p25|p50|p75|max\n"
+                "0|7|8|1|0.755928946018454|0|0.75|1|1.25|2\n"
+                "0|20|2|0.5|0.707106781186548|0|0.25|0.5|0.75|1\n"
+                "1|1|2|0.5|0.707106781186548|0|0.25|0.5|0.75|1\n");
+    assert_spec("", "SELECT * FROM hta_trace_span ORDER BY rank",
+                "rank|first_ts|last_ts|duration\n0|800|1050|250\n1|0|20|20\n2|0|21|21\n");
+    /* exact ns: T1's launch at 900 µs, its start at 1000.3 */
+    assert_spec("{hta: {round_us: false}}", "SELECT ts, queue_length FROM queue_length WHERE rank = 0 LIMIT 3",
+                "ts|queue_length\n900|1\n960|2\n1000.3|1\n");
 }
 
 static void exposed_default(void **state)
@@ -535,6 +571,7 @@ int main(void)
         cmocka_unit_test(class_overrides),
         cmocka_unit_test(exposed_npu_comm_ops),
         cmocka_unit_test(exposed_default),
+        cmocka_unit_test(queue_length_series),
         cmocka_unit_test(mixed_ranks),
         cmocka_unit_test(option_errors),
         cmocka_unit_test(builtin_reports),

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hta_counters.c - the counters family of computed tables: Holistic Trace
+ * Analysis' queue length of each stream, as a time series and summarised,
+ * and the span of each rank's trace that HTA divides by (reference:
+ * metrics.md, "HTA's counters").
+ *
+ * The tables read what the breakdown family reads (hta.h): each rank's
+ * device tasks with their launching calls, in HTA's time domain and window
+ * (hta.round_us, hta.drop_last_step, hta.linked_only), so that the same
+ * trace gives HTA's numbers:
+ *
+ *   - queue_length: HTA's get_queue_length_time_series. A stream's queue
+ *     grows by one when a runtime call that launches work (cudaLaunchKernel,
+ *     cudaMemcpyAsync, hipLaunchKernel, ...: HTA's list) starts, and shrinks
+ *     by one when the launched task starts on the stream; only tasks whose
+ *     launching call is on that list count. One row per change, in time
+ *     order. HTA sorts the changes with an unstable sort, so that at equal
+ *     times its order is arbitrary; here a launch comes before a task start
+ *     at the same time (a task cannot start before it is launched), then
+ *     the trace's order;
+ *   - queue_length_summary: pandas' describe() of each stream's series;
+ *   - hta_trace_span: the first and last event start of the rank among the
+ *     events HTA keeps (its get_trace_duration).
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/hta.h"
+#include "metrics/metrics.h"
+#include "util/vec.h"
+
+/* HTA's runtime calls that enqueue work on a stream (its symbol table's
+ * get_runtime_launch_events_mask). */
+static const char *const launch_names[] = {
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaMemcpyAsync",
+    "cudaMemsetAsync", "runFunction - job_prep_and_submit_for_execution", "hipLaunchKernel",
+    "hipExtModuleLaunchKernel", "hipMemsetAsync", "hipMemcpyAsync", "hipMemcpyWithStream",
+};
+#define N_LAUNCH (sizeof launch_names / sizeof launch_names[0])
+
+/* The STRING_IDS ids of the launch names present in the DB. */
+typedef struct launch_ids {
+    int64_t id[N_LAUNCH];
+    size_t n;
+} launch_ids;
+
+static tb_status read_launch_ids(const metric_ctx *m, const char *what, launch_ids *l, tb_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    l->n = 0;
+    if (sqlite3_prepare_v2(m->db, "SELECT id FROM STRING_IDS WHERE value = ?", -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+    for (size_t i = 0; i < N_LAUNCH; i++) {
+        sqlite3_bind_text(st, 1, launch_names[i], -1, SQLITE_STATIC);
+        int s = sqlite3_step(st);
+        if (s == SQLITE_ROW)
+            l->id[l->n++] = sqlite3_column_int64(st, 0);
+        else if (s != SQLITE_DONE) {
+            sqlite3_finalize(st);
+            return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return TB_OK;
+}
+
+static int is_launch(const launch_ids *l, int64_t name)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->id[i] == name)
+            return 1;
+    return 0;
+}
+
+/* A time of the HTA domain into a column: whole µs, or exact ns as µs. */
+static void bind_time(const hta_ctx *h, int col, int64_t v)
+{
+    if (h->o.round_us)
+        sqlite3_bind_int64(h->ins, col, v);
+    else
+        sqlite3_bind_double(h->ins, col, (double)v / 1000.0);
+}
+
+/* ---- queue_length ----------------------------------------------------------- */
+
+/* One change of a stream's queue: +1 at a launch, -1 at a task start. */
+typedef struct qchange {
+    int64_t stream, ts, ord;
+    int delta;
+} qchange;
+
+static int cmp_change(const void *a, const void *b)
+{
+    const qchange *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->delta != y->delta)
+        return x->delta > y->delta ? -1 : 1; /* launches first */
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/*
+ * The changes of a rank's queues, sorted by stream and time, into *out
+ * (owned by the caller). Tasks that are communication ops (no stream) or
+ * whose launching call is not one of launch_names do not count.
+ */
+static tb_status queue_changes(const hta_ctx *h, const evvec *ev, qchange **out, size_t *n, tb_error *err)
+{
+    const launch_ids *l = h->extra;
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    for (size_t i = 0; i < ev->n; i++) {
+        const dev_ev *e = &ev->v[i];
+        if (e->op || !e->linked || !is_launch(l, e->launch_name))
+            continue;
+        if (VEC_PUSH(*out, *n, cap, ((qchange){e->stream, e->launch, e->ord, 1})) ||
+            VEC_PUSH(*out, *n, cap, ((qchange){e->stream, e->s, e->ord, -1}))) {
+            free(*out);
+            *out = NULL;
+            return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+        }
+    }
+    qsort(*out, *n, sizeof **out, cmp_change);
+    return TB_OK;
+}
+
+/*
+ * HTA's queue length series of one rank: per stream, the running sum of
+ * the changes, one row per change; dur is the time to the stream's next
+ * change (NULL for its last). A running sum below zero would mean a task
+ * started before its own launch in this order: an internal error.
+ */
+static tb_status queue_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    hta_ctx *h = ctx;
+    if (!hta_prepare(h, rank, ev))
+        return TB_OK;
+    qchange *c;
+    size_t n;
+    tb_status rc = queue_changes(h, ev, &c, &n, err);
+    if (!rc && !n && h->m->note) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "%s: rank %lld: no row: none of its %zu device tasks was launched by a call HTA counts "
+                 "(cudaLaunchKernel, cudaMemcpyAsync, hipLaunchKernel, ...)",
+                 h->what, (long long)metrics_rank_shown(h->m, rank), ev->n);
+        h->m->note(h->m->ctx, msg);
+    }
+    int64_t q = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (i == 0 || c[i].stream != c[i - 1].stream)
+            q = 0;
+        q += c[i].delta;
+        if (q < 0) {
+            rc = tb_error_set(err, TB_ERR_INTERNAL, "%s: rank %lld: stream %lld: queue length %lld at %lld",
+                              h->what, (long long)metrics_rank_shown(h->m, rank), (long long)c[i].stream,
+                              (long long)q, (long long)c[i].ts);
+            break;
+        }
+        sqlite3_bind_int64(h->ins, 1, rank);
+        sqlite3_bind_int64(h->ins, 2, c[i].stream);
+        bind_time(h, 3, c[i].ts);
+        sqlite3_bind_int64(h->ins, 4, q);
+        if (i + 1 < n && c[i + 1].stream == c[i].stream)
+            bind_time(h, 5, c[i + 1].ts - c[i].ts);
+        rc = hta_insert_done(h, err);
+    }
+    free(c);
+    return rc;
+}
+
+static tb_status build_queue(const metric_ctx *m, tb_error *err)
+{
+    static const char what[] = "queue_length";
+    launch_ids l;
+    tb_status rc = read_launch_ids(m, what, &l, err);
+    if (rc)
+        return rc;
+    return hta_build(m, what,
+                     "DROP TABLE IF EXISTS temp.queue_length;"
+                     "CREATE TEMP TABLE queue_length (rank INTEGER, stream INTEGER, ts NUMERIC, "
+                     "queue_length INTEGER, dur NUMERIC)",
+                     "INSERT INTO temp.queue_length VALUES (?, ?, ?, ?, ?)", queue_rank, &l, err);
+}
+
+/* ---- queue_length_summary ------------------------------------------------------ */
+
+/* numpy's percentile with linear interpolation over sorted v[0..n). */
+static double quantile(const int64_t *v, size_t n, double q)
+{
+    double pos = q * (double)(n - 1);
+    size_t lo = (size_t)floor(pos);
+    size_t hi = lo + 1 < n ? lo + 1 : lo;
+    double t = pos - (double)lo;
+    double a = (double)v[lo], b = (double)v[hi];
+    /* numpy's lerp: from the nearer end */
+    return t >= 0.5 ? b - (b - a) * (1.0 - t) : a + (b - a) * t;
+}
+
+/* One group's describe(): count, mean, std (n - 1; NULL below 2), min,
+ * 25 %, 50 %, 75 %, max of sorted integer values, bound from column 3 on. */
+static void bind_describe(sqlite3_stmt *ins, const int64_t *v, size_t n)
+{
+    /* the sums are exact in 128 bits: queue lengths and counts are small */
+    __int128 sum = 0, sq = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += v[i];
+        sq += (__int128)v[i] * v[i];
+    }
+    sqlite3_bind_int64(ins, 3, (int64_t)n);
+    sqlite3_bind_double(ins, 4, (double)sum / (double)n);
+    if (n > 1) {
+        /* n * sq - sum^2 = n^2 * variance * (n - 1) / n, exact */
+        __int128 num = (__int128)n * sq - sum * sum;
+        sqlite3_bind_double(ins, 5, sqrt((double)num / ((double)n * (double)(n - 1))));
+    }
+    sqlite3_bind_int64(ins, 6, v[0]);
+    sqlite3_bind_double(ins, 7, quantile(v, n, 0.25));
+    sqlite3_bind_double(ins, 8, quantile(v, n, 0.5));
+    sqlite3_bind_double(ins, 9, quantile(v, n, 0.75));
+    sqlite3_bind_int64(ins, 10, v[n - 1]);
+}
+
+static tb_status summary_rows(const metric_ctx *m, const char *what, sqlite3_stmt *sel, sqlite3_stmt *ins,
+                              tb_error *err)
+{
+    int64_t *v = NULL, rank = 0, stream = 0;
+    size_t n = 0, cap = 0;
+    tb_status rc = TB_OK;
+    int s;
+    for (;;) {
+        s = sqlite3_step(sel);
+        int64_t r = s == SQLITE_ROW ? sqlite3_column_int64(sel, 0) : 0;
+        int64_t st = s == SQLITE_ROW ? sqlite3_column_int64(sel, 1) : 0;
+        if (n && (s != SQLITE_ROW || r != rank || st != stream)) {
+            sqlite3_bind_int64(ins, 1, rank);
+            sqlite3_bind_int64(ins, 2, stream);
+            bind_describe(ins, v, n);
+            int d = sqlite3_step(ins);
+            sqlite3_reset(ins);
+            sqlite3_clear_bindings(ins);
+            if (d != SQLITE_DONE) {
+                rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+                break;
+            }
+            n = 0;
+        }
+        if (s != SQLITE_ROW)
+            break;
+        rank = r;
+        stream = st;
+        if (VEC_PUSH(v, n, cap, sqlite3_column_int64(sel, 2))) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
+            break;
+        }
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+    free(v);
+    return rc;
+}
+
+/* HTA's get_queue_length_summary: describe() of each rank's and stream's series. */
+static tb_status build_queue_summary(const metric_ctx *m, tb_error *err)
+{
+    static const char what[] = "queue_length_summary";
+    tb_status rc = metrics_exec(m, what,
+                                "DROP TABLE IF EXISTS temp.queue_length_summary;"
+                                "CREATE TEMP TABLE queue_length_summary (rank INTEGER, stream INTEGER, "
+                                "count INTEGER, mean REAL, std REAL, min INTEGER, p25 REAL, p50 REAL, p75 REAL, "
+                                "max INTEGER)",
+                                err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *sel = NULL, *ins = NULL;
+    if (sqlite3_prepare_v2(m->db,
+                           "SELECT rank, stream, queue_length FROM temp.queue_length "
+                           "ORDER BY rank, stream, queue_length",
+                           -1, &sel, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(m->db, "INSERT INTO temp.queue_length_summary VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1,
+                           &ins, NULL) != SQLITE_OK)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+    else
+        rc = summary_rows(m, what, sel, ins, err);
+    sqlite3_finalize(sel);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
+/* ---- hta_trace_span ----------------------------------------------------------- */
+
+/*
+ * HTA's get_trace_duration for one rank: the last minus the first start
+ * among the events HTA keeps: its kept device tasks, and its host events
+ * (runtime and driver calls, operators, annotations, other complete slices
+ * with a category, except the profiler's own `Trace` slice) that start before the last step's start when the window cuts (2 or more
+ * steps and hta.drop_last_step; at or before its end without it).
+ */
+static tb_status span_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    static const char sql[] = "SELECT startNs FROM CANN_API WHERE ifnull(rankId, 0) = ?1 AND startNs IS NOT NULL "
+                              "UNION ALL SELECT startNs FROM PYTORCH_API WHERE ifnull(rankId, 0) = ?1 "
+                              "AND startNs IS NOT NULL "
+                              "UNION ALL SELECT startNs FROM TB_EVENT WHERE ifnull(rankId, 0) = ?1 AND ph = 'X' "
+                              "AND startNs IS NOT NULL AND endNs IS NOT NULL AND cat IS NOT NULL "
+                              "AND cat NOT IN (SELECT id FROM STRING_IDS WHERE value = 'Trace')";
+    hta_ctx *h = ctx;
+    if (!hta_prepare(h, rank, ev))
+        return TB_OK;
+    const step_cut *cut = hta_cut(h, rank);
+    int filter = cut && cut->nsteps >= 2;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t i = 0; i < ev->n; i++) {
+        lo = ev->v[i].s < lo ? ev->v[i].s : lo;
+        hi = ev->v[i].s > hi ? ev->v[i].s : hi;
+    }
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t ts, unused, v = sqlite3_column_int64(st, 0);
+        hta_time(h->o.round_us, v, v, &ts, &unused);
+        if (filter && (h->o.drop_last ? ts >= cut->last_start : ts > cut->last_end))
+            continue;
+        lo = ts < lo ? ts : lo;
+        hi = ts > hi ? ts : hi;
+    }
+    sqlite3_finalize(st);
+    if (s != SQLITE_DONE)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(h->ins, 1, rank);
+    bind_time(h, 2, lo);
+    bind_time(h, 3, hi);
+    bind_time(h, 4, hi - lo);
+    return hta_insert_done(h, err);
+}
+
+static tb_status build_span(const metric_ctx *m, tb_error *err)
+{
+    return hta_build(m, "hta_trace_span",
+                     "DROP TABLE IF EXISTS temp.hta_trace_span;"
+                     "CREATE TEMP TABLE hta_trace_span (rank INTEGER, first_ts NUMERIC, last_ts NUMERIC, "
+                     "duration NUMERIC)",
+                     "INSERT INTO temp.hta_trace_span VALUES (?, ?, ?, ?)", span_rank, NULL, err);
+}
+
+/* ---- the family --------------------------------------------------------------- */
+
+const metric_table metrics_hta_counters[] = {
+    {"queue_length", {NULL}, build_queue,
+     "HTA's queue length time series per rank and stream: outstanding launched operations at each change (options hta.*)",
+     "rank", {NULL}},
+    {"queue_length_summary", {"queue_length", NULL}, build_queue_summary,
+     "HTA's queue length summary per rank and stream: count, mean, std, min, quartiles, max", "rank", {NULL}},
+    {"hta_trace_span", {NULL}, build_span,
+     "HTA's trace duration per rank: first and last event start among the events HTA keeps", "rank", {NULL}},
+};
+const size_t metrics_hta_counters_n = sizeof metrics_hta_counters / sizeof metrics_hta_counters[0];

@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# hta_counters.py - conformance of the HTA counter reports (queue length)
+# against HolisticTraceAnalysis' own figures on the same traces.
+#
+# tests/hta/refs.json holds what HTA gives (get_queue_length_summary,
+# get_time_spent_blocked_on_full_queue, get_trace_duration) on the shared
+# Kineto traces (ns_resolution_trace, amd_trace, tracelens h100 and mi300)
+# and on a generated two-rank Kineto trace (tracebook-gen, seed 7); its
+# header comment in tests/hta/make_refs.py says how it was made. Checks:
+#   - queue_length_summary equals HTA's with stable sorts ("stable") to 1e-6
+#     relative, every column, and HTA's plain figures ("hta") exactly for
+#     count, min and max (at equal times HTA's order of a launch and a kernel
+#     start is arbitrary: the mean, std and quartiles may differ slightly);
+#   - queue_full_time: every row HTA gives (HTA keeps the last stream of each
+#     rank only) is among tracebook's, to 1e-6 relative;
+#   - hta_trace_span: the duration equals HTA's get_trace_duration (on a DB
+#     exported with --keep-python-functions: HTA counts those slices);
+#   - the queue_length series: as many rows per stream as the summary's
+#     count, never negative, and its last value per stream 0 or more.
+# usage: hta_counters.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA_DIR REFS_JSON OUT_DIR
+# Exit 77 (skip) when the shared data is absent.
+import csv
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+T = tbtest.Checks()
+
+
+def close(a, b, rel=1e-6):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
+
+
+def inputs(exe_gen, shared, out, name):
+    """The -dir arguments of a reference set."""
+    k = os.path.join(shared, "kineto")
+    dirs = {"ns_resolution_trace": [os.path.join(k, "ns_resolution_trace")],
+            "amd_trace": [os.path.join(k, "amd_trace")],
+            "tracelens_h100": [os.path.join(k, "tracelens", "h100")],
+            "tracelens_mi300": [os.path.join(k, "tracelens", "mi300")]}
+    if name in dirs:
+        return dirs[name]
+    gen = tbtest.fresh_dir(os.path.join(out, "gen"))
+    files = []
+    for r in (0, 1):
+        f = os.path.join(gen, "rank%d.pt.trace.json" % r)
+        tbtest.run([exe_gen, "--kind", "kineto", "--events", "4000", "--seed", "7", "--ranks", "2", "--rank", str(r),
+                    "-o", f], code=0)
+        files.append(f)
+    return files
+
+
+def report(exe, dirs, spec, out, *extra):
+    argv = [exe, "report", "-q"]
+    for d in dirs:
+        argv += ["-dir", d]
+    r = tbtest.run(argv + ["--spec", "builtin:" + spec, "-o", out] + list(extra))
+    if r.returncode != 0:
+        T.fail("%s: exit %d: %s" % (spec, r.returncode, r.stderr.strip()))
+        return None, []
+    with open(os.path.join(out, spec + ".csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def query(exe, dirs, sql, out):
+    argv = [exe, "query", "--format", "csv", "-o", out]
+    for d in dirs:
+        argv += ["-dir", d]
+    r = tbtest.run(argv + [sql])
+    if r.returncode != 0:
+        T.fail("query %s: exit %d: %s" % (sql, r.returncode, r.stderr.strip()))
+        return []
+    with open(out, newline="") as f:
+        return list(csv.reader(f))[1:]
+
+
+def check_set(exe, dirs, name, ref, out):
+    header, rows = report(exe, dirs, "queue_length_summary", out)
+    if header is None:
+        return
+    T.eq(header, ["rank", "stream", "count", "mean", "std", "min", "25%", "50%", "75%", "max"],
+         "%s: queue_length_summary header" % name)
+    got = [[float(x) for x in r] for r in rows]
+    want, plain = ref["stable"]["summary"], ref["hta"]["summary"]
+    T.eq([r[:2] for r in got], [r[:2] for r in want], "%s: summary ranks and streams" % name)
+    for g, w, p in zip(got, want, plain):
+        bad = [i for i in range(2, 10) if not close(g[i], w[i])]
+        T.check(not bad, "%s: rank %d stream %d: summary equals HTA's (stable sorts)" % (name, g[0], g[1]),
+                "expected %r\ngot      %r" % (w, g))
+        T.eq([g[2], g[5], g[9]], [p[2], p[5], p[9]], "%s: rank %d stream %d: count, min, max as HTA's" %
+             (name, g[0], g[1]))
+    header, rows = report(exe, dirs, "queue_full_time", out, "--param",
+                          "max_queue_length=%d" % ref["max_queue_length"])
+    if header is not None:
+        T.eq(header, ["rank", "stream", "duration_at_max_queue_length", "relative_duration_at_max_queue_length"],
+             "%s: queue_full_time header" % name)
+        full = {(int(r[0]), int(r[1])): (float(r[2]), float(r[3])) for r in rows}
+        for rank, stream, dur, rel in ref["hta"]["full"]:
+            g = full.get((rank, stream))
+            T.check(g is not None and close(g[0], dur) and close(g[1], rel),
+                    "%s: rank %d stream %d: time at a full queue as HTA's" % (name, rank, stream),
+                    "expected %r\ngot      %r" % ((dur, rel), g))
+    spans = query(exe, dirs, "SELECT rank, duration FROM hta_trace_span ORDER BY rank", os.path.join(out, "span.csv"))
+    T.eq({r[0]: int(float(r[1])) for r in spans}, ref["hta"]["duration"], "%s: trace duration as HTA's" % name)
+    series = query(exe, dirs, "SELECT rank, stream, count(*), min(queue_length) FROM queue_length GROUP BY 1, 2 "
+                   "ORDER BY 1, 2", os.path.join(out, "series.csv"))
+    T.eq([[int(r[0]), int(r[1]), int(r[2])] for r in series], [[int(w[0]), int(w[1]), int(w[2])] for w in want],
+         "%s: series rows per stream" % name)
+    T.check(all(int(r[3]) >= 0 for r in series), "%s: no negative queue length" % name)
+
+
+def main():
+    exe, gen, shared, refs_path, out = sys.argv[1:6]
+    if not os.path.isdir(os.path.join(shared, "kineto")):
+        print("shared data absent: %s" % shared)
+        return 77
+    with open(refs_path) as f:
+        refs = json.load(f)
+    tbtest.fresh_dir(out)
+    for name, ref in refs["sets"].items():
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        # HTA counts the python_function slices in a trace's duration: a DB that keeps them
+        db = os.path.join(d, "trace.db")
+        argv = [exe, "export", "db", "-q", "--keep-python-functions", "-o", db]
+        for i in inputs(gen, shared, out, name):
+            argv += ["-dir", i]
+        r = tbtest.run(argv)
+        if T.check(r.returncode == 0, "%s: export db" % name, r.stderr):
+            check_set(exe, [db], name, ref, d)
+    return T.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

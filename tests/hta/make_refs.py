@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# make_refs.py - writes refs.json, the figures HolisticTraceAnalysis itself
+# gives for its counters on the traces the hta_counters test reads. Not a
+# test: it needs an HTA checkout and pandas, and is run by hand when the
+# traces or HTA change:
+#
+#   tracebook-gen --kind kineto --events 4000 --seed 7 --ranks 2 --rank R -o GEN/rankR.pt.trace.json  (R = 0, 1)
+#   python3 tests/hta/make_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN [HTA_COMMIT] > tests/hta/refs.json
+#
+# Each figure is recorded twice: as HTA gives it ("hta"), and as HTA gives it
+# when its sorts are stable ("stable"). HTA orders the changes of a queue by
+# time with an unstable sort, so at equal times its order (a launch before or
+# after a kernel start) is arbitrary; with stable sorts a launch comes first,
+# which is tracebook's rule.
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+hta_dir, shared, gen = sys.argv[1], sys.argv[2], sys.argv[3]
+SETS = [
+    ("ns_resolution_trace", os.path.join(shared, "kineto", "ns_resolution_trace"), 1000),
+    ("amd_trace", os.path.join(shared, "kineto", "amd_trace"), 1),
+    ("tracelens_h100", os.path.join(shared, "kineto", "tracelens", "h100"), 100),
+    ("tracelens_mi300", os.path.join(shared, "kineto", "tracelens", "mi300"), 1800),
+    ("gen_kineto_2ranks", gen, 3),
+]
+
+# One run of HTA in a child process (a fresh pandas, patched or not).
+CHILD = r'''
+import json, logging, sys
+sys.path.insert(0, sys.argv[1])
+import pandas as pd
+if sys.argv[3] == "stable":
+    plain = pd.DataFrame.sort_values
+    def stable(self, *a, **k):
+        k.setdefault("kind", "stable")
+        return plain(self, *a, **k)
+    pd.DataFrame.sort_values = stable
+from hta.trace_analysis import TraceAnalysis
+logging.disable(logging.CRITICAL)
+t = TraceAnalysis(trace_dir=sys.argv[2])
+ranks = sorted(t.t.get_ranks())
+out = {"summary": [], "full": [], "duration": {}}
+s = t.get_queue_length_summary(ranks=ranks)
+for (rank, stream), row in s.iterrows():
+    q = row["queue_length"]
+    out["summary"].append([int(rank), int(stream)] + [float(q[k]) for k in
+                          ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]])
+full = t.get_time_spent_blocked_on_full_queue(t.get_queue_length_time_series(ranks=ranks),
+                                              max_queue_length=int(sys.argv[4]))
+for _, row in full.iterrows():
+    out["full"].append([int(row["rank"]), int(row["stream"]), float(row["duration_at_max_queue_length"]),
+                        float(row["relative_duration_at_max_queue_length"])])
+for r in ranks:
+    out["duration"][str(r)] = int(t.t.get_trace_duration(r))
+print(json.dumps(out))
+'''
+
+refs = {"command": "python3 tests/hta/make_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN HTA_COMMIT (see its header)",
+        "hta_commit": sys.argv[4] if len(sys.argv) > 4 else "unknown",
+        "sets": {}}
+for name, src, full_at in SETS:
+    with tempfile.TemporaryDirectory() as d:
+        # HTA reads every trace file of a folder
+        for f in sorted(os.listdir(src)):
+            if f.endswith((".json", ".json.gz")):
+                shutil.copy(os.path.join(src, f), d)
+        entry = {"max_queue_length": full_at}
+        for mode in ("hta", "stable"):
+            r = subprocess.run([sys.executable, "-c", CHILD, hta_dir, d, mode, str(full_at)], capture_output=True,
+                               text=True, check=True)
+            entry[mode] = json.loads(r.stdout.strip().splitlines()[-1])
+        refs["sets"][name] = entry
+# one line per set and mode
+print("{")
+print(' "command": %s,\n "hta_commit": %s,\n "sets": {' % (json.dumps(refs["command"]), json.dumps(refs["hta_commit"])))
+names = list(refs["sets"])
+for i, name in enumerate(names):
+    e = refs["sets"][name]
+    print('  %s: {"max_queue_length": %d,' % (json.dumps(name), e["max_queue_length"]))
+    print('   "hta": %s,' % json.dumps(e["hta"]))
+    print('   "stable": %s}%s' % (json.dumps(e["stable"]), "," if i + 1 < len(names) else ""))
+print(" }\n}")
