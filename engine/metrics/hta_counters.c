@@ -2,7 +2,8 @@
 /*
  * hta_counters.c - the counters family of computed tables: Holistic Trace
  * Analysis' queue length of each stream, as a time series and summarised,
- * and the span of each rank's trace that HTA divides by (reference:
+ * its kernel launch statistics, and the span of each rank's trace that HTA
+ * divides by (reference:
  * metrics.md, "HTA's counters").
  *
  * The tables read what the breakdown family reads (hta.h): each rank's
@@ -20,6 +21,8 @@
  *     at the same time (a task cannot start before it is launched), then
  *     the trace's order;
  *   - queue_length_summary: pandas' describe() of each stream's series;
+ *   - kernel_launch_stats: HTA's get_cuda_kernel_launch_stats, each launch's
+ *     CPU time, GPU time and launch delay;
  *   - hta_trace_span: the first and last event start of the rank among the
  *     events HTA keeps (its get_trace_duration).
  */
@@ -42,24 +45,34 @@ static const char *const launch_names[] = {
 };
 #define N_LAUNCH (sizeof launch_names / sizeof launch_names[0])
 
-/* The STRING_IDS ids of the launch names present in the DB. */
+/* The calls whose launches get_cuda_kernel_launch_stats reads: kernel
+ * launches, then (from MEMORY_FROM on) the memory operations it adds with
+ * include_memory_events. */
+static const char *const stats_names[] = {
+    "cudaLaunchKernel", "cudaLaunchKernelExC", "runFunction - job_prep_and_submit_for_execution",
+    "cudaMemsetAsync", "cudaMemcpyAsync",
+};
+#define N_STATS (sizeof stats_names / sizeof stats_names[0])
+#define MEMORY_FROM 3
+
+/* The STRING_IDS ids of the names of a list (id 0 for a name the DB does not hold). */
 typedef struct launch_ids {
     int64_t id[N_LAUNCH];
     size_t n;
 } launch_ids;
 
-static tb_status read_launch_ids(const metric_ctx *m, const char *what, launch_ids *l, tb_error *err)
+static tb_status read_launch_ids(const metric_ctx *m, const char *what, const char *const *names, size_t n,
+                                 launch_ids *l, tb_error *err)
 {
     sqlite3_stmt *st = NULL;
     l->n = 0;
     if (sqlite3_prepare_v2(m->db, "SELECT id FROM STRING_IDS WHERE value = ?", -1, &st, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
-    for (size_t i = 0; i < N_LAUNCH; i++) {
-        sqlite3_bind_text(st, 1, launch_names[i], -1, SQLITE_STATIC);
+    for (size_t i = 0; i < n && i < N_LAUNCH; i++) {
+        sqlite3_bind_text(st, 1, names[i], -1, SQLITE_STATIC);
         int s = sqlite3_step(st);
-        if (s == SQLITE_ROW)
-            l->id[l->n++] = sqlite3_column_int64(st, 0);
-        else if (s != SQLITE_DONE) {
+        l->id[l->n++] = s == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        if (s != SQLITE_ROW && s != SQLITE_DONE) {
             sqlite3_finalize(st);
             return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         }
@@ -69,11 +82,12 @@ static tb_status read_launch_ids(const metric_ctx *m, const char *what, launch_i
     return TB_OK;
 }
 
-static int is_launch(const launch_ids *l, int64_t name)
+/* The index of name in l plus 1, or 0 when it is not there. */
+static size_t launch_index(const launch_ids *l, int64_t name)
 {
-    for (size_t i = 0; i < l->n; i++)
+    for (size_t i = 0; name && i < l->n; i++)
         if (l->id[i] == name)
-            return 1;
+            return i + 1;
     return 0;
 }
 
@@ -119,7 +133,7 @@ static tb_status queue_changes(const hta_ctx *h, const evvec *ev, qchange **out,
     *n = 0;
     for (size_t i = 0; i < ev->n; i++) {
         const dev_ev *e = &ev->v[i];
-        if (e->op || !e->linked || !is_launch(l, e->launch_name))
+        if (e->op || !e->linked || !launch_index(l, e->launch_name))
             continue;
         if (VEC_PUSH(*out, *n, cap, ((qchange){e->stream, e->launch, e->ord, 1})) ||
             VEC_PUSH(*out, *n, cap, ((qchange){e->stream, e->s, e->ord, -1}))) {
@@ -181,7 +195,7 @@ static tb_status build_queue(const metric_ctx *m, tb_error *err)
 {
     static const char what[] = "queue_length";
     launch_ids l;
-    tb_status rc = read_launch_ids(m, what, &l, err);
+    tb_status rc = read_launch_ids(m, what, launch_names, N_LAUNCH, &l, err);
     if (rc)
         return rc;
     return hta_build(m, what,
@@ -354,6 +368,56 @@ static tb_status build_span(const metric_ctx *m, tb_error *err)
                      "INSERT INTO temp.hta_trace_span VALUES (?, ?, ?, ?)", span_rank, NULL, err);
 }
 
+/* ---- kernel_launch_stats -------------------------------------------------------- */
+
+/*
+ * HTA's get_cuda_kernel_launch_stats for one rank: one row per device task
+ * launched by one of stats_names, with the launching call's duration, the
+ * task's duration and the launch delay (task start - call end, 0 when
+ * negative), all in HTA's domain; memory is 1 for the memory operations'
+ * calls (cudaMemsetAsync, cudaMemcpyAsync). In the task's order.
+ */
+static tb_status launch_stats_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    hta_ctx *h = ctx;
+    const launch_ids *l = h->extra;
+    if (!hta_prepare(h, rank, ev))
+        return TB_OK;
+    for (size_t i = 0; i < ev->n; i++) {
+        const dev_ev *e = &ev->v[i];
+        size_t k = e->op || !e->linked ? 0 : launch_index(l, e->launch_name);
+        if (!k)
+            continue;
+        int64_t delay = e->s - e->launch_end;
+        sqlite3_bind_int64(h->ins, 1, rank);
+        sqlite3_bind_int64(h->ins, 2, e->conn);
+        sqlite3_bind_text(h->ins, 3, stats_names[k - 1], -1, SQLITE_STATIC);
+        sqlite3_bind_int(h->ins, 4, k - 1 >= MEMORY_FROM);
+        bind_time(h, 5, e->launch_end - e->launch);
+        bind_time(h, 6, e->e - e->s);
+        bind_time(h, 7, delay > 0 ? delay : 0);
+        tb_status rc = hta_insert_done(h, err);
+        if (rc)
+            return rc;
+    }
+    return TB_OK;
+}
+
+static tb_status build_launch_stats(const metric_ctx *m, tb_error *err)
+{
+    static const char what[] = "kernel_launch_stats";
+    launch_ids l;
+    tb_status rc = read_launch_ids(m, what, stats_names, N_STATS, &l, err);
+    if (rc)
+        return rc;
+    return hta_build(m, what,
+                     "DROP TABLE IF EXISTS temp.kernel_launch_stats;"
+                     "CREATE TEMP TABLE kernel_launch_stats (rank INTEGER, correlation INTEGER, launch TEXT, "
+                     "memory INTEGER, cpu_duration NUMERIC, gpu_duration NUMERIC, launch_delay NUMERIC)",
+                     "INSERT INTO temp.kernel_launch_stats VALUES (?, ?, ?, ?, ?, ?, ?)", launch_stats_rank, &l,
+                     err);
+}
+
 /* ---- the family --------------------------------------------------------------- */
 
 const metric_table metrics_hta_counters[] = {
@@ -362,6 +426,9 @@ const metric_table metrics_hta_counters[] = {
      "rank", {NULL}},
     {"queue_length_summary", {"queue_length", NULL}, build_queue_summary,
      "HTA's queue length summary per rank and stream: count, mean, std, min, quartiles, max", "rank", {NULL}},
+    {"kernel_launch_stats", {NULL}, build_launch_stats,
+     "HTA's kernel launch statistics per rank: each launch's CPU and GPU duration and launch delay (options hta.*)",
+     "rank", {NULL}},
     {"hta_trace_span", {NULL}, build_span,
      "HTA's trace duration per rank: first and last event start among the events HTA keeps", "rank", {NULL}},
 };

@@ -17,7 +17,11 @@
 #   - hta_trace_span: the duration equals HTA's get_trace_duration (on a DB
 #     exported with --keep-python-functions: HTA counts those slices);
 #   - the queue_length series: as many rows per stream as the summary's
-#     count, never negative, and its last value per stream 0 or more.
+#     count, never negative;
+#   - kernel_launch_stats: every row (rank, correlation, cpu_duration,
+#     gpu_duration, launch_delay) equals HTA's get_cuda_kernel_launch_stats
+#     to 1e-6 relative; kernel_launch_outliers counts the groups HTA's plots
+#     show (cutoffs 50 and 100 us) as HTA's rows give them.
 # usage: hta_counters.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA_DIR REFS_JSON OUT_DIR
 # Exit 77 (skip) when the shared data is absent.
 import csv
@@ -112,6 +116,30 @@ def check_set(exe, dirs, name, ref, out):
     T.eq([[int(r[0]), int(r[1]), int(r[2])] for r in series], [[int(w[0]), int(w[1]), int(w[2])] for w in want],
          "%s: series rows per stream" % name)
     T.check(all(int(r[3]) >= 0 for r in series), "%s: no negative queue length" % name)
+    check_launch(exe, dirs, name, ref["hta"], out)
+
+
+def check_launch(exe, dirs, name, ref, out):
+    header, rows = report(exe, dirs, "kernel_launch_stats", out)
+    if header is None:
+        return
+    T.eq(header, ["rank", "correlation", "cpu_duration", "gpu_duration", "launch_delay"],
+         "%s: kernel_launch_stats header" % name)
+    got = [[int(r[0]), int(r[1])] + [float(x) for x in r[2:]] for r in rows]
+    T.eq(len(got), len(ref["launch"]), "%s: kernel launches" % name)
+    bad = [(g, w) for g, w in zip(got, ref["launch"]) if g[:2] != w[:2] or not all(
+        close(a, b) for a, b in zip(g[2:], w[2:]))]
+    T.check(not bad, "%s: kernel_launch_stats rows equal HTA's" % name, "first differences %r" % bad[:3])
+    header, rows = report(exe, dirs, "kernel_launch_outliers", out)
+    if header is None:
+        return
+    T.eq(header, ["rank", "category", "count", "launches", "share_pctg", "mean(us)", "max(us)"],
+         "%s: kernel_launch_outliers header" % name)
+    counts = {}
+    for r in rows:
+        counts.setdefault(r[0], {})[r[1]] = int(r[2])
+    want = {k: v for k, v in ref["abnormal"].items() if any(x for x in ref["launch"] if str(x[0]) == k)}
+    T.eq(counts, want, "%s: abnormal launches per group as HTA's" % name)
 
 
 def main():

@@ -8,6 +8,10 @@
 #   tracebook-gen --kind kineto --events 4000 --seed 7 --ranks 2 --rank R -o GEN/rankR.pt.trace.json  (R = 0, 1)
 #   python3 tests/hta/make_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN [HTA_COMMIT] > tests/hta/refs.json
 #
+# Figures: get_queue_length_summary, get_time_spent_blocked_on_full_queue,
+# get_trace_duration and get_cuda_kernel_launch_stats (its rows, and how
+# many of them fall in each group its plots show).
+#
 # Each figure is recorded twice: as HTA gives it ("hta"), and as HTA gives it
 # when its sorts are stable ("stable"). HTA orders the changes of a queue by
 # time with an unstable sort, so at equal times its order (a launch before or
@@ -57,6 +61,17 @@ for _, row in full.iterrows():
                         float(row["relative_duration_at_max_queue_length"])])
 for r in ranks:
     out["duration"][str(r)] = int(t.t.get_trace_duration(r))
+# get_cuda_kernel_launch_stats with its defaults (memory events included),
+# and the three groups its plots show (cutoffs 50 and 100 us)
+out["launch"], out["abnormal"] = [], {}
+for r, df in sorted(t.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False).items()):
+    for _, row in df.sort_values("correlation", kind="stable").iterrows():
+        out["launch"].append([int(r), int(row["correlation"]), float(row["cpu_duration"]),
+                              float(row["gpu_duration"]), float(row["launch_delay"])])
+    out["abnormal"][str(r)] = {
+        "short_kernels": int(((df["cpu_duration"] <= 50) & (df["gpu_duration"] < df["cpu_duration"])).sum()),
+        "runtime_outliers": int((df["cpu_duration"] > 50).sum()),
+        "launch_delay_outliers": int((df["launch_delay"] > 100).sum())}
 print(json.dumps(out))
 '''
 
@@ -74,6 +89,9 @@ for name, src, full_at in SETS:
             r = subprocess.run([sys.executable, "-c", CHILD, hta_dir, d, mode, str(full_at)], capture_output=True,
                                text=True, check=True)
             entry[mode] = json.loads(r.stdout.strip().splitlines()[-1])
+        # the launch statistics do not sort by time: kept once, when both agree
+        if entry["stable"]["launch"] == entry["hta"]["launch"]:
+            del entry["stable"]["launch"], entry["stable"]["abnormal"]
         refs["sets"][name] = entry
 # one line per set and mode
 print("{")
@@ -82,6 +100,6 @@ names = list(refs["sets"])
 for i, name in enumerate(names):
     e = refs["sets"][name]
     print('  %s: {"max_queue_length": %d,' % (json.dumps(name), e["max_queue_length"]))
-    print('   "hta": %s,' % json.dumps(e["hta"]))
-    print('   "stable": %s}%s' % (json.dumps(e["stable"]), "," if i + 1 < len(names) else ""))
+    print('   "hta": %s,' % json.dumps(e["hta"], separators=(",", ":")))
+    print('   "stable": %s}%s' % (json.dumps(e["stable"], separators=(",", ":")), "," if i + 1 < len(names) else ""))
 print(" }\n}")

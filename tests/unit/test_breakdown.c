@@ -78,6 +78,10 @@
  * #1) to 1045, GPU to 1050 (the GPU copy of step #2 at 1046 and the call
  * at 1047 are cut): 800 to 1050, 250. Rank 1 (not cut): 0 to 20. Rank 2:
  * 0 (its host call) to 21 (D and E).
+ * kernel_launch_stats (cpu = floor(call end) - ceil(call start), delay =
+ * task start - call end, 0 when negative): T1 1, 9, 100; T2 1, 15, 54; T3
+ * [1011, 1011.5] -> 0, 3, 1; T4 1, 5, 64; T5 0, 2, 5; rank 1 U1 1, 10, 0
+ * (it starts before its call ends).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -265,6 +269,12 @@ static void queue_length_series(void **state)
                 "1|1|2|0.5|0.707106781186548|0|0.25|0.5|0.75|1\n");
     assert_spec("", "SELECT * FROM hta_trace_span ORDER BY rank",
                 "rank|first_ts|last_ts|duration\n0|800|1050|250\n1|0|20|20\n2|0|21|21\n");
+    assert_spec("", "SELECT rank, correlation, launch, memory, cpu_duration, gpu_duration, launch_delay "
+                "FROM kernel_launch_stats ORDER BY rank, correlation",
+                "rank|correlation|launch|memory|cpu_duration|gpu_duration|launch_delay\n"
+                "0|1|cudaLaunchKernel|0|1|9|100\n0|2|cudaLaunchKernel|0|1|15|54\n"
+                "0|3|cudaLaunchKernel|0|0|3|1\n0|4|cudaLaunchKernel|0|1|5|64\n"
+                "0|5|cudaLaunchKernel|0|0|2|5\n1|100|cudaLaunchKernel|0|1|10|0\n");
     /* exact ns: T1's launch at 900 µs, its start at 1000.3 */
     assert_spec("{hta: {round_us: false}}", "SELECT ts, queue_length FROM queue_length WHERE rank = 0 LIMIT 3",
                 "ts|queue_length\n900|1\n960|2\n1000.3|1\n");
