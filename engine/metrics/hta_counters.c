@@ -208,70 +208,93 @@ static tb_status build_queue(const metric_ctx *m, tb_error *err)
 /* ---- queue_length_summary ------------------------------------------------------ */
 
 /* numpy's percentile with linear interpolation over sorted v[0..n). */
-static double quantile(const int64_t *v, size_t n, double q)
+static double quantile(const double *v, size_t n, double q)
 {
     double pos = q * (double)(n - 1);
     size_t lo = (size_t)floor(pos);
     size_t hi = lo + 1 < n ? lo + 1 : lo;
     double t = pos - (double)lo;
-    double a = (double)v[lo], b = (double)v[hi];
+    double a = v[lo], b = v[hi];
     /* numpy's lerp: from the nearer end */
     return t >= 0.5 ? b - (b - a) * (1.0 - t) : a + (b - a) * t;
 }
 
-/* One group's describe(): count, mean, std (n - 1; NULL below 2), min,
- * 25 %, 50 %, 75 %, max of sorted integer values, bound from column 3 on. */
-static void bind_describe(sqlite3_stmt *ins, const int64_t *v, size_t n)
+/* One group's describe() as pandas computes it: count, mean, std (n - 1,
+ * two passes; NULL below 2 values), min, 25 %, 50 %, 75 %, max of sorted
+ * values, bound from column 3 on. */
+static void bind_describe(sqlite3_stmt *ins, const double *v, size_t n)
 {
-    /* the sums are exact in 128 bits: queue lengths and counts are small */
-    __int128 sum = 0, sq = 0;
-    for (size_t i = 0; i < n; i++) {
+    double sum = 0, sq = 0;
+    for (size_t i = 0; i < n; i++)
         sum += v[i];
-        sq += (__int128)v[i] * v[i];
-    }
+    double mean = sum / (double)n;
+    for (size_t i = 0; i < n; i++)
+        sq += (v[i] - mean) * (v[i] - mean);
     sqlite3_bind_int64(ins, 3, (int64_t)n);
-    sqlite3_bind_double(ins, 4, (double)sum / (double)n);
-    if (n > 1) {
-        /* n * sq - sum^2 = n^2 * variance * (n - 1) / n, exact */
-        __int128 num = (__int128)n * sq - sum * sum;
-        sqlite3_bind_double(ins, 5, sqrt((double)num / ((double)n * (double)(n - 1))));
-    }
-    sqlite3_bind_int64(ins, 6, v[0]);
+    sqlite3_bind_double(ins, 4, mean);
+    if (n > 1)
+        sqlite3_bind_double(ins, 5, sqrt(sq / (double)(n - 1)));
+    sqlite3_bind_double(ins, 6, v[0]);
     sqlite3_bind_double(ins, 7, quantile(v, n, 0.25));
     sqlite3_bind_double(ins, 8, quantile(v, n, 0.5));
     sqlite3_bind_double(ins, 9, quantile(v, n, 0.75));
-    sqlite3_bind_int64(ins, 10, v[n - 1]);
+    sqlite3_bind_double(ins, 10, v[n - 1]);
 }
 
-static tb_status summary_rows(const metric_ctx *m, const char *what, sqlite3_stmt *sel, sqlite3_stmt *ins,
-                              tb_error *err)
+/* Inserts the describe() of one group (its rank and key from sel's row that began it). */
+static tb_status describe_group(const metric_ctx *m, const char *what, sqlite3_stmt *ins, int64_t rank,
+                                const char *key, int64_t ikey, const double *v, size_t n, tb_error *err)
 {
-    int64_t *v = NULL, rank = 0, stream = 0;
+    sqlite3_bind_int64(ins, 1, rank);
+    if (key)
+        sqlite3_bind_text(ins, 2, key, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_int64(ins, 2, ikey);
+    bind_describe(ins, v, n);
+    int d = sqlite3_step(ins);
+    sqlite3_reset(ins);
+    sqlite3_clear_bindings(ins);
+    return d == SQLITE_DONE ? TB_OK : tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+}
+
+/*
+ * Groups sel's rows (rank, key, value; key an integer, or text when
+ * text_key; ordered by rank, key, value) and inserts each group's
+ * describe() through ins.
+ */
+static tb_status summary_rows(const metric_ctx *m, const char *what, sqlite3_stmt *sel, sqlite3_stmt *ins,
+                              int text_key, tb_error *err)
+{
+    double *v = NULL;
+    int64_t rank = 0, ikey = 0;
+    char *key = NULL;
     size_t n = 0, cap = 0;
     tb_status rc = TB_OK;
     int s;
     for (;;) {
         s = sqlite3_step(sel);
-        int64_t r = s == SQLITE_ROW ? sqlite3_column_int64(sel, 0) : 0;
-        int64_t st = s == SQLITE_ROW ? sqlite3_column_int64(sel, 1) : 0;
-        if (n && (s != SQLITE_ROW || r != rank || st != stream)) {
-            sqlite3_bind_int64(ins, 1, rank);
-            sqlite3_bind_int64(ins, 2, stream);
-            bind_describe(ins, v, n);
-            int d = sqlite3_step(ins);
-            sqlite3_reset(ins);
-            sqlite3_clear_bindings(ins);
-            if (d != SQLITE_DONE) {
-                rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+        int row = s == SQLITE_ROW;
+        const char *k = row && text_key ? (const char *)sqlite3_column_text(sel, 1) : NULL;
+        int same = row && sqlite3_column_int64(sel, 0) == rank &&
+                   (text_key ? k && key && !strcmp(k, key) : sqlite3_column_int64(sel, 1) == ikey);
+        if (n && !same) {
+            if ((rc = describe_group(m, what, ins, rank, key, ikey, v, n, err)))
                 break;
-            }
             n = 0;
         }
-        if (s != SQLITE_ROW)
+        if (!row)
             break;
-        rank = r;
-        stream = st;
-        if (VEC_PUSH(v, n, cap, sqlite3_column_int64(sel, 2))) {
+        if (!n) {
+            rank = sqlite3_column_int64(sel, 0);
+            ikey = sqlite3_column_int64(sel, 1);
+            free(key);
+            key = text_key ? strdup(k ? k : "") : NULL;
+            if (text_key && !key) {
+                rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
+                break;
+            }
+        }
+        if (VEC_PUSH(v, n, cap, sqlite3_column_double(sel, 2))) {
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
             break;
         }
@@ -279,34 +302,50 @@ static tb_status summary_rows(const metric_ctx *m, const char *what, sqlite3_stm
     if (!rc && s != SQLITE_DONE)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
     free(v);
+    free(key);
+    return rc;
+}
+
+/* A summary table: create, then the describe() of each group of select. */
+static tb_status build_summary(const metric_ctx *m, const char *what, const char *create, const char *select,
+                               const char *insert, int text_key, tb_error *err)
+{
+    tb_status rc = metrics_exec(m, what, create, err);
+    if (rc)
+        return rc;
+    sqlite3_stmt *sel = NULL, *ins = NULL;
+    if (sqlite3_prepare_v2(m->db, select, -1, &sel, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(m->db, insert, -1, &ins, NULL) != SQLITE_OK)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+    else
+        rc = summary_rows(m, what, sel, ins, text_key, err);
+    sqlite3_finalize(sel);
+    sqlite3_finalize(ins);
     return rc;
 }
 
 /* HTA's get_queue_length_summary: describe() of each rank's and stream's series. */
 static tb_status build_queue_summary(const metric_ctx *m, tb_error *err)
 {
-    static const char what[] = "queue_length_summary";
-    tb_status rc = metrics_exec(m, what,
-                                "DROP TABLE IF EXISTS temp.queue_length_summary;"
-                                "CREATE TEMP TABLE queue_length_summary (rank INTEGER, stream INTEGER, "
-                                "count INTEGER, mean REAL, std REAL, min INTEGER, p25 REAL, p50 REAL, p75 REAL, "
-                                "max INTEGER)",
-                                err);
-    if (rc)
-        return rc;
-    sqlite3_stmt *sel = NULL, *ins = NULL;
-    if (sqlite3_prepare_v2(m->db,
-                           "SELECT rank, stream, queue_length FROM temp.queue_length "
-                           "ORDER BY rank, stream, queue_length",
-                           -1, &sel, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(m->db, "INSERT INTO temp.queue_length_summary VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1,
-                           &ins, NULL) != SQLITE_OK)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
-    else
-        rc = summary_rows(m, what, sel, ins, err);
-    sqlite3_finalize(sel);
-    sqlite3_finalize(ins);
-    return rc;
+    return build_summary(m, "queue_length_summary",
+                         "DROP TABLE IF EXISTS temp.queue_length_summary;"
+                         "CREATE TEMP TABLE queue_length_summary (rank INTEGER, stream INTEGER, count INTEGER, "
+                         "mean REAL, std REAL, min REAL, p25 REAL, p50 REAL, p75 REAL, max REAL)",
+                         "SELECT rank, stream, queue_length FROM temp.queue_length ORDER BY rank, stream, queue_length",
+                         "INSERT INTO temp.queue_length_summary VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", 0, err);
+}
+
+/* HTA's get_memory_bw_summary: describe() of each rank's and kind's
+ * positive points of the bandwidth series. */
+static tb_status build_membw_summary(const metric_ctx *m, tb_error *err)
+{
+    return build_summary(m, "memory_bw_summary",
+                         "DROP TABLE IF EXISTS temp.memory_bw_summary;"
+                         "CREATE TEMP TABLE memory_bw_summary (rank INTEGER, name TEXT, count INTEGER, "
+                         "mean REAL, std REAL, min REAL, p25 REAL, p50 REAL, p75 REAL, max REAL)",
+                         "SELECT rank, name, memory_bw_gbps FROM temp.memory_bw WHERE memory_bw_gbps > 0 "
+                         "ORDER BY rank, name, memory_bw_gbps",
+                         "INSERT INTO temp.memory_bw_summary VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", 1, err);
 }
 
 /* ---- hta_trace_span ----------------------------------------------------------- */
@@ -418,6 +457,181 @@ static tb_status build_launch_stats(const metric_ctx *m, tb_error *err)
                      err);
 }
 
+/* ---- memory_bw ------------------------------------------------------------------ */
+
+/* A memory operation's bytes and exact duration, by globalTaskId. */
+typedef struct mem_info {
+    int64_t task, bytes, dur_ns;
+    char kind[16]; /* HTA's memory kernel type */
+} mem_info;
+
+/* One point of a kind's bandwidth series: +bw at a start, -bw at an end. */
+typedef struct bw_point {
+    int kind;     /* index into the rank's kinds */
+    int end;      /* 0 start, 1 end */
+    int64_t ts;
+    int64_t ord;  /* the operation's place among the rank's events */
+    double bw;
+} bw_point;
+
+/* HTA's get_memory_kernel_type: "Memset", the first 11 bytes of a Memcpy
+ * name ("Memcpy HtoD"), else "Memcpy Unknown". */
+static void memory_kind(const char *name, char out[16])
+{
+    if (!strncmp(name, "Memset", 6))
+        snprintf(out, 16, "Memset");
+    else if (strncmp(name, "Memcpy", 6))
+        snprintf(out, 16, "Memcpy Unknown");
+    else
+        snprintf(out, 16, "%.11s", name);
+}
+
+static int cmp_task(const void *a, const void *b)
+{
+    const mem_info *x = a, *y = b;
+    return (x->task > y->task) - (x->task < y->task);
+}
+
+/* The rank's memory operations (MEMCPY_INFO with their tasks), sorted by task. */
+static tb_status read_mem_info(const hta_ctx *h, int64_t rank, mem_info **out, size_t *n, tb_error *err)
+{
+    static const char sql[] = "SELECT d.globalTaskId, m.size, d.endNs - d.startNs, d.name FROM device_task d "
+                              "JOIN MEMCPY_INFO m ON m.globalTaskId = d.globalTaskId "
+                              "WHERE ifnull(d.rankId, 0) = ? AND d.startNs IS NOT NULL AND d.endNs IS NOT NULL";
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        mem_info mi = {.task = sqlite3_column_int64(st, 0),
+                       .bytes = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1),
+                       .dur_ns = sqlite3_column_int64(st, 2)};
+        const char *name = (const char *)sqlite3_column_text(st, 3);
+        memory_kind(name ? name : "", mi.kind);
+        if (VEC_PUSH(*out, *n, cap, mi)) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    if (!rc)
+        qsort(*out, *n, sizeof **out, cmp_task);
+    return rc;
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+    const bw_point *x = a, *y = b;
+    if (x->kind != y->kind)
+        return x->kind - y->kind;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->end != y->end)
+        return x->end - y->end; /* starts first */
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* Kinds seen in a rank, in order of first sight, at most 8 (HTA has 5). */
+typedef struct kinds {
+    char name[8][16];
+    int n;
+} kinds;
+
+static int kind_index(kinds *k, const char *name)
+{
+    for (int i = 0; i < k->n; i++)
+        if (!strcmp(k->name[i], name))
+            return i;
+    if (k->n == 8)
+        return -1;
+    snprintf(k->name[k->n], 16, "%s", name);
+    return k->n++;
+}
+
+/*
+ * The rank's bandwidth points: each memory operation of HTA's classes
+ * (K_MEM) gives +bw at its start and -bw at its end (start + duration, a
+ * duration of 0 counted as 1), bw = bytes / exact ns = GB/s (0 without a
+ * byte count, as HTA's default), sorted by kind, time, starts first, then
+ * the trace's order.
+ */
+static tb_status bw_points(const hta_ctx *h, int64_t rank, const evvec *ev, bw_point **out, size_t *n, kinds *k,
+                           tb_error *err)
+{
+    mem_info *mi;
+    size_t nmi, cap = 0;
+    *out = NULL;
+    *n = 0;
+    tb_status rc = read_mem_info(h, rank, &mi, &nmi, err);
+    for (size_t i = 0; !rc && i < ev->n; i++) {
+        const dev_ev *e = &ev->v[i];
+        if (e->op || e->kind != K_MEM)
+            continue;
+        mem_info key = {.task = e->ord};
+        const mem_info *f = nmi ? bsearch(&key, mi, nmi, sizeof *mi, cmp_task) : NULL;
+        double bw = f && f->bytes >= 0 && f->dur_ns > 0 ? (double)f->bytes / (double)f->dur_ns : 0.0;
+        int kd = kind_index(k, f ? f->kind : "Memcpy Unknown");
+        if (kd < 0) {
+            rc = tb_error_set(err, TB_ERR_INTERNAL, "%s: more than 8 memory kinds", h->what);
+            break;
+        }
+        int64_t dur = e->e - e->s;
+        if (dur == 0)
+            dur = h->o.round_us ? 1 : 1000;
+        if (VEC_PUSH(*out, *n, cap, ((bw_point){kd, 0, e->s, (int64_t)i, bw})) ||
+            VEC_PUSH(*out, *n, cap, ((bw_point){kd, 1, e->s + dur, (int64_t)i, -bw})))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    free(mi);
+    if (!rc)
+        qsort(*out, *n, sizeof **out, cmp_point);
+    return rc;
+}
+
+/*
+ * HTA's get_memory_bw_time_series for one rank: per memory kind, the
+ * running sum (in float64, in the points' order) of the bandwidths, one
+ * row per point.
+ */
+static tb_status membw_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    hta_ctx *h = ctx;
+    if (!hta_prepare(h, rank, ev))
+        return TB_OK;
+    bw_point *p;
+    size_t n;
+    kinds k = {.n = 0};
+    tb_status rc = bw_points(h, rank, ev, &p, &n, &k, err);
+    double sum = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (i == 0 || p[i].kind != p[i - 1].kind)
+            sum = 0;
+        sum += p[i].bw;
+        sqlite3_bind_int64(h->ins, 1, rank);
+        sqlite3_bind_text(h->ins, 2, k.name[p[i].kind], -1, SQLITE_TRANSIENT);
+        bind_time(h, 3, p[i].ts);
+        sqlite3_bind_double(h->ins, 4, sum);
+        rc = hta_insert_done(h, err);
+    }
+    free(p);
+    return rc;
+}
+
+static tb_status build_membw(const metric_ctx *m, tb_error *err)
+{
+    return hta_build(m, "memory_bw",
+                     "DROP TABLE IF EXISTS temp.memory_bw;"
+                     "CREATE TEMP TABLE memory_bw (rank INTEGER, name TEXT, ts NUMERIC, memory_bw_gbps REAL)",
+                     "INSERT INTO temp.memory_bw VALUES (?, ?, ?, ?)", membw_rank, NULL, err);
+}
+
 /* ---- the family --------------------------------------------------------------- */
 
 const metric_table metrics_hta_counters[] = {
@@ -429,6 +643,12 @@ const metric_table metrics_hta_counters[] = {
     {"kernel_launch_stats", {NULL}, build_launch_stats,
      "HTA's kernel launch statistics per rank: each launch's CPU and GPU duration and launch delay (options hta.*)",
      "rank", {NULL}},
+    {"memory_bw", {NULL}, build_membw,
+     "HTA's memory bandwidth time series per rank and memory kind: GB/s of the copies and sets running (options hta.*)",
+     "rank", {NULL}},
+    {"memory_bw_summary", {"memory_bw", NULL}, build_membw_summary,
+     "HTA's memory bandwidth summary per rank and memory kind: count, mean, std, min, quartiles, max of GB/s", "rank",
+     {NULL}},
     {"hta_trace_span", {NULL}, build_span,
      "HTA's trace duration per rank: first and last event start among the events HTA keeps", "rank", {NULL}},
 };

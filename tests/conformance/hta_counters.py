@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# hta_counters.py - conformance of the HTA counter reports (queue length)
+# hta_counters.py - conformance of the HTA counter reports (queue length,
+# kernel launches, memory bandwidth)
 # against HolisticTraceAnalysis' own figures on the same traces.
 #
 # tests/hta/refs.json holds what HTA gives (get_queue_length_summary,
@@ -21,7 +22,10 @@
 #   - kernel_launch_stats: every row (rank, correlation, cpu_duration,
 #     gpu_duration, launch_delay) equals HTA's get_cuda_kernel_launch_stats
 #     to 1e-6 relative; kernel_launch_outliers counts the groups HTA's plots
-#     show (cutoffs 50 and 100 us) as HTA's rows give them.
+#     show (cutoffs 50 and 100 us) as HTA's rows give them;
+#   - memory_bw_summary equals HTA's get_memory_bw_summary (stable sorts) to
+#     1e-6 relative where the trace's bandwidth is bytes / duration (the CUDA
+#     traces), to 1e-3 where the trace rounds it (EXACT_BW below).
 # usage: hta_counters.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA_DIR REFS_JSON OUT_DIR
 # Exit 77 (skip) when the shared data is absent.
 import csv
@@ -117,6 +121,32 @@ def check_set(exe, dirs, name, ref, out):
          "%s: series rows per stream" % name)
     T.check(all(int(r[3]) >= 0 for r in series), "%s: no negative queue length" % name)
     check_launch(exe, dirs, name, ref["hta"], out)
+    check_membw(exe, dirs, name, ref, out)
+
+
+# The traces whose "memory bandwidth (GB/s)" is bytes / duration to double
+# precision (PyTorch's CUDA traces); the others round it (tracebook-gen: 6
+# decimals) or compute it otherwise (ROCm), while tracebook divides the
+# bytes by the exact duration: there the values agree to 1e-3.
+EXACT_BW = {"ns_resolution_trace", "tracelens_h100", "amd_trace"}
+
+
+def check_membw(exe, dirs, name, ref, out):
+    header, rows = report(exe, dirs, "memory_bw_summary", out)
+    if header is None:
+        return
+    T.eq(header, ["rank", "name", "count", "mean", "std", "min", "25%", "50%", "75%", "max"],
+         "%s: memory_bw_summary header" % name)
+    got = [[int(r[0]), r[1]] + [float(x) if x != "" else None for x in r[2:]] for r in rows]
+    want, plain = ref["stable"]["membw"], ref["hta"]["membw"]
+    rel = 1e-6 if name in EXACT_BW else 1e-3
+    T.eq([g[:3] for g in got], [w[:2] + [int(w[2])] for w in want], "%s: memory kinds and counts" % name)
+    for g, w, p in zip(got, want, plain):
+        bad = [i for i in range(3, 10) if (g[i] is None) != (w[i] is None) or
+               (g[i] is not None and not close(g[i], w[i], rel))]
+        T.check(not bad, "%s: rank %d %s: bandwidth summary equals HTA's (stable sorts, %g)" %
+                (name, g[0], g[1], rel), "expected %r\ngot      %r" % (w, g))
+        T.check(close(g[9], p[9], rel), "%s: rank %d %s: largest bandwidth as HTA's" % (name, g[0], g[1]))
 
 
 def check_launch(exe, dirs, name, ref, out):

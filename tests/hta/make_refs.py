@@ -9,14 +9,16 @@
 #   python3 tests/hta/make_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN [HTA_COMMIT] > tests/hta/refs.json
 #
 # Figures: get_queue_length_summary, get_time_spent_blocked_on_full_queue,
-# get_trace_duration and get_cuda_kernel_launch_stats (its rows, and how
-# many of them fall in each group its plots show).
+# get_trace_duration, get_cuda_kernel_launch_stats (its rows, and how
+# many of them fall in each group its plots show) and get_memory_bw_summary.
 #
 # Each figure is recorded twice: as HTA gives it ("hta"), and as HTA gives it
 # when its sorts are stable ("stable"). HTA orders the changes of a queue by
 # time with an unstable sort, so at equal times its order (a launch before or
 # after a kernel start) is arbitrary; with stable sorts a launch comes first,
-# which is tracebook's rule.
+# which is tracebook's rule. The same holds for the memory bandwidth series
+# (with stable sorts a start comes before an end). A NaN (pandas' std of one
+# value) is written as null.
 import json
 import os
 import shutil
@@ -72,6 +74,14 @@ for r, df in sorted(t.get_cuda_kernel_launch_stats(ranks=ranks, visualize=False)
         "short_kernels": int(((df["cpu_duration"] <= 50) & (df["gpu_duration"] < df["cpu_duration"])).sum()),
         "runtime_outliers": int((df["cpu_duration"] > 50).sum()),
         "launch_delay_outliers": int((df["launch_delay"] > 100).sum())}
+# get_memory_bw_summary
+out["membw"] = []
+m = t.get_memory_bw_summary(ranks=ranks)
+if m is not None:
+    for (rank, name), row in m.iterrows():
+        q = row["memory_bw_gbps"]
+        out["membw"].append([int(rank), name] + [None if q[k] != q[k] else float(q[k]) for k in
+                            ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]])
 print(json.dumps(out))
 '''
 

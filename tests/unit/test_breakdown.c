@@ -3,7 +3,8 @@
  * test_breakdown.c - the breakdown computed tables (engine/metrics/
  * breakdown.c): HTA's temporal_breakdown, comm_comp_overlap and
  * idle_time_breakdown under each window option, TraceLens' exposed_time,
- * HTA's counters (hta_counters.c: queue length, trace span),
+ * HTA's counters (hta_counters.c: queue length, trace span, kernel
+ * launches, memory bandwidth),
  * option errors, and the built-in reports' headers.
  *
  * The DB is made from the engine's own schema with Kineto-like rows
@@ -82,6 +83,9 @@
  * task start - call end, 0 when negative): T1 1, 9, 100; T2 1, 15, 54; T3
  * [1011, 1011.5] -> 0, 3, 1; T4 1, 5, 64; T5 0, 2, 5; rank 1 U1 1, 10, 0
  * (it starts before its call ends).
+ * memory_bw: T4 (Memcpy HtoD, 64 bytes in 5000 ns: 0.0128 GB/s) from 1025
+ * to 1030, T5 (Memset, 64 bytes in 2000 ns: 0.032) from 1050 to 1052; the
+ * summary has one positive point of each kind (std NULL).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -275,6 +279,13 @@ static void queue_length_series(void **state)
                 "0|1|cudaLaunchKernel|0|1|9|100\n0|2|cudaLaunchKernel|0|1|15|54\n"
                 "0|3|cudaLaunchKernel|0|0|3|1\n0|4|cudaLaunchKernel|0|1|5|64\n"
                 "0|5|cudaLaunchKernel|0|0|2|5\n1|100|cudaLaunchKernel|0|1|10|0\n");
+    assert_spec("", "SELECT * FROM memory_bw ORDER BY rank, name, rowid",
+                "rank|name|ts|memory_bw_gbps\n0|Memcpy HtoD|1025|0.0128\n0|Memcpy HtoD|1030|0\n"
+                "0|Memset|1050|0.032\n0|Memset|1052|0\n");
+    assert_spec("", "SELECT * FROM memory_bw_summary ORDER BY rank, name",
+                "rank|name|count|mean|std|min|p25|p50|p75|max\n"
+                "0|Memcpy HtoD|1|0.0128|NULL|0.0128|0.0128|0.0128|0.0128|0.0128\n"
+                "0|Memset|1|0.032|NULL|0.032|0.032|0.032|0.032|0.032\n");
     /* exact ns: T1's launch at 900 µs, its start at 1000.3 */
     assert_spec("{hta: {round_us: false}}", "SELECT ts, queue_length FROM queue_length WHERE rank = 0 LIMIT 3",
                 "ts|queue_length\n900|1\n960|2\n1000.3|1\n");
