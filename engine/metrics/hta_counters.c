@@ -23,6 +23,10 @@
  *   - queue_length_summary: pandas' describe() of each stream's series;
  *   - kernel_launch_stats: HTA's get_cuda_kernel_launch_stats, each launch's
  *     CPU time, GPU time and launch delay;
+ *   - memory_bw, memory_bw_summary: HTA's memory bandwidth time series and
+ *     its summary;
+ *   - user_annotation: the annotation slices HTA's user annotation
+ *     breakdown sums (the report does the sums);
  *   - hta_trace_span: the first and last event start of the rank among the
  *     events HTA keeps (its get_trace_duration).
  */
@@ -632,6 +636,61 @@ static tb_status build_membw(const metric_ctx *m, tb_error *err)
                      "INSERT INTO temp.memory_bw VALUES (?, ?, ?, ?)", membw_rank, NULL, err);
 }
 
+/* ---- user_annotation ------------------------------------------------------------- */
+
+/*
+ * The user annotations HTA's get_gpu_user_annotation_breakdown reads, for
+ * one rank: the GPU's (Kineto's gpu_user_annotation slices, in TB_EVENT)
+ * and the host's (user_annotation, PYTORCH_API), each with its name and its
+ * start and duration in HTA's domain, kept by HTA's window as host events
+ * are (they start before the last step's start when it cuts).
+ */
+static tb_status annotation_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    static const char sql[] =
+        "SELECT 'gpu', n.value, e.startNs, e.endNs FROM TB_EVENT e JOIN STRING_IDS n ON n.id = e.name "
+        "WHERE ifnull(e.rankId, 0) = ?1 AND e.ph = 'X' AND e.startNs IS NOT NULL AND e.endNs IS NOT NULL "
+        "  AND e.cat = (SELECT id FROM STRING_IDS WHERE value = 'gpu_user_annotation') "
+        "UNION ALL "
+        "SELECT 'cpu', n.value, p.startNs, p.endNs FROM PYTORCH_API p JOIN STRING_IDS n ON n.id = p.name "
+        "WHERE ifnull(p.rankId, 0) = ?1 AND p.type = 60003 AND p.startNs IS NOT NULL AND p.endNs IS NOT NULL";
+    hta_ctx *h = ctx;
+    (void)ev;
+    const step_cut *cut = hta_cut(h, rank);
+    int filter = cut && cut->nsteps >= 2;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    tb_status rc = TB_OK;
+    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t ts, te;
+        hta_time(h->o.round_us, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), &ts, &te);
+        if (filter && (h->o.drop_last ? ts >= cut->last_start : ts > cut->last_end))
+            continue;
+        sqlite3_bind_int64(h->ins, 1, rank);
+        sqlite3_bind_text(h->ins, 2, (const char *)sqlite3_column_text(st, 0), -1, SQLITE_TRANSIENT);
+        sqlite3_bind_text(h->ins, 3, (const char *)sqlite3_column_text(st, 1), -1, SQLITE_TRANSIENT);
+        bind_time(h, 4, ts);
+        bind_time(h, 5, te - ts);
+        rc = hta_insert_done(h, err);
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static tb_status build_annotation(const metric_ctx *m, tb_error *err)
+{
+    return hta_build(m, "user_annotation",
+                     "DROP TABLE IF EXISTS temp.user_annotation;"
+                     "CREATE TEMP TABLE user_annotation (rank INTEGER, source TEXT, name TEXT, ts NUMERIC, "
+                     "dur NUMERIC)",
+                     "INSERT INTO temp.user_annotation VALUES (?, ?, ?, ?, ?)", annotation_rank, NULL, err);
+}
+
 /* ---- the family --------------------------------------------------------------- */
 
 const metric_table metrics_hta_counters[] = {
@@ -648,6 +707,9 @@ const metric_table metrics_hta_counters[] = {
      "rank", {NULL}},
     {"memory_bw_summary", {"memory_bw", NULL}, build_membw_summary,
      "HTA's memory bandwidth summary per rank and memory kind: count, mean, std, min, quartiles, max of GB/s", "rank",
+     {NULL}},
+    {"user_annotation", {NULL}, build_annotation,
+     "HTA's user annotations per rank: GPU and host annotation slices in HTA's time domain and window", "rank",
      {NULL}},
     {"hta_trace_span", {NULL}, build_span,
      "HTA's trace duration per rank: first and last event start among the events HTA keeps", "rank", {NULL}},

@@ -25,7 +25,9 @@
 #     show (cutoffs 50 and 100 us) as HTA's rows give them;
 #   - memory_bw_summary equals HTA's get_memory_bw_summary (stable sorts) to
 #     1e-6 relative where the trace's bandwidth is bytes / duration (the CUDA
-#     traces), to 1e-3 where the trace rounds it (EXACT_BW below).
+#     traces), to 1e-3 where the trace rounds it (EXACT_BW below);
+#   - gpu_user_annotation_breakdown equals HTA's for the GPU's annotations,
+#     the host's, and the host's with num_kernels 5 (the 'others' rows).
 # usage: hta_counters.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA_DIR REFS_JSON OUT_DIR
 # Exit 77 (skip) when the shared data is absent.
 import csv
@@ -122,6 +124,24 @@ def check_set(exe, dirs, name, ref, out):
     T.check(all(int(r[3]) >= 0 for r in series), "%s: no negative queue length" % name)
     check_launch(exe, dirs, name, ref["hta"], out)
     check_membw(exe, dirs, name, ref, out)
+    check_annotations(exe, dirs, name, ref["hta"]["annotations"], out)
+
+
+def check_annotations(exe, dirs, name, ref, out):
+    for key, params in (("gpu", []), ("cpu", ["--param", "use_gpu_annotation=0"]),
+                        ("cpu_top5", ["--param", "use_gpu_annotation=0", "--param", "num_kernels=5"])):
+        header, rows = report(exe, dirs, "gpu_user_annotation_breakdown", out, *params)
+        if header is None:
+            continue
+        T.eq(header, ["name", "sum (us)", "max (us)", "min (us)", "stddev", "mean (us)", "rank"],
+             "%s: gpu_user_annotation_breakdown header" % name)
+        got = [[r[0]] + [float(x) for x in r[1:6]] + [int(r[6])] for r in rows]
+        want = ref[key]
+        same = len(got) == len(want) and all(
+            g[0] == w[0] and g[6] == w[6] and all(close(a, b) for a, b in zip(g[1:6], w[1:6]))
+            for g, w in zip(got, want))
+        T.check(same, "%s: user annotation breakdown (%s) equals HTA's" % (name, key),
+                "expected %r\ngot      %r" % (want, got))
 
 
 # The traces whose "memory bandwidth (GB/s)" is bytes / duration to double

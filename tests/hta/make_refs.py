@@ -10,7 +10,8 @@
 #
 # Figures: get_queue_length_summary, get_time_spent_blocked_on_full_queue,
 # get_trace_duration, get_cuda_kernel_launch_stats (its rows, and how
-# many of them fall in each group its plots show) and get_memory_bw_summary.
+# many of them fall in each group its plots show), get_memory_bw_summary and
+# get_gpu_user_annotation_breakdown.
 #
 # Each figure is recorded twice: as HTA gives it ("hta"), and as HTA gives it
 # when its sorts are stable ("stable"). HTA orders the changes of a queue by
@@ -82,6 +83,14 @@ if m is not None:
         q = row["memory_bw_gbps"]
         out["membw"].append([int(rank), name] + [None if q[k] != q[k] else float(q[k]) for k in
                             ["count", "mean", "std", "min", "25%", "50%", "75%", "max"]])
+# get_gpu_user_annotation_breakdown: the GPU's, the host's, the host's with num_kernels 5
+out["annotations"] = {}
+for key, kw in (("gpu", {}), ("cpu", {"use_gpu_annotation": False}),
+                ("cpu_top5", {"use_gpu_annotation": False, "num_kernels": 5})):
+    a = t.get_gpu_user_annotation_breakdown(visualize=False, **kw)
+    out["annotations"][key] = [] if a is None else [
+        [r["name"], float(r["sum (us)"]), float(r["max (us)"]), float(r["min (us)"]), float(r["stddev"]),
+         float(r["mean (us)"]), int(r["rank"])] for _, r in a.iterrows()]
 print(json.dumps(out))
 '''
 
@@ -102,6 +111,8 @@ for name, src, full_at in SETS:
         # the launch statistics do not sort by time: kept once, when both agree
         if entry["stable"]["launch"] == entry["hta"]["launch"]:
             del entry["stable"]["launch"], entry["stable"]["abnormal"]
+        if entry["stable"]["annotations"] == entry["hta"]["annotations"]:
+            del entry["stable"]["annotations"]
         refs["sets"][name] = entry
 # one line per set and mode
 print("{")

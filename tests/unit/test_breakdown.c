@@ -4,7 +4,7 @@
  * breakdown.c): HTA's temporal_breakdown, comm_comp_overlap and
  * idle_time_breakdown under each window option, TraceLens' exposed_time,
  * HTA's counters (hta_counters.c: queue length, trace span, kernel
- * launches, memory bandwidth),
+ * launches, memory bandwidth, user annotations),
  * option errors, and the built-in reports' headers.
  *
  * The DB is made from the engine's own schema with Kineto-like rows
@@ -86,6 +86,8 @@
  * memory_bw: T4 (Memcpy HtoD, 64 bytes in 5000 ns: 0.0128 GB/s) from 1025
  * to 1030, T5 (Memset, 64 bytes in 2000 ns: 0.032) from 1050 to 1052; the
  * summary has one positive point of each kind (std NULL).
+ * user_annotation: the host's ProfilerStep#1 (800, 200 µs) and #2 (1044,
+ * 56) start before the cut 1046; the GPU copy of #2 (1046) does not.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -286,6 +288,11 @@ static void queue_length_series(void **state)
                 "rank|name|count|mean|std|min|p25|p50|p75|max\n"
                 "0|Memcpy HtoD|1|0.0128|NULL|0.0128|0.0128|0.0128|0.0128|0.0128\n"
                 "0|Memset|1|0.032|NULL|0.032|0.032|0.032|0.032|0.032\n");
+    assert_spec("", "SELECT * FROM user_annotation ORDER BY rank, ts",
+                "rank|source|name|ts|dur\n0|cpu|ProfilerStep#1|800|200\n0|cpu|ProfilerStep#2|1044|56\n");
+    /* the last step kept: the GPU copy comes in */
+    assert_spec("{hta: {drop_last_step: false}}", "SELECT * FROM user_annotation WHERE source = 'gpu'",
+                "rank|source|name|ts|dur\n0|gpu|ProfilerStep#2|1046|53\n");
     /* exact ns: T1's launch at 900 µs, its start at 1000.3 */
     assert_spec("{hta: {round_us: false}}", "SELECT ts, queue_length FROM queue_length WHERE rank = 0 LIMIT 3",
                 "ts|queue_length\n900|1\n960|2\n1000.3|1\n");
