@@ -2,9 +2,9 @@
 /*
  * hta_counters.c - the counters family of computed tables: Holistic Trace
  * Analysis' queue length of each stream, as a time series and summarised,
- * its kernel launch statistics, and the span of each rank's trace that HTA
- * divides by (reference:
- * metrics.md, "HTA's counters").
+ * its kernel launch statistics, memory bandwidth, user annotations and ATen
+ * op kernels, and the span of each rank's trace that HTA divides by
+ * (reference: metrics.md, "HTA's counters").
  *
  * The tables read what the breakdown family reads (hta.h): each rank's
  * device tasks with their launching calls, in HTA's time domain and window
@@ -27,6 +27,8 @@
  *     its summary;
  *   - user_annotation: the annotation slices HTA's user annotation
  *     breakdown sums (the report does the sums);
+ *   - aten_op_kernels: HTA's get_aten_op_kernels_and_delay before its
+ *     grouping (one row per ATen op instance);
  *   - hta_trace_span: the first and last event start of the rank among the
  *     events HTA keeps (its get_trace_duration).
  */
@@ -38,6 +40,7 @@
 
 #include "metrics/hta.h"
 #include "metrics/metrics.h"
+#include "util/sort.h"
 #include "util/vec.h"
 
 /* HTA's runtime calls that enqueue work on a stream (its symbol table's
@@ -691,6 +694,297 @@ static tb_status build_annotation(const metric_ctx *m, tb_error *err)
                      "INSERT INTO temp.user_annotation VALUES (?, ?, ?, ?, ?)", annotation_rank, NULL, err);
 }
 
+/* ---- aten_op_kernels ------------------------------------------------------------- */
+
+/* An ATen operator (a host op named aten::...), in HTA's domain. */
+typedef struct aten_op {
+    int64_t ts, end, tid, name, row;
+} aten_op;
+
+/* One kernel launch attributed to the ATen op that wraps its call. */
+typedef struct aten_launch {
+    const aten_op *op;
+    int64_t rs, ds, corr, kernel; /* call start, kernel start, correlation, kernel name id */
+} aten_launch;
+
+static int cmp_op_ts(const void *a, const void *b)
+{
+    const aten_op *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row);
+}
+
+/* The rank's ATen ops that HTA keeps (its window), sorted by start then trace order. */
+static tb_status read_aten_ops(const hta_ctx *h, int64_t rank, aten_op **out, size_t *n, tb_error *err)
+{
+    static const char sql[] = "SELECT startNs, endNs, globalTid, name, rowid FROM PYTORCH_API "
+                              "WHERE ifnull(rankId, 0) = ? AND startNs IS NOT NULL AND endNs IS NOT NULL "
+                              "AND name IN (SELECT id FROM STRING_IDS WHERE value GLOB 'aten::*')";
+    const step_cut *cut = hta_cut(h, rank);
+    int filter = cut && cut->nsteps >= 2;
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        aten_op o = {.tid = sqlite3_column_int64(st, 2), .name = sqlite3_column_int64(st, 3),
+                     .row = sqlite3_column_int64(st, 4)};
+        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &o.ts, &o.end);
+        if (filter && (h->o.drop_last ? o.ts >= cut->last_start : o.ts > cut->last_end))
+            continue;
+        if (VEC_PUSH(*out, *n, cap, o)) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    if (!rc)
+        qsort(*out, *n, sizeof **out, cmp_op_ts);
+    return rc;
+}
+
+/*
+ * HTA's deepest ATen op of a call [rs, re]: of the ops (of any thread) that
+ * start at or before rs and end at or after re, the latest to start; among
+ * equal starts the first in the trace. ops is sorted by start; maxdur is
+ * the longest op, which bounds the search back.
+ */
+static const aten_op *deepest_op(const aten_op *ops, size_t n, int64_t maxdur, int64_t rs, int64_t re)
+{
+    size_t hi = n; /* first op starting after rs */
+    size_t lo = 0;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (ops[mid].ts <= rs)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i-- > 0;) {
+        if (ops[i].ts + maxdur < re)
+            break;
+        if (ops[i].end < re)
+            continue;
+        /* the first of its start in trace order that also wraps the call */
+        size_t j = i;
+        while (j > 0 && ops[j - 1].ts == ops[i].ts)
+            j--;
+        for (; j <= i; j++)
+            if (ops[j].end >= re)
+                return &ops[j];
+    }
+    return NULL;
+}
+
+static int cmp_launch(const void *a, const void *b)
+{
+    const aten_launch *x = a, *y = b;
+    if (x->op != y->op)
+        return x->op < y->op ? -1 : 1;
+    if (x->rs != y->rs)
+        return x->rs < y->rs ? -1 : 1;
+    return (x->corr > y->corr) - (x->corr < y->corr);
+}
+
+/* The kernel launch calls of HTA's get_kernel_launch_ids: names matching
+ * (cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction) from their start. */
+static tb_status kernel_launch_names(const hta_ctx *h, int64_t **ids, size_t *n, tb_error *err)
+{
+    static const char sql[] = "SELECT id FROM STRING_IDS WHERE value GLOB 'cuda*LaunchKernel*' "
+                              "OR value GLOB 'cuLaunchKernel*' OR value GLOB 'runFunction*' ORDER BY id";
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
+    *ids = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW)
+        if (VEC_PUSH(*ids, *n, cap, sqlite3_column_int64(st, 0))) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int has_id(const int64_t *ids, size_t n, int64_t id)
+{
+    return n && bsearch(&id, ids, n, sizeof *ids, sort_cmp_i64) != NULL;
+}
+
+/* The kernel names (STRING_IDS ids) of the rank's tasks, by globalTaskId. */
+static tb_status task_names(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err)
+{
+    static const char sql[] = "SELECT globalTaskId, name FROM TASK WHERE ifnull(rankId, 0) = ? "
+                              "AND globalTaskId IS NOT NULL ORDER BY globalTaskId";
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0, k = 0;
+    *pairs = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 0)) ||
+            VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 1))) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    *n = k / 2;
+    return rc;
+}
+
+static int64_t task_name(const int64_t *pairs, size_t n, int64_t task)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pairs[2 * mid] < task)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && pairs[2 * lo] == task ? pairs[2 * lo + 1] : 0;
+}
+
+/* The name of a STRING_IDS id (name_of: its SELECT), appended to buf. */
+static void append_name(sqlite3_stmt *name_of, sqlite3_str *buf, int64_t id)
+{
+    sqlite3_bind_int64(name_of, 1, id);
+    if (sqlite3_step(name_of) == SQLITE_ROW)
+        sqlite3_str_appendall(buf, (const char *)sqlite3_column_text(name_of, 0));
+    sqlite3_reset(name_of);
+}
+
+/* Inserts one ATen op instance: its launches l[0..n) in launch order. */
+static tb_status aten_insert(hta_ctx *h, int64_t rank, const aten_launch *l, size_t n, sqlite3_stmt *name_of,
+                             tb_error *err)
+{
+    sqlite3_str *seq = sqlite3_str_new(h->m->db), *corr = sqlite3_str_new(h->m->db);
+    for (size_t i = 0; i < n; i++) {
+        if (i) {
+            sqlite3_str_appendall(seq, " -> ");
+            sqlite3_str_appendall(corr, ", ");
+        }
+        append_name(name_of, seq, l[i].kernel);
+        sqlite3_str_appendf(corr, "%lld", (long long)l[i].corr);
+    }
+    char *s1 = sqlite3_str_finish(seq), *s2 = sqlite3_str_finish(corr);
+    if (!s1 || !s2) {
+        sqlite3_free(s1);
+        sqlite3_free(s2);
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    sqlite3_bind_int64(h->ins, 1, rank);
+    sqlite3_bind_int64(h->ins, 2, l[0].op->tid);
+    sqlite3_str *op = sqlite3_str_new(h->m->db);
+    append_name(name_of, op, l[0].op->name);
+    char *s3 = sqlite3_str_finish(op);
+    sqlite3_bind_text(h->ins, 3, s3 ? s3 : "", -1, SQLITE_TRANSIENT);
+    bind_time(h, 4, l[0].op->ts);
+    sqlite3_bind_text(h->ins, 5, s1, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_text(h->ins, 6, s2, -1, SQLITE_TRANSIENT);
+    bind_time(h, 7, l[0].rs - l[0].op->ts);
+    bind_time(h, 8, l[0].ds - l[0].rs);
+    sqlite3_bind_int64(h->ins, 9, (int64_t)n);
+    sqlite3_free(s1);
+    sqlite3_free(s2);
+    sqlite3_free(s3);
+    return hta_insert_done(h, err);
+}
+
+/* The rank's launches with their deepest ATen op, sorted by op and launch order, into *out. */
+static tb_status aten_launches(hta_ctx *h, int64_t rank, const evvec *ev, const aten_op *ops, size_t nops,
+                               aten_launch **out, size_t *n, tb_error *err)
+{
+    int64_t *ids = NULL, *names = NULL, maxdur = 0;
+    size_t nids = 0, nnames = 0, cap = 0;
+    *out = NULL;
+    *n = 0;
+    tb_status rc = kernel_launch_names(h, &ids, &nids, err);
+    if (!rc)
+        rc = task_names(h, rank, &names, &nnames, err);
+    for (size_t i = 0; i < nops; i++)
+        maxdur = ops[i].end - ops[i].ts > maxdur ? ops[i].end - ops[i].ts : maxdur;
+    for (size_t i = 0; !rc && i < ev->n; i++) {
+        const dev_ev *e = &ev->v[i];
+        if (e->op || !e->linked || !has_id(ids, nids, e->launch_name))
+            continue;
+        const aten_op *op = deepest_op(ops, nops, maxdur, e->launch, e->launch_end);
+        if (op && VEC_PUSH(*out, *n, cap, ((aten_launch){op, e->launch, e->s, e->conn,
+                                                          task_name(names, nnames, e->ord)})))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    free(ids);
+    free(names);
+    if (!rc)
+        qsort(*out, *n, sizeof **out, cmp_launch);
+    return rc;
+}
+
+/*
+ * HTA's get_aten_op_kernels_and_delay for one rank, before its grouping:
+ * each kernel launch call (get_kernel_launch_ids) is attributed to the
+ * deepest ATen op that wraps it (deepest_op); one row per op instance
+ * (thread, op, start) with its kernels in launch order, the delay from the
+ * op's start to its first launch call and from that call to its kernel.
+ */
+static tb_status aten_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    hta_ctx *h = ctx;
+    if (!hta_prepare(h, rank, ev))
+        return TB_OK;
+    aten_op *ops = NULL;
+    aten_launch *l = NULL;
+    size_t nops = 0, nl = 0;
+    sqlite3_stmt *name_of = NULL;
+    tb_status rc = read_aten_ops(h, rank, &ops, &nops, err);
+    if (!rc)
+        rc = aten_launches(h, rank, ev, ops, nops, &l, &nl, err);
+    if (!rc && sqlite3_prepare_v2(h->m->db, "SELECT value FROM STRING_IDS WHERE id = ?", -1, &name_of, NULL) !=
+                   SQLITE_OK)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    for (size_t i = 0; !rc && i < nl;) {
+        size_t j = i + 1;
+        while (j < nl && l[j].op == l[i].op)
+            j++;
+        rc = aten_insert(h, rank, l + i, j - i, name_of, err);
+        i = j;
+    }
+    sqlite3_finalize(name_of);
+    free(ops);
+    free(l);
+    return rc;
+}
+
+static tb_status build_aten(const metric_ctx *m, tb_error *err)
+{
+    return hta_build(m, "aten_op_kernels",
+                     "DROP TABLE IF EXISTS temp.aten_op_kernels;"
+                     "CREATE TEMP TABLE aten_op_kernels (rank INTEGER, thread INTEGER, aten_op TEXT, "
+                     "aten_op_start NUMERIC, kernel_sequence TEXT, correlation_ids TEXT, first_launch_delay NUMERIC, "
+                     "first_runtime_delay NUMERIC, kernels INTEGER)",
+                     "INSERT INTO temp.aten_op_kernels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", aten_rank, NULL, err);
+}
+
 /* ---- the family --------------------------------------------------------------- */
 
 const metric_table metrics_hta_counters[] = {
@@ -711,6 +1005,9 @@ const metric_table metrics_hta_counters[] = {
     {"user_annotation", {NULL}, build_annotation,
      "HTA's user annotations per rank: GPU and host annotation slices in HTA's time domain and window", "rank",
      {NULL}},
+    {"aten_op_kernels", {NULL}, build_aten,
+     "HTA's ATen op kernels per rank: each ATen op instance's kernel sequence and launch delays (options hta.*)",
+     "rank", {NULL}},
     {"hta_trace_span", {NULL}, build_span,
      "HTA's trace duration per rank: first and last event start among the events HTA keeps", "rank", {NULL}},
 };

@@ -81,7 +81,8 @@ def main():
     for table in ("step_trace_time", "overlap_lanes", "overlap_consistency", "temporal_breakdown",
                   "idle_time_breakdown", "exposed_time", "cluster_step_trace_time", "slow_rank",
                   "communication_matrix", "queue_length", "queue_length_summary", "hta_trace_span",
-                  "kernel_launch_stats", "memory_bw", "memory_bw_summary", "user_annotation"):
+                  "kernel_launch_stats", "memory_bw", "memory_bw_summary", "user_annotation",
+                  "aten_op_kernels"):
         cur = con.execute("SELECT * FROM %s" % table)
         got = cur.fetchall()
         names = [d[0] for d in cur.description]

@@ -10,8 +10,8 @@
 #
 # Figures: get_queue_length_summary, get_time_spent_blocked_on_full_queue,
 # get_trace_duration, get_cuda_kernel_launch_stats (its rows, and how
-# many of them fall in each group its plots show), get_memory_bw_summary and
-# get_gpu_user_annotation_breakdown.
+# many of them fall in each group its plots show), get_memory_bw_summary,
+# get_gpu_user_annotation_breakdown and get_aten_op_kernels_and_delay.
 #
 # Each figure is recorded twice: as HTA gives it ("hta"), and as HTA gives it
 # when its sorts are stable ("stable"). HTA orders the changes of a queue by
@@ -91,6 +91,20 @@ for key, kw in (("gpu", {}), ("cpu", {"use_gpu_annotation": False}),
     out["annotations"][key] = [] if a is None else [
         [r["name"], float(r["sum (us)"]), float(r["max (us)"]), float(r["min (us)"]), float(r["stddev"]),
          float(r["mean (us)"]), int(r["rank"])] for _, r in a.iterrows()]
+# get_aten_op_kernels_and_delay, one rank per call (HTA's list of launches
+# is shared between the ranks of one call), without its plots
+import hta.analyzers.cuda_kernel_analysis as cka
+cka.CudaKernelAnalysis.visualize_aten_op_kernels_and_overhead = classmethod(lambda *a, **k: None)
+out["aten"] = []
+for r in ranks:
+    try:
+        a = t.get_aten_op_kernels_and_delay(ranks=[r])[r]
+    except Exception as e:  # HTA stops on a launch whose kernel it does not keep
+        out["aten"].append([int(r), "error: %s" % type(e).__name__])
+        continue
+    for _, row in a.iterrows():
+        out["aten"].append([int(r), row["aten_op_name"], row["kernel_sequence"], int(row["occurrence_count"]),
+                            float(row["avg_aten_op_launch_delay"]), float(row["avg_runtime_delay"])])
 print(json.dumps(out))
 '''
 
@@ -113,6 +127,8 @@ for name, src, full_at in SETS:
             del entry["stable"]["launch"], entry["stable"]["abnormal"]
         if entry["stable"]["annotations"] == entry["hta"]["annotations"]:
             del entry["stable"]["annotations"]
+        if sorted(map(str, entry["stable"]["aten"])) == sorted(map(str, entry["hta"]["aten"])):
+            del entry["stable"]["aten"]
         refs["sets"][name] = entry
 # one line per set and mode
 print("{")

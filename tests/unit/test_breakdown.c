@@ -4,7 +4,7 @@
  * breakdown.c): HTA's temporal_breakdown, comm_comp_overlap and
  * idle_time_breakdown under each window option, TraceLens' exposed_time,
  * HTA's counters (hta_counters.c: queue length, trace span, kernel
- * launches, memory bandwidth, user annotations),
+ * launches, memory bandwidth, user annotations, ATen op kernels),
  * option errors, and the built-in reports' headers.
  *
  * The DB is made from the engine's own schema with Kineto-like rows
@@ -87,7 +87,12 @@
  * to 1030, T5 (Memset, 64 bytes in 2000 ns: 0.032) from 1050 to 1052; the
  * summary has one positive point of each kind (std NULL).
  * user_annotation: the host's ProfilerStep#1 (800, 200 µs) and #2 (1044,
- * 56) start before the cut 1046; the GPU copy of #2 (1046) does not.
+ * 56) start before the cut 1046; the GPU copy of #2 (1046) does not. * aten_op_kernels: aten::linear [850, 1000] and aten::mm [899.5, 901.5] ->
+ * [900, 901]. T1's call [900, 901] is wrapped by both: the deepest (latest
+ * start) is aten::mm: delays 900 - 900 = 0 and 1001 - 900 = 101. T2's
+ * [950, 951] and T4's [960, 961] calls only by aten::linear: its kernels
+ * nccl, then the memcpy, delays 950 - 850 = 100 and 1005 - 950 = 55. T3's
+ * and T5's calls (1011, 1045) have no ATen op around them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -107,7 +112,8 @@ static char dbpath[PATH_MAX + 16];
 static const char rows_sql[] =
     "INSERT INTO STRING_IDS VALUES (1, 'kernel'), (2, 'gpu_memcpy'), (3, 'gpu_memset'), (4, 'gemm_kernel'),"
     "  (5, 'ncclDevKernel_AllReduce_Sum_f32'), (6, 'Memcpy HtoD (Pageable -> Device)'), (7, 'Memset (Device)'),"
-    "  (8, 'ProfilerStep#1'), (9, 'ProfilerStep#2'), (10, 'cudaLaunchKernel'), (11, 'gpu_user_annotation');"
+    "  (8, 'ProfilerStep#1'), (9, 'ProfilerStep#2'), (10, 'cudaLaunchKernel'), (11, 'gpu_user_annotation'),"
+    "  (12, 'aten::linear'), (13, 'aten::mm');"
     "INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, streamId, taskType, rankId, name) VALUES"
     "  (1000300, 1010000, 0, 1, 1, 7, 1, 0, 4),"   /* T1 */
     "  (1005000, 1020000, 0, 2, 2, 20, 1, 0, 5),"  /* T2 */
@@ -133,7 +139,8 @@ static const char rows_sql[] =
     "  (1045000, 1045500, 60001, 1, 5, 10, 0), (1047000, 1047500, 60001, 1, 6, 10, 0),"
     "  (0, 1000, 60001, 1, 100, 10, 1), (0, 1000, 60001, 1, 999, 10, 2);"
     "INSERT INTO PYTORCH_API (startNs, endNs, globalTid, name, type, rankId) VALUES"
-    "  (800000, 1000000, 1, 8, 60003, 0), (1044000, 1100000, 1, 9, 60003, 0);"
+    "  (800000, 1000000, 1, 8, 60003, 0), (1044000, 1100000, 1, 9, 60003, 0),"
+    "  (850000, 1000000, 1, 12, 50001, 0), (899500, 901500, 1, 13, 50001, 0);"
     "INSERT INTO STEP_TIME VALUES (1, 800000, 1000000, 0), (2, 1044000, 1100000, 0);"
     "INSERT INTO TB_EVENT VALUES (0, 1, 7, 'X', 11, 9, 1046000, 1099000, NULL);";
 
@@ -293,6 +300,12 @@ static void queue_length_series(void **state)
     /* the last step kept: the GPU copy comes in */
     assert_spec("{hta: {drop_last_step: false}}", "SELECT * FROM user_annotation WHERE source = 'gpu'",
                 "rank|source|name|ts|dur\n0|gpu|ProfilerStep#2|1046|53\n");
+    assert_spec("", "SELECT * FROM aten_op_kernels ORDER BY rank, aten_op_start",
+                "rank|thread|aten_op|aten_op_start|kernel_sequence|correlation_ids|first_launch_delay|"
+                "first_runtime_delay|kernels\n"
+                "0|1|aten::linear|850|ncclDevKernel_AllReduce_Sum_f32 -> Memcpy HtoD (Pageable -> Device)|2, 4|"
+                "100|55|2\n"
+                "0|1|aten::mm|900|gemm_kernel|1|0|101|1\n");
     /* exact ns: T1's launch at 900 µs, its start at 1000.3 */
     assert_spec("{hta: {round_us: false}}", "SELECT ts, queue_length FROM queue_length WHERE rank = 0 LIMIT 3",
                 "ts|queue_length\n900|1\n960|2\n1000.3|1\n");
