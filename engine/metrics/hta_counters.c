@@ -2,9 +2,9 @@
 /*
  * hta_counters.c - the counters family of computed tables: Holistic Trace
  * Analysis' queue length of each stream, as a time series and summarised,
- * its kernel launch statistics, memory bandwidth, user annotations and ATen
- * op kernels, and the span of each rank's trace that HTA divides by
- * (reference: metrics.md, "HTA's counters").
+ * its kernel launch statistics, memory bandwidth, user annotations, ATen op
+ * kernels and straggler metric, and the span of each rank's trace that HTA
+ * divides by (reference: metrics.md, "HTA's counters").
  *
  * The tables read what the breakdown family reads (hta.h): each rank's
  * device tasks with their launching calls, in HTA's time domain and window
@@ -29,6 +29,8 @@
  *     breakdown sums (the report does the sums);
  *   - aten_op_kernels: HTA's get_aten_op_kernels_and_delay before its
  *     grouping (one row per ATen op instance);
+ *   - straggler_metric: the metric of HTA's get_potential_stragglers (the
+ *     report picks the late ranks);
  *   - hta_trace_span: the first and last event start of the rank among the
  *     events HTA keeps (its get_trace_duration).
  */
@@ -985,6 +987,255 @@ static tb_status build_aten(const metric_ctx *m, tb_error *err)
                      "INSERT INTO temp.aten_op_kernels VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", aten_rank, NULL, err);
 }
 
+/* ---- straggler_metric -------------------------------------------------------------- */
+
+/* A ProfilerStep of a rank, HTA's domain, with its number. */
+typedef struct pstep {
+    int64_t ts, end, iter;
+} pstep;
+
+/* A communication kernel that may be a straggler's mark. */
+typedef struct comm_k {
+    int64_t rank, stream, iter, name, ts, dur, ord;
+} comm_k;
+
+/* What the straggler metric gathers over the ranks. */
+typedef struct strag {
+    int64_t t_min, t_max;  /* first start, last end of the events in the steps */
+    int have;
+    int64_t *iters;        /* step numbers seen (sorted unique at the end) */
+    size_t niters, capiters;
+    comm_k *k;             /* the ncclKernel kernels of the steps after the first */
+    size_t nk, capk;
+} strag;
+
+/* HTA's iteration of a time: the step whose [ts, end) holds it (the latest
+ * to start when several do), else -1. */
+static int64_t step_of(const pstep *st, size_t n, int64_t t)
+{
+    int64_t it = -1, best = INT64_MIN;
+    for (size_t i = 0; i < n; i++)
+        if (st[i].ts <= t && t < st[i].end && st[i].ts >= best) {
+            best = st[i].ts;
+            it = st[i].iter;
+        }
+    return it;
+}
+
+static void strag_see(strag *g, int64_t ts, int64_t end)
+{
+    if (!g->have || ts < g->t_min)
+        g->t_min = ts;
+    if (!g->have || end > g->t_max)
+        g->t_max = end;
+    g->have = 1;
+}
+
+/*
+ * Reads the rank's host events kept by HTA's window (ProfilerSteps, runtime
+ * calls, ops, annotations, other complete slices but the profiler's own):
+ * the steps into *st, and each event in a step into g's span.
+ */
+static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, pstep **st, size_t *nst, tb_error *err)
+{
+    static const char sql[] =
+        "SELECT startNs, endNs, n.value FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name "
+        " WHERE ifnull(p.rankId, 0) = ?1 AND startNs IS NOT NULL AND endNs IS NOT NULL "
+        "UNION ALL SELECT startNs, endNs, NULL FROM CANN_API WHERE ifnull(rankId, 0) = ?1 "
+        " AND startNs IS NOT NULL AND endNs IS NOT NULL "
+        "UNION ALL SELECT startNs, endNs, n.value FROM TB_EVENT e LEFT JOIN STRING_IDS n ON n.id = e.name "
+        " WHERE ifnull(e.rankId, 0) = ?1 AND e.ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
+        " AND e.cat IS NOT NULL AND e.cat NOT IN (SELECT id FROM STRING_IDS WHERE value = 'Trace')";
+    const step_cut *cut = hta_cut(h, rank);
+    int filter = cut && cut->nsteps >= 2;
+    pstep *ev = NULL; /* the other events, iter unused */
+    size_t nev = 0, capev = 0, capst = 0;
+    sqlite3_stmt *q = NULL;
+    tb_status rc = TB_OK;
+    *st = NULL;
+    *nst = 0;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(q, 1, rank);
+    int s;
+    while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW) {
+        int64_t ts, te;
+        hta_time(h->o.round_us, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), &ts, &te);
+        if (filter && (h->o.drop_last ? ts >= cut->last_start : ts > cut->last_end))
+            continue;
+        const char *name = (const char *)sqlite3_column_text(q, 2);
+        long long num;
+        if (name && sscanf(name, "ProfilerStep#%lld", &num) == 1 &&
+            VEC_PUSH(*st, *nst, capst, ((pstep){ts, te, (int64_t)num})))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+        else if (VEC_PUSH(ev, nev, capev, ((pstep){ts, te, 0})))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(q);
+    for (size_t i = 0; !rc && i < *nst; i++) {
+        strag_see(g, (*st)[i].ts, (*st)[i].end);
+        if (VEC_PUSH(g->iters, g->niters, g->capiters, (*st)[i].iter))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    for (size_t i = 0; !rc && i < nev; i++)
+        if (step_of(*st, *nst, ev[i].ts) >= 0)
+            strag_see(g, ev[i].ts, ev[i].end);
+    free(ev);
+    return rc;
+}
+
+/*
+ * One rank of HTA's straggler metric: its steps and the span of its events
+ * in them (host events by their start, GPU events on a stream above 0 by
+ * their launching call's start), and its ncclKernel kernels of steps after
+ * the first.
+ */
+static tb_status strag_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    hta_ctx *h = ctx;
+    strag *g = h->extra;
+    if (!hta_prepare(h, rank, ev))
+        return TB_OK;
+    pstep *st = NULL;
+    int64_t *names = NULL;
+    size_t nst = 0, nnames = 0;
+    sqlite3_stmt *nccl = NULL;
+    tb_status rc = strag_host(h, rank, g, &st, &nst, err);
+    if (!rc)
+        rc = task_names(h, rank, &names, &nnames, err);
+    if (!rc && sqlite3_prepare_v2(h->m->db, "SELECT value GLOB 'ncclKernel*' FROM STRING_IDS WHERE id = ?", -1,
+                                  &nccl, NULL) != SQLITE_OK)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    for (size_t i = 0; !rc && i < ev->n; i++) {
+        const dev_ev *e = &ev->v[i];
+        int64_t it = e->op || !e->linked || e->stream <= 0 ? -1 : step_of(st, nst, e->launch);
+        if (it < 0)
+            continue;
+        strag_see(g, e->s, e->e);
+        int64_t name = task_name(names, nnames, e->ord);
+        sqlite3_bind_int64(nccl, 1, name);
+        int is_nccl = sqlite3_step(nccl) == SQLITE_ROW && sqlite3_column_int(nccl, 0);
+        sqlite3_reset(nccl);
+        if (is_nccl && it > 0 &&
+            VEC_PUSH(g->k, g->nk, g->capk, ((comm_k){rank, e->stream, it, name, e->s, e->e - e->s, e->ord})))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    sqlite3_finalize(nccl);
+    free(st);
+    free(names);
+    return rc;
+}
+
+static int cmp_comm(const void *a, const void *b)
+{
+    const comm_k *x = a, *y = b;
+    int64_t u[4] = {x->stream, x->name, x->iter, x->rank}, v[4] = {y->stream, y->name, y->iter, y->rank};
+    for (int i = 0; i < 4; i++)
+        if (u[i] != v[i])
+            return u[i] < v[i] ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* Keeps the last kernel (in trace order) of each stream, name, step and
+ * rank among the long ones (dur >= min_dur); k sorted by cmp_comm. */
+static size_t last_long(comm_k *k, size_t n, double min_dur)
+{
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if ((double)k[i].dur < min_dur)
+            continue;
+        if (m && k[m - 1].stream == k[i].stream && k[m - 1].name == k[i].name && k[m - 1].iter == k[i].iter &&
+            k[m - 1].rank == k[i].rank)
+            k[m - 1] = k[i];
+        else
+            k[m++] = k[i];
+    }
+    return m;
+}
+
+/*
+ * The (stream, kernel) whose duration varies most across ranks: per stream,
+ * name and step the sample std over the ranks of the durations (over
+ * mean_iter), its mean over the steps where it is defined, the largest
+ * mean (the first on ties). Returns its first index in k, or n when none.
+ */
+static size_t pick_kernel(const comm_k *k, size_t n, double mean_iter)
+{
+    size_t best = n;
+    double best_mean = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        double sum_std = 0;
+        size_t nstd = 0;
+        while (j < n && k[j].stream == k[i].stream && k[j].name == k[i].name) {
+            size_t a = j;
+            double sum = 0, sq = 0;
+            while (j < n && k[j].stream == k[a].stream && k[j].name == k[a].name && k[j].iter == k[a].iter)
+                sum += (double)k[j++].dur / mean_iter;
+            size_t c = j - a;
+            double mean = sum / (double)c;
+            for (size_t t = a; t < j; t++)
+                sq += ((double)k[t].dur / mean_iter - mean) * ((double)k[t].dur / mean_iter - mean);
+            if (c > 1) {
+                sum_std += sqrt(sq / (double)(c - 1));
+                nstd++;
+            }
+        }
+        if (nstd && (best == n || sum_std / (double)nstd > best_mean)) {
+            best = i;
+            best_mean = sum_std / (double)nstd;
+        }
+        i = j;
+    }
+    return best;
+}
+
+static tb_status build_straggler(const metric_ctx *m, tb_error *err)
+{
+    static const char what[] = "straggler_metric";
+    strag g = {0};
+    tb_status rc = hta_build(m, what,
+                             "DROP TABLE IF EXISTS temp.straggler_metric;"
+                             "CREATE TEMP TABLE straggler_metric (rank INTEGER, iteration INTEGER, stream INTEGER, "
+                             "kernel TEXT, ts NUMERIC, dur NUMERIC, normalized_start_time REAL, duration REAL)",
+                             "SELECT 1", strag_rank, &g, err);
+    size_t niters = sort_unique_i64(g.iters, g.niters);
+    sqlite3_stmt *ins = NULL;
+    if (!rc && g.nk && niters && sqlite3_prepare_v2(m->db,
+                                                    "INSERT INTO temp.straggler_metric VALUES (?, ?, ?, "
+                                                    "(SELECT value FROM STRING_IDS WHERE id = ?), ?, ?, ?, ?)",
+                                                    -1, &ins, NULL) != SQLITE_OK)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+    if (!rc && ins) {
+        double mean_iter = (double)(g.t_max - g.t_min) / (double)niters;
+        qsort(g.k, g.nk, sizeof *g.k, cmp_comm);
+        size_t n = last_long(g.k, g.nk, mean_iter * 0.01);
+        size_t b = pick_kernel(g.k, n, mean_iter);
+        for (size_t i = b; !rc && i < n && g.k[i].stream == g.k[b].stream && g.k[i].name == g.k[b].name; i++) {
+            const comm_k *c = &g.k[i];
+            double us = metrics_opts(m)->hta.round_us ? 1.0 : 1000.0;
+            sqlite3_bind_int64(ins, 1, c->rank);
+            sqlite3_bind_int64(ins, 2, c->iter);
+            sqlite3_bind_int64(ins, 3, c->stream);
+            sqlite3_bind_int64(ins, 4, c->name);
+            sqlite3_bind_double(ins, 5, (double)c->ts / us);
+            sqlite3_bind_double(ins, 6, (double)c->dur / us);
+            sqlite3_bind_double(ins, 7, (double)(c->ts - g.t_min) / mean_iter);
+            sqlite3_bind_double(ins, 8, (double)c->dur / mean_iter);
+            int d = sqlite3_step(ins);
+            sqlite3_reset(ins);
+            if (d != SQLITE_DONE)
+                rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+        }
+    }
+    sqlite3_finalize(ins);
+    free(g.iters);
+    free(g.k);
+    return rc;
+}
+
 /* ---- the family --------------------------------------------------------------- */
 
 const metric_table metrics_hta_counters[] = {
@@ -1008,6 +1259,9 @@ const metric_table metrics_hta_counters[] = {
     {"aten_op_kernels", {NULL}, build_aten,
      "HTA's ATen op kernels per rank: each ATen op instance's kernel sequence and launch delays (options hta.*)",
      "rank", {NULL}},
+    {"straggler_metric", {NULL}, build_straggler,
+     "HTA's straggler metric: per rank and step, the normalized start of the communication kernel that varies most",
+     NULL, {NULL}},
     {"hta_trace_span", {NULL}, build_span,
      "HTA's trace duration per rank: first and last event start among the events HTA keeps", "rank", {NULL}},
 };

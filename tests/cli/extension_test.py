@@ -82,7 +82,7 @@ def main():
                   "idle_time_breakdown", "exposed_time", "cluster_step_trace_time", "slow_rank",
                   "communication_matrix", "queue_length", "queue_length_summary", "hta_trace_span",
                   "kernel_launch_stats", "memory_bw", "memory_bw_summary", "user_annotation",
-                  "aten_op_kernels"):
+                  "aten_op_kernels", "straggler_metric"):
         cur = con.execute("SELECT * FROM %s" % table)
         got = cur.fetchall()
         names = [d[0] for d in cur.description]

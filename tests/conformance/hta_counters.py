@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # hta_counters.py - conformance of the HTA counter reports (queue length,
-# kernel launches, memory bandwidth, user annotations, ATen op kernels)
+# kernel launches, memory bandwidth, user annotations, ATen op kernels,
+# stragglers)
 # against HolisticTraceAnalysis' own figures on the same traces.
 #
 # tests/hta/refs.json holds what HTA gives (get_queue_length_summary,
@@ -30,7 +31,10 @@
 #     the host's, and the host's with num_kernels 5 (the 'others' rows);
 #   - aten_op_kernels equals HTA's get_aten_op_kernels_and_delay (each rank
 #     on its own): the same ATen ops and kernel sequences, counts and mean
-#     delays.
+#     delays;
+#   - potential_stragglers names HTA's get_potential_stragglers ranks
+#     (num_candidates 1, 2, 3) and straggler_metric holds its metric, on the
+#     four-rank job that tests/hta/straggler_trace.py writes.
 # usage: hta_counters.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA_DIR REFS_JSON OUT_DIR
 # Exit 77 (skip) when the shared data is absent.
 import csv
@@ -213,6 +217,27 @@ def check_launch(exe, dirs, name, ref, out):
     T.eq(counts, want, "%s: abnormal launches per group as HTA's" % name)
 
 
+def check_stragglers(exe, ref, out):
+    """potential_stragglers and straggler_metric on the job of straggler_trace.py."""
+    d = tbtest.fresh_dir(os.path.join(out, "stragglers"))
+    job = os.path.join(d, "job")
+    tbtest.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hta",
+                                            "straggler_trace.py"), job], code=0)
+    dirs = [os.path.join(job, "rank%d.pt.trace.json" % r) for r in range(4)]
+    for k, want in sorted(ref["potential"].items()):
+        header, rows = report(exe, dirs, "potential_stragglers", d, "--param", "num_candidates=" + k)
+        if header is None:
+            continue
+        T.eq(header, ["rank", "straggler_count", "potential_straggler"], "stragglers: header")
+        T.eq(sorted(int(r[0]) for r in rows if r[2] == "Yes"), want, "stragglers: %s candidates as HTA's" % k)
+    header, rows = report(exe, dirs, "straggler_metric", d)
+    if header is not None:
+        got = sorted([int(r[0]), int(r[1]), float(r[6]), float(r[7])] for r in rows)
+        T.check(len(got) == len(ref["metric"]) and all(
+            g[:2] == w[:2] and close(g[2], w[2]) and close(g[3], w[3]) for g, w in zip(got, ref["metric"])),
+            "stragglers: metric as HTA's", "expected %r\ngot      %r" % (ref["metric"], got))
+
+
 def main():
     exe, gen, shared, refs_path, out = sys.argv[1:6]
     if not os.path.isdir(os.path.join(shared, "kineto")):
@@ -232,6 +257,7 @@ def main():
         r = tbtest.run(argv)
         if T.check(r.returncode == 0, "%s: export db" % name, r.stderr):
             check_set(exe, [db], name, ref, d)
+    check_stragglers(exe, refs["stragglers"], out)
     return T.finish()
 
 

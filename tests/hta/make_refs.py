@@ -11,7 +11,9 @@
 # Figures: get_queue_length_summary, get_time_spent_blocked_on_full_queue,
 # get_trace_duration, get_cuda_kernel_launch_stats (its rows, and how
 # many of them fall in each group its plots show), get_memory_bw_summary,
-# get_gpu_user_annotation_breakdown and get_aten_op_kernels_and_delay.
+# get_gpu_user_annotation_breakdown and get_aten_op_kernels_and_delay; and
+# get_potential_stragglers (num_candidates 1, 2, 3) with its metric on the
+# four-rank job that tests/hta/straggler_trace.py writes.
 #
 # Each figure is recorded twice: as HTA gives it ("hta"), and as HTA gives it
 # when its sorts are stable ("stable"). HTA orders the changes of a queue by
@@ -130,6 +132,32 @@ for name, src, full_at in SETS:
         if sorted(map(str, entry["stable"]["aten"])) == sorted(map(str, entry["hta"]["aten"])):
             del entry["stable"]["aten"]
         refs["sets"][name] = entry
+# get_potential_stragglers on the job of tests/hta/straggler_trace.py
+STRAG = r'''
+import json, logging, sys
+sys.path.insert(0, sys.argv[1])
+import pandas as pd
+from hta.trace_analysis import TraceAnalysis
+from hta.analyzers.straggler import _compute_normalized_start_time_of_significant_comm_kernels
+from hta.analyzers.straggler_analysis import StragglerAnalysis
+logging.disable(logging.CRITICAL)
+t = TraceAnalysis(trace_dir=sys.argv[2])
+out = {"potential": {str(k): sorted(int(r) for r in t.get_potential_stragglers(num_candidates=k))
+                     for k in (1, 2, 3)}}
+ranks = list(t.t.get_all_traces().keys())
+df = pd.concat([t.t.get_trace(r) for r in ranks], axis=0, keys=ranks, names=["rank", "idx"]).reset_index()
+df = df.loc[df["iteration"].isin(StragglerAnalysis.get_profiler_steps(t.t))]
+m, col = _compute_normalized_start_time_of_significant_comm_kernels(df, t.t.symbol_table)
+out["metric"] = sorted([int(r["rank"]), int(r["iteration"]), float(r[col]), float(r["duration"])]
+                       for _, r in m.iterrows())
+print(json.dumps(out))
+'''
+with tempfile.TemporaryDirectory() as d:
+    subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "straggler_trace.py"), d],
+                   check=True)
+    r = subprocess.run([sys.executable, "-c", STRAG, hta_dir, d], capture_output=True, text=True, check=True)
+    refs["stragglers"] = json.loads(r.stdout.strip().splitlines()[-1])
+
 # one line per set and mode
 print("{")
 print(' "command": %s,\n "hta_commit": %s,\n "sets": {' % (json.dumps(refs["command"]), json.dumps(refs["hta_commit"])))
@@ -139,4 +167,4 @@ for i, name in enumerate(names):
     print('  %s: {"max_queue_length": %d,' % (json.dumps(name), e["max_queue_length"]))
     print('   "hta": %s,' % json.dumps(e["hta"], separators=(",", ":")))
     print('   "stable": %s}%s' % (json.dumps(e["stable"], separators=(",", ":")), "," if i + 1 < len(names) else ""))
-print(" }\n}")
+print(" },\n \"stragglers\": %s\n}" % json.dumps(refs["stragglers"]))
