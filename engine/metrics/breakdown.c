@@ -608,6 +608,13 @@ const step_cut *hta_cut(const hta_ctx *h, int64_t rank)
     return NULL;
 }
 
+int hta_host_kept(const hta_ctx *h, const step_cut *cut, int64_t ts)
+{
+    if (!cut || cut->nsteps < 2)
+        return 1;
+    return h->o.drop_last ? ts < cut->last_start : ts <= cut->last_end;
+}
+
 int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
 {
     const step_cut *cut = hta_cut(h, rank);
@@ -622,7 +629,7 @@ int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
         e.launch = ls;
         e.launch_end = le;
         if (filter) {
-            int kept_launch = e.linked && (h->o.drop_last ? ls < cut->last_start : ls <= cut->last_end);
+            int kept_launch = e.linked && hta_host_kept(h, cut, ls);
             if (h->o.linked_only ? !kept_launch : (e.linked && !kept_launch)) {
                 unlinked += !e.linked;
                 late += e.linked;
@@ -789,7 +796,7 @@ tb_status hta_insert_done(const hta_ctx *h, tb_error *err)
     return TB_OK;
 }
 
-static void bind_us(const hta_ctx *h, int col, int64_t v)
+void hta_bind_us(const hta_ctx *h, int col, int64_t v)
 {
     if (h->o.round_us)
         sqlite3_bind_int64(h->ins, col, v);
@@ -844,10 +851,10 @@ static tb_status temporal_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err
         h->m->note(h->m->ctx, msg);
     }
     sqlite3_bind_int64(h->ins, 1, rank);
-    bind_us(h, 2, idle);
-    bind_us(h, 3, compute);
-    bind_us(h, 4, noncompute);
-    bind_us(h, 5, kernel);
+    hta_bind_us(h, 2, idle);
+    hta_bind_us(h, 3, compute);
+    hta_bind_us(h, 4, noncompute);
+    hta_bind_us(h, 5, kernel);
     if (kernel != 0) {
         sqlite3_bind_double(h->ins, 6, round2(100.0 * ((double)idle / (double)kernel)));
         sqlite3_bind_double(h->ins, 7, round2(100.0 * ((double)compute / (double)kernel)));

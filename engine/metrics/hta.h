@@ -94,12 +94,22 @@ int hta_classify(const void *cx, const char *name, const char *task_type, const 
 /* The step cut of a rank (NULL when it has no ProfilerStep). */
 const step_cut *hta_cut(const hta_ctx *h, int64_t rank);
 
+/* 1 when HTA's window keeps a host event of the rank of cut (NULL: no
+ * steps) starting at ts (HTA's domain): always with fewer than 2 steps,
+ * else when it starts before the last step's start (hta.drop_last_step),
+ * or at or before that step's end. */
+int hta_host_kept(const hta_ctx *h, const step_cut *cut, int64_t ts);
+
 /*
  * Puts a rank's events into HTA's domain (times and launching calls) and
  * applies HTA's window; compacts ev. Returns 1 when events remain, else
  * notes why the rank gets no row and returns 0.
  */
 int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev);
+
+/* Binds a time of HTA's domain to column col of h->ins: whole µs, or exact
+ * ns as µs (a double) without hta.round_us. */
+void hta_bind_us(const hta_ctx *h, int col, int64_t v);
 
 /* Steps h->ins (its values bound), then resets it. */
 tb_status hta_insert_done(const hta_ctx *h, tb_error *err);

@@ -100,15 +100,6 @@ static size_t launch_index(const launch_ids *l, int64_t name)
     return 0;
 }
 
-/* A time of the HTA domain into a column: whole µs, or exact ns as µs. */
-static void bind_time(const hta_ctx *h, int col, int64_t v)
-{
-    if (h->o.round_us)
-        sqlite3_bind_int64(h->ins, col, v);
-    else
-        sqlite3_bind_double(h->ins, col, (double)v / 1000.0);
-}
-
 /* ---- queue_length ----------------------------------------------------------- */
 
 /* One change of a stream's queue: +1 at a launch, -1 at a task start. */
@@ -190,10 +181,10 @@ static tb_status queue_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         }
         sqlite3_bind_int64(h->ins, 1, rank);
         sqlite3_bind_int64(h->ins, 2, c[i].stream);
-        bind_time(h, 3, c[i].ts);
+        hta_bind_us(h, 3, c[i].ts);
         sqlite3_bind_int64(h->ins, 4, q);
         if (i + 1 < n && c[i + 1].stream == c[i].stream)
-            bind_time(h, 5, c[i + 1].ts - c[i].ts);
+            hta_bind_us(h, 5, c[i + 1].ts - c[i].ts);
         rc = hta_insert_done(h, err);
     }
     free(c);
@@ -378,7 +369,6 @@ static tb_status span_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     if (!hta_prepare(h, rank, ev))
         return TB_OK;
     const step_cut *cut = hta_cut(h, rank);
-    int filter = cut && cut->nsteps >= 2;
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < ev->n; i++) {
         lo = ev->v[i].s < lo ? ev->v[i].s : lo;
@@ -392,7 +382,7 @@ static tb_status span_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t ts, unused, v = sqlite3_column_int64(st, 0);
         hta_time(h->o.round_us, v, v, &ts, &unused);
-        if (filter && (h->o.drop_last ? ts >= cut->last_start : ts > cut->last_end))
+        if (!hta_host_kept(h, cut, ts))
             continue;
         lo = ts < lo ? ts : lo;
         hi = ts > hi ? ts : hi;
@@ -401,9 +391,9 @@ static tb_status span_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     if (s != SQLITE_DONE)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     sqlite3_bind_int64(h->ins, 1, rank);
-    bind_time(h, 2, lo);
-    bind_time(h, 3, hi);
-    bind_time(h, 4, hi - lo);
+    hta_bind_us(h, 2, lo);
+    hta_bind_us(h, 3, hi);
+    hta_bind_us(h, 4, hi - lo);
     return hta_insert_done(h, err);
 }
 
@@ -441,9 +431,9 @@ static tb_status launch_stats_rank(void *ctx, int64_t rank, evvec *ev, tb_error 
         sqlite3_bind_int64(h->ins, 2, e->conn);
         sqlite3_bind_text(h->ins, 3, stats_names[k - 1], -1, SQLITE_STATIC);
         sqlite3_bind_int(h->ins, 4, k - 1 >= MEMORY_FROM);
-        bind_time(h, 5, e->launch_end - e->launch);
-        bind_time(h, 6, e->e - e->s);
-        bind_time(h, 7, delay > 0 ? delay : 0);
+        hta_bind_us(h, 5, e->launch_end - e->launch);
+        hta_bind_us(h, 6, e->e - e->s);
+        hta_bind_us(h, 7, delay > 0 ? delay : 0);
         tb_status rc = hta_insert_done(h, err);
         if (rc)
             return rc;
@@ -625,7 +615,7 @@ static tb_status membw_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         sum += p[i].bw;
         sqlite3_bind_int64(h->ins, 1, rank);
         sqlite3_bind_text(h->ins, 2, k.name[p[i].kind], -1, SQLITE_TRANSIENT);
-        bind_time(h, 3, p[i].ts);
+        hta_bind_us(h, 3, p[i].ts);
         sqlite3_bind_double(h->ins, 4, sum);
         rc = hta_insert_done(h, err);
     }
@@ -662,7 +652,6 @@ static tb_status annotation_rank(void *ctx, int64_t rank, evvec *ev, tb_error *e
     hta_ctx *h = ctx;
     (void)ev;
     const step_cut *cut = hta_cut(h, rank);
-    int filter = cut && cut->nsteps >= 2;
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
@@ -672,13 +661,13 @@ static tb_status annotation_rank(void *ctx, int64_t rank, evvec *ev, tb_error *e
     while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t ts, te;
         hta_time(h->o.round_us, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), &ts, &te);
-        if (filter && (h->o.drop_last ? ts >= cut->last_start : ts > cut->last_end))
+        if (!hta_host_kept(h, cut, ts))
             continue;
         sqlite3_bind_int64(h->ins, 1, rank);
         sqlite3_bind_text(h->ins, 2, (const char *)sqlite3_column_text(st, 0), -1, SQLITE_TRANSIENT);
         sqlite3_bind_text(h->ins, 3, (const char *)sqlite3_column_text(st, 1), -1, SQLITE_TRANSIENT);
-        bind_time(h, 4, ts);
-        bind_time(h, 5, te - ts);
+        hta_bind_us(h, 4, ts);
+        hta_bind_us(h, 5, te - ts);
         rc = hta_insert_done(h, err);
     }
     if (!rc && s != SQLITE_DONE)
@@ -724,7 +713,6 @@ static tb_status read_aten_ops(const hta_ctx *h, int64_t rank, aten_op **out, si
                               "WHERE ifnull(rankId, 0) = ? AND startNs IS NOT NULL AND endNs IS NOT NULL "
                               "AND name IN (SELECT id FROM STRING_IDS WHERE value GLOB 'aten::*')";
     const step_cut *cut = hta_cut(h, rank);
-    int filter = cut && cut->nsteps >= 2;
     sqlite3_stmt *st = NULL;
     size_t cap = 0;
     *out = NULL;
@@ -738,7 +726,7 @@ static tb_status read_aten_ops(const hta_ctx *h, int64_t rank, aten_op **out, si
         aten_op o = {.tid = sqlite3_column_int64(st, 2), .name = sqlite3_column_int64(st, 3),
                      .row = sqlite3_column_int64(st, 4)};
         hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &o.ts, &o.end);
-        if (filter && (h->o.drop_last ? o.ts >= cut->last_start : o.ts > cut->last_end))
+        if (!hta_host_kept(h, cut, o.ts))
             continue;
         if (VEC_PUSH(*out, *n, cap, o)) {
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -901,11 +889,11 @@ static tb_status aten_insert(hta_ctx *h, int64_t rank, const aten_launch *l, siz
     append_name(name_of, op, l[0].op->name);
     char *s3 = sqlite3_str_finish(op);
     sqlite3_bind_text(h->ins, 3, s3 ? s3 : "", -1, SQLITE_TRANSIENT);
-    bind_time(h, 4, l[0].op->ts);
+    hta_bind_us(h, 4, l[0].op->ts);
     sqlite3_bind_text(h->ins, 5, s1, -1, SQLITE_TRANSIENT);
     sqlite3_bind_text(h->ins, 6, s2, -1, SQLITE_TRANSIENT);
-    bind_time(h, 7, l[0].rs - l[0].op->ts);
-    bind_time(h, 8, l[0].ds - l[0].rs);
+    hta_bind_us(h, 7, l[0].rs - l[0].op->ts);
+    hta_bind_us(h, 8, l[0].ds - l[0].rs);
     sqlite3_bind_int64(h->ins, 9, (int64_t)n);
     sqlite3_free(s1);
     sqlite3_free(s2);
@@ -1047,7 +1035,6 @@ static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, pstep **st, size
         " WHERE ifnull(e.rankId, 0) = ?1 AND e.ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
         " AND e.cat IS NOT NULL AND e.cat NOT IN (SELECT id FROM STRING_IDS WHERE value = 'Trace')";
     const step_cut *cut = hta_cut(h, rank);
-    int filter = cut && cut->nsteps >= 2;
     pstep *ev = NULL; /* the other events, iter unused */
     size_t nev = 0, capev = 0, capst = 0;
     sqlite3_stmt *q = NULL;
@@ -1061,7 +1048,7 @@ static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, pstep **st, size
     while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW) {
         int64_t ts, te;
         hta_time(h->o.round_us, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), &ts, &te);
-        if (filter && (h->o.drop_last ? ts >= cut->last_start : ts > cut->last_end))
+        if (!hta_host_kept(h, cut, ts))
             continue;
         const char *name = (const char *)sqlite3_column_text(q, 2);
         long long num;

@@ -368,7 +368,7 @@ def assert_swept(cluster):
 # ---- rank-scope reports over shards: no merge (docs/scale-out.md#report-scopes) ----
 
 NOT_RANK = {"cluster_step_trace_time", "slow_rank", "slow_rank_op", "communication_matrix", "op_summary",
-            "kernel_details", "step_trace"}
+            "kernel_details", "step_trace", "potential_stragglers", "straggler_metric"}
 RANK_SQL = """
   - id: ranked_kernels
     scope: rank
