@@ -415,6 +415,23 @@ static int rank_hosted(const rank_list *rl, int64_t r)
     return 0;
 }
 
+/* A device task (or op) from a row of each_rank's query. */
+static dev_ev read_ev(sqlite3_stmt *st)
+{
+    return (dev_ev){
+        .stream = sqlite3_column_int64(st, 1),
+        .s = sqlite3_column_int64(st, 2),
+        .e = sqlite3_column_int64(st, 3),
+        .ord = sqlite3_column_int64(st, 4),
+        .linked = sqlite3_column_type(st, 8) != SQLITE_NULL,
+        .launch = sqlite3_column_int64(st, 8),
+        .launch_end = sqlite3_column_int64(st, 9),
+        .launch_name = sqlite3_column_int64(st, 10),
+        .conn = sqlite3_column_int64(st, 11),
+        .op = sqlite3_column_type(st, 4) == SQLITE_NULL,
+    };
+}
+
 /*
  * Calls fn once per rank (in rank order) with the rank's device tasks, each
  * classified by classify (K_SKIP leaves a task out) and linked to its
@@ -480,18 +497,7 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
         rank = r;
         have = 1;
         ev.read++;
-        dev_ev e = {
-            .stream = sqlite3_column_int64(st, 1),
-            .s = sqlite3_column_int64(st, 2),
-            .e = sqlite3_column_int64(st, 3),
-            .ord = sqlite3_column_int64(st, 4),
-            .linked = sqlite3_column_type(st, 8) != SQLITE_NULL,
-            .launch = sqlite3_column_int64(st, 8),
-            .launch_end = sqlite3_column_int64(st, 9),
-            .launch_name = sqlite3_column_int64(st, 10),
-            .conn = sqlite3_column_int64(st, 11),
-            .op = sqlite3_column_type(st, 4) == SQLITE_NULL,
-        };
+        dev_ev e = read_ev(st);
         int k = classify(cx, (const char *)sqlite3_column_text(st, 5), (const char *)sqlite3_column_text(st, 6),
                          (const char *)sqlite3_column_text(st, 7));
         if (k == K_SKIP) {
