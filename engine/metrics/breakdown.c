@@ -51,6 +51,7 @@
 
 #include "metrics/interval.h"
 #include "metrics/classes.h"
+#include "metrics/hta.h"
 #include "metrics/metrics.h"
 #include "metrics/reuse.h"
 #include "util/sort.h"
@@ -58,12 +59,6 @@
 #include "util/vec.h"
 
 /* ---- options ------------------------------------------------------------- */
-
-/* Name rules that replace a family's built-in class test (NULL: the built-in). */
-typedef struct class_over {
-    class_rule *comm;      /* <section>.classes.communication */
-    class_rule *mem;       /* <section>.classes.memory */
-} class_over;
 
 /*
  * The rules of <section>.classes (classes.h patterns), each only when given:
@@ -89,15 +84,6 @@ static void class_over_finish(class_over *o)
     class_rule_destroy(o->mem);
     o->comm = o->mem = NULL;
 }
-
-typedef struct hta_opts {
-    int round_us;          /* hta.round_us: HTA's float µs and rounding */
-    int drop_last;         /* hta.drop_last_step */
-    int linked_only;       /* hta.linked_only */
-    double kernel_wait_us; /* hta.kernel_wait_us */
-    int stream_events;     /* hta.stream_events */
-    class_over over;       /* hta.classes.* */
-} hta_opts;
 
 static tb_status hta_options(const metric_ctx *m, hta_opts *o, tb_error *err)
 {
@@ -136,7 +122,7 @@ static double us_double(int64_t ns)
 
 /* An event [s, e) in ns as HTA holds it: whole µs, ts rounded up and
  * ts + dur (in float64) rounded down; or exact ns without round_us. */
-static void hta_time(int round_us, int64_t s, int64_t e, int64_t *ts, int64_t *te)
+void hta_time(int round_us, int64_t s, int64_t e, int64_t *ts, int64_t *te)
 {
     if (!round_us) {
         *ts = s;
@@ -163,7 +149,6 @@ static double round2(double x)
 
 /* ---- kernel classes -------------------------------------------------------- */
 
-enum { K_COMP, K_COMM, K_MEM, K_OTHER, K_SKIP };
 
 /* Does needle occur in the first n bytes of s? */
 static int has(const char *s, size_t n, const char *needle)
@@ -236,7 +221,7 @@ static int kineto_type(const char *task_type)
  * an NPU's HCCL ops, which are not tasks, are its communication), unless a
  * name rule of hta.classes, given in the spec, matches the task's name.
  */
-static int hta_classify(const void *cx, const char *name, const char *task_type, const char *cls)
+int hta_classify(const void *cx, const char *name, const char *task_type, const char *cls)
 {
     const class_over *ov = cx;
     if (name && kineto_type(task_type))
@@ -311,32 +296,11 @@ static int tl_classify(const void *cx, const char *name, const char *task_type, 
 
 /* ---- reading the device tasks of each rank -------------------------------- */
 
-/* One device task; times in ns as read, then in the metric's unit. */
-typedef struct dev_ev {
-    int64_t s, e;
-    int64_t launch;   /* start of the launching call (when linked) */
-    int64_t stream;
-    int64_t ord;      /* globalTaskId: the trace's order */
-    unsigned char kind;
-    unsigned char linked;
-    unsigned char op;     /* a communication op, not a task: no stream */
-} dev_ev;
-
-typedef struct evvec {
-    dev_ev *v;
-    size_t n, cap;
-    size_t read;      /* the rank's device tasks (and ops) before classes and filters */
-    size_t skipped;   /* of them, left out by the classes (K_SKIP) */
-    int hosted;       /* the rank has host calls (CANN_API rows) */
-} evvec;
-
 static int ev_push(evvec *x, const dev_ev *e)
 {
     return VEC_PUSH(x->v, x->n, x->cap, *e);
 }
 
-typedef int (*classify_fn)(const void *cx, const char *name, const char *task_type, const char *cls);
-typedef tb_status (*rank_fn)(void *ctx, int64_t rank, evvec *ev, tb_error *err);
 
 /* Calls the note callback with a formatted message, if there is one. */
 static void notef(const metric_ctx *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -354,8 +318,9 @@ static void notef(const metric_ctx *m, const char *fmt, ...)
 }
 
 /*
- * temp.tb_m_launch(rankId, connectionId, launchNs): the start of the call
- * that launched each connection id's device work. The call is the earliest
+ * temp.tb_m_launch(rankId, connectionId, launchNs, launchEndNs, launchName):
+ * the start, end and name of the call that launched each connection id's
+ * device work. The call is the earliest
  * CANN_API row of the rank with that connectionId (Kineto's runtime calls,
  * newer torch_npu timelines, msprof DBs). Older torch_npu timelines number
  * the host calls and the device tasks apart (a task's connection_id is not
@@ -375,16 +340,16 @@ static tb_status launch_map(const metric_ctx *m, const char *what, int stream_ev
     static const char direct[] =
         "DROP TABLE IF EXISTS temp.tb_m_launch;"
         "CREATE TEMP TABLE tb_m_launch (rankId INTEGER, connectionId INTEGER, launchNs INTEGER, "
-        "  PRIMARY KEY (rankId, connectionId)) WITHOUT ROWID;"
+        "  launchEndNs INTEGER, launchName INTEGER, PRIMARY KEY (rankId, connectionId)) WITHOUT ROWID;"
         "INSERT INTO temp.tb_m_launch "
-        "  SELECT ifnull(rankId, 0), connectionId, min(startNs) FROM CANN_API "
+        "  SELECT ifnull(rankId, 0), connectionId, min(startNs), endNs, name FROM CANN_API "
         "  WHERE connectionId IS NOT NULL AND startNs IS NOT NULL GROUP BY 1, 2;";
     static const char direct_cpu[] =
         "DROP TABLE IF EXISTS temp.tb_m_launch;"
         "CREATE TEMP TABLE tb_m_launch (rankId INTEGER, connectionId INTEGER, launchNs INTEGER, "
-        "  PRIMARY KEY (rankId, connectionId)) WITHOUT ROWID;"
+        "  launchEndNs INTEGER, launchName INTEGER, PRIMARY KEY (rankId, connectionId)) WITHOUT ROWID;"
         "INSERT INTO temp.tb_m_launch "
-        "  SELECT ifnull(rankId, 0), connectionId, min(startNs) FROM CANN_API "
+        "  SELECT ifnull(rankId, 0), connectionId, min(startNs), endNs, name FROM CANN_API "
         "  WHERE connectionId IS NOT NULL AND startNs IS NOT NULL AND (streamId IS NULL OR streamId = -1) "
         "  GROUP BY 1, 2;";
     static const char need[] =
@@ -395,21 +360,21 @@ static tb_status launch_map(const metric_ctx *m, const char *what, int stream_ev
         "                   WHERE l.rankId = ifnull(f.rankId, 0) AND l.connectionId = f.connectionId))";
     static const char flows[] =
         "DROP TABLE IF EXISTS temp.tb_m_calls;"
-        "CREATE TEMP TABLE tb_m_calls AS SELECT ifnull(rankId, 0) AS rankId, globalTid AS gtid, startNs, endNs "
-        "  FROM CANN_API WHERE startNs IS NOT NULL AND endNs IS NOT NULL AND globalTid IS NOT NULL;"
+        "CREATE TEMP TABLE tb_m_calls AS SELECT ifnull(rankId, 0) AS rankId, globalTid AS gtid, startNs, endNs, "
+        "  name FROM CANN_API WHERE startNs IS NOT NULL AND endNs IS NOT NULL AND globalTid IS NOT NULL;"
         "CREATE INDEX temp.tb_m_calls_i ON tb_m_calls (rankId, gtid, startNs);"
         "INSERT OR IGNORE INTO temp.tb_m_launch "
-        "  SELECT rankId, connectionId, min(launchNs) FROM ("
+        "  SELECT x.rankId, x.connectionId, min(c.startNs), c.endNs, c.name FROM ("
         "    SELECT ifnull(f.rankId, 0) AS rankId, f.connectionId AS connectionId, ("
-        "      SELECT k.startNs FROM temp.tb_m_calls k WHERE k.rankId = ifnull(f.rankId, 0) "
+        "      SELECT k.rowid FROM temp.tb_m_calls k WHERE k.rankId = ifnull(f.rankId, 0) "
         "        AND k.gtid = ((f.fromPid << 32) | (f.fromTid & 4294967295)) "
         "        AND k.startNs BETWEEN f.fromNs - (SELECT max(endNs - startNs) FROM temp.tb_m_calls) AND f.fromNs "
         "        AND k.endNs >= f.fromNs "
-        "      ORDER BY k.startNs DESC LIMIT 1) AS launchNs "
+        "      ORDER BY k.startNs DESC LIMIT 1) AS callId "
         "    FROM TB_FLOW f "
         "    WHERE f.cat = (SELECT id FROM STRING_IDS WHERE value = 'HostToDevice') "
-        "      AND f.connectionId IS NOT NULL AND f.fromNs IS NOT NULL) "
-        "  WHERE launchNs IS NOT NULL GROUP BY 1, 2;"
+        "      AND f.connectionId IS NOT NULL AND f.fromNs IS NOT NULL) x "
+        "  JOIN temp.tb_m_calls c ON c.rowid = x.callId GROUP BY 1, 2;"
         "DROP TABLE temp.tb_m_calls;";
     tb_status rc = metrics_exec(m, what, stream_events ? direct_cpu : direct, err);
     if (rc)
@@ -463,6 +428,23 @@ static int rank_hosted(const rank_list *rl, int64_t r)
     return 0;
 }
 
+/* A device task (or op) from a row of each_rank's query. */
+static dev_ev read_ev(sqlite3_stmt *st)
+{
+    return (dev_ev){
+        .stream = sqlite3_column_int64(st, 1),
+        .s = sqlite3_column_int64(st, 2),
+        .e = sqlite3_column_int64(st, 3),
+        .ord = sqlite3_column_int64(st, 4),
+        .linked = sqlite3_column_type(st, 8) != SQLITE_NULL,
+        .launch = sqlite3_column_int64(st, 8),
+        .launch_end = sqlite3_column_int64(st, 9),
+        .launch_name = sqlite3_column_int64(st, 10),
+        .conn = sqlite3_column_int64(st, 11),
+        .op = sqlite3_column_type(st, 4) == SQLITE_NULL,
+    };
+}
+
 /*
  * HTA's stream rule (metrics.md "Where tracebook and HTA differ"): host
  * events that carry a stream (args.stream other than -1) are GPU work too:
@@ -476,19 +458,22 @@ static int rank_hosted(const rank_list *rl, int64_t r)
 static const char stream_events_sql[] =
     "UNION ALL "
     "SELECT a.rankId, a.streamId, a.startNs, a.endNs, -1 - a.rowid, n.value, 'kernel', NULL, "
-    "       CASE WHEN a.connectionId IS NULL THEN a.startNs ELSE l.launchNs END "
+    "       CASE WHEN a.connectionId IS NULL THEN a.startNs ELSE l.launchNs END, "
+    "       CASE WHEN a.connectionId IS NULL THEN a.endNs ELSE l.launchEndNs END, l.launchName, a.connectionId "
     "FROM CANN_API a LEFT JOIN STRING_IDS n ON n.id = a.name "
     "LEFT JOIN temp.tb_m_launch l ON l.rankId = ifnull(a.rankId, 0) AND l.connectionId = a.connectionId "
     "WHERE a.streamId IS NOT NULL AND a.streamId <> -1 AND a.startNs IS NOT NULL AND a.endNs IS NOT NULL "
     "UNION ALL "
     "SELECT p.rankId, p.streamId, p.startNs, p.endNs, -1 - p.rowid, n.value, 'kernel', NULL, "
-    "       CASE WHEN p.connectionId IS NULL THEN p.startNs ELSE l.launchNs END "
+    "       CASE WHEN p.connectionId IS NULL THEN p.startNs ELSE l.launchNs END, "
+    "       CASE WHEN p.connectionId IS NULL THEN p.endNs ELSE l.launchEndNs END, l.launchName, p.connectionId "
     "FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name "
     "LEFT JOIN temp.tb_m_launch l ON l.rankId = ifnull(p.rankId, 0) AND l.connectionId = p.connectionId "
     "WHERE p.streamId IS NOT NULL AND p.streamId <> -1 AND p.startNs IS NOT NULL AND p.endNs IS NOT NULL "
     "UNION ALL "
     "SELECT e.rankId, e.stream, e.startNs, e.endNs, -1 - e.rowid, n.value, 'kernel', NULL, "
-    "       CASE WHEN e.corr IS NULL OR e.corr < 0 THEN e.startNs ELSE l.launchNs END "
+    "       CASE WHEN e.corr IS NULL OR e.corr < 0 THEN e.startNs ELSE l.launchNs END, "
+    "       CASE WHEN e.corr IS NULL OR e.corr < 0 THEN e.endNs ELSE l.launchEndNs END, l.launchName, e.corr "
     "FROM (SELECT rowid, rankId, startNs, endNs, name, json_extract(args, '$.stream') AS stream, "
     "             json_extract(args, '$.correlation') AS corr "
     "      FROM TB_EVENT WHERE ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
@@ -499,7 +484,8 @@ static const char stream_events_sql[] =
 
 /* each_rank's rows: the device tasks with their launching calls */
 static const char tasks_sql[] =
-    "SELECT d.rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, l.launchNs "
+    "SELECT d.rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, l.launchNs, "
+    "       l.launchEndNs, l.launchName, d.connectionId "
     "FROM device_task d LEFT JOIN temp.tb_m_launch l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
     "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
     "ORDER BY d.rankId";
@@ -509,11 +495,12 @@ static const char tasks_sql[] =
 static const char with_ops_sql[] =
     "SELECT * FROM ("
     "SELECT d.rankId AS rankId, d.streamId, d.startNs, d.endNs, d.globalTaskId, d.name, d.taskType, d.class, "
-    "       l.launchNs "
+    "       l.launchNs, l.launchEndNs, l.launchName, d.connectionId "
     "FROM device_task d LEFT JOIN temp.tb_m_launch l ON l.rankId = d.rankId AND l.connectionId = d.connectionId "
     "WHERE d.startNs IS NOT NULL AND d.endNs IS NOT NULL "
     "UNION ALL "
-    "SELECT c.rankId, NULL, c.startNs, c.endNs, NULL, c.name, NULL, 'communication', l.launchNs "
+    "SELECT c.rankId, NULL, c.startNs, c.endNs, NULL, c.name, NULL, 'communication', l.launchNs, "
+    "       l.launchEndNs, l.launchName, c.connectionId "
     "FROM comm_op c LEFT JOIN temp.tb_m_launch l ON l.rankId = c.rankId AND l.connectionId = c.connectionId "
     "WHERE c.startNs IS NOT NULL AND c.endNs IS NOT NULL "
     "  AND NOT EXISTS (SELECT 1 FROM TASK t WHERE t.startNs = c.startNs AND t.rankId = c.rankId "
@@ -568,15 +555,7 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
         rank = r;
         have = 1;
         ev.read++;
-        dev_ev e = {
-            .stream = sqlite3_column_int64(st, 1),
-            .s = sqlite3_column_int64(st, 2),
-            .e = sqlite3_column_int64(st, 3),
-            .ord = sqlite3_column_int64(st, 4),
-            .linked = sqlite3_column_type(st, 8) != SQLITE_NULL,
-            .launch = sqlite3_column_int64(st, 8),
-            .op = sqlite3_column_type(st, 4) == SQLITE_NULL,
-        };
+        dev_ev e = read_ev(st);
         int k = classify(cx, (const char *)sqlite3_column_text(st, 5), (const char *)sqlite3_column_text(st, 6),
                          (const char *)sqlite3_column_text(st, 7));
         if (k == K_SKIP) {
@@ -611,22 +590,6 @@ done:
 }
 
 /* ---- HTA's window: ProfilerSteps and the last-step cut -------------------- */
-
-typedef struct step_cut {
-    int64_t rank;
-    int64_t last_start; /* latest ProfilerStep start, HTA domain */
-    int64_t last_end;   /* latest ProfilerStep end, HTA domain */
-    size_t nsteps;      /* distinct ProfilerStep#N names of the rank */
-} step_cut;
-
-typedef struct hta_ctx {
-    const metric_ctx *m;
-    const char *what;
-    hta_opts o;
-    step_cut *cuts;
-    size_t ncuts;
-    sqlite3_stmt *ins;   /* the table's INSERT */
-} hta_ctx;
 
 /*
  * Reads the ProfilerStep#N slices HTA sees (host ops and annotations in
@@ -701,31 +664,44 @@ done:
  * Compacts ev in place. Returns 1 when events remain; else notes why the
  * rank gets no row and returns 0.
  */
-/* What hta_cut left out of a rank, for the note of a rank without rows. */
+/* What hta_filter left out of a rank, for the note of a rank without rows. */
 typedef struct hta_cut_info {
     const step_cut *cut;
     size_t unlinked, late;
 } hta_cut_info;
 
-/* The filter and times of hta_prepare, without its note; returns what remains. */
-static size_t hta_cut(const hta_ctx *h, int64_t rank, evvec *ev, hta_cut_info *ci)
+const step_cut *hta_cut(const hta_ctx *h, int64_t rank)
 {
-    const step_cut *cut = NULL;
     for (size_t i = 0; i < h->ncuts; i++)
         if (h->cuts[i].rank == rank)
-            cut = &h->cuts[i];
+            return &h->cuts[i];
+    return NULL;
+}
+
+int hta_host_kept(const hta_ctx *h, const step_cut *cut, int64_t ts)
+{
+    if (!cut || cut->nsteps < 2)
+        return 1;
+    return h->o.drop_last ? ts < cut->last_start : ts <= cut->last_end;
+}
+
+/* The filter and times of hta_prepare, without its note; returns what remains. */
+static size_t hta_filter(const hta_ctx *h, int64_t rank, evvec *ev, hta_cut_info *ci)
+{
+    const step_cut *cut = hta_cut(h, rank);
     int filter = cut && cut->nsteps >= 2;
     size_t k = 0;
     *ci = (hta_cut_info){.cut = cut};
     for (size_t i = 0; i < ev->n; i++) {
         dev_ev e = ev->v[i];
-        int64_t ls = 0, unused;
+        int64_t ls = 0, le = 0;
         if (e.linked)
-            hta_time(h->o.round_us, e.launch, e.launch, &ls, &unused);
+            hta_time(h->o.round_us, e.launch, e.launch_end, &ls, &le);
         hta_time(h->o.round_us, e.s, e.e, &e.s, &e.e);
         e.launch = ls;
+        e.launch_end = le;
         if (filter) {
-            int kept_launch = e.linked && (h->o.drop_last ? ls < cut->last_start : ls <= cut->last_end);
+            int kept_launch = e.linked && hta_host_kept(h, cut, ls);
             if (h->o.linked_only ? !kept_launch : (e.linked && !kept_launch)) {
                 ci->unlinked += !e.linked;
                 ci->late += e.linked;
@@ -751,6 +727,15 @@ static void hta_no_row(const hta_ctx *h, int64_t rank, const evvec *ev, const ht
               "(metrics.hta.drop_last_step)",
               h->what, (long long)metrics_rank_shown(h->m, rank), ev->read, ci->cut ? ci->cut->nsteps : (size_t)0,
               ci->unlinked, ci->late);
+}
+
+int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
+{
+    hta_cut_info ci;
+    if (hta_filter(h, rank, ev, &ci))
+        return 1;
+    hta_no_row(h, rank, ev, &ci);
+    return 0;
 }
 
 /* ---- HTA's merge --------------------------------------------------------- */
@@ -886,7 +871,7 @@ static size_t pick(const evvec *ev, int k, iv *a)
     return n;
 }
 
-static tb_status insert_done(const hta_ctx *h, tb_error *err)
+tb_status hta_insert_done(const hta_ctx *h, tb_error *err)
 {
     int s = sqlite3_step(h->ins);
     sqlite3_reset(h->ins);
@@ -896,7 +881,7 @@ static tb_status insert_done(const hta_ctx *h, tb_error *err)
     return TB_OK;
 }
 
-static void bind_us(const hta_ctx *h, int col, int64_t v)
+void hta_bind_us(const hta_ctx *h, int col, int64_t v)
 {
     if (h->o.round_us)
         sqlite3_bind_int64(h->ins, col, v);
@@ -948,18 +933,39 @@ static tb_status temporal_core(hta_ctx *h, int64_t rank, evvec *ev, tb_error *er
         h->m->note(h->m->ctx, msg);
     }
     sqlite3_bind_int64(h->ins, 1, rank);
-    bind_us(h, 2, idle);
-    bind_us(h, 3, compute);
-    bind_us(h, 4, noncompute);
-    bind_us(h, 5, kernel);
+    hta_bind_us(h, 2, idle);
+    hta_bind_us(h, 3, compute);
+    hta_bind_us(h, 4, noncompute);
+    hta_bind_us(h, 5, kernel);
     if (kernel != 0) {
         sqlite3_bind_double(h->ins, 6, round2(100.0 * ((double)idle / (double)kernel)));
         sqlite3_bind_double(h->ins, 7, round2(100.0 * ((double)compute / (double)kernel)));
         sqlite3_bind_double(h->ins, 8, round2(100.0 * ((double)noncompute / (double)kernel)));
     }
-    return insert_done(h, err);
+    return hta_insert_done(h, err);
 }
 
+/* Shared driver of the three HTA tables: options, steps, table, rows. */
+tb_status hta_build(const metric_ctx *m, const char *what, const char *create, const char *insert, rank_fn fn,
+                    void *extra, tb_error *err)
+{
+    hta_ctx h = {.m = m, .what = what, .extra = extra};
+    tb_status rc = hta_options(m, &h.o, err);
+    if (rc)
+        goto done;
+    if ((rc = metrics_exec(m, what, create, err)) || (rc = hta_steps(&h, err)))
+        goto done;
+    if (sqlite3_prepare_v2(m->db, insert, -1, &h.ins, NULL) != SQLITE_OK) {
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+        goto done;
+    }
+    rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, 1, 0, err);
+done:
+    sqlite3_finalize(h.ins);
+    free(h.cuts);
+    class_over_finish(&h.o.over);
+    return rc;
+}
 
 /* ---- comm_comp_overlap ------------------------------------------------------ */
 
@@ -985,7 +991,7 @@ static tb_status overlap_core(hta_ctx *h, int64_t rank, evvec *ev, tb_error *err
     if (comm.ngroups && comm.sum != 0)
         sqlite3_bind_double(h->ins, 2, round2(100.0 * ((double)both / (double)comm.sum)));
     hscratch_free(&x);
-    return insert_done(h, err);
+    return hta_insert_done(h, err);
 }
 
 
@@ -1045,7 +1051,7 @@ static tb_status idle_core(hta_ctx *h, int64_t rank, evvec *ev, tb_error *err)
             sqlite3_bind_double(h->ins, 4, round2(hta_us(h->o.round_us, sum[c])));
             if (total != 0)
                 sqlite3_bind_double(h->ins, 5, round2((double)sum[c] / (double)total));
-            tb_status rc = insert_done(h, err);
+            tb_status rc = hta_insert_done(h, err);
             if (rc)
                 return rc;
         }
@@ -1117,7 +1123,7 @@ static tb_status hta_all_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 {
     hta_all *a = ctx;
     hta_cut_info ci;
-    size_t kept = hta_cut(&a->h[a->which], rank, ev, &ci);
+    size_t kept = hta_filter(&a->h[a->which], rank, ev, &ci);
     for (int t = 0; t < HTA_N; t++) {
         if (!a->on[t])
             continue;
@@ -1174,7 +1180,7 @@ static tb_status hta_setup(const metric_ctx *m, hta_all *a, int t, tb_error *err
  * sibling's failure only drops its staging: built alone later, it fails
  * (or not) as it would have.
  */
-static tb_status hta_build(const metric_ctx *m, int which, tb_error *err)
+static tb_status hta_build_three(const metric_ctx *m, int which, tb_error *err)
 {
     const char *what = hta_tables[which].name;
     hta_all a = {.which = which};
@@ -1226,17 +1232,17 @@ done:
 
 static tb_status build_temporal(const metric_ctx *m, tb_error *err)
 {
-    return hta_build(m, HTA_TEMPORAL, err);
+    return hta_build_three(m, HTA_TEMPORAL, err);
 }
 
 static tb_status build_overlap(const metric_ctx *m, tb_error *err)
 {
-    return hta_build(m, HTA_OVERLAP, err);
+    return hta_build_three(m, HTA_OVERLAP, err);
 }
 
 static tb_status build_idle(const metric_ctx *m, tb_error *err)
 {
-    return hta_build(m, HTA_IDLE, err);
+    return hta_build_three(m, HTA_IDLE, err);
 }
 
 /* ---- exposed_time (TraceLens) ------------------------------------------------ */

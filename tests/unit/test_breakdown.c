@@ -3,6 +3,8 @@
  * test_breakdown.c - the breakdown computed tables (engine/metrics/
  * breakdown.c): HTA's temporal_breakdown, comm_comp_overlap and
  * idle_time_breakdown under each window option, TraceLens' exposed_time,
+ * HTA's counters (hta_counters.c: queue length, trace span, kernel
+ * launches, memory bandwidth, user annotations, ATen op kernels),
  * option errors, and the built-in reports' headers.
  *
  * The DB is made from the engine's own schema with Kineto-like rows
@@ -63,6 +65,34 @@
  * Rank 2: nothing linked, no row. Unlinked too: rank 0 + T7: total 70700,
  * comp 16700, busy 28200, idle 42500; rank 1 total 30000, comp 20000, idle
  * 10000; rank 2 total 10700, union 700 + 4000 + 700 = 5400, idle 5300.
+ *
+ * HTA's counters (hta_counters.c), default window. Rank 0, every launch a
+ * cudaLaunchKernel. Stream 7 (T1, T3, T4, T5), changes at 900 +1, 960 +1,
+ * 1001 -1, 1011 +1, 1012 -1, 1025 -1, 1045 +1, 1050 -1: queue 1 2 1 2 1 0
+ * 1 0, durations 60 41 10 1 13 20 5 and NULL. Summary: 8 values, mean 1,
+ * std sqrt((12 - 8) / 7) = 0.7559..., quartiles at positions 1.75, 3.5,
+ * 5.25 of 0 0 1 1 1 1 2 2: 0.75, 1, 1.25. Stream 20 (T2): 950 +1, 1005 -1:
+ * 1 0, mean 0.5, std sqrt(0.5) = 0.7071..., 0.25, 0.5, 0.75. Rank 1: U1
+ * launched and started at 0 µs (a launch first at equal times: 1 then 0);
+ * U2 unlinked, not counted. Rank 2: nothing launched: no row.
+ * hta_trace_span: rank 0, starts kept before the cut 1046: host 800 (step
+ * #1) to 1045, GPU to 1050 (the GPU copy of step #2 at 1046 and the call
+ * at 1047 are cut): 800 to 1050, 250. Rank 1 (not cut): 0 to 20. Rank 2:
+ * 0 (its host call) to 21 (D and E).
+ * kernel_launch_stats (cpu = floor(call end) - ceil(call start), delay =
+ * task start - call end, 0 when negative): T1 1, 9, 100; T2 1, 15, 54; T3
+ * [1011, 1011.5] -> 0, 3, 1; T4 1, 5, 64; T5 0, 2, 5; rank 1 U1 1, 10, 0
+ * (it starts before its call ends).
+ * memory_bw: T4 (Memcpy HtoD, 64 bytes in 5000 ns: 0.0128 GB/s) from 1025
+ * to 1030, T5 (Memset, 64 bytes in 2000 ns: 0.032) from 1050 to 1052; the
+ * summary has one positive point of each kind (std NULL).
+ * user_annotation: the host's ProfilerStep#1 (800, 200 µs) and #2 (1044,
+ * 56) start before the cut 1046; the GPU copy of #2 (1046) does not. * aten_op_kernels: aten::linear [850, 1000] and aten::mm [899.5, 901.5] ->
+ * [900, 901]. T1's call [900, 901] is wrapped by both: the deepest (latest
+ * start) is aten::mm: delays 900 - 900 = 0 and 1001 - 900 = 101. T2's
+ * [950, 951] and T4's [960, 961] calls only by aten::linear: its kernels
+ * nccl, then the memcpy, delays 950 - 850 = 100 and 1005 - 950 = 55. T3's
+ * and T5's calls (1011, 1045) have no ATen op around them.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -82,7 +112,8 @@ static char dbpath[PATH_MAX + 16];
 static const char rows_sql[] =
     "INSERT INTO STRING_IDS VALUES (1, 'kernel'), (2, 'gpu_memcpy'), (3, 'gpu_memset'), (4, 'gemm_kernel'),"
     "  (5, 'ncclDevKernel_AllReduce_Sum_f32'), (6, 'Memcpy HtoD (Pageable -> Device)'), (7, 'Memset (Device)'),"
-    "  (8, 'ProfilerStep#1'), (9, 'ProfilerStep#2'), (10, 'cudaLaunchKernel'), (11, 'gpu_user_annotation');"
+    "  (8, 'ProfilerStep#1'), (9, 'ProfilerStep#2'), (10, 'cudaLaunchKernel'), (11, 'gpu_user_annotation'),"
+    "  (12, 'aten::linear'), (13, 'aten::mm');"
     "INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, streamId, taskType, rankId, name) VALUES"
     "  (1000300, 1010000, 0, 1, 1, 7, 1, 0, 4),"   /* T1 */
     "  (1005000, 1020000, 0, 2, 2, 20, 1, 0, 5),"  /* T2 */
@@ -108,7 +139,8 @@ static const char rows_sql[] =
     "  (1045000, 1045500, 60001, 1, 5, 10, 0), (1047000, 1047500, 60001, 1, 6, 10, 0),"
     "  (0, 1000, 60001, 1, 100, 10, 1), (0, 1000, 60001, 1, 999, 10, 2);"
     "INSERT INTO PYTORCH_API (startNs, endNs, globalTid, name, type, rankId) VALUES"
-    "  (800000, 1000000, 1, 8, 60003, 0), (1044000, 1100000, 1, 9, 60003, 0);"
+    "  (800000, 1000000, 1, 8, 60003, 0), (1044000, 1100000, 1, 9, 60003, 0),"
+    "  (850000, 1000000, 1, 12, 50001, 0), (899500, 901500, 1, 13, 50001, 0);"
     "INSERT INTO STEP_TIME VALUES (1, 800000, 1000000, 0), (2, 1044000, 1100000, 0);"
     "INSERT INTO TB_EVENT VALUES (0, 1, 7, 'X', 11, 9, 1046000, 1099000, NULL);";
 
@@ -232,6 +264,51 @@ static void idle_options(void **state)
                 "0|7|host_wait|22|0.54\n"
                 "0|7|kernel_wait|19|0.46\n"
                 "0|7|other|0|0\n");
+}
+
+static void queue_length_series(void **state)
+{
+    (void)state;
+    assert_spec("", "SELECT * FROM queue_length ORDER BY rank, stream, rowid",
+                "rank|stream|ts|queue_length|dur\n"
+                "0|7|900|1|60\n0|7|960|2|41\n0|7|1001|1|10\n0|7|1011|2|1\n"
+                "0|7|1012|1|13\n0|7|1025|0|20\n0|7|1045|1|5\n0|7|1050|0|NULL\n"
+                "0|20|950|1|55\n0|20|1005|0|NULL\n"
+                "1|1|0|1|0\n1|1|0|0|NULL\n");
+    assert_spec("", "SELECT * FROM queue_length_summary ORDER BY rank, stream",
+                "rank|stream|count|mean|std|min|p25|p50|p75|max\n"
+                "0|7|8|1|0.755928946018454|0|0.75|1|1.25|2\n"
+                "0|20|2|0.5|0.707106781186548|0|0.25|0.5|0.75|1\n"
+                "1|1|2|0.5|0.707106781186548|0|0.25|0.5|0.75|1\n");
+    assert_spec("", "SELECT * FROM hta_trace_span ORDER BY rank",
+                "rank|first_ts|last_ts|duration\n0|800|1050|250\n1|0|20|20\n2|0|21|21\n");
+    assert_spec("", "SELECT rank, correlation, launch, memory, cpu_duration, gpu_duration, launch_delay "
+                "FROM kernel_launch_stats ORDER BY rank, correlation",
+                "rank|correlation|launch|memory|cpu_duration|gpu_duration|launch_delay\n"
+                "0|1|cudaLaunchKernel|0|1|9|100\n0|2|cudaLaunchKernel|0|1|15|54\n"
+                "0|3|cudaLaunchKernel|0|0|3|1\n0|4|cudaLaunchKernel|0|1|5|64\n"
+                "0|5|cudaLaunchKernel|0|0|2|5\n1|100|cudaLaunchKernel|0|1|10|0\n");
+    assert_spec("", "SELECT * FROM memory_bw ORDER BY rank, name, rowid",
+                "rank|name|ts|memory_bw_gbps\n0|Memcpy HtoD|1025|0.0128\n0|Memcpy HtoD|1030|0\n"
+                "0|Memset|1050|0.032\n0|Memset|1052|0\n");
+    assert_spec("", "SELECT * FROM memory_bw_summary ORDER BY rank, name",
+                "rank|name|count|mean|std|min|p25|p50|p75|max\n"
+                "0|Memcpy HtoD|1|0.0128|NULL|0.0128|0.0128|0.0128|0.0128|0.0128\n"
+                "0|Memset|1|0.032|NULL|0.032|0.032|0.032|0.032|0.032\n");
+    assert_spec("", "SELECT * FROM user_annotation ORDER BY rank, ts",
+                "rank|source|name|ts|dur\n0|cpu|ProfilerStep#1|800|200\n0|cpu|ProfilerStep#2|1044|56\n");
+    /* the last step kept: the GPU copy comes in */
+    assert_spec("{hta: {drop_last_step: false}}", "SELECT * FROM user_annotation WHERE source = 'gpu'",
+                "rank|source|name|ts|dur\n0|gpu|ProfilerStep#2|1046|53\n");
+    assert_spec("", "SELECT * FROM aten_op_kernels ORDER BY rank, aten_op_start",
+                "rank|thread|aten_op|aten_op_start|kernel_sequence|correlation_ids|first_launch_delay|"
+                "first_runtime_delay|kernels\n"
+                "0|1|aten::linear|850|ncclDevKernel_AllReduce_Sum_f32 -> Memcpy HtoD (Pageable -> Device)|2, 4|"
+                "100|55|2\n"
+                "0|1|aten::mm|900|gemm_kernel|1|0|101|1\n");
+    /* exact ns: T1's launch at 900 µs, its start at 1000.3 */
+    assert_spec("{hta: {round_us: false}}", "SELECT ts, queue_length FROM queue_length WHERE rank = 0 LIMIT 3",
+                "ts|queue_length\n900|1\n960|2\n1000.3|1\n");
 }
 
 static void exposed_default(void **state)
@@ -675,6 +752,7 @@ int main(void)
         cmocka_unit_test(class_overrides),
         cmocka_unit_test(exposed_npu_comm_ops),
         cmocka_unit_test(exposed_default),
+        cmocka_unit_test(queue_length_series),
         cmocka_unit_test(mixed_ranks),
         cmocka_unit_test(three_from_one_read),
         cmocka_unit_test(option_errors),

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hta.h - what the tables that reproduce Holistic Trace Analysis share:
+ * HTA's kernel classes, its time domain, its window (the last-step cut and
+ * the launched-by-a-kept-call filter) and the per-rank driver that reads
+ * each rank's device tasks with their launching calls.
+ *
+ * breakdown.c implements these (the temporal, overlap and idle-time
+ * breakdowns use them first); hta_counters.c builds HTA's counters on them
+ * (queue length, memory bandwidth, kernel launch statistics). A table's
+ * build calls hta_build() with its CREATE and INSERT statements and a
+ * per-rank function; the function calls hta_prepare() to put the rank's
+ * events into HTA's domain and window, binds its rows on h->ins and ends
+ * each with hta_insert_done().
+ */
+#ifndef TB_METRICS_HTA_H
+#define TB_METRICS_HTA_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "metrics/classes.h"
+#include "metrics/metrics.h"
+#include "tracebook/error.h"
+
+/* The kinds of device work (HTA's kernel types; K_SKIP: left out). */
+enum { K_COMP, K_COMM, K_MEM, K_OTHER, K_SKIP };
+
+/* Name rules that replace a family's built-in class test (NULL: the built-in). */
+typedef struct class_over {
+    class_rule *comm;      /* <section>.classes.communication */
+    class_rule *mem;       /* <section>.classes.memory */
+} class_over;
+
+typedef struct hta_opts {
+    int round_us;          /* hta.round_us: HTA's float µs and rounding */
+    int drop_last;         /* hta.drop_last_step */
+    int linked_only;       /* hta.linked_only */
+    double kernel_wait_us; /* hta.kernel_wait_us */
+    int stream_events;     /* hta.stream_events: HTA's stream rule (temporal, overlap) */
+    class_over over;       /* hta.classes.* */
+} hta_opts;
+
+/* One device task; times in ns as read, then (hta_prepare) in HTA's domain. */
+typedef struct dev_ev {
+    int64_t s, e;
+    int64_t launch;      /* start of the launching call (when linked) */
+    int64_t launch_end;  /* its end */
+    int64_t launch_name; /* its name (a STRING_IDS id; 0 when unknown) */
+    int64_t conn;        /* the task's connection id (Kineto: correlation) */
+    int64_t stream;
+    int64_t ord;      /* globalTaskId: the trace's order */
+    unsigned char kind;
+    unsigned char linked;
+    unsigned char op;     /* a communication op, not a task: no stream */
+} dev_ev;
+
+typedef struct evvec {
+    dev_ev *v;
+    size_t n, cap;
+    size_t read;      /* the rank's device tasks (and ops) before classes and filters */
+    size_t skipped;   /* of them, left out by the classes (K_SKIP) */
+    int hosted;       /* the rank has host calls (CANN_API rows) */
+} evvec;
+
+typedef int (*classify_fn)(const void *cx, const char *name, const char *task_type, const char *cls);
+typedef tb_status (*rank_fn)(void *ctx, int64_t rank, evvec *ev, tb_error *err);
+
+typedef struct step_cut {
+    int64_t rank;
+    int64_t last_start; /* latest ProfilerStep start, HTA domain */
+    int64_t last_end;   /* latest ProfilerStep end, HTA domain */
+    size_t nsteps;      /* distinct ProfilerStep#N names of the rank */
+} step_cut;
+
+typedef struct hta_ctx {
+    const metric_ctx *m;
+    const char *what;
+    hta_opts o;
+    step_cut *cuts;
+    size_t ncuts;
+    sqlite3_stmt *ins;   /* the table's INSERT */
+    void *extra;         /* the table's own state (hta_build's caller), or NULL */
+} hta_ctx;
+
+/* An event [s, e) in ns as HTA holds it: whole µs, ts rounded up and
+ * ts + dur (in float64) rounded down; or exact ns without round_us. */
+void hta_time(int round_us, int64_t s, int64_t e, int64_t *ts, int64_t *te);
+
+/* HTA's class of a device task (K_*): its name rules for Kineto's GPU
+ * events, tracebook's classes for other vendors' tasks. cx: a class_over. */
+int hta_classify(const void *cx, const char *name, const char *task_type, const char *cls);
+
+/* The step cut of a rank (NULL when it has no ProfilerStep). */
+const step_cut *hta_cut(const hta_ctx *h, int64_t rank);
+
+/* 1 when HTA's window keeps a host event of the rank of cut (NULL: no
+ * steps) starting at ts (HTA's domain): always with fewer than 2 steps,
+ * else when it starts before the last step's start (hta.drop_last_step),
+ * or at or before that step's end. */
+int hta_host_kept(const hta_ctx *h, const step_cut *cut, int64_t ts);
+
+/*
+ * Puts a rank's events into HTA's domain (times and launching calls) and
+ * applies HTA's window; compacts ev. Returns 1 when events remain, else
+ * notes why the rank gets no row and returns 0.
+ */
+int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev);
+
+/* Binds a time of HTA's domain to column col of h->ins: whole µs, or exact
+ * ns as µs (a double) without hta.round_us. */
+void hta_bind_us(const hta_ctx *h, int col, int64_t v);
+
+/* Steps h->ins (its values bound), then resets it. */
+tb_status hta_insert_done(const hta_ctx *h, tb_error *err);
+
+/*
+ * Builds a table the HTA way: reads the options and the steps, runs create
+ * (several statements), prepares insert into h->ins and calls fn once per
+ * rank with its device tasks (hta_classify; NPU communication ops
+ * included). extra becomes h->extra.
+ */
+tb_status hta_build(const metric_ctx *m, const char *what, const char *create, const char *insert, rank_fn fn,
+                    void *extra, tb_error *err);
+
+#endif

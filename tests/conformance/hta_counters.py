@@ -1,0 +1,265 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# hta_counters.py - conformance of the HTA counter reports (queue length,
+# kernel launches, memory bandwidth, user annotations, ATen op kernels,
+# stragglers)
+# against HolisticTraceAnalysis' own figures on the same traces.
+#
+# tests/hta/refs.json holds what HTA gives (get_queue_length_summary,
+# get_time_spent_blocked_on_full_queue, get_trace_duration) on the shared
+# Kineto traces (ns_resolution_trace, amd_trace, tracelens h100 and mi300)
+# and on a generated two-rank Kineto trace (tracebook-gen, seed 7); its
+# header comment in tests/hta/make_refs.py says how it was made. Checks:
+#   - queue_length_summary equals HTA's with stable sorts ("stable") to 1e-6
+#     relative, every column, and HTA's plain figures ("hta") exactly for
+#     count, min and max (at equal times HTA's order of a launch and a kernel
+#     start is arbitrary: the mean, std and quartiles may differ slightly);
+#   - queue_full_time: every row HTA gives (HTA keeps the last stream of each
+#     rank only) is among tracebook's, to 1e-6 relative;
+#   - hta_trace_span: the duration equals HTA's get_trace_duration (on a DB
+#     exported with --keep-python-functions: HTA counts those slices);
+#   - the queue_length series: as many rows per stream as the summary's
+#     count, never negative;
+#   - kernel_launch_stats: every row (rank, correlation, cpu_duration,
+#     gpu_duration, launch_delay) equals HTA's get_cuda_kernel_launch_stats
+#     to 1e-6 relative; kernel_launch_outliers counts the groups HTA's plots
+#     show (cutoffs 50 and 100 us) as HTA's rows give them;
+#   - memory_bw_summary equals HTA's get_memory_bw_summary (stable sorts) to
+#     1e-6 relative where the trace's bandwidth is bytes / duration (the CUDA
+#     traces), to 1e-3 where the trace rounds it (EXACT_BW below);
+#   - gpu_user_annotation_breakdown equals HTA's for the GPU's annotations,
+#     the host's, and the host's with num_kernels 5 (the 'others' rows);
+#   - aten_op_kernels equals HTA's get_aten_op_kernels_and_delay (each rank
+#     on its own): the same ATen ops and kernel sequences, counts and mean
+#     delays;
+#   - potential_stragglers names HTA's get_potential_stragglers ranks
+#     (num_candidates 1, 2, 3) and straggler_metric holds its metric, on the
+#     four-rank job that tests/hta/straggler_trace.py writes.
+# usage: hta_counters.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA_DIR REFS_JSON OUT_DIR
+# Exit 77 (skip) when the shared data is absent.
+import csv
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+T = tbtest.Checks()
+
+
+def close(a, b, rel=1e-6):
+    return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
+
+
+def inputs(exe_gen, shared, out, name):
+    """The -dir arguments of a reference set."""
+    k = os.path.join(shared, "kineto")
+    dirs = {"ns_resolution_trace": [os.path.join(k, "ns_resolution_trace")],
+            "amd_trace": [os.path.join(k, "amd_trace")],
+            "tracelens_h100": [os.path.join(k, "tracelens", "h100")],
+            "tracelens_mi300": [os.path.join(k, "tracelens", "mi300")]}
+    if name in dirs:
+        return dirs[name]
+    gen = tbtest.fresh_dir(os.path.join(out, "gen"))
+    files = []
+    for r in (0, 1):
+        f = os.path.join(gen, "rank%d.pt.trace.json" % r)
+        tbtest.run([exe_gen, "--kind", "kineto", "--events", "4000", "--seed", "7", "--ranks", "2", "--rank", str(r),
+                    "-o", f], code=0)
+        files.append(f)
+    return files
+
+
+def report(exe, dirs, spec, out, *extra):
+    argv = [exe, "report", "-q"]
+    for d in dirs:
+        argv += ["-dir", d]
+    r = tbtest.run(argv + ["--spec", "builtin:" + spec, "-o", out] + list(extra))
+    if r.returncode != 0:
+        T.fail("%s: exit %d: %s" % (spec, r.returncode, r.stderr.strip()))
+        return None, []
+    with open(os.path.join(out, spec + ".csv"), newline="") as f:
+        rows = list(csv.reader(f))
+    return rows[0], rows[1:]
+
+
+def query(exe, dirs, sql, out):
+    argv = [exe, "query", "--format", "csv", "-o", out]
+    for d in dirs:
+        argv += ["-dir", d]
+    r = tbtest.run(argv + [sql])
+    if r.returncode != 0:
+        T.fail("query %s: exit %d: %s" % (sql, r.returncode, r.stderr.strip()))
+        return []
+    with open(out, newline="") as f:
+        return list(csv.reader(f))[1:]
+
+
+def check_set(exe, dirs, name, ref, out):
+    header, rows = report(exe, dirs, "queue_length_summary", out)
+    if header is None:
+        return
+    T.eq(header, ["rank", "stream", "count", "mean", "std", "min", "25%", "50%", "75%", "max"],
+         "%s: queue_length_summary header" % name)
+    got = [[float(x) for x in r] for r in rows]
+    want, plain = ref["stable"]["summary"], ref["hta"]["summary"]
+    T.eq([r[:2] for r in got], [r[:2] for r in want], "%s: summary ranks and streams" % name)
+    for g, w, p in zip(got, want, plain):
+        bad = [i for i in range(2, 10) if not close(g[i], w[i])]
+        T.check(not bad, "%s: rank %d stream %d: summary equals HTA's (stable sorts)" % (name, g[0], g[1]),
+                "expected %r\ngot      %r" % (w, g))
+        T.eq([g[2], g[5], g[9]], [p[2], p[5], p[9]], "%s: rank %d stream %d: count, min, max as HTA's" %
+             (name, g[0], g[1]))
+    header, rows = report(exe, dirs, "queue_full_time", out, "--param",
+                          "max_queue_length=%d" % ref["max_queue_length"])
+    if header is not None:
+        T.eq(header, ["rank", "stream", "duration_at_max_queue_length", "relative_duration_at_max_queue_length"],
+             "%s: queue_full_time header" % name)
+        full = {(int(r[0]), int(r[1])): (float(r[2]), float(r[3])) for r in rows}
+        for rank, stream, dur, rel in ref["hta"]["full"]:
+            g = full.get((rank, stream))
+            T.check(g is not None and close(g[0], dur) and close(g[1], rel),
+                    "%s: rank %d stream %d: time at a full queue as HTA's" % (name, rank, stream),
+                    "expected %r\ngot      %r" % ((dur, rel), g))
+    spans = query(exe, dirs, "SELECT rank, duration FROM hta_trace_span ORDER BY rank", os.path.join(out, "span.csv"))
+    T.eq({r[0]: int(float(r[1])) for r in spans}, ref["hta"]["duration"], "%s: trace duration as HTA's" % name)
+    series = query(exe, dirs, "SELECT rank, stream, count(*), min(queue_length) FROM queue_length GROUP BY 1, 2 "
+                   "ORDER BY 1, 2", os.path.join(out, "series.csv"))
+    T.eq([[int(r[0]), int(r[1]), int(r[2])] for r in series], [[int(w[0]), int(w[1]), int(w[2])] for w in want],
+         "%s: series rows per stream" % name)
+    T.check(all(int(r[3]) >= 0 for r in series), "%s: no negative queue length" % name)
+    check_launch(exe, dirs, name, ref["hta"], out)
+    check_membw(exe, dirs, name, ref, out)
+    check_annotations(exe, dirs, name, ref["hta"]["annotations"], out)
+    check_aten(exe, dirs, name, ref["hta"]["aten"], out)
+
+
+def check_aten(exe, dirs, name, ref, out):
+    header, rows = report(exe, dirs, "aten_op_kernels", out)
+    if header is None:
+        return
+    T.eq(header, ["rank", "aten_op_name", "kernel_sequence", "occurrence_count", "avg_aten_op_launch_delay",
+                  "avg_runtime_delay"], "%s: aten_op_kernels header" % name)
+    got = {(int(r[0]), r[1], r[2]): (int(r[3]), float(r[4]), float(r[5])) for r in rows}
+    # HTA stops (KeyError) on a rank without any kernel launch it knows
+    # (ROCm's hipLaunchKernel is not on its list): no rows there
+    want = {(w[0], w[1], w[2]): tuple(w[3:]) for w in ref if len(w) > 2}
+    T.eq(sorted(got), sorted(want), "%s: ATen ops and kernel sequences as HTA's" % name)
+    bad = [k for k in want if k in got and not (got[k][0] == want[k][0] and close(got[k][1], want[k][1]) and
+                                                 close(got[k][2], want[k][2]))]
+    T.check(not bad, "%s: ATen op counts and delays equal HTA's" % name,
+            "first differences %r" % [(k, got[k], want[k]) for k in bad[:3]])
+
+
+def check_annotations(exe, dirs, name, ref, out):
+    for key, params in (("gpu", []), ("cpu", ["--param", "use_gpu_annotation=0"]),
+                        ("cpu_top5", ["--param", "use_gpu_annotation=0", "--param", "num_kernels=5"])):
+        header, rows = report(exe, dirs, "gpu_user_annotation_breakdown", out, *params)
+        if header is None:
+            continue
+        T.eq(header, ["name", "sum (us)", "max (us)", "min (us)", "stddev", "mean (us)", "rank"],
+             "%s: gpu_user_annotation_breakdown header" % name)
+        got = [[r[0]] + [float(x) for x in r[1:6]] + [int(r[6])] for r in rows]
+        want = ref[key]
+        same = len(got) == len(want) and all(
+            g[0] == w[0] and g[6] == w[6] and all(close(a, b) for a, b in zip(g[1:6], w[1:6]))
+            for g, w in zip(got, want))
+        T.check(same, "%s: user annotation breakdown (%s) equals HTA's" % (name, key),
+                "expected %r\ngot      %r" % (want, got))
+
+
+# The traces whose "memory bandwidth (GB/s)" is bytes / duration to double
+# precision (PyTorch's CUDA traces); the others round it (tracebook-gen: 6
+# decimals) or compute it otherwise (ROCm), while tracebook divides the
+# bytes by the exact duration: there the values agree to 1e-3.
+EXACT_BW = {"ns_resolution_trace", "tracelens_h100", "amd_trace"}
+
+
+def check_membw(exe, dirs, name, ref, out):
+    header, rows = report(exe, dirs, "memory_bw_summary", out)
+    if header is None:
+        return
+    T.eq(header, ["rank", "name", "count", "mean", "std", "min", "25%", "50%", "75%", "max"],
+         "%s: memory_bw_summary header" % name)
+    got = [[int(r[0]), r[1]] + [float(x) if x != "" else None for x in r[2:]] for r in rows]
+    want, plain = ref["stable"]["membw"], ref["hta"]["membw"]
+    rel = 1e-6 if name in EXACT_BW else 1e-3
+    T.eq([g[:3] for g in got], [w[:2] + [int(w[2])] for w in want], "%s: memory kinds and counts" % name)
+    for g, w, p in zip(got, want, plain):
+        bad = [i for i in range(3, 10) if (g[i] is None) != (w[i] is None) or
+               (g[i] is not None and not close(g[i], w[i], rel))]
+        T.check(not bad, "%s: rank %d %s: bandwidth summary equals HTA's (stable sorts, %g)" %
+                (name, g[0], g[1], rel), "expected %r\ngot      %r" % (w, g))
+        T.check(close(g[9], p[9], rel), "%s: rank %d %s: largest bandwidth as HTA's" % (name, g[0], g[1]))
+
+
+def check_launch(exe, dirs, name, ref, out):
+    header, rows = report(exe, dirs, "kernel_launch_stats", out)
+    if header is None:
+        return
+    T.eq(header, ["rank", "correlation", "cpu_duration", "gpu_duration", "launch_delay"],
+         "%s: kernel_launch_stats header" % name)
+    got = [[int(r[0]), int(r[1])] + [float(x) for x in r[2:]] for r in rows]
+    T.eq(len(got), len(ref["launch"]), "%s: kernel launches" % name)
+    bad = [(g, w) for g, w in zip(got, ref["launch"]) if g[:2] != w[:2] or not all(
+        close(a, b) for a, b in zip(g[2:], w[2:]))]
+    T.check(not bad, "%s: kernel_launch_stats rows equal HTA's" % name, "first differences %r" % bad[:3])
+    header, rows = report(exe, dirs, "kernel_launch_outliers", out)
+    if header is None:
+        return
+    T.eq(header, ["rank", "category", "count", "launches", "share_pctg", "mean(us)", "max(us)"],
+         "%s: kernel_launch_outliers header" % name)
+    counts = {}
+    for r in rows:
+        counts.setdefault(r[0], {})[r[1]] = int(r[2])
+    want = {k: v for k, v in ref["abnormal"].items() if any(x for x in ref["launch"] if str(x[0]) == k)}
+    T.eq(counts, want, "%s: abnormal launches per group as HTA's" % name)
+
+
+def check_stragglers(exe, ref, out):
+    """potential_stragglers and straggler_metric on the job of straggler_trace.py."""
+    d = tbtest.fresh_dir(os.path.join(out, "stragglers"))
+    job = os.path.join(d, "job")
+    tbtest.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hta",
+                                            "straggler_trace.py"), job], code=0)
+    dirs = [os.path.join(job, "rank%d.pt.trace.json" % r) for r in range(4)]
+    for k, want in sorted(ref["potential"].items()):
+        header, rows = report(exe, dirs, "potential_stragglers", d, "--param", "num_candidates=" + k)
+        if header is None:
+            continue
+        T.eq(header, ["rank", "straggler_count", "potential_straggler"], "stragglers: header")
+        T.eq(sorted(int(r[0]) for r in rows if r[2] == "Yes"), want, "stragglers: %s candidates as HTA's" % k)
+    header, rows = report(exe, dirs, "straggler_metric", d)
+    if header is not None:
+        got = sorted([int(r[0]), int(r[1]), float(r[6]), float(r[7])] for r in rows)
+        T.check(len(got) == len(ref["metric"]) and all(
+            g[:2] == w[:2] and close(g[2], w[2]) and close(g[3], w[3]) for g, w in zip(got, ref["metric"])),
+            "stragglers: metric as HTA's", "expected %r\ngot      %r" % (ref["metric"], got))
+
+
+def main():
+    exe, gen, shared, refs_path, out = sys.argv[1:6]
+    if not os.path.isdir(os.path.join(shared, "kineto")):
+        print("shared data absent: %s" % shared)
+        return 77
+    with open(refs_path) as f:
+        refs = json.load(f)
+    tbtest.fresh_dir(out)
+    for name, ref in refs["sets"].items():
+        d = os.path.join(out, name)
+        os.makedirs(d, exist_ok=True)
+        # HTA counts the python_function slices in a trace's duration: a DB that keeps them
+        db = os.path.join(d, "trace.db")
+        argv = [exe, "export", "db", "-q", "--keep-python-functions", "-o", db]
+        for i in inputs(gen, shared, out, name):
+            argv += ["-dir", i]
+        r = tbtest.run(argv)
+        if T.check(r.returncode == 0, "%s: export db" % name, r.stderr):
+            check_set(exe, [db], name, ref, d)
+    check_stragglers(exe, refs["stragglers"], out)
+    return T.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
