@@ -402,6 +402,9 @@ static tb_status keep_firing(wrep *W, size_t i, int j, double b, double nv, char
         sqlite3_bind_null(reg, 8);
     /* how far past the threshold, for the ranking: the ratio's distance from 1 */
     sqlite3_bind_double(reg, 9, b != 0 ? fabs(nv / b - 1) : INFINITY);
+    /* the digits a time keeps in its unit (ns), for the command's list; -1: as the double reads */
+    tb_col_type ty = c->t.cols[i].type;
+    sqlite3_bind_int(reg, 10, ty == TB_COL_DUR_NS || ty == TB_COL_TS_NS ? (int)c->job->unit : -1);
     tb_status st = sqlite3_step(reg) != SQLITE_DONE ? sqlerr(c, "insert") : TB_OK;
     sqlite3_reset(reg);
     return st;
@@ -501,7 +504,7 @@ static tb_status compare_rows(wrep *W)
         return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
     tb_status st = TB_OK;
     if (sqlite3_prepare_v2(c->db, sql, -1, &W->q, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, "INSERT INTO regs VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &W->reg, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(c->db, "INSERT INTO regs VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &W->reg, NULL) != SQLITE_OK)
         st = sqlerr(c, "prepare");
     free(sql);
     int rc = SQLITE_DONE;
@@ -937,6 +940,43 @@ static tb_status compare_all(sqlite3 *db, const tb_compare_job *job, const sides
     return st;
 }
 
+/* s into a field of n bytes, cut to end in "..." when longer. */
+static void put_field(char *dst, size_t n, const unsigned char *s)
+{
+    const char *t = s ? (const char *)s : "";
+    size_t len = strlen(t);
+    if (len < n) {
+        memcpy(dst, t, len + 1);
+        return;
+    }
+    memcpy(dst, t, n - 4);
+    memcpy(dst + n - 4, "...", 4);
+}
+
+/* The largest regressions into res->top, as regressions: in the manifest lists them. */
+static void top_regressions(sqlite3 *db, tb_compare_result *res)
+{
+    sqlite3_stmt *q = NULL;
+    res->n_top = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT report, key, col, base, new, ratio, dec FROM regs WHERE dir = 1 "
+                           "ORDER BY score DESC, report, key, col LIMIT ?",
+                           -1, &q, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int(q, 1, TB_COMPARE_TOP);
+    while (res->n_top < TB_COMPARE_TOP && sqlite3_step(q) == SQLITE_ROW) {
+        tb_compare_change *t = &res->top[res->n_top++];
+        put_field(t->report, sizeof t->report, sqlite3_column_text(q, 0));
+        put_field(t->key, sizeof t->key, sqlite3_column_text(q, 1));
+        put_field(t->column, sizeof t->column, sqlite3_column_text(q, 2));
+        t->base = sqlite3_column_double(q, 3);
+        t->value = sqlite3_column_double(q, 4);
+        t->ratio = sqlite3_column_type(q, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 5);
+        t->decimals = sqlite3_column_int(q, 6);
+    }
+    sqlite3_finalize(q);
+}
+
 /* tracebook_run.json: both sides, the files, the reports, every regression and the top improvements. */
 static tb_status write_manifest(sqlite3 *db, const tb_compare_job *job, const tb_spec *given, const sides *sd,
                                 int book, int summary, json_t *reports, tb_compare_result *res, tb_error *err)
@@ -948,6 +988,7 @@ static tb_status write_manifest(sqlite3 *db, const tb_compare_job *job, const tb
         sqlite3_step(q) == SQLITE_ROW)
         res->improvements = (uint64_t)sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
+    top_regressions(db, res);
     json_t *meta = manifest_new();
     json_object_set_new(meta, "command", json_string("compare"));
     json_object_set_new(meta, "base", side_obj(sd->path[0], sd->in[0], sd->n_in[0], sd->w[0]));
@@ -1011,7 +1052,7 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         goto done;
     }
     cmp c0 = {.db = db, .job = job, .sd = &sd, .err = err};
-    if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score)")) ||
+    if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score, dec)")) ||
         (wants_book(job) && (st = open_book(job, given, &sd, &book, &book_path, err))) ||
         (st = compare_all(db, job, &sd, book, reports, res, err)))
         goto done;

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# nightly_gate_test.py - the nightly gate of docs/nightly.md on six nights
+# of one generated profile.
+#
+# tracebook-gen writes one torch_npu profiling directory (two ranks, seed 7)
+# six times: nights 1 to 5 differ only by noise (each kernel type's times
+# scaled by one factor within ±2% for the night, each task's within ±1%),
+# night 6 has the same noise and one kernel type (ForeachMulScalarInplace,
+# about a tenth of rank 0's device time) 30% slower. Each night is reported
+# with samples/specs/nightly.yaml and compared with the night before it, as
+# the cron job of docs/nightly.md does, from one working directory:
+# `compare --fail-on-regression` must exit 0 on every noise night and 8 on
+# night 6, naming the slow kernel type on stderr in the list of the largest
+# regressions (report, key, column, base -> new, ratio).
+#
+# usage: nightly_gate_test.py TRACEBOOK TRACEBOOK_GEN SAMPLES_DIR OUTDIR
+# Prints one `ok`/`FAIL` line per case and a final `N passed, N failed` line.
+import json
+import os
+import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, GEN, SAMPLES, OUT = tbtest.args("TRACEBOOK TRACEBOOK_GEN SAMPLES_DIR OUTDIR", 4)
+SPEC = os.path.join(os.path.abspath(SAMPLES), "specs", "nightly.yaml")
+SLOW = "ForeachMulScalarInplace"
+NIGHTS = 6
+WORK = tbtest.fresh_dir(os.path.abspath(OUT))
+tb = tbtest.Program(TB, cwd=WORK, env={"XDG_CACHE_HOME": os.path.join(WORK, "cache")})
+gen = tbtest.Program(GEN, cwd=WORK)
+suite = tbtest.Suite(work=os.path.join(WORK, "cases"))
+
+
+def night_args(n):
+    a = ["--kind", "torch_npu_dir", "--events", "30000", "--ranks", "2", "--seed", "7",
+         "--noise-seed", str(n), "--type-noise", "2", "--task-noise", "1"]
+    return a + (["--slow", "%s=30" % SLOW] if n == NIGHTS else [])
+
+
+def make_nights():
+    os.makedirs(os.path.join(WORK, "runs"), exist_ok=True)
+    for n in range(1, NIGHTS + 1):
+        gen(*night_args(n), "-o", "runs/n%d" % n, code=0)
+        tb("report", "-q", "-dir", "runs/n%d" % n, "--spec", SPEC, "-o", "reports/n%d" % n, code=0)
+
+
+def compare(n, out):
+    return tb("compare", "-base", "reports/n%d" % (n - 1), "-new", "reports/n%d" % n, "--spec", SPEC,
+              "-o", "%s/n%d" % (out, n), "--fail-on-regression")
+
+
+def regressions(out, n):
+    with open(os.path.join(WORK, out, "n%d" % n, "tracebook_run.json")) as f:
+        return json.load(f)["regressions"]
+
+
+@suite.case()
+def case_generator_nights(t):
+    # the same ops in the same order every night: only the kernels' times move
+    for n in (2, NIGHTS):
+        t.check(gen(*night_args(n), "-o", "-", code=2).rc == 2, "torch_npu_dir needs a directory")
+    a = os.path.join(WORK, "cases", "a.json")
+    b = os.path.join(WORK, "cases", "b.json")
+    os.makedirs(os.path.dirname(a), exist_ok=True)
+    gen("--kind", "ascend", "--events", "3000", "--ranks", "1", "--noise-seed", "3", "--type-noise", "2", "-o", a,
+        code=0)
+    gen("--kind", "ascend", "--events", "3000", "--ranks", "1", "--noise-seed", "3", "--type-noise", "2", "-o", b,
+        code=0)
+    with open(a) as f:
+        ea = json.load(f)
+    with open(b) as f:
+        eb = json.load(f)
+    t.eq(ea, eb, "a night is reproducible")
+    gen("--kind", "ascend", "--events", "3000", "--ranks", "1", "--slow", "MatMulV3=30", "-o", b, code=0)
+    with open(b) as f:
+        eb = json.load(f)
+    t.eq(len(ea), len(eb), "the event count does not depend on the night")
+    t.eq([e.get("name") for e in ea], [e.get("name") for e in eb], "nor do the events")
+    mm = [(x, y) for x, y in zip(ea, eb) if str(x.get("name", "")).endswith("_MatMulV3") and x.get("ph") == "X"
+          and "Task Type" in x.get("args", {})]
+    t.check(mm and all(float(y["dur"]) > float(x["dur"]) * 1.2 for x, y in mm), "--slow MatMulV3=30 slows MatMulV3")
+    r = gen("--kind", "kineto", "--events", "100", "--type-noise", "2", "-o", b)
+    t.check(r.rc == 2 and "apply to --kind ascend" in r.err, "no noise for kineto", r.err)
+    r = gen("--kind", "ascend", "--events", "100", "--slow", "MatMulV3", "-o", b)
+    t.check(r.rc == 2 and "--slow needs TYPE=PCT" in r.err, "--slow without a percentage", r.err)
+
+
+@suite.case()
+def case_gate(t):
+    make_nights()
+    for n in range(2, NIGHTS):
+        r = compare(n, "compare")
+        t.eq(r.rc, 0, "noise night %d passes the gate" % n)
+        t.check("tracebook: regression:" not in r.err, "noise night %d lists no regression" % n, r.err)
+    r = compare(NIGHTS, "compare")
+    t.eq(r.rc, 8, "the slow night fails the gate")
+    listed = [line for line in r.err.splitlines() if line.startswith("tracebook: regression: ")]
+    t.check(listed and all(SLOW in line for line in listed[:2]), "stderr names the slow kernel type first", r.err)
+    # report, key, column, base -> new, ratio; times to the ns in us, the ratio to 4 decimals
+    form = re.compile(r"^tracebook: regression: (\w+): (.+): (.+) (\d+(?:\.\d{1,3})?) -> (\d+(?:\.\d{1,3})?) "
+                      r"\(x(\d+\.\d{4})\)$")
+    for line in listed:
+        m = form.match(line)
+        if not t.check(m, "a regression line has its parts", line):
+            continue
+        t.check(1.2 < float(m.group(6)) < 1.45 or m.group(1) != "top_kernels", "the ratio is the slowdown", line)
+    regs = regressions("compare", NIGHTS)
+    t.check(regs and SLOW in regs[0]["key"], "tracebook_run.json lists the kernel type first", regs[:3])
+    # -q keeps the list when the gate fails
+    r = tb("compare", "-q", "-base", "reports/n5", "-new", "reports/n6", "--spec", SPEC, "-o", "compare/q",
+           "--fail-on-regression")
+    t.eq(r.rc, 8, "-q: the slow night fails the gate")
+    t.check(SLOW in r.err and "compared" not in r.err, "-q: only the regressions", r.err)
+
+
+suite.main(sys.argv[5:])
