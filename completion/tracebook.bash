@@ -205,7 +205,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict --keep-going --fail-on-warning -q --quiet -h --help"
+        opts="-dir --dir --spec -o --output --format --csv-safe --keep-db --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict --keep-going --fail-on-warning -q --quiet -h --help"
         ;;
     "query")
         case $prev in

@@ -150,6 +150,9 @@ static const cli_option report_opts[] = {
     {OPT_CSV_SAFE, NULL, "csv-safe", NULL, 0, COMPLETE_NONE, NULL,
      "in CSV, text a spreadsheet would take for a formula\n"
      "(=, +, -, @ first) gets a leading '"},
+    {OPT_KEEP_DB, NULL, "keep-db", NULL, 0, COMPLETE_NONE, NULL,
+     "keep a copy of the trace DB in DIR (tracebook_trace.db):\n"
+     "compare and history then read DIR without the raw profiles"},
     O_TIMEUNIT("unit of typed time columns (default us, as msprof)"),
     O_PARAM("set a parameter (REPORT.NAME=VALUE for one report)"),
     {OPT_REPORT, NULL, "report", "ID", 1, COMPLETE_NONE, NULL, "run only this report (repeat)"},

@@ -97,6 +97,8 @@ static int check_report(const cli_args *a, unsigned formats)
     if (out_dir && formats == TB_OUT_CONSOLE)
         return cli_usage_error(a->cmd, "%s: --format console writes no files; drop -o or add csv or json",
                                a->as_written[OPT_OUTPUT]);
+    if (a->n[OPT_KEEP_DB] && formats == TB_OUT_CONSOLE)
+        return cli_usage_error(a->cmd, "--keep-db: --format console writes no folder to keep it in; add csv or json");
     for (size_t i = 0; i < a->n[OPT_SPEC]; i++) {
         const char *s = a->v[OPT_SPEC][i];
         char what[300];
@@ -143,6 +145,7 @@ int cli_cmd_report(cli_args *a)
         .console = stdout,
         .written = cli_on_written,
         .csv_safe = a->n[OPT_CSV_SAFE] > 0,
+        .keep_db = a->n[OPT_KEEP_DB] > 0,
         .warnings = (const char *const *)run.kept,
         .n_warnings = run.n_kept,
     };

@@ -45,12 +45,12 @@ def make_nights():
     os.makedirs(os.path.join(WORK, "runs"), exist_ok=True)
     for n in range(1, NIGHTS + 1):
         gen(*night_args(n), "-o", "runs/n%d" % n, code=0)
-        tb("report", "-q", "-dir", "runs/n%d" % n, "--spec", SPEC, "-o", "reports/n%d" % n, code=0)
+        tb("report", "-q", "-dir", "runs/n%d" % n, "--spec", SPEC, "-o", "reports/n%d" % n, "--keep-db", code=0)
 
 
-def compare(n, out):
-    return tb("compare", "-base", "reports/n%d" % (n - 1), "-new", "reports/n%d" % n, "--spec", SPEC,
-              "-o", "%s/n%d" % (out, n), "--fail-on-regression")
+def compare(n, out, reports="reports", **kw):
+    return tb("compare", "-base", "%s/n%d" % (reports, n - 1), "-new", "%s/n%d" % (reports, n), "--spec", SPEC,
+              "-o", "%s/n%d" % (out, n), "--fail-on-regression", **kw)
 
 
 def regressions(out, n):
@@ -115,6 +115,41 @@ def case_gate(t):
            "--fail-on-regression")
     t.eq(r.rc, 8, "-q: the slow night fails the gate")
     t.check(SLOW in r.err and "compared" not in r.err, "-q: only the regressions", r.err)
+
+
+@suite.case()
+def case_without_profiles(t):
+    # the report folders carry their DB: with the raw profiles gone, from another
+    # working directory and a cache of its own, the gate and the history judge alike
+    with open(os.path.join(WORK, "reports", "n1", "tracebook_run.json")) as f:
+        m = json.load(f)
+    t.eq(m.get("trace_db"), "tracebook_trace.db", "the report run names its DB")
+    t.check("tracebook_trace.db" in m.get("outputs", {}).get("files", []), "listed among its outputs", m)
+    import shutil
+    shutil.rmtree(os.path.join(WORK, "runs"))
+    elsewhere = os.path.join(WORK, "elsewhere")
+    os.makedirs(elsewhere, exist_ok=True)
+    env = dict(os.environ, XDG_CACHE_HOME=os.path.join(elsewhere, "cache"))
+    reports = os.path.join(WORK, "reports")
+    for n in range(2, NIGHTS + 1):
+        r = compare(n, os.path.join(elsewhere, "compare"), reports, cwd=elsewhere, env=env)
+        t.eq(r.rc, 8 if n == NIGHTS else 0, "night %d without its profile" % n)
+        if n == NIGHTS:
+            t.check(SLOW in r.err, "the slow kernel type named without the profiles", r.err)
+    hist = os.path.join(elsewhere, "nights.db")
+    for n in range(1, NIGHTS + 1):
+        tb("history", "add", "-q", "--history", hist, os.path.join(reports, "n%d" % n), "--label", "n%d" % n,
+           cwd=elsewhere, env=env, code=0)
+    r = tb("history", "report", "-q", "--history", hist, "--spec", SPEC, "-o", "trend", "--fail-on-regression",
+           cwd=elsewhere, env=env)
+    t.eq(r.rc, 8, "history: the sixth night stands out from the five before it")
+    with open(os.path.join(elsewhere, "trend", "tracebook_run.json")) as f:
+        regs = json.load(f)["regressions"]
+    t.check(regs and all(SLOW in g["key"] for g in regs), "history: only the slow kernel type", regs[:3])
+    # a report folder without its DB still names its inputs: gone, they fail as before
+    os.remove(os.path.join(reports, "n1", "tracebook_trace.db"))
+    r = compare(2, os.path.join(elsewhere, "compare2"), reports, cwd=elsewhere, env=env)
+    t.check(r.rc not in (0, 8) and "cannot read" in r.err, "without the DB the inputs are read", r.err)
 
 
 suite.main(sys.argv[5:])
