@@ -592,8 +592,10 @@ static unsigned formats_of(const tb_compare_job *job, const tb_spec_report *rep)
     return TB_OUT_CSV | TB_OUT_XLSX | (asked & TB_OUT_JSON);
 }
 
-/* Runs the report on both sides into s0 and s1; made[side]: the side's table exists. */
-static tb_status run_sides(cmp *c, const tb_spec_report *rep, int made[2])
+/* Runs the report on both sides into s0 and s1 (params: overrides, as --param);
+ * made[side]: the side's table exists. */
+static tb_status run_sides(cmp *c, const tb_spec_report *rep, const char *const *params, size_t n_params,
+                           int made[2])
 {
     const tb_compare_job *job = c->job;
     const char *only[1] = {rep->id};
@@ -607,6 +609,8 @@ static tb_status run_sides(cmp *c, const tb_spec_report *rep, int made[2])
                             .n_specs = 1,
                             .unit = job->unit,
                             .max_steps = job->max_steps,
+                            .params = params,
+                            .n_params = n_params,
                             .formats = TB_OUT_CSV,
                             .only = only,
                             .n_only = 1,
@@ -620,6 +624,52 @@ static tb_status run_sides(cmp *c, const tb_spec_report *rep, int made[2])
         made[side] = c->ran[side] && c->t.cols;
     }
     return st;
+}
+
+/* A top-N report: it declares an integer parameter `top` (top_kernels). */
+static int is_top_n(const tb_spec_report *rep)
+{
+    for (size_t i = 0; i < rep->n_params; i++)
+        if (!strcmp(rep->params[i].name, "top") && rep->params[i].type == TB_PARAM_INT)
+            return 1;
+    return 0;
+}
+
+/*
+ * A top-N report is compared over the union of both runs' top N: a kernel
+ * that moves into tonight's top N is compared with its value of last night,
+ * not listed as added. The keys of both sides' top N (as run, in s0 and s1)
+ * are kept, the report runs again on both sides without the limit (`top`
+ * at its largest), and each side keeps the rows of those keys only.
+ */
+static tb_status widen_top(cmp *c, const tb_spec_report *rep, int made[2])
+{
+    char sql[160];
+    tb_status st = exec(c, "DROP TABLE IF EXISTS topk; CREATE TABLE topk(k0 TEXT PRIMARY KEY)");
+    sqlite3_finalize(c->dup);
+    c->dup = NULL;
+    for (int side = 0; side < 2 && !st; side++) {
+        if (!made[side])
+            continue;
+        snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO topk SELECT k0 FROM s%d; DROP TABLE s%d", side, side);
+        st = exec(c, sql);
+    }
+    char *all = sqlite3_mprintf("%s.top=%lld", rep->id, (long long)INT64_MAX);
+    if (!st && !all)
+        st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    const char *params[1] = {all};
+    c->rows[0] = c->rows[1] = 0;
+    if (!st)
+        st = run_sides(c, rep, params, 1, made);
+    sqlite3_free(all);
+    for (int side = 0; side < 2 && !st; side++) {
+        if (!made[side])
+            continue;
+        snprintf(sql, sizeof sql, "DELETE FROM s%d WHERE k0 NOT IN (SELECT k0 FROM topk)", side);
+        if (!(st = exec(c, sql)))
+            c->rows[side] -= (uint64_t)sqlite3_changes(c->db);
+    }
+    return st ? st : exec(c, "DROP TABLE topk");
 }
 
 /* The report's <id>_compare.csv and .json sinks, as formats f ask. */
@@ -706,7 +756,9 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
     tb_sink *sinks[2] = {NULL, NULL};
     size_t n_sinks = 0;
     int made[2] = {0, 0};
-    tb_status st = run_sides(c, rep, made);
+    tb_status st = run_sides(c, rep, NULL, 0, made);
+    if (!st && is_top_n(rep) && (made[0] || made[1]))
+        st = widen_top(c, rep, made);
     if (st)
         goto done;
     if (!c->ran[0] && !c->ran[1]) {

@@ -118,6 +118,31 @@ def case_gate(t):
 
 
 @suite.case()
+def case_top_n_union(t):
+    # top 3 per rank: on night 6 the slow kernel type moves into rank 0's top 3
+    # and pushes another kernel out; both are compared with their value of the
+    # other night (the union of both nights' top 3), none is added or removed
+    spec = os.path.join(WORK, "top3.yaml")
+    with open(spec, "w") as f:
+        f.write("tracebook: 1\nreports:\n  - use: top_kernels\n    params: {top: 3}\n")
+    r = tb("compare", "-base", "reports/n5", "-new", "reports/n6", "--spec", spec, "-o", "compare/top3")
+    t.eq(r.rc, 0, "compare top 3")
+    with open(os.path.join(WORK, "compare", "top3", "top_kernels_compare.csv")) as f:
+        import csv
+        rows = list(csv.DictReader(f))
+    rank0 = [x for x in rows if x["Rank ID"] == "0"]
+    t.eq(sorted(x["Status"] for x in rows), ["matched"] * len(rows), "every row matched")
+    t.eq(len(rank0), 4, "rank 0: the three of each night, four kernels in all")
+    slow = [x for x in rank0 if SLOW in x["Name"]]
+    t.check(len(slow) == 1 and slow[0]["Total Time(us) Base"] and "Total Time" in slow[0]["Regressions"],
+            "the kernel that moved into the top 3 is compared, and regressed", slow)
+    # as run alone, each night's top 3 is still three rows per rank
+    tb("report", "-q", "-dir", "reports/n6/tracebook_trace.db", "--spec", spec, "-o", "top3-n6", code=0)
+    with open(os.path.join(WORK, "top3-n6", "top_kernels.csv")) as f:
+        t.eq(len(f.read().splitlines()), 1 + 3 * 2, "the report itself keeps its top 3")
+
+
+@suite.case()
 def case_without_profiles(t):
     # the report folders carry their DB: with the raw profiles gone, from another
     # working directory and a cache of its own, the gate and the history judge alike
