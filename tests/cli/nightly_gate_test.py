@@ -118,6 +118,36 @@ def case_gate(t):
 
 
 @suite.case()
+def case_cut_step(t):
+    # the generator cuts the last step of each rank short: it is marked in
+    # step_all and left out of step, the step trace time and the means
+    import sqlite3
+    db = sqlite3.connect(os.path.join(WORK, "reports", "n1", "tracebook_trace.db"))
+    steps = db.execute("SELECT rankId, id, dur, cut FROM step_all ORDER BY rankId, startNs").fetchall()
+    for rank in (0, 1):
+        mine = [x for x in steps if x[0] == rank]
+        t.eq([x[3] for x in mine], [0] * (len(mine) - 1) + [1], "rank %d: its last step is cut" % rank)
+        whole = sorted(x[2] for x in mine[:-1])
+        t.check(mine[-1][2] * 2 < whole[len(whole) // 2], "rank %d: the cut step is short" % rank, mine[-1])
+    n_whole = db.execute("SELECT count(*) FROM step").fetchone()[0]
+    t.eq(n_whole, len(steps) - 2, "step has the whole steps")
+    import csv
+    with open(os.path.join(WORK, "reports", "n1", "step_trace_time.csv")) as f:
+        rows = list(csv.DictReader(f))
+    t.eq(len(rows), n_whole, "step_trace_time: one row per whole step")
+    cut = {(x[0], x[1]) for x in steps if x[3]}
+    t.check(not any((int(r["Rank ID"]), int(r["Step"])) in cut for r in rows), "the cut step is in no step_trace_time row",
+            cut)
+    with open(os.path.join(WORK, "reports", "n1", "night_summary.csv")) as f:
+        summary = list(csv.DictReader(f))
+    for r in summary:
+        mine = sorted(x[2] for x in steps if x[0] == int(r["Rank"]) and not x[3])
+        t.eq(int(r["Steps"]), len(mine), "night_summary: rank %s counts whole steps" % r["Rank"])
+        mean = sum(mine) / len(mine) / 1000
+        t.check(abs(float(r["Step Time(us)"]) - mean) < 0.001, "night_summary: the mean of whole steps", (r, mean))
+
+
+@suite.case()
 def case_top_n_union(t):
     # top 3 per rank: on night 6 the slow kernel type moves into rank 0's top 3
     # and pushes another kernel out; both are compared with their value of the
