@@ -755,6 +755,25 @@ def _(t):
     t.eq(listing(sd), ["strict.db"], "--strict -o DIR: files in the output directory")
 
 
+@case("a load's warnings said again by a run that reuses the cached DB, and not with -q")
+def _(t):
+    d = t.mkdir("work")
+    cut = os.path.join(d, "trace_view.json")
+    data = cut_in_event(read(ASCEND))
+    write(cut, data)
+    evs, stop = scan_events(data)
+    warn = "tracebook: warning: %s: input cut short at byte %d: kept %d complete events, the rest is lost\n" % (
+        cut, stop, len(evs))
+    first = t.run(["report", "-dir", cut, "--spec", "builtin:top_kernels", "-o", t.mkdir("r1")])
+    t.eq((first.rc, first.err.count(warn)), (0, 1), "the load warns once")
+    again = t.run(["report", "-dir", cut, "--spec", "builtin:top_kernels", "-o", t.mkdir("r2")])
+    t.eq((again.rc, again.err.count(warn)), (0, 1), "the cached run says it again")
+    info = t.run(["info", "-dir", cut])
+    t.check("cached" in info.out or "reused" in info.out, "the second run reused the cache", info.out)
+    quiet = t.run(["report", "-q", "-dir", cut, "--spec", "builtin:top_kernels", "-o", t.mkdir("r3")])
+    t.eq((quiet.rc, quiet.err), (0, ""), "-q: nothing on stderr")
+
+
 @case("cut-short Kineto trace and cut-short .gz stream")
 def _(t):
     d = t.mkdir("work")
