@@ -376,7 +376,8 @@ const cli_command cli_commands[] = {
      "column, base, new, delta and ratio to DIR/<report>_compare.csv and to a sheet\n"
      "of DIR/compare.xlsx (after a Summary sheet); rows in one run only are added\n"
      "or removed. The spec's `regressions:` rules (default: time columns worse when\n"
-     "higher by 5% and 1 us) mark regressions, listed in DIR/tracebook_run.json.\n"
+     "higher by 5% and 1 us, past the run's noise) mark regressions, listed in\n"
+     "DIR/tracebook_run.json and the largest on stderr.\n"
      "PATH is what report reads, or the output folder of an earlier report run (its\n"
      "tracebook_run.json names the inputs). docs/nightly.md.",
      compare_opts, N(compare_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_compare},

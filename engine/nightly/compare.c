@@ -71,7 +71,16 @@ typedef struct cmp {
     char *skipped;       /* the reason of the first skip, or NULL */
     tb_error *err;
     xlsx_book *book;     /* the compare workbook, or NULL */
+    double *floor;       /* default rules: per column, the change that is noise (written unit; 0: none) */
 } cmp;
+
+/* The default rules judge a change against the run's own noise: a change of
+ * a time under SHARE_OF_STEP of the step time it is part of, or, in a
+ * per-step report, under STEP_SPREAD standard deviations of the column over
+ * the base run's steps, is noise (docs/nightly.md). */
+#define SHARE_OF_STEP 0.01
+#define STEP_SPREAD 3.0
+#define MIN_SPREAD_STEPS 3
 
 static tb_status sqlerr(cmp *c, const char *what)
 {
@@ -410,6 +419,17 @@ static tb_status keep_firing(wrep *W, size_t i, int j, double b, double nv, char
     return st;
 }
 
+/* A column of one call's time (Avg, Min, Max, Mean, Median ...): its change
+ * weighs as much as the change times the row's count. */
+static int per_call(const char *name)
+{
+    static const char *const p[] = {"Avg", "Min", "Max", "Mean", "Median", "Average", NULL};
+    for (int k = 0; p[k]; k++)
+        if (!strncmp(name, p[k], strlen(p[k])))
+            return 1;
+    return 0;
+}
+
 /* The cells of the current row's non-key column i from W->cells[*o]: the
  * value, or base, new, delta and ratio judged by the column's rule. */
 static tb_status value_cells(wrep *W, size_t i, int is_added, int counted, size_t *o, char **key)
@@ -435,6 +455,10 @@ static tb_status value_cells(wrep *W, size_t i, int is_added, int counted, size_
         return TB_OK;
     const tb_spec_rule *r = &c->t.rules[c->t.cols[i].rule - 1];
     if (c->t.count_col >= 0 && r->min_count > counted)
+        return TB_OK;
+    /* a per-call time weighs by the calls (the smaller count of the two runs) */
+    double weight = c->t.count_col >= 0 && per_call(c->t.cols[i].name) ? counted : 1;
+    if (c->floor && fabs(nv - b) * weight < c->floor[i])
         return TB_OK;
     int j = rk_judge(r, c->t.cols[i].type, c->job->unit, b, nv);
     return j ? keep_firing(W, i, j, b, nv, key) : TB_OK;
@@ -626,6 +650,86 @@ static tb_status run_sides(cmp *c, const tb_spec_report *rep, const char *const 
     return st;
 }
 
+/* The base run's whole steps (the step view): the mean step and the total
+ * step time of the rank where they are least, in ns (the floor of the
+ * fastest rank serves all); 0 and 0 without steps. */
+static void step_times(sqlite3 *db, double *mean, double *per_rank)
+{
+    sqlite3_stmt *q = NULL;
+    *mean = *per_rank = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT min(m), min(t) FROM (SELECT avg(dur) AS m, sum(dur) * 1.0 AS t FROM step "
+                           "WHERE dur > 0 GROUP BY rankId)",
+                           -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW) {
+        *mean = sqlite3_column_double(q, 0);
+        *per_rank = sqlite3_column_double(q, 1);
+    }
+    sqlite3_finalize(q);
+}
+
+/* The spread (standard deviation) of column i over the base run's steps
+ * (s0): per series of steps (the key's other columns: a rank, a device), the
+ * variances pooled; 0 when no series has MIN_SPREAD_STEPS steps. */
+static double spread(cmp *c, size_t i)
+{
+    sqlite3_str *q = sqlite3_str_new(c->db);
+    sqlite3_str_appendf(q, "SELECT avg(v) FROM (SELECT count(c%d) AS n, avg(c%d * c%d) - avg(c%d) * avg(c%d) AS v "
+                           "FROM s0", (int)i, (int)i, (int)i, (int)i, (int)i);
+    const char *sep = " GROUP BY ";
+    for (size_t k = 0; k < c->t.n_cols; k++)
+        if (c->t.cols[k].key && !rk_step_col(c->t.cols[k].name)) {
+            sqlite3_str_appendf(q, "%sc%d", sep, (int)k);
+            sep = ", ";
+        }
+    sqlite3_str_appendf(q, ") WHERE n >= %d", MIN_SPREAD_STEPS);
+    char *sql = sqlite3_str_finish(q);
+    sqlite3_stmt *st = NULL;
+    double sd = 0;
+    if (sql && sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        double v = sqlite3_column_double(st, 0);
+        sd = v > 0 ? sqrt(v) : 0;
+    }
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+    return sd;
+}
+
+
+/*
+ * The noise floor of the default rules (a report without `regressions:`),
+ * per time column: SHARE_OF_STEP of the base run's mean step (a per-step
+ * report, whose key holds a step) or of its step time per rank (any other),
+ * and in a per-step report at least STEP_SPREAD standard deviations of the
+ * column over the base's steps. A per-call column (per_call) is held to it
+ * by its change times the row's calls. Listed in the report's entry
+ * (noise_floor).
+ */
+static tb_status noise_floor(cmp *c, int base_made, json_t *entry)
+{
+    if (c->rep->has_rules)
+        return TB_OK;
+    if (!(c->floor = calloc(c->t.n_cols ? c->t.n_cols : 1, sizeof *c->floor)))
+        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    int per_step = 0;
+    for (size_t i = 0; i < c->t.n_cols; i++)
+        per_step |= c->t.cols[i].key && rk_step_col(c->t.cols[i].name);
+    double mean, per_rank;
+    step_times(c->sd->db[0], &mean, &per_rank);
+    double ns = rk_pow10((int)c->job->unit), share = SHARE_OF_STEP * (per_step ? mean : per_rank) / ns;
+    json_t *floors = json_object();
+    for (size_t i = 0; i < c->t.n_cols; i++) {
+        if (!c->t.cols[i].rule || c->t.cols[i].type != TB_COL_DUR_NS)
+            continue;
+        double f = share, sd = per_step && base_made ? STEP_SPREAD * spread(c, i) : 0;
+        c->floor[i] = f > sd ? f : sd;
+        if (c->floor[i] > 0)
+            json_object_set_new(floors, c->t.cols[i].header, json_real(round(c->floor[i] * ns) / ns));
+    }
+    json_object_set_new(entry, "noise_floor", floors);
+    return TB_OK;
+}
+
 /* A top-N report: it declares an integer parameter `top` (top_kernels). */
 static int is_top_n(const tb_spec_report *rep)
 {
@@ -767,6 +871,8 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
         goto done;
     }
     if (!c->t.decided && (st = rk_decide(&c->t, NULL, c->err)))
+        goto done;
+    if ((st = noise_floor(c, made[0], entry)))
         goto done;
     /* a report that ran on one side only compares against no rows */
     for (int side = 0; side < 2 && !st; side++)
@@ -986,6 +1092,7 @@ static tb_status compare_all(sqlite3 *db, const tb_compare_job *job, const sides
         sqlite3_finalize(c.dup);
         rk_free(&c.t);
         free(c.skipped);
+        free(c.floor);
         if (!st)
             st = exec(&c, "DROP TABLE IF EXISTS s0; DROP TABLE IF EXISTS s1");
     }

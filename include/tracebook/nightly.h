@@ -21,7 +21,8 @@
  * rows matched by the report's key (`key:`, after `normalize:`), numbers
  * set side by side (base, new, delta, ratio), rows found in one run only
  * listed as added or removed, and the `regressions:` rules (default: time
- * columns worse when higher by 5% and 1 us) marking regressions and
+ * columns worse when higher by 5% and 1 us, over 10 calls, past a noise
+ * floor of the run's step time and steps' spread) marking regressions and
  * improvements (docs/spec.md, docs/nightly.md). Writes
  * `<out_dir>/<report id>_compare.csv` (and .json, as the report's outputs
  * ask) and `<out_dir>/tracebook_run.json` listing every regression.

@@ -117,6 +117,74 @@ def case_gate(t):
     t.check(SLOW in r.err and "compared" not in r.err, "-q: only the regressions", r.err)
 
 
+OLD_RULES = """tracebook: 1
+reports:
+  - use: step_trace_time
+    regressions:
+""" + "".join("      - {column: %s, relative: 5%%, absolute: 1us}\n" % c
+              for c in ("Computing", "Communication(Not Overlapped)", "Overlapped", "Communication", "Free", "Stage",
+                        "Bubble", "Preparing"))
+KERNEL_TIME = """tracebook: 1
+reports:
+  - id: kernel_time
+    sql: |
+      SELECT rankId AS "Rank ID:rank", name AS "Name", count(*) AS "Count", sum(dur) AS "Total Time:dur_ns",
+             avg(dur) AS "Avg Time:dur_ns"
+      FROM kernel GROUP BY rankId, name ORDER BY rankId, name
+"""
+
+
+@suite.case()
+def case_default_rules(t):
+    # samples/ascend_small with every task's time jittered by ±1% (a seed a
+    # night); the fifth night also has aclnnMm_MatMulV3 (two fifths of the
+    # kernel time) 30% slower. 5% and 1 us alone flag the Free time of some
+    # step (60-150 us) on noise nights; the default rules, judging a change
+    # against the step time and the steps' spread, flag nothing there and
+    # still flag the slow kernel in a report without rules of its own.
+    import random
+    with open(os.path.join(SAMPLES, "ascend_small", "trace_view.json")) as f:
+        events = json.load(f)
+    d = os.path.join(WORK, "jitter")
+    for n in range(1, 6):
+        rnd = random.Random(n)
+        out = []
+        for e in events:
+            e = dict(e)
+            if e.get("ph") == "X" and "Task Type" in e.get("args", {}):
+                j = 1 + rnd.uniform(-0.01, 0.01)
+                e["dur"] = round(float(e["dur"]) * j * (1.3 if n == 5 and e["name"].endswith("_MatMulV3") else 1), 3)
+            out.append(e)
+        os.makedirs(os.path.join(d, str(n)), exist_ok=True)
+        with open(os.path.join(d, str(n), "trace_view.json"), "w") as f:
+            json.dump(out, f)
+    specs = {}
+    for name, text in (("old", OLD_RULES), ("kernels", KERNEL_TIME)):
+        specs[name] = os.path.join(d, name + ".yaml")
+        with open(specs[name], "w") as f:
+            f.write(text)
+    specs["default"] = "builtin:step_trace_time"
+
+    def run(n, spec):
+        return tb("compare", "-base", os.path.join(d, str(n - 1)), "-new", os.path.join(d, str(n)), "--spec",
+                  specs[spec], "-o", os.path.join(d, "out", "%s-%d" % (spec, n)), "--fail-on-regression")
+
+    old = [run(n, "old").rc for n in range(2, 5)]
+    t.check(8 in old, "the noise trips 5% and 1 us alone", old)
+    for n in range(2, 5):
+        r = run(n, "default")
+        t.eq(r.rc, 0, "night %d: the default rules see noise" % n)
+        t.eq(run(n, "kernels").rc, 0, "night %d: kernel_time, no rules of its own: noise" % n)
+    with open(os.path.join(d, "out", "default-2", "tracebook_run.json")) as f:
+        entry = json.load(f)["reports"][0]
+    # samples/ascend_small has 2 whole steps (too few for a spread): 1% of its 46.95 ms mean step
+    t.check(abs(entry["noise_floor"]["Free"] - 469.543) < 0.01, "the floor: 1% of the mean step", entry)
+    r = run(5, "kernels")
+    t.eq(r.rc, 8, "the slow night: kernel_time flags it")
+    listed = [x for x in r.err.splitlines() if x.startswith("tracebook: regression: ")]
+    t.check(listed and all("aclnnMm_MatMulV3_MatMulV3" in x for x in listed), "only the slow kernel", r.err)
+
+
 @suite.case()
 def case_cut_step(t):
     # the generator cuts the last step of each rank short: it is marked in
