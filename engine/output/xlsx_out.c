@@ -876,7 +876,12 @@ static tb_status add_conds(xsheet *x, tb_error *err)
                 }
                 cf.format = ok;
             }
-            if (cd->kind == XLSX_COND_TOP) {
+            if (cd->kind == XLSX_COND_TOP && cd->top >= 1 && cd->top <= 1000) {
+                /* a formula rule, set per part below: libxlsxwriter 1.1.4's top10 rule writes
+                 * rank 10 whatever the value it is given */
+                cf.type = LXW_CONDITIONAL_TYPE_FORMULA;
+            } else if (cd->kind == XLSX_COND_TOP) {
+                /* out of Excel's range (the spec allows 1..1000): libxlsxwriter's check says so */
                 cf.type = LXW_CONDITIONAL_TYPE_TOP;
                 cf.value = cd->top;
             } else {
@@ -893,6 +898,14 @@ static tb_status add_conds(xsheet *x, tb_error *err)
             char msg[512];
             if (p->rows < 2)
                 continue;
+            /* top N: a cell at least the part's N-th largest (ties in, as Excel's top10 takes them) */
+            char top[160], name[8];
+            if (cf.type == LXW_CONDITIONAL_TYPE_FORMULA) {
+                lxw_col_to_name(name, (lxw_col_t)col, 0);
+                snprintf(top, sizeof top, "=AND(ISNUMBER(%s2),%s2>=LARGE($%s$2:$%s$%u,MIN(%d,COUNT($%s$2:$%s$%u))))",
+                         name, name, name, name, (unsigned)p->rows, cd->top, name, name, (unsigned)p->rows);
+                cf.value_string = top;
+            }
             capture c;
             cap_begin(&c);
             lxw_error e =

@@ -325,7 +325,9 @@ static void test_cells_and_formats(void **state)
     has(s, "<col min=\"2\" max=\"2\" width=\"10.7109375\" customWidth=\"1\"/>"); /* "1,234,567" + 1 */
     has(s, "<conditionalFormatting sqref=\"D2:D3\"><cfRule type=\"cellIs\"");
     has(s, "operator=\"greaterThanOrEqual\"><formula>0.5</formula>");
-    has(s, "<conditionalFormatting sqref=\"B2:B3\"><cfRule type=\"top10\"");
+    /* top 1: an expression rule (libxlsxwriter 1.1.4's top10 rule writes rank 10 whatever is asked) */
+    has(s, "<conditionalFormatting sqref=\"B2:B3\"><cfRule type=\"expression\"");
+    has(s, "<formula>AND(ISNUMBER(B2),B2&gt;=LARGE($B$2:$B$3,MIN(1,COUNT($B$2:$B$3))))</formula>");
     has(s, "<conditionalFormatting sqref=\"E2:E3\"><cfRule type=\"dataBar\"");
     has(s, "<drawing r:id=\"rId1\"/>");
     const char *ch = read_part(path, "xl/charts/chart1.xml");
