@@ -848,6 +848,33 @@ static uint8_t criteria(xlsx_cond_op op)
     }
 }
 
+/* Does a cell holding 0 meet op v? Then an empty cell would too (Excel and
+ * LibreOffice read a blank as 0 in a cellIs rule), and the rule is written
+ * as an expression that asks for a number first. */
+static int zero_meets(xlsx_cond_op op, double v)
+{
+    switch (op) {
+    case XLSX_OP_GT: return 0 > v;
+    case XLSX_OP_GE: return 0 >= v;
+    case XLSX_OP_LT: return 0 < v;
+    case XLSX_OP_LE: return 0 <= v;
+    case XLSX_OP_EQ: return v == 0;
+    default: return v != 0;
+    }
+}
+
+/* The expression of a rule written as one (cf.type FORMULA) on rows 2..rows of
+ * column name: the top N (ties in), or a threshold on numbers only. */
+static void cond_expr(const xlsx_cond *cd, const char *name, unsigned rows, double v, char *buf, size_t n)
+{
+    static const char *const ops[] = {">", ">=", "<", "<=", "=", "<>"};
+    if (cd->kind == XLSX_COND_TOP)
+        snprintf(buf, n, "=AND(ISNUMBER(%s2),%s2>=LARGE($%s$2:$%s$%u,MIN(%d,COUNT($%s$2:$%s$%u))))", name, name, name,
+                 name, rows, cd->top, name, name, rows);
+    else
+        snprintf(buf, n, "=AND(ISNUMBER(%s2),%s2%s%.15g)", name, name, ops[cd->op], v);
+}
+
 /* The conditional formats, on every part's data rows of their column. */
 static tb_status add_conds(xsheet *x, tb_error *err)
 {
@@ -888,6 +915,8 @@ static tb_status add_conds(xsheet *x, tb_error *err)
                 cf.type = LXW_CONDITIONAL_TYPE_CELL;
                 cf.criteria = criteria(cd->op);
                 cf.value = x->ratio[col] ? cd->value / 100 : cd->value;
+                if (zero_meets(cd->op, cf.value))
+                    cf.type = LXW_CONDITIONAL_TYPE_FORMULA, cf.criteria = 0;
             }
             break;
         case XLSX_COND_DATA_BAR: cf.type = LXW_CONDITIONAL_DATA_BAR; break;
@@ -898,13 +927,11 @@ static tb_status add_conds(xsheet *x, tb_error *err)
             char msg[512];
             if (p->rows < 2)
                 continue;
-            /* top N: a cell at least the part's N-th largest (ties in, as Excel's top10 takes them) */
-            char top[160], name[8];
+            char expr[200], name[8];
             if (cf.type == LXW_CONDITIONAL_TYPE_FORMULA) {
                 lxw_col_to_name(name, (lxw_col_t)col, 0);
-                snprintf(top, sizeof top, "=AND(ISNUMBER(%s2),%s2>=LARGE($%s$2:$%s$%u,MIN(%d,COUNT($%s$2:$%s$%u))))",
-                         name, name, name, name, (unsigned)p->rows, cd->top, name, name, (unsigned)p->rows);
-                cf.value_string = top;
+                cond_expr(cd, name, (unsigned)p->rows, cf.value, expr, sizeof expr);
+                cf.value_string = expr;
             }
             capture c;
             cap_begin(&c);
