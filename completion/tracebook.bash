@@ -192,6 +192,9 @@ _tracebook()
         --report|-report)
             return
             ;;
+        --width|-width)
+            return
+            ;;
         --model-id|-model-id)
             return
             ;;
@@ -205,7 +208,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir --spec -o --output --format --csv-safe --keep-db --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --rebuild --strict --keep-going --fail-on-warning -q --quiet -h --help"
+        opts="-dir --dir --spec -o --output --format --csv-safe --keep-db --timeunit --param --report --width --model-id --iteration-id --iteration-count --max-steps --rebuild --strict --keep-going --fail-on-warning -q --quiet -h --help"
         ;;
     "query")
         case $prev in
@@ -245,8 +248,11 @@ _tracebook()
         --max-rows|-max-rows)
             return
             ;;
+        --width|-width)
+            return
+            ;;
         esac
-        opts="-dir --dir --format -o --output --csv-safe --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-rows --rebuild --strict -q --quiet -h --help"
+        opts="-dir --dir --format -o --output --csv-safe --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-rows --width --rebuild --strict -q --quiet -h --help"
         ;;
     "print summary")
         case $prev in

@@ -156,6 +156,9 @@ static const cli_option report_opts[] = {
     O_TIMEUNIT("unit of typed time columns (default us, as msprof)"),
     O_PARAM("set a parameter (REPORT.NAME=VALUE for one report)"),
     {OPT_REPORT, NULL, "report", "ID", 1, COMPLETE_NONE, NULL, "run only this report (repeat)"},
+    {OPT_WIDTH, NULL, "width", "N", 0, COMPLETE_NONE, NULL,
+     "console tables: cut texts longer than N characters\n"
+     "in the middle (head...tail; 5 to 100000, default 40)"},
     O_WINDOW(" per report"),
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
@@ -179,6 +182,9 @@ static const cli_option query_opts[] = {
     O_PARAM("bind :NAME (an integer or real when VALUE is one,\nelse text)"),
     O_WINDOW(""),
     {OPT_MAX_ROWS, NULL, "max-rows", "N", 0, COMPLETE_NONE, NULL, "console: rows printed (default 100; 0 = all)"},
+    {OPT_WIDTH, NULL, "width", "N", 0, COMPLETE_NONE, NULL,
+     "console tables: cut texts longer than N characters\n"
+     "in the middle (head...tail; 5 to 100000, default 40)"},
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
     O_QUIET("no progress line, no warnings or notes"),

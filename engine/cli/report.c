@@ -79,6 +79,25 @@ static void on_report_done(void *ctx, const tb_spec_report *rep, const char *ski
     cli_progress_report_done(r->progress, tb_report_id(rep));
 }
 
+/* --width N of report and query into *w (0 when not given): -1 when fine, else the exit code of the usage error. */
+static int console_width(const cli_args *a, int console, int *w)
+{
+    int64_t v = 0;
+    int rc;
+    *w = 0;
+    if (!a->n[OPT_WIDTH])
+        return -1;
+    if (!console)
+        return cli_usage_error(a->cmd, "%s: only a console table is cut to a width (add --format console)",
+                               a->as_written[OPT_WIDTH]);
+    if ((rc = cli_count(a, OPT_WIDTH, &v)) >= 0)
+        return rc;
+    if (v < 5 || v > 100000)
+        return cli_usage_error(a->cmd, "%s %lld: give 5 to 100000 characters", a->as_written[OPT_WIDTH], (long long)v);
+    *w = (int)v;
+    return -1;
+}
+
 /* The options of report that need no run: -1 when fine, else the exit code of the usage error. */
 static int check_report(const cli_args *a, unsigned formats)
 {
@@ -129,6 +148,10 @@ int cli_cmd_report(cli_args *a)
     if (rc >= 0)
         return rc;
     const char *out_dir = cli_value(a, OPT_OUTPUT);
+    int width;
+    /* with the specs' formats a console table may come: the width is checked there */
+    if ((rc = console_width(a, !formats || (formats & TB_OUT_CONSOLE), &width)) >= 0)
+        return rc;
     cli_run run;
     if ((rc = cli_run_start(&run, a, RUN_SPECS)) >= 0)
         return rc;
@@ -143,6 +166,7 @@ int cli_cmd_report(cli_args *a)
                 .n_only = a->n[OPT_REPORT], .note = cli_on_note, .ctx = &run, .report_done = on_report_done},
         .out_dir = out_dir ? out_dir : ".",
         .console = stdout,
+        .console_width = width,
         .written = cli_on_written,
         .csv_safe = a->n[OPT_CSV_SAFE] > 0,
         .keep_db = a->n[OPT_KEEP_DB] > 0,
@@ -203,6 +227,9 @@ int cli_cmd_query(cli_args *a)
                                a->as_written[OPT_MAX_ROWS], fmt);
     if (a->n[OPT_MAX_ROWS] && (rc = cli_count(a, OPT_MAX_ROWS, &max_rows)) >= 0)
         return rc;
+    int width;
+    if ((rc = console_width(a, console, &width)) >= 0)
+        return rc;
     cli_run run;
     if ((rc = cli_run_start(&run, a, RUN_SESSION)) >= 0)
         return rc;
@@ -216,6 +243,7 @@ int cli_cmd_query(cli_args *a)
         .out_path = out,
         .out = stdout,
         .max_rows = (size_t)max_rows,
+        .console_width = width,
         .csv_safe = a->n[OPT_CSV_SAFE] > 0,
     };
     if (out)

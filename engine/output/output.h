@@ -228,7 +228,7 @@ tb_status json_write_file(const char *path, const char *text, tb_error *err);
 
 typedef struct console_options {
     const char *title;  /* a line printed before the table, or NULL (borrowed until finish) */
-    int max_col_width;  /* in code points, longer values end in "..."; 0 = 40 */
+    int max_col_width;  /* in code points, longer texts are cut in the middle ("head...tail"); 0 = 40 */
     size_t max_rows;    /* rows printed, the rest counted as "(N more rows)"; 0 = all */
     size_t width_rows;  /* rows held to compute the column widths; 0 = 1000 */
 } console_options;

@@ -351,7 +351,7 @@ static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report 
     *out = NULL;
     report_obj(js, spec, rep);
     if (format == TB_OUT_CONSOLE) {
-        console_options co = {.title = rep->title ? rep->title : rep->id};
+        console_options co = {.title = rep->title ? rep->title : rep->id, .max_col_width = js->job->console_width};
         return console_sink_create(js->job->console ? js->job->console : stdout, &co, out, err);
     }
     if (format == TB_OUT_XLSX)
@@ -838,7 +838,7 @@ tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows,
             return rc;
     }
     if (job->format == TB_OUT_CONSOLE) {
-        console_options co = {.max_rows = job->max_rows};
+        console_options co = {.max_rows = job->max_rows, .max_col_width = job->console_width};
         rc = console_sink_create(job->out ? job->out : stdout, &co, &sink, err);
     } else {
         /* csv/json to a stream: spooled, so that an error never leaves half a result on it */

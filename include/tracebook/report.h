@@ -30,6 +30,8 @@ typedef struct tb_report_job {
                                        window are the session's, open_sink and sink_done the job's */
     const char *out_dir;            /* created when missing (one level) */
     FILE *console;                  /* console tables go here (stdout) */
+    int console_width;              /* console: texts longer than this many characters are cut in the
+                                       middle (head...tail); 0 = 40 */
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
     int csv_safe;                   /* CSV text that a spreadsheet would take for a formula gets a leading ' */
     const char *const *warnings;    /* the run's own warnings (its specs'), for the metadata (borrowed) */
@@ -61,6 +63,7 @@ typedef struct tb_query_job {
     const char *out_path;           /* csv/json: write this file (atomically); NULL = to out */
     FILE *out;                      /* console, and csv/json without out_path */
     size_t max_rows;                /* console: rows printed, 0 = all */
+    int console_width;              /* console: as tb_report_job.console_width */
     int csv_safe;                   /* as tb_report_job.csv_safe */
 } tb_query_job;
 

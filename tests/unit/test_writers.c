@@ -1263,10 +1263,10 @@ static void test_console(void **state)
     tb_sink *s = make_console(&(console_options){.title = "Top kernels", .max_col_width = 12, .max_rows = 3});
     feed_k(s, 5);
     assert_console("Top kernels\n"
-                   "Name          Calls  Total Tim...  note\n"
+                   "Name          Calls  Total...(us)  note\n"
                    "------------  -----  ------------  ----\n"
                    "MatMul_v2        12      1234.567\n"
-                   "a very lo...      3           0.5  x\n"
+                   "a ver...name      3           0.5  x\n"
                    "核函数             100             0\n"
                    "(2 more rows)\n");
     const char *const *paths;
@@ -1338,7 +1338,7 @@ static void test_console_widths(void **state)
                                    "------  ----\n"
                                    "ab         1\n"
                                    "abcdef  2222\n"
-                                   "abc...  1...\n"
+                                   "ab...h  1...\n"
                                    "a b c    NaN\n"
                                    "é?z     -inf\n"
                                    "         2.5\n"
