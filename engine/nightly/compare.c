@@ -382,6 +382,17 @@ static char *compare_sql(size_t nc)
     return sql;
 }
 
+/* new - base of column i: a time to the ns in its unit (no binary noise:
+ * 242.896, not 242.89600000000064). */
+static double delta_of(const cmp *c, size_t i, double b, double nv)
+{
+    tb_col_type ty = c->t.cols[i].type;
+    if (ty != TB_COL_DUR_NS && ty != TB_COL_TS_NS)
+        return nv - b;
+    double p = rk_pow10((int)c->job->unit);
+    return round((nv - b) * p) / p;
+}
+
 /* A rule's firing on column i (base b, new nv) of the current row: named in
  * the row's Regressions or Improvements and kept in regs; *key is the
  * row's shown key, made on the first firing. */
@@ -404,7 +415,7 @@ static tb_status keep_firing(wrep *W, size_t i, int j, double b, double nv, char
     sqlite3_bind_int(reg, 4, j);
     bind_value(reg, 5, q, cb);
     bind_value(reg, 6, q, cn);
-    sqlite3_bind_double(reg, 7, nv - b);
+    sqlite3_bind_double(reg, 7, delta_of(c, i, b, nv));
     if (b != 0)
         sqlite3_bind_double(reg, 8, nv / b);
     else
@@ -449,7 +460,7 @@ static tb_status value_cells(wrep *W, size_t i, int is_added, int counted, size_
     double b = sqlite3_column_double(q, cb), nv = sqlite3_column_double(q, cn);
     cells[(*o)++] = hb ? (tb_cell){.kind = TB_CELL_REAL, .d = b} : (tb_cell){.kind = TB_CELL_NULL};
     cells[(*o)++] = hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv} : (tb_cell){.kind = TB_CELL_NULL};
-    cells[(*o)++] = hb && hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv - b} : (tb_cell){.kind = TB_CELL_NULL};
+    cells[(*o)++] = hb && hn ? (tb_cell){.kind = TB_CELL_REAL, .d = delta_of(c, i, b, nv)} : (tb_cell){.kind = TB_CELL_NULL};
     cells[(*o)++] = hb && hn && b != 0 ? (tb_cell){.kind = TB_CELL_REAL, .d = nv / b} : (tb_cell){.kind = TB_CELL_NULL};
     if (!hb || !hn || !c->t.cols[i].rule)
         return TB_OK;

@@ -734,10 +734,10 @@ static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
         case TB_CELL_INT: {
             double v = c->scale > 0 ? (double)c->i / pow10d(c->scale) : (double)c->i;
             if (x->ratio[i]) {
-                e = worksheet_write_number(p->ws, r, col, v / 100, x->fmt[i]);
+                e = worksheet_write_number(p->ws, r, col, numfmt_round(v / 100), x->fmt[i]);
                 grow(x, i, int_width(c->i, 0) + 4);
             } else {
-                e = worksheet_write_number(p->ws, r, col, v, int_format(x, i, c->scale));
+                e = worksheet_write_number(p->ws, r, col, numfmt_round(v), int_format(x, i, c->scale));
                 int64_t ip = c->scale > 0 ? c->i / (int64_t)pow10d(c->scale) : c->i;
                 grow(x, i, int_width(ip, c->scale > 0 ? c->scale : 0) + (c->i < 0 && ip == 0) + 1);
             }
@@ -749,11 +749,11 @@ static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
                 e = worksheet_write_string(p->ws, r, col, t, NULL);
                 grow(x, i, 5);
             } else if (x->ratio[i]) {
-                e = worksheet_write_number(p->ws, r, col, c->d / 100, x->fmt[i]);
+                e = worksheet_write_number(p->ws, r, col, numfmt_round(c->d / 100), x->fmt[i]);
                 grow(x, i, int_width((int64_t)fmin(fabs(c->d), 1e15), 0) + 5);
             } else {
                 lxw_format *f = x->fmt[i] ? x->fmt[i] : x->timed[i] ? b->f_time : NULL;
-                e = worksheet_write_number(p->ws, r, col, c->d, f);
+                e = worksheet_write_number(p->ws, r, col, numfmt_round(c->d), f);
                 if (f == b->f_time)
                     grow(x, i, int_width((int64_t)fmin(fabs(c->d), 1e15), 3) + (c->d < 0) + 1);
                 else
