@@ -65,7 +65,7 @@ struct xlsx_book {
     char *path;               /* the final path (owned), for messages */
     lxw_worksheet *about;
     lxw_row_t about_row;
-    lxw_format *bold, *wrap, *f_int, *f_pct, *f_time, *f_scaled[10];
+    lxw_format *bold, *wrap, *f_int, *f_pct, *f_time, *f_real, *f_scaled[10];
     char **names;             /* sheet names in use, About included */
     size_t n_names;
     char **notes;
@@ -298,6 +298,9 @@ static tb_status add_sheet(xlsx_book *b, const char *want, lxw_worksheet **ws, c
     if (!*ws || printed)
         return lxw_fail(b, nm, LXW_ERROR_PARAMETER_VALIDATION, printed ? msg : "cannot add the sheet", err);
     *name = b->names[b->n_names - 1];
+    /* printed in landscape, one page wide (as many pages down as it takes) */
+    worksheet_set_landscape(*ws);
+    worksheet_fit_to_pages(*ws, 1, 0);
     return TB_OK;
 }
 
@@ -370,7 +373,8 @@ tb_status xlsx_create(const char *path, const xlsx_options *opt, xlsx_book **out
     b->f_int = num_format(b, "#,##0");
     b->f_pct = num_format(b, "0.00%");
     b->f_time = num_format(b, "#,##0.000");
-    if (!b->bold || !b->wrap || !b->f_int || !b->f_pct || !b->f_time) {
+    b->f_real = num_format(b, "#,##0.0000"); /* a real of no type (a ratio new / base): every number has a format */
+    if (!b->bold || !b->wrap || !b->f_int || !b->f_pct || !b->f_time || !b->f_real) {
         st = nomem(b, err);
         goto fail;
     }
@@ -624,6 +628,7 @@ static tb_status new_part(xsheet *x, tb_error *err)
     }
     free(buf);
     worksheet_freeze_panes(p->ws, 1, 0);
+    worksheet_repeat_rows(p->ws, 0, 0); /* the header row on every printed page */
     p->rows = 1;
     if (x->n_parts > 1) {
         char note[256];
@@ -752,7 +757,7 @@ static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
                 e = worksheet_write_number(p->ws, r, col, numfmt_round(c->d / 100), x->fmt[i]);
                 grow(x, i, int_width((int64_t)fmin(fabs(c->d), 1e15), 0) + 5);
             } else {
-                lxw_format *f = x->fmt[i] ? x->fmt[i] : x->timed[i] ? b->f_time : NULL;
+                lxw_format *f = x->fmt[i] ? x->fmt[i] : x->timed[i] ? b->f_time : b->f_real;
                 e = worksheet_write_number(p->ws, r, col, numfmt_round(c->d), f);
                 if (f == b->f_time)
                     grow(x, i, int_width((int64_t)fmin(fabs(c->d), 1e15), 3) + (c->d < 0) + 1);

@@ -135,7 +135,8 @@ def check_openpyxl(name, book_path, meta, csv_dir, charts):
                     T.check(fmt == "#,##0", "%s: count format %r" % (at, fmt))
                 else:
                     # an integer, a time without its unit in the header (msprof's names), a real
-                    T.check(fmt in ("#,##0", "#,##0.000", "General"), "%s: format %r" % (at, fmt))
+                    # (a real of no type: #,##0.0000; every number has a format)
+                    T.check(fmt in ("#,##0", "#,##0.000", "#,##0.0000"), "%s: format %r" % (at, fmt))
         want_charts = charts.get(sheet, 0)
         T.check(len(ws._charts) == want_charts, "%s: %d charts, want %d" % (where, len(ws._charts), want_charts))
     if name == "review_workbook":

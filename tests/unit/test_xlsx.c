@@ -304,7 +304,8 @@ static void test_cells_and_formats(void **state)
     has(st, "formatCode=\"0.00%\"");
     has(st, "formatCode=\"#,##0.000\"");
     has(st, "formatCode=\"0.0\"");
-    has(st, "<cellXfs count=\"7\">");
+    has(st, "formatCode=\"#,##0.0000\"");
+    has(st, "<cellXfs count=\"8\">");
     const char *core = read_part(path, "docProps/core.xml");
     has(core, "2023-11-14T22:13:20Z");
     const char *s = read_part(path, "xl/worksheets/sheet2.xml");
@@ -316,7 +317,10 @@ static void test_cells_and_formats(void **state)
     has(s, "<c r=\"C3\" s=\"4\"><v>-0.005</v></c>");
     has(s, "<c r=\"D2\" s=\"5\"><v>0.125</v></c>");     /* a ratio over 100, 0.00% */
     has(s, "<c r=\"D3\" s=\"5\"><v>1</v></c>");
-    has(s, "<c r=\"E3\"><v>0.25</v></c>");              /* a plain real: General */
+    has(s, "<c r=\"E3\" s=\"7\"><v>0.25</v></c>");      /* a plain real: #,##0.0000, never General */
+    /* printed in landscape, one page wide, the header row on every page */
+    has(s, "<pageSetup fitToHeight=\"0\" orientation=\"landscape\"/>");
+    has(s, "<sheetPr><pageSetUpPr fitToPage=\"1\"/></sheetPr>");
     has(s, "<c r=\"E2\" t=\"inlineStr\"><is><t>NaN</t></is></c>");
     has(s, "<c r=\"F2\" s=\"6\"><v>7</v></c>");         /* the spec's own format */
     has(s, "<c r=\"A3\" t=\"inlineStr\"><is><t>a\xef\xbf\xbd" "b</t></is></c>");
@@ -330,6 +334,9 @@ static void test_cells_and_formats(void **state)
     has(s, "<formula>AND(ISNUMBER(B2),B2&gt;=LARGE($B$2:$B$3,MIN(1,COUNT($B$2:$B$3))))</formula>");
     has(s, "<conditionalFormatting sqref=\"E2:E3\"><cfRule type=\"dataBar\"");
     has(s, "<drawing r:id=\"rId1\"/>");
+    /* (read_part reuses its buffer: s is done with) */
+    const char *names = read_part(path, "xl/workbook.xml");
+    has(names, "<definedName name=\"_xlnm.Print_Titles\" localSheetId=\"1\">'Top_ kernels'!$1:$1</definedName>");
     const char *ch = read_part(path, "xl/charts/chart1.xml");
     has(ch, "<c:barChart><c:barDir val=\"bar\"/><c:grouping val=\"stacked\"/>");
     has(ch, "<c:f>'Top_ kernels'!$A$2:$A$3</c:f>");
