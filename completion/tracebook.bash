@@ -201,6 +201,9 @@ _tracebook()
         --report|-report)
             return
             ;;
+        --width|-width)
+            return
+            ;;
         --model-id|-model-id)
             return
             ;;
@@ -227,7 +230,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir --spec -o --output --format --csv-safe --timeunit --param --report --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict --keep-going --fail-on-warning --fail-on-finding -q --quiet -h --help"
+        opts="-dir --dir --spec -o --output --format --csv-safe --keep-db --timeunit --param --report --width --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict --keep-going --fail-on-warning --fail-on-finding -q --quiet -h --help"
         ;;
     "query")
         case $prev in
@@ -276,8 +279,11 @@ _tracebook()
         --max-rows|-max-rows)
             return
             ;;
+        --width|-width)
+            return
+            ;;
         esac
-        opts="-dir --dir --format -o --output --csv-safe --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --max-rows --rebuild --strict -q --quiet -h --help"
+        opts="-dir --dir --format -o --output --csv-safe --timeunit --param --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --max-rows --width --rebuild --strict -q --quiet -h --help"
         ;;
     "print summary")
         case $prev in

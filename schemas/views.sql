@@ -65,8 +65,28 @@ FROM PYTORCH_API p
 LEFT JOIN STRING_IDS n ON n.id = p.name
 LEFT JOIN ENUM_API_TYPE e ON e.id = p.type;
 
+-- Every step, with cut = 1 for a step the profile cut short: the first or
+-- the last step of its rank (of 3 or more) that took less than half the
+-- rank's median step (the lower median). `step` leaves those out, so per-step
+-- reports and their means see complete steps only.
+CREATE VIEW step_all AS
+WITH s AS (
+  SELECT rankId, id, startNs, endNs, endNs - startNs AS dur,
+         row_number() OVER (PARTITION BY rankId ORDER BY startNs, id) AS k,
+         count(*) OVER (PARTITION BY rankId) AS n
+  FROM STEP_TIME),
+d AS (
+  SELECT rankId, endNs - startNs AS dur,
+         row_number() OVER (PARTITION BY rankId ORDER BY endNs - startNs) AS r,
+         count(*) OVER (PARTITION BY rankId) AS c
+  FROM STEP_TIME WHERE startNs IS NOT NULL AND endNs IS NOT NULL),
+m AS (SELECT rankId, dur AS median FROM d WHERE r = (c + 1) / 2)
+SELECT s.rankId AS rankId, s.id AS id, s.startNs AS startNs, s.endNs AS endNs, s.dur AS dur,
+       CASE WHEN s.n >= 3 AND (s.k = 1 OR s.k = s.n) AND 2 * s.dur < m.median THEN 1 ELSE 0 END AS cut
+FROM s LEFT JOIN m ON m.rankId IS s.rankId;
+
 CREATE VIEW step AS
-SELECT rankId, id, startNs, endNs, endNs - startNs AS dur FROM STEP_TIME;
+SELECT rankId, id, startNs, endNs, dur FROM step_all WHERE cut = 0;
 
 CREATE VIEW memcpy AS
 SELECT t.rankId AS rankId, t.deviceId AS deviceId, t.streamId AS streamId,

@@ -55,6 +55,7 @@ typedef enum cli_opt_id {
     OPT_BASE,
     OPT_NEW,
     OPT_FAIL_ON_REGRESSION,
+    OPT_KEEP_DB,
     OPT_BASE_ITERATION_ID,
     OPT_NEW_ITERATION_ID,
     OPT_HISTORY,

@@ -168,9 +168,15 @@ static const cli_option report_opts[] = {
     {OPT_CSV_SAFE, NULL, "csv-safe", NULL, 0, COMPLETE_NONE, NULL,
      "in CSV, text a spreadsheet would take for a formula\n"
      "(=, +, -, @ first) gets a leading '"},
+    {OPT_KEEP_DB, NULL, "keep-db", NULL, 0, COMPLETE_NONE, NULL,
+     "keep a copy of the trace DB in DIR (tracebook_trace.db):\n"
+     "compare and history then read DIR without the raw profiles"},
     O_TIMEUNIT("unit of typed time columns (default us, as msprof)"),
     O_PARAM("set a parameter (REPORT.NAME=VALUE for one report)"),
     {OPT_REPORT, NULL, "report", "ID", 1, COMPLETE_NONE, NULL, "run only this report (repeat)"},
+    {OPT_WIDTH, NULL, "width", "N", 0, COMPLETE_NONE, NULL,
+     "console tables: cut texts longer than N characters\n"
+     "in the middle (head...tail; 5 to 100000, default 40)"},
     O_WINDOW(" per report"),
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
@@ -198,6 +204,9 @@ static const cli_option query_opts[] = {
     O_PARAM("bind :NAME (an integer or real when VALUE is one,\nelse text)"),
     O_WINDOW(""),
     {OPT_MAX_ROWS, NULL, "max-rows", "N", 0, COMPLETE_NONE, NULL, "console: rows printed (default 100; 0 = all)"},
+    {OPT_WIDTH, NULL, "width", "N", 0, COMPLETE_NONE, NULL,
+     "console tables: cut texts longer than N characters\n"
+     "in the middle (head...tail; 5 to 100000, default 40)"},
     O_REBUILD("load the inputs again even when the cached DB is current"),
     O_STRICT("an input cut short is an error"),
     O_QUIET("no progress line, no warnings or notes"),
@@ -401,7 +410,8 @@ const cli_command cli_commands[] = {
      "of DIR/compare.xlsx and a section of DIR/compare.html (after a Summary of\n"
      "the largest regressions, then improvements); rows in one run only are added\n"
      "or removed. The spec's `regressions:` rules (default: time columns worse when\n"
-     "higher by 5% and 1 us) mark regressions, listed in DIR/tracebook_run.json.\n"
+     "higher by 5% and 1 us, past the run's noise) mark regressions, listed in\n"
+     "DIR/tracebook_run.json and the largest on stderr.\n"
      "PATH is what report reads, or the output folder of an earlier report run (its\n"
      "tracebook_run.json names the inputs). docs/nightly.md.",
      compare_opts, N(compare_opts), 0, 0, NULL, COMPLETE_NONE, cli_cmd_compare},

@@ -79,9 +79,46 @@ static int side_window_args(const cli_args *a, cli_args *ra)
     return -1;
 }
 
-/* Says what the comparison found; --fail-on-regression ends with TB_EXIT_REGRESSION when it found one. */
+/* v with the digits of its column (decimals >= 0: fixed, trailing zeros dropped; else %g's 10). */
+static void put_value(char *buf, size_t n, double v, int decimals)
+{
+    if (decimals < 0) {
+        snprintf(buf, n, "%.10g", v);
+        return;
+    }
+    snprintf(buf, n, "%.*f", decimals, v);
+    char *dot = strchr(buf, '.');
+    if (!dot)
+        return;
+    char *e = buf + strlen(buf);
+    while (e > dot + 1 && e[-1] == '0')
+        *--e = 0;
+    if (e == dot + 1)
+        *dot = 0;
+}
+
+/* The largest regressions, one a line: report, key, column, base -> new, ratio. */
+static void list_regressions(const tb_compare_result *res)
+{
+    for (size_t i = 0; i < res->n_top; i++) {
+        const tb_compare_change *t = &res->top[i];
+        char b[48], v[48], r[32] = "";
+        put_value(b, sizeof b, t->base, t->decimals);
+        put_value(v, sizeof v, t->value, t->decimals);
+        if (t->ratio == t->ratio)
+            snprintf(r, sizeof r, " (x%.4f)", t->ratio);
+        fprintf(stderr, "tracebook: regression: %s: %s: %s %s -> %s%s\n", t->report, t->key, t->column, b, v, r);
+    }
+    if (res->regressions > res->n_top)
+        fprintf(stderr, "tracebook: ... and %llu more regressions (tracebook_run.json lists them all)\n",
+                (unsigned long long)(res->regressions - res->n_top));
+}
+
+/* Says what the comparison found; --fail-on-regression ends with TB_EXIT_REGRESSION when it found one.
+ * The largest regressions are listed unless -q, and with -q too when they fail the run. */
 static int said(const cli_run *run, const tb_compare_result *res)
 {
+    int fail = res->regressions && run->a->n[OPT_FAIL_ON_REGRESSION];
     if (!run->quiet)
         fprintf(stderr,
                 "tracebook: compared %zu report%s: %llu rows matched, %llu added, %llu removed; "
@@ -90,7 +127,9 @@ static int said(const cli_run *run, const tb_compare_result *res)
                 (unsigned long long)res->added, (unsigned long long)res->removed,
                 (unsigned long long)res->regressions, res->regressions == 1 ? "" : "s",
                 (unsigned long long)res->improvements, res->improvements == 1 ? "" : "s");
-    return res->regressions && run->a->n[OPT_FAIL_ON_REGRESSION] ? TB_EXIT_REGRESSION : TB_EXIT_OK;
+    if (!run->quiet || fail)
+        list_regressions(res);
+    return fail ? TB_EXIT_REGRESSION : TB_EXIT_OK;
 }
 
 int cli_cmd_compare(cli_args *a)

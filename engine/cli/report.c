@@ -25,6 +25,25 @@ static void on_report_done(void *ctx, const tb_spec_report *rep, const char *ski
     cli_progress_report_done(r->progress, tb_report_id(rep));
 }
 
+/* --width N of report and query into *w (0 when not given): -1 when fine, else the exit code of the usage error. */
+static int console_width(const cli_args *a, int console, int *w)
+{
+    int64_t v = 0;
+    int rc;
+    *w = 0;
+    if (!a->n[OPT_WIDTH])
+        return -1;
+    if (!console)
+        return cli_usage_error(a->cmd, "%s: only a console table is cut to a width (add --format console)",
+                               a->as_written[OPT_WIDTH]);
+    if ((rc = cli_count(a, OPT_WIDTH, &v)) >= 0)
+        return rc;
+    if (v < 5 || v > 100000)
+        return cli_usage_error(a->cmd, "%s %lld: give 5 to 100000 characters", a->as_written[OPT_WIDTH], (long long)v);
+    *w = (int)v;
+    return -1;
+}
+
 /* --fail-on-finding SEVERITY: the severity (tb_severity), or -1 without the option. */
 static int fail_severity(const cli_args *a)
 {
@@ -52,6 +71,8 @@ static int check_report(const cli_args *a, unsigned *out)
     if (out_dir && formats == TB_OUT_CONSOLE)
         return cli_usage_error(a->cmd, "%s: --format console writes no files; drop -o or add csv or json",
                                a->as_written[OPT_OUTPUT]);
+    if (a->n[OPT_KEEP_DB] && formats == TB_OUT_CONSOLE)
+        return cli_usage_error(a->cmd, "--keep-db: --format console writes no folder to keep it in; add csv or json");
     return -1;
 }
 
@@ -95,6 +116,10 @@ int cli_cmd_report(cli_args *a)
     if (rc >= 0)
         return rc;
     const char *out_dir = cli_value(a, OPT_OUTPUT);
+    int width;
+    /* with the specs' formats a console table may come: the width is checked there */
+    if ((rc = console_width(a, !formats || (formats & TB_OUT_CONSOLE), &width)) >= 0)
+        return rc;
     cli_run run;
     if ((rc = cli_run_start(&run, a, RUN_SPECS)) >= 0)
         return rc;
@@ -113,8 +138,10 @@ int cli_cmd_report(cli_args *a)
                 .n_only = a->n[OPT_REPORT], .note = cli_on_note, .ctx = &run, .report_done = on_report_done},
         .out_dir = out_dir ? out_dir : ".",
         .console = stdout,
+        .console_width = width,
         .written = cli_on_written,
         .csv_safe = a->n[OPT_CSV_SAFE] > 0,
+        .keep_db = a->n[OPT_KEEP_DB] > 0,
         .warnings = (const char *const *)run.kept,
         .n_warnings = run.n_kept,
         /* earlier runs' files in the folder stay listed: never read back as inputs */
@@ -173,6 +200,9 @@ int cli_cmd_query(cli_args *a)
                                a->as_written[OPT_MAX_ROWS], fmt);
     if (a->n[OPT_MAX_ROWS] && (rc = cli_count(a, OPT_MAX_ROWS, &max_rows)) >= 0)
         return rc;
+    int width;
+    if ((rc = console_width(a, console, &width)) >= 0)
+        return rc;
     cli_run run;
     if ((rc = cli_run_start(&run, a, RUN_SESSION)) >= 0)
         return rc;
@@ -186,6 +216,7 @@ int cli_cmd_query(cli_args *a)
         .out_path = out,
         .out = stdout,
         .max_rows = (size_t)max_rows,
+        .console_width = width,
         .csv_safe = a->n[OPT_CSV_SAFE] > 0,
     };
     uint64_t rows = 0;

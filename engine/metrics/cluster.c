@@ -754,7 +754,7 @@ static tb_status comm_ops(const metric_ctx *m, tb_error *err)
     if (rc)
         return rc;
     steps s;
-    if ((rc = steps_load(m->db, 1, what, &s, err)))
+    if ((rc = steps_load(m->db, 1 | STEPS_COMPLETE, what, &s, err)))
         return rc;
     sqlite3_stmt *st = NULL, *upd = NULL;
     if (sqlite3_prepare_v2(m->db,

@@ -98,14 +98,19 @@ void steps_range(const steps_step *h, const steps_span *sp, int64_t *start, int6
     *end = sp->hi > h->end ? sp->hi : h->end;
 }
 
-static tb_status load_steps(sqlite3 *db, const char *what, steps *s, tb_error *err)
+static tb_status load_steps(sqlite3 *db, const char *what, int complete, steps *s, tb_error *err)
 {
     sqlite3_stmt *st = NULL;
     size_t cap = 0;
-    if (sqlite3_prepare_v2(db,
-            "SELECT ifnull(rankId, 0), id, startNs, endNs FROM STEP_TIME "
-            "WHERE startNs IS NOT NULL AND endNs IS NOT NULL AND id IS NOT NULL "
-            "ORDER BY 1, startNs, id", -1, &st, NULL) != SQLITE_OK)
+    /* complete: the steps of the step view, which leaves out a step the profile cut short
+     * (a DB of an older build has no step_all, and its step view has every step) */
+    const char *sql = complete ? "SELECT ifnull(rankId, 0), id, startNs, endNs FROM step "
+                                 "WHERE startNs IS NOT NULL AND endNs IS NOT NULL AND id IS NOT NULL "
+                                 "ORDER BY 1, startNs, id"
+                               : "SELECT ifnull(rankId, 0), id, startNs, endNs FROM STEP_TIME "
+                                 "WHERE startNs IS NOT NULL AND endNs IS NOT NULL AND id IS NOT NULL "
+                                 "ORDER BY 1, startNs, id";
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
         return db_fail(db, what, "STEP_TIME", err);
     int rc;
     while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -177,7 +182,8 @@ static tb_status load_launches(sqlite3 *db, const char *what, steps *s, tb_error
 tb_status steps_load(sqlite3 *db, int launches, const char *what, steps *s, tb_error *err)
 {
     memset(s, 0, sizeof *s);
-    tb_status rc = load_steps(db, what, s, err);
+    tb_status rc = load_steps(db, what, (launches & STEPS_COMPLETE) != 0, s, err);
+    launches &= ~STEPS_COMPLETE;
     if (!rc && launches && s->n)
         rc = load_launches(db, what, s, err);
     if (rc)

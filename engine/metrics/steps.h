@@ -53,6 +53,10 @@ typedef struct steps {
     size_t nranks;
 } steps;
 
+/* steps_load's launches | STEPS_COMPLETE: only the steps of the `step` view,
+ * without a step the profile cut short (schemas/views.sql, step_all.cut). */
+#define STEPS_COMPLETE 2
+
 /*
  * Reads STEP_TIME (rows with an id, a start and an end) and, when launches
  * is set and there are steps, the launching calls (CANN_API) of every rank

@@ -552,7 +552,7 @@ static tb_status load_all(load *L, const metric_ctx *m, int policy, int want_ste
                                 err)) ||
         (rc = class_rule_ids(excl, m->db, &L->excl, err)) || (rc = class_rule_ids(recv, m->db, &L->recv, err)))
         goto done;
-    if (want_steps && (rc = steps_load(m->db, 1, "step_trace_time", &L->st, err)))
+    if (want_steps && (rc = steps_load(m->db, 1 | STEPS_COMPLETE, "step_trace_time", &L->st, err)))
         goto done;
     if ((rc = load_task_info(L, err)) || (rc = load_tasks(L, err)))
         goto done;

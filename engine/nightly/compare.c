@@ -77,7 +77,16 @@ typedef struct cmp {
     tb_error *err;
     xlsx_book *book;     /* the compare workbook, or NULL */
     html_page *page;     /* the compare page, or NULL */
+    double *floor;       /* default rules: per column, the change that is noise (written unit; 0: none) */
 } cmp;
+
+/* The default rules judge a change against the run's own noise: a change of
+ * a time under SHARE_OF_STEP of the step time it is part of, or, in a
+ * per-step report, under STEP_SPREAD standard deviations of the column over
+ * the base run's steps, is noise (docs/nightly.md). */
+#define SHARE_OF_STEP 0.01
+#define STEP_SPREAD 3.0
+#define MIN_SPREAD_STEPS 3
 
 static tb_status sqlerr(cmp *c, const char *what)
 {
@@ -379,6 +388,17 @@ static char *compare_sql(size_t nc)
     return sql;
 }
 
+/* new - base of column i: a time to the ns in its unit (no binary noise:
+ * 242.896, not 242.89600000000064). */
+static double delta_of(const cmp *c, size_t i, double b, double nv)
+{
+    tb_col_type ty = c->t.cols[i].type;
+    if (ty != TB_COL_DUR_NS && ty != TB_COL_TS_NS)
+        return nv - b;
+    double p = rk_pow10((int)c->job->unit);
+    return round((nv - b) * p) / p;
+}
+
 /* A rule's firing on column i (base b, new nv) of the current row: named in
  * the row's Regressions or Improvements and kept in regs; *key is the
  * row's shown key, made on the first firing. */
@@ -401,16 +421,30 @@ static tb_status keep_firing(wrep *W, size_t i, int j, double b, double nv, char
     sqlite3_bind_int(reg, 4, j);
     bind_value(reg, 5, q, cb);
     bind_value(reg, 6, q, cn);
-    sqlite3_bind_double(reg, 7, nv - b);
+    sqlite3_bind_double(reg, 7, delta_of(c, i, b, nv));
     if (b != 0)
         sqlite3_bind_double(reg, 8, nv / b);
     else
         sqlite3_bind_null(reg, 8);
     /* how far past the threshold, for the ranking: the ratio's distance from 1 */
     sqlite3_bind_double(reg, 9, b != 0 ? fabs(nv / b - 1) : INFINITY);
+    /* the digits a time keeps in its unit (ns), for the command's list; -1: as the double reads */
+    tb_col_type ty = c->t.cols[i].type;
+    sqlite3_bind_int(reg, 10, ty == TB_COL_DUR_NS || ty == TB_COL_TS_NS ? (int)c->job->unit : -1);
     tb_status st = sqlite3_step(reg) != SQLITE_DONE ? sqlerr(c, "insert") : TB_OK;
     sqlite3_reset(reg);
     return st;
+}
+
+/* A column of one call's time (Avg, Min, Max, Mean, Median ...): its change
+ * weighs as much as the change times the row's count. */
+static int per_call(const char *name)
+{
+    static const char *const p[] = {"Avg", "Min", "Max", "Mean", "Median", "Average", NULL};
+    for (int k = 0; p[k]; k++)
+        if (!strncmp(name, p[k], strlen(p[k])))
+            return 1;
+    return 0;
 }
 
 /* The cells of the current row's non-key column i from W->cells[*o]: the
@@ -432,12 +466,16 @@ static tb_status value_cells(wrep *W, size_t i, int is_added, int counted, size_
     double b = sqlite3_column_double(q, cb), nv = sqlite3_column_double(q, cn);
     cells[(*o)++] = hb ? (tb_cell){.kind = TB_CELL_REAL, .d = b} : (tb_cell){.kind = TB_CELL_NULL};
     cells[(*o)++] = hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv} : (tb_cell){.kind = TB_CELL_NULL};
-    cells[(*o)++] = hb && hn ? (tb_cell){.kind = TB_CELL_REAL, .d = nv - b} : (tb_cell){.kind = TB_CELL_NULL};
+    cells[(*o)++] = hb && hn ? (tb_cell){.kind = TB_CELL_REAL, .d = delta_of(c, i, b, nv)} : (tb_cell){.kind = TB_CELL_NULL};
     cells[(*o)++] = hb && hn && b != 0 ? (tb_cell){.kind = TB_CELL_REAL, .d = nv / b} : (tb_cell){.kind = TB_CELL_NULL};
     if (!hb || !hn || !c->t.cols[i].rule)
         return TB_OK;
     const tb_spec_rule *r = &c->t.rules[c->t.cols[i].rule - 1];
     if (c->t.count_col >= 0 && r->min_count > counted)
+        return TB_OK;
+    /* a per-call time weighs by the calls (the smaller count of the two runs) */
+    double weight = c->t.count_col >= 0 && per_call(c->t.cols[i].name) ? counted : 1;
+    if (c->floor && fabs(nv - b) * weight < c->floor[i])
         return TB_OK;
     int j = rk_judge(r, c->t.cols[i].type, c->job->unit, b, nv);
     return j ? keep_firing(W, i, j, b, nv, key) : TB_OK;
@@ -507,7 +545,7 @@ static tb_status compare_rows(wrep *W)
         return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
     tb_status st = TB_OK;
     if (sqlite3_prepare_v2(c->db, sql, -1, &W->q, NULL) != SQLITE_OK ||
-        sqlite3_prepare_v2(c->db, "INSERT INTO regs VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &W->reg, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(c->db, "INSERT INTO regs VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", -1, &W->reg, NULL) != SQLITE_OK)
         st = sqlerr(c, "prepare");
     free(sql);
     int rc = SQLITE_DONE;
@@ -596,8 +634,10 @@ static unsigned formats_of(const tb_compare_job *job, const tb_spec_report *rep)
     return TB_OUT_CSV | TB_OUT_XLSX | TB_OUT_HTML | (asked & TB_OUT_JSON);
 }
 
-/* Runs the report on both sides into s0 and s1; made[side]: the side's table exists. */
-static tb_status run_sides(cmp *c, const tb_spec_report *rep, int made[2])
+/* Runs the report on both sides into s0 and s1 (params: overrides, as --param);
+ * made[side]: the side's table exists. */
+static tb_status run_sides(cmp *c, const tb_spec_report *rep, const char *const *params, size_t n_params,
+                           int made[2])
 {
     const tb_compare_job *job = c->job;
     const char *only[1] = {rep->id};
@@ -611,6 +651,8 @@ static tb_status run_sides(cmp *c, const tb_spec_report *rep, int made[2])
                             .n_specs = 1,
                             .unit = job->unit,
                             .max_steps = job->max_steps,
+                            .params = params,
+                            .n_params = n_params,
                             .formats = TB_OUT_CSV,
                             .only = only,
                             .n_only = 1,
@@ -624,6 +666,132 @@ static tb_status run_sides(cmp *c, const tb_spec_report *rep, int made[2])
         made[side] = c->ran[side] && c->t.cols;
     }
     return st;
+}
+
+/* The base run's whole steps (the step view): the mean step and the total
+ * step time of the rank where they are least, in ns (the floor of the
+ * fastest rank serves all); 0 and 0 without steps. */
+static void step_times(sqlite3 *db, double *mean, double *per_rank)
+{
+    sqlite3_stmt *q = NULL;
+    *mean = *per_rank = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT min(m), min(t) FROM (SELECT avg(dur) AS m, sum(dur) * 1.0 AS t FROM step "
+                           "WHERE dur > 0 GROUP BY rankId)",
+                           -1, &q, NULL) == SQLITE_OK &&
+        sqlite3_step(q) == SQLITE_ROW) {
+        *mean = sqlite3_column_double(q, 0);
+        *per_rank = sqlite3_column_double(q, 1);
+    }
+    sqlite3_finalize(q);
+}
+
+/* The spread (standard deviation) of column i over the base run's steps
+ * (s0): per series of steps (the key's other columns: a rank, a device), the
+ * variances pooled; 0 when no series has MIN_SPREAD_STEPS steps. */
+static double spread(cmp *c, size_t i)
+{
+    sqlite3_str *q = sqlite3_str_new(c->db);
+    sqlite3_str_appendf(q, "SELECT avg(v) FROM (SELECT count(c%d) AS n, avg(c%d * c%d) - avg(c%d) * avg(c%d) AS v "
+                           "FROM s0", (int)i, (int)i, (int)i, (int)i, (int)i);
+    const char *sep = " GROUP BY ";
+    for (size_t k = 0; k < c->t.n_cols; k++)
+        if (c->t.cols[k].key && !rk_step_col(c->t.cols[k].name)) {
+            sqlite3_str_appendf(q, "%sc%d", sep, (int)k);
+            sep = ", ";
+        }
+    sqlite3_str_appendf(q, ") WHERE n >= %d", MIN_SPREAD_STEPS);
+    char *sql = sqlite3_str_finish(q);
+    sqlite3_stmt *st = NULL;
+    double sd = 0;
+    if (sql && sqlite3_prepare_v2(c->db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        double v = sqlite3_column_double(st, 0);
+        sd = v > 0 ? sqrt(v) : 0;
+    }
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+    return sd;
+}
+
+
+/*
+ * The noise floor of the default rules (a report without `regressions:`),
+ * per time column: SHARE_OF_STEP of the base run's mean step (a per-step
+ * report, whose key holds a step) or of its step time per rank (any other),
+ * and in a per-step report at least STEP_SPREAD standard deviations of the
+ * column over the base's steps. A per-call column (per_call) is held to it
+ * by its change times the row's calls. Listed in the report's entry
+ * (noise_floor).
+ */
+static tb_status noise_floor(cmp *c, int base_made, json_t *entry)
+{
+    if (c->rep->has_rules)
+        return TB_OK;
+    if (!(c->floor = calloc(c->t.n_cols ? c->t.n_cols : 1, sizeof *c->floor)))
+        return tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    int per_step = 0;
+    for (size_t i = 0; i < c->t.n_cols; i++)
+        per_step |= c->t.cols[i].key && rk_step_col(c->t.cols[i].name);
+    double mean, per_rank;
+    step_times(c->sd->db[0], &mean, &per_rank);
+    double ns = rk_pow10((int)c->job->unit), share = SHARE_OF_STEP * (per_step ? mean : per_rank) / ns;
+    json_t *floors = json_object();
+    for (size_t i = 0; i < c->t.n_cols; i++) {
+        if (!c->t.cols[i].rule || c->t.cols[i].type != TB_COL_DUR_NS)
+            continue;
+        double f = share, sd = per_step && base_made ? STEP_SPREAD * spread(c, i) : 0;
+        c->floor[i] = f > sd ? f : sd;
+        if (c->floor[i] > 0)
+            json_object_set_new(floors, c->t.cols[i].header, json_real(round(c->floor[i] * ns) / ns));
+    }
+    json_object_set_new(entry, "noise_floor", floors);
+    return TB_OK;
+}
+
+/* A top-N report: it declares an integer parameter `top` (top_kernels). */
+static int is_top_n(const tb_spec_report *rep)
+{
+    for (size_t i = 0; i < rep->n_params; i++)
+        if (!strcmp(rep->params[i].name, "top") && rep->params[i].type == TB_PARAM_INT)
+            return 1;
+    return 0;
+}
+
+/*
+ * A top-N report is compared over the union of both runs' top N: a kernel
+ * that moves into tonight's top N is compared with its value of last night,
+ * not listed as added. The keys of both sides' top N (as run, in s0 and s1)
+ * are kept, the report runs again on both sides without the limit (`top`
+ * at its largest), and each side keeps the rows of those keys only.
+ */
+static tb_status widen_top(cmp *c, const tb_spec_report *rep, int made[2])
+{
+    char sql[160];
+    tb_status st = exec(c, "DROP TABLE IF EXISTS topk; CREATE TABLE topk(k0 TEXT PRIMARY KEY)");
+    sqlite3_finalize(c->dup);
+    c->dup = NULL;
+    for (int side = 0; side < 2 && !st; side++) {
+        if (!made[side])
+            continue;
+        snprintf(sql, sizeof sql, "INSERT OR IGNORE INTO topk SELECT k0 FROM s%d; DROP TABLE s%d", side, side);
+        st = exec(c, sql);
+    }
+    char *all = sqlite3_mprintf("%s.top=%lld", rep->id, (long long)INT64_MAX);
+    if (!st && !all)
+        st = tb_error_set(c->err, TB_ERR_NOMEM, "out of memory");
+    const char *params[1] = {all};
+    c->rows[0] = c->rows[1] = 0;
+    if (!st)
+        st = run_sides(c, rep, params, 1, made);
+    sqlite3_free(all);
+    for (int side = 0; side < 2 && !st; side++) {
+        if (!made[side])
+            continue;
+        snprintf(sql, sizeof sql, "DELETE FROM s%d WHERE k0 NOT IN (SELECT k0 FROM topk)", side);
+        if (!(st = exec(c, sql)))
+            c->rows[side] -= (uint64_t)sqlite3_changes(c->db);
+    }
+    return st ? st : exec(c, "DROP TABLE topk");
 }
 
 /* The report's <id>_compare.csv and .json sinks, as formats f ask. */
@@ -711,7 +879,9 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
     tb_sink *sinks[4] = {NULL, NULL, NULL, NULL}; /* csv, json, the sheet, the page's section */
     size_t n_sinks = 0;
     int made[2] = {0, 0};
-    tb_status st = run_sides(c, rep, made);
+    tb_status st = run_sides(c, rep, NULL, 0, made);
+    if (!st && is_top_n(rep) && (made[0] || made[1]))
+        st = widen_top(c, rep, made);
     if (st)
         goto done;
     if (!c->ran[0] && !c->ran[1]) {
@@ -720,6 +890,8 @@ static tb_status compare_report(cmp *c, const tb_spec_report *rep, json_t *entry
         goto done;
     }
     if (!c->t.decided && (st = rk_decide(&c->t, NULL, c->err)))
+        goto done;
+    if ((st = noise_floor(c, made[0], entry)))
         goto done;
     /* a report that ran on one side only compares against no rows */
     for (int side = 0; side < 2 && !st; side++)
@@ -993,10 +1165,48 @@ static tb_status compare_all(sqlite3 *db, const tb_compare_job *job, const sides
         sqlite3_finalize(c.dup);
         rk_free(&c.t);
         free(c.skipped);
+        free(c.floor);
         if (!st)
             st = exec(&c, "DROP TABLE IF EXISTS s0; DROP TABLE IF EXISTS s1");
     }
     return st;
+}
+
+/* s into a field of n bytes, cut to end in "..." when longer. */
+static void put_field(char *dst, size_t n, const unsigned char *s)
+{
+    const char *t = s ? (const char *)s : "";
+    size_t len = strlen(t);
+    if (len < n) {
+        memcpy(dst, t, len + 1);
+        return;
+    }
+    memcpy(dst, t, n - 4);
+    memcpy(dst + n - 4, "...", 4);
+}
+
+/* The largest regressions into res->top, as regressions: in the manifest lists them. */
+static void top_regressions(sqlite3 *db, tb_compare_result *res)
+{
+    sqlite3_stmt *q = NULL;
+    res->n_top = 0;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT report, key, col, base, new, ratio, dec FROM regs WHERE dir = 1 "
+                           "ORDER BY score DESC, report, key, col LIMIT ?",
+                           -1, &q, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int(q, 1, TB_COMPARE_TOP);
+    while (res->n_top < TB_COMPARE_TOP && sqlite3_step(q) == SQLITE_ROW) {
+        tb_compare_change *t = &res->top[res->n_top++];
+        put_field(t->report, sizeof t->report, sqlite3_column_text(q, 0));
+        put_field(t->key, sizeof t->key, sqlite3_column_text(q, 1));
+        put_field(t->column, sizeof t->column, sqlite3_column_text(q, 2));
+        t->base = sqlite3_column_double(q, 3);
+        t->value = sqlite3_column_double(q, 4);
+        t->ratio = sqlite3_column_type(q, 5) == SQLITE_NULL ? NAN : sqlite3_column_double(q, 5);
+        t->decimals = sqlite3_column_int(q, 6);
+    }
+    sqlite3_finalize(q);
 }
 
 /* tracebook_run.json: both sides, the files, the reports, every regression and the top improvements. */
@@ -1011,6 +1221,7 @@ static tb_status write_manifest(sqlite3 *db, const tb_compare_job *job, const tb
         sqlite3_step(q) == SQLITE_ROW)
         res->improvements = (uint64_t)sqlite3_column_int64(q, 0);
     sqlite3_finalize(q);
+    top_regressions(db, res);
     json_t *meta = manifest_new();
     json_object_set_new(meta, "command", json_string("compare"));
     json_object_set_new(meta, "base", side_obj(sd->path[0], sd->in[0], sd->n_in[0], sd->w[0]));
@@ -1079,7 +1290,7 @@ tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_j
         goto done;
     }
     cmp c0 = {.db = db, .job = job, .sd = &sd, .err = err};
-    if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score)")) ||
+    if ((st = exec(&c0, "CREATE TABLE regs(report, key, col, dir, base, new, delta, ratio, score, dec)")) ||
         (wants_book(job) && (st = open_book(job, given, &sd, &book, &book_path, err))) ||
         (wants(job, TB_OUT_HTML) && (st = open_page(job, given, &sd, &page, &page_path, err))) ||
         (st = compare_all(db, job, &sd, book, page, reports, res, err)))

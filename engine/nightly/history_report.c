@@ -456,7 +456,8 @@ static tb_cell val_cell(const trend *T, size_t col, double v)
 static double in_unit(const trend *T, size_t col, double v)
 {
     tb_col_type ty = T->t.cols[col].type;
-    return ty == TB_COL_DUR_NS || ty == TB_COL_TS_NS ? v / rk_pow10((int)T->job->unit) : v;
+    /* to the ns (a median of two nights may fall between), then in the unit */
+    return ty == TB_COL_DUR_NS || ty == TB_COL_TS_NS ? round(v) / rk_pow10((int)T->job->unit) : v;
 }
 
 /* The header of column i in the report's unit: "Total Time(ns)" becomes "Total Time(us)". */

@@ -75,7 +75,9 @@ void rk_free(rk_table *t)
     *t = (rk_table){.rep = rep, .count_col = -1};
 }
 
-/* The default rules: every time column is worse when higher, by 5% and 1 us. */
+/* The default rules: every time column is worse when higher, by 5% and 1 us,
+ * over TB_RULE_MIN_COUNT calls at least where the report counts them (compare
+ * adds a noise floor, compare.c). */
 static tb_status default_rules(rk_table *t, tb_error *err)
 {
     size_t n = 0;
@@ -87,7 +89,8 @@ static tb_status default_rules(rk_table *t, tb_error *err)
     for (size_t i = 0; i < t->n_cols; i++)
         if (t->cols[i].type == TB_COL_DUR_NS)
             t->rules[t->n_rules++] = (tb_spec_rule){.column = t->cols[i].name, .rel = 0.05, .abs = 1000, .abs_time = 1,
-                                                    .mad = TB_RULE_MAD, .nights = TB_RULE_NIGHTS};
+                                                    .min_count = TB_RULE_MIN_COUNT, .mad = TB_RULE_MAD,
+                                                    .nights = TB_RULE_NIGHTS};
     return TB_OK;
 }
 

@@ -6,12 +6,13 @@
  *     Name          Calls  Total Time(us)
  *     ------------  -----  --------------
  *     MatMul_v2        12        1234.567
- *     a very lon...     3             0.5
+ *     a ver...name     3             0.5
  *     (2 more rows)
  *
  * Column widths must be known before the first line is printed, but a report
  * may have millions of rows: the writer holds the first width_rows rows
- * (1000 by default), already rendered and cut to max_col_width, takes the
+ * (1000 by default), already rendered and cut to max_col_width (in the
+ * middle: head...tail), takes the
  * widths from them and the headers, prints them and then prints every later
  * row as it comes, cut to those widths. Memory is bounded by
  * width_rows x columns x max_col_width whatever the row count. Widths count
@@ -111,35 +112,65 @@ typedef struct console_sink {
     int *right;         /* scratch: each cell right-aligned */
 } console_sink;
 
-/* Appends p (n bytes, valid UTF-8) cut to at most limit code points to b; *w gets its width. */
-static int add_cut(sbuf *b, const char *p, size_t n, size_t cps, size_t limit, size_t *w)
+/* The byte offset of code point k of p (n bytes, valid UTF-8); n when it has fewer. */
+static size_t cp_offset(const char *p, size_t n, size_t k)
 {
-    if (cps <= limit) {
-        *w = cps;
-        return sb_add(b, p, n);
-    }
-    size_t keep = limit > 3 ? limit - 3 : 0, i = 0, seen = 0;
+    size_t i = 0, seen = 0;
     while (i < n) {
         if (((unsigned char)p[i] & 0xC0) != 0x80) {
-            if (seen == keep)
+            if (seen == k)
                 break;
             seen++;
         }
         i++;
     }
-    *w = limit;
-    if (limit < 4) /* no room for text and dots: the dots alone say it does not fit */
-        return sb_fill(b, '.', limit);
-    if (sb_add(b, p, i))
-        return -1;
-    return sb_add(b, "...", 3);
+    return i;
 }
 
 /*
- * Renders cell c, cut to limit code points, onto the end of b. Fills the
- * ccell's len, w and kind (off is the caller's). Returns 0 or -1 (memory).
+ * Appends p (n bytes, valid UTF-8, cps code points) cut to at most limit
+ * code points to b; *w gets its width. A number keeps its head ("1...").
+ * A text (mid) is cut in the middle, keeping its head and its tail: long
+ * kernel names differ at their end as often as at their start. When the
+ * column's long texts all share their first pivot code points (three
+ * "sm90_xmma_gemm_bf16bf16_bf16f32_f32_" GEMMs), the part kept after the
+ * head starts where they differ, so that they stay apart:
+ * "sm90_xmma...2_nn_n_tilesize128x256x64...". pivot SIZE_MAX: none.
  */
-static int render(console_sink *cs, const tb_cell *c, size_t limit, sbuf *b, ccell *out)
+static int add_cut(sbuf *b, const char *p, size_t n, size_t cps, size_t limit, int mid, size_t pivot, size_t *w)
+{
+    if (cps <= limit) {
+        *w = cps;
+        return sb_add(b, p, n);
+    }
+    *w = limit;
+    if (limit < 4) /* no room for text and dots: the dots alone say it does not fit */
+        return sb_fill(b, '.', limit);
+    size_t keep = limit - 3, head = mid && limit >= 5 ? (keep + 1) / 2 : keep, tail = keep - head;
+    if (mid && limit >= 10 && pivot != SIZE_MAX && pivot >= head) {
+        /* the head, then from just before the pivot as far as fits */
+        size_t h = keep / 4, rest = keep - h, from = pivot > h + 2 ? pivot - 2 : h;
+        if (from + rest >= cps) { /* the difference is near the end: head...tail */
+            head = h;
+            tail = rest;
+        } else {
+            size_t a = cp_offset(p, n, h), f = cp_offset(p, n, from), e = cp_offset(p, n, from + rest - 3);
+            return sb_add(b, p, a) || sb_add(b, "...", 3) || sb_add(b, p + f, e - f) || sb_add(b, "...", 3) ? -1 : 0;
+        }
+    }
+    size_t h = cp_offset(p, n, head), t = cp_offset(p, n, cps - tail);
+    if (sb_add(b, p, h) || sb_add(b, "...", 3))
+        return -1;
+    return sb_add(b, p + t, n - t);
+}
+
+/*
+ * Renders cell c, cut to limit code points (a text to text_limit, by
+ * add_cut with pivot), onto the end of b. Fills the ccell's len, w and kind
+ * (off is the caller's). Returns 0 or -1 (memory).
+ */
+static int render(console_sink *cs, const tb_cell *c, size_t limit, size_t text_limit, size_t pivot, sbuf *b,
+                  ccell *out)
 {
     char num[NUMFMT_MAX];
     size_t n = 0, start = b->n;
@@ -200,13 +231,13 @@ static int render(console_sink *cs, const tb_cell *c, size_t limit, sbuf *b, cce
             cps++;
             i += len;
         }
-        if (add_cut(b, t->p ? t->p : "", t->n, cps, limit, &out->w))
+        if (add_cut(b, t->p ? t->p : "", t->n, cps, text_limit, 1, pivot, &out->w))
             return -1;
         out->len = b->n - start;
         return 0;
     }
     }
-    if (add_cut(b, p, n, n, limit, &out->w))
+    if (add_cut(b, p, n, n, limit, 0, SIZE_MAX, &out->w))
         return -1;
     out->len = b->n - start;
     return 0;
@@ -242,6 +273,83 @@ static int put_row(console_sink *cs, const char *base, const ccell *c)
     return put_line(cs, c);
 }
 
+/* A held text longer than its column, for finding where it differs from the others. */
+typedef struct longtext {
+    const char *p;
+    size_t len, row;
+} longtext;
+
+static int longtext_cmp(const void *a, const void *b)
+{
+    const longtext *x = a, *y = b;
+    int c = memcmp(x->p, y->p, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* The code points of p's first k bytes, not counting a code point k cuts. */
+static size_t prefix_cps(const char *p, size_t len, size_t k)
+{
+    size_t cps = 0;
+    for (size_t i = 0; i < k; i++)
+        cps += ((unsigned char)p[i] & 0xC0) != 0x80;
+    if (k && k < len && ((unsigned char)p[k] & 0xC0) == 0x80)
+        cps--;
+    return cps;
+}
+
+static size_t lcp_bytes(const longtext *a, const longtext *b)
+{
+    size_t k = 0;
+    while (k < a->len && k < b->len && a->p[k] == b->p[k])
+        k++;
+    return k;
+}
+
+/*
+ * The pivot of add_cut for each held text of column i longer than its
+ * width, into pv[row * ncols + i]: the code points it shares at its start
+ * with the held text closest to it (its neighbours in sorted order), so
+ * that the part kept after its head starts where they differ. Returns 0 or
+ * -1 (memory).
+ */
+static int pivots_of(const console_sink *cs, size_t i, size_t *pv)
+{
+    longtext *v = malloc((cs->n_held ? cs->n_held : 1) * sizeof *v);
+    size_t n = 0;
+    if (!v)
+        return -1;
+    for (size_t r = 0; r < cs->n_held; r++) {
+        const ccell *c = &cs->held[r].c[i];
+        if (c->kind == 2 && c->w > cs->width[i])
+            v[n++] = (longtext){cs->held[r].text + c->off, c->len, r};
+    }
+    qsort(v, n, sizeof *v, longtext_cmp);
+    for (size_t k = 0; k < n && n > 1; k++) {
+        size_t a = k ? lcp_bytes(&v[k], &v[k - 1]) : 0, b = k + 1 < n ? lcp_bytes(&v[k], &v[k + 1]) : 0;
+        pv[v[k].row * cs->ncols + i] = prefix_cps(v[k].p, v[k].len, a > b ? a : b);
+    }
+    free(v);
+    return 0;
+}
+
+/* Prints a held row, its texts cut to the widths now known (pv: each one's pivot). */
+static int put_held(console_sink *cs, const crow *r, const size_t *pv)
+{
+    sbuf *b = &cs->cell;
+    ccell *c = cs->rowcells;
+    b->n = 0;
+    for (size_t i = 0; i < cs->ncols; i++) {
+        c[i] = r->c[i];
+        c[i].off = b->n;
+        if (r->c[i].kind == 2 ? add_cut(b, r->text + r->c[i].off, r->c[i].len, r->c[i].w, cs->width[i], 1, pv[i],
+                                        &c[i].w)
+                              : sb_add(b, r->text + r->c[i].off, r->c[i].len))
+            return -1;
+        c[i].len = b->n - c[i].off;
+    }
+    return put_row(cs, b->p ? b->p : "", c);
+}
+
 /* Fixes the widths from the held rows, prints the title, the header and the held rows. */
 static int print_held(console_sink *cs)
 {
@@ -253,7 +361,7 @@ static int print_held(console_sink *cs)
         const char *s = cs->cols[i].header ? cs->cols[i].header : "";
         tb_cell c = {.kind = TB_CELL_TEXT, .s = s, .n = strlen(s)};
         hc[i].off = h->n;
-        if (render(cs, &c, cs->maxw, h, &hc[i]))
+        if (render(cs, &c, cs->maxw, cs->maxw, SIZE_MAX, h, &hc[i]))
             return -1;
         if (hc[i].w > cs->width[i])
             cs->width[i] = hc[i].w;
@@ -280,12 +388,22 @@ static int print_held(console_sink *cs)
     if (l->n)
         fwrite(l->p, 1, l->n, cs->f);
     putc('\n', cs->f);
-    for (size_t r = 0; r < cs->n_held; r++) {
-        if (put_row(cs, cs->held[r].text, cs->held[r].c))
-            return -1;
+    size_t *pv = malloc((cs->n_held ? cs->n_held : 1) * (cs->ncols ? cs->ncols : 1) * sizeof *pv);
+    if (!pv)
+        return -1;
+    for (size_t k = 0; k < cs->n_held * cs->ncols; k++)
+        pv[k] = SIZE_MAX;
+    int rc = 0;
+    for (size_t i = 0; i < cs->ncols && !rc; i++)
+        rc = pivots_of(cs, i, pv);
+    for (size_t r = 0; r < cs->n_held && !rc; r++) {
+        rc = put_held(cs, &cs->held[r], pv + r * cs->ncols);
         free(cs->held[r].c);
         cs->held[r].c = NULL;
     }
+    free(pv);
+    if (rc)
+        return -1;
     cs->n_held = 0;
     cs->fixed = 1;
     return 0;
@@ -327,7 +445,9 @@ static tb_status console_row(tb_sink *s, const tb_cell *cells, tb_error *err)
     t->n = 0;
     for (size_t i = 0; i < cs->ncols; i++) {
         cs->rowcells[i].off = t->n;
-        if (render(cs, &cells[i], cs->fixed ? cs->width[i] : cs->maxw, t, &cs->rowcells[i]))
+        /* a held row's text is kept whole: it is cut when the column's pivot is known */
+        size_t lim = cs->fixed ? cs->width[i] : cs->maxw;
+        if (render(cs, &cells[i], lim, cs->fixed ? lim : SIZE_MAX, SIZE_MAX, t, &cs->rowcells[i]))
             return nomem(err);
     }
     if (cs->fixed) {
@@ -349,9 +469,11 @@ static tb_status console_row(tb_sink *s, const tb_cell *cells, tb_error *err)
     if (t->n)
         memcpy(r->text, t->p, t->n);
     r->text[t->n] = 0;
-    for (size_t i = 0; i < cs->ncols; i++)
-        if (r->c[i].w > cs->width[i])
-            cs->width[i] = r->c[i].w;
+    for (size_t i = 0; i < cs->ncols; i++) {
+        size_t w = r->c[i].w < cs->maxw ? r->c[i].w : cs->maxw;
+        if (w > cs->width[i])
+            cs->width[i] = w;
+    }
     if (cs->n_held == cs->hold && print_held(cs))
         return nomem(err);
     return TB_OK;

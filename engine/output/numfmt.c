@@ -6,11 +6,14 @@
  * --timeunit arrive as an integer and a scale (1234 ns at scale 3 is
  * 1.234 us): they are written exactly with integer arithmetic, never through
  * a double, so that no nanosecond is lost or invented. Every other real is a
- * double, written with the fewest significant digits that read back as the
- * same double (15 digits are enough for most values and never show binary
- * noise; 17 are always enough), so that 0.1 stays "0.1" while 0.1 + 0.2 keeps
- * the digits that tell it apart from 0.3: the digits of the first of %.15g,
- * %.16g and %.17g that strtod() reads back exactly, computed with one printf.
+ * double, written to 15 significant digits (NUMFMT_DIGITS, DBL_DIG; trailing
+ * zeros dropped): every decimal of 15 digits survives a trip through a
+ * double, so a value read from a file prints as it was written, while the
+ * 16th and 17th digits of a computed one are binary noise and are not
+ * written (0.1 + 0.2 is "0.3", an average 13.693200000000001 is "13.6932").
+ * A timeline, which must give back the very double it was given, takes the
+ * fewest digits that read back as the same double (numfmt_double_exact:
+ * the first of %.15g, %.16g and %.17g that strtod() reads back exactly).
  * Those digits are always written as a plain decimal, never in exponent
  * notation ("0.00000025000000000000047", "100000000000000000000"): a CSV or
  * JSON file tracebook writes reads back into a spreadsheet, msprof's tools
@@ -189,7 +192,8 @@ static void printf_digits(double d, int prec, digits *dg)
         dg->n--;
 }
 
-size_t numfmt_double(double d, char *buf)
+/* numfmt_double (exact 0) or numfmt_double_exact (exact 1). */
+static size_t fmt_double(double d, int exact, char *buf)
 {
     if (isnan(d) || isinf(d)) {
         buf[0] = 0;
@@ -203,14 +207,34 @@ size_t numfmt_double(double d, char *buf)
     snprintf(all, sizeof all, "%.*e", ALL_DIGITS - 1, d);
     digits full, dg;
     int neg = read_sci(all, &full);
-    for (int prec = 15; prec <= 17; prec++) {
+    for (int prec = NUMFMT_DIGITS; prec <= 17; prec++) {
         if (round_to(&full, prec, &dg) != 0)
             printf_digits(d, prec, &dg); /* a decimal tie: only the binary value can break it */
         put_sci(buf, neg, &dg);
-        if (prec == 17 || strtod(buf, NULL) == d) /* 17 digits always read back */
+        /* 15 digits unless exact; exact: the fewest that read back (17 always do) */
+        if (!exact || prec == 17 || strtod(buf, NULL) == d)
             return put_plain(buf, neg, &dg);
     }
     return 0; /* not reached */
+}
+
+size_t numfmt_double(double d, char *buf)
+{
+    return fmt_double(d, 0, buf);
+}
+
+size_t numfmt_double_exact(double d, char *buf)
+{
+    return fmt_double(d, 1, buf);
+}
+
+double numfmt_round(double d)
+{
+    if (isnan(d) || isinf(d) || d == trunc(d))
+        return d;
+    char t[48];
+    snprintf(t, sizeof t, "%.*e", NUMFMT_DIGITS - 1, d);
+    return strtod(t, NULL);
 }
 
 /* ---- times with their unit, as topsprof prints them ------------------------ */

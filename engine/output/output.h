@@ -123,16 +123,26 @@ tb_status spool_close(spool *sp, FILE *out, int ok, const char *what, tb_error *
  */
 size_t numfmt_scaled(int64_t v, int scale, char *buf);
 
+/* The significant digits numfmt_double writes (and the workbook keeps): DBL_DIG. */
+#define NUMFMT_DIGITS 15
+
 /*
- * Writes the significant digits of the shortest of %.15g, %.16g, %.17g that
- * reads back (strtod) as the same double into buf (NUMFMT_MAX bytes), as a
- * plain decimal, never in exponent notation: 2.5000000000000047e-07 is
- * "0.00000025000000000000047", 1e21 is "1000000000000000000000". Integral
- * values within 2^53 are written as integers ("3", not "3.0" or "3e+00");
- * -0.0 is "0". Returns the length, or 0 (buf "") for NaN and infinities: the
- * writer picks their spelling.
+ * Writes d to NUMFMT_DIGITS significant digits, trailing zeros dropped, into
+ * buf (NUMFMT_MAX bytes), as a plain decimal, never in exponent notation:
+ * 2.5000000000000047e-07 is "0.00000025", 1e21 is
+ * "1000000000000000000000", 13.693200000000001 is "13.6932" (no binary
+ * noise). Integral values within 2^53 are written as integers ("3", not
+ * "3.0" or "3e+00"); -0.0 is "0". Returns the length, or 0 (buf "") for NaN
+ * and infinities: the writer picks their spelling.
  */
 size_t numfmt_double(double d, char *buf);
+
+/* As numfmt_double, with the fewest digits (15 to 17) that read back as d
+ * exactly: 0.1 + 0.2 is "0.30000000000000004" (the timeline's numbers). */
+size_t numfmt_double_exact(double d, char *buf);
+
+/* d as the double nearest its NUMFMT_DIGITS-digit decimal (what numfmt_double writes). */
+double numfmt_round(double d);
 
 /*
  * Writes ns as topsprof prints a time: two decimals and a unit, "461.00ns",
@@ -228,7 +238,7 @@ tb_status json_write_file(const char *path, const char *text, tb_error *err);
 
 typedef struct console_options {
     const char *title;  /* a line printed before the table, or NULL (borrowed until finish) */
-    int max_col_width;  /* in code points, longer values end in "..."; 0 = 40 */
+    int max_col_width;  /* in code points, longer texts are cut in the middle ("head...tail"); 0 = 40 */
     size_t max_rows;    /* rows printed, the rest counted as "(N more rows)"; 0 = all */
     size_t width_rows;  /* rows held to compute the column widths; 0 = 1000 */
 } console_options;

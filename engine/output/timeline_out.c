@@ -213,7 +213,7 @@ void tlw_int(tlw *w, const char *k, int64_t v)
 void tlw_real(tlw *w, const char *k, double v)
 {
     char b[NUMFMT_MAX];
-    size_t n = numfmt_double(v, b);
+    size_t n = numfmt_double_exact(v, b);
     key(w, k);
     if (n == 0)
         puts_(w, "null");

@@ -65,7 +65,7 @@ struct xlsx_book {
     char *path;               /* the final path (owned), for messages */
     lxw_worksheet *about;
     lxw_row_t about_row;
-    lxw_format *bold, *wrap, *f_int, *f_pct, *f_time, *f_scaled[10];
+    lxw_format *bold, *wrap, *f_int, *f_pct, *f_time, *f_real, *f_scaled[10];
     char **names;             /* sheet names in use, About included */
     size_t n_names;
     char **notes;
@@ -298,6 +298,9 @@ static tb_status add_sheet(xlsx_book *b, const char *want, lxw_worksheet **ws, c
     if (!*ws || printed)
         return lxw_fail(b, nm, LXW_ERROR_PARAMETER_VALIDATION, printed ? msg : "cannot add the sheet", err);
     *name = b->names[b->n_names - 1];
+    /* printed in landscape, one page wide (as many pages down as it takes) */
+    worksheet_set_landscape(*ws);
+    worksheet_fit_to_pages(*ws, 1, 0);
     return TB_OK;
 }
 
@@ -370,7 +373,8 @@ tb_status xlsx_create(const char *path, const xlsx_options *opt, xlsx_book **out
     b->f_int = num_format(b, "#,##0");
     b->f_pct = num_format(b, "0.00%");
     b->f_time = num_format(b, "#,##0.000");
-    if (!b->bold || !b->wrap || !b->f_int || !b->f_pct || !b->f_time) {
+    b->f_real = num_format(b, "#,##0.0000"); /* a real of no type (a ratio new / base): every number has a format */
+    if (!b->bold || !b->wrap || !b->f_int || !b->f_pct || !b->f_time || !b->f_real) {
         st = nomem(b, err);
         goto fail;
     }
@@ -624,6 +628,7 @@ static tb_status new_part(xsheet *x, tb_error *err)
     }
     free(buf);
     worksheet_freeze_panes(p->ws, 1, 0);
+    worksheet_repeat_rows(p->ws, 0, 0); /* the header row on every printed page */
     p->rows = 1;
     if (x->n_parts > 1) {
         char note[256];
@@ -734,10 +739,10 @@ static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
         case TB_CELL_INT: {
             double v = c->scale > 0 ? (double)c->i / pow10d(c->scale) : (double)c->i;
             if (x->ratio[i]) {
-                e = worksheet_write_number(p->ws, r, col, v / 100, x->fmt[i]);
+                e = worksheet_write_number(p->ws, r, col, numfmt_round(v / 100), x->fmt[i]);
                 grow(x, i, int_width(c->i, 0) + 4);
             } else {
-                e = worksheet_write_number(p->ws, r, col, v, int_format(x, i, c->scale));
+                e = worksheet_write_number(p->ws, r, col, numfmt_round(v), int_format(x, i, c->scale));
                 int64_t ip = c->scale > 0 ? c->i / (int64_t)pow10d(c->scale) : c->i;
                 grow(x, i, int_width(ip, c->scale > 0 ? c->scale : 0) + (c->i < 0 && ip == 0) + 1);
             }
@@ -749,11 +754,11 @@ static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
                 e = worksheet_write_string(p->ws, r, col, t, NULL);
                 grow(x, i, 5);
             } else if (x->ratio[i]) {
-                e = worksheet_write_number(p->ws, r, col, c->d / 100, x->fmt[i]);
+                e = worksheet_write_number(p->ws, r, col, numfmt_round(c->d / 100), x->fmt[i]);
                 grow(x, i, int_width((int64_t)fmin(fabs(c->d), 1e15), 0) + 5);
             } else {
-                lxw_format *f = x->fmt[i] ? x->fmt[i] : x->timed[i] ? b->f_time : NULL;
-                e = worksheet_write_number(p->ws, r, col, c->d, f);
+                lxw_format *f = x->fmt[i] ? x->fmt[i] : x->timed[i] ? b->f_time : b->f_real;
+                e = worksheet_write_number(p->ws, r, col, numfmt_round(c->d), f);
                 if (f == b->f_time)
                     grow(x, i, int_width((int64_t)fmin(fabs(c->d), 1e15), 3) + (c->d < 0) + 1);
                 else
@@ -848,6 +853,33 @@ static uint8_t criteria(xlsx_cond_op op)
     }
 }
 
+/* Does a cell holding 0 meet op v? Then an empty cell would too (Excel and
+ * LibreOffice read a blank as 0 in a cellIs rule), and the rule is written
+ * as an expression that asks for a number first. */
+static int zero_meets(xlsx_cond_op op, double v)
+{
+    switch (op) {
+    case XLSX_OP_GT: return 0 > v;
+    case XLSX_OP_GE: return 0 >= v;
+    case XLSX_OP_LT: return 0 < v;
+    case XLSX_OP_LE: return 0 <= v;
+    case XLSX_OP_EQ: return v == 0;
+    default: return v != 0;
+    }
+}
+
+/* The expression of a rule written as one (cf.type FORMULA) on rows 2..rows of
+ * column name: the top N (ties in), or a threshold on numbers only. */
+static void cond_expr(const xlsx_cond *cd, const char *name, unsigned rows, double v, char *buf, size_t n)
+{
+    static const char *const ops[] = {">", ">=", "<", "<=", "=", "<>"};
+    if (cd->kind == XLSX_COND_TOP)
+        snprintf(buf, n, "=AND(ISNUMBER(%s2),%s2>=LARGE($%s$2:$%s$%u,MIN(%d,COUNT($%s$2:$%s$%u))))", name, name, name,
+                 name, rows, cd->top, name, name, rows);
+    else
+        snprintf(buf, n, "=AND(ISNUMBER(%s2),%s2%s%.15g)", name, name, ops[cd->op], v);
+}
+
 /* The conditional formats, on every part's data rows of their column. */
 static tb_status add_conds(xsheet *x, tb_error *err)
 {
@@ -876,13 +908,20 @@ static tb_status add_conds(xsheet *x, tb_error *err)
                 }
                 cf.format = ok;
             }
-            if (cd->kind == XLSX_COND_TOP) {
+            if (cd->kind == XLSX_COND_TOP && cd->top >= 1 && cd->top <= 1000) {
+                /* a formula rule, set per part below: libxlsxwriter 1.1.4's top10 rule writes
+                 * rank 10 whatever the value it is given */
+                cf.type = LXW_CONDITIONAL_TYPE_FORMULA;
+            } else if (cd->kind == XLSX_COND_TOP) {
+                /* out of Excel's range (the spec allows 1..1000): libxlsxwriter's check says so */
                 cf.type = LXW_CONDITIONAL_TYPE_TOP;
                 cf.value = cd->top;
             } else {
                 cf.type = LXW_CONDITIONAL_TYPE_CELL;
                 cf.criteria = criteria(cd->op);
                 cf.value = x->ratio[col] ? cd->value / 100 : cd->value;
+                if (zero_meets(cd->op, cf.value))
+                    cf.type = LXW_CONDITIONAL_TYPE_FORMULA, cf.criteria = 0;
             }
             break;
         case XLSX_COND_DATA_BAR: cf.type = LXW_CONDITIONAL_DATA_BAR; break;
@@ -893,6 +932,12 @@ static tb_status add_conds(xsheet *x, tb_error *err)
             char msg[512];
             if (p->rows < 2)
                 continue;
+            char expr[200], name[8];
+            if (cf.type == LXW_CONDITIONAL_TYPE_FORMULA) {
+                lxw_col_to_name(name, (lxw_col_t)col, 0);
+                cond_expr(cd, name, (unsigned)p->rows, cf.value, expr, sizeof expr);
+                cf.value_string = expr;
+            }
             capture c;
             cap_begin(&c);
             lxw_error e =

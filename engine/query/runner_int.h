@@ -11,6 +11,7 @@
 #ifndef TB_QUERY_RUNNER_INT_H
 #define TB_QUERY_RUNNER_INT_H
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -83,8 +84,10 @@ static inline int64_t pow10i(int k)
 }
 
 /* The cell of column col of st's row (borrowed text). A time column (timed)
- * in --timeunit: an integer gets the scale the writers apply exactly, a
- * real is divided here unless divide is 0 (gathered cells are converted). */
+ * in --timeunit: an integer gets the scale the writers apply exactly; a real
+ * (an average of times) is rounded to the ns and written as such an integer
+ * (times to the ns in their unit, no binary noise), or, when divide is 0
+ * (gathered cells, converted before), kept. */
 static inline void cell_of(sqlite3_stmt *st, int col, int timed, int scale, int divide, tb_cell *cell)
 {
     memset(cell, 0, sizeof *cell);
@@ -98,8 +101,13 @@ static inline void cell_of(sqlite3_stmt *st, int col, int timed, int scale, int 
     case SQLITE_FLOAT:
         cell->kind = TB_CELL_REAL;
         cell->d = sqlite3_column_double(st, col);
-        if (timed && scale && divide)
+        if (timed && divide && cell->d > -9.2e18 && cell->d < 9.2e18) {
+            cell->kind = TB_CELL_INT;
+            cell->i = (int64_t)llround(cell->d);
+            cell->scale = scale;
+        } else if (timed && scale && divide) {
             cell->d /= (double)pow10i(scale);
+        }
         break;
     default:
         cell->kind = TB_CELL_TEXT;

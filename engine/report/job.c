@@ -451,7 +451,7 @@ static tb_status open_file_sink(job_state *js, const tb_spec *spec, const tb_spe
     *out = NULL;
     report_obj(js, spec, rep);
     if (format == TB_OUT_CONSOLE) {
-        console_options co = {.title = rep->title ? rep->title : rep->id};
+        console_options co = {.title = rep->title ? rep->title : rep->id, .max_col_width = js->job->console_width};
         return console_sink_create(js->job->console ? js->job->console : stdout, &co, out, err);
     }
     if (format == TB_OUT_XLSX)
@@ -980,6 +980,49 @@ static tb_status finish_page(job_state *js, const tb_run_options *o, const tb_ru
     return TB_OK;
 }
 
+/*
+ * job->keep_db: a copy of the session's DB beside the reports
+ * (TB_TRACE_DB_NAME), so that compare and history read the run folder with
+ * its raw profiles gone: VACUUM INTO a temporary beside it, then renamed.
+ */
+static tb_status keep_trace_db(job_state *js, tb_error *err)
+{
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/%s", js->job->out_dir, TB_TRACE_DB_NAME);
+    tb_status rc = file_ids_check(&js->inputs, path, err);
+    if (rc)
+        return rc;
+    if (tempname_template(tmp, sizeof tmp, path) != 0)
+        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot write: name too long");
+    int fd = tempname_make(tmp, 0, NULL);
+    if (fd < 0)
+        return tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot write: %s", strerror(errno));
+    /* mkstemp's 0600 becomes what the other outputs get */
+    mode_t mask = umask(0);
+    umask(mask);
+    if (fchmod(fd, 0666 & ~mask) != 0) {
+        /* the copy is still the user's: it keeps 0600 */
+    }
+    close(fd);
+    sqlite3_stmt *q = NULL;
+    /* VACUUM INTO attaches its target: the reports' connection allows no attachment, but for this */
+    int attached = sqlite3_limit(js->db, SQLITE_LIMIT_ATTACHED, 1);
+    int ok = sqlite3_prepare_v2(js->db, "VACUUM main INTO ?", -1, &q, NULL) == SQLITE_OK &&
+             sqlite3_bind_text(q, 1, tmp, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(q) == SQLITE_DONE;
+    if (!ok)
+        rc = tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot write the trace DB: %s", sqlite3_errmsg(js->db));
+    sqlite3_finalize(q);
+    sqlite3_limit(js->db, SQLITE_LIMIT_ATTACHED, attached);
+    if (!rc && rename(tmp, path) != 0)
+        rc = tb_error_at(err, TB_ERR_IO, path, 0, 0, -1, "cannot write: %s", strerror(errno));
+    if (rc)
+        unlink(tmp);
+    tb_temp_unregister(tmp);
+    if (!rc && js->job->written)
+        js->job->written(js->job->run.ctx, path);
+    return rc;
+}
+
 /* tracebook_run.json. The metadata goes with files: when every report wrote
  * only to the console there is nothing to describe; when some were skipped,
  * the file says why. */
@@ -987,7 +1030,8 @@ static tb_status write_metadata(job_state *js, const tb_run_options *o, const tb
                                 size_t n, tb_error *err)
 {
     const tb_report_job *job = js->job;
-    int any_file = js->book != NULL || js->page != NULL || (js->adv && advisor_wrote(js->adv)), any_skipped = 0;
+    int any_file = js->book != NULL || js->page != NULL || (js->adv && advisor_wrote(js->adv)) || job->keep_db,
+        any_skipped = 0;
     for (size_t i = 0; i < json_array_size(js->reports); i++) {
         json_t *r = json_array_get(js->reports, i);
         any_file |= json_array_size(json_object_get(r, "files")) > 0;
@@ -1002,6 +1046,11 @@ static tb_status write_metadata(job_state *js, const tb_run_options *o, const tb
         json_object_set_new(m, "advisor", advisor_manifest(js->adv));
     if (js->page)
         json_object_set_new(m, "page", json_string(base_name(js->page_path)));
+    if (job->keep_db) {
+        /* named for its readers (tb_run_inputs) and, under "files", for the scanner */
+        json_object_set_new(m, "trace_db", json_string(TB_TRACE_DB_NAME));
+        json_object_set_new(m, "outputs", json_pack("{s:[s]}", "files", TB_TRACE_DB_NAME));
+    }
     if (job->keep_listings)
         manifest_keep_earlier(m, job->out_dir);
     tb_status rc = manifest_write(job->out_dir, m, &js->inputs, meta_path, n, err);
@@ -1073,6 +1122,8 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
     json_decref(warnings_obj(&js, &res->warnings));
     if ((rc = finish_book(&js, &o, res, err)) || (rc = finish_page(&js, &o, res, err)))
         goto done;
+    if (job->keep_db && (rc = keep_trace_db(&js, err)))
+        goto done;
     rc = write_metadata(&js, &o, res, meta_path, sizeof meta_path, err);
 done:
     if (dir_fd >= 0)
@@ -1121,7 +1172,7 @@ tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows,
         (void)dirs_make(target, 0, 0777); /* a failure is the file's, said by its writer */
     }
     if (job->format == TB_OUT_CONSOLE) {
-        console_options co = {.max_rows = job->max_rows};
+        console_options co = {.max_rows = job->max_rows, .max_col_width = job->console_width};
         rc = console_sink_create(job->out ? job->out : stdout, &co, &sink, err);
     } else {
         /* csv/json to a stream: spooled, so that an error never leaves half a result on it */

@@ -179,6 +179,26 @@ tb_status tb_run_inputs(const char *dir, char ***out, size_t *n, tb_error *err)
     tb_status st = load_run(dir, &m, err);
     if (st)
         goto done;
+    /* the DB the run kept beside its reports stands for its inputs (which may be gone) */
+    const char *kept = json_string_value(json_object_get(m, "trace_db"));
+    if (kept && !strchr(kept, '/')) {
+        struct stat sb;
+        size_t k = strlen(dir) + strlen(kept) + 2;
+        char *p = malloc(k);
+        if (!p || !(*out = calloc(1, sizeof **out))) {
+            free(p);
+            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        snprintf(p, k, "%s/%s", dir, kept);
+        if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            (*out)[(*n)++] = p;
+            goto done;
+        }
+        free(p);
+        free(*out);
+        *out = NULL;
+    }
     json_t *in = json_object_get(m, "inputs");
     if (!json_is_array(in) || json_array_size(in) == 0) {
         st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "no 'inputs' list: not the folder of a report run");

@@ -129,6 +129,27 @@ static tb_status find_db(tb_session *s, tb_error *err)
     return st;
 }
 
+/* A cached load said its warnings when it ran: a run that reuses it says them
+ * again (TB_WARNING, in load order), so that a job reading only tonight's
+ * stderr sees them whether the cache was warm or not. */
+static void repeat_warnings(tb_session *s)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *q = NULL;
+    if (!s->opt.warn || db_open(s->path, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, &db) != SQLITE_OK) {
+        sqlite3_close(db);
+        return;
+    }
+    if (sqlite3_prepare_v2(db, "SELECT message FROM TB_WARNING ORDER BY rowid", -1, &q, NULL) == SQLITE_OK)
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            const char *msg = (const char *)sqlite3_column_text(q, 0);
+            if (msg)
+                s->opt.warn(s->opt.ctx, msg);
+        }
+    sqlite3_finalize(q);
+    sqlite3_close(db);
+}
+
 tb_status tb_session_ready(tb_session *s, tb_error *err)
 {
     if (s->have_db)
@@ -138,6 +159,8 @@ tb_status tb_session_ready(tb_session *s, tb_error *err)
     tb_status st = find_db(s, err);
     if (st == TB_OK)
         s->have_db = 1;
+    if (st == TB_OK && s->source == TB_SOURCE_CACHED)
+        repeat_warnings(s);
     return st;
 }
 

@@ -50,6 +50,8 @@ enum { TB_NORM_TEMPLATE_ARGS = 1u << 0, TB_NORM_HASHES = 1u << 1, TB_NORM_TRAILI
 /* history: a night's change must pass TB_RULE_MAD scaled MADs of the TB_RULE_NIGHTS nights before it */
 #define TB_RULE_MAD 3.0
 #define TB_RULE_NIGHTS 8
+/* the default rules: a row counting its calls needs this many on both sides */
+#define TB_RULE_MIN_COUNT 10
 
 typedef struct tb_spec_rule {
     char *column;        /* base name */

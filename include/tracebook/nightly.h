@@ -21,7 +21,8 @@
  * rows matched by the report's key (`key:`, after `normalize:`), numbers
  * set side by side (base, new, delta, ratio), rows found in one run only
  * listed as added or removed, and the `regressions:` rules (default: time
- * columns worse when higher by 5% and 1 us) marking regressions and
+ * columns worse when higher by 5% and 1 us, over 10 calls, past a noise
+ * floor of the run's step time and steps' spread) marking regressions and
  * improvements (docs/spec.md, docs/nightly.md). Writes
  * `<out_dir>/<report id>_compare.csv` (and .json, as the report's outputs
  * ask), `compare.xlsx`, `compare.html` and `<out_dir>/tracebook_run.json`
@@ -40,12 +41,26 @@ typedef struct tb_compare_job {
     void *ctx;
 } tb_compare_job;
 
+/* One regression as the command lists it: texts cut to fit (ending in "...") when longer. */
+typedef struct tb_compare_change {
+    char report[64];                 /* the report's id */
+    char key[512];                   /* the row's key columns joined by " | " */
+    char column[128];                /* the column's header */
+    double base, value;              /* the base run's and the new run's values, in the column's unit */
+    double ratio;                    /* value / base; NAN when base is 0 */
+    int decimals;                    /* digits after the point that keep the column's precision (ns of a time) */
+} tb_compare_change;
+
+#define TB_COMPARE_TOP 10
+
 typedef struct tb_compare_result {
     size_t reports;                  /* reports compared */
     size_t skipped;                  /* reports that ran on neither side (`requires` not met) */
     uint64_t matched, added, removed;/* rows, all reports */
     uint64_t regressions;            /* rule firings where the new run is worse */
     uint64_t improvements;           /* rule firings where it is better */
+    tb_compare_change top[TB_COMPARE_TOP]; /* the largest regressions, largest relative change first */
+    size_t n_top;
 } tb_compare_result;
 
 /* Runs the comparison and writes its outputs; *res tells what was found. */

@@ -30,6 +30,8 @@ typedef struct tb_report_job {
                                        window are the session's, open_sink and sink_done the job's */
     const char *out_dir;            /* created when missing (one level) */
     FILE *console;                  /* console tables go here (stdout) */
+    int console_width;              /* console: texts longer than this many characters are cut in the
+                                       middle (head...tail); 0 = 40 */
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
     int csv_safe;                   /* CSV text that a spreadsheet would take for a formula gets a leading ' */
     const char *const *warnings;    /* the run's own warnings (its specs'), for the metadata (borrowed) */
@@ -42,7 +44,14 @@ typedef struct tb_report_job {
     int keep_listings;              /* 1: an existing tracebook_run.json's listing is kept in the new
                                        one, under "earlier_runs" (its files stay tracebook's outputs
                                        for the scanner); runs whose files this run replaced all are dropped */
+    int keep_db;                    /* 1: a copy of the session's DB goes beside the reports
+                                       (TB_TRACE_DB_NAME), named in tracebook_run.json's trace_db: compare
+                                       and history read the folder from it (tb_run_inputs), without the
+                                       raw profiles */
 } tb_report_job;
+
+/* The file name of the DB copy a report run keeps (tb_report_job.keep_db). */
+#define TB_TRACE_DB_NAME "tracebook_trace.db"
 
 /* Runs job->run's specs over the session's DB and window and writes their outputs. */
 tb_status tb_report_write(tb_session *s, tb_report_job *job, tb_run_result *res, tb_error *err);
@@ -54,6 +63,7 @@ typedef struct tb_query_job {
     const char *out_path;           /* csv/json: write this file (atomically); NULL = to out */
     FILE *out;                      /* console, and csv/json without out_path */
     size_t max_rows;                /* console: rows printed, 0 = all */
+    int console_width;              /* console: as tb_report_job.console_width */
     int csv_safe;                   /* as tb_report_job.csv_safe */
 } tb_query_job;
 
@@ -72,7 +82,9 @@ int tb_run_folder(const char *path);
 tb_status tb_run_spec_window(const char *dir, char **spec, tb_window *w, tb_error *err);
 
 /*
- * The inputs of an earlier report run: the `inputs` of dir/tracebook_run.json.
+ * The inputs of an earlier report run: the DB it kept (`trace_db` of
+ * dir/tracebook_run.json, dir/tracebook_trace.db) when it is there, else the
+ * `inputs` of dir/tracebook_run.json.
  * A relative input is taken as written (the earlier run's working directory)
  * when it exists, else relative to dir. Returns new strings in a new array
  * in *out (free each and the array with free), *n their count.

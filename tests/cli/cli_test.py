@@ -786,6 +786,52 @@ def _(t):
     t.eq(listing(sd), ["strict.db"], "--strict -o DIR: files in the output directory")
 
 
+@case("a load's warnings said again by a run that reuses the cached DB, and not with -q")
+def _(t):
+    d = t.mkdir("work")
+    cut = os.path.join(d, "trace_view.json")
+    data = cut_in_event(read(ASCEND))
+    write(cut, data)
+    evs, stop = scan_events(data)
+    warn = "tracebook: warning: %s: input cut short at byte %d: kept %d complete events, the rest is lost\n" % (
+        cut, stop, len(evs))
+    first = t.run(["report", "-dir", cut, "--spec", "builtin:top_kernels", "-o", t.mkdir("r1")])
+    t.eq((first.rc, first.err.count(warn)), (0, 1), "the load warns once")
+    again = t.run(["report", "-dir", cut, "--spec", "builtin:top_kernels", "-o", t.mkdir("r2")])
+    t.eq((again.rc, again.err.count(warn)), (0, 1), "the cached run says it again")
+    info = t.run(["info", "-dir", cut])
+    t.check("cached" in info.out or "reused" in info.out, "the second run reused the cache", info.out)
+    quiet = t.run(["report", "-q", "-dir", cut, "--spec", "builtin:top_kernels", "-o", t.mkdir("r3")])
+    t.eq((quiet.rc, quiet.err), (0, ""), "-q: nothing on stderr")
+
+
+@case("console tables cut long names in the middle, apart where they differ; --width on report and query")
+def _(t):
+    out = t.run(["report", "-dir", KINETO, "--spec", "builtin:top_kernels", "--format", "console"])
+    t.eq(out.rc, 0, "report --format console")
+    gemms = [line.split("  ")[0] for line in out.out.splitlines() if line.startswith("sm90_")]
+    t.eq(len(gemms), 3, "three GEMM rows")
+    t.eq(len(set(gemms)), 3, "three different GEMM names")
+    t.check(all(len(g) == 40 and g.startswith("sm90_xmma...") for g in gemms), "cut to 40, head kept", gemms)
+    t.check(any("_nn_n_tilesize128x256x64" in g for g in gemms), "the part where they differ is kept", gemms)
+    narrow = t.run(["report", "-dir", KINETO, "--spec", "builtin:top_kernels", "--format", "console",
+                    "--width", "24"])
+    names = [line.split("  ")[0] for line in narrow.out.splitlines() if line.startswith("sm90_")]
+    t.check(narrow.rc == 0 and len(names) == 3 and len(set(names)) == 3 and all(len(n) == 24 for n in names),
+            "--width 24: three different names of 24", names)
+    sql = ("SELECT 'sm90_xmma_gemm_bf16bf16_bf16f32_f32_nn_n_tilesize128x128x64_stage3_' || column1 AS Name "
+           "FROM (VALUES ('128x256_64x3_tn'), ('256x128_64x3_nt'))")
+    q = t.run(["query", "-dir", ASCEND, "--width", "30", sql])
+    rows = q.out.splitlines()[2:]
+    t.check(q.rc == 0 and len(rows) == 2 and len(set(rows)) == 2 and all(len(r) == 30 for r in rows),
+            "query --width 30: two different names", q.out)
+    t.check(all(r.endswith(("64x3_tn", "64x3_nt")) for r in rows), "query: the tails where they differ", rows)
+    r = t.run(["query", "-dir", ASCEND, "--format", "csv", "--width", "30", sql])
+    t.check(r.rc == 2 and "only a console table" in r.err, "--width with csv: a usage error", r.err)
+    r = t.run(["report", "-dir", ASCEND, "--spec", "builtin:top_kernels", "--width", "4", "--format", "console"])
+    t.check(r.rc == 2 and "5 to 100000" in r.err, "--width 4: a usage error", r.err)
+
+
 @case("cut-short Kineto trace and cut-short .gz stream")
 def _(t):
     d = t.mkdir("work")

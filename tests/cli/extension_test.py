@@ -35,8 +35,9 @@ def same_value(py, text):
     if py is None:
         return text == ""
     if isinstance(py, float):
+        # the command writes reals to 15 significant digits (no binary noise)
         try:
-            return float(text) == py
+            return float(text) == float("%.15g" % py)
         except ValueError:
             return False
     return str(py) == text

@@ -349,7 +349,8 @@ import json, sys, openpyxl
 wb = openpyxl.load_workbook(sys.argv[1])
 out = {}
 for ws in wb.worksheets:
-    cf = [r.type + ":" + (r.operator or "") for rs in ws.conditional_formatting._cf_rules.values() for r in rs]
+    cf = [r.type + ":" + (r.operator or "") + ":" + ",".join(r.formula or [])
+          for rs in ws.conditional_formatting._cf_rules.values() for r in rs]
     out[ws.title] = {"rows": [[c for c in row] for row in ws.iter_rows(values_only=True)],
                      "charts": [type(c).__name__ for c in ws._charts], "cf": cf}
 print(json.dumps(out, default=str))
@@ -419,7 +420,9 @@ def case_workbooks_openpyxl():
             assert book[sheet]["charts"] == kinds, (sheet, book[sheet]["charts"])
         for sheet in formats:
             cf = book[sheet]["cf"]
-            assert "cellIs:greaterThan" in cf and "cellIs:lessThan" in cf, (path, sheet, cf)
+            # worse past the threshold: cellIs; better (below it): on numbers only, an empty Ratio stays white
+            assert any(c.startswith("cellIs:greaterThan:") for c in cf), (path, sheet, cf)
+            assert any(c.startswith("expression::AND(ISNUMBER(") and "<0.95)" in c for c in cf), (path, sheet, cf)
 
 
 def case_workbooks_libreoffice():

@@ -133,8 +133,8 @@ SAMPLE_SECTIONS = [
     ("Device time by kind", "device_time", 3),       # 1 device x 3 stacked series
     ("Top kernels by total time", "top_kernels", 10),
     ("Operator statistics", "op_statistic", None),   # a slice per row (OP Type and core type)
-    ("Step time by part", "step_parts", 6),          # 3 steps x 2 series
-    ("Computing time per step", "step_computing", 3),
+    ("Step time by part", "step_parts", 4),          # 2 steps x 2 series (the step cut short left out)
+    ("Computing time per step", "step_computing", 2),
     ("Kernel launches", "task_list", 30),            # the first 30 of 212 launches
 ]
 

@@ -135,7 +135,8 @@ def check_openpyxl(name, book_path, meta, csv_dir, charts):
                     T.check(fmt == "#,##0", "%s: count format %r" % (at, fmt))
                 else:
                     # an integer, a time without its unit in the header (msprof's names), a real
-                    T.check(fmt in ("#,##0", "#,##0.000", "General"), "%s: format %r" % (at, fmt))
+                    # (a real of no type: #,##0.0000; every number has a format)
+                    T.check(fmt in ("#,##0", "#,##0.000", "#,##0.0000"), "%s: format %r" % (at, fmt))
         want_charts = charts.get(sheet, 0)
         T.check(len(ws._charts) == want_charts, "%s: %d charts, want %d" % (where, len(ws._charts), want_charts))
     if name == "review_workbook":
@@ -155,7 +156,19 @@ def check_openpyxl(name, book_path, meta, csv_dir, charts):
         T.check(top.column_dimensions["A"].width == 40.7109375 or top.column_dimensions["A"].width == 40,
                 "Top kernels: the spec's Name width, got %r" % top.column_dimensions["A"].width)
         kinds = sorted(r.type for rs in top.conditional_formatting._cf_rules.values() for r in rs)
-        T.check(kinds == ["dataBar", "top10"], "Top kernels conditional formats %r" % kinds)
+        T.check(kinds == ["dataBar", "expression"], "Top kernels conditional formats %r" % kinds)
+        # `type: top, top: 3`: the three largest Avg Time cells, not ten (a top10 rule
+        # of libxlsxwriter 1.1.4 wrote rank 10 whatever was asked)
+        import re
+        exprs = [(str(rng.sqref), r.formula[0]) for rng, rs in top.conditional_formatting._cf_rules.items()
+                 for r in rs if r.type == "expression"]
+        m = re.fullmatch(r"AND\(ISNUMBER\(E2\),E2>=LARGE\(\$E\$2:\$E\$(\d+),MIN\((\d+),COUNT\(\$E\$2:\$E\$(\d+)\)\)\)\)",
+                         exprs[0][1] if exprs else "")
+        T.check(m and m.group(2) == "3" and m.group(1) == m.group(3) == str(top.max_row), "top 3 rule %r" % exprs)
+        if m:
+            vals = [top.cell(row=r, column=5).value for r in range(2, top.max_row + 1)]
+            nth = sorted(vals, reverse=True)[min(3, len(vals)) - 1]
+            T.check(sum(v >= nth for v in vals) == 3, "the rule marks 3 cells of %d" % len(vals))
 
 
 def check_libreoffice(workbooks, work):

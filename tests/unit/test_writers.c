@@ -285,7 +285,17 @@ static const tb_sink_column one_col[] = {{.header = "n"}};
         assert_bytes(sb_, sn_, lit);                                                      \
     } while (0)
 
+/* numfmt_double_exact: the fewest digits that read back */
 #define double_is(v, lit)                                                                 \
+    do {                                                                                  \
+        char db_[NUMFMT_MAX];                                                             \
+        size_t dn_ = numfmt_double_exact((v), db_);                                       \
+        assert_int_equal(dn_, strlen(db_));                                               \
+        assert_bytes(db_, dn_, lit);                                                      \
+    } while (0)
+
+/* numfmt_double: 15 significant digits */
+#define double15_is(v, lit)                                                               \
     do {                                                                                  \
         char db_[NUMFMT_MAX];                                                             \
         size_t dn_ = numfmt_double((v), db_);                                             \
@@ -352,9 +362,34 @@ static void plain_text(const char *sign, const char *dg, int exp, char *out)
         char pw_[NUMFMT_MAX];                                                             \
         char pg_[NUMFMT_MAX];                                                             \
         plain_text((sign), (dg), (exp), pw_);                                             \
-        assert_int_equal(numfmt_double((v), pg_), strlen(pw_));                           \
+        assert_int_equal(numfmt_double_exact((v), pg_), strlen(pw_));                     \
         assert_string_equal(pg_, pw_);                                                    \
     } while (0)
+
+/* What the writers print: 15 significant digits, no binary noise. */
+static void test_double15(void **state)
+{
+    (void)state;
+    volatile double a = 0.1, b = 0.2, one = 1, three = 3, x = 13693.2, k = 1000;
+    double15_is(a + b, "0.3");
+    double15_is(0.1 * 3, "0.3");
+    double15_is(x / k, "13.6932");                 /* an average of times in us */
+    double15_is(1.0064528000000001, "1.0064528");
+    double15_is(4512.432000000001, "4512.432");
+    double15_is(one / three, "0.333333333333333");
+    double15_is(2.5000000000000047e-07, "0.00000025");
+    double15_is(123.456, "123.456");
+    double15_is(9007199254740992.0, "9007199254740992"); /* integral within 2^53: every digit */
+    double15_is(9007199254740994.0, "9007199254740990"); /* past 2^53: 15 digits */
+    double15_is(-123456789012345678901234.0, "-123456789012346000000000");
+    double15_is(0.0, "0");
+    char buf[NUMFMT_MAX];
+    assert_int_equal(numfmt_double(NAN, buf), 0);
+    /* what the workbook keeps: the double of that decimal */
+    assert_true(numfmt_round(a + b) == 0.3);
+    assert_true(numfmt_round(86.76300000000001) == 86.763);
+    assert_true(numfmt_round(2.5) == 2.5);
+}
 
 static void test_double(void **state)
 {
@@ -464,11 +499,11 @@ static void reference_double(double d, char *buf)
     plain_text(e[0] == '-' ? "-" : "", dg, (int)strtol(p + 1, NULL, 10), buf);
 }
 
-/* Fails unless numfmt_double(d) reads back as d and equals the reference text. */
+/* Fails unless numfmt_double_exact(d) reads back as d and equals the reference text. */
 static void check_double(double d)
 {
     char buf[NUMFMT_MAX], want[NUMFMT_MAX];
-    size_t n = numfmt_double(d, buf);
+    size_t n = numfmt_double_exact(d, buf);
     assert_true(n > 0 && n < NUMFMT_MAX && n == strlen(buf));
     char *end;
     double back = strtod(buf, &end);
@@ -524,7 +559,7 @@ static void test_csv_bytes(void **state)
     tb_sink *s = make_csv(path, NULL);
     feed(s, NROWS);
     assert_file(path, "id,Time(us),ratio,note,\"Name, full\",名前\n"
-                      "1,1.234,0.30000000000000004,,\"say \"\"hi\"\", ok\",核函数\n"
+                      "1,1.234,0.3,,\"say \"\"hi\"\", ok\",核函数\n"
                       "-2,-0.005,NaN,,\" lead\",\"line\nbreak\"\n"
                       "-9223372036854775808,1,inf,,plain,a\xEF\xBF\xBD" "b\n" /* NUL: U+FFFD */
                       "0,0,-inf,,\"trail \",\"\r\"\n"
@@ -953,7 +988,7 @@ static void test_json_bytes(void **state)
     feed(s, NROWS);
     assert_file(path,
                 "[\n"
-                "{\"id\":1,\"Time(us)\":1.234,\"ratio\":0.30000000000000004,\"note\":null,"
+                "{\"id\":1,\"Time(us)\":1.234,\"ratio\":0.3,\"note\":null,"
                 "\"Name, full\":\"say \\\"hi\\\", ok\",\"名前\":\"核函数\"},\n"
                 "{\"id\":-2,\"Time(us)\":-0.005,\"ratio\":null,\"note\":null,"
                 "\"Name, full\":\" lead\",\"名前\":\"line\\nbreak\"},\n"
@@ -986,8 +1021,8 @@ static void test_json_bytes(void **state)
     assert_i64(1, json_integer_value(json_object_get(o, "id")));
     assert_true(json_is_real(json_object_get(o, "Time(us)")));
     assert_true(json_real_value(json_object_get(o, "Time(us)")) == 1.234);
-    volatile double a = 0.1, b = 0.2;
-    assert_true(json_real_value(json_object_get(o, "ratio")) == a + b);
+    /* 0.1 + 0.2 is written to 15 digits: 0.3 */
+    assert_true(json_real_value(json_object_get(o, "ratio")) == 0.3);
     assert_true(json_is_null(json_object_get(o, "note")));
     assert_string_equal(json_string_value(json_object_get(o, "Name, full")), "say \"hi\", ok");
     assert_string_equal(json_string_value(json_object_get(o, "名前")), "核函数");
@@ -1263,10 +1298,10 @@ static void test_console(void **state)
     tb_sink *s = make_console(&(console_options){.title = "Top kernels", .max_col_width = 12, .max_rows = 3});
     feed_k(s, 5);
     assert_console("Top kernels\n"
-                   "Name          Calls  Total Tim...  note\n"
+                   "Name          Calls  Total...(us)  note\n"
                    "------------  -----  ------------  ----\n"
                    "MatMul_v2        12      1234.567\n"
-                   "a very lo...      3           0.5  x\n"
+                   "a ver...name      3           0.5  x\n"
                    "核函数             100             0\n"
                    "(2 more rows)\n");
     const char *const *paths;
@@ -1338,7 +1373,7 @@ static void test_console_widths(void **state)
                                    "------  ----\n"
                                    "ab         1\n"
                                    "abcdef  2222\n"
-                                   "abc...  1...\n"
+                                   "ab...h  1...\n"
                                    "a b c    NaN\n"
                                    "é?z     -inf\n"
                                    "         2.5\n"
@@ -1359,12 +1394,12 @@ static void test_console_reals(void **state)
     for (size_t r = 0; r < sizeof rows / sizeof rows[0]; r++)
         ok(s->row(s, rows[r], &err), &err);
     ok(s->finish(s, &err), &err);
-    assert_console("                        v\n"
-                   "-------------------------\n"
-                   "0.00000025000000000000047\n"
-                   "                   1e-300\n"
-                   "                  -1e+100\n"
-                   "   1000000000000000000000\n");
+    assert_console("                     v\n"
+                   "----------------------\n"
+                   "            0.00000025\n"
+                   "                1e-300\n"
+                   "               -1e+100\n"
+                   "1000000000000000000000\n");
 }
 
 /* A long run: bounded hold, every row printed, the last cut to the widths of the first 1000. */
@@ -1413,6 +1448,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_scaled, test_teardown),
+        cmocka_unit_test_teardown(test_double15, test_teardown),
         cmocka_unit_test_teardown(test_double, test_teardown),
         cmocka_unit_test_teardown(test_unit_time, test_teardown),
         cmocka_unit_test_teardown(test_double_roundtrip, test_teardown),

@@ -304,7 +304,8 @@ static void test_cells_and_formats(void **state)
     has(st, "formatCode=\"0.00%\"");
     has(st, "formatCode=\"#,##0.000\"");
     has(st, "formatCode=\"0.0\"");
-    has(st, "<cellXfs count=\"7\">");
+    has(st, "formatCode=\"#,##0.0000\"");
+    has(st, "<cellXfs count=\"8\">");
     const char *core = read_part(path, "docProps/core.xml");
     has(core, "2023-11-14T22:13:20Z");
     const char *s = read_part(path, "xl/worksheets/sheet2.xml");
@@ -316,7 +317,10 @@ static void test_cells_and_formats(void **state)
     has(s, "<c r=\"C3\" s=\"4\"><v>-0.005</v></c>");
     has(s, "<c r=\"D2\" s=\"5\"><v>0.125</v></c>");     /* a ratio over 100, 0.00% */
     has(s, "<c r=\"D3\" s=\"5\"><v>1</v></c>");
-    has(s, "<c r=\"E3\"><v>0.25</v></c>");              /* a plain real: General */
+    has(s, "<c r=\"E3\" s=\"7\"><v>0.25</v></c>");      /* a plain real: #,##0.0000, never General */
+    /* printed in landscape, one page wide, the header row on every page */
+    has(s, "<pageSetup fitToHeight=\"0\" orientation=\"landscape\"/>");
+    has(s, "<sheetPr><pageSetUpPr fitToPage=\"1\"/></sheetPr>");
     has(s, "<c r=\"E2\" t=\"inlineStr\"><is><t>NaN</t></is></c>");
     has(s, "<c r=\"F2\" s=\"6\"><v>7</v></c>");         /* the spec's own format */
     has(s, "<c r=\"A3\" t=\"inlineStr\"><is><t>a\xef\xbf\xbd" "b</t></is></c>");
@@ -325,9 +329,14 @@ static void test_cells_and_formats(void **state)
     has(s, "<col min=\"2\" max=\"2\" width=\"10.7109375\" customWidth=\"1\"/>"); /* "1,234,567" + 1 */
     has(s, "<conditionalFormatting sqref=\"D2:D3\"><cfRule type=\"cellIs\"");
     has(s, "operator=\"greaterThanOrEqual\"><formula>0.5</formula>");
-    has(s, "<conditionalFormatting sqref=\"B2:B3\"><cfRule type=\"top10\"");
+    /* top 1: an expression rule (libxlsxwriter 1.1.4's top10 rule writes rank 10 whatever is asked) */
+    has(s, "<conditionalFormatting sqref=\"B2:B3\"><cfRule type=\"expression\"");
+    has(s, "<formula>AND(ISNUMBER(B2),B2&gt;=LARGE($B$2:$B$3,MIN(1,COUNT($B$2:$B$3))))</formula>");
     has(s, "<conditionalFormatting sqref=\"E2:E3\"><cfRule type=\"dataBar\"");
     has(s, "<drawing r:id=\"rId1\"/>");
+    /* (read_part reuses its buffer: s is done with) */
+    const char *names = read_part(path, "xl/workbook.xml");
+    has(names, "<definedName name=\"_xlnm.Print_Titles\" localSheetId=\"1\">'Top_ kernels'!$1:$1</definedName>");
     const char *ch = read_part(path, "xl/charts/chart1.xml");
     has(ch, "<c:barChart><c:barDir val=\"bar\"/><c:grouping val=\"stacked\"/>");
     has(ch, "<c:f>'Top_ kernels'!$A$2:$A$3</c:f>");
@@ -473,7 +482,8 @@ static void test_ratio_own_format(void **state)
     const char *s = read_part(path, "xl/worksheets/sheet2.xml");
     has(s, "<c r=\"A2\" s=\"3\"><v>12.5</v></c>");
     has(s, "<c r=\"B2\" s=\"4\"><v>0.125</v></c>");
-    has(s, "operator=\"lessThan\"><formula>10</formula>"); /* the threshold as written, too */
+    /* the threshold as written, too; below it on numbers only (a blank reads as 0 in a cellIs rule) */
+    has(s, "<cfRule type=\"expression\" dxfId=\"0\" priority=\"1\"><formula>AND(ISNUMBER(A2),A2&lt;10)</formula>");
 }
 
 /* Reserved sheets come first, in reservation order; a reserved sheet no sink fills stays empty. */

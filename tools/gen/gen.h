@@ -107,6 +107,7 @@ struct state {
     uint64_t mem;               /* device bytes in use */
     uint64_t addr;              /* kineto allocation address cursor */
     uint64_t tend;              /* latest time written */
+    uint64_t nrng;              /* the night's noise draws (--noise-seed), apart from rng */
 };
 
 struct ival { uint64_t a, b; };
@@ -160,6 +161,11 @@ struct gen {
     uint64_t events, seed;
     unsigned ranks, rank, layers;
     int device_mix;             /* --mix device: no Python layer, a task per CANN call */
+    /* a night of the same profile: kernel times scaled, nothing else moved */
+    uint64_t noise_seed;
+    unsigned type_noise, task_noise;    /* ±percent per kernel type, per task */
+    const char *slow_type;              /* --slow TYPE=PCT, or NULL */
+    unsigned slow_pct;
     /* model, fixed per seed */
     uint64_t B, S, H, F, V, dev_id;
     uint64_t lin_in[NLIN], lin_out[NLIN];
@@ -270,6 +276,10 @@ void ew_init(void);
 /* Returns borrowed (an element of ewops). */
 const struct ewop *ew_pick(struct gen *g);
 uint64_t op_time(struct gen *g, int cls, uint64_t work);
+/* A kernel's duration d as tonight's noise and --slow make it (d when none is asked). */
+uint64_t night_time(struct gen *g, const char *kname, int type, uint64_t d);
+/* A task's duration d with tonight's per-task noise (an HCCL op's). */
+uint64_t night_task(struct gen *g, uint64_t d);
 
 /* ------------------------------------------------------------------------ */
 /* gen_ascend.c, gen_kineto.c: one step, the filler, the metadata tail.     */

@@ -237,7 +237,7 @@ static void a_op(struct gen *g, const struct aop *op, uint64_t work, const struc
     cur = c0 + R(g, 1500, 4500);
     base = op_time(g, op->cls, work);
     for (i = 0; i < op->nk; i++) {
-        uint64_t kd = jitter(&s->rng, base * op->k[i].pct / 100, 8);
+        uint64_t kd = night_time(g, op->k[i].name, op->k[i].type, jitter(&s->rng, base * op->k[i].pct / 100, 8));
 
         l0[i] = cur;
         l1[i] = cur + R(g, 4000, 13000);
@@ -466,7 +466,7 @@ static void a_comm(struct gen *g, int kind, uint64_t bytes)
         dur = bytes * 2 * (r - 1) / r / 40;
     else
         dur = bytes * (r - 1) / r / 40;
-    dur = jitter(&s->rng, dur + 20 * US + 2 * US * r, 12);
+    dur = night_task(g, jitter(&s->rng, dur + 20 * US + 2 * US * r, 12));
     cs = max64(max64(c1 + R(g, 2000, 6000), s->dev[S_COMM]),
                kind == HC_RECV ? 0 : s->dev[S_COMPUTE]);   /* waits for its data */
     /* EVENT_WAIT, then alternating NOTIFY_WAIT / MEMCPY_ASYNC pieces, then EVENT_RECORD */

@@ -24,9 +24,10 @@
 static void usage(FILE *f)
 {
     fputs("usage: tracebook-gen --kind ascend|kineto --events N [--seed S] [--ranks R] [--rank R]\n"
-          "                     [--layers L] [--mix host|device] -o FILE\n"
+          "                     [--layers L] [--mix host|device] [NIGHT] -o FILE\n"
           "       tracebook-gen --kind torch_npu_dir --events N [--seed S] [--ranks R]\n"
-          "                     [--layers L] [--mix host|device] -o DIR\n"
+          "                     [--layers L] [--mix host|device] [NIGHT] -o DIR\n"
+          "  NIGHT: [--noise-seed N] [--type-noise PCT] [--task-noise PCT] [--slow TYPE=PCT]\n"
           "\n"
           "Writes a synthetic, reproducible profile trace with exactly N trace events\n"
           "(metadata included). The bytes depend only on the arguments.\n"
@@ -55,6 +56,18 @@ static void usage(FILE *f)
           "                  CANN calls: per kernel its Node@launch call, its task and\n"
           "                  its HostToDevice flow; HCCL ops, steps, counters and\n"
           "                  Overlap Analysis lanes as with host, no Python ops\n"
+          "\n"
+          "Nights of one profile (ascend and torch_npu_dir): the same --seed with other\n"
+          "kernel times, the ops, their order and the event count unchanged. A kernel's\n"
+          "type is the op type ending its name (MatMulV3 of aclnnMm_MatMulV3_MatMulV3),\n"
+          "other tasks go by their task type (MEMCPY_ASYNC).\n"
+          "  --noise-seed N  the night: seed of the noise draws below (default 1)\n"
+          "  --type-noise PCT  each kernel type's times scaled by one factor drawn in\n"
+          "                  [1 - PCT%, 1 + PCT%] for the night (0..50, default 0)\n"
+          "  --task-noise PCT  each kernel's time scaled by its own factor drawn in\n"
+          "                  [1 - PCT%, 1 + PCT%] (0..50, default 0)\n"
+          "  --slow TYPE=PCT  kernels of type TYPE take PCT% longer (1..1000)\n"
+          "\n"
           "  -o, --output FILE  where to write ('-' for standard output); for\n"
           "                  torch_npu_dir a directory, created if missing (not its parents)\n"
           "  -h, --help      show this help\n"
@@ -88,7 +101,28 @@ struct opts {
     int have_events, have_rank;
     int dir;                    /* --kind torch_npu_dir */
     int help;                   /* --help was shown: nothing more to do */
+    int night;                  /* --type-noise, --task-noise or --slow given */
+    char *slow;                 /* --slow's TYPE (owned) */
 };
+
+/* --slow TYPE=PCT into g. */
+static int set_slow(struct gen *g, struct opts *o, const char *val)
+{
+    const char *eq = strrchr(val, '=');
+    uint64_t v;
+
+    if (!eq || eq == val || !parse_u64("--slow", eq + 1, 1000, &v) || v < 1) {
+        fprintf(stderr, "tracebook-gen: error: --slow needs TYPE=PCT, PCT 1..1000 '%s'\n", val);
+        return EXIT_USAGE;
+    }
+    o->slow = strndup(val, (size_t)(eq - val));
+    if (!o->slow)
+        die_oom();
+    g->slow_type = o->slow;
+    g->slow_pct = (unsigned)v;
+    o->night = 1;
+    return EXIT_OK;
+}
 
 /* One option's value into g or o; EXIT_OK, or EXIT_USAGE with a message. */
 static int set_option(struct gen *g, struct opts *o, const char *name, const char *val)
@@ -118,6 +152,18 @@ static int set_option(struct gen *g, struct opts *o, const char *name, const cha
             return EXIT_USAGE;
         g->rank = (unsigned)v;
         o->have_rank = 1;
+    } else if (!strcmp(name, "--noise-seed")) {
+        if (!parse_u64(name, val, UINT64_MAX, &g->noise_seed))
+            return EXIT_USAGE;
+    } else if (!strcmp(name, "--type-noise") || !strcmp(name, "--task-noise")) {
+        if (!parse_u64(name, val, 50, &v)) {
+            fprintf(stderr, "tracebook-gen: error: %s must be a percentage 0..50 '%s'\n", name, val);
+            return EXIT_USAGE;
+        }
+        *(name[2] == 't' && name[3] == 'y' ? &g->type_noise : &g->task_noise) = (unsigned)v;
+        o->night = 1;
+    } else if (!strcmp(name, "--slow")) {
+        return set_slow(g, o, val);
     } else {
         if (!parse_u64(name, val, 64, &v) || v < 1) {
             fprintf(stderr, "tracebook-gen: error: --layers must be 1..64 '%s'\n", val);
@@ -161,7 +207,8 @@ static int parse_args(struct gen *g, struct opts *o, int argc, char **argv)
         }
         if (strcmp(name, "--kind") && strcmp(name, "--events") && strcmp(name, "--seed") &&
             strcmp(name, "--ranks") && strcmp(name, "--rank") && strcmp(name, "--layers") &&
-            strcmp(name, "-o") && strcmp(name, "--output") && strcmp(name, "--mix")) {
+            strcmp(name, "-o") && strcmp(name, "--output") && strcmp(name, "--mix") && strcmp(name, "--noise-seed") &&
+            strcmp(name, "--type-noise") && strcmp(name, "--task-noise") && strcmp(name, "--slow")) {
             fprintf(stderr, "tracebook-gen: error: unknown option '%s'\n", a);
             usage(stderr);
             return EXIT_USAGE;
@@ -227,6 +274,11 @@ static int check_args(struct gen *g, struct opts *o)
     }
     g->ranks = (unsigned)ranks;
     g->kind = strcmp(o->kind, "kineto") ? ASCEND : KINETO;
+    if (o->night && g->kind == KINETO) {
+        fprintf(stderr, "tracebook-gen: error: --type-noise, --task-noise and --slow apply to --kind ascend "
+                "and torch_npu_dir only\n");
+        return EXIT_USAGE;
+    }
     return EXIT_OK;
 }
 
@@ -237,12 +289,15 @@ int main(int argc, char **argv)
     int rc;
 
     g.seed = 1;
+    g.noise_seed = 1;
     g.layers = 2;
     rc = parse_args(&g, &o, argc, argv);
     if (rc == EXIT_OK && !o.help)
         rc = check_args(&g, &o);
-    if (rc != EXIT_OK || o.help)
+    if (rc != EXIT_OK || o.help) {
+        free(o.slow);
         return rc;
+    }
 
     rc = o.dir ? write_dir(&g, o.out) : write_trace(&g, o.out);
     free(g.o.buf);
@@ -253,5 +308,6 @@ int main(int argc, char **argv)
     free(g.comm.v);
     free(g.fw);
     free(ewops);
+    free(o.slow);
     return rc;
 }

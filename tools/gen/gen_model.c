@@ -8,6 +8,7 @@
  * ascend and Kineto names, and how an op's work turns into device time.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "gen.h"
 
@@ -303,4 +304,52 @@ uint64_t op_time(struct gen *g, int cls, uint64_t work)
         return R(g, 3, 6) * US;
     }
     return US;
+}
+
+/* FNV-1a of a kernel type's name: its per-type draw does not depend on the order types appear in. */
+static uint64_t name_hash(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+
+    while (n--)
+        h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+    return h;
+}
+
+/* A factor in parts per million, uniform in [1 - pct%, 1 + pct%], from draw r. */
+static uint64_t ppm(uint64_t r, unsigned pct)
+{
+    uint64_t w = (uint64_t)pct * 10000;
+
+    return 1000000 - w + r % (2 * w + 1);
+}
+
+uint64_t night_task(struct gen *g, uint64_t d)
+{
+    if (!g->task_noise)
+        return d;
+    g->s.nrng += 0x9e3779b97f4a7c15ull;
+    return (d * ppm(mix64(g->s.nrng), g->task_noise) + 500000) / 1000000;
+}
+
+/*
+ * The kernel type is the op type that ends the kernel's name (MatMulV3 of
+ * aclnnMm_MatMulV3_MatMulV3), as kernel_details.csv's Type column has it;
+ * other tasks go by their task type. The per-type factor is a hash of the
+ * night and the type, the per-task one a draw of the night's own generator
+ * (g->s.nrng), so the model, its ops and the event count stay those of
+ * --seed whatever the night.
+ */
+uint64_t night_time(struct gen *g, const char *kname, int type, uint64_t d)
+{
+    const char *u = type <= T_AICPU ? strrchr(kname, '_') : NULL;
+    const char *t = u ? u + 1 : task_type[type];
+    size_t n = strlen(t);
+
+    if (g->type_noise)
+        d = (d * ppm(mix64(name_hash(t, n) ^ mix64(g->noise_seed)), g->type_noise) + 500000) / 1000000;
+    d = night_task(g, d);
+    if (g->slow_type && !strcmp(g->slow_type, t))
+        d += d / 100 * g->slow_pct;
+    return d;
 }

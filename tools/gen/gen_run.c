@@ -23,6 +23,7 @@ void gen_init(struct gen *g)
     model_init(g);
     ew_init();
     g->s.rng = mix64(g->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)g->kind << 56) ^ g->rank);
+    g->s.nrng = mix64(g->noise_seed * 0xbf58476d1ce4e5b9ull ^ g->rank);
     g->dev_id = g->rank % 8;
     if (g->kind == ASCEND) {
         real = 437675 + g->rank;
