@@ -267,7 +267,7 @@ static void axis_label(FILE *f, const char *s, double x, double y, int vertical)
 /* Horizontal bars: categories down the left, the value axis below. */
 static void bars(FILE *f, const svg_chart *c, int stacked)
 {
-    double left = 210, right = CHART_W - 20, top = 10, plot_h = (double)c->n_cat * BAR_ROW;
+    double left = 240, right = CHART_W - 20, top = 10, plot_h = (double)c->n_cat * BAR_ROW;
     size_t legend_rows = c->n_series > 1 ? c->n_series : 0;
     double h = top + plot_h + 44 + (double)legend_rows * LEGEND_ROW + 6;
     axis a;
