@@ -1378,7 +1378,7 @@ static void export_db_shards(void **state)
 static void run_folder(void **state)
 {
     (void)state;
-    char dir[PATH_MAX], path[PATH_MAX];
+    char dir[PATH_MAX], path[PATH_MAX + 32];
     fresh_dir("runfolder/out", dir, sizeof dir);
     assert_int_equal(tb_run_folder(dir), 0);
     write_file(path, sizeof path, "runfolder/out/tracebook_run.json", "{}", 2);
