@@ -142,7 +142,8 @@ static tb_status queue_changes(const hta_ctx *h, const evvec *ev, qchange **out,
             return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
         }
     }
-    qsort(*out, *n, sizeof **out, cmp_change);
+    if (*n) /* qsort of NULL, even of 0 items, is undefined */
+        qsort(*out, *n, sizeof **out, cmp_change);
     return TB_OK;
 }
 
@@ -520,7 +521,7 @@ static tb_status read_mem_info(const hta_ctx *h, int64_t rank, mem_info **out, s
     if (!rc && s != SQLITE_DONE)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     sqlite3_finalize(st);
-    if (!rc)
+    if (!rc && *n)
         qsort(*out, *n, sizeof **out, cmp_task);
     return rc;
 }
@@ -589,7 +590,7 @@ static tb_status bw_points(const hta_ctx *h, int64_t rank, const evvec *ev, bw_p
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
     free(mi);
-    if (!rc)
+    if (!rc && *n)
         qsort(*out, *n, sizeof **out, cmp_point);
     return rc;
 }
@@ -736,7 +737,7 @@ static tb_status read_aten_ops(const hta_ctx *h, int64_t rank, aten_op **out, si
     if (!rc && s != SQLITE_DONE)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     sqlite3_finalize(st);
-    if (!rc)
+    if (!rc && *n)
         qsort(*out, *n, sizeof **out, cmp_op_ts);
     return rc;
 }
@@ -925,7 +926,7 @@ static tb_status aten_launches(hta_ctx *h, int64_t rank, const evvec *ev, const 
     }
     free(ids);
     free(names);
-    if (!rc)
+    if (!rc && *n)
         qsort(*out, *n, sizeof **out, cmp_launch);
     return rc;
 }
@@ -1197,7 +1198,8 @@ static tb_status build_straggler(const metric_ctx *m, tb_error *err)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
     if (!rc && ins) {
         double mean_iter = (double)(g.t_max - g.t_min) / (double)niters;
-        qsort(g.k, g.nk, sizeof *g.k, cmp_comm);
+        if (g.nk)
+            qsort(g.k, g.nk, sizeof *g.k, cmp_comm);
         size_t n = last_long(g.k, g.nk, mean_iter * 0.01);
         size_t b = pick_kernel(g.k, n, mean_iter);
         for (size_t i = b; !rc && i < n && g.k[i].stream == g.k[b].stream && g.k[i].name == g.k[b].name; i++) {
