@@ -517,6 +517,17 @@ const char *specnode_describe(const specnode *n, char *buf, size_t cap)
 }
 
 /* Appends node to the collection on top of the stack (or makes it the root). Returns 0 or -1 (no memory). */
+/* v (an array of n items of size bytes) with room for item n, or NULL when
+ * out of memory (v is then kept). It doubles from 4 (the capacity is a
+ * power of two from the count alone), so that a mapping of many keys costs
+ * no quadratic copying in any allocator. */
+static void *room(void *v, size_t n, size_t size)
+{
+    if (n != 0 && (n < 4 || (n & (n - 1)) != 0))
+        return v;
+    return realloc(v, (n < 4 ? 4 : 2 * n) * size);
+}
+
 static int attach(builder *b, specnode *node)
 {
     if (b->depth == 0) {
@@ -526,14 +537,14 @@ static int attach(builder *b, specnode *node)
     frame *f = &b->stack[b->depth - 1];
     specnode *p = f->node;
     if (p->kind == SPECNODE_SEQ) {
-        specnode **ni = realloc(p->items, (p->n + 1) * sizeof *ni);
+        specnode **ni = room(p->items, p->n, sizeof *ni);
         if (!ni)
             return -1;
         p->items = ni;
         p->items[p->n++] = node;
         return 0;
     }
-    specnode_pair *np = realloc(p->pairs, (p->n + 1) * sizeof *np);
+    specnode_pair *np = room(p->pairs, p->n, sizeof *np);
     if (!np)
         return -1;
     p->pairs = np;

@@ -16,9 +16,10 @@
 # PLACE is "-" (the file itself is the -dir) or a relative path under a fresh
 # folder that becomes the -dir (kernel_details.csv, ASCEND_PROFILER_OUTPUT/x).
 # COMMAND is db (export db --strict), db-lax (export db), info, report
-# (report --spec INPUT over samples/ascend_small) or report-limits (the same
+# (report --spec INPUT over samples/ascend_small), report-limits (the same
 # with small limits: 2 s of CPU time, 64 MiB of SQLite heap and temporary
-# files). In STDERR, {in} is the input's path, {dir} the -dir, {out} the
+# files) or report-space (64 MiB of heap and temporary files, and CPU time
+# enough that a slow build, such as the sanitizers', meets them first). In STDERR, {in} is the input's path, {dir} the -dir, {out} the
 # output folder and \n a newline.
 #
 # usage: run.py TRACEBOOK SAMPLES_DIR WORK_DIR [--record]
@@ -124,7 +125,9 @@ def run_case(i, inp, place, cmd, case_dir):
             "report": ["report", "-dir", os.path.join(SAMPLES, "ascend_small"), "--spec", src, "-o", out,
                        "--format", "csv", "--max-steps", "20000000"],
             "report-limits": ["report", "-dir", os.path.join(SAMPLES, "ascend_small"), "--spec", src, "-o", out,
-                              "--format", "csv", "--max-cpu-time", "2", "--max-memory", "64M", "--max-temp", "64M"]}[cmd]
+                              "--format", "csv", "--max-cpu-time", "2", "--max-memory", "64M", "--max-temp", "64M"],
+            "report-space": ["report", "-dir", os.path.join(SAMPLES, "ascend_small"), "--spec", src, "-o", out,
+                             "--format", "csv", "--max-cpu-time", "600", "--max-memory", "64M", "--max-temp", "64M"]}[cmd]
     env = dict(os.environ, LC_ALL="C", LANG="C", TMPDIR=tmp, XDG_CACHE_HOME=cache)
     p = tbtest.run([TB] + args, env=env, timeout=300, errors="replace")
     err = p.stderr
