@@ -272,6 +272,12 @@ int cli_run_session(cli_run *r, const char *const *inputs, size_t n, const tb_wi
  */
 int cli_run_end(cli_run *r, tb_status st, int rc);
 
+/* The inputs a run stands for: given as they are, or, when given is one
+ * earlier run's output folder, the inputs it recorded (tb_run_inputs). A
+ * new array of new strings in *out (free with cli_free_list). */
+tb_status cli_inputs_of(const char *const *given, size_t n, char ***out, size_t *n_out, tb_error *err);
+void cli_free_list(char **v, size_t n);
+
 /* The engine's callbacks (ctx: a cli_run): warnings, notes, files written. */
 void cli_on_warn(void *ctx, const char *msg);
 void cli_on_note(void *ctx, const char *msg);

@@ -18,29 +18,6 @@
 
 #include "cli.h"
 
-/* One side's inputs as report would take them (an earlier run's folder
- * replaced by its inputs) in *inputs (new array of new strings). */
-static tb_status side_inputs(const char *const *given, size_t n, char ***inputs, size_t *n_inputs, tb_error *err)
-{
-    if (n == 1 && tb_run_folder(given[0]))
-        return tb_run_inputs(given[0], inputs, n_inputs, err);
-    *inputs = calloc(n, sizeof **inputs);
-    *n_inputs = 0;
-    if (!*inputs)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    for (; *n_inputs < n; (*n_inputs)++)
-        if (!((*inputs)[*n_inputs] = strdup(given[*n_inputs])))
-            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    return TB_OK;
-}
-
-static void free_inputs(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
 /* An earlier run's folder keeps its tracebook_run.json: never the output.
  * Returns -1 when fine, else the exit code of the usage error. */
 static int refuses_output(const cli_args *a, const char *out_dir)
@@ -160,7 +137,7 @@ int cli_cmd_compare(cli_args *a)
     tb_session *ss[2] = {NULL, NULL};
     tb_status st = TB_OK;
     for (int k = 0; k < 2 && st == TB_OK && rc < 0; k++)
-        if ((st = side_inputs(a->v[given[k]], a->n[given[k]], &side[k], &n_side[k], &run.err)) == TB_OK)
+        if ((st = cli_inputs_of(a->v[given[k]], a->n[given[k]], &side[k], &n_side[k], &run.err)) == TB_OK)
             rc = cli_run_session(&run, (const char *const *)side[k], n_side[k], &win[k], 0, &ss[k]);
     if (rc < 0) {
         tb_compare_job job = {.spec = run.specs[0], .unit = run.ro.unit, .max_steps = run.ro.max_steps,
@@ -172,6 +149,6 @@ int cli_cmd_compare(cli_args *a)
         rc = cli_run_end(&run, st, st == TB_OK ? said(&run, &res) : 0);
     }
     for (int k = 0; k < 2; k++)
-        free_inputs(side[k], n_side[k]);
+        cli_free_list(side[k], n_side[k]);
     return rc;
 }

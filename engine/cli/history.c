@@ -17,13 +17,6 @@
 
 #include "cli.h"
 
-static void free_list(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
-}
-
 /* --keep N (N >= 1) into *keep (0 when not given). -1 when fine, else the exit code of the usage error. */
 static int parse_keep(const cli_args *a, int64_t *keep)
 {
@@ -40,22 +33,15 @@ static int parse_keep(const cli_args *a, int64_t *keep)
 static tb_status night_of(const cli_args *a, const char *run_dir, char ***inputs, size_t *n, char **spec_path,
                           tb_window *win, tb_error *err)
 {
-    if (run_dir) {
-        tb_window rw;
-        tb_status st = tb_run_inputs(run_dir, inputs, n, err);
-        if (!st)
-            st = tb_run_spec_window(run_dir, spec_path, &rw, err);
-        if (!st && !win->set)
-            *win = rw;
-        return st;
-    }
-    *inputs = calloc(a->n[OPT_DIR], sizeof **inputs);
-    if (!*inputs)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    for (size_t i = 0; i < a->n[OPT_DIR]; i++, (*n)++)
-        if (!((*inputs)[i] = strdup(a->v[OPT_DIR][i])))
-            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    return TB_OK;
+    if (!run_dir)
+        return cli_inputs_of(a->v[OPT_DIR], a->n[OPT_DIR], inputs, n, err);
+    tb_window rw;
+    tb_status st = cli_inputs_of(&run_dir, 1, inputs, n, err);
+    if (!st)
+        st = tb_run_spec_window(run_dir, spec_path, &rw, err);
+    if (!st && !win->set)
+        *win = rw;
+    return st;
 }
 
 int cli_cmd_history_add(cli_args *a)
@@ -103,7 +89,7 @@ int cli_cmd_history_add(cli_args *a)
             printf("%s\n", res.label);
         rc = cli_run_end(&run, st, TB_EXIT_OK);
     }
-    free_list(inputs, n_inputs);
+    cli_free_list(inputs, n_inputs);
     free(spec_path);
     tb_spec_free(spec);
     return rc;

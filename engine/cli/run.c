@@ -230,3 +230,24 @@ int cli_apply_limits(const cli_args *a)
     }
     return -1;
 }
+
+tb_status cli_inputs_of(const char *const *given, size_t n, char ***out, size_t *n_out, tb_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (n == 1 && tb_run_folder(given[0]))
+        return tb_run_inputs(given[0], out, n_out, err);
+    if (!(*out = calloc(n ? n : 1, sizeof **out)))
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    for (; *n_out < n; (*n_out)++)
+        if (!((*out)[*n_out] = strdup(given[*n_out])))
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    return TB_OK;
+}
+
+void cli_free_list(char **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+}
