@@ -69,14 +69,8 @@ tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids 
                              import_result *res, tb_error *err)
 {
     (void)ids;
-    memset(res, 0, sizeof *res);
-    res->trace_rank = -1;
-    res->stop_offset = -1;
-    snprintf(res->kind, sizeof res->kind, "torch_npu analysis db");
-    if (!msprof_db_is_db(path))
-        return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not an SQLite DB");
     sqlite_input s;
-    tb_status st = sqlite_input_open(&s, path, err);
+    tb_status st = msprof_db_open_input(path, "torch_npu analysis db", res, &s, err);
     if (st != TB_OK)
         return st;
     sqlite3_stmt *q = NULL;

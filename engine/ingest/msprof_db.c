@@ -1083,17 +1083,23 @@ static tb_status import_whole(ctx *c, sqlite3 *db, import_ids *ids)
     return TB_OK;
 }
 
-tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
-                           const db_ranks *ranks, import_result *res, tb_error *err)
+tb_status msprof_db_open_input(const char *path, const char *kind, import_result *res, sqlite_input *s,
+                               tb_error *err)
 {
     memset(res, 0, sizeof *res);
     res->trace_rank = -1;
     res->stop_offset = -1;
-    snprintf(res->kind, sizeof res->kind, "msprof db");
+    snprintf(res->kind, sizeof res->kind, "%s", kind);
     if (!msprof_db_is_db(path))
         return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not an SQLite DB");
+    return sqlite_input_open(s, path, err);
+}
+
+tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
+                           const db_ranks *ranks, import_result *res, tb_error *err)
+{
     sqlite_input s;
-    tb_status st = sqlite_input_open(&s, path, err);
+    tb_status st = msprof_db_open_input(path, "msprof db", res, &s, err);
     if (st != TB_OK)
         return st;
     ctx c = {.sink = sink, .opt = opt, .res = res, .err = err, .path = path,

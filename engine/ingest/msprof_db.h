@@ -5,10 +5,17 @@
 #ifndef TB_INGEST_MSPROF_DB_H
 #define TB_INGEST_MSPROF_DB_H
 
+#include "db/sqlite_input.h"
 #include "ingest/trace_import.h"
 
 /* 1 when path starts with the SQLite file header. */
 int msprof_db_is_db(const char *path);
+
+/* The start of an SQLite input's import: res cleared and named kind, the
+ * file checked for the SQLite header and opened read-only into *s (close
+ * with sqlite_input_close). */
+tb_status msprof_db_open_input(const char *path, const char *kind, import_result *res, sqlite_input *s,
+                               tb_error *err);
 
 /* One rank of a DB that holds several. */
 typedef struct db_rank {
