@@ -1000,9 +1000,7 @@ static tb_status keep_trace_db(job_state *js, tb_error *err)
     /* mkstemp's 0600 becomes what the other outputs get */
     mode_t mask = umask(0);
     umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0) {
-        /* the copy is still the user's: it keeps 0600 */
-    }
+    (void)fchmod(fd, 0666 & ~mask); /* when it fails the copy keeps 0600: still the user's */
     close(fd);
     sqlite3_stmt *q = NULL;
     /* VACUUM INTO attaches its target: the reports' connection allows no attachment, but for this */
