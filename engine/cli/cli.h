@@ -224,6 +224,8 @@ int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count);
  * 0 when not given; with --csv-safe it must name csv when given. Returns
  * -1 when fine, else the exit code of the usage error reported. */
 int cli_parse_formats(const cli_args *a, unsigned allowed, unsigned *out);
+/* --format of one format only (console when not given). Returns as cli_parse_formats. */
+int cli_parse_format(const cli_args *a, unsigned allowed, unsigned *out);
 
 /* run.c: the one set-up and tear-down of a run, and the engine's callbacks. */
 typedef struct cli_run {
@@ -271,12 +273,6 @@ int cli_run_session(cli_run *r, const char *const *inputs, size_t n, const tb_wi
  * else rc.
  */
 int cli_run_end(cli_run *r, tb_status st, int rc);
-
-/* The inputs a run stands for: given as they are, or, when given is one
- * earlier run's output folder, the inputs it recorded (tb_run_inputs). A
- * new array of new strings in *out (free with cli_free_list). */
-tb_status cli_inputs_of(const char *const *given, size_t n, char ***out, size_t *n_out, tb_error *err);
-void cli_free_list(char **v, size_t n);
 
 /* The engine's callbacks (ctx: a cli_run): warnings, notes, files written. */
 void cli_on_warn(void *ctx, const char *msg);

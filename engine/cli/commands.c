@@ -35,6 +35,18 @@
     {OPT_CSV_SAFE, NULL, "csv-safe", NULL, 0, COMPLETE_NONE, NULL,                                       \
      "in CSV, text a spreadsheet would take for a formula\n"                                              \
      "(=, +, -, @ first; header cells too) gets a leading '"}
+/* The cached DB's options: load again, and an input cut short is an error. */
+#define O_RELOAD                                                                                         \
+    O_REBUILD("load the inputs again even when the cached DB is current"),                               \
+    O_STRICT("an input cut short is an error")
+#define O_CONSOLE_WIDTH                                                                                  \
+    {OPT_WIDTH, NULL, "width", "N", 0, COMPLETE_NONE, NULL,                                              \
+     "console tables: cut texts longer than N characters\n"                                               \
+     "in the middle (head...tail; 5 to 100000, default 40)"}
+#define O_CLEAR                                                                                          \
+    {OPT_CLEAR, NULL, "clear", NULL, 0, COMPLETE_NONE, NULL,                                             \
+     "after a successful export, remove the DB tracebook\n"                                               \
+     "loaded into its cache for it (never an input)"}
 #define O_HELP {OPT_HELP, "-h", "help", NULL, 0, COMPLETE_NONE, NULL, "show this help"}
 #define O_TIMEUNIT(h) {OPT_TIMEUNIT, NULL, "timeunit", "ns|us|ms|s", 0, COMPLETE_WORDS, "ns us ms s", h}
 #define O_PARAM(h) {OPT_PARAM, NULL, "param", "NAME=VALUE", 1, COMPLETE_NONE, NULL, h}
@@ -95,11 +107,8 @@ static const cli_option export_timeline_opts[] = {
      "(msprof_slice_<k>_<timestamp>.json; 0: one file)"},
     {OPT_SLICE_CONFIG, NULL, "slice-config", "FILE", 0, COMPLETE_FILE, NULL,
      "take the slicing from an msprof_slice.json"},
-    {OPT_CLEAR, NULL, "clear", NULL, 0, COMPLETE_NONE, NULL,
-     "after a successful export, remove the DB tracebook\n"
-     "loaded into its cache for it (never an input)"},
-    O_REBUILD("load the inputs again even when the cached DB is current"),
-    O_STRICT("an input cut short is an error"),
+    O_CLEAR,
+    O_RELOAD,
     O_KEEP_GOING,
     O_QUIET("no progress line, notes or warnings on stderr"),
     O_HELP,
@@ -133,11 +142,8 @@ static const cli_option export_summary_opts[] = {
      "one set of files for every rank (and every PROF_XXX)\n"
      "in DIR/mindstudio_profiler_output, rows with their\n"
      "Rank ID (needs -o DIR)"},
-    {OPT_CLEAR, NULL, "clear", NULL, 0, COMPLETE_NONE, NULL,
-     "after a successful export, remove the DB tracebook\n"
-     "loaded into its cache for it (never an input)"},
-    O_REBUILD("load the inputs again even when the cached DB is current"),
-    O_STRICT("an input cut short is an error"),
+    O_CLEAR,
+    O_RELOAD,
     O_KEEP_GOING,
     O_QUIET("no progress line, notes or warnings on stderr"),
     O_HELP,
@@ -165,21 +171,16 @@ static const cli_option report_opts[] = {
      "outputs for every report, replacing the specs':\n"
      "comma-separated csv, json, xlsx (one workbook for all reports), console,\n"
      "html (one page for all reports, report.html)"},
-    {OPT_CSV_SAFE, NULL, "csv-safe", NULL, 0, COMPLETE_NONE, NULL,
-     "in CSV, text a spreadsheet would take for a formula\n"
-     "(=, +, -, @ first) gets a leading '"},
+    O_CSV_SAFE,
     {OPT_KEEP_DB, NULL, "keep-db", NULL, 0, COMPLETE_NONE, NULL,
      "keep a copy of the trace DB in DIR (tracebook_trace.db):\n"
      "compare and history then read DIR without the raw profiles"},
     O_TIMEUNIT("unit of typed time columns (default us, as msprof)"),
     O_PARAM("set a parameter (REPORT.NAME=VALUE for one report)"),
     {OPT_REPORT, NULL, "report", "ID", 1, COMPLETE_NONE, NULL, "run only this report (repeat)"},
-    {OPT_WIDTH, NULL, "width", "N", 0, COMPLETE_NONE, NULL,
-     "console tables: cut texts longer than N characters\n"
-     "in the middle (head...tail; 5 to 100000, default 40)"},
+    O_CONSOLE_WIDTH,
     O_WINDOW(" per report"),
-    O_REBUILD("load the inputs again even when the cached DB is current"),
-    O_STRICT("an input cut short is an error"),
+    O_RELOAD,
     O_KEEP_GOING,
     O_FAIL_ON_WARNING,
     {OPT_FAIL_ON_FINDING, NULL, "fail-on-finding", "SEVERITY", 0, COMPLETE_WORDS, "info warning critical",
@@ -197,18 +198,13 @@ static const cli_option query_opts[] = {
     {OPT_OUTPUT, "-o", "output", "FILE", 0, COMPLETE_FILE, NULL,
      "csv, json: write to FILE instead of stdout (- is\n"
      "stdout; missing parent directories are created)"},
-    {OPT_CSV_SAFE, NULL, "csv-safe", NULL, 0, COMPLETE_NONE, NULL,
-     "in CSV, text a spreadsheet would take for a formula\n"
-     "(=, +, -, @ first) gets a leading '"},
+    O_CSV_SAFE,
     O_TIMEUNIT("unit of typed time columns (default us)"),
     O_PARAM("bind :NAME (an integer or real when VALUE is one,\nelse text)"),
     O_WINDOW(""),
     {OPT_MAX_ROWS, NULL, "max-rows", "N", 0, COMPLETE_NONE, NULL, "console: rows printed (default 100; 0 = all)"},
-    {OPT_WIDTH, NULL, "width", "N", 0, COMPLETE_NONE, NULL,
-     "console tables: cut texts longer than N characters\n"
-     "in the middle (head...tail; 5 to 100000, default 40)"},
-    O_REBUILD("load the inputs again even when the cached DB is current"),
-    O_STRICT("an input cut short is an error"),
+    O_CONSOLE_WIDTH,
+    O_RELOAD,
     O_QUIET("no progress line, no warnings or notes"),
     O_HELP,
 };
@@ -228,8 +224,7 @@ static const cli_option print_opts[] = {
      "every time in this unit (default: each time in the\n"
      "unit that keeps it below 1000, as topsprof)"},
     O_ITERATIONS,
-    O_REBUILD("load the inputs again even when the cached DB is current"),
-    O_STRICT("an input cut short is an error"),
+    O_RELOAD,
     O_QUIET("no progress line, no warnings on stderr"),
     O_HELP,
 };
@@ -258,8 +253,7 @@ static const cli_option compare_opts[] = {
     O_TIMEUNIT("unit of typed time columns (default us)"),
     {OPT_MAX_STEPS, NULL, "max-steps", "N", 0, COMPLETE_NONE, NULL, "SQLite VM step budget per report"},
     O_LIMITS,
-    O_REBUILD("load the inputs again even when the cached DB is current"),
-    O_STRICT("an input cut short is an error"),
+    O_RELOAD,
     O_KEEP_GOING,
     O_QUIET("no progress, notes or list of files written"),
     O_HELP,
@@ -283,8 +277,7 @@ static const cli_option history_add_opts[] = {
      "retention: then keep only the newest N nights"},
     O_PARAM("set a parameter (REPORT.NAME=VALUE for one report)"),
     O_WINDOW(" per report"),
-    O_REBUILD("load the inputs again even when the cached DB is current"),
-    O_STRICT("an input cut short is an error"),
+    O_RELOAD,
     O_QUIET("no progress, notes or summary line"),
     O_HELP,
 };

@@ -56,35 +56,13 @@ static int side_window_args(const cli_args *a, cli_args *ra)
     return -1;
 }
 
-/* v with the digits of its column (decimals >= 0: fixed, trailing zeros dropped; else %g's 10). */
-static void put_value(char *buf, size_t n, double v, int decimals)
-{
-    if (decimals < 0) {
-        snprintf(buf, n, "%.10g", v);
-        return;
-    }
-    snprintf(buf, n, "%.*f", decimals, v);
-    char *dot = strchr(buf, '.');
-    if (!dot)
-        return;
-    char *e = buf + strlen(buf);
-    while (e > dot + 1 && e[-1] == '0')
-        *--e = 0;
-    if (e == dot + 1)
-        *dot = 0;
-}
-
 /* The largest regressions, one a line: report, key, column, base -> new, ratio. */
 static void list_regressions(const tb_compare_result *res)
 {
     for (size_t i = 0; i < res->n_top; i++) {
-        const tb_compare_change *t = &res->top[i];
-        char b[48], v[48], r[32] = "";
-        put_value(b, sizeof b, t->base, t->decimals);
-        put_value(v, sizeof v, t->value, t->decimals);
-        if (t->ratio == t->ratio)
-            snprintf(r, sizeof r, " (x%.4f)", t->ratio);
-        fprintf(stderr, "tracebook: regression: %s: %s: %s %s -> %s%s\n", t->report, t->key, t->column, b, v, r);
+        char line[1024];
+        tb_compare_change_text(&res->top[i], line, sizeof line);
+        fprintf(stderr, "tracebook: regression: %s\n", line);
     }
     if (res->regressions > res->n_top)
         fprintf(stderr, "tracebook: ... and %llu more regressions (tracebook_run.json lists them all)\n",
@@ -137,7 +115,7 @@ int cli_cmd_compare(cli_args *a)
     tb_session *ss[2] = {NULL, NULL};
     tb_status st = TB_OK;
     for (int k = 0; k < 2 && st == TB_OK && rc < 0; k++)
-        if ((st = cli_inputs_of(a->v[given[k]], a->n[given[k]], &side[k], &n_side[k], &run.err)) == TB_OK)
+        if ((st = tb_run_inputs(a->v[given[k]], a->n[given[k]], &side[k], &n_side[k], &run.err)) == TB_OK)
             rc = cli_run_session(&run, (const char *const *)side[k], n_side[k], &win[k], 0, &ss[k]);
     if (rc < 0) {
         tb_compare_job job = {.spec = run.specs[0], .unit = run.ro.unit, .max_steps = run.ro.max_steps,
@@ -149,6 +127,6 @@ int cli_cmd_compare(cli_args *a)
         rc = cli_run_end(&run, st, st == TB_OK ? said(&run, &res) : 0);
     }
     for (int k = 0; k < 2; k++)
-        cli_free_list(side[k], n_side[k]);
+        tb_paths_free(side[k]);
     return rc;
 }

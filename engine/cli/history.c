@@ -34,9 +34,9 @@ static tb_status night_of(const cli_args *a, const char *run_dir, char ***inputs
                           tb_window *win, tb_error *err)
 {
     if (!run_dir)
-        return cli_inputs_of(a->v[OPT_DIR], a->n[OPT_DIR], inputs, n, err);
+        return tb_run_inputs(a->v[OPT_DIR], a->n[OPT_DIR], inputs, n, err);
     tb_window rw;
-    tb_status st = cli_inputs_of(&run_dir, 1, inputs, n, err);
+    tb_status st = tb_run_inputs(&run_dir, 1, inputs, n, err);
     if (!st)
         st = tb_run_spec_window(run_dir, spec_path, &rw, err);
     if (!st && !win->set)
@@ -89,7 +89,7 @@ int cli_cmd_history_add(cli_args *a)
             printf("%s\n", res.label);
         rc = cli_run_end(&run, st, TB_EXIT_OK);
     }
-    cli_free_list(inputs, n_inputs);
+    tb_paths_free(inputs);
     free(spec_path);
     tb_spec_free(spec);
     return rc;
@@ -141,17 +141,12 @@ int cli_cmd_history_list(cli_args *a)
     const char *history = cli_value(a, OPT_HISTORY);
     if (!history)
         return cli_usage_error(a->cmd, "no history: give --history FILE.db");
-    const char *fmt = cli_value(a, OPT_FORMAT);
-    unsigned f = TB_OUT_CONSOLE;
-    if (fmt && !strcmp(fmt, "csv"))
-        f = TB_OUT_CSV;
-    else if (fmt && !strcmp(fmt, "json"))
-        f = TB_OUT_JSON;
-    else if (fmt && strcmp(fmt, "console"))
-        return cli_usage_error(a->cmd, "--format '%s': expected console, csv or json", fmt);
-    cli_run run;
-    int rc = cli_run_start(&run, a, 0);
+    unsigned f;
+    int rc = cli_parse_format(a, TB_OUT_CONSOLE | TB_OUT_CSV | TB_OUT_JSON, &f);
     if (rc >= 0)
+        return rc;
+    cli_run run;
+    if ((rc = cli_run_start(&run, a, 0)) >= 0)
         return rc;
     return cli_run_end(&run, tb_history_list(history, f, stdout, &run.err), TB_EXIT_OK);
 }

@@ -164,62 +164,24 @@ int cli_parse_window_opts(const cli_args *a, cli_run_opts *r)
     if (a->n[OPT_MAX_STEPS] && (rc = cli_count(a, OPT_MAX_STEPS, &r->max_steps)) >= 0)
         return rc;
     const char *u = cli_value(a, OPT_TIMEUNIT);
-    if (u) {
-        if (!strcmp(u, "ns")) r->unit = TB_UNIT_NS;
-        else if (!strcmp(u, "us")) r->unit = TB_UNIT_US;
-        else if (!strcmp(u, "ms")) r->unit = TB_UNIT_MS;
-        else if (!strcmp(u, "s")) r->unit = TB_UNIT_S;
-        else return cli_usage_error(a->cmd, "--timeunit '%s': expected ns, us, ms or s", u);
-    }
-    int has_model = a->n[OPT_MODEL_ID] > 0, has_iter = a->n[OPT_ITERATION_ID] > 0;
-    int has_count = a->n[OPT_ITERATION_COUNT] > 0;
-    if (has_model && (rc = cli_count(a, OPT_MODEL_ID, &r->window.model_id)) >= 0)
-        return rc;
-    if (has_iter && (rc = cli_count(a, OPT_ITERATION_ID, &r->window.iteration_id)) >= 0)
-        return rc;
-    if (has_count && (rc = cli_count(a, OPT_ITERATION_COUNT, &r->window.iteration_count)) >= 0)
-        return rc;
-    if (has_iter && !has_model)
-        return cli_usage_error(a->cmd, "--iteration-id needs --model-id (%lld for step mode)", (long long)TB_STEP_MODEL_ID);
-    if (has_model && !has_iter)
-        return cli_usage_error(a->cmd, "--model-id needs --iteration-id");
-    if (has_count && !has_iter)
-        return cli_usage_error(a->cmd, "--iteration-count needs --model-id and --iteration-id");
-    if (has_count && r->window.iteration_count < 1)
-        return cli_usage_error(a->cmd, "--iteration-count must be at least 1");
-    r->window.set = has_model;
-    if (!has_count)
-        r->window.iteration_count = 1;
+    if (u && tb_unit_parse(u, &r->unit))
+        return cli_usage_error(a->cmd, "--timeunit '%s': expected ns, us, ms or s", u);
+    tb_error err;
+    tb_error_clear(&err);
+    if (tb_window_parse(cli_value(a, OPT_MODEL_ID), cli_value(a, OPT_ITERATION_ID), cli_value(a, OPT_ITERATION_COUNT),
+                        &r->window, &err))
+        return cli_usage_error(a->cmd, "%s", err.message);
     return -1;
 }
 
-/* --shard I/N: parts numbered 0 to N-1, as MPI ranks and job array indexes
- * (--array=0-<N-1>) are. Returns -1 when fine (or not given), else the exit
- * code of the usage error reported. */
 int cli_parse_shard(const cli_args *a, unsigned *index, unsigned *count)
 {
     const char *s = cli_value(a, OPT_SHARD);
+    tb_error err;
+    tb_error_clear(&err);
     *index = *count = 0;
-    if (!s)
-        return -1;
-    char *end = NULL;
-    errno = 0;
-    unsigned long i = strtoul(s, &end, 10), n = 0;
-    int ok = errno == 0 && end != s && *end == '/' && s[0] >= '0' && s[0] <= '9';
-    if (ok) {
-        const char *p = end + 1;
-        errno = 0;
-        n = strtoul(p, &end, 10);
-        ok = errno == 0 && end != p && *end == 0 && p[0] >= '0' && p[0] <= '9';
-    }
-    if (!ok)
-        return cli_usage_error(a->cmd, "--shard '%s': expected I/N, part I (0 to N-1) of N", s);
-    if (n < 1 || n > 1000000)
-        return cli_usage_error(a->cmd, "--shard '%s': N must be 1 to 1000000", s);
-    if (i >= n)
-        return cli_usage_error(a->cmd, "--shard '%s': I must be below N (parts are numbered 0 to %lu)", s, n - 1);
-    *index = (unsigned)i;
-    *count = (unsigned)n;
+    if (s && tb_shard_parse(s, index, count, &err))
+        return cli_usage_error(a->cmd, "--shard %s", err.message);
     return -1;
 }
 
@@ -238,4 +200,16 @@ int cli_parse_formats(const cli_args *a, unsigned allowed, unsigned *out)
     if (a->n[OPT_CSV_SAFE] && *out && !(*out & TB_OUT_CSV))
         return cli_usage_error(a->cmd, "--csv-safe: --format '%s' writes no CSV", list);
     return -1;
+}
+
+int cli_parse_format(const cli_args *a, unsigned allowed, unsigned *out)
+{
+    int rc = a->n[OPT_CSV_SAFE] && !a->n[OPT_FORMAT]
+                 ? cli_usage_error(a->cmd, "--csv-safe: only CSV output has cells to guard (give --format csv)")
+                 : cli_parse_formats(a, allowed, out);
+    if (rc < 0 && (*out & (*out - 1)))
+        return cli_usage_error(a->cmd, "--format '%s': give one format", cli_value(a, OPT_FORMAT));
+    if (rc < 0 && !*out)
+        *out = TB_OUT_CONSOLE;
+    return rc;
 }

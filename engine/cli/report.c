@@ -159,41 +159,19 @@ int cli_cmd_report(cli_args *a)
     return cli_run_end(&run, st, rc);
 }
 
-/* Prints the line of sql holding byte offset off, with a caret under it. */
-static void show_sql_place(const char *sql, int64_t off)
-{
-    size_t len = strlen(sql);
-    if (off < 0 || (size_t)off > len)
-        return;
-    size_t start = (size_t)off, end = (size_t)off;
-    while (start > 0 && sql[start - 1] != '\n')
-        start--;
-    while (end < len && sql[end] != '\n')
-        end++;
-    long line = 1;
-    for (size_t i = 0; i < start; i++)
-        line += sql[i] == '\n';
-    size_t col = 0;
-    for (size_t i = start; i < (size_t)off; i++)
-        col += ((unsigned char)sql[i] & 0xC0) != 0x80;
-    fprintf(stderr, "  %.*s\n  %*s^ line %ld, column %zu\n", (int)(end - start), sql + start, (int)col, "", line,
-            col + 1);
-}
-
 int cli_cmd_query(cli_args *a)
 {
     if (a->n[OPT_DIR] == 0)
         return cli_usage_error(a->cmd, "no input: give -dir PATH");
-    const char *fmt = cli_value(a, OPT_FORMAT) ? cli_value(a, OPT_FORMAT) : "console";
-    if (strcmp(fmt, "console") && strcmp(fmt, "csv") && strcmp(fmt, "json"))
-        return cli_usage_error(a->cmd, "--format '%s': expected console, csv or json", fmt);
-    int console = !strcmp(fmt, "console"), rc;
-    const char *out = cli_value(a, OPT_OUTPUT);
+    unsigned format;
+    int rc = cli_parse_format(a, TB_OUT_CONSOLE | TB_OUT_CSV | TB_OUT_JSON, &format);
+    if (rc >= 0)
+        return rc;
+    int console = format == TB_OUT_CONSOLE;
+    const char *out = cli_value(a, OPT_OUTPUT), *fmt = tb_out_format_name(format);
     if (out && console)
         return cli_usage_error(a->cmd, "%s: the console table goes to stdout; give --format csv or json to write "
                                "a file", a->as_written[OPT_OUTPUT]);
-    if (a->n[OPT_CSV_SAFE] && strcmp(fmt, "csv"))
-        return cli_usage_error(a->cmd, "--csv-safe: only CSV output has cells to guard (give --format csv)");
     int64_t max_rows = 100;
     if (a->n[OPT_MAX_ROWS] && !console)
         return cli_usage_error(a->cmd, "%s: only the console table has a row limit (--format %s writes every row)",
@@ -212,7 +190,7 @@ int cli_cmd_query(cli_args *a)
         .run = {.unit = run.ro.unit, .params = a->v[OPT_PARAM], .n_params = a->n[OPT_PARAM],
                 .max_steps = run.ro.max_steps, .note = cli_on_note, .ctx = &run},
         .sql = a->pos[0],
-        .format = !strcmp(fmt, "csv") ? TB_OUT_CSV : !strcmp(fmt, "json") ? TB_OUT_JSON : TB_OUT_CONSOLE,
+        .format = format,
         .out_path = out,
         .out = stdout,
         .max_rows = (size_t)max_rows,
@@ -224,7 +202,13 @@ int cli_cmd_query(cli_args *a)
     if (st != TB_OK && !run.err.file[0] && run.err.offset >= 0) {
         /* an error SQLite places in the statement: show where */
         cli_print_error(&run.err);
-        show_sql_place(a->pos[0], run.err.offset);
+        size_t k = 2 * strlen(a->pos[0]) + 64; /* the line, as many blanks, the caret's words */
+        char *place = malloc(k);
+        if (place) {
+            tb_text_place(a->pos[0], run.err.offset, place, k);
+            fputs(place, stderr);
+        }
+        free(place);
         return cli_run_end(&run, TB_OK, cli_exit_code(st));
     }
     return cli_run_end(&run, st, TB_EXIT_OK);

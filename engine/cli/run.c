@@ -7,7 +7,6 @@
  * starts a run, calls one verb of the engine and ends the run.
  */
 #define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -186,42 +185,19 @@ int cli_run_end(cli_run *r, tb_status st, int rc)
     return rc;
 }
 
-/* A size: digits, then K, M, G or T (powers of 1024) or nothing (bytes). */
-static int parse_size(const char *s, int64_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    double x = strtod(s, &end);
-    if (errno || end == s || !(x > 0))
-        return -1;
-    static const char units[] = "KMGT";
-    const char *u = *end ? strchr(units, *end) : NULL;
-    if (*end && (!u || end[1]))
-        return -1;
-    if (u)
-        for (const char *p = units; p <= u; p++)
-            x *= 1024;
-    if (x < 1 || x > 9.0e18)
-        return -1;
-    *out = (int64_t)x;
-    return 0;
-}
-
 int cli_apply_limits(const cli_args *a)
 {
+    static const struct { cli_opt_id id; tb_limit_kind kind; const char *expected; } opts[] = {
+        {OPT_MAX_CPU_TIME, TB_LIMIT_CPU_SECONDS, "a positive number of seconds"},
+        {OPT_MAX_MEMORY, TB_LIMIT_MEMORY, "a size such as 512M or 2G"},
+        {OPT_MAX_TEMP, TB_LIMIT_TEMP, "a size such as 512M or 2G"}};
     tb_limits l = {0};
-    const char *v;
-    if ((v = cli_value(a, OPT_MAX_CPU_TIME))) {
-        char *end = NULL;
-        errno = 0;
-        l.cpu_seconds = strtod(v, &end);
-        if (errno || end == v || *end || !(l.cpu_seconds > 0) || l.cpu_seconds > 1e9)
-            return cli_usage_error(a->cmd, "--max-cpu-time '%s': expected a positive number of seconds", v);
+    for (size_t k = 0; k < sizeof opts / sizeof opts[0]; k++) {
+        const char *v = cli_value(a, opts[k].id);
+        if (v && tb_limits_read(&l, opts[k].kind, v))
+            return cli_usage_error(a->cmd, "%.*s '%s': expected %s", (int)strcspn(a->as_written[opts[k].id], "="),
+                                   a->as_written[opts[k].id], v, opts[k].expected);
     }
-    if ((v = cli_value(a, OPT_MAX_MEMORY)) && parse_size(v, &l.memory_bytes))
-        return cli_usage_error(a->cmd, "--max-memory '%s': expected a size such as 512M or 2G", v);
-    if ((v = cli_value(a, OPT_MAX_TEMP)) && parse_size(v, &l.temp_bytes))
-        return cli_usage_error(a->cmd, "--max-temp '%s': expected a size such as 512M or 2G", v);
     tb_error err;
     tb_error_clear(&err);
     if (tb_limits_set(&l, &err)) {
@@ -229,25 +205,4 @@ int cli_apply_limits(const cli_args *a)
         return cli_exit_code(err.code);
     }
     return -1;
-}
-
-tb_status cli_inputs_of(const char *const *given, size_t n, char ***out, size_t *n_out, tb_error *err)
-{
-    *out = NULL;
-    *n_out = 0;
-    if (n == 1 && tb_run_folder(given[0]))
-        return tb_run_inputs(given[0], out, n_out, err);
-    if (!(*out = calloc(n ? n : 1, sizeof **out)))
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    for (; *n_out < n; (*n_out)++)
-        if (!((*out)[*n_out] = strdup(given[*n_out])))
-            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    return TB_OK;
-}
-
-void cli_free_list(char **v, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(v[i]);
-    free(v);
 }

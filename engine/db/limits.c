@@ -19,6 +19,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "db/limits.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -222,6 +223,42 @@ static void apply(const tb_limits *l)
     cur.temp_bytes = temp_set ? l->temp_bytes : half;
     sqlite3_hard_heap_limit64(cur.memory_bytes);
     atomic_store(&temp_max, cur.temp_bytes);
+}
+
+/* A size: digits, then K, M, G or T (powers of 1024) or nothing (bytes). */
+static int read_size(const char *s, int64_t *out)
+{
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (errno || end == s || !(x > 0))
+        return -1;
+    static const char units[] = "KMGT";
+    const char *u = *end ? strchr(units, *end) : NULL;
+    if (*end && (!u || end[1]))
+        return -1;
+    if (u)
+        for (const char *p = units; p <= u; p++)
+            x *= 1024;
+    if (x < 1 || x > 9.0e18)
+        return -1;
+    *out = (int64_t)x;
+    return 0;
+}
+
+int tb_limits_read(tb_limits *l, tb_limit_kind which, const char *text)
+{
+    if (which == TB_LIMIT_MEMORY)
+        return read_size(text, &l->memory_bytes);
+    if (which == TB_LIMIT_TEMP)
+        return read_size(text, &l->temp_bytes);
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(text, &end);
+    if (errno || end == text || *end || !(x > 0) || x > 1e9)
+        return -1;
+    l->cpu_seconds = x;
+    return 0;
 }
 
 tb_status tb_limits_set(const tb_limits *l, tb_error *err)

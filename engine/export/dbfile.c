@@ -127,6 +127,29 @@ static tb_status into_folder(tb_session *s, const tb_db_export_options *o, char 
     return st;
 }
 
+tb_status tb_shard_parse(const char *s, unsigned *index, unsigned *count, tb_error *err)
+{
+    char *end = NULL;
+    errno = 0;
+    unsigned long i = strtoul(s, &end, 10), n = 0;
+    int ok = errno == 0 && end != s && *end == '/' && s[0] >= '0' && s[0] <= '9';
+    if (ok) {
+        const char *p = end + 1;
+        errno = 0;
+        n = strtoul(p, &end, 10);
+        ok = errno == 0 && end != p && *end == 0 && p[0] >= '0' && p[0] <= '9';
+    }
+    if (!ok)
+        return tb_error_set(err, TB_ERR_USAGE, "'%s': expected I/N, part I (0 to N-1) of N", s);
+    if (n < 1 || n > 1000000)
+        return tb_error_set(err, TB_ERR_USAGE, "'%s': N must be 1 to 1000000", s);
+    if (i >= n)
+        return tb_error_set(err, TB_ERR_USAGE, "'%s': I must be below N (parts are numbered 0 to %lu)", s, n - 1);
+    *index = (unsigned)i;
+    *count = (unsigned)n;
+    return TB_OK;
+}
+
 tb_status tb_export_db(tb_session *s, const tb_db_export_options *o, char *final, size_t n, tb_load_result *res,
                        tb_error *err)
 {

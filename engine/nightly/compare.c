@@ -1251,6 +1251,34 @@ static tb_status write_manifest(sqlite3 *db, const tb_compare_job *job, const tb
     return nightly_manifest(job->out_dir, meta, job->written, job->ctx, err);
 }
 
+/* v with the digits of its column (decimals >= 0: fixed, trailing zeros dropped; else %g's 10). */
+static void change_value(char *buf, size_t n, double v, int decimals)
+{
+    if (decimals < 0) {
+        snprintf(buf, n, "%.10g", v);
+        return;
+    }
+    snprintf(buf, n, "%.*f", decimals, v);
+    char *dot = strchr(buf, '.');
+    if (!dot)
+        return;
+    char *e = buf + strlen(buf);
+    while (e > dot + 1 && e[-1] == '0')
+        *--e = 0;
+    if (e == dot + 1)
+        *dot = 0;
+}
+
+void tb_compare_change_text(const tb_compare_change *c, char *buf, size_t n)
+{
+    char b[48], v[48], r[32] = "";
+    change_value(b, sizeof b, c->base, c->decimals);
+    change_value(v, sizeof v, c->value, c->decimals);
+    if (c->ratio == c->ratio)
+        snprintf(r, sizeof r, " (x%.4f)", c->ratio);
+    snprintf(buf, n, "%s: %s: %s %s -> %s%s", c->report, c->key, c->column, b, v, r);
+}
+
 tb_status tb_compare_write(tb_session *base, tb_session *new, const tb_compare_job *job, tb_compare_result *res,
                            tb_error *err)
 {

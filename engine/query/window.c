@@ -34,6 +34,7 @@
  * Tables without a rankId or a time (strings, enums, metadata, summaries
  * copied from the input) are not filtered.
  */
+#include <errno.h>
 #include <inttypes.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -692,6 +693,45 @@ done:
     sqlite3_finalize(st);
     sqlite3_finalize(ins);
     return rc;
+}
+
+/* A non-negative decimal into *out, or TB_ERR_USAGE naming the option. */
+static tb_status window_number(const char *opt, const char *s, int64_t *out, tb_error *err)
+{
+    char *end = NULL;
+    errno = 0;
+    long long x = strtoll(s, &end, 10);
+    if (errno || end == s || *end || x < 0)
+        return tb_error_set(err, TB_ERR_USAGE, "%s '%s': expected a non-negative integer", opt, s);
+    *out = x;
+    return TB_OK;
+}
+
+tb_status tb_window_parse(const char *model, const char *iteration, const char *count, tb_window *w,
+                          tb_error *err)
+{
+    memset(w, 0, sizeof *w);
+    w->iteration_count = 1;
+    tb_status st = TB_OK;
+    if (model)
+        st = window_number("--model-id", model, &w->model_id, err);
+    if (!st && iteration)
+        st = window_number("--iteration-id", iteration, &w->iteration_id, err);
+    if (!st && count)
+        st = window_number("--iteration-count", count, &w->iteration_count, err);
+    if (st)
+        return st;
+    if (iteration && !model)
+        return tb_error_set(err, TB_ERR_USAGE, "--iteration-id needs --model-id (%lld for step mode)",
+                            (long long)TB_STEP_MODEL_ID);
+    if (model && !iteration)
+        return tb_error_set(err, TB_ERR_USAGE, "--model-id needs --iteration-id");
+    if (count && !iteration)
+        return tb_error_set(err, TB_ERR_USAGE, "--iteration-count needs --model-id and --iteration-id");
+    if (w->iteration_count < 1)
+        return tb_error_set(err, TB_ERR_USAGE, "--iteration-count must be at least 1");
+    w->set = model != NULL;
+    return TB_OK;
 }
 
 tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_error *err)

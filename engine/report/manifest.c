@@ -23,6 +23,7 @@
 #include "report/manifest.h"
 #include "scale/scale.h"
 #include "tracebook/db.h"
+#include "tracebook/load.h"
 #include "tracebook/report.h"
 #include "tracebook/version.h"
 
@@ -169,7 +170,8 @@ static tb_status load_run(const char *dir, json_t **m, tb_error *err)
     return tb_error_at(err, TB_ERR_PARSE, at, je.line, je.column, -1, "%s", je.text);
 }
 
-tb_status tb_run_inputs(const char *dir, char ***out, size_t *n, tb_error *err)
+/* dir's inputs (see tb_run_inputs): a NULL-terminated array. */
+static tb_status folder_inputs(const char *dir, char ***out, size_t *n, tb_error *err)
 {
     *out = NULL;
     *n = 0;
@@ -185,7 +187,7 @@ tb_status tb_run_inputs(const char *dir, char ***out, size_t *n, tb_error *err)
         struct stat sb;
         size_t k = strlen(dir) + strlen(kept) + 2;
         char *p = malloc(k);
-        if (!p || !(*out = calloc(1, sizeof **out))) {
+        if (!p || !(*out = calloc(2, sizeof **out))) {
             free(p);
             st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
             goto done;
@@ -204,7 +206,7 @@ tb_status tb_run_inputs(const char *dir, char ***out, size_t *n, tb_error *err)
         st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "no 'inputs' list: not the folder of a report run");
         goto done;
     }
-    if (!(*out = calloc(json_array_size(in), sizeof **out))) {
+    if (!(*out = calloc(json_array_size(in) + 1, sizeof **out))) {
         st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -240,6 +242,24 @@ done:
     }
     json_decref(m);
     return st;
+}
+
+tb_status tb_run_inputs(const char *const *given, size_t n, char ***out, size_t *n_out, tb_error *err)
+{
+    *out = NULL;
+    *n_out = 0;
+    if (n == 1 && tb_run_folder(given[0]))
+        return folder_inputs(given[0], out, n_out, err);
+    if (!(*out = calloc(n + 1, sizeof **out)))
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    for (; *n_out < n; (*n_out)++)
+        if (!((*out)[*n_out] = strdup(given[*n_out]))) {
+            tb_paths_free(*out);
+            *out = NULL;
+            *n_out = 0;
+            return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        }
+    return TB_OK;
 }
 
 int tb_run_folder(const char *path)

@@ -48,6 +48,28 @@ tb_status tb_error_at(tb_error *err, tb_status code, const char *file, long line
     return code;
 }
 
+void tb_text_place(const char *text, int64_t off, char *buf, size_t n)
+{
+    size_t len = strlen(text);
+    if (n)
+        buf[0] = 0;
+    if (off < 0 || (size_t)off > len)
+        return;
+    size_t start = (size_t)off, end = (size_t)off;
+    while (start > 0 && text[start - 1] != '\n')
+        start--;
+    while (end < len && text[end] != '\n')
+        end++;
+    long line = 1;
+    for (size_t i = 0; i < start; i++)
+        line += text[i] == '\n';
+    size_t col = 0;
+    for (size_t i = start; i < (size_t)off; i++)
+        col += ((unsigned char)text[i] & 0xC0) != 0x80;
+    snprintf(buf, n, "  %.*s\n  %*s^ line %ld, column %zu\n", (int)(end - start), text + start, (int)col, "", line,
+             col + 1);
+}
+
 const char *tb_strerror(tb_status code)
 {
     switch (code) {

@@ -74,6 +74,17 @@ typedef struct tb_limits {
  */
 tb_status tb_limits_set(const tb_limits *l, tb_error *err);
 
+/* Which limit tb_limits_read sets. */
+typedef enum tb_limit_kind { TB_LIMIT_CPU_SECONDS, TB_LIMIT_MEMORY, TB_LIMIT_TEMP } tb_limit_kind;
+
+/*
+ * Sets one limit of l from its text as a user writes it: a positive number
+ * of seconds for the CPU time; for the sizes digits (a fraction allowed)
+ * then K, M, G or T (powers of 1024), or nothing for bytes ("512M", "2G").
+ * Returns 0, or -1 (l unchanged) when the text is not such a value.
+ */
+int tb_limits_read(tb_limits *l, tb_limit_kind which, const char *text);
+
 /* The limits in force, defaults resolved (cpu_seconds: the fixed part of
  * its default when not set: see tb_limits). Sets the defaults first when
  * tb_limits_set was never called. */

@@ -76,6 +76,13 @@ void tb_temp_cleanup(void);
 int tb_temp_folder(const char *path, char *out, size_t n);
 
 /*
+ * Where byte offset off of text is, for a message: the line of text holding
+ * it and a caret under it, "  LINE\n  ^ line L, column C\n" (columns count
+ * characters, not bytes), into buf. Writes "" when off is not in text.
+ */
+void tb_text_place(const char *text, int64_t off, char *buf, size_t n);
+
+/*
  * The name of cands[0..n) nearest to word when word is a likely typo of it
  * (within one edit for a short word, two from 6 characters, three from 12;
  * NULL entries are skipped), else NULL. Borrowed from cands. For "did you

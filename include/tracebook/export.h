@@ -32,6 +32,10 @@ typedef struct tb_db_export_options {
     unsigned shard_index, shard_count;
 } tb_db_export_options;
 
+/* Reads a shard as a user writes it, "I/N": part I (0 to N-1, as MPI ranks and job array
+ * indexes are numbered) of N (1 to 1000000). TB_ERR_USAGE naming the text otherwise. */
+tb_status tb_shard_parse(const char *text, unsigned *index, unsigned *count, tb_error *err);
+
 tb_status tb_export_db(tb_session *s, const tb_db_export_options *o, char *final, size_t n, tb_load_result *res,
                        tb_error *err);
 

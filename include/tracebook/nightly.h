@@ -51,6 +51,10 @@ typedef struct tb_compare_change {
     int decimals;                    /* digits after the point that keep the column's precision (ns of a time) */
 } tb_compare_change;
 
+/* One change as a line of text: "REPORT: KEY: COLUMN BASE -> NEW (xRATIO)", the values to their
+ * column's precision (trailing zeros dropped), the ratio to 4 decimals (left out when base is 0). */
+void tb_compare_change_text(const tb_compare_change *c, char *buf, size_t n);
+
 #define TB_COMPARE_TOP 10
 
 typedef struct tb_compare_result {

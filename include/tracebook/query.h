@@ -35,6 +35,16 @@ typedef struct tb_window {
 } tb_window;
 
 /*
+ * Reads a window as a user writes it: the model, first iteration and count
+ * as decimal texts, each NULL when not given (none given: the whole run,
+ * set 0; count not given: 1). An iteration needs a model and a model an
+ * iteration; a count needs both. TB_ERR_USAGE naming the option
+ * (--model-id, --iteration-id, --iteration-count) otherwise.
+ */
+tb_status tb_window_parse(const char *model, const char *iteration, const char *count, tb_window *w,
+                          tb_error *err);
+
+/*
  * Opens the sink for one output of one report. format is one tb_out_format
  * bit; label is the window's iteration label ("" without a window). Returns
  * the new sink in *out (the runner destroys it), or *out = NULL to skip the

@@ -82,14 +82,15 @@ int tb_run_folder(const char *path);
 tb_status tb_run_spec_window(const char *dir, char **spec, tb_window *w, tb_error *err);
 
 /*
- * The inputs of an earlier report run: the DB it kept (`trace_db` of
- * dir/tracebook_run.json, dir/tracebook_trace.db) when it is there, else the
- * `inputs` of dir/tracebook_run.json.
- * A relative input is taken as written (the earlier run's working directory)
- * when it exists, else relative to dir. Returns new strings in a new array
- * in *out (free each and the array with free), *n their count.
+ * The inputs a run stands for: given as they are, or, when given is one
+ * earlier report run's output folder (tb_run_folder), the inputs it
+ * recorded: the DB it kept (`trace_db` of tracebook_run.json,
+ * dir/tracebook_trace.db) when it is there, else its `inputs`. A relative
+ * input is taken as written (the earlier run's working directory) when it
+ * exists, else relative to the folder. A new NULL-terminated array of new
+ * strings in *out (free with tb_paths_free), *n_out their count.
  */
-tb_status tb_run_inputs(const char *dir, char ***out, size_t *n, tb_error *err);
+tb_status tb_run_inputs(const char *const *given, size_t n, char ***out, size_t *n_out, tb_error *err);
 
 /*
  * Writes the `info` summary of the session's DB to f, titled by what the

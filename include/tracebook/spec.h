@@ -25,6 +25,8 @@ typedef enum tb_time_unit { TB_UNIT_NS = 0, TB_UNIT_US = 3, TB_UNIT_MS = 6, TB_U
 
 /* The name of a time unit ("ns", "us", "ms", "s"); static. */
 const char *tb_unit_name(tb_time_unit unit);
+/* The unit a name ("ns", "us", "ms", "s") stands for into *out: 0, or -1 for another name. */
+int tb_unit_parse(const char *name, tb_time_unit *out);
 
 typedef enum tb_param_type { TB_PARAM_INT, TB_PARAM_REAL, TB_PARAM_TEXT, TB_PARAM_BOOL } tb_param_type;
 

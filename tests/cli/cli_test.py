@@ -1984,6 +1984,11 @@ def _(t):
     t.expect(t.run(base + ["--model-id", "4294967295"]), 2, out="", err=first % "--model-id needs --iteration-id")
     t.expect(t.run(base + ["--model-id", "4294967295", "--iteration-id", "9", "--iteration-count", "0"]), 2,
              out="", err=first % "--iteration-count must be at least 1")
+    t.expect(t.run(base + ["--max-memory", "2GB"]), 2, out="",
+             err=first % "--max-memory '2GB': expected a size such as 512M or 2G")
+    t.expect(t.run(base + ["--max-temp=0"]), 2, out="", err=first % "--max-temp '0': expected a size such as 512M or 2G")
+    t.expect(t.run(base + ["--max-cpu-time", "5s"]), 2, out="",
+             err=first % "--max-cpu-time '5s': expected a positive number of seconds")
     t.expect(t.run(base + ["--model-id", "5", "--iteration-id", "1"]), 2, out="",
              err="tracebook: error: --model-id 5: no such model; the data has: step mode, model 4294967295 "
                  "(steps %d-%d)\n" % (steps[0], steps[-1]))

@@ -2,7 +2,10 @@
 /*
  * test_util.c - the shared helpers of engine/util/: string predicates and
  * the edit distance behind "did you mean", sorting and binary search,
- * growing arrays, the id map and the hash functions, with known answers.
+ * growing arrays, the id map and the hash functions, with known answers;
+ * and the values the command reads as a user writes them (limits, units,
+ * windows, shards) and the texts it prints from the engine (a place in a
+ * statement, a regression's line).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -10,10 +13,15 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "tracebook/db.h"
 #include "tracebook/error.h"
+#include "tracebook/export.h"
+#include "tracebook/nightly.h"
+#include "tracebook/query.h"
 #include "util/hash.h"
 #include "util/idmap.h"
 #include "util/sort.h"
@@ -172,12 +180,73 @@ static void hashes(void **state)
     assert_true(hash_mix64(1) != hash_mix64(2));
 }
 
+static void user_texts(void **state)
+{
+    (void)state;
+    char buf[256];
+    tb_text_place("SELECT x,\n  nme AS y", 12, buf, sizeof buf);
+    assert_string_equal(buf, "    nme AS y\n    ^ line 2, column 3\n");
+    tb_text_place("a\u00e9b", 3, buf, sizeof buf); /* a column counts characters, not bytes */
+    assert_string_equal(buf, "  a\u00e9b\n    ^ line 1, column 3\n");
+    tb_text_place("abc", 4, buf, sizeof buf);
+    assert_string_equal(buf, "");
+
+    tb_limits l = {0};
+    assert_int_equal(0, tb_limits_read(&l, TB_LIMIT_MEMORY, "2G"));
+    assert_int_equal(2LL << 30, l.memory_bytes);
+    assert_int_equal(0, tb_limits_read(&l, TB_LIMIT_TEMP, "0.5K"));
+    assert_int_equal(512, l.temp_bytes);
+    assert_int_equal(0, tb_limits_read(&l, TB_LIMIT_CPU_SECONDS, "1.5"));
+    assert_true(l.cpu_seconds == 1.5);
+    const char *bad[] = {"", "2X", "2GB", "-1", "0", "0.1", "1e30", "G"};
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        assert_int_equal(-1, tb_limits_read(&l, TB_LIMIT_MEMORY, bad[i]));
+    assert_int_equal(-1, tb_limits_read(&l, TB_LIMIT_CPU_SECONDS, "5s"));
+    assert_int_equal(-1, tb_limits_read(&l, TB_LIMIT_CPU_SECONDS, "0"));
+    assert_int_equal(2LL << 30, l.memory_bytes); /* unchanged by the failures */
+
+    tb_time_unit u = TB_UNIT_NS;
+    assert_int_equal(0, tb_unit_parse("ms", &u));
+    assert_int_equal(TB_UNIT_MS, u);
+    assert_int_equal(-1, tb_unit_parse("min", &u));
+
+    tb_window w;
+    tb_error err;
+    tb_error_clear(&err);
+    assert_int_equal(TB_OK, tb_window_parse(NULL, NULL, NULL, &w, &err));
+    assert_int_equal(0, w.set);
+    assert_int_equal(TB_OK, tb_window_parse("4294967295", "3", NULL, &w, &err));
+    assert_true(w.set && w.model_id == TB_STEP_MODEL_ID && w.iteration_id == 3 && w.iteration_count == 1);
+    assert_int_equal(TB_ERR_USAGE, tb_window_parse(NULL, "3", NULL, &w, &err));
+    assert_string_equal(err.message, "--iteration-id needs --model-id (4294967295 for step mode)");
+    assert_int_equal(TB_ERR_USAGE, tb_window_parse("1", "1", "0", &w, &err));
+    assert_string_equal(err.message, "--iteration-count must be at least 1");
+    assert_int_equal(TB_ERR_USAGE, tb_window_parse("1", "x", NULL, &w, &err));
+    assert_string_equal(err.message, "--iteration-id 'x': expected a non-negative integer");
+
+    unsigned i = 9, n = 9;
+    assert_int_equal(TB_OK, tb_shard_parse("3/4", &i, &n, &err));
+    assert_true(i == 3 && n == 4);
+    assert_int_equal(TB_ERR_USAGE, tb_shard_parse("4/4", &i, &n, &err));
+    assert_string_equal(err.message, "'4/4': I must be below N (parts are numbered 0 to 3)");
+    assert_int_equal(TB_ERR_USAGE, tb_shard_parse("1/+4", &i, &n, &err));
+
+    tb_compare_change c = {.report = "top_kernels", .key = "MatMul", .column = "Avg Time(us)", .base = 1917.653,
+                           .value = 2557.43, .ratio = 2557.43 / 1917.653, .decimals = 3};
+    tb_compare_change_text(&c, buf, sizeof buf);
+    assert_string_equal(buf, "top_kernels: MatMul: Avg Time(us) 1917.653 -> 2557.43 (x1.3336)");
+    c.ratio = NAN;
+    c.base = 0;
+    tb_compare_change_text(&c, buf, sizeof buf);
+    assert_string_equal(buf, "top_kernels: MatMul: Avg Time(us) 0 -> 2557.43");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(string_predicates), cmocka_unit_test(suggestions), cmocka_unit_test(sorting),
         cmocka_unit_test(binary_search),     cmocka_unit_test(growing_array), cmocka_unit_test(id_map),
-        cmocka_unit_test(hashes),
+        cmocka_unit_test(hashes),           cmocka_unit_test(user_texts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
