@@ -190,6 +190,7 @@ struct gen {
     struct out o;
     /* torch_npu_dir: kernel_details.csv and step_trace_time.csv beside the trace */
     int csv;
+    void (*step_done)(struct gen *g); /* after each step written for real (the CSV rows), or NULL */
     int cut;                    /* this step ran out of units */
     uint64_t step_no, step_p0;  /* the step's number and host start */
     uint64_t bubble;            /* the step's receive time (hcom_receive) */
@@ -298,7 +299,6 @@ void k_footer(struct gen *g);
 /* ------------------------------------------------------------------------ */
 /* gen_torch_npu.c, gen_run.c: directories, the driver, a whole trace.      */
 
-void csv_step(struct gen *g);
 int write_dir(struct gen *g, const char *dir);
 
 void gen_init(struct gen *g);

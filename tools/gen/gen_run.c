@@ -88,8 +88,8 @@ static uint64_t run_step(struct gen *g, uint64_t limit, int dry)
     else
         k_step(g);
     g->dry = 0;
-    if (!dry && g->csv)
-        csv_step(g);
+    if (!dry && g->step_done)
+        g->step_done(g);
     return g->n - n0;
 }
 

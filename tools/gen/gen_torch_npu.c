@@ -211,7 +211,7 @@ static void st_row(struct gen *g)
 }
 
 /* After a step is written: its kernel_details rows, and its step trace if complete. */
-void csv_step(struct gen *g)
+static void csv_step(struct gen *g)
 {
     size_t i;
 
@@ -334,6 +334,7 @@ int write_dir(struct gen *g, const char *dir)
         return EXIT_IO;
     g->kind = ASCEND;
     g->csv = 1;
+    g->step_done = csv_step;
     for (r = 0; r < g->ranks && rc == EXIT_OK; r++) {
         char name[64], base[4096], out[4096], trace[4096], kd[4096], st[4096], info[4096];
         int rc2;
