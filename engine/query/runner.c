@@ -154,27 +154,6 @@ static const struct { const char *suffix; tb_col_type type; } col_types[] = {
     {"rank", TB_COL_RANK},
 };
 
-const char *tb_unit_name(tb_time_unit u)
-{
-    switch (u) {
-    case TB_UNIT_NS: return "ns";
-    case TB_UNIT_US: return "us";
-    case TB_UNIT_MS: return "ms";
-    default: return "s";
-    }
-}
-
-int tb_unit_parse(const char *name, tb_time_unit *out)
-{
-    static const tb_time_unit units[] = {TB_UNIT_NS, TB_UNIT_US, TB_UNIT_MS, TB_UNIT_S};
-    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-        if (!strcmp(name, tb_unit_name(units[i]))) {
-            *out = units[i];
-            return 0;
-        }
-    return -1;
-}
-
 /* Does s read like a type suffix: letters and digits, '_', then letters or '%' ("ratio_pct")? */
 static int looks_like_type(const char *s)
 {

@@ -5,7 +5,8 @@
  * those reports allow (tracebook/spec.h): a run whose every report is
  * rank- or cluster-scope needs no DB of every rank, so a session over
  * shards or processes runs them where the ranks are
- * (docs/scale-out.md#report-scopes).
+ * (docs/scale-out.md#report-scopes). And the names of the time units a
+ * run's typed columns are given in (tb_unit_name, tb_unit_parse).
  */
 #include <string.h>
 
@@ -90,4 +91,25 @@ unsigned tb_specs_outputs(const tb_spec *const *specs, size_t n)
             out |= specs[s]->reports[k].outputs;
     }
     return out;
+}
+
+const char *tb_unit_name(tb_time_unit u)
+{
+    switch (u) {
+    case TB_UNIT_NS: return "ns";
+    case TB_UNIT_US: return "us";
+    case TB_UNIT_MS: return "ms";
+    default: return "s";
+    }
+}
+
+int tb_unit_parse(const char *name, tb_time_unit *out)
+{
+    static const tb_time_unit units[] = {TB_UNIT_NS, TB_UNIT_US, TB_UNIT_MS, TB_UNIT_S};
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+        if (!strcmp(name, tb_unit_name(units[i]))) {
+            *out = units[i];
+            return 0;
+        }
+    return -1;
 }
