@@ -139,9 +139,6 @@ extern const cli_env cli_envs[];
 extern const size_t cli_n_envs;
 extern const char cli_about[];   /* what tracebook is, one paragraph ('\n' breaks) */
 
-/* The command named by words (e.g. "export db"), or NULL. */
-const cli_command *cli_find(const char *name);
-
 /* help.c: help and messages. */
 /*
  * Finds the command that argv starts with. *used gets the number of words
@@ -162,6 +159,9 @@ void cli_print_error(const tb_error *e);
  * code to end with (help printed, or a usage error reported). */
 int cli_parse(const cli_command *cmd, int argc, char **argv, cli_args *a);
 void cli_args_free(cli_args *a);
+/* -o DIR of a command that writes a folder of files into *dir ("." when not given); "-" is a
+ * usage error. Returns -1 when fine, else the exit code of the usage error reported. */
+int cli_out_dir(const cli_args *a, const char **dir);
 /* The one value of a single-valued option, or NULL. Borrowed from argv. */
 const char *cli_value(const cli_args *a, cli_opt_id id);
 /* Parses a non-negative integer option value; a usage error otherwise. Returns -1 when fine. */

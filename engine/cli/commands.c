@@ -9,8 +9,6 @@
  * fails when the checked-in man page or completion differ from what the
  * table gives.
  */
-#include <string.h>
-
 #include "cli.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
@@ -492,11 +490,3 @@ const char cli_about[] =
     "tracebook loads accelerator profile data (Ascend msprof/torch_npu timelines,\n"
     "PyTorch Kineto traces) into one msprof-compatible SQLite trace DB and runs\n"
     "report specs over it.";
-
-const cli_command *cli_find(const char *name)
-{
-    for (size_t i = 0; i < cli_n_commands; i++)
-        if (!strcmp(cli_commands[i].name, name))
-            return &cli_commands[i];
-    return NULL;
-}

@@ -23,7 +23,7 @@
 static int refuses_output(const cli_args *a, const char *out_dir)
 {
     char out_real[PATH_MAX], side_real[PATH_MAX];
-    if (!realpath(out_dir ? out_dir : ".", out_real))
+    if (!realpath(out_dir, out_real))
         return -1;
     const char *const *sides[2] = {a->v[OPT_BASE], a->v[OPT_NEW]};
     size_t ns[2] = {a->n[OPT_BASE], a->n[OPT_NEW]};
@@ -31,7 +31,7 @@ static int refuses_output(const cli_args *a, const char *out_dir)
         if (ns[k] == 1 && tb_run_folder(sides[k][0]) && realpath(sides[k][0], side_real) &&
             !strcmp(out_real, side_real))
             return cli_usage_error(a->cmd, "-o %s would replace the tracebook_run.json of the %s run: write the "
-                                   "comparison elsewhere", out_dir ? out_dir : ".", k ? "new" : "base");
+                                   "comparison elsewhere", out_dir, k ? "new" : "base");
     return -1;
 }
 
@@ -93,13 +93,11 @@ int cli_cmd_compare(cli_args *a)
         return cli_usage_error(a->cmd, "compare needs both runs: give -base PATH and -new PATH");
     if (a->n[OPT_SPEC] == 0)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
-    const char *out_dir = cli_value(a, OPT_OUTPUT);
+    const char *out_dir;
     unsigned formats;
     int rc = cli_parse_formats(a, TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX | TB_OUT_HTML, &formats);
-    if (rc >= 0)
+    if (rc >= 0 || (rc = cli_out_dir(a, &out_dir)) >= 0)
         return rc;
-    if (out_dir && !strcmp(out_dir, "-"))
-        return cli_usage_error(a->cmd, "-o -: compare writes a directory of files; give a directory");
     cli_args ra;
     cli_run run;
     if ((rc = side_window_args(a, &ra)) >= 0 || (rc = refuses_output(a, out_dir)) >= 0 ||
@@ -119,7 +117,7 @@ int cli_cmd_compare(cli_args *a)
             rc = cli_run_session(&run, (const char *const *)side[k], n_side[k], &win[k], 0, &ss[k]);
     if (rc < 0) {
         tb_compare_job job = {.spec = run.specs[0], .unit = run.ro.unit, .max_steps = run.ro.max_steps,
-                              .formats = formats, .csv_safe = a->n[OPT_CSV_SAFE] > 0, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
+                              .formats = formats, .csv_safe = a->n[OPT_CSV_SAFE] > 0, .out_dir = out_dir, .written = cli_on_written,
                               .note = cli_on_note, .ctx = &run};
         tb_compare_result res = {0};
         if (st == TB_OK)

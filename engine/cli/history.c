@@ -111,14 +111,14 @@ int cli_cmd_history_report(cli_args *a)
     unsigned formats;
     if ((rc = cli_parse_formats(a, TB_OUT_CSV | TB_OUT_JSON | TB_OUT_XLSX | TB_OUT_HTML, &formats)) >= 0)
         return rc;
-    const char *out_dir = cli_value(a, OPT_OUTPUT);
-    if (out_dir && !strcmp(out_dir, "-"))
-        return cli_usage_error(a->cmd, "-o -: history report writes a directory of files; give a directory");
+    const char *out_dir;
+    if ((rc = cli_out_dir(a, &out_dir)) >= 0)
+        return rc;
     cli_run run;
     if ((rc = cli_run_start(&run, a, RUN_SPECS)) >= 0)
         return rc;
     tb_history_report_job job = {.history = history, .spec = run.specs[0], .last = last, .unit = run.ro.unit,
-                                 .formats = formats, .csv_safe = a->n[OPT_CSV_SAFE] > 0, .out_dir = out_dir ? out_dir : ".", .written = cli_on_written,
+                                 .formats = formats, .csv_safe = a->n[OPT_CSV_SAFE] > 0, .out_dir = out_dir, .written = cli_on_written,
                                  .note = cli_on_note, .ctx = &run};
     tb_history_result res;
     tb_status st = tb_history_report(&job, &res, &run.err);

@@ -134,6 +134,15 @@ void cli_args_free(cli_args *a)
     a->store = NULL;
 }
 
+int cli_out_dir(const cli_args *a, const char **dir)
+{
+    const char *v = cli_value(a, OPT_OUTPUT);
+    *dir = v ? v : ".";
+    if (v && !strcmp(v, "-"))
+        return cli_usage_error(a->cmd, "-o -: %s writes a directory of files; give a directory", a->cmd->name);
+    return -1;
+}
+
 const char *cli_value(const cli_args *a, cli_opt_id id)
 {
     return a->n[id] ? a->v[id][0] : NULL;

@@ -54,7 +54,7 @@ static int fail_severity(const cli_args *a)
 /* The options of report that need no run: -1 when fine, else the exit code of the usage error. */
 static int check_report(const cli_args *a, unsigned *out)
 {
-    const char *out_dir = cli_value(a, OPT_OUTPUT);
+    const char *out_dir;
     if (a->n[OPT_DIR] && a->n[OPT_SPEC] == 0)
         return cli_usage_error(a->cmd, "no spec: give --spec FILE (built-in reports: tracebook reports)");
     if (a->n[OPT_DIR] == 0)
@@ -66,9 +66,9 @@ static int check_report(const cli_args *a, unsigned *out)
     if (a->n[OPT_FAIL_ON_FINDING] && fail_severity(a) < 0)
         return cli_usage_error(a->cmd, "%s '%s': expected info, warning or critical", a->as_written[OPT_FAIL_ON_FINDING],
                                cli_value(a, OPT_FAIL_ON_FINDING));
-    if (out_dir && !strcmp(out_dir, "-"))
-        return cli_usage_error(a->cmd, "-o -: report writes a directory of files; give a directory");
-    if (out_dir && formats == TB_OUT_CONSOLE)
+    if ((rc = cli_out_dir(a, &out_dir)) >= 0)
+        return rc;
+    if (a->n[OPT_OUTPUT] && formats == TB_OUT_CONSOLE)
         return cli_usage_error(a->cmd, "%s: --format console writes no files; drop -o or add csv or json",
                                a->as_written[OPT_OUTPUT]);
     if (a->n[OPT_KEEP_DB] && formats == TB_OUT_CONSOLE)
