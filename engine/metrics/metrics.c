@@ -5,7 +5,8 @@
  * The tables themselves live with their family: steptrace.c (step trace
  * time, overlap lanes), breakdown.c (HTA-style breakdowns, the exposed-time
  * partition), cluster.c (cluster step trace, slow rank, communication
- * matrix), hta_counters.c (HTA's queue length and trace span). This file
+ * matrix), vote.c (slow rank by vote), timesum.c (the cluster time
+ * summary), hta_counters.c (HTA's queue length and trace span). This file
  * lists them for the runner; their options are options.c's.
  */
 #include <stdio.h>
@@ -23,6 +24,7 @@ static const family families[] = {
     {metrics_breakdown, &metrics_breakdown_n},
     {metrics_cluster, &metrics_cluster_n},
     {metrics_vote, &metrics_vote_n},
+    {metrics_timesum, &metrics_timesum_n},
     {metrics_hta_counters, &metrics_hta_counters_n},
 };
 

@@ -73,6 +73,8 @@ extern const metric_table metrics_cluster[];
 extern const size_t metrics_cluster_n;
 extern const metric_table metrics_vote[];
 extern const size_t metrics_vote_n;
+extern const metric_table metrics_timesum[];
+extern const size_t metrics_timesum_n;
 extern const metric_table metrics_hta_counters[];
 extern const size_t metrics_hta_counters_n;
 

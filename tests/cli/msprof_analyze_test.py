@@ -14,7 +14,13 @@
 #   - sigma: Kineto traces of ranks 0..7 (seeds 1..8), their all-reduce
 #     kernels only, rank 2's every third shrunk to 1%: more than 100 times
 #     per op name, the 3-sigma rule.
-# The references (REFERENCE below) are what msprof-analyze's
+# cluster_time_summary (the cluster_time_summary recipe's CSV) on a cluster
+# tracebook-gen makes with tensor-, pipeline- and data-parallel groups of 2
+# (--parallel 2,2), against the recipe's own output kept in
+# ../conformance/reference; one rank alone (no wait or transmit stage) and a
+# rank without communication (no row), as the recipe.
+#
+# The slow_rank references (REFERENCE below) are what msprof-analyze's
 # SlowRankVoteAnalysis (its slow_rank.py, run unchanged with pandas and
 # numpy) gives for the same communication ops, read from tracebook's DB of
 # these inputs (rank, group, op name, start, (end - start) / 1000 in rank,
@@ -35,6 +41,29 @@ import tbtest  # noqa: E402
 
 RANK_STATS_HEAD = "rankId,slowAffectCount"
 SLOW_OP_HEAD = "SlowRank,OpName,GroupName,Timestamp,Count,MeanNs,StdNs,MinNs,Q1Ns,MedianNs,Q3Ns,MaxNs,SumNs"
+REFERENCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance", "reference")
+# cluster_time_summary's reference: msprof-analyze's recipe on the cluster below
+# (reference/make_cluster_time_summary.py says how it was run)
+TIME_SUMMARY_REF = os.path.join(REFERENCE_DIR, "msprof_analyze_cluster_time_summary_8ranks.csv")
+PARALLEL_CLUSTER = ("--kind", "torch_npu_dir", "--events", "6000", "--ranks", "8", "--parallel", "2,2", "--seed", "5")
+
+
+def parallel_cluster(gen, d):
+    """The generated 8-rank cluster with tp, pp and dp groups of 2 (tracebook-gen --parallel 2,2)."""
+    p = os.path.join(d, "parallel")
+    if not os.path.exists(os.path.join(p, "rank7_ascend_pt")):
+        gen(*PARALLEL_CLUSTER, "-o", p)
+    return p
+
+
+def read_csv(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        text = f.read()
+    return text.split("\n", 1)[0].rstrip("\r"), list(csv.reader(text.splitlines()[1:]))
+
+
+def close(got, want):
+    return abs(float(got) - float(want)) <= 1e-9 * max(1.0, abs(float(want)))
 
 
 def ns(ts):
@@ -174,6 +203,46 @@ def main(tb_path, gen_path, out, only):
             copies.append(p)
         ranks, ops = run_vote(t, copies)
         t.eq((ranks, ops), ([], []), "no vote among equal times")
+
+    def time_summary(t, *dirs):
+        args = ["report", "-q"]
+        for d in dirs:
+            args += ["-dir", d]
+        r = t.run(*args, "--spec", "builtin:cluster_time_summary", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        path = os.path.join(t.out, "cluster_time_summary.csv")
+        return read_csv(path) if os.path.exists(path) else (None, [])
+
+    @suite.case("cluster_time_summary: 8 ranks in tp, pp and dp groups equal msprof-analyze's recipe")
+    def case_time_summary(t):
+        head, rows = time_summary(t, parallel_cluster(gen, inputs))
+        want_head, want = read_csv(TIME_SUMMARY_REF)
+        t.eq(head, want_head, "the recipe's header, byte for byte")
+        t.eq([r[:2] for r in rows], [w[:2] for w in want], "Rank and Step of each row, in the recipe's order")
+        for r, w in zip(rows, want):
+            for k in range(2, len(w)):
+                t.check(close(r[k], w[k]), "rank %s step %s %s" % (r[0], r[1], want_head.split(",")[k]),
+                        "%s vs %s" % (r[k], w[k]))
+        t.check(any(float(r[8]) > 0 for r in rows), "some rank waited in a collective", rows[:2])
+        t.check(any(float(r[11]) > 0 for r in rows), "some memory copy not overlapped", rows[:2])
+
+    @suite.case("cluster_time_summary: one rank alone has no wait or transmit stage, the rest as in the cluster")
+    def case_time_summary_one(t):
+        head, rows = time_summary(t, os.path.join(parallel_cluster(gen, inputs), "rank3_ascend_pt"))
+        _, want = read_csv(TIME_SUMMARY_REF)
+        want = [w for w in want if w[0] == "3"]
+        t.eq([r[:2] for r in rows], [w[:2] for w in want], "rank 3's steps")
+        for r, w in zip(rows, want):
+            t.eq((float(r[8]), float(r[9])), (0.0, 0.0), "wait and transmit of step %s" % r[1])
+            t.check(all(close(r[k], w[k]) for k in (2, 3, 4, 5, 6, 7, 10, 11)), "the other figures of step %s" % r[1],
+                    (r, w))
+
+    @suite.case("cluster_time_summary: without communication ops no row, as the recipe")
+    def case_time_summary_none(t):
+        d = t.path("single")
+        gen("--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "-o", d)
+        head, rows = time_summary(t, d)
+        t.eq(rows, [], "no row")
 
     suite.main(only)
 
