@@ -18,7 +18,9 @@
 # tracebook-gen makes with tensor-, pipeline- and data-parallel groups of 2
 # (--parallel 2,2), against the recipe's own output kept in
 # ../conformance/reference; one rank alone (no wait or transmit stage) and a
-# rank without communication (no row), as the recipe.
+# rank without communication (no row), as the recipe. communication_group_map
+# (the communication_group_map recipe's table) on the same cluster, byte for
+# byte the recipe's, and without the ranks' profiler_metadata.json.
 #
 # The slow_rank references (REFERENCE below) are what msprof-analyze's
 # SlowRankVoteAnalysis (its slow_rank.py, run unchanged with pandas and
@@ -33,6 +35,7 @@
 import csv
 import json
 import os
+import shutil
 import sys
 from decimal import Decimal
 
@@ -45,6 +48,7 @@ REFERENCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "
 # cluster_time_summary's reference: msprof-analyze's recipe on the cluster below
 # (reference/make_cluster_time_summary.py says how it was run)
 TIME_SUMMARY_REF = os.path.join(REFERENCE_DIR, "msprof_analyze_cluster_time_summary_8ranks.csv")
+GROUP_MAP_REF = os.path.join(REFERENCE_DIR, "msprof_analyze_communication_group_map_8ranks.csv")
 PARALLEL_CLUSTER = ("--kind", "torch_npu_dir", "--events", "6000", "--ranks", "8", "--parallel", "2,2", "--seed", "5")
 
 
@@ -243,6 +247,33 @@ def main(tb_path, gen_path, out, only):
         gen("--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "-o", d)
         head, rows = time_summary(t, d)
         t.eq(rows, [], "no row")
+
+    def group_map(t, *dirs):
+        args = ["report", "-q"]
+        for d in dirs:
+            args += ["-dir", d]
+        r = t.run(*args, "--spec", "builtin:communication_group_map", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        with open(os.path.join(t.out, "communication_group_map.csv"), encoding="utf-8", newline="") as f:
+            return f.read()
+
+    @suite.case("communication_group_map: the 8-rank cluster's tp, dp and pp groups, byte for byte msprof-analyze's")
+    def case_group_map(t):
+        got = group_map(t, parallel_cluster(gen, inputs))
+        with open(GROUP_MAP_REF, encoding="utf-8", newline="") as f:
+            want = f.read()
+        t.eq(got, want, "CommunicationGroupMapping as the recipe wrote it")
+
+    @suite.case("communication_group_map: without profiler_metadata.json the ranks of the ops, no id or name")
+    def case_group_map_bare(t):
+        src = parallel_cluster(gen, inputs)
+        d = t.path("bare")
+        shutil.copytree(src, d, ignore=shutil.ignore_patterns("profiler_metadata.json"))
+        got = list(csv.reader(group_map(t, d).splitlines()))
+        with open(GROUP_MAP_REF, encoding="utf-8", newline="") as f:
+            want = list(csv.reader(f.read().splitlines()))
+        t.eq(got, [want[0]] + [w[:3] + ["", ""] for w in want[1:]],
+             "type, the ops' ranks, group name; group_id and pg_name empty")
 
     suite.main(only)
 

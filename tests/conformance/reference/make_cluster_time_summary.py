@@ -17,10 +17,13 @@
 # CommAnalyzerTime from the rank's communication ops (op name, group). The
 # recipe's mapper and reducer functions are then called as its run() calls
 # them, with the default step range; the CSV is what its save step writes
-# (pandas' to_csv, index=False). Not run by the tests: it needs a checkout
+# (pandas' to_csv, index=False). GROUP_MAP_CSV, when given, gets the
+# CommunicationGroupMapping table the recipe made on the way (the
+# communication_group_map recipe's, also written with to_csv, index=False).
+# Not run by the tests: it needs a checkout
 # of msprof-analyze (github.com/Ascend/msprof-analyze) and pandas.
 #
-# usage: make_cluster_time_summary.py MSPROF_ANALYZE_CHECKOUT TRACEBOOK_DB RANK_DIR OUT_CSV
+# usage: make_cluster_time_summary.py MSPROF_ANALYZE_CHECKOUT TRACEBOOK_DB RANK_DIR OUT_CSV [GROUP_MAP_CSV]
 #   RANK_DIR: the generated cluster (rank<r>_ascend_pt/profiler_metadata.json)
 import json
 import os
@@ -98,6 +101,8 @@ def main():
         cts = ClusterTimeSummary.__new__(ClusterTimeSummary)
         cts._step_id = Constant.VOID_STEP
         cts.communication_group_mapping = gm.group_df
+        if len(sys.argv) > 5:
+            gm.group_df.to_csv(sys.argv[5], index=False)
         ctx = Context()
         for key, fn in ((cts.STEP_TIME, cts.calculate_step_time), (cts.STEP_TRACE, cts.calculate_step_trace_time),
                         (cts.COMMUNICATION, cts.calculate_communication_time),
