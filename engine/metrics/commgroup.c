@@ -128,8 +128,8 @@ static tb_status build_comm_groups(const metric_ctx *m, tb_error *err)
         "  OR instr(lower(name), 'recv') THEN 'p2p' ELSE 'collective' END AS type, groupName, rankId FROM ops), "
         "sets AS (SELECT type, groupName, '(' || group_concat(rankId, ',') || ')' AS rankSet FROM "
         "  (SELECT * FROM typed ORDER BY type, groupName, rankId) GROUP BY type, groupName) "
-        "SELECT s.type, coalesce(i.globalRanks, s.rankSet) AS rankSet, s.groupName, coalesce(i.groupId, '') AS groupId, "
-        "  coalesce(i.pgName, '') AS pgName "
+        "SELECT s.type, coalesce(i.globalRanks, s.rankSet) AS rankSet, s.groupName, "
+        "  coalesce(i.groupId, '') AS groupId, coalesce(i.pgName, '') AS pgName "
         "FROM sets s LEFT JOIN temp.tb_m_cg_info i ON i.groupName = s.groupName "
         "ORDER BY s.type, CAST(s.groupName AS TEXT), i.groupId;"
         "DROP TABLE temp.tb_m_cg_info;",

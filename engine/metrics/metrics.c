@@ -6,7 +6,8 @@
  * time, overlap lanes), breakdown.c (HTA-style breakdowns, the exposed-time
  * partition), cluster.c (cluster step trace, slow rank, communication
  * matrix), vote.c (slow rank by vote), timesum.c (the cluster time
- * summary), commgroup.c (the communication groups), hta_counters.c (HTA's queue length and trace span). This file
+ * summary), commgroup.c (the communication groups), mstx.c (mstx marks and
+ * ranges), hta_counters.c (HTA's queue length and trace span). This file
  * lists them for the runner; their options are options.c's.
  */
 #include <stdio.h>
@@ -26,6 +27,7 @@ static const family families[] = {
     {metrics_vote, &metrics_vote_n},
     {metrics_timesum, &metrics_timesum_n},
     {metrics_commgroup, &metrics_commgroup_n},
+    {metrics_mstx, &metrics_mstx_n},
     {metrics_hta_counters, &metrics_hta_counters_n},
 };
 

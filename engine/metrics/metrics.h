@@ -77,6 +77,8 @@ extern const metric_table metrics_timesum[];
 extern const size_t metrics_timesum_n;
 extern const metric_table metrics_commgroup[];
 extern const size_t metrics_commgroup_n;
+extern const metric_table metrics_mstx[];
+extern const size_t metrics_mstx_n;
 extern const metric_table metrics_hta_counters[];
 extern const size_t metrics_hta_counters_n;
 

@@ -21,6 +21,10 @@
 # rank without communication (no row), as the recipe. communication_group_map
 # (the communication_group_map recipe's table) on the same cluster, byte for
 # byte the recipe's, and without the ranks' profiler_metadata.json.
+# mstx_mark_stats and mstx_{fwk,cann,device}_stats (the mstx_sum recipe's
+# mark_stats.csv and all_*_stats.csv) on three ranks' msprof-style DBs built
+# here (mstx_db), against the recipe's own CSVs
+# (../conformance/reference/make_mstx_sum.py).
 #
 # The slow_rank references (REFERENCE below) are what msprof-analyze's
 # SlowRankVoteAnalysis (its slow_rank.py, run unchanged with pandas and
@@ -36,6 +40,7 @@ import csv
 import json
 import os
 import shutil
+import sqlite3
 import sys
 from decimal import Decimal
 
@@ -49,6 +54,10 @@ REFERENCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "
 # (reference/make_cluster_time_summary.py says how it was run)
 TIME_SUMMARY_REF = os.path.join(REFERENCE_DIR, "msprof_analyze_cluster_time_summary_8ranks.csv")
 GROUP_MAP_REF = os.path.join(REFERENCE_DIR, "msprof_analyze_communication_group_map_8ranks.csv")
+MSTX_REFS = [("mstx_mark_stats", "msprof_analyze_mstx_mark_stats_3ranks.csv"),
+             ("mstx_fwk_stats", "msprof_analyze_mstx_all_fwk_stats_3ranks.csv"),
+             ("mstx_cann_stats", "msprof_analyze_mstx_all_cann_stats_3ranks.csv"),
+             ("mstx_device_stats", "msprof_analyze_mstx_all_device_stats_3ranks.csv")]
 PARALLEL_CLUSTER = ("--kind", "torch_npu_dir", "--events", "6000", "--ranks", "8", "--parallel", "2,2", "--seed", "5")
 
 
@@ -58,6 +67,90 @@ def parallel_cluster(gen, d):
     if not os.path.exists(os.path.join(p, "rank7_ascend_pt")):
         gen(*PARALLEL_CLUSTER, "-o", p)
     return p
+
+
+T0 = 1_000_000_000
+
+
+def mstx_db(path, rank, stretch, steps, pytorch):
+    """An msprof-style DB of one rank with mstx ranges and marks (msprof's
+    table layouts): nested ranges (forward > layer > attn), a name twice in a
+    step, a range without device task, one not on the device (connection id
+    4294967295), mark pairs on two threads, an unpaired start; STEP_TIME when
+    steps, PyTorch calls of the marks (CONNECTION_IDS) when pytorch. stretch
+    (ns) lengthens some events, so that ranks differ. No two rows of a rank
+    have the same CANN time: the recipe's order of ties is pandas' sort's,
+    which is not stable past 16 rows."""
+    if os.path.exists(path):
+        os.remove(path)
+    con = sqlite3.connect(path)
+    con.executescript(
+        "CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);"
+        "CREATE TABLE RANK_DEVICE_MAP (rankId INTEGER, deviceId INTEGER);"
+        "CREATE TABLE MSTX_EVENTS (startNs INTEGER, endNs INTEGER, eventType INTEGER, rangeId INTEGER, "
+        "  category INTEGER, message INTEGER, globalTid INTEGER, endGlobalTid INTEGER, domainId INTEGER, "
+        "  connectionId INTEGER);"
+        "CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER, "
+        "  globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER, streamId INTEGER, "
+        "  taskId INTEGER, modelId INTEGER);")
+    names = ["forward", "layer", "attn", "opt", "skip", "data_start", "data_stop", "iter_start", "iter_stop",
+             "lonely_start", "MsTx"]
+    con.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", list(enumerate(names, 1)))
+    sid = {n: i for i, n in enumerate(names, 1)}
+    con.execute("INSERT INTO RANK_DEVICE_MAP VALUES (?, 0)", (rank,))
+    ranges = [("forward", 1_000_000, 8_000_000 + stretch, 101, (1_200_000, 7_900_000)),
+              ("layer", 2_000_000, 4_000_000, 102, (2_100_000, 3_950_000 + stretch)),
+              ("attn", 2_500_000, 3_000_000 + stretch // 2, 103, (2_600_000, 2_900_000)),
+              ("layer", 5_000_000, 6_900_000 + stretch // 3, 104, (5_100_000, 6_800_000)),
+              ("opt", 12_000_000, 13_000_000 + stretch, 105, None),
+              ("skip", 3_000_000, 3_100_000, 4294967295, None)]
+    marks = [("data_start", 500_000, 7, 201), ("data_stop", 900_000 + stretch, 7, 202),
+             ("iter_start", 11_000_000, 7, 203), ("iter_start", 11_500_000, 8, 204),
+             ("iter_stop", 14_000_000, 7, 205), ("iter_stop", 15_000_000 + stretch, 8, 206),
+             ("lonely_start", 16_000_000, 7, 207)]
+    task_id = 0
+    for name, a, b, conn, task in ranges:
+        con.execute("INSERT INTO MSTX_EVENTS VALUES (?, ?, 2, 0, 0, ?, 7, 7, 0, ?)", (T0 + a, T0 + b, sid[name], conn))
+        if task:
+            task_id += 1
+            con.execute("INSERT INTO TASK VALUES (?, ?, 0, ?, ?, 1, ?, 0, 2, ?, 0)",
+                        (T0 + task[0], T0 + task[1], conn, task_id, sid["MsTx"], task_id))
+    for name, a, tid, conn in marks:
+        con.execute("INSERT INTO MSTX_EVENTS VALUES (?, ?, 3, 0, 0, ?, ?, ?, 0, ?)", (T0 + a, T0 + a, sid[name], tid,
+                                                                                     tid, conn))
+        task_id += 1
+        con.execute("INSERT INTO TASK VALUES (?, ?, 0, ?, ?, 1, ?, 0, 2, ?, 0)",
+                    (T0 + a + 20_000 + (conn % 7) * 1000, T0 + a + 30_000, conn, task_id, sid["MsTx"], task_id))
+    if steps:
+        con.execute("CREATE TABLE STEP_TIME (id INTEGER, startNs INTEGER, endNs INTEGER)")
+        con.executemany("INSERT INTO STEP_TIME VALUES (?, ?, ?)", [(1, T0, T0 + 10_000_000),
+                                                                  (2, T0 + 10_000_000, T0 + 20_000_000)])
+    if pytorch:
+        con.executescript(
+            "CREATE TABLE PYTORCH_API (startNs INTEGER, endNs INTEGER, globalTid INTEGER, connectionId INTEGER, "
+            "  name INTEGER, sequenceNumber INTEGER, fwdThreadId INTEGER, inputDtypes INTEGER, "
+            "  inputShapes INTEGER, callchainId INTEGER, type INTEGER);"
+            "CREATE TABLE CONNECTION_IDS (id INTEGER, connectionId INTEGER);")
+        for k, (name, a, tid, conn) in enumerate(marks, 1):
+            con.execute("INSERT INTO PYTORCH_API VALUES (?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0)",
+                        (T0 + a - 40_000 - (conn % 5) * 1000, T0 + a - 10_000, tid, k, sid[name]))
+            con.execute("INSERT INTO CONNECTION_IDS VALUES (?, ?)", (k, conn))
+    con.commit()
+    con.close()
+
+
+MSTX_RANKS = ((0, 0, True, True), (1, 300_000, False, False), (2, 600_000, True, True))
+
+
+def mstx_cluster(d):
+    """Three ranks' DBs (mstx_db): ranks 0 and 2 with steps and PyTorch calls, rank 1 without either."""
+    dirs = []
+    for rank, stretch, steps, pytorch in MSTX_RANKS:
+        sub = os.path.join(d, "mstx_rank%d" % rank)
+        os.makedirs(sub, exist_ok=True)
+        mstx_db(os.path.join(sub, "msprof_%d.db" % rank), rank, stretch, steps, pytorch)
+        dirs.append(sub)
+    return dirs
 
 
 def read_csv(path):
@@ -274,6 +367,33 @@ def main(tb_path, gen_path, out, only):
             want = list(csv.reader(f.read().splitlines()))
         t.eq(got, [want[0]] + [w[:3] + ["", ""] for w in want[1:]],
              "type, the ops' ranks, group name; group_id and pg_name empty")
+
+    def same_cell(got, want):
+        if want == "" or got == "":
+            return got == want
+        try:
+            return close(got, want)
+        except ValueError:
+            return got == want
+
+    @suite.case("mstx_sum: 3 ranks' mstx marks and ranges, the recipe's four CSVs")
+    def case_mstx_sum(t):
+        args = ["report", "-q"]
+        for d in mstx_cluster(t.path("in")):
+            args += ["-dir", d]
+        spec = t.path("mstx.yaml")
+        with open(spec, "w", encoding="utf-8") as f:
+            f.write("tracebook: 1\nreports:\n" + "".join("  - use: %s\n" % r for r, _ in MSTX_REFS))
+        r = t.run(*args, "--spec", spec, "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        for report, ref in MSTX_REFS:
+            head, rows = read_csv(os.path.join(t.out, report + ".csv"))
+            want_head, want = read_csv(os.path.join(REFERENCE_DIR, ref))
+            t.eq(head, want_head, "%s: the recipe's header, byte for byte" % report)
+            t.eq(len(rows), len(want), "%s: rows" % report)
+            for k, (g, w) in enumerate(zip(rows, want)):
+                t.check(len(g) == len(w) and all(same_cell(a, b) for a, b in zip(g, w)),
+                        "%s row %d" % (report, k + 1), "%s vs %s" % (g, w))
 
     suite.main(only)
 
