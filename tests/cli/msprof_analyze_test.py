@@ -24,7 +24,8 @@
 # mstx_mark_stats and mstx_{fwk,cann,device}_stats (the mstx_sum recipe's
 # mark_stats.csv and all_*_stats.csv) on three ranks' msprof-style DBs built
 # here (mstx_db), against the recipe's own CSVs
-# (../conformance/reference/make_mstx_sum.py).
+# (../conformance/reference/make_mstx_sum.py); pp_chart (the pp_chart
+# recipe's StepTaskInfo rows) on the same DBs against the recipe's mapper.
 #
 # The slow_rank references (REFERENCE below) are what msprof-analyze's
 # SlowRankVoteAnalysis (its slow_rank.py, run unchanged with pandas and
@@ -75,8 +76,9 @@ T0 = 1_000_000_000
 def mstx_db(path, rank, stretch, steps, pytorch):
     """An msprof-style DB of one rank with mstx ranges and marks (msprof's
     table layouts): nested ranges (forward > layer > attn), a name twice in a
-    step, a range without device task, one not on the device (connection id
-    4294967295), mark pairs on two threads, an unpaired start; STEP_TIME when
+    step, ranges without device task, one not on the device (connection id
+    4294967295), backward ranges and a WeightGradStore_pop (pp_chart's
+    backward), mark pairs on two threads, an unpaired start; STEP_TIME when
     steps, PyTorch calls of the marks (CONNECTION_IDS) when pytorch. stretch
     (ns) lengthens some events, so that ranks differ. No two rows of a rank
     have the same CANN time: the recipe's order of ties is pandas' sort's,
@@ -94,16 +96,19 @@ def mstx_db(path, rank, stretch, steps, pytorch):
         "  globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER, streamId INTEGER, "
         "  taskId INTEGER, modelId INTEGER);")
     names = ["forward", "layer", "attn", "opt", "skip", "data_start", "data_stop", "iter_start", "iter_stop",
-             "lonely_start", "MsTx"]
+             "lonely_start", "MsTx", "Backward_pass", "WeightGradStore_pop"]
     con.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", list(enumerate(names, 1)))
     sid = {n: i for i, n in enumerate(names, 1)}
     con.execute("INSERT INTO RANK_DEVICE_MAP VALUES (?, 0)", (rank,))
     ranges = [("forward", 1_000_000, 8_000_000 + stretch, 101, (1_200_000, 7_900_000)),
               ("layer", 2_000_000, 4_000_000, 102, (2_100_000, 3_950_000 + stretch)),
               ("attn", 2_500_000, 3_000_000 + stretch // 2, 103, (2_600_000, 2_900_000)),
-              ("layer", 5_000_000, 6_900_000 + stretch // 3, 104, (5_100_000, 6_800_000)),
+              ("layer", 5_000_000, 6_900_000 + stretch // 2, 104, (5_100_000, 6_800_000)),
               ("opt", 12_000_000, 13_000_000 + stretch, 105, None),
-              ("skip", 3_000_000, 3_100_000, 4294967295, None)]
+              ("skip", 3_000_000, 3_100_000, 4294967295, None),
+              ("Backward_pass", 8_200_000, 9_500_000 + stretch, 106, (8_300_000, 9_400_000 + stretch)),
+              ("WeightGradStore_pop", 9_600_000, 9_700_000, 107, (9_610_000, 9_690_000)),
+              ("Backward_pass", 17_000_000, 18_150_000, 108, None)]
     marks = [("data_start", 500_000, 7, 201), ("data_stop", 900_000 + stretch, 7, 202),
              ("iter_start", 11_000_000, 7, 203), ("iter_start", 11_500_000, 8, 204),
              ("iter_stop", 14_000_000, 7, 205), ("iter_stop", 15_000_000 + stretch, 8, 206),
@@ -394,6 +399,18 @@ def main(tb_path, gen_path, out, only):
             for k, (g, w) in enumerate(zip(rows, want)):
                 t.check(len(g) == len(w) and all(same_cell(a, b) for a, b in zip(g, w)),
                         "%s row %d" % (report, k + 1), "%s vs %s" % (g, w))
+
+    @suite.case("pp_chart: the forward and backward device tasks of 3 ranks' mstx events, as the recipe")
+    def case_pp_chart(t):
+        args = ["report", "-q"]
+        for d in mstx_cluster(t.path("in")):
+            args += ["-dir", d]
+        r = t.run(*args, "--spec", "builtin:pp_chart", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        got = read_csv(os.path.join(t.out, "pp_chart.csv"))
+        want = read_csv(os.path.join(REFERENCE_DIR, "msprof_analyze_pp_chart_3ranks.csv"))
+        t.eq(got, want, "rankId and the recipe's StepTaskInfo rows (name, startNs, endNs, type)")
+        t.check(any(row[1] == "BP" for row in got[1]), "backward rows", got[1])
 
     suite.main(only)
 
