@@ -917,18 +917,6 @@ static tb_status build_slow_rank(const metric_ctx *m, tb_error *err)
  * cluster_communication_matrix.json when the DB has any (fact 'matrix'),
  * else the HCCL tasks' bytes and time summed per step, op, group, link and
  * transport (sums of integers: the shards' sums add up to the load's). */
-/* msprof-analyze's hash of a group's key in profiler_metadata.json: the
- * group name its communication files use ("6960437680420871035"). */
-static unsigned long long group_hash(const char *s)
-{
-    uint32_t a = 0, b = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-        a = a * 29u + *p;
-        b = b * 131u + *p;
-    }
-    return ((unsigned long long)a << 32) | b;
-}
-
 /* temp.tb_cp_gmap(groupName, local, global): the ranks of each group of the
  * ranks' profiler_metadata.json (TB_COMM_GROUP rows of its
  * parallel_group_info: groupId its key, ranks its global_ranks), local rank
@@ -959,7 +947,7 @@ static tb_status collect_group_map(const metric_ctx *m, tb_error *err)
         if (!id || !ranks || parse_ranks(ranks, &g) != 0)
             continue;
         char name[32];
-        snprintf(name, sizeof name, "%llu", group_hash(id));
+        snprintf(name, sizeof name, "%llu", metrics_group_hash(id));
         for (size_t i = 0; i < g.n && !rc; i++) {
             sqlite3_reset(ins);
             sqlite3_bind_text(ins, 1, name, -1, SQLITE_TRANSIENT);

@@ -5,7 +5,9 @@
  * The tables themselves live with their family: steptrace.c (step trace
  * time, overlap lanes), breakdown.c (HTA-style breakdowns, the exposed-time
  * partition), cluster.c (cluster step trace, slow rank, communication
- * matrix), hta_counters.c (HTA's queue length and trace span). This file
+ * matrix), vote.c (slow rank by vote), timesum.c (the cluster time
+ * summary), commgroup.c (the communication groups), mstx.c (mstx marks and
+ * ranges), hta_counters.c (HTA's queue length and trace span). This file
  * lists them for the runner; their options are options.c's.
  */
 #include <stdio.h>
@@ -23,6 +25,9 @@ static const family families[] = {
     {metrics_breakdown, &metrics_breakdown_n},
     {metrics_cluster, &metrics_cluster_n},
     {metrics_vote, &metrics_vote_n},
+    {metrics_timesum, &metrics_timesum_n},
+    {metrics_commgroup, &metrics_commgroup_n},
+    {metrics_mstx, &metrics_mstx_n},
     {metrics_hta_counters, &metrics_hta_counters_n},
 };
 
@@ -64,6 +69,16 @@ tb_status metrics_exec(const metric_ctx *m, const char *what, const char *sql, t
         return TB_ERR_DB;
     }
     return TB_OK;
+}
+
+unsigned long long metrics_group_hash(const char *s)
+{
+    uint32_t a = 0, b = 0;
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        a = a * 29u + *p;
+        b = b * 131u + *p;
+    }
+    return ((unsigned long long)a << 32) | b;
 }
 
 int64_t metrics_rank_shown(const metric_ctx *m, int64_t rank)

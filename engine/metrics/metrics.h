@@ -73,6 +73,12 @@ extern const metric_table metrics_cluster[];
 extern const size_t metrics_cluster_n;
 extern const metric_table metrics_vote[];
 extern const size_t metrics_vote_n;
+extern const metric_table metrics_timesum[];
+extern const size_t metrics_timesum_n;
+extern const metric_table metrics_commgroup[];
+extern const size_t metrics_commgroup_n;
+extern const metric_table metrics_mstx[];
+extern const size_t metrics_mstx_n;
 extern const metric_table metrics_hta_counters[];
 extern const size_t metrics_hta_counters_n;
 
@@ -93,6 +99,10 @@ static inline const metrics_options *metrics_opts(const metric_ctx *m)
 
 /* The id a note gives the DB's rank: its id in the whole load. */
 int64_t metrics_rank_shown(const metric_ctx *m, int64_t rank);
+
+/* msprof-analyze's hash of a process group's key in profiler_metadata.json:
+ * the group name its communication files use ("6960437680420871035"). */
+unsigned long long metrics_group_hash(const char *s);
 
 /* Runs sql (several statements) on m->db; SQLite errors become TB_ERR_DB naming what. */
 tb_status metrics_exec(const metric_ctx *m, const char *what, const char *sql, tb_error *err);

@@ -14,7 +14,20 @@
 #   - sigma: Kineto traces of ranks 0..7 (seeds 1..8), their all-reduce
 #     kernels only, rank 2's every third shrunk to 1%: more than 100 times
 #     per op name, the 3-sigma rule.
-# The references (REFERENCE below) are what msprof-analyze's
+# cluster_time_summary (the cluster_time_summary recipe's CSV) on a cluster
+# tracebook-gen makes with tensor-, pipeline- and data-parallel groups of 2
+# (--parallel 2,2), against the recipe's own output kept in
+# ../conformance/reference; one rank alone (no wait or transmit stage) and a
+# rank without communication (no row), as the recipe. communication_group_map
+# (the communication_group_map recipe's table) on the same cluster, byte for
+# byte the recipe's, and without the ranks' profiler_metadata.json.
+# mstx_mark_stats and mstx_{fwk,cann,device}_stats (the mstx_sum recipe's
+# mark_stats.csv and all_*_stats.csv) on three ranks' msprof-style DBs built
+# here (mstx_db), against the recipe's own CSVs
+# (../conformance/reference/make_mstx_sum.py); pp_chart (the pp_chart
+# recipe's StepTaskInfo rows) on the same DBs against the recipe's mapper.
+#
+# The slow_rank references (REFERENCE below) are what msprof-analyze's
 # SlowRankVoteAnalysis (its slow_rank.py, run unchanged with pandas and
 # numpy) gives for the same communication ops, read from tracebook's DB of
 # these inputs (rank, group, op name, start, (end - start) / 1000 in rank,
@@ -27,6 +40,8 @@
 import csv
 import json
 import os
+import shutil
+import sqlite3
 import sys
 from decimal import Decimal
 
@@ -35,6 +50,122 @@ import tbtest  # noqa: E402
 
 RANK_STATS_HEAD = "rankId,slowAffectCount"
 SLOW_OP_HEAD = "SlowRank,OpName,GroupName,Timestamp,Count,MeanNs,StdNs,MinNs,Q1Ns,MedianNs,Q3Ns,MaxNs,SumNs"
+REFERENCE_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "conformance", "reference")
+# cluster_time_summary's reference: msprof-analyze's recipe on the cluster below
+# (reference/make_cluster_time_summary.py says how it was run)
+TIME_SUMMARY_REF = os.path.join(REFERENCE_DIR, "msprof_analyze_cluster_time_summary_8ranks.csv")
+GROUP_MAP_REF = os.path.join(REFERENCE_DIR, "msprof_analyze_communication_group_map_8ranks.csv")
+MSTX_REFS = [("mstx_mark_stats", "msprof_analyze_mstx_mark_stats_3ranks.csv"),
+             ("mstx_fwk_stats", "msprof_analyze_mstx_all_fwk_stats_3ranks.csv"),
+             ("mstx_cann_stats", "msprof_analyze_mstx_all_cann_stats_3ranks.csv"),
+             ("mstx_device_stats", "msprof_analyze_mstx_all_device_stats_3ranks.csv")]
+PARALLEL_CLUSTER = ("--kind", "torch_npu_dir", "--events", "6000", "--ranks", "8", "--parallel", "2,2", "--seed", "5")
+
+
+def parallel_cluster(gen, d):
+    """The generated 8-rank cluster with tp, pp and dp groups of 2 (tracebook-gen --parallel 2,2)."""
+    p = os.path.join(d, "parallel")
+    if not os.path.exists(os.path.join(p, "rank7_ascend_pt")):
+        gen(*PARALLEL_CLUSTER, "-o", p)
+    return p
+
+
+T0 = 1_000_000_000
+
+
+def mstx_db(path, rank, stretch, steps, pytorch):
+    """An msprof-style DB of one rank with mstx ranges and marks (msprof's
+    table layouts): nested ranges (forward > layer > attn), a name twice in a
+    step, ranges without device task, one not on the device (connection id
+    4294967295), backward ranges and a WeightGradStore_pop (pp_chart's
+    backward), mark pairs on two threads, an unpaired start; STEP_TIME when
+    steps, PyTorch calls of the marks (CONNECTION_IDS) when pytorch. stretch
+    (ns) lengthens some events, so that ranks differ. No two rows of a rank
+    have the same CANN time: the recipe's order of ties is pandas' sort's,
+    which is not stable past 16 rows."""
+    if os.path.exists(path):
+        os.remove(path)
+    con = sqlite3.connect(path)
+    con.executescript(
+        "CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);"
+        "CREATE TABLE RANK_DEVICE_MAP (rankId INTEGER, deviceId INTEGER);"
+        "CREATE TABLE MSTX_EVENTS (startNs INTEGER, endNs INTEGER, eventType INTEGER, rangeId INTEGER, "
+        "  category INTEGER, message INTEGER, globalTid INTEGER, endGlobalTid INTEGER, domainId INTEGER, "
+        "  connectionId INTEGER);"
+        "CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER, "
+        "  globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER, streamId INTEGER, "
+        "  taskId INTEGER, modelId INTEGER);")
+    names = ["forward", "layer", "attn", "opt", "skip", "data_start", "data_stop", "iter_start", "iter_stop",
+             "lonely_start", "MsTx", "Backward_pass", "WeightGradStore_pop"]
+    con.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", list(enumerate(names, 1)))
+    sid = {n: i for i, n in enumerate(names, 1)}
+    con.execute("INSERT INTO RANK_DEVICE_MAP VALUES (?, 0)", (rank,))
+    ranges = [("forward", 1_000_000, 8_000_000 + stretch, 101, (1_200_000, 7_900_000)),
+              ("layer", 2_000_000, 4_000_000, 102, (2_100_000, 3_950_000 + stretch)),
+              ("attn", 2_500_000, 3_000_000 + stretch // 2, 103, (2_600_000, 2_900_000)),
+              ("layer", 5_000_000, 6_900_000 + stretch // 2, 104, (5_100_000, 6_800_000)),
+              ("opt", 12_000_000, 13_000_000 + stretch, 105, None),
+              ("skip", 3_000_000, 3_100_000, 4294967295, None),
+              ("Backward_pass", 8_200_000, 9_500_000 + stretch, 106, (8_300_000, 9_400_000 + stretch)),
+              ("WeightGradStore_pop", 9_600_000, 9_700_000, 107, (9_610_000, 9_690_000)),
+              ("Backward_pass", 17_000_000, 18_150_000, 108, None)]
+    marks = [("data_start", 500_000, 7, 201), ("data_stop", 900_000 + stretch, 7, 202),
+             ("iter_start", 11_000_000, 7, 203), ("iter_start", 11_500_000, 8, 204),
+             ("iter_stop", 14_000_000, 7, 205), ("iter_stop", 15_000_000 + stretch, 8, 206),
+             ("lonely_start", 16_000_000, 7, 207)]
+    task_id = 0
+    for name, a, b, conn, task in ranges:
+        con.execute("INSERT INTO MSTX_EVENTS VALUES (?, ?, 2, 0, 0, ?, 7, 7, 0, ?)", (T0 + a, T0 + b, sid[name], conn))
+        if task:
+            task_id += 1
+            con.execute("INSERT INTO TASK VALUES (?, ?, 0, ?, ?, 1, ?, 0, 2, ?, 0)",
+                        (T0 + task[0], T0 + task[1], conn, task_id, sid["MsTx"], task_id))
+    for name, a, tid, conn in marks:
+        con.execute("INSERT INTO MSTX_EVENTS VALUES (?, ?, 3, 0, 0, ?, ?, ?, 0, ?)", (T0 + a, T0 + a, sid[name], tid,
+                                                                                     tid, conn))
+        task_id += 1
+        con.execute("INSERT INTO TASK VALUES (?, ?, 0, ?, ?, 1, ?, 0, 2, ?, 0)",
+                    (T0 + a + 20_000 + (conn % 7) * 1000, T0 + a + 30_000, conn, task_id, sid["MsTx"], task_id))
+    if steps:
+        con.execute("CREATE TABLE STEP_TIME (id INTEGER, startNs INTEGER, endNs INTEGER)")
+        con.executemany("INSERT INTO STEP_TIME VALUES (?, ?, ?)", [(1, T0, T0 + 10_000_000),
+                                                                  (2, T0 + 10_000_000, T0 + 20_000_000)])
+    if pytorch:
+        con.executescript(
+            "CREATE TABLE PYTORCH_API (startNs INTEGER, endNs INTEGER, globalTid INTEGER, connectionId INTEGER, "
+            "  name INTEGER, sequenceNumber INTEGER, fwdThreadId INTEGER, inputDtypes INTEGER, "
+            "  inputShapes INTEGER, callchainId INTEGER, type INTEGER);"
+            "CREATE TABLE CONNECTION_IDS (id INTEGER, connectionId INTEGER);")
+        for k, (name, a, tid, conn) in enumerate(marks, 1):
+            con.execute("INSERT INTO PYTORCH_API VALUES (?, ?, ?, ?, ?, 0, 0, 0, 0, 0, 0)",
+                        (T0 + a - 40_000 - (conn % 5) * 1000, T0 + a - 10_000, tid, k, sid[name]))
+            con.execute("INSERT INTO CONNECTION_IDS VALUES (?, ?)", (k, conn))
+    con.commit()
+    con.close()
+
+
+MSTX_RANKS = ((0, 0, True, True), (1, 300_000, False, False), (2, 600_000, True, True))
+
+
+def mstx_cluster(d):
+    """Three ranks' DBs (mstx_db): ranks 0 and 2 with steps and PyTorch calls, rank 1 without either."""
+    dirs = []
+    for rank, stretch, steps, pytorch in MSTX_RANKS:
+        sub = os.path.join(d, "mstx_rank%d" % rank)
+        os.makedirs(sub, exist_ok=True)
+        mstx_db(os.path.join(sub, "msprof_%d.db" % rank), rank, stretch, steps, pytorch)
+        dirs.append(sub)
+    return dirs
+
+
+def read_csv(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        text = f.read()
+    return text.split("\n", 1)[0].rstrip("\r"), list(csv.reader(text.splitlines()[1:]))
+
+
+def close(got, want):
+    return abs(float(got) - float(want)) <= 1e-9 * max(1.0, abs(float(want)))
 
 
 def ns(ts):
@@ -174,6 +305,112 @@ def main(tb_path, gen_path, out, only):
             copies.append(p)
         ranks, ops = run_vote(t, copies)
         t.eq((ranks, ops), ([], []), "no vote among equal times")
+
+    def time_summary(t, *dirs):
+        args = ["report", "-q"]
+        for d in dirs:
+            args += ["-dir", d]
+        r = t.run(*args, "--spec", "builtin:cluster_time_summary", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        path = os.path.join(t.out, "cluster_time_summary.csv")
+        return read_csv(path) if os.path.exists(path) else (None, [])
+
+    @suite.case("cluster_time_summary: 8 ranks in tp, pp and dp groups equal msprof-analyze's recipe")
+    def case_time_summary(t):
+        head, rows = time_summary(t, parallel_cluster(gen, inputs))
+        want_head, want = read_csv(TIME_SUMMARY_REF)
+        t.eq(head, want_head, "the recipe's header, byte for byte")
+        t.eq([r[:2] for r in rows], [w[:2] for w in want], "Rank and Step of each row, in the recipe's order")
+        for r, w in zip(rows, want):
+            for k in range(2, len(w)):
+                t.check(close(r[k], w[k]), "rank %s step %s %s" % (r[0], r[1], want_head.split(",")[k]),
+                        "%s vs %s" % (r[k], w[k]))
+        t.check(any(float(r[8]) > 0 for r in rows), "some rank waited in a collective", rows[:2])
+        t.check(any(float(r[11]) > 0 for r in rows), "some memory copy not overlapped", rows[:2])
+
+    @suite.case("cluster_time_summary: one rank alone has no wait or transmit stage, the rest as in the cluster")
+    def case_time_summary_one(t):
+        head, rows = time_summary(t, os.path.join(parallel_cluster(gen, inputs), "rank3_ascend_pt"))
+        _, want = read_csv(TIME_SUMMARY_REF)
+        want = [w for w in want if w[0] == "3"]
+        t.eq([r[:2] for r in rows], [w[:2] for w in want], "rank 3's steps")
+        for r, w in zip(rows, want):
+            t.eq((float(r[8]), float(r[9])), (0.0, 0.0), "wait and transmit of step %s" % r[1])
+            t.check(all(close(r[k], w[k]) for k in (2, 3, 4, 5, 6, 7, 10, 11)), "the other figures of step %s" % r[1],
+                    (r, w))
+
+    @suite.case("cluster_time_summary: without communication ops no row, as the recipe")
+    def case_time_summary_none(t):
+        d = t.path("single")
+        gen("--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "-o", d)
+        head, rows = time_summary(t, d)
+        t.eq(rows, [], "no row")
+
+    def group_map(t, *dirs):
+        args = ["report", "-q"]
+        for d in dirs:
+            args += ["-dir", d]
+        r = t.run(*args, "--spec", "builtin:communication_group_map", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        with open(os.path.join(t.out, "communication_group_map.csv"), encoding="utf-8", newline="") as f:
+            return f.read()
+
+    @suite.case("communication_group_map: the 8-rank cluster's tp, dp and pp groups, byte for byte msprof-analyze's")
+    def case_group_map(t):
+        got = group_map(t, parallel_cluster(gen, inputs))
+        with open(GROUP_MAP_REF, encoding="utf-8", newline="") as f:
+            want = f.read()
+        t.eq(got, want, "CommunicationGroupMapping as the recipe wrote it")
+
+    @suite.case("communication_group_map: without profiler_metadata.json the ranks of the ops, no id or name")
+    def case_group_map_bare(t):
+        src = parallel_cluster(gen, inputs)
+        d = t.path("bare")
+        shutil.copytree(src, d, ignore=shutil.ignore_patterns("profiler_metadata.json"))
+        got = list(csv.reader(group_map(t, d).splitlines()))
+        with open(GROUP_MAP_REF, encoding="utf-8", newline="") as f:
+            want = list(csv.reader(f.read().splitlines()))
+        t.eq(got, [want[0]] + [w[:3] + ["", ""] for w in want[1:]],
+             "type, the ops' ranks, group name; group_id and pg_name empty")
+
+    def same_cell(got, want):
+        if want == "" or got == "":
+            return got == want
+        try:
+            return close(got, want)
+        except ValueError:
+            return got == want
+
+    @suite.case("mstx_sum: 3 ranks' mstx marks and ranges, the recipe's four CSVs")
+    def case_mstx_sum(t):
+        args = ["report", "-q"]
+        for d in mstx_cluster(t.path("in")):
+            args += ["-dir", d]
+        spec = t.path("mstx.yaml")
+        with open(spec, "w", encoding="utf-8") as f:
+            f.write("tracebook: 1\nreports:\n" + "".join("  - use: %s\n" % r for r, _ in MSTX_REFS))
+        r = t.run(*args, "--spec", spec, "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        for report, ref in MSTX_REFS:
+            head, rows = read_csv(os.path.join(t.out, report + ".csv"))
+            want_head, want = read_csv(os.path.join(REFERENCE_DIR, ref))
+            t.eq(head, want_head, "%s: the recipe's header, byte for byte" % report)
+            t.eq(len(rows), len(want), "%s: rows" % report)
+            for k, (g, w) in enumerate(zip(rows, want)):
+                t.check(len(g) == len(w) and all(same_cell(a, b) for a, b in zip(g, w)),
+                        "%s row %d" % (report, k + 1), "%s vs %s" % (g, w))
+
+    @suite.case("pp_chart: the forward and backward device tasks of 3 ranks' mstx events, as the recipe")
+    def case_pp_chart(t):
+        args = ["report", "-q"]
+        for d in mstx_cluster(t.path("in")):
+            args += ["-dir", d]
+        r = t.run(*args, "--spec", "builtin:pp_chart", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        got = read_csv(os.path.join(t.out, "pp_chart.csv"))
+        want = read_csv(os.path.join(REFERENCE_DIR, "msprof_analyze_pp_chart_3ranks.csv"))
+        t.eq(got, want, "rankId and the recipe's StepTaskInfo rows (name, startNs, endNs, type)")
+        t.check(any(row[1] == "BP" for row in got[1]), "backward rows", got[1])
 
     suite.main(only)
 

@@ -21,6 +21,12 @@
 # trace it says: no Python op but the ProfilerStep markers, one Node@launch
 # or Runtime@MemcpyAsync call per compute-stream task (same connection_id),
 # and every task with its HostToDevice flow; --mix with kineto is refused.
+# --parallel TP,PP (torch_npu_dir): the same tree twice; each rank's
+# profiler_metadata.json names its tp, dp and pp groups as Megatron lays the
+# ranks out, one id per group across its ranks; every hcom op carries the
+# group_name of its group (all-gather tp, all-reduce dp, send and receive
+# pp: the id's double hash, its last three digits in the op name); the
+# ranks' steps are numbered alike; bad --parallel values are refused.
 #
 # usage: check_gen.py GENERATOR [TMPDIR] [SAMPLES_DIR]
 #   TMPDIR       where outputs go (default: a new temporary directory, removed)
@@ -379,13 +385,90 @@ def check_device_mix(gen, tmp):
             fail("%s: %d compute tasks without their HostToDevice flow" % (a, len(bare)))
 
 
+def double_hash(text):
+    """msprof-analyze's hash of a process group's id (its communication files name groups so)."""
+    a = b = 0
+    for ch in text:
+        a = (a * 29 + ord(ch)) & 0xFFFFFFFF
+        b = (b * 131 + ord(ch)) & 0xFFFFFFFF
+    return str(a << 32 | b)
+
+
+def megatron_groups(rank, ranks, tp, pp):
+    """The rank's tp, dp and pp groups (global ranks in order), Megatron's layout."""
+    dp = ranks // (tp * pp)
+    t, d, p = rank % tp, rank // tp % dp, rank // (tp * dp)
+    return {"tp": [rank - t + i for i in range(tp)],
+            "dp": [t + tp * (i + dp * p) for i in range(dp)],
+            "pp": [t + tp * (d + dp * i) for i in range(pp)]}
+
+
+def check_parallel(gen, tmp):
+    """--parallel TP,PP: the groups of profiler_metadata.json, the ops' group names, ranks alike."""
+    ranks, tp, pp = 8, 2, 2
+    args = ["--kind", "torch_npu_dir", "--events", "4000", "--ranks", str(ranks), "--parallel", "%d,%d" % (tp, pp),
+            "--seed", "3"]
+    a, b = os.path.join(tmp, "parallel-a"), os.path.join(tmp, "parallel-b")
+    for d in (a, b):
+        shutil.rmtree(d, ignore_errors=True)
+        if not run(gen, args, d):
+            return
+    if not same_tree(a, b, "--parallel: same arguments twice"):
+        return
+    kind_of = {"allGather": "tp", "allReduce": "dp", "send": "pp", "receive": "pp"}
+    ids, steps = {}, {}
+    for r in range(ranks):
+        base = os.path.join(a, "rank%d_ascend_pt" % r)
+        meta = json.loads(read(os.path.join(base, "profiler_metadata.json")))
+        dist = meta.get("distributed_args", {})
+        if (dist.get("rank"), dist.get("world_size"), dist.get("tensor_model_parallel_size"),
+                dist.get("pipeline_model_parallel_size"), dist.get("data_parallel_size")) != (r, ranks, tp, pp, 2):
+            fail("rank %d: distributed_args %r" % (r, dist))
+        want = megatron_groups(r, ranks, tp, pp)
+        names = {}
+        for gid, info in meta.get("parallel_group_info", {}).items():
+            kind = info.get("group_name")
+            if info.get("global_ranks") != want.get(kind) or info.get("group_rank") != want[kind].index(r):
+                fail("rank %d: group %s %r, want ranks %r" % (r, kind, info, want.get(kind)))
+            ids.setdefault((kind, tuple(want[kind])), set()).add(gid)
+            names[kind] = double_hash(gid)
+        if sorted(names) != ["dp", "pp", "tp"]:
+            fail("rank %d: parallel_group_info names %r" % (r, sorted(names)))
+            continue
+        events = json.loads(read(os.path.join(base, "ASCEND_PROFILER_OUTPUT", "trace_view.json")))
+        ops = [e for e in events if e.get("ph") == "X" and e["name"].startswith("hcom_")]
+        for e in ops:
+            kind = kind_of[e["name"][5:].split("__")[0]]
+            group = e["args"].get("group_name")
+            if group != names[kind] or not e["name"].startswith("hcom_%s__%s_" % (e["name"][5:].split("__")[0],
+                                                                                  group[-3:])):
+                fail("rank %d: %s in group %r, want its %s group %s" % (r, e["name"], group, kind, names[kind]))
+                break
+        steps[r] = [e["name"] for e in events if e.get("ph") == "X" and e["name"].startswith("ProfilerStep#")]
+    for (kind, members), gids in sorted(ids.items()):
+        if len(gids) != 1:
+            fail("%s group %r: its ranks name it %r" % (kind, members, sorted(gids)))
+    if len({tuple(v[:2]) for v in steps.values()}) != 1:
+        fail("--parallel: the ranks' first steps differ: %r" % {r: v[:2] for r, v in steps.items()})
+    plain = os.path.join(tmp, "parallel-plain")
+    shutil.rmtree(plain, ignore_errors=True)
+    if run(gen, [x for x in args if x not in ("--parallel", "%d,%d" % (tp, pp))], plain) and \
+            os.path.exists(os.path.join(plain, "rank0_ascend_pt", "profiler_metadata.json")):
+        fail("--parallel not given, yet profiler_metadata.json written")
+
+
 def check_usage(gen, tmp):
     out = os.path.join(tmp, "bad.json")
     for args in (["--kind", "nope", "--events", "5"], ["--kind", "ascend"],
                  ["--kind", "ascend", "--events", "-1"], ["--kind", "ascend", "--events", "5x"],
                  ["--kind", "torch_npu_dir", "--events", "5", "--rank", "1"],
                  ["--kind", "ascend", "--events", "5", "--mix", "hosts"],
-                 ["--kind", "kineto", "--events", "5", "--mix", "device"]):
+                 ["--kind", "kineto", "--events", "5", "--mix", "device"],
+                 ["--kind", "ascend", "--events", "5", "--parallel", "2,2"],
+                 ["--kind", "torch_npu_dir", "--events", "5", "--ranks", "8", "--parallel", "3,2"],
+                 ["--kind", "torch_npu_dir", "--events", "5", "--ranks", "8", "--parallel", "2"],
+                 ["--kind", "torch_npu_dir", "--events", "5", "--ranks", "8", "--parallel", "0,2"],
+                 ["--kind", "torch_npu_dir", "--events", "5", "--ranks", "1", "--parallel", "1,1"]):
         r = subprocess.run([gen] + args + ["-o", out], capture_output=True)
         if r.returncode == 0 or not r.stderr:
             fail("%s: bad arguments accepted (exit %d)" % (" ".join(args), r.returncode))
@@ -442,6 +525,7 @@ def main(argv):
         check_kinds(gen, tmp)
         check_dir_kind(gen, tmp)
         check_device_mix(gen, tmp)
+        check_parallel(gen, tmp)
         check_usage(gen, tmp)
         check_samples(gen, tmp, samples)
     finally:

@@ -15,6 +15,8 @@
  *   gen_kineto.c     --kind kineto: a PyTorch profiler (Kineto) GPU trace
  *   gen_torch_npu.c  --kind torch_npu_dir: a profiling directory per rank,
  *                    the CSVs and profiler_info beside the ascend trace
+ *   gen_parallel.c   --parallel: the tp, pp and dp groups of a rank, their
+ *                    names, and profiler_metadata.json
  *
  * The trace is produced step by step (ProfilerStep#N) from a small model of a
  * data-parallel transformer training job: the host runs Python/aten ops that
@@ -166,6 +168,12 @@ struct gen {
     unsigned type_noise, task_noise;    /* ±percent per kernel type, per task */
     const char *slow_type;              /* --slow TYPE=PCT, or NULL */
     unsigned slow_pct;
+    /* --parallel TP,PP (torch_npu_dir): tensor- and pipeline-parallel sizes of
+     * a cluster of TP x PP x DP ranks (0: no groups); its ranks share the
+     * model, the step numbers and the clock, drawn from model_seed (--seed),
+     * and each collective runs in its group (gen_parallel.c) */
+    unsigned tp, pp;
+    uint64_t model_seed;
     /* model, fixed per seed */
     uint64_t B, S, H, F, V, dev_id;
     uint64_t lin_in[NLIN], lin_out[NLIN];
@@ -300,6 +308,21 @@ void k_footer(struct gen *g);
 /* gen_torch_npu.c, gen_run.c: directories, the driver, a whole trace.      */
 
 int write_dir(struct gen *g, const char *dir);
+
+/* ------------------------------------------------------------------------ */
+/* gen_parallel.c: --parallel's process groups.                            */
+
+enum { HC_ALLREDUCE, HC_ALLGATHER, HC_SEND, HC_RECV };   /* the HCCL ops of a step */
+enum { PG_TP, PG_DP, PG_PP };                             /* the process groups */
+
+/* The group kind (PG_*) an HCCL op (HC_*) runs in. */
+int par_kind(int hc_kind);
+/* The number of ranks in the current rank's group of kind k. */
+unsigned par_size(const struct gen *g, int k);
+/* The group_name of the current rank's group of kind k (a decimal hash). */
+void par_group_name(const struct gen *g, int k, char *buf, size_t len);
+/* Writes the current rank's profiler_metadata.json; EXIT_OK or EXIT_IO. */
+int par_write_metadata(struct gen *g, const char *path);
 
 void gen_init(struct gen *g);
 void generate(struct gen *g);

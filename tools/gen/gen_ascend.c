@@ -431,8 +431,6 @@ static void a_wait_comm(struct gen *g)
     a_h2d(g, k, g->ptid, c0, S_COMPUTE, t0);
 }
 
-enum { HC_ALLREDUCE, HC_ALLGATHER, HC_SEND, HC_RECV };
-
 /*
  * One HCCL collective or p2p op: c10d cpu_ops on the current thread, an
  * AscendCL call, the op on the Communication layer and its tasks on the
@@ -448,10 +446,12 @@ static void a_comm(struct gen *g, int kind, uint64_t bytes)
     struct state *s = &g->s;
     uint64_t p0, p1, q0, q1, c0, c1, k, cs, ce, dur, t, rem, ids[8], ts[8], te[8];
     unsigned r = g->ranks, i, np;
-    char nm[80], hn[64];
+    char nm[80], hn[64], grp[32];
 
     if (g->ranks < 2 || !unit(g))
         return;
+    if (g->tp)
+        r = par_size(g, par_kind(kind));
     p0 = s->host;
     q0 = p0 + R(g, 2000, 6000);
     c0 = q0 + R(g, 2000, 5000);
@@ -498,12 +498,22 @@ static void a_comm(struct gen *g, int kind, uint64_t bytes)
     }
     snprintf(nm, sizeof nm, "AscendCL@%s", api[kind]);
     a_cann(g, g->ptid, nm, "acl", api[kind], c0, c1, k);
-    snprintf(hn, sizeof hn, "hcom_%s__%u_%llu_1", hcom[kind], g->hcom_group,
-             (unsigned long long)g->hcom_idx[kind]++);
+    if (g->tp) {
+        /* --parallel: the op runs in its group, named after it */
+        size_t gl;
+        par_group_name(g, par_kind(kind), grp, sizeof grp);
+        gl = strlen(grp);
+        snprintf(hn, sizeof hn, "hcom_%s__%s_%llu_1", hcom[kind], grp + (gl > 3 ? gl - 3 : 0),
+                 (unsigned long long)g->hcom_idx[kind]++);
+    } else {
+        snprintf(hn, sizeof hn, "hcom_%s__%u_%llu_1", hcom[kind], g->hcom_group,
+                 (unsigned long long)g->hcom_idx[kind]++);
+    }
     if (ev(g, "{\"name\": \"%s\", \"pid\": %u, \"tid\": 0, \"ts\": \"%t\", \"dur\": %T, \"args\": "
               "{\"connection_id\": %u, \"model id\": 4294967295, \"data_type\": \"FP16\", "
-              "\"alg_type\": \"%s\", \"count\": %u}, \"ph\": \"X\"}",
-           hn, g->pid_comm, cs, ce - cs, k, kind >= HC_SEND ? "NA" : "RING", bytes / 2) && g->csv) {
+              "\"alg_type\": \"%s\", \"count\": %u%s%s%s}, \"ph\": \"X\"}",
+           hn, g->pid_comm, cs, ce - cs, k, kind >= HC_SEND ? "NA" : "RING", bytes / 2,
+           g->tp ? ", \"group_name\": \"" : "", g->tp ? grp : "", g->tp ? "\"" : "") && g->csv) {
         struct krow *row = krow_push(g);
 
         row->t0 = cs;

@@ -26,7 +26,7 @@ static void usage(FILE *f)
     fputs("usage: tracebook-gen --kind ascend|kineto --events N [--seed S] [--ranks R] [--rank R]\n"
           "                     [--layers L] [--mix host|device] [NIGHT] -o FILE\n"
           "       tracebook-gen --kind torch_npu_dir --events N [--seed S] [--ranks R]\n"
-          "                     [--layers L] [--mix host|device] [NIGHT] -o DIR\n"
+          "                     [--layers L] [--mix host|device] [--parallel TP,PP] [NIGHT] -o DIR\n"
           "  NIGHT: [--noise-seed N] [--type-noise PCT] [--task-noise PCT] [--slow TYPE=PCT]\n"
           "\n"
           "Writes a synthetic, reproducible profile trace with exactly N trace events\n"
@@ -67,6 +67,14 @@ static void usage(FILE *f)
           "  --task-noise PCT  each kernel's time scaled by its own factor drawn in\n"
           "                  [1 - PCT%, 1 + PCT%] (0..50, default 0)\n"
           "  --slow TYPE=PCT  kernels of type TYPE take PCT% longer (1..1000)\n"
+          "\n"
+          "  --parallel TP,PP  torch_npu_dir only: a cluster of R = TP x PP x DP ranks in\n"
+          "                  Megatron's layout (rank = t + TP * (d + DP * p)) sharing the\n"
+          "                  model, the step numbers and the clock of --seed S (the times\n"
+          "                  still drawn per rank); all-gathers run in the rank's tp group,\n"
+          "                  all-reduces in its dp group, sends and receives in its pp\n"
+          "                  group, each op with its group_name, and each rank gets a\n"
+          "                  profiler_metadata.json naming its tp, dp and pp groups\n"
           "\n"
           "  -o, --output FILE  where to write ('-' for standard output); for\n"
           "                  torch_npu_dir a directory, created if missing (not its parents)\n"
@@ -124,6 +132,28 @@ static int set_slow(struct gen *g, struct opts *o, const char *val)
     return EXIT_OK;
 }
 
+/* --parallel TP,PP into g. */
+static int set_parallel(struct gen *g, const char *val)
+{
+    const char *comma = strchr(val, ',');
+    char tp[24];
+    uint64_t t, p;
+
+    if (!comma || (size_t)(comma - val) >= sizeof tp) {
+        fprintf(stderr, "tracebook-gen: error: --parallel needs TP,PP '%s'\n", val);
+        return EXIT_USAGE;
+    }
+    memcpy(tp, val, (size_t)(comma - val));
+    tp[comma - val] = 0;
+    if (!parse_u64("--parallel", tp, 65536, &t) || !parse_u64("--parallel", comma + 1, 65536, &p) || !t || !p) {
+        fprintf(stderr, "tracebook-gen: error: --parallel needs TP,PP, each 1 or more '%s'\n", val);
+        return EXIT_USAGE;
+    }
+    g->tp = (unsigned)t;
+    g->pp = (unsigned)p;
+    return EXIT_OK;
+}
+
 /* One option's value into g or o; EXIT_OK, or EXIT_USAGE with a message. */
 static int set_option(struct gen *g, struct opts *o, const char *name, const char *val)
 {
@@ -164,6 +194,8 @@ static int set_option(struct gen *g, struct opts *o, const char *name, const cha
         o->night = 1;
     } else if (!strcmp(name, "--slow")) {
         return set_slow(g, o, val);
+    } else if (!strcmp(name, "--parallel")) {
+        return set_parallel(g, val);
     } else {
         if (!parse_u64(name, val, 64, &v) || v < 1) {
             fprintf(stderr, "tracebook-gen: error: --layers must be 1..64 '%s'\n", val);
@@ -208,7 +240,8 @@ static int parse_args(struct gen *g, struct opts *o, int argc, char **argv)
         if (strcmp(name, "--kind") && strcmp(name, "--events") && strcmp(name, "--seed") &&
             strcmp(name, "--ranks") && strcmp(name, "--rank") && strcmp(name, "--layers") &&
             strcmp(name, "-o") && strcmp(name, "--output") && strcmp(name, "--mix") && strcmp(name, "--noise-seed") &&
-            strcmp(name, "--type-noise") && strcmp(name, "--task-noise") && strcmp(name, "--slow")) {
+            strcmp(name, "--type-noise") && strcmp(name, "--task-noise") && strcmp(name, "--slow") &&
+            strcmp(name, "--parallel")) {
             fprintf(stderr, "tracebook-gen: error: unknown option '%s'\n", a);
             usage(stderr);
             return EXIT_USAGE;
@@ -273,6 +306,11 @@ static int check_args(struct gen *g, struct opts *o)
         return EXIT_USAGE;
     }
     g->ranks = (unsigned)ranks;
+    if (g->tp && (!o->dir || ranks < 2 || ranks % ((uint64_t)g->tp * g->pp))) {
+        fprintf(stderr, "tracebook-gen: error: --parallel applies to --kind torch_npu_dir with --ranks a "
+                "multiple of TP x PP, 2 or more\n");
+        return EXIT_USAGE;
+    }
     g->kind = strcmp(o->kind, "kineto") ? ASCEND : KINETO;
     if (o->night && g->kind == KINETO) {
         fprintf(stderr, "tracebook-gen: error: --type-noise, --task-noise and --slow apply to --kind ascend "

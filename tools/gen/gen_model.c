@@ -156,7 +156,7 @@ void model_init(struct gen *g)
     };
     /* nn.Linear in -> out per linear kind (L_QKV ... L_LM) */
     static const char *const lin[NLIN][2] = {{"H", "3H"}, {"H", "H"}, {"H", "2F"}, {"F", "H"}, {"H", "V"}};
-    uint64_t c = mix64(g->seed ^ 0x7472616365626f6full);
+    uint64_t c = mix64(g->model_seed ^ 0x7472616365626f6full);
     size_t i;
 
     g->H = hs[rnd(&c) % 4];

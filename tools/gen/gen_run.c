@@ -20,6 +20,8 @@ void gen_init(struct gen *g)
 {
     uint64_t real;
 
+    if (!g->tp)
+        g->model_seed = g->seed;     /* --parallel: write_dir set the cluster's */
     model_init(g);
     ew_init();
     g->s.rng = mix64(g->seed * 0x9e3779b97f4a7c15ull ^ ((uint64_t)g->kind << 56) ^ g->rank);
@@ -44,7 +46,7 @@ void gen_init(struct gen *g)
         snprintf(g->name_bwd, sizeof g->name_bwd, "Thread %llu", (unsigned long long)g->tid_bwd);
         snprintf(g->npu_label, sizeof g->npu_label, "NPU %llu", (unsigned long long)g->dev_id);
         /* a Unix time in µs, as torch_npu writes */
-        g->t0 = 1704161511000000000ull + (g->seed % 100000) * 3600000000000ull / 100 + 420306491;
+        g->t0 = 1704161511000000000ull + (g->model_seed % 100000) * 3600000000000ull / 100 + 420306491;
         g->s.mem = g->layers * layer_params(g) * 16;
         g->s.task_id[S_COMPUTE] = rnd(&g->s.rng) % 60000;
         g->s.task_id[S_COMM] = rnd(&g->s.rng) % 60000;
@@ -70,6 +72,8 @@ void gen_init(struct gen *g)
     g->s.dev[S_COMPUTE] = g->s.dev[S_COMM] = g->t0;
     g->s.tend = g->t0;
     g->s.step = 1 + rnd(&g->s.rng) % 8;
+    if (g->tp)                       /* the cluster's ranks count their steps alike */
+        g->s.step = 1 + mix64(g->model_seed) % 8;
     g->s.seq = 1000 + rnd(&g->s.rng) % 20000;
     g->unit_limit = UINT64_MAX;
 }

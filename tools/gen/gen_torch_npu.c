@@ -357,6 +357,7 @@ int write_dir(struct gen *g, const char *dir)
         g->nrows = 0;
         g->kd_prev_end = 0;
         g->seed = seed0 + r;
+        g->model_seed = seed0;
         g->rank = r;
         if (!out_open(&g->o, trace))
             return EXIT_IO;
@@ -384,6 +385,11 @@ int write_dir(struct gen *g, const char *dir)
         rc = rc ? rc : rc2;
         if (rc == EXIT_OK)
             rc = write_profiler_info(g, info, first, g->s.step - first);
+        if (rc == EXIT_OK && g->tp) {
+            if (!join(info, sizeof info, base, "profiler_metadata.json"))
+                return EXIT_USAGE;
+            rc = par_write_metadata(g, info);
+        }
     }
     return rc;
 }
