@@ -5,8 +5,9 @@
  * The tables themselves live with their family: steptrace.c (step trace
  * time, overlap lanes), breakdown.c (HTA-style breakdowns, the exposed-time
  * partition), cluster.c (cluster step trace, slow rank, communication
- * matrix), hta_counters.c (HTA's queue length and trace span). This file
- * lists them for the runner; their options are options.c's.
+ * matrix), hta_counters.c (HTA's queue length and trace span), hta_stacks.c
+ * (HTA's call graph). This file lists them for the runner; their options
+ * are options.c's.
  */
 #include <stdio.h>
 
@@ -24,6 +25,7 @@ static const family families[] = {
     {metrics_cluster, &metrics_cluster_n},
     {metrics_vote, &metrics_vote_n},
     {metrics_hta_counters, &metrics_hta_counters_n},
+    {metrics_hta_stacks, &metrics_hta_stacks_n},
 };
 
 const metric_table *metrics_find(const char *name)

@@ -83,7 +83,7 @@ def main():
                   "idle_time_breakdown", "exposed_time", "cluster_step_trace_time", "slow_rank",
                   "communication_matrix", "slow_rank_vote_ops", "queue_length", "queue_length_summary",
                   "hta_trace_span", "kernel_launch_stats", "memory_bw", "memory_bw_summary", "user_annotation",
-                  "aten_op_kernels", "straggler_metric"):
+                  "aten_op_kernels", "straggler_metric", "call_stack"):
         cur = con.execute("SELECT * FROM %s" % table)
         got = cur.fetchall()
         names = [d[0] for d in cur.description]

@@ -32,6 +32,16 @@
 #   - aten_op_kernels equals HTA's get_aten_op_kernels_and_delay (each rank
 #     on its own): the same ATen ops and kernel sequences, counts and mean
 #     delays;
+#   - frequent_kernel_sequences equals HTA's get_frequent_cuda_kernel_sequences
+#     (each operator name and min_pattern_len of make_refs.py's SEQ_CASES,
+#     each rank): the same patterns in the same order, counts and summed
+#     durations; a pattern may list kernels that start at the same time in
+#     another order than HTA's (an unstable sort there), then its rows must
+#     agree once each pattern's kernels are sorted. Where HTA stops (its call
+#     graph refuses the slices its rounding leaves with a negative duration,
+#     on the shared traces but amd_trace) the report runs, and each of its patterns names
+#     an event containing the operator name, with a count of at least 1 and
+#     at least min_pattern_len kernels;
 #   - potential_stragglers names HTA's get_potential_stragglers ranks
 #     (num_candidates 1, 2, 3) and straggler_metric holds its metric, on the
 #     four-rank job that tests/hta/straggler_trace.py writes.
@@ -46,6 +56,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import tbtest  # noqa: E402
 
 T = tbtest.Checks()
+csv.field_size_limit(1 << 30)  # a pattern lists every kernel of a step
 
 
 def close(a, b, rel=1e-6):
@@ -133,6 +144,38 @@ def check_set(exe, dirs, name, ref, out):
     check_membw(exe, dirs, name, ref, out)
     check_annotations(exe, dirs, name, ref["hta"]["annotations"], out)
     check_aten(exe, dirs, name, ref["hta"]["aten"], out)
+    check_sequences(exe, dirs, name, ref["sequences"], out)
+
+
+def canonical(rows):
+    """Rows with each pattern's kernels sorted, in a fixed order."""
+    out = []
+    for p, n, k, c in rows:
+        names = p.split("|")
+        out.append([names[0], sorted(names[1:]), n, k, c])
+    return sorted(out, key=lambda r: (r[0], r[1], r[2]))
+
+
+def check_sequences(exe, dirs, name, ref, out):
+    cases = {}
+    for rank, op, ml, rows in ref:
+        cases.setdefault((op, ml), []).append((rank, rows))
+    for (op, ml), ranks in cases.items():
+        header, rows = report(exe, dirs, "frequent_kernel_sequences", out, "--param", "operator_name=" + op,
+                              "--param", "min_pattern_len=%d" % ml)
+        if header is None:
+            continue
+        T.eq(header, ["rank", "pattern", "count", "GPU kernel duration (us)", "CPU op duration (us)"],
+             "%s: frequent_kernel_sequences header" % name)
+        for rank, want in ranks:
+            got = [[r[1], int(r[2]), float(r[3]), float(r[4])] for r in rows if int(r[0]) == rank]
+            what = "%s: rank %d: frequent kernel sequences of %r (min_pattern_len %d)" % (name, rank, op, ml)
+            if isinstance(want, str):
+                T.check(all(op in g[0].split("|")[0] and g[1] >= 1 and len(g[0].split("|")) > ml for g in got),
+                        what + ": HTA stops (%s); tracebook's rows are sound" % want, repr(got[:3]))
+                continue
+            T.check(got == want or canonical(got) == canonical(want), what + " as HTA's",
+                    "expected %r\ngot      %r" % (want[:3], got[:3]))
 
 
 def check_aten(exe, dirs, name, ref, out):
