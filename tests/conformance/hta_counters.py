@@ -25,8 +25,7 @@
 #     to 1e-6 relative; kernel_launch_outliers counts the groups HTA's plots
 #     show (cutoffs 50 and 100 us) as HTA's rows give them;
 #   - memory_bw_summary equals HTA's get_memory_bw_summary (stable sorts) to
-#     1e-6 relative where the trace's bandwidth is bytes / duration (the CUDA
-#     traces), to 1e-3 where the trace rounds it (EXACT_BW below);
+#     1e-6 relative: both read the trace's own bandwidth of each copy and set;
 #   - gpu_user_annotation_breakdown equals HTA's for the GPU's annotations,
 #     the host's, and the host's with num_kernels 5 (the 'others' rows);
 #   - aten_op_kernels equals HTA's get_aten_op_kernels_and_delay (each rank
@@ -216,9 +215,6 @@ def check_annotations(exe, dirs, name, ref, out):
 # precision (PyTorch's CUDA traces); the others round it (tracebook-gen: 6
 # decimals) or compute it otherwise (ROCm), while tracebook divides the
 # bytes by the exact duration: there the values agree to 1e-3.
-EXACT_BW = {"ns_resolution_trace", "tracelens_h100", "amd_trace"}
-
-
 def check_membw(exe, dirs, name, ref, out):
     header, rows = report(exe, dirs, "memory_bw_summary", out)
     if header is None:
@@ -227,7 +223,7 @@ def check_membw(exe, dirs, name, ref, out):
          "%s: memory_bw_summary header" % name)
     got = [[int(r[0]), r[1]] + [float(x) if x != "" else None for x in r[2:]] for r in rows]
     want, plain = ref["stable"]["membw"], ref["hta"]["membw"]
-    rel = 1e-6 if name in EXACT_BW else 1e-3
+    rel = 1e-6
     T.eq([g[:3] for g in got], [w[:2] + [int(w[2])] for w in want], "%s: memory kinds and counts" % name)
     for g, w, p in zip(got, want, plain):
         bad = [i for i in range(3, 10) if (g[i] is None) != (w[i] is None) or
