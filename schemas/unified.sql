@@ -127,7 +127,7 @@ INSERT INTO ENUM_API_TYPE VALUES
     (20000, 'acl'), (15000, 'model'), (10000, 'node'), (5500, 'communication'),
     (5000, 'runtime'), (50001, 'op'), (50002, 'queue'), (50003, 'trace'), (50004, 'mstx'),
     (60001, 'cuda_runtime'), (60002, 'cuda_driver'), (60003, 'user_annotation'),
-    (60004, 'tops_runtime'), (60005, 'tops_cpu');
+    (60004, 'tops_runtime'), (60005, 'tops_cpu'), (60006, 'mtia_runtime');
 CREATE TABLE ENUM_OVERLAP_ANALYSIS_TYPE (id INTEGER PRIMARY KEY, name TEXT);
 INSERT INTO ENUM_OVERLAP_ANALYSIS_TYPE VALUES
     (0, 'COMPUTE'), (1, 'COMMUNICATION'), (2, 'COMM_NOT_OVERLAP_COMP'), (3, 'FREE');
@@ -186,6 +186,9 @@ CREATE TABLE TB_COLLECTIVE (
     rankId INTEGER, globalTid INTEGER, startNs INTEGER, endNs INTEGER, collective INTEGER,
     dtype INTEGER, inNelems INTEGER, outNelems INTEGER, groupSize INTEGER, groupName INTEGER
 );
+-- the bandwidth a Kineto trace gives its memory copies and sets (args
+-- "memory bandwidth (GB/s)"), by task
+CREATE TABLE TB_MEMCPY_BW (globalTaskId INTEGER, bandwidth NUMERIC, rankId INTEGER);
 CREATE TABLE TB_PROCESS (
     rankId INTEGER, pid, name TEXT, labels TEXT, sortIndex INTEGER, deviceId INTEGER, layer TEXT,
     unrouted INTEGER

@@ -103,6 +103,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                                    "preparing", 12, ""},
     [R_COLLECTIVE] = {"TB_COLLECTIVE", "rankId,globalTid,startNs,endNs,collective,dtype,inNelems,outNelems,"
                                        "groupSize,groupName", 10, "collective,dtype,groupName"},
+    [R_MEMCPY_BW] = {"TB_MEMCPY_BW", "globalTaskId,bandwidth,rankId", 3, ""},
     [R_TB_NPU_MODULE_MEM] = {"TB_NPU_MODULE_MEM", "rankId,component,timestampNs,totalReservedBytes,deviceId", 5,
                                                   "component"},
     [R_STATIC_OP_MEM] = {"TB_STATIC_OP_MEM",

@@ -41,6 +41,8 @@ enum row_table {
     R_OSRT_API, R_NETDEV_STATS,
     /* a Kineto trace's record_param_comms calls: what each collective moved */
     R_COLLECTIVE,
+    /* a Kineto trace's bandwidth of each memory copy and set */
+    R_MEMCPY_BW,
     R_TABLE_COUNT
 };
 

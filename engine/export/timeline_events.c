@@ -237,7 +237,9 @@ static tb_status write_cann(tl *t, tb_error *err)
         if (!on)
             continue;
         if (t->kineto) {
-            tlw_cstr(t->w, "cat", sqlite3_column_int64(q, 6) == 60002 ? "cuda_driver" : "cuda_runtime");
+            tlw_cstr(t->w, "cat", sqlite3_column_int64(q, 6) == 60002   ? "cuda_driver"
+                                  : sqlite3_column_int64(q, 6) == 60006 ? "mtia_runtime"
+                                                                        : "cuda_runtime");
             tlw_obj(t->w, "args");
             arg_int_col(t->w, "correlation", q, 5);
             if (stream)

@@ -103,6 +103,7 @@ static const table_spec specs[] = {
     /* tracebook's own tables, in a DB tracebook wrote */
     {"TB_PROCESS", R_PROCESS, -1, ""},
     {"TB_COLLECTIVE", R_COLLECTIVE, -1, ""},
+    {"TB_MEMCPY_BW", R_MEMCPY_BW, -1, ""},
     {"TB_THREAD", R_THREAD, -1, ""},
     {"TB_FLOW", R_FLOW, -1, ""},
     {"TB_EVENT", R_EVENT, -1, ""},

@@ -15,10 +15,12 @@
  *                         COMMUNICATION_TASK_INFO (the small tasks)
  *   CANN X             -> CANN_API;  Python X -> PYTORCH_API (+ STEP_TIME)
  *   Overlap Analysis X -> OVERLAP_ANALYSIS;  MsprofTx X -> MSTX_EVENTS
- *   Kineto kernel      -> TASK + COMPUTE_TASK_INFO, or TASK + COMMUNICATION_OP
+ *   Kineto kernel, MTIA mtia_ccp_events
+ *                      -> TASK + COMPUTE_TASK_INFO, or TASK + COMMUNICATION_OP
  *                         for NCCL/RCCL/HCCL kernels
- *   gpu_memcpy/memset  -> TASK + MEMCPY_INFO
- *   cuda_runtime/driver-> CANN_API (types 60001/60002)
+ *   gpu_memcpy/memset  -> TASK + MEMCPY_INFO (+ TB_MEMCPY_BW, the trace's bandwidth)
+ *   cuda_runtime/driver, mtia_runtime
+ *                      -> CANN_API (types 60001/60002/60006)
  *   cpu_op, user_annotation -> PYTORCH_API (+ STEP_TIME for ProfilerStep#N)
  *   flows s/f          -> TB_FLOW (paired after loading);  counters -> TB_COUNTER
  *   anything else      -> TB_EVENT. No event is dropped silently.

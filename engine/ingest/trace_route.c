@@ -849,6 +849,13 @@ static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
         if (trace_row(im, R_MEMCPY_INFO, v))
             return -1;
         im->res->dest[TB_DEST_MEMCPY_INFO]++;
+        /* the trace's own bandwidth, which HTA reads (older traces compute it from another duration) */
+        double bw;
+        if (js_span_real(js_arg(ev, "memory bandwidth (GB/s)"), &bw) == 0) {
+            tb_val b[3] = {VINT(gid), VREAL(bw), VINT(im->opt->rank)};
+            if (trace_row(im, R_MEMCPY_BW, b))
+                return -1;
+        }
         return 0;
     }
     if (is_comm_kernel(ev->name)) {
@@ -892,7 +899,8 @@ static int route_by_cat(imp *im, trace_event *ev, int64_t pid)
     js_span c = ev->cat;
     if (c.type != JS_STR)
         return 1;
-    if (span_eq(c, "kernel"))
+    /* MTIA's device slices are device work as GPU kernels are (HTA's kernel categories) */
+    if (span_eq(c, "kernel") || span_eq(c, "mtia_ccp_events"))
         return put_gpu(im, ev, pid, 1);
     if (span_eq(c, "gpu_memcpy") || span_eq(c, "gpu_memset"))
         return put_gpu(im, ev, pid, 0);
@@ -900,6 +908,8 @@ static int route_by_cat(imp *im, trace_event *ev, int64_t pid)
         return put_cann(im, ev, pid, API_CUDA_RUNTIME);
     if (span_eq(c, "cuda_driver"))
         return put_cann(im, ev, pid, API_CUDA_DRIVER);
+    if (span_eq(c, "mtia_runtime"))
+        return put_cann(im, ev, pid, API_MTIA_RUNTIME);
     if (span_eq(c, "cpu_op"))
         return put_pytorch(im, ev, pid, API_OP);
     if (span_eq(c, "user_annotation"))

@@ -7,7 +7,8 @@
  *
  * breakdown.c implements these (the temporal, overlap and idle-time
  * breakdowns use them first); hta_counters.c builds HTA's counters on them
- * (queue length, memory bandwidth, kernel launch statistics). A table's
+ * (queue length, memory bandwidth, kernel launch statistics), hta_stacks.c
+ * its call graph. A table's
  * build calls hta_build() with its CREATE and INSERT statements and a
  * per-rank function; the function calls hta_prepare() to put the rank's
  * events into HTA's domain and window, binds its rows on h->ins and ends

@@ -462,6 +462,8 @@ static tb_status build_launch_stats(const metric_ctx *m, tb_error *err)
 /* A memory operation's bytes and exact duration, by globalTaskId. */
 typedef struct mem_info {
     int64_t task, bytes, dur_ns;
+    double bw;     /* the trace's bandwidth (GB/s), when given */
+    int has_bw;
     char kind[16]; /* HTA's memory kernel type */
 } mem_info;
 
@@ -492,17 +494,31 @@ static int cmp_task(const void *a, const void *b)
     return (x->task > y->task) - (x->task < y->task);
 }
 
-/* The rank's memory operations (MEMCPY_INFO with their tasks), sorted by task. */
+/* The rank's memory operations (MEMCPY_INFO with their tasks and the
+ * trace's bandwidths, TB_MEMCPY_BW, absent from DBs of earlier versions),
+ * sorted by task. */
 static tb_status read_mem_info(const hta_ctx *h, int64_t rank, mem_info **out, size_t *n, tb_error *err)
 {
-    static const char sql[] = "SELECT d.globalTaskId, m.size, d.endNs - d.startNs, d.name FROM device_task d "
-                              "JOIN MEMCPY_INFO m ON m.globalTaskId = d.globalTaskId "
-                              "WHERE ifnull(d.rankId, 0) = ? AND d.startNs IS NOT NULL AND d.endNs IS NOT NULL";
+    static const char with_bw[] = "SELECT d.globalTaskId, m.size, d.endNs - d.startNs, d.name, "
+                                  "(SELECT b.bandwidth FROM TB_MEMCPY_BW b WHERE b.globalTaskId = d.globalTaskId "
+                                  "  AND b.rankId IS d.rankId LIMIT 1) FROM device_task d "
+                                  "JOIN MEMCPY_INFO m ON m.globalTaskId = d.globalTaskId "
+                                  "WHERE ifnull(d.rankId, 0) = ? AND d.startNs IS NOT NULL AND d.endNs IS NOT NULL";
+    static const char without[] = "SELECT d.globalTaskId, m.size, d.endNs - d.startNs, d.name, NULL "
+                                  "FROM device_task d JOIN MEMCPY_INFO m ON m.globalTaskId = d.globalTaskId "
+                                  "WHERE ifnull(d.rankId, 0) = ? AND d.startNs IS NOT NULL AND d.endNs IS NOT NULL";
     sqlite3_stmt *st = NULL;
     size_t cap = 0;
     *out = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+    int has = 0;
+    if (sqlite3_prepare_v2(h->m->db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'TB_MEMCPY_BW'", -1,
+                           &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    has = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_prepare_v2(h->m->db, has ? with_bw : without, -1, &st, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     sqlite3_bind_int64(st, 1, rank);
     int s;
@@ -510,7 +526,8 @@ static tb_status read_mem_info(const hta_ctx *h, int64_t rank, mem_info **out, s
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         mem_info mi = {.task = sqlite3_column_int64(st, 0),
                        .bytes = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1),
-                       .dur_ns = sqlite3_column_int64(st, 2)};
+                       .dur_ns = sqlite3_column_int64(st, 2), .has_bw = sqlite3_column_type(st, 4) != SQLITE_NULL,
+                       .bw = sqlite3_column_double(st, 4)};
         const char *name = (const char *)sqlite3_column_text(st, 3);
         memory_kind(name ? name : "", mi.kind);
         if (VEC_PUSH(*out, *n, cap, mi)) {
@@ -558,8 +575,9 @@ static int kind_index(kinds *k, const char *name)
 /*
  * The rank's bandwidth points: each memory operation of HTA's classes
  * (K_MEM) gives +bw at its start and -bw at its end (start + duration, a
- * duration of 0 counted as 1), bw = bytes / exact ns = GB/s (0 without a
- * byte count, as HTA's default), sorted by kind, time, starts first, then
+ * duration of 0 counted as 1), bw = the trace's "memory bandwidth (GB/s)"
+ * when it gives one (HTA's value), else bytes / exact ns = GB/s (0 without
+ * a byte count, as HTA's default), sorted by kind, time, starts first, then
  * the trace's order.
  */
 static tb_status bw_points(const hta_ctx *h, int64_t rank, const evvec *ev, bw_point **out, size_t *n, kinds *k,
@@ -576,7 +594,8 @@ static tb_status bw_points(const hta_ctx *h, int64_t rank, const evvec *ev, bw_p
             continue;
         mem_info key = {.task = e->ord};
         const mem_info *f = nmi ? bsearch(&key, mi, nmi, sizeof *mi, cmp_task) : NULL;
-        double bw = f && f->bytes >= 0 && f->dur_ns > 0 ? (double)f->bytes / (double)f->dur_ns : 0.0;
+        double bw = f && f->has_bw ? f->bw
+                    : f && f->bytes >= 0 && f->dur_ns > 0 ? (double)f->bytes / (double)f->dur_ns : 0.0;
         int kd = kind_index(k, f ? f->kind : "Memcpy Unknown");
         if (kd < 0) {
             rc = tb_error_set(err, TB_ERR_INTERNAL, "%s: more than 8 memory kinds", h->what);

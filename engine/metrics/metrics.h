@@ -81,6 +81,8 @@ extern const metric_table metrics_mstx[];
 extern const size_t metrics_mstx_n;
 extern const metric_table metrics_hta_counters[];
 extern const size_t metrics_hta_counters_n;
+extern const metric_table metrics_hta_stacks[];
+extern const size_t metrics_hta_stacks_n;
 
 /* Returns the table named name (case-insensitive), or NULL. */
 const metric_table *metrics_find(const char *name);

@@ -25,13 +25,22 @@
 #     to 1e-6 relative; kernel_launch_outliers counts the groups HTA's plots
 #     show (cutoffs 50 and 100 us) as HTA's rows give them;
 #   - memory_bw_summary equals HTA's get_memory_bw_summary (stable sorts) to
-#     1e-6 relative where the trace's bandwidth is bytes / duration (the CUDA
-#     traces), to 1e-3 where the trace rounds it (EXACT_BW below);
+#     1e-6 relative: both read the trace's own bandwidth of each copy and set;
 #   - gpu_user_annotation_breakdown equals HTA's for the GPU's annotations,
 #     the host's, and the host's with num_kernels 5 (the 'others' rows);
 #   - aten_op_kernels equals HTA's get_aten_op_kernels_and_delay (each rank
 #     on its own): the same ATen ops and kernel sequences, counts and mean
 #     delays;
+#   - frequent_kernel_sequences equals HTA's get_frequent_cuda_kernel_sequences
+#     (each operator name and min_pattern_len of make_refs.py's SEQ_CASES,
+#     each rank): the same patterns in the same order, counts and summed
+#     durations; a pattern may list kernels that start at the same time in
+#     another order than HTA's (an unstable sort there), then its rows must
+#     agree once each pattern's kernels are sorted. Where HTA stops (its call
+#     graph refuses the slices its rounding leaves with a negative duration,
+#     on the shared traces but amd_trace) the report runs, and each of its patterns names
+#     an event containing the operator name, with a count of at least 1 and
+#     at least min_pattern_len kernels;
 #   - potential_stragglers names HTA's get_potential_stragglers ranks
 #     (num_candidates 1, 2, 3) and straggler_metric holds its metric, on the
 #     four-rank job that tests/hta/straggler_trace.py writes.
@@ -46,6 +55,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import tbtest  # noqa: E402
 
 T = tbtest.Checks()
+csv.field_size_limit(1 << 30)  # a pattern lists every kernel of a step
 
 
 def close(a, b, rel=1e-6):
@@ -133,6 +143,38 @@ def check_set(exe, dirs, name, ref, out):
     check_membw(exe, dirs, name, ref, out)
     check_annotations(exe, dirs, name, ref["hta"]["annotations"], out)
     check_aten(exe, dirs, name, ref["hta"]["aten"], out)
+    check_sequences(exe, dirs, name, ref["sequences"], out)
+
+
+def canonical(rows):
+    """Rows with each pattern's kernels sorted, in a fixed order."""
+    out = []
+    for p, n, k, c in rows:
+        names = p.split("|")
+        out.append([names[0], sorted(names[1:]), n, k, c])
+    return sorted(out, key=lambda r: (r[0], r[1], r[2]))
+
+
+def check_sequences(exe, dirs, name, ref, out):
+    cases = {}
+    for rank, op, ml, rows in ref:
+        cases.setdefault((op, ml), []).append((rank, rows))
+    for (op, ml), ranks in cases.items():
+        header, rows = report(exe, dirs, "frequent_kernel_sequences", out, "--param", "operator_name=" + op,
+                              "--param", "min_pattern_len=%d" % ml)
+        if header is None:
+            continue
+        T.eq(header, ["rank", "pattern", "count", "GPU kernel duration (us)", "CPU op duration (us)"],
+             "%s: frequent_kernel_sequences header" % name)
+        for rank, want in ranks:
+            got = [[r[1], int(r[2]), float(r[3]), float(r[4])] for r in rows if int(r[0]) == rank]
+            what = "%s: rank %d: frequent kernel sequences of %r (min_pattern_len %d)" % (name, rank, op, ml)
+            if isinstance(want, str):
+                T.check(all(op in g[0].split("|")[0] and g[1] >= 1 and len(g[0].split("|")) > ml for g in got),
+                        what + ": HTA stops (%s); tracebook's rows are sound" % want, repr(got[:3]))
+                continue
+            T.check(got == want or canonical(got) == canonical(want), what + " as HTA's",
+                    "expected %r\ngot      %r" % (want[:3], got[:3]))
 
 
 def check_aten(exe, dirs, name, ref, out):
@@ -173,9 +215,6 @@ def check_annotations(exe, dirs, name, ref, out):
 # precision (PyTorch's CUDA traces); the others round it (tracebook-gen: 6
 # decimals) or compute it otherwise (ROCm), while tracebook divides the
 # bytes by the exact duration: there the values agree to 1e-3.
-EXACT_BW = {"ns_resolution_trace", "tracelens_h100", "amd_trace"}
-
-
 def check_membw(exe, dirs, name, ref, out):
     header, rows = report(exe, dirs, "memory_bw_summary", out)
     if header is None:
@@ -184,7 +223,7 @@ def check_membw(exe, dirs, name, ref, out):
          "%s: memory_bw_summary header" % name)
     got = [[int(r[0]), r[1]] + [float(x) if x != "" else None for x in r[2:]] for r in rows]
     want, plain = ref["stable"]["membw"], ref["hta"]["membw"]
-    rel = 1e-6 if name in EXACT_BW else 1e-3
+    rel = 1e-6
     T.eq([g[:3] for g in got], [w[:2] + [int(w[2])] for w in want], "%s: memory kinds and counts" % name)
     for g, w, p in zip(got, want, plain):
         bad = [i for i in range(3, 10) if (g[i] is None) != (w[i] is None) or

@@ -13,7 +13,11 @@
 # many of them fall in each group its plots show), get_memory_bw_summary,
 # get_gpu_user_annotation_breakdown and get_aten_op_kernels_and_delay; and
 # get_potential_stragglers (num_candidates 1, 2, 3) with its metric on the
-# four-rank job that tests/hta/straggler_trace.py writes.
+# four-rank job that tests/hta/straggler_trace.py writes. And
+# get_frequent_cuda_kernel_sequences ("sequences": per rank, for each
+# operator name and min_pattern_len of SEQ_CASES, its rows, or the error
+# HTA stops with: its call graph refuses a slice that its rounding leaves
+# with a negative duration, which the shared traces but amd_trace have).
 #
 # Each figure is recorded twice: as HTA gives it ("hta"), and as HTA gives it
 # when its sorts are stable ("stable"). HTA orders the changes of a queue by
@@ -110,6 +114,32 @@ for r in ranks:
 print(json.dumps(out))
 '''
 
+# get_frequent_cuda_kernel_sequences, once per set (its sorts do not matter
+# but for the order of kernels that start at the same time: see
+# hta_counters.py)
+SEQ_CASES = [("ProfilerStep", 3), ("aten::", 1), ("aten::linear", 1), ("autograd::engine", 2), ("aten::mm", 1),
+             ("Backward0", 1), ("Optimizer", 3), ("nccl", 1), ("cudaLaunchKernel", 1)]
+SEQ = r'''
+import json, logging, sys, tempfile
+sys.path.insert(0, sys.argv[1])
+from hta.trace_analysis import TraceAnalysis
+logging.disable(logging.CRITICAL)
+t = TraceAnalysis(trace_dir=sys.argv[2])
+out = []
+with tempfile.TemporaryDirectory() as o:
+    for r in sorted(t.t.get_ranks()):
+        for op, ml in json.loads(sys.argv[3]):
+            try:
+                df = t.get_frequent_cuda_kernel_sequences(operator_name=op, output_dir=o, rank=r, min_pattern_len=ml,
+                                                          visualize=False)
+            except Exception as e:
+                out.append([int(r), op, ml, "error: %s" % type(e).__name__])
+                continue
+            out.append([int(r), op, ml, [[x["pattern"], int(x["count"]), float(x["GPU kernel duration (us)"]),
+                                          float(x["CPU op duration (us)"])] for _, x in df.iterrows()]])
+print(json.dumps(out))
+'''
+
 refs = {"command": "python3 tests/hta/make_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN HTA_COMMIT (see its header)",
         "hta_commit": sys.argv[4] if len(sys.argv) > 4 else "unknown",
         "sets": {}}
@@ -131,6 +161,9 @@ for name, src, full_at in SETS:
             del entry["stable"]["annotations"]
         if sorted(map(str, entry["stable"]["aten"])) == sorted(map(str, entry["hta"]["aten"])):
             del entry["stable"]["aten"]
+        r = subprocess.run([sys.executable, "-c", SEQ, hta_dir, d, json.dumps(SEQ_CASES)], capture_output=True,
+                           text=True, check=True)
+        entry["sequences"] = json.loads(r.stdout.strip().splitlines()[-1])
         refs["sets"][name] = entry
 # get_potential_stragglers on the job of tests/hta/straggler_trace.py
 STRAG = r'''
@@ -166,5 +199,6 @@ for i, name in enumerate(names):
     e = refs["sets"][name]
     print('  %s: {"max_queue_length": %d,' % (json.dumps(name), e["max_queue_length"]))
     print('   "hta": %s,' % json.dumps(e["hta"], separators=(",", ":")))
-    print('   "stable": %s}%s' % (json.dumps(e["stable"], separators=(",", ":")), "," if i + 1 < len(names) else ""))
+    print('   "stable": %s,' % json.dumps(e["stable"], separators=(",", ":")))
+    print('   "sequences": %s}%s' % (json.dumps(e["sequences"], separators=(",", ":")), "," if i + 1 < len(names) else ""))
 print(" },\n \"stragglers\": %s\n}" % json.dumps(refs["stragglers"]))

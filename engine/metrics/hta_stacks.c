@@ -1,0 +1,649 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hta_stacks.c - the call stacks family of computed tables: Holistic Trace
+ * Analysis' call graph of a rank (each host thread's slices nested into a
+ * tree, each device task hung under the runtime call that launched it),
+ * which its frequent kernel sequences read (reference: metrics.md,
+ * "call_stack").
+ *
+ *   - call_stack: one row per event HTA's call graph holds, in HTA's time
+ *     domain and window (hta.h): the host slices of every thread
+ *     (PYTORCH_API, CANN_API, and the trace's other slices kept in
+ *     TB_EVENT, such as python_function when loaded with
+ *     --keep-python-functions) and the device tasks. A row gives the
+ *     event's depth in its thread's tree (a thread's outermost slices are
+ *     at 0; -1 for an event in no host tree: the slices of a device thread,
+ *     a task whose launching call is not kept), the number and summed
+ *     duration of the device tasks below it, and those tasks' names (their
+ *     STRING_IDS ids as a JSON array) in start order.
+ *
+ * The tree is HTA's CallStackGraph: a thread's slice ends and starts in
+ * time order (at equal times an end before a start, a longer slice's start
+ * first, a shorter slice's end first, a zero-length slice inside the slice
+ * that is open, the trace's order last), a start nests under the slice on
+ * top of the stack, an end pops the top. A thread is a device thread when
+ * its pid or tid is 0. A task of a stream above 0 hangs under the last
+ * runtime call of its correlation id. When a rank has exactly two threads
+ * marked main (one holds a ProfilerStep#) or backward (one holds an
+ * autograd:: slice), the outermost slices of the first in that order
+ * (backward before main) that lie within a "## backward ##" slice of the
+ * other (else within a ProfilerStep#) move under it, as HTA links its
+ * backward thread (link_backward says what HTA does after).
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/hta.h"
+#include "metrics/metrics.h"
+#include "util/vec.h"
+
+/* One event of the graph; host slices first, then device tasks. */
+typedef struct cnode {
+    int64_t ts, te;         /* HTA's domain */
+    int64_t pid, tid;       /* host slices */
+    int64_t name;           /* STRING_IDS id */
+    int64_t conn;           /* CANN_API's connectionId (0: none) */
+    int64_t ord;            /* the trace's order (approximated: table, then row) */
+    int64_t parent;         /* index of the parent node, -1: a thread's root, -2: in no tree,
+                               -3: its own parent (HTA's linking, below) */
+    int64_t depth, kernels, kdur;
+    int64_t d0;             /* depth in its own thread, before the backward thread's linking */
+    int64_t *seq;           /* indices of the device tasks below, then sorted by start */
+    size_t nseq, capseq;
+    unsigned char device;   /* a device task */
+    unsigned char streamed; /* a host call with a stream (HTA: not a host slice) */
+    unsigned char resolved; /* depth set */
+    unsigned char lost;     /* cut off every root by HTA's linking (keeps d0, counts no task) */
+} cnode;
+
+typedef struct cgraph {
+    cnode *v;
+    size_t n, cap, nhost;
+} cgraph;
+
+/* ---- reading ---------------------------------------------------------------- */
+
+/* The rank's host slices in HTA's window, into g (slices HTA rounds to a
+ * negative duration, which stop HTA's call graph, count as zero-length). */
+static tb_status read_host(const hta_ctx *h, int64_t rank, cgraph *g, tb_error *err)
+{
+    static const char sql[] =
+        "SELECT startNs, endNs, globalTid >> 32, globalTid & 4294967295, name, 0, 0, rowid, streamId "
+        "FROM PYTORCH_API WHERE ifnull(rankId, 0) = ?1 AND startNs IS NOT NULL AND endNs IS NOT NULL "
+        "  AND globalTid IS NOT NULL "
+        "UNION ALL SELECT startNs, endNs, globalTid >> 32, globalTid & 4294967295, name, ifnull(connectionId, 0), 1, "
+        "  rowid, streamId FROM CANN_API WHERE ifnull(rankId, 0) = ?1 AND startNs IS NOT NULL AND endNs IS NOT NULL "
+        "  AND globalTid IS NOT NULL "
+        "UNION ALL SELECT startNs, endNs, pid, tid, name, 0, 2, rowid, NULL FROM TB_EVENT "
+        "WHERE ifnull(rankId, 0) = ?1 AND ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
+        "  AND typeof(pid) = 'integer' AND typeof(tid) = 'integer' "
+        "ORDER BY 7, 8";
+    const step_cut *cut = hta_cut(h, rank);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        cnode c = {.pid = sqlite3_column_int64(st, 2), .tid = sqlite3_column_int64(st, 3),
+                   .name = sqlite3_column_int64(st, 4), .conn = sqlite3_column_int64(st, 5),
+                   .ord = (int64_t)g->n, .parent = -2, .depth = -1};
+        /* a call with a stream is, to HTA, a device event: in no tree */
+        c.streamed = sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int64(st, 8) >= 0;
+        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
+        if (!hta_host_kept(h, cut, c.ts))
+            continue;
+        if (c.te < c.ts)
+            c.te = c.ts;
+        if (VEC_PUSH(g->v, g->n, g->cap, c)) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    g->nhost = g->n;
+    return rc;
+}
+
+/* A task's name: (globalTaskId, STRING_IDS id). */
+typedef struct tname {
+    int64_t task, name;
+} tname;
+
+/* The names of the rank's tasks, sorted by globalTaskId, into *out. */
+static tb_status read_task_names(const hta_ctx *h, int64_t rank, tname **out, size_t *n, tb_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(h->m->db,
+                           "SELECT globalTaskId, ifnull(name, 0) FROM TASK WHERE ifnull(rankId, 0) = ?1 "
+                           "AND globalTaskId IS NOT NULL ORDER BY globalTaskId",
+                           -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW)
+        if (VEC_PUSH(*out, *n, cap, ((tname){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)}))) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int64_t task_name(const tname *t, size_t n, int64_t task)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (t[mid].task < task)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && t[lo].task == task ? t[lo].name : 0;
+}
+
+/* The rank's device tasks (HTA's window, prepared), appended to g. */
+static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, cgraph *g, tb_error *err)
+{
+    tname *names = NULL;
+    size_t nn = 0;
+    tb_status rc = read_task_names(h, rank, &names, &nn, err);
+    for (size_t i = 0; !rc && i < ev->n; i++) {
+        const dev_ev *e = &ev->v[i];
+        if (e->op)
+            continue;
+        /* HTA links only the tasks of streams above 0 to their calls */
+        cnode c = {.ts = e->s, .te = e->e, .conn = e->linked && e->stream > 0 ? e->conn : 0, .ord = e->ord,
+                   .parent = -2, .depth = -1, .device = 1, .name = task_name(names, nn, e->ord)};
+        if (VEC_PUSH(g->v, g->n, g->cap, c))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    free(names);
+    return rc;
+}
+
+/* ---- HTA's nesting ---------------------------------------------------------- */
+
+/* One end of a slice: HTA's (index, dur, kind, time). */
+typedef struct send {
+    int64_t time, dur, ord;
+    size_t node;
+    int open;
+} send;
+
+/* HTA's _less_than: x comes before y. */
+static int end_before(const send *x, const send *y)
+{
+    if (x->time != y->time)
+        return x->time < y->time;
+    if (x->node == y->node)
+        return x->open;
+    if (x->dur == 0 || y->dur == 0) {
+        if (x->dur == 0 && y->dur > 0)
+            return !y->open;
+        if (x->dur > 0 && y->dur == 0)
+            return x->open;
+        if (x->open && y->open)
+            return x->ord < y->ord;
+        if (!x->open && !y->open)
+            return x->ord > y->ord;
+        return x->open;
+    }
+    if (!x->open && y->open)
+        return 1;
+    if (x->open && !y->open)
+        return 0;
+    if (x->dur != y->dur)
+        return x->open ? x->dur > y->dur : x->dur < y->dur;
+    return x->open ? x->ord < y->ord : x->ord > y->ord;
+}
+
+static int cmp_end(const void *a, const void *b)
+{
+    const send *x = a, *y = b;
+    return end_before(x, y) ? -1 : end_before(y, x) ? 1 : 0;
+}
+
+/* Nests the slices idx[0..n) of one host thread (HTA's stack walk). */
+static tb_status nest_thread(const hta_ctx *h, cgraph *g, const size_t *idx, size_t n, tb_error *err)
+{
+    send *e = malloc(2 * n * sizeof *e);
+    size_t *stack = malloc(n * sizeof *stack);
+    if (!e || !stack) {
+        free(e);
+        free(stack);
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    for (size_t i = 0; i < n; i++) {
+        const cnode *c = &g->v[idx[i]];
+        e[2 * i] = (send){c->ts, c->te - c->ts, c->ord, idx[i], 1};
+        e[2 * i + 1] = (send){c->te, c->te - c->ts, c->ord, idx[i], 0};
+    }
+    qsort(e, 2 * n, sizeof *e, cmp_end);
+    size_t top = 0;
+    for (size_t i = 0; i < 2 * n; i++) {
+        if (e[i].open) {
+            g->v[e[i].node].parent = top ? (int64_t)stack[top - 1] : -1;
+            stack[top++] = e[i].node;
+        } else if (top) {
+            top--;
+        }
+    }
+    free(e);
+    free(stack);
+    return TB_OK;
+}
+
+/* Sets the depth of node i and of its ancestors: HTA's (outermost slices 0,
+ * no tree -1; a node cut off every root keeps its first depth, d0). */
+static void depth_of(cgraph *g, size_t i)
+{
+    int64_t j = (int64_t)i;
+    size_t up = 0;
+    while (!g->v[j].resolved && g->v[j].parent >= 0) {
+        j = g->v[j].parent;
+        up++;
+    }
+    if (!g->v[j].resolved) {
+        g->v[j].lost = g->v[j].parent == -3;
+        g->v[j].depth = g->v[j].lost ? g->v[j].d0 : g->v[j].parent == -2 ? -1 : 0;
+        g->v[j].resolved = 1;
+    }
+    int64_t base = g->v[j].depth, a = (int64_t)i;
+    for (size_t c = up; c > 0; c--) {
+        g->v[a].lost = g->v[j].lost;
+        g->v[a].depth = g->v[a].lost ? g->v[a].d0 : base + (int64_t)c;
+        g->v[a].resolved = 1;
+        a = g->v[a].parent;
+    }
+}
+
+/* ---- the threads -------------------------------------------------------------- */
+
+/* A host slice in its thread's order. */
+typedef struct tkey {
+    int64_t pid, tid, ord;
+    size_t node;
+} tkey;
+
+static int cmp_tkey(const void *a, const void *b)
+{
+    const tkey *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* The STRING_IDS ids whose value matches a GLOB pattern, sorted. */
+typedef struct idset {
+    int64_t *id;
+    size_t n, cap;
+} idset;
+
+static tb_status read_ids(const hta_ctx *h, const char *glob, idset *s, tb_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h->m->db, "SELECT id FROM STRING_IDS WHERE value GLOB ?1 ORDER BY id", -1, &st, NULL) !=
+        SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_text(st, 1, glob, -1, SQLITE_STATIC);
+    int r;
+    tb_status rc = TB_OK;
+    while ((r = sqlite3_step(st)) == SQLITE_ROW)
+        if (VEC_PUSH(s->id, s->n, s->cap, sqlite3_column_int64(st, 0))) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    if (!rc && r != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+static int in_set(const idset *s, int64_t id)
+{
+    size_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (s->id[mid] < id)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n && s->id[lo] == id;
+}
+
+/* The names that mark threads and the backward thread's new parents. */
+typedef struct marks {
+    idset step, autograd, bwd;
+} marks;
+
+/* One host thread of the rank: its slices k[first .. first + n). */
+typedef struct thr {
+    size_t first, n;
+    int label; /* 0 none, 1 backward, 2 main */
+} thr;
+
+/* Moves the outermost slices of thread t that lie within node p under p;
+ * returns how many of them are left outside. p itself, when among them,
+ * becomes its own parent (-3). */
+static size_t move_under(cgraph *g, const tkey *k, const thr *t, size_t p, size_t *moved)
+{
+    size_t left = 0;
+    int64_t ts = g->v[p].ts, te = g->v[p].te;
+    for (size_t j = 0; j < t->n; j++) {
+        size_t i = k[t->first + j].node;
+        cnode *c = &g->v[i];
+        if (c->parent != -1)
+            continue;
+        if (c->ts >= ts && c->te <= te) {
+            c->parent = i == p ? -3 : (int64_t)p;
+            (*moved)++;
+        } else {
+            left++;
+        }
+    }
+    return left;
+}
+
+/*
+ * HTA's linking of the backward thread b to the main thread m: for each
+ * parent of m in trace order ("## backward ##" slices, else ProfilerStep#),
+ * b's outermost slices within it move under it. Once b has none left (HTA
+ * then deletes b's root and takes m's root for it), the parents that follow
+ * take m's own outermost slices within them, themselves included: such a
+ * parent becomes its own parent, cut off every root with what is below it
+ * (HTA then counts no task below them and keeps their first depth).
+ */
+static void link_backward(cgraph *g, const tkey *k, const thr *b, const thr *m, const marks *mk)
+{
+    const idset *par = &mk->bwd;
+    int any = 0, switched = 0;
+    for (size_t i = 0; i < m->n && !any; i++)
+        any = in_set(par, g->v[k[m->first + i].node].name);
+    if (!any)
+        par = &mk->step;
+    for (size_t i = 0; i < m->n; i++) {
+        size_t p = k[m->first + i].node, moved = 0;
+        if (!in_set(par, g->v[p].name) || g->v[p].parent == -3)
+            continue;
+        if (switched) {
+            move_under(g, k, m, p, &moved);
+        } else if (move_under(g, k, b, p, &moved) == 0 && moved) {
+            switched = 1;
+        }
+    }
+}
+
+/* Nests every host thread of g (device threads stay out of the trees), then links the backward thread. */
+static tb_status nest_all(const hta_ctx *h, cgraph *g, const marks *mk, tb_error *err)
+{
+    tkey *k = malloc((g->nhost ? g->nhost : 1) * sizeof *k);
+    size_t *idx = malloc((g->nhost ? g->nhost : 1) * sizeof *idx);
+    thr *t = NULL;
+    size_t nk = 0, nt = 0, capt = 0;
+    tb_status rc = TB_OK;
+    if (!k || !idx)
+        rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    for (size_t i = 0; !rc && i < g->nhost; i++)
+        if (!g->v[i].streamed && g->v[i].pid != 0 && g->v[i].tid != 0)
+            k[nk++] = (tkey){g->v[i].pid, g->v[i].tid, g->v[i].ord, i};
+    if (!rc && nk)
+        qsort(k, nk, sizeof *k, cmp_tkey);
+    for (size_t i = 0; !rc && i < nk;) {
+        size_t j = i;
+        thr th = {i, 0, 0};
+        for (; j < nk && k[j].pid == k[i].pid && k[j].tid == k[i].tid; j++) {
+            idx[j - i] = k[j].node;
+            if (in_set(&mk->step, g->v[k[j].node].name))
+                th.label = 2;
+            else if (th.label == 0 && in_set(&mk->autograd, g->v[k[j].node].name))
+                th.label = 1;
+        }
+        th.n = j - i;
+        rc = nest_thread(h, g, idx, th.n, err);
+        if (!rc && VEC_PUSH(t, nt, capt, th))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+        i = j;
+    }
+    /* exactly two marked threads: the first by label (backward, then main) moves under the other */
+    const thr *two[2] = {NULL, NULL};
+    size_t nmarked = 0;
+    for (size_t i = 0; !rc && i < nt; i++)
+        if (t[i].label && nmarked++ < 2)
+            two[nmarked - 1] = &t[i];
+    for (size_t i = 0; !rc && i < g->nhost; i++)
+        depth_of(g, i);
+    for (size_t i = 0; !rc && i < g->nhost; i++) {
+        g->v[i].d0 = g->v[i].depth;
+        g->v[i].depth = -1;
+        g->v[i].resolved = 0;
+    }
+    if (!rc && nmarked == 2) {
+        if (two[1]->label < two[0]->label) {
+            const thr *x = two[0];
+            two[0] = two[1];
+            two[1] = x;
+        }
+        link_backward(g, k, two[0], two[1], mk);
+    }
+    free(k);
+    free(idx);
+    free(t);
+    return rc;
+}
+
+/* ---- the device tasks ------------------------------------------------------- */
+
+/* A launching call: its connection id and node. */
+typedef struct lcall {
+    int64_t conn, ord;
+    size_t node;
+} lcall;
+
+static int cmp_lcall(const void *a, const void *b)
+{
+    const lcall *x = a, *y = b;
+    if (x->conn != y->conn)
+        return x->conn < y->conn ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* The last call (trace order) of connection conn, as HTA's merge keeps it, or -1. */
+static int64_t find_call(const lcall *l, size_t n, int64_t conn)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l[mid].conn <= conn)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 && l[lo - 1].conn == conn ? (int64_t)l[lo - 1].node : -1;
+}
+
+static int cmp_task(const void *a, const void *b)
+{
+    const cnode *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* Hangs each device task under its launching call (a slice in a host tree). */
+static tb_status hang_tasks(const hta_ctx *h, cgraph *g, tb_error *err)
+{
+    lcall *l = malloc((g->nhost ? g->nhost : 1) * sizeof *l);
+    size_t nl = 0;
+    if (!l)
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    if (g->n > g->nhost)
+        qsort(g->v + g->nhost, g->n - g->nhost, sizeof *g->v, cmp_task);
+    for (size_t i = 0; i < g->nhost; i++)
+        if (g->v[i].conn && g->v[i].parent != -2)
+            l[nl++] = (lcall){g->v[i].conn, g->v[i].ord, i};
+    if (nl)
+        qsort(l, nl, sizeof *l, cmp_lcall);
+    for (size_t i = g->nhost; i < g->n; i++)
+        if (g->v[i].conn) {
+            g->v[i].parent = find_call(l, nl, g->v[i].conn);
+            if (g->v[i].parent >= 0)
+                g->v[i].d0 = g->v[g->v[i].parent].d0 + 1;
+        }
+    for (size_t i = g->nhost; i < g->n; i++)
+        if (g->v[i].parent == -1)
+            g->v[i].parent = -2;
+    free(l);
+    return TB_OK;
+}
+
+/* Each task counts toward itself and every slice above it; the tasks are
+ * in start order (then the trace's), so each list of tasks below is too. */
+static tb_status count_tasks(const hta_ctx *h, cgraph *g, tb_error *err)
+{
+    for (size_t i = 0; i < g->n; i++)
+        depth_of(g, i);
+    for (size_t i = g->nhost; i < g->n; i++) {
+        if (g->v[i].parent == -2 || g->v[i].lost)
+            continue;
+        for (int64_t a = (int64_t)i; a >= 0; a = g->v[a].parent) {
+            cnode *c = &g->v[a];
+            c->kernels++;
+            c->kdur += g->v[i].te - g->v[i].ts;
+            if (VEC_PUSH(c->seq, c->nseq, c->capseq, (int64_t)i))
+                return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+        }
+    }
+    return TB_OK;
+}
+
+
+/* ---- the rows ----------------------------------------------------------------- */
+
+/* Binds STRING_IDS' value of id to column col of h->ins (name_of: its SELECT). */
+static void bind_name(const hta_ctx *h, sqlite3_stmt *name_of, int col, int64_t id)
+{
+    sqlite3_bind_int64(name_of, 1, id);
+    if (sqlite3_step(name_of) == SQLITE_ROW)
+        sqlite3_bind_text(h->ins, col, (const char *)sqlite3_column_text(name_of, 0), -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_bind_null(h->ins, col);
+    sqlite3_reset(name_of);
+}
+
+/* Inserts node c of g: its place in the trees and the tasks below it. */
+static tb_status insert_node(const hta_ctx *h, int64_t rank, const cgraph *g, const cnode *c, sqlite3_stmt *name_of,
+                             tb_error *err)
+{
+    sqlite3_str *ids = sqlite3_str_new(h->m->db);
+    sqlite3_str_appendchar(ids, 1, '[');
+    for (size_t i = 0; i < c->nseq; i++)
+        sqlite3_str_appendf(ids, i ? ",%lld" : "%lld", (long long)g->v[c->seq[i]].name);
+    sqlite3_str_appendchar(ids, 1, ']');
+    char *text = sqlite3_str_finish(ids);
+    if (!text)
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    sqlite3_bind_int64(h->ins, 1, rank);
+    if (c->device)
+        sqlite3_bind_null(h->ins, 2);
+    else
+        sqlite3_bind_int64(h->ins, 2, (int64_t)((uint64_t)c->pid << 32 | (uint64_t)(c->tid & 0xffffffff)));
+    sqlite3_bind_text(h->ins, 3, c->device ? "device" : "host", -1, SQLITE_STATIC);
+    bind_name(h, name_of, 4, c->name);
+    hta_bind_us(h, 5, c->ts);
+    hta_bind_us(h, 6, c->te - c->ts);
+    sqlite3_bind_int64(h->ins, 7, c->depth);
+    sqlite3_bind_int64(h->ins, 8, c->kernels);
+    hta_bind_us(h, 9, c->kdur);
+    sqlite3_bind_text(h->ins, 10, text, -1, SQLITE_TRANSIENT);
+    sqlite3_free(text);
+    return hta_insert_done(h, err);
+}
+
+static void graph_free(cgraph *g)
+{
+    for (size_t i = 0; i < g->n; i++)
+        free(g->v[i].seq);
+    free(g->v);
+}
+
+/* HTA's call graph of one rank (the header's rules), one row per event. */
+static tb_status stack_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    hta_ctx *h = ctx;
+    const marks *mk = h->extra;
+    if (!hta_prepare(h, rank, ev))
+        return TB_OK;
+    cgraph g = {0};
+    sqlite3_stmt *name_of = NULL;
+    tb_status rc = read_host(h, rank, &g, err);
+    if (!rc)
+        rc = add_device(h, rank, ev, &g, err);
+    if (!rc)
+        rc = nest_all(h, &g, mk, err);
+    if (!rc)
+        rc = hang_tasks(h, &g, err);
+    if (!rc)
+        rc = count_tasks(h, &g, err);
+    if (!rc && sqlite3_prepare_v2(h->m->db, "SELECT value FROM STRING_IDS WHERE id = ?", -1, &name_of, NULL) !=
+                   SQLITE_OK)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    /* one transaction for the rank's rows: no lock taken and dropped per row */
+    int sp = !rc && sqlite3_exec(h->m->db, "SAVEPOINT tb_call_stack", NULL, NULL, NULL) == SQLITE_OK;
+    if (!rc && !sp)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    for (size_t i = 0; !rc && i < g.n; i++)
+        rc = insert_node(h, rank, &g, &g.v[i], name_of, err);
+    sqlite3_finalize(name_of);
+    if (sp && rc)
+        sqlite3_exec(h->m->db, "ROLLBACK TO tb_call_stack", NULL, NULL, NULL);
+    if (sp && sqlite3_exec(h->m->db, "RELEASE tb_call_stack", NULL, NULL, NULL) != SQLITE_OK && !rc)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    graph_free(&g);
+    return rc;
+}
+
+static tb_status build_call_stack(const metric_ctx *m, tb_error *err)
+{
+    marks mk;
+    memset(&mk, 0, sizeof mk);
+    hta_ctx probe = {.m = m, .what = "call_stack"};
+    tb_status rc = read_ids(&probe, "ProfilerStep#*", &mk.step, err);
+    if (!rc)
+        rc = read_ids(&probe, "*autograd::*", &mk.autograd, err);
+    if (!rc)
+        rc = read_ids(&probe, "## backward ##*", &mk.bwd, err);
+    if (!rc)
+        rc = hta_build(m, "call_stack",
+                       "DROP TABLE IF EXISTS temp.call_stack;"
+                       "CREATE TEMP TABLE call_stack (rank INTEGER, thread INTEGER, side TEXT, name TEXT, ts NUMERIC, "
+                       "dur NUMERIC, depth INTEGER, kernels INTEGER, kernel_dur NUMERIC, kernel_names TEXT)",
+                       "INSERT INTO temp.call_stack VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", stack_rank, &mk, err);
+    free(mk.step.id);
+    free(mk.autograd.id);
+    free(mk.bwd.id);
+    return rc;
+}
+
+/* ---- the family --------------------------------------------------------------- */
+
+const metric_table metrics_hta_stacks[] = {
+    {"call_stack", {NULL}, build_call_stack,
+     "HTA's call graph per rank: each host slice and device task with its depth and the tasks below it (options hta.*)",
+     "rank", {NULL}},
+};
+const size_t metrics_hta_stacks_n = sizeof metrics_hta_stacks / sizeof metrics_hta_stacks[0];

@@ -1,0 +1,89 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# hta_inputs_test.py - what HTA's analyses read from a Kineto trace beyond
+# slices and times, on hand-written traces with worked-out answers:
+#
+#   - the trace's own memory bandwidth: a copy of 1000 bytes in 10 µs whose
+#     args say "memory bandwidth (GB/s)": 0.25 (an older trace's figure, not
+#     1000 B / 10000 ns = 0.1) counts 0.25 (TB_MEMCPY_BW keeps it); a copy of
+#     2000 bytes in 10 µs without it counts 2000 / 10000 = 0.2. The
+#     memory_bw_summary of "Memcpy HtoD" over its positive points: count 2,
+#     mean 0.225, min 0.2, max 0.25;
+#   - MTIA: an mtia_ccp_events slice is a device task and the mtia_runtime
+#     call runFunction - job_prep_and_submit_for_execution [100, 110] that
+#     launched it (correlation 5) a runtime call (CANN_API type 60006): the
+#     task [200, 260] gets kernel_launch_stats cpu_duration 10, gpu_duration
+#     60, launch_delay 90, and is one deeper than its call in call_stack.
+# usage: hta_inputs_test.py TRACEBOOK OUT_DIR
+import csv
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+T = tbtest.Checks()
+
+
+def x(cat, name, pid, tid, ts, dur, **args):
+    e = {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur}
+    if args:
+        e["args"] = args
+    return e
+
+
+def write(path, events):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        json.dump({"traceEvents": events}, f)
+
+
+def rows(exe, src, spec, out):
+    r = tbtest.run([exe, "report", "-q", "-dir", src, "--spec", "builtin:" + spec, "-o", out])
+    if not T.check(r.returncode == 0, "report %s" % spec, r.stderr):
+        return []
+    with open(os.path.join(out, spec + ".csv"), newline="") as f:
+        return list(csv.reader(f))
+
+
+def query(exe, src, sql, out):
+    r = tbtest.run([exe, "query", "--format", "csv", "-o", out, "-dir", src, sql])
+    if not T.check(r.returncode == 0, "query %s" % sql, r.stderr):
+        return []
+    with open(out, newline="") as f:
+        return list(csv.reader(f))[1:]
+
+
+def main():
+    exe, out = sys.argv[1:3]
+    tbtest.fresh_dir(out)
+    bw = os.path.join(out, "bw", "rank0.pt.trace.json")
+    write(bw, [x("cuda_runtime", "cudaMemcpyAsync", 1, 1, 100, 10, correlation=1),
+               x("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 0, 7, 200, 10, correlation=1, stream=7,
+                 device=0, bytes=1000, **{"memory bandwidth (GB/s)": 0.25}),
+               x("cuda_runtime", "cudaMemcpyAsync", 1, 1, 300, 10, correlation=2),
+               x("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 0, 7, 400, 10, correlation=2, stream=7,
+                 device=0, bytes=2000)])
+    T.eq(query(exe, bw, "SELECT bandwidth FROM TB_MEMCPY_BW", os.path.join(out, "bw.csv")), [["0.25"]],
+         "TB_MEMCPY_BW: the trace's bandwidth of the copy that gives one")
+    got = rows(exe, bw, "memory_bw_summary", os.path.join(out, "bw-out"))
+    T.eq([r[:4] + [r[5], r[9]] for r in got[1:]], [["0", "Memcpy HtoD", "2", "0.225", "0.2", "0.25"]],
+         "memory_bw_summary: the trace's bandwidth where given, bytes / duration elsewhere")
+    T.check(len(got) == 2 and abs(float(got[1][4]) - 0.05 / 2 ** 0.5) < 1e-12, "memory_bw_summary: std",
+            repr(got))
+    mtia = os.path.join(out, "mtia", "rank0.pt.trace.json")
+    write(mtia, [x("mtia_runtime", "runFunction - job_prep_and_submit_for_execution", 1, 1, 100, 10, correlation=5),
+                 x("mtia_ccp_events", "fwd_kernel", 0, 3, 200, 60, correlation=5, stream=3, device=0)])
+    T.eq(query(exe, mtia, "SELECT (SELECT count(*) FROM TASK), (SELECT type FROM CANN_API)",
+               os.path.join(out, "mtia.csv")), [["1", "60006"]], "MTIA: a device task and a runtime call")
+    T.eq(rows(exe, mtia, "kernel_launch_stats", os.path.join(out, "mtia-out"))[1:], [["0", "5", "10", "60", "90"]],
+         "MTIA: the launch's statistics")
+    T.eq(query(exe, mtia, "SELECT name, depth FROM call_stack ORDER BY ts", os.path.join(out, "mtia-stack.csv")),
+         [["runFunction - job_prep_and_submit_for_execution", "0"], ["fwd_kernel", "1"]],
+         "MTIA: the task under its call")
+    return T.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
