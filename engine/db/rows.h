@@ -41,6 +41,8 @@ enum row_table {
     R_OSRT_API, R_NETDEV_STATS,
     /* a Kineto trace's record_param_comms calls: what each collective moved */
     R_COLLECTIVE,
+    /* a summary CSV's kernel types whose tasks a timeline gave */
+    R_KERNEL_TYPE,
     R_TABLE_COUNT
 };
 

@@ -217,45 +217,51 @@ def case_into_the_collection_never_read_back():
 
 
 def case_pmu_from_kernel_details_onto_timeline_tasks():
-    # a torch_npu rank: its timeline gives the tasks, kernel_details.csv beside it the PMU metrics
+    # torch_npu ranks: each timeline gives the tasks, kernel_details.csv beside it the PMU metrics; the
+    # CSV names no device, rank 1's timeline device 1: its values find their tasks all the same
     d = os.path.join(OUT, "pmu")
-    gen("--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "-o", d)
-    out_dir = os.path.join(d, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
-    kd = os.path.join(out_dir, "kernel_details.csv")
-    with open(kd, newline="") as f:
-        table = list(csv.reader(f))
+    gen("--kind", "torch_npu_dir", "--events", "3000", "--ranks", "2", "-o", d)
     metrics = ["aicore_time(us)", "aic_total_cycles", "aic_mac_ratio"]
     want = {}
-    for i, row in enumerate(table[1:]):
-        compute = row[6] in ("AI_CORE", "AI_VECTOR_CORE", "MIX_AIC", "MIX_AIV", "AI_CPU")
-        vals = [str(Decimal(i) / 4 + Decimal("0.5")), str(1000 + i), "0.%02d" % (i % 100)] if compute else ["N/A"] * 3
-        if compute:
-            want[(row[4], Decimal(row[7].strip()))] = [Decimal(v) for v in vals]
-        row += vals
-    table[0] += metrics
-    with open(kd, "w", newline="") as f:
-        csv.writer(f, lineterminator="\n").writerows(table)
-    assert len(want) > 20, len(want)
+    for r in (0, 1):
+        kd = os.path.join(d, "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT", "kernel_details.csv")
+        with open(kd, newline="") as f:
+            table = list(csv.reader(f))
+        assert "Device_id" not in table[0], table[0]
+        for i, row in enumerate(table[1:]):
+            compute = row[6] in ("AI_CORE", "AI_VECTOR_CORE", "MIX_AIC", "MIX_AIV", "AI_CPU")
+            i += 1000 * r
+            vals = [str(Decimal(i) / 4 + Decimal("0.5")), str(1000 + i), "0.%02d" % (i % 100)] if compute \
+                else ["N/A"] * 3
+            if compute:
+                want[(r, row[4], Decimal(row[7].strip()))] = [Decimal(v) for v in vals]
+            row += vals
+        table[0] += metrics
+        with open(kd, "w", newline="") as f:
+            csv.writer(f, lineterminator="\n").writerows(table)
+    assert len([k for k in want if k[0] == 1]) > 20, len(want)
     db = os.path.join(OUT, "pmu.db")
     run("export", "db", "-q", "-dir", d, "-o", db)
     con = sqlite3.connect(db)
     kinds = dict(con.execute("SELECT path, kind FROM TB_SOURCE").fetchall())
     assert any(k and "timeline" in k for k in kinds.values()), kinds  # the timeline gave the tasks
     got = {}
-    for name, start, metric, value in con.execute(
-            "SELECT n.value, t.startNs, m.value, p.value FROM TASK_PMU_INFO p JOIN TASK t ON t.globalTaskId = p.globalTaskId"
+    assert con.execute("SELECT count(DISTINCT deviceId) FROM TASK").fetchone()[0] == 2
+    for rank, name, start, metric, value in con.execute(
+            "SELECT t.rankId, n.value, t.startNs, m.value, p.value FROM TASK_PMU_INFO p"
+            " JOIN TASK t ON t.globalTaskId = p.globalTaskId"
             " JOIN STRING_IDS n ON n.id = t.name JOIN STRING_IDS m ON m.id = p.name ORDER BY p.rowid"):
-        got.setdefault((name, Decimal(start) / 1000), []).append(Decimal(str(value)))
+        got.setdefault((rank, name, Decimal(start) / 1000), []).append(Decimal(str(value)))
     assert con.execute("SELECT count(*) FROM TB_KERNEL_PMU").fetchone()[0] == 0  # every value found its task
     con.close()
     assert got == want, (len(got), len(want))
     out = os.path.join(OUT, "pmu_sum")
     run("export", "summary", "-q", "-dir", d, "-o", out)
-    path = glob.glob(os.path.join(out, "**", "kernel_details.csv"), recursive=True)[0]
+    path = glob.glob(os.path.join(out, "**", "rank0_ascend_pt", "**", "kernel_details.csv"), recursive=True)[0]
     head = first_line(path).split(",")
     assert head[head.index("Context ID") + 1:] == metrics, head
     for x in rows(path):
-        key = (x["Name"], Decimal(x["Start Time(us)"].strip()))
+        key = (0, x["Name"], Decimal(x["Start Time(us)"].strip()))
         if key in want:
             assert [Decimal(x[m]) for m in metrics] == want[key], (key, [x[m] for m in metrics])
         else:

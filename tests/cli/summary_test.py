@@ -589,9 +589,79 @@ def files_not_written_listed():
     assert "static_op_mem.csv" in as_read(folder) and "static_op_mem.csv" not in tail, (as_read(folder), tail)
 
 
+def timeline_of(kernel_csv, path):
+    """A torch_npu timeline (Ascend Hardware layer, old decimal pid 800 as torch_npu wrote it) holding
+    every device kernel of kernel_csv with its name, start and duration as the CSV gives them; like any
+    timeline it names no kernel type. Returns {(name, start µs): Type} of the compute kernels whose
+    row the load reads, and the same of those whose row it leaves out (a row of the wrong width)."""
+    events = [{"name": "process_name", "pid": 800, "tid": 0, "ph": "M", "args": {"name": "Ascend Hardware"}},
+              {"name": "process_labels", "pid": 800, "tid": 0, "ph": "M", "args": {"labels": "NPU"}}]
+    want, derived = {}, {}
+    with open(kernel_csv, encoding="utf-8", newline="") as f:
+        table = list(csv.reader(f))
+    for row in table[1:]:
+        x = dict(zip(table[0], row))
+        if x["Accelerator Core"] == "HCCL":
+            continue
+        start = x["Start Time(us)"].strip()
+        stream = x["Stream ID"] if x["Stream ID"].isdigit() else "0"
+        events.append({"name": x["Name"], "pid": 800, "tid": int(stream), "ts": start, "dur": x["Duration(us)"],
+                       "ph": "X", "args": {"Model Id": 4294967295, "Task Type": x["Accelerator Core"],
+                                           "Physic Stream Id": int(stream), "Task Id": 1}})
+        # a row of the wrong width is left out by the load: its kernel keeps the name's type
+        (want if len(row) == len(table[0]) else derived)[(x["Name"], Decimal(start))] = x["Type"]
+    with open(path, "w") as f:
+        json.dump(events, f)
+    return want, derived
+
+
+def public_kernel_types_from_csv():
+    """A torch_npu rank with its timeline beside kernel_details.csv: the timeline gives the tasks, and
+    every compute kernel's OP Type is the CSV's Type, not the one the name would give (DSAStatelessGenBitMask
+    for StatelessDropOutGenMask/DSASTATELESSGENBITMASK, MemSet for atomic_memset-1_68_..., 0 for
+    NonZero_MemSet); only a kernel whose CSV row the load left out is listed as derived, in the DB and
+    in tracebook_run.json."""
+    for r in (0, 1):
+        src = os.path.join(SHARED, "ascend", "torch_npu_rank%d" % r)
+        if not os.path.isdir(src):
+            raise tbtest.Skip("%s absent" % src)
+        d = fresh("kernel_types%d" % r)
+        rank = os.path.join(d, "in", "r%d_ascend_pt" % r)
+        shutil.copytree(src, rank)
+        out_in = os.path.join(rank, "ASCEND_PROFILER_OUTPUT")
+        want, left_out = timeline_of(os.path.join(out_in, "kernel_details.csv"),
+                                     os.path.join(out_in, "trace_view.json"))
+        db = os.path.join(d, "t.db")
+        run("export", "db", "-q", "-dir", rank, "-o", db)
+        con = sqlite3.connect(db)
+        kinds = [k for (k,) in con.execute("SELECT kind FROM TB_SOURCE WHERE path LIKE '%trace_view.json'")]
+        assert kinds and "timeline" in kinds[0], kinds  # the timeline gave the tasks
+        got = {(n, Decimal(s) / 1000): t for n, s, t in con.execute(
+            "SELECT n.value, t.startNs, ty.value FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId"
+            " JOIN STRING_IDS n ON n.id = t.name LEFT JOIN STRING_IDS ty ON ty.id = c.opType")}
+        assert con.execute("SELECT count(*) FROM TB_KERNEL_TYPE").fetchone()[0] == 0
+        derived = con.execute("SELECT coalesce(sum(events), 0) FROM TB_LOAD_COUNT"
+                              " WHERE dest = 'COMPUTE_TASK_INFO.opType from the name'").fetchone()[0]
+        con.close()
+        assert len(left_out) == (1 if r == 0 else 0), left_out  # rank 0's FlashAttentionScore row of 31 fields
+        for k in left_out:
+            assert got.pop(k) == k[0], k  # FlashAttentionScore: the name's type
+        assert got == want, sorted(set(got.items()) ^ set(want.items()))
+        assert derived == len(left_out), derived
+        if r == 0:
+            assert want[("StatelessDropOutGenMask/DSASTATELESSGENBITMASK", Decimal("1695115378729796.8"))] \
+                == "DSAStatelessGenBitMask"
+        out = os.path.join(d, "rep")
+        run("report", "-q", "-dir", rank, "--spec", "builtin:op_statistic", "-o", out)
+        listed = json.load(open(os.path.join(out, "tracebook_run.json")))
+        listed = [x["kernels"] for x in listed["loading"]["derived_kernel_types"]]
+        assert listed == ([1] if left_out else []), listed
+
+
 suite = tbtest.Suite(work=OUT)
 for fn in (old_timeline_step_trace, two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
            msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data,
-           clear_removes_only_the_cache_entry, merge_one_folder, public_ranks_as_read, files_not_written_listed):
+           clear_removes_only_the_cache_entry, merge_one_folder, public_ranks_as_read, files_not_written_listed,
+           public_kernel_types_from_csv):
     suite.add(fn.__name__, fn)
 suite.main()
