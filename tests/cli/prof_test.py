@@ -183,6 +183,55 @@ def case_window():
                                            "task_time_%s_3.csv" % STAMP))
 
 
+def union_ns(intervals):
+    """The length of the union of [start, end) intervals sorted by start."""
+    total, cur = 0, None
+    for a, b in intervals:
+        if cur is None or a > cur[1]:
+            total += cur[1] - cur[0] if cur else 0
+            cur = [a, b]
+        else:
+            cur[1] = max(cur[1], b)
+    return total + (cur[1] - cur[0] if cur else 0)
+
+
+def case_cluster_step_trace_graph_window():
+    # model 1, iterations 2..3 of both ranks: cluster_step_trace_time has one row per rank and graph
+    # iteration (Step = the iteration id), each over the device work that starts in the iteration, not
+    # the profiler steps the window's range cuts through; Computing = the union of the compute tasks
+    # starting in [iteration start, iteration end)
+    out = os.path.join(OUT, "cst_graph")
+    run("report", "-q", "-dir", PROFS[0], "-dir", PROFS[8], "--spec", "builtin:cluster_step_trace_time",
+        "--model-id", "1", "--iteration-id", "2", "--iteration-count", "2", "-o", out)
+    got = rows(os.path.join(out, "cluster_step_trace_time_2_3.csv"))
+    index = sorted({x["Index"] for x in got}, key=int)
+    assert len(index) == 2 and all(x["Type"] == "rank" for x in got), got
+    assert [(x["Step"], x["Index"]) for x in got] == [(s, i) for i in index for s in ("2", "3")], got
+    for idx, rank in zip(index, (0, 8)):
+        db = os.path.join(OUT, "rank%d.db" % rank)
+        if not os.path.exists(db):
+            run("export", "db", "-q", "-dir", PROFS[rank], "-o", db)
+        con = sqlite3.connect(db)
+        for it in (2, 3):
+            start, end = con.execute("SELECT startNs, endNs FROM TB_ITERATION WHERE modelId = 1 AND indexId = ?",
+                                     (it,)).fetchone()
+            tasks = con.execute("SELECT t.startNs, t.endNs FROM TASK t JOIN COMPUTE_TASK_INFO c"
+                                " ON c.globalTaskId = t.globalTaskId WHERE t.startNs >= ? AND t.startNs < ?"
+                                " ORDER BY t.startNs", (start, end)).fetchall()
+            row = next(x for x in got if x["Index"] == idx and x["Step"] == str(it))
+            assert tasks and Decimal(row["Computing"]) == Decimal(union_ns(tasks)) / 1000, (rank, it, row)
+        con.close()
+    # without a window: the profiler steps, as before
+    whole = os.path.join(OUT, "cst_whole")
+    run("report", "-q", "-dir", PROFS[0], "-dir", PROFS[8], "--spec", "builtin:cluster_step_trace_time", "-o", whole)
+    got = rows(os.path.join(whole, "cluster_step_trace_time.csv"))
+    for idx, rank in zip(index, (0, 8)):
+        con = sqlite3.connect(os.path.join(OUT, "rank%d.db" % rank))
+        want = [str(i) for (i,) in con.execute("SELECT id FROM step ORDER BY startNs")]
+        con.close()
+        assert [x["Step"] for x in got if x["Index"] == idx] == want, (rank, want, got)
+
+
 def case_into_the_collection_never_read_back():
     # msprof's own place: the summaries go into each PROF_XXX; loading it again reads what it read before
     src = os.path.join(OUT, "inplace")
