@@ -1075,10 +1075,11 @@ static tb_status write_kept(const sum_opts *opt, const rank_place *p, size_t n_r
     sqlite3_stmt *q = NULL;
     *done = 0;
     const char *sql = n_ranks ? "SELECT c.file, s.value, min(c.record) FROM TB_SOURCE_CSV c JOIN STRING_IDS s "
-                                "ON s.id = c.file WHERE c.line = 0 GROUP BY c.file HAVING count(DISTINCT c.rankId) = ?1 "
-                                "AND count(DISTINCT c.record) = 1 ORDER BY min(c.rowid)"
-                              : "SELECT c.file, s.value, c.record FROM TB_SOURCE_CSV c JOIN STRING_IDS s ON s.id = c.file "
-                                "WHERE c.rankId = ?1 AND c.line = 0 ORDER BY c.rowid";
+                                "ON s.id = c.file WHERE c.line = 0 GROUP BY c.file "
+                                "HAVING count(DISTINCT c.rankId) = ?1 AND count(DISTINCT c.record) = 1 "
+                                "ORDER BY min(c.rowid)"
+                              : "SELECT c.file, s.value, c.record FROM TB_SOURCE_CSV c JOIN STRING_IDS s "
+                                "ON s.id = c.file WHERE c.rankId = ?1 AND c.line = 0 ORDER BY c.rowid";
     if (sqlite3_prepare_v2(opt->db, sql, -1, &q, NULL) != SQLITE_OK)
         return TB_OK; /* a DB from before TB_SOURCE_CSV: the reports write every file */
     sqlite3_bind_int64(q, 1, n_ranks ? (int64_t)n_ranks : p->rank);
