@@ -235,6 +235,13 @@ CREATE TABLE TB_ITERATION (
 CREATE TABLE TB_KERNEL_PMU (
     rankId INTEGER, deviceId INTEGER, startNs INTEGER, name INTEGER, metric INTEGER, value
 );
+-- The Type column of a summary CSV's kernels (kernel_details, op_summary) whose tasks a
+-- better source gave (a timeline), keyed by the kernel's start and name: the load makes it
+-- the opType of the task's COMPUTE_TASK_INFO, so a kernel's type is the CSV's, not the one a
+-- timeline's name gave; what matched no task stays here
+CREATE TABLE TB_KERNEL_TYPE (
+    rankId INTEGER, deviceId INTEGER, startNs INTEGER, name INTEGER, opType INTEGER
+);
 -- the Reduce Start / Reduce Duration pairs of a graph iteration, idx from 0 in the CSV's order
 CREATE TABLE TB_ITERATION_REDUCE (
     rankId INTEGER, deviceId INTEGER, modelId INTEGER, iterId INTEGER, idx INTEGER,

@@ -117,6 +117,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                      ""},
     [R_ITERATION_REDUCE] = {"TB_ITERATION_REDUCE", "rankId,deviceId,modelId,iterId,idx,startNs,durNs", 7, ""},
     [R_KERNEL_PMU] = {"TB_KERNEL_PMU", "rankId,deviceId,startNs,name,metric,value", 6, "name,metric"},
+    [R_KERNEL_TYPE] = {"TB_KERNEL_TYPE", "rankId,deviceId,startNs,name,opType", 5, "name,opType"},
     [R_OP_STATISTIC] = {"TB_OP_STATISTIC",
                         "rankId,deviceId,opType,coreType,count,totalNs,minNs,avgNs,maxNs,ratio", 10,
                         "opType,coreType"},

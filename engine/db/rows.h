@@ -43,6 +43,8 @@ enum row_table {
     R_COLLECTIVE,
     /* a Kineto trace's bandwidth of each memory copy and set */
     R_MEMCPY_BW,
+    /* a summary CSV's kernel types whose tasks a timeline gave */
+    R_KERNEL_TYPE,
     R_TABLE_COUNT
 };
 

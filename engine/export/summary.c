@@ -190,6 +190,7 @@ typedef struct sum_opts {
     const tb_window *window;
     const char *const *inputs;
     size_t n_inputs;
+    const char *label;   /* the window's label in file names, "" without one */
 } sum_opts;
 
 /* The ranks of the DB with the input each came from (new; free with free()). */
@@ -930,20 +931,83 @@ static unsigned kept_bit(const char *name)
     return 0;
 }
 
-/* File name as p's folder names it: the folder's tag before its extension
- * ("kernel_details.csv" -> "kernel_details_rank1.csv" in a shared folder). */
-static void tagged(const rank_place *p, const char *name, char *out, size_t n)
+/* File name as p's folder names it: the folder's tag and the window's label
+ * before its extension ("kernel_details.csv" -> "kernel_details_rank1.csv"
+ * in a shared folder, "kernel_details_8_9.csv" in a window). */
+static void tagged(const rank_place *p, const char *name, const char *label, char *out, size_t n)
 {
     const char *dot = strrchr(name, '.');
     int stem = dot ? (int)(dot - name) : (int)strlen(name);
-    snprintf(out, n, "%.*s%s%s%s", stem, name, p->tag[0] ? "_" : "", p->tag, dot ? dot : "");
+    snprintf(out, n, "%.*s%s%s%s%s%s", stem, name, p->tag[0] ? "_" : "", p->tag, *label ? "_" : "", label,
+             dot ? dot : "");
+}
+
+/* The span of field col of the CSV record rec[0..n) (quotes kept); 0 when it has fewer fields. */
+static int record_field(const char *rec, size_t n, int col, const char **f, size_t *len)
+{
+    size_t i = 0;
+    for (int c = 0;; c++) {
+        size_t b = i;
+        int quoted = 0;
+        while (i < n && (quoted || rec[i] != ',')) {
+            quoted ^= rec[i] == '"';
+            i++;
+        }
+        if (c == col) {
+            *f = rec + b;
+            *len = i - b;
+            return 1;
+        }
+        if (i++ >= n)
+            return 0;
+    }
+}
+
+/* The column of a kept file's header whose rows carry their step (torch_npu's
+ * `Step Id` of kernel_details, `Step` of step_trace_time), -1 when none. */
+static int step_column(const char *head, size_t n)
+{
+    if (n >= 3 && !memcmp(head, "\xef\xbb\xbf", 3))
+        head += 3, n -= 3;
+    const char *f;
+    size_t len;
+    for (int c = 0; record_field(head, n, c, &f, &len); c++) {
+        while (len && (f[len - 1] == '\r' || f[len - 1] == '\n'))
+            len--;
+        if ((len == 7 && !memcmp(f, "Step Id", 7)) || (len == 4 && !memcmp(f, "Step", 4)))
+            return c;
+    }
+    return -1;
+}
+
+/* 1 when field col of the record is a step from first to last (quotes, blanks and a TAB around it ignored). */
+static int record_in_steps(const char *rec, size_t n, int col, int64_t first, int64_t last)
+{
+    const char *f;
+    size_t len, k = 0;
+    char num[24];
+    if (!record_field(rec, n, col, &f, &len))
+        return 0;
+    for (size_t i = 0; i < len; i++)
+        if (f[i] != '"' && f[i] != ' ' && f[i] != '\t') {
+            if (k + 1 >= sizeof num)
+                return 0;
+            num[k++] = f[i];
+        }
+    num[k] = 0;
+    char *end;
+    errno = 0;
+    long long v = strtoll(num, &end, 10);
+    return k && !*end && !errno && v >= first && v <= last;
 }
 
 /* Writes the kept rows of one file (its header line first, each row with the
  * header's line end) to path, atomically: rank's, or, rank < 0, every
  * rank's one after the other, each row led by its Rank ID (the header by
- * `Rank ID`, after a BOM it has). */
-static tb_status kept_file(sqlite3 *db, int64_t rank, int64_t file, const char *path, tb_error *err)
+ * `Rank ID`, after a BOM it has). col >= 0: only the rows whose field col
+ * is a step of the window w. */
+static tb_status kept_file(sqlite3 *db, int64_t rank, int64_t file, const char *path, const tb_window *w, int col,
+                           tb_error *err)
 {
     sqlite3_stmt *q = NULL;
     afile af;
@@ -974,6 +1038,8 @@ static tb_status kept_file(sqlite3 *db, int64_t rank, int64_t file, const char *
             fwrite(rec + bom, 1, n - bom, af.f);
             continue;
         }
+        if (col >= 0 && !record_in_steps(rec, n, col, w->iteration_id, w->iteration_id + w->iteration_count - 1))
+            continue;
         if (rank < 0)
             fprintf(af.f, "%lld,", (long long)sqlite3_column_int64(q, 2));
         fwrite(rec, 1, n, af.f);
@@ -996,34 +1062,42 @@ fail:
  * read (TB_SOURCE_CSV): the header line byte for byte, every row loaded
  * (a malformed one was left out with a warning), the fields as written.
  * Merged (n_ranks > 0: every rank into p's folder), a file that each of the
- * n_ranks ranks held under one header, its rows led by their Rank ID. The
- * bits of the summaries so written go to *done; the names to kept.
+ * n_ranks ranks held under one header, its rows led by their Rank ID. In
+ * a window (step mode, keeps_files), a file whose rows carry their step
+ * (step_column) keeps the rows of the window's steps under its header; one
+ * that does not is not written as read (the reports compute it, or the
+ * README says why not). The bits of the summaries so written go to *done;
+ * the names to kept.
  */
 static tb_status write_kept(const sum_opts *opt, const rank_place *p, size_t n_ranks, sum_state *ss, json_t *kept,
                             file_ids *ids, int *have_ids, unsigned *done, tb_error *err)
 {
     sqlite3_stmt *q = NULL;
     *done = 0;
-    const char *sql = n_ranks ? "SELECT c.file, s.value FROM TB_SOURCE_CSV c JOIN STRING_IDS s ON s.id = c.file "
-                                "WHERE c.line = 0 GROUP BY c.file HAVING count(DISTINCT c.rankId) = ?1 AND "
-                                "count(DISTINCT c.record) = 1 ORDER BY min(c.rowid)"
-                              : "SELECT c.file, s.value FROM TB_SOURCE_CSV c JOIN STRING_IDS s ON s.id = c.file "
-                                "WHERE c.rankId = ?1 AND c.line = 0 ORDER BY c.rowid";
+    const char *sql = n_ranks ? "SELECT c.file, s.value, min(c.record) FROM TB_SOURCE_CSV c JOIN STRING_IDS s "
+                                "ON s.id = c.file WHERE c.line = 0 GROUP BY c.file "
+                                "HAVING count(DISTINCT c.rankId) = ?1 AND count(DISTINCT c.record) = 1 "
+                                "ORDER BY min(c.rowid)"
+                              : "SELECT c.file, s.value, c.record FROM TB_SOURCE_CSV c JOIN STRING_IDS s "
+                                "ON s.id = c.file WHERE c.rankId = ?1 AND c.line = 0 ORDER BY c.rowid";
     if (sqlite3_prepare_v2(opt->db, sql, -1, &q, NULL) != SQLITE_OK)
         return TB_OK; /* a DB from before TB_SOURCE_CSV: the reports write every file */
     sqlite3_bind_int64(q, 1, n_ranks ? (int64_t)n_ranks : p->rank);
     tb_status st = TB_OK;
     while (!st && sqlite3_step(q) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(q, 1);
+        const char *name = (const char *)sqlite3_column_text(q, 1), *head = (const char *)sqlite3_column_text(q, 2);
+        int col = opt->window->set ? step_column(head ? head : "", (size_t)sqlite3_column_bytes(q, 2)) : -1;
+        if (opt->window->set && col < 0)
+            continue;
         char path[4600], base[400];
-        tagged(p, name, base, sizeof base);
+        tagged(p, name, opt->label, base, sizeof base);
         snprintf(path, sizeof path, "%s/%s", p->folder, base);
         if (!*have_ids && !(st = file_ids_collect(ids, opt->inputs, opt->n_inputs, opt->db_path, opt->db, err)))
             *have_ids = 1;
         if (!st)
             st = file_ids_check(ids, path, err);
         if (!st)
-            st = kept_file(opt->db, n_ranks ? -1 : p->rank, sqlite3_column_int64(q, 0), path, err);
+            st = kept_file(opt->db, n_ranks ? -1 : p->rank, sqlite3_column_int64(q, 0), path, opt->window, col, err);
         if (!st) {
             *done |= kept_bit(name);
             json_array_append_new(kept, json_string(base));
@@ -1046,21 +1120,49 @@ static tb_status rest_spec(unsigned done, tb_spec **own, tb_error *err)
 }
 
 /* A rank's files are written back as read when it is torch_npu's and the
- * export is the plain one: its own summaries, CSV, the whole run. */
+ * export writes its own summaries, as CSV, for the whole run or a window of
+ * steps (torch_npu's steps: its files name no graph iteration). */
 static int keeps_files(const sum_opts *opt, const rank_place *p, int given, unsigned formats)
 {
-    return p->layout == LAYOUT_TORCH_NPU && !given && formats == TB_OUT_CSV && !opt->window->set;
+    return p->layout == LAYOUT_TORCH_NPU && !given && formats == TB_OUT_CSV &&
+           (!opt->window->set || opt->window->model_id == TB_STEP_MODEL_ID);
+}
+
+/* Why file base (a source of the rank of this kind and note) is not written
+ * back; kept: a summary CSV the rank held (TB_SOURCE_CSV). */
+static const char *why_not(const sum_opts *opt, const char *base, const char *kind, const char *note, int kept)
+{
+    if (kept && opt->window->set)
+        return "its rows carry no step, so a window cannot select them (the export without a window writes it)";
+    if (!strncmp(base, "profiler_info", 13) && strstr(base, ".json"))
+        return "the profiler's run information: its name gives the rank's id, no summary holds it";
+    if (!strcmp(kind, "ignored") || !strcmp(kind, "skipped"))
+        return note && *note ? note : "not read";
+    if (strstr(base, "trace_view") || !strcmp(kind, "ascend timeline"))
+        return "the timeline: `tracebook export timeline` writes it";
+    if (!strcmp(kind, "comm json"))
+        return "it held no communication op to write back";
+    if (!strcmp(kind, "profiler metadata"))
+        return "the parallel groups: read to map communication ranks to global ones, no summary holds them";
+    return "loaded into the summaries written here, not written back as a file of its own";
 }
 
 /* Why each file of rank p's own folders that was loaded or found is not
- * written back ("trace_view.json: ..."), into not_written. */
+ * written back ("trace_view.json: ..."), into not_written: its sources, the
+ * files found beside them, and those of the rank's root folder (the folder
+ * of ASCEND_PROFILER_OUTPUT/: profiler_info_<N>.json, profiler_metadata.json,
+ * a trace_view.json there). */
 static void list_not_written(const sum_opts *opt, const rank_place *p, json_t *written, json_t *not_written)
 {
     sqlite3_stmt *q = NULL;
-    /* the rank's sources, and the files found beside them that were not read */
-    const char *sql = "SELECT path, kind, note FROM TB_SOURCE s WHERE rankId = ?1 OR (rankId IS NULL AND "
+#define DIR_OF(x) "rtrim(" x ", replace(" x ", '/', ''))"
+    const char *sql = "SELECT path, kind, note, EXISTS (SELECT 1 FROM TB_SOURCE_CSV c JOIN STRING_IDS v ON "
+                      "v.id = c.file WHERE c.rankId = ?1 AND c.line = 0 AND s.path LIKE '%/' || v.value) "
+                      "FROM TB_SOURCE s WHERE rankId = ?1 OR (rankId IS NULL AND "
                       "kind IN ('ignored', 'skipped') AND EXISTS (SELECT 1 FROM TB_SOURCE t WHERE t.rankId = ?1 AND "
-                      "rtrim(t.path, replace(t.path, '/', '')) = rtrim(s.path, replace(s.path, '/', '')))) ORDER BY id";
+                      "(" DIR_OF("t.path") " = " DIR_OF("s.path") " OR " DIR_OF("t.path") " = " DIR_OF("s.path")
+                      " || 'ASCEND_PROFILER_OUTPUT/'))) ORDER BY id";
+#undef DIR_OF
     if (sqlite3_prepare_v2(opt->db, sql, -1, &q, NULL) != SQLITE_OK)
         return;
     sqlite3_bind_int64(q, 1, p->rank);
@@ -1070,7 +1172,7 @@ static void list_not_written(const sum_opts *opt, const rank_place *p, json_t *w
         const char *base = path ? strrchr(path, '/') : NULL;
         base = base ? base + 1 : (path ? path : "");
         char mine[400];
-        tagged(p, base, mine, sizeof mine);
+        tagged(p, base, opt->label, mine, sizeof mine);
         int is_written = 0;
         size_t i;
         json_t *v;
@@ -1078,15 +1180,7 @@ static void list_not_written(const sum_opts *opt, const rank_place *p, json_t *w
             is_written |= !strcmp(json_string_value(v), mine);
         if (is_written || !kind)
             continue;
-        const char *why;
-        if (!strcmp(kind, "ignored") || !strcmp(kind, "skipped"))
-            why = note && *note ? note : "not read";
-        else if (strstr(base, "trace_view") || !strcmp(kind, "ascend timeline"))
-            why = "the timeline: `tracebook export timeline` writes it";
-        else if (!strcmp(kind, "comm json"))
-            why = "it held no communication op to write back";
-        else
-            why = "loaded into the summaries written here, not written back as a file of its own";
+        const char *why = why_not(opt, base, kind, note, sqlite3_column_int(q, 3));
         json_array_append_new(not_written, json_sprintf("%s: %s", base, why));
     }
     sqlite3_finalize(q);
@@ -1180,14 +1274,17 @@ static tb_status clobber_kept(const sum_run *r, const rank_place *p, tb_error *e
 {
     sqlite3_stmt *q = NULL;
     if (!keeps_files(r->opt, p, r->given != NULL, r->formats) ||
-        sqlite3_prepare_v2(r->opt->db, "SELECT s.value FROM TB_SOURCE_CSV c JOIN STRING_IDS s ON s.id = c.file "
-                                       "WHERE c.rankId = ? AND c.line = 0", -1, &q, NULL) != SQLITE_OK)
+        sqlite3_prepare_v2(r->opt->db, "SELECT s.value, c.record FROM TB_SOURCE_CSV c JOIN STRING_IDS s "
+                                       "ON s.id = c.file WHERE c.rankId = ? AND c.line = 0", -1, &q, NULL) != SQLITE_OK)
         return TB_OK;
     sqlite3_bind_int64(q, 1, p->rank);
     tb_status st = TB_OK;
     while (!st && sqlite3_step(q) == SQLITE_ROW) {
         char base[400], path[4600];
-        tagged(p, (const char *)sqlite3_column_text(q, 0), base, sizeof base);
+        const char *head = (const char *)sqlite3_column_text(q, 1);
+        if (r->opt->window->set && step_column(head ? head : "", (size_t)sqlite3_column_bytes(q, 1)) < 0)
+            continue;
+        tagged(p, (const char *)sqlite3_column_text(q, 0), r->opt->label, base, sizeof base);
         snprintf(path, sizeof path, "%s/%s", p->folder, base);
         if (access(path, F_OK) == 0)
             st = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
@@ -1360,6 +1457,7 @@ tb_status tb_summary_write(tb_session *s, const tb_summary_options *pub, tb_summ
     /* an msprof reports file picks timeline layers only: the summaries run whatever it says */
     r.given = pub->spec && tb_spec_n_reports(pub->spec) ? pub->spec : NULL;
     window_label(so.window, res->window_label, sizeof res->window_label);
+    so.label = res->window_label;
     tag_ranks(&r, stamp);
     if (pub->merge && (rc = merge_ranks(&r, stamp, err)))
         goto done;

@@ -311,9 +311,10 @@ static tb_status claim_ranks(load_run *R, tb_error *err)
     return TB_OK;
 }
 
-/* The post-processing: cluster rows cleared, flows paired, H2D copies and
- * PMU metrics bound, the ranks numbered; then the bookkeeping tables (a
- * merge's from its shards, a shard's part rows) and the warnings. */
+/* The post-processing: cluster rows cleared, flows paired, H2D copies, PMU
+ * metrics and summary CSVs' kernel types bound, the ranks numbered; then
+ * the bookkeeping tables (a merge's from its shards, a shard's part rows)
+ * and the warnings. */
 static tb_status write_books(load_run *R, tb_error *err)
 {
     const tb_load_options *opt = R->opt;
@@ -325,7 +326,9 @@ static tb_status write_books(load_run *R, tb_error *err)
     if (any_cluster && (st = load_books_clear_cluster(w, err)) != TB_OK)
         return st;
     if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = load_books_bind_h2d(w, err)) != TB_OK ||
-        (st = load_books_bind_pmu(w, err)) != TB_OK || (st = load_books_bind_collectives(w, err)) != TB_OK)
+        (st = load_books_bind_pmu(w, err)) != TB_OK ||
+        (st = load_books_bind_types(w, R->src, R->nsrc, err)) != TB_OK ||
+        (st = load_books_bind_collectives(w, err)) != TB_OK)
         return st;
     if (opt->shard_count) {
         /* a shard keeps the numbers in input order: whether the ranks' own

@@ -267,7 +267,9 @@ static tb_status write_shard_row(dbw *w, const tb_load_options *opt, const char 
 
 /* The rankId index of every table that has one, which the merge reads each
  * group through, and TB_SHARD_TABLE: which of those tables hold rows of each
- * rank (NULL: the cluster-level rows), so that the merge asks only those. */
+ * rank (NULL: the cluster-level rows), so that the merge asks only those.
+ * Every such table, however many the schema has: a table left out here is
+ * a table whose rows the merge never reads. */
 static tb_status index_rank_tables(dbw *w, tb_error *err)
 {
     sqlite3 *db = dbw_db(w);
@@ -277,18 +279,17 @@ static tb_status index_rank_tables(dbw *w, tb_error *err)
                            " WHERE m.type = 'table' AND c.name = 'rankId' AND m.name NOT GLOB 'TB_SHARD*'",
                            -1, &q, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "SQLite: %s", sqlite3_errmsg(db));
-    char sql[128][256];
-    int nt = 0;
-    while (nt < 128 && sqlite3_step(q) == SQLITE_ROW) {
+    sqlite3_str *sql = sqlite3_str_new(db);
+    while (sqlite3_step(q) == SQLITE_ROW) {
         const char *t = (const char *)sqlite3_column_text(q, 0);
-        snprintf(sql[nt++], sizeof sql[0], "CREATE INDEX \"TB_SHARD_%.80s_rank\" ON \"%.80s\"(rankId)", t, t);
-        snprintf(sql[nt++], sizeof sql[0], "INSERT INTO TB_SHARD_TABLE SELECT DISTINCT rankId, '%.80s' FROM \"%.80s\"",
-                 t, t);
+        sqlite3_str_appendf(sql, "CREATE INDEX \"TB_SHARD_%w_rank\" ON \"%w\"(rankId);", t, t);
+        sqlite3_str_appendf(sql, "INSERT INTO TB_SHARD_TABLE SELECT DISTINCT rankId, %Q FROM \"%w\";", t, t);
     }
     sqlite3_finalize(q);
-    tb_status st = TB_OK;
-    for (int i = 0; i < nt && st == TB_OK; i++)
-        st = dbw_exec(w, sql[i], err);
+    int bad = sqlite3_str_errcode(sql);
+    char *text = sqlite3_str_finish(sql);
+    tb_status st = bad || !text ? tb_error_set(err, TB_ERR_NOMEM, "out of memory") : dbw_exec(w, text, err);
+    sqlite3_free(text);
     return st;
 }
 

@@ -114,6 +114,7 @@ static const table_spec specs[] = {
     {"TB_ITERATION", R_ITERATION, -1, ""},
     {"TB_ITERATION_REDUCE", R_ITERATION_REDUCE, -1, ""},
     {"TB_KERNEL_PMU", R_KERNEL_PMU, -1, ""},
+    {"TB_KERNEL_TYPE", R_KERNEL_TYPE, -1, ""},
     {"TB_COMM_OP_STAT", R_COMM_OP_STAT, -1, ""},
     {"TB_COMM_BANDWIDTH", R_COMM_BANDWIDTH, -1, ""},
     {"TB_COMM_SIZE_DIST", R_COMM_SIZE_DIST, -1, ""},

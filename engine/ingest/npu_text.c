@@ -337,9 +337,17 @@ static int kernel_row(ctx *c, const kcols *k)
             v = real_val(c, k->pmu_col[j]);
         if (v.type == V_NULL)
             continue;
-        tb_val at[6] = {VINT(c->opt->rank), VINT(dev), start, VINT(name), VINT(k->pmu_name[j]), v};
+        tb_val at[6] = {VINT(c->opt->rank), known < 0 ? VNULL : VINT(dev), start, VINT(name),
+                        VINT(k->pmu_name[j]), v};
         tb_val own[4] = {VINT(gid), VINT(k->pmu_name[j]), v, VINT(c->opt->rank)};
         if (staged ? row_out(c, R_KERNEL_PMU, at) : row_out(c, R_TASK_PMU_INFO, own))
+            return -1;
+    }
+    /* the CSV's Type, staged the same way: it wins over a type the timeline's name gave.
+     * A CSV without Device_id stages no device: the task's own is taken */
+    if (staged && type >= 0 && name >= 0 && !k->tasks_only && !non_compute(core)) {
+        tb_val kt[5] = {VINT(c->opt->rank), known < 0 ? VNULL : VINT(dev), start, VINT(name), VINT(type)};
+        if (row_out(c, R_KERNEL_TYPE, kt))
             return -1;
     }
     tb_val model = int_val(c, k->model);

@@ -184,6 +184,12 @@ tb_status steps_load(sqlite3 *db, int launches, const char *what, steps *s, tb_e
     memset(s, 0, sizeof *s);
     tb_status rc = load_steps(db, what, (launches & STEPS_COMPLETE) != 0, s, err);
     launches &= ~STEPS_COMPLETE;
+    /* a graph-mode window's steps are its iterations, device ranges: nothing is launched in them */
+    sqlite3_stmt *g = NULL;
+    if (launches && sqlite3_prepare_v2(db, "SELECT 1 FROM temp.sqlite_master WHERE name = 'tb_window_graph'", -1, &g,
+                                       NULL) == SQLITE_OK && sqlite3_step(g) == SQLITE_ROW)
+        launches = 0;
+    sqlite3_finalize(g);
     if (!rc && launches && s->n)
         rc = load_launches(db, what, s, err);
     if (rc)

@@ -16,6 +16,10 @@
  * A step's device range: START = the first start of the work it launched
  * (the host start when it launched nothing), END = the later of the last
  * end of that work and the host end.
+ * In a graph-mode window the steps are the window's graph iterations
+ * (query/window.c shows them as STEP_TIME): their ranges are device ranges
+ * already, so no call launches anything in them and a step's device range
+ * is its own [start, end].
  *
  * The step trace (per device), the iteration window (per rank) and the
  * cluster tables (per communication op) all ask these questions here, so

@@ -559,6 +559,21 @@ static char *select_list(sqlite3 *db, const char *table, int by_rank)
     return list;
 }
 
+/* Graph mode: the window's steps are its graph iterations (TB_ITERATION
+ * rows of the model, I to I+N-1), shown as STEP_TIME's columns, their
+ * device ranges [start, end]; temp.tb_window_graph (window_apply) tells
+ * steps.c that they are device ranges. A new sqlite3 string, NULL when out
+ * of memory. */
+static char *graph_steps_view(sqlite3 *db, const tb_window *w, int by_rank)
+{
+    char tmp[1024];
+    const char *where = table_filter("TB_ITERATION", table_columns(db, "TB_ITERATION"), w, by_rank, tmp, sizeof tmp);
+    const char *rank = by_rank == 2 ? "(SELECT shown FROM temp.tb_rank_now)" : by_rank ? "+x.rankId" : "x.rankId";
+    return sqlite3_mprintf("CREATE TEMP VIEW \"STEP_TIME\" AS SELECT x.indexId AS id, x.startNs AS startNs, "
+                           "x.endNs AS endNs, %s AS rankId FROM main.TB_ITERATION x WHERE %s;\n",
+                           rank, where ? where : "1");
+}
+
 /* Creates the TEMP views: first the filtered tables (in an order where
  * TASK exists before the per-task tables that refer to it), then TEMP copies
  * of the stored views. */
@@ -577,7 +592,15 @@ static tb_status create_views(sqlite3 *db, const tb_window *w, int by_rank, tb_e
         const char *sql = (const char *)sqlite3_column_text(st, 2);
         if (!name || !type || !sql)
             continue;
-        if (strcmp(type, "table") == 0) {
+        if (strcmp(type, "table") == 0 && w->set && w->model_id != WINDOW_STEP_MODEL && !strcmp(name, "STEP_TIME")) {
+            char *q = graph_steps_view(db, w, by_rank);
+            if (!q || buf_add(&b, q)) {
+                sqlite3_free(q);
+                rc = tb_error_set(err, TB_ERR_NOMEM, "window: out of memory");
+                goto done;
+            }
+            sqlite3_free(q);
+        } else if (strcmp(type, "table") == 0) {
             char tmp[1024];
             const char *where = table_filter(name, table_columns(db, name), w, by_rank, tmp, sizeof tmp);
             if (!where)
@@ -784,6 +807,9 @@ tb_status window_apply(sqlite3 *db, const tb_window *w, window_info *info, tb_er
 
     if (step_mode && ((rc = members(db, w, &s, info, "task", "TASK", err)) ||
                       (rc = members(db, w, &s, info, "op", "COMMUNICATION_OP", err))))
+        goto done;
+    /* graph mode: the steps seen through the window are its iterations (graph_steps_view) */
+    if (!step_mode && (rc = exec(db, "CREATE TEMP TABLE tb_window_graph(x INTEGER)", err)))
         goto done;
     rc = create_views(db, w, 0, err);
 done:

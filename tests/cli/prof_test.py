@@ -183,6 +183,55 @@ def case_window():
                                            "task_time_%s_3.csv" % STAMP))
 
 
+def union_ns(intervals):
+    """The length of the union of [start, end) intervals sorted by start."""
+    total, cur = 0, None
+    for a, b in intervals:
+        if cur is None or a > cur[1]:
+            total += cur[1] - cur[0] if cur else 0
+            cur = [a, b]
+        else:
+            cur[1] = max(cur[1], b)
+    return total + (cur[1] - cur[0] if cur else 0)
+
+
+def case_cluster_step_trace_graph_window():
+    # model 1, iterations 2..3 of both ranks: cluster_step_trace_time has one row per rank and graph
+    # iteration (Step = the iteration id), each over the device work that starts in the iteration, not
+    # the profiler steps the window's range cuts through; Computing = the union of the compute tasks
+    # starting in [iteration start, iteration end)
+    out = os.path.join(OUT, "cst_graph")
+    run("report", "-q", "-dir", PROFS[0], "-dir", PROFS[8], "--spec", "builtin:cluster_step_trace_time",
+        "--model-id", "1", "--iteration-id", "2", "--iteration-count", "2", "-o", out)
+    got = rows(os.path.join(out, "cluster_step_trace_time_2_3.csv"))
+    index = sorted({x["Index"] for x in got}, key=int)
+    assert len(index) == 2 and all(x["Type"] == "rank" for x in got), got
+    assert [(x["Step"], x["Index"]) for x in got] == [(s, i) for i in index for s in ("2", "3")], got
+    for idx, rank in zip(index, (0, 8)):
+        db = os.path.join(OUT, "rank%d.db" % rank)
+        if not os.path.exists(db):
+            run("export", "db", "-q", "-dir", PROFS[rank], "-o", db)
+        con = sqlite3.connect(db)
+        for it in (2, 3):
+            start, end = con.execute("SELECT startNs, endNs FROM TB_ITERATION WHERE modelId = 1 AND indexId = ?",
+                                     (it,)).fetchone()
+            tasks = con.execute("SELECT t.startNs, t.endNs FROM TASK t JOIN COMPUTE_TASK_INFO c"
+                                " ON c.globalTaskId = t.globalTaskId WHERE t.startNs >= ? AND t.startNs < ?"
+                                " ORDER BY t.startNs", (start, end)).fetchall()
+            row = next(x for x in got if x["Index"] == idx and x["Step"] == str(it))
+            assert tasks and Decimal(row["Computing"]) == Decimal(union_ns(tasks)) / 1000, (rank, it, row)
+        con.close()
+    # without a window: the profiler steps, as before
+    whole = os.path.join(OUT, "cst_whole")
+    run("report", "-q", "-dir", PROFS[0], "-dir", PROFS[8], "--spec", "builtin:cluster_step_trace_time", "-o", whole)
+    got = rows(os.path.join(whole, "cluster_step_trace_time.csv"))
+    for idx, rank in zip(index, (0, 8)):
+        con = sqlite3.connect(os.path.join(OUT, "rank%d.db" % rank))
+        want = [str(i) for (i,) in con.execute("SELECT id FROM step ORDER BY startNs")]
+        con.close()
+        assert [x["Step"] for x in got if x["Index"] == idx] == want, (rank, want, got)
+
+
 def case_into_the_collection_never_read_back():
     # msprof's own place: the summaries go into each PROF_XXX; loading it again reads what it read before
     src = os.path.join(OUT, "inplace")
@@ -217,45 +266,51 @@ def case_into_the_collection_never_read_back():
 
 
 def case_pmu_from_kernel_details_onto_timeline_tasks():
-    # a torch_npu rank: its timeline gives the tasks, kernel_details.csv beside it the PMU metrics
+    # torch_npu ranks: each timeline gives the tasks, kernel_details.csv beside it the PMU metrics; the
+    # CSV names no device, rank 1's timeline device 1: its values find their tasks all the same
     d = os.path.join(OUT, "pmu")
-    gen("--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "-o", d)
-    out_dir = os.path.join(d, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
-    kd = os.path.join(out_dir, "kernel_details.csv")
-    with open(kd, newline="") as f:
-        table = list(csv.reader(f))
+    gen("--kind", "torch_npu_dir", "--events", "3000", "--ranks", "2", "-o", d)
     metrics = ["aicore_time(us)", "aic_total_cycles", "aic_mac_ratio"]
     want = {}
-    for i, row in enumerate(table[1:]):
-        compute = row[6] in ("AI_CORE", "AI_VECTOR_CORE", "MIX_AIC", "MIX_AIV", "AI_CPU")
-        vals = [str(Decimal(i) / 4 + Decimal("0.5")), str(1000 + i), "0.%02d" % (i % 100)] if compute else ["N/A"] * 3
-        if compute:
-            want[(row[4], Decimal(row[7].strip()))] = [Decimal(v) for v in vals]
-        row += vals
-    table[0] += metrics
-    with open(kd, "w", newline="") as f:
-        csv.writer(f, lineterminator="\n").writerows(table)
-    assert len(want) > 20, len(want)
+    for r in (0, 1):
+        kd = os.path.join(d, "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT", "kernel_details.csv")
+        with open(kd, newline="") as f:
+            table = list(csv.reader(f))
+        assert "Device_id" not in table[0], table[0]
+        for i, row in enumerate(table[1:]):
+            compute = row[6] in ("AI_CORE", "AI_VECTOR_CORE", "MIX_AIC", "MIX_AIV", "AI_CPU")
+            i += 1000 * r
+            vals = [str(Decimal(i) / 4 + Decimal("0.5")), str(1000 + i), "0.%02d" % (i % 100)] if compute \
+                else ["N/A"] * 3
+            if compute:
+                want[(r, row[4], Decimal(row[7].strip()))] = [Decimal(v) for v in vals]
+            row += vals
+        table[0] += metrics
+        with open(kd, "w", newline="") as f:
+            csv.writer(f, lineterminator="\n").writerows(table)
+    assert len([k for k in want if k[0] == 1]) > 20, len(want)
     db = os.path.join(OUT, "pmu.db")
     run("export", "db", "-q", "-dir", d, "-o", db)
     con = sqlite3.connect(db)
     kinds = dict(con.execute("SELECT path, kind FROM TB_SOURCE").fetchall())
     assert any(k and "timeline" in k for k in kinds.values()), kinds  # the timeline gave the tasks
     got = {}
-    for name, start, metric, value in con.execute(
-            "SELECT n.value, t.startNs, m.value, p.value FROM TASK_PMU_INFO p JOIN TASK t ON t.globalTaskId = p.globalTaskId"
+    assert con.execute("SELECT count(DISTINCT deviceId) FROM TASK").fetchone()[0] == 2
+    for rank, name, start, metric, value in con.execute(
+            "SELECT t.rankId, n.value, t.startNs, m.value, p.value FROM TASK_PMU_INFO p"
+            " JOIN TASK t ON t.globalTaskId = p.globalTaskId"
             " JOIN STRING_IDS n ON n.id = t.name JOIN STRING_IDS m ON m.id = p.name ORDER BY p.rowid"):
-        got.setdefault((name, Decimal(start) / 1000), []).append(Decimal(str(value)))
+        got.setdefault((rank, name, Decimal(start) / 1000), []).append(Decimal(str(value)))
     assert con.execute("SELECT count(*) FROM TB_KERNEL_PMU").fetchone()[0] == 0  # every value found its task
     con.close()
     assert got == want, (len(got), len(want))
     out = os.path.join(OUT, "pmu_sum")
     run("export", "summary", "-q", "-dir", d, "-o", out)
-    path = glob.glob(os.path.join(out, "**", "kernel_details.csv"), recursive=True)[0]
+    path = glob.glob(os.path.join(out, "**", "rank0_ascend_pt", "**", "kernel_details.csv"), recursive=True)[0]
     head = first_line(path).split(",")
     assert head[head.index("Context ID") + 1:] == metrics, head
     for x in rows(path):
-        key = (x["Name"], Decimal(x["Start Time(us)"].strip()))
+        key = (0, x["Name"], Decimal(x["Start Time(us)"].strip()))
         if key in want:
             assert [Decimal(x[m]) for m in metrics] == want[key], (key, [x[m] for m in metrics])
         else:

@@ -664,6 +664,48 @@ def case_cluster_scope_public_data():
             assert len(f.read().splitlines()) > 2, name
 
 
+def public_summary(tag):
+    """export summary and export db of the two public torch_npu ranks (their communication.json and
+    communication_matrix.json, rank 0 with the public profiler_metadata.json) over 2 shards, or under
+    mpirun in the MPI cases: every file of the single run's, communication_matrix.json of each rank
+    included, and the DB of the single load, every table (the communication tables too)."""
+    pub = os.path.join(SHARED or "", "ascend")
+    if not SHARED or not os.path.isdir(pub):
+        raise tbtest.Skip("no shared public data")
+    job = os.path.join(OUT, tag)
+    for r in (0, 1):
+        shutil.copytree(os.path.join(pub, "torch_npu_rank%d" % r), os.path.join(job, "r%d_ascend_pt" % r))
+    shutil.copy(os.path.join(pub, "misc", "profiler_metadata.json"), os.path.join(job, "r0_ascend_pt"))
+    with one_process():
+        r = run("export", "summary", "-q", "-dir", job, "-o", job + "_single")
+        assert r.returncode == 0, r.stderr
+        r = run("export", "db", "-q", "-dir", job, "-o", job + "_single.db")
+        assert r.returncode == 0, r.stderr
+        if not LAUNCH:
+            shard(job, job + "_shards", 2)
+    given = job if LAUNCH else job + "_shards"
+    r = run("export", "summary", "-q", "-dir", given, "-o", job + "_split")
+    assert r.returncode == 0, r.stderr
+    same_tree(job + "_single", job + "_split")
+    for r in (0, 1):
+        folder = os.path.join(job + "_split", "r%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT")
+        assert os.path.isfile(os.path.join(folder, "communication_matrix.json")), os.listdir(folder)
+    r = run("export", "db", "-q", "-dir", given, "-o", job + "_split.db")
+    assert r.returncode == 0, r.stderr
+    same_db(job + "_single.db", job + "_split.db")
+    con = sqlite3.connect(job + "_split.db")
+    assert con.execute("SELECT count(DISTINCT rankId) FROM TB_COMM_MATRIX").fetchone()[0] == 2
+    con.close()
+
+
+def case_public_summary_shards_identical():
+    public_summary("psum")
+
+
+def mpi_case_public_summary_identical():
+    public_summary("psum_mpi")
+
+
 def case_scoped_notes_name_load_ranks():
     # a rank with no device tasks (the first input, which names itself rank 2):
     # the note over shards names it as the single run does, once, from process 0

@@ -217,7 +217,17 @@ def values_match_db():
                 assert float(x["Variance"]) == 0.0, x
 
 
+def raw_rows(path):
+    """The rows of a CSV as lists of fields as written (a trailing TAB kept), header first."""
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.reader(f))
+
+
 def window_names_and_contents():
+    """A window of steps: the rank's own kernel_details and step_trace_time come back as read, the
+    header unchanged and only the rows whose Step Id / Step is a step of the window; the statistics are
+    computed from the window's tables. With --format csv,json every file is computed: kernel_details'
+    rows are those of the whole run's computed file in the window's steps."""
     d = fresh("window")
     src = os.path.join(SAMPLES, "torch_npu_2rank")
     p = run("export", "summary", "-dir", src, "-o", d, "--model-id", "4294967295", "--iteration-id", "3")
@@ -227,23 +237,42 @@ def window_names_and_contents():
     folder = os.path.join(d, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
     names = sorted(os.listdir(folder))
     assert names == sorted([n + "_3.csv" for n in TORCH_NPU_FILES] + ["README.txt", "tracebook_run.json"]), names
-    check_headers(folder, TORCH_RE)
-    kd = rows(os.path.join(folder, "kernel_details_3.csv"))
-    assert kd and {x["Step Id"] for x in kd} == {"3"}, {x["Step Id"] for x in kd}
-    stt = rows(os.path.join(folder, "step_trace_time_3.csv"))
-    assert [x["Step"] for x in stt] == ["3"], stt
-    # two steps of rank 0: label 8_9, both steps and nothing else
+    own = os.path.join(src, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    assert sorted(check_headers(folder, TORCH_RE, own)) == sorted(TORCH_NPU_FILES)
+    assert sorted(as_read(folder)) == ["kernel_details_3.csv", "step_trace_time_3.csv"], as_read(folder)
+    for name, col in (("kernel_details", "Step Id"), ("step_trace_time", "Step")):
+        want = raw_rows(os.path.join(own, name + ".csv"))
+        at = want[0].index(col)
+        want = [want[0]] + [x for x in want[1:] if x[at] == "3"]
+        got = raw_rows(os.path.join(folder, name + "_3.csv"))
+        assert got == want and len(got) > 1, (name, len(got), len(want))
+    # two steps of rank 0: label 8_9, both steps and nothing else, as read
     d2 = fresh("window2")
     run("export", "summary", "-q", "-dir", src, "-o", d2, "--model-id", "4294967295", "--iteration-id", "8",
         "--iteration-count", "2")
     folder = os.path.join(d2, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    kd_in = raw_rows(os.path.join(src, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"))
+    assert {x[0] for x in kd_in[1:]} == {"8", "9"}
+    assert raw_rows(os.path.join(folder, "kernel_details_8_9.csv")) == kd_in
+    # step 9 alone: kernel_details' step-9 rows, step_trace_time (which holds step 8 only) its header alone
+    d4 = fresh("window9")
+    run("export", "summary", "-q", "-dir", src, "-o", d4, "--model-id", "4294967295", "--iteration-id", "9")
+    folder = os.path.join(d4, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    assert raw_rows(os.path.join(folder, "kernel_details_9.csv")) == [kd_in[0]] + [x for x in kd_in if x[0] == "9"]
+    stt_in = raw_rows(os.path.join(src, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"))
+    assert raw_rows(os.path.join(folder, "step_trace_time_9.csv")) == stt_in[:1], stt_in
+    # JSON asked beside CSV: every file computed from the tables, in the window's steps
+    d5 = fresh("window_json")
+    run("export", "summary", "-q", "-dir", src, "-o", d5, "--model-id", "4294967295", "--iteration-id", "8",
+        "--iteration-count", "2", "--format", "csv,json")
+    folder = os.path.join(d5, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    assert as_read(folder) == [], as_read(folder)
     kd = rows(os.path.join(folder, "kernel_details_8_9.csv"))
-    assert {x["Step Id"] for x in kd} == {"8", "9"}
-    # a window's files are computed from the tables: the rows of the whole run's computed file
     d3 = fresh("window_whole")
     run("export", "summary", "-q", "-dir", src, "-o", d3, "--format", "csv,json")
     whole = rows(os.path.join(d3, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"))
     assert kd == [x for x in whole if x["Step Id"] in ("8", "9")], "window rows differ from the whole run's"
+    assert len(json.load(open(os.path.join(folder, "kernel_details_8_9.json")))) == len(kd)
 
 
 def msprof_layout_into_input_folder():
@@ -589,9 +618,144 @@ def files_not_written_listed():
     assert "static_op_mem.csv" in as_read(folder) and "static_op_mem.csv" not in tail, (as_read(folder), tail)
 
 
+def formats_and_spec_computed():
+    """What a public torch_npu rank's own kernel_details gives beside the plain export: with --format json
+    (or csv,json) and with --spec, the file is computed from the tables (the documented header, Device_id
+    and OP State added, `Block Num`), nothing is listed as read."""
+    src = os.path.join(SHARED, "ascend", "torch_npu_rank1")
+    if not os.path.isdir(src):
+        raise tbtest.Skip("%s absent" % src)
+    own = first_line(os.path.join(src, "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"))
+    computed = HEADERS["kernel_details"]
+    assert own.split(",")[:len(computed)] != computed
+    d = fresh("computed_json")
+    run("export", "summary", "-q", "-dir", src, "-o", d, "--format", "csv,json")
+    folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
+    assert as_read(folder) == []
+    assert first_line(os.path.join(folder, "kernel_details.csv")).split(",")[:len(computed)] == computed
+    arr = json.load(open(os.path.join(folder, "kernel_details.json")))
+    assert list(arr[0].keys())[:len(computed)] == computed, list(arr[0].keys())
+    d = fresh("computed_spec")
+    run("export", "summary", "-q", "-dir", src, "-o", d, "--spec", "builtin:kernel_details")
+    folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
+    assert as_read(folder) == [] and sorted(os.listdir(folder)) == ["README.txt", "kernel_details.csv",
+                                                                    "tracebook_run.json"], os.listdir(folder)
+    assert first_line(os.path.join(folder, "kernel_details.csv")).split(",")[:len(computed)] == computed
+
+
+def rank_root_files_listed():
+    """The README's files not written include those of the rank's root folder, beside
+    ASCEND_PROFILER_OUTPUT/ (profiler_info_1.json, profiler_metadata.json), and the timeline, each with
+    its reason; in a window, a file of the rank's own without a step column (static_op_mem.csv) is
+    listed as one a window cannot select."""
+    src = os.path.join(SHARED, "ascend", "torch_npu_rank1")
+    meta = os.path.join(SHARED, "ascend", "misc", "profiler_metadata.json")
+    if not os.path.isdir(src) or not os.path.isfile(meta):
+        raise tbtest.Skip("%s absent" % src)
+    d = fresh("root_files")
+    rank = os.path.join(d, "in", "r1_ascend_pt")
+    shutil.copytree(src, rank)
+    shutil.copy(meta, rank)
+    out_in = os.path.join(rank, "ASCEND_PROFILER_OUTPUT")
+    timeline_of(os.path.join(out_in, "kernel_details.csv"), os.path.join(out_in, "trace_view.json"))
+    run("export", "summary", "-q", "-dir", rank, "-o", os.path.join(d, "out"))
+    readme = open(os.path.join(d, "out", "r1_ascend_pt", "ASCEND_PROFILER_OUTPUT", "README.txt")).read()
+    tail = readme[readme.index("Files of the rank not written here:"):].splitlines()[1:]
+    assert tail == [
+        "  trace_view.json: the timeline: `tracebook export timeline` writes it",
+        "  profiler_metadata.json: the parallel groups: read to map communication ranks to global ones, "
+        "no summary holds them",
+        "  profiler_info_1.json: the profiler's run information: its name gives the rank's id, no summary holds it",
+    ], tail
+    # a window: static_op_mem.csv (no step column) is not written, and the README says why
+    d = fresh("root_files_window")
+    rank = os.path.join(d, "in", "rank1_ascend_pt")
+    shutil.copytree(os.path.join(SAMPLES, "torch_npu_2rank", "rank1_ascend_pt"), rank)
+    shutil.copy(os.path.join(src, "ASCEND_PROFILER_OUTPUT", "static_op_mem.csv"),
+                os.path.join(rank, "ASCEND_PROFILER_OUTPUT"))
+    run("export", "summary", "-q", "-dir", rank, "-o", os.path.join(d, "out"), "--model-id", "4294967295",
+        "--iteration-id", "3")
+    folder = os.path.join(d, "out", "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    assert "static_op_mem_3.csv" not in os.listdir(folder), os.listdir(folder)
+    readme = open(os.path.join(folder, "README.txt")).read()
+    assert "  static_op_mem.csv: its rows carry no step, so a window cannot select them (the export without a " \
+           "window writes it)\n" in readme, readme
+    assert sorted(as_read(folder)) == ["kernel_details_3.csv", "step_trace_time_3.csv"], as_read(folder)
+
+
+def timeline_of(kernel_csv, path):
+    """A torch_npu timeline (Ascend Hardware layer, old decimal pid 800 as torch_npu wrote it) holding
+    every device kernel of kernel_csv with its name, start and duration as the CSV gives them; like any
+    timeline it names no kernel type. Returns {(name, start µs): Type} of the compute kernels whose
+    row the load reads, and the same of those whose row it leaves out (a row of the wrong width)."""
+    events = [{"name": "process_name", "pid": 800, "tid": 0, "ph": "M", "args": {"name": "Ascend Hardware"}},
+              {"name": "process_labels", "pid": 800, "tid": 0, "ph": "M", "args": {"labels": "NPU"}}]
+    want, derived = {}, {}
+    with open(kernel_csv, encoding="utf-8", newline="") as f:
+        table = list(csv.reader(f))
+    for row in table[1:]:
+        x = dict(zip(table[0], row))
+        if x["Accelerator Core"] == "HCCL":
+            continue
+        start = x["Start Time(us)"].strip()
+        stream = x["Stream ID"] if x["Stream ID"].isdigit() else "0"
+        events.append({"name": x["Name"], "pid": 800, "tid": int(stream), "ts": start, "dur": x["Duration(us)"],
+                       "ph": "X", "args": {"Model Id": 4294967295, "Task Type": x["Accelerator Core"],
+                                           "Physic Stream Id": int(stream), "Task Id": 1}})
+        # a row of the wrong width is left out by the load: its kernel keeps the name's type
+        (want if len(row) == len(table[0]) else derived)[(x["Name"], Decimal(start))] = x["Type"]
+    with open(path, "w") as f:
+        json.dump(events, f)
+    return want, derived
+
+
+def public_kernel_types_from_csv():
+    """A torch_npu rank with its timeline beside kernel_details.csv: the timeline gives the tasks, and
+    every compute kernel's OP Type is the CSV's Type, not the one the name would give (DSAStatelessGenBitMask
+    for StatelessDropOutGenMask/DSASTATELESSGENBITMASK, MemSet for atomic_memset-1_68_..., 0 for
+    NonZero_MemSet); only a kernel whose CSV row the load left out is listed as derived, in the DB and
+    in tracebook_run.json."""
+    for r in (0, 1):
+        src = os.path.join(SHARED, "ascend", "torch_npu_rank%d" % r)
+        if not os.path.isdir(src):
+            raise tbtest.Skip("%s absent" % src)
+        d = fresh("kernel_types%d" % r)
+        rank = os.path.join(d, "in", "r%d_ascend_pt" % r)
+        shutil.copytree(src, rank)
+        out_in = os.path.join(rank, "ASCEND_PROFILER_OUTPUT")
+        want, left_out = timeline_of(os.path.join(out_in, "kernel_details.csv"),
+                                     os.path.join(out_in, "trace_view.json"))
+        db = os.path.join(d, "t.db")
+        run("export", "db", "-q", "-dir", rank, "-o", db)
+        con = sqlite3.connect(db)
+        kinds = [k for (k,) in con.execute("SELECT kind FROM TB_SOURCE WHERE path LIKE '%trace_view.json'")]
+        assert kinds and "timeline" in kinds[0], kinds  # the timeline gave the tasks
+        got = {(n, Decimal(s) / 1000): t for n, s, t in con.execute(
+            "SELECT n.value, t.startNs, ty.value FROM COMPUTE_TASK_INFO c JOIN TASK t ON t.globalTaskId = c.globalTaskId"
+            " JOIN STRING_IDS n ON n.id = t.name LEFT JOIN STRING_IDS ty ON ty.id = c.opType")}
+        assert con.execute("SELECT count(*) FROM TB_KERNEL_TYPE").fetchone()[0] == 0
+        derived = con.execute("SELECT coalesce(sum(events), 0) FROM TB_LOAD_COUNT"
+                              " WHERE dest = 'COMPUTE_TASK_INFO.opType from the name'").fetchone()[0]
+        con.close()
+        assert len(left_out) == (1 if r == 0 else 0), left_out  # rank 0's FlashAttentionScore row of 31 fields
+        for k in left_out:
+            assert got.pop(k) == k[0], k  # FlashAttentionScore: the name's type
+        assert got == want, sorted(set(got.items()) ^ set(want.items()))
+        assert derived == len(left_out), derived
+        if r == 0:
+            assert want[("StatelessDropOutGenMask/DSASTATELESSGENBITMASK", Decimal("1695115378729796.8"))] \
+                == "DSAStatelessGenBitMask"
+        out = os.path.join(d, "rep")
+        run("report", "-q", "-dir", rank, "--spec", "builtin:op_statistic", "-o", out)
+        listed = json.load(open(os.path.join(out, "tracebook_run.json")))
+        listed = [x["kernels"] for x in listed["loading"]["derived_kernel_types"]]
+        assert listed == ([1] if left_out else []), listed
+
+
 suite = tbtest.Suite(work=OUT)
 for fn in (old_timeline_step_trace, two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
            msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data,
-           clear_removes_only_the_cache_entry, merge_one_folder, public_ranks_as_read, files_not_written_listed):
+           clear_removes_only_the_cache_entry, merge_one_folder, public_ranks_as_read, files_not_written_listed,
+           public_kernel_types_from_csv, formats_and_spec_computed, rank_root_files_listed):
     suite.add(fn.__name__, fn)
 suite.main()
