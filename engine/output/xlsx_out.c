@@ -58,7 +58,8 @@
 #define MAX_WIDTH 60          /* automatic column widths stop here (characters) */
 #define MAX_CHARS 32767       /* Excel's longest cell text */
 #define ABOUT "About"
-#define ABOUT_CHARS 90        /* characters a line of the About sheet's 100-wide value column holds */
+#define ABOUT_CHARS 110       /* characters a line of the About sheet's 100-wide value column holds
+                                 (100 digits; text is narrower) */
 
 struct xlsx_book {
     lxw_workbook *wb;
@@ -471,27 +472,28 @@ static tb_status about_row(xlsx_book *b, const char *key, const char *value, tb_
 {
     if (b->about_row >= LXW_ROW_MAX)
         return TB_OK; /* notes past a sheet's rows are dropped; they would be millions */
-    char *buf = NULL;
-    size_t cap = 0, chars;
+    char *kbuf = NULL, *vbuf = NULL;
+    size_t kcap = 0, vcap = 0, chars;
     int cut;
     lxw_error e = LXW_NO_ERROR;
-    if (clean_text(key, strlen(key), &buf, &cap, &chars, &cut))
-        return nomem(b, err);
-    if (*buf)
-        e = worksheet_write_string(b->about, b->about_row, 0, buf, NULL);
-    if (!e && clean_text(value, strlen(value), &buf, &cap, &chars, &cut)) {
-        free(buf);
+    if (clean_text(key, strlen(key), &kbuf, &kcap, &chars, &cut) ||
+        clean_text(value, strlen(value), &vbuf, &vcap, &chars, &cut)) {
+        free(kbuf);
+        free(vbuf);
         return nomem(b, err);
     }
     /* a value wider than its column wraps: the row is made as tall as its lines
      * (a reader that does not size rows would draw them over the next row) */
-    if (!e && chars > ABOUT_CHARS) {
+    if (chars > ABOUT_CHARS) {
         double lines = (double)((chars + ABOUT_CHARS - 1) / ABOUT_CHARS);
         e = worksheet_set_row(b->about, b->about_row, 15 * (lines > 20 ? 20 : lines), NULL);
     }
-    if (!e && *buf)
-        e = worksheet_write_string(b->about, b->about_row, 1, buf, NULL);
-    free(buf);
+    if (!e && *kbuf)
+        e = worksheet_write_string(b->about, b->about_row, 0, kbuf, NULL);
+    if (!e && *vbuf)
+        e = worksheet_write_string(b->about, b->about_row, 1, vbuf, NULL);
+    free(kbuf);
+    free(vbuf);
     if (e)
         return lxw_fail(b, ABOUT, e, NULL, err);
     b->about_row++;
