@@ -402,7 +402,7 @@ REVIEW_SECTIONS = [
     ("Summary", "review_summary", 6),                # 2 ranks x 3 stacked series
     ("Top kernels", "review_top_kernels", 15),       # a bar per kernel name
     ("Device time", "review_device_time", 6),        # 2 rank/devices x 3 stacked series
-    ("Steps", "review_steps", None),
+    ("Steps", "review_steps", 12),                   # 2 ranks x 2 complete steps x 3 stacked series
     ("Operator statistics", "review_op_statistic", None),
     ("Communication statistics", "review_communication", None),
 ]

@@ -42,7 +42,7 @@ import xlsx_clients_test as xc  # noqa: E402
 
 T = xc.T
 SHEETS = ["Summary", "Top kernels", "Device time", "Steps", "Operator statistics", "Communication"]
-CHARTS = {"Summary": 1, "Top kernels": 1, "Device time": 1}
+CHARTS = {"Summary": 1, "Top kernels": 1, "Device time": 1, "Steps": 1}
 
 
 def rows_of(path):
@@ -110,7 +110,7 @@ def check_book(path):
         T.check(ws.print_title_rows in ("1:1", "$1:$1"), "%s: header repeated on printed pages, %r" % (name, ws.print_title_rows))
     # the charts: under their tables, as wide as a page
     for name, kind, n_series in (("Summary", "stacked", 3), ("Top kernels", "clustered", 1),
-                                 ("Device time", "stacked", 3)):
+                                 ("Device time", "stacked", 3), ("Steps", "stacked", 3)):
         ws = wb[name]
         if not T.check(len(ws._charts) == 1, "%s: %d charts" % (name, len(ws._charts))):
             continue
@@ -129,7 +129,8 @@ def check_book(path):
         ref = "'%s'" % name if " " in name else name
         for s in ch.series:
             cats = (s.cat.strRef or s.cat.numRef).f
-            T.check(cats == "%s!$A$2:$A$%d" % (ref, last), "%s: categories %r" % (name, cats))
+            cat_col = "J" if name == "Steps" else "A"  # Steps: its Label column
+            T.check(cats == "%s!$%s$2:$%s$%d" % (ref, cat_col, cat_col, last), "%s: categories %r" % (name, cats))
             vals = s.val.numRef.f
             T.check(re.fullmatch(r"%s!\$[A-Z]+\$2:\$[A-Z]+\$%d" % (re.escape(ref), last), vals or ""),
                     "%s: values %r" % (name, vals))
@@ -177,7 +178,7 @@ def check_pdf(path, work, cdir):
         T.check(tk.count(row[0]) >= 2, "Top kernels page: %r %d times (table and bar label)" % (row[0], tk.count(row[0])))
     T.check("Total Time(us)" in " ".join(tk.split()[-12:]) or tk.count("Total Time(us)") >= 2,
             "Top kernels page: the value axis title")
-    for k in (0, 2):
+    for k in (0, 2, 3):
         pg = report_pages[k]
         for s in ("Computing(us)", "Exposed Communication(us)", "Free(us)"):
             T.check(pg.count(s) >= 2, "%s page: %r in the table and the legend" % (ids[k], s))
