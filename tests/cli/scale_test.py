@@ -380,7 +380,8 @@ def assert_swept(cluster):
 
 NOT_RANK = {"cluster_step_trace_time", "slow_rank", "slow_rank_op", "communication_matrix", "comm_op_bandwidth",
             "op_summary", "kernel_details", "step_trace", "slow_rank_vote", "slow_op_stats", "slow_link",
-            "slow_link_summary", "potential_stragglers", "straggler_metric"}
+            "slow_link_summary", "potential_stragglers", "straggler_metric",
+            "review_top_kernels"}  # the review's top kernels are over all ranks (scope all)
 NOT_RANK_PREFIX = "advisor_"  # the advisor's rules (reports/advisor.yaml) are of scope all
 RANK_SQL = """
   - id: ranked_kernels
