@@ -8,7 +8,7 @@
  * memory, not one object per cell. Rows must then arrive in order, which a
  * sink's rows do. What is only known at the end (column widths from the
  * content, the autofilter's last row, a chart's ranges, the About sheet's
- * notes) is set when a sheet's sink finishes or at commit: libxlsxwriter
+ * contents list and notes) is set when a sheet's sink finishes or at commit: libxlsxwriter
  * writes those parts when it assembles the file.
  *
  * Cells: numbers are stored as numbers with a format from the column's type:
