@@ -283,6 +283,8 @@ typedef struct xlsx_options {
     const char *tmpdir;       /* the writer's temporary files; NULL = the workbook's folder */
     size_t rows_per_sheet;    /* rows per sheet, header included, before "<name> (2)"
                                  starts; 0 = Excel's 1,048,576 (a test sets a small one) */
+    int contents;             /* 1: at commit the About sheet lists every other sheet, each a link to
+                                 its cell A1, before the notes */
 } xlsx_options;
 
 typedef enum xlsx_chart_kind {
@@ -300,6 +302,8 @@ typedef struct xlsx_chart {
     const char *categories;       /* a column, or NULL (1, 2, 3, ...) */
     const char *const *values;    /* one series per column (a pie takes one) */
     size_t n_values;
+    int below;                    /* workbook: under the table, a page wide, bars as tall as their categories
+                                     need (first at the top), value axis #,##0; else right of the table */
 } xlsx_chart;
 
 typedef enum xlsx_cond_kind { XLSX_COND_THRESHOLD, XLSX_COND_TOP, XLSX_COND_DATA_BAR, XLSX_COND_COLOR_SCALE } xlsx_cond_kind;
@@ -372,7 +376,7 @@ tb_status xlsx_note(xlsx_book *b, const char *text, tb_error *err);
 size_t xlsx_sheet_count(const xlsx_book *b);
 
 /*
- * Writes the notes into the About sheet, closes the workbook and renames it
+ * Writes the contents list (xlsx_options.contents) and the notes into the About sheet, closes the workbook and renames it
  * into place. Fails when a sheet's sink did not finish. Afterwards only
  * xlsx_destroy may be called.
  */

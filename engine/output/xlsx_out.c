@@ -8,7 +8,7 @@
  * memory, not one object per cell. Rows must then arrive in order, which a
  * sink's rows do. What is only known at the end (column widths from the
  * content, the autofilter's last row, a chart's ranges, the About sheet's
- * notes) is set when a sheet's sink finishes or at commit: libxlsxwriter
+ * contents list and notes) is set when a sheet's sink finishes or at commit: libxlsxwriter
  * writes those parts when it assembles the file.
  *
  * Cells: numbers are stored as numbers with a format from the column's type:
@@ -58,6 +58,8 @@
 #define MAX_WIDTH 60          /* automatic column widths stop here (characters) */
 #define MAX_CHARS 32767       /* Excel's longest cell text */
 #define ABOUT "About"
+#define ABOUT_CHARS 110       /* characters a line of the About sheet's 100-wide value column holds
+                                 (100 digits; text is narrower) */
 
 struct xlsx_book {
     lxw_workbook *wb;
@@ -65,7 +67,7 @@ struct xlsx_book {
     char *path;               /* the final path (owned), for messages */
     lxw_worksheet *about;
     lxw_row_t about_row;
-    lxw_format *bold, *wrap, *f_int, *f_pct, *f_time, *f_real, *f_scaled[10];
+    lxw_format *bold, *wrap, *link, *f_int, *f_pct, *f_time, *f_real, *f_scaled[10];
     char **names;             /* sheet names in use, About included */
     size_t n_names;
     char **notes;
@@ -78,6 +80,7 @@ struct xlsx_book {
     } *reserved;
     size_t n_reserved;
     size_t rows_per_sheet;
+    int contents;             /* list the sheets on About at commit */
     int open_sinks;           /* sinks made and not finished */
     int closed;               /* workbook_close was called (wb freed) */
     int committed;
@@ -330,6 +333,7 @@ tb_status xlsx_create(const char *path, const xlsx_options *opt, xlsx_book **out
         goto fail;
     }
     b->rows_per_sheet = opt->rows_per_sheet ? opt->rows_per_sheet : LXW_ROW_MAX;
+    b->contents = opt->contents;
     if (b->rows_per_sheet < 2 || b->rows_per_sheet > LXW_ROW_MAX)
         b->rows_per_sheet = LXW_ROW_MAX;
     /* the temporary name is made (with an output's permissions) and closed;
@@ -468,24 +472,65 @@ static tb_status about_row(xlsx_book *b, const char *key, const char *value, tb_
 {
     if (b->about_row >= LXW_ROW_MAX)
         return TB_OK; /* notes past a sheet's rows are dropped; they would be millions */
-    char *buf = NULL;
-    size_t cap = 0, chars;
+    char *kbuf = NULL, *vbuf = NULL;
+    size_t kcap = 0, vcap = 0, chars;
     int cut;
     lxw_error e = LXW_NO_ERROR;
-    if (clean_text(key, strlen(key), &buf, &cap, &chars, &cut))
-        return nomem(b, err);
-    if (*buf)
-        e = worksheet_write_string(b->about, b->about_row, 0, buf, NULL);
-    if (!e && clean_text(value, strlen(value), &buf, &cap, &chars, &cut)) {
-        free(buf);
+    if (clean_text(key, strlen(key), &kbuf, &kcap, &chars, &cut) ||
+        clean_text(value, strlen(value), &vbuf, &vcap, &chars, &cut)) {
+        free(kbuf);
+        free(vbuf);
         return nomem(b, err);
     }
-    if (!e && *buf)
-        e = worksheet_write_string(b->about, b->about_row, 1, buf, NULL);
-    free(buf);
+    /* a value wider than its column wraps: the row is made as tall as its lines
+     * (a reader that does not size rows would draw them over the next row) */
+    if (chars > ABOUT_CHARS) {
+        double lines = (double)((chars + ABOUT_CHARS - 1) / ABOUT_CHARS);
+        e = worksheet_set_row(b->about, b->about_row, 15 * (lines > 20 ? 20 : lines), NULL);
+    }
+    if (!e && *kbuf)
+        e = worksheet_write_string(b->about, b->about_row, 0, kbuf, NULL);
+    if (!e && *vbuf)
+        e = worksheet_write_string(b->about, b->about_row, 1, vbuf, NULL);
+    free(kbuf);
+    free(vbuf);
     if (e)
         return lxw_fail(b, ABOUT, e, NULL, err);
     b->about_row++;
+    return TB_OK;
+}
+
+/* The contents list: a row per sheet after About, its name a link to its cell A1. */
+static tb_status about_contents(xlsx_book *b, tb_error *err)
+{
+    if (!(b->link = workbook_add_format(b->wb))) /* made here: a book without the list keeps its bytes */
+        return nomem(b, err);
+    format_set_underline(b->link, LXW_UNDERLINE_SINGLE);
+    format_set_font_color(b->link, LXW_COLOR_BLUE);
+    for (size_t i = 1; i < b->n_names && b->about_row < LXW_ROW_MAX; i++) {
+        /* 'name'!A1, an apostrophe of the name doubled; names hold no control characters */
+        const char *nm = b->names[i];
+        size_t n = strlen(nm), k = 0;
+        char *url = malloc(2 * n + 32);
+        if (!url)
+            return nomem(b, err);
+        k += (size_t)sprintf(url, "internal:'");
+        for (size_t j = 0; j < n; j++) {
+            if (nm[j] == '\'')
+                url[k++] = '\'';
+            url[k++] = nm[j];
+        }
+        memcpy(url + k, "'!A1", 5);
+        lxw_error e = LXW_NO_ERROR;
+        if (i == 1)
+            e = worksheet_write_string(b->about, b->about_row, 0, "contents", NULL);
+        if (!e)
+            e = worksheet_write_url_opt(b->about, b->about_row, 1, url, b->link, nm, NULL);
+        free(url);
+        if (e)
+            return lxw_fail(b, ABOUT, e, NULL, err);
+        b->about_row++;
+    }
     return TB_OK;
 }
 
@@ -497,6 +542,8 @@ tb_status xlsx_commit(xlsx_book *b, tb_error *err)
         return tb_error_at(err, TB_ERR_INTERNAL, b->path, 0, 0, -1, "workbook committed twice");
     if (b->open_sinks)
         return tb_error_at(err, TB_ERR_INTERNAL, b->path, 0, 0, -1, "a sheet was not finished");
+    if (b->contents && (st = about_contents(b, err)))
+        return st;
     for (size_t i = 0; i < b->n_notes; i++)
         if ((st = about_row(b, i ? "" : "notes", b->notes[i], err)))
             return st;
@@ -804,7 +851,37 @@ static uint8_t chart_type(xlsx_chart_kind k)
     }
 }
 
-/* The chart of the first part, beside its columns; data rows 1..last. */
+/* A chart under the first part's table (chart.position below): a page wide;
+ * bars first at the top, 20 px a category (at most 60 tall), value axis #,##0. */
+static lxw_error chart_below(xsheet *x, lxw_chart *chart, lxw_row_t last)
+{
+    const xlsx_chart *ch = &x->so.chart;
+    int bars = ch->kind == XLSX_CHART_BAR || ch->kind == XLSX_CHART_STACKED_BAR;
+    double height = 288;
+    /* libxlsxwriter's x_axis is a bar chart's values, its y_axis the categories */
+    lxw_chart_axis *values = bars ? chart->x_axis : chart->y_axis;
+    if (bars) {
+        double cats = last > 60 ? 60 : (double)last;
+        if (cats * 20 + 100 > height)
+            height = cats * 20 + 100;
+        chart_axis_set_reverse(chart->y_axis);
+        chart_axis_set_crossing_max(chart->y_axis);
+    }
+    if (ch->kind != XLSX_CHART_PIE) {
+        chart_axis_set_num_format(values, "#,##0");
+        if (ch->n_values == 1) {
+            long v = find_col(x, ch->values[0]);
+            if (v >= 0 && x->cols[v].header)
+                chart_axis_set_name(values, x->cols[v].header);
+        }
+    }
+    chart_legend_set_position(chart, ch->n_values > 1 || ch->kind == XLSX_CHART_PIE ? LXW_CHART_LEGEND_BOTTOM
+                                                                                     : LXW_CHART_LEGEND_NONE);
+    lxw_chart_options o = {.x_scale = 960.0 / 480, .y_scale = height / 288, .object_position = LXW_OBJECT_MOVE_DONT_SIZE};
+    return worksheet_insert_chart_opt(x->parts[0].ws, last + 2, 0, chart, &o);
+}
+
+/* The chart of the first part, beside its columns (or below them); data rows 1..last. */
 static tb_status add_chart(xsheet *x, tb_error *err)
 {
     xlsx_book *b = x->b;
@@ -831,7 +908,9 @@ static tb_status add_chart(xsheet *x, tb_error *err)
             chart_series_set_name_range(se, p->name, 0, (lxw_col_t)v);
         }
         chart_title_set_name(chart, p->name);
-        if (!e)
+        if (!e && ch->below)
+            e = chart_below(x, chart, last);
+        else if (!e)
             e = worksheet_insert_chart(p->ws, 1, (lxw_col_t)(x->nc + 1), chart);
     }
     size_t printed = cap_end(&c, msg, sizeof msg);

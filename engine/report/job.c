@@ -305,7 +305,11 @@ static tb_status book_open(job_state *js, const char *label, tb_error *err)
         about_free(&a);
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
     }
-    rc = xlsx_create(js->book_path, &(xlsx_options){.about = a.v, .n_about = a.n, .created = start}, &js->book, err);
+    int contents = 0;
+    for (size_t i = 0; i < js->job->run.n_specs; i++)
+        contents |= js->job->run.specs[i]->workbook_contents;
+    rc = xlsx_create(js->book_path, &(xlsx_options){.about = a.v, .n_about = a.n, .created = start, .contents = contents},
+                     &js->book, err);
     about_free(&a);
     /* the advisor's findings first, then workbook.sheets: those reports' sheets, in that order */
     const tb_run_options *o = &js->job->run;
@@ -356,7 +360,8 @@ static tb_status open_sheet(job_state *js, const tb_spec_report *rep, const char
         .name = sheet_want(rep),
         .key = rep->id,
         .chart = {.kind = chart_kind(rep->chart_type), .categories = rep->chart_categories,
-                  .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values},
+                  .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values,
+                  .below = rep->chart_below},
         .conds = js->conds,
         .n_conds = rep->n_conds,
     };

@@ -13,6 +13,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,6 +232,15 @@ static tb_status folder_inputs(const char *dir, char ***out, size_t *n, tb_error
             goto done;
         }
         (*out)[(*n)++] = p;
+        /* gone (a nightly job deleted the raw profile): say what would have kept the run */
+        if (stat(p, &sb) != 0) {
+            int e = errno;
+            st = tb_error_at(err, e == ENOENT ? TB_ERR_NOTFOUND : TB_ERR_IO, p, 0, 0, -1,
+                             "cannot read: %s; the run's folder %s keeps no trace DB "
+                             "(a report run with --keep-db keeps one, and its folder then stands alone)", strerror(e),
+                             dir);
+            goto done;
+        }
     }
 done:
     if (st) {

@@ -67,7 +67,7 @@ static const char *const layer_names[] = {
 
 static const char *const top_keys[] = {"tracebook", "json_process", "params", "metrics",
                                        "outputs",   "reports",      "workbook", "html", NULL};
-static const char *const workbook_keys[] = {"file", "sheets", NULL};
+static const char *const workbook_keys[] = {"file", "sheets", "contents", NULL};
 static const char *const html_keys[] = {"file", "title", NULL};
 
 
@@ -351,10 +351,16 @@ static tb_status parse_workbook(loader *L, const specnode *n)
     if (w && (strchr(w, '/') || !strcmp(w, ".") || !strcmp(w, "..")))
         return fail_node(L, f->value, "workbook 'file' must be a file name, got '%.60s': it is written in the "
                          "output folder", w);
+    char d[64];
+    const specnode_pair *c = specnode_get(n, "contents");
+    if (c && (c->value->kind != SPECNODE_SCALAR || c->value->type != SPECNODE_BOOL))
+        return fail_node(L, c->value, "workbook 'contents' must be true or false, got %s",
+                         spec_describe(c->value, d, sizeof d));
+    if (c)
+        L->spec->workbook_contents = (int)c->value->i;
     const specnode_pair *sh = specnode_get(n, "sheets");
     if (!sh)
         return TB_OK;
-    char d[64];
     if (sh->value->kind != SPECNODE_SEQ)
         return fail_node(L, sh->value, "workbook 'sheets' must be a list of report ids, got %s",
                          spec_describe(sh->value, d, sizeof d));

@@ -111,6 +111,7 @@ struct tb_spec_report {
     char *chart_categories;  /* a column's base name, or NULL */
     char **chart_values;     /* base names: one series each (a pie has one) */
     size_t n_chart_values;
+    int chart_below;         /* chart.position below: under the table, sized to its categories */
     tb_spec_cond *conds;     /* xlsx.conditional, in file order */
     size_t n_conds;
     /* pivot: columns named by the data, after the SQL's: pivot_names lists their
@@ -155,6 +156,7 @@ struct tb_spec {
     char *workbook_file;      /* workbook.file, or NULL */
     char **workbook_sheets;   /* workbook.sheets: report ids whose sheets come first, in this order */
     size_t n_workbook_sheets;
+    int workbook_contents;    /* workbook.contents: the About sheet lists every sheet, linked */
     unsigned outputs;         /* `outputs:` default formats; 0 = csv */
     char *html_file;          /* html.file: the page's file name, or NULL (report.html) */
     char *html_title;         /* html.title: the page's heading, or NULL */

@@ -38,7 +38,8 @@ static const char *const normalize_names[] = {"strip_template_args", "strip_hash
 static const char *const column_keys[] = {"header", "format", "width", NULL};
 static const char *const pivot_keys[] = {"key", "names", "values", "missing", NULL};
 static const char *const xlsx_keys[] = {"sheet", "chart", "conditional", NULL};
-static const char *const chart_keys[] = {"type", "categories", "values", NULL};
+static const char *const chart_keys[] = {"type", "categories", "values", "position", NULL};
+static const char *const chart_positions[] = {"right", "below", NULL};
 static const char *const chart_types[] = {"bar", "stacked_bar", "column", "stacked_column", "line", "pie", NULL};
 static const char *const cond_keys[] = {"column", "type", "op", "value", "top", NULL};
 static const char *const cond_types[] = {"threshold", "top", "data_bar", "color_scale", NULL};
@@ -423,6 +424,11 @@ static tb_status parse_chart(loader *L, const specnode *c, tb_spec_report *r)
         return fail_node(L, val->value, "chart 'values' must name at least one column");
     if (n > 1 && !strcmp(type->value->text, "pie"))
         return fail_node(L, val->value, "a pie chart takes one 'values' column, got %zu", n);
+    const specnode_pair *pos = specnode_get(c, "position");
+    if (pos && (!spec_is_text(pos->value) || !spec_in_list(pos->value->text, chart_positions)))
+        return fail_node(L, pos->value, "unknown chart position %s; expected one of: %s",
+                         spec_describe(pos->value, d, sizeof d), spec_join(chart_positions, list, sizeof list));
+    r->chart_below = pos && !strcmp(pos->value->text, "below");
     free(r->chart_type);
     free(r->chart_categories);
     r->chart_type = r->chart_categories = NULL;
@@ -797,7 +803,8 @@ static int copy_sort_columns(tb_spec_report *dst, const tb_spec_report *src)
 static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const char *file)
 {
     *dst = (tb_spec_report){
-        .limit = src->limit, .header_units = src->header_units, .outputs = src->outputs, .scope = src->scope};
+        .limit = src->limit, .header_units = src->header_units, .outputs = src->outputs, .scope = src->scope,
+        .chart_below = src->chart_below};
     if (copy_texts(dst, src) ||
         copy_strings(&dst->chart_values, &dst->n_chart_values, src->chart_values, src->n_chart_values) ||
         !(dst->origin = strdup(file)))

@@ -39,6 +39,8 @@ CASES = [
     ("review_workbook", ["-dir", "ascend_small", "--spec", "specs/review_workbook.yaml"]),
     # a self-contained HTML page: the headline, a section per report, every chart kind
     ("html_report", ["-dir", "ascend_small", "--spec", "specs/html_report.yaml"]),
+    # the built-in review: workbook (contents, Summary, charts under their tables), page, CSVs
+    ("review", ["-dir", "ascend_small", "--spec", "builtin:review"]),
     # the nightly spec's reports in one workbook, in a window
     ("nightly_xlsx_step9", ["-dir", "ascend_small", "--spec", "specs/nightly.yaml", "--format", "xlsx",
                             "--model-id", "4294967295", "--iteration-id", "9"]),

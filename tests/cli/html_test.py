@@ -18,7 +18,8 @@
 # same inputs give the same bytes. compare.html puts the Summary first
 # (regressions, then improvements, a bar per ratio); trend.html the verdicts
 # first, then a line chart per charted key with a marker on the night a
-# verdict fired. Screenshots of the pages are kept in WORK_DIR/shots
+# verdict fired; review.html (builtin:review) the Summary first, then the
+# workbook's sheets. Screenshots of the pages are kept in WORK_DIR/shots
 # (docs/html.md shows them).
 #
 # Exits 77 (skipped) only when node, chromium or playwright-core is absent.
@@ -392,6 +393,44 @@ def case_compare(t):
     t.eq(len(page["sections"]), len(reports) + 1, "the Summary and a section per compared report")
     for sec, e in zip(page["sections"][1:], reports):  # in spec order, each with its CSV's rows
         check_table(t, sec, os.path.join(t.out, e["id"] + "_compare.csv"))
+    check_sort(t, page)
+
+
+# builtin:review's page: the Summary first, as the workbook's Summary sheet
+# (the same rows: review_test.py checks the sheet against the same CSV).
+REVIEW_SECTIONS = [
+    ("Summary", "review_summary", 6),                # 2 ranks x 3 stacked series
+    ("Top kernels", "review_top_kernels", 15),       # a bar per kernel name
+    ("Device time", "review_device_time", 6),        # 2 rank/devices x 3 stacked series
+    ("Steps", "review_steps", 12),                   # 2 ranks x 2 complete steps x 3 stacked series
+    ("Operator statistics", "review_op_statistic", None),
+    ("Communication statistics", "review_communication", None),
+]
+
+
+@suite.case()
+def case_review(t):
+    """review.html beside review.xlsx: the Summary first, its charts with their marks, every table its CSV's."""
+    report(t, ["-dir", "torch_npu_2rank", "--spec", "builtin:review"])
+    t.check(os.path.exists(os.path.join(t.out, "review.xlsx")), "review.xlsx beside review.html")
+    os.makedirs(os.path.join(SHOTS, "review"), exist_ok=True)
+    page, = browse(t, [{"html": os.path.join(t.out, "review.html"), "top": os.path.join(SHOTS, "review.png"),
+                        "sections": os.path.join(SHOTS, "review")}])
+    clean_page(t, page)
+    t.eq(page["title"], "Performance review", "the page's title")
+    t.eq([s["title"] for s in page["sections"]], [s[0] for s in REVIEW_SECTIONS], "the Summary first, then the "
+         "workbook's sheets in order")
+    for sec, (title, rid, marks) in zip(page["sections"], REVIEW_SECTIONS):
+        t.eq([c["marks"] for c in sec["charts"]], [marks] if marks else [], "%s: its chart's marks" % title)
+        t.check(all(all(x for x in c["titles"]) for c in sec["charts"]), "%s: every mark has a tooltip" % title)
+        check_table(t, sec, os.path.join(t.out, rid + ".csv"))
+    summary = csv_rows(os.path.join(t.out, "review_summary.csv"))
+    t.eq([r[0] for r in page["sections"][0]["table"]["rows"]], ["0", "1"], "the Summary: a row per rank")
+    t.eq(summary[0][:3], ["Rank", "Steps", "Step Time(us)"], "the Summary's header")
+    # the bars name each kernel in full with its exact total
+    top = csv_rows(os.path.join(t.out, "review_top_kernels.csv"))
+    t.eq(page["sections"][1]["charts"][0]["titles"], ["%s \u2014 Total Time(us): %s" % (r[0], r[2]) for r in top[1:]],
+         "each bar's tooltip: the full name and the total")
     check_sort(t, page)
 
 

@@ -272,7 +272,9 @@ def case_without_profiles(t):
     # a report folder without its DB still names its inputs: gone, they fail as before
     os.remove(os.path.join(reports, "n1", "tracebook_trace.db"))
     r = compare(2, os.path.join(elsewhere, "compare2"), reports, cwd=elsewhere, env=env)
-    t.check(r.rc not in (0, 8) and "cannot read" in r.err, "without the DB the inputs are read", r.err)
+    t.check(r.rc == 6 and "cannot read" in r.err, "without the DB the inputs are read", r.err)
+    t.check("keeps no trace DB" in r.err and "--keep-db" in r.err, "the error says what would have kept the run",
+            r.err)
 
 
 suite.main(sys.argv[5:])

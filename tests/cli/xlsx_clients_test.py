@@ -119,7 +119,8 @@ def check_openpyxl(name, book_path, meta, csv_dir, charts):
                     T.check(cell.value is None, "%s: %r, CSV empty" % (at, cell.value))
                     continue
                 v = number(text)
-                if v is None or text in ("NaN", "inf", "-inf"):
+                # text, or a text column's value that looks like a number (an operator named "0")
+                if v is None or text in ("NaN", "inf", "-inf") or (cell.data_type == "s" and cell.value == text):
                     T.check(cell.data_type == "s" and cell.value == text, "%s: %r, CSV %r" % (at, cell.value, text))
                     continue
                 if not T.check(cell.data_type == "n", "%s: type %r for %r" % (at, cell.data_type, text)):
@@ -238,4 +239,5 @@ def main():
     sys.exit(T.finish())
 
 
-main()
+if __name__ == "__main__":  # tests/cli/review_test.py imports the checks
+    main()

@@ -39,7 +39,7 @@
 /* ---- helpers -------------------------------------------------------------------- */
 
 /* What a test holds when an assertion fails: the per-test teardown frees it. */
-static tb_spec *held[2];
+static tb_spec *held[3];
 static char warned[4][1400]; /* warnings received, in order */
 static int n_warned;
 static char path[PATH_MAX];  /* the spec file last written */
@@ -1343,6 +1343,18 @@ static void test_xlsx_options(void **state)
                  2, 24, "workbook 'sheets' names 'b', which is no report of this spec");
     expect_error("x17.yaml", "tracebook: 1\nworkbook: {sheets: [a, a]}\n", TB_ERR_PARSE, 2, 24,
                  "workbook 'sheets' names report 'a' twice");
+    /* workbook.contents and chart.position (the built-in review's); both off by default */
+    assert_int_equal(s->workbook_contents, 0);
+    assert_int_equal(r->chart_below, 0);
+    tb_spec *c = load_ok("x18.yaml", "tracebook: 1\nworkbook: {contents: true}\nreports:\n  - id: a\n    sql: x\n"
+                                     "    xlsx: {chart: {type: bar, values: v, position: below}}\n");
+    assert_int_equal(c->workbook_contents, 1);
+    assert_int_equal(c->reports[0].chart_below, 1);
+    expect_error("x19.yaml", "tracebook: 1\nworkbook: {contents: yes}\n", TB_ERR_PARSE, 2, 22,
+                 "workbook 'contents' must be true or false, got 'yes'");
+    expect_error("x20.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: x\n"
+                 "    xlsx: {chart: {type: bar, values: v, position: left}}\n", TB_ERR_PARSE, 5, 52,
+                 "unknown chart position 'left'; expected one of: right, below");
     /* html: the page's file name and title */
     tb_spec *h = load_ok("h1.yaml", "tracebook: 1\nhtml: {file: review.html, title: Nightly review}\noutputs: [csv, html]\n");
     assert_str("review.html", h->html_file);
