@@ -80,6 +80,7 @@ static const char msprof_yaml[] =
     "  - use: hbm\n"
     "  - use: ddr\n"
     "  - use: llc_read_write\n"
+    "  - use: hccs\n"
     "  - use: msprof_memory_record\n"
     "    id: memory_record\n"
     "  - use: msprof_operator_memory\n"

@@ -27,7 +27,6 @@ static const struct {
     {"PCIE", "pcie"},
     {"NIC", "nic"},
     {"ROCE", "roce"},
-    {"HCCS", "hccs"},
     {"QOS", ""},
     {"ACC_PMU", "acc_pmu"},
     {"SOC_BANDWIDTH_LEVEL", "inter_soc_transmission"},

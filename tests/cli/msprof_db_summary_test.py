@@ -10,7 +10,7 @@
 # checked against the DB's own rows read here with the sqlite3 module; no
 # file for a table without rows (NPU_MEM); OVERLAP_ANALYSIS listed in the
 # README. A DB generated here with known answers (worked out by hand below)
-# checks what the public one cannot: HBM and DDR samples that are not zero,
+# checks what the public one cannot: HBM and DDR samples that are not zero, HCCS,
 # two HBM units and two caches, a mstx event linked to device tasks,
 # allocations released, not released and releases with no allocation, a row
 # type the DB does not name, and a table tracebook writes no summary of.
@@ -35,6 +35,7 @@ HEADERS = {
                  "message_type,message,domain,Device Start_time(us),Device End_time(us)",
     "hbm": "Device_id,Metric,Read(MB/s),Write(MB/s)",
     "ddr": "Device_id,Metric,Read(MB/s),Write(MB/s)",
+    "hccs": "Device_id,Mode,Max,Min,Average",
     "llc_read_write": "Device_id,Mode,Task,Hit Rate(%),Throughput(MB/s)",
     "memory_record": "Device_id,Component,Timestamp(us),Total Allocated(KB),Total Reserved(KB),Device",
     "operator_memory": "Device_id,Name,Size(KB),Allocation Time(us),Duration(us),Allocation Total Allocated(KB),"
@@ -87,7 +88,7 @@ def case_public_db_summaries():
     src = public_db()
     got, readme = export(src, "public")
     for k in HEADERS:
-        assert k in got, (k, sorted(got))
+        assert (k in got) == (k != "hccs"), (k, sorted(got))  # the public DB has no HCCS table
     assert "npu_mem" not in got and "communication_statistic" not in got, sorted(got)
     c = sqlite3.connect("file:%s?mode=ro&immutable=1" % src, uri=True)
     # msprof_tx: every MSTX_EVENTS row, by start time
@@ -170,6 +171,7 @@ def make_db(path):
                              deviceId INTEGER);
     CREATE TABLE ENUM_MEMORY (id INTEGER PRIMARY KEY, name TEXT);
     CREATE TABLE PCIE (deviceId INTEGER, timestampNs INTEGER, txPostMin NUMERIC);
+    CREATE TABLE HCCS (deviceId INTEGER, timestampNs INTEGER, txThroughput NUMERIC, rxThroughput NUMERIC);
     """)
     c.executemany("INSERT INTO STRING_IDS VALUES (?, ?)",
                   [(1, "read"), (2, "write"), (3, "KERNEL_AIVEC"), (4, "step 1"), (5, "GE"), (6, "matmul"),
@@ -198,6 +200,8 @@ def make_db(path):
                    (6, 100, 6, 4096, 1000002100, 2048, 8192),   # released after 0.1 us
                    (6, 400, 9, 64, 1000002200, 2048, 8192)])    # a type ENUM_MEMORY names neither way
     c.execute("INSERT INTO PCIE VALUES (3, 1, 0)")
+    c.executemany("INSERT INTO HCCS VALUES (3, ?, ?, ?)",
+                  [(1, 10 * MB, 40 * MB), (2, 30 * MB, 20 * MB), (3, 21 * MB, 31 * MB)])
     c.commit()
     c.close()
 
@@ -219,6 +223,8 @@ def case_generated_db():
     # llc: Average (40 + 60 + 70) / 3 %, (100 + 200 + 400) / 3 MB/s; cache 0: 50 / 150; cache 1: 70 / 400
     same_rows(got["llc_read_write"], [["3", "read", "Average", 56.667, 233.333], ["3", "read", "0", 50, 150],
                                       ["3", "read", "1", 70, 400]], "llc_read_write")
+    # hccs: Tx max 30, min 10, mean 61 / 3; Rx max 40, min 20, mean 91 / 3
+    same_rows(got["hccs"], [["3", "Tx (MB/s)", 30, 10, 20.333], ["3", "Rx (MB/s)", 40, 20, 30.333]], "hccs")
     assert len(got["memory_record"]) == 7, got["memory_record"]
     same_rows(got["memory_record"][:1], [["3", "GE", 1000001, 4, 8, "NPU:3"]], "memory_record")
     # released blocks by release time, then the one never released
@@ -237,7 +243,7 @@ def case_no_rows_no_file():
     os.makedirs(os.path.dirname(src), exist_ok=True)
     make_db(src)
     with sqlite3.connect(src) as c:
-        for t in ("HBM", "DDR", "LLC", "MSTX_EVENTS", "NPU_OP_MEM", "PCIE"):
+        for t in ("HBM", "DDR", "LLC", "HCCS", "MSTX_EVENTS", "NPU_OP_MEM", "PCIE"):
             c.execute("DELETE FROM " + t)
     out = os.path.join(OUT, "tasks_out")
     r = run("export", "summary", "-dir", src, "-o", out)
@@ -246,6 +252,7 @@ def case_no_rows_no_file():
     names = sorted(f.rsplit("_", 1)[0] for f in os.listdir(d) if f.endswith(".csv"))
     assert names == ["op_summary", "task_time"], names
     for k, table in (("msprof_tx", "MSTX_EVENTS"), ("hbm", "HBM"), ("ddr", "DDR"), ("llc_read_write", "LLC"),
+                     ("hccs", "HCCS"),
                      ("operator_memory", "NPU_OP_MEM")):
         assert "report '%s' skipped: the data has no %s rows" % (k, table) in r.err, r.err
     with open(os.path.join(d, "README.txt")) as f:
