@@ -10,8 +10,9 @@
  * trace_view.json, torch_npu's CSVs) `<...>_ascend_pt/ASCEND_PROFILER_OUTPUT/
  * <name>.csv`. With an output directory the same folders are made under it.
  * The files are the built-in summary reports (reports/msprof_summaries.yaml,
- * reports/torch_npu_summaries.yaml and the statistics of kernels.yaml,
- * api.yaml, communication.yaml, step_trace.yaml), run by the report job one
+ * reports/msprof_db_summaries.yaml, reports/torch_npu_summaries.yaml and
+ * the statistics of kernels.yaml, api.yaml, communication.yaml,
+ * step_trace.yaml), run by the report job one
  * rank at a time through a rank filter of the window (window.c), so a
  * rank's files hold exactly what a run over that rank alone writes and no
  * Rank ID column. With merge, every rank goes into one folder under the
@@ -21,7 +22,9 @@
  * as it held them (write_kept: the header line and the rows the load kept in
  * TB_SOURCE_CSV, written byte for byte) in the plain export (CSV, no window,
  * no spec); the reports then run for the summaries it did not hold, and the
- * README lists the rank's files not written, with the reason.
+ * README lists the rank's files not written, with the reason. An msprof
+ * rank's README lists the tables of its DB with rows that no file is
+ * written from (summary_db.c).
  *
  * A torch_npu rank also gets communication.json and communication_matrix.json
  * back from the tables its own files of them were read into (write_comm),
@@ -46,6 +49,7 @@
 #include <unistd.h>
 
 #include "db/open.h"
+#include "export/summary_db.h"
 #include "output/output.h"
 #include "query/file_ids.h"
 #include "query/window.h"
@@ -71,7 +75,16 @@ static const char msprof_yaml[] =
     "  - use: communication_statistic\n"
     "  - use: step_trace\n"
     "  - use: npu_mem\n"
-    "  - use: npu_module_mem\n";
+    "  - use: npu_module_mem\n"
+    "  - use: msprof_tx\n"
+    "  - use: hbm\n"
+    "  - use: ddr\n"
+    "  - use: llc_read_write\n"
+    "  - use: hccs\n"
+    "  - use: msprof_memory_record\n"
+    "    id: memory_record\n"
+    "  - use: msprof_operator_memory\n"
+    "    id: operator_memory\n";
 
 /* torch_npu's summaries, in its order: the report each file comes from.
  * A rank that holds its own file of one of them (TB_SOURCE_CSV) gets that
@@ -145,6 +158,7 @@ static void place(const char *src, const char *out_dir, rank_place *p)
     if (kind < 0) {
         /* a file on its own: torch_npu's names, else msprof's */
         kind = (!strcmp(base, "trace_view.json") || !strncmp(base, "ascend_pytorch_profiler", 23) ||
+                !strcmp(base, "analysis.db") ||
                 ends_with(base, strlen(base), ".csv"))
                    ? LAYOUT_TORCH_NPU
                    : LAYOUT_MSPROF;
@@ -1140,6 +1154,8 @@ static const char *why_not(const sum_opts *opt, const char *base, const char *ki
         return note && *note ? note : "not read";
     if (strstr(base, "trace_view") || !strcmp(kind, "ascend timeline"))
         return "the timeline: `tracebook export timeline` writes it";
+    if (!strcmp(kind, "torch_npu analysis db"))
+        return "its StepTraceTime is step_trace_time.csv here (a DB is not written back)";
     if (!strcmp(kind, "comm json"))
         return "it held no communication op to write back";
     if (!strcmp(kind, "profiler metadata"))
@@ -1206,6 +1222,20 @@ static tb_status write_folder(const sum_opts *opt, const rank_place *p, const tb
     w.rank = p->rank;
     tb_run_result rr;
     return report_job_write(opt->s, &job, &w, &rr, err);
+}
+
+/* step_trace_time.csv of rank p from the step trace it was loaded with
+ * (an analysis.db's StepTraceTime), values as stored. */
+static tb_status write_loaded_steps(const sum_opts *opt, const rank_place *p, unsigned formats, sum_state *ss,
+                                    tb_error *err)
+{
+    static const char y[] = "tracebook: 1\nreports:\n  - use: step_trace_time_as_loaded\n    id: step_trace_time\n";
+    tb_spec *sp = NULL;
+    tb_status st = tb_spec_load_mem("builtin:torch_npu-summaries", y, strlen(y), &sp, NULL, NULL, err);
+    if (!st)
+        st = write_folder(opt, p, sp, formats, 1, ss, err);
+    tb_spec_free(sp);
+    return st;
 }
 
 /* What a summary run carries from step to step. */
@@ -1337,8 +1367,13 @@ static tb_status rank_files(sum_run *r, const rank_place *p, sum_state *ss, json
     unsigned done = 0;
     tb_status st = TB_OK;
     int keeps = keeps_files(opt, p, r->given != NULL, r->formats);
-    if (keeps && !(st = write_kept(opt, p, 0, ss, kept, &r->ids, &r->have_ids, &done, err)) && done &&
-        !(st = rest_spec(done, &own, err)))
+    if (keeps)
+        st = write_kept(opt, p, 0, ss, kept, &r->ids, &r->have_ids, &done, err);
+    /* an analysis.db's step trace, as stored, instead of the computed one */
+    if (!st && keeps && !(done & kept_bit("step_trace_time.csv")) && summary_db_analysis_steps(opt->db, p->rank) &&
+        !(st = write_loaded_steps(opt, p, r->formats, ss, err)))
+        done |= kept_bit("step_trace_time.csv");
+    if (!st && keeps && done && !(st = rest_spec(done, &own, err)))
         sp = own; /* NULL when every summary was the rank's own */
     if (!st && sp)
         st = write_folder(opt, p, sp, r->formats, 1, ss, err);
@@ -1347,6 +1382,8 @@ static tb_status rank_files(sum_run *r, const rank_place *p, sum_state *ss, json
         st = write_comm(opt, p, r->res->window_label, comm_files, ss, &r->ids, &r->have_ids, err);
     if (!st && keeps)
         list_not_written(opt, p, ss->files, not_written);
+    if (!st && p->layout == LAYOUT_MSPROF && !r->given)
+        summary_db_not_written(opt->db, p->rank, not_written);
     return st;
 }
 

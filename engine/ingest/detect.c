@@ -350,6 +350,61 @@ static void drop_empty_groups(input_set *set, size_t from)
     }
 }
 
+/* The length of path's folder part (up to its last '/'; 0 when it has none). */
+static size_t dir_len(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? (size_t)(s - path) : 0;
+}
+
+/* 1 when file f is a torch_npu profiler DB (ascend_pytorch_profiler[_<rank>].db)
+ * in the folder of path (its first dn bytes). */
+static int torch_npu_db_beside(const input_file *f, const char *path, size_t dn)
+{
+    const char *base = f->path + dir_len(f->path) + (strchr(f->path, '/') ? 1 : 0);
+    return f->kind == IN_MSPROF_DB && dir_len(f->path) == dn && !strncmp(f->path, path, dn) &&
+           str_starts(base, "ascend_pytorch_profiler");
+}
+
+/* An analysis.db found outside any rank root is a group of its own; torch_npu
+ * writes it beside its rank's ascend_pytorch_profiler_<rank>.db, and
+ * msprof-analyze reads it as that rank's: it joins the group of the one
+ * torch_npu DB in its folder (none or several: it stays on its own). Groups
+ * left empty are dropped by the caller. */
+static int join_analysis_dbs(input_set *set)
+{
+    for (size_t g = 0; g < set->n; g++) {
+        rank_group *a = &set->groups[g];
+        if (a->cluster || a->n != 1 || a->files[0].kind != IN_ANALYSIS_DB || a->files[0].named ||
+            strcmp(a->root, a->files[0].path) != 0)
+            continue;
+        const char *path = a->files[0].path;
+        size_t dn = dir_len(path);
+        rank_group *to = NULL;
+        int found = 0;
+        for (size_t h = 0; h < set->n; h++)
+            for (size_t i = 0; h != g && !set->groups[h].cluster && i < set->groups[h].n; i++)
+                if (torch_npu_db_beside(&set->groups[h].files[i], path, dn)) {
+                    found++;
+                    to = &set->groups[h];
+                    break;
+                }
+        if (found != 1)
+            continue;
+        if (to->n == to->cap) {
+            size_t nc = to->cap ? to->cap * 2 : 8;
+            input_file *nv = realloc(to->files, nc * sizeof *nv);
+            if (!nv)
+                return -1;
+            to->files = nv;
+            to->cap = nc;
+        }
+        to->files[to->n++] = a->files[0]; /* the path moves with it */
+        a->n = 0;
+    }
+    return 0;
+}
+
 tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_error *err)
 {
     memset(out, 0, sizeof *out);
@@ -416,6 +471,10 @@ tb_status detect_inputs(const char *const *paths, size_t n, input_set *out, tb_e
             goto fail;
         }
     }
+    /* an analysis.db goes with the torch_npu DB of its rank */
+    if (join_analysis_dbs(out))
+        goto nomem;
+    drop_empty_groups(out, 0);
     /* a tracebook DB or timeline made from inputs of this run would count them twice */
     if (own_mark_derived(out, err) != TB_OK)
         goto fail;

@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * summary_db.c - the tables of an msprof rank that `export summary` writes
+ * no file from, for the README; and whether a torch_npu rank's step trace
+ * is an analysis.db's, to be written as it was stored.
+ *
+ * msprof's layout is written from the built-in reports of
+ * reports/msprof_summaries.yaml and reports/msprof_db_summaries.yaml (and
+ * the statistics of kernels.yaml and api.yaml); each runs only when its
+ * table holds rows. The data tables of an msprof DB that none of them
+ * reads are listed here with the file msprof makes of them, if any, so the
+ * README says what the DB holds that the folder does not. The lookup
+ * tables (STRING_IDS, ENUM_*, NPU_INFO, SESSION_TIME_INFO, ...) are not
+ * data and are not listed.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "export/summary_db.h"
+
+/* An msprof DB table no summary of the layout reads, and msprof's file of it
+ * ("" when msprof writes none: the table is in its timeline or DB only). */
+static const struct {
+    const char *table, *file;
+} unwritten[] = {
+    {"PCIE", "pcie"},
+    {"NIC", "nic"},
+    {"ROCE", "roce"},
+    {"QOS", ""},
+    {"ACC_PMU", "acc_pmu"},
+    {"SOC_BANDWIDTH_LEVEL", "inter_soc_transmission"},
+    {"AICORE_FREQ", ""},
+    {"SAMPLE_PMU_TIMELINE", "ai_core_utilization"},
+    {"SAMPLE_PMU_SUMMARY", "ai_core_utilization"},
+    {"UB", "ub"},
+    {"SIO", ""},
+    {"CCU", "ccu_mission"},
+    {"DPU_TASK", ""},
+    {"CPU_USAGE", "host_cpu_usage"},
+    {"HOST_MEM_USAGE", "host_mem_usage"},
+    {"HOST_DISK_USAGE", "host_disk_usage"},
+    {"HOST_NETWORK_USAGE", "host_network_usage"},
+    {"OSRT_API", "os_runtime_statistic"},
+    {"NETDEV_STATS", ""},
+    {"OVERLAP_ANALYSIS", ""},
+    {"MEMCPY_INFO", ""},
+};
+
+/* The rows of table for rank; -1 when the table or its rankId column is missing. */
+static int64_t rank_rows(sqlite3 *db, const char *table, int64_t rank)
+{
+    char sql[160];
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s\" WHERE rankId = ?1", table);
+    sqlite3_stmt *q = NULL;
+    int64_t n = -1;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, rank);
+        if (sqlite3_step(q) == SQLITE_ROW)
+            n = sqlite3_column_int64(q, 0);
+    }
+    sqlite3_finalize(q);
+    return n;
+}
+
+/* NPU_OP_MEM rows whose type the rank's ENUM_MEMORY names neither allocate
+ * nor release: operator_memory cannot pair them (memory_record has them). */
+static void unnamed_op_mem(sqlite3 *db, int64_t rank, json_t *not_written)
+{
+    const char *sql = "SELECT count(*), group_concat(DISTINCT m.type) FROM NPU_OP_MEM m WHERE m.rankId = ?1 AND "
+                      "NOT EXISTS (SELECT 1 FROM TB_SOURCE_ENUM e WHERE e.tableName = 'ENUM_MEMORY' AND "
+                      "e.rankId IS m.rankId AND e.id = m.type AND lower(e.name) IN ('allocate', 'release'))";
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, rank);
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 0)
+            json_array_append_new(
+                not_written,
+                json_sprintf("operator_memory_*.csv: %" PRId64 " NPU_OP_MEM row%s left out: the DB's ENUM_MEMORY "
+                             "names type %s neither allocate nor release",
+                             (int64_t)sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 0) == 1 ? "" : "s",
+                             (const char *)sqlite3_column_text(q, 1)));
+    }
+    sqlite3_finalize(q);
+}
+
+void summary_db_not_written(sqlite3 *db, int64_t rank, json_t *not_written)
+{
+    for (size_t i = 0; i < sizeof unwritten / sizeof unwritten[0]; i++) {
+        int64_t n = rank_rows(db, unwritten[i].table, rank);
+        if (n <= 0)
+            continue;
+        if (unwritten[i].file[0])
+            json_array_append_new(not_written,
+                                  json_sprintf("%s_*.csv: not written: tracebook writes no summary of %s (%" PRId64
+                                               " row%s in the DB; query them with `tracebook query`)",
+                                               unwritten[i].file, unwritten[i].table, n, n == 1 ? "" : "s"));
+        else
+            json_array_append_new(not_written,
+                                  json_sprintf("%s (%" PRId64 " row%s in the DB): msprof writes no summary file "
+                                               "of this table (query it with `tracebook query`)",
+                                               unwritten[i].table, n, n == 1 ? "" : "s"));
+    }
+    unnamed_op_mem(db, rank, not_written);
+}
+
+int summary_db_analysis_steps(sqlite3 *db, int64_t rank)
+{
+    const char *sql = "SELECT EXISTS (SELECT 1 FROM TB_STEP_TRACE_TIME WHERE rankId = ?1) AND "
+                      "EXISTS (SELECT 1 FROM TB_SOURCE WHERE rankId = ?1 AND kind = 'torch_npu analysis db')";
+    sqlite3_stmt *q = NULL;
+    int yes = 0;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, rank);
+        yes = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+    }
+    sqlite3_finalize(q);
+    return yes;
+}

@@ -1,0 +1,347 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# msprof_db_summary_test.py - `export summary` of an msprof DB writes every
+# summary the DB holds data for, as msprof names and heads them, and its
+# README says what the DB holds that no file is written from.
+#
+# The public msprof_0.db: msprof_tx (MSTX_EVENTS), hbm (HBM), ddr (DDR),
+# llc_read_write (LLC), memory_record and operator_memory (NPU_OP_MEM), each
+# checked against the DB's own rows read here with the sqlite3 module; no
+# file for a table without rows (NPU_MEM); OVERLAP_ANALYSIS listed in the
+# README. A DB generated here with known answers (worked out by hand below)
+# checks what the public one cannot: HBM and DDR samples that are not zero, HCCS,
+# two HBM units and two caches, a mstx event linked to device tasks,
+# allocations released, not released and releases with no allocation, a row
+# type the DB does not name, and a table tracebook writes no summary of.
+#
+# usage: msprof_db_summary_test.py TRACEBOOK SHARED_DATA OUTDIR
+# Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
+# line; exits 0 when all pass, 1 otherwise.
+import csv
+import os
+import sqlite3
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, SHARED, OUT = tbtest.args("TRACEBOOK SHARED_DATA OUTDIR", 3)
+run = tbtest.Program(TB)
+MB = 1048576
+
+HEADERS = {
+    "msprof_tx": "Device_id,pid,tid,category,event_type,payload_type,payload_value,Start_time(us),End_time(us),"
+                 "message_type,message,domain,Device Start_time(us),Device End_time(us)",
+    "hbm": "Device_id,Metric,Read(MB/s),Write(MB/s)",
+    "ddr": "Device_id,Metric,Read(MB/s),Write(MB/s)",
+    "hccs": "Device_id,Mode,Max,Min,Average",
+    "llc_read_write": "Device_id,Mode,Task,Hit Rate(%),Throughput(MB/s)",
+    "memory_record": "Device_id,Component,Timestamp(us),Total Allocated(KB),Total Reserved(KB),Device",
+    "operator_memory": "Device_id,Name,Size(KB),Allocation Time(us),Duration(us),Allocation Total Allocated(KB),"
+                       "Allocation Total Reserved(KB),Release Total Allocated(KB),Release Total Reserved(KB),Device",
+}
+
+
+def export(src, name):
+    """export summary of src into OUT/name: {summary: its rows (lists)}, the README text."""
+    out = os.path.join(OUT, name)
+    r = run("export", "summary", "-q", "-dir", src, "-o", out)
+    assert r.rc == 0, r
+    d = os.path.join(out, "mindstudio_profiler_output")
+    files = {}
+    for f in os.listdir(d):
+        if f.endswith(".csv"):
+            files[f.rsplit("_", 1)[0]] = os.path.join(d, f)
+    got = {}
+    for k, path in files.items():
+        with open(path, newline="") as f:
+            lines = list(csv.reader(f))
+        if k in HEADERS:
+            assert ",".join(lines[0]) == HEADERS[k], (k, lines[0])
+        got[k] = lines[1:]
+    with open(os.path.join(d, "README.txt")) as f:
+        return got, f.read()
+
+
+def near(a, b, tol=0.0005):
+    if a == "N/A" or b == "N/A":
+        return a == b
+    return abs(float(a) - float(b)) <= tol
+
+
+def same_rows(got, want, what):
+    assert len(got) == len(want), (what, len(got), len(want))
+    for g, w in zip(got, want):
+        assert len(g) == len(w) and all(near(x, y) if isinstance(y, (int, float)) or y == "N/A" else x == y
+                                        for x, y in zip(g, w)), (what, g, w)
+
+
+def public_db():
+    src = os.path.join(SHARED, "ascend", "msprof_db", "msprof_0.db")
+    if not os.path.exists(src):
+        raise tbtest.Skip("no public data at " + SHARED)
+    return src
+
+
+def case_public_db_summaries():
+    src = public_db()
+    got, readme = export(src, "public")
+    for k in HEADERS:
+        assert (k in got) == (k != "hccs"), (k, sorted(got))  # the public DB has no HCCS table
+    assert "npu_mem" not in got and "communication_statistic" not in got, sorted(got)
+    c = sqlite3.connect("file:%s?mode=ro&immutable=1" % src, uri=True)
+    # msprof_tx: every MSTX_EVENTS row, by start time
+    want = [["host", g >> 32, g & 0xFFFFFFFF, cat, {0: "marker", 1: "push/pop", 2: "start/end", 3: "marker_ex"}[t],
+             "N/A", "N/A", s / 1000, e / 1000, "N/A", msg, dom, "N/A", "N/A"]
+            for s, e, t, cat, msg, g, dom, _ in c.execute(
+                "SELECT m.startNs, m.endNs, m.eventType, m.category, v.value, m.globalTid, m.domainId, m.connectionId"
+                " FROM MSTX_EVENTS m JOIN STRING_IDS v ON v.id = m.message ORDER BY 1, 2, 8")]
+    assert len(want) == 13, want
+    same_rows(got["msprof_tx"], want, "msprof_tx")
+    # hbm: Average over the samples, then per hbmId (bytes/s -> MB/s)
+    dev = c.execute("SELECT DISTINCT deviceId FROM HBM").fetchone()[0]
+    q = ("SELECT {g}, avg(CASE WHEN s.value = 'read' THEN bandwidth END) / 1048576.0,"
+         " avg(CASE WHEN s.value = 'write' THEN bandwidth END) / 1048576.0"
+         " FROM HBM h JOIN STRING_IDS s ON s.id = h.type {by}")
+    want = [[str(dev), m, round(r, 3) if r is not None else "N/A", round(w, 3) if w is not None else "N/A"]
+            for m, r, w in c.execute(q.format(g="'Average'", by="")).fetchall() +
+            c.execute(q.format(g="CAST(hbmId AS TEXT)", by="GROUP BY hbmId ORDER BY hbmId")).fetchall()]
+    assert len(want) == 5, want
+    same_rows(got["hbm"], want, "hbm")
+    # ddr: one Average row
+    r, w = c.execute("SELECT avg(read) / 1048576.0, avg(write) / 1048576.0 FROM DDR").fetchone()
+    same_rows(got["ddr"], [[str(dev), "Average", round(r, 3), round(w, 3)]], "ddr")
+    # llc: Average then per llcId, the DB's percent and bytes/s -> MB/s
+    q = ("SELECT s.value, {g}, avg(hitRate), avg(throughput) / 1048576.0 FROM LLC l"
+         " JOIN STRING_IDS s ON s.id = l.mode {by}")
+    want = [[str(dev), m, t, round(h, 3), round(b, 3)]
+            for m, t, h, b in c.execute(q.format(g="'Average'", by="")).fetchall() +
+            c.execute(q.format(g="CAST(llcId AS TEXT)", by="GROUP BY llcId ORDER BY llcId")).fetchall()]
+    same_rows(got["llc_read_write"], want, "llc_read_write")
+    # memory_record: every NPU_OP_MEM row, by time, bytes -> KB
+    want = [[str(d), comp, t / 1000, a / 1024, r / 1024, "NPU:%d" % d]
+            for d, comp, t, a, r in c.execute(
+                "SELECT deviceId, s.value, timestampNs, totalAllocate, totalReserve FROM NPU_OP_MEM m"
+                " JOIN STRING_IDS s ON s.id = m.component ORDER BY timestampNs, addr")]
+    assert len(want) == 494, len(want)
+    same_rows(got["memory_record"], want, "memory_record")
+    # operator_memory: each allocation paired with the next release of its operator and
+    # address, worked out here as msprof pairs them (the DB's ENUM_MEMORY names the types)
+    kinds = dict(c.execute("SELECT id, name FROM ENUM_MEMORY"))
+    open_, done = {}, []
+    for name, addr, typ, size, t, a, r, d in c.execute(
+            "SELECT s.value, addr, type, size, timestampNs, totalAllocate, totalReserve, deviceId FROM NPU_OP_MEM m"
+            " JOIN STRING_IDS s ON s.id = m.operatorName ORDER BY timestampNs, m.rowid"):
+        key = (name, addr, d)
+        if kinds[typ] == "allocate":
+            open_[key] = (size, t, a, r)
+        elif key in open_:
+            size0, t0, a0, r0 = open_.pop(key)
+            done.append([str(d), name, size0 / 1024, t0 / 1000, (t - t0) / 1000, a0 / 1024, r0 / 1024, a / 1024,
+                         r / 1024, "NPU:%d" % d])
+    # then the allocations never released, by allocation time
+    done += [[str(d), name, size / 1024, t / 1000, "N/A", a / 1024, r / 1024, "N/A", "N/A", "NPU:%d" % d]
+             for (name, addr, d), (size, t, a, r) in sorted(open_.items(), key=lambda x: x[1][1])]
+    assert len(done) == 247 and len(open_) == 1, (len(done), open_)
+    same_rows(got["operator_memory"], done, "operator_memory")
+    n = c.execute("SELECT count(*) FROM OVERLAP_ANALYSIS").fetchone()[0]
+    assert "OVERLAP_ANALYSIS (%d rows in the DB): msprof writes no summary file" % n in readme, readme
+
+
+def make_db(path):
+    """A small msprof DB with known answers (see case_generated_db)."""
+    c = sqlite3.connect(path)
+    c.executescript("""
+    CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);
+    CREATE TABLE SESSION_TIME_INFO (startTimeNs INTEGER, endTimeNs INTEGER);
+    CREATE TABLE NPU_INFO (id INTEGER, name TEXT);
+    CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER, globalTaskId INTEGER,
+                       globalPid INTEGER, taskType INTEGER, contextId INTEGER, streamId INTEGER, taskId INTEGER,
+                       modelId INTEGER);
+    CREATE TABLE HBM (deviceId INTEGER, timestampNs INTEGER, bandwidth NUMERIC, hbmId INTEGER, type INTEGER);
+    CREATE TABLE DDR (deviceId INTEGER, timestampNs INTEGER, read NUMERIC, write NUMERIC);
+    CREATE TABLE LLC (deviceId INTEGER, llcId INTEGER, timestampNs INTEGER, hitRate NUMERIC, throughput NUMERIC,
+                      mode INTEGER);
+    CREATE TABLE MSTX_EVENTS (startNs INTEGER, endNs INTEGER, eventType INTEGER, rangeId INTEGER, category INTEGER,
+                              message INTEGER, globalTid INTEGER, endGlobalTid INTEGER, domainId INTEGER,
+                              connectionId INTEGER);
+    CREATE TABLE NPU_OP_MEM (operatorName INTEGER, addr INTEGER, type INTEGER, size INTEGER, timestampNs INTEGER,
+                             globalTid INTEGER, totalAllocate NUMERIC, totalReserve NUMERIC, component INTEGER,
+                             deviceId INTEGER);
+    CREATE TABLE ENUM_MEMORY (id INTEGER PRIMARY KEY, name TEXT);
+    CREATE TABLE PCIE (deviceId INTEGER, timestampNs INTEGER, txPostMin NUMERIC);
+    CREATE TABLE HCCS (deviceId INTEGER, timestampNs INTEGER, txThroughput NUMERIC, rxThroughput NUMERIC);
+    """)
+    c.executemany("INSERT INTO STRING_IDS VALUES (?, ?)",
+                  [(1, "read"), (2, "write"), (3, "KERNEL_AIVEC"), (4, "step 1"), (5, "GE"), (6, "matmul"),
+                   (7, "add"), (8, "mark")])
+    c.execute("INSERT INTO SESSION_TIME_INFO VALUES (1000000000, 2000000000)")
+    c.execute("INSERT INTO NPU_INFO VALUES (3, 'Ascend910B')")
+    c.executemany("INSERT INTO TASK VALUES (?, ?, 3, 77, ?, 5, 3, 4294967295, 2, ?, 4294967295)",
+                  [(1000100000, 1000200000, 1, 10), (1000300000, 1000350000, 2, 11)])
+    c.executemany("INSERT INTO HBM VALUES (3, ?, ?, ?, ?)",
+                  [(1, 100 * MB, 0, 1), (2, 201 * MB, 0, 1), (1, 50 * MB, 0, 2),
+                   (1, 300 * MB, 1, 1), (1, 70 * MB, 1, 2), (2, 91 * MB, 1, 2)])
+    c.executemany("INSERT INTO DDR VALUES (3, ?, ?, ?)",
+                  [(1, 10 * MB, 5 * MB), (2, 20 * MB, 5 * MB), (3, 31 * MB, 6 * MB)])
+    c.executemany("INSERT INTO LLC VALUES (3, ?, ?, ?, ?, 1)",
+                  [(0, 1, 40, 100 * MB), (0, 2, 60, 200 * MB), (1, 1, 70, 400 * MB)])
+    tid = (1234 << 32) | 5678
+    c.executemany("INSERT INTO MSTX_EVENTS VALUES (?, ?, ?, 4294967295, 4294967295, ?, ?, ?, 0, ?)",
+                  [(1000050000, 1000400000, 2, 4, tid, tid, 77), (1000500000, 1000500000, 0, 8, tid, tid, 99)])
+    c.executemany("INSERT INTO ENUM_MEMORY VALUES (?, ?)", [(5, "allocate"), (6, "release"), (9, "other")])
+    c.executemany("INSERT INTO NPU_OP_MEM VALUES (?, ?, ?, ?, ?, 1, ?, ?, 5, 3)",
+                  [(6, 100, 5, 2048, 1000001000, 4096, 8192),   # matmul allocates 2 KB
+                   (7, 200, 5, 1024, 1000001200, 5120, 8192),   # add allocates 1 KB, never released
+                   (7, 300, 6, 1024, 1000001300, 4096, 8192),   # a release with no allocation: left out
+                   (6, 100, 6, 2048, 1000001500, 2048, 8192),   # matmul's 2 KB released after 0.5 us
+                   (6, 100, 5, 4096, 1000002000, 6144, 8192),   # matmul allocates 4 KB at the same address
+                   (6, 100, 6, 4096, 1000002100, 2048, 8192),   # released after 0.1 us
+                   (6, 400, 9, 64, 1000002200, 2048, 8192)])    # a type ENUM_MEMORY names neither way
+    c.execute("INSERT INTO PCIE VALUES (3, 1, 0)")
+    c.executemany("INSERT INTO HCCS VALUES (3, ?, ?, ?)",
+                  [(1, 10 * MB, 40 * MB), (2, 30 * MB, 20 * MB), (3, 21 * MB, 31 * MB)])
+    c.commit()
+    c.close()
+
+
+def case_generated_db():
+    src = os.path.join(OUT, "gen", "msprof_1.db")
+    os.makedirs(os.path.dirname(src), exist_ok=True)
+    make_db(src)
+    got, readme = export(src, "gen_out")
+    tx = got["msprof_tx"]
+    # pid/tid from globalTid; the range's device side spans the two tasks of connection 77
+    same_rows(tx, [["host", "1234", "5678", "4294967295", "start/end", "N/A", "N/A", 1000050, 1000400, "N/A",
+                    "step 1", "0", 1000100, 1000350],
+                   ["host", "1234", "5678", "4294967295", "marker", "N/A", "N/A", 1000500, 1000500, "N/A",
+                    "mark", "0", "N/A", "N/A"]], "msprof_tx")
+    # hbm: Average (100 + 201 + 300) / 3 and (50 + 70 + 91) / 3; unit 0: 150.5 / 50; unit 1: 300 / 80.5
+    same_rows(got["hbm"], [["3", "Average", 200.333, 70.333], ["3", "0", 150.5, 50], ["3", "1", 300, 80.5]], "hbm")
+    same_rows(got["ddr"], [["3", "Average", 20.333, 5.333]], "ddr")
+    # llc: Average (40 + 60 + 70) / 3 %, (100 + 200 + 400) / 3 MB/s; cache 0: 50 / 150; cache 1: 70 / 400
+    same_rows(got["llc_read_write"], [["3", "read", "Average", 56.667, 233.333], ["3", "read", "0", 50, 150],
+                                      ["3", "read", "1", 70, 400]], "llc_read_write")
+    # hccs: Tx max 30, min 10, mean 61 / 3; Rx max 40, min 20, mean 91 / 3
+    same_rows(got["hccs"], [["3", "Tx (MB/s)", 30, 10, 20.333], ["3", "Rx (MB/s)", 40, 20, 30.333]], "hccs")
+    assert len(got["memory_record"]) == 7, got["memory_record"]
+    same_rows(got["memory_record"][:1], [["3", "GE", 1000001, 4, 8, "NPU:3"]], "memory_record")
+    # released blocks by release time, then the one never released
+    same_rows(got["operator_memory"], [["3", "matmul", 2, 1000001, 0.5, 4, 8, 2, 8, "NPU:3"],
+                                       ["3", "matmul", 4, 1000002, 0.1, 6, 8, 2, 8, "NPU:3"],
+                                       ["3", "add", 1, 1000001.2, "N/A", 5, 8, "N/A", "N/A", "NPU:3"]],
+              "operator_memory")
+    assert "pcie_*.csv: not written: tracebook writes no summary of PCIE (1 row in the DB" in readme, readme
+    assert "operator_memory_*.csv: 1 NPU_OP_MEM row left out: the DB's ENUM_MEMORY names type 9 neither" \
+        " allocate nor release" in readme, readme
+
+
+def case_no_rows_no_file():
+    # a DB with tasks only: none of these files, each report skipped with its reason
+    src = os.path.join(OUT, "tasks", "msprof_2.db")
+    os.makedirs(os.path.dirname(src), exist_ok=True)
+    make_db(src)
+    with sqlite3.connect(src) as c:
+        for t in ("HBM", "DDR", "LLC", "HCCS", "MSTX_EVENTS", "NPU_OP_MEM", "PCIE"):
+            c.execute("DELETE FROM " + t)
+    out = os.path.join(OUT, "tasks_out")
+    r = run("export", "summary", "-dir", src, "-o", out)
+    assert r.rc == 0, r
+    d = os.path.join(out, "mindstudio_profiler_output")
+    names = sorted(f.rsplit("_", 1)[0] for f in os.listdir(d) if f.endswith(".csv"))
+    assert names == ["op_summary", "task_time"], names
+    for k, table in (("msprof_tx", "MSTX_EVENTS"), ("hbm", "HBM"), ("ddr", "DDR"), ("llc_read_write", "LLC"),
+                     ("hccs", "HCCS"),
+                     ("operator_memory", "NPU_OP_MEM")):
+        assert "report '%s' skipped: the data has no %s rows" % (k, table) in r.err, r.err
+    with open(os.path.join(d, "README.txt")) as f:
+        assert "not written here" not in f.read()
+
+
+STEPS = [(3, "1", 100.5, 20.25, 10.0, 30.25, 5.0, 0.0, 0.0, 20.25, 1.5),
+         (3, "2", 110.0, 10.0, 12.5, 22.5, 7.75, 0.0, 0.0, 10.0, 2.0)]
+STEP_HEADER = ("Device_id,Step,Computing,Communication(Not Overlapped),Overlapped,Communication,Free,Stage,Bubble,"
+               "Communication(Not Overlapped and Exclude Receive),Preparing")
+
+
+def make_analysis_db(path, steps):
+    """torch_npu's analysis.db: its StepTraceTime table (µs), rows as given."""
+    c = sqlite3.connect(path)
+    c.execute("CREATE TABLE StepTraceTime (deviceId INTEGER, step TEXT, computing NUMERIC, "
+              "communication_not_overlapped NUMERIC, overlapped NUMERIC, communication NUMERIC, free NUMERIC, "
+              "stage NUMERIC, bubble NUMERIC, communication_not_overlapped_and_exclude_receive NUMERIC, "
+              "preparing NUMERIC)")
+    c.executemany("INSERT INTO StepTraceTime VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", steps)
+    c.commit()
+    c.close()
+
+
+def step_rows(folder):
+    with open(os.path.join(folder, "step_trace_time.csv"), newline="") as f:
+        lines = list(csv.reader(f))
+    assert ",".join(lines[0]) == STEP_HEADER, lines[0]
+    return lines[1:]
+
+
+def case_analysis_db_joins_its_rank():
+    # torch_npu writes analysis.db beside ascend_pytorch_profiler_<rank>.db; loaded from
+    # that folder (no rank root around it) or from the rank's *_ascend_pt folder, it is
+    # that rank's step trace, and export summary writes it as step_trace_time.csv
+    for how in ("loose", "rank_root"):
+        top = os.path.join(OUT, "an_" + how)
+        folder = os.path.join(top, "r3_ascend_pt", "ASCEND_PROFILER_OUTPUT") if how == "rank_root" else top
+        os.makedirs(folder, exist_ok=True)
+        make_db(os.path.join(folder, "ascend_pytorch_profiler_3.db"))
+        make_analysis_db(os.path.join(folder, "analysis.db"), STEPS)
+        db = os.path.join(OUT, "an_%s.db" % how)
+        r = run("export", "db", "-q", "-dir", top, "-o", db)
+        assert r.rc == 0, r
+        with sqlite3.connect(db) as c:
+            ranks = c.execute("SELECT DISTINCT rankId FROM TB_SOURCE WHERE rankId IS NOT NULL").fetchall()
+            task_rank = c.execute("SELECT DISTINCT rankId FROM TASK").fetchall()
+            steps = c.execute("SELECT rankId, deviceId, step, computing, communicationNotOverlapped, overlapped,"
+                              " communication, free, stage, bubble, communicationNotOverlappedExcludeReceive,"
+                              " preparing FROM TB_STEP_TRACE_TIME ORDER BY step").fetchall()
+        assert len(ranks) == 1 and task_rank == ranks, (how, ranks, task_rank)
+        assert [s[1:] for s in steps] == STEPS and {s[0] for s in steps} == {ranks[0][0]}, (how, steps)
+        out = os.path.join(OUT, "an_%s_out" % how)
+        r = run("export", "summary", "-q", "-dir", top, "-o", out)
+        assert r.rc == 0, r
+        d = os.path.join(out, "r3_ascend_pt", "ASCEND_PROFILER_OUTPUT") if how == "rank_root" \
+            else os.path.join(out, "ASCEND_PROFILER_OUTPUT")
+        same_rows(step_rows(d), [[str(x) if isinstance(x, str) else x for x in s] for s in STEPS], how)
+        with open(os.path.join(d, "README.txt")) as f:
+            assert "analysis.db: its StepTraceTime is step_trace_time.csv here" in f.read()
+
+
+def case_public_analysis_db():
+    # the public msprof_db folder holds an msprof DB and an analysis.db of another run
+    # (devices 0-3): no torch_npu DB beside it, so the analysis.db is a rank of its own
+    # (msprof-analyze pairs it only with ascend_pytorch_profiler_<rank>.db), written
+    # in torch_npu's layout as step_trace_time.csv with the rows it stores
+    src = os.path.join(os.path.dirname(public_db()), "analysis.db")
+    folder = os.path.join(OUT, "pub_an")
+    os.makedirs(folder, exist_ok=True)
+    for f in ("msprof_0.db", "analysis.db"):
+        with open(os.path.join(os.path.dirname(src), f), "rb") as i, open(os.path.join(folder, f), "wb") as o:
+            o.write(i.read())
+    out = os.path.join(OUT, "pub_an_out")
+    r = run("export", "summary", "-q", "-dir", folder, "-o", out)
+    assert r.rc == 0, r
+    c = sqlite3.connect("file:%s?mode=ro&immutable=1" % src, uri=True)
+    want = [[str(d), s if s is not None else ""] + list(v) for d, s, *v in c.execute(
+        "SELECT deviceId, step, computing, communication_not_overlapped, overlapped, communication, free, stage,"
+        " bubble, communication_not_overlapped_and_exclude_receive, preparing FROM StepTraceTime"
+        " ORDER BY deviceId")]
+    assert len(want) == 4, want
+    same_rows(step_rows(os.path.join(out, "ASCEND_PROFILER_OUTPUT")), want, "public analysis.db")
+    assert os.path.isdir(os.path.join(out, "mindstudio_profiler_output")), os.listdir(out)
+
+
+if __name__ == "__main__":
+    tbtest.fresh_dir(OUT)
+    tbtest.use_cache(os.path.join(OUT, "cache"))
+    suite = tbtest.Suite(work=OUT)
+    suite.collect(globals())
+    suite.main()
