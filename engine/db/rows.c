@@ -13,25 +13,28 @@
 
 const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_TASK] = {"TASK", "startNs,endNs,deviceId,connectionId,globalTaskId,globalPid,taskType,"
-                        "contextId,streamId,taskId,modelId,rankId,name", 13, "taskType,name"},
+                        "contextId,streamId,taskId,modelId,rankId,name,argsShape,argsValues", 15,
+                "taskType,name,argsShape"},
     [R_COMPUTE_TASK_INFO] = {"COMPUTE_TASK_INFO", "name,globalTaskId,taskType,opType,blockNum,"
                                                   "mixBlockNum,inputShapes,rankId", 8,
                                                   "name,taskType,opType,inputShapes"},
     [R_COMMUNICATION_OP] = {"COMMUNICATION_OP", "opName,startNs,endNs,connectionId,groupName,opId,"
-                                                "dataType,algType,count,opType,deviceId,rankId", 12,
-                                                "opName,groupName,algType,opType"},
+                                                "dataType,algType,count,opType,deviceId,rankId,argsShape,argsValues", 14,
+                                                "opName,groupName,algType,opType,argsShape"},
     [R_COMMUNICATION_TASK_INFO] = {"COMMUNICATION_TASK_INFO",
                                    "name,globalTaskId,taskType,planeId,groupName,notifyId,srcRank,"
                                    "dstRank,transportType,size,dataType,linkType,bandwidth,rankId", 14,
                                    "name,taskType,groupName"},
     [R_MEMCPY_INFO] = {"MEMCPY_INFO", "globalTaskId,size,memcpyOperation,rankId", 4, ""},
-    [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId,streamId", 8, "name"},
+    [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId,streamId,"
+                                "argsShape,argsValues", 10, "name,argsShape"},
     [R_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,"
-                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId,streamId", 12,
-                                      "name,inputDtypes,inputShapes"},
+                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId,streamId,argsShape,argsValues", 14,
+                                      "name,inputDtypes,inputShapes,argsShape"},
     [R_STEP_TIME] = {"STEP_TIME", "id,startNs,endNs,rankId", 4, ""},
     [R_OVERLAP_ANALYSIS] = {"OVERLAP_ANALYSIS", "id,deviceId,startNs,endNs,type,rankId", 6, ""},
-    [R_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,message,globalTid,connectionId,rankId", 7, "message"},
+    [R_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,message,globalTid,connectionId,rankId,"
+                                      "argsShape,argsValues", 9, "message,argsShape"},
     [R_FLOW] = {"TB_FLOW", "rankId,cat,name,flowId,fromPid,fromTid,fromNs,toPid,toTid,toNs,connectionId", 11,
                            "cat,name"},
     [R_FLOW_END] = {"TB_FLOW_END", "rankId,ph,cat,name,flowId,pid,tid,ts,seq", 9, "cat,name"},

@@ -381,6 +381,8 @@ static void imp_free(imp *im)
     fp_destroy(im->flows);
     free(im->dbuf);
     free(im->abuf);
+    slice_buf_free(&im->ashape);
+    slice_buf_free(&im->avals);
 }
 
 /*

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "db/slice_args.h"
 #include "ingest/flows.h"
 #include "ingest/importer.h"
 #include "util/jstream.h"
@@ -79,6 +80,7 @@ typedef struct imp {
     size_t dcap;
     char *abuf;
     size_t acap;
+    slice_buf ashape, avals; /* the args of the slice being routed (db/slice_args.h) */
     tb_error *err;
 } imp;
 
