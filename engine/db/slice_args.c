@@ -6,7 +6,7 @@
  * The shape is the args object minified, member for member in the input's
  * order: keys and strings, arrays and objects as written, a value the
  * row's columns hold as `$`, any other number as `#` with its raw text in
- * the values. Neither character can stand outside a string in JSON, so the
+ * the values (but short ones, kept as written). Neither character can stand outside a string in JSON, so the
  * expansion finds them with a scan that only tracks strings. An object too
  * big for the reader's member list, one holding raw control characters or
  * args that are no object are kept whole, without holes.
@@ -18,18 +18,12 @@
 
 #include "db/slice_args.h"
 
+static int reserve(slice_buf *b, size_t n);
+
 int slice_buf_add(slice_buf *b, const char *s, size_t n)
 {
-    if (b->n + n + 1 > b->cap) {
-        size_t cap = b->cap ? b->cap : 256;
-        while (cap < b->n + n + 1)
-            cap *= 2;
-        char *p = realloc(b->p, cap);
-        if (!p)
-            return -1;
-        b->p = p;
-        b->cap = cap;
-    }
+    if (reserve(b, n))
+        return -1;
     memcpy(b->p + b->n, s, n);
     b->n += n;
     b->p[b->n] = 0;
@@ -83,6 +77,23 @@ static void raw_of(js_span s, const char **p, size_t *n)
     *n = s.type == JS_STR ? s.n + 2 : s.n;
 }
 
+/* 1 when the number's text is an integer as the writer writes one (an
+ * optional minus, then 0 or up to 18 digits without a leading zero) and
+ * its value is v. */
+static int plain_int(const char *p, size_t n, int64_t v)
+{
+    size_t i = n && p[0] == '-';
+    if (i == n || n - i > 18 || (p[i] == '0' && n - i > 1) || (i && p[i] == '0'))
+        return 0;
+    int64_t x = 0;
+    for (; i < n; i++) {
+        if (p[i] < '0' || p[i] > '9')
+            return 0;
+        x = x * 10 + (p[i] - '0');
+    }
+    return (p[0] == '-' ? -x : x) == v;
+}
+
 /* 1 when the member's value is the one the row holds under its key. */
 static int held(const js_member *m, const slice_arg *cols, int ncols)
 {
@@ -90,15 +101,11 @@ static int held(const js_member *m, const slice_arg *cols, int ncols)
         return 0;
     for (int i = 0; i < ncols; i++) {
         const slice_arg *c = &cols[i];
-        if (strlen(c->key) != m->key.n || memcmp(c->key, m->key.p, m->key.n) != 0)
+        if (c->n != m->key.n || c->key[0] != m->key.p[0] || memcmp(c->key, m->key.p, m->key.n) != 0)
             continue;
+        /* only a number written as the writer would write it */
         if (m->val.type == JS_NUM && c->v.type == V_INT) {
-            int64_t v;
-            char t[24];
-            int n = snprintf(t, sizeof t, "%lld", (long long)c->v.i);
-            /* only a number written as the writer would write it */
-            if (js_span_int(m->val, &v) == 0 && v == c->v.i && (size_t)n == m->val.n &&
-                memcmp(t, m->val.p, m->val.n) == 0)
+            if (plain_int(m->val.p, m->val.n, c->v.i))
                 return 1;
         } else if (m->val.type == JS_STR && !(m->val.flags & JS_F_ESC) && c->v.type == V_TEXT) {
             if (c->v.n == m->val.n && memcmp(c->v.s, m->val.p, m->val.n) == 0)
@@ -108,34 +115,70 @@ static int held(const js_member *m, const slice_arg *cols, int ncols)
     return 0;
 }
 
-/* The shape of an args object the member list holds whole. */
+/* Room for n more bytes (and a NUL) in b. 0, or -1 out of memory. */
+static int reserve(slice_buf *b, size_t n)
+{
+    if (b->n + n + 1 <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + n + 1)
+        cap *= 2;
+    char *p = realloc(b->p, cap);
+    if (!p)
+        return -1;
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static char *put(char *o, const char *s, size_t n)
+{
+    memcpy(o, s, n);
+    return o + n;
+}
+
+/*
+ * The shape of an args object the member list holds whole. Neither the
+ * shape nor the values outgrow the object's text (a value becomes at most
+ * as long, keys and separators stay), so both are written into room made
+ * once.
+ */
 static int object_shape(const trace_event *ev, const slice_arg *cols, int ncols, slice_buf *shape,
                         slice_buf *vals)
 {
-    if (slice_buf_add(shape, "{", 1))
+    if (reserve(shape, ev->args.n + 2) || reserve(vals, ev->args.n + 2))
         return -1;
+    char *o = shape->p, *v = vals->p;
+    *o++ = '{';
     for (int i = 0; i < ev->n_args; i++) {
         const js_member *m = &ev->argv[i];
         const char *p;
         size_t n;
+        if (i)
+            *o++ = ',';
         raw_of(m->key, &p, &n);
-        if ((i && slice_buf_add(shape, ",", 1)) || slice_buf_add(shape, p, n) || slice_buf_add(shape, ":", 1))
-            return -1;
+        o = put(o, p, n);
+        *o++ = ':';
         if (held(m, cols, ncols)) {
-            if (slice_buf_add(shape, "$", 1))
-                return -1;
+            *o++ = '$';
             continue;
         }
         raw_of(m->val, &p, &n);
-        if (m->val.type == JS_NUM) {
-            if (slice_buf_add(shape, "#", 1) || (vals->n && slice_buf_add(vals, ",", 1)) ||
-                slice_buf_add(vals, p, n))
-                return -1;
-        } else if (slice_buf_add(shape, p, n)) {
-            return -1;
+        if (m->val.type == JS_NUM && n > SLICE_SHORT_NUM) {
+            *o++ = '#';
+            if (v > vals->p)
+                *v++ = ',';
+            v = put(v, p, n);
+        } else {
+            o = put(o, p, n);
         }
     }
-    return slice_buf_add(shape, "}", 1);
+    *o++ = '}';
+    *o = 0;
+    *v = 0;
+    shape->n = (size_t)(o - shape->p);
+    vals->n = (size_t)(v - vals->p);
+    return 0;
 }
 
 int slice_args_shape(trace_event *ev, const slice_arg *cols, int ncols, slice_buf *shape, slice_buf *vals)

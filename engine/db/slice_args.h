@@ -7,7 +7,8 @@
  * The loader turns a slice's args object into its shape (the object as
  * written, minified, each value that the row's columns hold replaced by
  * `$` and each other number by `#`) and its values (the raw text of the
- * `#` numbers, comma-separated). The shape is interned as a string, so the
+ * `#` numbers, comma-separated; a number of at most SLICE_SHORT_NUM
+ * characters stays in the shape). The shape is interned as a string, so the
  * thousands of tasks whose args differ only in ids and numbers share one.
  * `export timeline` expands the two back into the args object, asking the
  * writer for the value of each `$` member by its key.
@@ -20,17 +21,26 @@
 #include "db/rows.h"
 #include "util/jstream.h"
 
-/* A member the row's columns hold: its key and the value stored. */
+/* A member the row's columns hold: its key (n bytes) and the value stored. */
 typedef struct slice_arg {
     const char *key;
+    size_t n;
     tb_val v;
 } slice_arg;
+
+/* A slice_arg of a string literal key. */
+#define SLICE_ARG(k, val) ((slice_arg){(k), sizeof(k) - 1, (val)})
+
 
 /* A growable text buffer. */
 typedef struct slice_buf {
     char *p;
     size_t n, cap;
 } slice_buf;
+
+/* A number this short (0 to 999, -99 to -1) stays in the shape: few values
+ * of a member are that short, so the shapes stay few and the values short. */
+#define SLICE_SHORT_NUM 3
 
 /* Shape of a slice without args: it is written back without them. */
 #define SLICE_NO_ARGS "-"

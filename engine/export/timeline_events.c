@@ -303,7 +303,9 @@ static tb_status write_cann(tl *t, tb_error *err)
     /* streamId came with TB_COLLECTIVE: a DB of an earlier version has neither */
     int stream = timeline_has_table(t, "TB_COLLECTIVE");
     tb_status st = prep_shaped(t, stream ?
-        "SELECT a.startNs, a.endNs, a.globalTid, n.value, e.name, a.connectionId, a.type, a.streamId "
+        "SELECT a.startNs, a.endNs, a.globalTid, n.value, e.name, a.connectionId, a.type, a.streamId, "
+        "  CASE WHEN (a.globalTid & 4294967295) >= 2147483648 THEN (a.globalTid & 4294967295) - 4294967296 "
+        "    ELSE a.globalTid & 4294967295 END " /* the tid, signed as written */
         "FROM CANN_API a LEFT JOIN STRING_IDS n ON n.id = a.name LEFT JOIN ENUM_API_TYPE e ON e.id = a.type "
         "WHERE a.rankId IS ?1"
         :
@@ -312,7 +314,7 @@ static tb_status write_cann(tl *t, tb_error *err)
         "WHERE a.rankId IS ?1", "a", &q, err);
     if (st)
         return st;
-    static const arg_col map[] = {{"connection_id", 5}, {"correlation", 5}, {"stream", 7}};
+    static const arg_col map[] = {{"connection_id", 5}, {"correlation", 5}, {"stream", 7}, {"Thread Id", 8}};
     int rc;
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         int on = host_slice(t, q, "CANN", 7, timeline_col_text(q, 3), err);
@@ -324,7 +326,7 @@ static tb_status write_cann(tl *t, tb_error *err)
             continue;
         if (t->kineto)
             tlw_cstr(t->w, "cat", sqlite3_column_int64(q, 6) == 60002 ? "cuda_driver" : "cuda_runtime");
-        int shaped = shaped_args(t, q, map, stream ? 3 : 2);
+        int shaped = shaped_args(t, q, map, stream ? 4 : 2);
         if (shaped) {
             st = shaped < 0 ? timeline_nomem(err) : tlw_end(t->w, err);
             continue;

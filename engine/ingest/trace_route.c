@@ -256,28 +256,48 @@ int trace_row(imp *im, int table, const tb_val *v)
     return -1;
 }
 
-/* The args shape (interned) and values of a routed slice into out[0] and
- * out[1] (db/slice_args.h); cols are the members its rows hold. 0, or -1
- * with err set. */
-static int slice_args(imp *im, trace_event *ev, const slice_arg *cols, int ncols, tb_val *out)
+/* The args shape (interned) and values of a routed slice of kind (SHAPE_*)
+ * into out[0] and out[1] (db/slice_args.h); cols are the members its rows
+ * hold. 0, or -1 with err set. */
+static int slice_args(imp *im, int kind, trace_event *ev, const slice_arg *cols, int ncols, tb_val *out)
 {
     if (slice_args_shape(ev, cols, ncols, &im->ashape, &im->avals))
         return trace_oom(im);
-    int64_t id = im->sink->intern(im->sink->ctx, im->ashape.p, im->ashape.n);
-    if (id < 0) {
+    /* slices of a kind share a few shapes: the ids of the last ones met are
+     * kept, by a hash of the shape's length and a few of its bytes */
+    const char *p = im->ashape.p;
+    size_t n = im->ashape.n;
+    uint64_t h = n, w;
+    if (n >= 8) {
+        const size_t at[4] = {n / 3, n / 2, 2 * n / 3, n - 8};
+        for (int i = 0; i < 4; i++) {
+            size_t o = at[i] + 8 <= n ? at[i] : n - 8;
+            memcpy(&w, p + o, 8);
+            h = hash_mix64(h ^ w);
+        }
+    }
+    shape_memo *m = &im->shapes[kind][hash_mix64(h) & (SHAPE_MEMO - 1)];
+    if (!m->buf.p || m->buf.n != im->ashape.n || memcmp(m->buf.p, im->ashape.p, im->ashape.n) != 0) {
+        m->buf.n = 0;
+        if (slice_buf_add(&m->buf, im->ashape.p, im->ashape.n))
+            return trace_oom(im);
+        m->id = im->sink->intern(im->sink->ctx, im->ashape.p, im->ashape.n);
+    }
+    if (m->id < 0) {
+        m->buf.n = 0;
         row_sink_fail(im->sink, im->path, im->err);
         return -1;
     }
-    out[0] = VINT(id);
+    out[0] = VINT(m->id);
     out[1] = im->avals.n ? VTEXT(im->avals.p, im->avals.n) : VNULL;
     return 0;
 }
 
+/* A key of put_task's: its value filled there. */
+#define KEY(k) {(k), sizeof(k) - 1, {0}}
+
 /* A string member as the row holds it (its own text), NULL when it is no string. */
-static slice_arg text_arg(const char *key, js_span s)
-{
-    return (slice_arg){key, s.type == JS_STR ? VTEXT(s.p, s.n) : VNULL};
-}
+#define TEXT_ARG(key, s) SLICE_ARG(key, (s).type == JS_STR ? VTEXT((s).p, (s).n) : VNULL)
 
 static int64_t arg_int(trace_event *ev, const char *key, int64_t dflt)
 {
@@ -581,9 +601,9 @@ static int put_pytorch(imp *im, trace_event *ev, int64_t pid, int type)
     tb_val v[14] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(global_tid(pid, ev->tid)), VNULL,
                     idval(name), arg_intval(ev, "Sequence number"), arg_intval(ev, "Fwd thread id"),
                     idval(dtypes), idval(shapes), VINT(type), VINT(im->opt->rank), arg_intval(ev, "stream")};
-    slice_arg cols[] = {{"Sequence number", v[5]}, {"Fwd thread id", v[6]}, text_arg("Input type", types),
-                        text_arg("Input Dims", dims), {"stream", v[11]}};
-    if (slice_args(im, ev, cols, 5, v + 12) || trace_row(im, R_PYTORCH_API, v))
+    slice_arg cols[] = {SLICE_ARG("Sequence number", v[5]), SLICE_ARG("Fwd thread id", v[6]),
+                        TEXT_ARG("Input type", types), TEXT_ARG("Input Dims", dims), SLICE_ARG("stream", v[11])};
+    if (slice_args(im, SHAPE_PYTORCH, ev, cols, 5, v + 12) || trace_row(im, R_PYTORCH_API, v))
         return -1;
     im->res->dest[TB_DEST_PYTORCH_API]++;
     if (span_eq(ev->name, "record_param_comms") && put_collective(im, ev, pid))
@@ -608,8 +628,11 @@ static int put_cann(imp *im, trace_event *ev, int64_t pid, int type)
         conn = arg_intval(ev, "correlation");
     tb_val v[10] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(type), VINT(global_tid(pid, ev->tid)), conn,
                     idval(name), VINT(im->opt->rank), arg_intval(ev, "stream")};
-    slice_arg cols[] = {{"connection_id", conn}, {"correlation", conn}, {"stream", v[7]}};
-    if (slice_args(im, ev, cols, 3, v + 8) || trace_row(im, R_CANN_API, v))
+    int64_t tid;
+    tb_val tidv = js_span_int(ev->tid, &tid) == 0 ? VINT(tid) : VNULL;
+    slice_arg cols[] = {SLICE_ARG("connection_id", conn), SLICE_ARG("correlation", conn), SLICE_ARG("stream", v[7]),
+                        SLICE_ARG("Thread Id", tidv)};
+    if (slice_args(im, SHAPE_CANN, ev, cols, 4, v + 8) || trace_row(im, R_CANN_API, v))
         return -1;
     im->res->dest[TB_DEST_CANN_API]++;
     return 0;
@@ -640,10 +663,10 @@ typedef struct task_more {
 
 /* One TASK row; returns its globalTaskId, or -1. keys names the args that
  * its device, stream, task id, connection id, model and context came from
- * (NULL: none). */
+ * (NULL: none), kind its SHAPE_*. */
 static int64_t put_task(imp *im, trace_event *ev, int64_t pid, int64_t device, int64_t stream,
                         int64_t task_id, tb_val conn, int64_t task_type, int64_t model, int64_t context,
-                        int64_t name, const char *const keys[7], const task_more *more)
+                        int64_t name, int kind, const slice_arg keys[7], const task_more *more)
 {
     int64_t gid = im->ids->next_task++;
     tb_val v[15] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(device), conn, VINT(gid), VINT(pid),
@@ -653,11 +676,13 @@ static int64_t put_task(imp *im, trace_event *ev, int64_t pid, int64_t device, i
     int n = 0;
     const tb_val held[7] = {v[2], v[8], v[8], v[9], conn, v[10], v[7]};
     for (int i = 0; i < 7; i++)
-        if (keys[i])
-            cols[n++] = (slice_arg){keys[i], held[i]};
+        if (keys[i].key) {
+            cols[n] = keys[i];
+            cols[n++].v = held[i];
+        }
     for (int i = 0; more && i < more->n; i++)
         cols[n++] = more->a[i];
-    if (slice_args(im, ev, cols, n, v + 13) || trace_row(im, R_TASK, v))
+    if (slice_args(im, kind, ev, cols, n, v + 13) || trace_row(im, R_TASK, v))
         return -1;
     im->res->dest[TB_DEST_TASK]++;
     note_device(im, device);
@@ -703,19 +728,19 @@ static int put_hw_task(imp *im, trace_event *ev, int64_t pid, proc *p)
     tb_val size = arg_intval(ev, "size");
     if (size.type == V_NULL)
         size = arg_intval(ev, "size(B)");
-    task_more more = {.a = {text_arg("Task Type", tt)}, .n = 1};
+    task_more more = {.a = {TEXT_ARG("Task Type", tt)}, .n = 1};
     if (memcpy_task) {
-        more.a[more.n++] = (slice_arg){"size", size};
-        more.a[more.n++] = (slice_arg){"size(B)", size};
+        more.a[more.n++] = SLICE_ARG("size", size);
+        more.a[more.n++] = SLICE_ARG("size(B)", size);
     } else if (compute) {
-        more.a[more.n++] = (slice_arg){"Block Num", arg_intval(ev, "Block Num")};
-        more.a[more.n++] = (slice_arg){"Mix Block Num", arg_intval(ev, "Mix Block Num")};
+        more.a[more.n++] = SLICE_ARG("Block Num", arg_intval(ev, "Block Num"));
+        more.a[more.n++] = SLICE_ARG("Mix Block Num", arg_intval(ev, "Mix Block Num"));
     }
-    static const char *const keys[7] = {NULL, "Physic Stream Id", "Stream Id", "Task Id", "connection_id",
-                                        "Model Id", "Subtask Id"};
+    static const slice_arg keys[7] = {{0}, KEY("Physic Stream Id"), KEY("Stream Id"), KEY("Task Id"),
+                                      KEY("connection_id"), KEY("Model Id"), KEY("Subtask Id")};
     int64_t gid = put_task(im, ev, pid, dev, stream, arg_int(ev, "Task Id", -1), arg_intval(ev, "connection_id"),
                            type_id, arg_int(ev, "Model Id", INVALID_ID), arg_int(ev, "Subtask Id", -1), name,
-                           keys, &more);
+                           SHAPE_HW_TASK, keys, &more);
     if (gid < 0)
         return -1;
     if (memcpy_task) {
@@ -820,9 +845,9 @@ static int put_comm_op(imp *im, trace_event *ev, int64_t device, tb_val conn, in
     tb_val v[14] = {idval(name), VINT(ev->ts_ns), VINT(end_ns(ev)), conn, idval(group), VINT(im->ids->next_op++),
                     dt < 0 ? VNULL : VINT(dt), idval(alg), count, idval(optype), VINT(device),
                     VINT(im->opt->rank)};
-    slice_arg cols[] = {{"connection_id", conn}, text_arg("group_name", js_arg(ev, "group_name")),
-                        text_arg("alg_type", js_arg(ev, "alg_type"))};
-    if ((!kernel && slice_args(im, ev, cols, 3, v + 12)) || trace_row(im, R_COMMUNICATION_OP, v))
+    js_span gname = js_arg(ev, "group_name"), aname = js_arg(ev, "alg_type");
+    slice_arg cols[] = {SLICE_ARG("connection_id", conn), TEXT_ARG("group_name", gname), TEXT_ARG("alg_type", aname)};
+    if ((!kernel && slice_args(im, SHAPE_COMM_OP, ev, cols, 3, v + 12)) || trace_row(im, R_COMMUNICATION_OP, v))
         return -1;
     im->res->dest[TB_DEST_COMMUNICATION_OP]++;
     note_device(im, device);
@@ -844,13 +869,16 @@ static int put_comm_layer(imp *im, trace_event *ev, int64_t pid, proc *p)
         return -1;
     int64_t tid = 0;
     js_span_int(ev->tid, &tid);
-    static const char *const keys[7] = {NULL, "stream id", NULL, "task id", NULL, NULL, "context id"};
-    task_more more = {.a = {text_arg("task type", js_arg(ev, "task type")), {"notify id", arg_intval(ev, "notify id")},
-                            {"src rank", arg_intval(ev, "src rank")}, {"dst rank", arg_intval(ev, "dst rank")},
-                            {"size(Byte)", arg_intval(ev, "size(Byte)")}},
+    static const slice_arg keys[7] = {{0}, KEY("stream id"), {0}, KEY("task id"), {0}, {0}, KEY("context id")};
+    js_span ttype = js_arg(ev, "task type");
+    task_more more = {.a = {TEXT_ARG("task type", ttype), SLICE_ARG("notify id", arg_intval(ev, "notify id")),
+                            SLICE_ARG("src rank", arg_intval(ev, "src rank")),
+                            SLICE_ARG("dst rank", arg_intval(ev, "dst rank")),
+                            SLICE_ARG("size(Byte)", arg_intval(ev, "size(Byte)"))},
                       .n = 5};
     int64_t gid = put_task(im, ev, pid, dev, arg_int(ev, "stream id", -1), arg_int(ev, "task id", -1),
-                           VNULL, tt, INVALID_ID, arg_int(ev, "context id", -1), name, keys, &more);
+                           VNULL, tt, INVALID_ID, arg_int(ev, "context id", -1), name, SHAPE_HCCL_TASK, keys,
+                           &more);
     if (gid < 0)
         return -1;
     double bw;
@@ -902,9 +930,9 @@ static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
     int64_t name = intern_span(im, ev->name), cat = intern_span(im, ev->cat);
     if (name == -1 || cat == -1)
         return -1;
-    static const char *const keys[7] = {"device", "stream", NULL, NULL, "correlation", NULL, NULL};
-    task_more more = {.a = {{"bytes", arg_intval(ev, "bytes")}}, .n = !is_kernel};
-    int64_t gid = put_task(im, ev, pid, dev, stream, -1, corr, cat, INVALID_ID, -1, name, keys, &more);
+    static const slice_arg keys[7] = {KEY("device"), KEY("stream"), {0}, {0}, KEY("correlation"), {0}, {0}};
+    task_more more = {.a = {SLICE_ARG("bytes", arg_intval(ev, "bytes"))}, .n = !is_kernel};
+    int64_t gid = put_task(im, ev, pid, dev, stream, -1, corr, cat, INVALID_ID, -1, name, SHAPE_GPU_TASK, keys, &more);
     if (gid < 0)
         return -1;
     if (!is_kernel) {
@@ -944,8 +972,8 @@ static int put_mstx(imp *im, trace_event *ev, int64_t pid)
         return -1;
     tb_val v[9] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(2), idval(msg), VINT(global_tid(pid, ev->tid)),
                    arg_intval(ev, "connection_id"), VINT(im->opt->rank)};
-    slice_arg cols[] = {{"connection_id", v[5]}};
-    if (slice_args(im, ev, cols, 1, v + 7) || trace_row(im, R_MSTX_EVENTS, v))
+    slice_arg cols[] = {SLICE_ARG("connection_id", v[5])};
+    if (slice_args(im, SHAPE_MSTX, ev, cols, 1, v + 7) || trace_row(im, R_MSTX_EVENTS, v))
         return -1;
     im->res->dest[TB_DEST_MSTX_EVENTS]++;
     return 0;
