@@ -198,7 +198,8 @@ CREATE TABLE TB_PROCESS (
 CREATE TABLE TB_THREAD (rankId INTEGER, pid, tid, name TEXT, sortIndex INTEGER);
 CREATE TABLE TB_FLOW (
     rankId INTEGER, cat INTEGER, name INTEGER, flowId TEXT, fromPid, fromTid, fromNs INTEGER,
-    toPid, toTid, toNs INTEGER, connectionId INTEGER
+    toPid, toTid, toNs INTEGER, connectionId INTEGER,
+    written INTEGER     -- how the trace wrote it: 1 id a number, 2 start "bp":"e", 4 finish "bp":"e"
 );
 CREATE TABLE TB_EVENT (
     rankId INTEGER, pid, tid, ph TEXT, cat INTEGER, name INTEGER, startNs INTEGER,

@@ -35,9 +35,9 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_OVERLAP_ANALYSIS] = {"OVERLAP_ANALYSIS", "id,deviceId,startNs,endNs,type,rankId", 6, ""},
     [R_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,message,globalTid,connectionId,rankId,"
                                       "argsShape,argsValues", 9, "message,argsShape"},
-    [R_FLOW] = {"TB_FLOW", "rankId,cat,name,flowId,fromPid,fromTid,fromNs,toPid,toTid,toNs,connectionId", 11,
+    [R_FLOW] = {"TB_FLOW", "rankId,cat,name,flowId,fromPid,fromTid,fromNs,toPid,toTid,toNs,connectionId,written", 12,
                            "cat,name"},
-    [R_FLOW_END] = {"TB_FLOW_END", "rankId,ph,cat,name,flowId,pid,tid,ts,seq", 9, "cat,name"},
+    [R_FLOW_END] = {"TB_FLOW_END", "rankId,ph,cat,name,flowId,pid,tid,ts,seq,written", 10, "cat,name"},
     [R_COUNTER] = {"TB_COUNTER", "rankId,pid,name,series,timestampNs,value", 6, "name,series"},
     [R_EVENT] = {"TB_EVENT", "rankId,pid,tid,ph,cat,name,startNs,endNs,args", 9, "cat,name"},
     [R_PROCESS] = {"TB_PROCESS", "rankId,pid,name,labels,sortIndex,deviceId,layer,unrouted", 8, ""},

@@ -829,6 +829,18 @@ static tb_status write_npu_mem(tl *t, tb_error *err)
 }
 
 /* 1 when s is a decimal number JSON can carry as it is (Kineto's numeric ids) */
+/* 1 when s can be written as it is where a JSON number goes (a flow id
+ * that the trace wrote as a number, any length: the reader keeps it exact). */
+static int plain_number(const char *s)
+{
+    if (!(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')))
+        return 0;
+    for (size_t n = 1; s[n]; n++)
+        if (!strchr("0123456789.eE+-", s[n]))
+            return 0;
+    return 1;
+}
+
 static int plain_digits(const char *s)
 {
     size_t n = 0;
@@ -847,7 +859,9 @@ static void flow_half(tl *t, sqlite3_stmt *q, const char *ph, const char *name, 
     const char *id = timeline_col_text(q, 2);
     if (!id)
         id = "";
-    if (t->kineto && plain_digits(id))
+    /* as the trace wrote it (TB_FLOW.written); else a Kineto id as a number, an Ascend one as a string */
+    int written = is_null(q, 9) ? -1 : sqlite3_column_int(q, 9);
+    if (written >= 0 ? (written & 1) && plain_number(id) : t->kineto && plain_digits(id))
         tlw_raw(w, "id", id, strlen(id));
     else
         tlw_cstr(w, "id", id);
@@ -859,16 +873,20 @@ static void flow_half(tl *t, sqlite3_stmt *q, const char *ph, const char *name, 
         timeline_jv_free(&tid);
     }
     tlw_us(w, "ts", sqlite3_column_int64(q, tsc), !t->kineto);
-    if (ph[0] == 'f')
+    if (written >= 0 ? (written & (ph[0] == 's' ? 2 : 4)) != 0 : ph[0] == 'f')
         tlw_cstr(w, "bp", "e");
 }
 
 static tb_status write_flows(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
-    tb_status st = prep(t,
+    tb_status st = prep(t, t->flow_written ?
         "SELECT c.value, coalesce(n.value, c.value || f.flowId), f.flowId, f.fromPid, f.fromTid, f.fromNs, "
-        "  f.toPid, f.toTid, f.toNs FROM TB_FLOW f LEFT JOIN STRING_IDS c ON c.id = f.cat "
+        "  f.toPid, f.toTid, f.toNs, f.written FROM TB_FLOW f LEFT JOIN STRING_IDS c ON c.id = f.cat "
+        "LEFT JOIN STRING_IDS n ON n.id = f.name WHERE f.rankId IS ?1"
+        :
+        "SELECT c.value, coalesce(n.value, c.value || f.flowId), f.flowId, f.fromPid, f.fromTid, f.fromNs, "
+        "  f.toPid, f.toTid, f.toNs, NULL FROM TB_FLOW f LEFT JOIN STRING_IDS c ON c.id = f.cat "
         "LEFT JOIN STRING_IDS n ON n.id = f.name WHERE f.rankId IS ?1", &q, err);
     if (st)
         return st;
@@ -1039,6 +1057,10 @@ tb_status timeline_write_layers(tl *t, tb_error *err)
     if (st)
         return st;
     t->shaped = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if ((st = prep(t, "SELECT EXISTS (SELECT 1 FROM pragma_table_info('TB_FLOW') WHERE name = 'written')", &q, err)))
+        return st;
+    t->flow_written = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
     st = write_pytorch(t, err);
     if (!st)

@@ -73,6 +73,7 @@ typedef struct tl {
     tlw *w;
     int lanes_built;
     int shaped;         /* the DB keeps the args of timeline slices (argsShape) */
+    int flow_written;   /* the DB keeps how each flow was written (TB_FLOW.written) */
     slice_buf abuf;     /* one slice's args, expanded */
     struct fid { dev_t dev; ino_t ino; } *inputs; /* files an output must not replace */
     size_t n_inputs;

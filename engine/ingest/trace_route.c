@@ -1070,6 +1070,9 @@ int trace_put_flow_end(imp *im, trace_event *ev, int64_t pkey)
         return -1;
     flow_end e = {.ph = ev->ph, .cat = cat, .name = name, .pid = trace_pid_val(im, pkey), .has_ts = ev->has_ts,
                   .ts = ev->ts_ns, .conn = span_eq(ev->cat, "HostToDevice") || span_eq(ev->cat, "ac2g")};
+    /* how the trace wrote it, so that export timeline writes it so again */
+    e.written = (ev->id.type == JS_NUM ? FLOW_ID_NUMBER : 0) |
+                (span_eq(ev->bp, "e") ? (ev->ph == 's' ? FLOW_START_BP : FLOW_FINISH_BP) : 0);
     /* the id decodes into its own buffer; tid is a number in practice, text otherwise */
     if (ev->id.type == JS_STR)
         e.id = js_str_decode(ev->id, &im->abuf, &im->acap, &e.idn);

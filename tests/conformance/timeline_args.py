@@ -9,7 +9,9 @@
 # back once, on the same pid and tid (same JSON types) at the same ts and
 # dur, with the same args: the same names, values and types (1, 1.0 and "1"
 # differ). The output holds no X slice the input lacks and no pid the input
-# does not use.
+# does not use. Every flow whose two ends the input has comes back with both
+# ends as written: the same id (a number stays a number, a string a string),
+# category, name, pid, tid, ts and bp; the output holds no other flow event.
 # usage: timeline_args.py TRACEBOOK SHARED_DATA_DIR OUT_DIR
 # Exit 77 (skip) when the shared data is absent.
 import collections
@@ -68,6 +70,16 @@ def slices(evs):
          typed(e.get("args"))) for e in evs if e.get("ph") == "X")
 
 
+def flows(evs):
+    """Counter of the ends of the flows whose start and finish are both there."""
+    ends = [e for e in evs if e.get("ph") in ("s", "f")]
+    have = collections.Counter((e.get("cat"), typed(e.get("id")), e["ph"]) for e in ends)
+    return collections.Counter(
+        (e["ph"], e.get("cat"), e.get("name"), typed(e.get("id")), typed(e.get("pid")), typed(e.get("tid")),
+         ns(e.get("ts")), typed(e.get("bp"))) for e in ends
+        if have[(e.get("cat"), typed(e.get("id")), "s" if e["ph"] == "f" else "f")])
+
+
 def show(k):
     return "pid %s tid %s ts %s dur %s %r args %s" % k
 
@@ -92,10 +104,14 @@ def compare(tb, rel, data, out):
         rel, sum(lost.values()), sum(sa.values()), "; ".join(show(k) for k in list(lost)[:3])))
     check(not added, "%s: %d slices the input does not have, e.g. %s" % (
         rel, sum(added.values()), "; ".join(show(k) for k in list(added)[:3])))
+    fa, fb = flows(a), flows(b)
+    lost, added = fa - fb, fb - fa
+    check(not lost and not added, "%s: %d of %d flow ends not given back as written (e.g. %s), %d added (e.g. %s)" % (
+        rel, sum(lost.values()), sum(fa.values()), list(lost)[:2], sum(added.values()), list(added)[:2]))
     pids_in = {typed(e["pid"]) for e in a if "pid" in e}
     pids_out = {typed(e["pid"]) for e in b if "pid" in e}
     check(pids_out <= pids_in, "%s: pids the input does not use: %s" % (rel, sorted(pids_out - pids_in)))
-    print("%s: %d slices, args as written" % (rel, sum(sa.values())))
+    print("%s: %d slices, args as written; %d flow ends" % (rel, sum(sa.values()), sum(fa.values())))
 
 
 def main():
