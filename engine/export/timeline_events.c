@@ -877,6 +877,24 @@ static void flow_half(tl *t, sqlite3_stmt *q, const char *ph, const char *name, 
         tlw_cstr(w, "bp", "e");
 }
 
+/* A flow the input had with one end only: that end alone (from: its start). */
+static tb_status flow_one_end(tl *t, sqlite3_stmt *q, int from, tb_error *err)
+{
+    long k = timeline_row_proc(t, q, from ? 3 : 6);
+    if (k < 0)
+        return timeline_nomem(err);
+    if (!t->procs[k].keep)
+        return TB_OK;
+    const char *name = timeline_col_text(q, 1);
+    char *nm = strdup(name ? name : "");
+    if (!nm)
+        return timeline_nomem(err);
+    tlw_begin(t->w);
+    flow_half(t, q, from ? "s" : "f", nm, &t->procs[k].pid, from ? 4 : 7, from ? 5 : 8);
+    free(nm);
+    return tlw_end(t->w, err);
+}
+
 static tb_status write_flows(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
@@ -892,8 +910,11 @@ static tb_status write_flows(tl *t, tb_error *err)
         return st;
     int rc;
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (is_null(q, 5) || is_null(q, 8) || is_null(q, 3) || is_null(q, 6)) {
-            t->res->flows_unpaired++;
+        int from = !is_null(q, 5) && !is_null(q, 3), to = !is_null(q, 8) && !is_null(q, 6);
+        if (!from || !to) {
+            if (from || to)
+                t->res->flows_unpaired++;
+            st = from || to ? flow_one_end(t, q, from, err) : TB_OK;
             continue;
         }
         long a = timeline_row_proc(t, q, 3), b = a < 0 ? -1 : timeline_row_proc(t, q, 6);

@@ -9,9 +9,9 @@
 # back once, on the same pid and tid (same JSON types) at the same ts and
 # dur, with the same args: the same names, values and types (1, 1.0 and "1"
 # differ). The output holds no X slice the input lacks and no pid the input
-# does not use. Every flow whose two ends the input has comes back with both
-# ends as written: the same id (a number stays a number, a string a string),
-# category, name, pid, tid, ts and bp; the output holds no other flow event.
+# does not use. Every flow end comes back as written (a flow the input has
+# with one end only, too): the same id (a number stays a number, a string a
+# string), category, name, pid, tid, ts and bp; the output holds no other.
 # usage: timeline_args.py TRACEBOOK SHARED_DATA_DIR OUT_DIR
 # Exit 77 (skip) when the shared data is absent.
 import collections
@@ -71,13 +71,10 @@ def slices(evs):
 
 
 def flows(evs):
-    """Counter of the ends of the flows whose start and finish are both there."""
-    ends = [e for e in evs if e.get("ph") in ("s", "f")]
-    have = collections.Counter((e.get("cat"), typed(e.get("id")), e["ph"]) for e in ends)
+    """Counter of the flow ends, those without a partner included."""
     return collections.Counter(
         (e["ph"], e.get("cat"), e.get("name"), typed(e.get("id")), typed(e.get("pid")), typed(e.get("tid")),
-         ns(e.get("ts")), typed(e.get("bp"))) for e in ends
-        if have[(e.get("cat"), typed(e.get("id")), "s" if e["ph"] == "f" else "f")])
+         ns(e.get("ts")), typed(e.get("bp"))) for e in evs if e.get("ph") in ("s", "f"))
 
 
 def show(k):
