@@ -53,17 +53,20 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                                   "name,taskType,opType,inputFormats,inputDataTypes,inputShapes,outputFormats,"
                                   "outputDataTypes,outputShapes,attrInfo,opState,hf32Eligible"},
     [R_FULL_COMMUNICATION_OP] = {"COMMUNICATION_OP", "opName,startNs,endNs,connectionId,groupName,opId,relay,retry,"
-                                                     "dataType,algType,count,opType,deviceId,rankSize,rankId", 15,
-                                                     "opName,groupName,algType,opType"},
+                                                     "dataType,algType,count,opType,deviceId,rankSize,rankId,"
+                                                     "argsShape,argsValues", 17,
+                                                     "opName,groupName,algType,opType,argsShape"},
     [R_FULL_COMMUNICATION_TASK_INFO] = {"COMMUNICATION_TASK_INFO",
                                         "name,globalTaskId,taskType,planeId,groupName,notifyId,rdmaType,srcRank,"
                                         "dstRank,transportType,size,dataType,linkType,opId,isMaster,bandwidth,rankId",
                                         17, "name,taskType,groupName"},
     [R_FULL_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,fwdThreadId,"
-                                           "inputDtypes,inputShapes,callchainId,type,rankId,streamId", 13,
-                                           "name,inputDtypes,inputShapes"},
+                                           "inputDtypes,inputShapes,callchainId,type,rankId,streamId,argsShape,"
+                                           "argsValues", 15,
+                                           "name,inputDtypes,inputShapes,argsShape"},
     [R_FULL_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,rangeId,category,message,globalTid,endGlobalTid,"
-                                           "domainId,connectionId,rankId", 11, "message"},
+                                           "domainId,connectionId,rankId,argsShape,argsValues", 13,
+                                           "message,argsShape"},
     [R_COMMUNICATION_SCHEDULE_TASK_INFO] = {"COMMUNICATION_SCHEDULE_TASK_INFO",
                                             "name,globalTaskId,taskType,opType,rankId", 5, "name,taskType,opType"},
     [R_NPU_MEM] = {"NPU_MEM", "type,ddr,hbm,timestampNs,deviceId,rankId", 6, "type"},
