@@ -58,7 +58,8 @@ int cli_cmd_export_timeline(cli_args *a)
     st = tb_timeline_write(run.s, &o, &res, &run.err);
     if (st == TB_OK && res.flows_unpaired) {
         char msg[96];
-        snprintf(msg, sizeof msg, "%" PRIu64 " flows without both ends were not written", res.flows_unpaired);
+        snprintf(msg, sizeof msg, "%" PRIu64 " flows have one end only, as in the input: written so",
+                 res.flows_unpaired);
         cli_on_note(&run, msg);
     }
     return cli_run_end(&run, after_export(&run, st, res.files), TB_EXIT_OK);

@@ -819,7 +819,7 @@ dbw *dbw_create(const char *path, tb_error *err)
     w->in_txn = 1;
     if (dbw_exec(w, tb_sql_unified, err) ||
         dbw_exec(w, "CREATE TABLE TB_FLOW_END (rankId INTEGER, ph TEXT, cat INTEGER, name INTEGER, flowId TEXT,"
-                    " pid, tid, ts INTEGER, seq INTEGER)",
+                    " pid, tid, ts INTEGER, seq INTEGER, written INTEGER)",
                  err))
         goto fail;
     for (int t = 0; t <= R_TABLE_COUNT; t++) {
@@ -879,24 +879,26 @@ const tb_error *dbw_error(const dbw *w)
 /* Pairs flow ends: the n-th start of (rank, cat, id) with its n-th finish;
  * unpaired ends are kept as half flows. Indexed temp tables keep it O(n log n). */
 static const char pair_flows_sql[] =
-    "CREATE TEMP TABLE fs AS SELECT rankId, cat, name, flowId, pid, tid, ts,"
+    "CREATE TEMP TABLE fs AS SELECT rankId, cat, name, flowId, pid, tid, ts, written,"
     " row_number() OVER (PARTITION BY rankId, cat, flowId ORDER BY seq) AS k"
     " FROM TB_FLOW_END WHERE ph = 's';"
-    "CREATE TEMP TABLE ff AS SELECT rankId, cat, name, flowId, pid, tid, ts,"
+    "CREATE TEMP TABLE ff AS SELECT rankId, cat, name, flowId, pid, tid, ts, written,"
     " row_number() OVER (PARTITION BY rankId, cat, flowId ORDER BY seq) AS k"
     " FROM TB_FLOW_END WHERE ph <> 's';"
     "CREATE INDEX temp.fs_key ON fs(rankId, cat, flowId, k);"
     "CREATE INDEX temp.ff_key ON ff(rankId, cat, flowId, k);"
     "CREATE TEMP TABLE conn_cats AS SELECT id FROM STRING_IDS WHERE value IN ('HostToDevice', 'ac2g');"
-    "INSERT INTO TB_FLOW(rankId, cat, name, flowId, fromPid, fromTid, fromNs, toPid, toTid, toNs, connectionId)"
+    "INSERT INTO TB_FLOW(rankId, cat, name, flowId, fromPid, fromTid, fromNs, toPid, toTid, toNs, connectionId,"
+    " written)"
     " SELECT s.rankId, s.cat, s.name, s.flowId, s.pid, s.tid, s.ts, f.pid, f.tid, f.ts,"
     "  CASE WHEN s.cat IN (SELECT id FROM conn_cats) AND s.flowId GLOB '[0-9]*'"
-    "   THEN CAST(s.flowId AS INTEGER) END"
+    "   THEN CAST(s.flowId AS INTEGER) END, s.written | coalesce(f.written, 0)"
     " FROM fs s LEFT JOIN ff f ON f.rankId = s.rankId AND f.cat IS s.cat AND f.flowId IS s.flowId AND f.k = s.k;"
-    "INSERT INTO TB_FLOW(rankId, cat, name, flowId, fromPid, fromTid, fromNs, toPid, toTid, toNs, connectionId)"
+    "INSERT INTO TB_FLOW(rankId, cat, name, flowId, fromPid, fromTid, fromNs, toPid, toTid, toNs, connectionId,"
+    " written)"
     " SELECT f.rankId, f.cat, f.name, f.flowId, NULL, NULL, NULL, f.pid, f.tid, f.ts,"
     "  CASE WHEN f.cat IN (SELECT id FROM conn_cats) AND f.flowId GLOB '[0-9]*'"
-    "   THEN CAST(f.flowId AS INTEGER) END"
+    "   THEN CAST(f.flowId AS INTEGER) END, f.written"
     " FROM ff f WHERE NOT EXISTS (SELECT 1 FROM fs s WHERE s.rankId = f.rankId AND s.cat IS f.cat"
     "  AND s.flowId IS f.flowId AND s.k = f.k);"
     "DROP TABLE fs; DROP TABLE ff; DROP TABLE conn_cats; DROP TABLE TB_FLOW_END;";

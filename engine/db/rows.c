@@ -13,28 +13,31 @@
 
 const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_TASK] = {"TASK", "startNs,endNs,deviceId,connectionId,globalTaskId,globalPid,taskType,"
-                        "contextId,streamId,taskId,modelId,rankId,name", 13, "taskType,name"},
+                        "contextId,streamId,taskId,modelId,rankId,name,argsShape,argsValues", 15,
+                "taskType,name,argsShape"},
     [R_COMPUTE_TASK_INFO] = {"COMPUTE_TASK_INFO", "name,globalTaskId,taskType,opType,blockNum,"
                                                   "mixBlockNum,inputShapes,rankId", 8,
                                                   "name,taskType,opType,inputShapes"},
     [R_COMMUNICATION_OP] = {"COMMUNICATION_OP", "opName,startNs,endNs,connectionId,groupName,opId,"
-                                                "dataType,algType,count,opType,deviceId,rankId", 12,
-                                                "opName,groupName,algType,opType"},
+                                                "dataType,algType,count,opType,deviceId,rankId,argsShape,argsValues", 14,
+                                                "opName,groupName,algType,opType,argsShape"},
     [R_COMMUNICATION_TASK_INFO] = {"COMMUNICATION_TASK_INFO",
                                    "name,globalTaskId,taskType,planeId,groupName,notifyId,srcRank,"
                                    "dstRank,transportType,size,dataType,linkType,bandwidth,rankId", 14,
                                    "name,taskType,groupName"},
     [R_MEMCPY_INFO] = {"MEMCPY_INFO", "globalTaskId,size,memcpyOperation,rankId", 4, ""},
-    [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId,streamId", 8, "name"},
+    [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId,streamId,"
+                                "argsShape,argsValues", 10, "name,argsShape"},
     [R_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,"
-                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId,streamId", 12,
-                                      "name,inputDtypes,inputShapes"},
+                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId,streamId,argsShape,argsValues", 14,
+                                      "name,inputDtypes,inputShapes,argsShape"},
     [R_STEP_TIME] = {"STEP_TIME", "id,startNs,endNs,rankId", 4, ""},
     [R_OVERLAP_ANALYSIS] = {"OVERLAP_ANALYSIS", "id,deviceId,startNs,endNs,type,rankId", 6, ""},
-    [R_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,message,globalTid,connectionId,rankId", 7, "message"},
-    [R_FLOW] = {"TB_FLOW", "rankId,cat,name,flowId,fromPid,fromTid,fromNs,toPid,toTid,toNs,connectionId", 11,
+    [R_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,message,globalTid,connectionId,rankId,"
+                                      "argsShape,argsValues", 9, "message,argsShape"},
+    [R_FLOW] = {"TB_FLOW", "rankId,cat,name,flowId,fromPid,fromTid,fromNs,toPid,toTid,toNs,connectionId,written", 12,
                            "cat,name"},
-    [R_FLOW_END] = {"TB_FLOW_END", "rankId,ph,cat,name,flowId,pid,tid,ts,seq", 9, "cat,name"},
+    [R_FLOW_END] = {"TB_FLOW_END", "rankId,ph,cat,name,flowId,pid,tid,ts,seq,written", 10, "cat,name"},
     [R_COUNTER] = {"TB_COUNTER", "rankId,pid,name,series,timestampNs,value", 6, "name,series"},
     [R_EVENT] = {"TB_EVENT", "rankId,pid,tid,ph,cat,name,startNs,endNs,args", 9, "cat,name"},
     [R_PROCESS] = {"TB_PROCESS", "rankId,pid,name,labels,sortIndex,deviceId,layer,unrouted", 8, ""},
@@ -50,17 +53,20 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                                   "name,taskType,opType,inputFormats,inputDataTypes,inputShapes,outputFormats,"
                                   "outputDataTypes,outputShapes,attrInfo,opState,hf32Eligible"},
     [R_FULL_COMMUNICATION_OP] = {"COMMUNICATION_OP", "opName,startNs,endNs,connectionId,groupName,opId,relay,retry,"
-                                                     "dataType,algType,count,opType,deviceId,rankSize,rankId", 15,
-                                                     "opName,groupName,algType,opType"},
+                                                     "dataType,algType,count,opType,deviceId,rankSize,rankId,"
+                                                     "argsShape,argsValues", 17,
+                                                     "opName,groupName,algType,opType,argsShape"},
     [R_FULL_COMMUNICATION_TASK_INFO] = {"COMMUNICATION_TASK_INFO",
                                         "name,globalTaskId,taskType,planeId,groupName,notifyId,rdmaType,srcRank,"
                                         "dstRank,transportType,size,dataType,linkType,opId,isMaster,bandwidth,rankId",
                                         17, "name,taskType,groupName"},
     [R_FULL_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,fwdThreadId,"
-                                           "inputDtypes,inputShapes,callchainId,type,rankId,streamId", 13,
-                                           "name,inputDtypes,inputShapes"},
+                                           "inputDtypes,inputShapes,callchainId,type,rankId,streamId,argsShape,"
+                                           "argsValues", 15,
+                                           "name,inputDtypes,inputShapes,argsShape"},
     [R_FULL_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,rangeId,category,message,globalTid,endGlobalTid,"
-                                           "domainId,connectionId,rankId", 11, "message"},
+                                           "domainId,connectionId,rankId,argsShape,argsValues", 13,
+                                           "message,argsShape"},
     [R_COMMUNICATION_SCHEDULE_TASK_INFO] = {"COMMUNICATION_SCHEDULE_TASK_INFO",
                                             "name,globalTaskId,taskType,opType,rankId", 5, "name,taskType,opType"},
     [R_NPU_MEM] = {"NPU_MEM", "type,ddr,hbm,timestampNs,deviceId,rankId", 6, "type"},

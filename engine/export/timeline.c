@@ -480,6 +480,7 @@ tb_status tb_timeline_write(tb_session *s, const tb_timeline_options *opt, tb_ti
 done:
     free(ranks);
     free(t.inputs);
+    slice_buf_free(&t.abuf);
     window_info_finish(&wi);
     window_reset(t.db);
     return st;

@@ -40,6 +40,82 @@ static tb_status step_done(tl *t, sqlite3_stmt *q, int rc, tb_status st, tb_erro
     return st;
 }
 
+/*
+ * prep() of sql (SELECT ... FROM <alias's table> ... WHERE ...) with two
+ * columns added last: the args shape (text) and values of alias's rows, or
+ * NULL, NULL in a DB of an earlier version, which keeps no args.
+ */
+static tb_status prep_shaped(tl *t, const char *sql, const char *alias, sqlite3_stmt **q, tb_error *err)
+{
+    const char *from = strstr(sql, " FROM "), *where = strstr(sql, " WHERE ");
+    char *full = !from || !where ? NULL
+               : t->shaped ? sqlite3_mprintf("%.*s, sh.value, %s.argsValues%.*s "
+                                             "LEFT JOIN STRING_IDS sh ON sh.id = %s.argsShape%s",
+                                             (int)(from - sql), sql, alias, (int)(where - from), from, alias, where)
+                           : sqlite3_mprintf("%.*s, NULL, NULL%s", (int)(from - sql), sql, from);
+    if (!full)
+        return timeline_nomem(err);
+    tb_status st = prep(t, full, q, err);
+    sqlite3_free(full);
+    return st;
+}
+
+/* A member of a slice's args and the column of the writer's query that holds it. */
+typedef struct arg_col {
+    const char *key;
+    int col;
+} arg_col;
+
+typedef struct shape_ctx {
+    sqlite3_stmt *q;
+    const arg_col *map;
+    int n;
+} shape_ctx;
+
+/* slice_arg_fn: the column's value of a `$` member. */
+static int shape_value(void *ctx, const char *key, size_t n, slice_buf *out)
+{
+    const shape_ctx *c = ctx;
+    for (int i = 0; i < c->n; i++) {
+        if (strlen(c->map[i].key) != n || memcmp(c->map[i].key, key, n) != 0)
+            continue;
+        int col = c->map[i].col;
+        switch (sqlite3_column_type(c->q, col)) {
+        case SQLITE_INTEGER:
+            return slice_buf_int(out, sqlite3_column_int64(c->q, col)) ? -1 : 0;
+        case SQLITE_TEXT:
+            return slice_buf_jstr(out, timeline_col_text(c->q, col), (size_t)sqlite3_column_bytes(c->q, col)) ? -1
+                                                                                                                 : 0;
+        default:
+            return 1;
+        }
+    }
+    return 1;
+}
+
+/*
+ * The args of a row loaded from a timeline, as the input had them (its
+ * shape and values are the last two columns of q; map says which column
+ * holds each `$` member). 1 when written (or the input had none), 0 when
+ * the row keeps no args (the caller writes them from the columns), -1 out
+ * of memory.
+ */
+static int shaped_args(tl *t, sqlite3_stmt *q, const arg_col *map, int n)
+{
+    int sc = sqlite3_column_count(q) - 2;
+    if (sqlite3_column_type(q, sc) != SQLITE_TEXT)
+        return 0;
+    const char *shape = timeline_col_text(q, sc), *vals = timeline_col_text(q, sc + 1);
+    size_t sn = (size_t)sqlite3_column_bytes(q, sc), vn = vals ? (size_t)sqlite3_column_bytes(q, sc + 1) : 0;
+    shape_ctx c = {q, map, n};
+    int r = slice_args_expand(shape, sn, vals ? vals : "", vn, shape_value, &c, &t->abuf);
+    if (r < 0)
+        return -1;
+    if (r > 0)
+        tlw_raw(t->w, "args", t->abuf.p, t->abuf.n);
+    return 1;
+}
+
 int timeline_has_table(tl *t, const char *name)
 {
     sqlite3_stmt *q = NULL;
@@ -108,11 +184,13 @@ static const char *hccl_data_type(sqlite3_stmt *q, int c)
     return v >= 0 && v < (int64_t)(sizeof names / sizeof names[0]) ? names[v] : NULL;
 }
 
-/* pid and tid of a globalTid (pid << 32 | tid) */
+/* pid and tid of a globalTid (pid << 32 | tid): the tid is the 32-bit
+ * number the trace wrote, negative ones included (Kineto writes thread ids
+ * that overflowed an int32 as negative numbers). */
 static void split_gtid(int64_t g, jv *pid, jv *tid)
 {
     *pid = (jv){.i = (int64_t)((uint64_t)g >> 32)};
-    *tid = (jv){.i = (int64_t)((uint64_t)g & 0xffffffffu)};
+    *tid = (jv){.i = (int64_t)(int32_t)(uint32_t)((uint64_t)g & 0xffffffffu)};
 }
 
 /*
@@ -167,7 +245,7 @@ static tb_status write_pytorch(tl *t, tb_error *err)
     sqlite3_stmt *q;
     /* a DB of an earlier version has no TB_COLLECTIVE and no streamId */
     int coll = timeline_has_table(t, "TB_COLLECTIVE");
-    tb_status st = prep(t, coll ?
+    tb_status st = prep_shaped(t, coll ?
         "SELECT p.startNs, p.endNs, p.globalTid, n.value, p.type, p.sequenceNumber, p.fwdThreadId, d.value, s.value, "
         "       p.streamId, cn.value, cd.value, c.inNelems, c.outNelems, c.groupSize, cg.value "
         "FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name LEFT JOIN STRING_IDS d ON d.id = p.inputDtypes "
@@ -179,7 +257,9 @@ static tb_status write_pytorch(tl *t, tb_error *err)
         :
         "SELECT p.startNs, p.endNs, p.globalTid, n.value, p.type, p.sequenceNumber, p.fwdThreadId, d.value, s.value "
         "FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name LEFT JOIN STRING_IDS d ON d.id = p.inputDtypes "
-        "LEFT JOIN STRING_IDS s ON s.id = p.inputShapes WHERE p.rankId IS ?1", &q, err);
+        "LEFT JOIN STRING_IDS s ON s.id = p.inputShapes WHERE p.rankId IS ?1", "p", &q, err);
+    static const arg_col map[] = {{"Sequence number", 5}, {"Fwd thread id", 6}, {"Input type", 7},
+                                  {"Input Dims", 8}, {"stream", 9}};
     if (st)
         return st;
     int rc;
@@ -197,6 +277,11 @@ static tb_status write_pytorch(tl *t, tb_error *err)
         if (!on)
             continue;
         tlw_cstr(t->w, "cat", cat);
+        int shaped = shaped_args(t, q, map, coll ? 5 : 4);
+        if (shaped) {
+            st = shaped < 0 ? timeline_nomem(err) : tlw_end(t->w, err);
+            continue;
+        }
         tlw_obj(t->w, "args");
         arg_int_col(t->w, "Sequence number", q, 5);
         arg_int_col(t->w, "Fwd thread id", q, 6);
@@ -217,16 +302,19 @@ static tb_status write_cann(tl *t, tb_error *err)
     sqlite3_stmt *q;
     /* streamId came with TB_COLLECTIVE: a DB of an earlier version has neither */
     int stream = timeline_has_table(t, "TB_COLLECTIVE");
-    tb_status st = prep(t, stream ?
-        "SELECT a.startNs, a.endNs, a.globalTid, n.value, e.name, a.connectionId, a.type, a.streamId "
+    tb_status st = prep_shaped(t, stream ?
+        "SELECT a.startNs, a.endNs, a.globalTid, n.value, e.name, a.connectionId, a.type, a.streamId, "
+        "  CASE WHEN (a.globalTid & 4294967295) >= 2147483648 THEN (a.globalTid & 4294967295) - 4294967296 "
+        "    ELSE a.globalTid & 4294967295 END " /* the tid, signed as written */
         "FROM CANN_API a LEFT JOIN STRING_IDS n ON n.id = a.name LEFT JOIN ENUM_API_TYPE e ON e.id = a.type "
         "WHERE a.rankId IS ?1"
         :
         "SELECT a.startNs, a.endNs, a.globalTid, n.value, e.name, a.connectionId, a.type "
         "FROM CANN_API a LEFT JOIN STRING_IDS n ON n.id = a.name LEFT JOIN ENUM_API_TYPE e ON e.id = a.type "
-        "WHERE a.rankId IS ?1", &q, err);
+        "WHERE a.rankId IS ?1", "a", &q, err);
     if (st)
         return st;
+    static const arg_col map[] = {{"connection_id", 5}, {"correlation", 5}, {"stream", 7}, {"Thread Id", 8}};
     int rc;
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         int on = host_slice(t, q, "CANN", 7, timeline_col_text(q, 3), err);
@@ -236,10 +324,16 @@ static tb_status write_cann(tl *t, tb_error *err)
         }
         if (!on)
             continue;
-        if (t->kineto) {
+        if (t->kineto)
             tlw_cstr(t->w, "cat", sqlite3_column_int64(q, 6) == 60002   ? "cuda_driver"
                                   : sqlite3_column_int64(q, 6) == 60006 ? "mtia_runtime"
                                                                         : "cuda_runtime");
+        int shaped = shaped_args(t, q, map, stream ? 4 : 2);
+        if (shaped) {
+            st = shaped < 0 ? timeline_nomem(err) : tlw_end(t->w, err);
+            continue;
+        }
+        if (t->kineto) {
             tlw_obj(t->w, "args");
             arg_int_col(t->w, "correlation", q, 5);
             if (stream)
@@ -285,7 +379,24 @@ typedef struct task_cols {
 } task_cols;
 
 /* The helpers below write a task's slice up to its open args: 1 when
- * written, 0 when its process is dropped, -1 when out of memory. */
+ * written, 2 when written with the args its input had (closed), 0 when its
+ * process is dropped, -1 when out of memory. */
+
+/* Where write_tasks' query holds the members of each kind of task. */
+static const arg_col kineto_map[] = {{"device", 2}, {"stream", 7}, {"correlation", 3}, {"bytes", 15}};
+static const arg_col hccl_map[] = {{"notify id", 18}, {"task type", 24}, {"stream id", 7}, {"task id", 8},
+                                   {"context id", 6}, {"src rank", 19}, {"dst rank", 20}, {"size(Byte)", 21}};
+static const arg_col device_map[] = {{"Model Id", 9}, {"Task Type", 5}, {"Physic Stream Id", 7}, {"Stream Id", 7},
+                                     {"Task Id", 8}, {"Subtask Id", 6}, {"connection_id", 3}, {"size", 15},
+                                     {"size(B)", 15}, {"Block Num", 12}, {"Mix Block Num", 13}};
+#define MAP(m) m, (int)(sizeof m / sizeof m[0])
+
+/* shaped_args as a task helper's result: 2 written, -1 out of memory, 0 not kept. */
+static int task_shaped(tl *t, sqlite3_stmt *q, const arg_col *map, int n)
+{
+    int r = shaped_args(t, q, map, n);
+    return r > 0 ? 2 : r;
+}
 
 /* A task of a Kineto trace: its process is the trace's pid. */
 static int task_kineto(tl *t, sqlite3_stmt *q, const task_cols *c)
@@ -299,6 +410,9 @@ static int task_kineto(tl *t, sqlite3_stmt *q, const task_cols *c)
         return 0;
     slice_head(t, c->name, &t->procs[k].pid, &tid, c->start, c->end);
     arg_str_col(w, "cat", q, 5);
+    int shaped = task_shaped(t, q, MAP(kineto_map));
+    if (shaped)
+        return shaped;
     tlw_obj(w, "args");
     tlw_int(w, "device", c->dev);
     tlw_int(w, "stream", c->stream);
@@ -319,6 +433,9 @@ static int task_hccl(tl *t, sqlite3_stmt *q, const task_cols *c)
         return 0;
     jv tid = {.i = is_null(q, 17) ? 0 : sqlite3_column_int64(q, 17)};
     slice_head(t, c->name, &t->procs[k].pid, &tid, c->start, c->end);
+    int shaped = task_shaped(t, q, MAP(hccl_map));
+    if (shaped)
+        return shaped;
     tlw_obj(w, "args");
     arg_int_col(w, "notify id", q, 18);
     if (!is_null(q, 24))
@@ -351,6 +468,9 @@ static int task_device(tl *t, sqlite3_stmt *q, const task_cols *c)
     if (t->procs[k].made && stream_thread(t, k, c->stream))
         return -1;
     slice_head(t, c->name, &t->procs[k].pid, &tid, c->start, c->end);
+    int shaped = task_shaped(t, q, MAP(device_map));
+    if (shaped)
+        return shaped;
     tlw_obj(w, "args");
     tlw_int(w, "Model Id", is_null(q, 9) ? INVALID_ID : sqlite3_column_int64(q, 9));
     arg_str_col(w, "Task Type", q, 5);
@@ -371,7 +491,7 @@ static int task_device(tl *t, sqlite3_stmt *q, const task_cols *c)
 static tb_status write_tasks(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
-    tb_status st = prep(t,
+    tb_status st = prep_shaped(t,
         "SELECT t.startNs, t.endNs, t.deviceId, t.connectionId, t.globalPid, coalesce(cty.value, tt.value), "
         "  t.contextId, t.streamId, "
         "  t.taskId, t.modelId, coalesce(n.value, cn.value), c.globalTaskId IS NOT NULL, c.blockNum, c.mixBlockNum, "
@@ -387,7 +507,7 @@ static tb_status write_tasks(tl *t, tb_error *err)
         "LEFT JOIN STRING_IDS ctt ON ctt.id = ct.taskType "
         "LEFT JOIN STRING_IDS n ON n.id = t.name "
         "LEFT JOIN STRING_IDS tt ON tt.id = t.taskType "
-        "WHERE t.rankId IS ?1", &q, err);
+        "WHERE t.rankId IS ?1", "t", &q, err);
     if (st)
         return st;
     int rc;
@@ -403,7 +523,8 @@ static tb_status write_tasks(tl *t, tb_error *err)
         }
         if (!wrote)
             continue;
-        tlw_obj_end(t->w);
+        if (wrote == 1)
+            tlw_obj_end(t->w);
         st = tlw_end(t->w, err);
     }
     return step_done(t, q, rc, st, err);
@@ -412,13 +533,14 @@ static tb_status write_tasks(tl *t, tb_error *err)
 static tb_status write_comm_ops(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
-    tb_status st = prep(t,
+    tb_status st = prep_shaped(t,
         "SELECT o.startNs, o.endNs, o.deviceId, o.connectionId, n.value, g.value, o.dataType, a.value, o.count "
         "FROM COMMUNICATION_OP o LEFT JOIN STRING_IDS n ON n.id = o.opName "
         "LEFT JOIN STRING_IDS g ON g.id = o.groupName LEFT JOIN STRING_IDS a ON a.id = o.algType "
-        "WHERE o.rankId IS ?1", &q, err);
+        "WHERE o.rankId IS ?1", "o", &q, err);
     if (st)
         return st;
+    static const arg_col map[] = {{"connection_id", 3}, {"group_name", 5}, {"alg_type", 7}};
     int rc;
     tlw *w = t->w;
     jv tid = {0};
@@ -432,6 +554,11 @@ static tb_status write_comm_ops(tl *t, tb_error *err)
             continue;
         slice_head(t, timeline_col_text(q, 4), &t->procs[k].pid, &tid, sqlite3_column_int64(q, 0),
                    sqlite3_column_int64(q, 1));
+        int shaped = shaped_args(t, q, map, 3);
+        if (shaped) {
+            st = shaped < 0 ? timeline_nomem(err) : tlw_end(w, err);
+            continue;
+        }
         tlw_obj(w, "args");
         arg_int_col(w, "connection_id", q, 3);
         tlw_int(w, "model id", INVALID_ID);
@@ -458,6 +585,15 @@ static tb_status write_overlap(tl *t, tb_error *err)
         return st;
     int given = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
+    /* a rank read from a timeline is written with the processes it had: no lanes added */
+    if (!given && (st = prep(t, "SELECT EXISTS (SELECT 1 FROM TB_PROCESS WHERE rankId IS ?1)", &q, err)))
+        return st;
+    if (!given) {
+        int own = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+        sqlite3_finalize(q);
+        if (own)
+            return TB_OK;
+    }
     if (!given) {
         /* no lanes in the input: the computed ones (metrics.md, overlap_lanes) */
         if (t->opt->note) {
@@ -503,11 +639,12 @@ static tb_status write_overlap(tl *t, tb_error *err)
 static tb_status write_mstx(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
-    tb_status st = prep(t,
+    tb_status st = prep_shaped(t,
         "SELECT x.startNs, x.endNs, x.globalTid, m.value, x.connectionId FROM MSTX_EVENTS x "
-        "LEFT JOIN STRING_IDS m ON m.id = x.message WHERE x.rankId IS ?1", &q, err);
+        "LEFT JOIN STRING_IDS m ON m.id = x.message WHERE x.rankId IS ?1", "x", &q, err);
     if (st)
         return st;
+    static const arg_col map[] = {{"connection_id", 4}};
     int rc;
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
         int on = host_slice(t, q, "MsprofTx", 6, timeline_col_text(q, 3), err);
@@ -517,6 +654,11 @@ static tb_status write_mstx(tl *t, tb_error *err)
         }
         if (!on)
             continue;
+        int shaped = shaped_args(t, q, map, 1);
+        if (shaped) {
+            st = shaped < 0 ? timeline_nomem(err) : tlw_end(t->w, err);
+            continue;
+        }
         tlw_obj(t->w, "args");
         arg_int_col(t->w, "connection_id", q, 4);
         tlw_obj_end(t->w);
@@ -689,6 +831,18 @@ static tb_status write_npu_mem(tl *t, tb_error *err)
 }
 
 /* 1 when s is a decimal number JSON can carry as it is (Kineto's numeric ids) */
+/* 1 when s can be written as it is where a JSON number goes (a flow id
+ * that the trace wrote as a number, any length: the reader keeps it exact). */
+static int plain_number(const char *s)
+{
+    if (!(s[0] == '-' || (s[0] >= '0' && s[0] <= '9')))
+        return 0;
+    for (size_t n = 1; s[n]; n++)
+        if (!strchr("0123456789.eE+-", s[n]))
+            return 0;
+    return 1;
+}
+
 static int plain_digits(const char *s)
 {
     size_t n = 0;
@@ -707,7 +861,9 @@ static void flow_half(tl *t, sqlite3_stmt *q, const char *ph, const char *name, 
     const char *id = timeline_col_text(q, 2);
     if (!id)
         id = "";
-    if (t->kineto && plain_digits(id))
+    /* as the trace wrote it (TB_FLOW.written); else a Kineto id as a number, an Ascend one as a string */
+    int written = is_null(q, 9) ? -1 : sqlite3_column_int(q, 9);
+    if (written >= 0 ? (written & 1) && plain_number(id) : t->kineto && plain_digits(id))
         tlw_raw(w, "id", id, strlen(id));
     else
         tlw_cstr(w, "id", id);
@@ -719,23 +875,48 @@ static void flow_half(tl *t, sqlite3_stmt *q, const char *ph, const char *name, 
         timeline_jv_free(&tid);
     }
     tlw_us(w, "ts", sqlite3_column_int64(q, tsc), !t->kineto);
-    if (ph[0] == 'f')
+    if (written >= 0 ? (written & (ph[0] == 's' ? 2 : 4)) != 0 : ph[0] == 'f')
         tlw_cstr(w, "bp", "e");
+}
+
+/* A flow the input had with one end only: that end alone (from: its start). */
+static tb_status flow_one_end(tl *t, sqlite3_stmt *q, int from, tb_error *err)
+{
+    long k = timeline_row_proc(t, q, from ? 3 : 6);
+    if (k < 0)
+        return timeline_nomem(err);
+    if (!t->procs[k].keep)
+        return TB_OK;
+    const char *name = timeline_col_text(q, 1);
+    char *nm = strdup(name ? name : "");
+    if (!nm)
+        return timeline_nomem(err);
+    tlw_begin(t->w);
+    flow_half(t, q, from ? "s" : "f", nm, &t->procs[k].pid, from ? 4 : 7, from ? 5 : 8);
+    free(nm);
+    return tlw_end(t->w, err);
 }
 
 static tb_status write_flows(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
-    tb_status st = prep(t,
+    tb_status st = prep(t, t->flow_written ?
         "SELECT c.value, coalesce(n.value, c.value || f.flowId), f.flowId, f.fromPid, f.fromTid, f.fromNs, "
-        "  f.toPid, f.toTid, f.toNs FROM TB_FLOW f LEFT JOIN STRING_IDS c ON c.id = f.cat "
+        "  f.toPid, f.toTid, f.toNs, f.written FROM TB_FLOW f LEFT JOIN STRING_IDS c ON c.id = f.cat "
+        "LEFT JOIN STRING_IDS n ON n.id = f.name WHERE f.rankId IS ?1"
+        :
+        "SELECT c.value, coalesce(n.value, c.value || f.flowId), f.flowId, f.fromPid, f.fromTid, f.fromNs, "
+        "  f.toPid, f.toTid, f.toNs, NULL FROM TB_FLOW f LEFT JOIN STRING_IDS c ON c.id = f.cat "
         "LEFT JOIN STRING_IDS n ON n.id = f.name WHERE f.rankId IS ?1", &q, err);
     if (st)
         return st;
     int rc;
     while (!st && (rc = sqlite3_step(q)) == SQLITE_ROW) {
-        if (is_null(q, 5) || is_null(q, 8) || is_null(q, 3) || is_null(q, 6)) {
-            t->res->flows_unpaired++;
+        int from = !is_null(q, 5) && !is_null(q, 3), to = !is_null(q, 8) && !is_null(q, 6);
+        if (!from || !to) {
+            if (from || to)
+                t->res->flows_unpaired++;
+            st = from || to ? flow_one_end(t, q, from, err) : TB_OK;
             continue;
         }
         long a = timeline_row_proc(t, q, 3), b = a < 0 ? -1 : timeline_row_proc(t, q, 6);
@@ -894,7 +1075,17 @@ tb_status timeline_make_layers(tl *t, tb_error *err)
 /* Every layer's events of the rank, in msprof's order (a Kineto trace's layers only). */
 tb_status timeline_write_layers(tl *t, tb_error *err)
 {
-    tb_status st = write_pytorch(t, err);
+    sqlite3_stmt *q;
+    tb_status st = prep(t, "SELECT EXISTS (SELECT 1 FROM pragma_table_info('TASK') WHERE name = 'argsShape')", &q, err);
+    if (st)
+        return st;
+    t->shaped = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    if ((st = prep(t, "SELECT EXISTS (SELECT 1 FROM pragma_table_info('TB_FLOW') WHERE name = 'written')", &q, err)))
+        return st;
+    t->flow_written = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    st = write_pytorch(t, err);
     if (!st)
         st = write_cann(t, err);
     if (!st && !t->kineto)

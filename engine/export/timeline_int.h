@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "db/slice_args.h"
 #include "output/timeline_out.h"
 #include "spec/spec.h"
 #include "tracebook/error.h"
@@ -71,6 +72,9 @@ typedef struct tl {
     size_t last;        /* the last proc found: events come in runs */
     tlw *w;
     int lanes_built;
+    int shaped;         /* the DB keeps the args of timeline slices (argsShape) */
+    int flow_written;   /* the DB keeps how each flow was written (TB_FLOW.written) */
+    slice_buf abuf;     /* one slice's args, expanded */
     struct fid { dev_t dev; ino_t ino; } *inputs; /* files an output must not replace */
     size_t n_inputs;
 } tl;

@@ -23,7 +23,7 @@ typedef struct slot {
     uint64_t hash;
     int state;
     char ph;
-    int conn, has_ts;
+    int conn, has_ts, written;
     int64_t cat, name, ts, seq;
     char *id;       /* owned: id text, then pid/tid texts when they are strings */
     size_t idn;
@@ -98,9 +98,10 @@ static tb_val conn_val(int conn, const char *id, size_t n)
 
 static int emit_pair(flow_pairer *fp, const slot *s, const flow_end *f)
 {
-    tb_val v[11] = {VINT(fp->rank), s->cat < 0 ? VNULL : VINT(s->cat), s->name < 0 ? VNULL : VINT(s->name),
+    tb_val v[12] = {VINT(fp->rank), s->cat < 0 ? VNULL : VINT(s->cat), s->name < 0 ? VNULL : VINT(s->name),
                     VTEXT(s->id, s->idn), s->pid, s->tid, s->has_ts ? VINT(s->ts) : VNULL,
-                    f->pid, f->tid, f->has_ts ? VINT(f->ts) : VNULL, conn_val(s->conn, s->id, s->idn)};
+                    f->pid, f->tid, f->has_ts ? VINT(f->ts) : VNULL, conn_val(s->conn, s->id, s->idn),
+                    VINT(s->written | f->written)};
     return fp->sink->row(fp->sink->ctx, R_FLOW, v);
 }
 
@@ -111,17 +112,18 @@ static int emit(flow_pairer *fp, const slot *waiting, const flow_end *e)
         return emit_pair(fp, waiting, e);
     /* the finish waited: build a start view of e and a finish view of the slot */
     slot s = {.cat = e->cat, .name = e->name, .id = (char *)e->id, .idn = e->idn, .pid = e->pid, .tid = e->tid,
-              .has_ts = e->has_ts, .ts = e->ts, .conn = e->conn};
-    flow_end f = {.pid = waiting->pid, .tid = waiting->tid, .has_ts = waiting->has_ts, .ts = waiting->ts};
+              .has_ts = e->has_ts, .ts = e->ts, .conn = e->conn, .written = e->written};
+    flow_end f = {.pid = waiting->pid, .tid = waiting->tid, .has_ts = waiting->has_ts, .ts = waiting->ts,
+                  .written = waiting->written};
     return emit_pair(fp, &s, &f);
 }
 
 static int stage(flow_pairer *fp, const slot *s)
 {
     char ph[2] = {s->ph, 0};
-    tb_val v[9] = {VINT(fp->rank), VTEXT(ph, 1), s->cat < 0 ? VNULL : VINT(s->cat),
-                   s->name < 0 ? VNULL : VINT(s->name), VTEXT(s->id, s->idn), s->pid, s->tid,
-                   s->has_ts ? VINT(s->ts) : VNULL, VINT(s->seq)};
+    tb_val v[10] = {VINT(fp->rank), VTEXT(ph, 1), s->cat < 0 ? VNULL : VINT(s->cat),
+                    s->name < 0 ? VNULL : VINT(s->name), VTEXT(s->id, s->idn), s->pid, s->tid,
+                    s->has_ts ? VINT(s->ts) : VNULL, VINT(s->seq), VINT(s->written)};
     return fp->sink->row(fp->sink->ctx, R_FLOW_END, v);
 }
 
@@ -199,6 +201,7 @@ int fp_add(flow_pairer *fp, const flow_end *e)
     s->state = SLOT_USED;
     s->ph = e->ph;
     s->conn = e->conn;
+    s->written = e->written;
     s->cat = e->cat;
     s->name = e->name;
     s->has_ts = e->has_ts;

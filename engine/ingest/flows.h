@@ -27,7 +27,11 @@ typedef struct flow_end {
     int has_ts;
     int64_t ts;
     int conn;           /* the id is a connection id (HostToDevice, ac2g) */
+    int written;        /* FLOW_* bits: how the trace wrote this end */
 } flow_end;
+
+/* TB_FLOW.written: how the trace wrote the flow (docs/schema.md) */
+enum { FLOW_ID_NUMBER = 1, FLOW_START_BP = 2, FLOW_FINISH_BP = 4 };
 
 /* Returns new (free with fp_destroy) or NULL when out of memory. */
 flow_pairer *fp_create(const row_sink *sink, int rank, int64_t *seq);

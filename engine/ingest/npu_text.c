@@ -322,7 +322,7 @@ static int kernel_row(ctx *c, const kcols *k)
     }
     c->res->events++;
     if (comm) {
-        tb_val v[12] = {idv(name), start, VINT(end), VNULL, VNULL, VINT(c->ids->next_op++), VNULL, VNULL, VNULL,
+        tb_val v[14] = {idv(name), start, VINT(end), VNULL, VNULL, VINT(c->ids->next_op++), VNULL, VNULL, VNULL,
                         idv(type), VINT(dev), VINT(c->opt->rank)};
         c->res->dest[TB_DEST_COMMUNICATION_OP]++;
         return row_out(c, R_COMMUNICATION_OP, v);
@@ -351,7 +351,7 @@ static int kernel_row(ctx *c, const kcols *k)
             return -1;
     }
     tb_val model = int_val(c, k->model);
-    tb_val task[13] = {start, VINT(end), VINT(dev), VNULL, VINT(gid), VNULL, idv(coreid), int_val(c, k->ctx),
+    tb_val task[15] = {start, VINT(end), VINT(dev), VNULL, VINT(gid), VNULL, idv(coreid), int_val(c, k->ctx),
                        int_val(c, k->stream), int_val(c, k->task), model.type == V_NULL ? VINT(TB_STEP_MODEL_ID) : model,
                        VINT(c->opt->rank), idv(name)};
     if (row_out(c, R_TASK, task))

@@ -383,6 +383,11 @@ static void imp_free(imp *im)
     fp_destroy(im->flows);
     free(im->dbuf);
     free(im->abuf);
+    slice_buf_free(&im->ashape);
+    slice_buf_free(&im->avals);
+    for (int i = 0; i < SHAPE_KINDS; i++)
+        for (int j = 0; j < SHAPE_MEMO; j++)
+            slice_buf_free(&im->shapes[i][j].buf);
 }
 
 /*

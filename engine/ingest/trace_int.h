@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "db/slice_args.h"
 #include "ingest/flows.h"
 #include "ingest/importer.h"
 #include "util/jstream.h"
@@ -54,6 +55,17 @@ typedef struct thread {
     char *tid_str;
 } thread;
 
+/* The kinds of routed slices, each with the last args shapes it met. */
+enum { SHAPE_PYTORCH, SHAPE_CANN, SHAPE_HW_TASK, SHAPE_HCCL_TASK, SHAPE_GPU_TASK, SHAPE_COMM_OP, SHAPE_MSTX,
+       SHAPE_KINDS };
+
+#define SHAPE_MEMO 32 /* shapes remembered per kind (a power of 2) */
+
+typedef struct shape_memo {
+    slice_buf buf;
+    int64_t id;
+} shape_memo;
+
 typedef struct imp {
     const row_sink *sink;
     import_ids *ids;
@@ -79,6 +91,8 @@ typedef struct imp {
     size_t dcap;
     char *abuf;
     size_t acap;
+    slice_buf ashape, avals; /* the args of the slice being routed (db/slice_args.h) */
+    shape_memo shapes[SHAPE_KINDS][SHAPE_MEMO];
     tb_error *err;
 } imp;
 

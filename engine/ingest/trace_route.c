@@ -256,6 +256,49 @@ int trace_row(imp *im, int table, const tb_val *v)
     return -1;
 }
 
+/* The args shape (interned) and values of a routed slice of kind (SHAPE_*)
+ * into out[0] and out[1] (db/slice_args.h); cols are the members its rows
+ * hold. 0, or -1 with err set. */
+static int slice_args(imp *im, int kind, trace_event *ev, const slice_arg *cols, int ncols, tb_val *out)
+{
+    if (slice_args_shape(ev, cols, ncols, &im->ashape, &im->avals))
+        return trace_oom(im);
+    /* slices of a kind share a few shapes: the ids of the last ones met are
+     * kept, by a hash of the shape's length and a few of its bytes */
+    const char *p = im->ashape.p;
+    size_t n = im->ashape.n;
+    uint64_t h = n, w;
+    if (n >= 8) {
+        const size_t at[4] = {n / 3, n / 2, 2 * n / 3, n - 8};
+        for (int i = 0; i < 4; i++) {
+            size_t o = at[i] + 8 <= n ? at[i] : n - 8;
+            memcpy(&w, p + o, 8);
+            h = hash_mix64(h ^ w);
+        }
+    }
+    shape_memo *m = &im->shapes[kind][hash_mix64(h) & (SHAPE_MEMO - 1)];
+    if (!m->buf.p || m->buf.n != im->ashape.n || memcmp(m->buf.p, im->ashape.p, im->ashape.n) != 0) {
+        m->buf.n = 0;
+        if (slice_buf_add(&m->buf, im->ashape.p, im->ashape.n))
+            return trace_oom(im);
+        m->id = im->sink->intern(im->sink->ctx, im->ashape.p, im->ashape.n);
+    }
+    if (m->id < 0) {
+        m->buf.n = 0;
+        row_sink_fail(im->sink, im->path, im->err);
+        return -1;
+    }
+    out[0] = VINT(m->id);
+    out[1] = im->avals.n ? VTEXT(im->avals.p, im->avals.n) : VNULL;
+    return 0;
+}
+
+/* A key of put_task's: its value filled there. */
+#define KEY(k) {(k), sizeof(k) - 1, {0}}
+
+/* A string member as the row holds it (its own text), NULL when it is no string. */
+#define TEXT_ARG(key, s) SLICE_ARG(key, (s).type == JS_STR ? VTEXT((s).p, (s).n) : VNULL)
+
 static int64_t arg_int(trace_event *ev, const char *key, int64_t dflt)
 {
     int64_t v;
@@ -555,10 +598,12 @@ static int put_pytorch(imp *im, trace_event *ev, int64_t pid, int type)
     js_span types = js_arg(ev, "Input type");
     if (types.type != JS_NONE && (dtypes = intern_span(im, types)) == -1)
         return -1;
-    tb_val v[12] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(global_tid(pid, ev->tid)), VNULL,
+    tb_val v[14] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(global_tid(pid, ev->tid)), VNULL,
                     idval(name), arg_intval(ev, "Sequence number"), arg_intval(ev, "Fwd thread id"),
                     idval(dtypes), idval(shapes), VINT(type), VINT(im->opt->rank), arg_intval(ev, "stream")};
-    if (trace_row(im, R_PYTORCH_API, v))
+    slice_arg cols[] = {SLICE_ARG("Sequence number", v[5]), SLICE_ARG("Fwd thread id", v[6]),
+                        TEXT_ARG("Input type", types), TEXT_ARG("Input Dims", dims), SLICE_ARG("stream", v[11])};
+    if (slice_args(im, SHAPE_PYTORCH, ev, cols, 5, v + 12) || trace_row(im, R_PYTORCH_API, v))
         return -1;
     im->res->dest[TB_DEST_PYTORCH_API]++;
     if (span_eq(ev->name, "record_param_comms") && put_collective(im, ev, pid))
@@ -581,9 +626,13 @@ static int put_cann(imp *im, trace_event *ev, int64_t pid, int type)
     tb_val conn = arg_intval(ev, "connection_id");
     if (conn.type == V_NULL)
         conn = arg_intval(ev, "correlation");
-    tb_val v[8] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(type), VINT(global_tid(pid, ev->tid)), conn,
-                   idval(name), VINT(im->opt->rank), arg_intval(ev, "stream")};
-    if (trace_row(im, R_CANN_API, v))
+    tb_val v[10] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(type), VINT(global_tid(pid, ev->tid)), conn,
+                    idval(name), VINT(im->opt->rank), arg_intval(ev, "stream")};
+    int64_t tid;
+    tb_val tidv = js_span_int(ev->tid, &tid) == 0 ? VINT(tid) : VNULL;
+    slice_arg cols[] = {SLICE_ARG("connection_id", conn), SLICE_ARG("correlation", conn), SLICE_ARG("stream", v[7]),
+                        SLICE_ARG("Thread Id", tidv)};
+    if (slice_args(im, SHAPE_CANN, ev, cols, 4, v + 8) || trace_row(im, R_CANN_API, v))
         return -1;
     im->res->dest[TB_DEST_CANN_API]++;
     return 0;
@@ -606,16 +655,34 @@ static int cann_level_type(trace_event *ev)
     return API_ACL;
 }
 
-/* One TASK row; returns its globalTaskId, or -1. */
+/* The members a task's rows hold beyond its TASK row (sizes, block counts). */
+typedef struct task_more {
+    slice_arg a[5];
+    int n;
+} task_more;
+
+/* One TASK row; returns its globalTaskId, or -1. keys names the args that
+ * its device, stream, task id, connection id, model and context came from
+ * (NULL: none), kind its SHAPE_*. */
 static int64_t put_task(imp *im, trace_event *ev, int64_t pid, int64_t device, int64_t stream,
                         int64_t task_id, tb_val conn, int64_t task_type, int64_t model, int64_t context,
-                        int64_t name)
+                        int64_t name, int kind, const slice_arg keys[7], const task_more *more)
 {
     int64_t gid = im->ids->next_task++;
-    tb_val v[13] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(device), conn, VINT(gid), VINT(pid),
+    tb_val v[15] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(device), conn, VINT(gid), VINT(pid),
                     idval(task_type), context < 0 ? VNULL : VINT(context), stream < 0 ? VNULL : VINT(stream),
                     task_id < 0 ? VNULL : VINT(task_id), VINT(model), VINT(im->opt->rank), idval(name)};
-    if (trace_row(im, R_TASK, v))
+    slice_arg cols[12];
+    int n = 0;
+    const tb_val held[7] = {v[2], v[8], v[8], v[9], conn, v[10], v[7]};
+    for (int i = 0; i < 7; i++)
+        if (keys[i].key) {
+            cols[n] = keys[i];
+            cols[n++].v = held[i];
+        }
+    for (int i = 0; more && i < more->n; i++)
+        cols[n++] = more->a[i];
+    if (slice_args(im, kind, ev, cols, n, v + 13) || trace_row(im, R_TASK, v))
         return -1;
     im->res->dest[TB_DEST_TASK]++;
     note_device(im, device);
@@ -657,19 +724,31 @@ static int put_hw_task(imp *im, trace_event *ev, int64_t pid, proc *p)
     int64_t type_id = intern_span(im, tt), name = intern_span(im, ev->name);
     if (type_id == -1 || name == -1)
         return -1;
+    int memcpy_task = span_prefix(tt, "MEMCPY"), compute = !memcpy_task && !non_compute_type(tt);
+    tb_val size = arg_intval(ev, "size");
+    if (size.type == V_NULL)
+        size = arg_intval(ev, "size(B)");
+    task_more more = {.a = {TEXT_ARG("Task Type", tt)}, .n = 1};
+    if (memcpy_task) {
+        more.a[more.n++] = SLICE_ARG("size", size);
+        more.a[more.n++] = SLICE_ARG("size(B)", size);
+    } else if (compute) {
+        more.a[more.n++] = SLICE_ARG("Block Num", arg_intval(ev, "Block Num"));
+        more.a[more.n++] = SLICE_ARG("Mix Block Num", arg_intval(ev, "Mix Block Num"));
+    }
+    static const slice_arg keys[7] = {{0}, KEY("Physic Stream Id"), KEY("Stream Id"), KEY("Task Id"),
+                                      KEY("connection_id"), KEY("Model Id"), KEY("Subtask Id")};
     int64_t gid = put_task(im, ev, pid, dev, stream, arg_int(ev, "Task Id", -1), arg_intval(ev, "connection_id"),
-                           type_id, arg_int(ev, "Model Id", INVALID_ID), arg_int(ev, "Subtask Id", -1), name);
+                           type_id, arg_int(ev, "Model Id", INVALID_ID), arg_int(ev, "Subtask Id", -1), name,
+                           SHAPE_HW_TASK, keys, &more);
     if (gid < 0)
         return -1;
-    if (span_prefix(tt, "MEMCPY")) {
-        tb_val size = arg_intval(ev, "size");
-        if (size.type == V_NULL)
-            size = arg_intval(ev, "size(B)");
+    if (memcpy_task) {
         tb_val v[4] = {VINT(gid), size, VINT(65535), VINT(im->opt->rank)};
         if (trace_row(im, R_MEMCPY_INFO, v))
             return -1;
         im->res->dest[TB_DEST_MEMCPY_INFO]++;
-    } else if (!non_compute_type(tt)) {
+    } else if (compute) {
         int64_t op_type = derived_type(im, ev->name, 0);
         if (op_type == -1)
             return -1;
@@ -748,6 +827,7 @@ static int64_t op_type_of(imp *im, js_span name)
     return intern_span(im, t);
 }
 
+/* One COMMUNICATION_OP row. kernel: a Kineto kernel, whose args its TASK row keeps. */
 static int put_comm_op(imp *im, trace_event *ev, int64_t device, tb_val conn, int64_t group, int kernel)
 {
     int64_t name = intern_span(im, ev->name);
@@ -762,10 +842,12 @@ static int put_comm_op(imp *im, trace_event *ev, int64_t device, tb_val conn, in
     double c;
     if (js_span_real(js_arg(ev, "count"), &c) == 0)
         count = VREAL(c);
-    tb_val v[12] = {idval(name), VINT(ev->ts_ns), VINT(end_ns(ev)), conn, idval(group), VINT(im->ids->next_op++),
+    tb_val v[14] = {idval(name), VINT(ev->ts_ns), VINT(end_ns(ev)), conn, idval(group), VINT(im->ids->next_op++),
                     dt < 0 ? VNULL : VINT(dt), idval(alg), count, idval(optype), VINT(device),
                     VINT(im->opt->rank)};
-    if (trace_row(im, R_COMMUNICATION_OP, v))
+    js_span gname = js_arg(ev, "group_name"), aname = js_arg(ev, "alg_type");
+    slice_arg cols[] = {SLICE_ARG("connection_id", conn), TEXT_ARG("group_name", gname), TEXT_ARG("alg_type", aname)};
+    if ((!kernel && slice_args(im, SHAPE_COMM_OP, ev, cols, 3, v + 12)) || trace_row(im, R_COMMUNICATION_OP, v))
         return -1;
     im->res->dest[TB_DEST_COMMUNICATION_OP]++;
     note_device(im, device);
@@ -787,8 +869,16 @@ static int put_comm_layer(imp *im, trace_event *ev, int64_t pid, proc *p)
         return -1;
     int64_t tid = 0;
     js_span_int(ev->tid, &tid);
+    static const slice_arg keys[7] = {{0}, KEY("stream id"), {0}, KEY("task id"), {0}, {0}, KEY("context id")};
+    js_span ttype = js_arg(ev, "task type");
+    task_more more = {.a = {TEXT_ARG("task type", ttype), SLICE_ARG("notify id", arg_intval(ev, "notify id")),
+                            SLICE_ARG("src rank", arg_intval(ev, "src rank")),
+                            SLICE_ARG("dst rank", arg_intval(ev, "dst rank")),
+                            SLICE_ARG("size(Byte)", arg_intval(ev, "size(Byte)"))},
+                      .n = 5};
     int64_t gid = put_task(im, ev, pid, dev, arg_int(ev, "stream id", -1), arg_int(ev, "task id", -1),
-                           VNULL, tt, INVALID_ID, arg_int(ev, "context id", -1), name);
+                           VNULL, tt, INVALID_ID, arg_int(ev, "context id", -1), name, SHAPE_HCCL_TASK, keys,
+                           &more);
     if (gid < 0)
         return -1;
     double bw;
@@ -840,7 +930,9 @@ static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
     int64_t name = intern_span(im, ev->name), cat = intern_span(im, ev->cat);
     if (name == -1 || cat == -1)
         return -1;
-    int64_t gid = put_task(im, ev, pid, dev, stream, -1, corr, cat, INVALID_ID, -1, name);
+    static const slice_arg keys[7] = {KEY("device"), KEY("stream"), {0}, {0}, KEY("correlation"), {0}, {0}};
+    task_more more = {.a = {SLICE_ARG("bytes", arg_intval(ev, "bytes"))}, .n = !is_kernel};
+    int64_t gid = put_task(im, ev, pid, dev, stream, -1, corr, cat, INVALID_ID, -1, name, SHAPE_GPU_TASK, keys, &more);
     if (gid < 0)
         return -1;
     if (!is_kernel) {
@@ -885,9 +977,10 @@ static int put_mstx(imp *im, trace_event *ev, int64_t pid)
     int64_t msg = intern_span(im, ev->name);
     if (msg == -1)
         return -1;
-    tb_val v[7] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(2), idval(msg), VINT(global_tid(pid, ev->tid)),
+    tb_val v[9] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(2), idval(msg), VINT(global_tid(pid, ev->tid)),
                    arg_intval(ev, "connection_id"), VINT(im->opt->rank)};
-    if (trace_row(im, R_MSTX_EVENTS, v))
+    slice_arg cols[] = {SLICE_ARG("connection_id", v[5])};
+    if (slice_args(im, SHAPE_MSTX, ev, cols, 1, v + 7) || trace_row(im, R_MSTX_EVENTS, v))
         return -1;
     im->res->dest[TB_DEST_MSTX_EVENTS]++;
     return 0;
@@ -987,6 +1080,9 @@ int trace_put_flow_end(imp *im, trace_event *ev, int64_t pkey)
         return -1;
     flow_end e = {.ph = ev->ph, .cat = cat, .name = name, .pid = trace_pid_val(im, pkey), .has_ts = ev->has_ts,
                   .ts = ev->ts_ns, .conn = span_eq(ev->cat, "HostToDevice") || span_eq(ev->cat, "ac2g")};
+    /* how the trace wrote it, so that export timeline writes it so again */
+    e.written = (ev->id.type == JS_NUM ? FLOW_ID_NUMBER : 0) |
+                (span_eq(ev->bp, "e") ? (ev->ph == 's' ? FLOW_START_BP : FLOW_FINISH_BP) : 0);
     /* the id decodes into its own buffer; tid is a number in practice, text otherwise */
     if (ev->id.type == JS_STR)
         e.id = js_str_decode(ev->id, &im->abuf, &im->acap, &e.idn);

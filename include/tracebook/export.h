@@ -94,7 +94,7 @@ typedef struct tb_timeline_result {
     size_t files;                    /* files written, slices included */
     size_t ranks;                    /* ranks exported */
     uint64_t events;                 /* trace events written, metadata included, all files */
-    uint64_t flows_unpaired;         /* TB_FLOW rows without both ends: not written */
+    uint64_t flows_unpaired;         /* TB_FLOW rows with one end only (as the input had them): that end written */
     char window_label[48];           /* "" without a window */
 } tb_timeline_result;
 
