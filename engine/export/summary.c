@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "db/open.h"
+#include "export/finish.h"
 #include "export/summary_comm.h"
 #include "export/summary_db.h"
 #include "output/output.h"
@@ -1038,5 +1039,5 @@ done:
     tb_spec_free(r.layouts[1]);
     free(r.ranks);
     file_ids_free(&r.ids);
-    return rc;
+    return rc ? rc : export_finish(s, res->ranks, pub->clear_cache, pub->note, pub->ctx, err);
 }

@@ -54,6 +54,7 @@
 #include "session/session.h"
 #include "tracebook/db.h"
 #include "tracebook/export.h"
+#include "export/finish.h"
 #include "export/timeline_int.h"
 #include "util/dirs.h"
 
@@ -477,13 +478,19 @@ tb_status tb_timeline_write(tb_session *s, const tb_timeline_options *opt, tb_ti
         if (!st)
             res->ranks++;
     }
+    if (!st && res->flows_unpaired && opt->note) {
+        char msg[96];
+        snprintf(msg, sizeof msg, "%" PRIu64 " flows have one end only, as in the input: written so",
+                 res->flows_unpaired);
+        opt->note(opt->ctx, msg);
+    }
 done:
     free(ranks);
     free(t.inputs);
     slice_buf_free(&t.abuf);
     window_info_finish(&wi);
     window_reset(t.db);
-    return st;
+    return st ? st : export_finish(s, res->ranks, opt->clear_cache, opt->note, opt->ctx, err);
 }
 
 tb_status tb_timeline_slice_config(const char *path, int64_t *slice_bytes, tb_error *err)

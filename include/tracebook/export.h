@@ -85,6 +85,8 @@ typedef struct tb_timeline_options {
     const char *out_dir;             /* created when missing (one level); NULL: tb_export_default_dir */
     const tb_spec *spec;             /* borrowed; its json_process picks the layers; NULL = all */
     int64_t slice_bytes;             /* 0: one file per rank; else slices of at most about this size */
+    int clear_cache;                 /* 1: after a successful export, remove the cached DB the session
+                                        loaded for it (a DB given as the input stays) */
     void (*written)(void *ctx, const char *path); /* each file put in place (may be NULL) */
     void (*note)(void *ctx, const char *msg);     /* things the user should know (may be NULL) */
     void *ctx;
@@ -103,7 +105,8 @@ typedef struct tb_timeline_result {
  * as tb_db_default_name's); with several ranks `msprof_<timestamp>_rank<R>.json`
  * per rank; a window adds `_<label>`; slices are
  * `msprof_slice_<N>_<timestamp>[...].json`. Every file is written under a
- * temporary name and renamed when complete.
+ * temporary name and renamed when complete. A window that no rank has is
+ * TB_ERR_USAGE (nothing exported); no rank at all, a note.
  */
 tb_status tb_timeline_write(tb_session *s, const tb_timeline_options *opt, tb_timeline_result *res, tb_error *err);
 
@@ -122,6 +125,7 @@ typedef struct tb_summary_options {
                                         or an msprof reports file: the summaries of each rank's layout) */
     unsigned formats;                /* TB_OUT_CSV, TB_OUT_JSON, TB_OUT_XLSX; 0 = csv */
     int no_clobber;                  /* 1: refuse (TB_ERR_USAGE) when an output exists; nothing is written */
+    int clear_cache;                 /* as tb_timeline_options.clear_cache */
     int csv_safe;                    /* as tb_report_job.csv_safe */
     int merge;                       /* 1: one set of files for every rank, in one folder under out_dir
                                         (required): msprof's layout when any rank has it, each report
@@ -138,7 +142,8 @@ typedef struct tb_summary_result {
 } tb_summary_result;
 
 /* Writes the summaries of every rank of the session's DB, over its window
- * (each rank alone). Stops at the first error. */
+ * (each rank alone). Stops at the first error. A window that no rank has is
+ * TB_ERR_USAGE (nothing exported); no rank at all, a note. */
 tb_status tb_summary_write(tb_session *s, const tb_summary_options *opt, tb_summary_result *res, tb_error *err);
 
 /*

@@ -902,7 +902,9 @@ static void summary_windows(void **state)
     written_list w = {0};
     o = (tb_summary_options){.out_dir = none, .written = on_written, .ctx = &w};
     tb_error_clear(&err);
-    assert_int_equal(tb_summary_write(s, &o, &res, &err), TB_OK);
+    /* a window no rank has: nothing exported, and an error that says so */
+    assert_int_equal(tb_summary_write(s, &o, &res, &err), TB_ERR_USAGE);
+    assert_string_equal(err.message, "no rank has the window (model 4294967295, iteration 100): nothing exported");
     assert_int_equal(res.ranks, 0);
     assert_int_equal(res.files, 0);
     assert_int_equal(w.n, 0);
