@@ -12,8 +12,8 @@
 
 /*
  * When the last failure on db was SQLite's "integer overflow" and a table
- * of db with startNs and endNs explains it (its durations or times add up
- * to 2^63 ns or more), sets err to "[FILE: ]WHAT: the sum of TABLE COLUMN
+ * of db with startNs and endNs explains it (its durations add up to 2^63
+ * ns or more), sets err to "[FILE: ]WHAT: the sum of TABLE COLUMN
  * overflows 64-bit ns (integer overflow): the DB holds out-of-range times
  * (...)" and returns TB_ERR_PARSE; else returns TB_OK and leaves err. Runs
  * its own SELECTs on db: the caller lifts any authorizer and step budget

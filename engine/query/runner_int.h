@@ -55,7 +55,7 @@ typedef struct runner {
 
 /* The error of a statement of what that failed while it ran: the sandbox's
  * refusal or SQLite's message (TB_ERR_DB); SQLite's "integer overflow" over a
- * table whose times sum beyond 64 bits names the table and column and is an
+ * table whose durations sum beyond 64 bits names the table and column and is an
  * error of the input (TB_ERR_PARSE) (db/overflow.c). */
 tb_status runner_step_error(runner *r, const char *what, tb_error *err);
 
