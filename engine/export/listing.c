@@ -29,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/overflow.h"
 #include "output/output.h"
 #include "query/window.h"
 #include "session/session.h"
@@ -39,6 +40,7 @@ typedef struct lst {
     const tb_print_options *opt;
     sqlite3 *db;        /* the session's connection */
     const char *db_path;
+    const char *verb;   /* "print summary" or "print trace", for messages */
     FILE *f;
     tb_error *err;
     char *name;         /* the Name cell being printed (owned; grows) */
@@ -69,6 +71,10 @@ static const klass classes[] = {
 
 static tb_status sql_fail(lst *l, const char *what)
 {
+    /* a sum beyond 64 bits over out-of-range times: the table and column */
+    tb_status rc = db_overflow_explain(l->db, l->db_path, l->verb, l->err);
+    if (rc)
+        return rc;
     return tb_error_at(l->err, TB_ERR_DB, l->db_path, 0, 0, -1, "%s: %s", what, sqlite3_errmsg(l->db));
 }
 
@@ -470,7 +476,8 @@ static tb_status run(tb_session *s, const tb_print_options *opt, int trace, tb_e
 {
     if (!opt->out_path && !opt->out)
         return tb_error_set(err, TB_ERR_USAGE, "print: no output given");
-    lst l = {.opt = opt, .err = err, .db = session_db(s, err), .db_path = tb_session_db_path(s)};
+    lst l = {.opt = opt, .err = err, .db = session_db(s, err), .db_path = tb_session_db_path(s),
+             .verb = trace ? "print trace" : "print summary"};
     afile af = {0};
     window_info wi = {0};
     tb_status st;

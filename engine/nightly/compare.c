@@ -1099,8 +1099,16 @@ static tb_status open_out_dir(const tb_compare_job *job, const tb_spec *given, c
     for (size_t i = 0; i < job->spec->n_reports && !st; i++) {
         const tb_spec_report *rep = &job->spec->reports[i];
         unsigned f = formats_of(job, rep);
-        if (f & TB_OUT_CSV)
+        if (f & TB_OUT_CSV) {
             st = file_ids_check_out(ids, job->out_dir, rep->id, "_compare.csv", err);
+            /* the parts of a split CSV: <id>_compare_<k>.csv */
+            char *stem = st ? NULL : sqlite3_mprintf("%s_compare", rep->id);
+            if (!st && !stem)
+                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            if (stem)
+                st = file_ids_check_parts(ids, job->out_dir, stem, 0, err);
+            sqlite3_free(stem);
+        }
         if (!st && (f & TB_OUT_JSON))
             st = file_ids_check_out(ids, job->out_dir, rep->id, "_compare.json", err);
     }

@@ -1246,6 +1246,8 @@ static tb_status check_outputs(const tb_history_report_job *job, const tb_spec *
             if (!stem)
                 return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
             st = file_ids_check_out(ids, job->out_dir, stem, "csv", err);
+            if (!st) /* the parts of a split CSV */
+                st = file_ids_check_parts(ids, job->out_dir, stem, 0, err);
             if (!st)
                 st = file_ids_check_out(ids, job->out_dir, stem, "json", err);
             sqlite3_free(stem);

@@ -2,6 +2,7 @@
 /*
  * file_ids.c - the files a run must never replace (file_ids.h).
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
 #include <fcntl.h>
@@ -192,5 +193,57 @@ tb_status file_ids_check_out(const file_ids *f, const char *dir, const char *nam
     snprintf(path, n, "%s/%s%s%s", dir, name, suffix[0] == '_' ? "" : ".", suffix);
     tb_status st = file_ids_check(f, path, err);
     free(path);
+    return st;
+}
+
+/* Is name a part of the split CSV <base>.csv: <base>_<k>.csv, or with at >
+ * 0, msprof's <base[0..at)>slice_<k>_<base[at..]>.csv? */
+static int is_part(const char *name, const char *base, size_t at)
+{
+    size_t n = strlen(base);
+    if (at > n)
+        at = n;
+    size_t head = at ? at : n;
+    if (strncmp(name, base, head) != 0)
+        return 0;
+    const char *p = name + head;
+    if (at ? strncmp(p, "slice_", 6) != 0 : *p != '_')
+        return 0;
+    p += at ? 6 : 1;
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    while (isdigit((unsigned char)*p))
+        p++;
+    if (at) {
+        if (*p != '_' || strncmp(p + 1, base + at, n - at) != 0)
+            return 0;
+        p += 1 + (n - at);
+    }
+    return !strcmp(p, ".csv");
+}
+
+tb_status file_ids_check_parts(const file_ids *f, const char *dir, const char *base, size_t at, tb_error *err)
+{
+    if (!f->n)
+        return TB_OK;
+    DIR *d = opendir(dir);
+    if (!d)
+        return TB_OK; /* a folder not there yet holds no input */
+    struct dirent *e;
+    tb_status st = TB_OK;
+    while (!st && (e = readdir(d)) != NULL) {
+        if (!is_part(e->d_name, base, at))
+            continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *path = malloc(n);
+        if (!path) {
+            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            break;
+        }
+        snprintf(path, n, "%s/%s", dir, e->d_name);
+        st = file_ids_check(f, path, err);
+        free(path);
+    }
+    closedir(d);
     return st;
 }

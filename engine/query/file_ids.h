@@ -44,6 +44,11 @@ tb_status file_ids_check(const file_ids *f, const char *path, tb_error *err);
  * as is ("_compare.csv"), any other is an extension ("csv" -> ".csv"). */
 tb_status file_ids_check_out(const file_ids *f, const char *dir, const char *name, const char *suffix, tb_error *err);
 
+/* The same for every file in dir that a split CSV of DIR/<base>.csv may
+ * write (csv_out.c): <base>_<k>.csv, or with at > 0 msprof's
+ * <base[0..at)>slice_<k>_<base[at..]>.csv, at bytes into base. */
+tb_status file_ids_check_parts(const file_ids *f, const char *dir, const char *base, size_t at, tb_error *err);
+
 void file_ids_free(file_ids *f);
 
 /* Creates the output folder dir when missing (one level) and checks that it

@@ -53,6 +53,12 @@ typedef struct runner {
     const char *pv_missing;
 } runner;
 
+/* The error of a statement of what that failed while it ran: the sandbox's
+ * refusal or SQLite's message (TB_ERR_DB); SQLite's "integer overflow" over a
+ * table whose durations sum beyond 64 bits names the table and column and is an
+ * error of the input (TB_ERR_PARSE) (db/overflow.c). */
+tb_status runner_step_error(runner *r, const char *what, tb_error *err);
+
 /* VM steps between two calls of the progress handler (the budget's unit). */
 #define STEP_CHUNK 1000
 

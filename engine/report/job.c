@@ -897,18 +897,45 @@ static int wanted(const tb_run_options *o, const char *id)
     return !o->only;
 }
 
+/* DIR/<base>.csv of a report, and every file in DIR a split of it would
+ * take (<base>_<k>.csv, or msprof's slice names with job->msprof_slices). */
+static tb_status guard_csv(job_state *js, const tb_spec_report *rep, const char *base, tb_error *err)
+{
+    tb_status rc = file_ids_check_out(&js->inputs, js->job->out_dir, base, "csv", err);
+    if (!rc)
+        rc = file_ids_check_parts(&js->inputs, js->job->out_dir, base,
+                                  js->job->msprof_slices ? strlen(rep->id) + 1 : 0, err);
+    return rc;
+}
+
+/* The run's workbook and page, when it writes them, under the window's label. */
+static tb_status guard_books(job_state *js, const tb_run_options *o, const char *label, tb_error *err)
+{
+    tb_status rc = TB_OK;
+    for (int html = 0; html < 2 && !rc; html++) {
+        char *path = NULL;
+        if (!wants_fmt(o, html ? TB_OUT_HTML : TB_OUT_XLSX))
+            continue;
+        if (!(rc = book_path(js, label, html, &path, err)))
+            rc = file_ids_check(&js->inputs, path, err);
+        free(path);
+    }
+    return rc;
+}
+
 /*
- * Each report's CSV and JSON files outside a window (in one, their names
- * get its label, known only once it is applied) checked against the
- * inputs before the first report runs, so that a run refused for one of
- * its later files has written none of its earlier ones into a folder it
- * reads. Opening each file checks it again.
+ * Each report's CSV and JSON files (in a window, with its label: the label
+ * comes from the window's options alone), the parts a split CSV would
+ * write, and the run's workbook and page, checked against the inputs
+ * before the first report runs, so that a run refused for one of its later
+ * files has written none of its earlier ones into a folder it reads.
+ * Opening each file checks it again.
  */
 static tb_status guard_outputs(job_state *js, const tb_run_options *o, tb_error *err)
 {
-    if (o->window.set)
-        return TB_OK;
     const char *tag = js->job->file_tag ? js->job->file_tag : "";
+    char label[48];
+    window_label(&o->window, label, sizeof label);
     tb_status rc = TB_OK;
     for (size_t i = 0; i < o->n_specs && !rc; i++)
         for (size_t k = 0; k < o->specs[i]->n_reports && !rc; k++) {
@@ -918,17 +945,17 @@ static tb_status guard_outputs(job_state *js, const tb_run_options *o, tb_error 
                 f = tb_spec_outputs(o->specs[i]) ? tb_spec_outputs(o->specs[i]) : TB_OUT_CSV;
             if (!wanted(o, rep->id))
                 continue;
-            char suffix[300];
-            if ((f & TB_OUT_CSV) && !rc) {
-                snprintf(suffix, sizeof suffix, "_%s.csv", tag);
-                rc = file_ids_check_out(&js->inputs, js->job->out_dir, rep->id, *tag ? suffix : "csv", err);
-            }
-            if ((f & TB_OUT_JSON) && !rc) {
-                snprintf(suffix, sizeof suffix, "_%s.json", tag);
-                rc = file_ids_check_out(&js->inputs, js->job->out_dir, rep->id, *tag ? suffix : "json", err);
-            }
+            /* the name open_file_sink gives: <id>[_<tag>][_<label>] */
+            char *base = sqlite3_mprintf("%s%s%s%s%s", rep->id, *tag ? "_" : "", tag, *label ? "_" : "", label);
+            if (!base)
+                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+            if (f & TB_OUT_CSV)
+                rc = guard_csv(js, rep, base, err);
+            if ((f & TB_OUT_JSON) && !rc)
+                rc = file_ids_check_out(&js->inputs, js->job->out_dir, base, "json", err);
+            sqlite3_free(base);
         }
-    return rc;
+    return rc ? rc : guard_books(js, o, label, err);
 }
 
 static tb_status guard_inputs(job_state *js, const tb_run_options *o, char *meta_path, size_t n, tb_error *err)

@@ -162,22 +162,45 @@ def _(t):
 @case("a tracebook DB whose tasks span -(2^62 - 1) to 2^62 - 1: every time report ends, no undefined arithmetic")
 def _(t):
     box = tbtest.Sandbox(SUITE.program, WORK, "extreme")
-    own = box.path("own.db")
-    r = box.run(["export", "db", "-dir", trace(box), "-o", own, "-q"])
+    own, tr = box.path("own.db"), trace(box)
+    r = box.run(["export", "db", "-dir", tr, "-o", own, "-q"])
     t.check(r.rc == 0, "export db: %s" % r)
     edge = (1 << 62) - 1  # the widest span the range rule keeps
     with sqlite3.connect(own) as c:
         for rowid, in c.execute("SELECT rowid FROM TASK ORDER BY rowid LIMIT 2").fetchall():
             c.execute("UPDATE TASK SET startNs = ?, endNs = ? WHERE rowid = ?", (-edge, edge, rowid))
     # on the sanitizer build an overflow in C aborts the run: these end with
-    # their rows (0) or SQLite's own "integer overflow" of a sum (5)
+    # their rows (0) or, where a sum of durations leaves 64 bits, with an
+    # error naming the report, the table and the column (3)
+    why = ("the sum of TASK durations (endNs - startNs) overflows 64-bit ns (integer overflow): the DB holds "
+           "out-of-range times (its longest row spans 9.223e+18 ns, 292 years)\n")
+    overflowed = set()
     for spec in ("temporal_breakdown", "comm_comp_overlap", "idle_time_breakdown", "exposed_time",
                  "step_trace_time", "overlap_analysis", "queue_length_summary", "kernel_launch_stats",
-                 "top_kernels"):
+                 "top_kernels", "op_statistic", "kernel_breakdown", "advisor_aicpu_op"):
         r = box.run(["report", "-dir", own, "-o", box.path("out_" + spec), "-q", "--spec", "builtin:" + spec])
-        t.check(r.rc in (0, 5) and "runtime error" not in r.err and "Sanitizer" not in r.err,
+        t.check(r.rc in (0, 3) and "runtime error" not in r.err and "Sanitizer" not in r.err,
                 "%s: %s" % (spec, r))
-        t.check(r.rc == 0 or r.err.endswith("integer overflow\n"), "%s: exit 5 is SQLite's overflow: %r" % (spec, r.err))
+        t.check(r.rc == 0 or r.err == "tracebook: error: report '%s': %s" % (spec, why), "%s: exit 3 names the "
+                "report, table and column: %r" % (spec, r.err))
+        if r.rc == 3:
+            overflowed.add(spec)
+            t.check(not os.path.exists(box.path("out_" + spec, spec + ".csv")), "%s: no file" % spec)
+    t.check({"top_kernels", "op_statistic", "kernel_breakdown"} <= overflowed, "the kernel sums overflow: %s"
+            % sorted(overflowed))
+    r = box.run(["export", "summary", "-dir", own, "-o", box.path("summary"), "-q"])
+    t.check(r.rc == 3 and r.err.startswith("tracebook: error: report '") and r.err.endswith("': " + why),
+            "export summary: %s" % r)
+    for verb in ("summary", "trace"):
+        r = box.run(["print", verb, "-dir", own, "-q", "--log-file", box.path(verb + ".txt")])
+        t.check((r.rc, r.err) in ((0, ""), (3, "tracebook: error: %s: print %s: %s" % (own, verb, why))),
+                "print %s: %s" % (verb, r))
+        t.check(r.rc == 0 or not os.path.exists(box.path(verb + ".txt")), "print %s: no listing" % verb)
+    t.check(box.run(["print", "summary", "-dir", own, "-q"]).rc == 3, "print summary overflows")
+    # a query's own overflow where no table's sum explains it stays SQLite's (exit 5)
+    r = box.run(["query", "-dir", tr, "-q", "SELECT sum(x) AS s FROM (SELECT 9223372036854775807 AS x UNION ALL "
+                 "SELECT 1)"])
+    t.check(r.rc == 5 and r.err == "tracebook: error: query: integer overflow\n", "a query's own overflow: %s" % r)
     for cmd in (["export", "timeline", "-o", box.path("timeline")], ["print", "trace"], ["info"]):
         r = box.run(cmd + ["-dir", own, "-q"])
         t.check(r.rc == 0 and "runtime error" not in r.err, "%s: %s" % (" ".join(cmd), r))

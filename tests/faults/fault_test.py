@@ -425,6 +425,68 @@ def _(t):
     t.check(sha_tree(rank) == before, "the input folder is unchanged")
 
 
+
+@case("an output name on an input is refused before the first report: in a window, a workbook, a split CSV's part")
+def _(t):
+    box = Box("names")
+    refuse = "tracebook: error: %s: refusing to replace an input file: write the output elsewhere (-o)\n"
+    for kind in ("window", "workbook", "part"):
+        rank = box.path(kind, "rank0_ascend_pt")
+        shutil.copytree(os.path.join(NPU_DIR, "rank0_ascend_pt"), rank)
+        apo = os.path.join(rank, "ASCEND_PROFILER_OUTPUT")
+        spec = os.path.join(apo, "two.yaml")
+        late = "SELECT 1 AS a"
+        args = ["--format", "csv"]
+        if kind == "window":
+            # the kernels' CSV named as report kernel_details's file in step 8
+            victim = os.path.join(apo, "kernel_details_8.csv")
+            args += ["--model-id", "4294967295", "--iteration-id", "8"]
+        elif kind == "workbook":
+            # the SQL file of the second report named as the run's workbook
+            victim = os.path.join(apo, "tracebook.xlsx")
+            with open(victim, "w") as f:
+                f.write("SELECT 2 AS b\n")
+            late = None
+            args = ["--format", "csv,xlsx"]
+        else:
+            # the kernels' CSV named as the second part of a split kernel_details.csv
+            victim = os.path.join(apo, "kernel_details_2.csv")
+            late = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 1000001) "
+                    "SELECT i FROM r")
+        if kind != "workbook":
+            os.rename(os.path.join(apo, "kernel_details.csv"), victim)
+        with open(spec, "w") as f:
+            f.write("tracebook: 1\nreports:\n  - id: first\n    sql: SELECT 1 AS a\n  - id: %s\n"
+                    % ("second" if late is None else "kernel_details"))
+            f.write("    sql_file: tracebook.xlsx\n" if late is None else "    sql: %s\n" % late)
+        before = sha_tree(rank)
+        r = box.run(["report", "-dir", rank, "--spec", spec, "-o", apo, "-q"] + args)
+        t.check(r.rc == 2 and r.err == refuse % victim, "%s: refused, naming the input: %d %r" % (kind, r.rc, r.err))
+        t.check(sha_tree(rank) == before, "%s: nothing written into the input's folder" % kind)
+    # the part check passes over a file that no part would take, and over
+    # a part name that is no input: the split is written
+    out = box.path("part", "out")
+    os.makedirs(out)
+    with open(os.path.join(out, "kernel_details_x.csv"), "w") as f:
+        f.write("x\n")
+    r = box.run(["report", "-dir", rank, "--spec", spec, "-o", out, "-q", "--format", "csv"])
+    t.check(r.rc == 0 and sorted(n for n in os.listdir(out) if n.startswith("kernel_details")) ==
+            ["kernel_details_1.csv", "kernel_details_2.csv", "kernel_details_x.csv"], "split: %d %r %s"
+            % (r.rc, r.err, sorted(os.listdir(out))))
+    # compare: a part of <id>_compare.csv
+    rank = box.path("compare", "rank0_ascend_pt")
+    shutil.copytree(os.path.join(NPU_DIR, "rank0_ascend_pt"), rank)
+    apo = os.path.join(rank, "ASCEND_PROFILER_OUTPUT")
+    victim = os.path.join(apo, "kernel_details_compare_2.csv")
+    os.rename(os.path.join(apo, "kernel_details.csv"), victim)
+    spec = box.path("compare", "one.yaml")
+    with open(spec, "w") as f:
+        f.write("tracebook: 1\nreports:\n  - id: kernel_details\n    key: [a]\n    sql: SELECT 1 AS a\n")
+    before = sha_tree(rank)
+    r = box.run(["compare", "-base", rank, "-new", rank, "--spec", spec, "-o", apo, "-q", "--format", "csv"])
+    t.check(r.rc == 2 and r.err == refuse % victim, "compare: refused, naming the input: %d %r" % (r.rc, r.err))
+    t.check(sha_tree(rank) == before, "compare: nothing written into the input's folder")
+
 KILLED_WRITER = """
 import sqlite3, sys, time
 c = sqlite3.connect(sys.argv[1], isolation_level=None)

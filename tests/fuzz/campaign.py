@@ -6,7 +6,9 @@
 # and the matching files of the shared public data when present, under the
 # sanitizers of the fuzz build. Prints the executions, the inputs kept and
 # the findings; exits 1 when the fuzzer found a crash, a leak, a timeout or
-# a memory blow-up (its input is kept under WORK_DIR/artifacts/).
+# a memory blow-up (its input is kept under WORK_DIR/artifacts/); a slow
+# input is counted, not a finding. The
+# coverage printed is libFuzzer's last status line (edges and features).
 # usage: campaign.py FUZZER TARGET SECONDS CORPUS_DIR WORK_DIR [SHARED_DATA]
 import os
 import re
@@ -52,10 +54,20 @@ r = subprocess.run(args, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDO
 out = r.stdout
 shutil.rmtree(tmp, ignore_errors=True)
 stats = dict(re.findall(r"^stat::(\w+):\s*(\d+)", out, re.M))
-found = sorted(os.listdir(arts))
-print("fuzz %s: %s s, %s executions, %d inputs in the corpus, %d findings%s" % (
-    target, seconds, stats.get("number_of_executed_units", "?"), len(os.listdir(live)), len(found),
+# the coverage at the end: libFuzzer's last status line (edges, features)
+cov = re.findall(r"^#\d+\s+\w+\s+cov: (\d+) ft: (\d+)", out, re.M)
+# libFuzzer's slow-unit-* files are inputs that took more than 10 s of wall
+# time: on a shared machine that is the machine's load as often as the
+# input's (each is still bounded by the CPU limit and -timeout); they are
+# kept and counted, and are no finding
+slow = sorted(n for n in os.listdir(arts) if n.startswith("slow-unit-"))
+found = sorted(n for n in os.listdir(arts) if not n.startswith("slow-unit-"))
+print("fuzz %s: %s s, %s executions, coverage %s edges / %s features, %d inputs in the corpus, %d findings%s" % (
+    target, seconds, stats.get("number_of_executed_units", "?"), cov[-1][0] if cov else "?",
+    cov[-1][1] if cov else "?", len(os.listdir(live)), len(found),
     (": " + ", ".join(found)) if found else ""))
+if slow:
+    print("fuzz %s: %d slow inputs (over 10 s of wall time) kept in %s" % (target, len(slow), arts))
 if r.returncode != 0 or found:
     print(out[-20000:])
     sys.exit(1)

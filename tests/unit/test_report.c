@@ -2,7 +2,8 @@
 /*
  * test_report.c - the report runner: iteration windows (graph and step
  * mode) on a hand-built DB with known boundaries, the SQL sandbox, typed
- * column aliases and --timeunit, parameters, the rank filter.
+ * column aliases and --timeunit, parameters, the rank filter; the names
+ * of a split CSV's parts checked against the inputs.
  *
  * The DB is made from the engine's own schema with a few rows whose window
  * membership is worked out by hand in the comments below; every window test
@@ -19,6 +20,7 @@
 
 #include "testutil.h"
 #include "capture.h"
+#include "query/file_ids.h"
 #include "tracebook/tracebook.h"
 
 
@@ -349,6 +351,45 @@ static void rank_filter(void **state)
     rank_rows(path, TASKS, -1, 1, 2, "id\n3e-0\n4e-0\n103e-0\n104e-0\n");
 }
 
+/* The names a split CSV may take, checked against the inputs (file_ids_check_parts). */
+static void split_parts_of_inputs(void **state)
+{
+    (void)state;
+    static const char *const names[] = {
+        "top_2.csv", "top_x.csv", "top_2.json", "top_.csv", "top_12.csv.gz", "op_summary_slice_3_20240101.csv",
+        "op_summary_slice_3_20240102.csv", "op_summary_slice__20240101.csv",
+    };
+    char dir[PATH_MAX], path[PATH_MAX];
+    make_dirs("parts", dir, sizeof dir);
+    file_ids ids = {0};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        char rel[64];
+        snprintf(rel, sizeof rel, "parts/%s", names[i]);
+        write_file(path, sizeof path, rel, "x\n", 2);
+        assert_int_equal(file_ids_walk(&ids, path, 0), 0);
+    }
+    tb_error err;
+    /* <base>_<k>.csv: top_2.csv only, of the files above */
+    tb_error_clear(&err);
+    assert_int_equal(file_ids_check_parts(&ids, dir, "top", 0, &err), TB_ERR_USAGE);
+    assert_non_null(strstr(err.file, "/parts/top_2.csv"));
+    assert_string_equal(err.message, "refusing to replace an input file: write the output elsewhere (-o)");
+    /* msprof's slice_<k>_ after "op_summary_" (11 bytes): the same timestamp only */
+    tb_error_clear(&err);
+    assert_int_equal(file_ids_check_parts(&ids, dir, "op_summary_20240101", 11, &err), TB_ERR_USAGE);
+    assert_non_null(strstr(err.file, "/parts/op_summary_slice_3_20240101.csv"));
+    /* nothing else is a part: another base, another timestamp, no number */
+    assert_int_equal(file_ids_check_parts(&ids, dir, "to", 0, &err), TB_OK);
+    assert_int_equal(file_ids_check_parts(&ids, dir, "top_2", 0, &err), TB_OK);
+    assert_int_equal(file_ids_check_parts(&ids, dir, "op_summary_20240103", 11, &err), TB_OK);
+    /* a part name that is no input: the files are there, not in ids */
+    file_ids none = {0};
+    assert_int_equal(file_ids_walk(&none, names[1], 0), 0);
+    assert_int_equal(file_ids_check_parts(&none, dir, "top", 0, &err), TB_OK);
+    file_ids_free(&none);
+    file_ids_free(&ids);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -362,6 +403,7 @@ int main(void)
         cmocka_unit_test(typed_columns_and_units),
         cmocka_unit_test(params_are_bound),
         cmocka_unit_test(rank_filter),
+        cmocka_unit_test(split_parts_of_inputs),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
