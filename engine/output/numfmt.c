@@ -228,13 +228,67 @@ size_t numfmt_double_exact(double d, char *buf)
     return fmt_double(d, 1, buf);
 }
 
-double numfmt_round(double d)
+/* ---- rounding to 15 digits without printing ------------------------------- */
+
+/* The powers of ten a double holds exactly. */
+static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/*
+ * Is d the double nearest a decimal m / 10^k with |m| < 10^15 (so at most 15
+ * significant digits) and k <= 22? Then *m and *k are set. Such a d is
+ * within half an ulp (1.1e-16 of it) of m / 10^k, much less than half a unit
+ * of the 15th digit (5e-16 of it at least), so printing d to 15 digits gives
+ * m / 10^k and reading that back gives d again: numfmt_round(d) is d, found
+ * by a few multiplications and one division instead of printing and
+ * parsing. The check (m / 10^k == d, both operands exact, the division
+ * rounded once) is the proof; d * 10^k only proposes m.
+ */
+static int short_decimal(double d, double *m, int *k)
 {
-    if (isnan(d) || isinf(d) || d == trunc(d))
-        return d;
+    for (int j = 0; j <= 22; j++) {
+        double r = nearbyint(d * p10[j]);
+        if (!(fabs(r) < 1e15))
+            return 0;
+        if (r / p10[j] == d) {
+            *m = r;
+            *k = j;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static double round_printed(double d)
+{
     char t[48];
     snprintf(t, sizeof t, "%.*e", NUMFMT_DIGITS - 1, d);
     return strtod(t, NULL);
+}
+
+double numfmt_round(double d)
+{
+    double m;
+    int k;
+    if (isnan(d) || isinf(d) || d == trunc(d) || short_decimal(d, &m, &k))
+        return d;
+    return round_printed(d);
+}
+
+/*
+ * numfmt_round(d / 100). When d is the double nearest a short decimal m /
+ * 10^k (short_decimal), d / 100 lies within 2.3e-16 of m / 10^(k+2), a
+ * decimal of the same 15 digits, so its 15-digit form is that decimal and
+ * the answer is the double nearest it: m / 10^(k+2), one division of exact
+ * operands.
+ */
+double numfmt_round_pct(double d)
+{
+    double m;
+    int k;
+    if (isfinite(d) && d != 0 && short_decimal(d, &m, &k) && k + 2 <= 22)
+        return m / p10[k + 2];
+    return numfmt_round(d / 100);
 }
 
 /* ---- times with their unit, as topsprof prints them ------------------------ */
