@@ -452,6 +452,34 @@ static void test_round_fast(void **state)
             fail_msg("%.17g: round %.17g (printed %.17g), pct %.17g (printed %.17g)", d, numfmt_round(d),
                      round_ref(d), numfmt_round_pct(d), round_ref(d / 100));
     }
+    /* a short decimal (at most 15 digits, 1 to 22 decimals) is written as itself, both ways */
+    char want[64], got[NUMFMT_MAX];
+    for (int n = 0; n < 200000; n++) {
+        int k = (int)(rnd() % 22) + 1, sig = (int)(rnd() % 15) + 1;
+        uint64_t m = 0;
+        for (int i = 0; i < sig; i++)
+            m = m * 10 + (i ? rnd() % 10 : rnd() % 9 + 1);
+        if (m % 10 == 0)
+            m++; /* no trailing zero after the point */
+        char digits[24];
+        int nd = snprintf(digits, sizeof digits, "%llu", (unsigned long long)m), w = 0;
+        if (rnd() & 1)
+            want[w++] = '-';
+        if (nd <= k) {
+            w += snprintf(want + w, sizeof want - (size_t)w, "0.%0*d%s", k - nd, 0, digits);
+            if (k == nd) /* "%0*d" with width 0 still writes a 0 */
+                snprintf(want + (want[0] == '-'), sizeof want - 1, "0.%s", digits);
+        } else {
+            snprintf(want + w, sizeof want - (size_t)w, "%.*s.%s", nd - k, digits, digits + nd - k);
+        }
+        double d = strtod(want, NULL);
+        numfmt_double(d, got);
+        if (strcmp(got, want))
+            fail_msg("numfmt_double(%.17g): '%s', want '%s'", d, got, want);
+        numfmt_double_exact(d, got);
+        if (strcmp(got, want))
+            fail_msg("numfmt_double_exact(%.17g): '%s', want '%s'", d, got, want);
+    }
 }
 
 static void test_double(void **state)
