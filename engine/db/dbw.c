@@ -811,8 +811,11 @@ dbw *dbw_create(const char *path, tb_error *err)
                     w->db ? sqlite3_errmsg(w->db) : "out of memory");
         goto fail;
     }
+    /* an 8 MiB page cache: rows are appended, so the pages being filled and the
+     * paths to them are what the inserts touch; a larger cache was most of a
+     * load's memory and saved no time (architecture.md#memory) */
     if (dbw_exec(w, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                    "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-32768; PRAGMA temp_store=FILE;",
+                    "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=FILE;",
                  err) ||
         dbw_exec(w, "BEGIN", err))
         goto fail;

@@ -193,6 +193,48 @@ static void printf_digits(double d, int prec, digits *dg)
 }
 
 /* numfmt_double (exact 0) or numfmt_double_exact (exact 1). */
+/* ---- rounding to 15 digits without printing ------------------------------- */
+
+/* The powers of ten a double holds exactly. */
+static const double p10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                               1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+
+/*
+ * Is d the double nearest a decimal m / 10^k with |m| < 10^15 (so at most 15
+ * significant digits) and k <= 22? Then *m and *k are set (m may end in
+ * zeros). Such a d is within half an ulp (1.1e-16 of it) of m / 10^k, much
+ * less than half a unit of the 15th digit (5e-16 of it at least), so
+ * printing d to 15 digits gives m / 10^k and reading that back gives d
+ * again: numfmt_round(d) is d, found by a multiplication and one division
+ * instead of printing and parsing.
+ *
+ * Only one k needs a look: the largest with |d| 10^k < 10^15. A decimal of
+ * fewer places is one of that many places too (m times a power of ten,
+ * still under 10^15), and one of more places needs 16 digits. d's binary
+ * exponent gives that k or one more; d * 10^k, rounded, proposes m, and
+ * the check (m / 10^k == d, both operands exact, the division rounded
+ * once) is the proof.
+ */
+static int short_decimal(double d, double *m, int *k)
+{
+    int e2;
+    frexp(d, &e2); /* 2^(e2-1) <= |d| < 2^e2 */
+    int j = 14 - (int)floor((e2 - 1) * 0.30102999566398120);
+    for (int tries = 0; tries < 2; tries++, j--) {
+        if (j < 0 || j > 22)
+            return 0;
+        double r = nearbyint(d * p10[j]);
+        if (!(fabs(r) < 1e15))
+            continue;
+        if (r / p10[j] != d)
+            return 0;
+        *m = r;
+        *k = j;
+        return 1;
+    }
+    return 0;
+}
+
 static size_t fmt_double(double d, int exact, char *buf)
 {
     if (isnan(d) || isinf(d)) {
@@ -202,6 +244,13 @@ static size_t fmt_double(double d, int exact, char *buf)
     if (d == trunc(d) && fabs(d) <= 9007199254740992.0) {
         /* integral and exact: "3" and "1000000", never "3.0" or "1e+06"; -0.0 is "0" */
         return numfmt_scaled((int64_t)d, 0, buf);
+    }
+    double m;
+    int k;
+    if (short_decimal(d, &m, &k) && k <= 18) {
+        /* the 15-digit form of d is m / 10^k (short_decimal) and reads back as d, so it
+         * is also the exact form; numfmt_scaled drops the zeros m may end in */
+        return numfmt_scaled((int64_t)m, k, buf);
     }
     char all[48];
     snprintf(all, sizeof all, "%.*e", ALL_DIGITS - 1, d);
@@ -228,13 +277,36 @@ size_t numfmt_double_exact(double d, char *buf)
     return fmt_double(d, 1, buf);
 }
 
-double numfmt_round(double d)
+static double round_printed(double d)
 {
-    if (isnan(d) || isinf(d) || d == trunc(d))
-        return d;
     char t[48];
     snprintf(t, sizeof t, "%.*e", NUMFMT_DIGITS - 1, d);
     return strtod(t, NULL);
+}
+
+double numfmt_round(double d)
+{
+    double m;
+    int k;
+    if (isnan(d) || isinf(d) || d == trunc(d) || short_decimal(d, &m, &k))
+        return d;
+    return round_printed(d);
+}
+
+/*
+ * numfmt_round(d / 100). When d is the double nearest a short decimal m /
+ * 10^k (short_decimal), d / 100 lies within 2.3e-16 of m / 10^(k+2), a
+ * decimal of the same 15 digits, so its 15-digit form is that decimal and
+ * the answer is the double nearest it: m / 10^(k+2), one division of exact
+ * operands.
+ */
+double numfmt_round_pct(double d)
+{
+    double m;
+    int k;
+    if (isfinite(d) && d != 0 && short_decimal(d, &m, &k) && k + 2 <= 22)
+        return m / p10[k + 2];
+    return numfmt_round(d / 100);
 }
 
 /* ---- times with their unit, as topsprof prints them ------------------------ */

@@ -144,6 +144,10 @@ size_t numfmt_double_exact(double d, char *buf);
 /* d as the double nearest its NUMFMT_DIGITS-digit decimal (what numfmt_double writes). */
 double numfmt_round(double d);
 
+/* numfmt_round(d / 100), a ratio 0..100 as the fraction a workbook keeps;
+ * most values take one division, none is printed. */
+double numfmt_round_pct(double d);
+
 /*
  * Writes ns as topsprof prints a time: two decimals and a unit, "461.00ns",
  * "13.44us", "56.61ms", "1.20s" (rounded half up). unit -1 picks the first

@@ -786,7 +786,7 @@ static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
         case TB_CELL_INT: {
             double v = c->scale > 0 ? (double)c->i / pow10d(c->scale) : (double)c->i;
             if (x->ratio[i]) {
-                e = worksheet_write_number(p->ws, r, col, numfmt_round(v / 100), x->fmt[i]);
+                e = worksheet_write_number(p->ws, r, col, numfmt_round_pct(v), x->fmt[i]);
                 grow(x, i, int_width(c->i, 0) + 4);
             } else {
                 e = worksheet_write_number(p->ws, r, col, numfmt_round(v), int_format(x, i, c->scale));
@@ -801,7 +801,7 @@ static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
                 e = worksheet_write_string(p->ws, r, col, t, NULL);
                 grow(x, i, 5);
             } else if (x->ratio[i]) {
-                e = worksheet_write_number(p->ws, r, col, numfmt_round(c->d / 100), x->fmt[i]);
+                e = worksheet_write_number(p->ws, r, col, numfmt_round_pct(c->d), x->fmt[i]);
                 grow(x, i, int_width((int64_t)fmin(fabs(c->d), 1e15), 0) + 5);
             } else {
                 lxw_format *f = x->fmt[i] ? x->fmt[i] : x->timed[i] ? b->f_time : b->f_real;

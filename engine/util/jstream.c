@@ -256,6 +256,28 @@ static int parse_literal(pstate *ps, const char *word, int type, js_span *s)
 
 static int parse_value(pstate *ps, js_span *s);
 
+/*
+ * The step after a member or an element: blanks, then either a ',' and the
+ * blanks after it (1: another item follows) or the closer, consumed (0).
+ * -1 when the bytes end first (more) or anything else stands there (msg).
+ */
+static inline int after_item(pstate *ps, char close, const char *msg)
+{
+    skip_ws(ps);
+    if (ps->p >= ps->end)
+        return more(ps);
+    if (*ps->p == ',') {
+        ps->p++;
+        skip_ws(ps);
+        return ps->p < ps->end ? 1 : more(ps);
+    }
+    if (*ps->p == close) {
+        ps->p++;
+        return 0;
+    }
+    return fail(ps, ps->p, msg);
+}
+
 /* Parses an object or array starting at '{' or '['; s spans the raw text. */
 static int parse_container(pstate *ps, js_span *s)
 {
@@ -282,21 +304,11 @@ static int parse_container(pstate *ps, js_span *s)
             if (parse_value(ps, &v))
                 return -1;
             flags |= v.flags;
-            skip_ws(ps);
-            if (ps->p >= ps->end)
-                return more(ps);
-            if (*ps->p == ',') {
-                ps->p++;
-                skip_ws(ps);
-                if (ps->p >= ps->end)
-                    return more(ps);
-                continue;
-            }
-            if (*ps->p == close) {
-                ps->p++;
+            int r = after_item(ps, close, open == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
+            if (r < 0)
+                return -1;
+            if (r == 0)
                 break;
-            }
-            return fail(ps, ps->p, open == '{' ? "expected ',' or '}'" : "expected ',' or ']'");
         }
     }
     ps->depth--;
@@ -343,7 +355,9 @@ static int parse_args_inline(pstate *ps, trace_event *ev, js_span *s)
     skip_ws(ps);
     if (ps->p >= ps->end)
         return more(ps);
-    if (*ps->p != '}') {
+    if (*ps->p == '}') {
+        ps->p++;
+    } else {
         for (;;) {
             js_span k, v;
             if (!plain_key(ps, &k) && parse_key(ps, &k))
@@ -356,22 +370,13 @@ static int parse_args_inline(pstate *ps, trace_event *ev, js_span *s)
                 ev->argv[ev->n_args].val = v;
                 ev->n_args++;
             }
-            skip_ws(ps);
-            if (ps->p >= ps->end)
-                return more(ps);
-            if (*ps->p == ',') {
-                ps->p++;
-                skip_ws(ps);
-                if (ps->p >= ps->end)
-                    return more(ps);
-                continue;
-            }
-            if (*ps->p == '}')
+            int r = after_item(ps, '}', "expected ',' or '}'");
+            if (r < 0)
+                return -1;
+            if (r == 0)
                 break;
-            return fail(ps, ps->p, "expected ',' or '}'");
         }
     }
-    ps->p++;
     ps->depth--;
     s->p = start;
     s->n = (size_t)(ps->p - start);
@@ -475,21 +480,11 @@ static int parse_event(pstate *ps, trace_event *ev)
         default:
             break;
         }
-        skip_ws(ps);
-        if (ps->p >= ps->end)
-            return more(ps);
-        if (*ps->p == ',') {
-            ps->p++;
-            skip_ws(ps);
-            if (ps->p >= ps->end)
-                return more(ps);
-            continue;
-        }
-        if (*ps->p == '}') {
-            ps->p++;
+        int r = after_item(ps, '}', "expected ',' or '}'");
+        if (r < 0)
+            return -1;
+        if (r == 0)
             break;
-        }
-        return fail(ps, ps->p, "expected ',' or '}'");
     }
     return 0;
 }

@@ -34,8 +34,14 @@
 # breakdown, comm/comp overlap and idle-time breakdown in one run
 #   BUILD/tracebook report -q -dir TMP/out.db --spec builtin:temporal_breakdown
 #     --spec builtin:comm_comp_overlap --spec builtin:idle_time_breakdown
-# and prints load, reports and total seconds and both peak RSS (HTA itself
-# is not run: it is no dependency here).
+# and prints load, reports and total seconds and both peak RSS. Where
+# HolisticTraceAnalysis is there (HTA_DIR=a checkout of it, and pandas for
+# python3 on PATH or Debian's /usr/bin/python3), it also times HTA itself on
+# the same trace (tests/bench/hta_peer.py: TraceAnalysis, then
+# get_temporal_breakdown, get_comm_comp_overlap, get_idle_time_breakdown,
+# nothing drawn), prints its seconds and peak RSS, HTA's seconds over the
+# HTA path's total, and the verdict "HTA path >= 20x HTA". HTA is a figure
+# printed beside tracebook's, not a dependency of tracebook or its tests.
 #
 # Then, per mix and size, a multi-rank case (--ranks R, default 2; 0 skips it):
 # R generated ranks of N events each, loaded together. For the ascend mixes
@@ -131,6 +137,21 @@ if ! command -v node >/dev/null; then
 elif ! node -e "require('@duckdb/node-api')" >/dev/null 2>&1; then
     duck_note="@duckdb/node-api not found through NODE_PATH (npm install @duckdb/node-api; NODE_PATH=DIR/node_modules): DuckDB columns skipped"
 fi
+# HTA: a checkout in HTA_DIR and a python3 with pandas
+hta_py= hta_note=
+if [ -z "${HTA_DIR:-}" ]; then
+    hta_note="HTA_DIR not set (a HolisticTraceAnalysis checkout): HTA's own figure skipped"
+elif [ ! -f "$HTA_DIR/hta/trace_analysis.py" ]; then
+    hta_note="HTA_DIR '$HTA_DIR' holds no hta/trace_analysis.py: HTA's own figure skipped"
+else
+    for p in python3 /usr/bin/python3; do
+        if command -v "$p" >/dev/null && "$p" -c 'import pandas' 2>/dev/null; then
+            hta_py=$p
+            break
+        fi
+    done
+    [ -n "$hta_py" ] || hta_note="no python3 with pandas (apt-get install python3-pandas): HTA's own figure skipped"
+fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tracebook-bench.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -173,6 +194,7 @@ echo "tracebook bench: mixes ${mixes[*]}, generator $gen, tracebook ${tb:-(not b
 echo "machine: $(nproc) CPUs, $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1), $(awk '/MemTotal/ { printf "%.0f GB RAM", $2 / 1048576 }' /proc/meminfo); sqlite3 $(sqlite3 --version 2>/dev/null | cut -d' ' -f1)"
 [ -n "$tb" ] || echo "note: no tracebook binary in $build (looked for tracebook, engine/cli/tracebook): its columns are skipped"
 [ -z "$duck_note" ] || echo "note: $duck_note"
+[ -z "$hta_note" ] || [[ " ${mixes[*]} " != *" kineto "* ]] || echo "note: $hta_note"
 
 # gen_args MIX: the generator's --kind/--mix for a single trace of MIX
 gen_args() {
@@ -189,7 +211,9 @@ one_trace() {
     local py_s=- py_rss=- dk_s=- dk_rss=- tb_s=- tb_rss=- nrows=- mbs=- rps=- vs_py=- vs_dk=- mem_dk=-
     local b_s=- b_ins=- b_idx=- vs_b=-
     lab="$(label "$n") $mix"
-    if [ "$mix" = kineto ]; then f=$tmp/trace.json dkind=kineto; else f=$tmp/trace_view.json dkind=ascend; fi
+    # a Kineto trace alone in its folder: HTA reads every trace of a folder
+    if [ "$mix" = kineto ]; then f=$tmp/kineto/trace.json dkind=kineto; else f=$tmp/trace_view.json dkind=ascend; fi
+    mkdir -p "$tmp/kineto"
     # shellcheck disable=SC2046
     if ! /usr/bin/time -v -o "$tmp/gen.time" "$gen" $(gen_args "$mix") --events "$n" --seed 1 -o "$f"; then
         echo "bench.sh: error: generator failed for $mix, $n events" >&2
@@ -273,10 +297,23 @@ hta_path() {
         status=1
     fi
     rm -rf "$tmp/hta"
+    local total h_s=- h_rss=- vs_h=-
+    total=$(awk -v a="$2" -v b="$r_s" 'BEGIN { if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/) print "-"; else printf "%.2f", a + b }')
     echo "$1: HTA path: load $2 s + temporal_breakdown, comm_comp_overlap, idle_time_breakdown $r_s s, peak RSS $3 / $r_rss MB"
-    hta_rows+=("$(printf '%-18s %8s %9s %8s %9s %8s' "$1" "$2" "$r_s" \
-        "$(awk -v a="$2" -v b="$r_s" 'BEGIN { if (a !~ /^[0-9.]+$/ || b !~ /^[0-9.]+$/) print "-"; else printf "%.2f", a + b }')" \
-        "$3" "$r_rss")")
+    if [ -n "$hta_py" ]; then
+        if /usr/bin/time -v -o "$tmp/htapy.time" "$hta_py" "$here/hta_peer.py" "$HTA_DIR" "$tmp/kineto" \
+            >"$tmp/htapy.out" 2>"$tmp/htapy.err"; then
+            h_s=$(wall "$tmp/htapy.time") h_rss=$(rss "$tmp/htapy.time")
+            echo "$1: HTA itself $h_s s, $h_rss MB RSS ($(cat "$tmp/htapy.out"))"
+        else
+            echo "bench.sh: note: HTA failed on $tmp/kineto: $(tail -c 300 "$tmp/htapy.err")" >&2
+            h_s=FAIL h_rss=FAIL
+        fi
+        vs_h=$(ratio "$h_s" "$total")
+        verdict "$1" "$vs_h" ">=" 20 "target: HTA's seconds / the HTA path's"
+    fi
+    hta_rows+=("$(printf '%-18s %8s %9s %8s %9s %8s %8s %8s %7s' "$1" "$2" "$r_s" "$total" "$3" "$r_rss" \
+        "$h_s" "$h_rss" "$vs_h")")
 }
 
 # ranks MIX N: R ranks of N events each, loaded together
@@ -364,7 +401,8 @@ printf '%-18s %9s %7s %7s %8s %7s %8s %7s %8s %8s %11s %7s %6s %6s %6s %7s %6s\n
 for r in "${rows[@]}"; do echo "$r"; done
 echo
 if [ ${#hta_rows[@]} -gt 0 ]; then
-    printf '%-18s %8s %9s %8s %9s %8s\n' size_mix load_s reports_s total_s load_MB rep_MB
+    printf '%-18s %8s %9s %8s %9s %8s %8s %8s %7s\n' size_mix load_s reports_s total_s load_MB rep_MB \
+        hta_s hta_MB vs_hta
     for r in "${hta_rows[@]}"; do echo "$r"; done
     echo
 fi

@@ -3,19 +3,33 @@
 #
 # xlsx_bench.sh - what a workbook with a report of more than a million rows
 # costs (target: peak RSS under 200 MB, thanks to libxlsxwriter's
-# constant-memory mode).
+# constant-memory mode), and how fast it is written against its bound and
+# its peer (target: 5x Python's XlsxWriter).
 #
 # It loads samples/ascend_small into a DB (`tracebook export db`, into a
 # temporary directory under $TMPDIR, removed at exit), then runs one report
 # whose SQL makes ROWS rows (a recursive CTE: a row number, a text, a time
 # column and a ratio column) to `--format xlsx` under /usr/bin/time -v, and
-# prints the wall time, the peak RSS, the workbook's size and its sheets
-# (About, the report's sheet and its continuation "<title> (2)" once the
-# rows pass Excel's 1,048,576), then one PASS/FAIL line: peak RSS < 200 MB.
-# Wall time suffers when other processes share the CPUs.
+# prints the wall time, the CPU time (user + system), the peak RSS, the
+# workbook's size and its sheets (About, the report's sheet and its
+# continuation "<title> (2)" once the rows pass Excel's 1,048,576). Then, on
+# the same cells:
+#   - the bound: tools/bench/tracebook-xlsx-bound, libxlsxwriter alone
+#     writing those cells with the same options and formats (no SQL, no
+#     sink, no cleaning), and whether its cells are the report's (values and
+#     types; style numbers aside);
+#   - the peer, where Python's XlsxWriter is installed (python3 on PATH, or
+#     Debian's /usr/bin/python3 with python3-xlsxwriter): xlsx_peer.py in
+#     XlsxWriter's default mode and in its constant_memory mode;
+# and a table of wall and CPU seconds, peak RSS and ratios: Python's CPU
+# and wall time (the faster of its two modes) over each writer's, and
+# tracebook's CPU over the bound's. Last, the verdicts: PASS/FAIL peak RSS
+# < 200 MB, and PASS/FAIL Python's XlsxWriter CPU >= 5x tracebook's (SKIP
+# without XlsxWriter). Wall time suffers when other processes share the
+# CPUs; CPU time much less.
 #
 # It prints figures; it is not a unit test. Exit status is 0 unless a command
-# fails.
+# fails (tracebook, the bound or Python); a missed target is reported.
 #
 # usage: tests/bench/xlsx_bench.sh [BUILD_DIR] [ROWS]
 #   defaults: BUILD_DIR build, ROWS 1200000
@@ -56,7 +70,14 @@ EOF
     --param "rows=$rows" -o "$work/out" >/dev/null 2>"$work/stderr.txt" ||
     { cat "$work/stderr.txt" >&2; echo "xlsx_bench.sh: error: the report failed" >&2; exit 1; }
 
-wall=$(sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p' "$work/time.txt")
+# wall s, CPU s (user + system), peak RSS MB of a /usr/bin/time -v file
+times() {
+    awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); w = 0; for (i = 1; i <= n; i++) w = w * 60 + t[i] }
+                /User time/ { u = $2 } /System time/ { s = $2 } /Maximum resident/ { m = $2 }
+                END { printf "%.2f %.2f %.1f\n", w, u + s, m / 1024 }' "$1"
+}
+
+read -r tb_wall tb_cpu tb_rss < <(times "$work/time.txt")
 rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
 size=$(stat -c %s "$work/out/tracebook.xlsx")
 sheets=$(python3 - "$work/out/tracebook.xlsx" <<'EOF'
@@ -68,12 +89,89 @@ EOF
 )
 
 printf 'rows          %s\n' "$rows"
-printf 'wall          %s\n' "$wall"
+printf 'wall          %s s\n' "$tb_wall"
+printf 'CPU           %s s\n' "$tb_cpu"
 printf 'peak RSS      %d MB\n' $((rss_kb / 1024))
 printf 'workbook      %d MB\n' $((size / 1024 / 1024))
 printf 'sheets        %s\n' "$sheets"
+
+# the bound: libxlsxwriter alone, the same cells
+bound_exe=$(cd "$build" && pwd)/tools/bench/tracebook-xlsx-bound
+[ -x "$bound_exe" ] || { echo "xlsx_bench.sh: error: no tools/bench/tracebook-xlsx-bound in '$build' (build it first)" >&2; exit 2; }
+mkdir -p "$work/bound"
+/usr/bin/time -v -o "$work/bound_time.txt" "$bound_exe" "$work/bound/bound.xlsx" "$rows" >"$work/bound.txt" ||
+    { echo "xlsx_bench.sh: error: tracebook-xlsx-bound failed" >&2; exit 1; }
+read -r bd_wall bd_cpu bd_rss < <(times "$work/bound_time.txt")
+same=$(python3 - "$work/out/tracebook.xlsx" "$work/bound/bound.xlsx" <<'EOF'
+# the rows of every report sheet (header included), style numbers aside
+import hashlib, re, sys, zipfile
+def cells(path):
+    h = hashlib.sha256()
+    with zipfile.ZipFile(path) as z:
+        book = z.read("xl/workbook.xml").decode()
+        for name, rid in re.findall(r'<sheet name="([^"]*)" sheetId="\d+" r:id="rId(\d+)"', book):
+            if name.startswith("Many rows"):
+                xml = z.read("xl/worksheets/sheet%s.xml" % rid).decode()
+                data = xml[xml.index("<sheetData>"):xml.index("</sheetData>")]
+                h.update(re.sub(r' s="\d+"', "", data).encode())
+    return h.hexdigest()
+print("yes" if cells(sys.argv[1]) == cells(sys.argv[2]) else "NO")
+EOF
+)
+printf 'bound         %s (the same cells as the report: %s)\n' "$(cat "$work/bound.txt")" "$same"
+rm -f "$work/bound/bound.xlsx"
+
+# the peer: Python's XlsxWriter, both modes
+py=
+for p in python3 /usr/bin/python3; do
+    if command -v "$p" >/dev/null && "$p" -c 'import xlsxwriter' 2>/dev/null; then
+        py=$p
+        break
+    fi
+done
+declare -A pw pc pr
+if [ -n "$py" ]; then
+    for mode in default constant_memory; do
+        /usr/bin/time -v -o "$work/py_$mode.txt" "$py" "$root/tests/bench/xlsx_peer.py" "$work/py_$mode.xlsx" "$rows" "$mode" ||
+            { echo "xlsx_bench.sh: error: xlsx_peer.py $mode failed" >&2; exit 1; }
+        read -r "pw[$mode]" "pc[$mode]" "pr[$mode]" < <(times "$work/py_$mode.txt")
+        rm -f "$work/py_$mode.xlsx"
+    done
+else
+    echo "note: no Python XlsxWriter (python3 -c 'import xlsxwriter' fails; Debian: apt-get install python3-xlsxwriter): the peer columns say -"
+fi
+
+# the faster Python mode's figure (by CPU) over v
+over() { # which(c|w) v
+    [ -n "$py" ] || { echo -; return; }
+    local m
+    m=$(awk -v a="${pc[default]}" -v b="${pc[constant_memory]}" 'BEGIN { print (b < a ? "constant_memory" : "default") }')
+    local p=${pc[$m]}
+    [ "$1" = w ] && p=${pw[$m]}
+    awk -v p="$p" -v v="$2" 'BEGIN { printf "%.2fx", (v > 0 ? p / v : 0) }'
+}
+
+echo
+printf '%-32s %8s %8s %8s %10s %10s\n' writer wall_s cpu_s rss_MB py_cpu/cpu py_wall/wall
+printf '%-32s %8s %8s %8s %10s %10s\n' "tracebook report --format xlsx" "$tb_wall" "$tb_cpu" "$tb_rss" "$(over c "$tb_cpu")" "$(over w "$tb_wall")"
+printf '%-32s %8s %8s %8s %10s %10s\n' "tracebook-xlsx-bound" "$bd_wall" "$bd_cpu" "$bd_rss" "$(over c "$bd_cpu")" "$(over w "$bd_wall")"
+if [ -n "$py" ]; then
+    for mode in default constant_memory; do
+        printf '%-32s %8s %8s %8s %10s %10s\n' "XlsxWriter $mode" "${pw[$mode]}" "${pc[$mode]}" "${pr[$mode]}" - -
+    done
+fi
+awk -v t="$tb_cpu" -v b="$bd_cpu" 'BEGIN { if (b > 0) printf "tracebook CPU / bound CPU: %.2f\n", t / b }'
+echo
 if [ "$rss_kb" -lt $((200 * 1024)) ]; then
     echo "PASS peak RSS under 200 MB"
 else
     echo "FAIL peak RSS $((rss_kb / 1024)) MB, over 200 MB"
+fi
+if [ -n "$py" ]; then
+    r=$(over c "$tb_cpu")
+    r=${r%x}
+    verdict=$(awk -v r="$r" 'BEGIN { print (r >= 5 ? "PASS" : "FAIL") }')
+    echo "$verdict Python XlsxWriter CPU / tracebook CPU $r >= 5 (the bound alone: $(over c "$bd_cpu"))"
+else
+    echo "SKIP Python XlsxWriter CPU / tracebook CPU >= 5 (no XlsxWriter)"
 fi

@@ -391,6 +391,97 @@ static void test_double15(void **state)
     assert_true(numfmt_round(2.5) == 2.5);
 }
 
+/* numfmt_round as first written: print to 15 digits, read back. */
+static double round_ref(double d)
+{
+    if (isnan(d) || isinf(d) || d == trunc(d))
+        return d;
+    char t[48];
+    snprintf(t, sizeof t, "%.*e", NUMFMT_DIGITS - 1, d);
+    return strtod(t, NULL);
+}
+
+static uint64_t rnd_state = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return rnd_state;
+}
+
+/* numfmt_round and numfmt_round_pct, which mostly do not print, give the
+ * very double the printing does: short decimals (scaled integers, ratios
+ * read from SQL), computed noise, 16- and 17-digit values, any bit pattern. */
+static void test_round_fast(void **state)
+{
+    (void)state;
+    static const double fixed[] = {1.234, 0.0003, 99.99, 0.1, 0.3, 86.76300000000001, 13.693200000000001,
+                                   999999999999999.0, 999999999999999.5, 1e15 + 2, 123456789012345.6,
+                                   12345678901234.56, 1e-22, 3e-23, 1e22, 1e300, 5e-324, -0.0005, 2.5e-7,
+                                   0.30000000000000004, 4512.432000000001, 1.0 / 3, 2.0 / 3, 100, 7};
+    for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+        for (int sign = 0; sign < 2; sign++) {
+            double d = sign ? -fixed[i] : fixed[i];
+            assert_true(numfmt_round(d) == round_ref(d));
+            assert_true(numfmt_round_pct(d) == round_ref(d / 100));
+        }
+    }
+    char buf[64];
+    for (int n = 0; n < 300000; n++) {
+        uint64_t r = rnd();
+        double d;
+        switch (n % 4) {
+        case 0: /* m / 10^k, m of up to 17 digits: what a scaled time or a SQL ratio gives */
+            d = (double)(int64_t)(r % 100000000000000000ull) / pow(10, (double)(rnd() % 23));
+            break;
+        case 1: /* a computed value: a ratio of two integers */
+            d = (double)(r % 10000000) / (double)(rnd() % 9999 + 1);
+            break;
+        case 2: /* a short decimal with binary noise in its last bit */
+            snprintf(buf, sizeof buf, "%llu.%03llu", (unsigned long long)(r % 100000), (unsigned long long)(rnd() % 1000));
+            d = nextafter(strtod(buf, NULL), r & 1 ? INFINITY : -INFINITY);
+            break;
+        default: /* any finite double */
+            memcpy(&d, &r, sizeof d);
+            if (!isfinite(d))
+                continue;
+        }
+        if (numfmt_round(d) != round_ref(d) || numfmt_round_pct(d) != round_ref(d / 100))
+            fail_msg("%.17g: round %.17g (printed %.17g), pct %.17g (printed %.17g)", d, numfmt_round(d),
+                     round_ref(d), numfmt_round_pct(d), round_ref(d / 100));
+    }
+    /* a short decimal (at most 15 digits, 1 to 22 decimals) is written as itself, both ways */
+    char want[64], got[NUMFMT_MAX];
+    for (int n = 0; n < 200000; n++) {
+        int k = (int)(rnd() % 22) + 1, sig = (int)(rnd() % 15) + 1;
+        uint64_t m = 0;
+        for (int i = 0; i < sig; i++)
+            m = m * 10 + (i ? rnd() % 10 : rnd() % 9 + 1);
+        if (m % 10 == 0)
+            m++; /* no trailing zero after the point */
+        char digits[24];
+        int nd = snprintf(digits, sizeof digits, "%llu", (unsigned long long)m), w = 0;
+        if (rnd() & 1)
+            want[w++] = '-';
+        if (nd <= k) {
+            w += snprintf(want + w, sizeof want - (size_t)w, "0.%0*d%s", k - nd, 0, digits);
+            if (k == nd) /* "%0*d" with width 0 still writes a 0 */
+                snprintf(want + (want[0] == '-'), sizeof want - 1, "0.%s", digits);
+        } else {
+            snprintf(want + w, sizeof want - (size_t)w, "%.*s.%s", nd - k, digits, digits + nd - k);
+        }
+        double d = strtod(want, NULL);
+        numfmt_double(d, got);
+        if (strcmp(got, want))
+            fail_msg("numfmt_double(%.17g): '%s', want '%s'", d, got, want);
+        numfmt_double_exact(d, got);
+        if (strcmp(got, want))
+            fail_msg("numfmt_double_exact(%.17g): '%s', want '%s'", d, got, want);
+    }
+}
+
 static void test_double(void **state)
 {
     (void)state;
@@ -1449,6 +1540,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_scaled, test_teardown),
         cmocka_unit_test_teardown(test_double15, test_teardown),
+        cmocka_unit_test_teardown(test_round_fast, test_teardown),
         cmocka_unit_test_teardown(test_double, test_teardown),
         cmocka_unit_test_teardown(test_unit_time, test_teardown),
         cmocka_unit_test_teardown(test_double_roundtrip, test_teardown),

@@ -7,7 +7,7 @@
  * It reads a DB written by `tracebook export db` (SRC) and writes DST, a new
  * file: the same tables (their CREATE TABLE statements from SRC), created
  * with the writer's settings (64 KiB pages, journal and sync off, exclusive
- * lock, 32 MiB cache) in one transaction; then, table by table, the same
+ * lock, 8 MiB cache) in one transaction; then, table by table, the same
  * rows inserted through one prepared INSERT of up to 32 rows (the writer's
  * batch), rows bound value by value; then the same indexes (SRC's CREATE
  * INDEX statements) and the commit. Reading SRC is not timed: rows are read
@@ -230,7 +230,7 @@ int main(int argc, char **argv)
     else if (sqlite3_open_v2(argv[2], &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
         ok = fail(dst, argv[2], "open");
     else if (sqlite3_exec(dst, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                          "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-32768; PRAGMA temp_store=FILE;"
+                          "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=FILE;"
                           "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
         ok = fail(dst, argv[2], "settings");
     else
