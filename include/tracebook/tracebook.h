@@ -8,7 +8,8 @@
  * db.h (the unified DB), spec.h (the spec language), query.h (the runner
  * and the window), session.h (a run: inputs, DB, window), report.h (the report
  * job), export.h (timeline, summary, print), nightly.h (compare, history),
- * output.h (rows, cells and the writers' sink); error.h is shared by all.
+ * output.h (rows, cells and the writers' sink); error.h is shared by all,
+ * and progress.h gives the text of a progress line.
  * It never prints and never exits; every call that can fail fills a
  * caller-owned tb_error. The `tracebook` command in engine/cli/ is a thin
  * shell over this header.
@@ -17,6 +18,7 @@
 #define TRACEBOOK_H
 
 #include "tracebook/error.h"
+#include "tracebook/progress.h"
 #include "tracebook/load.h"
 #include "tracebook/db.h"
 #include "tracebook/spec.h"

@@ -9,7 +9,7 @@
 # Each engine folder is a stage, and each public header of include/tracebook/
 # belongs to one:
 #
-#   util       error.h, version.h, columns.h  may use: nothing else
+#   util       error.h, progress.h, version.h, columns.h  may use: nothing else
 #   db         db.h        may use: util
 #   ingest     load.h      may use: db, util
 #   metrics    (none)      may use: db, util
@@ -57,7 +57,7 @@ ALLOWED = {
     "cli": set(),  # public headers only, below
     "sqlite-ext": {"query", "spec", "metrics", "db", "output", "util"},
 }
-PUBLIC = {"error.h": "util", "columns.h": "util", "version.h": "util", "db.h": "db", "load.h": "ingest", "output.h": "output",
+PUBLIC = {"error.h": "util", "progress.h": "util", "columns.h": "util", "version.h": "util", "db.h": "db", "load.h": "ingest", "output.h": "output",
           "spec.h": "spec", "query.h": "query", "session.h": "session", "report.h": "report",
           "export.h": "export", "nightly.h": "nightly"}
 

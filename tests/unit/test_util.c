@@ -21,6 +21,7 @@
 #include "tracebook/error.h"
 #include "tracebook/export.h"
 #include "tracebook/nightly.h"
+#include "tracebook/progress.h"
 #include "tracebook/query.h"
 #include "util/hash.h"
 #include "util/idmap.h"
@@ -235,6 +236,23 @@ static void user_texts(void **state)
                            .value = 2557.43, .ratio = 2557.43 / 1917.653, .decimals = 3};
     tb_compare_change_text(&c, buf, sizeof buf);
     assert_string_equal(buf, "top_kernels: MatMul: Avg Time(us) 1917.653 -> 2557.43 (x1.3336)");
+    tb_progress *pr = tb_progress_new();
+    assert_non_null(pr);
+    assert_int_equal(-1, tb_progress_load(pr, NULL, 0, 0, 0, buf, sizeof buf));
+    assert_int_equal(0, tb_progress_load(pr, "a.json", 50, 200, 3u << 20, buf, sizeof buf));
+    assert_string_equal(buf, "loading a.json:  25% (3 MB read)");
+    assert_int_equal(0, tb_progress_load(pr, "b.json", 150, 200, 1u << 20, buf, sizeof buf));
+    assert_string_equal(buf, "loading 2 files:  50% (4 MB read)"); /* every file's last report summed */
+    assert_int_equal(0, tb_progress_load(pr, "c.json.gz", 10, 0, 1u << 20, buf, sizeof buf));
+    assert_string_equal(buf, "loading 3 files: 5 MB read"); /* a size unknown: no share */
+    assert_int_equal(0, tb_progress_phase(pr, "indexing", buf, sizeof buf));
+    assert_string_equal(buf, "loading 3 files: indexing");
+    tb_progress_reports(pr, 2, buf, sizeof buf);
+    assert_string_equal(buf, "running reports: 0/2 done");
+    tb_progress_report_done(pr, "top_kernels", buf, sizeof buf);
+    assert_string_equal(buf, "running reports: 1/2 done (last: top_kernels)");
+    tb_progress_free(pr);
+
     c.ratio = NAN;
     c.base = 0;
     tb_compare_change_text(&c, buf, sizeof buf);
