@@ -8,7 +8,7 @@
  * page and bash completion (tools/cligen, which links this table). So none of them can disagree with the
  * others. The handlers (load.c, report.c) receive parsed arguments and call
  * the engine through tracebook.h only (print.c: `print summary|trace`);
- * progress.c draws the progress line.
+ * progress_line.c draws the progress line.
  */
 #ifndef TRACEBOOK_CLI_H
 #define TRACEBOOK_CLI_H
@@ -171,7 +171,7 @@ int cli_count(const cli_args *a, cli_opt_id id, int64_t *out);
  * code of the usage error reported. */
 int cli_apply_limits(const cli_args *a);
 
-/* progress.c: the one progress line on a terminal's stderr. */
+/* progress_line.c: the one progress line on a terminal's stderr. */
 typedef struct cli_progress cli_progress;
 /* Returns new (free with cli_progress_destroy), drawing only when on (a TTY, not --quiet). */
 cli_progress *cli_progress_create(int on);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * progress.c - the one progress line of `tracebook` on a terminal.
+ * progress_line.c - the one progress line of `tracebook` on a terminal.
  *
  * The line sits on stderr and is redrawn in place (`\r`, erase to the end of
  * the line) with the text the engine makes of the run's progress

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * progress.c - the text of a run's progress line (tracebook/progress.h):
+ * progress_text.c - the text of a run's progress line (tracebook/progress.h):
  * while inputs load, the bytes read against the size of the files being
  * read, all files together (each file's last report is kept by name; past
  * MAX_FILES the last slot sums the rest), then the phases after reading;
