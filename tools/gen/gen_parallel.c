@@ -16,6 +16,7 @@
  * the op names carry the name's last three digits, as torch_npu names them
  * (hcom_allReduce__822_0_1 in group ...386822).
  */
+#include <stdlib.h>
 #include <string.h>
 
 #include "gen.h"
@@ -108,8 +109,9 @@ static void meta_group(const struct gen *g, struct out *o, int k, int last)
  */
 int par_write_metadata(struct gen *g, const char *path)
 {
-    struct out o;
+    struct out o = {0};
     char b[512];
+    int rc;
 
     if (!out_open(&o, path))
         return EXIT_IO;
@@ -123,5 +125,7 @@ int par_write_metadata(struct gen *g, const char *path)
     meta_group(g, &o, PG_DP, 0);
     meta_group(g, &o, PG_PP, 1);
     out_str(&o, "    }\n}\n");
-    return out_close(&o, path);
+    rc = out_close(&o, path);
+    free(o.buf);
+    return rc;
 }
