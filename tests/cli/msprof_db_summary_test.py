@@ -237,6 +237,46 @@ def case_generated_db():
         " allocate nor release" in readme, readme
 
 
+GEN_OPERATOR_MEMORY = [["3", "matmul", 2, 1000001, 0.5, 4, 8, 2, 8, "NPU:3"],
+                       ["3", "matmul", 4, 1000002, 0.1, 6, 8, 2, 8, "NPU:3"],
+                       ["3", "add", 1, 1000001.2, "N/A", 5, 8, "N/A", "N/A", "NPU:3"]]
+
+
+def case_no_enum_memory():
+    # a DB without ENUM_MEMORY: msprof documents NPU_OP_MEM.type as an id of STRING_IDS
+    # ("allocate", "release"); the rows of the generated DB with their types named there
+    # pair as they do through ENUM_MEMORY. Ids 5 and 6 (the ENUM_MEMORY ids of the other
+    # case) are GE and matmul in STRING_IDS, so reading them as enum ids pairs nothing.
+    src = os.path.join(OUT, "noenum", "msprof_4.db")
+    os.makedirs(os.path.dirname(src), exist_ok=True)
+    make_db(src)
+    with sqlite3.connect(src) as c:
+        c.execute("DROP TABLE ENUM_MEMORY")
+        c.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", [(20, "allocate"), (21, "release"), (22, "other")])
+        c.execute("UPDATE NPU_OP_MEM SET type = CASE type WHEN 5 THEN 20 WHEN 6 THEN 21 ELSE 22 END")
+    got, readme = export(src, "noenum_out")
+    same_rows(got["operator_memory"], GEN_OPERATOR_MEMORY, "operator_memory without ENUM_MEMORY")
+    assert len(got["memory_record"]) == 7, got["memory_record"]
+    assert "operator_memory_*.csv: 1 NPU_OP_MEM row left out: the DB's STRING_IDS names type 22 neither" \
+        " allocate nor release" in readme, readme
+    # the DB tracebook writes of it keeps the names (TB_SOURCE_ENUM), so loading that DB pairs the same
+    db = os.path.join(OUT, "noenum.db")
+    r = run("export", "db", "-q", "-dir", src, "-o", db)
+    assert r.rc == 0, r
+    with sqlite3.connect(db) as c:
+        names = c.execute("SELECT id, name FROM TB_SOURCE_ENUM WHERE tableName = 'NPU_OP_MEM.type'"
+                          " ORDER BY id").fetchall()
+    assert names == [(20, "allocate"), (21, "release"), (22, "other")], names
+    got, _ = export(db, "noenum_db_out")
+    same_rows(got["operator_memory"], GEN_OPERATOR_MEMORY, "operator_memory of tracebook's DB")
+    # a type STRING_IDS does not name: the rows are left out, with the reason
+    with sqlite3.connect(src) as c:
+        c.execute("DELETE FROM STRING_IDS WHERE id = 22")
+    got, readme = export(src, "noenum_out2")
+    same_rows(got["operator_memory"], GEN_OPERATOR_MEMORY, "operator_memory, type 22 unnamed")
+    assert "the DB's STRING_IDS names type 22 neither allocate nor release" in readme, readme
+
+
 def case_no_rows_no_file():
     # a DB with tasks only: none of these files, each report skipped with its reason
     src = os.path.join(OUT, "tasks", "msprof_2.db")
