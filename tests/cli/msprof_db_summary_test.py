@@ -355,6 +355,48 @@ def case_analysis_db_joins_its_rank():
             assert "analysis.db: its StepTraceTime is step_trace_time.csv here" in f.read()
 
 
+def case_analysis_db_formats_and_window():
+    # the analysis.db's step trace is the rank's step_trace_time in every format and in a
+    # window of steps (its rows of the window's steps), also for a rank whose DB has no steps
+    import json
+    import zipfile
+    top = os.path.join(OUT, "an_fmt")
+    os.makedirs(top, exist_ok=True)
+    make_db(os.path.join(top, "ascend_pytorch_profiler_3.db"))
+    make_analysis_db(os.path.join(top, "analysis.db"), STEPS)
+    want = [[str(x) if isinstance(x, str) else x for x in s] for s in STEPS]
+    out = os.path.join(OUT, "an_fmt_json")
+    r = run("export", "summary", "-q", "-dir", top, "-o", out, "--format", "json")
+    assert r.rc == 0, r
+    with open(os.path.join(out, "ASCEND_PROFILER_OUTPUT", "step_trace_time.json")) as f:
+        rows = json.load(f)
+    same_rows([[str(v) if k in ("Device_id", "Step") else v for k, v in row.items()] for row in rows], want, "json")
+    assert ",".join(rows[0]) == STEP_HEADER, list(rows[0])
+    out = os.path.join(OUT, "an_fmt_xlsx")
+    r = run("export", "summary", "-q", "-dir", top, "-o", out, "--format", "xlsx")
+    assert r.rc == 0, r
+    with zipfile.ZipFile(os.path.join(out, "ASCEND_PROFILER_OUTPUT", "tracebook.xlsx")) as z:
+        book = z.read("xl/workbook.xml").decode()
+        sheets = "".join(z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/sheet"))
+    assert 'name="Step trace time as the profiler"' in book, book  # the report's title, cut to 31
+    assert "<v>100.5</v>" in sheets and "<v>110</v>" in sheets and "<v>7.75</v>" in sheets, "xlsx step trace"
+    for first, count, rows in (("2", "1", want[1:]), ("1", "2", want)):
+        out = os.path.join(OUT, "an_fmt_w%s_%s" % (first, count))
+        r = run("export", "summary", "-q", "-dir", top, "-o", out, "--model-id", "4294967295",
+                "--iteration-id", first, "--iteration-count", count)
+        assert r.rc == 0, r
+        d = os.path.join(out, "ASCEND_PROFILER_OUTPUT")
+        label = first if count == "1" else "%s_%d" % (first, int(first) + int(count) - 1)
+        with open(os.path.join(d, "step_trace_time_%s.csv" % label), newline="") as f:
+            lines = list(csv.reader(f))
+        assert ",".join(lines[0]) == STEP_HEADER, lines[0]
+        same_rows(lines[1:], rows, "window %s+%s" % (first, count))
+    # a step the analysis.db does not hold: no rank has the window
+    r = run("export", "summary", "-q", "-dir", top, "-o", os.path.join(OUT, "an_fmt_w9"), "--model-id",
+            "4294967295", "--iteration-id", "9")
+    assert r.rc == 2 and "no rank has the window (model 4294967295, iteration 9)" in r.err, r
+
+
 def case_public_analysis_db():
     # the public msprof_db folder holds an msprof DB and an analysis.db of another run
     # (devices 0-3): no torch_npu DB beside it, so the analysis.db is a rank of its own
