@@ -100,17 +100,24 @@ static const struct {
 #define N_TORCH_NPU_REPORTS (sizeof torch_npu_reports / sizeof torch_npu_reports[0])
 
 /* The spec text of torch_npu's summaries less those whose bit is set in
- * skip (bit i: torch_npu_reports[i]), into buf; the number of reports in it. */
-static size_t torch_npu_yaml(unsigned skip, char *buf, size_t n)
+ * skip (bit i: torch_npu_reports[i]), into buf; the number of reports in it.
+ * loaded_steps: step_trace_time is the step trace as loaded (an
+ * analysis.db's), not the one computed from the tasks. */
+static size_t torch_npu_yaml(unsigned skip, int loaded_steps, char *buf, size_t n)
 {
     size_t k = (size_t)snprintf(buf, n, "tracebook: 1\nreports:\n"), count = 0;
     for (size_t i = 0; i < N_TORCH_NPU_REPORTS && k < n; i++) {
         if (skip & (1u << i))
             continue;
         count++;
-        k += (size_t)snprintf(buf + k, n - k, "  - use: %s\n", torch_npu_reports[i].use);
-        if (torch_npu_reports[i].id && k < n)
-            k += (size_t)snprintf(buf + k, n - k, "    id: %s\n", torch_npu_reports[i].id);
+        const char *use = torch_npu_reports[i].use, *id = torch_npu_reports[i].id;
+        if (loaded_steps && !strcmp(use, "step_trace_time")) {
+            use = "step_trace_time_as_loaded";
+            id = "step_trace_time";
+        }
+        k += (size_t)snprintf(buf + k, n - k, "  - use: %s\n", use);
+        if (id && k < n)
+            k += (size_t)snprintf(buf + k, n - k, "    id: %s\n", id);
     }
     return count;
 }
@@ -648,12 +655,13 @@ static tb_status write_kept(const sum_opts *opt, const rank_place *p, size_t n_r
 }
 
 /* The built-in summaries of a torch_npu folder less those in done (bits of
- * torch_npu_reports) into *own (NULL when none is left). */
-static tb_status rest_spec(unsigned done, tb_spec **own, tb_error *err)
+ * torch_npu_reports) into *own (NULL when none is left); loaded_steps: as
+ * torch_npu_yaml. */
+static tb_status rest_spec(unsigned done, int loaded_steps, tb_spec **own, tb_error *err)
 {
     char y[1024];
     *own = NULL;
-    if (!torch_npu_yaml(done, y, sizeof y))
+    if (!torch_npu_yaml(done, loaded_steps, y, sizeof y))
         return TB_OK;
     return tb_spec_load_mem("builtin:torch_npu-summaries", y, strlen(y), own, NULL, NULL, err);
 }
@@ -749,18 +757,16 @@ static tb_status write_folder(const sum_opts *opt, const rank_place *p, const tb
     return report_job_write(opt->s, &job, &w, &rr, err);
 }
 
-/* step_trace_time.csv of rank p from the step trace it was loaded with
- * (an analysis.db's StepTraceTime), values as stored. */
-static tb_status write_loaded_steps(const sum_opts *opt, const rank_place *p, unsigned formats, sum_state *ss,
-                                    tb_error *err)
+/* Whether rank p's step_trace_time is written from the step trace it was
+ * loaded with (an analysis.db's StepTraceTime, values as stored) rather
+ * than computed from its tasks: a torch_npu rank with such a step trace,
+ * the layout's own summaries, in any format, for the whole run or a window
+ * of steps (the window keeps the rows of its steps, window.c). */
+static int loaded_steps(const sum_opts *opt, const rank_place *p, int given)
 {
-    static const char y[] = "tracebook: 1\nreports:\n  - use: step_trace_time_as_loaded\n    id: step_trace_time\n";
-    tb_spec *sp = NULL;
-    tb_status st = tb_spec_load_mem("builtin:torch_npu-summaries", y, strlen(y), &sp, NULL, NULL, err);
-    if (!st)
-        st = write_folder(opt, p, sp, formats, 1, ss, err);
-    tb_spec_free(sp);
-    return st;
+    return p->layout == LAYOUT_TORCH_NPU && !given &&
+           (!opt->window->set || opt->window->model_id == TB_STEP_MODEL_ID) &&
+           summary_db_analysis_steps(opt->db, p->rank);
 }
 
 /* What a summary run carries from step to step. */
@@ -895,10 +901,8 @@ static tb_status rank_files(sum_run *r, const rank_place *p, sum_state *ss, json
     if (keeps)
         st = write_kept(opt, p, 0, ss, kept, &r->ids, &r->have_ids, &done, err);
     /* an analysis.db's step trace, as stored, instead of the computed one */
-    if (!st && keeps && !(done & kept_bit("step_trace_time.csv")) && summary_db_analysis_steps(opt->db, p->rank) &&
-        !(st = write_loaded_steps(opt, p, r->formats, ss, err)))
-        done |= kept_bit("step_trace_time.csv");
-    if (!st && keeps && done && !(st = rest_spec(done, &own, err)))
+    int loaded = loaded_steps(opt, p, r->given != NULL);
+    if (!st && (done || loaded) && !(st = rest_spec(done, loaded, &own, err)))
         sp = own; /* NULL when every summary was the rank's own */
     if (!st && sp)
         st = write_folder(opt, p, sp, r->formats, 1, ss, err);
@@ -965,7 +969,7 @@ static tb_status write_place(sum_run *r, size_t i, tb_error *err)
         if (keeps_files(opt, &r->ranks[i], r->given != NULL, r->formats) &&
             !(jrc = write_kept(opt, &r->ranks[i], json_array_size(done_ranks), &ss, kept, &r->ids, &r->have_ids,
                                &done, err)) &&
-            done && !(jrc = rest_spec(done, &own, err)))
+            done && !(jrc = rest_spec(done, 0, &own, err)))
             sp = own;
         if (!jrc && sp)
             jrc = write_folder(opt, &r->ranks[i], sp, r->formats, 0, &ss, err);
@@ -1009,7 +1013,7 @@ tb_status tb_summary_write(tb_session *s, const tb_summary_options *pub, tb_summ
     if ((rc = list_ranks(so.db, so.db_path, pub->out_dir, &r.ranks, &r.n, err)))
         goto done;
     char tn_yaml[1024];
-    torch_npu_yaml(0, tn_yaml, sizeof tn_yaml);
+    torch_npu_yaml(0, 0, tn_yaml, sizeof tn_yaml);
     for (int l = 0; l < 2; l++) {
         const char *y = l == LAYOUT_MSPROF ? msprof_yaml : tn_yaml;
         if ((rc = tb_spec_load_mem(l == LAYOUT_MSPROF ? "builtin:msprof-summaries" : "builtin:torch_npu-summaries", y,

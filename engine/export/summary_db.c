@@ -63,22 +63,25 @@ static int64_t rank_rows(sqlite3 *db, const char *table, int64_t rank)
     return n;
 }
 
-/* NPU_OP_MEM rows whose type the rank's ENUM_MEMORY names neither allocate
- * nor release: operator_memory cannot pair them (memory_record has them). */
+/* NPU_OP_MEM rows whose type the rank's ENUM_MEMORY (or, in a DB without
+ * one, its STRING_IDS) names neither allocate nor release: operator_memory
+ * cannot pair them (memory_record has them). */
 static void unnamed_op_mem(sqlite3 *db, int64_t rank, json_t *not_written)
 {
-    const char *sql = "SELECT count(*), group_concat(DISTINCT m.type) FROM NPU_OP_MEM m WHERE m.rankId = ?1 AND "
-                      "NOT EXISTS (SELECT 1 FROM TB_SOURCE_ENUM e WHERE e.tableName = 'ENUM_MEMORY' AND "
-                      "e.rankId IS m.rankId AND e.id = m.type AND lower(e.name) IN ('allocate', 'release'))";
+    const char *sql = "SELECT count(*), group_concat(DISTINCT m.type), EXISTS (SELECT 1 FROM TB_SOURCE_ENUM e WHERE "
+                      "e.tableName = 'ENUM_MEMORY' AND e.rankId = ?1) FROM NPU_OP_MEM m WHERE m.rankId = ?1 AND "
+                      "NOT EXISTS (SELECT 1 FROM TB_SOURCE_ENUM e WHERE e.tableName IN ('ENUM_MEMORY', 'NPU_OP_MEM.type') "
+                      "AND e.rankId IS m.rankId AND e.id = m.type AND lower(e.name) IN ('allocate', 'release'))";
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(q, 1, rank);
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 0)
             json_array_append_new(
                 not_written,
-                json_sprintf("operator_memory_*.csv: %" PRId64 " NPU_OP_MEM row%s left out: the DB's ENUM_MEMORY "
-                             "names type %s neither allocate nor release",
+                json_sprintf("operator_memory_*.csv: %" PRId64 " NPU_OP_MEM row%s left out: the DB's %s names "
+                             "type %s neither allocate nor release",
                              (int64_t)sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 0) == 1 ? "" : "s",
+                             sqlite3_column_int(q, 2) ? "ENUM_MEMORY" : "STRING_IDS",
                              (const char *)sqlite3_column_text(q, 1)));
     }
     sqlite3_finalize(q);

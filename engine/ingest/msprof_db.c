@@ -7,7 +7,8 @@
  * read by name, with aliases (blockDim -> blockNum), missing columns become
  * NULL, unknown columns are not copied. Every table of msprof's DB reference
  * is read (its device and host sample tables, DDR, HBM, LLC, ..., into
- * tables of their own), the rows of ENUM_* tables go to TB_SOURCE_ENUM, and
+ * tables of their own), the rows of ENUM_* tables go to TB_SOURCE_ENUM (with
+ * the STRING_IDS names of NPU_OP_MEM's types when there is no ENUM_MEMORY), and
  * any other table that holds rows is named in one warning: nothing is
  * dropped without a word. Every text attribute is an id
  * into the source's STRING_IDS; those ids are re-interned into ours so two
@@ -702,6 +703,44 @@ static tb_status import_enums(ctx *c, sqlite3 *db)
     return st;
 }
 
+/* The names of NPU_OP_MEM's types when the input has no ENUM_MEMORY: msprof
+ * documents NPU_OP_MEM.type as an id of the DB's STRING_IDS ("allocate",
+ * "release"), which a load does not keep, so each type the rows use goes
+ * to TB_SOURCE_ENUM as tableName 'NPU_OP_MEM.type' with its STRING_IDS
+ * value, and operator_memory can tell allocations from releases. A DB with
+ * ENUM_MEMORY names them there (import_enums); a DB tracebook wrote (a
+ * shard, an export) keeps its TB_SOURCE_ENUM rows of them. */
+static tb_status import_op_mem_types(ctx *c, sqlite3 *db)
+{
+    if (c->opt->part || row_set_has(&c->opt->skip_rows, R_SOURCE_ENUM) ||
+        row_set_has(&c->opt->skip_rows, R_NPU_OP_MEM) || sqlite_input_has_table(db, "ENUM_MEMORY") ||
+        sqlite_input_has_table(db, "TB_SOURCE_ENUM") || !has_column(db, "NPU_OP_MEM", "type"))
+        return TB_OK;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT DISTINCT m.type, s.value FROM NPU_OP_MEM m JOIN STRING_IDS s ON s.id = m.type "
+                           "WHERE typeof(m.type) = 'integer' ORDER BY m.type",
+                           -1, &q, NULL) != SQLITE_OK)
+        return TB_OK;
+    static const char table[] = "NPU_OP_MEM.type";
+    tb_status st = TB_OK;
+    int any = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 1);
+        tb_val v[4] = {VINT(c->opt->rank), VTEXT(table, sizeof table - 1), VINT(sqlite3_column_int64(q, 0)),
+                       name ? VTEXT(name, (size_t)sqlite3_column_bytes(q, 1)) : VNULL};
+        if (c->sink->row(c->sink->ctx, R_SOURCE_ENUM, v)) {
+            st = row_sink_fail(c->sink, c->path, c->err);
+            break;
+        }
+        any = 1;
+    }
+    sqlite3_finalize(q);
+    if (any)
+        row_set_add(&c->res->rows_filled, R_SOURCE_ENUM);
+    return st;
+}
+
 /* 1 when the table is one this importer reads or knows. */
 static int known_table(const char *name)
 {
@@ -1075,7 +1114,7 @@ static tb_status import_whole(ctx *c, sqlite3 *db, import_ids *ids)
         if ((st = import_table(c, db, &specs[i])) != TB_OK)
             return st;
     }
-    if ((st = import_enums(c, db)) != TB_OK)
+    if ((st = import_enums(c, db)) != TB_OK || (st = import_op_mem_types(c, db)) != TB_OK)
         return st;
     warn_unknown_tables(c, db);
     warn_mixed_ranks(c, db);

@@ -28,7 +28,8 @@
  *       rule, start inside [start, end] or starting before and spanning start;
  *   timestampNs/timestamp samples: inside [start, end];
  *   per-task tables (globalTaskId, no time): tasks that are in the window;
- *   STEP_TIME (step mode) and TB_ITERATION (graph mode): by id.
+ *   STEP_TIME (step mode) and TB_ITERATION (graph mode): by id;
+ *   TB_STEP_TRACE_TIME (step mode: a step trace as loaded): by its step.
  * A rank filter (tb_window.rank_set), alone or with the iterations, keeps
  * the rows of one rank in every table that has a rankId.
  * Tables without a rankId or a time (strings, enums, metadata, summaries
@@ -167,6 +168,15 @@ static tb_status build_iterations(sqlite3 *db, const tb_window *w, steps *s, tb_
     }
     sqlite3_finalize(ins);
     free(span);
+    /* a rank with no steps of its own but a step trace as loaded (an
+     * analysis.db alone): its steps, without a time range, so that the
+     * window holds the rank and its step trace rows only */
+    if (!rc)
+        rc = exec(db,
+                  "INSERT INTO temp.tb_iter(rankId, id) SELECT DISTINCT t.rankId, CAST(t.step AS INTEGER) "
+                  "FROM main.TB_STEP_TRACE_TIME t WHERE CAST(CAST(t.step AS INTEGER) AS TEXT) = CAST(t.step AS TEXT) "
+                  "AND NOT EXISTS (SELECT 1 FROM temp.tb_iter i WHERE i.rankId IS t.rankId);",
+                  err);
     return rc ? rc : exec(db, "INSERT INTO temp.tb_iter_any SELECT rankId, endNs FROM temp.tb_iter;", err);
 }
 
@@ -302,6 +312,13 @@ static const char *iteration_filter(const char *t, int cols, const tb_window *w,
     int step_mode = w->model_id == WINDOW_STEP_MODEL;
     if (strcmp(t, "STEP_TIME") == 0 && step_mode) {
         snprintf(out, n, "x.id >= %" PRId64 " AND x.id <= %" PRId64, w->iteration_id,
+                 w->iteration_id + w->iteration_count - 1);
+        return out;
+    }
+    if (strcmp(t, "TB_STEP_TRACE_TIME") == 0 && step_mode) {
+        /* a step trace as loaded (step_trace_time.csv, an analysis.db): its rows of the window's steps */
+        snprintf(out, n, "CAST(CAST(x.step AS INTEGER) AS TEXT) = CAST(x.step AS TEXT) AND "
+                 "CAST(x.step AS INTEGER) >= %" PRId64 " AND CAST(x.step AS INTEGER) <= %" PRId64, w->iteration_id,
                  w->iteration_id + w->iteration_count - 1);
         return out;
     }
@@ -899,7 +916,8 @@ int window_rank_has(sqlite3 *db, const tb_window *w, int64_t rank)
     sqlite3_stmt *st = NULL;
     int in = 0;
     const char *sql = w->model_id == TB_STEP_MODEL_ID
-                          ? "SELECT 1 FROM STEP_TIME WHERE rankId IS ?1 AND id = ?2"
+                          ? "SELECT 1 FROM STEP_TIME WHERE rankId IS ?1 AND id = ?2 UNION ALL "
+                            "SELECT 1 FROM TB_STEP_TRACE_TIME WHERE rankId IS ?1 AND CAST(step AS TEXT) = CAST(?2 AS TEXT)"
                           : "SELECT 1 FROM TB_ITERATION WHERE rankId IS ?1 AND indexId = ?2 AND modelId = ?3";
     if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, rank);

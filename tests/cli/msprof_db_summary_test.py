@@ -237,6 +237,46 @@ def case_generated_db():
         " allocate nor release" in readme, readme
 
 
+GEN_OPERATOR_MEMORY = [["3", "matmul", 2, 1000001, 0.5, 4, 8, 2, 8, "NPU:3"],
+                       ["3", "matmul", 4, 1000002, 0.1, 6, 8, 2, 8, "NPU:3"],
+                       ["3", "add", 1, 1000001.2, "N/A", 5, 8, "N/A", "N/A", "NPU:3"]]
+
+
+def case_no_enum_memory():
+    # a DB without ENUM_MEMORY: msprof documents NPU_OP_MEM.type as an id of STRING_IDS
+    # ("allocate", "release"); the rows of the generated DB with their types named there
+    # pair as they do through ENUM_MEMORY. Ids 5 and 6 (the ENUM_MEMORY ids of the other
+    # case) are GE and matmul in STRING_IDS, so reading them as enum ids pairs nothing.
+    src = os.path.join(OUT, "noenum", "msprof_4.db")
+    os.makedirs(os.path.dirname(src), exist_ok=True)
+    make_db(src)
+    with sqlite3.connect(src) as c:
+        c.execute("DROP TABLE ENUM_MEMORY")
+        c.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", [(20, "allocate"), (21, "release"), (22, "other")])
+        c.execute("UPDATE NPU_OP_MEM SET type = CASE type WHEN 5 THEN 20 WHEN 6 THEN 21 ELSE 22 END")
+    got, readme = export(src, "noenum_out")
+    same_rows(got["operator_memory"], GEN_OPERATOR_MEMORY, "operator_memory without ENUM_MEMORY")
+    assert len(got["memory_record"]) == 7, got["memory_record"]
+    assert "operator_memory_*.csv: 1 NPU_OP_MEM row left out: the DB's STRING_IDS names type 22 neither" \
+        " allocate nor release" in readme, readme
+    # the DB tracebook writes of it keeps the names (TB_SOURCE_ENUM), so loading that DB pairs the same
+    db = os.path.join(OUT, "noenum.db")
+    r = run("export", "db", "-q", "-dir", src, "-o", db)
+    assert r.rc == 0, r
+    with sqlite3.connect(db) as c:
+        names = c.execute("SELECT id, name FROM TB_SOURCE_ENUM WHERE tableName = 'NPU_OP_MEM.type'"
+                          " ORDER BY id").fetchall()
+    assert names == [(20, "allocate"), (21, "release"), (22, "other")], names
+    got, _ = export(db, "noenum_db_out")
+    same_rows(got["operator_memory"], GEN_OPERATOR_MEMORY, "operator_memory of tracebook's DB")
+    # a type STRING_IDS does not name: the rows are left out, with the reason
+    with sqlite3.connect(src) as c:
+        c.execute("DELETE FROM STRING_IDS WHERE id = 22")
+    got, readme = export(src, "noenum_out2")
+    same_rows(got["operator_memory"], GEN_OPERATOR_MEMORY, "operator_memory, type 22 unnamed")
+    assert "the DB's STRING_IDS names type 22 neither allocate nor release" in readme, readme
+
+
 def case_no_rows_no_file():
     # a DB with tasks only: none of these files, each report skipped with its reason
     src = os.path.join(OUT, "tasks", "msprof_2.db")
@@ -313,6 +353,48 @@ def case_analysis_db_joins_its_rank():
         same_rows(step_rows(d), [[str(x) if isinstance(x, str) else x for x in s] for s in STEPS], how)
         with open(os.path.join(d, "README.txt")) as f:
             assert "analysis.db: its StepTraceTime is step_trace_time.csv here" in f.read()
+
+
+def case_analysis_db_formats_and_window():
+    # the analysis.db's step trace is the rank's step_trace_time in every format and in a
+    # window of steps (its rows of the window's steps), also for a rank whose DB has no steps
+    import json
+    import zipfile
+    top = os.path.join(OUT, "an_fmt")
+    os.makedirs(top, exist_ok=True)
+    make_db(os.path.join(top, "ascend_pytorch_profiler_3.db"))
+    make_analysis_db(os.path.join(top, "analysis.db"), STEPS)
+    want = [[str(x) if isinstance(x, str) else x for x in s] for s in STEPS]
+    out = os.path.join(OUT, "an_fmt_json")
+    r = run("export", "summary", "-q", "-dir", top, "-o", out, "--format", "json")
+    assert r.rc == 0, r
+    with open(os.path.join(out, "ASCEND_PROFILER_OUTPUT", "step_trace_time.json")) as f:
+        rows = json.load(f)
+    same_rows([[str(v) if k in ("Device_id", "Step") else v for k, v in row.items()] for row in rows], want, "json")
+    assert ",".join(rows[0]) == STEP_HEADER, list(rows[0])
+    out = os.path.join(OUT, "an_fmt_xlsx")
+    r = run("export", "summary", "-q", "-dir", top, "-o", out, "--format", "xlsx")
+    assert r.rc == 0, r
+    with zipfile.ZipFile(os.path.join(out, "ASCEND_PROFILER_OUTPUT", "tracebook.xlsx")) as z:
+        book = z.read("xl/workbook.xml").decode()
+        sheets = "".join(z.read(n).decode() for n in z.namelist() if n.startswith("xl/worksheets/sheet"))
+    assert 'name="Step trace time as the profiler"' in book, book  # the report's title, cut to 31
+    assert "<v>100.5</v>" in sheets and "<v>110</v>" in sheets and "<v>7.75</v>" in sheets, "xlsx step trace"
+    for first, count, rows in (("2", "1", want[1:]), ("1", "2", want)):
+        out = os.path.join(OUT, "an_fmt_w%s_%s" % (first, count))
+        r = run("export", "summary", "-q", "-dir", top, "-o", out, "--model-id", "4294967295",
+                "--iteration-id", first, "--iteration-count", count)
+        assert r.rc == 0, r
+        d = os.path.join(out, "ASCEND_PROFILER_OUTPUT")
+        label = first if count == "1" else "%s_%d" % (first, int(first) + int(count) - 1)
+        with open(os.path.join(d, "step_trace_time_%s.csv" % label), newline="") as f:
+            lines = list(csv.reader(f))
+        assert ",".join(lines[0]) == STEP_HEADER, lines[0]
+        same_rows(lines[1:], rows, "window %s+%s" % (first, count))
+    # a step the analysis.db does not hold: no rank has the window
+    r = run("export", "summary", "-q", "-dir", top, "-o", os.path.join(OUT, "an_fmt_w9"), "--model-id",
+            "4294967295", "--iteration-id", "9")
+    assert r.rc == 2 and "no rank has the window (model 4294967295, iteration 9)" in r.err, r
 
 
 def case_public_analysis_db():
