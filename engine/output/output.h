@@ -237,6 +237,14 @@ typedef struct json_sink_options {
  */
 tb_status json_sink_create(const char *path, const json_sink_options *opt, tb_sink **out, tb_error *err);
 
+/*
+ * A JSON writer of a report's one value (`json_shape: document`): exactly
+ * one row of one text column, a JSON value, written to path as one line
+ * (", " and ": " separators, non-ASCII escaped; json_doc.c). Another shape
+ * or invalid JSON is an error naming path, and nothing is written.
+ */
+tb_status json_doc_sink_create(const char *path, tb_sink **out, tb_error *err);
+
 /* Writes text (NUL-terminated) as the whole file path, atomically. */
 tb_status json_write_file(const char *path, const char *text, tb_error *err);
 

@@ -483,7 +483,9 @@ static tb_status open_file_sink(job_state *js, const tb_spec *spec, const tb_spe
     }
     csv_sink_options co = {.slice_insert = js->job->msprof_slices ? strlen(rep->id) + 1 : 0,
                            .formula_safe = js->job->csv_safe};
-    rc = format == TB_OUT_JSON ? json_sink_create(path, NULL, out, err) : csv_sink_create(path, &co, out, err);
+    rc = format != TB_OUT_JSON ? csv_sink_create(path, &co, out, err)
+         : rep->json_document   ? json_doc_sink_create(path, out, err)
+                                : json_sink_create(path, NULL, out, err);
     free(path);
     return rc;
 }

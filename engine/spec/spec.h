@@ -103,6 +103,7 @@ struct tb_spec_report {
     size_t n_sort;
     int64_t limit;       /* -1 = no limit */
     int header_units;    /* 1: typed headers get their unit appended, 0: headers exactly as written */
+    int json_document;   /* `json_shape: document`: the json output is the one cell's JSON text, not rows */
     tb_scope scope;      /* `scope:`: every rank at once, or each rank alone (tracebook/spec.h) */
     tb_spec_column *columns;
     size_t n_columns;

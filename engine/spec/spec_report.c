@@ -28,10 +28,11 @@
 static const char *const report_keys[] = {"id",     "title",   "description", "use",   "requires",
                                           "sql",    "sql_file", "params",     "outputs", "sort",
                                           "limit",  "header_units", "columns", "xlsx",  "key",
-                                          "normalize", "regressions", "drop_empty", "pivot", "scope", "advice", NULL};
+                                          "normalize", "regressions", "drop_empty", "pivot", "scope", "advice", "json_shape", NULL};
 static const char *const use_keys[] = {"use",    "id",   "title", "description",  "params",  "outputs",
                                        "sort",   "limit", "header_units", "columns", "xlsx", "requires",
-                                       "key",    "normalize", "regressions", "drop_empty", "pivot", "scope", "advice", NULL};
+                                       "key",    "normalize", "regressions", "drop_empty", "pivot", "scope", "advice", "json_shape",
+                                       NULL};
 static const char *const rule_keys[] = {"column", "worse", "relative", "absolute", "min_count", "mad", "nights", NULL};
 static const char *const normalize_names[] = {"strip_template_args", "strip_hashes", "strip_trailing_numbers",
                                               NULL}; /* TB_NORM_* bit order */
@@ -575,6 +576,12 @@ static tb_status parse_common(loader *L, const specnode *m, tb_spec_report *r, r
             return fail_node(L, v, "'header_units' must be true or false, got %s", spec_describe(v, d, sizeof d));
         r->header_units = (int)v->i;
     }
+    if ((p = specnode_get(m, "json_shape"))) {
+        const specnode *v = p->value;
+        if (v->kind != SPECNODE_SCALAR || (strcmp(v->text, "rows") && strcmp(v->text, "document")))
+            return fail_node(L, v, "'json_shape' must be rows or document, got %s", spec_describe(v, d, sizeof d));
+        r->json_document = !strcmp(v->text, "document");
+    }
     if ((p = specnode_get(m, "columns")) && (st = parse_columns(L, p->value, r)))
         return st;
     if ((p = specnode_get(m, "xlsx")) && (st = parse_xlsx(L, p->value, r, aux)))
@@ -803,8 +810,8 @@ static int copy_sort_columns(tb_spec_report *dst, const tb_spec_report *src)
 static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const char *file)
 {
     *dst = (tb_spec_report){
-        .limit = src->limit, .header_units = src->header_units, .outputs = src->outputs, .scope = src->scope,
-        .chart_below = src->chart_below};
+        .limit = src->limit, .header_units = src->header_units, .json_document = src->json_document,
+        .outputs = src->outputs, .scope = src->scope, .chart_below = src->chart_below};
     if (copy_texts(dst, src) ||
         copy_strings(&dst->chart_values, &dst->n_chart_values, src->chart_values, src->n_chart_values) ||
         !(dst->origin = strdup(file)))

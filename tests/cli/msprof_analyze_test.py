@@ -20,7 +20,10 @@
 # ../conformance/reference; one rank alone (no wait or transmit stage) and a
 # rank without communication (no row), as the recipe. communication_group_map
 # (the communication_group_map recipe's table) on the same cluster, byte for
-# byte the recipe's, and without the ranks' profiler_metadata.json.
+# byte the recipe's, and without the ranks' profiler_metadata.json; its
+# communication_group.json (builtin:communication_group): the recipe's rows
+# as comm_group_parallel_info and the groups' rank lists. json_shape:
+# document, the report key that writes it, and its errors.
 # mstx_mark_stats and mstx_{fwk,cann,device}_stats (the mstx_sum recipe's
 # mark_stats.csv and all_*_stats.csv) on three ranks' msprof-style DBs built
 # here (mstx_db), against the recipe's own CSVs
@@ -372,6 +375,85 @@ def main(tb_path, gen_path, out, only):
             want = list(csv.reader(f.read().splitlines()))
         t.eq(got, [want[0]] + [w[:3] + ["", ""] for w in want[1:]],
              "type, the ops' ranks, group name; group_id and pg_name empty")
+
+    def group_json(t, d):
+        r = t.run("report", "-q", "-dir", d, "--spec", "builtin:communication_group", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        t.eq(sorted(os.listdir(t.out)), ["communication_group.json", "tracebook_run.json"], "the files written")
+        with open(os.path.join(t.out, "communication_group.json"), encoding="utf-8", newline="") as f:
+            return f.read()
+
+    def ref_groups():
+        """msprof-analyze's CommunicationGroupMapping rows of the cluster, as comm_group_parallel_info entries."""
+        with open(GROUP_MAP_REF, encoding="utf-8", newline="") as f:
+            rows = list(csv.DictReader(f))
+        for w in rows:
+            w["rank_set"] = [int(x) for x in w["rank_set"].strip("()").split(",")]
+        return rows
+
+    @suite.case("communication_group: communication_group.json of the 8-rank cluster, msprof-analyze's shape and groups")
+    def case_group_json(t):
+        text = group_json(t, parallel_cluster(gen, inputs))
+        doc = json.loads(text)
+        t.eq(text, json.dumps(doc), "one line, json.dump's separators, no newline after")
+        t.eq(list(doc), ["collective", "p2p", "comm_group_parallel_info"], "the keys, in msprof-analyze's order")
+        want = ref_groups()
+        t.eq(doc["comm_group_parallel_info"], want, "comm_group_parallel_info: the recipe's rows, rank_set a list")
+        t.eq(doc["collective"], [w["rank_set"] for w in want if w["type"] == "collective"],
+             "collective: the 4 tp and 4 dp groups of 2")
+        t.eq(doc["p2p"], [w["rank_set"] for w in want if w["type"] == "p2p"], "p2p: the 4 pp groups")
+        t.eq(sorted(len(g) for g in doc["collective"] + doc["p2p"]), [2] * 12, "groups of 2")
+
+    @suite.case("communication_group: without profiler_metadata.json the groups of the ops, no id or name")
+    def case_group_json_bare(t):
+        src = parallel_cluster(gen, inputs)
+        d = t.path("bare")
+        shutil.copytree(src, d, ignore=shutil.ignore_patterns("profiler_metadata.json"))
+        doc = json.loads(group_json(t, d))
+        want = ref_groups()
+        for w in want:
+            w["group_id"] = w["pg_name"] = ""
+        t.eq(doc["comm_group_parallel_info"], want, "type, ranks and name of each group; group_id and pg_name empty")
+
+    @suite.case("communication_group: one rank without communication ops writes no file")
+    def case_group_json_none(t):
+        d = t.path("single")
+        gen("--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "-o", d)
+        r = t.run("report", "-q", "-dir", d, "--spec", "builtin:communication_group", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        t.check(not os.path.exists(os.path.join(t.out, "communication_group.json")), "no file", os.listdir(t.out))
+
+    @suite.case("json_shape: document: a report's one cell written as the file; another shape is an error")
+    def case_json_document(t):
+        src = parallel_cluster(gen, inputs)
+        cases = [("SELECT json_object('a', 1, 'b', json_array(1.5, 'é')) AS doc", 0, '{"a": 1, "b": [1.5, "\\u00e9"]}'),
+                 ("SELECT '[1' AS doc", 1, "is not valid JSON"),
+                 ("SELECT '1' AS a, '2' AS b", 1, "must give one column"),
+                 ("SELECT '1' AS doc UNION ALL SELECT '2'", 1, "must give one row"),
+                 ("SELECT NULL AS doc", 1, "as text, got NULL"),
+                 ("SELECT '1' AS doc WHERE 0", 1, "got none")]
+        for k, (sql, fails, want) in enumerate(cases):
+            spec = t.path("doc%d.yaml" % k)
+            with open(spec, "w", encoding="utf-8") as f:
+                f.write("tracebook: 1\nreports:\n  - id: doc\n    outputs: json\n    json_shape: document\n"
+                        "    sql: \"%s\"\n" % sql.replace('"', '\\"'))
+            out = t.path("out%d" % k)
+            r = t.run("report", "-q", "-dir", os.path.join(src, "rank0_ascend_pt"), "--spec", spec, "-o", out)
+            path = os.path.join(out, "doc.json")
+            if fails:
+                t.check(r.rc != 0 and want in r.err and "doc.json" in r.err, "%s: an error naming the file" % sql,
+                        (r.rc, r.err))
+                t.check(not os.path.exists(path), "%s: no file" % sql, os.listdir(out) if os.path.isdir(out) else [])
+            else:
+                t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+                with open(path, encoding="utf-8") as f:
+                    t.eq(f.read(), want, "the document as json.dump writes it")
+        spec = t.path("bad.yaml")
+        with open(spec, "w", encoding="utf-8") as f:
+            f.write("tracebook: 1\nreports:\n  - id: doc\n    json_shape: object\n    sql: SELECT 1\n")
+        r = t.run("report", "-q", "-dir", os.path.join(src, "rank0_ascend_pt"), "--spec", spec, "-o", t.out)
+        t.check(r.rc != 0 and "bad.yaml:4" in r.err and "'json_shape' must be rows or document" in r.err,
+                "an unknown json_shape is a spec error at its line", (r.rc, r.err))
 
     def same_cell(got, want):
         if want == "" or got == "":
