@@ -19,13 +19,15 @@
  * and loads the result. The SQL runs on a read-only connection with the
  * iteration window applied (report/window.c), so the window options select
  * the same rows as for a report. Rows are streamed from SQLite: a trace of
- * millions of tasks needs no more memory than one row. The time text
+ * millions of tasks needs no more memory than one row. The listing goes to
+ * a temporary file and reaches its file or stream only when complete. The time text
  * ("56.61ms") comes from the output stage (numfmt_unit_time).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <sqlite3.h>
 #include <stdio.h>
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -472,13 +474,56 @@ static tb_status trace_per_device(lst *l)
 
 /* ---- the job --------------------------------------------------------------- */
 
+/* Where the listing goes: opt->out_path through a temporary renamed at the
+ * end (afile), or a stream through a spool copied to it at the end, so that
+ * a run that fails part way (an overflow in a later class) leaves nothing
+ * on the stream, not even the header lines it had printed. */
+typedef struct dest {
+    afile af;
+    spool sp;
+    FILE *f;
+} dest;
+
+static tb_status dest_open(dest *d, const tb_print_options *opt, tb_error *err)
+{
+    if (opt->out_path) {
+        (void)dirs_make(opt->out_path, 0, 0777); /* a failure is the file's, said next */
+        tb_status st = afile_open(opt->out_path, &d->af, err);
+        d->f = st ? NULL : d->af.f;
+        return st;
+    }
+    tb_status st = spool_open(&d->sp, "tracebook-print", "listing", err);
+    if (st)
+        return st;
+    if (!(d->f = fopen(d->sp.path, "w")))
+        return tb_error_at(err, TB_ERR_IO, d->sp.path, 0, 0, -1, "cannot write: %s", strerror(errno));
+    return TB_OK;
+}
+
+/* Commits the listing when st is TB_OK, else drops it; returns st or the commit's failure. */
+static tb_status dest_close(dest *d, const tb_print_options *opt, tb_status st, tb_error *err)
+{
+    if (opt->out_path) {
+        if (!d->f)
+            return st;
+        if (st == TB_OK)
+            return afile_commit(&d->af, err);
+        afile_abort(&d->af);
+        return st;
+    }
+    if (d->f && fclose(d->f) != 0 && st == TB_OK)
+        st = tb_error_at(err, TB_ERR_IO, d->sp.path, 0, 0, -1, "cannot write: %s", strerror(errno));
+    tb_status sent = spool_close(&d->sp, opt->out, st == TB_OK, "the listing", err);
+    return st ? st : sent;
+}
+
 static tb_status run(tb_session *s, const tb_print_options *opt, int trace, tb_error *err)
 {
     if (!opt->out_path && !opt->out)
         return tb_error_set(err, TB_ERR_USAGE, "print: no output given");
     lst l = {.opt = opt, .err = err, .db = session_db(s, err), .db_path = tb_session_db_path(s),
              .verb = trace ? "print trace" : "print summary"};
-    afile af = {0};
+    dest d = {0};
     window_info wi = {0};
     tb_status st;
     if (!l.db)
@@ -495,14 +540,9 @@ static tb_status run(tb_session *s, const tb_print_options *opt, int trace, tb_e
         goto done;
     if (opt->width > 0 && (st = make_names(&l)))
         goto done;
-    if (opt->out_path) {
-        (void)dirs_make(opt->out_path, 0, 0777); /* a failure is the file's, said next */
-        if ((st = afile_open(opt->out_path, &af, err)))
-            goto done;
-        l.f = af.f;
-    } else {
-        l.f = opt->out;
-    }
+    if ((st = dest_open(&d, opt, err)))
+        goto done;
+    l.f = d.f;
     if (trace) {
         st = opt->per_device ? trace_per_device(&l) : trace_section(&l, "1");
     } else if (opt->per_device) {
@@ -514,15 +554,10 @@ static tb_status run(tb_session *s, const tb_print_options *opt, int trace, tb_e
     }
     if (!st && l.nomem)
         st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    if (opt->out_path) {
-        if (st == TB_OK)
-            st = afile_commit(&af, err);
-        else
-            afile_abort(&af);
-    } else if (!st && (fflush(l.f) != 0 || ferror(l.f))) {
+    if (!st && ferror(l.f))
         st = tb_error_set(err, TB_ERR_IO, "cannot write the listing");
-    }
 done:
+    st = dest_close(&d, opt, st, err);
     free(l.name);
     sqlite3_finalize(l.shown);
     window_info_finish(&wi);

@@ -925,10 +925,31 @@ static tb_status guard_books(job_state *js, const tb_run_options *o, const char 
     return rc;
 }
 
+/* The advisor's advisor[_<label>].csv and .json, when a rule of the run
+ * writes files, and the --keep-db copy of the trace DB. */
+static tb_status guard_run_files(job_state *js, const tb_run_options *o, const char *label, tb_error *err)
+{
+    tb_status rc = TB_OK;
+    if (runs_rules(o) && rules_write_files(o)) {
+        char base[64];
+        snprintf(base, sizeof base, "advisor%s%s", *label ? "_" : "", label);
+        rc = file_ids_check_out(&js->inputs, js->job->out_dir, base, "csv", err);
+        if (!rc)
+            rc = file_ids_check_out(&js->inputs, js->job->out_dir, base, "json", err);
+    }
+    if (!rc && js->job->keep_db) {
+        char path[4200];
+        snprintf(path, sizeof path, "%s/%s", js->job->out_dir, TB_TRACE_DB_NAME);
+        rc = file_ids_check(&js->inputs, path, err);
+    }
+    return rc;
+}
+
 /*
  * Each report's CSV and JSON files (in a window, with its label: the label
  * comes from the window's options alone), the parts a split CSV would
- * write, and the run's workbook and page, checked against the inputs
+ * write, the run's workbook and page, the advisor's files and the kept
+ * trace DB, checked against the inputs
  * before the first report runs, so that a run refused for one of its later
  * files has written none of its earlier ones into a folder it reads.
  * Opening each file checks it again.
@@ -957,7 +978,9 @@ static tb_status guard_outputs(job_state *js, const tb_run_options *o, tb_error 
                 rc = file_ids_check_out(&js->inputs, js->job->out_dir, base, "json", err);
             sqlite3_free(base);
         }
-    return rc ? rc : guard_books(js, o, label, err);
+    if (!rc)
+        rc = guard_books(js, o, label, err);
+    return rc ? rc : guard_run_files(js, o, label, err);
 }
 
 static tb_status guard_inputs(job_state *js, const tb_run_options *o, char *meta_path, size_t n, tb_error *err)

@@ -196,7 +196,15 @@ def _(t):
         t.check((r.rc, r.err) in ((0, ""), (3, "tracebook: error: %s: print %s: %s" % (own, verb, why))),
                 "print %s: %s" % (verb, r))
         t.check(r.rc == 0 or not os.path.exists(box.path(verb + ".txt")), "print %s: no listing" % verb)
-    t.check(box.run(["print", "summary", "-dir", own, "-q"]).rc == 3, "print summary overflows")
+    # to stdout: the listing is held until it is complete, so the failed run
+    # prints not even the header lines it had reached
+    r = box.run(["print", "summary", "-dir", own, "-q"])
+    t.check(r.rc == 3 and r.out == "" and r.err == "tracebook: error: %s: print summary: %s" % (own, why),
+            "print summary to stdout overflows and prints nothing: %d %r %r" % (r.rc, r.out[:200], r.err))
+    # the one that ends prints its whole listing, once
+    r = box.run(["print", "trace", "-dir", own, "-q"])
+    t.check(r.rc == 0 and r.out.startswith("     Start   Duration") and r.out.count("DEVICE trace:") == 1
+            and r.out.endswith("\n\n"), "print trace to stdout: %d %r" % (r.rc, r.out[:200]))
     # a query's own overflow where no table's sum explains it stays SQLite's (exit 5)
     r = box.run(["query", "-dir", tr, "-q", "SELECT sum(x) AS s FROM (SELECT 9223372036854775807 AS x UNION ALL "
                  "SELECT 1)"])

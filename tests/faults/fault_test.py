@@ -426,11 +426,15 @@ def _(t):
 
 
 
-@case("an output name on an input is refused before the first report: in a window, a workbook, a split CSV's part")
+@case("an output name on an input is refused before the first report: in a window, a workbook, a split CSV's part, "
+      "the advisor's files, the kept trace DB")
 def _(t):
     box = Box("names")
     refuse = "tracebook: error: %s: refusing to replace an input file: write the output elsewhere (-o)\n"
-    for kind in ("window", "workbook", "part"):
+    # the run-wide files, each named as the SQL file of the second report
+    own = {"workbook": ("tracebook.xlsx", ["--format", "csv,xlsx"]), "advisor": ("advisor.json", ["--format", "csv"]),
+           "keep-db": ("tracebook_trace.db", ["--format", "csv", "--keep-db"])}
+    for kind in ("window", "workbook", "advisor", "keep-db", "part"):
         rank = box.path(kind, "rank0_ascend_pt")
         shutil.copytree(os.path.join(NPU_DIR, "rank0_ascend_pt"), rank)
         apo = os.path.join(rank, "ASCEND_PROFILER_OUTPUT")
@@ -441,24 +445,25 @@ def _(t):
             # the kernels' CSV named as report kernel_details's file in step 8
             victim = os.path.join(apo, "kernel_details_8.csv")
             args += ["--model-id", "4294967295", "--iteration-id", "8"]
-        elif kind == "workbook":
-            # the SQL file of the second report named as the run's workbook
-            victim = os.path.join(apo, "tracebook.xlsx")
+        elif kind in own:
+            victim = os.path.join(apo, own[kind][0])
             with open(victim, "w") as f:
-                f.write("SELECT 2 AS b\n")
+                f.write("SELECT 2 AS b WHERE 2 > :threshold\n" if kind == "advisor" else "SELECT 2 AS b\n")
             late = None
-            args = ["--format", "csv,xlsx"]
+            args = own[kind][1]
         else:
             # the kernels' CSV named as the second part of a split kernel_details.csv
             victim = os.path.join(apo, "kernel_details_2.csv")
             late = ("WITH RECURSIVE r(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM r WHERE i < 1000001) "
                     "SELECT i FROM r")
-        if kind != "workbook":
+        if kind not in own:
             os.rename(os.path.join(apo, "kernel_details.csv"), victim)
         with open(spec, "w") as f:
             f.write("tracebook: 1\nreports:\n  - id: first\n    sql: SELECT 1 AS a\n  - id: %s\n"
                     % ("second" if late is None else "kernel_details"))
-            f.write("    sql_file: tracebook.xlsx\n" if late is None else "    sql: %s\n" % late)
+            f.write("    sql_file: %s\n" % os.path.basename(victim) if late is None else "    sql: %s\n" % late)
+            if kind == "advisor":
+                f.write("    advice: {severity: warning, threshold: 0, message: \"{#} rows\", reason: r, suggestion: s}\n")
         before = sha_tree(rank)
         r = box.run(["report", "-dir", rank, "--spec", spec, "-o", apo, "-q"] + args)
         t.check(r.rc == 2 and r.err == refuse % victim, "%s: refused, naming the input: %d %r" % (kind, r.rc, r.err))
