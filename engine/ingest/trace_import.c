@@ -385,6 +385,7 @@ static void imp_free(imp *im)
     free(im->abuf);
     slice_buf_free(&im->ashape);
     slice_buf_free(&im->avals);
+    slice_buf_free(&im->apack);
     for (int i = 0; i < SHAPE_KINDS; i++)
         for (int j = 0; j < SHAPE_MEMO; j++)
             slice_buf_free(&im->shapes[i][j].buf);

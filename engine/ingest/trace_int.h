@@ -91,7 +91,7 @@ typedef struct imp {
     size_t dcap;
     char *abuf;
     size_t acap;
-    slice_buf ashape, avals; /* the args of the slice being routed (db/slice_args.h) */
+    slice_buf ashape, avals, apack; /* the args of the slice being routed, its values packed (db/slice_args.h) */
     shape_memo shapes[SHAPE_KINDS][SHAPE_MEMO];
     tb_error *err;
 } imp;

@@ -289,7 +289,9 @@ static int slice_args(imp *im, int kind, trace_event *ev, const slice_arg *cols,
         return -1;
     }
     out[0] = VINT(m->id);
-    out[1] = im->avals.n ? VTEXT(im->avals.p, im->avals.n) : VNULL;
+    if (im->avals.n && slice_vals_pack(im->avals.p, im->avals.n, &im->apack))
+        return trace_oom(im);
+    out[1] = im->avals.n ? VBLOB(im->apack.p, im->apack.n) : VNULL;
     return 0;
 }
 
