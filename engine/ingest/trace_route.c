@@ -477,6 +477,17 @@ int trace_on_metadata(imp *im, trace_event *ev, int64_t pkey)
             char *s = v.type == JS_STR ? span_dup(im, v) : strdup("");
             if (!s)
                 return trace_oom(im);
+            if (!im->prescanning) { /* every name is kept: Kineto names a thread twice */
+                char **e = realloc(t->seen, (t->n_seen + 1) * sizeof *e);
+                if (!e || !(e[t->n_seen] = strdup(s))) {
+                    if (e)
+                        t->seen = e;
+                    free(s);
+                    return trace_oom(im);
+                }
+                t->seen = e;
+                t->n_seen++;
+            }
             free(t->name);
             t->name = s;
         } else {
