@@ -23,7 +23,7 @@ CREATE TABLE TASK (
     globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER,
     streamId INTEGER, taskId INTEGER, modelId INTEGER,
     rankId INTEGER, name INTEGER,         -- tracebook: rank; slice name (string id)
-    argsShape INTEGER, argsValues TEXT    -- tracebook: a timeline slice's args (docs/schema.md)
+    argsShape INTEGER, argsValues BLOB    -- tracebook: a timeline slice's args (docs/schema.md)
 );
 -- opType: the input's; for a trace (which gives none) taken from the kernel's
 -- name (docs/inputs.md, "Kernel types")
@@ -50,20 +50,20 @@ CREATE TABLE COMMUNICATION_OP (
     groupName INTEGER, opId INTEGER, relay INTEGER, retry INTEGER, dataType INTEGER,
     algType INTEGER, count NUMERIC, opType INTEGER, deviceId INTEGER, rankSize INTEGER,
     rankId INTEGER,
-    argsShape INTEGER, argsValues TEXT    -- tracebook: a timeline slice's args (docs/schema.md)
+    argsShape INTEGER, argsValues BLOB    -- tracebook: a timeline slice's args (docs/schema.md)
 );
 CREATE TABLE CANN_API (
     startNs INTEGER, endNs INTEGER, type INTEGER, globalTid INTEGER,
     connectionId INTEGER, name INTEGER, rankId INTEGER,
     streamId INTEGER,                   -- tracebook: a trace call's args.stream (HTA's stream rule)
-    argsShape INTEGER, argsValues TEXT  -- tracebook: a timeline slice's args (docs/schema.md)
+    argsShape INTEGER, argsValues BLOB  -- tracebook: a timeline slice's args (docs/schema.md)
 );
 CREATE TABLE PYTORCH_API (
     startNs INTEGER, endNs INTEGER, globalTid INTEGER, connectionId INTEGER,
     name INTEGER, sequenceNumber INTEGER, fwdThreadId INTEGER, inputDtypes INTEGER,
     inputShapes INTEGER, callchainId INTEGER, type INTEGER, rankId INTEGER,
     streamId INTEGER,                   -- tracebook: a trace op's args.stream (HTA's stream rule)
-    argsShape INTEGER, argsValues TEXT  -- tracebook: a timeline slice's args (docs/schema.md)
+    argsShape INTEGER, argsValues BLOB  -- tracebook: a timeline slice's args (docs/schema.md)
 );
 CREATE TABLE CONNECTION_IDS (id INTEGER, connectionId INTEGER, rankId INTEGER);
 CREATE TABLE PYTORCH_CALLCHAINS (id INTEGER, stack INTEGER, stackDepth INTEGER, rankId INTEGER);
@@ -77,7 +77,7 @@ CREATE TABLE MSTX_EVENTS (
     startNs INTEGER, endNs INTEGER, eventType INTEGER, rangeId INTEGER, category INTEGER,
     message INTEGER, globalTid INTEGER, endGlobalTid INTEGER, domainId INTEGER,
     connectionId INTEGER, rankId INTEGER,
-    argsShape INTEGER, argsValues TEXT  -- tracebook: a timeline slice's args (docs/schema.md)
+    argsShape INTEGER, argsValues BLOB  -- tracebook: a timeline slice's args (docs/schema.md)
 );
 CREATE TABLE NPU_MEM (type INTEGER, ddr NUMERIC, hbm NUMERIC, timestampNs INTEGER, deviceId INTEGER, rankId INTEGER);
 CREATE TABLE NPU_MODULE_MEM (moduleId INTEGER, timestampNs INTEGER, totalReserved NUMERIC, deviceId INTEGER, rankId INTEGER);

@@ -187,6 +187,12 @@ static const unsigned char *bind_row(sqlite3_stmt *st, int base, int n, const un
             p += 4;
             sqlite3_bind_text(st, base + i, (const char *)p, (int)len, SQLITE_STATIC);
             p += len;
+        } else if (type == V_BLOB) {
+            uint32_t len;
+            memcpy(&len, p, 4);
+            p += 4;
+            sqlite3_bind_blob(st, base + i, p, (int)len, SQLITE_STATIC);
+            p += len;
         } else {
             sqlite3_bind_null(st, base + i);
         }
@@ -201,7 +207,7 @@ static const unsigned char *skip_row(int n, const unsigned char *p)
         int type = *p++;
         if (type == V_INT || type == V_REAL) {
             p += 8;
-        } else if (type == V_TEXT) {
+        } else if (type == V_TEXT || type == V_BLOB) {
             uint32_t len;
             memcpy(&len, p, 4);
             p += 4 + len;
@@ -393,7 +399,7 @@ static int enqueue(dbw *w, int table, const tb_val *v, int n)
 {
     size_t need = 1 + (size_t)n * 9;
     for (int i = 0; i < n; i++)
-        if (v[i].type == V_TEXT)
+        if (v[i].type == V_TEXT || v[i].type == V_BLOB)
             need += 4 + v[i].n;
     if (reserve(w, need))
         return -1;
@@ -407,7 +413,7 @@ static int enqueue(dbw *w, int table, const tb_val *v, int n)
         } else if (v[i].type == V_REAL) {
             memcpy(p, &v[i].d, 8);
             p += 8;
-        } else if (v[i].type == V_TEXT) {
+        } else if (v[i].type == V_TEXT || v[i].type == V_BLOB) {
             uint32_t len = (uint32_t)v[i].n;
             memcpy(p, &len, 4);
             p += 4;
@@ -715,7 +721,7 @@ static tb_status replay_chunk(replay *rs, unsigned char *buf, size_t n, tb_error
                 q += 8;
             } else if (type == V_REAL) {
                 q += 8;
-            } else if (type == V_TEXT) {
+            } else if (type == V_TEXT || type == V_BLOB) {
                 uint32_t len;
                 memcpy(&len, q, 4);
                 q += 4 + len;

@@ -108,7 +108,8 @@ void row_roles(int table, unsigned char *roles);
 /* 1 when column name of the row table holds STRING_IDS ids. */
 int row_is_string(int table, const char *name);
 
-enum { V_NULL = 0, V_INT, V_REAL, V_TEXT };
+/* V_BLOB: bytes stored as a BLOB (s, n), serialized as V_TEXT is */
+enum { V_NULL = 0, V_INT, V_REAL, V_TEXT, V_BLOB };
 
 typedef struct tb_val {
     int type;
@@ -122,6 +123,7 @@ typedef struct tb_val {
 #define VINT(x) ((tb_val){.type = V_INT, .i = (int64_t)(x)})
 #define VREAL(x) ((tb_val){.type = V_REAL, .d = (x)})
 #define VTEXT(p, len) ((tb_val){.type = V_TEXT, .s = (p), .n = (len)})
+#define VBLOB(p, len) ((tb_val){.type = V_BLOB, .s = (p), .n = (len)})
 
 typedef struct row_sink {
     void *ctx;

@@ -247,3 +247,144 @@ int slice_args_expand(const char *shape, size_t sn, const char *vals, size_t vn,
     }
     return slice_buf_add(out, shape + run, sn - run) ? -1 : 1;
 }
+
+/* ---- the values as stored: packed numbers ------------------------------------ */
+
+static int put_varint(slice_buf *b, uint64_t x)
+{
+    char t[10];
+    size_t n = 0;
+    do {
+        t[n++] = (char)((x & 0x7f) | (x > 0x7f ? 0x80 : 0));
+        x >>= 7;
+    } while (x);
+    return slice_buf_add(b, t, n);
+}
+
+/* The varint at *p (before e) into *x; 0, or -1 when malformed. */
+static int get_varint(const unsigned char **p, const unsigned char *e, uint64_t *x)
+{
+    uint64_t v = 0;
+    for (int sh = 0; *p < e && sh < 64; sh += 7) {
+        unsigned char c = *(*p)++;
+        v |= (uint64_t)(c & 0x7f) << sh;
+        if (!(c & 0x80)) {
+            *x = v;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+static uint64_t zigzag(int64_t v)
+{
+    return v < 0 ? ((uint64_t)(-(v + 1)) << 1) | 1 : (uint64_t)v << 1;
+}
+
+static int64_t unzigzag(uint64_t z)
+{
+    return z & 1 ? -(int64_t)(z >> 1) - 1 : (int64_t)(z >> 1);
+}
+
+/*
+ * The number text p (n bytes) as a mantissa and count of digits after the
+ * point, when it is -?(0|[1-9][0-9]*)(.[0-9]+)? with at most 18 digits and
+ * not negative zero, so that both give back the same text. 1, or 0.
+ */
+static int decimal_of(const char *p, size_t n, int64_t *m, int *scale)
+{
+    size_t i = n && p[0] == '-', digits = 0;
+    int64_t x = 0;
+    int dot = -1;
+    if (i == n || (p[i] == '0' && i + 1 < n && p[i + 1] != '.'))
+        return 0;
+    for (size_t k = i; k < n; k++) {
+        if (p[k] == '.' && dot < 0 && k > i && k + 1 < n) {
+            dot = (int)(n - k - 1);
+            continue;
+        }
+        if (p[k] < '0' || p[k] > '9' || ++digits > 18)
+            return 0;
+        x = x * 10 + (p[k] - '0');
+    }
+    if (i && x == 0)
+        return 0;
+    *m = i ? -x : x;
+    *scale = dot < 0 ? 0 : dot;
+    return 1;
+}
+
+int slice_vals_pack(const char *vals, size_t vn, slice_buf *out)
+{
+    out->n = 0;
+    for (size_t at = 0; at < vn;) {
+        const char *s = vals + at, *e = memchr(s, ',', vn - at);
+        size_t n = e ? (size_t)(e - s) : vn - at;
+        at += n + 1;
+        int64_t m;
+        int scale;
+        int rc;
+        if (!decimal_of(s, n, &m, &scale))
+            rc = put_varint(out, (uint64_t)n << 2 | 2) || slice_buf_add(out, s, n);
+        else if (scale == 0)
+            rc = put_varint(out, zigzag(m) << 2);
+        else
+            rc = put_varint(out, zigzag(m) << 2 | 1) || slice_buf_add(out, (const char[]){(char)scale}, 1);
+        if (rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* Appends mantissa m with scale digits after the point. */
+static int put_decimal(slice_buf *b, int64_t m, int scale)
+{
+    char t[24], o[48];
+    uint64_t u = m < 0 ? (uint64_t)0 - (uint64_t)m : (uint64_t)m;
+    int n = snprintf(t, sizeof t, "%llu", (unsigned long long)u), k = 0;
+    if (m < 0)
+        o[k++] = '-';
+    if (n <= scale) /* below 1: the integer part is 0 */
+        o[k++] = '0';
+    int lead = n > scale ? n - scale : 0;
+    memcpy(o + k, t, (size_t)lead);
+    k += lead;
+    if (scale) {
+        o[k++] = '.';
+        int pad = n < scale ? scale - n : 0;
+        memset(o + k, '0', (size_t)pad);
+        k += pad;
+        memcpy(o + k, t + lead, (size_t)(n - lead));
+        k += n - lead;
+    }
+    return slice_buf_add(b, o, (size_t)k);
+}
+
+int slice_vals_unpack(const unsigned char *p, size_t n, slice_buf *out)
+{
+    out->n = 0;
+    const unsigned char *e = p + n;
+    while (p < e) {
+        uint64_t h;
+        if (get_varint(&p, e, &h))
+            break;
+        if ((h & 3) == 2 && (h >> 2) > (uint64_t)(e - p))
+            break;
+        if ((h & 3) == 1 && (p == e || *p < 1 || *p > 18))
+            break;
+        if ((h & 3) == 3)
+            break;
+        if (out->n && slice_buf_add(out, ",", 1))
+            return -1;
+        int rc;
+        if ((h & 3) == 2) {
+            rc = slice_buf_add(out, (const char *)p, (size_t)(h >> 2));
+            p += h >> 2;
+        } else {
+            rc = put_decimal(out, unzigzag(h >> 2), (h & 3) == 1 ? *p++ : 0);
+        }
+        if (rc)
+            return -1;
+    }
+    return 0;
+}

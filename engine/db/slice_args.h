@@ -67,6 +67,24 @@ typedef int (*slice_arg_fn)(void *ctx, const char *key, size_t n, slice_buf *out
 int slice_args_expand(const char *shape, size_t sn, const char *vals, size_t vn, slice_arg_fn fn, void *ctx,
                       slice_buf *out);
 
+/*
+ * The values of a slice (text, as slice_args_shape writes them) packed into
+ * out (reset first), as the DB stores them: per number a varint h, then
+ * h & 3 == 0: an integer (zigzag(v) == h >> 2);
+ *         1: a decimal without exponent, mantissa zigzag(m) == h >> 2, then
+ *            one byte, the count of digits after the point (1 to 18);
+ *         2: any other number, h >> 2 bytes of its text.
+ * Each number comes back exactly as written. 0, or -1 out of memory.
+ */
+int slice_vals_pack(const char *vals, size_t vn, slice_buf *out);
+
+/*
+ * Packed values (slice_vals_pack) back into their text, comma-separated,
+ * into out (reset first). Values after a malformed one are left out (the
+ * expansion writes them as null). 0, or -1 out of memory.
+ */
+int slice_vals_unpack(const unsigned char *p, size_t n, slice_buf *out);
+
 /* Appends n bytes to b. 0, or -1 out of memory. */
 int slice_buf_add(slice_buf *b, const char *s, size_t n);
 /* Appends s as a JSON string (quoted, escaped). 0, or -1 out of memory. */

@@ -488,6 +488,7 @@ done:
     free(ranks);
     free(t.inputs);
     slice_buf_free(&t.abuf);
+    slice_buf_free(&t.vbuf);
     window_info_finish(&wi);
     window_reset(t.db);
     return st ? st : export_finish(s, res->ranks, opt->clear_cache, opt->note, opt->ctx, err);

@@ -105,10 +105,22 @@ static int shaped_args(tl *t, sqlite3_stmt *q, const arg_col *map, int n)
     int sc = sqlite3_column_count(q) - 2;
     if (sqlite3_column_type(q, sc) != SQLITE_TEXT)
         return 0;
-    const char *shape = timeline_col_text(q, sc), *vals = timeline_col_text(q, sc + 1);
-    size_t sn = (size_t)sqlite3_column_bytes(q, sc), vn = vals ? (size_t)sqlite3_column_bytes(q, sc + 1) : 0;
+    const char *shape = timeline_col_text(q, sc), *vals = "";
+    size_t sn = (size_t)sqlite3_column_bytes(q, sc), vn = 0;
+    int vt = sqlite3_column_type(q, sc + 1);
+    if (vt == SQLITE_BLOB) { /* packed (db/slice_args.h) */
+        const void *b = sqlite3_column_blob(q, sc + 1);
+        if (slice_vals_unpack(b, (size_t)sqlite3_column_bytes(q, sc + 1), &t->vbuf))
+            return -1;
+        vals = t->vbuf.n ? t->vbuf.p : "";
+        vn = t->vbuf.n;
+    } else if (vt == SQLITE_TEXT) { /* comma-separated, as DBs of earlier builds hold them */
+        const char *tv = timeline_col_text(q, sc + 1);
+        vals = tv ? tv : "";
+        vn = tv ? (size_t)sqlite3_column_bytes(q, sc + 1) : 0;
+    }
     shape_ctx c = {q, map, n};
-    int r = slice_args_expand(shape, sn, vals ? vals : "", vn, shape_value, &c, &t->abuf);
+    int r = slice_args_expand(shape, sn, vals, vn, shape_value, &c, &t->abuf);
     if (r < 0)
         return -1;
     if (r > 0)

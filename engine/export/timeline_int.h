@@ -75,6 +75,7 @@ typedef struct tl {
     int shaped;         /* the DB keeps the args of timeline slices (argsShape) */
     int flow_written;   /* the DB keeps how each flow was written (TB_FLOW.written) */
     slice_buf abuf;     /* one slice's args, expanded */
+    slice_buf vbuf;     /* its values unpacked */
     struct fid { dev_t dev; ino_t ino; } *inputs; /* files an output must not replace */
     size_t n_inputs;
 } tl;

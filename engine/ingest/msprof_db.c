@@ -589,6 +589,10 @@ static inline tb_status row_values(ctx *c, sqlite3_stmt *q, int ncols, const int
             v[i] = VINT(sqlite3_column_int64(q, i));
         } else if (t == SQLITE_FLOAT) {
             v[i] = VREAL(sqlite3_column_double(q, i));
+        } else if (t == SQLITE_BLOB) { /* argsValues: packed numbers, kept as bytes */
+            const char *s = sqlite3_column_blob(q, i);
+            size_t n = (size_t)sqlite3_column_bytes(q, i);
+            v[i] = VBLOB(s, n);
         } else {
             const char *s = (const char *)sqlite3_column_text(q, i);
             size_t n = (size_t)sqlite3_column_bytes(q, i);

@@ -352,6 +352,13 @@ static int flush_processes(imp *im)
         thread *t = &im->threads[i];
         if (!t->used)
             continue;
+        for (size_t k = 0; k + 1 < t->n_seen; k++) { /* the names before the last, which is t->name */
+            tb_val e[5] = {VINT(im->opt->rank), trace_pid_val(im, t->pkey),
+                           t->tid_str ? VTEXT(t->tid_str, strlen(t->tid_str)) : VINT(t->tid),
+                           VTEXT(t->seen[k], strlen(t->seen[k])), VNULL};
+            if (trace_row(im, R_THREAD, e))
+                return -1;
+        }
         tb_val v[5] = {VINT(im->opt->rank), trace_pid_val(im, t->pkey),
                        t->tid_str ? VTEXT(t->tid_str, strlen(t->tid_str)) : VINT(t->tid),
                        t->name ? VTEXT(t->name, strlen(t->name)) : VNULL, t->has_sort ? VINT(t->sort_index) : VNULL};
@@ -370,6 +377,9 @@ static void imp_free(imp *im)
     free(im->procs);
     for (size_t i = 0; i < im->nthr_cap; i++) {
         free(im->threads[i].name);
+        for (size_t k = 0; k < im->threads[i].n_seen; k++)
+            free(im->threads[i].seen[k]);
+        free(im->threads[i].seen);
         free(im->threads[i].tid_str);
     }
     free(im->threads);
@@ -385,6 +395,7 @@ static void imp_free(imp *im)
     free(im->abuf);
     slice_buf_free(&im->ashape);
     slice_buf_free(&im->avals);
+    slice_buf_free(&im->apack);
     for (int i = 0; i < SHAPE_KINDS; i++)
         for (int j = 0; j < SHAPE_MEMO; j++)
             slice_buf_free(&im->shapes[i][j].buf);
@@ -438,6 +449,7 @@ static void prescan_tail(imp *im, const char *path, trace_event *ev)
         if (boundary && js_parse_event_at(q, e, ev, &next)) {
             /* from here, events follow one another */
             p = q;
+            im->prescanning = 1;
             while (p < e && js_parse_event_at(p, e, ev, &next)) {
                 int64_t pkey;
                 if (ev->ph == 'M' && trace_pid_key(im, ev->pid, &pkey) == 0)
@@ -446,6 +458,7 @@ static void prescan_tail(imp *im, const char *path, trace_event *ev)
                 while (p < e && (*p == ',' || *p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
                     p++;
             }
+            im->prescanning = 0;
             break;
         }
         p = q + 1;

@@ -49,7 +49,9 @@ typedef struct proc {
 typedef struct thread {
     int64_t pkey, tid;
     int used;
-    char *name;
+    char *name;  /* the last thread_name */
+    char **seen; /* the names of every thread_name event of the thread, in order (the tail's prescan aside) */
+    size_t n_seen;
     int64_t sort_index;
     int has_sort;
     char *tid_str;
@@ -87,11 +89,12 @@ typedef struct imp {
     size_t nsteps;
     uint64_t spilled;
     int replaying;
+    int prescanning; /* metadata of the file's tail read ahead: seen again in order later */
     char *dbuf;
     size_t dcap;
     char *abuf;
     size_t acap;
-    slice_buf ashape, avals; /* the args of the slice being routed (db/slice_args.h) */
+    slice_buf ashape, avals, apack; /* the args of the slice being routed, its values packed (db/slice_args.h) */
     shape_memo shapes[SHAPE_KINDS][SHAPE_MEMO];
     tb_error *err;
 } imp;

@@ -289,7 +289,9 @@ static int slice_args(imp *im, int kind, trace_event *ev, const slice_arg *cols,
         return -1;
     }
     out[0] = VINT(m->id);
-    out[1] = im->avals.n ? VTEXT(im->avals.p, im->avals.n) : VNULL;
+    if (im->avals.n && slice_vals_pack(im->avals.p, im->avals.n, &im->apack))
+        return trace_oom(im);
+    out[1] = im->avals.n ? VBLOB(im->apack.p, im->apack.n) : VNULL;
     return 0;
 }
 
@@ -475,6 +477,17 @@ int trace_on_metadata(imp *im, trace_event *ev, int64_t pkey)
             char *s = v.type == JS_STR ? span_dup(im, v) : strdup("");
             if (!s)
                 return trace_oom(im);
+            if (!im->prescanning) { /* every name is kept: Kineto names a thread twice */
+                char **e = realloc(t->seen, (t->n_seen + 1) * sizeof *e);
+                if (!e || !(e[t->n_seen] = strdup(s))) {
+                    if (e)
+                        t->seen = e;
+                    free(s);
+                    return trace_oom(im);
+                }
+                t->seen = e;
+                t->n_seen++;
+            }
             free(t->name);
             t->name = s;
         } else {

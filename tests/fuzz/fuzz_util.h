@@ -53,9 +53,9 @@ static int fuzz_row(void *ctx, int table, const tb_val *vals)
     if (table < 0 || table >= R_TABLE_COUNT)
         abort();
     for (int c = 0; c < row_tables[table].ncols; c++) {
-        if (vals[c].type < V_NULL || vals[c].type > V_TEXT)
+        if (vals[c].type < V_NULL || vals[c].type > V_BLOB)
             abort();
-        if (vals[c].type == V_TEXT)
+        if (vals[c].type == V_TEXT || vals[c].type == V_BLOB)
             for (size_t i = 0; i < vals[c].n; i++)
                 fs->sum += (unsigned char)vals[c].s[i];
     }
