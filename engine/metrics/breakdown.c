@@ -945,6 +945,47 @@ static tb_status temporal_core(hta_ctx *h, int64_t rank, evvec *ev, tb_error *er
     return hta_insert_done(h, err);
 }
 
+/* The kernel names (STRING_IDS ids) of the rank's tasks, by globalTaskId. */
+tb_status hta_task_names(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err)
+{
+    static const char sql[] = "SELECT globalTaskId, name FROM TASK WHERE ifnull(rankId, 0) = ? "
+                              "AND globalTaskId IS NOT NULL ORDER BY globalTaskId";
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0, k = 0;
+    *pairs = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 0)) ||
+            VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 1))) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    *n = k / 2;
+    return rc;
+}
+
+int64_t hta_task_name(const int64_t *pairs, size_t n, int64_t task)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (pairs[2 * mid] < task)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < n && pairs[2 * lo] == task ? pairs[2 * lo + 1] : 0;
+}
+
 /* Shared driver of the three HTA tables: options, steps, table, rows. */
 tb_status hta_build(const metric_ctx *m, const char *what, const char *create, const char *insert, rank_fn fn,
                     void *extra, tb_error *err)

@@ -116,6 +116,12 @@ void hta_bind_us(const hta_ctx *h, int col, int64_t v);
 /* Steps h->ins (its values bound), then resets it. */
 tb_status hta_insert_done(const hta_ctx *h, tb_error *err);
 
+/* The names (STRING_IDS ids) of the rank's tasks as (globalTaskId, name)
+ * pairs sorted by globalTaskId, a new array in *pairs (free it), *n pairs. */
+tb_status hta_task_names(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err);
+/* The name of task in pairs (hta_task_names), 0 when it has none. */
+int64_t hta_task_name(const int64_t *pairs, size_t n, int64_t task);
+
 /*
  * Builds a table the HTA way: reads the options and the steps, runs create
  * (several statements), prepares insert into h->ins and calls fn once per

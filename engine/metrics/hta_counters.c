@@ -834,47 +834,6 @@ static int has_id(const int64_t *ids, size_t n, int64_t id)
     return n && bsearch(&id, ids, n, sizeof *ids, sort_cmp_i64) != NULL;
 }
 
-/* The kernel names (STRING_IDS ids) of the rank's tasks, by globalTaskId. */
-static tb_status task_names(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err)
-{
-    static const char sql[] = "SELECT globalTaskId, name FROM TASK WHERE ifnull(rankId, 0) = ? "
-                              "AND globalTaskId IS NOT NULL ORDER BY globalTaskId";
-    sqlite3_stmt *st = NULL;
-    size_t cap = 0, k = 0;
-    *pairs = NULL;
-    *n = 0;
-    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_bind_int64(st, 1, rank);
-    int s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 0)) ||
-            VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 1))) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-            break;
-        }
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
-    *n = k / 2;
-    return rc;
-}
-
-static int64_t task_name(const int64_t *pairs, size_t n, int64_t task)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (pairs[2 * mid] < task)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && pairs[2 * lo] == task ? pairs[2 * lo + 1] : 0;
-}
-
 /* The name of a STRING_IDS id (name_of: its SELECT), appended to buf. */
 static void append_name(sqlite3_stmt *name_of, sqlite3_str *buf, int64_t id)
 {
@@ -931,7 +890,7 @@ static tb_status aten_launches(hta_ctx *h, int64_t rank, const evvec *ev, const 
     *n = 0;
     tb_status rc = kernel_launch_names(h, &ids, &nids, err);
     if (!rc)
-        rc = task_names(h, rank, &names, &nnames, err);
+        rc = hta_task_names(h, rank, &names, &nnames, err);
     for (size_t i = 0; i < nops; i++)
         maxdur = ops[i].end - ops[i].ts > maxdur ? ops[i].end - ops[i].ts : maxdur;
     for (size_t i = 0; !rc && i < ev->n; i++) {
@@ -940,7 +899,7 @@ static tb_status aten_launches(hta_ctx *h, int64_t rank, const evvec *ev, const 
             continue;
         const aten_op *op = deepest_op(ops, nops, maxdur, e->launch, e->launch_end);
         if (op && VEC_PUSH(*out, *n, cap, ((aten_launch){op, e->launch, e->s, e->conn,
-                                                          task_name(names, nnames, e->ord)})))
+                                                          hta_task_name(names, nnames, e->ord)})))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
     free(ids);
@@ -1111,7 +1070,7 @@ static tb_status strag_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     sqlite3_stmt *nccl = NULL;
     tb_status rc = strag_host(h, rank, g, &st, &nst, err);
     if (!rc)
-        rc = task_names(h, rank, &names, &nnames, err);
+        rc = hta_task_names(h, rank, &names, &nnames, err);
     if (!rc && sqlite3_prepare_v2(h->m->db, "SELECT value GLOB 'ncclKernel*' FROM STRING_IDS WHERE id = ?", -1,
                                   &nccl, NULL) != SQLITE_OK)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
@@ -1121,7 +1080,7 @@ static tb_status strag_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         if (it < 0)
             continue;
         strag_see(g, e->s, e->e);
-        int64_t name = task_name(names, nnames, e->ord);
+        int64_t name = hta_task_name(names, nnames, e->ord);
         sqlite3_bind_int64(nccl, 1, name);
         int is_nccl = sqlite3_step(nccl) == SQLITE_ROW && sqlite3_column_int(nccl, 0);
         sqlite3_reset(nccl);

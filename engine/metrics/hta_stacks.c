@@ -109,63 +109,19 @@ static tb_status read_host(const hta_ctx *h, int64_t rank, cgraph *g, tb_error *
     return rc;
 }
 
-/* A task's name: (globalTaskId, STRING_IDS id). */
-typedef struct tname {
-    int64_t task, name;
-} tname;
-
-/* The names of the rank's tasks, sorted by globalTaskId, into *out. */
-static tb_status read_task_names(const hta_ctx *h, int64_t rank, tname **out, size_t *n, tb_error *err)
-{
-    sqlite3_stmt *st = NULL;
-    size_t cap = 0;
-    *out = NULL;
-    *n = 0;
-    if (sqlite3_prepare_v2(h->m->db,
-                           "SELECT globalTaskId, ifnull(name, 0) FROM TASK WHERE ifnull(rankId, 0) = ?1 "
-                           "AND globalTaskId IS NOT NULL ORDER BY globalTaskId",
-                           -1, &st, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_bind_int64(st, 1, rank);
-    int s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW)
-        if (VEC_PUSH(*out, *n, cap, ((tname){sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1)}))) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-            break;
-        }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
-    return rc;
-}
-
-static int64_t task_name(const tname *t, size_t n, int64_t task)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (t[mid].task < task)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo < n && t[lo].task == task ? t[lo].name : 0;
-}
-
 /* The rank's device tasks (HTA's window, prepared), appended to g. */
 static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, cgraph *g, tb_error *err)
 {
-    tname *names = NULL;
+    int64_t *names = NULL;
     size_t nn = 0;
-    tb_status rc = read_task_names(h, rank, &names, &nn, err);
+    tb_status rc = hta_task_names(h, rank, &names, &nn, err);
     for (size_t i = 0; !rc && i < ev->n; i++) {
         const dev_ev *e = &ev->v[i];
         if (e->op)
             continue;
         /* HTA links only the tasks of streams above 0 to their calls */
         cnode c = {.ts = e->s, .te = e->e, .conn = e->linked && e->stream > 0 ? e->conn : 0, .ord = e->ord,
-                   .parent = -2, .depth = -1, .device = 1, .name = task_name(names, nn, e->ord)};
+                   .parent = -2, .depth = -1, .device = 1, .name = hta_task_name(names, nn, e->ord)};
         if (VEC_PUSH(g->v, g->n, g->cap, c))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
