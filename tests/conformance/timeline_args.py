@@ -16,7 +16,6 @@
 # Exit 77 (skip) when the shared data is absent.
 import collections
 import decimal
-import gzip
 import json
 import os
 import sys
@@ -37,20 +36,6 @@ TRACES = [
 
 T = tbtest.Checks()
 check = T.check
-
-
-def reject_dup(pairs):
-    keys = [k for k, _ in pairs]
-    if len(keys) != len(set(keys)):
-        raise ValueError("duplicate key in %r" % (keys,))
-    return dict(pairs)
-
-
-def events(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        doc = json.load(f, object_pairs_hook=reject_dup)
-    return doc["traceEvents"] if isinstance(doc, dict) else doc
 
 
 def ns(v):
@@ -94,7 +79,7 @@ def compare(tb, rel, data, out):
     check(len(files) == 1, "%s: one file, got %r" % (rel, files))
     if p.returncode != 0 or len(files) != 1:
         return
-    a, b = events(src), events(files[0])
+    a, b = tbtest.trace_events(src, strict=True), tbtest.trace_events(files[0], strict=True)
     sa, sb = slices(a), slices(b)
     lost, added = sa - sb, sb - sa
     check(not lost, "%s: %d of %d slices not given back as they were, e.g. %s" % (

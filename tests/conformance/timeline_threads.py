@@ -15,7 +15,6 @@
 # usage: timeline_threads.py TRACEBOOK SHARED_DATA_DIR OUT_DIR
 # Exit 77 (skip) when the shared data is absent.
 import collections
-import gzip
 import json
 import os
 import sys
@@ -35,13 +34,6 @@ TRACES = [
 
 T = tbtest.Checks()
 check = T.check
-
-
-def events(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        doc = json.load(f)
-    return doc["traceEvents"] if isinstance(doc, dict) else doc
 
 
 def names(evs):
@@ -67,7 +59,7 @@ def compare(tb, rel, data, out):
     check(len(files) == 1, "%s: one file, got %r" % (rel, files))
     if p.returncode != 0 or len(files) != 1:
         return 0
-    a, b = names(events(src)), names(events(files[0]))
+    a, b = names(tbtest.trace_events(src)), names(tbtest.trace_events(files[0]))
     for k, v in a.items():
         check(b.get(k) == v, "%s: pid %s tid %s named %r, written back as %r" % (rel, k[0], k[1], v, b.get(k)))
     twice = sum(1 for v in a.values() if len(v) > 1)

@@ -28,7 +28,9 @@
 #   Skip, skip(why)                 a case that cannot run; a script that
 #                                   cannot run at all (exit 77)
 
+import gzip
 import inspect
+import json
 import os
 import re
 import shutil
@@ -191,6 +193,22 @@ def _indent(msg, by="      "):
 
 
 # ---- folders -------------------------------------------------------------------
+
+def _unique_keys(pairs):
+    keys = [k for k, _ in pairs]
+    if len(keys) != len(set(keys)):
+        raise ValueError("duplicate key in %r" % (keys,))
+    return dict(pairs)
+
+
+def trace_events(path, strict=False):
+    """The events of a Chrome-trace JSON file (.gz or plain; an object with
+    traceEvents or a bare list). strict: a duplicate key is an error."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        doc = json.load(f, object_pairs_hook=_unique_keys if strict else None)
+    return doc["traceEvents"] if isinstance(doc, dict) else doc
+
 
 def fresh_dir(path):
     """path emptied (made when absent); returns it."""
