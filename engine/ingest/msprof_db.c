@@ -43,6 +43,9 @@
 
 /* How a destination column is filled from the source row. */
 enum col_kind { K_PLAIN, K_STRING, K_TIME, K_GTID, K_OPID, K_RANK, K_OVERLAP };
+/* The largest id a renumbered globalTaskId, opId or overlap id may take:
+ * ids of crafted DBs near 2^63 would overflow when moved. */
+#define ID_LIMIT ((int64_t)1 << 62)
 
 /* Which source table fills which row table; string-id columns are those
  * rows.c names for the row table. */
@@ -551,7 +554,8 @@ static void select_sql(ctx *c, sqlite3 *db, const table_spec *sp, char *sql, siz
 /* One source row as destination values: string ids and task/op/overlap ids
  * mapped into the load's, rankIds as rank_expr chose. *bad_time: a time
  * outside the stored range. TB_OK, or the error (c->err set). */
-static inline tb_status row_values(ctx *c, sqlite3_stmt *q, int ncols, const int *kinds, tb_val *v, int *bad_time)
+static inline tb_status row_values(ctx *c, const char *src, sqlite3_stmt *q, int ncols, const int *kinds, tb_val *v,
+                                   int *bad_time)
 {
     *bad_time = 0;
     for (int i = 0; i < ncols; i++) {
@@ -577,14 +581,17 @@ static inline tb_status row_values(ctx *c, sqlite3_stmt *q, int ncols, const int
                 return tb_error_set(c->err, TB_ERR_NOMEM, "cannot intern the strings of %s", c->path);
             else
                 v[i] = VNULL;
-        } else if (kinds[i] == K_GTID || kinds[i] == K_OPID) {
-            int64_t x = sqlite3_column_int64(q, i);
+        } else if (kinds[i] == K_GTID || kinds[i] == K_OPID || (kinds[i] == K_OVERLAP && t == SQLITE_INTEGER)) {
+            int64_t x = sqlite3_column_int64(q, i), y;
+            int64_t base = kinds[i] == K_GTID ? c->gtid_base : kinds[i] == K_OPID ? c->op_base : c->overlap_base;
+            if (__builtin_add_overflow(x, base, &y) || y > ID_LIMIT || y < -ID_LIMIT)
+                return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1,
+                                   "table %s: %s %lld is out of the range of ids (+-2^62 after renumbering)", src,
+                                   sqlite3_column_name(q, i), (long long)x);
             int64_t *mx = kinds[i] == K_GTID ? &c->max_gtid : &c->max_op;
-            if (x > *mx)
+            if (kinds[i] != K_OVERLAP && x > *mx)
                 *mx = x;
-            v[i] = VINT(x + (kinds[i] == K_GTID ? c->gtid_base : c->op_base));
-        } else if (kinds[i] == K_OVERLAP && t == SQLITE_INTEGER) {
-            v[i] = VINT(sqlite3_column_int64(q, i) + c->overlap_base);
+            v[i] = VINT(y);
         } else if (t == SQLITE_INTEGER) {
             v[i] = VINT(sqlite3_column_int64(q, i));
         } else if (t == SQLITE_FLOAT) {
@@ -623,7 +630,7 @@ static tb_status import_table(ctx *c, sqlite3 *db, const table_spec *sp)
     uint64_t rows = 0;
     while ((rc = sqlite3_step(q)) == SQLITE_ROW) {
         int bad_time;
-        tb_status st = row_values(c, q, ncols, kinds, v, &bad_time);
+        tb_status st = row_values(c, sp->src, q, ncols, kinds, v, &bad_time);
         if (st != TB_OK) {
             sqlite3_finalize(q);
             return st;
@@ -1045,6 +1052,11 @@ static int64_t min_id(sqlite3 *db, const char *q)
  * in a load of all the raw inputs at once. */
 static tb_status import_part(ctx *c, sqlite3 *db, import_ids *ids, const shard_part *pt)
 {
+    const int64_t f[] = {pt->task_first, pt->op_first, pt->overlap_first, pt->task_used, pt->op_used, pt->overlap_used};
+    for (size_t i = 0; i < sizeof f / sizeof f[0]; i++)
+        if (f[i] < 0 || f[i] > ID_LIMIT)
+            return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "TB_SHARDS: an id count %lld out of range",
+                               (long long)f[i]);
     c->gtid_base = ids->next_task - pt->task_first;
     c->op_base = ids->next_op - pt->op_first;
     c->overlap_base = ids->next_overlap - pt->overlap_first;
@@ -1062,9 +1074,11 @@ static tb_status import_part(ctx *c, sqlite3 *db, import_ids *ids, const shard_p
         if ((st = import_table(c, db, &specs[i])) != TB_OK)
             return st;
     }
-    ids->next_task += pt->task_used;
-    ids->next_op += pt->op_used;
-    ids->next_overlap += pt->overlap_used;
+    if (__builtin_add_overflow(ids->next_task, pt->task_used, &ids->next_task) ||
+        __builtin_add_overflow(ids->next_op, pt->op_used, &ids->next_op) ||
+        __builtin_add_overflow(ids->next_overlap, pt->overlap_used, &ids->next_overlap) || ids->next_task > ID_LIMIT ||
+        ids->next_op > ID_LIMIT || ids->next_overlap > ID_LIMIT)
+        return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "TB_SHARDS: its id counts take the load past 2^62");
     snprintf(c->res->kind, sizeof c->res->kind, "shard db");
     return TB_OK;
 }
@@ -1122,8 +1136,16 @@ static tb_status import_whole(ctx *c, sqlite3 *db, import_ids *ids)
         return st;
     warn_unknown_tables(c, db);
     warn_mixed_ranks(c, db);
-    ids->next_task += used_task >= 0 ? used_task : c->max_gtid - min_task + 1;
-    ids->next_op += used_op >= 0 ? used_op : c->max_op - min_op + 1;
+    /* every id was checked against ID_LIMIT, so the spans fit; what a DB
+     * says it used is checked here */
+    int64_t span_task = used_task >= 0 ? used_task : c->max_gtid - min_task + 1;
+    int64_t span_op = used_op >= 0 ? used_op : c->max_op - min_op + 1;
+    if (span_task > ID_LIMIT || span_op > ID_LIMIT || __builtin_add_overflow(ids->next_task, span_task, &ids->next_task) ||
+        __builtin_add_overflow(ids->next_op, span_op, &ids->next_op) || ids->next_task > ID_LIMIT ||
+        ids->next_op > ID_LIMIT)
+        return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1,
+                           "its task or operator ids (%lld, %lld in use) take the load past 2^62 ids",
+                           (long long)span_task, (long long)span_op);
     source_facts(c, db);
     return TB_OK;
 }
