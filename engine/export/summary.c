@@ -495,10 +495,12 @@ typedef struct kept_out {
      * (static_op_mem); new strings */
     char *sheets[N_TORCH_NPU_REPORTS + 1];
     json_t *tables;        /* the TEMP tables made, dropped after the run */
+    window_info wi;        /* in a window of steps: each rank's span (window_spans), for the memory files */
 } kept_out;
 
 static void kept_out_free(sqlite3 *db, kept_out *ko)
 {
+    window_info_finish(&ko->wi);
     for (size_t i = 0; i <= N_TORCH_NPU_REPORTS; i++)
         free(ko->sheets[i]);
     size_t i;
@@ -537,17 +539,39 @@ static void tagged(const rank_place *p, const char *name, const char *label, con
 }
 
 /* The rows of a kept file (its header head[0..n)) that the export writes as
- * read into *k: 1, or 0 when a window cannot select them (no step column). */
-static int kept_select(const sum_opts *opt, const rank_place *p, const char *ranks, int64_t file, const char *head,
+ * read into *k: 1, or 0 when a window cannot select them (no step column,
+ * and no time column of the memory files). */
+static int kept_select(const sum_opts *opt, const rank_place *p, const kept_out *ko, int64_t file, const char *head,
                        size_t n, kept_sel *k)
 {
     const tb_window *w = opt->window;
-    *k = (kept_sel){.rank = ranks ? -1 : p->rank, .ranks = ranks, .file = file, .col = -1, .tcol = {-1, -1}};
+    *k = (kept_sel){.rank = ko->ranks ? -1 : p->rank, .ranks = ko->ranks, .file = file, .col = -1, .tcol = {-1, -1},
+                    .spans = ko->wi.ranks, .n_spans = ko->wi.n_ranks};
     if (!w->set)
         return 1;
     k->first = w->iteration_id;
     k->last = w->iteration_id + w->iteration_count - 1;
-    return (k->col = kept_step_column(head, n)) >= 0;
+    if ((k->col = kept_step_column(head, n)) >= 0)
+        return 1;
+    if (!kept_time_columns(head, n, k->tcol))
+        return 0;
+    /* by time: every rank written has a span in the window (not one whose steps are a step trace alone) */
+    for (size_t i = 0; i < ko->wi.n_ranks; i++)
+        if ((ko->ranks || ko->wi.ranks[i].rank == p->rank) && ko->wi.ranks[i].end_ns <= 0)
+            return 0;
+    return 1;
+}
+
+/* In a window, each rank's span of it into ko->wi (the window applied on
+ * the export's connection and taken down again, before any TEMP table of
+ * the folder is made). */
+static tb_status window_spans(const sum_opts *opt, kept_out *ko, tb_error *err)
+{
+    if (!opt->window->set)
+        return TB_OK;
+    tb_status st = window_apply(opt->db, opt->window, &ko->wi, err);
+    window_reset(opt->db);
+    return st;
 }
 
 /* The spec entry of a kept file's sheet: a report of the id and title of
@@ -701,7 +725,7 @@ static tb_status write_kept(sum_run *r, const rank_place *p, const tb_spec_repor
     while (!st && sqlite3_step(q) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(q, 1), *head = (const char *)sqlite3_column_text(q, 2);
         kept_sel k;
-        if (!name || !kept_select(opt, p, ko->ranks, sqlite3_column_int64(q, 0), head ? head : "",
+        if (!name || !kept_select(opt, p, ko, sqlite3_column_int64(q, 0), head ? head : "",
                                   (size_t)sqlite3_column_bytes(q, 2), &k))
             continue;
         /* the files the run reads, collected once per export, when a file is first written */
@@ -766,7 +790,8 @@ static int keeps_files(const sum_opts *opt, const rank_place *p, int given)
 static const char *why_not(const sum_opts *opt, const char *base, const char *kind, const char *note, int kept)
 {
     if (kept && opt->window->set)
-        return "its rows carry no step, so a window cannot select them (the export without a window writes it)";
+        return "its rows carry no step, nor a time that the window's span in the rank can select (the export "
+               "without a window writes it)";
     if (!strncmp(base, "profiler_info", 13) && strstr(base, ".json"))
         return "the profiler's run information: its name gives the rank's id, no summary holds it";
     if (!strcmp(kind, "ignored") || !strcmp(kind, "skipped"))
@@ -918,7 +943,8 @@ static tb_status clobber_kept(const sum_run *r, const rank_place *p, tb_error *e
         char base[400], path[4600];
         const char *name = (const char *)sqlite3_column_text(q, 0), *head = (const char *)sqlite3_column_text(q, 1);
         kept_sel k;
-        if (!name || !kept_select(r->opt, p, NULL, sqlite3_column_int64(q, 2), head ? head : "",
+        kept_out ko = {0};
+        if (!name || !kept_select(r->opt, p, &ko, sqlite3_column_int64(q, 2), head ? head : "",
                                   (size_t)sqlite3_column_bytes(q, 1), &k))
             continue;
         for (unsigned f = TB_OUT_CSV; f <= TB_OUT_JSON && !st; f <<= 1) {
@@ -1026,13 +1052,13 @@ static tb_status summaries(sum_run *r, const rank_place *p, const char *ranks, s
     tb_spec_report *reps = NULL;
     kept_out ko = {.ranks = ranks, .formats = r->formats, .tables = json_array()};
     unsigned formats = r->formats;
-    tb_status st = TB_OK;
-    if (r->given && keeps_files(opt, p, 0)) {
+    tb_status st = keeps_files(opt, p, 0) ? window_spans(opt, &ko, err) : TB_OK;
+    if (!st && r->given && keeps_files(opt, p, 0)) {
         if (!(st = given_view(r, p, ss, kept, &ko, &view, &reps, &sheets, err)))
             sp = view.n_reports ? &view : NULL;
         formats = 0; /* each report's own outputs */
     }
-    else if (keeps_files(opt, p, r->given != NULL))
+    else if (!st && keeps_files(opt, p, r->given != NULL))
         st = write_kept(r, p, NULL, ss, kept, &ko, err);
     /* an analysis.db's step trace, as stored, instead of the computed one */
     int loaded = !ranks && loaded_steps(opt, p, r->given != NULL);

@@ -7,8 +7,9 @@
  * rank and file, the header line (line 0, its line end included) and each
  * loaded row as the file wrote it. kept_each() walks the rows one selection
  * wants (one rank, or several merged, each row led by its Rank ID; in a
- * window the rows of its steps, or of its time span for the memory files,
- * which carry no step) and hands them to one of three writers: the CSV
+ * window the rows of its steps, or, for the memory files, which carry no
+ * step, those whose time meets the rank's span of the window, the rule the
+ * window's views apply to samples) and hands them to one of three writers: the CSV
  * writer puts the bytes back as they were; the JSON writer keys each row's
  * fields by the header's and writes a field that is a number as the number
  * written (no digit lost or added); kept_table() fills a TEMP table that a
@@ -24,6 +25,7 @@
 #include <string.h>
 
 #include "output/output.h"
+#include "util/csv.h"
 
 /* One row handed to a writer: a header (its line end still on) or a record. */
 typedef struct kept_row {
@@ -120,29 +122,31 @@ static int record_in_steps(const char *rec, size_t n, int col, int64_t first, in
     return !*end && !errno && v >= first && v <= last;
 }
 
-/* Field col of the record as a number into *v: 1, or 0 when it is empty or no number. */
-static int record_time(const char *rec, size_t n, int col, double *v)
+/* Field col of the record, a time in us, as integer ns into *ns: 1, or 0 when it is empty or no time. */
+static int record_ns(const char *rec, size_t n, int col, int64_t *ns)
 {
-    char num[64], *end;
-    if (!bare_field(rec, n, col, num, sizeof num))
-        return 0;
-    errno = 0;
-    *v = strtod(num, &end);
-    return !*end && !errno;
+    char num[64];
+    size_t len = bare_field(rec, n, col, num, sizeof num);
+    return len && csv_us_to_ns((csv_field){num, len}, ns, NULL) == 0;
 }
 
-/* 1 when the record's time meets the window's span: a start within it, or
- * a span (allocation .. release; none: still held at the end) that overlaps it. */
-static int record_in_time(const char *rec, size_t n, const kept_sel *k)
+/* 1 when the record's time meets its rank's span [start, end] (the window's
+ * rule for samples): a sample inside it, or an allocation .. release span
+ * (no release: held to the end) that overlaps it. */
+static int record_in_time(const char *rec, size_t n, int64_t rank, const kept_sel *k)
 {
-    double a, b;
-    if (!record_time(rec, n, k->tcol[0], &a))
+    const window_rank *w = NULL;
+    for (size_t i = 0; i < k->n_spans && !w; i++)
+        if (k->spans[i].rank == rank)
+            w = &k->spans[i];
+    int64_t a, b;
+    if (!w || !record_ns(rec, n, k->tcol[0], &a))
         return 0;
     if (k->tcol[1] < 0)
-        return a >= k->t0 && a <= k->t1;
-    if (!record_time(rec, n, k->tcol[1], &b))
-        b = k->t1;
-    return a <= k->t1 && b >= k->t0;
+        return a >= w->start_ns && a <= w->end_ns;
+    if (!record_ns(rec, n, k->tcol[1], &b))
+        b = w->end_ns;
+    return a <= w->end_ns && b >= w->start_ns;
 }
 
 /* Hands fn the header of the selected file (the first rank's) and its selected rows, in rank then line order. */
@@ -166,7 +170,7 @@ static tb_status kept_each(sqlite3 *db, const kept_sel *k, kept_fn fn, void *ctx
             continue;
         if (!row.header && k->col >= 0 && !record_in_steps(row.rec, row.n, k->col, k->first, k->last))
             continue;
-        if (!row.header && k->col < 0 && k->tcol[0] >= 0 && !record_in_time(row.rec, row.n, k))
+        if (!row.header && k->col < 0 && k->tcol[0] >= 0 && !record_in_time(row.rec, row.n, row.rank, k))
             continue;
         st = fn(ctx, &row, err);
     }
@@ -178,16 +182,16 @@ static tb_status kept_each(sqlite3 *db, const kept_sel *k, kept_fn fn, void *ctx
 
 /* ---- CSV: the bytes as read ---------------------------------------------- */
 
-typedef struct csv_ctx {
+typedef struct kept_csv_ctx {
     FILE *f;
     int merged;
     const char *eol;
-} csv_ctx;
+} kept_csv_ctx;
 
-static tb_status csv_row(void *ctx, const kept_row *r, tb_error *err)
+static tb_status kept_csv_row(void *ctx, const kept_row *r, tb_error *err)
 {
     (void)err;
-    csv_ctx *c = ctx;
+    kept_csv_ctx *c = ctx;
     if (r->header) { /* with its own line end */
         c->eol = r->n >= 2 && !memcmp(r->rec + r->n - 2, "\r\n", 2) ? "\r\n" : "\n";
         size_t bom = r->n >= 3 && !memcmp(r->rec, "\xef\xbb\xbf", 3) ? 3 : 0;
@@ -210,8 +214,8 @@ tb_status kept_write_csv(sqlite3 *db, const kept_sel *k, const char *path, tb_er
     tb_status st = afile_open(path, &af, err);
     if (st)
         return st;
-    csv_ctx c = {.f = af.f, .merged = k->rank < 0, .eol = "\n"};
-    if ((st = kept_each(db, k, csv_row, &c, err))) {
+    kept_csv_ctx c = {.f = af.f, .merged = k->rank < 0, .eol = "\n"};
+    if ((st = kept_each(db, k, kept_csv_row, &c, err))) {
         afile_abort(&af);
         return st;
     }

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "query/window.h"
 #include "tracebook/error.h"
 
 /* Which rows of one kept file are written. */
@@ -21,9 +22,11 @@ typedef struct kept_sel {
     int64_t file;           /* TB_SOURCE_CSV.file: the STRING_IDS id of the file's name */
     int col;                /* >= 0: only the rows whose field col is a step from first to last */
     int64_t first, last;
-    int tcol[2];            /* >= 0 (col < 0): only the rows whose time, field tcol[0] (a start), or the span
-                               tcol[0]..tcol[1] when tcol[1] >= 0, meets [t0, t1] in the file's unit (us) */
-    double t0, t1;
+    int tcol[2];            /* >= 0 (col < 0): only the rows whose time in us, field tcol[0] (a sample),
+                               or the span tcol[0]..tcol[1] when tcol[1] >= 0 (an allocation and its
+                               release, none: held to the end), meets the row's rank's span of spans */
+    const window_rank *spans;   /* borrowed; a rank without one has no row in the window */
+    size_t n_spans;
 } kept_sel;
 
 /* The column of a kept file's header whose rows carry their step (torch_npu's

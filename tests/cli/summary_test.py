@@ -793,8 +793,8 @@ def rank_root_files_listed():
     folder = os.path.join(d, "out", "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
     assert "static_op_mem_3.csv" not in os.listdir(folder), os.listdir(folder)
     readme = open(os.path.join(folder, "README.txt")).read()
-    assert "  static_op_mem.csv: its rows carry no step, so a window cannot select them (the export without a " \
-           "window writes it)\n" in readme, readme
+    assert "  static_op_mem.csv: its rows carry no step, nor a time that the window's span in the rank can " \
+           "select (the export without a window writes it)\n" in readme, readme
     assert sorted(as_read(folder)) == ["kernel_details_3.csv", "step_trace_time_3.csv"], as_read(folder)
 
 

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+#
+# summary_as_read_test.py - `export summary` of torch_npu ranks writes each
+# rank's own summary CSVs as read in a window of steps and with --merge: the
+# memory files (memory_record, operator_memory, npu_module_mem), which carry
+# no step, keep the rows whose time meets the rank's span of the window (the
+# span read from the window itself, the rows placed before, on and after its
+# bounds); --merge writes each file the selected ranks held, in any window,
+# with the rows of exactly those ranks and steps, each led by its Rank ID.
+#
+# The data: the sample torch_npu ranks (samples/torch_npu_2rank: a timeline
+# with steps, kernel_details.csv, step_trace_time.csv) given memory files
+# written here, and generated torch_npu ranks (tracebook-gen --kind
+# torch_npu_dir) whose steps both ranks hold.
+#
+# usage: summary_as_read_test.py TRACEBOOK TRACEBOOK_GEN SAMPLES_DIR OUTDIR
+import csv
+import json
+import os
+import shutil
+import sys
+from decimal import Decimal
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+TB, GEN, SAMPLES, OUT = tbtest.args("TRACEBOOK TRACEBOOK_GEN SAMPLES_DIR OUTDIR", 4, 4)
+run = tbtest.Program(TB, code=0)
+gen = tbtest.Program(GEN, code=0)
+STEP = ("--model-id", "4294967295", "--iteration-id")
+
+
+def fresh(name):
+    return tbtest.fresh_dir(os.path.join(OUT, name))
+
+
+def raw_rows(path):
+    with open(path, encoding="utf-8", newline="") as f:
+        return list(csv.reader(f))
+
+
+def as_read(folder):
+    listed = json.load(open(os.path.join(folder, "tracebook_run.json")))
+    return sorted(listed.get("as_read", {}).get("files", []))
+
+
+def span(rank_dir, first, count="1"):
+    """The rank's span of the window, in ns, as the window itself gives it."""
+    p = run("query", "-q", "-dir", rank_dir, *STEP, first, "--iteration-count", count, "--format", "csv",
+            "SELECT startNs, endNs FROM temp.tb_window")
+    row = list(csv.reader(p.stdout.splitlines()))[1]
+    return int(row[0]), int(row[1])
+
+
+def us(ns):
+    return "%d.%03d" % divmod(ns, 1000)
+
+
+def memory_files(folder, start, end):
+    """memory_record, npu_module_mem and operator_memory with rows before, on and after [start, end];
+    the rows the window keeps (header first) by file."""
+    before, after = start - 1000, end + 1000
+    mr = [["Component", "Timestamp(us)", "Total Allocated(MB)", "Total Reserved(MB)", "Device Type"]]
+    mm = [["Component", "Timestamp(us)", "Total Reserved(MB)", "Device"]]
+    for k, t in enumerate((before, start, start + 5000, end, after)):
+        mr.append(["APP", us(t), "%d.5" % k, "112.375", "NPU:0"])
+        mm.append(["SLOG", us(t) + "\t", "%d.0" % k, "NPU:0"])
+    om = [["Name", "Size(KB)", "Allocation Time(us)", "Release Time(us)", "Duration(us)",
+           "Allocation Total Allocated(MB)", "Allocation Total Reserved(MB)", "Release Total Allocated(MB)",
+           "Release Total Reserved(MB)", "Device Type"]]
+    spans = ((before - 5000, before), (before, start), (start + 1000, after), (after, after + 3000),
+             (before, after))
+    for k, (a, b) in enumerate(spans):
+        om.append(["cann::Graph_%d" % k, "64", us(a), us(b), us(b - a), "0.25", "242.0", "0.0625", "242.0", "NPU:0"])
+    for name, rows in (("memory_record", mr), ("npu_module_mem", mm), ("operator_memory", om)):
+        with open(os.path.join(folder, name + ".csv"), "w", newline="") as f:
+            csv.writer(f, lineterminator="\r\n").writerows(rows)
+    return {"memory_record": [mr[0]] + mr[2:5], "npu_module_mem": [mm[0]] + mm[2:5],
+            "operator_memory": [om[0], om[2], om[3], om[5]]}
+
+
+def window_memory_files():
+    """A window of steps: each memory file of the rank as read, with the rows whose time meets the rank's
+    span of the window (a sample on a bound in, one a microsecond outside out; an allocation held over
+    the span in), under the window's name, in CSV and JSON, listed as read."""
+    d = fresh("window_memory")
+    rank = os.path.join(d, "in", "rank1_ascend_pt")
+    shutil.copytree(os.path.join(SAMPLES, "torch_npu_2rank", "rank1_ascend_pt"), rank)
+    start, end = span(os.path.join(SAMPLES, "torch_npu_2rank", "rank1_ascend_pt"), "3")
+    want = memory_files(os.path.join(rank, "ASCEND_PROFILER_OUTPUT"), start, end)
+    assert span(rank, "3") == (start, end)
+    run("export", "summary", "-q", "-dir", rank, "-o", os.path.join(d, "out"), *STEP, "3", "--format", "csv,json")
+    folder = os.path.join(d, "out", "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    names = ("kernel_details", "step_trace_time", "memory_record", "npu_module_mem", "operator_memory")
+    assert as_read(folder) == sorted(n + "_3" + e for n in names for e in (".csv", ".json")), as_read(folder)
+    for name, rows in want.items():
+        got = raw_rows(os.path.join(folder, name + "_3.csv"))
+        assert got == rows, (name, got, rows)
+        with open(os.path.join(rank, "ASCEND_PROFILER_OUTPUT", name + ".csv"), "rb") as f:
+            head = f.readline()
+        with open(os.path.join(folder, name + "_3.csv"), "rb") as f:
+            assert f.readline() == head, name
+        arr = json.load(open(os.path.join(folder, name + "_3.json")), parse_float=Decimal)
+        assert [[str(v) for v in o.values()] for o in arr] == [[x.strip() for x in r] for r in rows[1:]], (name, arr)
+    # the whole run: every row
+    run("export", "summary", "-q", "-dir", rank, "-o", os.path.join(d, "whole"))
+    folder = os.path.join(d, "whole", "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    assert len(raw_rows(os.path.join(folder, "memory_record.csv"))) == 6
+
+
+suite = tbtest.Suite(work=OUT)
+for fn in (window_memory_files,):
+    suite.add(fn.__name__, fn)
+suite.main()
