@@ -109,7 +109,68 @@ def window_memory_files():
     assert len(raw_rows(os.path.join(folder, "memory_record.csv"))) == 6
 
 
+def step_rows(path, step):
+    """The rows of a kept file in one step (its Step Id / Step column), header first."""
+    rows = raw_rows(path)
+    at = rows[0].index("Step Id") if "Step Id" in rows[0] else rows[0].index("Step")
+    return [rows[0]] + [r for r in rows[1:] if r[at].strip() == step]
+
+
+def merged(parts):
+    """The merged file of parts [(rank, rows with header first)]: `Rank ID` first, the ranks in order."""
+    return [["Rank ID"] + parts[0][1][0]] + [[str(r)] + x for r, rows in parts for x in rows[1:]]
+
+
+def merge_window():
+    """--merge in a window of steps: each file the ranks in the window held (kernel_details,
+    step_trace_time and the memory files) as read, with the rows of exactly those ranks and steps (the
+    memory files: of each rank's own span), each led by its Rank ID, in CSV and JSON; a rank without the
+    window adds no row; the sample ranks, which hold no common step, give the one rank's rows."""
+    d = fresh("merge_window")
+    gen("--kind", "torch_npu_dir", "--events", "3000", "--ranks", "2", "--seed", "5", "-o", os.path.join(d, "in"))
+    ranks = [os.path.join(d, "in", "rank%d_ascend_pt" % r) for r in (0, 1)]
+    own = [os.path.join(x, "ASCEND_PROFILER_OUTPUT") for x in ranks]
+    held = [{x[0] for x in raw_rows(os.path.join(o, "kernel_details.csv"))[1:]} for o in own]
+    common = sorted(held[0] & held[1])
+    alone = sorted(held[0] - held[1])
+    assert common and alone, held
+    step = common[0]
+    mem = [memory_files(o, *span(x, step)) for x, o in zip(ranks, own)]
+    dirs = [a for x in ranks for a in ("-dir", x)]
+    run("export", "summary", "-q", *dirs, "-o", os.path.join(d, "out"), "--merge", *STEP, step, "--format", "csv,json")
+    folder = os.path.join(d, "out", "ASCEND_PROFILER_OUTPUT")
+    names = ["kernel_details", "step_trace_time", "memory_record", "npu_module_mem", "operator_memory"]
+    assert as_read(folder) == sorted("%s_%s%s" % (n, step, e) for n in names for e in (".csv", ".json")), \
+        as_read(folder)
+    for n in names:
+        if n in mem[0]:
+            want = merged([(r, mem[r][n]) for r in (0, 1)])
+        else:
+            want = merged([(r, step_rows(os.path.join(own[r], n + ".csv"), step)) for r in (0, 1)])
+        got = raw_rows(os.path.join(folder, "%s_%s.csv" % (n, step)))
+        assert got == want and (len(got) > 2 or n == "step_trace_time"), (n, got[:3], want[:3])
+        arr = json.load(open(os.path.join(folder, "%s_%s.json" % (n, step))), parse_float=Decimal)
+        assert [[str(v) for v in o.values()] for o in arr] == [[x.strip() for x in r] for r in want[1:]], n
+        assert list(arr[0].keys()) == want[0] if arr else True, n
+    # a step rank 1 does not hold: rank 0's rows alone, still as read
+    step = alone[0]
+    run("export", "summary", "-q", *dirs, "-o", os.path.join(d, "out_alone"), "--merge", *STEP, step)
+    folder = os.path.join(d, "out_alone", "ASCEND_PROFILER_OUTPUT")
+    assert "kernel_details_%s.csv" % step in as_read(folder), as_read(folder)
+    got = raw_rows(os.path.join(folder, "kernel_details_%s.csv" % step))
+    assert got == merged([(0, step_rows(os.path.join(own[0], "kernel_details.csv"), step))]) and len(got) > 1
+    # the sample ranks: steps 8-9 (rank 0) and 3-4 (rank 1); step 3 merges rank 1's rows alone
+    src = os.path.join(SAMPLES, "torch_npu_2rank")
+    run("export", "summary", "-q", "-dir", src, "-o", os.path.join(d, "sample"), "--merge", *STEP, "3")
+    folder = os.path.join(d, "sample", "ASCEND_PROFILER_OUTPUT")
+    assert as_read(folder) == ["kernel_details_3.csv", "step_trace_time_3.csv"], as_read(folder)
+    for n in ("kernel_details", "step_trace_time"):
+        want = merged([(1, step_rows(os.path.join(src, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT", n + ".csv"),
+                                     "3"))])
+        assert raw_rows(os.path.join(folder, n + "_3.csv")) == want, n
+
+
 suite = tbtest.Suite(work=OUT)
-for fn in (window_memory_files,):
+for fn in (window_memory_files, merge_window):
     suite.add(fn.__name__, fn)
 suite.main()
