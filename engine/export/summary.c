@@ -356,7 +356,7 @@ static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *
         ADD("  %s\n", json_string_value(v));
     ADD("  tracebook_run.json (what each report wrote or why it was skipped)\n");
     if (json_array_size(not_written)) {
-        ADD("\nFiles of the rank not written here:\n");
+        ADD("\nFiles of the rank%s not written here:\n", opt->o->merge ? "s" : "");
         json_array_foreach(not_written, i, v)
             ADD("  %s\n", json_string_value(v));
     }
@@ -785,36 +785,77 @@ static int keeps_files(const sum_opts *opt, const rank_place *p, int given)
            (!opt->window->set || opt->window->model_id == TB_STEP_MODEL_ID);
 }
 
-/* Why file base (a source of the rank of this kind and note) is not written
- * back; kept: a summary CSV the rank held (TB_SOURCE_CSV). */
-static const char *why_not(const sum_opts *opt, const char *base, const char *kind, const char *note, int kept)
+/* Why file base (a source of rank p of this kind and note) is not written
+ * back, into buf (n bytes; returned); kept: a summary CSV the rank held
+ * (TB_SOURCE_CSV); merged: the export merges the ranks. */
+static const char *why_not(const sum_opts *opt, const rank_place *p, const char *base, const char *kind,
+                           const char *note, int kept, int merged, char *buf, size_t n)
 {
+    const char *why = "loaded into the summaries written here, not written back as a file of its own";
     if (kept && opt->window->set)
-        return "its rows carry no step, nor a time that the window's span in the rank can select (the export "
-               "without a window writes it)";
-    if (!strncmp(base, "profiler_info", 13) && strstr(base, ".json"))
-        return "the profiler's run information: its name gives the rank's id, no summary holds it";
-    if (!strcmp(kind, "ignored") || !strcmp(kind, "skipped"))
-        return note && *note ? note : "not read";
-    if (strstr(base, "trace_view") || !strcmp(kind, "ascend timeline"))
-        return "the timeline: `tracebook export timeline` writes it";
-    if (!strcmp(kind, "torch_npu analysis db"))
-        return "its StepTraceTime is step_trace_time.csv here (a DB is not written back)";
-    if (!strcmp(kind, "comm json"))
-        return "it held no communication op to write back";
-    if (!strcmp(kind, "profiler metadata"))
-        return "the parallel groups: read to map communication ranks to global ones, no summary holds them";
-    return "loaded into the summaries written here, not written back as a file of its own";
+        why = "its rows carry no step, nor a time that the window's span in the rank can select (the export "
+              "without a window writes it)";
+    else if (!strncmp(base, "profiler_info", 13) && strstr(base, ".json"))
+        why = "the profiler's run information: its name gives the rank's id, no summary holds it";
+    else if (!strcmp(kind, "ignored") || !strcmp(kind, "skipped"))
+        why = note && *note ? note : "not read";
+    else if (strstr(base, "trace_view") || !strcmp(kind, "ascend timeline"))
+        why = "the timeline: `tracebook export timeline` writes it";
+    else if (!strcmp(kind, "torch_npu analysis db")) {
+        char stt[300];
+        tagged(p, "step_trace_time.csv", opt->label, NULL, stt, sizeof stt);
+        snprintf(buf, n, "its StepTraceTime is %s here (a DB is not written back)", stt);
+        return buf;
+    }
+    else if (!strcmp(kind, "comm json"))
+        why = merged ? "torch_npu writes it per rank: the export without --merge writes it back"
+                     : "it held no communication op to write back";
+    else if (!strcmp(kind, "profiler metadata"))
+        why = "the parallel groups: read to map communication ranks to global ones, no summary holds them";
+    snprintf(buf, n, "%s", why);
+    return buf;
+}
+
+/* The subfolders of rank p's root folder (the folder of its
+ * ASCEND_PROFILER_OUTPUT/, or of its files), FRAMEWORK/ say, whose files
+ * the load found and passed over: one line each into not_written, led by
+ * lead ("" or "rank R: "), with the number of files and the reason. */
+static void list_subfolders(const sum_opts *opt, const rank_place *p, const char *lead, json_t *not_written)
+{
+    sqlite3_stmt *q = NULL;
+    const char *sql =
+        "WITH d(dir) AS (SELECT DISTINCT rtrim(path, replace(path, '/', '')) FROM TB_SOURCE WHERE rankId = ?1), "
+        "r(root) AS (SELECT DISTINCT CASE WHEN dir LIKE '%/ASCEND_PROFILER_OUTPUT/' THEN substr(dir, 1, length(dir) - 23) "
+        "  ELSE dir END FROM d), "
+        "f(rest, note, id) AS (SELECT substr(s.path, length(r.root) + 1), s.note, s.id FROM TB_SOURCE s JOIN r "
+        "  ON substr(s.path, 1, length(r.root)) = r.root WHERE s.rankId IS NULL AND s.kind IN ('ignored', 'skipped')) "
+        "SELECT substr(rest, 1, instr(rest, '/')) AS sub, count(*), min(note) FROM f "
+        "WHERE instr(rest, '/') > 0 AND rest NOT LIKE 'ASCEND_PROFILER_OUTPUT/%' GROUP BY sub ORDER BY min(id)";
+    if (sqlite3_prepare_v2(opt->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int64(q, 1, p->rank);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *sub = (const char *)sqlite3_column_text(q, 0), *note = (const char *)sqlite3_column_text(q, 2);
+        long long k = sqlite3_column_int64(q, 1);
+        json_array_append_new(not_written, json_sprintf("%s%s: %lld file%s found there, %s", lead, sub ? sub : "", k,
+                                                        k == 1 ? "" : "s", note && *note ? note : "not read"));
+    }
+    sqlite3_finalize(q);
 }
 
 /* Why each file of rank p's own folders that was loaded or found is not
  * written back ("trace_view.json: ..."), into not_written: its sources, the
- * files found beside them, and those of the rank's root folder (the folder
- * of ASCEND_PROFILER_OUTPUT/: profiler_info_<N>.json, profiler_metadata.json,
- * a trace_view.json there). */
-static void list_not_written(const sum_opts *opt, const rank_place *p, json_t *written, json_t *not_written)
+ * files found beside them, those of the rank's root folder (the folder of
+ * ASCEND_PROFILER_OUTPUT/: profiler_info_<N>.json, profiler_metadata.json,
+ * a trace_view.json there) and its subfolders (list_subfolders). merged:
+ * the ranks are merged, each line is led by "rank R: ". */
+static void list_not_written(const sum_opts *opt, const rank_place *p, int merged, json_t *written, json_t *as_read,
+                             json_t *not_written)
 {
     sqlite3_stmt *q = NULL;
+    char lead[48] = "";
+    if (merged)
+        snprintf(lead, sizeof lead, "rank %lld: ", (long long)p->rank);
 #define DIR_OF(x) "rtrim(" x ", replace(" x ", '/', ''))"
     const char *sql = "SELECT path, kind, note, EXISTS (SELECT 1 FROM TB_SOURCE_CSV c JOIN STRING_IDS v ON "
                       "v.id = c.file WHERE c.rankId = ?1 AND c.line = 0 AND s.path LIKE '%/' || v.value) "
@@ -831,19 +872,26 @@ static void list_not_written(const sum_opts *opt, const rank_place *p, json_t *w
         const char *note = (const char *)sqlite3_column_text(q, 2);
         const char *base = path ? strrchr(path, '/') : NULL;
         base = base ? base + 1 : (path ? path : "");
-        char mine[400];
+        char mine[400], why[400];
         tagged(p, base, opt->label, NULL, mine, sizeof mine);
-        int is_written = 0;
+        int is_written = 0, kept = sqlite3_column_int(q, 3), read_back = 0;
         size_t i;
         json_t *v;
         json_array_foreach(written, i, v)
             is_written |= !strcmp(json_string_value(v), mine);
+        json_array_foreach(as_read, i, v)
+            read_back |= !strcmp(json_string_value(v), mine);
+        if (is_written && merged && kept && !read_back) /* the merged file is computed */
+            json_array_append_new(not_written, json_sprintf("%s%s: the merged file is computed, not the rank's own as "
+                                                            "read (the ranks written do not all hold it under one "
+                                                            "header, or the window cannot select its rows)", lead, base));
         if (is_written || !kind)
             continue;
-        const char *why = why_not(opt, base, kind, note, sqlite3_column_int(q, 3));
-        json_array_append_new(not_written, json_sprintf("%s: %s", base, why));
+        why_not(opt, p, base, kind, note, kept, merged, why, sizeof why);
+        json_array_append_new(not_written, json_sprintf("%s%s: %s", lead, base, why));
     }
     sqlite3_finalize(q);
+    list_subfolders(opt, p, lead, not_written);
 }
 
 /* Runs sp's reports into p's folder through the report job: for p's rank
@@ -1085,7 +1133,7 @@ static tb_status rank_files(sum_run *r, const rank_place *p, sum_state *ss, json
     if (!st && p->layout == LAYOUT_TORCH_NPU && !r->given)
         st = write_comm(opt, p, r->res->window_label, comm_files, ss, &r->ids, &r->have_ids, err);
     if (!st && keeps_files(opt, p, r->given != NULL))
-        list_not_written(opt, p, ss->files, not_written);
+        list_not_written(opt, p, 0, ss->files, kept, not_written);
     if (!st && p->layout == LAYOUT_MSPROF && !r->given)
         summary_db_not_written(opt->db, p->rank, not_written);
     return st;
@@ -1143,6 +1191,13 @@ static tb_status write_place(sum_run *r, size_t i, tb_error *err)
         free(ranks);
         if (!jrc)
             r->res->ranks += json_array_size(done_ranks);
+        /* what each rank held that the merged files do not give, rank by rank */
+        size_t k;
+        json_t *v;
+        json_array_foreach(done_ranks, k, v)
+            for (size_t j = 0; !jrc && j < r->n; j++)
+                if (r->ranks[j].rank == json_integer_value(v) && keeps_files(opt, &r->ranks[j], r->given != NULL))
+                    list_not_written(opt, &r->ranks[j], 1, ss.files, kept, not_written);
     }
     if (!jrc && json_array_size(done_ranks)) {
         char readme[64];

@@ -170,7 +170,51 @@ def merge_window():
         assert raw_rows(os.path.join(folder, n + "_3.csv")) == want, n
 
 
+def readme_lines(folder):
+    """The lines under the README's 'Files of the rank(s) not written here:'."""
+    text = open(os.path.join(folder, "README.txt")).read()
+    at = text.index(" not written here:\n")
+    return text[at:].splitlines()[1:]
+
+
+def readme_merge_and_subfolders():
+    """README.txt names what each rank holds that is not written where: the files of its folders and the
+    subfolders of its root (FRAMEWORK/: the number of files and the reason), each line led by its rank
+    with --merge, and a file the merge computes instead of writing the rank's own as read."""
+    d = fresh("readme")
+    src = os.path.join(SAMPLES, "torch_npu_2rank")
+    ranks = [os.path.join(d, "in", "rank%d_ascend_pt" % r) for r in (0, 1)]
+    for r, x in enumerate(ranks):
+        shutil.copytree(os.path.join(src, "rank%d_ascend_pt" % r), x)
+    os.makedirs(os.path.join(ranks[1], "FRAMEWORK"))
+    for n in ("torch.op_mark", "torch.memory_usage"):
+        with open(os.path.join(ranks[1], "FRAMEWORK", n), "w") as f:
+            f.write("raw\n")
+    run("export", "summary", "-q", "-dir", ranks[1], "-o", os.path.join(d, "one"))
+    lines = readme_lines(os.path.join(d, "one", "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT"))
+    info = "profiler_info_%d.json: the profiler's run information: its name gives the rank's id, no summary holds it"
+    assert lines == ["  trace_view.json: the timeline: `tracebook export timeline` writes it", "  " + info % 1,
+                     "  FRAMEWORK/: 2 files found there, not a format tracebook reads"], lines
+    # rank 0's kernel_details with another line end: its header differs, the merged file is computed
+    kd = os.path.join(ranks[0], "ASCEND_PROFILER_OUTPUT", "kernel_details.csv")
+    text = open(kd, newline="").read()
+    with open(kd, "w", newline="") as f:
+        f.write(text.replace("\r\n", "\n").replace("\n", "\r\n"))
+    run("export", "summary", "-q", "-dir", ranks[0], "-dir", ranks[1], "-o", os.path.join(d, "merged"), "--merge")
+    folder = os.path.join(d, "merged", "ASCEND_PROFILER_OUTPUT")
+    assert as_read(folder) == ["step_trace_time.csv"], as_read(folder)
+    computed = ": the merged file is computed, not the rank's own as read (the ranks written do not all hold it " \
+               "under one header, or the window cannot select its rows)"
+    lines = readme_lines(folder)
+    assert lines == ["  rank 0: trace_view.json: the timeline: `tracebook export timeline` writes it",
+                     "  rank 0: kernel_details.csv" + computed, "  rank 0: " + info % 0,
+                     "  rank 1: trace_view.json: the timeline: `tracebook export timeline` writes it",
+                     "  rank 1: kernel_details.csv" + computed, "  rank 1: " + info % 1,
+                     "  rank 1: FRAMEWORK/: 2 files found there, not a format tracebook reads"], lines
+    assert "Files of the ranks not written here:" in open(os.path.join(folder, "README.txt")).read()
+
+
 suite = tbtest.Suite(work=OUT)
-for fn in (window_memory_files, merge_window):
+for fn in (window_memory_files, merge_window, readme_merge_and_subfolders):
     suite.add(fn.__name__, fn)
 suite.main()
