@@ -920,12 +920,13 @@ static tb_status write_folder(const sum_opts *opt, const rank_place *p, const tb
  * loaded with (an analysis.db's StepTraceTime, values as stored) rather
  * than computed from its tasks: a torch_npu rank with such a step trace,
  * the layout's own summaries, in any format, for the whole run or a window
- * of steps (the window keeps the rows of its steps, window.c). */
+ * of steps (the window keeps the rows of its steps, window.c). Merged, the
+ * caller asks each rank written (summaries()). */
 static int loaded_steps(const sum_opts *opt, const rank_place *p, int given)
 {
     return p->layout == LAYOUT_TORCH_NPU && !given &&
            (!opt->window->set || opt->window->model_id == TB_STEP_MODEL_ID) &&
-           summary_db_analysis_steps(opt->db, p->rank);
+           (opt->o->merge || summary_db_analysis_steps(opt->db, p->rank));
 }
 
 
@@ -1108,8 +1109,14 @@ static tb_status summaries(sum_run *r, const rank_place *p, const char *ranks, s
     }
     else if (!st && keeps_files(opt, p, r->given != NULL))
         st = write_kept(r, p, NULL, ss, kept, &ko, err);
-    /* an analysis.db's step trace, as stored, instead of the computed one */
-    int loaded = !ranks && loaded_steps(opt, p, r->given != NULL);
+    /* an analysis.db's step trace, as stored, instead of the computed one (merged: when every rank has one) */
+    int loaded = loaded_steps(opt, p, r->given != NULL);
+    json_t *ids = ranks ? json_loads(ranks, 0, NULL) : NULL;
+    size_t k;
+    json_t *v;
+    json_array_foreach(ids, k, v)
+        loaded &= summary_db_analysis_steps(opt->db, json_integer_value(v));
+    json_decref(ids);
     if (!st && !r->given && (ko.done || loaded || ko.sheets[N_TORCH_NPU_REPORTS])) {
         st = folder_spec(&ko, loaded, &own, err);
         sp = own; /* NULL when every summary was the rank's own */
