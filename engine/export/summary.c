@@ -562,12 +562,24 @@ static int kept_select(const sum_opts *opt, const rank_place *p, const kept_out 
     return 1;
 }
 
-/* In a window, each rank's span of it into ko->wi (the window applied on
+/* In a window, when a file of rank p (merged: of any rank) is selected by
+ * time, each rank's span of the window into ko->wi (the window applied on
  * the export's connection and taken down again, before any TEMP table of
  * the folder is made). */
-static tb_status window_spans(const sum_opts *opt, kept_out *ko, tb_error *err)
+static tb_status window_spans(const sum_opts *opt, const rank_place *p, kept_out *ko, tb_error *err)
 {
-    if (!opt->window->set)
+    sqlite3_stmt *q = NULL;
+    int timed = 0; /* a file of the rank's (merged: of any rank's) selected by time */
+    if (opt->window->set &&
+        sqlite3_prepare_v2(opt->db, "SELECT 1 FROM TB_SOURCE_CSV WHERE line = 0 AND (rankId = ?1 OR ?2) AND "
+                                    "(record LIKE '%Timestamp(us)%' OR record LIKE '%Allocation Time(us)%') LIMIT 1",
+                           -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, p->rank);
+        sqlite3_bind_int(q, 2, ko->ranks != NULL);
+        timed = sqlite3_step(q) == SQLITE_ROW;
+    }
+    sqlite3_finalize(q);
+    if (!timed)
         return TB_OK;
     tb_status st = window_apply(opt->db, opt->window, &ko->wi, err);
     window_reset(opt->db);
@@ -581,7 +593,8 @@ static tb_status kept_sheet(const sum_run *r, const kept_sel *k, const char *nam
                             kept_out *ko, tb_error *err)
 {
     char table[64], id[128];
-    snprintf(table, sizeof table, "tb_asread_%lld", (long long)k->file);
+    /* one table per sheet: two reports of a spec may stand for one file */
+    snprintf(table, sizeof table, "tb_asread_%lld_%lld", (long long)k->file, (long long)json_array_size(ko->tables));
     snprintf(id, sizeof id, "%.*s", (int)(strlen(name) - 4), name);
     size_t cap = 1 << 16;
     char *cols = malloc(cap), *entry = NULL;
@@ -1101,7 +1114,7 @@ static tb_status summaries(sum_run *r, const rank_place *p, const char *ranks, s
     tb_spec_report *reps = NULL;
     kept_out ko = {.ranks = ranks, .formats = r->formats, .tables = json_array()};
     unsigned formats = r->formats;
-    tb_status st = keeps_files(opt, p, 0) ? window_spans(opt, &ko, err) : TB_OK;
+    tb_status st = keeps_files(opt, p, 0) ? window_spans(opt, p, &ko, err) : TB_OK;
     if (!st && r->given && keeps_files(opt, p, 0)) {
         if (!(st = given_view(r, p, ss, kept, &ko, &view, &reps, &sheets, err)))
             sp = view.n_reports ? &view : NULL;

@@ -743,18 +743,20 @@ def formats_as_read():
     spec = os.path.join(d, "spec.yaml")
     with open(spec, "w") as f:
         f.write("tracebook: 1\nreports:\n  - use: kernel_details\n    id: kd\n"
-                "  - use: kernel_details\n    id: kd_top\n    title: Top 3\n    limit: 3\n  - use: op_statistic\n")
+                "  - use: kernel_details\n    id: kd_top\n    title: Top 3\n    limit: 3\n  - use: op_statistic\n"
+                "  - use: kernel_details\n    id: kd2\n    title: Again\n")
     run("export", "summary", "-q", "-dir", src, "-o", os.path.join(d, "out"), "--spec", spec,
         "--format", "csv,json,xlsx")
     folder = os.path.join(d, "out", "ASCEND_PROFILER_OUTPUT")
-    assert as_read(folder) == ["kd.csv", "kd.json"], as_read(folder)
+    assert as_read(folder) == ["kd.csv", "kd.json", "kd2.csv", "kd2.json"], as_read(folder)
     assert raw_rows(os.path.join(folder, "kd.csv")) == own_kd
     json_as_read(os.path.join(folder, "kd.json"), own_kd, "kd.json")
     top = raw_rows(os.path.join(folder, "kd_top.csv"))
     assert top[0][:len(computed)] == computed and len(top) == 4, top[0]
     sheets = xlsx_sheets(os.path.join(folder, "tracebook.xlsx"))
-    assert list(sheets) == ["About", "Kernel details", "Top 3", "Operator statistics"], list(sheets)
+    assert list(sheets) == ["About", "Kernel details", "Top 3", "Operator statistics", "Again"], list(sheets)
     same_sheet(sheets["Kernel details"], own_kd, "kd sheet")
+    same_sheet(sheets["Again"], own_kd, "kd2 sheet")
     assert sheets["Top 3"][0][:len(computed)] == computed and len(sheets["Top 3"]) == 4
 
 
