@@ -20,9 +20,12 @@
  *
  * A torch_npu rank that was loaded from its own summary CSVs gets them back
  * as it held them (write_kept: the header line and the rows the load kept in
- * TB_SOURCE_CSV, written byte for byte) in the plain export (CSV, no window,
- * no spec); the reports then run for the summaries it did not hold, and the
- * README lists the rank's files not written, with the reason. An msprof
+ * TB_SOURCE_CSV; summary_kept.c writes them byte for byte as CSV, keyed by
+ * their header as JSON, and as a sheet the report run puts in the workbook),
+ * for the whole run or a window of steps; with --spec, for each report that
+ * is one of the summaries unchanged (as_read_file). The reports then run
+ * for the summaries it did not hold, and the README lists the rank's files
+ * not written, with the reason. An msprof
  * rank's README lists the tables of its DB with rows that no file is
  * written from (summary_db.c).
  *
@@ -51,6 +54,7 @@
 #include "export/finish.h"
 #include "export/summary_comm.h"
 #include "export/summary_db.h"
+#include "export/summary_kept.h"
 #include "output/output.h"
 #include "query/file_ids.h"
 #include "query/window.h"
@@ -100,10 +104,11 @@ static const struct {
 #define N_TORCH_NPU_REPORTS (sizeof torch_npu_reports / sizeof torch_npu_reports[0])
 
 /* The spec text of torch_npu's summaries less those whose bit is set in
- * skip (bit i: torch_npu_reports[i]), into buf; the number of reports in it.
+ * skip (bit i: torch_npu_reports[i]), each with outputs when not NULL
+ * ("csv, json"), into buf; the number of reports in it.
  * loaded_steps: step_trace_time is the step trace as loaded (an
  * analysis.db's), not the one computed from the tasks. */
-static size_t torch_npu_yaml(unsigned skip, int loaded_steps, char *buf, size_t n)
+static size_t torch_npu_yaml(unsigned skip, int loaded_steps, const char *outputs, char *buf, size_t n)
 {
     size_t k = (size_t)snprintf(buf, n, "tracebook: 1\nreports:\n"), count = 0;
     for (size_t i = 0; i < N_TORCH_NPU_REPORTS && k < n; i++) {
@@ -118,6 +123,8 @@ static size_t torch_npu_yaml(unsigned skip, int loaded_steps, char *buf, size_t 
         k += (size_t)snprintf(buf + k, n - k, "  - use: %s\n", use);
         if (id && k < n)
             k += (size_t)snprintf(buf + k, n - k, "    id: %s\n", id);
+        if (outputs && k < n)
+            k += (size_t)snprintf(buf + k, n - k, "    outputs: [%s]\n", outputs);
     }
     return count;
 }
@@ -349,7 +356,7 @@ static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *
         ADD("  %s\n", json_string_value(v));
     ADD("  tracebook_run.json (what each report wrote or why it was skipped)\n");
     if (json_array_size(not_written)) {
-        ADD("\nFiles of the rank not written here:\n");
+        ADD("\nFiles of the rank%s not written here:\n", opt->o->merge ? "s" : "");
         json_array_foreach(not_written, i, v)
             ADD("  %s\n", json_string_value(v));
     }
@@ -463,247 +470,405 @@ static tb_status write_comm(const sum_opts *opt, const rank_place *p, const char
     return st;
 }
 
+/* What a summary run carries from step to step. */
+typedef struct sum_run {
+    const sum_opts *opt;
+    tb_summary_result *res;
+    rank_place *ranks;
+    size_t n;
+    tb_spec *layouts[2];   /* the built-in summaries of each layout */
+    const tb_spec *given;  /* the summaries asked for instead, or NULL */
+    unsigned formats;
+    file_ids ids;          /* loaded for the first communication file */
+    int have_ids;
+} sum_run;
+
 /* ---- a torch_npu rank's own summary CSVs, as read --------------------------- */
 
-/* The bit of torch_npu_reports a kept file name stands for ("kernel_details.csv"), 0 for none. */
-static unsigned kept_bit(const char *name)
+/* What writing a folder's kept files carries to the report run after it. */
+typedef struct kept_out {
+    const char *ranks;     /* merged: the JSON array of the folder's ranks (their rows led by Rank ID), else NULL */
+    unsigned formats;      /* TB_OUT_* of the export */
+    unsigned done;         /* bits of torch_npu_reports written as read */
+    /* XLSX: the spec entry of each kept file's sheet (a report reading its
+     * TEMP table), by torch_npu_reports' index; the last slot the others
+     * (static_op_mem); new strings */
+    char *sheets[N_TORCH_NPU_REPORTS + 1];
+    json_t *tables;        /* the TEMP tables made, dropped after the run */
+    window_info wi;        /* in a window of steps: each rank's span (window_spans), for the memory files */
+} kept_out;
+
+static void kept_out_free(sqlite3 *db, kept_out *ko)
+{
+    window_info_finish(&ko->wi);
+    for (size_t i = 0; i <= N_TORCH_NPU_REPORTS; i++)
+        free(ko->sheets[i]);
+    size_t i;
+    json_t *v;
+    json_array_foreach(ko->tables, i, v) {
+        char *sql = sqlite3_mprintf("DROP TABLE IF EXISTS temp.\"%w\"", json_string_value(v));
+        if (sql)
+            sqlite3_exec(db, sql, NULL, NULL, NULL);
+        sqlite3_free(sql);
+    }
+    json_decref(ko->tables);
+}
+
+/* The index of torch_npu_reports a kept file name stands for ("kernel_details.csv"), N_TORCH_NPU_REPORTS for none. */
+static size_t kept_index(const char *name)
 {
     size_t n = strlen(name);
     for (size_t i = 0; i < N_TORCH_NPU_REPORTS; i++) {
         const char *id = torch_npu_reports[i].id ? torch_npu_reports[i].id : torch_npu_reports[i].use;
         if (n == strlen(id) + 4 && !strncmp(name, id, n - 4) && !strcmp(name + n - 4, ".csv"))
-            return 1u << i;
+            return i;
     }
-    return 0;
+    return N_TORCH_NPU_REPORTS;
 }
 
 /* File name as p's folder names it: the folder's tag and the window's label
  * before its extension ("kernel_details.csv" -> "kernel_details_rank1.csv"
- * in a shared folder, "kernel_details_8_9.csv" in a window). */
-static void tagged(const rank_place *p, const char *name, const char *label, char *out, size_t n)
+ * in a shared folder, "kernel_details_8_9.csv" in a window); ext replaces
+ * the name's own extension when not NULL. */
+static void tagged(const rank_place *p, const char *name, const char *label, const char *ext, char *out, size_t n)
 {
     const char *dot = strrchr(name, '.');
     int stem = dot ? (int)(dot - name) : (int)strlen(name);
     snprintf(out, n, "%.*s%s%s%s%s%s", stem, name, p->tag[0] ? "_" : "", p->tag, *label ? "_" : "", label,
-             dot ? dot : "");
+             ext ? ext : dot ? dot : "");
 }
 
-/* The span of field col of the CSV record rec[0..n) (quotes kept); 0 when it has fewer fields. */
-static int record_field(const char *rec, size_t n, int col, const char **f, size_t *len)
+/* The rows of a kept file (its header head[0..n)) that the export writes as
+ * read into *k: 1, or 0 when a window cannot select them (no step column,
+ * and no time column of the memory files). */
+static int kept_select(const sum_opts *opt, const rank_place *p, const kept_out *ko, int64_t file, const char *head,
+                       size_t n, kept_sel *k)
 {
-    size_t i = 0;
-    for (int c = 0;; c++) {
-        size_t b = i;
-        int quoted = 0;
-        while (i < n && (quoted || rec[i] != ',')) {
-            quoted ^= rec[i] == '"';
-            i++;
-        }
-        if (c == col) {
-            *f = rec + b;
-            *len = i - b;
-            return 1;
-        }
-        if (i++ >= n)
-            return 0;
-    }
-}
-
-/* The column of a kept file's header whose rows carry their step (torch_npu's
- * `Step Id` of kernel_details, `Step` of step_trace_time), -1 when none. */
-static int step_column(const char *head, size_t n)
-{
-    if (n >= 3 && !memcmp(head, "\xef\xbb\xbf", 3))
-        head += 3, n -= 3;
-    const char *f;
-    size_t len;
-    for (int c = 0; record_field(head, n, c, &f, &len); c++) {
-        while (len && (f[len - 1] == '\r' || f[len - 1] == '\n'))
-            len--;
-        if ((len == 7 && !memcmp(f, "Step Id", 7)) || (len == 4 && !memcmp(f, "Step", 4)))
-            return c;
-    }
-    return -1;
-}
-
-/* 1 when field col of the record is a step from first to last (quotes, blanks and a TAB around it ignored). */
-static int record_in_steps(const char *rec, size_t n, int col, int64_t first, int64_t last)
-{
-    const char *f;
-    size_t len, k = 0;
-    char num[24];
-    if (!record_field(rec, n, col, &f, &len))
+    const tb_window *w = opt->window;
+    *k = (kept_sel){.rank = ko->ranks ? -1 : p->rank, .ranks = ko->ranks, .file = file, .col = -1, .tcol = {-1, -1},
+                    .spans = ko->wi.ranks, .n_spans = ko->wi.n_ranks};
+    if (!w->set)
+        return 1;
+    k->first = w->iteration_id;
+    k->last = w->iteration_id + w->iteration_count - 1;
+    if ((k->col = kept_step_column(head, n)) >= 0)
+        return 1;
+    if (!kept_time_columns(head, n, k->tcol))
         return 0;
-    for (size_t i = 0; i < len; i++)
-        if (f[i] != '"' && f[i] != ' ' && f[i] != '\t') {
-            if (k + 1 >= sizeof num)
-                return 0;
-            num[k++] = f[i];
-        }
-    num[k] = 0;
-    char *end;
-    errno = 0;
-    long long v = strtoll(num, &end, 10);
-    return k && !*end && !errno && v >= first && v <= last;
+    /* by time: every rank written has a span in the window (not one whose steps are a step trace alone) */
+    for (size_t i = 0; i < ko->wi.n_ranks; i++)
+        if ((ko->ranks || ko->wi.ranks[i].rank == p->rank) && ko->wi.ranks[i].end_ns <= 0)
+            return 0;
+    return 1;
 }
 
-/* Writes the kept rows of one file (its header line first, each row with the
- * header's line end) to path, atomically: rank's, or, rank < 0, every
- * rank's one after the other, each row led by its Rank ID (the header by
- * `Rank ID`, after a BOM it has). col >= 0: only the rows whose field col
- * is a step of the window w. */
-static tb_status kept_file(sqlite3 *db, int64_t rank, int64_t file, const char *path, const tb_window *w, int col,
-                           tb_error *err)
+/* In a window, when a file of rank p (merged: of any rank) is selected by
+ * time, each rank's span of the window into ko->wi (the window applied on
+ * the export's connection and taken down again, before any TEMP table of
+ * the folder is made). */
+static tb_status window_spans(const sum_opts *opt, const rank_place *p, kept_out *ko, tb_error *err)
 {
     sqlite3_stmt *q = NULL;
-    afile af;
-    tb_status st = afile_open(path, &af, err);
-    if (st)
-        return st;
-    if (sqlite3_prepare_v2(db, "SELECT line, record, rankId FROM TB_SOURCE_CSV WHERE (?1 < 0 OR rankId = ?1) AND "
-                               "file = ?2 ORDER BY rankId, line", -1, &q, NULL) != SQLITE_OK) {
-        st = tb_error_set(err, TB_ERR_DB, "reading TB_SOURCE_CSV: %s", sqlite3_errmsg(db));
-        goto fail;
-    }
-    sqlite3_bind_int64(q, 1, rank);
-    sqlite3_bind_int64(q, 2, file);
-    const char *eol = "\n";
-    int r, headed = 0;
-    while ((r = sqlite3_step(q)) == SQLITE_ROW) {
-        const char *rec = (const char *)sqlite3_column_text(q, 1);
-        size_t n = (size_t)sqlite3_column_bytes(q, 1);
-        rec = rec ? rec : "";
-        if (sqlite3_column_int64(q, 0) == 0) { /* a header, with its own line end */
-            if (headed++)
-                continue;
-            eol = n >= 2 && !memcmp(rec + n - 2, "\r\n", 2) ? "\r\n" : "\n";
-            size_t bom = n >= 3 && !memcmp(rec, "\xef\xbb\xbf", 3) ? 3 : 0;
-            fwrite(rec, 1, bom, af.f);
-            if (rank < 0)
-                fputs("Rank ID,", af.f);
-            fwrite(rec + bom, 1, n - bom, af.f);
-            continue;
-        }
-        if (col >= 0 && !record_in_steps(rec, n, col, w->iteration_id, w->iteration_id + w->iteration_count - 1))
-            continue;
-        if (rank < 0)
-            fprintf(af.f, "%lld,", (long long)sqlite3_column_int64(q, 2));
-        fwrite(rec, 1, n, af.f);
-        fputs(eol, af.f);
-    }
-    if (r != SQLITE_DONE) {
-        st = tb_error_set(err, TB_ERR_DB, "reading TB_SOURCE_CSV: %s", sqlite3_errmsg(db));
-        goto fail;
+    int timed = 0; /* a file of the rank's (merged: of any rank's) selected by time */
+    if (opt->window->set &&
+        sqlite3_prepare_v2(opt->db, "SELECT 1 FROM TB_SOURCE_CSV WHERE line = 0 AND (rankId = ?1 OR ?2) AND "
+                                    "(record LIKE '%Timestamp(us)%' OR record LIKE '%Allocation Time(us)%') LIMIT 1",
+                           -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, p->rank);
+        sqlite3_bind_int(q, 2, ko->ranks != NULL);
+        timed = sqlite3_step(q) == SQLITE_ROW;
     }
     sqlite3_finalize(q);
-    return afile_commit(&af, err);
-fail:
-    sqlite3_finalize(q);
-    afile_abort(&af);
+    if (!timed)
+        return TB_OK;
+    tb_status st = window_apply(opt->db, opt->window, &ko->wi, err);
+    window_reset(opt->db);
     return st;
+}
+
+/* The spec entry of a kept file's sheet: a report of the id and title of
+ * the one it stands for (as, else the computed one of its name), reading
+ * the file's rows from a TEMP table made here; into ko->sheets. */
+static tb_status kept_sheet(const sum_run *r, const kept_sel *k, const char *name, const tb_spec_report *as,
+                            kept_out *ko, tb_error *err)
+{
+    char table[64], id[128];
+    /* one table per sheet: two reports of a spec may stand for one file */
+    snprintf(table, sizeof table, "tb_asread_%lld_%lld", (long long)k->file, (long long)json_array_size(ko->tables));
+    snprintf(id, sizeof id, "%.*s", (int)(strlen(name) - 4), name);
+    size_t cap = 1 << 16;
+    char *cols = malloc(cap), *entry = NULL;
+    if (!cols)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    json_array_append_new(ko->tables, json_string(table));
+    tb_status st = kept_table(r->opt->db, k, table, cols, cap, err);
+    const tb_spec *sp = r->layouts[LAYOUT_TORCH_NPU];
+    const char *title = id;
+    for (size_t i = 0; i < tb_spec_n_reports(sp); i++)
+        if (!strcmp(tb_report_id(tb_spec_report_at(sp, i)), id) && tb_spec_report_at(sp, i)->title)
+            title = tb_spec_report_at(sp, i)->title;
+    if (as) {
+        snprintf(id, sizeof id, "%s", as->id);
+        title = as->xlsx_sheet ? as->xlsx_sheet : as->title ? as->title : as->id;
+    }
+    size_t i = as ? N_TORCH_NPU_REPORTS : kept_index(name);
+    size_t old = ko->sheets[i] ? strlen(ko->sheets[i]) : 0, len = old + strlen(cols) + strlen(title) * 6 + 400;
+    if (!st && !(entry = realloc(ko->sheets[i], len)))
+        st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    if (!st) {
+        ko->sheets[i] = entry;
+        json_t *t = json_string(title); /* a JSON string is a YAML double-quoted scalar */
+        char *tq = t ? json_dumps(t, JSON_ENCODE_ANY) : NULL;
+        json_decref(t);
+        if (!tq)
+            st = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        else
+            snprintf(entry + old, len - old,
+                     "  - id: %s\n    title: %s\n    sql: SELECT * FROM temp.%s\n    header_units: false\n"
+                     "    outputs: [xlsx]\n    columns:\n%s",
+                     id, tq, table, cols);
+        free(tq);
+    }
+    free(cols);
+    return st;
+}
+
+/* Writes one kept file, selected by k, in each format of the export: CSV
+ * and JSON files beside the others (named as the file, or as the spec's
+ * report as stands for it; their names to kept), the XLSX sheet through the
+ * report run (kept_sheet). */
+static tb_status kept_formats(sum_run *r, const rank_place *p, const kept_sel *k, const char *name,
+                              const tb_spec_report *as, kept_out *ko, sum_state *ss, json_t *kept, tb_error *err)
+{
+    const sum_opts *opt = r->opt;
+    tb_status st = TB_OK;
+    char own[200];
+    snprintf(own, sizeof own, "%s.csv", as ? as->id : name);
+    if (!as)
+        snprintf(own, sizeof own, "%s", name);
+    for (unsigned f = TB_OUT_CSV; f <= TB_OUT_JSON && !st; f <<= 1) {
+        if (!(ko->formats & f) || (f != TB_OUT_CSV && f != TB_OUT_JSON))
+            continue;
+        char path[4600], base[400];
+        tagged(p, own, opt->label, f == TB_OUT_JSON ? ".json" : NULL, base, sizeof base);
+        snprintf(path, sizeof path, "%s/%s", p->folder, base);
+        if (!(st = file_ids_check(&r->ids, path, err)))
+            st = f == TB_OUT_JSON ? kept_write_json(opt->db, k, path, err) : kept_write_csv(opt->db, k, path, err);
+        if (!st) {
+            json_array_append_new(kept, json_string(base));
+            on_written(ss, path);
+        }
+    }
+    if (!st && (ko->formats & TB_OUT_XLSX))
+        st = kept_sheet(r, k, name, as, ko, err);
+    return st;
+}
+
+/* 1 when the strings are both NULL or equal. */
+static int same_str(const char *a, const char *b)
+{
+    return a == b || (a && b && !strcmp(a, b));
+}
+
+/* The file name of torch_npu's summary that a spec's report stands for
+ * into out ("kernel_details.csv" for `use: kernel_details` or the built-in
+ * itself): 1 when the report has the summary's SQL and changes nothing of
+ * what it writes (its rows, their order and number, its columns, headers
+ * and params), 0 otherwise (it is computed). */
+static int as_read_file(const sum_run *r, const tb_spec_report *as, char *out, size_t n)
+{
+    const tb_spec *sp = r->layouts[LAYOUT_TORCH_NPU];
+    for (size_t i = 0; i < N_TORCH_NPU_REPORTS && as->sql; i++) {
+        const tb_spec_report *b = &sp->reports[i];
+        if (!b->sql || strcmp(b->sql, as->sql) != 0)
+            continue;
+        int same = b->limit == as->limit && b->n_sort == as->n_sort && b->n_columns == as->n_columns &&
+                   b->n_params == as->n_params && b->header_units == as->header_units &&
+                   b->n_drop_empty == as->n_drop_empty && same_str(b->pivot_key, as->pivot_key) && !as->advice;
+        for (size_t k = 0; same && k < b->n_sort; k++)
+            same = !strcmp(b->sort[k].column, as->sort[k].column) && b->sort[k].desc == as->sort[k].desc;
+        for (size_t k = 0; same && k < b->n_columns; k++)
+            same = !strcmp(b->columns[k].name, as->columns[k].name) &&
+                   same_str(b->columns[k].header, as->columns[k].header);
+        if (same)
+            snprintf(out, n, "%s.csv", b->id);
+        return same;
+    }
+    return 0;
 }
 
 /*
  * The torch_npu summary CSVs that rank p held, written back as they were
  * read (TB_SOURCE_CSV): the header line byte for byte, every row loaded
- * (a malformed one was left out with a warning), the fields as written.
- * Merged (n_ranks > 0: every rank into p's folder), a file that each of the
- * n_ranks ranks held under one header, its rows led by their Rank ID. In
- * a window (step mode, keeps_files), a file whose rows carry their step
- * (step_column) keeps the rows of the window's steps under its header; one
- * that does not is not written as read (the reports compute it, or the
- * README says why not). The bits of the summaries so written go to *done;
- * the names to kept.
+ * (a malformed one was left out with a warning), the fields as written, in
+ * each format of the export (kept_formats). Merged (ko->ranks: every rank
+ * of it into p's folder), a file that each of those ranks held under one
+ * header, its rows led by their Rank ID. In a window (step mode,
+ * keeps_files), a file whose rows carry their step keeps the rows of the
+ * window's steps under its header; one that does not is not written as
+ * read (the reports compute it, or the README says why not). as: only the
+ * file that the spec's report as stands for (as_read_file), named as it.
+ * The bits of the summaries so written go to ko->done (1 for as); the
+ * names to kept.
  */
-static tb_status write_kept(const sum_opts *opt, const rank_place *p, size_t n_ranks, sum_state *ss, json_t *kept,
-                            file_ids *ids, int *have_ids, unsigned *done, tb_error *err)
+static tb_status write_kept(sum_run *r, const rank_place *p, const tb_spec_report *as, sum_state *ss, json_t *kept,
+                            kept_out *ko, tb_error *err)
 {
+    const sum_opts *opt = r->opt;
     sqlite3_stmt *q = NULL;
-    *done = 0;
-    const char *sql = n_ranks ? "SELECT c.file, s.value, min(c.record) FROM TB_SOURCE_CSV c JOIN STRING_IDS s "
-                                "ON s.id = c.file WHERE c.line = 0 GROUP BY c.file "
-                                "HAVING count(DISTINCT c.rankId) = ?1 AND count(DISTINCT c.record) = 1 "
-                                "ORDER BY min(c.rowid)"
-                              : "SELECT c.file, s.value, c.record FROM TB_SOURCE_CSV c JOIN STRING_IDS s "
-                                "ON s.id = c.file WHERE c.rankId = ?1 AND c.line = 0 ORDER BY c.rowid";
+    ko->done = 0;
+    const char *sql = ko->ranks ? "SELECT c.file, s.value, min(c.record) FROM TB_SOURCE_CSV c JOIN STRING_IDS s "
+                                  "ON s.id = c.file WHERE c.line = 0 AND c.rankId IN (SELECT value FROM json_each(?2)) "
+                                  "AND (?3 IS NULL OR s.value = ?3) "
+                                  "GROUP BY c.file HAVING count(DISTINCT c.rankId) = json_array_length(?2) AND "
+                                  "count(DISTINCT c.record) = 1 ORDER BY min(c.rowid)"
+                                : "SELECT c.file, s.value, c.record FROM TB_SOURCE_CSV c JOIN STRING_IDS s "
+                                  "ON s.id = c.file WHERE c.rankId = ?1 AND c.line = 0 AND (?3 IS NULL OR s.value = ?3) "
+                                  "ORDER BY c.rowid";
     if (sqlite3_prepare_v2(opt->db, sql, -1, &q, NULL) != SQLITE_OK)
         return TB_OK; /* a DB from before TB_SOURCE_CSV: the reports write every file */
-    sqlite3_bind_int64(q, 1, n_ranks ? (int64_t)n_ranks : p->rank);
+    if (ko->ranks)
+        sqlite3_bind_text(q, 2, ko->ranks, -1, SQLITE_STATIC);
+    else
+        sqlite3_bind_int64(q, 1, p->rank);
+    char want[200];
+    if (as && as_read_file(r, as, want, sizeof want))
+        sqlite3_bind_text(q, 3, want, -1, SQLITE_STATIC);
     tb_status st = TB_OK;
     while (!st && sqlite3_step(q) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(q, 1), *head = (const char *)sqlite3_column_text(q, 2);
-        int col = opt->window->set ? step_column(head ? head : "", (size_t)sqlite3_column_bytes(q, 2)) : -1;
-        if (opt->window->set && col < 0)
+        kept_sel k;
+        if (!name || !kept_select(opt, p, ko, sqlite3_column_int64(q, 0), head ? head : "",
+                                  (size_t)sqlite3_column_bytes(q, 2), &k))
             continue;
-        char path[4600], base[400];
-        tagged(p, name, opt->label, base, sizeof base);
-        snprintf(path, sizeof path, "%s/%s", p->folder, base);
-        if (!*have_ids && !(st = file_ids_collect(ids, opt->inputs, opt->n_inputs, opt->db_path, opt->db, err)))
-            *have_ids = 1;
+        /* the files the run reads, collected once per export, when a file is first written */
+        if (!r->have_ids && !(st = file_ids_collect(&r->ids, opt->inputs, opt->n_inputs, opt->db_path, opt->db, err)))
+            r->have_ids = 1;
         if (!st)
-            st = file_ids_check(ids, path, err);
-        if (!st)
-            st = kept_file(opt->db, n_ranks ? -1 : p->rank, sqlite3_column_int64(q, 0), path, opt->window, col, err);
-        if (!st) {
-            *done |= kept_bit(name);
-            json_array_append_new(kept, json_string(base));
-            on_written(ss, path);
-        }
+            st = kept_formats(r, p, &k, name, as, ko, ss, kept, err);
+        if (!st && (as || kept_index(name) < N_TORCH_NPU_REPORTS))
+            ko->done |= as ? 1u : 1u << kept_index(name);
     }
     sqlite3_finalize(q);
     return st;
 }
 
-/* The built-in summaries of a torch_npu folder less those in done (bits of
- * torch_npu_reports) into *own (NULL when none is left); loaded_steps: as
- * torch_npu_yaml. */
-static tb_status rest_spec(unsigned done, int loaded_steps, tb_spec **own, tb_error *err)
+/* The spec of a torch_npu folder's report run into *own (NULL when it has
+ * no report): the built-in summaries less those ko->done wrote as read, each
+ * in the export's formats, and in their places the XLSX sheets of the kept
+ * files (ko->sheets), in torch_npu's order; loaded_steps: as torch_npu_yaml. */
+static tb_status folder_spec(const kept_out *ko, int loaded_steps, tb_spec **own, tb_error *err)
 {
-    char y[1024];
+    char outputs[32] = "", y[2048];
     *own = NULL;
-    if (!torch_npu_yaml(done, loaded_steps, y, sizeof y))
-        return TB_OK;
-    return tb_spec_load_mem("builtin:torch_npu-summaries", y, strlen(y), own, NULL, NULL, err);
+    snprintf(outputs, sizeof outputs, "%s%s%s", ko->formats & TB_OUT_CSV ? "csv, " : "",
+             ko->formats & TB_OUT_JSON ? "json, " : "", ko->formats & TB_OUT_XLSX ? "xlsx, " : "");
+    if (strlen(outputs) >= 2)
+        outputs[strlen(outputs) - 2] = 0;
+    size_t n = strlen("tracebook: 1\nreports:\n") + 1;
+    for (size_t i = 0; i <= N_TORCH_NPU_REPORTS; i++)
+        n += ko->sheets[i] ? strlen(ko->sheets[i]) : 0;
+    size_t cap = n + N_TORCH_NPU_REPORTS * sizeof y;
+    char *text = malloc(cap);
+    if (!text)
+        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    size_t k = (size_t)snprintf(text, cap, "tracebook: 1\nreports:\n"), count = 0;
+    for (size_t i = 0; i <= N_TORCH_NPU_REPORTS; i++) {
+        if (ko->sheets[i]) {
+            k += (size_t)snprintf(text + k, cap - k, "%s", ko->sheets[i]);
+            count++;
+        }
+        /* the computed summary i alone: the entry after the spec's head */
+        if (i < N_TORCH_NPU_REPORTS && torch_npu_yaml(~(1u << i) | ko->done, loaded_steps, outputs, y, sizeof y)) {
+            k += (size_t)snprintf(text + k, cap - k, "%s", y + strlen("tracebook: 1\nreports:\n"));
+            count++;
+        }
+    }
+    tb_status st = count ? tb_spec_load_mem("builtin:torch_npu-summaries", text, k, own, NULL, NULL, err) : TB_OK;
+    free(text);
+    return st;
 }
 
 /* A rank's files are written back as read when it is torch_npu's and the
- * export writes its own summaries, as CSV, for the whole run or a window of
- * steps (torch_npu's steps: its files name no graph iteration). */
-static int keeps_files(const sum_opts *opt, const rank_place *p, int given, unsigned formats)
+ * export writes its own summaries, in any format, for the whole run or a
+ * window of steps (torch_npu's steps: its files name no graph iteration). */
+static int keeps_files(const sum_opts *opt, const rank_place *p, int given)
 {
-    return p->layout == LAYOUT_TORCH_NPU && !given && formats == TB_OUT_CSV &&
+    return p->layout == LAYOUT_TORCH_NPU && !given &&
            (!opt->window->set || opt->window->model_id == TB_STEP_MODEL_ID);
 }
 
-/* Why file base (a source of the rank of this kind and note) is not written
- * back; kept: a summary CSV the rank held (TB_SOURCE_CSV). */
-static const char *why_not(const sum_opts *opt, const char *base, const char *kind, const char *note, int kept)
+/* Why file base (a source of rank p of this kind and note) is not written
+ * back, into buf (n bytes; returned); kept: a summary CSV the rank held
+ * (TB_SOURCE_CSV); merged: the export merges the ranks. */
+static const char *why_not(const sum_opts *opt, const rank_place *p, const char *base, const char *kind,
+                           const char *note, int kept, int merged, char *buf, size_t n)
 {
+    const char *why = "loaded into the summaries written here, not written back as a file of its own";
     if (kept && opt->window->set)
-        return "its rows carry no step, so a window cannot select them (the export without a window writes it)";
-    if (!strncmp(base, "profiler_info", 13) && strstr(base, ".json"))
-        return "the profiler's run information: its name gives the rank's id, no summary holds it";
-    if (!strcmp(kind, "ignored") || !strcmp(kind, "skipped"))
-        return note && *note ? note : "not read";
-    if (strstr(base, "trace_view") || !strcmp(kind, "ascend timeline"))
-        return "the timeline: `tracebook export timeline` writes it";
-    if (!strcmp(kind, "torch_npu analysis db"))
-        return "its StepTraceTime is step_trace_time.csv here (a DB is not written back)";
-    if (!strcmp(kind, "comm json"))
-        return "it held no communication op to write back";
-    if (!strcmp(kind, "profiler metadata"))
-        return "the parallel groups: read to map communication ranks to global ones, no summary holds them";
-    return "loaded into the summaries written here, not written back as a file of its own";
+        why = "its rows carry no step, nor a time that the window's span in the rank can select (the export "
+              "without a window writes it)";
+    else if (!strncmp(base, "profiler_info", 13) && strstr(base, ".json"))
+        why = "the profiler's run information: its name gives the rank's id, no summary holds it";
+    else if (!strcmp(kind, "ignored") || !strcmp(kind, "skipped"))
+        why = note && *note ? note : "not read";
+    else if (strstr(base, "trace_view") || !strcmp(kind, "ascend timeline"))
+        why = "the timeline: `tracebook export timeline` writes it";
+    else if (!strcmp(kind, "torch_npu analysis db")) {
+        char stt[300];
+        tagged(p, "step_trace_time.csv", opt->label, NULL, stt, sizeof stt);
+        snprintf(buf, n, "its StepTraceTime is %s here (a DB is not written back)", stt);
+        return buf;
+    }
+    else if (!strcmp(kind, "comm json"))
+        why = merged ? "torch_npu writes it per rank: the export without --merge writes it back"
+                     : "it held no communication op to write back";
+    else if (!strcmp(kind, "profiler metadata"))
+        why = "the parallel groups: read to map communication ranks to global ones, no summary holds them";
+    snprintf(buf, n, "%s", why);
+    return buf;
+}
+
+/* The subfolders of rank p's root folder (the folder of its
+ * ASCEND_PROFILER_OUTPUT/, or of its files), FRAMEWORK/ say, whose files
+ * the load found and passed over: one line each into not_written, led by
+ * lead ("" or "rank R: "), with the number of files and the reason. */
+static void list_subfolders(const sum_opts *opt, const rank_place *p, const char *lead, json_t *not_written)
+{
+    sqlite3_stmt *q = NULL;
+    const char *sql =
+        "WITH d(dir) AS (SELECT DISTINCT rtrim(path, replace(path, '/', '')) FROM TB_SOURCE WHERE rankId = ?1), "
+        "r(root) AS (SELECT DISTINCT CASE WHEN dir LIKE '%/ASCEND_PROFILER_OUTPUT/' THEN substr(dir, 1, length(dir) - 23) "
+        "  ELSE dir END FROM d), "
+        "f(rest, note, id) AS (SELECT substr(s.path, length(r.root) + 1), s.note, s.id FROM TB_SOURCE s JOIN r "
+        "  ON substr(s.path, 1, length(r.root)) = r.root WHERE s.rankId IS NULL AND s.kind IN ('ignored', 'skipped')) "
+        "SELECT substr(rest, 1, instr(rest, '/')) AS sub, count(*), min(note) FROM f "
+        "WHERE instr(rest, '/') > 0 AND rest NOT LIKE 'ASCEND_PROFILER_OUTPUT/%' GROUP BY sub ORDER BY min(id)";
+    if (sqlite3_prepare_v2(opt->db, sql, -1, &q, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_int64(q, 1, p->rank);
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *sub = (const char *)sqlite3_column_text(q, 0), *note = (const char *)sqlite3_column_text(q, 2);
+        long long k = sqlite3_column_int64(q, 1);
+        json_array_append_new(not_written, json_sprintf("%s%s: %lld file%s found there, %s", lead, sub ? sub : "", k,
+                                                        k == 1 ? "" : "s", note && *note ? note : "not read"));
+    }
+    sqlite3_finalize(q);
 }
 
 /* Why each file of rank p's own folders that was loaded or found is not
  * written back ("trace_view.json: ..."), into not_written: its sources, the
- * files found beside them, and those of the rank's root folder (the folder
- * of ASCEND_PROFILER_OUTPUT/: profiler_info_<N>.json, profiler_metadata.json,
- * a trace_view.json there). */
-static void list_not_written(const sum_opts *opt, const rank_place *p, json_t *written, json_t *not_written)
+ * files found beside them, those of the rank's root folder (the folder of
+ * ASCEND_PROFILER_OUTPUT/: profiler_info_<N>.json, profiler_metadata.json,
+ * a trace_view.json there) and its subfolders (list_subfolders). merged:
+ * the ranks are merged, each line is led by "rank R: ". */
+static void list_not_written(const sum_opts *opt, const rank_place *p, int merged, json_t *written, json_t *as_read,
+                             json_t *not_written)
 {
     sqlite3_stmt *q = NULL;
+    char lead[48] = "";
+    if (merged)
+        snprintf(lead, sizeof lead, "rank %lld: ", (long long)p->rank);
 #define DIR_OF(x) "rtrim(" x ", replace(" x ", '/', ''))"
     const char *sql = "SELECT path, kind, note, EXISTS (SELECT 1 FROM TB_SOURCE_CSV c JOIN STRING_IDS v ON "
                       "v.id = c.file WHERE c.rankId = ?1 AND c.line = 0 AND s.path LIKE '%/' || v.value) "
@@ -720,19 +885,26 @@ static void list_not_written(const sum_opts *opt, const rank_place *p, json_t *w
         const char *note = (const char *)sqlite3_column_text(q, 2);
         const char *base = path ? strrchr(path, '/') : NULL;
         base = base ? base + 1 : (path ? path : "");
-        char mine[400];
-        tagged(p, base, opt->label, mine, sizeof mine);
-        int is_written = 0;
+        char mine[400], why[400];
+        tagged(p, base, opt->label, NULL, mine, sizeof mine);
+        int is_written = 0, kept = sqlite3_column_int(q, 3), read_back = 0;
         size_t i;
         json_t *v;
         json_array_foreach(written, i, v)
             is_written |= !strcmp(json_string_value(v), mine);
+        json_array_foreach(as_read, i, v)
+            read_back |= !strcmp(json_string_value(v), mine);
+        if (is_written && merged && kept && !read_back) /* the merged file is computed */
+            json_array_append_new(not_written, json_sprintf("%s%s: the merged file is computed, not the rank's own as "
+                                                            "read (the ranks written do not all hold it under one "
+                                                            "header, or the window cannot select its rows)", lead, base));
         if (is_written || !kind)
             continue;
-        const char *why = why_not(opt, base, kind, note, sqlite3_column_int(q, 3));
-        json_array_append_new(not_written, json_sprintf("%s: %s", base, why));
+        why_not(opt, p, base, kind, note, kept, merged, why, sizeof why);
+        json_array_append_new(not_written, json_sprintf("%s%s: %s", lead, base, why));
     }
     sqlite3_finalize(q);
+    list_subfolders(opt, p, lead, not_written);
 }
 
 /* Runs sp's reports into p's folder through the report job: for p's rank
@@ -761,26 +933,15 @@ static tb_status write_folder(const sum_opts *opt, const rank_place *p, const tb
  * loaded with (an analysis.db's StepTraceTime, values as stored) rather
  * than computed from its tasks: a torch_npu rank with such a step trace,
  * the layout's own summaries, in any format, for the whole run or a window
- * of steps (the window keeps the rows of its steps, window.c). */
+ * of steps (the window keeps the rows of its steps, window.c). Merged, the
+ * caller asks each rank written (summaries()). */
 static int loaded_steps(const sum_opts *opt, const rank_place *p, int given)
 {
     return p->layout == LAYOUT_TORCH_NPU && !given &&
            (!opt->window->set || opt->window->model_id == TB_STEP_MODEL_ID) &&
-           summary_db_analysis_steps(opt->db, p->rank);
+           (opt->o->merge || summary_db_analysis_steps(opt->db, p->rank));
 }
 
-/* What a summary run carries from step to step. */
-typedef struct sum_run {
-    const sum_opts *opt;
-    tb_summary_result *res;
-    rank_place *ranks;
-    size_t n;
-    tb_spec *layouts[2];   /* the built-in summaries of each layout */
-    const tb_spec *given;  /* the summaries asked for instead, or NULL */
-    unsigned formats;
-    file_ids ids;          /* loaded for the first communication file */
-    int have_ids;
-} sum_run;
 
 /* msprof's <timestamp> of the files: the session start, UTC. */
 static void start_stamp(sqlite3 *db, char *stamp, size_t n)
@@ -834,21 +995,28 @@ static tb_status merge_ranks(sum_run *r, const char *stamp, tb_error *err)
 static tb_status clobber_kept(const sum_run *r, const rank_place *p, tb_error *err)
 {
     sqlite3_stmt *q = NULL;
-    if (!keeps_files(r->opt, p, r->given != NULL, r->formats) ||
-        sqlite3_prepare_v2(r->opt->db, "SELECT s.value, c.record FROM TB_SOURCE_CSV c JOIN STRING_IDS s "
+    if (!keeps_files(r->opt, p, r->given != NULL) ||
+        sqlite3_prepare_v2(r->opt->db, "SELECT s.value, c.record, c.file FROM TB_SOURCE_CSV c JOIN STRING_IDS s "
                                        "ON s.id = c.file WHERE c.rankId = ? AND c.line = 0", -1, &q, NULL) != SQLITE_OK)
         return TB_OK;
     sqlite3_bind_int64(q, 1, p->rank);
     tb_status st = TB_OK;
     while (!st && sqlite3_step(q) == SQLITE_ROW) {
         char base[400], path[4600];
-        const char *head = (const char *)sqlite3_column_text(q, 1);
-        if (r->opt->window->set && step_column(head ? head : "", (size_t)sqlite3_column_bytes(q, 1)) < 0)
+        const char *name = (const char *)sqlite3_column_text(q, 0), *head = (const char *)sqlite3_column_text(q, 1);
+        kept_sel k;
+        kept_out ko = {0};
+        if (!name || !kept_select(r->opt, p, &ko, sqlite3_column_int64(q, 2), head ? head : "",
+                                  (size_t)sqlite3_column_bytes(q, 1), &k))
             continue;
-        tagged(p, (const char *)sqlite3_column_text(q, 0), r->opt->label, base, sizeof base);
-        snprintf(path, sizeof path, "%s/%s", p->folder, base);
-        if (access(path, F_OK) == 0)
-            st = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
+        for (unsigned f = TB_OUT_CSV; f <= TB_OUT_JSON && !st; f <<= 1) {
+            if (!(r->formats & f) || (f != TB_OUT_CSV && f != TB_OUT_JSON))
+                continue;
+            tagged(p, name, r->opt->label, f == TB_OUT_JSON ? ".json" : NULL, base, sizeof base);
+            snprintf(path, sizeof path, "%s/%s", p->folder, base);
+            if (access(path, F_OK) == 0)
+                st = tb_error_at(err, TB_ERR_USAGE, path, 0, 0, -1, "exists already (--no-clobber)");
+        }
     }
     sqlite3_finalize(q);
     return st;
@@ -887,30 +1055,105 @@ static tb_status check_clobber(const sum_run *r, tb_error *err)
     return TB_OK;
 }
 
-/* Rank p's files: the summary CSVs it held, as read (when it keeps them),
- * the reports for the rest, torch_npu's communication files. */
+/* The spec a --spec export of a torch_npu folder runs (view, a shallow copy
+ * of the given spec whose reports array *reps is new): each report that
+ * stands for one of the rank's own files unchanged (as_read_file) is written
+ * as read (write_kept), in the workbook by its sheet (from *sheets, a new
+ * spec); the others run as given, in the export's formats. */
+static tb_status given_view(sum_run *r, const rank_place *p, sum_state *ss, json_t *kept, kept_out *ko, tb_spec *view,
+                            tb_spec_report **reps, tb_spec **sheets, tb_error *err)
+{
+    const tb_spec *g = r->given;
+    char *asread = calloc(g->n_reports + 1, 1);
+    *reps = calloc(g->n_reports + 1, sizeof **reps);
+    tb_status st = asread && *reps ? TB_OK : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; !st && k < g->n_reports; k++) {
+        char name[200];
+        if (!as_read_file(r, &g->reports[k], name, sizeof name))
+            continue;
+        st = write_kept(r, p, &g->reports[k], ss, kept, ko, err);
+        asread[k] = ko->done != 0;
+    }
+    const char *y = ko->sheets[N_TORCH_NPU_REPORTS];
+    if (!st && y) {
+        size_t n = strlen(y) + 64;
+        char *text = malloc(n);
+        st = text ? TB_OK : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        if (!st) {
+            snprintf(text, n, "tracebook: 1\nreports:\n%s", y);
+            st = tb_spec_load_mem("builtin:torch_npu-summaries", text, strlen(text), sheets, NULL, NULL, err);
+        }
+        free(text);
+    }
+    size_t m = 0, j = 0;
+    for (size_t k = 0; !st && k < g->n_reports; k++) {
+        if (asread[k]) { /* its sheet, when the export writes a workbook */
+            if (*sheets && j < (*sheets)->n_reports)
+                (*reps)[m++] = (*sheets)->reports[j++];
+            continue;
+        }
+        (*reps)[m] = g->reports[k];
+        (*reps)[m++].outputs = r->formats;
+    }
+    *view = *g;
+    view->reports = *reps;
+    view->n_reports = m;
+    free(asread);
+    return st;
+}
+
+/* The summaries of folder p's rank (ranks NULL) or, merged, of the ranks of
+ * the JSON array ranks: a torch_npu rank's own files as read (when it keeps
+ * them; with a spec, those its reports stand for), the reports for the rest. */
+static tb_status summaries(sum_run *r, const rank_place *p, const char *ranks, sum_state *ss, json_t *kept,
+                           tb_error *err)
+{
+    const sum_opts *opt = r->opt;
+    const tb_spec *sp = r->given ? r->given : r->layouts[p->layout];
+    tb_spec *own = NULL, view, *sheets = NULL;
+    tb_spec_report *reps = NULL;
+    kept_out ko = {.ranks = ranks, .formats = r->formats, .tables = json_array()};
+    unsigned formats = r->formats;
+    tb_status st = keeps_files(opt, p, 0) ? window_spans(opt, p, &ko, err) : TB_OK;
+    if (!st && r->given && keeps_files(opt, p, 0)) {
+        if (!(st = given_view(r, p, ss, kept, &ko, &view, &reps, &sheets, err)))
+            sp = view.n_reports ? &view : NULL;
+        formats = 0; /* each report's own outputs */
+    }
+    else if (!st && keeps_files(opt, p, r->given != NULL))
+        st = write_kept(r, p, NULL, ss, kept, &ko, err);
+    /* an analysis.db's step trace, as stored, instead of the computed one (merged: when every rank has one) */
+    int loaded = loaded_steps(opt, p, r->given != NULL);
+    json_t *ids = ranks ? json_loads(ranks, 0, NULL) : NULL;
+    size_t k;
+    json_t *v;
+    json_array_foreach(ids, k, v)
+        loaded &= summary_db_analysis_steps(opt->db, json_integer_value(v));
+    json_decref(ids);
+    if (!st && !r->given && (ko.done || loaded || ko.sheets[N_TORCH_NPU_REPORTS])) {
+        st = folder_spec(&ko, loaded, &own, err);
+        sp = own; /* NULL when every summary was the rank's own */
+        formats = 0;
+    }
+    if (!st && sp)
+        st = write_folder(opt, p, sp, formats, !ranks, ss, err);
+    tb_spec_free(own);
+    tb_spec_free(sheets);
+    free(reps);
+    kept_out_free(opt->db, &ko);
+    return st;
+}
+
+/* Rank p's files: its summaries, torch_npu's communication files. */
 static tb_status rank_files(sum_run *r, const rank_place *p, sum_state *ss, json_t *comm_files, json_t *kept,
                             json_t *not_written, tb_error *err)
 {
     const sum_opts *opt = r->opt;
-    const tb_spec *sp = r->given ? r->given : r->layouts[p->layout];
-    tb_spec *own = NULL;
-    unsigned done = 0;
-    tb_status st = TB_OK;
-    int keeps = keeps_files(opt, p, r->given != NULL, r->formats);
-    if (keeps)
-        st = write_kept(opt, p, 0, ss, kept, &r->ids, &r->have_ids, &done, err);
-    /* an analysis.db's step trace, as stored, instead of the computed one */
-    int loaded = loaded_steps(opt, p, r->given != NULL);
-    if (!st && (done || loaded) && !(st = rest_spec(done, loaded, &own, err)))
-        sp = own; /* NULL when every summary was the rank's own */
-    if (!st && sp)
-        st = write_folder(opt, p, sp, r->formats, 1, ss, err);
-    tb_spec_free(own);
+    tb_status st = summaries(r, p, NULL, ss, kept, err);
     if (!st && p->layout == LAYOUT_TORCH_NPU && !r->given)
         st = write_comm(opt, p, r->res->window_label, comm_files, ss, &r->ids, &r->have_ids, err);
-    if (!st && keeps)
-        list_not_written(opt, p, ss->files, not_written);
+    if (!st && keeps_files(opt, p, r->given != NULL))
+        list_not_written(opt, p, 0, ss->files, kept, not_written);
     if (!st && p->layout == LAYOUT_MSPROF && !r->given)
         summary_db_not_written(opt->db, p->rank, not_written);
     return st;
@@ -963,19 +1206,18 @@ static tb_status write_place(sum_run *r, size_t i, tb_error *err)
     tb_status jrc = folder_ranks(r, i, &ss, done_ranks, comm_files, kept, not_written, err);
     /* merged: the folder was made above; the files every rank held as read, one run over every rank for the rest */
     if (!jrc && pub->merge && json_array_size(done_ranks)) {
-        const tb_spec *sp = r->given ? r->given : r->layouts[r->ranks[i].layout];
-        tb_spec *own = NULL;
-        unsigned done = 0;
-        if (keeps_files(opt, &r->ranks[i], r->given != NULL, r->formats) &&
-            !(jrc = write_kept(opt, &r->ranks[i], json_array_size(done_ranks), &ss, kept, &r->ids, &r->have_ids,
-                               &done, err)) &&
-            done && !(jrc = rest_spec(done, 0, &own, err)))
-            sp = own;
-        if (!jrc && sp)
-            jrc = write_folder(opt, &r->ranks[i], sp, r->formats, 0, &ss, err);
-        tb_spec_free(own);
+        char *ranks = json_dumps(done_ranks, JSON_COMPACT);
+        jrc = ranks ? summaries(r, &r->ranks[i], ranks, &ss, kept, err) : tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+        free(ranks);
         if (!jrc)
             r->res->ranks += json_array_size(done_ranks);
+        /* what each rank held that the merged files do not give, rank by rank */
+        size_t k;
+        json_t *v;
+        json_array_foreach(done_ranks, k, v)
+            for (size_t j = 0; !jrc && j < r->n; j++)
+                if (r->ranks[j].rank == json_integer_value(v) && keeps_files(opt, &r->ranks[j], r->given != NULL))
+                    list_not_written(opt, &r->ranks[j], 1, ss.files, kept, not_written);
     }
     if (!jrc && json_array_size(done_ranks)) {
         char readme[64];
@@ -1013,7 +1255,7 @@ tb_status tb_summary_write(tb_session *s, const tb_summary_options *pub, tb_summ
     if ((rc = list_ranks(so.db, so.db_path, pub->out_dir, &r.ranks, &r.n, err)))
         goto done;
     char tn_yaml[1024];
-    torch_npu_yaml(0, 0, tn_yaml, sizeof tn_yaml);
+    torch_npu_yaml(0, 0, NULL, tn_yaml, sizeof tn_yaml);
     for (int l = 0; l < 2; l++) {
         const char *y = l == LAYOUT_MSPROF ? msprof_yaml : tn_yaml;
         if ((rc = tb_spec_load_mem(l == LAYOUT_MSPROF ? "builtin:msprof-summaries" : "builtin:torch_npu-summaries", y,

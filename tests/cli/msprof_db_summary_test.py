@@ -397,6 +397,46 @@ def case_analysis_db_formats_and_window():
     assert r.rc == 2 and "no rank has the window (model 4294967295, iteration 9)" in r.err, r
 
 
+def case_analysis_db_merge_and_window_readme():
+    # --merge of two ranks, each an ascend_pytorch_profiler DB with its analysis.db: one
+    # step_trace_time.csv of both ranks' steps as stored, each led by its Rank ID; in a window,
+    # the window's steps of both, and the README names the windowed file the analysis.db gave
+    top = os.path.join(OUT, "an_merge")
+    steps4 = [(4, "1", 90.0, 21.0, 11.0, 32.0, 6.5, 0.0, 0.0, 21.0, 1.25),
+              (4, "2", 95.5, 11.0, 13.5, 24.5, 8.0, 0.0, 0.0, 11.0, 2.5)]
+    dirs = []
+    for rank, steps in ((3, STEPS), (4, steps4)):
+        folder = os.path.join(top, "r%d_ascend_pt" % rank, "ASCEND_PROFILER_OUTPUT")
+        os.makedirs(folder, exist_ok=True)
+        make_db(os.path.join(folder, "ascend_pytorch_profiler_%d.db" % rank))
+        make_analysis_db(os.path.join(folder, "analysis.db"), steps)
+        dirs += ["-dir", os.path.dirname(folder)]
+    as_text = lambda rows: [[str(x) if isinstance(x, str) else x for x in s] for s in rows]
+    for window, label, pick in (((), "", lambda rows: rows), (("--iteration-id", "2"), "_2", lambda rows: rows[1:])):
+        out = os.path.join(OUT, "an_merge_out" + label)
+        w = ("--model-id", "4294967295") + window if window else ()
+        r = run("export", "summary", "-q", *dirs, "-o", out, "--merge", *w)
+        assert r.rc == 0, r
+        d = os.path.join(out, "ASCEND_PROFILER_OUTPUT")
+        with open(os.path.join(d, "step_trace_time%s.csv" % label), newline="") as f:
+            lines = list(csv.reader(f))
+        assert ",".join(lines[0]) == "Rank ID," + STEP_HEADER, lines[0]
+        # the load numbers the two ranks 0 and 1 (their devices 3 and 4)
+        want = [[0] + x for x in as_text(pick(STEPS))] + [[1] + x for x in as_text(pick(steps4))]
+        same_rows(lines[1:], want, "merged" + label)
+        with open(os.path.join(d, "README.txt")) as f:
+            text = f.read()
+        for rank in (0, 1):
+            assert "rank %d: analysis.db: its StepTraceTime is step_trace_time%s.csv here" % (rank, label) in text, text
+    # one rank in a window: the README names the file with the window's label
+    out = os.path.join(OUT, "an_window_readme")
+    r = run("export", "summary", "-q", *dirs[:2], "-o", out, "--model-id", "4294967295", "--iteration-id", "2")
+    assert r.rc == 0, r
+    with open(os.path.join(out, "r3_ascend_pt", "ASCEND_PROFILER_OUTPUT", "README.txt")) as f:
+        text = f.read()
+    assert "  analysis.db: its StepTraceTime is step_trace_time_2.csv here (a DB is not written back)\n" in text, text
+
+
 def case_public_analysis_db():
     # the public msprof_db folder holds an msprof DB and an analysis.db of another run
     # (devices 0-3): no torch_npu DB beside it, so the analysis.db is a rank of its own

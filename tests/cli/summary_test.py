@@ -187,9 +187,13 @@ def values_match_db():
     d = fresh("values")
     db = os.path.join(d, "t.db")
     run("export", "db", "-q", "-dir", os.path.join(SAMPLES, "torch_npu_2rank"), "-o", db)
-    # with JSON too, every file is computed from the tables (not written back as read)
-    run("export", "summary", "-q", "-dir", db, "-o", d, "--format", "csv,json")
+    # a DB without the ranks' own text of their files (TB_SOURCE_CSV, as an older DB): every file is
+    # computed from the tables
     con = sqlite3.connect(db)
+    con.execute("DELETE FROM TB_SOURCE_CSV")
+    con.commit()
+    run("export", "summary", "-q", "-dir", db, "-o", d, "--format", "csv,json")
+    assert as_read(os.path.join(d, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")) == []
     # a DB tracebook wrote places each rank by the input it came from
     for r in (0, 1):
         folder = os.path.join(d, "rank%d_ascend_pt" % r, "ASCEND_PROFILER_OUTPUT")
@@ -269,18 +273,17 @@ def window_names_and_contents():
     assert raw_rows(os.path.join(folder, "kernel_details_9.csv")) == [kd_in[0]] + [x for x in kd_in if x[0] == "9"]
     stt_in = raw_rows(os.path.join(src, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "step_trace_time.csv"))
     assert raw_rows(os.path.join(folder, "step_trace_time_9.csv")) == stt_in[:1], stt_in
-    # JSON asked beside CSV: every file computed from the tables, in the window's steps
+    # JSON asked beside CSV: the window's rows as read in both; step 9 alone in JSON
     d5 = fresh("window_json")
-    run("export", "summary", "-q", "-dir", src, "-o", d5, "--model-id", "4294967295", "--iteration-id", "8",
-        "--iteration-count", "2", "--format", "csv,json")
+    run("export", "summary", "-q", "-dir", src, "-o", d5, "--model-id", "4294967295", "--iteration-id", "9",
+        "--format", "csv,json")
     folder = os.path.join(d5, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT")
-    assert as_read(folder) == [], as_read(folder)
-    kd = rows(os.path.join(folder, "kernel_details_8_9.csv"))
-    d3 = fresh("window_whole")
-    run("export", "summary", "-q", "-dir", src, "-o", d3, "--format", "csv,json")
-    whole = rows(os.path.join(d3, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"))
-    assert kd == [x for x in whole if x["Step Id"] in ("8", "9")], "window rows differ from the whole run's"
-    assert len(json.load(open(os.path.join(folder, "kernel_details_8_9.json")))) == len(kd)
+    assert sorted(as_read(folder)) == ["kernel_details_9.csv", "kernel_details_9.json", "step_trace_time_9.csv",
+                                       "step_trace_time_9.json"], as_read(folder)
+    want = [kd_in[0]] + [x for x in kd_in if x[0] == "9"]
+    assert raw_rows(os.path.join(folder, "kernel_details_9.csv")) == want
+    json_as_read(os.path.join(folder, "kernel_details_9.json"), want, "kernel_details_9.json")
+    assert json.load(open(os.path.join(folder, "step_trace_time_9.json"))) == []
 
 
 def msprof_layout_into_input_folder():
@@ -354,9 +357,16 @@ def json_format():
     folder = os.path.join(d, "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
     meta = json.load(open(os.path.join(folder, "tracebook_run.json")))
     skipped = {r["id"]: r.get("skipped") for r in meta["reports"]}
-    assert skipped["memory_record"] == "the data has no MEMORY_RECORD rows" and skipped["kernel_details"] is None
+    assert skipped["memory_record"] == "the data has no MEMORY_RECORD rows" and "kernel_details" not in skipped
+    own = os.path.join(SAMPLES, "torch_npu_2rank", "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
+    # the rank's own files as read in JSON too; the computed ones under their documented header
+    assert sorted(as_read(folder)) == sorted(n + e for n in ("kernel_details", "step_trace_time")
+                                             for e in (".csv", ".json")), as_read(folder)
     for n in TORCH_NPU_FILES:
         arr = json.load(open(os.path.join(folder, n + ".json")))
+        if os.path.exists(os.path.join(own, n + ".csv")):
+            json_as_read(os.path.join(folder, n + ".json"), raw_rows(os.path.join(own, n + ".csv")), n + ".json")
+            continue
         assert isinstance(arr, list) and arr and list(arr[0].keys()) == HEADERS[n], (n, list(arr[0].keys()))
         assert len(arr) == len(rows(os.path.join(folder, n + ".csv")))
 
@@ -563,6 +573,65 @@ def same_row(got, want, where):
         assert abs(gd - wd) <= Decimal("0.0005"), (where, g, w)
 
 
+def json_as_read(path, want, where):
+    """A JSON file written as read equals the CSV rows want (header first): keyed by the header's fields,
+    a number where the field is one (its value as written, within 0.0005), else the field's text."""
+    with open(path, encoding="utf-8") as f:
+        arr = json.load(f, parse_float=Decimal)
+    head = [h.lstrip("\ufeff") for h in want[0]]
+    assert len(arr) == len(want) - 1, (where, len(arr), len(want) - 1)
+    for i, (obj, w) in enumerate(zip(arr, want[1:])):
+        assert list(obj.keys()) == head, (where, list(obj.keys()), head)
+        for k, f in zip(head, w):
+            v = obj[k]
+            if isinstance(v, (int, Decimal)):
+                assert abs(Decimal(f.strip()) - Decimal(v)) <= Decimal("0.0005"), (where, i, k, v, f)
+            else:
+                assert v == f and not re.fullmatch(r"\s*-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?\s*", f), (where, i, k, v, f)
+
+
+def xlsx_sheets(path):
+    """The sheets of a workbook tracebook wrote: {name: [[cell, ...], ...]}, a number cell as a float, an
+    inline text cell as its text."""
+    import xml.etree.ElementTree as ET
+    import zipfile
+    ns = {"m": "http://schemas.openxmlformats.org/spreadsheetml/2006/main"}
+    out = {}
+    with zipfile.ZipFile(path) as z:
+        names = [e.get("name") for e in ET.fromstring(z.read("xl/workbook.xml")).iter("{%s}sheet" % ns["m"])]
+        for k, name in enumerate(names):
+            table = []
+            for row in ET.fromstring(z.read("xl/worksheets/sheet%d.xml" % (k + 1))).iter("{%s}row" % ns["m"]):
+                cells = []
+                for c in row.findall("m:c", ns):
+                    col = 0
+                    for ch in re.match(r"[A-Z]+", c.get("r")).group(0):
+                        col = col * 26 + ord(ch) - 64
+                    cells += [""] * (col - 1 - len(cells))
+                    if c.get("t") == "inlineStr":
+                        cells.append("".join(t.text or "" for t in c.iter("{%s}t" % ns["m"])))
+                    else:
+                        v = c.find("m:v", ns)
+                        cells.append(float(v.text) if v is not None else "")
+                table.append(cells)
+            out[name] = table
+    return out
+
+
+def same_sheet(table, want, where):
+    """A sheet written as read equals the CSV rows want (header first): the header's fields, then each
+    field a number cell within 0.0005 of it, or (text, or a number of more digits than a cell keeps) its text."""
+    assert [h.lstrip("\ufeff") for h in want[0]] == table[0], (where, table[0], want[0])
+    assert len(table) == len(want), (where, len(table), len(want))
+    for i, (g, w) in enumerate(zip(table[1:], want[1:])):
+        g = g + [""] * (len(w) - len(g))
+        for x, f in zip(g, w):
+            if isinstance(x, float):
+                assert abs(Decimal(f.strip()) - Decimal(repr(x))) <= Decimal("0.0005"), (where, i, x, f)
+            else:
+                assert x == f or x == f.strip(), (where, i, x, f)
+
+
 def public_ranks_as_read():
     """Each public torch_npu rank: every CSV it holds comes back with the same header line, byte for
     byte, and the same rows by value (a row of the wrong width, left out by the load with a warning,
@@ -626,29 +695,69 @@ def files_not_written_listed():
     assert "static_op_mem.csv" in as_read(folder) and "static_op_mem.csv" not in tail, (as_read(folder), tail)
 
 
-def formats_and_spec_computed():
-    """What a public torch_npu rank's own kernel_details gives beside the plain export: with --format json
-    (or csv,json) and with --spec, the file is computed from the tables (the documented header, Device_id
-    and OP State added, `Block Num`), nothing is listed as read."""
+def formats_as_read():
+    """Each public torch_npu rank's own files in every format: --format csv,json,xlsx writes each CSV it
+    holds as read (the same header, the same rows by value), its JSON (keyed by the same header, numbers
+    as written) and a sheet of the workbook (the same header, the same rows), all listed as read; the
+    summaries it did not hold are computed. With --spec, a report that is one of the summaries
+    unchanged gives the rank's own file as read; the others are computed."""
+    for r in (0, 1):
+        src = os.path.join(SHARED, "ascend", "torch_npu_rank%d" % r)
+        if not os.path.isdir(src):
+            raise tbtest.Skip("%s absent" % src)
+        d = fresh("as_read_formats%d" % r)
+        run("export", "summary", "-q", "-dir", src, "-o", d, "--format", "csv,json,xlsx")
+        folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
+        own_dir = os.path.join(src, "ASCEND_PROFILER_OUTPUT")
+        own = sorted(f[:-4] for f in os.listdir(own_dir) if f.endswith(".csv"))
+        assert sorted(as_read(folder)) == sorted(n + e for n in own for e in (".csv", ".json")), as_read(folder)
+        sheets = xlsx_sheets(os.path.join(folder, "tracebook.xlsx"))
+        titles = {"kernel_details": "Kernel details", "operator_details": "Operator details",
+                  "step_trace_time": "Step trace time", "memory_record": "Memory record",
+                  "operator_memory": "Operator memory", "npu_module_mem": "NPU memory per component (torch",
+                  "static_op_mem": "static_op_mem"}
+        for n in own:
+            want = raw_rows(os.path.join(own_dir, n + ".csv"))
+            width = len(want[0])
+            want = [x for x in want if len(x) == width]  # a malformed row stays out, as in the CSV
+            assert raw_rows(os.path.join(folder, n + ".csv")) == want, n
+            json_as_read(os.path.join(folder, n + ".json"), want, n + ".json")
+            same_sheet(sheets[titles[n]], want, n + " sheet")
+        # the computed op_statistic beside them, in each format
+        assert first_line(os.path.join(folder, "op_statistic.csv")).split(",") == HEADERS["op_statistic"]
+        assert sheets["Operator statistics"][0] == HEADERS["op_statistic"], sheets["Operator statistics"][0]
+    # --spec: a report that is torch_npu's summary unchanged (the built-in itself, or `use:` under an id of
+    # its own) writes the rank's own file as read, named by the report; one that changes it (a limit) and
+    # the summaries the rank did not hold are computed
     src = os.path.join(SHARED, "ascend", "torch_npu_rank1")
-    if not os.path.isdir(src):
-        raise tbtest.Skip("%s absent" % src)
-    own = first_line(os.path.join(src, "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"))
+    own_kd = raw_rows(os.path.join(src, "ASCEND_PROFILER_OUTPUT", "kernel_details.csv"))
+    own_kd = [x for x in own_kd if len(x) == len(own_kd[0])]
     computed = HEADERS["kernel_details"]
-    assert own.split(",")[:len(computed)] != computed
-    d = fresh("computed_json")
-    run("export", "summary", "-q", "-dir", src, "-o", d, "--format", "csv,json")
-    folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
-    assert as_read(folder) == []
-    assert first_line(os.path.join(folder, "kernel_details.csv")).split(",")[:len(computed)] == computed
-    arr = json.load(open(os.path.join(folder, "kernel_details.json")))
-    assert list(arr[0].keys())[:len(computed)] == computed, list(arr[0].keys())
-    d = fresh("computed_spec")
+    d = fresh("spec_builtin")
     run("export", "summary", "-q", "-dir", src, "-o", d, "--spec", "builtin:kernel_details")
     folder = os.path.join(d, "ASCEND_PROFILER_OUTPUT")
-    assert as_read(folder) == [] and sorted(os.listdir(folder)) == ["README.txt", "kernel_details.csv",
-                                                                    "tracebook_run.json"], os.listdir(folder)
-    assert first_line(os.path.join(folder, "kernel_details.csv")).split(",")[:len(computed)] == computed
+    assert as_read(folder) == ["kernel_details.csv"] and sorted(os.listdir(folder)) == [
+        "README.txt", "kernel_details.csv", "tracebook_run.json"], os.listdir(folder)
+    assert raw_rows(os.path.join(folder, "kernel_details.csv")) == own_kd
+    d = fresh("spec_use")
+    spec = os.path.join(d, "spec.yaml")
+    with open(spec, "w") as f:
+        f.write("tracebook: 1\nreports:\n  - use: kernel_details\n    id: kd\n"
+                "  - use: kernel_details\n    id: kd_top\n    title: Top 3\n    limit: 3\n  - use: op_statistic\n"
+                "  - use: kernel_details\n    id: kd2\n    title: Again\n")
+    run("export", "summary", "-q", "-dir", src, "-o", os.path.join(d, "out"), "--spec", spec,
+        "--format", "csv,json,xlsx")
+    folder = os.path.join(d, "out", "ASCEND_PROFILER_OUTPUT")
+    assert as_read(folder) == ["kd.csv", "kd.json", "kd2.csv", "kd2.json"], as_read(folder)
+    assert raw_rows(os.path.join(folder, "kd.csv")) == own_kd
+    json_as_read(os.path.join(folder, "kd.json"), own_kd, "kd.json")
+    top = raw_rows(os.path.join(folder, "kd_top.csv"))
+    assert top[0][:len(computed)] == computed and len(top) == 4, top[0]
+    sheets = xlsx_sheets(os.path.join(folder, "tracebook.xlsx"))
+    assert list(sheets) == ["About", "Kernel details", "Top 3", "Operator statistics", "Again"], list(sheets)
+    same_sheet(sheets["Kernel details"], own_kd, "kd sheet")
+    same_sheet(sheets["Again"], own_kd, "kd2 sheet")
+    assert sheets["Top 3"][0][:len(computed)] == computed and len(sheets["Top 3"]) == 4
 
 
 def rank_root_files_listed():
@@ -686,8 +795,8 @@ def rank_root_files_listed():
     folder = os.path.join(d, "out", "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
     assert "static_op_mem_3.csv" not in os.listdir(folder), os.listdir(folder)
     readme = open(os.path.join(folder, "README.txt")).read()
-    assert "  static_op_mem.csv: its rows carry no step, so a window cannot select them (the export without a " \
-           "window writes it)\n" in readme, readme
+    assert "  static_op_mem.csv: its rows carry no step, nor a time that the window's span in the rank can " \
+           "select (the export without a window writes it)\n" in readme, readme
     assert sorted(as_read(folder)) == ["kernel_details_3.csv", "step_trace_time_3.csv"], as_read(folder)
 
 
@@ -764,6 +873,6 @@ suite = tbtest.Suite(work=OUT)
 for fn in (old_timeline_step_trace, two_rank, rank_alone_equals_rank_of_two, values_match_db, window_names_and_contents,
            msprof_layout_into_input_folder, no_clobber_and_atomic_replace, json_format, xlsx_format, public_data,
            clear_removes_only_the_cache_entry, merge_one_folder, public_ranks_as_read, files_not_written_listed,
-           public_kernel_types_from_csv, formats_and_spec_computed, rank_root_files_listed):
+           public_kernel_types_from_csv, formats_as_read, rank_root_files_listed):
     suite.add(fn.__name__, fn)
 suite.main()
