@@ -86,10 +86,16 @@ static const char msprof_yaml[] =
     "  - use: ddr\n"
     "  - use: llc_read_write\n"
     "  - use: hccs\n"
+    "  - use: pcie\n"
+    "  - use: ub\n"
     "  - use: msprof_memory_record\n"
     "    id: memory_record\n"
     "  - use: msprof_operator_memory\n"
-    "    id: operator_memory\n";
+    "    id: operator_memory\n"
+    "  - use: os_runtime_statistic\n"
+    "  - use: host_cpu_usage\n"
+    "  - use: host_disk_usage\n"
+    "  - use: host_network_usage\n";
 
 /* torch_npu's summaries, in its order: the report each file comes from.
  * A rank that holds its own file of one of them (TB_SOURCE_CSV) gets that

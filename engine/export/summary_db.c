@@ -22,29 +22,25 @@
 /* An msprof DB table no summary of the layout reads, and msprof's file of it
  * ("" when msprof writes none: the table is in its timeline or DB only). */
 static const struct {
-    const char *table, *file;
+    const char *table, *file, *why;
 } unwritten[] = {
-    {"PCIE", "pcie"},
-    {"NIC", "nic"},
-    {"ROCE", "roce"},
-    {"QOS", ""},
-    {"ACC_PMU", "acc_pmu"},
-    {"SOC_BANDWIDTH_LEVEL", "inter_soc_transmission"},
-    {"AICORE_FREQ", ""},
-    {"SAMPLE_PMU_TIMELINE", "ai_core_utilization"},
-    {"SAMPLE_PMU_SUMMARY", "ai_core_utilization"},
-    {"UB", "ub"},
-    {"SIO", ""},
-    {"CCU", "ccu_mission"},
-    {"DPU_TASK", ""},
-    {"CPU_USAGE", "host_cpu_usage"},
-    {"HOST_MEM_USAGE", "host_mem_usage"},
-    {"HOST_DISK_USAGE", "host_disk_usage"},
-    {"HOST_NETWORK_USAGE", "host_network_usage"},
-    {"OSRT_API", "os_runtime_statistic"},
-    {"NETDEV_STATS", ""},
-    {"OVERLAP_ANALYSIS", ""},
-    {"MEMCPY_INFO", ""},
+    {"NIC", "nic", NULL},
+    {"ROCE", "roce", NULL},
+    {"QOS", "", NULL},
+    {"ACC_PMU", "acc_pmu", NULL},
+    {"SOC_BANDWIDTH_LEVEL", "inter_soc_transmission", NULL},
+    {"AICORE_FREQ", "", NULL},
+    {"SAMPLE_PMU_TIMELINE", "ai_core_utilization", NULL},
+    {"SAMPLE_PMU_SUMMARY", "ai_core_utilization", NULL},
+    {"SIO", "", NULL},
+    {"CCU", "ccu_mission", NULL},
+    {"DPU_TASK", "", NULL},
+    {"HOST_MEM_USAGE", "host_mem_usage",
+     "the DB keeps the host's memory usage in % only, and msprof's file gives KB from the host's total memory, "
+     "which the DB does not hold"},
+    {"NETDEV_STATS", "", NULL},
+    {"OVERLAP_ANALYSIS", "", NULL},
+    {"MEMCPY_INFO", "", NULL},
 };
 
 /* The rows of table for rank; -1 when the table or its rankId column is missing. */
@@ -93,7 +89,12 @@ void summary_db_not_written(sqlite3 *db, int64_t rank, json_t *not_written)
         int64_t n = rank_rows(db, unwritten[i].table, rank);
         if (n <= 0)
             continue;
-        if (unwritten[i].file[0])
+        if (unwritten[i].why)
+            json_array_append_new(not_written,
+                                  json_sprintf("%s_*.csv: not written from %s (%" PRId64 " row%s in the DB): %s",
+                                               unwritten[i].file, unwritten[i].table, n, n == 1 ? "" : "s",
+                                               unwritten[i].why));
+        else if (unwritten[i].file[0])
             json_array_append_new(not_written,
                                   json_sprintf("%s_*.csv: not written: tracebook writes no summary of %s (%" PRId64
                                                " row%s in the DB; query them with `tracebook query`)",

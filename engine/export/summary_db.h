@@ -14,7 +14,7 @@
 
 /* Appends to not_written (a JSON array of strings, borrowed) one line per
  * table of rank's data that holds rows but gives no file of the msprof
- * layout ("pcie_*.csv: ..."), and one per NPU_OP_MEM row type the DB does
+ * layout ("nic_*.csv: ..."), and one per NPU_OP_MEM row type the DB does
  * not name, each with the reason. A table missing from db (an older DB
  * written by tracebook) is passed over. */
 void summary_db_not_written(sqlite3 *db, int64_t rank, json_t *not_written);

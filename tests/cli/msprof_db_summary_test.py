@@ -13,7 +13,10 @@
 # checks what the public one cannot: HBM and DDR samples that are not zero, HCCS,
 # two HBM units and two caches, a mstx event linked to device tasks,
 # allocations released, not released and releases with no allocation, a row
-# type the DB does not name, and a table tracebook writes no summary of.
+# type the DB does not name, and a table tracebook writes no summary of;
+# PCIE samples of an averaged and a last-sample device, UB samples, and the host tables
+# (os_runtime_statistic, host_cpu_usage, host_disk_usage, host_network_usage;
+# HOST_MEM_USAGE listed in the README with the reason it gives no file).
 #
 # usage: msprof_db_summary_test.py TRACEBOOK SHARED_DATA OUTDIR
 # Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
@@ -40,7 +43,15 @@ HEADERS = {
     "memory_record": "Device_id,Component,Timestamp(us),Total Allocated(KB),Total Reserved(KB),Device",
     "operator_memory": "Device_id,Name,Size(KB),Allocation Time(us),Duration(us),Allocation Total Allocated(KB),"
                        "Allocation Total Reserved(KB),Release Total Allocated(KB),Release Total Reserved(KB),Device",
+    "pcie": "Device_id,Mode,Min,Max,Avg",
+    "host_cpu_usage": "Device_id,Total Cpu Numbers,Occupied Cpu Numbers,Recommend Cpu Numbers",
+    "host_disk_usage": "Device_id,Peak Disk Read(KB/s),Recommend Disk Read(KB/s),Peak Disk Write(KB/s),"
+                       "Recommend Disk Write(KB/s)",
+    "host_network_usage": "Device_id,Netcard Speed(KB/s),Peak Used Speed(KB/s),Recommend Speed(KB/s)",
+    "os_runtime_statistic": "Device_id,Process ID,Thread ID,Name,Time(%),Time(us),Count,Avg(us),Max(us),Min(us)",
+    "ub": "Device_id,PortId,TimeStamp,UBRxPortBandWidth(MB/s),UBTxPortBandWidth(MB/s)",
 }
+PUBLIC = ("msprof_tx", "hbm", "ddr", "llc_read_write", "memory_record", "operator_memory")
 
 
 def export(src, name):
@@ -88,7 +99,7 @@ def case_public_db_summaries():
     src = public_db()
     got, readme = export(src, "public")
     for k in HEADERS:
-        assert (k in got) == (k != "hccs"), (k, sorted(got))  # the public DB has no HCCS table
+        assert (k in got) == (k in PUBLIC), (k, sorted(got))  # the public DB has no HCCS, PCIE nor host table
     assert "npu_mem" not in got and "communication_statistic" not in got, sorted(got)
     c = sqlite3.connect("file:%s?mode=ro&immutable=1" % src, uri=True)
     # msprof_tx: every MSTX_EVENTS row, by start time
@@ -170,7 +181,7 @@ def make_db(path):
                              globalTid INTEGER, totalAllocate NUMERIC, totalReserve NUMERIC, component INTEGER,
                              deviceId INTEGER);
     CREATE TABLE ENUM_MEMORY (id INTEGER PRIMARY KEY, name TEXT);
-    CREATE TABLE PCIE (deviceId INTEGER, timestampNs INTEGER, txPostMin NUMERIC);
+    CREATE TABLE NIC (deviceId INTEGER, timestampNs INTEGER, bandwidth NUMERIC);
     CREATE TABLE HCCS (deviceId INTEGER, timestampNs INTEGER, txThroughput NUMERIC, rxThroughput NUMERIC);
     """)
     c.executemany("INSERT INTO STRING_IDS VALUES (?, ?)",
@@ -199,7 +210,7 @@ def make_db(path):
                    (6, 100, 5, 4096, 1000002000, 6144, 8192),   # matmul allocates 4 KB at the same address
                    (6, 100, 6, 4096, 1000002100, 2048, 8192),   # released after 0.1 us
                    (6, 400, 9, 64, 1000002200, 2048, 8192)])    # a type ENUM_MEMORY names neither way
-    c.execute("INSERT INTO PCIE VALUES (3, 1, 0)")
+    c.execute("INSERT INTO NIC VALUES (3, 1, 0)")
     c.executemany("INSERT INTO HCCS VALUES (3, ?, ?, ?)",
                   [(1, 10 * MB, 40 * MB), (2, 30 * MB, 20 * MB), (3, 21 * MB, 31 * MB)])
     c.commit()
@@ -232,9 +243,108 @@ def case_generated_db():
                                        ["3", "matmul", 4, 1000002, 0.1, 6, 8, 2, 8, "NPU:3"],
                                        ["3", "add", 1, 1000001.2, "N/A", 5, 8, "N/A", "N/A", "NPU:3"]],
               "operator_memory")
-    assert "pcie_*.csv: not written: tracebook writes no summary of PCIE (1 row in the DB" in readme, readme
+    assert "nic_*.csv: not written: tracebook writes no summary of NIC (1 row in the DB" in readme, readme
     assert "operator_memory_*.csv: 1 NPU_OP_MEM row left out: the DB's ENUM_MEMORY names type 9 neither" \
         " allocate nor release" in readme, readme
+
+
+def case_host_tables():
+    # the host tables of an msprof DB, with answers worked out by hand below
+    src = os.path.join(OUT, "host", "msprof_5.db")
+    os.makedirs(os.path.dirname(src), exist_ok=True)
+    make_db(src)
+    with sqlite3.connect(src) as c:
+        c.executescript("""
+        CREATE TABLE CPU_USAGE (timestampNs INTEGER, cpuId INTEGER, usage NUMERIC);
+        CREATE TABLE HOST_DISK_USAGE (timestampNs INTEGER, readRate NUMERIC, writeRate NUMERIC, usage NUMERIC);
+        CREATE TABLE HOST_NETWORK_USAGE (timestampNs INTEGER, usage NUMERIC, speed NUMERIC);
+        CREATE TABLE HOST_MEM_USAGE (timestampNs INTEGER, usage NUMERIC);
+        CREATE TABLE OSRT_API (name INTEGER, globalTid INTEGER, startNs INTEGER, endNs INTEGER);
+        """)
+        # CPU 0 never used, CPU 3 once, CPU 7 at 100 %: 3 CPUs occupied, 2 used
+        c.executemany("INSERT INTO CPU_USAGE VALUES (?, ?, ?)",
+                      [(1, 0, 0), (2, 0, 0), (1, 3, 5.5), (2, 3, 0), (1, 7, 100)])
+        # reads 0 and 1..101 KB/s (bytes/s in the DB): peak 101; the 101 samples above zero,
+        # index ceil(100 * 0.98) = 98 is 99 KB/s, / 0.8 = 123.75. Writes all 0: peak 0, recommend 0
+        c.executemany("INSERT INTO HOST_DISK_USAGE VALUES (?, ?, 0, 1)", [(k, k * 1024.0) for k in range(0, 102)])
+        # network 0, 4 and 2 KB/s: peak 4; samples above zero [2, 4], index ceil(0.98) = 1: 4 / 0.8 = 5
+        c.executemany("INSERT INTO HOST_NETWORK_USAGE VALUES (?, 1, ?)", [(1, 0), (2, 4096), (3, 2048)])
+        c.execute("INSERT INTO HOST_MEM_USAGE VALUES (1, 12.5)")
+        c.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", [(30, "pthread_mutex_lock"), (31, "pthread_mutex_unlock")])
+        a, b = (12 << 32) | 34, (12 << 32) | 35
+        # 10000 ns in all: thread 35's lock 6500, thread 34's two locks 2000 + 1000 and one unlock 500
+        c.executemany("INSERT INTO OSRT_API VALUES (?, ?, ?, ?)",
+                      [(30, a, 1000, 3000), (30, a, 5000, 6000), (31, a, 7000, 7500), (30, b, 1000, 7500)])
+    got, readme = export(src, "host_out")
+    same_rows(got["host_cpu_usage"], [["host", "N/A", 3, 2]], "host_cpu_usage")
+    same_rows(got["host_disk_usage"], [["host", 101, 123.75, 0, 0]], "host_disk_usage")
+    same_rows(got["host_network_usage"], [["host", "N/A", 4, 5]], "host_network_usage")
+    same_rows(got["os_runtime_statistic"], [["host", 12, 35, "pthread_mutex_lock", 0.65, 6.5, 1, 6.5, 6.5, 6.5],
+                                            ["host", 12, 34, "pthread_mutex_lock", 0.3, 3, 2, 1.5, 2, 1],
+                                            ["host", 12, 34, "pthread_mutex_unlock", 0.05, 0.5, 1, 0.5, 0.5, 0.5]],
+              "os_runtime_statistic")
+    assert "host_mem_usage_*.csv: not written from HOST_MEM_USAGE (1 row in the DB): the DB keeps the host's" \
+        " memory usage in % only" in readme, readme
+    for t in ("CPU_USAGE", "HOST_DISK_USAGE", "HOST_NETWORK_USAGE", "OSRT_API"):
+        assert t not in readme, (t, readme)
+
+
+PCIE_COLS = [d + k + m for d, ks in (("tx", ("Post", "Nonpost", "Cpl", "NonpostLatency")),
+                                     ("rx", ("Post", "Nonpost", "Cpl"))) for k in ks for m in ("Min", "Max", "Avg")]
+PCIE_MODES = ["Tx_p_avg(MB/s)", "Tx_np_avg(MB/s)", "Tx_cpl_avg(MB/s)", "Tx_latency_avg(us)", "Rx_p_avg(MB/s)",
+              "Rx_np_avg(MB/s)", "Rx_cpl_avg(MB/s)"]
+
+
+def pcie_sample(dev, ts, x):
+    """A PCIE row whose column j holds (x + j) MB/s in bytes/s, the latency (x + j) us in ns."""
+    return [dev, ts] + [(x + j) * (1000 if "Latency" in col else MB) for j, col in enumerate(PCIE_COLS)]
+
+
+def case_pcie():
+    # device 3 (Ascend910A): the mean of its samples, the sample with Tx posted Max < Min left
+    # out, a Min of msprof's 0xFFFFF written as 0; device 4 (Ascend910B): its last sample
+    src = os.path.join(OUT, "pcie", "msprof_6.db")
+    os.makedirs(os.path.dirname(src), exist_ok=True)
+    make_db(src)
+    with sqlite3.connect(src) as c:
+        c.execute("CREATE TABLE PCIE (deviceId INTEGER, timestampNs INTEGER, %s)"
+                  % ", ".join(k + " INTEGER" for k in PCIE_COLS))
+        c.execute("DELETE FROM NPU_INFO")
+        c.executemany("INSERT INTO NPU_INFO VALUES (?, ?)", [(3, "Ascend910A"), (4, "Ascend910B")])
+        rows = [pcie_sample(3, 1, 10), pcie_sample(3, 2, 20), pcie_sample(4, 2, 50), pcie_sample(4, 1, 70)]
+        bad = pcie_sample(3, 3, 1000)
+        bad[2], bad[3] = 5 * MB, 1 * MB   # txPostMin 5 > txPostMax 1: left out
+        rows.append(bad)
+        rx_cpl_min = 2 + PCIE_COLS.index("rxCplMin")
+        for r in rows[:2]:
+            r[rx_cpl_min] = 0xFFFFF * 1000000   # msprof's "no value" (bytes/us) in bytes/s
+        c.executemany("INSERT INTO PCIE VALUES (%s)" % ",".join("?" * (2 + len(PCIE_COLS))), rows)
+    got, readme = export(src, "pcie_out")
+    want = []
+    for dev, x in ((3, 15), (4, 50)):   # device 3: the mean of 10 and 20; device 4: the sample at ts 2
+        for i, mode in enumerate(PCIE_MODES):
+            lo, hi, av = (x + 3 * i + k for k in range(3))
+            if dev == 3 and mode.startswith("Rx_cpl"):
+                lo = 0
+            want.append([str(dev), mode, lo, hi, av])
+    same_rows(got["pcie"], want, "pcie")
+    assert "PCIE" not in readme, readme
+
+
+def case_ub():
+    # UB samples written one per row, by device, time and port; the time in us to 3 decimals
+    src = os.path.join(OUT, "ub", "msprof_7.db")
+    os.makedirs(os.path.dirname(src), exist_ok=True)
+    make_db(src)
+    with sqlite3.connect(src) as c:
+        c.execute("CREATE TABLE UB (deviceId INTEGER, portId INTEGER, timestampNs INTEGER, rxUdmaBind INTEGER,"
+                  " txUdmaBind INTEGER)")
+        c.executemany("INSERT INTO UB VALUES (3, ?, ?, ?, ?)",
+                      [(5, 1000002500, 40, 41), (2, 1000002500, 30, 31), (2, 1000001001, 10, 11)])
+    got, readme = export(src, "ub_out")
+    assert got["ub"] == [["3", "2", "1000001.001", "10", "11"], ["3", "2", "1000002.500", "30", "31"],
+                         ["3", "5", "1000002.500", "40", "41"]], got["ub"]
+    assert "UB" not in readme, readme
 
 
 GEN_OPERATOR_MEMORY = [["3", "matmul", 2, 1000001, 0.5, 4, 8, 2, 8, "NPU:3"],
@@ -283,7 +393,7 @@ def case_no_rows_no_file():
     os.makedirs(os.path.dirname(src), exist_ok=True)
     make_db(src)
     with sqlite3.connect(src) as c:
-        for t in ("HBM", "DDR", "LLC", "HCCS", "MSTX_EVENTS", "NPU_OP_MEM", "PCIE"):
+        for t in ("HBM", "DDR", "LLC", "HCCS", "MSTX_EVENTS", "NPU_OP_MEM", "NIC"):
             c.execute("DELETE FROM " + t)
     out = os.path.join(OUT, "tasks_out")
     r = run("export", "summary", "-dir", src, "-o", out)

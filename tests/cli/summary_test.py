@@ -79,7 +79,8 @@ TORCH_NPU_FILES = ["kernel_details", "step_trace_time", "op_statistic", "api_sta
 # msprof's summaries of an msprof DB's sample and memory tables: their headers
 # (msprof's docs; memory_record and operator_memory in msprof's KB variant, not
 # torch_npu's of formats.md) are checked by msprof_db_summary_test.py
-MSPROF_DB_FILES = {"msprof_tx", "hbm", "ddr", "llc_read_write", "hccs", "memory_record", "operator_memory"}
+MSPROF_DB_FILES = {"msprof_tx", "hbm", "ddr", "llc_read_write", "hccs", "pcie", "memory_record", "operator_memory",
+                   "os_runtime_statistic", "host_cpu_usage", "host_disk_usage", "host_network_usage"}
 
 run = tbtest.Program(TB, code=0)
 
