@@ -361,7 +361,7 @@ static tb_status open_sheet(job_state *js, const tb_spec_report *rep, const char
         .key = rep->id,
         .chart = {.kind = chart_kind(rep->chart_type), .categories = rep->chart_categories,
                   .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values,
-                  .below = rep->chart_below},
+                  .below = rep->chart_below, .series_by = rep->chart_series_by},
         .conds = js->conds,
         .n_conds = rep->n_conds,
     };
@@ -441,7 +441,8 @@ static tb_status open_section(job_state *js, const tb_spec *spec, const tb_spec_
         .title = rep->title ? rep->title : rep->id,
         .description = rep->description,
         .chart = {.kind = chart_kind(rep->chart_type), .categories = rep->chart_categories,
-                  .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values},
+                  .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values,
+                  .series_by = rep->chart_series_by},
         .full_file = js->full_file,
         .name = rep->id,
     };
