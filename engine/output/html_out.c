@@ -298,15 +298,16 @@ static tb_status chart_begin(section *s, tb_error *err)
         return tb_error_at(err, TB_ERR_USAGE, s->p->path, 0, 0, -1, "report '%s': a chart needs a value column",
                            s->so.name ? s->so.name : "?");
     s->n_val = ch->kind == XLSX_CHART_PIE ? 1 : ch->n_values;
-    s->chart_max = ch->series_by ? HTML_SERIES_ROWS : ch->kind == XLSX_CHART_LINE ? HTML_LINE_POINTS : HTML_CHART_CATS;
     if (ch->series_by && (ch->kind != XLSX_CHART_LINE || s->cat_col < 0))
         return tb_error_at(err, TB_ERR_USAGE, s->p->path, 0, 0, -1,
                            "report '%s': a chart's series_by needs a line chart with categories",
                            s->so.name ? s->so.name : "?");
-    if (ch->series_by && (s->by_col = find_col(s, ch->series_by)) < 0)
-        return tb_error_at(err, TB_ERR_USAGE, s->p->path, 0, 0, -1,
-                           "report '%s': chart series_by column '%s' is not in its rows (a :rank column is written "
-                           "only when several ranks are loaded)", s->so.name ? s->so.name : "?", ch->series_by);
+    if (ch->series_by && (s->by_col = find_col(s, ch->series_by)) < 0 && ch->series_by_rank)
+        s->so.chart.series_by = NULL; /* a :rank column, left out with one rank: one line */
+    else if (ch->series_by && s->by_col < 0)
+        return tb_error_at(err, TB_ERR_USAGE, s->p->path, 0, 0, -1, "report '%s': chart series_by column '%s' is not "
+                           "in its rows", s->so.name ? s->so.name : "?", ch->series_by);
+    s->chart_max = ch->series_by ? HTML_SERIES_ROWS : ch->kind == XLSX_CHART_LINE ? HTML_LINE_POINTS : HTML_CHART_CATS;
     if (ch->series_by && (!(s->grp = calloc(s->chart_max, sizeof *s->grp)) ||
                           !(s->xval = calloc(s->chart_max, sizeof *s->xval))))
         return nomem(s->p, err);

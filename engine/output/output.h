@@ -357,6 +357,8 @@ typedef struct xlsx_chart {
     const char *series_by;        /* LINE: a series per distinct value of this column, each over its own rows
                                      (the rows come grouped by it); a workbook draws it as an x-y chart over the
                                      categories' numbers; NULL: a series per value column over every row */
+    int series_by_rank;           /* series_by names a :rank column of the report's SQL, which the rows lack
+                                     when one rank is loaded: then one line, as without series_by */
     int ratio;                    /* bars of ratios new / base: the value axis spans the values and 1 with a
                                      margin, crosses (and the bars start) at 1, titled "x base" */
 } xlsx_chart;

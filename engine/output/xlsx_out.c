@@ -742,10 +742,12 @@ static tb_status x_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_er
         if (ch->series_by && (ch->kind != XLSX_CHART_LINE || !ch->categories))
             return tb_error_at(err, TB_ERR_USAGE, b->path, 0, 0, -1,
                                "sheet '%s': a chart's series_by needs a line chart with categories", sheet_name(x));
-        if (ch->series_by && (x->by_col = find_col(x, ch->series_by)) < 0)
+        if (ch->series_by && (x->by_col = find_col(x, ch->series_by)) < 0 && ch->series_by_rank)
+            x->so.chart.series_by = NULL; /* a :rank column, left out with one rank: one line */
+        else if (ch->series_by && x->by_col < 0)
             return tb_error_at(err, TB_ERR_USAGE, b->path, 0, 0, -1,
-                               "sheet '%s': chart series_by column '%s' is not a column of the report (a :rank "
-                               "column is written only when several ranks are loaded)", sheet_name(x), ch->series_by);
+                               "sheet '%s': chart series_by column '%s' is not a column of the report", sheet_name(x),
+                               ch->series_by);
     }
     for (size_t i = 0; i < x->so.n_conds; i++)
         if ((st = need_col(x, x->so.conds[i].column, "conditional format", &col, err)))

@@ -14,7 +14,9 @@
 # with a point per row of the rank, and a legend naming the ranks. Rows not
 # grouped by the column fail the run, naming the column, the value and the
 # row, and leave no output; series_by on a chart other than a line is a spec
-# error. compare of two nights of the generated profile, one kernel type
+# error. On step_trace_time's Rank ID (a :rank column) it draws a line per
+# rank; with one rank loaded (no Rank ID in the rows) the chart and the page
+# are those of the same spec without series_by. compare of two nights of the generated profile, one kernel type
 # 30% slower: compare.xlsx's Summary chart has its value axis around 1
 # (from below the smallest ratio, not 0, to above the largest), crossing the
 # categories at 1, titled "x base"; compare.html's bars start at 1 on an
@@ -25,6 +27,7 @@ import os
 import re
 import shutil
 import sys
+import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import tbtest  # noqa: E402
@@ -165,6 +168,35 @@ def case_spec_errors(t):
         r = t.run("report", "-dir", profile(t), "--spec", spec, "-o", t.out)
         t.eq(r.rc, 3, "a spec error: exit 3\n%s" % r.err)
         t.check("bad.yaml:6:" in r.err and msg in r.err, "file, line and problem", r.err)
+
+
+def chart_xml(book):
+    with zipfile.ZipFile(book) as z:
+        return z.read("xl/charts/chart1.xml").decode()
+
+
+@suite.case()
+def case_rank_column(t):
+    """series_by on step_trace_time's Rank ID (a :rank column): a line per rank; one rank: one line, as without."""
+    for name, by in (("by", ", series_by: Rank ID"), ("plain", "")):
+        with open(t.path(name + ".yaml"), "w") as f:
+            f.write("tracebook: 1\noutputs: [xlsx, html]\nreports:\n  - use: step_trace_time\n    xlsx:\n"
+                    "      chart: {type: line, categories: Step, values: Computing%s}\n" % by)
+    spec = t.path("by.yaml")
+    r = t.run("report", "-dir", profile(t), "--spec", spec, "-o", t.path("three"))
+    t.eq(r.rc, 0, "three ranks: exit code\n%s" % r.err)
+    ws = openpyxl.load_workbook(os.path.join(t.path("three"), "tracebook.xlsx")).worksheets[1]
+    t.eq([s.tx.v for s in ws._charts[0].series], ["Rank ID 0", "Rank ID 1", "Rank ID 2"], "a series per rank")
+    one = profile(t, "one", "--ranks", "1")
+    outs = {}
+    for name in ("by", "plain"):
+        r = t.run("report", "-dir", one, "--spec", t.path(name + ".yaml"), "-o", t.path("one-" + name))
+        t.eq(r.rc, 0, "one rank, %s: exit code\n%s" % (name, r.err))
+        outs[name] = (chart_xml(os.path.join(t.path("one-" + name), "tracebook.xlsx")),
+                      open(os.path.join(t.path("one-" + name), "report.html"), encoding="utf-8").read()
+                      .replace(t.path(name + ".yaml"), "SPEC"))  # the headline names the spec
+    t.check(outs["by"] == outs["plain"], "one rank: the chart and the page as without series_by")
+    t.eq(len(re.findall(r"<polyline", outs["by"][1])), 1, "one rank: one line")
 
 
 @suite.case()
