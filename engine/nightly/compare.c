@@ -986,7 +986,8 @@ static tb_status write_summary(sqlite3 *db, xlsx_book *book, html_page *page, co
     if (book && !(st = xlsx_sheet_sink(book,
                                        &(xlsx_sheet_options){.name = "Summary", .key = "compare:summary",
                                                              .chart = {.kind = XLSX_CHART_BAR, .categories = "Key",
-                                                                       .values = ratio, .n_values = 1}},
+                                                                       .values = ratio, .n_values = 1,
+                                                                       .ratio = 1}},
                                        &s[n], err)))
         n++;
     if (!st && page &&
@@ -997,7 +998,7 @@ static tb_status write_summary(sqlite3 *db, xlsx_book *book, html_page *page, co
                                                     "improvements (at most 50, green), of every report; Ratio is new "
                                                     "/ base.",
                                      .chart = {.kind = XLSX_CHART_BAR, .categories = "Key", .values = ratio,
-                                               .n_values = 1},
+                                               .n_values = 1, .ratio = 1},
                                      .cat_also = also, .n_cat_also = 2,
                                      .class_col = "Kind",
                                      .full_file = csv_path ? "compare_summary.csv" : NULL},

@@ -10,7 +10,9 @@
  * made last comes first), the notes, and the inline script that sorts a
  * table when its header is clicked and filters its rows as one types. A
  * section sink keeps the first max_rows rows of its table as HTML (an
- * in-memory stream) and the first categories of its chart as numbers; at
+ * in-memory stream) and the first categories of its chart as numbers (a
+ * series_by line chart: the first HTML_SERIES_ROWS rows, each with its
+ * group, drawn as a line per group over the union of their categories); at
  * finish it writes the section (its heading and description, the chart
  * (svg.c), the table and, when the table was cut, the count of rows and the
  * file that has them all) into memory, and the commit puts the sections in
@@ -252,6 +254,10 @@ typedef struct section {
     double *vals;      /* n_val x chart_max, series-major */
     size_t n_cat;
     double other;      /* a pie: the sum of the categories past chart_max */
+    int by_col;        /* the chart's series_by column, or -1 */
+    chart_groups groups; /* its values, over every row */
+    size_t *grp;       /* series_by: each kept row's group */
+    double *xval;      /* series_by: each kept row's category as a number (NaN: not one) */
     int finished;
 } section;
 
@@ -292,7 +298,19 @@ static tb_status chart_begin(section *s, tb_error *err)
         return tb_error_at(err, TB_ERR_USAGE, s->p->path, 0, 0, -1, "report '%s': a chart needs a value column",
                            s->so.name ? s->so.name : "?");
     s->n_val = ch->kind == XLSX_CHART_PIE ? 1 : ch->n_values;
-    s->chart_max = ch->kind == XLSX_CHART_LINE ? HTML_LINE_POINTS : HTML_CHART_CATS;
+    if (ch->series_by && (ch->kind != XLSX_CHART_LINE || s->cat_col < 0))
+        return tb_error_at(err, TB_ERR_USAGE, s->p->path, 0, 0, -1,
+                           "report '%s': a chart's series_by needs a line chart with categories",
+                           s->so.name ? s->so.name : "?");
+    if (ch->series_by && (s->by_col = find_col(s, ch->series_by)) < 0 && ch->series_by_rank)
+        s->so.chart.series_by = NULL; /* a :rank column, left out with one rank: one line */
+    else if (ch->series_by && s->by_col < 0)
+        return tb_error_at(err, TB_ERR_USAGE, s->p->path, 0, 0, -1, "report '%s': chart series_by column '%s' is not "
+                           "in its rows", s->so.name ? s->so.name : "?", ch->series_by);
+    s->chart_max = ch->series_by ? HTML_SERIES_ROWS : ch->kind == XLSX_CHART_LINE ? HTML_LINE_POINTS : HTML_CHART_CATS;
+    if (ch->series_by && (!(s->grp = calloc(s->chart_max, sizeof *s->grp)) ||
+                          !(s->xval = calloc(s->chart_max, sizeof *s->xval))))
+        return nomem(s->p, err);
     if (!(s->val_col = calloc(s->n_val, sizeof *s->val_col)) ||
         !(s->cats = calloc(s->chart_max + 1, sizeof *s->cats)) ||
         !(s->classes = calloc(s->chart_max + 1, sizeof *s->classes)) ||
@@ -321,49 +339,29 @@ static tb_status sec_begin(tb_sink *sk, const tb_sink_column *cols, size_t n, tb
     return chart_begin(s, err);
 }
 
-/* A cell's text as the CSV writer writes it (without CSV quoting). */
-static size_t cell_text(const tb_cell *c, char *num, const char **text)
-{
-    *text = num;
-    switch (c->kind) {
-    case TB_CELL_INT:
-        return numfmt_scaled(c->i, c->scale, num);
-    case TB_CELL_REAL: {
-        size_t n = numfmt_double(c->d, num);
-        if (!n)
-            *text = isnan(c->d) ? "NaN" : c->d > 0 ? "inf" : "-inf";
-        return n ? n : strlen(*text);
-    }
-    case TB_CELL_TEXT:
-        *text = c->s;
-        return c->n;
-    default:
-        return 0;
-    }
-}
-
-static double cell_value(const tb_cell *c)
-{
-    if (c->kind == TB_CELL_REAL)
-        return c->d;
-    if (c->kind != TB_CELL_INT)
-        return NAN;
-    if (!c->scale)
-        return (double)c->i;
-    /* the double nearest the exact decimal, which the tooltips then write back the same */
-    char num[NUMFMT_MAX];
-    numfmt_scaled(c->i, c->scale, num);
-    return strtod(num, NULL);
-}
-
 static tb_status chart_row(section *s, const tb_cell *cells, tb_error *err)
 {
     if (s->so.chart.kind == XLSX_CHART_NONE)
         return TB_OK;
+    size_t g = 0;
+    if (s->by_col >= 0) {
+        char what[300];
+        snprintf(what, sizeof what, "report '%.250s'", s->so.name ? s->so.name : "?");
+        tb_status st = chart_group_row(&s->groups, &cells[s->by_col], s->total - 1,
+                                       &(chart_group_where){.path = s->p->path, .what = what,
+                                                            .column = s->so.chart.series_by},
+                                       &g, err);
+        if (st)
+            return st;
+        if (s->n_cat < s->chart_max) {
+            s->grp[s->n_cat] = g;
+            s->xval[s->n_cat] = numfmt_cell_value(&cells[s->cat_col]);
+        }
+    }
     if (s->n_cat == s->chart_max) {
-        if (s->so.chart.kind == XLSX_CHART_PIE && isfinite(cell_value(&cells[s->val_col[0]])) &&
-            cell_value(&cells[s->val_col[0]]) > 0)
-            s->other += cell_value(&cells[s->val_col[0]]);
+        if (s->so.chart.kind == XLSX_CHART_PIE && isfinite(numfmt_cell_value(&cells[s->val_col[0]])) &&
+            numfmt_cell_value(&cells[s->val_col[0]]) > 0)
+            s->other += numfmt_cell_value(&cells[s->val_col[0]]);
         return TB_OK;
     }
     /* the category, then the cat_also columns' texts, " · " between them */
@@ -374,13 +372,13 @@ static tb_status chart_row(section *s, const tb_cell *cells, tb_error *err)
     if (!f)
         return nomem(s->p, err);
     if (s->cat_col >= 0) {
-        size_t k = cell_text(&cells[s->cat_col], num, &t);
+        size_t k = numfmt_cell_text(&cells[s->cat_col], num, &t);
         fwrite(t, 1, k, f);
     } else {
         fprintf(f, "%llu", (unsigned long long)s->total);
     }
     for (size_t i = 0; i < s->n_also; i++) {
-        size_t k = cell_text(&cells[s->also_col[i]], num, &t);
+        size_t k = numfmt_cell_text(&cells[s->also_col[i]], num, &t);
         fputs(" \xC2\xB7 ", f);
         fwrite(t, 1, k, f);
     }
@@ -390,14 +388,14 @@ static tb_status chart_row(section *s, const tb_cell *cells, tb_error *err)
         return nomem(s->p, err);
     }
     if (s->class_col >= 0) {
-        size_t k = cell_text(&cells[s->class_col], num, &t);
+        size_t k = numfmt_cell_text(&cells[s->class_col], num, &t);
         if (!(s->classes[s->n_cat] = malloc(k + 1)))
             return nomem(s->p, err);
         memcpy(s->classes[s->n_cat], t, k);
         s->classes[s->n_cat][k] = 0;
     }
     for (size_t i = 0; i < s->n_val; i++)
-        s->vals[i * (s->chart_max + 1) + s->n_cat] = cell_value(&cells[s->val_col[i]]);
+        s->vals[i * (s->chart_max + 1) + s->n_cat] = numfmt_cell_value(&cells[s->val_col[i]]);
     s->n_cat++;
     return TB_OK;
 }
@@ -421,7 +419,7 @@ static tb_status sec_row(tb_sink *sk, const tb_cell *cells, tb_error *err)
         fputs(num || (c->kind == TB_CELL_NULL && s->cols[i].type != TB_COL_PLAIN) ? "<td class=\"n\">" : "<td>", f);
         char buf[NUMFMT_MAX];
         const char *t;
-        size_t n = cell_text(c, buf, &t);
+        size_t n = numfmt_cell_text(c, buf, &t);
         html_text(f, t, n);
         fputs("</td>", f);
     }
@@ -448,14 +446,108 @@ static const char *chart_unit(const section *s, char *buf, size_t n)
     return buf;
 }
 
-static void write_chart(section *s, FILE *f)
+/* The kept rows in category order (by number when every category is one, else
+ * as they came) and each one's category index; returns the categories' count. */
+static size_t group_cats(const section *s, size_t *ord, size_t *pos, const char **cats)
+{
+    int all_num = 1;
+    for (size_t r = 0; r < s->n_cat; r++) {
+        ord[r] = r;
+        all_num &= isfinite(s->xval[r]) != 0;
+    }
+    for (size_t i = 1; all_num && i < s->n_cat; i++) /* insertion sort, stable; rows mostly come in order */
+        for (size_t j = i; j > 0 && s->xval[ord[j - 1]] > s->xval[ord[j]]; j--) {
+            size_t t = ord[j];
+            ord[j] = ord[j - 1];
+            ord[j - 1] = t;
+        }
+    size_t n = 0;
+    for (size_t i = 0; i < s->n_cat; i++) {
+        size_t r = ord[i], k = n;
+        if (all_num && n && s->xval[ord[i - 1]] == s->xval[r])
+            k = n - 1;
+        for (size_t j = 0; !all_num && j < n; j++)
+            if (!strcmp(cats[j], s->cats[r])) {
+                k = j;
+                break;
+            }
+        if (k == n)
+            cats[n++] = s->cats[r];
+        pos[r] = k;
+    }
+    return n;
+}
+
+/* A line chart with a line per series_by group (and value column) over the
+ * categories of all groups; a group's missing categories are gaps the line
+ * spans. Returns 0, or -1 when out of memory. */
+static int write_group_chart(section *s, FILE *f)
+{
+    size_t n = s->n_cat, ng = 0;
+    for (size_t r = 0; r < n; r++)
+        ng = s->grp[r] + 1 > ng ? s->grp[r] + 1 : ng;
+    size_t want = ng * s->n_val, ns = want < HTML_CHART_SERIES ? want : HTML_CHART_SERIES;
+    size_t *ord = malloc(n * sizeof *ord), *pos = malloc(n * sizeof *pos);
+    const char **cats = malloc(n * sizeof *cats);
+    double *v = malloc(ns * n * sizeof *v);
+    svg_series *ser = calloc(ns, sizeof *ser);
+    char **names = calloc(ns, sizeof *names);
+    int rc = !ord || !pos || !cats || !v || !ser || !names ? -1 : 0;
+    size_t nc = rc ? 0 : group_cats(s, ord, pos, cats);
+    const char *by = s->cols[s->by_col].header;
+    for (size_t k = 0; !rc && k < ns; k++) {
+        const char *key = s->groups.g[k / s->n_val].key, *vh = s->cols[s->val_col[k % s->n_val]].header;
+        size_t len;
+        FILE *m = open_memstream(&names[k], &len);
+        if (!m)
+            rc = -1;
+        else if ((fprintf(m, "%s %s%s%s", by, *key ? key : "(empty)", s->n_val > 1 ? " \xC2\xB7 " : "",
+                          s->n_val > 1 ? vh : "") < 0) | fclose(m))
+            rc = -1;
+        ser[k] = (svg_series){.name = names[k], .v = v + k * nc};
+        for (size_t c = 0; c < nc; c++)
+            v[k * nc + c] = NAN;
+    }
+    for (size_t r = 0; !rc && r < n; r++)
+        for (size_t i = 0; i < s->n_val; i++)
+            if (s->grp[r] * s->n_val + i < ns)
+                v[(s->grp[r] * s->n_val + i) * nc + pos[r]] = s->vals[i * (s->chart_max + 1) + r];
+    if (!rc) {
+        char unit[256];
+        svg_chart c = {.kind = SVG_LINE, .cats = cats, .n_cat = nc, .series = ser, .n_series = ns,
+                       .unit = chart_unit(s, unit, sizeof unit), .cat_label = s->cols[s->cat_col].header,
+                       .label = s->so.title};
+        fputs("<figure class=\"chart\">", f);
+        svg_chart_write(f, &c);
+        if (s->total > s->n_cat)
+            fprintf(f, "<figcaption class=\"cut\">The chart shows the first %zu of %llu rows.</figcaption>", s->n_cat,
+                    (unsigned long long)s->total);
+        if (want > ns)
+            fprintf(f, "<figcaption class=\"cut\">The chart draws the first %zu of its %zu lines.</figcaption>", ns,
+                    want);
+        fputs("</figure>\n", f);
+    }
+    for (size_t k = 0; names && k < ns; k++)
+        free(names[k]);
+    free(names);
+    free(ser);
+    free(v);
+    free(cats);
+    free(pos);
+    free(ord);
+    return rc;
+}
+
+static int write_chart(section *s, FILE *f)
 {
     static const svg_kind kinds[] = {[XLSX_CHART_BAR] = SVG_BAR, [XLSX_CHART_STACKED_BAR] = SVG_STACKED_BAR,
                                      [XLSX_CHART_COLUMN] = SVG_COLUMN,
                                      [XLSX_CHART_STACKED_COLUMN] = SVG_STACKED_COLUMN,
                                      [XLSX_CHART_LINE] = SVG_LINE, [XLSX_CHART_PIE] = SVG_PIE};
     if (s->so.chart.kind == XLSX_CHART_NONE || !s->n_cat)
-        return;
+        return 0;
+    if (s->by_col >= 0)
+        return write_group_chart(s, f);
     size_t n_cat = s->n_cat;
     if (s->so.chart.kind == XLSX_CHART_PIE && s->other > 0) {
         s->cats[n_cat] = NULL; /* the "other" slice's name is static */
@@ -476,9 +568,10 @@ static void write_chart(section *s, FILE *f)
         ser[i] = (svg_series){.name = s->cols[s->val_col[i]].header, .v = s->vals + i * (s->chart_max + 1)};
     char unit[256];
     svg_chart c = {.kind = kinds[s->so.chart.kind], .cats = cats, .n_cat = n_cat, .series = ser, .n_series = ns,
-                   .unit = chart_unit(s, unit, sizeof unit),
+                   .unit = s->so.chart.ratio ? "x base" : chart_unit(s, unit, sizeof unit),
                    .cat_label = s->cat_col >= 0 ? s->cols[s->cat_col].header : "row", .label = s->so.title,
-                   .cat_class = s->class_col >= 0 ? (const char *const *)s->classes : NULL};
+                   .cat_class = s->class_col >= 0 ? (const char *const *)s->classes : NULL,
+                   .ratio = s->so.chart.ratio};
     fputs(s->so.chart_each ? "<figure class=\"chart each\">" : "<figure class=\"chart\">", f);
     if (!s->so.chart_each) {
         svg_chart_write(f, &c);
@@ -502,6 +595,7 @@ static void write_chart(section *s, FILE *f)
         fprintf(f, "<figcaption class=\"cut\">The chart shows the first %zu of %llu rows%s.</figcaption>", s->n_cat,
                 (unsigned long long)s->total, n_cat > s->n_cat ? " (the rest as one slice, other)" : "");
     fputs("</figure>\n", f);
+    return 0;
 }
 
 static void write_table(section *s, FILE *f)
@@ -554,7 +648,8 @@ static tb_status sec_finish(tb_sink *sk, tb_error *err)
         text0(f, s->so.description);
         fputs("</p>\n", f);
     }
-    write_chart(s, f);
+    if (write_chart(s, f))
+        return nomem(s->p, err);
     write_table(s, f);
     fputs("</section>\n", f);
     if (ferror(f))
@@ -587,6 +682,9 @@ static void sec_destroy(tb_sink *sk)
     free(s->vals);
     free(s->val_col);
     free(s->also_col);
+    free(s->grp);
+    free(s->xval);
+    chart_groups_free(&s->groups);
     free(s);
 }
 
@@ -603,6 +701,7 @@ tb_status html_section_sink(html_page *p, const html_section_options *so, tb_sin
     s->so = *so;
     s->cat_col = -1;
     s->class_col = -1;
+    s->by_col = -1;
     p->busy = 1;
     *out = &s->head.vt;
     return TB_OK;

@@ -2,6 +2,10 @@
 /*
  * numfmt.c - numbers as text for the writers.
  *
+ * (numfmt_cell_text and numfmt_cell_value, at the end, give a cell's CSV
+ * text and a number cell's value to the writers that need both: the page's
+ * charts and the workbook's chart groups.)
+ *
  * Two kinds of numbers reach a writer. Typed time columns converted by
  * --timeunit arrive as an integer and a scale (1234 ns at scale 3 is
  * 1.234 us): they are written exactly with integer arithmetic, never through
@@ -335,4 +339,39 @@ size_t numfmt_unit_time(int64_t ns, int unit, char *buf)
     int n = snprintf(buf, NUMFMT_MAX, "%s%llu.%02llu%s", ns < 0 ? "-" : "", (unsigned long long)whole,
                      (unsigned long long)frac, unit_text[k]);
     return n < 0 ? 0 : (size_t)n;
+}
+
+/* numfmt_cell_text: see output.h. */
+size_t numfmt_cell_text(const tb_cell *c, char *num, const char **text)
+{
+    *text = num;
+    switch (c->kind) {
+    case TB_CELL_INT:
+        return numfmt_scaled(c->i, c->scale, num);
+    case TB_CELL_REAL: {
+        size_t n = numfmt_double(c->d, num);
+        if (!n)
+            *text = isnan(c->d) ? "NaN" : c->d > 0 ? "inf" : "-inf";
+        return n ? n : strlen(*text);
+    }
+    case TB_CELL_TEXT:
+        *text = c->s;
+        return c->n;
+    default:
+        return 0;
+    }
+}
+
+double numfmt_cell_value(const tb_cell *c)
+{
+    if (c->kind == TB_CELL_REAL)
+        return c->d;
+    if (c->kind != TB_CELL_INT)
+        return NAN;
+    if (!c->scale)
+        return (double)c->i;
+    /* the double nearest the exact decimal, which the tooltips then write back the same */
+    char num[NUMFMT_MAX];
+    numfmt_scaled(c->i, c->scale, num);
+    return strtod(num, NULL);
 }

@@ -157,6 +157,44 @@ double numfmt_round_pct(double d);
  */
 size_t numfmt_unit_time(int64_t ns, int unit, char *buf);
 
+/*
+ * A cell's text as the CSV writer writes it (without CSV quoting): *text
+ * points at num (NUMFMT_MAX bytes) or at the cell's own text; returns the
+ * length (0 for NULL). NaN and infinities are "NaN", "inf", "-inf".
+ */
+size_t numfmt_cell_text(const tb_cell *c, char *num, const char **text);
+
+/* A number cell's value (a scaled integer as the double nearest its decimal), NaN for others. */
+double numfmt_cell_value(const tb_cell *c);
+
+/* ---- chart groups: a line per value of a column (chart_groups.c) ----------- */
+
+typedef struct chart_group {
+    char *key;                 /* the value's CSV text (NULL: ""), owned */
+    uint64_t first, last;      /* its data rows, counted from 0 */
+} chart_group;
+
+typedef struct chart_groups {
+    chart_group *g;            /* in order of their first row */
+    size_t n;
+} chart_groups;
+
+typedef struct chart_group_where {
+    const char *path;          /* the output file, for the error */
+    const char *what;          /* "sheet 'Steps'", "report 'steps'" */
+    const char *column;        /* the series_by column */
+} chart_group_where;
+
+/*
+ * Puts data row `row` (0-based, rows in order), whose series_by cell is c,
+ * into its group and sets *idx: the current group when c is its value, else
+ * a new one. A value of an earlier group fails (TB_ERR_USAGE: the rows are
+ * not grouped by the column; the message names it, the value and the row).
+ */
+tb_status chart_group_row(chart_groups *gs, const tb_cell *c, uint64_t row, const chart_group_where *w, size_t *idx,
+                          tb_error *err);
+void chart_groups_free(chart_groups *gs);
+
 /* ---- text ---------------------------------------------------------------- */
 
 /*
@@ -316,6 +354,13 @@ typedef struct xlsx_chart {
     size_t n_values;
     int below;                    /* workbook: under the table, a page wide, bars as tall as their categories
                                      need (first at the top), value axis #,##0; else right of the table */
+    const char *series_by;        /* LINE: a series per distinct value of this column, each over its own rows
+                                     (the rows come grouped by it); a workbook draws it as an x-y chart over the
+                                     categories' numbers; NULL: a series per value column over every row */
+    int series_by_rank;           /* series_by names a :rank column of the report's SQL, which the rows lack
+                                     when one rank is loaded: then one line, as without series_by */
+    int ratio;                    /* bars of ratios new / base: the value axis spans the values and 1 with a
+                                     margin, crosses (and the bars start) at 1, titled "x base" */
 } xlsx_chart;
 
 typedef enum xlsx_cond_kind { XLSX_COND_THRESHOLD, XLSX_COND_TOP, XLSX_COND_DATA_BAR, XLSX_COND_COLOR_SCALE } xlsx_cond_kind;
@@ -424,6 +469,8 @@ void xlsx_destroy(xlsx_book *b);
 #define HTML_MAX_ROWS 1000
 #define HTML_CHART_CATS 30
 #define HTML_LINE_POINTS 500
+#define HTML_SERIES_ROWS 4000   /* rows a series_by line chart keeps */
+#define HTML_CHART_SERIES 64    /* lines a series_by chart draws */
 
 typedef struct html_page html_page;
 

@@ -6,7 +6,9 @@
  * columns (vertical, grouped or stacked), lines and pies. Each draws into a
  * fixed width (CHART_W): the plot's height grows with the categories of a
  * bar chart and is fixed for the others. A value axis runs from a tick at
- * or below the smallest value (0 at most) to one at or above the largest,
+ * or below the smallest value (0 at most) to one at or above the largest
+ * (a chart of ratios: over the values and 1 with a margin, the bars from 1,
+ * svg_ratio_axis),
  * ticks from a 1-2-5 series (svg_ticks), with grid lines and labels; every
  * mark (a bar, a point, a slice) has the class "mark" and a <title> with the
  * full category name, the series' name and the exact value, which the
@@ -108,6 +110,17 @@ void svg_ticks(double lo, double hi, double *step, long *k0, long *k1, int *deci
     *decimals = d > 0 ? d : 0;
 }
 
+void svg_ratio_axis(double lo, double hi, double *min, double *max)
+{
+    if (!(lo <= 1))
+        lo = 1;
+    if (!(hi >= 1))
+        hi = 1;
+    double m = hi > lo ? (hi - lo) / 10 : 0.05;
+    *min = lo >= 0 && lo - m < 0 ? 0 : lo - m;
+    *max = hi + m;
+}
+
 /* A value as the tooltips show it: exact, "no value" for NaN. */
 static void value_text(FILE *f, double v)
 {
@@ -134,11 +147,11 @@ static void mark_title(FILE *f, const svg_chart *c, size_t cat, size_t ser, doub
     fputs("</title>", f);
 }
 
-/* The values' range: per category sums when stacked (positives and negatives apart). */
+/* The values' range: per category sums when stacked (positives and negatives apart), and the origin. */
 static void value_range(const svg_chart *c, int stacked, double *lo, double *hi)
 {
-    *lo = 0;
-    *hi = 0;
+    *lo = c->ratio ? 1 : 0;
+    *hi = *lo;
     for (size_t k = 0; k < c->n_cat; k++) {
         double pos = 0, neg = 0;
         for (size_t s = 0; s < c->n_series; s++) {
@@ -203,6 +216,8 @@ static void make_axis(const svg_chart *c, int stacked, double px0, double px1, a
 {
     double lo, hi;
     value_range(c, stacked, &lo, &hi);
+    if (c->ratio)
+        svg_ratio_axis(lo, hi, &lo, &hi);
     svg_ticks(lo, hi, &a->step, &a->k0, &a->k1, &a->dec);
     a->px0 = px0;
     a->px1 = px1;
@@ -274,7 +289,8 @@ static void bars(FILE *f, const svg_chart *c, int stacked)
     make_axis(c, stacked, left, right, &a);
     svg_open(f, c, h);
     value_axis(f, &a, 1, top, top + plot_h);
-    double zero = axis_px(&a, 0), thick = stacked ? BAR_ROW - 6 : (double)(BAR_ROW - 6) / (double)c->n_series;
+    double origin = c->ratio ? 1 : 0, zero = axis_px(&a, origin);
+    double thick = stacked ? BAR_ROW - 6 : (double)(BAR_ROW - 6) / (double)c->n_series;
     for (size_t k = 0; k < c->n_cat; k++) {
         double y = top + (double)k * BAR_ROW + 3, pos = 0, neg = 0;
         fprintf(f, "<text class=\"cat\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">", left - 6, y + 12);
@@ -286,7 +302,7 @@ static void bars(FILE *f, const svg_chart *c, int stacked)
             double v = c->series[s].v[k];
             if (!isfinite(v))
                 continue;
-            double from = stacked ? (v >= 0 ? pos : neg) : 0, to = clampd(from + v);
+            double from = stacked ? (v >= 0 ? pos : neg) : origin, to = stacked ? clampd(from + v) : v;
             if (stacked)
                 *(v >= 0 ? &pos : &neg) = to;
             double x0 = axis_px(&a, from < to ? from : to), x1 = axis_px(&a, from < to ? to : from);
@@ -329,14 +345,14 @@ static void columns(FILE *f, const svg_chart *c, int stacked)
     make_axis(c, stacked, bottom, top, &a);
     svg_open(f, c, h);
     value_axis(f, &a, 0, left, right);
-    double thick = slot * 0.8 / (stacked ? 1 : (double)c->n_series);
+    double thick = slot * 0.8 / (stacked ? 1 : (double)c->n_series), origin = c->ratio ? 1 : 0;
     for (size_t k = 0; k < c->n_cat; k++) {
         double x = left + slot * (double)k + slot * 0.1, pos = 0, neg = 0;
         for (size_t s = 0; s < c->n_series; s++) {
             double v = c->series[s].v[k];
             if (!isfinite(v))
                 continue;
-            double from = stacked ? (v >= 0 ? pos : neg) : 0, to = clampd(from + v);
+            double from = stacked ? (v >= 0 ? pos : neg) : origin, to = stacked ? clampd(from + v) : v;
             if (stacked)
                 *(v >= 0 ? &pos : &neg) = to;
             double y0 = axis_px(&a, from > to ? from : to), y1 = axis_px(&a, from > to ? to : from);
@@ -348,7 +364,7 @@ static void columns(FILE *f, const svg_chart *c, int stacked)
             fputs("</rect>", f);
         }
     }
-    double zero = axis_px(&a, 0);
+    double zero = axis_px(&a, origin);
     fprintf(f, "<line class=\"axis-line\" x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>", left, zero, right,
             zero);
     cat_labels(f, c, left, slot, bottom + 14);

@@ -50,6 +50,9 @@ typedef struct svg_chart {
     const char *label;           /* the chart's aria-label, or NULL */
     const char *const *cat_class; /* bars and columns: per category a CSS class of its marks (letters, digits
                                     and '-' kept), or NULL: a page's style colours them ("regression") */
+    int ratio;                   /* bars and columns of ratios new / base: the value axis spans the values
+                                    and 1 with a margin (svg_ratio_axis), the marks start at 1, where a line
+                                    crosses the plot */
 } svg_chart;
 
 /* The chart's colours, in series order (then again from the first). */
@@ -74,5 +77,13 @@ void svg_chart_write(FILE *f, const svg_chart *c);
  * label needs.
  */
 void svg_ticks(double lo, double hi, double *step, long *k0, long *k1, int *decimals);
+
+/*
+ * The span of a ratio axis (values new / base from lo to hi): 1 and the
+ * values, a tenth of that span more on each side (0.05 when every value is
+ * 1), never below 0 when no value is. svg_ticks then rounds it out to ticks;
+ * the workbook's ratio charts use the same span.
+ */
+void svg_ratio_axis(double lo, double hi, double *min, double *max);
 
 #endif

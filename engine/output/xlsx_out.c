@@ -9,7 +9,10 @@
  * sink's rows do. What is only known at the end (column widths from the
  * content, the autofilter's last row, a chart's ranges, the About sheet's
  * contents list and notes) is set when a sheet's sink finishes or at commit: libxlsxwriter
- * writes those parts when it assembles the file.
+ * writes those parts when it assembles the file. A line chart with
+ * series_by (chart_groups.c) draws an x-y series per value of its column over
+ * that value's own rows, which must come together; a chart of ratios has
+ * its value axis around 1 (svg_ratio_axis), crossed at 1 by the categories.
  *
  * Cells: numbers are stored as numbers with a format from the column's type:
  * integers and byte counts `#,##0`; a time converted to a unit (TB_CELL_INT
@@ -52,6 +55,7 @@
 #include <xlsxwriter.h>
 
 #include "output/output.h"
+#include "output/svg.h"
 #include "tracebook/error.h"
 #include "tracebook/output.h"
 
@@ -108,6 +112,10 @@ typedef struct xsheet {
     uint64_t clipped;
     char *buf;                /* cleaned text of one cell */
     size_t cap;
+    long by_col;              /* the chart's series_by column, or -1 */
+    chart_groups groups;      /* its values' rows in the first part */
+    int cats_text;            /* a series_by chart: a category of the first part is not a number */
+    double lo, hi;            /* a ratio chart: the range of the first part's finite values (lo > hi: none) */
     int begun, finished;
 } xsheet;
 
@@ -731,6 +739,15 @@ static tb_status x_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_er
         if (ch->kind == XLSX_CHART_PIE && ch->n_values > 1)
             return tb_error_at(err, TB_ERR_USAGE, b->path, 0, 0, -1, "sheet '%s': a pie chart takes one value column",
                                sheet_name(x));
+        if (ch->series_by && (ch->kind != XLSX_CHART_LINE || !ch->categories))
+            return tb_error_at(err, TB_ERR_USAGE, b->path, 0, 0, -1,
+                               "sheet '%s': a chart's series_by needs a line chart with categories", sheet_name(x));
+        if (ch->series_by && (x->by_col = find_col(x, ch->series_by)) < 0 && ch->series_by_rank)
+            x->so.chart.series_by = NULL; /* a :rank column, left out with one rank: one line */
+        else if (ch->series_by && x->by_col < 0)
+            return tb_error_at(err, TB_ERR_USAGE, b->path, 0, 0, -1,
+                               "sheet '%s': chart series_by column '%s' is not a column of the report", sheet_name(x),
+                               ch->series_by);
     }
     for (size_t i = 0; i < x->so.n_conds; i++)
         if ((st = need_col(x, x->so.conds[i].column, "conditional format", &col, err)))
@@ -762,6 +779,34 @@ static double pow10d(int k)
     while (k-- > 0)
         p *= 10;
     return p;
+}
+
+/* What the chart needs of a row of the first part: its series_by group, a ratio chart's range. */
+static tb_status chart_track(xsheet *x, const tb_cell *cells, tb_error *err)
+{
+    const xlsx_chart *ch = &x->so.chart;
+    if (ch->kind == XLSX_CHART_NONE)
+        return TB_OK;
+    if (x->by_col >= 0) {
+        char what[XLSX_SHEET_NAME_MAX + 16];
+        snprintf(what, sizeof what, "sheet '%s'", sheet_name(x));
+        size_t idx;
+        tb_status st = chart_group_row(&x->groups, &cells[x->by_col], x->rows,
+                                       &(chart_group_where){.path = x->b->path, .what = what, .column = ch->series_by},
+                                       &idx, err);
+        if (st)
+            return st;
+        double c = numfmt_cell_value(&cells[find_col(x, ch->categories)]);
+        x->cats_text |= !isfinite(c);
+    }
+    for (size_t i = 0; ch->ratio && i < ch->n_values; i++) {
+        double v = numfmt_cell_value(&cells[find_col(x, ch->values[i])]);
+        if (isfinite(v) && v < x->lo)
+            x->lo = v;
+        if (isfinite(v) && v > x->hi)
+            x->hi = v;
+    }
+    return TB_OK;
 }
 
 static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
@@ -833,19 +878,24 @@ static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
         if (e)
             return lxw_fail(b, p->name, e, NULL, err);
     }
+    if (x->n_parts == 1 && (st = chart_track(x, cells, err)))
+        return st;
     p->rows++;
     x->rows++;
     return TB_OK;
 }
 
-static uint8_t chart_type(xlsx_chart_kind k)
+static uint8_t chart_type(const xsheet *x)
 {
-    switch (k) {
+    const xlsx_chart *ch = &x->so.chart;
+    switch (ch->kind) {
     case XLSX_CHART_BAR: return LXW_CHART_BAR;
     case XLSX_CHART_STACKED_BAR: return LXW_CHART_BAR_STACKED;
     case XLSX_CHART_COLUMN: return LXW_CHART_COLUMN;
     case XLSX_CHART_STACKED_COLUMN: return LXW_CHART_COLUMN_STACKED;
-    case XLSX_CHART_LINE: return LXW_CHART_LINE;
+    /* a line per group over its own x values: an x-y chart when they are numbers */
+    case XLSX_CHART_LINE:
+        return ch->series_by && !x->cats_text ? LXW_CHART_SCATTER_STRAIGHT_WITH_MARKERS : LXW_CHART_LINE;
     case XLSX_CHART_PIE: return LXW_CHART_PIE;
     default: return LXW_CHART_NONE;
     }
@@ -867,7 +917,7 @@ static lxw_error chart_below(xsheet *x, lxw_chart *chart, lxw_row_t last)
         chart_axis_set_reverse(chart->y_axis);
         chart_axis_set_crossing_max(chart->y_axis);
     }
-    if (ch->kind != XLSX_CHART_PIE) {
+    if (ch->kind != XLSX_CHART_PIE && !ch->ratio) {
         chart_axis_set_num_format(values, "#,##0");
         if (ch->n_values == 1) {
             long v = find_col(x, ch->values[0]);
@@ -875,10 +925,80 @@ static lxw_error chart_below(xsheet *x, lxw_chart *chart, lxw_row_t last)
                 chart_axis_set_name(values, x->cols[v].header);
         }
     }
-    chart_legend_set_position(chart, ch->n_values > 1 || ch->kind == XLSX_CHART_PIE ? LXW_CHART_LEGEND_BOTTOM
-                                                                                     : LXW_CHART_LEGEND_NONE);
+    chart_legend_set_position(chart, ch->n_values > 1 || ch->series_by || ch->kind == XLSX_CHART_PIE
+                                         ? LXW_CHART_LEGEND_BOTTOM
+                                         : LXW_CHART_LEGEND_NONE);
     lxw_chart_options o = {.x_scale = 960.0 / 480, .y_scale = height / 288, .object_position = LXW_OBJECT_MOVE_DONT_SIZE};
     return worksheet_insert_chart_opt(x->parts[0].ws, last + 2, 0, chart, &o);
+}
+
+/* A chart's series: one per value column over the rows 1..last, or per
+ * series_by group and value column over the group's own rows (at most
+ * Excel's 255; the About sheet's notes say when some are left out). */
+static tb_status add_series(xsheet *x, lxw_chart *chart, lxw_row_t last, tb_error *err)
+{
+    part *p = &x->parts[0];
+    const xlsx_chart *ch = &x->so.chart;
+    long cat = ch->categories ? find_col(x, ch->categories) : -1;
+    size_t n_groups = ch->series_by ? x->groups.n : 1, n = 0;
+    for (size_t g = 0; g < n_groups; g++)
+        for (size_t i = 0; i < ch->n_values; i++, n++) {
+            long v = find_col(x, ch->values[i]);
+            lxw_row_t r0 = ch->series_by ? (lxw_row_t)x->groups.g[g].first + 1 : 1;
+            lxw_row_t r1 = ch->series_by ? (lxw_row_t)x->groups.g[g].last + 1 : last;
+            lxw_chart_series *se = n < 255 ? chart_add_series(chart, NULL, NULL) : NULL;
+            if (n >= 255)
+                continue;
+            if (!se)
+                return lxw_fail(x->b, p->name, LXW_ERROR_MEMORY_MALLOC_FAILED, NULL, err);
+            if (cat >= 0)
+                chart_series_set_categories(se, p->name, r0, (lxw_col_t)cat, r1, (lxw_col_t)cat);
+            chart_series_set_values(se, p->name, r0, (lxw_col_t)v, r1, (lxw_col_t)v);
+            if (!ch->series_by) {
+                chart_series_set_name_range(se, p->name, 0, (lxw_col_t)v);
+                continue;
+            }
+            if (x->cats_text) /* lines by row order: a group of one row is a marker */
+                chart_series_set_marker_type(se, LXW_CHART_MARKER_AUTOMATIC);
+            /* "Rank 3", or "Rank 3 · Computing(us)" for several value columns */
+            const char *by = x->cols[x->by_col].header ? x->cols[x->by_col].header : ch->series_by;
+            const char *key = x->groups.g[g].key, *vh = x->cols[v].header ? x->cols[v].header : ch->values[i];
+            char name[512];
+            size_t chars;
+            int cut;
+            snprintf(name, sizeof name, "%s %.200s%s%s", by, *key ? key : "(empty)",
+                     ch->n_values > 1 ? " \xC2\xB7 " : "", ch->n_values > 1 ? vh : "");
+            if (clean_text(name, strlen(name), &x->buf, &x->cap, &chars, &cut))
+                return nomem(x->b, err);
+            chart_series_set_name(se, x->buf);
+        }
+    if (n > 255) {
+        char note[300];
+        snprintf(note, sizeof note, "sheet '%s': the chart draws the first 255 of its %zu series (Excel's limit)",
+                 p->name, n);
+        return xlsx_note(x->b, note, err);
+    }
+    return TB_OK;
+}
+
+/* A ratio chart's value axis: around 1 with a margin (svg_ratio_axis), crossed at 1, titled "x base". */
+static void ratio_axis(xsheet *x, lxw_chart *chart)
+{
+    const xlsx_chart *ch = &x->so.chart;
+    int bars = ch->kind == XLSX_CHART_BAR || ch->kind == XLSX_CHART_STACKED_BAR;
+    lxw_chart_axis *values = bars ? chart->x_axis : chart->y_axis, *cats = bars ? chart->y_axis : chart->x_axis;
+    double lo, hi, step;
+    long k0, k1;
+    int dec;
+    svg_ratio_axis(x->lo <= x->hi ? x->lo : 1, x->lo <= x->hi ? x->hi : 1, &lo, &hi);
+    svg_ticks(lo, hi, &step, &k0, &k1, &dec);
+    chart_axis_set_min(values, (double)k0 * step);
+    chart_axis_set_max(values, (double)k1 * step);
+    chart_axis_set_major_unit(values, step);
+    chart_axis_set_crossing(values, 1.0); /* the categories' axis, where the bars start */
+    chart_axis_set_num_format(values, dec <= 2 ? "0.00" : dec == 3 ? "0.000" : "0.0000");
+    chart_axis_set_name(values, "x base");
+    chart_axis_set_label_position(cats, LXW_CHART_AXIS_LABEL_POSITION_LOW); /* names at the edge, not at 1 */
 }
 
 /* The chart of the first part, beside its columns (or below them); data rows 1..last. */
@@ -891,29 +1011,25 @@ static tb_status add_chart(xsheet *x, tb_error *err)
     lxw_row_t last = p->rows - 1;
     capture c;
     cap_begin(&c);
-    lxw_chart *chart = workbook_add_chart(b->wb, chart_type(ch->kind));
+    lxw_chart *chart = workbook_add_chart(b->wb, chart_type(x));
     lxw_error e = LXW_NO_ERROR;
-    if (chart) {
-        long cat = ch->categories ? find_col(x, ch->categories) : -1;
-        for (size_t i = 0; i < ch->n_values; i++) {
-            long v = find_col(x, ch->values[i]);
-            lxw_chart_series *se = chart_add_series(chart, NULL, NULL);
-            if (!se) {
-                e = LXW_ERROR_MEMORY_MALLOC_FAILED;
-                break;
-            }
-            if (cat >= 0)
-                chart_series_set_categories(se, p->name, 1, (lxw_col_t)cat, last, (lxw_col_t)cat);
-            chart_series_set_values(se, p->name, 1, (lxw_col_t)v, last, (lxw_col_t)v);
-            chart_series_set_name_range(se, p->name, 0, (lxw_col_t)v);
+    tb_status st = chart ? add_series(x, chart, last, err) : TB_OK;
+    if (chart && !st) {
+        if (ch->ratio)
+            ratio_axis(x, chart);
+        if (ch->series_by) {
+            long cat = find_col(x, ch->categories);
+            chart_axis_set_name(chart->x_axis, x->cols[cat].header ? x->cols[cat].header : ch->categories);
         }
         chart_title_set_name(chart, p->name);
-        if (!e && ch->below)
+        if (ch->below)
             e = chart_below(x, chart, last);
-        else if (!e)
+        else
             e = worksheet_insert_chart(p->ws, 1, (lxw_col_t)(x->nc + 1), chart);
     }
     size_t printed = cap_end(&c, msg, sizeof msg);
+    if (st)
+        return st;
     if (!chart || e || printed)
         return lxw_fail(b, p->name, e ? e : LXW_ERROR_PARAMETER_VALIDATION,
                         printed ? msg : chart ? NULL : "cannot add the chart", err);
@@ -1077,6 +1193,7 @@ static void x_destroy(tb_sink *s)
     free(x->width);
     free(x->parts);
     free(x->buf);
+    chart_groups_free(&x->groups);
     free(x);
 }
 
@@ -1114,6 +1231,9 @@ tb_status xlsx_sheet_sink(xlsx_book *b, const xlsx_sheet_options *so, tb_sink **
         return nomem(b, err);
     x->head.vt = (tb_sink){.begin = x_begin, .row = x_row, .finish = x_finish, .destroy = x_destroy};
     x->b = b;
+    x->by_col = -1;
+    x->lo = INFINITY;
+    x->hi = -INFINITY;
     if (so)
         x->so = *so;
     b->open_sinks++;

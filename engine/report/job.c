@@ -339,6 +339,18 @@ static xlsx_chart_kind chart_kind(const char *t)
     return XLSX_CHART_NONE;
 }
 
+/* Does sql alias a column "name:rank" (written only when several ranks are loaded)? */
+static int rank_alias(const char *sql, const char *name)
+{
+    if (!sql || !name)
+        return 0;
+    size_t n = strlen(name);
+    for (const char *p = strchr(sql, '"'); p; p = strchr(p + 1, '"'))
+        if (!strncmp(p + 1, name, n) && !strncmp(p + 1 + n, ":rank\"", 6))
+            return 1;
+    return 0;
+}
+
 /* A report's sheet in the run's workbook. */
 static tb_status open_sheet(job_state *js, const tb_spec_report *rep, const char *label, tb_sink **out, tb_error *err)
 {
@@ -361,7 +373,8 @@ static tb_status open_sheet(job_state *js, const tb_spec_report *rep, const char
         .key = rep->id,
         .chart = {.kind = chart_kind(rep->chart_type), .categories = rep->chart_categories,
                   .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values,
-                  .below = rep->chart_below},
+                  .below = rep->chart_below, .series_by = rep->chart_series_by,
+                  .series_by_rank = rank_alias(rep->sql, rep->chart_series_by)},
         .conds = js->conds,
         .n_conds = rep->n_conds,
     };
@@ -441,7 +454,8 @@ static tb_status open_section(job_state *js, const tb_spec *spec, const tb_spec_
         .title = rep->title ? rep->title : rep->id,
         .description = rep->description,
         .chart = {.kind = chart_kind(rep->chart_type), .categories = rep->chart_categories,
-                  .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values},
+                  .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values,
+                  .series_by = rep->chart_series_by, .series_by_rank = rank_alias(rep->sql, rep->chart_series_by)},
         .full_file = js->full_file,
         .name = rep->id,
     };

@@ -113,6 +113,7 @@ struct tb_spec_report {
     char **chart_values;     /* base names: one series each (a pie has one) */
     size_t n_chart_values;
     int chart_below;         /* chart.position below: under the table, sized to its categories */
+    char *chart_series_by;   /* a line chart: a series per distinct value of this column (base name), or NULL */
     tb_spec_cond *conds;     /* xlsx.conditional, in file order */
     size_t n_conds;
     /* pivot: columns named by the data, after the SQL's: pivot_names lists their

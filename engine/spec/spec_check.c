@@ -252,6 +252,7 @@ void spec_report_free(tb_spec_report *r)
     free(r->xlsx_sheet);
     free(r->chart_type);
     free(r->chart_categories);
+    free(r->chart_series_by);
     for (size_t i = 0; i < r->n_chart_values; i++)
         free(r->chart_values[i]);
     free(r->chart_values);

@@ -39,7 +39,7 @@ static const char *const normalize_names[] = {"strip_template_args", "strip_hash
 static const char *const column_keys[] = {"header", "format", "width", NULL};
 static const char *const pivot_keys[] = {"key", "names", "values", "missing", NULL};
 static const char *const xlsx_keys[] = {"sheet", "chart", "conditional", NULL};
-static const char *const chart_keys[] = {"type", "categories", "values", "position", NULL};
+static const char *const chart_keys[] = {"type", "categories", "values", "position", "series_by", NULL};
 static const char *const chart_positions[] = {"right", "below", NULL};
 static const char *const chart_types[] = {"bar", "stacked_bar", "column", "stacked_column", "line", "pie", NULL};
 static const char *const cond_keys[] = {"column", "type", "op", "value", "top", NULL};
@@ -429,10 +429,17 @@ static tb_status parse_chart(loader *L, const specnode *c, tb_spec_report *r)
     if (pos && (!spec_is_text(pos->value) || !spec_in_list(pos->value->text, chart_positions)))
         return fail_node(L, pos->value, "unknown chart position %s; expected one of: %s",
                          spec_describe(pos->value, d, sizeof d), spec_join(chart_positions, list, sizeof list));
+    const specnode_pair *by = specnode_get(c, "series_by");
+    if (by && strcmp(type->value->text, "line"))
+        return fail_node(L, by->value, "'series_by' draws a line per value of a column: it needs chart type line, "
+                                       "not %s", type->value->text);
+    if (by && !cat)
+        return fail_node(L, by->value, "'series_by' needs 'categories' (the x column each line runs over)");
     r->chart_below = pos && !strcmp(pos->value->text, "below");
     free(r->chart_type);
     free(r->chart_categories);
-    r->chart_type = r->chart_categories = NULL;
+    free(r->chart_series_by);
+    r->chart_type = r->chart_categories = r->chart_series_by = NULL;
     for (size_t i = 0; i < r->n_chart_values; i++)
         free(r->chart_values[i]);
     free(r->chart_values);
@@ -445,7 +452,8 @@ static tb_status parse_chart(loader *L, const specnode *c, tb_spec_report *r)
             return st;
     }
     if ((st = spec_get_str(L, type->value, "type", &r->chart_type)) ||
-        (cat && (st = chart_column(L, cat->value, "categories", &r->chart_categories))))
+        (cat && (st = chart_column(L, cat->value, "categories", &r->chart_categories))) ||
+        (by && (st = chart_column(L, by->value, "series_by", &r->chart_series_by))))
         return st;
     return TB_OK;
 }
@@ -714,7 +722,7 @@ static int copy_texts(tb_spec_report *dst, const tb_spec_report *src)
 {
 #define DUP(field) (src->field && !(dst->field = strdup(src->field)))
     if (DUP(id) || DUP(title) || DUP(description) || DUP(sql) || DUP(xlsx_sheet) || DUP(chart_type) ||
-        DUP(chart_categories) || DUP(pivot_key) || DUP(pivot_names) || DUP(pivot_values) || DUP(pivot_missing))
+        DUP(chart_categories) || DUP(chart_series_by) || DUP(pivot_key) || DUP(pivot_names) || DUP(pivot_values) || DUP(pivot_missing))
         return -1;
     return 0;
 #undef DUP

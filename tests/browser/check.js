@@ -10,7 +10,8 @@
 // page: the console errors and page errors, every request other than the
 // page itself (all of them are refused), any dialog (a script the data
 // smuggled in would open one), the milliseconds until the load event, each
-// section's title, its charts (the marks of each SVG) and its table (the
+// section's title, its charts (the marks of each SVG, the points of each
+// line, the legend's names, the ticks' and axes' labels) and its table (the
 // header, every row's cells, data-rows and data-file), and what sorting
 // each table's first numeric column did (ascending, then descending, as
 // numbers). Screenshots, before any click: the whole page at "shot", the
@@ -87,6 +88,11 @@ async function checkPage(browser, spec) {
                 classes: Array.from(svg.querySelectorAll('.mark'), (x) => x.getAttribute('class')),
                 fills: Array.from(svg.querySelectorAll('.mark'), (x) => getComputedStyle(x).fill),
                 legend: svg.querySelectorAll('.legend text').length,
+                legend_names: Array.from(svg.querySelectorAll('.legend text'), (x) => x.textContent),
+                lines: Array.from(svg.querySelectorAll('polyline'),
+                                  (p) => p.getAttribute('points').split(' ').filter((x) => x).length),
+                tick_labels: Array.from(svg.querySelectorAll('.tick'), (x) => x.textContent),
+                axis_labels: Array.from(svg.querySelectorAll('text.label'), (x) => x.textContent),
                 verdicts: Array.from(svg.querySelectorAll('.verdict'), (v) => v.getAttribute('class') + ': ' +
                                      v.querySelector('title').textContent),
                 width: svg.getBoundingClientRect().width,

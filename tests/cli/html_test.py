@@ -389,6 +389,15 @@ def case_compare(t):
     red, green = "rgb(225, 87, 89)", "rgb(89, 161, 79)"
     t.eq(summary["charts"][0]["fills"], [red if k == "regression" else green for k in kinds[:30]],
          "regressions red, improvements green")
+    # the ratios on a scale of their own span around 1 (chart_series_test.py checks a narrow one):
+    # ticks from below the smallest shown ratio (and 1) to above the largest, the axis titled "x base"
+    shown = [float(row[7]) for row in summary["table"]["rows"][:30]] + [1.0]
+    ticks = [float(x) for x in summary["charts"][0]["tick_labels"]]
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 0
+    t.check(ticks and ticks[0] <= min(shown) and ticks[-1] >= max(shown)
+            and ticks[-1] - ticks[0] <= 1.2 * (max(shown) - min(shown)) + 2 * step,
+            "ratio axis spans the ratios and 1 with a margin", (ticks, min(shown), max(shown)))
+    t.eq(summary["charts"][0]["axis_labels"][:1], ["x base"], "the ratio axis is titled x base")
     reports = [e for e in meta["reports"] if "skipped" not in e]
     t.eq(len(page["sections"]), len(reports) + 1, "the Summary and a section per compared report")
     for sec, e in zip(page["sections"][1:], reports):  # in spec order, each with its CSV's rows
@@ -402,7 +411,7 @@ REVIEW_SECTIONS = [
     ("Summary", "review_summary", 6),                # 2 ranks x 3 stacked series
     ("Top kernels", "review_top_kernels", 15),       # a bar per kernel name
     ("Device time", "review_device_time", 6),        # 2 rank/devices x 3 stacked series
-    ("Steps", "review_steps", 12),                   # 2 ranks x 2 complete steps x 3 stacked series
+    ("Steps", "review_steps", 4),                    # 2 ranks x 2 complete steps: a line per rank
     ("Operator statistics", "review_op_statistic", None),
     ("Communication statistics", "review_communication", None),
 ]
@@ -431,6 +440,12 @@ def case_review(t):
     top = csv_rows(os.path.join(t.out, "review_top_kernels.csv"))
     t.eq(page["sections"][1]["charts"][0]["titles"], ["%s \u2014 Total Time(us): %s" % (r[0], r[2]) for r in top[1:]],
          "each bar's tooltip: the full name and the total")
+    # the steps: a line per rank (series_by: Rank) over its own steps, the legend naming the ranks
+    steps = csv_rows(os.path.join(t.out, "review_steps.csv"))
+    per_rank = [sum(1 for r in steps[1:] if r[0] == k) for k in ("0", "1")]
+    chart = page["sections"][3]["charts"][0]
+    t.eq(chart["lines"], per_rank, "Steps: a line per rank, a point per complete step")
+    t.eq(chart["legend_names"], ["Rank 0", "Rank 1"], "Steps: the legend names the ranks")
     check_sort(t, page)
 
 

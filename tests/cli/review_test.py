@@ -15,7 +15,8 @@
 # figures per rank equal what the built-in reports step_trace_time and
 # top_kernels say of the same data (mean per step, the rank's top kernel
 # and its share); every report sheet prints landscape, one page wide, its
-# header repeated; the charts are under their tables, bars with the full
+# header repeated; the charts are under their tables (Steps: a line per
+# rank over its own rows, an x-y chart), bars with the full
 # kernel names as categories, largest first, one series per value column,
 # the value axis in #,##0; the top-3 rule marks three cells.
 #
@@ -110,7 +111,7 @@ def check_book(path):
         T.check(ws.print_title_rows in ("1:1", "$1:$1"), "%s: header repeated on printed pages, %r" % (name, ws.print_title_rows))
     # the charts: under their tables, as wide as a page
     for name, kind, n_series in (("Summary", "stacked", 3), ("Top kernels", "clustered", 1),
-                                 ("Device time", "stacked", 3), ("Steps", "stacked", 3)):
+                                 ("Device time", "stacked", 3)):
         ws = wb[name]
         if not T.check(len(ws._charts) == 1, "%s: %d charts" % (name, len(ws._charts))):
             continue
@@ -129,11 +130,28 @@ def check_book(path):
         ref = "'%s'" % name if " " in name else name
         for s in ch.series:
             cats = (s.cat.strRef or s.cat.numRef).f
-            cat_col = "J" if name == "Steps" else "A"  # Steps: its Label column
-            T.check(cats == "%s!$%s$2:$%s$%d" % (ref, cat_col, cat_col, last), "%s: categories %r" % (name, cats))
+            T.check(cats == "%s!$A$2:$A$%d" % (ref, last), "%s: categories %r" % (name, cats))
             vals = s.val.numRef.f
             T.check(re.fullmatch(r"%s!\$[A-Z]+\$2:\$[A-Z]+\$%d" % (re.escape(ref), last), vals or ""),
                     "%s: values %r" % (name, vals))
+    # Steps: a line per rank (series_by: Rank), each over its own rows: x Step (C), y Computing (D)
+    ws = wb["Steps"]
+    spans = {}
+    for i, row in enumerate(ws.iter_rows(min_row=2, values_only=True), start=2):
+        spans.setdefault(row[0], [i, i])[1] = i
+    # an x-y chart when every Step is a number; without ProfilerSteps (Step empty) a line chart, a point per rank
+    numeric = all(isinstance(r[2], (int, float)) for r in ws.iter_rows(min_row=2, values_only=True))
+    kind = "scatterChart" if numeric else "lineChart"
+    ch = ws._charts[0] if len(ws._charts) == 1 else None
+    if T.check(ch is not None and ch.tagname == kind, "Steps: one %s, %r" % (kind, [c.tagname for c in ws._charts])):
+        T.check(ch.anchor._from.row == ws.max_row + 1 and ch.anchor._from.col == 0, "Steps: the chart under the table")
+        got = [(s.tx.v, ((s.xVal or s.cat).numRef or (s.xVal or s.cat).strRef).f, (s.yVal or s.val).numRef.f)
+               for s in ch.series]
+        def cells(col, a, b):  # one cell is written without its range
+            return "Steps!$%s$%d" % (col, a) if a == b else "Steps!$%s$%d:$%s$%d" % (col, a, col, b)
+        want = [("Rank %s" % k, cells("C", a, b), cells("D", a, b)) for k, (a, b) in sorted(spans.items())]
+        T.check(got == want, "Steps: a series per rank over its rows", "%r != %r" % (got, want))
+        T.check(ch.legend is not None and ch.legend.position == "b", "Steps: the legend names the ranks, below")
     top = wb["Top kernels"]
     series = top._charts[0].series if top._charts else []
     if series:
@@ -178,10 +196,15 @@ def check_pdf(path, work, cdir):
         T.check(tk.count(row[0]) >= 2, "Top kernels page: %r %d times (table and bar label)" % (row[0], tk.count(row[0])))
     T.check("Total Time(us)" in " ".join(tk.split()[-12:]) or tk.count("Total Time(us)") >= 2,
             "Top kernels page: the value axis title")
-    for k in (0, 2, 3):
+    for k in (0, 2):
         pg = report_pages[k]
         for s in ("Computing(us)", "Exposed Communication(us)", "Free(us)"):
             T.check(pg.count(s) >= 2, "%s page: %r in the table and the legend" % (ids[k], s))
+    # Steps: a line per rank, the legend naming the ranks, the value axis titled
+    pg = report_pages[3]
+    ranks = sorted({r[0] for r in rows_of(os.path.join(cdir, "review_steps.csv"))[1:]})
+    T.check(all("Rank " + r in pg for r in ranks), "review_steps page: the legend names the ranks %r" % ranks)
+    T.check(pg.count("Computing(us)") >= 2, "review_steps page: Computing(us) in the table and on the axis")
 
 
 def main():

@@ -40,6 +40,10 @@ BAD = [
     ("conditional not a list", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1", "xlsx": {
         "conditional": {"column": "a", "type": "data_bar"}}}]}),
     ("workbook file with /", {"tracebook": 1, "workbook": {"file": "a/b.xlsx"}}),
+    ("series_by on a bar chart", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1 AS x, 2 AS y", "xlsx": {
+        "chart": {"type": "bar", "categories": "x", "values": "y", "series_by": "x"}}}]}),
+    ("series_by without categories", {"tracebook": 1, "reports": [{"id": "a", "sql": "SELECT 1 AS x, 2 AS y",
+                                      "xlsx": {"chart": {"type": "line", "values": "y", "series_by": "x"}}}]}),
 ]
 
 

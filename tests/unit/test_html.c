@@ -99,6 +99,53 @@ static void test_ticks(void **state)
     assert_true(isfinite(step) && step > 0 && k0 >= -2 && k1 <= 2 && k0 < 0 && k1 > 0 && dec == 0);
 }
 
+/* A ratio axis: 1 and the values with a tenth of their span on each side, rounded out to ticks. */
+static void test_ratio_axis(void **state)
+{
+    (void)state;
+    double lo, hi;
+    svg_ratio_axis(1.02, 1.05, &lo, &hi); /* 1..1.05 and 0.005 each side */
+    assert_true(fabs(lo - 0.995) < 1e-12 && fabs(hi - 1.055) < 1e-12);
+    ticks(lo, hi, 0.02, 49, 53, 2);       /* 0.98 .. 1.06: not from 0 */
+    svg_ratio_axis(0.8, 0.9, &lo, &hi);   /* below 1: up to 1 */
+    assert_true(fabs(lo - 0.78) < 1e-12 && fabs(hi - 1.02) < 1e-12);
+    svg_ratio_axis(1, 1, &lo, &hi);       /* nothing moved: 0.95..1.05 */
+    assert_true(fabs(lo - 0.95) < 1e-12 && fabs(hi - 1.05) < 1e-12);
+    svg_ratio_axis(0.05, 3, &lo, &hi);    /* never below 0 when no value is */
+    assert_true(lo == 0 && fabs(hi - 3.295) < 1e-12);
+    svg_ratio_axis(NAN, NAN, &lo, &hi);   /* no value: around 1 */
+    assert_true(fabs(lo - 0.95) < 1e-12 && fabs(hi - 1.05) < 1e-12);
+}
+
+/* Chart groups: a value per run of rows; a value that comes back is refused, naming it and the row. */
+static void test_chart_groups(void **state)
+{
+    (void)state;
+    chart_groups gs = {0};
+    chart_group_where w = {.path = "out.xlsx", .what = "sheet 'Steps'", .column = "Rank"};
+    tb_error err = {0};
+    tb_cell c0 = {.kind = TB_CELL_INT, .i = 0}, c1 = {.kind = TB_CELL_INT, .i = 1}, cn = {.kind = TB_CELL_NULL};
+    size_t idx = 99;
+    ok(chart_group_row(&gs, &c0, 0, &w, &idx, &err), &err);
+    assert_int_equal(idx, 0);
+    ok(chart_group_row(&gs, &c0, 1, &w, &idx, &err), &err);
+    ok(chart_group_row(&gs, &c1, 2, &w, &idx, &err), &err);
+    assert_int_equal(idx, 1);
+    ok(chart_group_row(&gs, &cn, 3, &w, &idx, &err), &err);
+    assert_int_equal(idx, 2);
+    assert_int_equal(gs.n, 3);
+    assert_string_equal(gs.g[0].key, "0");
+    assert_true(gs.g[0].first == 0 && gs.g[0].last == 1 && gs.g[1].first == 2 && gs.g[1].last == 2);
+    assert_string_equal(gs.g[2].key, "");
+    assert_int_equal(chart_group_row(&gs, &c1, 4, &w, &idx, &err), TB_ERR_USAGE);
+    assert_string_equal(err.file, "out.xlsx");
+    assert_non_null(strstr(err.message, "sheet 'Steps': chart series_by column 'Rank': the rows are not grouped by "
+                                        "it ('1' comes back in data row 5"));
+    assert_int_equal(gs.n, 3);
+    chart_groups_free(&gs);
+    assert_true(gs.n == 0 && !gs.g);
+}
+
 static const tb_sink_column cols[] = {
     {.header = "Name", .name = "Name", .type = TB_COL_PLAIN},
     {.header = "Total Time(us)", .name = "Total Time", .type = TB_COL_DUR_NS},
@@ -308,7 +355,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_escaping), cmocka_unit_test(test_ticks),    cmocka_unit_test(test_page),
         cmocka_unit_test(test_cut),      cmocka_unit_test(test_pie_other), cmocka_unit_test(test_failures),
-        cmocka_unit_test(test_lead),
+        cmocka_unit_test(test_lead),     cmocka_unit_test(test_ratio_axis), cmocka_unit_test(test_chart_groups),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
