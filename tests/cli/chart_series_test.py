@@ -32,7 +32,11 @@ import zipfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import tbtest  # noqa: E402
 
-import openpyxl  # noqa: E402
+try:
+    import openpyxl  # noqa: E402
+except ImportError:
+    tbtest.rerun_with_system_python("import openpyxl")
+    tbtest.skip("python3-openpyxl is not installed")
 
 words = tbtest.args("TRACEBOOK TRACEBOOK_GEN WORK_DIR [CASE...]", 3)
 EXE, GEN, WORK = (os.path.abspath(w) for w in words[:3])
