@@ -214,6 +214,9 @@ static int about_build(const job_state *js, const char *label, int64_t start, ab
     for (size_t i = 0; !shards && i < js->n_in; i++)
         if (about_add(a, "input", js->in[i]))
             return -1;
+    /* --base: what the baseline reports' rows are set beside */
+    if (job->base && about_add(a, "base run", job->base_name ? job->base_name : "-"))
+        return -1;
     for (size_t i = 0; i < js->facts.n; i++)
         if (about_add(a, js->facts.v[i].key, js->facts.v[i].value))
             return -1;
@@ -358,7 +361,7 @@ static tb_status open_sheet(job_state *js, const tb_spec_report *rep, const char
         js->conds[i] = (xlsx_cond){.column = rep->conds[i].column, .kind = kinds[rep->conds[i].type],
                                    .op = ops[rep->conds[i].op], .value = rep->conds[i].value,
                                    .top = rep->conds[i].top};
-    /* --base: a row per figure, which the report's chart does not draw */
+    /* --base: a row per figure, which the report's chart and conditional formats do not fit */
     xlsx_sheet_options so = {
         .name = sheet_want(rep),
         .key = rep->id,
@@ -367,7 +370,7 @@ static tb_status open_sheet(job_state *js, const tb_spec_report *rep, const char
                   .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values,
                   .below = rep->chart_below},
         .conds = js->conds,
-        .n_conds = rep->n_conds,
+        .n_conds = baseline_has(js->bl, rep) ? 0 : rep->n_conds,
     };
     rc = xlsx_sheet_sink(js->book, &so, out, err);
     js->sheet = rc ? NULL : *out;

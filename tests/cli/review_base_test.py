@@ -21,7 +21,7 @@
 # with a rank this run lacks, this run's own output folder, a spec with no
 # baseline report.
 #
-# usage: review_base_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR
+# usage: review_base_test.py TRACEBOOK TRACEBOOK_GEN OUTDIR [CASE ...]
 # Prints one `ok`/`FAIL`/`skip` line per case and a final count line.
 import csv
 import json
@@ -34,7 +34,7 @@ from decimal import ROUND_HALF_EVEN, Decimal
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import tbtest  # noqa: E402
 
-TB, GEN, OUT = tbtest.args("TRACEBOOK TRACEBOOK_GEN OUTDIR", 3)
+TB, GEN, OUT = tbtest.args("TRACEBOOK TRACEBOOK_GEN OUTDIR [CASE ...]", 3)[:3]
 tbtest.rerun_with_system_python("import openpyxl")
 WORK = tbtest.fresh_dir(os.path.abspath(OUT))
 tb = tbtest.Program(TB, cwd=WORK, env={"XDG_CACHE_HOME": os.path.join(WORK, "cache")})
@@ -113,6 +113,7 @@ def case_summary_csv(t):
     with open(os.path.join(WORK, "reports", "vs", "review.html"), encoding="utf-8") as f:
         page = f.read()
     t.check("Set beside the base run" in page and ">Ratio<" in page, "the page's Summary says what it holds")
+    t.check("base run" in page and "reports/base" in page, "the page's headline names the base run")
     with open(os.path.join(WORK, "reports", "vs", "tracebook_run.json")) as f:
         t.eq(json.load(f).get("base"), "reports/base", "tracebook_run.json names the base")
 
@@ -142,6 +143,8 @@ def case_workbook(t):
        code=0)
     wb = openpyxl.load_workbook(os.path.join(WORK, "reports", "book", "review.xlsx"))
     t.eq(wb.sheetnames[:2], ["About", "Summary"], "Summary first after About")
+    about = {r[0].value: r[1].value for r in wb["About"].iter_rows() if r[0].value}
+    t.eq(about.get("base run"), "reports/base", "About names the base run")
     ws = wb["Summary"]
     rows = [[c.value for c in r] for r in ws.iter_rows()]
     twin = rows_of(os.path.join(WORK, "reports", "book", "review_summary.csv"))
