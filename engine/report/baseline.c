@@ -112,6 +112,10 @@ static tb_status col_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_
 {
     collector *c = (collector *)s;
     side *sd = c->sd;
+    if (sd->cols) /* a second sink of the same report (a run in parts): its rows follow the first's */
+        return n == sd->n_cols ? TB_OK
+                               : tb_error_set(err, TB_ERR_INTERNAL, "report '%s': %zu columns, then %zu", c->r->rep->id,
+                                              sd->n_cols, n);
     sd->n_cols = n;
     sd->headers = calloc(n + 1, sizeof *sd->headers);
     sd->names = calloc(n + 1, sizeof *sd->names);
