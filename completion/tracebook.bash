@@ -204,6 +204,11 @@ _tracebook()
         --width|-width)
             return
             ;;
+        --base|-base)
+            compopt -o filenames 2>/dev/null
+            COMPREPLY=($(compgen -f -- "$cur"))
+            return
+            ;;
         --model-id|-model-id)
             return
             ;;
@@ -230,7 +235,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir --spec -o --output --format --csv-safe --keep-db --timeunit --param --report --width --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict --keep-going --fail-on-warning --fail-on-finding -q --quiet -h --help"
+        opts="-dir --dir --spec -o --output --format --csv-safe --keep-db --timeunit --param --report --width --base --model-id --iteration-id --iteration-count --max-steps --max-cpu-time --max-memory --max-temp --rebuild --strict --keep-going --fail-on-warning --fail-on-finding -q --quiet -h --help"
         ;;
     "query")
         case $prev in

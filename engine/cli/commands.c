@@ -177,6 +177,9 @@ static const cli_option report_opts[] = {
     O_PARAM("set a parameter (REPORT.NAME=VALUE for one report)"),
     {OPT_REPORT, NULL, "report", "ID", 1, COMPLETE_NONE, NULL, "run only this report (repeat)"},
     O_CONSOLE_WIDTH,
+    {OPT_BASE, NULL, "base", "PATH", 1, COMPLETE_FILE, NULL,
+     "the base run (an earlier report folder of the spec):\n"
+     "baseline reports show each figure's change (review.md)"},
     O_WINDOW(" per report"),
     O_RELOAD,
     O_KEEP_GOING,

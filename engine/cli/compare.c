@@ -10,26 +10,16 @@
  * rest. With --fail-on-regression a run that found a regression ends with
  * TB_EXIT_REGRESSION (8) once every file is written.
  */
-#define _XOPEN_SOURCE 700 /* realpath */
-#include <limits.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-
 #include "cli.h"
 
 /* An earlier run's folder keeps its tracebook_run.json: never the output.
  * Returns -1 when fine, else the exit code of the usage error. */
 static int refuses_output(const cli_args *a, const char *out_dir)
 {
-    char out_real[PATH_MAX], side_real[PATH_MAX];
-    if (!realpath(out_dir, out_real))
-        return -1;
     const char *const *sides[2] = {a->v[OPT_BASE], a->v[OPT_NEW]};
     size_t ns[2] = {a->n[OPT_BASE], a->n[OPT_NEW]};
     for (int k = 0; k < 2; k++)
-        if (ns[k] == 1 && tb_run_folder(sides[k][0]) && realpath(sides[k][0], side_real) &&
-            !strcmp(out_real, side_real))
+        if (ns[k] == 1 && tb_run_folder_is(sides[k][0], out_dir))
             return cli_usage_error(a->cmd, "-o %s would replace the tracebook_run.json of the %s run: write the "
                                    "comparison elsewhere", out_dir, k ? "new" : "base");
     return -1;

@@ -60,7 +60,6 @@ static int check_report(const cli_args *a, unsigned *out)
     if (a->n[OPT_DIR] == 0)
         return cli_usage_error(a->cmd, "no input: give -dir PATH");
     int rc = cli_parse_formats(a, ~0u, out);
-    unsigned formats = *out;
     if (rc >= 0)
         return rc;
     if (a->n[OPT_FAIL_ON_FINDING] && fail_severity(a) < 0)
@@ -68,10 +67,10 @@ static int check_report(const cli_args *a, unsigned *out)
                                cli_value(a, OPT_FAIL_ON_FINDING));
     if ((rc = cli_out_dir(a, &out_dir)) >= 0)
         return rc;
-    if (a->n[OPT_OUTPUT] && formats == TB_OUT_CONSOLE)
+    if (a->n[OPT_OUTPUT] && *out == TB_OUT_CONSOLE)
         return cli_usage_error(a->cmd, "%s: --format console writes no files; drop -o or add csv or json",
                                a->as_written[OPT_OUTPUT]);
-    if (a->n[OPT_KEEP_DB] && formats == TB_OUT_CONSOLE)
+    if (a->n[OPT_KEEP_DB] && *out == TB_OUT_CONSOLE)
         return cli_usage_error(a->cmd, "--keep-db: --format console writes no folder to keep it in; add csv or json");
     return -1;
 }
@@ -109,6 +108,20 @@ static int fail_on_finding(const cli_args *a, const tb_run_result *res, int rc)
     return TB_EXIT_FINDING;
 }
 
+/* --base: the base run's session (tb_run_base) in *base. Returns -1 when fine, else the exit code. */
+static int open_base(cli_run *run, const char *out_dir, tb_session **base)
+{
+    char **in = NULL;
+    size_t n = 0;
+    tb_window w = run->ro.window;
+    const char *const *given = run->a->v[OPT_BASE];
+    tb_status st = *given ? tb_run_base(given, run->a->n[OPT_BASE], (const tb_spec *const *)run->specs, run->n_specs,
+                                        out_dir ? out_dir : ".", &in, &n, &w, &run->err) : TB_OK;
+    int rc = st ? cli_run_end(run, st, 0) : in ? cli_run_session(run, (const char *const *)in, n, &w, 0, base) : -1;
+    tb_paths_free(in);
+    return rc;
+}
+
 int cli_cmd_report(cli_args *a)
 {
     unsigned formats;
@@ -129,7 +142,8 @@ int cli_cmd_report(cli_args *a)
         return cli_run_end(&run, TB_OK, cli_usage_error(a->cmd, "%s", run.err.message));
     if ((rc = check_fail_on_finding(a, specs, run.n_specs, only)) >= 0)
         return cli_run_end(&run, TB_OK, rc);
-    if ((rc = cli_run_open(&run, RUN_SESSION | RUN_SCOPED)) >= 0)
+    tb_session *base = NULL;
+    if ((rc = cli_run_open(&run, RUN_SESSION | RUN_SCOPED)) >= 0 || (rc = open_base(&run, out_dir, &base)) >= 0)
         return rc;
     tb_report_job job = {
         .run = {.specs = specs, .n_specs = run.n_specs, .unit = run.ro.unit,
@@ -146,6 +160,7 @@ int cli_cmd_report(cli_args *a)
         .n_warnings = run.n_kept,
         /* earlier runs' files in the folder stay listed: never read back as inputs */
         .keep_listings = 1,
+        .base = base, .base_name = a->v[OPT_BASE][0], /* --base PATH, or NULL */
     };
     if (writes_console(&run, formats) && isatty(STDOUT_FILENO))
         cli_progress_stop(run.progress);

@@ -45,6 +45,7 @@
 #include "query/runner.h"
 #include "query/window.h"
 #include "report/advisor.h"
+#include "report/baseline.h"
 #include "report/manifest.h"
 #include "report/report.h"
 #include "spec/msprof_reports.h"
@@ -91,6 +92,7 @@ typedef struct job_state {
     json_t *skipped_notes;   /* reports skipped, for the About sheet */
     advisor *adv;            /* the findings of the run's advisor rules, or NULL: it has none */
     const tb_spec_report *adv_wrapped; /* the rule whose first sink the advisor wraps already */
+    baseline *bl;             /* --base: the base run's rows of the baseline reports, or NULL */
     tb_error *err;
 } job_state;
 
@@ -212,6 +214,9 @@ static int about_build(const job_state *js, const char *label, int64_t start, ab
     for (size_t i = 0; !shards && i < js->n_in; i++)
         if (about_add(a, "input", js->in[i]))
             return -1;
+    /* --base: what the baseline reports' rows are set beside */
+    if (job->base && about_add(a, "base run", job->base_name ? job->base_name : "-"))
+        return -1;
     for (size_t i = 0; i < js->facts.n; i++)
         if (about_add(a, js->facts.v[i].key, js->facts.v[i].value))
             return -1;
@@ -368,15 +373,17 @@ static tb_status open_sheet(job_state *js, const tb_spec_report *rep, const char
         js->conds[i] = (xlsx_cond){.column = rep->conds[i].column, .kind = kinds[rep->conds[i].type],
                                    .op = ops[rep->conds[i].op], .value = rep->conds[i].value,
                                    .top = rep->conds[i].top};
+    /* --base: a row per figure, which the report's chart and conditional formats do not fit */
     xlsx_sheet_options so = {
         .name = sheet_want(rep),
         .key = rep->id,
-        .chart = {.kind = chart_kind(rep->chart_type), .categories = rep->chart_categories,
+        .chart = {.kind = baseline_has(js->bl, rep) ? XLSX_CHART_NONE : chart_kind(rep->chart_type),
+                  .categories = rep->chart_categories,
                   .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values,
                   .below = rep->chart_below, .series_by = rep->chart_series_by,
                   .series_by_rank = rank_alias(rep->sql, rep->chart_series_by)},
         .conds = js->conds,
-        .n_conds = rep->n_conds,
+        .n_conds = baseline_has(js->bl, rep) ? 0 : rep->n_conds,
     };
     rc = xlsx_sheet_sink(js->book, &so, out, err);
     js->sheet = rc ? NULL : *out;
@@ -452,8 +459,9 @@ static tb_status open_section(job_state *js, const tb_spec *spec, const tb_spec_
     }
     html_section_options so = {
         .title = rep->title ? rep->title : rep->id,
-        .description = rep->description,
-        .chart = {.kind = chart_kind(rep->chart_type), .categories = rep->chart_categories,
+        .description = baseline_has(js->bl, rep) ? BASE_TEXT : rep->description,
+        .chart = {.kind = baseline_has(js->bl, rep) ? XLSX_CHART_NONE : chart_kind(rep->chart_type),
+                  .categories = rep->chart_categories,
                   .values = (const char *const *)rep->chart_values, .n_values = rep->n_chart_values,
                   .series_by = rep->chart_series_by, .series_by_rank = rank_alias(rep->sql, rep->chart_series_by)},
         .full_file = js->full_file,
@@ -504,20 +512,28 @@ static tb_status open_file_sink(job_state *js, const tb_spec *spec, const tb_spe
     return rc;
 }
 
-/* A report's sink; an advisor rule's first one goes through the advisor too. */
+/* A report's sink; an advisor rule's first one goes through the advisor too, and with --base a
+ * baseline report's through baseline_wrap (report/baseline.c). */
 static tb_status open_sink(void *ctx, const tb_spec *spec, const tb_spec_report *rep, unsigned format,
                            const char *label, tb_sink **out, tb_error *err)
 {
     job_state *js = ctx;
     tb_status rc = open_file_sink(js, spec, rep, format, label, out, err);
-    if (rc || !*out || !rep->advice || !js->adv || js->adv_wrapped == rep)
-        return rc;
-    js->adv_wrapped = rep;
-    tb_sink *inner = *out;
-    int sheet = inner == js->sheet;
-    rc = advisor_wrap(js->adv, rep, inner, out, err);
-    if (rc && sheet)
-        js->sheet = NULL;
+    if (!rc && *out && rep->advice && js->adv && js->adv_wrapped != rep) {
+        js->adv_wrapped = rep;
+        int sheet = *out == js->sheet;
+        rc = advisor_wrap(js->adv, rep, *out, out, err);
+        if (rc && sheet)
+            js->sheet = NULL;
+    }
+    if (!rc && *out && js->bl) {
+        tb_sink *inner = advisor_inner(*out);
+        int sheet = inner == js->sheet, section = inner == js->section;
+        if ((rc = baseline_wrap(js->bl, rep, *out, out, err)) && sheet)
+            js->sheet = NULL;
+        if (rc && section)
+            js->section = NULL;
+    }
     return rc;
 }
 
@@ -530,7 +546,7 @@ static const char *base_name(const char *p)
 static void sink_done(void *ctx, const tb_spec_report *rep, tb_sink *sink)
 {
     job_state *js = ctx;
-    sink = advisor_inner(sink);
+    sink = advisor_inner(baseline_inner(sink));
     const char *const *paths = NULL;
     size_t n = sink_written(sink, &paths);
     json_t *o = report_obj(js, NULL, rep);
@@ -857,6 +873,8 @@ static json_t *metadata(const job_state *js, const tb_run_options *o, const tb_r
         json_array_append_new(specs, s);
     }
     json_object_set_new(m, "specs", specs);
+    if (js->job->base)
+        json_object_set_new(m, "base", json_string(js->job->base_name));
     json_object_set_new(m, "reports", json_incref(reports));
     /* a DB merged from shards: the processes that loaded its ranks */
     json_t *procs = scale_processes(js->db);
@@ -1162,7 +1180,10 @@ tb_status report_job_write(tb_session *s, tb_report_job *job, const tb_window *w
         o.specs = specs;
         o.n_specs++;
     }
-    if ((rc = guard_inputs(&js, &o, meta_path, sizeof meta_path, err)) || (rc = out_dir_make(job->out_dir, err)))
+    /* --base: both runs' rows of the baseline reports, matched before any file is written */
+    if ((rc = guard_inputs(&js, &o, meta_path, sizeof meta_path, err)) ||
+        (job->base && (rc = baseline_collect(job->base, job->base_name, &o, session_replay(s), &js.bl, err))) ||
+        (rc = out_dir_make(job->out_dir, err)))
         goto done;
     /* two runs into one folder take turns (a lock on the folder itself, so
      * nothing is left in it): their files and tracebook_run.json never mix */
@@ -1199,6 +1220,7 @@ done:
         close(dir_fd); /* releases the lock */
     xlsx_destroy(js.book);
     advisor_free(js.adv);
+    baseline_free(js.bl);
     free(js.book_path);
     html_destroy(js.page);
     free(js.page_path);

@@ -11,7 +11,7 @@
  * outputs (ingest/own_outputs.c), so every file a run wrote is listed under
  * a "files" key.
  */
-#define _POSIX_C_SOURCE 200809L
+#define _XOPEN_SOURCE 700 /* realpath */
 #include <limits.h>
 #include <errno.h>
 #include <stdio.h>
@@ -282,6 +282,12 @@ int tb_run_folder(const char *path)
     if (stat(meta, &sb) != 0 || !S_ISREG(sb.st_mode))
         return 0;
     return !tb_db_shard_folder(path);
+}
+
+int tb_run_folder_is(const char *path, const char *dir)
+{
+    char a[PATH_MAX], b[PATH_MAX];
+    return tb_run_folder(path) && realpath(path, a) && realpath(dir, b) && !strcmp(a, b);
 }
 
 tb_status tb_run_spec_window(const char *dir, char **spec, tb_window *w, tb_error *err)

@@ -129,6 +129,8 @@ struct tb_spec_report {
     tb_spec_rule *rules;     /* compare: `regressions:` rules */
     size_t n_rules;
     int has_rules;           /* 1: `regressions:` given (even empty); 0: the default rules */
+    int baseline;            /* `baseline: true`: with `report --base`, each row gains its figures' base
+                                value, change and ratio (report/baseline.c) */
     tb_spec_advice *advice;  /* `advice:`, or NULL: a plain report */
     tb_spec_pos pos;
 };

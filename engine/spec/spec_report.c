@@ -28,11 +28,12 @@
 static const char *const report_keys[] = {"id",     "title",   "description", "use",   "requires",
                                           "sql",    "sql_file", "params",     "outputs", "sort",
                                           "limit",  "header_units", "columns", "xlsx",  "key",
-                                          "normalize", "regressions", "drop_empty", "pivot", "scope", "advice", "json_shape", NULL};
+                                          "normalize", "regressions", "drop_empty", "pivot", "scope", "advice", "json_shape",
+                                          "baseline", NULL};
 static const char *const use_keys[] = {"use",    "id",   "title", "description",  "params",  "outputs",
                                        "sort",   "limit", "header_units", "columns", "xlsx", "requires",
                                        "key",    "normalize", "regressions", "drop_empty", "pivot", "scope", "advice", "json_shape",
-                                       NULL};
+                                       "baseline", NULL};
 static const char *const rule_keys[] = {"column", "worse", "relative", "absolute", "min_count", "mad", "nights", NULL};
 static const char *const normalize_names[] = {"strip_template_args", "strip_hashes", "strip_trailing_numbers",
                                               NULL}; /* TB_NORM_* bit order */
@@ -601,6 +602,15 @@ static tb_status parse_common(loader *L, const specnode *m, tb_spec_report *r, r
         return st;
     if ((p = specnode_get(m, "key")) && (st = parse_names(L, p->value, "key", &r->key, &r->n_key)))
         return st;
+    if ((p = specnode_get(m, "baseline"))) {
+        const specnode *v = p->value;
+        if (v->kind != SPECNODE_SCALAR || v->type != SPECNODE_BOOL)
+            return fail_node(L, v, "'baseline' must be true or false, got %s", spec_describe(v, d, sizeof d));
+        if (v->i && !r->n_key)
+            return fail_node(L, v, "'baseline: true' needs 'key:' (the columns that match a row with the base "
+                             "run's row)");
+        r->baseline = (int)v->i;
+    }
     if ((p = specnode_get(m, "scope"))) {
         const specnode *v = p->value;
         if (spec_is_text(v) && !strcmp(v->text, "rank"))
@@ -819,7 +829,7 @@ static int copy_report(tb_spec_report *dst, const tb_spec_report *src, const cha
 {
     *dst = (tb_spec_report){
         .limit = src->limit, .header_units = src->header_units, .json_document = src->json_document,
-        .outputs = src->outputs, .scope = src->scope, .chart_below = src->chart_below};
+        .outputs = src->outputs, .scope = src->scope, .chart_below = src->chart_below, .baseline = src->baseline};
     if (copy_texts(dst, src) ||
         copy_strings(&dst->chart_values, &dst->n_chart_values, src->chart_values, src->n_chart_values) ||
         !(dst->origin = strdup(file)))

@@ -48,6 +48,10 @@ typedef struct tb_report_job {
                                        (TB_TRACE_DB_NAME), named in tracebook_run.json's trace_db: compare
                                        and history read the folder from it (tb_run_inputs), without the
                                        raw profiles */
+    tb_session *base;               /* not NULL (borrowed): the base run (`report --base`); each report
+                                       with `baseline: true` gets, per figure, the base run's value, the
+                                       change and the ratio (docs/review.md); the runs' rows must match */
+    const char *base_name;          /* what messages and tracebook_run.json call the base run */
 } tb_report_job;
 
 /* The file name of the DB copy a report run keeps (tb_report_job.keep_db). */
@@ -75,6 +79,9 @@ tb_status tb_query_write(tb_session *s, const tb_query_job *job, uint64_t *rows,
  * one run's DB). */
 int tb_run_folder(const char *path);
 
+/* 1 when path is an earlier run's output folder (tb_run_folder) and the folder dir is (both resolved). */
+int tb_run_folder_is(const char *path, const char *dir);
+
 /*
  * The spec (the first of its `specs`) and window of an earlier report run,
  * from dir/tracebook_run.json: *spec a new string, w->set 0 without a window.
@@ -91,6 +98,18 @@ tb_status tb_run_spec_window(const char *dir, char **spec, tb_window *w, tb_erro
  * strings in *out (free with tb_paths_free), *n_out their count.
  */
 tb_status tb_run_inputs(const char *const *given, size_t n, char ***out, size_t *n_out, tb_error *err);
+
+/*
+ * The base run of `report --base` (report/baseline.c): given, n paths as
+ * -dir takes them, or one earlier report run's output folder. A folder must
+ * be a run that wrote every report of specs with `baseline: true` (else
+ * TB_ERR_USAGE: a run of another spec) and must not be out_dir (this run
+ * would replace its files); its inputs are what tb_run_inputs gives (its
+ * kept DB first) and *w becomes its window. Other paths are the inputs as
+ * they are, *w left as given (the run's window). *inputs: as tb_run_inputs.
+ */
+tb_status tb_run_base(const char *const *given, size_t n, const tb_spec *const *specs, size_t n_specs,
+                      const char *out_dir, char ***inputs, size_t *n_inputs, tb_window *w, tb_error *err);
 
 /*
  * Writes the `info` summary of the session's DB to f, titled by what the

@@ -870,7 +870,7 @@ static void test_use_errors(void **state)
                  15, "param 'top' must be an int (built-in report 'top_kernels' declares it so), got '2.5'");
     expect_error("use5.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    titel: x\n", TB_ERR_PARSE, 4, 5,
                  "unknown key 'titel' in a report with 'use' (did you mean 'title'?); expected one of: use, id, title, description, params, "
-                 "outputs, sort, limit, header_units, columns, xlsx, requires, key, normalize, regressions, drop_empty, pivot, scope, advice, json_shape");
+                 "outputs, sort, limit, header_units, columns, xlsx, requires, key, normalize, regressions, drop_empty, pivot, scope, advice, json_shape, baseline");
     /* an unknown param name lists the report's params */
     write_text("use6.yaml", "tracebook: 1\nreports:\n  - use: top_kernels\n    params: {tpo: 1}\n", path, sizeof path);
     tb_spec *s = NULL;
@@ -1066,7 +1066,12 @@ static void test_error_unknown_key(void **state)
     (void)state;
     expect_error("e1.yaml", "tracebook: 1\nreports:\n  - id: a\n    titel: A\n    sql: SELECT 1\n", TB_ERR_PARSE, 4, 5,
                  "unknown key 'titel' in report (did you mean 'title'?); expected one of: id, title, description, use, requires, sql, "
-                 "sql_file, params, outputs, sort, limit, header_units, columns, xlsx, key, normalize, regressions, drop_empty, pivot, scope, advice, json_shape");
+                 "sql_file, params, outputs, sort, limit, header_units, columns, xlsx, key, normalize, regressions, drop_empty, pivot, scope, advice, json_shape, baseline");
+    /* baseline: a boolean, and only with a key to match rows by (report --base) */
+    expect_error("e1c.yaml", "tracebook: 1\nreports:\n  - id: a\n    key: [x]\n    sql: SELECT 1 AS x\n    baseline: 3\n",
+                 TB_ERR_PARSE, 6, 15, "'baseline' must be true or false, got '3'");
+    expect_error("e1d.yaml", "tracebook: 1\nreports:\n  - id: a\n    sql: SELECT 1 AS x\n    baseline: true\n",
+                 TB_ERR_PARSE, 5, 15, "'baseline: true' needs 'key:' (the columns that match a row with the base run's row)");
     expect_error("e1b.yaml", "tracebook: 1\nreport: []\n", TB_ERR_PARSE, 2, 1,
                  "unknown key 'report' in the spec (did you mean 'reports'?); expected one of: tracebook, json_process, params, metrics, "
                  "outputs, reports, workbook, html");
