@@ -33,6 +33,10 @@
 # two ranks' msprof-style DBs built here (module_db), against the recipe's
 # own rows (../conformance/reference/make_module_statistic.py); ranks without
 # linked ops or without Module ranges give no row and no file.
+# free_analysis (the free_analysis recipe's free_analysis.csv) on two ranks'
+# msprof-style DBs built here (free_db), against the recipe's own CSV
+# (../conformance/reference/make_free_analysis.py); its top_num; a rank
+# without free time gives no row.
 #
 # The slow_rank references (REFERENCE below) are what msprof-analyze's
 # SlowRankVoteAnalysis (its slow_rank.py, run unchanged with pandas and
@@ -278,6 +282,85 @@ def module_cluster(d):
         sub = os.path.join(d, "module_rank%d" % rank)
         os.makedirs(sub, exist_ok=True)
         module_db(os.path.join(sub, "msprof_%d.db" % rank), rank, stretch, backward)
+        dirs.append(sub)
+    return dirs
+
+
+FREE_TABLES = MODULE_TABLES + (
+    "CREATE TABLE CANN_API (startNs INTEGER, endNs INTEGER, type INTEGER, globalTid INTEGER, "
+    "  connectionId INTEGER, name INTEGER);")
+
+
+def free_db(path, rank, pytorch):
+    """An msprof-style DB of one rank for free_analysis: compute kernels with
+    their CANN and (when pytorch) PyTorch calls, other tasks inside the
+    longest free interval (two EVENT_WAIT, one MEMCPY_ASYNC), intervals whose
+    tasks around them give each of the recipe's reasons (PyTorch idle, a long
+    gap between CANN launches, a long launch), and a communication op with no
+    task after it (rank 0) or before it (rank 1). Every free interval has its
+    own length."""
+    if os.path.exists(path):
+        os.remove(path)
+    con = sqlite3.connect(path)
+    con.executescript(FREE_TABLES)
+    sid = {}
+
+    def s(v):
+        if v not in sid:
+            sid[v] = len(sid) + 1
+            con.execute("INSERT INTO STRING_IDS VALUES (?, ?)", (sid[v], v))
+        return sid[v]
+    con.execute("INSERT INTO RANK_DEVICE_MAP VALUES (?, 0)", (rank,))
+    n = [0]
+
+    def task(a, b, kind, conn=None):
+        n[0] += 1
+        con.execute("INSERT INTO TASK VALUES (?, ?, 0, ?, ?, 1, ?, 0, 2, ?, 0)", (T0 + a, T0 + b, conn, n[0], s(kind),
+                                                                                n[0]))
+        return n[0]
+
+    def kernel(a, b, cann, pt):
+        conn = 7000 + n[0]
+        gid = task(a, b, "KERNEL_AICORE", conn)
+        con.execute("INSERT INTO COMPUTE_TASK_INFO VALUES (?, ?, 8, 0, 0, ?, 0, 0, 0, 0, 0, 0, 0)",
+                    (s("Kernel%d" % gid), gid, s("Kernel")))
+        con.execute("INSERT INTO CANN_API VALUES (?, ?, 20000, 7, ?, ?)", (T0 + cann[0], T0 + cann[1], conn,
+                                                                           s("aclnnKernel")))
+        if pytorch:
+            con.execute("INSERT INTO PYTORCH_API VALUES (?, ?, 7, ?, ?, 0, 0, 0, 0, 0, 0)",
+                        (T0 + pt[0], T0 + pt[1], gid, s("aten::op%d" % gid)))
+            con.execute("INSERT INTO CONNECTION_IDS VALUES (?, ?)", (gid, conn))
+
+    def comm(a, b):
+        con.execute("INSERT INTO COMMUNICATION_OP VALUES (?, ?, ?, NULL, ?, 1, 0, 0, 0, 0, 1024, ?)",
+                    (s("hcom_allReduce__1_1"), T0 + a, T0 + b, s("group0"), s("hcom_allReduce_")))
+    x = rank * 1_000
+    if rank == 1:
+        comm(20_000, 30_000)
+    kernel(100_000, 200_000, (50_000, 60_000), (40_000, 45_000))
+    task(250_000, 260_000, "EVENT_WAIT")
+    task(300_000, 320_000 + x, "EVENT_WAIT")
+    task(400_000, 410_000, "MEMCPY_ASYNC")
+    kernel(500_000, 600_000, (450_000, 460_000), (440_000, 445_000))
+    kernel(700_000 + x, 750_000, (610_000, 620_000), (600_000, 605_000))
+    kernel(1_000_000, 1_050_000, (900_000, 910_000), (630_000, 640_000))
+    kernel(1_310_000, 1_311_234 + x, (1_040_000, 1_280_000), (700_000, 705_000))
+    if rank == 0:
+        comm(1_400_000, 1_450_500)
+    con.commit()
+    con.close()
+
+
+FREE_RANKS = ((0, True), (1, False))
+
+
+def free_cluster(d):
+    """Two ranks' DBs (free_db): rank 0 with PyTorch calls, rank 1 without."""
+    dirs = []
+    for rank, pytorch in FREE_RANKS:
+        sub = os.path.join(d, "free_rank%d" % rank)
+        os.makedirs(sub, exist_ok=True)
+        free_db(os.path.join(sub, "msprof_%d.db" % rank), rank, pytorch)
         dirs.append(sub)
     return dirs
 
@@ -657,6 +740,43 @@ def main(tb_path, gen_path, out, only):
         r = t.run("report", "-q", "-dir", d, "--spec", "builtin:module_statistic", "-o", t.path("b"))
         t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
         skipped(t, t.path("b"), "no Module range")
+
+    @suite.case("free_analysis: 2 ranks' free intervals and their reasons, as the recipe")
+    def case_free_analysis(t):
+        args = ["report", "-q"]
+        for d in free_cluster(t.path("in")):
+            args += ["-dir", d]
+        r = t.run(*args, "--spec", "builtin:free_analysis", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        head, rows = read_csv(os.path.join(t.out, "free_analysis.csv"))
+        want_head, want = read_csv(os.path.join(REFERENCE_DIR, "msprof_analyze_free_analysis_2ranks.csv"))
+        t.eq(head, want_head, "the recipe's free_analysis.csv header, byte for byte")
+        t.eq(len(rows), len(want), "rows")
+        for k, (g, w) in enumerate(zip(rows, want)):
+            t.check(len(g) == len(w) and all(same_cell(a, b) for a, b in zip(g, w)), "row %d" % (k + 1),
+                    "%s vs %s" % (g, w))
+        reasons = {row[6].split(":")[0] for row in rows}
+        t.check(len(reasons) == 5, "every kind of reason", reasons)
+        r = t.run(*args, "--spec", "builtin:free_analysis", "--param", "top_num=2", "-o", t.path("top2"))
+        t.eq(r.rc, 0, "exit code, top_num 2 (stderr: %s)" % r.err.strip())
+        got = read_csv(os.path.join(t.path("top2"), "free_analysis.csv"))[1]
+        t.eq(got, [row for row in rows if [x[0] for x in rows[:rows.index(row)]].count(row[0]) < 2],
+             "top_num 2: the two longest of each rank")
+
+    @suite.case("free_analysis: a rank without free time (one kernel) gives no row")
+    def case_free_analysis_none(t):
+        d = free_cluster(t.path("in"))[0]
+        con = sqlite3.connect(os.path.join(d, "msprof_0.db"))
+        con.execute("DELETE FROM COMMUNICATION_OP")
+        con.execute("DELETE FROM COMPUTE_TASK_INFO WHERE globalTaskId > 1")
+        con.commit()
+        con.close()
+        r = t.run("report", "-q", "-dir", d, "--spec", "builtin:free_analysis", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        with open(os.path.join(t.out, "tracebook_run.json"), encoding="utf-8") as f:
+            rep = json.load(f)["reports"][0]
+        t.check(not os.path.exists(os.path.join(t.out, "free_analysis.csv")) and
+                rep["skipped"] == "the data has no free_time rows", "no row, no file (as the recipe)", rep)
 
     suite.main(only)
 
