@@ -49,13 +49,15 @@ typedef struct link {
     int64_t ts, end, cann_ts, cann_end, pt_end;
     int has_pt;            /* a PyTorch call */
     int type;              /* index into the rank's type names, -1 none */
-    size_t seq;            /* the order of the recipe's query */
 } link;
 
 typedef struct rank_data {
     link *l;
     size_t n, cap;
-    size_t *by_end;        /* indices by end, then seq */
+    struct by_end {
+        int64_t end;
+        size_t idx;
+    } *by_end;             /* the tasks by end, then seq */
     char **types;          /* task type names */
     size_t ntypes, tcap;
 } rank_data;
@@ -143,7 +145,7 @@ static tb_status read_links(const metric_ctx *m, rank_data *r, int64_t rank, tb_
         l->cann_end = sqlite3_column_int64(q, 4);
         l->has_pt = sqlite3_column_type(q, 5) != SQLITE_NULL && sqlite3_column_int64(q, 5) != 0;
         l->pt_end = sqlite3_column_int64(q, 6);
-        l->seq = r->n++;
+        r->n++;
     }
     if (!rc && s != SQLITE_DONE)
         rc = db_fail(m, err);
@@ -151,14 +153,12 @@ static tb_status read_links(const metric_ctx *m, rank_data *r, int64_t rank, tb_
     return rc;
 }
 
-static const link *end_base;
-
 static int cmp_end(const void *pa, const void *pb)
 {
-    const link *a = &end_base[*(const size_t *)pa], *b = &end_base[*(const size_t *)pb];
+    const struct by_end *a = pa, *b = pb;
     if (a->end != b->end)
         return a->end < b->end ? -1 : 1;
-    return (a->seq > b->seq) - (a->seq < b->seq);
+    return (a->idx > b->idx) - (a->idx < b->idx);
 }
 
 /* One free interval of the rank. */
@@ -294,7 +294,7 @@ static void call_reason(const rank_data *r, const gap *g, char *buf, size_t len,
     size_t lo = 0, hi = r->n; /* the last by end with end <= start */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (r->l[r->by_end[mid]].end <= g->start)
+        if (r->by_end[mid].end <= g->start)
             lo = mid + 1;
         else
             hi = mid;
@@ -305,7 +305,7 @@ static void call_reason(const rank_data *r, const gap *g, char *buf, size_t len,
         snprintf(buf, len, "Skip free analysis due to no prev or next task.");
         return;
     }
-    const link *p = &r->l[r->by_end[lo - 1]], *n = &r->l[next];
+    const link *p = &r->l[r->by_end[lo - 1].idx], *n = &r->l[next];
     if (!p->has_pt || !n->has_pt) {
         snprintf(buf, len, "Skip free analysis due to no pytorch dispatch time.");
         return;
@@ -382,9 +382,8 @@ static tb_status build_rank(const metric_ctx *m, rank_data *r, int64_t rank, tb_
         if (!(r->by_end = malloc(r->n * sizeof *r->by_end)))
             rc = nomem(err);
         for (size_t i = 0; !rc && i < r->n; i++)
-            r->by_end[i] = i;
+            r->by_end[i] = (struct by_end){r->l[i].end, i};
         if (!rc) {
-            end_base = r->l;
             qsort(r->by_end, r->n, sizeof *r->by_end, cmp_end);
             rc = write_gaps(m, r, rank, g, n, err);
         }

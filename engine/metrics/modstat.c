@@ -282,52 +282,56 @@ static tb_status read_fwd_bwd(const metric_ctx *m, nodes *ns, int64_t rank, tb_e
     return rc;
 }
 
-static const node *sort_base;
+/* A node's place in the sort of build_tree. */
+typedef struct ev_key {
+    int64_t start, end;
+    size_t idx;
+} ev_key;
 
 /* By start, longer first, then as listed (modules before ops). */
 static int cmp_event(const void *pa, const void *pb)
 {
-    size_t a = *(const size_t *)pa, b = *(const size_t *)pb;
-    const node *x = &sort_base[a], *y = &sort_base[b];
+    const ev_key *x = pa, *y = pb;
     if (x->start != y->start)
         return x->start < y->start ? -1 : 1;
     if (x->end != y->end)
         return x->end > y->end ? -1 : 1;
-    return (a > b) - (a < b);
+    return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
 /* Places every node in the last open module holding it (the recipe's stack
  * of modules; ROOT holds everything), children in order. */
 static int build_tree(nodes *ns, size_t *top)
 {
-    size_t n = ns->n, *ord = malloc((n ? n : 1) * sizeof *ord), *stack = malloc((n + 1) * sizeof *stack);
+    size_t n = ns->n, *stack = malloc((n + 1) * sizeof *stack);
+    ev_key *ord = malloc((n ? n : 1) * sizeof *ord);
     if (!ord || !stack) {
         free(ord);
         free(stack);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        ord[i] = i;
+        ord[i] = (ev_key){ns->v[i].start, ns->v[i].end, i};
         ns->v[i].first = ns->v[i].last = ns->v[i].next = ROOT;
     }
-    sort_base = ns->v;
     qsort(ord, n, sizeof *ord, cmp_event);
     size_t depth = 0;
     top[0] = top[1] = ROOT;
     for (size_t k = 0; k < n; k++) {
-        node *e = &ns->v[ord[k]];
+        size_t at = ord[k].idx;
+        node *e = &ns->v[at];
         while (depth && (ns->v[stack[depth - 1]].start > e->start || ns->v[stack[depth - 1]].end < e->end))
             depth--;
         size_t p = depth ? stack[depth - 1] : ROOT;
         size_t *first = p == ROOT ? &top[0] : &ns->v[p].first, *last = p == ROOT ? &top[1] : &ns->v[p].last;
         e->parent = p;
         if (*last == ROOT)
-            *first = ord[k];
+            *first = at;
         else
-            ns->v[*last].next = ord[k];
-        *last = ord[k];
+            ns->v[*last].next = at;
+        *last = at;
         if (e->module)
-            stack[depth++] = ord[k];
+            stack[depth++] = at;
     }
     free(ord);
     free(stack);
@@ -395,6 +399,7 @@ static char *parent_path(const walker *w)
 typedef struct fwd_row {
     char *parent;
     size_t module, fwd;
+    int64_t mod_start, fwd_start; /* the sort keys of the mapping rows */
     int64_t bwd_start, bwd_end;
     size_t seq;
 } fwd_row;
@@ -430,24 +435,22 @@ static int on_fwd(walker *w, size_t module, size_t op)
         free(parent);
         return 0;
     }
-    if (fwd_push(w->ctx, (fwd_row){.parent = parent, .module = module, .fwd = op}) == 0)
+    fwd_row x = {.parent = parent, .module = module, .fwd = op, .mod_start = w->ns->v[module].start,
+                 .fwd_start = w->ns->v[op].start};
+    if (fwd_push(w->ctx, x) == 0)
         return 0;
     free(parent);
     return -1;
 }
 
-static const nodes *fwd_base;
-
 /* Mapping rows by module start, then forward call start, then as walked. */
 static int cmp_mapped(const void *pa, const void *pb)
 {
     const fwd_row *a = pa, *b = pb;
-    const node *ma = &fwd_base->v[a->module], *mb = &fwd_base->v[b->module];
-    if (ma->start != mb->start)
-        return ma->start < mb->start ? -1 : 1;
-    int64_t fa = fwd_base->v[a->fwd].start, fb = fwd_base->v[b->fwd].start;
-    if (fa != fb)
-        return fa < fb ? -1 : 1;
+    if (a->mod_start != b->mod_start)
+        return a->mod_start < b->mod_start ? -1 : 1;
+    if (a->fwd_start != b->fwd_start)
+        return a->fwd_start < b->fwd_start ? -1 : 1;
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
@@ -469,7 +472,6 @@ static int same_key(const node *a, const node *b)
  * name, start and end (their backward calls), sorted by backward start. */
 static int merge_bwd(const nodes *bt, fwd_rows *map, fwd_rows *out)
 {
-    fwd_base = bt;
     qsort(map->v, map->n, sizeof *map->v, cmp_mapped);
     for (size_t i = 0; i < map->n; i++)
         for (size_t j = 0; j < bt->n; j++) {
