@@ -29,6 +29,8 @@ static const family families[] = {
     {metrics_timesum, &metrics_timesum_n},
     {metrics_commgroup, &metrics_commgroup_n},
     {metrics_mstx, &metrics_mstx_n},
+    {metrics_modstat, &metrics_modstat_n},
+    {metrics_freetime, &metrics_freetime_n},
     {metrics_hta_counters, &metrics_hta_counters_n},
     {metrics_hta_stacks, &metrics_hta_stacks_n},
 };

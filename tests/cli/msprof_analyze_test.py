@@ -29,6 +29,14 @@
 # here (mstx_db), against the recipe's own CSVs
 # (../conformance/reference/make_mstx_sum.py); pp_chart (the pp_chart
 # recipe's StepTaskInfo rows) on the same DBs against the recipe's mapper.
+# module_statistic (the module_statistic recipe's ModuleStatistic table) on
+# two ranks' msprof-style DBs built here (module_db), against the recipe's
+# own rows (../conformance/reference/make_module_statistic.py); ranks without
+# linked ops or without Module ranges give no row and no file.
+# free_analysis (the free_analysis recipe's free_analysis.csv) on two ranks'
+# msprof-style DBs built here (free_db), against the recipe's own CSV
+# (../conformance/reference/make_free_analysis.py); its top_num; a rank
+# without free time gives no row.
 #
 # The slow_rank references (REFERENCE below) are what msprof-analyze's
 # SlowRankVoteAnalysis (its slow_rank.py, run unchanged with pandas and
@@ -157,6 +165,202 @@ def mstx_cluster(d):
         sub = os.path.join(d, "mstx_rank%d" % rank)
         os.makedirs(sub, exist_ok=True)
         mstx_db(os.path.join(sub, "msprof_%d.db" % rank), rank, stretch, steps, pytorch)
+        dirs.append(sub)
+    return dirs
+
+
+MODULE_TABLES = (
+    "CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);"
+    "CREATE TABLE RANK_DEVICE_MAP (rankId INTEGER, deviceId INTEGER);"
+    "CREATE TABLE MSTX_EVENTS (startNs INTEGER, endNs INTEGER, eventType INTEGER, rangeId INTEGER, "
+    "  category INTEGER, message INTEGER, globalTid INTEGER, endGlobalTid INTEGER, domainId INTEGER, "
+    "  connectionId INTEGER);"
+    "CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER, "
+    "  globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER, streamId INTEGER, "
+    "  taskId INTEGER, modelId INTEGER);"
+    "CREATE TABLE COMPUTE_TASK_INFO (name INTEGER, globalTaskId INTEGER, blockDim INTEGER, mixBlockDim INTEGER, "
+    "  taskType INTEGER, opType INTEGER, inputFormats INTEGER, inputDataTypes INTEGER, inputShapes INTEGER, "
+    "  outputFormats INTEGER, outputDataTypes INTEGER, outputShapes INTEGER, attrInfo INTEGER);"
+    "CREATE TABLE COMMUNICATION_OP (opName INTEGER, startNs INTEGER, endNs INTEGER, connectionId INTEGER, "
+    "  groupName INTEGER, opId INTEGER, relay INTEGER, retry INTEGER, dataType INTEGER, algType INTEGER, "
+    "  count NUMERIC, opType INTEGER);"
+    "CREATE TABLE PYTORCH_API (startNs INTEGER, endNs INTEGER, globalTid INTEGER, connectionId INTEGER, "
+    "  name INTEGER, sequenceNumber INTEGER, fwdThreadId INTEGER, inputDtypes INTEGER, inputShapes INTEGER, "
+    "  callchainId INTEGER, type INTEGER);"
+    "CREATE TABLE CONNECTION_IDS (id INTEGER, connectionId INTEGER);")
+
+
+def module_db(path, rank, stretch, backward):
+    """An msprof-style DB of one rank for module_statistic (msprof's table
+    layouts): mstx ranges of the domain Module (Model > Layer > Attn twice,
+    with the same ops; three Blocks one after the other, two or three op
+    sequences), a range of another domain, PyTorch calls linked to their
+    compute kernels (one with two) and to a communication op through
+    CONNECTION_IDS, a call outside every module; when backward, forward calls
+    linked to backward calls (a connection id shared by two calls), one
+    forward call named Enqueue. stretch (ns) moves the later events so that
+    ranks differ; rank 1's third Block runs other ops."""
+    if os.path.exists(path):
+        os.remove(path)
+    con = sqlite3.connect(path)
+    con.executescript(MODULE_TABLES)
+    sid = {}
+
+    def s(v):
+        if v not in sid:
+            sid[v] = len(sid) + 1
+            con.execute("INSERT INTO STRING_IDS VALUES (?, ?)", (sid[v], v))
+        return sid[v]
+    con.execute("INSERT INTO RANK_DEVICE_MAP VALUES (?, 0)", (rank,))
+    st = [0, 0]  # PyTorch call id, task id
+
+    def rng(name, a, b, domain="Module"):
+        con.execute("INSERT INTO MSTX_EVENTS VALUES (?, ?, 2, 0, 0, ?, 7, 7, ?, 4294967295)",
+                    (T0 + a, T0 + b, s(name), s(domain)))
+
+    def call(name, a, b, kernels=(), flows=(), comm=None):
+        st[0] += 1
+        con.execute("INSERT INTO PYTORCH_API VALUES (?, ?, 7, ?, ?, 0, 0, 0, 0, 0, 0)",
+                    (T0 + a, T0 + b, st[0], s(name)))
+        for f in flows:
+            con.execute("INSERT INTO CONNECTION_IDS VALUES (?, ?)", (st[0], f))
+        if kernels or comm:
+            conn = 1000 + st[0]
+            con.execute("INSERT INTO CONNECTION_IDS VALUES (?, ?)", (st[0], conn))
+        for k, (kname, ka, kb) in enumerate(kernels):
+            st[1] += 1
+            con.execute("INSERT INTO TASK VALUES (?, ?, 0, ?, ?, 1, 0, 0, 2, ?, 0)",
+                        (T0 + 500_000 + ka, T0 + 500_000 + kb, conn, st[1], st[1]))
+            con.execute("INSERT INTO COMPUTE_TASK_INFO VALUES (?, ?, 8, 0, 0, ?, 0, 0, 0, 0, 0, 0, 0)",
+                        (s(kname), st[1], s(kname)))
+        if comm:
+            con.execute("INSERT INTO COMMUNICATION_OP VALUES (?, ?, ?, ?, ?, 1, 0, 0, 0, 0, 1024, ?)",
+                        (s(comm[0] + "_1_1"), T0 + 500_000 + comm[1], T0 + 500_000 + comm[2], conn, s("group0"),
+                         s(comm[0])))
+    x = stretch
+    rng("Step", 0, 300_000 + x, "default")
+    rng("Model", 1_000, 200_000 + x)
+    for n, base in ((1, 2_000), (2, 41_000)):
+        rng("Layer", base, base + 38_000)
+        rng("Attn", base + 8_000, base + 18_000)
+        call("aten::matmul", base + 1_000, base + 3_000 + x // 10, [("MatMul", base * 2, base * 2 + 900 + x)],
+             flows=[5000 + n] if backward else ())
+        call("aten::add", base + 4_000, base + 6_000, [("Add", base * 2 + 1_000, base * 2 + 1_300)],
+             flows=[5010 + n] if backward and n == 1 else ())
+        call("aten::softmax", base + 9_000, base + 11_000,
+             [("SoftmaxA", base * 2 + 2_000, base * 2 + 2_400), ("SoftmaxB", base * 2 + 2_500, base * 2 + 2_700 + n)],
+             flows=[5020 + n] if backward and n == 1 else ())
+    blocks = (("aten::mul", "aten::relu"), ("aten::mul", "aten::gelu"),
+              ("aten::mul", "aten::relu") if rank != 1 else ("aten::mul", "aten::tanh"))
+    for k, ops in enumerate(blocks):
+        a = 81_000 + 10_000 * k + x
+        rng("Block", a, a + 9_000)
+        for j, op in enumerate(ops):
+            call(op, a + 1_000 + 3_000 * j, a + 3_000 + 3_000 * j,
+                 [(op[6:].capitalize(), 200_000 + a + 1_000 * j, 200_000 + a + 1_000 * j + 300 + 10 * k)])
+    call("HcclAllreduce", 112_000 + x, 118_000 + x, comm=("hcom_allReduce_", 400_000, 460_000 + x))
+    call("aten::copy_", 250_000 + x, 252_000 + x, [("Copy", 600_000, 600_500)])
+    if backward:
+        for name, a, b, flow, kern in (("MatmulBackward0", 140_000, 142_000, 5002, "MatMulGradA"),
+                                       ("SoftmaxBackward0", 146_000, 148_000, 5021, "SoftmaxGrad"),
+                                       ("MatmulBackward0", 150_000, 152_000, 5001, "MatMulGradB"),
+                                       ("AddBackward0", 153_000, 154_000, 5011, "AddGrad")):
+            call(name, a + x, b + x, [(kern, 300_000 + a, 300_000 + a + 700)], flows=[flow])
+        call("Enqueue", 160_000 + x, 161_000 + x, flows=[5030])
+        call("aten::mul", 162_000 + x, 163_000 + x, [("Mul", 370_000, 370_100)], flows=[5030])
+    con.commit()
+    con.close()
+
+
+MODULE_RANKS = ((0, 0, True), (1, 3_000, False))
+
+
+def module_cluster(d):
+    """Two ranks' DBs (module_db): rank 0 with backward calls, rank 1 without."""
+    dirs = []
+    for rank, stretch, backward in MODULE_RANKS:
+        sub = os.path.join(d, "module_rank%d" % rank)
+        os.makedirs(sub, exist_ok=True)
+        module_db(os.path.join(sub, "msprof_%d.db" % rank), rank, stretch, backward)
+        dirs.append(sub)
+    return dirs
+
+
+FREE_TABLES = MODULE_TABLES + (
+    "CREATE TABLE CANN_API (startNs INTEGER, endNs INTEGER, type INTEGER, globalTid INTEGER, "
+    "  connectionId INTEGER, name INTEGER);")
+
+
+def free_db(path, rank, pytorch):
+    """An msprof-style DB of one rank for free_analysis: compute kernels with
+    their CANN and (when pytorch) PyTorch calls, other tasks inside the
+    longest free interval (two EVENT_WAIT, one MEMCPY_ASYNC), intervals whose
+    tasks around them give each of the recipe's reasons (PyTorch idle, a long
+    gap between CANN launches, a long launch), and a communication op with no
+    task after it (rank 0) or before it (rank 1). Every free interval has its
+    own length."""
+    if os.path.exists(path):
+        os.remove(path)
+    con = sqlite3.connect(path)
+    con.executescript(FREE_TABLES)
+    sid = {}
+
+    def s(v):
+        if v not in sid:
+            sid[v] = len(sid) + 1
+            con.execute("INSERT INTO STRING_IDS VALUES (?, ?)", (sid[v], v))
+        return sid[v]
+    con.execute("INSERT INTO RANK_DEVICE_MAP VALUES (?, 0)", (rank,))
+    n = [0]
+
+    def task(a, b, kind, conn=None):
+        n[0] += 1
+        con.execute("INSERT INTO TASK VALUES (?, ?, 0, ?, ?, 1, ?, 0, 2, ?, 0)", (T0 + a, T0 + b, conn, n[0], s(kind),
+                                                                                n[0]))
+        return n[0]
+
+    def kernel(a, b, cann, pt):
+        conn = 7000 + n[0]
+        gid = task(a, b, "KERNEL_AICORE", conn)
+        con.execute("INSERT INTO COMPUTE_TASK_INFO VALUES (?, ?, 8, 0, 0, ?, 0, 0, 0, 0, 0, 0, 0)",
+                    (s("Kernel%d" % gid), gid, s("Kernel")))
+        con.execute("INSERT INTO CANN_API VALUES (?, ?, 20000, 7, ?, ?)", (T0 + cann[0], T0 + cann[1], conn,
+                                                                           s("aclnnKernel")))
+        if pytorch:
+            con.execute("INSERT INTO PYTORCH_API VALUES (?, ?, 7, ?, ?, 0, 0, 0, 0, 0, 0)",
+                        (T0 + pt[0], T0 + pt[1], gid, s("aten::op%d" % gid)))
+            con.execute("INSERT INTO CONNECTION_IDS VALUES (?, ?)", (gid, conn))
+
+    def comm(a, b):
+        con.execute("INSERT INTO COMMUNICATION_OP VALUES (?, ?, ?, NULL, ?, 1, 0, 0, 0, 0, 1024, ?)",
+                    (s("hcom_allReduce__1_1"), T0 + a, T0 + b, s("group0"), s("hcom_allReduce_")))
+    x = rank * 1_000
+    if rank == 1:
+        comm(20_000, 30_000)
+    kernel(100_000, 200_000, (50_000, 60_000), (40_000, 45_000))
+    task(250_000, 260_000, "EVENT_WAIT")
+    task(300_000, 320_000 + x, "EVENT_WAIT")
+    task(400_000, 410_000, "MEMCPY_ASYNC")
+    kernel(500_000, 600_000, (450_000, 460_000), (440_000, 445_000))
+    kernel(700_000 + x, 750_000, (610_000, 620_000), (600_000, 605_000))
+    kernel(1_000_000, 1_050_000, (900_000, 910_000), (630_000, 640_000))
+    kernel(1_310_000, 1_311_234 + x, (1_040_000, 1_280_000), (700_000, 705_000))
+    if rank == 0:
+        comm(1_400_000, 1_450_500)
+    con.commit()
+    con.close()
+
+
+FREE_RANKS = ((0, True), (1, False))
+
+
+def free_cluster(d):
+    """Two ranks' DBs (free_db): rank 0 with PyTorch calls, rank 1 without."""
+    dirs = []
+    for rank, pytorch in FREE_RANKS:
+        sub = os.path.join(d, "free_rank%d" % rank)
+        os.makedirs(sub, exist_ok=True)
+        free_db(os.path.join(sub, "msprof_%d.db" % rank), rank, pytorch)
         dirs.append(sub)
     return dirs
 
@@ -493,6 +697,86 @@ def main(tb_path, gen_path, out, only):
         want = read_csv(os.path.join(REFERENCE_DIR, "msprof_analyze_pp_chart_3ranks.csv"))
         t.eq(got, want, "rankId and the recipe's StepTaskInfo rows (name, startNs, endNs, type)")
         t.check(any(row[1] == "BP" for row in got[1]), "backward rows", got[1])
+
+    @suite.case("module_statistic: 2 ranks' Module ranges, ops, kernels and backward calls, as the recipe")
+    def case_module_statistic(t):
+        args = ["report", "-q"]
+        for d in module_cluster(t.path("in")):
+            args += ["-dir", d]
+        r = t.run(*args, "--spec", "builtin:module_statistic", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        head, rows = read_csv(os.path.join(t.out, "module_statistic.csv"))
+        want_head, want = read_csv(os.path.join(REFERENCE_DIR, "msprof_analyze_module_statistic_2ranks.csv"))
+        t.eq(head, want_head, "the recipe's ModuleStatistic columns, byte for byte")
+        t.eq(len(rows), len(want), "rows")
+        for k, (g, w) in enumerate(zip(rows, want)):
+            t.check(len(g) == len(w) and all(same_cell(a, b) for a, b in zip(g, w)), "row %d" % (k + 1),
+                    "%s vs %s" % (g, w))
+        t.check(any(row[1].startswith("[Backward]") for row in rows) and any(row[1] == "Block_2" for row in rows),
+                "backward modules and numbered repeats", rows)
+
+    def skipped(t, out, what):
+        with open(os.path.join(out, "tracebook_run.json"), encoding="utf-8") as f:
+            rep = json.load(f)["reports"][0]
+        t.check(not os.path.exists(os.path.join(out, "module_statistic.csv")) and
+                rep["skipped"] == "the data has no module_stats rows",
+                "%s: no row, no file (as the recipe)" % what, rep)
+
+    @suite.case("module_statistic: Module ranges without ops linked to kernels, or no Module range: no row")
+    def case_module_statistic_none(t):
+        d = module_cluster(t.path("in"))[1]
+        con = sqlite3.connect(os.path.join(d, "msprof_1.db"))
+        con.execute("DELETE FROM CONNECTION_IDS")
+        con.commit()
+        con.close()
+        r = t.run("report", "-q", "-dir", d, "--spec", "builtin:module_statistic", "-o", t.path("a"))
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        skipped(t, t.path("a"), "no op linked")
+        d = module_cluster(t.path("in2"))[0]
+        con = sqlite3.connect(os.path.join(d, "msprof_0.db"))
+        con.execute("UPDATE STRING_IDS SET value = 'Other' WHERE value = 'Module'")
+        con.commit()
+        con.close()
+        r = t.run("report", "-q", "-dir", d, "--spec", "builtin:module_statistic", "-o", t.path("b"))
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        skipped(t, t.path("b"), "no Module range")
+
+    @suite.case("free_analysis: 2 ranks' free intervals and their reasons, as the recipe")
+    def case_free_analysis(t):
+        args = ["report", "-q"]
+        for d in free_cluster(t.path("in")):
+            args += ["-dir", d]
+        r = t.run(*args, "--spec", "builtin:free_analysis", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        head, rows = read_csv(os.path.join(t.out, "free_analysis.csv"))
+        want_head, want = read_csv(os.path.join(REFERENCE_DIR, "msprof_analyze_free_analysis_2ranks.csv"))
+        t.eq(head, want_head, "the recipe's free_analysis.csv header, byte for byte")
+        t.eq(len(rows), len(want), "rows")
+        for k, (g, w) in enumerate(zip(rows, want)):
+            t.check(len(g) == len(w) and all(same_cell(a, b) for a, b in zip(g, w)), "row %d" % (k + 1),
+                    "%s vs %s" % (g, w))
+        reasons = {row[6].split(":")[0] for row in rows}
+        t.check(len(reasons) == 5, "every kind of reason", reasons)
+        r = t.run(*args, "--spec", "builtin:free_analysis", "--param", "top_num=2", "-o", t.path("top2"))
+        t.eq(r.rc, 0, "exit code, top_num 2 (stderr: %s)" % r.err.strip())
+        got = read_csv(os.path.join(t.path("top2"), "free_analysis.csv"))[1]
+        t.eq(got, [row for row in rows if [x[0] for x in rows[:rows.index(row)]].count(row[0]) < 2],
+             "top_num 2: the two longest of each rank")
+
+    @suite.case("free_analysis: a rank without free time (one kernel) gives no row")
+    def case_free_analysis_none(t):
+        d = free_cluster(t.path("in"))[0]
+        con = sqlite3.connect(os.path.join(d, "msprof_0.db"))
+        con.execute("DELETE FROM COMMUNICATION_OP")
+        con.execute("DELETE FROM COMPUTE_TASK_INFO WHERE globalTaskId > 1")
+        con.commit()
+        con.close()
+        r = t.run("report", "-q", "-dir", d, "--spec", "builtin:free_analysis", "-o", t.out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        with open(os.path.join(t.out, "tracebook_run.json"), encoding="utf-8") as f:
+            rep = json.load(f)["reports"][0]
+        t.check(not os.path.exists(os.path.join(t.out, "free_analysis.csv")) and
+                rep["skipped"] == "the data has no free_time rows", "no row, no file (as the recipe)", rep)
 
     suite.main(only)
 
