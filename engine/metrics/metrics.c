@@ -7,7 +7,8 @@
  * partition), cluster.c (cluster step trace, slow rank, communication
  * matrix), vote.c (slow rank by vote), timesum.c (the cluster time
  * summary), commgroup.c (the communication groups), mstx.c (mstx marks and
- * ranges), hta_counters.c (HTA's queue length and trace span), hta_stacks.c
+ * ranges), ppchart.c (the DualPipeV pipeline chart), hta_counters.c (HTA's
+ * queue length and trace span), hta_stacks.c
  * (HTA's call graph). This file lists them for the runner; their options
  * are options.c's.
  */
@@ -29,6 +30,7 @@ static const family families[] = {
     {metrics_timesum, &metrics_timesum_n},
     {metrics_commgroup, &metrics_commgroup_n},
     {metrics_mstx, &metrics_mstx_n},
+    {metrics_ppchart, &metrics_ppchart_n},
     {metrics_hta_counters, &metrics_hta_counters_n},
     {metrics_hta_stacks, &metrics_hta_stacks_n},
 };

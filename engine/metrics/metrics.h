@@ -79,6 +79,8 @@ extern const metric_table metrics_commgroup[];
 extern const size_t metrics_commgroup_n;
 extern const metric_table metrics_mstx[];
 extern const size_t metrics_mstx_n;
+extern const metric_table metrics_ppchart[];
+extern const size_t metrics_ppchart_n;
 extern const metric_table metrics_hta_counters[];
 extern const size_t metrics_hta_counters_n;
 extern const metric_table metrics_hta_stacks[];
