@@ -471,13 +471,26 @@ def main(tb_path, gen_path, out, only):
         with open(os.path.join(t.out, "communication_group.json"), encoding="utf-8", newline="") as f:
             return f.read()
 
-    def ref_groups():
-        """msprof-analyze's CommunicationGroupMapping rows of the cluster, as comm_group_parallel_info entries."""
+    def ref_groups(t, d):
+        """msprof-analyze's CommunicationGroupMapping rows of the cluster in d, as comm_group_parallel_info
+        entries, in the cluster analysis' read order: by first op, the ranks ascending, each rank's
+        communication ops (trace events here: the cluster has no communication.json) by start."""
         with open(GROUP_MAP_REF, encoding="utf-8", newline="") as f:
             rows = list(csv.DictReader(f))
         for w in rows:
             w["rank_set"] = [int(x) for x in w["rank_set"].strip("()").split(",")]
-        return rows
+        db = t.path("order.db")
+        if not os.path.exists(db):
+            r = t.run("export", "db", "-q", "-dir", d, "-o", db)
+            t.eq(r.rc, 0, "export db (stderr: %s)" % r.err.strip())
+        con = sqlite3.connect(db)
+        first = {}
+        for name, group in con.execute("SELECT name, groupName FROM comm_op WHERE groupName IS NOT NULL "
+                                       "ORDER BY rankId, startNs"):
+            kind = "p2p" if any(k in name.lower() for k in ("send", "receive", "recv")) else "collective"
+            first.setdefault((kind, str(group)), len(first))
+        con.close()
+        return sorted(rows, key=lambda w: (w["type"], first[(w["type"], w["group_name"])]))
 
     @suite.case("communication_group: communication_group.json of the 8-rank cluster, msprof-analyze's shape and groups")
     def case_group_json(t):
@@ -485,7 +498,7 @@ def main(tb_path, gen_path, out, only):
         doc = json.loads(text)
         t.eq(text, json.dumps(doc), "one line, json.dump's separators, no newline after")
         t.eq(list(doc), ["collective", "p2p", "comm_group_parallel_info"], "the keys, in msprof-analyze's order")
-        want = ref_groups()
+        want = ref_groups(t, parallel_cluster(gen, inputs))
         t.eq(doc["comm_group_parallel_info"], want, "comm_group_parallel_info: the recipe's rows, rank_set a list")
         t.eq(doc["collective"], [w["rank_set"] for w in want if w["type"] == "collective"],
              "collective: the 4 tp and 4 dp groups of 2")
@@ -498,7 +511,7 @@ def main(tb_path, gen_path, out, only):
         d = t.path("bare")
         shutil.copytree(src, d, ignore=shutil.ignore_patterns("profiler_metadata.json"))
         doc = json.loads(group_json(t, d))
-        want = ref_groups()
+        want = ref_groups(t, d)
         for w in want:
             w["group_id"] = w["pg_name"] = ""
         t.eq(doc["comm_group_parallel_info"], want, "type, ranks and name of each group; group_id and pg_name empty")
