@@ -360,10 +360,11 @@ static tb_status build_membw_summary(const metric_ctx *m, tb_error *err)
  */
 static tb_status span_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 {
-    static const char sql[] = "SELECT startNs FROM CANN_API WHERE ifnull(rankId, 0) = ?1 AND startNs IS NOT NULL "
-                              "UNION ALL SELECT startNs FROM PYTORCH_API WHERE ifnull(rankId, 0) = ?1 "
+    static const char sql[] = "SELECT startNs, ifnull(endNs, startNs), 1 FROM CANN_API WHERE ifnull(rankId, 0) = ?1 "
                               "AND startNs IS NOT NULL "
-                              "UNION ALL SELECT startNs FROM TB_EVENT WHERE ifnull(rankId, 0) = ?1 AND ph = 'X' "
+                              "UNION ALL SELECT startNs, ifnull(endNs, startNs), 1 FROM PYTORCH_API "
+                              "WHERE ifnull(rankId, 0) = ?1 AND startNs IS NOT NULL "
+                              "UNION ALL SELECT startNs, endNs, 0 FROM TB_EVENT WHERE ifnull(rankId, 0) = ?1 AND ph = 'X' "
                               "AND startNs IS NOT NULL AND endNs IS NOT NULL AND cat IS NOT NULL "
                               "AND cat NOT IN (SELECT id FROM STRING_IDS WHERE value = 'Trace')";
     hta_ctx *h = ctx;
@@ -381,9 +382,9 @@ static tb_status span_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     sqlite3_bind_int64(st, 1, rank);
     int s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t ts, unused, v = sqlite3_column_int64(st, 0);
-        hta_time(h->o.round_us, v, v, &ts, &unused);
-        if (!hta_host_kept(h, cut, ts))
+        int64_t ts, te;
+        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &ts, &te);
+        if (!hta_host_kept(h, cut, ts, te, sqlite3_column_int(st, 2)))
             continue;
         lo = ts < lo ? ts : lo;
         hi = ts > hi ? ts : hi;
@@ -681,7 +682,8 @@ static tb_status annotation_rank(void *ctx, int64_t rank, evvec *ev, tb_error *e
     while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t ts, te;
         hta_time(h->o.round_us, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), &ts, &te);
-        if (!hta_host_kept(h, cut, ts))
+        /* the GPU's annotations are no CPU events to HTA */
+        if (!hta_host_kept(h, cut, ts, te, !strcmp((const char *)sqlite3_column_text(st, 0), "cpu")))
             continue;
         sqlite3_bind_int64(h->ins, 1, rank);
         sqlite3_bind_text(h->ins, 2, (const char *)sqlite3_column_text(st, 0), -1, SQLITE_TRANSIENT);
@@ -746,7 +748,7 @@ static tb_status read_aten_ops(const hta_ctx *h, int64_t rank, aten_op **out, si
         aten_op o = {.tid = sqlite3_column_int64(st, 2), .name = sqlite3_column_int64(st, 3),
                      .row = sqlite3_column_int64(st, 4)};
         hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &o.ts, &o.end);
-        if (!hta_host_kept(h, cut, o.ts))
+        if (!hta_host_kept(h, cut, o.ts, o.end, 1))
             continue;
         if (VEC_PUSH(*out, *n, cap, o)) {
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -1006,11 +1008,11 @@ static void strag_see(strag *g, int64_t ts, int64_t end)
 static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, pstep **st, size_t *nst, tb_error *err)
 {
     static const char sql[] =
-        "SELECT startNs, endNs, n.value FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name "
+        "SELECT startNs, endNs, n.value, 1 FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name "
         " WHERE ifnull(p.rankId, 0) = ?1 AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "UNION ALL SELECT startNs, endNs, NULL FROM CANN_API WHERE ifnull(rankId, 0) = ?1 "
+        "UNION ALL SELECT startNs, endNs, NULL, 1 FROM CANN_API WHERE ifnull(rankId, 0) = ?1 "
         " AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "UNION ALL SELECT startNs, endNs, n.value FROM TB_EVENT e LEFT JOIN STRING_IDS n ON n.id = e.name "
+        "UNION ALL SELECT startNs, endNs, n.value, 0 FROM TB_EVENT e LEFT JOIN STRING_IDS n ON n.id = e.name "
         " WHERE ifnull(e.rankId, 0) = ?1 AND e.ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
         " AND e.cat IS NOT NULL AND e.cat NOT IN (SELECT id FROM STRING_IDS WHERE value = 'Trace')";
     const step_cut *cut = hta_cut(h, rank);
@@ -1027,7 +1029,7 @@ static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, pstep **st, size
     while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW) {
         int64_t ts, te;
         hta_time(h->o.round_us, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), &ts, &te);
-        if (!hta_host_kept(h, cut, ts))
+        if (!hta_host_kept(h, cut, ts, te, sqlite3_column_int(q, 3)))
             continue;
         const char *name = (const char *)sqlite3_column_text(q, 2);
         long long num;
