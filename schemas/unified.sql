@@ -180,6 +180,9 @@ CREATE TABLE TB_WARNING (sourceId INTEGER, message TEXT);
 -- the rows of a DB input's ENUM_* tables as written (tableName the input's table name):
 -- this DB's own ENUM_* tables are fixed, and an input's may hold other ids or names
 CREATE TABLE TB_SOURCE_ENUM (rankId INTEGER, tableName TEXT, id INTEGER, name TEXT);
+-- the rows of a profile DB's own META_DATA (torch_npu's profiler metadata: distributed_args,
+-- pp_info, ...), name and value as written; a DB tracebook wrote keeps its TB_PROFILE_META
+CREATE TABLE TB_PROFILE_META (rankId INTEGER, name TEXT, value TEXT);
 -- a torch_npu summary CSV of a rank as the file held it, for `export summary` to write it
 -- back: file is its name (a string id), line 0 its header line exactly as read (line end
 -- included), every other row one record as loaded (fields CSV-encoded, no line end)

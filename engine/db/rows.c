@@ -132,6 +132,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_COMM_STATISTIC] = {"TB_COMM_STATISTIC", "rankId,deviceId,opType,count,totalNs,minNs,avgNs,maxNs,ratio", 9,
                                                "opType"},
     [R_SOURCE_ENUM] = {"TB_SOURCE_ENUM", "rankId,tableName,id,name", 4, ""},
+    [R_PROFILE_META] = {"TB_PROFILE_META", "rankId,name,value", 3, ""},
     [R_SOURCE_CSV] = {"TB_SOURCE_CSV", "rankId,file,line,record", 4, "file"},
     [R_QOS] = {"QOS", "deviceId,eventName,bandwidth,timestampNs,dieId,rankId", 6, "eventName"},
     [R_AICORE_FREQ] = {"AICORE_FREQ", "deviceId,timestampNs,freq,dieId,rankId", 5, ""},

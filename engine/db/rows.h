@@ -45,6 +45,8 @@ enum row_table {
     R_MEMCPY_BW,
     /* a summary CSV's kernel types whose tasks a timeline gave */
     R_KERNEL_TYPE,
+    /* the rows of a profile DB's own META_DATA (name, value) */
+    R_PROFILE_META,
     R_TABLE_COUNT
 };
 

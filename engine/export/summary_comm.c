@@ -98,6 +98,26 @@ static void jb_num(jbuf *b, sqlite3_stmt *q, int col, int scale)
         jb_put(b, num, n);
 }
 
+/* One member of an entry: its key, q's column, jb_num's scale, or a quoted text. */
+typedef struct jfield {
+    const char *key;
+    int col, scale, quoted;
+} jfield;
+
+/* The members f[0..n) of q's row at level, each after a comma unless *first. */
+static void jb_fields(jbuf *b, int level, int *first, sqlite3_stmt *q, const jfield *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        jb_key(b, level, first, f[i].key);
+        if (f[i].quoted)
+            jb_quoted(b, (const char *)sqlite3_column_text(q, f[i].col));
+        else
+            jb_num(b, q, f[i].col, f[i].scale);
+    }
+}
+
+#define N_FIELDS(a) (sizeof(a) / sizeof(a)[0])
+
 /* Opens/closes the step, kind and op levels as the ordered rows go by. */
 typedef struct nest {
     char step[256], kind[32];
@@ -202,15 +222,12 @@ static void total_links(jbuf *b, sqlite3 *db, int64_t rank, const char *step, co
                            -1, &q, NULL) == SQLITE_OK) {
         bind_step(q, rank, step, kind);
         while (sqlite3_step(q) == SQLITE_ROW) {
+            static const jfield sums[] = {
+                {"Transport Type", 1, 0, 1}, {"Transit Time(ms)", 2, 0, 0}, {"Transit Size(MB)", 3, 0, 0}};
             jb_key(b, 4, g, (const char *)sqlite3_column_text(q, 0));
             jb_str(b, "{");
             int h = 1;
-            jb_key(b, 5, &h, "Transport Type");
-            jb_quoted(b, (const char *)sqlite3_column_text(q, 1));
-            jb_key(b, 5, &h, "Transit Time(ms)");
-            jb_num(b, q, 2, 0);
-            jb_key(b, 5, &h, "Transit Size(MB)");
-            jb_num(b, q, 3, 0);
+            jb_fields(b, 5, &h, q, sums, N_FIELDS(sums));
             jb_key(b, 5, &h, "Bandwidth(GB/s)");
             double t = sqlite3_column_double(q, 2);
             jb_double(b, t > 0 ? round4(sqlite3_column_double(q, 3) / t) : 0);
@@ -231,13 +248,11 @@ static void total_times(jbuf *b, sqlite3 *db, int64_t rank, const char *step, co
                            -1, &q, NULL) == SQLITE_OK) {
         bind_step(q, rank, step, kind);
         if (sqlite3_step(q) == SQLITE_ROW) {
-            static const char *const names[] = {"Elapse Time(ms)", "Transit Time(ms)", "Wait Time(ms)",
-                                                "Synchronization Time(ms)", "Idle Time(ms)"};
+            static const jfield sums[] = {{"Elapse Time(ms)", 0, 6, 0}, {"Transit Time(ms)", 1, 6, 0},
+                                          {"Wait Time(ms)", 2, 6, 0}, {"Synchronization Time(ms)", 3, 6, 0},
+                                          {"Idle Time(ms)", 4, 6, 0}};
             int h = 1;
-            for (int i = 0; i < 5; i++) {
-                jb_key(b, 5, &h, names[i]);
-                jb_num(b, q, i, 6);
-            }
+            jb_fields(b, 5, &h, q, sums, N_FIELDS(sums));
             double tr = sqlite3_column_double(q, 1), w = sqlite3_column_double(q, 2), sy = sqlite3_column_double(q, 3);
             jb_key(b, 5, &h, "Wait Time Ratio");
             jb_double(b, w + tr > 0 ? round4(w / (w + tr)) : 0);
@@ -269,11 +284,9 @@ static void total_bandwidth(jbuf *b, sqlite3 *db, int64_t rank, const char *step
             const char *tr = (const char *)sqlite3_column_text(q, 0);
             jb_key(b, 5, &h, tr ? tr : "");
             jb_str(b, "{");
+            static const jfield sums[] = {{"Transit Time(ms)", 1, 0, 0}, {"Transit Size(MB)", 2, 0, 0}};
             int k = 1;
-            jb_key(b, 6, &k, "Transit Time(ms)");
-            jb_num(b, q, 1, 0);
-            jb_key(b, 6, &k, "Transit Size(MB)");
-            jb_num(b, q, 2, 0);
+            jb_fields(b, 6, &k, q, sums, N_FIELDS(sums));
             jb_key(b, 6, &k, "Size Distribution");
             jb_str(b, "{");
             sqlite3_reset(d);
@@ -345,15 +358,10 @@ static void comm_link(jbuf *b, const comm_stmts *s, nest *t, const char *step, c
     int f = first_link;
     jb_key(b, 4, &f, (const char *)sqlite3_column_text(q, 3));
     jb_str(b, "{");
+    static const jfield link[] = {{"Transport Type", 4, 0, 1}, {"Transit Size(MB)", 5, 0, 0},
+                                  {"Transit Time(ms)", 6, 0, 0}, {"Bandwidth(GB/s)", 7, 0, 0}};
     int g = 1;
-    jb_key(b, 5, &g, "Transport Type");
-    jb_quoted(b, (const char *)sqlite3_column_text(q, 4));
-    jb_key(b, 5, &g, "Transit Size(MB)");
-    jb_num(b, q, 5, 0);
-    jb_key(b, 5, &g, "Transit Time(ms)");
-    jb_num(b, q, 6, 0);
-    jb_key(b, 5, &g, "Bandwidth(GB/s)");
-    jb_num(b, q, 7, 0);
+    jb_fields(b, 5, &g, q, link, N_FIELDS(link));
     jb_indent(b, 4);
     jb_str(b, "}");
 }
@@ -373,13 +381,10 @@ static void op_bandwidth(jbuf *b, const comm_stmts *s, const char *step, const c
         const char *tr = (const char *)sqlite3_column_text(bw, 0);
         jb_key(b, 5, &h, tr ? tr : "");
         jb_str(b, "{");
-        static const char *const bnames[] = {"Transit Size(MB)", "Transit Time(ms)", "Bandwidth(GB/s)",
-                                             "Large Packet Ratio"};
+        static const jfield info[] = {{"Transit Size(MB)", 1, 0, 0}, {"Transit Time(ms)", 2, 0, 0},
+                                      {"Bandwidth(GB/s)", 3, 0, 0}, {"Large Packet Ratio", 4, 0, 0}};
         int k = 1;
-        for (int i = 0; i < 4; i++) {
-            jb_key(b, 6, &k, bnames[i]);
-            jb_num(b, bw, 1 + i, 0);
-        }
+        jb_fields(b, 6, &k, bw, info, N_FIELDS(info));
         jb_key(b, 6, &k, "Size Distribution");
         jb_str(b, "{");
         sqlite3_reset(dist);
@@ -405,14 +410,12 @@ static void comm_op(jbuf *b, const comm_stmts *s, nest *t, const char *step, con
     int f = 1;
     jb_key(b, 4, &f, "Communication Time Info");
     jb_str(b, "{");
-    static const char *const tnames[] = {"Start Timestamp(us)", "Elapse Time(ms)", "Transit Time(ms)",
-                                         "Wait Time(ms)", "Synchronization Time(ms)", "Idle Time(ms)",
-                                         "Wait Time Ratio", "Synchronization Time Ratio"};
+    static const jfield times[] = {
+        {"Start Timestamp(us)", 3, 3, 0}, {"Elapse Time(ms)", 4, 6, 0},      {"Transit Time(ms)", 5, 6, 0},
+        {"Wait Time(ms)", 6, 6, 0},       {"Synchronization Time(ms)", 7, 6, 0}, {"Idle Time(ms)", 8, 6, 0},
+        {"Wait Time Ratio", 9, 0, 0},     {"Synchronization Time Ratio", 10, 0, 0}};
     int g = 1;
-    for (int i = 0; i < 8; i++) {
-        jb_key(b, 5, &g, tnames[i]);
-        jb_num(b, s->q, 3 + i, i == 0 ? 3 : i < 6 ? 6 : 0);
-    }
+    jb_fields(b, 5, &g, s->q, times, N_FIELDS(times));
     jb_indent(b, 4);
     jb_str(b, "}");
     jb_key(b, 4, &f, "Communication Bandwidth Info");

@@ -126,6 +126,7 @@ static const table_spec specs[] = {
     {"TB_COMM_GROUP", R_COMM_GROUP, -1, ""},
     {"TB_CLUSTER_STEP_TRACE_TIME", R_CLUSTER_STEP_TRACE_TIME, -1, ""},
     {"TB_NPU_MODULE_MEM", R_TB_NPU_MODULE_MEM, -1, ""},
+    {"TB_PROFILE_META", R_PROFILE_META, -1, ""},
     {"TB_STATIC_OP_MEM", R_STATIC_OP_MEM, -1, ""},
     {"TB_OPERATOR_DETAILS", R_OPERATOR_DETAILS, -1, ""},
     {"TB_OP_STATISTIC", R_OP_STATISTIC, -1, ""},
@@ -136,8 +137,9 @@ static const table_spec specs[] = {
 };
 
 /* Tables of an input that are known but not copied: their facts are read
- * (SESSION_TIME_INFO, RANK_DEVICE_MAP, STRING_IDS) or this load writes its
- * own (META_DATA, the bookkeeping of an earlier load). ENUM_* tables go to
+ * (SESSION_TIME_INFO, RANK_DEVICE_MAP, STRING_IDS; META_DATA's rows go to
+ * TB_PROFILE_META) or this load writes its own (the bookkeeping of an
+ * earlier load). ENUM_* tables go to
  * TB_SOURCE_ENUM; sqlite_* tables are SQLite's. */
 static const char *const known_tables[] = {
     "STRING_IDS", "SESSION_TIME_INFO", "META_DATA", "RANK_DEVICE_MAP", "TB_SOURCE", "TB_LOAD_COUNT",
@@ -752,6 +754,44 @@ static tb_status import_op_mem_types(ctx *c, sqlite3 *db)
     return st;
 }
 
+/* The rows of the DB's own META_DATA (a profile's: torch_npu writes its
+ * profiler metadata there, distributed_args and pp_info among them) into
+ * TB_PROFILE_META, name and value as written, with the load's rank. A DB
+ * tracebook wrote holds its own bookkeeping there (TRACEBOOK_VERSION) and
+ * its profile's rows in TB_PROFILE_META, copied as a table of its own; a DB
+ * of several ranks does not say whose its rows are, and keeps them out. */
+static tb_status import_profile_meta(ctx *c, sqlite3 *db)
+{
+    if (c->opt->part || c->ranks || row_set_has(&c->opt->skip_rows, R_PROFILE_META) ||
+        !sqlite_input_has_table(db, "META_DATA") || sqlite_input_has_table(db, "TB_PROFILE_META") ||
+        !has_column(db, "META_DATA", "name") || !has_column(db, "META_DATA", "value"))
+        return TB_OK;
+    sqlite3_stmt *q;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT CAST(name AS TEXT), CAST(value AS TEXT) FROM META_DATA WHERE NOT EXISTS "
+                           "(SELECT 1 FROM META_DATA WHERE name = 'TRACEBOOK_VERSION') ORDER BY rowid",
+                           -1, &q, NULL) != SQLITE_OK)
+        return tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1, "cannot read META_DATA: %s", sqlite3_errmsg(db));
+    tb_status st = TB_OK;
+    uint64_t rows = 0;
+    while (sqlite3_step(q) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(q, 0);
+        const char *value = (const char *)sqlite3_column_text(q, 1);
+        tb_val v[3] = {VINT(c->opt->rank), name ? VTEXT(name, (size_t)sqlite3_column_bytes(q, 0)) : VNULL,
+                       value ? VTEXT(value, (size_t)sqlite3_column_bytes(q, 1)) : VNULL};
+        if (c->sink->row(c->sink->ctx, R_PROFILE_META, v)) {
+            st = row_sink_fail(c->sink, c->path, c->err);
+            break;
+        }
+        rows++;
+    }
+    sqlite3_finalize(q);
+    /* not counted among the rows read: the DB's bookkeeping, as before it was kept */
+    if (rows)
+        row_set_add(&c->res->rows_filled, R_PROFILE_META);
+    return st;
+}
+
 /* 1 when the table is one this importer reads or knows. */
 static int known_table(const char *name)
 {
@@ -1132,7 +1172,8 @@ static tb_status import_whole(ctx *c, sqlite3 *db, import_ids *ids)
         if ((st = import_table(c, db, &specs[i])) != TB_OK)
             return st;
     }
-    if ((st = import_enums(c, db)) != TB_OK || (st = import_op_mem_types(c, db)) != TB_OK)
+    if ((st = import_enums(c, db)) != TB_OK || (st = import_op_mem_types(c, db)) != TB_OK ||
+        (st = import_profile_meta(c, db)) != TB_OK)
         return st;
     warn_unknown_tables(c, db);
     warn_mixed_ranks(c, db);

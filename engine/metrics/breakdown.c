@@ -96,44 +96,7 @@ static tb_status hta_options(const metric_ctx *m, hta_opts *o, tb_error *err)
     return class_overrides("hta", &opt->hta.communication, &opt->hta.memory, &o->over, err);
 }
 
-/* ---- HTA's float microseconds --------------------------------------------- */
-
-/*
- * The double nearest to ns / 1000, i.e. what Python's float() makes of the
- * trace's decimal µs value. Up to 2^53 ns, (double)ns is exact and one IEEE
- * division rounds once. Above (absolute timestamps), q + r / 1000 with q the
- * whole µs (exact: q < 2^53) rounds like the exact sum: q >= 2^43, so the
- * rounding points near the sum are multiples of 2^-10; r / 1000 is either
- * such a multiple itself (r a multiple of 125: computed exactly) or at least
- * 8e-6 away from every one, far more than its own rounding error.
- */
-static double us_double(int64_t ns)
-{
-    const int64_t exact = (int64_t)1 << 53;
-    if (ns >= -exact && ns <= exact)
-        return (double)ns / 1000.0;
-    int64_t q = ns / 1000, r = ns % 1000;
-    if (r < 0) {
-        q--;
-        r += 1000;
-    }
-    return (double)q + (double)r / 1000.0;
-}
-
-/* An event [s, e) in ns as HTA holds it: whole µs, ts rounded up and
- * ts + dur (in float64) rounded down; or exact ns without round_us. */
-void hta_time(int round_us, int64_t s, int64_t e, int64_t *ts, int64_t *te)
-{
-    if (!round_us) {
-        *ts = s;
-        *te = e;
-        return;
-    }
-    double t = us_double(s);
-    double end = t + us_double(e - s);
-    *ts = (int64_t)ceil(t);
-    *te = (int64_t)floor(end);
-}
+/* ---- HTA's microseconds (hta_time: hta_window.c) ---------------------------- */
 
 /* A time of the HTA domain in µs: whole µs, or exact ns / 1000. */
 static double hta_us(int round_us, int64_t v)
@@ -563,6 +526,7 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
             continue;
         }
         e.kind = (unsigned char)k;
+        e.memname = (unsigned char)hta_memory_name((const char *)sqlite3_column_text(st, 5));
         if (ev_push(&ev, &e)) {
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
             goto done;
@@ -587,155 +551,6 @@ done:
     free(rl.id);
     free(rl.hosted);
     return rc;
-}
-
-/* ---- HTA's window: ProfilerSteps and the last-step cut -------------------- */
-
-/*
- * Reads the ProfilerStep#N slices HTA sees (host ops and annotations in
- * PYTORCH_API, and complete slices in TB_EVENT such as the GPU copies of the
- * step annotations): per rank, their distinct names and the latest start and
- * end, in HTA's time domain. The names are counted per rank, not over the
- * load: HTA runs on the traces of one job, whose ranks have the same steps,
- * but a load may join ranks of other runs (an Ascend timeline of one step
- * beside a Kineto trace of five), and a rank's numbers must not depend on
- * what is loaded with it.
- */
-static tb_status hta_steps(hta_ctx *h, tb_error *err)
-{
-    static const char sql[] =
-        "WITH ps(id) AS (SELECT id FROM STRING_IDS WHERE value GLOB 'ProfilerStep#[0-9]*') "
-        "SELECT rankId, startNs, endNs, name FROM PYTORCH_API "
-        " WHERE name IN (SELECT id FROM ps) AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "UNION ALL "
-        "SELECT rankId, startNs, endNs, name FROM TB_EVENT "
-        " WHERE ph = 'X' AND name IN (SELECT id FROM ps) AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "ORDER BY 1";
-    sqlite3_stmt *st = NULL;
-    int64_t *names = NULL;
-    size_t nnames = 0, capnames = 0, capcuts = 0;
-    tb_status rc = TB_OK;
-    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK) {
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-        goto done;
-    }
-    int s;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(st, 0), ts, te;
-        hta_time(h->o.round_us, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2), &ts, &te);
-        if (!h->ncuts || h->cuts[h->ncuts - 1].rank != rank) {
-            if (h->ncuts) {
-                h->cuts[h->ncuts - 1].nsteps = sort_unique_i64(names, nnames);
-                nnames = 0;
-            }
-            if (VEC_PUSH(h->cuts, h->ncuts, capcuts, ((step_cut){rank, ts, te, 0})))
-                goto nomem;
-        }
-        step_cut *c = &h->cuts[h->ncuts - 1];
-        if (ts > c->last_start)
-            c->last_start = ts;
-        if (te > c->last_end)
-            c->last_end = te;
-        if (VEC_PUSH(names, nnames, capnames, sqlite3_column_int64(st, 3)))
-            goto nomem;
-    }
-    if (s != SQLITE_DONE) {
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-        goto done;
-    }
-    if (h->ncuts)
-        h->cuts[h->ncuts - 1].nsteps = sort_unique_i64(names, nnames);
-    goto done;
-nomem:
-    rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-done:
-    sqlite3_finalize(st);
-    free(names);
-    return rc;
-}
-
-/*
- * Puts a rank's events into HTA's domain and applies HTA's window
- * (Trace._filter_irrelevant_gpu_kernels): with 2 or more ProfilerSteps of
- * the rank, a GPU event stays when its launching call starts before the
- * last step's start (drop_last_step; else at or before the last step's
- * end), and an event without a launching call stays only without
- * linked_only. A rank with fewer than 2 steps of its own is not filtered.
- * Compacts ev in place. Returns 1 when events remain; else notes why the
- * rank gets no row and returns 0.
- */
-/* What hta_filter left out of a rank, for the note of a rank without rows. */
-typedef struct hta_cut_info {
-    const step_cut *cut;
-    size_t unlinked, late;
-} hta_cut_info;
-
-const step_cut *hta_cut(const hta_ctx *h, int64_t rank)
-{
-    for (size_t i = 0; i < h->ncuts; i++)
-        if (h->cuts[i].rank == rank)
-            return &h->cuts[i];
-    return NULL;
-}
-
-int hta_host_kept(const hta_ctx *h, const step_cut *cut, int64_t ts)
-{
-    if (!cut || cut->nsteps < 2)
-        return 1;
-    return h->o.drop_last ? ts < cut->last_start : ts <= cut->last_end;
-}
-
-/* The filter and times of hta_prepare, without its note; returns what remains. */
-static size_t hta_filter(const hta_ctx *h, int64_t rank, evvec *ev, hta_cut_info *ci)
-{
-    const step_cut *cut = hta_cut(h, rank);
-    int filter = cut && cut->nsteps >= 2;
-    size_t k = 0;
-    *ci = (hta_cut_info){.cut = cut};
-    for (size_t i = 0; i < ev->n; i++) {
-        dev_ev e = ev->v[i];
-        int64_t ls = 0, le = 0;
-        if (e.linked)
-            hta_time(h->o.round_us, e.launch, e.launch_end, &ls, &le);
-        hta_time(h->o.round_us, e.s, e.e, &e.s, &e.e);
-        e.launch = ls;
-        e.launch_end = le;
-        if (filter) {
-            int kept_launch = e.linked && hta_host_kept(h, cut, ls);
-            if (h->o.linked_only ? !kept_launch : (e.linked && !kept_launch)) {
-                ci->unlinked += !e.linked;
-                ci->late += e.linked;
-                continue;
-            }
-        }
-        ev->v[k++] = e;
-    }
-    ev->n = k;
-    return k;
-}
-
-/* The note of a rank that gets no row of h's table (metrics.md, "When a rank has no rows"). */
-static void hta_no_row(const hta_ctx *h, int64_t rank, const evvec *ev, const hta_cut_info *ci)
-{
-    if (!ev->read)
-        notef(h->m, "%s: rank %lld: no row: the rank has no device tasks or communication ops", h->what,
-              (long long)metrics_rank_shown(h->m, rank));
-    else
-        notef(h->m,
-              "%s: rank %lld: no row: of its %zu device tasks and its %zu steps, %zu have no launching call "
-              "(metrics.hta.linked_only) and %zu were launched after its last step began "
-              "(metrics.hta.drop_last_step)",
-              h->what, (long long)metrics_rank_shown(h->m, rank), ev->read, ci->cut ? ci->cut->nsteps : (size_t)0,
-              ci->unlinked, ci->late);
-}
-
-int hta_prepare(const hta_ctx *h, int64_t rank, evvec *ev)
-{
-    hta_cut_info ci;
-    if (hta_filter(h, rank, ev, &ci))
-        return 1;
-    hta_no_row(h, rank, ev, &ci);
-    return 0;
 }
 
 /* ---- HTA's merge --------------------------------------------------------- */
@@ -1003,7 +818,7 @@ tb_status hta_build(const metric_ctx *m, const char *what, const char *create, c
     rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, 1, 0, err);
 done:
     sqlite3_finalize(h.ins);
-    free(h.cuts);
+    hta_window_free(&h);
     class_over_finish(&h.o.over);
     return rc;
 }
@@ -1263,7 +1078,7 @@ static tb_status hta_build_three(const metric_ctx *m, int which, tb_error *err)
 done:
     for (int t = 0; t < HTA_N; t++)
         sqlite3_finalize(a.h[t].ins);
-    free(a.h[which].cuts);
+    hta_window_free(&a.h[which]);
     class_over_finish(&a.h[which].o.over);
     sqlite3_free(opts);
     sqlite3_free(key);

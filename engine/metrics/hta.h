@@ -5,8 +5,9 @@
  * the launched-by-a-kept-call filter) and the per-rank driver that reads
  * each rank's device tasks with their launching calls.
  *
- * breakdown.c implements these (the temporal, overlap and idle-time
- * breakdowns use them first); hta_counters.c builds HTA's counters on them
+ * hta_window.c implements the time domain and the window, breakdown.c the
+ * rest (the temporal, overlap and idle-time breakdowns use them first);
+ * hta_counters.c builds HTA's counters on them
  * (queue length, memory bandwidth, kernel launch statistics), hta_stacks.c
  * its call graph. A table's
  * build calls hta_build() with its CREATE and INSERT statements and a
@@ -55,6 +56,7 @@ typedef struct dev_ev {
     unsigned char kind;
     unsigned char linked;
     unsigned char op;     /* a communication op, not a task: no stream */
+    unsigned char memname; /* a memory slice by its name (hta_memory_name) */
 } dev_ev;
 
 typedef struct evvec {
@@ -73,7 +75,15 @@ typedef struct step_cut {
     int64_t last_start; /* latest ProfilerStep start, HTA domain */
     int64_t last_end;   /* latest ProfilerStep end, HTA domain */
     size_t nsteps;      /* distinct ProfilerStep#N names of the rank */
+    int mtia;           /* HTA takes the rank for MTIA: its MTIA window */
+    int64_t cpu_first, cpu_last_end; /* earliest start, latest end of its host ProfilerSteps */
+    size_t span0, nspan; /* its ProfilerStep slices: hta_ctx.spans[span0 .. span0 + nspan) */
 } step_cut;
+
+/* A ProfilerStep slice [s, e] in HTA's domain. */
+typedef struct hta_span {
+    int64_t s, e;
+} hta_span;
 
 typedef struct hta_ctx {
     const metric_ctx *m;
@@ -81,6 +91,8 @@ typedef struct hta_ctx {
     hta_opts o;
     step_cut *cuts;
     size_t ncuts;
+    hta_span *spans;     /* every cut's ProfilerStep slices */
+    size_t nspans;
     sqlite3_stmt *ins;   /* the table's INSERT */
     void *extra;         /* the table's own state (hta_build's caller), or NULL */
 } hta_ctx;
@@ -93,14 +105,43 @@ void hta_time(int round_us, int64_t s, int64_t e, int64_t *ts, int64_t *te);
  * events, tracebook's classes for other vendors' tasks. cx: a class_over. */
 int hta_classify(const void *cx, const char *name, const char *task_type, const char *cls);
 
+/* Reads the ProfilerStep#N slices HTA sees (host ops and annotations in
+ * PYTORCH_API, complete slices in TB_EVENT such as the GPU copies of the
+ * step annotations) into h's cuts, one per rank with steps, in HTA's time
+ * domain, and marks the ranks HTA takes for MTIA. Free with hta_window_free. */
+tb_status hta_steps(hta_ctx *h, tb_error *err);
+
+/* Frees what hta_steps read into h (its cuts and spans). */
+void hta_window_free(hta_ctx *h);
+
+/* 1 when name is one of HTA's memory kernels (Memcpy, Memset, hipMemcpy,
+ * hipMemset or dma at its start). */
+int hta_memory_name(const char *name);
+
 /* The step cut of a rank (NULL when it has no ProfilerStep). */
 const step_cut *hta_cut(const hta_ctx *h, int64_t rank);
 
-/* 1 when HTA's window keeps a host event of the rank of cut (NULL: no
- * steps) starting at ts (HTA's domain): always with fewer than 2 steps,
- * else when it starts before the last step's start (hta.drop_last_step),
- * or at or before that step's end. */
-int hta_host_kept(const hta_ctx *h, const step_cut *cut, int64_t ts);
+/* 1 when HTA's window keeps a host event [ts, te] of the rank of cut (NULL:
+ * no steps; HTA's domain); cpu: an operator, user annotation or runtime
+ * call (HTA's CPU events). Always with fewer than 2 steps; on an MTIA rank
+ * when a CPU event lies within its host steps' span; else when it starts
+ * before the last step's start (hta.drop_last_step), or at or before that
+ * step's end. */
+int hta_host_kept(const hta_ctx *h, const step_cut *cut, int64_t ts, int64_t te, int cpu);
+
+/* What hta_filter left out of a rank, for the note of a rank without rows. */
+typedef struct hta_cut_info {
+    const step_cut *cut;
+    size_t unlinked, late;
+} hta_cut_info;
+
+/* The times and window of hta_prepare, without its note: compacts ev,
+ * fills *ci, returns the count of events that remain. */
+size_t hta_filter(const hta_ctx *h, int64_t rank, evvec *ev, hta_cut_info *ci);
+
+/* Notes why the rank gets no row of h's table (metrics.md, "When a rank has
+ * no rows"): ci from hta_filter. */
+void hta_no_row(const hta_ctx *h, int64_t rank, const evvec *ev, const hta_cut_info *ci);
 
 /*
  * Puts a rank's events into HTA's domain (times and launching calls) and

@@ -100,51 +100,102 @@ static size_t launch_index(const launch_ids *l, int64_t name)
     return 0;
 }
 
-/* ---- queue_length ----------------------------------------------------------- */
+/* ---- change series (queue length, memory bandwidth) ----------------------------- */
 
-/* One change of a stream's queue: +1 at a launch, -1 at a task start. */
-typedef struct qchange {
-    int64_t stream, ts, ord;
-    int delta;
-} qchange;
+/*
+ * HTA's two series of a rank are built alike: each event adds delta to its
+ * key's series at one time and takes it back at a later one (a queue: +1 at
+ * the launch, -1 at the task's start; a memory kind: +bw at the start, -bw
+ * at the end); sorted by key and time, the series is the running sum (in
+ * float64, in that order), one row per change.
+ */
+typedef struct change {
+    int64_t key, ts, ord; /* ord: the event's place in the trace */
+    int back;             /* 0: the event's +delta, 1: its -delta (later at equal times) */
+    double delta;
+} change;
+
+typedef struct changes {
+    change *v;
+    size_t n, cap;
+} changes;
 
 static int cmp_change(const void *a, const void *b)
 {
-    const qchange *x = a, *y = b;
-    if (x->stream != y->stream)
-        return x->stream < y->stream ? -1 : 1;
+    const change *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
-    if (x->delta != y->delta)
-        return x->delta > y->delta ? -1 : 1; /* launches first */
+    if (x->back != y->back)
+        return x->back - y->back; /* a launch before a start, a start before an end */
     return (x->ord > y->ord) - (x->ord < y->ord);
 }
 
+/* Adds an event's two changes: +delta at ts, -delta at back_ts. */
+static int push_changes(changes *c, int64_t key, int64_t ts, int64_t back_ts, int64_t ord, double delta)
+{
+    return VEC_PUSH(c->v, c->n, c->cap, ((change){key, ts, ord, 0, delta})) ||
+           VEC_PUSH(c->v, c->n, c->cap, ((change){key, back_ts, ord, 1, -delta}));
+}
+
+/* One row of a series: change c->v[i], the running sum of its key. */
+typedef tb_status (*change_row)(hta_ctx *h, int64_t rank, const changes *c, size_t i, double sum, const void *cx,
+                                tb_error *err);
+
+/* Sorts c and calls row for each change in order with its key's running sum. */
+static tb_status change_series(hta_ctx *h, int64_t rank, changes *c, change_row row, const void *cx, tb_error *err)
+{
+    if (c->n) /* qsort of NULL, even of 0 items, is undefined */
+        qsort(c->v, c->n, sizeof *c->v, cmp_change);
+    double sum = 0;
+    tb_status rc = TB_OK;
+    for (size_t i = 0; !rc && i < c->n; i++) {
+        if (i == 0 || c->v[i].key != c->v[i - 1].key)
+            sum = 0;
+        sum += c->v[i].delta;
+        rc = row(h, rank, c, i, sum, cx, err);
+    }
+    return rc;
+}
+
+/* ---- queue_length ----------------------------------------------------------- */
+
 /*
- * The changes of a rank's queues, sorted by stream and time, into *out
- * (owned by the caller). Tasks that are communication ops (no stream) or
- * whose launching call is not one of launch_names do not count.
+ * The changes of a rank's queues, keyed by stream, into *c (owned by the
+ * caller). Tasks that are communication ops (no stream) or whose launching
+ * call is not one of launch_names do not count.
  */
-static tb_status queue_changes(const hta_ctx *h, const evvec *ev, qchange **out, size_t *n, tb_error *err)
+static tb_status queue_changes(const hta_ctx *h, const evvec *ev, changes *c, tb_error *err)
 {
     const launch_ids *l = h->extra;
-    size_t cap = 0;
-    *out = NULL;
-    *n = 0;
     for (size_t i = 0; i < ev->n; i++) {
         const dev_ev *e = &ev->v[i];
         if (e->op || !e->linked || !launch_index(l, e->launch_name))
             continue;
-        if (VEC_PUSH(*out, *n, cap, ((qchange){e->stream, e->launch, e->ord, 1})) ||
-            VEC_PUSH(*out, *n, cap, ((qchange){e->stream, e->s, e->ord, -1}))) {
-            free(*out);
-            *out = NULL;
+        if (push_changes(c, e->stream, e->launch, e->s, e->ord, 1))
             return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-        }
     }
-    if (*n) /* qsort of NULL, even of 0 items, is undefined */
-        qsort(*out, *n, sizeof **out, cmp_change);
     return TB_OK;
+}
+
+/* A row of the queue length series: dur is the time to the stream's next change. */
+static tb_status queue_row(hta_ctx *h, int64_t rank, const changes *c, size_t i, double sum, const void *cx,
+                           tb_error *err)
+{
+    (void)cx;
+    const change *x = &c->v[i];
+    if (sum < 0)
+        return tb_error_set(err, TB_ERR_INTERNAL, "%s: rank %lld: stream %lld: queue length %lld at %lld", h->what,
+                            (long long)metrics_rank_shown(h->m, rank), (long long)x->key, (long long)sum,
+                            (long long)x->ts);
+    sqlite3_bind_int64(h->ins, 1, rank);
+    sqlite3_bind_int64(h->ins, 2, x->key);
+    hta_bind_us(h, 3, x->ts);
+    sqlite3_bind_int64(h->ins, 4, (int64_t)sum);
+    if (i + 1 < c->n && c->v[i + 1].key == x->key)
+        hta_bind_us(h, 5, c->v[i + 1].ts - x->ts);
+    return hta_insert_done(h, err);
 }
 
 /*
@@ -158,10 +209,9 @@ static tb_status queue_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     hta_ctx *h = ctx;
     if (!hta_prepare(h, rank, ev))
         return TB_OK;
-    qchange *c;
-    size_t n;
-    tb_status rc = queue_changes(h, ev, &c, &n, err);
-    if (!rc && !n && h->m->note) {
+    changes c = {0};
+    tb_status rc = queue_changes(h, ev, &c, err);
+    if (!rc && !c.n && h->m->note) {
         char msg[300];
         snprintf(msg, sizeof msg,
                  "%s: rank %lld: no row: none of its %zu device tasks was launched by a call HTA counts "
@@ -169,26 +219,9 @@ static tb_status queue_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
                  h->what, (long long)metrics_rank_shown(h->m, rank), ev->n);
         h->m->note(h->m->ctx, msg);
     }
-    int64_t q = 0;
-    for (size_t i = 0; !rc && i < n; i++) {
-        if (i == 0 || c[i].stream != c[i - 1].stream)
-            q = 0;
-        q += c[i].delta;
-        if (q < 0) {
-            rc = tb_error_set(err, TB_ERR_INTERNAL, "%s: rank %lld: stream %lld: queue length %lld at %lld",
-                              h->what, (long long)metrics_rank_shown(h->m, rank), (long long)c[i].stream,
-                              (long long)q, (long long)c[i].ts);
-            break;
-        }
-        sqlite3_bind_int64(h->ins, 1, rank);
-        sqlite3_bind_int64(h->ins, 2, c[i].stream);
-        hta_bind_us(h, 3, c[i].ts);
-        sqlite3_bind_int64(h->ins, 4, q);
-        if (i + 1 < n && c[i + 1].stream == c[i].stream)
-            hta_bind_us(h, 5, c[i + 1].ts - c[i].ts);
-        rc = hta_insert_done(h, err);
-    }
-    free(c);
+    if (!rc)
+        rc = change_series(h, rank, &c, queue_row, NULL, err);
+    free(c.v);
     return rc;
 }
 
@@ -360,10 +393,11 @@ static tb_status build_membw_summary(const metric_ctx *m, tb_error *err)
  */
 static tb_status span_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 {
-    static const char sql[] = "SELECT startNs FROM CANN_API WHERE ifnull(rankId, 0) = ?1 AND startNs IS NOT NULL "
-                              "UNION ALL SELECT startNs FROM PYTORCH_API WHERE ifnull(rankId, 0) = ?1 "
+    static const char sql[] = "SELECT startNs, ifnull(endNs, startNs), 1 FROM CANN_API WHERE ifnull(rankId, 0) = ?1 "
                               "AND startNs IS NOT NULL "
-                              "UNION ALL SELECT startNs FROM TB_EVENT WHERE ifnull(rankId, 0) = ?1 AND ph = 'X' "
+                              "UNION ALL SELECT startNs, ifnull(endNs, startNs), 1 FROM PYTORCH_API "
+                              "WHERE ifnull(rankId, 0) = ?1 AND startNs IS NOT NULL "
+                              "UNION ALL SELECT startNs, endNs, 0 FROM TB_EVENT WHERE ifnull(rankId, 0) = ?1 AND ph = 'X' "
                               "AND startNs IS NOT NULL AND endNs IS NOT NULL AND cat IS NOT NULL "
                               "AND cat NOT IN (SELECT id FROM STRING_IDS WHERE value = 'Trace')";
     hta_ctx *h = ctx;
@@ -381,9 +415,9 @@ static tb_status span_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     sqlite3_bind_int64(st, 1, rank);
     int s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        int64_t ts, unused, v = sqlite3_column_int64(st, 0);
-        hta_time(h->o.round_us, v, v, &ts, &unused);
-        if (!hta_host_kept(h, cut, ts))
+        int64_t ts, te;
+        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &ts, &te);
+        if (!hta_host_kept(h, cut, ts, te, sqlite3_column_int(st, 2)))
             continue;
         lo = ts < lo ? ts : lo;
         hi = ts > hi ? ts : hi;
@@ -467,15 +501,6 @@ typedef struct mem_info {
     char kind[16]; /* HTA's memory kernel type */
 } mem_info;
 
-/* One point of a kind's bandwidth series: +bw at a start, -bw at an end. */
-typedef struct bw_point {
-    int kind;     /* index into the rank's kinds */
-    int end;      /* 0 start, 1 end */
-    int64_t ts;
-    int64_t ord;  /* the operation's place among the rank's events */
-    double bw;
-} bw_point;
-
 /* HTA's get_memory_kernel_type: "Memset", the first 11 bytes of a Memcpy
  * name ("Memcpy HtoD"), else "Memcpy Unknown". */
 static void memory_kind(const char *name, char out[16])
@@ -543,18 +568,6 @@ static tb_status read_mem_info(const hta_ctx *h, int64_t rank, mem_info **out, s
     return rc;
 }
 
-static int cmp_point(const void *a, const void *b)
-{
-    const bw_point *x = a, *y = b;
-    if (x->kind != y->kind)
-        return x->kind - y->kind;
-    if (x->ts != y->ts)
-        return x->ts < y->ts ? -1 : 1;
-    if (x->end != y->end)
-        return x->end - y->end; /* starts first */
-    return (x->ord > y->ord) - (x->ord < y->ord);
-}
-
 /* Kinds seen in a rank, in order of first sight, at most 8 (HTA has 5). */
 typedef struct kinds {
     char name[8][16];
@@ -573,20 +586,17 @@ static int kind_index(kinds *k, const char *name)
 }
 
 /*
- * The rank's bandwidth points: each memory operation of HTA's classes
- * (K_MEM) gives +bw at its start and -bw at its end (start + duration, a
- * duration of 0 counted as 1), bw = the trace's "memory bandwidth (GB/s)"
- * when it gives one (HTA's value), else bytes / exact ns = GB/s (0 without
- * a byte count, as HTA's default), sorted by kind, time, starts first, then
- * the trace's order.
+ * The rank's bandwidth changes, keyed by kind (an index into k): each
+ * memory operation of HTA's classes (K_MEM) gives +bw at its start and -bw
+ * at its end (start + duration, a duration of 0 counted as 1), bw = the
+ * trace's "memory bandwidth (GB/s)" when it gives one (HTA's value), else
+ * bytes / exact ns = GB/s (0 without a byte count, as HTA's default); at
+ * equal times starts first, then the trace's order.
  */
-static tb_status bw_points(const hta_ctx *h, int64_t rank, const evvec *ev, bw_point **out, size_t *n, kinds *k,
-                           tb_error *err)
+static tb_status bw_changes(const hta_ctx *h, int64_t rank, const evvec *ev, changes *c, kinds *k, tb_error *err)
 {
     mem_info *mi;
-    size_t nmi, cap = 0;
-    *out = NULL;
-    *n = 0;
+    size_t nmi;
     tb_status rc = read_mem_info(h, rank, &mi, &nmi, err);
     for (size_t i = 0; !rc && i < ev->n; i++) {
         const dev_ev *e = &ev->v[i];
@@ -604,42 +614,41 @@ static tb_status bw_points(const hta_ctx *h, int64_t rank, const evvec *ev, bw_p
         int64_t dur = e->e - e->s;
         if (dur == 0)
             dur = h->o.round_us ? 1 : 1000;
-        if (VEC_PUSH(*out, *n, cap, ((bw_point){kd, 0, e->s, (int64_t)i, bw})) ||
-            VEC_PUSH(*out, *n, cap, ((bw_point){kd, 1, e->s + dur, (int64_t)i, -bw})))
+        if (push_changes(c, kd, e->s, e->s + dur, (int64_t)i, bw))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
     free(mi);
-    if (!rc && *n)
-        qsort(*out, *n, sizeof **out, cmp_point);
     return rc;
+}
+
+/* A row of the bandwidth series: the kind's name, the time, the running sum. */
+static tb_status membw_row(hta_ctx *h, int64_t rank, const changes *c, size_t i, double sum, const void *cx,
+                           tb_error *err)
+{
+    const kinds *k = cx;
+    sqlite3_bind_int64(h->ins, 1, rank);
+    sqlite3_bind_text(h->ins, 2, k->name[c->v[i].key], -1, SQLITE_TRANSIENT);
+    hta_bind_us(h, 3, c->v[i].ts);
+    sqlite3_bind_double(h->ins, 4, sum);
+    return hta_insert_done(h, err);
 }
 
 /*
  * HTA's get_memory_bw_time_series for one rank: per memory kind, the
- * running sum (in float64, in the points' order) of the bandwidths, one
- * row per point.
+ * running sum (in float64, in the changes' order) of the bandwidths, one
+ * row per change.
  */
 static tb_status membw_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 {
     hta_ctx *h = ctx;
     if (!hta_prepare(h, rank, ev))
         return TB_OK;
-    bw_point *p;
-    size_t n;
+    changes c = {0};
     kinds k = {.n = 0};
-    tb_status rc = bw_points(h, rank, ev, &p, &n, &k, err);
-    double sum = 0;
-    for (size_t i = 0; !rc && i < n; i++) {
-        if (i == 0 || p[i].kind != p[i - 1].kind)
-            sum = 0;
-        sum += p[i].bw;
-        sqlite3_bind_int64(h->ins, 1, rank);
-        sqlite3_bind_text(h->ins, 2, k.name[p[i].kind], -1, SQLITE_TRANSIENT);
-        hta_bind_us(h, 3, p[i].ts);
-        sqlite3_bind_double(h->ins, 4, sum);
-        rc = hta_insert_done(h, err);
-    }
-    free(p);
+    tb_status rc = bw_changes(h, rank, ev, &c, &k, err);
+    if (!rc)
+        rc = change_series(h, rank, &c, membw_row, &k, err);
+    free(c.v);
     return rc;
 }
 
@@ -681,7 +690,8 @@ static tb_status annotation_rank(void *ctx, int64_t rank, evvec *ev, tb_error *e
     while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t ts, te;
         hta_time(h->o.round_us, sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3), &ts, &te);
-        if (!hta_host_kept(h, cut, ts))
+        /* the GPU's annotations are no CPU events to HTA */
+        if (!hta_host_kept(h, cut, ts, te, !strcmp((const char *)sqlite3_column_text(st, 0), "cpu")))
             continue;
         sqlite3_bind_int64(h->ins, 1, rank);
         sqlite3_bind_text(h->ins, 2, (const char *)sqlite3_column_text(st, 0), -1, SQLITE_TRANSIENT);
@@ -746,7 +756,7 @@ static tb_status read_aten_ops(const hta_ctx *h, int64_t rank, aten_op **out, si
         aten_op o = {.tid = sqlite3_column_int64(st, 2), .name = sqlite3_column_int64(st, 3),
                      .row = sqlite3_column_int64(st, 4)};
         hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &o.ts, &o.end);
-        if (!hta_host_kept(h, cut, o.ts))
+        if (!hta_host_kept(h, cut, o.ts, o.end, 1))
             continue;
         if (VEC_PUSH(*out, *n, cap, o)) {
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -1006,11 +1016,11 @@ static void strag_see(strag *g, int64_t ts, int64_t end)
 static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, pstep **st, size_t *nst, tb_error *err)
 {
     static const char sql[] =
-        "SELECT startNs, endNs, n.value FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name "
+        "SELECT startNs, endNs, n.value, 1 FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name "
         " WHERE ifnull(p.rankId, 0) = ?1 AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "UNION ALL SELECT startNs, endNs, NULL FROM CANN_API WHERE ifnull(rankId, 0) = ?1 "
+        "UNION ALL SELECT startNs, endNs, NULL, 1 FROM CANN_API WHERE ifnull(rankId, 0) = ?1 "
         " AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "UNION ALL SELECT startNs, endNs, n.value FROM TB_EVENT e LEFT JOIN STRING_IDS n ON n.id = e.name "
+        "UNION ALL SELECT startNs, endNs, n.value, 0 FROM TB_EVENT e LEFT JOIN STRING_IDS n ON n.id = e.name "
         " WHERE ifnull(e.rankId, 0) = ?1 AND e.ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
         " AND e.cat IS NOT NULL AND e.cat NOT IN (SELECT id FROM STRING_IDS WHERE value = 'Trace')";
     const step_cut *cut = hta_cut(h, rank);
@@ -1027,7 +1037,7 @@ static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, pstep **st, size
     while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW) {
         int64_t ts, te;
         hta_time(h->o.round_us, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1), &ts, &te);
-        if (!hta_host_kept(h, cut, ts))
+        if (!hta_host_kept(h, cut, ts, te, sqlite3_column_int(q, 3)))
             continue;
         const char *name = (const char *)sqlite3_column_text(q, 2);
         long long num;

@@ -93,7 +93,8 @@ static tb_status read_host(const hta_ctx *h, int64_t rank, cgraph *g, tb_error *
         /* a call with a stream is, to HTA, a device event: in no tree */
         c.streamed = sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int64(st, 8) >= 0;
         hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
-        if (!hta_host_kept(h, cut, c.ts))
+        /* TB_EVENT's slices (source 2) are no CPU events to HTA */
+        if (!hta_host_kept(h, cut, c.ts, c.te, sqlite3_column_int(st, 6) != 2))
             continue;
         if (c.te < c.ts)
             c.te = c.ts;

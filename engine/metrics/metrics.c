@@ -7,7 +7,8 @@
  * partition), cluster.c (cluster step trace, slow rank, communication
  * matrix), vote.c (slow rank by vote), timesum.c (the cluster time
  * summary), commgroup.c (the communication groups), mstx.c (mstx marks and
- * ranges), hta_counters.c (HTA's queue length and trace span), hta_stacks.c
+ * ranges), ppchart.c (the DualPipeV pipeline chart), hta_counters.c (HTA's
+ * queue length and trace span), hta_stacks.c
  * (HTA's call graph). This file lists them for the runner; their options
  * are options.c's.
  */
@@ -31,6 +32,7 @@ static const family families[] = {
     {metrics_mstx, &metrics_mstx_n},
     {metrics_modstat, &metrics_modstat_n},
     {metrics_freetime, &metrics_freetime_n},
+    {metrics_ppchart, &metrics_ppchart_n},
     {metrics_hta_counters, &metrics_hta_counters_n},
     {metrics_hta_stacks, &metrics_hta_stacks_n},
 };

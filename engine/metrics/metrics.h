@@ -83,6 +83,8 @@ extern const metric_table metrics_modstat[];
 extern const size_t metrics_modstat_n;
 extern const metric_table metrics_freetime[];
 extern const size_t metrics_freetime_n;
+extern const metric_table metrics_ppchart[];
+extern const size_t metrics_ppchart_n;
 extern const metric_table metrics_hta_counters[];
 extern const size_t metrics_hta_counters_n;
 extern const metric_table metrics_hta_stacks[];

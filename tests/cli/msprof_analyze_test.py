@@ -28,7 +28,12 @@
 # mark_stats.csv and all_*_stats.csv) on three ranks' msprof-style DBs built
 # here (mstx_db), against the recipe's own CSVs
 # (../conformance/reference/make_mstx_sum.py); pp_chart (the pp_chart
-# recipe's StepTaskInfo rows) on the same DBs against the recipe's mapper.
+# recipe's StepTaskInfo rows) on the same DBs against the recipe's mapper;
+# its DualPipeV schedule on an 8-rank cluster of msprof-style DBs built here
+# (dualpipev_cluster: tp 2, pp 4, 8 micro-batches, pp_info and
+# distributed_args in META_DATA) against the names and types of the recipe's
+# own schedule code (../conformance/reference/make_pp_chart_dualpipev.py),
+# also through the DB tracebook exports of it.
 # module_statistic (the module_statistic recipe's ModuleStatistic table) on
 # two ranks' msprof-style DBs built here (module_db), against the recipe's
 # own rows (../conformance/reference/make_module_statistic.py); ranks without
@@ -153,6 +158,89 @@ def mstx_db(path, rank, stretch, steps, pytorch):
             con.execute("INSERT INTO CONNECTION_IDS VALUES (?, ?)", (k, conn))
     con.commit()
     con.close()
+
+
+DUALPIPEV_REF = os.path.join(REFERENCE_DIR, "msprof_analyze_pp_chart_dualpipev_pp4_mb8.csv")
+DUALPIPEV_META = {"pp_info": {"pp_type": "DualPipeV", "microbatch_num": 8},
+                  "distributed_args": {"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 4,
+                                       "data_parallel_size": 1}}
+STEP_NS = 100_000_000
+
+
+def dualpipev_counts():
+    """The recipe's count of rows per step of each stage (the reference)."""
+    with open(DUALPIPEV_REF, encoding="utf-8", newline="") as f:
+        return {int(r["stage"]): int(r["expected"]) for r in csv.DictReader(f)}
+
+
+def dualpipev_events(rank, count):
+    """Rank's mstx ranges (message, start, task start, task end), and the
+    (step, task start, task end) the recipe keeps: count in each of steps 1
+    and 2, but rank 1's step 2 one short; rank 0's step 1 one more task
+    overlapping the one before (dropped), rank 3 one event after the steps
+    (no step: dropped), rank 5 one not forward or backward (not read)."""
+    events, kept = [], []
+    for step in (1, 2):
+        n = count - 1 if (rank, step) == (1, 2) else count
+        for i in range(n):
+            a = T0 + (step - 1) * STEP_NS + 1_000_000 + i * 1_000_000
+            events.append(("forward_step" if i % 3 else "Backward_step", a, a + 100_000, a + 500_000 + rank))
+            kept.append((step, a + 100_000, a + 500_000 + rank))
+            if (rank, step, i) == (0, 1, 4):
+                events.append(("backward_step", a + 1_000, a + 300_000, a + 600_000))
+    if rank == 3:
+        events.append(("forward_step", T0 + 2 * STEP_NS + 5_000_000, T0 + 2 * STEP_NS + 5_100_000,
+                       T0 + 2 * STEP_NS + 5_200_000))
+    if rank == 5:
+        events.append(("optimizer", T0 + 90_000_000, T0 + 90_100_000, T0 + 90_200_000))
+    return events, kept
+
+
+def dualpipev_db(path, rank, meta, count):
+    """An msprof-style DB of one rank of the DualPipeV cluster: its META_DATA
+    rows (name, JSON value) as torch_npu writes its profiler metadata, two
+    steps, the mstx ranges of dualpipev_events with their device tasks."""
+    if os.path.exists(path):
+        os.remove(path)
+    con = sqlite3.connect(path)
+    con.executescript(
+        "CREATE TABLE STRING_IDS (id INTEGER PRIMARY KEY, value TEXT);"
+        "CREATE TABLE META_DATA (name TEXT, value TEXT);"
+        "CREATE TABLE RANK_DEVICE_MAP (rankId INTEGER, deviceId INTEGER);"
+        "CREATE TABLE STEP_TIME (id INTEGER, startNs INTEGER, endNs INTEGER);"
+        "CREATE TABLE MSTX_EVENTS (startNs INTEGER, endNs INTEGER, eventType INTEGER, rangeId INTEGER, "
+        "  category INTEGER, message INTEGER, globalTid INTEGER, endGlobalTid INTEGER, domainId INTEGER, "
+        "  connectionId INTEGER);"
+        "CREATE TABLE TASK (startNs INTEGER, endNs INTEGER, deviceId INTEGER, connectionId INTEGER, "
+        "  globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER, streamId INTEGER, "
+        "  taskId INTEGER, modelId INTEGER);")
+    names = ["forward_step", "Backward_step", "backward_step", "optimizer", "MsTx"]
+    con.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", list(enumerate(names, 1)))
+    sid = {n: i for i, n in enumerate(names, 1)}
+    con.execute("INSERT INTO RANK_DEVICE_MAP VALUES (?, 0)", (rank,))
+    con.executemany("INSERT INTO META_DATA VALUES (?, ?)",
+                    [("SCHEMA_VERSION", "1.0.0")] + [(k, v if isinstance(v, str) else json.dumps(v))
+                                                     for k, v in meta.items()])
+    con.executemany("INSERT INTO STEP_TIME VALUES (?, ?, ?)",
+                    [(s, T0 + (s - 1) * STEP_NS, T0 + s * STEP_NS) for s in (1, 2)])
+    events, _ = dualpipev_events(rank, count)
+    for k, (msg, a, ta, tb) in enumerate(events, 1):
+        con.execute("INSERT INTO MSTX_EVENTS VALUES (?, ?, 2, 0, 0, ?, 7, 7, 0, ?)", (a, a + 800_000, sid[msg], k))
+        con.execute("INSERT INTO TASK VALUES (?, ?, 0, ?, ?, 1, ?, 0, 2, ?, 0)", (ta, tb, k, k, sid["MsTx"], k))
+    con.commit()
+    con.close()
+
+
+def dualpipev_cluster(d, meta):
+    """Eight ranks (tp 2, pp 4, dp 1: stage rank // 2) of the DualPipeV
+    schedule with 8 micro-batches, their DBs' metadata meta."""
+    counts, dirs = dualpipev_counts(), []
+    for rank in range(8):
+        sub = os.path.join(d, "dualpipev_rank%d" % rank)
+        os.makedirs(sub, exist_ok=True)
+        dualpipev_db(os.path.join(sub, "msprof_%d.db" % rank), rank, meta, counts[rank // 2])
+        dirs.append(sub)
+    return dirs
 
 
 MSTX_RANKS = ((0, 0, True, True), (1, 300_000, False, False), (2, 600_000, True, True))
@@ -587,13 +675,26 @@ def main(tb_path, gen_path, out, only):
         with open(os.path.join(t.out, "communication_group.json"), encoding="utf-8", newline="") as f:
             return f.read()
 
-    def ref_groups():
-        """msprof-analyze's CommunicationGroupMapping rows of the cluster, as comm_group_parallel_info entries."""
+    def ref_groups(t, d):
+        """msprof-analyze's CommunicationGroupMapping rows of the cluster in d, as comm_group_parallel_info
+        entries, in the cluster analysis' read order: by first op, the ranks ascending, each rank's
+        communication ops (trace events here: the cluster has no communication.json) by start."""
         with open(GROUP_MAP_REF, encoding="utf-8", newline="") as f:
             rows = list(csv.DictReader(f))
         for w in rows:
             w["rank_set"] = [int(x) for x in w["rank_set"].strip("()").split(",")]
-        return rows
+        db = t.path("order.db")
+        if not os.path.exists(db):
+            r = t.run("export", "db", "-q", "-dir", d, "-o", db)
+            t.eq(r.rc, 0, "export db (stderr: %s)" % r.err.strip())
+        con = sqlite3.connect(db)
+        first = {}
+        for name, group in con.execute("SELECT name, groupName FROM comm_op WHERE groupName IS NOT NULL "
+                                       "ORDER BY rankId, startNs"):
+            kind = "p2p" if any(k in name.lower() for k in ("send", "receive", "recv")) else "collective"
+            first.setdefault((kind, str(group)), len(first))
+        con.close()
+        return sorted(rows, key=lambda w: (w["type"], first[(w["type"], w["group_name"])]))
 
     @suite.case("communication_group: communication_group.json of the 8-rank cluster, msprof-analyze's shape and groups")
     def case_group_json(t):
@@ -601,7 +702,7 @@ def main(tb_path, gen_path, out, only):
         doc = json.loads(text)
         t.eq(text, json.dumps(doc), "one line, json.dump's separators, no newline after")
         t.eq(list(doc), ["collective", "p2p", "comm_group_parallel_info"], "the keys, in msprof-analyze's order")
-        want = ref_groups()
+        want = ref_groups(t, parallel_cluster(gen, inputs))
         t.eq(doc["comm_group_parallel_info"], want, "comm_group_parallel_info: the recipe's rows, rank_set a list")
         t.eq(doc["collective"], [w["rank_set"] for w in want if w["type"] == "collective"],
              "collective: the 4 tp and 4 dp groups of 2")
@@ -614,7 +715,7 @@ def main(tb_path, gen_path, out, only):
         d = t.path("bare")
         shutil.copytree(src, d, ignore=shutil.ignore_patterns("profiler_metadata.json"))
         doc = json.loads(group_json(t, d))
-        want = ref_groups()
+        want = ref_groups(t, d)
         for w in want:
             w["group_id"] = w["pg_name"] = ""
         t.eq(doc["comm_group_parallel_info"], want, "type, ranks and name of each group; group_id and pg_name empty")
@@ -777,6 +878,59 @@ def main(tb_path, gen_path, out, only):
             rep = json.load(f)["reports"][0]
         t.check(not os.path.exists(os.path.join(t.out, "free_analysis.csv")) and
                 rep["skipped"] == "the data has no free_time rows", "no row, no file (as the recipe)", rep)
+
+    def pp_chart_rows(t, meta, name, via_db=False):
+        args = ["-q"]
+        for d in dualpipev_cluster(t.path(name), meta):
+            args += ["-dir", d]
+        if via_db:  # the DB tracebook writes of the cluster keeps the metadata (TB_PROFILE_META)
+            db = t.path(name + ".db")
+            r = t.run("export", "db", *args, "-o", db)
+            t.eq(r.rc, 0, "export db (stderr: %s)" % r.err.strip())
+            args = ["-q", "-dir", db]
+        out = t.path(name + ("-db" if via_db else "") + "-out")
+        args = ["report"] + args
+        r = t.run(*args, "--spec", "builtin:pp_chart", "-o", out)
+        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        head, rows = read_csv(os.path.join(out, "pp_chart.csv"))
+        t.eq(head, "rankId,name,startNs,endNs,type", "header")
+        return rows
+
+    @suite.case("pp_chart: DualPipeV (pp_info): 8 ranks' tasks named by the recipe's schedule, stage by stage")
+    def case_pp_chart_dualpipev(t):
+        with open(DUALPIPEV_REF, encoding="utf-8", newline="") as f:
+            names = {}
+            for r in csv.DictReader(f):
+                names.setdefault(int(r["stage"]), []).append([r["name"], r["type"]])
+        want = []
+        for rank in range(8):
+            kept = dualpipev_events(rank, len(names[rank // 2]))[1]
+            for step in (1, 2):
+                mine = [k for k in kept if k[0] == step]
+                full = len(mine) == len(names[rank // 2])
+                want += [[str(rank), *(names[rank // 2][i] if full else ["", "0"])[:1], str(a), str(b),
+                          (names[rank // 2][i] if full else ["", "0"])[1]] for i, (_, a, b) in enumerate(mine)]
+        got = pp_chart_rows(t, DUALPIPEV_META, "in")
+        t.eq(len(got), len(want), "rows")
+        for k, (g, w) in enumerate(zip(got, want)):
+            t.eq(g, w, "row %d" % (k + 1))
+        t.check(any(r[1] == "12F+0B" for r in got) and any(r[1] == "logits" for r in got), "F+B pairs, logits",
+                got[:40])
+        short = [r for r in got if r[0] == "1" and int(r[2]) >= T0 + STEP_NS]
+        t.check(short and all(r[1] == "" and r[4] == "0" for r in short), "rank 1's short step unnamed", short[:3])
+        t.eq(pp_chart_rows(t, DUALPIPEV_META, "in", via_db=True), got, "the same rows from tracebook's DB of it")
+
+    @suite.case("pp_chart: DualPipeV with too few micro-batches: unnamed; sizes not integers: no rows; no pp_info: FP/BP")
+    def case_pp_chart_dualpipev_invalid(t):
+        few = dict(DUALPIPEV_META, pp_info={"pp_type": "dualpipev", "microbatch_num": 7})
+        got = pp_chart_rows(t, few, "few")
+        t.check(got and all(r[1] == "" and r[4] == "0" for r in got), "micro_batch_num 7 < 2 x pp: name '' type 0",
+                got[:3])
+        bad = dict(DUALPIPEV_META, distributed_args={"pipeline_model_parallel_size": "4"})
+        t.eq(pp_chart_rows(t, bad, "bad"), [], "a size that is not an integer: the recipe writes nothing")
+        std = pp_chart_rows(t, {"distributed_args": DUALPIPEV_META["distributed_args"]}, "std")
+        t.check(std and {r[1] for r in std} == {"FP", "BP"} and {r[4] for r in std} == {"0", "1"},
+                "without pp_info: the standard schedule's FP and BP", std[:3])
 
     suite.main(only)
 

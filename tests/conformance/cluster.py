@@ -27,7 +27,8 @@
 #     their slow_rank_op has each collective op's Transit, Wait,
 #     Synchronization and Idle Time and ratios per rank as msprof-analyze's
 #     cluster_communication.json for them gives them, and comm_op_bandwidth
-#     each op's Communication Bandwidth Info and Size Distribution likewise.
+#     each op's Communication Bandwidth Info and Size Distribution likewise;
+#     their communication_group.json is msprof-analyze's byte for byte.
 # Times are compared in integer ns (--timeunit ns): the loader rounds the JSON
 # milliseconds half away from zero to the ns, as done here with Decimal.
 # usage: cluster.py TRACEBOOK SHARED_DATA_DIR OUT_DIR
@@ -369,6 +370,16 @@ def torch_npu_checks(tb, data, out, env):
             same = all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for a, b in zip(gv, wv)) and sorted(gd) == sorted(wd) \
                 and all(abs(a - b) <= 1e-9 * max(1.0, abs(b)) for s_ in wd for a, b in zip(gd[s_], wd[s_]))
             T.check(same, "bandwidth %s: %s, msprof-analyze %s" % (k, got[k], want[k]))
+    # communication_group.json of the two ranks: byte for byte the file msprof-analyze's cluster analysis
+    # wrote for them (reference/), its groups in the order it read them (rank 0's, then rank 1's new ones)
+    d = run(tb, os.path.join(out, "torch_npu_groups"), list(ranks.values()), "builtin:communication_group", env)
+    if d:
+        ref = os.path.join(os.path.dirname(os.path.abspath(__file__)), "reference",
+                           "msprof_analyze_communication_group_2ranks.json")
+        with open(os.path.join(d, "communication_group.json"), "rb") as f, open(ref, "rb") as g:
+            got, want = f.read(), g.read()
+        T.eq(got, want, "torch_npu communication_group.json: msprof-analyze's, byte for byte")
+        T.check(len(json.loads(want)["collective"]) == 6, "six collective groups in the reference", want)
     comm = {r: os.path.join(p, "ASCEND_PROFILER_OUTPUT", "communication.json") for r, p in ranks.items()}
     if all(os.path.isfile(p) for p in comm.values()):
         slow_rank_checks(tb, "torch_npu_slow_rank", list(ranks.values()), spec, rank_comm_times(comm), out, env)

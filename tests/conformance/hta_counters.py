@@ -8,7 +8,8 @@
 # tests/hta/refs.json holds what HTA gives (get_queue_length_summary,
 # get_time_spent_blocked_on_full_queue, get_trace_duration) on the shared
 # Kineto traces (ns_resolution_trace, amd_trace, tracelens h100 and mi300)
-# and on a generated two-rank Kineto trace (tracebook-gen, seed 7); its
+# on a generated two-rank Kineto trace (tracebook-gen, seed 7) and on the
+# two-rank MTIA job of tests/hta/mtia_trace.py (HTA's MTIA window); its
 # header comment in tests/hta/make_refs.py says how it was made. Checks:
 #   - queue_length_summary equals HTA's with stable sorts ("stable") to 1e-6
 #     relative, every column, and HTA's plain figures ("hta") exactly for
@@ -71,6 +72,11 @@ def inputs(exe_gen, shared, out, name):
             "tracelens_mi300": [os.path.join(k, "tracelens", "mi300")]}
     if name in dirs:
         return dirs[name]
+    if name == "gen_mtia_2ranks":
+        job = tbtest.fresh_dir(os.path.join(out, "mtia"))
+        tbtest.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hta",
+                                                "mtia_trace.py"), job], code=0)
+        return [os.path.join(job, "mtia_rank%d.pt.trace.json" % r) for r in (0, 1)]
     gen = tbtest.fresh_dir(os.path.join(out, "gen"))
     files = []
     for r in (0, 1):

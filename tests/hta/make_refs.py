@@ -13,7 +13,9 @@
 # many of them fall in each group its plots show), get_memory_bw_summary,
 # get_gpu_user_annotation_breakdown and get_aten_op_kernels_and_delay; and
 # get_potential_stragglers (num_candidates 1, 2, 3) with its metric on the
-# four-rank job that tests/hta/straggler_trace.py writes. And
+# four-rank job that tests/hta/straggler_trace.py writes. The same figures
+# on the MTIA job tests/hta/mtia_trace.py writes (gen_mtia_2ranks), whose
+# window HTA cuts its own way. And
 # get_frequent_cuda_kernel_sequences ("sequences": per rank, for each
 # operator name and min_pattern_len of SEQ_CASES, its rows, or the error
 # HTA stops with: its call graph refuses a slice that its rounding leaves
@@ -40,7 +42,11 @@ SETS = [
     ("tracelens_h100", os.path.join(shared, "kineto", "tracelens", "h100"), 100),
     ("tracelens_mi300", os.path.join(shared, "kineto", "tracelens", "mi300"), 1800),
     ("gen_kineto_2ranks", gen, 3),
+    ("gen_mtia_2ranks", tempfile.mkdtemp(), 2),
 ]
+# the MTIA job of tests/hta/mtia_trace.py (HTA's MTIA window)
+subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "mtia_trace.py"), SETS[-1][1]],
+               check=True)
 
 # One run of HTA in a child process (a fresh pandas, patched or not).
 CHILD = r'''

@@ -18,70 +18,10 @@
 
 #include <sqlite3.h>
 
+#define TU_WITH_DB_FIXTURE
 #include "testutil.h"
-#include "capture.h"
 #include "metrics/metrics.h"
 #include "tracebook/tracebook.h"
-
-
-static char dbpath[PATH_MAX + 16];
-
-/* Makes tmpdir/<name>.db from the schema, the views and rows; dbpath names it. */
-static void make_db(const char *name, const char *rows)
-{
-    snprintf(dbpath, sizeof dbpath, "%s/%s.db", tmpdir, name);
-    remove(dbpath);
-    assert_int_equal(tu_unified_db(dbpath, rows), 0);
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    return tu_make_tmpdir("test_cluster");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tu_remove_tmpdir();
-}
-
-/* The captured style of this file's expected strings (capture.h). */
-static void cap_init(capture *c)
-{
-    c->int_tag = 0;
-    c->quote_text = 1;
-    cap_reset(c);
-}
-
-/* Notes of the last run, one per line. */
-static char notes[2048];
-
-static void keep_note(void *ctx, const char *msg)
-{
-    (void)ctx;
-    size_t n = strlen(notes);
-    snprintf(notes + n, sizeof notes - n, "%s\n", msg);
-}
-
-/* Runs sql over dbpath (times in ns) and checks the exact text. */
-static void assert_rows(const char *sql, const char *want)
-{
-    tb_run_options o = {.db = cap_db(dbpath), .db_name = dbpath, .unit = TB_UNIT_NS, .note = keep_note};
-    capture c;
-    cap_init(&c);
-    notes[0] = 0;
-    tb_error err;
-    tb_error_clear(&err);
-    uint64_t rows = 0;
-    tb_status st = tb_query_run(&o, sql, &c.vt, &rows, &err);
-    if (st != TB_OK)
-        print_error("query failed: %s\n", err.message);
-    assert_int_equal(st, TB_OK);
-    if (strcmp(c.text, want) != 0)
-        print_error("got:\n%swant:\n%s", c.text, want);
-    assert_string_equal(c.text, want);
-}
 
 #define STEP_COLS                                                                                     \
     "SELECT step, type, idx, computing, communicationNotOverlapped, overlapped, communication, free, " \
@@ -128,8 +68,8 @@ static const char stage_rows[] =
 static void stages_from_p2p_groups(void **state)
 {
     (void)state;
-    make_db("stages", stage_rows);
-    assert_rows(STEP_COLS "WHERE type = 'stage' ORDER BY seq",
+    tu_make_db("stages", stage_rows);
+    tu_assert_rows(STEP_COLS "WHERE type = 'stage' ORDER BY seq",
                 STEP_HEAD
                 "NULL|'stage'|'()'|1|2|3|4|5|6|7|8|NULL|'TB_STEP_TRACE_TIME'\n"
                 "'1'|'stage'|'(0, 1)'|12|5|2|6|3|20|1|5|NULL|'TB_STEP_TRACE_TIME'\n"
@@ -139,11 +79,11 @@ static void stages_from_p2p_groups(void **state)
                 "'3'|'stage'|'()'|1|50|1|51|1|60|0|50|NULL|'TB_STEP_TRACE_TIME'\n"
                 "'4'|'stage'|'()'|1|50|1|51|1|60|0|50|NULL|'TB_STEP_TRACE_TIME'\n");
     /* rank rows: as loaded, in msprof-analyze's order (rank, then step) */
-    assert_rows("SELECT idx, step, rankId, computing FROM cluster_step_trace_time WHERE type = 'rank' ORDER BY seq",
+    tu_assert_rows("SELECT idx, step, rankId, computing FROM cluster_step_trace_time WHERE type = 'rank' ORDER BY seq",
                 "idx|step|rankId|computing\n"
                 "'0'|'1'|0|10\n'0'|'2'|0|10\n'0'|'3'|0|10\n'1'|'1'|1|12\n'1'|'2'|1|12\n'1'|'3'|1|12\n"
                 "'2'|'1'|2|8\n'3'|'1'|3|9\n'4'|'3'|4|1\n'4'|'4'|4|1\n'5'|NULL|5|1\n");
-    assert_string_equal(notes, "");
+    assert_string_equal(tu_notes, "");
 }
 
 /*
@@ -168,9 +108,9 @@ static void stages_from_pipeline_groups(void **state)
              "  ('p2p', 0, '0,2', 4, 'pp'), ('p2p', 1, '1,3', 5, 'pp'), ('collective', 0, '0,1', 1, 'tp'),"
              "  ('collective', 1, '2,3', 2, 'tp'), ('collective', 2, '0,1,2,3', 3, 'dp'),"
              "  ('collective', 3, '0,2', 4, 'pp');", ranks);
-    make_db("pipeline", sql);
+    tu_make_db("pipeline", sql);
     static const char want[] = "idx|computing|free\n'(0, 1)'|2|4\n'(2, 3)'|4|2\n";
-    assert_rows("SELECT idx, computing, free FROM cluster_step_trace_time WHERE type = 'stage' ORDER BY seq", want);
+    tu_assert_rows("SELECT idx, computing, free FROM cluster_step_trace_time WHERE type = 'stage' ORDER BY seq", want);
     snprintf(sql, sizeof sql, "%s"
              "INSERT INTO STRING_IDS VALUES (1, 'tp0'), (2, 'tp1'), (3, 'world');"
              "INSERT INTO TB_COMM_GROUP (kind, groupIndex, ranks, groupId, pgName, rankId) VALUES"
@@ -180,19 +120,19 @@ static void stages_from_pipeline_groups(void **state)
              "  (2, 'step1', 'collective', 1, 2), (3, 'step1', 'collective', 1, 2),"
              "  (0, 'step1', 'collective', 2, 3), (1, 'step1', 'collective', 2, 3),"
              "  (2, 'step1', 'collective', 2, 3), (3, 'step1', 'collective', 2, 3);", ranks);
-    make_db("pipeline_meta", sql);
-    assert_rows("SELECT idx, computing, free FROM cluster_step_trace_time WHERE type = 'stage' ORDER BY seq", want);
+    tu_make_db("pipeline_meta", sql);
+    tu_assert_rows("SELECT idx, computing, free FROM cluster_step_trace_time WHERE type = 'stage' ORDER BY seq", want);
     /* groups without pipeline names (msprof-analyze's comm_group_parallel_info, pg_name empty): no stage */
     snprintf(sql, sizeof sql, "%s"
              "INSERT INTO STRING_IDS VALUES (1, 'g');"
              "INSERT INTO TB_COMM_GROUP (kind, groupIndex, ranks, groupName) VALUES ('p2p', 0, '0,1', 1),"
              "  ('collective', 0, '0,1,2,3', 1);", ranks);
-    make_db("nopipeline", sql);
-    assert_rows("SELECT count(*) AS n FROM cluster_step_trace_time WHERE type = 'stage'", "n\n0\n");
+    tu_make_db("nopipeline", sql);
+    tu_assert_rows("SELECT count(*) AS n FROM cluster_step_trace_time WHERE type = 'stage'", "n\n0\n");
     /* no groups at all: no stage either */
-    make_db("nogroups", ranks);
-    assert_rows("SELECT count(*) AS n FROM cluster_step_trace_time WHERE type = 'stage'", "n\n0\n");
-    assert_string_equal(notes, "");
+    tu_make_db("nogroups", ranks);
+    tu_assert_rows("SELECT count(*) AS n FROM cluster_step_trace_time WHERE type = 'stage'", "n\n0\n");
+    assert_string_equal(tu_notes, "");
 }
 
 /*
@@ -204,16 +144,16 @@ static void stages_from_pipeline_groups(void **state)
 static void cluster_csv_rank_rows(void **state)
 {
     (void)state;
-    make_db("clustercsv",
+    tu_make_db("clustercsv",
             "INSERT INTO TB_CLUSTER_STEP_TRACE_TIME VALUES"
             "  ('2', 'rank', '0', 10, 5, 1, 6, 2, 20, 0, 5, 0.5),"
             "  ('2', 'rank', '1', 12, 4, 2, 6, 3, 18, 1, 3, 0.25),"
             "  ('2', 'stage', '(0, 1)', 99, 99, 99, 99, 99, 99, 99, 99, 99);");
-    assert_rows(STEP_COLS "ORDER BY seq",
+    tu_assert_rows(STEP_COLS "ORDER BY seq",
                 STEP_HEAD "'2'|'rank'|'0'|10|5|1|6|2|20|0|5|0.5|'TB_CLUSTER_STEP_TRACE_TIME'\n"
                           "'2'|'rank'|'1'|12|4|2|6|3|18|1|3|0.25|'TB_CLUSTER_STEP_TRACE_TIME'\n"
                           "'2'|'stage'|'(0, 1)'|99|99|99|99|99|99|99|99|99|'TB_CLUSTER_STEP_TRACE_TIME'\n");
-    assert_rows("SELECT * FROM cluster_step_trace_time_csv ORDER BY rowid",
+    tu_assert_rows("SELECT * FROM cluster_step_trace_time_csv ORDER BY rowid",
                 "Step|Type|Index|Computing|Communication(Not Overlapped)|Overlapped|Communication|Free|Stage|"
                 "Bubble|Communication(Not Overlapped and Exclude Receive)|Preparing\n"
                 "'2'|'rank'|'0'|10|5|1|6|2|20|0|5|0.5\n"
@@ -225,10 +165,10 @@ static void cluster_csv_rank_rows(void **state)
 static void step_csv_wins_and_no_preparing(void **state)
 {
     (void)state;
-    make_db("both", "INSERT INTO TB_CLUSTER_STEP_TRACE_TIME (step, type, indexText, computing) VALUES"
+    tu_make_db("both", "INSERT INTO TB_CLUSTER_STEP_TRACE_TIME (step, type, indexText, computing) VALUES"
                     "  ('2', 'rank', '0', 1000);"
                     "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing, bubble) VALUES (0, '2', 7.5, 0);");
-    assert_rows("SELECT * FROM cluster_step_trace_time_csv ORDER BY rowid",
+    tu_assert_rows("SELECT * FROM cluster_step_trace_time_csv ORDER BY rowid",
                 "Step|Type|Index|Computing|Communication(Not Overlapped)|Overlapped|Communication|Free|Stage|"
                 "Bubble|Communication(Not Overlapped and Exclude Receive)\n"
                 "'2'|'rank'|'0'|7.5|NULL|NULL|NULL|NULL|NULL|0|NULL\n");
@@ -242,42 +182,42 @@ static void computed_step_trace_first(void **state)
     (void)state;
     if (!metrics_find("step_trace_time"))
         skip(); /* steptrace.c does not provide it in this build */
-    make_db("computed",
+    tu_make_db("computed",
             "INSERT INTO STRING_IDS VALUES (1, 'k'), (2, 'AI_CORE');"
             "INSERT INTO TASK (startNs, endNs, deviceId, globalTaskId, taskType, rankId, name) VALUES"
             "  (1000, 3000, 0, 1, 2, 0, 1), (1500, 4000, 0, 2, 2, 1, 1);"
             "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, taskType, opType, rankId) VALUES"
             "  (1, 1, 2, 1, 0), (1, 2, 2, 1, 1);");
-    assert_rows("SELECT count(*) AS n, min(source) AS s FROM cluster_step_trace_time WHERE type = 'rank'",
+    tu_assert_rows("SELECT count(*) AS n, min(source) AS s FROM cluster_step_trace_time WHERE type = 'rank'",
                 "n|s\n2|'step_trace_time'\n");
     /* every field of a rank row is the computed one, in µs */
-    assert_rows("SELECT count(*) AS differ FROM cluster_step_trace_time c JOIN step_trace_time s "
+    tu_assert_rows("SELECT count(*) AS differ FROM cluster_step_trace_time c JOIN step_trace_time s "
                 "  ON c.rankId = s.rankId AND c.step IS NULLIF(CAST(s.step AS TEXT), '') "
                 "WHERE c.type = 'rank' AND (c.computing IS NOT s.computing / 1000.0 "
                 "  OR c.free IS NOT s.free / 1000.0 OR c.preparing IS NOT s.preparing / 1000.0)",
                 "differ\n0\n");
     /* the same tasks with the ranks' step_trace_time.csv rows: those are the rank rows */
-    make_db("computed_csv",
+    tu_make_db("computed_csv",
             "INSERT INTO STRING_IDS VALUES (1, 'k'), (2, 'AI_CORE');"
             "INSERT INTO TASK (startNs, endNs, deviceId, globalTaskId, taskType, rankId, name) VALUES"
             "  (1000, 3000, 0, 1, 2, 0, 1), (1500, 4000, 0, 2, 2, 1, 1);"
             "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing) VALUES (0, '2', 7.5), (1, '2', 8.5);");
-    assert_rows("SELECT step, idx, computing, source FROM cluster_step_trace_time WHERE type = 'rank' ORDER BY seq",
+    tu_assert_rows("SELECT step, idx, computing, source FROM cluster_step_trace_time WHERE type = 'rank' ORDER BY seq",
                 "step|idx|computing|source\n'2'|'0'|7.5|'TB_STEP_TRACE_TIME'\n'2'|'1'|8.5|'TB_STEP_TRACE_TIME'\n");
 }
 
 /* Runs a spec (YAML text) into c in this file's style (capture.h). */
 static tb_status run_spec(capture *c, const char *yaml, tb_error *err)
 {
-    cap_init(c);
-    return cap_run_spec(c, dbpath, yaml, err);
+    tu_cap_init(c);
+    return cap_run_spec(c, tu_dbpath, yaml, err);
 }
 
 /* metrics.cluster.rank_source picks a source; an unknown one stops the spec when it loads. */
 static void rank_source_option(void **state)
 {
     (void)state;
-    make_db("option", "INSERT INTO TB_CLUSTER_STEP_TRACE_TIME (step, type, indexText, computing) VALUES"
+    tu_make_db("option", "INSERT INTO TB_CLUSTER_STEP_TRACE_TIME (step, type, indexText, computing) VALUES"
                       "  ('2', 'rank', '0', 1000);"
                       "INSERT INTO TB_STEP_TRACE_TIME (rankId, step, computing) VALUES (0, '2', 7.5);");
     capture c;
@@ -307,7 +247,7 @@ static void rank_source_option(void **state)
 static void builtin_report_header(void **state)
 {
     (void)state;
-    make_db("builtin", stage_rows);
+    tu_make_db("builtin", stage_rows);
     capture c;
     tb_error err;
     tb_status st = run_spec(&c, "tracebook: 1\nreports:\n  - use: cluster_step_trace_time\n", &err);
@@ -336,14 +276,14 @@ static void builtin_report_header(void **state)
 static void slow_rank_from_op_stats(void **state)
 {
     (void)state;
-    make_db("slowstat",
+    tu_make_db("slowstat",
             "INSERT INTO STRING_IDS VALUES (1, 'opA'), (2, 'opB'), (3, 'g1'), (4, 'hcom_send__1');"
             "INSERT INTO TB_COMM_OP_STAT (rankId, step, opKind, opName, groupName, elapseNs, cluster) VALUES"
             "  (0, 'step1', 'collective', 1, 3, 10, 1), (1, 'step1', 'collective', 1, 3, 30, 1),"
             "  (2, 'step1', 'collective', 1, 3, 25, 1), (1, 'step1', 'collective', 1, 3, 99, 0),"
             "  (0, 'step1', 'collective', 2, 3, 40, 1), (1, 'step1', 'collective', 2, 3, 5, 1),"
             "  (2, 'step1', 'collective', 2, 3, 5, 1), (0, 'step1', 'p2p', 4, 3, 1000, 1);");
-    assert_rows("SELECT step, opName, groupName, rankId, ranks, timeNs, transmitNs, waitNs, source "
+    tu_assert_rows("SELECT step, opName, groupName, rankId, ranks, timeNs, transmitNs, waitNs, source "
                 "FROM slow_rank_op ORDER BY rowid",
                 "step|opName|groupName|rankId|ranks|timeNs|transmitNs|waitNs|source\n"
                 "'1'|'opA'|'g1'|0|3|10|10|0|'TB_COMM_OP_STAT'\n"
@@ -352,20 +292,20 @@ static void slow_rank_from_op_stats(void **state)
                 "'1'|'opB'|'g1'|0|3|40|5|35|'TB_COMM_OP_STAT'\n"
                 "'1'|'opB'|'g1'|1|3|5|5|0|'TB_COMM_OP_STAT'\n"
                 "'1'|'opB'|'g1'|2|3|5|5|0|'TB_COMM_OP_STAT'\n");
-    assert_rows("SELECT * FROM slow_rank ORDER BY position",
+    tu_assert_rows("SELECT * FROM slow_rank ORDER BY position",
                 "position|rankId|ops|totalTimeNs|totalWaitNs|maxWaitNs|waitRatio|lastArrivals|source\n"
                 "1|2|2|30|15|15|0.5|1|'TB_COMM_OP_STAT'\n"
                 "2|1|2|35|20|20|0.571428571428571|1|'TB_COMM_OP_STAT'\n"
                 "3|0|2|50|35|35|0.7|1|'TB_COMM_OP_STAT'\n");
     /* each op's Communication Time Info on a rank, as its row gives it (the cluster file's row wins) */
-    make_db("slowinfo",
+    tu_make_db("slowinfo",
             "INSERT INTO STRING_IDS VALUES (1, 'opA'), (3, 'g1');"
             "INSERT INTO TB_COMM_OP_STAT (rankId, step, opKind, opName, groupName, elapseNs, transitNs, waitNs,"
             "  synchronizationNs, idleNs, waitRatio, synchronizationRatio, cluster) VALUES"
             "  (0, 'step1', 'collective', 1, 3, 10, 4, 5, 3, 1, 0.5556, 0.4286, 1),"
             "  (1, 'step1', 'collective', 1, 3, 30, 20, 0, 0, 10, 0, 0, 1),"
             "  (1, 'step1', 'collective', 1, 3, 99, 9, 9, 9, 9, 0.9, 0.9, 0);");
-    assert_rows("SELECT rankId, timeNs, transitNs, opWaitNs, synchronizationNs, idleNs, waitRatio, "
+    tu_assert_rows("SELECT rankId, timeNs, transitNs, opWaitNs, synchronizationNs, idleNs, waitRatio, "
                 "synchronizationRatio FROM slow_rank_op ORDER BY rowid",
                 "rankId|timeNs|transitNs|opWaitNs|synchronizationNs|idleNs|waitRatio|synchronizationRatio\n"
                 "0|10|4|5|3|1|0.5556|0.4286\n1|30|20|0|0|10|0|0\n");
@@ -396,8 +336,8 @@ static const char op_rows[] =
 static void slow_rank_from_comm_ops(void **state)
 {
     (void)state;
-    make_db("slowop", op_rows);
-    assert_rows("SELECT step, opName, rankId, timeNs, transmitNs, waitNs, source FROM slow_rank_op ORDER BY rowid",
+    tu_make_db("slowop", op_rows);
+    tu_assert_rows("SELECT step, opName, rankId, timeNs, transmitNs, waitNs, source FROM slow_rank_op ORDER BY rowid",
                 "step|opName|rankId|timeNs|transmitNs|waitNs|source\n"
                 "'1'|'hcom_allGather__3'|0|30|30|0|'COMMUNICATION_OP'\n"
                 "'1'|'hcom_allGather__3'|1|90|30|60|'COMMUNICATION_OP'\n"
@@ -406,7 +346,7 @@ static void slow_rank_from_comm_ops(void **state)
                 "'2'|'hcom_allReduce__2'|0|20|20|0|'COMMUNICATION_OP'\n"
                 "'2'|'hcom_allReduce__2'|1|70|20|50|'COMMUNICATION_OP'\n");
     /* r0: wait 20, last arrivals 2; r1: wait 110, last arrivals 1 */
-    assert_rows("SELECT position, rankId, ops, totalTimeNs, totalWaitNs, maxWaitNs, lastArrivals FROM slow_rank",
+    tu_assert_rows("SELECT position, rankId, ops, totalTimeNs, totalWaitNs, maxWaitNs, lastArrivals FROM slow_rank",
                 "position|rankId|ops|totalTimeNs|totalWaitNs|maxWaitNs|lastArrivals\n"
                 "1|0|3|100|20|20|2\n2|1|3|190|110|60|1\n");
 }
@@ -425,7 +365,7 @@ static void slow_rank_from_comm_ops(void **state)
 static void matrix_from_files(void **state)
 {
     (void)state;
-    make_db("matrix",
+    tu_make_db("matrix",
             "INSERT INTO STRING_IDS VALUES (1, 'hcom_send__822_0'), (2, '1333'), (3, 'hcom_broadcast__483_0'),"
             "  (4, '9350');"
             "INSERT INTO TB_COMM_MATRIX (rankId, step, opKind, opName, groupName, srcRank, dstRank,"
@@ -438,7 +378,7 @@ static void matrix_from_files(void **state)
             "  (4, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.5, NULL, 0),"
             "  (7, 'step2', 'collective', 3, 4, 1, 1, 'LOCAL', 4e-05, 0.001, 0.04, NULL, 0),"
             "  (7, 'step2', 'collective', 3, 4, 1, 0, 'HCCS', 4e-05, 0.00162, 0.0247, NULL, 0);");
-    assert_rows("SELECT step, opName, srcRank, dstRank, transport, bytes, timeNs, bandwidthGBs FROM communication_matrix",
+    tu_assert_rows("SELECT step, opName, srcRank, dstRank, transport, bytes, timeNs, bandwidthGBs FROM communication_matrix",
                 "step|opName|srcRank|dstRank|transport|bytes|timeNs|bandwidthGBs\n"
                 "'2'|'hcom_broadcast__483_0'|4|4|'LOCAL'|40|1000|0.04\n"
                 "'2'|'hcom_broadcast__483_0'|4|7|'HCCS'|40|2000|0.02\n"
@@ -446,7 +386,7 @@ static void matrix_from_files(void **state)
                 "'2'|'hcom_broadcast__483_0'|7|7|'LOCAL'|40|1000|0.04\n"
                 "'2'|'hcom_send__822_0'|0|8|'RDMA'|20971520|863815|24.2778\n"
                 "'2'|'hcom_send__822_0'|4|4|'LOCAL'|1000000|1000000|1\n");
-    assert_string_equal(notes, "communication_matrix: 1 links of 1 ops left out: a group-local rank no rank of the "
+    assert_string_equal(tu_notes, "communication_matrix: 1 links of 1 ops left out: a group-local rank no rank of the "
                                "load maps to a global rank (by its own link in the group): group 1333 local rank 3\n");
 }
 
@@ -460,7 +400,7 @@ static void matrix_from_files(void **state)
 static void matrix_ranks_from_metadata(void **state)
 {
     (void)state;
-    make_db("matrix_meta",
+    tu_make_db("matrix_meta",
             "INSERT INTO STRING_IDS VALUES (1, 'hcom_allReduce__225_0'), (2, '15277154233472997225');"
             "INSERT INTO TB_COMM_GROUP (kind, groupIndex, ranks, groupId, pgName, rankId) VALUES"
             "  ('dp', 0, '5,3', 'group_a', 'dp', 3), ('dp', 0, '5,3', 'group_a', 'dp', 5);"
@@ -468,9 +408,9 @@ static void matrix_ranks_from_metadata(void **state)
             "  transportType, transitSizeMB, transitTimeMs, bandwidthGBs, groupRanks, cluster) VALUES"
             "  (3, 'step1', 'collective', 1, 2, 0, 1, 'HCCS', 1, 1, 1, NULL, 0),"
             "  (5, 'step1', 'collective', 1, 2, 1, 0, 'HCCS', 2, 1, 2, NULL, 0);");
-    assert_rows("SELECT srcRank, dstRank, bytes FROM communication_matrix",
+    tu_assert_rows("SELECT srcRank, dstRank, bytes FROM communication_matrix",
                 "srcRank|dstRank|bytes\n3|5|1000000\n5|3|2000000\n");
-    assert_string_equal(notes, "");
+    assert_string_equal(tu_notes, "");
 }
 
 /*
@@ -481,7 +421,7 @@ static void matrix_ranks_from_metadata(void **state)
 static void op_bandwidth_from_files(void **state)
 {
     (void)state;
-    make_db("bandwidth",
+    tu_make_db("bandwidth",
             "INSERT INTO STRING_IDS VALUES (1, 'opA'), (2, 'g1');"
             "INSERT INTO TB_COMM_BANDWIDTH (rankId, step, opName, transport, transitSizeMB, transitTimeMs,"
             "  bandwidthGBs, largePacketRatio, opKind, groupName, cluster) VALUES"
@@ -493,7 +433,7 @@ static void op_bandwidth_from_files(void **state)
             "  (0, 'step1', 'collective', 1, 2, 'HCCS', '1.0', 9, 9, 0),"
             "  (0, 'step1', 'collective', 1, 2, 'HCCS', '2.5', 1, 0.6, 1),"
             "  (0, 'step1', 'collective', 1, 2, 'HCCS', '4e-05', 3, 1, 1);");
-    assert_rows("SELECT step, opName, groupName, rankId, transport, transitSizeMB, transitTimeMs, bandwidthGBs, "
+    tu_assert_rows("SELECT step, opName, groupName, rankId, transport, transitSizeMB, transitTimeMs, bandwidthGBs, "
                 "largePacketRatio, sizeDistribution FROM comm_op_bandwidth",
                 "step|opName|groupName|rankId|transport|transitSizeMB|transitTimeMs|bandwidthGBs|largePacketRatio|"
                 "sizeDistribution\n"
@@ -510,7 +450,7 @@ static void op_bandwidth_from_files(void **state)
 static void matrix_from_tasks(void **state)
 {
     (void)state;
-    make_db("tasks", "INSERT INTO STRING_IDS VALUES (1, 'hcom_allReduce__1'), (5, 'grp');"
+    tu_make_db("tasks", "INSERT INTO STRING_IDS VALUES (1, 'hcom_allReduce__1'), (5, 'grp');"
                      "INSERT INTO STEP_TIME VALUES (1, 0, 1000, 0);"
                      "INSERT INTO COMMUNICATION_OP (opName, startNs, endNs, groupName, opId, rankId)"
                      "  VALUES (1, 100, 200, 5, 1, 0);"
@@ -519,7 +459,7 @@ static void matrix_from_tasks(void **state)
                      "INSERT INTO COMMUNICATION_TASK_INFO (globalTaskId, groupName, srcRank, dstRank, transportType,"
                      "  size, opId, rankId) VALUES (1, 5, 0, 1, 0, 1000, 1, 0), (2, 5, 0, 1, 0, 3000, 1, 0),"
                      "  (3, 5, 0, 1, 0, 0, 1, 0), (4, 5, 0, 0, 2, 500, 1, 0);");
-    assert_rows("SELECT * FROM communication_matrix",
+    tu_assert_rows("SELECT * FROM communication_matrix",
                 "step|opKind|opName|groupName|groupRanks|srcRank|dstRank|transport|bytes|timeNs|bandwidthGBs|"
                 "source\n"
                 "'1'|'collective'|'hcom_allReduce__1'|'grp'|NULL|0|0|'LOCAL'|500|5|100|'COMMUNICATION_TASK_INFO'\n"
@@ -531,8 +471,8 @@ static void matrix_from_tasks(void **state)
 static void empty_db(void **state)
 {
     (void)state;
-    make_db("empty", "SELECT 1;");
-    assert_rows("SELECT (SELECT count(*) FROM cluster_step_trace_time) + (SELECT count(*) FROM slow_rank) + "
+    tu_make_db("empty", "SELECT 1;");
+    tu_assert_rows("SELECT (SELECT count(*) FROM cluster_step_trace_time) + (SELECT count(*) FROM slow_rank) + "
                 "(SELECT count(*) FROM communication_matrix) AS n",
                 "n\n0\n");
 }
@@ -555,5 +495,5 @@ int main(void)
         cmocka_unit_test(matrix_from_tasks),
         cmocka_unit_test(empty_db),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

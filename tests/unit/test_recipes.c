@@ -18,55 +18,9 @@
 
 #include <sqlite3.h>
 
+#define TU_WITH_DB_FIXTURE
 #include "testutil.h"
-#include "capture.h"
 #include "tracebook/tracebook.h"
-
-static char dbpath[PATH_MAX + 16];
-
-static void make_db(const char *name, const char *rows)
-{
-    snprintf(dbpath, sizeof dbpath, "%s/%s.db", tmpdir, name);
-    remove(dbpath);
-    assert_int_equal(tu_unified_db(dbpath, rows), 0);
-}
-
-static int setup(void **state)
-{
-    (void)state;
-    return tu_make_tmpdir("test_recipes");
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    return tu_remove_tmpdir();
-}
-
-/* Runs sql over dbpath; returns its status, the rows as text in c and the error in err. */
-static tb_status run_sql(const char *sql, capture *c, tb_error *err)
-{
-    tb_run_options o = {.db = cap_db(dbpath), .db_name = dbpath, .unit = TB_UNIT_NS};
-    c->int_tag = 0;
-    c->quote_text = 1;
-    cap_reset(c);
-    tb_error_clear(err);
-    uint64_t rows = 0;
-    return tb_query_run(&o, sql, &c->vt, &rows, err);
-}
-
-static void assert_rows(const char *sql, const char *want)
-{
-    capture c;
-    tb_error err;
-    tb_status st = run_sql(sql, &c, &err);
-    if (st != TB_OK)
-        print_error("query failed: %s\n", err.message);
-    assert_int_equal(st, TB_OK);
-    if (strcmp(c.text, want) != 0)
-        print_error("got:\n%swant:\n%s", c.text, want);
-    assert_string_equal(c.text, want);
-}
 
 /*
  * Rank 0: steps 1 [1000, 5000] and 2 [5000, 9000] ns. Its computing task
@@ -107,8 +61,8 @@ static const char summary_rows[] =
 static void time_summary(void **state)
 {
     (void)state;
-    make_db("summary", summary_rows);
-    assert_rows("SELECT rankId, step, stepTime, computation, communicationNotOverlapComputation AS cno, "
+    tu_make_db("summary", summary_rows);
+    tu_assert_rows("SELECT rankId, step, stepTime, computation, communicationNotOverlapComputation AS cno, "
                 "communicationOverlapComputation AS ov, communication, round(free, 6) AS free, "
                 "communicationWaitStageTime AS wait, communicationTransmitStageTime AS transmit, memory, "
                 "memoryNotOverlapComputationCommunication AS memNo FROM cluster_time_summary",
@@ -126,13 +80,13 @@ static void time_summary_one_rank_or_none(void **state)
     (void)state;
     char sql[4096];
     snprintf(sql, sizeof sql, "%s DELETE FROM COMMUNICATION_OP WHERE rankId = 1;", summary_rows);
-    make_db("summary_one", sql);
-    assert_rows("SELECT rankId, step, communicationWaitStageTime AS w, communicationTransmitStageTime AS t "
+    tu_make_db("summary_one", sql);
+    tu_assert_rows("SELECT rankId, step, communicationWaitStageTime AS w, communicationTransmitStageTime AS t "
                 "FROM cluster_time_summary",
                 "rankId|step|w|t\n0|1|0|0\n0|2|0|0\n1|1|0|0\n2|-1|0|0\n");
     snprintf(sql, sizeof sql, "%s DELETE FROM COMMUNICATION_OP;", summary_rows);
-    make_db("summary_none", sql);
-    assert_rows("SELECT count(*) AS n FROM cluster_time_summary", "n\n0\n");
+    tu_make_db("summary_none", sql);
+    tu_assert_rows("SELECT count(*) AS n FROM cluster_time_summary", "n\n0\n");
 }
 
 /* A step trace whose step is no number is refused, naming the rank and the step. */
@@ -142,10 +96,10 @@ static void time_summary_bad_step(void **state)
     char sql[4096];
     snprintf(sql, sizeof sql, "%s UPDATE TB_STEP_TRACE_TIME SET step = 'step2' WHERE rankId = 0 AND step = '2';",
              summary_rows);
-    make_db("summary_bad", sql);
+    tu_make_db("summary_bad", sql);
     capture c;
     tb_error err;
-    assert_int_equal(run_sql("SELECT * FROM cluster_time_summary", &c, &err), TB_ERR_PARSE);
+    assert_int_equal(tu_run_sql("SELECT * FROM cluster_time_summary", &c, &err), TB_ERR_PARSE);
     assert_non_null(strstr(err.message, "cluster_time_summary: rank 0: step 'step2'"));
 }
 
@@ -160,7 +114,7 @@ static void time_summary_bad_step(void **state)
 static void group_map(void **state)
 {
     (void)state;
-    make_db("groups",
+    tu_make_db("groups",
             "INSERT INTO STRING_IDS VALUES (1, 'hcom_allReduce__1_0_1'), (2, 'hcom_send__2_0_1'),"
             "  (3, 'hcom_Receive__2_0_1'), (4, 'a'), (5, 'b'), (6, '459561500779'), (7, 'hcom_allGather__3_0_1');"
             "INSERT INTO COMMUNICATION_OP (opName, groupName, rankId) VALUES (1, 4, 1), (1, 4, 0), (2, 5, 1),"
@@ -168,7 +122,7 @@ static void group_map(void **state)
             "INSERT INTO TB_COMM_OP_STAT (rankId, opName, groupName, cluster) VALUES (2, 1, 4, 0), (5, 1, 4, 1);"
             "INSERT INTO TB_COMM_GROUP (kind, ranks, groupId, pgName, rankId) VALUES ('pp', '6,2,4', 'k', 'pp', 2),"
             "  ('collective', '0,1', 'x', NULL, NULL);");
-    assert_rows("SELECT * FROM communication_group_map",
+    tu_assert_rows("SELECT * FROM communication_group_map",
                 "type|rankSet|groupName|groupId|pgName\n"
                 "'collective'|'(2,4,6)'|'459561500779'|'k'|'pp'\n"
                 "'collective'|'(0,1,2)'|'a'|''|''\n"
@@ -183,5 +137,5 @@ int main(void)
         cmocka_unit_test(time_summary_bad_step),
         cmocka_unit_test(group_map),
     };
-    return cmocka_run_group_tests(tests, setup, teardown);
+    return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

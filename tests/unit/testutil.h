@@ -3,7 +3,9 @@
  * testutil.h - helpers shared by the cmocka tests: exact-value assertions,
  * a private temporary directory per test group, files written into it, and
  * one-value SQL queries against a DB a test loaded. Include after cmocka.h;
- * define TU_WITH_SQLITE first for the query helpers.
+ * define TU_WITH_SQLITE first for the query helpers, TU_WITH_DB_FIXTURE for
+ * the computed-table tests' fixture (a DB made from the engine's schema and
+ * given rows, queries over it checked as text: capture.h).
  */
 #ifndef TB_TESTUTIL_H
 #define TB_TESTUTIL_H
@@ -289,6 +291,66 @@ static inline const char *rows(const char *db, const char *sql)
     sqlite3_finalize(st);
     sqlite3_close(h);
     return out;
+}
+#endif
+
+#ifdef TU_WITH_DB_FIXTURE
+#include "capture.h"
+
+/* The DB of the running test (tu_make_db) and the notes of its last query
+ * (tu_run_sql), one per line. */
+static char tu_dbpath[PATH_MAX + 16];
+static char tu_notes[2048];
+
+/* Makes tmpdir/<name>.db from the engine's schema, its views and rows_sql;
+ * tu_dbpath names it. */
+static inline void tu_make_db(const char *name, const char *rows_sql)
+{
+    int w = snprintf(tu_dbpath, sizeof tu_dbpath, "%s/%s.db", tmpdir, name);
+    assert_true(w > 0 && (size_t)w < sizeof tu_dbpath);
+    remove(tu_dbpath);
+    assert_int_equal(tu_unified_db(tu_dbpath, rows_sql), 0);
+}
+
+/* The captured style of the expected strings (capture.h): no type tags, text quoted. */
+static inline void tu_cap_init(capture *c)
+{
+    c->int_tag = 0;
+    c->quote_text = 1;
+    cap_reset(c);
+}
+
+static inline void tu_keep_note(void *ctx, const char *msg)
+{
+    (void)ctx;
+    size_t n = strlen(tu_notes);
+    snprintf(tu_notes + n, sizeof tu_notes - n, "%s\n", msg);
+}
+
+/* Runs sql over tu_dbpath (times in ns): its status, its rows as text in c,
+ * its error in err, its notes in tu_notes. */
+static inline tb_status tu_run_sql(const char *sql, capture *c, tb_error *err)
+{
+    tb_run_options o = {.db = cap_db(tu_dbpath), .db_name = tu_dbpath, .unit = TB_UNIT_NS, .note = tu_keep_note};
+    tu_cap_init(c);
+    tu_notes[0] = 0;
+    tb_error_clear(err);
+    uint64_t rows = 0;
+    return tb_query_run(&o, sql, &c->vt, &rows, err);
+}
+
+/* Fails unless sql runs over tu_dbpath and gives exactly want. */
+static inline void tu_assert_rows(const char *sql, const char *want)
+{
+    capture c;
+    tb_error err;
+    tb_status st = tu_run_sql(sql, &c, &err);
+    if (st != TB_OK)
+        print_error("query failed: %s\n", err.message);
+    assert_int_equal(st, TB_OK);
+    if (strcmp(c.text, want) != 0)
+        print_error("got:\n%swant:\n%s", c.text, want);
+    assert_string_equal(c.text, want);
 }
 #endif
 
