@@ -5,7 +5,8 @@
  * Loading speed is bound by SQLite inserts, so the writer keeps every
  * statement prepared, keeps one transaction with the journal off, interns
  * strings in an in-memory hash table (one STRING_IDS row per distinct
- * string) and builds indexes only at the end. Inserts run on a writer thread:
+ * string) and builds indexes at the end, but for those whose keys arrive in
+ * increasing order (string ids, globalTaskId), kept up as the rows go in. Inserts run on a writer thread:
  * the importer serializes rows into 1 MiB chunks, at most DBW_MAX_QUEUED of
  * them in flight (bounded memory), and the writer binds and steps them while
  * the importer parses on. Only the writer touches the connection until
@@ -826,7 +827,9 @@ dbw *dbw_create(const char *path, tb_error *err)
         dbw_exec(w, "BEGIN", err))
         goto fail;
     w->in_txn = 1;
-    if (dbw_exec(w, tb_sql_unified, err) ||
+    /* the indexes whose keys arrive in order are kept up from the first row,
+     * on the writer thread (schemas/indexes_live.sql) */
+    if (dbw_exec(w, tb_sql_unified, err) || dbw_exec(w, tb_sql_indexes_live, err) ||
         dbw_exec(w, "CREATE TABLE TB_FLOW_END (rankId INTEGER, ph TEXT, cat INTEGER, name INTEGER, flowId TEXT,"
                     " pid, tid, ts INTEGER, seq INTEGER, written INTEGER)",
                  err))

@@ -89,7 +89,8 @@ void dbw_destroy(dbw *w);
 
 /* The embedded schema texts (tools/embed.py). */
 extern const char tb_sql_unified[];
-extern const char tb_sql_indexes[];
+extern const char tb_sql_indexes[];      /* built after the rows */
+extern const char tb_sql_indexes_live[]; /* made with the tables, kept up row by row */
 extern const char tb_sql_views[];
 
 #endif
