@@ -5,7 +5,8 @@
  * Loading speed is bound by SQLite inserts, so the writer keeps every
  * statement prepared, keeps one transaction with the journal off, interns
  * strings in an in-memory hash table (one STRING_IDS row per distinct
- * string) and builds indexes only at the end. Inserts run on a writer thread:
+ * string) and builds indexes at the end, but for those whose keys arrive in
+ * increasing order (string ids, globalTaskId), kept up as the rows go in. Inserts run on a writer thread:
  * the importer serializes rows into 1 MiB chunks, at most DBW_MAX_QUEUED of
  * them in flight (bounded memory), and the writer binds and steps them while
  * the importer parses on. Only the writer touches the connection until
@@ -50,6 +51,24 @@ typedef struct istr {
 #define ROW_MARK 254   /* chunk tag of a recorder's mark (dbw_record_mark) */
 #define DBW_BATCH 32   /* rows per multi-row INSERT */
 
+#define DBW_SEEN_PAIRS 64 /* distinct (rankId, deviceId) of TASK kept; more: unknown */
+
+/* What the inserted rows held, as far as the post-processing asks (writer
+ * thread; read by the caller after a drain): a scan of a whole table whose
+ * answer this already gives is skipped (load_books.c). */
+typedef struct seen {
+    int flow_unbound; /* a TB_FLOW row with toNs and a connectionId NULL or >= 2^32, or a staged flow end */
+    int cann_no_conn; /* a CANN_API row with a connectionId that is no integer */
+    int pairs_unknown; /* a TASK rankId or deviceId neither NULL nor an integer, or too many pairs */
+    size_t npairs, last;
+    int64_t pairs[DBW_SEEN_PAIRS][2];
+} seen;
+
+/* Where the values seen are in their tables' rows (rows.c column lists). */
+typedef struct seen_cols {
+    int flow_to, flow_conn, cann_conn, task_rank, task_dev;
+} seen_cols;
+
 typedef struct chunk {
     struct chunk *next;
     size_t len, cap;
@@ -73,6 +92,8 @@ struct dbw {
     const unsigned char *pend[R_TABLE_COUNT + 1][DBW_BATCH];
     int npend[R_TABLE_COUNT + 1];
     row_sink sink;
+    seen seen;
+    seen_cols cols;
     tb_error err;
     char shown[4096];  /* the DB as errors name it: its final path (a temporary name's suffix dropped) */
     int in_txn;
@@ -259,6 +280,73 @@ static void flush_pending(dbw *w, int slot, int all)
     w->npend[slot] -= k;
 }
 
+/* The type of value k of the serialized row at p, and its integer in *x. */
+static int row_int(const unsigned char *p, int k, int64_t *x)
+{
+    p = skip_row(k, p);
+    if (*p == V_INT)
+        memcpy(x, p + 1, 8);
+    return *p;
+}
+
+/* Adds a TASK row's (rankId, deviceId) to the pairs seen. */
+static void note_task(seen *sn, const seen_cols *c, const unsigned char *p)
+{
+    int64_t r = 0, d = 0;
+    int tr = row_int(p, c->task_rank, &r), td = row_int(p, c->task_dev, &d);
+    if (tr == V_NULL || td == V_NULL || sn->pairs_unknown)
+        return;
+    if (tr != V_INT || td != V_INT) {
+        sn->pairs_unknown = 1;
+        return;
+    }
+    if (sn->npairs && sn->pairs[sn->last][0] == r && sn->pairs[sn->last][1] == d)
+        return;
+    for (size_t i = 0; i < sn->npairs; i++)
+        if (sn->pairs[i][0] == r && sn->pairs[i][1] == d) {
+            sn->last = i;
+            return;
+        }
+    if (sn->npairs == DBW_SEEN_PAIRS) {
+        sn->pairs_unknown = 1;
+        return;
+    }
+    sn->last = sn->npairs++;
+    sn->pairs[sn->last][0] = r;
+    sn->pairs[sn->last][1] = d;
+}
+
+/* Notes what the post-processing asks of a row of slot (see seen). */
+static void note_row(dbw *w, int slot, const unsigned char *p)
+{
+    int64_t x = 0;
+    if (slot == R_TASK)
+        note_task(&w->seen, &w->cols, p);
+    else if (slot == R_FLOW_END)
+        w->seen.flow_unbound = 1;
+    else if (slot == R_FLOW && row_int(p, w->cols.flow_to, &x) != V_NULL &&
+             (row_int(p, w->cols.flow_conn, &x) != V_INT || x >= INT64_C(4294967296)))
+        w->seen.flow_unbound = 1;
+    else if (slot == R_CANN_API && row_int(p, w->cols.cann_conn, &x) != V_INT)
+        w->seen.cann_no_conn = 1;
+}
+
+/* The index of column name in the rows of table t (rows.c), or -1. */
+static int col_of(int t, const char *name)
+{
+    const char *c = row_tables[t].columns;
+    size_t n = strlen(name);
+    for (int i = 0;; i++) {
+        const char *e = strchr(c, ',');
+        size_t len = e ? (size_t)(e - c) : strlen(c);
+        if (len == n && memcmp(c, name, n) == 0)
+            return i;
+        if (!e)
+            return -1;
+        c = e + 1;
+    }
+}
+
 /* Binds and steps the rows of one chunk (writer thread). Rows of a table
  * are inserted in their order, DBW_BATCH rows per statement. */
 static void write_chunk(dbw *w, chunk *c)
@@ -267,6 +355,8 @@ static void write_chunk(dbw *w, chunk *c)
     while (p < e && !w->failed) {
         int table = *p++;
         int slot = table == ROW_STRING ? R_TABLE_COUNT : table;
+        if (slot == R_TASK || slot == R_FLOW || slot == R_FLOW_END || slot == R_CANN_API)
+            note_row(w, slot, p);
         w->pend[slot][w->npend[slot]++] = p;
         p = skip_row(slot_cols(slot), p);
         if (w->npend[slot] == DBW_BATCH)
@@ -826,7 +916,9 @@ dbw *dbw_create(const char *path, tb_error *err)
         dbw_exec(w, "BEGIN", err))
         goto fail;
     w->in_txn = 1;
-    if (dbw_exec(w, tb_sql_unified, err) ||
+    /* the indexes whose keys arrive in order are kept up from the first row,
+     * on the writer thread (schemas/indexes_live.sql) */
+    if (dbw_exec(w, tb_sql_unified, err) || dbw_exec(w, tb_sql_indexes_live, err) ||
         dbw_exec(w, "CREATE TABLE TB_FLOW_END (rankId INTEGER, ph TEXT, cat INTEGER, name INTEGER, flowId TEXT,"
                     " pid, tid, ts INTEGER, seq INTEGER, written INTEGER)",
                  err))
@@ -857,6 +949,13 @@ dbw *dbw_create(const char *path, tb_error *err)
                 goto fail;
             }
         }
+    }
+    w->cols = (seen_cols){col_of(R_FLOW, "toNs"), col_of(R_FLOW, "connectionId"), col_of(R_CANN_API, "connectionId"),
+                          col_of(R_TASK, "rankId"), col_of(R_TASK, "deviceId")};
+    if (w->cols.flow_to < 0 || w->cols.flow_conn < 0 || w->cols.cann_conn < 0 || w->cols.task_rank < 0 ||
+        w->cols.task_dev < 0) {
+        tb_error_set(err, TB_ERR_INTERNAL, "a column the writer notes is missing from rows.c");
+        goto fail;
     }
     if (pthread_create(&w->thread, NULL, writer_main, w) != 0) {
         tb_error_set(err, TB_ERR_INTERNAL, "cannot start the writer thread");
@@ -911,6 +1010,25 @@ static const char pair_flows_sql[] =
     " FROM ff f WHERE NOT EXISTS (SELECT 1 FROM fs s WHERE s.rankId = f.rankId AND s.cat IS f.cat"
     "  AND s.flowId IS f.flowId AND s.k = f.k);"
     "DROP TABLE fs; DROP TABLE ff; DROP TABLE conn_cats; DROP TABLE TB_FLOW_END;";
+
+int dbw_seen_flow_unbound(dbw *w)
+{
+    return drain(w) || w->seen.flow_unbound;
+}
+
+int dbw_seen_cann_no_conn(dbw *w)
+{
+    return drain(w) || w->seen.cann_no_conn;
+}
+
+int dbw_seen_task_devices(dbw *w, const int64_t (**pairs)[2], size_t *n)
+{
+    if (drain(w) || w->seen.pairs_unknown)
+        return -1;
+    *pairs = (const int64_t (*)[2])w->seen.pairs;
+    *n = w->seen.npairs;
+    return 0;
+}
 
 int64_t dbw_strings_end(const dbw *w)
 {

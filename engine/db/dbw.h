@@ -87,9 +87,28 @@ tb_status dbw_replay(dbw *w, dbw *rec, const dbw_shift *shift, int *handed, tb_e
 /* Closes (rolling back when not finished). Accepts NULL. */
 void dbw_destroy(dbw *w);
 
+/*
+ * What the rows the writer inserted held, so that the post-processing can
+ * skip a scan of a whole table whose answer is known (each waits for the
+ * writer first). Only rows inserted through the writer count: they are
+ * every row of these tables but those SQL makes from staged flow ends,
+ * which dbw_seen_flow_unbound counts in.
+ * dbw_seen_flow_unbound: 1 when a TB_FLOW row may have a toNs and a
+ *   connectionId NULL or >= 2^32 (or flow ends were staged), 0 when none.
+ * dbw_seen_cann_no_conn: 1 when a CANN_API row may lack its connectionId.
+ * dbw_seen_task_devices: the distinct (rankId, deviceId) of the TASK rows
+ *   that have both, in the order met (*pairs, *n; valid until the next row);
+ *   -1 when unknown (more than 64 pairs, a value that is no integer, a failed
+ *   writer).
+ */
+int dbw_seen_flow_unbound(dbw *w);
+int dbw_seen_cann_no_conn(dbw *w);
+int dbw_seen_task_devices(dbw *w, const int64_t (**pairs)[2], size_t *n);
+
 /* The embedded schema texts (tools/embed.py). */
 extern const char tb_sql_unified[];
-extern const char tb_sql_indexes[];
+extern const char tb_sql_indexes[];      /* built after the rows */
+extern const char tb_sql_indexes_live[]; /* made with the tables, kept up row by row */
 extern const char tb_sql_views[];
 
 #endif

@@ -221,6 +221,7 @@ static uint64_t cache_key(const tb_load_options *opt)
     h = hash_fnv1a(h, TB_VERSION, strlen(TB_VERSION));
     h = hash_fnv1a(h, tb_sql_unified, strlen(tb_sql_unified));
     h = hash_fnv1a(h, tb_sql_indexes, strlen(tb_sql_indexes));
+    h = hash_fnv1a(h, tb_sql_indexes_live, strlen(tb_sql_indexes_live));
     h = hash_fnv1a(h, tb_sql_views, strlen(tb_sql_views));
     h = hash_fnv1a(h, opt->keep_python_functions ? "py1" : "py0", 3);
     h = hash_fnv1a(h, opt->strict ? "st1" : "st0", 3);

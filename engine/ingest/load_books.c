@@ -374,7 +374,9 @@ static int sql_true(dbw *w, const char *sql)
 }
 
 /* Runs the binding only where it has work: flow ids that are not connection
- * ids themselves, API slices without a connection id. */
+ * ids themselves, API slices without a connection id. What the writer saw
+ * of the rows answers first: when no row can need it, the tables are not
+ * scanned. */
 tb_status load_books_bind_h2d(dbw *w, tb_error *err)
 {
     static const char h2d[] = "(SELECT id FROM STRING_IDS WHERE value = 'HostToDevice')";
@@ -384,9 +386,10 @@ tb_status load_books_bind_h2d(dbw *w, tb_error *err)
              " AND (connectionId IS NULL OR connectionId >= 4294967296))",
              h2d);
     tb_status st = TB_OK;
-    if (sql_true(w, q))
+    if (dbw_seen_flow_unbound(w) && sql_true(w, q))
         st = dbw_exec(w, bind_h2d_flows_sql, err);
-    if (st == TB_OK && sql_true(w, "SELECT EXISTS (SELECT 1 FROM CANN_API WHERE connectionId IS NULL)")) {
+    if (st == TB_OK && dbw_seen_cann_no_conn(w) &&
+        sql_true(w, "SELECT EXISTS (SELECT 1 FROM CANN_API WHERE connectionId IS NULL)")) {
         snprintf(q, sizeof q, "SELECT EXISTS (SELECT 1 FROM TB_FLOW WHERE cat = %s)", h2d);
         if (sql_true(w, q))
             st = dbw_exec(w, bind_h2d_api_sql, err);
@@ -578,9 +581,33 @@ static const char fill_group_sql[] =
     "  ON substr(g.name, -3) = o.nnn WHERE o.op = COMMUNICATION_OP.opName) = 1;"
     "DROP TABLE tb_op_tail; DROP TABLE tb_groups;";
 
-tb_status load_books_fill_recipe_tables(dbw *w, tb_error *err)
+/* fill_rank_device_sql over the (rankId, deviceId) pairs the writer saw in
+ * TASK (n of them, at most 64) instead of a scan of TASK: the same rows. */
+static tb_status fill_rank_device_seen(dbw *w, const int64_t (*pairs)[2], size_t n, tb_error *err)
 {
-    tb_status st = dbw_exec(w, fill_rank_device_sql, err);
+    char sql[64 * 48 + 512];
+    size_t at = (size_t)snprintf(sql, sizeof sql, "WITH t(rankId, deviceId) AS (VALUES ");
+    if (n == 0)
+        return TB_OK;
+    for (size_t i = 0; i < n && at < sizeof sql; i++)
+        at += (size_t)snprintf(sql + at, sizeof sql - at, "%s(%lld,%lld)", i ? "," : "", (long long)pairs[i][0],
+                               (long long)pairs[i][1]);
+    if (at < sizeof sql)
+        at += (size_t)snprintf(sql + at, sizeof sql - at,
+                               ") INSERT INTO RANK_DEVICE_MAP (rankId, deviceId) SELECT DISTINCT rankId, deviceId FROM t"
+                               " WHERE NOT EXISTS (SELECT 1 FROM RANK_DEVICE_MAP m WHERE m.rankId = t.rankId)"
+                               " ORDER BY rankId, deviceId");
+    if (at >= sizeof sql)
+        return tb_error_set(err, TB_ERR_INTERNAL, "RANK_DEVICE_MAP: %zu device pairs do not fit", n);
+    return dbw_exec(w, sql, err);
+}
+
+tb_status load_books_fill_recipe_tables(dbw *w, int as_written, tb_error *err)
+{
+    const int64_t (*pairs)[2];
+    size_t n;
+    tb_status st = as_written && dbw_seen_task_devices(w, &pairs, &n) == 0 ? fill_rank_device_seen(w, pairs, n, err)
+                                                                            : dbw_exec(w, fill_rank_device_sql, err);
     if (!st && sql_true(w, "SELECT EXISTS (SELECT 1 FROM COMMUNICATION_OP WHERE groupName IS NULL)"))
         st = dbw_exec(w, fill_group_sql, err);
     return st;

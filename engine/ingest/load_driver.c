@@ -347,8 +347,12 @@ static tb_status write_books(load_run *R, tb_error *err)
     else
         st = load_books_write(w, R->src, R->nsrc, R->sr.nsrc_all, R->units, R->nunits, R->final, R->ignored,
                               R->n_ignored, opt, &R->ids, err);
+    /* TASK as the writer inserted it: no cluster rows cleared, no rank renumbered */
+    int as_written = !any_cluster;
+    for (size_t r = 0; r < R->nranks && as_written; r++)
+        as_written = R->final[r] == (int64_t)r;
     if (st == TB_OK && !R->merging)
-        st = load_books_fill_recipe_tables(w, err);
+        st = load_books_fill_recipe_tables(w, as_written, err);
     if (st == TB_OK && opt->shard_count)
         st = load_shards_write(w, opt, R->src, R->units, R->nunits, R->claim, &R->sr, err);
     if (st != TB_OK)

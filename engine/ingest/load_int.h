@@ -209,8 +209,11 @@ tb_status load_books_bind_types(dbw *w, src_info *src, size_t nsrc, tb_error *er
  * (docs/inputs.md "Communication kernels"). */
 tb_status load_books_bind_collectives(dbw *w, tb_error *err);
 /* RANK_DEVICE_MAP rows of ranks no file named a device of, and the
- * COMMUNICATION_OP.groupName of ops loaded without one (see load_books.c). */
-tb_status load_books_fill_recipe_tables(dbw *w, tb_error *err);
+ * COMMUNICATION_OP.groupName of ops loaded without one (see load_books.c).
+ * as_written: TASK holds the rows the writer inserted, with their rankId and
+ * deviceId unchanged (no rank renumbered, no row deleted), so the pairs the
+ * writer saw stand for a scan of TASK. */
+tb_status load_books_fill_recipe_tables(dbw *w, int as_written, tb_error *err);
 /* Numbers the ranks (see load_books.c); final[p] receives rank p's rankId. */
 tb_status load_books_apply_ranks(dbw *w, const int64_t *claim, const size_t *who, const src_info *src, size_t nranks,
                                  int64_t *final, warn_log *wl, tb_error *err);

@@ -25,7 +25,10 @@
 # the speed-ups over Python and DuckDB, DuckDB's memory over tracebook's, and
 # the bound: SQLite's seconds to insert the same rows with the writer's
 # settings and batch, and to build the same indexes, untimed reading aside
-# (insert_s + index_s), and load seconds / bound seconds. Then one PASS/FAIL
+# (insert_s + index_s), and load seconds / bound seconds; then a second table
+# of CPU seconds (user + system, every thread) of json.load, DuckDB and the
+# load, and the load's CPU speed-ups, steadier than wall time on a shared
+# machine (a figure beside the targets, which are wall time). Then one PASS/FAIL
 # line per target: speed-up >= 4 and tracebook peak RSS < 150 MB for every
 # mix, and for ascend-device the issue's targets: >= 8x json.load, >= 3x
 # DuckDB at <= 1/8 of its memory.
@@ -161,6 +164,11 @@ wall() {
     sed -n 's/.*Elapsed (wall clock) time.*): //p' "$1" |
         awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; printf "%.2f", s }'
 }
+# CPU seconds, user + system, from "User time (seconds): 1.23" and "System time (seconds): 0.04"
+cpu() {
+    awk -F': ' '/User time \(seconds\)|System time \(seconds\)/ { s += $2; n++ }
+                END { if (n == 2) printf "%.2f", s; else print "-" }' "$1"
+}
 # MB (2^20 bytes) from "Maximum resident set size (kbytes): 123456"
 rss() {
     sed -n 's/.*Maximum resident set size (kbytes): //p' "$1" | awk '{ printf "%.1f", $1 / 1024 }'
@@ -187,6 +195,7 @@ verdict() {
 
 status=0
 rows=()
+cpu_rows=()
 rank_rows=()
 hta_rows=()
 verdicts=()
@@ -209,7 +218,7 @@ gen_args() {
 one_trace() {
     local mix=$1 n=$2 lab f bytes mb dkind
     local py_s=- py_rss=- dk_s=- dk_rss=- tb_s=- tb_rss=- nrows=- mbs=- rps=- vs_py=- vs_dk=- mem_dk=-
-    local b_s=- b_ins=- b_idx=- vs_b=-
+    local b_s=- b_ins=- b_idx=- vs_b=- py_cpu=- dk_cpu=- tb_cpu=-
     lab="$(label "$n") $mix"
     # a Kineto trace alone in its folder: HTA reads every trace of a folder
     if [ "$mix" = kineto ]; then f=$tmp/kineto/trace.json dkind=kineto; else f=$tmp/trace_view.json dkind=ascend; fi
@@ -224,17 +233,17 @@ one_trace() {
     echo "$lab: generated $n events, $mb MB ($(awk -v b="$bytes" -v n="$n" 'BEGIN { printf "%.0f", b / n }') bytes an event) in $(wall "$tmp/gen.time") s"
 
     if /usr/bin/time -v -o "$tmp/py.time" python3 -c 'import json,sys; json.load(open(sys.argv[1]))' "$f"; then
-        py_s=$(wall "$tmp/py.time") py_rss=$(rss "$tmp/py.time")
+        py_s=$(wall "$tmp/py.time") py_rss=$(rss "$tmp/py.time") py_cpu=$(cpu "$tmp/py.time")
     else
         echo "bench.sh: error: python3 json.load failed on $f" >&2
         py_s=FAIL py_rss=FAIL status=1
     fi
-    echo "$lab: python json.load $py_s s, $py_rss MB RSS"
+    echo "$lab: python json.load $py_s s (CPU $py_cpu s), $py_rss MB RSS"
 
     if [ -z "$duck_note" ]; then
         if /usr/bin/time -v -o "$tmp/dk.time" node "$here/duckdb_read.js" "$dkind" "$f" >"$tmp/dk.out" 2>"$tmp/dk.err"; then
-            dk_s=$(wall "$tmp/dk.time") dk_rss=$(rss "$tmp/dk.time")
-            echo "$lab: duckdb read_json $dk_s s, $dk_rss MB RSS ($(cat "$tmp/dk.out"))"
+            dk_s=$(wall "$tmp/dk.time") dk_rss=$(rss "$tmp/dk.time") dk_cpu=$(cpu "$tmp/dk.time")
+            echo "$lab: duckdb read_json $dk_s s (CPU $dk_cpu s), $dk_rss MB RSS ($(cat "$tmp/dk.out"))"
         else
             echo "bench.sh: note: duckdb read_json failed on $f: $(head -c 300 "$tmp/dk.err")" >&2
             dk_s=FAIL dk_rss=FAIL
@@ -245,8 +254,8 @@ one_trace() {
         rm -f "$tmp/out.db" "$tmp/bound.db"
         if /usr/bin/time -v -o "$tmp/tb.time" "$tb" export db -dir "$f" -o "$tmp/out.db" --quiet >/dev/null \
             2>"$tmp/tb.err"; then
-            tb_s=$(wall "$tmp/tb.time") tb_rss=$(rss "$tmp/tb.time")
-            echo "$lab: tracebook export db $tb_s s, $tb_rss MB RSS"
+            tb_s=$(wall "$tmp/tb.time") tb_rss=$(rss "$tmp/tb.time") tb_cpu=$(cpu "$tmp/tb.time")
+            echo "$lab: tracebook export db $tb_s s (CPU $tb_cpu s), $tb_rss MB RSS"
             [ "$mix" != kineto ] || hta_path "$lab" "$tb_s" "$tb_rss"
             if "$bound" "$tmp/out.db" "$tmp/bound.db" >"$tmp/bound.out" 2>"$tmp/bound.err"; then
                 read -r _ nrows _ _ _ b_ins _ b_idx _ _ <"$tmp/bound.out"
@@ -282,6 +291,8 @@ one_trace() {
     rows+=("$(printf '%-18s %9s %7s %7s %8s %7s %8s %7s %8s %8s %11s %7s %6s %6s %6s %7s %6s' \
         "$lab" "$n" "$mb" "$py_s" "$py_rss" "$dk_s" "$dk_rss" "$tb_s" "$tb_rss" "$nrows" "$rps" "$mbs" \
         "$vs_py" "$vs_dk" "$mem_dk" "$b_s" "$vs_b")")
+    cpu_rows+=("$(printf '%-18s %8s %8s %8s %11s %11s' "$lab" "$py_cpu" "$dk_cpu" "$tb_cpu" \
+        "$(ratio "$py_cpu" "$tb_cpu")" "$(ratio "$dk_cpu" "$tb_cpu")")")
     rm -f "$f"
 }
 
@@ -399,6 +410,10 @@ printf '%-18s %9s %7s %7s %8s %7s %8s %7s %8s %8s %11s %7s %6s %6s %6s %7s %6s\n
     size_mix events MB json_s json_MB duck_s duck_MB tb_s tb_MB rows rows/s MB/s vs_json vs_duck \
     mem_duck bound_s vs_bound
 for r in "${rows[@]}"; do echo "$r"; done
+echo
+# CPU seconds (user + system, every thread): steadier than wall time on a shared machine
+printf '%-18s %8s %8s %8s %11s %11s\n' size_mix json_cpu duck_cpu tb_cpu cpu_vs_json cpu_vs_duck
+for r in "${cpu_rows[@]}"; do echo "$r"; done
 echo
 if [ ${#hta_rows[@]} -gt 0 ]; then
     printf '%-18s %8s %9s %8s %9s %8s %8s %8s %7s\n' size_mix load_s reports_s total_s load_MB rep_MB \

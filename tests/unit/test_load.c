@@ -24,6 +24,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "db/dbw.h"
 #include "tracebook/tracebook.h"
 #define TU_WITH_SQLITE
 #include "testutil.h"
@@ -1046,6 +1047,92 @@ static void test_msprof_db_ranks_by_device(void **state)
                      2);
 }
 
+/* The index of a column in rows of table t (rows.c). */
+static int col_index(int t, const char *name)
+{
+    const char *c = row_tables[t].columns;
+    for (int i = 0; i < row_tables[t].ncols; i++) {
+        size_t n = strcspn(c, ",");
+        if (n == strlen(name) && strncmp(c, name, n) == 0)
+            return i;
+        c += n + 1;
+    }
+    fail_msg("%s: no column %s", row_tables[t].table, name);
+    return -1;
+}
+
+/* Puts a row of table t whose other columns are NULL. */
+static void put_row2(dbw *w, int t, const char *c1, tb_val v1, const char *c2, tb_val v2)
+{
+    tb_val v[ROW_MAX_COLS];
+    for (int i = 0; i < row_tables[t].ncols; i++)
+        v[i] = VNULL;
+    v[col_index(t, c1)] = v1;
+    v[col_index(t, c2)] = v2;
+    const row_sink *s = dbw_sink(w);
+    assert_int_equal(s->row(s->ctx, t, v), 0);
+}
+
+/* What the writer notes of the rows it inserts for the post-processing:
+ * flows that may need binding, API calls without a connection id, the
+ * distinct (rankId, deviceId) of TASK, and when it no longer knows them. */
+static void test_writer_notes(void **state)
+{
+    (void)state;
+    char path[PATH_MAX + 16];
+    tb_error err;
+    snprintf(path, sizeof path, "%s/notes.db", tmpdir);
+    unlink(path);
+    dbw *w = dbw_create(path, &err);
+    assert_non_null(w);
+    const int64_t(*pairs)[2];
+    size_t n = 99;
+    assert_int_equal(dbw_seen_task_devices(w, &pairs, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(dbw_seen_flow_unbound(w), 0);
+    assert_int_equal(dbw_seen_cann_no_conn(w), 0);
+    /* flows: one without a finish, one bound to a connection id below 2^32 */
+    put_row2(w, R_FLOW, "fromNs", VINT(5), "connectionId", VNULL);
+    put_row2(w, R_FLOW, "toNs", VINT(9), "connectionId", VINT(4294967295));
+    put_row2(w, R_CANN_API, "startNs", VINT(1), "connectionId", VINT(7));
+    /* pairs: NULL ones skipped, repeats kept once, in the order met */
+    put_row2(w, R_TASK, "rankId", VINT(1), "deviceId", VINT(2));
+    put_row2(w, R_TASK, "rankId", VINT(0), "deviceId", VINT(5));
+    put_row2(w, R_TASK, "rankId", VINT(1), "deviceId", VINT(2));
+    put_row2(w, R_TASK, "rankId", VNULL, "deviceId", VINT(3));
+    put_row2(w, R_TASK, "rankId", VINT(0), "deviceId", VINT(5));
+    assert_int_equal(dbw_seen_flow_unbound(w), 0);
+    assert_int_equal(dbw_seen_cann_no_conn(w), 0);
+    assert_int_equal(dbw_seen_task_devices(w, &pairs, &n), 0);
+    assert_int_equal(n, 2);
+    assert_true(pairs[0][0] == 1 && pairs[0][1] == 2 && pairs[1][0] == 0 && pairs[1][1] == 5);
+    /* a finished flow whose id is no connection id, an API call without one */
+    put_row2(w, R_FLOW, "toNs", VINT(9), "connectionId", VINT(INT64_C(4294967296)));
+    put_row2(w, R_CANN_API, "startNs", VINT(2), "connectionId", VNULL);
+    assert_int_equal(dbw_seen_flow_unbound(w), 1);
+    assert_int_equal(dbw_seen_cann_no_conn(w), 1);
+    /* 64 pairs are kept, the 65th makes them unknown */
+    for (int d = 0; d < 62; d++)
+        put_row2(w, R_TASK, "rankId", VINT(7), "deviceId", VINT(d));
+    assert_int_equal(dbw_seen_task_devices(w, &pairs, &n), 0);
+    assert_int_equal(n, 64);
+    put_row2(w, R_TASK, "rankId", VINT(8), "deviceId", VINT(0));
+    assert_int_equal(dbw_seen_task_devices(w, &pairs, &n), -1);
+    dbw_destroy(w);
+
+    /* a staged flow end may become an unbound flow; a rankId that is text
+     * is no pair the writer can stand for */
+    unlink(path);
+    w = dbw_create(path, &err);
+    assert_non_null(w);
+    put_row2(w, R_FLOW_END, "ts", VINT(3), "seq", VINT(1));
+    put_row2(w, R_TASK, "rankId", VTEXT("1", 1), "deviceId", VINT(0));
+    assert_int_equal(dbw_seen_flow_unbound(w), 1);
+    assert_int_equal(dbw_seen_task_devices(w, &pairs, &n), -1);
+    dbw_destroy(w);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1057,6 +1144,7 @@ int main(void)
         cmocka_unit_test(test_truncated),        cmocka_unit_test(test_find_traces),
         cmocka_unit_test(test_parallel_same_as_sequential), cmocka_unit_test(test_parallel_error),
         cmocka_unit_test(test_multi_rank_db),    cmocka_unit_test(test_msprof_db_ranks_by_device),
+        cmocka_unit_test(test_writer_notes),
     };
     return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

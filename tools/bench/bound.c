@@ -7,10 +7,11 @@
  * It reads a DB written by `tracebook export db` (SRC) and writes DST, a new
  * file: the same tables (their CREATE TABLE statements from SRC), created
  * with the writer's settings (64 KiB pages, journal and sync off, exclusive
- * lock, 8 MiB cache) in one transaction; then, table by table, the same
- * rows inserted through one prepared INSERT of up to 32 rows (the writer's
- * batch), rows bound value by value; then the same indexes (SRC's CREATE
- * INDEX statements) and the commit. Reading SRC is not timed: rows are read
+ * lock, 8 MiB cache) in one transaction, and the indexes the loader makes
+ * with its tables (schemas/indexes_live.sql, kept up row by row); then,
+ * table by table, the same rows inserted through one prepared INSERT of up
+ * to 32 rows (the writer's batch), rows bound value by value; then SRC's
+ * other indexes (its CREATE INDEX statements) and the commit. Reading SRC is not timed: rows are read
  * in blocks of 65536 into memory (copies of the values) and only the inserts
  * of each block run on the clock, so memory is bounded by one block.
  *
@@ -28,6 +29,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+
+/* the loader's indexes made with its tables (tools/embed.py, engine/meson.build) */
+extern const char tb_sql_indexes_live[];
 
 #define BATCH 32
 #define BLOCK 65536
@@ -172,18 +176,35 @@ out:
     return ok;
 }
 
-/* Runs every statement of src's schema of the given type ("table" or "index") in dst. */
+/* 1 when dst's schema has an entry of that name, else 0. */
+static int has_entry(sqlite3 *dst, const char *name)
+{
+    sqlite3_stmt *st = NULL;
+    int found = 0;
+
+    if (sqlite3_prepare_v2(dst, "SELECT 1 FROM sqlite_master WHERE name = ?1", -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* Runs every statement of src's schema of the given type ("table" or
+ * "index") in dst, but for the entries dst has already. */
 static int copy_schema(sqlite3 *src, sqlite3 *dst, const char *type, const char *src_path,
                        const char *dst_path, int *count)
 {
     sqlite3_stmt *st = NULL;
     int rc, ok = 1;
 
-    if (sqlite3_prepare_v2(src, "SELECT sql FROM sqlite_master WHERE type = ?1 AND sql IS NOT NULL "
+    if (sqlite3_prepare_v2(src, "SELECT sql, name FROM sqlite_master WHERE type = ?1 AND sql IS NOT NULL "
                            "AND name NOT LIKE 'sqlite_%' ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
         return fail(src, src_path, "reading the schema");
     sqlite3_bind_text(st, 1, type, -1, SQLITE_STATIC);
     while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        if (has_entry(dst, (const char *)sqlite3_column_text(st, 1)))
+            continue;
         if (sqlite3_exec(dst, (const char *)sqlite3_column_text(st, 0), NULL, NULL, NULL) != SQLITE_OK)
             ok = fail(dst, dst_path, (const char *)sqlite3_column_text(st, 0));
         (*count)++;
@@ -233,9 +254,11 @@ int main(int argc, char **argv)
                           "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=FILE;"
                           "BEGIN", NULL, NULL, NULL) != SQLITE_OK)
         ok = fail(dst, argv[2], "settings");
-    else
-        ok = copy_schema(src, dst, "table", argv[1], argv[2], &tables) &&
-             copy_rows(src, dst, (const char *const[2]){argv[1], argv[2]}, &rows, &ins);
+    else if ((ok = copy_schema(src, dst, "table", argv[1], argv[2], &tables)) &&
+             sqlite3_exec(dst, tb_sql_indexes_live, NULL, NULL, NULL) != SQLITE_OK)
+        ok = fail(dst, argv[2], "the indexes kept up row by row (schemas/indexes_live.sql)");
+    if (ok)
+        ok = copy_rows(src, dst, (const char *const[2]){argv[1], argv[2]}, &rows, &ins);
     t = now();
     if (ok)
         ok = copy_schema(src, dst, "index", argv[1], argv[2], &indexes);
