@@ -106,6 +106,7 @@ static size_t launch_index(const launch_ids *l, int64_t name)
 typedef struct qchange {
     int64_t stream, ts, ord;
     int delta;
+    size_t task; /* the task's index in the rank's evvec */
 } qchange;
 
 static int cmp_change(const void *a, const void *b)
@@ -125,9 +126,9 @@ static int cmp_change(const void *a, const void *b)
  * (owned by the caller). Tasks that are communication ops (no stream) or
  * whose launching call is not one of launch_names do not count.
  */
-static tb_status queue_changes(const hta_ctx *h, const evvec *ev, qchange **out, size_t *n, tb_error *err)
+static tb_status queue_changes(const hta_ctx *h, const launch_ids *l, const evvec *ev, qchange **out, size_t *n,
+                               tb_error *err)
 {
-    const launch_ids *l = h->extra;
     size_t cap = 0;
     *out = NULL;
     *n = 0;
@@ -135,8 +136,8 @@ static tb_status queue_changes(const hta_ctx *h, const evvec *ev, qchange **out,
         const dev_ev *e = &ev->v[i];
         if (e->op || !e->linked || !launch_index(l, e->launch_name))
             continue;
-        if (VEC_PUSH(*out, *n, cap, ((qchange){e->stream, e->launch, e->ord, 1})) ||
-            VEC_PUSH(*out, *n, cap, ((qchange){e->stream, e->s, e->ord, -1}))) {
+        if (VEC_PUSH(*out, *n, cap, ((qchange){e->stream, e->launch, e->ord, 1, i})) ||
+            VEC_PUSH(*out, *n, cap, ((qchange){e->stream, e->s, e->ord, -1, i}))) {
             free(*out);
             *out = NULL;
             return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -160,7 +161,7 @@ static tb_status queue_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         return TB_OK;
     qchange *c;
     size_t n;
-    tb_status rc = queue_changes(h, ev, &c, &n, err);
+    tb_status rc = queue_changes(h, h->extra, ev, &c, &n, err);
     if (!rc && !n && h->m->note) {
         char msg[300];
         snprintf(msg, sizeof msg,
@@ -187,6 +188,27 @@ static tb_status queue_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         if (i + 1 < n && c[i + 1].stream == c[i].stream)
             hta_bind_us(h, 5, c[i + 1].ts - c[i].ts);
         rc = hta_insert_done(h, err);
+    }
+    free(c);
+    return rc;
+}
+
+tb_status hta_queue_at(const hta_ctx *h, const evvec *ev, int64_t *qrun, int64_t *qdev, tb_error *err)
+{
+    launch_ids l;
+    tb_status rc = read_launch_ids(h->m, h->what, launch_names, N_LAUNCH, &l, err);
+    qchange *c = NULL;
+    size_t n = 0;
+    if (!rc)
+        rc = queue_changes(h, &l, ev, &c, &n, err);
+    for (size_t i = 0; !rc && i < ev->n; i++)
+        qrun[i] = qdev[i] = -1;
+    int64_t q = 0;
+    for (size_t i = 0; !rc && i < n; i++) {
+        if (i == 0 || c[i].stream != c[i - 1].stream)
+            q = 0;
+        q += c[i].delta;
+        *(c[i].delta > 0 ? &qrun[c[i].task] : &qdev[c[i].task]) = q;
     }
     free(c);
     return rc;

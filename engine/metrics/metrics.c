@@ -31,6 +31,7 @@ static const family families[] = {
     {metrics_mstx, &metrics_mstx_n},
     {metrics_hta_counters, &metrics_hta_counters_n},
     {metrics_hta_stacks, &metrics_hta_stacks_n},
+    {metrics_critical_path, &metrics_critical_path_n},
 };
 
 const metric_table *metrics_find(const char *name)
