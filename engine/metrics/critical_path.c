@@ -34,11 +34,16 @@
  *      are not an end and a start; the edge into a blocking call's end
  *      (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventQuery,
  *      cudaEventSynchronize, cudaMemcpy, cudaMemcpyAsync) weighs zero;
- *   3. the device tasks in start order: each its operator edge; then a
+ *   3. the device tasks in start order, with the cuda_sync events (kept
+ *      in TB_EVENT) at their ends: a task gets its operator edge, then a
  *      launch delay edge from its call's start when the stream's queue
  *      was 1 after the launch and 0 after the start and the stream's last
  *      task ended before the launch, else a kernel-kernel delay edge from
- *      the stream's last task when the gap is under 1500 µs.
+ *      the stream's last task when the gap is under 1500 µs; a sync event
+ *      gets sync edges into the end of its runtime call: from the last
+ *      task of its stream (Stream Sync), of every stream (Context Sync),
+ *      or of the task whose launch last preceded the awaited
+ *      cudaEventRecord on the awaited stream (Event Sync).
  *
  * A weight is the time between the two nodes (dependencies: zero); a
  * negative weight counts as zero for the path (HTA's rule), and as itself
@@ -46,9 +51,9 @@
  * (topological order by generations, the first best predecessor, the
  * first farthest node), so that equal paths resolve as HTA resolves them.
  * An edge is bound by: its type for delays, the device for a task's own
- * edge (communication when HTA's class says so), the host for the rest.
- * HTA's synchronisation edges come from cuda_sync events, which the
- * database does not hold: they are not drawn.
+ * edge (communication when HTA's class says so), the host for the rest;
+ * dependencies and sync edges by nothing. HTA's GPU-to-GPU edges of a
+ * Stream Wait Event (cudaStreamWaitEvent) are not drawn.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -63,9 +68,10 @@
 /* HTA's KERNEL_KERNEL_DELAY_THRESHOLD_US */
 #define KK_THRESHOLD_US 1500
 
-enum { E_OP, E_DEP, E_LAUNCH, E_KK };
+enum { E_OP, E_DEP, E_LAUNCH, E_KK, E_SYNC };
 static const char *const edge_names[] = {"critical_path_operator", "critical_path_dependency",
-                                         "critical_path_kernel_launch_delay", "critical_path_kernel_kernel_delay"};
+                                         "critical_path_kernel_launch_delay", "critical_path_kernel_kernel_delay",
+                                         "critical_path_sync_dependency"};
 
 /* One event of a rank: host slices first, then device tasks. */
 typedef struct cev {
@@ -74,8 +80,13 @@ typedef struct cev {
     int64_t qrun, qdev;     /* device: queue length after launch, after start (-1: not counted) */
     int64_t stream;         /* device: its stream */
     size_t sn, en;          /* nodes in the current graph, NIL */
+    int64_t wait_stream, record; /* an event sync: the stream and the correlation of the record it waits on */
     unsigned char device, comm, node, lock, blocking, fwd, bwd, streamed, kept;
+    unsigned char sync; /* a cuda_sync event (S_*), 0 otherwise */
 } cev;
+
+/* The cuda_sync events HTA draws edges from. */
+enum { S_NONE, S_STREAM, S_CONTEXT, S_EVENT };
 
 typedef struct annot {
     int64_t ts, te, name, ord;
@@ -237,24 +248,48 @@ static int cmp_hkey(const void *a, const void *b)
     return (x->ev > y->ev) - (x->ev < y->ev);
 }
 
+/* The first host call of connection conn in k[0..nk) (sorted), or NIL. */
+static size_t call_of(const hkey *k, size_t nk, int64_t conn)
+{
+    size_t lo = 0, hi = nk;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k[mid].conn < conn)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nk && k[lo].conn == conn ? k[lo].ev : NIL;
+}
+
+/* The host calls with a connection, sorted by (connection, start), into *out. */
+static tb_status call_keys(const hta_ctx *h, const rankdata *d, hkey **out, size_t *nk, tb_error *err)
+{
+    hkey *k = calloc(d->nhost + 1, sizeof *k);
+    *out = k;
+    *nk = 0;
+    if (!k)
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    for (size_t i = 0; i < d->nhost; i++)
+        if (d->v[i].conn && !d->v[i].streamed)
+            k[(*nk)++] = (hkey){d->v[i].conn, d->v[i].ts, i};
+    if (*nk)
+        qsort(k, *nk, sizeof *k, cmp_hkey);
+    return TB_OK;
+}
+
 /* Appends the rank's device tasks (prepared) with their launching calls
  * and HTA's queue lengths. */
 static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, rankdata *d, tb_error *err)
 {
     int64_t *names = NULL, *q = calloc(2 * ev->n + 1, sizeof *q);
     size_t nn = 0, nk = 0;
-    hkey *k = calloc(d->nhost + 1, sizeof *k);
-    if (!q || !k) {
-        free(q);
-        free(k);
+    hkey *k = NULL;
+    if (!q)
         return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-    }
-    for (size_t i = 0; i < d->nhost; i++)
-        if (d->v[i].conn && !d->v[i].streamed)
-            k[nk++] = (hkey){d->v[i].conn, d->v[i].ts, i};
-    if (nk)
-        qsort(k, nk, sizeof *k, cmp_hkey);
-    tb_status rc = hta_task_names(h, rank, &names, &nn, err);
+    tb_status rc = call_keys(h, d, &k, &nk, err);
+    if (!rc)
+        rc = hta_task_names(h, rank, &names, &nn, err);
     if (!rc)
         rc = hta_queue_at(h, ev, q, q + ev->n, err);
     for (size_t i = 0; !rc && i < ev->n; i++) {
@@ -280,6 +315,55 @@ static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, ran
     }
     free(names);
     free(q);
+    free(k);
+    return rc;
+}
+
+/* Appends the rank's cuda_sync events (TB_EVENT) that have their runtime
+ * call: Stream Sync (a device event of its stream, a node), Context Sync
+ * and Event Sync (host-side events to HTA, no nodes). */
+static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_error *err)
+{
+    static const char sql[] =
+        "SELECT e.startNs, e.endNs, n.value, e.name, json_extract(e.args, '$.stream'), "
+        "  json_extract(e.args, '$.correlation'), json_extract(e.args, '$.wait_on_stream'), "
+        "  json_extract(e.args, '$.wait_on_cuda_event_record_corr_id'), e.rowid "
+        "FROM TB_EVENT e JOIN STRING_IDS c ON c.id = e.cat JOIN STRING_IDS n ON n.id = e.name "
+        "WHERE ifnull(e.rankId, 0) = ?1 AND c.value = 'cuda_sync' AND e.ph = 'X' AND e.startNs IS NOT NULL "
+        "  AND e.endNs IS NOT NULL AND json_valid(e.args) ORDER BY e.rowid";
+    hkey *k;
+    size_t nk;
+    tb_status rc = call_keys(h, d, &k, &nk, err);
+    sqlite3_stmt *st = NULL;
+    if (!rc && sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s = SQLITE_DONE;
+    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 2);
+        int kind = !name ? S_NONE : !strcmp(name, "Stream Sync") ? S_STREAM : !strcmp(name, "Context Sync") ? S_CONTEXT
+                   : !strcmp(name, "Event Sync") ? S_EVENT : S_NONE;
+        size_t call = call_of(k, nk, sqlite3_column_int64(st, 5));
+        if (kind == S_NONE || call == NIL || sqlite3_column_type(st, 5) == SQLITE_NULL)
+            continue;
+        cev c = {.name = sqlite3_column_int64(st, 3), .ord = ((int64_t)3 << 40) + sqlite3_column_int64(st, 8),
+                 .launch = call, .stream = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4),
+                 .sn = NIL, .en = NIL, .qrun = -1, .qdev = -1, .sync = (unsigned char)kind,
+                 .wait_stream = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6),
+                 .record = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7)};
+        c.device = c.node = c.stream != -1; /* HTA: an event of a stream is a device event */
+        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
+        if (kind == S_EVENT && c.record != -1) /* the record call, for its previous launch */
+        {
+            size_t r = call_of(k, nk, c.record);
+            c.record = r == NIL ? -1 : (int64_t)r;
+        }
+        if (VEC_PUSH(d->v, d->n, d->cap, c))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
     free(k);
     return rc;
 }
@@ -340,7 +424,7 @@ static int make_nodes(cev *v, size_t n, cpgraph *g)
  * NIL when out of memory. Dependencies weigh zero, as does zero_w. */
 static size_t add_edge(cpgraph *g, size_t u, size_t v, int type, int zero_w)
 {
-    int64_t w = type == E_DEP || zero_w ? 0 : g->n[v].ts - g->n[u].ts;
+    int64_t w = type == E_DEP || type == E_SYNC || zero_w ? 0 : g->n[v].ts - g->n[u].ts;
     for (size_t i = g->shead[u]; i != NIL; i = g->e[i].snext)
         if (g->e[i].v == v) {
             g->e[i].type = type;
@@ -558,12 +642,14 @@ static int stack_edges(cpgraph *g, const cev *v, size_t nhost)
     return w.oom ? -1 : 0;
 }
 
+/* HTA's order of the device loop: tasks by start, sync events by end. */
 static int cmp_dev(const void *a, const void *b)
 {
-    const cev *const *x = a, *const *y = b;
-    if ((*x)->ts != (*y)->ts)
-        return (*x)->ts < (*y)->ts ? -1 : 1;
-    return ((*x)->ord > (*y)->ord) - ((*x)->ord < (*y)->ord);
+    const cev *x = *(const cev *const *)a, *y = *(const cev *const *)b;
+    int64_t tx = x->sync ? x->te : x->ts, ty = y->sync ? y->te : y->ts;
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
 }
 
 /* The stream's last task end (a node), kept per stream. */
@@ -571,6 +657,53 @@ typedef struct slast {
     int64_t stream;
     size_t node;
 } slast;
+
+static size_t find_last(const slast *l, size_t nl, int64_t stream)
+{
+    for (size_t i = 0; i < nl; i++)
+        if (l[i].stream == stream)
+            return l[i].node;
+    return NIL;
+}
+
+/* The task of the last launch on stream at or before the call rec (HTA's
+ * previous launch of a cudaEventRecord), or NIL. */
+static size_t previous_launch(const cev *v, size_t nhost, size_t n, int64_t stream, const cev *rec)
+{
+    size_t best = NIL;
+    for (size_t i = nhost; i < n; i++) {
+        const cev *c = &v[i], *l = c->sync ? NULL : &v[c->launch];
+        if (!l || c->stream != stream || c->qrun < 0 || l->ts > rec->ts)
+            continue;
+        if (best == NIL || l->ts > v[v[best].launch].ts ||
+            (l->ts == v[v[best].launch].ts && l->ord > v[v[best].launch].ord))
+            best = i;
+    }
+    return best;
+}
+
+/* HTA's edges of a sync event: from the last task of its stream (Stream
+ * Sync), of every stream (Context Sync), or from the task the awaited
+ * record follows (Event Sync) to the end of its runtime call. */
+static int sync_edges(cpgraph *g, const cev *v, size_t nhost, size_t n, const cev *k, const slast *l, size_t nl)
+{
+    size_t to = v[k->launch].en, from[1];
+    if (to == NIL)
+        return 0;
+    if (k->sync == S_CONTEXT) {
+        for (size_t i = 0; i < nl; i++)
+            if (l[i].node != NIL && add_edge(g, l[i].node, to, E_SYNC, 0) == NIL)
+                return -1;
+        return 0;
+    }
+    if (k->sync == S_STREAM) {
+        from[0] = find_last(l, nl, k->stream);
+    } else {
+        size_t t = k->record < 0 ? NIL : previous_launch(v, nhost, n, k->wait_stream, &v[k->record]);
+        from[0] = t == NIL ? NIL : v[t].en;
+    }
+    return from[0] != NIL && add_edge(g, from[0], to, E_SYNC, 0) == NIL ? -1 : 0;
+}
 
 static size_t *last_of(slast *l, size_t *nl, int64_t stream)
 {
@@ -600,6 +733,10 @@ static int kernel_edges(cpgraph *g, cev *v, size_t nhost, size_t n, int64_t kk_g
     int rc = 0;
     for (size_t i = 0; i < nd && !rc; i++) {
         const cev *k = d[i], *run = &v[k->launch];
+        if (k->sync) {
+            rc = sync_edges(g, v, nhost, n, k, l, nl);
+            continue;
+        }
         size_t e = add_edge(g, k->sn, k->en, E_OP, 0);
         if (e == NIL) {
             rc = -1;
@@ -691,6 +828,7 @@ static const char *bound_by(const cpgraph *g, const cev *v, const cpedge *e)
     case E_LAUNCH:
         return "gpu_kernel_launch_overhead";
     case E_DEP:
+    case E_SYNC:
         return NULL;
     default:
         break;
@@ -733,6 +871,7 @@ static void keep(rankdata *d, int64_t ws, int64_t we)
 {
     for (size_t i = 0; i < d->n; i++) {
         cev *c = &d->v[i];
+        /* a device event (a task, a Stream Sync) comes with its call */
         const cev *h = c->device ? &d->v[c->launch] : c;
         c->kept = !h->streamed && h->ts >= ws && h->ts <= we && h->te > h->ts;
     }
@@ -785,6 +924,8 @@ static tb_status path_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         rc = read_steps(h, rank, &d, err);
     if (!rc)
         rc = add_device(h, rank, ev, &d, err);
+    if (!rc)
+        rc = read_syncs(h, rank, &d, err);
     if (!rc && !d.na && h->m->note) {
         char msg[200];
         snprintf(msg, sizeof msg, "%s: rank %lld: no row: it has no ProfilerStep slice", h->what,

@@ -7,7 +7,8 @@
 # tests/hta/critical_path_refs.json holds HTA's paths (make_cp_refs.py says
 # how it was made) for every instance of the ProfilerStep annotation on the
 # shared Kineto traces (ns_resolution_trace, amd_trace, tracelens h100 and
-# mi300) and on a generated two-rank Kineto trace (tracebook-gen, seed 7).
+# mi300), on a generated two-rank Kineto trace (tracebook-gen, seed 7) and
+# on the trace of tests/hta/sync_trace.py (Stream, Event and Context Sync).
 # For every instance that is a host step (a user_annotation or cpu_op
 # slice: tracebook's steps; HTA also counts the device's copies of the step
 # slices, whose window is the device's) and where HTA finds a path:
@@ -47,6 +48,11 @@ def inputs(exe_gen, shared, out, name):
             "tracelens_mi300": [os.path.join(k, "tracelens", "mi300")]}
     if name in dirs:
         return dirs[name]
+    if name == "sync_trace":
+        d = tbtest.fresh_dir(os.path.join(out, "sync"))
+        tbtest.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hta",
+                                                 "sync_trace.py"), d], code=0)
+        return [d]
     gen = tbtest.fresh_dir(os.path.join(out, "gen"))
     files = []
     for r in (0, 1):

@@ -8,6 +8,9 @@
 #   tracebook-gen --kind kineto --events 4000 --seed 7 --ranks 2 --rank R -o GEN/rankR.pt.trace.json  (R = 0, 1)
 #   python3 tests/hta/make_cp_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN [HTA_COMMIT] > tests/hta/critical_path_refs.json
 #
+# And the one-rank trace of tests/hta/sync_trace.py (its steps wait on the
+# device through Stream Sync, Event Sync and Context Sync events).
+#
 # For each set, rank and instance of the annotation "ProfilerStep" (HTA
 # counts every slice whose name holds it, the device's copies too, in the
 # trace file's order): the slice's name and category, and either HTA's
@@ -29,6 +32,7 @@ SETS = [
     ("tracelens_h100", os.path.join(shared, "kineto", "tracelens", "h100")),
     ("tracelens_mi300", os.path.join(shared, "kineto", "tracelens", "mi300")),
     ("gen_kineto_2ranks", gen),
+    ("sync_trace", None),  # tests/hta/sync_trace.py writes it
 ]
 
 CHILD = r'''
@@ -78,7 +82,10 @@ refs = {"command": "python3 tests/hta/make_cp_refs.py HTA_CHECKOUT SHARED_DATA_D
         "hta_commit": sys.argv[4] if len(sys.argv) > 4 else "unknown", "sets": {}}
 for name, src in SETS:
     with tempfile.TemporaryDirectory() as d:
-        for f in sorted(os.listdir(src)):
+        if src is None:
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sync_trace.py"),
+                            d], check=True)
+        for f in sorted(os.listdir(src)) if src else []:
             if f.endswith((".json", ".json.gz")):
                 shutil.copy(os.path.join(src, f), d)
         r = subprocess.run([sys.executable, "-c", CHILD, hta_dir, d], capture_output=True, text=True, check=True)
