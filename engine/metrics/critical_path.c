@@ -43,7 +43,13 @@
  *      gets sync edges into the end of its runtime call: from the last
  *      task of its stream (Stream Sync), of every stream (Context Sync),
  *      or of the task whose launch last preceded the awaited
- *      cudaEventRecord on the awaited stream (Event Sync).
+ *      cudaEventRecord on the awaited stream (Event Sync); a Stream Wait
+ *      Event (every one, whatever the step) makes the next task launched
+ *      from its cudaStreamWaitEvent's thread onto its stream wait for that
+ *      task: a sync edge into the waiting task's start, which then gets a
+ *      delay edge only when the awaited task ended before the launch (or
+ *      before the stream's last task ended). A sync edge between two
+ *      tasks of one stream makes HTA refuse the graph: no row, a note.
  *
  * A weight is the time between the two nodes (dependencies: zero); a
  * negative weight counts as zero for the path (HTA's rule), and as itself
@@ -52,8 +58,7 @@
  * first farthest node), so that equal paths resolve as HTA resolves them.
  * An edge is bound by: its type for delays, the device for a task's own
  * edge (communication when HTA's class says so), the host for the rest;
- * dependencies and sync edges by nothing. HTA's GPU-to-GPU edges of a
- * Stream Wait Event (cudaStreamWaitEvent) are not drawn.
+ * dependencies and sync edges by nothing.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -86,7 +91,7 @@ typedef struct cev {
 } cev;
 
 /* The cuda_sync events HTA draws edges from. */
-enum { S_NONE, S_STREAM, S_CONTEXT, S_EVENT };
+enum { S_NONE, S_STREAM, S_CONTEXT, S_EVENT, S_WAIT };
 
 typedef struct annot {
     int64_t ts, te, name, ord;
@@ -342,7 +347,7 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
     while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 2);
         int kind = !name ? S_NONE : !strcmp(name, "Stream Sync") ? S_STREAM : !strcmp(name, "Context Sync") ? S_CONTEXT
-                   : !strcmp(name, "Event Sync") ? S_EVENT : S_NONE;
+                   : !strcmp(name, "Event Sync") ? S_EVENT : !strcmp(name, "Stream Wait Event") ? S_WAIT : S_NONE;
         size_t call = call_of(k, nk, sqlite3_column_int64(st, 5));
         if (kind == S_NONE || call == NIL || sqlite3_column_type(st, 5) == SQLITE_NULL)
             continue;
@@ -353,7 +358,7 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
                  .record = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7)};
         c.device = c.node = c.stream != -1; /* HTA: an event of a stream is a device event */
         hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
-        if (kind == S_EVENT && c.record != -1) /* the record call, for its previous launch */
+        if ((kind == S_EVENT || kind == S_WAIT) && c.record != -1) /* the record call, for its previous launch */
         {
             size_t r = call_of(k, nk, c.record);
             c.record = r == NIL ? -1 : (int64_t)r;
@@ -714,50 +719,86 @@ static size_t *last_of(slast *l, size_t *nl, int64_t stream)
     return &l[(*nl)++].node;
 }
 
+/* The task launched next after the call w on w's thread onto stream (HTA's
+ * next launch of a cudaStreamWaitEvent), or NIL. */
+static size_t next_launch(const cev *v, size_t nhost, size_t n, int64_t stream, const cev *w)
+{
+    size_t best = NIL;
+    for (size_t i = nhost; i < n; i++) {
+        const cev *c = &v[i], *l = c->sync ? NULL : &v[c->launch];
+        if (!l || c->stream != stream || c->qrun < 0 || l->pid != w->pid || l->tid != w->tid || l->ts <= w->ts)
+            continue;
+        if (best == NIL || l->ts < v[v[best].launch].ts ||
+            (l->ts == v[v[best].launch].ts && l->ord < v[v[best].launch].ord))
+            best = i;
+    }
+    return best;
+}
+
+/* A task's edges (HTA's kernel loop): its own, the sync edge from the task
+ * a Stream Wait Event made it wait for (ksync), then a launch delay or a
+ * kernel-kernel delay edge. */
+static int task_edges(cpgraph *g, const cev *v, size_t ki, size_t *ksync, slast *l, size_t *nl, int64_t kk_gap)
+{
+    const cev *k = &v[ki], *run = &v[k->launch];
+    size_t e = add_edge(g, k->sn, k->en, E_OP, 0);
+    if (e == NIL)
+        return -1;
+    attribute(g, e, NIL);
+    size_t ks = ksync[ki], ks_end = ks == NIL ? NIL : v[ks].en;
+    ksync[ki] = NIL;
+    if (ks_end == NIL)
+        ks = NIL;
+    else if (add_edge(g, ks_end, k->sn, E_SYNC, 0) == NIL)
+        return -1;
+    size_t *last = last_of(l, nl, k->stream);
+    if (k->qrun == 1 && k->qdev == 0 && (*last == NIL || g->n[*last].ts < run->ts) &&
+        (ks == NIL || g->n[ks_end].ts < run->ts)) {
+        if (run->sn != NIL && add_edge(g, run->sn, k->sn, E_LAUNCH, 0) == NIL)
+            return -1;
+    } else if (*last != NIL && k->ts - g->n[*last].ts < kk_gap && (ks == NIL || g->n[ks_end].ts < g->n[*last].ts)) {
+        e = add_edge(g, *last, k->sn, E_KK, 0);
+        if (e == NIL)
+            return -1;
+        attribute(g, e, NIL);
+    }
+    *last = k->en;
+    return 0;
+}
+
 /* 3: the device tasks' edges. kk_gap: HTA's threshold in the domain's unit. */
 static int kernel_edges(cpgraph *g, cev *v, size_t nhost, size_t n, int64_t kk_gap)
 {
-    size_t nd = 0, nl = 0;
-    const cev **d = malloc((n - nhost + 1) * sizeof *d);
-    slast *l = malloc((n - nhost + 1) * sizeof *l);
-    if (!d || !l) {
-        free(d);
-        free(l);
-        return -1;
-    }
-    for (size_t i = nhost; i < n; i++)
+    size_t nd = 0, nl = 0, m = n - nhost + 1;
+    const cev **d = malloc(m * sizeof *d);
+    slast *l = malloc(m * sizeof *l);
+    size_t *ksync = malloc((n + 1) * sizeof *ksync);
+    int rc = !d || !l || !ksync ? -1 : 0;
+    for (size_t i = 0; !rc && i < n; i++)
+        ksync[i] = NIL;
+    for (size_t i = nhost; !rc && i < n; i++)
         if (v[i].kept)
             d[nd++] = &v[i];
-    if (nd)
+    if (!rc && nd)
         qsort(d, nd, sizeof *d, cmp_dev);
-    int rc = 0;
     for (size_t i = 0; i < nd && !rc; i++) {
-        const cev *k = d[i], *run = &v[k->launch];
-        if (k->sync) {
+        const cev *k = d[i];
+        if (k->sync == S_WAIT) {
+            /* the next launch on the call's thread and stream waits for the
+             * task the awaited record follows */
+            size_t src = k->record < 0 ? NIL : previous_launch(v, nhost, n, k->wait_stream, &v[k->record]);
+            size_t dst = src == NIL ? NIL : next_launch(v, nhost, n, k->stream, &v[k->launch]);
+            if (dst != NIL)
+                ksync[dst] = src;
+        } else if (k->sync) {
             rc = sync_edges(g, v, nhost, n, k, l, nl);
-            continue;
+        } else {
+            rc = task_edges(g, v, (size_t)(k - v), ksync, l, &nl, kk_gap);
         }
-        size_t e = add_edge(g, k->sn, k->en, E_OP, 0);
-        if (e == NIL) {
-            rc = -1;
-            break;
-        }
-        attribute(g, e, NIL);
-        size_t *last = last_of(l, &nl, k->stream);
-        if (k->qrun == 1 && k->qdev == 0 && (*last == NIL || g->n[*last].ts < run->ts)) {
-            if (run->sn != NIL && add_edge(g, run->sn, k->sn, E_LAUNCH, 0) == NIL)
-                rc = -1;
-        } else if (*last != NIL && k->ts - g->n[*last].ts < kk_gap) {
-            e = add_edge(g, *last, k->sn, E_KK, 0);
-            if (e == NIL)
-                rc = -1;
-            else
-                attribute(g, e, NIL);
-        }
-        *last = k->en;
     }
     free(d);
     free(l);
+    free(ksync);
     return rc;
 }
 
@@ -865,15 +906,28 @@ static tb_status insert_path(const hta_ctx *h, int64_t rank, const annot *a, con
     return rc;
 }
 
+/* 1 when a sync edge joins two device events of one stream (HTA's graph
+ * check refuses it). */
+static int same_stream_sync(const cpgraph *g, const cev *v)
+{
+    for (size_t i = 0; i < g->ne; i++) {
+        const cev *a = &v[g->n[g->e[i].u].ev], *b = &v[g->n[g->e[i].v].ev];
+        if (g->e[i].type == E_SYNC && a->device && b->device && a->stream == b->stream)
+            return 1;
+    }
+    return 0;
+}
+
 /* Marks the events of the step [ws, we]: host slices that start in it and
  * last longer than zero, device tasks launched by one of them. */
 static void keep(rankdata *d, int64_t ws, int64_t we)
 {
     for (size_t i = 0; i < d->n; i++) {
         cev *c = &d->v[i];
-        /* a device event (a task, a Stream Sync) comes with its call */
+        /* a device event (a task, a Stream Sync) comes with its call; HTA
+         * keeps every Stream Wait Event */
         const cev *h = c->device ? &d->v[c->launch] : c;
-        c->kept = !h->streamed && h->ts >= ws && h->ts <= we && h->te > h->ts;
+        c->kept = c->sync == S_WAIT || (!h->streamed && h->ts >= ws && h->ts <= we && h->te > h->ts);
     }
 }
 
@@ -898,9 +952,11 @@ static tb_status step_path(const hta_ctx *h, int64_t rank, rankdata *d, size_t i
               kernel_edges(&g, d->v, d->nhost, d->n, kk_gap);
     size_t *path = bad ? NULL : malloc((g.nn + 1) * sizeof *path), np = 0;
     tb_status rc = TB_OK;
-    int lp = bad || !path ? -1 : longest_path(&g, path, &np);
+    int lp = bad || !path ? -1 : same_stream_sync(&g, d->v) ? 2 : longest_path(&g, path, &np);
     if (lp < 0)
         rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    else if (lp == 2)
+        note_rank(h, rank, &d->a[inst], "a sync edge joins two tasks of one stream (HTA refuses the graph)");
     else if (lp > 0)
         note_rank(h, rank, &d->a[inst], "HTA's graph of the step has a cycle");
     else if (!np)

@@ -8,7 +8,8 @@
 # how it was made) for every instance of the ProfilerStep annotation on the
 # shared Kineto traces (ns_resolution_trace, amd_trace, tracelens h100 and
 # mi300), on a generated two-rank Kineto trace (tracebook-gen, seed 7) and
-# on the trace of tests/hta/sync_trace.py (Stream, Event and Context Sync).
+# on the trace of tests/hta/sync_trace.py (Stream, Event and Context Sync, a
+# Stream Wait Event).
 # For every instance that is a host step (a user_annotation or cpu_op
 # slice: tracebook's steps; HTA also counts the device's copies of the step
 # slices, whose window is the device's) and where HTA finds a path:

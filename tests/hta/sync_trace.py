@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # sync_trace.py - writes a small one-rank Kineto trace whose steps wait on
-# the device in the three ways HTA's critical path draws (cuda_sync
-# events), for the critical path checks (tests/conformance/hta_critical_path.py,
+# the device in the four ways HTA's critical path draws (the cuda_sync
+# events Stream Sync, Event Sync, Context Sync and Stream Wait Event), for
+# the critical path checks (tests/conformance/hta_critical_path.py,
 # tests/hta/make_cp_refs.py).
 #
 # Each step of 1000 us, on host thread 100 (times from the step's start):
@@ -12,11 +13,16 @@
 #     Event Sync (waits on stream 8, on that record)
 #   aten::sub   310-330 launches sub_kernel on stream 7    (320-420)
 #   cudaStreamSynchronize 335-425 with its Stream Sync (stream 7)
-#   aten::div   430-450 launches div_kernel on stream 8    (440-600 + 20 * step)
-#   cudaDeviceSynchronize 455-(605 + 20 * step) with its Context Sync
-# and a backward op on thread 200 (autograd::engine..., 620-700) next to a
-# forward op on thread 100 (aten::forward 700-720), so that HTA merges the
-# two threads. Step 4 is the last (cut by HTA's window).
+#   aten::div   430-450 launches div_kernel on stream 8    (440-600 + 10 * step)
+#   cudaDeviceSynchronize 455-(605 + 10 * step) with its Context Sync
+#   a backward op on thread 200 (autograd::engine..., 620-700, + 10 * step)
+#     next to a forward op on thread 100 (aten::forward 700-720, + 10 *
+#     step), so that HTA merges the two threads
+#   aten::fill_ 760-770 launches fill_kernel on stream 8   (775-900)
+#   cudaEventRecord 772-774, cudaStreamWaitEvent 776-778 with its Stream
+#     Wait Event on stream 9 (waits on stream 8, on that record)
+#   aten::copy_ 782-795 launches copy_kernel on stream 9   (901-950)
+# Step 4 is the last (cut by HTA's window).
 # usage: sync_trace.py OUT_DIR
 import json
 import os
@@ -41,7 +47,7 @@ def launch(ev, corr, op, t0, ts, dur, kernel, stream, kts, kdur):
 
 def step_events(step, corr):
     t0 = BASE + step * 1000
-    tail = 20 * step
+    tail = 10 * step
     ev = [x("user_annotation", "ProfilerStep#%d" % (step + 1), t0, 990)]
     launch(ev, corr + 1, "aten::add", t0, 10, 50, "add_kernel", 7, 30, 100)
     launch(ev, corr + 2, "aten::mul", t0, 70, 30, "mul_kernel", 8, 85, 215)
@@ -60,6 +66,13 @@ def step_events(step, corr):
                 device=0, cuda_sync_kind="Context Sync"))
     ev.append(x("cpu_op", "autograd::engine::evaluate_function: AddBackward0", t0 + 620 + tail, 80, tid=200))
     ev.append(x("cpu_op", "aten::forward", t0 + 700 + tail, 20))
+    launch(ev, corr + 9, "aten::fill_", t0, 760, 10, "fill_kernel", 8, 775, 125)
+    ev.append(x("cuda_runtime", "cudaEventRecord", t0 + 772, 2, correlation=corr + 10))
+    ev.append(x("cuda_runtime", "cudaStreamWaitEvent", t0 + 776, 2, correlation=corr + 11))
+    ev.append(x("cuda_sync", "Stream Wait Event", t0 + 779, 1, tid=9, pid=0, correlation=corr + 11, stream=9,
+                device=0, wait_on_stream=8, wait_on_cuda_event_record_corr_id=corr + 10, wait_on_cuda_event_id=2,
+                cuda_sync_kind="Stream Wait Event"))
+    launch(ev, corr + 12, "aten::copy_", t0, 782, 13, "copy_kernel", 9, 901, 49)
     return ev
 
 
@@ -68,7 +81,7 @@ def main():
     os.makedirs(out, exist_ok=True)
     ev = []
     for step in range(4):
-        ev += step_events(step, 1000 + 10 * step)
+        ev += step_events(step, 1000 + 20 * step)
     trace = {"schemaVersion": 1, "traceEvents": ev}
     with open(os.path.join(out, "rank0.pt.trace.json"), "w") as f:
         json.dump(trace, f)
