@@ -7,8 +7,8 @@
 # tests/hta/critical_path_refs.json holds HTA's paths (make_cp_refs.py says
 # how it was made) for every instance of the ProfilerStep annotation on the
 # shared Kineto traces (ns_resolution_trace, amd_trace, tracelens h100 and
-# mi300), on a generated two-rank Kineto trace (tracebook-gen, seed 7) and
-# on the trace of tests/hta/sync_trace.py (Stream, Event and Context Sync, a
+# mi300), on a generated two-rank Kineto trace (tracebook-gen, seed 7), on
+# samples/kineto_small and on the trace of tests/hta/sync_trace.py (Stream, Event and Context Sync, a
 # Stream Wait Event).
 # For every instance that is a host step (a user_annotation or cpu_op
 # slice: tracebook's steps; HTA also counts the device's copies of the step
@@ -21,8 +21,8 @@
 # are checked to be no tracebook step.
 # usage: hta_critical_path.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA_DIR REFS_JSON OUT_DIR
 # Exit 77 (skip) when the shared data is absent. SHARED_DATA_DIR "-": only
-# the sets the test writes itself (the generated and the sync traces; the
-# cli suite runs it so).
+# the sets the test has without it (the generated and the sync traces, the
+# sample; the cli suite runs it so).
 import csv
 import json
 import os
@@ -39,7 +39,7 @@ BOUNDS = {"": "", "c": "cpu_bound", "D": "data_loading", "g": "gpu_compute_bound
 
 
 # The sets the test makes itself (SHARED_DATA_DIR "-": these only).
-OWN_SETS = ("gen_kineto_2ranks", "sync_trace")
+OWN_SETS = ("gen_kineto_2ranks", "sync_trace", "kineto_small")
 
 
 def close(a, b, rel=1e-6):
@@ -55,6 +55,8 @@ def inputs(exe_gen, shared, out, name):
             "tracelens_mi300": [os.path.join(k, "tracelens", "mi300")]}
     if name in dirs:
         return dirs[name]
+    if name == "kineto_small":
+        return [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "kineto_small")]
     if name == "sync_trace":
         d = tbtest.fresh_dir(os.path.join(out, "sync"))
         tbtest.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hta",

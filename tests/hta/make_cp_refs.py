@@ -8,8 +8,10 @@
 #   tracebook-gen --kind kineto --events 4000 --seed 7 --ranks 2 --rank R -o GEN/rankR.pt.trace.json  (R = 0, 1)
 #   python3 tests/hta/make_cp_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN [HTA_COMMIT] > tests/hta/critical_path_refs.json
 #
-# And the one-rank trace of tests/hta/sync_trace.py (its steps wait on the
-# device through Stream Sync, Event Sync and Context Sync events).
+# And the project's sample samples/kineto_small, and the one-rank trace of
+# tests/hta/sync_trace.py (its steps wait on the
+# device through Stream Sync, Event Sync, Context Sync and Stream Wait
+# Event events).
 #
 # For each set, rank and instance of the annotation "ProfilerStep" (HTA
 # counts every slice whose name holds it, the device's copies too, in the
@@ -33,6 +35,7 @@ SETS = [
     ("tracelens_mi300", os.path.join(shared, "kineto", "tracelens", "mi300")),
     ("gen_kineto_2ranks", gen),
     ("sync_trace", None),  # tests/hta/sync_trace.py writes it
+    ("kineto_small", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "kineto_small")),
 ]
 
 CHILD = r'''
