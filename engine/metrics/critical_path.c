@@ -325,8 +325,8 @@ static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, ran
 }
 
 /* Appends the rank's cuda_sync events (TB_EVENT) that have their runtime
- * call: Stream Sync (a device event of its stream, a node), Context Sync
- * and Event Sync (host-side events to HTA, no nodes). */
+ * call: Stream Sync and Stream Wait Event (device events of their stream,
+ * nodes), Context Sync and Event Sync (host-side events to HTA, no nodes). */
 static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_error *err)
 {
     static const char sql[] =
@@ -342,7 +342,8 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
     sqlite3_stmt *st = NULL;
     if (!rc && sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_bind_int64(st, 1, rank);
+    if (!rc)
+        sqlite3_bind_int64(st, 1, rank);
     int s = SQLITE_DONE;
     while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(st, 2);
@@ -358,11 +359,9 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
                  .record = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7)};
         c.device = c.node = c.stream != -1; /* HTA: an event of a stream is a device event */
         hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
-        if ((kind == S_EVENT || kind == S_WAIT) && c.record != -1) /* the record call, for its previous launch */
-        {
-            size_t r = call_of(k, nk, c.record);
-            c.record = r == NIL ? -1 : (int64_t)r;
-        }
+        /* the awaited record's call, for the launch before it */
+        size_t rec = (kind == S_EVENT || kind == S_WAIT) && c.record != -1 ? call_of(k, nk, c.record) : NIL;
+        c.record = rec == NIL ? -1 : (int64_t)rec;
         if (VEC_PUSH(d->v, d->n, d->cap, c))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
