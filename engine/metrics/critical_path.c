@@ -86,6 +86,7 @@ typedef struct cev {
     int64_t stream;         /* device: its stream */
     size_t sn, en;          /* nodes in the current graph, NIL */
     int64_t wait_stream, record; /* an event sync: the stream and the correlation of the record it waits on */
+    size_t awaited, waiter;      /* an event sync: the task awaited, the task that waits (Stream Wait Event) */
     unsigned char device, comm, node, lock, blocking, fwd, bwd, streamed, kept;
     unsigned char sync; /* a cuda_sync event (S_*), 0 otherwise */
 } cev;
@@ -354,7 +355,7 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
             continue;
         cev c = {.name = sqlite3_column_int64(st, 3), .ord = ((int64_t)3 << 40) + sqlite3_column_int64(st, 8),
                  .launch = call, .stream = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4),
-                 .sn = NIL, .en = NIL, .qrun = -1, .qdev = -1, .sync = (unsigned char)kind,
+                 .sn = NIL, .en = NIL, .qrun = -1, .qdev = -1, .sync = (unsigned char)kind, .awaited = NIL, .waiter = NIL,
                  .wait_stream = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6),
                  .record = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7)};
         c.device = c.node = c.stream != -1; /* HTA: an event of a stream is a device event */
@@ -370,6 +371,95 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
     sqlite3_finalize(st);
     free(k);
     return rc;
+}
+
+/* A launch HTA counts (a task whose call is on its launch list), keyed for
+ * the searches of pair_syncs. */
+typedef struct lkey {
+    int64_t stream, pid, tid, ts, ord;
+    size_t task;
+} lkey;
+
+static int cmp_lkey_prev(const void *a, const void *b)
+{
+    const lkey *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+static int cmp_lkey_next(const void *a, const void *b)
+{
+    const lkey *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* The number of keys of l[0..n) (sorted by cmp) that sort before or with
+ * key (after: 1) or strictly before it (after: 0). */
+static size_t bound(const lkey *l, size_t n, const lkey *key, int (*cmp)(const void *, const void *), int after)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = cmp(&l[mid], key);
+        if (c < 0 || (after && c == 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* For each Event Sync and Stream Wait Event of the rank, over the whole
+ * trace as HTA does: the task of the last counted launch onto the awaited
+ * stream at or before the awaited cudaEventRecord (awaited) and, for a
+ * Stream Wait Event, the task of the next launch onto its stream from its
+ * cudaStreamWaitEvent's thread (waiter). */
+static int pair_syncs(rankdata *d)
+{
+    size_t nl = 0;
+    lkey *l = malloc((d->n - d->nhost + 1) * sizeof *l);
+    if (!l)
+        return -1;
+    for (size_t i = d->nhost; i < d->n; i++) {
+        const cev *c = &d->v[i];
+        if (!c->sync && c->qrun >= 0)
+            l[nl++] = (lkey){c->stream, d->v[c->launch].pid, d->v[c->launch].tid, d->v[c->launch].ts,
+                             d->v[c->launch].ord, i};
+    }
+    if (nl)
+        qsort(l, nl, sizeof *l, cmp_lkey_prev);
+    for (size_t i = d->nhost; i < d->n; i++) {
+        cev *c = &d->v[i];
+        if ((c->sync == S_EVENT || c->sync == S_WAIT) && c->record >= 0) {
+            lkey key = {.stream = c->wait_stream, .ts = d->v[c->record].ts, .ord = INT64_MAX};
+            size_t k = bound(l, nl, &key, cmp_lkey_prev, 1);
+            c->awaited = k && l[k - 1].stream == c->wait_stream ? l[k - 1].task : NIL;
+        }
+    }
+    if (nl)
+        qsort(l, nl, sizeof *l, cmp_lkey_next);
+    for (size_t i = d->nhost; i < d->n; i++) {
+        cev *c = &d->v[i];
+        if (c->sync != S_WAIT)
+            continue;
+        const cev *w = &d->v[c->launch];
+        lkey key = {c->stream, w->pid, w->tid, w->ts, INT64_MAX, 0};
+        size_t k = bound(l, nl, &key, cmp_lkey_next, 1);
+        c->waiter = k < nl && l[k].stream == c->stream && l[k].pid == w->pid && l[k].tid == w->tid ? l[k].task : NIL;
+    }
+    free(l);
+    return 0;
 }
 
 /* ---- the graph -------------------------------------------------------------- */
@@ -670,26 +760,10 @@ static size_t find_last(const slast *l, size_t nl, int64_t stream)
     return NIL;
 }
 
-/* The task of the last launch on stream at or before the call rec (HTA's
- * previous launch of a cudaEventRecord), or NIL. */
-static size_t previous_launch(const cev *v, size_t nhost, size_t n, int64_t stream, const cev *rec)
-{
-    size_t best = NIL;
-    for (size_t i = nhost; i < n; i++) {
-        const cev *c = &v[i], *l = c->sync ? NULL : &v[c->launch];
-        if (!l || c->stream != stream || c->qrun < 0 || l->ts > rec->ts)
-            continue;
-        if (best == NIL || l->ts > v[v[best].launch].ts ||
-            (l->ts == v[v[best].launch].ts && l->ord > v[v[best].launch].ord))
-            best = i;
-    }
-    return best;
-}
-
 /* HTA's edges of a sync event: from the last task of its stream (Stream
  * Sync), of every stream (Context Sync), or from the task the awaited
  * record follows (Event Sync) to the end of its runtime call. */
-static int sync_edges(cpgraph *g, const cev *v, size_t nhost, size_t n, const cev *k, const slast *l, size_t nl)
+static int sync_edges(cpgraph *g, const cev *v, const cev *k, const slast *l, size_t nl)
 {
     size_t to = v[k->launch].en, from[1];
     if (to == NIL)
@@ -703,8 +777,7 @@ static int sync_edges(cpgraph *g, const cev *v, size_t nhost, size_t n, const ce
     if (k->sync == S_STREAM) {
         from[0] = find_last(l, nl, k->stream);
     } else {
-        size_t t = k->record < 0 ? NIL : previous_launch(v, nhost, n, k->wait_stream, &v[k->record]);
-        from[0] = t == NIL ? NIL : v[t].en;
+        from[0] = k->awaited == NIL ? NIL : v[k->awaited].en;
     }
     return from[0] != NIL && add_edge(g, from[0], to, E_SYNC, 0) == NIL ? -1 : 0;
 }
@@ -716,22 +789,6 @@ static size_t *last_of(slast *l, size_t *nl, int64_t stream)
             return &l[i].node;
     l[*nl] = (slast){stream, NIL};
     return &l[(*nl)++].node;
-}
-
-/* The task launched next after the call w on w's thread onto stream (HTA's
- * next launch of a cudaStreamWaitEvent), or NIL. */
-static size_t next_launch(const cev *v, size_t nhost, size_t n, int64_t stream, const cev *w)
-{
-    size_t best = NIL;
-    for (size_t i = nhost; i < n; i++) {
-        const cev *c = &v[i], *l = c->sync ? NULL : &v[c->launch];
-        if (!l || c->stream != stream || c->qrun < 0 || l->pid != w->pid || l->tid != w->tid || l->ts <= w->ts)
-            continue;
-        if (best == NIL || l->ts < v[v[best].launch].ts ||
-            (l->ts == v[v[best].launch].ts && l->ord < v[v[best].launch].ord))
-            best = i;
-    }
-    return best;
 }
 
 /* A task's edges (HTA's kernel loop): its own, the sync edge from the task
@@ -785,12 +842,10 @@ static int kernel_edges(cpgraph *g, cev *v, size_t nhost, size_t n, int64_t kk_g
         if (k->sync == S_WAIT) {
             /* the next launch on the call's thread and stream waits for the
              * task the awaited record follows */
-            size_t src = k->record < 0 ? NIL : previous_launch(v, nhost, n, k->wait_stream, &v[k->record]);
-            size_t dst = src == NIL ? NIL : next_launch(v, nhost, n, k->stream, &v[k->launch]);
-            if (dst != NIL)
-                ksync[dst] = src;
+            if (k->waiter != NIL && k->awaited != NIL)
+                ksync[k->waiter] = k->awaited;
         } else if (k->sync) {
-            rc = sync_edges(g, v, nhost, n, k, l, nl);
+            rc = sync_edges(g, v, k, l, nl);
         } else {
             rc = task_edges(g, v, (size_t)(k - v), ksync, l, &nl, kk_gap);
         }
@@ -981,6 +1036,8 @@ static tb_status path_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         rc = add_device(h, rank, ev, &d, err);
     if (!rc)
         rc = read_syncs(h, rank, &d, err);
+    if (!rc && pair_syncs(&d))
+        rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     if (!rc && !d.na && h->m->note) {
         char msg[200];
         snprintf(msg, sizeof msg, "%s: rank %lld: no row: it has no ProfilerStep slice", h->what,
