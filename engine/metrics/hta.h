@@ -163,6 +163,11 @@ tb_status hta_task_names(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t
 /* The name of task in pairs (hta_task_names), 0 when it has none. */
 int64_t hta_task_name(const int64_t *pairs, size_t n, int64_t task);
 
+/* HTA's queue length of each task's stream (queue_length's rule) right
+ * after its launch (qrun[i]) and right after its start (qdev[i]), for the
+ * tasks of ev (prepared); -1 for a task that does not count. */
+tb_status hta_queue_at(const hta_ctx *h, const evvec *ev, int64_t *qrun, int64_t *qdev, tb_error *err);
+
 /*
  * Builds a table the HTA way: reads the options and the steps, runs create
  * (several statements), prepares insert into h->ins and calls fn once per

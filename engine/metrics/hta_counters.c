@@ -113,6 +113,7 @@ typedef struct change {
     int64_t key, ts, ord; /* ord: the event's place in the trace */
     int back;             /* 0: the event's +delta, 1: its -delta (later at equal times) */
     double delta;
+    size_t task;          /* the event's index in the rank's evvec */
 } change;
 
 typedef struct changes {
@@ -133,10 +134,10 @@ static int cmp_change(const void *a, const void *b)
 }
 
 /* Adds an event's two changes: +delta at ts, -delta at back_ts. */
-static int push_changes(changes *c, int64_t key, int64_t ts, int64_t back_ts, int64_t ord, double delta)
+static int push_changes(changes *c, int64_t key, int64_t ts, int64_t back_ts, int64_t ord, double delta, size_t task)
 {
-    return VEC_PUSH(c->v, c->n, c->cap, ((change){key, ts, ord, 0, delta})) ||
-           VEC_PUSH(c->v, c->n, c->cap, ((change){key, back_ts, ord, 1, -delta}));
+    return VEC_PUSH(c->v, c->n, c->cap, ((change){key, ts, ord, 0, delta, task})) ||
+           VEC_PUSH(c->v, c->n, c->cap, ((change){key, back_ts, ord, 1, -delta, task}));
 }
 
 /* One row of a series: change c->v[i], the running sum of its key. */
@@ -166,14 +167,13 @@ static tb_status change_series(hta_ctx *h, int64_t rank, changes *c, change_row 
  * caller). Tasks that are communication ops (no stream) or whose launching
  * call is not one of launch_names do not count.
  */
-static tb_status queue_changes(const hta_ctx *h, const evvec *ev, changes *c, tb_error *err)
+static tb_status queue_changes(const hta_ctx *h, const launch_ids *l, const evvec *ev, changes *c, tb_error *err)
 {
-    const launch_ids *l = h->extra;
     for (size_t i = 0; i < ev->n; i++) {
         const dev_ev *e = &ev->v[i];
         if (e->op || !e->linked || !launch_index(l, e->launch_name))
             continue;
-        if (push_changes(c, e->stream, e->launch, e->s, e->ord, 1))
+        if (push_changes(c, e->stream, e->launch, e->s, e->ord, 1, i))
             return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
     return TB_OK;
@@ -210,7 +210,7 @@ static tb_status queue_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     if (!hta_prepare(h, rank, ev))
         return TB_OK;
     changes c = {0};
-    tb_status rc = queue_changes(h, ev, &c, err);
+    tb_status rc = queue_changes(h, h->extra, ev, &c, err);
     if (!rc && !c.n && h->m->note) {
         char msg[300];
         snprintf(msg, sizeof msg,
@@ -221,6 +221,36 @@ static tb_status queue_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     }
     if (!rc)
         rc = change_series(h, rank, &c, queue_row, NULL, err);
+    free(c.v);
+    return rc;
+}
+
+/* Where hta_queue_at keeps a change's queue length: the task's launch or start slot. */
+typedef struct queue_slots {
+    int64_t *qrun, *qdev;
+} queue_slots;
+
+static tb_status queue_slot_row(hta_ctx *h, int64_t rank, const changes *c, size_t i, double sum, const void *cx,
+                                tb_error *err)
+{
+    (void)h, (void)rank, (void)err;
+    const queue_slots *qs = cx;
+    const change *x = &c->v[i];
+    *(x->back ? &qs->qdev[x->task] : &qs->qrun[x->task]) = (int64_t)sum;
+    return TB_OK;
+}
+
+tb_status hta_queue_at(const hta_ctx *h, const evvec *ev, int64_t *qrun, int64_t *qdev, tb_error *err)
+{
+    launch_ids l;
+    changes c = {0};
+    tb_status rc = read_launch_ids(h->m, h->what, launch_names, N_LAUNCH, &l, err);
+    if (!rc)
+        rc = queue_changes(h, &l, ev, &c, err);
+    for (size_t i = 0; !rc && i < ev->n; i++)
+        qrun[i] = qdev[i] = -1;
+    if (!rc) /* the series' row function only writes the slots: h is not changed */
+        rc = change_series((hta_ctx *)h, 0, &c, queue_slot_row, &(queue_slots){qrun, qdev}, err);
     free(c.v);
     return rc;
 }
@@ -614,7 +644,7 @@ static tb_status bw_changes(const hta_ctx *h, int64_t rank, const evvec *ev, cha
         int64_t dur = e->e - e->s;
         if (dur == 0)
             dur = h->o.round_us ? 1 : 1000;
-        if (push_changes(c, kd, e->s, e->s + dur, (int64_t)i, bw))
+        if (push_changes(c, kd, e->s, e->s + dur, (int64_t)i, bw, i))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
     free(mi);

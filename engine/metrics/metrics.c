@@ -35,6 +35,7 @@ static const family families[] = {
     {metrics_ppchart, &metrics_ppchart_n},
     {metrics_hta_counters, &metrics_hta_counters_n},
     {metrics_hta_stacks, &metrics_hta_stacks_n},
+    {metrics_critical_path, &metrics_critical_path_n},
 };
 
 const metric_table *metrics_find(const char *name)

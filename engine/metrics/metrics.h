@@ -89,6 +89,8 @@ extern const metric_table metrics_hta_counters[];
 extern const size_t metrics_hta_counters_n;
 extern const metric_table metrics_hta_stacks[];
 extern const size_t metrics_hta_stacks_n;
+extern const metric_table metrics_critical_path[];
+extern const size_t metrics_critical_path_n;
 
 /* Returns the table named name (case-insensitive), or NULL. */
 const metric_table *metrics_find(const char *name);

@@ -41,6 +41,9 @@ CASES = [
     ("html_report", ["-dir", "ascend_small", "--spec", "specs/html_report.yaml"]),
     # the built-in review: workbook (contents, Summary, charts under their tables), page, CSVs
     ("review", ["-dir", "ascend_small", "--spec", "builtin:review"]),
+    # HTA's critical path of each step of the Kineto sample: summary and edges
+    ("hta_critical_path", ["-dir", "kineto_small", "--spec", "builtin:critical_path_summary",
+                           "--spec", "builtin:critical_path"]),
     # the nightly spec's reports in one workbook, in a window
     ("nightly_xlsx_step9", ["-dir", "ascend_small", "--spec", "specs/nightly.yaml", "--format", "xlsx",
                             "--model-id", "4294967295", "--iteration-id", "9"]),

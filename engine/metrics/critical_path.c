@@ -1,0 +1,1072 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * critical_path.c - the critical path family of computed tables: Holistic
+ * Trace Analysis' critical path of one iteration, the chain of host ops,
+ * kernel launches and device kernels that bounds it (reference:
+ * metrics.md, "critical_path").
+ *
+ *   - critical_path: for each rank and each of its steps (a host slice
+ *     whose name holds "ProfilerStep", HTA's annotation), one row per edge
+ *     of the longest path of HTA's graph over the events of that step, in
+ *     path order, with its type, the resource it is bound by and its
+ *     duration. (HTA picks a step by its place among every slice so
+ *     named, the device's copies too, in the trace file's order; here a
+ *     step is named.)
+ *
+ * The graph is HTA's CPGraph, in HTA's time domain and window (hta.h):
+ * the events kept are the host slices that start within the step and last
+ * longer than zero, and the device tasks whose launching call is one of
+ * them. Each host op (PYTORCH_API op), runtime or driver call (CANN_API
+ * cuda_runtime, cuda_driver) and kept device task is two nodes, its start
+ * and end, numbered in (time, trace order). Edges, in the order HTA adds
+ * them (a second edge between the same nodes replaces the first, keeping
+ * its place):
+ *
+ *   1. the runtime lock: calls that take CUDA's runtime lock
+ *      (cudaHostAlloc, cudaLaunchKernel, cudaMemcpyAsync) in node order;
+ *      each end closes its own start (an operator edge) and the starts
+ *      still open (dependencies), and follows the previous end;
+ *   2. each host thread's call stack (HTA's CallStackGraph; a backward
+ *      thread, the one thread holding "autograd" ops, merged into the
+ *      forward one, the one thread holding "forward" ops): consecutive
+ *      nodes of a depth-first walk, an operator edge inside an op and a
+ *      dependency between top-level ops, none between two lock calls that
+ *      are not an end and a start; the edge into a blocking call's end
+ *      (cudaDeviceSynchronize, cudaStreamSynchronize, cudaEventQuery,
+ *      cudaEventSynchronize, cudaMemcpy, cudaMemcpyAsync) weighs zero;
+ *   3. the device tasks in start order, with the cuda_sync events (kept
+ *      in TB_EVENT) at their ends: a task gets its operator edge, then a
+ *      launch delay edge from its call's start when the stream's queue
+ *      was 1 after the launch and 0 after the start and the stream's last
+ *      task ended before the launch, else a kernel-kernel delay edge from
+ *      the stream's last task when the gap is under 1500 µs; a sync event
+ *      gets sync edges into the end of its runtime call: from the last
+ *      task of its stream (Stream Sync), of every stream (Context Sync),
+ *      or of the task whose launch last preceded the awaited
+ *      cudaEventRecord on the awaited stream (Event Sync); a Stream Wait
+ *      Event (every one, whatever the step) makes the next task launched
+ *      from its cudaStreamWaitEvent's thread onto its stream wait for that
+ *      task: a sync edge into the waiting task's start, which then gets a
+ *      delay edge only when the awaited task ended before the launch (or
+ *      before the stream's last task ended). A sync edge between two
+ *      tasks of one stream makes HTA refuse the graph: no row, a note.
+ *
+ * A weight is the time between the two nodes (dependencies: zero); a
+ * negative weight counts as zero for the path (HTA's rule), and as itself
+ * in the row. The path is networkx's dag_longest_path over HTA's graph
+ * (topological order by generations, the first best predecessor, the
+ * first farthest node), so that equal paths resolve as HTA resolves them.
+ * An edge is bound by: its type for delays, the device for a task's own
+ * edge (communication when HTA's class says so), the host for the rest;
+ * dependencies and sync edges by nothing.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "metrics/hta.h"
+#include "metrics/metrics.h"
+#include "util/vec.h"
+
+#define NIL SIZE_MAX
+/* HTA's KERNEL_KERNEL_DELAY_THRESHOLD_US */
+#define KK_THRESHOLD_US 1500
+
+enum { E_OP, E_DEP, E_LAUNCH, E_KK, E_SYNC };
+static const char *const edge_names[] = {"critical_path_operator", "critical_path_dependency",
+                                         "critical_path_kernel_launch_delay", "critical_path_kernel_kernel_delay",
+                                         "critical_path_sync_dependency"};
+
+/* One event of a rank: host slices first, then device tasks. */
+typedef struct cev {
+    int64_t ts, te, pid, tid, name, conn, ord;
+    size_t launch;          /* device: its launching host event, NIL */
+    int64_t qrun, qdev;     /* device: queue length after launch, after start (-1: not counted) */
+    int64_t stream;         /* device: its stream */
+    size_t sn, en;          /* nodes in the current graph, NIL */
+    int64_t wait_stream, record; /* an event sync: the stream and the correlation of the record it waits on */
+    size_t awaited, waiter;      /* an event sync: the task awaited, the task that waits (Stream Wait Event) */
+    unsigned char device, comm, node, lock, blocking, fwd, bwd, streamed, kept;
+    unsigned char sync; /* a cuda_sync event (S_*), 0 otherwise */
+} cev;
+
+/* The cuda_sync events HTA draws edges from. */
+enum { S_NONE, S_STREAM, S_CONTEXT, S_EVENT, S_WAIT };
+
+typedef struct annot {
+    int64_t ts, te, name, ord;
+} annot;
+
+typedef struct cpnode {
+    int64_t ts, ord;
+    size_t ev;
+    unsigned char start;
+} cpnode;
+
+typedef struct cpedge {
+    size_t u, v, snext, pnext;
+    int type;
+    int64_t w;  /* the edge's weight */
+    size_t ev;  /* the event it is attributed to, NIL */
+} cpedge;
+
+typedef struct cpgraph {
+    cpnode *n;
+    size_t nn, capn;
+    cpedge *e;
+    size_t ne, cape;
+    size_t *shead, *stail, *phead, *ptail; /* per node: out and in edges in insertion order */
+} cpgraph;
+
+typedef struct rankdata {
+    cev *v;
+    size_t n, cap, nhost;
+    annot *a;
+    size_t na, capa;
+} rankdata;
+
+/* ---- reading ---------------------------------------------------------------- */
+
+static int has(const char *s, const char *word)
+{
+    return s && strstr(s, word) != NULL;
+}
+
+static int one_of(const char *s, const char *const *list)
+{
+    for (; s && *list; list++)
+        if (!strcmp(s, *list))
+            return 1;
+    return 0;
+}
+
+static void host_flags(cev *c, const char *name, int table, int64_t type)
+{
+    static const char *const lock[] = {"cudaHostAlloc", "cudaLaunchKernel", "cudaMemcpyAsync", NULL};
+    static const char *const blocking[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery",
+                                           "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync", NULL};
+    /* HTA's operator or runtime mask: cpu_op, cuda_runtime, cuda_driver */
+    c->node = table == 0 ? type == 50001 : (type == 60001 || type == 60002);
+    c->lock = one_of(name, lock);
+    c->blocking = one_of(name, blocking);
+    /* HTA's forward and backward threads: cpu_op and user_annotation slices */
+    c->fwd = table == 0 && has(name, "forward");
+    c->bwd = table == 0 && has(name, "autograd");
+}
+
+/* The rank's host slices (PYTORCH_API, CANN_API) that HTA's window keeps. */
+static tb_status read_host(const hta_ctx *h, int64_t rank, rankdata *d, tb_error *err)
+{
+    static const char sql[] =
+        "SELECT p.startNs, p.endNs, p.globalTid >> 32, p.globalTid & 4294967295, p.name, 0, 0, p.type, "
+        "  p.streamId, s.value, p.rowid FROM PYTORCH_API p LEFT JOIN STRING_IDS s ON s.id = p.name "
+        "WHERE ifnull(p.rankId, 0) = ?1 AND p.startNs IS NOT NULL AND p.endNs IS NOT NULL AND p.globalTid IS NOT NULL "
+        "UNION ALL SELECT c.startNs, c.endNs, c.globalTid >> 32, c.globalTid & 4294967295, c.name, "
+        "  ifnull(c.connectionId, 0), 1, c.type, c.streamId, s.value, c.rowid "
+        "FROM CANN_API c LEFT JOIN STRING_IDS s ON s.id = c.name "
+        "WHERE ifnull(c.rankId, 0) = ?1 AND c.startNs IS NOT NULL AND c.endNs IS NOT NULL AND c.globalTid IS NOT NULL "
+        "ORDER BY 7, 11";
+    const step_cut *cut = hta_cut(h, rank);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        int table = sqlite3_column_int(st, 6);
+        cev c = {.pid = sqlite3_column_int64(st, 2), .tid = sqlite3_column_int64(st, 3),
+                 .name = sqlite3_column_int64(st, 4), .conn = sqlite3_column_int64(st, 5),
+                 .ord = ((int64_t)table << 40) + sqlite3_column_int64(st, 10), .launch = NIL, .sn = NIL, .en = NIL};
+        /* a call with a stream is, to HTA, a device event: not a host slice */
+        c.streamed = sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int64(st, 8) != -1;
+        host_flags(&c, (const char *)sqlite3_column_text(st, 9), table, sqlite3_column_int64(st, 7));
+        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
+        if (!hta_host_kept(h, cut, c.ts, c.te, 1))
+            continue;
+        if (VEC_PUSH(d->v, d->n, d->cap, c)) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    d->nhost = d->n;
+    return rc;
+}
+
+static int cmp_annot(const void *a, const void *b)
+{
+    const annot *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* The rank's steps: its host slices whose name holds ProfilerStep (a step
+ * recorded twice, as an op and as an annotation, once), in start order. */
+static tb_status read_steps(const hta_ctx *h, int64_t rank, rankdata *d, tb_error *err)
+{
+    static const char sql[] =
+        "WITH n AS (SELECT id FROM STRING_IDS WHERE instr(value, 'ProfilerStep') > 0) "
+        "SELECT startNs, endNs, name, min(rowid) FROM PYTORCH_API WHERE ifnull(rankId, 0) = ?1 AND name IN n "
+        "  AND startNs IS NOT NULL AND endNs IS NOT NULL GROUP BY startNs, endNs, name";
+    const step_cut *cut = hta_cut(h, rank);
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        annot a = {.name = sqlite3_column_int64(st, 2), .ord = sqlite3_column_int64(st, 3)};
+        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &a.ts, &a.te);
+        if (!hta_host_kept(h, cut, a.ts, a.te, 1))
+            continue;
+        if (VEC_PUSH(d->a, d->na, d->capa, a)) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    if (!rc && d->na)
+        qsort(d->a, d->na, sizeof *d->a, cmp_annot);
+    return rc;
+}
+
+/* Host calls by (connection, start), to find a task's launching call. */
+typedef struct hkey {
+    int64_t conn, ts;
+    size_t ev;
+} hkey;
+
+static int cmp_hkey(const void *a, const void *b)
+{
+    const hkey *x = a, *y = b;
+    if (x->conn != y->conn)
+        return x->conn < y->conn ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->ev > y->ev) - (x->ev < y->ev);
+}
+
+/* The first host call of connection conn in k[0..nk) (sorted), or NIL. */
+static size_t call_of(const hkey *k, size_t nk, int64_t conn)
+{
+    size_t lo = 0, hi = nk;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (k[mid].conn < conn)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < nk && k[lo].conn == conn ? k[lo].ev : NIL;
+}
+
+/* The host calls with a connection, sorted by (connection, start), into *out. */
+static tb_status call_keys(const hta_ctx *h, const rankdata *d, hkey **out, size_t *nk, tb_error *err)
+{
+    hkey *k = calloc(d->nhost + 1, sizeof *k);
+    *out = k;
+    *nk = 0;
+    if (!k)
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    for (size_t i = 0; i < d->nhost; i++)
+        if (d->v[i].conn && !d->v[i].streamed)
+            k[(*nk)++] = (hkey){d->v[i].conn, d->v[i].ts, i};
+    if (*nk)
+        qsort(k, *nk, sizeof *k, cmp_hkey);
+    return TB_OK;
+}
+
+/* Appends the rank's device tasks (prepared) with their launching calls
+ * and HTA's queue lengths. */
+static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, rankdata *d, tb_error *err)
+{
+    int64_t *names = NULL, *q = calloc(2 * ev->n + 1, sizeof *q);
+    size_t nn = 0, nk = 0;
+    hkey *k = NULL;
+    if (!q)
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    tb_status rc = call_keys(h, d, &k, &nk, err);
+    if (!rc)
+        rc = hta_task_names(h, rank, &names, &nn, err);
+    if (!rc)
+        rc = hta_queue_at(h, ev, q, q + ev->n, err);
+    for (size_t i = 0; !rc && i < ev->n; i++) {
+        const dev_ev *e = &ev->v[i];
+        if (e->op || !e->linked)
+            continue;
+        size_t lo = 0, hi = nk; /* the first call of the task's connection and launch time */
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (k[mid].conn < e->conn || (k[mid].conn == e->conn && k[mid].ts < e->launch))
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == nk || k[lo].conn != e->conn || k[lo].ts != e->launch)
+            continue;
+        const hkey *f = &k[lo];
+        cev c = {.ts = e->s, .te = e->e, .name = hta_task_name(names, nn, e->ord), .ord = ((int64_t)1 << 41) + e->ord,
+                 .launch = f->ev, .qrun = q[i], .qdev = q[ev->n + i], .stream = e->stream, .sn = NIL, .en = NIL,
+                 .device = 1, .comm = e->kind == K_COMM, .node = 1};
+        if (VEC_PUSH(d->v, d->n, d->cap, c))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    free(names);
+    free(q);
+    free(k);
+    return rc;
+}
+
+/* Appends the rank's cuda_sync events (TB_EVENT) that have their runtime
+ * call: Stream Sync and Stream Wait Event (device events of their stream,
+ * nodes), Context Sync and Event Sync (host-side events to HTA, no nodes). */
+static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_error *err)
+{
+    static const char sql[] =
+        "SELECT e.startNs, e.endNs, n.value, e.name, json_extract(e.args, '$.stream'), "
+        "  json_extract(e.args, '$.correlation'), json_extract(e.args, '$.wait_on_stream'), "
+        "  json_extract(e.args, '$.wait_on_cuda_event_record_corr_id'), e.rowid "
+        "FROM TB_EVENT e JOIN STRING_IDS c ON c.id = e.cat JOIN STRING_IDS n ON n.id = e.name "
+        "WHERE ifnull(e.rankId, 0) = ?1 AND c.value = 'cuda_sync' AND e.ph = 'X' AND e.startNs IS NOT NULL "
+        "  AND e.endNs IS NOT NULL AND json_valid(e.args) ORDER BY e.rowid";
+    hkey *k;
+    size_t nk;
+    tb_status rc = call_keys(h, d, &k, &nk, err);
+    sqlite3_stmt *st = NULL;
+    if (!rc && sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    if (!rc)
+        sqlite3_bind_int64(st, 1, rank);
+    int s = SQLITE_DONE;
+    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 2);
+        int kind = !name ? S_NONE : !strcmp(name, "Stream Sync") ? S_STREAM : !strcmp(name, "Context Sync") ? S_CONTEXT
+                   : !strcmp(name, "Event Sync") ? S_EVENT : !strcmp(name, "Stream Wait Event") ? S_WAIT : S_NONE;
+        size_t call = call_of(k, nk, sqlite3_column_int64(st, 5));
+        if (kind == S_NONE || call == NIL || sqlite3_column_type(st, 5) == SQLITE_NULL)
+            continue;
+        cev c = {.name = sqlite3_column_int64(st, 3), .ord = ((int64_t)3 << 40) + sqlite3_column_int64(st, 8),
+                 .launch = call, .stream = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4),
+                 .sn = NIL, .en = NIL, .qrun = -1, .qdev = -1, .sync = (unsigned char)kind, .awaited = NIL, .waiter = NIL,
+                 .wait_stream = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6),
+                 .record = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7)};
+        c.device = c.node = c.stream != -1; /* HTA: an event of a stream is a device event */
+        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
+        /* the awaited record's call, for the launch before it */
+        size_t rec = (kind == S_EVENT || kind == S_WAIT) && c.record != -1 ? call_of(k, nk, c.record) : NIL;
+        c.record = rec == NIL ? -1 : (int64_t)rec;
+        if (VEC_PUSH(d->v, d->n, d->cap, c))
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    free(k);
+    return rc;
+}
+
+/* A launch HTA counts (a task whose call is on its launch list), keyed for
+ * the searches of pair_syncs. */
+typedef struct lkey {
+    int64_t stream, pid, tid, ts, ord;
+    size_t task;
+} lkey;
+
+static int cmp_lkey_prev(const void *a, const void *b)
+{
+    const lkey *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+static int cmp_lkey_next(const void *a, const void *b)
+{
+    const lkey *x = a, *y = b;
+    if (x->stream != y->stream)
+        return x->stream < y->stream ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* The number of keys of l[0..n) (sorted by cmp) that sort before or with
+ * key (after: 1) or strictly before it (after: 0). */
+static size_t bound(const lkey *l, size_t n, const lkey *key, int (*cmp)(const void *, const void *), int after)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        int c = cmp(&l[mid], key);
+        if (c < 0 || (after && c == 0))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* For each Event Sync and Stream Wait Event of the rank, over the whole
+ * trace as HTA does: the task of the last counted launch onto the awaited
+ * stream at or before the awaited cudaEventRecord (awaited) and, for a
+ * Stream Wait Event, the task of the next launch onto its stream from its
+ * cudaStreamWaitEvent's thread (waiter). */
+static int pair_syncs(rankdata *d)
+{
+    size_t nl = 0;
+    lkey *l = malloc((d->n - d->nhost + 1) * sizeof *l);
+    if (!l)
+        return -1;
+    for (size_t i = d->nhost; i < d->n; i++) {
+        const cev *c = &d->v[i];
+        if (!c->sync && c->qrun >= 0)
+            l[nl++] = (lkey){c->stream, d->v[c->launch].pid, d->v[c->launch].tid, d->v[c->launch].ts,
+                             d->v[c->launch].ord, i};
+    }
+    if (nl)
+        qsort(l, nl, sizeof *l, cmp_lkey_prev);
+    for (size_t i = d->nhost; i < d->n; i++) {
+        cev *c = &d->v[i];
+        if ((c->sync == S_EVENT || c->sync == S_WAIT) && c->record >= 0) {
+            lkey key = {.stream = c->wait_stream, .ts = d->v[c->record].ts, .ord = INT64_MAX};
+            size_t k = bound(l, nl, &key, cmp_lkey_prev, 1);
+            c->awaited = k && l[k - 1].stream == c->wait_stream ? l[k - 1].task : NIL;
+        }
+    }
+    if (nl)
+        qsort(l, nl, sizeof *l, cmp_lkey_next);
+    for (size_t i = d->nhost; i < d->n; i++) {
+        cev *c = &d->v[i];
+        if (c->sync != S_WAIT)
+            continue;
+        const cev *w = &d->v[c->launch];
+        lkey key = {c->stream, w->pid, w->tid, w->ts, INT64_MAX, 0};
+        size_t k = bound(l, nl, &key, cmp_lkey_next, 1);
+        c->waiter = k < nl && l[k].stream == c->stream && l[k].pid == w->pid && l[k].tid == w->tid ? l[k].task : NIL;
+    }
+    free(l);
+    return 0;
+}
+
+/* ---- the graph -------------------------------------------------------------- */
+
+static void graph_free(cpgraph *g)
+{
+    free(g->n);
+    free(g->e);
+    free(g->shead);
+    free(g->stail);
+    free(g->phead);
+    free(g->ptail);
+    memset(g, 0, sizeof *g);
+}
+
+static int cmp_node(const void *a, const void *b)
+{
+    const cpnode *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    if (x->ord != y->ord)
+        return x->ord < y->ord ? -1 : 1;
+    return (int)y->start - (int)x->start;
+}
+
+/* A start and an end node for every kept event that is a node, numbered
+ * in (time, trace order). */
+static int make_nodes(cev *v, size_t n, cpgraph *g)
+{
+    for (size_t i = 0; i < n; i++) {
+        v[i].sn = v[i].en = NIL;
+        if (!v[i].kept || !v[i].node)
+            continue;
+        if (VEC_PUSH(g->n, g->nn, g->capn, ((cpnode){v[i].ts, v[i].ord, i, 1})) ||
+            VEC_PUSH(g->n, g->nn, g->capn, ((cpnode){v[i].te, v[i].ord, i, 0})))
+            return -1;
+    }
+    if (g->nn)
+        qsort(g->n, g->nn, sizeof *g->n, cmp_node);
+    size_t m = g->nn + 1;
+    g->shead = malloc(m * sizeof *g->shead);
+    g->stail = malloc(m * sizeof *g->stail);
+    g->phead = malloc(m * sizeof *g->phead);
+    g->ptail = malloc(m * sizeof *g->ptail);
+    if (!g->shead || !g->stail || !g->phead || !g->ptail)
+        return -1;
+    for (size_t i = 0; i < g->nn; i++) {
+        g->shead[i] = g->stail[i] = g->phead[i] = g->ptail[i] = NIL;
+        *(g->n[i].start ? &v[g->n[i].ev].sn : &v[g->n[i].ev].en) = i;
+    }
+    return 0;
+}
+
+/* Adds edge u -> v (networkx: a second edge between the same nodes
+ * replaces the first's data, in the first's place); returns its index or
+ * NIL when out of memory. Dependencies weigh zero, as does zero_w. */
+static size_t add_edge(cpgraph *g, size_t u, size_t v, int type, int zero_w)
+{
+    int64_t w = type == E_DEP || type == E_SYNC || zero_w ? 0 : g->n[v].ts - g->n[u].ts;
+    for (size_t i = g->shead[u]; i != NIL; i = g->e[i].snext)
+        if (g->e[i].v == v) {
+            g->e[i].type = type;
+            g->e[i].w = w;
+            return i;
+        }
+    cpedge e = {.u = u, .v = v, .snext = NIL, .pnext = NIL, .type = type, .w = w, .ev = NIL};
+    if (VEC_PUSH(g->e, g->ne, g->cape, e))
+        return NIL;
+    size_t i = g->ne - 1;
+    if (g->stail[u] == NIL)
+        g->shead[u] = i;
+    else
+        g->e[g->stail[u]].snext = i;
+    g->stail[u] = i;
+    if (g->ptail[v] == NIL)
+        g->phead[v] = i;
+    else
+        g->e[g->ptail[v]].pnext = i;
+    g->ptail[v] = i;
+    return i;
+}
+
+/* HTA's attribution of an operator edge: to the start's event when it
+ * leaves a start, to the end's when it reaches an end, else to the parent. */
+static void attribute(cpgraph *g, size_t e, size_t parent)
+{
+    const cpnode *s = &g->n[g->e[e].u], *d = &g->n[g->e[e].v];
+    if (g->e[e].type == E_KK || s->start)
+        g->e[e].ev = s->ev;
+    else if (!d->start)
+        g->e[e].ev = d->ev;
+    else
+        g->e[e].ev = parent;
+}
+
+/* 1: the runtime lock's edges (see the top of the file). */
+static int lock_edges(cpgraph *g, const cev *v)
+{
+    size_t *open = malloc((g->nn + 1) * sizeof *open), nopen = 0, last = NIL;
+    if (!open)
+        return -1;
+    for (size_t i = 0; i < g->nn; i++) {
+        const cpnode *nd = &g->n[i];
+        if (!v[nd->ev].lock)
+            continue;
+        if (nd->start) {
+            open[nopen++] = i;
+        } else {
+            while (nopen) {
+                size_t p = open[--nopen];
+                int own = g->n[p].ev == nd->ev;
+                size_t e = add_edge(g, p, i, own ? E_OP : E_DEP, 0);
+                if (e == NIL)
+                    return free(open), -1;
+                if (own)
+                    attribute(g, e, nd->ev);
+            }
+            if (last != NIL && !g->n[last].start && add_edge(g, last, i, E_DEP, 0) == NIL)
+                return free(open), -1;
+        }
+        last = i;
+    }
+    free(open);
+    return 0;
+}
+
+/* One end of a host slice in its thread's call stack. */
+typedef struct send {
+    int64_t pid, tid, time, dur, ord;
+    size_t ev;
+    int start;
+} send;
+
+/* HTA's order of a thread's slice ends (its compare_events, for slices
+ * longer than zero): time; at equal times an end before a start, the
+ * longer slice's start first, the shorter slice's end first, then the
+ * trace's order (ends: reversed). */
+static int cmp_send(const void *a, const void *b)
+{
+    const send *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->ev == y->ev)
+        return y->start - x->start;
+    if (x->time != y->time)
+        return x->time < y->time ? -1 : 1;
+    if (x->start != y->start)
+        return x->start ? 1 : -1;
+    if (x->dur != y->dur)
+        return (x->dur < y->dur) == !x->start ? -1 : 1;
+    if (x->ord == y->ord)
+        return 0;
+    return (x->ord < y->ord) == x->start ? -1 : 1;
+}
+
+/* A thread's tree (HTA's CallStackGraph) and the walk's state. */
+typedef struct walk {
+    cpgraph *g;
+    const cev *v;
+    size_t *parent, *head, *tail, *sib; /* per event */
+    size_t last, last_parent;
+    int depth;
+    int oom;
+} walk;
+
+static void walk_step(walk *w, size_t ev, size_t node, int enter)
+{
+    const cev *c = &w->v[ev];
+    if (c->sn == NIL || c->en == NIL)
+        return;
+    size_t last = w->last;
+    const cpnode *ln = last == NIL ? NULL : &w->g->n[last];
+    /* two lock calls share the lock unless an end is followed by a start */
+    int shared = ln && w->v[ln->ev].lock && c->lock && (ln->start || !enter);
+    if (ln && !shared) {
+        int type = enter && w->depth == 0 ? E_DEP : E_OP;
+        size_t e = add_edge(w->g, last, node, type, !enter && c->blocking);
+        if (e == NIL)
+            w->oom = 1;
+        else if (type == E_OP)
+            attribute(w->g, e, w->last_parent);
+    }
+    w->last = node;
+    w->last_parent = w->parent[ev];
+    w->depth += enter ? 1 : -1;
+}
+
+static void walk_tree(walk *w, size_t ev)
+{
+    walk_step(w, ev, w->v[ev].sn, 1);
+    for (size_t k = w->head[ev]; k != NIL; k = w->sib[k])
+        walk_tree(w, k);
+    walk_step(w, ev, w->v[ev].en, 0);
+}
+
+/* One thread's ends s[0..n): the tree by HTA's stack rule, then the walk. */
+static void thread_edges(walk *w, const send *s, size_t n)
+{
+    size_t top = 0, root_head = NIL, root_tail = NIL;
+    size_t *stk = malloc((n + 1) * sizeof *stk);
+    if (!stk) {
+        w->oom = 1;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        size_t ev = s[i].ev;
+        if (!s[i].start) {
+            if (top)
+                top--;
+            continue;
+        }
+        size_t p = top ? stk[top - 1] : NIL;
+        w->parent[ev] = p;
+        w->head[ev] = w->tail[ev] = w->sib[ev] = NIL;
+        size_t *h = p == NIL ? &root_head : &w->head[p], *t = p == NIL ? &root_tail : &w->tail[p];
+        if (*t == NIL)
+            *h = ev;
+        else
+            w->sib[*t] = ev;
+        *t = ev;
+        stk[top++] = ev;
+    }
+    free(stk);
+    w->last = w->last_parent = NIL;
+    w->depth = 0;
+    for (size_t k = root_head; k != NIL; k = w->sib[k])
+        walk_tree(w, k);
+}
+
+/* The one thread (tid) whose kept ops carry flag (fwd or bwd), or -1. */
+static int64_t flag_tid(const cev *v, size_t n, int bwd)
+{
+    int64_t tid = -1;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].kept && !v[i].device && (bwd ? v[i].bwd : v[i].fwd)) {
+            if (tid != -1 && tid != v[i].tid)
+                return -1;
+            tid = v[i].tid;
+        }
+    return tid;
+}
+
+/* 2: the call stacks' edges, thread by thread. */
+static int stack_edges(cpgraph *g, const cev *v, size_t nhost)
+{
+    int64_t fwd = flag_tid(v, nhost, 0), bwd = flag_tid(v, nhost, 1);
+    send *s = malloc((2 * nhost + 1) * sizeof *s);
+    size_t n = 0, *buf = malloc((4 * nhost + 1) * sizeof *buf);
+    if (!s || !buf) {
+        free(s);
+        free(buf);
+        return -1;
+    }
+    for (size_t i = 0; i < nhost; i++) {
+        if (!v[i].kept)
+            continue;
+        int64_t tid = fwd != -1 && bwd != -1 && v[i].tid == bwd ? fwd : v[i].tid;
+        int64_t dur = v[i].te - v[i].ts;
+        s[n++] = (send){v[i].pid, tid, v[i].ts, dur, v[i].ord, i, 1};
+        s[n++] = (send){v[i].pid, tid, v[i].te, dur, v[i].ord, i, 0};
+    }
+    if (n)
+        qsort(s, n, sizeof *s, cmp_send);
+    walk w = {.g = g, .v = v, .parent = buf, .head = buf + nhost, .tail = buf + 2 * nhost, .sib = buf + 3 * nhost};
+    for (size_t i = 0, j; i < n && !w.oom; i = j) {
+        for (j = i + 1; j < n && s[j].pid == s[i].pid && s[j].tid == s[i].tid; j++)
+            ;
+        thread_edges(&w, s + i, j - i);
+    }
+    free(s);
+    free(buf);
+    return w.oom ? -1 : 0;
+}
+
+/* HTA's order of the device loop: tasks by start, sync events by end. */
+static int cmp_dev(const void *a, const void *b)
+{
+    const cev *x = *(const cev *const *)a, *y = *(const cev *const *)b;
+    int64_t tx = x->sync ? x->te : x->ts, ty = y->sync ? y->te : y->ts;
+    if (tx != ty)
+        return tx < ty ? -1 : 1;
+    return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+/* The stream's last task end (a node), kept per stream. */
+typedef struct slast {
+    int64_t stream;
+    size_t node;
+} slast;
+
+static size_t find_last(const slast *l, size_t nl, int64_t stream)
+{
+    for (size_t i = 0; i < nl; i++)
+        if (l[i].stream == stream)
+            return l[i].node;
+    return NIL;
+}
+
+/* HTA's edges of a sync event: from the last task of its stream (Stream
+ * Sync), of every stream (Context Sync), or from the task the awaited
+ * record follows (Event Sync) to the end of its runtime call. */
+static int sync_edges(cpgraph *g, const cev *v, const cev *k, const slast *l, size_t nl)
+{
+    size_t to = v[k->launch].en, from[1];
+    if (to == NIL)
+        return 0;
+    if (k->sync == S_CONTEXT) {
+        for (size_t i = 0; i < nl; i++)
+            if (l[i].node != NIL && add_edge(g, l[i].node, to, E_SYNC, 0) == NIL)
+                return -1;
+        return 0;
+    }
+    if (k->sync == S_STREAM) {
+        from[0] = find_last(l, nl, k->stream);
+    } else {
+        from[0] = k->awaited == NIL ? NIL : v[k->awaited].en;
+    }
+    return from[0] != NIL && add_edge(g, from[0], to, E_SYNC, 0) == NIL ? -1 : 0;
+}
+
+static size_t *last_of(slast *l, size_t *nl, int64_t stream)
+{
+    for (size_t i = 0; i < *nl; i++)
+        if (l[i].stream == stream)
+            return &l[i].node;
+    l[*nl] = (slast){stream, NIL};
+    return &l[(*nl)++].node;
+}
+
+/* A task's edges (HTA's kernel loop): its own, the sync edge from the task
+ * a Stream Wait Event made it wait for (ksync), then a launch delay or a
+ * kernel-kernel delay edge. */
+static int task_edges(cpgraph *g, const cev *v, size_t ki, size_t *ksync, slast *l, size_t *nl, int64_t kk_gap)
+{
+    const cev *k = &v[ki], *run = &v[k->launch];
+    size_t e = add_edge(g, k->sn, k->en, E_OP, 0);
+    if (e == NIL)
+        return -1;
+    attribute(g, e, NIL);
+    size_t ks = ksync[ki], ks_end = ks == NIL ? NIL : v[ks].en;
+    ksync[ki] = NIL;
+    if (ks_end == NIL)
+        ks = NIL;
+    else if (add_edge(g, ks_end, k->sn, E_SYNC, 0) == NIL)
+        return -1;
+    size_t *last = last_of(l, nl, k->stream);
+    if (k->qrun == 1 && k->qdev == 0 && (*last == NIL || g->n[*last].ts < run->ts) &&
+        (ks == NIL || g->n[ks_end].ts < run->ts)) {
+        if (run->sn != NIL && add_edge(g, run->sn, k->sn, E_LAUNCH, 0) == NIL)
+            return -1;
+    } else if (*last != NIL && k->ts - g->n[*last].ts < kk_gap && (ks == NIL || g->n[ks_end].ts < g->n[*last].ts)) {
+        e = add_edge(g, *last, k->sn, E_KK, 0);
+        if (e == NIL)
+            return -1;
+        attribute(g, e, NIL);
+    }
+    *last = k->en;
+    return 0;
+}
+
+/* 3: the device tasks' edges. kk_gap: HTA's threshold in the domain's unit. */
+static int kernel_edges(cpgraph *g, cev *v, size_t nhost, size_t n, int64_t kk_gap)
+{
+    size_t nd = 0, nl = 0, m = n - nhost + 1;
+    const cev **d = malloc(m * sizeof *d);
+    slast *l = malloc(m * sizeof *l);
+    size_t *ksync = malloc((n + 1) * sizeof *ksync);
+    int rc = !d || !l || !ksync ? -1 : 0;
+    for (size_t i = 0; !rc && i < n; i++)
+        ksync[i] = NIL;
+    for (size_t i = nhost; !rc && i < n; i++)
+        if (v[i].kept)
+            d[nd++] = &v[i];
+    if (!rc && nd)
+        qsort(d, nd, sizeof *d, cmp_dev);
+    for (size_t i = 0; i < nd && !rc; i++) {
+        const cev *k = d[i];
+        if (k->sync == S_WAIT) {
+            /* the next launch on the call's thread and stream waits for the
+             * task the awaited record follows */
+            if (k->waiter != NIL && k->awaited != NIL)
+                ksync[k->waiter] = k->awaited;
+        } else if (k->sync) {
+            rc = sync_edges(g, v, k, l, nl);
+        } else {
+            rc = task_edges(g, v, (size_t)(k - v), ksync, l, &nl, kk_gap);
+        }
+    }
+    free(d);
+    free(l);
+    free(ksync);
+    return rc;
+}
+
+/* networkx's dag_longest_path over the weights (negative ones as zero):
+ * the path's edges in order into path (*np of them). Returns 1 when the
+ * graph has a cycle, -1 when out of memory. */
+static int longest_path(const cpgraph *g, size_t *path, size_t *np)
+{
+    size_t n = g->nn, *indeg = calloc(n + 1, sizeof *indeg), *topo = malloc((n + 1) * sizeof *topo);
+    int64_t *dist = malloc((n + 1) * sizeof *dist);
+    size_t *from = malloc((n + 1) * sizeof *from), nt = 0;
+    int rc = !indeg || !topo || !dist || !from ? -1 : 0;
+    for (size_t i = 0; !rc && i < g->ne; i++)
+        indeg[g->e[i].v]++;
+    for (size_t i = 0; !rc && i < n; i++)
+        if (!indeg[i])
+            topo[nt++] = i;
+    /* generation by generation: a generation's order is its parents' out edges' */
+    for (size_t i = 0; !rc && i < nt; i++)
+        for (size_t e = g->shead[topo[i]]; e != NIL; e = g->e[e].snext)
+            if (--indeg[g->e[e].v] == 0)
+                topo[nt++] = g->e[e].v;
+    if (!rc && nt != n)
+        rc = 1;
+    size_t best = NIL;
+    for (size_t i = 0; !rc && i < nt; i++) {
+        size_t v = topo[i];
+        dist[v] = 0;
+        from[v] = NIL;
+        int first = 1;
+        for (size_t e = g->phead[v]; e != NIL; e = g->e[e].pnext) {
+            int64_t d = dist[g->e[e].u] + (g->e[e].w < 0 ? 0 : g->e[e].w);
+            if (first || d > dist[v]) {
+                dist[v] = d;
+                from[v] = e;
+                first = 0;
+            }
+        }
+        if (dist[v] < 0) {
+            dist[v] = 0;
+            from[v] = NIL;
+        }
+        if (best == NIL || dist[v] > dist[best])
+            best = v;
+    }
+    *np = 0;
+    for (size_t v = best; !rc && v != NIL && from[v] != NIL; v = g->e[from[v]].u)
+        path[(*np)++] = from[v];
+    for (size_t i = 0; !rc && i < *np / 2; i++) {
+        size_t t = path[i];
+        path[i] = path[*np - 1 - i];
+        path[*np - 1 - i] = t;
+    }
+    free(indeg);
+    free(topo);
+    free(dist);
+    free(from);
+    return rc;
+}
+
+/* ---- the rows --------------------------------------------------------------- */
+
+static const char *bound_by(const cpgraph *g, const cev *v, const cpedge *e)
+{
+    switch (e->type) {
+    case E_KK:
+        return "gpu_kernel_kernel_overhead";
+    case E_LAUNCH:
+        return "gpu_kernel_launch_overhead";
+    case E_DEP:
+    case E_SYNC:
+        return NULL;
+    default:
+        break;
+    }
+    (void)g;
+    if (e->ev != NIL && v[e->ev].device)
+        return v[e->ev].comm ? "gpu_communication_bound" : "gpu_compute_bound";
+    return "cpu_bound";
+}
+
+static tb_status insert_path(const hta_ctx *h, int64_t rank, const annot *a, const cpgraph *g, const cev *v,
+                             const size_t *path, size_t np, tb_error *err)
+{
+    tb_status rc = TB_OK;
+    for (size_t i = 0; !rc && i < np; i++) {
+        const cpedge *e = &g->e[path[i]];
+        const char *b = bound_by(g, v, e);
+        sqlite3_bind_int64(h->ins, 1, rank);
+        sqlite3_bind_int64(h->ins, 2, a->name);
+        hta_bind_us(h, 3, a->ts);
+        sqlite3_bind_int64(h->ins, 4, (int64_t)i);
+        sqlite3_bind_text(h->ins, 5, edge_names[e->type], -1, SQLITE_STATIC);
+        if (b)
+            sqlite3_bind_text(h->ins, 6, b, -1, SQLITE_STATIC);
+        hta_bind_us(h, 7, e->w);
+        hta_bind_us(h, 8, g->n[e->u].ts);
+        hta_bind_us(h, 9, g->n[e->v].ts);
+        if (e->ev != NIL && e->type != E_DEP) {
+            sqlite3_bind_int64(h->ins, 10, v[e->ev].name);
+            sqlite3_bind_text(h->ins, 11, v[e->ev].device ? "device" : "host", -1, SQLITE_STATIC);
+        }
+        rc = hta_insert_done(h, err);
+    }
+    return rc;
+}
+
+/* 1 when a sync edge joins two device events of one stream (HTA's graph
+ * check refuses it). */
+static int same_stream_sync(const cpgraph *g, const cev *v)
+{
+    for (size_t i = 0; i < g->ne; i++) {
+        const cev *a = &v[g->n[g->e[i].u].ev], *b = &v[g->n[g->e[i].v].ev];
+        if (g->e[i].type == E_SYNC && a->device && b->device && a->stream == b->stream)
+            return 1;
+    }
+    return 0;
+}
+
+/* Marks the events of the step [ws, we]: host slices that start in it and
+ * last longer than zero, device tasks launched by one of them. */
+static void keep(rankdata *d, int64_t ws, int64_t we)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        cev *c = &d->v[i];
+        /* a device event (a task, a Stream Sync) comes with its call; HTA
+         * keeps every Stream Wait Event */
+        const cev *h = c->device ? &d->v[c->launch] : c;
+        c->kept = c->sync == S_WAIT || (!h->streamed && h->ts >= ws && h->ts <= we && h->te > h->ts);
+    }
+}
+
+static void note_rank(const hta_ctx *h, int64_t rank, const annot *a, const char *why)
+{
+    if (!h->m->note)
+        return;
+    char msg[300];
+    snprintf(msg, sizeof msg, "%s: rank %lld: the step starting at %lld: no row: %s", h->what,
+             (long long)metrics_rank_shown(h->m, rank), (long long)a->ts, why);
+    h->m->note(h->m->ctx, msg);
+}
+
+/* The path of one step instance of a rank. */
+static tb_status step_path(const hta_ctx *h, int64_t rank, rankdata *d, size_t inst, tb_error *err)
+{
+    cpgraph g;
+    memset(&g, 0, sizeof g);
+    keep(d, d->a[inst].ts, d->a[inst].te);
+    int64_t kk_gap = h->o.round_us ? KK_THRESHOLD_US : (int64_t)KK_THRESHOLD_US * 1000;
+    int bad = make_nodes(d->v, d->n, &g) || lock_edges(&g, d->v) || stack_edges(&g, d->v, d->nhost) ||
+              kernel_edges(&g, d->v, d->nhost, d->n, kk_gap);
+    size_t *path = bad ? NULL : malloc((g.nn + 1) * sizeof *path), np = 0;
+    tb_status rc = TB_OK;
+    int lp = bad || !path ? -1 : same_stream_sync(&g, d->v) ? 2 : longest_path(&g, path, &np);
+    if (lp < 0)
+        rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    else if (lp == 2)
+        note_rank(h, rank, &d->a[inst], "a sync edge joins two tasks of one stream (HTA refuses the graph)");
+    else if (lp > 0)
+        note_rank(h, rank, &d->a[inst], "HTA's graph of the step has a cycle");
+    else if (!np)
+        note_rank(h, rank, &d->a[inst], "the step holds no host op, runtime call or device task");
+    else
+        rc = insert_path(h, rank, &d->a[inst], &g, d->v, path, np, err);
+    free(path);
+    graph_free(&g);
+    return rc;
+}
+
+static tb_status path_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
+{
+    hta_ctx *h = ctx;
+    rankdata d;
+    memset(&d, 0, sizeof d);
+    if (!hta_prepare(h, rank, ev))
+        return TB_OK;
+    tb_status rc = read_host(h, rank, &d, err);
+    if (!rc)
+        rc = read_steps(h, rank, &d, err);
+    if (!rc)
+        rc = add_device(h, rank, ev, &d, err);
+    if (!rc)
+        rc = read_syncs(h, rank, &d, err);
+    if (!rc && pair_syncs(&d))
+        rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    if (!rc && !d.na && h->m->note) {
+        char msg[200];
+        snprintf(msg, sizeof msg, "%s: rank %lld: no row: it has no ProfilerStep slice", h->what,
+                 (long long)metrics_rank_shown(h->m, rank));
+        h->m->note(h->m->ctx, msg);
+    }
+    for (size_t i = 0; !rc && i < d.na; i++)
+        rc = step_path(h, rank, &d, i, err);
+    free(d.v);
+    free(d.a);
+    return rc;
+}
+
+static tb_status build_critical_path(const metric_ctx *m, tb_error *err)
+{
+    return hta_build(m, "critical_path",
+                     "DROP TABLE IF EXISTS temp.critical_path;"
+                     "CREATE TEMP TABLE critical_path (rank INTEGER, step TEXT, step_ts NUMERIC, seq INTEGER, "
+                     "type TEXT, bound_by TEXT, dur NUMERIC, ts NUMERIC, end_ts NUMERIC, event TEXT, side TEXT)",
+                     "INSERT INTO temp.critical_path VALUES (?1, (SELECT value FROM STRING_IDS WHERE id = ?2), ?3, "
+                     "?4, ?5, ?6, ?7, ?8, ?9, (SELECT value FROM STRING_IDS WHERE id = ?10), ?11)",
+                     path_rank, NULL, err);
+}
+
+/* ---- the family --------------------------------------------------------------- */
+
+const metric_table metrics_critical_path[] = {
+    {"critical_path", {NULL}, build_critical_path,
+     "HTA's critical path of each ProfilerStep per rank: the edges of its longest path with their bound (options hta.*)",
+     "rank", {NULL}},
+};
+const size_t metrics_critical_path_n = sizeof metrics_critical_path / sizeof metrics_critical_path[0];
