@@ -146,3 +146,20 @@ SELECT n.rankId, n.deviceId,
        n.timestampNs, n.totalReserved
 FROM NPU_MODULE_MEM n
 WHERE NOT EXISTS (SELECT 1 FROM TB_NPU_MODULE_MEM t WHERE t.rankId IS n.rankId);
+
+-- msprof's sample-based PMU metrics per core (SAMPLE_PMU_SUMMARY, an msprof DB) of the
+-- AI Cores (core type AIC) and of the AI Vector Cores (AIV), metric named; rows without
+-- a value left out.
+CREATE VIEW aic_sample_metric AS
+SELECT p.rankId AS rankId, p.deviceId AS deviceId, p.coreId AS coreId, s.value AS metric, p.value AS value
+FROM SAMPLE_PMU_SUMMARY p
+JOIN STRING_IDS s ON s.id = p.metric
+JOIN STRING_IDS t ON t.id = p.coreType
+WHERE t.value = 'AIC' AND p.value IS NOT NULL;
+
+CREATE VIEW aiv_sample_metric AS
+SELECT p.rankId AS rankId, p.deviceId AS deviceId, p.coreId AS coreId, s.value AS metric, p.value AS value
+FROM SAMPLE_PMU_SUMMARY p
+JOIN STRING_IDS s ON s.id = p.metric
+JOIN STRING_IDS t ON t.id = p.coreType
+WHERE t.value = 'AIV' AND p.value IS NOT NULL;

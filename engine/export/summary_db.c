@@ -19,19 +19,24 @@
 
 #include "export/summary_db.h"
 
+/* Why msprof's nic and roce files are not written from an msprof DB. */
+#define NIC_WHY                                                                                                  \
+    "msprof's file gives Timestamp(us) as the samples' time span in the device's raw clock plus the offset "   \
+    "between that clock and local time (from the collection's start info); the DB keeps local times only "     \
+    "(SESSION_TIME_INFO, HOST_INFO and META_DATA hold no such offset)"
+
 /* An msprof DB table no summary of the layout reads, and msprof's file of it
  * ("" when msprof writes none: the table is in its timeline or DB only). */
 static const struct {
     const char *table, *file, *why;
 } unwritten[] = {
-    {"NIC", "nic", NULL},
-    {"ROCE", "roce", NULL},
+    {"NIC", "nic", NIC_WHY},
+    {"ROCE", "roce", NIC_WHY},
     {"QOS", "", NULL},
     {"ACC_PMU", "acc_pmu", NULL},
     {"SOC_BANDWIDTH_LEVEL", "inter_soc_transmission", NULL},
     {"AICORE_FREQ", "", NULL},
-    {"SAMPLE_PMU_TIMELINE", "ai_core_utilization", NULL},
-    {"SAMPLE_PMU_SUMMARY", "ai_core_utilization", NULL},
+    {"SAMPLE_PMU_TIMELINE", "", NULL},
     {"SIO", "", NULL},
     {"CCU", "ccu_mission", NULL},
     {"DPU_TASK", "", NULL},
@@ -83,6 +88,28 @@ static void unnamed_op_mem(sqlite3 *db, int64_t rank, json_t *not_written)
     sqlite3_finalize(q);
 }
 
+/* Devices with AI Core sample metrics that NPU_INFO names no chip of: the
+ * columns msprof writes for some chips only are left out (as for a chip
+ * that has none of them), which the README says. */
+static void unnamed_chips(sqlite3 *db, int64_t rank, json_t *not_written)
+{
+    const char *sql = "SELECT group_concat(DISTINCT p.deviceId) FROM SAMPLE_PMU_SUMMARY p WHERE p.rankId = ?1 AND "
+                      "p.value IS NOT NULL AND NOT EXISTS (SELECT 1 FROM NPU_INFO n WHERE n.id = p.deviceId AND "
+                      "n.rankId IS p.rankId AND n.name IS NOT NULL)";
+    sqlite3_stmt *q = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, rank);
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_text(q, 0))
+            json_array_append_new(
+                not_written,
+                json_sprintf("ai_core_utilization_*.csv, ai_vector_core_utilization_*.csv: NPU_INFO names no chip for "
+                             "device %s: the columns msprof writes for some chips only (ub_read_bw_mte, "
+                             "ub_write_bw_mte, l2_read_bw, l2_write_bw) are not written, and no metric is N/A",
+                             (const char *)sqlite3_column_text(q, 0)));
+    }
+    sqlite3_finalize(q);
+}
+
 void summary_db_not_written(sqlite3 *db, int64_t rank, json_t *not_written)
 {
     for (size_t i = 0; i < sizeof unwritten / sizeof unwritten[0]; i++) {
@@ -106,6 +133,7 @@ void summary_db_not_written(sqlite3 *db, int64_t rank, json_t *not_written)
                                                unwritten[i].table, n, n == 1 ? "" : "s"));
     }
     unnamed_op_mem(db, rank, not_written);
+    unnamed_chips(db, rank, not_written);
 }
 
 int summary_db_analysis_steps(sqlite3 *db, int64_t rank)

@@ -16,7 +16,9 @@
 # type the DB does not name, and a table tracebook writes no summary of;
 # PCIE samples of an averaged and a last-sample device, UB samples, and the host tables
 # (os_runtime_statistic, host_cpu_usage, host_disk_usage, host_network_usage;
-# HOST_MEM_USAGE listed in the README with the reason it gives no file).
+# HOST_MEM_USAGE listed in the README with the reason it gives no file); AI Core and
+# AI Vector Core sample metrics (ai_core_utilization, ai_vector_core_utilization) on
+# an Ascend910B and an Ascend310B device.
 #
 # usage: msprof_db_summary_test.py TRACEBOOK SHARED_DATA OUTDIR
 # Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
@@ -50,6 +52,8 @@ HEADERS = {
     "host_network_usage": "Device_id,Netcard Speed(KB/s),Peak Used Speed(KB/s),Recommend Speed(KB/s)",
     "os_runtime_statistic": "Device_id,Process ID,Thread ID,Name,Time(%),Time(us),Count,Avg(us),Max(us),Min(us)",
     "ub": "Device_id,PortId,TimeStamp,UBRxPortBandWidth(MB/s),UBTxPortBandWidth(MB/s)",
+    # ai_core_utilization and ai_vector_core_utilization: their metric columns depend on the DB;
+    # each case below checks its header
 }
 PUBLIC = ("msprof_tx", "hbm", "ddr", "llc_read_write", "memory_record", "operator_memory")
 
@@ -243,7 +247,9 @@ def case_generated_db():
                                        ["3", "matmul", 4, 1000002, 0.1, 6, 8, 2, 8, "NPU:3"],
                                        ["3", "add", 1, 1000001.2, "N/A", 5, 8, "N/A", "N/A", "NPU:3"]],
               "operator_memory")
-    assert "nic_*.csv: not written: tracebook writes no summary of NIC (1 row in the DB" in readme, readme
+    # msprof's nic Timestamp(us) needs the raw clock's offset to local time, which the DB does not keep
+    assert "nic_*.csv: not written from NIC (1 row in the DB): msprof's file gives Timestamp(us) as the samples'" \
+        " time span in the device's raw clock plus the offset between that clock and local time" in readme, readme
     assert "operator_memory_*.csv: 1 NPU_OP_MEM row left out: the DB's ENUM_MEMORY names type 9 neither" \
         " allocate nor release" in readme, readme
 
@@ -345,6 +351,93 @@ def case_ub():
     assert got["ub"] == [["3", "2", "1000001.001", "10", "11"], ["3", "2", "1000002.500", "30", "31"],
                          ["3", "5", "1000002.500", "40", "41"]], got["ub"]
     assert "UB" not in readme, readme
+
+
+GB = 1073741824
+
+
+def aic_db(name, chip, rows):
+    """A DB of make_db whose device 3 is chip, with SAMPLE_PMU_SUMMARY rows (metric, value, core, type)."""
+    src = os.path.join(OUT, name, "msprof_8.db")
+    os.makedirs(os.path.dirname(src), exist_ok=True)
+    make_db(src)
+    with sqlite3.connect(src) as c:
+        c.execute("CREATE TABLE SAMPLE_PMU_SUMMARY (deviceId INTEGER, metric INTEGER, value NUMERIC, coreId INTEGER,"
+                  " coreType INTEGER)")
+        c.execute("UPDATE NPU_INFO SET name = ?", (chip,))
+        names = sorted({r[0] for r in rows} | {"AIC", "AIV"})
+        ids = {n: 100 + i for i, n in enumerate(names)}
+        c.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", [(i, n) for n, i in ids.items()])
+        c.executemany("INSERT INTO SAMPLE_PMU_SUMMARY VALUES (3, ?, ?, ?, ?)",
+                      [(ids[m], v, core, ids[k]) for m, v, core, k in rows])
+    return src
+
+
+def case_ai_core_utilization():
+    # Ascend910B: the DB's order of metrics; total_time left out; the l2 bandwidths kept in GB/s
+    # (bytes/s / 2^30), the ub_*_mte ones left out (msprof keeps them on Ascend310 only);
+    # scalar_time back from ns to us; memory_bound = mte2_ratio / max(vec_ratio, mac_ratio):
+    # core 0: 0.1 / 0.4 = 0.25, core 1: 0.15 / 0.3 = 0.5, Average: 0.125 / 0.25 = 0.5
+    rows = []
+    for core, (vec, mac, mte2, l2r, l2w, sc) in ((0, (0.2, 0.4, 0.1, 2, 1.5, 1234)),
+                                               (1, (0.3, 0.1, 0.15, 1, 0.25, 2000))):
+        rows += [("total_time", 5e6, core, "AIC"), ("vec_ratio", vec, core, "AIC"), ("mac_ratio", mac, core, "AIC"),
+                 ("mte2_ratio", mte2, core, "AIC"), ("l2_read_bw", l2r * GB, core, "AIC"),
+                 ("l2_write_bw", l2w * GB, core, "AIC"), ("ub_read_bw_mte", GB, core, "AIC"),
+                 ("ub_write_bw_mte", GB, core, "AIC"), ("scalar_time", sc, core, "AIC")]
+    got, readme = export(aic_db("aic", "Ascend910B", rows), "aic_out")
+    d = os.path.join(OUT, "aic_out", "mindstudio_profiler_output")
+    f = [x for x in os.listdir(d) if x.startswith("ai_core_utilization_")]
+    with open(os.path.join(d, f[0]), newline="") as h:
+        head = h.readline()
+    assert head == "Device_id,Core ID,vec_ratio,mac_ratio,mte2_ratio,l2_read_bw(GB/s),l2_write_bw(GB/s)," \
+                   "scalar_time,memory_bound\r\n" or head.rstrip("\r\n") == \
+        "Device_id,Core ID,vec_ratio,mac_ratio,mte2_ratio,l2_read_bw(GB/s),l2_write_bw(GB/s),scalar_time," \
+        "memory_bound", head
+    same_rows(got["ai_core_utilization"], [["3", "Core0", 0.2, 0.4, 0.1, 2, 1.5, 1.234, 0.25],
+                                           ["3", "Core1", 0.3, 0.1, 0.15, 1, 0.25, 2, 0.5],
+                                           ["3", "Average", 0.25, 0.25, 0.125, 1.5, 0.875, 1.617, 0.5]],
+              "ai_core_utilization")
+    assert "ai_vector_core_utilization" not in got, sorted(got)   # no AIV rows: no file
+    assert "SAMPLE_PMU" not in readme and "ai_core_utilization_" in readme, readme
+
+
+def case_ai_vector_core_utilization_310b():
+    # Ascend310B: ub_*_mte and l2 bandwidths left out; vec_ratio and ub_read_bw counted by no
+    # unit of this chip are N/A, as msprof writes them; memory_bound from the DB's values
+    # (0.2 / max(0.5, 0.25) = 0.4; cores 2 and 5: Average (0.2 + 0.4) / 2 = 0.3 ...)
+    rows = []
+    for core, (vec, mac, mte2, ub) in ((5, (0.25, 0.5, 0.4, 3)), (2, (0.5, 0.25, 0.2, 1))):
+        rows += [("vec_ratio", vec, core, "AIV"), ("mac_ratio", mac, core, "AIV"), ("mte2_ratio", mte2, core, "AIV"),
+                 ("ub_read_bw", ub * GB, core, "AIV"), ("l2_read_bw", GB, core, "AIV"),
+                 ("l2_write_bw", GB, core, "AIV"), ("ub_read_bw_mte", GB, core, "AIV"),
+                 ("ub_write_bw_mte", GB, core, "AIV"), ("total_time", 7e6, core, "AIV")]
+    got, _ = export(aic_db("aiv", "Ascend310B", rows), "aiv_out")
+    d = os.path.join(OUT, "aiv_out", "mindstudio_profiler_output")
+    f = [x for x in os.listdir(d) if x.startswith("ai_vector_core_utilization_")]
+    with open(os.path.join(d, f[0]), newline="") as h:
+        head = h.readline().rstrip("\r\n")
+    assert head == "Device_id,Core ID,vec_ratio,mac_ratio,mte2_ratio,ub_read_bw(GB/s),memory_bound", head
+    # core 2: 0.2 / 0.5 = 0.4; core 5: 0.4 / 0.5 = 0.8; Average: vec 0.375, mac 0.375, mte2 0.3: 0.8
+    same_rows(got["ai_vector_core_utilization"], [["3", "Core2", "N/A", 0.25, 0.2, "N/A", 0.4],
+                                                  ["3", "Core5", "N/A", 0.5, 0.4, "N/A", 0.8],
+                                                  ["3", "Average", "N/A", 0.375, 0.3, "N/A", 0.8]],
+              "ai_vector_core_utilization")
+    assert "ai_core_utilization" not in got, sorted(got)
+
+
+def case_ai_core_utilization_no_chip():
+    # NPU_INFO names no chip of device 3: l2 and ub_*_mte bandwidths left out, said in the README
+    rows = [("l2_read_bw", GB, 0, "AIC"), ("l2_write_bw", GB, 0, "AIC"), ("mac_ratio", 0.5, 0, "AIC"),
+            ("ub_read_bw_mte", GB, 0, "AIC"), ("ub_write_bw_mte", GB, 0, "AIC")]
+    src = aic_db("aic_nochip", "x", rows)
+    with sqlite3.connect(src) as c:
+        c.execute("DELETE FROM NPU_INFO")
+    got, readme = export(src, "aic_nochip_out")
+    same_rows(got["ai_core_utilization"], [["3", "Core0", 0.5], ["3", "Average", 0.5]], "ai_core_utilization")
+    assert "ai_core_utilization_*.csv, ai_vector_core_utilization_*.csv: NPU_INFO names no chip for device 3: the" \
+        " columns msprof writes for some chips only (ub_read_bw_mte, ub_write_bw_mte, l2_read_bw, l2_write_bw) are" \
+        " not written" in readme, readme
 
 
 GEN_OPERATOR_MEMORY = [["3", "matmul", 2, 1000001, 0.5, 4, 8, 2, 8, "NPU:3"],

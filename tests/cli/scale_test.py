@@ -383,7 +383,8 @@ NOT_RANK = {"cluster_step_trace_time", "slow_rank", "slow_rank_op", "communicati
             "slow_link_summary", "potential_stragglers", "straggler_metric", "cluster_time_summary",
             "communication_group_map", "communication_group", "mstx_mark_stats", "mstx_fwk_stats", "mstx_cann_stats",
             "mstx_device_stats", "pp_chart", "module_statistic", "free_analysis",
-            "review_top_kernels"}  # the review's top kernels are over all ranks (scope all)
+            "review_top_kernels",  # the review's top kernels are over all ranks (scope all)
+            "ai_core_utilization", "ai_vector_core_utilization"}  # columns named by the data: pivot, scope all
 NOT_RANK_PREFIX = "advisor_"  # the advisor's rules (reports/advisor.yaml) are of scope all
 RANK_SQL = """
   - id: ranked_kernels
