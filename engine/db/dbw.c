@@ -507,7 +507,8 @@ static int enqueue(dbw *w, int table, const tb_val *v, int n)
             uint32_t len = (uint32_t)v[i].n;
             memcpy(p, &len, 4);
             p += 4;
-            memcpy(p, v[i].s, v[i].n);
+            if (v[i].n) /* an empty value may come without bytes (NULL): memcpy of NULL is undefined */
+                memcpy(p, v[i].s, v[i].n);
             p += v[i].n;
         }
     }

@@ -110,6 +110,8 @@ static int shaped_args(tl *t, sqlite3_stmt *q, const arg_col *map, int n)
     int vt = sqlite3_column_type(q, sc + 1);
     if (vt == SQLITE_BLOB) { /* packed (db/slice_args.h) */
         const void *b = sqlite3_column_blob(q, sc + 1);
+        if (!b) /* an empty BLOB comes as NULL */
+            b = "";
         if (slice_vals_unpack(b, (size_t)sqlite3_column_bytes(q, sc + 1), &t->vbuf))
             return -1;
         vals = t->vbuf.n ? t->vbuf.p : "";

@@ -601,7 +601,7 @@ static inline tb_status row_values(ctx *c, const char *src, sqlite3_stmt *q, int
         } else if (t == SQLITE_BLOB) { /* argsValues: packed numbers, kept as bytes */
             const char *s = sqlite3_column_blob(q, i);
             size_t n = (size_t)sqlite3_column_bytes(q, i);
-            v[i] = VBLOB(s, n);
+            v[i] = VBLOB(s ? s : "", n); /* an empty BLOB comes as NULL: kept empty, not NULL */
         } else {
             const char *s = (const char *)sqlite3_column_text(q, i);
             size_t n = (size_t)sqlite3_column_bytes(q, i);
