@@ -88,6 +88,16 @@ unsigned long long metrics_group_hash(const char *s)
     return ((unsigned long long)a << 32) | b;
 }
 
+int metrics_cmp_span(const void *pa, const void *pb)
+{
+    const span_key *a = pa, *b = pb;
+    if (a->start != b->start)
+        return a->start < b->start ? -1 : 1;
+    if (a->end != b->end)
+        return a->end > b->end ? -1 : 1;
+    return (a->idx > b->idx) - (a->idx < b->idx);
+}
+
 int64_t metrics_rank_shown(const metric_ctx *m, int64_t rank)
 {
     for (size_t i = 0; i < m->n_rank_ids; i++)

@@ -110,6 +110,16 @@ static inline const metrics_options *metrics_opts(const metric_ctx *m)
 /* The id a note gives the DB's rank: its id in the whole load. */
 int64_t metrics_rank_shown(const metric_ctx *m, int64_t rank);
 
+/* A range's place in a tree order (mstx ranges, modules and ops): by start,
+ * then the longer first, then as read (idx). metrics_cmp_span is its qsort
+ * comparator. */
+typedef struct span_key {
+    int64_t start, end;
+    size_t idx;
+} span_key;
+
+int metrics_cmp_span(const void *a, const void *b);
+
 /* msprof-analyze's hash of a process group's key in profiler_metadata.json:
  * the group name its communication files use ("6960437680420871035"). */
 unsigned long long metrics_group_hash(const char *s);

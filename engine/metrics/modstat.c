@@ -282,39 +282,22 @@ static tb_status read_fwd_bwd(const metric_ctx *m, nodes *ns, int64_t rank, tb_e
     return rc;
 }
 
-/* A node's place in the sort of build_tree. */
-typedef struct ev_key {
-    int64_t start, end;
-    size_t idx;
-} ev_key;
-
-/* By start, longer first, then as listed (modules before ops). */
-static int cmp_event(const void *pa, const void *pb)
-{
-    const ev_key *x = pa, *y = pb;
-    if (x->start != y->start)
-        return x->start < y->start ? -1 : 1;
-    if (x->end != y->end)
-        return x->end > y->end ? -1 : 1;
-    return (x->idx > y->idx) - (x->idx < y->idx);
-}
-
 /* Places every node in the last open module holding it (the recipe's stack
  * of modules; ROOT holds everything), children in order. */
 static int build_tree(nodes *ns, size_t *top)
 {
     size_t n = ns->n, *stack = malloc((n + 1) * sizeof *stack);
-    ev_key *ord = malloc((n ? n : 1) * sizeof *ord);
+    span_key *ord = malloc((n ? n : 1) * sizeof *ord);
     if (!ord || !stack) {
         free(ord);
         free(stack);
         return -1;
     }
     for (size_t i = 0; i < n; i++) {
-        ord[i] = (ev_key){ns->v[i].start, ns->v[i].end, i};
+        ord[i] = (span_key){ns->v[i].start, ns->v[i].end, i};
         ns->v[i].first = ns->v[i].last = ns->v[i].next = ROOT;
     }
-    qsort(ord, n, sizeof *ord, cmp_event);
+    qsort(ord, n, sizeof *ord, metrics_cmp_span);
     size_t depth = 0;
     top[0] = top[1] = ROOT;
     for (size_t k = 0; k < n; k++) {

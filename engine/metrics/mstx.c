@@ -191,25 +191,9 @@ static tb_status pair_marks(vecs *v, tb_error *err)
     return TB_OK;
 }
 
-/* A range's place in the recipe's tree order: by start, then end descending, then read order. */
-typedef struct rkey {
-    int64_t start, end;
-    size_t idx;
-} rkey;
-
-static int cmp_range(const void *pa, const void *pb)
-{
-    const rkey *a = pa, *b = pb;
-    if (a->start != b->start)
-        return a->start < b->start ? -1 : 1;
-    if (a->end != b->end)
-        return a->end > b->end ? -1 : 1;
-    return a->idx < b->idx ? -1 : 1;
-}
-
 /* full[i]: range i's message prefixed by those of the ranges holding it, as
  * the recipe's stack over the tree order builds them. */
-static int full_names(const vecs *v, const rkey *ord, size_t *stack, char **full)
+static int full_names(const vecs *v, const span_key *ord, size_t *stack, char **full)
 {
     size_t top = 0; /* stack[0..top): the open ranges; the root (every range) is below them */
     for (size_t k = 0; k < v->n; k++) {
@@ -238,7 +222,7 @@ static int full_names(const vecs *v, const rkey *ord, size_t *stack, char **full
 static tb_status name_ranges(vecs *v, tb_error *err)
 {
     size_t n = v->n, *stack = malloc((n + 1) * sizeof *stack);
-    rkey *ord = malloc((n ? n : 1) * sizeof *ord);
+    span_key *ord = malloc((n ? n : 1) * sizeof *ord);
     char **full = calloc(n ? n : 1, sizeof *full);
     const char **name = calloc(n ? n : 1, sizeof *name);
     tb_status rc = TB_OK;
@@ -247,8 +231,8 @@ static tb_status name_ranges(vecs *v, tb_error *err)
         goto out;
     }
     for (size_t i = 0; i < n; i++)
-        ord[i] = (rkey){v->it[i].start, v->it[i].end, i};
-    qsort(ord, n, sizeof *ord, cmp_range);
+        ord[i] = (span_key){v->it[i].start, v->it[i].end, i};
+    qsort(ord, n, sizeof *ord, metrics_cmp_span);
     if (full_names(v, ord, stack, full)) {
         rc = nomem(err);
         goto out;
