@@ -546,16 +546,17 @@ static void tagged(const rank_place *p, const char *name, const char *label, con
              ext ? ext : dot ? dot : "");
 }
 
-/* The rows of a kept file (its header head[0..n)) that the export writes as
- * read into *k: 1, or 0 when a window cannot select them (no step column,
- * and no time column of the memory files). */
-static int kept_select(const sum_opts *opt, const rank_place *p, const kept_out *ko, int64_t file, const char *head,
-                       size_t n, kept_sel *k)
+/* The rows of a kept file (named name, its header head[0..n)) that the
+ * export writes as read into *k: 1, or 0 when a window cannot select them
+ * (no step column, and no time column of the memory files). static_op_mem
+ * is the graphs' static memory, the same for any window: whole in one. */
+static int kept_select(const sum_opts *opt, const rank_place *p, const kept_out *ko, int64_t file, const char *name,
+                       const char *head, size_t n, kept_sel *k)
 {
     const tb_window *w = opt->window;
     *k = (kept_sel){.rank = ko->ranks ? -1 : p->rank, .ranks = ko->ranks, .file = file, .col = -1, .tcol = {-1, -1},
                     .spans = ko->wi.ranks, .n_spans = ko->wi.n_ranks};
-    if (!w->set)
+    if (!w->set || !strcmp(name, "static_op_mem.csv"))
         return 1;
     k->first = w->iteration_id;
     k->last = w->iteration_id + w->iteration_count - 1;
@@ -746,7 +747,7 @@ static tb_status write_kept(sum_run *r, const rank_place *p, const tb_spec_repor
     while (!st && sqlite3_step(q) == SQLITE_ROW) {
         const char *name = (const char *)sqlite3_column_text(q, 1), *head = (const char *)sqlite3_column_text(q, 2);
         kept_sel k;
-        if (!name || !kept_select(opt, p, ko, sqlite3_column_int64(q, 0), head ? head : "",
+        if (!name || !kept_select(opt, p, ko, sqlite3_column_int64(q, 0), name, head ? head : "",
                                   (size_t)sqlite3_column_bytes(q, 2), &k))
             continue;
         /* the files the run reads, collected once per export, when a file is first written */
@@ -1014,7 +1015,7 @@ static tb_status clobber_kept(const sum_run *r, const rank_place *p, tb_error *e
         const char *name = (const char *)sqlite3_column_text(q, 0), *head = (const char *)sqlite3_column_text(q, 1);
         kept_sel k;
         kept_out ko = {0};
-        if (!name || !kept_select(r->opt, p, &ko, sqlite3_column_int64(q, 2), head ? head : "",
+        if (!name || !kept_select(r->opt, p, &ko, sqlite3_column_int64(q, 2), name, head ? head : "",
                                   (size_t)sqlite3_column_bytes(q, 1), &k))
             continue;
         for (unsigned f = TB_OUT_CSV; f <= TB_OUT_JSON && !st; f <<= 1) {

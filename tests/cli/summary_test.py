@@ -765,8 +765,8 @@ def formats_as_read():
 def rank_root_files_listed():
     """The README's files not written include those of the rank's root folder, beside
     ASCEND_PROFILER_OUTPUT/ (profiler_info_1.json, profiler_metadata.json), and the timeline, each with
-    its reason; in a window, a file of the rank's own without a step column (static_op_mem.csv) is
-    listed as one a window cannot select."""
+    its reason; in a window, static_op_mem.csv (the graphs' static memory, no step column) is written
+    whole as read, the same as without a window."""
     src = os.path.join(SHARED, "ascend", "torch_npu_rank1")
     meta = os.path.join(SHARED, "ascend", "misc", "profiler_metadata.json")
     if not os.path.isdir(src) or not os.path.isfile(meta):
@@ -786,20 +786,23 @@ def rank_root_files_listed():
         "no summary holds them",
         "  profiler_info_1.json: the profiler's run information: its name gives the rank's id, no summary holds it",
     ], tail
-    # a window: static_op_mem.csv (no step column) is not written, and the README says why
+    # a window: static_op_mem.csv (no step column, static: the same for any window) is written whole,
+    # byte for byte, under the window's label, and the README lists it nowhere as not written
     d = fresh("root_files_window")
     rank = os.path.join(d, "in", "rank1_ascend_pt")
     shutil.copytree(os.path.join(SAMPLES, "torch_npu_2rank", "rank1_ascend_pt"), rank)
-    shutil.copy(os.path.join(src, "ASCEND_PROFILER_OUTPUT", "static_op_mem.csv"),
-                os.path.join(rank, "ASCEND_PROFILER_OUTPUT"))
+    own = os.path.join(src, "ASCEND_PROFILER_OUTPUT", "static_op_mem.csv")
+    shutil.copy(own, os.path.join(rank, "ASCEND_PROFILER_OUTPUT"))
     run("export", "summary", "-q", "-dir", rank, "-o", os.path.join(d, "out"), "--model-id", "4294967295",
         "--iteration-id", "3")
     folder = os.path.join(d, "out", "rank1_ascend_pt", "ASCEND_PROFILER_OUTPUT")
-    assert "static_op_mem_3.csv" not in os.listdir(folder), os.listdir(folder)
+    with open(own, "rb") as f, open(os.path.join(folder, "static_op_mem_3.csv"), "rb") as g:
+        want, got = f.read(), g.read()
+    assert got == want and want.count(b"\n") > 2, (got[:300], want[:300])
     readme = open(os.path.join(folder, "README.txt")).read()
-    assert "  static_op_mem.csv: its rows carry no step, nor a time that the window's span in the rank can " \
-           "select (the export without a window writes it)\n" in readme, readme
-    assert sorted(as_read(folder)) == ["kernel_details_3.csv", "step_trace_time_3.csv"], as_read(folder)
+    assert "static_op_mem.csv:" not in readme, readme
+    assert sorted(as_read(folder)) == ["kernel_details_3.csv", "static_op_mem_3.csv", "step_trace_time_3.csv"], \
+        as_read(folder)
 
 
 def timeline_of(kernel_csv, path):
