@@ -97,7 +97,9 @@ static const char msprof_yaml[] =
     "  - use: host_disk_usage\n"
     "  - use: host_network_usage\n"
     "  - use: ai_core_utilization\n"
-    "  - use: ai_vector_core_utilization\n";
+    "  - use: ai_vector_core_utilization\n"
+    "  - use: nic\n"
+    "  - use: roce\n";
 
 /* torch_npu's summaries, in its order: the report each file comes from.
  * A rank that holds its own file of one of them (TB_SOURCE_CSV) gets that

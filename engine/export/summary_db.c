@@ -19,30 +19,22 @@
 
 #include "export/summary_db.h"
 
-/* Why msprof's nic and roce files are not written from an msprof DB. */
-#define NIC_WHY                                                                                                  \
-    "msprof's file gives Timestamp(us) as the samples' time span in the device's raw clock plus the offset "   \
-    "between that clock and local time (from the collection's start info); the DB keeps local times only "     \
-    "(SESSION_TIME_INFO, HOST_INFO and META_DATA hold no such offset)"
-
 /* An msprof DB table no summary of the layout reads, and msprof's file of it
  * ("" when msprof writes none: the table is in its timeline or DB only). */
 static const struct {
     const char *table, *file, *why;
 } unwritten[] = {
-    {"NIC", "nic", NIC_WHY},
-    {"ROCE", "roce", NIC_WHY},
     {"QOS", "", NULL},
-    {"ACC_PMU", "acc_pmu", NULL},
-    {"SOC_BANDWIDTH_LEVEL", "inter_soc_transmission", NULL},
+    {"ACC_PMU", "", NULL},
+    {"SOC_BANDWIDTH_LEVEL", "", NULL},
     {"AICORE_FREQ", "", NULL},
     {"SAMPLE_PMU_TIMELINE", "", NULL},
     {"SIO", "", NULL},
     {"CCU", "ccu_mission", NULL},
     {"DPU_TASK", "", NULL},
     {"HOST_MEM_USAGE", "host_mem_usage",
-     "the DB keeps the host's memory usage in % only, and msprof's file gives KB from the host's total memory, "
-     "which the DB does not hold"},
+     "the DB keeps the host's memory usage in % only, and msprof's file gives KB from the host's total memory "
+     "(Total Memory(KB), Peak Used Memory(KB), Recommend Memory(KB): no column in %), which the DB does not hold"},
     {"NETDEV_STATS", "", NULL},
     {"OVERLAP_ANALYSIS", "", NULL},
     {"MEMCPY_INFO", "", NULL},

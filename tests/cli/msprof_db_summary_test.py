@@ -18,7 +18,8 @@
 # (os_runtime_statistic, host_cpu_usage, host_disk_usage, host_network_usage;
 # HOST_MEM_USAGE listed in the README with the reason it gives no file); AI Core and
 # AI Vector Core sample metrics (ai_core_utilization, ai_vector_core_utilization) on
-# an Ascend910B and an Ascend310B device.
+# an Ascend910B and an Ascend310B device; NIC and ROCE samples of several ports (nic, roce), and
+# ACC_PMU and SOC_BANDWIDTH_LEVEL listed in the README as tables msprof writes no summary of.
 #
 # usage: msprof_db_summary_test.py TRACEBOOK SHARED_DATA OUTDIR
 # Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
@@ -52,6 +53,10 @@ HEADERS = {
     "host_network_usage": "Device_id,Netcard Speed(KB/s),Peak Used Speed(KB/s),Recommend Speed(KB/s)",
     "os_runtime_statistic": "Device_id,Process ID,Thread ID,Name,Time(%),Time(us),Count,Avg(us),Max(us),Min(us)",
     "ub": "Device_id,PortId,TimeStamp,UBRxPortBandWidth(MB/s),UBTxPortBandWidth(MB/s)",
+    "nic": "Device_id,Timestamp(us),Bandwidth(MB/s),Rx Bandwidth efficiency(%),rxPacket/s,rxError rate(%),"
+           "rxDropped rate(%),Tx Bandwidth efficiency(%),txPacket/s,txError rate(%),txDropped rate(%),funcId",
+    "roce": "Device_id,Timestamp(us),Bandwidth(MB/s),Rx Bandwidth efficiency(%),rxPacket/s,rxError rate(%),"
+            "rxDropped rate(%),Tx Bandwidth efficiency(%),txPacket/s,txError rate(%),txDropped rate(%),funcId",
     # ai_core_utilization and ai_vector_core_utilization: their metric columns depend on the DB;
     # each case below checks its header
 }
@@ -185,7 +190,11 @@ def make_db(path):
                              globalTid INTEGER, totalAllocate NUMERIC, totalReserve NUMERIC, component INTEGER,
                              deviceId INTEGER);
     CREATE TABLE ENUM_MEMORY (id INTEGER PRIMARY KEY, name TEXT);
-    CREATE TABLE NIC (deviceId INTEGER, timestampNs INTEGER, bandwidth NUMERIC);
+    CREATE TABLE NIC (deviceId INTEGER, timestampNs INTEGER, bandwidth NUMERIC, rxPacketRate NUMERIC,
+                      rxByteRate NUMERIC, rxPackets NUMERIC, rxBytes NUMERIC, rxErrors NUMERIC, rxDropped NUMERIC,
+                      txPacketRate NUMERIC, txByteRate NUMERIC, txPackets NUMERIC, txBytes NUMERIC, txErrors NUMERIC,
+                      txDropped NUMERIC, funcId INTEGER);
+    CREATE TABLE ROCE AS SELECT * FROM NIC WHERE 0;
     CREATE TABLE HCCS (deviceId INTEGER, timestampNs INTEGER, txThroughput NUMERIC, rxThroughput NUMERIC);
     """)
     c.executemany("INSERT INTO STRING_IDS VALUES (?, ?)",
@@ -214,7 +223,8 @@ def make_db(path):
                    (6, 100, 5, 4096, 1000002000, 6144, 8192),   # matmul allocates 4 KB at the same address
                    (6, 100, 6, 4096, 1000002100, 2048, 8192),   # released after 0.1 us
                    (6, 400, 9, 64, 1000002200, 2048, 8192)])    # a type ENUM_MEMORY names neither way
-    c.execute("INSERT INTO NIC VALUES (3, 1, 0)")
+    # one NIC sample of port 0: 100 MB/s; 7 and 9 packets/s; 200 rx packets, 3 errors, 1 drop; no tx packet
+    c.execute("INSERT INTO NIC VALUES (3, 1000000500, ?, 7, 0, 200, 0, 3, 1, 9, 0, 0, 0, 5, 2, 0)", (100 * MB,))
     c.executemany("INSERT INTO HCCS VALUES (3, ?, ?, ?)",
                   [(1, 10 * MB, 40 * MB), (2, 30 * MB, 20 * MB), (3, 21 * MB, 31 * MB)])
     c.commit()
@@ -247,9 +257,10 @@ def case_generated_db():
                                        ["3", "matmul", 4, 1000002, 0.1, 6, 8, 2, 8, "NPU:3"],
                                        ["3", "add", 1, 1000001.2, "N/A", 5, 8, "N/A", "N/A", "NPU:3"]],
               "operator_memory")
-    # msprof's nic Timestamp(us) needs the raw clock's offset to local time, which the DB does not keep
-    assert "nic_*.csv: not written from NIC (1 row in the DB): msprof's file gives Timestamp(us) as the samples'" \
-        " time span in the device's raw clock plus the offset between that clock and local time" in readme, readme
+    # nic of one sample: its time (host clock) and bandwidth, efficiencies 0, its packet rates, and each
+    # error or drop count / the packet counter as a fraction: 3 / 200, 1 / 200; no tx packet: 0
+    same_rows(got["nic"], [["3", 1000000.5, 100, 0, 7, 0.015, 0.005, 0, 9, 0, 0, "0"]], "nic")
+    assert "roce" not in got and "nic_*.csv" not in readme, (sorted(got), readme)
     assert "operator_memory_*.csv: 1 NPU_OP_MEM row left out: the DB's ENUM_MEMORY names type 9 neither" \
         " allocate nor release" in readme, readme
 
@@ -480,6 +491,52 @@ def case_no_enum_memory():
     assert "the DB's STRING_IDS names type 22 neither allocate nor release" in readme, readme
 
 
+def case_nic_roce():
+    # NIC samples of three ports of device 3, worked out by hand as msprof sums them up; ROCE the
+    # same samples of port 0 alone (its Rx error rate then takes port 0's errors only)
+    src = os.path.join(OUT, "nic", "msprof_7.db")
+    os.makedirs(os.path.dirname(src), exist_ok=True)
+    make_db(src)
+    t = 1000002000
+    # (ts, bandwidth, rxPacketRate, rxPackets, rxBytes, rxErrors, rxDropped, txPacketRate, txBytes, txErrors,
+    #  txDropped, funcId)
+    rows = [(t, MB, 100, 1000, 0, 3, 1, 50, MB, 5, 1, 0),              # port 0: 1 MB/s, over 1000 ns
+            (t + 500, MB, 200, 1000, 2 * MB, 6, 2, 50, 11 * MB, 5, 2, 0),
+            (t + 1000, MB, 300, 1000, 5 * MB, 9, 3, 150, 26 * MB, 20, 2, 0),
+            (t, 2 * MB, 10, 1000, 0, 0, 4, 0, 0, 1, 1, 1),             # port 1: 2 MB/s, over 2000 ns
+            (t + 2000, 2 * MB, 30, 1000, 4 * MB, 12, 0, 0, 0, 1, 1, 1),
+            (t, 3 * MB, 5, 1000, 0, 6, 0, 5, 0, 0, 0, 2),               # port 2: two samples at one time
+            (t, 3 * MB, 5, 1000, 0, 6, 0, 5, 0, 0, 0, 2)]
+    with sqlite3.connect(src) as c:
+        c.execute("DELETE FROM NIC")
+        for table, some in (("NIC", rows), ("ROCE", rows[:3])):
+            c.executemany("INSERT INTO %s VALUES (3, ?, ?, ?, 0, ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?)" % table, some)
+        # msprof writes no summary of these (its Acc PMU and Stars Soc Info timeline layers only)
+        c.execute("CREATE TABLE ACC_PMU (accId INTEGER, readBwLevel INTEGER, writeBwLevel INTEGER, "
+                  "readOstLevel INTEGER, writeOstLevel INTEGER, timestampNs INTEGER, deviceId INTEGER)")
+        c.execute("INSERT INTO ACC_PMU VALUES (1, 2, 3, 4, 5, 1000002000, 3)")
+        c.execute("CREATE TABLE SOC_BANDWIDTH_LEVEL (l2BufferBwLevel INTEGER, mataBwLevel INTEGER, "
+                  "timestampNs INTEGER, deviceId INTEGER)")
+        c.executemany("INSERT INTO SOC_BANDWIDTH_LEVEL VALUES (1, 2, ?, 3)", [(1000002000,), (1000003000,)])
+    got, readme = export(src, "nic_out")
+    # port 0: d = 1000 ns; Rx efficiency 5 MB * 8 / (1000 * 1 MB/s in bytes) = 0.04, Tx 25 MB * 8 / ... = 0.2;
+    # packets 600 / 1000 and 250 / 1000; rx errors: the device's mean over its 7 samples, 42 / 7 = 6,
+    # / 600 = 0.01 -> 1 %; rx drops mean 2 / 600 = 0.0033 -> 0.003 -> 0.3 %; tx errors mean 10 / 250 =
+    # 0.04 -> 4 %; tx drops sum 5 / 250 = 0.02 -> 2 %.
+    # port 1: d = 2000; Rx 4 MB * 8 / (2000 * 2 MB) = 0.008, Tx 0; packets 40 / 2000 = 0.02 and 0;
+    # rx errors 6 / 40 = 0.15 -> 15 %; drops mean 2 / 40 = 0.05 -> 5 %; no tx packet: 0, 0.
+    # port 2: no time span: every figure 0 but its bandwidth.
+    same_rows(got["nic"], [["3", 1000002, 1, 0.04, 0.6, 1, 0.3, 0.2, 0.25, 4, 2, "0"],
+                           ["3", 1000002, 2, 0.008, 0.02, 15, 5, 0, 0, 0, 0, "1"],
+                           ["3", 1000002, 3, 0, 0, 0, 0, 0, 0, 0, 0, "2"]], "nic")
+    # roce: port 0's samples alone: rx errors mean 6 / 600 as well
+    same_rows(got["roce"], [["3", 1000002, 1, 0.04, 0.6, 1, 0.3, 0.2, 0.25, 4, 2, "0"]], "roce")
+    assert "nic_*.csv" not in readme and "roce_*.csv" not in readme and "ROCE" not in readme, readme
+    for t, n in (("ACC_PMU", "1 row"), ("SOC_BANDWIDTH_LEVEL", "2 rows")):
+        assert "  %s (%s in the DB): msprof writes no summary file of this table" % (t, n) in readme, readme
+    assert "acc_pmu" not in readme and "inter_soc" not in readme, readme
+
+
 def case_no_rows_no_file():
     # a DB with tasks only: none of these files, each report skipped with its reason
     src = os.path.join(OUT, "tasks", "msprof_2.db")
@@ -495,7 +552,7 @@ def case_no_rows_no_file():
     names = sorted(f.rsplit("_", 1)[0] for f in os.listdir(d) if f.endswith(".csv"))
     assert names == ["op_summary", "task_time"], names
     for k, table in (("msprof_tx", "MSTX_EVENTS"), ("hbm", "HBM"), ("ddr", "DDR"), ("llc_read_write", "LLC"),
-                     ("hccs", "HCCS"),
+                     ("hccs", "HCCS"), ("nic", "NIC"), ("roce", "ROCE"),
                      ("operator_memory", "NPU_OP_MEM")):
         assert "report '%s' skipped: the data has no %s rows" % (k, table) in r.err, r.err
     with open(os.path.join(d, "README.txt")) as f:
