@@ -99,7 +99,8 @@ static const char msprof_yaml[] =
     "  - use: ai_core_utilization\n"
     "  - use: ai_vector_core_utilization\n"
     "  - use: nic\n"
-    "  - use: roce\n";
+    "  - use: roce\n"
+    "  - use: ccu_mission\n";
 
 /* torch_npu's summaries, in its order: the report each file comes from.
  * A rank that holds its own file of one of them (TB_SOURCE_CSV) gets that

@@ -20,7 +20,8 @@
 #include "export/summary_db.h"
 
 /* An msprof DB table no summary of the layout reads, and msprof's file of it
- * ("" when msprof writes none: the table is in its timeline or DB only). */
+ * with the reason the DB cannot give it ("" and NULL when msprof writes
+ * none: the table is in its timeline or DB only). */
 static const struct {
     const char *table, *file, *why;
 } unwritten[] = {
@@ -30,7 +31,6 @@ static const struct {
     {"AICORE_FREQ", "", NULL},
     {"SAMPLE_PMU_TIMELINE", "", NULL},
     {"SIO", "", NULL},
-    {"CCU", "ccu_mission", NULL},
     {"DPU_TASK", "", NULL},
     {"HOST_MEM_USAGE", "host_mem_usage",
      "the DB keeps the host's memory usage in % only, and msprof's file gives KB from the host's total memory "
@@ -113,11 +113,6 @@ void summary_db_not_written(sqlite3 *db, int64_t rank, json_t *not_written)
                                   json_sprintf("%s_*.csv: not written from %s (%" PRId64 " row%s in the DB): %s",
                                                unwritten[i].file, unwritten[i].table, n, n == 1 ? "" : "s",
                                                unwritten[i].why));
-        else if (unwritten[i].file[0])
-            json_array_append_new(not_written,
-                                  json_sprintf("%s_*.csv: not written: tracebook writes no summary of %s (%" PRId64
-                                               " row%s in the DB; query them with `tracebook query`)",
-                                               unwritten[i].file, unwritten[i].table, n, n == 1 ? "" : "s"));
         else
             json_array_append_new(not_written,
                                   json_sprintf("%s (%" PRId64 " row%s in the DB): msprof writes no summary file "

@@ -19,7 +19,8 @@
 # HOST_MEM_USAGE listed in the README with the reason it gives no file); AI Core and
 # AI Vector Core sample metrics (ai_core_utilization, ai_vector_core_utilization) on
 # an Ascend910B and an Ascend310B device; NIC and ROCE samples of several ports (nic, roce), and
-# ACC_PMU and SOC_BANDWIDTH_LEVEL listed in the README as tables msprof writes no summary of.
+# ACC_PMU and SOC_BANDWIDTH_LEVEL listed in the README as tables msprof writes no summary of; CCU rows
+# of both kinds (ccu_mission).
 #
 # usage: msprof_db_summary_test.py TRACEBOOK SHARED_DATA OUTDIR
 # Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
@@ -57,6 +58,8 @@ HEADERS = {
            "rxDropped rate(%),Tx Bandwidth efficiency(%),txPacket/s,txError rate(%),txDropped rate(%),funcId",
     "roce": "Device_id,Timestamp(us),Bandwidth(MB/s),Rx Bandwidth efficiency(%),rxPacket/s,rxError rate(%),"
             "rxDropped rate(%),Tx Bandwidth efficiency(%),txPacket/s,txError rate(%),txDropped rate(%),funcId",
+    "ccu_mission": "Device_id,Stream ID,Task Id,Instruction ID,Instruction Start Time(us),Instruction Duration(us),"
+                   "Notify Instruction ID,Notify Rank ID,Notify Duration(us)",
     # ai_core_utilization and ai_vector_core_utilization: their metric columns depend on the DB;
     # each case below checks its header
 }
@@ -535,6 +538,34 @@ def case_nic_roce():
     for t, n in (("ACC_PMU", "1 row"), ("SOC_BANDWIDTH_LEVEL", "2 rows")):
         assert "  %s (%s in the DB): msprof writes no summary file of this table" % (t, n) in readme, readme
     assert "acc_pmu" not in readme and "inter_soc" not in readme, readme
+
+
+def case_ccu_mission():
+    # CCU rows as msprof's DB keeps them: a wait, a loop group (args a pretty-printed JSON array of
+    # names and values, as msprof writes them) and a loop group whose args (an object) lack its
+    # instruction id
+    src = os.path.join(OUT, "ccu", "msprof_8.db")
+    os.makedirs(os.path.dirname(src), exist_ok=True)
+    make_db(src)
+    loop = '[\n    "Physic Stream Id",\n    2,\n    "Task Id",\n    10,\n    "Instruction ID",\n    7,\n' \
+           '    "Die Id",\n    0\n]'
+    wait = '["Physic Stream Id",2,"Task Id",10,"Notify Instruction ID",9,"Notify Rank ID",1,"Mask",3]'
+    with sqlite3.connect(src) as c:
+        c.execute("CREATE TABLE CCU (deviceId NUMERIC, globalTaskId NUMERIC, name INTEGER, startNs NUMERIC, "
+                  "endNs NUMERIC, args INTEGER)")
+        c.executemany("INSERT INTO STRING_IDS VALUES (?, ?)",
+                      [(40, "LoopGroup"), (41, "Wait"), (42, loop), (43, wait), (44, '{"Physic Stream Id": 4, '
+                                                                                   '"Task Id": 11}')])
+        c.executemany("INSERT INTO CCU VALUES (3, 1, ?, ?, ?, ?)",
+                      [(40, 1000003000, 1000003500, 42), (41, 1000002000, 1000004250, 43),
+                       (40, 1000005000, 1000005100, 44)])
+    got, readme = export(src, "ccu_out")
+    # by start time: the wait (notify duration from its start to the release's end, 2.25 us), then the
+    # loop groups (their start in us, duration 0.5 and 0.1 us); the other kind's columns N/A
+    same_rows(got["ccu_mission"], [["3", "2", "10", "N/A", "N/A", "N/A", "9", "1", 2.25],
+                                   ["3", "2", "10", "7", 1000003, 0.5, "N/A", "N/A", "N/A"],
+                                   ["3", "4", "11", "N/A", 1000005, 0.1, "N/A", "N/A", "N/A"]], "ccu_mission")
+    assert "CCU" not in readme and "ccu_mission_*.csv" not in readme, readme
 
 
 def case_no_rows_no_file():

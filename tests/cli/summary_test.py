@@ -81,7 +81,7 @@ TORCH_NPU_FILES = ["kernel_details", "step_trace_time", "op_statistic", "api_sta
 # torch_npu's of formats.md) are checked by msprof_db_summary_test.py
 MSPROF_DB_FILES = {"msprof_tx", "hbm", "ddr", "llc_read_write", "hccs", "pcie", "memory_record", "operator_memory",
                    "os_runtime_statistic", "host_cpu_usage", "host_disk_usage", "host_network_usage",
-                   "ai_core_utilization", "ai_vector_core_utilization", "nic", "roce"}
+                   "ai_core_utilization", "ai_vector_core_utilization", "nic", "roce", "ccu_mission"}
 
 run = tbtest.Program(TB, code=0)
 
