@@ -321,7 +321,7 @@ static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *
     for (size_t i = 0; i < opt->n_inputs; i++)
         cap += strlen(opt->inputs[i]) + 8;
     for (size_t i = 0; i < json_array_size(files); i++)
-        cap += strlen(json_string_value(json_array_get(files, i))) + 8;
+        cap += strlen(json_string_value(json_array_get(files, i))) + 8 + 120; /* + summary_db_file_note() */
     for (size_t i = 0; i < json_array_size(not_written); i++)
         cap += strlen(json_string_value(json_array_get(not_written, i))) + 8;
     cap += json_array_size(rank_ids) * 24;
@@ -363,8 +363,10 @@ static tb_status write_readme(const sum_opts *opt, const rank_place *p, json_t *
     ADD("  times: us; %s\n", opt->o->merge ? "merged (--merge): the rows of every rank, each with its Rank ID"
                                        : "each rank's files hold its rows alone (no Rank ID column)");
     ADD("\nFiles:\n");
-    json_array_foreach(files, i, v)
-        ADD("  %s\n", json_string_value(v));
+    json_array_foreach(files, i, v) {
+        const char *note = p->layout == LAYOUT_MSPROF ? summary_db_file_note(json_string_value(v)) : NULL;
+        ADD("  %s%s%s%s\n", json_string_value(v), note ? " (" : "", note ? note : "", note ? ")" : "");
+    }
     ADD("  tracebook_run.json (what each report wrote or why it was skipped)\n");
     if (json_array_size(not_written)) {
         ADD("\nFiles of the rank%s not written here:\n", opt->o->merge ? "s" : "");

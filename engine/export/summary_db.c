@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * summary_db.c - the tables of an msprof rank that `export summary` writes
- * no file from, for the README; and whether a torch_npu rank's step trace
- * is an analysis.db's, to be written as it was stored.
+ * no file from, for the README, and the README's note on a file whose
+ * times the DB keeps in another clock than msprof's; and whether a
+ * torch_npu rank's step trace is an analysis.db's, to be written as it
+ * was stored.
  *
  * msprof's layout is written from the built-in reports of
  * reports/msprof_summaries.yaml and reports/msprof_db_summaries.yaml (and
@@ -16,6 +18,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "export/summary_db.h"
 
@@ -121,6 +124,22 @@ void summary_db_not_written(sqlite3 *db, int64_t rank, json_t *not_written)
     }
     unnamed_op_mem(db, rank, not_written);
     unnamed_chips(db, rank, not_written);
+}
+
+const char *summary_db_file_note(const char *name)
+{
+    static const struct {
+        const char *prefix, *note;
+    } notes[] = {
+        {"nic_", "Timestamp in the host clock, as the DB keeps it; msprof's own CSV uses the device clock"},
+        {"roce_", "Timestamp in the host clock, as the DB keeps it; msprof's own CSV uses the device clock"},
+        {"ccu_mission_", "Instruction Start Time in the host clock, as the DB keeps it; msprof's own CSV uses the "
+                         "device clock"},
+    };
+    for (size_t i = 0; i < sizeof notes / sizeof notes[0]; i++)
+        if (!strncmp(name, notes[i].prefix, strlen(notes[i].prefix)))
+            return notes[i].note;
+    return NULL;
 }
 
 int summary_db_analysis_steps(sqlite3 *db, int64_t rank)

@@ -19,6 +19,12 @@
  * written by tracebook) is passed over. */
 void summary_db_not_written(sqlite3 *db, int64_t rank, json_t *not_written);
 
+/* The README's note on a file of msprof's layout written from an msprof
+ * DB ("nic_20240101.csv"), NULL when it has none: the files whose times
+ * are the DB's host-clock times where msprof's own CSV has the device
+ * clock's. Returns a static string. */
+const char *summary_db_file_note(const char *name);
+
 /* 1 when rank's step trace (TB_STEP_TRACE_TIME) holds rows and the rank was
  * loaded from an analysis.db: its step_trace_time.csv is written from those
  * rows (built-in step_trace_time_as_loaded), not computed from its tasks. */

@@ -27,6 +27,7 @@
 # line; exits 0 when all pass, 1 otherwise.
 import csv
 import os
+import re
 import sqlite3
 import sys
 
@@ -535,6 +536,10 @@ def case_nic_roce():
     # roce: port 0's samples alone: rx errors mean 6 / 600 as well
     same_rows(got["roce"], [["3", 1000002, 1, 0.04, 0.6, 1, 0.3, 0.2, 0.25, 4, 2, "0"]], "roce")
     assert "nic_*.csv" not in readme and "roce_*.csv" not in readme and "ROCE" not in readme, readme
+    # the README says which clock the files' times are in
+    for k in ("nic", "roce"):
+        assert re.search(r"\n  %s_\d+\.csv \(Timestamp in the host clock, as the DB keeps it; msprof's own CSV uses"
+                         r" the device clock\)\n" % k, readme), readme
     for t, n in (("ACC_PMU", "1 row"), ("SOC_BANDWIDTH_LEVEL", "2 rows")):
         assert "  %s (%s in the DB): msprof writes no summary file of this table" % (t, n) in readme, readme
     assert "acc_pmu" not in readme and "inter_soc" not in readme, readme
@@ -566,6 +571,9 @@ def case_ccu_mission():
                                    ["3", "2", "10", "7", 1000003, 0.5, "N/A", "N/A", "N/A"],
                                    ["3", "4", "11", "N/A", 1000005, 0.1, "N/A", "N/A", "N/A"]], "ccu_mission")
     assert "CCU" not in readme and "ccu_mission_*.csv" not in readme, readme
+    assert re.search(r"\n  ccu_mission_\d+\.csv \(Instruction Start Time in the host clock, as the DB keeps it;"
+                     r" msprof's own CSV uses the device clock\)\n", readme), readme
+    assert re.search(r"\n  hbm_\d+\.csv\n", readme), readme  # the DB's times are msprof's: no note
 
 
 def case_no_rows_no_file():
