@@ -50,7 +50,7 @@ static const char *const allowed_functions[] = {
     "json_remove", "json_replace", "json_set", "json_type", "json_valid", "julianday", "lag", "last_value",
     "lead", "length", "like", "likelihood", "likely", "ln", "log", "log10", "log2", "lower", "lower_quartile",
     "ltrim", "max", "median", "min", "mod", "nth_value", "ntile", "nullif", "percent_rank", "percentile", "pi",
-    "pow", "power", "printf", "quote", "radians", "random", "randomblob", "rank", "replace", "round",
+    "pow", "power", "printf", "pyset_array", "quote", "radians", "random", "randomblob", "rank", "replace", "round",
     "row_number", "rtrim", "sign", "sin", "sinh", "sqlite_version", "sqrt", "stdev", "stdev_pop", "strftime",
     "substr", "substring", "sum", "tan", "tanh", "tb_rank_row", "time", "total", "trim", "trunc", "typeof", "unicode",
     "union_count", "union_ns", "unixepoch", "unlikely", "upper", "upper_quartile", "var_pop", "variance",

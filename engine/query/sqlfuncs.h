@@ -35,6 +35,15 @@
  * and compact themselves when they do not, so they hold about the size of the
  * merged union, not of the group.
  *
+ * Sets:
+ *   pyset_array(x)           aggregate: a JSON array of the group's distinct
+ *                            integers in the order CPython 3 iterates a set
+ *                            built by add() of the values in row order (its
+ *                            hash-table slot order: msprof-analyze writes its
+ *                            sets of ranks so); NULLs are skipped, another
+ *                            non-integer is an error ("pyset_array: the
+ *                            values must be integers"); "[]" for no values
+ *
  * All are deterministic (and innocuous); none supports use as a window
  * function.
  */

@@ -720,6 +720,35 @@ def main(tb_path, gen_path, out, only):
             w["group_id"] = w["pg_name"] = ""
         t.eq(doc["comm_group_parallel_info"], want, "type, ranks and name of each group; group_id and pg_name empty")
 
+    def py_set_list(ranks):
+        """The list python3 itself gives for the set msprof-analyze builds: an empty set, add() of
+        each rank in the order the ranks are read (ascending here), then list(set)."""
+        s = set()
+        for r in ranks:
+            s.add(r)
+        return list(s)
+
+    @suite.case("communication_group: ranks of groups of 8 and 16 in CPython's set order, as msprof-analyze's lists")
+    def case_group_json_set_order(t):
+        seen_unsorted, docs = 0, {}
+        for ranks, tp, want_sizes in ((128, 8, [8, 16]), (32, 16, [2, 16])):
+            d = t.path("c%d" % ranks)
+            gen("--kind", "torch_npu_dir", "--events", "2000", "--ranks", str(ranks), "--parallel", "%d,1" % tp,
+                "--seed", "5", "-o", d)
+            doc = docs[ranks] = json.loads(group_json(t, d))
+            shutil.rmtree(t.out)
+            os.mkdir(t.out)
+            info = [w for w in doc["comm_group_parallel_info"] if w["type"] == "collective"]
+            t.eq(sorted(set(len(g) for g in doc["collective"])), want_sizes, "%d ranks: the sizes of the groups" % ranks)
+            t.eq([sorted(g) for g in doc["collective"]], [w["rank_set"] for w in info],
+                 "%d ranks: each list holds its group's ranks" % ranks)
+            t.eq(doc["collective"], [py_set_list(w["rank_set"]) for w in info],
+                 "%d ranks: each list in python3's order of the set" % ranks)
+            seen_unsorted += sum(g != sorted(g) for g in doc["collective"])
+        t.check([0, 32, 64, 96, 8, 40, 72, 104, 16, 48, 80, 112, 24, 56, 88, 120] in docs[128]["collective"],
+                "the dp group {0, 8, ..., 120} in its slot order", "")
+        t.check(seen_unsorted >= 8, "lists whose set order is not ascending", seen_unsorted)
+
     @suite.case("communication_group: one rank without communication ops writes no file")
     def case_group_json_none(t):
         d = t.path("single")
