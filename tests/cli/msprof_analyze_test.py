@@ -198,8 +198,9 @@ def dualpipev_events(rank, count):
 
 def dualpipev_db(path, rank, meta, count):
     """An msprof-style DB of one rank of the DualPipeV cluster: its META_DATA
-    rows (name, JSON value) as torch_npu writes its profiler metadata, two
-    steps, the mstx ranges of dualpipev_events with their device tasks."""
+    rows (name, JSON value) as torch_npu writes its profiler metadata (none
+    for meta None), two steps, the mstx ranges of dualpipev_events with their
+    device tasks."""
     if os.path.exists(path):
         os.remove(path)
     con = sqlite3.connect(path)
@@ -218,9 +219,10 @@ def dualpipev_db(path, rank, meta, count):
     con.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", list(enumerate(names, 1)))
     sid = {n: i for i, n in enumerate(names, 1)}
     con.execute("INSERT INTO RANK_DEVICE_MAP VALUES (?, 0)", (rank,))
-    con.executemany("INSERT INTO META_DATA VALUES (?, ?)",
-                    [("SCHEMA_VERSION", "1.0.0")] + [(k, v if isinstance(v, str) else json.dumps(v))
-                                                     for k, v in meta.items()])
+    if meta is not None:
+        con.executemany("INSERT INTO META_DATA VALUES (?, ?)",
+                        [("SCHEMA_VERSION", "1.0.0")] + [(k, v if isinstance(v, str) else json.dumps(v))
+                                                         for k, v in meta.items()])
     con.executemany("INSERT INTO STEP_TIME VALUES (?, ?, ?)",
                     [(s, T0 + (s - 1) * STEP_NS, T0 + s * STEP_NS) for s in (1, 2)])
     events, _ = dualpipev_events(rank, count)
@@ -231,14 +233,26 @@ def dualpipev_db(path, rank, meta, count):
     con.close()
 
 
-def dualpipev_cluster(d, meta):
+def dualpipev_cluster(d, meta, json_meta=False):
     """Eight ranks (tp 2, pp 4, dp 1: stage rank // 2) of the DualPipeV
-    schedule with 8 micro-batches, their DBs' metadata meta."""
+    schedule with 8 micro-batches, their DBs' metadata meta; with json_meta
+    each rank is a torch_npu folder (rank<N>_ascend_pt: the DB in
+    ASCEND_PROFILER_OUTPUT, without metadata) holding meta in a
+    profiler_metadata.json as torch_npu writes it (indent 4, the rank in
+    distributed_args)."""
     counts, dirs = dualpipev_counts(), []
     for rank in range(8):
-        sub = os.path.join(d, "dualpipev_rank%d" % rank)
-        os.makedirs(sub, exist_ok=True)
-        dualpipev_db(os.path.join(sub, "msprof_%d.db" % rank), rank, meta, counts[rank // 2])
+        sub = os.path.join(d, ("rank%d_ascend_pt" if json_meta else "dualpipev_rank%d") % rank)
+        db_dir = os.path.join(sub, "ASCEND_PROFILER_OUTPUT") if json_meta else sub
+        os.makedirs(db_dir, exist_ok=True)
+        dualpipev_db(os.path.join(db_dir, ("ascend_pytorch_profiler_%d.db" if json_meta else "msprof_%d.db") % rank),
+                     rank, None if json_meta else meta, counts[rank // 2])
+        if json_meta:
+            doc = dict(meta)
+            if isinstance(doc.get("distributed_args"), dict):
+                doc["distributed_args"] = dict(doc["distributed_args"], rank=rank)
+            with open(os.path.join(sub, "profiler_metadata.json"), "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=4)
         dirs.append(sub)
     return dirs
 
@@ -908,9 +922,9 @@ def main(tb_path, gen_path, out, only):
         t.check(not os.path.exists(os.path.join(t.out, "free_analysis.csv")) and
                 rep["skipped"] == "the data has no free_time rows", "no row, no file (as the recipe)", rep)
 
-    def pp_chart_rows(t, meta, name, via_db=False):
+    def pp_chart_rows(t, meta, name, via_db=False, json_meta=False, params=()):
         args = ["-q"]
-        for d in dualpipev_cluster(t.path(name), meta):
+        for d in dualpipev_cluster(t.path(name), meta, json_meta):
             args += ["-dir", d]
         if via_db:  # the DB tracebook writes of the cluster keeps the metadata (TB_PROFILE_META)
             db = t.path(name + ".db")
@@ -919,6 +933,8 @@ def main(tb_path, gen_path, out, only):
             args = ["-q", "-dir", db]
         out = t.path(name + ("-db" if via_db else "") + "-out")
         args = ["report"] + args
+        for p in params:
+            args += ["--param", p]
         r = t.run(*args, "--spec", "builtin:pp_chart", "-o", out)
         t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
         head, rows = read_csv(os.path.join(out, "pp_chart.csv"))
@@ -948,6 +964,18 @@ def main(tb_path, gen_path, out, only):
         short = [r for r in got if r[0] == "1" and int(r[2]) >= T0 + STEP_NS]
         t.check(short and all(r[1] == "" and r[4] == "0" for r in short), "rank 1's short step unnamed", short[:3])
         t.eq(pp_chart_rows(t, DUALPIPEV_META, "in", via_db=True), got, "the same rows from tracebook's DB of it")
+
+    @suite.case("pp_chart: DualPipeV from the ranks' profiler_metadata.json: the rows of META_DATA's pp_info")
+    def case_pp_chart_dualpipev_json(t):
+        want = pp_chart_rows(t, DUALPIPEV_META, "db")
+        t.check(any(r[1] == "12F+0B" for r in want), "named by the schedule through META_DATA", want[:5])
+        t.eq(pp_chart_rows(t, DUALPIPEV_META, "json", json_meta=True), want,
+             "the same rows with pp_info and distributed_args in profiler_metadata.json")
+        t.eq(pp_chart_rows(t, DUALPIPEV_META, "json", json_meta=True, via_db=True), want,
+             "and through the DB tracebook writes of that load")
+        std = pp_chart_rows(t, {"distributed_args": DUALPIPEV_META["distributed_args"]}, "json-std", json_meta=True)
+        t.check(std and {r[1] for r in std} == {"FP", "BP"}, "a profiler_metadata.json without pp_info: FP and BP",
+                std[:3])
 
     @suite.case("pp_chart: DualPipeV with too few micro-batches: unnamed; sizes not integers: no rows; no pp_info: FP/BP")
     def case_pp_chart_dualpipev_invalid(t):
