@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "metrics/interval.h"
+#include "metrics/ppchart.h"
 #include "util/sort.h"
 #include "util/vec.h"
 
@@ -394,6 +395,85 @@ static void pyset_final(sqlite3_context *ctx)
         sqlite3_result_text(ctx, text, -1, sqlite3_free);
 }
 
+/* ---- dualpipev_slot: the DualPipeV schedule ------------------------------ */
+
+/* The stage last asked for (per connection: the function's user data). */
+typedef struct dv_cache {
+    int valid, has_mb;
+    int64_t pp, mb, stage;
+    ppchart_slots s;
+} dv_cache;
+
+static void dv_cache_free(void *p)
+{
+    dv_cache *c = p;
+    if (c)
+        ppchart_slots_free(&c->s);
+    sqlite3_free(c);
+}
+
+/* An integer argument into *out: 1, 0 for NULL, -1 (error set) for another type. */
+static int dv_int(sqlite3_context *ctx, sqlite3_value *v, int64_t *out)
+{
+    if (sqlite3_value_type(v) == SQLITE_NULL)
+        return 0;
+    if (sqlite3_value_type(v) != SQLITE_INTEGER) {
+        sqlite3_result_error(ctx, "dualpipev_slot: the arguments must be integers", -1);
+        return -1;
+    }
+    *out = sqlite3_value_int64(v);
+    return 1;
+}
+
+static void dualpipev_slot(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    /* mb, tp, pp, dp, rank, pos, count */
+    int64_t a[7] = {0};
+    int have[7] = {0};
+    for (int i = 0; i < argc && i < 7; i++)
+        if ((have[i] = dv_int(ctx, argv[i], &a[i])) < 0)
+            return;
+    int64_t mb = a[0], tp = a[1], pp = a[2], dp = a[3], rank = a[4], pos = a[5], count = a[6];
+    if (!have[1] || !have[2] || !have[3] || !have[4] || !have[5] || !have[6]) {
+        sqlite3_result_null(ctx); /* no sizes: no schedule, no row */
+        return;
+    }
+    if (tp < 1 || pp < 1 || dp < 1) {
+        char *msg = sqlite3_mprintf("dualpipev_slot: tp, pp and dp must be 1 or more (tp %lld, pp %lld, dp %lld)",
+                                    (long long)tp, (long long)pp, (long long)dp);
+        sqlite3_result_error(ctx, msg ? msg : "dualpipev_slot: tp, pp and dp must be 1 or more", -1);
+        sqlite3_free(msg);
+        return;
+    }
+    if (pp > PPCHART_MAX_SIZE || tp > PPCHART_MAX_SIZE || dp > PPCHART_MAX_SIZE || tp * dp > PPCHART_MAX_SIZE ||
+        mb > PPCHART_MAX_SIZE) {
+        sqlite3_result_error(ctx, "dualpipev_slot: a size or the micro-batch count is over 100000", -1);
+        return;
+    }
+    if (rank < 0 || rank >= pp * tp * dp) {
+        sqlite3_result_null(ctx); /* in no stage: the recipe gives it no row */
+        return;
+    }
+    int64_t stage = rank / (tp * dp);
+    dv_cache *c = sqlite3_user_data(ctx);
+    if (!c->valid || c->pp != pp || c->mb != mb || c->has_mb != have[0] || c->stage != stage) {
+        ppchart_slots_free(&c->s);
+        c->valid = 0;
+        if (ppchart_stage(&c->s, pp, mb, have[0], stage)) {
+            ppchart_slots_free(&c->s);
+            sqlite3_result_error_nomem(ctx);
+            return;
+        }
+        *c = (dv_cache){.valid = 1, .has_mb = have[0], .pp = pp, .mb = mb, .stage = stage, .s = c->s};
+    }
+    int named = count == c->s.expect && pos >= 0 && (uint64_t)pos < c->s.n;
+    char *v = sqlite3_mprintf("[\"%s\",%d]", named ? c->s.name[pos] : "", named ? c->s.type[pos] : 0);
+    if (!v)
+        sqlite3_result_error_nomem(ctx);
+    else
+        sqlite3_result_text(ctx, v, -1, sqlite3_free);
+}
+
 /* ---- scalars ------------------------------------------------------------ */
 
 static void intersect_ns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -446,5 +526,10 @@ int sqlfuncs_register(sqlite3 *db)
         if (rc != SQLITE_OK)
             return rc;
     }
-    return SQLITE_OK;
+    /* its cache of the last stage is the connection's own (freed with the function) */
+    dv_cache *c = sqlite3_malloc(sizeof *c);
+    if (!c)
+        return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    return sqlite3_create_function_v2(db, "dualpipev_slot", 7, flags, c, dualpipev_slot, NULL, NULL, dv_cache_free);
 }

@@ -414,6 +414,33 @@ static void test_pyset_array(void **state)
     assert_qerr(db, "SELECT pyset_array(column1) FROM (VALUES ('7'))", "pyset_array: the values must be integers");
 }
 
+/*
+ * dualpipev_slot(mb, tp, pp, dp, rank, pos, count) against rows of
+ * msprof-analyze's own schedule (tests/conformance/reference/
+ * msprof_analyze_pp_chart_dualpipev_pp4_mb8.csv: stage 0 expects 38 rows,
+ * its 22nd is 7F+11B of phase 3; stage 3 expects 25, its 9th is 4F).
+ */
+static void test_dualpipev_slot(void **state)
+{
+    sqlite3 *db = *state;
+    assert_qtext(db, "SELECT dualpipev_slot(8, 2, 4, 1, 1, 21, 38)", "[\"7F+11B\",3]");
+    assert_qtext(db, "SELECT dualpipev_slot(8, 2, 4, 1, 7, 8, 25)", "[\"4F\",3]");
+    assert_qtext(db, "SELECT dualpipev_slot(8, 2, 4, 1, 0, 21, 38)", "[\"7F+11B\",3]"); /* cached stage */
+    assert_qtext(db, "SELECT dualpipev_slot(8, 1, 4, 2, 2, 0, 28)", "[\"0\",0]");      /* stage 1 */
+    /* a step of another count, no micro-batch count, too few of them: unnamed */
+    assert_qtext(db, "SELECT dualpipev_slot(8, 2, 4, 1, 1, 21, 37)", "[\"\",0]");
+    assert_qtext(db, "SELECT dualpipev_slot(NULL, 2, 4, 1, 1, 0, 38)", "[\"\",0]");
+    assert_qtext(db, "SELECT dualpipev_slot(7, 2, 4, 1, 1, 0, 38)", "[\"\",0]");
+    /* a rank in no stage, sizes not known: no row */
+    assert_qnull(db, "SELECT dualpipev_slot(8, 2, 4, 1, 8, 0, 38)");
+    assert_qnull(db, "SELECT dualpipev_slot(8, NULL, 4, 1, 1, 0, 38)");
+    assert_qerr(db, "SELECT dualpipev_slot(8, 2, 0, 1, 1, 0, 38)",
+                "dualpipev_slot: tp, pp and dp must be 1 or more (tp 2, pp 0, dp 1)");
+    assert_qerr(db, "SELECT dualpipev_slot(8, 2, 4, '1', 1, 0, 38)", "dualpipev_slot: the arguments must be integers");
+    assert_qerr(db, "SELECT dualpipev_slot(8, 2, 400000, 1, 1, 0, 38)",
+                "dualpipev_slot: a size or the micro-batch count is over 100000");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -425,6 +452,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_intersect, setup, teardown),
         cmocka_unit_test_setup_teardown(test_union_random, setup, teardown),
         cmocka_unit_test_setup_teardown(test_pyset_array, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dualpipev_slot, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
