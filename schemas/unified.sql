@@ -181,7 +181,8 @@ CREATE TABLE TB_WARNING (sourceId INTEGER, message TEXT);
 -- this DB's own ENUM_* tables are fixed, and an input's may hold other ids or names
 CREATE TABLE TB_SOURCE_ENUM (rankId INTEGER, tableName TEXT, id INTEGER, name TEXT);
 -- the rows of a profile DB's own META_DATA (torch_npu's profiler metadata: distributed_args,
--- pp_info, ...), name and value as written; a DB tracebook wrote keeps its TB_PROFILE_META
+-- pp_info, ...), of a profiler_metadata.json and a Kineto trace's distributedInfo, name and
+-- value as written; a DB tracebook wrote keeps its TB_PROFILE_META
 CREATE TABLE TB_PROFILE_META (rankId INTEGER, name TEXT, value TEXT);
 -- a torch_npu summary CSV of a rank as the file held it, for `export summary` to write it
 -- back: file is its name (a string id), line 0 its header line exactly as read (line end

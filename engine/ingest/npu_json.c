@@ -54,7 +54,12 @@
  *        groupIndex its place among the file's groups of that name, groupId
  *        the key, groupRank the group_rank, rankId the file's rank.
  *        distributed_args.rank names the rank, as distributedInfo.rank does
- *        in a Kineto trace. The other keys are not groups and are not read.
+ *        in a Kineto trace.
+ *     -> TB_PROFILE_META, one row per top-level member (all of them:
+ *        distributed_args, pp_info, parallel_group_info, ENV_VARIABLES, ...),
+ *        as torch_npu's DB keeps them in META_DATA: the name, a string's text
+ *        or another value's JSON text as written; unless the rank's DB gave
+ *        its META_DATA (the better source). Not counted among the rows read.
  *
  * The files hold one entry per op and step, so each is read whole and parsed
  * with jansson. Numbers are taken from their text, never through a double: a
@@ -894,9 +899,127 @@ done:
     return rc;
 }
 
-/* profiler_metadata.json */
-static int metadata_file(ctx *c, json_t *root)
+/* ---- profiler_metadata.json ------------------------------------------------- */
+
+static const char *skip_blank(const char *p, const char *e)
 {
+    while (p < e && (*p == ' ' || *p == '\t' || *p == '\r' || *p == '\n'))
+        p++;
+    return p;
+}
+
+/* Past the string whose opening quote is at p, or NULL. */
+static const char *string_end(const char *p, const char *e)
+{
+    for (p++; p < e; p++) {
+        if (*p == '\\')
+            p++;
+        else if (*p == '"')
+            return p + 1;
+    }
+    return NULL;
+}
+
+/* Past the JSON value starting at p (the text parsed: it is valid), or NULL. */
+static const char *value_end(const char *p, const char *e)
+{
+    if (p < e && *p == '"')
+        return string_end(p, e);
+    if (p < e && (*p == '{' || *p == '[')) {
+        int depth = 0;
+        while (p < e) {
+            if (*p == '"') {
+                if (!(p = string_end(p, e)))
+                    return NULL;
+                continue;
+            }
+            if (*p == '{' || *p == '[')
+                depth++;
+            else if ((*p == '}' || *p == ']') && --depth == 0)
+                return p + 1;
+            p++;
+        }
+        return NULL;
+    }
+    while (p < e && *p != ',' && *p != '}' && *p != ']' && *p != ' ' && *p != '\t' && *p != '\r' && *p != '\n')
+        p++;
+    return p;
+}
+
+/* The text of the JSON string literal s[0..n) (new: free), or NULL when it is none. */
+static char *string_text(const char *s, size_t n, size_t *len)
+{
+    json_t *v = json_loadb(s, n, JSON_DECODE_ANY, NULL);
+    char *out = NULL;
+    if (json_is_string(v)) {
+        *len = json_string_length(v);
+        out = malloc(*len + 1);
+        if (out)
+            memcpy(out, json_string_value(v), *len + 1);
+    }
+    json_decref(v);
+    return out;
+}
+
+/* One TB_PROFILE_META row, unless a better source (the rank's DB) filled the table; not counted as read. */
+static int put_meta(ctx *c, const char *name, size_t nn, const char *value, size_t vn)
+{
+    if (row_set_has(&c->opt->skip_rows, R_PROFILE_META))
+        return 0;
+    tb_val v[3] = {VINT(c->opt->rank), VTEXT(name, nn), VTEXT(value, vn)};
+    if (c->sink->row(c->sink->ctx, R_PROFILE_META, v) == 0)
+        return 0;
+    row_sink_fail(c->sink, c->path, c->err);
+    return -1;
+}
+
+/*
+ * Every top-level member of the file buf[0..n) (parsed: valid JSON, an
+ * object) as a TB_PROFILE_META row, as torch_npu's DB keeps the same
+ * metadata in META_DATA: the name, and a string's text or another value's
+ * JSON text as written (pp_info, distributed_args, parallel_group_info, ...).
+ * Read from the text, not the parse, so numbers keep their JSON types.
+ */
+static int metadata_rows(ctx *c, const char *buf, size_t n)
+{
+    const char *e = buf + n, *p = buf;
+    if (n >= 3 && !memcmp(p, "\xEF\xBB\xBF", 3))
+        p += 3;
+    p = skip_blank(p, e);
+    if (p >= e || *p != '{')
+        return 0;
+    for (p++;;) {
+        p = skip_blank(p, e);
+        if (p < e && *p == ',')
+            p = skip_blank(p + 1, e);
+        if (p >= e || *p != '"')
+            return 0;
+        const char *k = p, *ke = string_end(p, e);
+        p = ke ? skip_blank(ke, e) : e;
+        if (p >= e || *p != ':')
+            return 0;
+        const char *v = skip_blank(p + 1, e), *ve = value_end(v, e);
+        if (!ve)
+            return 0;
+        p = ve;
+        size_t kn = 0, vn = (size_t)(ve - v);
+        char *key = string_text(k, (size_t)(ke - k), &kn), *text = *v == '"' ? string_text(v, vn, &vn) : NULL;
+        int rc = -1;
+        if (!key || (*v == '"' && !text))
+            tb_error_set(c->err, TB_ERR_NOMEM, "out of memory"); /* both parsed before: no other failure */
+        else
+            rc = put_meta(c, key, kn, text ? text : v, vn);
+        free(key);
+        free(text);
+        if (rc)
+            return -1;
+    }
+}
+
+static int metadata_file(ctx *c, json_t *root, const char *buf, size_t n)
+{
+    if (metadata_rows(c, buf, n))
+        return -1;
     int64_t rank;
     if (whole(member(member(root, NAMES("distributed_args")), NAMES("rank")), &rank) == 0 && rank >= 0)
         c->res->trace_rank = rank;
@@ -953,9 +1076,10 @@ tb_status npu_json_import(const char *path, const row_sink *sink, import_ids *id
     if (read_all(path, &buf, &n, err) != 0)
         return err->code;
     json_t *root = parse(path, buf, n, err);
-    free(buf);
-    if (!root)
+    if (!root) {
+        free(buf);
         return err->code;
+    }
     tb_status st = TB_OK;
     if (!json_is_object(root)) {
         st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "expected a JSON object at the top, found %s",
@@ -971,7 +1095,7 @@ tb_status npu_json_import(const char *path, const row_sink *sink, import_ids *id
     case J_MATRIX:
     case J_CLUSTER_MATRIX: rc = comm_file(&c, root, 1); break;
     case J_GROUP: rc = group_file(&c, root); break;
-    default: rc = metadata_file(&c, root); break;
+    default: rc = metadata_file(&c, root, buf, n); break;
     }
     if (rc) {
         /* every failure sets err (its own problem, or the sink's) */
@@ -984,5 +1108,6 @@ tb_status npu_json_import(const char *path, const row_sink *sink, import_ids *id
              c.n_bad == 1 ? "entry" : "entries", c.first_bad);
 done:
     json_decref(root);
+    free(buf);
     return st;
 }

@@ -24,6 +24,9 @@
  *   cpu_op, user_annotation -> PYTORCH_API (+ STEP_TIME for ProfilerStep#N)
  *   flows s/f          -> TB_FLOW (paired after loading);  counters -> TB_COUNTER
  *   anything else      -> TB_EVENT. No event is dropped silently.
+ * Of a Kineto trace's top-level keys, distributedInfo gives the rank and a
+ * TB_PROFILE_META row (name "distributedInfo", the object as written), and
+ * deviceProperties the NPU_INFO rows.
  *
  * This file reads the file (its top-level keys, the spill file, a look at
  * its tail for late metadata) and routes each event; trace_route.c keeps
@@ -289,6 +292,12 @@ static int on_top_key(imp *im, js_span key, js_span val)
             int64_t r;
             if (js_span_int(js_arg(tmp, "rank"), &r) == 0)
                 im->res->trace_rank = r;
+            /* kept as written: HTA tells an MTIA trace by its backend (metrics/hta_window.c) */
+            tb_val v[3] = {VINT(im->opt->rank), VTEXT("distributedInfo", 15), VTEXT(val.p, val.n)};
+            if (val.type == JS_OBJ && trace_row(im, R_PROFILE_META, v)) {
+                free(tmp);
+                return -1;
+            }
         } else if (val.type == JS_ARR) {
             /* walk the array of {id, name, ...} objects */
             const char *p = val.p + 1, *e = val.p + val.n - 1;

@@ -13,9 +13,10 @@
  *     start (hta.drop_last_step; else at or before that step's end), a
  *     device task when the call that launched it stays; a task without a
  *     launching call stays only without hta.linked_only;
- *   - an MTIA trace (its runtime calls hold "runFunction -
- *     job_prep_and_submit_for_execution" and none is cudaLaunchKernel or
- *     hipLaunchKernel): HTA's own MTIA cut, the last step included. A host
+ *   - an MTIA trace (its distributedInfo.backend names mtia:hccl, or its
+ *     runtime calls hold "runFunction - job_prep_and_submit_for_execution"
+ *     and none is cudaLaunchKernel or hipLaunchKernel): HTA's own MTIA cut,
+ *     the last step included. A host
  *     event stays when it is a CPU event to HTA (an operator, a user
  *     annotation, a runtime call) lying wholly inside [first start, last
  *     end] of the rank's host ProfilerSteps; a device task when its
@@ -103,21 +104,35 @@ int hta_memory_name(const char *name)
     return !strncmp(name, "Memcpy", 6) || !strncmp(name, "Memset", 6);
 }
 
-/* Marks the ranks HTA takes for MTIA (infer_gpu_type from the names). */
+/*
+ * Marks the ranks HTA takes for MTIA (its infer_gpu_type): a trace whose
+ * distributedInfo.backend is text holding "mtia:hccl" (the TB_PROFILE_META
+ * row the Kineto importer keeps), else one whose runtime calls include
+ * "runFunction - job_prep_and_submit_for_execution" and neither
+ * cudaLaunchKernel (NVIDIA) nor hipLaunchKernel (AMD), which HTA tests
+ * first. HTA applies its first rank's type to every rank; tracebook decides
+ * per rank.
+ */
 static tb_status hta_mtia_ranks(hta_ctx *h, tb_error *err)
 {
     static const char sql[] =
-        "SELECT ifnull(c.rankId, 0), max(n.value = 'runFunction - job_prep_and_submit_for_execution'), "
-        "       max(n.value IN ('cudaLaunchKernel', 'hipLaunchKernel')) "
-        "FROM CANN_API c JOIN STRING_IDS n ON n.id = c.name "
-        "WHERE n.value IN ('runFunction - job_prep_and_submit_for_execution', 'cudaLaunchKernel', "
-        "                  'hipLaunchKernel') GROUP BY 1";
+        "SELECT r, max(meta), max(run), max(gpu) FROM ("
+        " SELECT ifnull(c.rankId, 0) AS r, 0 AS meta,"
+        "        n.value = 'runFunction - job_prep_and_submit_for_execution' AS run,"
+        "        n.value IN ('cudaLaunchKernel', 'hipLaunchKernel') AS gpu "
+        " FROM CANN_API c JOIN STRING_IDS n ON n.id = c.name "
+        " WHERE n.value IN ('runFunction - job_prep_and_submit_for_execution', 'cudaLaunchKernel', "
+        "                   'hipLaunchKernel') "
+        " UNION ALL SELECT ifnull(rankId, 0), 1, 0, 0 FROM TB_PROFILE_META "
+        " WHERE name = 'distributedInfo' AND json_valid(value) AND json_type(value, '$.backend') = 'text' "
+        "   AND instr(json_extract(value, '$.backend'), 'mtia:hccl') > 0) "
+        "GROUP BY 1";
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     int s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (!sqlite3_column_int(st, 1) || sqlite3_column_int(st, 2))
+        if (!sqlite3_column_int(st, 1) && (!sqlite3_column_int(st, 2) || sqlite3_column_int(st, 3)))
             continue;
         for (size_t i = 0; i < h->ncuts; i++)
             if (h->cuts[i].rank == sqlite3_column_int64(st, 0))

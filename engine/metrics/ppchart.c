@@ -32,6 +32,7 @@
 #include <string.h>
 
 #include "metrics/metrics.h"
+#include "metrics/ppchart.h"
 
 #define WHAT "pp_dualpipev"
 
@@ -42,13 +43,7 @@ static tb_status db_fail(const metric_ctx *m, tb_error *err)
 
 /* ---- the schedule ---------------------------------------------------------- */
 
-/* One stage's names, in order. */
-typedef struct slots {
-    char (*name)[48];
-    int *type;
-    size_t n, cap;
-    int64_t expect; /* the count of rows a step must have */
-} slots;
+typedef ppchart_slots slots;
 
 static int put(slots *s, int type, const char *fmt, long long a, long long b)
 {
@@ -184,18 +179,24 @@ static int sched_cooldown(slots *s, last *l, int64_t pp, int64_t mb)
 
 #undef PUT
 
-/* Fills st[0..pp-1]; a micro-batch count under 2 x pp leaves them empty. */
-static int schedule(slots *st, int64_t pp, int64_t mb, int has_mb)
+int ppchart_stage(ppchart_slots *s, int64_t pp, int64_t mb, int has_mb, int64_t stage)
 {
     if (!has_mb || mb < pp * 2)
         return 0;
-    for (int64_t i = 0; i < pp; i++) {
-        last l = {-1, -1, -1, -1, 0};
-        if (sched_forward(&st[i], &l, i, pp, mb) || sched_middle(&st[i], &l, i, pp, mb) ||
-            sched_cooldown(&st[i], &l, pp, mb))
-            return -1;
-    }
-    return 0;
+    last l = {-1, -1, -1, -1, 0};
+    return sched_forward(s, &l, stage, pp, mb) || sched_middle(s, &l, stage, pp, mb) ||
+                   sched_cooldown(s, &l, pp, mb)
+               ? -1
+               : 0;
+}
+
+void ppchart_slots_free(ppchart_slots *s)
+{
+    if (!s)
+        return;
+    free(s->name);
+    free(s->type);
+    memset(s, 0, sizeof *s);
 }
 
 /* ---- pp_schedule --------------------------------------------------------------- */
@@ -242,10 +243,10 @@ static tb_status build_pp_schedule(const metric_ctx *m, tb_error *err)
     return metrics_exec(m, "pp_schedule", sql, err);
 }
 
-/* ---- pp_dualpipev -------------------------------------------------------------- */
+/* ---- pp_dualpipev_tasks and pp_dualpipev -------------------------------------- */
 
-/* The rows of one rank, kept and named, into pp_dualpipev. */
-static tb_status build_rank(const metric_ctx *m, int64_t rank, const slots *st, sqlite3_stmt *ins, tb_error *err)
+/* The rows of one rank, kept, into pp_dualpipev_tasks: per step, by start, with their place and count. */
+static tb_status build_rank(const metric_ctx *m, int64_t rank, sqlite3_stmt *ins, tb_error *err)
 {
     static const char sql[] =
         "SELECT CASE WHEN NOT EXISTS (SELECT 1 FROM STEP_TIME s WHERE s.rankId = ?1) THEN 0 ELSE"
@@ -298,20 +299,18 @@ static tb_status build_rank(const metric_ctx *m, int64_t rank, const slots *st, 
         size_t cnt = 0, idx = 0;
         for (size_t k = 0; k < n; k++)
             cnt += step[k] == lo;
-        int named = (int64_t)cnt == st->expect && cnt <= st->n;
         for (size_t k = 0; !rc && k < n; k++) {
             if (step[k] != lo)
                 continue;
             sqlite3_reset(ins);
             sqlite3_bind_int64(ins, 1, rank);
             sqlite3_bind_int64(ins, 2, lo);
-            sqlite3_bind_text(ins, 3, named ? st->name[idx] : "", -1, SQLITE_TRANSIENT);
-            sqlite3_bind_int64(ins, 4, start[k]);
-            sqlite3_bind_int64(ins, 5, end[k]);
-            sqlite3_bind_int(ins, 6, named ? st->type[idx] : 0);
+            sqlite3_bind_int64(ins, 3, (int64_t)idx++);
+            sqlite3_bind_int64(ins, 4, (int64_t)cnt);
+            sqlite3_bind_int64(ins, 5, start[k]);
+            sqlite3_bind_int64(ins, 6, end[k]);
             if (sqlite3_step(ins) != SQLITE_DONE)
                 rc = db_fail(m, err);
-            idx++;
             step[k] = INT64_MIN;
         }
         done += cnt;
@@ -319,6 +318,30 @@ static tb_status build_rank(const metric_ctx *m, int64_t rank, const slots *st, 
     free(step);
     free(start);
     free(end);
+    return rc;
+}
+
+static tb_status build_pp_dualpipev_tasks(const metric_ctx *m, tb_error *err)
+{
+    tb_status rc = metrics_exec(m, "pp_dualpipev_tasks",
+                                "DROP TABLE IF EXISTS temp.pp_dualpipev_tasks;"
+                                "CREATE TEMP TABLE pp_dualpipev_tasks (rankId INTEGER, step INTEGER, pos INTEGER, "
+                                "  stepTasks INTEGER, startNs INTEGER, endNs INTEGER);",
+                                err);
+    sqlite3_stmt *ranks = NULL, *ins = NULL;
+    if (!rc && (sqlite3_prepare_v2(m->db, "SELECT DISTINCT rankId FROM MSTX_EVENTS WHERE rankId >= 0 "
+                                          "AND EXISTS (SELECT 1 FROM pp_schedule) ORDER BY 1", -1, &ranks, NULL) !=
+                    SQLITE_OK ||
+                sqlite3_prepare_v2(m->db, "INSERT INTO pp_dualpipev_tasks VALUES (?, ?, ?, ?, ?, ?)", -1, &ins,
+                                   NULL) != SQLITE_OK))
+        rc = db_fail(m, err);
+    int s = SQLITE_DONE;
+    while (!rc && (s = sqlite3_step(ranks)) == SQLITE_ROW)
+        rc = build_rank(m, sqlite3_column_int64(ranks, 0), ins, err);
+    if (!rc && s != SQLITE_DONE)
+        rc = db_fail(m, err);
+    sqlite3_finalize(ranks);
+    sqlite3_finalize(ins);
     return rc;
 }
 
@@ -341,6 +364,53 @@ static int read_schedule(const metric_ctx *m, int64_t *pp, int64_t *group, int64
     return got;
 }
 
+/* Names the rows of pp_dualpipev_tasks of the ranks below pp x group by their stage (rank / group), into
+ * pp_dualpipev; the stages come in order, so one stage's names are held at a time. */
+static tb_status name_tasks(const metric_ctx *m, int64_t pp, int64_t group, int64_t mb, int has_mb, tb_error *err)
+{
+    sqlite3_stmt *q = NULL, *ins = NULL;
+    if (sqlite3_prepare_v2(m->db, "SELECT rankId, step, pos, stepTasks, startNs, endNs FROM pp_dualpipev_tasks "
+                                  "WHERE rankId < ? ORDER BY rankId, step, pos", -1, &q, NULL) != SQLITE_OK ||
+        sqlite3_prepare_v2(m->db, "INSERT INTO pp_dualpipev VALUES (?, ?, ?, ?, ?, ?)", -1, &ins, NULL) !=
+            SQLITE_OK) {
+        sqlite3_finalize(q);
+        return db_fail(m, err);
+    }
+    sqlite3_bind_int64(q, 1, pp * group);
+    slots sl = {0};
+    int64_t have = -1; /* the stage sl holds */
+    tb_status rc = TB_OK;
+    int s;
+    while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW) {
+        int64_t stage = sqlite3_column_int64(q, 0) / group;
+        if (stage != have) {
+            ppchart_slots_free(&sl);
+            have = stage;
+            if (ppchart_stage(&sl, pp, mb, has_mb, stage)) {
+                rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+                break;
+            }
+        }
+        int64_t pos = sqlite3_column_int64(q, 2), cnt = sqlite3_column_int64(q, 3);
+        int named = cnt == sl.expect && pos >= 0 && (uint64_t)pos < sl.n;
+        sqlite3_reset(ins);
+        sqlite3_bind_int64(ins, 1, sqlite3_column_int64(q, 0));
+        sqlite3_bind_int64(ins, 2, sqlite3_column_int64(q, 1));
+        sqlite3_bind_text(ins, 3, named ? sl.name[pos] : "", -1, SQLITE_TRANSIENT);
+        sqlite3_bind_int64(ins, 4, sqlite3_column_int64(q, 4));
+        sqlite3_bind_int64(ins, 5, sqlite3_column_int64(q, 5));
+        sqlite3_bind_int(ins, 6, named ? sl.type[pos] : 0);
+        if (sqlite3_step(ins) != SQLITE_DONE)
+            rc = db_fail(m, err);
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = db_fail(m, err);
+    ppchart_slots_free(&sl);
+    sqlite3_finalize(q);
+    sqlite3_finalize(ins);
+    return rc;
+}
+
 static tb_status build_pp_dualpipev(const metric_ctx *m, tb_error *err)
 {
     tb_status rc = metrics_exec(m, WHAT,
@@ -354,33 +424,11 @@ static tb_status build_pp_dualpipev(const metric_ctx *m, tb_error *err)
         return db_fail(m, err);
     if (rc || !got)
         return rc;
-    if (pp > 1000000 || group > 1000000 || (has_mb && mb > 1000000))
+    if (pp > PPCHART_MAX_SIZE || group > PPCHART_MAX_SIZE || (has_mb && mb > PPCHART_MAX_SIZE))
         return tb_error_set(err, TB_ERR_PARSE, WHAT ": pp_info or distributed_args out of range "
-                            "(pp %lld, tp x dp %lld, microbatch_num %lld)", (long long)pp, (long long)group,
-                            (long long)mb);
-    slots *st = calloc((size_t)pp, sizeof *st);
-    if (!st || schedule(st, pp, mb, has_mb))
-        rc = tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-    sqlite3_stmt *ranks = NULL, *ins = NULL;
-    if (!rc && (sqlite3_prepare_v2(m->db, "SELECT DISTINCT rankId FROM MSTX_EVENTS WHERE rankId >= 0 AND rankId < ? "
-                                          "ORDER BY 1", -1, &ranks, NULL) != SQLITE_OK ||
-                sqlite3_prepare_v2(m->db, "INSERT INTO pp_dualpipev VALUES (?, ?, ?, ?, ?, ?)", -1, &ins, NULL) !=
-                    SQLITE_OK))
-        rc = db_fail(m, err);
-    if (!rc)
-        sqlite3_bind_int64(ranks, 1, pp * group);
-    while (!rc && sqlite3_step(ranks) == SQLITE_ROW) {
-        int64_t r = sqlite3_column_int64(ranks, 0);
-        rc = build_rank(m, r, &st[r / group], ins, err);
-    }
-    sqlite3_finalize(ranks);
-    sqlite3_finalize(ins);
-    for (int64_t i = 0; st && i < pp; i++) {
-        free(st[i].name);
-        free(st[i].type);
-    }
-    free(st);
-    return rc;
+                            "(pp %lld, tp x dp %lld, microbatch_num %lld; at most %d each)", (long long)pp,
+                            (long long)group, (long long)mb, PPCHART_MAX_SIZE);
+    return name_tasks(m, pp, group, mb, has_mb, err);
 }
 
 const metric_table metrics_ppchart[] = {
@@ -388,7 +436,11 @@ const metric_table metrics_ppchart[] = {
      "the DualPipeV schedule the first rank's pp_info names: micro-batches and parallel sizes, as msprof-analyze's "
      "pp_chart recipe reads them",
      NULL, {NULL}},
-    {"pp_dualpipev", {"pp_schedule", NULL}, build_pp_dualpipev,
+    {"pp_dualpipev_tasks", {"pp_schedule", NULL}, build_pp_dualpipev_tasks,
+     "per rank and step, the forward and backward device tasks msprof-analyze's pp_chart recipe names when the "
+     "schedule is DualPipeV, with each one's place in its step",
+     NULL, {NULL}},
+    {"pp_dualpipev", {"pp_schedule", "pp_dualpipev_tasks", NULL}, build_pp_dualpipev,
      "per rank and step, each forward and backward device task named by its DualPipeV micro-batch, as "
      "msprof-analyze's pp_chart recipe",
      NULL, {NULL}},

@@ -20,8 +20,10 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "metrics/interval.h"
+#include "metrics/ppchart.h"
 #include "util/sort.h"
 #include "util/vec.h"
 
@@ -258,6 +260,220 @@ static void union_final(sqlite3_context *ctx)
     sqlite3_result_int64(ctx, r);
 }
 
+/* ---- pyset_array: CPython's set iteration order ------------------------ */
+
+/*
+ * The order in which CPython 3 (3.4 and later: the set of
+ * Objects/setobject.c with linear probing) iterates a set of ints built by
+ * add() in row order, as msprof-analyze writes its sets of ranks. The table
+ * is emulated exactly:
+ *   - hash(n) of an int is n mod (2^61 - 1) with n's sign, and -1 becomes -2;
+ *   - a set starts with 8 slots; a key goes to slot hash & mask, else to the
+ *     first free one of the next LINEAR_PROBES slots (only when they do not
+ *     run past the table's end), else the walk jumps to
+ *     i = (5 i + 1 + perturb) & mask with perturb = hash shifted right by 5
+ *     at each jump (all unsigned, size_t);
+ *   - after an insert that makes fill * 5 >= mask * 3 the table grows to the
+ *     smallest power of two (from 8) above 4 * used (2 * used past 50000),
+ *     and the keys are inserted anew in the old table's slot order;
+ *   - no key is ever removed (add only), so fill == used.
+ * Iteration is slot order. tests/unit/test_sqlfuncs.c and
+ * tests/cli/msprof_analyze_test.py check it against python3 itself.
+ */
+#define PYSET_MIN 8
+#define PYSET_PROBES 9
+#define PYSET_SHIFT 5
+#define PYSET_MODULUS (((uint64_t)1 << 61) - 1)
+
+typedef struct pyset_slot {
+    int64_t v;
+    size_t hash;
+    int used;
+} pyset_slot;
+
+typedef struct pyset_state {
+    pyset_slot *t; /* owned, size slots */
+    size_t size, fill;
+} pyset_state;
+
+static size_t pyset_hash(int64_t n)
+{
+    uint64_t mag = n < 0 ? (uint64_t)0 - (uint64_t)n : (uint64_t)n;
+    int64_t h = (int64_t)(mag % PYSET_MODULUS);
+    if (n < 0)
+        h = -h;
+    if (h == -1)
+        h = -2;
+    return (size_t)h;
+}
+
+/* The slot v takes in t (mask + 1 slots, one free at least), or NULL when it is there already. */
+static pyset_slot *pyset_find(pyset_slot *t, size_t mask, int64_t v, size_t hash)
+{
+    size_t i = hash & mask, perturb = hash;
+    for (;;) {
+        size_t probes = i + PYSET_PROBES <= mask ? PYSET_PROBES : 0;
+        for (size_t j = i; j <= i + probes; j++) {
+            if (!t[j].used)
+                return &t[j];
+            if (t[j].v == v)
+                return NULL;
+        }
+        perturb >>= PYSET_SHIFT;
+        i = (i * 5 + 1 + perturb) & mask;
+    }
+}
+
+static int pyset_grow(pyset_state *st)
+{
+    size_t minused = st->fill > 50000 ? st->fill * 2 : st->fill * 4, size = PYSET_MIN;
+    while (size <= minused)
+        size <<= 1;
+    pyset_slot *t = sqlite3_malloc64((sqlite3_uint64)size * sizeof *t);
+    if (!t)
+        return 0;
+    memset(t, 0, size * sizeof *t);
+    for (size_t i = 0; i < st->size; i++) {
+        if (st->t[i].used)
+            *pyset_find(t, size - 1, st->t[i].v, st->t[i].hash) = st->t[i];
+    }
+    sqlite3_free(st->t);
+    st->t = t;
+    st->size = size;
+    return 1;
+}
+
+static void pyset_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc; /* 1: registered so */
+    int type = sqlite3_value_type(argv[0]);
+    if (type == SQLITE_NULL)
+        return;
+    if (type != SQLITE_INTEGER) {
+        sqlite3_result_error(ctx, "pyset_array: the values must be integers", -1);
+        return;
+    }
+    pyset_state *st = sqlite3_aggregate_context(ctx, sizeof *st);
+    if (st && !st->size && (st->t = sqlite3_malloc64(PYSET_MIN * sizeof *st->t)) != NULL) {
+        memset(st->t, 0, PYSET_MIN * sizeof *st->t);
+        st->size = PYSET_MIN;
+    }
+    if (!st || !st->size) {
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    int64_t v = sqlite3_value_int64(argv[0]);
+    size_t hash = pyset_hash(v), mask = st->size - 1;
+    pyset_slot *s = pyset_find(st->t, mask, v, hash);
+    if (!s)
+        return;
+    *s = (pyset_slot){.v = v, .hash = hash, .used = 1};
+    st->fill++;
+    if (st->fill * 5 >= mask * 3 && !pyset_grow(st))
+        sqlite3_result_error_nomem(ctx);
+}
+
+static void pyset_final(sqlite3_context *ctx)
+{
+    pyset_state *st = sqlite3_aggregate_context(ctx, 0);
+    sqlite3_str *out = sqlite3_str_new(NULL);
+    sqlite3_str_appendchar(out, 1, '[');
+    for (size_t i = 0, k = 0; st && i < st->size; i++) {
+        if (st->t[i].used)
+            sqlite3_str_appendf(out, "%s%lld", k++ ? "," : "", (long long)st->t[i].v);
+    }
+    sqlite3_str_appendchar(out, 1, ']');
+    if (st) {
+        sqlite3_free(st->t);
+        st->t = NULL;
+        st->size = st->fill = 0;
+    }
+    char *text = sqlite3_str_finish(out); /* NULL when an append ran out of memory */
+    if (!text)
+        sqlite3_result_error_nomem(ctx);
+    else
+        sqlite3_result_text(ctx, text, -1, sqlite3_free);
+}
+
+/* ---- dualpipev_slot: the DualPipeV schedule ------------------------------ */
+
+/* The stage last asked for (per connection: the function's user data). */
+typedef struct dv_cache {
+    int valid, has_mb;
+    int64_t pp, mb, stage;
+    ppchart_slots s;
+} dv_cache;
+
+static void dv_cache_free(void *p)
+{
+    dv_cache *c = p;
+    if (c)
+        ppchart_slots_free(&c->s);
+    sqlite3_free(c);
+}
+
+/* An integer argument into *out: 1, 0 for NULL, -1 (error set) for another type. */
+static int dv_int(sqlite3_context *ctx, sqlite3_value *v, int64_t *out)
+{
+    if (sqlite3_value_type(v) == SQLITE_NULL)
+        return 0;
+    if (sqlite3_value_type(v) != SQLITE_INTEGER) {
+        sqlite3_result_error(ctx, "dualpipev_slot: the arguments must be integers", -1);
+        return -1;
+    }
+    *out = sqlite3_value_int64(v);
+    return 1;
+}
+
+static void dualpipev_slot(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    /* mb, tp, pp, dp, rank, pos, count */
+    int64_t a[7] = {0};
+    int have[7] = {0};
+    for (int i = 0; i < argc && i < 7; i++)
+        if ((have[i] = dv_int(ctx, argv[i], &a[i])) < 0)
+            return;
+    int64_t mb = a[0], tp = a[1], pp = a[2], dp = a[3], rank = a[4], pos = a[5], count = a[6];
+    if (!have[1] || !have[2] || !have[3] || !have[4] || !have[5] || !have[6]) {
+        sqlite3_result_null(ctx); /* no sizes: no schedule, no row */
+        return;
+    }
+    if (tp < 1 || pp < 1 || dp < 1) {
+        char *msg = sqlite3_mprintf("dualpipev_slot: tp, pp and dp must be 1 or more (tp %lld, pp %lld, dp %lld)",
+                                    (long long)tp, (long long)pp, (long long)dp);
+        sqlite3_result_error(ctx, msg ? msg : "dualpipev_slot: tp, pp and dp must be 1 or more", -1);
+        sqlite3_free(msg);
+        return;
+    }
+    if (pp > PPCHART_MAX_SIZE || tp > PPCHART_MAX_SIZE || dp > PPCHART_MAX_SIZE || tp * dp > PPCHART_MAX_SIZE ||
+        mb > PPCHART_MAX_SIZE) {
+        sqlite3_result_error(ctx, "dualpipev_slot: a size or the micro-batch count is over 100000", -1);
+        return;
+    }
+    if (rank < 0 || rank >= pp * tp * dp) {
+        sqlite3_result_null(ctx); /* in no stage: the recipe gives it no row */
+        return;
+    }
+    int64_t stage = rank / (tp * dp);
+    dv_cache *c = sqlite3_user_data(ctx);
+    if (!c->valid || c->pp != pp || c->mb != mb || c->has_mb != have[0] || c->stage != stage) {
+        ppchart_slots_free(&c->s);
+        c->valid = 0;
+        if (ppchart_stage(&c->s, pp, mb, have[0], stage)) {
+            ppchart_slots_free(&c->s);
+            sqlite3_result_error_nomem(ctx);
+            return;
+        }
+        *c = (dv_cache){.valid = 1, .has_mb = have[0], .pp = pp, .mb = mb, .stage = stage, .s = c->s};
+    }
+    int named = count == c->s.expect && pos >= 0 && (uint64_t)pos < c->s.n;
+    char *v = sqlite3_mprintf("[\"%s\",%d]", named ? c->s.name[pos] : "", named ? c->s.type[pos] : 0);
+    if (!v)
+        sqlite3_result_error_nomem(ctx);
+    else
+        sqlite3_result_text(ctx, v, -1, sqlite3_free);
+}
+
 /* ---- scalars ------------------------------------------------------------ */
 
 static void intersect_ns(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -298,6 +514,7 @@ int sqlfuncs_register(sqlite3 *db)
         {"union_ns", 2, &union_kind[U_LENGTH], NULL, union_step, union_final},
         {"union_count", 2, &union_kind[U_COUNT], NULL, union_step, union_final},
         {"intersect_ns", 4, NULL, intersect_ns, NULL, NULL},
+        {"pyset_array", 1, NULL, NULL, pyset_step, pyset_final},
     };
     int flags = SQLITE_UTF8 | SQLITE_DETERMINISTIC;
 #ifdef SQLITE_INNOCUOUS
@@ -309,5 +526,10 @@ int sqlfuncs_register(sqlite3 *db)
         if (rc != SQLITE_OK)
             return rc;
     }
-    return SQLITE_OK;
+    /* its cache of the last stage is the connection's own (freed with the function) */
+    dv_cache *c = sqlite3_malloc(sizeof *c);
+    if (!c)
+        return SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    return sqlite3_create_function_v2(db, "dualpipev_slot", 7, flags, c, dualpipev_slot, NULL, NULL, dv_cache_free);
 }

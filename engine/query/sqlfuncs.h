@@ -35,6 +35,28 @@
  * and compact themselves when they do not, so they hold about the size of the
  * merged union, not of the group.
  *
+ * Sets:
+ *   pyset_array(x)           aggregate: a JSON array of the group's distinct
+ *                            integers in the order CPython 3 iterates a set
+ *                            built by add() of the values in row order (its
+ *                            hash-table slot order: msprof-analyze writes its
+ *                            sets of ranks so); NULLs are skipped, another
+ *                            non-integer is an error ("pyset_array: the
+ *                            values must be integers"); "[]" for no values
+ *
+ * msprof-analyze's DualPipeV schedule (metrics/ppchart.h):
+ *   dualpipev_slot(mb, tp, pp, dp, rank, pos, count)  scalar: the JSON
+ *                            array [name, type] of the task at place pos
+ *                            (from 0) of a step of count tasks of rank
+ *                            (stage rank / (tp x dp) of pp stages, mb
+ *                            micro-batches); ["", 0] when count is not the
+ *                            stage's or there is no schedule (mb NULL or
+ *                            under 2 pp); NULL when tp, pp, dp, rank, pos or
+ *                            count is NULL or the rank is past pp x tp x dp;
+ *                            an error for a size under 1 or over 100000 or
+ *                            an argument that is no integer. The last stage
+ *                            computed is kept per connection.
+ *
  * All are deterministic (and innocuous); none supports use as a window
  * function.
  */

@@ -6,7 +6,8 @@
  * sqlite3_tracebook_init() registers on the connection it is loaded into:
  *   - the SQL functions of report specs (query/sqlfuncs.c: median,
  *     percentile, lower_quartile, upper_quartile, variance, stdev, var_pop,
- *     stdev_pop, union_ns, union_count, intersect_ns), and
+ *     stdev_pop, union_ns, union_count, intersect_ns, pyset_array,
+ *     dualpipev_slot), and
  *     tracebook_version();
  *   - one eponymous virtual table per computed table of the metrics registry
  *     (metrics/metrics.c: step_trace_time, overlap_lanes,

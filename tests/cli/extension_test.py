@@ -84,7 +84,8 @@ def main():
                   "communication_matrix", "slow_rank_vote_ops", "queue_length", "queue_length_summary",
                   "hta_trace_span", "kernel_launch_stats", "memory_bw", "memory_bw_summary", "user_annotation",
                   "aten_op_kernels", "straggler_metric", "cluster_time_summary",
-                  "communication_group_map", "mstx_marks", "module_stats", "free_time", "pp_schedule", "pp_dualpipev", "call_stack", "critical_path"):
+                  "communication_group_map", "mstx_marks", "module_stats", "free_time", "pp_schedule",
+                  "pp_dualpipev_tasks", "pp_dualpipev", "call_stack", "critical_path"):
         cur = con.execute("SELECT * FROM %s" % table)
         got = cur.fetchall()
         names = [d[0] for d in cur.description]

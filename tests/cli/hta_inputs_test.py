@@ -13,7 +13,13 @@
 #     call runFunction - job_prep_and_submit_for_execution [100, 110] that
 #     launched it (correlation 5) a runtime call (CANN_API type 60006): the
 #     task [200, 260] gets kernel_launch_stats cpu_duration 10, gpu_duration
-#     60, launch_delay 90, and is one deeper than its call in call_stack.
+#     60, launch_delay 90, and is one deeper than its call in call_stack;
+#   - MTIA by the trace's metadata, as HTA's infer_gpu_type: the MTIA job of
+#     tests/hta/mtia_trace.py with a cudaLaunchKernel call added before its
+#     steps (by its names alone an NVIDIA trace) keeps its distributedInfo
+#     backend mtia:hccl and so HTA's MTIA window: kernel_launch_stats and
+#     queue_length_summary equal the job's own (HTA's figures); with backend
+#     nccl the names decide and the GPU window cuts the last step.
 # usage: hta_inputs_test.py TRACEBOOK OUT_DIR
 import csv
 import json
@@ -22,6 +28,9 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import tbtest  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hta"))
+import mtia_trace  # noqa: E402
 
 T = tbtest.Checks()
 
@@ -82,7 +91,62 @@ def main():
     T.eq(query(exe, mtia, "SELECT name, depth FROM call_stack ORDER BY ts", os.path.join(out, "mtia-stack.csv")),
          [["runFunction - job_prep_and_submit_for_execution", "0"], ["fwd_kernel", "1"]],
          "MTIA: the task under its call")
+    mtia_by_metadata(exe, out)
     return T.finish()
+
+
+def mtia_job(out, name, backend, gpu_call):
+    """The two-rank MTIA job of tests/hta/mtia_trace.py with its distributedInfo backend, and with
+    gpu_call a cuda_runtime call cudaLaunchKernel in each rank before the first step (no kernel)."""
+    files = []
+    for r in (0, 1):
+        ev = mtia_trace.rank_events(r)
+        if gpu_call:
+            ev.append(x("cuda_runtime", "cudaLaunchKernel", 100 + r, 100 + r, mtia_trace.BASE + 7 * r + 105, 3))
+        doc = {"schemaVersion": 1, "distributedInfo": {"backend": backend, "rank": r, "world_size": 2},
+               "traceEvents": [{"ph": "M", "name": "process_name", "pid": 9, "tid": 0, "args": {"name": "MTIA 9"}}]
+               + ev}
+        f = os.path.join(out, name, "mtia_rank%d.pt.trace.json" % r)
+        os.makedirs(os.path.dirname(f), exist_ok=True)
+        with open(f, "w") as fh:
+            json.dump(doc, fh)
+        files.append(f)
+    return files
+
+
+def job_rows(exe, files, spec, out):
+    argv = [exe, "report", "-q"]
+    for f in files:
+        argv += ["-dir", f]
+    r = tbtest.run(argv + ["--spec", "builtin:" + spec, "-o", out])
+    if not T.check(r.returncode == 0, "report %s" % spec, r.stderr):
+        return []
+    with open(os.path.join(out, spec + ".csv"), newline="") as f:
+        return list(csv.reader(f))
+
+
+def mtia_by_metadata(exe, out):
+    """HTA's infer_gpu_type: a trace whose distributedInfo.backend names mtia:hccl is MTIA whatever its
+    names say; a cudaLaunchKernel among the names alone would make it an NVIDIA trace (GPU window).
+    The MTIA job's figures are HTA's own (tests/hta/refs.json, tests/conformance/hta_counters.py): the
+    call before the first step is outside the MTIA window, so the job with it gives the same rows."""
+    plain = mtia_job(out, "mtia-plain", "mtia:hccl", False)
+    named = mtia_job(out, "mtia-named-gpu", "mtia:hccl", True)
+    nccl = mtia_job(out, "mtia-nccl", "nccl", True)
+    T.eq(query(exe, named[0], "SELECT rankId, name, json_extract(value, '$.backend') FROM TB_PROFILE_META",
+               os.path.join(out, "meta.csv")), [["0", "distributedInfo", "mtia:hccl"]],
+         "TB_PROFILE_META: the trace's distributedInfo")
+    for spec in ("kernel_launch_stats", "queue_length_summary"):
+        want = job_rows(exe, plain, spec, os.path.join(out, "plain-" + spec))
+        got = job_rows(exe, named, spec, os.path.join(out, "named-" + spec))
+        T.check(len(want) > 2, "%s: rows of the MTIA job" % spec, repr(want))
+        T.eq(got, want, "%s: backend mtia:hccl with a cudaLaunchKernel call: HTA's MTIA window" % spec)
+        other = job_rows(exe, nccl, spec, os.path.join(out, "nccl-" + spec))
+        T.check(other and other != want, "%s: backend nccl, the names decide: NVIDIA, the GPU window" % spec,
+                repr(other))
+    launches = job_rows(exe, nccl, "kernel_launch_stats", os.path.join(out, "nccl-launches"))
+    T.check(len(launches) < len(job_rows(exe, plain, "kernel_launch_stats", os.path.join(out, "plain-launches"))),
+            "GPU window: the last step's launches are cut", repr(launches))
 
 
 if __name__ == "__main__":

@@ -161,15 +161,16 @@ def mstx_db(path, rank, stretch, steps, pytorch):
 
 
 DUALPIPEV_REF = os.path.join(REFERENCE_DIR, "msprof_analyze_pp_chart_dualpipev_pp4_mb8.csv")
+DUALPIPEV_REF2 = os.path.join(REFERENCE_DIR, "msprof_analyze_pp_chart_dualpipev_pp2_mb8.csv")
 DUALPIPEV_META = {"pp_info": {"pp_type": "DualPipeV", "microbatch_num": 8},
                   "distributed_args": {"tensor_model_parallel_size": 2, "pipeline_model_parallel_size": 4,
                                        "data_parallel_size": 1}}
 STEP_NS = 100_000_000
 
 
-def dualpipev_counts():
+def dualpipev_counts(ref=None):
     """The recipe's count of rows per step of each stage (the reference)."""
-    with open(DUALPIPEV_REF, encoding="utf-8", newline="") as f:
+    with open(ref or DUALPIPEV_REF, encoding="utf-8", newline="") as f:
         return {int(r["stage"]): int(r["expected"]) for r in csv.DictReader(f)}
 
 
@@ -198,8 +199,9 @@ def dualpipev_events(rank, count):
 
 def dualpipev_db(path, rank, meta, count):
     """An msprof-style DB of one rank of the DualPipeV cluster: its META_DATA
-    rows (name, JSON value) as torch_npu writes its profiler metadata, two
-    steps, the mstx ranges of dualpipev_events with their device tasks."""
+    rows (name, JSON value) as torch_npu writes its profiler metadata (none
+    for meta None), two steps, the mstx ranges of dualpipev_events with their
+    device tasks."""
     if os.path.exists(path):
         os.remove(path)
     con = sqlite3.connect(path)
@@ -218,9 +220,10 @@ def dualpipev_db(path, rank, meta, count):
     con.executemany("INSERT INTO STRING_IDS VALUES (?, ?)", list(enumerate(names, 1)))
     sid = {n: i for i, n in enumerate(names, 1)}
     con.execute("INSERT INTO RANK_DEVICE_MAP VALUES (?, 0)", (rank,))
-    con.executemany("INSERT INTO META_DATA VALUES (?, ?)",
-                    [("SCHEMA_VERSION", "1.0.0")] + [(k, v if isinstance(v, str) else json.dumps(v))
-                                                     for k, v in meta.items()])
+    if meta is not None:
+        con.executemany("INSERT INTO META_DATA VALUES (?, ?)",
+                        [("SCHEMA_VERSION", "1.0.0")] + [(k, v if isinstance(v, str) else json.dumps(v))
+                                                         for k, v in meta.items()])
     con.executemany("INSERT INTO STEP_TIME VALUES (?, ?, ?)",
                     [(s, T0 + (s - 1) * STEP_NS, T0 + s * STEP_NS) for s in (1, 2)])
     events, _ = dualpipev_events(rank, count)
@@ -231,14 +234,27 @@ def dualpipev_db(path, rank, meta, count):
     con.close()
 
 
-def dualpipev_cluster(d, meta):
+def dualpipev_cluster(d, meta, json_meta=False, ref=None, group=2):
     """Eight ranks (tp 2, pp 4, dp 1: stage rank // 2) of the DualPipeV
-    schedule with 8 micro-batches, their DBs' metadata meta."""
-    counts, dirs = dualpipev_counts(), []
+    schedule with 8 micro-batches, their DBs' metadata meta; with json_meta
+    each rank is a torch_npu folder (rank<N>_ascend_pt: the DB in
+    ASCEND_PROFILER_OUTPUT, without metadata) holding meta in a
+    profiler_metadata.json as torch_npu writes it (indent 4, the rank in
+    distributed_args). Each rank's steps have the rows its stage (rank // group)
+    of the schedule ref (default DUALPIPEV_REF) expects."""
+    counts, dirs = dualpipev_counts(ref), []
     for rank in range(8):
-        sub = os.path.join(d, "dualpipev_rank%d" % rank)
-        os.makedirs(sub, exist_ok=True)
-        dualpipev_db(os.path.join(sub, "msprof_%d.db" % rank), rank, meta, counts[rank // 2])
+        sub = os.path.join(d, ("rank%d_ascend_pt" if json_meta else "dualpipev_rank%d") % rank)
+        db_dir = os.path.join(sub, "ASCEND_PROFILER_OUTPUT") if json_meta else sub
+        os.makedirs(db_dir, exist_ok=True)
+        dualpipev_db(os.path.join(db_dir, ("ascend_pytorch_profiler_%d.db" if json_meta else "msprof_%d.db") % rank),
+                     rank, None if json_meta else meta, counts[rank // group])
+        if json_meta:
+            doc = dict(meta)
+            if isinstance(doc.get("distributed_args"), dict):
+                doc["distributed_args"] = dict(doc["distributed_args"], rank=rank)
+            with open(os.path.join(sub, "profiler_metadata.json"), "w", encoding="utf-8") as f:
+                json.dump(doc, f, indent=4)
         dirs.append(sub)
     return dirs
 
@@ -720,6 +736,35 @@ def main(tb_path, gen_path, out, only):
             w["group_id"] = w["pg_name"] = ""
         t.eq(doc["comm_group_parallel_info"], want, "type, ranks and name of each group; group_id and pg_name empty")
 
+    def py_set_list(ranks):
+        """The list python3 itself gives for the set msprof-analyze builds: an empty set, add() of
+        each rank in the order the ranks are read (ascending here), then list(set)."""
+        s = set()
+        for r in ranks:
+            s.add(r)
+        return list(s)
+
+    @suite.case("communication_group: ranks of groups of 8 and 16 in CPython's set order, as msprof-analyze's lists")
+    def case_group_json_set_order(t):
+        seen_unsorted, docs = 0, {}
+        for ranks, tp, want_sizes in ((128, 8, [8, 16]), (32, 16, [2, 16])):
+            d = t.path("c%d" % ranks)
+            gen("--kind", "torch_npu_dir", "--events", "2000", "--ranks", str(ranks), "--parallel", "%d,1" % tp,
+                "--seed", "5", "-o", d)
+            doc = docs[ranks] = json.loads(group_json(t, d))
+            shutil.rmtree(t.out)
+            os.mkdir(t.out)
+            info = [w for w in doc["comm_group_parallel_info"] if w["type"] == "collective"]
+            t.eq(sorted(set(len(g) for g in doc["collective"])), want_sizes, "%d ranks: the sizes of the groups" % ranks)
+            t.eq([sorted(g) for g in doc["collective"]], [w["rank_set"] for w in info],
+                 "%d ranks: each list holds its group's ranks" % ranks)
+            t.eq(doc["collective"], [py_set_list(w["rank_set"]) for w in info],
+                 "%d ranks: each list in python3's order of the set" % ranks)
+            seen_unsorted += sum(g != sorted(g) for g in doc["collective"])
+        t.check([0, 32, 64, 96, 8, 40, 72, 104, 16, 48, 80, 112, 24, 56, 88, 120] in docs[128]["collective"],
+                "the dp group {0, 8, ..., 120} in its slot order", "")
+        t.check(seen_unsorted >= 8, "lists whose set order is not ascending", seen_unsorted)
+
     @suite.case("communication_group: one rank without communication ops writes no file")
     def case_group_json_none(t):
         d = t.path("single")
@@ -879,9 +924,9 @@ def main(tb_path, gen_path, out, only):
         t.check(not os.path.exists(os.path.join(t.out, "free_analysis.csv")) and
                 rep["skipped"] == "the data has no free_time rows", "no row, no file (as the recipe)", rep)
 
-    def pp_chart_rows(t, meta, name, via_db=False):
+    def pp_chart_run(t, meta, name, via_db=False, json_meta=False, params=(), ref=None, group=2):
         args = ["-q"]
-        for d in dualpipev_cluster(t.path(name), meta):
+        for d in dualpipev_cluster(t.path(name), meta, json_meta, ref, group):
             args += ["-dir", d]
         if via_db:  # the DB tracebook writes of the cluster keeps the metadata (TB_PROFILE_META)
             db = t.path(name + ".db")
@@ -890,11 +935,34 @@ def main(tb_path, gen_path, out, only):
             args = ["-q", "-dir", db]
         out = t.path(name + ("-db" if via_db else "") + "-out")
         args = ["report"] + args
-        r = t.run(*args, "--spec", "builtin:pp_chart", "-o", out)
+        for p in params:
+            args += ["--param", p]
+        return t.run(*args, "--spec", "builtin:pp_chart", "-o", out), out
+
+    def pp_chart_rows(t, meta, name, **kw):
+        r, out = pp_chart_run(t, meta, name, **kw)
         t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
         head, rows = read_csv(os.path.join(out, "pp_chart.csv"))
         t.eq(head, "rankId,name,startNs,endNs,type", "header")
         return rows
+
+    def dualpipev_want(ref, group, ranks=8):
+        """The rows pp_chart must give the cluster of dualpipev_cluster(ref, group): each full step's
+        tasks named and typed as the recipe's schedule ref says for the rank's stage, other steps ''/0."""
+        with open(ref, encoding="utf-8", newline="") as f:
+            names = {}
+            for r in csv.DictReader(f):
+                names.setdefault(int(r["stage"]), []).append([r["name"], r["type"]])
+        want = []
+        for rank in range(ranks):
+            stage = names[rank // group]
+            kept = dualpipev_events(rank, len(stage))[1]
+            for step in (1, 2):
+                mine = [k for k in kept if k[0] == step]
+                full = len(mine) == len(stage)
+                want += [[str(rank), (stage[i] if full else ["", "0"])[0], str(a), str(b),
+                          (stage[i] if full else ["", "0"])[1]] for i, (_, a, b) in enumerate(mine)]
+        return want
 
     @suite.case("pp_chart: DualPipeV (pp_info): 8 ranks' tasks named by the recipe's schedule, stage by stage")
     def case_pp_chart_dualpipev(t):
@@ -919,6 +987,51 @@ def main(tb_path, gen_path, out, only):
         short = [r for r in got if r[0] == "1" and int(r[2]) >= T0 + STEP_NS]
         t.check(short and all(r[1] == "" and r[4] == "0" for r in short), "rank 1's short step unnamed", short[:3])
         t.eq(pp_chart_rows(t, DUALPIPEV_META, "in", via_db=True), got, "the same rows from tracebook's DB of it")
+        args = ["query", "-q", "--format", "csv", "-o", t.path("table.csv")]
+        for d in dualpipev_cluster(t.path("in"), DUALPIPEV_META):
+            args += ["-dir", d]
+        r = t.run(*args, "SELECT rankId, name, startNs, endNs, type FROM pp_dualpipev ORDER BY rankId, step, startNs")
+        t.eq(r.rc, 0, "query pp_dualpipev (stderr: %s)" % r.err.strip())
+        t.eq(read_csv(t.path("table.csv"))[1], got, "the computed table pp_dualpipev holds the same rows")
+
+    @suite.case("pp_chart: DualPipeV from the ranks' profiler_metadata.json: the rows of META_DATA's pp_info")
+    def case_pp_chart_dualpipev_json(t):
+        want = pp_chart_rows(t, DUALPIPEV_META, "db")
+        t.check(any(r[1] == "12F+0B" for r in want), "named by the schedule through META_DATA", want[:5])
+        t.eq(pp_chart_rows(t, DUALPIPEV_META, "json", json_meta=True), want,
+             "the same rows with pp_info and distributed_args in profiler_metadata.json")
+        t.eq(pp_chart_rows(t, DUALPIPEV_META, "json", json_meta=True, via_db=True), want,
+             "and through the DB tracebook writes of that load")
+        std = pp_chart_rows(t, {"distributed_args": DUALPIPEV_META["distributed_args"]}, "json-std", json_meta=True)
+        t.check(std and {r[1] for r in std} == {"FP", "BP"}, "a profiler_metadata.json without pp_info: FP and BP",
+                std[:3])
+
+    @suite.case("pp_chart: DualPipeV with tp, pp and dp given (--param): the recipe's schedule of those sizes")
+    def case_pp_chart_dualpipev_params(t):
+        sizes = ("tp=4", "pp=2", "dp=1")
+        want = dualpipev_want(DUALPIPEV_REF2, 4)
+        got = pp_chart_rows(t, DUALPIPEV_META, "p", params=sizes, ref=DUALPIPEV_REF2, group=4)
+        t.eq(got, want, "ranks 0-3 stage 0, 4-7 stage 1 of 2, named by the recipe's 2-stage schedule")
+        t.check(any(r[1] == "logits" for r in got) and sum(r[1] != "" for r in got) > 100, "named rows", got[:5])
+        meta = pp_chart_rows(t, DUALPIPEV_META, "p", ref=DUALPIPEV_REF2, group=4)
+        t.check(meta != got and all(r[1] == "" for r in meta if r[0] in ("0", "1")),
+                "without the parameters the metadata's tp 2, pp 4: other stages, other counts", meta[:3])
+        none = {"pp_info": DUALPIPEV_META["pp_info"]}
+        t.eq(pp_chart_rows(t, none, "p-none", params=sizes, ref=DUALPIPEV_REF2, group=4), want,
+             "the same without distributed_args in the metadata")
+        t.eq(pp_chart_rows(t, none, "p-none-json", params=sizes, ref=DUALPIPEV_REF2, group=4, json_meta=True),
+             want, "and with pp_info in profiler_metadata.json")
+        t.eq([r for r in pp_chart_rows(t, DUALPIPEV_META, "p8", params=("tp=1", "pp=8", "dp=1"))
+              if r[1] != ""], [], "pp 8 needs 16 micro-batches: no names (the recipe has no schedule)")
+        t.eq({r[0] for r in pp_chart_rows(t, DUALPIPEV_META, "p1", params=("tp=2", "pp=1", "dp=1"))}, {"0", "1"},
+             "tp 2, pp 1, dp 1: ranks 0 and 1 only (the others in no stage)")
+        for bad, what in ((("tp=4",), "tp alone: (tp 4, pp 0, dp 0)"),
+                          (("tp=4", "pp=-2", "dp=1"), "a negative pp: (tp 4, pp -2, dp 1)")):
+            r, out = pp_chart_run(t, DUALPIPEV_META, "bad", params=bad)
+            t.eq(r.rc, 5, "%s: exit code (stderr: %s)" % (what, r.err.strip()))
+            msg = "report 'pp_chart': dualpipev_slot: tp, pp and dp must be 1 or more " + what.split(": ")[1]
+            t.check(msg in r.err, "%s: the message" % what, r.err)
+            t.check(not os.path.exists(os.path.join(out, "pp_chart.csv")), "%s: no file" % what, os.listdir(out))
 
     @suite.case("pp_chart: DualPipeV with too few micro-batches: unnamed; sizes not integers: no rows; no pp_info: FP/BP")
     def case_pp_chart_dualpipev_invalid(t):

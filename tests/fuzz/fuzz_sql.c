@@ -37,7 +37,8 @@ static const char *const funcs[] = {
     "julianday", "length", "like", "lower", "ltrim", "max", "median", "min", "nullif", "percentile", "printf",
     "quote", "random", "randomblob", "replace", "round", "sign", "sqrt", "stdev", "strftime", "substr", "sum",
     "total", "trim", "typeof", "unicode", "union_count", "union_ns", "upper", "lower_quartile", "zeroblob",
-    "power", "log", "mod", "trunc", "char", "glob", "unixepoch", "variance", "upper_quartile",
+    "power", "log", "mod", "trunc", "char", "glob", "unixepoch", "variance", "upper_quartile", "pyset_array",
+    "dualpipev_slot",
     /* not on the list */
     "load_extension", "fts3_tokenizer", "readfile", "writefile", "edit", "sqlite_compileoption_get",
     "sqlite_offset", "sqlite_source_id", "unhex", "snippet", "highlight", "matchinfo", "offsets", "fts5",

@@ -265,6 +265,29 @@ static void test_comm_groups(void **state)
                         "dp|1|5||idC|dp|0|5\n");
     assert_string_equal(rows(db, "SELECT rankId FROM TB_RANK"), "5\n");
     assert_string_equal(rows(db, "SELECT kind FROM TB_SOURCE"), "profiler metadata\n");
+    /* and every top-level member as a TB_PROFILE_META row of the rank, the text as written */
+    assert_string_equal(rows(db, "SELECT rankId, name, length(value), json_type(value) FROM TB_PROFILE_META"),
+                        "5|distributed_args|28|object\n"
+                        "5|ENV_VARIABLES|17|object\n"
+                        "5|parallel_group_info|214|object\n");
+
+    /* strings as their text, numbers keep their JSON types, escapes in keys, nested braces in strings */
+    make_dirs("meta2_ascend_pt", meta, sizeof meta);
+    write_text("meta2_ascend_pt/profiler_metadata.json",
+               "\xEF\xBB\xBF {\"pp_info\" : {\"pp_type\": \"DualPipeV\", \"microbatch_num\": 8, \"x\": \"}]\"},"
+               "\"s\":\"a\\\"b\\u00e9\", \"k\\u0031\": 12.50 ,\"t\": true, \"z\": null, \"e\": {}, \"l\": [1, [2]]}",
+               p, sizeof p);
+    db = load_ok("meta2.db", meta);
+    assert_string_equal(rows(db, "SELECT name, value, CASE WHEN json_valid(value) THEN json_type(value) END, "
+                                 "CASE WHEN json_valid(value) THEN json_type(value, '$.microbatch_num') END "
+                                 "FROM TB_PROFILE_META"),
+                        "pp_info|{\"pp_type\": \"DualPipeV\", \"microbatch_num\": 8, \"x\": \"}]\"}|object|integer\n"
+                        "s|a\"b\xC3\xA9||\n"
+                        "k1|12.50|real|\n"
+                        "t|true|true|\n"
+                        "z|null|null|\n"
+                        "e|{}|object|\n"
+                        "l|[1, [2]]|array|\n");
 }
 
 /* ---- malformed JSON ----------------------------------------------------------------- */

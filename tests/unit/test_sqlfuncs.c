@@ -9,7 +9,8 @@
  * handling, GROUP BY, DISTINCT, and the exact error messages for a bad or
  * changing p. The union aggregates are also checked on 100000 random rows,
  * in order and shuffled, against iv_merge, so their on-the-fly merging and
- * compaction paths agree with the interval module. Runs with the exit-code
+ * compaction paths agree with the interval module. pyset_array is checked
+ * against the orders python3 gives for the same adds. Runs with the exit-code
  * protocol: main returns the number of failed tests.
  */
 #define _POSIX_C_SOURCE 200809L
@@ -354,6 +355,92 @@ static void test_union_random(void **state)
     free(v);
 }
 
+/* ---- sets --------------------------------------------------------------- */
+
+/* Fails unless sql gives exactly the text want. */
+static void assert_qtext(sqlite3 *db, const char *sql, const char *want)
+{
+    sqlite3_stmt *st = row(db, sql);
+    const char *got = (const char *)sqlite3_column_text(st, 0);
+    if (sqlite3_column_type(st, 0) != SQLITE_TEXT || !got || strcmp(got, want) != 0)
+        fail_msg("%s: expected %s, got %s", sql, want, got ? got : "(null)");
+    sqlite3_finalize(st);
+}
+
+/*
+ * pyset_array against what python3 3.11 gives for the same adds
+ * (s = set(); s.add(v) for each v; list(s)): small tables where the slot
+ * order is ascending, collisions ({8, 1}: 8 takes slot 0), growth from 8 to
+ * 32 to 128 slots with keys re-inserted in slot order, linear probing past
+ * taken slots and the perturbed jump, negative and large ints (hash(-1) is
+ * -2; 2^61 - 1 hashes to 0), duplicates.
+ */
+static void test_pyset_array(void **state)
+{
+    sqlite3 *db = *state;
+    assert_qtext(db, "SELECT pyset_array(value) FROM (SELECT value FROM json_each('[8,1]'))", "[8,1]");
+    assert_qtext(db,
+                 "SELECT pyset_array(value) FROM (SELECT value FROM json_each("
+                 "'[15,14,13,12,11,10,9,8,7,6,5,4,3,2,1,0]'))",
+                 "[0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15]");
+    assert_qtext(db,
+                 "WITH RECURSIVE r(v) AS (SELECT 0 UNION ALL SELECT v + 8 FROM r WHERE v < 120) "
+                 "SELECT pyset_array(v) FROM r",
+                 "[0,32,64,96,8,40,72,104,16,48,80,112,24,56,88,120]");
+    assert_qtext(db,
+                 "WITH RECURSIVE r(v) AS (SELECT 0 UNION ALL SELECT v + 5 FROM r WHERE v < 75) "
+                 "SELECT pyset_array(v) FROM r",
+                 "[0,65,35,5,70,40,10,75,45,15,50,20,55,25,60,30]");
+    assert_qtext(db,
+                 "SELECT pyset_array(value) FROM (SELECT value FROM json_each("
+                 "'[5,-1,-2,3,2305843009213693951,2305843009213693952,100,37,69]'))",
+                 "[2305843009213693951,2305843009213693952,3,100,5,37,69,-2,-1]");
+    assert_qtext(db,
+                 "SELECT pyset_array(v) FROM (WITH RECURSIVE r(v) AS (SELECT 0 UNION ALL SELECT v + 32 FROM r "
+                 "WHERE v < 608) SELECT v FROM r UNION ALL SELECT 3 UNION ALL SELECT 3 UNION ALL SELECT 0)",
+                 "[0,128,256,384,512,3,32,160,288,416,544,64,192,320,448,576,96,224,352,480,608]");
+    /* NULLs skipped; no values: an empty list; per group */
+    assert_qtext(db, "SELECT pyset_array(column1) FROM (VALUES (NULL),(2),(NULL))", "[2]");
+    assert_qtext(db, "SELECT pyset_array(column1) FROM (VALUES (NULL))", "[]");
+    assert_qtext(db, "SELECT pyset_array(column1) FROM (VALUES (1)) WHERE 0", "[]");
+    assert_qtext(db,
+                 "SELECT group_concat(a, ';') FROM (SELECT pyset_array(column2) AS a FROM "
+                 "(VALUES (1, 2),(2, 4),(1, 1),(2, 0)) GROUP BY column1 ORDER BY column1)",
+                 "[1,2];[0,4]");
+    assert_qtext(db, "SELECT pyset_array(column1) FROM (VALUES (9),(1))", "[9,1]");
+    assert_qtext(db, "SELECT pyset_array(column1) FROM (VALUES (3),(11))", "[11,3]");
+    assert_qtext(db, "SELECT pyset_array(column1) FROM (VALUES (11),(3))", "[3,11]");
+    assert_qerr(db, "SELECT pyset_array(column1) FROM (VALUES (1),(2.5))", "pyset_array: the values must be integers");
+    assert_qerr(db, "SELECT pyset_array(column1) FROM (VALUES ('7'))", "pyset_array: the values must be integers");
+}
+
+/*
+ * dualpipev_slot(mb, tp, pp, dp, rank, pos, count) against rows of
+ * msprof-analyze's own schedule (tests/conformance/reference/
+ * msprof_analyze_pp_chart_dualpipev_pp4_mb8.csv: stage 0 expects 38 rows,
+ * its 22nd is 7F+11B of phase 3; stage 3 expects 25, its 9th is 4F).
+ */
+static void test_dualpipev_slot(void **state)
+{
+    sqlite3 *db = *state;
+    assert_qtext(db, "SELECT dualpipev_slot(8, 2, 4, 1, 1, 21, 38)", "[\"7F+11B\",3]");
+    assert_qtext(db, "SELECT dualpipev_slot(8, 2, 4, 1, 7, 8, 25)", "[\"4F\",3]");
+    assert_qtext(db, "SELECT dualpipev_slot(8, 2, 4, 1, 0, 21, 38)", "[\"7F+11B\",3]"); /* cached stage */
+    assert_qtext(db, "SELECT dualpipev_slot(8, 1, 4, 2, 2, 0, 28)", "[\"0\",0]");      /* stage 1 */
+    /* a step of another count, no micro-batch count, too few of them: unnamed */
+    assert_qtext(db, "SELECT dualpipev_slot(8, 2, 4, 1, 1, 21, 37)", "[\"\",0]");
+    assert_qtext(db, "SELECT dualpipev_slot(NULL, 2, 4, 1, 1, 0, 38)", "[\"\",0]");
+    assert_qtext(db, "SELECT dualpipev_slot(7, 2, 4, 1, 1, 0, 38)", "[\"\",0]");
+    /* a rank in no stage, sizes not known: no row */
+    assert_qnull(db, "SELECT dualpipev_slot(8, 2, 4, 1, 8, 0, 38)");
+    assert_qnull(db, "SELECT dualpipev_slot(8, NULL, 4, 1, 1, 0, 38)");
+    assert_qerr(db, "SELECT dualpipev_slot(8, 2, 0, 1, 1, 0, 38)",
+                "dualpipev_slot: tp, pp and dp must be 1 or more (tp 2, pp 0, dp 1)");
+    assert_qerr(db, "SELECT dualpipev_slot(8, 2, 4, '1', 1, 0, 38)", "dualpipev_slot: the arguments must be integers");
+    assert_qerr(db, "SELECT dualpipev_slot(8, 2, 400000, 1, 1, 0, 38)",
+                "dualpipev_slot: a size or the micro-batch count is over 100000");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +451,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_union, setup, teardown),
         cmocka_unit_test_setup_teardown(test_intersect, setup, teardown),
         cmocka_unit_test_setup_teardown(test_union_random, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pyset_array, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dualpipev_slot, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

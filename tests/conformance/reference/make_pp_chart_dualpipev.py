@@ -8,12 +8,15 @@
 # stages and 8 micro-batches: per stage, the name and type its mapper gives the
 # stage's rows of a step, in order, and the count of rows a step must have
 # (pp_stage_mstx_num). The two methods are taken out of the recipe's file and
-# run alone (the rest of the class needs pandas and a cluster).
+# run alone (the rest of the class needs pandas and a cluster). With PP and MB
+# given, the same for that schedule: msprof_analyze_pp_chart_dualpipev_pp2_mb8.csv
+# is PP 2, MB 8 (the sizes cli/msprof_analyze_test.py gives pp_chart as
+# parameters).
 # cli/msprof_analyze_test.py builds an 8-rank cluster with that schedule and
 # checks pp_chart's names against these. Not run by the tests: it needs a
 # checkout of msprof-analyze (github.com/Ascend/msprof-analyze).
 #
-# usage: make_pp_chart_dualpipev.py MSPROF_ANALYZE_CHECKOUT OUT_CSV
+# usage: make_pp_chart_dualpipev.py MSPROF_ANALYZE_CHECKOUT OUT_CSV [PP MB]
 import ast
 import csv
 import os
@@ -25,6 +28,9 @@ PP, MB = 4, 8
 
 def main():
     checkout, out = sys.argv[1:3]
+    global PP, MB
+    if len(sys.argv) > 3:
+        PP, MB = int(sys.argv[3]), int(sys.argv[4])
     path = os.path.join(checkout, "msprof_analyze", "cluster_analyse", "recipes", "pp_chart", "pp_chart.py")
     with open(path, encoding="utf-8") as f:
         tree = ast.parse(f.read())
