@@ -95,6 +95,7 @@ typedef struct cev {
     size_t launch;          /* device: its launching host event, NIL */
     int64_t qrun, qdev;     /* device: queue length after launch, after start (-1: not counted) */
     int64_t stream;         /* device: its stream */
+    int64_t dev;            /* a task: its device; a sync event: the trace's pid (HTA's gpu) */
     size_t sn, en;          /* nodes in the current graph, NIL */
     int64_t wait_stream, record; /* an event sync: the stream and the correlation of the record it waits on */
     size_t awaited, waiter;      /* an event sync: the task awaited, the task that waits (Stream Wait Event) */
@@ -331,18 +332,48 @@ static tb_status call_keys(const hta_ctx *h, const rankdata *d, hkey **out, size
     return TB_OK;
 }
 
-/* Appends the rank's device tasks (prepared) with their launching calls
- * and HTA's queue lengths. */
+/* The rank's tasks' devices: (globalTaskId, deviceId) pairs by task, for
+ * hta_task_name. */
+static tb_status task_devices(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err)
+{
+    static const char sql[] = "SELECT globalTaskId, ifnull(deviceId, 0) FROM TASK WHERE ifnull(rankId, 0) = ? "
+                              "AND globalTaskId IS NOT NULL ORDER BY globalTaskId";
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0, k = 0;
+    *pairs = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW)
+        if (VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 0)) ||
+            VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 1))) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    *n = k / 2;
+    return rc;
+}
+
+/* Appends the rank's device tasks (prepared) with their launching calls,
+ * devices and HTA's queue lengths. */
 static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, rankdata *d, tb_error *err)
 {
-    int64_t *names = NULL, *q = calloc(2 * ev->n + 1, sizeof *q);
-    size_t nn = 0, nk = 0;
+    int64_t *names = NULL, *devs = NULL, *q = calloc(2 * ev->n + 1, sizeof *q);
+    size_t nn = 0, nd = 0, nk = 0;
     hkey *k = NULL;
     if (!q)
         return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     tb_status rc = call_keys(h, d, &k, &nk, err);
     if (!rc)
         rc = hta_task_names(h, rank, &names, &nn, err);
+    if (!rc)
+        rc = task_devices(h, rank, &devs, &nd, err);
     if (!rc)
         rc = hta_queue_at(h, ev, q, q + ev->n, err);
     for (size_t i = 0; !rc && i < ev->n; i++) {
@@ -362,11 +393,12 @@ static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, ran
         const hkey *f = &k[lo];
         cev c = {.ts = e->s, .te = e->e, .name = hta_task_name(names, nn, e->ord), .ord = ((int64_t)1 << 41) + e->ord,
                  .launch = f->ev, .qrun = q[i], .qdev = q[ev->n + i], .stream = e->stream, .sn = NIL, .en = NIL,
-                 .device = 1, .comm = e->kind == K_COMM, .node = 1};
+                 .dev = hta_task_name(devs, nd, e->ord), .device = 1, .comm = e->kind == K_COMM, .node = 1};
         if (VEC_PUSH(d->v, d->n, d->cap, c))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
     free(names);
+    free(devs);
     free(q);
     free(k);
     return rc;
@@ -380,7 +412,7 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
     static const char sql[] =
         "SELECT e.startNs, e.endNs, n.value, e.name, json_extract(e.args, '$.stream'), "
         "  json_extract(e.args, '$.correlation'), json_extract(e.args, '$.wait_on_stream'), "
-        "  json_extract(e.args, '$.wait_on_cuda_event_record_corr_id'), e.rowid "
+        "  json_extract(e.args, '$.wait_on_cuda_event_record_corr_id'), e.rowid, ifnull(e.pid, 0) "
         "FROM TB_EVENT e JOIN STRING_IDS c ON c.id = e.cat JOIN STRING_IDS n ON n.id = e.name "
         "WHERE ifnull(e.rankId, 0) = ?1 AND c.value = 'cuda_sync' AND e.ph = 'X' AND e.startNs IS NOT NULL "
         "  AND e.endNs IS NOT NULL AND json_valid(e.args) ORDER BY e.rowid";
@@ -403,6 +435,7 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
         cev c = {.name = sqlite3_column_int64(st, 3), .ord = ((int64_t)3 << 40) + sqlite3_column_int64(st, 8),
                  .launch = call, .stream = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4),
                  .sn = NIL, .en = NIL, .qrun = -1, .qdev = -1, .sync = (unsigned char)kind, .awaited = NIL, .waiter = NIL,
+                 .dev = sqlite3_column_int64(st, 9),
                  .wait_stream = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6),
                  .record = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7)};
         c.device = c.node = c.stream != -1; /* HTA: an event of a stream is a device event */
@@ -423,13 +456,15 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
 /* A launch HTA counts (a task whose call is on its launch list), keyed for
  * the searches of pair_syncs. */
 typedef struct lkey {
-    int64_t stream, pid, tid, ts, ord;
+    int64_t dev, stream, pid, tid, ts, ord;
     size_t task;
 } lkey;
 
 static int cmp_lkey_prev(const void *a, const void *b)
 {
     const lkey *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
     if (x->stream != y->stream)
         return x->stream < y->stream ? -1 : 1;
     if (x->ts != y->ts)
@@ -469,7 +504,8 @@ static size_t bound(const lkey *l, size_t n, const lkey *key, int (*cmp)(const v
 
 /* For each Event Sync and Stream Wait Event of the rank, over the whole
  * trace as HTA does: the task of the last counted launch onto the awaited
- * stream at or before the awaited cudaEventRecord (awaited) and, for a
+ * stream of the sync event's device (HTA's gpu: the event's pid, the
+ * task's device) at or before the awaited cudaEventRecord (awaited) and, for a
  * Stream Wait Event, the task of the next launch onto its stream from its
  * cudaStreamWaitEvent's thread (waiter). */
 static int pair_syncs(rankdata *d)
@@ -481,7 +517,7 @@ static int pair_syncs(rankdata *d)
     for (size_t i = d->nhost; i < d->n; i++) {
         const cev *c = &d->v[i];
         if (!c->sync && c->qrun >= 0)
-            l[nl++] = (lkey){c->stream, d->v[c->launch].pid, d->v[c->launch].tid, d->v[c->launch].ts,
+            l[nl++] = (lkey){c->dev, c->stream, d->v[c->launch].pid, d->v[c->launch].tid, d->v[c->launch].ts,
                              d->v[c->launch].ord, i};
     }
     if (nl)
@@ -489,9 +525,9 @@ static int pair_syncs(rankdata *d)
     for (size_t i = d->nhost; i < d->n; i++) {
         cev *c = &d->v[i];
         if ((c->sync == S_EVENT || c->sync == S_WAIT) && c->record >= 0) {
-            lkey key = {.stream = c->wait_stream, .ts = d->v[c->record].ts, .ord = INT64_MAX};
+            lkey key = {.dev = c->dev, .stream = c->wait_stream, .ts = d->v[c->record].ts, .ord = INT64_MAX};
             size_t k = bound(l, nl, &key, cmp_lkey_prev, 1);
-            c->awaited = k && l[k - 1].stream == c->wait_stream ? l[k - 1].task : NIL;
+            c->awaited = k && l[k - 1].dev == c->dev && l[k - 1].stream == c->wait_stream ? l[k - 1].task : NIL;
         }
     }
     if (nl)
@@ -501,7 +537,7 @@ static int pair_syncs(rankdata *d)
         if (c->sync != S_WAIT)
             continue;
         const cev *w = &d->v[c->launch];
-        lkey key = {c->stream, w->pid, w->tid, w->ts, INT64_MAX, 0};
+        lkey key = {0, c->stream, w->pid, w->tid, w->ts, INT64_MAX, 0};
         size_t k = bound(l, nl, &key, cmp_lkey_next, 1);
         c->waiter = k < nl && l[k].stream == c->stream && l[k].pid == w->pid && l[k].tid == w->tid ? l[k].task : NIL;
     }

@@ -9,7 +9,9 @@
 # shared Kineto traces (ns_resolution_trace, amd_trace, tracelens h100 and
 # mi300), on a generated two-rank Kineto trace (tracebook-gen, seed 7), on
 # samples/kineto_small, on the trace of tests/hta/sync_trace.py (Stream, Event and Context Sync, a
-# Stream Wait Event) and on HTA's own cuda_event_sync test trace.
+# Stream Wait Event; and its variant with a second device, whose launch onto
+# the awaited stream's number is not the one awaited) and on HTA's own
+# cuda_event_sync test trace.
 # For every instance that is a host step (a user_annotation or cpu_op
 # slice: tracebook's steps; HTA also counts the device's copies of the step
 # slices, whose window is the device's) and where HTA finds a path:
@@ -47,7 +49,7 @@ BOUNDS = {"": "", "c": "cpu_bound", "D": "data_loading", "g": "gpu_compute_bound
 
 
 # The sets the test makes itself (SHARED_DATA_DIR "-": these only).
-OWN_SETS = ("gen_kineto_2ranks", "sync_trace", "kineto_small")
+OWN_SETS = ("gen_kineto_2ranks", "sync_trace", "sync_trace_two_devices", "kineto_small")
 
 
 def close(a, b, rel=1e-6):
@@ -70,10 +72,11 @@ def inputs(exe_gen, shared, out, name):
         return dirs[name] if os.path.isdir(dirs[name][0]) else None
     if name == "kineto_small":
         return [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "kineto_small")]
-    if name == "sync_trace":
-        d = tbtest.fresh_dir(os.path.join(out, "sync"))
+    if name in ("sync_trace", "sync_trace_two_devices"):
+        d = tbtest.fresh_dir(os.path.join(out, name))
         tbtest.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hta",
-                                                 "sync_trace.py"), d], code=0)
+                                                 "sync_trace.py"), d] + (["--two-devices"] if "two" in name else []),
+                   code=0)
         return [d]
     gen = tbtest.fresh_dir(os.path.join(out, "gen"))
     files = []
@@ -130,7 +133,7 @@ def check_step(name, rank, step, ref, path, rows):
     T.eq({r["bound_by"]: float(r["duration"]) for r in rows}, {k: float(v) for k, v in bounds.items()},
          "%s: time per bound as HTA's summary" % what)
     for r in rows:
-        share = round(100.0 * bounds[r["bound_by"]] / length, 2) if length else None
+        share = round(100.0 * bounds[r["bound_by"]] / length, 2) if length and r["bound_by"] in bounds else None
         T.check(share is not None and close(float(r["share_pct"]), share), "%s: %s share %s%% as HTA's" %
                 (what, r["bound_by"], share), repr(r))
 

@@ -11,7 +11,9 @@
 # And the project's sample samples/kineto_small, the one-rank trace of
 # tests/hta/sync_trace.py (its steps wait on the
 # device through Stream Sync, Event Sync, Context Sync and Stream Wait
-# Event events), and the traces of HTA's own critical path tests
+# Event events; with --two-devices, a second device whose launch onto the
+# same stream number must not be taken for the awaited one), and the
+# traces of HTA's own critical path tests
 # (tests/data/critical_path of HTA_COMMIT: alexnet, simple_add,
 # cuda_event_sync, cuda_event_sync_multi_stream), which the shared data
 # keeps under kineto/hta_critical_path/.
@@ -43,9 +45,10 @@ SETS = [
     ("tracelens_h100", os.path.join(shared, "kineto", "tracelens", "h100")),
     ("tracelens_mi300", os.path.join(shared, "kineto", "tracelens", "mi300")),
     ("gen_kineto_2ranks", gen),
-    ("sync_trace", None),  # tests/hta/sync_trace.py writes it
+    ("sync_trace", []),  # tests/hta/sync_trace.py writes it (with these arguments)
     ("kineto_small", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "kineto_small")),
     ("hta_cuda_event_sync", os.path.join(shared, "kineto", "hta_critical_path", "cuda_event_sync")),
+    ("sync_trace_two_devices", ["--two-devices"]),
 ]
 HTA_CP = os.path.join(shared, "kineto", "hta_critical_path")
 # the inputs of the runs: the sets', and HTA's other test traces
@@ -129,12 +132,13 @@ refs = {"command": "python3 tests/hta/make_cp_refs.py HTA_CHECKOUT SHARED_DATA_D
 
 
 def analyse(src, annotation, instance, dl):
-    """HTA's paths on the set in src (None: sync_trace.py's) for one choice."""
+    """HTA's paths on the set in src (a list: sync_trace.py's with those
+    arguments) for one choice."""
     with tempfile.TemporaryDirectory() as d:
-        if src is None:
+        if isinstance(src, list):
             subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sync_trace.py"),
-                            d], check=True)
-        for f in sorted(os.listdir(src)) if src else []:
+                            d] + src, check=True)
+        for f in sorted(os.listdir(src)) if isinstance(src, str) else []:
             if f.endswith((".json", ".json.gz")):
                 shutil.copy(os.path.join(src, f), d)
         r = subprocess.run([sys.executable, "-c", CHILD, hta_dir, d, json.dumps([annotation, instance, dl])],
