@@ -9,6 +9,7 @@
 #     defaults: the table is built for each, the first gets one path (step
 #     "") and the second a path per step, each as a run of its own gives;
 #   - instance N and N-M: one path, named by the instance or "first .. last";
+#   - tracebook query --param annotation= reads the whole trace's path;
 #   - an instance the rank lacks, an annotation no slice holds: exit 0, a
 #     note naming it, the header alone;
 #   - bad values: exit 2, a message naming the parameter and the value, no
@@ -59,6 +60,12 @@ def main():
          "the other report of the run keeps the defaults' table")
     T.check(len(rows(whole, "critical_path")) > len(rows(base, "critical_path")) / 6,
             "the whole trace's path is longer than a step's")
+
+    # the query command gives the table its --param too
+    r = tbtest.run([exe, "query", "-dir", small, "--format", "csv", "--param", "annotation=",
+                    "SELECT DISTINCT quote(step) AS s FROM critical_path"])
+    T.check(r.returncode == 0 and r.stdout.splitlines() == ["s", "''"],
+            "query --param annotation=: the whole trace's path alone", r.stdout + r.stderr)
 
     # one instance, a window of instances
     one, _ = report(exe, small, os.path.join(out, "one"), *both, "--param", "instance=2")
