@@ -13,6 +13,15 @@
  *     named, the device's copies too, in the trace file's order; here a
  *     step is named.)
  *
+ * The reports' parameters (metrics_param) choose as HTA's arguments do:
+ * annotation (the text a host slice's name holds; "" the whole trace: one
+ * window over every event), instance ("all": a path per instance; "N" or
+ * "N-M": one path from the N-th instance's start to the latest end of N..M,
+ * counted among the host instances in start order) and data_load_events
+ * (names, commas between: a host slice whose name holds one as text gets
+ * nodes whatever its category; an edge attributed to a host slice in whose
+ * name one, as a regular expression, is found is bound by data_loading).
+ *
  * The graph is HTA's CPGraph, in HTA's time domain and window (hta.h):
  * the events kept are the host slices that start within the step and last
  * longer than zero, and the device tasks whose launching call is one of
@@ -60,6 +69,8 @@
  * edge (communication when HTA's class says so), the host for the rest;
  * dependencies and sync edges by nothing.
  */
+#include <limits.h>
+#include <regex.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -84,10 +95,12 @@ typedef struct cev {
     size_t launch;          /* device: its launching host event, NIL */
     int64_t qrun, qdev;     /* device: queue length after launch, after start (-1: not counted) */
     int64_t stream;         /* device: its stream */
+    int64_t dev;            /* a task: its device; a sync event: the trace's pid (HTA's gpu) */
     size_t sn, en;          /* nodes in the current graph, NIL */
     int64_t wait_stream, record; /* an event sync: the stream and the correlation of the record it waits on */
     size_t awaited, waiter;      /* an event sync: the task awaited, the task that waits (Stream Wait Event) */
     unsigned char device, comm, node, lock, blocking, fwd, bwd, streamed, kept;
+    unsigned char dl;   /* host: a data-load event (the parameter data_load_events): 1 a node, 2 data_loading */
     unsigned char sync; /* a cuda_sync event (S_*), 0 otherwise */
 } cev;
 
@@ -96,7 +109,20 @@ enum { S_NONE, S_STREAM, S_CONTEXT, S_EVENT, S_WAIT };
 
 typedef struct annot {
     int64_t ts, te, name, ord;
+    int64_t last; /* a window of instances: the last one's name; -1 */
 } annot;
+
+/* What the reports' parameters choose (metrics_param): the annotation that
+ * bounds a path ("": the whole trace), its instances (every one, a path
+ * each; or first..last, one path), the names of data-load events. */
+typedef struct cp_choice {
+    char *annotation;
+    int all;
+    int64_t first, last;
+    char **dl;
+    regex_t *dl_re; /* dl[i] as a regular expression (HTA's bound test) */
+    size_t ndl;
+} cp_choice;
 
 typedef struct cpnode {
     int64_t ts, ord;
@@ -141,13 +167,32 @@ static int one_of(const char *s, const char *const *list)
     return 0;
 }
 
-static void host_flags(cev *c, const char *name, int table, int64_t type)
+/* HTA's two tests of a data-load event: it gets nodes when its name holds
+ * one of the names as literal text (1), and its edges are bound by
+ * data_loading when one of them, read as a regular expression, is found in
+ * the name (2). */
+static int data_load(const cp_choice *ch, const char *name)
+{
+    int r = 0;
+    for (size_t i = 0; name && i < ch->ndl; i++) {
+        if (strstr(name, ch->dl[i]))
+            r |= 1;
+        if (regexec(&ch->dl_re[i], name, 0, NULL, 0) == 0)
+            r |= 2;
+    }
+    return r;
+}
+
+static void host_flags(cev *c, const char *name, int table, int64_t type, const cp_choice *ch)
 {
     static const char *const lock[] = {"cudaHostAlloc", "cudaLaunchKernel", "cudaMemcpyAsync", NULL};
     static const char *const blocking[] = {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventQuery",
                                            "cudaEventSynchronize", "cudaMemcpy", "cudaMemcpyAsync", NULL};
     /* HTA's operator or runtime mask: cpu_op, cuda_runtime, cuda_driver */
     c->node = table == 0 ? type == 50001 : (type == 60001 || type == 60002);
+    /* HTA gives data-load events nodes whatever their category */
+    c->dl = (unsigned char)data_load(ch, name);
+    c->node |= c->dl & 1;
     c->lock = one_of(name, lock);
     c->blocking = one_of(name, blocking);
     /* HTA's forward and backward threads: cpu_op and user_annotation slices */
@@ -181,7 +226,7 @@ static tb_status read_host(const hta_ctx *h, int64_t rank, rankdata *d, tb_error
                  .ord = ((int64_t)table << 40) + sqlite3_column_int64(st, 10), .launch = NIL, .sn = NIL, .en = NIL};
         /* a call with a stream is, to HTA, a device event: not a host slice */
         c.streamed = sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int64(st, 8) != -1;
-        host_flags(&c, (const char *)sqlite3_column_text(st, 9), table, sqlite3_column_int64(st, 7));
+        host_flags(&c, (const char *)sqlite3_column_text(st, 9), table, sqlite3_column_int64(st, 7), h->extra);
         hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
         if (!hta_host_kept(h, cut, c.ts, c.te, 1))
             continue;
@@ -205,23 +250,26 @@ static int cmp_annot(const void *a, const void *b)
     return (x->ord > y->ord) - (x->ord < y->ord);
 }
 
-/* The rank's steps: its host slices whose name holds ProfilerStep (a step
- * recorded twice, as an op and as an annotation, once), in start order. */
+/* The rank's instances of the annotation: its host slices whose name
+ * holds it (ProfilerStep: the steps; a slice recorded twice, as an op and
+ * as an annotation, once), in start order. */
 static tb_status read_steps(const hta_ctx *h, int64_t rank, rankdata *d, tb_error *err)
 {
     static const char sql[] =
-        "WITH n AS (SELECT id FROM STRING_IDS WHERE instr(value, 'ProfilerStep') > 0) "
+        "WITH n AS (SELECT id FROM STRING_IDS WHERE instr(value, ?2) > 0) "
         "SELECT startNs, endNs, name, min(rowid) FROM PYTORCH_API WHERE ifnull(rankId, 0) = ?1 AND name IN n "
         "  AND startNs IS NOT NULL AND endNs IS NOT NULL GROUP BY startNs, endNs, name";
+    const cp_choice *ch = h->extra;
     const step_cut *cut = hta_cut(h, rank);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     sqlite3_bind_int64(st, 1, rank);
+    sqlite3_bind_text(st, 2, ch->annotation, -1, SQLITE_STATIC);
     int s;
     tb_status rc = TB_OK;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        annot a = {.name = sqlite3_column_int64(st, 2), .ord = sqlite3_column_int64(st, 3)};
+        annot a = {.name = sqlite3_column_int64(st, 2), .ord = sqlite3_column_int64(st, 3), .last = -1};
         hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &a.ts, &a.te);
         if (!hta_host_kept(h, cut, a.ts, a.te, 1))
             continue;
@@ -284,18 +332,48 @@ static tb_status call_keys(const hta_ctx *h, const rankdata *d, hkey **out, size
     return TB_OK;
 }
 
-/* Appends the rank's device tasks (prepared) with their launching calls
- * and HTA's queue lengths. */
+/* The rank's tasks' devices: (globalTaskId, deviceId) pairs by task, for
+ * hta_task_name. */
+static tb_status task_devices(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err)
+{
+    static const char sql[] = "SELECT globalTaskId, ifnull(deviceId, 0) FROM TASK WHERE ifnull(rankId, 0) = ? "
+                              "AND globalTaskId IS NOT NULL ORDER BY globalTaskId";
+    sqlite3_stmt *st = NULL;
+    size_t cap = 0, k = 0;
+    *pairs = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    int s;
+    tb_status rc = TB_OK;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW)
+        if (VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 0)) ||
+            VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 1))) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            break;
+        }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_finalize(st);
+    *n = k / 2;
+    return rc;
+}
+
+/* Appends the rank's device tasks (prepared) with their launching calls,
+ * devices and HTA's queue lengths. */
 static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, rankdata *d, tb_error *err)
 {
-    int64_t *names = NULL, *q = calloc(2 * ev->n + 1, sizeof *q);
-    size_t nn = 0, nk = 0;
+    int64_t *names = NULL, *devs = NULL, *q = calloc(2 * ev->n + 1, sizeof *q);
+    size_t nn = 0, nd = 0, nk = 0;
     hkey *k = NULL;
     if (!q)
         return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     tb_status rc = call_keys(h, d, &k, &nk, err);
     if (!rc)
         rc = hta_task_names(h, rank, &names, &nn, err);
+    if (!rc)
+        rc = task_devices(h, rank, &devs, &nd, err);
     if (!rc)
         rc = hta_queue_at(h, ev, q, q + ev->n, err);
     for (size_t i = 0; !rc && i < ev->n; i++) {
@@ -315,11 +393,12 @@ static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, ran
         const hkey *f = &k[lo];
         cev c = {.ts = e->s, .te = e->e, .name = hta_task_name(names, nn, e->ord), .ord = ((int64_t)1 << 41) + e->ord,
                  .launch = f->ev, .qrun = q[i], .qdev = q[ev->n + i], .stream = e->stream, .sn = NIL, .en = NIL,
-                 .device = 1, .comm = e->kind == K_COMM, .node = 1};
+                 .dev = hta_task_name(devs, nd, e->ord), .device = 1, .comm = e->kind == K_COMM, .node = 1};
         if (VEC_PUSH(d->v, d->n, d->cap, c))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
     free(names);
+    free(devs);
     free(q);
     free(k);
     return rc;
@@ -333,7 +412,7 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
     static const char sql[] =
         "SELECT e.startNs, e.endNs, n.value, e.name, json_extract(e.args, '$.stream'), "
         "  json_extract(e.args, '$.correlation'), json_extract(e.args, '$.wait_on_stream'), "
-        "  json_extract(e.args, '$.wait_on_cuda_event_record_corr_id'), e.rowid "
+        "  json_extract(e.args, '$.wait_on_cuda_event_record_corr_id'), e.rowid, ifnull(e.pid, 0) "
         "FROM TB_EVENT e JOIN STRING_IDS c ON c.id = e.cat JOIN STRING_IDS n ON n.id = e.name "
         "WHERE ifnull(e.rankId, 0) = ?1 AND c.value = 'cuda_sync' AND e.ph = 'X' AND e.startNs IS NOT NULL "
         "  AND e.endNs IS NOT NULL AND json_valid(e.args) ORDER BY e.rowid";
@@ -356,6 +435,7 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
         cev c = {.name = sqlite3_column_int64(st, 3), .ord = ((int64_t)3 << 40) + sqlite3_column_int64(st, 8),
                  .launch = call, .stream = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4),
                  .sn = NIL, .en = NIL, .qrun = -1, .qdev = -1, .sync = (unsigned char)kind, .awaited = NIL, .waiter = NIL,
+                 .dev = sqlite3_column_int64(st, 9),
                  .wait_stream = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6),
                  .record = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7)};
         c.device = c.node = c.stream != -1; /* HTA: an event of a stream is a device event */
@@ -376,13 +456,15 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
 /* A launch HTA counts (a task whose call is on its launch list), keyed for
  * the searches of pair_syncs. */
 typedef struct lkey {
-    int64_t stream, pid, tid, ts, ord;
+    int64_t dev, stream, pid, tid, ts, ord;
     size_t task;
 } lkey;
 
 static int cmp_lkey_prev(const void *a, const void *b)
 {
     const lkey *x = a, *y = b;
+    if (x->dev != y->dev)
+        return x->dev < y->dev ? -1 : 1;
     if (x->stream != y->stream)
         return x->stream < y->stream ? -1 : 1;
     if (x->ts != y->ts)
@@ -422,7 +504,8 @@ static size_t bound(const lkey *l, size_t n, const lkey *key, int (*cmp)(const v
 
 /* For each Event Sync and Stream Wait Event of the rank, over the whole
  * trace as HTA does: the task of the last counted launch onto the awaited
- * stream at or before the awaited cudaEventRecord (awaited) and, for a
+ * stream of the sync event's device (HTA's gpu: the event's pid, the
+ * task's device) at or before the awaited cudaEventRecord (awaited) and, for a
  * Stream Wait Event, the task of the next launch onto its stream from its
  * cudaStreamWaitEvent's thread (waiter). */
 static int pair_syncs(rankdata *d)
@@ -434,7 +517,7 @@ static int pair_syncs(rankdata *d)
     for (size_t i = d->nhost; i < d->n; i++) {
         const cev *c = &d->v[i];
         if (!c->sync && c->qrun >= 0)
-            l[nl++] = (lkey){c->stream, d->v[c->launch].pid, d->v[c->launch].tid, d->v[c->launch].ts,
+            l[nl++] = (lkey){c->dev, c->stream, d->v[c->launch].pid, d->v[c->launch].tid, d->v[c->launch].ts,
                              d->v[c->launch].ord, i};
     }
     if (nl)
@@ -442,9 +525,9 @@ static int pair_syncs(rankdata *d)
     for (size_t i = d->nhost; i < d->n; i++) {
         cev *c = &d->v[i];
         if ((c->sync == S_EVENT || c->sync == S_WAIT) && c->record >= 0) {
-            lkey key = {.stream = c->wait_stream, .ts = d->v[c->record].ts, .ord = INT64_MAX};
+            lkey key = {.dev = c->dev, .stream = c->wait_stream, .ts = d->v[c->record].ts, .ord = INT64_MAX};
             size_t k = bound(l, nl, &key, cmp_lkey_prev, 1);
-            c->awaited = k && l[k - 1].stream == c->wait_stream ? l[k - 1].task : NIL;
+            c->awaited = k && l[k - 1].dev == c->dev && l[k - 1].stream == c->wait_stream ? l[k - 1].task : NIL;
         }
     }
     if (nl)
@@ -454,7 +537,7 @@ static int pair_syncs(rankdata *d)
         if (c->sync != S_WAIT)
             continue;
         const cev *w = &d->v[c->launch];
-        lkey key = {c->stream, w->pid, w->tid, w->ts, INT64_MAX, 0};
+        lkey key = {0, c->stream, w->pid, w->tid, w->ts, INT64_MAX, 0};
         size_t k = bound(l, nl, &key, cmp_lkey_next, 1);
         c->waiter = k < nl && l[k].stream == c->stream && l[k].pid == w->pid && l[k].tid == w->tid ? l[k].task : NIL;
     }
@@ -931,7 +1014,7 @@ static const char *bound_by(const cpgraph *g, const cev *v, const cpedge *e)
     (void)g;
     if (e->ev != NIL && v[e->ev].device)
         return v[e->ev].comm ? "gpu_communication_bound" : "gpu_compute_bound";
-    return "cpu_bound";
+    return e->ev != NIL && (v[e->ev].dl & 2) ? "data_loading" : "cpu_bound";
 }
 
 static tb_status insert_path(const hta_ctx *h, int64_t rank, const annot *a, const cpgraph *g, const cev *v,
@@ -942,7 +1025,10 @@ static tb_status insert_path(const hta_ctx *h, int64_t rank, const annot *a, con
         const cpedge *e = &g->e[path[i]];
         const char *b = bound_by(g, v, e);
         sqlite3_bind_int64(h->ins, 1, rank);
-        sqlite3_bind_int64(h->ins, 2, a->name);
+        if (a->name >= 0)
+            sqlite3_bind_int64(h->ins, 2, a->name);
+        if (a->last >= 0)
+            sqlite3_bind_int64(h->ins, 12, a->last);
         hta_bind_us(h, 3, a->ts);
         sqlite3_bind_int64(h->ins, 4, (int64_t)i);
         sqlite3_bind_text(h->ins, 5, edge_names[e->type], -1, SQLITE_STATIC);
@@ -990,17 +1076,18 @@ static void note_rank(const hta_ctx *h, int64_t rank, const annot *a, const char
     if (!h->m->note)
         return;
     char msg[300];
-    snprintf(msg, sizeof msg, "%s: rank %lld: the step starting at %lld: no row: %s", h->what,
+    snprintf(msg, sizeof msg, "%s: rank %lld: the window starting at %lld: no row: %s", h->what,
              (long long)metrics_rank_shown(h->m, rank), (long long)a->ts, why);
     h->m->note(h->m->ctx, msg);
 }
 
-/* The path of one step instance of a rank. */
-static tb_status step_path(const hta_ctx *h, int64_t rank, rankdata *d, size_t inst, tb_error *err)
+/* The path of one window of a rank: [ws, we] (a's label and start). */
+static tb_status step_path(const hta_ctx *h, int64_t rank, rankdata *d, const annot *a, int64_t ws, int64_t we,
+                           tb_error *err)
 {
     cpgraph g;
     memset(&g, 0, sizeof g);
-    keep(d, d->a[inst].ts, d->a[inst].te);
+    keep(d, ws, we);
     int64_t kk_gap = h->o.round_us ? KK_THRESHOLD_US : (int64_t)KK_THRESHOLD_US * 1000;
     int bad = make_nodes(d->v, d->n, &g) || lock_edges(&g, d->v) || stack_edges(&g, d->v, d->nhost) ||
               kernel_edges(&g, d->v, d->nhost, d->n, kk_gap);
@@ -1010,27 +1097,81 @@ static tb_status step_path(const hta_ctx *h, int64_t rank, rankdata *d, size_t i
     if (lp < 0)
         rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     else if (lp == 2)
-        note_rank(h, rank, &d->a[inst], "a sync edge joins two tasks of one stream (HTA refuses the graph)");
+        note_rank(h, rank, a, "a sync edge joins two tasks of one stream (HTA refuses the graph)");
     else if (lp > 0)
-        note_rank(h, rank, &d->a[inst], "HTA's graph of the step has a cycle");
+        note_rank(h, rank, a, "HTA's graph of the window has a cycle");
     else if (!np)
-        note_rank(h, rank, &d->a[inst], "the step holds no host op, runtime call or device task");
+        note_rank(h, rank, a, "the window holds no host op, runtime call or device task");
     else
-        rc = insert_path(h, rank, &d->a[inst], &g, d->v, path, np, err);
+        rc = insert_path(h, rank, a, &g, d->v, path, np, err);
     free(path);
     graph_free(&g);
     return rc;
 }
 
+static void note_plain(const hta_ctx *h, int64_t rank, const char *why, const char *what)
+{
+    if (!h->m->note)
+        return;
+    char msg[400];
+    snprintf(msg, sizeof msg, "%s: rank %lld: no row: %s '%s'", h->what, (long long)metrics_rank_shown(h->m, rank),
+             why, what);
+    h->m->note(h->m->ctx, msg);
+}
+
+/* The rank's paths as the choice asks: the whole trace, each instance of
+ * the annotation, or one window of instances. */
+static tb_status rank_paths(const hta_ctx *h, int64_t rank, rankdata *d, tb_error *err)
+{
+    const cp_choice *ch = h->extra;
+    if (!*ch->annotation) {
+        /* HTA's window of the whole trace holds every event */
+        annot w = {.ts = INT64_MAX, .name = -1, .last = -1};
+        for (size_t i = 0; i < d->n; i++)
+            if (!d->v[i].sync && d->v[i].ts < w.ts)
+                w.ts = d->v[i].ts;
+        if (!d->n) {
+            note_plain(h, rank, "it holds no host op, runtime call or device task", "");
+            return TB_OK;
+        }
+        return step_path(h, rank, d, &w, INT64_MIN, INT64_MAX, err);
+    }
+    if (!d->na) {
+        note_plain(h, rank, "no host slice's name holds the annotation", ch->annotation);
+        return TB_OK;
+    }
+    if (ch->all) {
+        tb_status rc = TB_OK;
+        for (size_t i = 0; !rc && i < d->na; i++)
+            rc = step_path(h, rank, d, &d->a[i], d->a[i].ts, d->a[i].te, err);
+        return rc;
+    }
+    if (ch->first >= (int64_t)d->na) {
+        char why[160];
+        snprintf(why, sizeof why, "instance %lld asked, it has %lld of", (long long)ch->first, (long long)d->na);
+        note_plain(h, rank, why, ch->annotation);
+        return TB_OK;
+    }
+    /* HTA's window of instances first..last (the last clipped to the rank's) */
+    size_t f = (size_t)ch->first, l = ch->last < (int64_t)d->na ? (size_t)ch->last : d->na - 1;
+    annot w = d->a[f];
+    int64_t we = w.te;
+    for (size_t i = f + 1; i <= l; i++)
+        we = d->a[i].te > we ? d->a[i].te : we;
+    w.last = l > f ? d->a[l].name : -1;
+    return step_path(h, rank, d, &w, w.ts, we, err);
+}
+
 static tb_status path_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 {
     hta_ctx *h = ctx;
+    const cp_choice *ch = h->extra;
     rankdata d;
     memset(&d, 0, sizeof d);
     if (!hta_prepare(h, rank, ev))
         return TB_OK;
     tb_status rc = read_host(h, rank, &d, err);
-    if (!rc)
+    if (!rc && *ch->annotation)
         rc = read_steps(h, rank, &d, err);
     if (!rc)
         rc = add_device(h, rank, ev, &d, err);
@@ -1038,35 +1179,142 @@ static tb_status path_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         rc = read_syncs(h, rank, &d, err);
     if (!rc && pair_syncs(&d))
         rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-    if (!rc && !d.na && h->m->note) {
-        char msg[200];
-        snprintf(msg, sizeof msg, "%s: rank %lld: no row: it has no ProfilerStep slice", h->what,
-                 (long long)metrics_rank_shown(h->m, rank));
-        h->m->note(h->m->ctx, msg);
-    }
-    for (size_t i = 0; !rc && i < d.na; i++)
-        rc = step_path(h, rank, &d, i, err);
+    if (!rc)
+        rc = rank_paths(h, rank, &d, err);
     free(d.v);
     free(d.a);
     return rc;
 }
 
+static void choice_free(cp_choice *ch)
+{
+    free(ch->annotation);
+    for (size_t i = 0; i < ch->ndl; i++) {
+        free(ch->dl[i]);
+        if (ch->dl_re)
+            regfree(&ch->dl_re[i]);
+    }
+    free(ch->dl);
+    free(ch->dl_re);
+}
+
+/* instance: "all", "N" or "N-M" (N <= M, from 0). Returns 0 or -1. */
+static int parse_instance(const char *s, cp_choice *ch)
+{
+    if (!strcmp(s, "all")) {
+        ch->all = 1;
+        return 0;
+    }
+    char *end = NULL;
+    if (*s < '0' || *s > '9')
+        return -1;
+    long long a = strtoll(s, &end, 10), b = a;
+    if (*end == '-') {
+        const char *t = end + 1;
+        if (*t < '0' || *t > '9')
+            return -1;
+        b = strtoll(t, &end, 10);
+    }
+    if (*end || a < 0 || b < a || a == LLONG_MAX || b == LLONG_MAX)
+        return -1;
+    ch->first = a;
+    ch->last = b;
+    return 0;
+}
+
+/* data_load_events: names separated by commas, none empty. Returns 0, -1
+ * when out of memory, 1 when a name is empty (the names parsed so far kept
+ * in ch). */
+static int parse_data_load(const char *s, cp_choice *ch)
+{
+    if (!*s)
+        return 0;
+    for (const char *p = s;;) {
+        const char *c = strchr(p, ',');
+        size_t n = c ? (size_t)(c - p) : strlen(p);
+        if (!n)
+            return 1;
+        char *name = strndup(p, n), **grown = name ? realloc(ch->dl, (ch->ndl + 1) * sizeof *grown) : NULL;
+        if (!grown) {
+            free(name);
+            return -1;
+        }
+        ch->dl = grown;
+        ch->dl[ch->ndl++] = name;
+        if (!c)
+            return 0;
+        p = c + 1;
+    }
+}
+
+/* The reports' parameters annotation, instance and data_load_events. */
+static tb_status parse_choice(const metric_ctx *m, cp_choice *ch, tb_error *err)
+{
+    const char *ann = metrics_param(m, "annotation");
+    ch->annotation = strdup(ann ? ann : "ProfilerStep");
+    if (!ch->annotation)
+        return tb_error_set(err, TB_ERR_NOMEM, "critical_path: out of memory");
+    const char *inst = metrics_param(m, "instance");
+    if (inst && parse_instance(inst, ch))
+        return tb_error_set(err, TB_ERR_USAGE,
+                            "critical_path: parameter instance: '%s' is not all, N or N-M (instances counted from 0)",
+                            inst);
+    if (!inst)
+        ch->all = 1;
+    if (!*ch->annotation && !ch->all)
+        return tb_error_set(err, TB_ERR_USAGE,
+                            "critical_path: parameter instance: '%s' asks an instance of no annotation (annotation "
+                            "'' is the whole trace)", inst);
+    const char *dl = metrics_param(m, "data_load_events");
+    int bad = dl ? parse_data_load(dl, ch) : 0;
+    if (bad < 0)
+        return tb_error_set(err, TB_ERR_NOMEM, "critical_path: out of memory");
+    if (bad)
+        return tb_error_set(err, TB_ERR_USAGE, "critical_path: parameter data_load_events: '%s' holds an empty name "
+                            "(names are separated by commas)", dl);
+    ch->dl_re = calloc(ch->ndl + 1, sizeof *ch->dl_re);
+    if (!ch->dl_re)
+        return tb_error_set(err, TB_ERR_NOMEM, "critical_path: out of memory");
+    for (size_t i = 0; i < ch->ndl; i++) {
+        int e = regcomp(&ch->dl_re[i], ch->dl[i], REG_EXTENDED | REG_NOSUB);
+        if (e) {
+            char why[160];
+            regerror(e, &ch->dl_re[i], why, sizeof why);
+            for (size_t k = 0; k < i; k++)
+                regfree(&ch->dl_re[k]);
+            free(ch->dl_re);
+            ch->dl_re = NULL;
+            return tb_error_set(err, TB_ERR_USAGE, "critical_path: parameter data_load_events: '%s' is no regular "
+                                "expression: %s", ch->dl[i], why);
+        }
+    }
+    return TB_OK;
+}
+
 static tb_status build_critical_path(const metric_ctx *m, tb_error *err)
 {
-    return hta_build(m, "critical_path",
-                     "DROP TABLE IF EXISTS temp.critical_path;"
-                     "CREATE TEMP TABLE critical_path (rank INTEGER, step TEXT, step_ts NUMERIC, seq INTEGER, "
-                     "type TEXT, bound_by TEXT, dur NUMERIC, ts NUMERIC, end_ts NUMERIC, event TEXT, side TEXT)",
-                     "INSERT INTO temp.critical_path VALUES (?1, (SELECT value FROM STRING_IDS WHERE id = ?2), ?3, "
-                     "?4, ?5, ?6, ?7, ?8, ?9, (SELECT value FROM STRING_IDS WHERE id = ?10), ?11)",
-                     path_rank, NULL, err);
+    cp_choice ch;
+    memset(&ch, 0, sizeof ch);
+    tb_status rc = parse_choice(m, &ch, err);
+    if (!rc)
+        rc = hta_build(m, "critical_path",
+                       "DROP TABLE IF EXISTS temp.critical_path;"
+                       "CREATE TEMP TABLE critical_path (rank INTEGER, step TEXT, step_ts NUMERIC, seq INTEGER, "
+                       "type TEXT, bound_by TEXT, dur NUMERIC, ts NUMERIC, end_ts NUMERIC, event TEXT, side TEXT)",
+                       "INSERT INTO temp.critical_path VALUES (?1, ifnull((SELECT value FROM STRING_IDS WHERE id = ?2) "
+                       "|| ifnull(' .. ' || (SELECT value FROM STRING_IDS WHERE id = ?12), ''), ''), ?3, "
+                       "?4, ?5, ?6, ?7, ?8, ?9, (SELECT value FROM STRING_IDS WHERE id = ?10), ?11)",
+                       path_rank, &ch, err);
+    choice_free(&ch);
+    return rc;
 }
 
 /* ---- the family --------------------------------------------------------------- */
 
 const metric_table metrics_critical_path[] = {
     {"critical_path", {NULL}, build_critical_path,
-     "HTA's critical path of each ProfilerStep per rank: the edges of its longest path with their bound (options hta.*)",
+     "HTA's critical path of each ProfilerStep per rank (or of the annotation, instances or whole trace the report's "
+     "params choose): the edges of its longest path with their bound (options hta.*)",
      "rank", {NULL}},
 };
 const size_t metrics_critical_path_n = sizeof metrics_critical_path / sizeof metrics_critical_path[0];

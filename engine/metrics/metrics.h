@@ -44,6 +44,12 @@ typedef struct metric_ctx {
      * every rank is its own). */
     const int64_t *rank_ids, *rank_shown;
     size_t n_rank_ids;
+    /* The report's parameter name as text (its declared default, or the
+     * --param that sets it; valid until the next call), or NULL when the
+     * report has none so named: a table reading one is built again when a
+     * later report gives it another value. param NULL: no report. */
+    const char *(*param)(void *pctx, const char *name);
+    void *pctx;
 } metric_ctx;
 
 typedef struct metric_table {
@@ -105,6 +111,12 @@ void metrics_each(void (*fn)(void *ctx, const metric_table *t), void *ctx);
 static inline const metrics_options *metrics_opts(const metric_ctx *m)
 {
     return m->opt ? m->opt : metrics_options_default();
+}
+
+/* The report's parameter name as text (metric_ctx.param), or NULL. */
+static inline const char *metrics_param(const metric_ctx *m, const char *name)
+{
+    return m->param ? m->param(m->pctx, name) : NULL;
 }
 
 /* The id a note gives the DB's rank: its id in the whole load. */

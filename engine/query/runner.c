@@ -854,15 +854,91 @@ int runner_names_word(const char *text, const char *id)
     return 0;
 }
 
-/* Builds t (and what it depends on) unless built with the same options (NULL: the defaults). */
-static tb_status build_metric(runner *r, const metric_table *t, const metrics_options *options, int depth,
-                              tb_error *err)
+/* The text of parameter name for rep of spec: the --param that sets it,
+ * else its declared value (INT, BOOL and REAL written into buf); NULL when
+ * neither. */
+static const char *param_text(const runner *r, const tb_spec *spec, const tb_spec_report *rep, const char *name,
+                              char *buf, size_t cap)
 {
+    const char *ov = find_override(r->opt, rep ? rep->id : NULL, name);
+    if (ov)
+        return ov;
+    const tb_param *p = rep ? find_param(rep->params, rep->n_params, name) : NULL;
+    if (!p && spec)
+        p = find_param(spec->params, spec->n_params, name);
+    if (!p || !p->has_value)
+        return NULL;
+    switch (p->type) {
+    case TB_PARAM_INT:
+    case TB_PARAM_BOOL: snprintf(buf, cap, "%lld", (long long)p->i); return buf;
+    case TB_PARAM_REAL: snprintf(buf, cap, "%.17g", p->d); return buf;
+    default: return p->s ? p->s : "";
+    }
+}
+
+/* What a build asks of the report's parameters (metric_ctx.param): each
+ * name and the value given, kept to tell whether a later report may reuse
+ * the table. */
+typedef struct param_ask {
+    const runner *r;
+    const tb_spec *spec;
+    const tb_spec_report *rep;
+    char buf[64];
+    char **asked;
+    size_t n, cap;
+    int oom;
+} param_ask;
+
+static char *dup_or_null(const char *s)
+{
+    return s ? strdup(s) : NULL;
+}
+
+static const char *ask_param(void *ctx, const char *name)
+{
+    param_ask *a = ctx;
+    const char *v = param_text(a->r, a->spec, a->rep, name, a->buf, sizeof a->buf);
+    char *n = strdup(name), *d = dup_or_null(v);
+    if (!n || (v && !d) || VEC_PUSH(a->asked, a->n, a->cap, n) || VEC_PUSH(a->asked, a->n, a->cap, d)) {
+        a->oom = 1;
+        if (!a->n || a->asked[a->n - 1] != n)
+            free(n);
+        free(d);
+    }
+    return v;
+}
+
+static void free_asked(char **asked, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(asked[i]);
+    free(asked);
+}
+
+/* 1 when every parameter a build asked for has, for rep, the value it had. */
+static int same_params(const runner *r, const tb_spec *spec, const tb_spec_report *rep, const struct built *b)
+{
+    char buf[64];
+    for (size_t i = 0; i + 1 < b->n_asked; i += 2) {
+        const char *v = param_text(r, spec, rep, b->asked[i], buf, sizeof buf), *was = b->asked[i + 1];
+        if (!v != !was || (v && strcmp(v, was)))
+            return 0;
+    }
+    return 1;
+}
+
+/* Builds t (and what it depends on) unless built with the same options
+ * (spec's; NULL: the defaults) and the same values of the parameters it
+ * reads (rep's). */
+static tb_status build_metric(runner *r, const metric_table *t, const tb_spec *spec, const tb_spec_report *rep,
+                              int depth, tb_error *err)
+{
+    const metrics_options *options = spec ? spec->metrics : NULL;
     if (depth > 8)
         return tb_error_set(err, TB_ERR_INTERNAL, "computed table '%s': dependency loop", t->name);
     for (size_t i = 0; i < r->n_built; i++)
         if (r->built[i].t == t && metrics_options_equal(r->built[i].options, options) &&
-            r->built[i].phase == r->phase)
+            r->built[i].phase == r->phase && same_params(r, spec, rep, &r->built[i]))
             return TB_OK;
     for (size_t d = 0; d < 4 && t->depends[d]; d++) {
         const metric_table *dep = metrics_find(t->depends[d]);
@@ -871,37 +947,43 @@ static tb_status build_metric(runner *r, const metric_table *t, const metrics_op
         /* from gathered rows, a cluster table needs its parts only */
         if (r->phase == METRICS_COMBINE && !metrics_two_phase(dep))
             continue;
-        tb_status rc = build_metric(r, dep, options, depth + 1, err);
+        tb_status rc = build_metric(r, dep, spec, rep, depth + 1, err);
         if (rc)
             return rc;
     }
+    param_ask ask = {.r = r, .spec = spec, .rep = rep};
     metric_ctx m = {.db = r->db, .opt = options, .note = r->opt->note, .ctx = r->opt->ctx, .phase = r->phase,
-                    .rank_ids = r->pt->rank_ids, .rank_shown = r->pt->rank_shown, .n_rank_ids = r->pt->n_rank_ids};
+                    .rank_ids = r->pt->rank_ids, .rank_shown = r->pt->rank_shown, .n_rank_ids = r->pt->n_rank_ids,
+                    .param = ask_param, .pctx = &ask};
     r->sb.trusted = 1;
     tb_status rc = t->build(&m, err);
     r->sb.trusted = 0;
-    if (rc)
-        return rc;
+    if (!rc && ask.oom)
+        rc = tb_error_set(err, TB_ERR_NOMEM, "computed table '%s': out of memory", t->name);
     size_t slot = r->n_built;
-    for (size_t i = 0; i < r->n_built; i++)
+    for (size_t i = 0; !rc && i < r->n_built; i++)
         if (r->built[i].t == t)
             slot = i;
-    if (slot == r->n_built) {
+    if (!rc && slot == r->n_built) {
         if (r->n_built == sizeof r->built / sizeof r->built[0])
-            return tb_error_set(err, TB_ERR_INTERNAL, "too many computed tables");
-        r->n_built++;
+            rc = tb_error_set(err, TB_ERR_INTERNAL, "too many computed tables");
+        else
+            r->built[r->n_built++] = (struct built){0};
     }
-    r->built[slot].t = t;
-    r->built[slot].options = options;
-    r->built[slot].phase = r->phase;
+    if (rc) {
+        free_asked(ask.asked, ask.n);
+        return rc;
+    }
+    free_asked(r->built[slot].asked, r->built[slot].n_asked);
+    r->built[slot] = (struct built){t, options, r->phase, ask.asked, ask.n};
     return TB_OK;
 }
 
 typedef struct need_ctx {
     runner *r;
     const char *sql;
+    const tb_spec *spec;
     const tb_spec_report *rep;
-    const metrics_options *options;
     tb_status rc;
     tb_error *err;
 } need_ctx;
@@ -915,20 +997,22 @@ static void build_if_named(void *ctx, const metric_table *t)
     for (size_t i = 0; n->rep && !named && i < n->rep->n_requires; i++)
         named = sqlite3_stricmp(n->rep->requires[i], t->name) == 0;
     if (named)
-        n->rc = build_metric(n->r, t, n->options, 0, n->err);
+        n->rc = build_metric(n->r, t, n->spec, n->rep, 0, n->err);
 }
 
 /* Builds every computed table the SQL or the report's requires names. */
-tb_status runner_build_needed(runner *r, const char *sql, const tb_spec_report *rep,
-                              const metrics_options *options, tb_error *err)
+tb_status runner_build_needed(runner *r, const char *sql, const tb_spec *spec, const tb_spec_report *rep,
+                              tb_error *err)
 {
-    need_ctx n = {.r = r, .sql = sql, .rep = rep, .options = options, .err = err};
+    need_ctx n = {.r = r, .sql = sql, .spec = spec, .rep = rep, .err = err};
     metrics_each(build_if_named, &n);
     return n.rc;
 }
 
 void runner_free_built(runner *r)
 {
+    for (size_t i = 0; i < r->n_built; i++)
+        free_asked(r->built[i].asked, r->built[i].n_asked);
     r->n_built = 0;
 }
 
@@ -1191,7 +1275,7 @@ tb_status runner_cluster_collect(runner *r, const tb_spec *spec, const tb_spec_r
     name_list parts;
     runner_report_parts(rep, &parts);
     r->phase = METRICS_COLLECT;
-    tb_status rc = runner_build_needed(r, rep->sql, rep, spec->metrics, err);
+    tb_status rc = runner_build_needed(r, rep->sql, spec, rep, err);
     r->phase = METRICS_WHOLE;
     if (!rc) {
         r->sb.trusted = 1;
@@ -1209,7 +1293,7 @@ tb_status runner_run_report(runner *r, const tb_spec *spec, const tb_spec_report
     const tb_run_options *o = r->opt;
     char what[300];
     snprintf(what, sizeof what, "report '%s'", rep->id);
-    tb_status brc = runner_build_needed(r, rep->sql, rep, spec->metrics, err);
+    tb_status brc = runner_build_needed(r, rep->sql, spec, rep, err);
     if (brc)
         return brc;
     char why[200];

@@ -41,8 +41,16 @@ typedef struct runner {
     int cpu_hit;            /* the progress handler stopped a statement for it */
     int sql_shift;          /* bytes of WRAP_HEAD before the report's SQL while preparing a wrapper */
     /* computed tables built on this connection, with the options they were built with
-     * (borrowed from the specs, which outlive the run) */
-    struct built { const metric_table *t; const metrics_options *options; metrics_phase phase; } built[32];
+     * (borrowed from the specs, which outlive the run) and the report
+     * parameters the build read: asked[2i] a name, asked[2i + 1] its value
+     * or NULL (owned) */
+    struct built {
+        const metric_table *t;
+        const metrics_options *options;
+        metrics_phase phase;
+        char **asked;
+        size_t n_asked;
+    } built[32];
     size_t n_built;
     metrics_phase phase;    /* how cluster tables build (metrics.h): whole, but over shards */
     /* the current report's pivot (columns named by the data), or pv NULL */
@@ -162,9 +170,10 @@ void runner_report_ran(const tb_run_options *o, const tb_spec_report *rep, tb_si
 /* 1 when text names the identifier id as a whole word (case-insensitive). */
 int runner_names_word(const char *text, const char *id);
 
-/* Builds the computed tables that sql or rep's requires name (options NULL: the defaults). */
-tb_status runner_build_needed(runner *r, const char *sql, const tb_spec_report *rep,
-                              const metrics_options *options, tb_error *err);
+/* Builds the computed tables that sql or rep's requires name, with spec's
+ * options (spec NULL: the defaults) and rep's parameters. */
+tb_status runner_build_needed(runner *r, const char *sql, const tb_spec *spec, const tb_spec_report *rep,
+                              tb_error *err);
 
 /* Forgets the computed tables built so far (the next report builds again). */
 void runner_free_built(runner *r);

@@ -259,7 +259,7 @@ static tb_status rank_run_start(rank_run *rr, tb_error *err)
     metrics_each(collect_named, &rr->nt);
     rr->once = rr->nt.by_rank;
     if (!rc && rr->once && rr->n)
-        rc = runner_build_needed(r, rr->rep->sql, rr->rep, rr->spec->metrics, err);
+        rc = runner_build_needed(r, rr->rep->sql, rr->spec, rr->rep, err);
     return rc;
 }
 
@@ -278,7 +278,7 @@ static tb_status rank_run_show(rank_run *rr, size_t k, tb_error *err)
         rc = rank_table_views(r, &rr->nt, rr->renumber, 1, err);
     } else if (!rc && !rr->once) {
         runner_free_built(r);
-        rc = runner_build_needed(r, rr->rep->sql, rr->rep, rr->spec->metrics, err);
+        rc = runner_build_needed(r, rr->rep->sql, rr->spec, rr->rep, err);
     }
     return rc;
 }

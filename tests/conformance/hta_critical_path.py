@@ -8,8 +8,10 @@
 # how it was made) for every instance of the ProfilerStep annotation on the
 # shared Kineto traces (ns_resolution_trace, amd_trace, tracelens h100 and
 # mi300), on a generated two-rank Kineto trace (tracebook-gen, seed 7), on
-# samples/kineto_small and on the trace of tests/hta/sync_trace.py (Stream, Event and Context Sync, a
-# Stream Wait Event).
+# samples/kineto_small, on the trace of tests/hta/sync_trace.py (Stream, Event and Context Sync, a
+# Stream Wait Event; and its variant with a second device, whose launch onto
+# the awaited stream's number is not the one awaited) and on HTA's own
+# cuda_event_sync test trace.
 # For every instance that is a host step (a user_annotation or cpu_op
 # slice: tracebook's steps; HTA also counts the device's copies of the step
 # slices, whose window is the device's) and where HTA finds a path:
@@ -19,6 +21,14 @@
 #     share of each (HTA's summary(), rounded to 2 decimals);
 # and every set compares at least one step. The device copies of a step
 # are checked to be no tracebook step.
+# The refs' "runs" do the same for other choices, asked of both reports
+# through their parameters (annotation, instance, data_load_events): HTA's
+# annotation of its alexnet and simple_add test traces, one instance, a
+# window of instances, the whole trace (its cuda_event_sync_multi_stream
+# trace), data-load events (HTA's data_loading bound).
+# HTA's test traces are kept in the shared data under
+# kineto/hta_critical_path/; a set or run whose input is absent is skipped
+# (said on stdout).
 # usage: hta_critical_path.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA_DIR REFS_JSON OUT_DIR
 # Exit 77 (skip) when the shared data is absent. SHARED_DATA_DIR "-": only
 # the sets the test has without it (the generated and the sync traces, the
@@ -39,7 +49,7 @@ BOUNDS = {"": "", "c": "cpu_bound", "D": "data_loading", "g": "gpu_compute_bound
 
 
 # The sets the test makes itself (SHARED_DATA_DIR "-": these only).
-OWN_SETS = ("gen_kineto_2ranks", "sync_trace", "kineto_small")
+OWN_SETS = ("gen_kineto_2ranks", "sync_trace", "sync_trace_two_devices", "kineto_small")
 
 
 def close(a, b, rel=1e-6):
@@ -47,20 +57,26 @@ def close(a, b, rel=1e-6):
 
 
 def inputs(exe_gen, shared, out, name):
-    """The -dir arguments of a reference set."""
+    """The -dir arguments of a reference set, or None when the shared data lacks it."""
     k = os.path.join(shared, "kineto")
+    h = os.path.join(k, "hta_critical_path")
     dirs = {"ns_resolution_trace": [os.path.join(k, "ns_resolution_trace")],
             "amd_trace": [os.path.join(k, "amd_trace")],
             "tracelens_h100": [os.path.join(k, "tracelens", "h100")],
-            "tracelens_mi300": [os.path.join(k, "tracelens", "mi300")]}
+            "tracelens_mi300": [os.path.join(k, "tracelens", "mi300")],
+            "hta_cuda_event_sync": [os.path.join(h, "cuda_event_sync")],
+            "hta_cuda_event_sync_multi_stream": [os.path.join(h, "cuda_event_sync_multi_stream")],
+            "hta_alexnet": [os.path.join(h, "alexnet")],
+            "hta_simple_add": [os.path.join(h, "simple_add")]}
     if name in dirs:
-        return dirs[name]
+        return dirs[name] if os.path.isdir(dirs[name][0]) else None
     if name == "kineto_small":
         return [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "kineto_small")]
-    if name == "sync_trace":
-        d = tbtest.fresh_dir(os.path.join(out, "sync"))
+    if name in ("sync_trace", "sync_trace_two_devices"):
+        d = tbtest.fresh_dir(os.path.join(out, name))
         tbtest.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hta",
-                                                 "sync_trace.py"), d], code=0)
+                                                 "sync_trace.py"), d] + (["--two-devices"] if "two" in name else []),
+                   code=0)
         return [d]
     gen = tbtest.fresh_dir(os.path.join(out, "gen"))
     files = []
@@ -83,10 +99,12 @@ def decode(edges):
     return out
 
 
-def run_reports(exe, dirs, out):
+def run_reports(exe, dirs, out, params=None):
     argv = [exe, "report", "-q"]
     for d in dirs:
         argv += ["-dir", d]
+    for k, v in sorted((params or {}).items()):
+        argv += ["--param", "%s=%s" % (k, v)]
     r = tbtest.run(argv + ["--spec", "builtin:critical_path", "--spec", "builtin:critical_path_summary", "-o", out])
     if not T.check(r.returncode == 0, "report critical_path: exit 0", r.stderr):
         return None
@@ -97,16 +115,17 @@ def run_reports(exe, dirs, out):
     return got
 
 
-def check_step(name, rank, step, ref, paths, summary):
+def check_step(name, rank, step, ref, path, rows):
+    """HTA's path ref against one tracebook path (its critical_path rows)
+    and its critical_path_summary rows."""
     what = "%s: rank %s %s" % (name, rank, step)
     want = decode(ref["edges"])
-    got = [[r["type"], float(r["duration"]), r["bound_by"]] for r in paths.get((rank, step), [])]
+    got = [[r["type"], float(r["duration"]), r["bound_by"]] for r in path]
     same = len(got) == len(want) and all(g[0] == w[0] and g[2] == w[2] and close(g[1], w[1])
                                          for g, w in zip(got, want))
     bad = next((i for i, (g, w) in enumerate(zip(got, want)) if g != w), min(len(got), len(want)))
     T.check(same, "%s: the path's %d edges as HTA's, in HTA's order" % (what, len(want)),
             "first difference at edge %d: expected %r, got %r" % (bad, want[bad:bad + 3], got[bad:bad + 3]))
-    rows = [r for r in summary if r["rank"] == rank and r["step"] == step]
     length = ref["length"]
     T.check(rows and all(close(float(r["path_length"]), length) for r in rows),
             "%s: length %g as HTA's" % (what, length), repr(rows[:1]))
@@ -114,23 +133,55 @@ def check_step(name, rank, step, ref, paths, summary):
     T.eq({r["bound_by"]: float(r["duration"]) for r in rows}, {k: float(v) for k, v in bounds.items()},
          "%s: time per bound as HTA's summary" % what)
     for r in rows:
-        share = round(100.0 * bounds[r["bound_by"]] / length, 2) if length else None
+        share = round(100.0 * bounds[r["bound_by"]] / length, 2) if length and r["bound_by"] in bounds else None
         T.check(share is not None and close(float(r["share_pct"]), share), "%s: %s share %s%% as HTA's" %
                 (what, r["bound_by"], share), repr(r))
 
 
-def check_set(exe, dirs, name, ref, out):
-    got = run_reports(exe, dirs, out)
+def group(got):
+    """The reports' rows per (rank, step), one list per path in start order
+    (two instances may share a name): critical_path's split where seq
+    starts again, the summary's where bound_by (in order within a path)
+    does."""
+    paths, summary = {}, {}
+    for r in got["critical_path"]:
+        p = paths.setdefault((r["rank"], r["step"]), [])
+        if r["seq"] == "0" or not p:
+            p.append([])
+        p[-1].append(r)
+    for r in got["critical_path_summary"]:
+        p = summary.setdefault((r["rank"], r["step"]), [])
+        if not p or r["bound_by"] <= p[-1][-1]["bound_by"]:
+            p.append([])
+        p[-1].append(r)
+    return paths, summary
+
+
+def nth(d, key, k):
+    v = d.get(key, [])
+    return v[k] if k < len(v) else []
+
+
+def check_set(exe, dirs, name, ref, out, params=None, step=None):
+    """HTA's paths ref (per rank: a row per instance, or with step one row,
+    the path of that window) against the reports run with params."""
+    got = run_reports(exe, dirs, out, params)
     if got is None:
         return
-    paths = {}
-    for r in got["critical_path"]:
-        paths.setdefault((r["rank"], r["step"]), []).append(r)
-    seqs = {k: [int(r["seq"]) for r in v] for k, v in paths.items()}
-    T.check(all(s == list(range(len(s))) for s in seqs.values()), "%s: seq counts each path's edges from 0" % name)
+    paths, summary = group(got)
+    T.check(all([int(r["seq"]) for r in p] == list(range(len(p))) for v in paths.values() for p in v),
+            "%s: seq counts each path's edges from 0" % name)
     compared = 0
     for rank, steps in sorted(ref.items()):
+        if step is not None:
+            if "error" not in steps[0]:
+                check_step(name, rank, step, steps[0], nth(paths, (rank, step), 0), nth(summary, (rank, step), 0))
+                compared += 1
+            T.eq(sorted((s, len(v)) for (r, s), v in paths.items() if r == rank),
+                 [(step, 1)] if "error" not in steps[0] else [], "%s: rank %s: the one window's path alone" % (name, rank))
+            continue
         host = {s["name"] for s in steps if s["cat"] in ("user_annotation", "cpu_op")}
+        seen = {}
         for s in steps:
             if s["cat"] not in ("user_annotation", "cpu_op"):
                 T.check(s["name"] in host or (rank, s["name"]) not in paths,
@@ -138,7 +189,11 @@ def check_set(exe, dirs, name, ref, out):
                 continue
             if "error" in s:
                 continue
-            check_step(name, rank, s["name"], s, paths, got["critical_path_summary"])
+            k = seen.get(s["name"], 0)
+            seen[s["name"]] = k + 1
+            key = (rank, s["name"])
+            check_step(name, rank, s["name"] + ("" if k == 0 else " (%d)" % k), s, nth(paths, key, k),
+                       nth(summary, key, k))
             compared += 1
     T.check(compared > 0, "%s: at least one step compared with HTA's" % name)
 
@@ -155,9 +210,23 @@ def main():
     for name, ref in refs["sets"].items():
         if own and name not in OWN_SETS:
             continue
+        dirs = inputs(gen, shared, out, name)
+        if dirs is None:
+            print("skip %s: not in the shared data" % name)
+            continue
         d = os.path.join(out, name)
         os.makedirs(d, exist_ok=True)
-        check_set(exe, inputs(gen, shared, out, name), name, ref, d)
+        check_set(exe, dirs, name, ref, d)
+    for name, run in refs["runs"].items():
+        if own and run["input"] not in OWN_SETS:
+            continue
+        dirs = inputs(gen, shared, out, run["input"])
+        if dirs is None:
+            print("skip %s: not in the shared data" % name)
+            continue
+        d = os.path.join(out, "run_" + name)
+        os.makedirs(d, exist_ok=True)
+        check_set(exe, dirs, name, run["ranks"], d, run["params"], run.get("step"))
     return T.finish()
 
 

@@ -23,7 +23,14 @@
 #     Wait Event on stream 9 (waits on stream 8, on that record)
 #   aten::copy_ 782-795 launches copy_kernel on stream 9   (901-950)
 # Step 4 is the last (cut by HTA's window).
-# usage: sync_trace.py OUT_DIR
+#
+# With --two-devices, a second device (pid 1) in the same process: each
+# step also launches dev1_kernel onto its stream 8 (aten::mul 100-106, the
+# call 102-106, the kernel 108-358) just before the cudaEventRecord, which
+# moves to 107-109. The Event Sync awaits the record's stream 8 of device
+# 0 (the sync event's pid): its task is mul_kernel, not the later launch
+# onto stream 8 of device 1 (HTA matches the record by device and stream).
+# usage: sync_trace.py OUT_DIR [--two-devices]
 import json
 import os
 import sys
@@ -36,22 +43,27 @@ def x(cat, name, ts, dur, tid=HOST, pid=HOST, **args):
     return {"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args}
 
 
-def launch(ev, corr, op, t0, ts, dur, kernel, stream, kts, kdur):
+def launch(ev, corr, op, t0, ts, dur, kernel, stream, kts, kdur, device=0):
     ev.append(x("cpu_op", op, t0 + ts, dur))
     ev.append(x("cuda_runtime", "cudaLaunchKernel", t0 + ts + 2, 4, correlation=corr))
-    ev.append(x("kernel", kernel, t0 + kts, kdur, tid=stream, pid=0, correlation=corr, stream=stream, device=0))
+    ev.append(x("kernel", kernel, t0 + kts, kdur, tid=stream, pid=device, correlation=corr, stream=stream,
+                device=device))
     ev.append({"ph": "s", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": HOST, "tid": HOST, "ts": t0 + ts + 2})
-    ev.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": 0, "tid": stream, "ts": t0 + kts,
+    ev.append({"ph": "f", "cat": "ac2g", "name": "ac2g", "id": corr, "pid": device, "tid": stream, "ts": t0 + kts,
                "bp": "e"})
 
 
-def step_events(step, corr):
+def step_events(step, corr, two_devices=False):
     t0 = BASE + step * 1000
     tail = 10 * step
     ev = [x("user_annotation", "ProfilerStep#%d" % (step + 1), t0, 990)]
     launch(ev, corr + 1, "aten::add", t0, 10, 50, "add_kernel", 7, 30, 100)
     launch(ev, corr + 2, "aten::mul", t0, 70, 30, "mul_kernel", 8, 85, 215)
-    ev.append(x("cuda_runtime", "cudaEventRecord", t0 + 105, 2, correlation=corr + 3))
+    record = 105
+    if two_devices:
+        launch(ev, corr + 13, "aten::mul", t0, 100, 6, "dev1_kernel", 8, 108, 250, device=1)
+        record = 107
+    ev.append(x("cuda_runtime", "cudaEventRecord", t0 + record, 2, correlation=corr + 3))
     ev.append(x("cuda_runtime", "cudaEventSynchronize", t0 + 110, 195, correlation=corr + 4))
     ev.append(x("cuda_sync", "Event Sync", t0 + 111, 193, tid=-1, pid=0, correlation=corr + 4, stream=-1, device=0,
                 wait_on_stream=8, wait_on_cuda_event_record_corr_id=corr + 3, wait_on_cuda_event_id=1,
@@ -78,10 +90,14 @@ def step_events(step, corr):
 
 def main():
     out = sys.argv[1]
+    two = sys.argv[2:] == ["--two-devices"]
+    if sys.argv[2:] and not two:
+        print("usage: sync_trace.py OUT_DIR [--two-devices]", file=sys.stderr)
+        return 2
     os.makedirs(out, exist_ok=True)
     ev = []
     for step in range(4):
-        ev += step_events(step, 1000 + 20 * step)
+        ev += step_events(step, 1000 + 20 * step, two)
     trace = {"schemaVersion": 1, "traceEvents": ev}
     with open(os.path.join(out, "rank0.pt.trace.json"), "w") as f:
         json.dump(trace, f)

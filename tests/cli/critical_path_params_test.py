@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+# critical_path_params_test.py - the parameters of the critical_path reports
+# (annotation, instance, data_load_events) as the command takes them, on
+# samples/kineto_small (six ProfilerSteps, #8 to #13); the paths' figures
+# are HTA's own in the conformance test (hta_critical_path):
+#   - one run, two reports, two choices: critical_path asked for the whole
+#     trace (critical_path.annotation=) and critical_path_summary left at its
+#     defaults: the table is built for each, the first gets one path (step
+#     "") and the second a path per step, each as a run of its own gives;
+#   - instance N and N-M: one path, named by the instance or "first .. last";
+#   - tracebook query --param annotation= reads the whole trace's path;
+#   - an instance the rank lacks, an annotation no slice holds: exit 0, a
+#     note naming it, the header alone;
+#   - bad values: exit 2, a message naming the parameter and the value, no
+#     file written.
+# usage: critical_path_params_test.py TRACEBOOK SAMPLES_DIR OUT_DIR
+import csv
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import tbtest  # noqa: E402
+
+T = tbtest.Checks()
+STEPS = ["ProfilerStep#%d" % i for i in range(8, 14)]
+
+
+def rows(d, name):
+    with open(os.path.join(d, name + ".csv"), newline="") as f:
+        return list(csv.DictReader(f))
+
+
+def report(exe, small, out, *args, code=0):
+    d = tbtest.fresh_dir(out)
+    r = tbtest.run([exe, "report", "-dir", small, "-o", d] + list(args))
+    T.check(r.returncode == code, "%s: exit %d" % (" ".join(args), code), r.stderr)
+    return d, r
+
+
+def steps_of(d, name):
+    return sorted({r["step"] for r in rows(d, name)}, key=lambda s: (len(s), s))
+
+
+def main():
+    exe, samples, out = sys.argv[1:4]
+    small = os.path.join(samples, "kineto_small")
+    both = ["--spec", "builtin:critical_path", "--spec", "builtin:critical_path_summary"]
+
+    # defaults: a path per step
+    base, _ = report(exe, small, os.path.join(out, "base"), *both)
+    T.eq(steps_of(base, "critical_path"), STEPS, "defaults: a path per ProfilerStep")
+
+    # two choices in one run: each report gets the table it asks for
+    mixed, _ = report(exe, small, os.path.join(out, "mixed"), *both, "--param", "critical_path.annotation=")
+    whole, _ = report(exe, small, os.path.join(out, "whole"), *both, "--param", "annotation=")
+    T.eq(steps_of(mixed, "critical_path"), [""], "critical_path.annotation=: one path over the whole trace")
+    T.eq(rows(mixed, "critical_path"), rows(whole, "critical_path"), "the whole trace's path as a run of its own")
+    T.eq(rows(mixed, "critical_path_summary"), rows(base, "critical_path_summary"),
+         "the other report of the run keeps the defaults' table")
+    T.check(len(rows(whole, "critical_path")) > len(rows(base, "critical_path")) / 6,
+            "the whole trace's path is longer than a step's")
+
+    # the query command gives the table its --param too
+    r = tbtest.run([exe, "query", "-dir", small, "--format", "csv", "--param", "annotation=",
+                    "SELECT DISTINCT quote(step) AS s FROM critical_path"])
+    T.check(r.returncode == 0 and r.stdout.splitlines() == ["s", "''"],
+            "query --param annotation=: the whole trace's path alone", r.stdout + r.stderr)
+
+    # one instance, a window of instances
+    one, _ = report(exe, small, os.path.join(out, "one"), *both, "--param", "instance=2")
+    T.eq(steps_of(one, "critical_path"), ["ProfilerStep#10"], "instance=2: the third step alone")
+    T.eq([r for r in rows(one, "critical_path")], [r for r in rows(base, "critical_path")
+                                                   if r["step"] == "ProfilerStep#10"],
+         "instance=2: the step's path as in the run of every step")
+    win, _ = report(exe, small, os.path.join(out, "window"), *both, "--param", "instance=1-2")
+    T.eq(steps_of(win, "critical_path"), ["ProfilerStep#9 .. ProfilerStep#10"],
+         "instance=1-2: one path named by its first and last instance")
+    clip, _ = report(exe, small, os.path.join(out, "clip"), *both, "--param", "instance=4-99")
+    T.eq(steps_of(clip, "critical_path"), ["ProfilerStep#12 .. ProfilerStep#13"],
+         "instance=4-99: up to the rank's last instance (HTA's slice)")
+
+    # what a rank lacks: a note, no row
+    d, r = report(exe, small, os.path.join(out, "past"), *both, "--param", "instance=6")
+    T.check("critical_path: rank 0: no row: instance 6 asked, it has 6 of 'ProfilerStep'" in r.stderr,
+            "instance=6: a note naming the instance and the count", r.stderr)
+    T.eq(rows(d, "critical_path"), [], "instance=6: no row")
+    d, r = report(exe, small, os.path.join(out, "none"), *both, "--param", "annotation=NoSuchAnnotation")
+    T.check("no row: no host slice's name holds the annotation 'NoSuchAnnotation'" in r.stderr,
+            "an annotation no slice holds: a note naming it", r.stderr)
+    T.eq(rows(d, "critical_path_summary"), [], "an annotation no slice holds: no row")
+
+    # data-load events: their edges bound by data_loading
+    dl, _ = report(exe, small, os.path.join(out, "dl"), *both, "--param", "data_load_events=aten::mm")
+    bounds = {r["bound_by"] for r in rows(dl, "critical_path_summary")}
+    T.check("data_loading" in bounds and "data_loading" not in {r["bound_by"] for r in
+                                                               rows(base, "critical_path_summary")},
+            "data_load_events=aten::mm: a data_loading bound", repr(bounds))
+    T.check(all(r["event"].find("aten::mm") >= 0 for r in rows(dl, "critical_path") if r["bound_by"] == "data_loading"),
+            "only the named events' edges are data_loading")
+
+    # bad values: exit 2, the parameter and the value named, nothing written
+    for args, msg in [(["--param", "instance=x"], "critical_path: parameter instance: 'x' is not all, N or N-M"),
+                      (["--param", "instance=3-1"], "critical_path: parameter instance: '3-1' is not all, N or N-M"),
+                      (["--param", "instance=-1"], "critical_path: parameter instance: '-1' is not all, N or N-M"),
+                      (["--param", "annotation=", "--param", "instance=0"],
+                       "critical_path: parameter instance: '0' asks an instance of no annotation"),
+                      (["--param", "data_load_events=a,,b"],
+                       "critical_path: parameter data_load_events: 'a,,b' holds an empty name"),
+                      (["--param", "data_load_events=f("],
+                       "critical_path: parameter data_load_events: 'f(' is no regular expression")]:
+        d, r = report(exe, small, os.path.join(out, "bad"), *both, *args, code=2)
+        T.check(msg in r.stderr, "%s: the message names it" % " ".join(args), r.stderr)
+        T.eq(sorted(os.listdir(d)), [], "%s: no file written" % " ".join(args))
+    return T.finish()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
