@@ -26,9 +26,10 @@
 # annotation of its alexnet and simple_add test traces, one instance, a
 # window of instances, the whole trace (its cuda_event_sync_multi_stream
 # trace), data-load events (HTA's data_loading bound).
-# HTA's test traces are kept in the shared data under
-# kineto/hta_critical_path/; a set or run whose input is absent is skipped
-# (said on stdout).
+# HTA's test traces are read from the shared data under
+# kineto/hta_critical_path/NAME, else from HTA_TEST_DATA/critical_path/NAME
+# when the environment names a checkout's tests/data folder of HTA; a set or
+# run whose input is in neither is skipped (said on stdout).
 # usage: hta_critical_path.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA_DIR REFS_JSON OUT_DIR
 # Exit 77 (skip) when the shared data is absent. SHARED_DATA_DIR "-": only
 # the sets the test has without it (the generated and the sync traces, the
@@ -69,7 +70,13 @@ def inputs(exe_gen, shared, out, name):
             "hta_alexnet": [os.path.join(h, "alexnet")],
             "hta_simple_add": [os.path.join(h, "simple_add")]}
     if name in dirs:
-        return dirs[name] if os.path.isdir(dirs[name][0]) else None
+        if os.path.isdir(dirs[name][0]):
+            return dirs[name]
+        hta_data = os.environ.get("HTA_TEST_DATA")
+        if name.startswith("hta_") and hta_data:
+            d = os.path.join(hta_data, "critical_path", name[len("hta_"):])
+            return [d] if os.path.isdir(d) else None
+        return None
     if name == "kineto_small":
         return [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "kineto_small")]
     if name in ("sync_trace", "sync_trace_two_devices"):
@@ -212,7 +219,7 @@ def main():
             continue
         dirs = inputs(gen, shared, out, name)
         if dirs is None:
-            print("skip %s: not in the shared data" % name)
+            print("skip %s: not in the shared data nor HTA_TEST_DATA" % name)
             continue
         d = os.path.join(out, name)
         os.makedirs(d, exist_ok=True)
@@ -222,7 +229,7 @@ def main():
             continue
         dirs = inputs(gen, shared, out, run["input"])
         if dirs is None:
-            print("skip %s: not in the shared data" % name)
+            print("skip %s: not in the shared data nor HTA_TEST_DATA" % name)
             continue
         d = os.path.join(out, "run_" + name)
         os.makedirs(d, exist_ok=True)
