@@ -760,11 +760,11 @@ static tb_status temporal_core(hta_ctx *h, int64_t rank, evvec *ev, tb_error *er
     return hta_insert_done(h, err);
 }
 
-/* The kernel names (STRING_IDS ids) of the rank's tasks, by globalTaskId. */
-tb_status hta_task_names(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err)
+/* The (globalTaskId, value) pairs of the rank's tasks, by globalTaskId, for
+ * sql (the rank bound to its parameter). */
+static tb_status task_pairs(const hta_ctx *h, const char *sql, int64_t rank, int64_t **pairs, size_t *n,
+                            tb_error *err)
 {
-    static const char sql[] = "SELECT globalTaskId, name FROM TASK WHERE ifnull(rankId, 0) = ? "
-                              "AND globalTaskId IS NOT NULL ORDER BY globalTaskId";
     sqlite3_stmt *st = NULL;
     size_t cap = 0, k = 0;
     *pairs = NULL;
@@ -786,6 +786,22 @@ tb_status hta_task_names(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t
     sqlite3_finalize(st);
     *n = k / 2;
     return rc;
+}
+
+tb_status hta_task_names(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err)
+{
+    return task_pairs(h,
+                      "SELECT globalTaskId, name FROM TASK WHERE ifnull(rankId, 0) = ? "
+                      "AND globalTaskId IS NOT NULL ORDER BY globalTaskId",
+                      rank, pairs, n, err);
+}
+
+tb_status hta_task_devices(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err)
+{
+    return task_pairs(h,
+                      "SELECT globalTaskId, ifnull(deviceId, 0) FROM TASK WHERE ifnull(rankId, 0) = ? "
+                      "AND globalTaskId IS NOT NULL ORDER BY globalTaskId",
+                      rank, pairs, n, err);
 }
 
 int64_t hta_task_name(const int64_t *pairs, size_t n, int64_t task)

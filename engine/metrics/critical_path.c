@@ -332,34 +332,6 @@ static tb_status call_keys(const hta_ctx *h, const rankdata *d, hkey **out, size
     return TB_OK;
 }
 
-/* The rank's tasks' devices: (globalTaskId, deviceId) pairs by task, for
- * hta_task_name. */
-static tb_status task_devices(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err)
-{
-    static const char sql[] = "SELECT globalTaskId, ifnull(deviceId, 0) FROM TASK WHERE ifnull(rankId, 0) = ? "
-                              "AND globalTaskId IS NOT NULL ORDER BY globalTaskId";
-    sqlite3_stmt *st = NULL;
-    size_t cap = 0, k = 0;
-    *pairs = NULL;
-    *n = 0;
-    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_bind_int64(st, 1, rank);
-    int s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW)
-        if (VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 0)) ||
-            VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 1))) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-            break;
-        }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
-    *n = k / 2;
-    return rc;
-}
-
 /* Appends the rank's device tasks (prepared) with their launching calls,
  * devices and HTA's queue lengths. */
 static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, rankdata *d, tb_error *err)
@@ -373,7 +345,7 @@ static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, ran
     if (!rc)
         rc = hta_task_names(h, rank, &names, &nn, err);
     if (!rc)
-        rc = task_devices(h, rank, &devs, &nd, err);
+        rc = hta_task_devices(h, rank, &devs, &nd, err);
     if (!rc)
         rc = hta_queue_at(h, ev, q, q + ev->n, err);
     for (size_t i = 0; !rc && i < ev->n; i++) {

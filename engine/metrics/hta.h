@@ -160,7 +160,11 @@ tb_status hta_insert_done(const hta_ctx *h, tb_error *err);
 /* The names (STRING_IDS ids) of the rank's tasks as (globalTaskId, name)
  * pairs sorted by globalTaskId, a new array in *pairs (free it), *n pairs. */
 tb_status hta_task_names(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err);
-/* The name of task in pairs (hta_task_names), 0 when it has none. */
+/* The devices of the rank's tasks as (globalTaskId, deviceId, 0 when
+ * NULL) pairs, as hta_task_names. */
+tb_status hta_task_devices(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err);
+/* The name of task in pairs (hta_task_names), 0 when it has none; also the
+ * device of a task in hta_task_devices' pairs. */
 int64_t hta_task_name(const int64_t *pairs, size_t n, int64_t task);
 
 /* HTA's queue length of each task's stream (queue_length's rule) right
