@@ -11,7 +11,8 @@
  *     time between one merged interval and the next;
  *   - the links: every TASK row with its task type's name, its CANN call
  *     (CANN_API by connection id) and its PyTorch call (PYTORCH_API through
- *     CONNECTION_IDS), missing times 0;
+ *     CONNECTION_IDS; a timeline's from its async_npu flows, torchlink.c),
+ *     missing times 0;
  *   - the reason: tasks strictly inside the interval ("Device task running",
  *     their count per type and the longest part of the interval they leave
  *     free); else the last task ending at or before the start and the first
@@ -30,6 +31,7 @@
 #include <string.h>
 
 #include "metrics/metrics.h"
+#include "metrics/torchlink.h"
 
 #define WHAT "free_time"
 #define DIFF_WAIT_NS 50000
@@ -106,18 +108,25 @@ static int type_index(rank_data *r, const char *name)
 }
 
 /* The rank's tasks with their calls, by task start (the recipe's query). */
-static tb_status read_links(const metric_ctx *m, rank_data *r, int64_t rank, tb_error *err)
+static tb_status read_links(const metric_ctx *m, const torch_links *tl, rank_data *r, int64_t rank, tb_error *err)
 {
-    static const char sql[] =
+    const char *ids, *calls;
+    torch_links_names(tl, rank, &ids, &calls);
+    char *sql = sqlite3_mprintf(
         "SELECT s.value, IFNULL(t.startNs, 0), IFNULL(t.endNs, 0), IFNULL(c.startNs, 0), IFNULL(c.endNs, 0), "
         "  p.startNs, IFNULL(p.endNs, 0) "
         "FROM TASK t LEFT JOIN CANN_API c ON c.rankId = ?1 AND c.connectionId = t.connectionId "
         "LEFT JOIN STRING_IDS s ON s.id = t.taskType "
-        "LEFT JOIN CONNECTION_IDS ci ON ci.rankId = ?1 AND ci.connectionId = t.connectionId "
-        "LEFT JOIN PYTORCH_API p ON p.rankId = ?1 AND p.connectionId = ci.id "
-        "WHERE t.rankId = ?1 ORDER BY t.startNs";
+        "LEFT JOIN %s ci ON ci.rankId = ?1 AND ci.connectionId = t.connectionId "
+        "LEFT JOIN %s p ON p.rankId = ?1 AND p.connectionId = ci.id "
+        "WHERE t.rankId = ?1 ORDER BY t.startNs",
+        ids, calls);
+    if (!sql)
+        return nomem(err);
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(m->db, sql, -1, &q, NULL) != SQLITE_OK)
+    int prc = sqlite3_prepare_v2(m->db, sql, -1, &q, NULL);
+    sqlite3_free(sql);
+    if (prc != SQLITE_OK)
         return db_fail(m, err);
     sqlite3_bind_int64(q, 1, rank);
     tb_status rc = TB_OK;
@@ -339,6 +348,11 @@ static tb_status write_gaps(const metric_ctx *m, const rank_data *r, int64_t ran
         return db_fail(m, err);
     char *buf = malloc(4096);
     tb_status rc = buf ? TB_OK : nomem(err);
+    /* one transaction for the rank's rows: with big TEMP tables beside them
+     * (a timeline's links) the temp DB is a file, journaled per commit */
+    int sp = !rc && sqlite3_exec(m->db, "SAVEPOINT tb_m_free_time", NULL, NULL, NULL) == SQLITE_OK;
+    if (!rc && !sp)
+        rc = db_fail(m, err);
     for (size_t i = 0; i < n && !rc; i++) {
         int64_t pt = 0, cann = 0;
         int idle = 0, run = running_reason(r, &g[i], buf, 4096);
@@ -366,17 +380,21 @@ static tb_status write_gaps(const metric_ctx *m, const rank_data *r, int64_t ran
     }
     free(buf);
     sqlite3_finalize(ins);
+    if (sp && rc)
+        sqlite3_exec(m->db, "ROLLBACK TO tb_m_free_time", NULL, NULL, NULL);
+    if (sp && sqlite3_exec(m->db, "RELEASE tb_m_free_time", NULL, NULL, NULL) != SQLITE_OK && !rc)
+        rc = db_fail(m, err);
     return rc;
 }
 
-static tb_status build_rank(const metric_ctx *m, rank_data *r, int64_t rank, tb_error *err)
+static tb_status build_rank(const metric_ctx *m, const torch_links *tl, rank_data *r, int64_t rank, tb_error *err)
 {
     gap *g = NULL;
     size_t n = 0;
     rank_clear(r);
     tb_status rc = read_gaps(m, rank, &g, &n, err);
     if (!rc && n)
-        rc = read_links(m, r, rank, err);
+        rc = read_links(m, tl, r, rank, err);
     if (!rc && n && r->n) {
         /* a rank without tasks has no reason to give: no row, as the recipe */
         if (!(r->by_end = malloc(r->n * sizeof *r->by_end)))
@@ -401,19 +419,27 @@ static tb_status build_free_time(const metric_ctx *m, tb_error *err)
                                 err);
     if (rc)
         return rc;
+    torch_links tl;
+    if ((rc = torch_links_open(m, WHAT, NULL, &tl, err))) {
+        torch_links_finish(&tl);
+        return rc;
+    }
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(m->db,
                            "SELECT rankId FROM TASK WHERE rankId IS NOT NULL UNION "
                            "SELECT rankId FROM COMMUNICATION_OP WHERE rankId IS NOT NULL ORDER BY 1",
-                           -1, &q, NULL) != SQLITE_OK)
+                           -1, &q, NULL) != SQLITE_OK) {
+        torch_links_finish(&tl);
         return db_fail(m, err);
+    }
     rank_data r = {0};
     int s;
     while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW)
-        rc = build_rank(m, &r, sqlite3_column_int64(q, 0), err);
+        rc = build_rank(m, &tl, &r, sqlite3_column_int64(q, 0), err);
     if (!rc && s != SQLITE_DONE)
         rc = db_fail(m, err);
     sqlite3_finalize(q);
+    torch_links_finish(&tl);
     rank_clear(&r);
     free(r.l);
     free(r.types);

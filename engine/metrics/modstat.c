@@ -10,8 +10,9 @@
  *     "Module", by start;
  *   - ops: the PyTorch calls linked to device work through CONNECTION_IDS
  *     (PYTORCH_API.connectionId is a CONNECTION_IDS id whose connectionId is
- *     the task's): the kernels of COMPUTE_TASK_INFO (times of their TASK
- *     rows), then COMMUNICATION_OP, then COMMUNICATION_SCHEDULE_TASK_INFO,
+ *     the task's; a timeline's from its async_npu flows, torchlink.c): the
+ *     kernels of COMPUTE_TASK_INFO (times of their TASK rows), then
+ *     COMMUNICATION_OP, then COMMUNICATION_SCHEDULE_TASK_INFO,
  *     each by op start then kernel start; one op per name, start and end,
  *     its kernels in that order;
  *   - backward modules: a connection id shared by two PyTorch calls links
@@ -39,6 +40,7 @@
 #include <string.h>
 
 #include "metrics/metrics.h"
+#include "metrics/torchlink.h"
 
 #define WHAT "module_stats"
 #define MAX_DEPTH 20
@@ -127,7 +129,7 @@ static tb_status read_modules(const metric_ctx *m, nodes *ns, int64_t rank, tb_e
 
 /* The op -> kernel links of the rank into tb_m_modk, in the recipe's order
  * (seq): compute kernels, communication ops, communication schedule tasks. */
-static tb_status fill_kernels(const metric_ctx *m, int64_t rank, tb_error *err)
+static tb_status fill_kernels(const metric_ctx *m, const torch_links *tl, int64_t rank, tb_error *err)
 {
     static const char *const src[] = {
         "SELECT c.name AS name, t.startNs AS startNs, t.endNs AS endNs, t.connectionId AS conn "
@@ -138,20 +140,22 @@ static tb_status fill_kernels(const metric_ctx *m, int64_t rank, tb_error *err)
         "FROM COMMUNICATION_SCHEDULE_TASK_INFO c "
         "LEFT JOIN TASK t ON t.rankId = c.rankId AND t.globalTaskId = c.globalTaskId WHERE c.rankId = ?1",
     };
+    const char *ids, *calls;
+    torch_links_names(tl, rank, &ids, &calls);
     tb_status rc = metrics_exec(m, WHAT, "DELETE FROM temp.tb_m_modk;", err);
     for (size_t i = 0; i < sizeof src / sizeof src[0] && !rc; i++) {
-        char sql[1024];
+        char sql[1536];
         /* a communication op needs its name; a task's may be missing (empty) */
         snprintf(sql, sizeof sql,
                  "INSERT INTO temp.tb_m_modk (kname, kts, kend, oname, ots, oend) "
                  "SELECT IFNULL(ks.value, ''), IFNULL(k.startNs, 0), IFNULL(k.endNs, 0), a.value, "
                  "  IFNULL(p.startNs, 0), IFNULL(p.endNs, 0) "
                  "FROM (%s) AS k %s JOIN STRING_IDS ks ON ks.id = k.name "
-                 "JOIN CONNECTION_IDS ci ON ci.rankId = ?1 AND ci.connectionId = k.conn "
-                 "JOIN PYTORCH_API p ON p.rankId = ?1 AND p.connectionId = ci.id "
+                 "JOIN %s ci ON ci.rankId = ?1 AND ci.connectionId = k.conn "
+                 "JOIN %s p ON p.rankId = ?1 AND p.connectionId = ci.id "
                  "JOIN STRING_IDS a ON a.id = p.name "
                  "ORDER BY IFNULL(p.startNs, 0), IFNULL(k.startNs, 0)",
-                 src[i], i == 1 ? "" : "LEFT");
+                 src[i], i == 1 ? "" : "LEFT", ids, calls);
         sqlite3_stmt *q = NULL;
         if (sqlite3_prepare_v2(m->db, sql, -1, &q, NULL) != SQLITE_OK)
             return db_fail(m, err);
@@ -250,18 +254,25 @@ static tb_status read_ops(const metric_ctx *m, nodes *ns, tb_error *err)
 
 /* The rank's forward calls with their backward calls (a connection id of two
  * or more CONNECTION_IDS rows: its lowest and highest id), by connection id. */
-static tb_status read_fwd_bwd(const metric_ctx *m, nodes *ns, int64_t rank, tb_error *err)
+static tb_status read_fwd_bwd(const metric_ctx *m, const torch_links *tl, nodes *ns, int64_t rank, tb_error *err)
 {
-    static const char sql[] =
+    const char *ids, *calls;
+    torch_links_names(tl, rank, &ids, &calls);
+    char *sql = sqlite3_mprintf(
         "SELECT fs.value, IFNULL(f.startNs, 0), IFNULL(f.endNs, 0), IFNULL(b.startNs, 0), IFNULL(b.endNs, 0) "
-        "FROM (SELECT connectionId, MIN(id) AS lo, MAX(id) AS hi FROM CONNECTION_IDS WHERE rankId = ?1 "
+        "FROM (SELECT connectionId, MIN(id) AS lo, MAX(id) AS hi FROM %s WHERE rankId = ?1 "
         "      GROUP BY connectionId HAVING COUNT(*) > 1) c "
-        "LEFT JOIN PYTORCH_API f ON f.rankId = ?1 AND f.connectionId = c.lo "
+        "LEFT JOIN %s f ON f.rankId = ?1 AND f.connectionId = c.lo "
         "LEFT JOIN STRING_IDS fs ON fs.id = f.name "
-        "LEFT JOIN PYTORCH_API b ON b.rankId = ?1 AND b.connectionId = c.hi "
-        "WHERE fs.value NOT LIKE 'Enqueue%' AND fs.value NOT LIKE 'Dequeue%' ORDER BY c.connectionId";
+        "LEFT JOIN %s b ON b.rankId = ?1 AND b.connectionId = c.hi "
+        "WHERE fs.value NOT LIKE 'Enqueue%%' AND fs.value NOT LIKE 'Dequeue%%' ORDER BY c.connectionId",
+        ids, calls, calls);
+    if (!sql)
+        return nomem(err);
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(m->db, sql, -1, &q, NULL) != SQLITE_OK)
+    int prc = sqlite3_prepare_v2(m->db, sql, -1, &q, NULL);
+    sqlite3_free(sql);
+    if (prc != SQLITE_OK)
         return db_fail(m, err);
     sqlite3_bind_int64(q, 1, rank);
     tb_status rc = TB_OK;
@@ -506,7 +517,7 @@ static int add_backward(nodes *ns, const nodes *bt, const fwd_rows *map, const f
 
 /* The backward modules of the rank (read_fwd_bwd, the forward calls placed
  * among the forward modules ns[0..nmod)) appended to ns. */
-static tb_status backward_modules(const metric_ctx *m, nodes *ns, int64_t rank, tb_error *err)
+static tb_status backward_modules(const metric_ctx *m, const torch_links *tl, nodes *ns, int64_t rank, tb_error *err)
 {
     nodes bt = {0};
     fwd_rows map = {0}, mg = {0};
@@ -518,7 +529,7 @@ static tb_status backward_modules(const metric_ctx *m, nodes *ns, int64_t rank, 
         if (!nodes_add(&bt, ns->v[i].start, ns->v[i].end, ns->v[i].name, 1))
             rc = nomem(err);
     if (!rc)
-        rc = read_fwd_bwd(m, &bt, rank, err);
+        rc = read_fwd_bwd(m, tl, &bt, rank, err);
     if (rc || bt.n == nmod)
         goto out;
     if (build_tree(&bt, top) || (w.top = top[0], walk(&w, ROOT, 0)) || merge_bwd(&bt, &map, &mg) ||
@@ -578,16 +589,17 @@ static int on_op(walker *w, size_t module, size_t op)
 }
 
 /* The rank's flat rows into tb_m_modflat. */
-static tb_status build_rank(const metric_ctx *m, nodes *ns, nodes *ops, int64_t rank, tb_error *err)
+static tb_status build_rank(const metric_ctx *m, const torch_links *tl, nodes *ns, nodes *ops, int64_t rank,
+                            tb_error *err)
 {
     tb_status rc;
     nodes_clear(ns);
     nodes_clear(ops);
     if ((rc = read_modules(m, ns, rank, err)) || !ns->n)
         return rc;
-    if ((rc = fill_kernels(m, rank, err)) || (rc = read_ops(m, ops, err)) || !ops->n)
+    if ((rc = fill_kernels(m, tl, rank, err)) || (rc = read_ops(m, ops, err)) || !ops->n)
         return rc;
-    if ((rc = backward_modules(m, ns, rank, err)))
+    if ((rc = backward_modules(m, tl, ns, rank, err)))
         return rc;
     for (size_t i = 0; i < ops->n; i++) {
         node *d = nodes_add(ns, 0, 0, "", 0);
@@ -662,17 +674,25 @@ static tb_status build_module_stats(const metric_ctx *m, tb_error *err)
                                 err);
     if (rc)
         return rc;
+    torch_links tl;
+    if ((rc = torch_links_open(m, WHAT, "MSTX_EVENTS", &tl, err))) {
+        torch_links_finish(&tl);
+        return rc;
+    }
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(m->db, "SELECT DISTINCT rankId FROM MSTX_EVENTS WHERE rankId IS NOT NULL ORDER BY 1", -1,
-                           &q, NULL) != SQLITE_OK)
+                           &q, NULL) != SQLITE_OK) {
+        torch_links_finish(&tl);
         return db_fail(m, err);
+    }
     nodes ns = {0}, ops = {0};
     int s;
     while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW)
-        rc = build_rank(m, &ns, &ops, sqlite3_column_int64(q, 0), err);
+        rc = build_rank(m, &tl, &ns, &ops, sqlite3_column_int64(q, 0), err);
     if (!rc && s != SQLITE_DONE)
         rc = db_fail(m, err);
     sqlite3_finalize(q);
+    torch_links_finish(&tl);
     nodes_clear(&ns);
     nodes_clear(&ops);
     free(ns.v);

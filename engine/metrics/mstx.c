@@ -13,7 +13,8 @@
  *     message without the suffix, its times the stop's less the start's:
  *     the marks' own times (cannNs), their device tasks' starts (TASK by
  *     connection id; NULL without one) and their PyTorch calls' starts
- *     (PYTORCH_API through CONNECTION_IDS; 0 when either has none);
+ *     (PYTORCH_API through CONNECTION_IDS, a timeline's from its async_npu
+ *     flows, torchlink.c; 0 when either has none);
  *   - a range (eventType 2, connection id not 4294967295) is named by its
  *     message, prefixed with the messages of the ranges that hold it
  *     ("outer::inner", the recipe's tree of ranges by start, then longest
@@ -28,6 +29,7 @@
 #include <string.h>
 
 #include "metrics/metrics.h"
+#include "metrics/torchlink.h"
 
 #define WHAT "mstx_marks"
 
@@ -101,20 +103,28 @@ static int push_out(vecs *v, const char *name, size_t len, int64_t fwk, int64_t 
 }
 
 /* Reads the rank's marks (kind 3) or ranges (kind 2) into v->it. */
-static tb_status read_items(const metric_ctx *m, vecs *v, int64_t rank, int kind, tb_error *err)
+static tb_status read_items(const metric_ctx *m, const torch_links *tl, vecs *v, int64_t rank, int kind,
+                            tb_error *err)
 {
-    static const char sql[] =
+    const char *ids, *calls;
+    torch_links_names(tl, rank, &ids, &calls);
+    char *sql = sqlite3_mprintf(
         "SELECT s.value, e.startNs, e.endNs, t.startNs, t.endNs, "
         "  CASE WHEN ?3 = 3 THEN f.startNs END, e.globalTid "
         "FROM MSTX_EVENTS e LEFT JOIN TASK t ON t.rankId = e.rankId AND t.connectionId = e.connectionId "
-        "LEFT JOIN (SELECT p.startNs, c.connectionId FROM PYTORCH_API p "
-        "  JOIN CONNECTION_IDS c ON c.id = p.connectionId AND c.rankId = p.rankId WHERE p.rankId = ?1 AND ?3 = 3) f "
+        "LEFT JOIN (SELECT p.startNs, c.connectionId FROM %s p "
+        "  JOIN %s c ON c.id = p.connectionId AND c.rankId = p.rankId WHERE p.rankId = ?1 AND ?3 = 3) f "
         "  ON f.connectionId = e.connectionId "
         "LEFT JOIN STRING_IDS s ON s.id = e.message "
         "WHERE e.rankId = ?1 AND e.eventType = ?2 AND (?2 = 3 OR e.connectionId <> 4294967295) "
-        "ORDER BY e.startNs";
+        "ORDER BY e.startNs",
+        calls, ids);
+    if (!sql)
+        return tb_error_set(err, TB_ERR_NOMEM, WHAT ": out of memory");
     sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(m->db, sql, -1, &q, NULL) != SQLITE_OK)
+    int prc = sqlite3_prepare_v2(m->db, sql, -1, &q, NULL);
+    sqlite3_free(sql);
+    if (prc != SQLITE_OK)
         return db_fail(m, err);
     sqlite3_bind_int64(q, 1, rank);
     sqlite3_bind_int(q, 2, kind);
@@ -385,16 +395,16 @@ out:
     return rc;
 }
 
-static tb_status build_rank(const metric_ctx *m, vecs *v, int64_t rank, tb_error *err)
+static tb_status build_rank(const metric_ctx *m, const torch_links *tl, vecs *v, int64_t rank, tb_error *err)
 {
     tb_status rc;
     vecs_clear(v);
-    if ((rc = read_items(m, v, rank, 3, err)) || (rc = pair_marks(v, err)))
+    if ((rc = read_items(m, tl, v, rank, 3, err)) || (rc = pair_marks(v, err)))
         return rc;
     for (size_t i = 0; i < v->n; i++)
         free(v->it[i].name);
     v->n = 0;
-    if ((rc = read_items(m, v, rank, 2, err)) || (rc = name_ranges(v, err)) || (rc = set_steps(m, v, rank, err)))
+    if ((rc = read_items(m, tl, v, rank, 2, err)) || (rc = name_ranges(v, err)) || (rc = set_steps(m, v, rank, err)))
         return rc;
     return write_rows(m, v, rank, err);
 }
@@ -408,17 +418,25 @@ static tb_status build_mstx_marks(const metric_ctx *m, tb_error *err)
                                 err);
     if (rc)
         return rc;
+    torch_links tl;
+    if ((rc = torch_links_open(m, WHAT, "MSTX_EVENTS", &tl, err))) {
+        torch_links_finish(&tl);
+        return rc;
+    }
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(m->db, "SELECT DISTINCT rankId FROM MSTX_EVENTS WHERE rankId IS NOT NULL ORDER BY 1", -1,
-                           &q, NULL) != SQLITE_OK)
+                           &q, NULL) != SQLITE_OK) {
+        torch_links_finish(&tl);
         return db_fail(m, err);
+    }
     vecs v = {0};
     int s;
     while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW)
-        rc = build_rank(m, &v, sqlite3_column_int64(q, 0), err);
+        rc = build_rank(m, &tl, &v, sqlite3_column_int64(q, 0), err);
     if (!rc && s != SQLITE_DONE)
         rc = db_fail(m, err);
     sqlite3_finalize(q);
+    torch_links_finish(&tl);
     vecs_clear(&v);
     free(v.it);
     free(v.o);

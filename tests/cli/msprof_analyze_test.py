@@ -469,6 +469,63 @@ def free_cluster(d):
     return dirs
 
 
+def free_timeline(path, flows=True):
+    """free_db's rank 0 (with PyTorch calls) as a torch_npu timeline: the
+    same tasks (Ascend Hardware, the kernels AI_CORE with their connection
+    ids), CANN calls (Node@launch), PyTorch calls (cpu_op) and communication
+    op, and per kernel the async_npu flow (torch_to_npu) from its PyTorch
+    call to the task, the only link between the two (when flows). The
+    second kernel's call sits inside a longer call of its thread
+    (aten::outer), which its flow must not pick."""
+    def us(t):
+        return str(Decimal(T0 + t) / 1000)
+
+    py, cann, hw, comm = 100, 200, 300, 400
+    ev = [{"ph": "M", "name": "process_name", "pid": p, "tid": 0, "args": {"name": n}}
+          for p, n in ((py, "Python"), (cann, "CANN"), (hw, "Ascend Hardware"), (comm, "Communication"))]
+    n = [0]
+
+    def x(pid, tid, name, a, b, args, cat=None):
+        e = {"ph": "X", "name": name, "pid": pid, "tid": tid, "ts": us(a), "dur": str(Decimal(b - a) / 1000),
+             "args": args}
+        if cat:
+            e["cat"] = cat
+        ev.append(e)
+
+    def task(a, b, kind, conn=None):
+        n[0] += 1
+        args = {"Task Type": kind, "Stream Id": 2, "Task Id": n[0]}
+        if conn is not None:
+            args["connection_id"] = conn
+        x(hw, 2, kind if conn is None else "Kernel%d" % n[0], a, b, args)
+        return n[0]
+
+    def kernel(a, b, c, pt):
+        conn = 7000 + n[0]
+        gid = task(a, b, "AI_CORE", conn)
+        x(cann, 7, "Node@launch", c[0], c[1], {"level": "node", "connection_id": conn})
+        x(py, 7, "aten::op%d" % gid, pt[0], pt[1], {"Sequence number": -1}, "cpu_op")
+        if flows:
+            ev.append({"ph": "s", "bp": "e", "name": "torch_to_npu", "id": T0 + a, "pid": py, "tid": 7,
+                       "ts": us(pt[0]), "cat": "async_npu"})
+            ev.append({"ph": "f", "bp": "e", "name": "torch_to_npu", "id": T0 + a, "pid": hw, "tid": 2,
+                       "ts": us(a), "cat": "async_npu"})
+
+    kernel(100_000, 200_000, (50_000, 60_000), (40_000, 45_000))
+    task(250_000, 260_000, "EVENT_WAIT")
+    task(300_000, 320_000, "EVENT_WAIT")
+    task(400_000, 410_000, "MEMCPY_ASYNC")
+    kernel(500_000, 600_000, (450_000, 460_000), (440_000, 445_000))
+    x(py, 7, "aten::outer", 430_000, 447_000, {"Sequence number": -1}, "cpu_op")
+    kernel(700_000, 750_000, (610_000, 620_000), (600_000, 605_000))
+    kernel(1_000_000, 1_050_000, (900_000, 910_000), (630_000, 640_000))
+    kernel(1_310_000, 1_311_234, (1_040_000, 1_280_000), (700_000, 705_000))
+    x(comm, 0, "hcom_allReduce__1_1", 1_400_000, 1_450_500, {"data_type": "FP16", "count": 1024})
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(ev, f)
+
+
 def read_csv(path):
     with open(path, encoding="utf-8", newline="") as f:
         text = f.read()
@@ -908,6 +965,35 @@ def main(tb_path, gen_path, out, only):
         got = read_csv(os.path.join(t.path("top2"), "free_analysis.csv"))[1]
         t.eq(got, [row for row in rows if [x[0] for x in rows[:rows.index(row)]].count(row[0]) < 2],
              "top_num 2: the two longest of each rank")
+
+    @suite.case("free_analysis: a torch_npu timeline's async_npu flows link its calls as the DB of the same rank")
+    def case_free_analysis_timeline(t):
+        db = free_cluster(t.path("in"))[0]
+        tl = t.path("tl")
+        free_timeline(os.path.join(tl, "trace_view.json"))
+        outs = {}
+        for name, d in (("db", db), ("tl", tl)):
+            r = t.run("report", "-q", "-dir", d, "--spec", "builtin:free_analysis", "-o", t.path(name))
+            t.eq(r.rc, 0, "exit code, %s (stderr: %s)" % (name, r.err.strip()))
+            outs[name] = read_csv(os.path.join(t.path(name), "free_analysis.csv"))
+        t.eq(outs["tl"], outs["db"], "free_analysis of the timeline = of the DB of the same rank")
+        reasons = {row[6].split(":")[0] for row in outs["tl"][1]}
+        t.check({"Idle Pytorch layer", "Abnormal CANN layer"} <= reasons, "reasons from the linked calls", reasons)
+        t.check("Skip free analysis due to no pytorch dispatch time." not in reasons, "every task linked", reasons)
+        # the links are made for the computed tables, not stored (docs/schema.md)
+        r = t.run("query", "-dir", tl, "--format", "json",
+                  "SELECT (SELECT count(*) FROM CONNECTION_IDS) AS ids, "
+                  "(SELECT count(*) FROM PYTORCH_API WHERE connectionId IS NOT NULL) AS calls")
+        t.eq(r.rc, 0, "query the stored links (stderr: %s)" % r.err.strip())
+        t.eq(json.loads(r.out), [{"ids": 0, "calls": 0}], "no links in the DB")
+        # without the flows the calls are not linked: the reason the DB's rank never gives
+        bare = t.path("bare")
+        free_timeline(os.path.join(bare, "trace_view.json"), flows=False)
+        r = t.run("report", "-q", "-dir", bare, "--spec", "builtin:free_analysis", "-o", t.path("bare-out"))
+        t.eq(r.rc, 0, "exit code, no flows (stderr: %s)" % r.err.strip())
+        rows = read_csv(os.path.join(t.path("bare-out"), "free_analysis.csv"))[1]
+        t.check(any(row[6] == "Skip free analysis due to no pytorch dispatch time." for row in rows),
+                "no flows: no PyTorch call linked", rows)
 
     @suite.case("free_analysis: a rank without free time (one kernel) gives no row")
     def case_free_analysis_none(t):
