@@ -347,7 +347,7 @@ int main(int argc, char **argv)
     double ins = 0, t, idx;
     int tables = 0, indexes = 0, ok;
 
-    if (argc == 4 && !strcmp(argv[1], "--each")) {
+    if (argc > 1 && !strcmp(argv[1], "--each")) {
         each = 1;
         argv++;
         argc--;
