@@ -501,7 +501,10 @@ tb_status load_books_bind_types(dbw *w, src_info *src, size_t nsrc, tb_error *er
  * count, its dtype the dataType (ENUM_HCCL_DATA_TYPE) and, through the
  * bytes per element, the size of the op's COMMUNICATION_TASK_INFO row; its
  * Process Group Name the groupName. Ops with no such call keep what the
- * kernel's name gave.
+ * kernel's name gave. The ops come first (CROSS JOIN: SQLite keeps the
+ * order), each finding its launch through an automatic index on the
+ * launches; the other way round the planner chose scanned every op for
+ * every launch.
  */
 static const char bind_collectives_sql[] =
     "CREATE INDEX tb_collective_at ON TB_COLLECTIVE(rankId, globalTid, startNs);"
@@ -517,7 +520,7 @@ static const char bind_collectives_sql[] =
     "        (SELECT c.rowid FROM TB_COLLECTIVE c WHERE c.rankId IS a.rankId AND c.globalTid = a.globalTid"
     "          AND c.startNs <= a.startNs AND c.endNs >= a.startNs ORDER BY c.startNs DESC LIMIT 1) AS crow"
     "       FROM COMMUNICATION_OP o"
-    "       JOIN (SELECT rankId, connectionId, globalTid, min(startNs) AS startNs FROM CANN_API"
+    "       CROSS JOIN (SELECT rankId, connectionId, globalTid, min(startNs) AS startNs FROM CANN_API"
     "             WHERE connectionId IN (SELECT connectionId FROM COMMUNICATION_OP) GROUP BY rankId, connectionId) a"
     "         ON a.rankId IS o.rankId AND a.connectionId = o.connectionId) m"
     " JOIN TB_COLLECTIVE c ON c.rowid = m.crow LEFT JOIN STRING_IDS s ON s.id = c.dtype"
