@@ -474,9 +474,10 @@ tb_status load_books_bind_types(dbw *w, src_info *src, size_t nsrc, tb_error *er
                             "CREATE INDEX tb_kernel_type_at ON TB_KERNEL_TYPE(rankId, startNs);"
                             "CREATE TEMP TABLE type_match AS"
                             " SELECT min(k.rowid) AS kr, c.rowid AS cr, k.opType AS opType, t.rankId AS rankId"
-                            " FROM TASK t JOIN TB_KERNEL_TYPE k ON k.rankId = t.rankId AND k.startNs = t.startNs"
+                            " FROM COMPUTE_TASK_INFO c"
+                            " CROSS JOIN TASK t ON t.globalTaskId = c.globalTaskId AND t.rankId IS c.rankId"
+                            " CROSS JOIN TB_KERNEL_TYPE k ON k.rankId = t.rankId AND k.startNs = t.startNs"
                             "  AND (k.deviceId IS NULL OR k.deviceId = t.deviceId) AND k.name = t.name"
-                            " JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId AND c.rankId IS t.rankId"
                             " GROUP BY c.rowid;"
                             "UPDATE COMPUTE_TASK_INFO SET opType = m.opType FROM type_match m"
                             " WHERE COMPUTE_TASK_INFO.rowid = m.cr;"
@@ -500,7 +501,10 @@ tb_status load_books_bind_types(dbw *w, src_info *src, size_t nsrc, tb_error *er
  * count, its dtype the dataType (ENUM_HCCL_DATA_TYPE) and, through the
  * bytes per element, the size of the op's COMMUNICATION_TASK_INFO row; its
  * Process Group Name the groupName. Ops with no such call keep what the
- * kernel's name gave.
+ * kernel's name gave. The ops come first (CROSS JOIN: SQLite keeps the
+ * order), each finding its launch through an automatic index on the
+ * launches; the other way round the planner chose scanned every op for
+ * every launch.
  */
 static const char bind_collectives_sql[] =
     "CREATE INDEX tb_collective_at ON TB_COLLECTIVE(rankId, globalTid, startNs);"
@@ -516,7 +520,7 @@ static const char bind_collectives_sql[] =
     "        (SELECT c.rowid FROM TB_COLLECTIVE c WHERE c.rankId IS a.rankId AND c.globalTid = a.globalTid"
     "          AND c.startNs <= a.startNs AND c.endNs >= a.startNs ORDER BY c.startNs DESC LIMIT 1) AS crow"
     "       FROM COMMUNICATION_OP o"
-    "       JOIN (SELECT rankId, connectionId, globalTid, min(startNs) AS startNs FROM CANN_API"
+    "       CROSS JOIN (SELECT rankId, connectionId, globalTid, min(startNs) AS startNs FROM CANN_API"
     "             WHERE connectionId IN (SELECT connectionId FROM COMMUNICATION_OP) GROUP BY rankId, connectionId) a"
     "         ON a.rankId IS o.rankId AND a.connectionId = o.connectionId) m"
     " JOIN TB_COLLECTIVE c ON c.rowid = m.crow LEFT JOIN STRING_IDS s ON s.id = c.dtype"

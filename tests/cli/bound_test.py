@@ -12,7 +12,9 @@
 # that every table of the copy holds the same rows in the same order as the
 # source, generated columns included, and that the copy has the same
 # indexes. Then its refusals: an existing DST (exit 2, the file untouched)
-# and a SRC that is no SQLite DB (exit 1, a message naming the file).
+# and a SRC that is no SQLite DB (exit 1, a message naming the file). With
+# --each, a line per table (its rows) and per index built after the rows on
+# standard error.
 #
 # usage: bound_test.py TRACEBOOK TRACEBOOK_BOUND TRACEBOOK_GEN SAMPLES_DIR OUTDIR
 # Prints one `ok`/`FAIL` line per case and a final `N passed, N failed`
@@ -80,6 +82,34 @@ def case_device_mix():
     tasks = con.execute("SELECT count(*) FROM TASK").fetchone()[0]
     assert tasks > 500 and con.execute("SELECT count(*) FROM PYTORCH_API").fetchone()[0] < tasks / 10
 
+
+def case_each():
+    # --each: a line per table with rows (its rows and insert seconds) and per index built after the rows
+    # on standard error; standard output as without it
+    db = os.path.join(OUT, "device.db")
+    if not os.path.exists(db):
+        case_device_mix()
+    dst = os.path.join(OUT, "each.bound.db")
+    r = tbtest.run([BOUND, "--each", db, dst])
+    assert r.returncode == 0 and LINE.match(r.stdout), (r.returncode, r.stdout, r.stderr)
+    con = sqlite3.connect(db)
+    counts = {t: con.execute('SELECT count(*) FROM "%s"' % t).fetchone()[0] for t in tables(con)}
+    indexes = {x[0] for x in con.execute("SELECT name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL")}
+    con.close()
+    got, built = {}, []
+    for line in r.stderr.splitlines():
+        m = re.match(r"^table (\S+) rows (\d+) insert_s [0-9.]+$", line) or \
+            re.match(r"^index (\S+) index_s [0-9.]+$", line)
+        assert m, line
+        if line.startswith("table "):
+            got[m.group(1)] = int(m.group(2))
+        else:
+            built.append(m.group(1))
+    assert got == {t: n for t, n in counts.items() if n}, (got, counts)
+    assert sum(got.values()) == int(LINE.match(r.stdout).group(1))
+    assert built and set(built) < indexes and "STEP_TIME_id" in built, (built, indexes)
+    r = tbtest.run([BOUND, "--each", db])
+    assert r.returncode == 2 and "usage" in r.stderr, (r.returncode, r.stderr)
 
 def case_refusals():
     db = os.path.join(OUT, "sample.db")

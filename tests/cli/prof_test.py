@@ -317,6 +317,23 @@ def case_pmu_from_kernel_details_onto_timeline_tasks():
             assert [x[m] for m in metrics] == ["N/A"] * 3, x
 
 
+def case_kernel_types_of_a_large_rank_bound_in_linear_time():
+    # kernel_details.csv's types onto the timeline's tasks: a join on the task's id, then the CSV row at
+    # the task's start; left to SQLite's planner without TASK's start index, it searched the CSV rows by
+    # rank alone for every task (100,000 device-heavy events: 175 s). A timeout of 120 s fails that.
+    d = os.path.join(OUT, "types")
+    gen("--kind", "torch_npu_dir", "--mix", "device", "--events", "100000", "--ranks", "1", "-o", d)
+    kd = os.path.join(d, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv")
+    staged = len(rows(kd))
+    db = os.path.join(OUT, "types.db")
+    run("export", "db", "-q", "-dir", d, "-o", db, timeout=120)
+    con = sqlite3.connect(db)
+    assert staged > 10000, staged
+    assert con.execute("SELECT count(*) FROM TB_KERNEL_TYPE").fetchone()[0] == 0  # every type found its task
+    typed = con.execute("SELECT count(*) FROM COMPUTE_TASK_INFO WHERE opType IS NOT NULL").fetchone()[0]
+    assert typed > 10000, typed
+    con.close()
+
 if __name__ == "__main__":
     tbtest.fresh_dir(OUT)
     tbtest.use_cache(os.path.join(OUT, "cache"))

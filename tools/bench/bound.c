@@ -7,20 +7,27 @@
  * It reads a DB written by `tracebook export db` (SRC) and writes DST, a new
  * file: the same tables (their CREATE TABLE statements from SRC), created
  * with the writer's settings (64 KiB pages, journal and sync off, exclusive
- * lock, 8 MiB cache) in one transaction, and the indexes the loader makes
- * with its tables (schemas/indexes_live.sql, kept up row by row); then,
- * table by table, the same rows inserted through one prepared INSERT of up
- * to 32 rows (the writer's batch), rows bound value by value; then SRC's
+ * lock, 8 MiB cache, a connection without its own mutex) in one
+ * transaction, and the indexes the loader makes with its tables
+ * (schemas/indexes_live.sql, kept up row by row); then, table by table, the
+ * same rows inserted through one prepared INSERT of up to 32 rows (the
+ * writer's batch), rows bound value by value, naming the columns the
+ * loader's INSERT names: the shortest of the writer's column lists for that
+ * table (engine/db/rows.c) that holds every column with a value in SRC (all
+ * stored columns when none does: the rows the loader writes by SQL); then SRC's
  * other indexes (its CREATE INDEX statements) and the commit. Reading SRC is not timed: rows are read
  * in blocks of 65536 into memory (copies of the values) and only the inserts
  * of each block run on the clock, so memory is bounded by one block.
  *
  * Prints one line: "rows N tables T insert_s S index_s S total_s S", total
- * being insert, index and commit. Exit status 0, or 1 with a message on
+ * being insert, index and commit. With --each, it first prints to standard
+ * error one line per table that has rows ("table NAME rows N insert_s S")
+ * and one per index built after the rows ("index NAME index_s S"): where
+ * the bound's time goes. Exit status 0, or 1 with a message on
  * standard error naming the file and what failed. A development tool for
  * tests/bench/bench.sh; not installed.
  *
- * usage: tracebook-bound SRC.db DST.db   (DST must not exist)
+ * usage: tracebook-bound [--each] SRC.db DST.db   (DST must not exist)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <sqlite3.h>
@@ -30,11 +37,15 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "db/rows.h"
+
 /* the loader's indexes made with its tables (tools/embed.py, engine/meson.build) */
 extern const char tb_sql_indexes_live[];
 
 #define BATCH 32
 #define BLOCK 65536
+
+static int each; /* --each: a line per table and index on standard error */
 
 static double now(void)
 {
@@ -70,6 +81,97 @@ static char *stored_columns(sqlite3 *db, const char *table)
     if (!n)
         sqlite3_str_appendall(s, "*");
     return sqlite3_str_finish(s);
+}
+
+/* 1 when every name of the comma-separated list have (quoted) is in list (plain). */
+static int list_covers(const char *list, const char *have)
+{
+    const char *p = have;
+    while (*p == '"') {
+        const char *e = strchr(p + 1, '"');
+        const char *l = list;
+        int found = 0;
+        size_t n;
+
+        if (!e)
+            return 0;
+        n = (size_t)(e - p - 1);
+        while (!found && *l) {
+            const char *c = strchr(l, ',');
+            size_t len = c ? (size_t)(c - l) : strlen(l);
+            found = len == n && !memcmp(l, p + 1, n);
+            l = c ? c + 1 : l + len;
+        }
+        if (!found)
+            return 0;
+        p = e + 1 + (e[1] == ',');
+    }
+    return 1;
+}
+
+/* The plain names of table's columns that hold a value in some row, quoted
+ * and comma-separated ("" when none); sqlite3_free it. NULL on failure. */
+static char *columns_with_values(sqlite3 *db, const char *table)
+{
+    sqlite3_str *s = sqlite3_str_new(db), *h = sqlite3_str_new(db);
+    sqlite3_stmt *st = NULL;
+    char *sql;
+    int n = 0, ok = 0;
+
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1) WHERE hidden = 0 ORDER BY cid",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *c = (const char *)sqlite3_column_text(st, 0);
+            sqlite3_str_appendf(s, "%scount(\"%w\") AS \"%w\"", n++ ? "," : "SELECT ", c, c);
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+    }
+    sqlite3_str_appendf(s, " FROM \"%w\"", table);
+    sql = sqlite3_str_finish(s);
+    if (n && sql && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW) {
+        ok = 1;
+        n = 0;
+        for (int c = 0; c < sqlite3_column_count(st); c++)
+            if (sqlite3_column_int64(st, c) > 0)
+                sqlite3_str_appendf(h, "%s\"%w\"", n++ ? "," : "", sqlite3_column_name(st, c));
+    }
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+    sqlite3_str_appendall(h, "");
+    sql = sqlite3_str_finish(h);
+    if (!ok) {
+        sqlite3_free(sql);
+        return NULL;
+    }
+    return sql;
+}
+
+/*
+ * The columns the loader's INSERT into table names (see the top of the
+ * file), quoted and comma-separated; sqlite3_free it. NULL on failure.
+ */
+static char *writer_columns(sqlite3 *db, const char *table)
+{
+    char *have = columns_with_values(db, table);
+    int best = -1;
+
+    for (int t = 0; have && t < R_TABLE_COUNT; t++)
+        if (!strcmp(row_tables[t].table, table) && list_covers(row_tables[t].columns, have) &&
+            (best < 0 || row_tables[t].ncols < row_tables[best].ncols))
+            best = t;
+    sqlite3_free(have);
+    if (best < 0)
+        return stored_columns(db, table);
+    sqlite3_str *q = sqlite3_str_new(db);
+    for (const char *p = row_tables[best].columns; *p;) {
+        const char *e = strchr(p, ',');
+        int len = e ? (int)(e - p) : (int)strlen(p);
+        sqlite3_str_appendf(q, "%s\"%.*w\"", p == row_tables[best].columns ? "" : ",", len, p);
+        p = e ? e + 1 : p + len;
+    }
+    return sqlite3_str_finish(q);
 }
 
 /* INSERT INTO "t" (cols) VALUES (?,..),(?,..) with rows rows of ncol columns; NULL on failure. */
@@ -130,11 +232,12 @@ static int copy_table(sqlite3 *src, sqlite3 *dst, const char *table, const char 
     int bad = 0; /* which side failed: 0 src, 1 dst */
     sqlite3_stmt *sel = NULL, *one = NULL, *many = NULL;
     sqlite3_value **v = NULL;
-    char *cols = stored_columns(src, table);
+    char *cols = writer_columns(src, table);
     char *sql = cols ? sqlite3_mprintf("SELECT %s FROM \"%w\"", cols, table) : NULL;
     int ncol, c, rc = SQLITE_ROW, ok = 0;
     long n;
-    double t;
+    long long n0 = *rows;
+    double t, s0 = *secs;
 
     if (!sql || sqlite3_prepare_v2(src, sql, -1, &sel, NULL) != SQLITE_OK)
         goto out;
@@ -164,6 +267,8 @@ static int copy_table(sqlite3 *src, sqlite3 *dst, const char *table, const char 
     }
     bad = 0;
     ok = rc == SQLITE_DONE;
+    if (ok && each && *rows > n0)
+        fprintf(stderr, "table %s rows %lld insert_s %.3f\n", table, *rows - n0, *secs - s0);
 out:
     if (!ok)
         fail(bad ? dst : src, path[bad], table);
@@ -197,6 +302,7 @@ static int copy_schema(sqlite3 *src, sqlite3 *dst, const char *type, const char 
 {
     sqlite3_stmt *st = NULL;
     int rc, ok = 1;
+    double t;
 
     if (sqlite3_prepare_v2(src, "SELECT sql, name FROM sqlite_master WHERE type = ?1 AND sql IS NOT NULL "
                            "AND name NOT LIKE 'sqlite_%' ORDER BY rowid", -1, &st, NULL) != SQLITE_OK)
@@ -205,8 +311,11 @@ static int copy_schema(sqlite3 *src, sqlite3 *dst, const char *type, const char 
     while (ok && (rc = sqlite3_step(st)) == SQLITE_ROW) {
         if (has_entry(dst, (const char *)sqlite3_column_text(st, 1)))
             continue;
+        t = now();
         if (sqlite3_exec(dst, (const char *)sqlite3_column_text(st, 0), NULL, NULL, NULL) != SQLITE_OK)
             ok = fail(dst, dst_path, (const char *)sqlite3_column_text(st, 0));
+        else if (each && !strcmp(type, "index"))
+            fprintf(stderr, "index %s index_s %.3f\n", (const char *)sqlite3_column_text(st, 1), now() - t);
         (*count)++;
     }
     if (ok && rc != SQLITE_DONE)
@@ -238,8 +347,13 @@ int main(int argc, char **argv)
     double ins = 0, t, idx;
     int tables = 0, indexes = 0, ok;
 
+    if (argc > 1 && !strcmp(argv[1], "--each")) {
+        each = 1;
+        argv++;
+        argc--;
+    }
     if (argc != 3) {
-        fputs("usage: tracebook-bound SRC.db DST.db   (DST must not exist)\n", stderr);
+        fputs("usage: tracebook-bound [--each] SRC.db DST.db   (DST must not exist)\n", stderr);
         return 2;
     }
     if (stat(argv[2], &sb) == 0) {
@@ -248,7 +362,8 @@ int main(int argc, char **argv)
     }
     if (sqlite3_open_v2(argv[1], &src, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
         ok = fail(src, argv[1], "open");
-    else if (sqlite3_open_v2(argv[2], &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK)
+    else if (sqlite3_open_v2(argv[2], &dst, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                                 NULL) != SQLITE_OK)
         ok = fail(dst, argv[2], "open");
     else if (sqlite3_exec(dst, "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
                           "PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA temp_store=FILE;"
