@@ -343,6 +343,37 @@ static void fields_free(fields *fs)
     free(fs->len);
 }
 
+/* What the JSON and table writers do first with a row: split the header
+ * (its line end off) or the record into fs. */
+static tb_status row_fields(fields *fs, const kept_row *r, tb_error *err)
+{
+    const char *rec = r->rec;
+    size_t n = r->n;
+    if (r->header)
+        header_text(&rec, &n);
+    return fields_split(fs, rec, n, err);
+}
+
+/* Field i of a record split into fs, as both writers read it: the value
+ * as read (v, n; "" past the record's last field), the value trimmed
+ * (t, tn), and whether that is a JSON number (num; integral: without
+ * fraction or exponent). */
+typedef struct field {
+    const char *v, *t;
+    size_t n, tn;
+    int num, integral;
+} field;
+
+static field field_at(const fields *fs, size_t i)
+{
+    field f = {.v = i < fs->n ? fs->buf + fs->at[i] : "", .n = i < fs->n ? fs->len[i] : 0};
+    f.t = f.v;
+    f.tn = f.n;
+    trim(&f.t, &f.tn);
+    f.num = f.tn && json_number(f.t, f.tn, &f.integral);
+    return f;
+}
+
 /* ---- JSON ------------------------------------------------------------------ */
 
 typedef struct json_ctx {
@@ -383,14 +414,9 @@ static char *json_key(json_ctx *c, const char *s, size_t n)
     }
 }
 
-static tb_status json_header(json_ctx *c, const kept_row *r, tb_error *err)
+/* The keys of the header's fields, split into c->fs. */
+static tb_status json_header(json_ctx *c, tb_error *err)
 {
-    const char *h = r->rec;
-    size_t n = r->n;
-    header_text(&h, &n);
-    tb_status st = fields_split(&c->fs, h, n, err);
-    if (st)
-        return st;
     c->keys = calloc(c->fs.n + 1, sizeof *c->keys);
     if (!c->keys)
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
@@ -407,26 +433,20 @@ static tb_status json_header(json_ctx *c, const kept_row *r, tb_error *err)
 static tb_status json_row(void *ctx, const kept_row *r, tb_error *err)
 {
     json_ctx *c = ctx;
-    if (r->header)
-        return json_header(c, r, err);
-    tb_status st = fields_split(&c->fs, r->rec, r->n, err);
-    if (st)
-        return st;
+    tb_status st = row_fields(&c->fs, r, err);
+    if (st || r->header)
+        return st ? st : json_header(c, err);
     fputs(c->rows++ ? ",\n{" : "[\n{", c->f);
     size_t k = 0;
     if (c->merged)
         fprintf(c->f, "%s:%lld", c->keys[k++], (long long)r->rank);
     for (size_t i = 0; k < c->n_keys; i++, k++) {
-        const char *v = i < c->fs.n ? c->fs.buf + c->fs.at[i] : "";
-        size_t n = i < c->fs.n ? c->fs.len[i] : 0, tn = n;
-        const char *t = v;
-        int integral;
-        trim(&t, &tn);
+        field f = field_at(&c->fs, i);
         fprintf(c->f, "%s%s:", k ? "," : "", c->keys[k]);
-        if (tn && json_number(t, tn, &integral))
-            fwrite(t, 1, tn, c->f);
+        if (f.num)
+            fwrite(f.t, 1, f.tn, c->f);
         else
-            json_string_out(v, n, put_file, c->f);
+            json_string_out(f.v, f.n, put_file, c->f);
     }
     putc('}', c->f);
     return TB_OK;
@@ -482,14 +502,10 @@ static void yaml_header(table_ctx *c, size_t col, const char *s, size_t n)
         c->k += (size_t)snprintf(c->yaml + c->k, c->cap - c->k, "}\n");
 }
 
-static tb_status table_header(table_ctx *c, const kept_row *r, tb_error *err)
+/* The table of the header's columns (split into c->fs), its insert and their YAML headers. */
+static tb_status table_header(table_ctx *c, tb_error *err)
 {
-    const char *h = r->rec;
-    size_t n = r->n;
-    header_text(&h, &n);
-    tb_status st = fields_split(&c->fs, h, n, err);
-    if (st)
-        return st;
+    tb_status st = TB_OK;
     c->ncols = c->fs.n + (size_t)c->merged;
     sqlite3_str *ct = sqlite3_str_new(c->db), *in = sqlite3_str_new(c->db);
     sqlite3_str_appendf(ct, "CREATE TEMP TABLE \"%w\" (", c->table);
@@ -531,34 +547,29 @@ static size_t sheet_digits(const char *s, size_t n)
 static tb_status table_row(void *ctx, const kept_row *r, tb_error *err)
 {
     table_ctx *c = ctx;
-    if (r->header)
-        return table_header(c, r, err);
-    tb_status st = fields_split(&c->fs, r->rec, r->n, err);
-    if (st)
-        return st;
+    tb_status st = row_fields(&c->fs, r, err);
+    if (st || r->header)
+        return st ? st : table_header(c, err);
     sqlite3_reset(c->ins);
     size_t k = 0;
     if (c->merged)
         sqlite3_bind_int64(c->ins, (int)++k, r->rank);
     for (size_t i = 0; k < c->ncols; i++) {
-        const char *v = i < c->fs.n ? c->fs.buf + c->fs.at[i] : "", *t = v;
-        size_t n = i < c->fs.n ? c->fs.len[i] : 0, tn = n;
-        int integral;
+        field f = field_at(&c->fs, i);
         char *end;
-        trim(&t, &tn);
         ++k;
         errno = 0;
-        if (tn && json_number(t, tn, &integral) && sheet_digits(t, tn) <= 15) {
-            long long iv = integral ? strtoll(t, &end, 10) : 0;
-            if (integral && !errno)
+        if (f.num && sheet_digits(f.t, f.tn) <= 15) {
+            long long iv = f.integral ? strtoll(f.t, &end, 10) : 0;
+            if (f.integral && !errno)
                 sqlite3_bind_int64(c->ins, (int)k, iv);
             else
-                sqlite3_bind_double(c->ins, (int)k, strtod(t, &end));
+                sqlite3_bind_double(c->ins, (int)k, strtod(f.t, &end));
         }
-        else if (tn && json_number(t, tn, &integral)) /* more digits than a cell keeps: the number as text */
-            sqlite3_bind_text(c->ins, (int)k, t, (int)tn, SQLITE_TRANSIENT);
+        else if (f.num) /* more digits than a cell keeps: the number as text */
+            sqlite3_bind_text(c->ins, (int)k, f.t, (int)f.tn, SQLITE_TRANSIENT);
         else
-            sqlite3_bind_text(c->ins, (int)k, v, (int)n, SQLITE_TRANSIENT);
+            sqlite3_bind_text(c->ins, (int)k, f.v, (int)f.n, SQLITE_TRANSIENT);
     }
     if (sqlite3_step(c->ins) != SQLITE_DONE)
         return tb_error_set(err, TB_ERR_DB, "filling the table of a kept file: %s", sqlite3_errmsg(c->db));

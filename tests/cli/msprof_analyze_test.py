@@ -622,22 +622,37 @@ def main(tb_path, gen_path, out, only):
     suite = tbtest.Suite(tb, work=os.path.join(out, "cases"))
     inputs = tbtest.fresh_dir(os.path.join(out, "inputs"))
 
-    def run_vote(t, paths):
+    def report(t, dirs, spec, *words, out=None, name=None):
+        """Runs `tracebook report -q -dir DIR... --spec SPEC WORDS... -o OUT` (dirs: a folder or a
+        list; spec: a builtin's name or a spec file; OUT: the case's out folder unless given),
+        checks that it exits 0, and returns read_csv of OUT/NAME.csv (NAME: the builtin's name
+        unless given): (header, rows), or (None, []) when the report wrote no such file."""
+        out = out or t.out
         args = ["report", "-q"]
-        for p in paths:
-            args += ["-dir", p]
-        for spec in ("builtin:slow_rank_vote", "builtin:slow_op_stats"):
-            r = t.run(*args, "--spec", spec, "-o", t.out)
-            t.eq(r.rc, 0, "exit code of %s (stderr: %s)" % (spec, r.err.strip()))
-        with open(os.path.join(t.out, "slow_rank_vote.csv"), encoding="utf-8") as f:
-            text = f.read()
-        t.eq(text.split("\n", 1)[0], RANK_STATS_HEAD, "rank_stats.csv's header")
-        ranks = [[int(a), int(b)] for a, b in csv.reader(text.splitlines()[1:])]
-        with open(os.path.join(t.out, "slow_op_stats.csv"), encoding="utf-8") as f:
-            text = f.read()
-        t.eq(text.split("\n", 1)[0], SLOW_OP_HEAD, "slow_op_stats.csv's header")
-        ops = list(csv.reader(text.splitlines()[1:]))
-        return ranks, ops
+        for d in [dirs] if isinstance(dirs, str) else dirs:
+            args += ["-dir", d]
+        is_file = spec.endswith(".yaml")
+        r = t.run(*args, "--spec", spec if is_file else "builtin:" + spec, *words, "-o", out)
+        t.eq(r.rc, 0, "%s: exit code (stderr: %s)" % (" ".join((spec,) + words), r.err.strip()))
+        path = os.path.join(out, (name or spec) + ".csv")
+        return read_csv(path) if os.path.exists(path) else (None, [])
+
+    def same_as_ref(t, got, ref, what):
+        """The (header, rows) of a report against the recipe's CSV ref (REFERENCE_DIR): the header
+        byte for byte, as many rows, each cell the same (numbers to 1e-9: same_cell)."""
+        (head, rows), (want_head, want) = got, read_csv(os.path.join(REFERENCE_DIR, ref))
+        t.eq(head, want_head, "%s: the recipe's header, byte for byte" % what)
+        t.eq(len(rows), len(want), "%s: rows" % what)
+        for k, (g, w) in enumerate(zip(rows, want)):
+            t.check(len(g) == len(w) and all(same_cell(a, b) for a, b in zip(g, w)), "%s row %d" % (what, k + 1),
+                    "%s vs %s" % (g, w))
+
+    def run_vote(t, paths):
+        head, ranks = report(t, paths, "slow_rank_vote")
+        t.eq(head, RANK_STATS_HEAD, "rank_stats.csv's header")
+        head, ops = report(t, paths, "slow_op_stats")
+        t.eq(head, SLOW_OP_HEAD, "slow_op_stats.csv's header")
+        return [[int(a), int(b)] for a, b in ranks], ops
 
     def compare(t, name, ranks, ops):
         ref = REFERENCE[name]
@@ -674,18 +689,9 @@ def main(tb_path, gen_path, out, only):
         ranks, ops = run_vote(t, copies)
         t.eq((ranks, ops), ([], []), "no vote among equal times")
 
-    def time_summary(t, *dirs):
-        args = ["report", "-q"]
-        for d in dirs:
-            args += ["-dir", d]
-        r = t.run(*args, "--spec", "builtin:cluster_time_summary", "-o", t.out)
-        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
-        path = os.path.join(t.out, "cluster_time_summary.csv")
-        return read_csv(path) if os.path.exists(path) else (None, [])
-
     @suite.case("cluster_time_summary: 8 ranks in tp, pp and dp groups equal msprof-analyze's recipe")
     def case_time_summary(t):
-        head, rows = time_summary(t, parallel_cluster(gen, inputs))
+        head, rows = report(t, parallel_cluster(gen, inputs), "cluster_time_summary")
         want_head, want = read_csv(TIME_SUMMARY_REF)
         t.eq(head, want_head, "the recipe's header, byte for byte")
         t.eq([r[:2] for r in rows], [w[:2] for w in want], "Rank and Step of each row, in the recipe's order")
@@ -698,7 +704,7 @@ def main(tb_path, gen_path, out, only):
 
     @suite.case("cluster_time_summary: one rank alone has no wait or transmit stage, the rest as in the cluster")
     def case_time_summary_one(t):
-        head, rows = time_summary(t, os.path.join(parallel_cluster(gen, inputs), "rank3_ascend_pt"))
+        head, rows = report(t, os.path.join(parallel_cluster(gen, inputs), "rank3_ascend_pt"), "cluster_time_summary")
         _, want = read_csv(TIME_SUMMARY_REF)
         want = [w for w in want if w[0] == "3"]
         t.eq([r[:2] for r in rows], [w[:2] for w in want], "rank 3's steps")
@@ -711,7 +717,7 @@ def main(tb_path, gen_path, out, only):
     def case_time_summary_none(t):
         d = t.path("single")
         gen("--kind", "torch_npu_dir", "--events", "3000", "--ranks", "1", "-o", d)
-        head, rows = time_summary(t, d)
+        head, rows = report(t, d, "cluster_time_summary")
         t.eq(rows, [], "no row")
 
     def group_map(t, *dirs):
@@ -872,49 +878,26 @@ def main(tb_path, gen_path, out, only):
 
     @suite.case("mstx_sum: 3 ranks' mstx marks and ranges, the recipe's four CSVs")
     def case_mstx_sum(t):
-        args = ["report", "-q"]
-        for d in mstx_cluster(t.path("in")):
-            args += ["-dir", d]
         spec = t.path("mstx.yaml")
         with open(spec, "w", encoding="utf-8") as f:
             f.write("tracebook: 1\nreports:\n" + "".join("  - use: %s\n" % r for r, _ in MSTX_REFS))
-        r = t.run(*args, "--spec", spec, "-o", t.out)
-        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
-        for report, ref in MSTX_REFS:
-            head, rows = read_csv(os.path.join(t.out, report + ".csv"))
-            want_head, want = read_csv(os.path.join(REFERENCE_DIR, ref))
-            t.eq(head, want_head, "%s: the recipe's header, byte for byte" % report)
-            t.eq(len(rows), len(want), "%s: rows" % report)
-            for k, (g, w) in enumerate(zip(rows, want)):
-                t.check(len(g) == len(w) and all(same_cell(a, b) for a, b in zip(g, w)),
-                        "%s row %d" % (report, k + 1), "%s vs %s" % (g, w))
+        same_as_ref(t, report(t, mstx_cluster(t.path("in")), spec, name=MSTX_REFS[0][0]), MSTX_REFS[0][1],
+                    MSTX_REFS[0][0])
+        for name, ref in MSTX_REFS[1:]:  # written by the same run
+            same_as_ref(t, read_csv(os.path.join(t.out, name + ".csv")), ref, name)
 
     @suite.case("pp_chart: the forward and backward device tasks of 3 ranks' mstx events, as the recipe")
     def case_pp_chart(t):
-        args = ["report", "-q"]
-        for d in mstx_cluster(t.path("in")):
-            args += ["-dir", d]
-        r = t.run(*args, "--spec", "builtin:pp_chart", "-o", t.out)
-        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
-        got = read_csv(os.path.join(t.out, "pp_chart.csv"))
+        got = report(t, mstx_cluster(t.path("in")), "pp_chart")
         want = read_csv(os.path.join(REFERENCE_DIR, "msprof_analyze_pp_chart_3ranks.csv"))
         t.eq(got, want, "rankId and the recipe's StepTaskInfo rows (name, startNs, endNs, type)")
         t.check(any(row[1] == "BP" for row in got[1]), "backward rows", got[1])
 
     @suite.case("module_statistic: 2 ranks' Module ranges, ops, kernels and backward calls, as the recipe")
     def case_module_statistic(t):
-        args = ["report", "-q"]
-        for d in module_cluster(t.path("in")):
-            args += ["-dir", d]
-        r = t.run(*args, "--spec", "builtin:module_statistic", "-o", t.out)
-        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
-        head, rows = read_csv(os.path.join(t.out, "module_statistic.csv"))
-        want_head, want = read_csv(os.path.join(REFERENCE_DIR, "msprof_analyze_module_statistic_2ranks.csv"))
-        t.eq(head, want_head, "the recipe's ModuleStatistic columns, byte for byte")
-        t.eq(len(rows), len(want), "rows")
-        for k, (g, w) in enumerate(zip(rows, want)):
-            t.check(len(g) == len(w) and all(same_cell(a, b) for a, b in zip(g, w)), "row %d" % (k + 1),
-                    "%s vs %s" % (g, w))
+        got = report(t, module_cluster(t.path("in")), "module_statistic")
+        same_as_ref(t, got, "msprof_analyze_module_statistic_2ranks.csv", "ModuleStatistic")
+        rows = got[1]
         t.check(any(row[1].startswith("[Backward]") for row in rows) and any(row[1] == "Block_2" for row in rows),
                 "backward modules and numbered repeats", rows)
 
@@ -932,37 +915,25 @@ def main(tb_path, gen_path, out, only):
         con.execute("DELETE FROM CONNECTION_IDS")
         con.commit()
         con.close()
-        r = t.run("report", "-q", "-dir", d, "--spec", "builtin:module_statistic", "-o", t.path("a"))
-        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        report(t, d, "module_statistic", out=t.path("a"))
         skipped(t, t.path("a"), "no op linked")
         d = module_cluster(t.path("in2"))[0]
         con = sqlite3.connect(os.path.join(d, "msprof_0.db"))
         con.execute("UPDATE STRING_IDS SET value = 'Other' WHERE value = 'Module'")
         con.commit()
         con.close()
-        r = t.run("report", "-q", "-dir", d, "--spec", "builtin:module_statistic", "-o", t.path("b"))
-        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        report(t, d, "module_statistic", out=t.path("b"))
         skipped(t, t.path("b"), "no Module range")
 
     @suite.case("free_analysis: 2 ranks' free intervals and their reasons, as the recipe")
     def case_free_analysis(t):
-        args = ["report", "-q"]
-        for d in free_cluster(t.path("in")):
-            args += ["-dir", d]
-        r = t.run(*args, "--spec", "builtin:free_analysis", "-o", t.out)
-        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
-        head, rows = read_csv(os.path.join(t.out, "free_analysis.csv"))
-        want_head, want = read_csv(os.path.join(REFERENCE_DIR, "msprof_analyze_free_analysis_2ranks.csv"))
-        t.eq(head, want_head, "the recipe's free_analysis.csv header, byte for byte")
-        t.eq(len(rows), len(want), "rows")
-        for k, (g, w) in enumerate(zip(rows, want)):
-            t.check(len(g) == len(w) and all(same_cell(a, b) for a, b in zip(g, w)), "row %d" % (k + 1),
-                    "%s vs %s" % (g, w))
+        dirs = free_cluster(t.path("in"))
+        got = report(t, dirs, "free_analysis")
+        same_as_ref(t, got, "msprof_analyze_free_analysis_2ranks.csv", "free_analysis.csv")
+        rows = got[1]
         reasons = {row[6].split(":")[0] for row in rows}
         t.check(len(reasons) == 5, "every kind of reason", reasons)
-        r = t.run(*args, "--spec", "builtin:free_analysis", "--param", "top_num=2", "-o", t.path("top2"))
-        t.eq(r.rc, 0, "exit code, top_num 2 (stderr: %s)" % r.err.strip())
-        got = read_csv(os.path.join(t.path("top2"), "free_analysis.csv"))[1]
+        got = report(t, dirs, "free_analysis", "--param", "top_num=2", out=t.path("top2"))[1]
         t.eq(got, [row for row in rows if [x[0] for x in rows[:rows.index(row)]].count(row[0]) < 2],
              "top_num 2: the two longest of each rank")
 
@@ -973,9 +944,7 @@ def main(tb_path, gen_path, out, only):
         free_timeline(os.path.join(tl, "trace_view.json"))
         outs = {}
         for name, d in (("db", db), ("tl", tl)):
-            r = t.run("report", "-q", "-dir", d, "--spec", "builtin:free_analysis", "-o", t.path(name))
-            t.eq(r.rc, 0, "exit code, %s (stderr: %s)" % (name, r.err.strip()))
-            outs[name] = read_csv(os.path.join(t.path(name), "free_analysis.csv"))
+            outs[name] = report(t, d, "free_analysis", out=t.path(name))
         t.eq(outs["tl"], outs["db"], "free_analysis of the timeline = of the DB of the same rank")
         reasons = {row[6].split(":")[0] for row in outs["tl"][1]}
         t.check({"Idle Pytorch layer", "Abnormal CANN layer"} <= reasons, "reasons from the linked calls", reasons)
@@ -989,9 +958,7 @@ def main(tb_path, gen_path, out, only):
         # without the flows the calls are not linked: the reason the DB's rank never gives
         bare = t.path("bare")
         free_timeline(os.path.join(bare, "trace_view.json"), flows=False)
-        r = t.run("report", "-q", "-dir", bare, "--spec", "builtin:free_analysis", "-o", t.path("bare-out"))
-        t.eq(r.rc, 0, "exit code, no flows (stderr: %s)" % r.err.strip())
-        rows = read_csv(os.path.join(t.path("bare-out"), "free_analysis.csv"))[1]
+        rows = report(t, bare, "free_analysis", out=t.path("bare-out"))[1]
         t.check(any(row[6] == "Skip free analysis due to no pytorch dispatch time." for row in rows),
                 "no flows: no PyTorch call linked", rows)
 
@@ -1003,8 +970,7 @@ def main(tb_path, gen_path, out, only):
         con.execute("DELETE FROM COMPUTE_TASK_INFO WHERE globalTaskId > 1")
         con.commit()
         con.close()
-        r = t.run("report", "-q", "-dir", d, "--spec", "builtin:free_analysis", "-o", t.out)
-        t.eq(r.rc, 0, "exit code (stderr: %s)" % r.err.strip())
+        report(t, d, "free_analysis")
         with open(os.path.join(t.out, "tracebook_run.json"), encoding="utf-8") as f:
             rep = json.load(f)["reports"][0]
         t.check(not os.path.exists(os.path.join(t.out, "free_analysis.csv")) and

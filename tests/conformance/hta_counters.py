@@ -45,10 +45,11 @@
 #   - potential_stragglers names HTA's get_potential_stragglers ranks
 #     (num_candidates 1, 2, 3) and straggler_metric holds its metric, on the
 #     four-rank job that tests/hta/straggler_trace.py writes.
+# tbtest.HtaRefs reads the refs and finds the inputs (the MTIA job and
+# the stragglers' being this script's own).
 # usage: hta_counters.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA_DIR REFS_JSON OUT_DIR
 # Exit 77 (skip) when the shared data is absent.
 import csv
-import json
 import os
 import sys
 
@@ -63,28 +64,14 @@ def close(a, b, rel=1e-6):
     return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
 
 
-def inputs(exe_gen, shared, out, name):
-    """The -dir arguments of a reference set."""
-    k = os.path.join(shared, "kineto")
-    dirs = {"ns_resolution_trace": [os.path.join(k, "ns_resolution_trace")],
-            "amd_trace": [os.path.join(k, "amd_trace")],
-            "tracelens_h100": [os.path.join(k, "tracelens", "h100")],
-            "tracelens_mi300": [os.path.join(k, "tracelens", "mi300")]}
-    if name in dirs:
-        return dirs[name]
-    if name == "gen_mtia_2ranks":
-        job = tbtest.fresh_dir(os.path.join(out, "mtia"))
-        tbtest.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hta",
-                                                "mtia_trace.py"), job], code=0)
-        return [os.path.join(job, "mtia_rank%d.pt.trace.json" % r) for r in (0, 1)]
-    gen = tbtest.fresh_dir(os.path.join(out, "gen"))
-    files = []
-    for r in (0, 1):
-        f = os.path.join(gen, "rank%d.pt.trace.json" % r)
-        tbtest.run([exe_gen, "--kind", "kineto", "--events", "4000", "--seed", "7", "--ranks", "2", "--rank", str(r),
-                    "-o", f], code=0)
-        files.append(f)
-    return files
+def own_inputs(out, name):
+    """The -dir arguments of the MTIA job (None: another input)."""
+    if name != "gen_mtia_2ranks":
+        return None
+    job = tbtest.fresh_dir(os.path.join(out, "mtia"))
+    tbtest.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "hta",
+                                            "mtia_trace.py"), job], code=0)
+    return [os.path.join(job, "mtia_rank%d.pt.trace.json" % r) for r in (0, 1)]
 
 
 def report(exe, dirs, spec, out, *extra):
@@ -285,24 +272,17 @@ def check_stragglers(exe, ref, out):
 
 def main():
     exe, gen, shared, refs_path, out = sys.argv[1:6]
-    if not os.path.isdir(os.path.join(shared, "kineto")):
-        print("shared data absent: %s" % shared)
-        return 77
-    with open(refs_path) as f:
-        refs = json.load(f)
-    tbtest.fresh_dir(out)
-    for name, ref in refs["sets"].items():
-        d = os.path.join(out, name)
-        os.makedirs(d, exist_ok=True)
+    refs = tbtest.HtaRefs(gen, shared, refs_path, out, make=lambda name: own_inputs(out, name))
+    for name, ref, dirs, d in refs.each("sets"):
         # HTA counts the python_function slices in a trace's duration: a DB that keeps them
         db = os.path.join(d, "trace.db")
         argv = [exe, "export", "db", "-q", "--keep-python-functions", "-o", db]
-        for i in inputs(gen, shared, out, name):
+        for i in dirs:
             argv += ["-dir", i]
         r = tbtest.run(argv)
         if T.check(r.returncode == 0, "%s: export db" % name, r.stderr):
             check_set(exe, [db], name, ref, d)
-    check_stragglers(exe, refs["stragglers"], out)
+    check_stragglers(exe, refs.doc["stragglers"], out)
     return T.finish()
 
 

@@ -29,13 +29,14 @@
 # HTA's test traces are read from the shared data under
 # kineto/hta_critical_path/NAME, else from HTA_TEST_DATA/critical_path/NAME
 # when the environment names a checkout's tests/data folder of HTA; a set or
-# run whose input is in neither is skipped (said on stdout).
+# run whose input is in neither is skipped (said on stdout). tbtest.HtaRefs
+# reads the refs and finds the inputs, the sync traces and the sample
+# being this script's own.
 # usage: hta_critical_path.py TRACEBOOK TRACEBOOK_GEN SHARED_DATA_DIR REFS_JSON OUT_DIR
 # Exit 77 (skip) when the shared data is absent. SHARED_DATA_DIR "-": only
 # the sets the test has without it (the generated and the sync traces, the
 # sample; the cli suite runs it so).
 import csv
-import json
 import os
 import sys
 
@@ -57,26 +58,8 @@ def close(a, b, rel=1e-6):
     return abs(a - b) <= rel * max(abs(a), abs(b), 1e-12)
 
 
-def inputs(exe_gen, shared, out, name):
-    """The -dir arguments of a reference set, or None when the shared data lacks it."""
-    k = os.path.join(shared, "kineto")
-    h = os.path.join(k, "hta_critical_path")
-    dirs = {"ns_resolution_trace": [os.path.join(k, "ns_resolution_trace")],
-            "amd_trace": [os.path.join(k, "amd_trace")],
-            "tracelens_h100": [os.path.join(k, "tracelens", "h100")],
-            "tracelens_mi300": [os.path.join(k, "tracelens", "mi300")],
-            "hta_cuda_event_sync": [os.path.join(h, "cuda_event_sync")],
-            "hta_cuda_event_sync_multi_stream": [os.path.join(h, "cuda_event_sync_multi_stream")],
-            "hta_alexnet": [os.path.join(h, "alexnet")],
-            "hta_simple_add": [os.path.join(h, "simple_add")]}
-    if name in dirs:
-        if os.path.isdir(dirs[name][0]):
-            return dirs[name]
-        hta_data = os.environ.get("HTA_TEST_DATA")
-        if name.startswith("hta_") and hta_data:
-            d = os.path.join(hta_data, "critical_path", name[len("hta_"):])
-            return [d] if os.path.isdir(d) else None
-        return None
+def own_inputs(out, name):
+    """The -dir arguments of the inputs this script makes (None: another)."""
     if name == "kineto_small":
         return [os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "kineto_small")]
     if name in ("sync_trace", "sync_trace_two_devices"):
@@ -85,14 +68,7 @@ def inputs(exe_gen, shared, out, name):
                                                  "sync_trace.py"), d] + (["--two-devices"] if "two" in name else []),
                    code=0)
         return [d]
-    gen = tbtest.fresh_dir(os.path.join(out, "gen"))
-    files = []
-    for r in (0, 1):
-        f = os.path.join(gen, "rank%d.pt.trace.json" % r)
-        tbtest.run([exe_gen, "--kind", "kineto", "--events", "4000", "--seed", "7", "--ranks", "2", "--rank", str(r),
-                    "-o", f], code=0)
-        files.append(f)
-    return files
+    return None
 
 
 def decode(edges):
@@ -207,32 +183,10 @@ def check_set(exe, dirs, name, ref, out, params=None, step=None):
 
 def main():
     exe, gen, shared, refs_path, out = sys.argv[1:6]
-    own = shared == "-"
-    if not own and not os.path.isdir(os.path.join(shared, "kineto")):
-        print("shared data absent: %s" % shared)
-        return 77
-    with open(refs_path) as f:
-        refs = json.load(f)
-    tbtest.fresh_dir(out)
-    for name, ref in refs["sets"].items():
-        if own and name not in OWN_SETS:
-            continue
-        dirs = inputs(gen, shared, out, name)
-        if dirs is None:
-            print("skip %s: not in the shared data nor HTA_TEST_DATA" % name)
-            continue
-        d = os.path.join(out, name)
-        os.makedirs(d, exist_ok=True)
+    refs = tbtest.HtaRefs(gen, shared, refs_path, out, own=OWN_SETS, make=lambda name: own_inputs(out, name))
+    for name, ref, dirs, d in refs.each("sets"):
         check_set(exe, dirs, name, ref, d)
-    for name, run in refs["runs"].items():
-        if own and run["input"] not in OWN_SETS:
-            continue
-        dirs = inputs(gen, shared, out, run["input"])
-        if dirs is None:
-            print("skip %s: not in the shared data nor HTA_TEST_DATA" % name)
-            continue
-        d = os.path.join(out, "run_" + name)
-        os.makedirs(d, exist_ok=True)
+    for name, run, dirs, d in refs.each("runs", input_key="input", prefix="run_"):
         check_set(exe, dirs, name, run["ranks"], d, run["params"], run.get("step"))
     return T.finish()
 

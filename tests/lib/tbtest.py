@@ -27,6 +27,8 @@
 #   Suite                           registers cases, runs the selected ones
 #   Skip, skip(why)                 a case that cannot run; a script that
 #                                   cannot run at all (exit 77)
+#   HtaRefs(gen, shared, refs, out) HTA's reference figures (tests/hta) and
+#                                   the inputs each set was taken on
 
 import gzip
 import inspect
@@ -384,6 +386,92 @@ class Suite:
 
     def main(self, only=()):
         sys.exit(self.run(only))
+
+
+# ---- HTA's reference figures --------------------------------------------------
+
+class HtaRefs:
+    """HTA's reference figures for a conformance script and the inputs they
+    were taken on: a JSON file of tests/hta (refs.json, critical_path_refs.json;
+    make_refs.py and make_cp_refs.py say how they were made) whose sections
+    ("sets", "runs") name each entry's input.
+
+    HtaRefs(gen, shared, refs_path, out, own=None, make=None):
+      gen       tracebook-gen (the generated two-rank Kineto trace);
+      shared    the shared data folder. Without its kineto folder this prints
+                `shared data absent: SHARED` and exits 77, unless shared is "-"
+                and own is given: then only the inputs named in own are used;
+      refs_path the JSON file, read into .doc;
+      out       the script's folder, emptied;
+      own       the inputs the script makes without the shared data;
+      make      make(name): the -dir arguments of the script's own inputs
+                (None for a name it does not make).
+
+    inputs(name) gives the -dir arguments of an input: make's, else one of the
+    shared Kineto traces (ns_resolution_trace, amd_trace, tracelens_h100,
+    tracelens_mi300: they must be there), HTA's own test traces (hta_NAME:
+    kineto/hta_critical_path/NAME of the shared data, else
+    HTA_TEST_DATA/critical_path/NAME when the environment names a checkout's
+    tests/data folder of HTA; None when in neither) or gen_kineto_2ranks
+    (tracebook-gen --kind kineto --events 4000 --seed 7, ranks 0 and 1, under
+    out/gen). each(section, input_key=None, prefix="") yields (name, entry,
+    dirs, folder) for every entry of the section, its input being
+    entry[input_key] (else its name) and folder out/PREFIXNAME (made); it
+    passes over an entry whose input is not own (shared "-") and prints
+    `skip NAME: not in the shared data nor HTA_TEST_DATA` for one whose
+    input is absent."""
+
+    KINETO = {"ns_resolution_trace": ("ns_resolution_trace",), "amd_trace": ("amd_trace",),
+              "tracelens_h100": ("tracelens", "h100"), "tracelens_mi300": ("tracelens", "mi300")}
+
+    def __init__(self, gen, shared, refs_path, out, own=None, make=None):
+        self.gen, self.shared, self.out, self.make = gen, shared, out, make
+        self.own = set(own) if own is not None and shared == "-" else None
+        if self.own is None and not os.path.isdir(os.path.join(shared, "kineto")):
+            print("shared data absent: %s" % shared)
+            sys.exit(SKIP_EXIT)
+        with open(refs_path) as f:
+            self.doc = json.load(f)
+        fresh_dir(out)
+
+    def inputs(self, name):
+        """The -dir arguments of the input name, or None when it is absent."""
+        mine = self.make(name) if self.make else None
+        if mine is not None:
+            return mine
+        kineto = os.path.join(self.shared, "kineto")
+        if name in self.KINETO:
+            return [os.path.join(kineto, *self.KINETO[name])]
+        if name.startswith("hta_"):
+            d = os.path.join(kineto, "hta_critical_path", name[len("hta_"):])
+            hta_data = os.environ.get("HTA_TEST_DATA")
+            if not os.path.isdir(d) and hta_data:
+                d = os.path.join(hta_data, "critical_path", name[len("hta_"):])
+            return [d] if os.path.isdir(d) else None
+        if name != "gen_kineto_2ranks":
+            raise ValueError("no input %r" % name)
+        gen = fresh_dir(os.path.join(self.out, "gen"))
+        files = []
+        for r in (0, 1):
+            f = os.path.join(gen, "rank%d.pt.trace.json" % r)
+            run([self.gen, "--kind", "kineto", "--events", "4000", "--seed", "7", "--ranks", "2", "--rank", str(r),
+                 "-o", f], code=0)
+            files.append(f)
+        return files
+
+    def each(self, section, input_key=None, prefix=""):
+        """(name, entry, dirs, folder) for each entry of the section (see the class)."""
+        for name, entry in self.doc[section].items():
+            source = entry[input_key] if input_key else name
+            if self.own is not None and source not in self.own:
+                continue
+            dirs = self.inputs(source)
+            if dirs is None:
+                print("skip %s: not in the shared data nor HTA_TEST_DATA" % name)
+                continue
+            folder = os.path.join(self.out, prefix + name)
+            os.makedirs(folder, exist_ok=True)
+            yield name, entry, dirs, folder
 
 
 # ---- the script's arguments and interpreter -------------------------------------
