@@ -185,9 +185,7 @@ static inline int plain_key(pstate *ps, js_span *k)
     if (ps->p[0] != '"' || e - p < PLAIN_KEY_MAX + 2)
         return 0;
     e = p + PLAIN_KEY_MAX;
-    const char *q = p;
-    while (q < e && !str_stop[(unsigned char)*q])
-        q++;
+    const char *q = scan_string(p, e); /* one 16-byte compare for the usual short key */
     if (q == e || *q != '"' || q[1] != ':')
         return 0;
     k->p = p;
@@ -409,10 +407,29 @@ static int span_time(const js_span *v, int64_t *out)
     return -1;
 }
 
+/*
+ * Clears an event's members before argv, field by field: a memset of the
+ * whole ~240 bytes compiles to `rep stos`, whose start-up cost showed in the
+ * profile of every event. Padding stays as it was; nothing reads it.
+ */
+_Static_assert(offsetof(trace_event, argv) - (1 + 8 * sizeof(js_span) + 5 * sizeof(int) + 3 * sizeof(int64_t)) <
+                   2 * _Alignof(js_member),
+               "event_clear must clear every member of trace_event before argv");
+static inline void event_clear(trace_event *ev)
+{
+    const js_span none = {0};
+    ev->ph = 0;
+    ev->name = ev->cat = ev->id = ev->bp = none;
+    ev->scope = ev->pid = ev->tid = ev->args = none;
+    ev->has_ts = ev->has_dur = 0;
+    ev->ts_ns = ev->dur_ns = ev->offset = 0;
+    ev->n_keys = ev->args_state = ev->n_args = 0;
+}
+
 /* Parses one event object at ps->p ('{'). */
 static int parse_event(pstate *ps, trace_event *ev)
 {
-    memset(ev, 0, offsetof(trace_event, argv));
+    event_clear(ev);
     ps->p++;
     skip_ws(ps);
     if (ps->p >= ps->end)
