@@ -41,6 +41,7 @@ typedef struct js_member {
     js_span val;
 } js_member;
 
+/* A member added before argv must be cleared in jstream.c's event_clear. */
 typedef struct trace_event {
     char ph;                      /* first character of "ph", 0 when absent */
     js_span name, cat, id, bp, scope, pid, tid, args;

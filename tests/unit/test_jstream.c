@@ -259,6 +259,39 @@ static void test_us_to_ns_decimals(void **state)
     assert_i64(9223372036854774999, us("9223372036854774.999"));
 }
 
+/* The integer part read eight digits at a time: every length and split, and
+ * the bytes next to '0'..'9' ('/' and ':') never taken for digits. */
+static void test_us_to_ns_digit_groups(void **state)
+{
+    (void)state;
+    const char digits[] = "1987654320123456";
+    for (size_t len = 1; len <= 16; len++) {
+        char text[40];
+        int64_t want = 0;
+        for (size_t i = 0; i < len; i++) {
+            text[i] = digits[i];
+            want = want * 10 + (digits[i] - '0');
+        }
+        memcpy(text + len, ".25", 4);
+        assert_i64(want * 1000 + 250, us(text));
+        text[len] = 0;
+        assert_i64(want * 1000, us(text));
+        for (size_t at = 0; at < len; at++) {
+            char bad[40];
+            memcpy(bad, text, len + 1);
+            bad[at] = at % 2 ? ':' : '/';
+            assert_true(us_fails(bad));
+        }
+    }
+    assert_i64(1704161547420358768, us("1704161547420358.768"));
+    assert_i64(-1704161547420358768, us("-1704161547420358.768"));
+    assert_i64(12345678000, us("12345678"));
+    assert_true(us_fails("12345678:"));
+    assert_true(us_fails("1234567/"));
+    assert_true(us_beyond("18446744073709551615", INT64_MAX));
+    assert_true(us_beyond("184467440737095516159", INT64_MAX));
+}
+
 static void test_us_to_ns_exponent(void **state)
 {
     (void)state;
@@ -1408,6 +1441,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_us_to_ns_decimals, test_teardown),
+        cmocka_unit_test_teardown(test_us_to_ns_digit_groups, test_teardown),
         cmocka_unit_test_teardown(test_us_to_ns_exponent, test_teardown),
         cmocka_unit_test_teardown(test_us_to_ns_invalid, test_teardown),
         cmocka_unit_test_teardown(test_span_int, test_teardown),
