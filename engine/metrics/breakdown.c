@@ -356,6 +356,15 @@ typedef struct rank_list {
     size_t n, cap, capb;
 } rank_list;
 
+/* A rank of read_ranks' SQL, with 1 when it has host calls. */
+static int rank_row(sqlite3_stmt *st, void *ctx)
+{
+    rank_list *rl = ctx;
+    size_t n = rl->n;
+    return VEC_PUSH(rl->id, rl->n, rl->cap, sqlite3_column_int64(st, 0)) ||
+           VEC_PUSH(rl->hosted, n, rl->capb, (unsigned char)sqlite3_column_int(st, 1));
+}
+
 static tb_status read_ranks(const metric_ctx *m, const char *what, rank_list *rl, tb_error *err)
 {
     static const char with_books[] =
@@ -366,20 +375,7 @@ static tb_status read_ranks(const metric_ctx *m, const char *what, rank_list *rl
     if (sqlite3_prepare_v2(m->db, with_books, -1, &st, NULL) != SQLITE_OK &&
         sqlite3_prepare_v2(m->db, without, -1, &st, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
-    int s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t n = rl->n;
-        if (VEC_PUSH(rl->id, rl->n, rl->cap, sqlite3_column_int64(st, 0)) ||
-            VEC_PUSH(rl->hosted, n, rl->capb, (unsigned char)sqlite3_column_int(st, 1))) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
-            break;
-        }
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
-    sqlite3_finalize(st);
-    return rc;
+    return metrics_each_row(m->db, st, what, rank_row, rl, err);
 }
 
 /* 1 when rank r is in rl and has host calls. */
@@ -766,26 +762,12 @@ static tb_status task_pairs(const hta_ctx *h, const char *sql, int64_t rank, int
                             tb_error *err)
 {
     sqlite3_stmt *st = NULL;
-    size_t cap = 0, k = 0;
     *pairs = NULL;
     *n = 0;
     if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     sqlite3_bind_int64(st, 1, rank);
-    int s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        if (VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 0)) ||
-            VEC_PUSH(*pairs, k, cap, sqlite3_column_int64(st, 1))) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-            break;
-        }
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
-    *n = k / 2;
-    return rc;
+    return metrics_read_int64(h->m->db, st, h->what, 2, pairs, n, err);
 }
 
 tb_status hta_task_names(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err)

@@ -200,6 +200,31 @@ static void host_flags(cev *c, const char *name, int table, int64_t type, const 
     c->bwd = table == 0 && has(name, "autograd");
 }
 
+/* A read of a rank's rows into its rankdata, with its step cut. */
+typedef struct rank_read {
+    const hta_ctx *h;
+    const step_cut *cut;
+    rankdata *d;
+} rank_read;
+
+/* A host slice of read_host's SQL, kept when HTA's window keeps it. */
+static int host_row(sqlite3_stmt *st, void *ctx)
+{
+    const rank_read *r = ctx;
+    const hta_ctx *h = r->h;
+    int table = sqlite3_column_int(st, 6);
+    cev c = {.pid = sqlite3_column_int64(st, 2), .tid = sqlite3_column_int64(st, 3),
+             .name = sqlite3_column_int64(st, 4), .conn = sqlite3_column_int64(st, 5),
+             .ord = ((int64_t)table << 40) + sqlite3_column_int64(st, 10), .launch = NIL, .sn = NIL, .en = NIL};
+    /* a call with a stream is, to HTA, a device event: not a host slice */
+    c.streamed = sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int64(st, 8) != -1;
+    host_flags(&c, (const char *)sqlite3_column_text(st, 9), table, sqlite3_column_int64(st, 7), h->extra);
+    hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
+    if (!hta_host_kept(h, r->cut, c.ts, c.te, 1))
+        return 0;
+    return VEC_PUSH(r->d->v, r->d->n, r->d->cap, c);
+}
+
 /* The rank's host slices (PYTORCH_API, CANN_API) that HTA's window keeps. */
 static tb_status read_host(const hta_ctx *h, int64_t rank, rankdata *d, tb_error *err)
 {
@@ -212,32 +237,8 @@ static tb_status read_host(const hta_ctx *h, int64_t rank, rankdata *d, tb_error
         "FROM CANN_API c LEFT JOIN STRING_IDS s ON s.id = c.name "
         "WHERE ifnull(c.rankId, 0) = ?1 AND c.startNs IS NOT NULL AND c.endNs IS NOT NULL AND c.globalTid IS NOT NULL "
         "ORDER BY 7, 11";
-    const step_cut *cut = hta_cut(h, rank);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_bind_int64(st, 1, rank);
-    int s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        int table = sqlite3_column_int(st, 6);
-        cev c = {.pid = sqlite3_column_int64(st, 2), .tid = sqlite3_column_int64(st, 3),
-                 .name = sqlite3_column_int64(st, 4), .conn = sqlite3_column_int64(st, 5),
-                 .ord = ((int64_t)table << 40) + sqlite3_column_int64(st, 10), .launch = NIL, .sn = NIL, .en = NIL};
-        /* a call with a stream is, to HTA, a device event: not a host slice */
-        c.streamed = sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int64(st, 8) != -1;
-        host_flags(&c, (const char *)sqlite3_column_text(st, 9), table, sqlite3_column_int64(st, 7), h->extra);
-        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
-        if (!hta_host_kept(h, cut, c.ts, c.te, 1))
-            continue;
-        if (VEC_PUSH(d->v, d->n, d->cap, c)) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-            break;
-        }
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
+    rank_read r = {h, hta_cut(h, rank), d};
+    tb_status rc = metrics_rows(h->m->db, h->what, sql, rank, host_row, &r, err);
     d->nhost = d->n;
     return rc;
 }
@@ -250,6 +251,17 @@ static int cmp_annot(const void *a, const void *b)
     return (x->ord > y->ord) - (x->ord < y->ord);
 }
 
+/* An annotation slice of read_steps' SQL, kept when HTA's window keeps it. */
+static int step_row(sqlite3_stmt *st, void *ctx)
+{
+    const rank_read *r = ctx;
+    annot a = {.name = sqlite3_column_int64(st, 2), .ord = sqlite3_column_int64(st, 3), .last = -1};
+    hta_time(r->h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &a.ts, &a.te);
+    if (!hta_host_kept(r->h, r->cut, a.ts, a.te, 1))
+        return 0;
+    return VEC_PUSH(r->d->a, r->d->na, r->d->capa, a);
+}
+
 /* The rank's instances of the annotation: its host slices whose name
  * holds it (ProfilerStep: the steps; a slice recorded twice, as an op and
  * as an annotation, once), in start order. */
@@ -260,27 +272,13 @@ static tb_status read_steps(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
         "SELECT startNs, endNs, name, min(rowid) FROM PYTORCH_API WHERE ifnull(rankId, 0) = ?1 AND name IN n "
         "  AND startNs IS NOT NULL AND endNs IS NOT NULL GROUP BY startNs, endNs, name";
     const cp_choice *ch = h->extra;
-    const step_cut *cut = hta_cut(h, rank);
     sqlite3_stmt *st = NULL;
     if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     sqlite3_bind_int64(st, 1, rank);
     sqlite3_bind_text(st, 2, ch->annotation, -1, SQLITE_STATIC);
-    int s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        annot a = {.name = sqlite3_column_int64(st, 2), .ord = sqlite3_column_int64(st, 3), .last = -1};
-        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &a.ts, &a.te);
-        if (!hta_host_kept(h, cut, a.ts, a.te, 1))
-            continue;
-        if (VEC_PUSH(d->a, d->na, d->capa, a)) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-            break;
-        }
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
+    rank_read r = {h, hta_cut(h, rank), d};
+    tb_status rc = metrics_each_row(h->m->db, st, h->what, step_row, &r, err);
     if (!rc && d->na)
         qsort(d->a, d->na, sizeof *d->a, cmp_annot);
     return rc;
@@ -376,6 +374,39 @@ static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, ran
     return rc;
 }
 
+/* A read of a rank's cuda_sync events, with its host calls by connection. */
+typedef struct sync_read {
+    const hta_ctx *h;
+    const hkey *k;
+    size_t nk;
+    rankdata *d;
+} sync_read;
+
+/* A cuda_sync event of read_syncs' SQL, kept when it is one of the four
+ * kinds and has its runtime call. */
+static int sync_row(sqlite3_stmt *st, void *ctx)
+{
+    const sync_read *r = ctx;
+    const char *name = (const char *)sqlite3_column_text(st, 2);
+    int kind = !name ? S_NONE : !strcmp(name, "Stream Sync") ? S_STREAM : !strcmp(name, "Context Sync") ? S_CONTEXT
+               : !strcmp(name, "Event Sync") ? S_EVENT : !strcmp(name, "Stream Wait Event") ? S_WAIT : S_NONE;
+    size_t call = call_of(r->k, r->nk, sqlite3_column_int64(st, 5));
+    if (kind == S_NONE || call == NIL || sqlite3_column_type(st, 5) == SQLITE_NULL)
+        return 0;
+    cev c = {.name = sqlite3_column_int64(st, 3), .ord = ((int64_t)3 << 40) + sqlite3_column_int64(st, 8),
+             .launch = call, .stream = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4),
+             .sn = NIL, .en = NIL, .qrun = -1, .qdev = -1, .sync = (unsigned char)kind, .awaited = NIL, .waiter = NIL,
+             .dev = sqlite3_column_int64(st, 9),
+             .wait_stream = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6),
+             .record = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7)};
+    c.device = c.node = c.stream != -1; /* HTA: an event of a stream is a device event */
+    hta_time(r->h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
+    /* the awaited record's call, for the launch before it */
+    size_t rec = (kind == S_EVENT || kind == S_WAIT) && c.record != -1 ? call_of(r->k, r->nk, c.record) : NIL;
+    c.record = rec == NIL ? -1 : (int64_t)rec;
+    return VEC_PUSH(r->d->v, r->d->n, r->d->cap, c);
+}
+
 /* Appends the rank's cuda_sync events (TB_EVENT) that have their runtime
  * call: Stream Sync and Stream Wait Event (device events of their stream,
  * nodes), Context Sync and Event Sync (host-side events to HTA, no nodes). */
@@ -391,36 +422,9 @@ static tb_status read_syncs(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
     hkey *k;
     size_t nk;
     tb_status rc = call_keys(h, d, &k, &nk, err);
-    sqlite3_stmt *st = NULL;
-    if (!rc && sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sync_read r = {h, k, nk, d};
     if (!rc)
-        sqlite3_bind_int64(st, 1, rank);
-    int s = SQLITE_DONE;
-    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(st, 2);
-        int kind = !name ? S_NONE : !strcmp(name, "Stream Sync") ? S_STREAM : !strcmp(name, "Context Sync") ? S_CONTEXT
-                   : !strcmp(name, "Event Sync") ? S_EVENT : !strcmp(name, "Stream Wait Event") ? S_WAIT : S_NONE;
-        size_t call = call_of(k, nk, sqlite3_column_int64(st, 5));
-        if (kind == S_NONE || call == NIL || sqlite3_column_type(st, 5) == SQLITE_NULL)
-            continue;
-        cev c = {.name = sqlite3_column_int64(st, 3), .ord = ((int64_t)3 << 40) + sqlite3_column_int64(st, 8),
-                 .launch = call, .stream = sqlite3_column_type(st, 4) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 4),
-                 .sn = NIL, .en = NIL, .qrun = -1, .qdev = -1, .sync = (unsigned char)kind, .awaited = NIL, .waiter = NIL,
-                 .dev = sqlite3_column_int64(st, 9),
-                 .wait_stream = sqlite3_column_type(st, 6) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 6),
-                 .record = sqlite3_column_type(st, 7) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 7)};
-        c.device = c.node = c.stream != -1; /* HTA: an event of a stream is a device event */
-        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
-        /* the awaited record's call, for the launch before it */
-        size_t rec = (kind == S_EVENT || kind == S_WAIT) && c.record != -1 ? call_of(k, nk, c.record) : NIL;
-        c.record = rec == NIL ? -1 : (int64_t)rec;
-        if (VEC_PUSH(d->v, d->n, d->cap, c))
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
+        rc = metrics_rows(h->m->db, h->what, sql, rank, sync_row, &r, err);
     free(k);
     return rc;
 }

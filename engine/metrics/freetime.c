@@ -107,6 +107,32 @@ static int type_index(rank_data *r, const char *name)
     return (int)r->ntypes++;
 }
 
+/* A task of read_links' SQL with its calls. */
+static int link_row(sqlite3_stmt *q, void *ctx)
+{
+    rank_data *r = ctx;
+    if (r->n == r->cap) {
+        size_t c = r->cap ? r->cap * 2 : 256;
+        link *p = realloc(r->l, c * sizeof *p);
+        if (!p)
+            return -1;
+        r->l = p;
+        r->cap = c;
+    }
+    link *l = &r->l[r->n];
+    l->type = type_index(r, (const char *)sqlite3_column_text(q, 0));
+    if (l->type == -2)
+        return -1;
+    l->ts = sqlite3_column_int64(q, 1);
+    l->end = sqlite3_column_int64(q, 2);
+    l->cann_ts = sqlite3_column_int64(q, 3);
+    l->cann_end = sqlite3_column_int64(q, 4);
+    l->has_pt = sqlite3_column_type(q, 5) != SQLITE_NULL && sqlite3_column_int64(q, 5) != 0;
+    l->pt_end = sqlite3_column_int64(q, 6);
+    r->n++;
+    return 0;
+}
+
 /* The rank's tasks with their calls, by task start (the recipe's query). */
 static tb_status read_links(const metric_ctx *m, const torch_links *tl, rank_data *r, int64_t rank, tb_error *err)
 {
@@ -129,37 +155,7 @@ static tb_status read_links(const metric_ctx *m, const torch_links *tl, rank_dat
     if (prc != SQLITE_OK)
         return db_fail(m, err);
     sqlite3_bind_int64(q, 1, rank);
-    tb_status rc = TB_OK;
-    int s;
-    while ((s = sqlite3_step(q)) == SQLITE_ROW) {
-        if (r->n == r->cap) {
-            size_t c = r->cap ? r->cap * 2 : 256;
-            link *p = realloc(r->l, c * sizeof *p);
-            if (!p) {
-                rc = nomem(err);
-                break;
-            }
-            r->l = p;
-            r->cap = c;
-        }
-        link *l = &r->l[r->n];
-        l->type = type_index(r, (const char *)sqlite3_column_text(q, 0));
-        if (l->type == -2) {
-            rc = nomem(err);
-            break;
-        }
-        l->ts = sqlite3_column_int64(q, 1);
-        l->end = sqlite3_column_int64(q, 2);
-        l->cann_ts = sqlite3_column_int64(q, 3);
-        l->cann_end = sqlite3_column_int64(q, 4);
-        l->has_pt = sqlite3_column_type(q, 5) != SQLITE_NULL && sqlite3_column_int64(q, 5) != 0;
-        l->pt_end = sqlite3_column_int64(q, 6);
-        r->n++;
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = db_fail(m, err);
-    sqlite3_finalize(q);
-    return rc;
+    return metrics_each_row(m->db, q, WHAT, link_row, r, err);
 }
 
 static int cmp_end(const void *pa, const void *pb)
@@ -184,6 +180,34 @@ static int cmp_gap(const void *pa, const void *pb)
     return (a->start > b->start) - (a->start < b->start);
 }
 
+/* The free intervals found so far, and the end of the intervals read. */
+typedef struct gap_read {
+    gap *g;
+    size_t k, cap;
+    int64_t hi;
+    int any;
+} gap_read;
+
+/* An interval of read_gaps' SQL (by start): a gap before it when it starts after all before it end. */
+static int gap_row(sqlite3_stmt *q, void *ctx)
+{
+    gap_read *r = ctx;
+    int64_t a = sqlite3_column_int64(q, 0), b = sqlite3_column_int64(q, 1);
+    if (r->any && a > r->hi) {
+        if (r->k == r->cap) {
+            r->cap = r->cap ? r->cap * 2 : 64;
+            gap *p = realloc(r->g, r->cap * sizeof *p);
+            if (!p)
+                return -1;
+            r->g = p;
+        }
+        r->g[r->k++] = (gap){r->hi, a};
+    }
+    r->hi = !r->any || b > r->hi ? b : r->hi;
+    r->any = 1;
+    return 0;
+}
+
 /* The rank's free intervals: between the merged compute and communication intervals. */
 static tb_status read_gaps(const metric_ctx *m, int64_t rank, gap **out, size_t *n, tb_error *err)
 {
@@ -193,43 +217,16 @@ static tb_status read_gaps(const metric_ctx *m, int64_t rank, gap **out, size_t 
         "WHERE c.rankId = ?1 AND t.startNs IS NOT NULL AND t.endNs IS NOT NULL "
         "UNION ALL SELECT startNs, endNs FROM COMMUNICATION_OP "
         "WHERE rankId = ?1 AND startNs IS NOT NULL AND endNs IS NOT NULL ORDER BY 1";
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(m->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return db_fail(m, err);
-    sqlite3_bind_int64(q, 1, rank);
-    gap *g = NULL;
-    size_t k = 0, cap = 0;
-    int64_t hi = 0;
-    int any = 0, s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(q)) == SQLITE_ROW) {
-        int64_t a = sqlite3_column_int64(q, 0), b = sqlite3_column_int64(q, 1);
-        if (any && a > hi) {
-            if (k == cap) {
-                cap = cap ? cap * 2 : 64;
-                gap *p = realloc(g, cap * sizeof *p);
-                if (!p) {
-                    rc = nomem(err);
-                    break;
-                }
-                g = p;
-            }
-            g[k++] = (gap){hi, a};
-        }
-        hi = !any || b > hi ? b : hi;
-        any = 1;
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = db_fail(m, err);
-    sqlite3_finalize(q);
+    gap_read r = {0};
+    tb_status rc = metrics_rows(m->db, WHAT, sql, rank, gap_row, &r, err);
     if (rc) {
-        free(g);
+        free(r.g);
         return rc;
     }
-    if (k)
-        qsort(g, k, sizeof *g, cmp_gap);
-    *out = g;
-    *n = k;
+    if (r.k)
+        qsort(r.g, r.k, sizeof *r.g, cmp_gap);
+    *out = r.g;
+    *n = r.k;
     return TB_OK;
 }
 

@@ -549,6 +549,25 @@ static int cmp_task(const void *a, const void *b)
     return (x->task > y->task) - (x->task < y->task);
 }
 
+/* A read of memory operations into a growing array. */
+typedef struct mem_read {
+    mem_info **v;
+    size_t *n, cap;
+} mem_read;
+
+/* A memory operation of read_mem_info's SQL. */
+static int mem_row(sqlite3_stmt *st, void *ctx)
+{
+    mem_read *r = ctx;
+    mem_info mi = {.task = sqlite3_column_int64(st, 0),
+                   .bytes = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1),
+                   .dur_ns = sqlite3_column_int64(st, 2), .has_bw = sqlite3_column_type(st, 4) != SQLITE_NULL,
+                   .bw = sqlite3_column_double(st, 4)};
+    const char *name = (const char *)sqlite3_column_text(st, 3);
+    memory_kind(name ? name : "", mi.kind);
+    return VEC_PUSH(*r->v, *r->n, r->cap, mi);
+}
+
 /* The rank's memory operations (MEMCPY_INFO with their tasks and the
  * trace's bandwidths, TB_MEMCPY_BW, absent from DBs of earlier versions),
  * sorted by task. */
@@ -563,7 +582,6 @@ static tb_status read_mem_info(const hta_ctx *h, int64_t rank, mem_info **out, s
                                   "FROM device_task d JOIN MEMCPY_INFO m ON m.globalTaskId = d.globalTaskId "
                                   "WHERE ifnull(d.rankId, 0) = ? AND d.startNs IS NOT NULL AND d.endNs IS NOT NULL";
     sqlite3_stmt *st = NULL;
-    size_t cap = 0;
     *out = NULL;
     *n = 0;
     int has = 0;
@@ -572,27 +590,8 @@ static tb_status read_mem_info(const hta_ctx *h, int64_t rank, mem_info **out, s
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     has = sqlite3_step(st) == SQLITE_ROW;
     sqlite3_finalize(st);
-    st = NULL;
-    if (sqlite3_prepare_v2(h->m->db, has ? with_bw : without, -1, &st, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_bind_int64(st, 1, rank);
-    int s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        mem_info mi = {.task = sqlite3_column_int64(st, 0),
-                       .bytes = sqlite3_column_type(st, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(st, 1),
-                       .dur_ns = sqlite3_column_int64(st, 2), .has_bw = sqlite3_column_type(st, 4) != SQLITE_NULL,
-                       .bw = sqlite3_column_double(st, 4)};
-        const char *name = (const char *)sqlite3_column_text(st, 3);
-        memory_kind(name ? name : "", mi.kind);
-        if (VEC_PUSH(*out, *n, cap, mi)) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-            break;
-        }
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
+    mem_read r = {out, n, 0};
+    tb_status rc = metrics_rows(h->m->db, h->what, has ? with_bw : without, rank, mem_row, &r, err);
     if (!rc && *n)
         qsort(*out, *n, sizeof **out, cmp_task);
     return rc;
@@ -766,36 +765,36 @@ static int cmp_op_ts(const void *a, const void *b)
     return (x->row > y->row) - (x->row < y->row);
 }
 
+/* A read of a rank's ATen ops into a growing array, with its step cut. */
+typedef struct op_read {
+    const hta_ctx *h;
+    const step_cut *cut;
+    aten_op **v;
+    size_t *n, cap;
+} op_read;
+
+/* An op of read_aten_ops' SQL, kept when HTA's window keeps it. */
+static int op_row(sqlite3_stmt *st, void *ctx)
+{
+    op_read *r = ctx;
+    aten_op o = {.tid = sqlite3_column_int64(st, 2), .name = sqlite3_column_int64(st, 3),
+                 .row = sqlite3_column_int64(st, 4)};
+    hta_time(r->h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &o.ts, &o.end);
+    if (!hta_host_kept(r->h, r->cut, o.ts, o.end, 1))
+        return 0;
+    return VEC_PUSH(*r->v, *r->n, r->cap, o);
+}
+
 /* The rank's ATen ops that HTA keeps (its window), sorted by start then trace order. */
 static tb_status read_aten_ops(const hta_ctx *h, int64_t rank, aten_op **out, size_t *n, tb_error *err)
 {
     static const char sql[] = "SELECT startNs, endNs, globalTid, name, rowid FROM PYTORCH_API "
                               "WHERE ifnull(rankId, 0) = ? AND startNs IS NOT NULL AND endNs IS NOT NULL "
                               "AND name IN (SELECT id FROM STRING_IDS WHERE value GLOB 'aten::*')";
-    const step_cut *cut = hta_cut(h, rank);
-    sqlite3_stmt *st = NULL;
-    size_t cap = 0;
     *out = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_bind_int64(st, 1, rank);
-    int s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        aten_op o = {.tid = sqlite3_column_int64(st, 2), .name = sqlite3_column_int64(st, 3),
-                     .row = sqlite3_column_int64(st, 4)};
-        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &o.ts, &o.end);
-        if (!hta_host_kept(h, cut, o.ts, o.end, 1))
-            continue;
-        if (VEC_PUSH(*out, *n, cap, o)) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-            break;
-        }
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
+    op_read r = {h, hta_cut(h, rank), out, n, 0};
+    tb_status rc = metrics_rows(h->m->db, h->what, sql, rank, op_row, &r, err);
     if (!rc && *n)
         qsort(*out, *n, sizeof **out, cmp_op_ts);
     return rc;
@@ -851,22 +850,11 @@ static tb_status kernel_launch_names(const hta_ctx *h, int64_t **ids, size_t *n,
     static const char sql[] = "SELECT id FROM STRING_IDS WHERE value GLOB 'cuda*LaunchKernel*' "
                               "OR value GLOB 'cuLaunchKernel*' OR value GLOB 'runFunction*' ORDER BY id";
     sqlite3_stmt *st = NULL;
-    size_t cap = 0;
     *ids = NULL;
     *n = 0;
     if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    int s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW)
-        if (VEC_PUSH(*ids, *n, cap, sqlite3_column_int64(st, 0))) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-            break;
-        }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
-    return rc;
+    return metrics_read_int64(h->m->db, st, h->what, 1, ids, n, err);
 }
 
 static int has_id(const int64_t *ids, size_t n, int64_t id)

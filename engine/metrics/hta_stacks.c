@@ -64,6 +64,32 @@ typedef struct cgraph {
 
 /* ---- reading ---------------------------------------------------------------- */
 
+/* A read of a rank's host slices into its graph, with its step cut. */
+typedef struct host_read {
+    const hta_ctx *h;
+    const step_cut *cut;
+    cgraph *g;
+} host_read;
+
+/* A slice of read_host's SQL, kept when HTA's window keeps it. */
+static int host_row(sqlite3_stmt *st, void *ctx)
+{
+    const host_read *r = ctx;
+    cgraph *g = r->g;
+    cnode c = {.pid = sqlite3_column_int64(st, 2), .tid = sqlite3_column_int64(st, 3),
+               .name = sqlite3_column_int64(st, 4), .conn = sqlite3_column_int64(st, 5),
+               .ord = (int64_t)g->n, .parent = -2, .depth = -1};
+    /* a call with a stream is, to HTA, a device event: in no tree */
+    c.streamed = sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int64(st, 8) >= 0;
+    hta_time(r->h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
+    /* TB_EVENT's slices (source 2) are no CPU events to HTA */
+    if (!hta_host_kept(r->h, r->cut, c.ts, c.te, sqlite3_column_int(st, 6) != 2))
+        return 0;
+    if (c.te < c.ts)
+        c.te = c.ts;
+    return VEC_PUSH(g->v, g->n, g->cap, c);
+}
+
 /* The rank's host slices in HTA's window, into g (slices HTA rounds to a
  * negative duration, which stop HTA's call graph, count as zero-length). */
 static tb_status read_host(const hta_ctx *h, int64_t rank, cgraph *g, tb_error *err)
@@ -79,33 +105,8 @@ static tb_status read_host(const hta_ctx *h, int64_t rank, cgraph *g, tb_error *
         "WHERE ifnull(rankId, 0) = ?1 AND ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
         "  AND typeof(pid) = 'integer' AND typeof(tid) = 'integer' "
         "ORDER BY 7, 8";
-    const step_cut *cut = hta_cut(h, rank);
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_bind_int64(st, 1, rank);
-    int s;
-    tb_status rc = TB_OK;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        cnode c = {.pid = sqlite3_column_int64(st, 2), .tid = sqlite3_column_int64(st, 3),
-                   .name = sqlite3_column_int64(st, 4), .conn = sqlite3_column_int64(st, 5),
-                   .ord = (int64_t)g->n, .parent = -2, .depth = -1};
-        /* a call with a stream is, to HTA, a device event: in no tree */
-        c.streamed = sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int64(st, 8) >= 0;
-        hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
-        /* TB_EVENT's slices (source 2) are no CPU events to HTA */
-        if (!hta_host_kept(h, cut, c.ts, c.te, sqlite3_column_int(st, 6) != 2))
-            continue;
-        if (c.te < c.ts)
-            c.te = c.ts;
-        if (VEC_PUSH(g->v, g->n, g->cap, c)) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-            break;
-        }
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
+    host_read r = {h, hta_cut(h, rank), g};
+    tb_status rc = metrics_rows(h->m->db, h->what, sql, rank, host_row, &r, err);
     g->nhost = g->n;
     return rc;
 }
@@ -247,7 +248,7 @@ static int cmp_tkey(const void *a, const void *b)
 /* The STRING_IDS ids whose value matches a GLOB pattern, sorted. */
 typedef struct idset {
     int64_t *id;
-    size_t n, cap;
+    size_t n;
 } idset;
 
 static tb_status read_ids(const hta_ctx *h, const char *glob, idset *s, tb_error *err)
@@ -257,17 +258,7 @@ static tb_status read_ids(const hta_ctx *h, const char *glob, idset *s, tb_error
         SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     sqlite3_bind_text(st, 1, glob, -1, SQLITE_STATIC);
-    int r;
-    tb_status rc = TB_OK;
-    while ((r = sqlite3_step(st)) == SQLITE_ROW)
-        if (VEC_PUSH(s->id, s->n, s->cap, sqlite3_column_int64(st, 0))) {
-            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
-            break;
-        }
-    if (!rc && r != SQLITE_DONE)
-        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_finalize(st);
-    return rc;
+    return metrics_read_int64(h->m->db, st, h->what, 1, &s->id, &s->n, err);
 }
 
 static int in_set(const idset *s, int64_t id)

@@ -10,12 +10,16 @@
  * ranges), ppchart.c (the DualPipeV pipeline chart), hta_counters.c (HTA's
  * queue length and trace span), hta_stacks.c
  * (HTA's call graph). This file lists them for the runner; their options
- * are options.c's.
+ * are options.c's. It also holds what the builders share: running SQL,
+ * reading a statement's rows into memory (metrics_rows, metrics_each_row,
+ * metrics_read_int64: one loop that steps, reports and finalizes), the
+ * tree order of ranges, the ranks a table gives no row.
  */
 #include <stdio.h>
 
 #include "metrics/metrics.h"
 #include "util/str.h"
+#include "util/vec.h"
 
 typedef struct family {
     const metric_table *v;
@@ -76,6 +80,56 @@ tb_status metrics_exec(const metric_ctx *m, const char *what, const char *sql, t
         return TB_ERR_DB;
     }
     return TB_OK;
+}
+
+tb_status metrics_each_row(sqlite3 *db, sqlite3_stmt *st, const char *what, metrics_row_fn row, void *ctx,
+                           tb_error *err)
+{
+    tb_status rc = TB_OK;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW)
+        if (row(st, ctx)) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
+            break;
+        }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc;
+}
+
+tb_status metrics_rows(sqlite3 *db, const char *what, const char *sql, int64_t rank, metrics_row_fn row, void *ctx,
+                       tb_error *err)
+{
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(db));
+    if (sqlite3_bind_parameter_count(st) > 0)
+        sqlite3_bind_int64(st, 1, rank);
+    return metrics_each_row(db, st, what, row, ctx, err);
+}
+
+tb_status metrics_read_int64(sqlite3 *db, sqlite3_stmt *st, const char *what, int ncols, int64_t **v, size_t *nrows,
+                             tb_error *err)
+{
+    size_t k = 0, cap = 0;
+    *v = NULL;
+    *nrows = 0;
+    tb_status rc = TB_OK;
+    int s;
+    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
+        if (k + (size_t)ncols > cap && vec_reserve(v, &cap, k + (size_t)ncols, sizeof **v)) {
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
+            break;
+        }
+        for (int c = 0; c < ncols; c++)
+            (*v)[k++] = sqlite3_column_int64(st, c);
+    }
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    *nrows = k / (size_t)ncols;
+    return rc;
 }
 
 unsigned long long metrics_group_hash(const char *s)

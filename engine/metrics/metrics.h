@@ -140,6 +140,32 @@ unsigned long long metrics_group_hash(const char *s);
 tb_status metrics_exec(const metric_ctx *m, const char *what, const char *sql, tb_error *err);
 
 /*
+ * Reading a statement's rows. A row function copies what it keeps of the
+ * current row of st into ctx (pushing it onto a growing array, say) and
+ * returns 0, or nonzero when out of memory: the read stops there.
+ */
+typedef int (*metrics_row_fn)(sqlite3_stmt *st, void *ctx);
+
+/* Steps st (prepared, its values bound) to its end, calling row for each
+ * row, then finalizes it (also on failure). TB_ERR_NOMEM "<what>: out of
+ * memory" when row fails, TB_ERR_DB "<what>: <SQLite's message>" when a
+ * step does. */
+tb_status metrics_each_row(sqlite3 *db, sqlite3_stmt *st, const char *what, metrics_row_fn row, void *ctx,
+                           tb_error *err);
+
+/* Prepares sql on db, binds rank to its ?1 when it has parameters, and
+ * reads its rows as metrics_each_row; a failed prepare is TB_ERR_DB
+ * "<what>: <SQLite's message>". */
+tb_status metrics_rows(sqlite3 *db, const char *what, const char *sql, int64_t rank, metrics_row_fn row, void *ctx,
+                       tb_error *err);
+
+/* Reads the first ncols (at least 1) columns of every row of st, as int64 and
+ * row after row, into a new array *v (free it; NULL when no row), *nrows
+ * rows; st is stepped and finalized as by metrics_each_row. */
+tb_status metrics_read_int64(sqlite3 *db, sqlite3_stmt *st, const char *what, int ncols, int64_t **v, size_t *nrows,
+                             tb_error *err);
+
+/*
  * Notes, through m->note, every rank of the load (TB_RANK) for which
  * has(cx, rank) is 0 (the table has no row for it), with why: the rank has
  * no device tasks nor communication ops (in the window). For tables that

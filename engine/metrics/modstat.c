@@ -102,6 +102,13 @@ static node *nodes_add(nodes *ns, int64_t start, int64_t end, const char *name, 
     return d;
 }
 
+/* A Module range of read_modules' SQL. */
+static int module_row(sqlite3_stmt *q, void *ns)
+{
+    return !nodes_add(ns, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
+                      (const char *)sqlite3_column_text(q, 2), 1);
+}
+
 /* The rank's Module ranges, by start. */
 static tb_status read_modules(const metric_ctx *m, nodes *ns, int64_t rank, tb_error *err)
 {
@@ -109,22 +116,7 @@ static tb_status read_modules(const metric_ctx *m, nodes *ns, int64_t rank, tb_e
         "SELECT IFNULL(e.startNs, 0), IFNULL(e.endNs, 0), s.value FROM MSTX_EVENTS e "
         "LEFT JOIN STRING_IDS s ON s.id = e.message LEFT JOIN STRING_IDS d ON d.id = e.domainId "
         "WHERE e.rankId = ?1 AND e.eventType = 2 AND d.value = 'Module' ORDER BY e.startNs";
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(m->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return db_fail(m, err);
-    sqlite3_bind_int64(q, 1, rank);
-    tb_status rc = TB_OK;
-    int s;
-    while ((s = sqlite3_step(q)) == SQLITE_ROW)
-        if (!nodes_add(ns, sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1),
-                       (const char *)sqlite3_column_text(q, 2), 1)) {
-            rc = nomem(err);
-            break;
-        }
-    if (!rc && s != SQLITE_DONE)
-        rc = db_fail(m, err);
-    sqlite3_finalize(q);
-    return rc;
+    return metrics_rows(m->db, WHAT, sql, rank, module_row, ns, err);
 }
 
 /* The op -> kernel links of the rank into tb_m_modk, in the recipe's order
@@ -192,50 +184,49 @@ static int cmp_first(const void *pa, const void *pb)
     return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
+/* The ops read so far: the last one, and where each first appears. */
+typedef struct op_read {
+    nodes *ns;
+    node *op;
+    first_seq *fs;
+    size_t nfs, cap;
+} op_read;
+
+/* A kernel of read_ops' SQL: into its op, a new one when the name, start
+ * or end differ from the last. */
+static int op_row(sqlite3_stmt *q, void *ctx)
+{
+    op_read *r = ctx;
+    const char *name = (const char *)sqlite3_column_text(q, 0);
+    int64_t ts = sqlite3_column_int64(q, 1), end = sqlite3_column_int64(q, 2);
+    if (!r->op || r->op->start != ts || r->op->end != end || strcmp(r->op->name, name ? name : "") != 0) {
+        if (r->nfs == r->cap) {
+            r->cap = r->cap ? r->cap * 2 : 64;
+            first_seq *p = realloc(r->fs, r->cap * sizeof *p);
+            if (!p)
+                return -1;
+            r->fs = p;
+        }
+        if (!(r->op = nodes_add(r->ns, ts, end, name, 0)))
+            return -1;
+        r->fs[r->nfs++] = (first_seq){r->ns->n - 1, sqlite3_column_int64(q, 5)};
+    }
+    r->op->dev += sqlite3_column_int64(q, 4);
+    return list_add(&r->op->klist, (const char *)sqlite3_column_text(q, 3));
+}
+
 /* The ops of tb_m_modk (one per name, start and end, in the order each first
  * appears; their kernels in order) appended to ns. */
 static tb_status read_ops(const metric_ctx *m, nodes *ns, tb_error *err)
 {
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(m->db,
-                           "SELECT oname, ots, oend, kname, kend - kts, seq FROM temp.tb_m_modk "
-                           "ORDER BY oname, ots, oend, seq",
-                           -1, &q, NULL) != SQLITE_OK)
-        return db_fail(m, err);
     size_t base = ns->n;
-    tb_status rc = TB_OK;
-    int s;
-    node *op = NULL;
-    first_seq *fs = NULL;
-    size_t nfs = 0, cap = 0;
-    while ((s = sqlite3_step(q)) == SQLITE_ROW) {
-        const char *name = (const char *)sqlite3_column_text(q, 0);
-        int64_t ts = sqlite3_column_int64(q, 1), end = sqlite3_column_int64(q, 2);
-        if (!op || op->start != ts || op->end != end || strcmp(op->name, name ? name : "") != 0) {
-            if (nfs == cap) {
-                cap = cap ? cap * 2 : 64;
-                first_seq *p = realloc(fs, cap * sizeof *p);
-                if (!p) {
-                    rc = nomem(err);
-                    break;
-                }
-                fs = p;
-            }
-            if (!(op = nodes_add(ns, ts, end, name, 0))) {
-                rc = nomem(err);
-                break;
-            }
-            fs[nfs++] = (first_seq){ns->n - 1, sqlite3_column_int64(q, 5)};
-        }
-        op->dev += sqlite3_column_int64(q, 4);
-        if (list_add(&op->klist, (const char *)sqlite3_column_text(q, 3))) {
-            rc = nomem(err);
-            break;
-        }
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = db_fail(m, err);
-    sqlite3_finalize(q);
+    op_read r = {.ns = ns};
+    tb_status rc = metrics_rows(m->db, WHAT,
+                                "SELECT oname, ots, oend, kname, kend - kts, seq FROM temp.tb_m_modk "
+                                "ORDER BY oname, ots, oend, seq",
+                                0, op_row, &r, err);
+    first_seq *fs = r.fs;
+    size_t nfs = r.nfs;
     if (!rc && nfs) {
         /* reorder the new ops by first appearance */
         qsort(fs, nfs, sizeof *fs, cmp_first);
@@ -250,6 +241,18 @@ static tb_status read_ops(const metric_ctx *m, nodes *ns, tb_error *err)
     }
     free(fs);
     return rc;
+}
+
+/* A forward call of read_fwd_bwd's SQL with its backward call. */
+static int fwd_bwd_row(sqlite3_stmt *q, void *ns)
+{
+    node *d = nodes_add(ns, sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2),
+                        (const char *)sqlite3_column_text(q, 0), 0);
+    if (!d)
+        return -1;
+    d->bwd_start = sqlite3_column_int64(q, 3);
+    d->bwd_end = sqlite3_column_int64(q, 4);
+    return 0;
 }
 
 /* The rank's forward calls with their backward calls (a connection id of two
@@ -275,22 +278,7 @@ static tb_status read_fwd_bwd(const metric_ctx *m, const torch_links *tl, nodes 
     if (prc != SQLITE_OK)
         return db_fail(m, err);
     sqlite3_bind_int64(q, 1, rank);
-    tb_status rc = TB_OK;
-    int s;
-    while ((s = sqlite3_step(q)) == SQLITE_ROW) {
-        node *d = nodes_add(ns, sqlite3_column_int64(q, 1), sqlite3_column_int64(q, 2),
-                            (const char *)sqlite3_column_text(q, 0), 0);
-        if (!d) {
-            rc = nomem(err);
-            break;
-        }
-        d->bwd_start = sqlite3_column_int64(q, 3);
-        d->bwd_end = sqlite3_column_int64(q, 4);
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = db_fail(m, err);
-    sqlite3_finalize(q);
-    return rc;
+    return metrics_each_row(m->db, q, WHAT, fwd_bwd_row, ns, err);
 }
 
 /* Places every node in the last open module holding it (the recipe's stack

@@ -102,6 +102,31 @@ static int push_out(vecs *v, const char *name, size_t len, int64_t fwk, int64_t 
     return 0;
 }
 
+/* A mark or range of read_items' SQL. */
+static int item_row(sqlite3_stmt *q, void *ctx)
+{
+    vecs *v = ctx;
+    if (grow((void **)&v->it, &v->cap, v->n, sizeof *v->it))
+        return -1;
+    item *it = &v->it[v->n];
+    const char *name = (const char *)sqlite3_column_text(q, 0);
+    it->name = name ? strdup(name) : NULL;
+    if (name && !it->name)
+        return -1;
+    it->start = sqlite3_column_int64(q, 1);
+    it->end = sqlite3_column_int64(q, 2);
+    it->has_dev = sqlite3_column_type(q, 3) != SQLITE_NULL;
+    it->dev = sqlite3_column_int64(q, 3);
+    it->has_dev_end = sqlite3_column_type(q, 4) != SQLITE_NULL;
+    it->dev_end = sqlite3_column_int64(q, 4);
+    it->fwk = sqlite3_column_int64(q, 5);
+    it->has_fwk = sqlite3_column_type(q, 5) != SQLITE_NULL;
+    it->tid = sqlite3_column_int64(q, 6);
+    it->open = 0;
+    v->n++;
+    return 0;
+}
+
 /* Reads the rank's marks (kind 3) or ranges (kind 2) into v->it. */
 static tb_status read_items(const metric_ctx *m, const torch_links *tl, vecs *v, int64_t rank, int kind,
                             tb_error *err)
@@ -129,36 +154,7 @@ static tb_status read_items(const metric_ctx *m, const torch_links *tl, vecs *v,
     sqlite3_bind_int64(q, 1, rank);
     sqlite3_bind_int(q, 2, kind);
     sqlite3_bind_int(q, 3, kind);
-    tb_status rc = TB_OK;
-    int s;
-    while ((s = sqlite3_step(q)) == SQLITE_ROW) {
-        if (grow((void **)&v->it, &v->cap, v->n, sizeof *v->it)) {
-            rc = nomem(err);
-            break;
-        }
-        item *it = &v->it[v->n];
-        const char *name = (const char *)sqlite3_column_text(q, 0);
-        it->name = name ? strdup(name) : NULL;
-        if (name && !it->name) {
-            rc = nomem(err);
-            break;
-        }
-        it->start = sqlite3_column_int64(q, 1);
-        it->end = sqlite3_column_int64(q, 2);
-        it->has_dev = sqlite3_column_type(q, 3) != SQLITE_NULL;
-        it->dev = sqlite3_column_int64(q, 3);
-        it->has_dev_end = sqlite3_column_type(q, 4) != SQLITE_NULL;
-        it->dev_end = sqlite3_column_int64(q, 4);
-        it->fwk = sqlite3_column_int64(q, 5);
-        it->has_fwk = sqlite3_column_type(q, 5) != SQLITE_NULL;
-        it->tid = sqlite3_column_int64(q, 6);
-        it->open = 0;
-        v->n++;
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = db_fail(m, err);
-    sqlite3_finalize(q);
-    return rc;
+    return metrics_each_row(m->db, q, WHAT, item_row, v, err);
 }
 
 static int ends_with(const char *s, const char *suf, size_t *stem)

@@ -452,26 +452,7 @@ static tb_status read_ranks(const metric_ctx *m, const char *what, torch_links *
     if (sqlite3_prepare_v2(m->db, "SELECT DISTINCT rankId FROM temp.tb_m_tl_ids WHERE rankId IS NOT NULL ORDER BY 1",
                            -1, &q, NULL) != SQLITE_OK)
         return db_fail(m, what, err);
-    tb_status rc = TB_OK;
-    size_t cap = 0;
-    int s;
-    while ((s = sqlite3_step(q)) == SQLITE_ROW) {
-        if (tl->n == cap) {
-            size_t c = cap ? cap * 2 : 8;
-            int64_t *p = realloc(tl->ranks, c * sizeof *p);
-            if (!p) {
-                rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
-                break;
-            }
-            tl->ranks = p;
-            cap = c;
-        }
-        tl->ranks[tl->n++] = sqlite3_column_int64(q, 0);
-    }
-    if (!rc && s != SQLITE_DONE)
-        rc = db_fail(m, what, err);
-    sqlite3_finalize(q);
-    return rc;
+    return metrics_read_int64(m->db, q, what, 1, &tl->ranks, &tl->n, err);
 }
 
 tb_status torch_links_open(const metric_ctx *m, const char *what, const char *rows_of, torch_links *tl,
