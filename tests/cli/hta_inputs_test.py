@@ -19,7 +19,10 @@
 #     steps (by its names alone an NVIDIA trace) keeps its distributedInfo
 #     backend mtia:hccl and so HTA's MTIA window: kernel_launch_stats and
 #     queue_length_summary equal the job's own (HTA's figures); with backend
-#     nccl the names decide and the GPU window cuts the last step.
+#     nccl the names decide and the GPU window cuts the last step;
+#   - a trace without GPU work: gpu_user_annotation_breakdown of the host's
+#     annotations (use_gpu_annotation 0) sums them (step 10 and 30 µs: sum 40,
+#     mean 20, std sqrt(200)), as HTA does on its cpu_only trace.
 # usage: hta_inputs_test.py TRACEBOOK OUT_DIR
 import csv
 import json
@@ -92,7 +95,29 @@ def main():
          [["runFunction - job_prep_and_submit_for_execution", "0"], ["fwd_kernel", "1"]],
          "MTIA: the task under its call")
     mtia_by_metadata(exe, out)
+    host_only(exe, out)
     return T.finish()
+
+
+def host_only(exe, out):
+    """A trace without GPU work (HTA's cpu_only test trace is one): HTA's
+    breakdown of the host's user annotations still has its rows; the
+    GPU's is empty."""
+    src = os.path.join(out, "host", "rank0.pt.trace.json")
+    write(src, [x("user_annotation", "step", 1, 1, 100, 10), x("cpu_op", "aten::add", 1, 1, 102, 5),
+                x("user_annotation", "step", 1, 1, 200, 30), x("user_annotation", "load", 1, 1, 300, 4)])
+    got = rows(exe, src, "gpu_user_annotation_breakdown", os.path.join(out, "host-gpu"))
+    T.eq(got[1:], [], "host-only trace: no GPU annotation")
+    r = tbtest.run([exe, "report", "-q", "-dir", src, "--spec", "builtin:gpu_user_annotation_breakdown", "--param",
+                    "use_gpu_annotation=0", "-o", os.path.join(out, "host-cpu")])
+    T.check(r.returncode == 0, "host-only trace: the host's annotations", r.stderr)
+    with open(os.path.join(out, "host-cpu", "gpu_user_annotation_breakdown.csv"), newline="") as f:
+        got = list(csv.reader(f))[1:]
+    # step: 10 and 30 µs (sample std sqrt(200)); load: 4 µs
+    T.eq([g[:4] + [g[5], g[6]] for g in got],
+         [["load", "4", "4", "4", "4", "0"], ["step", "40", "30", "10", "20", "0"]],
+         "host-only trace: the host's annotations, by name")
+    T.check(len(got) == 2 and abs(float(got[1][4]) - 200 ** 0.5) < 1e-9, "host-only trace: stddev", repr(got))
 
 
 def mtia_job(out, name, backend, gpu_call):
