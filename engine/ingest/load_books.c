@@ -434,64 +434,6 @@ tb_status load_books_bind_pmu(dbw *w, tb_error *err)
 }
 
 /*
- * The kernel types a summary CSV staged (TB_KERNEL_TYPE: kernel_details or
- * op_summary beside a timeline that gave the rank's tasks) become the
- * opType of the task they describe, found as the PMU metrics are: same
- * rank and device (any, when the CSV named none), same start ns, same
- * name. A timeline names no type, so the one its task got from the name
- * gives way to the CSV's; that task's type is no longer derived, and the
- * derived count of the trace of its rank (src[i].r, before TB_LOAD_COUNT
- * is written) drops by one. The rows used are deleted; what matched no
- * task stays.
- */
-static tb_status uncount_derived(dbw *w, src_info *src, size_t nsrc, tb_error *err)
-{
-    sqlite3_stmt *q;
-    if (sqlite3_prepare_v2(dbw_db(w), "SELECT rankId, count(*) FROM type_match GROUP BY rankId", -1, &q, NULL) !=
-        SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "counting kernel types: %s", sqlite3_errmsg(dbw_db(w)));
-    while (sqlite3_step(q) == SQLITE_ROW) {
-        int64_t rank = sqlite3_column_int64(q, 0);
-        uint64_t n = (uint64_t)sqlite3_column_int64(q, 1);
-        for (size_t i = 0; i < nsrc && n > 0; i++) {
-            uint64_t *d = &src[i].r.dest[TB_DEST_DERIVED_TYPE];
-            if (src[i].cluster || src[i].multi || src[i].rank != rank || *d == 0)
-                continue;
-            uint64_t k = n < *d ? n : *d;
-            *d -= k;
-            n -= k;
-        }
-    }
-    sqlite3_finalize(q);
-    return TB_OK;
-}
-
-tb_status load_books_bind_types(dbw *w, src_info *src, size_t nsrc, tb_error *err)
-{
-    if (!sql_true(w, "SELECT EXISTS (SELECT 1 FROM TB_KERNEL_TYPE)"))
-        return TB_OK;
-    tb_status st = dbw_exec(w,
-                            "CREATE INDEX tb_kernel_type_at ON TB_KERNEL_TYPE(rankId, startNs);"
-                            "CREATE TEMP TABLE type_match AS"
-                            " SELECT min(k.rowid) AS kr, c.rowid AS cr, k.opType AS opType, t.rankId AS rankId"
-                            " FROM COMPUTE_TASK_INFO c"
-                            " CROSS JOIN TASK t ON t.globalTaskId = c.globalTaskId AND t.rankId IS c.rankId"
-                            " CROSS JOIN TB_KERNEL_TYPE k ON k.rankId = t.rankId AND k.startNs = t.startNs"
-                            "  AND (k.deviceId IS NULL OR k.deviceId = t.deviceId) AND k.name = t.name"
-                            " GROUP BY c.rowid;"
-                            "UPDATE COMPUTE_TASK_INFO SET opType = m.opType FROM type_match m"
-                            " WHERE COMPUTE_TASK_INFO.rowid = m.cr;"
-                            "DELETE FROM TB_KERNEL_TYPE WHERE rowid IN (SELECT kr FROM type_match);"
-                            "DROP INDEX tb_kernel_type_at;",
-                            err);
-    if (!st)
-        st = uncount_derived(w, src, nsrc, err);
-    if (!st)
-        st = dbw_exec(w, "DROP TABLE type_match", err);
-    return st;
-}
-
-/*
  * A Kineto collective kernel (a COMMUNICATION_OP row with a connection id,
  * the correlation id) is launched by the runtime call of that id; the
  * record_param_comms call of the same thread that holds the launch's start

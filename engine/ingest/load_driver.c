@@ -327,7 +327,7 @@ static tb_status write_books(load_run *R, tb_error *err)
         return st;
     if ((st = dbw_pair_staged_flows(w, err)) != TB_OK || (st = load_books_bind_h2d(w, err)) != TB_OK ||
         (st = load_books_bind_pmu(w, err)) != TB_OK ||
-        (st = load_books_bind_types(w, R->src, R->nsrc, err)) != TB_OK ||
+        (st = load_types_bind(w, R->src, R->nsrc, err)) != TB_OK ||
         (st = load_books_bind_collectives(w, err)) != TB_OK)
         return st;
     if (opt->shard_count) {

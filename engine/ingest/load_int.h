@@ -200,9 +200,9 @@ tb_status load_books_bind_h2d(dbw *w, tb_error *err);
 /* The PMU metrics of summary CSVs' kernels onto their tasks (TASK_PMU_INFO). */
 tb_status load_books_bind_pmu(dbw *w, tb_error *err);
 /* The kernel types of summary CSVs onto the tasks a timeline gave
- * (COMPUTE_TASK_INFO.opType); the derived-type counts of src drop by the
- * tasks whose type the CSV gave. */
-tb_status load_books_bind_types(dbw *w, src_info *src, size_t nsrc, tb_error *err);
+ * (COMPUTE_TASK_INFO.opType), load_types.c; the derived-type counts of src
+ * drop by the tasks whose type the CSV gave. */
+tb_status load_types_bind(dbw *w, src_info *src, size_t nsrc, tb_error *err);
 /* Names a Kineto trace's collective kernels from the record_param_comms call
  * that launched them (TB_COLLECTIVE): COMMUNICATION_OP opType, count,
  * dataType and groupName, COMMUNICATION_TASK_INFO size (bytes) and dataType

@@ -334,6 +334,58 @@ def case_kernel_types_of_a_large_rank_bound_in_linear_time():
     assert typed > 10000, typed
     con.close()
 
+
+def case_kernel_types_first_staged_wins_unmatched_stay():
+    # Two CSV rows of one kernel (same start and name): the first one's Type is the task's, the other
+    # stays staged; a row at a start no task has stays staged too; every other kernel takes its Type.
+    d = os.path.join(OUT, "types_dup")
+    gen("--kind", "torch_npu_dir", "--mix", "device", "--events", "5000", "--ranks", "1", "-o", d)
+    kd = os.path.join(d, "rank0_ascend_pt", "ASCEND_PROFILER_OUTPUT", "kernel_details.csv")
+    with open(kd, newline="", encoding="utf-8-sig") as f:
+        table = list(csv.reader(f))
+    head, body = table[0], table[1:]
+    ti, ci, si, ni = (head.index(c) for c in ("Type", "Accelerator Core", "Start Time(us)", "Name"))
+    pick = next(r for r in body if r[ci] in ("AI_CORE", "AI_CPU") and r[ti])
+    first = list(pick)
+    first[ti] = "FirstStagedType"
+    orphan = list(pick)
+    orphan[ti] = "OrphanType"
+    us = Decimal(orphan[si].strip())
+    orphan[si] = str(us + Decimal("0.001"))  # 1 ns later: no task starts there
+    with open(kd, "w", newline="", encoding="utf-8") as f:
+        csv.writer(f, lineterminator="\n").writerows([head, first] + body + [orphan])
+    db = os.path.join(OUT, "types_dup.db")
+    run("export", "db", "-q", "-dir", d, "-o", db)
+    con = sqlite3.connect(db)
+    left = sorted(r[0] for r in con.execute("SELECT s.value FROM TB_KERNEL_TYPE k JOIN STRING_IDS s ON s.id = k.opType"))
+    assert left == sorted(["OrphanType", pick[ti]]), left
+    start_ns = int(us * 1000)
+    got = con.execute("SELECT o.value FROM TASK t JOIN STRING_IDS n ON n.id = t.name"
+                      " JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId"
+                      " JOIN STRING_IDS o ON o.id = c.opType WHERE t.startNs = ? AND n.value = ?",
+                      (start_ns, pick[ni])).fetchall()
+    assert got == [("FirstStagedType",)], got
+    staged = sum(1 for r in body if r[ci] in ("AI_CORE", "AI_CPU", "AI_VECTOR_CORE", "MIX_AIC", "MIX_AIV"))
+    typed = con.execute("SELECT count(*) FROM COMPUTE_TASK_INFO c JOIN TASK t USING (globalTaskId)"
+                        " JOIN STRING_IDS n ON n.id = t.name JOIN STRING_IDS o ON o.id = c.opType").fetchone()[0]
+    assert typed >= staged > 100, (typed, staged)
+    # That DB loaded again: the row left staged finds its task now. A device that is text (only a DB
+    # input can hold one) leaves the matching to SQLite's comparison: the same rows are bound.
+    con.execute("UPDATE TASK SET deviceId = 'dev' WHERE startNs = ?", (start_ns,))
+    con.execute("UPDATE TB_KERNEL_TYPE SET deviceId = 'dev' WHERE startNs = ?", (start_ns,))
+    con.commit()
+    con.close()
+    again = os.path.join(OUT, "types_again.db")
+    run("export", "db", "-q", "-dir", db, "-o", again)
+    con = sqlite3.connect(again)
+    left = [r[0] for r in con.execute("SELECT s.value FROM TB_KERNEL_TYPE k JOIN STRING_IDS s ON s.id = k.opType")]
+    assert left == ["OrphanType"], left
+    got = con.execute("SELECT o.value FROM TASK t JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId"
+                      " JOIN STRING_IDS o ON o.id = c.opType WHERE t.deviceId = 'dev'").fetchall()
+    assert got == [(pick[ti],)], got
+    con.close()
+
+
 if __name__ == "__main__":
     tbtest.fresh_dir(OUT)
     tbtest.use_cache(os.path.join(OUT, "cache"))
