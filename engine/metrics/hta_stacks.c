@@ -285,26 +285,86 @@ typedef struct thr {
     int label; /* 0 none, 1 backward, 2 main */
 } thr;
 
-/* Moves the outermost slices of thread t that lie within node p under p;
- * returns how many of them are left outside. p itself, when among them,
- * becomes its own parent (-3). */
-static size_t move_under(cgraph *g, const tkey *k, const thr *t, size_t p, size_t *moved)
+/* The outermost slices (no parent yet) of one thread, by start, for
+ * move_under: a slice ending before it starts is kept apart and looked at
+ * every time (the search by start cannot bound it). */
+typedef struct roots {
+    struct rootkey {
+        int64_t ts;
+        size_t node;
+    } *v, *odd;
+    size_t n, nodd;
+    size_t left; /* how many of them still have no parent */
+} roots;
+
+static int cmp_rootkey(const void *a, const void *b)
 {
-    size_t left = 0;
-    int64_t ts = g->v[p].ts, te = g->v[p].te;
+    const struct rootkey *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->node > y->node) - (x->node < y->node);
+}
+
+/* r: the outermost slices of thread t; -1 when out of memory. */
+static int roots_of(const cgraph *g, const tkey *k, const thr *t, roots *r)
+{
+    *r = (roots){0};
+    r->v = malloc((t->n ? t->n : 1) * sizeof *r->v);
+    r->odd = malloc((t->n ? t->n : 1) * sizeof *r->odd);
+    if (!r->v || !r->odd)
+        return -1;
     for (size_t j = 0; j < t->n; j++) {
         size_t i = k[t->first + j].node;
-        cnode *c = &g->v[i];
-        if (c->parent != -1)
+        if (g->v[i].parent != -1)
             continue;
-        if (c->ts >= ts && c->te <= te) {
-            c->parent = i == p ? -3 : (int64_t)p;
-            (*moved)++;
-        } else {
-            left++;
-        }
+        if (g->v[i].te < g->v[i].ts)
+            r->odd[r->nodd++] = (struct rootkey){g->v[i].ts, i};
+        else
+            r->v[r->n++] = (struct rootkey){g->v[i].ts, i};
     }
-    return left;
+    if (r->n)
+        qsort(r->v, r->n, sizeof *r->v, cmp_rootkey);
+    r->left = r->n + r->nodd;
+    return 0;
+}
+
+static void roots_free(roots *r)
+{
+    free(r->v);
+    free(r->odd);
+}
+
+/* Moves slice i, an outermost one, under p when it lies within p. */
+static void move_one(cgraph *g, roots *r, size_t i, size_t p, size_t *moved)
+{
+    cnode *c = &g->v[i];
+    if (c->parent != -1 || c->ts < g->v[p].ts || c->te > g->v[p].te)
+        return;
+    c->parent = i == p ? -3 : (int64_t)p;
+    (*moved)++;
+    r->left--;
+}
+
+/* Moves the outermost slices of a thread (r) that lie within node p under
+ * p; returns how many of them are left outside. p itself, when among them,
+ * becomes its own parent (-3). Only the slices starting within p can lie
+ * within it: found by start, not by a pass over the thread. */
+static size_t move_under(cgraph *g, roots *r, size_t p, size_t *moved)
+{
+    int64_t ts = g->v[p].ts, te = g->v[p].te;
+    size_t lo = 0, hi = r->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (r->v[mid].ts < ts)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t j = lo; j < r->n && r->v[j].ts <= te; j++)
+        move_one(g, r, r->v[j].node, p, moved);
+    for (size_t j = 0; j < r->nodd; j++)
+        move_one(g, r, r->odd[j].node, p, moved);
+    return r->left;
 }
 
 /*
@@ -315,25 +375,38 @@ static size_t move_under(cgraph *g, const tkey *k, const thr *t, size_t p, size_
  * take m's own outermost slices within them, themselves included: such a
  * parent becomes its own parent, cut off every root with what is below it
  * (HTA then counts no task below them and keeps their first depth).
+ * -1 when out of memory.
  */
-static void link_backward(cgraph *g, const tkey *k, const thr *b, const thr *m, const marks *mk)
+static int link_backward(cgraph *g, const tkey *k, const thr *b, const thr *m, const marks *mk)
 {
     const idset *par = &mk->bwd;
-    int any = 0, switched = 0;
+    int any = 0, switched = 0, rc = 0;
     for (size_t i = 0; i < m->n && !any; i++)
         any = in_set(par, g->v[k[m->first + i].node].name);
     if (!any)
         par = &mk->step;
+    roots rb, rm = {0};
+    if (roots_of(g, k, b, &rb) < 0) {
+        roots_free(&rb);
+        return -1;
+    }
     for (size_t i = 0; i < m->n; i++) {
         size_t p = k[m->first + i].node, moved = 0;
         if (!in_set(par, g->v[p].name) || g->v[p].parent == -3)
             continue;
         if (switched) {
-            move_under(g, k, m, p, &moved);
-        } else if (move_under(g, k, b, p, &moved) == 0 && moved) {
+            move_under(g, &rm, p, &moved);
+        } else if (move_under(g, &rb, p, &moved) == 0 && moved) {
             switched = 1;
+            if (roots_of(g, k, m, &rm) < 0) {
+                rc = -1;
+                break;
+            }
         }
     }
+    roots_free(&rb);
+    roots_free(&rm);
+    return rc;
 }
 
 /* Nests every host thread of g (device threads stay out of the trees), then links the backward thread. */
@@ -386,7 +459,8 @@ static tb_status nest_all(const hta_ctx *h, cgraph *g, const marks *mk, tb_error
             two[0] = two[1];
             two[1] = x;
         }
-        link_backward(g, k, two[0], two[1], mk);
+        if (link_backward(g, k, two[0], two[1], mk) < 0)
+            rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
     free(k);
     free(idx);
