@@ -114,7 +114,7 @@ static int read_staged(dbw *w, type_run *R, tb_error *err)
     if (!odd && rc != SQLITE_DONE)
         return -(int)db_fail(w, q, err);
     sqlite3_finalize(q);
-    if (!odd)
+    if (!odd && R->nk)
         qsort(R->k, R->nk, sizeof *R->k, cmp_staged);
     return odd;
 }
@@ -171,7 +171,8 @@ static int match_tasks(dbw *w, type_run *R, tb_error *err)
     sqlite3_finalize(q);
     if (odd)
         return 1;
-    qsort(R->m, R->nm, sizeof *R->m, cmp_task);
+    if (R->nm)
+        qsort(R->m, R->nm, sizeof *R->m, cmp_task);
     size_t n = 0; /* tasks of the same rank and id: the lowest staged row, first after the sort */
     for (size_t i = 0; i < R->nm; i++)
         if (n == 0 || R->m[n - 1].rank != R->m[i].rank || R->m[n - 1].gid != R->m[i].gid)

@@ -168,7 +168,8 @@ static tl_end *flow_ends(const tl_flow *f, size_t n, int calls, tl_key **keys, s
     }
     for (size_t i = 0; i < n; i++)
         e[i] = calls ? (tl_end){f[i].rank, f[i].thread, f[i].from, i} : (tl_end){f[i].rank, f[i].proc, f[i].to, i};
-    qsort(e, n, sizeof *e, cmp_end);
+    if (n)
+        qsort(e, n, sizeof *e, cmp_end);
     *nkeys = 0;
     for (size_t i = 0; i < n; i++)
         if (!*nkeys || (*keys)[*nkeys - 1].rank != e[i].rank || (*keys)[*nkeys - 1].key != e[i].key)
@@ -189,7 +190,7 @@ static int read_spans(const metric_ctx *m, const char *sql, const tl_key *keys, 
         if (sqlite3_column_type(q, 1) != SQLITE_INTEGER)
             continue;
         tl_key k = {sqlite3_column_int64(q, 0), sqlite3_column_int64(q, 1)};
-        if (!bsearch(&k, keys, nkeys, sizeof k, cmp_key))
+        if (!nkeys || !bsearch(&k, keys, nkeys, sizeof k, cmp_key))
             continue;
         tl_span x = {.rank = k.rank, .key = k.key, .start = sqlite3_column_int64(q, 2),
                      .end = sqlite3_column_int64(q, 3), .row = sqlite3_column_int64(q, 4),
@@ -202,7 +203,8 @@ static int read_spans(const metric_ctx *m, const char *sql, const tl_key *keys, 
         return -2;
     if (s != SQLITE_DONE && s != SQLITE_ROW)
         return -1;
-    qsort(a->v, a->n, sizeof *a->v, cmp_span);
+    if (a->n)
+        qsort(a->v, a->n, sizeof *a->v, cmp_span);
     return 0;
 }
 
