@@ -300,7 +300,8 @@ static tb_status each_row(dbw *w, const char *sql, const int64_t *v, size_t n, i
  * every row was used, as usual). */
 static tb_status write_types(dbw *w, type_run *R, const int64_t (*upd)[3], size_t nupd, tb_error *err)
 {
-    tb_status st = each_row(w, "UPDATE COMPUTE_TASK_INFO SET opType = ?1 WHERE rowid = ?2", nupd ? upd[0] : NULL, nupd, 3, err);
+    tb_status st =
+        each_row(w, "UPDATE COMPUTE_TASK_INFO SET opType = ?1 WHERE rowid = ?2", nupd ? upd[0] : NULL, nupd, 3, err);
     if (st != TB_OK || R->nused == 0)
         return st;
     qsort(R->used, R->nused, sizeof *R->used, cmp_i64);
