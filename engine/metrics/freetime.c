@@ -384,8 +384,9 @@ static tb_status write_gaps(const metric_ctx *m, const rank_data *r, int64_t ran
     return rc;
 }
 
-static tb_status build_rank(const metric_ctx *m, const torch_links *tl, rank_data *r, int64_t rank, tb_error *err)
+static tb_status build_rank(const metric_ctx *m, const torch_links *tl, int64_t rank, void *ctx, tb_error *err)
 {
+    rank_data *r = ctx;
     gap *g = NULL;
     size_t n = 0;
     rank_clear(r);
@@ -416,27 +417,11 @@ static tb_status build_free_time(const metric_ctx *m, tb_error *err)
                                 err);
     if (rc)
         return rc;
-    torch_links tl;
-    if ((rc = torch_links_open(m, WHAT, NULL, &tl, err))) {
-        torch_links_finish(&tl);
-        return rc;
-    }
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(m->db,
-                           "SELECT rankId FROM TASK WHERE rankId IS NOT NULL UNION "
-                           "SELECT rankId FROM COMMUNICATION_OP WHERE rankId IS NOT NULL ORDER BY 1",
-                           -1, &q, NULL) != SQLITE_OK) {
-        torch_links_finish(&tl);
-        return db_fail(m, err);
-    }
     rank_data r = {0};
-    int s;
-    while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW)
-        rc = build_rank(m, &tl, &r, sqlite3_column_int64(q, 0), err);
-    if (!rc && s != SQLITE_DONE)
-        rc = db_fail(m, err);
-    sqlite3_finalize(q);
-    torch_links_finish(&tl);
+    rc = torch_links_each_rank(m, WHAT, NULL,
+                               "SELECT rankId FROM TASK WHERE rankId IS NOT NULL UNION "
+                               "SELECT rankId FROM COMMUNICATION_OP WHERE rankId IS NOT NULL ORDER BY 1",
+                               build_rank, &r, err);
     rank_clear(&r);
     free(r.l);
     free(r.types);

@@ -577,9 +577,9 @@ static int on_op(walker *w, size_t module, size_t op)
 }
 
 /* The rank's flat rows into tb_m_modflat. */
-static tb_status build_rank(const metric_ctx *m, const torch_links *tl, nodes *ns, nodes *ops, int64_t rank,
-                            tb_error *err)
+static tb_status build_rank(const metric_ctx *m, const torch_links *tl, int64_t rank, void *ctx, tb_error *err)
 {
+    nodes *ns = ((nodes **)ctx)[0], *ops = ((nodes **)ctx)[1];
     tb_status rc;
     nodes_clear(ns);
     nodes_clear(ops);
@@ -662,25 +662,11 @@ static tb_status build_module_stats(const metric_ctx *m, tb_error *err)
                                 err);
     if (rc)
         return rc;
-    torch_links tl;
-    if ((rc = torch_links_open(m, WHAT, "MSTX_EVENTS", &tl, err))) {
-        torch_links_finish(&tl);
-        return rc;
-    }
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(m->db, "SELECT DISTINCT rankId FROM MSTX_EVENTS WHERE rankId IS NOT NULL ORDER BY 1", -1,
-                           &q, NULL) != SQLITE_OK) {
-        torch_links_finish(&tl);
-        return db_fail(m, err);
-    }
     nodes ns = {0}, ops = {0};
-    int s;
-    while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW)
-        rc = build_rank(m, &tl, &ns, &ops, sqlite3_column_int64(q, 0), err);
-    if (!rc && s != SQLITE_DONE)
-        rc = db_fail(m, err);
-    sqlite3_finalize(q);
-    torch_links_finish(&tl);
+    nodes *both[2] = {&ns, &ops};
+    rc = torch_links_each_rank(m, WHAT, "MSTX_EVENTS",
+                               "SELECT DISTINCT rankId FROM MSTX_EVENTS WHERE rankId IS NOT NULL ORDER BY 1",
+                               build_rank, both, err);
     nodes_clear(&ns);
     nodes_clear(&ops);
     free(ns.v);

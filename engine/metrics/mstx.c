@@ -391,8 +391,9 @@ out:
     return rc;
 }
 
-static tb_status build_rank(const metric_ctx *m, const torch_links *tl, vecs *v, int64_t rank, tb_error *err)
+static tb_status build_rank(const metric_ctx *m, const torch_links *tl, int64_t rank, void *ctx, tb_error *err)
 {
+    vecs *v = ctx;
     tb_status rc;
     vecs_clear(v);
     if ((rc = read_items(m, tl, v, rank, 3, err)) || (rc = pair_marks(v, err)))
@@ -414,25 +415,10 @@ static tb_status build_mstx_marks(const metric_ctx *m, tb_error *err)
                                 err);
     if (rc)
         return rc;
-    torch_links tl;
-    if ((rc = torch_links_open(m, WHAT, "MSTX_EVENTS", &tl, err))) {
-        torch_links_finish(&tl);
-        return rc;
-    }
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(m->db, "SELECT DISTINCT rankId FROM MSTX_EVENTS WHERE rankId IS NOT NULL ORDER BY 1", -1,
-                           &q, NULL) != SQLITE_OK) {
-        torch_links_finish(&tl);
-        return db_fail(m, err);
-    }
     vecs v = {0};
-    int s;
-    while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW)
-        rc = build_rank(m, &tl, &v, sqlite3_column_int64(q, 0), err);
-    if (!rc && s != SQLITE_DONE)
-        rc = db_fail(m, err);
-    sqlite3_finalize(q);
-    torch_links_finish(&tl);
+    rc = torch_links_each_rank(m, WHAT, "MSTX_EVENTS",
+                               "SELECT DISTINCT rankId FROM MSTX_EVENTS WHERE rankId IS NOT NULL ORDER BY 1",
+                               build_rank, &v, err);
     vecs_clear(&v);
     free(v.it);
     free(v.o);

@@ -499,3 +499,21 @@ void torch_links_finish(torch_links *tl)
     free(tl->ranks);
     *tl = (torch_links){0};
 }
+
+tb_status torch_links_each_rank(const metric_ctx *m, const char *what, const char *rows_of, const char *ranks_sql,
+                                torch_rank_fn fn, void *ctx, tb_error *err)
+{
+    torch_links tl;
+    tb_status rc = torch_links_open(m, what, rows_of, &tl, err);
+    sqlite3_stmt *q = NULL;
+    if (!rc && sqlite3_prepare_v2(m->db, ranks_sql, -1, &q, NULL) != SQLITE_OK)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+    int s = SQLITE_DONE;
+    while (!rc && (s = sqlite3_step(q)) == SQLITE_ROW)
+        rc = fn(m, &tl, sqlite3_column_int64(q, 0), ctx, err);
+    if (!rc && s != SQLITE_DONE)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+    sqlite3_finalize(q);
+    torch_links_finish(&tl);
+    return rc;
+}

@@ -41,4 +41,16 @@ void torch_links_names(const torch_links *tl, int64_t rank, const char **ids, co
 
 void torch_links_finish(torch_links *tl);
 
+/* One rank of a build over torch links (torch_links_each_rank). */
+typedef tb_status (*torch_rank_fn)(const metric_ctx *m, const torch_links *tl, int64_t rank, void *ctx,
+                                   tb_error *err);
+
+/*
+ * Opens the links as torch_links_open (what, rows_of), calls fn for each
+ * rank ranks_sql gives (its first column, in its order) until one fails,
+ * and finishes the links.
+ */
+tb_status torch_links_each_rank(const metric_ctx *m, const char *what, const char *rows_of, const char *ranks_sql,
+                                torch_rank_fn fn, void *ctx, tb_error *err);
+
 #endif
