@@ -43,7 +43,6 @@
  * a run-time check of comp + exposed_comm + exposed_memcpy + idle == total.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -264,21 +263,6 @@ static int ev_push(evvec *x, const dev_ev *e)
     return VEC_PUSH(x->v, x->n, x->cap, *e);
 }
 
-
-/* Calls the note callback with a formatted message, if there is one. */
-static void notef(const metric_ctx *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void notef(const metric_ctx *m, const char *fmt, ...)
-{
-    if (!m->note)
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    m->note(m->ctx, msg);
-}
 
 /*
  * temp.tb_m_launch(rankId, connectionId, launchNs, launchEndNs, launchName):
@@ -1134,7 +1118,7 @@ static tb_status exposed_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
      * to: linked_only would empty it, so it does not apply there */
     int linked_only = t->linked_only && ev->hosted;
     if (t->linked_only && !ev->hosted && ev->n)
-        notef(t->m,
+        metrics_notef(t->m,
               "%s: rank %lld has no host calls to link its device tasks to: its %zu tasks count without "
               "a launching call (metrics.exposed.linked_only does not apply)",
               what, (long long)metrics_rank_shown(t->m, rank), ev->n);
@@ -1159,15 +1143,15 @@ static tb_status exposed_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     if (!n) {
         /* no row: say why (metrics.md, "When a rank has no rows") */
         if (!ev->read)
-            notef(t->m, "%s: rank %lld: no row: the rank has no device tasks or communication ops", what,
+            metrics_notef(t->m, "%s: rank %lld: no row: the rank has no device tasks or communication ops", what,
                   (long long)metrics_rank_shown(t->m, rank));
         else if (unlinked)
-            notef(t->m,
+            metrics_notef(t->m,
                   "%s: rank %lld: no row: none of its %zu device tasks is linked to a launching host call "
                   "(metrics.exposed.linked_only: false counts them)",
                   what, (long long)metrics_rank_shown(t->m, rank), ev->read);
         else
-            notef(t->m,
+            metrics_notef(t->m,
                   "%s: rank %lld: no row: none of its %zu device tasks is computation, communication or "
                   "memcpy (%zu syncs, waits and other tasks)",
                   what, (long long)metrics_rank_shown(t->m, rank), ev->read, ev->skipped);

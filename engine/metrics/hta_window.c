@@ -29,7 +29,6 @@
  * ts rounded up and end down to whole µs (hta.round_us), or exact ns.
  */
 #include <math.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -78,20 +77,6 @@ void hta_time(int round_us, int64_t s, int64_t e, int64_t *ts, int64_t *te)
 }
 
 /* ---- the steps of each rank ------------------------------------------------- */
-
-static void notef(const metric_ctx *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static void notef(const metric_ctx *m, const char *fmt, ...)
-{
-    if (!m->note)
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    m->note(m->ctx, msg);
-}
 
 int hta_memory_name(const char *name)
 {
@@ -289,16 +274,16 @@ size_t hta_filter(const hta_ctx *h, int64_t rank, evvec *ev, hta_cut_info *ci)
 void hta_no_row(const hta_ctx *h, int64_t rank, const evvec *ev, const hta_cut_info *ci)
 {
     if (!ev->read)
-        notef(h->m, "%s: rank %lld: no row: the rank has no device tasks or communication ops", h->what,
+        metrics_notef(h->m, "%s: rank %lld: no row: the rank has no device tasks or communication ops", h->what,
               (long long)metrics_rank_shown(h->m, rank));
     else if (ci->cut && ci->cut->mtia)
-        notef(h->m,
+        metrics_notef(h->m,
               "%s: rank %lld: no row: of its %zu device tasks and its %zu steps, %zu have no launching call "
               "(metrics.hta.linked_only) and %zu were launched outside its steps (HTA's MTIA window)",
               h->what, (long long)metrics_rank_shown(h->m, rank), ev->read, ci->cut->nsteps, ci->unlinked,
               ci->late);
     else
-        notef(h->m,
+        metrics_notef(h->m,
               "%s: rank %lld: no row: of its %zu device tasks and its %zu steps, %zu have no launching call "
               "(metrics.hta.linked_only) and %zu were launched after its last step began "
               "(metrics.hta.drop_last_step)",

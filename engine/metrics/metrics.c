@@ -15,6 +15,7 @@
  * metrics_read_int64: one loop that steps, reports and finalizes), the
  * tree order of ranges, the ranks a table gives no row.
  */
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "metrics/metrics.h"
@@ -180,4 +181,16 @@ void metrics_note_rankless(const metric_ctx *m, const char *table, int (*has)(co
         m->note(m->ctx, msg);
     }
     sqlite3_finalize(st);
+}
+
+void metrics_notef(const metric_ctx *m, const char *fmt, ...)
+{
+    if (!m->note)
+        return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    m->note(m->ctx, msg);
 }

@@ -172,6 +172,10 @@ tb_status metrics_read_int64(sqlite3 *db, sqlite3_stmt *st, const char *what, in
  * give rows to every rank with device work; quiet when the DB has no
  * TB_RANK table (an input DB that is not tracebook's).
  */
+/* Calls m->note with a message formatted as printf's (at most 511 bytes),
+ * when there is a note callback. */
+void metrics_notef(const metric_ctx *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
 void metrics_note_rankless(const metric_ctx *m, const char *table, int (*has)(const void *cx, int64_t rank),
                            const void *cx);
 
