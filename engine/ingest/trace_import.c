@@ -26,7 +26,9 @@
  *   anything else      -> TB_EVENT. No event is dropped silently.
  * Of a Kineto trace's top-level keys, distributedInfo gives the rank and a
  * TB_PROFILE_META row (name "distributedInfo", the object as written), and
- * deviceProperties the NPU_INFO rows.
+ * deviceProperties the NPU_INFO rows. A GPU slice that is the first element
+ * of traceEvents gives a TB_PROFILE_META row "traceEvents[0].correlation"
+ * (HTA leaves its launch out of the queue length: metrics/hta_counters.c).
  *
  * This file reads the file (its top-level keys, the spill file, a look at
  * its tail for late metadata) and routes each event; trace_route.c keeps
@@ -524,6 +526,7 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
                 res->dest[TB_DEST_BAD_TIME]++;
                 continue;
             }
+            im.first = im.top_object && res->events == 1;
             if (route(&im, ev) != 0) {
                 st = err->code != TB_OK ? err->code
                                         : tb_error_at(err, TB_ERR_INTERNAL, path, 0, 0, -1,

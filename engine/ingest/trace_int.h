@@ -90,6 +90,7 @@ typedef struct imp {
     uint64_t spilled;
     int replaying;
     int prescanning; /* metadata of the file's tail read ahead: seen again in order later */
+    int first;       /* the event being routed is the first of a Kineto trace's traceEvents */
     char *dbuf;
     size_t dcap;
     char *abuf;

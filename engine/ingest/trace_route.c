@@ -933,6 +933,24 @@ static int put_overlap(imp *im, trace_event *ev, proc *p)
     return 0;
 }
 
+/*
+ * The correlation of a GPU slice that is the first element of a Kineto
+ * trace's traceEvents, as a TB_PROFILE_META row: HTA links a launch to its
+ * kernel by the kernel's place in that array and takes place 0 for "none",
+ * so that such a kernel's launch is left out of its queue length
+ * (metrics/hta_counters.c). 0, or -1 with err set.
+ */
+static int put_first_corr(imp *im, tb_val corr)
+{
+    if (corr.type != V_INT)
+        return 0;
+    char text[24];
+    int n = snprintf(text, sizeof text, "%lld", (long long)corr.i);
+    static const char key[] = "traceEvents[0].correlation";
+    tb_val v[3] = {VINT(im->opt->rank), VTEXT(key, sizeof key - 1), VTEXT(text, (size_t)n)};
+    return trace_row(im, R_PROFILE_META, v);
+}
+
 static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
 {
     int64_t dev = arg_int(ev, "device", 0);
@@ -946,10 +964,11 @@ static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
     static const slice_arg keys[7] = {KEY("device"), KEY("stream"), {0}, {0}, KEY("correlation"), {0}, {0}};
     task_more more = {.a = {SLICE_ARG("bytes", arg_intval(ev, "bytes"))}, .n = !is_kernel};
     int64_t gid = put_task(im, ev, pid, dev, stream, -1, corr, cat, INVALID_ID, -1, name, SHAPE_GPU_TASK, keys, &more);
-    if (gid < 0)
+    if (gid < 0 || (im->first && put_first_corr(im, corr)))
         return -1;
     if (!is_kernel) {
-        int op = span_prefix(ev->cat, "gpu_memset") ? 65535 : memcpy_op_from_name(ev->name);
+        int op = span_prefix(ev->cat, "gpu_memset") || span_eq(ev->cat, "Memset") ? 65535
+                                                                                  : memcpy_op_from_name(ev->name);
         tb_val v[4] = {VINT(gid), arg_intval(ev, "bytes"), VINT(op), VINT(im->opt->rank)};
         if (trace_row(im, R_MEMCPY_INFO, v))
             return -1;
@@ -1005,12 +1024,14 @@ static int route_by_cat(imp *im, trace_event *ev, int64_t pid)
     js_span c = ev->cat;
     if (c.type != JS_STR)
         return 1;
-    /* MTIA's device slices are device work as GPU kernels are (HTA's kernel categories) */
-    if (span_eq(c, "kernel") || span_eq(c, "mtia_ccp_events"))
+    /* MTIA's device slices are device work as GPU kernels are (HTA's kernel
+     * categories); Kernel, Memcpy, Memset and Runtime are Kineto's names of
+     * 2022 and before for kernel, gpu_memcpy, gpu_memset and cuda_runtime */
+    if (span_eq(c, "kernel") || span_eq(c, "Kernel") || span_eq(c, "mtia_ccp_events"))
         return put_gpu(im, ev, pid, 1);
-    if (span_eq(c, "gpu_memcpy") || span_eq(c, "gpu_memset"))
+    if (span_eq(c, "gpu_memcpy") || span_eq(c, "gpu_memset") || span_eq(c, "Memcpy") || span_eq(c, "Memset"))
         return put_gpu(im, ev, pid, 0);
-    if (span_eq(c, "cuda_runtime"))
+    if (span_eq(c, "cuda_runtime") || span_eq(c, "Runtime"))
         return put_cann(im, ev, pid, API_CUDA_RUNTIME);
     if (span_eq(c, "cuda_driver"))
         return put_cann(im, ev, pid, API_CUDA_DRIVER);

@@ -169,11 +169,16 @@ static int class_kind(const char *cls)
     return K_OTHER;
 }
 
-/* A Kineto category of GPU events (the task types a Kineto trace loads as). */
+/* A Kineto category of GPU events (the task types a Kineto trace loads as),
+ * with Kineto's names of 2022 and before (Kernel, Memcpy, Memset), which HTA
+ * takes as kernels too. */
 static int kineto_type(const char *task_type)
 {
-    return task_type &&
-           (!strcmp(task_type, "kernel") || !strcmp(task_type, "gpu_memcpy") || !strcmp(task_type, "gpu_memset"));
+    static const char *const cats[] = {"kernel", "gpu_memcpy", "gpu_memset", "Kernel", "Memcpy", "Memset"};
+    for (size_t i = 0; task_type && i < sizeof cats / sizeof cats[0]; i++)
+        if (!strcmp(task_type, cats[i]))
+            return 1;
+    return 0;
 }
 
 /*
@@ -371,6 +376,30 @@ static int rank_hosted(const rank_list *rl, int64_t r)
     return 0;
 }
 
+/*
+ * The (rank, correlation) pairs of the GPU slices that were the first
+ * element of a Kineto trace's traceEvents (TB_PROFILE_META rows
+ * "traceEvents[0].correlation"), a new array in *v (free it), *n pairs.
+ */
+static tb_status first_slices(const metric_ctx *m, const char *what, int64_t **v, size_t *n, tb_error *err)
+{
+    static const char sql[] = "SELECT ifnull(rankId, 0), CAST(value AS INTEGER) FROM TB_PROFILE_META "
+                              "WHERE name = 'traceEvents[0].correlation'";
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
+    return metrics_read_int64(m->db, st, what, 2, v, n, err);
+}
+
+/* 1 when (rank, conn) is among the n pairs of first_slices. */
+static int is_first_slice(const int64_t *v, size_t n, int64_t rank, int64_t conn)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[2 * i] == rank && v[2 * i + 1] == conn)
+            return 1;
+    return 0;
+}
+
 /* A device task (or op) from a row of each_rank's query. */
 static dev_ev read_ev(sqlite3_stmt *st)
 {
@@ -469,9 +498,10 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
     sqlite3_stmt *st = NULL;
     evvec ev = {0};
     rank_list rl = {0};
-    size_t next = 0; /* the first rank of rl not yet given to fn */
+    int64_t *firsts = NULL;
+    size_t next = 0, nfirsts = 0; /* next: the first rank of rl not yet given to fn */
     tb_status rc = launch_map(m, what, stream_events, err);
-    if (rc || (rc = read_ranks(m, what, &rl, err)))
+    if (rc || (rc = read_ranks(m, what, &rl, err)) || (rc = first_slices(m, what, &firsts, &nfirsts, err)))
         goto done;
     if (sqlite3_prepare_v2(m->db, sql, -1, &st, NULL) != SQLITE_OK) {
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
@@ -507,6 +537,8 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
         }
         e.kind = (unsigned char)k;
         e.memname = (unsigned char)hta_memory_name((const char *)sqlite3_column_text(st, 5));
+        e.first = (unsigned char)(nfirsts && sqlite3_column_type(st, 11) != SQLITE_NULL &&
+                                  is_first_slice(firsts, nfirsts, r, e.conn));
         if (ev_push(&ev, &e)) {
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
             goto done;
@@ -530,6 +562,7 @@ done:
     free(ev.v);
     free(rl.id);
     free(rl.hosted);
+    free(firsts);
     return rc;
 }
 

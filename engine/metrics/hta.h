@@ -57,6 +57,8 @@ typedef struct dev_ev {
     unsigned char linked;
     unsigned char op;     /* a communication op, not a task: no stream */
     unsigned char memname; /* a memory slice by its name (hta_memory_name) */
+    unsigned char first;   /* the first element of its trace's traceEvents: HTA leaves
+                            * its launch out of the queue length (hta_counters.c) */
 } dev_ev;
 
 typedef struct evvec {

@@ -165,13 +165,16 @@ static tb_status change_series(hta_ctx *h, int64_t rank, changes *c, change_row 
 /*
  * The changes of a rank's queues, keyed by stream, into *c (owned by the
  * caller). Tasks that are communication ops (no stream) or whose launching
- * call is not one of launch_names do not count.
+ * call is not one of launch_names do not count, nor does a task that is the
+ * first element of its trace's traceEvents: HTA links a launch to its task
+ * by the task's place in that array and counts a launch only when that
+ * place is above 0 (its get_runtime_launch_events_mask).
  */
 static tb_status queue_changes(const hta_ctx *h, const launch_ids *l, const evvec *ev, changes *c, tb_error *err)
 {
     for (size_t i = 0; i < ev->n; i++) {
         const dev_ev *e = &ev->v[i];
-        if (e->op || !e->linked || !launch_index(l, e->launch_name))
+        if (e->op || !e->linked || e->first || !launch_index(l, e->launch_name))
             continue;
         if (push_changes(c, e->stream, e->launch, e->s, e->ord, 1, i))
             return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);

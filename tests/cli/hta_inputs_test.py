@@ -22,7 +22,13 @@
 #     nccl the names decide and the GPU window cuts the last step;
 #   - a trace without GPU work: gpu_user_annotation_breakdown of the host's
 #     annotations (use_gpu_annotation 0) sums them (step 10 and 30 µs: sum 40,
-#     mean 20, std sqrt(200)), as HTA does on its cpu_only trace.
+#     mean 20, std sqrt(200)), as HTA does on its cpu_only trace;
+#   - Kineto's categories of 2022 (Kernel, Memcpy, Memset, Runtime): device
+#     tasks and runtime calls as today's; a kernel that is the trace's first
+#     event gets the TB_PROFILE_META row traceEvents[0].correlation and, as in
+#     HTA (its trace_file_list trace), its launch is left out of the queue
+#     length (6 changes on stream 7, not 8; 8 when a metadata event comes
+#     first) but not out of the launch statistics.
 # usage: hta_inputs_test.py TRACEBOOK OUT_DIR
 import csv
 import json
@@ -96,7 +102,52 @@ def main():
          "MTIA: the task under its call")
     mtia_by_metadata(exe, out)
     host_only(exe, out)
+    old_categories(exe, out)
     return T.finish()
+
+
+def old_trace(path, meta_first):
+    """A trace with Kineto's categories of 2022: kernel 1 (written first,
+    unless meta_first puts a process_name event before it), kernel 2, a copy
+    and a set, each launched on stream 7."""
+    ev = [x("Kernel", "k_first", 0, 7, 12, 4, correlation=1, stream=7, device=0),
+          x("Runtime", "cudaLaunchKernel", 1, 1, 0, 20, correlation=1),
+          x("Runtime", "cudaLaunchKernel", 1, 1, 30, 5, correlation=2),
+          x("Kernel", "k_second", 0, 7, 40, 5, correlation=2, stream=7, device=0),
+          x("Runtime", "cudaMemcpyAsync", 1, 1, 50, 2, correlation=3),
+          x("Memcpy", "Memcpy HtoD (Pageable -> Device)", 0, 7, 60, 10, correlation=3, stream=7, device=0,
+            bytes=1000),
+          x("Runtime", "cudaMemsetAsync", 1, 1, 80, 2, correlation=4),
+          x("Memset", "Memset (Device)", 0, 7, 90, 2, correlation=4, stream=7, device=0, bytes=64)]
+    if meta_first:
+        ev.insert(0, {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "python"}})
+    write(path, ev)
+
+
+def old_categories(exe, out):
+    first = os.path.join(out, "old", "rank0.pt.trace.json")
+    old_trace(first, False)
+    T.eq(query(exe, first, "SELECT (SELECT count(*) FROM TASK), (SELECT count(*) FROM MEMCPY_INFO), "
+               "(SELECT group_concat(DISTINCT type) FROM CANN_API), (SELECT count(*) FROM CANN_API)",
+               os.path.join(out, "old.csv")), [["4", "2", "60001", "4"]],
+         "Kernel, Memcpy, Memset: device tasks; Runtime: runtime calls")
+    T.eq(query(exe, first, "SELECT rankId, name, value FROM TB_PROFILE_META", os.path.join(out, "old-meta.csv")),
+         [["0", "traceEvents[0].correlation", "1"]], "TB_PROFILE_META: the first event's correlation")
+    got = query(exe, first, "SELECT stream, ts, queue_length FROM queue_length", os.path.join(out, "old-q.csv"))
+    T.eq(got, [["7", "30", "1"], ["7", "40", "0"], ["7", "50", "1"], ["7", "60", "0"], ["7", "80", "1"],
+               ["7", "90", "0"]], "queue_length: the first event's launch left out, as HTA")
+    T.eq(rows(exe, first, "kernel_launch_stats", os.path.join(out, "old-launch"))[1:],
+         [["0", "1", "20", "4", "0"], ["0", "2", "5", "5", "5"], ["0", "3", "2", "10", "8"],
+          ["0", "4", "2", "2", "8"]], "kernel_launch_stats: every launch, the first event's too")
+    T.eq([r[1] for r in rows(exe, first, "memory_bw_summary", os.path.join(out, "old-bw"))[1:]],
+         ["Memcpy HtoD", "Memset"], "memory_bw_summary: the copy and the set")
+    meta = os.path.join(out, "old-meta", "rank0.pt.trace.json")
+    old_trace(meta, True)
+    T.eq(query(exe, meta, "SELECT count(*) FROM TB_PROFILE_META", os.path.join(out, "meta-meta.csv")), [["0"]],
+         "a metadata event first: no traceEvents[0] row")
+    got = query(exe, meta, "SELECT ts, queue_length FROM queue_length", os.path.join(out, "meta-q.csv"))
+    T.eq(got[:2], [["0", "1"], ["12", "0"]], "a metadata event first: the first kernel's launch counts")
+    T.eq(len(got), 8, "a metadata event first: 8 changes")
 
 
 def host_only(exe, out):
