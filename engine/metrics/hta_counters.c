@@ -757,6 +757,7 @@ typedef struct aten_op {
 /* One kernel launch attributed to the ATen op that wraps its call. */
 typedef struct aten_launch {
     const aten_op *op;
+    int64_t row;                  /* the call's place in the trace (INT64_MAX: unknown) */
     int64_t rs, ds, corr, kernel; /* call start, kernel start, correlation, kernel name id */
 } aten_launch;
 
@@ -836,28 +837,67 @@ static const aten_op *deepest_op(const aten_op *ops, size_t n, int64_t maxdur, i
     return NULL;
 }
 
+/* An op's launches in HTA's order: the order of the calls in the trace (HTA
+ * walks its rows, which keep the file's order), by start where unknown. */
 static int cmp_launch(const void *a, const void *b)
 {
     const aten_launch *x = a, *y = b;
     if (x->op != y->op)
         return x->op < y->op ? -1 : 1;
+    if (x->row != y->row)
+        return x->row < y->row ? -1 : 1;
     if (x->rs != y->rs)
         return x->rs < y->rs ? -1 : 1;
     return (x->corr > y->corr) - (x->corr < y->corr);
 }
 
-/* The kernel launch calls of HTA's get_kernel_launch_ids: names matching
- * (cuda.*LaunchKernel)|(cuLaunchKernel)|(^runFunction) from their start. */
+/* HTA's get_kernel_launch_ids: names matching (cuda.*LaunchKernel)|
+ * (cuLaunchKernel)|(^runFunction) from their start. */
+#define KERNEL_LAUNCH_NAMES \
+    "SELECT id FROM STRING_IDS WHERE value GLOB 'cuda*LaunchKernel*' OR value GLOB 'cuLaunchKernel*' " \
+    "OR value GLOB 'runFunction*'"
+
+/* The STRING_IDS ids of the kernel launch calls, sorted. */
 static tb_status kernel_launch_names(const hta_ctx *h, int64_t **ids, size_t *n, tb_error *err)
 {
-    static const char sql[] = "SELECT id FROM STRING_IDS WHERE value GLOB 'cuda*LaunchKernel*' "
-                              "OR value GLOB 'cuLaunchKernel*' OR value GLOB 'runFunction*' ORDER BY id";
     sqlite3_stmt *st = NULL;
     *ids = NULL;
     *n = 0;
-    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+    if (sqlite3_prepare_v2(h->m->db, KERNEL_LAUNCH_NAMES " ORDER BY id", -1, &st, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     return metrics_read_int64(h->m->db, st, h->what, 1, ids, n, err);
+}
+
+/*
+ * The place in the trace of the rank's kernel launch calls, as
+ * (connectionId, CANN_API rowid) pairs by connectionId into *pairs (free
+ * it): a load stores a trace's calls in the trace's order. Under a window
+ * (or a run per rank) CANN_API is a view, whose rows have no rowid: the
+ * places are then those of the same calls in the DB's own table.
+ */
+static tb_status launch_places(const hta_ctx *h, int64_t rank, int64_t **pairs, size_t *n, tb_error *err)
+{
+    static const char plain[] = "SELECT connectionId, min(rowid) FROM CANN_API WHERE ifnull(rankId, 0) = ? "
+                                "AND connectionId IS NOT NULL AND name IN (" KERNEL_LAUNCH_NAMES ") "
+                                "GROUP BY connectionId ORDER BY connectionId";
+    static const char viewed[] =
+        "SELECT v.connectionId, min(t.rowid) FROM CANN_API v JOIN main.CANN_API t "
+        "  ON t.connectionId = v.connectionId AND t.startNs IS v.startNs AND t.name = v.name "
+        "  AND t.globalTid IS v.globalTid "
+        "WHERE ifnull(v.rankId, 0) = ? AND v.connectionId IS NOT NULL AND v.name IN (" KERNEL_LAUNCH_NAMES ") "
+        "GROUP BY v.connectionId ORDER BY v.connectionId";
+    sqlite3_stmt *st = NULL;
+    *pairs = NULL;
+    *n = 0;
+    if (sqlite3_prepare_v2(h->m->db, "SELECT 1 FROM temp.sqlite_master WHERE type = 'view' AND name = 'CANN_API'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    int view = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (sqlite3_prepare_v2(h->m->db, view ? viewed : plain, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    return metrics_read_int64(h->m->db, st, h->what, 2, pairs, n, err);
 }
 
 static int has_id(const int64_t *ids, size_t n, int64_t id)
@@ -915,13 +955,15 @@ static tb_status aten_insert(hta_ctx *h, int64_t rank, const aten_launch *l, siz
 static tb_status aten_launches(hta_ctx *h, int64_t rank, const evvec *ev, const aten_op *ops, size_t nops,
                                aten_launch **out, size_t *n, tb_error *err)
 {
-    int64_t *ids = NULL, *names = NULL, maxdur = 0;
-    size_t nids = 0, nnames = 0, cap = 0;
+    int64_t *ids = NULL, *names = NULL, *places = NULL, maxdur = 0;
+    size_t nids = 0, nnames = 0, nplaces = 0, cap = 0;
     *out = NULL;
     *n = 0;
     tb_status rc = kernel_launch_names(h, &ids, &nids, err);
     if (!rc)
         rc = hta_task_names(h, rank, &names, &nnames, err);
+    if (!rc)
+        rc = launch_places(h, rank, &places, &nplaces, err);
     for (size_t i = 0; i < nops; i++)
         maxdur = ops[i].end - ops[i].ts > maxdur ? ops[i].end - ops[i].ts : maxdur;
     for (size_t i = 0; !rc && i < ev->n; i++) {
@@ -929,12 +971,14 @@ static tb_status aten_launches(hta_ctx *h, int64_t rank, const evvec *ev, const 
         if (e->op || !e->linked || !has_id(ids, nids, e->launch_name))
             continue;
         const aten_op *op = deepest_op(ops, nops, maxdur, e->launch, e->launch_end);
-        if (op && VEC_PUSH(*out, *n, cap, ((aten_launch){op, e->launch, e->s, e->conn,
+        int64_t row = hta_task_name(places, nplaces, e->conn); /* rowids start at 1: 0 is none */
+        if (op && VEC_PUSH(*out, *n, cap, ((aten_launch){op, row ? row : INT64_MAX, e->launch, e->s, e->conn,
                                                           hta_task_name(names, nnames, e->ord)})))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
     free(ids);
     free(names);
+    free(places);
     if (!rc && *n)
         qsort(*out, *n, sizeof **out, cmp_launch);
     return rc;
@@ -944,8 +988,9 @@ static tb_status aten_launches(hta_ctx *h, int64_t rank, const evvec *ev, const 
  * HTA's get_aten_op_kernels_and_delay for one rank, before its grouping:
  * each kernel launch call (get_kernel_launch_ids) is attributed to the
  * deepest ATen op that wraps it (deepest_op); one row per op instance
- * (thread, op, start) with its kernels in launch order, the delay from the
- * op's start to its first launch call and from that call to its kernel.
+ * (thread, op, start) with its kernels in the order of their launch calls
+ * in the trace (cmp_launch), the delay from the op's start to the first of
+ * those calls and from that call to its kernel.
  */
 static tb_status aten_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 {

@@ -28,7 +28,11 @@
 #     event gets the TB_PROFILE_META row traceEvents[0].correlation and, as in
 #     HTA (its trace_file_list trace), its launch is left out of the queue
 #     length (6 changes on stream 7, not 8; 8 when a metadata event comes
-#     first) but not out of the launch statistics.
+#     first) but not out of the launch statistics;
+#   - aten_op_kernels lists an op's kernels in the order of their launch
+#     calls in the file, as HTA: calls written latest first give "k_b ->
+#     k_a", the first delays those of the call written first; under a
+#     window of steps too.
 # usage: hta_inputs_test.py TRACEBOOK OUT_DIR
 import csv
 import json
@@ -103,6 +107,7 @@ def main():
     mtia_by_metadata(exe, out)
     host_only(exe, out)
     old_categories(exe, out)
+    aten_file_order(exe, out)
     return T.finish()
 
 
@@ -148,6 +153,35 @@ def old_categories(exe, out):
     got = query(exe, meta, "SELECT ts, queue_length FROM queue_length", os.path.join(out, "meta-q.csv"))
     T.eq(got[:2], [["0", "1"], ["12", "0"]], "a metadata event first: the first kernel's launch counts")
     T.eq(len(got), 8, "a metadata event first: 8 changes")
+
+
+def aten_file_order(exe, out):
+    """Two steps, each with an ATen op whose two launch calls are written
+    latest first: the whole trace (HTA's window: the first step) and a
+    window of step 2 (CANN_API is then a view) list the kernels in the
+    calls' file order."""
+    src = os.path.join(out, "aten", "rank0.pt.trace.json")
+    write(src, [x("user_annotation", "ProfilerStep#1", 1, 1, 90, 400), x("cpu_op", "aten::add", 1, 1, 100, 100),
+                x("cuda_runtime", "cudaLaunchKernel", 1, 1, 150, 10, correlation=2),
+                x("cuda_runtime", "cudaLaunchKernel", 1, 1, 110, 10, correlation=1),
+                x("kernel", "k_a", 0, 7, 250, 5, correlation=1, stream=7, device=0),
+                x("kernel", "k_b", 0, 7, 300, 5, correlation=2, stream=7, device=0),
+                x("user_annotation", "ProfilerStep#2", 1, 1, 500, 100), x("cpu_op", "aten::mul", 1, 1, 510, 50),
+                x("cuda_runtime", "cudaLaunchKernel", 1, 1, 530, 10, correlation=4),
+                x("cuda_runtime", "cudaLaunchKernel", 1, 1, 515, 10, correlation=3),
+                x("kernel", "k_c", 0, 7, 560, 5, correlation=3, stream=7, device=0),
+                x("kernel", "k_d", 0, 7, 570, 5, correlation=4, stream=7, device=0)])
+    got = rows(exe, src, "aten_op_kernels", os.path.join(out, "aten-out"))[1:]
+    T.eq([g[:4] + [float(g[4]), float(g[5])] for g in got], [["0", "aten::add", "k_b -> k_a", "1", 50.0, 150.0]],
+         "aten_op_kernels: the kernels in the order of their calls in the file, as HTA")
+    d = os.path.join(out, "aten-step2")
+    r = tbtest.run([exe, "report", "-q", "-dir", src, "--spec", "builtin:aten_op_kernels", "--model-id",
+                    "4294967295", "--iteration-id", "2", "-o", d])
+    if T.check(r.returncode == 0, "aten_op_kernels, window of step 2", r.stderr):
+        with open(os.path.join(d, "aten_op_kernels_2.csv"), newline="") as f:
+            got = list(csv.reader(f))[1:]
+        T.eq([g[:4] + [float(g[4]), float(g[5])] for g in got], [["0", "aten::mul", "k_d -> k_c", "1", 20.0, 40.0]],
+             "aten_op_kernels, window of step 2: the calls' file order too")
 
 
 def host_only(exe, out):

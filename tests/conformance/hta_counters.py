@@ -47,7 +47,8 @@
 #     a trace without host ops (hta_trace_file_list) HTA's are empty and
 #     tracebook skips the report;
 #   - aten_op_kernels equals HTA's get_aten_op_kernels_and_delay (each rank
-#     on its own): the same ATen ops and kernel sequences, counts and mean
+#     on its own): the same ATen ops and kernel sequences (each op's kernels
+#     in the order of their calls in the trace file), counts and mean
 #     delays;
 #   - frequent_kernel_sequences equals HTA's get_frequent_cuda_kernel_sequences
 #     (each operator name and min_pattern_len of make_refs.py's SEQ_CASES,
@@ -256,19 +257,6 @@ def check_sequences(exe, dirs, name, ref, out):
                     "expected %r\ngot      %r" % (want[:3], got[:3]))
 
 
-ATEN_KERNEL_ORDER = ("hta_mtia_trace_single_rank",)
-
-
-def by_kernel_set(rows):
-    """ATen op rows keyed by the sorted kernels of each sequence."""
-    out = {}
-    for (rank, op, seq), (n, a, b) in rows.items():
-        k = (rank, op, " -> ".join(sorted(seq.split(" -> "))))
-        m, x, y = out.get(k, (0, 0.0, 0.0))
-        out[k] = (m + n, x + a * n, y + b * n)
-    return {k: (n, x / n, y / n) for k, (n, x, y) in out.items()}
-
-
 def check_aten(exe, dirs, name, ref, out):
     header, rows = report(exe, dirs, "aten_op_kernels", out)
     if header is None:
@@ -279,19 +267,12 @@ def check_aten(exe, dirs, name, ref, out):
     # HTA stops (KeyError) on a rank without any kernel launch it knows
     # (ROCm's hipLaunchKernel is not on its list): no rows there
     want = {(w[0], w[1], w[2]): tuple(w[3:]) for w in ref if len(w) > 2}
-    if name in ATEN_KERNEL_ORDER and sorted(got) != sorted(want):
-        # Known, documented difference (docs/metrics.md, HTA's own test
-        # traces): some ops' kernels listed in another order than HTA's;
-        # the same once each sequence's kernels are sorted (counts summed,
-        # delays weighted by them).
-        got, want = by_kernel_set(got), by_kernel_set(want)
-        print("%s: ATen op kernels compared with each sequence's kernels sorted" % name)
+    # each sequence lists its kernels in the order of their launch calls in
+    # the trace file, as HTA's (hta_mtia_trace_single_rank's calls are not
+    # in time order)
     T.eq(sorted(got), sorted(want), "%s: ATen ops and kernel sequences as HTA's" % name)
-    # where the kernels' order differs (ATEN_KERNEL_ORDER) the mean delays
-    # differ too: an open, documented difference (only the counts compared)
-    loose = name in ATEN_KERNEL_ORDER
-    bad = [k for k in want if k in got and not (got[k][0] == want[k][0] and (loose or (
-        close(got[k][1], want[k][1]) and close(got[k][2], want[k][2]))))]
+    bad = [k for k in want if k in got and not (got[k][0] == want[k][0] and
+                                                close(got[k][1], want[k][1]) and close(got[k][2], want[k][2]))]
     T.check(not bad, "%s: ATen op counts and delays equal HTA's" % name,
             "first differences %r" % [(k, got[k], want[k]) for k in bad[:3]])
 
