@@ -301,13 +301,13 @@ static int slice_args(imp *im, int kind, trace_event *ev, const slice_arg *cols,
 /* A string member as the row holds it (its own text), NULL when it is no string. */
 #define TEXT_ARG(key, s) SLICE_ARG(key, (s).type == JS_STR ? VTEXT((s).p, (s).n) : VNULL)
 
-static int64_t arg_int(trace_event *ev, const char *key, int64_t dflt)
+static inline int64_t arg_int(trace_event *ev, const char *key, int64_t dflt)
 {
     int64_t v;
     return js_span_int(js_arg(ev, key), &v) == 0 ? v : dflt;
 }
 
-static tb_val arg_intval(trace_event *ev, const char *key)
+static inline tb_val arg_intval(trace_event *ev, const char *key)
 {
     int64_t v;
     return js_span_int(js_arg(ev, key), &v) == 0 ? VINT(v) : VNULL;
