@@ -204,6 +204,27 @@ static inline int plain_key(pstate *ps, js_span *k)
     return 1;
 }
 
+/*
+ * How many of the eight bytes at p are ASCII digits before the first that
+ * is none (8 when all are). Per byte, the high nibble must be 3 and the low
+ * one at most 9 (adding 6 keeps it below 16); a carry out of a byte that is
+ * no digit only reaches the bytes after it. Little-endian machines; 0
+ * elsewhere (the caller then reads digit by digit).
+ */
+static inline int digit_run8(const char *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    uint64_t bad = ((v & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL) |
+                   (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL);
+    return bad ? __builtin_ctzll(bad) >> 3 : 8;
+#else
+    (void)p;
+    return 0;
+#endif
+}
+
 static int parse_number(pstate *ps, js_span *s)
 {
     const char *p = ps->p, *e = ps->end, *start = p;
@@ -213,6 +234,10 @@ static int parse_number(pstate *ps, js_span *s)
         return more(ps);
     if (*p < '0' || *p > '9')
         return fail(ps, start, "bad number");
+    for (int k = 8; k == 8 && e - p >= 8;) {
+        k = digit_run8(p);
+        p += k;
+    }
     while (p < e && *p >= '0' && *p <= '9')
         p++;
     if (p < e && *p == '.') {
@@ -269,6 +294,15 @@ static inline int parse_value(pstate *ps, js_span *s);
  */
 static inline int after_item(pstate *ps, char close, const char *msg)
 {
+    const char *p = ps->p;
+    if (ps->end - p >= 3 && p[0] == ',') {
+        /* the usual "," or ", " before the next item: no blank scan */
+        const char *q = p + 1 + (p[1] == ' ');
+        if ((unsigned char)*q > ' ') {
+            ps->p = q;
+            return 1;
+        }
+    }
     skip_ws(ps);
     if (ps->p >= ps->end)
         return more(ps);
@@ -347,11 +381,10 @@ static int parse_value_other(pstate *ps, js_span *s)
  * Inline for the values nearly every member has: a string closed within the
  * window with no escape or control character is read by one scan (anything
  * else goes through parse_string, errors included), a number by
- * parse_number; the rest out of line.
+ * parse_number; the rest out of line. Blanks before it are skipped already.
  */
-static inline int parse_value(pstate *ps, js_span *s)
+static inline int parse_value_at(pstate *ps, js_span *s)
 {
-    skip_ws(ps);
     if (ps->p >= ps->end)
         return more(ps);
     char c = *ps->p;
@@ -370,6 +403,13 @@ static inline int parse_value(pstate *ps, js_span *s)
     if (c == '-' || (c >= '0' && c <= '9'))
         return parse_number(ps, s);
     return parse_value_other(ps, s);
+}
+
+/* A value after blanks. */
+static inline int parse_value(pstate *ps, js_span *s)
+{
+    skip_ws(ps);
+    return parse_value_at(ps, s);
 }
 
 /* Parses the args object of an event, keeping its members for js_arg. */
@@ -479,7 +519,7 @@ static int parse_event(pstate *ps, trace_event *ev)
         if (k.n == 4 && vstart < ps->end && *vstart == '{' && memcmp(k.p, "args", 4) == 0) {
             if (parse_args_inline(ps, ev, &v))
                 return -1;
-        } else if (parse_value(ps, &v)) {
+        } else if (parse_value_at(ps, &v)) {
             return -1;
         }
         ev->n_keys++;
