@@ -186,7 +186,8 @@ int slice_args_shape(trace_event *ev, const slice_arg *cols, int ncols, slice_bu
     shape->n = vals->n = 0;
     if (ev->args.type == JS_NONE)
         return slice_buf_add(shape, SLICE_NO_ARGS, 1);
-    js_arg(ev, ""); /* parses the members */
+    if (ev->args_state == 0)
+        js_parse_args(ev); /* the members */
     if (ev->args.type == JS_OBJ && ev->args_state == 1 && ev->n_args < JS_MAX_MEMBERS &&
         !(ev->args.flags & JS_F_CTRL))
         return object_shape(ev, cols, ncols, shape, vals);

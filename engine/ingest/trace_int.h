@@ -68,6 +68,21 @@ typedef struct shape_memo {
     int64_t id;
 } shape_memo;
 
+/*
+ * The ids of the names met last (a task's name and type, a call's name), by
+ * a hash of their length and first and last bytes: a name met again is
+ * compared here, in a few KiB that stay in the cache, instead of hashed and
+ * looked up in the sink's table of every string. NAME_MEMO_MAX bytes at most.
+ */
+#define NAME_MEMO 256 /* a power of 2 */
+#define NAME_MEMO_MAX 52
+
+typedef struct name_memo {
+    int64_t id;
+    uint32_t n1; /* the name's length + 1; 0: empty */
+    char s[NAME_MEMO_MAX];
+} name_memo;
+
 typedef struct imp {
     const row_sink *sink;
     import_ids *ids;
@@ -97,6 +112,7 @@ typedef struct imp {
     size_t acap;
     slice_buf ashape, avals, apack; /* the args of the slice being routed, its values packed (db/slice_args.h) */
     shape_memo shapes[SHAPE_KINDS][SHAPE_MEMO];
+    name_memo names[NAME_MEMO];
     tb_error *err;
 } imp;
 

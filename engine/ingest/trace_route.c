@@ -197,6 +197,35 @@ static tb_val span_val(imp *im, js_span s)
     return VTEXT(s.p, s.n);
 }
 
+/* The sink's id of text p (n bytes), through im->names; -1 on a sink failure. */
+static int64_t intern_text(imp *im, const char *p, size_t n)
+{
+    name_memo *m = NULL;
+    if (n <= NAME_MEMO_MAX) {
+        uint64_t a = 0, b = 0;
+        if (n >= 8) {
+            memcpy(&a, p, 8);
+            memcpy(&b, p + n - 8, 8);
+        } else {
+            for (size_t i = 0; i < n; i++)
+                a = a << 8 | (unsigned char)p[i];
+        }
+        m = &im->names[hash_mix64(a ^ (b * 0x9E3779B97F4A7C15ULL) ^ n) & (NAME_MEMO - 1)];
+        if (m->n1 == n + 1 && memcmp(m->s, p, n) == 0)
+            return m->id;
+    }
+    int64_t id = im->sink->intern(im->sink->ctx, p, n);
+    if (id < 0)
+        return -1;
+    if (m) {
+        m->id = id;
+        m->n1 = (uint32_t)n + 1;
+        if (n)
+            memcpy(m->s, p, n);
+    }
+    return id;
+}
+
 /* Interns a string span; -2 when absent (NULL), -1 on failure. */
 static int64_t intern_span(imp *im, js_span s)
 {
@@ -212,7 +241,7 @@ static int64_t intern_span(imp *im, js_span s)
         p = s.p;
         n = s.n;
     }
-    int64_t id = im->sink->intern(im->sink->ctx, p, n);
+    int64_t id = intern_text(im, p, n);
     if (id < 0)
         row_sink_fail(im->sink, im->path, im->err);
     return id;
@@ -237,7 +266,7 @@ static int64_t derived_type(imp *im, js_span name, int gpu)
     const char *t = gpu ? kernel_type_gpu(p, n, &len) : kernel_type_ascend(p, n, &len);
     if (len == 0)
         return -2;
-    int64_t id = im->sink->intern(im->sink->ctx, t, len);
+    int64_t id = intern_text(im, t, len);
     if (id < 0) {
         row_sink_fail(im->sink, im->path, im->err);
         return -1;
@@ -301,13 +330,13 @@ static int slice_args(imp *im, int kind, trace_event *ev, const slice_arg *cols,
 /* A string member as the row holds it (its own text), NULL when it is no string. */
 #define TEXT_ARG(key, s) SLICE_ARG(key, (s).type == JS_STR ? VTEXT((s).p, (s).n) : VNULL)
 
-static int64_t arg_int(trace_event *ev, const char *key, int64_t dflt)
+static inline int64_t arg_int(trace_event *ev, const char *key, int64_t dflt)
 {
     int64_t v;
     return js_span_int(js_arg(ev, key), &v) == 0 ? v : dflt;
 }
 
-static tb_val arg_intval(trace_event *ev, const char *key)
+static inline tb_val arg_intval(trace_event *ev, const char *key)
 {
     int64_t v;
     return js_span_int(js_arg(ev, key), &v) == 0 ? VINT(v) : VNULL;

@@ -80,10 +80,18 @@ static int more(pstate *ps)
     return -1;
 }
 
+/* JSON's four blanks as bits of a 64-bit mask indexed by the byte. */
+#define WS_BITS ((1ULL << ' ') | (1ULL << '\n') | (1ULL << '\r') | (1ULL << '\t'))
+static inline int is_ws(char c)
+{
+    return (unsigned char)c <= ' ' && ((WS_BITS >> (unsigned char)c) & 1u);
+}
+
+/* Most calls stand on a byte that is no blank: one compare decides them. */
 static inline void skip_ws(pstate *ps)
 {
     const char *p = ps->p, *e = ps->end;
-    while (p < e && (*p == ' ' || *p == '\n' || *p == '\r' || *p == '\t'))
+    while (p < e && is_ws(*p))
         p++;
     ps->p = p;
 }
@@ -196,6 +204,27 @@ static inline int plain_key(pstate *ps, js_span *k)
     return 1;
 }
 
+/*
+ * How many of the eight bytes at p are ASCII digits before the first that
+ * is none (8 when all are). Per byte, the high nibble must be 3 and the low
+ * one at most 9 (adding 6 keeps it below 16); a carry out of a byte that is
+ * no digit only reaches the bytes after it. Little-endian machines; 0
+ * elsewhere (the caller then reads digit by digit).
+ */
+static inline int digit_run8(const char *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    uint64_t bad = ((v & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL) |
+                   (((v + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) ^ 0x3030303030303030ULL);
+    return bad ? __builtin_ctzll(bad) >> 3 : 8;
+#else
+    (void)p;
+    return 0;
+#endif
+}
+
 static int parse_number(pstate *ps, js_span *s)
 {
     const char *p = ps->p, *e = ps->end, *start = p;
@@ -205,6 +234,10 @@ static int parse_number(pstate *ps, js_span *s)
         return more(ps);
     if (*p < '0' || *p > '9')
         return fail(ps, start, "bad number");
+    for (int k = 8; k == 8 && e - p >= 8;) {
+        k = digit_run8(p);
+        p += k;
+    }
     while (p < e && *p >= '0' && *p <= '9')
         p++;
     if (p < e && *p == '.') {
@@ -252,7 +285,7 @@ static int parse_literal(pstate *ps, const char *word, int type, js_span *s)
     return 0;
 }
 
-static int parse_value(pstate *ps, js_span *s);
+static inline int parse_value(pstate *ps, js_span *s);
 
 /*
  * The step after a member or an element: blanks, then either a ',' and the
@@ -261,6 +294,15 @@ static int parse_value(pstate *ps, js_span *s);
  */
 static inline int after_item(pstate *ps, char close, const char *msg)
 {
+    const char *p = ps->p;
+    if (ps->end - p >= 3 && p[0] == ',') {
+        /* the usual "," or ", " before the next item: no blank scan */
+        const char *q = p + 1 + (p[1] == ' ');
+        if ((unsigned char)*q > ' ') {
+            ps->p = q;
+            return 1;
+        }
+    }
     skip_ws(ps);
     if (ps->p >= ps->end)
         return more(ps);
@@ -317,14 +359,10 @@ static int parse_container(pstate *ps, js_span *s)
     return 0;
 }
 
-static int parse_value(pstate *ps, js_span *s)
+/* A value other than a string or a number: a container, a literal or an error. */
+static int parse_value_other(pstate *ps, js_span *s)
 {
-    skip_ws(ps);
-    if (ps->p >= ps->end)
-        return more(ps);
     switch (*ps->p) {
-    case '"':
-        return parse_string(ps, s);
     case '{':
     case '[':
         return parse_container(ps, s);
@@ -335,10 +373,43 @@ static int parse_value(pstate *ps, js_span *s)
     case 'n':
         return parse_literal(ps, "null", JS_NULL, s);
     default:
-        if (*ps->p == '-' || (*ps->p >= '0' && *ps->p <= '9'))
-            return parse_number(ps, s);
         return fail(ps, ps->p, "unexpected character");
     }
+}
+
+/*
+ * Inline for the values nearly every member has: a string closed within the
+ * window with no escape or control character is read by one scan (anything
+ * else goes through parse_string, errors included), a number by
+ * parse_number; the rest out of line. Blanks before it are skipped already.
+ */
+static inline int parse_value_at(pstate *ps, js_span *s)
+{
+    if (ps->p >= ps->end)
+        return more(ps);
+    char c = *ps->p;
+    if (c == '"') {
+        const char *p = ps->p + 1, *q = scan_string(p, ps->end);
+        if (q < ps->end && *q == '"') {
+            s->p = p;
+            s->n = (size_t)(q - p);
+            s->type = JS_STR;
+            s->flags = 0;
+            ps->p = q + 1;
+            return 0;
+        }
+        return parse_string(ps, s);
+    }
+    if (c == '-' || (c >= '0' && c <= '9'))
+        return parse_number(ps, s);
+    return parse_value_other(ps, s);
+}
+
+/* A value after blanks. */
+static inline int parse_value(pstate *ps, js_span *s)
+{
+    skip_ws(ps);
+    return parse_value_at(ps, s);
 }
 
 /* Parses the args object of an event, keeping its members for js_arg. */
@@ -448,7 +519,7 @@ static int parse_event(pstate *ps, trace_event *ev)
         if (k.n == 4 && vstart < ps->end && *vstart == '{' && memcmp(k.p, "args", 4) == 0) {
             if (parse_args_inline(ps, ev, &v))
                 return -1;
-        } else if (parse_value(ps, &v)) {
+        } else if (parse_value_at(ps, &v)) {
             return -1;
         }
         ev->n_keys++;
@@ -861,7 +932,7 @@ int64_t js_raw_bytes_done(const jstream *js)
 
 /* ---- args and values ---------------------------------------------------- */
 
-static void parse_args(trace_event *ev)
+void js_parse_args(trace_event *ev)
 {
     ev->args_state = -1;
     ev->n_args = 0;
@@ -888,20 +959,6 @@ static void parse_args(trace_event *ev)
         }
     }
     ev->args_state = 1;
-}
-
-js_span js_arg(trace_event *ev, const char *key)
-{
-    js_span none = {0};
-    if (ev->args_state == 0)
-        parse_args(ev);
-    size_t kn = strlen(key);
-    for (int i = 0; i < ev->n_args; i++) {
-        const js_span *k = &ev->argv[i].key;
-        if (k->n == kn && (kn == 0 || k->p[0] == key[0]) && memcmp(k->p, key, kn) == 0)
-            return ev->argv[i].val;
-    }
-    return none;
 }
 
 /*
@@ -958,6 +1015,14 @@ int js_us_to_ns(const char *p, size_t n, int64_t *out)
     int fdig = 0, round_up = 0;
     if (p < e && *p == '.') {
         p++;
+        if (e - p == 3 && p[0] >= '0' && p[0] <= '9' && p[1] >= '0' && p[1] <= '9' && p[2] >= '0' &&
+            p[2] <= '9') {
+            /* the usual three decimals of a microsecond time, ending the text */
+            frac = (uint64_t)((p[0] - '0') * 100 + (p[1] - '0') * 10 + (p[2] - '0'));
+            fdig = 3;
+            have_digits = 1;
+            p = e;
+        }
         while (p < e && *p >= '0' && *p <= '9') {
             if (fdig < 3) {
                 frac = frac * 10 + (uint64_t)(*p - '0');
@@ -1035,7 +1100,11 @@ int js_span_int(js_span s, int64_t *out)
         int neg = *p == '-';
         p += neg;
         if (p < e) {
-            int64_t v = 0;
+            int64_t v = 0, d8;
+            if (e - p >= 8 && (d8 = digits8(p)) >= 0) { /* a pid's or an id's first eight digits */
+                v = d8;
+                p += 8;
+            }
             while (p < e && *p >= '0' && *p <= '9')
                 v = v * 10 + (*p++ - '0');
             if (p == e) {

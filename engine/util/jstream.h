@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "tracebook/error.h"
 
@@ -98,8 +99,32 @@ int64_t js_raw_bytes_done(const jstream *js);
  */
 int js_parse_event_at(const char *p, const char *end, trace_event *ev, const char **next);
 
+/* Parses ev's args into argv (args_state 1, or -1 when args is no object);
+ * js_arg calls it the first time. */
+void js_parse_args(trace_event *ev);
+
+/*
+ * Returns the value of args member key (n bytes), or a JS_NONE span (parses
+ * args first if needed). Inline, so that a literal key's length and bytes
+ * are compared as constants.
+ */
+static inline js_span js_arg_n(trace_event *ev, const char *key, size_t n)
+{
+    if (ev->args_state == 0)
+        js_parse_args(ev);
+    for (int i = 0; i < ev->n_args; i++) {
+        const js_span *k = &ev->argv[i].key;
+        if (k->n == n && (n == 0 || k->p[0] == key[0]) && memcmp(k->p, key, n) == 0)
+            return ev->argv[i].val;
+    }
+    return (js_span){0};
+}
+
 /* Returns the value of args member key, or a JS_NONE span (parses args first if needed). */
-js_span js_arg(trace_event *ev, const char *key);
+static inline js_span js_arg(trace_event *ev, const char *key)
+{
+    return js_arg_n(ev, key, strlen(key));
+}
 
 /*
  * Converts a JSON number (or the text of a numeric string) in microseconds to

@@ -904,6 +904,81 @@ static void test_args_last_number(void **state)
     close_js(js);
 }
 
+/*
+ * Numbers are scanned eight digits at a time and members after "," or ", "
+ * without a blank scan: every digit count from 1 to 20 before each byte that
+ * can end a number (and the bytes next to '0'..'9', which must not pass for
+ * digits), every separator, and a number running to the end of the bytes
+ * (which asks for more) all read as the digit-by-digit reader did.
+ */
+static void test_number_runs(void **state)
+{
+    (void)state;
+    static const char *const after[] = {"}", ",\"b\":1}", ", \"b\":1}", ",\n\"b\":1}", ",  \"b\":1}",
+                                        ",\t\"b\":1}", " }", ".25}", "e3}", "E+2}"};
+    const char digits[] = "98765432109876543210";
+    for (size_t len = 1; len <= 20; len++) {
+        for (size_t a = 0; a < sizeof after / sizeof after[0]; a++) {
+            char ev_text[96], num[40];
+            memcpy(num, digits, len);
+            num[len] = 0;
+            snprintf(ev_text, sizeof ev_text, "{\"args\":{\"a\":%s%s}", num, after[a]);
+            const char *end = ev_text + strlen(ev_text), *next = NULL;
+            trace_event ev;
+            assert_int_equal(js_parse_event_at(ev_text, end, &ev, &next), 1);
+            assert_ptr_equal(next, end);
+            js_span v = js_arg(&ev, "a");
+            assert_int_equal(v.type, JS_NUM);
+            size_t want = len;
+            if (after[a][0] == '.')
+                want += 3;
+            else if (after[a][0] == 'e')
+                want += 2;
+            else if (after[a][0] == 'E')
+                want += 3;
+            assert_int_equal(v.n, want);
+            assert_memory_equal(v.p, num, len);
+            assert_int_equal(ev.n_args, a >= 1 && a <= 5 ? 2 : 1);
+            if (a >= 1 && a <= 5)
+                assert_span(js_arg(&ev, "b"), JS_NUM, "1");
+            int64_t i;
+            if (after[a][0] == '}' && len <= 18) {
+                assert_int_equal(js_span_int(v, &i), 0);
+                assert_i64(strtoll(num, NULL, 10), i);
+            }
+            /* the number alone at the end of the bytes: more is needed */
+            snprintf(ev_text, sizeof ev_text, "{\"args\":{\"a\":%s", num);
+            assert_int_equal(js_parse_event_at(ev_text, ev_text + strlen(ev_text), &ev, &next), 0);
+        }
+        /* a byte next to the digits ends the number, and the event is malformed */
+        for (size_t at = 1; at < len; at++) {
+            char ev_text[96];
+            snprintf(ev_text, sizeof ev_text, "{\"args\":{\"a\":%.*s%c%s}}", (int)at, digits, at % 2 ? ':' : '/',
+                     digits + at);
+            const char *next = NULL;
+            trace_event ev;
+            assert_int_equal(js_parse_event_at(ev_text, ev_text + strlen(ev_text), &ev, &next), 0);
+        }
+    }
+    /* a comma and a blank other than one space, or a control character after it */
+    const char *bad = "{\"args\":{\"a\":1,\x01\"b\":2}}", *next = NULL;
+    trace_event ev;
+    assert_int_equal(js_parse_event_at(bad, bad + strlen(bad), &ev, &next), 0);
+    const char *ok = "{\"args\":{\"a\":1 ,\r\n\t \"b\":2 }, \"pid\":7,\n\"tid\":8}";
+    assert_int_equal(js_parse_event_at(ok, ok + strlen(ok), &ev, &next), 1);
+    assert_span(js_arg(&ev, "b"), JS_NUM, "2");
+    assert_span(ev.pid, JS_NUM, "7");
+    assert_span(ev.tid, JS_NUM, "8");
+    /* js_span_int's first eight digits at once: a byte that is no digit among them */
+    int64_t v = 0;
+    assert_int_equal(js_span_int(mkspan("1234:6789", JS_NUM, 0), &v), -1);
+    assert_int_equal(js_span_int(mkspan("1234/6789", JS_STR, 0), &v), -1);
+    assert_int_equal(js_span_int(mkspan("-12345678", JS_NUM, 0), &v), 0);
+    assert_i64(-12345678, v);
+    assert_int_equal(js_span_int(mkspan("448179455", JS_NUM, 0), &v), 0);
+    assert_i64(448179455, v);
+}
+
 static void test_bom_and_trailing_comma(void **state)
 {
     (void)state;
@@ -1459,6 +1534,7 @@ int main(void)
         cmocka_unit_test_teardown(test_args_lazy, test_teardown),
         cmocka_unit_test_teardown(test_args_last_number, test_teardown),
         cmocka_unit_test_teardown(test_key_forms, test_teardown),
+        cmocka_unit_test_teardown(test_number_runs, test_teardown),
         cmocka_unit_test_teardown(test_bom_and_trailing_comma, test_teardown),
         cmocka_unit_test_teardown(test_large_file, test_teardown),
         cmocka_unit_test_teardown(test_truncated_mid_event, test_teardown),
