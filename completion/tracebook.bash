@@ -74,7 +74,7 @@ _tracebook()
             return
             ;;
         esac
-        opts="-dir --dir -o --output --shard --keep-going --strict --keep-python-functions --fail-on-warning --timing -q --quiet -h --help"
+        opts="-dir --dir -o --output --shard --keep-going --strict --keep-python-functions --pytorch-links --fail-on-warning --timing -q --quiet -h --help"
         ;;
     "export timeline")
         case $prev in

@@ -66,6 +66,7 @@ typedef enum cli_opt_id {
     OPT_SHARD,
     OPT_KEEP_GOING,
     OPT_FAIL_ON_FINDING,
+    OPT_PYTORCH_LINKS,
     OPT_COUNT
 } cli_opt_id;
 

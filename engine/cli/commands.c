@@ -84,6 +84,8 @@ static const cli_option export_db_opts[] = {
     O_KEEP_GOING,
     O_STRICT("an input cut short is an error (default: warning)"),
     O_KEEP("keep Kineto python_function events (in TB_EVENT)"),
+    {OPT_PYTORCH_LINKS, NULL, "pytorch-links", NULL, 0, COMPLETE_NONE, NULL,
+     "link a torch_npu timeline's PyTorch calls to their\ntasks in the DB as torch_npu's DB does (CONNECTION_IDS)"},
     O_FAIL_ON_WARNING,
     {OPT_TIMING, NULL, "timing", NULL, 0, COMPLETE_NONE, NULL, "print the time of each loading phase on stderr"},
     O_QUIET("no progress line, no warnings on stderr"),

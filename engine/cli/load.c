@@ -10,7 +10,6 @@
  */
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -59,14 +58,10 @@ int cli_cmd_merge(cli_args *a)
     const char *output = cli_value(a, OPT_OUTPUT);
     if (!output)
         return cli_usage_error(a->cmd, "no output: give -o FILE.db");
-    for (size_t i = 0; i < a->n_pos; i++) {
-        struct stat sb;
-        if (stat(a->pos[i], &sb) != 0 || !S_ISREG(sb.st_mode) || !tb_db_is_own(a->pos[i]))
-            return cli_usage_error(a->cmd,
-                                   "'%s' is not a DB that tracebook wrote (merge reads such DBs; export db reads "
-                                   "profile data)",
-                                   a->pos[i]);
-    }
+    for (size_t i = 0; i < a->n_pos; i++)
+        if (!tb_db_is_own_file(a->pos[i]))
+            return cli_usage_error(a->cmd, "'%s' is not a DB that tracebook wrote (merge reads such DBs; export db "
+                                   "reads profile data)", a->pos[i]);
     /* each DB named on its own: loaded whole, with its ranks (derived DBs are
      * passed over only when found by scanning) */
     cli_run run;

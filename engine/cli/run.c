@@ -80,7 +80,7 @@ static tb_session_options session_options(cli_run *r, const char *const *inputs,
     return (tb_session_options){
         .inputs = inputs, .n_inputs = n, .rebuild = a->n[OPT_REBUILD] > 0, .strict = a->n[OPT_STRICT] > 0,
         .keep_python_functions = a->n[OPT_KEEP_PYTHON] > 0, .keep_going = a->n[OPT_KEEP_GOING] > 0,
-        .window = *w,
+        .window = *w, .torch_links = a->n[OPT_PYTORCH_LINKS] > 0,
         .specs = scoped ? (const tb_spec *const *)r->specs : NULL, .n_specs = scoped ? r->n_specs : 0,
         .only = a->n[OPT_REPORT] ? a->v[OPT_REPORT] : NULL, .n_only = a->n[OPT_REPORT],
         .params = a->v[OPT_PARAM], .n_params = a->n[OPT_PARAM], .unit = r->ro.unit, .max_steps = r->ro.max_steps,

@@ -92,6 +92,12 @@ int tb_db_is_own(const char *db_path)
     return own;
 }
 
+int tb_db_is_own_file(const char *db_path)
+{
+    struct stat st;
+    return stat(db_path, &st) == 0 && S_ISREG(st.st_mode) && tb_db_is_own(db_path);
+}
+
 int tb_db_is_shard(const char *db_path)
 {
     struct stat st;

@@ -7,7 +7,9 @@
  * the ranks from what the inputs name, the cluster-level rows that belong to
  * no rank, and the tables that describe the load itself (TB_SOURCE with
  * counts per destination, TB_RANK, RANK_DEVICE_MAP, SESSION_TIME_INFO,
- * META_DATA, TB_WARNING).
+ * META_DATA, TB_WARNING); with torch_links (export db --pytorch-links), a
+ * torch_npu timeline's PyTorch calls linked to their tasks
+ * (db/torchlinks.c).
  */
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
@@ -17,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db/torchlinks.h"
 #include "ingest/load_int.h"
 #include "tracebook/error.h"
 #include "tracebook/load.h"
@@ -666,4 +669,18 @@ tb_status load_books_clear_cluster(dbw *w, tb_error *err)
     for (int i = 0; i < n && st == TB_OK; i++)
         st = dbw_exec(w, sql[i], err);
     return st;
+}
+
+tb_status load_books_store_torch_links(dbw *w, tb_error *err)
+{
+    sqlite3 *db = dbw_db(w);
+    db_torch_links l;
+    int rc = db_torch_links_make(db, &l);
+    if (!rc && (l.ncalls || l.nids))
+        rc = db_torch_links_store(db, &l);
+    db_torch_links_free(&l);
+    if (rc == -2)
+        return tb_error_set(err, TB_ERR_NOMEM, "linking the PyTorch calls to their tasks: out of memory");
+    return rc ? tb_error_set(err, TB_ERR_DB, "linking the PyTorch calls to their tasks: %s", sqlite3_errmsg(db))
+              : TB_OK;
 }

@@ -353,6 +353,8 @@ static tb_status write_books(load_run *R, tb_error *err)
         as_written = R->final[r] == (int64_t)r;
     if (st == TB_OK && !R->merging)
         st = load_books_fill_recipe_tables(w, as_written, err);
+    if (st == TB_OK && opt->torch_links && !opt->books_only)
+        st = load_books_store_torch_links(w, err);
     if (st == TB_OK && opt->shard_count)
         st = load_shards_write(w, opt, R->src, R->units, R->nunits, R->claim, &R->sr, err);
     if (st != TB_OK)

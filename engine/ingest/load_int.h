@@ -214,6 +214,10 @@ tb_status load_books_bind_collectives(dbw *w, tb_error *err);
  * deviceId unchanged (no rank renumbered, no row deleted), so the pairs the
  * writer saw stand for a scan of TASK. */
 tb_status load_books_fill_recipe_tables(dbw *w, int as_written, tb_error *err);
+/* The PyTorch calls of every rank with async_npu flows and no
+ * CONNECTION_IDS rows linked to their tasks, kept as CONNECTION_IDS rows
+ * and PYTORCH_API.connectionId (db/torchlinks.h). */
+tb_status load_books_store_torch_links(dbw *w, tb_error *err);
 /* Numbers the ranks (see load_books.c); final[p] receives rank p's rankId. */
 tb_status load_books_apply_ranks(dbw *w, const int64_t *claim, const size_t *who, const src_info *src, size_t nranks,
                                  int64_t *final, warn_log *wl, tb_error *err);

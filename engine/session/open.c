@@ -330,6 +330,7 @@ tb_status tb_session_load_to(tb_session *s, const char *path, unsigned shard_ind
     }
     (void)dirs_make(path, 0, 0777); /* a failure is the DB's, said by the load */
     o.output = path;
+    o.torch_links = s->opt.torch_links;
     o.shard_index = shard_index;
     o.shard_count = shard_count;
     return tb_load(&o, res, err);

@@ -37,6 +37,10 @@ tb_status tb_db_default_name(const char *db_path, char *out, size_t outlen, tb_e
 /* 1 when db_path is a DB that tracebook wrote (has TB_SOURCE), or does not exist. */
 int tb_db_is_own(const char *db_path);
 
+/* 1 when db_path is a regular file and a DB that tracebook wrote (what
+ * `merge` reads); 0 otherwise, a missing file included. */
+int tb_db_is_own_file(const char *db_path);
+
 /* 1 when db_path is a shard DB that `export db --shard` wrote (has TB_SHARD):
  * loaded with the other shards of its load, it gives the DB of all the inputs. */
 int tb_db_is_shard(const char *db_path);

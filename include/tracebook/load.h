@@ -87,6 +87,13 @@ typedef struct tb_load_options {
      * warnings, TB_SHARDS), no rows of the ranks: what a run of rank-scope
      * reports on the shards themselves needs (docs/scale-out.md). */
     int books_only;
+    /* 1 = the PyTorch calls of a torch_npu timeline rank (async_npu flows,
+     * no CONNECTION_IDS rows) linked to their device tasks in the DB, as
+     * torch_npu's DB holds them: CONNECTION_IDS rows and
+     * PYTORCH_API.connectionId (docs/schema.md, "PyTorch calls and their
+     * tasks"): `export db --pytorch-links`. A report's load does not (its
+     * computed tables make the links they read). */
+    int torch_links;
 } tb_load_options;
 
 typedef struct tb_load_result {

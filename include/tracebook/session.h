@@ -63,6 +63,7 @@ typedef struct tb_session_options {
     int strict;                 /* as tb_load_options */
     int keep_python_functions;
     int keep_going;             /* a missing shard or a failed process's part is a warning */
+    int torch_links;            /* as tb_load_options, for tb_session_load_to (export db --pytorch-links) */
     int jobs;                   /* as tb_load_options.jobs */
     size_t max_event_bytes;     /* as tb_load_options.max_event_bytes */
     tb_window window;           /* the run's iterations (set = 0: all) */

@@ -41,7 +41,11 @@
 # free_analysis (the free_analysis recipe's free_analysis.csv) on two ranks'
 # msprof-style DBs built here (free_db), against the recipe's own CSV
 # (../conformance/reference/make_free_analysis.py); its top_num; a rank
-# without free time gives no row.
+# without free time gives no row. The same rank as a torch_npu timeline
+# (free_timeline): its calls linked through its async_npu flows, in a
+# report and in the DB `export db --pytorch-links` writes (CONNECTION_IDS
+# rows and PYTORCH_API.connectionId), where the recipes' join finds what it
+# finds in the DB of the rank.
 #
 # The slow_rank references (REFERENCE below) are what msprof-analyze's
 # SlowRankVoteAnalysis (its slow_rank.py, run unchanged with pandas and
@@ -961,6 +965,57 @@ def main(tb_path, gen_path, out, only):
         rows = report(t, bare, "free_analysis", out=t.path("bare-out"))[1]
         t.check(any(row[6] == "Skip free analysis due to no pytorch dispatch time." for row in rows),
                 "no flows: no PyTorch call linked", rows)
+
+    @suite.case("export db --pytorch-links of a torch_npu timeline: its links stored as the DB of the rank's")
+    def case_export_db_timeline_links(t):
+        db = free_cluster(t.path("in"))[0]
+        tl = t.path("tl")
+        free_timeline(os.path.join(tl, "trace_view.json"))
+        out = t.path("tl.db")
+        r = t.run("export", "db", "-q", "--pytorch-links", "-dir", tl, "-o", out)
+        t.eq(r.rc, 0, "export db (stderr: %s)" % r.err.strip())
+        # what msprof-analyze's recipes join: a task's connection id to a CONNECTION_IDS
+        # row, its id to the PyTorch call's connectionId
+        recipe = ("SELECT t.startNs, p.startNs, p.endNs, s.value FROM TASK t "
+                  "JOIN CONNECTION_IDS c ON c.connectionId = t.connectionId "
+                  "JOIN PYTORCH_API p ON p.connectionId = c.id JOIN STRING_IDS s ON s.id = p.name "
+                  "ORDER BY t.startNs, p.startNs")
+        got = {}
+        for name, path in (("db", os.path.join(db, "msprof_0.db")), ("tl", out)):
+            con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+            got[name] = con.execute(recipe).fetchall()
+            if name == "tl":
+                calls = con.execute("SELECT count(*), count(DISTINCT connectionId) FROM PYTORCH_API "
+                                    "WHERE connectionId IS NOT NULL").fetchone()
+                ids = con.execute("SELECT count(*), count(DISTINCT id), min(id), max(id), "
+                                  "count(DISTINCT rankId) FROM CONNECTION_IDS").fetchone()
+            con.close()
+        t.eq(len(got["db"]), 5, "the DB of the rank links its 5 kernels")
+        t.eq(got["tl"], got["db"], "each task reaches the same PyTorch call in both DBs")
+        t.eq(calls, (5, 5), "5 calls linked, each with an id of its own")
+        t.eq(ids, (5, 5, 0, 4, 1), "one CONNECTION_IDS row per call (one task each), ids 0..4, rank 0")
+        # the computed tables read the stored links: the same free_analysis as the DB's
+        outs = {name: report(t, d, "free_analysis", out=t.path(name + "-out")) for name, d in (("db", db), ("tl", out))}
+        t.eq(outs["tl"], outs["db"], "free_analysis of the exported DB = of the DB of the same rank")
+        # the links do not come from a read of the DB it was exported from: exported again, the same rows
+        again = t.path("again.db")
+        r = t.run("export", "db", "-q", "--pytorch-links", "-dir", out, "-o", again)
+        t.eq(r.rc, 0, "export db of the exported DB (stderr: %s)" % r.err.strip())
+        con = sqlite3.connect("file:%s?mode=ro" % again, uri=True)
+        t.eq(con.execute(recipe).fetchall(), got["db"], "kept as stored by a DB input")
+        t.eq(con.execute("SELECT count(*) FROM CONNECTION_IDS").fetchone()[0], 5, "no link added twice")
+        con.close()
+        # without the option, or without the flows, nothing is stored: no row, the calls' connectionId NULL
+        bare = t.path("bare")
+        free_timeline(os.path.join(bare, "trace_view.json"), flows=False)
+        for name, d, words in (("plain", tl, ()), ("bare", bare, ("--pytorch-links",))):
+            path = t.path(name + ".db")
+            r = t.run("export", "db", "-q", *words, "-dir", d, "-o", path)
+            t.eq(r.rc, 0, "export db %s (stderr: %s)" % (name, r.err.strip()))
+            con = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+            t.eq(con.execute("SELECT (SELECT count(*) FROM CONNECTION_IDS), (SELECT count(*) FROM PYTORCH_API "
+                             "WHERE connectionId IS NOT NULL)").fetchone(), (0, 0), "%s: no link stored" % name)
+            con.close()
 
     @suite.case("free_analysis: a rank without free time (one kernel) gives no row")
     def case_free_analysis_none(t):

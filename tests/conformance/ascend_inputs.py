@@ -16,6 +16,10 @@
 #     profiler_info_N.json) and each rank's rows equal its own load;
 #   - the msprof DB: rows per table equal the source's, and text attributes
 #     resolve to the same strings after re-interning;
+#   - the torch_npu timeline exported with --pytorch-links: the links of
+#     its PyTorch calls to their tasks (worked out here from its async_npu
+#     flows) in CONNECTION_IDS and PYTORCH_API.connectionId, and the same
+#     free_analysis and module_statistic over that DB as over the timeline;
 #   - precedence: a rank directory with both trace_view.json and
 #     kernel_details.csv gives exactly the TASK rows of the JSON alone;
 #   - topsprof listings: rows per class and the footers;
@@ -162,6 +166,73 @@ def load(tb, out, name, dirs):
         T.fail("%s: exit %d: %s" % (name, r.returncode, r.stderr.strip()))
         return None
     return db
+
+
+def expected_links(trace, db):
+    """The links docs/schema.md's rules give ("PyTorch calls and their tasks"), worked out here
+    from the timeline's own async_npu flows over the DB's PYTORCH_API and TASK rows: {call rowid:
+    (id, {task connection ids})}, ids by the calls' (start, rowid)."""
+    with open(trace, encoding="utf-8") as f:
+        ev = json.load(f)
+    ends = {"s": {}, "f": {}}
+    for e in ev:
+        if isinstance(e, dict) and e.get("cat") == "async_npu" and e.get("ph") in ends:
+            ends[e["ph"]][e["id"]] = e
+
+    def ns(ts):
+        return int(decimal.Decimal(str(ts)) * 1000)
+    calls = q(db, "SELECT rowid, globalTid, startNs, endNs FROM PYTORCH_API")
+    tasks = q(db, "SELECT rowid, globalPid, startNs, endNs, connectionId FROM TASK")
+    links = {}
+    for fid, s in ends["s"].items():
+        f = ends["f"].get(fid)
+        if f is None:
+            continue
+        ts, tf, gtid = ns(s["ts"]), ns(f["ts"]), int(s["pid"]) << 32 | int(s["tid"])
+        c = [r for r in calls if r[1] == gtid and r[2] <= ts <= r[3]]
+        k = [r for r in tasks if r[1] == int(f["pid"]) and r[2] <= tf <= r[3]]
+        if not c or not k:
+            continue
+        call = min(c, key=lambda r: (r[3] - r[2], r[0]))
+        task = min(k, key=lambda r: (-r[2], r[0]))
+        if task[4] is not None:
+            links.setdefault((call[2], call[0]), set()).add(task[4])
+    return {key[1]: (i, conns) for i, (key, conns) in enumerate(sorted(links.items()))}
+
+
+def check_timeline_links(tb, out, trace):
+    """export db --pytorch-links of the public torch_npu timeline stores the links the rules give
+    (expected_links), as CONNECTION_IDS rows and PYTORCH_API.connectionId; a report over the
+    timeline (links made in the run) and over that DB (read as stored) give the same
+    free_analysis and module_statistic; without the option nothing is stored."""
+    db = os.path.join(out, "timeline_links.db")
+    if os.path.exists(db):
+        os.unlink(db)
+    r = tbtest.run([tb, "export", "db", "-q", "--pytorch-links", "-dir", trace, "-o", db])
+    if r.returncode != 0:
+        T.fail("export db --pytorch-links: exit %d: %s" % (r.returncode, r.stderr.strip()))
+        return
+    want = expected_links(trace, db)
+    T.eq(len(want) > 100, True, "test self-check: the timeline links over 100 calls (%d)" % len(want))
+    T.eq(dict(q(db, "SELECT rowid, connectionId FROM PYTORCH_API WHERE connectionId IS NOT NULL")),
+         {row: i for row, (i, _) in want.items()}, "timeline links: each linked call's id in PYTORCH_API")
+    T.eq(sorted(q(db, "SELECT id, connectionId, rankId FROM CONNECTION_IDS")),
+         sorted((i, c, 0) for i, conns in want.values() for c in conns), "timeline links: CONNECTION_IDS rows")
+    plain = load(tb, out, "timeline_plain.db", [trace])
+    if plain:
+        T.eq(q1(plain, "SELECT (SELECT count(*) FROM CONNECTION_IDS) + (SELECT count(*) FROM PYTORCH_API"
+                       " WHERE connectionId IS NOT NULL)"), 0, "timeline links: none without --pytorch-links")
+    outs = {}
+    for name, d in (("timeline", trace), ("stored", db)):
+        o = os.path.join(out, "links_" + name)
+        shutil.rmtree(o, ignore_errors=True)
+        r = tbtest.run([tb, "report", "-q", "-dir", d, "--spec", "builtin:free_analysis", "--spec",
+                        "builtin:module_statistic", "-o", o])
+        T.eq(r.returncode, 0, "timeline links: report over the %s (stderr: %s)" % (name, r.stderr.strip()))
+        outs[name] = {f: open(os.path.join(o, f), encoding="utf-8").read() for f in sorted(os.listdir(o))
+                      if f.endswith(".csv")}
+    T.eq("free_analysis.csv" in outs["timeline"], True, "test self-check: the timeline has free_analysis rows")
+    T.eq(outs["stored"], outs["timeline"], "timeline links: the reports read the stored links as they make them")
 
 
 def check_kernel_details(db, path, rank, label):
@@ -353,6 +424,8 @@ def main():
         db = load(tb, out, "tops_trace.db", [trace])
         if db:
             T.eq(q1(db, "SELECT count(*) FROM TASK"), 3, "topsprof trace: GCU tasks")
+
+    check_timeline_links(tb, out, os.path.join(asc, "torch_npu_timeline", "trace_view.json"))
 
     # inputs untouched, nothing created beside them
     T.eq(snapshot(data) == before, True, "shared data unchanged (files and contents)")

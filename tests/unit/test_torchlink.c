@@ -6,6 +6,10 @@
  * linked call with its tasks' kernels, free_time gives the reasons of a
  * linked rank.
  *
+ * The same links kept in the DB (db/torchlinks.c, what `export db` does):
+ * CONNECTION_IDS rows and PYTORCH_API.connectionId, read as stored by the
+ * computed tables.
+ *
  * Each test builds a small DB from the engine's own schema; the expected
  * rows are worked out by hand in the comments.
  */
@@ -19,6 +23,7 @@
 
 #define TU_WITH_DB_FIXTURE
 #include "testutil.h"
+#include "db/torchlinks.h"
 #include "tracebook/tracebook.h"
 
 /* The thread (pid 100, tid 7) of the PyTorch calls: 100 << 32 | 7. */
@@ -119,12 +124,60 @@ static void free_time_linked(void **state)
                    "1600|1700|NULL|'Skip free analysis due to no pytorch dispatch time.'\n");
 }
 
+/*
+ * The links kept in the DB: rank 0's calls B, C, F get the ids 0, 1, 2 (by
+ * start) as their connectionId, with the link rows (0, 12), (1, 13), (2,
+ * 11), (2, 14); rank 1's own row (5, 99) and call P stay as they are. The
+ * computed tables then read them as stored: with rank 0's async_npu flows
+ * deleted, module_stats still holds B, C and F.
+ */
+static void links_stored(void **state)
+{
+    (void)state;
+    tu_make_db("stored", rows);
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(tu_dbpath, &db), SQLITE_OK);
+    db_torch_links l;
+    assert_int_equal(db_torch_links_make(db, &l), 0);
+    assert_int_equal(l.ncalls, 3);
+    assert_int_equal(l.nids, 4);
+    assert_int_equal(db_torch_links_store(db, &l), 0);
+    db_torch_links_free(&l);
+    assert_int_equal(sqlite3_exec(db, "DELETE FROM TB_FLOW WHERE cat = 1 AND rankId = 0", NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    tu_assert_rows("SELECT id, connectionId, rankId FROM CONNECTION_IDS ORDER BY rankId, id, connectionId",
+                   "id|connectionId|rankId\n0|12|0\n1|13|0\n2|11|0\n2|14|0\n5|99|1\n");
+    tu_assert_rows("SELECT rankId, startNs, connectionId FROM PYTORCH_API ORDER BY rankId, startNs",
+                   "rankId|startNs|connectionId\n0|5|NULL\n0|10|NULL\n0|20|0\n0|50|NULL\n0|55|1\n0|200|NULL\n"
+                   "0|300|2\n1|20|5\n1|50|NULL\n");
+    tu_assert_rows(MODSTAT_SQL, MODSTAT_HEAD "0|''|'M'|'B'|'k2'|150|1\n"
+                                             "0|''|'M'|'C'|'k3'|100|1\n"
+                                             "0|''|'M'|'F'|'k1, k5'|200|1\n"
+                                             "1|''|'M'|'P'|'k9'|100|1\n");
+}
+
+/* Ranks with no async_npu flow (none in the DB): no link, nothing stored. */
+static void links_none(void **state)
+{
+    (void)state;
+    tu_make_db("none", "INSERT INTO STRING_IDS VALUES (1, 'HostToDevice');");
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(tu_dbpath, &db), SQLITE_OK);
+    db_torch_links l;
+    assert_int_equal(db_torch_links_make(db, &l), 0);
+    assert_int_equal(l.ncalls + l.nids, 0);
+    db_torch_links_free(&l);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(module_stats_linked),
         cmocka_unit_test(module_stats_no_flows),
         cmocka_unit_test(free_time_linked),
+        cmocka_unit_test(links_stored),
+        cmocka_unit_test(links_none),
     };
     return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }
