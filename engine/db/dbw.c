@@ -90,6 +90,7 @@ struct dbw {
     sqlite3_stmt *ins_string;
     sqlite3_stmt *batch[R_TABLE_COUNT + 1]; /* DBW_BATCH-row INSERTs; the last is STRING_IDS */
     const unsigned char *pend[R_TABLE_COUNT + 1][DBW_BATCH];
+    struct held *held[R_TABLE_COUNT + 1]; /* per slot: the batch's parameters, then the one-row statement's */
     int npend[R_TABLE_COUNT + 1];
     row_sink sink;
     seen seen;
@@ -187,35 +188,49 @@ static void chunk_free(chunk *c)
     }
 }
 
-/* Binds one serialized row at parameters base+1..base+n; returns the byte after it. */
-static const unsigned char *bind_row(sqlite3_stmt *st, int base, int n, const unsigned char *p)
+/* What a statement's parameter holds since it was last bound: a value bound
+ * again as it is needs no call (SQLite keeps bindings across a reset). A new
+ * statement's parameters are NULL, as calloc's zeros say. */
+typedef struct held {
+    int64_t v;   /* the integer, or the double's bits */
+    int type;    /* V_NULL, V_INT or V_REAL; HELD_OTHER: rebind whatever comes */
+} held;
+#define HELD_OTHER (-1)
+
+/* Binds one serialized row at parameters base+1..base+n, skipping the values
+ * the parameters already hold (h[0..n), updated); returns the byte after it.
+ * Text and BLOBs are always bound: they point into the chunk being written. */
+static const unsigned char *bind_row(sqlite3_stmt *st, int base, int n, const unsigned char *p, held *h)
 {
-    for (int i = 1; i <= n; i++) {
+    for (int i = 0; i < n; i++) {
         int type = *p++;
-        if (type == V_INT) {
+        if (type == V_INT || type == V_REAL) {
             int64_t x;
             memcpy(&x, p, 8);
             p += 8;
-            sqlite3_bind_int64(st, base + i, x);
-        } else if (type == V_REAL) {
-            double d;
-            memcpy(&d, p, 8);
-            p += 8;
-            sqlite3_bind_double(st, base + i, d);
-        } else if (type == V_TEXT) {
+            if (h[i].type == type && h[i].v == x)
+                continue;
+            if (type == V_INT) {
+                sqlite3_bind_int64(st, base + i + 1, x);
+            } else {
+                double d;
+                memcpy(&d, &x, 8);
+                sqlite3_bind_double(st, base + i + 1, d);
+            }
+            h[i] = (held){x, type};
+        } else if (type == V_TEXT || type == V_BLOB) {
             uint32_t len;
             memcpy(&len, p, 4);
             p += 4;
-            sqlite3_bind_text(st, base + i, (const char *)p, (int)len, SQLITE_STATIC);
+            if (type == V_TEXT)
+                sqlite3_bind_text(st, base + i + 1, (const char *)p, (int)len, SQLITE_STATIC);
+            else
+                sqlite3_bind_blob(st, base + i + 1, p, (int)len, SQLITE_STATIC);
             p += len;
-        } else if (type == V_BLOB) {
-            uint32_t len;
-            memcpy(&len, p, 4);
-            p += 4;
-            sqlite3_bind_blob(st, base + i, p, (int)len, SQLITE_STATIC);
-            p += len;
-        } else {
-            sqlite3_bind_null(st, base + i);
+            h[i].type = HELD_OTHER;
+        } else if (h[i].type != V_NULL) {
+            sqlite3_bind_null(st, base + i + 1);
+            h[i].type = V_NULL;
         }
     }
     return p;
@@ -264,16 +279,24 @@ static void step_or_fail(dbw *w, sqlite3_stmt *st, int slot)
 static void flush_pending(dbw *w, int slot, int all)
 {
     int n = slot_cols(slot);
+    if (!w->held[slot] && !(w->held[slot] = calloc((size_t)(DBW_BATCH + 1) * (size_t)n, sizeof(held)))) {
+        pthread_mutex_lock(&w->mu);
+        tb_error_set(&w->err, TB_ERR_NOMEM, "out of memory");
+        w->failed = 1;
+        pthread_mutex_unlock(&w->mu);
+        return;
+    }
+    held *h = w->held[slot];
     int k = 0;
     for (; k + DBW_BATCH <= w->npend[slot]; k += DBW_BATCH) {
         for (int r = 0; r < DBW_BATCH; r++)
-            bind_row(w->batch[slot], r * n, n, w->pend[slot][k + r]);
+            bind_row(w->batch[slot], r * n, n, w->pend[slot][k + r], h + r * n);
         step_or_fail(w, w->batch[slot], slot);
     }
     if (all) {
         sqlite3_stmt *one = slot == R_TABLE_COUNT ? w->ins_string : w->ins[slot];
         for (; k < w->npend[slot]; k++) {
-            bind_row(one, 0, n, w->pend[slot][k]);
+            bind_row(one, 0, n, w->pend[slot][k], h + DBW_BATCH * n);
             step_or_fail(w, one, slot);
         }
     }
@@ -1113,6 +1136,8 @@ void dbw_destroy(dbw *w)
         free(w->live->map);
         free(w->live);
     }
+    for (int t = 0; t <= R_TABLE_COUNT; t++)
+        free(w->held[t]);
     free(w->tab);
     free(w->arena);
     free(w);
