@@ -135,8 +135,18 @@ static uint64_t hash_bytes(const char *p, size_t n)
         p += 8;
         n -= 8;
     }
+    /* the last 0..7 bytes in at most two loads (they may overlap): copying
+     * them one by one into a word stalled the load that read the word back */
     uint64_t k = 0;
-    memcpy(&k, p, n);
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        k = a | (uint64_t)b << 32;
+    } else if (n) {
+        k = (uint64_t)(unsigned char)p[0] | (uint64_t)(unsigned char)p[n / 2] << 8 |
+            (uint64_t)(unsigned char)p[n - 1] << 16;
+    }
     h = (h ^ (k * 0x87c37b91114253d5ULL)) * 0x4cf5ad432745937fULL;
     h ^= h >> 32;
     h *= 0xc4ceb9fe1a85ec53ULL;
@@ -666,7 +676,7 @@ static dbw *dbw_alloc(tb_error *err)
         return NULL;
     }
     tb_error_clear(&w->err);
-    w->tab_cap = 1 << 14;
+    w->tab_cap = 1 << 10;
     w->tab = calloc(w->tab_cap, sizeof *w->tab);
     w->arena_cap = 1 << 20;
     w->arena = malloc(w->arena_cap);
