@@ -84,6 +84,9 @@ struct dbw {
     pthread_cond_t cv_work, cv_space, cv_idle;
     chunk *head, *tail, *spare;
     int queued, busy, stop, sync_ready;
+    /* secure_delete is off while the writer thread inserts (writer_main) and
+     * back to the connection's own setting once a drain has found it idle */
+    int secure_default, secure_off;
     atomic_int failed; /* also read by the writer between rows, without the lock */
     chunk *cur; /* being filled by the importer */
     sqlite3_stmt *ins[R_TABLE_COUNT];
@@ -401,6 +404,27 @@ static void write_chunk(dbw *w, chunk *c)
             flush_pending(w, t, 1);
 }
 
+/* Sets the connection's secure_delete (0 off, 1 on). With it on, as
+ * Debian's SQLite has it by default, SQLite zeroes every page a B-tree
+ * starts (already zero when it is new) and the room cells leave when they
+ * move to a new page; the rows' inserts need neither, and the post-process
+ * and the DB's deletes run with the setting as it was (drain). Only the
+ * unused bytes of the pages the writer fills differ: copies of cells that
+ * moved, instead of zeros. A failure fails the writer. */
+static void secure_delete(dbw *w, int on)
+{
+    if (sqlite3_exec(w->db, on ? "PRAGMA secure_delete=1" : "PRAGMA secure_delete=0", NULL, NULL, NULL) !=
+            SQLITE_OK &&
+        !w->failed) {
+        pthread_mutex_lock(&w->mu);
+        tb_error_at(&w->err, sql_status(w), w->shown[0] ? w->shown : NULL, 0, 0, -1, "cannot set secure_delete: %s",
+                    sqlite3_errmsg(w->db));
+        w->failed = 1;
+        pthread_mutex_unlock(&w->mu);
+    }
+    w->secure_off = !on;
+}
+
 static void *writer_main(void *arg)
 {
     dbw *w = arg;
@@ -417,6 +441,8 @@ static void *writer_main(void *arg)
         w->queued--;
         w->busy = 1;
         pthread_mutex_unlock(&w->mu);
+        if (!w->secure_off && !w->failed)
+            secure_delete(w, 0);
         write_chunk(w, c);
         pthread_mutex_lock(&w->mu);
         w->busy = 0;
@@ -558,9 +584,12 @@ static int drain(dbw *w)
     pthread_mutex_lock(&w->mu);
     while ((w->head || w->busy) && !w->failed)
         pthread_cond_wait(&w->cv_idle, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    /* the writer is idle: the connection is this thread's until the next row */
+    if (w->secure_off && w->secure_default && !w->failed)
+        secure_delete(w, 1);
     if (w->failed)
         rc = -1;
-    pthread_mutex_unlock(&w->mu);
     return rc;
 }
 
@@ -925,6 +954,14 @@ tb_status dbw_replay(dbw *w, dbw *rec, const dbw_shift *shift, int *handed, tb_e
     return st;
 }
 
+/* sqlite3_exec's callback of PRAGMA secure_delete: *ctx = its value. */
+static int secure_on(void *ctx, int n, char **vals, char **names)
+{
+    (void)names;
+    *(int *)ctx = n == 1 && vals[0] && vals[0][0] == '1';
+    return 0;
+}
+
 dbw *dbw_create(const char *path, tb_error *err)
 {
     dbw *w = dbw_alloc(err);
@@ -950,6 +987,8 @@ dbw *dbw_create(const char *path, tb_error *err)
         dbw_exec(w, "BEGIN", err))
         goto fail;
     w->in_txn = 1;
+    if (sqlite3_exec(w->db, "PRAGMA secure_delete", secure_on, &w->secure_default, NULL) != SQLITE_OK)
+        w->secure_default = 1; /* not known: put it back on after the inserts */
     /* the indexes whose keys arrive in order are kept up from the first row,
      * on the writer thread (schemas/indexes_live.sql) */
     if (dbw_exec(w, tb_sql_unified, err) || dbw_exec(w, tb_sql_indexes_live, err) ||

@@ -7,9 +7,10 @@
  * It reads a DB written by `tracebook export db` (SRC) and writes DST, a new
  * file: the same tables (their CREATE TABLE statements from SRC), created
  * with the writer's settings (64 KiB pages, journal and sync off, exclusive
- * lock, 8 MiB cache, a connection without its own mutex) in one
- * transaction, and the indexes the loader makes with its tables
- * (schemas/indexes_live.sql, kept up row by row); then, table by table, the
+ * lock, 8 MiB cache, a connection without its own mutex, secure_delete
+ * off while the rows go in) in one transaction, and the indexes the
+ * loader makes with its tables (schemas/indexes_live.sql, kept up row by
+ * row); then, table by table, the
  * same rows inserted through one prepared INSERT of up to 32 rows (the
  * writer's batch), rows bound value by value (an integer, real or NULL
  * not bound again where the parameter already holds it, as the writer
@@ -376,13 +377,21 @@ static int copy_rows(sqlite3 *src, sqlite3 *dst, const char *const path[2], long
     return ok;
 }
 
+/* sqlite3_exec's callback of PRAGMA secure_delete: *ctx = its value. */
+static int secure_on(void *ctx, int n, char **vals, char **names)
+{
+    (void)names;
+    *(int *)ctx = n == 1 && vals[0] && vals[0][0] == '1';
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     sqlite3 *src = NULL, *dst = NULL;
     struct stat sb;
     long long rows = 0;
     double ins = 0, t, idx;
-    int tables = 0, indexes = 0, ok;
+    int tables = 0, indexes = 0, ok, secure = 1;
 
     if (argc > 1 && !strcmp(argv[1], "--each")) {
         each = 1;
@@ -409,8 +418,16 @@ int main(int argc, char **argv)
     else if ((ok = copy_schema(src, dst, "table", argv[1], argv[2], &tables)) &&
              sqlite3_exec(dst, tb_sql_indexes_live, NULL, NULL, NULL) != SQLITE_OK)
         ok = fail(dst, argv[2], "the indexes kept up row by row (schemas/indexes_live.sql)");
+    /* the writer's inserts run with secure_delete off, its indexes after the
+     * rows with the connection's own setting (engine/db/dbw.c) */
+    if (ok && sqlite3_exec(dst, "PRAGMA secure_delete", secure_on, &secure, NULL) != SQLITE_OK)
+        ok = fail(dst, argv[2], "secure_delete");
+    if (ok && sqlite3_exec(dst, "PRAGMA secure_delete=0", NULL, NULL, NULL) != SQLITE_OK)
+        ok = fail(dst, argv[2], "secure_delete");
     if (ok)
         ok = copy_rows(src, dst, (const char *const[2]){argv[1], argv[2]}, &rows, &ins);
+    if (ok && secure && sqlite3_exec(dst, "PRAGMA secure_delete=1", NULL, NULL, NULL) != SQLITE_OK)
+        ok = fail(dst, argv[2], "secure_delete");
     t = now();
     if (ok)
         ok = copy_schema(src, dst, "index", argv[1], argv[2], &indexes);
