@@ -1164,7 +1164,8 @@ static tb_val binding_val(int i, int c, char *q, size_t cap)
 
 /* The writer binds again only what a statement's parameter does not already
  * hold: every row must still land as given, through whole batches and the
- * rows inserted one by one after them. */
+ * rows inserted one by one after them. And its secure_delete setting for
+ * the inserts does not outlast them. */
 static void test_writer_bindings(void **state)
 {
     (void)state;
@@ -1187,6 +1188,22 @@ static void test_writer_bindings(void **state)
         o += (size_t)snprintf(want + o, sizeof want - o, "\n");
         assert_int_equal(s->row(s->ctx, R_OVERLAP_ANALYSIS, v), 0);
     }
+    /* the writer inserts with secure_delete off; once it is drained the
+     * connection has SQLite's own setting back, for the post-process */
+    sqlite3 *mem;
+    assert_int_equal(sqlite3_open(":memory:", &mem), SQLITE_OK);
+    int64_t own = -1, now = -2;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(mem, "PRAGMA secure_delete", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    own = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(mem);
+    assert_int_equal(sqlite3_prepare_v2(dbw_db(w), "PRAGMA secure_delete", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    now = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    assert_int_equal(now, own);
     assert_int_equal(dbw_finish(w, &secs, &err), TB_OK);
     dbw_destroy(w);
     assert_string_equal(rows(path, "SELECT quote(id), quote(deviceId), quote(startNs), quote(endNs), quote(type),"
