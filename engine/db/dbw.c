@@ -84,12 +84,16 @@ struct dbw {
     pthread_cond_t cv_work, cv_space, cv_idle;
     chunk *head, *tail, *spare;
     int queued, busy, stop, sync_ready;
+    /* secure_delete is off while the writer thread inserts (writer_main) and
+     * back to the connection's own setting once a drain has found it idle */
+    int secure_default, secure_off;
     atomic_int failed; /* also read by the writer between rows, without the lock */
     chunk *cur; /* being filled by the importer */
     sqlite3_stmt *ins[R_TABLE_COUNT];
     sqlite3_stmt *ins_string;
     sqlite3_stmt *batch[R_TABLE_COUNT + 1]; /* DBW_BATCH-row INSERTs; the last is STRING_IDS */
     const unsigned char *pend[R_TABLE_COUNT + 1][DBW_BATCH];
+    struct held *held[R_TABLE_COUNT + 1]; /* per slot: the batch's parameters, then the one-row statement's */
     int npend[R_TABLE_COUNT + 1];
     row_sink sink;
     seen seen;
@@ -134,8 +138,18 @@ static uint64_t hash_bytes(const char *p, size_t n)
         p += 8;
         n -= 8;
     }
+    /* the last 0..7 bytes in at most two loads (they may overlap): copying
+     * them one by one into a word stalled the load that read the word back */
     uint64_t k = 0;
-    memcpy(&k, p, n);
+    if (n >= 4) {
+        uint32_t a, b;
+        memcpy(&a, p, 4);
+        memcpy(&b, p + n - 4, 4);
+        k = a | (uint64_t)b << 32;
+    } else if (n) {
+        k = (uint64_t)(unsigned char)p[0] | (uint64_t)(unsigned char)p[n / 2] << 8 |
+            (uint64_t)(unsigned char)p[n - 1] << 16;
+    }
     h = (h ^ (k * 0x87c37b91114253d5ULL)) * 0x4cf5ad432745937fULL;
     h ^= h >> 32;
     h *= 0xc4ceb9fe1a85ec53ULL;
@@ -187,35 +201,49 @@ static void chunk_free(chunk *c)
     }
 }
 
-/* Binds one serialized row at parameters base+1..base+n; returns the byte after it. */
-static const unsigned char *bind_row(sqlite3_stmt *st, int base, int n, const unsigned char *p)
+/* What a statement's parameter holds since it was last bound: a value bound
+ * again as it is needs no call (SQLite keeps bindings across a reset). A new
+ * statement's parameters are NULL, as calloc's zeros say. */
+typedef struct held {
+    int64_t v;   /* the integer, or the double's bits */
+    int type;    /* V_NULL, V_INT or V_REAL; HELD_OTHER: rebind whatever comes */
+} held;
+#define HELD_OTHER (-1)
+
+/* Binds one serialized row at parameters base+1..base+n, skipping the values
+ * the parameters already hold (h[0..n), updated); returns the byte after it.
+ * Text and BLOBs are always bound: they point into the chunk being written. */
+static const unsigned char *bind_row(sqlite3_stmt *st, int base, int n, const unsigned char *p, held *h)
 {
-    for (int i = 1; i <= n; i++) {
+    for (int i = 0; i < n; i++) {
         int type = *p++;
-        if (type == V_INT) {
+        if (type == V_INT || type == V_REAL) {
             int64_t x;
             memcpy(&x, p, 8);
             p += 8;
-            sqlite3_bind_int64(st, base + i, x);
-        } else if (type == V_REAL) {
-            double d;
-            memcpy(&d, p, 8);
-            p += 8;
-            sqlite3_bind_double(st, base + i, d);
-        } else if (type == V_TEXT) {
+            if (h[i].type == type && h[i].v == x)
+                continue;
+            if (type == V_INT) {
+                sqlite3_bind_int64(st, base + i + 1, x);
+            } else {
+                double d;
+                memcpy(&d, &x, 8);
+                sqlite3_bind_double(st, base + i + 1, d);
+            }
+            h[i] = (held){x, type};
+        } else if (type == V_TEXT || type == V_BLOB) {
             uint32_t len;
             memcpy(&len, p, 4);
             p += 4;
-            sqlite3_bind_text(st, base + i, (const char *)p, (int)len, SQLITE_STATIC);
+            if (type == V_TEXT)
+                sqlite3_bind_text(st, base + i + 1, (const char *)p, (int)len, SQLITE_STATIC);
+            else
+                sqlite3_bind_blob(st, base + i + 1, p, (int)len, SQLITE_STATIC);
             p += len;
-        } else if (type == V_BLOB) {
-            uint32_t len;
-            memcpy(&len, p, 4);
-            p += 4;
-            sqlite3_bind_blob(st, base + i, p, (int)len, SQLITE_STATIC);
-            p += len;
-        } else {
-            sqlite3_bind_null(st, base + i);
+            h[i].type = HELD_OTHER;
+        } else if (h[i].type != V_NULL) {
+            sqlite3_bind_null(st, base + i + 1);
+            h[i].type = V_NULL;
         }
     }
     return p;
@@ -264,16 +292,24 @@ static void step_or_fail(dbw *w, sqlite3_stmt *st, int slot)
 static void flush_pending(dbw *w, int slot, int all)
 {
     int n = slot_cols(slot);
+    if (!w->held[slot] && !(w->held[slot] = calloc((size_t)(DBW_BATCH + 1) * (size_t)n, sizeof(held)))) {
+        pthread_mutex_lock(&w->mu);
+        tb_error_set(&w->err, TB_ERR_NOMEM, "out of memory");
+        w->failed = 1;
+        pthread_mutex_unlock(&w->mu);
+        return;
+    }
+    held *h = w->held[slot];
     int k = 0;
     for (; k + DBW_BATCH <= w->npend[slot]; k += DBW_BATCH) {
         for (int r = 0; r < DBW_BATCH; r++)
-            bind_row(w->batch[slot], r * n, n, w->pend[slot][k + r]);
+            bind_row(w->batch[slot], r * n, n, w->pend[slot][k + r], h + r * n);
         step_or_fail(w, w->batch[slot], slot);
     }
     if (all) {
         sqlite3_stmt *one = slot == R_TABLE_COUNT ? w->ins_string : w->ins[slot];
         for (; k < w->npend[slot]; k++) {
-            bind_row(one, 0, n, w->pend[slot][k]);
+            bind_row(one, 0, n, w->pend[slot][k], h + DBW_BATCH * n);
             step_or_fail(w, one, slot);
         }
     }
@@ -368,6 +404,27 @@ static void write_chunk(dbw *w, chunk *c)
             flush_pending(w, t, 1);
 }
 
+/* Sets the connection's secure_delete (0 off, 1 on). With it on, as
+ * Debian's SQLite has it by default, SQLite zeroes every page a B-tree
+ * starts (already zero when it is new) and the room cells leave when they
+ * move to a new page; the rows' inserts need neither, and the post-process
+ * and the DB's deletes run with the setting as it was (drain). Only the
+ * unused bytes of the pages the writer fills differ: copies of cells that
+ * moved, instead of zeros. A failure fails the writer. */
+static void secure_delete(dbw *w, int on)
+{
+    if (sqlite3_exec(w->db, on ? "PRAGMA secure_delete=1" : "PRAGMA secure_delete=0", NULL, NULL, NULL) !=
+            SQLITE_OK &&
+        !w->failed) {
+        pthread_mutex_lock(&w->mu);
+        tb_error_at(&w->err, sql_status(w), w->shown[0] ? w->shown : NULL, 0, 0, -1, "cannot set secure_delete: %s",
+                    sqlite3_errmsg(w->db));
+        w->failed = 1;
+        pthread_mutex_unlock(&w->mu);
+    }
+    w->secure_off = !on;
+}
+
 static void *writer_main(void *arg)
 {
     dbw *w = arg;
@@ -384,6 +441,8 @@ static void *writer_main(void *arg)
         w->queued--;
         w->busy = 1;
         pthread_mutex_unlock(&w->mu);
+        if (!w->secure_off && !w->failed)
+            secure_delete(w, 0);
         write_chunk(w, c);
         pthread_mutex_lock(&w->mu);
         w->busy = 0;
@@ -525,9 +584,12 @@ static int drain(dbw *w)
     pthread_mutex_lock(&w->mu);
     while ((w->head || w->busy) && !w->failed)
         pthread_cond_wait(&w->cv_idle, &w->mu);
+    pthread_mutex_unlock(&w->mu);
+    /* the writer is idle: the connection is this thread's until the next row */
+    if (w->secure_off && w->secure_default && !w->failed)
+        secure_delete(w, 1);
     if (w->failed)
         rc = -1;
-    pthread_mutex_unlock(&w->mu);
     return rc;
 }
 
@@ -643,7 +705,7 @@ static dbw *dbw_alloc(tb_error *err)
         return NULL;
     }
     tb_error_clear(&w->err);
-    w->tab_cap = 1 << 14;
+    w->tab_cap = 1 << 10;
     w->tab = calloc(w->tab_cap, sizeof *w->tab);
     w->arena_cap = 1 << 20;
     w->arena = malloc(w->arena_cap);
@@ -892,6 +954,14 @@ tb_status dbw_replay(dbw *w, dbw *rec, const dbw_shift *shift, int *handed, tb_e
     return st;
 }
 
+/* sqlite3_exec's callback of PRAGMA secure_delete: *ctx = its value. */
+static int secure_on(void *ctx, int n, char **vals, char **names)
+{
+    (void)names;
+    *(int *)ctx = n == 1 && vals[0] && vals[0][0] == '1';
+    return 0;
+}
+
 dbw *dbw_create(const char *path, tb_error *err)
 {
     dbw *w = dbw_alloc(err);
@@ -917,6 +987,8 @@ dbw *dbw_create(const char *path, tb_error *err)
         dbw_exec(w, "BEGIN", err))
         goto fail;
     w->in_txn = 1;
+    if (sqlite3_exec(w->db, "PRAGMA secure_delete", secure_on, &w->secure_default, NULL) != SQLITE_OK)
+        w->secure_default = 1; /* not known: put it back on after the inserts */
     /* the indexes whose keys arrive in order are kept up from the first row,
      * on the writer thread (schemas/indexes_live.sql) */
     if (dbw_exec(w, tb_sql_unified, err) || dbw_exec(w, tb_sql_indexes_live, err) ||
@@ -1113,6 +1185,8 @@ void dbw_destroy(dbw *w)
         free(w->live->map);
         free(w->live);
     }
+    for (int t = 0; t <= R_TABLE_COUNT; t++)
+        free(w->held[t]);
     free(w->tab);
     free(w->arena);
     free(w);

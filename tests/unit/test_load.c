@@ -4,7 +4,8 @@
  * Ascend and Kineto events into the unified tables, flow pairing, device and
  * rank rules, the spill path for metadata that comes late, the atomic
  * output rules, ranks loading in parallel (the same DB as one after the
- * other, errors in input order) and DBs that hold several ranks. Each case
+ * other, errors in input order), DBs that hold several ranks and the
+ * writer's own bookkeeping (what it notes, what it binds). Each case
  * writes small inputs with known content into a temporary directory and
  * checks exact rows with SQL.
  */
@@ -1133,6 +1134,84 @@ static void test_writer_notes(void **state)
     unlink(path);
 }
 
+/* Value c of row i of test_writer_bindings: a column that never changes,
+ * NULLs between integers, an integer with a real's bits and the real, text
+ * between NULLs and integers, integers then NULLs; its quote() in *q. */
+static tb_val binding_val(int i, int c, char *q, size_t cap)
+{
+    double d = 1.5;
+    int64_t bits;
+    memcpy(&bits, &d, sizeof bits);
+    tb_val v = VNULL;
+    switch (c) {
+    case 0: v = VINT(i); break;
+    case 1: v = VINT(7); break;
+    case 2: v = i % 3 == 0 ? VNULL : VINT(5); break;
+    case 3: v = (i / 32) % 2 ? VREAL(1.5) : VINT(bits); break;
+    case 4: v = i % 5 == 0 ? VTEXT("t", 1) : i % 5 == 1 ? VNULL : VINT(3); break;
+    default: v = i < 50 ? VINT(0) : VNULL; break;
+    }
+    if (v.type == V_INT)
+        snprintf(q, cap, "%lld", (long long)v.i);
+    else if (v.type == V_REAL)
+        snprintf(q, cap, "1.5");
+    else if (v.type == V_TEXT)
+        snprintf(q, cap, "'t'");
+    else
+        snprintf(q, cap, "NULL");
+    return v;
+}
+
+/* The writer binds again only what a statement's parameter does not already
+ * hold: every row must still land as given, through whole batches and the
+ * rows inserted one by one after them. And its secure_delete setting for
+ * the inserts does not outlast them. */
+static void test_writer_bindings(void **state)
+{
+    (void)state;
+    char path[PATH_MAX + 16], want[16384], q[64];
+    size_t o = 0;
+    tb_error err;
+    double secs;
+    snprintf(path, sizeof path, "%s/bindings.db", tmpdir);
+    unlink(path);
+    dbw *w = dbw_create(path, &err);
+    assert_non_null(w);
+    const row_sink *s = dbw_sink(w);
+    assert_int_equal(row_tables[R_OVERLAP_ANALYSIS].ncols, 6);
+    for (int i = 0; i < 100; i++) { /* 3 batches of 32 and 4 rows one by one */
+        tb_val v[6];
+        for (int c = 0; c < 6; c++) {
+            v[c] = binding_val(i, c, q, sizeof q);
+            o += (size_t)snprintf(want + o, sizeof want - o, "%s%s", c ? "|" : "", q);
+        }
+        o += (size_t)snprintf(want + o, sizeof want - o, "\n");
+        assert_int_equal(s->row(s->ctx, R_OVERLAP_ANALYSIS, v), 0);
+    }
+    /* the writer inserts with secure_delete off; once it is drained the
+     * connection has SQLite's own setting back, for the post-process */
+    sqlite3 *mem;
+    assert_int_equal(sqlite3_open(":memory:", &mem), SQLITE_OK);
+    int64_t own = -1, now = -2;
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(mem, "PRAGMA secure_delete", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    own = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(mem);
+    assert_int_equal(sqlite3_prepare_v2(dbw_db(w), "PRAGMA secure_delete", -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_step(st), SQLITE_ROW);
+    now = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    assert_int_equal(now, own);
+    assert_int_equal(dbw_finish(w, &secs, &err), TB_OK);
+    dbw_destroy(w);
+    assert_string_equal(rows(path, "SELECT quote(id), quote(deviceId), quote(startNs), quote(endNs), quote(type),"
+                                   " quote(rankId) FROM OVERLAP_ANALYSIS ORDER BY rowid"),
+                        want);
+    unlink(path);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1144,7 +1223,7 @@ int main(void)
         cmocka_unit_test(test_truncated),        cmocka_unit_test(test_find_traces),
         cmocka_unit_test(test_parallel_same_as_sequential), cmocka_unit_test(test_parallel_error),
         cmocka_unit_test(test_multi_rank_db),    cmocka_unit_test(test_msprof_db_ranks_by_device),
-        cmocka_unit_test(test_writer_notes),
+        cmocka_unit_test(test_writer_notes),     cmocka_unit_test(test_writer_bindings),
     };
     return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }

@@ -7,11 +7,14 @@
  * It reads a DB written by `tracebook export db` (SRC) and writes DST, a new
  * file: the same tables (their CREATE TABLE statements from SRC), created
  * with the writer's settings (64 KiB pages, journal and sync off, exclusive
- * lock, 8 MiB cache, a connection without its own mutex) in one
- * transaction, and the indexes the loader makes with its tables
- * (schemas/indexes_live.sql, kept up row by row); then, table by table, the
+ * lock, 8 MiB cache, a connection without its own mutex, secure_delete
+ * off while the rows go in) in one transaction, and the indexes the
+ * loader makes with its tables (schemas/indexes_live.sql, kept up row by
+ * row); then, table by table, the
  * same rows inserted through one prepared INSERT of up to 32 rows (the
- * writer's batch), rows bound value by value, naming the columns the
+ * writer's batch), rows bound value by value (an integer, real or NULL
+ * not bound again where the parameter already holds it, as the writer
+ * does), naming the columns the
  * loader's INSERT names: the shortest of the writer's column lists for that
  * table (engine/db/rows.c) that holds every column with a value in SRC (all
  * stored columns when none does: the rows the loader writes by SQL); then SRC's
@@ -196,21 +199,53 @@ static sqlite3_stmt *prepare_insert(sqlite3 *db, const char *table, const char *
     return st;
 }
 
-/* Inserts n rows of ncol values (v, row-major) as full batches, then single rows; 1 or 0. */
-static int insert_block(sqlite3_stmt *many, sqlite3_stmt *one, sqlite3_value **v, long n, int ncol)
+/* What a parameter holds since it was last bound, as the writer keeps it
+ * (engine/db/dbw.c): an integer, real or NULL bound again as it is is not
+ * bound again. A new statement's parameters are NULL (type 0). */
+typedef struct held {
+    sqlite3_int64 v;
+    int type; /* 0 NULL, SQLITE_INTEGER, SQLITE_FLOAT; -1: rebind whatever comes */
+} held;
+
+static void bind_held(sqlite3_stmt *st, int k, sqlite3_value *v, held *h)
+{
+    int type = sqlite3_value_type(v);
+    sqlite3_int64 x = 0;
+    double d;
+
+    if (type == SQLITE_NULL)
+        type = 0;
+    if (type == SQLITE_INTEGER) {
+        x = sqlite3_value_int64(v);
+    } else if (type == SQLITE_FLOAT) {
+        d = sqlite3_value_double(v);
+        memcpy(&x, &d, sizeof x);
+    }
+    if (type == SQLITE_TEXT || type == SQLITE_BLOB)
+        type = -1;
+    else if (type == h->type && x == h->v)
+        return;
+    sqlite3_bind_value(st, k, v);
+    h->type = type;
+    h->v = x;
+}
+
+/* Inserts n rows of ncol values (v, row-major) as full batches, then single
+ * rows, h holding the parameters of many (BATCH * ncol) then of one (ncol); 1 or 0. */
+static int insert_block(sqlite3_stmt *many, sqlite3_stmt *one, sqlite3_value **v, long n, int ncol, held *h)
 {
     long r = 0;
     int c, k;
 
     for (; many && r + BATCH <= n; r += BATCH) {
         for (k = 0; k < BATCH * ncol; k++)
-            sqlite3_bind_value(many, k + 1, v[r * ncol + k]);
+            bind_held(many, k + 1, v[r * ncol + k], &h[k]);
         if (sqlite3_step(many) != SQLITE_DONE || sqlite3_reset(many) != SQLITE_OK)
             return 0;
     }
     for (; r < n; r++) {
         for (c = 0; c < ncol; c++)
-            sqlite3_bind_value(one, c + 1, v[r * ncol + c]);
+            bind_held(one, c + 1, v[r * ncol + c], &h[BATCH * ncol + c]);
         if (sqlite3_step(one) != SQLITE_DONE || sqlite3_reset(one) != SQLITE_OK)
             return 0;
     }
@@ -232,6 +267,7 @@ static int copy_table(sqlite3 *src, sqlite3 *dst, const char *table, const char 
     int bad = 0; /* which side failed: 0 src, 1 dst */
     sqlite3_stmt *sel = NULL, *one = NULL, *many = NULL;
     sqlite3_value **v = NULL;
+    held *h = NULL;
     char *cols = writer_columns(src, table);
     char *sql = cols ? sqlite3_mprintf("SELECT %s FROM \"%w\"", cols, table) : NULL;
     int ncol, c, rc = SQLITE_ROW, ok = 0;
@@ -246,7 +282,8 @@ static int copy_table(sqlite3 *src, sqlite3 *dst, const char *table, const char 
     one = prepare_insert(dst, table, cols, ncol, 1);
     many = ncol * BATCH <= 32766 ? prepare_insert(dst, table, cols, ncol, BATCH) : NULL;
     v = malloc(sizeof *v * (size_t)ncol * BLOCK);
-    if (!one || !v)
+    h = calloc((size_t)(BATCH + 1) * (size_t)ncol, sizeof *h);
+    if (!one || !v || !h)
         goto out;
     while (rc == SQLITE_ROW) {
         bad = 0;
@@ -258,7 +295,7 @@ static int copy_table(sqlite3 *src, sqlite3 *dst, const char *table, const char 
                 }
         bad = 1;
         t = now();
-        ok = insert_block(many, one, v, n, ncol);
+        ok = insert_block(many, one, v, n, ncol, h);
         *secs += now() - t;
         *rows += n;
         free_values(v, n * (long)ncol);
@@ -273,6 +310,7 @@ out:
     if (!ok)
         fail(bad ? dst : src, path[bad], table);
     free(v);
+    free(h);
     sqlite3_finalize(sel);
     sqlite3_finalize(one);
     sqlite3_finalize(many);
@@ -339,13 +377,21 @@ static int copy_rows(sqlite3 *src, sqlite3 *dst, const char *const path[2], long
     return ok;
 }
 
+/* sqlite3_exec's callback of PRAGMA secure_delete: *ctx = its value. */
+static int secure_on(void *ctx, int n, char **vals, char **names)
+{
+    (void)names;
+    *(int *)ctx = n == 1 && vals[0] && vals[0][0] == '1';
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     sqlite3 *src = NULL, *dst = NULL;
     struct stat sb;
     long long rows = 0;
     double ins = 0, t, idx;
-    int tables = 0, indexes = 0, ok;
+    int tables = 0, indexes = 0, ok, secure = 1;
 
     if (argc > 1 && !strcmp(argv[1], "--each")) {
         each = 1;
@@ -372,8 +418,16 @@ int main(int argc, char **argv)
     else if ((ok = copy_schema(src, dst, "table", argv[1], argv[2], &tables)) &&
              sqlite3_exec(dst, tb_sql_indexes_live, NULL, NULL, NULL) != SQLITE_OK)
         ok = fail(dst, argv[2], "the indexes kept up row by row (schemas/indexes_live.sql)");
+    /* the writer's inserts run with secure_delete off, its indexes after the
+     * rows with the connection's own setting (engine/db/dbw.c) */
+    if (ok && sqlite3_exec(dst, "PRAGMA secure_delete", secure_on, &secure, NULL) != SQLITE_OK)
+        ok = fail(dst, argv[2], "secure_delete");
+    if (ok && sqlite3_exec(dst, "PRAGMA secure_delete=0", NULL, NULL, NULL) != SQLITE_OK)
+        ok = fail(dst, argv[2], "secure_delete");
     if (ok)
         ok = copy_rows(src, dst, (const char *const[2]){argv[1], argv[2]}, &rows, &ins);
+    if (ok && secure && sqlite3_exec(dst, "PRAGMA secure_delete=1", NULL, NULL, NULL) != SQLITE_OK)
+        ok = fail(dst, argv[2], "secure_delete");
     t = now();
     if (ok)
         ok = copy_schema(src, dst, "index", argv[1], argv[2], &indexes);
