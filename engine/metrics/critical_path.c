@@ -60,6 +60,12 @@
  *      before the stream's last task ended). A sync edge between two
  *      tasks of one stream makes HTA refuse the graph: no row, a note.
  *
+ * A window's events are found through an index of the rank's events by
+ * the start that decides whether a window keeps them, sorted once per
+ * rank: a window costs its own events (and the rank's Stream Wait Events,
+ * which every window keeps), not the rank's, so that a rank of many steps
+ * takes about the time of one pass over its events.
+ *
  * A weight is the time between the two nodes (dependencies: zero); a
  * negative weight counts as zero for the path (HTA's rule), and as itself
  * in the row. The path is networkx's dag_longest_path over HTA's graph
@@ -99,7 +105,7 @@ typedef struct cev {
     size_t sn, en;          /* nodes in the current graph, NIL */
     int64_t wait_stream, record; /* an event sync: the stream and the correlation of the record it waits on */
     size_t awaited, waiter;      /* an event sync: the task awaited, the task that waits (Stream Wait Event) */
-    unsigned char device, comm, node, lock, blocking, fwd, bwd, streamed, kept;
+    unsigned char device, comm, node, lock, blocking, fwd, bwd, streamed;
     unsigned char dl;   /* host: a data-load event (the parameter data_load_events): 1 a node, 2 data_loading */
     unsigned char sync; /* a cuda_sync event (S_*), 0 otherwise */
 } cev;
@@ -145,11 +151,25 @@ typedef struct cpgraph {
     size_t *shead, *stail, *phead, *ptail; /* per node: out and in edges in insertion order */
 } cpgraph;
 
+/* An event that a window may keep, by the time that decides it: its own
+ * start, a device event's its launching call's. */
+typedef struct wkey {
+    int64_t ts;
+    size_t ev;
+} wkey;
+
 typedef struct rankdata {
     cev *v;
     size_t n, cap, nhost;
     annot *a;
     size_t na, capa;
+    /* the windows' index, made once per rank (index_windows): the events a
+     * window may keep by time, the Stream Wait Events (every window keeps
+     * them); the current window's kept events; the waits' scratch (one per
+     * event, NIL but while a window's tasks are linked; NULL when the rank
+     * has no Stream Wait Event) */
+    wkey *by_ts;
+    size_t nby_ts, *waits, nwaits, *kept, nkept, *ksync;
 } rankdata;
 
 /* ---- reading ---------------------------------------------------------------- */
@@ -546,11 +566,11 @@ static int cmp_node(const void *a, const void *b)
 
 /* A start and an end node for every kept event that is a node, numbered
  * in (time, trace order). */
-static int make_nodes(cev *v, size_t n, cpgraph *g)
+static int make_nodes(cev *v, const size_t *kept, size_t nkept, cpgraph *g)
 {
-    for (size_t i = 0; i < n; i++) {
-        v[i].sn = v[i].en = NIL;
-        if (!v[i].kept || !v[i].node)
+    for (size_t k = 0; k < nkept; k++) {
+        size_t i = kept[k];
+        if (!v[i].node)
             continue;
         if (VEC_PUSH(g->n, g->nn, g->capn, ((cpnode){v[i].ts, v[i].ord, i, 1})) ||
             VEC_PUSH(g->n, g->nn, g->capn, ((cpnode){v[i].te, v[i].ord, i, 0})))
@@ -648,7 +668,7 @@ static int lock_edges(cpgraph *g, const cev *v)
 /* One end of a host slice in its thread's call stack. */
 typedef struct send {
     int64_t pid, tid, time, dur, ord;
-    size_t ev;
+    size_t ev, loc; /* the event, its place in the window's kept events */
     int start;
 } send;
 
@@ -680,14 +700,16 @@ static int cmp_send(const void *a, const void *b)
 typedef struct walk {
     cpgraph *g;
     const cev *v;
-    size_t *parent, *head, *tail, *sib; /* per event */
+    const size_t *ev_of;                /* the window's kept events */
+    size_t *parent, *head, *tail, *sib; /* per kept event, by its place */
     size_t last, last_parent;
     int depth;
     int oom;
 } walk;
 
-static void walk_step(walk *w, size_t ev, size_t node, int enter)
+static void walk_step(walk *w, size_t loc, size_t node, int enter)
 {
+    size_t ev = w->ev_of[loc];
     const cev *c = &w->v[ev];
     if (c->sn == NIL || c->en == NIL)
         return;
@@ -704,16 +726,16 @@ static void walk_step(walk *w, size_t ev, size_t node, int enter)
             attribute(w->g, e, w->last_parent);
     }
     w->last = node;
-    w->last_parent = w->parent[ev];
+    w->last_parent = w->parent[loc] == NIL ? NIL : w->ev_of[w->parent[loc]];
     w->depth += enter ? 1 : -1;
 }
 
-static void walk_tree(walk *w, size_t ev)
+static void walk_tree(walk *w, size_t loc)
 {
-    walk_step(w, ev, w->v[ev].sn, 1);
-    for (size_t k = w->head[ev]; k != NIL; k = w->sib[k])
+    walk_step(w, loc, w->v[w->ev_of[loc]].sn, 1);
+    for (size_t k = w->head[loc]; k != NIL; k = w->sib[k])
         walk_tree(w, k);
-    walk_step(w, ev, w->v[ev].en, 0);
+    walk_step(w, loc, w->v[w->ev_of[loc]].en, 0);
 }
 
 /* One thread's ends s[0..n): the tree by HTA's stack rule, then the walk. */
@@ -726,22 +748,22 @@ static void thread_edges(walk *w, const send *s, size_t n)
         return;
     }
     for (size_t i = 0; i < n; i++) {
-        size_t ev = s[i].ev;
+        size_t loc = s[i].loc;
         if (!s[i].start) {
             if (top)
                 top--;
             continue;
         }
         size_t p = top ? stk[top - 1] : NIL;
-        w->parent[ev] = p;
-        w->head[ev] = w->tail[ev] = w->sib[ev] = NIL;
+        w->parent[loc] = p;
+        w->head[loc] = w->tail[loc] = w->sib[loc] = NIL;
         size_t *h = p == NIL ? &root_head : &w->head[p], *t = p == NIL ? &root_tail : &w->tail[p];
         if (*t == NIL)
-            *h = ev;
+            *h = loc;
         else
-            w->sib[*t] = ev;
-        *t = ev;
-        stk[top++] = ev;
+            w->sib[*t] = loc;
+        *t = loc;
+        stk[top++] = loc;
     }
     free(stk);
     w->last = w->last_parent = NIL;
@@ -751,40 +773,46 @@ static void thread_edges(walk *w, const send *s, size_t n)
 }
 
 /* The one thread (tid) whose kept ops carry flag (fwd or bwd), or -1. */
-static int64_t flag_tid(const cev *v, size_t n, int bwd)
+static int64_t flag_tid(const rankdata *d, int bwd)
 {
+    const cev *v = d->v;
     int64_t tid = -1;
-    for (size_t i = 0; i < n; i++)
-        if (v[i].kept && !v[i].device && (bwd ? v[i].bwd : v[i].fwd)) {
+    for (size_t k = 0; k < d->nkept; k++) {
+        size_t i = d->kept[k];
+        if (i < d->nhost && !v[i].device && (bwd ? v[i].bwd : v[i].fwd)) {
             if (tid != -1 && tid != v[i].tid)
                 return -1;
             tid = v[i].tid;
         }
+    }
     return tid;
 }
 
 /* 2: the call stacks' edges, thread by thread. */
-static int stack_edges(cpgraph *g, const cev *v, size_t nhost)
+static int stack_edges(cpgraph *g, const rankdata *d)
 {
-    int64_t fwd = flag_tid(v, nhost, 0), bwd = flag_tid(v, nhost, 1);
-    send *s = malloc((2 * nhost + 1) * sizeof *s);
-    size_t n = 0, *buf = malloc((4 * nhost + 1) * sizeof *buf);
+    const cev *v = d->v;
+    size_t nhost = d->nhost, n = 0, m = d->nkept, *buf = malloc((4 * m + 1) * sizeof *buf);
+    int64_t fwd = flag_tid(d, 0), bwd = flag_tid(d, 1);
+    send *s = malloc((2 * m + 1) * sizeof *s);
     if (!s || !buf) {
         free(s);
         free(buf);
         return -1;
     }
-    for (size_t i = 0; i < nhost; i++) {
-        if (!v[i].kept)
+    for (size_t k = 0; k < d->nkept; k++) {
+        size_t i = d->kept[k];
+        if (i >= nhost)
             continue;
         int64_t tid = fwd != -1 && bwd != -1 && v[i].tid == bwd ? fwd : v[i].tid;
         int64_t dur = v[i].te - v[i].ts;
-        s[n++] = (send){v[i].pid, tid, v[i].ts, dur, v[i].ord, i, 1};
-        s[n++] = (send){v[i].pid, tid, v[i].te, dur, v[i].ord, i, 0};
+        s[n++] = (send){v[i].pid, tid, v[i].ts, dur, v[i].ord, i, k, 1};
+        s[n++] = (send){v[i].pid, tid, v[i].te, dur, v[i].ord, i, k, 0};
     }
     if (n)
         qsort(s, n, sizeof *s, cmp_send);
-    walk w = {.g = g, .v = v, .parent = buf, .head = buf + nhost, .tail = buf + 2 * nhost, .sib = buf + 3 * nhost};
+    walk w = {.g = g, .v = v, .ev_of = d->kept, .parent = buf, .head = buf + m, .tail = buf + 2 * m,
+              .sib = buf + 3 * m};
     for (size_t i = 0, j; i < n && !w.oom; i = j) {
         for (j = i + 1; j < n && s[j].pid == s[i].pid && s[j].tid == s[i].tid; j++)
             ;
@@ -860,8 +888,9 @@ static int task_edges(cpgraph *g, const cev *v, size_t ki, size_t *ksync, slast 
     if (e == NIL)
         return -1;
     attribute(g, e, NIL);
-    size_t ks = ksync[ki], ks_end = ks == NIL ? NIL : v[ks].en;
-    ksync[ki] = NIL;
+    size_t ks = ksync ? ksync[ki] : NIL, ks_end = ks == NIL ? NIL : v[ks].en;
+    if (ksync)
+        ksync[ki] = NIL;
     if (ks_end == NIL)
         ks = NIL;
     else if (add_edge(g, ks_end, k->sn, E_SYNC, 0) == NIL)
@@ -881,19 +910,19 @@ static int task_edges(cpgraph *g, const cev *v, size_t ki, size_t *ksync, slast 
     return 0;
 }
 
-/* 3: the device tasks' edges. kk_gap: HTA's threshold in the domain's unit. */
-static int kernel_edges(cpgraph *g, cev *v, size_t nhost, size_t n, int64_t kk_gap)
+/* 3: the device tasks' edges. kk_gap: HTA's threshold in the domain's unit.
+ * The waits' scratch (rd->ksync, NIL throughout; NULL when no task
+ * waits) is NIL again after. */
+static int kernel_edges(cpgraph *g, rankdata *rd, int64_t kk_gap)
 {
-    size_t nd = 0, nl = 0, m = n - nhost + 1;
+    cev *v = rd->v;
+    size_t nd = 0, nl = 0, m = rd->nkept + 1, *ksync = rd->ksync;
     const cev **d = malloc(m * sizeof *d);
     slast *l = malloc(m * sizeof *l);
-    size_t *ksync = malloc((n + 1) * sizeof *ksync);
-    int rc = !d || !l || !ksync ? -1 : 0;
-    for (size_t i = 0; !rc && i < n; i++)
-        ksync[i] = NIL;
-    for (size_t i = nhost; !rc && i < n; i++)
-        if (v[i].kept)
-            d[nd++] = &v[i];
+    int rc = !d || !l ? -1 : 0;
+    for (size_t k = 0; !rc && k < rd->nkept; k++)
+        if (rd->kept[k] >= rd->nhost)
+            d[nd++] = &v[rd->kept[k]];
     if (!rc && nd)
         qsort(d, nd, sizeof *d, cmp_dev);
     for (size_t i = 0; i < nd && !rc; i++) {
@@ -909,9 +938,11 @@ static int kernel_edges(cpgraph *g, cev *v, size_t nhost, size_t n, int64_t kk_g
             rc = task_edges(g, v, (size_t)(k - v), ksync, l, &nl, kk_gap);
         }
     }
+    for (size_t i = 0; i < nd; i++)
+        if (d[i]->sync == S_WAIT && d[i]->waiter != NIL)
+            ksync[d[i]->waiter] = NIL;
     free(d);
     free(l);
-    free(ksync);
     return rc;
 }
 
@@ -1034,17 +1065,72 @@ static int same_stream_sync(const cpgraph *g, const cev *v)
     return 0;
 }
 
-/* Marks the events of the step [ws, we]: host slices that start in it and
- * last longer than zero, device tasks launched by one of them. */
+static int cmp_wkey(const void *a, const void *b)
+{
+    const wkey *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->ev > y->ev) - (x->ev < y->ev);
+}
+
+/* The rank's index of the windows (rankdata): each event a window may keep
+ * by the start that decides it (a host slice that lasts longer than zero
+ * and is no call with a stream: its own; a device event, a task or a
+ * Stream Sync: its launching call's; Context and Event Sync: their own),
+ * sorted, so that a window's events are one run of it. Returns -1 when out
+ * of memory. */
+static int index_windows(rankdata *d)
+{
+    d->by_ts = malloc((d->n + 1) * sizeof *d->by_ts);
+    d->waits = malloc((d->n + 1) * sizeof *d->waits);
+    d->kept = malloc((d->n + 1) * sizeof *d->kept);
+    if (!d->by_ts || !d->waits || !d->kept)
+        return -1;
+    for (size_t i = 0; i < d->n; i++) {
+        const cev *c = &d->v[i], *h = c->device ? &d->v[c->launch] : c;
+        if (c->sync == S_WAIT)
+            d->waits[d->nwaits++] = i;
+        else if (!h->streamed && h->te > h->ts)
+            d->by_ts[d->nby_ts++] = (wkey){h->ts, i};
+    }
+    if (d->nby_ts)
+        qsort(d->by_ts, d->nby_ts, sizeof *d->by_ts, cmp_wkey);
+    if (d->nwaits) { /* the waits' scratch, only where a task may wait */
+        if (!(d->ksync = malloc((d->n + 1) * sizeof *d->ksync)))
+            return -1;
+        for (size_t i = 0; i < d->n; i++)
+            d->ksync[i] = NIL;
+    }
+    return 0;
+}
+
+/* The events of the window [ws, we] into d->kept: host slices that start
+ * in it and last longer than zero, device events whose launching call is
+ * one of them, and every Stream Wait Event (HTA keeps them all). */
 static void keep(rankdata *d, int64_t ws, int64_t we)
 {
-    for (size_t i = 0; i < d->n; i++) {
-        cev *c = &d->v[i];
-        /* a device event (a task, a Stream Sync) comes with its call; HTA
-         * keeps every Stream Wait Event */
-        const cev *h = c->device ? &d->v[c->launch] : c;
-        c->kept = c->sync == S_WAIT || (!h->streamed && h->ts >= ws && h->ts <= we && h->te > h->ts);
+    size_t lo = 0, hi = d->nby_ts;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (d->by_ts[mid].ts < ws)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
+    d->nkept = 0;
+    for (size_t i = lo; i < d->nby_ts && d->by_ts[i].ts <= we; i++)
+        d->kept[d->nkept++] = d->by_ts[i].ev;
+    for (size_t i = 0; i < d->nwaits; i++)
+        d->kept[d->nkept++] = d->waits[i];
+}
+
+/* After a window: its events' nodes are gone (NIL, as every other
+ * event's). */
+static void unkeep(rankdata *d)
+{
+    for (size_t k = 0; k < d->nkept; k++)
+        d->v[d->kept[k]].sn = d->v[d->kept[k]].en = NIL;
+    d->nkept = 0;
 }
 
 static void note_rank(const hta_ctx *h, int64_t rank, const annot *a, const char *why)
@@ -1065,8 +1151,8 @@ static tb_status step_path(const hta_ctx *h, int64_t rank, rankdata *d, const an
     memset(&g, 0, sizeof g);
     keep(d, ws, we);
     int64_t kk_gap = h->o.round_us ? KK_THRESHOLD_US : (int64_t)KK_THRESHOLD_US * 1000;
-    int bad = make_nodes(d->v, d->n, &g) || lock_edges(&g, d->v) || stack_edges(&g, d->v, d->nhost) ||
-              kernel_edges(&g, d->v, d->nhost, d->n, kk_gap);
+    int bad = make_nodes(d->v, d->kept, d->nkept, &g) || lock_edges(&g, d->v) || stack_edges(&g, d) ||
+              kernel_edges(&g, d, kk_gap);
     size_t *path = bad ? NULL : malloc((g.nn + 1) * sizeof *path), np = 0;
     tb_status rc = TB_OK;
     int lp = bad || !path ? -1 : same_stream_sync(&g, d->v) ? 2 : longest_path(&g, path, &np);
@@ -1082,6 +1168,7 @@ static tb_status step_path(const hta_ctx *h, int64_t rank, rankdata *d, const an
         rc = insert_path(h, rank, a, &g, d->v, path, np, err);
     free(path);
     graph_free(&g);
+    unkeep(d);
     return rc;
 }
 
@@ -1153,12 +1240,16 @@ static tb_status path_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         rc = add_device(h, rank, ev, &d, err);
     if (!rc)
         rc = read_syncs(h, rank, &d, err);
-    if (!rc && pair_syncs(&d))
+    if (!rc && (pair_syncs(&d) || index_windows(&d)))
         rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     if (!rc)
         rc = rank_paths(h, rank, &d, err);
     free(d.v);
     free(d.a);
+    free(d.by_ts);
+    free(d.waits);
+    free(d.kept);
+    free(d.ksync);
     return rc;
 }
 

@@ -1052,17 +1052,53 @@ typedef struct strag {
     size_t nk, capk;
 } strag;
 
-/* HTA's iteration of a time: the step whose [ts, end) holds it (the latest
- * to start when several do), else -1. */
-static int64_t step_of(const pstep *st, size_t n, int64_t t)
+/* A step in the order step_of searches: by start, equal starts in the
+ * order read (pos), with the latest end of it and the steps before it. */
+typedef struct tstep {
+    int64_t ts, end, iter, pos, maxend;
+} tstep;
+
+static int cmp_tstep(const void *a, const void *b)
 {
-    int64_t it = -1, best = INT64_MIN;
+    const tstep *x = a, *y = b;
+    if (x->ts != y->ts)
+        return x->ts < y->ts ? -1 : 1;
+    return (x->pos > y->pos) - (x->pos < y->pos);
+}
+
+/* The steps st[0..n) sorted for step_of, or NULL when out of memory. */
+static tstep *steps_sorted(const pstep *st, size_t n)
+{
+    tstep *t = malloc((n + 1) * sizeof *t);
+    if (!t)
+        return NULL;
     for (size_t i = 0; i < n; i++)
-        if (st[i].ts <= t && t < st[i].end && st[i].ts >= best) {
-            best = st[i].ts;
-            it = st[i].iter;
-        }
-    return it;
+        t[i] = (tstep){st[i].ts, st[i].end, st[i].iter, (int64_t)i, 0};
+    if (n)
+        qsort(t, n, sizeof *t, cmp_tstep);
+    for (size_t i = 0; i < n; i++)
+        t[i].maxend = i && t[i - 1].maxend > t[i].end ? t[i - 1].maxend : t[i].end;
+    return t;
+}
+
+/* HTA's iteration of a time: the step whose [ts, end) holds it (the latest
+ * to start when several do; of those, the last read), else -1. From the
+ * last step that starts at or before t back to the first whose end or an
+ * earlier step's passes t: one step when the steps do not overlap. */
+static int64_t step_of(const tstep *st, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (st[mid].ts <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t i = lo; i-- > 0 && st[i].maxend > t;)
+        if (st[i].end > t)
+            return st[i].iter;
+    return -1;
 }
 
 static void strag_see(strag *g, int64_t ts, int64_t end)
@@ -1079,7 +1115,7 @@ static void strag_see(strag *g, int64_t ts, int64_t end)
  * calls, ops, annotations, other complete slices but the profiler's own):
  * the steps into *st, and each event in a step into g's span.
  */
-static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, pstep **st, size_t *nst, tb_error *err)
+static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, tstep **sorted, size_t *nst, tb_error *err)
 {
     static const char sql[] =
         "SELECT startNs, endNs, n.value, 1 FROM PYTORCH_API p LEFT JOIN STRING_IDS n ON n.id = p.name "
@@ -1090,11 +1126,11 @@ static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, pstep **st, size
         " WHERE ifnull(e.rankId, 0) = ?1 AND e.ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
         " AND e.cat IS NOT NULL AND e.cat NOT IN (SELECT id FROM STRING_IDS WHERE value = 'Trace')";
     const step_cut *cut = hta_cut(h, rank);
-    pstep *ev = NULL; /* the other events, iter unused */
+    pstep *ev = NULL, *st = NULL; /* the other events (iter unused), the steps */
     size_t nev = 0, capev = 0, capst = 0;
     sqlite3_stmt *q = NULL;
     tb_status rc = TB_OK;
-    *st = NULL;
+    *sorted = NULL;
     *nst = 0;
     if (sqlite3_prepare_v2(h->m->db, sql, -1, &q, NULL) != SQLITE_OK)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
@@ -1108,7 +1144,7 @@ static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, pstep **st, size
         const char *name = (const char *)sqlite3_column_text(q, 2);
         long long num;
         if (name && sscanf(name, "ProfilerStep#%lld", &num) == 1 &&
-            VEC_PUSH(*st, *nst, capst, ((pstep){ts, te, (int64_t)num})))
+            VEC_PUSH(st, *nst, capst, ((pstep){ts, te, (int64_t)num})))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
         else if (VEC_PUSH(ev, nev, capev, ((pstep){ts, te, 0})))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -1117,14 +1153,17 @@ static tb_status strag_host(hta_ctx *h, int64_t rank, strag *g, pstep **st, size
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     sqlite3_finalize(q);
     for (size_t i = 0; !rc && i < *nst; i++) {
-        strag_see(g, (*st)[i].ts, (*st)[i].end);
-        if (VEC_PUSH(g->iters, g->niters, g->capiters, (*st)[i].iter))
+        strag_see(g, st[i].ts, st[i].end);
+        if (VEC_PUSH(g->iters, g->niters, g->capiters, st[i].iter))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
+    if (!rc && !(*sorted = steps_sorted(st, *nst)))
+        rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     for (size_t i = 0; !rc && i < nev; i++)
-        if (step_of(*st, *nst, ev[i].ts) >= 0)
+        if (step_of(*sorted, *nst, ev[i].ts) >= 0)
             strag_see(g, ev[i].ts, ev[i].end);
     free(ev);
+    free(st);
     return rc;
 }
 
@@ -1140,7 +1179,7 @@ static tb_status strag_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     strag *g = h->extra;
     if (!hta_prepare(h, rank, ev))
         return TB_OK;
-    pstep *st = NULL;
+    tstep *st = NULL;
     int64_t *names = NULL;
     size_t nst = 0, nnames = 0;
     sqlite3_stmt *nccl = NULL;

@@ -927,6 +927,22 @@ static int same_params(const runner *r, const tb_spec *spec, const tb_spec_repor
     return 1;
 }
 
+/* t's build in one transaction of the connection: a builder that inserts
+ * its rows one by one would otherwise take and drop the DB's lock, look
+ * for its journal and read its header again for every row. Kept what a
+ * failed build wrote, as without it. */
+static tb_status build_at_once(runner *r, const metric_table *t, const metric_ctx *m, tb_error *err)
+{
+    int sp = sqlite3_exec(r->db, "SAVEPOINT tb_build", NULL, NULL, NULL) == SQLITE_OK;
+    tb_status rc = t->build(m, err);
+    /* an interrupt may have rolled the transaction back already */
+    int released = !sp || sqlite3_get_autocommit(r->db) ||
+                   sqlite3_exec(r->db, "RELEASE tb_build", NULL, NULL, NULL) == SQLITE_OK;
+    if (!released && !rc)
+        rc = tb_error_set(err, TB_ERR_DB, "computed table '%s': %s", t->name, sqlite3_errmsg(r->db));
+    return rc;
+}
+
 /* Builds t (and what it depends on) unless built with the same options
  * (spec's; NULL: the defaults) and the same values of the parameters it
  * reads (rep's). */
@@ -956,7 +972,7 @@ static tb_status build_metric(runner *r, const metric_table *t, const tb_spec *s
                     .rank_ids = r->pt->rank_ids, .rank_shown = r->pt->rank_shown, .n_rank_ids = r->pt->n_rank_ids,
                     .param = ask_param, .pctx = &ask};
     r->sb.trusted = 1;
-    tb_status rc = t->build(&m, err);
+    tb_status rc = build_at_once(r, t, &m, err);
     r->sb.trusted = 0;
     if (!rc && ask.oom)
         rc = tb_error_set(err, TB_ERR_NOMEM, "computed table '%s': out of memory", t->name);

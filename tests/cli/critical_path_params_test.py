@@ -9,6 +9,7 @@
 #     defaults: the table is built for each, the first gets one path (step
 #     "") and the second a path per step, each as a run of its own gives;
 #   - instance N and N-M: one path, named by the instance or "first .. last";
+#     each instance alone gives the rows the run of every step gives it;
 #   - tracebook query --param annotation= reads the whole trace's path;
 #   - an instance the rank lacks, an annotation no slice holds: exit 0, a
 #     note naming it, the header alone;
@@ -73,6 +74,13 @@ def main():
     T.eq([r for r in rows(one, "critical_path")], [r for r in rows(base, "critical_path")
                                                    if r["step"] == "ProfilerStep#10"],
          "instance=2: the step's path as in the run of every step")
+    # each step alone as in the run of every step: nothing of one step's
+    # graph (its nodes, its waits) stays for the next
+    for i, step in enumerate(STEPS):
+        alone, _ = report(exe, small, os.path.join(out, "alone%d" % i), "--spec", "builtin:critical_path",
+                          "--param", "instance=%d" % i)
+        T.eq(rows(alone, "critical_path"), [r for r in rows(base, "critical_path") if r["step"] == step],
+             "instance=%d: %s's path as in the run of every step" % (i, step))
     win, _ = report(exe, small, os.path.join(out, "window"), *both, "--param", "instance=1-2")
     T.eq(steps_of(win, "critical_path"), ["ProfilerStep#9 .. ProfilerStep#10"],
          "instance=1-2: one path named by its first and last instance")
