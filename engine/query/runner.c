@@ -742,13 +742,26 @@ tb_status runner_step_error(runner *r, const char *what, tb_error *err)
     return tb_error_set(err, TB_ERR_DB, "%s: %s", what, msg);
 }
 
-/* Steps st to the end, converting each row and handing it to every sink. */
+/* Steps st to the end, converting each row and handing it to every sink.
+ * Which columns are shown and which are times is settled once, not per row. */
 tb_status runner_pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, tb_sink **sinks, size_t ns,
                       const char *what, uint64_t *rows, tb_error *err)
 {
     tb_cell *cells = calloc(nc ? nc : 1, sizeof *cells);
-    if (!cells)
+    int *from = calloc(nc ? nc : 1, sizeof *from); /* shown column k: SQL column from[k] */
+    unsigned char *timed = calloc(nc ? nc : 1, 1);
+    if (!cells || !from || !timed) {
+        free(cells);
+        free(from);
+        free(timed);
         return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    }
+    size_t nv = 0;
+    for (size_t i = 0; i < nc; i++)
+        if (shown(r, &c[i])) {
+            timed[nv] = c[i].type == TB_COL_DUR_NS || c[i].type == TB_COL_TS_NS;
+            from[nv++] = (int)i;
+        }
     int scale = (int)r->opt->unit;
     tb_status rc = TB_OK;
     r->steps = 0;
@@ -756,19 +769,14 @@ tb_status runner_pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, t
     r->sb.denied[0] = 0;
     int s;
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t k = 0;
         if (r->pv && (rc = pivot_row(r, st, c, err)))
             goto done;
-        for (size_t i = 0; i < nc; i++) {
-            if (!shown(r, &c[i]))
-                continue;
-            tb_cell *cell = &cells[k++];
-            memset(cell, 0, sizeof *cell);
-            if (r->pv && i >= r->pv_first) {
-                pivot_cell(r, i - r->pv_first, cell);
-                continue;
-            }
-            cell_of(st, (int)i, c[i].type == TB_COL_DUR_NS || c[i].type == TB_COL_TS_NS, scale, 1, cell);
+        for (size_t k = 0; k < nv; k++) {
+            size_t i = (size_t)from[k];
+            if (r->pv && i >= r->pv_first)
+                pivot_cell(r, i - r->pv_first, &cells[k]); /* sets every field */
+            else
+                cell_of(st, (int)i, timed[k], scale, 1, &cells[k]);
         }
         for (size_t j = 0; j < ns; j++)
             if ((rc = sinks[j]->row(sinks[j], cells, err)))
@@ -786,6 +794,8 @@ tb_status runner_pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, t
     }
 done:
     free(cells);
+    free(from);
+    free(timed);
     return rc;
 }
 
