@@ -671,12 +671,43 @@ static unsigned int_width(int64_t v, int decimals)
     return d + (d - 1) / 3 + (v < 0) + (decimals ? (unsigned)decimals + 1 : 0);
 }
 
+/*
+ * The most characters numfmt_double can write for d (finite): at most 15
+ * significant digits, written plain. For 1 <= |d| < 2^49 (below 10^15)
+ * that is 15 digits and a point; for |d| < 1, "0.", the zeros before the
+ * first digit and 15 digits, the zeros bounded from d's binary exponent
+ * (2^(e2-1) <= |d|, so log10 |d| >= (e2 - 1) log10 2; 0.30103 rounds log10
+ * 2 up, which for e2 - 1 < 0 only lowers the bound of log10 |d|: no fewer
+ * zeros are ever assumed than there are); and a sign. 0 when no bound is
+ * worked out (|d| >= 2^49): d is measured.
+ */
+static unsigned real_chars_max(double d)
+{
+    if (d == 0)
+        return 1;
+    int e2;
+    frexp(d, &e2);
+    unsigned neg = d < 0;
+    if (e2 >= 1)
+        return e2 <= 49 ? 16 + neg : 0;
+    int lo = (int)floor((e2 - 1) * 0.30103); /* <= floor(log10 |d|), which is <= -1 */
+    return neg + 2 + (unsigned)(-lo - 1) + 15;
+}
+
 static void grow(xsheet *x, size_t col, unsigned w)
 {
     if (w > MAX_WIDTH)
         w = MAX_WIDTH;
     if (w > x->width[col])
         x->width[col] = w;
+}
+
+/* Could text of at most most characters (0: not known) widen column col?
+ * A column already that wide (or at MAX_WIDTH) is not measured again. */
+static int wider(const xsheet *x, size_t col, unsigned most)
+{
+    unsigned w = most && most + 1 < MAX_WIDTH ? most + 1 : MAX_WIDTH;
+    return !most || x->width[col] < w;
 }
 
 /* Starts a new part (the first sheet, or "<name> (k)") with the header row. */
@@ -887,7 +918,7 @@ static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
                 e = worksheet_write_number(p->ws, r, col, numfmt_round(c->d), f);
                 if (f == b->f_time)
                     grow(x, i, int_width((int64_t)fmin(fabs(c->d), 1e15), 3) + (c->d < 0) + 1);
-                else
+                else if (wider(x, i, real_chars_max(c->d)))
                     grow(x, i, (unsigned)numfmt_double(c->d, tmp) + 1);
             }
             break;
