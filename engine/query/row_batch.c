@@ -2,12 +2,14 @@
 /*
  * row_batch.c - rows held between a statement and its sinks (row_batch.h).
  *
- * A batch is an array of ROW_BATCH_ROWS rows of cells and a buffer of the
- * text they point at. The next row is filled in place; keeping it copies
- * its text into the buffer, after handing on the rows already held when the
- * buffer has no room left for it (so no held cell ever points at a buffer
- * that moved: the buffer grows only when it holds nothing). A full batch is
- * handed on at once; the caller hands on the rest at the end.
+ * A batch is an array of ROW_BATCH_ROWS rows of cells and a buffer of
+ * ROW_BATCH_TEXT bytes for the text they point at. The next row is filled
+ * in place; keeping it copies its text into the buffer, after handing on
+ * the rows already held when the buffer has no room left for it. A row
+ * whose text alone is longer than the buffer is handed on at once, its
+ * text read where the statement holds it (no copy, no larger buffer: the
+ * batch's memory stays the same whatever the text). A full batch is handed
+ * on at once; the caller hands on the rest at the end.
  */
 #include "query/row_batch.h"
 
@@ -60,23 +62,19 @@ tb_status row_batch_keep(row_batch *b, tb_error *err)
         if (row[k].kind == TB_CELL_TEXT)
             need += row[k].n + 1;
     if (b->used + need > b->size) {
-        tb_status rc;
-        if (b->n) {
-            /* the held rows go first, then this one moves to the front */
-            size_t n = b->n;
-            if ((rc = row_batch_flush(b, err)))
-                return rc;
+        /* the held rows go first, then this one moves to the front */
+        size_t n = b->n;
+        tb_status rc = row_batch_flush(b, err);
+        if (rc)
+            return rc;
+        if (n) {
             memmove(b->cells, &b->cells[n * b->nv], b->nv * sizeof *b->cells);
             row = b->cells;
         }
-        b->used = 0;
         if (need > b->size) {
-            char *t = malloc(need);
-            if (!t)
-                return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
-            free(b->text);
-            b->text = t;
-            b->size = need;
+            /* longer than the buffer: handed on at once, its text still the statement's */
+            b->n = 1;
+            return row_batch_flush(b, err);
         }
     }
     for (size_t k = 0; k < b->nv; k++)

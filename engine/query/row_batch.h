@@ -21,7 +21,7 @@
 #include "tracebook/output.h"
 
 /* The rows a batch holds at most, and the bytes of text it holds before
- * handing them on (more when one row's text alone is longer). */
+ * handing them on (a row with more text alone is handed on at once). */
 #define ROW_BATCH_ROWS 256
 #define ROW_BATCH_TEXT 65536
 
