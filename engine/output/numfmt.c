@@ -298,6 +298,23 @@ double numfmt_round(double d)
 }
 
 /*
+ * numfmt_scaled_round: v and 10^scale are exact doubles below 2^53, so the
+ * division, rounded once, is the double nearest the decimal v / 10^scale;
+ * with |v| < 10^15 that decimal has at most 15 significant digits, which
+ * is what numfmt_round finds it to be. Integers (scale 0) numfmt_round
+ * keeps as they are, at any size.
+ */
+double numfmt_scaled_round(int64_t v, int scale)
+{
+    if (scale <= 0)
+        return (double)v;
+    double d = (double)v / p10[scale > 22 ? 22 : scale];
+    if (v > -1000000000000000LL && v < 1000000000000000LL)
+        return d;
+    return numfmt_round(d);
+}
+
+/*
  * numfmt_round(d / 100). When d is the double nearest a short decimal m /
  * 10^k (short_decimal), d / 100 lies within 2.3e-16 of m / 10^(k+2), a
  * decimal of the same 15 digits, so its 15-digit form is that decimal and

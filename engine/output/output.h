@@ -144,6 +144,12 @@ size_t numfmt_double_exact(double d, char *buf);
 /* d as the double nearest its NUMFMT_DIGITS-digit decimal (what numfmt_double writes). */
 double numfmt_round(double d);
 
+/* numfmt_round(v / 10^scale) (scale 0..9), the double a workbook keeps of a
+ * scaled integer: below 10^15 in magnitude that is the quotient itself (the
+ * nearest double to a decimal of at most 15 digits), found without a look
+ * at its digits. */
+double numfmt_scaled_round(int64_t v, int scale);
+
 /* numfmt_round(d / 100), a ratio 0..100 as the fraction a workbook keeps;
  * most values take one division, none is printed. */
 double numfmt_round_pct(double d);

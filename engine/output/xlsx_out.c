@@ -431,9 +431,29 @@ tb_status xlsx_note(xlsx_book *b, const char *text, tb_error *err)
 
 /* Makes text a cell's content in *buf: valid UTF-8 without NUL or control
  * characters XML cannot hold, at most MAX_CHARS characters. Returns the
- * characters kept; *cut is set when text was longer. */
+ * characters kept; *cut is set when text was longer. Text of printable
+ * ASCII alone (names, most of what reports hold) is copied as it is, one
+ * byte a character, after one look at its bytes. */
 static int clean_text(const char *s, size_t n, char **buf, size_t *cap, size_t *chars, int *cut)
 {
+    size_t plain = 0;
+    if (n <= MAX_CHARS)
+        while (plain < n && (unsigned char)s[plain] - 0x20u < 0x60u) /* 0x20..0x7F */
+            plain++;
+    if (plain == n) {
+        if (*cap < n + 1) {
+            char *p = realloc(*buf, n + 1);
+            if (!p)
+                return -1;
+            *buf = p;
+            *cap = n + 1;
+        }
+        memcpy(*buf, s, n);
+        (*buf)[n] = 0;
+        *chars = n;
+        *cut = 0;
+        return 0;
+    }
     size_t need = n * 3 + 1; /* a bad byte becomes 3 bytes */
     if (need > (size_t)MAX_CHARS * 4 + 1)
         need = (size_t)MAX_CHARS * 4 + 1;
@@ -618,16 +638,60 @@ static tb_status need_col(const xsheet *x, const char *name, const char *what, l
                        sheet_name(x), what, name);
 }
 
-/* Width of an integer part as #,##0 shows it, plus decimals (and their point). */
+/* 10^k, k = 0..19: every power of ten a uint64_t holds. */
+static const uint64_t p10u[20] = {1ull,
+                                  10ull,
+                                  100ull,
+                                  1000ull,
+                                  10000ull,
+                                  100000ull,
+                                  1000000ull,
+                                  10000000ull,
+                                  100000000ull,
+                                  1000000000ull,
+                                  10000000000ull,
+                                  100000000000ull,
+                                  1000000000000ull,
+                                  10000000000000ull,
+                                  100000000000000ull,
+                                  1000000000000000ull,
+                                  10000000000000000ull,
+                                  100000000000000000ull,
+                                  1000000000000000000ull,
+                                  10000000000000000000ull};
+
+/* Width of an integer part as #,##0 shows it, plus decimals (and their
+ * point): its digits counted by comparisons, not divisions. */
 static unsigned int_width(int64_t v, int decimals)
 {
     uint64_t u = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     unsigned d = 1;
-    while (u >= 10) {
-        u /= 10;
+    while (d < 20 && u >= p10u[d])
         d++;
-    }
     return d + (d - 1) / 3 + (v < 0) + (decimals ? (unsigned)decimals + 1 : 0);
+}
+
+/*
+ * The most characters numfmt_double can write for d (finite): at most 15
+ * significant digits, written plain. For 1 <= |d| < 2^49 (below 10^15)
+ * that is 15 digits and a point; for |d| < 1, "0.", the zeros before the
+ * first digit and 15 digits, the zeros bounded from d's binary exponent
+ * (2^(e2-1) <= |d|, so log10 |d| >= (e2 - 1) log10 2; 0.30103 rounds log10
+ * 2 up, which for e2 - 1 < 0 only lowers the bound of log10 |d|: no fewer
+ * zeros are ever assumed than there are); and a sign. 0 when no bound is
+ * worked out (|d| >= 2^49): d is measured.
+ */
+static unsigned real_chars_max(double d)
+{
+    if (d == 0)
+        return 1;
+    int e2;
+    frexp(d, &e2);
+    unsigned neg = d < 0;
+    if (e2 >= 1)
+        return e2 <= 49 ? 16 + neg : 0;
+    int lo = (int)floor((e2 - 1) * 0.30103); /* <= floor(log10 |d|), which is <= -1 */
+    return neg + 2 + (unsigned)(-lo - 1) + 15;
 }
 
 static void grow(xsheet *x, size_t col, unsigned w)
@@ -636,6 +700,14 @@ static void grow(xsheet *x, size_t col, unsigned w)
         w = MAX_WIDTH;
     if (w > x->width[col])
         x->width[col] = w;
+}
+
+/* Could text of at most most characters (0: not known) widen column col?
+ * A column already that wide (or at MAX_WIDTH) is not measured again. */
+static int wider(const xsheet *x, size_t col, unsigned most)
+{
+    unsigned w = most && most + 1 < MAX_WIDTH ? most + 1 : MAX_WIDTH;
+    return !most || x->width[col] < w;
 }
 
 /* Starts a new part (the first sheet, or "<name> (k)") with the header row. */
@@ -773,14 +845,6 @@ static lxw_format *int_format(xsheet *x, size_t i, int scale)
     return b->f_scaled[scale] ? b->f_scaled[scale] : b->f_int;
 }
 
-static double pow10d(int k)
-{
-    double p = 1;
-    while (k-- > 0)
-        p *= 10;
-    return p;
-}
-
 /* What the chart needs of a row of the first part: its series_by group, a ratio chart's range. */
 static tb_status chart_track(xsheet *x, const tb_cell *cells, tb_error *err)
 {
@@ -829,14 +893,15 @@ static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
         switch (c->kind) {
         case TB_CELL_NULL: break;
         case TB_CELL_INT: {
-            double v = c->scale > 0 ? (double)c->i / pow10d(c->scale) : (double)c->i;
+            int sc = c->scale > 0 && c->scale <= 18 ? c->scale : 0; /* 0..9 by tb_cell */
             if (x->ratio[i]) {
+                double v = sc ? (double)c->i / (double)p10u[sc] : (double)c->i;
                 e = worksheet_write_number(p->ws, r, col, numfmt_round_pct(v), x->fmt[i]);
                 grow(x, i, int_width(c->i, 0) + 4);
             } else {
-                e = worksheet_write_number(p->ws, r, col, numfmt_round(v), int_format(x, i, c->scale));
-                int64_t ip = c->scale > 0 ? c->i / (int64_t)pow10d(c->scale) : c->i;
-                grow(x, i, int_width(ip, c->scale > 0 ? c->scale : 0) + (c->i < 0 && ip == 0) + 1);
+                e = worksheet_write_number(p->ws, r, col, numfmt_scaled_round(c->i, sc), int_format(x, i, sc));
+                int64_t ip = sc ? c->i / (int64_t)p10u[sc] : c->i;
+                grow(x, i, int_width(ip, sc) + (c->i < 0 && ip == 0) + 1);
             }
             break;
         }
@@ -853,7 +918,7 @@ static tb_status x_row(tb_sink *s, const tb_cell *cells, tb_error *err)
                 e = worksheet_write_number(p->ws, r, col, numfmt_round(c->d), f);
                 if (f == b->f_time)
                     grow(x, i, int_width((int64_t)fmin(fabs(c->d), 1e15), 3) + (c->d < 0) + 1);
-                else
+                else if (wider(x, i, real_chars_max(c->d)))
                     grow(x, i, (unsigned)numfmt_double(c->d, tmp) + 1);
             }
             break;

@@ -43,6 +43,7 @@
 #include "query/printf_guard.h"
 #include "query/sandbox.h"
 #include "spec/spec.h"
+#include "query/row_batch.h"
 #include "query/runner_int.h"
 #include "query/sqlfuncs.h"
 #include "query/watchdog.h"
@@ -742,40 +743,46 @@ tb_status runner_step_error(runner *r, const char *what, tb_error *err)
     return tb_error_set(err, TB_ERR_DB, "%s: %s", what, msg);
 }
 
-/* Steps st to the end, converting each row and handing it to every sink. */
+/* Steps st to the end, converting each row and handing it to every sink,
+ * a batch of rows at a time (row_batch.h). Which columns are shown and
+ * which are times is settled once, not per row. */
 tb_status runner_pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, tb_sink **sinks, size_t ns,
                       const char *what, uint64_t *rows, tb_error *err)
 {
-    tb_cell *cells = calloc(nc ? nc : 1, sizeof *cells);
-    if (!cells)
-        return tb_error_set(err, TB_ERR_NOMEM, "out of memory");
+    int *from = calloc(nc ? nc : 1, sizeof *from); /* shown column k: SQL column from[k] */
+    unsigned char *timed = calloc(nc ? nc : 1, 1);
+    row_batch b = {0};
+    tb_status rc = !from || !timed ? tb_error_set(err, TB_ERR_NOMEM, "out of memory") : TB_OK;
+    size_t nv = 0;
+    for (size_t i = 0; !rc && i < nc; i++)
+        if (shown(r, &c[i])) {
+            timed[nv] = c[i].type == TB_COL_DUR_NS || c[i].type == TB_COL_TS_NS;
+            from[nv++] = (int)i;
+        }
+    if (!rc)
+        rc = row_batch_init(&b, nv, sinks, ns, rows, err);
     int scale = (int)r->opt->unit;
-    tb_status rc = TB_OK;
     r->steps = 0;
     r->budget_hit = 0;
     r->sb.denied[0] = 0;
-    int s;
-    while ((s = sqlite3_step(st)) == SQLITE_ROW) {
-        size_t k = 0;
+    int s = SQLITE_DONE;
+    while (!rc && (s = sqlite3_step(st)) == SQLITE_ROW) {
         if (r->pv && (rc = pivot_row(r, st, c, err)))
-            goto done;
-        for (size_t i = 0; i < nc; i++) {
-            if (!shown(r, &c[i]))
-                continue;
-            tb_cell *cell = &cells[k++];
-            memset(cell, 0, sizeof *cell);
-            if (r->pv && i >= r->pv_first) {
-                pivot_cell(r, i - r->pv_first, cell);
-                continue;
-            }
-            cell_of(st, (int)i, c[i].type == TB_COL_DUR_NS || c[i].type == TB_COL_TS_NS, scale, 1, cell);
+            break;
+        tb_cell *cells = row_batch_next(&b);
+        for (size_t k = 0; k < nv; k++) {
+            size_t i = (size_t)from[k];
+            if (r->pv && i >= r->pv_first)
+                pivot_cell(r, i - r->pv_first, &cells[k]); /* sets every field */
+            else
+                cell_of(st, (int)i, timed[k], scale, 1, &cells[k]);
         }
-        for (size_t j = 0; j < ns; j++)
-            if ((rc = sinks[j]->row(sinks[j], cells, err)))
-                goto done;
-        (*rows)++;
+        rc = row_batch_keep(&b, err);
     }
-    if (s != SQLITE_DONE) {
+    /* the rows before a failing step reach the sinks, as they did row by row */
+    if (!rc)
+        rc = row_batch_flush(&b, err);
+    if (!rc && s != SQLITE_DONE) {
         if (r->budget_hit)
             rc = tb_error_set(err, TB_ERR_USAGE,
                               "%s: stopped after %" PRId64 " SQLite steps (the step budget); "
@@ -784,8 +791,9 @@ tb_status runner_pump(runner *r, sqlite3_stmt *st, const column *c, size_t nc, t
         else
             rc = runner_step_error(r, what, err);
     }
-done:
-    free(cells);
+    row_batch_free(&b);
+    free(from);
+    free(timed);
     return rc;
 }
 

@@ -101,20 +101,26 @@ static inline int64_t pow10i(int k)
  * in --timeunit: an integer gets the scale the writers apply exactly; a real
  * (an average of times) is rounded to the ns and written as such an integer
  * (times to the ns in their unit, no binary noise), or, when divide is 0
- * (gathered cells, converted before), kept. */
+ * (gathered cells, converted before), kept. The column's value is fetched
+ * once (sqlite3_column_value) and read with the sqlite3_value_* calls: one
+ * call into the statement a cell instead of a type check and a read, each
+ * taking the connection's mutex. The value is the statement's own, read on
+ * the thread that steps it, before the next step, as sqlite3_column_* read
+ * it; text (a blob too) gets its terminating NUL the same way. */
 static inline void cell_of(sqlite3_stmt *st, int col, int timed, int scale, int divide, tb_cell *cell)
 {
+    sqlite3_value *v = sqlite3_column_value(st, col);
     memset(cell, 0, sizeof *cell);
-    switch (sqlite3_column_type(st, col)) {
+    switch (sqlite3_value_type(v)) {
     case SQLITE_NULL: cell->kind = TB_CELL_NULL; break;
     case SQLITE_INTEGER:
         cell->kind = TB_CELL_INT;
-        cell->i = sqlite3_column_int64(st, col);
+        cell->i = sqlite3_value_int64(v);
         cell->scale = timed ? scale : 0;
         break;
     case SQLITE_FLOAT:
         cell->kind = TB_CELL_REAL;
-        cell->d = sqlite3_column_double(st, col);
+        cell->d = sqlite3_value_double(v);
         if (timed && divide && cell->d > -9.2e18 && cell->d < 9.2e18) {
             cell->kind = TB_CELL_INT;
             cell->i = (int64_t)llround(cell->d);
@@ -125,8 +131,8 @@ static inline void cell_of(sqlite3_stmt *st, int col, int timed, int scale, int 
         break;
     default:
         cell->kind = TB_CELL_TEXT;
-        cell->s = (const char *)sqlite3_column_text(st, col);
-        cell->n = (size_t)sqlite3_column_bytes(st, col);
+        cell->s = (const char *)sqlite3_value_text(v);
+        cell->n = (size_t)sqlite3_value_bytes(v);
         if (!cell->s) {
             cell->s = "";
             cell->n = 0;

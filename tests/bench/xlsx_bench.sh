@@ -21,9 +21,12 @@
 #   - the peer, where Python's XlsxWriter is installed (python3 on PATH, or
 #     Debian's /usr/bin/python3 with python3-xlsxwriter): xlsx_peer.py in
 #     XlsxWriter's default mode and in its constant_memory mode;
+#   - the SQL alone: the same report's SQL, its rows summed by SQLite into
+#     one row (every column computed, nothing written but a one-row CSV):
+#     what SQLite takes to make the cells, which no writer of them saves;
 # and a table of wall and CPU seconds, peak RSS and ratios: Python's CPU
 # and wall time (the faster of its two modes) over each writer's, and
-# tracebook's CPU over the bound's. Last, the verdicts: PASS/FAIL peak RSS
+# tracebook's CPU over the bound's and over the bound's plus the SQL's. Last, the verdicts: PASS/FAIL peak RSS
 # < 200 MB, and PASS/FAIL Python's XlsxWriter CPU >= 5x tracebook's (SKIP
 # without XlsxWriter). Wall time suffers when other processes share the
 # CPUs; CPU time much less.
@@ -66,6 +69,20 @@ reports:
       FROM n
 EOF
 
+cat >"$work/rows_sql.yaml" <<'EOF'
+tracebook: 1
+outputs: csv
+reports:
+  - id: rows_sql
+    title: Many rows, the SQL alone
+    params: {rows: 1200000}
+    sql: |
+      WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < :rows)
+      SELECT count(*) AS "Rows", sum(r) AS "Row sum", sum(length(name)) AS "Name bytes", sum(t) AS "Time sum",
+             sum(s) AS "Share sum"
+      FROM (SELECT i AS r, 'kernel_' || (i % 97) AS name, i * 1234 AS t, (i % 10000) / 100.0 AS s FROM n)
+EOF
+
 /usr/bin/time -v -o "$work/time.txt" "$exe" report -dir "$work/run.db" --spec "$work/rows.yaml" \
     --param "rows=$rows" -o "$work/out" >/dev/null 2>"$work/stderr.txt" ||
     { cat "$work/stderr.txt" >&2; echo "xlsx_bench.sh: error: the report failed" >&2; exit 1; }
@@ -78,6 +95,12 @@ times() {
 }
 
 read -r tb_wall tb_cpu tb_rss < <(times "$work/time.txt")
+
+# the SQL alone
+/usr/bin/time -v -o "$work/sql_time.txt" "$exe" report -dir "$work/run.db" --spec "$work/rows_sql.yaml" \
+    --param "rows=$rows" -o "$work/sql" >/dev/null 2>"$work/stderr.txt" ||
+    { cat "$work/stderr.txt" >&2; echo "xlsx_bench.sh: error: the SQL-alone report failed" >&2; exit 1; }
+read -r sq_wall sq_cpu sq_rss < <(times "$work/sql_time.txt")
 rss_kb=$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$work/time.txt")
 size=$(stat -c %s "$work/out/tracebook.xlsx")
 sheets=$(python3 - "$work/out/tracebook.xlsx" <<'EOF'
@@ -160,7 +183,8 @@ if [ -n "$py" ]; then
         printf '%-32s %8s %8s %8s %10s %10s\n' "XlsxWriter $mode" "${pw[$mode]}" "${pc[$mode]}" "${pr[$mode]}" - -
     done
 fi
-awk -v t="$tb_cpu" -v b="$bd_cpu" 'BEGIN { if (b > 0) printf "tracebook CPU / bound CPU: %.2f\n", t / b }'
+printf '%-32s %8s %8s %8s %10s %10s\n' "SQL alone (tracebook, csv)" "$sq_wall" "$sq_cpu" "$sq_rss" - -
+awk -v t="$tb_cpu" -v b="$bd_cpu" -v q="$sq_cpu" 'BEGIN { if (b > 0) printf "tracebook CPU / bound CPU: %.2f; / (bound + SQL alone) CPU: %.2f\n", t / b, t / (b + q) }'
 echo
 if [ "$rss_kb" -lt $((200 * 1024)) ]; then
     echo "PASS peak RSS under 200 MB"

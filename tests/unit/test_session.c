@@ -189,6 +189,7 @@ typedef struct text_sink {
     char *text;
     size_t n, cap, ncols;
     int finished;
+    uint64_t seen, fail_at; /* rows taken; fail_at > 0: that row fails */
 } text_sink;
 
 static void ts_add(text_sink *t, const char *s, size_t n)
@@ -217,8 +218,9 @@ static tb_status ts_begin(tb_sink *s, const tb_sink_column *cols, size_t n, tb_e
 
 static tb_status ts_row(tb_sink *s, const tb_cell *cells, tb_error *err)
 {
-    (void)err;
     text_sink *t = (text_sink *)s;
+    if (++t->seen == t->fail_at)
+        return tb_error_set(err, TB_ERR_IO, "row %llu refused", (unsigned long long)t->seen);
     char buf[64];
     for (size_t i = 0; i < t->ncols; i++) {
         if (i)
@@ -612,6 +614,54 @@ static void query_equals_sqlite(void **state)
     /* the sandbox: no writes through a session */
     assert_int_equal(query(s, "DELETE FROM TASK", &t, &n, &err), TB_ERR_USAGE);
     assert_i64(212, q1(db, "SELECT count(*) FROM TASK"));
+    ts_free(&t);
+    tb_session_close(s);
+}
+
+/* Rows reach a sink in batches (engine/query/row_batch.c): every row, in
+ * order, its text intact, past the batch's rows and its text buffer (rows of
+ * up to 700 bytes of text, one of 70,000); a sink's failure ends the query
+ * with its error, no row after it taken. */
+static void query_in_batches(void **state)
+{
+    (void)state;
+    static const char sql[] =
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000) "
+        "SELECT i, CASE WHEN i = 500 THEN substr(hex(zeroblob(40000)), 1, 70000) "
+        "ELSE substr(hex(zeroblob(400)), 1, i * 7 % 700) || '#' || i END AS t, "
+        "CASE WHEN i % 3 = 0 THEN NULL ELSE '' END AS e FROM n";
+    tb_session *s = open_one(base_dir, &no_window, 0, NULL);
+    text_sink t;
+    ts_init(&t);
+    tb_error err;
+    uint64_t n = 0;
+    assert_int_equal(query(s, sql, &t, &n, &err), TB_OK);
+    assert_true(t.finished);
+    assert_i64(1000, (int64_t)n);
+    assert_i64(1000, (int64_t)t.seen);
+    /* the rows as SQLite makes them: i|0...0#i| (70,000 zeros alone in row 500) */
+    size_t cap = 1 << 20, o = 0;
+    char *want = malloc(cap);
+    assert_non_null(want);
+    for (int i = 1; i <= 1000; i++) {
+        int zeros = i == 500 ? 70000 : i * 7 % 700;
+        o += (size_t)snprintf(want + o, cap - o, "%d|", i);
+        memset(want + o, '0', (size_t)zeros);
+        o += (size_t)zeros;
+        o += (size_t)(i == 500 ? snprintf(want + o, cap - o, "|\n") : snprintf(want + o, cap - o, "#%d|\n", i));
+        assert_true(o < cap);
+    }
+    assert_string_equal(t.text, want);
+    free(want);
+    ts_free(&t);
+    ts_init(&t);
+    t.fail_at = 300;
+    tb_error_clear(&err);
+    tb_run_options ro = {.unit = TB_UNIT_NS};
+    assert_int_equal(tb_session_query(s, &ro, sql, &t.vt, &n, &err), TB_ERR_IO);
+    assert_string_equal(err.message, "row 300 refused");
+    assert_i64(300, (int64_t)t.seen);
+    assert_false(t.finished);
     ts_free(&t);
     tb_session_close(s);
 }
@@ -1400,6 +1450,7 @@ int main(void)
         cmocka_unit_test(own_db_and_missing_db),
         cmocka_unit_test(window_is_the_one_given),
         cmocka_unit_test(query_equals_sqlite),
+        cmocka_unit_test(query_in_batches),
         cmocka_unit_test(window_restricts_rows),
         cmocka_unit_test(verbs_in_a_row),
         cmocka_unit_test(summary_per_rank),

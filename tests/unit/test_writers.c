@@ -482,6 +482,35 @@ static void test_round_fast(void **state)
     }
 }
 
+/* numfmt_scaled_round, which mostly divides, gives what numfmt_round gives
+ * of the scaled integer: at every scale, up to 15 digits and past them. */
+static void test_scaled_round(void **state)
+{
+    (void)state;
+    static const int64_t fixed[] = {0, 1, -1, 1234, 999999999999999, -999999999999999, 1000000000000000,
+                                    1234567890123456789, INT64_MAX, INT64_MIN + 1, 9007199254740993};
+    for (int sc = 0; sc <= 9; sc++) {
+        for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++) {
+            double want = numfmt_round(sc ? (double)fixed[i] / pow(10, sc) : (double)fixed[i]);
+            if (numfmt_scaled_round(fixed[i], sc) != want)
+                fail_msg("numfmt_scaled_round(%lld, %d): %.17g, want %.17g", (long long)fixed[i], sc,
+                         numfmt_scaled_round(fixed[i], sc), want);
+        }
+    }
+    for (int n = 0; n < 300000; n++) {
+        uint64_t r = rnd();
+        int sc = (int)(rnd() % 10);
+        /* up to 19 digits, most under 10^15 (a time in ns), some past it */
+        int64_t v = (int64_t)(r % (n % 3 ? 1000000000000000ull : 9000000000000000000ull));
+        if (rnd() & 1)
+            v = -v;
+        double want = numfmt_round(sc ? (double)v / pow(10, sc) : (double)v);
+        if (numfmt_scaled_round(v, sc) != want)
+            fail_msg("numfmt_scaled_round(%lld, %d): %.17g, want %.17g", (long long)v, sc,
+                     numfmt_scaled_round(v, sc), want);
+    }
+}
+
 static void test_double(void **state)
 {
     (void)state;
@@ -1541,6 +1570,7 @@ int main(void)
         cmocka_unit_test_teardown(test_scaled, test_teardown),
         cmocka_unit_test_teardown(test_double15, test_teardown),
         cmocka_unit_test_teardown(test_round_fast, test_teardown),
+        cmocka_unit_test_teardown(test_scaled_round, test_teardown),
         cmocka_unit_test_teardown(test_double, test_teardown),
         cmocka_unit_test_teardown(test_unit_time, test_teardown),
         cmocka_unit_test_teardown(test_double_roundtrip, test_teardown),

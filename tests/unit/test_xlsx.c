@@ -486,6 +486,105 @@ static void test_ratio_own_format(void **state)
     has(s, "<cfRule type=\"expression\" dxfId=\"0\" priority=\"1\"><formula>AND(ISNUMBER(A2),A2&lt;10)</formula>");
 }
 
+static uint64_t rnd_state = 88172645463325252ull;
+
+static uint64_t rnd(void)
+{
+    rnd_state ^= rnd_state << 13;
+    rnd_state ^= rnd_state >> 7;
+    rnd_state ^= rnd_state << 17;
+    return rnd_state;
+}
+
+/* The width attribute of column c's <col> in sheet xml ("" when none). */
+static void col_width(const char *xml, int c, char *out, size_t n)
+{
+    char key[32];
+    snprintf(key, sizeof key, "<col min=\"%d\" max=\"%d\" width=\"", c, c);
+    const char *p = strstr(xml, key);
+    out[0] = 0;
+    if (p) {
+        p += strlen(key);
+        size_t k = strcspn(p, "\"");
+        snprintf(out, n, "%.*s", (int)(k < n ? k : n - 1), p);
+    }
+}
+
+/* A column of reals is as wide as the widest of its values as written
+ * (numfmt_double), whichever row holds it, though a value that cannot
+ * widen the column is not measured: the width of column A (reals of a
+ * family of magnitudes, random) equals that of column B (a text of the
+ * expected width less one, in the first row). */
+static void test_real_widths(void **state)
+{
+    (void)state;
+    char path[600];
+    path_of(path, sizeof path, "widths.xlsx");
+    open_book(path, 0);
+    tb_error err;
+    tb_error_clear(&err);
+    static const tb_sink_column cols[] = {{.header = "A", .name = "A"}, {.header = "B", .name = "B"}};
+    enum { FAMILIES = 7, ROWS = 20000 };
+    double *v = malloc(ROWS * sizeof *v);
+    assert_non_null(v);
+    for (int f = 0; f < FAMILIES; f++) {
+        unsigned want = 4; /* the header and its filter button */
+        char buf[NUMFMT_MAX];
+        for (int r = 0; r < ROWS; r++) {
+            uint64_t x = rnd();
+            double d;
+            switch (f) {
+            case 0: d = (double)(x % 10000000) / (double)(rnd() % 9999 + 1); break;       /* ratios, long digits */
+            case 1: d = 1.0 / (double)(x % 100000000 + 1) / pow(10, (double)(rnd() % 25)); break; /* below 1 */
+            case 2: d = -(double)(x % 100000) / 7.0 / pow(10, (double)(rnd() % 8)); break; /* negatives */
+            case 3: d = (double)(int64_t)(x % 2000000) / 1000.0 - 1000.0; break;           /* short decimals */
+            case 4: /* longer and longer: 100 and 0 to 13 decimals, then their negatives */
+            case 5: {
+                int k = r * 14 / ROWS;
+                d = 100 + (double)(x % (uint64_t)pow(10, k)) / pow(10, k);
+                d = f == 5 ? -d / 1e5 : d;
+                break;
+            }
+            default: memcpy(&d, &x, sizeof d); /* any finite double */
+            }
+            if (!isfinite(d))
+                d = 0.5;
+            v[r] = d;
+            unsigned w = (unsigned)numfmt_double(d, buf) + 1;
+            if (w > want)
+                want = w;
+        }
+        if (want > 60)
+            want = 60;
+        char name[16], *t = malloc(want);
+        assert_non_null(t);
+        memset(t, 'x', want - 1);
+        t[want - 1] = 0;
+        snprintf(name, sizeof name, "F%d", f);
+        assert_int_equal(TB_OK, xlsx_sheet_sink(book, &(xlsx_sheet_options){.name = name}, &sink, &err));
+        assert_int_equal(TB_OK, sink->begin(sink, cols, 2, &err));
+        for (int r = 0; r < ROWS; r++) {
+            tb_cell row[] = {real(v[r]), r ? (tb_cell){.kind = TB_CELL_NULL} : text(t)};
+            assert_int_equal(TB_OK, sink->row(sink, row, &err));
+        }
+        assert_int_equal(TB_OK, sink->finish(sink, &err));
+        sink_destroy(sink);
+        sink = NULL;
+        free(t);
+    }
+    free(v);
+    commit();
+    for (int f = 0; f < FAMILIES; f++) {
+        char part_name[64], a[32], b[32];
+        snprintf(part_name, sizeof part_name, "xl/worksheets/sheet%d.xml", f + 2);
+        const char *xml = read_part(path, part_name);
+        col_width(xml, 1, a, sizeof a);
+        col_width(xml, 2, b, sizeof b);
+        if (!*a || strcmp(a, b))
+            fail_msg("family %d: column A width '%s', want '%s'", f, a, b);
+    }
+}
+
 /* Reserved sheets come first, in reservation order; a reserved sheet no sink fills stays empty. */
 static void test_reserved_order(void **state)
 {
@@ -562,6 +661,7 @@ int main(void)
         cmocka_unit_test_teardown(test_split_and_clip, teardown),
         cmocka_unit_test_teardown(test_failure_and_repeat, teardown),
         cmocka_unit_test_teardown(test_ratio_own_format, teardown),
+        cmocka_unit_test_teardown(test_real_widths, teardown),
         cmocka_unit_test_teardown(test_reserved_order, teardown),
         cmocka_unit_test_teardown(test_warnings_captured, teardown),
     };
