@@ -48,6 +48,7 @@
 #     100 (aten::item has nothing below it: no pattern).
 #   ProfilerStep, min 3: #k|Memcpy HtoD (Pageable -> Device)|Stream
 #     Sync|Stream Wait Event, 96 each, 1000.
+# HTA (at f4d0062c) gives these rows on this trace too.
 # usage: hta_stacks_test.py TRACEBOOK OUT_DIR
 import csv
 import json
