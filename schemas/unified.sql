@@ -63,7 +63,8 @@ CREATE TABLE PYTORCH_API (
     name INTEGER, sequenceNumber INTEGER, fwdThreadId INTEGER, inputDtypes INTEGER,
     inputShapes INTEGER, callchainId INTEGER, type INTEGER, rankId INTEGER,
     streamId INTEGER,                   -- tracebook: a trace op's args.stream (HTA's stream rule)
-    argsShape INTEGER, argsValues BLOB  -- tracebook: a timeline slice's args (docs/schema.md)
+    argsShape INTEGER, argsValues BLOB, -- tracebook: a timeline slice's args (docs/schema.md)
+    fileOffset INTEGER                  -- tracebook: the event's byte offset in its trace file (its order)
 );
 CREATE TABLE CONNECTION_IDS (id INTEGER, connectionId INTEGER, rankId INTEGER);
 CREATE TABLE PYTORCH_CALLCHAINS (id INTEGER, stack INTEGER, stackDepth INTEGER, rankId INTEGER);
@@ -210,7 +211,8 @@ CREATE TABLE TB_FLOW (
 );
 CREATE TABLE TB_EVENT (
     rankId INTEGER, pid, tid, ph TEXT, cat INTEGER, name INTEGER, startNs INTEGER,
-    endNs INTEGER, args TEXT
+    endNs INTEGER, args TEXT,
+    fileOffset INTEGER  -- the event's byte offset in its trace file (its order)
 );
 CREATE TABLE TB_COUNTER (
     rankId INTEGER, pid, name INTEGER, series INTEGER, timestampNs INTEGER, value NUMERIC

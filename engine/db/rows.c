@@ -29,7 +29,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId,streamId,"
                                 "argsShape,argsValues", 10, "name,argsShape"},
     [R_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,"
-                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId,streamId,argsShape,argsValues", 14,
+                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId,streamId,argsShape,argsValues,fileOffset", 15,
                                       "name,inputDtypes,inputShapes,argsShape"},
     [R_STEP_TIME] = {"STEP_TIME", "id,startNs,endNs,rankId", 4, ""},
     [R_OVERLAP_ANALYSIS] = {"OVERLAP_ANALYSIS", "id,deviceId,startNs,endNs,type,rankId", 6, ""},
@@ -39,7 +39,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                            "cat,name"},
     [R_FLOW_END] = {"TB_FLOW_END", "rankId,ph,cat,name,flowId,pid,tid,ts,seq,written", 10, "cat,name"},
     [R_COUNTER] = {"TB_COUNTER", "rankId,pid,name,series,timestampNs,value", 6, "name,series"},
-    [R_EVENT] = {"TB_EVENT", "rankId,pid,tid,ph,cat,name,startNs,endNs,args", 9, "cat,name"},
+    [R_EVENT] = {"TB_EVENT", "rankId,pid,tid,ph,cat,name,startNs,endNs,args,fileOffset", 10, "cat,name"},
     [R_PROCESS] = {"TB_PROCESS", "rankId,pid,name,labels,sortIndex,deviceId,layer,unrouted", 8, ""},
     [R_THREAD] = {"TB_THREAD", "rankId,pid,tid,name,sortIndex", 5, ""},
     [R_CONNECTION_IDS] = {"CONNECTION_IDS", "id,connectionId,rankId", 3, ""},
@@ -62,7 +62,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                                         17, "name,taskType,groupName"},
     [R_FULL_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,fwdThreadId,"
                                            "inputDtypes,inputShapes,callchainId,type,rankId,streamId,argsShape,"
-                                           "argsValues", 15,
+                                           "argsValues,fileOffset", 16,
                                            "name,inputDtypes,inputShapes,argsShape"},
     [R_FULL_MSTX_EVENTS] = {"MSTX_EVENTS", "startNs,endNs,eventType,rangeId,category,message,globalTid,endGlobalTid,"
                                            "domainId,connectionId,rankId,argsShape,argsValues", 13,

@@ -558,8 +558,9 @@ static int put_event(imp *im, trace_event *ev, int64_t pkey)
         args = VTEXT(a, n);
     }
     tb_val tidv = ev->tid.type == JS_NONE ? VNULL : span_val(im, ev->tid);
-    tb_val v[9] = {VINT(im->opt->rank), trace_pid_val(im, pkey), tidv, VTEXT(ph, 1), idval(cat), idval(name),
-                   ev->has_ts ? VINT(ev->ts_ns) : VNULL, ev->has_ts ? VINT(end_ns(ev)) : VNULL, args};
+    tb_val v[10] = {VINT(im->opt->rank), trace_pid_val(im, pkey), tidv, VTEXT(ph, 1), idval(cat), idval(name),
+                    ev->has_ts ? VINT(ev->ts_ns) : VNULL, ev->has_ts ? VINT(end_ns(ev)) : VNULL, args,
+                    VINT(ev->offset)};
     return trace_row(im, R_EVENT, v);
 }
 
@@ -640,9 +641,10 @@ static int put_pytorch(imp *im, trace_event *ev, int64_t pid, int type)
     js_span types = js_arg(ev, "Input type");
     if (types.type != JS_NONE && (dtypes = intern_span(im, types)) == -1)
         return -1;
-    tb_val v[14] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(global_tid(pid, ev->tid)), VNULL,
+    tb_val v[15] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(global_tid(pid, ev->tid)), VNULL,
                     idval(name), arg_intval(ev, "Sequence number"), arg_intval(ev, "Fwd thread id"),
-                    idval(dtypes), idval(shapes), VINT(type), VINT(im->opt->rank), arg_intval(ev, "stream")};
+                    idval(dtypes), idval(shapes), VINT(type), VINT(im->opt->rank), arg_intval(ev, "stream"),
+                    VNULL, VNULL, VINT(ev->offset)};
     slice_arg cols[] = {SLICE_ARG("Sequence number", v[5]), SLICE_ARG("Fwd thread id", v[6]),
                         TEXT_ARG("Input type", types), TEXT_ARG("Input Dims", dims), SLICE_ARG("stream", v[11])};
     if (slice_args(im, SHAPE_PYTORCH, ev, cols, 5, v + 12) || trace_row(im, R_PYTORCH_API, v))

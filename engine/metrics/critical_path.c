@@ -15,9 +15,11 @@
  *
  * The reports' parameters (metrics_param) choose as HTA's arguments do:
  * annotation (the text a host slice's name holds; "" the whole trace: one
- * window over every event), instance ("all": a path per instance; "N" or
- * "N-M": one path from the N-th instance's start to the latest end of N..M,
- * counted among the host instances in start order) and data_load_events
+ * window over every event), instance ("all": a path per host instance, in
+ * start order; "N" or "N-M": one path from the N-th instance's start to the
+ * latest end of N..M, numbered as HTA's instance_id: among every slice
+ * whose name holds the annotation, the device's copies too, in the trace
+ * file's order) and data_load_events
  * (names, commas between: a host slice whose name holds one as text gets
  * nodes whatever its category; an edge attributed to a host slice in whose
  * name one, as a regular expression, is found is bound by data_loading).
@@ -170,6 +172,8 @@ typedef struct rankdata {
      * has no Stream Wait Event) */
     wkey *by_ts;
     size_t nby_ts, *waits, nwaits, *kept, nkept, *ksync;
+    annot *hi;       /* HTA's instances (read_hta_instances), for instance N and N-M */
+    size_t nhi, caphi;
 } rankdata;
 
 /* ---- reading ---------------------------------------------------------------- */
@@ -302,6 +306,42 @@ static tb_status read_steps(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
     if (!rc && d->na)
         qsort(d->a, d->na, sizeof *d->a, cmp_annot);
     return rc;
+}
+
+/* An instance of read_hta_instances' SQL, kept when HTA's window keeps it. */
+static int hta_instance_row(sqlite3_stmt *st, void *ctx)
+{
+    const rank_read *r = ctx;
+    annot a = {.name = sqlite3_column_int64(st, 2), .ord = sqlite3_column_int64(st, 3), .last = -1};
+    hta_time(r->h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &a.ts, &a.te);
+    if (!hta_host_kept(r->h, r->cut, a.ts, a.te, sqlite3_column_int(st, 4)))
+        return 0;
+    return VEC_PUSH(r->d->hi, r->d->nhi, r->d->caphi, a);
+}
+
+/* The rank's instances of the annotation as HTA numbers them for its
+ * instance_id: every slice whose name holds it, host slices (PYTORCH_API)
+ * and the trace's other slices (TB_EVENT: the device's gpu_user_annotation
+ * copies of the steps), each slice recorded twice counted twice, that
+ * HTA's window keeps, in the trace file's order (fileOffset; start order
+ * where the rows have none, as rows from a DB). */
+static tb_status read_hta_instances(const hta_ctx *h, int64_t rank, rankdata *d, tb_error *err)
+{
+    static const char sql[] =
+        "WITH n AS (SELECT id FROM STRING_IDS WHERE instr(value, ?2) > 0) "
+        "SELECT startNs, endNs, name, rowid, 1, fileOffset IS NULL, fileOffset, 0 FROM PYTORCH_API "
+        "WHERE ifnull(rankId, 0) = ?1 AND name IN n AND startNs IS NOT NULL AND endNs IS NOT NULL "
+        "UNION ALL SELECT startNs, endNs, name, rowid, 0, fileOffset IS NULL, fileOffset, 1 FROM TB_EVENT "
+        "WHERE ifnull(rankId, 0) = ?1 AND name IN n AND ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
+        "ORDER BY 6, 7, 1, 8, 4";
+    const cp_choice *ch = h->extra;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    sqlite3_bind_text(st, 2, ch->annotation, -1, SQLITE_STATIC);
+    rank_read r = {h, hta_cut(h, rank), d};
+    return metrics_each_row(h->m->db, st, h->what, hta_instance_row, &r, err);
 }
 
 /* Host calls by (connection, start), to find a task's launching call. */
@@ -1199,8 +1239,9 @@ static tb_status rank_paths(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
         }
         return step_path(h, rank, d, &w, INT64_MIN, INT64_MAX, err);
     }
-    if (!d->na) {
-        note_plain(h, rank, "no host slice's name holds the annotation", ch->annotation);
+    if (ch->all ? !d->na : !d->nhi) {
+        note_plain(h, rank, ch->all ? "no host slice's name holds the annotation" : "no slice's name holds the annotation",
+                   ch->annotation);
         return TB_OK;
     }
     if (ch->all) {
@@ -1209,19 +1250,19 @@ static tb_status rank_paths(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
             rc = step_path(h, rank, d, &d->a[i], d->a[i].ts, d->a[i].te, err);
         return rc;
     }
-    if (ch->first >= (int64_t)d->na) {
+    if (ch->first >= (int64_t)d->nhi) {
         char why[160];
-        snprintf(why, sizeof why, "instance %lld asked, it has %lld of", (long long)ch->first, (long long)d->na);
+        snprintf(why, sizeof why, "instance %lld asked, it has %lld of", (long long)ch->first, (long long)d->nhi);
         note_plain(h, rank, why, ch->annotation);
         return TB_OK;
     }
-    /* HTA's window of instances first..last (the last clipped to the rank's) */
-    size_t f = (size_t)ch->first, l = ch->last < (int64_t)d->na ? (size_t)ch->last : d->na - 1;
-    annot w = d->a[f];
+    /* HTA's window of instances first..last (the last clipped to the rank's), numbered as HTA */
+    size_t f = (size_t)ch->first, l = ch->last < (int64_t)d->nhi ? (size_t)ch->last : d->nhi - 1;
+    annot w = d->hi[f];
     int64_t we = w.te;
     for (size_t i = f + 1; i <= l; i++)
-        we = d->a[i].te > we ? d->a[i].te : we;
-    w.last = l > f ? d->a[l].name : -1;
+        we = d->hi[i].te > we ? d->hi[i].te : we;
+    w.last = l > f ? d->hi[l].name : -1;
     return step_path(h, rank, d, &w, w.ts, we, err);
 }
 
@@ -1236,6 +1277,8 @@ static tb_status path_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     tb_status rc = read_host(h, rank, &d, err);
     if (!rc && *ch->annotation)
         rc = read_steps(h, rank, &d, err);
+    if (!rc && *ch->annotation && !ch->all)
+        rc = read_hta_instances(h, rank, &d, err);
     if (!rc)
         rc = add_device(h, rank, ev, &d, err);
     if (!rc)
@@ -1250,6 +1293,7 @@ static tb_status path_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     free(d.waits);
     free(d.kept);
     free(d.ksync);
+    free(d.hi);
     return rc;
 }
 

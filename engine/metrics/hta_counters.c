@@ -421,8 +421,11 @@ static tb_status build_membw_summary(const metric_ctx *m, tb_error *err)
  * HTA's get_trace_duration for one rank: the last minus the first start
  * among the events HTA keeps: its kept device tasks, and its host events
  * (runtime and driver calls, operators, annotations, other complete slices
- * with a category, except the profiler's own `Trace` slice) that start before the last step's start when the window cuts (2 or more
- * steps and hta.drop_last_step; at or before its end without it).
+ * with a category, except the profiler's own `Trace` slice) that start
+ * before the last step's start when the window cuts (2 or more steps and
+ * hta.drop_last_step; at or before its end without it). A rank without
+ * device work gets the span of its host events, as in HTA; one without
+ * any such event no row (a note).
  */
 static tb_status span_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
 {
@@ -434,8 +437,9 @@ static tb_status span_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
                               "AND startNs IS NOT NULL AND endNs IS NOT NULL AND cat IS NOT NULL "
                               "AND cat NOT IN (SELECT id FROM STRING_IDS WHERE value = 'Trace')";
     hta_ctx *h = ctx;
-    if (!hta_prepare(h, rank, ev))
-        return TB_OK;
+    hta_cut_info ci;
+    /* a rank without (kept) device tasks: the span of its host events, as HTA's */
+    hta_filter(h, rank, ev, &ci);
     const step_cut *cut = hta_cut(h, rank);
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < ev->n; i++) {
@@ -458,6 +462,14 @@ static tb_status span_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     sqlite3_finalize(st);
     if (s != SQLITE_DONE)
         return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    if (lo > hi) { /* no event HTA keeps: no row, and why */
+        if (ev->read)
+            hta_no_row(h, rank, ev, &ci);
+        else
+            metrics_notef(h->m, "%s: rank %lld: no row: the rank has no device task, host call or slice", h->what,
+                          (long long)metrics_rank_shown(h->m, rank));
+        return TB_OK;
+    }
     sqlite3_bind_int64(h->ins, 1, rank);
     hta_bind_us(h, 2, lo);
     hta_bind_us(h, 3, hi);

@@ -55,6 +55,8 @@ typedef struct cnode {
     unsigned char streamed; /* a host call with a stream (HTA: not a host slice) */
     unsigned char resolved; /* depth set */
     unsigned char lost;     /* cut off every root by HTA's linking (keeps d0, counts no task) */
+    unsigned char sync;     /* a cuda_sync event HTA takes for device work (add_syncs) */
+    unsigned char dropped;  /* a sync event HTA's window leaves out: no row */
 } cnode;
 
 typedef struct cgraph {
@@ -90,6 +92,16 @@ static int host_row(sqlite3_stmt *st, void *ctx)
     return VEC_PUSH(g->v, g->n, g->cap, c);
 }
 
+/* A TB_EVENT slice that HTA takes for device work with a launching call:
+ * a cuda_sync event (Stream Sync, Stream Wait Event; Context Sync as older
+ * Kineto writes it, on stream 4294967295) whose stream is above 0 and
+ * whose correlation is set. The others (Event Sync, Context Sync on stream
+ * -1) stay host-side slices of their thread, as every other TB_EVENT slice. */
+#define SYNC_DEVICE                                                                                            \
+    "(cat IN (SELECT id FROM STRING_IDS WHERE value = 'cuda_sync') "                                          \
+    "AND CASE WHEN json_valid(args) THEN ifnull(json_extract(args, '$.stream') > 0 "                          \
+    "  AND json_extract(args, '$.correlation') > 0, 0) ELSE 0 END)"
+
 /* The rank's host slices in HTA's window, into g (slices HTA rounds to a
  * negative duration, which stop HTA's call graph, count as zero-length). */
 static tb_status read_host(const hta_ctx *h, int64_t rank, cgraph *g, tb_error *err)
@@ -103,7 +115,7 @@ static tb_status read_host(const hta_ctx *h, int64_t rank, cgraph *g, tb_error *
         "  AND globalTid IS NOT NULL "
         "UNION ALL SELECT startNs, endNs, pid, tid, name, 0, 2, rowid, NULL FROM TB_EVENT "
         "WHERE ifnull(rankId, 0) = ?1 AND ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "  AND typeof(pid) = 'integer' AND typeof(tid) = 'integer' "
+        "  AND typeof(pid) = 'integer' AND typeof(tid) = 'integer' AND NOT " SYNC_DEVICE " "
         "ORDER BY 7, 8";
     host_read r = {h, hta_cut(h, rank), g};
     tb_status rc = metrics_rows(h->m->db, h->what, sql, rank, host_row, &r, err);
@@ -129,6 +141,32 @@ static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, cgr
     }
     free(names);
     return rc;
+}
+
+/* A sync event of add_syncs' SQL, a device node hung by its correlation. */
+static int sync_row(sqlite3_stmt *st, void *ctx)
+{
+    const hta_ctx *h = ((const void **)ctx)[0];
+    cgraph *g = ((void **)ctx)[1];
+    cnode c = {.name = sqlite3_column_int64(st, 2), .conn = sqlite3_column_int64(st, 3),
+               .ord = ((int64_t)1 << 48) + sqlite3_column_int64(st, 4), .parent = -2, .depth = -1, .device = 1,
+               .sync = 1};
+    hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
+    return VEC_PUSH(g->v, g->n, g->cap, c);
+}
+
+/* The rank's cuda_sync events HTA takes for device work (SYNC_DEVICE),
+ * appended to g as device nodes; HTA lists them among the tasks below
+ * their launching call. Its window keeps those whose call it keeps
+ * (drop_syncs, after hang_tasks). */
+static tb_status add_syncs(const hta_ctx *h, int64_t rank, cgraph *g, tb_error *err)
+{
+    static const char sql[] =
+        "SELECT startNs, endNs, name, json_extract(args, '$.correlation'), rowid FROM TB_EVENT "
+        "WHERE ifnull(rankId, 0) = ?1 AND ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL AND " SYNC_DEVICE
+        " ORDER BY rowid";
+    const void *ctx[2] = {h, g};
+    return metrics_rows(h->m->db, h->what, sql, rank, sync_row, (void *)ctx, err);
 }
 
 /* ---- HTA's nesting ---------------------------------------------------------- */
@@ -507,7 +545,7 @@ static int cmp_task(const void *a, const void *b)
 }
 
 /* Hangs each device task under its launching call (a slice in a host tree). */
-static tb_status hang_tasks(const hta_ctx *h, cgraph *g, tb_error *err)
+static tb_status hang_tasks(const hta_ctx *h, int64_t rank, cgraph *g, tb_error *err)
 {
     lcall *l = malloc((g->nhost ? g->nhost : 1) * sizeof *l);
     size_t nl = 0;
@@ -526,9 +564,13 @@ static tb_status hang_tasks(const hta_ctx *h, cgraph *g, tb_error *err)
             if (g->v[i].parent >= 0)
                 g->v[i].d0 = g->v[g->v[i].parent].d0 + 1;
         }
-    for (size_t i = g->nhost; i < g->n; i++)
+    /* HTA's window (two steps or more) keeps the device events whose call it keeps */
+    const step_cut *cut = hta_cut(h, rank);
+    for (size_t i = g->nhost; i < g->n; i++) {
         if (g->v[i].parent == -1)
             g->v[i].parent = -2;
+        g->v[i].dropped = g->v[i].sync && g->v[i].parent < 0 && cut && cut->nsteps >= 2;
+    }
     free(l);
     return TB_OK;
 }
@@ -616,9 +658,11 @@ static tb_status stack_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     if (!rc)
         rc = add_device(h, rank, ev, &g, err);
     if (!rc)
+        rc = add_syncs(h, rank, &g, err);
+    if (!rc)
         rc = nest_all(h, &g, mk, err);
     if (!rc)
-        rc = hang_tasks(h, &g, err);
+        rc = hang_tasks(h, rank, &g, err);
     if (!rc)
         rc = count_tasks(h, &g, err);
     if (!rc && sqlite3_prepare_v2(h->m->db, "SELECT value FROM STRING_IDS WHERE id = ?", -1, &name_of, NULL) !=
@@ -629,7 +673,8 @@ static tb_status stack_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     if (!rc && !sp)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
     for (size_t i = 0; !rc && i < g.n; i++)
-        rc = insert_node(h, rank, &g, &g.v[i], name_of, err);
+        if (!g.v[i].dropped)
+            rc = insert_node(h, rank, &g, &g.v[i], name_of, err);
     sqlite3_finalize(name_of);
     if (sp && rc)
         sqlite3_exec(h->m->db, "ROLLBACK TO tb_call_stack", NULL, NULL, NULL);

@@ -8,8 +8,13 @@
 #     trace (critical_path.annotation=) and critical_path_summary left at its
 #     defaults: the table is built for each, the first gets one path (step
 #     "") and the second a path per step, each as a run of its own gives;
-#   - instance N and N-M: one path, named by the instance or "first .. last";
-#     each instance alone gives the rows the run of every step gives it;
+#   - instance N and N-M: one path, named by the instance or "first .. last",
+#     the instances numbered as HTA's instance_id: every slice whose name
+#     holds the annotation in the trace file's order, the device's copies
+#     (gpu_user_annotation) too: host #8 is 0, its copy 1, host #9 2, ...,
+#     host #13 10 (the copy of #13 starts after the last step's start: HTA's
+#     window drops it); each host step alone gives the rows the run of every
+#     step gives it;
 #   - tracebook query --param annotation= reads the whole trace's path;
 #   - an instance the rank lacks, an annotation no slice holds: exit 0, a
 #     note naming it, the header alone;
@@ -69,30 +74,36 @@ def main():
             "query --param annotation=: the whole trace's path alone", r.stdout + r.stderr)
 
     # one instance, a window of instances
-    one, _ = report(exe, small, os.path.join(out, "one"), *both, "--param", "instance=2")
-    T.eq(steps_of(one, "critical_path"), ["ProfilerStep#10"], "instance=2: the third step alone")
+    one, _ = report(exe, small, os.path.join(out, "one"), *both, "--param", "instance=4")
+    T.eq(steps_of(one, "critical_path"), ["ProfilerStep#10"], "instance=4: host step #10 alone")
     T.eq([r for r in rows(one, "critical_path")], [r for r in rows(base, "critical_path")
                                                    if r["step"] == "ProfilerStep#10"],
-         "instance=2: the step's path as in the run of every step")
+         "instance=4: the step's path as in the run of every step")
+    copy, _ = report(exe, small, os.path.join(out, "copy"), *both, "--param", "instance=3")
+    T.eq(steps_of(copy, "critical_path"), ["ProfilerStep#9"], "instance=3: the device's copy of step #9")
+    T.check(rows(copy, "critical_path") and rows(copy, "critical_path") !=
+            [r for r in rows(base, "critical_path") if r["step"] == "ProfilerStep#9"],
+            "instance=3: the path of the copy's window, not the host step's")
     # each step alone as in the run of every step: nothing of one step's
-    # graph (its nodes, its waits) stays for the next
+    # graph (its nodes, its waits) stays for the next; host step i is HTA's
+    # instance 2i (each host step has its device copy after it)
     for i, step in enumerate(STEPS):
         alone, _ = report(exe, small, os.path.join(out, "alone%d" % i), "--spec", "builtin:critical_path",
-                          "--param", "instance=%d" % i)
+                          "--param", "instance=%d" % (2 * i))
         T.eq(rows(alone, "critical_path"), [r for r in rows(base, "critical_path") if r["step"] == step],
-             "instance=%d: %s's path as in the run of every step" % (i, step))
-    win, _ = report(exe, small, os.path.join(out, "window"), *both, "--param", "instance=1-2")
+             "instance=%d: %s's path as in the run of every step" % (2 * i, step))
+    win, _ = report(exe, small, os.path.join(out, "window"), *both, "--param", "instance=2-4")
     T.eq(steps_of(win, "critical_path"), ["ProfilerStep#9 .. ProfilerStep#10"],
-         "instance=1-2: one path named by its first and last instance")
-    clip, _ = report(exe, small, os.path.join(out, "clip"), *both, "--param", "instance=4-99")
+         "instance=2-4: one path named by its first and last instance (HTA's (2, 4))")
+    clip, _ = report(exe, small, os.path.join(out, "clip"), *both, "--param", "instance=8-99")
     T.eq(steps_of(clip, "critical_path"), ["ProfilerStep#12 .. ProfilerStep#13"],
-         "instance=4-99: up to the rank's last instance (HTA's slice)")
+         "instance=8-99: up to the rank's last instance (HTA's slice)")
 
     # what a rank lacks: a note, no row
-    d, r = report(exe, small, os.path.join(out, "past"), *both, "--param", "instance=6")
-    T.check("critical_path: rank 0: no row: instance 6 asked, it has 6 of 'ProfilerStep'" in r.stderr,
-            "instance=6: a note naming the instance and the count", r.stderr)
-    T.eq(rows(d, "critical_path"), [], "instance=6: no row")
+    d, r = report(exe, small, os.path.join(out, "past"), *both, "--param", "instance=11")
+    T.check("critical_path: rank 0: no row: instance 11 asked, it has 11 of 'ProfilerStep'" in r.stderr,
+            "instance=11: a note naming the instance and the count", r.stderr)
+    T.eq(rows(d, "critical_path"), [], "instance=11: no row")
     d, r = report(exe, small, os.path.join(out, "none"), *both, "--param", "annotation=NoSuchAnnotation")
     T.check("no row: no host slice's name holds the annotation 'NoSuchAnnotation'" in r.stderr,
             "an annotation no slice holds: a note naming it", r.stderr)

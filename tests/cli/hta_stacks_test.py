@@ -29,6 +29,26 @@
 #   aten::, min 3: the depth-1 ops have fewer kernels: no row (as HTA).
 #   ProfilerStep, min 3: #1 with 5 kernels in start order, 50+20+10+20+30 =
 #     130, 1000; #2 60+10+15+30+20 = 135, 1000. top_k 1: #1 only.
+#
+# A second trace holds the device's cuda_sync slices, which HTA lists among
+# a pattern's kernels when they sit on a stream above 0 with their runtime
+# call's correlation (Stream Sync, Stream Wait Event), and leaves out when
+# their stream is -1 (Event Sync, Context Sync). ProfilerStep#1 [0, 1000],
+# #2 [1000, 2000], #3 [2000, 2100] (dropped: the last step); in step k
+# (base b = 0, 1000): aten::to [b+100, b+300] with cudaMemcpyAsync (its
+# Memcpy HtoD [b+130, b+150] on stream 7) and cudaStreamSynchronize (its
+# Stream Sync [b+170, b+245] on stream 7); aten::item [b+300, b+400] with
+# cudaEventSynchronize (Event Sync [b+320, b+340], stream -1) and
+# cudaDeviceSynchronize (Context Sync [b+365, b+385], stream -1);
+# aten::wait [b+400, b+450] with cudaStreamWaitEvent (Stream Wait Event
+# [b+415, b+416] on stream 20). Step 3 has an aten::to whose Stream Sync
+# HTA's window drops with its call.
+#   aten::, min 1: aten::to|Memcpy HtoD (Pageable -> Device)|Stream Sync 2
+#     times, (20 + 75) * 2 = 190, 400; aten::wait|Stream Wait Event 2, 2,
+#     100 (aten::item has nothing below it: no pattern).
+#   ProfilerStep, min 3: #k|Memcpy HtoD (Pageable -> Device)|Stream
+#     Sync|Stream Wait Event, 96 each, 1000.
+# HTA (at f4d0062c) gives these rows on this trace too.
 # usage: hta_stacks_test.py TRACEBOOK OUT_DIR
 import csv
 import json
@@ -73,6 +93,62 @@ def trace():
     # the step 3 call and its kernel: dropped with the last step
     launch(2010, "late_k", 1, 2050, 5, 1)
     return {"traceEvents": ev}
+
+
+def sync_trace():
+    ev = []
+    corr = [0]
+
+    def x(cat, name, pid, tid, ts, dur, **args):
+        ev.append({"ph": "X", "cat": cat, "name": name, "pid": pid, "tid": tid, "ts": ts, "dur": dur, "args": args})
+
+    def call(name, ts, dur, cat, dname, stream, tid, dts, ddur):
+        corr[0] += 1
+        x("cuda_runtime", name, 1, 1, ts, dur, correlation=corr[0])
+        x(cat, dname, 0, tid, dts, ddur, correlation=corr[0], stream=stream, device=0)
+
+    for k in (1, 2, 3):
+        b = (k - 1) * 1000
+        x("user_annotation", "ProfilerStep#%d" % k, 1, 1, b, 1000 if k < 3 else 100)
+    for b in (0, 1000):
+        x("cpu_op", "aten::to", 1, 1, b + 100, 200)
+        call("cudaMemcpyAsync", b + 110, 10, "gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", 7, 7, b + 130, 20)
+        call("cudaStreamSynchronize", b + 160, 90, "cuda_sync", "Stream Sync", 7, 7, b + 170, 75)
+        x("cpu_op", "aten::item", 1, 1, b + 300, 100)
+        call("cudaEventSynchronize", b + 310, 40, "cuda_sync", "Event Sync", -1, -1, b + 320, 20)
+        call("cudaDeviceSynchronize", b + 360, 30, "cuda_sync", "Context Sync", -1, -1, b + 365, 20)
+        x("cpu_op", "aten::wait", 1, 1, b + 400, 50)
+        call("cudaStreamWaitEvent", b + 410, 10, "cuda_sync", "Stream Wait Event", 20, 20, b + 415, 1)
+    x("cpu_op", "aten::to", 1, 1, 2010, 40)
+    call("cudaStreamSynchronize", 2020, 20, "cuda_sync", "Stream Sync", 7, 7, 2025, 10)
+    return {"traceEvents": ev}
+
+
+def check_syncs(exe, out):
+    """The cuda_sync slices among a pattern's kernels, as HTA lists them."""
+    src = os.path.join(out, "sync", "rank0.pt.trace.json")
+    os.makedirs(os.path.dirname(src))
+    with open(src, "w") as f:
+        json.dump(sync_trace(), f)
+    head = ["rank", "pattern", "count", "GPU kernel duration (us)", "CPU op duration (us)"]
+    T.eq(report(exe, src, os.path.join(out, "sync_aten"), "operator_name=aten::", "min_pattern_len=1"),
+         [head, ["0", "aten::to|Memcpy HtoD (Pageable -> Device)|Stream Sync", "2", "190", "400"],
+          ["0", "aten::wait|Stream Wait Event", "2", "2", "100"]],
+         "cuda_sync: Stream Sync and Stream Wait Event among the kernels, Event and Context Sync (stream -1) not")
+    T.eq(report(exe, src, os.path.join(out, "sync_steps"), "operator_name=ProfilerStep"),
+         [head] + [["0", "ProfilerStep#%d|Memcpy HtoD (Pageable -> Device)|Stream Sync|Stream Wait Event" % k, "1",
+                    "96", "1000"] for k in (1, 2)],
+         "cuda_sync: the kept steps; the last step's Stream Sync dropped with its call")
+    r = tbtest.run([exe, "query", "--format", "csv", "-o", os.path.join(out, "sync.csv"), "-dir", src,
+                    "SELECT side, name, depth, count(*) FROM call_stack WHERE name LIKE '% Sync' "
+                    "OR name LIKE 'Stream Wait%' GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"])
+    if T.check(r.returncode == 0, "query call_stack (syncs)", r.stderr):
+        with open(os.path.join(out, "sync.csv"), newline="") as f:
+            rows = list(csv.reader(f))[1:]
+        T.eq(rows, [["device", "Stream Sync", "3", "2"], ["device", "Stream Wait Event", "3", "2"],
+                    ["host", "Context Sync", "-1", "2"], ["host", "Event Sync", "-1", "2"]],
+             "call_stack: Stream Sync and Stream Wait Event as device events below their calls (the dropped "
+             "step's none), Event and Context Sync host-side slices in no tree")
 
 
 def report(exe, src, out, *params):
@@ -123,6 +199,7 @@ def main():
                     ["autograd::engine::evaluate_function: MmBackward0", "1", "2", "50"], ["aten::mm", "2", "2", "50"],
                     ["cudaLaunchKernel", "3", "1", "20"], ["cudaLaunchKernel", "3", "1", "30"],
                     ["gemm_a", "4", "1", "30"]], "call_stack: depths, kernels below, their time")
+    check_syncs(exe, out)
     return T.finish()
 
 

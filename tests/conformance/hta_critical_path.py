@@ -24,7 +24,9 @@
 # The refs' "runs" do the same for other choices, asked of both reports
 # through their parameters (annotation, instance, data_load_events): HTA's
 # annotation of its alexnet and simple_add test traces, one instance, a
-# window of instances, the whole trace (its cuda_event_sync_multi_stream
+# window of instances (numbered as HTA's instance_id: the device's copies
+# of the steps too, in the trace file's order; on samples/kineto_small
+# instance 3 is a copy), the whole trace (its cuda_event_sync_multi_stream
 # trace), data-load events (HTA's data_loading bound).
 # HTA's test traces are read from the shared data under
 # kineto/hta_critical_path/NAME, else from HTA_TEST_DATA/critical_path/NAME

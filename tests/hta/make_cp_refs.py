@@ -6,7 +6,13 @@
 # pandas and networkx, and is run by hand when the traces or HTA change:
 #
 #   tracebook-gen --kind kineto --events 4000 --seed 7 --ranks 2 --rank R -o GEN/rankR.pt.trace.json  (R = 0, 1)
-#   python3 tests/hta/make_cp_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN [HTA_COMMIT] > tests/hta/critical_path_refs.json
+#   python3 tests/hta/make_cp_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN [HTA_COMMIT] [--reuse OLD] \
+#       > tests/hta/critical_path_refs.json
+#
+# --reuse OLD copies HTA's paths from OLD (a critical_path_refs.json) for
+# each set, and each run whose input and HTA arguments OLD holds the same:
+# only what is new runs HTA (tracebook's side of a run, its params and
+# step, is always taken from RUNS below).
 #
 # And the project's sample samples/kineto_small, the one-rank trace of
 # tests/hta/sync_trace.py (its steps wait on the
@@ -38,7 +44,14 @@ import subprocess
 import sys
 import tempfile
 
-hta_dir, shared, gen = sys.argv[1], sys.argv[2], sys.argv[3]
+argv = sys.argv[1:]
+old = {"sets": {}, "runs": {}}
+if "--reuse" in argv:
+    i = argv.index("--reuse")
+    with open(argv[i + 1]) as f:
+        old = json.load(f)
+    del argv[i:i + 2]
+hta_dir, shared, gen = argv[0], argv[1], argv[2]
 SETS = [
     ("ns_resolution_trace", os.path.join(shared, "kineto", "ns_resolution_trace")),
     ("amd_trace", os.path.join(shared, "kineto", "amd_trace")),
@@ -67,8 +80,14 @@ RUNS = [
      {"data_load_events": "Optimizer.zero_grad"}, None),
     ("sync_trace_whole", "sync_trace", "", None, None, {"annotation": ""}, ""),
     ("kineto_small_whole", "kineto_small", "", None, None, {"annotation": ""}, ""),
-    ("kineto_small_window", "kineto_small", "ProfilerStep", (2, 4), None, {"instance": "1-2"},
+    # instances numbered as HTA: every slice so named, the device's copies
+    # too (gpu_user_annotation), in the trace file's order
+    ("kineto_small_window", "kineto_small", "ProfilerStep", (2, 4), None, {"instance": "2-4"},
      "ProfilerStep#9 .. ProfilerStep#10"),
+    ("kineto_small_device_copy", "kineto_small", "ProfilerStep", 3, None, {"instance": "3"}, "ProfilerStep#9"),
+    ("kineto_small_4", "kineto_small", "ProfilerStep", 4, None, {"instance": "4"}, "ProfilerStep#10"),
+    ("kineto_small_window_1_2", "kineto_small", "ProfilerStep", (1, 2), None, {"instance": "1-2"},
+     "ProfilerStep#8 .. ProfilerStep#9"),
     # aten::mm: ops on the path; Mm.ackward a regular expression only: to
     # HTA MmBackward0 (a node as an op) is bound by data_loading
     ("kineto_small_data_load", "kineto_small", "ProfilerStep", "each", ["nccl:all_reduce", "aten::mm", "Mm.ackward"],
@@ -128,7 +147,7 @@ print(json.dumps(out))
 '''
 
 refs = {"command": "python3 tests/hta/make_cp_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN HTA_COMMIT (see its header)",
-        "hta_commit": sys.argv[4] if len(sys.argv) > 4 else "unknown", "sets": {}, "runs": {}}
+        "hta_commit": argv[3] if len(argv) > 3 else "unknown", "sets": {}, "runs": {}}
 
 
 def analyse(src, annotation, instance, dl):
@@ -147,12 +166,15 @@ def analyse(src, annotation, instance, dl):
 
 
 for name, src in SETS:
-    refs["sets"][name] = analyse(src, "ProfilerStep", "each", None)
+    refs["sets"][name] = old["sets"][name] if name in old["sets"] else analyse(src, "ProfilerStep", "each", None)
 for name, inp, annotation, instance, dl, params, step in RUNS:
     src = INPUTS[inp]
-    run = {"input": inp, "params": params,
-           "hta": {"annotation": annotation, "instance_id": instance, "data_load_events": dl},
-           "ranks": analyse(src, annotation, instance, dl)}
+    hta = {"annotation": annotation, "instance_id": list(instance) if isinstance(instance, tuple) else instance,
+           "data_load_events": dl}
+    was = old["runs"].get(name)
+    same = was is not None and was["input"] == inp and was["hta"] == hta
+    run = {"input": inp, "params": params, "hta": hta,
+           "ranks": was["ranks"] if same else analyse(src, annotation, instance, dl)}
     if step is not None:
         run["step"] = step
     refs["runs"][name] = run

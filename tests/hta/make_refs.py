@@ -7,7 +7,7 @@
 #
 #   tracebook-gen --kind kineto --events 4000 --seed 7 --ranks 2 --rank R -o GEN/rankR.pt.trace.json  (R = 0, 1)
 #   python3 tests/hta/make_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN [HTA_COMMIT] [--reuse OLD] [--only SET,...] \
-#       > tests/hta/refs.json
+#       [--sequences SET,...] [--seq-timeout S] > tests/hta/refs.json
 #
 # Figures: get_queue_length_summary, get_time_spent_blocked_on_full_queue,
 # get_trace_duration, get_cuda_kernel_launch_stats (its rows, and how
@@ -29,7 +29,10 @@
 # its frequent kernel sequences take longer than SEQ_TIMEOUT, "sequences"
 # says so. --reuse OLD copies the sets OLD holds as they are, --only runs
 # the named sets only: parts can be run in parallel and joined by a last
-# run that reuses their union.
+# run that reuses their union. --sequences SET,... runs HTA's frequent
+# kernel sequences again on sets OLD holds (their other figures copied),
+# with --seq-timeout S in place of SEQ_TIMEOUT: the way the sets whose
+# search is long are run, one at a time; the seconds each took go to stderr.
 #
 # Each figure is recorded twice: as HTA gives it ("hta"), and as HTA gives it
 # when its sorts are stable ("stable"). HTA orders the changes of a queue by
@@ -44,21 +47,35 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 # --reuse OLD_REFS: the sets OLD_REFS holds are copied from it as they are
 # (only the sets it lacks are run)
 argv = sys.argv[1:]
-reuse = {}
+reuse, reuse_unreadable = {}, {}
 if "--reuse" in argv:
     i = argv.index("--reuse")
     with open(argv[i + 1]) as f:
-        reuse = json.load(f)["sets"]
+        old = json.load(f)
+    reuse, reuse_unreadable = old["sets"], old.get("unreadable", {})
     del argv[i:i + 2]
 # --only NAME,...: run these sets only (the others reused or left out)
 only = None
 if "--only" in argv:
     i = argv.index("--only")
     only = set(argv[i + 1].split(","))
+    del argv[i:i + 2]
+# --sequences NAME,...: the frequent kernel sequences of these sets run
+# again (the rest of their figures reused); --seq-timeout S: their limit
+redo = set()
+if "--sequences" in argv:
+    i = argv.index("--sequences")
+    redo = set(argv[i + 1].split(","))
+    del argv[i:i + 2]
+seq_timeout = None
+if "--seq-timeout" in argv:
+    i = argv.index("--seq-timeout")
+    seq_timeout = int(argv[i + 1])
     del argv[i:i + 2]
 hta_dir, shared, gen = argv[0], argv[1], argv[2]
 SETS = [
@@ -181,6 +198,8 @@ print(json.dumps(out))
 SEQ_CASES = [("ProfilerStep", 3), ("aten::", 1), ("aten::linear", 1), ("autograd::engine", 2), ("aten::mm", 1),
              ("Backward0", 1), ("Optimizer", 3), ("nccl", 1), ("cudaLaunchKernel", 1)]
 SEQ_TIMEOUT = 300  # s, HTA's search on one set (its larger traces take far longer)
+if seq_timeout is not None:
+    SEQ_TIMEOUT = seq_timeout
 SEQ = r'''
 import json, logging, sys, tempfile
 sys.path.insert(0, sys.argv[1])
@@ -203,22 +222,47 @@ print(json.dumps(out))
 '''
 
 refs = {"command": "python3 tests/hta/make_refs.py HTA_CHECKOUT SHARED_DATA_DIR GEN HTA_COMMIT (see its header)",
-        "hta_commit": sys.argv[4] if len(sys.argv) > 4 else "unknown",
+        "hta_commit": argv[3] if len(argv) > 3 else "unknown",
         "sets": {}, "unreadable": {}}
+
+
+def copy_traces(src, d):
+    """HTA reads every trace file of a folder: the set's own into d"""
+    for f in sorted(os.listdir(src)):
+        if f.endswith((".json", ".json.gz")):
+            shutil.copy(os.path.join(src, f), d)
+
+
+def sequences(name, d):
+    """HTA's frequent kernel sequences on the traces of d, or why not"""
+    t0 = time.monotonic()
+    try:
+        r = subprocess.run([sys.executable, "-c", SEQ, hta_dir, d, json.dumps(SEQ_CASES)], capture_output=True,
+                           text=True, check=True, timeout=SEQ_TIMEOUT)
+        print("%s: sequences in %.0f s" % (name, time.monotonic() - t0), file=sys.stderr)
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    except subprocess.TimeoutExpired:  # not compared (the test says so)
+        print("%s: sequences not done in %d s" % (name, SEQ_TIMEOUT), file=sys.stderr)
+        return "HTA did not finish in %d s" % SEQ_TIMEOUT
+
+
 for name, src, full_at in SETS:
     if name in reuse:
         refs["sets"][name] = reuse[name]
+        if name in redo:
+            with tempfile.TemporaryDirectory() as d:
+                copy_traces(src, d)
+                refs["sets"][name] = dict(reuse[name], sequences=sequences(name, d))
+        continue
+    if only is not None and name not in only:  # what OLD said of it, if anything
+        if name in reuse_unreadable:
+            refs["unreadable"][name] = reuse_unreadable[name]
         continue
     if not os.path.isdir(src) or not any(f.endswith((".json", ".json.gz")) for f in os.listdir(src)):
         refs["unreadable"][name] = "absent from the checkout"
         continue
-    if only is not None and name not in only:
-        continue
     with tempfile.TemporaryDirectory() as d:
-        # HTA reads every trace file of a folder
-        for f in sorted(os.listdir(src)):
-            if f.endswith((".json", ".json.gz")):
-                shutil.copy(os.path.join(src, f), d)
+        copy_traces(src, d)
         entry = {"max_queue_length": full_at}
         if name.startswith("hta_"):  # where the test finds it in a checkout's tests/data
             entry["hta_path"] = os.path.relpath(src, HTA_DATA)
@@ -241,12 +285,7 @@ for name, src, full_at in SETS:
             del entry["stable"]["annotations"]
         if sorted(map(str, entry["stable"]["aten"])) == sorted(map(str, entry["hta"]["aten"])):
             del entry["stable"]["aten"]
-        try:
-            r = subprocess.run([sys.executable, "-c", SEQ, hta_dir, d, json.dumps(SEQ_CASES)], capture_output=True,
-                               text=True, check=True, timeout=SEQ_TIMEOUT)
-            entry["sequences"] = json.loads(r.stdout.strip().splitlines()[-1])
-        except subprocess.TimeoutExpired:  # not compared (the test says so)
-            entry["sequences"] = "HTA did not finish in %d s" % SEQ_TIMEOUT
+        entry["sequences"] = sequences(name, d)
         refs["sets"][name] = entry
 # get_potential_stragglers on the job of tests/hta/straggler_trace.py
 STRAG = r'''

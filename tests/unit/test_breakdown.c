@@ -142,7 +142,7 @@ static const char rows_sql[] =
     "  (800000, 1000000, 1, 8, 60003, 0), (1044000, 1100000, 1, 9, 60003, 0),"
     "  (850000, 1000000, 1, 12, 50001, 0), (899500, 901500, 1, 13, 50001, 0);"
     "INSERT INTO STEP_TIME VALUES (1, 800000, 1000000, 0), (2, 1044000, 1100000, 0);"
-    "INSERT INTO TB_EVENT VALUES (0, 1, 7, 'X', 11, 9, 1046000, 1099000, NULL);";
+    "INSERT INTO TB_EVENT VALUES (0, 1, 7, 'X', 11, 9, 1046000, 1099000, NULL, NULL);";
 
 static int setup(void **state)
 {
@@ -514,6 +514,52 @@ static void mixed_ranks(void **state)
                         "call (metrics.exposed.linked_only: false counts them)\n");
 }
 
+/* The rows of host_only_span's DB (its comment says what they are). */
+static const char HOST_ONLY[] =
+        "INSERT INTO STRING_IDS VALUES (1, 'ProfilerStep#1'), (2, 'ProfilerStep#2'), (3, 'aten::mm'),"
+        "  (4, 'aten::add'), (5, 'python_function'), (6, 'step_fn'), (7, 'gemm_kernel'), (8, 'cudaLaunchKernel');"
+        "INSERT INTO TB_RANK VALUES (0, NULL, 'h.json'), (1, NULL, 'e.json'), (2, NULL, 'g.json');"
+        "INSERT INTO PYTORCH_API (startNs, endNs, globalTid, name, type, rankId) VALUES"
+        "  (1000000, 2000000, 1, 1, 60003, 0), (3000000, 4000000, 1, 2, 60003, 0),"
+        "  (1500000, 1600000, 1, 3, 50001, 0), (3500000, 3600000, 1, 4, 50001, 0);"
+        "INSERT INTO TB_EVENT VALUES (0, 1, 1, 'X', 5, 6, 2500000, 2600000, NULL, NULL);"
+        "INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, streamId, taskType, rankId, name)"
+        "  VALUES (20000, 30000, 0, 1, 1, 7, 1, 2, 7);"
+        "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, rankId) VALUES (7, 1, 2);"
+        "INSERT INTO CANN_API (startNs, endNs, type, globalTid, connectionId, name, rankId) VALUES"
+        "  (10000, 12000, 60001, 1, 1, 8, 2);";
+
+/*
+ * hta_trace_span of a rank without device work: HTA's get_trace_duration,
+ * the span of its host events (µs below, the DB holds ns). Rank 0:
+ * ProfilerStep#1 [1000, 2000], #2 [3000, 4000], aten::mm at 1500, aten::add
+ * at 3500, a python_function slice at 2500. HTA's window (two steps) keeps
+ * the starts before the last step's, 3000: 1000 to 2500, 1500; with
+ * drop_last_step false those at or before its end, 4000: 1000 to 3500,
+ * 2500. Rank 1: in TB_RANK only, no event: no row, a note. Rank 2: a
+ * kernel [20, 30] launched at 10: 10 to 20, 10. queue_full_time's join
+ * (queue_length) has rank 2's stream only: no row for rank 0.
+ */
+static void host_only_span(void **state)
+{
+    (void)state;
+    char db[sizeof dbpath];
+    snprintf(db, sizeof db, "%s/host_only.db", tmpdir);
+    assert_int_equal(tu_unified_db(db, HOST_ONLY), 0);
+    capture c;
+    notes nt;
+    run_noted(&c, &nt, db, "SELECT * FROM hta_trace_span ORDER BY rank");
+    assert_string_equal(c.text, "rank|first_ts|last_ts|duration\n0|1000|2500|1500\n2|10|20|10\n");
+    assert_non_null(strstr(nt.text, "hta_trace_span: rank 1: no row: the rank has no device task, host call or "
+                                    "slice\n"));
+    assert_null(strstr(nt.text, "hta_trace_span: rank 0"));
+    cap_init(&c);
+    cap_assert_spec(&c, db, "{hta: {drop_last_step: false}}", "SELECT * FROM hta_trace_span WHERE rank = 0",
+                    "rank|first_ts|last_ts|duration\n0|1000|3500|2500\n");
+    run_noted(&c, &nt, db, "SELECT DISTINCT rank FROM queue_length ORDER BY rank");
+    assert_string_equal(c.text, "rank\n2\n");
+}
+
 /* Runs one spec per YAML text (NULL-terminated list) over db in one run, into c and nt;
  * on the connection con (NULL: a new one). */
 static void run_specs_noted(capture *c, notes *nt, const char *db, sqlite3 *con, const char *const *yaml)
@@ -755,6 +801,7 @@ int main(void)
         cmocka_unit_test(exposed_default),
         cmocka_unit_test(queue_length_series),
         cmocka_unit_test(mixed_ranks),
+        cmocka_unit_test(host_only_span),
         cmocka_unit_test(three_from_one_read),
         cmocka_unit_test(option_errors),
         cmocka_unit_test(builtin_reports),
