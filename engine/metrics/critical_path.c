@@ -275,15 +275,36 @@ static int cmp_annot(const void *a, const void *b)
     return (x->ord > y->ord) - (x->ord < y->ord);
 }
 
-/* An annotation slice of read_steps' SQL, kept when HTA's window keeps it. */
-static int step_row(sqlite3_stmt *st, void *ctx)
+/* Reads the annotation slices of SQL (?1 the rank, ?2 the annotation;
+ * columns start, end, name, order and, when HOST_COL, whether the row is a
+ * host slice) that HTA's window keeps into *V. */
+typedef struct annot_read {
+    rank_read r;
+    annot **v;
+    size_t *n, *cap;
+    int host_col;
+} annot_read;
+
+static int annot_row(sqlite3_stmt *st, void *ctx)
 {
-    const rank_read *r = ctx;
+    const annot_read *ar = ctx;
     annot a = {.name = sqlite3_column_int64(st, 2), .ord = sqlite3_column_int64(st, 3), .last = -1};
-    hta_time(r->h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &a.ts, &a.te);
-    if (!hta_host_kept(r->h, r->cut, a.ts, a.te, 1))
+    hta_time(ar->r.h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &a.ts, &a.te);
+    if (!hta_host_kept(ar->r.h, ar->r.cut, a.ts, a.te, ar->host_col ? sqlite3_column_int(st, 4) : 1))
         return 0;
-    return VEC_PUSH(r->d->a, r->d->na, r->d->capa, a);
+    return VEC_PUSH(*ar->v, *ar->n, *ar->cap, a);
+}
+
+static tb_status read_annots(const hta_ctx *h, int64_t rank, const char *sql, annot_read *ar, tb_error *err)
+{
+    const cp_choice *ch = h->extra;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    sqlite3_bind_int64(st, 1, rank);
+    sqlite3_bind_text(st, 2, ch->annotation, -1, SQLITE_STATIC);
+    ar->r = (rank_read){h, hta_cut(h, rank), NULL};
+    return metrics_each_row(h->m->db, st, h->what, annot_row, ar, err);
 }
 
 /* The rank's instances of the annotation: its host slices whose name
@@ -295,28 +316,11 @@ static tb_status read_steps(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
         "WITH n AS (SELECT id FROM STRING_IDS WHERE instr(value, ?2) > 0) "
         "SELECT startNs, endNs, name, min(rowid) FROM PYTORCH_API WHERE ifnull(rankId, 0) = ?1 AND name IN n "
         "  AND startNs IS NOT NULL AND endNs IS NOT NULL GROUP BY startNs, endNs, name";
-    const cp_choice *ch = h->extra;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_bind_int64(st, 1, rank);
-    sqlite3_bind_text(st, 2, ch->annotation, -1, SQLITE_STATIC);
-    rank_read r = {h, hta_cut(h, rank), d};
-    tb_status rc = metrics_each_row(h->m->db, st, h->what, step_row, &r, err);
+    annot_read ar = {.v = &d->a, .n = &d->na, .cap = &d->capa};
+    tb_status rc = read_annots(h, rank, sql, &ar, err);
     if (!rc && d->na)
         qsort(d->a, d->na, sizeof *d->a, cmp_annot);
     return rc;
-}
-
-/* An instance of read_hta_instances' SQL, kept when HTA's window keeps it. */
-static int hta_instance_row(sqlite3_stmt *st, void *ctx)
-{
-    const rank_read *r = ctx;
-    annot a = {.name = sqlite3_column_int64(st, 2), .ord = sqlite3_column_int64(st, 3), .last = -1};
-    hta_time(r->h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &a.ts, &a.te);
-    if (!hta_host_kept(r->h, r->cut, a.ts, a.te, sqlite3_column_int(st, 4)))
-        return 0;
-    return VEC_PUSH(r->d->hi, r->d->nhi, r->d->caphi, a);
 }
 
 /* The rank's instances of the annotation as HTA numbers them for its
@@ -334,14 +338,8 @@ static tb_status read_hta_instances(const hta_ctx *h, int64_t rank, rankdata *d,
         "UNION ALL SELECT startNs, endNs, name, rowid, 0, fileOffset IS NULL, fileOffset, 1 FROM TB_EVENT "
         "WHERE ifnull(rankId, 0) = ?1 AND name IN n AND ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
         "ORDER BY 6, 7, 1, 8, 4";
-    const cp_choice *ch = h->extra;
-    sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    sqlite3_bind_int64(st, 1, rank);
-    sqlite3_bind_text(st, 2, ch->annotation, -1, SQLITE_STATIC);
-    rank_read r = {h, hta_cut(h, rank), d};
-    return metrics_each_row(h->m->db, st, h->what, hta_instance_row, &r, err);
+    annot_read ar = {.v = &d->hi, .n = &d->nhi, .cap = &d->caphi, .host_col = 1};
+    return read_annots(h, rank, sql, &ar, err);
 }
 
 /* Host calls by (connection, start), to find a task's launching call. */
