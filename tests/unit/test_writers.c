@@ -401,16 +401,6 @@ static double round_ref(double d)
     return strtod(t, NULL);
 }
 
-static uint64_t rnd_state = 88172645463325252ull;
-
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
-
 /* numfmt_round and numfmt_round_pct, which mostly do not print, give the
  * very double the printing does: short decimals (scaled integers, ratios
  * read from SQL), computed noise, 16- and 17-digit values, any bit pattern. */
@@ -430,17 +420,17 @@ static void test_round_fast(void **state)
     }
     char buf[64];
     for (int n = 0; n < 300000; n++) {
-        uint64_t r = rnd();
+        uint64_t r = tu_rnd();
         double d;
         switch (n % 4) {
         case 0: /* m / 10^k, m of up to 17 digits: what a scaled time or a SQL ratio gives */
-            d = (double)(int64_t)(r % 100000000000000000ull) / pow(10, (double)(rnd() % 23));
+            d = (double)(int64_t)(r % 100000000000000000ull) / pow(10, (double)(tu_rnd() % 23));
             break;
         case 1: /* a computed value: a ratio of two integers */
-            d = (double)(r % 10000000) / (double)(rnd() % 9999 + 1);
+            d = (double)(r % 10000000) / (double)(tu_rnd() % 9999 + 1);
             break;
         case 2: /* a short decimal with binary noise in its last bit */
-            snprintf(buf, sizeof buf, "%llu.%03llu", (unsigned long long)(r % 100000), (unsigned long long)(rnd() % 1000));
+            snprintf(buf, sizeof buf, "%llu.%03llu", (unsigned long long)(r % 100000), (unsigned long long)(tu_rnd() % 1000));
             d = nextafter(strtod(buf, NULL), r & 1 ? INFINITY : -INFINITY);
             break;
         default: /* any finite double */
@@ -455,15 +445,15 @@ static void test_round_fast(void **state)
     /* a short decimal (at most 15 digits, 1 to 22 decimals) is written as itself, both ways */
     char want[64], got[NUMFMT_MAX];
     for (int n = 0; n < 200000; n++) {
-        int k = (int)(rnd() % 22) + 1, sig = (int)(rnd() % 15) + 1;
+        int k = (int)(tu_rnd() % 22) + 1, sig = (int)(tu_rnd() % 15) + 1;
         uint64_t m = 0;
         for (int i = 0; i < sig; i++)
-            m = m * 10 + (i ? rnd() % 10 : rnd() % 9 + 1);
+            m = m * 10 + (i ? tu_rnd() % 10 : tu_rnd() % 9 + 1);
         if (m % 10 == 0)
             m++; /* no trailing zero after the point */
         char digits[24];
         int nd = snprintf(digits, sizeof digits, "%llu", (unsigned long long)m), w = 0;
-        if (rnd() & 1)
+        if (tu_rnd() & 1)
             want[w++] = '-';
         if (nd <= k) {
             w += snprintf(want + w, sizeof want - (size_t)w, "0.%0*d%s", k - nd, 0, digits);
@@ -498,11 +488,11 @@ static void test_scaled_round(void **state)
         }
     }
     for (int n = 0; n < 300000; n++) {
-        uint64_t r = rnd();
-        int sc = (int)(rnd() % 10);
+        uint64_t r = tu_rnd();
+        int sc = (int)(tu_rnd() % 10);
         /* up to 19 digits, most under 10^15 (a time in ns), some past it */
         int64_t v = (int64_t)(r % (n % 3 ? 1000000000000000ull : 9000000000000000000ull));
-        if (rnd() & 1)
+        if (tu_rnd() & 1)
             v = -v;
         double want = numfmt_round(sc ? (double)v / pow(10, sc) : (double)v);
         if (numfmt_scaled_round(v, sc) != want)

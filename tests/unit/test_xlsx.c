@@ -486,16 +486,6 @@ static void test_ratio_own_format(void **state)
     has(s, "<cfRule type=\"expression\" dxfId=\"0\" priority=\"1\"><formula>AND(ISNUMBER(A2),A2&lt;10)</formula>");
 }
 
-static uint64_t rnd_state = 88172645463325252ull;
-
-static uint64_t rnd(void)
-{
-    rnd_state ^= rnd_state << 13;
-    rnd_state ^= rnd_state >> 7;
-    rnd_state ^= rnd_state << 17;
-    return rnd_state;
-}
-
 /* The width attribute of column c's <col> in sheet xml ("" when none). */
 static void col_width(const char *xml, int c, char *out, size_t n)
 {
@@ -531,12 +521,12 @@ static void test_real_widths(void **state)
         unsigned want = 4; /* the header and its filter button */
         char buf[NUMFMT_MAX];
         for (int r = 0; r < ROWS; r++) {
-            uint64_t x = rnd();
+            uint64_t x = tu_rnd();
             double d;
             switch (f) {
-            case 0: d = (double)(x % 10000000) / (double)(rnd() % 9999 + 1); break;       /* ratios, long digits */
-            case 1: d = 1.0 / (double)(x % 100000000 + 1) / pow(10, (double)(rnd() % 25)); break; /* below 1 */
-            case 2: d = -(double)(x % 100000) / 7.0 / pow(10, (double)(rnd() % 8)); break; /* negatives */
+            case 0: d = (double)(x % 10000000) / (double)(tu_rnd() % 9999 + 1); break;       /* ratios, long digits */
+            case 1: d = 1.0 / (double)(x % 100000000 + 1) / pow(10, (double)(tu_rnd() % 25)); break; /* below 1 */
+            case 2: d = -(double)(x % 100000) / 7.0 / pow(10, (double)(tu_rnd() % 8)); break; /* negatives */
             case 3: d = (double)(int64_t)(x % 2000000) / 1000.0 - 1000.0; break;           /* short decimals */
             case 4: /* longer and longer: 100 and 0 to 13 decimals, then their negatives */
             case 5: {

@@ -244,6 +244,17 @@ static inline void shared_path(char *path, size_t cap, const char *rel)
     assert_true(w > 0 && (size_t)w < cap);
 }
 
+/* A fixed pseudo-random sequence (xorshift64): the same values every run,
+ * so a failing case can be found again. */
+static inline uint64_t tu_rnd(void)
+{
+    static uint64_t state = 88172645463325252ull;
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+}
+
 #ifdef TU_WITH_SQLITE
 #include <sqlite3.h>
 
