@@ -29,7 +29,8 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId,streamId,"
                                 "argsShape,argsValues", 10, "name,argsShape"},
     [R_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,"
-                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId,streamId,argsShape,argsValues,fileOffset", 15,
+                                      "fwdThreadId,inputDtypes,inputShapes,type,rankId,streamId,argsShape,argsValues,"
+                                      "fileOffset", 15,
                                       "name,inputDtypes,inputShapes,argsShape"},
     [R_STEP_TIME] = {"STEP_TIME", "id,startNs,endNs,rankId", 4, ""},
     [R_OVERLAP_ANALYSIS] = {"OVERLAP_ANALYSIS", "id,deviceId,startNs,endNs,type,rankId", 6, ""},

@@ -1238,7 +1238,8 @@ static tb_status rank_paths(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
         return step_path(h, rank, d, &w, INT64_MIN, INT64_MAX, err);
     }
     if (ch->all ? !d->na : !d->nhi) {
-        note_plain(h, rank, ch->all ? "no host slice's name holds the annotation" : "no slice's name holds the annotation",
+        note_plain(h, rank,
+                   ch->all ? "no host slice's name holds the annotation" : "no slice's name holds the annotation",
                    ch->annotation);
         return TB_OK;
     }

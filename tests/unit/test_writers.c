@@ -430,7 +430,8 @@ static void test_round_fast(void **state)
             d = (double)(r % 10000000) / (double)(tu_rnd() % 9999 + 1);
             break;
         case 2: /* a short decimal with binary noise in its last bit */
-            snprintf(buf, sizeof buf, "%llu.%03llu", (unsigned long long)(r % 100000), (unsigned long long)(tu_rnd() % 1000));
+            snprintf(buf, sizeof buf, "%llu.%03llu", (unsigned long long)(r % 100000),
+                     (unsigned long long)(tu_rnd() % 1000));
             d = nextafter(strtod(buf, NULL), r & 1 ? INFINITY : -INFINITY);
             break;
         default: /* any finite double */
