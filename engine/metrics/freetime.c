@@ -32,6 +32,7 @@
 
 #include "metrics/metrics.h"
 #include "metrics/torchlink.h"
+#include "util/vec.h"
 
 #define WHAT "free_time"
 #define DIFF_WAIT_NS 50000
@@ -94,43 +95,28 @@ static int type_index(rank_data *r, const char *name)
     for (size_t i = 0; i < r->ntypes; i++)
         if (strcmp(r->types[i], name) == 0)
             return (int)i;
-    if (r->ntypes == r->tcap) {
-        size_t c = r->tcap ? r->tcap * 2 : 16;
-        char **p = realloc(r->types, c * sizeof *p);
-        if (!p)
-            return -2;
-        r->types = p;
-        r->tcap = c;
-    }
-    if (!(r->types[r->ntypes] = strdup(name)))
+    char *copy = strdup(name);
+    if (!copy || VEC_PUSH(r->types, r->ntypes, r->tcap, copy)) {
+        free(copy);
         return -2;
-    return (int)r->ntypes++;
+    }
+    return (int)r->ntypes - 1;
 }
 
 /* A task of read_links' SQL with its calls. */
 static int link_row(sqlite3_stmt *q, void *ctx)
 {
     rank_data *r = ctx;
-    if (r->n == r->cap) {
-        size_t c = r->cap ? r->cap * 2 : 256;
-        link *p = realloc(r->l, c * sizeof *p);
-        if (!p)
-            return -1;
-        r->l = p;
-        r->cap = c;
-    }
-    link *l = &r->l[r->n];
-    l->type = type_index(r, (const char *)sqlite3_column_text(q, 0));
-    if (l->type == -2)
+    link l = {.type = type_index(r, (const char *)sqlite3_column_text(q, 0))};
+    if (l.type == -2)
         return -1;
-    l->ts = sqlite3_column_int64(q, 1);
-    l->end = sqlite3_column_int64(q, 2);
-    l->cann_ts = sqlite3_column_int64(q, 3);
-    l->cann_end = sqlite3_column_int64(q, 4);
-    l->has_pt = sqlite3_column_type(q, 5) != SQLITE_NULL && sqlite3_column_int64(q, 5) != 0;
-    l->pt_end = sqlite3_column_int64(q, 6);
-    r->n++;
-    return 0;
+    l.ts = sqlite3_column_int64(q, 1);
+    l.end = sqlite3_column_int64(q, 2);
+    l.cann_ts = sqlite3_column_int64(q, 3);
+    l.cann_end = sqlite3_column_int64(q, 4);
+    l.has_pt = sqlite3_column_type(q, 5) != SQLITE_NULL && sqlite3_column_int64(q, 5) != 0;
+    l.pt_end = sqlite3_column_int64(q, 6);
+    return VEC_PUSH(r->l, r->n, r->cap, l);
 }
 
 /* The rank's tasks with their calls, by task start (the recipe's query). */
@@ -193,16 +179,8 @@ static int gap_row(sqlite3_stmt *q, void *ctx)
 {
     gap_read *r = ctx;
     int64_t a = sqlite3_column_int64(q, 0), b = sqlite3_column_int64(q, 1);
-    if (r->any && a > r->hi) {
-        if (r->k == r->cap) {
-            r->cap = r->cap ? r->cap * 2 : 64;
-            gap *p = realloc(r->g, r->cap * sizeof *p);
-            if (!p)
-                return -1;
-            r->g = p;
-        }
-        r->g[r->k++] = (gap){r->hi, a};
-    }
+    if (r->any && a > r->hi && VEC_PUSH(r->g, r->k, r->cap, ((gap){r->hi, a})))
+        return -1;
     r->hi = !r->any || b > r->hi ? b : r->hi;
     r->any = 1;
     return 0;
