@@ -32,8 +32,8 @@
 #include "db/torchlinks.h"
 #include "util/vec.h"
 
-/* One integer from sql: 1 with *v set, 0 without a row, -1 on failure. */
-static int one_int(sqlite3 *db, const char *sql, int64_t *v)
+/* See torchlinks.h. */
+int db_one_int(sqlite3 *db, const char *sql, int64_t *v)
 {
     sqlite3_stmt *q = NULL;
     if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
@@ -364,7 +364,7 @@ int db_torch_links_make(sqlite3 *db, db_torch_links *l)
 {
     *l = (db_torch_links){0};
     int64_t cat = 0;
-    int has = one_int(db, "SELECT id FROM main.STRING_IDS WHERE value = 'async_npu'", &cat);
+    int has = db_one_int(db, "SELECT id FROM main.STRING_IDS WHERE value = 'async_npu'", &cat);
     return has > 0 ? link_flows(db, cat, l) : has;
 }
 

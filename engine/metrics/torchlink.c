@@ -33,19 +33,6 @@ static tb_status db_fail(const metric_ctx *m, const char *what, tb_error *err)
     return tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
 }
 
-/* One integer from sql: 1 with *v set, 0 without a row, -1 on failure. */
-static int one_int(const metric_ctx *m, const char *sql, int64_t *v)
-{
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(m->db, sql, -1, &q, NULL) != SQLITE_OK)
-        return -1;
-    int s = sqlite3_step(q), got = s == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL;
-    if (got)
-        *v = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return s == SQLITE_ROW || s == SQLITE_DONE ? got : -1;
-}
-
 /* The linked calls as PYTORCH_API rows with their ids: all of them without
  * a window; in one, those the window's view of PYTORCH_API keeps (it is
  * scanned once, each row probing the links; the view filters by rank and
@@ -67,7 +54,8 @@ static const char calls_window[] =
 static tb_status make_calls(const metric_ctx *m, const char *what, tb_error *err)
 {
     int64_t v = 0;
-    int windowed = one_int(m, "SELECT 1 FROM temp.sqlite_master WHERE type = 'view' AND name = 'PYTORCH_API'", &v);
+    int windowed =
+        db_one_int(m->db, "SELECT 1 FROM temp.sqlite_master WHERE type = 'view' AND name = 'PYTORCH_API'", &v);
     if (windowed < 0)
         return db_fail(m, what, err);
     char *sql = sqlite3_mprintf(calls_sql, windowed ? calls_window : calls_all);
@@ -115,7 +103,8 @@ static int write_links(const metric_ctx *m, const db_torch_links *l)
 static tb_status make_links(const metric_ctx *m, const char *what, tb_error *err)
 {
     int64_t v = 0;
-    int made = one_int(m, "SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = 'tb_m_tl_ids'", &v);
+    int made =
+        db_one_int(m->db, "SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = 'tb_m_tl_ids'", &v);
     if (made)
         return made < 0 ? db_fail(m, what, err) : TB_OK;
     tb_status rc = metrics_exec(m, what,
@@ -157,7 +146,7 @@ tb_status torch_links_open(const metric_ctx *m, const char *what, const char *ro
         if (!q)
             return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", what);
         int64_t v = 0;
-        int any = one_int(m, q, &v);
+        int any = db_one_int(m->db, q, &v);
         sqlite3_free(q);
         if (any <= 0)
             return any < 0 ? db_fail(m, what, err) : TB_OK;
