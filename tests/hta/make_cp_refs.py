@@ -15,7 +15,8 @@
 # step, is always taken from RUNS below).
 #
 # And the project's sample samples/kineto_small, the one-rank trace of
-# tests/hta/sync_trace.py (its steps wait on the
+# tests/hta/cross_sync_trace.py (syncs that wait on the step before), the
+# one-rank trace of tests/hta/sync_trace.py (its steps wait on the
 # device through Stream Sync, Event Sync, Context Sync and Stream Wait
 # Event events; with --two-devices, a second device whose launch onto the
 # same stream number must not be taken for the awaited one), and the
@@ -64,6 +65,7 @@ SETS = [
     ("kineto_small", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "kineto_small")),
     ("hta_cuda_event_sync", os.path.join(shared, "kineto", "hta_critical_path", "cuda_event_sync")),
     ("sync_trace_two_devices", ["--two-devices"]),
+    ("cross_sync_trace", ["cross_sync_trace.py"]),  # syncs across a step boundary
 ]
 HTA_CP = os.path.join(shared, "kineto", "hta_critical_path")
 # the inputs of the runs: the sets', and HTA's other test traces
