@@ -23,7 +23,8 @@ CREATE TABLE TASK (
     globalTaskId INTEGER, globalPid INTEGER, taskType INTEGER, contextId INTEGER,
     streamId INTEGER, taskId INTEGER, modelId INTEGER,
     rankId INTEGER, name INTEGER,         -- tracebook: rank; slice name (string id)
-    argsShape INTEGER, argsValues BLOB    -- tracebook: a timeline slice's args (docs/schema.md)
+    argsShape INTEGER, argsValues BLOB,   -- tracebook: a timeline slice's args (docs/schema.md)
+    fileOffset INTEGER                    -- tracebook: a Kineto event's byte offset in its trace file (its order)
 );
 -- opType: the input's; for a trace (which gives none) taken from the kernel's
 -- name (docs/inputs.md, "Kernel types")
@@ -56,7 +57,8 @@ CREATE TABLE CANN_API (
     startNs INTEGER, endNs INTEGER, type INTEGER, globalTid INTEGER,
     connectionId INTEGER, name INTEGER, rankId INTEGER,
     streamId INTEGER,                   -- tracebook: a trace call's args.stream (HTA's stream rule)
-    argsShape INTEGER, argsValues BLOB  -- tracebook: a timeline slice's args (docs/schema.md)
+    argsShape INTEGER, argsValues BLOB, -- tracebook: a timeline slice's args (docs/schema.md)
+    fileOffset INTEGER                  -- tracebook: a Kineto event's byte offset in its trace file (its order)
 );
 CREATE TABLE PYTORCH_API (
     startNs INTEGER, endNs INTEGER, globalTid INTEGER, connectionId INTEGER,

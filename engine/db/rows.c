@@ -13,7 +13,7 @@
 
 const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_TASK] = {"TASK", "startNs,endNs,deviceId,connectionId,globalTaskId,globalPid,taskType,"
-                        "contextId,streamId,taskId,modelId,rankId,name,argsShape,argsValues", 15,
+                        "contextId,streamId,taskId,modelId,rankId,name,argsShape,argsValues,fileOffset", 16,
                 "taskType,name,argsShape"},
     [R_COMPUTE_TASK_INFO] = {"COMPUTE_TASK_INFO", "name,globalTaskId,taskType,opType,blockNum,"
                                                   "mixBlockNum,inputShapes,rankId", 8,
@@ -27,7 +27,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                                    "name,taskType,groupName"},
     [R_MEMCPY_INFO] = {"MEMCPY_INFO", "globalTaskId,size,memcpyOperation,rankId", 4, ""},
     [R_CANN_API] = {"CANN_API", "startNs,endNs,type,globalTid,connectionId,name,rankId,streamId,"
-                                "argsShape,argsValues", 10, "name,argsShape"},
+                                "argsShape,argsValues,fileOffset", 11, "name,argsShape"},
     [R_PYTORCH_API] = {"PYTORCH_API", "startNs,endNs,globalTid,connectionId,name,sequenceNumber,"
                                       "fwdThreadId,inputDtypes,inputShapes,type,rankId,streamId,argsShape,argsValues,"
                                       "fileOffset", 15,

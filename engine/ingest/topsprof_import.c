@@ -93,7 +93,7 @@ static int on_trace(void *p, const tops_trace *t)
     c->res->events++;
     if (!strcmp(t->klass, "RUNTIME") || !strcmp(t->klass, "CPU")) {
         int64_t tid = t->pid < 0 ? 0 : (int64_t)t->pid;
-        tb_val v[10] = {VINT(t->start_ns), VINT(end), VINT(!strcmp(t->klass, "RUNTIME") ? 60004 : 60005),
+        tb_val v[11] = {VINT(t->start_ns), VINT(end), VINT(!strcmp(t->klass, "RUNTIME") ? 60004 : 60005),
                        VINT(tid << 32 | (tid & 0xffffffff)), VNULL, VINT(name), VINT(c->opt->rank), VNULL};
         c->res->dest[TB_DEST_CANN_API]++;
         return row(c, R_CANN_API, v);
@@ -103,7 +103,7 @@ static int on_trace(void *p, const tops_trace *t)
     int64_t node = t->node_name[0] ? intern(c, t->node_name) : -2;
     if (node == -1)
         return -1;
-    tb_val task[15] = {VINT(t->start_ns), VINT(end), VINT(dev), VNULL, VINT(gid), t->pid < 0 ? VNULL : VINT(t->pid),
+    tb_val task[16] = {VINT(t->start_ns), VINT(end), VINT(dev), VNULL, VINT(gid), t->pid < 0 ? VNULL : VINT(t->pid),
                        VINT(c->s_gcu), VNULL, VNULL, VNULL, VINT(TB_STEP_MODEL_ID), VINT(c->opt->rank), VINT(name)};
     /* the node (graph op) name is the op type of the kernel, when the listing has one */
     tb_val info[8] = {VINT(name), VINT(gid), VINT(c->s_gcu), node < 0 ? VNULL : VINT(node), VNULL, VNULL, VNULL,

@@ -662,7 +662,9 @@ static int put_pytorch(imp *im, trace_event *ev, int64_t pid, int type)
     return 0;
 }
 
-static int put_cann(imp *im, trace_event *ev, int64_t pid, int type)
+/* A CANN_API row; with_offset: a Kineto call, whose place in the file
+ * (fileOffset) HTA's numbering of annotation instances follows. */
+static int put_cann(imp *im, trace_event *ev, int64_t pid, int type, int with_offset)
 {
     int64_t name = intern_span(im, ev->name);
     if (name == -1)
@@ -670,8 +672,9 @@ static int put_cann(imp *im, trace_event *ev, int64_t pid, int type)
     tb_val conn = arg_intval(ev, "connection_id");
     if (conn.type == V_NULL)
         conn = arg_intval(ev, "correlation");
-    tb_val v[10] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(type), VINT(global_tid(pid, ev->tid)), conn,
-                    idval(name), VINT(im->opt->rank), arg_intval(ev, "stream")};
+    tb_val v[11] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(type), VINT(global_tid(pid, ev->tid)), conn,
+                    idval(name), VINT(im->opt->rank), arg_intval(ev, "stream"), VNULL, VNULL,
+                    with_offset ? VINT(ev->offset) : VNULL};
     int64_t tid;
     tb_val tidv = js_span_int(ev->tid, &tid) == 0 ? VINT(tid) : VNULL;
     slice_arg cols[] = {SLICE_ARG("connection_id", conn), SLICE_ARG("correlation", conn), SLICE_ARG("stream", v[7]),
@@ -699,23 +702,26 @@ static int cann_level_type(trace_event *ev)
     return API_ACL;
 }
 
-/* The members a task's rows hold beyond its TASK row (sizes, block counts). */
+/* The members a task's rows hold beyond its TASK row (sizes, block counts),
+ * and whether the row keeps its place in the file (offset: a Kineto task). */
 typedef struct task_more {
     slice_arg a[5];
     int n;
+    int offset;
 } task_more;
 
 /* One TASK row; returns its globalTaskId, or -1. keys names the args that
  * its device, stream, task id, connection id, model and context came from
- * (NULL: none), kind its SHAPE_*. */
+ * (NULL: none), kind its SHAPE_*; more->offset, when set, its fileOffset. */
 static int64_t put_task(imp *im, trace_event *ev, int64_t pid, int64_t device, int64_t stream,
                         int64_t task_id, tb_val conn, int64_t task_type, int64_t model, int64_t context,
                         int64_t name, int kind, const slice_arg keys[7], const task_more *more)
 {
     int64_t gid = im->ids->next_task++;
-    tb_val v[15] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(device), conn, VINT(gid), VINT(pid),
+    tb_val v[16] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(device), conn, VINT(gid), VINT(pid),
                     idval(task_type), context < 0 ? VNULL : VINT(context), stream < 0 ? VNULL : VINT(stream),
-                    task_id < 0 ? VNULL : VINT(task_id), VINT(model), VINT(im->opt->rank), idval(name)};
+                    task_id < 0 ? VNULL : VINT(task_id), VINT(model), VINT(im->opt->rank), idval(name),
+                    VNULL, VNULL, more && more->offset ? VINT(ev->offset) : VNULL};
     slice_arg cols[12];
     int n = 0;
     const tb_val held[7] = {v[2], v[8], v[8], v[9], conn, v[10], v[7]};
@@ -993,7 +999,7 @@ static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
     if (name == -1 || cat == -1)
         return -1;
     static const slice_arg keys[7] = {KEY("device"), KEY("stream"), {0}, {0}, KEY("correlation"), {0}, {0}};
-    task_more more = {.a = {SLICE_ARG("bytes", arg_intval(ev, "bytes"))}, .n = !is_kernel};
+    task_more more = {.a = {SLICE_ARG("bytes", arg_intval(ev, "bytes"))}, .n = !is_kernel, .offset = 1};
     int64_t gid = put_task(im, ev, pid, dev, stream, -1, corr, cat, INVALID_ID, -1, name, SHAPE_GPU_TASK, keys, &more);
     if (gid < 0 || (im->first && put_first_corr(im, corr)))
         return -1;
@@ -1063,11 +1069,11 @@ static int route_by_cat(imp *im, trace_event *ev, int64_t pid)
     if (span_eq(c, "gpu_memcpy") || span_eq(c, "gpu_memset") || span_eq(c, "Memcpy") || span_eq(c, "Memset"))
         return put_gpu(im, ev, pid, 0);
     if (span_eq(c, "cuda_runtime") || span_eq(c, "Runtime"))
-        return put_cann(im, ev, pid, API_CUDA_RUNTIME);
+        return put_cann(im, ev, pid, API_CUDA_RUNTIME, 1);
     if (span_eq(c, "cuda_driver"))
-        return put_cann(im, ev, pid, API_CUDA_DRIVER);
+        return put_cann(im, ev, pid, API_CUDA_DRIVER, 1);
     if (span_eq(c, "mtia_runtime"))
-        return put_cann(im, ev, pid, API_MTIA_RUNTIME);
+        return put_cann(im, ev, pid, API_MTIA_RUNTIME, 1);
     if (span_eq(c, "cpu_op"))
         return put_pytorch(im, ev, pid, API_OP);
     if (span_eq(c, "user_annotation"))
@@ -1089,7 +1095,7 @@ int trace_route_slice(imp *im, trace_event *ev, int64_t pkey, proc *p)
     case L_HW:
         return put_hw_task(im, ev, pkey, p);
     case L_CANN:
-        return put_cann(im, ev, pkey, cann_level_type(ev));
+        return put_cann(im, ev, pkey, cann_level_type(ev), 0);
     case L_PYTHON:
         if (span_eq(ev->cat, "python_function") && !im->opt->keep_python_functions) {
             im->res->dest[TB_DEST_SKIPPED_PYTHON]++;

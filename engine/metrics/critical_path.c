@@ -9,17 +9,17 @@
  *     whose name holds "ProfilerStep", HTA's annotation), one row per edge
  *     of the longest path of HTA's graph over the events of that step, in
  *     path order, with its type, the resource it is bound by and its
- *     duration. (HTA picks a step by its place among every slice so
- *     named, the device's copies too, in the trace file's order; here a
- *     step is named.)
+ *     duration. (HTA picks a step by its place among every event so
+ *     named, of any category, in the order of its frame of the rank:
+ *     hta_instances.c; here a step is named.)
  *
  * The reports' parameters (metrics_param) choose as HTA's arguments do:
  * annotation (the text a host slice's name holds; "" the whole trace: one
  * window over every event), instance ("all": a path per host instance, in
- * start order; "N" or "N-M": one path from the N-th instance's start to the
- * latest end of N..M, numbered as HTA's instance_id: among every slice
- * whose name holds the annotation, the device's copies too, in the trace
- * file's order) and data_load_events
+ * start order; "N" or "N-M": one path from the earliest start to the
+ * latest end of instances N..M, numbered as HTA's instance_id: among every
+ * event whose name holds the annotation, of any category, in HTA's order,
+ * hta_instances.c) and data_load_events
  * (names, commas between: a host slice whose name holds one as text gets
  * nodes whatever its category; an edge attributed to a host slice in whose
  * name one, as a regular expression, is found is bound by data_loading).
@@ -172,7 +172,7 @@ typedef struct rankdata {
      * has no Stream Wait Event) */
     wkey *by_ts;
     size_t nby_ts, *waits, nwaits, *kept, nkept, *ksync;
-    annot *hi;       /* HTA's instances (read_hta_instances), for instance N and N-M */
+    hta_inst *hi;    /* HTA's instances (read_hta_instances), for instance N and N-M */
     size_t nhi, caphi;
 } rankdata;
 
@@ -276,13 +276,11 @@ static int cmp_annot(const void *a, const void *b)
 }
 
 /* Reads the annotation slices of SQL (?1 the rank, ?2 the annotation;
- * columns start, end, name, order and, when HOST_COL, whether the row is a
- * host slice) that HTA's window keeps into *V. */
+ * columns start, end, name, order) that HTA's window keeps into *V. */
 typedef struct annot_read {
     rank_read r;
     annot **v;
     size_t *n, *cap;
-    int host_col;
 } annot_read;
 
 static int annot_row(sqlite3_stmt *st, void *ctx)
@@ -290,7 +288,7 @@ static int annot_row(sqlite3_stmt *st, void *ctx)
     const annot_read *ar = ctx;
     annot a = {.name = sqlite3_column_int64(st, 2), .ord = sqlite3_column_int64(st, 3), .last = -1};
     hta_time(ar->r.h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &a.ts, &a.te);
-    if (!hta_host_kept(ar->r.h, ar->r.cut, a.ts, a.te, ar->host_col ? sqlite3_column_int(st, 4) : 1))
+    if (!hta_host_kept(ar->r.h, ar->r.cut, a.ts, a.te, 1))
         return 0;
     return VEC_PUSH(*ar->v, *ar->n, *ar->cap, a);
 }
@@ -324,22 +322,11 @@ static tb_status read_steps(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
 }
 
 /* The rank's instances of the annotation as HTA numbers them for its
- * instance_id: every slice whose name holds it, host slices (PYTORCH_API)
- * and the trace's other slices (TB_EVENT: the device's gpu_user_annotation
- * copies of the steps), each slice recorded twice counted twice, that
- * HTA's window keeps, in the trace file's order (fileOffset; start order
- * where the rows have none, as rows from a DB). */
+ * instance_id (hta_instances.c). */
 static tb_status read_hta_instances(const hta_ctx *h, int64_t rank, rankdata *d, tb_error *err)
 {
-    static const char sql[] =
-        "WITH n AS (SELECT id FROM STRING_IDS WHERE instr(value, ?2) > 0) "
-        "SELECT startNs, endNs, name, rowid, 1, fileOffset IS NULL, fileOffset, 0 FROM PYTORCH_API "
-        "WHERE ifnull(rankId, 0) = ?1 AND name IN n AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "UNION ALL SELECT startNs, endNs, name, rowid, 0, fileOffset IS NULL, fileOffset, 1 FROM TB_EVENT "
-        "WHERE ifnull(rankId, 0) = ?1 AND name IN n AND ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "ORDER BY 6, 7, 1, 8, 4";
-    annot_read ar = {.v = &d->hi, .n = &d->nhi, .cap = &d->caphi, .host_col = 1};
-    return read_annots(h, rank, sql, &ar, err);
+    const cp_choice *ch = h->extra;
+    return hta_instances(h, rank, ch->annotation, &d->hi, &d->nhi, &d->caphi, err);
 }
 
 /* Host calls by (connection, start), to find a task's launching call. */
@@ -1255,12 +1242,16 @@ static tb_status rank_paths(const hta_ctx *h, int64_t rank, rankdata *d, tb_erro
         note_plain(h, rank, why, ch->annotation);
         return TB_OK;
     }
-    /* HTA's window of instances first..last (the last clipped to the rank's), numbered as HTA */
+    /* HTA's window of instances first..last (the last clipped to the rank's), numbered as HTA:
+     * from the earliest start to the latest end among them (in file order, the first need not
+     * start first) */
     size_t f = (size_t)ch->first, l = ch->last < (int64_t)d->nhi ? (size_t)ch->last : d->nhi - 1;
-    annot w = d->hi[f];
+    annot w = {.ts = d->hi[f].ts, .te = d->hi[f].te, .name = d->hi[f].name, .ord = d->hi[f].ord};
     int64_t we = w.te;
-    for (size_t i = f + 1; i <= l; i++)
+    for (size_t i = f + 1; i <= l; i++) {
         we = d->hi[i].te > we ? d->hi[i].te : we;
+        w.ts = d->hi[i].ts < w.ts ? d->hi[i].ts : w.ts;
+    }
     w.last = l > f ? d->hi[l].name : -1;
     return step_path(h, rank, d, &w, w.ts, we, err);
 }

@@ -131,6 +131,19 @@ const step_cut *hta_cut(const hta_ctx *h, int64_t rank);
  * step's end. */
 int hta_host_kept(const hta_ctx *h, const step_cut *cut, int64_t ts, int64_t te, int cpu);
 
+/* One instance of an annotation as HTA numbers them (hta_instances): its
+ * window [ts, te] in HTA's domain, its name (a STRING_IDS id), its row. */
+typedef struct hta_inst {
+    int64_t ts, te, name, ord;
+} hta_inst;
+
+/* Appends to *out (count *n, capacity *cap; the caller frees it) the
+ * rank's instances of annotation in the order of HTA's instance_id
+ * (hta_instances.c): every event whose name holds it, of any category, in
+ * HTA's frame of the rank, as its window keeps them. */
+tb_status hta_instances(const hta_ctx *h, int64_t rank, const char *annotation, hta_inst **out, size_t *n,
+                        size_t *cap, tb_error *err);
+
 /* What hta_filter left out of a rank, for the note of a rank without rows. */
 typedef struct hta_cut_info {
     const step_cut *cut;

@@ -19,7 +19,11 @@
 #   - an instance the rank lacks, an annotation no slice holds: exit 0, a
 #     note naming it, the header alone;
 #   - bad values: exit 2, a message naming the parameter and the value, no
-#     file written.
+#     file written;
+#   - the file order that numbering follows: every Kineto row of TASK,
+#     CANN_API, PYTORCH_API and TB_EVENT keeps its event's byte offset in
+#     the trace file (the text there is that event: its name follows), the
+#     offsets distinct; an Ascend timeline's CANN_API and TASK rows none.
 # usage: critical_path_params_test.py TRACEBOOK SAMPLES_DIR OUT_DIR
 import csv
 import os
@@ -131,7 +135,50 @@ def main():
         d, r = report(exe, small, os.path.join(out, "bad"), *both, *args, code=2)
         T.check(msg in r.stderr, "%s: the message names it" % " ".join(args), r.stderr)
         T.eq(sorted(os.listdir(d)), [], "%s: no file written" % " ".join(args))
+    check_offsets(exe, samples, out)
     return T.finish()
+
+
+def check_offsets(exe, samples, out):
+    """fileOffset: the place of a Kineto event in its file; none for an
+    Ascend timeline's layers."""
+    import sqlite3
+    path = os.path.join(samples, "kineto_small", "trace.json")
+    with open(path, "rb") as f:
+        text = f.read()
+    db = os.path.join(tbtest.fresh_dir(os.path.join(out, "offsets")), "k.db")
+    r = tbtest.run([exe, "export", "db", "-dir", path, "-o", db, "-q"])
+    T.check(r.returncode == 0, "export db kineto_small: exit 0", r.stderr)
+    con = sqlite3.connect(db)
+    seen = []
+    for table, name in (("TASK", "name"), ("CANN_API", "name"), ("PYTORCH_API", "name"), ("TB_EVENT", "name")):
+        got = con.execute("SELECT t.fileOffset, s.value FROM %s t LEFT JOIN STRING_IDS s ON s.id = t.%s" %
+                          (table, name)).fetchall()
+        T.check(got and all(o is not None for o, _ in got), "kineto_small: every %s row has a fileOffset" % table)
+        bad = [(o, n) for o, n in got if o is None or event_at(text, o).get("name") != n]
+        T.eq(bad[:3], [], "kineto_small: each %s row's offset is its event's text" % table)
+        seen += [o for o, _ in got]
+    T.eq(len(seen), len(set(seen)), "kineto_small: the offsets are distinct")
+    con.close()
+    db = os.path.join(out, "offsets", "a.db")
+    r = tbtest.run([exe, "export", "db", "-dir", os.path.join(samples, "ascend_small"), "-o", db, "-q"])
+    T.check(r.returncode == 0, "export db ascend_small: exit 0", r.stderr)
+    con = sqlite3.connect(db)
+    for table in ("TASK", "CANN_API"):
+        n, off = con.execute("SELECT count(*), count(fileOffset) FROM %s" % table).fetchone()
+        T.check(n > 0 and off == 0, "ascend_small: %d %s rows, none with a fileOffset" % (n, table), repr((n, off)))
+    con.close()
+
+
+def event_at(text, o):
+    """The JSON object that starts at byte o of text ({} when none does)."""
+    import json
+    if text[o:o + 1] != b"{":
+        return {}
+    try:
+        return json.JSONDecoder().raw_decode(text[o:o + 65536].decode("utf-8", "replace"))[0]
+    except ValueError:
+        return {}
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@
 # step, is always taken from RUNS below).
 #
 # And the project's sample samples/kineto_small, the one-rank trace of
-# tests/hta/sync_trace.py (its steps wait on the
+# tests/hta/cross_sync_trace.py (syncs that wait on the step before), the
+# one-rank trace of tests/hta/sync_trace.py (its steps wait on the
 # device through Stream Sync, Event Sync, Context Sync and Stream Wait
 # Event events; with --two-devices, a second device whose launch onto the
 # same stream number must not be taken for the awaited one), and the
@@ -34,7 +35,9 @@
 #
 # "runs" then holds HTA's paths for other choices (RUNS): another
 # annotation, one instance or a window of instances, the whole trace
-# (annotation ""), data-load events; each with the reports' parameters
+# (annotation ""), data-load events, HTA's numbering of the instances of
+# an annotation held by events of every category (tests/hta/instance_trace.py,
+# with and without steps); each with the reports' parameters
 # that ask tracebook the same (params) and, for a single window, the step
 # name tracebook gives it (step).
 import json
@@ -62,11 +65,15 @@ SETS = [
     ("kineto_small", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "samples", "kineto_small")),
     ("hta_cuda_event_sync", os.path.join(shared, "kineto", "hta_critical_path", "cuda_event_sync")),
     ("sync_trace_two_devices", ["--two-devices"]),
+    ("cross_sync_trace", ["cross_sync_trace.py"]),  # syncs across a step boundary
 ]
 HTA_CP = os.path.join(shared, "kineto", "hta_critical_path")
 # the inputs of the runs: the sets', and HTA's other test traces
 INPUTS = dict(SETS, hta_alexnet=os.path.join(HTA_CP, "alexnet"), hta_simple_add=os.path.join(HTA_CP, "simple_add"),
-              hta_cuda_event_sync_multi_stream=os.path.join(HTA_CP, "cuda_event_sync_multi_stream"))
+              hta_cuda_event_sync_multi_stream=os.path.join(HTA_CP, "cuda_event_sync_multi_stream"),
+              instance_trace=["instance_trace.py"], instance_trace_no_steps=["instance_trace.py", "--no-steps"])
+MC = "Memcpy"  # instance_trace.py's annotation: held by a host annotation, a runtime call, kernels, a memcpy
+MC_H2D, MC_GRAPH, MC_EPI = "Memcpy HtoD (Pageable -> Device)", "MemcpyGraphNode", "MemcpyEpilogueKernel"
 FWD = "[param|pytorch.model.alex_net|0|0|0|measure|forward]"
 # (name, input, HTA's annotation, HTA's instance_id ("each": every instance),
 #  data_load_events, tracebook's params, tracebook's step for one window)
@@ -92,6 +99,32 @@ RUNS = [
     # HTA MmBackward0 (a node as an op) is bound by data_loading
     ("kineto_small_data_load", "kineto_small", "ProfilerStep", "each", ["nccl:all_reduce", "aten::mm", "Mm.ackward"],
      {"data_load_events": "nccl:all_reduce,aten::mm,Mm.ackward"}, None),
+    # HTA's instance_id among events of every category (instance_trace.py):
+    # under the window's cut the device events it keeps first (a graph's two
+    # nodes of one correlation together), then the host events, in file order
+    ("instance_memcpy_0", "instance_trace", MC, 0, None, {"annotation": MC, "instance": "0"}, MC_H2D),
+    ("instance_memcpy_1", "instance_trace", MC, 1, None, {"annotation": MC, "instance": "1"}, MC_GRAPH),
+    ("instance_memcpy_2", "instance_trace", MC, 2, None, {"annotation": MC, "instance": "2"}, MC_GRAPH),
+    ("instance_memcpy_3", "instance_trace", MC, 3, None, {"annotation": MC, "instance": "3"}, MC_EPI),
+    ("instance_memcpy_1_3", "instance_trace", MC, (1, 3), None, {"annotation": MC, "instance": "1-3"},
+     MC_GRAPH + " .. " + MC_EPI),
+    ("instance_memcpy_12", "instance_trace", MC, 12, None, {"annotation": MC, "instance": "12"}, "Memcpy staging"),
+    ("instance_memcpy_13", "instance_trace", MC, 13, None, {"annotation": MC, "instance": "13"}, "cudaMemcpyAsync"),
+    ("instance_memcpy_11_13", "instance_trace", MC, (11, 13), None, {"annotation": MC, "instance": "11-13"},
+     MC_EPI + " .. cudaMemcpyAsync"),
+    ("instance_memcpy_17", "instance_trace", MC, 17, None, {"annotation": MC, "instance": "17"}, "cudaMemcpyAsync"),
+    ("instance_memcpy_18", "instance_trace", MC, 18, None, {"annotation": MC, "instance": "18"}, "cudaMemcpyAsync"),
+    # without ProfilerStep (no cut): every event in file order
+    ("instance_no_steps_2", "instance_trace_no_steps", MC, 2, None, {"annotation": MC, "instance": "2"},
+     "Memcpy staging"),
+    ("instance_no_steps_3", "instance_trace_no_steps", MC, 3, None, {"annotation": MC, "instance": "3"},
+     "cudaMemcpyAsync"),
+    ("instance_no_steps_4", "instance_trace_no_steps", MC, 4, None, {"annotation": MC, "instance": "4"}, MC_EPI),
+    ("instance_no_steps_5", "instance_trace_no_steps", MC, 5, None, {"annotation": MC, "instance": "5"}, MC_GRAPH),
+    ("instance_no_steps_1_3", "instance_trace_no_steps", MC, (1, 3), None, {"annotation": MC, "instance": "1-3"},
+     MC_GRAPH + " .. cudaMemcpyAsync"),
+    ("instance_no_steps_23", "instance_trace_no_steps", MC, 23, None, {"annotation": MC, "instance": "23"}, MC_GRAPH),
+    ("instance_no_steps_24", "instance_trace_no_steps", MC, 24, None, {"annotation": MC, "instance": "24"}, MC_GRAPH),
 ]
 
 CHILD = r'''
@@ -155,8 +188,10 @@ def analyse(src, annotation, instance, dl):
     arguments) for one choice."""
     with tempfile.TemporaryDirectory() as d:
         if isinstance(src, list):
-            subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "sync_trace.py"),
-                            d] + src, check=True)
+            # [SCRIPT.py, ARGS...] of tests/hta, or sync_trace.py's ARGS
+            script, args = (src[0], src[1:]) if src and src[0].endswith(".py") else ("sync_trace.py", src)
+            subprocess.run([sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), script),
+                            d] + args, check=True)
         for f in sorted(os.listdir(src)) if isinstance(src, str) else []:
             if f.endswith((".json", ".json.gz")):
                 shutil.copy(os.path.join(src, f), d)
