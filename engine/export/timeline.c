@@ -343,12 +343,31 @@ static int64_t query_int(sqlite3 *db, const char *sql, int64_t rank, int64_t dfl
     return v;
 }
 
+/* The category a Kineto rank's runtime calls had (docs/inputs.md, Kineto
+ * categories) into t->runtime_cat; "" when today's (cuda_runtime). A DB
+ * without TB_PROFILE_META (an earlier version's) has none. */
+static void runtime_category(tl *t)
+{
+    sqlite3_stmt *q = NULL;
+    t->runtime_cat[0] = 0;
+    if (sqlite3_prepare_v2(t->db, "SELECT value FROM TB_PROFILE_META WHERE rankId IS ?1 AND name = 'runtimeCategory' "
+                                  "AND typeof(value) = 'text' LIMIT 1", -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, t->rank);
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_bytes(q, 0) > 0 &&
+            (size_t)sqlite3_column_bytes(q, 0) < sizeof t->runtime_cat)
+            memcpy(t->runtime_cat, sqlite3_column_text(q, 0), (size_t)sqlite3_column_bytes(q, 0) + 1);
+    }
+    sqlite3_finalize(q);
+}
+
 static tb_status export_rank(tl *t, const char *suffix, tb_error *err)
 {
     sqlite3 *db = t->db;
     t->kineto = query_int(db, "SELECT EXISTS (SELECT 1 FROM TB_SOURCE WHERE rankId IS ?1 AND kind = 'kineto') "
                               "AND NOT EXISTS (SELECT 1 FROM TB_SOURCE WHERE rankId IS ?1 AND kind = 'ascend timeline')",
                           t->rank, 0, NULL) != 0;
+    if (t->kineto)
+        runtime_category(t);
     int found;
     t->base_pid = query_int(db, "SELECT globalTid >> 32 FROM PYTORCH_API WHERE rankId IS ?1 LIMIT 1", t->rank, 0, &found);
     if (!found)

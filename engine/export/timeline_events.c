@@ -311,6 +311,17 @@ static tb_status write_pytorch(tl *t, tb_error *err)
     return step_done(t, q, rc, st, err);
 }
 
+/* The Kineto category of a CANN_API row of type: its rank's own name of
+ * runtime calls when it had the older one (Runtime). */
+static const char *kineto_api_cat(const tl *t, int64_t type)
+{
+    if (type == 60002)
+        return "cuda_driver";
+    if (type == 60006)
+        return "mtia_runtime";
+    return type == 60001 && t->runtime_cat[0] ? t->runtime_cat : "cuda_runtime";
+}
+
 static tb_status write_cann(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
@@ -339,9 +350,7 @@ static tb_status write_cann(tl *t, tb_error *err)
         if (!on)
             continue;
         if (t->kineto)
-            tlw_cstr(t->w, "cat", sqlite3_column_int64(q, 6) == 60002   ? "cuda_driver"
-                                  : sqlite3_column_int64(q, 6) == 60006 ? "mtia_runtime"
-                                                                        : "cuda_runtime");
+            tlw_cstr(t->w, "cat", kineto_api_cat(t, sqlite3_column_int64(q, 6)));
         int shaped = shaped_args(t, q, map, stream ? 4 : 2);
         if (shaped) {
             st = shaped < 0 ? timeline_nomem(err) : tlw_end(t->w, err);

@@ -28,7 +28,9 @@
  * TB_PROFILE_META row (name "distributedInfo", the object as written), and
  * deviceProperties the NPU_INFO rows. A GPU slice that is the first element
  * of traceEvents gives a TB_PROFILE_META row "traceEvents[0].correlation"
- * (HTA leaves its launch out of the queue length: metrics/hta_counters.c).
+ * (HTA leaves its launch out of the queue length: metrics/hta_counters.c),
+ * and a trace whose runtime calls are all `Runtime` (Kineto's name until
+ * 2022) a row "runtimeCategory", for `export timeline` to write them back so.
  *
  * This file reads the file (its top-level keys, the spill file, a look at
  * its tail for late metadata) and routes each event; trace_route.c keeps
@@ -562,7 +564,8 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
         }
     }
     int frc = 0;
-    if (replay_spill(&im) != 0 || (frc = fp_flush(im.flows)) != 0 || flush_processes(&im) != 0) {
+    if (replay_spill(&im) != 0 || (frc = fp_flush(im.flows)) != 0 || flush_processes(&im) != 0 ||
+        trace_put_categories(&im) != 0) {
         if (frc == -2)
             trace_oom(&im);
         else if (frc != 0)

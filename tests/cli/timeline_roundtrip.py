@@ -9,7 +9,10 @@
 # of the two DBs, strings resolved and ids (globalTaskId, opId, string ids)
 # left out, as multisets: they must be equal. Also parses every exported
 # file strictly (duplicate keys rejected) and checks the basics of the
-# format. Usage: timeline_roundtrip.py TRACEBOOK GEN SAMPLES OUTDIR
+# format. A trace with Kineto's categories of 2022 and before (Kernel,
+# Runtime, Memcpy, Memset) comes back slice by slice as read: pid, tid,
+# name, ts, dur, cat and args. Usage: timeline_roundtrip.py TRACEBOOK GEN
+# SAMPLES OUTDIR
 import collections
 import json
 import os
@@ -154,6 +157,115 @@ def roundtrip(tb, name, inputs, out, loose=False):
         print("  %-18s %6d rows %s" % (table, sum(a.values()), "same" if a == b else "DIFFERENT"))
 
 
+# A trace as Kineto wrote it until 2022: the categories Kernel, Runtime,
+# Memcpy and Memset (today kernel, cuda_runtime, gpu_memcpy, gpu_memset).
+def old_kineto_trace(path):
+    cpu, gpu, t0 = 4242, 0, 1665536373729000
+    ev = [{"name": "process_name", "ph": "M", "ts": t0, "pid": cpu, "tid": 0, "args": {"name": "python"}},
+          {"name": "process_labels", "ph": "M", "ts": t0, "pid": cpu, "tid": 0, "args": {"labels": "CPU"}},
+          {"name": "process_name", "ph": "M", "ts": t0, "pid": gpu, "tid": 0, "args": {"name": "python"}},
+          {"name": "process_labels", "ph": "M", "ts": t0, "pid": gpu, "tid": 0, "args": {"labels": "GPU 0"}},
+          {"name": "thread_name", "ph": "M", "ts": t0, "pid": gpu, "tid": 7, "args": {"name": "stream 7"}},
+          {"name": "thread_name", "ph": "M", "ts": t0, "pid": cpu, "tid": cpu, "args": {"name": "thread 4242 (python)"}},
+          {"ph": "X", "cat": "Trace", "ts": t0, "dur": 5000, "pid": "Spans", "tid": "PyTorch Profiler",
+           "name": "PyTorch Profiler (0)", "args": {"Op count": 0}}]
+    gpu_work = [("Kernel", "void gemmk1_kernel<float, 256>(cublasGemmk1Params<float>)", "cudaLaunchKernel", 211,
+                 {"registers per thread": 27, "shared memory": 1024, "blocks per SM": 12.8, "warps per SM": 102.4,
+                  "grid": [2, 1, 512], "block": [256, 1, 1], "est. achieved occupancy %": 100}),
+                ("Memcpy", "Memcpy HtoD (Pageable -> Device)", "cudaMemcpyAsync", 41,
+                 {"bytes": 4096, "memory bandwidth (GB/s)": 1.024}),
+                ("Memset", "Memset (Device)", "cudaMemsetAsync", 51, {"bytes": 512, "memory bandwidth (GB/s)": 0.256})]
+    t = t0 + 100
+    for i, (cat, name, call, cbid, more) in enumerate(gpu_work * 2):
+        corr = 538860 + i
+        ev.append({"ph": "X", "cat": "Runtime", "name": call, "pid": cpu, "tid": cpu, "ts": t, "dur": 14 + i,
+                   "args": {"cbid": cbid, "correlation": corr, "external id": 6294 + i, "external ts": t - 20}})
+        ev.append({"ph": "s", "id": corr, "pid": cpu, "tid": cpu, "ts": t, "cat": "async_gpu", "name": call,
+                   "bp": "e"})
+        args = {"queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": corr, "external id": 6294 + i}
+        args.update(more)
+        ev.append({"ph": "X", "cat": cat, "name": name, "pid": gpu, "tid": 7, "ts": t + 30, "dur": 4 + i,
+                   "args": args})
+        ev.append({"ph": "f", "id": corr, "pid": gpu, "tid": 7, "ts": t + 30, "cat": "async_gpu", "name": call,
+                   "bp": "e"})
+        t += 100
+    # calls that launch nothing, one without args
+    ev.append({"ph": "X", "cat": "Runtime", "name": "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+               "pid": cpu, "tid": cpu, "ts": t, "dur": 1,
+               "args": {"cbid": 251, "correlation": 538899, "external id": 6300, "external ts": t - 5}})
+    ev.append({"ph": "X", "cat": "Runtime", "name": "cudaDeviceSynchronize", "pid": cpu, "tid": cpu, "ts": t + 2,
+               "dur": 0})
+    with open(path, "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": ev}, f, indent=1)
+
+
+def canon(v):
+    """A JSON value comparable as written: objects as their members in order."""
+    if isinstance(v, dict):
+        return tuple((k, canon(x)) for k, x in v.items())
+    if isinstance(v, list):
+        return tuple(canon(x) for x in v)
+    return v
+
+
+def slices(events):
+    """The complete slices of a trace: pid, tid, name, ts, dur, cat and args as written."""
+    return collections.Counter((e.get("pid"), e.get("tid"), e.get("name"), e.get("ts"), e.get("dur"), e.get("cat"),
+                                canon(e.get("args"))) for e in events if e.get("ph") == "X")
+
+
+def slices_as_read(tb, name, trace, out):
+    """Each slice of trace comes back from export db and export timeline as read."""
+    print("== " + name + " (slices as read)")
+    d = os.path.join(out, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    db = os.path.join(d, "trace.db")
+    run([tb, "export", "db", "-dir", trace, "-o", db, "-q"])
+    p = run([tb, "export", "timeline", "-dir", db, "-o", os.path.join(d, "timeline"), "-q"])
+    back = collections.Counter()
+    for f in p.stdout.split():
+        back += slices(check_file(f)[0])
+    read = slices(tbtest.trace_events(trace))
+    check(read == back, "%s: slices differ: %d read, %d written; only read: %s; only written: %s" % (
+        name, sum(read.values()), sum(back.values()), list((read - back).items())[:3],
+        list((back - read).items())[:3]))
+    print("  %d slices %s" % (sum(read.values()), "same" if read == back else "DIFFERENT"))
+    return db
+
+
+def old_categories(tb, out):
+    """Kineto's categories of 2022 and before are read as today's and written back as read."""
+    trace = os.path.join(out, "kineto_2022.json")
+    old_kineto_trace(trace)
+    db = slices_as_read(tb, "kineto_2022", trace, out)
+    # the calls are runtime calls (type 60001) and the device work tasks, as today's
+    got = rows(db, "SELECT 'api', type, count(*) FROM CANN_API GROUP BY type UNION ALL "
+                   "SELECT 'task', s.value, count(*) FROM TASK t JOIN STRING_IDS s ON s.id = t.taskType GROUP BY 2 "
+                   "UNION ALL SELECT 'compute', count(*), 0 FROM COMPUTE_TASK_INFO "
+                   "UNION ALL SELECT 'memcpy', memcpyOperation, count(*) FROM MEMCPY_INFO GROUP BY 2")
+    want = collections.Counter({("api", 60001, 8): 1, ("task", "Kernel", 2): 1, ("task", "Memcpy", 2): 1,
+                                ("task", "Memset", 2): 1, ("compute", 2, 0): 1, ("memcpy", 1, 2): 1,
+                                ("memcpy", 65535, 2): 1})
+    check(got == want, "kineto_2022: rows %r, expected %r" % (sorted(got), sorted(want)))
+    # a trace with both names of a runtime call (no Kineto wrote one) comes back as today's
+    with open(trace) as f:
+        doc = json.load(f)
+    calls = [e for e in doc["traceEvents"] if e.get("cat") == "Runtime"]
+    calls[0]["cat"] = "cuda_runtime"
+    mixed = os.path.join(out, "kineto_mixed.json")
+    with open(mixed, "w") as f:
+        json.dump(doc, f)
+    d = os.path.join(out, "kineto_mixed")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    run([tb, "export", "db", "-dir", mixed, "-o", os.path.join(d, "trace.db"), "-q"])
+    p = run([tb, "export", "timeline", "-dir", os.path.join(d, "trace.db"), "-o", os.path.join(d, "tl"), "-q"])
+    cats = collections.Counter(e.get("cat") for f in p.stdout.split() for e in check_file(f)[0]
+                               if e.get("ph") == "X" and e.get("pid") == calls[0]["pid"])
+    check(cats == collections.Counter({"cuda_runtime": len(calls)}), "kineto_mixed: runtime calls as %r" % cats)
+
+
 def main():
     tb, gen, samples, out = tbtest.args("TRACEBOOK GEN SAMPLES OUTDIR", 4, 4)
     os.makedirs(out, exist_ok=True)
@@ -164,6 +276,7 @@ def main():
         trace = os.path.join(out, "gen_%s.json" % kind)
         run([gen, "--kind", kind, "--events", "20000", "--seed", "7", "-o", trace])
         roundtrip(tb, "gen_" + kind, [trace], out)
+    old_categories(tb, out)
     return T.finish()
 
 
