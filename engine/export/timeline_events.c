@@ -690,12 +690,21 @@ static tb_status write_mstx(tl *t, tb_error *err)
     return step_done(t, q, rc, st, err);
 }
 
-/* TB_EVENT rows: as they were read (phase, category, args). */
+/* TB_EVENT rows: as they were read (phase, scope, category, args). */
 static tb_status write_events(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
-    tb_status st = prep(t,
-        "SELECT e.pid, e.tid, e.ph, c.value, n.value, e.startNs, e.endNs, e.args FROM TB_EVENT e "
+    /* the scope came with TB_EVENT.scope: a DB of an earlier version has none */
+    int scoped = 0;
+    tb_status st = prep(t, "SELECT EXISTS (SELECT 1 FROM pragma_table_info('TB_EVENT') WHERE name = 'scope')", &q, err);
+    if (st)
+        return st;
+    scoped = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    st = prep(t, scoped ?
+        "SELECT e.pid, e.tid, e.ph, c.value, n.value, e.startNs, e.endNs, e.args, e.scope FROM TB_EVENT e "
+        "LEFT JOIN STRING_IDS c ON c.id = e.cat LEFT JOIN STRING_IDS n ON n.id = e.name WHERE e.rankId IS ?1" :
+        "SELECT e.pid, e.tid, e.ph, c.value, n.value, e.startNs, e.endNs, e.args, NULL FROM TB_EVENT e "
         "LEFT JOIN STRING_IDS c ON c.id = e.cat LEFT JOIN STRING_IDS n ON n.id = e.name WHERE e.rankId IS ?1",
         &q, err);
     if (st)
@@ -727,6 +736,7 @@ static tb_status write_events(tl *t, tb_error *err)
                 tlw_dur(w, "dur", sqlite3_column_int64(q, 6) - s);
         }
         tlw_cstr(w, "ph", ph ? ph : "X");
+        arg_str_col(w, "s", q, 8);
         arg_str_col(w, "cat", q, 3);
         const char *args = timeline_col_text(q, 7);
         if (args && args[0] == '{')

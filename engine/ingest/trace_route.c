@@ -558,10 +558,22 @@ static int put_event(imp *im, trace_event *ev, int64_t pkey)
         args = VTEXT(a, n);
     }
     tb_val tidv = ev->tid.type == JS_NONE ? VNULL : span_val(im, ev->tid);
-    tb_val v[10] = {VINT(im->opt->rank), trace_pid_val(im, pkey), tidv, VTEXT(ph, 1), idval(cat), idval(name),
+    tb_val v[11] = {VINT(im->opt->rank), trace_pid_val(im, pkey), tidv, VTEXT(ph, 1), idval(cat), idval(name),
                     ev->has_ts ? VINT(ev->ts_ns) : VNULL, ev->has_ts ? VINT(end_ns(ev)) : VNULL, args,
-                    VINT(ev->offset)};
-    return trace_row(im, R_EVENT, v);
+                    VINT(ev->offset), VNULL};
+    /* an instant event's scope, g (global), p (process) or t (thread): a
+     * viewer draws each differently (decoded apart: the tid may hold dbuf) */
+    char *sbuf = NULL;
+    size_t scap = 0, sn;
+    if (ev->scope.type == JS_STR) {
+        const char *s = js_str_decode(ev->scope, &sbuf, &scap, &sn);
+        if (!s)
+            return trace_oom(im);
+        v[10] = VTEXT(s, sn);
+    }
+    int rc = trace_row(im, R_EVENT, v);
+    free(sbuf);
+    return rc;
 }
 
 int trace_put_event(imp *im, trace_event *ev, int64_t pkey)

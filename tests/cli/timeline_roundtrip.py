@@ -11,8 +11,8 @@
 # file strictly (duplicate keys rejected) and checks the basics of the
 # format. A trace with Kineto's categories of 2022 and before (Kernel,
 # Runtime, Memcpy, Memset) comes back slice by slice as read: pid, tid,
-# name, ts, dur, cat and args. Usage: timeline_roundtrip.py TRACEBOOK GEN
-# SAMPLES OUTDIR
+# name, ts, dur, cat and args, and its instant events with their scope
+# ("s"). Usage: timeline_roundtrip.py TRACEBOOK GEN SAMPLES OUTDIR
 import collections
 import json
 import os
@@ -195,6 +195,14 @@ def old_kineto_trace(path):
                "args": {"cbid": 251, "correlation": 538899, "external id": 6300, "external ts": t - 5}})
     ev.append({"ph": "X", "cat": "Runtime", "name": "cudaDeviceSynchronize", "pid": cpu, "tid": cpu, "ts": t + 2,
                "dur": 0})
+    # instant events of each scope (a viewer draws a global one across the whole view) and none
+    ev.append({"name": "Iteration Start: PyTorch Profiler", "ph": "i", "s": "g", "pid": "Traces",
+               "tid": "Trace PyTorch Profiler", "ts": t0})
+    ev.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": cpu, "tid": cpu,
+               "ts": t + 3, "args": {"Total Reserved": 2097152, "Bytes": 512, "Device Id": 0}})
+    ev.append({"ph": "i", "s": "p", "name": "mark", "pid": cpu, "tid": cpu, "ts": t + 4})
+    ev.append({"ph": "i", "name": "unscoped", "pid": cpu, "tid": cpu, "ts": t + 5})
+    ev.append({"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": t + 10})
     with open(path, "w") as f:
         json.dump({"schemaVersion": 1, "traceEvents": ev}, f, indent=1)
 
@@ -209,13 +217,15 @@ def canon(v):
 
 
 def slices(events):
-    """The complete slices of a trace: pid, tid, name, ts, dur, cat and args as written."""
-    return collections.Counter((e.get("pid"), e.get("tid"), e.get("name"), e.get("ts"), e.get("dur"), e.get("cat"),
-                                canon(e.get("args"))) for e in events if e.get("ph") == "X")
+    """The complete slices and instant events of a trace: pid, tid, name, ts, dur, cat,
+    args and an instant's scope as written."""
+    return collections.Counter((e.get("ph"), e.get("pid"), e.get("tid"), e.get("name"), e.get("ts"), e.get("dur"),
+                                e.get("cat"), canon(e.get("args")), e.get("s"))
+                               for e in events if e.get("ph") in ("X", "i", "I"))
 
 
 def slices_as_read(tb, name, trace, out):
-    """Each slice of trace comes back from export db and export timeline as read."""
+    """Each slice and instant event of trace comes back from export db and export timeline as read."""
     print("== " + name + " (slices as read)")
     d = os.path.join(out, name)
     shutil.rmtree(d, ignore_errors=True)
@@ -230,7 +240,7 @@ def slices_as_read(tb, name, trace, out):
     check(read == back, "%s: slices differ: %d read, %d written; only read: %s; only written: %s" % (
         name, sum(read.values()), sum(back.values()), list((read - back).items())[:3],
         list((back - read).items())[:3]))
-    print("  %d slices %s" % (sum(read.values()), "same" if read == back else "DIFFERENT"))
+    print("  %d slices and instants %s" % (sum(read.values()), "same" if read == back else "DIFFERENT"))
     return db
 
 

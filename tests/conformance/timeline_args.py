@@ -12,6 +12,8 @@
 # does not use. Every flow end comes back as written (a flow the input has
 # with one end only, too): the same id (a number stays a number, a string a
 # string), category, name, pid, tid, ts and bp; the output holds no other.
+# Every instant event comes back with its scope ("s": g, p, t or none),
+# category, name, pid, tid, ts and args, and no other.
 # usage: timeline_args.py TRACEBOOK SHARED_DATA_DIR OUT_DIR
 # Exit 77 (skip) when the shared data is absent.
 import collections
@@ -62,6 +64,14 @@ def flows(evs):
          ns(e.get("ts")), typed(e.get("bp"))) for e in evs if e.get("ph") in ("s", "f"))
 
 
+def instants(evs):
+    """Counter of the instant events: their scope ("s", which a viewer draws
+    differently: g across the whole view, t on its thread) with the rest."""
+    return collections.Counter(
+        (e["ph"], typed(e.get("s")), e.get("cat"), e.get("name"), typed(e.get("pid")), typed(e.get("tid")),
+         ns(e.get("ts")), typed(e.get("args"))) for e in evs if e.get("ph") in ("i", "I"))
+
+
 def show(k):
     return "pid %s tid %s ts %s dur %s %r args %s" % k
 
@@ -90,10 +100,16 @@ def compare(tb, rel, data, out):
     lost, added = fa - fb, fb - fa
     check(not lost and not added, "%s: %d of %d flow ends not given back as written (e.g. %s), %d added (e.g. %s)" % (
         rel, sum(lost.values()), sum(fa.values()), list(lost)[:2], sum(added.values()), list(added)[:2]))
+    ia, ib = instants(a), instants(b)
+    lost, added = ia - ib, ib - ia
+    check(not lost and not added, "%s: %d of %d instant events not given back as written (e.g. %s), %d added "
+          "(e.g. %s)" % (rel, sum(lost.values()), sum(ia.values()), list(lost)[:2], sum(added.values()),
+                         list(added)[:2]))
     pids_in = {typed(e["pid"]) for e in a if "pid" in e}
     pids_out = {typed(e["pid"]) for e in b if "pid" in e}
     check(pids_out <= pids_in, "%s: pids the input does not use: %s" % (rel, sorted(pids_out - pids_in)))
-    print("%s: %d slices, args as written; %d flow ends" % (rel, sum(sa.values()), sum(fa.values())))
+    print("%s: %d slices, args as written; %d flow ends; %d instant events" % (
+        rel, sum(sa.values()), sum(fa.values()), sum(ia.values())))
 
 
 def main():
