@@ -246,8 +246,8 @@ def mtia_by_metadata(exe, out):
     named = mtia_job(out, "mtia-named-gpu", "mtia:hccl", True)
     nccl = mtia_job(out, "mtia-nccl", "nccl", True)
     T.eq(query(exe, named[0], "SELECT rankId, name, json_extract(value, '$.backend') FROM TB_PROFILE_META",
-               os.path.join(out, "meta.csv")), [["0", "distributedInfo", "mtia:hccl"]],
-         "TB_PROFILE_META: the trace's distributedInfo")
+               os.path.join(out, "meta.csv")), [["0", "schemaVersion", ""], ["0", "distributedInfo", "mtia:hccl"]],
+         "TB_PROFILE_META: the trace's top-level members, its distributedInfo as written")
     for spec in ("kernel_launch_stats", "queue_length_summary"):
         want = job_rows(exe, plain, spec, os.path.join(out, "plain-" + spec))
         got = job_rows(exe, named, spec, os.path.join(out, "named-" + spec))

@@ -11,8 +11,9 @@
 # file strictly (duplicate keys rejected) and checks the basics of the
 # format. A trace with Kineto's categories of 2022 and before (Kernel,
 # Runtime, Memcpy, Memset) comes back slice by slice as read: pid, tid,
-# name, ts, dur, cat and args, and its instant events with their scope
-# ("s"). Usage: timeline_roundtrip.py TRACEBOOK GEN SAMPLES OUTDIR
+# name, ts, dur, cat and args, its instant events with their scope ("s"),
+# and its top-level members with their values. Usage: timeline_roundtrip.py
+# TRACEBOOK GEN SAMPLES OUTDIR
 import collections
 import json
 import os
@@ -204,7 +205,24 @@ def old_kineto_trace(path):
     ev.append({"ph": "i", "name": "unscoped", "pid": cpu, "tid": cpu, "ts": t + 5})
     ev.append({"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": t + 10})
     with open(path, "w") as f:
-        json.dump({"schemaVersion": 1, "traceEvents": ev}, f, indent=1)
+        json.dump(dict(TOP_MEMBERS, traceEvents=ev), f, indent=1)
+
+
+# The top-level members of the trace beside traceEvents, each given back as read.
+TOP_MEMBERS = {
+    "schemaVersion": 1,
+    "deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-32GB", "totalGlobalMem": 34089730048,
+                          "computeMajor": 7, "computeMinor": 0, "maxThreadsPerBlock": 1024,
+                          "numSms": 80, "sharedMemPerBlock": 49152, "regsPerMultiprocessor": 65536}],
+    "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 8},
+    "record_shapes": 0,
+    "with_stack": False,
+    "trace_id": "B5A1E8D2",
+    "traceName": "/tmp/traces/inference_rank_0.json",
+    "displayTimeUnit": "ms",
+    "metadata": None,
+    "cupti_version": 1.5e1,
+}
 
 
 def canon(v):
@@ -258,6 +276,11 @@ def old_categories(tb, out):
                                 ("task", "Memset", 2): 1, ("compute", 2, 0): 1, ("memcpy", 1, 2): 1,
                                 ("memcpy", 65535, 2): 1})
     check(got == want, "kineto_2022: rows %r, expected %r" % (sorted(got), sorted(want)))
+    written = [f for f in os.listdir(os.path.join(out, "kineto_2022", "timeline")) if f.endswith(".json")]
+    with open(os.path.join(out, "kineto_2022", "timeline", written[0])) as f:
+        back = json.load(f)
+    back = {k: v for k, v in back.items() if k != "traceEvents"}
+    check(back == TOP_MEMBERS, "kineto_2022: top-level members %r, read %r" % (back, TOP_MEMBERS))
     # a trace with both names of a runtime call (no Kineto wrote one) comes back as today's
     with open(trace) as f:
         doc = json.load(f)

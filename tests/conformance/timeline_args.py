@@ -13,11 +13,15 @@
 # with one end only, too): the same id (a number stays a number, a string a
 # string), category, name, pid, tid, ts and bp; the output holds no other.
 # Every instant event comes back with its scope ("s": g, p, t or none),
-# category, name, pid, tid, ts and args, and no other.
+# category, name, pid, tid, ts and args, and no other. Every top-level
+# member of a Kineto trace (schemaVersion, deviceProperties, traceName,
+# displayTimeUnit, ...) comes back with its value, and no other but
+# distributedInfo.
 # usage: timeline_args.py TRACEBOOK SHARED_DATA_DIR OUT_DIR
 # Exit 77 (skip) when the shared data is absent.
 import collections
 import decimal
+import gzip
 import json
 import os
 import sys
@@ -72,6 +76,29 @@ def instants(evs):
          ns(e.get("ts")), typed(e.get("args"))) for e in evs if e.get("ph") in ("i", "I"))
 
 
+def top(path):
+    """The top-level members of a trace file other than traceEvents ({} for an array)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        doc = json.load(f)
+    return {k: v for k, v in doc.items() if k != "traceEvents"} if isinstance(doc, dict) else {}
+
+
+def top_members(rel, src, written):
+    """Every top-level member of a Kineto trace comes back with its value, distributedInfo
+    with the loaded rank's id as its rank."""
+    a, b = top(src), top(written)
+    if not a:
+        return
+    for k, v in a.items():
+        w = b.get(k)
+        if k == "distributedInfo" and isinstance(v, dict) and isinstance(w, dict):
+            v = dict(v, rank=w.get("rank"))
+        check(w == v, "%s: top-level member %s written back as %.200r, read %.200r" % (rel, k, w, v))
+    extra = set(b) - set(a) - {"distributedInfo"}
+    check(not extra, "%s: top-level members the input does not have: %s" % (rel, sorted(extra)))
+
+
 def show(k):
     return "pid %s tid %s ts %s dur %s %r args %s" % k
 
@@ -105,6 +132,7 @@ def compare(tb, rel, data, out):
     check(not lost and not added, "%s: %d of %d instant events not given back as written (e.g. %s), %d added "
           "(e.g. %s)" % (rel, sum(lost.values()), sum(ia.values()), list(lost)[:2], sum(added.values()),
                          list(added)[:2]))
+    top_members(rel, src, files[0])
     pids_in = {typed(e["pid"]) for e in a if "pid" in e}
     pids_out = {typed(e["pid"]) for e in b if "pid" in e}
     check(pids_out <= pids_in, "%s: pids the input does not use: %s" % (rel, sorted(pids_out - pids_in)))
