@@ -384,6 +384,11 @@ static tb_status kineto_tail(tl *t, char **out, tb_error *err)
         sqlite3_bind_int64(q, 1, t->rank);
         while (sqlite3_step(q) == SQLITE_ROW) {
             const char *name = (const char *)sqlite3_column_text(q, 0);
+            const char *key = (const char *)sqlite3_column_text(q, 1), *val = (const char *)sqlite3_column_text(q, 2);
+            if (!name || !key || !val) {
+                oom = 1;
+                break;
+            }
             size_t i = 0;
             while (i < nseen && strcmp(seen[i], name) != 0)
                 i++;
@@ -398,8 +403,7 @@ static tb_status kineto_tail(tl *t, char **out, tb_error *err)
             }
             nseen++;
             dist |= strcmp(name, "distributedInfo") == 0;
-            sqlite3_str_appendf(s, "%s%s: %s", sqlite3_str_length(s) ? ",\n" : "",
-                                (const char *)sqlite3_column_text(q, 1), (const char *)sqlite3_column_text(q, 2));
+            sqlite3_str_appendf(s, "%s%s: %s", sqlite3_str_length(s) ? ",\n" : "", key, val);
         }
     }
     sqlite3_finalize(q);

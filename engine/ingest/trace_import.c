@@ -28,8 +28,9 @@
  * TB_PROFILE_META row (name "distributedInfo", the object as written),
  * deviceProperties the NPU_INFO rows, and every member but traceEvents and
  * baseTimeNanoseconds (deviceProperties too) a TB_PROFILE_META row, name
- * the key, value the JSON text as written, which export timeline writes back. A GPU slice that is the first element
- * of traceEvents gives a TB_PROFILE_META row "traceEvents[0].correlation"
+ * the key, value the JSON text as written, which export timeline writes
+ * back. A GPU slice that is the first element of traceEvents gives a
+ * TB_PROFILE_META row "traceEvents[0].correlation"
  * (HTA leaves its launch out of the queue length: metrics/hta_counters.c),
  * and a trace whose runtime calls are all `Runtime` (Kineto's name until
  * 2022) a row "runtimeCategory", for `export timeline` to write them back so.
