@@ -214,7 +214,8 @@ CREATE TABLE TB_FLOW (
 CREATE TABLE TB_EVENT (
     rankId INTEGER, pid, tid, ph TEXT, cat INTEGER, name INTEGER, startNs INTEGER,
     endNs INTEGER, args TEXT,
-    fileOffset INTEGER  -- the event's byte offset in its trace file (its order)
+    fileOffset INTEGER, -- the event's byte offset in its trace file (its order)
+    scope TEXT          -- an instant event's "s" as written (g, p, t); NULL when it had none
 );
 CREATE TABLE TB_COUNTER (
     rankId INTEGER, pid, name INTEGER, series INTEGER, timestampNs INTEGER, value NUMERIC

@@ -40,7 +40,7 @@ const row_table_def row_tables[R_TABLE_COUNT] = {
                            "cat,name"},
     [R_FLOW_END] = {"TB_FLOW_END", "rankId,ph,cat,name,flowId,pid,tid,ts,seq,written", 10, "cat,name"},
     [R_COUNTER] = {"TB_COUNTER", "rankId,pid,name,series,timestampNs,value", 6, "name,series"},
-    [R_EVENT] = {"TB_EVENT", "rankId,pid,tid,ph,cat,name,startNs,endNs,args,fileOffset", 10, "cat,name"},
+    [R_EVENT] = {"TB_EVENT", "rankId,pid,tid,ph,cat,name,startNs,endNs,args,fileOffset,scope", 11, "cat,name"},
     [R_PROCESS] = {"TB_PROCESS", "rankId,pid,name,labels,sortIndex,deviceId,layer,unrouted", 8, ""},
     [R_THREAD] = {"TB_THREAD", "rankId,pid,tid,name,sortIndex", 5, ""},
     [R_CONNECTION_IDS] = {"CONNECTION_IDS", "id,connectionId,rankId", 3, ""},

@@ -343,12 +343,97 @@ static int64_t query_int(sqlite3 *db, const char *sql, int64_t rank, int64_t dfl
     return v;
 }
 
+/* The category a Kineto rank's runtime calls had (docs/inputs.md, Kineto
+ * categories) into t->runtime_cat; "" when today's (cuda_runtime). A DB
+ * without TB_PROFILE_META (an earlier version's) has none. */
+static void runtime_category(tl *t)
+{
+    sqlite3_stmt *q = NULL;
+    t->runtime_cat[0] = 0;
+    if (sqlite3_prepare_v2(t->db, "SELECT value FROM TB_PROFILE_META WHERE rankId IS ?1 AND name = 'runtimeCategory' "
+                                  "AND typeof(value) = 'text' LIMIT 1", -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, t->rank);
+        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_bytes(q, 0) > 0 &&
+            (size_t)sqlite3_column_bytes(q, 0) < sizeof t->runtime_cat)
+            memcpy(t->runtime_cat, sqlite3_column_text(q, 0), (size_t)sqlite3_column_bytes(q, 0) + 1);
+    }
+    sqlite3_finalize(q);
+}
+
+/*
+ * The members a Kineto rank's file gets after traceEvents, into *out (new,
+ * free it): the trace's own top-level members as the load kept them
+ * (TB_PROFILE_META rows but tracebook's own, each name once), its
+ * distributedInfo with the rank's id as "rank" (so that the file loads back
+ * as the same rank; {"rank": R} when the trace had none), and the base time
+ * when the trace had one.
+ */
+static tb_status kineto_tail(tl *t, char **out, tb_error *err)
+{
+    sqlite3_str *s = sqlite3_str_new(t->db);
+    sqlite3_stmt *q = NULL;
+    char **seen = NULL;
+    size_t nseen = 0;
+    int dist = 0, found, oom = 0;
+    /* a DB of an earlier version may lack the table: then it had no members to give back */
+    if (sqlite3_prepare_v2(t->db, "SELECT name, json_quote(name), CASE WHEN name = 'distributedInfo' AND "
+                                  "json_type(value) = 'object' THEN json_set(value, '$.rank', ?1) ELSE value END "
+                                  "FROM TB_PROFILE_META WHERE rankId IS ?1 AND typeof(name) = 'text' AND name NOT IN "
+                                  "('traceEvents[0].correlation', 'runtimeCategory', 'baseTimeNanoseconds') "
+                                  "AND json_valid(value)", -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, t->rank);
+        while (sqlite3_step(q) == SQLITE_ROW) {
+            const char *name = (const char *)sqlite3_column_text(q, 0);
+            const char *key = (const char *)sqlite3_column_text(q, 1), *val = (const char *)sqlite3_column_text(q, 2);
+            if (!name || !key || !val) {
+                oom = 1;
+                break;
+            }
+            size_t i = 0;
+            while (i < nseen && strcmp(seen[i], name) != 0)
+                i++;
+            if (i < nseen)
+                continue;
+            char **ns = realloc(seen, (nseen + 1) * sizeof *ns);
+            if (ns)
+                seen = ns;
+            if (!ns || !(seen[nseen] = strdup(name))) {
+                oom = 1;
+                break;
+            }
+            nseen++;
+            dist |= strcmp(name, "distributedInfo") == 0;
+            sqlite3_str_appendf(s, "%s%s: %s", sqlite3_str_length(s) ? ",\n" : "", key, val);
+        }
+    }
+    sqlite3_finalize(q);
+    for (size_t i = 0; i < nseen; i++)
+        free(seen[i]);
+    free(seen);
+    if (!dist)
+        sqlite3_str_appendf(s, "%s\"distributedInfo\": {\"rank\": %lld}", sqlite3_str_length(s) ? ",\n" : "",
+                            (long long)t->rank);
+    int64_t base = query_int(t->db, "SELECT baseTimeNs FROM SESSION_TIME_INFO WHERE rankId IS ?1", t->rank, 0, &found);
+    if (found)
+        sqlite3_str_appendf(s, ",\n\"baseTimeNanoseconds\": %lld", (long long)base);
+    int bad = oom || sqlite3_str_errcode(s);
+    *out = sqlite3_str_finish(s);
+    if (bad || !*out) {
+        sqlite3_free(*out);
+        *out = NULL;
+        return timeline_nomem(err);
+    }
+    return TB_OK;
+}
+
 static tb_status export_rank(tl *t, const char *suffix, tb_error *err)
 {
     sqlite3 *db = t->db;
     t->kineto = query_int(db, "SELECT EXISTS (SELECT 1 FROM TB_SOURCE WHERE rankId IS ?1 AND kind = 'kineto') "
                               "AND NOT EXISTS (SELECT 1 FROM TB_SOURCE WHERE rankId IS ?1 AND kind = 'ascend timeline')",
                           t->rank, 0, NULL) != 0;
+    if (t->kineto)
+        runtime_category(t);
     int found;
     t->base_pid = query_int(db, "SELECT globalTid >> 32 FROM PYTORCH_API WHERE rankId IS ?1 LIMIT 1", t->rank, 0, &found);
     if (!found)
@@ -357,14 +442,9 @@ static tb_status export_rank(tl *t, const char *suffix, tb_error *err)
     tb_status st = load_procs(t, err);
     if (!st && t->np == 0 && !t->kineto)
         st = timeline_make_layers(t, err);
-    char tail[96] = "";
-    if (!st && t->kineto) {
-        int64_t base = query_int(db, "SELECT baseTimeNs FROM SESSION_TIME_INFO WHERE rankId IS ?1", t->rank, 0, &found);
-        /* the rank's id, so that the trace loads back as the same rank */
-        int k = snprintf(tail, sizeof tail, "\"distributedInfo\": {\"rank\": %" PRId64 "}", t->rank);
-        if (found)
-            snprintf(tail + k, sizeof tail - (size_t)k, ",\n\"baseTimeNanoseconds\": %" PRId64, base);
-    }
+    char *tail = NULL;
+    if (!st && t->kineto)
+        st = kineto_tail(t, &tail, err);
     if (!st) {
         tlw_options wo = {.dir = t->out_dir, .stem = "msprof", .suffix = suffix, .top_object = t->kineto,
                           .tail = tail, .slice_bytes = t->opt->slice_bytes, .begin_slice = begin_slice,
@@ -386,6 +466,7 @@ static tb_status export_rank(tl *t, const char *suffix, tb_error *err)
     }
     tlw_destroy(t->w);
     t->w = NULL;
+    sqlite3_free(tail);
     free_procs(t);
     return st;
 }

@@ -311,6 +311,17 @@ static tb_status write_pytorch(tl *t, tb_error *err)
     return step_done(t, q, rc, st, err);
 }
 
+/* The Kineto category of a CANN_API row of type: its rank's own name of
+ * runtime calls when it had the older one (Runtime). */
+static const char *kineto_api_cat(const tl *t, int64_t type)
+{
+    if (type == 60002)
+        return "cuda_driver";
+    if (type == 60006)
+        return "mtia_runtime";
+    return type == 60001 && t->runtime_cat[0] ? t->runtime_cat : "cuda_runtime";
+}
+
 static tb_status write_cann(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
@@ -339,9 +350,7 @@ static tb_status write_cann(tl *t, tb_error *err)
         if (!on)
             continue;
         if (t->kineto)
-            tlw_cstr(t->w, "cat", sqlite3_column_int64(q, 6) == 60002   ? "cuda_driver"
-                                  : sqlite3_column_int64(q, 6) == 60006 ? "mtia_runtime"
-                                                                        : "cuda_runtime");
+            tlw_cstr(t->w, "cat", kineto_api_cat(t, sqlite3_column_int64(q, 6)));
         int shaped = shaped_args(t, q, map, stream ? 4 : 2);
         if (shaped) {
             st = shaped < 0 ? timeline_nomem(err) : tlw_end(t->w, err);
@@ -681,12 +690,21 @@ static tb_status write_mstx(tl *t, tb_error *err)
     return step_done(t, q, rc, st, err);
 }
 
-/* TB_EVENT rows: as they were read (phase, category, args). */
+/* TB_EVENT rows: as they were read (phase, scope, category, args). */
 static tb_status write_events(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
-    tb_status st = prep(t,
-        "SELECT e.pid, e.tid, e.ph, c.value, n.value, e.startNs, e.endNs, e.args FROM TB_EVENT e "
+    /* the scope came with TB_EVENT.scope: a DB of an earlier version has none */
+    int scoped = 0;
+    tb_status st = prep(t, "SELECT EXISTS (SELECT 1 FROM pragma_table_info('TB_EVENT') WHERE name = 'scope')", &q, err);
+    if (st)
+        return st;
+    scoped = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
+    sqlite3_finalize(q);
+    st = prep(t, scoped ?
+        "SELECT e.pid, e.tid, e.ph, c.value, n.value, e.startNs, e.endNs, e.args, e.scope FROM TB_EVENT e "
+        "LEFT JOIN STRING_IDS c ON c.id = e.cat LEFT JOIN STRING_IDS n ON n.id = e.name WHERE e.rankId IS ?1" :
+        "SELECT e.pid, e.tid, e.ph, c.value, n.value, e.startNs, e.endNs, e.args, NULL FROM TB_EVENT e "
         "LEFT JOIN STRING_IDS c ON c.id = e.cat LEFT JOIN STRING_IDS n ON n.id = e.name WHERE e.rankId IS ?1",
         &q, err);
     if (st)
@@ -718,6 +736,7 @@ static tb_status write_events(tl *t, tb_error *err)
                 tlw_dur(w, "dur", sqlite3_column_int64(q, 6) - s);
         }
         tlw_cstr(w, "ph", ph ? ph : "X");
+        arg_str_col(w, "s", q, 8);
         arg_str_col(w, "cat", q, 3);
         const char *args = timeline_col_text(q, 7);
         if (args && args[0] == '{')

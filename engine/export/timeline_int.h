@@ -64,6 +64,7 @@ typedef struct tl {
     const tb_json_process *jp;
     int64_t rank;
     int kineto;
+    char runtime_cat[32]; /* a Kineto rank's cat of runtime calls (TB_PROFILE_META runtimeCategory); "": cuda_runtime */
     int64_t base_pid;
     proc *procs;
     size_t np, capp;

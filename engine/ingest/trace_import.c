@@ -25,10 +25,15 @@
  *   flows s/f          -> TB_FLOW (paired after loading);  counters -> TB_COUNTER
  *   anything else      -> TB_EVENT. No event is dropped silently.
  * Of a Kineto trace's top-level keys, distributedInfo gives the rank and a
- * TB_PROFILE_META row (name "distributedInfo", the object as written), and
- * deviceProperties the NPU_INFO rows. A GPU slice that is the first element
- * of traceEvents gives a TB_PROFILE_META row "traceEvents[0].correlation"
- * (HTA leaves its launch out of the queue length: metrics/hta_counters.c).
+ * TB_PROFILE_META row (name "distributedInfo", the object as written),
+ * deviceProperties the NPU_INFO rows, and every member but traceEvents and
+ * baseTimeNanoseconds (deviceProperties too) a TB_PROFILE_META row, name
+ * the key, value the JSON text as written, which export timeline writes
+ * back. A GPU slice that is the first element of traceEvents gives a
+ * TB_PROFILE_META row "traceEvents[0].correlation"
+ * (HTA leaves its launch out of the queue length: metrics/hta_counters.c),
+ * and a trace whose runtime calls are all `Runtime` (Kineto's name until
+ * 2022) a row "runtimeCategory", for `export timeline` to write them back so.
  *
  * This file reads the file (its top-level keys, the spill file, a look at
  * its tail for late metadata) and routes each event; trace_route.c keeps
@@ -273,6 +278,21 @@ static int route(imp *im, trace_event *ev)
     }
 }
 
+/* A top-level member of a Kineto trace as written (schemaVersion,
+ * deviceProperties, traceName, displayTimeUnit, ...): a TB_PROFILE_META row,
+ * the name its key, the value its JSON text, for export timeline to write
+ * back. 0, or -1 with err set. */
+static int put_top_member(imp *im, js_span key, js_span val)
+{
+    size_t kn, vn;
+    const char *k = js_str_decode(key, &im->dbuf, &im->dcap, &kn);
+    const char *v = k ? js_raw_clean(val, &im->abuf, &im->acap, &vn) : NULL;
+    if (!v)
+        return trace_oom(im);
+    tb_val row[3] = {VINT(im->opt->rank), VTEXT(k, kn), VTEXT(v, vn)};
+    return trace_row(im, R_PROFILE_META, row);
+}
+
 static int on_top_key(imp *im, js_span key, js_span val)
 {
     if (key.n == 19 && memcmp(key.p, "baseTimeNanoseconds", 19) == 0) {
@@ -340,8 +360,10 @@ static int on_top_key(imp *im, js_span key, js_span val)
             }
         }
         free(tmp);
+        if (key.n == 15)
+            return 0;
     }
-    return 0;
+    return put_top_member(im, key, val);
 }
 
 static int flush_processes(imp *im)
@@ -562,7 +584,8 @@ tb_status trace_import(const char *path, const row_sink *sink, import_ids *ids, 
         }
     }
     int frc = 0;
-    if (replay_spill(&im) != 0 || (frc = fp_flush(im.flows)) != 0 || flush_processes(&im) != 0) {
+    if (replay_spill(&im) != 0 || (frc = fp_flush(im.flows)) != 0 || flush_processes(&im) != 0 ||
+        trace_put_categories(&im) != 0) {
         if (frc == -2)
             trace_oom(&im);
         else if (frc != 0)

@@ -106,6 +106,7 @@ typedef struct imp {
     int replaying;
     int prescanning; /* metadata of the file's tail read ahead: seen again in order later */
     int first;       /* the event being routed is the first of a Kineto trace's traceEvents */
+    int runtime_cats; /* the runtime call categories met: 1 cuda_runtime, 2 Runtime (Kineto's name until 2022) */
     char *dbuf;
     size_t dcap;
     char *abuf;
@@ -146,5 +147,8 @@ int trace_route_slice(imp *im, trace_event *ev, int64_t pkey, proc *p);
 int trace_put_flow_end(imp *im, trace_event *ev, int64_t pkey);
 /* A counter event (ph C): one TB_COUNTER row per numeric arg. 0, or -1 with err set. */
 int trace_put_counter(imp *im, trace_event *ev, int64_t pkey);
+/* After the file: the TB_PROFILE_META row "runtimeCategory" of a trace whose
+ * runtime calls are all Kineto's older `Runtime`. 0, or -1 with err set. */
+int trace_put_categories(imp *im);
 
 #endif

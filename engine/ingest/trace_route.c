@@ -558,10 +558,22 @@ static int put_event(imp *im, trace_event *ev, int64_t pkey)
         args = VTEXT(a, n);
     }
     tb_val tidv = ev->tid.type == JS_NONE ? VNULL : span_val(im, ev->tid);
-    tb_val v[10] = {VINT(im->opt->rank), trace_pid_val(im, pkey), tidv, VTEXT(ph, 1), idval(cat), idval(name),
+    tb_val v[11] = {VINT(im->opt->rank), trace_pid_val(im, pkey), tidv, VTEXT(ph, 1), idval(cat), idval(name),
                     ev->has_ts ? VINT(ev->ts_ns) : VNULL, ev->has_ts ? VINT(end_ns(ev)) : VNULL, args,
-                    VINT(ev->offset)};
-    return trace_row(im, R_EVENT, v);
+                    VINT(ev->offset), VNULL};
+    /* an instant event's scope, g (global), p (process) or t (thread): a
+     * viewer draws each differently (decoded apart: the tid may hold dbuf) */
+    char *sbuf = NULL;
+    size_t scap = 0, sn;
+    if (ev->scope.type == JS_STR) {
+        const char *s = js_str_decode(ev->scope, &sbuf, &scap, &sn);
+        if (!s)
+            return trace_oom(im);
+        v[10] = VTEXT(s, sn);
+    }
+    int rc = trace_row(im, R_EVENT, v);
+    free(sbuf);
+    return rc;
 }
 
 int trace_put_event(imp *im, trace_event *ev, int64_t pkey)
@@ -1055,6 +1067,22 @@ static int put_mstx(imp *im, trace_event *ev, int64_t pid)
     return 0;
 }
 
+/*
+ * Both of Kineto's names of a runtime call give CANN_API type 60001, so that
+ * every query of runtime calls finds them; a trace whose calls are all
+ * `Runtime` (Kineto until 2022) says so in one TB_PROFILE_META row, which
+ * `export timeline` reads to write them back as they were. A trace that
+ * uses both names (no Kineto version did) is written back as cuda_runtime.
+ */
+int trace_put_categories(imp *im)
+{
+    if (im->runtime_cats != 2)
+        return 0;
+    static const char key[] = "runtimeCategory", val[] = "Runtime";
+    tb_val v[3] = {VINT(im->opt->rank), VTEXT(key, sizeof key - 1), VTEXT(val, sizeof val - 1)};
+    return trace_row(im, R_PROFILE_META, v);
+}
+
 /* Routes an X slice by Kineto category. Returns 0, 1 (not routed), -1. */
 static int route_by_cat(imp *im, trace_event *ev, int64_t pid)
 {
@@ -1068,8 +1096,10 @@ static int route_by_cat(imp *im, trace_event *ev, int64_t pid)
         return put_gpu(im, ev, pid, 1);
     if (span_eq(c, "gpu_memcpy") || span_eq(c, "gpu_memset") || span_eq(c, "Memcpy") || span_eq(c, "Memset"))
         return put_gpu(im, ev, pid, 0);
-    if (span_eq(c, "cuda_runtime") || span_eq(c, "Runtime"))
+    if (span_eq(c, "cuda_runtime") || span_eq(c, "Runtime")) {
+        im->runtime_cats |= span_eq(c, "Runtime") ? 2 : 1;
         return put_cann(im, ev, pid, API_CUDA_RUNTIME, 1);
+    }
     if (span_eq(c, "cuda_driver"))
         return put_cann(im, ev, pid, API_CUDA_DRIVER, 1);
     if (span_eq(c, "mtia_runtime"))

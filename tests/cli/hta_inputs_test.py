@@ -137,7 +137,8 @@ def old_categories(exe, out):
                os.path.join(out, "old.csv")), [["4", "2", "60001", "4"]],
          "Kernel, Memcpy, Memset: device tasks; Runtime: runtime calls")
     T.eq(query(exe, first, "SELECT rankId, name, value FROM TB_PROFILE_META", os.path.join(out, "old-meta.csv")),
-         [["0", "traceEvents[0].correlation", "1"]], "TB_PROFILE_META: the first event's correlation")
+         [["0", "traceEvents[0].correlation", "1"], ["0", "runtimeCategory", "Runtime"]],
+         "TB_PROFILE_META: the first event's correlation; the runtime calls' category, Runtime")
     got = query(exe, first, "SELECT stream, ts, queue_length FROM queue_length", os.path.join(out, "old-q.csv"))
     T.eq(got, [["7", "30", "1"], ["7", "40", "0"], ["7", "50", "1"], ["7", "60", "0"], ["7", "80", "1"],
                ["7", "90", "0"]], "queue_length: the first event's launch left out, as HTA")
@@ -148,7 +149,8 @@ def old_categories(exe, out):
          ["Memcpy HtoD", "Memset"], "memory_bw_summary: the copy and the set")
     meta = os.path.join(out, "old-meta", "rank0.pt.trace.json")
     old_trace(meta, True)
-    T.eq(query(exe, meta, "SELECT count(*) FROM TB_PROFILE_META", os.path.join(out, "meta-meta.csv")), [["0"]],
+    T.eq(query(exe, meta, "SELECT count(*) FROM TB_PROFILE_META WHERE name = 'traceEvents[0].correlation'",
+               os.path.join(out, "meta-meta.csv")), [["0"]],
          "a metadata event first: no traceEvents[0] row")
     got = query(exe, meta, "SELECT ts, queue_length FROM queue_length", os.path.join(out, "meta-q.csv"))
     T.eq(got[:2], [["0", "1"], ["12", "0"]], "a metadata event first: the first kernel's launch counts")
@@ -244,8 +246,8 @@ def mtia_by_metadata(exe, out):
     named = mtia_job(out, "mtia-named-gpu", "mtia:hccl", True)
     nccl = mtia_job(out, "mtia-nccl", "nccl", True)
     T.eq(query(exe, named[0], "SELECT rankId, name, json_extract(value, '$.backend') FROM TB_PROFILE_META",
-               os.path.join(out, "meta.csv")), [["0", "distributedInfo", "mtia:hccl"]],
-         "TB_PROFILE_META: the trace's distributedInfo")
+               os.path.join(out, "meta.csv")), [["0", "schemaVersion", ""], ["0", "distributedInfo", "mtia:hccl"]],
+         "TB_PROFILE_META: the trace's top-level members, its distributedInfo as written")
     for spec in ("kernel_launch_stats", "queue_length_summary"):
         want = job_rows(exe, plain, spec, os.path.join(out, "plain-" + spec))
         got = job_rows(exe, named, spec, os.path.join(out, "named-" + spec))

@@ -9,7 +9,11 @@
 # of the two DBs, strings resolved and ids (globalTaskId, opId, string ids)
 # left out, as multisets: they must be equal. Also parses every exported
 # file strictly (duplicate keys rejected) and checks the basics of the
-# format. Usage: timeline_roundtrip.py TRACEBOOK GEN SAMPLES OUTDIR
+# format. A trace with Kineto's categories of 2022 and before (Kernel,
+# Runtime, Memcpy, Memset) comes back slice by slice as read: pid, tid,
+# name, ts, dur, cat and args, its instant events with their scope ("s"),
+# and its top-level members with their values. Usage: timeline_roundtrip.py
+# TRACEBOOK GEN SAMPLES OUTDIR
 import collections
 import json
 import os
@@ -154,6 +158,147 @@ def roundtrip(tb, name, inputs, out, loose=False):
         print("  %-18s %6d rows %s" % (table, sum(a.values()), "same" if a == b else "DIFFERENT"))
 
 
+# A trace as Kineto wrote it until 2022: the categories Kernel, Runtime,
+# Memcpy and Memset (today kernel, cuda_runtime, gpu_memcpy, gpu_memset).
+def old_kineto_trace(path):
+    cpu, gpu, t0 = 4242, 0, 1665536373729000
+    ev = [{"name": "process_name", "ph": "M", "ts": t0, "pid": cpu, "tid": 0, "args": {"name": "python"}},
+          {"name": "process_labels", "ph": "M", "ts": t0, "pid": cpu, "tid": 0, "args": {"labels": "CPU"}},
+          {"name": "process_name", "ph": "M", "ts": t0, "pid": gpu, "tid": 0, "args": {"name": "python"}},
+          {"name": "process_labels", "ph": "M", "ts": t0, "pid": gpu, "tid": 0, "args": {"labels": "GPU 0"}},
+          {"name": "thread_name", "ph": "M", "ts": t0, "pid": gpu, "tid": 7, "args": {"name": "stream 7"}},
+          {"name": "thread_name", "ph": "M", "ts": t0, "pid": cpu, "tid": cpu, "args": {"name": "thread 4242 (python)"}},
+          {"ph": "X", "cat": "Trace", "ts": t0, "dur": 5000, "pid": "Spans", "tid": "PyTorch Profiler",
+           "name": "PyTorch Profiler (0)", "args": {"Op count": 0}}]
+    gpu_work = [("Kernel", "void gemmk1_kernel<float, 256>(cublasGemmk1Params<float>)", "cudaLaunchKernel", 211,
+                 {"registers per thread": 27, "shared memory": 1024, "blocks per SM": 12.8, "warps per SM": 102.4,
+                  "grid": [2, 1, 512], "block": [256, 1, 1], "est. achieved occupancy %": 100}),
+                ("Memcpy", "Memcpy HtoD (Pageable -> Device)", "cudaMemcpyAsync", 41,
+                 {"bytes": 4096, "memory bandwidth (GB/s)": 1.024}),
+                ("Memset", "Memset (Device)", "cudaMemsetAsync", 51, {"bytes": 512, "memory bandwidth (GB/s)": 0.256})]
+    t = t0 + 100
+    for i, (cat, name, call, cbid, more) in enumerate(gpu_work * 2):
+        corr = 538860 + i
+        ev.append({"ph": "X", "cat": "Runtime", "name": call, "pid": cpu, "tid": cpu, "ts": t, "dur": 14 + i,
+                   "args": {"cbid": cbid, "correlation": corr, "external id": 6294 + i, "external ts": t - 20}})
+        ev.append({"ph": "s", "id": corr, "pid": cpu, "tid": cpu, "ts": t, "cat": "async_gpu", "name": call,
+                   "bp": "e"})
+        args = {"queued": 0, "device": 0, "context": 1, "stream": 7, "correlation": corr, "external id": 6294 + i}
+        args.update(more)
+        ev.append({"ph": "X", "cat": cat, "name": name, "pid": gpu, "tid": 7, "ts": t + 30, "dur": 4 + i,
+                   "args": args})
+        ev.append({"ph": "f", "id": corr, "pid": gpu, "tid": 7, "ts": t + 30, "cat": "async_gpu", "name": call,
+                   "bp": "e"})
+        t += 100
+    # calls that launch nothing, one without args
+    ev.append({"ph": "X", "cat": "Runtime", "name": "cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags",
+               "pid": cpu, "tid": cpu, "ts": t, "dur": 1,
+               "args": {"cbid": 251, "correlation": 538899, "external id": 6300, "external ts": t - 5}})
+    ev.append({"ph": "X", "cat": "Runtime", "name": "cudaDeviceSynchronize", "pid": cpu, "tid": cpu, "ts": t + 2,
+               "dur": 0})
+    # instant events of each scope (a viewer draws a global one across the whole view) and none
+    ev.append({"name": "Iteration Start: PyTorch Profiler", "ph": "i", "s": "g", "pid": "Traces",
+               "tid": "Trace PyTorch Profiler", "ts": t0})
+    ev.append({"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": cpu, "tid": cpu,
+               "ts": t + 3, "args": {"Total Reserved": 2097152, "Bytes": 512, "Device Id": 0}})
+    ev.append({"ph": "i", "s": "p", "name": "mark", "pid": cpu, "tid": cpu, "ts": t + 4})
+    ev.append({"ph": "i", "name": "unscoped", "pid": cpu, "tid": cpu, "ts": t + 5})
+    ev.append({"name": "Record Window End", "ph": "i", "s": "g", "pid": "", "tid": "", "ts": t + 10})
+    with open(path, "w") as f:
+        json.dump(dict(TOP_MEMBERS, traceEvents=ev), f, indent=1)
+
+
+# The top-level members of the trace beside traceEvents, each given back as read.
+TOP_MEMBERS = {
+    "schemaVersion": 1,
+    "deviceProperties": [{"id": 0, "name": "Tesla V100-SXM2-32GB", "totalGlobalMem": 34089730048,
+                          "computeMajor": 7, "computeMinor": 0, "maxThreadsPerBlock": 1024,
+                          "numSms": 80, "sharedMemPerBlock": 49152, "regsPerMultiprocessor": 65536}],
+    "distributedInfo": {"backend": "nccl", "rank": 0, "world_size": 8},
+    "record_shapes": 0,
+    "with_stack": False,
+    "trace_id": "B5A1E8D2",
+    "traceName": "/tmp/traces/inference_rank_0.json",
+    "displayTimeUnit": "ms",
+    "metadata": None,
+    "cupti_version": 1.5e1,
+}
+
+
+def canon(v):
+    """A JSON value comparable as written: objects as their members in order."""
+    if isinstance(v, dict):
+        return tuple((k, canon(x)) for k, x in v.items())
+    if isinstance(v, list):
+        return tuple(canon(x) for x in v)
+    return v
+
+
+def slices(events):
+    """The complete slices and instant events of a trace: pid, tid, name, ts, dur, cat,
+    args and an instant's scope as written."""
+    return collections.Counter((e.get("ph"), e.get("pid"), e.get("tid"), e.get("name"), e.get("ts"), e.get("dur"),
+                                e.get("cat"), canon(e.get("args")), e.get("s"))
+                               for e in events if e.get("ph") in ("X", "i", "I"))
+
+
+def slices_as_read(tb, name, trace, out):
+    """Each slice and instant event of trace comes back from export db and export timeline as read."""
+    print("== " + name + " (slices as read)")
+    d = os.path.join(out, name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    db = os.path.join(d, "trace.db")
+    run([tb, "export", "db", "-dir", trace, "-o", db, "-q"])
+    p = run([tb, "export", "timeline", "-dir", db, "-o", os.path.join(d, "timeline"), "-q"])
+    back = collections.Counter()
+    for f in p.stdout.split():
+        back += slices(check_file(f)[0])
+    read = slices(tbtest.trace_events(trace))
+    check(read == back, "%s: slices differ: %d read, %d written; only read: %s; only written: %s" % (
+        name, sum(read.values()), sum(back.values()), list((read - back).items())[:3],
+        list((back - read).items())[:3]))
+    print("  %d slices and instants %s" % (sum(read.values()), "same" if read == back else "DIFFERENT"))
+    return db
+
+
+def old_categories(tb, out):
+    """Kineto's categories of 2022 and before are read as today's and written back as read."""
+    trace = os.path.join(out, "kineto_2022.json")
+    old_kineto_trace(trace)
+    db = slices_as_read(tb, "kineto_2022", trace, out)
+    # the calls are runtime calls (type 60001) and the device work tasks, as today's
+    got = rows(db, "SELECT 'api', type, count(*) FROM CANN_API GROUP BY type UNION ALL "
+                   "SELECT 'task', s.value, count(*) FROM TASK t JOIN STRING_IDS s ON s.id = t.taskType GROUP BY 2 "
+                   "UNION ALL SELECT 'compute', count(*), 0 FROM COMPUTE_TASK_INFO "
+                   "UNION ALL SELECT 'memcpy', memcpyOperation, count(*) FROM MEMCPY_INFO GROUP BY 2")
+    want = collections.Counter({("api", 60001, 8): 1, ("task", "Kernel", 2): 1, ("task", "Memcpy", 2): 1,
+                                ("task", "Memset", 2): 1, ("compute", 2, 0): 1, ("memcpy", 1, 2): 1,
+                                ("memcpy", 65535, 2): 1})
+    check(got == want, "kineto_2022: rows %r, expected %r" % (sorted(got), sorted(want)))
+    written = [f for f in os.listdir(os.path.join(out, "kineto_2022", "timeline")) if f.endswith(".json")]
+    with open(os.path.join(out, "kineto_2022", "timeline", written[0])) as f:
+        back = json.load(f)
+    back = {k: v for k, v in back.items() if k != "traceEvents"}
+    check(back == TOP_MEMBERS, "kineto_2022: top-level members %r, read %r" % (back, TOP_MEMBERS))
+    # a trace with both names of a runtime call (no Kineto wrote one) comes back as today's
+    with open(trace) as f:
+        doc = json.load(f)
+    calls = [e for e in doc["traceEvents"] if e.get("cat") == "Runtime"]
+    calls[0]["cat"] = "cuda_runtime"
+    mixed = os.path.join(out, "kineto_mixed.json")
+    with open(mixed, "w") as f:
+        json.dump(doc, f)
+    d = os.path.join(out, "kineto_mixed")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    run([tb, "export", "db", "-dir", mixed, "-o", os.path.join(d, "trace.db"), "-q"])
+    p = run([tb, "export", "timeline", "-dir", os.path.join(d, "trace.db"), "-o", os.path.join(d, "tl"), "-q"])
+    cats = collections.Counter(e.get("cat") for f in p.stdout.split() for e in check_file(f)[0]
+                               if e.get("ph") == "X" and e.get("pid") == calls[0]["pid"])
+    check(cats == collections.Counter({"cuda_runtime": len(calls)}), "kineto_mixed: runtime calls as %r" % cats)
+
+
 def main():
     tb, gen, samples, out = tbtest.args("TRACEBOOK GEN SAMPLES OUTDIR", 4, 4)
     os.makedirs(out, exist_ok=True)
@@ -164,6 +309,7 @@ def main():
         trace = os.path.join(out, "gen_%s.json" % kind)
         run([gen, "--kind", kind, "--events", "20000", "--seed", "7", "-o", trace])
         roundtrip(tb, "gen_" + kind, [trace], out)
+    old_categories(tb, out)
     return T.finish()
 
 

@@ -12,10 +12,16 @@
 # does not use. Every flow end comes back as written (a flow the input has
 # with one end only, too): the same id (a number stays a number, a string a
 # string), category, name, pid, tid, ts and bp; the output holds no other.
+# Every instant event comes back with its scope ("s": g, p, t or none),
+# category, name, pid, tid, ts and args, and no other. Every top-level
+# member of a Kineto trace (schemaVersion, deviceProperties, traceName,
+# displayTimeUnit, ...) comes back with its value, and no other but
+# distributedInfo.
 # usage: timeline_args.py TRACEBOOK SHARED_DATA_DIR OUT_DIR
 # Exit 77 (skip) when the shared data is absent.
 import collections
 import decimal
+import gzip
 import json
 import os
 import sys
@@ -62,6 +68,37 @@ def flows(evs):
          ns(e.get("ts")), typed(e.get("bp"))) for e in evs if e.get("ph") in ("s", "f"))
 
 
+def instants(evs):
+    """Counter of the instant events: their scope ("s", which a viewer draws
+    differently: g across the whole view, t on its thread) with the rest."""
+    return collections.Counter(
+        (e["ph"], typed(e.get("s")), e.get("cat"), e.get("name"), typed(e.get("pid")), typed(e.get("tid")),
+         ns(e.get("ts")), typed(e.get("args"))) for e in evs if e.get("ph") in ("i", "I"))
+
+
+def top(path):
+    """The top-level members of a trace file other than traceEvents ({} for an array)."""
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt") as f:
+        doc = json.load(f)
+    return {k: v for k, v in doc.items() if k != "traceEvents"} if isinstance(doc, dict) else {}
+
+
+def top_members(rel, src, written):
+    """Every top-level member of a Kineto trace comes back with its value, distributedInfo
+    with the loaded rank's id as its rank."""
+    a, b = top(src), top(written)
+    if not a:
+        return
+    for k, v in a.items():
+        w = b.get(k)
+        if k == "distributedInfo" and isinstance(v, dict) and isinstance(w, dict):
+            v = dict(v, rank=w.get("rank"))
+        check(w == v, "%s: top-level member %s written back as %.200r, read %.200r" % (rel, k, w, v))
+    extra = set(b) - set(a) - {"distributedInfo"}
+    check(not extra, "%s: top-level members the input does not have: %s" % (rel, sorted(extra)))
+
+
 def show(k):
     return "pid %s tid %s ts %s dur %s %r args %s" % k
 
@@ -90,10 +127,17 @@ def compare(tb, rel, data, out):
     lost, added = fa - fb, fb - fa
     check(not lost and not added, "%s: %d of %d flow ends not given back as written (e.g. %s), %d added (e.g. %s)" % (
         rel, sum(lost.values()), sum(fa.values()), list(lost)[:2], sum(added.values()), list(added)[:2]))
+    ia, ib = instants(a), instants(b)
+    lost, added = ia - ib, ib - ia
+    check(not lost and not added, "%s: %d of %d instant events not given back as written (e.g. %s), %d added "
+          "(e.g. %s)" % (rel, sum(lost.values()), sum(ia.values()), list(lost)[:2], sum(added.values()),
+                         list(added)[:2]))
+    top_members(rel, src, files[0])
     pids_in = {typed(e["pid"]) for e in a if "pid" in e}
     pids_out = {typed(e["pid"]) for e in b if "pid" in e}
     check(pids_out <= pids_in, "%s: pids the input does not use: %s" % (rel, sorted(pids_out - pids_in)))
-    print("%s: %d slices, args as written; %d flow ends" % (rel, sum(sa.values()), sum(fa.values())))
+    print("%s: %d slices, args as written; %d flow ends; %d instant events" % (
+        rel, sum(sa.values()), sum(fa.values()), sum(ia.values())))
 
 
 def main():

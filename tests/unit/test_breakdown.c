@@ -142,7 +142,7 @@ static const char rows_sql[] =
     "  (800000, 1000000, 1, 8, 60003, 0), (1044000, 1100000, 1, 9, 60003, 0),"
     "  (850000, 1000000, 1, 12, 50001, 0), (899500, 901500, 1, 13, 50001, 0);"
     "INSERT INTO STEP_TIME VALUES (1, 800000, 1000000, 0), (2, 1044000, 1100000, 0);"
-    "INSERT INTO TB_EVENT VALUES (0, 1, 7, 'X', 11, 9, 1046000, 1099000, NULL, NULL);";
+    "INSERT INTO TB_EVENT VALUES (0, 1, 7, 'X', 11, 9, 1046000, 1099000, NULL, NULL, NULL);";
 
 static int setup(void **state)
 {
@@ -522,7 +522,7 @@ static const char HOST_ONLY[] =
         "INSERT INTO PYTORCH_API (startNs, endNs, globalTid, name, type, rankId) VALUES"
         "  (1000000, 2000000, 1, 1, 60003, 0), (3000000, 4000000, 1, 2, 60003, 0),"
         "  (1500000, 1600000, 1, 3, 50001, 0), (3500000, 3600000, 1, 4, 50001, 0);"
-        "INSERT INTO TB_EVENT VALUES (0, 1, 1, 'X', 5, 6, 2500000, 2600000, NULL, NULL);"
+        "INSERT INTO TB_EVENT VALUES (0, 1, 1, 'X', 5, 6, 2500000, 2600000, NULL, NULL, NULL);"
         "INSERT INTO TASK (startNs, endNs, deviceId, connectionId, globalTaskId, streamId, taskType, rankId, name)"
         "  VALUES (20000, 30000, 0, 1, 1, 7, 1, 2, 7);"
         "INSERT INTO COMPUTE_TASK_INFO (name, globalTaskId, rankId) VALUES (7, 1, 2);"

@@ -48,7 +48,7 @@ static char dbpath[PATH_MAX + 16];
     "  (10000, 60000, 1, 3, 50001, " #r "), (140000, 160000, 1, 7, 50001, " #r "),"                           \
     "  (420000, 430000, 1, 12, 50001, " #r ");"                                                               \
     "INSERT INTO TB_EVENT VALUES (" #r ", 0, 7, 'X', 9, 10, 171000, 409000,"                                  \
-    "  '{\"stream\": 7, \"correlation\": " #conn "3}', NULL);"
+    "  '{\"stream\": 7, \"correlation\": " #conn "3}', NULL, NULL);"
 
 static const char rows_sql[] =
     "INSERT INTO STRING_IDS VALUES (1, 'kernel'), (2, 'ProfilerStep#1'), (3, 'aten::add'), (4, 'cudaLaunchKernel'),"
