@@ -568,19 +568,17 @@ done:
 }
 
 /*
- * read_each_rank, or, when key (NULL: none) names a read kept from an
- * earlier build of the run (hta_read.c), its calls given to fn again.
+ * read_each_rank, recorded by kr (hta_read.c; NULL: not kept), or, when kr
+ * replays a read kept from an earlier build of the run, its calls given to
+ * fn again.
  */
 static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn classify, const void *cx, rank_fn fn,
-                           void *ctx, int with_comm_ops, int stream_events, const char *key, tb_error *err)
+                           void *ctx, int with_comm_ops, int stream_events, hta_read *kr, tb_error *err)
 {
-    hta_read r;
-    tb_status rc = hta_read_begin(m, what, key, &r, err);
-    if (!rc && r.replay)
-        return hta_read_replay(&r, fn, ctx, err);
-    if (!rc)
-        rc = read_each_rank(m, what, classify, cx, fn, ctx, with_comm_ops, stream_events, &r, err);
-    return hta_read_end(&r, rc, err);
+    hta_read none = {.what = what};
+    if (kr && kr->replay)
+        return hta_read_replay(kr, fn, ctx, err);
+    return read_each_rank(m, what, classify, cx, fn, ctx, with_comm_ops, stream_events, kr ? kr : &none, err);
 }
 
 /* ---- HTA's merge --------------------------------------------------------- */
@@ -835,26 +833,32 @@ int64_t hta_task_name(const int64_t *pairs, size_t n, int64_t task)
 
 static char *hta_opts_text(const metric_ctx *m);
 
-/* Shared driver of the HTA tables: options, steps, table, rows. */
+/* Shared driver of the HTA tables: options, steps, table, rows. The
+ * steps and the read of the tasks are kept for the next table built under
+ * the same options and window, or taken from the one before (hta_read.c). */
 tb_status hta_build(const metric_ctx *m, const char *what, const char *create, const char *insert, rank_fn fn,
                     void *extra, tb_error *err)
 {
     hta_ctx h = {.m = m, .what = what, .extra = extra};
+    hta_read r = {.what = what};
+    char *opts = NULL, *key = NULL;
     tb_status rc = hta_options(m, &h.o, err);
     if (rc)
         goto done;
-    if ((rc = metrics_exec(m, what, create, err)) || (rc = hta_steps(&h, err)))
+    opts = hta_opts_text(m);
+    key = opts ? reuse_key(m, opts) : NULL;
+    if ((rc = metrics_exec(m, what, create, err)) || (rc = hta_read_begin(m, what, key, &r, err)) ||
+        (rc = hta_read_steps(&r, &h, err)))
         goto done;
     if (sqlite3_prepare_v2(m->db, insert, -1, &h.ins, NULL) != SQLITE_OK) {
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         goto done;
     }
-    /* the read of the tasks is kept for the next table built under the same options and window */
-    char *opts = hta_opts_text(m), *key = opts ? reuse_key(m, opts) : NULL;
-    rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, 1, 0, key, err);
+    rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, 1, 0, &r, err);
+done:
+    rc = hta_read_end(&r, rc, err);
     sqlite3_free(opts);
     sqlite3_free(key);
-done:
     sqlite3_finalize(h.ins);
     hta_window_free(&h);
     class_over_finish(&h.o.over);

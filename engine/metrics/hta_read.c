@@ -1,24 +1,26 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * hta_read.c - one read of the ranks' device tasks for every HTA table
- * built the same way in a run (hta.h: hta_read_*).
+ * hta_read.c - one read of the ProfilerSteps and of the ranks' device
+ * tasks for every HTA table built the same way in a run (hta.h:
+ * hta_read_*).
  *
  * The HTA counters (queue length, launch statistics, memory bandwidth,
- * ATen ops, ...), the call graph and the straggler metric each read every
- * rank's device tasks with their launching calls (breakdown.c's
- * each_rank): the launch map, the join of the tasks with it and the class
- * of each task, about half a second of CPU at 1M events, the same for
- * every table. The first such build of a run records what each rank's call
- * got (its tasks as read, before the table's own function changes them)
- * in temp.tb_m_read, one row per call in call order; a later build under
- * the same key (reuse.h's: the options, the part of the load and the
- * run's window) replays those calls instead of reading again; the key
- * also holds the main DB's data_version, so that a connection that lives
- * on (the SQLite extension's helper) never replays a read of a DB that
- * another connection changed since. The key is
- * written (temp.tb_m_read_key) only once a read completed, so that a read
- * that failed or stopped is never replayed; the run's end drops both
- * tables with every other TEMP object.
+ * ATen ops, ...), the call graph and the straggler metric each read the
+ * ProfilerSteps (hta_steps: HTA's window) and every rank's device tasks
+ * with their launching calls (breakdown.c's each_rank: the launch map, the
+ * join of the tasks with it and the class of each task), about 0.6 s of
+ * CPU at 1M events, the same for every table. The first such build of a
+ * run records the steps and what each rank's call got (its tasks as read,
+ * before the table's own function changes them) in temp.tb_m_read, one
+ * row per call in call order; a later build under the same key (reuse.h's:
+ * the options, the part of the load and the run's window) takes the steps
+ * and replays those calls instead of reading again. The key also holds the
+ * main DB's data_version, so that a connection that lives on (the SQLite
+ * extension's helper) never replays a read of a DB that another connection
+ * changed since. The key and the steps (temp.tb_m_read_key) are written
+ * only once a read completed, so that a read that failed or stopped is
+ * never replayed; the run's end drops both tables with every other TEMP
+ * object.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,7 @@
 static const char make_tables[] =
     "DROP TABLE IF EXISTS temp.tb_m_read_key;"
     "DROP TABLE IF EXISTS temp.tb_m_read;"
-    "CREATE TEMP TABLE tb_m_read_key (key TEXT);"
+    "CREATE TEMP TABLE tb_m_read_key (key TEXT, cuts BLOB, spans BLOB);"
     "CREATE TEMP TABLE tb_m_read (rank INTEGER, nread INTEGER, skipped INTEGER, hosted INTEGER, n INTEGER, "
     "  ev BLOB);";
 
@@ -65,7 +67,7 @@ tb_status hta_read_begin(const metric_ctx *m, const char *what, const char *key,
     if (!k)
         return TB_OK;
     if (kept(m->db, k)) {
-        sqlite3_free(k);
+        r->kept = k;
         r->replay = 1;
         return TB_OK;
     }
@@ -83,7 +85,8 @@ static void stop(hta_read *r)
     sqlite3_finalize(r->ins);
     r->ins = NULL;
     sqlite3_free(r->key);
-    r->key = NULL;
+    sqlite3_free(r->kept);
+    r->key = r->kept = NULL;
 }
 
 tb_status hta_read_give(hta_read *r, int64_t rank, evvec *ev, rank_fn fn, void *ctx, tb_error *err)
@@ -108,20 +111,72 @@ tb_status hta_read_give(hta_read *r, int64_t rank, evvec *ev, rank_fn fn, void *
     return fn(ctx, rank, ev, err);
 }
 
+/* Binds n elements of size bytes at v to column col of st (an empty BLOB when n is 0). */
+static void bind_array(sqlite3_stmt *st, int col, const void *v, size_t n, size_t size)
+{
+    sqlite3_bind_blob(st, col, n ? v : "", (int)(n * size), SQLITE_STATIC);
+}
+
 tb_status hta_read_end(hta_read *r, tb_status rc, tb_error *err)
 {
-    if (r->key && !rc) {
+    const hta_ctx *h = r->steps;
+    if (r->key && !rc && h && h->ncuts <= (size_t)INT32_MAX / sizeof *h->cuts &&
+        h->nspans <= (size_t)INT32_MAX / sizeof *h->spans) {
         sqlite3_stmt *st = NULL;
-        if (sqlite3_prepare_v2(r->db, "INSERT INTO temp.tb_m_read_key VALUES (?)", -1, &st, NULL) != SQLITE_OK)
+        if (sqlite3_prepare_v2(r->db, "INSERT INTO temp.tb_m_read_key VALUES (?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
             rc = tb_error_set(err, TB_ERR_DB, "%s: %s", r->what, sqlite3_errmsg(r->db));
         else {
             sqlite3_bind_text(st, 1, r->key, -1, SQLITE_STATIC);
+            bind_array(st, 2, h->cuts, h->ncuts, sizeof *h->cuts);
+            bind_array(st, 3, h->spans, h->nspans, sizeof *h->spans);
             if (sqlite3_step(st) != SQLITE_DONE)
                 rc = tb_error_set(err, TB_ERR_DB, "%s: %s", r->what, sqlite3_errmsg(r->db));
         }
         sqlite3_finalize(st);
     }
     stop(r);
+    return rc;
+}
+
+/* A copy of column col of st (a BLOB of elements of size bytes) into *v,
+ * *n elements; -1 when its size is no whole count or out of memory. */
+static int column_array(sqlite3_stmt *st, int col, size_t size, void **v, size_t *n)
+{
+    size_t bytes = (size_t)sqlite3_column_bytes(st, col);
+    *v = NULL;
+    *n = 0;
+    if (bytes % size)
+        return -1;
+    if (!bytes)
+        return 0;
+    if (!(*v = malloc(bytes)))
+        return -1;
+    memcpy(*v, sqlite3_column_blob(st, col), bytes);
+    *n = bytes / size;
+    return 0;
+}
+
+tb_status hta_read_steps(hta_read *r, hta_ctx *h, tb_error *err)
+{
+    if (!r->replay) {
+        r->steps = h;
+        return hta_steps(h, err);
+    }
+    sqlite3_stmt *st = NULL;
+    tb_status rc = TB_OK;
+    void *cuts = NULL, *spans = NULL;
+    if (sqlite3_prepare_v2(r->db, "SELECT cuts, spans FROM temp.tb_m_read_key WHERE key = ?", -1, &st, NULL) !=
+        SQLITE_OK)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", r->what, sqlite3_errmsg(r->db));
+    sqlite3_bind_text(st, 1, r->kept, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_ROW)
+        rc = tb_error_set(err, TB_ERR_DB, "%s: %s", r->what, sqlite3_errmsg(r->db));
+    else if (column_array(st, 0, sizeof *h->cuts, &cuts, &h->ncuts) ||
+             column_array(st, 1, sizeof *h->spans, &spans, &h->nspans))
+        rc = tb_error_set(err, TB_ERR_INTERNAL, "%s: the steps kept with the read do not fit", r->what);
+    h->cuts = cuts;
+    h->spans = spans;
+    sqlite3_finalize(st);
     return rc;
 }
 

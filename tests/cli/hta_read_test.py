@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # hta_read_test.py - the HTA tables built on each rank's device tasks (the
-# counters, call_stack, straggler_metric) read those tasks once per run: the
-# first table built keeps the read, the later ones under the same options
-# and window replay it (engine/metrics/hta_read.c). A replay must give each
-# table exactly what a read of its own gives:
+# counters, call_stack, straggler_metric) read those tasks and the
+# ProfilerSteps once per run: the first table built keeps the read, the
+# later ones under the same options and window replay it
+# (engine/metrics/hta_read.c). A replay must give each table exactly what a
+# read of its own gives (a replayed task or step changed fails it):
 #
 #   - a generated two-rank Kineto load (tracebook-gen --kind kineto, ranks 0
 #     and 1 of 2, with communication kernels and ProfilerSteps): every file
