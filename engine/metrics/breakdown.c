@@ -484,10 +484,11 @@ static const char with_ops_sql[] =
  * launching call (launch_map). Every rank of the load gets its call, a rank
  * without device tasks with none, so that fn can say why it writes no row.
  * With stream_events, the host events that carry a stream come too
- * (stream_events_sql).
+ * (stream_events_sql). Each call goes through kr (hta_read_give).
  */
-static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn classify, const void *cx, rank_fn fn,
-                           void *ctx, int with_comm_ops, int stream_events, tb_error *err)
+static tb_status read_each_rank(const metric_ctx *m, const char *what, classify_fn classify, const void *cx,
+                                rank_fn fn, void *ctx, int with_comm_ops, int stream_events, hta_read *kr,
+                                tb_error *err)
 {
     static const char tail[] = ") ORDER BY rankId";
     char sql[sizeof with_ops_sql + sizeof stream_events_sql + sizeof tail];
@@ -512,14 +513,14 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
     while ((s = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t r = sqlite3_column_int64(st, 0);
         if (!have || r != rank) {
-            if (have && (rc = fn(ctx, rank, &ev, err)))
+            if (have && (rc = hta_read_give(kr, rank, &ev, fn, ctx, err)))
                 goto done;
             /* the ranks before r that have no device task */
             for (; next < rl.n && rl.id[next] <= r; next++) {
                 if (rl.id[next] == r || (have && rl.id[next] == rank))
                     continue;
                 evvec none = {.hosted = rl.hosted[next]};
-                if ((rc = fn(ctx, rl.id[next], &none, err)))
+                if ((rc = hta_read_give(kr, rl.id[next], &none, fn, ctx, err)))
                     goto done;
             }
             ev.n = ev.read = ev.skipped = 0;
@@ -548,13 +549,13 @@ static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn cl
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         goto done;
     }
-    if (have && (rc = fn(ctx, rank, &ev, err)))
+    if (have && (rc = hta_read_give(kr, rank, &ev, fn, ctx, err)))
         goto done;
     for (; next < rl.n; next++) {
         if (have && rl.id[next] == rank)
             continue;
         evvec none = {.hosted = rl.hosted[next]};
-        if ((rc = fn(ctx, rl.id[next], &none, err)))
+        if ((rc = hta_read_give(kr, rl.id[next], &none, fn, ctx, err)))
             goto done;
     }
 done:
@@ -564,6 +565,20 @@ done:
     free(rl.hosted);
     free(firsts);
     return rc;
+}
+
+/*
+ * read_each_rank, recorded by kr (hta_read.c; NULL: not kept), or, when kr
+ * replays a read kept from an earlier build of the run, its calls given to
+ * fn again.
+ */
+static tb_status each_rank(const metric_ctx *m, const char *what, classify_fn classify, const void *cx, rank_fn fn,
+                           void *ctx, int with_comm_ops, int stream_events, hta_read *kr, tb_error *err)
+{
+    hta_read none = {.what = what};
+    if (kr && kr->replay)
+        return hta_read_replay(kr, fn, ctx, err);
+    return read_each_rank(m, what, classify, cx, fn, ctx, with_comm_ops, stream_events, kr ? kr : &none, err);
 }
 
 /* ---- HTA's merge --------------------------------------------------------- */
@@ -816,22 +831,34 @@ int64_t hta_task_name(const int64_t *pairs, size_t n, int64_t task)
     return lo < n && pairs[2 * lo] == task ? pairs[2 * lo + 1] : 0;
 }
 
-/* Shared driver of the three HTA tables: options, steps, table, rows. */
+static char *hta_opts_text(const metric_ctx *m);
+
+/* Shared driver of the HTA tables: options, steps, table, rows. The
+ * steps and the read of the tasks are kept for the next table built under
+ * the same options and window, or taken from the one before (hta_read.c). */
 tb_status hta_build(const metric_ctx *m, const char *what, const char *create, const char *insert, rank_fn fn,
                     void *extra, tb_error *err)
 {
     hta_ctx h = {.m = m, .what = what, .extra = extra};
+    hta_read r = {.what = what};
+    char *opts = NULL, *key = NULL;
     tb_status rc = hta_options(m, &h.o, err);
     if (rc)
         goto done;
-    if ((rc = metrics_exec(m, what, create, err)) || (rc = hta_steps(&h, err)))
+    opts = hta_opts_text(m);
+    key = opts ? reuse_key(m, opts) : NULL;
+    if ((rc = metrics_exec(m, what, create, err)) || (rc = hta_read_begin(m, what, key, &r, err)) ||
+        (rc = hta_read_steps(&r, &h, err)))
         goto done;
     if (sqlite3_prepare_v2(m->db, insert, -1, &h.ins, NULL) != SQLITE_OK) {
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         goto done;
     }
-    rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, 1, 0, err);
+    rc = each_rank(m, what, hta_classify, &h.o.over, fn, &h, 1, 0, &r, err);
 done:
+    rc = hta_read_end(&r, rc, err);
+    sqlite3_free(opts);
+    sqlite3_free(key);
     sqlite3_finalize(h.ins);
     hta_window_free(&h);
     class_over_finish(&h.o.over);
@@ -1083,7 +1110,7 @@ static tb_status hta_build_three(const metric_ctx *m, int which, tb_error *err)
     }
     if (!rc)
         rc = each_rank(m, what, hta_classify, &a.h[which].o.over, hta_all_rank, &a, 1, host && which != HTA_IDLE,
-                       err);
+                       NULL, err);
     for (int t = 0; t < HTA_N && !rc; t++)
         if (t != which && a.on[t])
             rc = reuse_keep(m, hta_tables[t].name, key, err);
@@ -1251,7 +1278,7 @@ static tb_status build_exposed(const metric_ctx *m, tb_error *err)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", what, sqlite3_errmsg(m->db));
         goto done;
     }
-    rc = each_rank(m, what, tl_classify, &over, exposed_rank, &t, 1, 0, err);
+    rc = each_rank(m, what, tl_classify, &over, exposed_rank, &t, 1, 0, NULL, err);
 done:
     sqlite3_finalize(t.ins);
     class_over_finish(&over);

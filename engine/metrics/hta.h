@@ -9,7 +9,7 @@
  * rest (the temporal, overlap and idle-time breakdowns use them first);
  * hta_counters.c builds HTA's counters on them
  * (queue length, memory bandwidth, kernel launch statistics), hta_stacks.c
- * its call graph. A table's
+ * its call graph; hta_read.c keeps the tasks they read for the next. A table's
  * build calls hta_build() with its CREATE and INSERT statements and a
  * per-rank function; the function calls hta_prepare() to put the rank's
  * events into HTA's domain and window, binds its rows on h->ins and ends
@@ -186,6 +186,33 @@ int64_t hta_task_name(const int64_t *pairs, size_t n, int64_t task);
  * after its launch (qrun[i]) and right after its start (qdev[i]), for the
  * tasks of ev (prepared); -1 for a task that does not count. */
 tb_status hta_queue_at(const hta_ctx *h, const evvec *ev, int64_t *qrun, int64_t *qdev, tb_error *err);
+
+/*
+ * One read of the ProfilerSteps and of the ranks' tasks for the HTA tables
+ * of a run (hta_read.c). hta_read_begin with the read's key (NULL: not
+ * kept): r->replay is set when a complete read made under that key is
+ * kept; hta_read_steps then fills h's steps from it (else reads them,
+ * hta_steps) and hta_read_replay gives fn each rank's call again; else
+ * each call of the read goes through hta_read_give (kept, then given to
+ * fn; a zeroed hta_read only gives it) and hta_read_end keeps the read
+ * when rc is TB_OK (returns rc, or its own failure). hta_read_end also
+ * frees what r holds: call it after hta_read_begin in every case.
+ */
+typedef struct hta_read {
+    sqlite3 *db;
+    const char *what;
+    char *key;            /* recording under it (with the DB's data_version), or NULL */
+    char *kept;           /* replaying the read kept under it, or NULL */
+    sqlite3_stmt *ins;
+    const hta_ctx *steps; /* whose steps are recorded with the read */
+    int replay;
+} hta_read;
+
+tb_status hta_read_begin(const metric_ctx *m, const char *what, const char *key, hta_read *r, tb_error *err);
+tb_status hta_read_steps(hta_read *r, hta_ctx *h, tb_error *err);
+tb_status hta_read_give(hta_read *r, int64_t rank, evvec *ev, rank_fn fn, void *ctx, tb_error *err);
+tb_status hta_read_end(hta_read *r, tb_status rc, tb_error *err);
+tb_status hta_read_replay(hta_read *r, rank_fn fn, void *ctx, tb_error *err);
 
 /*
  * Builds a table the HTA way: reads the options and the steps, runs create

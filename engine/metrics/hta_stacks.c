@@ -38,31 +38,44 @@
 #include "metrics/metrics.h"
 #include "util/vec.h"
 
-/* One event of the graph; host slices first, then device tasks. */
+/* One event of the graph; host slices first, then device tasks. Narrow:
+ * a rank's graph holds one per event of the rank (indexes are 32-bit:
+ * stack_rank refuses a rank of more events). A host slice's place in the
+ * trace's order is its index (read in that order). */
 typedef struct cnode {
     int64_t ts, te;         /* HTA's domain */
-    int64_t pid, tid;       /* host slices */
     int64_t name;           /* STRING_IDS id */
     int64_t conn;           /* CANN_API's connectionId (0: none) */
-    int64_t ord;            /* the trace's order (approximated: table, then row) */
-    int64_t parent;         /* index of the parent node, -1: a thread's root, -2: in no tree,
+    int64_t kdur;           /* summed duration of the device tasks below */
+    union {
+        struct {
+            int64_t pid, tid;
+        } th;               /* a host slice's thread */
+        int64_t ord;        /* a device task's place in the trace's order */
+    } at;
+    int32_t parent;         /* index of the parent node, -1: a thread's root, -2: in no tree,
                                -3: its own parent (HTA's linking, below) */
-    int64_t depth, kernels, kdur;
-    int64_t d0;             /* depth in its own thread, before the backward thread's linking */
-    int64_t *seq;           /* indices of the device tasks below, then sorted by start */
-    size_t nseq, capseq;
-    unsigned char device;   /* a device task */
-    unsigned char streamed; /* a host call with a stream (HTA: not a host slice) */
-    unsigned char resolved; /* depth set */
-    unsigned char lost;     /* cut off every root by HTA's linking (keeps d0, counts no task) */
-    unsigned char sync;     /* a cuda_sync event HTA takes for device work (add_syncs) */
-    unsigned char dropped;  /* a sync event HTA's window leaves out: no row */
+    int32_t depth, kernels;
+    int32_t d0;             /* depth in its own thread, before the backward thread's linking */
+    unsigned device : 1;    /* a device task */
+    unsigned streamed : 1;  /* a host call with a stream (HTA: not a host slice) */
+    unsigned resolved : 1;  /* depth set */
+    unsigned lost : 1;      /* cut off every root by HTA's linking (keeps d0, counts no task) */
+    unsigned sync : 1;      /* a cuda_sync event HTA takes for device work (add_syncs) */
+    unsigned dropped : 1;   /* a sync event HTA's window leaves out: no row */
 } cnode;
 
+/* The graph: its nodes, and the device tasks below each node (their
+ * indexes, in start order) as runs of one array, node after node (node i's
+ * run holds v[i].kernels entries). */
 typedef struct cgraph {
     cnode *v;
     size_t n, cap, nhost;
+    uint32_t *run;
 } cgraph;
+
+/* The most events a rank's graph holds (its indexes are int32_t). */
+#define GRAPH_MAX ((size_t)INT32_MAX)
 
 /* ---- reading ---------------------------------------------------------------- */
 
@@ -78,9 +91,8 @@ static int host_row(sqlite3_stmt *st, void *ctx)
 {
     const host_read *r = ctx;
     cgraph *g = r->g;
-    cnode c = {.pid = sqlite3_column_int64(st, 2), .tid = sqlite3_column_int64(st, 3),
-               .name = sqlite3_column_int64(st, 4), .conn = sqlite3_column_int64(st, 5),
-               .ord = (int64_t)g->n, .parent = -2, .depth = -1};
+    cnode c = {.at.th = {sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3)},
+               .name = sqlite3_column_int64(st, 4), .conn = sqlite3_column_int64(st, 5), .parent = -2, .depth = -1};
     /* a call with a stream is, to HTA, a device event: in no tree */
     c.streamed = sqlite3_column_type(st, 8) != SQLITE_NULL && sqlite3_column_int64(st, 8) >= 0;
     hta_time(r->h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
@@ -103,22 +115,28 @@ static int host_row(sqlite3_stmt *st, void *ctx)
     "  AND json_extract(args, '$.correlation') > 0, 0) ELSE 0 END)"
 
 /* The rank's host slices in HTA's window, into g (slices HTA rounds to a
- * negative duration, which stop HTA's call graph, count as zero-length). */
+ * negative duration, which stop HTA's call graph, count as zero-length):
+ * PYTORCH_API's, then CANN_API's, then TB_EVENT's, each table's in rowid
+ * order. One statement per table: each is then read in its rowid order,
+ * where a UNION ALL ordered by (table, rowid) sorted every row in memory
+ * first (about 30 MB at 1M events). */
 static tb_status read_host(const hta_ctx *h, int64_t rank, cgraph *g, tb_error *err)
 {
-    static const char sql[] =
+    static const char *const sql[] = {
         "SELECT startNs, endNs, globalTid >> 32, globalTid & 4294967295, name, 0, 0, rowid, streamId "
         "FROM PYTORCH_API WHERE ifnull(rankId, 0) = ?1 AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "  AND globalTid IS NOT NULL "
-        "UNION ALL SELECT startNs, endNs, globalTid >> 32, globalTid & 4294967295, name, ifnull(connectionId, 0), 1, "
+        "  AND globalTid IS NOT NULL ORDER BY rowid",
+        "SELECT startNs, endNs, globalTid >> 32, globalTid & 4294967295, name, ifnull(connectionId, 0), 1, "
         "  rowid, streamId FROM CANN_API WHERE ifnull(rankId, 0) = ?1 AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "  AND globalTid IS NOT NULL "
-        "UNION ALL SELECT startNs, endNs, pid, tid, name, 0, 2, rowid, NULL FROM TB_EVENT "
+        "  AND globalTid IS NOT NULL ORDER BY rowid",
+        "SELECT startNs, endNs, pid, tid, name, 0, 2, rowid, NULL FROM TB_EVENT "
         "WHERE ifnull(rankId, 0) = ?1 AND ph = 'X' AND startNs IS NOT NULL AND endNs IS NOT NULL "
-        "  AND typeof(pid) = 'integer' AND typeof(tid) = 'integer' AND NOT " SYNC_DEVICE " "
-        "ORDER BY 7, 8";
+        "  AND typeof(pid) = 'integer' AND typeof(tid) = 'integer' AND NOT " SYNC_DEVICE " ORDER BY rowid",
+    };
     host_read r = {h, hta_cut(h, rank), g};
-    tb_status rc = metrics_rows(h->m->db, h->what, sql, rank, host_row, &r, err);
+    tb_status rc = TB_OK;
+    for (size_t i = 0; !rc && i < sizeof sql / sizeof sql[0]; i++)
+        rc = metrics_rows(h->m->db, h->what, sql[i], rank, host_row, &r, err);
     g->nhost = g->n;
     return rc;
 }
@@ -134,7 +152,7 @@ static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, cgr
         if (e->op)
             continue;
         /* HTA links only the tasks of streams above 0 to their calls */
-        cnode c = {.ts = e->s, .te = e->e, .conn = e->linked && e->stream > 0 ? e->conn : 0, .ord = e->ord,
+        cnode c = {.ts = e->s, .te = e->e, .conn = e->linked && e->stream > 0 ? e->conn : 0, .at.ord = e->ord,
                    .parent = -2, .depth = -1, .device = 1, .name = hta_task_name(names, nn, e->ord)};
         if (VEC_PUSH(g->v, g->n, g->cap, c))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -149,7 +167,7 @@ static int sync_row(sqlite3_stmt *st, void *ctx)
     const hta_ctx *h = ((const void **)ctx)[0];
     cgraph *g = ((void **)ctx)[1];
     cnode c = {.name = sqlite3_column_int64(st, 2), .conn = sqlite3_column_int64(st, 3),
-               .ord = ((int64_t)1 << 48) + sqlite3_column_int64(st, 4), .parent = -2, .depth = -1, .device = 1,
+               .at.ord = ((int64_t)1 << 48) + sqlite3_column_int64(st, 4), .parent = -2, .depth = -1, .device = 1,
                .sync = 1};
     hta_time(h->o.round_us, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), &c.ts, &c.te);
     return VEC_PUSH(g->v, g->n, g->cap, c);
@@ -171,11 +189,12 @@ static tb_status add_syncs(const hta_ctx *h, int64_t rank, cgraph *g, tb_error *
 
 /* ---- HTA's nesting ---------------------------------------------------------- */
 
-/* One end of a slice: HTA's (index, dur, kind, time). */
+/* One end of a slice: HTA's (index, dur, kind, time); a host slice's
+ * node index is its place in the trace's order. */
 typedef struct send {
-    int64_t time, dur, ord;
-    size_t node;
-    int open;
+    int64_t time, dur;
+    uint32_t node;
+    int32_t open;
 } send;
 
 /* HTA's _less_than: x comes before y. */
@@ -191,9 +210,9 @@ static int end_before(const send *x, const send *y)
         if (x->dur > 0 && y->dur == 0)
             return x->open;
         if (x->open && y->open)
-            return x->ord < y->ord;
+            return x->node < y->node;
         if (!x->open && !y->open)
-            return x->ord > y->ord;
+            return x->node > y->node;
         return x->open;
     }
     if (!x->open && y->open)
@@ -202,7 +221,7 @@ static int end_before(const send *x, const send *y)
         return 0;
     if (x->dur != y->dur)
         return x->open ? x->dur > y->dur : x->dur < y->dur;
-    return x->open ? x->ord < y->ord : x->ord > y->ord;
+    return x->open ? x->node < y->node : x->node > y->node;
 }
 
 static int cmp_end(const void *a, const void *b)
@@ -212,10 +231,10 @@ static int cmp_end(const void *a, const void *b)
 }
 
 /* Nests the slices idx[0..n) of one host thread (HTA's stack walk). */
-static tb_status nest_thread(const hta_ctx *h, cgraph *g, const size_t *idx, size_t n, tb_error *err)
+static tb_status nest_thread(const hta_ctx *h, cgraph *g, const uint32_t *idx, size_t n, tb_error *err)
 {
     send *e = malloc(2 * n * sizeof *e);
-    size_t *stack = malloc(n * sizeof *stack);
+    uint32_t *stack = malloc(n * sizeof *stack);
     if (!e || !stack) {
         free(e);
         free(stack);
@@ -223,14 +242,14 @@ static tb_status nest_thread(const hta_ctx *h, cgraph *g, const size_t *idx, siz
     }
     for (size_t i = 0; i < n; i++) {
         const cnode *c = &g->v[idx[i]];
-        e[2 * i] = (send){c->ts, c->te - c->ts, c->ord, idx[i], 1};
-        e[2 * i + 1] = (send){c->te, c->te - c->ts, c->ord, idx[i], 0};
+        e[2 * i] = (send){c->ts, c->te - c->ts, idx[i], 1};
+        e[2 * i + 1] = (send){c->te, c->te - c->ts, idx[i], 0};
     }
     qsort(e, 2 * n, sizeof *e, cmp_end);
     size_t top = 0;
     for (size_t i = 0; i < 2 * n; i++) {
         if (e[i].open) {
-            g->v[e[i].node].parent = top ? (int64_t)stack[top - 1] : -1;
+            g->v[e[i].node].parent = top ? (int32_t)stack[top - 1] : -1;
             stack[top++] = e[i].node;
         } else if (top) {
             top--;
@@ -259,7 +278,7 @@ static void depth_of(cgraph *g, size_t i)
     int64_t base = g->v[j].depth, a = (int64_t)i;
     for (size_t c = up; c > 0; c--) {
         g->v[a].lost = g->v[j].lost;
-        g->v[a].depth = g->v[a].lost ? g->v[a].d0 : base + (int64_t)c;
+        g->v[a].depth = g->v[a].lost ? g->v[a].d0 : (int32_t)(base + (int64_t)c);
         g->v[a].resolved = 1;
         a = g->v[a].parent;
     }
@@ -267,10 +286,10 @@ static void depth_of(cgraph *g, size_t i)
 
 /* ---- the threads -------------------------------------------------------------- */
 
-/* A host slice in its thread's order. */
+/* A host slice in its thread's order (its node index is its place in the trace). */
 typedef struct tkey {
-    int64_t pid, tid, ord;
-    size_t node;
+    int64_t pid, tid;
+    uint32_t node;
 } tkey;
 
 static int cmp_tkey(const void *a, const void *b)
@@ -280,7 +299,7 @@ static int cmp_tkey(const void *a, const void *b)
         return x->pid < y->pid ? -1 : 1;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
-    return (x->ord > y->ord) - (x->ord < y->ord);
+    return (x->node > y->node) - (x->node < y->node);
 }
 
 /* The STRING_IDS ids whose value matches a GLOB pattern, sorted. */
@@ -378,7 +397,7 @@ static void move_one(cgraph *g, roots *r, size_t i, size_t p, size_t *moved)
     cnode *c = &g->v[i];
     if (c->parent != -1 || c->ts < g->v[p].ts || c->te > g->v[p].te)
         return;
-    c->parent = i == p ? -3 : (int64_t)p;
+    c->parent = i == p ? -3 : (int32_t)p;
     (*moved)++;
     r->left--;
 }
@@ -451,15 +470,15 @@ static int link_backward(cgraph *g, const tkey *k, const thr *b, const thr *m, c
 static tb_status nest_all(const hta_ctx *h, cgraph *g, const marks *mk, tb_error *err)
 {
     tkey *k = malloc((g->nhost ? g->nhost : 1) * sizeof *k);
-    size_t *idx = malloc((g->nhost ? g->nhost : 1) * sizeof *idx);
+    uint32_t *idx = malloc((g->nhost ? g->nhost : 1) * sizeof *idx);
     thr *t = NULL;
     size_t nk = 0, nt = 0, capt = 0;
     tb_status rc = TB_OK;
     if (!k || !idx)
         rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     for (size_t i = 0; !rc && i < g->nhost; i++)
-        if (!g->v[i].streamed && g->v[i].pid != 0 && g->v[i].tid != 0)
-            k[nk++] = (tkey){g->v[i].pid, g->v[i].tid, g->v[i].ord, i};
+        if (!g->v[i].streamed && g->v[i].at.th.pid != 0 && g->v[i].at.th.tid != 0)
+            k[nk++] = (tkey){g->v[i].at.th.pid, g->v[i].at.th.tid, (uint32_t)i};
     if (!rc && nk)
         qsort(k, nk, sizeof *k, cmp_tkey);
     for (size_t i = 0; !rc && i < nk;) {
@@ -508,10 +527,10 @@ static tb_status nest_all(const hta_ctx *h, cgraph *g, const marks *mk, tb_error
 
 /* ---- the device tasks ------------------------------------------------------- */
 
-/* A launching call: its connection id and node. */
+/* A launching call: its connection id and node (its place in the trace). */
 typedef struct lcall {
-    int64_t conn, ord;
-    size_t node;
+    int64_t conn;
+    uint32_t node;
 } lcall;
 
 static int cmp_lcall(const void *a, const void *b)
@@ -519,11 +538,11 @@ static int cmp_lcall(const void *a, const void *b)
     const lcall *x = a, *y = b;
     if (x->conn != y->conn)
         return x->conn < y->conn ? -1 : 1;
-    return (x->ord > y->ord) - (x->ord < y->ord);
+    return (x->node > y->node) - (x->node < y->node);
 }
 
 /* The last call (trace order) of connection conn, as HTA's merge keeps it, or -1. */
-static int64_t find_call(const lcall *l, size_t n, int64_t conn)
+static int32_t find_call(const lcall *l, size_t n, int64_t conn)
 {
     size_t lo = 0, hi = n;
     while (lo < hi) {
@@ -533,7 +552,7 @@ static int64_t find_call(const lcall *l, size_t n, int64_t conn)
         else
             hi = mid;
     }
-    return lo > 0 && l[lo - 1].conn == conn ? (int64_t)l[lo - 1].node : -1;
+    return lo > 0 && l[lo - 1].conn == conn ? (int32_t)l[lo - 1].node : -1;
 }
 
 static int cmp_task(const void *a, const void *b)
@@ -541,7 +560,7 @@ static int cmp_task(const void *a, const void *b)
     const cnode *x = a, *y = b;
     if (x->ts != y->ts)
         return x->ts < y->ts ? -1 : 1;
-    return (x->ord > y->ord) - (x->ord < y->ord);
+    return (x->at.ord > y->at.ord) - (x->at.ord < y->at.ord);
 }
 
 /* Hangs each device task under its launching call (a slice in a host tree). */
@@ -555,7 +574,7 @@ static tb_status hang_tasks(const hta_ctx *h, int64_t rank, cgraph *g, tb_error 
         qsort(g->v + g->nhost, g->n - g->nhost, sizeof *g->v, cmp_task);
     for (size_t i = 0; i < g->nhost; i++)
         if (g->v[i].conn && g->v[i].parent != -2)
-            l[nl++] = (lcall){g->v[i].conn, g->v[i].ord, i};
+            l[nl++] = (lcall){g->v[i].conn, (uint32_t)i};
     if (nl)
         qsort(l, nl, sizeof *l, cmp_lcall);
     for (size_t i = g->nhost; i < g->n; i++)
@@ -576,25 +595,41 @@ static tb_status hang_tasks(const hta_ctx *h, int64_t rank, cgraph *g, tb_error 
 }
 
 /* Each task counts toward itself and every slice above it; the tasks are
- * in start order (then the trace's), so each list of tasks below is too. */
+ * in start order (then the trace's), so each run of tasks below is too.
+ * A first pass counts them, a second writes the runs. */
 static tb_status count_tasks(const hta_ctx *h, cgraph *g, tb_error *err)
 {
+    size_t total = 0;
     for (size_t i = 0; i < g->n; i++)
         depth_of(g, i);
     for (size_t i = g->nhost; i < g->n; i++) {
         if (g->v[i].parent == -2 || g->v[i].lost)
             continue;
         for (int64_t a = (int64_t)i; a >= 0; a = g->v[a].parent) {
-            cnode *c = &g->v[a];
-            c->kernels++;
-            c->kdur += g->v[i].te - g->v[i].ts;
-            if (VEC_PUSH(c->seq, c->nseq, c->capseq, (int64_t)i))
-                return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+            g->v[a].kernels++;
+            g->v[a].kdur += g->v[i].te - g->v[i].ts;
+            total++;
         }
     }
+    size_t *at = malloc((g->n ? g->n : 1) * sizeof *at);
+    g->run = malloc((total ? total : 1) * sizeof *g->run);
+    if (!at || !g->run) {
+        free(at);
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    for (size_t i = 0, sum = 0; i < g->n; i++) {
+        at[i] = sum;
+        sum += (size_t)g->v[i].kernels;
+    }
+    for (size_t i = g->nhost; i < g->n; i++) {
+        if (g->v[i].parent == -2 || g->v[i].lost)
+            continue;
+        for (int64_t a = (int64_t)i; a >= 0; a = g->v[a].parent)
+            g->run[at[a]++] = (uint32_t)i;
+    }
+    free(at);
     return TB_OK;
 }
-
 
 /* ---- the rows ----------------------------------------------------------------- */
 
@@ -609,14 +644,15 @@ static void bind_name(const hta_ctx *h, sqlite3_stmt *name_of, int col, int64_t 
     sqlite3_reset(name_of);
 }
 
-/* Inserts node c of g: its place in the trees and the tasks below it. */
-static tb_status insert_node(const hta_ctx *h, int64_t rank, const cgraph *g, const cnode *c, sqlite3_stmt *name_of,
-                             tb_error *err)
+/* Inserts node c of g: its place in the trees and the tasks below it
+ * (run: its run of them). */
+static tb_status insert_node(const hta_ctx *h, int64_t rank, const cgraph *g, const cnode *c, const uint32_t *run,
+                             sqlite3_stmt *name_of, tb_error *err)
 {
     sqlite3_str *ids = sqlite3_str_new(h->m->db);
     sqlite3_str_appendchar(ids, 1, '[');
-    for (size_t i = 0; i < c->nseq; i++)
-        sqlite3_str_appendf(ids, i ? ",%lld" : "%lld", (long long)g->v[c->seq[i]].name);
+    for (int32_t i = 0; i < c->kernels; i++)
+        sqlite3_str_appendf(ids, i ? ",%lld" : "%lld", (long long)g->v[run[i]].name);
     sqlite3_str_appendchar(ids, 1, ']');
     char *text = sqlite3_str_finish(ids);
     if (!text)
@@ -625,7 +661,7 @@ static tb_status insert_node(const hta_ctx *h, int64_t rank, const cgraph *g, co
     if (c->device)
         sqlite3_bind_null(h->ins, 2);
     else
-        sqlite3_bind_int64(h->ins, 2, (int64_t)((uint64_t)c->pid << 32 | (uint64_t)(c->tid & 0xffffffff)));
+        sqlite3_bind_int64(h->ins, 2, (int64_t)((uint64_t)c->at.th.pid << 32 | (uint64_t)(c->at.th.tid & 0xffffffff)));
     sqlite3_bind_text(h->ins, 3, c->device ? "device" : "host", -1, SQLITE_STATIC);
     bind_name(h, name_of, 4, c->name);
     hta_bind_us(h, 5, c->ts);
@@ -640,9 +676,8 @@ static tb_status insert_node(const hta_ctx *h, int64_t rank, const cgraph *g, co
 
 static void graph_free(cgraph *g)
 {
-    for (size_t i = 0; i < g->n; i++)
-        free(g->v[i].seq);
     free(g->v);
+    free(g->run);
 }
 
 /* HTA's call graph of one rank (the header's rules), one row per event. */
@@ -659,6 +694,9 @@ static tb_status stack_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
         rc = add_device(h, rank, ev, &g, err);
     if (!rc)
         rc = add_syncs(h, rank, &g, err);
+    if (!rc && g.n > GRAPH_MAX)
+        rc = tb_error_set(err, TB_ERR_NOMEM, "%s: rank %lld has %lld events, more than the %lld a call graph holds",
+                          h->what, (long long)rank, (long long)g.n, (long long)GRAPH_MAX);
     if (!rc)
         rc = nest_all(h, &g, mk, err);
     if (!rc)
@@ -672,9 +710,9 @@ static tb_status stack_rank(void *ctx, int64_t rank, evvec *ev, tb_error *err)
     int sp = !rc && sqlite3_exec(h->m->db, "SAVEPOINT tb_call_stack", NULL, NULL, NULL) == SQLITE_OK;
     if (!rc && !sp)
         rc = tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
-    for (size_t i = 0; !rc && i < g.n; i++)
+    for (size_t i = 0, off = 0; !rc && i < g.n; off += (size_t)g.v[i++].kernels)
         if (!g.v[i].dropped)
-            rc = insert_node(h, rank, &g, &g.v[i], name_of, err);
+            rc = insert_node(h, rank, &g, &g.v[i], g.run + off, name_of, err);
     sqlite3_finalize(name_of);
     if (sp && rc)
         sqlite3_exec(h->m->db, "ROLLBACK TO tb_call_stack", NULL, NULL, NULL);
