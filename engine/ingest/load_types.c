@@ -27,6 +27,7 @@
 
 #include "ingest/load_int.h"
 #include "tracebook/error.h"
+#include "util/sort.h"
 
 /* A staged type: where it applies, the type, its row. */
 typedef struct {
@@ -268,12 +269,6 @@ oom:
     return -(int)tb_error_set(err, TB_ERR_NOMEM, "out of memory");
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Runs sql over each value of v (bound as ?1 and, with two columns, ?2). */
 static tb_status each_row(dbw *w, const char *sql, const int64_t *v, size_t n, int width, tb_error *err)
 {
@@ -304,7 +299,7 @@ static tb_status write_types(dbw *w, type_run *R, const int64_t (*upd)[3], size_
         each_row(w, "UPDATE COMPUTE_TASK_INFO SET opType = ?1 WHERE rowid = ?2", nupd ? upd[0] : NULL, nupd, 3, err);
     if (st != TB_OK || R->nused == 0)
         return st;
-    qsort(R->used, R->nused, sizeof *R->used, cmp_i64);
+    qsort(R->used, R->nused, sizeof *R->used, sort_cmp_i64);
     size_t n = 0;
     for (size_t i = 0; i < R->nused; i++)
         if (n == 0 || R->used[n - 1] != R->used[i])

@@ -31,6 +31,7 @@
 
 #include "metrics/hta.h"
 #include "metrics/metrics.h"
+#include "util/sort.h"
 #include "util/vec.h"
 
 /* One row of the candidates' SQL, before the window. */
@@ -94,17 +95,11 @@ static tb_status read_cands(const hta_ctx *h, int64_t rank, const char *annotati
     return metrics_each_row(h->m->db, st, h->what, cand_row, r, err);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* The index of conn in the sorted k[0..n), or n. */
 static size_t find_conn(const int64_t *k, size_t n, int64_t conn)
 {
-    const int64_t *p = bsearch(&conn, k, n, sizeof *k, cmp_i64);
-    return p ? (size_t)(p - k) : n;
+    size_t i = sort_bound_i64(k, n, sizeof *k, 0, conn, 0);
+    return i < n && k[i] == conn ? i : n;
 }
 
 /* Counts, for each correlation of k (sorted, distinct), the rank's host
@@ -148,12 +143,7 @@ static int device_conns(const cand_read *r, int64_t **out, size_t *nk)
     for (size_t i = 0; i < r->n; i++)
         if (r->v[i].gpu && r->v[i].has_conn)
             k[n++] = r->v[i].conn;
-    if (n)
-        qsort(k, n, sizeof *k, cmp_i64);
-    size_t m = 0;
-    for (size_t i = 0; i < n; i++)
-        if (!m || k[m - 1] != k[i])
-            k[m++] = k[i];
+    size_t m = sort_unique_i64(k, n);
     *out = k;
     *nk = m;
     return 0;
