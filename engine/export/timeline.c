@@ -363,7 +363,9 @@ static void runtime_category(tl *t)
 /*
  * The members a Kineto rank's file gets after traceEvents, into *out (new,
  * free it): the trace's own top-level members as the load kept them
- * (TB_PROFILE_META rows but tracebook's own, each name once), its
+ * (TB_PROFILE_META rows but tracebook's own, each name once; none named
+ * traceEvents, which the file holds already: a key written with escapes,
+ * "trace\u0045vents", reads as a member of that name), its
  * distributedInfo with the rank's id as "rank" (so that the file loads back
  * as the same rank; {"rank": R} when the trace had none), and the base time
  * when the trace had one.
@@ -379,8 +381,8 @@ static tb_status kineto_tail(tl *t, char **out, tb_error *err)
     if (sqlite3_prepare_v2(t->db, "SELECT name, json_quote(name), CASE WHEN name = 'distributedInfo' AND "
                                   "json_type(value) = 'object' THEN json_set(value, '$.rank', ?1) ELSE value END "
                                   "FROM TB_PROFILE_META WHERE rankId IS ?1 AND typeof(name) = 'text' AND name NOT IN "
-                                  "('traceEvents[0].correlation', 'runtimeCategory', 'baseTimeNanoseconds') "
-                                  "AND json_valid(value)", -1, &q, NULL) == SQLITE_OK) {
+                                  "('traceEvents', 'traceEvents[0].correlation', 'runtimeCategory', "
+                                  "'baseTimeNanoseconds') AND json_valid(value)", -1, &q, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(q, 1, t->rank);
         while (sqlite3_step(q) == SQLITE_ROW) {
             const char *name = (const char *)sqlite3_column_text(q, 0);

@@ -12,7 +12,8 @@
 # format. A trace with Kineto's categories of 2022 and before (Kernel,
 # Runtime, Memcpy, Memset) comes back slice by slice as read: pid, tid,
 # name, ts, dur, cat and args, its instant events with their scope ("s"),
-# and its top-level members with their values. Usage: timeline_roundtrip.py
+# and its top-level members with their values; a member whose escaped key
+# reads as traceEvents is not written as a second one. Usage: timeline_roundtrip.py
 # TRACEBOOK GEN SAMPLES OUTDIR
 import collections
 import json
@@ -299,6 +300,35 @@ def old_categories(tb, out):
     check(cats == collections.Counter({"cuda_runtime": len(calls)}), "kineto_mixed: runtime calls as %r" % cats)
 
 
+def escaped_member(tb, out):
+    """A top-level member whose key is written with escapes and reads as
+    "traceEvents" is no second traceEvents in the file written back (a
+    reader that takes the last of two would lose every event); the trace's
+    other members come back as read."""
+    print("== escaped_member")
+    d = os.path.join(out, "escaped_member")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    trace = os.path.join(d, "rank0.pt.trace.json")
+    ev = [{"name": "process_name", "ph": "M", "pid": 1, "tid": 0, "args": {"name": "python"}},
+          {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1700000000000, "dur": 5,
+           "args": {}}]
+    with open(trace, "w") as f:
+        f.write('{"schemaVersion": 1, "trace\\u0045vents": [1, 2], "traceEvents": %s}' % json.dumps(ev))
+    db = os.path.join(d, "trace.db")
+    run([tb, "export", "db", "-dir", trace, "-o", db, "-q"])
+    p = run([tb, "export", "timeline", "-dir", db, "-o", os.path.join(d, "timeline"), "-q"])
+    files = p.stdout.split()
+    check(len(files) == 1, "escaped_member: one file written: %r" % files)
+    events, _, _ = check_file(files[0])  # a duplicate key fails here
+    check(slices(events) == slices(ev), "escaped_member: the trace's slice in traceEvents")
+    with open(files[0]) as f:
+        back = json.load(f)
+    check({k: v for k, v in back.items() if k != "traceEvents"} ==
+          {"schemaVersion": 1, "distributedInfo": {"rank": 0}},
+          "escaped_member: the other members as read: %r" % sorted(back))
+
+
 def main():
     tb, gen, samples, out = tbtest.args("TRACEBOOK GEN SAMPLES OUTDIR", 4, 4)
     os.makedirs(out, exist_ok=True)
@@ -310,6 +340,7 @@ def main():
         run([gen, "--kind", kind, "--events", "20000", "--seed", "7", "-o", trace])
         roundtrip(tb, "gen_" + kind, [trace], out)
     old_categories(tb, out)
+    escaped_member(tb, out)
     return T.finish()
 
 
