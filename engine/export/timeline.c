@@ -376,7 +376,7 @@ static tb_status kineto_tail(tl *t, char **out, tb_error *err)
     sqlite3_stmt *q = NULL;
     char **seen = NULL;
     size_t nseen = 0;
-    int dist = 0, found, oom = 0;
+    int dist = 0, found, oom = 0, step = SQLITE_DONE;
     /* a DB of an earlier version may lack the table: then it had no members to give back */
     if (sqlite3_prepare_v2(t->db, "SELECT name, json_quote(name), CASE WHEN name = 'distributedInfo' AND "
                                   "json_type(value) = 'object' THEN json_set(value, '$.rank', ?1) ELSE value END "
@@ -384,7 +384,7 @@ static tb_status kineto_tail(tl *t, char **out, tb_error *err)
                                   "('traceEvents', 'traceEvents[0].correlation', 'runtimeCategory', "
                                   "'baseTimeNanoseconds') AND json_valid(value)", -1, &q, NULL) == SQLITE_OK) {
         sqlite3_bind_int64(q, 1, t->rank);
-        while (sqlite3_step(q) == SQLITE_ROW) {
+        while ((step = sqlite3_step(q)) == SQLITE_ROW) {
             const char *name = (const char *)sqlite3_column_text(q, 0);
             const char *key = (const char *)sqlite3_column_text(q, 1), *val = (const char *)sqlite3_column_text(q, 2);
             if (!name || !key || !val) {
@@ -408,6 +408,10 @@ static tb_status kineto_tail(tl *t, char **out, tb_error *err)
             sqlite3_str_appendf(s, "%s%s: %s", sqlite3_str_length(s) ? ",\n" : "", key, val);
         }
     }
+    /* a read that failed part way gives no file with part of the members */
+    tb_status rc = oom || step == SQLITE_DONE ? TB_OK
+                                              : tb_error_set(err, TB_ERR_DB, "%s: TB_PROFILE_META: %s", t->db_path,
+                                                             sqlite3_errmsg(t->db));
     sqlite3_finalize(q);
     for (size_t i = 0; i < nseen; i++)
         free(seen[i]);
@@ -420,10 +424,10 @@ static tb_status kineto_tail(tl *t, char **out, tb_error *err)
         sqlite3_str_appendf(s, ",\n\"baseTimeNanoseconds\": %lld", (long long)base);
     int bad = oom || sqlite3_str_errcode(s);
     *out = sqlite3_str_finish(s);
-    if (bad || !*out) {
+    if (rc || bad || !*out) {
         sqlite3_free(*out);
         *out = NULL;
-        return timeline_nomem(err);
+        return rc ? rc : timeline_nomem(err);
     }
     return TB_OK;
 }
