@@ -94,7 +94,8 @@ def top_members(rel, src, written):
         w = b.get(k)
         if k == "distributedInfo" and isinstance(v, dict) and isinstance(w, dict):
             v = dict(v, rank=w.get("rank"))
-        check(w == v, "%s: top-level member %s written back as %.200r, read %.200r" % (rel, k, w, v))
+        check(k in b and w == v, "%s: top-level member %s written back as %.200r, read %.200r" % (
+            rel, k, w if k in b else "(absent)", v))
     extra = set(b) - set(a) - {"distributedInfo"}
     check(not extra, "%s: top-level members the input does not have: %s" % (rel, sorted(extra)))
 
