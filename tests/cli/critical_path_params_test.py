@@ -23,7 +23,9 @@
 #   - the file order that numbering follows: every Kineto row of TASK,
 #     CANN_API, PYTORCH_API and TB_EVENT keeps its event's byte offset in
 #     the trace file (the text there is that event: its name follows), the
-#     offsets distinct; an Ascend timeline's CANN_API and TASK rows none.
+#     offsets distinct; an Ascend timeline's CANN_API and TASK rows none;
+#   - TB_EVENT args that are no JSON (a DB given as input): read as a host
+#     event's, no failure.
 # usage: critical_path_params_test.py TRACEBOOK SAMPLES_DIR OUT_DIR
 import csv
 import os
@@ -168,6 +170,30 @@ def check_offsets(exe, samples, out):
         n, off = con.execute("SELECT count(*), count(fileOffset) FROM %s" % table).fetchone()
         T.check(n > 0 and off == 0, "ascend_small: %d %s rows, none with a fileOffset" % (n, table), repr((n, off)))
     con.close()
+    unread_args(exe, os.path.join(out, "offsets", "k.db"), out)
+
+
+def unread_args(exe, db, out):
+    """The device's copies of the steps (TB_EVENT rows holding the
+    annotation) with args that are no JSON (a DB given as input) are host
+    events, as with empty args: the numbering reads them without failing."""
+    import shutil
+    import sqlite3
+    notes = {}
+    for tag, args in (("nojson", "not json"), ("empty", "{}")):
+        copy = os.path.join(out, "offsets", tag + ".db")
+        shutil.copyfile(db, copy)
+        con = sqlite3.connect(copy)
+        n = con.execute("UPDATE TB_EVENT SET args = ? WHERE name IN (SELECT id FROM STRING_IDS "
+                        "WHERE instr(value, 'ProfilerStep') > 0)", (args,)).rowcount
+        con.commit()
+        con.close()
+        T.check(n > 0, "%s: TB_EVENT rows holding the annotation" % tag)
+        d, r = report(exe, copy, os.path.join(out, "args-" + tag), "--spec", "builtin:critical_path",
+                      "--param", "instance=99")
+        notes[tag] = [x for x in r.stderr.splitlines() if "instance 99 asked" in x]
+    T.check(notes["nojson"] and notes["nojson"] == notes["empty"],
+            "args that are no JSON: the instances counted as with empty args", repr(notes))
 
 
 def event_at(text, o):
