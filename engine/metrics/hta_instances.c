@@ -56,6 +56,19 @@ static int cand_row(sqlite3_stmt *st, void *ctx)
     return VEC_PUSH(r->v, r->n, r->cap, c);
 }
 
+/* "fileOffset" when table has that column, else "NULL": a DB written
+ * before the column (TASK's and CANN_API's came later than the others')
+ * has its rows numbered as rows without an offset. */
+static const char *offset_of(sqlite3 *db, const char *table)
+{
+    sqlite3_stmt *st = NULL;
+    int has = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1, 'main') WHERE name = 'fileOffset'", -1, &st,
+                                 NULL) == SQLITE_OK &&
+              sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return has ? "fileOffset" : "NULL";
+}
+
 /* The rank's events whose name holds the annotation (?2), in HTA's order
  * (?3: the window cuts the rank, device events first). Columns: start,
  * end, name, rowid, device event, correlation, table. */
@@ -67,33 +80,41 @@ static tb_status read_cands(const hta_ctx *h, int64_t rank, const char *annotati
         "sy AS (SELECT id FROM STRING_IDS WHERE value IN ('Event Sync', 'Context Sync')), "
         "tr AS (SELECT id FROM STRING_IDS WHERE value = 'Trace'), "
         "c(s, e, name, tbl, r, o, gpu, conn) AS ("
-        " SELECT startNs, endNs, name, 0, rowid, fileOffset, 0, NULL FROM PYTORCH_API "
+        " SELECT startNs, endNs, name, 0, rowid, %s, 0, NULL FROM PYTORCH_API "
         "  WHERE ifnull(rankId, 0) = ?1 AND name IN n "
-        " UNION ALL SELECT startNs, endNs, name, 1, rowid, fileOffset, "
+        " UNION ALL SELECT startNs, endNs, name, 1, rowid, %s, "
         "  ifnull(streamId, -1) >= 0 AND ifnull(connectionId, -1) >= 0, connectionId FROM CANN_API "
         "  WHERE ifnull(rankId, 0) = ?1 AND name IN n "
-        " UNION ALL SELECT startNs, endNs, name, 2, rowid, fileOffset, name IN sy OR CASE WHEN json_valid(args) "
+        " UNION ALL SELECT startNs, endNs, name, 2, rowid, %s, name IN sy OR CASE WHEN json_valid(args) "
         "  THEN ifnull(json_type(args, '$.stream') IN ('integer', 'real') AND json_extract(args, '$.stream') >= 0 "
         "  AND json_type(args, '$.correlation') IN ('integer', 'real') AND json_extract(args, '$.correlation') >= 0, 0) "
         "  ELSE 0 END, "
         "  CASE WHEN json_valid(args) AND json_type(args, '$.correlation') = 'integer' "
         "   THEN json_extract(args, '$.correlation') END FROM TB_EVENT "
         "  WHERE ifnull(rankId, 0) = ?1 AND name IN n AND ph = 'X' AND cat IS NOT NULL AND cat NOT IN tr "
-        " UNION ALL SELECT startNs, endNs, name, 3, rowid, fileOffset, "
+        " UNION ALL SELECT startNs, endNs, name, 3, rowid, %s, "
         "  ifnull(streamId, -1) >= 0 AND ifnull(connectionId, -1) >= 0, connectionId FROM TASK "
         "  WHERE ifnull(rankId, 0) = ?1 AND name IN n), "
-        "g AS (SELECT connectionId gc, min(fileOffset) go FROM TASK WHERE ?3 AND ifnull(rankId, 0) = ?1 "
+        "g AS (SELECT connectionId gc, min(%s) go FROM TASK WHERE ?3 AND ifnull(rankId, 0) = ?1 "
         "  AND streamId >= 0 AND connectionId IN (SELECT conn FROM c WHERE gpu) GROUP BY connectionId) "
         "SELECT s, e, name, r, gpu, conn, tbl FROM c LEFT JOIN g ON c.gpu AND g.gc = c.conn "
         "WHERE s IS NOT NULL AND e IS NOT NULL "
         "ORDER BY (?3 AND gpu) DESC, o IS NULL, CASE WHEN go < o THEN go ELSE o END, o, s, tbl, r";
+    sqlite3 *db = h->m->db;
+    const char *task = offset_of(db, "TASK");
+    char *q = sqlite3_mprintf(sql, offset_of(db, "PYTORCH_API"), offset_of(db, "CANN_API"), offset_of(db, "TB_EVENT"),
+                              task, task);
     sqlite3_stmt *st = NULL;
-    if (sqlite3_prepare_v2(h->m->db, sql, -1, &st, NULL) != SQLITE_OK)
-        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(h->m->db));
+    if (!q)
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    int ok = sqlite3_prepare_v2(db, q, -1, &st, NULL) == SQLITE_OK;
+    sqlite3_free(q);
+    if (!ok)
+        return tb_error_set(err, TB_ERR_DB, "%s: %s", h->what, sqlite3_errmsg(db));
     sqlite3_bind_int64(st, 1, rank);
     sqlite3_bind_text(st, 2, annotation, -1, SQLITE_STATIC);
     sqlite3_bind_int(st, 3, cut);
-    return metrics_each_row(h->m->db, st, h->what, cand_row, r, err);
+    return metrics_each_row(db, st, h->what, cand_row, r, err);
 }
 
 /* The index of conn in the sorted k[0..n), or n. */

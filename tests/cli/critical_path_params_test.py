@@ -25,7 +25,8 @@
 #     the trace file (the text there is that event: its name follows), the
 #     offsets distinct; an Ascend timeline's CANN_API and TASK rows none;
 #   - TB_EVENT args that are no JSON (a DB given as input): read as a host
-#     event's, no failure.
+#     event's, no failure; a DB written before TASK and CANN_API had
+#     fileOffset: numbered (their rows as rows without an offset).
 # usage: critical_path_params_test.py TRACEBOOK SAMPLES_DIR OUT_DIR
 import csv
 import os
@@ -194,6 +195,19 @@ def unread_args(exe, db, out):
         notes[tag] = [x for x in r.stderr.splitlines() if "instance 99 asked" in x]
     T.check(notes["nojson"] and notes["nojson"] == notes["empty"],
             "args that are no JSON: the instances counted as with empty args", repr(notes))
+    # a DB written before TASK and CANN_API had the column: numbered, not refused
+    old = os.path.join(out, "offsets", "old.db")
+    shutil.copyfile(db, old)
+    con = sqlite3.connect(old)
+    con.execute("ALTER TABLE TASK DROP COLUMN fileOffset")
+    con.execute("ALTER TABLE CANN_API DROP COLUMN fileOffset")
+    con.commit()
+    con.close()
+    d, r = report(exe, db, os.path.join(out, "cols-new"), "--spec", "builtin:critical_path", "--param", "instance=4")
+    d2, r2 = report(exe, old, os.path.join(out, "cols-old"), "--spec", "builtin:critical_path", "--param",
+                    "instance=4")
+    T.eq(rows(d2, "critical_path"), rows(d, "critical_path"),
+         "a DB without TASK.fileOffset and CANN_API.fileOffset: instance=4 as with them (no task holds the name)")
 
 
 def event_at(text, o):
