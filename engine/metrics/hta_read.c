@@ -5,7 +5,8 @@
  * hta_read_*).
  *
  * The HTA counters (queue length, launch statistics, memory bandwidth,
- * ATen ops, ...), the call graph and the straggler metric each read the
+ * ATen ops, ...), the call graph, the straggler metric and the critical
+ * path (every table built by hta_build) each read the
  * ProfilerSteps (hta_steps: HTA's window) and every rank's device tasks
  * with their launching calls (breakdown.c's each_rank: the launch map, the
  * join of the tasks with it and the class of each task), about 0.6 s of

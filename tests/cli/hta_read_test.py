@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # hta_read_test.py - the HTA tables built on each rank's device tasks (the
-# counters, call_stack, straggler_metric) read those tasks and the
+# counters, call_stack, straggler_metric, critical_path) read those tasks and the
 # ProfilerSteps once per run: the first table built keeps the read, the
 # later ones under the same options and window replay it
 # (engine/metrics/hta_read.c). A replay must give each table exactly what a
@@ -17,7 +17,9 @@
 #   - two specs in one run whose metrics options differ (hta.round_us on,
 #     then off): the second spec's tables read again, so its
 #     kernel_launch_stats equals that of a run of the second spec alone
-#     (exact ns as µs, not the first spec's whole µs).
+#     (exact ns as µs, not the first spec's whole µs);
+#   - the critical path built after builtin:hta's tables (it replays their
+#     read) equals its run alone.
 # usage: hta_read_test.py TRACEBOOK TRACEBOOK_GEN OUT_DIR
 import os
 import sys
@@ -90,6 +92,17 @@ def two_options(exe, srcs, out):
             "two specs: exact ns differ from whole µs (the check can tell the reads apart)")
 
 
+def critical_path_after(exe, srcs, out):
+    """The critical path built after builtin:hta's tables replays their
+    read: its file equals a run of it alone."""
+    both = report(exe, srcs, os.path.join(out, "cp-after"), "--spec", "builtin:hta", "--spec",
+                  "builtin:critical_path")
+    alone = report(exe, srcs, os.path.join(out, "cp-alone"), "--spec", "builtin:critical_path")
+    T.check(alone.get("critical_path.csv", b"").count(b"\n") > 1, "critical_path alone: rows")
+    T.check(both.get("critical_path.csv") == alone.get("critical_path.csv"),
+            "critical_path after builtin:hta equals its run alone")
+
+
 def main():
     exe, gen, out = sys.argv[1:4]
     tbtest.fresh_dir(out)
@@ -105,6 +118,7 @@ def main():
     whole_vs_alone(exe, srcs, out, "window", ["--model-id", "4294967295", "--iteration-id", "10",
                                               "--iteration-count", "3"])
     two_options(exe, srcs, out)
+    critical_path_after(exe, srcs, out)
     return T.finish()
 
 
