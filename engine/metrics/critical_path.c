@@ -27,7 +27,9 @@
  * The graph is HTA's CPGraph, in HTA's time domain and window (hta.h):
  * the events kept are the host slices that start within the step and last
  * longer than zero, and the device tasks whose launching call is one of
- * them. Each host op (PYTORCH_API op), runtime or driver call (CANN_API
+ * them: one task per call, the last of its correlation in the trace's
+ * order (HTA's index_correlation links a call to one task; the other
+ * kernels of a CUDA graph launch are no nodes). Each host op (PYTORCH_API op), runtime or driver call (CANN_API
  * cuda_runtime, cuda_driver) and kept device task is two nodes, its start
  * and end, numbered in (time, trace order). Edges, in the order HTA adds
  * them (a second edge between the same nodes replaces the first, keeping
@@ -375,12 +377,52 @@ static tb_status call_keys(const hta_ctx *h, const rankdata *d, hkey **out, size
     return TB_OK;
 }
 
+/* Leaves one task per launching call in d->v[from..), as HTA's graph
+ * does: HTA links a call to one task of its correlation (index_correlation,
+ * the last of them in the trace's order) and its window keeps only the
+ * tasks a kept call links to, so the other kernels of a CUDA graph launch
+ * are no nodes. kept[j], for the call of key j, is its task so far (NIL). */
+static tb_status one_task_per_call(const hta_ctx *h, rankdata *d, size_t from, const hkey *k, size_t nk,
+                                   tb_error *err)
+{
+    size_t *kept = malloc((nk + 1) * sizeof *kept), *of = malloc((d->n - from + 1) * sizeof *of), n = from;
+    if (!kept || !of) {
+        free(kept);
+        free(of);
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    for (size_t j = 0; j < nk; j++)
+        kept[j] = NIL;
+    for (size_t i = from; i < d->n; i++) { /* the key of each task's call */
+        const cev *c = &d->v[d->v[i].launch];
+        hkey key = {c->conn, c->ts, d->v[i].launch};
+        size_t lo = 0, hi = nk;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_hkey(&k[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        of[i - from] = lo;
+        if (kept[lo] == NIL || d->v[kept[lo]].ord < d->v[i].ord)
+            kept[lo] = i;
+    }
+    for (size_t i = from; i < d->n; i++)
+        if (kept[of[i - from]] == i)
+            d->v[n++] = d->v[i];
+    d->n = n;
+    free(kept);
+    free(of);
+    return TB_OK;
+}
+
 /* Appends the rank's device tasks (prepared) with their launching calls,
- * devices and HTA's queue lengths. */
+ * devices and HTA's queue lengths: one task per call (one_task_per_call). */
 static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, rankdata *d, tb_error *err)
 {
     int64_t *names = NULL, *devs = NULL, *q = calloc(2 * ev->n + 1, sizeof *q);
-    size_t nn = 0, nd = 0, nk = 0;
+    size_t nn = 0, nd = 0, nk = 0, from = d->n;
     hkey *k = NULL;
     if (!q)
         return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -412,6 +454,8 @@ static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, ran
         if (VEC_PUSH(d->v, d->n, d->cap, c))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
+    if (!rc && d->n > from)
+        rc = one_task_per_call(h, d, from, k, nk, err);
     free(names);
     free(devs);
     free(q);

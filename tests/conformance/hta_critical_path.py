@@ -12,7 +12,9 @@
 # Stream Wait Event; and its variant with a second device, whose launch onto
 # the awaited stream's number is not the one awaited), on the trace of
 # tests/hta/cross_sync_trace.py (syncs awaiting a kernel of the step
-# before: each step's graph starts afresh) and on HTA's own
+# before: each step's graph starts afresh), on the trace of
+# tests/hta/graph_trace.py (a CUDA graph launch's kernels: one kept per
+# launching call, the last in the file) and on HTA's own
 # cuda_event_sync test trace.
 # For every instance that is a host step (a user_annotation or cpu_op
 # slice: tracebook's steps; HTA also counts the device's copies of the step
@@ -60,10 +62,11 @@ BOUNDS = {"": "", "c": "cpu_bound", "D": "data_loading", "g": "gpu_compute_bound
 
 # The sets the test makes itself (SHARED_DATA_DIR "-": these only).
 OWN_SETS = ("gen_kineto_2ranks", "sync_trace", "sync_trace_two_devices", "kineto_small", "cross_sync_trace",
-            "instance_trace", "instance_trace_no_steps")
+            "graph_trace", "instance_trace", "instance_trace_no_steps")
 # The traces of tests/hta's scripts: (script, arguments) by input name.
 SCRIPTS = {"sync_trace": ("sync_trace.py", []), "sync_trace_two_devices": ("sync_trace.py", ["--two-devices"]),
-           "cross_sync_trace": ("cross_sync_trace.py", []), "instance_trace": ("instance_trace.py", []),
+           "cross_sync_trace": ("cross_sync_trace.py", []), "graph_trace": ("graph_trace.py", []),
+           "instance_trace": ("instance_trace.py", []),
            "instance_trace_no_steps": ("instance_trace.py", ["--no-steps"])}
 
 
