@@ -19,8 +19,12 @@
 #     that record
 #   aten::mul 660-690, cudaLaunchKernel 662-668  mul_kernel    700-760
 #   cudaStreamSynchronize 770-800 with its Stream Sync on stream 7
-# Four steps; HTA's window cuts the last one.
-# usage: graph_trace.py OUT_DIR
+# Four steps; HTA's window cuts the last one. With --launch-kernel the
+# graph's kernels are launched by one cudaLaunchKernel instead, a launch
+# HTA's queue length counts: it holds the call once per kernel, HTA's graph
+# walks the kept kernel once per row and joins its end back to its start,
+# and HTA finds no path for any step.
+# usage: graph_trace.py OUT_DIR [--launch-kernel]
 import json
 import os
 import sys
@@ -52,7 +56,7 @@ def graph_kernels(step, t0, corr):
     return k if step % 2 == 0 else k[2:] + k[:2]
 
 
-def step_events(step):
+def step_events(step, graph_call):
     t0 = BASE + step * 1000
     corr = 1000 + 20 * step
     ev = [x("user_annotation", "ProfilerStep#%d" % (step + 1), t0, 990),
@@ -60,7 +64,7 @@ def step_events(step):
           x("cuda_runtime", "cudaLaunchKernel", t0 + 12, 6, correlation=corr + 1),
           kernel("add_kernel", t0 + 50, 100, corr + 1),
           x("cpu_op", "aten::_graph_replay", t0 + 60, 20),
-          x("cuda_runtime", "cudaGraphLaunch", t0 + 62, 10, correlation=corr + 2),
+          x("cuda_runtime", graph_call, t0 + 62, 10, correlation=corr + 2),
           *graph_kernels(step, t0, corr + 2),
           x("cuda_runtime", "cudaEventRecord", t0 + 82, 2, correlation=corr + 3),
           x("cuda_runtime", "cudaEventSynchronize", t0 + 90, 560, correlation=corr + 4),
@@ -78,14 +82,15 @@ def step_events(step):
 
 
 def main():
-    if len(sys.argv) != 2:
-        print("usage: graph_trace.py OUT_DIR", file=sys.stderr)
+    if len(sys.argv) not in (2, 3) or sys.argv[2:] not in ([], ["--launch-kernel"]):
+        print("usage: graph_trace.py OUT_DIR [--launch-kernel]", file=sys.stderr)
         return 2
     out = sys.argv[1]
+    call = "cudaLaunchKernel" if sys.argv[2:] else "cudaGraphLaunch"
     os.makedirs(out, exist_ok=True)
     ev = []
     for step in range(4):
-        ev += step_events(step)
+        ev += step_events(step, call)
     with open(os.path.join(out, "rank0.pt.trace.json"), "w") as f:
         json.dump({"schemaVersion": 1, "traceEvents": ev}, f)
     return 0
