@@ -27,7 +27,9 @@
  * The graph is HTA's CPGraph, in HTA's time domain and window (hta.h):
  * the events kept are the host slices that start within the step and last
  * longer than zero, and the device tasks whose launching call is one of
- * them. Each host op (PYTORCH_API op), runtime or driver call (CANN_API
+ * them: one task per call, the last of its correlation in the trace's
+ * order (HTA's index_correlation links a call to one task; the other
+ * kernels of a CUDA graph launch are no nodes). Each host op (PYTORCH_API op), runtime or driver call (CANN_API
  * cuda_runtime, cuda_driver) and kept device task is two nodes, its start
  * and end, numbered in (time, trace order). Edges, in the order HTA adds
  * them (a second edge between the same nodes replaces the first, keeping
@@ -60,7 +62,9 @@
  *      task: a sync edge into the waiting task's start, which then gets a
  *      delay edge only when the awaited task ended before the launch (or
  *      before the stream's last task ended). A sync edge between two
- *      tasks of one stream makes HTA refuse the graph: no row, a note.
+ *      tasks of one stream makes HTA refuse the graph: no row, a note; so
+ *      does a kept task whose counted launch has other tasks of its
+ *      correlation (multi_task_launch).
  *
  * A window's events are found through an index of the rank's events by
  * the start that decides whether a window keeps them, sorted once per
@@ -110,6 +114,7 @@ typedef struct cev {
     unsigned char device, comm, node, lock, blocking, fwd, bwd, streamed;
     unsigned char dl;   /* host: a data-load event (the parameter data_load_events): 1 a node, 2 data_loading */
     unsigned char sync; /* a cuda_sync event (S_*), 0 otherwise */
+    unsigned char multi; /* a task whose counted launch has other tasks of its correlation */
 } cev;
 
 /* The cuda_sync events HTA draws edges from. */
@@ -375,12 +380,60 @@ static tb_status call_keys(const hta_ctx *h, const rankdata *d, hkey **out, size
     return TB_OK;
 }
 
+/* Leaves one task per launching call in d->v[from..), as HTA's graph
+ * does: HTA links a call to one task of its correlation (index_correlation,
+ * the last of them in the trace's order) and its window keeps only the
+ * tasks a kept call links to, so the other kernels of a CUDA graph launch
+ * are no nodes. A kept task whose launch HTA's queue counts (qrun >= 0)
+ * and that had others is marked multi (step_path). kept[j], for the call
+ * of key j, is its task so far (NIL); many[j] whether it had several. */
+static tb_status one_task_per_call(const hta_ctx *h, rankdata *d, size_t from, const hkey *k, size_t nk,
+                                   tb_error *err)
+{
+    size_t *kept = malloc((nk + 1) * sizeof *kept), *of = malloc((d->n - from + 1) * sizeof *of), n = from;
+    unsigned char *many = calloc(nk + 1, 1);
+    if (!kept || !of || !many) {
+        free(kept);
+        free(of);
+        free(many);
+        return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
+    }
+    for (size_t j = 0; j < nk; j++)
+        kept[j] = NIL;
+    for (size_t i = from; i < d->n; i++) { /* the key of each task's call */
+        const cev *c = &d->v[d->v[i].launch];
+        hkey key = {c->conn, c->ts, d->v[i].launch};
+        size_t lo = 0, hi = nk;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (cmp_hkey(&k[mid], &key) < 0)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        of[i - from] = lo;
+        many[lo] |= kept[lo] != NIL;
+        if (kept[lo] == NIL || d->v[kept[lo]].ord < d->v[i].ord)
+            kept[lo] = i;
+    }
+    for (size_t i = from; i < d->n; i++)
+        if (kept[of[i - from]] == i) {
+            d->v[n] = d->v[i];
+            d->v[n++].multi = many[of[i - from]] && d->v[i].qrun >= 0;
+        }
+    d->n = n;
+    free(kept);
+    free(of);
+    free(many);
+    return TB_OK;
+}
+
 /* Appends the rank's device tasks (prepared) with their launching calls,
- * devices and HTA's queue lengths. */
+ * devices and HTA's queue lengths: one task per call (one_task_per_call). */
 static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, rankdata *d, tb_error *err)
 {
     int64_t *names = NULL, *devs = NULL, *q = calloc(2 * ev->n + 1, sizeof *q);
-    size_t nn = 0, nd = 0, nk = 0;
+    size_t nn = 0, nd = 0, nk = 0, from = d->n;
     hkey *k = NULL;
     if (!q)
         return tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
@@ -412,6 +465,8 @@ static tb_status add_device(const hta_ctx *h, int64_t rank, const evvec *ev, ran
         if (VEC_PUSH(d->v, d->n, d->cap, c))
             rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     }
+    if (!rc && d->n > from)
+        rc = one_task_per_call(h, d, from, k, nk, err);
     free(names);
     free(devs);
     free(q);
@@ -1090,6 +1145,19 @@ static int same_stream_sync(const cpgraph *g, const cev *v)
     return 0;
 }
 
+/* 1 when the window keeps a task whose counted launch has other tasks of
+ * its correlation (multi): HTA's queue length holds the call once per
+ * task, so its graph walks the kept task once per row, and the second
+ * time joins the task's end back to its own start (a kernel-kernel edge):
+ * a negative weight or a cycle, and HTA refuses the graph. */
+static int multi_task_launch(const rankdata *d)
+{
+    for (size_t k = 0; k < d->nkept; k++)
+        if (d->v[d->kept[k]].multi)
+            return 1;
+    return 0;
+}
+
 static int cmp_wkey(const void *a, const void *b)
 {
     const wkey *x = a, *y = b;
@@ -1180,11 +1248,14 @@ static tb_status step_path(const hta_ctx *h, int64_t rank, rankdata *d, const an
               kernel_edges(&g, d, kk_gap);
     size_t *path = bad ? NULL : malloc((g.nn + 1) * sizeof *path), np = 0;
     tb_status rc = TB_OK;
-    int lp = bad || !path ? -1 : same_stream_sync(&g, d->v) ? 2 : longest_path(&g, path, &np);
+    int lp = bad || !path ? -1 : same_stream_sync(&g, d->v) ? 2 : multi_task_launch(d) ? 3
+           : longest_path(&g, path, &np);
     if (lp < 0)
         rc = tb_error_set(err, TB_ERR_NOMEM, "%s: out of memory", h->what);
     else if (lp == 2)
         note_rank(h, rank, a, "a sync edge joins two tasks of one stream (HTA refuses the graph)");
+    else if (lp == 3)
+        note_rank(h, rank, a, "a kernel launch with several tasks of its correlation (HTA refuses the graph)");
     else if (lp > 0)
         note_rank(h, rank, a, "HTA's graph of the window has a cycle");
     else if (!np)

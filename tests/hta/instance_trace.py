@@ -12,8 +12,7 @@
 # annotation's holders marked *):
 #   ProfilerStep#N                 user_annotation  0-990     (not with --no-steps)
 # * Memcpy HtoD (Pageable -> ...)  gpu_memcpy       130-330   launched by cudaMemcpyAsync
-# * MemcpyGraphNode                kernel           460-560   launched by cudaGraphLaunch (its first node,
-#                                                             on stream 10 + N)
+# * MemcpyGraphNode                kernel           460-560   launched by cudaGraphLaunch (its first node)
 #   aten::copy_                    cpu_op           100-200
 # * Memcpy staging                 user_annotation  205-600   (a host annotation)
 # * cudaMemcpyAsync                cuda_runtime     110-120
@@ -28,8 +27,8 @@
 #   relu_kernel, add_kernel, sum_kernel  kernel
 # * MemcpyGraphNode                kernel           570-700   the graph's second node (same correlation)
 # so that each holder's window holds events (each holds the next launches)
-# (HTA's graph holds one kernel of a launch of two, the second: the first
-# runs on a stream of its own in each step, so that it bounds no path).
+# (HTA's graph holds one kernel of a launch of two, the last in the file:
+# the second; the first, on the same stream, is no node of its graph).
 # Four steps; HTA's window cuts the last one. With its steps, HTA numbers
 # the device events it keeps first (the two graph nodes together, by the
 # first of them), then the host events, in file order; with --no-steps
@@ -66,7 +65,7 @@ def step_events(step, corr, steps):
     t0 = BASE + step * 1000
     ev = [x("user_annotation", "ProfilerStep#%d" % (step + 1), t0, 990)] if steps else []
     ev += [dev("gpu_memcpy", "Memcpy HtoD (Pageable -> Device)", t0 + 130, 200, corr + 1),
-           dev("kernel", "MemcpyGraphNode", t0 + 460, 100, corr + 3, stream=10 + step),
+           dev("kernel", "MemcpyGraphNode", t0 + 460, 100, corr + 3),
            x("cpu_op", "aten::copy_", t0 + 100, 100),
            x("user_annotation", "Memcpy staging", t0 + 205, 395),
            x("cuda_runtime", "cudaMemcpyAsync", t0 + 110, 10, correlation=corr + 1),
@@ -84,7 +83,7 @@ def step_events(step, corr, steps):
            dev("kernel", "MemcpyGraphNode", t0 + 570, 130, corr + 3)]
     for c, call, task in ((1, 110, 130), (2, 215, 340), (4, 502, 710), (5, 592, 770), (6, 352, 810)):
         ev += flows(corr + c, t0 + call, t0 + task)
-    ev += flows(corr + 3, t0 + 123, t0 + 460, stream=10 + step)
+    ev += flows(corr + 3, t0 + 123, t0 + 460)
     return ev
 
 

@@ -16,6 +16,9 @@
 #
 # And the project's sample samples/kineto_small, the one-rank trace of
 # tests/hta/cross_sync_trace.py (syncs that wait on the step before), the
+# one-rank trace of tests/hta/graph_trace.py (a cudaGraphLaunch's three
+# kernels of one correlation, of which HTA keeps one; with --launch-kernel
+# a cudaLaunchKernel of three, where HTA finds no path), the
 # one-rank trace of tests/hta/sync_trace.py (its steps wait on the
 # device through Stream Sync, Event Sync, Context Sync and Stream Wait
 # Event events; with --two-devices, a second device whose launch onto the
@@ -66,6 +69,8 @@ SETS = [
     ("hta_cuda_event_sync", os.path.join(shared, "kineto", "hta_critical_path", "cuda_event_sync")),
     ("sync_trace_two_devices", ["--two-devices"]),
     ("cross_sync_trace", ["cross_sync_trace.py"]),  # syncs across a step boundary
+    ("graph_trace", ["graph_trace.py"]),  # a CUDA graph launch: one kernel of its correlation kept
+    ("graph_trace_launch_kernel", ["graph_trace.py", "--launch-kernel"]),  # a counted launch of 3: no path
 ]
 HTA_CP = os.path.join(shared, "kineto", "hta_critical_path")
 # the inputs of the runs: the sets', and HTA's other test traces
