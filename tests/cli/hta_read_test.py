@@ -70,7 +70,9 @@ reports:
   - id: stats_us
     scope: rank
     requires: [TASK]
-    sql: SELECT rank, correlation, cpu_duration, gpu_duration, launch_delay FROM kernel_launch_stats ORDER BY rank, correlation
+    sql: >-
+      SELECT rank, correlation, cpu_duration, gpu_duration, launch_delay
+      FROM kernel_launch_stats ORDER BY rank, correlation
 """
 
 

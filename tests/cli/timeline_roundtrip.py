@@ -168,7 +168,8 @@ def old_kineto_trace(path):
           {"name": "process_name", "ph": "M", "ts": t0, "pid": gpu, "tid": 0, "args": {"name": "python"}},
           {"name": "process_labels", "ph": "M", "ts": t0, "pid": gpu, "tid": 0, "args": {"labels": "GPU 0"}},
           {"name": "thread_name", "ph": "M", "ts": t0, "pid": gpu, "tid": 7, "args": {"name": "stream 7"}},
-          {"name": "thread_name", "ph": "M", "ts": t0, "pid": cpu, "tid": cpu, "args": {"name": "thread 4242 (python)"}},
+          {"name": "thread_name", "ph": "M", "ts": t0, "pid": cpu, "tid": cpu,
+           "args": {"name": "thread 4242 (python)"}},
           {"ph": "X", "cat": "Trace", "ts": t0, "dur": 5000, "pid": "Spans", "tid": "PyTorch Profiler",
            "name": "PyTorch Profiler (0)", "args": {"Op count": 0}}]
     gpu_work = [("Kernel", "void gemmk1_kernel<float, 256>(cublasGemmk1Params<float>)", "cudaLaunchKernel", 211,
