@@ -361,7 +361,8 @@ def mtia_trace(path):
 
 def mtia_tids(tb, out):
     """An MTIA device slice comes back on its own tid, not its stream's; the DB
-    keeps that tid (TASK.tid) only where it is not the stream's number."""
+    keeps that tid (TASK.tid) only where it is not the stream's number. A DB
+    written before that column is still exported."""
     trace = os.path.join(out, "mtia.json")
     mtia_trace(trace)
     db = slices_as_read(tb, "mtia", trace, out)
@@ -371,6 +372,20 @@ def mtia_tids(tb, out):
                                 ("text_tid", 7, "stream 7"): 1, ("on_stream", 1, None): 1,
                                 ("no_stream", 12, None): 1})
     check(got == want, "mtia: TASK rows %r, expected %r" % (sorted(got, key=repr), sorted(want, key=repr)))
+    # a DB written before TASK.tid is exported as then: each task on its stream's tid
+    old = os.path.join(out, "mtia", "before_tid.db")
+    shutil.copy(db, old)
+    con = sqlite3.connect(old)
+    con.execute("ALTER TABLE TASK DROP COLUMN tid")
+    con.commit()
+    con.close()
+    p = run([tb, "export", "timeline", "-dir", old, "-o", os.path.join(out, "mtia", "before_tid"), "-q"])
+    tids = collections.Counter((e["name"], e["tid"]) for f in p.stdout.split() for e in check_file(f)[0]
+                               if e.get("cat") == "mtia_ccp_events")
+    want = collections.Counter({("job_launch", 1): 1, ("kernel_exec", 1): 1, ("dma_request", 801): 1,
+                                ("firmware", 102): 1, ("negative_tid", 0): 1, ("text_tid", 7): 1,
+                                ("on_stream", 1): 1, ("no_stream", 12): 1})
+    check(tids == want, "mtia: a DB without TASK.tid exported with tids %r" % sorted(tids.items()))
 
 
 def main():
