@@ -24,7 +24,8 @@ CREATE TABLE TASK (
     streamId INTEGER, taskId INTEGER, modelId INTEGER,
     rankId INTEGER, name INTEGER,         -- tracebook: rank; slice name (string id)
     argsShape INTEGER, argsValues BLOB,   -- tracebook: a timeline slice's args (docs/schema.md)
-    fileOffset INTEGER                    -- tracebook: a Kineto event's byte offset in its trace file (its order)
+    fileOffset INTEGER,                   -- tracebook: a Kineto event's byte offset in its trace file (its order)
+    tid INTEGER                           -- tracebook: a Kineto device slice's own tid when not its stream's
 );
 -- opType: the input's; for a trace (which gives none) taken from the kernel's
 -- name (docs/inputs.md, "Kernel types")

@@ -13,7 +13,7 @@
 
 const row_table_def row_tables[R_TABLE_COUNT] = {
     [R_TASK] = {"TASK", "startNs,endNs,deviceId,connectionId,globalTaskId,globalPid,taskType,"
-                        "contextId,streamId,taskId,modelId,rankId,name,argsShape,argsValues,fileOffset", 16,
+                        "contextId,streamId,taskId,modelId,rankId,name,argsShape,argsValues,fileOffset,tid", 17,
                 "taskType,name,argsShape"},
     [R_COMPUTE_TASK_INFO] = {"COMPUTE_TASK_INFO", "name,globalTaskId,taskType,opType,blockNum,"
                                                   "mixBlockNum,inputShapes,rankId", 8,

@@ -130,6 +130,20 @@ static int shaped_args(tl *t, sqlite3_stmt *q, const arg_col *map, int n)
     return 1;
 }
 
+/* 1 when table (or the window's view of it) has column col, else 0. */
+int timeline_has_column(tl *t, const char *table, const char *col)
+{
+    sqlite3_stmt *q = NULL;
+    int ok = 0;
+    if (sqlite3_prepare_v2(t->db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
+        sqlite3_bind_text(q, 2, col, -1, SQLITE_STATIC);
+        ok = sqlite3_step(q) == SQLITE_ROW;
+    }
+    sqlite3_finalize(q);
+    return ok;
+}
+
 int timeline_has_table(tl *t, const char *name)
 {
     sqlite3_stmt *q = NULL;
@@ -421,7 +435,8 @@ static int task_shaped(tl *t, sqlite3_stmt *q, const arg_col *map, int n)
     return r > 0 ? 2 : r;
 }
 
-/* A task of a Kineto trace: its process is the trace's pid. */
+/* A task of a Kineto trace: its process is the trace's pid, its thread its
+ * stream unless the slice had another tid (column 25, TASK.tid). */
 static int task_kineto(tl *t, sqlite3_stmt *q, const task_cols *c)
 {
     tlw *w = t->w;
@@ -431,7 +446,10 @@ static int task_kineto(tl *t, sqlite3_stmt *q, const task_cols *c)
         return -1;
     if (!t->procs[k].keep)
         return 0;
+    if (!is_null(q, 25) && timeline_jv_col(q, 25, &tid))
+        return -1;
     slice_head(t, c->name, &t->procs[k].pid, &tid, c->start, c->end);
+    timeline_jv_free(&tid);
     arg_str_col(w, "cat", q, 5);
     int shaped = task_shaped(t, q, MAP(kineto_map));
     if (shaped)
@@ -510,27 +528,34 @@ static int task_device(tl *t, sqlite3_stmt *q, const task_cols *c)
     return 1;
 }
 
+/* What write_tasks reads of each TASK row (column 25, the slice's own tid,
+ * follows) and the tables it joins. */
+#define TASK_COLS \
+    "SELECT t.startNs, t.endNs, t.deviceId, t.connectionId, t.globalPid, coalesce(cty.value, tt.value), " \
+    "  t.contextId, t.streamId, " \
+    "  t.taskId, t.modelId, coalesce(n.value, cn.value), c.globalTaskId IS NOT NULL, c.blockNum, c.mixBlockNum, " \
+    "  m.globalTaskId IS NOT NULL, m.size, ct.globalTaskId IS NOT NULL, ct.planeId, ct.notifyId, ct.srcRank, " \
+    "  ct.dstRank, ct.size, ct.dataType, ct.bandwidth, ctt.value, "
+#define TASK_JOINS \
+    "LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId " \
+    "LEFT JOIN STRING_IDS cn ON cn.id = c.name " \
+    /* a compute task's type is its accelerator core (an msprof DB's TASK.taskType may name its API) */ \
+    "LEFT JOIN STRING_IDS cty ON cty.id = c.taskType " \
+    "LEFT JOIN MEMCPY_INFO m ON m.globalTaskId = t.globalTaskId " \
+    "LEFT JOIN COMMUNICATION_TASK_INFO ct ON ct.globalTaskId = t.globalTaskId " \
+    "LEFT JOIN STRING_IDS ctt ON ctt.id = ct.taskType " \
+    "LEFT JOIN STRING_IDS n ON n.id = t.name " \
+    "LEFT JOIN STRING_IDS tt ON tt.id = t.taskType " \
+    "WHERE t.rankId IS ?1"
+
 /* Every TASK row of the rank: an X slice of the layer it belongs to. */
 static tb_status write_tasks(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
-    tb_status st = prep_shaped(t,
-        "SELECT t.startNs, t.endNs, t.deviceId, t.connectionId, t.globalPid, coalesce(cty.value, tt.value), "
-        "  t.contextId, t.streamId, "
-        "  t.taskId, t.modelId, coalesce(n.value, cn.value), c.globalTaskId IS NOT NULL, c.blockNum, c.mixBlockNum, "
-        "  m.globalTaskId IS NOT NULL, m.size, ct.globalTaskId IS NOT NULL, ct.planeId, ct.notifyId, ct.srcRank, "
-        "  ct.dstRank, ct.size, ct.dataType, ct.bandwidth, ctt.value "
-        "FROM TASK t "
-        "LEFT JOIN COMPUTE_TASK_INFO c ON c.globalTaskId = t.globalTaskId "
-        "LEFT JOIN STRING_IDS cn ON cn.id = c.name "
-        /* a compute task's type is its accelerator core (an msprof DB's TASK.taskType may name its API) */
-        "LEFT JOIN STRING_IDS cty ON cty.id = c.taskType "
-        "LEFT JOIN MEMCPY_INFO m ON m.globalTaskId = t.globalTaskId "
-        "LEFT JOIN COMMUNICATION_TASK_INFO ct ON ct.globalTaskId = t.globalTaskId "
-        "LEFT JOIN STRING_IDS ctt ON ctt.id = ct.taskType "
-        "LEFT JOIN STRING_IDS n ON n.id = t.name "
-        "LEFT JOIN STRING_IDS tt ON tt.id = t.taskType "
-        "WHERE t.rankId IS ?1", "t", &q, err);
+    /* TASK.tid came after TASK.fileOffset: a DB of an earlier version lacks it */
+    int has_tid = timeline_has_column(t, "TASK", "tid");
+    tb_status st = prep_shaped(t, has_tid ? TASK_COLS "t.tid FROM TASK t " TASK_JOINS
+                                          : TASK_COLS "NULL FROM TASK t " TASK_JOINS, "t", &q, err);
     if (st)
         return st;
     int rc;

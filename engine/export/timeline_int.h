@@ -124,6 +124,7 @@ long timeline_layer_proc(tl *t, const char *name, int64_t device, int sort);
 long timeline_row_proc(tl *t, sqlite3_stmt *q, int col);
 
 /* timeline_events.c: 1 when the DB has a table or view of that name (TEMP ones too). */
+int timeline_has_column(tl *t, const char *table, const char *col);
 int timeline_has_table(tl *t, const char *name);
 
 /* timeline_events.c: column c of q's row as text (borrowed until the next step). */

@@ -351,7 +351,7 @@ static int kernel_row(ctx *c, const kcols *k)
             return -1;
     }
     tb_val model = int_val(c, k->model);
-    tb_val task[16] = {start, VINT(end), VINT(dev), VNULL, VINT(gid), VNULL, idv(coreid), int_val(c, k->ctx),
+    tb_val task[17] = {start, VINT(end), VINT(dev), VNULL, VINT(gid), VNULL, idv(coreid), int_val(c, k->ctx),
                        int_val(c, k->stream), int_val(c, k->task), model.type == V_NULL ? VINT(TB_STEP_MODEL_ID) : model,
                        VINT(c->opt->rank), idv(name)};
     if (row_out(c, R_TASK, task))

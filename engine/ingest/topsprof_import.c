@@ -103,7 +103,7 @@ static int on_trace(void *p, const tops_trace *t)
     int64_t node = t->node_name[0] ? intern(c, t->node_name) : -2;
     if (node == -1)
         return -1;
-    tb_val task[16] = {VINT(t->start_ns), VINT(end), VINT(dev), VNULL, VINT(gid), t->pid < 0 ? VNULL : VINT(t->pid),
+    tb_val task[17] = {VINT(t->start_ns), VINT(end), VINT(dev), VNULL, VINT(gid), t->pid < 0 ? VNULL : VINT(t->pid),
                        VINT(c->s_gcu), VNULL, VNULL, VNULL, VINT(TB_STEP_MODEL_ID), VINT(c->opt->rank), VINT(name)};
     /* the node (graph op) name is the op type of the kernel, when the listing has one */
     tb_val info[8] = {VINT(name), VINT(gid), VINT(c->s_gcu), node < 0 ? VNULL : VINT(node), VNULL, VNULL, VNULL,

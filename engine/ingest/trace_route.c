@@ -715,11 +715,13 @@ static int cann_level_type(trace_event *ev)
 }
 
 /* The members a task's rows hold beyond its TASK row (sizes, block counts),
- * and whether the row keeps its place in the file (offset: a Kineto task). */
+ * whether the row keeps its place in the file (offset: a Kineto task), and
+ * the slice's own tid when it is not the one its stream gives (else VNULL). */
 typedef struct task_more {
     slice_arg a[5];
     int n;
     int offset;
+    tb_val tid;
 } task_more;
 
 /* One TASK row; returns its globalTaskId, or -1. keys names the args that
@@ -730,10 +732,10 @@ static int64_t put_task(imp *im, trace_event *ev, int64_t pid, int64_t device, i
                         int64_t name, int kind, const slice_arg keys[7], const task_more *more)
 {
     int64_t gid = im->ids->next_task++;
-    tb_val v[16] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(device), conn, VINT(gid), VINT(pid),
+    tb_val v[17] = {VINT(ev->ts_ns), VINT(end_ns(ev)), VINT(device), conn, VINT(gid), VINT(pid),
                     idval(task_type), context < 0 ? VNULL : VINT(context), stream < 0 ? VNULL : VINT(stream),
                     task_id < 0 ? VNULL : VINT(task_id), VINT(model), VINT(im->opt->rank), idval(name),
-                    VNULL, VNULL, more && more->offset ? VINT(ev->offset) : VNULL};
+                    VNULL, VNULL, more && more->offset ? VINT(ev->offset) : VNULL, more ? more->tid : VNULL};
     slice_arg cols[12];
     int n = 0;
     const tb_val held[7] = {v[2], v[8], v[8], v[9], conn, v[10], v[7]};
@@ -1000,6 +1002,36 @@ static int put_first_corr(imp *im, tb_val corr)
     return trace_row(im, R_PROFILE_META, v);
 }
 
+/* A device slice's own tid into *out when the timeline would not give it
+ * back (the stream's number, 0 without one; MTIA's device slices have their
+ * own threads), else VNULL; a text tid is decoded into *buf (the caller
+ * frees it: im->dbuf is the args' while the row is made). -1 out of memory. */
+static int own_tid(const trace_event *ev, int64_t stream, char **buf, tb_val *out)
+{
+    int64_t v;
+    *out = VNULL;
+    if (ev->tid.type == JS_NONE || ev->tid.type == JS_NULL)
+        return 0;
+    if (ev->tid.type == JS_NUM && js_span_int(ev->tid, &v) == 0) {
+        if (v != (stream < 0 ? 0 : stream))
+            *out = VINT(v);
+        return 0;
+    }
+    double d;
+    if (ev->tid.type == JS_NUM && js_span_real(ev->tid, &d) == 0) {
+        *out = VREAL(d);
+        return 0;
+    }
+    if (ev->tid.type != JS_STR)
+        return 0;
+    size_t cap = 0, n;
+    const char *p = js_str_decode(ev->tid, buf, &cap, &n);
+    if (!p)
+        return -1;
+    *out = VTEXT(p, n);
+    return 0;
+}
+
 static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
 {
     int64_t dev = arg_int(ev, "device", 0);
@@ -1012,7 +1044,11 @@ static int put_gpu(imp *im, trace_event *ev, int64_t pid, int is_kernel)
         return -1;
     static const slice_arg keys[7] = {KEY("device"), KEY("stream"), {0}, {0}, KEY("correlation"), {0}, {0}};
     task_more more = {.a = {SLICE_ARG("bytes", arg_intval(ev, "bytes"))}, .n = !is_kernel, .offset = 1};
+    char *tbuf = NULL;
+    if (own_tid(ev, stream, &tbuf, &more.tid))
+        return trace_oom(im);
     int64_t gid = put_task(im, ev, pid, dev, stream, -1, corr, cat, INVALID_ID, -1, name, SHAPE_GPU_TASK, keys, &more);
+    free(tbuf);
     if (gid < 0 || (im->first && put_first_corr(im, corr)))
         return -1;
     if (!is_kernel) {

@@ -13,7 +13,9 @@
 # Runtime, Memcpy, Memset) comes back slice by slice as read: pid, tid,
 # name, ts, dur, cat and args, its instant events with their scope ("s"),
 # and its top-level members with their values; a member whose escaped key
-# reads as traceEvents is not written as a second one. Usage: timeline_roundtrip.py
+# reads as traceEvents is not written as a second one. MTIA's device slices
+# (mtia_ccp_events) come back on their own tids, which are not their
+# streams' numbers (nor numbers at all). Usage: timeline_roundtrip.py
 # TRACEBOOK GEN SAMPLES OUTDIR
 import collections
 import json
@@ -330,6 +332,62 @@ def escaped_member(tb, out):
           "escaped_member: the other members as read: %r" % sorted(back))
 
 
+def mtia_trace(path):
+    """An MTIA-style trace: device slices (mtia_ccp_events) on threads of their
+    own, not their stream's number, and a kernel whose tid is text."""
+    host, dev, t0 = 31, 9, 1731348176000000
+    ev = [{"name": "process_name", "ph": "M", "ts": t0, "pid": host, "tid": 0, "args": {"name": "python"}},
+          {"name": "process_name", "ph": "M", "ts": t0, "pid": dev, "tid": 0, "args": {"name": "MTIA 0"}},
+          {"name": "process_labels", "ph": "M", "ts": t0, "pid": dev, "tid": 0, "args": {"labels": "MTIA 0"}},
+          {"name": "thread_name", "ph": "M", "ts": t0, "pid": dev, "tid": 4, "args": {"name": "CCP 4"}},
+          {"name": "thread_name", "ph": "M", "ts": t0, "pid": dev, "tid": 801, "args": {"name": "DMA"}}]
+    # (tid, stream arg or None, name); the last two are on their stream's thread
+    device = [(4, 1, "job_launch"), (4, 1, "kernel_exec"), (801, None, "dma_request"), (408, 102, "firmware"),
+              (-3, None, "negative_tid"), ("stream 7", 7, "text_tid"), (1, 1, "on_stream"), (12, None, "no_stream")]
+    t = t0 + 100
+    for i, (tid, stream, name) in enumerate(device):
+        corr = 900 + i
+        ev.append({"ph": "X", "cat": "mtia_runtime", "name": "launch", "pid": host, "tid": host, "ts": t,
+                   "dur": 3, "args": {"correlation": corr}})
+        args = {"device": 0, "correlation": corr}
+        if stream is not None:
+            args["stream"] = stream
+        ev.append({"ph": "X", "cat": "mtia_ccp_events", "name": name, "pid": dev, "tid": tid, "ts": t + 10,
+                   "dur": 5 + i, "args": args})
+        t += 50
+    with open(path, "w") as f:
+        json.dump({"schemaVersion": 1, "traceEvents": ev}, f, indent=1)
+
+
+def mtia_tids(tb, out):
+    """An MTIA device slice comes back on its own tid, not its stream's; the DB
+    keeps that tid (TASK.tid) only where it is not the stream's number. A DB
+    written before that column is still exported."""
+    trace = os.path.join(out, "mtia.json")
+    mtia_trace(trace)
+    db = slices_as_read(tb, "mtia", trace, out)
+    got = rows(db, "SELECT n.value, t.streamId, t.tid FROM TASK t JOIN STRING_IDS n ON n.id = t.name")
+    want = collections.Counter({("job_launch", 1, 4): 1, ("kernel_exec", 1, 4): 1, ("dma_request", 801, None): 1,
+                                ("firmware", 102, 408): 1, ("negative_tid", None, -3): 1,
+                                ("text_tid", 7, "stream 7"): 1, ("on_stream", 1, None): 1,
+                                ("no_stream", 12, None): 1})
+    check(got == want, "mtia: TASK rows %r, expected %r" % (sorted(got, key=repr), sorted(want, key=repr)))
+    # a DB written before TASK.tid is exported as then: each task on its stream's tid
+    old = os.path.join(out, "mtia", "before_tid.db")
+    shutil.copy(db, old)
+    con = sqlite3.connect(old)
+    con.execute("ALTER TABLE TASK DROP COLUMN tid")
+    con.commit()
+    con.close()
+    p = run([tb, "export", "timeline", "-dir", old, "-o", os.path.join(out, "mtia", "before_tid"), "-q"])
+    tids = collections.Counter((e["name"], e["tid"]) for f in p.stdout.split() for e in check_file(f)[0]
+                               if e.get("cat") == "mtia_ccp_events")
+    want = collections.Counter({("job_launch", 1): 1, ("kernel_exec", 1): 1, ("dma_request", 801): 1,
+                                ("firmware", 102): 1, ("negative_tid", 0): 1, ("text_tid", 7): 1,
+                                ("on_stream", 1): 1, ("no_stream", 12): 1})
+    check(tids == want, "mtia: a DB without TASK.tid exported with tids %r" % sorted(tids.items()))
+
+
 def main():
     tb, gen, samples, out = tbtest.args("TRACEBOOK GEN SAMPLES OUTDIR", 4, 4)
     os.makedirs(out, exist_ok=True)
@@ -341,6 +399,7 @@ def main():
         run([gen, "--kind", kind, "--events", "20000", "--seed", "7", "-o", trace])
         roundtrip(tb, "gen_" + kind, [trace], out)
     old_categories(tb, out)
+    mtia_tids(tb, out)
     escaped_member(tb, out)
     return T.finish()
 
