@@ -720,13 +720,8 @@ static tb_status write_events(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
     /* the scope came with TB_EVENT.scope: a DB of an earlier version has none */
-    int scoped = 0;
-    tb_status st = prep(t, "SELECT EXISTS (SELECT 1 FROM pragma_table_info('TB_EVENT') WHERE name = 'scope')", &q, err);
-    if (st)
-        return st;
-    scoped = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
-    st = prep(t, scoped ?
+    int scoped = timeline_has_column(t, "TB_EVENT", "scope");
+    tb_status st = prep(t, scoped ?
         "SELECT e.pid, e.tid, e.ph, c.value, n.value, e.startNs, e.endNs, e.args, e.scope FROM TB_EVENT e "
         "LEFT JOIN STRING_IDS c ON c.id = e.cat LEFT JOIN STRING_IDS n ON n.id = e.name WHERE e.rankId IS ?1" :
         "SELECT e.pid, e.tid, e.ph, c.value, n.value, e.startNs, e.endNs, e.args, NULL FROM TB_EVENT e "
@@ -1133,17 +1128,9 @@ tb_status timeline_make_layers(tl *t, tb_error *err)
 /* Every layer's events of the rank, in msprof's order (a Kineto trace's layers only). */
 tb_status timeline_write_layers(tl *t, tb_error *err)
 {
-    sqlite3_stmt *q;
-    tb_status st = prep(t, "SELECT EXISTS (SELECT 1 FROM pragma_table_info('TASK') WHERE name = 'argsShape')", &q, err);
-    if (st)
-        return st;
-    t->shaped = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
-    if ((st = prep(t, "SELECT EXISTS (SELECT 1 FROM pragma_table_info('TB_FLOW') WHERE name = 'written')", &q, err)))
-        return st;
-    t->flow_written = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
-    sqlite3_finalize(q);
-    st = write_pytorch(t, err);
+    t->shaped = timeline_has_column(t, "TASK", "argsShape");
+    t->flow_written = timeline_has_column(t, "TB_FLOW", "written");
+    tb_status st = write_pytorch(t, err);
     if (!st)
         st = write_cann(t, err);
     if (!st && !t->kineto)
