@@ -160,10 +160,9 @@ def main():
                 "%s: median() works without a trace DB" % path)
         c.close()
 
-    if T.problems:
-        return T.finish()
-    print("extension: computed tables, a built-in report's SQL, SQL functions and the shell agree with the command")
-    return 0
+    if not T.problems:
+        print("extension: computed tables, a built-in report's SQL, SQL functions and the shell agree with the command")
+    return T.finish()
 
 
 if __name__ == "__main__":

@@ -37,10 +37,9 @@ def main():
         run_version = json.load(f).get("version")
     T.check(run_version == version, "tracebook_run.json version is %r, the project is %s" % (run_version, version))
 
-    if T.problems:
-        return T.finish()
-    print("version: --version, META_DATA and tracebook_run.json say %s" % version)
-    return 0
+    if not T.problems:
+        print("version: --version, META_DATA and tracebook_run.json say %s" % version)
+    return T.finish()
 
 
 if __name__ == "__main__":

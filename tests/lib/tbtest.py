@@ -29,6 +29,14 @@
 #                                   cannot run at all (exit 77)
 #   HtaRefs(gen, shared, refs, out) HTA's reference figures (tests/hta) and
 #                                   the inputs each set was taken on
+#
+# What a script leaves on disk: its runs cache under a folder of its own
+# (XDG_CACHE_HOME, made under $TMPDIR at import, removed at exit), and the
+# folders named on its command line that lie directly inside $TMPDIR (meson
+# sets TMPDIR to the build's tests/ folder and gives each script its output
+# folder there) are removed at exit when the script passed or skipped (its
+# finish()/run()/skip() said so and nothing raised). A failing script keeps
+# them for reading; TB_KEEP_TEST_OUTPUT=1 keeps them always.
 
 import gzip
 import inspect
@@ -40,8 +48,60 @@ import subprocess
 import sys
 import tempfile
 import traceback
+import atexit
 
 SKIP_EXIT = 77  # meson's exit-code protocol: the test was skipped
+
+
+# ---- what the script leaves behind ---------------------------------------------
+
+_verdict = {"status": None}  # 0 passed, 77 skipped, 1 failed; None: not said
+
+
+def _say(status):
+    """Records the script's outcome; a failure is never undone by a later pass."""
+    if status not in (0, SKIP_EXIT):
+        _verdict["status"] = 1
+    elif _verdict["status"] is None or (_verdict["status"] == SKIP_EXIT and status == 0):
+        _verdict["status"] = status
+    return status
+
+
+def _output_folders():
+    """The command-line arguments naming a folder directly inside $TMPDIR."""
+    tmp = os.environ.get("TMPDIR")
+    if not tmp:
+        return []
+    tmp = os.path.realpath(tmp)
+    return [os.path.realpath(a) for a in sys.argv[1:]
+            if os.path.dirname(os.path.realpath(a)) == tmp and os.path.realpath(a) != tmp]
+
+
+def _own_cache():
+    """A cache folder of this process, made under $TMPDIR (else the system's)."""
+    path = tempfile.mkdtemp(prefix="cache-", dir=os.environ.get("TMPDIR") or None)
+    os.environ["XDG_CACHE_HOME"] = path
+    return path
+
+
+_CACHE = _own_cache()
+
+
+def _leave():
+    shutil.rmtree(_CACHE, ignore_errors=True)
+    if _verdict["status"] in (0, SKIP_EXIT) and not os.environ.get("TB_KEEP_TEST_OUTPUT"):
+        for d in _output_folders():
+            if os.path.isdir(d):
+                shutil.rmtree(d, ignore_errors=True)
+
+
+def _raised(kind, value, tb):
+    _verdict["status"] = 1
+    sys.__excepthook__(kind, value, tb)
+
+
+atexit.register(_leave)
+sys.excepthook = _raised
 
 
 # ---- running a program ---------------------------------------------------------
@@ -187,7 +247,7 @@ class Checks:
     def finish(self):
         """Prints `N passed, N failed` (checks); returns the exit status."""
         print("%d passed, %d failed" % (self.passed, self.failed))
-        return 1 if self.problems else 0
+        return _say(1 if self.problems else 0)
 
 
 def _indent(msg, by="      "):
@@ -285,7 +345,7 @@ def skip(why):
     tools/testsummary.py shows) and exits 77."""
     print("skip: " + why)
     sys.stdout.flush()
-    sys.exit(SKIP_EXIT)
+    sys.exit(_say(SKIP_EXIT))
 
 
 class Case(Sandbox, Checks):
@@ -382,7 +442,7 @@ class Suite:
         elif self.clean and self._work:
             shutil.rmtree(self._work, ignore_errors=True)
         print("%d passed, %d failed" % (passed, failed) + (", %d skipped" % skipped if skipped else ""))
-        return 1 if failed else 0
+        return _say(1 if failed else 0)
 
     def main(self, only=()):
         sys.exit(self.run(only))
@@ -429,7 +489,7 @@ class HtaRefs:
         self.own = set(own) if own is not None and shared == "-" else None
         if self.own is None and not os.path.isdir(os.path.join(shared, "kineto")):
             print("shared data absent: %s" % shared)
-            sys.exit(SKIP_EXIT)
+            sys.exit(_say(SKIP_EXIT))
         with open(refs_path) as f:
             self.doc = json.load(f)
         fresh_dir(out)
@@ -505,4 +565,5 @@ def rerun_with_system_python(probe):
     if os.path.realpath(sys.executable) == os.path.realpath(other) or not os.path.exists(other):
         return
     if subprocess.run([other, "-c", probe], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0:
+        shutil.rmtree(_CACHE, ignore_errors=True)  # exec runs no exit handler; the new process makes its own
         os.execv(other, [other] + sys.argv)
