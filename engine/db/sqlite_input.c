@@ -124,16 +124,3 @@ tb_status sqlite_input_open(sqlite_input *s, const char *path, tb_error *err)
     }
     return TB_OK;
 }
-
-int sqlite_input_has_table(sqlite3 *db, const char *table)
-{
-    sqlite3_stmt *q;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &q, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
-        found = sqlite3_step(q) == SQLITE_ROW;
-        sqlite3_finalize(q);
-    }
-    return found;
-}

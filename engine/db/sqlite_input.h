@@ -29,9 +29,6 @@ tb_status sqlite_input_open(sqlite_input *in, const char *path, tb_error *err);
 /* Closes and removes the private copy, if any. Accepts a never-opened (zeroed) in. */
 void sqlite_input_close(sqlite_input *in);
 
-/* 1 when db has a table of that name. */
-int sqlite_input_has_table(sqlite3 *db, const char *table);
-
 /* Writes "file:<path, percent-encoded>?immutable=1" into out. */
 void sqlite_input_uri(const char *path, char *out, size_t n);
 

@@ -29,21 +29,9 @@
  */
 #include <stdlib.h>
 
+#include "db/ask.h"
 #include "db/torchlinks.h"
 #include "util/vec.h"
-
-/* See torchlinks.h. */
-int db_one_int(sqlite3 *db, const char *sql, int64_t *v)
-{
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-        return -1;
-    int s = sqlite3_step(q), got = s == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL;
-    if (got)
-        *v = sqlite3_column_int64(q, 0);
-    sqlite3_finalize(q);
-    return s == SQLITE_ROW || s == SQLITE_DONE ? got : -1;
-}
 
 /* A flow's ends and what they reach: the call (index into the calls,
  * NONE: none) and the task's connection id. */

@@ -34,9 +34,6 @@ typedef struct db_torch_links {
     size_t nids;
 } db_torch_links;
 
-/* One integer from sql: 1 with *v set, 0 without a row (or a NULL), -1 on failure. */
-int db_one_int(sqlite3 *db, const char *sql, int64_t *v);
-
 /*
  * The links of every rank of db (its main schema) that has async_npu flows
  * and no CONNECTION_IDS rows. Returns 0, -1 (SQLite's error: see

@@ -54,6 +54,7 @@
 #include "session/session.h"
 #include "tracebook/db.h"
 #include "tracebook/export.h"
+#include "db/ask.h"
 #include "export/finish.h"
 #include "export/timeline_int.h"
 #include "util/dirs.h"
@@ -537,7 +538,7 @@ tb_status tb_timeline_write(tb_session *s, const tb_timeline_options *opt, tb_ti
     window_info wi = {0};
     int64_t *ranks = NULL;
     size_t nranks = 0;
-    if (!timeline_has_table(&t, "TASK")) {
+    if (db_has_table(t.db, NULL, "TASK", 1) <= 0) {
         st = tb_error_at(err, TB_ERR_PARSE, t.db_path, 0, 0, -1, "not a unified DB: no TASK table");
         goto done;
     }

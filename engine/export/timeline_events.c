@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "db/ask.h"
 #include "export/timeline_int.h"
 #include "metrics/metrics.h"
 #include "query/window.h"
@@ -130,33 +131,6 @@ static int shaped_args(tl *t, sqlite3_stmt *q, const arg_col *map, int n)
     return 1;
 }
 
-/* 1 when table (or the window's view of it) has column col, else 0. */
-int timeline_has_column(tl *t, const char *table, const char *col)
-{
-    sqlite3_stmt *q = NULL;
-    int ok = 0;
-    if (sqlite3_prepare_v2(t->db, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2", -1, &q, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(q, 1, table, -1, SQLITE_STATIC);
-        sqlite3_bind_text(q, 2, col, -1, SQLITE_STATIC);
-        ok = sqlite3_step(q) == SQLITE_ROW;
-    }
-    sqlite3_finalize(q);
-    return ok;
-}
-
-int timeline_has_table(tl *t, const char *name)
-{
-    sqlite3_stmt *q = NULL;
-    int ok = 0;
-    if (sqlite3_prepare_v2(t->db, "SELECT 1 FROM sqlite_master WHERE type IN ('table', 'view') AND name = ?1 "
-                                  "UNION ALL SELECT 1 FROM sqlite_temp_master WHERE name = ?1",
-                           -1, &q, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
-        ok = sqlite3_step(q) == SQLITE_ROW;
-    }
-    sqlite3_finalize(q);
-    return ok;
-}
 
 const char *timeline_col_text(sqlite3_stmt *q, int c)
 {
@@ -272,7 +246,7 @@ static tb_status write_pytorch(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
     /* a DB of an earlier version has no TB_COLLECTIVE and no streamId */
-    int coll = timeline_has_table(t, "TB_COLLECTIVE");
+    int coll = db_has_table(t->db, NULL, "TB_COLLECTIVE", 1) > 0;
     tb_status st = prep_shaped(t, coll ?
         "SELECT p.startNs, p.endNs, p.globalTid, n.value, p.type, p.sequenceNumber, p.fwdThreadId, d.value, s.value, "
         "       p.streamId, cn.value, cd.value, c.inNelems, c.outNelems, c.groupSize, cg.value "
@@ -340,7 +314,7 @@ static tb_status write_cann(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
     /* streamId came with TB_COLLECTIVE: a DB of an earlier version has neither */
-    int stream = timeline_has_table(t, "TB_COLLECTIVE");
+    int stream = db_has_table(t->db, NULL, "TB_COLLECTIVE", 1) > 0;
     tb_status st = prep_shaped(t, stream ?
         "SELECT a.startNs, a.endNs, a.globalTid, n.value, e.name, a.connectionId, a.type, a.streamId, "
         "  CASE WHEN (a.globalTid & 4294967295) >= 2147483648 THEN (a.globalTid & 4294967295) - 4294967296 "
@@ -553,7 +527,7 @@ static tb_status write_tasks(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
     /* TASK.tid came after TASK.fileOffset: a DB of an earlier version lacks it */
-    int has_tid = timeline_has_column(t, "TASK", "tid");
+    int has_tid = db_has_column(t->db, NULL, "TASK", "tid") > 0;
     tb_status st = prep_shaped(t, has_tid ? TASK_COLS "t.tid FROM TASK t " TASK_JOINS
                                           : TASK_COLS "NULL FROM TASK t " TASK_JOINS, "t", &q, err);
     if (st)
@@ -720,7 +694,7 @@ static tb_status write_events(tl *t, tb_error *err)
 {
     sqlite3_stmt *q;
     /* the scope came with TB_EVENT.scope: a DB of an earlier version has none */
-    int scoped = timeline_has_column(t, "TB_EVENT", "scope");
+    int scoped = db_has_column(t->db, NULL, "TB_EVENT", "scope") > 0;
     tb_status st = prep(t, scoped ?
         "SELECT e.pid, e.tid, e.ph, c.value, n.value, e.startNs, e.endNs, e.args, e.scope FROM TB_EVENT e "
         "LEFT JOIN STRING_IDS c ON c.id = e.cat LEFT JOIN STRING_IDS n ON n.id = e.name WHERE e.rankId IS ?1" :
@@ -845,7 +819,7 @@ static tb_status write_npu_mem(tl *t, tb_error *err)
         return st;
     int have = sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int(q, 0);
     sqlite3_finalize(q);
-    if (have || !timeline_has_table(t, "NPU_MEM"))
+    if (have || db_has_table(t->db, NULL, "NPU_MEM", 1) <= 0)
         return TB_OK;
     if ((st = prep(t, "SELECT m.deviceId, e.value, m.timestampNs, m.ddr, m.hbm FROM NPU_MEM m "
                       "LEFT JOIN STRING_IDS e ON e.id = m.type WHERE m.rankId IS ?1", &q, err)))
@@ -1128,8 +1102,8 @@ tb_status timeline_make_layers(tl *t, tb_error *err)
 /* Every layer's events of the rank, in msprof's order (a Kineto trace's layers only). */
 tb_status timeline_write_layers(tl *t, tb_error *err)
 {
-    t->shaped = timeline_has_column(t, "TASK", "argsShape");
-    t->flow_written = timeline_has_column(t, "TB_FLOW", "written");
+    t->shaped = db_has_column(t->db, NULL, "TASK", "argsShape") > 0;
+    t->flow_written = db_has_column(t->db, NULL, "TB_FLOW", "written") > 0;
     tb_status st = write_pytorch(t, err);
     if (!st)
         st = write_cann(t, err);

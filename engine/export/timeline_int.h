@@ -123,10 +123,6 @@ long timeline_layer_proc(tl *t, const char *name, int64_t device, int sort);
 /* The process of a pid met in column col of a row: known, or added unnamed. -1 on OOM. */
 long timeline_row_proc(tl *t, sqlite3_stmt *q, int col);
 
-/* timeline_events.c: 1 when the DB has a table or view of that name (TEMP ones too). */
-int timeline_has_column(tl *t, const char *table, const char *col);
-int timeline_has_table(tl *t, const char *name);
-
 /* timeline_events.c: column c of q's row as text (borrowed until the next step). */
 const char *timeline_col_text(sqlite3_stmt *q, int c);
 

@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "ingest/msprof_db.h"
+#include "db/ask.h"
 #include "db/sqlite_input.h"
 
 
@@ -49,21 +50,6 @@ static const char *const columns[11][3] = {
     {"preparing", NULL, NULL},
 };
 
-/* 1 when table t has a column named name (SQLite compares names ignoring case). */
-static int has_column(sqlite3 *db, const char *t, const char *name)
-{
-    sqlite3_stmt *q;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?) WHERE name = ? COLLATE NOCASE", -1, &q, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_text(q, 1, t, -1, SQLITE_STATIC);
-        sqlite3_bind_text(q, 2, name, -1, SQLITE_STATIC);
-        found = sqlite3_step(q) == SQLITE_ROW;
-        sqlite3_finalize(q);
-    }
-    return found;
-}
-
 
 tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids *ids, const import_opts *opt,
                              import_result *res, tb_error *err)
@@ -74,7 +60,7 @@ tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids 
     if (st != TB_OK)
         return st;
     sqlite3_stmt *q = NULL;
-    if (!sqlite_input_has_table(s.db, "StepTraceTime")) {
+    if (db_has_table(s.db, "main", "StepTraceTime", 0) <= 0) {
         if (opt->warn) {
             char msg[1200];
             snprintf(msg, sizeof msg, "%s: no StepTraceTime table: nothing loaded", path);
@@ -88,7 +74,7 @@ tb_status analysis_db_import(const char *path, const row_sink *sink, import_ids 
     for (int i = 0; i < 11; i++) {
         const char *src = NULL;
         for (int a = 0; a < 3 && columns[i][a] && !src; a++)
-            if (has_column(s.db, "StepTraceTime", columns[i][a]))
+            if (db_has_column(s.db, NULL, "StepTraceTime", columns[i][a]) > 0)
                 src = columns[i][a];
         o += (size_t)snprintf(sql + o, sizeof sql - o, "%s%s%s%s", i ? ", " : "", src ? "\"" : "NULL",
                               src ? src : "", src ? "\"" : "");

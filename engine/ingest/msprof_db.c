@@ -26,6 +26,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include "ingest/msprof_db.h"
+#include "db/ask.h"
 #include "db/sqlite_input.h"
 
 #include "tracebook/error.h"
@@ -247,15 +248,7 @@ static int src_column(sqlite3 *db, const table_spec *sp, const char *dst, char *
         p = e + 1;
     }
     for (int i = 0; i < nc; i++) {
-        sqlite3_stmt *q;
-        char sql[256];
-        snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name = ?", sp->src);
-        if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
-            continue;
-        sqlite3_bind_text(q, 1, candidates[i], -1, SQLITE_STATIC);
-        int found = sqlite3_step(q) == SQLITE_ROW;
-        sqlite3_finalize(q);
-        if (found) {
+        if (db_has_column(db, "main", sp->src, candidates[i]) > 0) {
             size_t cn = strlen(candidates[i]);
             if (cn >= n)
                 return 0;
@@ -380,21 +373,6 @@ static int64_t count_rows(sqlite3 *db, const char *table)
     return n;
 }
 
-/* 1 when the source table has the column. */
-static int has_column(sqlite3 *db, const char *table, const char *col)
-{
-    char sql[256];
-    snprintf(sql, sizeof sql, "SELECT 1 FROM pragma_table_info('%s') WHERE name = ?", table);
-    sqlite3_stmt *q;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) == SQLITE_OK) {
-        sqlite3_bind_text(q, 1, col, -1, SQLITE_STATIC);
-        found = sqlite3_step(q) == SQLITE_ROW;
-        sqlite3_finalize(q);
-    }
-    return found;
-}
-
 /* The select item giving a row's DB rankId: NULL for a DB of one rank (the
  * row takes the load's rank), the row's own rankId in a DB tracebook wrote,
  * else the rank RANK_DEVICE_MAP gives its device, or its task's device.
@@ -405,12 +383,13 @@ static size_t rank_expr(ctx *c, sqlite3 *db, const table_spec *sp, char *out, si
     if (!c->ranks)
         return (size_t)snprintf(out, n, "%sNULL", sep);
     if (!c->ranks->by_device)
-        return (size_t)snprintf(out, n, "%s%s", sep, has_column(db, sp->src, "rankId") ? "\"rankId\"" : "NULL");
-    if (has_column(db, sp->src, dev))
+        return (size_t)snprintf(out, n, "%s%s", sep,
+                                db_has_column(db, "main", sp->src, "rankId") > 0 ? "\"rankId\"" : "NULL");
+    if (db_has_column(db, "main", sp->src, dev) > 0)
         return (size_t)snprintf(out, n,
                                 "%s(SELECT min(m.rankId) FROM RANK_DEVICE_MAP m WHERE m.deviceId = \"%s\".\"%s\")", sep,
                                 sp->src, dev);
-    if (c->task_ranks && has_column(db, sp->src, "globalTaskId"))
+    if (c->task_ranks && db_has_column(db, "main", sp->src, "globalTaskId") > 0)
         return (size_t)snprintf(out, n, "%s(SELECT r FROM temp.tb_task_rank WHERE g = \"%s\".globalTaskId LIMIT 1)",
                                 sep, sp->src);
     return (size_t)snprintf(out, n, "%sNULL", sep);
@@ -681,7 +660,7 @@ static tb_status import_enums(ctx *c, sqlite3 *db)
     uint64_t rows = 0;
     while (st == TB_OK && sqlite3_step(t) == SQLITE_ROW) {
         const char *table = (const char *)sqlite3_column_text(t, 0);
-        if (!table || !has_column(db, table, "id") || !has_column(db, table, "name"))
+        if (!table || db_has_column(db, "main", table, "id") <= 0 || db_has_column(db, "main", table, "name") <= 0)
             continue;
         if (skip) {
             /* an earlier DB of the rank gave its enums: counted as skipped, as a table is */
@@ -726,8 +705,8 @@ static tb_status import_enums(ctx *c, sqlite3 *db)
 static tb_status import_op_mem_types(ctx *c, sqlite3 *db)
 {
     if (c->opt->part || row_set_has(&c->opt->skip_rows, R_SOURCE_ENUM) ||
-        row_set_has(&c->opt->skip_rows, R_NPU_OP_MEM) || sqlite_input_has_table(db, "ENUM_MEMORY") ||
-        sqlite_input_has_table(db, "TB_SOURCE_ENUM") || !has_column(db, "NPU_OP_MEM", "type"))
+        row_set_has(&c->opt->skip_rows, R_NPU_OP_MEM) || db_has_table(db, "main", "ENUM_MEMORY", 0) > 0 ||
+        db_has_table(db, "main", "TB_SOURCE_ENUM", 0) > 0 || db_has_column(db, "main", "NPU_OP_MEM", "type") <= 0)
         return TB_OK;
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db,
@@ -763,8 +742,8 @@ static tb_status import_op_mem_types(ctx *c, sqlite3 *db)
 static tb_status import_profile_meta(ctx *c, sqlite3 *db)
 {
     if (c->opt->part || c->ranks || row_set_has(&c->opt->skip_rows, R_PROFILE_META) ||
-        !sqlite_input_has_table(db, "META_DATA") || sqlite_input_has_table(db, "TB_PROFILE_META") ||
-        !has_column(db, "META_DATA", "name") || !has_column(db, "META_DATA", "value"))
+        db_has_table(db, "main", "META_DATA", 0) <= 0 || db_has_table(db, "main", "TB_PROFILE_META", 0) > 0 ||
+        db_has_column(db, "main", "META_DATA", "name") <= 0 || db_has_column(db, "main", "META_DATA", "value") <= 0)
         return TB_OK;
     sqlite3_stmt *q;
     if (sqlite3_prepare_v2(db,
@@ -848,7 +827,7 @@ static void warn_unknown_tables(ctx *c, sqlite3 *db)
 static void source_facts(ctx *c, sqlite3 *db)
 {
     sqlite3_stmt *q;
-    if (sqlite_input_has_table(db, "SESSION_TIME_INFO") &&
+    if (db_has_table(db, "main", "SESSION_TIME_INFO", 0) > 0 &&
         sqlite3_prepare_v2(db, "SELECT min(startTimeNs), max(endTimeNs) FROM SESSION_TIME_INFO", -1, &q, NULL) ==
             SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
@@ -870,7 +849,7 @@ static void source_facts(ctx *c, sqlite3 *db)
             sqlite3_finalize(q);
         }
     }
-    if (!c->res->has_times && sqlite_input_has_table(db, "TASK") &&
+    if (!c->res->has_times && db_has_table(db, "main", "TASK", 0) > 0 &&
         sqlite3_prepare_v2(db, "SELECT min(startNs), max(endNs) FROM TASK", -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
             c->res->min_ns = sqlite3_column_int64(q, 0);
@@ -879,33 +858,20 @@ static void source_facts(ctx *c, sqlite3 *db)
         }
         sqlite3_finalize(q);
     }
-    if (sqlite_input_has_table(db, "RANK_DEVICE_MAP") &&
+    if (db_has_table(db, "main", "RANK_DEVICE_MAP", 0) > 0 &&
         sqlite3_prepare_v2(db, "SELECT min(rankId), max(rankId) FROM RANK_DEVICE_MAP", -1, &q, NULL) == SQLITE_OK) {
         if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
             sqlite3_column_int64(q, 0) == sqlite3_column_int64(q, 1))
             c->res->trace_rank = sqlite3_column_int64(q, 0);
         sqlite3_finalize(q);
     }
-    if (sqlite_input_has_table(db, "TASK") &&
+    if (db_has_table(db, "main", "TASK", 0) > 0 &&
         sqlite3_prepare_v2(db, "SELECT DISTINCT deviceId FROM TASK WHERE deviceId BETWEEN 0 AND 63", -1, &q, NULL) ==
             SQLITE_OK) {
         while (sqlite3_step(q) == SQLITE_ROW)
             c->res->devices_seen |= (uint64_t)1 << sqlite3_column_int(q, 0);
         sqlite3_finalize(q);
     }
-}
-
-/* 1 when the DB's TASK table has a rankId column (tracebook's own DBs). */
-static int task_has_rank_column(sqlite3 *db)
-{
-    sqlite3_stmt *q;
-    int found = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info('TASK') WHERE name = 'rankId'", -1, &q, NULL) ==
-        SQLITE_OK) {
-        found = sqlite3_step(q) == SQLITE_ROW;
-        sqlite3_finalize(q);
-    }
-    return found;
 }
 
 int msprof_db_is_db(const char *path)
@@ -979,11 +945,11 @@ static void rank_facts(sqlite3 *db, db_ranks *out)
                 r->devices |= (uint64_t)1 << sqlite3_column_int(q, 0);
             sqlite3_finalize(q);
         }
-        if (!sqlite_input_has_table(db, "SESSION_TIME_INFO"))
+        if (db_has_table(db, "main", "SESSION_TIME_INFO", 0) <= 0)
             continue;
         char sql[256];
         snprintf(sql, sizeof sql, "SELECT min(startTimeNs), max(endTimeNs), %s FROM SESSION_TIME_INFO%s",
-                 has_column(db, "SESSION_TIME_INFO", "baseTimeNs") ? "min(baseTimeNs)" : "NULL",
+                 db_has_column(db, "main", "SESSION_TIME_INFO", "baseTimeNs") > 0 ? "min(baseTimeNs)" : "NULL",
                  own ? " WHERE rankId = ?" : "");
         if (sqlite3_prepare_v2(db, sql, -1, &q, NULL) != SQLITE_OK)
             continue;
@@ -1014,13 +980,14 @@ tb_status msprof_db_ranks(const char *path, db_ranks *out, tb_error *err)
     if (sqlite_input_open(&s, path, &ignored) != TB_OK)
         return TB_OK; /* the import says why */
     int rc = 0;
-    if (sqlite_input_has_table(s.db, "TB_RANK")) {
+    if (db_has_table(s.db, "main", "TB_RANK", 0) > 0) {
         rc = list_ranks(s.db, "SELECT rankId, hostName, source FROM TB_RANK WHERE rankId IS NOT NULL ORDER BY rowid",
                         out);
-    } else if (sqlite_input_has_table(s.db, "RANK_DEVICE_MAP") && sqlite_input_has_table(s.db, "STRING_IDS")) {
+    } else if (db_has_table(s.db, "main", "RANK_DEVICE_MAP", 0) > 0 &&
+               db_has_table(s.db, "main", "STRING_IDS", 0) > 0) {
         out->by_device = 1;
         rc = list_ranks(s.db,
-                        sqlite_input_has_table(s.db, "HOST_INFO")
+                        db_has_table(s.db, "main", "HOST_INFO", 0) > 0
                             ? "SELECT DISTINCT rankId, (SELECT hostName FROM HOST_INFO LIMIT 1) FROM RANK_DEVICE_MAP"
                               " WHERE rankId IS NOT NULL ORDER BY rankId"
                             : "SELECT DISTINCT rankId FROM RANK_DEVICE_MAP WHERE rankId IS NOT NULL ORDER BY rankId",
@@ -1055,8 +1022,8 @@ static tb_status setup_ranks(ctx *c, sqlite3 *db)
     for (size_t i = 0; i < c->ranks->n; i++)
         c->keys[i] = (rank_key){c->ranks->v[i].id, i};
     qsort(c->keys, c->ranks->n, sizeof *c->keys, by_rank_id);
-    if (!c->ranks->by_device || !sqlite_input_has_table(db, "TASK") || !has_column(db, "TASK", "deviceId") ||
-        !has_column(db, "TASK", "globalTaskId"))
+    if (!c->ranks->by_device || db_has_table(db, "main", "TASK", 0) <= 0 ||
+        db_has_column(db, "main", "TASK", "deviceId") <= 0 || db_has_column(db, "main", "TASK", "globalTaskId") <= 0)
         return TB_OK;
     char *msg = NULL;
     if (sqlite3_exec(db,
@@ -1109,7 +1076,7 @@ static tb_status import_part(ctx *c, sqlite3 *db, import_ids *ids, const shard_p
         /* the shard lists the tables that hold the group's rows: no query for the others */
         char key[80];
         snprintf(key, sizeof key, ",%s,", specs[i].src);
-        if (pt->tables ? !strstr(pt->tables, key) : !sqlite_input_has_table(db, specs[i].src))
+        if (pt->tables ? !strstr(pt->tables, key) : db_has_table(db, "main", specs[i].src, 0) <= 0)
             continue;
         if ((st = import_table(c, db, &specs[i])) != TB_OK)
             return st;
@@ -1128,7 +1095,7 @@ static tb_status import_part(ctx *c, sqlite3 *db, import_ids *ids, const shard_p
 static void warn_mixed_ranks(ctx *c, sqlite3 *db)
 {
     sqlite3_stmt *q;
-    if (c->ranks || !task_has_rank_column(db) ||
+    if (c->ranks || db_has_column(db, "main", "TASK", "rankId") <= 0 ||
         sqlite3_prepare_v2(db, "SELECT count(DISTINCT rankId) FROM TASK", -1, &q, NULL) != SQLITE_OK)
         return;
     if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_int64(q, 0) > 1 && c->opt->warn) {
@@ -1153,7 +1120,7 @@ static tb_status import_whole(ctx *c, sqlite3 *db, import_ids *ids)
     int64_t min_op = min_id(db, "SELECT min(opId) FROM COMMUNICATION_OP");
     /* a DB tracebook wrote says how many ids its load drew (ids from 1) */
     int64_t used_task = -1, used_op = -1;
-    if (sqlite_input_has_table(db, "META_DATA")) {
+    if (db_has_table(db, "main", "META_DATA", 0) > 0) {
         used_task = min_id(db, "SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'TRACEBOOK_TASK_IDS_USED'");
         used_op = min_id(db, "SELECT CAST(value AS INTEGER) FROM META_DATA WHERE name = 'TRACEBOOK_OP_IDS_USED'");
         if (used_task > 0 || used_op > 0)
@@ -1167,7 +1134,7 @@ static tb_status import_whole(ctx *c, sqlite3 *db, import_ids *ids)
     if (st != TB_OK)
         return st;
     for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-        if (!sqlite_input_has_table(db, specs[i].src))
+        if (db_has_table(db, "main", specs[i].src, 0) <= 0)
             continue;
         if ((st = import_table(c, db, &specs[i])) != TB_OK)
             return st;
@@ -1213,7 +1180,7 @@ tb_status msprof_db_import(const char *path, const row_sink *sink, import_ids *i
     ctx c = {.sink = sink, .opt = opt, .res = res, .err = err, .path = path,
              .gtid_base = ids->next_task, .op_base = ids->next_op,
              .ranks = ranks && ranks->n >= 2 ? ranks : NULL};
-    if (!sqlite_input_has_table(s.db, "STRING_IDS"))
+    if (db_has_table(s.db, "main", "STRING_IDS", 0) <= 0)
         st = tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "not an msprof-compatible DB (no STRING_IDS table)");
     else if (!c.ranks || (st = setup_ranks(&c, s.db)) == TB_OK)
         st = opt->part ? import_part(&c, s.db, ids, opt->part) : import_whole(&c, s.db, ids);

@@ -32,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "db/ask.h"
 #include "db/sqlite_input.h"
 #include "ingest/msprof_db.h"
 #include "util/bytesrc.h"
@@ -183,8 +184,9 @@ static int db_origin(const char *path, origin *o, int *history)
     tb_error ignored;
     if (sqlite_input_open(&s, path, &ignored) != TB_OK)
         return 0; /* the import says why */
-    o->own = sqlite_input_has_table(s.db, "TB_SOURCE");
-    *history = !o->own && sqlite_input_has_table(s.db, "history_info") && sqlite_input_has_table(s.db, "night_cell");
+    o->own = db_has_table(s.db, "main", "TB_SOURCE", 0) > 0;
+    *history = !o->own && db_has_table(s.db, "main", "history_info", 0) > 0 &&
+               db_has_table(s.db, "main", "night_cell", 0) > 0;
     sqlite3_stmt *q = NULL;
     int rc = 0;
     if (o->own &&

@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "db/ask.h"
 #include "metrics/hta.h"
 #include "metrics/metrics.h"
 #include "util/sort.h"
@@ -61,12 +62,7 @@ static int cand_row(sqlite3_stmt *st, void *ctx)
  * has its rows numbered as rows without an offset. */
 static const char *offset_of(sqlite3 *db, const char *table)
 {
-    sqlite3_stmt *st = NULL;
-    int has = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1, 'main') WHERE name = 'fileOffset'", -1, &st,
-                                 NULL) == SQLITE_OK &&
-              sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
-    sqlite3_finalize(st);
-    return has ? "fileOffset" : "NULL";
+    return db_has_column(db, "main", table, "fileOffset") > 0 ? "fileOffset" : "NULL";
 }
 
 /* The rank's events whose name holds the annotation (?2), in HTA's order

@@ -25,6 +25,7 @@
  */
 #include <stdlib.h>
 
+#include "db/ask.h"
 #include "db/torchlinks.h"
 #include "metrics/torchlink.h"
 
@@ -53,9 +54,7 @@ static const char calls_window[] =
 /* The window's calls (see calls_sql). */
 static tb_status make_calls(const metric_ctx *m, const char *what, tb_error *err)
 {
-    int64_t v = 0;
-    int windowed =
-        db_one_int(m->db, "SELECT 1 FROM temp.sqlite_master WHERE type = 'view' AND name = 'PYTORCH_API'", &v);
+    int windowed = db_has_table(m->db, "temp", "PYTORCH_API", 1); /* the window's view */
     if (windowed < 0)
         return db_fail(m, what, err);
     char *sql = sqlite3_mprintf(calls_sql, windowed ? calls_window : calls_all);
@@ -102,9 +101,7 @@ static int write_links(const metric_ctx *m, const db_torch_links *l)
 
 static tb_status make_links(const metric_ctx *m, const char *what, tb_error *err)
 {
-    int64_t v = 0;
-    int made =
-        db_one_int(m->db, "SELECT 1 FROM temp.sqlite_master WHERE type = 'table' AND name = 'tb_m_tl_ids'", &v);
+    int made = db_has_table(m->db, "temp", "tb_m_tl_ids", 0);
     if (made)
         return made < 0 ? db_fail(m, what, err) : TB_OK;
     tb_status rc = metrics_exec(m, what,

@@ -24,6 +24,7 @@
 
 #include <sqlite3.h>
 
+#include "db/ask.h"
 #include "db/open.h"
 #include "nightly/history_int.h"
 #include "output/output.h"
@@ -85,20 +86,6 @@ tb_status history_run_sql(sqlite3 *db, const char *path, const char *sql, tb_err
     return TB_OK;
 }
 
-/* Whether the DB has a table of this name. */
-static int has_table(sqlite3 *db, const char *name)
-{
-    sqlite3_stmt *q = NULL;
-    int yes = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", -1, &q, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
-        yes = sqlite3_step(q) == SQLITE_ROW;
-    }
-    sqlite3_finalize(q);
-    return yes;
-}
-
 /*
  * A writer killed inside `history add` (or stopped by a full disk before
  * it could clean up) leaves a hot journal beside the history. A read-only
@@ -157,7 +144,7 @@ tb_status history_open(const char *path, sqlite3 **out, tb_error *err)
     sqlite3_finalize(q);
     q = NULL;
     const char *fmt = NULL;
-    if (!st && has_table(db, "history_info") &&
+    if (!st && db_has_table(db, "main", "history_info", 0) > 0 &&
         sqlite3_prepare_v2(db, "SELECT value FROM history_info WHERE key = 'format'", -1, &q, NULL) == SQLITE_OK &&
         sqlite3_step(q) == SQLITE_ROW)
         fmt = (const char *)sqlite3_column_text(q, 0);

@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "db/ask.h"
 #include "db/open.h"
 #include "output/table_sink.h"
 #include "query/runner.h"
@@ -209,19 +210,6 @@ static int64_t spec_number(const tb_run_options *o, const tb_spec_report *rep)
     return -1;
 }
 
-/* Does the partial DB have the table? -1 on error. */
-static int has_table(part_writer *pw, const char *name)
-{
-    sqlite3_stmt *q = NULL;
-    if (sqlite3_prepare_v2(pw->db, "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", -1, &q,
-                           NULL) != SQLITE_OK)
-        return -1;
-    sqlite3_bind_text(q, 1, name, -1, SQLITE_STATIC);
-    int rc = sqlite3_step(q);
-    sqlite3_finalize(q);
-    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
-}
-
 /*
  * A cluster-scope report's part tables (the first phase of its cluster
  * tables, on this shard's ranks) into TB_PART_CLUSTER_<s>_<part> (shard,
@@ -241,7 +229,7 @@ static tb_status cap_cluster(void *ctx, const tb_spec_report *rep, sqlite3 *db, 
     for (size_t i = 0; i < n && !rc; i++) {
         char name[128];
         snprintf(name, sizeof name, "TB_PART_CLUSTER_%lld_%s", (long long)k, parts[i]);
-        int there = has_table(pw, name);
+        int there = db_has_table(pw->db, "main", name, 0);
         if (there < 0)
             return db_fail(pw->db, pw->path, err);
         if (there && strcmp(parts[i], "tb_cp_facts") != 0)

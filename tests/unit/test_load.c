@@ -25,6 +25,7 @@
 #include <cmocka.h>
 #include <sqlite3.h>
 
+#include "db/ask.h"
 #include "db/dbw.h"
 #include "tracebook/tracebook.h"
 #define TU_WITH_SQLITE
@@ -1212,6 +1213,53 @@ static void test_writer_bindings(void **state)
     unlink(path);
 }
 
+/* The small questions of db/ask.h on a connection with a main table, a main
+ * view, a temporary table and a temporary view: each schema asked alone and
+ * both together, names in another case, a failed question told apart. */
+static void test_db_questions(void **state)
+{
+    (void)state;
+    sqlite3 *db = NULL;
+    assert_int_equal(sqlite3_open(":memory:", &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TABLE TASK (startNs INTEGER, fileOffset INTEGER);"
+                                  "CREATE VIEW V AS SELECT 1 AS one;"
+                                  "CREATE TEMP TABLE tt (x INTEGER);"
+                                  "CREATE TEMP VIEW PYTORCH_API AS SELECT 2 AS two, 3 AS fileOffset;",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    assert_int_equal(db_has_table(db, "main", "TASK", 0), 1);
+    assert_int_equal(db_has_table(db, "main", "task", 0), 1); /* SQLite's names ignore case */
+    assert_int_equal(db_has_table(db, "main", "V", 0), 0);    /* a view only when asked for */
+    assert_int_equal(db_has_table(db, "main", "V", 1), 1);
+    assert_int_equal(db_has_table(db, "main", "tt", 0), 0); /* main does not see temp */
+    assert_int_equal(db_has_table(db, "temp", "tt", 0), 1);
+    assert_int_equal(db_has_table(db, "temp", "TASK", 1), 0);
+    assert_int_equal(db_has_table(db, "temp", "PYTORCH_API", 0), 0);
+    assert_int_equal(db_has_table(db, "temp", "PYTORCH_API", 1), 1);
+    assert_int_equal(db_has_table(db, NULL, "tt", 0), 1);
+    assert_int_equal(db_has_table(db, NULL, "TASK", 0), 1);
+    assert_int_equal(db_has_table(db, NULL, "nothing", 1), 0);
+    assert_int_equal(db_has_table(db, "other", "TASK", 0), -1); /* only main and temp */
+
+    assert_int_equal(db_has_column(db, "main", "TASK", "fileOffset"), 1);
+    assert_int_equal(db_has_column(db, "main", "TASK", "FILEOFFSET"), 1);
+    assert_int_equal(db_has_column(db, "main", "TASK", "tid"), 0);
+    assert_int_equal(db_has_column(db, "main", "nothing", "x"), 0);
+    assert_int_equal(db_has_column(db, "main", "PYTORCH_API", "two"), 0);
+    assert_int_equal(db_has_column(db, NULL, "PYTORCH_API", "two"), 1); /* the temporary view */
+    assert_int_equal(db_has_column(db, "temp", "tt", "x"), 1);
+    assert_int_equal(db_has_column(db, "no_such_schema", "TASK", "startNs"), -1);
+
+    int64_t v = 0;
+    assert_int_equal(db_one_int(db, "SELECT 41 + 1", &v), 1);
+    assert_int_equal(v, 42);
+    assert_int_equal(db_one_int(db, "SELECT NULL", &v), 0);
+    assert_int_equal(db_one_int(db, "SELECT 1 WHERE 0", &v), 0);
+    assert_int_equal(db_one_int(db, "SELECT * FROM no_such_table", &v), -1);
+    sqlite3_close(db);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1224,6 +1272,7 @@ int main(void)
         cmocka_unit_test(test_parallel_same_as_sequential), cmocka_unit_test(test_parallel_error),
         cmocka_unit_test(test_multi_rank_db),    cmocka_unit_test(test_msprof_db_ranks_by_device),
         cmocka_unit_test(test_writer_notes),     cmocka_unit_test(test_writer_bindings),
+        cmocka_unit_test(test_db_questions),
     };
     return cmocka_run_group_tests(tests, tu_setup_tmpdir, tu_teardown_tmpdir);
 }
