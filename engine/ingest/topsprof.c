@@ -814,7 +814,8 @@ static tb_status stat_row(tp *t, char *b, char *e)
 /* A trace row: Start Duration, then Node Name and Name placed by the header's columns. */
 static tb_status trace_row(tp *t, char *b, char *e)
 {
-    tops_trace row = {.klass = t->klass, .device = t->device, .pid = t->pid, .node_name = "", .line = t->line};
+    tops_trace row = {
+        .klass = t->klass, .device = t->device, .pid = t->pid, .node_name = "", .line = t->line, .offset = t->line_off};
     tb_status s;
     char *p = b, *q = tok_end(p, e);
     if ((s = time_field(t, p, q, t->start_scale, &row.start_ns)) != TB_OK)
@@ -1037,7 +1038,7 @@ static tb_status export_row(tp *t)
     t->state = ST_ROWS;
     if (t->csv.kind == K_TRACE) {
         tops_trace row = {.klass = klass, .device = device, .pid = pid, .node_name = "", .name = name,
-                          .line = t->line};
+                          .line = t->line, .offset = t->line_off};
         if ((s = csv_time(t, C_START, &row.start_ns)) != TB_OK || (s = csv_time(t, C_DUR, &row.dur_ns)) != TB_OK)
             return s;
         if ((v = csv_val(t, C_NODE)))

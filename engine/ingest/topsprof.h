@@ -51,6 +51,7 @@ typedef struct tops_trace {
     const char *node_name; /* "" when the row has none (the manual's example has none) */
     const char *name;
     long line;
+    int64_t offset; /* of the line in the file */
 } tops_trace;
 
 /* A section's footer. klass is borrowed: valid only during the callback. */

@@ -85,6 +85,19 @@ static int on_total(void *p, const tops_total *t)
 static int on_trace(void *p, const tops_trace *t)
 {
     ctx *c = p;
+    /* a row outside the stored range (a start near 2^63 would not even have
+       an end): skipped and counted, as in every input, or an error at its
+       line with --strict */
+    if (!import_time_ok(t->start_ns, t->dur_ns)) {
+        if (c->opt->strict_rows) {
+            tb_error_at(c->err, TB_ERR_PARSE, c->path, t->line, 0, t->offset,
+                        "a time outside +-2^62 ns (about 146 years from 1970)");
+            return -1;
+        }
+        c->res->events++;
+        c->res->dest[TB_DEST_BAD_TIME]++;
+        return 0;
+    }
     int64_t name = intern(c, t->name);
     if (name < 0)
         return -1;
