@@ -753,6 +753,21 @@ static tb_status time_field(tp *t, char *p, char *e, int def_scale, int64_t *out
     return bad(t, p, "bad time '%.*s'", qlen(p, e), p);
 }
 
+/* A trace row's Start or Duration: as time_field, but a time beyond int64 ns
+ * is INT64_MAX, past the stored range (+-2^62 ns), which the importer skips
+ * and counts as every input's such time is (an error with --strict). */
+static tb_status trace_time(tp *t, char *p, char *e, int def_scale, int64_t *out)
+{
+    int rc = time_scaled(p, (size_t)(e - p), def_scale, out);
+    if (rc == TOPS_TIME_OK)
+        return TB_OK;
+    if (rc == TOPS_TIME_RANGE) {
+        *out = INT64_MAX;
+        return TB_OK;
+    }
+    return time_field(t, p, e, def_scale, out); /* says what is wrong */
+}
+
 /* The first table line decides whether the file's lines carry the prefix. */
 static void mark_table(tp *t)
 {
@@ -818,13 +833,13 @@ static tb_status trace_row(tp *t, char *b, char *e)
         .klass = t->klass, .device = t->device, .pid = t->pid, .node_name = "", .line = t->line, .offset = t->line_off};
     tb_status s;
     char *p = b, *q = tok_end(p, e);
-    if ((s = time_field(t, p, q, t->start_scale, &row.start_ns)) != TB_OK)
+    if ((s = trace_time(t, p, q, t->start_scale, &row.start_ns)) != TB_OK)
         return s;
     p = skip_ws(q, e);
     if (p >= e)
         return bad(t, p, "missing column 'Duration', expected Start Duration Node Name Name");
     q = tok_end(p, e);
-    if ((s = time_field(t, p, q, t->dur_scale, &row.dur_ns)) != TB_OK)
+    if ((s = trace_time(t, p, q, t->dur_scale, &row.dur_ns)) != TB_OK)
         return s;
     char *d = q, *node = NULL, *node_e = NULL, *name;
     char *c = t->content;
@@ -963,6 +978,10 @@ static tb_status csv_time(tp *t, int c, int64_t *out)
     int rc = time_scaled(v, strlen(v), t->csv.scale[c], &ns);
     char *at = t->f.src[t->csv.idx[c]];
     at = skip_ws(at, at + strlen(at));
+    if (rc == TOPS_TIME_RANGE && (c == C_START || c == C_DUR)) {
+        *out = INT64_MAX; /* a trace row's time beyond int64 ns: see trace_time */
+        return TB_OK;
+    }
     if (rc == TOPS_TIME_RANGE)
         return bad(t, at, "time out of range '%s' in column '%s'", v, col_title[c]);
     if (rc == TOPS_TIME_FINE)

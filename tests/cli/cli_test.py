@@ -1628,26 +1628,28 @@ def _(t):
 
 @case("topsprof rows outside +-2^62 ns: skipped and counted, an error at the line with --strict")
 def _(t):
-    # the second row starts 1 ns short of 2^63 (its end would overflow), the third 2^62 ns in
+    # the second row starts 1 ns short of 2^63 (its end would overflow), the third 2^62 ns in,
+    # the fourth beyond int64 ns itself
     listing_txt = ("==9==      Start   Duration                        Node Name Name\n"
                    "==9== GCU trace:\n"
                    "==9==     1.00us     2.00us                            node k\n"
                    "==9== 9223372036854775807ns 13320ns                      node far\n"
                    "==9== 4611686018427387904ns 1ns                          node edge\n"
+                   "==9== 99999999999999999999ns 1ns                         node beyond\n"
                    "==9==     5.00us     1.00us                            node m\n")
     d = t.mkdir("in")
     path = os.path.join(d, "tops.txt")
     write(path, listing_txt)
     db = os.path.join(t.mkdir("out"), "x.db")
     t.expect(t.run(["export", "db", "-dir", path, "-o", db]), 0, out=db + "\n",
-             err="tracebook: warning: %s: 2 events with a time outside +-2^62 ns (about 146 years from 1970) "
+             err="tracebook: warning: %s: 3 events with a time outside +-2^62 ns (about 146 years from 1970) "
                  "skipped\n" % path)
     if os.path.exists(db):
         t.eq(sql(db, "SELECT s.value AS name, startNs, endNs FROM TASK JOIN STRING_IDS s ON s.id = TASK.name "
                      "ORDER BY startNs"),
              [{"name": "k", "startNs": 1000, "endNs": 3000}, {"name": "m", "startNs": 5000, "endNs": 6000}],
              "the rows in range")
-        t.eq(scalar(db, "SELECT events FROM TB_LOAD_COUNT WHERE dest LIKE 'skipped: times%'"), 2, "counted")
+        t.eq(scalar(db, "SELECT events FROM TB_LOAD_COUNT WHERE dest LIKE 'skipped: times%'"), 3, "counted")
     strict = t.mkdir("strict")
     r = t.run(["export", "db", "-dir", path, "-o", os.path.join(strict, "s.db"), "--strict"])
     t.expect(r, 3, out="", err="tracebook: error: %s:4: a time outside +-2^62 ns (about 146 years from 1970)\n"

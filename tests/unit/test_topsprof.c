@@ -663,7 +663,12 @@ static void test_malformed_time(void **state)
     assert_string_equal(err.file, path);
 
     parse_fails("fine.txt", "GCU trace:\n  0.5ns  1.00us  k\n", TB_ERR_PARSE, 2, 3, "time finer than 1 ns '0.5ns'");
-    parse_fails("range.txt", "GCU trace:\n  1.00ns  9999999999.00s  k\n", TB_ERR_PARSE, 2, 11,
+    /* a trace row's time beyond int64 ns: INT64_MAX, which the importer skips as
+       outside the stored range; a statistics row's is an error */
+    parse_ok("range.txt", "GCU trace:\n  1.00ns  9999999999.00s  k\n");
+    assert_int_equal(rec.n, 1);
+    check_trace(&rec.v[0], 2, 1, INT64_MAX, "", "k");
+    parse_fails("range2.txt", "GCU activities:\n  1.00%  9999999999.00s  1  1ns  1ns  1ns k\n", TB_ERR_PARSE, 2, 10,
                 "time out of range '9999999999.00s'");
     parse_fails("badacc.txt", "GCU activities:\n  Accumulate Time 65.1.7ms, Total Calls 3\n", TB_ERR_PARSE, 2, 19,
                 "bad time '65.1.7ms'");
@@ -834,6 +839,13 @@ static void test_csv_export(void **state)
     check_trace(&rec.v[0], 2, 0, 13320, "", "warm_up()");
     check_trace(&rec.v[1], 3, 424480000, 56610000, "layer_0/add", "scalar_add(float*, float*, float*, unsigned long)");
     assert_string_equal(rec.v[1].klass, "GCU");
+    /* a trace Start beyond int64 ns: INT64_MAX (the importer skips it); a
+       statistics Time beyond it: an error */
+    parse_ok("trace_range.csv", "Start,Duration,Name\n99999999999999999999ns,1ns,far\n");
+    assert_int_equal(rec.n, 1);
+    check_trace(&rec.v[0], 2, INT64_MAX, 1, "", "far");
+    parse_fails("stat_range.csv", "Time,Calls,Name\n99999999999999999999ns,1,far\n", TB_ERR_PARSE, 2, 1,
+                "time out of range '99999999999999999999ns' in column 'Time'");
 
     /* lines split by csv.c's rules: "" inside quotes, text after a closing quote kept */
     parse_ok("csvquotes.csv", "Time,Calls,Name\n1ms,1,\"a, \"\"b\"\"\"c\n");
