@@ -295,6 +295,20 @@ static int bad_time(ctx *c)
     return 1;
 }
 
+/* The times of columns cols[0..n) into out (time_val), each checked against
+ * the stored range: 0; 1 when one lies outside (the row is skipped and
+ * counted, bad_time); -1 with err set (text that is no time, or --strict). */
+static int row_times(ctx *c, const int *cols, int n, tb_val *out)
+{
+    for (int i = 0; i < n; i++)
+        if (time_val(c, cols[i], &out[i]))
+            return -1;
+    for (int i = 0; i < n; i++)
+        if (out[i].type == V_INT && !import_time_ok(out[i].i, 0))
+            return bad_time(c);
+    return 0;
+}
+
 static int kernel_row(ctx *c, const kcols *k)
 {
     tb_val start, dur, stop;
@@ -379,8 +393,9 @@ static int kernel_row(ctx *c, const kcols *k)
 static int npu_mem_row(ctx *c, const int *col)
 {
     tb_val ts;
-    if (time_val(c, col[3], &ts))
-        return -1;
+    int r = row_times(c, &col[3], 1, &ts);
+    if (r)
+        return r;
     c->res->events++;
     if (row_set_has(&c->opt->skip_rows, R_NPU_MEM)) {
         c->res->dest[TB_DEST_BETTER_SOURCE]++; /* the rank's msprof DB gave them */
@@ -425,13 +440,21 @@ typedef struct reduce_cols {
 
 static int iteration_row(ctx *c, const int *col, const reduce_cols *rc, model_count *mc, size_t *nmc)
 {
-    tb_val fp, end, dur, bp, refresh, aug;
-    if (time_val(c, col[2], &fp) || time_val(c, col[3], &end) || time_val(c, col[4], &dur) ||
-        time_val(c, col[6], &bp) || time_val(c, col[7], &refresh) || time_val(c, col[8], &aug))
-        return -1;
+    tb_val t[6];
+    int r = row_times(c, (const int[]){col[2], col[3], col[4], col[6], col[7], col[8]}, 6, t);
+    for (int i = 0; i < rc->n && !r; i++) {
+        tb_val rt[2];
+        r = row_times(c, (const int[]){rc->start[i], rc->dur[i]}, 2, rt);
+    }
+    if (r)
+        return r;
+    tb_val fp = t[0], end = t[1], dur = t[2], bp = t[3], refresh = t[4], aug = t[5];
     if (end.type != V_INT)
         return 0;
+    /* both within +-2^62 ns: the difference fits, and is checked in its turn */
     int64_t start = dur.type == V_INT ? end.i - dur.i : fp.type == V_INT ? fp.i : end.i;
+    if (!import_time_ok(start, 0))
+        return bad_time(c);
     int64_t known = device_known(c, col[0], -1), dev = known < 0 ? 0 : known, model = TB_STEP_MODEL_ID, iter = -1;
     tb_val m = int_val(c, col[5]);
     if (m.type == V_INT)
@@ -495,8 +518,9 @@ static int step_trace_row(ctx *c, const int *col, int dev_col)
 static int module_mem_row(ctx *c, const int *col, double unit)
 {
     tb_val ts;
-    if (time_val(c, col[1], &ts))
-        return -1;
+    int r = row_times(c, &col[1], 1, &ts);
+    if (r)
+        return r;
     int64_t comp = intern_col(c, col[0]);
     if (comp == -1)
         return -1;
@@ -531,6 +555,11 @@ static int statistic_row(ctx *c, int table, const int *col, const char *kinds, i
     v[0] = VINT(c->opt->rank);
     int64_t d = device_known(c, dev, -1);
     v[1] = d < 0 ? VNULL : VINT(d);
+    for (int i = 0; i < n; i++) { /* the times first: a row skipped for one interns nothing */
+        int r = kinds[i] == 't' ? row_times(c, &col[i], 1, &v[2 + i]) : 0;
+        if (r)
+            return r;
+    }
     for (int i = 0; i < n; i++) {
         switch (kinds[i]) {
         case 's': {
@@ -540,10 +569,7 @@ static int statistic_row(ctx *c, int table, const int *col, const char *kinds, i
             v[2 + i] = idv(id);
             break;
         }
-        case 't':
-            if (time_val(c, col[i], &v[2 + i]))
-                return -1;
-            break;
+        case 't': break; /* read above */
         case 'i': v[2 + i] = int_val(c, col[i]); break;
         default: v[2 + i] = real_val(c, col[i]); break;
         }
@@ -559,9 +585,9 @@ static int statistic_row(ctx *c, int table, const int *col, const char *kinds, i
 static int operator_details_row(ctx *c, const int *col)
 {
     tb_val v[10];
-    for (int i = 0; i < 6; i++)
-        if (time_val(c, col[3 + i], &v[4 + i]))
-            return -1;
+    int r = row_times(c, &col[3], 6, &v[4]);
+    if (r)
+        return r;
     int64_t name = intern_col(c, col[0]), shapes = intern_col(c, col[1]);
     if (name == -1 || shapes == -1)
         return -1;
@@ -590,8 +616,9 @@ static int cluster_step_trace_row(ctx *c, const int *col)
 static int memory_record_row(ctx *c, const int *col)
 {
     tb_val ts;
-    if (time_val(c, col[1], &ts))
-        return -1;
+    int r = row_times(c, &col[1], 1, &ts);
+    if (r)
+        return r;
     int64_t comp = intern_col(c, col[0]);
     if (comp == -1)
         return -1;
@@ -607,10 +634,11 @@ static int memory_record_row(ctx *c, const int *col)
 
 static int op_memory_row(ctx *c, const int *col)
 {
-    tb_val alloc, rel, arel, dur, adur;
-    if (time_val(c, col[2], &alloc) || time_val(c, col[3], &rel) || time_val(c, col[4], &arel) ||
-        time_val(c, col[5], &dur) || time_val(c, col[6], &adur))
-        return -1;
+    tb_val t[5];
+    int r = row_times(c, &col[2], 5, t);
+    if (r)
+        return r;
+    tb_val alloc = t[0], rel = t[1], arel = t[2], dur = t[3], adur = t[4];
     int64_t name = intern_col(c, col[0]);
     if (name == -1)
         return -1;

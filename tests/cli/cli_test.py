@@ -1657,6 +1657,38 @@ def _(t):
     t.eq(listing(strict), [], "--strict: nothing written")
 
 
+@case("summary CSV rows outside +-2^62 ns: graph iterations whose start (end - time) would overflow are skipped")
+def _(t):
+    # step_trace: iteration 2's end and time are -9e15 and 9e15 us (their difference overflowed int64),
+    # 3's lie within +-2^62 ns each but start 8e18 ns before 1970, 4's reduce starts 5e15 us in
+    head = ("Device_id,Iteration ID,FP Start(us),BP End(us),Iteration End(us),Iteration Time(us),"
+            "FP to BP Time(us),Iteration Refresh(us),Data Aug Bound(us),Model ID,"
+            "Reduce Start(us),Reduce Duration(us)\n")
+    rows = ("0,1,100.000,150.000,200.000,110.000,50,1,1,1,160,10\n"
+            "0,2,N/A,N/A,-9000000000000000,9000000000000000,N/A,N/A,N/A,1,N/A,N/A\n"
+            "0,3,N/A,N/A,-4000000000000000,4000000000000000,N/A,N/A,N/A,1,N/A,N/A\n"
+            "0,4,300.000,350.000,400.000,100.000,50,1,1,1,5000000000000000,1\n"
+            "0,5,500.000,550.000,600.000,100.000,50,1,1,1,560,10\n")
+    d = t.mkdir("in")
+    path = os.path.join(d, "step_trace_20240101000000.csv")
+    write(path, head + rows)
+    db = os.path.join(t.mkdir("out"), "x.db")
+    t.expect(t.run(["export", "db", "-dir", path, "-o", db]), 0, out=db + "\n",
+             err="tracebook: warning: %s: 3 events with a time outside +-2^62 ns (about 146 years from 1970) "
+                 "skipped\n" % path)
+    if os.path.exists(db):
+        t.eq(sql(db, "SELECT iterId, indexId, startNs, endNs FROM TB_ITERATION ORDER BY iterId"),
+             [{"iterId": 1, "indexId": 1, "startNs": 90000, "endNs": 200000},
+              {"iterId": 5, "indexId": 2, "startNs": 500000, "endNs": 600000}], "the iterations in range")
+        t.eq(scalar(db, "SELECT count(*) FROM TB_ITERATION_REDUCE"), 2, "their reduces")
+        t.eq(scalar(db, "SELECT events FROM TB_LOAD_COUNT WHERE dest LIKE 'skipped: times%'"), 3, "counted")
+    strict = t.mkdir("strict")
+    r = t.run(["export", "db", "-dir", path, "-o", os.path.join(strict, "s.db"), "--strict"])
+    t.expect(r, 3, out="", err="tracebook: error: %s:3: a time outside +-2^62 ns (about 146 years from 1970)\n"
+                               % path)
+    t.eq(listing(strict), [], "--strict: nothing written")
+
+
 @case("one huge event: an error naming where it starts, in bounded memory; TRACEBOOK_MAX_EVENT_MB raises it")
 def _(t):
     d = t.mkdir("in")
