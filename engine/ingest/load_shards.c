@@ -339,6 +339,9 @@ void load_shards_plan_free(shard_plan *plan)
     memset(plan, 0, sizeof *plan);
 }
 
+/* The most ranks a shard DB may say its load has. */
+#define SHARD_MAX_RANKS 1000000
+
 /* What a shard DB says about itself. */
 typedef struct shard_head {
     int64_t index, count, groups, ranks, sources;
@@ -369,6 +372,12 @@ static tb_status read_head(sqlite3 *db, const char *path, shard_head *h, tb_erro
     if (h->count < 1 || h->count > 1000000 || h->index < 0 || h->index >= h->count)
         return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "a shard DB that says it is shard %lld of %lld",
                            (long long)h->index, (long long)h->count);
+    /* the merge holds an entry per rank of the load: a count no load has
+     * would ask for more memory than there is (or wrap its size) */
+    if (h->ranks < 0 || h->ranks > SHARD_MAX_RANKS)
+        return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1,
+                           "TB_SHARD.ranksAll %lld is out of range (0 to %d ranks)", (long long)h->ranks,
+                           SHARD_MAX_RANKS);
     return TB_OK;
 }
 

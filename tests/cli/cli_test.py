@@ -1689,6 +1689,24 @@ def _(t):
     t.eq(listing(strict), [], "--strict: nothing written")
 
 
+@case("a shard DB whose TB_SHARD.ranksAll no load has: an error naming it, no output (was a heap overflow)")
+def _(t):
+    shards = t.mkdir("shards")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "--shard", "0/1", "-o", shards, "-q"]), 0,
+             out=os.path.join(shards, "shard_0_of_1.db") + "\n")
+    shard = os.path.join(shards, "shard_0_of_1.db")
+    for ranks in (2305843009213693952, -1, 1000001):  # 2^61 ranks wrapped the size of the merge's table to 0
+        con = sqlite3.connect(shard)
+        con.execute("UPDATE TB_SHARD SET ranksAll = ?", (ranks,))
+        con.commit()
+        con.close()
+        out = t.mkdir("merged%d" % (ranks & 0xff))
+        r = t.run(["export", "db", "-dir", shard, "-o", os.path.join(out, "m.db")])
+        t.expect(r, 3, out="", err="tracebook: error: %s: TB_SHARD.ranksAll %d is out of range (0 to 1000000 ranks)\n"
+                                   % (shard, ranks))
+        t.eq(listing(out), [], "nothing written")
+
+
 @case("one huge event: an error naming where it starts, in bounded memory; TRACEBOOK_MAX_EVENT_MB raises it")
 def _(t):
     d = t.mkdir("in")
