@@ -278,8 +278,8 @@ static json_t *parse(const char *path, const char *buf, size_t n, tb_error *err)
 /*
  * The decimal number text s times 10^pow10 as an integer, exactly: rounded
  * half away from zero at the first dropped digit, never through a double.
- * Accepts JSON number syntax (and a leading '+'). Returns 0, or -1 for other
- * text or a result outside int64.
+ * Accepts JSON number syntax (and a leading '+'). Returns 0, -1 for other
+ * text, or 1 for a number whose result lies outside int64.
  */
 static int dec_scale(const char *s, int pow10, int64_t *out)
 {
@@ -288,15 +288,16 @@ static int dec_scale(const char *s, int pow10, int64_t *out)
     if (*p == '-' || *p == '+')
         neg = *p++ == '-';
     unsigned char dig[40];
-    int nd = 0, any = 0;
+    int nd = 0, any = 0, huge = 0;
     long frac = 0;
     for (; is_digit(*p); p++) {
         any = 1;
         if (nd == 0 && *p == '0')
             continue;
         if (nd == (int)sizeof dig)
-            return -1; /* more than 40 integer digits: out of range anyway */
-        dig[nd++] = (unsigned char)(*p - '0');
+            huge = 1; /* more than 40 integer digits: out of range anyway */
+        else
+            dig[nd++] = (unsigned char)(*p - '0');
     }
     if (*p == '.') {
         p++;
@@ -332,6 +333,8 @@ static int dec_scale(const char *s, int pow10, int64_t *out)
     }
     if (*p)
         return -1;
+    if (huge)
+        return 1;
     if (nd == 0) {
         *out = 0;
         return 0;
@@ -349,17 +352,17 @@ static int dec_scale(const char *s, int pow10, int64_t *out)
     uint64_t u = 0;
     for (int i = 0; i < keep; i++) {
         if (u > (UINT64_MAX - 9) / 10)
-            return -1;
+            return 1;
         u = u * 10 + dig[i];
     }
     for (long i = 0; i < k; i++) {
         if (u > UINT64_MAX / 10)
-            return -1;
+            return 1;
         u *= 10;
     }
     u += (uint64_t)up;
     if (u > (uint64_t)INT64_MAX)
-        return -1;
+        return 1;
     *out = neg ? -(int64_t)u : (int64_t)u;
     return 0;
 }
@@ -386,13 +389,6 @@ static json_t *member(json_t *obj, const char *const *names)
 }
 
 #define NAMES(...) ((const char *const[]){__VA_ARGS__, NULL})
-
-/* A number (its text, after quote_numbers) times 10^pow10, or NULL. */
-static tb_val scaled(json_t *v, int pow10)
-{
-    int64_t x;
-    return json_is_string(v) && dec_scale(json_string_value(v), pow10, &x) == 0 ? VINT(x) : VNULL;
-}
 
 static tb_val real(json_t *v)
 {
@@ -601,6 +597,33 @@ static int op_names(ctx *c, op_at *at)
     return at->name == -1 || at->group == -1 ? -1 : 0;
 }
 
+/* The op's start and durations in ns into v[0..6) (NULL where missing or no
+ * number): 0; 1 when one lies outside +-2^62 ns (or beyond int64 ns): the op
+ * is skipped and counted, as a row of any input; -1 with --strict (err set). */
+static int op_times(ctx *c, const op_at *at, json_t *t, tb_val *v)
+{
+    const char *const *names[6] = {NAMES("Start Timestamp(us)", "Start Time(us)"),
+                                   NAMES("Elapse Time(ms)", "Elapsed Time(ms)"), NAMES("Transit Time(ms)"),
+                                   NAMES("Wait Time(ms)"), NAMES("Synchronization Time(ms)"), NAMES("Idle Time(ms)")};
+    int outside = 0;
+    for (int i = 0; i < 6; i++) {
+        json_t *m = member(t, names[i]);
+        int64_t x;
+        int rc = json_is_string(m) ? dec_scale(json_string_value(m), i ? 6 : 3, &x) : -1;
+        v[i] = rc == 0 ? VINT(x) : VNULL;
+        outside |= rc == 1 || (rc == 0 && !import_time_ok(x, 0));
+    }
+    if (!outside)
+        return 0;
+    if (c->opt->strict_rows) {
+        tb_error_at(c->err, TB_ERR_PARSE, c->path, 0, 0, -1,
+                    "%s/%s: a time outside +-2^62 ns (about 146 years from 1970)", at->step, at->key);
+        return -1;
+    }
+    c->res->dest[TB_DEST_BAD_TIME]++;
+    return 1;
+}
+
 /* One op of communication.json (or one rank of it in the cluster file). */
 static int op_stat(ctx *c, op_at *at, json_t *info)
 {
@@ -610,15 +633,14 @@ static int op_stat(ctx *c, op_at *at, json_t *info)
         bad(c, "%s/%s", at->step, at->key);
         return 0;
     }
+    tb_val tv6[6];
+    int rt = op_times(c, at, t, tv6);
+    if (rt)
+        return rt < 0 ? -1 : 0;
     if (op_names(c, at))
         return -1;
     tb_val v[15] = {at->rank, str(at->step), str(at->kind), idv(at->name), idv(at->group),
-                    scaled(member(t, NAMES("Start Timestamp(us)", "Start Time(us)")), 3),
-                    scaled(member(t, NAMES("Elapse Time(ms)", "Elapsed Time(ms)")), 6),
-                    scaled(member(t, NAMES("Transit Time(ms)")), 6),
-                    scaled(member(t, NAMES("Wait Time(ms)")), 6),
-                    scaled(member(t, NAMES("Synchronization Time(ms)")), 6),
-                    scaled(member(t, NAMES("Idle Time(ms)")), 6),
+                    tv6[0], tv6[1], tv6[2], tv6[3], tv6[4], tv6[5],
                     real(member(t, NAMES("Wait Time Ratio"))),
                     real(member(t, NAMES("Synchronization Time Ratio"))),
                     str(at->ranks), VINT(c->cluster)};

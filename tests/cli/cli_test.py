@@ -1689,6 +1689,44 @@ def _(t):
     t.eq(listing(strict), [], "--strict: nothing written")
 
 
+@case("communication.json ops with a time outside +-2^62 ns or beyond int64 ns: skipped and counted, or --strict")
+def _(t):
+    def op(start, elapse, bw=False):
+        o = {"Communication Time Info": {"Start Timestamp(us)": start, "Elapse Time(ms)": elapse}}
+        if bw:
+            o["Communication Bandwidth Info"] = {"HCCS": {"Transit Size(MB)": 1, "Transit Time(ms)": 0.25,
+                                                          "Bandwidth(GB/s)": 4, "Large Packet Ratio": 0}}
+        return o
+    # written as numbers (msprof-analyze's style): 5e15 us is 5e18 ns (beyond 2^62), 1e20 ms and
+    # -1e44 us do not even fit in int64 ns (were stored as NULL, silently)
+    ops = [("hcom_allReduce__1_1@g8", op("1700000000000000.125", "0.5", True)),
+           ("hcom_allReduce__1_2@g8", op("5e15", "0.5", True)),
+           ("hcom_allReduce__1_3@g8", op("1700000000001000", "1e20")),
+           ("hcom_allReduce__1_4@g8", op("-" + "9" * 44, "1")),
+           ("hcom_allReduce__1_5@g8", op("1700000000002000", "1"))]
+    body = ", ".join('"%s": %s' % (k, json.dumps(v)) for k, v in ops)
+    body = re.sub(r'"(-?[0-9][0-9.e]*)"', r"\1", body)  # the times as JSON numbers
+    d = t.mkdir("in")
+    path = os.path.join(d, "communication.json")
+    write(path, '{"step1": {"collective": {%s}}}' % body)
+    db = os.path.join(t.mkdir("out"), "x.db")
+    t.expect(t.run(["export", "db", "-dir", path, "-o", db]), 0, out=db + "\n",
+             err="tracebook: warning: %s: 3 events with a time outside +-2^62 ns (about 146 years from 1970) "
+                 "skipped\n" % path)
+    if os.path.exists(db):
+        t.eq(sql(db, "SELECT s.value AS op, startTimeNs, elapseNs FROM TB_COMM_OP_STAT o "
+                     "JOIN STRING_IDS s ON s.id = o.opName ORDER BY startTimeNs"),
+             [{"op": "hcom_allReduce__1_1", "startTimeNs": 1700000000000000125, "elapseNs": 500000},
+              {"op": "hcom_allReduce__1_5", "startTimeNs": 1700000000002000000, "elapseNs": 1000000}], "the ops in range")
+        t.eq(scalar(db, "SELECT count(*) FROM TB_COMM_BANDWIDTH"), 1, "a skipped op's bandwidth goes with it")
+        t.eq(scalar(db, "SELECT events FROM TB_LOAD_COUNT WHERE dest LIKE 'skipped: times%'"), 3, "counted")
+    strict = t.mkdir("strict")
+    r = t.run(["export", "db", "-dir", path, "-o", os.path.join(strict, "s.db"), "--strict"])
+    t.expect(r, 3, out="", err="tracebook: error: %s: step1/hcom_allReduce__1_2@g8: a time outside +-2^62 ns "
+                               "(about 146 years from 1970)\n" % path)
+    t.eq(listing(strict), [], "--strict: nothing written")
+
+
 @case("a shard DB whose TB_SHARD.ranksAll no load has: an error naming it, no output (was a heap overflow)")
 def _(t):
     shards = t.mkdir("shards")
