@@ -204,12 +204,30 @@ static tb_val real_val(ctx *c, int col)
     return !csv_is_null(f) && csv_real(f, &v) == 0 ? VREAL(v) : VNULL;
 }
 
-/* A number in `unit` bytes (MB, KB) as whole bytes. */
+/* A number in `unit` bytes (MB, KB) as whole bytes (sizes_fit checked it fits). */
 static tb_val bytes_val(ctx *c, int col, double unit)
 {
     double v;
     csv_field f = field(c, col);
     return !csv_is_null(f) && csv_real(f, &v) == 0 ? VINT((int64_t)llround(v * unit)) : VNULL;
+}
+
+/* 0 when each size of columns cols[0..n) (numbers of `unit` bytes) holds
+ * fewer bytes than int64 does; else -1 with err set at the row (llround's
+ * result would be no number of bytes at all). */
+static int sizes_fit(ctx *c, const int *cols, int n, double unit)
+{
+    for (int i = 0; i < n; i++) {
+        double v;
+        csv_field f = field(c, cols[i]);
+        if (!csv_is_null(f) && csv_real(f, &v) == 0 && !(fabs(v * unit) < 0x1p63)) {
+            tb_error_at(c->err, TB_ERR_PARSE, csv_path(c->csv), c->row->line, 0, c->row->offset,
+                        "size '%.*s' in column '%.*s' is beyond 2^63 bytes", (int)(f.n > 40 ? 40 : f.n), f.p,
+                        (int)csv_name(c->csv, cols[i]).n, csv_name(c->csv, cols[i]).p);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 /* µs text -> ns; fails (TB_ERR_PARSE) on text that is not a time. A time
@@ -401,6 +419,8 @@ static int npu_mem_row(ctx *c, const int *col)
         c->res->dest[TB_DEST_BETTER_SOURCE]++; /* the rank's msprof DB gave them */
         return 0;
     }
+    if (sizes_fit(c, &col[1], 2, 1024.0))
+        return -1;
     tb_val ev = text_val(c, col[0]);
     int64_t type = -2;
     if (ev.type == V_TEXT) {
@@ -519,8 +539,8 @@ static int module_mem_row(ctx *c, const int *col, double unit)
 {
     tb_val ts;
     int r = row_times(c, &col[1], 1, &ts);
-    if (r)
-        return r;
+    if (r || sizes_fit(c, &col[2], 1, unit))
+        return r ? r : -1;
     int64_t comp = intern_col(c, col[0]);
     if (comp == -1)
         return -1;
@@ -535,6 +555,8 @@ static int module_mem_row(ctx *c, const int *col, double unit)
 /* col: Device_id, Op Name, Model Name, Graph ID, Node Index Start, Node Index End, Size(KB) */
 static int static_op_mem_row(ctx *c, const int *col)
 {
+    if (sizes_fit(c, &col[6], 1, 1024.0))
+        return -1;
     int64_t op = intern_col(c, col[1]), model = intern_col(c, col[2]);
     if (op == -1 || model == -1)
         return -1;
@@ -617,8 +639,8 @@ static int memory_record_row(ctx *c, const int *col)
 {
     tb_val ts;
     int r = row_times(c, &col[1], 1, &ts);
-    if (r)
-        return r;
+    if (r || sizes_fit(c, &col[2], 3, 1048576.0))
+        return r ? r : -1;
     int64_t comp = intern_col(c, col[0]);
     if (comp == -1)
         return -1;
@@ -636,8 +658,8 @@ static int op_memory_row(ctx *c, const int *col)
 {
     tb_val t[5];
     int r = row_times(c, &col[2], 5, t);
-    if (r)
-        return r;
+    if (r || sizes_fit(c, &col[1], 1, 1024.0) || sizes_fit(c, &col[7], 6, 1048576.0))
+        return r ? r : -1;
     tb_val alloc = t[0], rel = t[1], arel = t[2], dur = t[3], adur = t[4];
     int64_t name = intern_col(c, col[0]);
     if (name == -1)
