@@ -35,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -43,7 +44,9 @@
 #include <unistd.h>
 
 /* How a destination column is filled from the source row. */
-enum col_kind { K_PLAIN, K_STRING, K_TIME, K_GTID, K_OPID, K_RANK, K_OVERLAP };
+/* K_TIME: a time read as an integer; K_NS: another ns column (a duration, a
+ * sum: any name ending in Ns), read as written; both checked against the range */
+enum col_kind { K_PLAIN, K_STRING, K_TIME, K_NS, K_GTID, K_OPID, K_RANK, K_OVERLAP };
 /* The largest id a renumbered globalTaskId, opId or overlap id may take:
  * ids of crafted DBs near 2^63 would overflow when moved. */
 #define ID_LIMIT ((int64_t)1 << 62)
@@ -476,11 +479,11 @@ static int column_kind(ctx *c, const table_spec *sp, const char *name)
         return K_OPID;
     if (c->opt->part && sp->row == R_OVERLAP_ANALYSIS && !strcmp(name, "id"))
         return K_OVERLAP;
-    int kind = K_PLAIN;
     for (const char *const *t = time_cols; *t; t++)
         if (!strcmp(*t, name))
-            kind = K_TIME;
-    return kind;
+            return K_TIME;
+    size_t n = strlen(name);
+    return n > 2 && !strcmp(name + n - 2, "Ns") ? K_NS : K_PLAIN;
 }
 
 /* The SELECT reading the table in the destination's column order: one item
@@ -541,7 +544,10 @@ static inline tb_status row_values(ctx *c, const char *src, sqlite3_stmt *q, int
     *bad_time = 0;
     for (int i = 0; i < ncols; i++) {
         int t = sqlite3_column_type(q, i);
-        if (kinds[i] == K_TIME && t == SQLITE_INTEGER && !import_time_ok(sqlite3_column_int64(q, i), 0))
+        if ((kinds[i] == K_TIME || kinds[i] == K_NS) && t == SQLITE_INTEGER &&
+            !import_time_ok(sqlite3_column_int64(q, i), 0))
+            *bad_time = 1;
+        if (kinds[i] == K_NS && t == SQLITE_FLOAT && !(fabs(sqlite3_column_double(q, i)) < 0x1p62))
             *bad_time = 1;
         if (kinds[i] == K_RANK) {
             v[i] = VINT(row_rank(c, q, i));

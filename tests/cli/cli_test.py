@@ -1725,6 +1725,19 @@ def _(t):
     t.expect(r, 3, out="", err="tracebook: error: %s: step1/hcom_allReduce__1_2@g8: a time outside +-2^62 ns "
                                "(about 146 years from 1970)\n" % path)
     t.eq(listing(strict), [], "--strict: nothing written")
+    # the DB of it as an input: a duration (any ns column, not only startNs and endNs) is checked too
+    if os.path.exists(db):
+        con = sqlite3.connect(db)
+        con.execute("UPDATE TB_COMM_OP_STAT SET elapseNs = 7000000000000000000 WHERE rowid = 1")
+        con.execute("UPDATE TB_COMM_OP_STAT SET waitNs = 7e18 WHERE rowid = 2")  # a REAL as well
+        con.commit()
+        con.close()
+        again = os.path.join(t.mkdir("dbout"), "again.db")
+        t.expect(t.run(["export", "db", "-dir", db, "-o", again]), 0, out=again + "\n",
+                 err="tracebook: warning: %s: 2 events with a time outside +-2^62 ns (about 146 years from 1970) "
+                     "skipped\n" % db)
+        if os.path.exists(again):
+            t.eq(scalar(again, "SELECT count(*) FROM TB_COMM_OP_STAT"), 0, "DB input: the rows are skipped")
 
 
 @case("a shard DB whose TB_SHARD.ranksAll no load has: an error naming it, no output (was a heap overflow)")
