@@ -460,9 +460,16 @@ static tb_status read_groups(sqlite3 *db, const char *path, shard_plan *plan, si
     if (sqlite3_prepare_v2(db, "SELECT rankId, claim FROM TB_SHARD_RANK", -1, &q, NULL) != SQLITE_OK)
         return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1, "cannot read TB_SHARD_RANK: %s", sqlite3_errmsg(db));
     while (sqlite3_step(q) == SQLITE_ROW) {
-        int64_t r = sqlite3_column_int64(q, 0);
+        int64_t r = sqlite3_column_int64(q, 0), claim = sqlite3_column_int64(q, 1);
+        /* a shard writes -1 (the rank names none) or an id a rank can have */
+        if (claim < -1 || claim > INT_MAX) {
+            sqlite3_finalize(q);
+            return tb_error_at(err, TB_ERR_PARSE, path, 0, 0, -1,
+                               "TB_SHARD_RANK.claim %lld (rank %lld) is out of range (-1 to %d)", (long long)claim,
+                               (long long)r, INT_MAX);
+        }
         if (r >= 0 && r < nranks_all)
-            claims[r] = sqlite3_column_int64(q, 1);
+            claims[r] = claim;
     }
     sqlite3_finalize(q);
     return TB_OK;

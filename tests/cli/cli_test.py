@@ -1740,7 +1740,7 @@ def _(t):
             t.eq(scalar(again, "SELECT count(*) FROM TB_COMM_OP_STAT"), 0, "DB input: the rows are skipped")
 
 
-@case("a shard DB whose TB_SHARD.ranksAll no load has: an error naming it, no output (was a heap overflow)")
+@case("a shard DB whose TB_SHARD.ranksAll or TB_SHARD_RANK.claim no load has: an error naming it, no output")
 def _(t):
     shards = t.mkdir("shards")
     t.expect(t.run(["export", "db", "-dir", ASCEND, "--shard", "0/1", "-o", shards, "-q"]), 0,
@@ -1756,6 +1756,18 @@ def _(t):
         t.expect(r, 3, out="", err="tracebook: error: %s: TB_SHARD.ranksAll %d is out of range (0 to 1000000 ranks)\n"
                                    % (shard, ranks))
         t.eq(listing(out), [], "nothing written")
+    # a rank's claim beyond what a rank id can be (a load ignores such an id; the merge took it whole,
+    # and the rank's tables said 2^40 where the bookkeeping held a truncated int)
+    con = sqlite3.connect(shard)
+    con.execute("UPDATE TB_SHARD SET ranksAll = 1")
+    con.execute("UPDATE TB_SHARD_RANK SET claim = 1099511627776")
+    con.commit()
+    con.close()
+    out = t.mkdir("merged-claim")
+    r = t.run(["export", "db", "-dir", shard, "-o", os.path.join(out, "m.db")])
+    t.expect(r, 3, out="", err="tracebook: error: %s: TB_SHARD_RANK.claim 1099511627776 (rank 0) is out of range "
+                               "(-1 to 2147483647)\n" % shard)
+    t.eq(listing(out), [], "nothing written")
 
 
 @case("one huge event: an error naming where it starts, in bounded memory; TRACEBOOK_MAX_EVENT_MB raises it")
