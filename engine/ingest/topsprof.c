@@ -1198,6 +1198,8 @@ static tb_status do_line(tp *t, char *raw, size_t n)
     t->pid = pid;
     if (pid < 0 && t->prefixed == 1)
         return TB_OK; /* another program's output between topsprof's lines */
+    if (pid > 0x7fffffff) /* as a CSV's Pid column: no process has it, and globalTid could not hold it */
+        return bad(t, raw + 2, "bad pid '%ld' in the line's '==<pid>==' prefix", pid);
     char *b = skip_ws(c, e), *te = rtrim(b, e);
     if (b == te)
         return TB_OK;

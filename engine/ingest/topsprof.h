@@ -35,7 +35,7 @@
 typedef struct tops_stat {
     const char *klass;   /* activity class: "GCU", "CPU", "RUNTIME", ... ("" when a CSV does not say) */
     int device;          /* device of a --print-summary-per-gcu split, -1 when not split */
-    long pid;            /* from the "==<pid>== " prefix (or a CSV Pid column), -1 when absent */
+    long pid;            /* from the "==<pid>== " prefix (or a CSV Pid column), -1 when absent; at most 2^31 - 1 */
     double time_pct;     /* Time(%), e.g. 86.86 */
     int64_t time_ns, calls, avg_ns, min_ns, max_ns;
     const char *name;    /* the rest of the line: may hold spaces and commas */
