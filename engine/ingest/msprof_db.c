@@ -829,6 +829,23 @@ static void warn_unknown_tables(ctx *c, sqlite3 *db)
     c->opt->warn(c->opt->ctx, msg);
 }
 
+/* 1 when column col of q is a time within the stored range: a
+ * session span or base time outside it is not taken, as a row's is not. */
+static int time_in_range(sqlite3_stmt *q, int col)
+{
+    return sqlite3_column_type(q, col) != SQLITE_NULL && import_time_ok(sqlite3_column_int64(q, col), 0);
+}
+
+static int span_in_range(sqlite3_stmt *q)
+{
+    return time_in_range(q, 0) && time_in_range(q, 1);
+}
+
+/* The TASK rows import_table keeps, for the span of a DB without a session span. */
+#define KEPT_TIMES                                                                                                 \
+    " WHERE startNs > -4611686018427387904 AND startNs < 4611686018427387904"                                      \
+    " AND endNs > -4611686018427387904 AND endNs < 4611686018427387904"
+
 /* Session span and rank of the source, when it says. */
 static void source_facts(ctx *c, sqlite3 *db)
 {
@@ -836,8 +853,7 @@ static void source_facts(ctx *c, sqlite3 *db)
     if (db_has_table(db, "main", "SESSION_TIME_INFO", 0) > 0 &&
         sqlite3_prepare_v2(db, "SELECT min(startTimeNs), max(endTimeNs) FROM SESSION_TIME_INFO", -1, &q, NULL) ==
             SQLITE_OK) {
-        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
-            sqlite3_column_type(q, 1) != SQLITE_NULL) {
+        if (sqlite3_step(q) == SQLITE_ROW && span_in_range(q)) {
             c->res->min_ns = sqlite3_column_int64(q, 0);
             c->res->max_ns = sqlite3_column_int64(q, 1);
             c->res->has_times = 1;
@@ -848,7 +864,7 @@ static void source_facts(ctx *c, sqlite3 *db)
          * when the times are not */
         if (c->res->has_times && c->res->min_ns < 946684800000000000LL &&
             sqlite3_prepare_v2(db, "SELECT min(baseTimeNs) FROM SESSION_TIME_INFO", -1, &q, NULL) == SQLITE_OK) {
-            if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+            if (sqlite3_step(q) == SQLITE_ROW && time_in_range(q, 0)) {
                 c->res->base_time_ns = sqlite3_column_int64(q, 0);
                 c->res->has_base_time = 1;
             }
@@ -856,8 +872,8 @@ static void source_facts(ctx *c, sqlite3 *db)
         }
     }
     if (!c->res->has_times && db_has_table(db, "main", "TASK", 0) > 0 &&
-        sqlite3_prepare_v2(db, "SELECT min(startNs), max(endNs) FROM TASK", -1, &q, NULL) == SQLITE_OK) {
-        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL) {
+        sqlite3_prepare_v2(db, "SELECT min(startNs), max(endNs) FROM TASK" KEPT_TIMES, -1, &q, NULL) == SQLITE_OK) {
+        if (sqlite3_step(q) == SQLITE_ROW && span_in_range(q)) {
             c->res->min_ns = sqlite3_column_int64(q, 0);
             c->res->max_ns = sqlite3_column_int64(q, 1);
             c->res->has_times = 1;
@@ -961,13 +977,12 @@ static void rank_facts(sqlite3 *db, db_ranks *out)
             continue;
         if (own)
             sqlite3_bind_int64(q, 1, r->id);
-        if (sqlite3_step(q) == SQLITE_ROW && sqlite3_column_type(q, 0) != SQLITE_NULL &&
-            sqlite3_column_type(q, 1) != SQLITE_NULL) {
+        if (sqlite3_step(q) == SQLITE_ROW && span_in_range(q)) {
             r->min_ns = sqlite3_column_int64(q, 0);
             r->max_ns = sqlite3_column_int64(q, 1);
             r->has_times = 1;
             /* as for a DB of one rank: msprof's baseTimeNs counts only when its times are not Unix time */
-            if (sqlite3_column_type(q, 2) != SQLITE_NULL && (own || r->min_ns < 946684800000000000LL)) {
+            if (time_in_range(q, 2) && (own || r->min_ns < 946684800000000000LL)) {
                 r->base_time_ns = sqlite3_column_int64(q, 2);
                 r->has_base_time = 1;
             }

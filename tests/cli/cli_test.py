@@ -1740,6 +1740,23 @@ def _(t):
             t.eq(scalar(again, "SELECT count(*) FROM TB_COMM_OP_STAT"), 0, "DB input: the rows are skipped")
 
 
+@case("a DB input's session span or base time outside +-2^62 ns is not taken: the span of its tasks is")
+def _(t):
+    base = os.path.join(t.mkdir("in"), "base.db")
+    t.expect(t.run(["export", "db", "-dir", ASCEND, "-o", base, "-q"]), 0, out=base + "\n")
+    con = sqlite3.connect(base)
+    con.execute("UPDATE SESSION_TIME_INFO SET startTimeNs = -7000000000000000000, endTimeNs = 7000000000000000000,"
+                " baseTimeNs = 8000000000000000000")
+    con.commit()
+    con.close()
+    again = os.path.join(t.mkdir("out"), "again.db")
+    t.expect(t.run(["export", "db", "-dir", base, "-o", again]), 0, out=again + "\n", err="")
+    if os.path.exists(again):
+        t.eq(sql(again, "SELECT startTimeNs, endTimeNs, baseTimeNs FROM SESSION_TIME_INFO"),
+             sql(again, "SELECT min(startNs) AS startTimeNs, max(endNs) AS endTimeNs, NULL AS baseTimeNs FROM TASK"),
+             "the span of the tasks, no base time")
+
+
 @case("a shard DB whose TB_SHARD.ranksAll or TB_SHARD_RANK.claim no load has: an error naming it, no output")
 def _(t):
     shards = t.mkdir("shards")
