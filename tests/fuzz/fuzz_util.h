@@ -11,7 +11,9 @@
  * libFuzzer most inputs go to the target's importer alone, into a sink that
  * checks each row and string and keeps nothing (thousands a second), and
  * every 64th input also through tb_load; the standalone driver
- * (TB_FUZZ_DRIVER) does both for every input.
+ * (TB_FUZZ_DRIVER) does both for every input, and so does libFuzzer when
+ * TB_FUZZ_LOAD_ALL is set in the environment (tests/fuzz/pick: the edges an
+ * input reaches are then those it reaches when the corpus is replayed).
  * Header-only, static functions: each harness is one translation unit.
  */
 #ifndef TB_FUZZ_UTIL_H
@@ -134,7 +136,10 @@ static inline void fuzz_load_as(const char *name, const uint8_t *data, size_t si
     fuzz_write(in, data, size);
     fuzz_import(in, imp);
 #ifndef TB_FUZZ_DRIVER
-    if (calls++ % 64 != 0) {
+    static int load_all = -1;
+    if (load_all < 0)
+        load_all = getenv("TB_FUZZ_LOAD_ALL") != NULL;
+    if (!load_all && calls++ % 64 != 0) {
         unlink(in);
         return;
     }
