@@ -1626,6 +1626,24 @@ def _(t):
     t.eq(r.rc, 0, "reports run (%r)" % r)
 
 
+def load_far_times(t, path, skipped, strict_line):
+    """export db of path: its rows with a time outside +-2^62 ns (skipped of them) are skipped with one
+    warning and counted in TB_LOAD_COUNT; with --strict the first is an error at line strict_line and
+    nothing is written. Returns the DB's path, or None when it was not written."""
+    db = os.path.join(t.mkdir("out"), "x.db")
+    t.expect(t.run(["export", "db", "-dir", path, "-o", db]), 0, out=db + "\n",
+             err="tracebook: warning: %s: %d events with a time outside +-2^62 ns (about 146 years from 1970) "
+                 "skipped\n" % (path, skipped))
+    if os.path.exists(db):
+        t.eq(scalar(db, "SELECT events FROM TB_LOAD_COUNT WHERE dest LIKE 'skipped: times%'"), skipped, "counted")
+    strict = t.mkdir("strict")
+    r = t.run(["export", "db", "-dir", path, "-o", os.path.join(strict, "s.db"), "--strict"])
+    t.expect(r, 3, out="", err="tracebook: error: %s:%d: a time outside +-2^62 ns (about 146 years from 1970)\n"
+                               % (path, strict_line))
+    t.eq(listing(strict), [], "--strict: nothing written")
+    return db if os.path.exists(db) else None
+
+
 @case("topsprof rows outside +-2^62 ns: skipped and counted, an error at the line with --strict")
 def _(t):
     # the second row starts 1 ns short of 2^63 (its end would overflow), the third 2^62 ns in,
@@ -1640,21 +1658,12 @@ def _(t):
     d = t.mkdir("in")
     path = os.path.join(d, "tops.txt")
     write(path, listing_txt)
-    db = os.path.join(t.mkdir("out"), "x.db")
-    t.expect(t.run(["export", "db", "-dir", path, "-o", db]), 0, out=db + "\n",
-             err="tracebook: warning: %s: 3 events with a time outside +-2^62 ns (about 146 years from 1970) "
-                 "skipped\n" % path)
-    if os.path.exists(db):
+    db = load_far_times(t, path, 3, 4)
+    if db:
         t.eq(sql(db, "SELECT s.value AS name, startNs, endNs FROM TASK JOIN STRING_IDS s ON s.id = TASK.name "
                      "ORDER BY startNs"),
              [{"name": "k", "startNs": 1000, "endNs": 3000}, {"name": "m", "startNs": 5000, "endNs": 6000}],
              "the rows in range")
-        t.eq(scalar(db, "SELECT events FROM TB_LOAD_COUNT WHERE dest LIKE 'skipped: times%'"), 3, "counted")
-    strict = t.mkdir("strict")
-    r = t.run(["export", "db", "-dir", path, "-o", os.path.join(strict, "s.db"), "--strict"])
-    t.expect(r, 3, out="", err="tracebook: error: %s:4: a time outside +-2^62 ns (about 146 years from 1970)\n"
-                               % path)
-    t.eq(listing(strict), [], "--strict: nothing written")
 
 
 @case("summary CSV rows outside +-2^62 ns: graph iterations whose start (end - time) would overflow are skipped")
@@ -1672,21 +1681,12 @@ def _(t):
     d = t.mkdir("in")
     path = os.path.join(d, "step_trace_20240101000000.csv")
     write(path, head + rows)
-    db = os.path.join(t.mkdir("out"), "x.db")
-    t.expect(t.run(["export", "db", "-dir", path, "-o", db]), 0, out=db + "\n",
-             err="tracebook: warning: %s: 3 events with a time outside +-2^62 ns (about 146 years from 1970) "
-                 "skipped\n" % path)
-    if os.path.exists(db):
+    db = load_far_times(t, path, 3, 3)
+    if db:
         t.eq(sql(db, "SELECT iterId, indexId, startNs, endNs FROM TB_ITERATION ORDER BY iterId"),
              [{"iterId": 1, "indexId": 1, "startNs": 90000, "endNs": 200000},
               {"iterId": 5, "indexId": 2, "startNs": 500000, "endNs": 600000}], "the iterations in range")
         t.eq(scalar(db, "SELECT count(*) FROM TB_ITERATION_REDUCE"), 2, "their reduces")
-        t.eq(scalar(db, "SELECT events FROM TB_LOAD_COUNT WHERE dest LIKE 'skipped: times%'"), 3, "counted")
-    strict = t.mkdir("strict")
-    r = t.run(["export", "db", "-dir", path, "-o", os.path.join(strict, "s.db"), "--strict"])
-    t.expect(r, 3, out="", err="tracebook: error: %s:3: a time outside +-2^62 ns (about 146 years from 1970)\n"
-                               % path)
-    t.eq(listing(strict), [], "--strict: nothing written")
 
 
 @case("communication.json ops with a time outside +-2^62 ns or beyond int64 ns: skipped and counted, or --strict")
