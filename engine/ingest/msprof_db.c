@@ -841,11 +841,6 @@ static int span_in_range(sqlite3_stmt *q)
     return time_in_range(q, 0) && time_in_range(q, 1);
 }
 
-/* The TASK rows import_table keeps, for the span of a DB without a session span. */
-#define KEPT_TIMES                                                                                                 \
-    " WHERE startNs > -4611686018427387904 AND startNs < 4611686018427387904"                                      \
-    " AND endNs > -4611686018427387904 AND endNs < 4611686018427387904"
-
 /* Session span and rank of the source, when it says. */
 static void source_facts(ctx *c, sqlite3 *db)
 {
@@ -871,8 +866,13 @@ static void source_facts(ctx *c, sqlite3 *db)
             sqlite3_finalize(q);
         }
     }
+    /* the TASK rows import_table keeps (?1: the stored range's limit), for the span of a DB without a session span */
     if (!c->res->has_times && db_has_table(db, "main", "TASK", 0) > 0 &&
-        sqlite3_prepare_v2(db, "SELECT min(startNs), max(endNs) FROM TASK" KEPT_TIMES, -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_prepare_v2(db,
+                           "SELECT min(startNs), max(endNs) FROM TASK WHERE startNs > -?1 AND startNs < ?1"
+                           " AND endNs > -?1 AND endNs < ?1",
+                           -1, &q, NULL) == SQLITE_OK) {
+        sqlite3_bind_int64(q, 1, TB_TIME_LIMIT_NS);
         if (sqlite3_step(q) == SQLITE_ROW && span_in_range(q)) {
             c->res->min_ns = sqlite3_column_int64(q, 0);
             c->res->max_ns = sqlite3_column_int64(q, 1);
